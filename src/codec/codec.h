@@ -1,0 +1,173 @@
+/*
+ * codec.h: stored-fields block codecs of fieldstore (public interface).
+ *
+ * A block holds the `_source` bytes of consecutive documents of a segment
+ * (doc ids doc_base .. doc_base+ndocs-1), compressed as one unit, with a
+ * header that names its codec and dictionary and a checksum verified on
+ * every read.  The exact byte layout is written at the top of codec.c.
+ *
+ * Codecs (index.codec names, DESIGN.md §5):
+ *   FDS_CODEC_LZ4             "default"            LZ4 (liblz4), no dictionary
+ *   FDS_CODEC_ZSTD            "ZSTD" / "zstd"      zstd, trained dictionary
+ *   FDS_CODEC_ZSTD_NO_DICT    "zstd_no_dict"       zstd, no dictionary
+ *   FDS_CODEC_DEFLATE         "best_compression"   zlib level 6 + preset dict
+ *   FDS_CODEC_LUCENE_DEFLATE  "lucene_best_compression"  Lucene's
+ *       DeflateWithPresetDictCompressionMode layout: 480 KiB chunks of at
+ *       most 4096 docs, dictionary = first len/60 bytes, 10 sub-blocks.
+ *
+ * Threading (STYLE.md §6): an fds_dict is immutable once created and shared
+ * by all threads; an fds_codec_ctx holds scratch buffers and zstd/zlib/LZ4
+ * contexts and must be used by one thread at a time (fds_codec_ctx_thread()
+ * gives each thread its own, created on first use).
+ */
+#ifndef FDS_CODEC_H
+#define FDS_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fds_error.h"
+
+typedef enum fds_codec_id {
+    FDS_CODEC_LZ4 = 1,
+    FDS_CODEC_ZSTD = 2,
+    FDS_CODEC_ZSTD_NO_DICT = 3,
+    FDS_CODEC_DEFLATE = 4,
+    FDS_CODEC_LUCENE_DEFLATE = 5,
+} fds_codec_id;
+
+/* Named limits. */
+#define FDS_BLOCK_SIZE_DEFAULT (16u * 1024u)       /* bytes of raw docs */
+#define FDS_BLOCK_MAX_DOCS_DEFAULT 128u
+#define FDS_LUCENE_CHUNK_SIZE (480u * 1024u)       /* Lucene 8.7+ BEST_COMPRESSION */
+#define FDS_LUCENE_CHUNK_MAX_DOCS 4096u
+#define FDS_ZSTD_LEVEL_DEFAULT 3
+#define FDS_ZSTD_LEVEL_MIN 1
+#define FDS_ZSTD_LEVEL_MAX 19
+#define FDS_DEFLATE_LEVEL 6
+#define FDS_DEFLATE_DICT_MAX (32u * 1024u)         /* zlib window */
+#define FDS_DICT_SIZE_DEFAULT (64u * 1024u)        /* trained zstd dictionary */
+#define FDS_DICT_SAMPLE_DEFAULT (4u * 1024u * 1024u) /* bytes of docs sampled */
+#define FDS_BLOCK_SIZE_MIN 1024u
+#define FDS_BLOCK_SIZE_MAX (4u * 1024u * 1024u)
+
+/* index.codec name -> id.  Accepts the names above (ZSTD and zstd both).
+ * Returns 0 or FDS_EINVAL. */
+int fds_codec_from_name(const char *name, fds_codec_id *out);
+/* id -> canonical index.codec name ("default", "ZSTD", ...); "unknown". */
+const char *fds_codec_name(fds_codec_id id);
+/* True when blocks of this codec need an fds_dict (ZSTD, DEFLATE). */
+bool fds_codec_uses_dict(fds_codec_id id);
+
+/* How a segment's blocks are cut and compressed. */
+typedef struct fds_codec_params {
+    fds_codec_id codec;
+    int level;                   /* zstd level (ZSTD, ZSTD_NO_DICT); ignored otherwise */
+    uint32_t block_size;         /* close a block when raw bytes reach this */
+    uint32_t max_docs_per_block; /* ... or when it holds this many docs */
+} fds_codec_params;
+
+/* Fill the defaults for a codec: 16 KiB / 128 docs (480 KiB / 4096 docs for
+ * LUCENE_DEFLATE), level 3. */
+void fds_codec_params_default(fds_codec_id id, fds_codec_params *out);
+
+/* ---- dictionaries ---------------------------------------------------- */
+
+/*
+ * Train a dictionary for `codec` from `nsamples` documents laid end to end in
+ * `samples` (lengths in `sample_lens`).  For ZSTD: ZDICT_trainFromBuffer
+ * (zstd manual, "Dictionary builder").  For DEFLATE: at most 32 KiB of preset
+ * bytes.  Writes at most `dict_capacity` bytes to `dict_out`, the size to
+ * *dict_len.  Returns 0, FDS_EINVAL (too few samples / codec without dict).
+ */
+int fds_dict_train(fds_codec_id codec, const uint8_t *samples,
+                   const size_t *sample_lens, unsigned nsamples,
+                   size_t dict_capacity, uint8_t *dict_out, size_t *dict_len);
+
+typedef struct fds_dict fds_dict;
+
+/*
+ * Digest a dictionary once (ZSTD_CDict at `level` + ZSTD_DDict, or zlib
+ * preset bytes).  `dict_id` is the catalogue's id, recorded in each block.
+ * The bytes are copied.  Returns 0, FDS_ENOMEM, FDS_EINVAL.
+ */
+int fds_dict_create(uint32_t dict_id, fds_codec_id codec, int level,
+                    const uint8_t *bytes, size_t len, fds_dict **out);
+void fds_dict_free(fds_dict *d); /* NULL is a no-op */
+uint32_t fds_dict_id(const fds_dict *d);
+
+/* ---- per-thread context ---------------------------------------------- */
+
+typedef struct fds_codec_ctx fds_codec_ctx;
+fds_codec_ctx *fds_codec_ctx_create(void);     /* NULL on ENOMEM */
+void fds_codec_ctx_free(fds_codec_ctx *ctx);   /* NULL is a no-op */
+/* This thread's context, created on first use and freed at thread exit. */
+fds_codec_ctx *fds_codec_ctx_thread(void);
+
+/* ---- encode ----------------------------------------------------------- */
+
+/* Upper bound of an encoded block's size for `raw_len` bytes in `ndocs`
+ * docs (header + lengths + worst-case payload + checksum). */
+size_t fds_block_bound(const fds_codec_params *p, size_t raw_len,
+                       uint32_t ndocs);
+
+/*
+ * Encode one block: the docs laid end to end in `raw` (sum of doc_lens
+ * bytes), `ndocs` >= 1 of them, first doc id `doc_base`.  `dict` must be
+ * non-NULL for codecs that use one.  Writes *out_len bytes to `dst` (at least
+ * fds_block_bound() bytes).  Returns 0, FDS_EINVAL, FDS_ERANGE (dst too
+ * small), FDS_EDICT (dict missing or for another codec), FDS_ENOMEM.
+ */
+int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
+                     const fds_dict *dict, uint64_t doc_base,
+                     const uint8_t *raw, const uint32_t *doc_lens,
+                     uint32_t ndocs, uint8_t *dst, size_t dst_cap,
+                     size_t *out_len);
+
+/* ---- decode ----------------------------------------------------------- */
+
+typedef struct fds_block_info {
+    fds_codec_id codec;
+    uint32_t dict_id;      /* 0 when the codec uses none */
+    uint64_t doc_base;
+    uint32_t ndocs;
+    uint32_t raw_len;      /* bytes of all docs, uncompressed */
+    uint32_t encoded_len;  /* bytes of the whole block, header to checksum */
+} fds_block_info;
+
+/* Read and check a block header (magic, version, sizes within `len`).
+ * Does not verify the checksum.  Returns 0 or FDS_ECORRUPT. */
+int fds_block_info_read(const uint8_t *blk, size_t len, fds_block_info *out);
+
+/*
+ * Rewrite the doc base of an encoded block in place (merges that copy blocks
+ * unchanged); keeps the block valid.  Returns 0 or FDS_ECORRUPT.
+ */
+int fds_block_rebase(uint8_t *blk, size_t len, uint64_t new_doc_base);
+
+/* A decoded (prefix of a) block, pointing into the context's scratch buffer:
+ * valid until the next decode on the same context. */
+typedef struct fds_block_view {
+    const uint8_t *raw;       /* docs laid end to end */
+    const uint32_t *offsets;  /* ndocs+1 offsets into raw (from the header) */
+    uint32_t ndocs;
+    uint32_t decoded_docs;    /* docs [0, decoded_docs) are available */
+    size_t decoded_bytes;     /* bytes actually decompressed */
+    size_t raw_len;           /* bytes of the whole block, uncompressed */
+} fds_block_view;
+
+/*
+ * Verify a block's checksum and decode it as far as the end of doc
+ * `upto_doc` (0-based within the block; UINT32_MAX = all docs).  `dict` is
+ * the dictionary the header names (NULL for codecs without one).  Decoding
+ * stops early where the codec allows it (zstd streaming, inflate, LZ4 block
+ * prefix, Lucene sub-blocks).
+ * Returns 0, FDS_ECORRUPT (checksum, truncated frame, bad header),
+ * FDS_EDICT (dict NULL / id or content not the block's), FDS_ENOMEM.
+ */
+int fds_block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
+                     const fds_dict *dict, uint32_t upto_doc,
+                     fds_block_view *out);
+
+#endif

@@ -1,0 +1,48 @@
+#include "fds_error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *fds_strerror(int code)
+{
+    switch (code) {
+    case FDS_OK: return "ok";
+    case FDS_ENOMEM: return "out of memory";
+    case FDS_EIO: return "I/O error";
+    case FDS_ECORRUPT: return "corrupt data";
+    case FDS_EDICT: return "dictionary missing or mismatched";
+    case FDS_EINVAL: return "invalid argument";
+    case FDS_ENOTFOUND: return "not found";
+    case FDS_EEXIST: return "already exists";
+    case FDS_ERANGE: return "out of range";
+    case FDS_EPARSE: return "parse error";
+    case FDS_ESQL: return "catalogue (SQLite) error";
+    case FDS_ECONFLICT: return "version conflict";
+    case FDS_ECLOSED: return "index closed";
+    case FDS_EUNSUPPORTED: return "unsupported";
+    case FDS_ETOOBIG: return "too large";
+    default: return "unknown error";
+    }
+}
+
+void fds_err_clear(fds_err *e)
+{
+    if (e)
+        memset(e, 0, sizeof *e);
+}
+
+int fds_err_set(fds_err *e, int code, int status, const char *type,
+                const char *fmt, ...)
+{
+    if (!e || e->code != 0)
+        return code;
+    e->code = code;
+    e->status = status;
+    snprintf(e->type, sizeof e->type, "%s", type ? type : "exception");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
+    va_end(ap);
+    return code;
+}

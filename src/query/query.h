@@ -1,0 +1,139 @@
+/*
+ * query.h: mappings, per-segment inverted index, and search execution
+ * (public interface of src/query).
+ *
+ * The store calls the writer when it turns buffered documents into a segment
+ * (refresh) and opens a reader for every live segment; src/http parses a
+ * search body into an fds_search_request (src/http/dsl.h), asks the store for
+ * a consistent list of segments, runs fds_search_execute() and renders the
+ * hits, fetching `_source` from the store's blocks.
+ *
+ * Doc ids are segment-local, dense, 0 .. max_doc-1, in the order the writer
+ * received them (the same order as the stored-fields blocks).
+ */
+#ifndef FDS_QUERY_H
+#define FDS_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fds_error.h"
+
+/* ---- mappings (Elasticsearch field types) ----------------------------- */
+
+typedef struct fds_mapping fds_mapping;
+
+/* Empty mapping (all fields dynamic).  NULL on ENOMEM. */
+fds_mapping *fds_mapping_create(void);
+void fds_mapping_free(fds_mapping *m); /* NULL is a no-op */
+
+/*
+ * Merge explicit mappings given as JSON ({"properties": {...}}, as in the
+ * "mappings" of PUT /{index} or as stored by fds_mapping_to_json).
+ * Returns 0, or FDS_EPARSE / FDS_EINVAL with `err` filled
+ * (mapper_parsing_exception, 400).
+ */
+int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
+                           fds_err *err);
+
+/* The mapping as JSON ({"properties": {...}}), malloc'd, caller frees.
+ * NULL on ENOMEM.  Thread-safe against concurrent dynamic updates. */
+char *fds_mapping_to_json(const fds_mapping *m);
+
+/*
+ * Check that a document is a JSON object fieldstore can index: valid UTF-8,
+ * no duplicate keys, values that fit the mapping.  Called before a write is
+ * acknowledged so bad documents are refused per item, never dropped later.
+ * Returns 0 or FDS_EPARSE / FDS_EINVAL with `err` filled
+ * (mapper_parsing_exception or document_parsing_exception, 400).
+ */
+int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
+                     fds_err *err);
+
+/* ---- per-segment inverted index: writer -------------------------------- */
+
+typedef struct fds_sidx_writer fds_sidx_writer;
+
+/* A writer that indexes documents with (and dynamically extends) `m`.
+ * `m` must outlive the writer.  NULL on ENOMEM. */
+fds_sidx_writer *fds_sidx_writer_create(fds_mapping *m);
+void fds_sidx_writer_free(fds_sidx_writer *w); /* NULL is a no-op */
+
+/*
+ * Index document `doc` (must be the previous doc + 1, starting at 0) with
+ * id `id` (`id_len` bytes) and JSON source `src`.  Returns 0, FDS_EPARSE /
+ * FDS_EINVAL (err filled), FDS_ENOMEM.
+ */
+int fds_sidx_writer_add(fds_sidx_writer *w, uint32_t doc, const char *id,
+                        size_t id_len, const uint8_t *src, size_t len,
+                        fds_err *err);
+
+/* Write the segment's index file at `path` and fsync it.
+ * Returns 0, FDS_EIO, FDS_ENOMEM. */
+int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err);
+
+/* ---- per-segment inverted index: reader -------------------------------- */
+
+typedef struct fds_sidx fds_sidx; /* immutable once open; shared by threads */
+
+/* Open a segment index file.  Returns 0, FDS_EIO, FDS_ECORRUPT (err filled
+ * with the path). */
+int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err);
+void fds_sidx_close(fds_sidx *s); /* NULL is a no-op */
+
+uint32_t fds_sidx_max_doc(const fds_sidx *s);
+/* Bytes of the index file on disk. */
+uint64_t fds_sidx_file_bytes(const fds_sidx *s);
+/* The doc with this _id, or FDS_ENOTFOUND. */
+int fds_sidx_find_id(const fds_sidx *s, const char *id, size_t id_len,
+                     uint32_t *doc);
+/* The _id of `doc` (not NUL-terminated; *len set), NULL if out of range. */
+const char *fds_sidx_doc_id(const fds_sidx *s, uint32_t doc, size_t *len);
+
+/* ---- search ------------------------------------------------------------- */
+
+typedef struct fds_search_request fds_search_request; /* see src/http/dsl.h */
+void fds_search_request_free(fds_search_request *r); /* NULL is a no-op */
+
+/* One segment as a search sees it.  `live` is a bitset of max_doc bits
+ * (bit set = live), or NULL when no doc of the segment is deleted. */
+typedef struct fds_search_segment {
+    const fds_sidx *sidx;
+    const uint8_t *live;
+} fds_search_segment;
+
+#define FDS_SORT_VALUES_MAX 4
+
+typedef struct fds_hit {
+    uint32_t seg;   /* index into the segments array given to execute */
+    uint32_t doc;   /* segment-local doc id */
+    float score;    /* BM25 score; NaN when not scored (sorted, filter) */
+    /* sort values, when the request sorts (rendered by the search code) */
+    uint32_t nsort;
+    double sort_num[FDS_SORT_VALUES_MAX];
+    const char *sort_str[FDS_SORT_VALUES_MAX]; /* keyword sort: points into the sidx */
+    uint32_t sort_str_len[FDS_SORT_VALUES_MAX];
+} fds_hit;
+
+typedef struct fds_search_result {
+    uint64_t total;        /* hits counted */
+    bool total_is_lower_bound; /* relation "gte" */
+    float max_score;       /* NaN when not scored */
+    fds_hit *hits;         /* the page [from, from+size), malloc'd */
+    size_t nhits;
+    uint64_t postings_scored; /* postings whose score was computed (bench) */
+    uint64_t postings_total;  /* postings of the query's terms (bench) */
+    char *explain_json;    /* per-hit explanation array, or NULL (malloc'd) */
+} fds_search_result;
+
+/*
+ * Run a parsed request over `nseg` segments.  Fills `out` (free with
+ * fds_search_result_free).  Returns 0, FDS_EINVAL (err filled), FDS_ENOMEM.
+ */
+int fds_search_execute(const fds_search_request *req,
+                       const fds_search_segment *segs, unsigned nseg,
+                       fds_search_result *out, fds_err *err);
+void fds_search_result_free(fds_search_result *r);
+
+#endif
