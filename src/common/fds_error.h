@@ -49,7 +49,7 @@ typedef struct fds_err {
     int status;
     char type[FDS_ERR_TYPE_MAX];
     char reason[FDS_ERR_REASON_MAX];
-    char index[128]; /* the index concerned, "" if none */
+    char index[256]; /* the index concerned, "" if none */
 } fds_err;
 
 /* Clear a detail struct so the next fds_err_set() takes. */

@@ -1,0 +1,830 @@
+/*
+ * admin.c: index administration endpoints (create, delete, get, settings,
+ * mappings, open/close, refresh, flush, force-merge, stats, _cat, nodes).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http_int.h"
+
+#define NODE_ID "fds-node-0"
+#define NODE_NAME "fieldstore-0"
+#define CLUSTER_NAME "fieldstore"
+#define FDS_VERSION "0.1.0"
+
+/* ---- settings: JSON <-> flat keys --------------------------------------- */
+
+typedef struct flat_kv {
+    char key[160];
+    char value[256];
+} flat_kv;
+
+#define FLAT_MAX 64
+
+/* Flatten {"index":{"codec":"ZSTD"}} / {"index.codec":"ZSTD"} / {"codec":..}
+ * into "index.codec"="ZSTD".  Returns 0 or FDS_EINVAL (err filled). */
+static int flatten(const cJSON *obj, const char *prefix, flat_kv *kv,
+                   size_t *n, fds_err *err)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        char key[160];
+        if (prefix[0])
+            snprintf(key, sizeof key, "%s.%s", prefix, c->string);
+        else
+            snprintf(key, sizeof key, "%s", c->string);
+        if (cJSON_IsObject(c)) {
+            int rc = flatten(c, key, kv, n, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (*n == FLAT_MAX)
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "too many settings");
+        flat_kv *o = &kv[(*n)++];
+        if (strncmp(key, "index.", 6))
+            snprintf(o->key, sizeof o->key, "index.%s", key);
+        else
+            snprintf(o->key, sizeof o->key, "%s", key);
+        if (cJSON_IsString(c))
+            snprintf(o->value, sizeof o->value, "%s", c->valuestring);
+        else if (cJSON_IsBool(c))
+            snprintf(o->value, sizeof o->value, "%s", cJSON_IsTrue(c) ? "true" : "false");
+        else if (cJSON_IsNumber(c)) {
+            double d = c->valuedouble;
+            if (d == (double)(long long)d)
+                snprintf(o->value, sizeof o->value, "%lld", (long long)d);
+            else
+                snprintf(o->value, sizeof o->value, "%g", d);
+        } else if (cJSON_IsNull(c)) {
+            o->value[0] = 0; /* reset to default */
+        } else {
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "setting [%s] must be a string, number or boolean",
+                               o->key);
+        }
+    }
+    return 0;
+}
+
+/* Add "a.b.c" = value into nested objects under `root`; when a name along
+ * the path already holds a value (index.codec vs index.codec.block_size),
+ * the rest of the path stays one dotted key. */
+static void nest(cJSON *root, const char *key, const char *value)
+{
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s", key);
+    cJSON *at = root;
+    char *p = tmp;
+    for (;;) {
+        char *dot = strchr(p, '.');
+        if (!dot)
+            break;
+        *dot = 0;
+        cJSON *next = cJSON_GetObjectItemCaseSensitive(at, p);
+        if (!next) {
+            /* a leaf with a longer dotted name may exist: check prefix use */
+            next = cJSON_AddObjectToObject(at, p);
+        } else if (!cJSON_IsObject(next)) {
+            *dot = '.';
+            break;
+        }
+        at = next;
+        p = dot + 1;
+    }
+    cJSON *existing = cJSON_GetObjectItemCaseSensitive(at, p);
+    if (existing && cJSON_IsObject(existing)) {
+        /* "codec" is already an object: keep the value under a dotted key
+         * one level up is not possible; store it as "codec" sibling text */
+        char alt[170];
+        snprintf(alt, sizeof alt, "%s", p);
+        cJSON_AddStringToObject(at, alt, value);
+        return;
+    }
+    cJSON_AddStringToObject(at, p, value);
+}
+
+/* Apply flat settings to `set`, checking kinds unless `creating`. */
+static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
+                          bool creating, bool index_open, const char *index_name,
+                          const char *uuid, fds_err *err)
+{
+    char statics[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        /* read-only informational settings Elasticsearch returns */
+        if (!strcmp(kv[i].key, "index.uuid") ||
+            !strcmp(kv[i].key, "index.creation_date") ||
+            !strcmp(kv[i].key, "index.provided_name") ||
+            !strncmp(kv[i].key, "index.version.", 14))
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "final %s setting [%s], not updateable",
+                               index_name, kv[i].key);
+        fds_setting_kind k = fds_setting_kind_of(kv[i].key);
+        if (k == FDS_SETTING_UNKNOWN)
+            return fds_settings_set(set, kv[i].key, kv[i].value, err);
+        if (!creating && k == FDS_SETTING_FINAL)
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "final %s setting [%s], not updateable",
+                               index_name, kv[i].key);
+        if (!creating && k == FDS_SETTING_STATIC && index_open) {
+            size_t l = strlen(statics);
+            snprintf(statics + l, sizeof statics - l, "%s%s", l ? ", " : "",
+                     kv[i].key);
+            continue;
+        }
+        const char *v = kv[i].value;
+        fds_index_settings def;
+        fds_index_settings_default(&def);
+        if (!*v) { /* null: back to the default */
+            fds_setting_kv dk[FDS_SETTINGS_MAX];
+            size_t dn = fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
+            for (size_t j = 0; j < dn; j++)
+                if (!strcmp(dk[j].key, kv[i].key) ||
+                    (!strcmp(kv[i].key, "index.codec.compression_level") &&
+                     !strcmp(dk[j].key, "index.compression.zstd.level")))
+                    v = dk[j].value;
+        }
+        int rc = fds_settings_set(set, kv[i].key, v, err);
+        if (rc)
+            return rc;
+    }
+    if (statics[0])
+        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                           "Can't update non dynamic settings [[%s]] for open "
+                           "indices [[%s/%s]]", statics, index_name, uuid);
+    return 0;
+}
+
+static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
+{
+    fds_index_settings set, def;
+    fds_index_get_settings(ix, &set);
+    fds_index_settings_default(&def);
+    fds_setting_kv kv[FDS_SETTINGS_MAX], dk[FDS_SETTINGS_MAX];
+    size_t n = fds_settings_to_kv(&set, kv, FDS_SETTINGS_MAX);
+    fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; i < n; i++) {
+        bool is_default = !strcmp(kv[i].value, dk[i].value) &&
+                          strcmp(kv[i].key, "index.number_of_shards") &&
+                          strcmp(kv[i].key, "index.number_of_replicas");
+        if (is_default != defaults_part)
+            continue;
+        if (flat)
+            cJSON_AddStringToObject(o, kv[i].key, kv[i].value);
+        else
+            nest(o, kv[i].key, kv[i].value);
+    }
+    if (!defaults_part) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lld", (long long)fds_index_creation_ms(ix));
+        const char *info[][2] = {{"index.uuid", fds_index_uuid(ix)},
+                                 {"index.creation_date", buf},
+                                 {"index.provided_name", fds_index_name(ix)}};
+        for (size_t i = 0; i < 3; i++) {
+            if (flat)
+                cJSON_AddStringToObject(o, info[i][0], info[i][1]);
+            else
+                nest(o, info[i][0], info[i][1]);
+        }
+    }
+    return o;
+}
+
+/* ---- handlers -------------------------------------------------------------- */
+
+void fds_h_root(fds_req *r, fds_resp *o)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", NODE_NAME);
+    cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
+    cJSON_AddStringToObject(j, "cluster_uuid", NODE_ID);
+    cJSON *v = cJSON_AddObjectToObject(j, "version");
+    cJSON_AddStringToObject(v, "number", "8.11.0");
+    cJSON_AddStringToObject(v, "distribution", "fieldstore");
+    cJSON_AddStringToObject(v, "fieldstore_version", FDS_VERSION);
+    cJSON_AddStringToObject(v, "lucene_version", "compatible subset");
+    cJSON_AddStringToObject(j, "tagline", "You Know, for Search");
+    fds_resp_json(o, 200, j);
+}
+
+void fds_h_cluster_health(fds_req *r, fds_resp *o)
+{
+    char **names = NULL;
+    size_t n = 0;
+    fds_store_list_indices(r->store, &names, &n);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
+    cJSON_AddStringToObject(j, "status", "green");
+    cJSON_AddBoolToObject(j, "timed_out", 0);
+    cJSON_AddNumberToObject(j, "number_of_nodes", 1);
+    cJSON_AddNumberToObject(j, "number_of_data_nodes", 1);
+    cJSON_AddNumberToObject(j, "active_primary_shards", (double)n);
+    cJSON_AddNumberToObject(j, "active_shards", (double)n);
+    cJSON_AddNumberToObject(j, "relocating_shards", 0);
+    cJSON_AddNumberToObject(j, "initializing_shards", 0);
+    cJSON_AddNumberToObject(j, "unassigned_shards", 0);
+    cJSON_AddNumberToObject(j, "active_shards_percent_as_number", 100.0);
+    fds_resp_json(o, 200, j);
+}
+
+static void acknowledged(fds_resp *o, const char *index)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "acknowledged", 1);
+    if (index) {
+        cJSON_AddBoolToObject(j, "shards_acknowledged", 1);
+        cJSON_AddStringToObject(j, "index", index);
+    }
+    fds_resp_json(o, 200, j);
+}
+
+void fds_h_index_create(fds_req *r, fds_resp *o)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    cJSON *body = NULL;
+    if (fds_body_json(r, &body, &e))
+        return fds_resp_error(o, &e);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    char *mapping = NULL;
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    size_t n = 0;
+    int rc = kv ? 0 : FDS_ENOMEM;
+    if (body && !cJSON_IsObject(body))
+        rc = fds_err_set(&e, FDS_EPARSE, 400, "parse_exception",
+                         "request body must be a JSON object");
+    for (cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
+        if (!strcmp(c->string, "settings")) {
+            if (!cJSON_IsObject(c))
+                rc = fds_err_set(&e, FDS_EPARSE, 400, "parse_exception",
+                                 "[settings] must be an object");
+            else
+                rc = flatten(c, "", kv, &n, &e);
+        } else if (!strcmp(c->string, "mappings")) {
+            if (!cJSON_IsObject(c))
+                rc = fds_err_set(&e, FDS_EPARSE, 400, "mapper_parsing_exception",
+                                 "Failed to parse mapping: [mappings] must be "
+                                 "an object");
+            else
+                mapping = cJSON_PrintUnformatted(c);
+        } else if (!strcmp(c->string, "aliases")) {
+            /* accepted and ignored: no aliases */
+        } else {
+            rc = fds_err_set(&e, FDS_EPARSE, 400, "parse_exception",
+                             "unknown key [%s] for create index", c->string);
+        }
+    }
+    if (!rc)
+        rc = apply_settings(&set, kv, n, true, false, r->seg[0], "", &e);
+    if (!rc)
+        rc = fds_store_create_index(r->store, r->seg[0], &set, mapping, &e);
+    free(kv);
+    free(mapping);
+    cJSON_Delete(body);
+    if (rc) {
+        if (!e.index[0])
+            snprintf(e.index, sizeof e.index, "%s", r->seg[0]);
+        return fds_resp_error(o, &e);
+    }
+    acknowledged(o, r->seg[0]);
+}
+
+void fds_h_index_delete(fds_req *r, fds_resp *o)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    if (fds_store_delete_index(r->store, r->seg[0], &e))
+        return fds_resp_error(o, &e);
+    acknowledged(o, NULL);
+}
+
+void fds_h_index_exists(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = NULL;
+    if (fds_store_get_index(r->store, r->seg[0], &ix, NULL) == 0) {
+        fds_index_release(ix);
+        fds_resp_raw(o, 200, strdup(""), 0, NULL);
+    } else {
+        fds_resp_raw(o, 404, strdup(""), 0, NULL);
+    }
+}
+
+static cJSON *mapping_json(fds_index *ix)
+{
+    char *m = fds_mapping_to_json(fds_index_mapping(ix));
+    cJSON *j = m ? cJSON_Parse(m) : NULL;
+    free(m);
+    return j ? j : cJSON_CreateObject();
+}
+
+void fds_h_index_get(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    cJSON *j = cJSON_CreateObject();
+    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
+    cJSON_AddObjectToObject(x, "aliases");
+    cJSON_AddItemToObject(x, "mappings", mapping_json(ix));
+    cJSON_AddItemToObject(x, "settings", settings_json(ix, false, false));
+    fds_index_release(ix);
+    fds_resp_json(o, 200, j);
+}
+
+void fds_h_settings_get(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    cJSON *j = cJSON_CreateObject();
+    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
+    cJSON_AddItemToObject(x, "settings", settings_json(ix, false, flat));
+    if (fds_req_param_bool(r, "include_defaults", false))
+        cJSON_AddItemToObject(x, "defaults", settings_json(ix, true, flat));
+    if (r->nseg == 3) { /* GET /{index}/_settings/{name}: filter */
+        cJSON *s = cJSON_GetObjectItem(x, "settings");
+        cJSON *flatj = settings_json(ix, false, true);
+        cJSON *keep = cJSON_CreateObject();
+        for (cJSON *c = flatj->child; c; c = c->next)
+            if (!strcmp(c->string, r->seg[2]))
+                nest(keep, c->string, c->valuestring);
+        cJSON_Delete(flatj);
+        cJSON_ReplaceItemViaPointer(x, s, keep);
+    }
+    fds_index_release(ix);
+    fds_resp_json(o, 200, j);
+}
+
+void fds_h_settings_put(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    fds_err e;
+    fds_err_clear(&e);
+    cJSON *body = NULL;
+    int rc = fds_body_json(r, &body, &e);
+    if (!rc && !cJSON_IsObject(body))
+        rc = fds_err_set(&e, FDS_EPARSE, 400, "action_request_validation_exception",
+                         "Validation Failed: 1: no settings to update;");
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    size_t n = 0;
+    if (!rc && !kv)
+        rc = FDS_ENOMEM;
+    if (!rc) {
+        cJSON *s = cJSON_GetObjectItemCaseSensitive(body, "settings");
+        rc = flatten(s && cJSON_IsObject(s) ? s : body, "", kv, &n, &e);
+    }
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    if (!rc)
+        rc = apply_settings(&set, kv, n, false, fds_index_is_open(ix),
+                            fds_index_name(ix), fds_index_uuid(ix), &e);
+    if (!rc)
+        rc = fds_index_put_settings(ix, &set, &e);
+    free(kv);
+    cJSON_Delete(body);
+    fds_index_release(ix);
+    if (rc)
+        return fds_resp_error(o, &e);
+    acknowledged(o, NULL);
+}
+
+void fds_h_mapping_get(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    cJSON *j = cJSON_CreateObject();
+    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
+    cJSON_AddItemToObject(x, "mappings", mapping_json(ix));
+    fds_index_release(ix);
+    fds_resp_json(o, 200, j);
+}
+
+void fds_h_open_close(fds_req *r, fds_resp *o, bool open)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = 0;
+    if (!open && fds_index_is_open(ix))
+        rc = fds_index_refresh(ix, &e); /* a closed index keeps nothing buffered */
+    if (!rc)
+        rc = fds_index_set_open(ix, open, &e);
+    if (rc) {
+        fds_index_release(ix);
+        return fds_resp_error(o, &e);
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "acknowledged", 1);
+    cJSON_AddBoolToObject(j, "shards_acknowledged", 1);
+    if (!open) {
+        cJSON *ind = cJSON_AddObjectToObject(j, "indices");
+        cJSON *x = cJSON_AddObjectToObject(ind, fds_index_name(ix));
+        cJSON_AddBoolToObject(x, "closed", 1);
+    }
+    fds_index_release(ix);
+    fds_resp_json(o, 200, j);
+}
+
+static void shards_ok(cJSON *j, int n)
+{
+    cJSON *s = cJSON_AddObjectToObject(j, "_shards");
+    cJSON_AddNumberToObject(s, "total", n);
+    cJSON_AddNumberToObject(s, "successful", n);
+    cJSON_AddNumberToObject(s, "failed", 0);
+}
+
+/* Run `fn` on the index of the path, or on every index for "/_refresh". */
+static void each_index(fds_req *r, fds_resp *o,
+                       int (*fn)(fds_index *, void *, fds_err *), void *arg)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    int count = 0, rc = 0;
+    if (r->nseg >= 1 && r->seg[0][0] != '_') {
+        fds_index *ix = fds_req_index(r, o, 0);
+        if (!ix)
+            return;
+        rc = fn(ix, arg, &e);
+        fds_index_release(ix);
+        count = 1;
+    } else {
+        char **names = NULL;
+        size_t n = 0;
+        fds_store_list_indices(r->store, &names, &n);
+        for (size_t i = 0; i < n; i++) {
+            fds_index *ix;
+            if (!rc && fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+                if (fds_index_is_open(ix))
+                    rc = fn(ix, arg, &e), count++;
+                fds_index_release(ix);
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    if (rc)
+        return fds_resp_error(o, &e);
+    cJSON *j = cJSON_CreateObject();
+    shards_ok(j, count);
+    fds_resp_json(o, 200, j);
+}
+
+static int do_refresh(fds_index *ix, void *arg, fds_err *e)
+{
+    return fds_index_refresh(ix, e);
+}
+
+static int do_merge(fds_index *ix, void *arg, fds_err *e)
+{
+    return fds_index_forcemerge(ix, *(unsigned *)arg, e);
+}
+
+void fds_h_refresh(fds_req *r, fds_resp *o)
+{
+    each_index(r, o, do_refresh, NULL);
+}
+
+void fds_h_flush(fds_req *r, fds_resp *o)
+{
+    /* a refresh already commits segments and trims the translog */
+    each_index(r, o, do_refresh, NULL);
+}
+
+void fds_h_forcemerge(fds_req *r, fds_resp *o)
+{
+    const char *m = fds_req_param(r, "max_num_segments");
+    unsigned max = 1;
+    if (m) {
+        char *end;
+        long v = strtol(m, &end, 10);
+        if (*end || v < 1)
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "failed to parse [max_num_segments] with value "
+                                   "[%s]", m);
+        max = (unsigned)v;
+    }
+    each_index(r, o, do_merge, &max);
+}
+
+static cJSON *store_stats_json(const fds_index_stats *st)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON *d = cJSON_AddObjectToObject(p, "docs");
+    cJSON_AddNumberToObject(d, "count", (double)st->docs_count);
+    cJSON_AddNumberToObject(d, "deleted", (double)st->docs_deleted);
+    cJSON *s = cJSON_AddObjectToObject(p, "store");
+    cJSON_AddNumberToObject(s, "size_in_bytes", (double)st->store_bytes);
+    cJSON_AddNumberToObject(s, "total_data_set_size_in_bytes", (double)st->store_bytes);
+    cJSON_AddNumberToObject(s, "reserved_in_bytes", 0);
+    cJSON_AddNumberToObject(s, "stored_fields_in_bytes", (double)st->stored_fields_bytes);
+    cJSON_AddNumberToObject(s, "postings_in_bytes", (double)st->postings_bytes);
+    cJSON_AddNumberToObject(s, "other_in_bytes", (double)st->other_bytes);
+    cJSON_AddNumberToObject(s, "source_uncompressed_in_bytes",
+                            (double)st->raw_source_bytes);
+    cJSON *sg = cJSON_AddObjectToObject(p, "segments");
+    cJSON_AddNumberToObject(sg, "count", (double)st->segments);
+    return p;
+}
+
+void fds_h_stats(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    fds_index_stats st;
+    fds_index_stats_get(ix, &st);
+    cJSON *j = cJSON_CreateObject();
+    shards_ok(j, 1);
+    cJSON *all = cJSON_AddObjectToObject(j, "_all");
+    cJSON_AddItemToObject(all, "primaries", store_stats_json(&st));
+    cJSON_AddItemToObject(all, "total", store_stats_json(&st));
+    cJSON *ind = cJSON_AddObjectToObject(j, "indices");
+    cJSON *x = cJSON_AddObjectToObject(ind, fds_index_name(ix));
+    cJSON_AddStringToObject(x, "uuid", fds_index_uuid(ix));
+    cJSON_AddStringToObject(x, "health", "green");
+    cJSON_AddStringToObject(x, "status", fds_index_is_open(ix) ? "open" : "close");
+    cJSON_AddItemToObject(x, "primaries", store_stats_json(&st));
+    cJSON_AddItemToObject(x, "total", store_stats_json(&st));
+    fds_index_release(ix);
+    fds_resp_json(o, 200, j);
+}
+
+/* Elasticsearch's human sizes ("1.2mb"), or plain bytes with ?bytes=b. */
+static char *human_bytes(fds_req *r, uint64_t b)
+{
+    char buf[32];
+    const char *unit = fds_req_param(r, "bytes");
+    if (unit && !strcmp(unit, "b"))
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)b);
+    else if (unit && !strcmp(unit, "kb"))
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)(b / 1024));
+    else if (b >= 1024ull * 1024 * 1024)
+        snprintf(buf, sizeof buf, "%.1fgb", b / 1073741824.0);
+    else if (b >= 1024ull * 1024)
+        snprintf(buf, sizeof buf, "%.1fmb", b / 1048576.0);
+    else if (b >= 1024)
+        snprintf(buf, sizeof buf, "%.1fkb", b / 1024.0);
+    else
+        snprintf(buf, sizeof buf, "%llub", (unsigned long long)b);
+    return strdup(buf);
+}
+
+static char *fmt_u64(uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return strdup(buf);
+}
+
+static void free_rows(char ***rows, size_t n, size_t ncol)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < ncol; c++)
+            free(rows[i][c]);
+        free(rows[i]);
+    }
+    free(rows);
+}
+
+void fds_h_cat_indices(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {
+        "health", "status", "index", "uuid", "pri", "rep", "docs.count",
+        "docs.deleted", "store.size", "pri.store.size", "codec", "segments.count"};
+    const size_t ncol = sizeof cols / sizeof cols[0];
+    char **names = NULL;
+    size_t n = 0;
+    fds_store_list_indices(r->store, &names, &n);
+    char ***rows = calloc(n + 1, sizeof *rows);
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        bool want = r->nseg < 3 || !strcmp(r->seg[2], names[i]);
+        if (want && rows && fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            fds_index_stats st;
+            fds_index_stats_get(ix, &st);
+            fds_index_settings set;
+            fds_index_get_settings(ix, &set);
+            bool open = fds_index_is_open(ix);
+            char **row = calloc(ncol, sizeof *row);
+            row[0] = strdup(open ? "green" : "");
+            row[1] = strdup(open ? "open" : "close");
+            row[2] = strdup(names[i]);
+            row[3] = strdup(fds_index_uuid(ix));
+            row[4] = fmt_u64(1);
+            row[5] = fmt_u64(0);
+            row[6] = open ? fmt_u64(st.docs_count) : NULL;
+            row[7] = open ? fmt_u64(st.docs_deleted) : NULL;
+            row[8] = open ? human_bytes(r, st.store_bytes) : NULL;
+            row[9] = open ? human_bytes(r, st.store_bytes) : NULL;
+            row[10] = strdup(fds_codec_name(set.codec.codec));
+            row[11] = fmt_u64(st.segments);
+            rows[nr++] = row;
+            fds_index_release(ix);
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (r->nseg == 3 && nr == 0) {
+        free_rows(rows, nr, ncol);
+        fds_err e;
+        fds_err_clear(&e);
+        fds_err_set(&e, FDS_ENOTFOUND, 404, "index_not_found_exception",
+                    "no such index [%s]", r->seg[2]);
+        snprintf(e.index, sizeof e.index, "%s", r->seg[2]);
+        return fds_resp_error(o, &e);
+    }
+    fds_cat_render(r, o, cols, ncol, rows, nr);
+    free_rows(rows, nr, ncol);
+}
+
+void fds_h_cat_segments(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {"index", "shard", "prirep", "ip",
+                                       "segment", "generation", "docs.count",
+                                       "docs.deleted", "size", "committed",
+                                       "searchable", "codec", "dict_id"};
+    const size_t ncol = sizeof cols / sizeof cols[0];
+    char **names = NULL;
+    size_t n = 0;
+    fds_store_list_indices(r->store, &names, &n);
+    char ***rows = NULL;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        bool want = r->nseg < 3 || !strcmp(r->seg[2], names[i]);
+        if (want && fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            fds_segment_info *si = NULL;
+            size_t ns = 0;
+            if (fds_index_is_open(ix) && fds_index_segments(ix, &si, &ns) == 0) {
+                char ***q = realloc(rows, (nr + ns + 1) * sizeof *rows);
+                if (q) {
+                    rows = q;
+                    for (size_t k = 0; k < ns; k++) {
+                        char **row = calloc(ncol, sizeof *row);
+                        row[0] = strdup(names[i]);
+                        row[1] = strdup("0");
+                        row[2] = strdup("p");
+                        row[3] = strdup("127.0.0.1");
+                        row[4] = strdup(si[k].name);
+                        row[5] = fmt_u64(si[k].generation);
+                        row[6] = fmt_u64(si[k].docs_count);
+                        row[7] = fmt_u64(si[k].docs_deleted);
+                        row[8] = human_bytes(r, si[k].size_bytes);
+                        row[9] = strdup("true");
+                        row[10] = strdup("true");
+                        row[11] = strdup(fds_codec_name(si[k].codec));
+                        row[12] = fmt_u64(si[k].dict_id);
+                        rows[nr++] = row;
+                    }
+                }
+                free(si);
+            }
+            fds_index_release(ix);
+        }
+        free(names[i]);
+    }
+    free(names);
+    fds_cat_render(r, o, cols, ncol, rows, nr);
+    free_rows(rows, nr, ncol);
+}
+
+/* ---- node statistics from /proc -------------------------------------------- */
+
+static void loadavg(double out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf %lf %lf", &out[0], &out[1], &out[2]) != 3)
+            out[0] = out[1] = out[2] = 0;
+        fclose(f);
+    }
+}
+
+static void meminfo(uint64_t *total, uint64_t *avail)
+{
+    *total = *avail = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return;
+    char line[256];
+    unsigned long long v;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "MemTotal: %llu kB", &v) == 1)
+            *total = v * 1024;
+        else if (sscanf(line, "MemAvailable: %llu kB", &v) == 1)
+            *avail = v * 1024;
+    }
+    fclose(f);
+}
+
+/* Process CPU time in ms and the server's CPU% since the previous call
+ * (100% = one core), as Elasticsearch's process.cpu.percent. */
+static void process_cpu(uint64_t *total_ms, int *percent)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static uint64_t last_cpu_ms, last_wall_ms;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    uint64_t cpu = (uint64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
+                   (uint64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
+    uint64_t wall = (uint64_t)(fds_now_us() / 1000);
+    pthread_mutex_lock(&mu);
+    *percent = 0;
+    if (last_wall_ms && wall > last_wall_ms)
+        *percent = (int)(100.0 * (double)(cpu - last_cpu_ms) / (double)(wall - last_wall_ms) + 0.5);
+    last_cpu_ms = cpu;
+    last_wall_ms = wall;
+    pthread_mutex_unlock(&mu);
+    *total_ms = cpu;
+}
+
+void fds_h_nodes_stats(fds_req *r, fds_resp *o)
+{
+    double la[3];
+    loadavg(la);
+    uint64_t total, avail, cpu_ms;
+    meminfo(&total, &avail);
+    int pct;
+    process_cpu(&cpu_ms, &pct);
+    cJSON *j = cJSON_CreateObject();
+    cJSON *nn = cJSON_AddObjectToObject(j, "_nodes");
+    cJSON_AddNumberToObject(nn, "total", 1);
+    cJSON_AddNumberToObject(nn, "successful", 1);
+    cJSON_AddNumberToObject(nn, "failed", 0);
+    cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
+    cJSON *nodes = cJSON_AddObjectToObject(j, "nodes");
+    cJSON *n = cJSON_AddObjectToObject(nodes, NODE_ID);
+    cJSON_AddNumberToObject(n, "timestamp", (double)time(NULL) * 1000);
+    cJSON_AddStringToObject(n, "name", NODE_NAME);
+    cJSON_AddStringToObject(n, "host", "127.0.0.1");
+    cJSON_AddStringToObject(n, "ip", "127.0.0.1");
+    cJSON *os = cJSON_AddObjectToObject(n, "os");
+    cJSON *oc = cJSON_AddObjectToObject(os, "cpu");
+    cJSON *l = cJSON_AddObjectToObject(oc, "load_average");
+    cJSON_AddNumberToObject(l, "1m", la[0]);
+    cJSON_AddNumberToObject(l, "5m", la[1]);
+    cJSON_AddNumberToObject(l, "15m", la[2]);
+    cJSON *mem = cJSON_AddObjectToObject(os, "mem");
+    cJSON_AddNumberToObject(mem, "total_in_bytes", (double)total);
+    cJSON_AddNumberToObject(mem, "free_in_bytes", (double)avail);
+    cJSON_AddNumberToObject(mem, "used_in_bytes", (double)(total - avail));
+    cJSON_AddNumberToObject(mem, "used_percent",
+                            total ? (int)(100.0 * (double)(total - avail) / (double)total) : 0);
+    cJSON *p = cJSON_AddObjectToObject(n, "process");
+    cJSON_AddNumberToObject(p, "timestamp", (double)time(NULL) * 1000);
+    cJSON_AddNumberToObject(p, "id", (double)getpid());
+    cJSON *pc = cJSON_AddObjectToObject(p, "cpu");
+    cJSON_AddNumberToObject(pc, "percent", pct);
+    cJSON_AddNumberToObject(pc, "total_in_millis", (double)cpu_ms);
+    fds_resp_json(o, 200, j);
+}
+
+void fds_h_cat_nodes(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {"ip", "heap.percent", "ram.percent", "cpu",
+                                       "load_1m", "load_5m", "load_15m",
+                                       "node.role", "master", "name", "pid"};
+    const size_t ncol = sizeof cols / sizeof cols[0];
+    double la[3];
+    loadavg(la);
+    uint64_t total, avail, cpu_ms;
+    meminfo(&total, &avail);
+    int pct;
+    process_cpu(&cpu_ms, &pct);
+    char *row[11];
+    char buf[11][32];
+    snprintf(buf[0], 32, "127.0.0.1");
+    snprintf(buf[1], 32, "0");
+    snprintf(buf[2], 32, "%d", total ? (int)(100.0 * (double)(total - avail) / (double)total) : 0);
+    snprintf(buf[3], 32, "%d", pct);
+    snprintf(buf[4], 32, "%.2f", la[0]);
+    snprintf(buf[5], 32, "%.2f", la[1]);
+    snprintf(buf[6], 32, "%.2f", la[2]);
+    snprintf(buf[7], 32, "dim");
+    snprintf(buf[8], 32, "*");
+    snprintf(buf[9], 32, NODE_NAME);
+    snprintf(buf[10], 32, "%d", (int)getpid());
+    for (size_t i = 0; i < ncol; i++)
+        row[i] = buf[i];
+    char **rows[1] = {row};
+    fds_cat_render(r, o, cols, ncol, rows, 1);
+}

@@ -1,0 +1,739 @@
+/*
+ * docs.c: document endpoints (index, create, get, delete, _bulk), search and
+ * _count, and _reindex.
+ *
+ * `_source` is kept as the bytes received (DESIGN.md §10: cJSON re-prints
+ * numbers as doubles), so responses splice stored bytes into the JSON text
+ * instead of re-printing them.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dsl.h"
+#include "http_int.h"
+
+/* A growable text buffer for responses built by hand. */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const void *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = true;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof tmp)
+        n = sizeof tmp - 1;
+    sb_put(b, tmp, (size_t)n);
+}
+
+/* A JSON string literal (escaped with cJSON). */
+static void sb_json_str(sbuf *b, const char *s)
+{
+    cJSON *j = cJSON_CreateString(s);
+    char *t = j ? cJSON_PrintUnformatted(j) : NULL;
+    if (t)
+        sb_str(b, t);
+    else
+        b->oom = true;
+    free(t);
+    cJSON_Delete(j);
+}
+
+static void sb_resp(fds_resp *o, int status, sbuf *b)
+{
+    if (b->oom) {
+        free(b->p);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    fds_resp_raw(o, status, b->p, b->n, NULL);
+}
+
+/* ?refresh=true|wait_for|false */
+static bool want_refresh(fds_req *r)
+{
+    const char *v = fds_req_param(r, "refresh");
+    return v && (!*v || !strcmp(v, "true") || !strcmp(v, "wait_for"));
+}
+
+static const char *result_word(const fds_write_op *op, const fds_write_result *w)
+{
+    if (op->type == FDS_OP_DELETE)
+        return w->found ? "deleted" : "not_found";
+    return w->created ? "created" : "updated";
+}
+
+static int item_status(const fds_write_op *op, const fds_write_result *w)
+{
+    if (w->code) {
+        if (w->err.status)
+            return w->err.status;
+        return w->code == FDS_ECONFLICT ? 409 : w->code == FDS_ENOTFOUND ? 404 : 400;
+    }
+    if (op->type == FDS_OP_DELETE)
+        return w->found ? 200 : 404;
+    return w->created ? 201 : 200;
+}
+
+/* The write-result body of Elasticsearch (index/delete responses and bulk
+ * items share it). */
+static void write_item(sbuf *b, const char *index, const fds_write_op *op,
+                       const fds_write_result *w)
+{
+    sb_str(b, "{\"_index\":");
+    sb_json_str(b, index);
+    sb_str(b, ",\"_id\":");
+    sb_json_str(b, w->id);
+    if (w->code) {
+        fds_err e = w->err;
+        sb_printf(b, ",\"status\":%d,\"error\":{\"type\":", item_status(op, w));
+        sb_json_str(b, e.type[0] ? e.type : "illegal_argument_exception");
+        sb_str(b, ",\"reason\":");
+        sb_json_str(b, e.reason[0] ? e.reason : fds_strerror(w->code));
+        sb_str(b, ",\"index\":");
+        sb_json_str(b, index);
+        sb_str(b, "}}");
+        return;
+    }
+    sb_printf(b, ",\"_version\":%lld,\"result\":\"%s\",\"_shards\":{\"total\":1,"
+                 "\"successful\":1,\"failed\":0},\"_seq_no\":%lld,"
+                 "\"_primary_term\":1,\"status\":%d}",
+              (long long)w->version, result_word(op, w), (long long)w->seq_no,
+              item_status(op, w));
+}
+
+void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    const char *op_type = fds_req_param(r, "op_type");
+    if (op_type && strcmp(op_type, "create") && strcmp(op_type, "index")) {
+        fds_index_release(ix);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "opType must be 'create' or 'index', found: [%s]",
+                               op_type);
+    }
+    fds_write_op op = {0};
+    op.type = create_only || (op_type && !strcmp(op_type, "create"))
+                  ? FDS_OP_CREATE : FDS_OP_INDEX;
+    if (r->nseg == 3) {
+        op.id = r->seg[2];
+        op.id_len = strlen(r->seg[2]);
+    }
+    op.src = (const uint8_t *)r->body;
+    op.src_len = r->body_len;
+    fds_write_result w;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds_index_write(ix, &op, 1, &w, want_refresh(r), &e);
+    if (rc) {
+        fds_index_release(ix);
+        return fds_resp_error(o, &e);
+    }
+    if (w.code) {
+        if (!w.err.index[0])
+            snprintf(w.err.index, sizeof w.err.index, "%s", fds_index_name(ix));
+        fds_index_release(ix);
+        return fds_resp_error(o, &w.err);
+    }
+    sbuf b = {0};
+    write_item(&b, fds_index_name(ix), &op, &w);
+    /* the single-document answer has no "status" member */
+    char *st = b.p ? strstr(b.p, ",\"status\":") : NULL;
+    if (st) {
+        char *end = strchr(st + 1, '}');
+        memmove(st, end, strlen(end) + 1);
+        b.n = strlen(b.p);
+    }
+    int status = item_status(&op, &w);
+    fds_index_release(ix);
+    sb_resp(o, status, &b);
+}
+
+void fds_h_doc_get(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    fds_doc d;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds_index_get(ix, r->seg[2], strlen(r->seg[2]), &d, &e);
+    bool source_only = !strcmp(r->seg[1], "_source");
+    sbuf b = {0};
+    if (rc == FDS_ENOTFOUND) {
+        if (source_only) {
+            fds_err_set(&e, FDS_ENOTFOUND, 404, "resource_not_found_exception",
+                        "Document not found [%s]/[%s]", fds_index_name(ix),
+                        r->seg[2]);
+            fds_index_release(ix);
+            return fds_resp_error(o, &e);
+        }
+        sb_str(&b, "{\"_index\":");
+        sb_json_str(&b, fds_index_name(ix));
+        sb_str(&b, ",\"_id\":");
+        sb_json_str(&b, r->seg[2]);
+        sb_str(&b, ",\"found\":false}");
+        fds_index_release(ix);
+        return sb_resp(o, 404, &b);
+    }
+    if (rc) {
+        if (!e.index[0])
+            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ix));
+        fds_index_release(ix);
+        return fds_resp_error(o, &e);
+    }
+    if (source_only) {
+        sb_put(&b, d.src, d.src_len);
+    } else {
+        sb_str(&b, "{\"_index\":");
+        sb_json_str(&b, fds_index_name(ix));
+        sb_str(&b, ",\"_id\":");
+        sb_json_str(&b, r->seg[2]);
+        sb_printf(&b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
+                      "\"found\":true,\"_source\":",
+                  (long long)d.version, (long long)d.seq_no);
+        sb_put(&b, d.src, d.src_len);
+        sb_str(&b, "}");
+    }
+    free(d.src);
+    fds_index_release(ix);
+    sb_resp(o, 200, &b);
+}
+
+void fds_h_doc_delete(fds_req *r, fds_resp *o)
+{
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
+                       .id_len = strlen(r->seg[2])};
+    fds_write_result w;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds_index_write(ix, &op, 1, &w, want_refresh(r), &e);
+    if (rc || w.code) {
+        fds_index_release(ix);
+        return fds_resp_error(o, rc ? &e : &w.err);
+    }
+    sbuf b = {0};
+    write_item(&b, fds_index_name(ix), &op, &w);
+    char *st = b.p ? strstr(b.p, ",\"status\":") : NULL;
+    if (st) {
+        char *end = strchr(st + 1, '}');
+        memmove(st, end, strlen(end) + 1);
+        b.n = strlen(b.p);
+    }
+    int status = item_status(&op, &w);
+    fds_index_release(ix);
+    sb_resp(o, status, &b);
+}
+
+/* ---- _bulk ------------------------------------------------------------------ */
+
+typedef struct bulk_item {
+    char action[8];          /* "index", "create", "delete", "update" */
+    char *index;             /* malloc'd */
+    fds_write_op op;
+    fds_write_result res;
+    bool done;
+    char *owned_src;         /* update: merged source */
+} bulk_item;
+
+static const char *line_end(const char *p, const char *end)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    return nl ? nl : end;
+}
+
+static bool blank(const char *p, const char *e)
+{
+    for (; p < e; p++)
+        if (!strchr(" \t\r", *p))
+            return false;
+    return true;
+}
+
+/* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
+static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
+                      size_t *nout, fds_err *err)
+{
+    const char *p = r->body, *end = r->body + r->body_len;
+    size_t cap = 256, n = 0, line = 0;
+    bulk_item *items = calloc(cap, sizeof *items);
+    if (!items)
+        return FDS_ENOMEM;
+    int rc = 0;
+    while (p < end && !rc) {
+        const char *le = line_end(p, end);
+        line++;
+        if (blank(p, le)) {
+            p = le + 1;
+            continue;
+        }
+        cJSON *a = cJSON_ParseWithLength(p, (size_t)(le - p));
+        if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
+            !cJSON_IsObject(a->child)) {
+            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+                             "Malformed action/metadata line [%zu], expected "
+                             "START_OBJECT with one action", line);
+            cJSON_Delete(a);
+            break;
+        }
+        const char *act = a->child->string;
+        if (strcmp(act, "index") && strcmp(act, "create") &&
+            strcmp(act, "delete") && strcmp(act, "update")) {
+            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+                             "Malformed action/metadata line [%zu], expected "
+                             "field [create], [delete], [index] or [update] but "
+                             "found [%s]", line, act);
+            cJSON_Delete(a);
+            break;
+        }
+        if (n == cap) {
+            bulk_item *q = realloc(items, cap * 2 * sizeof *q);
+            if (!q) {
+                rc = FDS_ENOMEM;
+                cJSON_Delete(a);
+                break;
+            }
+            memset(q + cap, 0, cap * sizeof *q);
+            items = q;
+            cap *= 2;
+        }
+        bulk_item *it = &items[n++];
+        snprintf(it->action, sizeof it->action, "%s", act);
+        for (cJSON *m = a->child->child; m && !rc; m = m->next) {
+            if (!strcmp(m->string, "_index") && cJSON_IsString(m))
+                it->index = strdup(m->valuestring);
+            else if (!strcmp(m->string, "_id") && cJSON_IsString(m)) {
+                it->op.id = strdup(m->valuestring);
+                it->op.id_len = strlen(m->valuestring);
+            } else if (!strcmp(m->string, "_id") && cJSON_IsNumber(m)) {
+                char buf[32];
+                snprintf(buf, sizeof buf, "%.0f", m->valuedouble);
+                it->op.id = strdup(buf);
+                it->op.id_len = strlen(buf);
+            } else if (strcmp(m->string, "routing") && strcmp(m->string, "pipeline") &&
+                       strcmp(m->string, "require_alias") &&
+                       strcmp(m->string, "retry_on_conflict") &&
+                       strcmp(m->string, "version") &&
+                       strcmp(m->string, "version_type") &&
+                       strcmp(m->string, "dynamic_templates"))
+                rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+                                 "Action/metadata line [%zu] contains an unknown "
+                                 "parameter [%s]", line, m->string);
+        }
+        cJSON_Delete(a);
+        if (rc)
+            break;
+        if (!it->index)
+            it->index = default_index ? strdup(default_index) : NULL;
+        if (!it->index) {
+            rc = fds_err_set(err, FDS_EINVAL, 400, "action_request_validation_exception",
+                             "Validation Failed: 1: index is missing;");
+            break;
+        }
+        p = le + 1;
+        if (!strcmp(act, "delete")) {
+            it->op.type = FDS_OP_DELETE;
+            continue;
+        }
+        it->op.type = !strcmp(act, "create") ? FDS_OP_CREATE : FDS_OP_INDEX;
+        if (p >= end) {
+            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+                             "The bulk request must be terminated by a newline "
+                             "[\\n]");
+            break;
+        }
+        const char *de = line_end(p, end);
+        line++;
+        if (de == end && (end == r->body || end[-1] != '\n')) {
+            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+                             "The bulk request must be terminated by a newline "
+                             "[\\n]");
+            break;
+        }
+        size_t dl = (size_t)(de - p);
+        while (dl && p[dl - 1] == '\r')
+            dl--;
+        it->op.src = (const uint8_t *)p;
+        it->op.src_len = dl;
+        p = de + 1;
+    }
+    *out = items;
+    *nout = n;
+    return rc;
+}
+
+/* Bulk update: {"doc": {...}} merged into the current source (top-level
+ * fields replaced), or {"doc_as_upsert"/"upsert"} when missing. */
+static void bulk_prepare_update(fds_index *ix, bulk_item *it)
+{
+    it->op.type = FDS_OP_INDEX;
+    cJSON *u = cJSON_ParseWithLength((const char *)it->op.src, it->op.src_len);
+    cJSON *doc = u ? cJSON_GetObjectItemCaseSensitive(u, "doc") : NULL;
+    cJSON *ups = u ? cJSON_GetObjectItemCaseSensitive(u, "upsert") : NULL;
+    bool as_upsert = u && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(u, "doc_as_upsert"));
+    if (!doc || !cJSON_IsObject(doc)) {
+        it->res.code = fds_err_set(&it->res.err, FDS_EPARSE, 400,
+                                   "action_request_validation_exception",
+                                   "Validation Failed: 1: script or doc is missing;");
+        goto out;
+    }
+    fds_doc cur;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = it->op.id ? fds_index_get(ix, it->op.id, it->op.id_len, &cur, &e)
+                       : FDS_ENOTFOUND;
+    cJSON *base = NULL;
+    if (rc == FDS_ENOTFOUND) {
+        if (ups && cJSON_IsObject(ups))
+            base = cJSON_Duplicate(ups, 1);
+        else if (as_upsert)
+            base = cJSON_Duplicate(doc, 1);
+        else {
+            it->res.code = fds_err_set(&it->res.err, FDS_ENOTFOUND, 404,
+                                       "document_missing_exception",
+                                       "[%.*s]: document missing",
+                                       (int)it->op.id_len, it->op.id ? it->op.id : "");
+            goto out;
+        }
+    } else if (rc) {
+        it->res.code = rc;
+        it->res.err = e;
+        goto out;
+    } else {
+        base = cJSON_ParseWithLength((const char *)cur.src, cur.src_len);
+        free(cur.src);
+        for (cJSON *c = doc->child; c && base; c = c->next) {
+            cJSON *dup = cJSON_Duplicate(c, 1);
+            if (cJSON_GetObjectItemCaseSensitive(base, c->string))
+                cJSON_ReplaceItemInObjectCaseSensitive(base, c->string, dup);
+            else
+                cJSON_AddItemToObject(base, c->string, dup);
+        }
+    }
+    it->owned_src = base ? cJSON_PrintUnformatted(base) : NULL;
+    cJSON_Delete(base);
+    if (!it->owned_src) {
+        it->res.code = fds_err_set(&it->res.err, FDS_EPARSE, 400,
+                                   "document_parsing_exception",
+                                   "cannot merge the update into the document");
+        goto out;
+    }
+    it->op.src = (const uint8_t *)it->owned_src;
+    it->op.src_len = strlen(it->owned_src);
+out:
+    cJSON_Delete(u);
+}
+
+void fds_h_bulk(fds_req *r, fds_resp *o)
+{
+    long long t0 = fds_now_us();
+    const char *dflt = r->nseg == 2 ? r->seg[0] : NULL;
+    bulk_item *items = NULL;
+    size_t n = 0;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = bulk_parse(r, dflt, &items, &n, &e);
+    if (!rc && n == 0)
+        rc = fds_err_set(&e, FDS_EINVAL, 400, "action_request_validation_exception",
+                         "Validation Failed: 1: no requests added;");
+    if (rc)
+        goto out_err;
+    bool refresh = want_refresh(r);
+    /* consecutive items on the same index go to the store as one batch */
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !strcmp(items[j].index, items[i].index) &&
+               strcmp(items[j].action, "update"))
+            j++;
+        if (j == i)
+            j = i + 1; /* an update goes alone: it reads the current doc */
+        fds_index *ix = NULL;
+        fds_err ie;
+        fds_err_clear(&ie);
+        if (fds_store_get_index(r->store, items[i].index, &ix, &ie) == FDS_ENOTFOUND) {
+            /* Elasticsearch creates missing indices on write (action.auto_create_index) */
+            fds_index_settings set;
+            fds_index_settings_default(&set);
+            fds_err ce;
+            fds_err_clear(&ce);
+            if (fds_store_create_index(r->store, items[i].index, &set, NULL, &ce) &&
+                ce.code != FDS_EEXIST)
+                ie = ce;
+            else {
+                fds_err_clear(&ie);
+                fds_store_get_index(r->store, items[i].index, &ix, &ie);
+            }
+        }
+        fds_write_op *ops = malloc((j - i) * sizeof *ops);
+        fds_write_result *res = malloc((j - i) * sizeof *res);
+        if (ix && ops && res) {
+            if (!strcmp(items[i].action, "update"))
+                bulk_prepare_update(ix, &items[i]);
+            if (items[i].res.code) {
+                items[i].done = true;
+            } else {
+                for (size_t k = i; k < j; k++)
+                    ops[k - i] = items[k].op;
+                fds_err be;
+                fds_err_clear(&be);
+                int brc = fds_index_write(ix, ops, j - i, res, false, &be);
+                for (size_t k = i; k < j; k++) {
+                    if (brc) {
+                        memset(&items[k].res, 0, sizeof items[k].res);
+                        items[k].res.code = brc;
+                        items[k].res.err = be;
+                        if (items[k].op.id)
+                            snprintf(items[k].res.id, sizeof items[k].res.id,
+                                     "%.*s", (int)items[k].op.id_len, items[k].op.id);
+                    } else {
+                        items[k].res = res[k - i];
+                    }
+                    items[k].done = true;
+                }
+            }
+            if (refresh)
+                fds_index_refresh(ix, NULL);
+        } else {
+            for (size_t k = i; k < j; k++) {
+                items[k].res.code = ie.code ? ie.code : FDS_ENOMEM;
+                items[k].res.err = ie;
+                if (items[k].op.id)
+                    snprintf(items[k].res.id, sizeof items[k].res.id, "%.*s",
+                             (int)items[k].op.id_len, items[k].op.id);
+            }
+        }
+        free(ops);
+        free(res);
+        fds_index_release(ix);
+        i = j;
+    }
+    bool errors = false;
+    for (size_t i = 0; i < n; i++)
+        errors |= items[i].res.code != 0;
+    sbuf b = {0};
+    sb_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
+              (fds_now_us() - t0) / 1000, errors ? "true" : "false");
+    for (size_t i = 0; i < n; i++) {
+        sb_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
+        write_item(&b, items[i].index, &items[i].op, &items[i].res);
+        sb_str(&b, "}");
+    }
+    sb_str(&b, "]}");
+    sb_resp(o, 200, &b);
+    goto out;
+out_err:
+    fds_resp_error(o, &e);
+out:
+    for (size_t i = 0; i < n; i++) {
+        free(items[i].index);
+        free((char *)items[i].op.id);
+        free(items[i].owned_src);
+    }
+    free(items);
+}
+
+/* ---- search -------------------------------------------------------------------- */
+
+static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
+                    const uint8_t **src, size_t *len, fds_err *err)
+{
+    return fds_index_view_fetch(arg, hits, n, src, len, err);
+}
+
+/* URL parameters Elasticsearch's search accepts that we apply. */
+static const char *const SEARCH_PARAMS[] = {"size", "from", "q", "track_total_hits",
+                                            "_source", "sort", "explain"};
+
+void fds_h_search(fds_req *r, fds_resp *o, bool count)
+{
+    long long t0 = fds_now_us();
+    if (r->seg[0][0] == '_')
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "search needs an index: use /{index}/%s",
+                               count ? "_count" : "_search");
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix)
+        return;
+    fds_err e;
+    fds_err_clear(&e);
+    fds_search_request *req = NULL;
+    fds_index_view *v = NULL;
+    fds_search_result res;
+    memset(&res, 0, sizeof res);
+    char *out = NULL;
+    size_t out_len = 0;
+    int rc = fds_search_parse(r->body, r->body_len, fds_index_mapping(ix),
+                              count ? 1 : 0, &req, &e);
+    for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
+        const char *val = fds_req_param(r, SEARCH_PARAMS[i]);
+        if (val)
+            rc = fds_search_apply_param(req, SEARCH_PARAMS[i], val, &e);
+    }
+    if (!rc)
+        rc = fds_index_view_acquire(ix, &v, &e);
+    unsigned nseg = 0;
+    const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
+    if (!rc)
+        rc = fds_search_execute(req, segs, nseg, &res, &e);
+    if (!rc) {
+        out = fds_search_render(req, &res, segs, fds_index_name(ix),
+                                (long)((fds_now_us() - t0) / 1000), fetch_cb, v,
+                                &out_len, &e);
+        if (!out)
+            rc = e.code ? e.code : FDS_ENOMEM;
+    }
+    if (rc) {
+        if (!e.index[0])
+            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ix));
+        fds_resp_error(o, &e);
+    } else {
+        fds_resp_raw(o, 200, out, out_len, NULL);
+    }
+    fds_search_result_free(&res);
+    fds_search_request_free(req);
+    fds_index_view_release(v);
+    fds_index_release(ix);
+}
+
+/* ---- _reindex ------------------------------------------------------------------------ */
+
+#define REINDEX_BATCH 1000
+
+void fds_h_reindex(fds_req *r, fds_resp *o)
+{
+    long long t0 = fds_now_us();
+    fds_err e;
+    fds_err_clear(&e);
+    cJSON *body = NULL;
+    if (fds_body_json(r, &body, &e))
+        return fds_resp_error(o, &e);
+    cJSON *src = cJSON_GetObjectItemCaseSensitive(body, "source");
+    cJSON *dst = cJSON_GetObjectItemCaseSensitive(body, "dest");
+    cJSON *si = src ? cJSON_GetObjectItemCaseSensitive(src, "index") : NULL;
+    cJSON *di = dst ? cJSON_GetObjectItemCaseSensitive(dst, "index") : NULL;
+    if (!cJSON_IsString(si) || !cJSON_IsString(di)) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+                               "Validation Failed: 1: use _reindex with "
+                               "source.index and dest.index;");
+    }
+    if (!strcmp(si->valuestring, di->valuestring)) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+                               "Validation Failed: 1: reindex cannot write into "
+                               "an index its reading from [%s];", di->valuestring);
+    }
+    fds_index *from = NULL, *to = NULL;
+    int rc = fds_store_get_index(r->store, si->valuestring, &from, &e);
+    if (!rc && fds_store_get_index(r->store, di->valuestring, &to, NULL)) {
+        /* like Elasticsearch: a missing destination is created with defaults */
+        fds_index_settings set;
+        fds_index_settings_default(&set);
+        rc = fds_store_create_index(r->store, di->valuestring, &set, NULL, &e);
+        if (!rc)
+            rc = fds_store_get_index(r->store, di->valuestring, &to, &e);
+    }
+    cJSON_Delete(body);
+    fds_index_view *v = NULL;
+    uint64_t total = 0, created = 0, updated = 0, failed = 0;
+    if (!rc)
+        rc = fds_index_view_acquire(from, &v, &e);
+    unsigned nseg = 0;
+    const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
+    fds_hit *hits = calloc(REINDEX_BATCH, sizeof *hits);
+    fds_write_op *ops = calloc(REINDEX_BATCH, sizeof *ops);
+    fds_write_result *res = calloc(REINDEX_BATCH, sizeof *res);
+    const uint8_t **srcs = calloc(REINDEX_BATCH, sizeof *srcs);
+    size_t *lens = calloc(REINDEX_BATCH, sizeof *lens);
+    if (!rc && (!hits || !ops || !res || !srcs || !lens))
+        rc = FDS_ENOMEM;
+    for (unsigned s = 0; !rc && s < nseg; s++) {
+        uint32_t max = fds_sidx_max_doc(segs[s].sidx);
+        for (uint32_t d0 = 0; !rc && d0 < max; d0 += REINDEX_BATCH) {
+            size_t n = 0;
+            for (uint32_t d = d0; d < max && d < d0 + REINDEX_BATCH; d++)
+                if (!segs[s].live || (segs[s].live[d >> 3] >> (d & 7)) & 1)
+                    hits[n++] = (fds_hit){.seg = s, .doc = d};
+            if (!n)
+                continue;
+            rc = fds_index_view_fetch(v, hits, n, srcs, lens, &e);
+            for (size_t k = 0; !rc && k < n; k++) {
+                size_t il;
+                const char *id = fds_sidx_doc_id(segs[s].sidx, hits[k].doc, &il);
+                ops[k] = (fds_write_op){FDS_OP_INDEX, id, il, srcs[k], lens[k]};
+            }
+            if (!rc)
+                rc = fds_index_write(to, ops, n, res, false, &e);
+            for (size_t k = 0; !rc && k < n; k++) {
+                total++;
+                if (res[k].code)
+                    failed++;
+                else if (res[k].created)
+                    created++;
+                else
+                    updated++;
+            }
+        }
+    }
+    if (!rc && fds_req_param_bool(r, "refresh", false))
+        rc = fds_index_refresh(to, &e);
+    free(hits);
+    free(ops);
+    free(res);
+    free(srcs);
+    free(lens);
+    fds_index_view_release(v);
+    fds_index_release(from);
+    fds_index_release(to);
+    if (rc)
+        return fds_resp_error(o, &e);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "took", (double)((fds_now_us() - t0) / 1000));
+    cJSON_AddBoolToObject(j, "timed_out", 0);
+    cJSON_AddNumberToObject(j, "total", (double)total);
+    cJSON_AddNumberToObject(j, "updated", (double)updated);
+    cJSON_AddNumberToObject(j, "created", (double)created);
+    cJSON_AddNumberToObject(j, "deleted", 0);
+    cJSON_AddNumberToObject(j, "batches", (double)((total + REINDEX_BATCH - 1) / REINDEX_BATCH));
+    cJSON_AddNumberToObject(j, "version_conflicts", 0);
+    cJSON_AddNumberToObject(j, "noops", 0);
+    cJSON_AddArrayToObject(j, "failures");
+    (void)failed;
+    fds_resp_json(o, 200, j);
+}

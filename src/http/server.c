@@ -1,0 +1,626 @@
+/*
+ * server.c: libmicrohttpd glue, routing and the shared request/response
+ * helpers of the REST layer.
+ *
+ * Two libmicrohttpd traps are handled here (DESIGN.md §10): the URL is not
+ * unescaped before routing (MHD_OPTION_UNESCAPE_CALLBACK keeps it raw; the
+ * path is split on '/' first and each segment unescaped, so an id "a%2Fb"
+ * stays one segment), and request bodies arriving in many pieces are
+ * accumulated up to a bound, past which the answer is 413.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http_int.h"
+
+struct fds_http_server {
+    struct MHD_Daemon *d;
+    fds_store *store;
+    uint64_t max_body;
+    uint16_t port;
+};
+
+/* Per-connection-request state (MHD's con_cls). */
+typedef struct req_state {
+    char *body;
+    size_t len, cap;
+    bool too_big;
+    char *params_copy[16]; /* unescaped parameter copies, freed at the end */
+    unsigned nparams;
+} req_state;
+
+long long fds_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- responses --------------------------------------------------------- */
+
+void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
+                  const char *content_type)
+{
+    free(o->body);
+    o->status = status;
+    o->body = body;
+    o->len = len;
+    o->content_type = content_type ? content_type : "application/json";
+}
+
+void fds_resp_json(fds_resp *o, int status, cJSON *json)
+{
+    char *s = json ? cJSON_PrintUnformatted(json) : NULL;
+    cJSON_Delete(json);
+    if (!s) {
+        fds_resp_raw(o, 500, strdup("{\"error\":\"out of memory\",\"status\":500}"),
+                     38, NULL);
+        return;
+    }
+    fds_resp_raw(o, status, s, strlen(s), NULL);
+}
+
+static int status_of(const fds_err *e)
+{
+    if (e->status)
+        return e->status;
+    switch (e->code) {
+    case FDS_ENOTFOUND: return 404;
+    case FDS_EINVAL: case FDS_EPARSE: case FDS_ECLOSED: case FDS_EEXIST:
+        return 400;
+    case FDS_ECONFLICT: return 409;
+    case FDS_ETOOBIG: return 413;
+    default: return 500;
+    }
+}
+
+static const char *type_of(const fds_err *e)
+{
+    if (e->type[0])
+        return e->type;
+    switch (e->code) {
+    case FDS_EPARSE: return "parse_exception";
+    case FDS_EINVAL: return "illegal_argument_exception";
+    case FDS_ENOTFOUND: return "resource_not_found_exception";
+    default: return "exception";
+    }
+}
+
+/* The error object of Elasticsearch (ElasticsearchException#toXContent). */
+static cJSON *error_object(const fds_err *e)
+{
+    cJSON *cause = cJSON_CreateObject();
+    cJSON_AddStringToObject(cause, "type", type_of(e));
+    cJSON_AddStringToObject(cause, "reason", e->reason[0] ? e->reason
+                                                          : fds_strerror(e->code));
+    if (e->index[0]) {
+        cJSON_AddStringToObject(cause, "index", e->index);
+        if (!strcmp(type_of(e), "index_not_found_exception")) {
+            cJSON_AddStringToObject(cause, "resource.type", "index_or_alias");
+            cJSON_AddStringToObject(cause, "resource.id", e->index);
+        }
+    }
+    cJSON *err = cJSON_Duplicate(cause, 1);
+    cJSON *rc = cJSON_AddArrayToObject(err, "root_cause");
+    cJSON_AddItemToArray(rc, cause);
+    /* root_cause first, as Elasticsearch prints it */
+    cJSON *first = cJSON_DetachItemFromObject(err, "root_cause");
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddItemToObject(out, "root_cause", first);
+    cJSON *it = err->child;
+    while (it) {
+        cJSON *next = it->next;
+        cJSON_AddItemToObject(out, it->string, cJSON_DetachItemViaPointer(err, it));
+        it = next;
+    }
+    cJSON_Delete(err);
+    return out;
+}
+
+void fds_resp_error(fds_resp *o, const fds_err *e)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddItemToObject(j, "error", error_object(e));
+    int st = status_of(e);
+    cJSON_AddNumberToObject(j, "status", st);
+    fds_resp_json(o, st, j);
+}
+
+void fds_resp_errorf(fds_resp *o, int status, const char *type,
+                     const char *fmt, ...)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    e.code = FDS_EINVAL;
+    e.status = status;
+    snprintf(e.type, sizeof e.type, "%s", type);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.reason, sizeof e.reason, fmt, ap);
+    va_end(ap);
+    fds_resp_error(o, &e);
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+bool fds_req_is(fds_req *r, const char *method)
+{
+    return !strcmp(r->method, method);
+}
+
+const char *fds_req_param(fds_req *r, const char *key)
+{
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+    if (!v)
+        return NULL;
+    /* parameters arrive raw (see the unescape callback): decode a copy */
+    static __thread char buf[4][2048];
+    static __thread unsigned k;
+    char *b = buf[k++ & 3];
+    snprintf(b, sizeof buf[0], "%s", v);
+    for (char *p = b; *p; p++)
+        if (*p == '+')
+            *p = ' ';
+    MHD_http_unescape(b);
+    return b;
+}
+
+bool fds_req_param_bool(fds_req *r, const char *key, bool dflt)
+{
+    const char *v = fds_req_param(r, key);
+    if (!v)
+        return dflt;
+    return *v == 0 || !strcmp(v, "true");
+}
+
+int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
+{
+    *out = NULL;
+    size_t i = 0;
+    while (i < r->body_len && strchr(" \t\r\n", r->body[i]))
+        i++;
+    if (i == r->body_len)
+        return 0;
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 0);
+    if (!j) {
+        size_t at = end ? (size_t)(end - r->body) : 0;
+        return fds_err_set(err, FDS_EPARSE, 400, "parse_exception",
+                           "request body is not valid JSON: unexpected input "
+                           "at byte %zu", at);
+    }
+    while (end && (size_t)(end - r->body) < r->body_len && strchr(" \t\r\n", *end))
+        end++;
+    if (end && (size_t)(end - r->body) < r->body_len) {
+        cJSON_Delete(j);
+        return fds_err_set(err, FDS_EPARSE, 400, "parse_exception",
+                           "request body has trailing content at byte %zu",
+                           (size_t)(end - r->body));
+    }
+    *out = j;
+    return 0;
+}
+
+fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
+{
+    fds_index *ix = NULL;
+    fds_err e;
+    fds_err_clear(&e);
+    if (i >= r->nseg || fds_store_get_index(r->store, r->seg[i], &ix, &e)) {
+        if (!e.code)
+            fds_err_set(&e, FDS_ENOTFOUND, 404, "index_not_found_exception",
+                        "no such index");
+        fds_resp_error(o, &e);
+        return NULL;
+    }
+    return ix;
+}
+
+/* ---- _cat tables ---------------------------------------------------------- */
+
+static int cat_cols(fds_req *r, const char *const *cols, size_t ncol,
+                    size_t *sel, size_t cap)
+{
+    const char *h = fds_req_param(r, "h");
+    if (!h || !*h) {
+        for (size_t i = 0; i < ncol && i < cap; i++)
+            sel[i] = i;
+        return (int)(ncol < cap ? ncol : cap);
+    }
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", h);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t && (size_t)n < cap;
+         t = strtok_r(NULL, ",", &save)) {
+        for (size_t i = 0; i < ncol; i++)
+            if (!strcmp(cols[i], t)) {
+                sel[n++] = i;
+                break;
+            }
+    }
+    return n;
+}
+
+static int cat_row_cmp(const void *a, const void *b, void *arg)
+{
+    size_t col = *(const size_t *)arg;
+    const char *x = (*(char ***)a)[col], *y = (*(char ***)b)[col];
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
+                    size_t ncol, char ***rows, size_t nrows)
+{
+    size_t sel[32];
+    int ns = cat_cols(r, cols, ncol, sel, 32);
+    const char *s = fds_req_param(r, "s");
+    if (s && nrows > 1) {
+        for (size_t i = 0; i < ncol; i++)
+            if (!strncmp(cols[i], s, strlen(cols[i])) &&
+                (s[strlen(cols[i])] == 0 || s[strlen(cols[i])] == ':')) {
+                qsort_r(rows, nrows, sizeof *rows, cat_row_cmp, &i);
+                break;
+            }
+    }
+    const char *fmt = fds_req_param(r, "format");
+    if (fmt && !strcmp(fmt, "json")) {
+        cJSON *arr = cJSON_CreateArray();
+        for (size_t i = 0; i < nrows; i++) {
+            cJSON *o1 = cJSON_CreateObject();
+            for (int c = 0; c < ns; c++) {
+                const char *v = rows[i][sel[c]];
+                if (v)
+                    cJSON_AddStringToObject(o1, cols[sel[c]], v);
+                else
+                    cJSON_AddNullToObject(o1, cols[sel[c]]);
+            }
+            cJSON_AddItemToArray(arr, o1);
+        }
+        fds_resp_json(o, 200, arr);
+        return;
+    }
+    bool v = fds_req_param_bool(r, "v", false);
+    size_t w[32] = {0};
+    for (int c = 0; c < ns; c++) {
+        if (v)
+            w[c] = strlen(cols[sel[c]]);
+        for (size_t i = 0; i < nrows; i++) {
+            const char *x = rows[i][sel[c]];
+            size_t l = x ? strlen(x) : 0;
+            if (l > w[c])
+                w[c] = l;
+        }
+    }
+    size_t cap = 64, len = 0;
+    for (int c = 0; c < ns; c++)
+        cap += (w[c] + 1) * (nrows + 1);
+    char *out = malloc(cap + nrows + 2);
+    if (!out) {
+        fds_resp_errorf(o, 500, "exception", "out of memory");
+        return;
+    }
+    for (size_t i = v ? 0 : 1; i <= nrows; i++) {
+        for (int c = 0; c < ns; c++) {
+            const char *x = i == 0 ? cols[sel[c]] : rows[i - 1][sel[c]];
+            if (!x)
+                x = "";
+            if (c + 1 < ns)
+                len += (size_t)sprintf(out + len, "%-*s ", (int)w[c], x);
+            else
+                len += (size_t)sprintf(out + len, "%s", x);
+        }
+        out[len++] = '\n';
+    }
+    out[len] = 0;
+    fds_resp_raw(o, 200, out, len, "text/plain; charset=UTF-8");
+}
+
+/* ---- routing -------------------------------------------------------------- */
+
+static bool seg_is(fds_req *r, unsigned i, const char *s)
+{
+    return i < r->nseg && !strcmp(r->seg[i], s);
+}
+
+static void method_not_allowed(fds_req *r, fds_resp *o, const char *allowed)
+{
+    fds_resp_errorf(o, 405, "method_not_allowed_exception",
+                    "Incorrect HTTP method for uri [/%s%s%s] and method [%s], "
+                    "allowed: [%s]", r->nseg ? r->seg[0] : "",
+                    r->nseg > 1 ? "/" : "", r->nseg > 1 ? r->seg[1] : "",
+                    r->method, allowed);
+}
+
+static void route(fds_req *r, fds_resp *o)
+{
+    bool get = fds_req_is(r, "GET") || fds_req_is(r, "HEAD");
+    bool post = fds_req_is(r, "POST"), put = fds_req_is(r, "PUT");
+    bool del = fds_req_is(r, "DELETE");
+    unsigned n = r->nseg;
+    if (n == 0) {
+        if (get)
+            return fds_h_root(r, o);
+        return method_not_allowed(r, o, "GET, HEAD");
+    }
+    const char *s0 = r->seg[0];
+    if (s0[0] == '_') {
+        if (!strcmp(s0, "_bulk") && n == 1 && (post || put))
+            return fds_h_bulk(r, o);
+        if (!strcmp(s0, "_cluster") && seg_is(r, 1, "health") && get)
+            return fds_h_cluster_health(r, o);
+        if (!strcmp(s0, "_cat") && n == 2 && get) {
+            if (seg_is(r, 1, "indices"))
+                return fds_h_cat_indices(r, o);
+            if (seg_is(r, 1, "segments"))
+                return fds_h_cat_segments(r, o);
+            if (seg_is(r, 1, "nodes"))
+                return fds_h_cat_nodes(r, o);
+        }
+        if (!strcmp(s0, "_cat") && n == 3 && get) {
+            if (seg_is(r, 1, "indices"))
+                return fds_h_cat_indices(r, o);
+            if (seg_is(r, 1, "segments"))
+                return fds_h_cat_segments(r, o);
+        }
+        if (!strcmp(s0, "_nodes") && get &&
+            ((n == 2 && seg_is(r, 1, "stats")) || (n >= 3 && seg_is(r, 2, "stats"))))
+            return fds_h_nodes_stats(r, o);
+        if (!strcmp(s0, "_refresh") && n == 1 && (post || get))
+            return fds_h_refresh(r, o);
+        if (!strcmp(s0, "_reindex") && n == 1 && post)
+            return fds_h_reindex(r, o);
+        if ((!strcmp(s0, "_search") || !strcmp(s0, "_count")) && n == 1 &&
+            (get || post))
+            return fds_h_search(r, o, !strcmp(s0, "_count"));
+        return fds_resp_errorf(o, 400, "invalid_index_name_exception",
+                               "Invalid index name [%s], must not start with "
+                               "'_', '-', or '+'", s0);
+    }
+    if (n == 1) {
+        if (put)
+            return fds_h_index_create(r, o);
+        if (del)
+            return fds_h_index_delete(r, o);
+        if (fds_req_is(r, "HEAD"))
+            return fds_h_index_exists(r, o);
+        if (get)
+            return fds_h_index_get(r, o);
+        return method_not_allowed(r, o, "PUT, DELETE, GET, HEAD");
+    }
+    const char *s1 = r->seg[1];
+    if (n == 2) {
+        if (!strcmp(s1, "_settings")) {
+            if (get)
+                return fds_h_settings_get(r, o);
+            if (put)
+                return fds_h_settings_put(r, o);
+            return method_not_allowed(r, o, "GET, PUT");
+        }
+        if (!strcmp(s1, "_mapping") || !strcmp(s1, "_mappings")) {
+            if (get)
+                return fds_h_mapping_get(r, o);
+        }
+        if (!strcmp(s1, "_search") && (get || post))
+            return fds_h_search(r, o, false);
+        if (!strcmp(s1, "_count") && (get || post))
+            return fds_h_search(r, o, true);
+        if (!strcmp(s1, "_bulk") && (post || put))
+            return fds_h_bulk(r, o);
+        if (!strcmp(s1, "_refresh") && (post || get))
+            return fds_h_refresh(r, o);
+        if (!strcmp(s1, "_flush") && (post || get))
+            return fds_h_flush(r, o);
+        if (!strcmp(s1, "_forcemerge") && post)
+            return fds_h_forcemerge(r, o);
+        if (!strcmp(s1, "_open") && post)
+            return fds_h_open_close(r, o, true);
+        if (!strcmp(s1, "_close") && post)
+            return fds_h_open_close(r, o, false);
+        if (!strcmp(s1, "_stats") && get)
+            return fds_h_stats(r, o);
+        if (!strcmp(s1, "_doc") && post)
+            return fds_h_doc_put(r, o, false);
+    }
+    if (n == 3) {
+        if (!strcmp(s1, "_doc")) {
+            if (get)
+                return fds_h_doc_get(r, o);
+            if (put || post)
+                return fds_h_doc_put(r, o, false);
+            if (del)
+                return fds_h_doc_delete(r, o);
+            return method_not_allowed(r, o, "GET, PUT, POST, DELETE, HEAD");
+        }
+        if (!strcmp(s1, "_create") && (put || post))
+            return fds_h_doc_put(r, o, true);
+        if (!strcmp(s1, "_source") && get)
+            return fds_h_doc_get(r, o);
+        if (!strcmp(s1, "_stats") && get)
+            return fds_h_stats(r, o);
+        if (!strcmp(s1, "_settings") && get)
+            return fds_h_settings_get(r, o);
+    }
+    char uri[512] = "";
+    for (unsigned i = 0; i < n; i++) {
+        size_t l = strlen(uri);
+        snprintf(uri + l, sizeof uri - l, "/%s", r->seg[i]);
+    }
+    fds_resp_errorf(o, 400, "illegal_argument_exception",
+                    "no handler found for uri [%s] and method [%s]", uri,
+                    r->method);
+}
+
+/* ---- libmicrohttpd callbacks --------------------------------------------------- */
+
+/* Keep the URL raw; segments are unescaped after splitting (see top). */
+static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    req_state *st = *con_cls;
+    if (st) {
+        free(st->body);
+        free(st);
+    }
+    *con_cls = NULL;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
+                              const char *url, const char *method,
+                              const char *version, const char *upload,
+                              size_t *upload_size, void **con_cls)
+{
+    struct fds_http_server *srv = cls;
+    req_state *st = *con_cls;
+    if (!st) {
+        st = calloc(1, sizeof *st);
+        if (!st)
+            return MHD_NO;
+        *con_cls = st;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (st->too_big || st->len + n > srv->max_body) {
+            st->too_big = true;
+            return MHD_YES;
+        }
+        if (st->len + n + 1 > st->cap) {
+            size_t cap = st->cap ? st->cap : 16384;
+            while (cap < st->len + n + 1)
+                cap *= 2;
+            char *q = realloc(st->body, cap);
+            if (!q) {
+                st->too_big = true;
+                return MHD_YES;
+            }
+            st->body = q;
+            st->cap = cap;
+        }
+        memcpy(st->body + st->len, upload, n);
+        st->len += n;
+        return MHD_YES;
+    }
+    fds_resp o = {0};
+    fds_req r = {0};
+    r.store = srv->store;
+    r.method = method;
+    r.conn = conn;
+    r.start_us = fds_now_us();
+    r.body = st->body ? st->body : "";
+    if (st->body)
+        st->body[st->len] = 0;
+    r.body_len = st->len;
+
+    /* split the raw path, then unescape each segment */
+    char *path = strdup(url);
+    bool bad = !path;
+    for (char *save = NULL, *t = path ? strtok_r(path, "/", &save) : NULL; t;
+         t = strtok_r(NULL, "/", &save)) {
+        if (r.nseg == FDS_PATH_SEGMENTS_MAX) {
+            bad = true;
+            break;
+        }
+        MHD_http_unescape(t);
+        r.seg[r.nseg++] = t;
+    }
+    if (st->too_big) {
+        fds_resp_errorf(&o, 413, "content_too_long_exception",
+                        "request body is too large: more than [%llu] bytes "
+                        "(http.max_content_length)",
+                        (unsigned long long)srv->max_body);
+    } else if (bad) {
+        fds_resp_errorf(&o, 400, "illegal_argument_exception",
+                        "no handler found for uri [%s] and method [%s]", url,
+                        method);
+    } else {
+        route(&r, &o);
+    }
+    free(path);
+    if (!o.body)
+        fds_resp_errorf(&o, 500, "exception", "no response");
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        o.len, o.body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(o.body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", o.content_type);
+    MHD_add_response_header(resp, "X-elastic-product", "Elasticsearch");
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)o.status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+int fds_http_start(fds_store *store, const fds_http_options *opt,
+                   fds_http_server **out, fds_err *err)
+{
+    fds_http_server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return FDS_ENOMEM;
+    srv->store = store;
+    srv->max_body = opt->max_body ? opt->max_body : FDS_HTTP_MAX_BODY;
+    struct sockaddr_in addr = {0};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(opt->port);
+    if (inet_pton(AF_INET, opt->bind ? opt->bind : "127.0.0.1", &addr.sin_addr) != 1) {
+        free(srv);
+        return fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+                           "bad bind address [%s]", opt->bind);
+    }
+    unsigned threads = opt->threads;
+    if (!threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (unsigned)n : 2;
+    }
+    srv->d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG,
+        0, NULL, NULL, answer, srv,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_END);
+    if (!srv->d) {
+        free(srv);
+        return fds_err_set(err, FDS_EIO, 0, "bind_exception",
+                           "cannot listen on %s:%u (port in use?)",
+                           opt->bind ? opt->bind : "127.0.0.1", opt->port);
+    }
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : opt->port;
+    *out = srv;
+    return 0;
+}
+
+void fds_http_stop(fds_http_server *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->d);
+    free(srv);
+}
+
+uint16_t fds_http_port(const fds_http_server *srv)
+{
+    return srv->port;
+}

@@ -1,0 +1,481 @@
+/*
+ * segment.c: the stored-fields file of a segment (Lucene's .fdt + .fdx in
+ * one file), written once at refresh or merge, then mapped read-only.
+ *
+ * Documents are appended in doc-id order to blocks; a block is closed when
+ * its raw size reaches index.codec.block_size or it holds
+ * max_docs_per_block docs (DESIGN.md §3); a document larger than a block
+ * gets a block of its own.  Blocks are self-describing (codec.c gives their
+ * layout and checksum).
+ *
+ * File layout (all integers little-endian):
+ *
+ *   offset 0            magic "FDSFDT01" (8 bytes)
+ *   8                   block 0, block 1, ... (as fds_block_encode wrote them)
+ *   index_off           block index, nblocks entries of 16 bytes:
+ *                         +0 u64 file offset of the block
+ *                         +8 u32 doc base (first doc id of the block)
+ *                         +12 u32 encoded length of the block
+ *   index_off+16*nb     versions: max_doc x i64 (_version of each doc)
+ *   ... + 8*max_doc     seq_nos:  max_doc x i64 (_seq_no of each doc)
+ *   end - 48            footer:
+ *                         +0  u64 index_off
+ *                         +8  u32 nblocks
+ *                         +12 u32 max_doc
+ *                         +16 u64 raw bytes of all sources
+ *                         +24 u32 codec id
+ *                         +28 u32 dictionary id (0: none)
+ *                         +32 u32 CRC-32 (zlib) of [index_off, end-48) and
+ *                             footer bytes +0..+31
+ *                         +36 u32 reserved, 0
+ *                         +40 magic "FDSEND01"
+ *
+ * The block index is read into nothing: doc id -> block is a binary search
+ * over the mapped entries, like Lucene's FieldsIndexReader.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "store_int.h"
+
+#define FDT_MAGIC "FDSFDT01"
+#define FDT_END_MAGIC "FDSEND01"
+#define FDT_FOOTER 48
+#define FDT_HEADER 8
+
+char *fds__seg_path(const fds_index *ix, uint64_t gen, const char *ext)
+{
+    size_t n = strlen(ix->dir) + 64;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/seg_%llu.%s", ix->dir, (unsigned long long)gen, ext);
+    return p;
+}
+
+/* A growable byte buffer for the tail sections. */
+typedef struct bytes {
+    uint8_t *p;
+    size_t n, cap;
+} bytes;
+
+static int bytes_reserve(bytes *b, size_t more)
+{
+    if (b->n + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + more)
+        cap *= 2;
+    uint8_t *q = realloc(b->p, cap);
+    if (!q)
+        return FDS_ENOMEM;
+    b->p = q;
+    b->cap = cap;
+    return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return FDS_EIO;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
+                   size_t n, const fds_codec_params *p, const fds_dict *dict,
+                   fds_err *err)
+{
+    char *path = fds__seg_path(ix, gen, "fdt");
+    if (!path)
+        return FDS_ENOMEM;
+    int rc = 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
+                         "cannot create [%s]: %s", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    fds_codec_ctx *ctx = fds_codec_ctx_thread();
+    bytes tail = {0}, raw = {0}, enc = {0};
+    uint32_t *lens = malloc(sizeof(uint32_t) * (p->max_docs_per_block + 1));
+    uint64_t off = FDT_HEADER, raw_total = 0;
+    uint32_t nblocks = 0;
+    if (!ctx || !lens) {
+        rc = FDS_ENOMEM;
+        goto out;
+    }
+    if ((rc = write_all(fd, FDT_MAGIC, FDT_HEADER)))
+        goto io;
+
+    size_t i = 0;
+    while (i < n) {
+        /* cut one block */
+        size_t first = i;
+        raw.n = 0;
+        uint32_t nd = 0;
+        while (i < n && nd < p->max_docs_per_block &&
+               (nd == 0 || raw.n < p->block_size)) {
+            if ((rc = bytes_reserve(&raw, docs[i].src_len)))
+                goto out;
+            memcpy(raw.p + raw.n, docs[i].src, docs[i].src_len);
+            raw.n += docs[i].src_len;
+            lens[nd++] = (uint32_t)docs[i].src_len;
+            i++;
+        }
+        size_t bound = fds_block_bound(p, raw.n, nd);
+        enc.n = 0;
+        if ((rc = bytes_reserve(&enc, bound)))
+            goto out;
+        size_t elen = 0;
+        rc = fds_block_encode(ctx, p, dict, first, raw.p ? raw.p : (const uint8_t *)"",
+                              lens, nd, enc.p, enc.cap, &elen);
+        if (rc) {
+            fds_err_set(err, rc, 500, "codec_exception",
+                        "[%s] cannot encode block %u of segment seg_%llu: %s",
+                        ix->name, nblocks, (unsigned long long)gen,
+                        fds_strerror(rc));
+            goto out;
+        }
+        if ((rc = write_all(fd, enc.p, elen)))
+            goto io;
+        if ((rc = bytes_reserve(&tail, 16)))
+            goto out;
+        fds__put_u64(tail.p + tail.n, off);
+        fds__put_u32(tail.p + tail.n + 8, (uint32_t)first);
+        fds__put_u32(tail.p + tail.n + 12, (uint32_t)elen);
+        tail.n += 16;
+        off += elen;
+        raw_total += raw.n;
+        nblocks++;
+    }
+    if ((rc = bytes_reserve(&tail, 16 * n + FDT_FOOTER)))
+        goto out;
+    for (size_t k = 0; k < n; k++, tail.n += 8)
+        fds__put_u64(tail.p + tail.n, (uint64_t)docs[k].version);
+    for (size_t k = 0; k < n; k++, tail.n += 8)
+        fds__put_u64(tail.p + tail.n, (uint64_t)docs[k].seq_no);
+    uint8_t *f = tail.p + tail.n;
+    fds__put_u64(f, off);
+    fds__put_u32(f + 8, nblocks);
+    fds__put_u32(f + 12, (uint32_t)n);
+    fds__put_u64(f + 16, raw_total);
+    fds__put_u32(f + 24, (uint32_t)p->codec);
+    fds__put_u32(f + 28, dict ? fds_dict_id(dict) : 0);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, tail.p, (uInt)(tail.n + 32));
+    fds__put_u32(f + 32, (uint32_t)crc);
+    fds__put_u32(f + 36, 0);
+    memcpy(f + 40, FDT_END_MAGIC, 8);
+    tail.n += FDT_FOOTER;
+    if ((rc = write_all(fd, tail.p, tail.n)))
+        goto io;
+    if (fsync(fd) != 0)
+        goto io;
+    goto out;
+io:
+    rc = fds_err_set(err, FDS_EIO, 500, "io_exception", "cannot write [%s]: %s",
+                     path, strerror(errno));
+out:
+    close(fd);
+    if (rc)
+        unlink(path);
+    free(path);
+    free(tail.p);
+    free(raw.p);
+    free(enc.p);
+    free(lens);
+    return rc;
+}
+
+int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
+                  fds_err *err)
+{
+    fds__seg *sg = calloc(1, sizeof *sg);
+    if (!sg)
+        return FDS_ENOMEM;
+    atomic_init(&sg->refs, 1);
+    atomic_init(&sg->dropped, false);
+    sg->id = row_id;
+    sg->gen = gen;
+    snprintf(sg->name, sizeof sg->name, "seg_%llu", (unsigned long long)gen);
+    sg->fdt_path = fds__seg_path(ix, gen, "fdt");
+    sg->tim_path = fds__seg_path(ix, gen, "tim");
+    int rc = 0;
+    if (!sg->fdt_path || !sg->tim_path) {
+        rc = FDS_ENOMEM;
+        goto fail;
+    }
+    int fd = open(sg->fdt_path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
+                         "[%s] cannot open segment file [%s]: %s", ix->name,
+                         sg->fdt_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        goto fail;
+    }
+    sg->map_len = (size_t)st.st_size;
+    if (sg->map_len < FDT_HEADER + FDT_FOOTER) {
+        close(fd);
+        goto corrupt;
+    }
+    void *m = mmap(NULL, sg->map_len, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
+                         "[%s] cannot map [%s]: %s", ix->name, sg->fdt_path,
+                         strerror(errno));
+        goto fail;
+    }
+    sg->map = m;
+    const uint8_t *f = sg->map + sg->map_len - FDT_FOOTER;
+    if (memcmp(sg->map, FDT_MAGIC, 8) || memcmp(f + 40, FDT_END_MAGIC, 8))
+        goto corrupt;
+    uint64_t index_off = fds__get_u64(f);
+    sg->nblocks = fds__get_u32(f + 8);
+    sg->max_doc = fds__get_u32(f + 12);
+    sg->raw_bytes = fds__get_u64(f + 16);
+    sg->codec = fds__get_u32(f + 24);
+    sg->dict_id = fds__get_u32(f + 28);
+    uint64_t need = (uint64_t)sg->nblocks * FDT_BLKIDX_ENTRY +
+                    (uint64_t)sg->max_doc * 16;
+    if (index_off < FDT_HEADER || index_off + need + FDT_FOOTER != sg->map_len)
+        goto corrupt;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, sg->map + index_off, (uInt)(need + 32));
+    if ((uint32_t)crc != fds__get_u32(f + 32))
+        goto corrupt;
+    sg->blk_index = sg->map + index_off;
+    sg->versions = sg->blk_index + (size_t)sg->nblocks * FDT_BLKIDX_ENTRY;
+    sg->seqnos = sg->versions + (size_t)sg->max_doc * 8;
+    for (uint32_t b = 0; b < sg->nblocks; b++) {
+        const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+        if (fds__get_u64(e) + fds__get_u32(e + 12) > index_off)
+            goto corrupt;
+    }
+    rc = fds_sidx_open(sg->tim_path, &sg->sidx, err);
+    if (rc)
+        goto fail;
+    if (fds_sidx_max_doc(sg->sidx) != sg->max_doc) {
+        rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                         "[%s] segment [%s]: inverted index has %u docs, "
+                         "stored fields %u", ix->name, sg->name,
+                         fds_sidx_max_doc(sg->sidx), sg->max_doc);
+        goto fail;
+    }
+    sg->tim_bytes = fds_sidx_file_bytes(sg->sidx);
+    *out = sg;
+    return 0;
+corrupt:
+    rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                     "[%s] segment [%s]: stored-fields file [%s] is damaged "
+                     "(bad magic, size or checksum)",
+                     ix->name, sg->name, sg->fdt_path);
+fail:
+    fds__seg_unref(sg);
+    return rc;
+}
+
+void fds__seg_unref(fds__seg *sg)
+{
+    if (!sg || atomic_fetch_sub(&sg->refs, 1) != 1)
+        return;
+    if (sg->map)
+        munmap((void *)sg->map, sg->map_len);
+    fds_sidx_close(sg->sidx);
+    if (atomic_load(&sg->dropped)) {
+        if (sg->fdt_path)
+            unlink(sg->fdt_path);
+        if (sg->tim_path)
+            unlink(sg->tim_path);
+    }
+    free(sg->fdt_path);
+    free(sg->tim_path);
+    free(sg);
+}
+
+int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
+                    uint64_t *offset, uint32_t *len, uint32_t *doc_base)
+{
+    if (doc >= sg->max_doc || sg->nblocks == 0)
+        return FDS_ERANGE;
+    uint32_t lo = 0, hi = sg->nblocks - 1;
+    while (lo < hi) { /* last block whose base <= doc */
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (fds__get_u32(sg->blk_index + (size_t)mid * FDT_BLKIDX_ENTRY + 8) <= doc)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const uint8_t *e = sg->blk_index + (size_t)lo * FDT_BLKIDX_ENTRY;
+    *block = lo;
+    *offset = fds__get_u64(e);
+    *doc_base = fds__get_u32(e + 8);
+    *len = fds__get_u32(e + 12);
+    return 0;
+}
+
+int64_t fds__seg_version(const fds__seg *sg, uint32_t doc)
+{
+    return (int64_t)fds__get_u64(sg->versions + (size_t)doc * 8);
+}
+
+int64_t fds__seg_seqno(const fds__seg *sg, uint32_t doc)
+{
+    return (int64_t)fds__get_u64(sg->seqnos + (size_t)doc * 8);
+}
+
+/* Decode one block of `sg` up to in-block doc `upto` with the thread's
+ * context; errors name index, segment and block. */
+static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
+                            uint64_t off, uint32_t len, uint32_t upto,
+                            fds_block_view *view, fds_err *err)
+{
+    fds_block_info info;
+    const uint8_t *blk = sg->map + off;
+    int rc = fds_block_info_read(blk, len, &info);
+    const fds_dict *dict = NULL;
+    if (rc == 0 && fds_codec_uses_dict(info.codec)) {
+        dict = fds__index_dict(ix, info.dict_id);
+        if (!dict)
+            return fds_err_set(err, FDS_EDICT, 500, "corrupt_index_exception",
+                               "[%s] segment [%s] block [%u]: dictionary [%u] "
+                               "is missing from the catalogue",
+                               ix->name, sg->name, block, info.dict_id);
+    }
+    if (rc == 0)
+        rc = fds_block_decode(fds_codec_ctx_thread(), blk, len, dict, upto, view);
+    if (rc)
+        return fds_err_set(err, rc, 500, "corrupt_index_exception",
+                           "[%s] segment [%s] block [%u]: %s", ix->name,
+                           sg->name, block,
+                           rc == FDS_EDICT ? "block was written with another "
+                                             "dictionary than the one found"
+                                           : fds_strerror(rc));
+    return 0;
+}
+
+int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
+                      const uint8_t **src, size_t *len, fds_err *err)
+{
+    uint32_t block, blen, base;
+    uint64_t off;
+    int rc = fds__seg_locate(sg, doc, &block, &off, &blen, &base);
+    if (rc)
+        return rc;
+    fds_block_view v;
+    rc = seg_decode_block(ix, sg, block, off, blen, doc - base, &v, err);
+    if (rc)
+        return rc;
+    uint32_t k = doc - base;
+    if (k >= v.decoded_docs)
+        return fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                           "[%s] segment [%s] block [%u]: doc %u missing",
+                           ix->name, sg->name, block, doc);
+    *src = v.raw + v.offsets[k];
+    *len = v.offsets[k + 1] - v.offsets[k];
+    return 0;
+}
+
+/* ---- fetching many hits through a view ---------------------------------- */
+
+typedef struct fetch_ref {
+    size_t hit;      /* index in the caller's hits */
+    uint32_t seg, doc;
+} fetch_ref;
+
+static int fetch_ref_cmp(const void *a, const void *b)
+{
+    const fetch_ref *x = a, *y = b;
+    if (x->seg != y->seg)
+        return x->seg < y->seg ? -1 : 1;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
+                         const uint8_t **src, size_t *src_len, fds_err *err)
+{
+    if (n == 0)
+        return 0;
+    fetch_ref *refs = malloc(n * sizeof *refs);
+    size_t *offs = malloc(n * sizeof *offs);
+    if (!refs || !offs) {
+        free(refs);
+        free(offs);
+        return FDS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        refs[i] = (fetch_ref){i, hits[i].seg, hits[i].doc};
+    qsort(refs, n, sizeof *refs, fetch_ref_cmp);
+    v->arena_len = 0;
+    int rc = 0;
+    size_t i = 0;
+    while (i < n && rc == 0) {
+        if (refs[i].seg >= v->nsegs) {
+            rc = FDS_EINVAL;
+            break;
+        }
+        const fds__seg *sg = v->segs[refs[i].seg];
+        uint32_t block, blen, base;
+        uint64_t off;
+        if ((rc = fds__seg_locate(sg, refs[i].doc, &block, &off, &blen, &base)))
+            break;
+        /* every hit in this block: decode once, as far as the last one */
+        size_t j = i;
+        while (j + 1 < n && refs[j + 1].seg == refs[i].seg &&
+               refs[j + 1].doc < base + 0xFFFFFFFFu &&
+               (block + 1 >= sg->nblocks ||
+                refs[j + 1].doc < fds__get_u32(sg->blk_index +
+                                               (size_t)(block + 1) * FDT_BLKIDX_ENTRY + 8)))
+            j++;
+        fds_block_view bv;
+        rc = seg_decode_block(v->ix, sg, block, off, blen, refs[j].doc - base,
+                              &bv, err);
+        if (rc)
+            break;
+        for (size_t k = i; k <= j; k++) {
+            uint32_t d = refs[k].doc - base;
+            size_t dl = bv.offsets[d + 1] - bv.offsets[d];
+            if (v->arena_len + dl > v->arena_cap) {
+                size_t cap = v->arena_cap ? v->arena_cap : 65536;
+                while (cap < v->arena_len + dl)
+                    cap *= 2;
+                uint8_t *q = realloc(v->arena, cap);
+                if (!q) {
+                    rc = FDS_ENOMEM;
+                    break;
+                }
+                v->arena = q;
+                v->arena_cap = cap;
+            }
+            memcpy(v->arena + v->arena_len, bv.raw + bv.offsets[d], dl);
+            offs[refs[k].hit] = v->arena_len;
+            src_len[refs[k].hit] = dl;
+            v->arena_len += dl;
+        }
+        i = j + 1;
+    }
+    if (rc == 0)
+        for (size_t k = 0; k < n; k++)
+            src[k] = v->arena + offs[k];
+    free(refs);
+    free(offs);
+    return rc;
+}

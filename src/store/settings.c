@@ -1,0 +1,247 @@
+/*
+ * settings.c: index settings (DESIGN.md §5) with Elasticsearch's names,
+ * value syntax (time values "1s", byte sizes "16kb") and error texts.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "store.h"
+
+#define MAX_RESULT_WINDOW_DEFAULT 10000
+
+void fds_index_settings_default(fds_index_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    fds_codec_params_default(FDS_CODEC_LZ4, &s->codec);
+    s->codec.level = FDS_ZSTD_LEVEL_DEFAULT;
+    s->zstd_dict = true;
+    s->dict_size = FDS_DICT_SIZE_DEFAULT;
+    s->dict_sample_bytes = FDS_DICT_SAMPLE_DEFAULT;
+    s->number_of_shards = 1;
+    s->number_of_replicas = 1;
+    s->refresh_interval_ms = FDS_REFRESH_INTERVAL_DEFAULT_MS;
+    s->durability = FDS_DURABILITY_REQUEST;
+    s->max_result_window = MAX_RESULT_WINDOW_DEFAULT;
+}
+
+static const struct {
+    const char *key;
+    fds_setting_kind kind;
+} KINDS[] = {
+    {"index.codec", FDS_SETTING_STATIC},
+    {"index.compression.zstd.level", FDS_SETTING_STATIC},
+    {"index.codec.compression_level", FDS_SETTING_STATIC},
+    {"index.compression.zstd.dict", FDS_SETTING_FINAL},
+    {"index.codec.block_size", FDS_SETTING_STATIC},
+    {"index.codec.max_docs_per_block", FDS_SETTING_STATIC},
+    {"index.codec.dict_size", FDS_SETTING_STATIC},
+    {"index.codec.dict_sample_size", FDS_SETTING_STATIC},
+    {"index.number_of_shards", FDS_SETTING_FINAL},
+    {"index.number_of_replicas", FDS_SETTING_DYNAMIC},
+    {"index.refresh_interval", FDS_SETTING_DYNAMIC},
+    {"index.translog.durability", FDS_SETTING_DYNAMIC},
+    {"index.max_result_window", FDS_SETTING_DYNAMIC},
+};
+
+fds_setting_kind fds_setting_kind_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+        if (!strcmp(KINDS[i].key, key))
+            return KINDS[i].kind;
+    return FDS_SETTING_UNKNOWN;
+}
+
+static int bad_value(fds_err *err, const char *key, const char *value)
+{
+    return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                       "failed to parse value [%s] for setting [%s]", value, key);
+}
+
+static int parse_long(const char *v, long long *out)
+{
+    if (!*v)
+        return -1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* "16kb", "1mb", "16384", "16384b" -> bytes (Elasticsearch ByteSizeValue). */
+static int parse_bytes(const char *v, long long *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || x < 0)
+        return -1;
+    static const struct { const char *unit; double mul; } U[] = {
+        {"", 1}, {"b", 1}, {"k", 1024}, {"kb", 1024}, {"m", 1048576},
+        {"mb", 1048576}, {"g", 1073741824.0}, {"gb", 1073741824.0},
+    };
+    for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
+        if (!strcasecmp(end, U[i].unit)) {
+            *out = (long long)(x * U[i].mul);
+            return 0;
+        }
+    return -1;
+}
+
+/* "1s", "500ms", "2m", "-1" -> milliseconds (Elasticsearch TimeValue). */
+static int parse_time_ms(const char *v, long long *out)
+{
+    if (!strcmp(v, "-1")) {
+        *out = -1;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || x < 0)
+        return -1;
+    static const struct { const char *unit; double mul; } U[] = {
+        {"nanos", 1e-6}, {"micros", 1e-3}, {"ms", 1}, {"s", 1000},
+        {"m", 60000}, {"h", 3600000}, {"d", 86400000},
+    };
+    for (size_t i = 0; i < sizeof U / sizeof U[0]; i++)
+        if (!strcmp(end, U[i].unit)) {
+            *out = (long long)(x * U[i].mul);
+            return 0;
+        }
+    return -1;
+}
+
+int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
+                     fds_err *err)
+{
+    long long x;
+    if (!strcmp(key, "index.codec")) {
+        fds_codec_id id;
+        if (fds_codec_from_name(value, &id))
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "unknown value for [index.codec] must be one of "
+                               "[default, best_compression, ZSTD, zstd, "
+                               "zstd_no_dict, lucene_best_compression] but was: %s",
+                               value);
+        int level = s->codec.level;
+        fds_codec_params_default(id, &s->codec);
+        s->codec.level = level;
+    } else if (!strcmp(key, "index.compression.zstd.level") ||
+               !strcmp(key, "index.codec.compression_level")) {
+        if (parse_long(value, &x))
+            return bad_value(err, key, value);
+        if (x < FDS_ZSTD_LEVEL_MIN || x > FDS_ZSTD_LEVEL_MAX)
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "Failed to parse value [%s] for setting [%s] must "
+                               "be >= %d and <= %d", value, key,
+                               FDS_ZSTD_LEVEL_MIN, FDS_ZSTD_LEVEL_MAX);
+        s->codec.level = (int)x;
+    } else if (!strcmp(key, "index.compression.zstd.dict")) {
+        if (strcmp(value, "true") && strcmp(value, "false"))
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "Failed to parse value [%s] as only [true] or "
+                               "[false] are allowed.", value);
+        s->zstd_dict = !strcmp(value, "true");
+    } else if (!strcmp(key, "index.codec.block_size")) {
+        if (parse_bytes(value, &x))
+            return bad_value(err, key, value);
+        if (x < FDS_BLOCK_SIZE_MIN || x > FDS_BLOCK_SIZE_MAX)
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "failed to parse value [%s] for setting [%s], "
+                               "must be >= [%ub] and <= [%ub]", value, key,
+                               FDS_BLOCK_SIZE_MIN, FDS_BLOCK_SIZE_MAX);
+        s->codec.block_size = (uint32_t)x;
+    } else if (!strcmp(key, "index.codec.max_docs_per_block")) {
+        if (parse_long(value, &x) || x < 1 || x > 65536)
+            return bad_value(err, key, value);
+        s->codec.max_docs_per_block = (uint32_t)x;
+    } else if (!strcmp(key, "index.codec.dict_size")) {
+        if (parse_bytes(value, &x) || x < 1024 || x > 1024 * 1024)
+            return bad_value(err, key, value);
+        s->dict_size = (uint32_t)x;
+    } else if (!strcmp(key, "index.codec.dict_sample_size")) {
+        if (parse_bytes(value, &x) || x < 1024 || x > 256ll * 1024 * 1024)
+            return bad_value(err, key, value);
+        s->dict_sample_bytes = (uint32_t)x;
+    } else if (!strcmp(key, "index.number_of_shards")) {
+        if (parse_long(value, &x) || x < 1 || x > 1024)
+            return bad_value(err, key, value);
+        if (x != 1)
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "fieldstore keeps one shard per index; "
+                               "[index.number_of_shards] must be 1 but was [%s]",
+                               value);
+        s->number_of_shards = 1;
+    } else if (!strcmp(key, "index.number_of_replicas")) {
+        if (parse_long(value, &x) || x < 0)
+            return bad_value(err, key, value);
+        s->number_of_replicas = (uint32_t)x;
+    } else if (!strcmp(key, "index.refresh_interval")) {
+        if (parse_time_ms(value, &x))
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "failed to parse setting [%s] with value [%s] as "
+                               "a time value: unit is missing or unrecognized",
+                               key, value);
+        s->refresh_interval_ms = x;
+    } else if (!strcmp(key, "index.translog.durability")) {
+        if (!strcasecmp(value, "request"))
+            s->durability = FDS_DURABILITY_REQUEST;
+        else if (!strcasecmp(value, "async"))
+            s->durability = FDS_DURABILITY_ASYNC;
+        else
+            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                               "No enum constant org.elasticsearch.index."
+                               "translog.Translog.Durability.%s", value);
+    } else if (!strcmp(key, "index.max_result_window")) {
+        if (parse_long(value, &x) || x < 1 || x > 2147483647)
+            return bad_value(err, key, value);
+        s->max_result_window = (uint32_t)x;
+    } else {
+        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                           "unknown setting [%s] please check that any required "
+                           "plugins are installed, or check the breaking changes "
+                           "documentation for removed settings", key);
+    }
+    return 0;
+}
+
+size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
+                          size_t cap)
+{
+    size_t n = 0;
+#define KV(k, ...)                                                          \
+    do {                                                                    \
+        if (n < cap) {                                                      \
+            kv[n].key = k;                                                  \
+            snprintf(kv[n].value, sizeof kv[n].value, __VA_ARGS__);         \
+            n++;                                                            \
+        }                                                                   \
+    } while (0)
+    KV("index.codec", "%s", fds_codec_name(s->codec.codec));
+    KV("index.compression.zstd.level", "%d", s->codec.level);
+    KV("index.compression.zstd.dict", "%s", s->zstd_dict ? "true" : "false");
+    KV("index.codec.block_size", "%ub", s->codec.block_size);
+    KV("index.codec.max_docs_per_block", "%u", s->codec.max_docs_per_block);
+    KV("index.codec.dict_size", "%ub", s->dict_size);
+    KV("index.codec.dict_sample_size", "%ub", s->dict_sample_bytes);
+    KV("index.number_of_shards", "%u", s->number_of_shards);
+    KV("index.number_of_replicas", "%u", s->number_of_replicas);
+    if (s->refresh_interval_ms < 0)
+        KV("index.refresh_interval", "-1");
+    else if (s->refresh_interval_ms % 1000 == 0)
+        KV("index.refresh_interval", "%llds", (long long)s->refresh_interval_ms / 1000);
+    else
+        KV("index.refresh_interval", "%lldms", (long long)s->refresh_interval_ms);
+    KV("index.translog.durability", "%s",
+       s->durability == FDS_DURABILITY_ASYNC ? "async" : "request");
+    KV("index.max_result_window", "%u", s->max_result_window);
+#undef KV
+    return n;
+}

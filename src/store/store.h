@@ -1,0 +1,257 @@
+/*
+ * store.h: indices, segments, the SQLite catalogue and the translog
+ * (public interface of src/store).
+ *
+ * An fds_store is one node's data directory:
+ *
+ *   DATA/catalog.sqlite        the catalogue (WAL): indices, settings,
+ *                              mappings, dictionaries, segments, translog
+ *   DATA/indices/<uuid>/       one folder per index
+ *       seg_<n>.fdt            stored fields: blocks + block index (.fdx part)
+ *       seg_<n>.tim            inverted index (src/query's fds_sidx file)
+ *
+ * Write path (DESIGN.md §4): a write is appended to the translog table and,
+ * with index.translog.durability=request, committed before it is
+ * acknowledged; it is then in the index's in-memory buffer (visible to a
+ * realtime get).  A refresh turns the buffer into a segment (blocks through
+ * src/codec, postings through src/query) and, in one SQLite transaction,
+ * registers the segment, persists the live-docs of segments whose documents
+ * it replaced, and drops the translog entries it covers.  A crash therefore
+ * leaves either the old state plus the translog to replay, or the new state;
+ * segment files the catalogue does not name are removed when the store opens.
+ *
+ * Read path: fds_index_view_acquire() pins a consistent set of segments
+ * (reference-counted; files are removed only when no view uses them).
+ *
+ * Thread safety: every function may be called from any thread.
+ */
+#ifndef FDS_STORE_H
+#define FDS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "fds_error.h"
+#include "query.h"
+
+/* Named limits. */
+#define FDS_INDEX_NAME_MAX 255            /* bytes, as in Elasticsearch */
+#define FDS_DOC_ID_MAX 512                /* bytes, as in Elasticsearch */
+#define FDS_REFRESH_INTERVAL_DEFAULT_MS 1000
+#define FDS_MERGE_SEGMENTS_MAX 10         /* merge when an index has more */
+
+typedef enum fds_durability {
+    FDS_DURABILITY_REQUEST = 0, /* fsync'd commit before the reply */
+    FDS_DURABILITY_ASYNC = 1,   /* committed, fsync'd in the background */
+} fds_durability;
+
+/* Every setting fieldstore keeps for an index (DESIGN.md §5). */
+typedef struct fds_index_settings {
+    fds_codec_params codec;      /* index.codec, .compression.zstd.level,
+                                    index.codec.block_size */
+    bool zstd_dict;              /* index.compression.zstd.dict (final) */
+    uint32_t dict_size;          /* index.codec.dict_size, bytes */
+    uint32_t dict_sample_bytes;  /* index.codec.dict_sample_size, bytes */
+    uint32_t number_of_shards;   /* final; always 1 here */
+    uint32_t number_of_replicas; /* dynamic; accepted, no replicas exist */
+    int64_t refresh_interval_ms; /* dynamic; -1 disables */
+    fds_durability durability;   /* dynamic */
+    uint32_t max_result_window;  /* dynamic */
+} fds_index_settings;
+
+/* Defaults of DESIGN.md §5 (codec "default" = LZ4). */
+void fds_index_settings_default(fds_index_settings *s);
+
+/* How a setting may change (Elasticsearch's Setting.Property). */
+typedef enum fds_setting_kind {
+    FDS_SETTING_UNKNOWN = 0,
+    FDS_SETTING_DYNAMIC,  /* any time */
+    FDS_SETTING_STATIC,   /* at creation, or while the index is closed */
+    FDS_SETTING_FINAL,    /* at creation only */
+} fds_setting_kind;
+
+/* Kind of a full setting name ("index.codec"); FDS_SETTING_UNKNOWN if
+ * fieldstore has no such setting. */
+fds_setting_kind fds_setting_kind_of(const char *key);
+
+/*
+ * Set one setting from its text value ("index.codec" = "ZSTD",
+ * "index.codec.block_size" = "16kb", "index.refresh_interval" = "1s" / "-1").
+ * Returns 0, or FDS_EINVAL with `err` filled as Elasticsearch words it
+ * (illegal_argument_exception, 400: "unknown setting [...]", "failed to
+ * parse value [...] for setting [...]", ...).
+ */
+int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
+                     fds_err *err);
+
+#define FDS_SETTINGS_MAX 16
+#define FDS_SETTING_VALUE_MAX 32
+typedef struct fds_setting_kv {
+    const char *key;                    /* static string */
+    char value[FDS_SETTING_VALUE_MAX];
+} fds_setting_kv;
+
+/* Every setting with its value as text (the shape GET _settings shows and
+ * the catalogue stores).  Returns the count written (at most `cap`). */
+size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
+                          size_t cap);
+
+typedef struct fds_store fds_store;
+typedef struct fds_index fds_index;
+
+/*
+ * Open (creating if needed) the data directory `dir`: open the catalogue,
+ * remove segment files it does not name, open every index and replay its
+ * translog into the buffer.  Returns 0, FDS_EIO, FDS_ESQL, FDS_ECORRUPT
+ * (err names the file).
+ */
+int fds_store_open(const char *dir, fds_store **out, fds_err *err);
+/* Stop background work, refresh nothing, close.  NULL is a no-op. */
+void fds_store_close(fds_store *s);
+
+/* Start the background thread that refreshes indices whose
+ * refresh_interval has passed and runs merges.  Returns 0 or FDS_ENOMEM. */
+int fds_store_start_background(fds_store *s);
+
+/*
+ * Create index `name` with `settings` and optional mapping JSON (src/query
+ * shape, may be NULL).  Returns 0, FDS_EEXIST
+ * (resource_already_exists_exception), FDS_EINVAL (invalid_index_name_exception),
+ * FDS_ESQL.
+ */
+int fds_store_create_index(fds_store *s, const char *name,
+                           const fds_index_settings *settings,
+                           const char *mapping_json, fds_err *err);
+
+/* Delete an index and its files.  FDS_ENOTFOUND if there is none. */
+int fds_store_delete_index(fds_store *s, const char *name, fds_err *err);
+
+/* A reference to index `name` (release with fds_index_release), or
+ * FDS_ENOTFOUND (index_not_found_exception, 404). */
+int fds_store_get_index(fds_store *s, const char *name, fds_index **out,
+                        fds_err *err);
+void fds_index_release(fds_index *ix); /* NULL is a no-op */
+
+/* Names of all indices, sorted; *names is malloc'd (free each, then it). */
+int fds_store_list_indices(fds_store *s, char ***names, size_t *n);
+
+/* ---- an index ---------------------------------------------------------- */
+
+const char *fds_index_name(const fds_index *ix);
+const char *fds_index_uuid(const fds_index *ix);
+void fds_index_get_settings(fds_index *ix, fds_index_settings *out);
+int64_t fds_index_creation_ms(const fds_index *ix);
+bool fds_index_is_open(fds_index *ix);
+/* Open / close (a closed index refuses reads and writes with FDS_ECLOSED). */
+int fds_index_set_open(fds_index *ix, bool open, fds_err *err);
+/* Replace the settings (the HTTP layer checks static/final/dynamic rules).
+ * Persisted in the catalogue before it returns. */
+int fds_index_put_settings(fds_index *ix, const fds_index_settings *s,
+                           fds_err *err);
+/* The index's mapping (shared; do not free; lives as long as the index). */
+fds_mapping *fds_index_mapping(fds_index *ix);
+
+typedef enum fds_op_type {
+    FDS_OP_INDEX = 0,  /* create or replace */
+    FDS_OP_CREATE = 1, /* fail with a version conflict if the id exists */
+    FDS_OP_DELETE = 2,
+} fds_op_type;
+
+typedef struct fds_write_op {
+    fds_op_type type;
+    const char *id;   /* NULL for INDEX: the store assigns one */
+    size_t id_len;
+    const uint8_t *src; /* JSON source, kept verbatim (INDEX/CREATE) */
+    size_t src_len;
+} fds_write_op;
+
+typedef struct fds_write_result {
+    int code;          /* 0 or an FDS_E* code (err holds the detail) */
+    fds_err err;
+    char id[FDS_DOC_ID_MAX + 1]; /* the id used (assigned ids too) */
+    int64_t version;
+    int64_t seq_no;
+    bool created;      /* INDEX/CREATE: true when no live doc had the id */
+    bool found;        /* DELETE: true when a live doc was deleted */
+} fds_write_result;
+
+/*
+ * Apply `n` write operations in order, in one translog transaction; each
+ * result tells its own outcome (a bad document fails alone).  Returns 0 when
+ * the transaction committed (even if some items failed), or an error for the
+ * whole batch (FDS_ECLOSED, FDS_ESQL) with nothing applied.
+ * `refresh` = true refreshes the index before returning.
+ */
+int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
+                    fds_write_result *results, bool refresh, fds_err *err);
+
+/* A document got by id (realtime: the buffer first, then segments). */
+typedef struct fds_doc {
+    uint8_t *src;      /* malloc'd copy of the source, caller frees */
+    size_t src_len;
+    int64_t version;
+    int64_t seq_no;
+} fds_doc;
+
+/* Returns 0, FDS_ENOTFOUND, FDS_ECLOSED, FDS_ECORRUPT/FDS_EDICT (err names
+ * index, segment and block), FDS_ENOMEM. */
+int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
+                  fds_err *err);
+
+/* Turn the buffer into a segment and commit it (no-op when empty). */
+int fds_index_refresh(fds_index *ix, fds_err *err);
+/* Refresh, then merge down to at most `max_segments` segments. */
+int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err);
+
+/* ---- searching: a pinned, consistent set of segments -------------------- */
+
+typedef struct fds_index_view fds_index_view;
+
+int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err);
+void fds_index_view_release(fds_index_view *v); /* NULL is a no-op */
+/* The view's segments in the shape src/query searches (array of nseg). */
+const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
+                                                  unsigned *nseg);
+
+/*
+ * Fetch the sources of `n` hits (seg = index into the view's segments) into
+ * src[i]/src_len[i]; the pointers stay valid until the view is released or
+ * the next fetch on it.  Hits sharing a block decode it once, and only as
+ * far as the last hit needs.  Returns 0, FDS_ECORRUPT / FDS_EDICT (err
+ * names index, segment and block), FDS_ENOMEM.
+ */
+int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
+                         const uint8_t **src, size_t *src_len, fds_err *err);
+
+/* ---- statistics ---------------------------------------------------------- */
+
+typedef struct fds_index_stats {
+    uint64_t docs_count;      /* live docs in segments */
+    uint64_t docs_deleted;
+    uint64_t buffered_docs;   /* in the buffer, not yet refreshed */
+    uint64_t segments;
+    uint64_t store_bytes;     /* all files of the index */
+    uint64_t stored_fields_bytes;
+    uint64_t postings_bytes;
+    uint64_t other_bytes;     /* dictionaries, catalogue rows */
+    uint64_t raw_source_bytes; /* uncompressed _source of segment docs */
+} fds_index_stats;
+
+int fds_index_stats_get(fds_index *ix, fds_index_stats *out);
+
+typedef struct fds_segment_info {
+    char name[32];
+    uint64_t generation;
+    uint32_t docs_count;
+    uint32_t docs_deleted;
+    uint64_t size_bytes;
+    fds_codec_id codec;
+    uint32_t dict_id;
+} fds_segment_info;
+
+/* Segment list; *out malloc'd, caller frees. */
+int fds_index_segments(fds_index *ix, fds_segment_info **out, size_t *n);
+
+#endif

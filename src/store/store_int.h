@@ -1,0 +1,175 @@
+/*
+ * store_int.h: struct layouts shared by the files of src/store (internal;
+ * other modules include store.h only).
+ */
+#ifndef FDS_STORE_INT_H
+#define FDS_STORE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+
+#include "store.h"
+
+/* A live-docs bitset, reference-counted: a refresh that deletes docs of an
+ * existing segment publishes a new copy, views keep the one they pinned. */
+typedef struct fds__live {
+    atomic_int refs;
+    uint32_t max_doc;
+    uint32_t del_count;
+    uint8_t bits[]; /* (max_doc+7)/8 bytes, bit set = live */
+} fds__live;
+
+/* One segment: a stored-fields file (.fdt) mapped read-only plus its
+ * inverted index (.tim). */
+typedef struct fds__seg {
+    atomic_int refs;
+    int64_t id;              /* catalogue row id */
+    uint64_t gen;
+    char name[32];           /* "seg_<gen>" */
+    char *fdt_path;
+    char *tim_path;
+    const uint8_t *map;      /* the whole .fdt file */
+    size_t map_len;
+    uint32_t max_doc;
+    uint32_t nblocks;
+    const uint8_t *blk_index; /* nblocks entries of FDT_BLKIDX_ENTRY bytes */
+    const uint8_t *versions;  /* max_doc little-endian int64 */
+    const uint8_t *seqnos;    /* max_doc little-endian int64 */
+    uint64_t raw_bytes;
+    uint32_t codec;
+    uint32_t dict_id;
+    uint64_t tim_bytes;
+    fds_sidx *sidx;
+    atomic_bool dropped;     /* no longer live: remove files at last unref */
+} fds__seg;
+
+/* A buffered (not yet refreshed) write. */
+typedef struct fds__bufdoc {
+    char *id;
+    size_t id_len;
+    uint8_t *src;            /* NULL for a delete tombstone */
+    size_t src_len;
+    int64_t version;
+    int64_t seq_no;
+} fds__bufdoc;
+
+/* The in-memory buffer: docs in arrival order plus an id hash. */
+typedef struct fds__buffer {
+    fds__bufdoc *docs;
+    size_t n, cap;
+    uint32_t *slots;         /* open addressing: doc index + 1, 0 = empty */
+    size_t nslots;
+    uint64_t bytes;
+    int64_t max_seq;
+} fds__buffer;
+
+typedef struct fds__dictent {
+    uint32_t id;
+    fds_codec_id codec;
+    fds_dict *dict;
+    size_t len;
+} fds__dictent;
+
+struct fds_index {
+    atomic_int refs;
+    fds_store *st;
+    int64_t id;
+    char name[FDS_INDEX_NAME_MAX + 1];
+    char uuid[33];
+    char *dir;
+    int64_t created_ms;
+    fds_mapping *mapping;
+
+    pthread_mutex_t wmu;        /* buffer, seq numbers, settings */
+    fds_index_settings settings;
+    bool open;
+    atomic_bool deleted;
+    int64_t next_seq;
+    uint64_t next_gen;
+    uint64_t id_counter;
+    fds__buffer buf;
+    fds__buffer frozen;         /* being refreshed; still visible to gets */
+
+    pthread_mutex_t refresh_mu; /* one refresh or merge at a time */
+    int64_t last_refresh_ms;
+
+    pthread_rwlock_t segs_lock; /* the published segment list */
+    fds__seg **segs;
+    fds__live **lives;          /* parallel to segs; NULL = all live */
+    unsigned nsegs;
+
+    pthread_mutex_t dict_mu;
+    fds__dictent *dicts;
+    size_t ndicts;
+};
+
+struct fds_store {
+    char *dir;
+    sqlite3 *db;
+    pthread_mutex_t db_mu;      /* one transaction at a time */
+    pthread_mutex_t mu;         /* the index list */
+    fds_index **indices;
+    size_t nindices;
+    pthread_t bg;
+    bool bg_started;
+    atomic_bool stop;
+};
+
+struct fds_index_view {
+    fds_index *ix;
+    unsigned nsegs;
+    fds__seg **segs;
+    fds__live **lives;
+    fds_search_segment *ss;
+    uint8_t *arena;             /* fetched sources */
+    size_t arena_len, arena_cap;
+};
+
+/* ---- helpers shared by store files ---- */
+int64_t fds__now_ms(void);
+void fds__seg_unref(fds__seg *sg);
+void fds__live_unref(fds__live *l);
+
+/* .fdt file: see segment.c for the layout. */
+#define FDT_BLKIDX_ENTRY 16
+
+int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
+                   size_t n, const fds_codec_params *p, const fds_dict *dict,
+                   fds_err *err);
+int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
+                  fds__seg **out, fds_err *err);
+int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
+                    uint64_t *offset, uint32_t *len, uint32_t *doc_base);
+int64_t fds__seg_version(const fds__seg *sg, uint32_t doc);
+int64_t fds__seg_seqno(const fds__seg *sg, uint32_t doc);
+const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id);
+/* Decode doc `doc` of `sg` into the calling thread's codec scratch. */
+int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
+                      const uint8_t **src, size_t *len, fds_err *err);
+char *fds__seg_path(const fds_index *ix, uint64_t gen, const char *ext);
+
+static inline bool fds__live_get(const fds__live *l, uint32_t doc)
+{
+    return !l || (l->bits[doc >> 3] >> (doc & 7)) & 1;
+}
+
+static inline void fds__put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void fds__put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t fds__get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+static inline uint64_t fds__get_u64(const uint8_t *p)
+{
+    return (uint64_t)fds__get_u32(p) | (uint64_t)fds__get_u32(p + 4) << 32;
+}
+
+#endif
