@@ -66,7 +66,24 @@ typedef struct fds_codec_params {
     int level;                   /* zstd level (ZSTD, ZSTD_NO_DICT); ignored otherwise */
     uint32_t block_size;         /* close a block when raw bytes reach this */
     uint32_t max_docs_per_block; /* ... or when it holds this many docs */
+    /* Added after the first interface: number of independently decodable
+     * zstd blocks a ZSTD / ZSTD_NO_DICT block is cut into at doc boundaries
+     * (ZSTD_e_flush), so a one-doc fetch can stop early.  0 = default
+     * (FDS_ZSTD_SUB_BLOCKS_DEFAULT); 1 = one zstd block, like the zstd CLI.
+     * Ignored by the other codecs. */
+    uint32_t sub_blocks;
 } fds_codec_params;
+
+/* Default zstd sub-blocks per block (measured in docs/codec.md: each extra
+ * sub-block costs a zstd block header and its entropy tables). */
+#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 4u
+#define FDS_ZSTD_SUB_BLOCKS_MAX 64u
+/* Lucene DeflateWithPresetDictCompressionMode constants. */
+#define FDS_LUCENE_NUM_SUB_BLOCKS 10u
+#define FDS_LUCENE_DICT_SIZE_FACTOR 6u   /* dict = len / (10 * 6) */
+/* Hard limits a block header must respect to be decoded at all. */
+#define FDS_BLOCK_RAW_LIMIT (256u * 1024u * 1024u) /* bytes, uncompressed */
+#define FDS_BLOCK_DOCS_LIMIT (1u << 20)
 
 /* Fill the defaults for a codec: 16 KiB / 128 docs (480 KiB / 4096 docs for
  * LUCENE_DEFLATE), level 3. */
@@ -155,6 +172,11 @@ typedef struct fds_block_view {
     uint32_t decoded_docs;    /* docs [0, decoded_docs) are available */
     size_t decoded_bytes;     /* bytes actually decompressed */
     size_t raw_len;           /* bytes of the whole block, uncompressed */
+    /* Added after the first interface: docs [first_doc, decoded_docs) are
+     * available.  Always 0 after fds_block_decode(); fds_block_decode_doc()
+     * may leave a window (LUCENE_DEFLATE decodes only the sub-blocks of the
+     * doc, as Lucene does). */
+    uint32_t first_doc;
 } fds_block_view;
 
 /*
@@ -169,5 +191,26 @@ typedef struct fds_block_view {
 int fds_block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
                      const fds_dict *dict, uint32_t upto_doc,
                      fds_block_view *out);
+
+/*
+ * Added after the first interface.  Make doc `doc` available decoding as
+ * little as the codec allows: like fds_block_decode(upto_doc = doc) except
+ * that LUCENE_DEFLATE decodes only its dictionary and the sub-blocks the doc
+ * overlaps (Lucene's DeflateWithPresetDictCompressionMode.decompress), so
+ * out->first_doc may be > 0.  Same checks and return codes as
+ * fds_block_decode(); FDS_EINVAL if doc >= ndocs.
+ */
+int fds_block_decode_doc(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
+                         const fds_dict *dict, uint32_t doc,
+                         fds_block_view *out);
+
+/* Added after the first interface: CRC-32C (Castagnoli) of `len` bytes,
+ * continuing from `crc` (0 to start); the block checksum.  Uses SSE4.2 where
+ * the CPU has it. */
+uint32_t fds_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Added after the first interface: the dictionary's codec, level, bytes. */
+fds_codec_id fds_dict_codec(const fds_dict *d);
+const uint8_t *fds_dict_bytes(const fds_dict *d, size_t *len);
 
 #endif
