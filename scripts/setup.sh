@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what fieldstore needs to build, test and run its demo (Debian
+# packages only), skipping what is already there.  Run as root.
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config python3 curl zstd
+      libzstd-dev zlib1g-dev liblz4-dev libsqlite3-dev libcjson-dev
+      libmicrohttpd-dev libutf8proc-dev stress-ng wrk)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
