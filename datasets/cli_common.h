@@ -1,0 +1,86 @@
+/*
+ * cli_common.h: small pieces shared by the two data-set tools (nginx2json,
+ * synthlogs): number and index-name checks, the bulk action line, and a
+ * growable output buffer.  Internal to datasets/; header-only so that the
+ * fds_logparse library stays free of CLI concerns.
+ */
+#ifndef FDS_DATASETS_CLI_COMMON_H
+#define FDS_DATASETS_CLI_COMMON_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logparse.h"
+
+/* Named limits. */
+#define FDS_CLI_INDEX_NAME_MAX 255       /* Elasticsearch's index name limit */
+#define FDS_CLI_IO_BUF (1u << 20)        /* stdio buffer of input and output */
+
+/* Exit codes of both tools. */
+#define FDS_CLI_EXIT_OK 0
+#define FDS_CLI_EXIT_USAGE 2     /* bad option, unreadable input, write error */
+#define FDS_CLI_EXIT_UNPARSABLE 3 /* nginx2json: some lines were reported */
+
+/* Decimal uint64 with nothing after it.  Returns 0 or -1. */
+static inline int fds__cli_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Elasticsearch index name rules: 1..255 bytes, lowercase, none of
+ * \ / * ? " < > | space , # :, not starting with - _ +, not "." or "..".
+ * Returns NULL when valid, else the reason. */
+static inline const char *fds__cli_index_name_error(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0) return "empty index name";
+    if (n > FDS_CLI_INDEX_NAME_MAX) return "index name longer than 255 bytes";
+    if (!strcmp(s, ".") || !strcmp(s, "..")) return "index name is . or ..";
+    if (s[0] == '-' || s[0] == '_' || s[0] == '+')
+        return "index name starts with -, _ or +";
+    for (const char *p = s; *p; p++) {
+        if (*p >= 'A' && *p <= 'Z') return "index name must be lowercase";
+        if (strchr("\\/*?\"<>| ,#:", *p) || (unsigned char)*p < 0x20)
+            return "index name holds a forbidden character";
+    }
+    return NULL;
+}
+
+/* Write the _bulk action line (with '\n') for document `id` (0: no _id). */
+static inline int fds__cli_action(FILE *out, const char *index, uint64_t id)
+{
+    if (id)
+        return fprintf(out, "{\"index\":{\"_index\":\"%s\",\"_id\":\"%llu\"}}\n",
+                       index, (unsigned long long)id) < 0 ? -1 : 0;
+    return fprintf(out, "{\"index\":{\"_index\":\"%s\"}}\n", index) < 0 ? -1 : 0;
+}
+
+/* Format `rec` into *buf (grown as needed to the bound) and write it plus
+ * '\n' to out.  Returns 0, or -1 on allocation/format/write failure. */
+static inline int fds__cli_emit(FILE *out, const fds_logrec *rec, char **buf,
+                                size_t *cap)
+{
+    size_t need = fds_logparse_json_bound(rec) + 1, len = 0;
+    if (need > *cap) {
+        char *nb = realloc(*buf, need);
+        if (!nb) return -1;
+        *buf = nb;
+        *cap = need;
+    }
+    if (fds_logparse_json(rec, *buf, *cap - 1, &len)) return -1;
+    (*buf)[len++] = '\n';
+    return fwrite(*buf, 1, len, out) == len ? 0 : -1;
+}
+
+#endif

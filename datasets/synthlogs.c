@@ -1,0 +1,247 @@
+/*
+ * synthlogs: deterministic synthetic nginx documents, as many as wanted, that
+ * look like the real sample.
+ *
+ * Why it exists: the real sample has 10,000 lines; codec, indexing and search
+ * benchmarks need 1M-10M documents with the same statistics (URL, agent and
+ * address vocabularies, status and method mix, field lengths), and the same
+ * seed must give the same bytes on every machine so that results compare.
+ *
+ * How: the sample (--sample, default the bundled real log) is parsed once
+ * with fds_logparse.  Document i (1-based) then takes
+ *   - its request part (method, url, http_version, status, body_bytes_sent,
+ *     referrer) from sample line A,
+ *   - its client part (remote_addr, remote_user, user_agent,
+ *     x_forwarded_for) from sample line B,
+ * with A and B drawn uniformly from a splitmix64 stream seeded by --seed, so
+ * status/method mix and vocabularies follow the sample while pairs are new.
+ * @timestamp starts at the sample's first timestamp (same UTC offset) and
+ * advances by a uniform gap in [0, 2g] milliseconds per document, g being the
+ * sample's mean gap, so the rate matches the sample (~4 docs/s).  host,
+ * service_name, error_code, timings and request_id come from
+ * fds_logparse_derive(seed, i), exactly as nginx2json derives them for line i.
+ * No libc randomness or libm is used, so output depends only on the sample
+ * bytes and the options.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "logparse.h"
+
+#ifndef FDS_SYNTHLOGS_SAMPLE_DEFAULT
+#define FDS_SYNTHLOGS_SAMPLE_DEFAULT "datasets/nginx-zanbil-access-10k.log"
+#endif
+#define FDS_SYNTHLOGS_DOCS_DEFAULT 10000
+#define FDS_SYNTHLOGS_SEED_DEFAULT 1
+#define FDS_SYNTHLOGS_SAMPLE_MAX (1ull << 30) /* bytes of sample read */
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: synthlogs [options]\n"
+        "Write N synthetic fieldstore nginx documents resampled from a real log.\n"
+        "\n"
+        "  --docs N            number of documents (default 10000)\n"
+        "  --seed S            uint64 seed (default 1); same seed -> same bytes\n"
+        "  --format json|bulk  json: one document per line (default);\n"
+        "                      bulk: Elasticsearch _bulk NDJSON (action + doc)\n"
+        "  --index NAME        index of the bulk action lines (required for bulk)\n"
+        "  --no-ids            bulk: leave _id out (default: _id = doc number 1..N)\n"
+        "  --host NAME         value of the host field (default www.zanbil.ir)\n"
+        "  --sample PATH       real combined log to resample (default: the\n"
+        "                      bundled " FDS_SYNTHLOGS_SAMPLE_DEFAULT ")\n"
+        "  -o FILE             write to FILE instead of stdout\n"
+        "  -h, --help          this text\n"
+        "\n"
+        "Exit status: 0 ok, 2 usage or I/O error (also: no parsable sample line).\n",
+        f);
+}
+
+/* Uniform index in [0, n) for n <= 2^32 (Lemire's multiply-shift on the high
+ * 32 bits; the bias is below n / 2^32). */
+static size_t pick(uint64_t *state, size_t n)
+{
+    uint64_t r = fds_logparse_splitmix64(state) >> 32;
+    return (size_t)((r * (uint64_t)n) >> 32);
+}
+
+/* Read a whole file.  Returns NULL (and prints why) on error. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return NULL;
+    }
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            if (cap >= FDS_SYNTHLOGS_SAMPLE_MAX) {
+                fprintf(stderr, "synthlogs: %s is larger than 1 GiB\n", path);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (buf && ferror(f)) {
+        perror(path);
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *format = "json", *index = NULL, *host = FDS_LOGPARSE_HOST_DEFAULT;
+    const char *sample = FDS_SYNTHLOGS_SAMPLE_DEFAULT, *out_path = NULL;
+    uint64_t seed = FDS_SYNTHLOGS_SEED_DEFAULT, docs = FDS_SYNTHLOGS_DOCS_DEFAULT;
+    int no_ids = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_val = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return FDS_CLI_EXIT_OK;
+        } else if (!strcmp(a, "--format") && has_val) {
+            format = argv[++i];
+        } else if (!strcmp(a, "--index") && has_val) {
+            index = argv[++i];
+        } else if (!strcmp(a, "--host") && has_val) {
+            host = argv[++i];
+        } else if (!strcmp(a, "--sample") && has_val) {
+            sample = argv[++i];
+        } else if (!strcmp(a, "--seed") && has_val) {
+            if (fds__cli_u64(argv[++i], &seed)) {
+                fprintf(stderr, "synthlogs: --seed needs an unsigned integer\n");
+                return FDS_CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--docs") && has_val) {
+            if (fds__cli_u64(argv[++i], &docs)) {
+                fprintf(stderr, "synthlogs: --docs needs an unsigned integer\n");
+                return FDS_CLI_EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "-o") && has_val) {
+            out_path = argv[++i];
+        } else if (!strcmp(a, "--no-ids")) {
+            no_ids = 1;
+        } else {
+            fprintf(stderr, "synthlogs: bad argument '%s'\n", a);
+            usage(stderr);
+            return FDS_CLI_EXIT_USAGE;
+        }
+    }
+    int bulk;
+    if (!strcmp(format, "json")) {
+        bulk = 0;
+    } else if (!strcmp(format, "bulk")) {
+        bulk = 1;
+    } else {
+        fprintf(stderr, "synthlogs: --format must be json or bulk\n");
+        return FDS_CLI_EXIT_USAGE;
+    }
+    if (bulk) {
+        const char *bad = index ? fds__cli_index_name_error(index)
+                                : "--format bulk needs --index NAME";
+        if (bad) {
+            fprintf(stderr, "synthlogs: %s\n", bad);
+            return FDS_CLI_EXIT_USAGE;
+        }
+    }
+
+    /* Parse the sample once; records point into `text`. */
+    size_t text_len = 0;
+    char *text = slurp(sample, &text_len);
+    if (!text) return FDS_CLI_EXIT_USAGE;
+    size_t nrec = 0, cap = 0, skipped = 0;
+    fds_logrec *recs = NULL;
+    for (size_t pos = 0; pos < text_len;) {
+        char *nl = memchr(text + pos, '\n', text_len - pos);
+        size_t len = (nl ? (size_t)(nl - text) : text_len) - pos;
+        if (nrec == cap) {
+            cap = cap ? cap * 2 : 1024;
+            fds_logrec *nr = realloc(recs, cap * sizeof *recs);
+            if (!nr) {
+                fprintf(stderr, "synthlogs: out of memory\n");
+                return FDS_CLI_EXIT_USAGE;
+            }
+            recs = nr;
+        }
+        if (fds_logparse_line(text + pos, len, &recs[nrec], NULL, NULL) == 0)
+            nrec++;
+        else
+            skipped++;
+        pos += len + 1;
+    }
+    if (nrec == 0) {
+        fprintf(stderr, "synthlogs: no parsable line in %s\n", sample);
+        return FDS_CLI_EXIT_USAGE;
+    }
+    if (nrec > UINT32_MAX) nrec = UINT32_MAX;
+    if (skipped)
+        fprintf(stderr, "synthlogs: %zu unparsable sample lines ignored\n", skipped);
+    int64_t base_epoch = recs[0].epoch;
+    int tz = recs[0].tz_offset_min;
+    int64_t span = recs[nrec - 1].epoch - base_epoch;
+    uint64_t mean_gap_ms =
+        nrec > 1 && span > 0 ? (uint64_t)span * 1000 / (nrec - 1) : 1000;
+
+    FILE *out = stdout;
+    if (out_path) {
+        out = fopen(out_path, "wb");
+        if (!out) {
+            perror(out_path);
+            return FDS_CLI_EXIT_USAGE;
+        }
+    }
+    setvbuf(out, NULL, _IOFBF, FDS_CLI_IO_BUF);
+
+    uint64_t state = seed, t_ms = 0;
+    char *buf = NULL;
+    size_t buf_cap = 0;
+    int io_error = 0;
+    for (uint64_t i = 1; i <= docs && !io_error; i++) {
+        const fds_logrec *a = &recs[pick(&state, nrec)];
+        const fds_logrec *b = &recs[pick(&state, nrec)];
+        t_ms += fds_logparse_splitmix64(&state) % (2 * mean_gap_ms + 1);
+        fds_logrec rec = *a;
+        rec.remote_addr = b->remote_addr;
+        rec.remote_user = b->remote_user;
+        rec.user_agent = b->user_agent;
+        rec.x_forwarded_for = b->x_forwarded_for;
+        rec.epoch = base_epoch + (int64_t)(t_ms / 1000);
+        rec.tz_offset_min = tz;
+        fds_logparse_derive(&rec, host, seed, i);
+        if (bulk && fds__cli_action(out, index, no_ids ? 0 : i)) io_error = 1;
+        if (!io_error && fds__cli_emit(out, &rec, &buf, &buf_cap)) io_error = 1;
+    }
+    if (fflush(out) || ferror(out)) io_error = 1;
+    if (out != stdout && fclose(out)) io_error = 1;
+    free(buf);
+    free(recs);
+    free(text);
+    if (io_error) {
+        fprintf(stderr, "synthlogs: write error on %s\n",
+                out_path ? out_path : "stdout");
+        return FDS_CLI_EXIT_USAGE;
+    }
+    return FDS_CLI_EXIT_OK;
+}

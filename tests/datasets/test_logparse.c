@@ -1,0 +1,359 @@
+/*
+ * test_logparse.c: unit tests of the fds_logparse library (datasets/).
+ *
+ * Covers the line grammar (every field, Apache variants, each failure reason),
+ * the timestamp conversion, the service_name and error_code tables, the
+ * deterministic synthesized values, and the JSON formatter byte for byte
+ * (escaping of quotes, backslashes, control bytes, valid and invalid UTF-8,
+ * the caller-buffer contract).  Lines here are made up (documentation
+ * addresses 192.0.2.0/24 etc.), not quoted from the real sample.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_check.h"
+#include "logparse.h"
+
+static int failures;
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
+                    #cond);                                                  \
+            failures++;                                                      \
+        }                                                                    \
+    } while (0)
+
+#define CHECK_SLICE(sl, lit)                                                 \
+    do {                                                                     \
+        if ((sl).len != strlen(lit) || memcmp((sl).ptr, (lit), (sl).len)) {  \
+            fprintf(stderr, "%s:%d: slice '%.*s' != '%s'\n", __FILE__,       \
+                    __LINE__, (int)(sl).len, (sl).ptr ? (sl).ptr : "",       \
+                    (lit));                                                  \
+            failures++;                                                      \
+        }                                                                    \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                       \
+    do {                                                                      \
+        const char *a_ = (a), *b_ = (b);                                      \
+        if (strcmp(a_, b_)) {                                                 \
+            fprintf(stderr, "%s:%d: '%s' != '%s'\n", __FILE__, __LINE__, a_,  \
+                    b_);                                                      \
+            failures++;                                                       \
+        }                                                                     \
+    } while (0)
+
+static int parse(const char *line, fds_logrec *rec)
+{
+    return fds_logparse_line(line, strlen(line), rec, NULL, NULL);
+}
+
+static void test_full_line(void)
+{
+    const char *l = "192.0.2.1 - alice [01/Mar/2020:23:59:59 -0500] "
+                    "\"POST /basket/add?x=1 HTTP/2.0\" 201 1234 "
+                    "\"https://example.com/\" \"curl/8.0\" "
+                    "\"198.51.100.7, 10.0.0.1\"\r";
+    fds_logrec r;
+    CHECK(parse(l, &r) == 0);
+    CHECK_SLICE(r.remote_addr, "192.0.2.1");
+    CHECK_SLICE(r.remote_user, "alice");
+    CHECK_SLICE(r.method, "POST");
+    CHECK_SLICE(r.url, "/basket/add?x=1");
+    CHECK_SLICE(r.http_version, "HTTP/2.0");
+    CHECK(r.status == 201);
+    CHECK(r.body_bytes_sent == 1234);
+    CHECK_SLICE(r.referrer, "https://example.com/");
+    CHECK_SLICE(r.user_agent, "curl/8.0");
+    CHECK_SLICE(r.x_forwarded_for, "198.51.100.7, 10.0.0.1");
+    CHECK(r.tz_offset_min == -300);
+    CHECK(r.epoch == 1583125199); /* 2020-03-02T04:59:59Z */
+    char ts[FDS_LOGPARSE_TS_LEN + 1];
+    fds_logparse_iso8601(r.epoch, r.tz_offset_min, ts);
+    CHECK_STR(ts, "2020-03-01T23:59:59-05:00");
+}
+
+static void test_variants(void)
+{
+    fds_logrec r;
+    /* Apache: %b "-" and no trailing field -> 16 fields. */
+    CHECK(parse("192.0.2.2 - - [29/Feb/2020:00:00:00 +0000] \"GET / HTTP/1.0\" "
+                "304 - \"-\" \"-\"",
+                &r) == 0);
+    CHECK(r.body_bytes_sent == 0);
+    CHECK(r.x_forwarded_for.ptr == NULL);
+    /* Trailing "-" -> no x_forwarded_for. */
+    CHECK(parse("192.0.2.2 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" "
+                "200 5 \"-\" \"ua\" \"-\"",
+                &r) == 0);
+    CHECK(r.x_forwarded_for.ptr == NULL);
+    CHECK(r.tz_offset_min == 210);
+    /* Request "-" (connection closed before a request line). */
+    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"-\" 400 0 \"-\" "
+                "\"-\"",
+                &r) == 0);
+    CHECK_SLICE(r.method, "-");
+    CHECK_SLICE(r.url, "-");
+    CHECK_SLICE(r.http_version, "-");
+    /* Target with a space; HTTP/0.9 style request without protocol. */
+    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /a b HTTP/1.1\" "
+                "400 0 \"-\" \"-\"",
+                &r) == 0);
+    CHECK_SLICE(r.url, "/a b");
+    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /x\" 200 1 "
+                "\"-\" \"-\"",
+                &r) == 0);
+    CHECK_SLICE(r.url, "/x");
+    CHECK_SLICE(r.http_version, "-");
+    /* Escaped quote inside a quoted field is kept verbatim. */
+    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /q HTTP/1.1\" "
+                "200 1 \"-\" \"say \\\"hi\\\" \\\\\"",
+                &r) == 0);
+    CHECK_SLICE(r.user_agent, "say \\\"hi\\\" \\\\");
+    /* Not NUL-terminated: parse a prefix of a longer buffer. */
+    const char *two = "192.0.2.4 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" "
+                      "200 1 \"-\" \"-\"GARBAGE";
+    CHECK(fds_logparse_line(two, strlen(two) - 7, &r, NULL, NULL) == 0);
+}
+
+static void expect_fail(const char *line, const char *reason)
+{
+    fds_logrec r;
+    const char *why = NULL;
+    size_t col = 99999;
+    int rc = fds_logparse_line(line, strlen(line), &r, &why, &col);
+    CHECK(rc == FDS_EPARSE);
+    if (rc == FDS_EPARSE) {
+        CHECK(why != NULL);
+        CHECK(col <= strlen(line));
+        if (why && strcmp(why, reason)) {
+            fprintf(stderr, "line '%s': reason '%s', expected '%s'\n", line,
+                    why, reason);
+            failures++;
+        }
+    }
+}
+
+static void test_failures(void)
+{
+#define HEAD "192.0.2.1 - - "
+#define TS "[22/Jan/2019:03:56:14 +0330] "
+    expect_fail("", "empty line");
+    expect_fail("   \r", "empty line");
+    expect_fail("192.0.2.1", "missing remote address");
+    expect_fail(HEAD "22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"",
+                "missing '[' before timestamp");
+    expect_fail(HEAD "[22/Jxn/2019:03:56:14 +0330] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"",
+                "bad month in timestamp");
+    expect_fail(HEAD "[29/Feb/2019:03:56:14 +0330] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"",
+                "day out of range in timestamp");
+    expect_fail(HEAD "[22/Jan/2019:24:56:14 +0330] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"",
+                "time of day out of range in timestamp");
+    expect_fail(HEAD "[22/Jan/2019:03:56:14 0330] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"",
+                "bad UTC offset in timestamp");
+    expect_fail(HEAD TS "GET / HTTP/1.1 200 1 \"-\" \"-\"", "missing quoted request");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1 200 1", "unterminated request");
+    expect_fail(HEAD TS "\"GET\" 200 1 \"-\" \"-\"", "request line has no target");
+    expect_fail(HEAD TS "\"G(T / HTTP/1.1\" 200 1 \"-\" \"-\"", "bad request method");
+    expect_fail(HEAD TS "\"GET  HTTP/1.1\" 200 1 \"-\" \"-\"", "empty request target");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 20 1 \"-\" \"-\"", "bad status (expected 3 digits)");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 2000 1 \"-\" \"-\"", "bad status (expected 3 digits)");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 200 x \"-\" \"-\"", "bad body_bytes_sent");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 200 12345678901234567890 \"-\" \"-\"",
+                "body_bytes_sent too large");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 200 1 \"-\"", "missing user agent");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 200 1 \"-\" \"ua", "unterminated user agent");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 200 1 \"-\" \"ua\" extra",
+                "unexpected text after user agent");
+    expect_fail(HEAD TS "\"GET / HTTP/1.1\" 200 1 \"-\" \"ua\" \"-\" \"x\"",
+                "unexpected text after x_forwarded_for");
+#undef HEAD
+#undef TS
+}
+
+static void test_tables(void)
+{
+#define SVC(u, s) CHECK_STR(fds_logparse_service((u), strlen(u)), (s))
+    SVC("/", "home");
+    SVC("/?utm=1", "home");
+    SVC("/m", "mobile");
+    SVC("/m/filter/b1", "mobile");
+    SVC("/image/1/productModel/200x200", "image");
+    SVC("/IMAGES/x.png", "image");
+    SVC("/static/css/a.css", "static");
+    SVC("/favicon.ico", "static");
+    SVC("/filter/p1,b2", "search");
+    SVC("/ajaxFilter/p1", "search");
+    SVC("/browse/tv", "search");
+    SVC("/product/1/2/x", "catalog");
+    SVC("/basket/add", "account");
+    SVC("/blog/x", "content");
+    SVC("/settings/logo", "site");
+    SVC("/site/ping?x", "site");
+    SVC("/unknown/x", "other");
+    SVC("-", "other");
+    SVC("*", "other");
+    SVC("", "other");
+    SVC("http://www.zanbil.ir/product/1", "catalog");
+    SVC("https://example.com", "home");
+#undef SVC
+    CHECK_STR(fds_logparse_error_code(200), "-");
+    CHECK_STR(fds_logparse_error_code(399), "-");
+    CHECK_STR(fds_logparse_error_code(400), "bad_request");
+    CHECK_STR(fds_logparse_error_code(403), "forbidden");
+    CHECK_STR(fds_logparse_error_code(404), "not_found");
+    CHECK_STR(fds_logparse_error_code(418), "http_418");
+    CHECK_STR(fds_logparse_error_code(499), "client_closed_request");
+    CHECK_STR(fds_logparse_error_code(500), "internal_server_error");
+    CHECK_STR(fds_logparse_error_code(599), "http_599");
+    CHECK_STR(fds_logparse_error_code(999), "http_999");
+}
+
+static void test_time(void)
+{
+    char ts[FDS_LOGPARSE_TS_LEN + 1];
+    fds_logparse_iso8601(0, 210, ts);
+    CHECK_STR(ts, "1970-01-01T03:30:00+03:30");
+    fds_logparse_iso8601(-1, 0, ts);
+    CHECK_STR(ts, "1969-12-31T23:59:59+00:00");
+    fds_logparse_iso8601(951782400, -90, ts); /* 2000-02-29T00:00:00Z */
+    CHECK_STR(ts, "2000-02-28T22:30:00-01:30");
+    /* Round trip through the parser for every day of a leap year. */
+    static const char *mon[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int64_t prev = 0;
+    for (int m = 0; m < 12; m++)
+        for (int d = 1; d <= mdays[m]; d++) {
+            char line[160], want[48];
+            snprintf(line, sizeof line,
+                     "h - - [%02d/%s/2024:12:00:00 +0100] \"GET / HTTP/1.1\" 200 1 \"-\" \"-\"",
+                     d, mon[m]);
+            snprintf(want, sizeof want, "2024-%02d-%02dT12:00:00+01:00", m + 1, d);
+            fds_logrec r;
+            CHECK(parse(line, &r) == 0);
+            fds_logparse_iso8601(r.epoch, r.tz_offset_min, ts);
+            CHECK_STR(ts, want);
+            CHECK(prev == 0 || r.epoch == prev + 86400);
+            prev = r.epoch;
+        }
+}
+
+static void test_derive(void)
+{
+    fds_logrec a, b;
+    const char *l = "192.0.2.1 - - [22/Jan/2019:03:56:14 +0330] \"GET /filter/x "
+                    "HTTP/1.1\" 200 30000 \"-\" \"ua\"";
+    CHECK(parse(l, &a) == 0);
+    b = a;
+    fds_logparse_derive(&a, "example.org", 7, 1);
+    fds_logparse_derive(&b, "example.org", 7, 1);
+    CHECK_STR(a.request_id, b.request_id);
+    CHECK(a.request_time_ms == b.request_time_ms);
+    CHECK(strlen(a.request_id) == 32);
+    CHECK(strspn(a.request_id, "0123456789abcdef") == 32);
+    CHECK_STR(a.service_name, "search");
+    CHECK_STR(a.error_code, "-");
+    fds_logparse_derive(&b, "example.org", 7, 2);
+    CHECK(strcmp(a.request_id, b.request_id) != 0);
+    fds_logparse_derive(&b, "example.org", 8, 1);
+    CHECK(strcmp(a.request_id, b.request_id) != 0);
+
+    /* Distribution: medians near the documented values, upstream <= total. */
+    enum { N = 20001 };
+    static uint32_t up[N];
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        uint32_t rq, u;
+        fds_logparse_timing("search", 200, 0, 1, (uint64_t)i + 1, &rq, &u);
+        if (u > rq || rq > FDS_LOGPARSE_TIME_MAX_MS) bad++;
+        up[i] = u;
+    }
+    CHECK(bad == 0);
+    /* Counting median. */
+    int below = 0;
+    for (int i = 0; i < N; i++) below += up[i] < 120;
+    CHECK(below > N * 40 / 100 && below < N * 60 / 100);
+    uint32_t rq, u;
+    fds_logparse_timing("static", 200, 100000000, 3, 9, &rq, &u);
+    CHECK(rq >= u && rq <= FDS_LOGPARSE_TIME_MAX_MS);
+}
+
+static void test_json(void)
+{
+    const char *l = "192.0.2.1 - - [22/Jan/2019:03:56:14 +0330] \"GET /product/1 "
+                    "HTTP/1.1\" 404 7 \"-\" \"a\\\"b\x01\x7f\xc3\xa9\xff\xe2\x82"
+                    "\xc0\xaf\xed\xa0\x80\xf0\x9f\x98\x80\xf4\x90\x80\x80\" \"203.0.113.9\"";
+    fds_logrec r;
+    CHECK(parse(l, &r) == 0);
+    fds_logparse_derive(&r, "h\"x", 1, 1);
+    r.request_time_ms = 1234;
+    r.upstream_response_time_ms = 5;
+    memcpy(r.request_id, "0123456789abcdef0123456789abcdef", 33);
+    const char *want =
+        "{\"@timestamp\":\"2019-01-22T03:56:14+03:30\",\"remote_addr\":\"192.0.2.1\","
+        "\"remote_user\":\"-\",\"method\":\"GET\",\"url\":\"/product/1\","
+        "\"http_version\":\"HTTP/1.1\",\"status\":404,\"body_bytes_sent\":7,"
+        "\"referrer\":\"-\",\"user_agent\":\"a\\\\\\\"b\\u0001\x7f\xc3\xa9\\u00ff"
+        "\\u00e2\\u0082\\u00c0\\u00af\\u00ed\\u00a0\\u0080\xf0\x9f\x98\x80"
+        "\\u00f4\\u0090\\u0080\\u0080\",\"x_forwarded_for\":\"203.0.113.9\","
+        "\"host\":\"h\\\"x\",\"service_name\":\"catalog\",\"error_code\":\"not_found\","
+        "\"request_time\":1.234,\"upstream_response_time\":0.005,"
+        "\"request_id\":\"0123456789abcdef0123456789abcdef\"}";
+    size_t bound = fds_logparse_json_bound(&r), len = 0;
+    char *buf = malloc(bound);
+    CHECK(buf && fds_logparse_json(&r, buf, bound, &len) == 0);
+    CHECK(len <= bound);
+    if (len != strlen(want) || memcmp(buf, want, len)) {
+        fprintf(stderr, "json mismatch:\n got %.*s\nwant %s\n", (int)len, buf, want);
+        failures++;
+    }
+    jc_state st;
+    CHECK(jc_check_object(&st, buf, len));
+    CHECK(st.nkeys == 17);
+    /* Every capacity below the length fails with FDS_ERANGE. */
+    for (size_t cap = 0; cap < len; cap++) {
+        size_t l2 = 12345;
+        if (fds_logparse_json(&r, buf, cap, &l2) != FDS_ERANGE) {
+            fprintf(stderr, "cap %zu did not give FDS_ERANGE\n", cap);
+            failures++;
+            break;
+        }
+    }
+    CHECK(fds_logparse_json(&r, buf, len, &len) == 0);
+    free(buf);
+
+    /* 16 fields without x_forwarded_for; numbers >= 1 s and large bytes. */
+    CHECK(parse("192.0.2.1 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" 200 "
+                "9223372036854775807 \"-\" \"-\"",
+                &r) == 0);
+    fds_logparse_derive(&r, "h", 1, 1);
+    r.request_time_ms = 600000;
+    r.upstream_response_time_ms = 0;
+    char small[1024];
+    CHECK(fds_logparse_json(&r, small, sizeof small, &len) == 0);
+    CHECK(jc_check_object(&st, small, len));
+    CHECK(st.nkeys == 16);
+    CHECK(strstr(small, "\"body_bytes_sent\":9223372036854775807,") != NULL);
+    CHECK(strstr(small, "\"request_time\":600.000,\"upstream_response_time\":0.000,") != NULL);
+}
+
+int main(void)
+{
+    test_full_line();
+    test_variants();
+    test_failures();
+    test_tables();
+    test_time();
+    test_derive();
+    test_json();
+    if (failures) {
+        fprintf(stderr, "test_logparse: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_logparse: ok\n");
+    return 0;
+}
