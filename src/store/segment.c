@@ -18,20 +18,29 @@
  *                         +12 u32 encoded length of the block
  *   index_off+16*nb     versions: max_doc x i64 (_version of each doc)
  *   ... + 8*max_doc     seq_nos:  max_doc x i64 (_seq_no of each doc)
- *   end - 48            footer:
+ *   end - 64            footer:
  *                         +0  u64 index_off
  *                         +8  u32 nblocks
  *                         +12 u32 max_doc
  *                         +16 u64 raw bytes of all sources
  *                         +24 u32 codec id
  *                         +28 u32 dictionary id (0: none)
- *                         +32 u32 CRC-32 (zlib) of [index_off, end-48) and
- *                             footer bytes +0..+31
- *                         +36 u32 reserved, 0
- *                         +40 magic "FDSEND01"
+ *                         +32 u32 zstd level the blocks were written with
+ *                         +36 u32 block size (index.codec.block_size)
+ *                         +40 u32 max docs per block
+ *                         +44 u32 blocks copied unchanged from older
+ *                             segments by a merge (informational)
+ *                         +48 u32 CRC-32 (zlib) of [index_off, end-64) and
+ *                             footer bytes +0..+47
+ *                         +52 u32 reserved, 0
+ *                         +56 magic "FDSEND01"
  *
  * The block index is read into nothing: doc id -> block is a binary search
- * over the mapped entries, like Lucene's FieldsIndexReader.
+ * over the mapped entries, like Lucene's FieldsIndexReader.  A merge whose
+ * inputs have no deleted docs and were written with the current codec,
+ * level, block size and dictionary copies their blocks byte for byte (only
+ * the doc base in each block header is rewritten, fds_block_rebase), as
+ * Lucene's stored-fields merge copies "clean" chunks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +56,7 @@
 
 #define FDT_MAGIC "FDSFDT01"
 #define FDT_END_MAGIC "FDSEND01"
-#define FDT_FOOTER 48
+#define FDT_FOOTER 64
 #define FDT_HEADER 8
 
 char *fds__seg_path(const fds_index *ix, uint64_t gen, const char *ext)
@@ -96,9 +105,26 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* Append one encoded block to the file and the block index. */
+static int put_block(int fd, bytes *tail, uint64_t *off, const uint8_t *blk,
+                     size_t len, uint32_t doc_base)
+{
+    int rc = write_all(fd, blk, len);
+    if (rc)
+        return rc;
+    if ((rc = bytes_reserve(tail, 16)))
+        return rc;
+    fds__put_u64(tail->p + tail->n, *off);
+    fds__put_u32(tail->p + tail->n + 8, doc_base);
+    fds__put_u32(tail->p + tail->n + 12, (uint32_t)len);
+    tail->n += 16;
+    *off += len;
+    return 0;
+}
+
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    size_t n, const fds_codec_params *p, const fds_dict *dict,
-                   fds_err *err)
+                   fds__seg *const *copy, unsigned ncopy, fds_err *err)
 {
     char *path = fds__seg_path(ix, gen, "fdt");
     if (!path)
@@ -123,7 +149,35 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
     if ((rc = write_all(fd, FDT_MAGIC, FDT_HEADER)))
         goto io;
 
-    size_t i = 0;
+    uint32_t copied = 0;
+    size_t i = n; /* with copy sources, every block comes from them */
+    uint32_t base = 0;
+    for (unsigned c = 0; copy && c < ncopy; c++) {
+        const fds__seg *sg = copy[c];
+        for (uint32_t b = 0; b < sg->nblocks; b++) {
+            const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+            uint32_t len = fds__get_u32(e + 12);
+            uint32_t sbase = fds__get_u32(e + 8);
+            enc.n = 0;
+            if ((rc = bytes_reserve(&enc, len)))
+                goto out;
+            memcpy(enc.p, sg->map + fds__get_u64(e), len);
+            if ((rc = fds_block_rebase(enc.p, len, base + sbase))) {
+                fds_err_set(err, rc, 500, "corrupt_index_exception",
+                            "[%s] segment [%s] block [%u]: cannot copy: %s",
+                            ix->name, sg->name, b, fds_strerror(rc));
+                goto out;
+            }
+            if ((rc = put_block(fd, &tail, &off, enc.p, len, base + sbase)))
+                goto io;
+            nblocks++;
+            copied++;
+        }
+        base += sg->max_doc;
+        raw_total += sg->raw_bytes;
+    }
+    if (!copy)
+        i = 0;
     while (i < n) {
         /* cut one block */
         size_t first = i;
@@ -152,15 +206,8 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                         fds_strerror(rc));
             goto out;
         }
-        if ((rc = write_all(fd, enc.p, elen)))
+        if ((rc = put_block(fd, &tail, &off, enc.p, elen, (uint32_t)first)))
             goto io;
-        if ((rc = bytes_reserve(&tail, 16)))
-            goto out;
-        fds__put_u64(tail.p + tail.n, off);
-        fds__put_u32(tail.p + tail.n + 8, (uint32_t)first);
-        fds__put_u32(tail.p + tail.n + 12, (uint32_t)elen);
-        tail.n += 16;
-        off += elen;
         raw_total += raw.n;
         nblocks++;
     }
@@ -177,11 +224,15 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
     fds__put_u64(f + 16, raw_total);
     fds__put_u32(f + 24, (uint32_t)p->codec);
     fds__put_u32(f + 28, dict ? fds_dict_id(dict) : 0);
+    fds__put_u32(f + 32, (uint32_t)p->level);
+    fds__put_u32(f + 36, p->block_size);
+    fds__put_u32(f + 40, p->max_docs_per_block);
+    fds__put_u32(f + 44, copied);
     uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, tail.p, (uInt)(tail.n + 32));
-    fds__put_u32(f + 32, (uint32_t)crc);
-    fds__put_u32(f + 36, 0);
-    memcpy(f + 40, FDT_END_MAGIC, 8);
+    crc = crc32(crc, tail.p, (uInt)(tail.n + 48));
+    fds__put_u32(f + 48, (uint32_t)crc);
+    fds__put_u32(f + 52, 0);
+    memcpy(f + 56, FDT_END_MAGIC, 8);
     tail.n += FDT_FOOTER;
     if ((rc = write_all(fd, tail.p, tail.n)))
         goto io;
@@ -246,7 +297,7 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     }
     sg->map = m;
     const uint8_t *f = sg->map + sg->map_len - FDT_FOOTER;
-    if (memcmp(sg->map, FDT_MAGIC, 8) || memcmp(f + 40, FDT_END_MAGIC, 8))
+    if (memcmp(sg->map, FDT_MAGIC, 8) || memcmp(f + 56, FDT_END_MAGIC, 8))
         goto corrupt;
     uint64_t index_off = fds__get_u64(f);
     sg->nblocks = fds__get_u32(f + 8);
@@ -254,13 +305,17 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     sg->raw_bytes = fds__get_u64(f + 16);
     sg->codec = fds__get_u32(f + 24);
     sg->dict_id = fds__get_u32(f + 28);
+    sg->level = fds__get_u32(f + 32);
+    sg->block_size = fds__get_u32(f + 36);
+    sg->max_docs_per_block = fds__get_u32(f + 40);
+    sg->copied_blocks = fds__get_u32(f + 44);
     uint64_t need = (uint64_t)sg->nblocks * FDT_BLKIDX_ENTRY +
                     (uint64_t)sg->max_doc * 16;
     if (index_off < FDT_HEADER || index_off + need + FDT_FOOTER != sg->map_len)
         goto corrupt;
     uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, sg->map + index_off, (uInt)(need + 32));
-    if ((uint32_t)crc != fds__get_u32(f + 32))
+    crc = crc32(crc, sg->map + index_off, (uInt)(need + 48));
+    if ((uint32_t)crc != fds__get_u32(f + 48))
         goto corrupt;
     sg->blk_index = sg->map + index_off;
     sg->versions = sg->blk_index + (size_t)sg->nblocks * FDT_BLKIDX_ENTRY;

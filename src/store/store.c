@@ -1293,8 +1293,8 @@ static int save_mapping(fds_index *ix, fds_err *err)
  * success *out is the new segment (not yet published or registered).
  */
 static int build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
-                         const fds_index_settings *set, fds__seg **out,
-                         fds_err *err)
+                         const fds_index_settings *set, fds__seg *const *copy,
+                         unsigned ncopy, fds__seg **out, fds_err *err)
 {
     const fds_dict *dict = NULL;
     int rc = 0;
@@ -1304,7 +1304,7 @@ static int build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
             return rc;
     }
     uint64_t gen = ix->next_gen++;
-    rc = fds__seg_write(ix, gen, docs, n, &set->codec, dict, err);
+    rc = fds__seg_write(ix, gen, docs, n, &set->codec, dict, copy, ncopy, err);
     if (rc)
         return rc;
     fds_sidx_writer *w = fds_sidx_writer_create(ix->mapping);
@@ -1424,7 +1424,7 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
     if (!rc)
         rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
     if (!rc && nd)
-        rc = build_segment(ix, docs, nd, &set, &sg, err);
+        rc = build_segment(ix, docs, nd, &set, NULL, 0, &sg, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -1528,9 +1528,24 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
             o->seq_no = fds__seg_seqno(sg, d);
         }
     }
+    /* clean inputs written with today's settings: copy their blocks */
+    bool copy = true;
+    const fds_dict *cur = fds_codec_uses_dict(set.codec.codec)
+                              ? index_current_dict(ix, set.codec.codec) : NULL;
+    for (unsigned i = from; i < from + count && copy; i++) {
+        const fds__seg *sg = v->segs[i];
+        copy = !v->lives[i] && sg->codec == (uint32_t)set.codec.codec &&
+               sg->dict_id == (cur ? fds_dict_id(cur) : 0) &&
+               sg->block_size == set.codec.block_size &&
+               sg->max_docs_per_block == set.codec.max_docs_per_block &&
+               (sg->level == (uint32_t)set.codec.level ||
+                (set.codec.codec != FDS_CODEC_ZSTD &&
+                 set.codec.codec != FDS_CODEC_ZSTD_NO_DICT));
+    }
     fds__seg *merged = NULL;
     if (!rc && nd)
-        rc = build_segment(ix, docs, nd, &set, &merged, err);
+        rc = build_segment(ix, docs, nd, &set, copy ? v->segs + from : NULL,
+                           copy ? count : 0, &merged, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);

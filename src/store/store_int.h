@@ -39,6 +39,10 @@ typedef struct fds__seg {
     uint64_t raw_bytes;
     uint32_t codec;
     uint32_t dict_id;
+    uint32_t level;          /* zstd level the blocks were written with */
+    uint32_t block_size;
+    uint32_t max_docs_per_block;
+    uint32_t copied_blocks;  /* blocks a merge copied unchanged */
     uint64_t tim_bytes;
     fds_sidx *sidx;
     atomic_bool dropped;     /* no longer live: remove files at last unref */
@@ -134,9 +138,12 @@ void fds__live_unref(fds__live *l);
 /* .fdt file: see segment.c for the layout. */
 #define FDT_BLKIDX_ENTRY 16
 
+/* Write seg_<gen>.fdt: blocks encoded from `docs`, or, when `copy` is
+ * non-NULL, the blocks of the `ncopy` segments copied unchanged (then `docs`
+ * only supplies versions and seq_nos, in the same order). */
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    size_t n, const fds_codec_params *p, const fds_dict *dict,
-                   fds_err *err);
+                   fds__seg *const *copy, unsigned ncopy, fds_err *err);
 int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
                   fds__seg **out, fds_err *err);
 int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
