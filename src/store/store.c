@@ -1607,16 +1607,25 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     if (max_segments == 0)
         max_segments = 1;
     pthread_mutex_lock(&ix->refresh_mu);
-    /* publish() keeps capacity for one more segment: make room */
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
     unsigned n = ix->nsegs;
-    bool any_deleted = false;
-    for (unsigned i = 0; i < n; i++)
-        any_deleted |= ix->lives[i] != NULL;
     if (n > max_segments) {
         unsigned count = n - max_segments + 1;
         rc = merge_range(ix, 0, count, err);
-    } else if (n == 1 && any_deleted) {
-        rc = merge_range(ix, 0, 1, err); /* expunge deletes */
+    }
+    /* what is left: expunge deletes, and rewrite segments written with other
+     * codec settings (a codec change applies to old segments here) */
+    for (unsigned i = 0; !rc && i < ix->nsegs; i++) {
+        const fds__seg *sg = ix->segs[i];
+        bool stale = sg->codec != (uint32_t)set.codec.codec ||
+                     sg->block_size != set.codec.block_size ||
+                     sg->max_docs_per_block != set.codec.max_docs_per_block ||
+                     ((set.codec.codec == FDS_CODEC_ZSTD ||
+                       set.codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
+                      sg->level != (uint32_t)set.codec.level);
+        if (stale || ix->lives[i])
+            rc = merge_range(ix, i, 1, err);
     }
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
