@@ -9,7 +9,7 @@
  * output (same input + options -> same bytes; see logparse.h for the rules).
  *
  * Contract with users: every input line is either converted or reported on
- * stderr as "nginx2json: LINE_NO: REASON (byte COL)" and counted; the run
+ * stderr as "nginx2json: line N: REASON (byte COL)" and counted; the run
  * ends with "converted N lines, M unparsable" on stderr.  Exit status 0 when
  * every line converted, 3 when some were unparsable (the others are still
  * written), 2 on a usage or I/O error.  Line numbers are 1-based and count

@@ -19,7 +19,9 @@
  * advances by a uniform gap in [0, 2g] milliseconds per document, g being the
  * sample's mean gap, so the rate matches the sample (~4 docs/s).  host,
  * service_name, error_code, timings and request_id come from
- * fds_logparse_derive(seed, i), exactly as nginx2json derives them for line i.
+ * fds_logparse_derive(seed, FDS_SYNTHLOGS_DOC_DOMAIN + i): the same function
+ * nginx2json uses for line i, in a separate number range so a synthetic
+ * document never repeats the request_id of a converted line (same seed).
  * No libc randomness or libm is used, so output depends only on the sample
  * bytes and the options.
  */
@@ -36,6 +38,7 @@
 #define FDS_SYNTHLOGS_DOCS_DEFAULT 10000
 #define FDS_SYNTHLOGS_SEED_DEFAULT 1
 #define FDS_SYNTHLOGS_SAMPLE_MAX (1ull << 30) /* bytes of sample read */
+#define FDS_SYNTHLOGS_DOC_DOMAIN (1ull << 63)  /* derive() number of doc 0 */
 
 static void usage(FILE *f)
 {
@@ -229,7 +232,7 @@ int main(int argc, char **argv)
         rec.x_forwarded_for = b->x_forwarded_for;
         rec.epoch = base_epoch + (int64_t)(t_ms / 1000);
         rec.tz_offset_min = tz;
-        fds_logparse_derive(&rec, host, seed, i);
+        fds_logparse_derive(&rec, host, seed, FDS_SYNTHLOGS_DOC_DOMAIN + i);
         if (bulk && fds__cli_action(out, index, no_ids ? 0 : i)) io_error = 1;
         if (!io_error && fds__cli_emit(out, &rec, &buf, &buf_cap)) io_error = 1;
     }
