@@ -1,0 +1,28 @@
+/*
+ * analysis.h: the standard analyzer of text fields (public for tests and
+ * tools).
+ *
+ * Elasticsearch's `standard` analyzer is Lucene's StandardTokenizer (word
+ * boundaries of Unicode UAX #29) followed by LowerCaseFilter.  We follow the
+ * UAX #29 word rules using utf8proc's general categories to approximate the
+ * Word_Break property (see analysis.c for where this simplifies), then lower
+ * case every code point with utf8proc_tolower.  Tokens longer than
+ * FDS_TOKEN_MAX_CHARS (255) code points are split, as Lucene does.
+ */
+#ifndef FDS_ANALYSIS_H
+#define FDS_ANALYSIS_H
+
+#include <stddef.h>
+
+/* Receives each token (UTF-8, lower-cased, not NUL-terminated; valid only
+ * during the call).  Return 0 to continue or a negative code to stop. */
+typedef int (*fds_token_fn)(void *arg, const char *tok, size_t len);
+
+/*
+ * Tokenize `text` (`len` bytes of UTF-8; invalid sequences are treated as
+ * U+FFFD separators) and call `cb` for each token in order.
+ * Returns 0, FDS_ENOMEM, or the callback's negative code.
+ */
+int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg);
+
+#endif

@@ -1,0 +1,1 @@
+/* explain.c: placeholder, filled below */

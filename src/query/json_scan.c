@@ -1,0 +1,488 @@
+/*
+ * json_scan.c: a strict JSON walker over the raw bytes of a document.
+ *
+ * Why not cJSON: cJSON keeps numbers as doubles (9007199254740993 changes),
+ * keeps both copies of a duplicate key and cuts strings at "\u0000"
+ * (DESIGN.md section 10).  Indexing and validation need the original digits,
+ * must refuse duplicate keys and invalid UTF-8, and must not allocate a tree
+ * per document, so this walker reports each value with its dotted path and
+ * its raw number text or unescaped string, in one pass, without a tree.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+typedef struct kent {
+    size_t off, len; /* into the key arena */
+    size_t src_off;  /* where the key is in the document */
+} kent;
+
+typedef struct scanner {
+    const uint8_t *s;
+    size_t n, i;
+    char path[FDS_FIELD_PATH_MAX];
+    size_t plen;
+    char *sbuf;
+    size_t scap;
+    char *ka;
+    size_t klen, kcap;
+    kent *kv;
+    size_t nk, kvcap;
+    int depth;
+    fds_jval_fn cb;
+    void *arg;
+    fds_err *err;
+} scanner;
+
+void fds__json_linecol(const uint8_t *src, size_t len, size_t off, int *line,
+                       int *col)
+{
+    int l = 1, c = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (src[i] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+static int fail(scanner *sc, size_t off, const char *what)
+{
+    int l, c;
+    fds__json_linecol(sc->s, sc->n, off, &l, &c);
+    return fds_err_set(sc->err, FDS_EPARSE, 400, "document_parsing_exception",
+                       "[%d:%d] failed to parse: %s", l, c, what);
+}
+
+static void ws(scanner *sc)
+{
+    while (sc->i < sc->n) {
+        uint8_t c = sc->s[sc->i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            break;
+        sc->i++;
+    }
+}
+
+static int grow(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 256;
+    while (nc < need)
+        nc *= 2;
+    char *nb = realloc(*buf, nc);
+    if (!nb)
+        return FDS_ENOMEM;
+    *buf = nb;
+    *cap = nc;
+    return 0;
+}
+
+static int hexval(uint8_t c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int read_hex4(scanner *sc, uint32_t *v)
+{
+    if (sc->i + 4 > sc->n)
+        return -1;
+    uint32_t r = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval(sc->s[sc->i + k]);
+        if (h < 0)
+            return -1;
+        r = r << 4 | (uint32_t)h;
+    }
+    sc->i += 4;
+    *v = r;
+    return 0;
+}
+
+/* Parse a string at sc->i (on the quote) into (*buf + *blen). */
+static int parse_string(scanner *sc, char **buf, size_t *cap, size_t *blen)
+{
+    size_t start = sc->i++;
+    size_t o = *blen;
+    for (;;) {
+        if (sc->i >= sc->n)
+            return fail(sc, start, "unterminated string");
+        /* copy a run of plain bytes */
+        size_t r = sc->i;
+        while (r < sc->n && sc->s[r] != '"' && sc->s[r] != '\\' &&
+               sc->s[r] >= 0x20)
+            r++;
+        if (r > sc->i) {
+            if (!fds__utf8_valid(sc->s + sc->i, r - sc->i))
+                return fail(sc, sc->i, "invalid UTF-8 in string");
+            if (grow(buf, cap, o + (r - sc->i) + 8))
+                return FDS_ENOMEM;
+            memcpy(*buf + o, sc->s + sc->i, r - sc->i);
+            o += r - sc->i;
+            sc->i = r;
+        }
+        if (sc->i >= sc->n)
+            return fail(sc, start, "unterminated string");
+        uint8_t c = sc->s[sc->i];
+        if (c == '"') {
+            sc->i++;
+            break;
+        }
+        if (c < 0x20)
+            return fail(sc, sc->i, "control character in string");
+        /* escape */
+        sc->i++;
+        if (sc->i >= sc->n)
+            return fail(sc, start, "unterminated string");
+        if (grow(buf, cap, o + 8))
+            return FDS_ENOMEM;
+        c = sc->s[sc->i++];
+        char *b = *buf;
+        switch (c) {
+        case '"': b[o++] = '"'; break;
+        case '\\': b[o++] = '\\'; break;
+        case '/': b[o++] = '/'; break;
+        case 'b': b[o++] = '\b'; break;
+        case 'f': b[o++] = '\f'; break;
+        case 'n': b[o++] = '\n'; break;
+        case 'r': b[o++] = '\r'; break;
+        case 't': b[o++] = '\t'; break;
+        case 'u': {
+            uint32_t cp;
+            if (read_hex4(sc, &cp))
+                return fail(sc, sc->i, "bad \\u escape");
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                uint32_t lo;
+                if (sc->i + 2 > sc->n || sc->s[sc->i] != '\\' ||
+                    sc->s[sc->i + 1] != 'u')
+                    return fail(sc, sc->i, "lone surrogate in \\u escape");
+                sc->i += 2;
+                if (read_hex4(sc, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+                    return fail(sc, sc->i, "lone surrogate in \\u escape");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                return fail(sc, sc->i, "lone surrogate in \\u escape");
+            }
+            if (cp < 0x80) {
+                b[o++] = (char)cp;
+            } else if (cp < 0x800) {
+                b[o++] = (char)(0xC0 | cp >> 6);
+                b[o++] = (char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                b[o++] = (char)(0xE0 | cp >> 12);
+                b[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                b[o++] = (char)(0x80 | (cp & 0x3F));
+            } else {
+                b[o++] = (char)(0xF0 | cp >> 18);
+                b[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                b[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                b[o++] = (char)(0x80 | (cp & 0x3F));
+            }
+            break;
+        }
+        default:
+            return fail(sc, sc->i - 1, "bad escape in string");
+        }
+    }
+    if (grow(buf, cap, o + 1))
+        return FDS_ENOMEM;
+    (*buf)[o] = 0;
+    *blen = o;
+    return 0;
+}
+
+static int parse_number(scanner *sc, size_t *end)
+{
+    size_t i = sc->i;
+    const uint8_t *s = sc->s;
+    if (i < sc->n && s[i] == '-')
+        i++;
+    if (i >= sc->n)
+        return fail(sc, sc->i, "bad number");
+    if (s[i] == '0') {
+        i++;
+    } else if (s[i] >= '1' && s[i] <= '9') {
+        while (i < sc->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    } else {
+        return fail(sc, sc->i, "unexpected character");
+    }
+    if (i < sc->n && s[i] == '.') {
+        i++;
+        if (i >= sc->n || s[i] < '0' || s[i] > '9')
+            return fail(sc, i, "bad number");
+        while (i < sc->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < sc->n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < sc->n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= sc->n || s[i] < '0' || s[i] > '9')
+            return fail(sc, i, "bad number");
+        while (i < sc->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    *end = i;
+    return 0;
+}
+
+static int emit_val(scanner *sc, int kind, const char *str, size_t len,
+                    size_t off)
+{
+    sc->path[sc->plen] = 0;
+    fds_jval v = {kind, sc->path, sc->plen, str, len, off};
+    return sc->cb ? sc->cb(sc->arg, &v, sc->err) : 0;
+}
+
+static int key_cmp(const void *a, const void *b, void *ka)
+{
+    const kent *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp((char *)ka + x->off, (char *)ka + y->off, n);
+    if (c)
+        return c;
+    return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int check_dups(scanner *sc, size_t kstart)
+{
+    size_t cnt = sc->nk - kstart;
+    kent *k = sc->kv + kstart;
+    if (cnt < 2)
+        return 0;
+    if (cnt <= 32) {
+        for (size_t a = 1; a < cnt; a++)
+            for (size_t b = 0; b < a; b++)
+                if (key_cmp(&k[a], &k[b], sc->ka) == 0)
+                    goto dup_at_a;
+        return 0;
+    dup_at_a:;
+        size_t a = 1;
+        for (; a < cnt; a++) {
+            size_t b = 0;
+            for (; b < a; b++)
+                if (key_cmp(&k[a], &k[b], sc->ka) == 0)
+                    break;
+            if (b < a)
+                break;
+        }
+        char msg[200];
+        snprintf(msg, sizeof msg, "Duplicate field '%.*s'",
+                 (int)(k[a].len > 120 ? 120 : k[a].len), sc->ka + k[a].off);
+        return fail(sc, k[a].src_off, msg);
+    }
+    qsort_r(k, cnt, sizeof *k, key_cmp, sc->ka);
+    for (size_t a = 1; a < cnt; a++)
+        if (key_cmp(&k[a], &k[a - 1], sc->ka) == 0) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "Duplicate field '%.*s'",
+                     (int)(k[a].len > 120 ? 120 : k[a].len), sc->ka + k[a].off);
+            return fail(sc, k[a].src_off, msg);
+        }
+    return 0;
+}
+
+static int parse_value(scanner *sc);
+
+static int parse_object(scanner *sc)
+{
+    size_t kstart = sc->nk, astart = sc->klen, pl = sc->plen;
+    if (++sc->depth > FDS_DOC_DEPTH_MAX) {
+        return fds_err_set(sc->err, FDS_EPARSE, 400,
+                           "document_parsing_exception",
+                           "Limit of mapping depth [%d] has been exceeded",
+                           FDS_DOC_DEPTH_MAX);
+    }
+    sc->i++; /* { */
+    ws(sc);
+    if (sc->i < sc->n && sc->s[sc->i] == '}') {
+        sc->i++;
+        sc->depth--;
+        return 0;
+    }
+    for (;;) {
+        ws(sc);
+        if (sc->i >= sc->n || sc->s[sc->i] != '"')
+            return fail(sc, sc->i, "expected a field name");
+        size_t koff = sc->i, klen = sc->klen;
+        int rc = parse_string(sc, &sc->ka, &sc->kcap, &klen);
+        if (rc)
+            return rc;
+        size_t keylen = klen - sc->klen;
+        if (keylen == 0)
+            return fail(sc, koff, "field name cannot be an empty string");
+        if (sc->nk == sc->kvcap) {
+            size_t nc = sc->kvcap ? sc->kvcap * 2 : 64;
+            kent *nv = realloc(sc->kv, nc * sizeof *nv);
+            if (!nv)
+                return FDS_ENOMEM;
+            sc->kv = nv;
+            sc->kvcap = nc;
+        }
+        sc->kv[sc->nk++] = (kent){sc->klen, keylen, koff};
+        /* path += "." key */
+        size_t need = pl + (pl ? 1 : 0) + keylen;
+        if (need + 1 > sizeof sc->path)
+            return fail(sc, koff, "field path too long");
+        sc->plen = pl;
+        if (pl)
+            sc->path[sc->plen++] = '.';
+        memcpy(sc->path + sc->plen, sc->ka + sc->klen, keylen);
+        sc->plen += keylen;
+        sc->klen = klen;
+        ws(sc);
+        if (sc->i >= sc->n || sc->s[sc->i] != ':')
+            return fail(sc, sc->i, "expected ':'");
+        sc->i++;
+        rc = parse_value(sc);
+        if (rc)
+            return rc;
+        sc->plen = pl;
+        ws(sc);
+        if (sc->i >= sc->n)
+            return fail(sc, sc->i, "unexpected end of input in object");
+        if (sc->s[sc->i] == ',') {
+            sc->i++;
+            continue;
+        }
+        if (sc->s[sc->i] == '}') {
+            sc->i++;
+            break;
+        }
+        return fail(sc, sc->i, "expected ',' or '}'");
+    }
+    int rc = check_dups(sc, kstart);
+    if (rc)
+        return rc;
+    sc->nk = kstart;
+    sc->klen = astart;
+    sc->depth--;
+    return 0;
+}
+
+static int parse_value(scanner *sc)
+{
+    ws(sc);
+    if (sc->i >= sc->n)
+        return fail(sc, sc->i, "unexpected end of input");
+    uint8_t c = sc->s[sc->i];
+    size_t off = sc->i;
+    int rc;
+    switch (c) {
+    case '{':
+        rc = emit_val(sc, FDS_JV_OBJECT, NULL, 0, off);
+        return rc ? rc : parse_object(sc);
+    case '[': {
+        rc = emit_val(sc, FDS_JV_ARRAY, NULL, 0, off);
+        if (rc)
+            return rc;
+        if (++sc->depth > FDS_DOC_DEPTH_MAX)
+            return fds_err_set(sc->err, FDS_EPARSE, 400,
+                               "document_parsing_exception",
+                               "Limit of mapping depth [%d] has been exceeded",
+                               FDS_DOC_DEPTH_MAX);
+        sc->i++;
+        ws(sc);
+        if (sc->i < sc->n && sc->s[sc->i] == ']') {
+            sc->i++;
+            sc->depth--;
+            return 0;
+        }
+        for (;;) {
+            rc = parse_value(sc);
+            if (rc)
+                return rc;
+            ws(sc);
+            if (sc->i >= sc->n)
+                return fail(sc, sc->i, "unexpected end of input in array");
+            if (sc->s[sc->i] == ',') {
+                sc->i++;
+                continue;
+            }
+            if (sc->s[sc->i] == ']') {
+                sc->i++;
+                break;
+            }
+            return fail(sc, sc->i, "expected ',' or ']'");
+        }
+        sc->depth--;
+        return 0;
+    }
+    case '"': {
+        size_t blen = 0;
+        rc = parse_string(sc, &sc->sbuf, &sc->scap, &blen);
+        if (rc)
+            return rc;
+        return emit_val(sc, FDS_JV_STRING, sc->sbuf, blen, off);
+    }
+    case 't':
+        if (sc->i + 4 <= sc->n && memcmp(sc->s + sc->i, "true", 4) == 0) {
+            sc->i += 4;
+            return emit_val(sc, FDS_JV_TRUE, "true", 4, off);
+        }
+        return fail(sc, off, "unexpected character");
+    case 'f':
+        if (sc->i + 5 <= sc->n && memcmp(sc->s + sc->i, "false", 5) == 0) {
+            sc->i += 5;
+            return emit_val(sc, FDS_JV_FALSE, "false", 5, off);
+        }
+        return fail(sc, off, "unexpected character");
+    case 'n':
+        if (sc->i + 4 <= sc->n && memcmp(sc->s + sc->i, "null", 4) == 0) {
+            sc->i += 4;
+            return emit_val(sc, FDS_JV_NULL, "null", 4, off);
+        }
+        return fail(sc, off, "unexpected character");
+    default: {
+        size_t end = 0;
+        rc = parse_number(sc, &end);
+        if (rc)
+            return rc;
+        sc->i = end;
+        return emit_val(sc, FDS_JV_NUMBER, (const char *)sc->s + off,
+                        end - off, off);
+    }
+    }
+}
+
+int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
+                   fds_err *err)
+{
+    scanner sc;
+    memset(&sc, 0, sizeof sc);
+    sc.s = src;
+    sc.n = len;
+    sc.cb = cb;
+    sc.arg = arg;
+    sc.err = err;
+    int rc;
+    ws(&sc);
+    if (sc.i >= sc.n) {
+        rc = fds_err_set(err, FDS_EPARSE, 400, "document_parsing_exception",
+                         "failed to parse, document is empty");
+    } else if (src[sc.i] != '{') {
+        rc = fail(&sc, sc.i, "Malformed content, must start with an object");
+    } else {
+        rc = parse_object(&sc);
+        if (rc == 0) {
+            ws(&sc);
+            if (sc.i != sc.n)
+                rc = fail(&sc, sc.i, "unexpected content after the document");
+        }
+    }
+    free(sc.sbuf);
+    free(sc.ka);
+    free(sc.kv);
+    return rc;
+}

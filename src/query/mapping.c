@@ -1,0 +1,562 @@
+/*
+ * mapping.c: Elasticsearch-style field mappings (explicit and dynamic) and
+ * document validation.
+ *
+ * A mapping is a flat list of fields keyed by full dotted path ("url",
+ * "url.keyword", "geo.lat"); objects are fields of type object and
+ * multi-fields ("fields": {"keyword": ...}) are flagged sub-fields.  The list
+ * only grows (Elasticsearch never changes a field's type), so field pointers
+ * stay valid for the mapping's life and readers may cache them.  A rwlock
+ * guards the list: writers extend it while searches and validation read.
+ *
+ * Dynamic rules (Elasticsearch defaults): strings that parse as
+ * strict_date_optional_time -> date, other strings -> text with a keyword
+ * sub-field (ignore_above 256), integers -> long, other numbers -> float,
+ * booleans -> boolean, objects -> object; null adds nothing.
+ */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+static uint64_t hash_path(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (uint8_t)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+fds_mapping *fds_mapping_create(void)
+{
+    fds_mapping *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    pthread_rwlock_init(&m->lock, NULL);
+    return m;
+}
+
+void fds_mapping_free(fds_mapping *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nfields; i++) {
+        free(m->fields[i]->path);
+        free(m->fields[i]);
+    }
+    free(m->fields);
+    free(m->hash);
+    pthread_rwlock_destroy(&m->lock);
+    free(m);
+}
+
+fds_mfield *fds__mapping_find(const fds_mapping *m, const char *path,
+                              size_t len)
+{
+    if (!m->hash_cap)
+        return NULL;
+    size_t mask = m->hash_cap - 1;
+    for (size_t i = hash_path(path, len) & mask;; i = (i + 1) & mask) {
+        uint32_t e = m->hash[i];
+        if (!e)
+            return NULL;
+        fds_mfield *f = m->fields[e - 1];
+        if (f->path_len == len && memcmp(f->path, path, len) == 0)
+            return f;
+    }
+}
+
+fds_mfield *fds__mapping_find_locked(const fds_mapping *m, const char *path,
+                                     size_t len)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    pthread_rwlock_rdlock(&mm->lock);
+    fds_mfield *f = fds__mapping_find(m, path, len);
+    pthread_rwlock_unlock(&mm->lock);
+    return f;
+}
+
+static int rehash(fds_mapping *m, size_t cap)
+{
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h)
+        return FDS_ENOMEM;
+    for (size_t k = 0; k < m->nfields; k++) {
+        fds_mfield *f = m->fields[k];
+        size_t i = hash_path(f->path, f->path_len) & (cap - 1);
+        while (h[i])
+            i = (i + 1) & (cap - 1);
+        h[i] = (uint32_t)k + 1;
+    }
+    free(m->hash);
+    m->hash = h;
+    m->hash_cap = cap;
+    return 0;
+}
+
+static int type_from_name(const char *t)
+{
+    static const struct { const char *name; int type; } tab[] = {
+        {"text", FDS_FT_TEXT}, {"match_only_text", FDS_FT_TEXT},
+        {"keyword", FDS_FT_KEYWORD}, {"constant_keyword", FDS_FT_KEYWORD},
+        {"wildcard", FDS_FT_KEYWORD}, {"ip", FDS_FT_KEYWORD},
+        {"long", FDS_FT_LONG}, {"integer", FDS_FT_LONG},
+        {"short", FDS_FT_LONG}, {"byte", FDS_FT_LONG},
+        {"unsigned_long", FDS_FT_LONG},
+        {"double", FDS_FT_DOUBLE}, {"float", FDS_FT_DOUBLE},
+        {"half_float", FDS_FT_DOUBLE}, {"scaled_float", FDS_FT_DOUBLE},
+        {"date", FDS_FT_DATE}, {"boolean", FDS_FT_BOOLEAN},
+        {"object", FDS_FT_OBJECT},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (strcmp(tab[i].name, t) == 0)
+            return tab[i].type;
+    return FDS_FT_NONE;
+}
+
+static fds_mfield *parent_of(fds_mapping *m, const char *path, size_t len)
+{
+    size_t k = len;
+    while (k > 0 && path[k - 1] != '.')
+        k--;
+    if (k == 0)
+        return NULL;
+    return fds__mapping_find(m, path, k - 1);
+}
+
+fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
+                             int type, const char *type_name)
+{
+    /* make sure object parents exist ("a.b" given first creates "a") */
+    for (size_t k = 0; k < len; k++) {
+        if (path[k] == '.' && !fds__mapping_find(m, path, k))
+            if (!fds__mapping_add(m, path, k, FDS_FT_OBJECT, "object"))
+                return NULL;
+    }
+    if (m->nfields == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 32;
+        fds_mfield **nf = realloc(m->fields, nc * sizeof *nf);
+        if (!nf)
+            return NULL;
+        m->fields = nf;
+        m->cap = nc;
+    }
+    fds_mfield *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->path = malloc(len + 1);
+    if (!f->path) {
+        free(f);
+        return NULL;
+    }
+    memcpy(f->path, path, len);
+    f->path[len] = 0;
+    f->path_len = len;
+    f->type = type;
+    snprintf(f->type_name, sizeof f->type_name, "%s", type_name);
+    f->index = true;
+    f->parent = parent_of(m, path, len);
+    if (f->parent && f->parent->type != FDS_FT_OBJECT)
+        f->is_subfield = true;
+    m->fields[m->nfields++] = f;
+    if (m->nfields * 2 > m->hash_cap &&
+        rehash(m, m->hash_cap ? m->hash_cap * 2 : 64)) {
+        m->nfields--;
+        free(f->path);
+        free(f);
+        return NULL;
+    }
+    if (m->hash_cap && m->nfields * 2 <= m->hash_cap) {
+        size_t i = hash_path(path, len) & (m->hash_cap - 1);
+        while (m->hash[i] && m->hash[i] != m->nfields)
+            i = (i + 1) & (m->hash_cap - 1);
+        m->hash[i] = (uint32_t)m->nfields;
+    }
+    return f;
+}
+
+/* ---- explicit mappings ------------------------------------------------- */
+
+static int merge_props(fds_mapping *m, const char *prefix, size_t plen,
+                       cJSON *props, bool sub, fds_err *err);
+
+static int merge_field(fds_mapping *m, const char *path, size_t len,
+                       cJSON *def, bool sub, fds_err *err)
+{
+    if (!cJSON_IsObject(def))
+        return fds_err_set(err, FDS_EPARSE, 400, "mapper_parsing_exception",
+                           "Expected map for property [fields] on field [%s] "
+                           "but got a class java.lang.String", path);
+    cJSON *jt = cJSON_GetObjectItemCaseSensitive(def, "type");
+    cJSON *props = cJSON_GetObjectItemCaseSensitive(def, "properties");
+    const char *tname = cJSON_IsString(jt) ? jt->valuestring
+                                           : (props ? "object" : NULL);
+    if (!tname)
+        tname = "object";
+    int type = type_from_name(tname);
+    if (type == FDS_FT_NONE)
+        return fds_err_set(err, FDS_EINVAL, 400, "mapper_parsing_exception",
+                           "No handler for type [%s] declared on field [%s]",
+                           tname, path);
+    fds_mfield *f = fds__mapping_find(m, path, len);
+    if (f && f->type != type)
+        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+                           "mapper [%s] cannot be changed from type [%s] to "
+                           "[%s]", path, f->type_name, tname);
+    if (!f) {
+        f = fds__mapping_add(m, path, len, type, tname);
+        if (!f)
+            return FDS_ENOMEM;
+        f->is_subfield = sub;
+    }
+    cJSON *ia = cJSON_GetObjectItemCaseSensitive(def, "ignore_above");
+    if (cJSON_IsNumber(ia))
+        f->ignore_above = ia->valueint > 0 ? ia->valueint : 0;
+    cJSON *ix = cJSON_GetObjectItemCaseSensitive(def, "index");
+    if (cJSON_IsBool(ix))
+        f->index = cJSON_IsTrue(ix);
+    if (props) {
+        if (type != FDS_FT_OBJECT)
+            return fds_err_set(err, FDS_EINVAL, 400,
+                               "mapper_parsing_exception",
+                               "field [%s] of type [%s] cannot have properties",
+                               path, tname);
+        int rc = merge_props(m, path, len, props, false, err);
+        if (rc)
+            return rc;
+    }
+    cJSON *fields = cJSON_GetObjectItemCaseSensitive(def, "fields");
+    if (fields) {
+        int rc = merge_props(m, path, len, fields, true, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int merge_props(fds_mapping *m, const char *prefix, size_t plen,
+                       cJSON *props, bool sub, fds_err *err)
+{
+    if (!cJSON_IsObject(props))
+        return fds_err_set(err, FDS_EPARSE, 400, "mapper_parsing_exception",
+                           "Expected map for property [%s] on field [%s]",
+                           sub ? "fields" : "properties",
+                           plen ? prefix : "_doc");
+    cJSON *it;
+    cJSON_ArrayForEach(it, props) {
+        char path[FDS_FIELD_PATH_MAX];
+        size_t kl = strlen(it->string);
+        if (kl == 0 || plen + 1 + kl >= sizeof path)
+            return fds_err_set(err, FDS_EINVAL, 400,
+                               "mapper_parsing_exception",
+                               "field name cannot be empty or too long");
+        size_t n = 0;
+        if (plen) {
+            memcpy(path, prefix, plen);
+            path[plen] = '.';
+            n = plen + 1;
+        }
+        memcpy(path + n, it->string, kl);
+        n += kl;
+        path[n] = 0;
+        int rc = merge_field(m, path, n, it, sub, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
+                           fds_err *err)
+{
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return fds_err_set(err, FDS_EPARSE, 400, "mapper_parsing_exception",
+                           "Failed to parse mapping: malformed JSON");
+    }
+    cJSON *body = root;
+    cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "mappings");
+    if (cJSON_IsObject(mp))
+        body = mp;
+    cJSON *doc = cJSON_GetObjectItemCaseSensitive(body, "_doc");
+    if (cJSON_IsObject(doc))
+        body = doc;
+    int rc = 0;
+    cJSON *props = cJSON_GetObjectItemCaseSensitive(body, "properties");
+    cJSON *it;
+    cJSON_ArrayForEach(it, body) {
+        if (strcmp(it->string, "properties") && strcmp(it->string, "dynamic") &&
+            strcmp(it->string, "_source") && strcmp(it->string, "_meta") &&
+            strcmp(it->string, "date_detection") &&
+            strcmp(it->string, "numeric_detection")) {
+            rc = fds_err_set(err, FDS_EINVAL, 400, "mapper_parsing_exception",
+                             "Root mapping definition has unsupported "
+                             "parameters:  [%s]", it->string);
+            break;
+        }
+    }
+    pthread_rwlock_wrlock(&m->lock);
+    if (!rc && props)
+        rc = merge_props(m, "", 0, props, false, err);
+    pthread_rwlock_unlock(&m->lock);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- to JSON ------------------------------------------------------------ */
+
+static int name_cmp(const void *a, const void *b)
+{
+    const fds_mfield *x = *(fds_mfield *const *)a, *y = *(fds_mfield *const *)b;
+    return strcmp(x->path, y->path);
+}
+
+static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
+                         const fds_mfield *f);
+
+static void add_children(const fds_mapping *m, fds_mfield **sorted, size_t n,
+                         const fds_mfield *parent, bool sub, cJSON *into)
+{
+    for (size_t i = 0; i < n; i++) {
+        fds_mfield *c = sorted[i];
+        if (c->parent != parent || c->is_subfield != sub)
+            continue;
+        const char *name = parent ? c->path + parent->path_len + 1 : c->path;
+        cJSON *j = field_json(m, sorted, n, c);
+        if (j)
+            cJSON_AddItemToObject(into, name, j);
+    }
+}
+
+static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
+                         const fds_mfield *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    if (f->type == FDS_FT_OBJECT) {
+        cJSON *p = cJSON_AddObjectToObject(o, "properties");
+        add_children(m, sorted, n, f, false, p);
+        return o;
+    }
+    cJSON_AddStringToObject(o, "type", f->type_name);
+    if (f->ignore_above)
+        cJSON_AddNumberToObject(o, "ignore_above", f->ignore_above);
+    if (!f->index)
+        cJSON_AddBoolToObject(o, "index", false);
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        if (sorted[i]->parent == f && sorted[i]->is_subfield)
+            any = true;
+    if (any) {
+        cJSON *fs = cJSON_AddObjectToObject(o, "fields");
+        add_children(m, sorted, n, f, true, fs);
+    }
+    return o;
+}
+
+char *fds_mapping_to_json(const fds_mapping *m)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    pthread_rwlock_rdlock(&mm->lock);
+    size_t n = m->nfields;
+    fds_mfield **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    char *out = NULL;
+    if (sorted) {
+        memcpy(sorted, m->fields, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, name_cmp);
+        cJSON *root = cJSON_CreateObject();
+        if (root) {
+            if (n) {
+                cJSON *p = cJSON_AddObjectToObject(root, "properties");
+                add_children(m, sorted, n, NULL, false, p);
+            }
+            out = cJSON_PrintUnformatted(root);
+            cJSON_Delete(root);
+        }
+        free(sorted);
+    }
+    pthread_rwlock_unlock(&mm->lock);
+    return out;
+}
+
+/* ---- values against a field ---------------------------------------------- */
+
+
+int fds__value_check(const fds_mfield *f, const fds_jval *v, fds__conv *out)
+{
+    switch (f->type) {
+    case FDS_FT_OBJECT:
+        return v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+                       v->kind == FDS_JV_NULL ? 0 : FDS_EINVAL;
+    case FDS_FT_TEXT:
+    case FDS_FT_KEYWORD:
+        return v->kind == FDS_JV_OBJECT ? FDS_EINVAL : 0;
+    case FDS_FT_LONG: {
+        if (v->kind != FDS_JV_NUMBER && v->kind != FDS_JV_STRING)
+            return v->kind == FDS_JV_NULL || v->kind == FDS_JV_ARRAY
+                       ? 0 : FDS_EINVAL;
+        int64_t x;
+        int rc = fds__parse_long(v->str, v->str_len, true, &x);
+        if (rc)
+            return rc;
+        int64_t lo = INT64_MIN, hi = INT64_MAX;
+        if (strcmp(f->type_name, "integer") == 0) { lo = INT32_MIN; hi = INT32_MAX; }
+        else if (strcmp(f->type_name, "short") == 0) { lo = INT16_MIN; hi = INT16_MAX; }
+        else if (strcmp(f->type_name, "byte") == 0) { lo = INT8_MIN; hi = INT8_MAX; }
+        if (x < lo || x > hi)
+            return FDS_ERANGE;
+        if (out)
+            out->l = x;
+        return 0;
+    }
+    case FDS_FT_DOUBLE: {
+        if (v->kind != FDS_JV_NUMBER && v->kind != FDS_JV_STRING)
+            return v->kind == FDS_JV_NULL || v->kind == FDS_JV_ARRAY
+                       ? 0 : FDS_EINVAL;
+        double d;
+        if (fds__parse_double(v->str, v->str_len, &d))
+            return FDS_EINVAL;
+        if (out)
+            out->d = fds__round_ftype(f, d);
+        return 0;
+    }
+    case FDS_FT_DATE: {
+        int64_t ms;
+        if (v->kind == FDS_JV_NUMBER) {
+            if (fds__parse_long(v->str, v->str_len, false, &ms))
+                return FDS_EINVAL;
+        } else if (v->kind == FDS_JV_STRING) {
+            if (fds__parse_date(v->str, v->str_len, true, &ms))
+                return FDS_EINVAL;
+        } else {
+            return v->kind == FDS_JV_NULL || v->kind == FDS_JV_ARRAY
+                       ? 0 : FDS_EINVAL;
+        }
+        if (out)
+            out->l = ms;
+        return 0;
+    }
+    case FDS_FT_BOOLEAN: {
+        int64_t b;
+        if (v->kind == FDS_JV_TRUE || v->kind == FDS_JV_FALSE ||
+            v->kind == FDS_JV_STRING) {
+            if (fds__parse_bool(v->str, v->str_len, &b))
+                return FDS_EINVAL;
+            if (out)
+                out->l = b;
+            return 0;
+        }
+        return v->kind == FDS_JV_NULL || v->kind == FDS_JV_ARRAY ? 0
+                                                                 : FDS_EINVAL;
+    }
+    default:
+        return 0;
+    }
+}
+
+int fds__value_error(const fds_mfield *f, const fds_jval *v, const uint8_t *src,
+                     size_t len, fds_err *err)
+{
+    int l, c;
+    fds__json_linecol(src, len, v->offset, &l, &c);
+    if (f->type == FDS_FT_OBJECT)
+        return fds_err_set(err, FDS_EINVAL, 400, "document_parsing_exception",
+                           "[%d:%d] object mapping for [%s] tried to parse "
+                           "field [%s] as object, but found a concrete value",
+                           l, c, f->path, f->path);
+    if (v->kind == FDS_JV_OBJECT)
+        return fds_err_set(err, FDS_EINVAL, 400, "document_parsing_exception",
+                           "[%d:%d] failed to parse field [%s] of type [%s] "
+                           "in document. Preview of field's value: '{...}'",
+                           l, c, f->path, f->type_name);
+    int n = (int)(v->str_len > 40 ? 40 : v->str_len);
+    return fds_err_set(err, FDS_EINVAL, 400, "document_parsing_exception",
+                       "[%d:%d] failed to parse field [%s] of type [%s] in "
+                       "document. Preview of field's value: '%.*s'",
+                       l, c, f->path, f->type_name, n, v->str);
+}
+
+typedef struct vctx {
+    const fds_mapping *m;
+    const uint8_t *src;
+    size_t len;
+} vctx;
+
+static int validate_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    vctx *c = arg;
+    fds_mfield *f = fds__mapping_find(c->m, v->path, v->path_len);
+    if (!f)
+        return 0; /* dynamic: the first value decides */
+    if (fds__value_check(f, v, NULL))
+        return fds__value_error(f, v, c->src, c->len, err);
+    return 0;
+}
+
+int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
+                     fds_err *err)
+{
+    vctx c = {m, src, len};
+    fds_mapping *mm = (fds_mapping *)m;
+    pthread_rwlock_rdlock(&mm->lock);
+    int rc = fds__json_scan(src, len, validate_cb, &c, err);
+    pthread_rwlock_unlock(&mm->lock);
+    return rc;
+}
+
+fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
+                                 bool *enomem)
+{
+    fds_mfield *f = fds__mapping_find(m, v->path, v->path_len);
+    if (f)
+        return f;
+    int64_t ms;
+    switch (v->kind) {
+    case FDS_JV_STRING:
+        if (fds__parse_date(v->str, v->str_len, false, &ms) == 0) {
+            f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_DATE, "date");
+        } else {
+            f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_TEXT, "text");
+            if (f) {
+                char sub[FDS_FIELD_PATH_MAX + 16];
+                int n = snprintf(sub, sizeof sub, "%s.keyword", f->path);
+                fds_mfield *k = fds__mapping_add(m, sub, (size_t)n,
+                                                 FDS_FT_KEYWORD, "keyword");
+                if (!k)
+                    f = NULL;
+                else
+                    k->ignore_above = FDS_KEYWORD_IGNORE_ABOVE;
+            }
+        }
+        break;
+    case FDS_JV_NUMBER: {
+        bool frac = memchr(v->str, '.', v->str_len) ||
+                    memchr(v->str, 'e', v->str_len) ||
+                    memchr(v->str, 'E', v->str_len);
+        f = frac ? fds__mapping_add(m, v->path, v->path_len, FDS_FT_DOUBLE,
+                                    "float")
+                 : fds__mapping_add(m, v->path, v->path_len, FDS_FT_LONG,
+                                    "long");
+        break;
+    }
+    case FDS_JV_TRUE:
+    case FDS_JV_FALSE:
+        f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_BOOLEAN,
+                             "boolean");
+        break;
+    case FDS_JV_OBJECT:
+        f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_OBJECT, "object");
+        break;
+    default:
+        return NULL;
+    }
+    if (!f)
+        *enomem = true;
+    return f;
+}

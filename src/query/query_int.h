@@ -1,0 +1,207 @@
+/*
+ * query_int.h: internal interface of src/query (struct layouts, helpers
+ * shared by the analyzer, mapping, index writer/reader and search code).
+ * Nothing outside src/query and src/http/dsl.c includes this file.
+ */
+#ifndef FDS_QUERY_INT_H
+#define FDS_QUERY_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query.h"
+
+/* ---- limits ------------------------------------------------------------ */
+
+#define FDS_DOC_DEPTH_MAX 20          /* ES index.mapping.depth.limit */
+#define FDS_FIELD_PATH_MAX 1024       /* bytes of a dotted field path */
+#define FDS_KEYWORD_IGNORE_ABOVE 256  /* dynamic .keyword ignore_above (chars) */
+#define FDS_MAX_RESULT_WINDOW 10000   /* ES index.max_result_window */
+#define FDS_TRACK_TOTAL_DEFAULT 10000 /* ES default track_total_hits */
+#define FDS_POSTINGS_BLOCK 128        /* doc ids per postings block */
+#define FDS_TOKEN_MAX_CHARS 255       /* StandardAnalyzer maxTokenLength */
+#define FDS_BM25_K1 1.2f
+#define FDS_BM25_B 0.75f
+
+/* ---- field types (mapping and index) ------------------------------------ */
+
+typedef enum fds_ftype {
+    FDS_FT_NONE = 0,
+    FDS_FT_OBJECT,
+    FDS_FT_TEXT,
+    FDS_FT_KEYWORD,
+    FDS_FT_LONG,    /* long, integer, short, byte, unsigned_long(approx) */
+    FDS_FT_DOUBLE,  /* double, float, half_float, scaled_float */
+    FDS_FT_DATE,    /* epoch milliseconds in a long column */
+    FDS_FT_BOOLEAN, /* 0/1 in a long column */
+} fds_ftype;
+
+/* Index-level kind of a field in a segment (what the sidx stores). */
+static inline bool fds__ftype_numeric(int t)
+{
+    return t == FDS_FT_LONG || t == FDS_FT_DOUBLE || t == FDS_FT_DATE ||
+           t == FDS_FT_BOOLEAN;
+}
+
+typedef struct fds_mfield {
+    char *path;          /* full dotted path, e.g. "url.keyword" */
+    size_t path_len;
+    int type;            /* fds_ftype */
+    char type_name[16];  /* ES type name as given ("integer", "float") */
+    int ignore_above;    /* keyword: chars; 0 = none */
+    bool is_subfield;    /* multi-field ("fields") of parent */
+    bool index;          /* "index": false -> not searchable */
+    struct fds_mfield *parent; /* for sub-fields / object children */
+} fds_mfield;
+
+struct fds_mapping {
+    pthread_rwlock_t lock;
+    fds_mfield **fields; /* insertion order, stable pointers */
+    size_t nfields, cap;
+    uint32_t *hash;      /* open addressing, index+1, 0 = empty */
+    size_t hash_cap;
+};
+
+/* Lookup under the caller's lock (or none, for private mappings). */
+fds_mfield *fds__mapping_find(const fds_mapping *m, const char *path,
+                              size_t len);
+/* Add a field (caller holds the write lock).  NULL on ENOMEM. */
+fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
+                             int type, const char *type_name);
+/* Look up with the read lock taken and released. */
+fds_mfield *fds__mapping_find_locked(const fds_mapping *m, const char *path,
+                                     size_t len);
+
+/* ---- values against a mapped field ---------------------------------------- */
+
+typedef struct fds__conv {
+    int64_t l;  /* LONG, DATE (epoch ms), BOOLEAN (0/1) */
+    double d;   /* DOUBLE (rounded to the field's precision) */
+} fds__conv;
+
+struct fds_jval;
+/* 0 if value `v` fits field `f` (filling *out when not NULL), else
+ * FDS_EINVAL / FDS_ERANGE. */
+int fds__value_check(const fds_mfield *f, const struct fds_jval *v,
+                     fds__conv *out);
+/* Fill `err` with Elasticsearch's document_parsing_exception for `v`. */
+int fds__value_error(const fds_mfield *f, const struct fds_jval *v,
+                     const uint8_t *src, size_t len, fds_err *err);
+/* The field for a value at an unmapped path, added by Elasticsearch's
+ * dynamic rules (text + keyword sub-field, long, float, date, boolean,
+ * object).  Caller holds the write lock.  NULL when the value adds nothing
+ * (null, array) or on ENOMEM (*enomem set). */
+fds_mfield *fds__mapping_dynamic(fds_mapping *m, const struct fds_jval *v,
+                                 bool *enomem);
+
+/* ---- JSON scanner over raw bytes ---------------------------------------- */
+
+enum { FDS_JV_STRING, FDS_JV_NUMBER, FDS_JV_TRUE, FDS_JV_FALSE, FDS_JV_NULL,
+       FDS_JV_OBJECT, FDS_JV_ARRAY };
+
+typedef struct fds_jval {
+    int kind;
+    const char *path;  /* dotted path (NUL-terminated) */
+    size_t path_len;
+    const char *str;   /* unescaped string (STRING) or raw number text */
+    size_t str_len;
+    size_t offset;     /* byte offset of the value in the document */
+} fds_jval;
+
+/* Called for every scalar and at the start of every object/array value.
+ * Returns 0 to continue, or a negative code to stop (returned by scan). */
+typedef int (*fds_jval_fn)(void *arg, const fds_jval *v, fds_err *err);
+
+/* Scan a JSON document: must be an object; checks UTF-8, duplicate keys,
+ * depth.  Returns 0, FDS_EPARSE (err filled), FDS_ENOMEM, or cb's code. */
+int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
+                   fds_err *err);
+/* "[line:col]" for an error message. */
+void fds__json_linecol(const uint8_t *src, size_t len, size_t off, int *line,
+                       int *col);
+
+/* Strict UTF-8 check. */
+bool fds__utf8_valid(const uint8_t *s, size_t n);
+
+/* ---- values ------------------------------------------------------------- */
+
+/* Parse an integer from its digits (no double round trip).  Accepts an
+ * optional fraction that is truncated when `coerce` ("1.0" -> 1).  Returns 0,
+ * FDS_EINVAL (not a number), FDS_ERANGE (out of int64). */
+int fds__parse_long(const char *s, size_t n, bool coerce, int64_t *out);
+int fds__parse_double(const char *s, size_t n, double *out);
+/* strict_date_optional_time (yyyy-MM-dd['T'HH:mm[:ss[.S+]]][Z|+-HH[:]mm])
+ * or, when `allow_epoch`, epoch milliseconds digits.  Returns 0 or
+ * FDS_EINVAL. */
+int fds__parse_date(const char *s, size_t n, bool allow_epoch, int64_t *ms);
+/* Boolean values ES accepts: true/false/"true"/"false"/"". */
+int fds__parse_bool(const char *s, size_t n, int64_t *out);
+/* Round a float-family value to its stored precision. */
+double fds__round_ftype(const fds_mfield *f, double v);
+
+/* ---- analysis ------------------------------------------------------------ */
+
+#include "analysis.h"
+
+/* ---- BM25 / norms ------------------------------------------------------- */
+
+uint8_t fds__norm_encode(uint32_t length);   /* Lucene SmallFloat.intToByte4 */
+uint32_t fds__norm_decode(uint8_t b);        /* Lucene SmallFloat.byte4ToInt */
+
+/* ---- misc ---------------------------------------------------------------- */
+
+uint32_t fds__crc32(uint32_t crc, const void *p, size_t n);
+
+static inline size_t fds__varint_put(uint8_t *p, uint32_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Returns bytes read, 0 on truncation/overflow. */
+static inline size_t fds__varint_get(const uint8_t *p, const uint8_t *end,
+                                     uint32_t *v)
+{
+    uint32_t r = 0;
+    unsigned shift = 0;
+    const uint8_t *s = p;
+    while (p < end && shift <= 28) {
+        uint8_t b = *p++;
+        r |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return (size_t)(p - s);
+        }
+        shift += 7;
+    }
+    return 0;
+}
+
+static inline void fds__put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void fds__put_u64(uint8_t *p, uint64_t v)
+{
+    fds__put_u32(p, (uint32_t)v);
+    fds__put_u32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t fds__get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+static inline uint64_t fds__get_u64(const uint8_t *p)
+{
+    return (uint64_t)fds__get_u32(p) | (uint64_t)fds__get_u32(p + 4) << 32;
+}
+
+#endif

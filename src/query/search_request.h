@@ -1,0 +1,96 @@
+/*
+ * search_request.h: the parsed form of a search (src/query and
+ * src/http/dsl.c only).  src/http/dsl.c builds it from the Elasticsearch
+ * query DSL with the index mapping at hand, so field types are resolved and
+ * query text is analyzed at parse time; fds_search_execute() only walks it.
+ */
+#ifndef FDS_SEARCH_REQUEST_H
+#define FDS_SEARCH_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query.h"
+
+typedef enum fds_qtype {
+    FDS_Q_MATCH_ALL,
+    FDS_Q_MATCH_NONE,
+    FDS_Q_TERM,      /* one term of a text/keyword field, BM25-scored */
+    FDS_Q_TERMS,     /* any of several exact terms, constant score */
+    FDS_Q_RANGE,     /* numeric/date/keyword range over the column, constant */
+    FDS_Q_BOOL,
+    FDS_Q_EXISTS,
+    FDS_Q_IDS,
+} fds_qtype;
+
+typedef struct fds_query {
+    int type;         /* fds_qtype */
+    float boost;      /* 1.0 by default */
+    char *field;      /* TERM, TERMS, RANGE, EXISTS */
+    size_t field_len;
+    int ftype;        /* fds_ftype of the field at parse time */
+    /* TERM */
+    char *term;
+    size_t term_len;
+    /* TERMS, IDS */
+    char **vals;
+    size_t *val_lens;
+    size_t nvals;
+    /* RANGE (inclusive bounds after conversion) */
+    int64_t lo_l, hi_l;        /* LONG/DATE/BOOLEAN */
+    double lo_d, hi_d;         /* DOUBLE */
+    bool lo_d_incl, hi_d_incl;
+    char *lo_s, *hi_s;         /* KEYWORD (NULL = open) */
+    size_t lo_s_len, hi_s_len;
+    bool lo_s_incl, hi_s_incl;
+    /* BOOL */
+    struct fds_query **must, **should, **filter, **must_not;
+    size_t nmust, nshould, nfilter, nmust_not;
+    int msm;          /* minimum_should_match; -1 = default */
+    /* for explanations: "match" text it came from, NULL otherwise */
+} fds_query;
+
+enum { FDS_SORT_SCORE, FDS_SORT_DOC, FDS_SORT_FIELD };
+
+typedef struct fds_sort_spec {
+    int kind;          /* FDS_SORT_* */
+    char *field;
+    size_t field_len;
+    int ftype;
+    bool desc;
+    bool missing_first;
+} fds_sort_spec;
+
+/* search_after value for one sort key */
+typedef struct fds_after_val {
+    bool is_null;
+    double num;
+    char *str;
+    size_t str_len;
+} fds_after_val;
+
+#define FDS_TRACK_TOTAL_NONE (-1) /* track_total_hits: false */
+
+struct fds_search_request {
+    fds_query *query;
+    uint32_t from, size;
+    int64_t track_total;     /* threshold; INT64_MAX = true; -1 = false */
+    bool explain;
+    bool count_only;         /* _count */
+    bool track_scores;
+    fds_sort_spec sort[FDS_SORT_VALUES_MAX];
+    unsigned nsort;          /* 0 = by _score */
+    fds_after_val after[FDS_SORT_VALUES_MAX];
+    unsigned nafter;         /* 0 = no search_after */
+    /* _source filtering */
+    bool source;             /* false: "_source": false */
+    char **includes, **excludes;
+    size_t nincludes, nexcludes;
+    const fds_mapping *mapping;
+};
+
+fds_query *fds__query_new(int type);
+void fds__query_free(fds_query *q);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * sidx_format.h: byte layout of a segment index file (".sidx").
+ *
+ * One file per segment, written once by fds_sidx_writer_write() and mapped
+ * read-only by fds_sidx_open().  All integers little-endian; every section
+ * starts at a multiple of 8 bytes.  Offsets are absolute file offsets unless
+ * said otherwise.
+ *
+ * Header (64 bytes)
+ *   0  u8[8] magic "FDSSIDX1"
+ *   8  u32   format version (FDS_SIDX_VERSION)
+ *  12  u32   max_doc
+ *  16  u32   nfields
+ *  20  u32   header length (64)
+ *  24  u64   fields_off: nfields field descriptors, sorted by name
+ *  32  u64   ids_off: the _id table
+ *  40  u64   file_len (whole file, footer included)
+ *  48  u64   0 (reserved)
+ *  56  u64   0 (reserved)
+ *
+ * Field descriptor (64 bytes)
+ *   0  u64   name_off (name_len bytes of UTF-8, the dotted path)
+ *   8  u32   name_len
+ *  12  u8    kind (fds_ftype: TEXT, KEYWORD, LONG, DOUBLE, DATE, BOOLEAN)
+ *  13  u8    flags: 1 = has norms, 2 = numeric column, 4 = ordinal column
+ *  14  u16   0
+ *  16  u32   doc_count: docs with at least one term (BM25 docCount)
+ *  20  u32   nterms
+ *  24  u64   sum_ttf: total term frequency over the field (BM25 avgdl)
+ *  32  u64   terms_off: nterms term entries (32 bytes), sorted by bytes
+ *  40  u64   term_bytes_off: the term strings, concatenated
+ *  48  u64   norms_off: max_doc bytes, Lucene SmallFloat.intToByte4 of the
+ *            field length in tokens (0 when the field has no norms)
+ *  56  u64   col_off: presence bitset (ceil(max_doc/64) u64 words, bit set =
+ *            the doc has a value), then the column: max_doc i64 (LONG, DATE,
+ *            BOOLEAN), max_doc f64 bit patterns (DOUBLE) or max_doc u32
+ *            ordinals into the term entries (KEYWORD; the doc's smallest
+ *            term; 0xFFFFFFFF = none)
+ *
+ * Term entry (32 bytes)
+ *   0  u64   postings_off
+ *   8  u32   str_off (relative to term_bytes_off)
+ *  12  u32   str_len
+ *  16  u32   doc_freq
+ *  20  u32   nblocks = ceil(doc_freq / 128)
+ *  24  u64   total_tf
+ *
+ * Postings of a term at postings_off
+ *   nblocks skip entries (16 bytes each):
+ *     0 u32 last doc id of the block
+ *     4 u32 byte offset of the block, relative to the end of the skip list
+ *     8 u32 max term frequency in the block
+ *    12 u8  min norm byte in the block (1 for fields without norms)
+ *    13 u8  docs in the block - 1 (127 for every block but the last)
+ *    14 u16 0
+ *   blocks: n doc-id gaps as LEB128 varints (gap = doc - (previous doc + 1);
+ *   the previous doc of a block's first doc is the last doc of the block
+ *   before, -1 for the first block), then n term frequencies as varints.
+ *   The per-block (max tf, min norm) pair bounds every BM25 score in the
+ *   block, which is what block-max WAND needs to skip a block.
+ *
+ * _id table at ids_off
+ *   u32 offsets[max_doc + 1] (relative to the id bytes), u32 by_id[max_doc]
+ *   (doc ids ordered by id bytes, for binary search), padding to 8, id bytes.
+ *
+ * Footer (8 bytes, at file_len - 8)
+ *   0  u32   CRC-32 (IEEE) of bytes [0, file_len - 8)
+ *   4  u8[4] "FDSE"
+ */
+#ifndef FDS_SIDX_FORMAT_H
+#define FDS_SIDX_FORMAT_H
+
+#define FDS_SIDX_MAGIC "FDSSIDX1"
+#define FDS_SIDX_END_MAGIC "FDSE"
+#define FDS_SIDX_VERSION 1u
+#define FDS_SIDX_HEADER_LEN 64u
+#define FDS_SIDX_FIELD_LEN 64u
+#define FDS_SIDX_TERM_LEN 32u
+#define FDS_SIDX_SKIP_LEN 16u
+#define FDS_SIDX_FOOTER_LEN 8u
+
+#define FDS_SIDX_F_NORMS 1u
+#define FDS_SIDX_F_NUMCOL 2u
+#define FDS_SIDX_F_ORDCOL 4u
+#define FDS_SIDX_NO_ORD 0xFFFFFFFFu
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * sidx_int.h: internal view of an open segment index (src/query only).
+ * Layout of the file: sidx_format.h.
+ */
+#ifndef FDS_SIDX_INT_H
+#define FDS_SIDX_INT_H
+
+#include "query_int.h"
+#include "sidx_format.h"
+
+typedef struct fds_sfield {
+    const char *name;
+    uint32_t name_len;
+    int kind;            /* fds_ftype */
+    unsigned flags;      /* FDS_SIDX_F_* */
+    uint32_t doc_count, nterms;
+    uint64_t sum_ttf;
+    const uint8_t *terms;   /* nterms x 32-byte entries */
+    const uint8_t *tbytes;
+    const uint8_t *norms;   /* NULL without norms */
+    const uint8_t *present; /* bitset */
+    const uint8_t *col;     /* column after the bitset, NULL for text */
+} fds_sfield;
+
+typedef struct fds_sterm {
+    uint32_t ord, df, nblocks;
+    uint64_t ttf;
+    const uint8_t *skip;  /* nblocks x 16 bytes */
+    const uint8_t *data;  /* blocks */
+    const uint8_t *end;   /* end of the mapped file (bound for decoding) */
+} fds_sterm;
+
+struct fds_sidx {
+    char *path;
+    uint8_t *map;
+    size_t len;
+    uint32_t max_doc, nfields;
+    fds_sfield *fields;      /* sorted by name */
+    const uint8_t *idoff;    /* (max_doc+1) u32 */
+    const uint8_t *byid;     /* max_doc u32 */
+    const uint8_t *idbytes;
+    size_t idbytes_len;
+};
+
+const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
+                                  size_t len);
+/* 0 and *t filled, or FDS_ENOTFOUND. */
+int fds__sidx_term(const fds_sidx *s, const fds_sfield *f, const char *term,
+                   size_t len, fds_sterm *t);
+/* Term string by ordinal (ord < nterms). */
+const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
+                               uint32_t *len);
+void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
+                       fds_sterm *t);
+
+static inline bool fds__bit(const uint8_t *bits, uint32_t d)
+{
+    return (bits[d >> 3] >> (d & 7)) & 1;
+}
+static inline int64_t fds__col_i64(const fds_sfield *f, uint32_t d)
+{
+    return (int64_t)fds__get_u64(f->col + (size_t)d * 8);
+}
+static inline double fds__col_f64(const fds_sfield *f, uint32_t d)
+{
+    uint64_t u = fds__get_u64(f->col + (size_t)d * 8);
+    double x;
+    __builtin_memcpy(&x, &u, 8);
+    return x;
+}
+static inline uint32_t fds__col_ord(const fds_sfield *f, uint32_t d)
+{
+    return fds__get_u32(f->col + (size_t)d * 4);
+}
+
+#endif

@@ -1,0 +1,322 @@
+/*
+ * sidx_reader.c: opens a segment index file (layout: sidx_format.h) by
+ * mmap, verifies its checksum and every offset once, then serves term
+ * lookups by binary search with no further allocation.  A file that fails any
+ * check gives FDS_ECORRUPT naming the path, never an out-of-bounds read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sidx_int.h"
+
+static int corrupt(fds_err *err, const char *path, const char *what)
+{
+    return fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                       "segment index %s is corrupt: %s", path, what);
+}
+
+static bool in_file(size_t len, uint64_t off, uint64_t n)
+{
+    return off <= len && n <= len - off;
+}
+
+static int validate(fds_sidx *s, fds_err *err)
+{
+    const uint8_t *m = s->map;
+    size_t len = s->len;
+    const char *path = s->path;
+    if (len < FDS_SIDX_HEADER_LEN + FDS_SIDX_FOOTER_LEN)
+        return corrupt(err, path, "file too short");
+    if (memcmp(m, FDS_SIDX_MAGIC, 8) != 0)
+        return corrupt(err, path, "bad magic");
+    if (memcmp(m + len - 4, FDS_SIDX_END_MAGIC, 4) != 0)
+        return corrupt(err, path, "bad footer (truncated file?)");
+    if (fds__get_u64(m + 40) != len)
+        return corrupt(err, path, "file length does not match the header");
+    if (fds__crc32(0, m, len - FDS_SIDX_FOOTER_LEN) !=
+        fds__get_u32(m + len - FDS_SIDX_FOOTER_LEN))
+        return corrupt(err, path, "checksum mismatch");
+    if (fds__get_u32(m + 8) != FDS_SIDX_VERSION)
+        return corrupt(err, path, "unsupported format version");
+    size_t body = len - FDS_SIDX_FOOTER_LEN;
+    s->max_doc = fds__get_u32(m + 12);
+    s->nfields = fds__get_u32(m + 16);
+    uint64_t fields_off = fds__get_u64(m + 24), ids_off = fds__get_u64(m + 32);
+    uint64_t md = s->max_doc;
+    if (!in_file(body, fields_off, (uint64_t)s->nfields * FDS_SIDX_FIELD_LEN))
+        return corrupt(err, path, "field table out of bounds");
+    if (!in_file(body, ids_off, (md + 1) * 4 + md * 4))
+        return corrupt(err, path, "_id table out of bounds");
+    s->fields = calloc(s->nfields ? s->nfields : 1, sizeof *s->fields);
+    if (!s->fields)
+        return FDS_ENOMEM;
+    uint64_t words = (md + 63) / 64;
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        const uint8_t *d = m + fields_off + (size_t)i * FDS_SIDX_FIELD_LEN;
+        fds_sfield *f = &s->fields[i];
+        uint64_t name_off = fds__get_u64(d);
+        f->name_len = fds__get_u32(d + 8);
+        if (!in_file(body, name_off, f->name_len))
+            return corrupt(err, path, "field name out of bounds");
+        f->name = (const char *)m + name_off;
+        f->kind = d[12];
+        f->flags = d[13];
+        if (f->kind < FDS_FT_TEXT || f->kind > FDS_FT_BOOLEAN)
+            return corrupt(err, path, "unknown field kind");
+        f->doc_count = fds__get_u32(d + 16);
+        f->nterms = fds__get_u32(d + 20);
+        f->sum_ttf = fds__get_u64(d + 24);
+        uint64_t terms_off = fds__get_u64(d + 32), tb = fds__get_u64(d + 40);
+        uint64_t norms_off = fds__get_u64(d + 48), col_off = fds__get_u64(d + 56);
+        if (!in_file(body, terms_off, (uint64_t)f->nterms * FDS_SIDX_TERM_LEN) ||
+            tb > body)
+            return corrupt(err, path, "term dictionary out of bounds");
+        f->terms = m + terms_off;
+        f->tbytes = m + tb;
+        for (uint32_t t = 0; t < f->nterms; t++) {
+            const uint8_t *e = f->terms + (size_t)t * FDS_SIDX_TERM_LEN;
+            uint64_t po = fds__get_u64(e);
+            uint32_t so = fds__get_u32(e + 8), sl = fds__get_u32(e + 12);
+            uint32_t df = fds__get_u32(e + 16), nb = fds__get_u32(e + 20);
+            if (!in_file(body, tb + so, sl))
+                return corrupt(err, path, "term bytes out of bounds");
+            if (df == 0 || df > s->max_doc ||
+                nb != (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK)
+                return corrupt(err, path, "bad doc_freq");
+            if (!in_file(body, po, (uint64_t)nb * FDS_SIDX_SKIP_LEN))
+                return corrupt(err, path, "skip list out of bounds");
+            uint64_t data = po + (uint64_t)nb * FDS_SIDX_SKIP_LEN;
+            uint64_t last = 0, prev_off = 0;
+            for (uint32_t b = 0; b < nb; b++) {
+                const uint8_t *sk = m + po + (size_t)b * FDS_SIDX_SKIP_LEN;
+                uint64_t ld = fds__get_u32(sk), off = fds__get_u32(sk + 4);
+                unsigned n = sk[13] + 1u;
+                if (ld >= md || (b && ld <= last) || data + off > body ||
+                    (b && off < prev_off) ||
+                    (b + 1 < nb && n != FDS_POSTINGS_BLOCK) ||
+                    (b + 1 == nb && n != df - b * FDS_POSTINGS_BLOCK))
+                    return corrupt(err, path, "bad skip entry");
+                last = ld;
+                prev_off = off;
+            }
+        }
+        if (f->flags & FDS_SIDX_F_NORMS) {
+            if (!in_file(body, norms_off, md))
+                return corrupt(err, path, "norms out of bounds");
+            f->norms = m + norms_off;
+        }
+        uint64_t cw = (f->flags & FDS_SIDX_F_ORDCOL) ? 4
+                    : (f->flags & FDS_SIDX_F_NUMCOL) ? 8 : 0;
+        if (!in_file(body, col_off, words * 8 + md * cw))
+            return corrupt(err, path, "column out of bounds");
+        f->present = m + col_off;
+        f->col = cw ? m + col_off + words * 8 : NULL;
+        if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
+            (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
+            ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))
+            return corrupt(err, path, "field flags do not match its kind");
+        if (f->kind == FDS_FT_KEYWORD)
+            for (uint32_t dd = 0; dd < s->max_doc; dd++) {
+                uint32_t o = fds__col_ord(f, dd);
+                if (o != FDS_SIDX_NO_ORD && o >= f->nterms)
+                    return corrupt(err, path, "ordinal out of range");
+            }
+        if (i > 0) {
+            const fds_sfield *p = &s->fields[i - 1];
+            size_t n = p->name_len < f->name_len ? p->name_len : f->name_len;
+            int c = memcmp(p->name, f->name, n);
+            if (c > 0 || (c == 0 && p->name_len >= f->name_len))
+                return corrupt(err, path, "fields not sorted");
+        }
+    }
+    s->idoff = m + ids_off;
+    s->byid = s->idoff + (md + 1) * 4;
+    uint64_t blob = ids_off + (md + 1) * 4 + md * 4;
+    blob = (blob + 7) & ~(uint64_t)7;
+    uint64_t total = fds__get_u32(s->idoff + md * 4);
+    if (!in_file(body, blob, total))
+        return corrupt(err, path, "_id bytes out of bounds");
+    s->idbytes = m + blob;
+    s->idbytes_len = total;
+    uint32_t prev = 0;
+    for (uint32_t d = 0; d <= s->max_doc; d++) {
+        uint32_t o = fds__get_u32(s->idoff + (size_t)d * 4);
+        if (o < prev || o > total)
+            return corrupt(err, path, "bad _id offsets");
+        prev = o;
+    }
+    for (uint32_t d = 0; d < s->max_doc; d++)
+        if (fds__get_u32(s->byid + (size_t)d * 4) >= s->max_doc)
+            return corrupt(err, path, "bad _id order");
+    return 0;
+}
+
+int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err)
+{
+    *out = NULL;
+    fds_sidx *s = calloc(1, sizeof *s);
+    if (!s)
+        return FDS_ENOMEM;
+    s->path = strdup(path);
+    if (!s->path) {
+        free(s);
+        return FDS_ENOMEM;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = fds_err_set(err, FDS_EIO, 500, "exception", "cannot open %s: %s",
+                             path, strerror(errno));
+        fds_sidx_close(s);
+        return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int rc = fds_err_set(err, FDS_EIO, 500, "exception", "cannot stat %s: %s",
+                             path, strerror(errno));
+        close(fd);
+        fds_sidx_close(s);
+        return rc;
+    }
+    s->len = (size_t)st.st_size;
+    if (s->len > 0) {
+        void *p = mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int rc = fds_err_set(err, FDS_EIO, 500, "exception",
+                                 "cannot map %s: %s", path, strerror(errno));
+            close(fd);
+            s->len = 0;
+            fds_sidx_close(s);
+            return rc;
+        }
+        s->map = p;
+    }
+    close(fd);
+    int rc = validate(s, err);
+    if (rc) {
+        if (rc == FDS_ENOMEM)
+            fds_err_set(err, rc, 500, "exception", "out of memory opening %s",
+                        path);
+        fds_sidx_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void fds_sidx_close(fds_sidx *s)
+{
+    if (!s)
+        return;
+    if (s->map)
+        munmap(s->map, s->len);
+    free(s->fields);
+    free(s->path);
+    free(s);
+}
+
+uint32_t fds_sidx_max_doc(const fds_sidx *s) { return s->max_doc; }
+uint64_t fds_sidx_file_bytes(const fds_sidx *s) { return s->len; }
+
+const char *fds_sidx_doc_id(const fds_sidx *s, uint32_t doc, size_t *len)
+{
+    if (doc >= s->max_doc)
+        return NULL;
+    uint32_t a = fds__get_u32(s->idoff + (size_t)doc * 4);
+    uint32_t b = fds__get_u32(s->idoff + (size_t)doc * 4 + 4);
+    *len = b - a;
+    return (const char *)s->idbytes + a;
+}
+
+static int bytes_cmp(const void *a, size_t al, const void *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : (al < bl ? -1 : al > bl);
+}
+
+int fds_sidx_find_id(const fds_sidx *s, const char *id, size_t id_len,
+                     uint32_t *doc)
+{
+    size_t lo = 0, hi = s->max_doc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t d = fds__get_u32(s->byid + mid * 4);
+        size_t l;
+        const char *x = fds_sidx_doc_id(s, d, &l);
+        int c = bytes_cmp(x, l, id, id_len);
+        if (c == 0) {
+            *doc = d;
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return FDS_ENOTFOUND;
+}
+
+const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
+                                  size_t len)
+{
+    size_t lo = 0, hi = s->nfields;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const fds_sfield *f = &s->fields[mid];
+        int c = bytes_cmp(f->name, f->name_len, name, len);
+        if (c == 0)
+            return f;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
+                               uint32_t *len)
+{
+    const uint8_t *e = f->terms + (size_t)ord * FDS_SIDX_TERM_LEN;
+    *len = fds__get_u32(e + 12);
+    return (const char *)f->tbytes + fds__get_u32(e + 8);
+}
+
+void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
+                       fds_sterm *t)
+{
+    const uint8_t *e = f->terms + (size_t)ord * FDS_SIDX_TERM_LEN;
+    uint64_t po = fds__get_u64(e);
+    t->ord = ord;
+    t->df = fds__get_u32(e + 16);
+    t->nblocks = fds__get_u32(e + 20);
+    t->ttf = fds__get_u64(e + 24);
+    t->skip = s->map + po;
+    t->data = t->skip + (size_t)t->nblocks * FDS_SIDX_SKIP_LEN;
+    t->end = s->map + s->len - FDS_SIDX_FOOTER_LEN;
+}
+
+int fds__sidx_term(const fds_sidx *s, const fds_sfield *f, const char *term,
+                   size_t len, fds_sterm *t)
+{
+    size_t lo = 0, hi = f->nterms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t l;
+        const char *x = fds__sidx_term_str(f, (uint32_t)mid, &l);
+        int c = bytes_cmp(x, l, term, len);
+        if (c == 0) {
+            fds__sidx_term_at(s, f, (uint32_t)mid, t);
+            return 0;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return FDS_ENOTFOUND;
+}

@@ -1,0 +1,840 @@
+/*
+ * sidx_writer.c: builds a segment's inverted index in memory and writes the
+ * ".sidx" file (layout: sidx_format.h).
+ *
+ * Why in memory: a segment is written once, at refresh, from documents the
+ * store already buffers; terms are interned per field into a hash table and
+ * each term's postings grow as a varint byte string (doc gap, tf) -- about
+ * 2-3 bytes a posting -- until the write turns them into 128-doc blocks with
+ * skip data.  A document is indexed into per-field scratch lists first and
+ * committed only when all its values were accepted, so a rejected document
+ * leaves no postings behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "postings.h"
+#include "query_int.h"
+#include "sidx_format.h"
+
+typedef struct wterm {
+    uint32_t off, len;   /* in the field's term arena */
+    uint32_t df, last_doc;
+    uint64_t ttf;
+    uint8_t *buf;        /* varint (gap, tf) pairs */
+    uint32_t blen, bcap;
+} wterm;
+
+typedef struct wfield {
+    fds_mfield *mf;
+    int kind;
+    struct wfield *subs[4]; /* multi-fields indexed from the same value */
+    unsigned nsubs;
+    size_t sub_gen;
+    /* terms */
+    char *arena;
+    size_t alen, acap;
+    wterm *terms;
+    uint32_t nterms, tcap;
+    uint32_t *th;
+    uint32_t thcap;
+    /* per doc */
+    uint8_t *norms;
+    uint64_t *present;
+    int64_t *col;          /* LONG/DATE/BOOLEAN values or DOUBLE bits */
+    uint32_t *mintid;      /* KEYWORD: term id of the doc's smallest term */
+    size_t dcap;           /* docs allocated in the per-doc arrays */
+    uint32_t doc_count;
+    uint64_t sum_ttf;
+    /* scratch for the current doc */
+    uint32_t *cur;
+    size_t ncur, ccap;
+    bool touched, has_val;
+    fds__conv val;
+    uint32_t ntok;
+} wfield;
+
+struct fds_sidx_writer {
+    fds_mapping *m;
+    wfield **fields;
+    size_t nfields, fcap;
+    uint32_t *fh; /* path hash -> field index + 1 */
+    size_t fhcap;
+    wfield **touched;
+    size_t ntouched, tcap;
+    uint32_t ndocs;
+    char *ids;
+    size_t idlen, idcap;
+    uint32_t *idoff;
+    size_t idoffcap;
+    /* current doc */
+    const uint8_t *src;
+    size_t srclen;
+    uint32_t doc;
+    int oom;
+};
+
+static uint64_t fnv(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (uint8_t)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(*p, nc * elem);
+    if (!np)
+        return FDS_ENOMEM;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+fds_sidx_writer *fds_sidx_writer_create(fds_mapping *m)
+{
+    fds_sidx_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->m = m;
+    return w;
+}
+
+static void wfield_free(wfield *f)
+{
+    for (uint32_t i = 0; i < f->nterms; i++)
+        free(f->terms[i].buf);
+    free(f->terms);
+    free(f->arena);
+    free(f->th);
+    free(f->norms);
+    free(f->present);
+    free(f->col);
+    free(f->mintid);
+    free(f->cur);
+    free(f);
+}
+
+void fds_sidx_writer_free(fds_sidx_writer *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; i < w->nfields; i++)
+        wfield_free(w->fields[i]);
+    free(w->fields);
+    free(w->fh);
+    free(w->touched);
+    free(w->ids);
+    free(w->idoff);
+    free(w);
+}
+
+/* ---- fields ---------------------------------------------------------------- */
+
+static wfield *wfield_lookup(fds_sidx_writer *w, const char *path, size_t len)
+{
+    if (!w->fhcap)
+        return NULL;
+    size_t mask = w->fhcap - 1;
+    for (size_t i = fnv(path, len) & mask;; i = (i + 1) & mask) {
+        uint32_t e = w->fh[i];
+        if (!e)
+            return NULL;
+        wfield *f = w->fields[e - 1];
+        if (f->mf->path_len == len && memcmp(f->mf->path, path, len) == 0)
+            return f;
+    }
+}
+
+static int wfield_rehash(fds_sidx_writer *w)
+{
+    size_t cap = w->fhcap ? w->fhcap * 2 : 64;
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h)
+        return FDS_ENOMEM;
+    for (size_t k = 0; k < w->nfields; k++) {
+        fds_mfield *mf = w->fields[k]->mf;
+        size_t i = fnv(mf->path, mf->path_len) & (cap - 1);
+        while (h[i])
+            i = (i + 1) & (cap - 1);
+        h[i] = (uint32_t)k + 1;
+    }
+    free(w->fh);
+    w->fh = h;
+    w->fhcap = cap;
+    return 0;
+}
+
+static wfield *wfield_add(fds_sidx_writer *w, fds_mfield *mf)
+{
+    wfield *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->mf = mf;
+    f->kind = mf->type;
+    if (grow((void **)&w->fields, &w->fcap, w->nfields + 1, sizeof *w->fields)) {
+        free(f);
+        return NULL;
+    }
+    w->fields[w->nfields++] = f;
+    if ((w->nfields * 2 > w->fhcap) ? wfield_rehash(w) != 0 : 0)
+        return NULL;
+    size_t mask = w->fhcap - 1, i = fnv(mf->path, mf->path_len) & mask;
+    while (w->fh[i] && w->fh[i] != w->nfields)
+        i = (i + 1) & mask;
+    w->fh[i] = (uint32_t)w->nfields;
+    return f;
+}
+
+/* Refresh the list of multi-fields of `f` if the mapping grew. */
+static int wfield_subs(fds_sidx_writer *w, wfield *f)
+{
+    fds_mapping *m = w->m;
+    if (f->sub_gen == m->nfields)
+        return 0;
+    f->nsubs = 0;
+    for (size_t i = 0; i < m->nfields && f->nsubs < 4; i++) {
+        fds_mfield *s = m->fields[i];
+        if (s->parent == f->mf && s->is_subfield) {
+            wfield *sf = wfield_lookup(w, s->path, s->path_len);
+            if (!sf && !(sf = wfield_add(w, s)))
+                return FDS_ENOMEM;
+            f->subs[f->nsubs++] = sf;
+        }
+    }
+    f->sub_gen = m->nfields;
+    return 0;
+}
+
+/* ---- terms ------------------------------------------------------------------ */
+
+static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
+{
+    if (f->nterms * 2 >= f->thcap) {
+        uint32_t cap = f->thcap ? f->thcap * 2 : 256;
+        uint32_t *h = calloc(cap, sizeof *h);
+        if (!h)
+            return FDS_ENOMEM;
+        for (uint32_t k = 0; k < f->nterms; k++) {
+            size_t i = fnv(f->arena + f->terms[k].off, f->terms[k].len) &
+                       (cap - 1);
+            while (h[i])
+                i = (i + 1) & (cap - 1);
+            h[i] = k + 1;
+        }
+        free(f->th);
+        f->th = h;
+        f->thcap = cap;
+    }
+    size_t mask = f->thcap - 1, i = fnv(t, len) & mask;
+    for (;; i = (i + 1) & mask) {
+        uint32_t e = f->th[i];
+        if (!e)
+            break;
+        wterm *x = &f->terms[e - 1];
+        if (x->len == len && memcmp(f->arena + x->off, t, len) == 0) {
+            *id = e - 1;
+            return 0;
+        }
+    }
+    size_t tcap = f->tcap;
+    if (grow((void **)&f->arena, &f->acap, f->alen + len + 1, 1) ||
+        grow((void **)&f->terms, &tcap, f->nterms + 1, sizeof *f->terms))
+        return FDS_ENOMEM;
+    f->tcap = (uint32_t)tcap;
+    memcpy(f->arena + f->alen, t, len);
+    wterm *x = &f->terms[f->nterms];
+    memset(x, 0, sizeof *x);
+    x->off = (uint32_t)f->alen;
+    x->len = (uint32_t)len;
+    x->last_doc = UINT32_MAX;
+    f->alen += len;
+    f->th[i] = f->nterms + 1;
+    *id = f->nterms++;
+    return 0;
+}
+
+static int cur_push(wfield *f, uint32_t id)
+{
+    if (grow((void **)&f->cur, &f->ccap, f->ncur + 1, sizeof *f->cur))
+        return FDS_ENOMEM;
+    f->cur[f->ncur++] = id;
+    return 0;
+}
+
+static int touch(fds_sidx_writer *w, wfield *f)
+{
+    if (f->touched)
+        return 0;
+    if (grow((void **)&w->touched, &w->tcap, w->ntouched + 1,
+             sizeof *w->touched))
+        return FDS_ENOMEM;
+    w->touched[w->ntouched++] = f;
+    f->touched = true;
+    return 0;
+}
+
+typedef struct tokctx {
+    wfield *f;
+    int rc;
+} tokctx;
+
+static int on_token(void *arg, const char *t, size_t n)
+{
+    tokctx *c = arg;
+    uint32_t id;
+    int rc = term_intern(c->f, t, n, &id);
+    if (!rc)
+        rc = cur_push(c->f, id);
+    if (!rc)
+        c->f->ntok++;
+    return rc;
+}
+
+/* Index one scalar value into field f (already type-checked). */
+static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
+                       const fds__conv *cv)
+{
+    int rc = touch(w, f);
+    if (rc)
+        return rc;
+    if (!f->mf->index && f->kind != FDS_FT_KEYWORD)
+        return 0;
+    switch (f->kind) {
+    case FDS_FT_TEXT: {
+        tokctx c = {f, 0};
+        f->has_val = true;
+        return fds_analyze(v->str, v->str_len, on_token, &c);
+    }
+    case FDS_FT_KEYWORD: {
+        if (f->mf->ignore_above) {
+            size_t chars = 0;
+            for (size_t i = 0; i < v->str_len; i++)
+                chars += ((uint8_t)v->str[i] & 0xC0) != 0x80;
+            if (chars > (size_t)f->mf->ignore_above)
+                return 0;
+        }
+        uint32_t id;
+        rc = term_intern(f, v->str, v->str_len, &id);
+        if (!rc)
+            rc = cur_push(f, id);
+        f->ntok++;
+        f->has_val = true;
+        return rc;
+    }
+    default:
+        if (!f->has_val) {
+            f->val = *cv;
+            f->has_val = true;
+        }
+        return 0;
+    }
+}
+
+static int doc_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    fds_sidx_writer *w = arg;
+    if (v->kind == FDS_JV_NULL)
+        return 0;
+    wfield *f = wfield_lookup(w, v->path, v->path_len);
+    if (!f) {
+        if (v->kind == FDS_JV_ARRAY)
+            return 0;
+        bool enomem = false;
+        pthread_rwlock_wrlock(&w->m->lock);
+        fds_mfield *mf = fds__mapping_dynamic(w->m, v, &enomem);
+        pthread_rwlock_unlock(&w->m->lock);
+        if (!mf)
+            return enomem ? FDS_ENOMEM : 0;
+        f = wfield_add(w, mf);
+        if (!f)
+            return FDS_ENOMEM;
+    }
+    if (v->kind == FDS_JV_ARRAY)
+        return 0;
+    fds__conv cv = {0, 0};
+    if (fds__value_check(f->mf, v, &cv))
+        return fds__value_error(f->mf, v, w->src, w->srclen, err);
+    if (f->kind == FDS_FT_OBJECT)
+        return 0;
+    pthread_rwlock_rdlock(&w->m->lock);
+    int rc = wfield_subs(w, f);
+    pthread_rwlock_unlock(&w->m->lock);
+    if (rc)
+        return rc;
+    rc = index_value(w, f, v, &cv);
+    for (unsigned i = 0; i < f->nsubs && !rc; i++) {
+        wfield *s = f->subs[i];
+        fds__conv sv = {0, 0};
+        if (fds__value_check(s->mf, v, &sv))
+            continue; /* a multi-field that cannot take the value skips it */
+        rc = index_value(w, s, v, &sv);
+    }
+    return rc;
+}
+
+static void rollback(fds_sidx_writer *w)
+{
+    for (size_t i = 0; i < w->ntouched; i++) {
+        wfield *f = w->touched[i];
+        f->touched = f->has_val = false;
+        f->ncur = 0;
+        f->ntok = 0;
+    }
+    w->ntouched = 0;
+}
+
+static int u32cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int ensure_docs(wfield *f, uint32_t doc)
+{
+    if (doc < f->dcap)
+        return 0;
+    size_t nc = f->dcap ? f->dcap : 1024;
+    while (nc <= doc)
+        nc *= 2;
+    size_t words = (nc + 63) / 64, oldw = (f->dcap + 63) / 64;
+    uint64_t *p = realloc(f->present, words * 8);
+    if (!p)
+        return FDS_ENOMEM;
+    memset(p + oldw, 0, (words - oldw) * 8);
+    f->present = p;
+    if (f->kind == FDS_FT_TEXT) {
+        uint8_t *n = realloc(f->norms, nc);
+        if (!n)
+            return FDS_ENOMEM;
+        memset(n + f->dcap, 0, nc - f->dcap);
+        f->norms = n;
+    } else if (f->kind == FDS_FT_KEYWORD) {
+        uint32_t *t = realloc(f->mintid, nc * 4);
+        if (!t)
+            return FDS_ENOMEM;
+        memset(t + f->dcap, 0xff, (nc - f->dcap) * 4);
+        f->mintid = t;
+    } else {
+        int64_t *c = realloc(f->col, nc * 8);
+        if (!c)
+            return FDS_ENOMEM;
+        memset(c + f->dcap, 0, (nc - f->dcap) * 8);
+        f->col = c;
+    }
+    f->dcap = nc;
+    return 0;
+}
+
+static int term_cmp_bytes(const wfield *f, uint32_t a, uint32_t b)
+{
+    const wterm *x = &f->terms[a], *y = &f->terms[b];
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(f->arena + x->off, f->arena + y->off, n);
+    return c ? c : (x->len < y->len ? -1 : x->len > y->len);
+}
+
+static int commit_field(wfield *f, uint32_t doc)
+{
+    if (ensure_docs(f, doc))
+        return FDS_ENOMEM;
+    if (!f->has_val)
+        return 0;
+    f->present[doc / 64] |= 1ull << (doc % 64);
+    if (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) {
+        if (f->kind == FDS_FT_DOUBLE)
+            memcpy(&f->col[doc], &f->val.d, 8);
+        else
+            f->col[doc] = f->val.l;
+        return 0;
+    }
+    if (f->kind == FDS_FT_TEXT)
+        f->norms[doc] = fds__norm_encode(f->ntok);
+    if (f->ncur == 0)
+        return 0;
+    f->doc_count++;
+    f->sum_ttf += f->ncur;
+    if (f->kind == FDS_FT_KEYWORD) {
+        uint32_t best = f->cur[0];
+        for (size_t i = 1; i < f->ncur; i++)
+            if (term_cmp_bytes(f, f->cur[i], best) < 0)
+                best = f->cur[i];
+        f->mintid[doc] = best;
+    }
+    if (f->ncur > 1)
+        qsort(f->cur, f->ncur, sizeof *f->cur, u32cmp);
+    for (size_t i = 0; i < f->ncur;) {
+        size_t j = i + 1;
+        while (j < f->ncur && f->cur[j] == f->cur[i])
+            j++;
+        wterm *t = &f->terms[f->cur[i]];
+        uint32_t tf = (uint32_t)(j - i);
+        uint32_t gap = t->last_doc == UINT32_MAX ? doc : doc - t->last_doc - 1;
+        size_t bcap = t->bcap;
+        if (grow((void **)&t->buf, &bcap, t->blen + 10, 1))
+            return FDS_ENOMEM;
+        t->bcap = (uint32_t)bcap;
+        t->blen += (uint32_t)fds__varint_put(t->buf + t->blen, gap);
+        t->blen += (uint32_t)fds__varint_put(t->buf + t->blen, tf);
+        t->last_doc = doc;
+        t->df++;
+        t->ttf += tf;
+        i = j;
+    }
+    return 0;
+}
+
+int fds_sidx_writer_add(fds_sidx_writer *w, uint32_t doc, const char *id,
+                        size_t id_len, const uint8_t *src, size_t len,
+                        fds_err *err)
+{
+    if (doc != w->ndocs)
+        return fds_err_set(err, FDS_EINVAL, 500, "illegal_state_exception",
+                           "doc %u added out of order (expected %u)", doc,
+                           w->ndocs);
+    if (w->idlen + id_len > UINT32_MAX)
+        return fds_err_set(err, FDS_ETOOBIG, 500, "illegal_state_exception",
+                           "segment _id bytes exceed 4 GiB");
+    w->src = src;
+    w->srclen = len;
+    w->doc = doc;
+    w->ntouched = 0;
+    int rc = fds__json_scan(src, len, doc_cb, w, err);
+    if (rc) {
+        rollback(w);
+        return rc;
+    }
+    for (size_t i = 0; i < w->ntouched && !rc; i++)
+        rc = commit_field(w->touched[i], doc);
+    if (rc) {
+        rollback(w);
+        return fds_err_set(err, rc, 500, "exception", "out of memory");
+    }
+    rollback(w); /* clears the scratch state */
+    if (grow((void **)&w->ids, &w->idcap, w->idlen + id_len + 1, 1) ||
+        grow((void **)&w->idoff, &w->idoffcap, (size_t)doc + 2,
+             sizeof *w->idoff))
+        return FDS_ENOMEM;
+    w->idoff[doc] = (uint32_t)w->idlen;
+    memcpy(w->ids + w->idlen, id, id_len);
+    w->idlen += id_len;
+    w->idoff[doc + 1] = (uint32_t)w->idlen;
+    w->ndocs++;
+    return 0;
+}
+
+/* ---- writing the file ------------------------------------------------------- */
+
+typedef struct obuf {
+    uint8_t *p;
+    size_t len, cap;
+    int oom;
+} obuf;
+
+static size_t ob_reserve(obuf *b, size_t n)
+{
+    if (b->oom)
+        return 0;
+    if (grow((void **)&b->p, &b->cap, b->len + n, 1)) {
+        b->oom = 1;
+        return 0;
+    }
+    size_t at = b->len;
+    memset(b->p + at, 0, n);
+    b->len += n;
+    return at;
+}
+
+static void ob_align(obuf *b)
+{
+    size_t pad = (8 - b->len % 8) % 8;
+    if (pad)
+        ob_reserve(b, pad);
+}
+
+static size_t ob_put(obuf *b, const void *p, size_t n)
+{
+    size_t at = ob_reserve(b, n);
+    if (!b->oom && n)
+        memcpy(b->p + at, p, n);
+    return at;
+}
+
+static int tid_cmp(const void *a, const void *b, void *f)
+{
+    return term_cmp_bytes(f, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+static int wfield_name_cmp(const void *a, const void *b)
+{
+    const wfield *x = *(wfield *const *)a, *y = *(wfield *const *)b;
+    return strcmp(x->mf->path, y->mf->path);
+}
+
+static int id_cmp(const void *a, const void *b, void *ctx)
+{
+    const fds_sidx_writer *w = ctx;
+    const char *g_ids = w->ids;
+    const uint32_t *g_idoff = w->idoff;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    size_t lx = g_idoff[x + 1] - g_idoff[x], ly = g_idoff[y + 1] - g_idoff[y];
+    int c = memcmp(g_ids + g_idoff[x], g_ids + g_idoff[y], lx < ly ? lx : ly);
+    return c ? c : (lx < ly ? -1 : lx > ly);
+}
+
+
+/* Write postings of term t (docs from its varint buffer) into b. */
+static int write_postings(obuf *b, const wfield *f, const wterm *t,
+                          uint32_t max_doc)
+{
+    uint32_t nblocks = (t->df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
+    size_t skip = ob_reserve(b, (size_t)nblocks * FDS_SIDX_SKIP_LEN);
+    size_t data0 = b->len;
+    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    uint8_t enc[FDS_POSTINGS_BLOCK_BOUND(FDS_POSTINGS_BLOCK)];
+    const uint8_t *p = t->buf, *end = t->buf + t->blen;
+    uint32_t prev = UINT32_MAX, base = 0;
+    for (uint32_t blk = 0; blk < nblocks; blk++) {
+        unsigned n = 0;
+        uint32_t max_tf = 0;
+        uint8_t min_norm = 255;
+        while (n < FDS_POSTINGS_BLOCK && p < end) {
+            uint32_t gap = 0, tf = 1;
+            p += fds__varint_get(p, end, &gap);
+            p += fds__varint_get(p, end, &tf);
+            uint32_t d = prev == UINT32_MAX ? gap : prev + 1 + gap;
+            docs[n] = d;
+            tfs[n] = tf;
+            if (tf > max_tf)
+                max_tf = tf;
+            uint8_t nb = f->norms ? f->norms[d] : 1;
+            if (nb < min_norm)
+                min_norm = nb;
+            prev = d;
+            n++;
+        }
+        size_t len = fds_postings_encode_block(docs, tfs, n, base, enc);
+        size_t at = ob_put(b, enc, len);
+        if (b->oom)
+            return FDS_ENOMEM;
+        uint8_t *s = b->p + skip + (size_t)blk * FDS_SIDX_SKIP_LEN;
+        fds__put_u32(s, docs[n - 1]);
+        fds__put_u32(s + 4, (uint32_t)(at - data0));
+        fds__put_u32(s + 8, max_tf);
+        s[12] = min_norm;
+        s[13] = (uint8_t)(n - 1);
+        base = docs[n - 1] + 1;
+    }
+    (void)max_doc;
+    return 0;
+}
+
+int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
+{
+    obuf b = {0};
+    uint32_t max_doc = w->ndocs;
+    /* fields that hold data, sorted by name */
+    wfield **fs = malloc((w->nfields ? w->nfields : 1) * sizeof *fs);
+    if (!fs)
+        return FDS_ENOMEM;
+    size_t nf = 0;
+    for (size_t i = 0; i < w->nfields; i++)
+        if (w->fields[i]->kind != FDS_FT_OBJECT)
+            fs[nf++] = w->fields[i];
+    qsort(fs, nf, sizeof *fs, wfield_name_cmp);
+
+    ob_reserve(&b, FDS_SIDX_HEADER_LEN);
+    size_t fields_off = ob_reserve(&b, nf * FDS_SIDX_FIELD_LEN);
+    uint32_t *order = NULL, *ordmap = NULL;
+    int rc = 0;
+    for (size_t k = 0; k < nf && !b.oom; k++) {
+        wfield *f = fs[k];
+        if (ensure_docs(f, max_doc ? max_doc - 1 : 0)) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        ob_align(&b);
+        size_t name_off = ob_put(&b, f->mf->path, f->mf->path_len);
+        /* terms with postings, sorted */
+        free(order);
+        free(ordmap);
+        order = malloc(((size_t)f->nterms + 1) * sizeof *order);
+        ordmap = malloc(((size_t)f->nterms + 1) * sizeof *ordmap);
+        if (!order || !ordmap) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        uint32_t nt = 0;
+        for (uint32_t i = 0; i < f->nterms; i++) {
+            ordmap[i] = FDS_SIDX_NO_ORD;
+            if (f->terms[i].df)
+                order[nt++] = i;
+        }
+        qsort_r(order, nt, sizeof *order, tid_cmp, f);
+        for (uint32_t i = 0; i < nt; i++)
+            ordmap[order[i]] = i;
+        ob_align(&b);
+        size_t terms_off = ob_reserve(&b, (size_t)nt * FDS_SIDX_TERM_LEN);
+        size_t tbytes_off = b.len;
+        for (uint32_t i = 0; i < nt; i++) {
+            wterm *t = &f->terms[order[i]];
+            size_t at = ob_put(&b, f->arena + t->off, t->len);
+            if (b.oom)
+                break;
+            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
+            fds__put_u32(e + 8, (uint32_t)(at - tbytes_off));
+            fds__put_u32(e + 12, t->len);
+        }
+        for (uint32_t i = 0; i < nt && !b.oom; i++) {
+            wterm *t = &f->terms[order[i]];
+            ob_align(&b);
+            size_t pst = b.len;
+            if (write_postings(&b, f, t, max_doc)) {
+                rc = FDS_ENOMEM;
+                break;
+            }
+            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
+            fds__put_u64(e, pst);
+            fds__put_u32(e + 16, t->df);
+            fds__put_u32(e + 20, (t->df + FDS_POSTINGS_BLOCK - 1) /
+                                     FDS_POSTINGS_BLOCK);
+            fds__put_u64(e + 24, t->ttf);
+        }
+        if (rc)
+            break;
+        size_t norms_off = 0, col_off = 0;
+        uint8_t flags = 0;
+        if (f->kind == FDS_FT_TEXT) {
+            ob_align(&b);
+            norms_off = ob_put(&b, f->norms, max_doc);
+            flags |= FDS_SIDX_F_NORMS;
+        }
+        ob_align(&b);
+        size_t words = ((size_t)max_doc + 63) / 64;
+        col_off = b.len;
+        for (size_t i = 0; i < words && !b.oom; i++) {
+            size_t at = ob_reserve(&b, 8);
+            if (!b.oom)
+                fds__put_u64(b.p + at, f->present[i]);
+        }
+        if (f->kind == FDS_FT_KEYWORD) {
+            flags |= FDS_SIDX_F_ORDCOL;
+            size_t at = ob_reserve(&b, (size_t)max_doc * 4);
+            for (uint32_t d = 0; d < max_doc && !b.oom; d++) {
+                uint32_t t = f->mintid[d];
+                fds__put_u32(b.p + at + (size_t)d * 4,
+                             t == FDS_SIDX_NO_ORD ? t : ordmap[t]);
+            }
+        } else if (f->kind != FDS_FT_TEXT) {
+            flags |= FDS_SIDX_F_NUMCOL;
+            size_t at = ob_reserve(&b, (size_t)max_doc * 8);
+            for (uint32_t d = 0; d < max_doc && !b.oom; d++)
+                fds__put_u64(b.p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+        }
+        if (b.oom)
+            break;
+        uint8_t *fd = b.p + fields_off + k * FDS_SIDX_FIELD_LEN;
+        fds__put_u64(fd, name_off);
+        fds__put_u32(fd + 8, (uint32_t)f->mf->path_len);
+        fd[12] = (uint8_t)f->kind;
+        fd[13] = flags;
+        fds__put_u32(fd + 16, f->doc_count);
+        fds__put_u32(fd + 20, nt);
+        fds__put_u64(fd + 24, f->sum_ttf);
+        fds__put_u64(fd + 32, terms_off);
+        fds__put_u64(fd + 40, tbytes_off);
+        fds__put_u64(fd + 48, norms_off);
+        fds__put_u64(fd + 56, col_off);
+    }
+    free(order);
+    free(ordmap);
+    free(fs);
+    /* _id table */
+    uint32_t *byid = NULL;
+    if (!rc && !b.oom) {
+        ob_align(&b);
+        size_t ids_off = b.len;
+        size_t at = ob_reserve(&b, ((size_t)max_doc + 1) * 4);
+        for (uint32_t d = 0; d <= max_doc && !b.oom; d++)
+            fds__put_u32(b.p + at + (size_t)d * 4, max_doc ? w->idoff[d] : 0);
+        byid = malloc(((size_t)max_doc + 1) * 4);
+        if (!byid) {
+            rc = FDS_ENOMEM;
+        } else {
+            for (uint32_t d = 0; d < max_doc; d++)
+                byid[d] = d;
+            qsort_r(byid, max_doc, 4, id_cmp, w);
+            at = ob_reserve(&b, (size_t)max_doc * 4);
+            for (uint32_t d = 0; d < max_doc && !b.oom; d++)
+                fds__put_u32(b.p + at + (size_t)d * 4, byid[d]);
+            ob_align(&b);
+            ob_put(&b, w->ids, w->idlen);
+            ob_align(&b);
+        }
+        if (!b.oom && !rc) {
+            size_t foot = ob_reserve(&b, FDS_SIDX_FOOTER_LEN);
+            if (!b.oom) {
+                uint8_t *h = b.p;
+                memcpy(h, FDS_SIDX_MAGIC, 8);
+                fds__put_u32(h + 8, FDS_SIDX_VERSION);
+                fds__put_u32(h + 12, max_doc);
+                fds__put_u32(h + 16, (uint32_t)nf);
+                fds__put_u32(h + 20, FDS_SIDX_HEADER_LEN);
+                fds__put_u64(h + 24, fields_off);
+                fds__put_u64(h + 32, ids_off);
+                fds__put_u64(h + 40, b.len);
+                fds__put_u32(b.p + foot, fds__crc32(0, b.p, foot));
+                memcpy(b.p + foot + 4, FDS_SIDX_END_MAGIC, 4);
+            }
+        }
+    }
+    free(byid);
+    if (b.oom || rc) {
+        free(b.p);
+        return fds_err_set(err, FDS_ENOMEM, 500, "exception",
+                           "out of memory writing %s", path);
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        free(b.p);
+        return fds_err_set(err, FDS_EIO, 500, "exception",
+                           "cannot create %s: %s", path, strerror(errno));
+    }
+    size_t off = 0;
+    while (off < b.len) {
+        ssize_t k = write(fd, b.p + off, b.len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = errno;
+            close(fd);
+            free(b.p);
+            return fds_err_set(err, FDS_EIO, 500, "exception",
+                               "cannot write %s: %s", path, strerror(e));
+        }
+        off += (size_t)k;
+    }
+    free(b.p);
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return fds_err_set(err, FDS_EIO, 500, "exception", "fsync %s: %s",
+                           path, strerror(e));
+    }
+    if (close(fd) != 0)
+        return fds_err_set(err, FDS_EIO, 500, "exception", "close %s: %s",
+                           path, strerror(errno));
+    return 0;
+}
