@@ -76,7 +76,7 @@ typedef struct fds_codec_params {
 
 /* Default zstd sub-blocks per block (measured in docs/codec.md: each extra
  * sub-block costs a zstd block header and its entropy tables). */
-#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 4u
+#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 6u
 #define FDS_ZSTD_SUB_BLOCKS_MAX 64u
 /* Lucene DeflateWithPresetDictCompressionMode constants. */
 #define FDS_LUCENE_NUM_SUB_BLOCKS 10u
