@@ -46,6 +46,10 @@
 
 #define MB 1e6
 #define CLI_BLOCK "16K"
+/* Timed measurements are split into ROUNDS rounds and the fastest round
+ * is reported, as the zstd CLI reports its fastest iteration: the machine
+ * may be shared, and the best round is the least disturbed one. */
+#define ROUNDS 5
 
 static double min_time = 1.0;  /* seconds per timed measurement */
 static uint64_t rng_state = 42;
@@ -139,18 +143,23 @@ static void bs_build(blockset *b, const td_docs *d, const fds_codec_params *p,
     }
     size_t scap = fds_block_bound(p, maxraw, (uint32_t)p->max_docs_per_block + 1);
     uint8_t *scratch = malloc(scap);
-    double t0 = now(), t;
-    size_t bytes = 0;
-    do {
-        for (size_t i = 0; i < b->nblocks; i++) {
-            size_t f0 = b->first[i], e = b->first[i + 1], len;
-            fds_block_encode(ctx, p, dict, f0, d->bytes + d->offs[f0],
-                             d->lens + f0, (uint32_t)(e - f0), scratch, scap, &len);
-            bytes += d->offs[e] - d->offs[f0];
-        }
-        t = now();
-    } while (t - t0 < min_time);
-    b->compress_mb_s = (double)bytes / (t - t0) / MB;
+    b->compress_mb_s = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        double t0 = now(), t;
+        size_t bytes = 0;
+        do {
+            for (size_t i = 0; i < b->nblocks; i++) {
+                size_t f0 = b->first[i], e = b->first[i + 1], len;
+                fds_block_encode(ctx, p, dict, f0, d->bytes + d->offs[f0],
+                                 d->lens + f0, (uint32_t)(e - f0), scratch, scap, &len);
+                bytes += d->offs[e] - d->offs[f0];
+            }
+            t = now();
+        } while (t - t0 < min_time / ROUNDS);
+        double rate = (double)bytes / (t - t0) / MB;
+        if (rate > b->compress_mb_s)
+            b->compress_mb_s = rate;
+    }
     free(scratch);
 }
 
@@ -167,16 +176,22 @@ static void bs_decode(blockset *b, const td_docs *d)
         h = fds_crc32c(h, v.raw, v.raw_len);
     }
     b->hash = h;
-    double t0 = now(), t;
-    size_t bytes = 0;
-    do {
-        for (size_t i = 0; i < b->nblocks; i++) {
-            fds_block_decode(ctx, b->blk[i], b->blen[i], b->dict, UINT32_MAX, &v);
-            bytes += v.raw_len;
-        }
-        t = now();
-    } while (t - t0 < min_time);
-    b->decode_mb_s = (double)bytes / (t - t0) / MB;
+    double t0, t;
+    b->decode_mb_s = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        size_t bytes = 0;
+        t0 = now();
+        do {
+            for (size_t i = 0; i < b->nblocks; i++) {
+                fds_block_decode(ctx, b->blk[i], b->blen[i], b->dict, UINT32_MAX, &v);
+                bytes += v.raw_len;
+            }
+            t = now();
+        } while (t - t0 < min_time / ROUNDS);
+        double rate = (double)bytes / (t - t0) / MB;
+        if (rate > b->decode_mb_s)
+            b->decode_mb_s = rate;
+    }
     /* Single-doc fetches of random docs (uniform over docs). */
     double frac = 0;
     size_t nf = 0;
@@ -643,7 +658,8 @@ static void usage(void)
 "units: MB/s = 10^6 uncompressed bytes per second; ratio = raw / encoded\n"
 "  bytes (ours include header, doc lengths and checksum); fetch fraction =\n"
 "  decompressed bytes / block bytes per random single-doc fetch; ops/s =\n"
-"  payloads per second.  One thread, contexts reused.\n",
+"  payloads per second.  One thread, contexts reused; rates are the\n"
+"  fastest of 5 rounds (the zstd CLI also reports its fastest).\n",
            FDS_DICT_SIZE_DEFAULT);
 }
 
