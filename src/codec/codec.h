@@ -76,7 +76,7 @@ typedef struct fds_codec_params {
 
 /* Default zstd sub-blocks per block (measured in docs/codec.md: each extra
  * sub-block costs a zstd block header and its entropy tables). */
-#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 4u
+#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 6u
 #define FDS_ZSTD_SUB_BLOCKS_MAX 64u
 /* Lucene DeflateWithPresetDictCompressionMode constants. */
 #define FDS_LUCENE_NUM_SUB_BLOCKS 10u
@@ -130,6 +130,10 @@ size_t fds_block_bound(const fds_codec_params *p, size_t raw_len,
                        uint32_t ndocs);
 
 /*
+ * Note (added): ZSTD blocks are compressed at the level their fds_dict was
+ * digested at (fds_dict_create's `level`; p->level is used by ZSTD_NO_DICT),
+ * so create one fds_dict per (dictionary, level).
+ *
  * Encode one block: the docs laid end to end in `raw` (sum of doc_lens
  * bytes), `ndocs` >= 1 of them, first doc id `doc_base`.  `dict` must be
  * non-NULL for codecs that use one.  Writes *out_len bytes to `dst` (at least
