@@ -416,7 +416,8 @@ static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
                                ix->name, sg->name, block, info.dict_id);
     }
     if (rc == 0)
-        rc = fds_block_decode(fds_codec_ctx_thread(), blk, len, dict, upto, view);
+        rc = fds_block_decode_doc(fds_codec_ctx_thread(), blk, len, dict, upto,
+                                  view);
     if (rc)
         return fds_err_set(err, rc, 500, "corrupt_index_exception",
                            "[%s] segment [%s] block [%u]: %s", ix->name,
@@ -440,7 +441,7 @@ int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
     if (rc)
         return rc;
     uint32_t k = doc - base;
-    if (k >= v.decoded_docs)
+    if (k >= v.decoded_docs || k < v.first_doc)
         return fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
                            "[%s] segment [%s] block [%u]: doc %u missing",
                            ix->name, sg->name, block, doc);
@@ -495,7 +496,6 @@ int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
         /* every hit in this block: decode once, as far as the last one */
         size_t j = i;
         while (j + 1 < n && refs[j + 1].seg == refs[i].seg &&
-               refs[j + 1].doc < base + 0xFFFFFFFFu &&
                (block + 1 >= sg->nblocks ||
                 refs[j + 1].doc < fds__get_u32(sg->blk_index +
                                                (size_t)(block + 1) * FDT_BLKIDX_ENTRY + 8)))
@@ -507,6 +507,11 @@ int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
             break;
         for (size_t k = i; k <= j; k++) {
             uint32_t d = refs[k].doc - base;
+            if (d < bv.first_doc || d >= bv.decoded_docs) { /* Lucene: other sub-blocks */
+                rc = seg_decode_block(v->ix, sg, block, off, blen, d, &bv, err);
+                if (rc)
+                    break;
+            }
             size_t dl = bv.offsets[d + 1] - bv.offsets[d];
             if (v->arena_len + dl > v->arena_cap) {
                 size_t cap = v->arena_cap ? v->arena_cap : 65536;

@@ -222,21 +222,31 @@ static int index_add_dict(fds_index *ix, uint32_t id, fds_codec_id codec,
         return FDS_ENOMEM;
     }
     ix->dicts = q;
-    ix->dicts[ix->ndicts++] = (fds__dictent){id, codec, d, len};
+    ix->dicts[ix->ndicts++] = (fds__dictent){id, level, codec, d, len};
     pthread_mutex_unlock(&ix->dict_mu);
     return 0;
 }
 
-/* The newest dictionary of `codec`, or NULL. */
-static const fds_dict *index_current_dict(fds_index *ix, fds_codec_id codec)
+/* The newest dictionary of `codec`, or NULL; *level gets the zstd level
+ * its CDict was digested for. */
+static const fds_dict *index_current_dict_level(fds_index *ix,
+                                                fds_codec_id codec, int *level)
 {
     const fds_dict *d = NULL;
     pthread_mutex_lock(&ix->dict_mu);
     for (size_t i = 0; i < ix->ndicts; i++)
-        if (ix->dicts[i].codec == codec)
+        if (ix->dicts[i].codec == codec) {
             d = ix->dicts[i].dict;
+            if (level)
+                *level = ix->dicts[i].level;
+        }
     pthread_mutex_unlock(&ix->dict_mu);
     return d;
+}
+
+static const fds_dict *index_current_dict(fds_index *ix, fds_codec_id codec)
+{
+    return index_current_dict_level(ix, codec, NULL);
 }
 
 /*
@@ -1297,14 +1307,27 @@ static int build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                          unsigned ncopy, fds__seg **out, fds_err *err)
 {
     const fds_dict *dict = NULL;
-    int rc = 0;
+    fds_dict *relevel = NULL;
+    int rc = 0, level = 0;
     if (fds_codec_uses_dict(set->codec.codec)) {
-        dict = index_current_dict(ix, set->codec.codec);
+        dict = index_current_dict_level(ix, set->codec.codec, &level);
         if (!dict && (rc = index_train_dict(ix, docs, n, set, &dict, err)))
             return rc;
+        /* the level changed (a static setting, while closed): digest the
+         * same dictionary for the new level, for this segment only */
+        if (level && level != set->codec.level && !copy) {
+            size_t dl;
+            const uint8_t *db = fds_dict_bytes(dict, &dl);
+            rc = fds_dict_create(fds_dict_id(dict), set->codec.codec,
+                                 set->codec.level, db, dl, &relevel);
+            if (rc)
+                return rc;
+            dict = relevel;
+        }
     }
     uint64_t gen = ix->next_gen++;
     rc = fds__seg_write(ix, gen, docs, n, &set->codec, dict, copy, ncopy, err);
+    fds_dict_free(relevel);
     if (rc)
         return rc;
     fds_sidx_writer *w = fds_sidx_writer_create(ix->mapping);
