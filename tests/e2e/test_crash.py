@@ -41,7 +41,8 @@ class CrashTest(unittest.TestCase):
         lines = convert("json").decode().splitlines()
         srv = Server()
         acked = {}          # id -> exact source acknowledged
-        totals = {"rounds": 0, "acknowledged": 0, "found": 0, "missing": 0,
+        checked = set()     # ids verified after an earlier restart
+        totals = {"rounds": 0, "acknowledged": 0, "checked": 0, "found": 0, "missing": 0,
                   "wrong_source": 0, "orphan_files": 0, "kills_during_merge": 0}
         try:
             srv.start()
@@ -105,7 +106,12 @@ class CrashTest(unittest.TestCase):
                 srv.start()
                 cl = Client(srv.port)
                 found = missing = wrong = 0
-                for doc_id, src in acked.items():
+                # every document acknowledged in this round, and a sample of
+                # the earlier ones (all of them were checked in their round)
+                fresh = [k for k in acked if k not in checked]
+                older = rng.sample(sorted(checked), min(len(checked), 2000))
+                for doc_id in fresh + older:
+                    src = acked[doc_id]
                     st, raw = cl.req("GET", "/crash/_source/" + doc_id)
                     if st != 200:
                         missing += 1
@@ -113,8 +119,13 @@ class CrashTest(unittest.TestCase):
                         wrong += 1
                     else:
                         found += 1
+                checked.update(fresh)
                 # nothing half-written: every visible doc is a whole, known source
                 st, raw = cl.req("POST", "/crash/_refresh")
+                st, raw = cl.req("GET", "/crash/_count")
+                visible = json.loads(raw)["count"]
+                self.assertGreaterEqual(visible, len(acked))
+                self.assertLessEqual(visible, next_doc)
                 st, raw = cl.req("POST", "/crash/_search",
                                  json.dumps({"query": {"match_all": {}}, "size": 200,
                                              "from": rng.randrange(0, max(1, min(len(acked), 10000) - 200))}))
@@ -131,13 +142,16 @@ class CrashTest(unittest.TestCase):
                 orphans = [f for f in files if f.rsplit(".", 1)[0] not in segs]
                 totals["rounds"] += 1
                 totals["acknowledged"] = len(acked)
-                totals["found"] = found
+                totals["found"] += found
+                totals["visible_after_restart"] = visible
+                totals["checked"] += len(fresh) + len(older)
                 totals["missing"] += missing
                 totals["wrong_source"] += wrong
                 totals["orphan_files"] += len(orphans)
-                print("round %2d: acknowledged %6d found %6d missing %d wrong %d "
-                      "segments %d orphans %d" % (rnd + 1, len(acked), found, missing,
-                                                  wrong, len(segs), len(orphans)),
+                print("round %2d: acknowledged %6d visible %6d checked %5d found %5d "
+                      "missing %d wrong %d segments %d orphans %d" % (
+                          rnd + 1, len(acked), visible, len(fresh) + len(older),
+                          found, missing, wrong, len(segs), len(orphans)),
                       flush=True)
                 self.assertEqual(missing, 0)
                 self.assertEqual(wrong, 0)
