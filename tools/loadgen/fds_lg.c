@@ -365,6 +365,10 @@ static void *worker_main(void *arg)
     int issuing = 1;
     uint64_t drain_deadline = 0;
 
+    /* every thread starts its schedule at t0 together */
+    struct timespec t0 = {(time_t)(g_t0 / 1000000000u), (long)(g_t0 % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t0, NULL) == EINTR)
+        ;
     for (;;) {
         uint64_t now = now_ns();
         /* end of the window, or an early stop: stop issuing, start draining */

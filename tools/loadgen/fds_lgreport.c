@@ -60,10 +60,11 @@ cJSON *fds_lgreport_side(const fds_lg_result *r, const char *index)
     cJSON_AddNumberToObject(ek, "short_read", (double)r->err_short_read);
     cJSON_AddNumberToObject(ek, "protocol", (double)r->err_protocol);
     cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
-    cJSON_AddNumberToObject(tp, "min", r->qps_min);
-    cJSON_AddNumberToObject(tp, "median", r->qps_median);
-    cJSON_AddNumberToObject(tp, "mean", r->qps_mean);
-    cJSON_AddNumberToObject(tp, "max", r->qps_max);
+    /* null when the window holds no whole 1 s bucket */
+    add_opt(tp, "min", r->nbuckets ? r->qps_min : -1);
+    add_opt(tp, "median", r->nbuckets ? r->qps_median : -1);
+    add_opt(tp, "mean", r->nbuckets ? r->qps_mean : -1);
+    add_opt(tp, "max", r->nbuckets ? r->qps_max : -1);
     cJSON_AddNumberToObject(tp, "buckets", r->nbuckets);
     add_pcts(cJSON_AddObjectToObject(o, "latency_ms"), r->latency);
     add_pcts(cJSON_AddObjectToObject(o, "service_time_ms"), r->service);

@@ -50,6 +50,7 @@ typedef struct opts {
     long server_pid;
     const char *background;
     const char *json, *md, *svg_prefix;
+    const char *dump_queries;
     int quiet;
     /* ab */
     const char *a, *b;
@@ -91,6 +92,7 @@ static void usage(FILE *f)
         "  --size N              hits per query (default 10)\n"
         "  --bodies FILE         one request body per line, POSTed to /INDEX/_search (or --path)\n"
         "  --method M --path P   a fixed request without body (e.g. GET /) instead\n"
+        "  --dump-queries FILE   also write the generated bodies, one per line (ab: FILE.INDEX)\n"
         "measurement:\n"
         "  --server-pid PID      server process for CPU%; default: from GET /_nodes/stats\n"
         "  --background SPEC     cpu=N,load=P[,tool=builtin]: stress-ng (or built-in burners)\n"
@@ -225,9 +227,30 @@ static int build_workload(const opts *o, const char *index, fds_lgwork *w)
         fprintf(stderr, "loadgen: say what to send: --index, --bodies or --path\n");
         return FDS_EINVAL;
     }
-    if (rc)
+    if (rc) {
         fprintf(stderr, "loadgen: %s\n", msg[0] ? msg : fds_strerror(rc));
-    return rc;
+        return rc;
+    }
+    if (o->dump_queries) {
+        /* the bodies, one per line: reusable as --bodies */
+        char path[1024];
+        if (index && o->a)
+            snprintf(path, sizeof path, "%s.%s", o->dump_queries, index);
+        else
+            snprintf(path, sizeof path, "%s", o->dump_queries);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            fprintf(stderr, "loadgen: cannot write %s\n", path);
+            fds_lgwork_free(w);
+            return FDS_EIO;
+        }
+        for (size_t i = 0; i < w->n; i++) {
+            const char *b = strstr(w->msgs[i], "\r\n\r\n");
+            fprintf(f, "%s\n", b ? b + 4 : "");
+        }
+        fclose(f);
+    }
+    return 0;
 }
 
 static cJSON *config_json(const opts *o, const char *mode)
@@ -579,7 +602,7 @@ static int cmd_ab(opts *o)
 enum {
     O_HOST = 1000, O_PORT, O_INDEX, O_THREADS, O_CLIENTS, O_RATE, O_DURATION, O_WARMUP, O_MAXREQ,
     O_TIMEOUT, O_FIELDS, O_SEED, O_SAMPLE, O_POOL, O_SIZE, O_BODIES, O_METHOD, O_PATH, O_PID,
-    O_BG, O_JSON, O_MD, O_SVG, O_QUIET, O_A, O_B, O_ROUNDS, O_RDUR, O_HELP
+    O_BG, O_JSON, O_MD, O_SVG, O_QUIET, O_A, O_B, O_ROUNDS, O_RDUR, O_HELP, O_DUMP
 };
 
 static int num_arg(const char *name, const char *v, double lo, double hi, double *out)
@@ -638,7 +661,8 @@ int main(int argc, char **argv)
         {"svg-prefix", 1, 0, O_SVG},   {"quiet", 0, 0, O_QUIET},
         {"a", 1, 0, O_A},              {"b", 1, 0, O_B},
         {"rounds", 1, 0, O_ROUNDS},    {"round-duration", 1, 0, O_RDUR},
-        {"help", 0, 0, O_HELP},        {0, 0, 0, 0}};
+        {"help", 0, 0, O_HELP},        {"dump-queries", 1, 0, O_DUMP},
+        {0, 0, 0, 0}};
     int c;
     double d;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -680,6 +704,7 @@ int main(int argc, char **argv)
         case O_MD: o.md = optarg; break;
         case O_SVG: o.svg_prefix = optarg; break;
         case O_QUIET: o.quiet = 1; break;
+        case O_DUMP: o.dump_queries = optarg; break;
         case O_A: o.a = optarg; break;
         case O_B: o.b = optarg; break;
         case O_ROUNDS: bad = num_arg("rounds", optarg, 1, 32, &d); o.rounds = (int)d; break;
