@@ -194,6 +194,11 @@ def t_ab():
     for suffix in ("_qps_rounds.svg", "_latency.svg", "_qps_per_cpu.svg"):
         p = prefix + suffix
         check(os.path.exists(p) and open(p).read().startswith("<?xml"), "svg %s" % p)
+        import xml.etree.ElementTree as ET
+        root = ET.parse(p).getroot()
+        bars = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if e.find(
+            "{http://www.w3.org/2000/svg}title") is not None]
+        check(len(bars) >= 4, "svg %s has %d bars" % (p, len(bars)))
     check("ratio B/A" in open(md).read(), "markdown table")
     r = loadgen("compare", out, out)
     check("1.000" in r.stdout, "compare of a file with itself")

@@ -33,6 +33,7 @@
 
 #define FDS_LG_HOUSEKEEP_MS 10 /* longest sleep between timeout checks */
 #define FDS_LG_MAX_EVENTS 256
+#define FDS_LG_MAIN_POLL_NS 100000000u /* main thread checks for an early end every 100 ms */
 
 enum conn_state { C_IDLE = 0, C_CONNECTING, C_WRITING, C_READING };
 
@@ -606,9 +607,11 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
     uint64_t next_tick = g_t0 + 1000000000u;
     uint64_t prev_ok = 0;
     for (;;) {
+        /* wake at least every FDS_LG_MAIN_POLL_NS to notice an early end */
+        uint64_t poll_at = now_ns() + FDS_LG_MAIN_POLL_NS;
         if (!have_s0) {
             uint64_t wake = next_tick < g_m0 ? next_tick : g_m0;
-            sleep_until(wake);
+            sleep_until(wake < poll_at ? wake : poll_at);
             if (now_ns() >= g_m0) {
                 snap(cfg, &s0);
                 have_s0 = 1;
@@ -617,7 +620,7 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
             uint64_t wake = next_tick < g_m1 ? next_tick : g_m1;
             if (atomic_load(&g_stop) || now_ns() >= g_m1)
                 break;
-            sleep_until(wake);
+            sleep_until(wake < poll_at ? wake : poll_at);
             if (now_ns() >= g_m1 || atomic_load(&g_stop))
                 break;
         }

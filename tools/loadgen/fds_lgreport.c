@@ -95,7 +95,7 @@ static void mean_into(cJSON *out, const cJSON *const *objs, int n)
     cJSON_ArrayForEach(it, objs[0])
     {
         const char *k = it->string;
-        if (!k || !strcmp(k, "rounds") || !strcmp(k, "index"))
+        if (!k || !strcmp(k, "rounds") || !strcmp(k, "index") || !strcmp(k, "round"))
             continue;
         if (cJSON_IsObject(it)) {
             const cJSON *sub[64];

@@ -110,9 +110,12 @@ static void usage(FILE *f)
         f);
 }
 
+static volatile sig_atomic_t g_interrupted;
+
 static void on_sigint(int sig)
 {
     (void)sig;
+    g_interrupted = 1;
     fds_lg_request_stop();
 }
 
@@ -197,9 +200,23 @@ static cJSON *loadavg_json(void)
     return cJSON_CreateDoubleArray(l, 3);
 }
 
+/* GET /_cat/nodes as JSON; a server that answers in _cat's text table
+ * instead is kept as that text; no answer (or not 2xx) gives null. */
 static cJSON *cat_nodes(const opts *o)
 {
-    cJSON *d = get_json(o, "/_cat/nodes?h=load_1m,load_5m,load_15m,ram.percent&format=json");
+    int status = 0;
+    char *body = NULL;
+    if (fds_httpc_request(&o->addr, o->addrlen, o->host_header, "GET",
+                          "/_cat/nodes?h=load_1m,load_5m,load_15m,ram.percent&format=json", NULL,
+                          LG_INFO_TIMEOUT_MS, &status, &body) != 0)
+        return cJSON_CreateNull();
+    cJSON *d = NULL;
+    if (status >= 200 && status <= 299) {
+        d = cJSON_Parse(body);
+        if (!d)
+            d = cJSON_CreateString(body);
+    }
+    free(body);
     return d ? d : cJSON_CreateNull();
 }
 
@@ -473,7 +490,8 @@ static int cmd_ab(opts *o)
     double bg_sum = 0;
     int bg_n = 0;
     for (int r = 0; r < o->rounds && !failed; r++) {
-        for (int s = 0; s < 2 && !failed; s++) {
+        int made = 0; /* sides of this round measured so far */
+        for (int s = 0; s < 2 && !failed && !g_interrupted; s++) {
             char label[64];
             snprintf(label, sizeof label, "round %d/%d %s", r + 1, o->rounds, s ? "B" : "A");
             fds_lg_config cfg;
@@ -493,12 +511,18 @@ static int cmd_ab(opts *o)
             }
             rounds[s][r] = fds_lgreport_side(&res, names[s]);
             cJSON_AddNumberToObject(rounds[s][r], "round", r + 1);
+            made++;
             fds_lg_result_free(&res);
-            if (res.stopped_early && s == 1)
-                failed = 2; /* interrupted: report what we have */
         }
-        if (!failed || failed == 2)
-            done = r + 1;
+        if (failed || g_interrupted) {
+            /* an incomplete or cut-short round is dropped, earlier ones kept */
+            for (int s = 0; s < made; s++)
+                cJSON_Delete(rounds[s][r]);
+            if (g_interrupted)
+                fprintf(stderr, "loadgen ab: interrupted; reporting %d complete round(s)\n", done);
+            break;
+        }
+        done = r + 1;
     }
     cJSON *la_after = loadavg_json();
     cJSON *cat_after = cat_nodes(o);
