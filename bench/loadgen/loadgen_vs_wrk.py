@@ -17,12 +17,13 @@ point of the comparison.
 
 Writes results/loadgen_vs_wrk.json and results/loadgen_vs_wrk.md.
 Usage: loadgen_vs_wrk.py --loadgen BIN --server BIN [--out-dir results]
-       [--connections 32] [--threads 2] [--duration 5] [--repeats 3]
+       [--connections 32] [--threads 2] [--duration 5] [--repeats 5]
 """
 import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -73,25 +74,36 @@ http { access_log off; client_body_temp_path %s; proxy_temp_path %s;
     return None
 
 
+def child_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def run_wrk(port, a):
+    c0 = child_cpu()
     out = subprocess.run(["wrk", "-t%d" % a.threads, "-c%d" % a.connections, "-d%ds" % a.duration,
                           "http://127.0.0.1:%d/" % port], capture_output=True, text=True,
                          timeout=a.duration * 5 + 30).stdout
+    cpu = child_cpu() - c0
     m = re.search(r"Requests/sec:\s+([0-9.]+)", out)
+    n = re.search(r"(\d+) requests in", out)
     errs = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    if not m:
+    if not m or not n:
         raise SystemExit("cannot read wrk output:\n" + out)
-    return float(m.group(1)), int(errs.group(1)) if errs else 0
+    return float(m.group(1)), int(errs.group(1)) if errs else 0, cpu * 1e6 / max(1, int(n.group(1)))
 
 
 def run_loadgen(port, a, tmp):
     js = os.path.join(tmp, "lg.json")
+    c0 = child_cpu()
     subprocess.run([a.loadgen, "run", "--port", str(port), "--path", "/", "--method", "GET",
                     "--clients", str(a.connections), "--threads", str(a.threads),
                     "--duration", str(a.duration), "--warmup", "0", "--quiet", "--json", js],
                    check=True, capture_output=True, timeout=a.duration * 5 + 30)
+    cpu = child_cpu() - c0
     r = json.load(open(js))["result"]
-    return r["qps"], r["errors"], r["latency_ms"]["p50"], r["latency_ms"]["p99"]
+    return (r["qps"], r["errors"], r["latency_ms"]["p50"], r["latency_ms"]["p99"],
+            cpu * 1e6 / max(1, r["sent"]))
 
 
 def main():
@@ -102,7 +114,7 @@ def main():
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--duration", type=int, default=5)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     a = ap.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed")
@@ -115,13 +127,16 @@ def main():
     results = []
     for name, (proc, port, _) in targets:
         wrk_q, lg_q, lg_p50, lg_p99, wrk_err, lg_err = [], [], [], [], 0, 0
+        wrk_cpu, lg_cpu = [], []
         try:
             for i in range(a.repeats):
-                q, e = run_wrk(port, a)
+                q, e, cpu = run_wrk(port, a)
                 wrk_q.append(q)
+                wrk_cpu.append(cpu)
                 wrk_err += e
-                q, e, p50, p99 = run_loadgen(port, a, tmp)
+                q, e, p50, p99, cpu = run_loadgen(port, a, tmp)
                 lg_q.append(q)
+                lg_cpu.append(cpu)
                 lg_err += e
                 lg_p50.append(p50)
                 lg_p99.append(p99)
@@ -138,13 +153,18 @@ def main():
             "within_10_percent": bool(wm and abs(lm / wm - 1) <= 0.10),
             "wrk_qps_runs": wrk_q, "loadgen_qps_runs": lg_q,
             "wrk_non2xx": wrk_err, "loadgen_errors": lg_err,
+            "wrk_client_cpu_us_per_request": statistics.median(wrk_cpu),
+            "loadgen_client_cpu_us_per_request": statistics.median(lg_cpu),
             "loadgen_latency_p50_ms": statistics.median(lg_p50),
             "loadgen_latency_p99_ms": statistics.median(lg_p99),
         })
     doc = {"benchmark": "loadgen_vs_wrk", "ncpu": os.cpu_count(),
            "wrk_version": subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.split("\n")[0],
            "method": "alternating runs wrk/loadgen, median of repeats; same connections, threads, "
-                     "duration; loadgen with --warmup 0 like wrk",
+                     "duration; loadgen with --warmup 0 like wrk; client CPU = user+system "
+                     "time of the client process per request sent (robust to other load on "
+                     "the machine, unlike QPS)",
+           "loadavg_at_end": list(os.getloadavg()),
            "results": results}
     with open(os.path.join(a.out_dir, "loadgen_vs_wrk.json"), "w") as f:
         json.dump(doc, f, indent=2)
@@ -153,13 +173,16 @@ def main():
              "Same connections (%d), threads (%d) and duration (%d s); %d alternating repeats, "
              "medians; %d CPUs shared by client and server. Target: loadgen within 10%% of wrk."
              % (a.connections, a.threads, a.duration, a.repeats, os.cpu_count()), "",
-             "| target | wrk req/s | loadgen req/s | loadgen / wrk | within 10% | loadgen p50 ms | loadgen p99 ms |",
-             "|---|---:|---:|---:|---|---:|---:|"]
+             "| target | wrk req/s | loadgen req/s | loadgen / wrk | within 10% | wrk client CPU us/req | loadgen client CPU us/req | loadgen p50 ms | loadgen p99 ms |",
+             "|---|---:|---:|---:|---|---:|---:|---:|---:|"]
     for r in results:
-        lines.append("| %s | %.0f | %.0f | %.3f | %s | %.3f | %.3f |" % (
+        lines.append("| %s | %.0f | %.0f | %.3f | %s | %.2f | %.2f | %.3f | %.3f |" % (
             r["target"], r["wrk_qps"], r["loadgen_qps"], r["ratio_loadgen_over_wrk"],
-            "yes" if r["within_10_percent"] else "no", r["loadgen_latency_p50_ms"],
+            "yes" if r["within_10_percent"] else "no", r["wrk_client_cpu_us_per_request"],
+            r["loadgen_client_cpu_us_per_request"], r["loadgen_latency_p50_ms"],
             r["loadgen_latency_p99_ms"]))
+    lines += ["", "Load average at the end: %.2f %.2f %.2f (other work on the machine makes QPS "
+              "noisy; the per-request client CPU is the steadier figure)." % os.getloadavg()]
     if not ng:
         lines += ["", "nginx is not installed here, so only the test fixture was measured."]
     with open(os.path.join(a.out_dir, "loadgen_vs_wrk.md"), "w") as f:
