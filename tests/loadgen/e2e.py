@@ -135,6 +135,30 @@ def t_errors_500():
     check(r["errors_by_kind"]["status"] == r["errors"], "errors are not non-2xx")
 
 
+def t_short_read():
+    with Server("--mode", "short") as s:
+        d = run_json(s.port, "short", "--index", "logs", "--clients", 2, "--duration", 1,
+                     "--warmup", 0.2)
+    r = d["result"]
+    print("truncated answers: ok=%s errors=%s by kind %s" % (r["ok"], r["errors"],
+                                                            r["errors_by_kind"]))
+    check(r["ok"] == 0 and r["qps"] == 0, "truncated responses counted as successes")
+    check(r["errors"] > 0 and r["errors_by_kind"]["short_read"] == r["errors"],
+          "truncated responses not counted as short reads")
+
+
+def t_background_builtin():
+    with Server("--mode", "delay", "--delay-ms", "1") as s:
+        d = run_json(s.port, "bg_builtin", "--index", "logs", "--clients", 2, "--duration", 3,
+                     "--warmup", 0.5, "--background", "cpu=1,load=30,tool=builtin")
+    bg = d["system"]["background"]
+    print("built-in burner asked for 30%% of a core, took %.1f%%" % bg["cpu_percent"])
+    check(bg["tool"] == "builtin" and bg["workers"] == 1, "background %r" % bg)
+    # the machine may be busy; the burner must at least run and not exceed its duty cycle much
+    check(5 < bg["cpu_percent"] < 45, "burner CPU %.1f%% far from 30%%" % bg["cpu_percent"])
+    check(d["result"]["background_cpu_percent"] == bg["cpu_percent"], "side background CPU")
+
+
 def t_connection_refused():
     # nothing listens on the port: connection errors, never successes
     import socket
@@ -215,6 +239,8 @@ def t_seed():
     check(len(q["seed1"]) == 1000, "pool size %d" % len(q["seed1"]))
     check(q["seed1"] == q["seed1b"], "same seed, different queries")
     check(q["seed1"] != q["seed2"], "different seed, same queries")
+    r = loadgen("compare", os.path.join(WORK, "seed1.json"), os.path.join(WORK, "seed2.json"))
+    check("ratio B/A" in r.stdout and "QPS" in r.stdout, "compare of two run files")
     fields = {}
     for line in q["seed1"]:
         d = json.loads(line)

@@ -13,6 +13,9 @@
  *                               window is answered only when it ends (like a
  *                               stop-the-world pause)
  *   --mode error                answer every request with HTTP 500
+ *   --mode short                load requests get a 200 whose Content-Length
+ *                               promises 1000 bytes, then only 100 bytes and
+ *                               a closed connection (a truncated response)
  * Options: --port P (0 = pick a free port; the chosen port is printed as
  * "port N" on stdout), --chunked (search answers use chunked transfer
  * coding), --pool N (N polling threads instead of a thread per connection).
@@ -42,7 +45,7 @@
 #define TS_MAX_BODY (64 * 1024)
 #define TS_SAMPLE_DOCS 200
 
-enum { M_DELAY, M_STALL, M_ERROR };
+enum { M_DELAY, M_STALL, M_ERROR, M_SHORT };
 
 static int g_mode = M_DELAY;
 static long g_delay_ms = 0;
@@ -156,6 +159,30 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
     return ret;
 }
 
+#define TS_SHORT_PROMISED 1000 /* bytes the truncated response announces */
+#define TS_SHORT_SENT 100      /* bytes it really sends before closing */
+
+static ssize_t short_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    if (pos >= TS_SHORT_SENT)
+        return MHD_CONTENT_READER_END_WITH_ERROR; /* MHD closes the connection */
+    size_t n = TS_SHORT_SENT - (size_t)pos;
+    if (n > max)
+        n = max;
+    memset(buf, 'x', n);
+    return (ssize_t)n;
+}
+
+static enum MHD_Result reply_short(struct MHD_Connection *c)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(TS_SHORT_PROMISED, 1024, short_cb, NULL, NULL);
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    atomic_fetch_add(&g_served, 1);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static void load_behaviour(const req *q)
 {
     long long now = now_ns();
@@ -235,6 +262,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (q->body && strstr(q->body, "match_all"))
             return reply(c, 200, g_sample_json, g_chunked);
         load_behaviour(q);
+        if (g_mode == M_SHORT)
+            return reply_short(c);
         return reply(c, 200, g_hits_json, g_chunked);
     }
     if (!strcmp(url, "/")) {
@@ -272,7 +301,10 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--mode") && v) {
-            g_mode = !strcmp(v, "stall") ? M_STALL : !strcmp(v, "error") ? M_ERROR : M_DELAY;
+            g_mode = !strcmp(v, "stall")   ? M_STALL
+                     : !strcmp(v, "error") ? M_ERROR
+                     : !strcmp(v, "short") ? M_SHORT
+                                           : M_DELAY;
             i++;
         } else if (!strcmp(a, "--delay-ms") && v) {
             g_delay_ms = atol(v);
