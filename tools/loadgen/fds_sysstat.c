@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #define FDS_BG_PERIOD_NS 10000000L /* built-in burner duty-cycle period: 10 ms */
 #define FDS_BG_MAX_WORKERS 256
+#define FDS_BG_START_CHECK_NS 100000000L /* stress-ng must still run 100 ms after start */
 
 static double tick_seconds(void)
 {
@@ -242,6 +244,13 @@ fds_sysstat_bg *fds_sysstat_bg_start(const char *spec, double seconds, char *msg
         }
         if (pid == 0) {
             setpgid(0, 0);
+            /* stress-ng warns on stderr when stopped before its timeout,
+             * which is how every run ends: keep the terminal clean */
+            int devnull = open("/dev/null", O_WRONLY);
+            if (devnull >= 0) {
+                dup2(devnull, 1);
+                dup2(devnull, 2);
+            }
             char ncpu[16], nload[16], tmo[32];
             snprintf(ncpu, sizeof ncpu, "%d", cpu);
             snprintf(nload, sizeof nload, "%d", load);
@@ -253,7 +262,18 @@ fds_sysstat_bg *fds_sysstat_bg_start(const char *spec, double seconds, char *msg
         setpgid(pid, pid);
         bg->pgid = pid;
         bg->pids[bg->npids++] = pid;
-    } else {
+        /* if stress-ng could not start (exec failure, bad option), use the
+         * built-in burners rather than run without the load asked for */
+        struct timespec ts = {0, FDS_BG_START_CHECK_NS};
+        nanosleep(&ts, NULL);
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            bg->npids = 0;
+            bg->pgid = 0;
+            bg->builtin = 1;
+        }
+    }
+    if (bg->builtin) {
         for (int i = 0; i < cpu; i++) {
             pid_t pid = fork();
             if (pid < 0)

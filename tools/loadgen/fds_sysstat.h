@@ -50,8 +50,9 @@ int fds_sysstat_ncpu(void);
  * Background CPU load.  `spec` is "cpu=N,load=P" (N workers, each busy P%
  * of the time, 0 < P <= 100) optionally with ",tool=builtin" to skip
  * stress-ng.  Starts `stress-ng --cpu N --cpu-load P --timeout T` in a new
- * process group when stress-ng is on PATH, else N forked burner processes that
- * alternate busy/sleep in 10 ms periods.  `seconds` bounds the load's life
+ * process group when stress-ng is on PATH (and still running 100 ms later),
+ * else N forked burner processes that alternate busy/sleep in 10 ms periods.
+ * stress-ng's own output goes to /dev/null.  `seconds` bounds the load's life
  * (it is also stopped by fds_sysstat_bg_stop()).  Returns a handle or NULL
  * with a sentence in `msg`.
  */
