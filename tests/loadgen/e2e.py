@@ -147,6 +147,16 @@ def t_short_read():
           "truncated responses not counted as short reads")
 
 
+def t_connection_close():
+    # a server that closes after every answer: loadgen reconnects, no errors
+    with Server("--mode", "delay", "--close") as s:
+        d = run_json(s.port, "close", "--index", "logs", "--clients", 4, "--duration", 1,
+                     "--warmup", 0.2)
+    r = d["result"]
+    print("Connection: close server: ok=%s errors=%s qps=%.0f" % (r["ok"], r["errors"], r["qps"]))
+    check(r["errors"] == 0 and r["ok"] > 100, "ok %s errors %s" % (r["ok"], r["errors"]))
+
+
 def t_background_builtin():
     with Server("--mode", "delay", "--delay-ms", "1") as s:
         d = run_json(s.port, "bg_builtin", "--index", "logs", "--clients", 2, "--duration", 3,

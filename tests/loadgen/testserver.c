@@ -18,7 +18,8 @@
  *                               a closed connection (a truncated response)
  * Options: --port P (0 = pick a free port; the chosen port is printed as
  * "port N" on stdout), --chunked (search answers use chunked transfer
- * coding), --pool N (N polling threads instead of a thread per connection).
+ * coding), --close (every answer says "Connection: close" and the server
+ * closes the connection after it), --pool N (N polling threads instead of a thread per connection).
  *
  * Plausible, fixed answers for the endpoints loadgen reads, for tests only:
  *   POST /{index}/_search with match_all -> 200 generated nginx-like docs
@@ -51,6 +52,7 @@ static int g_mode = M_DELAY;
 static long g_delay_ms = 0;
 static long g_stall_at_ms = 1000, g_stall_ms = 1000;
 static int g_chunked = 0;
+static int g_close = 0; /* --close: "Connection: close" on every answer */
 static _Atomic long long g_first_load_ns = 0;
 static _Atomic long long g_stall_until_ns = 0;
 static _Atomic int g_stalled = 0;
@@ -153,6 +155,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
         r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
     }
     MHD_add_response_header(r, "Content-Type", "application/json");
+    if (g_close)
+        MHD_add_response_header(r, "Connection", "close");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     atomic_fetch_add(&g_served, 1);
     MHD_destroy_response(r);
@@ -321,6 +325,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--pool") && v) {
             pool = atoi(v);
             i++;
+        } else if (!strcmp(a, "--close")) {
+            g_close = 1;
         } else if (!strcmp(a, "--chunked")) {
             g_chunked = 1;
         } else {
