@@ -1,0 +1,293 @@
+/*
+ * fds_lgwork.c: request messages for loadgen (see fds_lgwork.h).
+ */
+#include "fds_lgwork.h"
+
+#include "fds_error.h"
+#include "fds_httpc.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FDS_LGWORK_SAMPLE_TIMEOUT_MS 30000
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static int add_msg(fds_lgwork *w, size_t *cap, const char *host, const char *method,
+                   const char *path, const char *body)
+{
+    if (w->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        char **m = realloc(w->msgs, nc * sizeof *m);
+        if (!m)
+            return FDS_ENOMEM;
+        w->msgs = m;
+        size_t *l = realloc(w->lens, nc * sizeof *l);
+        if (!l)
+            return FDS_ENOMEM;
+        w->lens = l;
+        *cap = nc;
+    }
+    size_t blen = body ? strlen(body) : 0;
+    size_t cap2 = strlen(path) + strlen(host) + blen + 200;
+    char *m = malloc(cap2);
+    if (!m)
+        return FDS_ENOMEM;
+    int n;
+    if (body)
+        n = snprintf(m, cap2,
+                     "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     method, path, host, blen, body);
+    else
+        n = snprintf(m, cap2, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, path, host);
+    w->msgs[w->n] = m;
+    w->lens[w->n] = (size_t)n;
+    w->n++;
+    return 0;
+}
+
+void fds_lgwork_free(fds_lgwork *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->msgs[i]);
+    free(w->msgs);
+    free(w->lens);
+    memset(w, 0, sizeof *w);
+}
+
+int fds_lgwork_fixed(fds_lgwork *w, const char *host_header, const char *method, const char *path)
+{
+    memset(w, 0, sizeof *w);
+    size_t cap = 0;
+    snprintf(w->description, sizeof w->description, "%s %s", method, path);
+    return add_msg(w, &cap, host_header, method, path, NULL);
+}
+
+int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, const char *file,
+                      char *msg, size_t msglen)
+{
+    memset(w, 0, sizeof *w);
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        snprintf(msg, msglen, "cannot open --bodies file '%s'", file);
+        return FDS_EIO;
+    }
+    size_t cap = 0;
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    int rc = 0;
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        if (w->n >= FDS_LGWORK_MAX_BODIES) {
+            snprintf(msg, msglen, "--bodies file has more than %d lines", FDS_LGWORK_MAX_BODIES);
+            rc = FDS_ETOOBIG;
+            break;
+        }
+        if ((rc = add_msg(w, &cap, host_header, "POST", path, line)) != 0)
+            break;
+    }
+    free(line);
+    fclose(f);
+    if (rc == 0 && w->n == 0) {
+        snprintf(msg, msglen, "--bodies file '%s' has no request bodies", file);
+        rc = FDS_EINVAL;
+    }
+    if (rc)
+        fds_lgwork_free(w);
+    else
+        snprintf(w->description, sizeof w->description, "%zu bodies from %s, POST %s", w->n, file,
+                 path);
+    return rc;
+}
+
+typedef struct vlist {
+    char **v;
+    size_t n, cap;
+} vlist;
+
+static int vl_add(vlist *l, const char *s, size_t len)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        char **v = realloc(l->v, nc * sizeof *v);
+        if (!v)
+            return FDS_ENOMEM;
+        l->v = v;
+        l->cap = nc;
+    }
+    char *c = malloc(len + 1);
+    if (!c)
+        return FDS_ENOMEM;
+    memcpy(c, s, len);
+    c[len] = '\0';
+    l->v[l->n++] = c;
+    return 0;
+}
+
+static void vl_free(vlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+/* The alphanumeric runs of `s` of 2+ characters. */
+static int add_tokens(vlist *l, const char *s)
+{
+    const char *p = s;
+    while (*p) {
+        while (*p && !isalnum((unsigned char)*p))
+            p++;
+        const char *b = p;
+        while (*p && isalnum((unsigned char)*p))
+            p++;
+        if (p - b >= 2) {
+            int rc = vl_add(l, b, (size_t)(p - b));
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
+                     const char *host_header, const char *index, const char *fields,
+                     int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
+                     size_t msglen)
+{
+    memset(w, 0, sizeof *w);
+    char fbuf[1024];
+    snprintf(fbuf, sizeof fbuf, "%s", fields);
+    char *names[FDS_LGWORK_MAX_FIELDS];
+    int nf = 0;
+    for (char *t = strtok(fbuf, ","); t && nf < FDS_LGWORK_MAX_FIELDS; t = strtok(NULL, ","))
+        if (*t)
+            names[nf++] = t;
+    if (nf == 0) {
+        snprintf(msg, msglen, "--fields is empty");
+        return FDS_EINVAL;
+    }
+    char path[512], body[256];
+    snprintf(path, sizeof path, "/%s/_search", index);
+    snprintf(body, sizeof body, "{\"query\":{\"match_all\":{}},\"size\":%d,\"from\":0}",
+             sample_docs);
+    int status = 0;
+    char *resp = NULL;
+    int rc = fds_httpc_request(addr, addrlen, host_header, "POST", path, body,
+                               FDS_LGWORK_SAMPLE_TIMEOUT_MS, &status, &resp);
+    if (rc) {
+        snprintf(msg, msglen, "sampling values: POST %s failed: %s", path, fds_strerror(rc));
+        return rc;
+    }
+    if (status != 200) {
+        snprintf(msg, msglen, "sampling values: POST %s answered HTTP %d: %.200s", path, status,
+                 resp);
+        free(resp);
+        return FDS_ENOTFOUND;
+    }
+    cJSON *root = cJSON_Parse(resp);
+    free(resp);
+    cJSON *hits = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "hits"), "hits");
+    if (!cJSON_IsArray(hits)) {
+        snprintf(msg, msglen, "sampling values: %s answer has no hits.hits array", path);
+        cJSON_Delete(root);
+        return FDS_EPARSE;
+    }
+    vlist vals[FDS_LGWORK_MAX_FIELDS], urltok[FDS_LGWORK_MAX_FIELDS];
+    memset(vals, 0, sizeof vals);
+    memset(urltok, 0, sizeof urltok);
+    cJSON *hit;
+    cJSON_ArrayForEach(hit, hits)
+    {
+        cJSON *src = cJSON_GetObjectItemCaseSensitive(hit, "_source");
+        for (int f = 0; f < nf && rc == 0; f++) {
+            cJSON *v = cJSON_GetObjectItemCaseSensitive(src, names[f]);
+            char num[64];
+            const char *s = NULL;
+            if (cJSON_IsString(v))
+                s = v->valuestring;
+            else if (cJSON_IsNumber(v)) {
+                double d = v->valuedouble;
+                if (d == (double)(long long)d)
+                    snprintf(num, sizeof num, "%lld", (long long)d);
+                else
+                    snprintf(num, sizeof num, "%.17g", d);
+                s = num;
+            } else if (cJSON_IsBool(v))
+                s = cJSON_IsTrue(v) ? "true" : "false";
+            if (!s || !*s)
+                continue;
+            rc = vl_add(&vals[f], s, strlen(s));
+            if (rc == 0 && strcmp(names[f], "url") == 0)
+                rc = add_tokens(&urltok[f], s);
+        }
+    }
+    cJSON_Delete(root);
+    int usable = 0;
+    for (int f = 0; f < nf; f++) {
+        usable += vals[f].n > 0;
+        w->nvalues += vals[f].n;
+    }
+    if (rc == 0 && usable == 0) {
+        snprintf(msg, msglen,
+                 "sampling values: none of the fields '%s' has a value in the first %d documents "
+                 "of index '%s'",
+                 fields, sample_docs, index);
+        rc = FDS_ENOTFOUND;
+    }
+    uint64_t st = seed;
+    size_t cap = 0;
+    for (size_t i = 0; i < pool && rc == 0; i++) {
+        int f;
+        do
+            f = (int)(splitmix64(&st) % (uint64_t)nf);
+        while (vals[f].n == 0);
+        const char *v;
+        if (urltok[f].n > 0 && (splitmix64(&st) & 1))
+            v = urltok[f].v[splitmix64(&st) % urltok[f].n];
+        else
+            v = vals[f].v[splitmix64(&st) % vals[f].n];
+        cJSON *q = cJSON_CreateObject();
+        cJSON *query = cJSON_AddObjectToObject(q, "query");
+        cJSON *match = cJSON_AddObjectToObject(query, "match");
+        cJSON_AddStringToObject(match, names[f], v);
+        cJSON_AddNumberToObject(q, "size", size);
+        char *b = cJSON_PrintUnformatted(q);
+        cJSON_Delete(q);
+        if (!b) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        rc = add_msg(w, &cap, host_header, "POST", path, b);
+        free(b);
+    }
+    for (int f = 0; f < nf; f++) {
+        vl_free(&vals[f]);
+        vl_free(&urltok[f]);
+    }
+    if (rc) {
+        if (rc == FDS_ENOMEM)
+            snprintf(msg, msglen, "out of memory");
+        fds_lgwork_free(w);
+        return rc;
+    }
+    snprintf(w->description, sizeof w->description,
+             "%zu random match queries on %s (values from %zu sampled field values, seed %llu)",
+             w->n, fields, w->nvalues, (unsigned long long)seed);
+    return 0;
+}

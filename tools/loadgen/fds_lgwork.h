@@ -1,0 +1,59 @@
+/*
+ * fds_lgwork.h: what loadgen sends -- the request messages of a run.
+ *
+ * Why it exists: a benchmark of `_source` fetches is only fair if both sides
+ * of an A/B test answer the same realistic queries.  The default workload is
+ * random `match` queries, {"query":{"match":{FIELD:VALUE}},"size":10}, over
+ * a few fields (service_name, method, error_code, url) whose values are
+ * sampled *from the index itself* at start-up: loadgen fetches
+ * `--sample-docs` documents with a match_all search and takes field values
+ * from their `_source`, with repetition, so frequent values are queried as
+ * often as they occur.  For `url`, half of the picks are the whole url and
+ * half one alphanumeric token of it (what the standard analyzer indexes).
+ * The pool of queries is a pure function of the sampled documents and
+ * `--seed` (splitmix64), so two runs with the same seed send the same
+ * queries in the same order per thread.  Alternatives: a file with one JSON
+ * request body per line, or a fixed method and path (trivial endpoints).
+ */
+#ifndef FDS_LGWORK_H
+#define FDS_LGWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define FDS_LGWORK_MAX_FIELDS 32
+#define FDS_LGWORK_MAX_BODIES 1000000 /* lines read from --bodies */
+#define FDS_LGWORK_DEFAULT_FIELDS "service_name,method,error_code,url"
+
+/* A set of complete HTTP request messages (owned; free with fds_lgwork_free). */
+typedef struct fds_lgwork {
+    char **msgs;
+    size_t *lens;
+    size_t n;
+    size_t nvalues;      /* sampled values (match workload), for the report */
+    char description[256];
+} fds_lgwork;
+
+/*
+ * Random match queries on `index`.  `fields` is comma-separated; `sample_docs`
+ * documents are fetched from the server at `addr` (a loopback address) to
+ * sample values; `pool` query bodies are generated with `seed`; each asks for
+ * `size` hits.  `host_header` is sent as Host.  0 or an FDS_E* code with a
+ * sentence in `msg`.
+ */
+int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
+                     const char *host_header, const char *index, const char *fields,
+                     int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
+                     size_t msglen);
+
+/* One POST `path` per non-empty line of `file` (each line a request body). */
+int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, const char *file,
+                      char *msg, size_t msglen);
+
+/* A single fixed request without body (e.g. "GET /"). */
+int fds_lgwork_fixed(fds_lgwork *w, const char *host_header, const char *method, const char *path);
+
+void fds_lgwork_free(fds_lgwork *w);
+
+#endif
