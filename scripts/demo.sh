@@ -35,12 +35,12 @@ PORT=$(cat "$work/port")
 URL="http://127.0.0.1:$PORT"
 echo "demo: fieldstore pid $server_pid on $URL"
 
-"$BUILD_DIR/nginx2json" --format json "$DATASET" > "$work/docs.json"
+"$BUILD_DIR/datasets/nginx2json" --format json "$DATASET" > "$work/docs.json"
 for spec in logs-zstd:ZSTD logs-deflate:best_compression; do
   index=${spec%%:*}; codec=${spec#*:}
   curl -sf -XPUT "$URL/$index" -H 'Content-Type: application/json' \
     -d "{\"settings\":{\"index\":{\"codec\":\"$codec\",\"refresh_interval\":\"-1\"}}}" >/dev/null
-  "$BUILD_DIR/nginx2json" --format bulk --index "$index" "$DATASET" > "$work/bulk.ndjson"
+  "$BUILD_DIR/datasets/nginx2json" --format bulk --index "$index" "$DATASET" > "$work/bulk.ndjson"
   curl -sf -XPOST "$URL/_bulk" -H 'Content-Type: application/x-ndjson' \
     --data-binary @"$work/bulk.ndjson" -o "$work/bulk.out"
   grep -q '"errors":false' "$work/bulk.out" || { echo "demo: bulk into $index had errors"; exit 1; }
@@ -52,8 +52,8 @@ curl -s "$URL/_cat/indices?v&h=index,codec,docs.count,store.size&s=index"
 
 mkdir -p results
 round_s=$(( DEMO_SECONDS / (2 * ROUNDS) )); (( round_s >= 2 )) || round_s=2
-"$BUILD_DIR/loadgen" ab --host 127.0.0.1 --port "$PORT" \
+"$BUILD_DIR/tools/loadgen/loadgen" ab --host 127.0.0.1 --port "$PORT" \
   --a logs-deflate --b logs-zstd --rounds "$ROUNDS" --round-duration "$round_s" \
-  --warmup 1 --clients 8 --server-pid "$server_pid" \
+  --warmup 1 --clients 8 --threads 2 --server-pid "$server_pid" \
   --json results/ab.json --md results/ab.md --svg-prefix results/ab
 echo "demo: results in results/ab.md, results/ab.json"
