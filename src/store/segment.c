@@ -16,8 +16,12 @@
  *                         +0 u64 file offset of the block
  *                         +8 u32 doc base (first doc id of the block)
  *                         +12 u32 encoded length of the block
- *   index_off+16*nb     versions: max_doc x i64 (_version of each doc)
- *   ... + 8*max_doc     seq_nos:  max_doc x i64 (_seq_no of each doc)
+ *   index_off+16*nb     versions: a packed column (_version of each doc)
+ *   then                seq_nos:  a packed column (_seq_no of each doc)
+ *                       packed column: +0 i64 minimum, +8 u32 width w
+ *                       (0, 1, 2, 4 or 8), +12 max_doc values of w bytes,
+ *                       each the doc's value minus the minimum (w = 0:
+ *                       every doc has the minimum, the usual _version 1)
  *   end - 64            footer:
  *                         +0  u64 index_off
  *                         +8  u32 nblocks
@@ -211,12 +215,30 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         raw_total += raw.n;
         nblocks++;
     }
-    if ((rc = bytes_reserve(&tail, 16 * n + FDT_FOOTER)))
+    if ((rc = bytes_reserve(&tail, 2 * (12 + 8 * n) + FDT_FOOTER)))
         goto out;
-    for (size_t k = 0; k < n; k++, tail.n += 8)
-        fds__put_u64(tail.p + tail.n, (uint64_t)docs[k].version);
-    for (size_t k = 0; k < n; k++, tail.n += 8)
-        fds__put_u64(tail.p + tail.n, (uint64_t)docs[k].seq_no);
+    for (int col = 0; col < 2; col++) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (size_t k = 0; k < n; k++) {
+            int64_t v = col ? docs[k].seq_no : docs[k].version;
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        if (n == 0)
+            lo = hi = 0;
+        uint64_t span = (uint64_t)hi - (uint64_t)lo;
+        uint32_t w = span == 0 ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2
+                   : span <= 0xFFFFFFFFull ? 4 : 8;
+        fds__put_u64(tail.p + tail.n, (uint64_t)lo);
+        fds__put_u32(tail.p + tail.n + 8, w);
+        tail.n += 12;
+        for (size_t k = 0; k < n && w; k++, tail.n += w) {
+            uint64_t d = (uint64_t)(col ? docs[k].seq_no : docs[k].version) -
+                         (uint64_t)lo;
+            for (uint32_t b = 0; b < w; b++)
+                tail.p[tail.n + b] = (uint8_t)(d >> (8 * b));
+        }
+    }
     uint8_t *f = tail.p + tail.n;
     fds__put_u64(f, off);
     fds__put_u32(f + 8, nblocks);
@@ -309,9 +331,19 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     sg->block_size = fds__get_u32(f + 36);
     sg->max_docs_per_block = fds__get_u32(f + 40);
     sg->copied_blocks = fds__get_u32(f + 44);
-    uint64_t need = (uint64_t)sg->nblocks * FDT_BLKIDX_ENTRY +
-                    (uint64_t)sg->max_doc * 16;
-    if (index_off < FDT_HEADER || index_off + need + FDT_FOOTER != sg->map_len)
+    if (index_off < FDT_HEADER || index_off > sg->map_len - FDT_FOOTER)
+        goto corrupt;
+    /* the two packed columns follow the block index */
+    uint64_t need = (uint64_t)sg->nblocks * FDT_BLKIDX_ENTRY;
+    for (int col = 0; col < 2; col++) {
+        if (index_off + need + 12 + FDT_FOOTER > sg->map_len)
+            goto corrupt;
+        uint32_t w = fds__get_u32(sg->map + index_off + need + 8);
+        if (w != 0 && w != 1 && w != 2 && w != 4 && w != 8)
+            goto corrupt;
+        need += 12 + (uint64_t)w * sg->max_doc;
+    }
+    if (index_off + need + FDT_FOOTER != sg->map_len)
         goto corrupt;
     uLong crc = crc32(0L, Z_NULL, 0);
     crc = crc32(crc, sg->map + index_off, (uInt)(need + 48));
@@ -319,7 +351,8 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
         goto corrupt;
     sg->blk_index = sg->map + index_off;
     sg->versions = sg->blk_index + (size_t)sg->nblocks * FDT_BLKIDX_ENTRY;
-    sg->seqnos = sg->versions + (size_t)sg->max_doc * 8;
+    sg->seqnos = sg->versions + 12 +
+                 (size_t)fds__get_u32(sg->versions + 8) * sg->max_doc;
     for (uint32_t b = 0; b < sg->nblocks; b++) {
         const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
         if (fds__get_u64(e) + fds__get_u32(e + 12) > index_off)
@@ -387,14 +420,26 @@ int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
     return 0;
 }
 
+/* Value of `doc` in a packed column (layout at the top of this file). */
+static int64_t packed_get(const uint8_t *col, uint32_t doc)
+{
+    uint64_t lo = fds__get_u64(col);
+    uint32_t w = fds__get_u32(col + 8);
+    const uint8_t *p = col + 12 + (size_t)w * doc;
+    uint64_t d = 0;
+    for (uint32_t b = 0; b < w; b++)
+        d |= (uint64_t)p[b] << (8 * b);
+    return (int64_t)(lo + d);
+}
+
 int64_t fds__seg_version(const fds__seg *sg, uint32_t doc)
 {
-    return (int64_t)fds__get_u64(sg->versions + (size_t)doc * 8);
+    return packed_get(sg->versions, doc);
 }
 
 int64_t fds__seg_seqno(const fds__seg *sg, uint32_t doc)
 {
-    return (int64_t)fds__get_u64(sg->seqnos + (size_t)doc * 8);
+    return packed_get(sg->seqnos, doc);
 }
 
 /* Decode one block of `sg` up to in-block doc `upto` with the thread's

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "catalog.h"
 #include "store_int.h"
 
@@ -204,9 +206,14 @@ const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id)
     return d;
 }
 
+/* Dictionaries are kept in the catalogue as one zstd frame each (level
+ * DICT_STORE_LEVEL): a trained dictionary is mostly log text and shrinks
+ * 2-3x, and the catalogue is part of the index's size on disk. */
+#define DICT_STORE_LEVEL 19
+
 static int index_add_dict(fds_index *ix, uint32_t id, fds_codec_id codec,
                           int level, const uint8_t *bytes, size_t len,
-                          fds_err *err)
+                          size_t stored_len, fds_err *err)
 {
     fds_dict *d = NULL;
     int rc = fds_dict_create(id, codec, level, bytes, len, &d);
@@ -222,7 +229,7 @@ static int index_add_dict(fds_index *ix, uint32_t id, fds_codec_id codec,
         return FDS_ENOMEM;
     }
     ix->dicts = q;
-    ix->dicts[ix->ndicts++] = (fds__dictent){id, level, codec, d, len};
+    ix->dicts[ix->ndicts++] = (fds__dictent){id, level, codec, d, stored_len};
     pthread_mutex_unlock(&ix->dict_mu);
     return 0;
 }
@@ -289,23 +296,35 @@ static int index_train_dict(fds_index *ix, const fds__bufdoc *docs, size_t n,
         dlen = total < cap ? total : cap;
         memcpy(dict, samples + total - dlen, dlen);
     }
+    size_t zcap = ZSTD_compressBound(dlen);
+    uint8_t *z = malloc(zcap);
+    size_t zlen = z ? ZSTD_compress(z, zcap, dict, dlen, DICT_STORE_LEVEL) : 0;
+    if (!z || ZSTD_isError(zlen)) {
+        free(z);
+        free(samples);
+        free(lens);
+        free(dict);
+        return FDS_ENOMEM;
+    }
     sqlite3 *db = ix->st->db;
     pthread_mutex_lock(&ix->st->db_mu);
     sqlite3_stmt *st = NULL;
-    rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, bytes) "
-                              "VALUES(?,?,?)", &st, err);
+    rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
+                              "bytes) VALUES(?,?,?,?)", &st, err);
     int64_t id = 0;
     if (!rc) {
         sqlite3_bind_int64(st, 1, ix->id);
         sqlite3_bind_int(st, 2, codec);
-        sqlite3_bind_blob(st, 3, dict, (int)dlen, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)dlen);
+        sqlite3_bind_blob(st, 4, z, (int)zlen, SQLITE_STATIC);
         rc = fds__cat_step_done(db, st, err);
         id = sqlite3_last_insert_rowid(db);
     }
     pthread_mutex_unlock(&ix->st->db_mu);
+    free(z);
     if (!rc)
         rc = index_add_dict(ix, (uint32_t)id, codec, set->codec.level, dict,
-                            dlen, err);
+                            dlen, zlen, err);
     if (!rc)
         *out = fds__index_dict(ix, (uint32_t)id);
     free(samples);
@@ -464,16 +483,27 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err)
     if (rc)
         return rc;
     /* dictionaries */
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, bytes FROM dictionaries "
-                                      "WHERE index_id=? ORDER BY id", &st, err)))
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes FROM "
+                                      "dictionaries WHERE index_id=? ORDER BY id",
+                               &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW)
-        rc = index_add_dict(ix, (uint32_t)sqlite3_column_int64(st, 0),
-                            (fds_codec_id)sqlite3_column_int(st, 1),
-                            ix->settings.codec.level,
-                            sqlite3_column_blob(st, 2),
-                            (size_t)sqlite3_column_bytes(st, 2), err);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
+        size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
+        size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
+        uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
+        size_t got = raw ? ZSTD_decompress(raw, raw_len, sqlite3_column_blob(st, 3),
+                                           zlen) : 0;
+        if (!raw || ZSTD_isError(got) || got != raw_len)
+            rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                             "[%s] dictionary [%u] in the catalogue is damaged",
+                             ix->name, id);
+        else
+            rc = index_add_dict(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
+                                ix->settings.codec.level, raw, raw_len, zlen, err);
+        free(raw);
+    }
     sqlite3_finalize(st);
     if (rc)
         return rc;

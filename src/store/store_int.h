@@ -34,8 +34,8 @@ typedef struct fds__seg {
     uint32_t max_doc;
     uint32_t nblocks;
     const uint8_t *blk_index; /* nblocks entries of FDT_BLKIDX_ENTRY bytes */
-    const uint8_t *versions;  /* max_doc little-endian int64 */
-    const uint8_t *seqnos;    /* max_doc little-endian int64 */
+    const uint8_t *versions;  /* packed column (segment.c) */
+    const uint8_t *seqnos;    /* packed column (segment.c) */
     uint64_t raw_bytes;
     uint32_t codec;
     uint32_t dict_id;
