@@ -335,6 +335,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         }
         bulk_item *it = &items[n++];
         snprintf(it->action, sizeof it->action, "%s", act);
+        act = it->action; /* `a` is freed below */
         for (cJSON *m = a->child->child; m && !rc; m = m->next) {
             if (!strcmp(m->string, "_index") && cJSON_IsString(m))
                 it->index = strdup(m->valuestring);
@@ -403,6 +404,9 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
 static void bulk_prepare_update(fds_index *ix, bulk_item *it)
 {
     it->op.type = FDS_OP_INDEX;
+    if (it->op.id)
+        snprintf(it->res.id, sizeof it->res.id, "%.*s", (int)it->op.id_len,
+                 it->op.id);
     cJSON *u = cJSON_ParseWithLength((const char *)it->op.src, it->op.src_len);
     cJSON *doc = u ? cJSON_GetObjectItemCaseSensitive(u, "doc") : NULL;
     cJSON *ups = u ? cJSON_GetObjectItemCaseSensitive(u, "upsert") : NULL;

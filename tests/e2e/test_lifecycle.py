@@ -1,0 +1,209 @@
+"""Document and index life-cycle as Elasticsearch users expect it: versions
+and seq_nos, delete/update/create, close/open, settings kinds, a codec change
+applied by force-merge, _reindex, _cat/segments, and searches that stay
+consistent while bulk indexing and force-merges run beside them."""
+import json
+import threading
+import unittest
+
+from fdsserver import Server, convert
+
+
+class Lifecycle(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server().start()
+        cls.docs = convert("json").decode().splitlines()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.cleanup()
+
+    def req(self, *a, **k):
+        return self.srv.request(*a, **k)
+
+    def test_versions_deletes_updates(self):
+        self.req("PUT", "/v", {})
+        st, b, _ = self.req("PUT", "/v/_doc/1", {"a": 1})
+        self.assertEqual((st, b["result"], b["_version"]), (201, "created", 1))
+        seq1 = b["_seq_no"]
+        st, b, _ = self.req("PUT", "/v/_doc/1?refresh=true", {"a": 2})
+        self.assertEqual((st, b["result"], b["_version"]), (200, "updated", 2))
+        self.assertGreater(b["_seq_no"], seq1)
+        st, b, _ = self.req("GET", "/v/_doc/1")
+        self.assertEqual((b["_version"], b["_source"]), (2, {"a": 2}))
+        st, b, _ = self.req("POST", "/v/_search", {"query": {"match_all": {}}})
+        self.assertEqual(b["hits"]["total"]["value"], 1)
+        self.assertEqual(b["hits"]["hits"][0]["_source"], {"a": 2})
+        st, b, _ = self.req("DELETE", "/v/_doc/1?refresh=true")
+        self.assertEqual((st, b["result"], b["_version"]), (200, "deleted", 3))
+        self.assertEqual(self.req("GET", "/v/_doc/1")[0], 404)
+        st, b, _ = self.req("DELETE", "/v/_doc/1")
+        self.assertEqual((st, b["result"]), (404, "not_found"))
+        st, b, _ = self.req("GET", "/v/_count")
+        self.assertEqual(b["count"], 0)
+        # auto ids
+        st, b, _ = self.req("POST", "/v/_doc", {"auto": True})
+        self.assertEqual(st, 201)
+        self.assertEqual(len(b["_id"]), 20)
+        self.assertEqual(self.req("GET", "/v/_doc/" + b["_id"])[1]["_source"], {"auto": True})
+
+    def test_bulk_actions(self):
+        bulk = ('{"index":{"_index":"bk","_id":"1"}}\n{"n":1,"t":"one"}\n'
+                '{"create":{"_index":"bk","_id":"2"}}\n{"n":2}\n'
+                '{"create":{"_index":"bk","_id":"2"}}\n{"n":22}\n'
+                '{"update":{"_index":"bk","_id":"1"}}\n{"doc":{"t":"uno"}}\n'
+                '{"update":{"_index":"bk","_id":"9"}}\n{"doc":{"t":"x"}}\n'
+                '{"delete":{"_index":"bk","_id":"2"}}\n'
+                '{"delete":{"_index":"bk","_id":"3"}}\n')
+        st, b, _ = self.req("POST", "/_bulk?refresh=true", bulk)
+        self.assertEqual(st, 200, b)
+        self.assertTrue(b["errors"])
+        got = [(list(i)[0], list(i.values())[0]["status"]) for i in b["items"]]
+        self.assertEqual(got, [("index", 201), ("create", 201), ("create", 409),
+                               ("update", 200), ("update", 404), ("delete", 200),
+                               ("delete", 404)])
+        self.assertEqual(b["items"][2]["create"]["error"]["type"],
+                         "version_conflict_engine_exception")
+        st, d, _ = self.req("GET", "/bk/_doc/1")
+        self.assertEqual(d["_source"], {"n": 1, "t": "uno"})
+        self.assertEqual(d["_version"], 2)
+        self.assertEqual(self.req("GET", "/bk/_doc/2")[0], 404)
+        st, b, _ = self.req("POST", "/bk/_search", {"query": {"match": {"t": "uno"}}})
+        self.assertEqual(b["hits"]["total"]["value"], 1)
+
+    def test_close_open_delete_get(self):
+        self.req("PUT", "/co", {"settings": {"index.codec": "ZSTD"}})
+        self.req("PUT", "/co/_doc/1?refresh=true", {"x": 1})
+        st, b, _ = self.req("POST", "/co/_close")
+        self.assertEqual((st, b["acknowledged"]), (200, True))
+        st, b, _ = self.req("GET", "/co/_doc/1")
+        self.assertEqual((st, b["error"]["type"]), (400, "index_closed_exception"))
+        st, b, _ = self.req("PUT", "/co/_doc/2", {"x": 2})
+        self.assertEqual(st, 400)
+        st, b, _ = self.req("GET", "/_cat/indices/co?format=json")
+        self.assertEqual(b[0]["status"], "close")
+        self.req("POST", "/co/_open")
+        self.assertEqual(self.req("GET", "/co/_doc/1")[1]["_source"], {"x": 1})
+        st, b, _ = self.req("GET", "/co")
+        self.assertEqual(st, 200)
+        self.assertIn("mappings", b["co"])
+        self.assertEqual(b["co"]["settings"]["index"]["codec"], "ZSTD")
+        self.assertEqual(self.req("HEAD", "/co")[0], 200)
+        self.assertEqual(self.req("DELETE", "/co")[0], 200)
+        self.assertEqual(self.req("HEAD", "/co")[0], 404)
+        self.assertEqual(self.req("GET", "/co/_doc/1")[0], 404)
+
+    def test_settings_defaults_and_dynamic(self):
+        self.req("PUT", "/st", {"settings": {"index": {"codec": "best_compression"}}})
+        st, b, _ = self.req("GET", "/st/_settings?include_defaults=true&flat_settings=true")
+        self.assertEqual(b["st"]["settings"]["index.codec"], "best_compression")
+        d = b["st"]["defaults"]
+        self.assertEqual(d["index.refresh_interval"], "1s")
+        self.assertEqual(d["index.translog.durability"], "request")
+        st, b, _ = self.req("PUT", "/st/_settings", {"index": {"refresh_interval": "5s"}})
+        self.assertEqual(st, 200, b)
+        st, b, _ = self.req("GET", "/st/_settings?flat_settings=true")
+        self.assertEqual(b["st"]["settings"]["index.refresh_interval"], "5s")
+        st, b, _ = self.req("PUT", "/st/_settings", {"index.refresh_interval": "soon"})
+        self.assertEqual(st, 400)
+        st, b, _ = self.req("PUT", "/st/_settings", {"index.uuid": "x"})
+        self.assertEqual(st, 400)
+
+    def test_codec_change_then_forcemerge(self):
+        self.req("PUT", "/cc", {"settings": {"index.codec": "default",
+                                              "index.refresh_interval": "-1"}})
+        bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, d)
+                       for i, d in enumerate(self.docs[:4000]))
+        self.req("POST", "/cc/_bulk?refresh=true", bulk)
+        size = lambda: self.req("GET", "/cc/_stats/store")[1]["_all"]["primaries"]["store"]
+        before = size()
+        self.req("POST", "/cc/_close")
+        st, b, _ = self.req("PUT", "/cc/_settings", {"index.codec": "ZSTD"})
+        self.assertEqual(st, 200, b)
+        self.req("POST", "/cc/_open")
+        st, segs, _ = self.req("GET", "/_cat/segments/cc?format=json")
+        self.assertEqual({s["codec"] for s in segs}, {"default"})
+        st, b, _ = self.req("POST", "/cc/_forcemerge?max_num_segments=1")
+        self.assertEqual(st, 200, b)
+        st, segs, _ = self.req("GET", "/_cat/segments/cc?format=json")
+        self.assertEqual({s["codec"] for s in segs}, {"ZSTD"})
+        after = size()
+        print("\ncodec change default(LZ4) -> ZSTD + force-merge, 4000 docs: "
+              "stored fields %d -> %d bytes, index %d -> %d bytes"
+              % (before["stored_fields_in_bytes"], after["stored_fields_in_bytes"],
+                 before["size_in_bytes"], after["size_in_bytes"]))
+        self.assertLess(after["stored_fields_in_bytes"], before["stored_fields_in_bytes"])
+        for i in (1, 1234, 4000):
+            raw = self.req("GET", "/cc/_source/%d" % i)[2].decode()
+            self.assertEqual(raw, self.docs[i - 1])
+
+    def test_reindex_to_other_codec(self):
+        self.req("PUT", "/rsrc", {"settings": {"index.codec": "best_compression"}})
+        bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, d)
+                       for i, d in enumerate(self.docs[:1500]))
+        self.req("POST", "/rsrc/_bulk?refresh=true", bulk)
+        self.req("PUT", "/rdst", {"settings": {"index.codec": "ZSTD"}})
+        st, b, _ = self.req("POST", "/_reindex?refresh=true",
+                            {"source": {"index": "rsrc"}, "dest": {"index": "rdst"}})
+        self.assertEqual((st, b["total"], b["created"]), (200, 1500, 1500), b)
+        self.assertEqual(self.req("GET", "/rdst/_count")[1]["count"], 1500)
+        self.assertEqual(self.req("GET", "/rdst/_source/777")[2].decode(), self.docs[776])
+        st, b, _ = self.req("POST", "/_reindex", {"source": {"index": "nope"},
+                                                  "dest": {"index": "x"}})
+        self.assertEqual(st, 404)
+
+    def test_search_during_indexing_and_merge(self):
+        self.req("PUT", "/cc2", {"settings": {"index.codec": "ZSTD",
+                                               "index.refresh_interval": "100ms"}})
+        lines = self.docs
+        errors = []
+        stop = threading.Event()
+
+        def index():
+            for start in range(0, 6000, 500):
+                bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, lines[i])
+                               for i in range(start, start + 500))
+                st, b, _ = self.req("POST", "/cc2/_bulk", bulk)
+                if st != 200 or b["errors"]:
+                    errors.append(("bulk", st))
+            stop.set()
+
+        def merge():
+            while not stop.is_set():
+                st, b, _ = self.req("POST", "/cc2/_forcemerge?max_num_segments=1")
+                if st != 200:
+                    errors.append(("merge", st, b))
+
+        def search():
+            last = 0
+            while not stop.is_set():
+                st, b, _ = self.req("POST", "/cc2/_search", {
+                    "query": {"match": {"method": "GET"}}, "size": 20,
+                    "track_total_hits": True})
+                if st != 200:
+                    errors.append(("search", st, b))
+                    continue
+                total = b["hits"]["total"]["value"]
+                if total < last:
+                    errors.append(("went back", last, total))
+                last = total
+                for h in b["hits"]["hits"]:
+                    if h["_source"] != json.loads(lines[int(h["_id"]) - 1]):
+                        errors.append(("wrong source", h["_id"]))
+
+        ts = [threading.Thread(target=f) for f in (index, merge, search, search)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertEqual(errors, [])
+        self.req("POST", "/cc2/_refresh")
+        st, b, _ = self.req("POST", "/cc2/_search", {
+            "query": {"match": {"method": "GET"}}, "size": 0, "track_total_hits": True})
+        want = sum(1 for l in lines[:6000] if json.loads(l)["method"] == "GET")
+        self.assertEqual(b["hits"]["total"]["value"], want)
+
+
+if __name__ == "__main__":
+    unittest.main()
