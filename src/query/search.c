@@ -106,7 +106,7 @@ static cnode *compile(exec *x, const fds_query *q)
             if (!f)
                 continue;
             N += f->doc_count;
-            sttf += f->kind == FDS_FT_KEYWORD ? f->sum_ttf : f->sum_ttf;
+            sttf += f->sum_ttf;
             fds_sterm t;
             if (fds__sidx_term(x->segs[s].sidx, f, q->term, q->term_len, &t) == 0)
                 n += t.df;
@@ -774,6 +774,9 @@ static bool sort_values(exec *x, const fds_sidx *sx, uint64_t docbase,
                         fds_hit *h)
 {
     const fds_search_request *req = x->req;
+    if (req->nsort == 0) /* search_after on the default _score order */
+        return !req->nafter || isnan(h->score) ||
+               (double)h->score < req->after[0].num;
     h->nsort = req->nsort;
     for (unsigned k = 0; k < req->nsort; k++) {
         const fds_sort_spec *s = &req->sort[k];
@@ -964,6 +967,158 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
     }
 }
 
+/* ---- explanations (Lucene/Elasticsearch "explain" shape) ----------------- */
+
+static cJSON *ex_node(float v, const char *desc)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "value", (double)v);
+    cJSON_AddStringToObject(o, "description", desc);
+    cJSON_AddArrayToObject(o, "details");
+    return o;
+}
+
+static void ex_add(cJSON *parent, cJSON *kid)
+{
+    if (parent && kid)
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(parent, "details"),
+                             kid);
+    else
+        cJSON_Delete(kid);
+}
+
+static const char *qname(const fds_query *q, char *buf, size_t cap)
+{
+    switch (q->type) {
+    case FDS_Q_MATCH_ALL: return "*:*";
+    case FDS_Q_RANGE:
+        snprintf(buf, cap, "%.*s:[range]", (int)q->field_len, q->field);
+        return buf;
+    case FDS_Q_EXISTS:
+        snprintf(buf, cap, "FieldExistsQuery [field=%.*s]", (int)q->field_len,
+                 q->field);
+        return buf;
+    case FDS_Q_TERMS:
+        snprintf(buf, cap, "%.*s:(terms)", (int)q->field_len, q->field);
+        return buf;
+    case FDS_Q_IDS: return "_id:(ids)";
+    default: return "query";
+    }
+}
+
+/* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
+static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
+{
+    const fds_sidx *sx = x->segs[si].sidx;
+    const fds_query *q = c->q;
+    char buf[512];
+    if (q->type == FDS_Q_BOOL) {
+        size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
+        cJSON *o = ex_node(0, "sum of:");
+        float sum = 0;
+        size_t k = 0;
+        int nshould = 0;
+        bool ok = true;
+        for (int l = 0; l < 4; l++)
+            for (size_t i = 0; i < counts[l]; i++, k++) {
+                cJSON *e = explain_node(x, c->kids[k], si, d);
+                if (l == 3) {
+                    if (e)
+                        ok = false;
+                    cJSON_Delete(e);
+                    continue;
+                }
+                if (!e) {
+                    if (l != 1)
+                        ok = false;
+                    continue;
+                }
+                if (l == 1)
+                    nshould++;
+                if (l == 2) {
+                    cJSON *f = ex_node(0, "match on required clause, product of:");
+                    ex_add(f, ex_node(0, "# clause"));
+                    ex_add(f, e);
+                    ex_add(o, f);
+                    continue;
+                }
+                sum += (float)cJSON_GetObjectItemCaseSensitive(e, "value")->valuedouble;
+                ex_add(o, e);
+            }
+        int msm = q->msm >= 0 ? q->msm
+                              : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
+        if (!ok || nshould < msm) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        sum *= q->boost;
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "value"), sum);
+        return o;
+    }
+    it *i = build(x, c, sx);
+    if (!i)
+        return NULL;
+    uint32_t got = i->advance(i, d);
+    cJSON *o = NULL;
+    if (got == d) {
+        if (q->type == FDS_Q_TERM && i->advance == term_adv) {
+            term_it *t = (term_it *)i;
+            uint32_t tf = t->tfs[t->i];
+            uint8_t nb = t->norms ? t->norms[d] : 1;
+            float sc = term_score_tf(c, tf, nb);
+            snprintf(buf, sizeof buf, "weight(%.*s:%.*s in %u) "
+                     "[PerFieldSimilarity], result of:", (int)q->field_len,
+                     q->field, (int)q->term_len, q->term, d);
+            o = ex_node(sc, buf);
+            snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
+                     "idf * tf from:", tf);
+            cJSON *s2 = ex_node(sc, buf);
+            ex_add(s2, ex_node(q->boost, "boost"));
+            cJSON *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
+                                         "0.5) / (n + 0.5)) from:");
+            ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));
+            ex_add(idf, ex_node((float)c->N, "N, total number of documents with field"));
+            ex_add(s2, idf);
+            float tfv = (float)tf / ((float)tf + FDS_BM25_K1 *
+                                     (1 - FDS_BM25_B + FDS_BM25_B *
+                                      (float)fds__norm_decode(nb) / c->avgdl));
+            cJSON *tfn = ex_node(tfv, "tf, computed as freq / (freq + k1 * (1 - "
+                                      "b + b * dl / avgdl)) from:");
+            ex_add(tfn, ex_node((float)tf, "freq, occurrences of term within document"));
+            ex_add(tfn, ex_node(FDS_BM25_K1, "k1, term saturation parameter"));
+            ex_add(tfn, ex_node(FDS_BM25_B, "b, length normalization parameter"));
+            ex_add(tfn, ex_node((float)fds__norm_decode(nb), "dl, length of field"));
+            ex_add(tfn, ex_node(c->avgdl, "avgdl, average length of field"));
+            ex_add(s2, tfn);
+            ex_add(o, s2);
+        } else {
+            o = ex_node(q->boost, qname(q, buf, sizeof buf));
+        }
+    }
+    it_free(i);
+    return o;
+}
+
+static char *explain_hits(exec *x, const cnode *root, const fds_hit *h,
+                          size_t n)
+{
+    uint64_t scored = x->scored, tp = x->total_postings;
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < n; i++) {
+        cJSON *e = explain_node(x, root, h[i].seg, h[i].doc);
+        if (!e)
+            e = ex_node(0, "no matching term");
+        cJSON_AddItemToArray(arr, e);
+    }
+    char *out = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    x->scored = scored;
+    x->total_postings = tp;
+    return out;
+}
+
 static int hit_qsort_cmp(const void *a, const void *b, void *req)
 {
     return hit_cmp(req, a, b);
@@ -1013,8 +1168,7 @@ int fds_search_execute(const fds_search_request *req,
         }
         term_it **ts = NULL;
         size_t nt = 0;
-        if (by_score && !req->nafter && !req->explain &&
-            wand_terms(r, &ts, &nt)) {
+        if (by_score && !req->nafter && wand_terms(r, &ts, &nt)) {
             /* exact counts without iterating: one term, no deletions */
             bool fast = nt == 1 && !segs[si].live;
             bool cnt = counting && count <= limit;
@@ -1059,9 +1213,18 @@ int fds_search_execute(const fds_search_request *req,
             break;
         }
     }
+    if (!rc && req->explain && hp.n > req->from) {
+        qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
+        out->explain_json = explain_hits(&x, root, hp.h + req->from,
+                                         hp.n - req->from);
+        if (!out->explain_json)
+            rc = FDS_ENOMEM;
+    }
     cnode_free(root);
     if (rc) {
         free(hp.h);
+        free(out->explain_json);
+        out->explain_json = NULL;
         if (rc == FDS_ENOMEM)
             fds_err_set(err, rc, 500, "exception", "out of memory");
         return rc;
