@@ -1166,10 +1166,14 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
         cJSON *v = cJSON_CreateString(value);
         if (!v)
             return FDS_ENOMEM;
-        int rc = parse_nonneg(v, key, key[0] == 's' ? &req->size : &req->from,
-                              err);
+        uint32_t *dst = key[0] == 's' ? &req->size : &req->from, old = *dst;
+        int rc = parse_nonneg(v, key, dst, err);
         cJSON_Delete(v);
-        return rc ? rc : window_check(req, err);
+        if (!rc)
+            rc = window_check(req, err);
+        if (rc)
+            *dst = old; /* a refused parameter leaves the request unchanged */
+        return rc;
     }
     if (!strcmp(key, "track_total_hits")) {
         if (!strcmp(value, "true") || !*value)

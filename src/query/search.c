@@ -1231,7 +1231,8 @@ int fds_search_execute(const fds_search_request *req,
     }
     (void)count_exact_all;
     /* best first */
-    qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
+    if (hp.n)
+        qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
     if (by_score && hp.n)
         out->max_score = hp.h[0].score;
     else if (need_score) {

@@ -749,6 +749,21 @@ int main(int argc, char **argv)
         free(live[s]);
     }
     fds_mapping_free(mapping);
+    for (size_t i = 0; i < nd; i++) {
+        for (int f = 0; f < NTEXT; f++) {
+            for (size_t k = 0; k < bd[i].ntok[f]; k++)
+                free(bd[i].toks[f][k].t);
+            free(bd[i].toks[f]);
+            free(bd[i].kw[f]);
+        }
+        free(docs.json[i]);
+    }
+    free(bd);
+    free(docs.json);
+    free(docs.len);
+    for (size_t i = 0; i < nstats; i++)
+        free(stats[i].t);
+    free(stats);
     if (qt_failures)
         fprintf(stderr, "%d failure(s)\n", qt_failures);
     return qt_failures ? 1 : 0;
