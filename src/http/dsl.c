@@ -868,8 +868,10 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
     if (!strcmp(name, "_score")) {
         s->kind = FDS_SORT_SCORE;
         s->desc = true;
+        r->nsort++;
     } else if (!strcmp(name, "_doc")) {
         s->kind = FDS_SORT_DOC;
+        r->nsort++;
     } else {
         fds_mfield *f = field_of(c, name);
         if (!f)
@@ -888,6 +890,7 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
                                "data by uninverting the inverted index. Note "
                                "that this can use significant memory.", name);
         s->kind = FDS_SORT_FIELD;
+        r->nsort++; /* counted now so the request frees the name on error */
         s->field = strdup(f->path);
         s->field_len = f->path_len;
         s->ftype = f->type;
@@ -922,7 +925,6 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
     }
     if (cJSON_IsString(missing))
         s->missing_first = !strcmp(missing->valuestring, "_first");
-    r->nsort++;
     return 0;
 }
 

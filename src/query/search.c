@@ -624,8 +624,7 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         else
             b->msm = (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
         if (b->msm > (int)q->nshould) {
-            /* cannot be satisfied */
-            b->nreq = 0;
+            /* cannot be satisfied (children are still freed by destroy) */
             b->b.advance = none_adv;
         }
         if (!q->nmust && !q->nshould && !q->nfilter && !q->nmust_not)
