@@ -22,7 +22,11 @@
  * SIGIR 2011) over the per-block (max tf, min norm) bounds stored in the skip
  * lists; everything else is evaluated document at a time.  Hits are counted
  * up to track_total_hits, then counting stops and WAND skips whole blocks.
- * Ties between equal scores go to the lower (segment, doc), like Lucene.
+ * Ties between equal scores go to the lower (segment, doc), like Lucene, so
+ * a candidate must score strictly above the current k-th score.  Bounds need
+ * no safety margin: a block bound is the same float formula as the score at
+ * (max tf, min norm), float operations round monotonically, and bounds and
+ * scores are summed over the same cursors in the same order.
  */
 #include <math.h>
 #include <stdio.h>
@@ -56,6 +60,7 @@ typedef struct exec {
     unsigned nseg;
     uint64_t scored, total_postings;
     int corrupt;  /* set when a postings block fails to decode */
+    int no_stats; /* iterators built again for a block: do not recount */
     unsigned cur_seg;
 } exec;
 
@@ -242,6 +247,21 @@ static float term_score(it *i)
     i->x->scored++;
     uint8_t norm = t->norms ? t->norms[i->doc] : 1;
     return term_score_tf(i->c, t->tfs[t->i], norm);
+}
+
+/* Max over all blocks of the block bound (cached). */
+static float term_ub(term_it *t)
+{
+    if (isnan(t->ub)) {
+        float ub = 0;
+        for (uint32_t b = 0; b < t->t.nblocks; b++) {
+            float bb = block_bound(t, b);
+            if (bb > ub)
+                ub = bb;
+        }
+        t->ub = ub;
+    }
+    return t->ub;
 }
 
 /* Bound of the block holding `target` and its last doc (no decoding). */
@@ -538,14 +558,9 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         t->blk = NO_MORE;
         t->b.advance = term_adv;
         t->b.score = term_score;
-        x->total_postings += st.df;
-        float ub = 0;
-        for (uint32_t b = 0; b < st.nblocks; b++) {
-            float bb = block_bound(t, b);
-            if (bb > ub)
-                ub = bb;
-        }
-        t->ub = ub;
+        if (!x->no_stats)
+            x->total_postings += st.df;
+        t->ub = NAN; /* computed when first needed (term_ub) */
         return (it *)t;
     }
     case FDS_Q_RANGE:
@@ -648,6 +663,27 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
     }
 }
 
+/* Upper bound of the score of any doc the iterator returns. */
+static float it_max(it *i)
+{
+    if (i->advance == none_adv)
+        return 0;
+    if (i->advance == term_adv)
+        return term_ub((term_it *)i);
+    if (i->advance == bool_adv) {
+        bool_it *b = (bool_it *)i;
+        if (b->empty_all)
+            return i->c->q->boost;
+        float s = 0;
+        for (size_t k = 0; k < b->nmust; k++)
+            s += it_max(b->req[k]);
+        for (size_t k = 0; k < b->nshould; k++)
+            s += it_max(b->should[k]);
+        return s * i->c->q->boost;
+    }
+    return i->c->q->boost; /* constant-score iterators */
+}
+
 /* ---- collection ------------------------------------------------------------ */
 
 typedef struct heap {
@@ -655,6 +691,45 @@ typedef struct heap {
     size_t n, cap;
     const fds_search_request *req;
 } heap;
+
+/* Compare sort key k of two hits: <0 if a sorts first. */
+static int key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
+                   const fds_hit *b)
+{
+    const fds_sort_spec *s = &req->sort[k];
+    int c = 0;
+    if (s->kind == FDS_SORT_SCORE) {
+        c = a->sort_num[k] > b->sort_num[k] ? -1
+          : a->sort_num[k] < b->sort_num[k] ? 1 : 0;
+        return s->desc ? c : -c;
+    }
+    if (s->kind == FDS_SORT_DOC) {
+        c = a->sort_num[k] < b->sort_num[k] ? -1
+          : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
+        return s->desc ? -c : c;
+    }
+    bool am, bm;
+    if (s->ftype == FDS_FT_KEYWORD) {
+        am = a->sort_str[k] == NULL;
+        bm = b->sort_str[k] == NULL;
+    } else {
+        am = isnan(a->sort_num[k]);
+        bm = isnan(b->sort_num[k]);
+    }
+    if (am || bm) /* missing values go last (or first), whatever the order */
+        return am && bm ? 0 : (am ? 1 : -1) * (s->missing_first ? -1 : 1);
+    if (s->ftype == FDS_FT_KEYWORD) {
+        uint32_t la = a->sort_str_len[k], lb = b->sort_str_len[k];
+        c = memcmp(a->sort_str[k], b->sort_str[k], la < lb ? la : lb);
+        if (!c)
+            c = la < lb ? -1 : la > lb;
+        c = c < 0 ? -1 : c > 0;
+    } else {
+        c = a->sort_num[k] < b->sort_num[k] ? -1
+          : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
+    }
+    return s->desc ? -c : c;
+}
 
 /* <0 if a sorts before b (better), >0 if after. */
 static int hit_cmp(const fds_search_request *req, const fds_hit *a,
@@ -665,48 +740,7 @@ static int hit_cmp(const fds_search_request *req, const fds_hit *a,
             return a->score > b->score ? -1 : 1;
     } else {
         for (unsigned k = 0; k < req->nsort; k++) {
-            const fds_sort_spec *s = &req->sort[k];
-            int c = 0;
-            if (s->kind == FDS_SORT_SCORE) {
-                c = a->sort_num[k] > b->sort_num[k] ? -1
-                  : a->sort_num[k] < b->sort_num[k] ? 1 : 0;
-                if (s->desc == false)
-                    c = -c;
-            } else if (s->kind == FDS_SORT_DOC) {
-                c = a->sort_num[k] < b->sort_num[k] ? -1
-                  : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
-                if (s->desc)
-                    c = -c;
-            } else {
-                bool am, bm;
-                if (s->ftype == FDS_FT_KEYWORD) {
-                    am = a->sort_str[k] == NULL;
-                    bm = b->sort_str[k] == NULL;
-                } else {
-                    am = isnan(a->sort_num[k]);
-                    bm = isnan(b->sort_num[k]);
-                }
-                if (am || bm) {
-                    if (am && bm)
-                        c = 0;
-                    else
-                        c = (am ? 1 : -1) * (s->missing_first ? -1 : 1);
-                } else {
-                    if (s->ftype == FDS_FT_KEYWORD) {
-                        uint32_t la = a->sort_str_len[k], lb = b->sort_str_len[k];
-                        c = memcmp(a->sort_str[k], b->sort_str[k],
-                                   la < lb ? la : lb);
-                        if (!c)
-                            c = la < lb ? -1 : la > lb;
-                        c = c < 0 ? -1 : c > 0;
-                    } else {
-                        c = a->sort_num[k] < b->sort_num[k] ? -1
-                          : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
-                    }
-                    if (s->desc)
-                        c = -c;
-                }
-            }
+            int c = key_cmp(req, k, a, b);
             if (c)
                 return c;
         }
@@ -768,8 +802,139 @@ static inline float theta(const heap *hp)
     return hp->n < hp->cap ? -INFINITY : hp->h[0].score;
 }
 
-/* Fill sort values of a hit; returns false if it is not after search_after. */
-static bool sort_values(exec *x, const fds_sidx *sx, uint64_t docbase,
+/* Sort value k of a hit from its segment's field `f` (may be NULL). */
+static void sort_value(const fds_search_request *req, unsigned k,
+                       const fds_sfield *f, uint64_t docbase, fds_hit *h)
+{
+    const fds_sort_spec *s = &req->sort[k];
+    h->sort_str[k] = NULL;
+    h->sort_str_len[k] = 0;
+    if (s->kind == FDS_SORT_SCORE) {
+        h->sort_num[k] = h->score;
+        return;
+    }
+    if (s->kind == FDS_SORT_DOC) {
+        h->sort_num[k] = (double)(docbase + h->doc);
+        return;
+    }
+    h->sort_num[k] = NAN;
+    if (!f || !fds__bit(f->present, h->doc))
+        return;
+    if (f->kind == FDS_FT_KEYWORD) {
+        uint32_t o = fds__col_ord(f, h->doc), l;
+        if (o != FDS_SIDX_NO_ORD) {
+            h->sort_str[k] = fds__sidx_term_str(f, o, &l);
+            h->sort_str_len[k] = l;
+        }
+    } else if (f->kind == FDS_FT_DOUBLE) {
+        h->sort_num[k] = fds__col_f64(f, h->doc);
+    } else if (f->col) {
+        h->sort_num[k] = (double)fds__col_i64(f, h->doc);
+    }
+}
+
+typedef struct blk_ord {
+    uint32_t b;
+    double best;
+} blk_ord;
+
+static int blk_desc(const void *a, const void *b)
+{
+    const blk_ord *x = a, *y = b;
+    if (isnan(x->best) || isnan(y->best))
+        return isnan(x->best) - isnan(y->best);
+    if (x->best != y->best)
+        return x->best > y->best ? -1 : 1;
+    return x->b < y->b ? -1 : 1;
+}
+
+static int blk_asc(const void *a, const void *b)
+{
+    const blk_ord *x = a, *y = b;
+    if (isnan(x->best) || isnan(y->best))
+        return isnan(x->best) - isnan(y->best);
+    if (x->best != y->best)
+        return x->best < y->best ? -1 : 1;
+    return x->b < y->b ? -1 : 1;
+}
+
+static bool sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
+                        fds_hit *h);
+
+/*
+ * The rest of segment `si` from doc `from` on, for a search sorted on a
+ * numeric field whose page is full and whose hits are counted: blocks of
+ * FDS_DV_BLOCK docs in the order of their best value (max for desc, min for
+ * asc), stopping at the first block whose best value is worse than the
+ * page's last hit.  Each visited block gets a fresh iterator.
+ */
+static int sorted_blocks(exec *x, const cnode *root, unsigned si,
+                         const fds_sfield *const *sf, uint64_t docbase,
+                         uint32_t from, heap *hp)
+{
+    const fds_search_request *req = x->req;
+    const fds_sfield *f = sf[0];
+    const fds_sidx *sx = x->segs[si].sidx;
+    uint32_t max_doc = fds_sidx_max_doc(sx);
+    if (from >= max_doc)
+        return 0;
+    uint32_t b0 = from / FDS_DV_BLOCK;
+    uint32_t nb = (max_doc + FDS_DV_BLOCK - 1) / FDS_DV_BLOCK - b0;
+    blk_ord *o = malloc(nb * sizeof *o);
+    if (!o)
+        return FDS_ENOMEM;
+    bool desc = req->sort[0].desc;
+    for (uint32_t i = 0; i < nb; i++) {
+        o[i].b = b0 + i;
+        o[i].best = desc ? f->blk_max[b0 + i] : f->blk_min[b0 + i];
+    }
+    qsort(o, nb, sizeof *o, desc ? blk_desc : blk_asc);
+    x->no_stats = 1;
+    int rc = 0;
+    for (uint32_t i = 0; i < nb; i++) {
+        uint32_t start = o[i].b * FDS_DV_BLOCK;
+        uint32_t end = start + FDS_DV_BLOCK;
+        if (start < from)
+            start = from;
+        if (end > max_doc)
+            end = max_doc;
+        /* a block of missing values still matters if missing sorts first */
+        fds_hit best = {.seg = si, .doc = start, .nsort = 1};
+        best.sort_num[0] = o[i].best;
+        if (hp->n == hp->cap && key_cmp(req, 0, &best, &hp->h[0]) > 0)
+            break;
+        it *r = build(x, root, sx);
+        if (!r) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        const fds_search_segment *sg = &x->segs[si];
+        for (uint32_t d = r->advance(r, start); d < end;
+             d = r->advance(r, d + 1)) {
+            if (!is_live(sg, d))
+                continue;
+            fds_hit h = {.seg = si, .doc = d, .score = NAN};
+            if (hp->n == hp->cap) {
+                sort_value(req, 0, f, docbase, &h);
+                if (key_cmp(req, 0, &h, &hp->h[0]) > 0)
+                    continue;
+            }
+            if (req->track_scores)
+                h.score = r->score(r);
+            if (!sort_values(x, sf, docbase, &h))
+                continue;
+            heap_offer(hp, &h);
+        }
+        it_free(r);
+    }
+    x->no_stats = 0;
+    free(o);
+    return rc;
+}
+
+/* Fill sort values of a hit; returns false if it is not after search_after.
+ * `sf` holds the segment's field for each sort key (NULL if absent). */
+static bool sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
                         fds_hit *h)
 {
     const fds_search_request *req = x->req;
@@ -777,32 +942,8 @@ static bool sort_values(exec *x, const fds_sidx *sx, uint64_t docbase,
         return !req->nafter || isnan(h->score) ||
                (double)h->score < req->after[0].num;
     h->nsort = req->nsort;
-    for (unsigned k = 0; k < req->nsort; k++) {
-        const fds_sort_spec *s = &req->sort[k];
-        h->sort_str[k] = NULL;
-        h->sort_str_len[k] = 0;
-        if (s->kind == FDS_SORT_SCORE) {
-            h->sort_num[k] = h->score;
-        } else if (s->kind == FDS_SORT_DOC) {
-            h->sort_num[k] = (double)(docbase + h->doc);
-        } else {
-            h->sort_num[k] = NAN;
-            const fds_sfield *f = fds__sidx_field(sx, s->field, s->field_len);
-            if (!f || !fds__bit(f->present, h->doc))
-                continue;
-            if (f->kind == FDS_FT_KEYWORD) {
-                uint32_t o = fds__col_ord(f, h->doc), l;
-                if (o != FDS_SIDX_NO_ORD) {
-                    h->sort_str[k] = fds__sidx_term_str(f, o, &l);
-                    h->sort_str_len[k] = l;
-                }
-            } else if (f->kind == FDS_FT_DOUBLE) {
-                h->sort_num[k] = fds__col_f64(f, h->doc);
-            } else if (f->col) {
-                h->sort_num[k] = (double)fds__col_i64(f, h->doc);
-            }
-        }
-    }
+    for (unsigned k = 0; k < req->nsort; k++)
+        sort_value(req, k, sf[k], docbase, h);
     if (!req->nafter)
         return true;
     fds_hit a;
@@ -827,12 +968,6 @@ static bool sort_values(exec *x, const fds_sidx *sx, uint64_t docbase,
 typedef struct wand_term {
     term_it *t;
 } wand_term;
-
-static int cur_cmp(const void *a, const void *b)
-{
-    const term_it *x = *(term_it *const *)a, *y = *(term_it *const *)b;
-    return x->b.doc < y->b.doc ? -1 : x->b.doc > y->b.doc;
-}
 
 /* Is the root a disjunction of scored terms (WAND-able)? Collect them. */
 static bool wand_terms(it *root, term_it ***out, size_t *n)
@@ -892,7 +1027,7 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
                 if (ts[i]->b.doc == d)
                     bound += block_bound(ts[i], ts[i]->blk);
             float th = theta(hp);
-            if (hp->cap && bound * 1.00001f > th) {
+            if (hp->cap && bound > th) {
                 float s = 0;
                 for (size_t i = 0; i < nt; i++)
                     if (ts[i]->b.doc == d)
@@ -911,14 +1046,22 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
         return;
     /* phase 2: block-max WAND */
     for (;;) {
-        qsort(ts, nt, sizeof *ts, cur_cmp);
+        for (size_t i = 1; i < nt; i++) { /* few cursors: insertion sort */
+            term_it *t = ts[i];
+            size_t j = i;
+            while (j > 0 && ts[j - 1]->b.doc > t->b.doc) {
+                ts[j] = ts[j - 1];
+                j--;
+            }
+            ts[j] = t;
+        }
         float th = theta(hp), acc = 0;
         size_t p = nt;
         for (size_t i = 0; i < nt; i++) {
             if (ts[i]->b.doc == NO_MORE)
                 break;
-            acc += ts[i]->ub;
-            if (acc * 1.00001f > th) {
+            acc += term_ub(ts[i]);
+            if (acc > th) {
                 p = i;
                 break;
             }
@@ -936,7 +1079,7 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
             if (last + 1 < next)
                 next = last + 1;
         }
-        if (bm * 1.00001f > th) {
+        if (bm > th) {
             if (ts[0]->b.doc == pd) {
                 if (is_live(sg, pd)) {
                     float s = 0;
@@ -1185,22 +1328,62 @@ int fds_search_execute(const fds_search_request *req,
                 count_exact_all = false;
             free(ts);
         } else {
+            const fds_sfield *sf[FDS_SORT_VALUES_MAX] = {NULL};
+            for (unsigned q = 0; q < req->nsort; q++)
+                if (req->sort[q].kind == FDS_SORT_FIELD)
+                    sf[q] = fds__sidx_field(sx, req->sort[q].field,
+                                            req->sort[q].field_len);
+            /* the best score any doc can reach: once the page is full, hits
+             * are counted far enough and nothing can beat the k-th score,
+             * the rest of the segment cannot change the result */
+            float maxs = by_score && !req->nafter ? it_max(r) : INFINITY;
+            bool quick = !by_score && req->sort[0].kind == FDS_SORT_FIELD;
+            /* numeric first sort key: once counting is over, visit the rest
+             * of the segment block by block, best block first */
+            bool blocks = quick && sf[0] && sf[0]->blk_max;
+            uint32_t resume = NO_MORE;
             uint32_t d = r->advance(r, 0);
             const fds_search_segment *sg = &segs[si];
             for (; d != NO_MORE; d = r->advance(r, d + 1)) {
                 if (!is_live(sg, d))
                     continue;
                 count++;
-                if (!k)
+                if (!k) {
+                    if (counting && count > limit)
+                        break;
                     continue;
+                }
                 fds_hit h = {.seg = si, .doc = d, .score = NAN};
+                if (quick && hp.n == hp.cap) {
+                    /* reject on the first key before anything else */
+                    sort_value(req, 0, sf[0], docbase, &h);
+                    if (key_cmp(req, 0, &h, &hp.h[0]) > 0)
+                        continue;
+                }
                 if (need_score)
                     h.score = r->score(r);
-                if (!by_score || req->nafter) {
-                    if (!sort_values(&x, sx, docbase, &h))
+                if (quick && req->nsort == 1 && !req->nafter &&
+                    !need_score && hp.n == hp.cap) {
+                    h.nsort = 1; /* key 0 filled by the quick check */
+                } else if (!by_score || req->nafter) {
+                    if (!sort_values(&x, sf, docbase, &h))
                         continue;
                 }
                 heap_offer(&hp, &h);
+                if (hp.n == hp.cap && (!counting || count > limit)) {
+                    if (maxs <= hp.h[0].score)
+                        break;
+                    if (blocks) {
+                        resume = d + 1;
+                        break;
+                    }
+                }
+            }
+            if (resume != NO_MORE &&
+                sorted_blocks(&x, root, si, sf, docbase, resume, &hp)) {
+                it_free(r);
+                rc = FDS_ENOMEM;
+                break;
             }
         }
         it_free(r);
