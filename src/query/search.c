@@ -1116,7 +1116,14 @@ static cJSON *ex_node(float v, const char *desc)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, "value", (double)v);
+    /* the shortest decimal that reads back as the float, as Java prints */
+    char num[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(num, sizeof num, "%.*g", p, (double)v);
+        if (strtof(num, NULL) == v)
+            break;
+    }
+    cJSON_AddRawToObject(o, "value", num);
     cJSON_AddStringToObject(o, "description", desc);
     cJSON_AddArrayToObject(o, "details");
     return o;
@@ -1186,7 +1193,7 @@ static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
                     ex_add(o, f);
                     continue;
                 }
-                sum += (float)cJSON_GetObjectItemCaseSensitive(e, "value")->valuedouble;
+                sum += strtof(cJSON_GetObjectItemCaseSensitive(e, "value")->valuestring, NULL);
                 ex_add(o, e);
             }
         int msm = q->msm >= 0 ? q->msm
@@ -1196,8 +1203,14 @@ static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
             return NULL;
         }
         sum *= q->boost;
-        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "value"), sum);
-        return o;
+        cJSON *fixed = ex_node(sum, "sum of:");
+        if (fixed) {
+            cJSON_ReplaceItemInObjectCaseSensitive(
+                fixed, "details",
+                cJSON_DetachItemFromObjectCaseSensitive(o, "details"));
+        }
+        cJSON_Delete(o);
+        return fixed;
     }
     it *i = build(x, c, sx);
     if (!i)

@@ -679,6 +679,8 @@ int main(int argc, char **argv)
 {
     const char *path = argc > 1 ? argv[1] : "datasets/nginx-zanbil-access-10k.log";
     int nq = argc > 2 ? atoi(argv[2]) : NQUERIES;
+    if (argc > 3)
+        rng = strtoull(argv[3], NULL, 0) | 1;
     qt_docs docs;
     if (qt_load(path, &docs, 100000)) {
         fprintf(stderr, "cannot read %s\n", path);
