@@ -410,8 +410,86 @@ static void test_dsl(void)
     fds_mapping_free(m);
 }
 
+/* an empty segment and an empty segment list are valid */
+static void test_empty(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    char path[] = "/tmp/fds-qempty-XXXXXX";
+    close(mkstemp(path));
+    fds_err err;
+    fds_err_clear(&err);
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s = NULL;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    unlink(path);
+    if (!s) {
+        fds_mapping_free(m);
+        return;
+    }
+    ASSERT(fds_sidx_max_doc(s) == 0);
+    uint32_t d;
+    ASSERT(fds_sidx_find_id(s, "x", 1, &d) == FDS_ENOTFOUND);
+    fds_search_request *r;
+    ASSERT(fds_search_parse("", 0, m, 0, &r, &err) == 0);
+    fds_search_segment seg = {s, NULL};
+    fds_search_result res;
+    for (unsigned n = 0; n <= 1; n++) {
+        ASSERT(fds_search_execute(r, &seg, n, &res, &err) == 0);
+        ASSERT(res.total == 0 && res.nhits == 0);
+        size_t len;
+        char *out = fds_search_render(r, &res, &seg, "e", 0, NULL, NULL, &len, &err);
+        ASSERT(out && strstr(out, "\"total\":{\"value\":0,\"relation\":\"eq\"},"
+                                  "\"max_score\":null,\"hits\":[]"));
+        free(out);
+        fds_search_result_free(&res);
+    }
+    fds_search_request_free(r);
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
+/* Golden check of the .sidx format: the same documents must give the same
+ * bytes.  A deliberate format change bumps FDS_SIDX_VERSION and updates
+ * these constants (run with FDS_GOLDEN_PRINT=1 to print them). */
+#define GOLDEN_LEN 1704u
+#define GOLDEN_CRC 0x3bee461cu
+static void test_golden(void)
+{
+    static const char *docs[] = {
+        "{\"@timestamp\":\"2019-01-22T03:56:14+03:30\",\"method\":\"GET\","
+        "\"url\":\"/image/60844/productModel/200x200\",\"status\":200,"
+        "\"request_time\":0.25,\"ok\":true}",
+        "{\"@timestamp\":\"2019-01-22T03:57:01+03:30\",\"method\":\"POST\","
+        "\"url\":\"/m/filter/b113\",\"status\":404}",
+    };
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    for (uint32_t i = 0; i < 2; i++)
+        ASSERT(add_doc(w, i, docs[i], &err) == 0);
+    char path[] = "/tmp/fds-qgold-XXXXXX";
+    close(mkstemp(path));
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    FILE *f = fopen(path, "rb");
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    unlink(path);
+    uint32_t crc = fds__crc32(0, buf, n);
+    if (getenv("FDS_GOLDEN_PRINT"))
+        printf("golden: len %zu crc 0x%08x\n", n, crc);
+    ASSERT_EQ_U(n, GOLDEN_LEN);
+    ASSERT_EQ_U(crc, GOLDEN_CRC);
+    fds_mapping_free(m);
+}
+
 int main(void)
 {
+    test_golden();
+    test_empty();
     test_analyzer();
     test_postings();
     test_mapping();
