@@ -868,8 +868,10 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
     if (!strcmp(name, "_score")) {
         s->kind = FDS_SORT_SCORE;
         s->desc = true;
+        r->nsort++;
     } else if (!strcmp(name, "_doc")) {
         s->kind = FDS_SORT_DOC;
+        r->nsort++;
     } else {
         fds_mfield *f = field_of(c, name);
         if (!f)
@@ -888,6 +890,7 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
                                "data by uninverting the inverted index. Note "
                                "that this can use significant memory.", name);
         s->kind = FDS_SORT_FIELD;
+        r->nsort++; /* counted now so the request frees the name on error */
         s->field = strdup(f->path);
         s->field_len = f->path_len;
         s->ftype = f->type;
@@ -922,7 +925,6 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
     }
     if (cJSON_IsString(missing))
         s->missing_first = !strcmp(missing->valuestring, "_first");
-    r->nsort++;
     return 0;
 }
 
@@ -1166,10 +1168,14 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
         cJSON *v = cJSON_CreateString(value);
         if (!v)
             return FDS_ENOMEM;
-        int rc = parse_nonneg(v, key, key[0] == 's' ? &req->size : &req->from,
-                              err);
+        uint32_t *dst = key[0] == 's' ? &req->size : &req->from, old = *dst;
+        int rc = parse_nonneg(v, key, dst, err);
         cJSON_Delete(v);
-        return rc ? rc : window_check(req, err);
+        if (!rc)
+            rc = window_check(req, err);
+        if (rc)
+            *dst = old; /* a refused parameter leaves the request unchanged */
+        return rc;
     }
     if (!strcmp(key, "track_total_hits")) {
         if (!strcmp(value, "true") || !*value)

@@ -22,7 +22,11 @@
  * SIGIR 2011) over the per-block (max tf, min norm) bounds stored in the skip
  * lists; everything else is evaluated document at a time.  Hits are counted
  * up to track_total_hits, then counting stops and WAND skips whole blocks.
- * Ties between equal scores go to the lower (segment, doc), like Lucene.
+ * Ties between equal scores go to the lower (segment, doc), like Lucene, so
+ * a candidate must score strictly above the current k-th score.  Bounds need
+ * no safety margin: a block bound is the same float formula as the score at
+ * (max tf, min norm), float operations round monotonically, and bounds and
+ * scores are summed over the same cursors in the same order.
  */
 #include <math.h>
 #include <stdio.h>
@@ -56,6 +60,7 @@ typedef struct exec {
     unsigned nseg;
     uint64_t scored, total_postings;
     int corrupt;  /* set when a postings block fails to decode */
+    int no_stats; /* iterators built again for a block: do not recount */
     unsigned cur_seg;
 } exec;
 
@@ -106,7 +111,7 @@ static cnode *compile(exec *x, const fds_query *q)
             if (!f)
                 continue;
             N += f->doc_count;
-            sttf += f->kind == FDS_FT_KEYWORD ? f->sum_ttf : f->sum_ttf;
+            sttf += f->sum_ttf;
             fds_sterm t;
             if (fds__sidx_term(x->segs[s].sidx, f, q->term, q->term_len, &t) == 0)
                 n += t.df;
@@ -242,6 +247,21 @@ static float term_score(it *i)
     i->x->scored++;
     uint8_t norm = t->norms ? t->norms[i->doc] : 1;
     return term_score_tf(i->c, t->tfs[t->i], norm);
+}
+
+/* Max over all blocks of the block bound (cached). */
+static float term_ub(term_it *t)
+{
+    if (isnan(t->ub)) {
+        float ub = 0;
+        for (uint32_t b = 0; b < t->t.nblocks; b++) {
+            float bb = block_bound(t, b);
+            if (bb > ub)
+                ub = bb;
+        }
+        t->ub = ub;
+    }
+    return t->ub;
 }
 
 /* Bound of the block holding `target` and its last doc (no decoding). */
@@ -538,14 +558,9 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         t->blk = NO_MORE;
         t->b.advance = term_adv;
         t->b.score = term_score;
-        x->total_postings += st.df;
-        float ub = 0;
-        for (uint32_t b = 0; b < st.nblocks; b++) {
-            float bb = block_bound(t, b);
-            if (bb > ub)
-                ub = bb;
-        }
-        t->ub = ub;
+        if (!x->no_stats)
+            x->total_postings += st.df;
+        t->ub = NAN; /* computed when first needed (term_ub) */
         return (it *)t;
     }
     case FDS_Q_RANGE:
@@ -624,8 +639,7 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         else
             b->msm = (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
         if (b->msm > (int)q->nshould) {
-            /* cannot be satisfied */
-            b->nreq = 0;
+            /* cannot be satisfied (children are still freed by destroy) */
             b->b.advance = none_adv;
         }
         if (!q->nmust && !q->nshould && !q->nfilter && !q->nmust_not)
@@ -649,6 +663,27 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
     }
 }
 
+/* Upper bound of the score of any doc the iterator returns. */
+static float it_max(it *i)
+{
+    if (i->advance == none_adv)
+        return 0;
+    if (i->advance == term_adv)
+        return term_ub((term_it *)i);
+    if (i->advance == bool_adv) {
+        bool_it *b = (bool_it *)i;
+        if (b->empty_all)
+            return i->c->q->boost;
+        float s = 0;
+        for (size_t k = 0; k < b->nmust; k++)
+            s += it_max(b->req[k]);
+        for (size_t k = 0; k < b->nshould; k++)
+            s += it_max(b->should[k]);
+        return s * i->c->q->boost;
+    }
+    return i->c->q->boost; /* constant-score iterators */
+}
+
 /* ---- collection ------------------------------------------------------------ */
 
 typedef struct heap {
@@ -656,6 +691,45 @@ typedef struct heap {
     size_t n, cap;
     const fds_search_request *req;
 } heap;
+
+/* Compare sort key k of two hits: <0 if a sorts first. */
+static int key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
+                   const fds_hit *b)
+{
+    const fds_sort_spec *s = &req->sort[k];
+    int c = 0;
+    if (s->kind == FDS_SORT_SCORE) {
+        c = a->sort_num[k] > b->sort_num[k] ? -1
+          : a->sort_num[k] < b->sort_num[k] ? 1 : 0;
+        return s->desc ? c : -c;
+    }
+    if (s->kind == FDS_SORT_DOC) {
+        c = a->sort_num[k] < b->sort_num[k] ? -1
+          : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
+        return s->desc ? -c : c;
+    }
+    bool am, bm;
+    if (s->ftype == FDS_FT_KEYWORD) {
+        am = a->sort_str[k] == NULL;
+        bm = b->sort_str[k] == NULL;
+    } else {
+        am = isnan(a->sort_num[k]);
+        bm = isnan(b->sort_num[k]);
+    }
+    if (am || bm) /* missing values go last (or first), whatever the order */
+        return am && bm ? 0 : (am ? 1 : -1) * (s->missing_first ? -1 : 1);
+    if (s->ftype == FDS_FT_KEYWORD) {
+        uint32_t la = a->sort_str_len[k], lb = b->sort_str_len[k];
+        c = memcmp(a->sort_str[k], b->sort_str[k], la < lb ? la : lb);
+        if (!c)
+            c = la < lb ? -1 : la > lb;
+        c = c < 0 ? -1 : c > 0;
+    } else {
+        c = a->sort_num[k] < b->sort_num[k] ? -1
+          : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
+    }
+    return s->desc ? -c : c;
+}
 
 /* <0 if a sorts before b (better), >0 if after. */
 static int hit_cmp(const fds_search_request *req, const fds_hit *a,
@@ -666,48 +740,7 @@ static int hit_cmp(const fds_search_request *req, const fds_hit *a,
             return a->score > b->score ? -1 : 1;
     } else {
         for (unsigned k = 0; k < req->nsort; k++) {
-            const fds_sort_spec *s = &req->sort[k];
-            int c = 0;
-            if (s->kind == FDS_SORT_SCORE) {
-                c = a->sort_num[k] > b->sort_num[k] ? -1
-                  : a->sort_num[k] < b->sort_num[k] ? 1 : 0;
-                if (s->desc == false)
-                    c = -c;
-            } else if (s->kind == FDS_SORT_DOC) {
-                c = a->sort_num[k] < b->sort_num[k] ? -1
-                  : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
-                if (s->desc)
-                    c = -c;
-            } else {
-                bool am, bm;
-                if (s->ftype == FDS_FT_KEYWORD) {
-                    am = a->sort_str[k] == NULL;
-                    bm = b->sort_str[k] == NULL;
-                } else {
-                    am = isnan(a->sort_num[k]);
-                    bm = isnan(b->sort_num[k]);
-                }
-                if (am || bm) {
-                    if (am && bm)
-                        c = 0;
-                    else
-                        c = (am ? 1 : -1) * (s->missing_first ? -1 : 1);
-                } else {
-                    if (s->ftype == FDS_FT_KEYWORD) {
-                        uint32_t la = a->sort_str_len[k], lb = b->sort_str_len[k];
-                        c = memcmp(a->sort_str[k], b->sort_str[k],
-                                   la < lb ? la : lb);
-                        if (!c)
-                            c = la < lb ? -1 : la > lb;
-                        c = c < 0 ? -1 : c > 0;
-                    } else {
-                        c = a->sort_num[k] < b->sort_num[k] ? -1
-                          : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
-                    }
-                    if (s->desc)
-                        c = -c;
-                }
-            }
+            int c = key_cmp(req, k, a, b);
             if (c)
                 return c;
         }
@@ -769,38 +802,148 @@ static inline float theta(const heap *hp)
     return hp->n < hp->cap ? -INFINITY : hp->h[0].score;
 }
 
-/* Fill sort values of a hit; returns false if it is not after search_after. */
-static bool sort_values(exec *x, const fds_sidx *sx, uint64_t docbase,
+/* Sort value k of a hit from its segment's field `f` (may be NULL). */
+static void sort_value(const fds_search_request *req, unsigned k,
+                       const fds_sfield *f, uint64_t docbase, fds_hit *h)
+{
+    const fds_sort_spec *s = &req->sort[k];
+    h->sort_str[k] = NULL;
+    h->sort_str_len[k] = 0;
+    if (s->kind == FDS_SORT_SCORE) {
+        h->sort_num[k] = h->score;
+        return;
+    }
+    if (s->kind == FDS_SORT_DOC) {
+        h->sort_num[k] = (double)(docbase + h->doc);
+        return;
+    }
+    h->sort_num[k] = NAN;
+    if (!f || !fds__bit(f->present, h->doc))
+        return;
+    if (f->kind == FDS_FT_KEYWORD) {
+        uint32_t o = fds__col_ord(f, h->doc), l;
+        if (o != FDS_SIDX_NO_ORD) {
+            h->sort_str[k] = fds__sidx_term_str(f, o, &l);
+            h->sort_str_len[k] = l;
+        }
+    } else if (f->kind == FDS_FT_DOUBLE) {
+        h->sort_num[k] = fds__col_f64(f, h->doc);
+    } else if (f->col) {
+        h->sort_num[k] = (double)fds__col_i64(f, h->doc);
+    }
+}
+
+typedef struct blk_ord {
+    uint32_t b;
+    double best;
+} blk_ord;
+
+static int blk_desc(const void *a, const void *b)
+{
+    const blk_ord *x = a, *y = b;
+    if (isnan(x->best) || isnan(y->best))
+        return isnan(x->best) - isnan(y->best);
+    if (x->best != y->best)
+        return x->best > y->best ? -1 : 1;
+    return x->b < y->b ? -1 : 1;
+}
+
+static int blk_asc(const void *a, const void *b)
+{
+    const blk_ord *x = a, *y = b;
+    if (isnan(x->best) || isnan(y->best))
+        return isnan(x->best) - isnan(y->best);
+    if (x->best != y->best)
+        return x->best < y->best ? -1 : 1;
+    return x->b < y->b ? -1 : 1;
+}
+
+static bool sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
+                        fds_hit *h);
+
+/*
+ * The rest of segment `si` from doc `from` on, for a search sorted on a
+ * numeric field whose page is full and whose hits are counted: blocks of
+ * FDS_DV_BLOCK docs in the order of their best value (max for desc, min for
+ * asc), stopping at the first block whose best value is worse than the
+ * page's last hit.  Each visited block gets a fresh iterator.
+ */
+static int sorted_blocks(exec *x, const cnode *root, unsigned si,
+                         const fds_sfield *const *sf, uint64_t docbase,
+                         uint32_t from, heap *hp)
+{
+    const fds_search_request *req = x->req;
+    const fds_sfield *f = sf[0];
+    const fds_sidx *sx = x->segs[si].sidx;
+    uint32_t max_doc = fds_sidx_max_doc(sx);
+    if (from >= max_doc)
+        return 0;
+    uint32_t b0 = from / FDS_DV_BLOCK;
+    uint32_t nb = (max_doc + FDS_DV_BLOCK - 1) / FDS_DV_BLOCK - b0;
+    blk_ord *o = malloc(nb * sizeof *o);
+    if (!o)
+        return FDS_ENOMEM;
+    bool desc = req->sort[0].desc;
+    for (uint32_t i = 0; i < nb; i++) {
+        o[i].b = b0 + i;
+        o[i].best = desc ? f->blk_max[b0 + i] : f->blk_min[b0 + i];
+    }
+    qsort(o, nb, sizeof *o, desc ? blk_desc : blk_asc);
+    x->no_stats = 1;
+    int rc = 0;
+    for (uint32_t i = 0; i < nb; i++) {
+        uint32_t start = o[i].b * FDS_DV_BLOCK;
+        uint32_t end = start + FDS_DV_BLOCK;
+        if (start < from)
+            start = from;
+        if (end > max_doc)
+            end = max_doc;
+        /* a block of missing values still matters if missing sorts first */
+        fds_hit best = {.seg = si, .doc = start, .nsort = 1};
+        best.sort_num[0] = o[i].best;
+        if (hp->n == hp->cap && key_cmp(req, 0, &best, &hp->h[0]) > 0)
+            break;
+        it *r = build(x, root, sx);
+        if (!r) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        const fds_search_segment *sg = &x->segs[si];
+        for (uint32_t d = r->advance(r, start); d < end;
+             d = r->advance(r, d + 1)) {
+            if (!is_live(sg, d))
+                continue;
+            fds_hit h = {.seg = si, .doc = d, .score = NAN};
+            if (hp->n == hp->cap) {
+                sort_value(req, 0, f, docbase, &h);
+                if (key_cmp(req, 0, &h, &hp->h[0]) > 0)
+                    continue;
+            }
+            if (req->track_scores)
+                h.score = r->score(r);
+            if (!sort_values(x, sf, docbase, &h))
+                continue;
+            heap_offer(hp, &h);
+        }
+        it_free(r);
+    }
+    x->no_stats = 0;
+    free(o);
+    return rc;
+}
+
+/* Fill sort values of a hit; returns false if it is not after search_after.
+ * `sf` holds the segment's field for each sort key (NULL if absent). */
+static bool sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
                         fds_hit *h)
 {
     const fds_search_request *req = x->req;
+    if (req->nsort == 0) /* search_after on the default _score order */
+        return !req->nafter || isnan(h->score) ||
+               (double)h->score < req->after[0].num;
     h->nsort = req->nsort;
-    for (unsigned k = 0; k < req->nsort; k++) {
-        const fds_sort_spec *s = &req->sort[k];
-        h->sort_str[k] = NULL;
-        h->sort_str_len[k] = 0;
-        if (s->kind == FDS_SORT_SCORE) {
-            h->sort_num[k] = h->score;
-        } else if (s->kind == FDS_SORT_DOC) {
-            h->sort_num[k] = (double)(docbase + h->doc);
-        } else {
-            h->sort_num[k] = NAN;
-            const fds_sfield *f = fds__sidx_field(sx, s->field, s->field_len);
-            if (!f || !fds__bit(f->present, h->doc))
-                continue;
-            if (f->kind == FDS_FT_KEYWORD) {
-                uint32_t o = fds__col_ord(f, h->doc), l;
-                if (o != FDS_SIDX_NO_ORD) {
-                    h->sort_str[k] = fds__sidx_term_str(f, o, &l);
-                    h->sort_str_len[k] = l;
-                }
-            } else if (f->kind == FDS_FT_DOUBLE) {
-                h->sort_num[k] = fds__col_f64(f, h->doc);
-            } else if (f->col) {
-                h->sort_num[k] = (double)fds__col_i64(f, h->doc);
-            }
-        }
-    }
+    for (unsigned k = 0; k < req->nsort; k++)
+        sort_value(req, k, sf[k], docbase, h);
     if (!req->nafter)
         return true;
     fds_hit a;
@@ -825,12 +968,6 @@ static bool sort_values(exec *x, const fds_sidx *sx, uint64_t docbase,
 typedef struct wand_term {
     term_it *t;
 } wand_term;
-
-static int cur_cmp(const void *a, const void *b)
-{
-    const term_it *x = *(term_it *const *)a, *y = *(term_it *const *)b;
-    return x->b.doc < y->b.doc ? -1 : x->b.doc > y->b.doc;
-}
 
 /* Is the root a disjunction of scored terms (WAND-able)? Collect them. */
 static bool wand_terms(it *root, term_it ***out, size_t *n)
@@ -890,7 +1027,7 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
                 if (ts[i]->b.doc == d)
                     bound += block_bound(ts[i], ts[i]->blk);
             float th = theta(hp);
-            if (hp->cap && bound * 1.00001f > th) {
+            if (hp->cap && bound > th) {
                 float s = 0;
                 for (size_t i = 0; i < nt; i++)
                     if (ts[i]->b.doc == d)
@@ -909,14 +1046,22 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
         return;
     /* phase 2: block-max WAND */
     for (;;) {
-        qsort(ts, nt, sizeof *ts, cur_cmp);
+        for (size_t i = 1; i < nt; i++) { /* few cursors: insertion sort */
+            term_it *t = ts[i];
+            size_t j = i;
+            while (j > 0 && ts[j - 1]->b.doc > t->b.doc) {
+                ts[j] = ts[j - 1];
+                j--;
+            }
+            ts[j] = t;
+        }
         float th = theta(hp), acc = 0;
         size_t p = nt;
         for (size_t i = 0; i < nt; i++) {
             if (ts[i]->b.doc == NO_MORE)
                 break;
-            acc += ts[i]->ub;
-            if (acc * 1.00001f > th) {
+            acc += term_ub(ts[i]);
+            if (acc > th) {
                 p = i;
                 break;
             }
@@ -934,7 +1079,7 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
             if (last + 1 < next)
                 next = last + 1;
         }
-        if (bm * 1.00001f > th) {
+        if (bm > th) {
             if (ts[0]->b.doc == pd) {
                 if (is_live(sg, pd)) {
                     float s = 0;
@@ -962,6 +1107,171 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
                     ts[i]->b.advance(&ts[i]->b, next);
         }
     }
+}
+
+/* ---- explanations (Lucene/Elasticsearch "explain" shape) ----------------- */
+
+static cJSON *ex_node(float v, const char *desc)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    /* the shortest decimal that reads back as the float, as Java prints */
+    char num[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(num, sizeof num, "%.*g", p, (double)v);
+        if (strtof(num, NULL) == v)
+            break;
+    }
+    cJSON_AddRawToObject(o, "value", num);
+    cJSON_AddStringToObject(o, "description", desc);
+    cJSON_AddArrayToObject(o, "details");
+    return o;
+}
+
+static void ex_add(cJSON *parent, cJSON *kid)
+{
+    if (parent && kid)
+        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(parent, "details"),
+                             kid);
+    else
+        cJSON_Delete(kid);
+}
+
+static const char *qname(const fds_query *q, char *buf, size_t cap)
+{
+    switch (q->type) {
+    case FDS_Q_MATCH_ALL: return "*:*";
+    case FDS_Q_RANGE:
+        snprintf(buf, cap, "%.*s:[range]", (int)q->field_len, q->field);
+        return buf;
+    case FDS_Q_EXISTS:
+        snprintf(buf, cap, "FieldExistsQuery [field=%.*s]", (int)q->field_len,
+                 q->field);
+        return buf;
+    case FDS_Q_TERMS:
+        snprintf(buf, cap, "%.*s:(terms)", (int)q->field_len, q->field);
+        return buf;
+    case FDS_Q_IDS: return "_id:(ids)";
+    default: return "query";
+    }
+}
+
+/* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
+static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
+{
+    const fds_sidx *sx = x->segs[si].sidx;
+    const fds_query *q = c->q;
+    char buf[512];
+    if (q->type == FDS_Q_BOOL) {
+        size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
+        cJSON *o = ex_node(0, "sum of:");
+        float sum = 0;
+        size_t k = 0;
+        int nshould = 0;
+        bool ok = true;
+        for (int l = 0; l < 4; l++)
+            for (size_t i = 0; i < counts[l]; i++, k++) {
+                cJSON *e = explain_node(x, c->kids[k], si, d);
+                if (l == 3) {
+                    if (e)
+                        ok = false;
+                    cJSON_Delete(e);
+                    continue;
+                }
+                if (!e) {
+                    if (l != 1)
+                        ok = false;
+                    continue;
+                }
+                if (l == 1)
+                    nshould++;
+                if (l == 2) {
+                    cJSON *f = ex_node(0, "match on required clause, product of:");
+                    ex_add(f, ex_node(0, "# clause"));
+                    ex_add(f, e);
+                    ex_add(o, f);
+                    continue;
+                }
+                sum += strtof(cJSON_GetObjectItemCaseSensitive(e, "value")->valuestring, NULL);
+                ex_add(o, e);
+            }
+        int msm = q->msm >= 0 ? q->msm
+                              : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
+        if (!ok || nshould < msm) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        sum *= q->boost;
+        cJSON *fixed = ex_node(sum, "sum of:");
+        if (fixed) {
+            cJSON_ReplaceItemInObjectCaseSensitive(
+                fixed, "details",
+                cJSON_DetachItemFromObjectCaseSensitive(o, "details"));
+        }
+        cJSON_Delete(o);
+        return fixed;
+    }
+    it *i = build(x, c, sx);
+    if (!i)
+        return NULL;
+    uint32_t got = i->advance(i, d);
+    cJSON *o = NULL;
+    if (got == d) {
+        if (q->type == FDS_Q_TERM && i->advance == term_adv) {
+            term_it *t = (term_it *)i;
+            uint32_t tf = t->tfs[t->i];
+            uint8_t nb = t->norms ? t->norms[d] : 1;
+            float sc = term_score_tf(c, tf, nb);
+            snprintf(buf, sizeof buf, "weight(%.*s:%.*s in %u) "
+                     "[PerFieldSimilarity], result of:", (int)q->field_len,
+                     q->field, (int)q->term_len, q->term, d);
+            o = ex_node(sc, buf);
+            snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
+                     "idf * tf from:", tf);
+            cJSON *s2 = ex_node(sc, buf);
+            ex_add(s2, ex_node(q->boost, "boost"));
+            cJSON *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
+                                         "0.5) / (n + 0.5)) from:");
+            ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));
+            ex_add(idf, ex_node((float)c->N, "N, total number of documents with field"));
+            ex_add(s2, idf);
+            float tfv = (float)tf / ((float)tf + FDS_BM25_K1 *
+                                     (1 - FDS_BM25_B + FDS_BM25_B *
+                                      (float)fds__norm_decode(nb) / c->avgdl));
+            cJSON *tfn = ex_node(tfv, "tf, computed as freq / (freq + k1 * (1 - "
+                                      "b + b * dl / avgdl)) from:");
+            ex_add(tfn, ex_node((float)tf, "freq, occurrences of term within document"));
+            ex_add(tfn, ex_node(FDS_BM25_K1, "k1, term saturation parameter"));
+            ex_add(tfn, ex_node(FDS_BM25_B, "b, length normalization parameter"));
+            ex_add(tfn, ex_node((float)fds__norm_decode(nb), "dl, length of field"));
+            ex_add(tfn, ex_node(c->avgdl, "avgdl, average length of field"));
+            ex_add(s2, tfn);
+            ex_add(o, s2);
+        } else {
+            o = ex_node(q->boost, qname(q, buf, sizeof buf));
+        }
+    }
+    it_free(i);
+    return o;
+}
+
+static char *explain_hits(exec *x, const cnode *root, const fds_hit *h,
+                          size_t n)
+{
+    uint64_t scored = x->scored, tp = x->total_postings;
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < n; i++) {
+        cJSON *e = explain_node(x, root, h[i].seg, h[i].doc);
+        if (!e)
+            e = ex_node(0, "no matching term");
+        cJSON_AddItemToArray(arr, e);
+    }
+    char *out = arr ? cJSON_PrintUnformatted(arr) : NULL;
+    cJSON_Delete(arr);
+    x->scored = scored;
+    x->total_postings = tp;
+    return out;
 }
 
 static int hit_qsort_cmp(const void *a, const void *b, void *req)
@@ -1013,8 +1323,7 @@ int fds_search_execute(const fds_search_request *req,
         }
         term_it **ts = NULL;
         size_t nt = 0;
-        if (by_score && !req->nafter && !req->explain &&
-            wand_terms(r, &ts, &nt)) {
+        if (by_score && !req->nafter && wand_terms(r, &ts, &nt)) {
             /* exact counts without iterating: one term, no deletions */
             bool fast = nt == 1 && !segs[si].live;
             bool cnt = counting && count <= limit;
@@ -1032,22 +1341,62 @@ int fds_search_execute(const fds_search_request *req,
                 count_exact_all = false;
             free(ts);
         } else {
+            const fds_sfield *sf[FDS_SORT_VALUES_MAX] = {NULL};
+            for (unsigned q = 0; q < req->nsort; q++)
+                if (req->sort[q].kind == FDS_SORT_FIELD)
+                    sf[q] = fds__sidx_field(sx, req->sort[q].field,
+                                            req->sort[q].field_len);
+            /* the best score any doc can reach: once the page is full, hits
+             * are counted far enough and nothing can beat the k-th score,
+             * the rest of the segment cannot change the result */
+            float maxs = by_score && !req->nafter ? it_max(r) : INFINITY;
+            bool quick = !by_score && req->sort[0].kind == FDS_SORT_FIELD;
+            /* numeric first sort key: once counting is over, visit the rest
+             * of the segment block by block, best block first */
+            bool blocks = quick && sf[0] && sf[0]->blk_max;
+            uint32_t resume = NO_MORE;
             uint32_t d = r->advance(r, 0);
             const fds_search_segment *sg = &segs[si];
             for (; d != NO_MORE; d = r->advance(r, d + 1)) {
                 if (!is_live(sg, d))
                     continue;
                 count++;
-                if (!k)
+                if (!k) {
+                    if (counting && count > limit)
+                        break;
                     continue;
+                }
                 fds_hit h = {.seg = si, .doc = d, .score = NAN};
+                if (quick && hp.n == hp.cap) {
+                    /* reject on the first key before anything else */
+                    sort_value(req, 0, sf[0], docbase, &h);
+                    if (key_cmp(req, 0, &h, &hp.h[0]) > 0)
+                        continue;
+                }
                 if (need_score)
                     h.score = r->score(r);
-                if (!by_score || req->nafter) {
-                    if (!sort_values(&x, sx, docbase, &h))
+                if (quick && req->nsort == 1 && !req->nafter &&
+                    !need_score && hp.n == hp.cap) {
+                    h.nsort = 1; /* key 0 filled by the quick check */
+                } else if (!by_score || req->nafter) {
+                    if (!sort_values(&x, sf, docbase, &h))
                         continue;
                 }
                 heap_offer(&hp, &h);
+                if (hp.n == hp.cap && (!counting || count > limit)) {
+                    if (maxs <= hp.h[0].score)
+                        break;
+                    if (blocks) {
+                        resume = d + 1;
+                        break;
+                    }
+                }
+            }
+            if (resume != NO_MORE &&
+                sorted_blocks(&x, root, si, sf, docbase, resume, &hp)) {
+                it_free(r);
+                rc = FDS_ENOMEM;
+                break;
             }
         }
         it_free(r);
@@ -1059,16 +1408,26 @@ int fds_search_execute(const fds_search_request *req,
             break;
         }
     }
+    if (!rc && req->explain && hp.n > req->from) {
+        qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
+        out->explain_json = explain_hits(&x, root, hp.h + req->from,
+                                         hp.n - req->from);
+        if (!out->explain_json)
+            rc = FDS_ENOMEM;
+    }
     cnode_free(root);
     if (rc) {
         free(hp.h);
+        free(out->explain_json);
+        out->explain_json = NULL;
         if (rc == FDS_ENOMEM)
             fds_err_set(err, rc, 500, "exception", "out of memory");
         return rc;
     }
     (void)count_exact_all;
     /* best first */
-    qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
+    if (hp.n)
+        qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
     if (by_score && hp.n)
         out->max_score = hp.h[0].score;
     else if (need_score) {

@@ -20,7 +20,13 @@ typedef struct fds_sfield {
     const uint8_t *norms;   /* NULL without norms */
     const uint8_t *present; /* bitset */
     const uint8_t *col;     /* column after the bitset, NULL for text */
+    /* numeric columns: min and max value per FDS_DV_BLOCK docs (NaN when no
+     * doc of the block has a value), computed at open; lets a sorted search
+     * visit the most promising blocks first and stop early */
+    double *blk_min, *blk_max;
 } fds_sfield;
+
+#define FDS_DV_BLOCK 1024u
 
 typedef struct fds_sterm {
     uint32_t ord, df, nblocks;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -134,6 +135,34 @@ static int validate(fds_sidx *s, fds_err *err)
                 return corrupt(err, path, "fields not sorted");
         }
     }
+    for (uint32_t i = 0; i < s->nfields; i++) {
+        fds_sfield *f = &s->fields[i];
+        if (!(f->flags & FDS_SIDX_F_NUMCOL))
+            continue;
+        size_t nb = ((size_t)s->max_doc + FDS_DV_BLOCK - 1) / FDS_DV_BLOCK;
+        f->blk_min = malloc((nb ? nb : 1) * sizeof(double));
+        f->blk_max = malloc((nb ? nb : 1) * sizeof(double));
+        if (!f->blk_min || !f->blk_max)
+            return FDS_ENOMEM;
+        for (size_t b = 0; b < nb; b++) {
+            double lo = NAN, hi = NAN;
+            uint32_t end = (uint32_t)((b + 1) * FDS_DV_BLOCK);
+            if (end > s->max_doc)
+                end = s->max_doc;
+            for (uint32_t d = (uint32_t)(b * FDS_DV_BLOCK); d < end; d++) {
+                if (!fds__bit(f->present, d))
+                    continue;
+                double v = f->kind == FDS_FT_DOUBLE ? fds__col_f64(f, d)
+                                                    : (double)fds__col_i64(f, d);
+                if (isnan(lo) || v < lo)
+                    lo = v;
+                if (isnan(hi) || v > hi)
+                    hi = v;
+            }
+            f->blk_min[b] = lo;
+            f->blk_max[b] = hi;
+        }
+    }
     s->idoff = m + ids_off;
     s->byid = s->idoff + (md + 1) * 4;
     uint64_t blob = ids_off + (md + 1) * 4 + md * 4;
@@ -214,6 +243,10 @@ void fds_sidx_close(fds_sidx *s)
         return;
     if (s->map)
         munmap(s->map, s->len);
+    for (uint32_t i = 0; s->fields && i < s->nfields; i++) {
+        free(s->fields[i].blk_min);
+        free(s->fields[i].blk_max);
+    }
     free(s->fields);
     free(s->path);
     free(s);

@@ -465,7 +465,8 @@ static int commit_field(wfield *f, uint32_t doc)
     if (f->ncur == 0)
         return 0;
     f->doc_count++;
-    f->sum_ttf += f->ncur;
+    if (f->kind == FDS_FT_TEXT)
+        f->sum_ttf += f->ncur;
     if (f->kind == FDS_FT_KEYWORD) {
         uint32_t best = f->cur[0];
         for (size_t i = 1; i < f->ncur; i++)
@@ -480,7 +481,11 @@ static int commit_field(wfield *f, uint32_t doc)
         while (j < f->ncur && f->cur[j] == f->cur[i])
             j++;
         wterm *t = &f->terms[f->cur[i]];
-        uint32_t tf = (uint32_t)(j - i);
+        /* keyword fields index docs only (Lucene IndexOptions.DOCS): tf 1,
+         * and sumTotalTermFreq = sumDocFreq */
+        uint32_t tf = f->kind == FDS_FT_KEYWORD ? 1 : (uint32_t)(j - i);
+        if (f->kind == FDS_FT_KEYWORD)
+            f->sum_ttf++;
         uint32_t gap = t->last_doc == UINT32_MAX ? doc : doc - t->last_doc - 1;
         size_t bcap = t->bcap;
         if (grow((void **)&t->buf, &bcap, t->blen + 10, 1))

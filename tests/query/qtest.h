@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int qt_failures;
+static int qt_failures __attribute__((unused));
 
 #define ASSERT(c)                                                            \
     do {                                                                     \
@@ -148,7 +148,7 @@ typedef struct qt_docs {
     size_t n;
 } qt_docs;
 
-static int qt_load(const char *path, qt_docs *d, size_t max)
+__attribute__((unused)) static int qt_load(const char *path, qt_docs *d, size_t max)
 {
     FILE *f = fopen(path, "r");
     if (!f)

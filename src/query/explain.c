@@ -1,1 +1,0 @@
-/* explain.c: placeholder, filled below */

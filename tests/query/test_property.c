@@ -1,0 +1,772 @@
+/*
+ * test_property: random queries over the real nginx sample, split into
+ * several segments with deleted docs, compared against a brute-force
+ * evaluator written here independently of src/query (its own BM25, its own
+ * norm quantization, its own matching, sorting and counting; only the
+ * tokenizer is shared, and it has its own unit tests).
+ *
+ * Checks per query: total hits and relation, every returned hit's score
+ * against the brute-force score (relative tolerance 1e-4), top-k
+ * completeness (every doc scoring clearly above the k-th score is returned),
+ * exact ids for field sorts, search_after pages, and that block-max WAND
+ * scored fewer postings than it had.
+ */
+#include <cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "dsl.h"
+#include "qtest.h"
+#include "query.h"
+
+#define NSEG 4
+#define NQUERIES 400
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return n ? (uint32_t)(rng % n) : 0;
+}
+
+/* ---- the brute-force side's view of a doc ------------------------------- */
+
+enum { F_URL, F_UA, F_REF, F_METHOD, NTEXT };
+static const char *text_field[NTEXT] = {"url", "user_agent", "referrer", "method"};
+
+typedef struct tok {
+    char *t;
+    size_t n;
+} tok;
+
+typedef struct bdoc {
+    char id[32];
+    tok *toks[NTEXT];
+    size_t ntok[NTEXT];
+    char *kw[NTEXT]; /* .keyword values (the raw strings) */
+    long long status, bytes, ts;
+    double rtime;
+    int seg;
+    uint32_t sdoc;
+    int live;
+} bdoc;
+
+static bdoc *bd;
+static size_t nd;
+
+static int collect(void *arg, const char *t, size_t n)
+{
+    bdoc *d = ((void **)arg)[0];
+    int f = *(int *)((void **)arg)[1];
+    d->toks[f] = realloc(d->toks[f], (d->ntok[f] + 1) * sizeof(tok));
+    d->toks[f][d->ntok[f]].t = strndup(t, n);
+    d->toks[f][d->ntok[f]].n = n;
+    d->ntok[f]++;
+    return 0;
+}
+
+static long long parse_ts(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    int oh, om;
+    char sign;
+    sscanf(s, "%d-%d-%dT%d:%d:%d%c%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+           &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &sign, &oh, &om);
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    long long t = (long long)timegm(&tm);
+    long long off = (oh * 60 + om) * 60;
+    t -= sign == '-' ? -off : off;
+    return t * 1000;
+}
+
+/* Lucene SmallFloat.intToByte4 / byte4ToInt, written out independently. */
+static int bf_norm_len(int len)
+{
+    /* quantize: lengths < 24 exact; above, keep 4 significant bits of
+     * (len - 24) (the top one implicit) */
+    if (len < 24)
+        return len;
+    long v = len - 24;
+    int bits = 0;
+    while ((1L << bits) <= v)
+        bits++;
+    if (bits < 4)
+        return len;
+    int shift = bits - 4;
+    long top = v >> shift; /* 8..15 */
+    return (int)(24 + (top << shift));
+}
+
+/* ---- field statistics over all segments (deleted docs included) -------- */
+
+static double bf_idf(double N, double n)
+{
+    return log(1.0 + (N - n + 0.5) / (n + 0.5));
+}
+
+static size_t tf_of(const bdoc *d, int f, const char *t, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < d->ntok[f]; i++)
+        if (d->toks[f][i].n == n && !memcmp(d->toks[f][i].t, t, n))
+            c++;
+    return c;
+}
+
+/* collection statistics, memoized per (field, term) */
+typedef struct stat_ent {
+    int f;
+    char *t;
+    double N, df, sum;
+} stat_ent;
+static stat_ent *stats;
+static size_t nstats;
+
+static const stat_ent *text_stats(int f, const char *t, size_t n)
+{
+    for (size_t i = 0; i < nstats; i++)
+        if (stats[i].f == f && strlen(stats[i].t) == n && !memcmp(stats[i].t, t, n))
+            return &stats[i];
+    double N = 0, df = 0, sum = 0;
+    for (size_t i = 0; i < nd; i++) {
+        if (bd[i].ntok[f] == 0)
+            continue;
+        N++;
+        sum += (double)bd[i].ntok[f];
+        if (tf_of(&bd[i], f, t, n))
+            df++;
+    }
+    stats = realloc(stats, (nstats + 1) * sizeof *stats);
+    stats[nstats] = (stat_ent){f, strndup(t, n), N, df, sum};
+    return &stats[nstats++];
+}
+
+static double text_score(int f, const char *t, size_t n, const bdoc *d,
+                         double boost)
+{
+    const stat_ent *st = text_stats(f, t, n);
+    double N = st->N, df = st->df, sum = st->sum;
+    double tf = (double)tf_of(d, f, t, n);
+    if (tf == 0)
+        return 0;
+    double avgdl = sum / N;
+    double dl = bf_norm_len((int)d->ntok[f]);
+    return boost * bf_idf(N, df) * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+}
+
+static double kw_score(int f, const char *v, const bdoc *d)
+{
+    if (!d->kw[f] || strcmp(d->kw[f], v))
+        return 0;
+    const stat_ent *st = NULL;
+    for (size_t i = 0; i < nstats && !st; i++)
+        if (stats[i].f == 100 + f && !strcmp(stats[i].t, v))
+            st = &stats[i];
+    if (!st) {
+        double N = 0, df = 0;
+        for (size_t i = 0; i < nd; i++) {
+            if (!bd[i].kw[f])
+                continue;
+            N++;
+            if (!strcmp(bd[i].kw[f], v))
+                df++;
+        }
+        stats = realloc(stats, (nstats + 1) * sizeof *stats);
+        stats[nstats] = (stat_ent){100 + f, strdup(v), N, df, 0};
+        st = &stats[nstats++];
+    }
+    double N = st->N, df = st->df;
+    /* no norms: dl = 1; single-valued: avgdl = 1 */
+    return bf_idf(N, df) * 1.0 / (1.0 + 1.2 * (1 - 0.75 + 0.75 * 1.0 / 1.0));
+}
+
+/* ---- random queries ------------------------------------------------------ */
+
+enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS };
+
+typedef struct bq {
+    int type;
+    int field;        /* text field index, or numeric: 0 status 1 bytes 2 ts */
+    char text[256];
+    int op_and, msm;  /* msm 0 = none */
+    long long lo, hi;
+    int has_lo, has_hi, lo_incl, hi_incl;
+    tok qtok[64];     /* analyzed match text */
+    size_t nqtok;
+    struct bq *must[3], *should[3], *filter[3], *not[3];
+    int nmust, nshould, nfilter, nnot;
+} bq;
+
+static const char *num_field[3] = {"status", "body_bytes_sent", "@timestamp"};
+
+static long long num_of(const bdoc *d, int f)
+{
+    return f == 0 ? d->status : f == 1 ? d->bytes : d->ts;
+}
+
+static void random_words(int f, char *out, size_t cap, int nw)
+{
+    out[0] = 0;
+    size_t o = 0;
+    for (int w = 0; w < nw; w++) {
+        const bdoc *d = &bd[rnd((uint32_t)nd)];
+        if (!d->ntok[f])
+            continue;
+        const tok *t = &d->toks[f][rnd((uint32_t)d->ntok[f])];
+        if (o + t->n + 2 >= cap)
+            break;
+        if (o)
+            out[o++] = ' ';
+        memcpy(out + o, t->t, t->n);
+        o += t->n;
+        out[o] = 0;
+    }
+    if (!o)
+        snprintf(out, cap, "get");
+}
+
+static bq *gen(int depth)
+{
+    bq *q = calloc(1, sizeof *q);
+    static const int leaf[] = {Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_ALL, Q_EXISTS};
+    int r = (int)rnd(10);
+    r = depth > 1 || r < 6 ? leaf[rnd(6)] : Q_BOOL;
+    q->type = r;
+    switch (r) {
+    case Q_MATCH:
+        q->field = rnd(NTEXT);
+        if (q->field == F_METHOD) {
+            static const char *m[] = {"GET", "HEAD", "POST", "get post"};
+            snprintf(q->text, sizeof q->text, "%s", m[rnd(4)]);
+        } else {
+            random_words(q->field, q->text, sizeof q->text, 1 + rnd(3));
+        }
+        {
+            bdoc tmp;
+            memset(&tmp, 0, sizeof tmp);
+            int f0 = 0;
+            void *arg[2] = {&tmp, &f0};
+            fds_analyze(q->text, strlen(q->text), collect, arg);
+            for (size_t i = 0; i < tmp.ntok[0]; i++)
+                if (q->nqtok < 64)
+                    q->qtok[q->nqtok++] = tmp.toks[0][i];
+            free(tmp.toks[0]);
+        }
+        q->op_and = rnd(5) == 0;
+        q->msm = !q->op_and && rnd(4) == 0 ? 1 + rnd(2) : 0;
+        break;
+    case Q_KW: {
+        q->field = rnd(2) ? F_METHOD : F_URL;
+        const bdoc *d = &bd[rnd((uint32_t)nd)];
+        snprintf(q->text, sizeof q->text, "%s", d->kw[q->field] ? d->kw[q->field] : "x");
+        break;
+    }
+    case Q_NUM: {
+        q->field = 0;
+        static const int st[] = {200, 404, 304, 301, 500, 302};
+        q->lo = q->hi = st[rnd(6)];
+        break;
+    }
+    case Q_RANGE: {
+        q->field = rnd(3);
+        const bdoc *a = &bd[rnd((uint32_t)nd)], *b = &bd[rnd((uint32_t)nd)];
+        long long x = num_of(a, q->field), y = num_of(b, q->field);
+        if (x > y) {
+            long long t = x;
+            x = y;
+            y = t;
+        }
+        q->lo = x;
+        q->hi = y;
+        q->has_lo = rnd(4) != 0;
+        q->has_hi = rnd(4) != 0;
+        q->lo_incl = rnd(2);
+        q->hi_incl = rnd(2);
+        break;
+    }
+    case Q_BOOL:
+        q->nmust = rnd(3);
+        q->nshould = rnd(3);
+        q->nfilter = rnd(2);
+        q->nnot = rnd(2);
+        for (int i = 0; i < q->nmust; i++) q->must[i] = gen(depth + 1);
+        for (int i = 0; i < q->nshould; i++) q->should[i] = gen(depth + 1);
+        for (int i = 0; i < q->nfilter; i++) q->filter[i] = gen(depth + 1);
+        for (int i = 0; i < q->nnot; i++) q->not[i] = gen(depth + 1);
+        q->msm = q->nshould && rnd(3) == 0 ? 1 + rnd(q->nshould) : 0;
+        break;
+    case Q_EXISTS:
+        q->field = rnd(2);
+        break;
+    default:
+        break;
+    }
+    return q;
+}
+
+static void bq_free(bq *q)
+{
+    if (!q)
+        return;
+    for (int i = 0; i < q->nmust; i++) bq_free(q->must[i]);
+    for (int i = 0; i < q->nshould; i++) bq_free(q->should[i]);
+    for (int i = 0; i < q->nfilter; i++) bq_free(q->filter[i]);
+    for (int i = 0; i < q->nnot; i++) bq_free(q->not[i]);
+    for (size_t i = 0; i < q->nqtok; i++) free(q->qtok[i].t);
+    free(q);
+}
+
+static cJSON *to_json(const bq *q)
+{
+    cJSON *o = cJSON_CreateObject();
+    switch (q->type) {
+    case Q_MATCH: {
+        cJSON *m = cJSON_AddObjectToObject(o, "match");
+        cJSON *f = cJSON_AddObjectToObject(m, text_field[q->field]);
+        cJSON_AddStringToObject(f, "query", q->text);
+        if (q->op_and)
+            cJSON_AddStringToObject(f, "operator", "and");
+        if (q->msm)
+            cJSON_AddNumberToObject(f, "minimum_should_match", q->msm);
+        break;
+    }
+    case Q_KW: {
+        char name[64];
+        snprintf(name, sizeof name, "%s.keyword", text_field[q->field]);
+        cJSON *t = cJSON_AddObjectToObject(o, "term");
+        cJSON_AddStringToObject(t, name, q->text);
+        break;
+    }
+    case Q_NUM: {
+        cJSON *t = cJSON_AddObjectToObject(o, rnd(2) ? "term" : "match");
+        cJSON_AddNumberToObject(t, "status", (double)q->lo);
+        break;
+    }
+    case Q_RANGE: {
+        cJSON *r = cJSON_AddObjectToObject(o, "range");
+        cJSON *f = cJSON_AddObjectToObject(r, num_field[q->field]);
+        if (q->has_lo)
+            cJSON_AddNumberToObject(f, q->lo_incl ? "gte" : "gt", (double)q->lo);
+        if (q->has_hi)
+            cJSON_AddNumberToObject(f, q->hi_incl ? "lte" : "lt", (double)q->hi);
+        break;
+    }
+    case Q_BOOL: {
+        cJSON *b = cJSON_AddObjectToObject(o, "bool");
+        struct { const char *n; bq *const *l; int c; } ls[4] = {
+            {"must", q->must, q->nmust}, {"should", q->should, q->nshould},
+            {"filter", q->filter, q->nfilter}, {"must_not", q->not, q->nnot}};
+        for (int k = 0; k < 4; k++) {
+            if (!ls[k].c)
+                continue;
+            cJSON *a = cJSON_AddArrayToObject(b, ls[k].n);
+            for (int i = 0; i < ls[k].c; i++)
+                cJSON_AddItemToArray(a, to_json(ls[k].l[i]));
+        }
+        if (q->msm)
+            cJSON_AddNumberToObject(b, "minimum_should_match", q->msm);
+        break;
+    }
+    case Q_ALL:
+        cJSON_AddObjectToObject(o, "match_all");
+        break;
+    case Q_EXISTS: {
+        cJSON *e = cJSON_AddObjectToObject(o, "exists");
+        cJSON_AddStringToObject(e, "field", q->field ? "user_agent" : "url");
+        break;
+    }
+    }
+    return o;
+}
+
+/* Returns 1 and the score if doc d matches q. */
+static int bf_eval(const bq *q, const bdoc *d, double *score)
+{
+    *score = 0;
+    switch (q->type) {
+    case Q_MATCH: {
+        size_t matched = 0, n = q->nqtok;
+        double s = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (tf_of(d, q->field, q->qtok[i].t, q->qtok[i].n)) {
+                matched++;
+                s += text_score(q->field, q->qtok[i].t, q->qtok[i].n, d, 1.0);
+            }
+        }
+        if (n == 0)
+            return 0;
+        int ok = q->op_and ? matched == n
+                 : q->msm ? matched >= (size_t)q->msm && matched > 0
+                 : matched > 0;
+        *score = s;
+        return ok;
+    }
+    case Q_KW:
+        if (!d->kw[q->field] || strcmp(d->kw[q->field], q->text))
+            return 0;
+        *score = kw_score(q->field, q->text, d);
+        return 1;
+    case Q_NUM:
+        *score = 1;
+        return d->status == q->lo;
+    case Q_RANGE: {
+        long long v = num_of(d, q->field);
+        int ok = (!q->has_lo || (q->lo_incl ? v >= q->lo : v > q->lo)) &&
+                 (!q->has_hi || (q->hi_incl ? v <= q->hi : v < q->hi));
+        *score = 1;
+        return ok;
+    }
+    case Q_ALL:
+        *score = 1;
+        return 1;
+    case Q_EXISTS:
+        *score = 1;
+        return 1; /* every doc of the sample has url and user_agent */
+    case Q_BOOL: {
+        double s = 0, x;
+        if (!q->nmust && !q->nshould && !q->nfilter && !q->nnot) {
+            *score = 1; /* Elasticsearch rewrites bool {} to match_all */
+            return 1;
+        }
+        for (int i = 0; i < q->nmust; i++) {
+            if (!bf_eval(q->must[i], d, &x))
+                return 0;
+            s += x;
+        }
+        for (int i = 0; i < q->nfilter; i++)
+            if (!bf_eval(q->filter[i], d, &x))
+                return 0;
+        for (int i = 0; i < q->nnot; i++)
+            if (bf_eval(q->not[i], d, &x))
+                return 0;
+        int cnt = 0;
+        for (int i = 0; i < q->nshould; i++)
+            if (bf_eval(q->should[i], d, &x)) {
+                cnt++;
+                s += x;
+            }
+        int msm = q->msm ? q->msm : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
+        if (cnt < msm)
+            return 0;
+        *score = s;
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* ---- the engine side ---------------------------------------------------- */
+
+static fds_mapping *mapping;
+static fds_sidx *sidx[NSEG];
+static fds_search_segment segs[NSEG];
+static uint8_t *live[NSEG];
+static uint64_t wand_scored, wand_total;
+
+static fds_search_result run(const char *body, fds_search_request **rq)
+{
+    fds_err err;
+    fds_err_clear(&err);
+    fds_search_result res;
+    memset(&res, 0, sizeof res);
+    if (fds_search_parse(body, strlen(body), mapping, 0, rq, &err)) {
+        fprintf(stderr, "parse failed: %s\n  %s\n", err.reason, body);
+        qt_failures++;
+        *rq = NULL;
+        return res;
+    }
+    if (fds_search_execute(*rq, segs, NSEG, &res, &err)) {
+        fprintf(stderr, "execute failed: %s\n", err.reason);
+        qt_failures++;
+    }
+    return res;
+}
+
+static const bdoc *hit_doc(const fds_hit *h)
+{
+    size_t l;
+    const char *id = fds_sidx_doc_id(sidx[h->seg], h->doc, &l);
+    int k = atoi(id + 4);
+    return &bd[k];
+}
+
+typedef struct cand {
+    size_t i;
+    double s;
+    long long key;
+} cand;
+
+static int by_score(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->s != y->s)
+        return x->s > y->s ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int sort_desc;
+static int by_key(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->key != y->key)
+        return (x->key < y->key ? -1 : 1) * (sort_desc ? -1 : 1);
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int check_query(int qi)
+{
+    bq *q = gen(0);
+    int fails0 = qt_failures;
+    int size = (int)rnd(25), from = rnd(4) == 0 ? (int)rnd(20) : 0;
+    int sortf = rnd(4) == 0 ? (int)rnd(3) : -1; /* numeric field sort */
+    int desc = rnd(2);
+    int tt = rnd(4); /* 0 default, 1 true, 2 false, 3 = 50 */
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddItemToObject(body, "query", to_json(q));
+    cJSON_AddNumberToObject(body, "size", size);
+    cJSON_AddNumberToObject(body, "from", from);
+    if (tt == 1) cJSON_AddTrueToObject(body, "track_total_hits");
+    if (tt == 2) cJSON_AddFalseToObject(body, "track_total_hits");
+    if (tt == 3) cJSON_AddNumberToObject(body, "track_total_hits", 50);
+    if (sortf >= 0) {
+        cJSON *s = cJSON_AddArrayToObject(body, "sort");
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, num_field[sortf], desc ? "desc" : "asc");
+        cJSON_AddItemToArray(s, o);
+    }
+    char *text = cJSON_PrintUnformatted(body);
+    cJSON_Delete(body);
+
+    /* brute force */
+    cand *c = malloc(nd * sizeof *c);
+    size_t nc = 0;
+    for (size_t i = 0; i < nd; i++) {
+        if (!bd[i].live)
+            continue;
+        double s;
+        if (bf_eval(q, &bd[i], &s)) {
+            c[nc].i = i;
+            c[nc].s = s;
+            c[nc].key = sortf >= 0 ? num_of(&bd[i], sortf) : 0;
+            nc++;
+        }
+    }
+    sort_desc = desc;
+    qsort(c, nc, sizeof *c, sortf >= 0 ? by_key : by_score);
+
+    fds_search_request *rq;
+    fds_search_result res = run(text, &rq);
+    if (!rq)
+        goto out;
+    /* totals */
+    uint64_t limit = tt == 1 ? UINT64_MAX : tt == 3 ? 50 : 10000;
+    if (tt != 2) {
+        uint64_t want = nc > limit ? limit : nc;
+        if (res.total != want || res.total_is_lower_bound != (nc > limit)) {
+            fprintf(stderr, "q%d total %llu%s, brute force %zu\n", qi,
+                    (unsigned long long)res.total,
+                    res.total_is_lower_bound ? "+" : "", nc);
+            qt_failures++;
+        }
+    }
+    size_t want_hits = nc > (size_t)from ? nc - from : 0;
+    if (want_hits > (size_t)size)
+        want_hits = size;
+    ASSERT_EQ_U(res.nhits, want_hits);
+    if (sortf >= 0) {
+        for (size_t i = 0; i < res.nhits && i < want_hits; i++) {
+            const bdoc *d = hit_doc(&res.hits[i]);
+            if (d != &bd[c[from + i].i]) {
+                fprintf(stderr, "q%d sorted hit %zu: %s, expected %s\n", qi, i,
+                        d->id, bd[c[from + i].i].id);
+                qt_failures++;
+                break;
+            }
+            ASSERT(res.hits[i].nsort == 1 &&
+                   (long long)res.hits[i].sort_num[0] == c[from + i].key);
+        }
+        /* search_after from the last hit gives the rest */
+        if (res.nhits && from == 0) {
+            long long last = c[res.nhits - 1].key;
+            static char sa[65536];
+            cJSON *tmp = cJSON_Parse(text);
+            char *qs = cJSON_PrintUnformatted(cJSON_GetObjectItem(tmp, "query"));
+            snprintf(sa, sizeof sa,
+                     "{\"query\":%s,\"size\":5,\"sort\":[{\"%s\":\"%s\"}],"
+                     "\"search_after\":[%lld]}",
+                     qs, num_field[sortf], desc ? "desc" : "asc", last);
+            free(qs);
+            cJSON_Delete(tmp);
+            fds_search_request *r2;
+            fds_search_result res2 = run(sa, &r2);
+            size_t k = 0;
+            while (k < nc && (desc ? c[k].key >= last : c[k].key <= last))
+                k++;
+            for (size_t i = 0; r2 && i < res2.nhits; i++) {
+                if (k + i >= nc || hit_doc(&res2.hits[i]) != &bd[c[k + i].i]) {
+                    fprintf(stderr, "q%d search_after hit %zu differs\n", qi, i);
+                    qt_failures++;
+                    break;
+                }
+            }
+            if (r2)
+                ASSERT_EQ_U(res2.nhits, nc - k < 5 ? nc - k : 5);
+            fds_search_result_free(&res2);
+            fds_search_request_free(r2);
+        }
+    } else {
+        /* scores: every hit's score is its brute-force score; order desc */
+        for (size_t i = 0; i < res.nhits; i++) {
+            const bdoc *d = hit_doc(&res.hits[i]);
+            double s;
+            int m = bf_eval(q, d, &s);
+            if (!m || !d->live || fabs(s - res.hits[i].score) > 1e-4 * fmax(1, s)) {
+                fprintf(stderr, "q%d hit %s score %.6f, brute force %.6f (match %d live %d)\n",
+                        qi, d->id, res.hits[i].score, s, m, d->live);
+                qt_failures++;
+                break;
+            }
+            if (i && res.hits[i].score > res.hits[i - 1].score + 1e-6) {
+                fprintf(stderr, "q%d hits not in score order\n", qi);
+                qt_failures++;
+            }
+        }
+        /* completeness: the k-th score matches, nobody clearly better is
+         * missing from the page */
+        if (want_hits) {
+            double kth = c[from + want_hits - 1].s;
+            double got = res.hits[res.nhits - 1].score;
+            if (fabs(kth - got) > 1e-4 * fmax(1, kth)) {
+                fprintf(stderr, "q%d last score %.6f, brute force %.6f\n", qi,
+                        got, kth);
+                qt_failures++;
+            }
+            if (from == 0)
+                for (size_t j = 0; j < nc && c[j].s > kth + 1e-3; j++) {
+                    int found = 0;
+                    for (size_t i = 0; i < res.nhits; i++)
+                        found |= hit_doc(&res.hits[i]) == &bd[c[j].i];
+                    if (!found) {
+                        fprintf(stderr, "q%d missing %s (%.6f)\n", qi,
+                                bd[c[j].i].id, c[j].s);
+                        qt_failures++;
+                        break;
+                    }
+                }
+        }
+        wand_scored += res.postings_scored;
+        wand_total += res.postings_total;
+    }
+out:
+    if (qt_failures != fails0)
+        fprintf(stderr, "  query %d: %s\n", qi, text);
+    fds_search_result_free(&res);
+    fds_search_request_free(rq);
+    free(text);
+    free(c);
+    bq_free(q);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = argc > 1 ? argv[1] : "datasets/nginx-zanbil-access-10k.log";
+    int nq = argc > 2 ? atoi(argv[2]) : NQUERIES;
+    if (argc > 3)
+        rng = strtoull(argv[3], NULL, 0) | 1;
+    qt_docs docs;
+    if (qt_load(path, &docs, 100000)) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return 1;
+    }
+    nd = docs.n;
+    bd = calloc(nd, sizeof *bd);
+    for (size_t i = 0; i < nd; i++) {
+        bdoc *d = &bd[i];
+        snprintf(d->id, sizeof d->id, "doc-%zu", i);
+        cJSON *j = cJSON_ParseWithLength(docs.json[i], docs.len[i]);
+        for (int f = 0; f < NTEXT; f++) {
+            const char *v = cJSON_GetObjectItem(j, text_field[f])->valuestring;
+            void *arg[2] = {d, &f};
+            fds_analyze(v, strlen(v), collect, arg);
+            if (strlen(v) <= 256) /* keyword ignore_above (ASCII sample) */
+                d->kw[f] = strdup(v);
+        }
+        d->status = (long long)cJSON_GetObjectItem(j, "status")->valuedouble;
+        d->bytes = (long long)cJSON_GetObjectItem(j, "body_bytes_sent")->valuedouble;
+        d->ts = parse_ts(cJSON_GetObjectItem(j, "@timestamp")->valuestring);
+        cJSON_Delete(j);
+    }
+    /* segments of uneven sizes, ~5% deleted */
+    mapping = fds_mapping_create();
+    size_t cut[NSEG + 1] = {0, nd / 7, nd / 2, nd * 4 / 5, nd};
+    char dir[] = "/tmp/fds-qprop-XXXXXX";
+    ASSERT(mkdtemp(dir) != NULL);
+    for (int s = 0; s < NSEG; s++) {
+        fds_sidx_writer *w = fds_sidx_writer_create(mapping);
+        uint32_t n = (uint32_t)(cut[s + 1] - cut[s]);
+        live[s] = calloc((n + 7) / 8, 1);
+        for (uint32_t k = 0; k < n; k++) {
+            size_t i = cut[s] + k;
+            fds_err err;
+            fds_err_clear(&err);
+            if (fds_sidx_writer_add(w, k, bd[i].id, strlen(bd[i].id),
+                                    (const uint8_t *)docs.json[i], docs.len[i],
+                                    &err)) {
+                fprintf(stderr, "add: %s\n", err.reason);
+                qt_failures++;
+            }
+            bd[i].seg = s;
+            bd[i].sdoc = k;
+            bd[i].live = s == 0 || rnd(20) != 0; /* segment 0 has no deletes */
+            if (bd[i].live)
+                live[s][k / 8] |= (uint8_t)(1u << (k % 8));
+        }
+        char p[256];
+        snprintf(p, sizeof p, "%s/s%d.sidx", dir, s);
+        fds_err err;
+        fds_err_clear(&err);
+        ASSERT(fds_sidx_writer_write(w, p, &err) == 0);
+        fds_sidx_writer_free(w);
+        ASSERT(fds_sidx_open(p, &sidx[s], &err) == 0);
+        unlink(p);
+        segs[s].sidx = sidx[s];
+        segs[s].live = s == 0 ? NULL : live[s];
+    }
+    rmdir(dir);
+    for (int qi = 0; qi < nq && qt_failures < 20; qi++)
+        check_query(qi);
+    printf("%d queries; postings scored %llu of %llu (%.1f%%)\n", nq,
+           (unsigned long long)wand_scored, (unsigned long long)wand_total,
+           wand_total ? 100.0 * (double)wand_scored / (double)wand_total : 0);
+    for (int s = 0; s < NSEG; s++) {
+        fds_sidx_close(sidx[s]);
+        free(live[s]);
+    }
+    fds_mapping_free(mapping);
+    for (size_t i = 0; i < nd; i++) {
+        for (int f = 0; f < NTEXT; f++) {
+            for (size_t k = 0; k < bd[i].ntok[f]; k++)
+                free(bd[i].toks[f][k].t);
+            free(bd[i].toks[f]);
+            free(bd[i].kw[f]);
+        }
+        free(docs.json[i]);
+    }
+    free(bd);
+    free(docs.json);
+    free(docs.len);
+    for (size_t i = 0; i < nstats; i++)
+        free(stats[i].t);
+    free(stats);
+    if (qt_failures)
+        fprintf(stderr, "%d failure(s)\n", qt_failures);
+    return qt_failures ? 1 : 0;
+}

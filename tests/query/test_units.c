@@ -1,0 +1,500 @@
+/*
+ * test_units: unit tests of src/query and the DSL -- the analyzer (ASCII,
+ * Persian, CJK, URLs, user agents), the postings block codec, dates and
+ * norms, mapping inference and explicit mappings, document validation
+ * errors, exact integers beyond 2^53, DSL errors, _source filtering,
+ * explain, and a damaged segment index file.
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "dsl.h"
+#include "postings.h"
+#include "qtest.h"
+#include "query.h"
+#include "query_int.h"
+
+/* ---- analyzer ------------------------------------------------------------ */
+
+static char toks[4096];
+
+static int join_tok(void *arg, const char *t, size_t n)
+{
+    (void)arg;
+    size_t l = strlen(toks);
+    if (l)
+        toks[l++] = '|';
+    memcpy(toks + l, t, n);
+    toks[l + n] = 0;
+    return 0;
+}
+
+static const char *an(const char *s)
+{
+    toks[0] = 0;
+    fds_analyze(s, strlen(s), join_tok, NULL);
+    return toks;
+}
+
+static void test_analyzer(void)
+{
+    ASSERT_STR(an("/image/60844/productModel/200x200"),
+               "image|60844|productmodel|200x200");
+    ASSERT_STR(an("Mozilla/5.0 (compatible; AhrefsBot/6.1; +http://ahrefs.com/robot/)"),
+               "mozilla|5.0|compatible|ahrefsbot|6.1|http|ahrefs.com|robot");
+    ASSERT_STR(an("Hello, World! It's 3.14 and 1,000,000."),
+               "hello|world|it's|3.14|and|1,000,000");
+    ASSERT_STR(an("foo_bar U.S.A. a.b."), "foo_bar|u.s.a|a.b");
+    ASSERT_STR(an("ÉCOLE Straße"), "école|straße");
+    ASSERT_STR(an("中文字"), "中|文|字");
+    /* Persian: words, a zero-width non-joiner inside a word, Persian digits */
+    ASSERT_STR(an("گوشی موبایل سامسونگ"), "گوشی|موبایل|سامسونگ");
+    ASSERT_STR(an("می\xe2\x80\x8cخواهم"), "می\xe2\x80\x8cخواهم");
+    ASSERT_STR(an("قیمت ۱۲۳۴ تومان"), "قیمت|۱۲۳۴|تومان");
+    /* percent-encoded URLs are analysed as stored (not decoded) */
+    ASSERT_STR(an("/filter/27|13%20%D9%85%DA%AF"), "filter|27|13|20|d9|85|da|af");
+    ASSERT_STR(an("   ...---   "), "");
+    ASSERT_STR(an(""), "");
+    /* invalid UTF-8 separates tokens */
+    ASSERT_STR(an("ab\xff" "cd"), "ab|cd");
+    /* long tokens are split at 255 characters */
+    char longw[600];
+    memset(longw, 'a', 600);
+    longw[599] = 0;
+    an(longw);
+    ASSERT(strlen(toks) == 599 + 2);
+}
+
+/* ---- postings, dates, norms ---------------------------------------------- */
+
+static void test_postings(void)
+{
+    uint32_t docs[128], tfs[128], d2[128], t2[128];
+    uint8_t buf[FDS_POSTINGS_BLOCK_BOUND(128)];
+    uint64_t r = 12345;
+    for (int round = 0; round < 200; round++) {
+        unsigned n = 1 + (unsigned)(r % 128);
+        uint32_t base = (uint32_t)(r % 1000), d = base;
+        for (unsigned i = 0; i < n; i++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            d += (uint32_t)(r >> 60) + (round % 7 == 0 ? (uint32_t)(r >> 40) % 100000 : 0);
+            docs[i] = d++;
+            tfs[i] = 1 + (uint32_t)(r >> 58);
+        }
+        size_t len = fds_postings_encode_block(docs, tfs, n, base, buf);
+        long got = fds_postings_decode_block(buf, buf + len, n, base,
+                                             UINT32_MAX, d2, t2);
+        ASSERT(got == (long)len);
+        ASSERT(memcmp(docs, d2, n * 4) == 0 && memcmp(tfs, t2, n * 4) == 0);
+        /* truncated input and doc ids past max_doc are errors */
+        ASSERT(fds_postings_decode_block(buf, buf + len - 1, n, base,
+                                         UINT32_MAX, d2, t2) < 0);
+        ASSERT(fds_postings_decode_block(buf, buf + len, n, base,
+                                         docs[n - 1], d2, t2) < 0);
+    }
+    int64_t ms;
+    ASSERT(fds__parse_date("2019-01-22T03:56:14+03:30", 25, false, &ms) == 0);
+    ASSERT(ms == 1548116774000LL);
+    ASSERT(fds__parse_date("2019-01-22T00:26:14.5Z", 22, false, &ms) == 0);
+    ASSERT(ms == 1548116774500LL);
+    ASSERT(fds__parse_date("2019-01-22", 10, false, &ms) == 0);
+    ASSERT(ms == 1548115200000LL);
+    ASSERT(fds__parse_date("2019-02-30", 10, false, &ms) != 0);
+    ASSERT(fds__parse_date("22/Jan/2019", 11, false, &ms) != 0);
+    ASSERT(fds__parse_date("1548116774000", 13, true, &ms) == 0 && ms == 1548116774000LL);
+    /* Lucene SmallFloat.intToByte4: exact below 24, 4 significant bits above */
+    for (uint32_t l = 0; l < 24; l++)
+        ASSERT(fds__norm_decode(fds__norm_encode(l)) == l);
+    ASSERT(fds__norm_encode(100) == 57 && fds__norm_decode(57) == 96);
+    for (uint32_t l = 1; l < 100000; l = l * 3 / 2 + 1)
+        ASSERT(fds__norm_decode(fds__norm_encode(l)) <= l);
+    int64_t v;
+    ASSERT(fds__parse_long("9007199254740993", 16, false, &v) == 0 &&
+           v == 9007199254740993LL);
+    ASSERT(fds__parse_long("9223372036854775808", 19, false, &v) == FDS_ERANGE);
+    ASSERT(fds__parse_long("-9223372036854775808", 20, false, &v) == 0 &&
+           v == INT64_MIN);
+}
+
+/* ---- mappings and validation --------------------------------------------- */
+
+static int add_doc(fds_sidx_writer *w, uint32_t d, const char *json,
+                   fds_err *err)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%u", d);
+    fds_err_clear(err);
+    return fds_sidx_writer_add(w, d, id, strlen(id), (const uint8_t *)json,
+                               strlen(json), err);
+}
+
+static int validate(fds_mapping *m, const char *json, fds_err *err)
+{
+    fds_err_clear(err);
+    return fds_doc_validate(m, (const uint8_t *)json, strlen(json), err);
+}
+
+static void test_mapping(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"status\":{\"type\":\"integer\"},"
+                                     "\"tags\":{\"type\":\"keyword\"}}}", 75, &err) == 0);
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    ASSERT(add_doc(w, 0, "{\"msg\":\"Hello\",\"n\":5,\"f\":1.5,"
+                         "\"t\":\"2019-01-22T03:56:14+03:30\",\"b\":true,"
+                         "\"o\":{\"x\":\"y\"},\"status\":200,\"tags\":[\"a\",\"b\"]}",
+                   &err) == 0);
+    char *j = fds_mapping_to_json(m);
+    ASSERT_STR(j, "{\"properties\":{\"b\":{\"type\":\"boolean\"},"
+                  "\"f\":{\"type\":\"float\"},"
+                  "\"msg\":{\"type\":\"text\",\"fields\":{\"keyword\":{\"type\":"
+                  "\"keyword\",\"ignore_above\":256}}},"
+                  "\"n\":{\"type\":\"long\"},"
+                  "\"o\":{\"properties\":{\"x\":{\"type\":\"text\",\"fields\":"
+                  "{\"keyword\":{\"type\":\"keyword\",\"ignore_above\":256}}}}},"
+                  "\"status\":{\"type\":\"integer\"},"
+                  "\"t\":{\"type\":\"date\"},\"tags\":{\"type\":\"keyword\"}}}");
+    /* the JSON round-trips through merge into an equal mapping */
+    fds_mapping *m2 = fds_mapping_create();
+    ASSERT(fds_mapping_merge_json(m2, j, strlen(j), &err) == 0);
+    char *j2 = fds_mapping_to_json(m2);
+    ASSERT_STR(j2, j);
+    free(j2);
+    fds_mapping_free(m2);
+    free(j);
+
+    /* conflicts and bad definitions */
+    fds_err_clear(&err);
+    ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"n\":{\"type\":\"keyword\"}}}",
+                                  43, &err) == FDS_EINVAL);
+    ASSERT_STR(err.type, "illegal_argument_exception");
+    fds_err_clear(&err);
+    ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"z\":{\"type\":\"nope\"}}}",
+                                  40, &err) == FDS_EINVAL);
+    ASSERT(strstr(err.reason, "No handler for type [nope]") != NULL);
+
+    /* validation */
+    ASSERT(validate(m, "{\"status\":\"abc\"}", &err) == FDS_EINVAL);
+    ASSERT_STR(err.type, "document_parsing_exception");
+    ASSERT(err.status == 400);
+    ASSERT(strstr(err.reason, "failed to parse field [status] of type [integer]") != NULL);
+    ASSERT(strstr(err.reason, "'abc'") != NULL);
+    ASSERT(validate(m, "{\"status\":\"201\"}", &err) == 0); /* coerced */
+    ASSERT(validate(m, "{\"status\":3000000000}", &err) == FDS_ERANGE ||
+           err.code != 0);
+    ASSERT(validate(m, "{\"t\":\"yesterday\"}", &err) != 0);
+    ASSERT(strstr(err.reason, "of type [date]") != NULL);
+    ASSERT(validate(m, "{\"o\":\"flat\"}", &err) != 0);
+    ASSERT(strstr(err.reason, "object mapping for [o]") != NULL);
+    ASSERT(validate(m, "{\"msg\":{\"a\":1}}", &err) != 0);
+    ASSERT(validate(m, "[1,2]", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "{\"a\":1,\"a\":2}", &err) == FDS_EPARSE);
+    ASSERT(strstr(err.reason, "Duplicate field 'a'") != NULL);
+    ASSERT(validate(m, "{\"o\":{\"x\":1,\"y\":{},\"x\":2}}", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "{\"a\":\"\\u0061\",\"\\u0061\":2}", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "{\"a\":\"\xff\"}", &err) == FDS_EPARSE);
+    ASSERT(strstr(err.reason, "UTF-8") != NULL);
+    ASSERT(validate(m, "{\"a\":\"\xc0\xaf\"}", &err) == FDS_EPARSE); /* overlong */
+    ASSERT(validate(m, "{\"a\":\"\xed\xa0\x80\"}", &err) == FDS_EPARSE); /* surrogate */
+    ASSERT(validate(m, "{\"a\":\"\\ud800\"}", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "{\"a\":1} x", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "{\"a\":01}", &err) == FDS_EPARSE);
+    ASSERT(validate(m, "{\"a\":\"\\u0000x\"}", &err) == 0);
+    ASSERT(validate(m, "{\"deep\":[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]}", &err) != 0);
+    ASSERT(validate(m, "{\"ok\":\"\xd9\x85\xdb\x8c\"}", &err) == 0);
+    /* a rejected document leaves no postings behind */
+    ASSERT(add_doc(w, 1, "{\"msg\":\"ghost\",\"status\":\"abc\"}", &err) != 0);
+    ASSERT(add_doc(w, 1, "{\"msg\":\"world\",\"n\":9007199254740993}", &err) == 0);
+    ASSERT(add_doc(w, 2, "{\"msg\":\"x\",\"n\":9007199254740992}", &err) == 0);
+    ASSERT(add_doc(w, 4, "{}", &err) == FDS_EINVAL); /* out of order */
+
+    char path[] = "/tmp/fds-qunit-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    fds_err_clear(&err);
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s = NULL;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    ASSERT(fds_sidx_max_doc(s) == 3);
+    uint32_t doc;
+    ASSERT(fds_sidx_find_id(s, "2", 1, &doc) == 0 && doc == 2);
+    ASSERT(fds_sidx_find_id(s, "7", 1, &doc) == FDS_ENOTFOUND);
+    size_t il;
+    const char *id = fds_sidx_doc_id(s, 1, &il);
+    ASSERT(id && il == 1 && id[0] == '1');
+    fds_search_segment seg = {s, NULL};
+
+    struct { const char *body; uint64_t total; } cases[] = {
+        {"{\"query\":{\"match\":{\"msg\":\"ghost\"}}}", 0},
+        {"{\"query\":{\"match\":{\"msg\":\"HELLO world\"}}}", 2},
+        {"{\"query\":{\"match\":{\"msg\":{\"query\":\"hello world\",\"operator\":\"and\"}}}}", 0},
+        {"{\"query\":{\"term\":{\"n\":\"9007199254740993\"}}}", 1},
+        {"{\"query\":{\"term\":{\"n\":9007199254740992}}}", 1},
+        {"{\"query\":{\"range\":{\"n\":{\"gt\":9007199254740992}}}}", 1},
+        {"{\"query\":{\"range\":{\"t\":{\"gte\":\"2019-01-22T00:26:14Z\",\"lt\":\"2019-01-23\"}}}}", 1},
+        {"{\"query\":{\"range\":{\"t\":{\"gt\":\"2019-01-22T03:56:14+03:30\"}}}}", 0},
+        {"{\"query\":{\"terms\":{\"tags\":[\"b\",\"zz\"]}}}", 1},
+        {"{\"query\":{\"exists\":{\"field\":\"f\"}}}", 1},
+        {"{\"query\":{\"ids\":{\"values\":[\"0\",\"2\",\"9\"]}}}", 2},
+        {"{\"query\":{\"match\":{\"nosuchfield\":\"x\"}}}", 0},
+        {"{\"query\":{\"bool\":{\"must_not\":[{\"ids\":{\"values\":[\"1\"]}}]}}}", 2},
+        {"", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fds_search_request *r;
+        fds_err_clear(&err);
+        if (fds_search_parse(cases[i].body, strlen(cases[i].body), m, 0, &r, &err)) {
+            fprintf(stderr, "parse %s: %s\n", cases[i].body, err.reason);
+            qt_failures++;
+            continue;
+        }
+        fds_search_result res;
+        ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
+        if (res.total != cases[i].total) {
+            fprintf(stderr, "%s: total %llu, expected %llu\n", cases[i].body,
+                    (unsigned long long)res.total,
+                    (unsigned long long)cases[i].total);
+            qt_failures++;
+        }
+        fds_search_result_free(&res);
+        fds_search_request_free(r);
+    }
+    fds_sidx_close(s);
+
+    /* a damaged file is refused with its path */
+    FILE *f = fopen(path, "r+b");
+    fseek(f, 100, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 100, SEEK_SET);
+    fputc(c ^ 0x20, f);
+    fclose(f);
+    fds_err_clear(&err);
+    ASSERT(fds_sidx_open(path, &s, &err) == FDS_ECORRUPT);
+    ASSERT(strstr(err.reason, path) != NULL);
+    ASSERT(truncate(path, 50) == 0);
+    fds_err_clear(&err);
+    ASSERT(fds_sidx_open(path, &s, &err) == FDS_ECORRUPT);
+    fds_err_clear(&err);
+    ASSERT(fds_sidx_open("/nonexistent/x.sidx", &s, &err) == FDS_EIO);
+    unlink(path);
+    fds_mapping_free(m);
+}
+
+/* ---- DSL and rendering ----------------------------------------------------- */
+
+static int parse_err(fds_mapping *m, const char *body, fds_err *err)
+{
+    fds_search_request *r = NULL;
+    fds_err_clear(err);
+    int rc = fds_search_parse(body, strlen(body), m, 0, &r, err);
+    fds_search_request_free(r);
+    return rc;
+}
+
+static const uint8_t *g_src;
+static int fetch1(void *arg, const fds_hit *h, size_t n, const uint8_t **src,
+                  size_t *len, fds_err *err)
+{
+    (void)arg; (void)h; (void)err;
+    for (size_t i = 0; i < n; i++) {
+        src[i] = g_src;
+        len[i] = strlen((const char *)g_src);
+    }
+    return 0;
+}
+
+static void test_dsl(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"msg\":{\"type\":\"text\"},"
+                                     "\"n\":{\"type\":\"long\"}}}", 64, &err) == 0);
+    ASSERT(parse_err(m, "{\"query\":{\"foo\":{}}}", &err) == FDS_EPARSE);
+    ASSERT_STR(err.type, "parsing_exception");
+    ASSERT(err.status == 400);
+    ASSERT_STR(err.reason, "unknown query [foo]");
+    ASSERT(parse_err(m, "{\"query\":{\"match\":{\"msg\":\"x\"}", &err) == FDS_EPARSE);
+    ASSERT(strstr(err.reason, "Failed to parse") != NULL);
+    ASSERT(parse_err(m, "{\"qeury\":{}}", &err) == FDS_EPARSE);
+    ASSERT(strstr(err.reason, "[qeury]") != NULL);
+    ASSERT(parse_err(m, "{\"query\":{\"bool\":{\"must\":[{\"nope\":{}}]}}}", &err) == FDS_EPARSE);
+    ASSERT_STR(err.reason, "unknown query [nope]");
+    ASSERT(parse_err(m, "{\"query\":{\"match\":{\"msg\":\"a\"},\"term\":{}}}", &err) == FDS_EPARSE);
+    ASSERT(parse_err(m, "{\"query\":{\"bool\":{\"must\":[],\"bogus\":1}}}", &err) == FDS_EPARSE);
+    ASSERT(strstr(err.reason, "[bogus]") != NULL);
+    ASSERT(parse_err(m, "{\"size\":10001}", &err) == FDS_EINVAL);
+    ASSERT_STR(err.type, "illegal_argument_exception");
+    ASSERT(strstr(err.reason, "Result window is too large, from + size must be "
+                              "less than or equal to: [10000] but was [10001]") != NULL);
+    ASSERT(parse_err(m, "{\"from\":9995,\"size\":10}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"size\":-1}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"sort\":[\"msg\"]}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"sort\":[{\"n\":\"desc\"}],\"search_after\":[1,2]}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "[]", &err) == FDS_EPARSE);
+    ASSERT(parse_err(m, "  ", &err) == 0);
+    ASSERT(parse_err(m, "{\"query\":{\"range\":{\"n\":{\"gte\":\"abc\"}}}}", &err) != 0);
+
+    fds_search_request *r;
+    ASSERT(fds_search_parse("{}", 2, m, 0, &r, &err) == 0);
+    fds_err_clear(&err);
+    ASSERT(fds_search_apply_param(r, "size", "9000", &err) == 0);
+    ASSERT(fds_search_apply_param(r, "from", "1001", &err) == FDS_EINVAL);
+    fds_err_clear(&err);
+    ASSERT(fds_search_apply_param(r, "size", "-3", &err) != 0);
+    fds_err_clear(&err);
+    ASSERT(fds_search_apply_param(r, "track_total_hits", "false", &err) == 0);
+    ASSERT(fds_search_apply_param(r, "q", "msg:hello", &err) == 0);
+
+    /* render: _source spliced verbatim, total omitted when not tracked */
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    const char *doc = "{ \"msg\" : \"hello there\", \"n\": 9007199254740993,"
+                      " \"o\": {\"a\": 1, \"b\": [1.50, 2]} }";
+    g_src = (const uint8_t *)doc;
+    ASSERT(add_doc(w, 0, doc, &err) == 0);
+    char path[] = "/tmp/fds-qdsl-XXXXXX";
+    close(mkstemp(path));
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    unlink(path);
+    fds_search_segment seg = {s, NULL};
+    fds_search_result res;
+    ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
+    size_t len;
+    char *out = fds_search_render(r, &res, &seg, "idx", 3, fetch1, NULL, &len, &err);
+    ASSERT(out && strstr(out, "\"_source\":{ \"msg\" : \"hello there\", \"n\": "
+                              "9007199254740993, \"o\": {\"a\": 1, \"b\": [1.50, 2]} }"));
+    ASSERT(out && !strstr(out, "\"total\":{"));
+    if (qt_failures && out)
+        fprintf(stderr, "%s\n", out);
+    ASSERT(out && strstr(out, "{\"took\":3,\"timed_out\":false,\"_shards\":{\"total\":1,"
+                              "\"successful\":1,\"skipped\":0,\"failed\":0},\"hits\":{"));
+    free(out);
+    fds_search_result_free(&res);
+    fds_search_request_free(r);
+
+    /* _source filtering keeps bytes; explain; count form */
+    const char *b2 = "{\"query\":{\"match\":{\"msg\":\"hello\"}},\"explain\":true,"
+                     "\"_source\":{\"includes\":[\"o.*\",\"n\"],\"excludes\":[\"o.a\"]}}";
+    ASSERT(fds_search_parse(b2, strlen(b2), m, 0, &r, &err) == 0);
+    ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
+    ASSERT(res.nhits == 1 && res.explain_json != NULL);
+    out = fds_search_render(r, &res, &seg, "idx", 3, fetch1, NULL, &len, &err);
+    ASSERT(out && strstr(out, "\"_source\":{\"n\":9007199254740993,\"o\":{\"b\":[1.50, 2]}}"));
+    ASSERT(out && strstr(out, "\"_explanation\":{\"value\":"));
+    ASSERT(out && strstr(out, "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:"));
+    ASSERT(out && strstr(out, "\"total\":{\"value\":1,\"relation\":\"eq\"}"));
+    if (qt_failures && out)
+        fprintf(stderr, "%s\n", out);
+    free(out);
+    fds_search_result_free(&res);
+    fds_search_request_free(r);
+
+    ASSERT(fds_search_parse("{\"query\":{\"match_all\":{}}}", 26, m, 1, &r, &err) == 0);
+    ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
+    out = fds_search_render(r, &res, &seg, "idx", 0, NULL, NULL, &len, &err);
+    ASSERT_STR(out, "{\"count\":1,\"_shards\":{\"total\":1,\"successful\":1,"
+                    "\"skipped\":0,\"failed\":0}}");
+    free(out);
+    fds_search_result_free(&res);
+    fds_search_request_free(r);
+    ASSERT(parse_err(m, "{\"query\":{\"match_all\":{}},\"size\":3}", &err) == 0);
+    fds_err_clear(&err);
+    ASSERT(fds_search_parse("{\"size\":3}", 10, m, 1, &r, &err) == FDS_EPARSE);
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
+/* an empty segment and an empty segment list are valid */
+static void test_empty(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    char path[] = "/tmp/fds-qempty-XXXXXX";
+    close(mkstemp(path));
+    fds_err err;
+    fds_err_clear(&err);
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s = NULL;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    unlink(path);
+    if (!s) {
+        fds_mapping_free(m);
+        return;
+    }
+    ASSERT(fds_sidx_max_doc(s) == 0);
+    uint32_t d;
+    ASSERT(fds_sidx_find_id(s, "x", 1, &d) == FDS_ENOTFOUND);
+    fds_search_request *r;
+    ASSERT(fds_search_parse("", 0, m, 0, &r, &err) == 0);
+    fds_search_segment seg = {s, NULL};
+    fds_search_result res;
+    for (unsigned n = 0; n <= 1; n++) {
+        ASSERT(fds_search_execute(r, &seg, n, &res, &err) == 0);
+        ASSERT(res.total == 0 && res.nhits == 0);
+        size_t len;
+        char *out = fds_search_render(r, &res, &seg, "e", 0, NULL, NULL, &len, &err);
+        ASSERT(out && strstr(out, "\"total\":{\"value\":0,\"relation\":\"eq\"},"
+                                  "\"max_score\":null,\"hits\":[]"));
+        free(out);
+        fds_search_result_free(&res);
+    }
+    fds_search_request_free(r);
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
+/* Golden check of the .sidx format: the same documents must give the same
+ * bytes.  A deliberate format change bumps FDS_SIDX_VERSION and updates
+ * these constants (run with FDS_GOLDEN_PRINT=1 to print them). */
+#define GOLDEN_LEN 1704u
+#define GOLDEN_CRC 0x3bee461cu
+static void test_golden(void)
+{
+    static const char *docs[] = {
+        "{\"@timestamp\":\"2019-01-22T03:56:14+03:30\",\"method\":\"GET\","
+        "\"url\":\"/image/60844/productModel/200x200\",\"status\":200,"
+        "\"request_time\":0.25,\"ok\":true}",
+        "{\"@timestamp\":\"2019-01-22T03:57:01+03:30\",\"method\":\"POST\","
+        "\"url\":\"/m/filter/b113\",\"status\":404}",
+    };
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    for (uint32_t i = 0; i < 2; i++)
+        ASSERT(add_doc(w, i, docs[i], &err) == 0);
+    char path[] = "/tmp/fds-qgold-XXXXXX";
+    close(mkstemp(path));
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    FILE *f = fopen(path, "rb");
+    static uint8_t buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    unlink(path);
+    uint32_t crc = fds__crc32(0, buf, n);
+    if (getenv("FDS_GOLDEN_PRINT"))
+        printf("golden: len %zu crc 0x%08x\n", n, crc);
+    ASSERT_EQ_U(n, GOLDEN_LEN);
+    ASSERT_EQ_U(crc, GOLDEN_CRC);
+    fds_mapping_free(m);
+}
+
+int main(void)
+{
+    test_golden();
+    test_empty();
+    test_analyzer();
+    test_postings();
+    test_mapping();
+    test_dsl();
+    if (qt_failures)
+        fprintf(stderr, "%d failure(s)\n", qt_failures);
+    return qt_failures ? 1 : 0;
+}
