@@ -368,7 +368,8 @@ char *fds_mapping_to_json(const fds_mapping *m)
     fds_mfield **sorted = malloc((n ? n : 1) * sizeof *sorted);
     char *out = NULL;
     if (sorted) {
-        memcpy(sorted, m->fields, n * sizeof *sorted);
+        if (n)
+            memcpy(sorted, m->fields, n * sizeof *sorted);
         qsort(sorted, n, sizeof *sorted, name_cmp);
         cJSON *root = cJSON_CreateObject();
         if (root) {
