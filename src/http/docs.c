@@ -133,6 +133,21 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
               item_status(op, w));
 }
 
+/* The answer to a single-document write: a bulk item without "status". */
+static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
+                         const fds_write_result *w)
+{
+    sbuf b = {0};
+    write_item(&b, index, op, w);
+    char *st = b.p ? strstr(b.p, ",\"status\":") : NULL;
+    if (st) {
+        char *end = strchr(st + 1, '}');
+        memmove(st, end, strlen(end) + 1);
+        b.n = strlen(b.p);
+    }
+    sb_resp(o, item_status(op, w), &b);
+}
+
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
     fds_index *ix = fds_req_index(r, o, 0);
@@ -168,18 +183,8 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         fds_index_release(ix);
         return fds_resp_error(o, &w.err);
     }
-    sbuf b = {0};
-    write_item(&b, fds_index_name(ix), &op, &w);
-    /* the single-document answer has no "status" member */
-    char *st = b.p ? strstr(b.p, ",\"status\":") : NULL;
-    if (st) {
-        char *end = strchr(st + 1, '}');
-        memmove(st, end, strlen(end) + 1);
-        b.n = strlen(b.p);
-    }
-    int status = item_status(&op, &w);
+    write_single(o, fds_index_name(ix), &op, &w);
     fds_index_release(ix);
-    sb_resp(o, status, &b);
 }
 
 void fds_h_doc_get(fds_req *r, fds_resp *o)
@@ -248,17 +253,8 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
         fds_index_release(ix);
         return fds_resp_error(o, rc ? &e : &w.err);
     }
-    sbuf b = {0};
-    write_item(&b, fds_index_name(ix), &op, &w);
-    char *st = b.p ? strstr(b.p, ",\"status\":") : NULL;
-    if (st) {
-        char *end = strchr(st + 1, '}');
-        memmove(st, end, strlen(end) + 1);
-        b.n = strlen(b.p);
-    }
-    int status = item_status(&op, &w);
+    write_single(o, fds_index_name(ix), &op, &w);
     fds_index_release(ix);
-    sb_resp(o, status, &b);
 }
 
 /* ---- _bulk ------------------------------------------------------------------ */

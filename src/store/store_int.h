@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 
+#include "fds_bytes.h"
 #include "store.h"
 
 /* A live-docs bitset, reference-counted: a refresh that deletes docs of an
@@ -160,24 +161,6 @@ char *fds__seg_path(const fds_index *ix, uint64_t gen, const char *ext);
 static inline bool fds__live_get(const fds__live *l, uint32_t doc)
 {
     return !l || (l->bits[doc >> 3] >> (doc & 7)) & 1;
-}
-
-static inline void fds__put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline void fds__put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline uint32_t fds__get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-static inline uint64_t fds__get_u64(const uint8_t *p)
-{
-    return (uint64_t)fds__get_u32(p) | (uint64_t)fds__get_u32(p + 4) << 32;
 }
 
 #endif
