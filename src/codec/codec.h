@@ -66,7 +66,7 @@ typedef struct fds_codec_params {
     int level;                   /* zstd level (ZSTD, ZSTD_NO_DICT); ignored otherwise */
     uint32_t block_size;         /* close a block when raw bytes reach this */
     uint32_t max_docs_per_block; /* ... or when it holds this many docs */
-    /* Added after the first interface: number of independently decodable
+    /* Number of independently decodable
      * zstd blocks a ZSTD / ZSTD_NO_DICT block is cut into at doc boundaries
      * (ZSTD_e_flush), so a one-doc fetch can stop early.  0 = default
      * (FDS_ZSTD_SUB_BLOCKS_DEFAULT); 1 = one zstd block, like the zstd CLI.
@@ -176,7 +176,7 @@ typedef struct fds_block_view {
     uint32_t decoded_docs;    /* docs [0, decoded_docs) are available */
     size_t decoded_bytes;     /* bytes actually decompressed */
     size_t raw_len;           /* bytes of the whole block, uncompressed */
-    /* Added after the first interface: docs [first_doc, decoded_docs) are
+    /* Docs [first_doc, decoded_docs) are
      * available.  Always 0 after fds_block_decode(); fds_block_decode_doc()
      * may leave a window (LUCENE_DEFLATE decodes only the sub-blocks of the
      * doc, as Lucene does). */
@@ -197,7 +197,7 @@ int fds_block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
                      fds_block_view *out);
 
 /*
- * Added after the first interface.  Make doc `doc` available decoding as
+ * Make doc `doc` available decoding as
  * little as the codec allows: like fds_block_decode(upto_doc = doc) except
  * that LUCENE_DEFLATE decodes only its dictionary and the sub-blocks the doc
  * overlaps (Lucene's DeflateWithPresetDictCompressionMode.decompress), so
@@ -208,12 +208,12 @@ int fds_block_decode_doc(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
                          const fds_dict *dict, uint32_t doc,
                          fds_block_view *out);
 
-/* Added after the first interface: CRC-32C (Castagnoli) of `len` bytes,
+/* CRC-32C (Castagnoli) of `len` bytes,
  * continuing from `crc` (0 to start); the block checksum.  Uses SSE4.2 where
  * the CPU has it. */
 uint32_t fds_crc32c(uint32_t crc, const void *buf, size_t len);
 
-/* Added after the first interface: the dictionary's codec, level, bytes. */
+/* The dictionary's codec, and its bytes (owned by the dictionary; *len set). */
 fds_codec_id fds_dict_codec(const fds_dict *d);
 const uint8_t *fds_dict_bytes(const fds_dict *d, size_t *len);
 
