@@ -35,7 +35,7 @@ static int flatten(const cJSON *obj, const char *prefix, flat_kv *kv,
     for (const cJSON *c = obj->child; c; c = c->next) {
         char key[160];
         if (prefix[0])
-            snprintf(key, sizeof key, "%s.%s", prefix, c->string);
+            snprintf(key, sizeof key, "%.80s.%.78s", prefix, c->string);
         else
             snprintf(key, sizeof key, "%s", c->string);
         if (cJSON_IsObject(c)) {

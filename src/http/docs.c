@@ -148,11 +148,93 @@ static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
     sb_resp(o, item_status(op, w), &b);
 }
 
+/* The index `name`, created with default settings when missing, as
+ * Elasticsearch does on writes (action.auto_create_index).  Returns 0 or an
+ * error code with `err` filled. */
+static int index_for_write(fds_store *st, const char *name, fds_index **ix,
+                           fds_err *err)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds_store_get_index(st, name, ix, &e);
+    if (rc != FDS_ENOTFOUND) {
+        if (rc)
+            *err = e;
+        return rc;
+    }
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    fds_err_clear(&e);
+    rc = fds_store_create_index(st, name, &set, NULL, &e);
+    if (rc && rc != FDS_EEXIST) {
+        *err = e;
+        return rc;
+    }
+    return fds_store_get_index(st, name, ix, err);
+}
+
+/* if_seq_no / if_primary_term / version / version_type from the URL.
+ * Returns false with a 400 in `o` for bad values. */
+static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
+{
+    const char *sq = fds_req_param(r, "if_seq_no");
+    const char *pt = fds_req_param(r, "if_primary_term");
+    const char *ver = fds_req_param(r, "version");
+    const char *vt = fds_req_param(r, "version_type");
+    char *end;
+    if (sq || pt) {
+        if (!sq || !pt) {
+            fds_resp_errorf(o, 400, "action_request_validation_exception",
+                            "Validation Failed: 1: ifSeqNo is set, but primary "
+                            "term is [0];");
+            return false;
+        }
+        op->if_seq_no = strtoll(sq, &end, 10);
+        bool bad = *end || op->if_seq_no < 0;
+        op->if_primary_term = strtoll(pt, &end, 10);
+        if (bad || *end || op->if_primary_term < 1) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "bad [if_seq_no] [%s] or [if_primary_term] [%s]", sq, pt);
+            return false;
+        }
+        op->check_seq_no = true;
+    }
+    if (ver || vt) {
+        if (!vt || strcmp(vt, "external") || !ver) {
+            fds_resp_errorf(o, 400, "action_request_validation_exception",
+                            "Validation Failed: 1: internal versioning can not be "
+                            "used for optimistic concurrency control. Please use "
+                            "`if_seq_no` and `if_primary_term` instead;");
+            return false;
+        }
+        op->external_version = strtoll(ver, &end, 10);
+        if (*end || op->external_version < 1) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "failed to parse [version] with value [%s]", ver);
+            return false;
+        }
+    }
+    return true;
+}
+
+static const char *const WRITE_PARAMS[] = {
+    "refresh", "op_type", "if_seq_no", "if_primary_term", "version",
+    "version_type", "routing", "pipeline", "require_alias", NULL};
+
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    fds_write_op op = {0};
+    if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
+        !concurrency_params(r, o, &op))
         return;
+    fds_index *ix = NULL;
+    fds_err ce;
+    fds_err_clear(&ce);
+    if (index_for_write(r->store, r->seg[0], &ix, &ce)) {
+        if (!ce.index[0])
+            snprintf(ce.index, sizeof ce.index, "%s", r->seg[0]);
+        return fds_resp_error(o, &ce);
+    }
     const char *op_type = fds_req_param(r, "op_type");
     if (op_type && strcmp(op_type, "create") && strcmp(op_type, "index")) {
         fds_index_release(ix);
@@ -160,7 +242,6 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
                                "opType must be 'create' or 'index', found: [%s]",
                                op_type);
     }
-    fds_write_op op = {0};
     op.type = create_only || (op_type && !strcmp(op_type, "create"))
                   ? FDS_OP_CREATE : FDS_OP_INDEX;
     if (r->nseg == 3) {
@@ -187,8 +268,13 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
     fds_index_release(ix);
 }
 
+static const char *const GET_PARAMS[] = {"realtime", "refresh", "routing",
+                                         "preference", NULL};
+
 void fds_h_doc_get(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, GET_PARAMS))
+        return;
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix)
         return;
@@ -240,11 +326,14 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
 
 void fds_h_doc_delete(fds_req *r, fds_resp *o)
 {
+    fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
+                       .id_len = strlen(r->seg[2])};
+    if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
+        !concurrency_params(r, o, &op))
+        return;
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix)
         return;
-    fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
-                       .id_len = strlen(r->seg[2])};
     fds_write_result w;
     fds_err e;
     fds_err_clear(&e);
@@ -343,11 +432,19 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                 snprintf(buf, sizeof buf, "%.0f", m->valuedouble);
                 it->op.id = strdup(buf);
                 it->op.id_len = strlen(buf);
+            } else if (!strcmp(m->string, "if_seq_no") && cJSON_IsNumber(m)) {
+                it->op.check_seq_no = true;
+                it->op.if_seq_no = (int64_t)m->valuedouble;
+            } else if (!strcmp(m->string, "if_primary_term") && cJSON_IsNumber(m)) {
+                it->op.if_primary_term = (int64_t)m->valuedouble;
+            } else if (!strcmp(m->string, "version") && cJSON_IsNumber(m)) {
+                it->op.external_version = (int64_t)m->valuedouble;
+            } else if (!strcmp(m->string, "version_type") && cJSON_IsString(m) &&
+                       !strcmp(m->valuestring, "external")) {
+                /* the version given is external: applied with "version" */
             } else if (strcmp(m->string, "routing") && strcmp(m->string, "pipeline") &&
                        strcmp(m->string, "require_alias") &&
                        strcmp(m->string, "retry_on_conflict") &&
-                       strcmp(m->string, "version") &&
-                       strcmp(m->string, "version_type") &&
                        strcmp(m->string, "dynamic_templates"))
                 rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
                                  "Action/metadata line [%zu] contains an unknown "
@@ -460,8 +557,13 @@ out:
     cJSON_Delete(u);
 }
 
+static const char *const BULK_PARAMS[] = {"refresh", "routing", "pipeline",
+                                          "require_alias", "_source", NULL};
+
 void fds_h_bulk(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, BULK_PARAMS))
+        return;
     long long t0 = fds_now_us();
     const char *dflt = r->nseg == 2 ? r->seg[0] : NULL;
     bulk_item *items = NULL;
@@ -486,20 +588,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
         fds_index *ix = NULL;
         fds_err ie;
         fds_err_clear(&ie);
-        if (fds_store_get_index(r->store, items[i].index, &ix, &ie) == FDS_ENOTFOUND) {
-            /* Elasticsearch creates missing indices on write (action.auto_create_index) */
-            fds_index_settings set;
-            fds_index_settings_default(&set);
-            fds_err ce;
-            fds_err_clear(&ce);
-            if (fds_store_create_index(r->store, items[i].index, &set, NULL, &ce) &&
-                ce.code != FDS_EEXIST)
-                ie = ce;
-            else {
-                fds_err_clear(&ie);
-                fds_store_get_index(r->store, items[i].index, &ix, &ie);
-            }
-        }
+        index_for_write(r->store, items[i].index, &ix, &ie);
         fds_write_op *ops = malloc((j - i) * sizeof *ops);
         fds_write_result *res = malloc((j - i) * sizeof *res);
         if (ix && ops && res) {
@@ -580,9 +669,17 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
 static const char *const SEARCH_PARAMS[] = {"size", "from", "q", "track_total_hits",
                                             "_source", "sort", "explain"};
 
+static const char *const SEARCH_OK_PARAMS[] = {
+    "size", "from", "q", "track_total_hits", "_source", "sort", "explain",
+    "routing", "preference", "request_cache", "allow_no_indices",
+    "ignore_unavailable", "expand_wildcards", "search_type", "rest_total_hits_as_int",
+    "typed_keys", "batched_reduce_size", "ccs_minimize_roundtrips", NULL};
+
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = fds_now_us();
+    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS))
+        return;
     if (r->seg[0][0] == '_')
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "search needs an index: use /{index}/%s",
@@ -654,24 +751,28 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
                                "source.index and dest.index;");
     }
     if (!strcmp(si->valuestring, di->valuestring)) {
+        fds_resp_errorf(o, 400, "action_request_validation_exception",
+                        "Validation Failed: 1: reindex cannot write into an "
+                        "index its reading from [%s];", di->valuestring);
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
-                               "Validation Failed: 1: reindex cannot write into "
-                               "an index its reading from [%s];", di->valuestring);
+        return;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(src, "query") ||
+        cJSON_GetObjectItemCaseSensitive(body, "script") ||
+        cJSON_GetObjectItemCaseSensitive(src, "remote")) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "_reindex copies whole indices: [source.query], "
+                               "[script] and [source.remote] are not supported");
     }
     fds_index *from = NULL, *to = NULL;
     int rc = fds_store_get_index(r->store, si->valuestring, &from, &e);
-    if (!rc && fds_store_get_index(r->store, di->valuestring, &to, NULL)) {
-        /* like Elasticsearch: a missing destination is created with defaults */
-        fds_index_settings set;
-        fds_index_settings_default(&set);
-        rc = fds_store_create_index(r->store, di->valuestring, &set, NULL, &e);
-        if (!rc)
-            rc = fds_store_get_index(r->store, di->valuestring, &to, &e);
-    }
+    if (!rc)
+        rc = index_for_write(r->store, di->valuestring, &to, &e);
     cJSON_Delete(body);
     fds_index_view *v = NULL;
     uint64_t total = 0, created = 0, updated = 0, failed = 0;
+    cJSON *failures = cJSON_CreateArray();
     if (!rc)
         rc = fds_index_view_acquire(from, &v, &e);
     unsigned nseg = 0;
@@ -696,15 +797,25 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
             for (size_t k = 0; !rc && k < n; k++) {
                 size_t il;
                 const char *id = fds_sidx_doc_id(segs[s].sidx, hits[k].doc, &il);
-                ops[k] = (fds_write_op){FDS_OP_INDEX, id, il, srcs[k], lens[k]};
+                ops[k] = (fds_write_op){.type = FDS_OP_INDEX, .id = id, .id_len = il,
+                                        .src = srcs[k], .src_len = lens[k]};
             }
             if (!rc)
                 rc = fds_index_write(to, ops, n, res, false, &e);
             for (size_t k = 0; !rc && k < n; k++) {
                 total++;
-                if (res[k].code)
+                if (res[k].code) {
                     failed++;
-                else if (res[k].created)
+                    cJSON *f = cJSON_CreateObject();
+                    cJSON_AddStringToObject(f, "index", fds_index_name(to));
+                    cJSON_AddStringToObject(f, "id", res[k].id);
+                    cJSON *cause = cJSON_AddObjectToObject(f, "cause");
+                    cJSON_AddStringToObject(cause, "type", res[k].err.type);
+                    cJSON_AddStringToObject(cause, "reason", res[k].err.reason);
+                    cJSON_AddNumberToObject(f, "status",
+                                            res[k].err.status ? res[k].err.status : 400);
+                    cJSON_AddItemToArray(failures, f);
+                } else if (res[k].created)
                     created++;
                 else
                     updated++;
@@ -721,8 +832,10 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     fds_index_view_release(v);
     fds_index_release(from);
     fds_index_release(to);
-    if (rc)
+    if (rc) {
+        cJSON_Delete(failures);
         return fds_resp_error(o, &e);
+    }
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "took", (double)((fds_now_us() - t0) / 1000));
     cJSON_AddBoolToObject(j, "timed_out", 0);
@@ -733,7 +846,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     cJSON_AddNumberToObject(j, "batches", (double)((total + REINDEX_BATCH - 1) / REINDEX_BATCH));
     cJSON_AddNumberToObject(j, "version_conflicts", 0);
     cJSON_AddNumberToObject(j, "noops", 0);
-    cJSON_AddArrayToObject(j, "failures");
-    (void)failed;
+    cJSON_AddItemToObject(j, "failures", failures);
+    failures = NULL;
     fds_resp_json(o, 200, j);
 }

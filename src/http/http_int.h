@@ -34,6 +34,10 @@ typedef struct fds_resp {
 /* A URL query parameter, unescaped into a per-request copy, or NULL. */
 const char *fds_req_param(fds_req *r, const char *key);
 bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
+/* True when every URL parameter is in `allowed` (NULL-terminated) or common
+ * to all endpoints (pretty, human, filter_path, ...); else answers 400
+ * "contains unrecognized parameter" as Elasticsearch does. */
+bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed);
 bool fds_req_is(fds_req *r, const char *method);
 long long fds_now_us(void);
 

@@ -18,8 +18,14 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <utf8proc.h>
 
 #include "http_int.h"
+
+/* Seconds a connection may stay idle or trickle a request before it is
+ * closed: short enough that half-sent requests cannot hold every slot for
+ * long, long enough for keep-alive clients between requests. */
+#define FDS_HTTP_IDLE_TIMEOUT_S 30
 
 struct fds_http_server {
     struct MHD_Daemon *d;
@@ -158,9 +164,13 @@ bool fds_req_is(fds_req *r, const char *method)
 
 const char *fds_req_param(fds_req *r, const char *key)
 {
-    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
-    if (!v)
+    const char *v = NULL;
+    size_t vlen = 0;
+    if (MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key,
+                                      strlen(key), &v, &vlen) != MHD_YES)
         return NULL;
+    if (!v)
+        return ""; /* a bare flag: "?v", "?pretty" */
     /* parameters arrive raw (see the unescape callback): decode a copy */
     static __thread char buf[4][2048];
     static __thread unsigned k;
@@ -171,6 +181,47 @@ const char *fds_req_param(fds_req *r, const char *key)
             *p = ' ';
     MHD_http_unescape(b);
     return b;
+}
+
+/* Parameters every endpoint accepts, as in Elasticsearch's BaseRestHandler. */
+static const char *const COMMON_PARAMS[] = {
+    "pretty", "human", "error_trace", "filter_path", "timeout", "master_timeout",
+    "wait_for_active_shards", "source", "source_content_type", NULL};
+
+typedef struct param_check {
+    const char *const *allowed;
+    char bad[128];
+} param_check;
+
+static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind,
+                                   const char *key, const char *value)
+{
+    param_check *pc = cls;
+    for (const char *const *a = COMMON_PARAMS; *a; a++)
+        if (!strcmp(*a, key))
+            return MHD_YES;
+    for (const char *const *a = pc->allowed; a && *a; a++)
+        if (!strcmp(*a, key))
+            return MHD_YES;
+    snprintf(pc->bad, sizeof pc->bad, "%s", key);
+    return MHD_NO;
+}
+
+bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
+{
+    param_check pc = {allowed, ""};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_param, &pc);
+    if (!pc.bad[0])
+        return true;
+    char uri[512] = "";
+    for (unsigned i = 0; i < r->nseg; i++) {
+        size_t l = strlen(uri);
+        snprintf(uri + l, sizeof uri - l, "/%s", r->seg[i]);
+    }
+    fds_resp_errorf(o, 400, "illegal_argument_exception",
+                    "request [%s] contains unrecognized parameter: [%s]",
+                    uri[0] ? uri : "/", pc.bad);
+    return false;
 }
 
 bool fds_req_param_bool(fds_req *r, const char *key, bool dflt)
@@ -460,6 +511,20 @@ static void route(fds_req *r, fds_resp *o)
 
 /* ---- libmicrohttpd callbacks --------------------------------------------------- */
 
+static bool valid_utf8(const char *s, size_t n)
+{
+    const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)s;
+    while (n) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p, (utf8proc_ssize_t)n, &cp);
+        if (k <= 0)
+            return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
 /* Keep the URL raw; segments are unescaped after splitting (see top). */
 static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -529,14 +594,19 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 
     /* split the raw path, then unescape each segment */
     char *path = strdup(url);
-    bool bad = !path;
+    bool bad = !path, bad_text = false;
     for (char *save = NULL, *t = path ? strtok_r(path, "/", &save) : NULL; t;
          t = strtok_r(NULL, "/", &save)) {
         if (r.nseg == FDS_PATH_SEGMENTS_MAX) {
             bad = true;
             break;
         }
-        MHD_http_unescape(t);
+        size_t tl = MHD_http_unescape(t);
+        /* "%00" would cut the name short; ids and names are UTF-8 */
+        if (tl != strlen(t) || !valid_utf8(t, tl)) {
+            bad_text = true;
+            break;
+        }
         r.seg[r.nseg++] = t;
     }
     if (st->too_big) {
@@ -544,6 +614,10 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
                         "request body is too large: more than [%llu] bytes "
                         "(http.max_content_length)",
                         (unsigned long long)srv->max_body);
+    } else if (bad_text) {
+        fds_resp_errorf(&o, 400, "illegal_argument_exception",
+                        "the request path must be valid UTF-8 without NUL "
+                        "characters (%%00)");
     } else if (bad) {
         fds_resp_errorf(&o, 400, "illegal_argument_exception",
                         "no handler found for uri [%s] and method [%s]", url,
@@ -595,7 +669,7 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)FDS_HTTP_IDLE_TIMEOUT_S,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
         MHD_OPTION_END);

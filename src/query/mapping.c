@@ -561,3 +561,32 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
         *enomem = true;
     return f;
 }
+
+/* ---- index-time dynamic mapping ------------------------------------------- */
+
+typedef struct mapctx {
+    fds_mapping *m;
+    const uint8_t *src;
+    size_t len;
+} mapctx;
+
+static int map_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    mapctx *c = arg;
+    bool enomem = false;
+    fds_mfield *f = fds__mapping_dynamic(c->m, v, &enomem);
+    if (enomem)
+        return FDS_ENOMEM;
+    if (f && fds__value_check(f, v, NULL))
+        return fds__value_error(f, v, c->src, c->len, err);
+    return 0;
+}
+
+int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err)
+{
+    mapctx c = {m, src, len};
+    pthread_rwlock_wrlock(&m->lock);
+    int rc = fds__json_scan(src, len, map_cb, &c, err);
+    pthread_rwlock_unlock(&m->lock);
+    return rc;
+}

@@ -51,6 +51,16 @@ char *fds_mapping_to_json(const fds_mapping *m);
 int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
                      fds_err *err);
 
+/*
+ * Validate a document as fds_doc_validate() does and, like Elasticsearch at
+ * index time, add the fields it introduces to `m` by the dynamic rules, so
+ * that later documents are checked against the types this one fixed (two
+ * documents giving one new field different types cannot both be accepted).
+ * Fields added by a document that is then rejected stay mapped.
+ * Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, 400), FDS_ENOMEM.
+ */
+int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err);
+
 /* ---- per-segment inverted index: writer -------------------------------- */
 
 typedef struct fds_sidx_writer fds_sidx_writer;

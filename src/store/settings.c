@@ -22,7 +22,7 @@ void fds_index_settings_default(fds_index_settings *s)
     s->dict_size = FDS_DICT_SIZE_DEFAULT;
     s->dict_sample_bytes = FDS_DICT_SAMPLE_DEFAULT;
     s->number_of_shards = 1;
-    s->number_of_replicas = 1;
+    s->number_of_replicas = 0; /* one node: no replica could be assigned */
     s->refresh_interval_ms = FDS_REFRESH_INTERVAL_DEFAULT_MS;
     s->durability = FDS_DURABILITY_REQUEST;
     s->max_result_window = MAX_RESULT_WINDOW_DEFAULT;

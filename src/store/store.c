@@ -979,7 +979,7 @@ int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
 
 /* The live doc with `id` in the published segments (newest first). */
 static bool segs_find_live(fds_index *ix, const char *id, size_t len,
-                           int64_t *version)
+                           int64_t *version, int64_t *seq_no)
 {
     bool found = false;
     pthread_rwlock_rdlock(&ix->segs_lock);
@@ -989,25 +989,27 @@ static bool segs_find_live(fds_index *ix, const char *id, size_t len,
             fds__live_get(ix->lives[i], doc)) {
             found = true;
             *version = fds__seg_version(ix->segs[i], doc);
+            *seq_no = fds__seg_seqno(ix->segs[i], doc);
         }
     }
     pthread_rwlock_unlock(&ix->segs_lock);
     return found;
 }
 
-/* Current state of an id: 1 = live (version set), 0 = absent/deleted.
- * Caller holds wmu. */
-static int current_version(fds_index *ix, const char *id, size_t len,
-                           int64_t *version)
+/* Current state of an id: 1 = live (version and seq_no set), 0 =
+ * absent/deleted (version of the delete, if known).  Caller holds wmu. */
+static int current_state(fds_index *ix, const char *id, size_t len,
+                         int64_t *version, int64_t *seq_no)
 {
     fds__bufdoc *d = buf_find(&ix->buf, id, len);
     if (!d)
         d = buf_find(&ix->frozen, id, len);
     if (d) {
         *version = d->version;
+        *seq_no = d->seq_no;
         return d->src ? 1 : 0;
     }
-    return segs_find_live(ix, id, len, version) ? 1 : 0;
+    return segs_find_live(ix, id, len, version, seq_no) ? 1 : 0;
 }
 
 /* A 20-character base64url id, time-ordered like Elasticsearch's. */
@@ -1074,19 +1076,49 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
         }
         size_t idl = strlen(r->id);
         if (op->type != FDS_OP_DELETE &&
-            (r->code = fds_doc_validate(ix->mapping, op->src, op->src_len, &r->err)))
+            (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
             continue;
-        int64_t ver = 0;
+        int64_t ver = 0, cur_seq = -1;
         /* earlier ops of this batch count: look at them first */
         int state = -1;
         for (size_t k = i; k-- > 0;)
             if (res[k].code == 0 && !strcmp(res[k].id, r->id)) {
                 ver = res[k].version;
+                cur_seq = res[k].seq_no;
                 state = ops[k].type == FDS_OP_DELETE ? 0 : 1;
                 break;
             }
         if (state < 0)
-            state = current_version(ix, r->id, idl, &ver);
+            state = current_state(ix, r->id, idl, &ver, &cur_seq);
+        if (op->check_seq_no &&
+            (state != 1 || cur_seq != op->if_seq_no || op->if_primary_term != 1)) {
+            if (state == 1)
+                r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                      "version_conflict_engine_exception",
+                                      "[%s]: version conflict, required seqNo "
+                                      "[%lld], primary term [%lld]. current "
+                                      "document has seqNo [%lld] and primary "
+                                      "term [1]", r->id, (long long)op->if_seq_no,
+                                      (long long)op->if_primary_term,
+                                      (long long)cur_seq);
+            else
+                r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                      "version_conflict_engine_exception",
+                                      "[%s]: version conflict, required seqNo "
+                                      "[%lld], primary term [%lld] but no document "
+                                      "was found", r->id, (long long)op->if_seq_no,
+                                      (long long)op->if_primary_term);
+            continue;
+        }
+        if (op->external_version > 0 && state == 1 && ver >= op->external_version) {
+            r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                  "version_conflict_engine_exception",
+                                  "[%s]: version conflict, current version [%lld] "
+                                  "is higher or equal to the one provided [%lld]",
+                                  r->id, (long long)ver,
+                                  (long long)op->external_version);
+            continue;
+        }
         if (op->type == FDS_OP_CREATE && state == 1) {
             r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
                                   "version_conflict_engine_exception",
@@ -1103,7 +1135,7 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
         } else {
             r->found = op->type == FDS_OP_DELETE;
             r->created = state == 0;
-            r->version = ver + 1;
+            r->version = op->external_version > 0 ? op->external_version : ver + 1;
             r->seq_no = seq;
         }
         sqlite3_reset(ins);
@@ -1163,8 +1195,16 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
         }
     }
     pthread_mutex_unlock(&ix->wmu);
-    if (!rc && refresh)
-        rc = fds_index_refresh(ix, err);
+    if (!rc && refresh) {
+        /* the writes are committed: a failed refresh (disk full) leaves them
+         * in the translog for the next one, and must not read as a failed
+         * write, or clients would retry and duplicate */
+        fds_err rerr;
+        fds_err_clear(&rerr);
+        if (fds_index_refresh(ix, &rerr))
+            fprintf(stderr, "fieldstore: [%s] refresh after write failed: %s\n",
+                    ix->name, rerr.reason);
+    }
     return rc;
 }
 
@@ -1363,9 +1403,23 @@ static int build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     fds_sidx_writer *w = fds_sidx_writer_create(ix->mapping);
     if (!w)
         rc = FDS_ENOMEM;
-    for (size_t i = 0; i < n && !rc; i++)
+    for (size_t i = 0; i < n && !rc; i++) {
+        fds_err derr;
+        fds_err_clear(&derr);
         rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
-                                 docs[i].src, docs[i].src_len, err);
+                                 docs[i].src, docs[i].src_len, &derr);
+        if (rc == FDS_EINVAL || rc == FDS_EPARSE) {
+            /* an acknowledged document must never block the index: keep it
+             * stored (get works) with no indexed fields, and say so */
+            fprintf(stderr, "fieldstore: [%s] document [%.*s] kept but not "
+                            "searchable: %s\n", ix->name, (int)docs[i].id_len,
+                    docs[i].id, derr.reason);
+            rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
+                                     (const uint8_t *)"{}", 2, err);
+        } else if (rc) {
+            *err = derr;
+        }
+    }
     char *tim = fds__seg_path(ix, gen, "tim");
     if (!rc)
         rc = tim ? fds_sidx_writer_write(w, tim, err) : FDS_ENOMEM;

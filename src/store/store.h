@@ -165,7 +165,18 @@ typedef struct fds_write_op {
     size_t id_len;
     const uint8_t *src; /* JSON source, kept verbatim (INDEX/CREATE) */
     size_t src_len;
+    /* optimistic concurrency (Elasticsearch's if_seq_no/if_primary_term):
+     * with check_seq_no the op applies only if the live doc has seq_no
+     * if_seq_no and the term is if_primary_term (always 1 here: one
+     * primary, never failed over); otherwise 409 */
+    bool check_seq_no;
+    int64_t if_seq_no;
+    int64_t if_primary_term;
+    /* version_type=external: > 0 sets the version, which must be higher
+     * than the current one; 0 = internal versioning */
+    int64_t external_version;
 } fds_write_op;
+
 
 typedef struct fds_write_result {
     int code;          /* 0 or an FDS_E* code (err holds the detail) */

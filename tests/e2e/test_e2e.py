@@ -115,7 +115,10 @@ class Restart(unittest.TestCase):
     def test_restart_keeps_documents(self):
         srv = Server().start()
         try:
-            srv.request("PUT", "/r", {"settings": {"index.codec": "ZSTD"}})
+            # no background refresh: the count below must see only what the
+            # explicit refresh made visible
+            srv.request("PUT", "/r", {"settings": {"index.codec": "ZSTD",
+                                                   "index.refresh_interval": "-1"}})
             docs = convert("json").decode().splitlines()[:500]
             bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, d)
                            for i, d in enumerate(docs))

@@ -121,12 +121,12 @@ class Errors(unittest.TestCase):
         self.assertEqual(body["_source"], {"v": 1})
 
     def test_id_with_slash_is_one_id(self):
-        st, body, _ = self.srv.request("PUT", "/e/_doc/a%2Fb", {"v": "slash"})
+        st, body, _ = self.srv.request("PUT", "/e/_doc/a%2Fb", {"path": "slash"})
         self.assertEqual(st, 201, body)
         self.assertEqual(body["_id"], "a/b")
         st, body, _ = self.srv.request("GET", "/e/_doc/a%2Fb")
         self.assertEqual(st, 200)
-        self.assertEqual(body["_source"], {"v": "slash"})
+        self.assertEqual(body["_source"], {"path": "slash"})
 
     def test_big_integer_source_kept_verbatim(self):
         raw = '{"n":9007199254740993,"f":1e400}'
@@ -136,6 +136,66 @@ class Errors(unittest.TestCase):
             self.assertEqual(got.decode(), raw)
         else:
             self.assertEqual(st, 400)
+
+    def test_nul_in_path_is_refused(self):
+        # "%00" must not cut "victim%00evil" down to "victim"
+        self.srv.request("PUT", "/e/_doc/victim", {"who": "kept"})
+        st, body, _ = self.srv.request("PUT", "/e/_doc/victim%00evil", {"who": "x"})
+        self.assertEqual(st, 400)
+        self.assertEqual(self.srv.request("GET", "/e/_doc/victim")[1]["_source"],
+                         {"who": "kept"})
+        self.assertEqual(self.srv.request("DELETE", "/e%00zzz")[0], 400)
+        self.assertEqual(self.srv.request("GET", "/e/_doc/bad%FFid")[0], 400)
+
+    def test_conflicting_new_field_types_do_not_block_refresh(self):
+        st, _, _ = self.srv.request("PUT", "/dyn/_doc/1", {"n": 1})
+        self.assertEqual(st, 201)
+        st, body, _ = self.srv.request("PUT", "/dyn/_doc/2", {"n": "x"})
+        self.assertEqual(st, 400)
+        self.assertEqual(body["error"]["type"], "document_parsing_exception")
+        st, body, _ = self.srv.request("PUT", "/dyn/_doc/3",
+                                       {"a": {"b": [1, 2, {"d": "x"}]}})
+        self.assertEqual(st, 400)
+        self.assertEqual(self.srv.request("POST", "/dyn/_refresh")[0], 200)
+        self.assertEqual(self.srv.request("GET", "/dyn/_count")[1]["count"], 1)
+
+    def test_if_seq_no_conflict(self):
+        st, b, _ = self.srv.request("PUT", "/e/_doc/occ", {"v": 1})
+        seq = b["_seq_no"]
+        st, b, _ = self.srv.request("PUT", "/e/_doc/occ?if_seq_no=%d&if_primary_term=1"
+                                    % (seq + 100), {"v": 2})
+        self.assertEqual((st, b["error"]["type"]), (409, "version_conflict_engine_exception"))
+        st, b, _ = self.srv.request("PUT", "/e/_doc/occ?if_seq_no=%d&if_primary_term=1"
+                                    % seq, {"v": 3})
+        self.assertEqual(st, 200, b)
+        self.assertEqual(self.srv.request("GET", "/e/_doc/occ")[1]["_source"], {"v": 3})
+        st, b, _ = self.srv.request("PUT", "/e/_doc/ext?version=7&version_type=external",
+                                    {"v": 1})
+        self.assertEqual((st, b["_version"]), (201, 7))
+        st, b, _ = self.srv.request("PUT", "/e/_doc/ext?version=5&version_type=external",
+                                    {"v": 2})
+        self.assertEqual(st, 409)
+
+    def test_unknown_url_parameter(self):
+        b = self.assertError(self.srv.request("PUT", "/e/_doc/p?foo=bar", {"v": 1}),
+                             400, "illegal_argument_exception")
+        self.assertIn("unrecognized parameter: [foo]", b["error"]["reason"])
+        self.assertEqual(self.srv.request("GET", "/e/_doc/p")[0], 404)
+
+    def test_reindex_errors(self):
+        b = self.assertError(self.srv.request("POST", "/_reindex", {
+            "source": {"index": "e"}, "dest": {"index": "e"}}), 400,
+            "action_request_validation_exception")
+        self.assertIn("[e]", b["error"]["reason"])
+        self.assertError(self.srv.request("POST", "/_reindex", {
+            "source": {"index": "e", "query": {"match_all": {}}},
+            "dest": {"index": "e9"}}), 400, "illegal_argument_exception")
+
+    def test_write_creates_missing_index(self):
+        st, b, _ = self.srv.request("PUT", "/autocreated/_doc/1", {"v": 1})
+        self.assertEqual(st, 201, b)
+        st, raw, _ = self.srv.request("GET", "/_cat/indices?v")
+        self.assertTrue(raw.startswith("health status index"), raw)
 
     def test_no_handler(self):
         st, body, _ = self.srv.request("PATCH", "/e/_doc/x", {})

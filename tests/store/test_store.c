@@ -82,8 +82,8 @@ static int put_docs(fds_index *ix, int from, int to, bool refresh)
         ids[i] = malloc(16);
         snprintf(ids[i], 16, "%d", from + i);
         srcs[i] = doc_json(from + i);
-        ops[i] = (fds_write_op){FDS_OP_INDEX, ids[i], strlen(ids[i]),
-                                (const uint8_t *)srcs[i], strlen(srcs[i])};
+        ops[i] = (fds_write_op){.type = FDS_OP_INDEX, .id = ids[i], .id_len = strlen(ids[i]),
+                                .src = (const uint8_t *)srcs[i], .src_len = strlen(srcs[i])};
     }
     fds_err e;
     fds_err_clear(&e);
@@ -164,7 +164,7 @@ static void test_lifecycle(void)
 
     /* replace and delete: the old copies stop being visible */
     ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
-    fds_write_op del = {FDS_OP_DELETE, "5", 1, NULL, 0};
+    fds_write_op del = {.type = FDS_OP_DELETE, .id = "5", .id_len = 1};
     fds_write_result r;
     ASSERT_EQ(fds_index_write(ix, &del, 1, &r, true, &e), 0);
     ASSERT(r.found);
@@ -174,7 +174,8 @@ static void test_lifecycle(void)
     fds_index_stats_get(ix, &st);
     ASSERT_EQ(st.docs_count, 4499u);
     ASSERT_EQ(st.docs_deleted, 101u); /* 100 old copies + the new copy of 5 */
-    fds_write_op cr = {FDS_OP_CREATE, "6", 1, (const uint8_t *)"{}", 2};
+    fds_write_op cr = {.type = FDS_OP_CREATE, .id = "6", .id_len = 1,
+                       .src = (const uint8_t *)"{}", .src_len = 2};
     ASSERT_EQ(fds_index_write(ix, &cr, 1, &r, false, &e), 0);
     ASSERT_EQ(r.code, FDS_ECONFLICT);
 
