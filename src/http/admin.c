@@ -217,23 +217,30 @@ void fds_h_root(fds_req *r, fds_resp *o)
 void fds_h_cluster_health(fds_req *r, fds_resp *o)
 {
     char **names = NULL;
-    size_t n = 0;
+    size_t n = 0, failed = 0;
     fds_store_list_indices(r->store, &names, &n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        if (fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            failed += fds_index_failure(ix) != NULL;
+            fds_index_release(ix);
+        }
         free(names[i]);
+    }
     free(names);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
-    cJSON_AddStringToObject(j, "status", "green");
+    cJSON_AddStringToObject(j, "status", failed ? "red" : "green");
     cJSON_AddBoolToObject(j, "timed_out", 0);
     cJSON_AddNumberToObject(j, "number_of_nodes", 1);
     cJSON_AddNumberToObject(j, "number_of_data_nodes", 1);
-    cJSON_AddNumberToObject(j, "active_primary_shards", (double)n);
-    cJSON_AddNumberToObject(j, "active_shards", (double)n);
+    cJSON_AddNumberToObject(j, "active_primary_shards", (double)(n - failed));
+    cJSON_AddNumberToObject(j, "active_shards", (double)(n - failed));
     cJSON_AddNumberToObject(j, "relocating_shards", 0);
     cJSON_AddNumberToObject(j, "initializing_shards", 0);
-    cJSON_AddNumberToObject(j, "unassigned_shards", 0);
-    cJSON_AddNumberToObject(j, "active_shards_percent_as_number", 100.0);
+    cJSON_AddNumberToObject(j, "unassigned_shards", (double)failed);
+    cJSON_AddNumberToObject(j, "active_shards_percent_as_number",
+                            n ? 100.0 * (double)(n - failed) / (double)n : 100.0);
     fds_resp_json(o, 200, j);
 }
 
@@ -624,7 +631,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
             fds_index_get_settings(ix, &set);
             bool open = fds_index_is_open(ix);
             char **row = calloc(ncol, sizeof *row);
-            row[0] = strdup(open ? "green" : "");
+            row[0] = strdup(fds_index_failure(ix) ? "red" : open ? "green" : "");
             row[1] = strdup(open ? "open" : "close");
             row[2] = strdup(names[i]);
             row[3] = strdup(fds_index_uuid(ix));

@@ -20,6 +20,10 @@
 #include "catalog.h"
 
 static const char *SCHEMA =
+    /* pages freed when translog rows are dropped return to the file system
+     * (fds_store's background thread runs incremental_vacuum); takes effect
+     * for a catalogue created with it, before any table exists */
+    "PRAGMA auto_vacuum=INCREMENTAL;"
     "PRAGMA journal_mode=WAL;"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
     "INSERT OR IGNORE INTO meta VALUES('schema_version','1');"

@@ -429,6 +429,7 @@ static void index_free(fds_index *ix)
         fds_dict_free(ix->dicts[i].dict);
     free(ix->dicts);
     fds_mapping_free(ix->mapping);
+    free(ix->failure);
     pthread_mutex_destroy(&ix->wmu);
     pthread_mutex_destroy(&ix->refresh_mu);
     pthread_mutex_destroy(&ix->dict_mu);
@@ -458,7 +459,7 @@ void fds_index_get_settings(fds_index *ix, fds_index_settings *out)
 bool fds_index_is_open(fds_index *ix)
 {
     pthread_mutex_lock(&ix->wmu);
-    bool o = ix->open;
+    bool o = ix->open && !ix->failure;
     pthread_mutex_unlock(&ix->wmu);
     return o;
 }
@@ -648,11 +649,21 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         ix->open = sqlite3_column_int(st, 4) != 0;
         ix->next_seq = sqlite3_column_int64(st, 5);
         ix->next_gen = (uint64_t)sqlite3_column_int64(st, 6);
-        rc = index_load(s, ix, err);
+        fds_err lerr;
+        fds_err_clear(&lerr);
+        if (index_load(s, ix, &lerr)) {
+            /* serve the other indices; this one reports why it failed and
+             * keeps its files untouched for inspection or repair */
+            ix->failure = strdup(lerr.reason[0] ? lerr.reason
+                                                : fds_strerror(lerr.code));
+            fprintf(stderr, "fieldstore: index [%s] failed to load: %s\n",
+                    ix->name, ix->failure);
+        }
         if (!rc && ix->buf.max_seq >= ix->next_seq)
             ix->next_seq = ix->buf.max_seq + 1;
         if (!rc) {
-            index_remove_orphans(ix);
+            if (!ix->failure)
+                index_remove_orphans(ix);
             fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
             if (!q)
                 rc = FDS_ENOMEM;
@@ -932,8 +943,21 @@ int fds_store_list_indices(fds_store *s, char ***names, size_t *n)
     return 0;
 }
 
+const char *fds_index_failure(const fds_index *ix) { return ix->failure; }
+
+static int index_failed(fds_index *ix, fds_err *err)
+{
+    int rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                         "%s", ix->failure);
+    if (err && !err->index[0])
+        snprintf(err->index, sizeof err->index, "%s", ix->name);
+    return rc;
+}
+
 static int index_closed(fds_index *ix, fds_err *err)
 {
+    if (ix->failure)
+        return index_failed(ix, err);
     int rc = fds_err_set(err, FDS_ECLOSED, 400, "index_closed_exception",
                          "closed");
     if (err && !err->index[0])
@@ -943,6 +967,8 @@ static int index_closed(fds_index *ix, fds_err *err)
 
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
 {
+    if (ix->failure)
+        return index_failed(ix, err);
     pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&ix->st->db_mu);
     char sql[128];
@@ -959,6 +985,8 @@ int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
 int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
                            fds_err *err)
 {
+    if (ix->failure)
+        return index_failed(ix, err);
     pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&ix->st->db_mu);
     int rc = fds__cat_begin(ix->st->db, true, err);
@@ -1033,7 +1061,7 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                     fds_write_result *res, bool refresh, fds_err *err)
 {
     pthread_mutex_lock(&ix->wmu);
-    if (!ix->open || atomic_load(&ix->deleted)) {
+    if (!ix->open || ix->failure || atomic_load(&ix->deleted)) {
         pthread_mutex_unlock(&ix->wmu);
         return atomic_load(&ix->deleted) ? not_found(err, ix->name)
                                          : index_closed(ix, err);
@@ -1213,7 +1241,7 @@ int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
 {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&ix->wmu);
-    if (!ix->open) {
+    if (!ix->open || ix->failure) {
         pthread_mutex_unlock(&ix->wmu);
         return index_closed(ix, err);
     }
@@ -1497,7 +1525,7 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
 {
     pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&ix->wmu);
-    if (!ix->open) {
+    if (!ix->open || ix->failure) {
         pthread_mutex_unlock(&ix->wmu);
         pthread_mutex_unlock(&ix->refresh_mu);
         return index_closed(ix, err);
@@ -1743,7 +1771,7 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
 static void maybe_merge(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
-    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && ix->open) {
+    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && ix->open && !ix->failure) {
         unsigned width = ix->nsegs - FDS_MERGE_SEGMENTS_MAX / 2;
         unsigned best = 0;
         uint64_t best_docs = UINT64_MAX;
@@ -1903,7 +1931,7 @@ static void *background(void *arg)
             fds_index_settings set;
             fds_index_get_settings(ix, &set);
             pthread_mutex_lock(&ix->wmu);
-            bool pending = ix->buf.n > 0 && ix->open;
+            bool pending = ix->buf.n > 0 && ix->open && !ix->failure;
             pthread_mutex_unlock(&ix->wmu);
             if (pending && set.refresh_interval_ms >= 0 &&
                 now - ix->last_refresh_ms >= set.refresh_interval_ms) {
@@ -1919,6 +1947,7 @@ static void *background(void *arg)
         free(v);
         if (now - last_sync >= 5000) { /* index.translog.sync_interval */
             pthread_mutex_lock(&s->db_mu);
+            sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
             sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
                                       NULL, NULL);
             pthread_mutex_unlock(&s->db_mu);

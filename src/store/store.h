@@ -144,6 +144,10 @@ const char *fds_index_uuid(const fds_index *ix);
 void fds_index_get_settings(fds_index *ix, fds_index_settings *out);
 int64_t fds_index_creation_ms(const fds_index *ix);
 bool fds_index_is_open(fds_index *ix);
+/* Why the index failed to load at start-up (a damaged segment file or
+ * dictionary), or NULL when it is healthy.  Other indices are served as
+ * usual; a failed index refuses reads and writes with this reason. */
+const char *fds_index_failure(const fds_index *ix);
 /* Open / close (a closed index refuses reads and writes with FDS_ECLOSED). */
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err);
 /* Replace the settings (the HTTP layer checks static/final/dynamic rules).

@@ -87,6 +87,9 @@ struct fds_index {
     int64_t created_ms;
     fds_mapping *mapping;
 
+    char *failure;              /* why the index could not be loaded, or NULL:
+                                   a failed index answers every request with
+                                   this error (its shard is "red") */
     pthread_mutex_t wmu;        /* buffer, seq numbers, settings */
     fds_index_settings settings;
     bool open;

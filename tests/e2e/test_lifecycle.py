@@ -3,6 +3,7 @@ and seq_nos, delete/update/create, close/open, settings kinds, a codec change
 applied by force-merge, _reindex, _cat/segments, and searches that stay
 consistent while bulk indexing and force-merges run beside them."""
 import json
+import os
 import threading
 import unittest
 
@@ -152,6 +153,38 @@ class Lifecycle(unittest.TestCase):
         st, b, _ = self.req("POST", "/_reindex", {"source": {"index": "nope"},
                                                   "dest": {"index": "x"}})
         self.assertEqual(st, 404)
+
+    def test_damaged_segment_fails_only_its_index(self):
+        srv = Server().start()
+        try:
+            for name in ("good", "bad"):
+                srv.request("PUT", "/" + name, {"settings": {"index.codec": "ZSTD"}})
+                srv.request("PUT", "/%s/_doc/1?refresh=true" % name, {"x": name})
+            uuid = srv.request("GET", "/bad/_settings?flat_settings=true")[1][
+                "bad"]["settings"]["index.uuid"]
+            srv.stop()
+            folder = os.path.join(srv.data, "indices", uuid)
+            tim = [f for f in os.listdir(folder) if f.endswith(".tim")][0]
+            with open(os.path.join(folder, tim), "r+b") as f:
+                f.seek(40)
+                b = f.read(1)
+                f.seek(40)
+                f.write(bytes([b[0] ^ 0x5A]))
+            srv.start()
+            self.assertEqual(srv.request("GET", "/good/_doc/1")[1]["_source"], {"x": "good"})
+            st, b, _ = srv.request("GET", "/bad/_doc/1")
+            self.assertEqual((st, b["error"]["type"]), (500, "corrupt_index_exception"))
+            self.assertIn(tim.split(".")[0], b["error"]["reason"])
+            self.assertEqual(srv.request("GET", "/_cluster/health")[1]["status"], "red")
+            rows = {r["index"]: r for r in
+                    srv.request("GET", "/_cat/indices?format=json")[1]}
+            self.assertEqual((rows["good"]["health"], rows["bad"]["health"]), ("green", "red"))
+            # the damaged files are kept, not cleaned up as orphans
+            self.assertIn(tim, os.listdir(folder))
+            self.assertEqual(srv.request("DELETE", "/bad")[0], 200)
+            self.assertEqual(srv.request("GET", "/_cluster/health")[1]["status"], "green")
+        finally:
+            srv.cleanup()
 
     def test_search_during_indexing_and_merge(self):
         self.req("PUT", "/cc2", {"settings": {"index.codec": "ZSTD",
