@@ -48,6 +48,7 @@ cJSON *fds_lgreport_side(const fds_lg_result *r, const char *index)
         cJSON_AddNullToObject(o, "index");
     cJSON_AddNullToObject(o, "codec");
     cJSON_AddNullToObject(o, "store_bytes");
+    cJSON_AddNullToObject(o, "stored_fields_bytes");
     cJSON_AddNumberToObject(o, "qps", r->qps);
     cJSON_AddNumberToObject(o, "ok", (double)r->ok);
     cJSON_AddNumberToObject(o, "errors", (double)r->errors);
@@ -247,6 +248,7 @@ static const struct metric {
     {"qps_per_system_cpu_percent", "QPS per system CPU %", 2},
     {"background_cpu_percent", "background load CPU %", 1},
     {"store_bytes", "size on disk (bytes)", 0},
+    {"stored_fields_bytes", "stored fields on disk (bytes)", 0},
 };
 
 static void cell(sbuf *s, double v, int digits)

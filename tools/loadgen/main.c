@@ -189,6 +189,17 @@ static void add_index_info(const opts *o, cJSON *side, const char *index)
     if (cJSON_IsNumber(n))
         cJSON_ReplaceItemInObjectCaseSensitive(side, "store_bytes",
                                                cJSON_CreateNumber(n->valuedouble));
+    /* fieldstore also splits the size: stored fields are what the codec
+     * decides, postings are the same for every codec */
+    cJSON *sf = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ss, "_all"),
+                                             "primaries"),
+            "store"),
+        "stored_fields_in_bytes");
+    if (cJSON_IsNumber(sf))
+        cJSON_ReplaceItemInObjectCaseSensitive(side, "stored_fields_bytes",
+                                               cJSON_CreateNumber(sf->valuedouble));
     cJSON_Delete(ss);
 }
 
