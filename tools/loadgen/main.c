@@ -714,7 +714,7 @@ int main(int argc, char **argv)
             bad = num_arg("clients", optarg, 1, FDS_LG_MAX_CLIENTS, &d);
             o.clients = (int)d;
             break;
-        case O_RATE: bad = num_arg("rate", optarg, 0, 1e7, &o.rate); break;
+        case O_RATE: bad = num_arg("rate", optarg, 0.001, 1e7, &o.rate); break;
         case O_DURATION: bad = num_arg("duration", optarg, 0.1, 86400, &o.duration); break;
         case O_WARMUP: bad = num_arg("warmup", optarg, 0, 86400, &o.warmup); break;
         case O_MAXREQ:
