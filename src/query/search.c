@@ -174,6 +174,7 @@ typedef struct term_it {
     uint32_t blk, n, i;  /* decoded block, its size, position */
     float ub;            /* max over all blocks of the block bound */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
 } term_it;
@@ -529,6 +530,8 @@ static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
     if (fds__sidx_term(sx, f, v, len, &t))
         return 0;
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
+    fds__sterm_inline(&t, f->norms, skip1, blk1);
     uint32_t base = 0;
     for (uint32_t b = 0; b < t.nblocks; b++) {
         const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
@@ -568,6 +571,7 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         if (!t)
             return NULL;
         t->t = st;
+        fds__sterm_inline(&t->t, f->norms, t->skip1, t->blk1);
         t->norms = f->norms;
         t->max_doc = max_doc;
         t->blk = NO_MORE;

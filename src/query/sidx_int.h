@@ -6,6 +6,7 @@
 #define FDS_SIDX_INT_H
 
 #include "query_int.h"
+#include "postings.h"
 #include "sidx_format.h"
 
 typedef struct fds_sfield {
@@ -31,6 +32,7 @@ typedef struct fds_sfield {
 typedef struct fds_sterm {
     uint32_t ord, df, nblocks;
     uint64_t ttf;
+    uint32_t one_doc;     /* df == 1: the doc (skip and data are NULL) */
     const uint8_t *skip;  /* nblocks x 16 bytes */
     const uint8_t *data;  /* blocks */
     const uint8_t *end;   /* end of the mapped file (bound for decoding) */
@@ -58,6 +60,32 @@ const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
                                uint32_t *len);
 void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
                        fds_sterm *t);
+
+/* Bytes of the buffers fds__sterm_inline() fills. */
+#define FDS_STERM_INLINE_BLK 16u
+
+/*
+ * A singleton term (df == 1) has its doc and frequency in the term entry and
+ * no skip entry or block in the file.  Build both in caller-owned buffers
+ * (FDS_SIDX_SKIP_LEN and FDS_STERM_INLINE_BLK bytes, which must outlive the
+ * use of *t) so that postings code sees an ordinary one-block term.
+ * `norms` is the field's norms (NULL without).  No-op when df != 1.
+ */
+static inline void fds__sterm_inline(fds_sterm *t, const uint8_t *norms,
+                                     uint8_t *skip, uint8_t *blk)
+{
+    if (t->df != 1 || t->skip)
+        return;
+    uint32_t doc = t->one_doc, tf = (uint32_t)t->ttf;
+    size_t n = fds_postings_encode_block(&doc, &tf, 1, 0, blk);
+    __builtin_memset(skip, 0, FDS_SIDX_SKIP_LEN);
+    fds__put_u32(skip, doc);
+    fds__put_u32(skip + 8, tf);
+    skip[12] = norms ? norms[doc] : 1;
+    t->skip = skip;
+    t->data = blk;
+    t->end = blk + n;
+}
 
 static inline bool fds__bit(const uint8_t *bits, uint32_t d)
 {

@@ -86,6 +86,12 @@ static int validate(fds_sidx *s, fds_err *err)
             uint32_t df = fds__get_u32(e + 16), nb = fds__get_u32(e + 20);
             if (!in_file(body, tb + so, sl))
                 return corrupt(err, path, "term bytes out of bounds");
+            if (df == 1) { /* inline singleton: doc at +20, tf at +24 */
+                if (nb >= md || fds__get_u64(e + 24) == 0 ||
+                    fds__get_u64(e + 24) > UINT32_MAX)
+                    return corrupt(err, path, "bad singleton term");
+                continue;
+            }
             if (df == 0 || df > s->max_doc ||
                 nb != (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK)
                 return corrupt(err, path, "bad doc_freq");
@@ -326,8 +332,15 @@ void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
     uint64_t po = fds__get_u64(e);
     t->ord = ord;
     t->df = fds__get_u32(e + 16);
-    t->nblocks = fds__get_u32(e + 20);
     t->ttf = fds__get_u64(e + 24);
+    if (t->df == 1) { /* inline singleton: see fds__sterm_inline */
+        t->nblocks = 1;
+        t->one_doc = fds__get_u32(e + 20);
+        t->skip = t->data = t->end = NULL;
+        return;
+    }
+    t->nblocks = fds__get_u32(e + 20);
+    t->one_doc = 0;
     t->skip = s->map + po;
     t->data = t->skip + (size_t)t->nblocks * FDS_SIDX_SKIP_LEN;
     t->end = s->map + s->len - FDS_SIDX_FOOTER_LEN;

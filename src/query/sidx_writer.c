@@ -600,6 +600,63 @@ static int id_cmp(const void *a, const void *b, void *ctx)
 }
 
 
+/* Interning table of term strings already written to the output buffer
+ * (open addressing on FNV-1a; entries are offsets into the buffer). */
+typedef struct strpool {
+    uint64_t *slot; /* (offset << 16 | len) + 1, 0 = empty */
+    size_t cap, n;
+} strpool;
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Offset of `s` in b (written now if new), SIZE_MAX when out of memory.
+ * Terms are at most FDS_TERM_MAX_BYTES long (fits the 16-bit length). */
+static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
+{
+    if (n > 0xFFFF) { /* not interned */
+        size_t at = ob_put(b, s, n);
+        return b->oom ? SIZE_MAX : at;
+    }
+    if (2 * (sp->n + 1) > sp->cap) {
+        size_t nc = sp->cap ? sp->cap * 2 : 1024;
+        uint64_t *ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return SIZE_MAX;
+        for (size_t i = 0; i < sp->cap; i++) {
+            uint64_t v = sp->slot[i];
+            if (!v)
+                continue;
+            size_t off = (size_t)((v - 1) >> 16), len = (size_t)((v - 1) & 0xFFFF);
+            size_t h = (size_t)str_hash((const char *)b->p + off, len) & (nc - 1);
+            while (ns[h])
+                h = (h + 1) & (nc - 1);
+            ns[h] = v;
+        }
+        free(sp->slot);
+        sp->slot = ns;
+        sp->cap = nc;
+    }
+    size_t h = (size_t)str_hash(s, n) & (sp->cap - 1);
+    for (; sp->slot[h]; h = (h + 1) & (sp->cap - 1)) {
+        uint64_t v = sp->slot[h] - 1;
+        size_t off = (size_t)(v >> 16), len = (size_t)(v & 0xFFFF);
+        if (len == n && !memcmp(b->p + off, s, n))
+            return off;
+    }
+    size_t at = ob_put(b, s, n);
+    if (b->oom)
+        return SIZE_MAX;
+    sp->slot[h] = ((uint64_t)at << 16 | n) + 1;
+    sp->n++;
+    return at;
+}
+
 /* Write postings of term t (docs from its varint buffer) into b. */
 static int write_postings(obuf *b, const wfield *f, const wterm *t,
                           uint32_t max_doc)
@@ -649,6 +706,7 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
 int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
 {
     obuf b = {0};
+    strpool pool = {0};
     uint32_t max_doc = w->ndocs;
     /* fields that hold data, sorted by name */
     wfield **fs = malloc((w->nfields ? w->nfields : 1) * sizeof *fs);
@@ -692,25 +750,42 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             ordmap[order[i]] = i;
         ob_align(&b);
         size_t terms_off = ob_reserve(&b, (size_t)nt * FDS_SIDX_TERM_LEN);
-        size_t tbytes_off = b.len;
-        for (uint32_t i = 0; i < nt; i++) {
-            wterm *t = &f->terms[order[i]];
-            size_t at = ob_put(&b, f->arena + t->off, t->len);
-            if (b.oom)
-                break;
-            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-            fds__put_u32(e + 8, (uint32_t)(at - tbytes_off));
-            fds__put_u32(e + 12, t->len);
-        }
+        /* term bytes: one pool for the file (term_bytes_off = 0), each
+         * distinct string stored once (a text field and its keyword
+         * sub-field share most of their terms) */
         for (uint32_t i = 0; i < nt && !b.oom; i++) {
             wterm *t = &f->terms[order[i]];
-            ob_align(&b);
+            const char *str = f->arena + t->off;
+            size_t at = str_intern(&pool, &b, str, t->len);
+            if (at == SIZE_MAX || at > UINT32_MAX) {
+                rc = FDS_ENOMEM;
+                break;
+            }
+            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
+            fds__put_u32(e + 8, (uint32_t)at);
+            fds__put_u32(e + 12, t->len);
+        }
+        for (uint32_t i = 0; i < nt && !b.oom && !rc; i++) {
+            wterm *t = &f->terms[order[i]];
+            uint8_t *e;
+            if (t->df == 1) { /* inline: no skip entry, no block */
+                uint32_t gap = 0, tf = 1;
+                const uint8_t *q = t->buf, *qe = t->buf + t->blen;
+                q += fds__varint_get(q, qe, &gap);
+                fds__varint_get(q, qe, &tf);
+                e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
+                fds__put_u64(e, 0);
+                fds__put_u32(e + 16, 1);
+                fds__put_u32(e + 20, gap);
+                fds__put_u64(e + 24, tf);
+                continue;
+            }
             size_t pst = b.len;
             if (write_postings(&b, f, t, max_doc)) {
                 rc = FDS_ENOMEM;
                 break;
             }
-            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
+            e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
             fds__put_u64(e, pst);
             fds__put_u32(e + 16, t->df);
             fds__put_u32(e + 20, (t->df + FDS_POSTINGS_BLOCK - 1) /
@@ -759,13 +834,14 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         fds__put_u32(fd + 20, nt);
         fds__put_u64(fd + 24, f->sum_ttf);
         fds__put_u64(fd + 32, terms_off);
-        fds__put_u64(fd + 40, tbytes_off);
+        fds__put_u64(fd + 40, 0);
         fds__put_u64(fd + 48, norms_off);
         fds__put_u64(fd + 56, col_off);
     }
     free(order);
     free(ordmap);
     free(fs);
+    free(pool.slot);
     /* _id table */
     uint32_t *byid = NULL;
     if (!rc && !b.oom) {

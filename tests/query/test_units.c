@@ -16,6 +16,7 @@
 #include "numfmt.h"
 #include "query.h"
 #include "query_int.h"
+#include "sidx_format.h"
 
 /* ---- analyzer ------------------------------------------------------------ */
 
@@ -455,8 +456,8 @@ static void test_empty(void)
 /* Golden check of the .sidx format: the same documents must give the same
  * bytes.  A deliberate format change bumps FDS_SIDX_VERSION and updates
  * these constants (run with FDS_GOLDEN_PRINT=1 to print them). */
-#define GOLDEN_LEN 1704u
-#define GOLDEN_CRC 0x3bee461cu
+#define GOLDEN_LEN 1392u
+#define GOLDEN_CRC 0xe2fe9b22u
 static void test_golden(void)
 {
     static const char *docs[] = {
@@ -480,7 +481,9 @@ static void test_golden(void)
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     unlink(path);
-    uint32_t crc = fds__crc32(0, buf, n);
+    /* over the bytes before the footer: a CRC over a buffer that ends with
+     * its own CRC is the same constant for every file */
+    uint32_t crc = fds__crc32(0, buf, n > FDS_SIDX_FOOTER_LEN ? n - FDS_SIDX_FOOTER_LEN : 0);
     if (getenv("FDS_GOLDEN_PRINT"))
         printf("golden: len %zu crc 0x%08x\n", n, crc);
     ASSERT_EQ_U(n, GOLDEN_LEN);
