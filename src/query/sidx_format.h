@@ -75,7 +75,7 @@
 #define FDS_SIDX_VERSION 2u
 #define FDS_SIDX_HEADER_LEN 64u
 #define FDS_SIDX_FIELD_LEN 64u
-#define FDS_SIDX_TERM_LEN 32u
+#define FDS_SIDX_TERM_LEN 20u
 #define FDS_SIDX_SKIP_LEN 16u
 #define FDS_SIDX_FOOTER_LEN 8u
 
@@ -83,5 +83,9 @@
 #define FDS_SIDX_F_NUMCOL 2u
 #define FDS_SIDX_F_ORDCOL 4u
 #define FDS_SIDX_NO_ORD 0xFFFFFFFFu
+/* Bytes of a packed ordinal column: max_doc values of `bits` bits, then 8
+ * bytes of padding so that any value can be read with one 8-byte load. */
+#define FDS_SIDX_ORD_BYTES(max_doc, bits) \
+    (((uint64_t)(max_doc) * (bits) + 7) / 8 + 8)
 
 #endif

@@ -14,6 +14,7 @@ typedef struct fds_sfield {
     uint32_t name_len;
     int kind;            /* fds_ftype */
     unsigned flags;      /* FDS_SIDX_F_* */
+    unsigned ord_bits;   /* KEYWORD: bits per packed ordinal (0..32) */
     uint32_t doc_count, nterms;
     uint64_t sum_ttf;
     const uint8_t *terms;   /* nterms x 32-byte entries */
@@ -31,8 +32,7 @@ typedef struct fds_sfield {
 
 typedef struct fds_sterm {
     uint32_t ord, df, nblocks;
-    uint64_t ttf;
-    uint32_t one_doc;     /* df == 1: the doc (skip and data are NULL) */
+    uint32_t one_doc, one_tf; /* df == 1: the posting (skip, data NULL) */
     const uint8_t *skip;  /* nblocks x 16 bytes */
     const uint8_t *data;  /* blocks */
     const uint8_t *end;   /* end of the mapped file (bound for decoding) */
@@ -76,7 +76,7 @@ static inline void fds__sterm_inline(fds_sterm *t, const uint8_t *norms,
 {
     if (t->df != 1 || t->skip)
         return;
-    uint32_t doc = t->one_doc, tf = (uint32_t)t->ttf;
+    uint32_t doc = t->one_doc, tf = t->one_tf;
     size_t n = fds_postings_encode_block(&doc, &tf, 1, 0, blk);
     __builtin_memset(skip, 0, FDS_SIDX_SKIP_LEN);
     fds__put_u32(skip, doc);
@@ -102,9 +102,16 @@ static inline double fds__col_f64(const fds_sfield *f, uint32_t d)
     __builtin_memcpy(&x, &u, 8);
     return x;
 }
+/* Ordinal of doc d's smallest term, FDS_SIDX_NO_ORD for none (packed as
+ * ordinal + 1, 0 = none; see sidx_format.h). */
 static inline uint32_t fds__col_ord(const fds_sfield *f, uint32_t d)
 {
-    return fds__get_u32(f->col + (size_t)d * 4);
+    unsigned w = f->ord_bits;
+    if (!w)
+        return FDS_SIDX_NO_ORD;
+    uint64_t bit = (uint64_t)d * w;
+    uint64_t v = fds__get_u64(f->col + (bit >> 3)) >> (bit & 7);
+    return (uint32_t)(v & ((1ull << w) - 1)) - 1u;
 }
 
 #endif

@@ -83,12 +83,12 @@ static int validate(fds_sidx *s, fds_err *err)
             const uint8_t *e = f->terms + (size_t)t * FDS_SIDX_TERM_LEN;
             uint64_t po = fds__get_u64(e);
             uint32_t so = fds__get_u32(e + 8), sl = fds__get_u32(e + 12);
-            uint32_t df = fds__get_u32(e + 16), nb = fds__get_u32(e + 20);
+            uint32_t df = fds__get_u32(e + 16);
+            uint32_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
             if (!in_file(body, tb + so, sl))
                 return corrupt(err, path, "term bytes out of bounds");
-            if (df == 1) { /* inline singleton: doc at +20, tf at +24 */
-                if (nb >= md || fds__get_u64(e + 24) == 0 ||
-                    fds__get_u64(e + 24) > UINT32_MAX)
+            if (df == 1) { /* inline singleton: doc at +0, tf at +4 */
+                if (fds__get_u32(e) >= md || fds__get_u32(e + 4) == 0)
                     return corrupt(err, path, "bad singleton term");
                 continue;
             }
@@ -117,12 +117,17 @@ static int validate(fds_sidx *s, fds_err *err)
                 return corrupt(err, path, "norms out of bounds");
             f->norms = m + norms_off;
         }
-        uint64_t cw = (f->flags & FDS_SIDX_F_ORDCOL) ? 4
-                    : (f->flags & FDS_SIDX_F_NUMCOL) ? 8 : 0;
-        if (!in_file(body, col_off, words * 8 + md * cw))
+        f->ord_bits = d[14];
+        if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
+            return corrupt(err, path, "bad ordinal width");
+        bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
+        uint64_t col_len = (f->flags & FDS_SIDX_F_ORDCOL)
+                               ? FDS_SIDX_ORD_BYTES(md, f->ord_bits)
+                           : (f->flags & FDS_SIDX_F_NUMCOL) ? md * 8 : 0;
+        if (!in_file(body, col_off, words * 8 + col_len))
             return corrupt(err, path, "column out of bounds");
         f->present = m + col_off;
-        f->col = cw ? m + col_off + words * 8 : NULL;
+        f->col = has_col ? m + col_off + words * 8 : NULL;
         if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
             (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
             ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))
@@ -332,15 +337,14 @@ void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
     uint64_t po = fds__get_u64(e);
     t->ord = ord;
     t->df = fds__get_u32(e + 16);
-    t->ttf = fds__get_u64(e + 24);
+    t->nblocks = (t->df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
     if (t->df == 1) { /* inline singleton: see fds__sterm_inline */
-        t->nblocks = 1;
-        t->one_doc = fds__get_u32(e + 20);
+        t->one_doc = fds__get_u32(e);
+        t->one_tf = fds__get_u32(e + 4);
         t->skip = t->data = t->end = NULL;
         return;
     }
-    t->nblocks = fds__get_u32(e + 20);
-    t->one_doc = 0;
+    t->one_doc = t->one_tf = 0;
     t->skip = s->map + po;
     t->data = t->skip + (size_t)t->nblocks * FDS_SIDX_SKIP_LEN;
     t->end = s->map + s->len - FDS_SIDX_FOOTER_LEN;

@@ -774,10 +774,9 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
                 q += fds__varint_get(q, qe, &gap);
                 fds__varint_get(q, qe, &tf);
                 e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-                fds__put_u64(e, 0);
+                fds__put_u32(e, gap);
+                fds__put_u32(e + 4, tf);
                 fds__put_u32(e + 16, 1);
-                fds__put_u32(e + 20, gap);
-                fds__put_u64(e + 24, tf);
                 continue;
             }
             size_t pst = b.len;
@@ -788,9 +787,6 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
             fds__put_u64(e, pst);
             fds__put_u32(e + 16, t->df);
-            fds__put_u32(e + 20, (t->df + FDS_POSTINGS_BLOCK - 1) /
-                                     FDS_POSTINGS_BLOCK);
-            fds__put_u64(e + 24, t->ttf);
         }
         if (rc)
             break;
@@ -809,13 +805,25 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             if (!b.oom)
                 fds__put_u64(b.p + at, f->present[i]);
         }
+        unsigned ord_bits = 0;
         if (f->kind == FDS_FT_KEYWORD) {
             flags |= FDS_SIDX_F_ORDCOL;
-            size_t at = ob_reserve(&b, (size_t)max_doc * 4);
-            for (uint32_t d = 0; d < max_doc && !b.oom; d++) {
-                uint32_t t = f->mintid[d];
-                fds__put_u32(b.p + at + (size_t)d * 4,
-                             t == FDS_SIDX_NO_ORD ? t : ordmap[t]);
+            /* ordinal + 1 (0 = none) in the fewest bits that hold nt */
+            while (ord_bits < 32 && ((uint64_t)1 << ord_bits) <= nt)
+                ord_bits++;
+            size_t len = (size_t)FDS_SIDX_ORD_BYTES(max_doc, ord_bits);
+            size_t at = ob_reserve(&b, len);
+            if (!b.oom) {
+                uint8_t *col = b.p + at;
+                memset(col, 0, len);
+                for (uint32_t d = 0; d < max_doc && ord_bits; d++) {
+                    uint32_t t = f->mintid[d];
+                    uint64_t v = t == FDS_SIDX_NO_ORD ? 0 : (uint64_t)ordmap[t] + 1;
+                    uint64_t bit = (uint64_t)d * ord_bits;
+                    for (unsigned k = 0; k < ord_bits; k++, bit++)
+                        if ((v >> k) & 1)
+                            col[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+                }
             }
         } else if (f->kind != FDS_FT_TEXT) {
             flags |= FDS_SIDX_F_NUMCOL;
@@ -830,6 +838,7 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         fds__put_u32(fd + 8, (uint32_t)f->mf->path_len);
         fd[12] = (uint8_t)f->kind;
         fd[13] = flags;
+        fd[14] = (uint8_t)ord_bits;
         fds__put_u32(fd + 16, f->doc_count);
         fds__put_u32(fd + 20, nt);
         fds__put_u64(fd + 24, f->sum_ttf);
