@@ -4,7 +4,7 @@
  *
  *   sidx_breakdown FILE [--fields]
  *
- * Parts (bytes): term entries (FDS_SIDX_TERM_LEN each), term bytes (strings
+ * Parts (bytes): term dictionary (bit-packed entries), term bytes (strings
  * first written for the field; strings shared with an earlier field are
  * counted there), skip entries, postings blocks, norms, doc values (presence
  * bitset + column), the _id table, and the rest (header, field
@@ -20,9 +20,30 @@
 #include "sidx_int.h"
 
 enum { P_ENTRIES, P_TBYTES, P_SKIP, P_POST, P_NORMS, P_DV, P_IDS, P_N };
-static const char *pname[P_N] = {"term entries", "term bytes", "skip entries",
+static const char *pname[P_N] = {"term dict", "term bytes", "skip entries",
                                  "postings blocks", "norms", "doc values",
                                  "_id table"};
+
+/* Offsets of term strings already counted (open addressing). */
+typedef struct { uint64_t *v; size_t cap, n; } oset;
+static int first_use(oset *o, uint64_t off)
+{
+    if (2 * (o->n + 1) > o->cap) {
+        oset g = {calloc(o->cap ? o->cap * 2 : 4096, 8), o->cap ? o->cap * 2 : 4096, 0};
+        for (size_t i = 0; i < o->cap; i++)
+            if (o->v[i])
+                first_use(&g, o->v[i] - 1);
+        free(o->v);
+        *o = g;
+    }
+    size_t h = (size_t)(off * 0x9E3779B97F4A7C15ull >> 20) & (o->cap - 1);
+    for (; o->v[h]; h = (h + 1) & (o->cap - 1))
+        if (o->v[h] == off + 1)
+            return 0;
+    o->v[h] = off + 1;
+    o->n++;
+    return 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -40,6 +61,7 @@ int main(int argc, char **argv)
     uint64_t tot[P_N] = {0};
     uint32_t md = s->max_doc;
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    oset seen = {0};
     if (per_field)
         printf("%-28s %7s %7s %9s %9s %9s %9s %7s %9s\n", "field", "terms",
                "single", "entries", "tbytes", "skip", "postings", "norms",
@@ -47,16 +69,16 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < s->nfields; i++) {
         const fds_sfield *f = &s->fields[i];
         uint64_t p[P_N] = {0}, single = 0;
-        uint64_t terms_off = (uint64_t)(f->terms - s->map);
-        p[P_ENTRIES] = (uint64_t)f->nterms * FDS_SIDX_TERM_LEN;
+        
+        p[P_ENTRIES] = FDS_SIDX_DICT_BYTES(f->nterms, f->wentry);
         for (uint32_t o = 0; o < f->nterms; o++) {
             uint32_t len;
             const char *str = fds__sidx_term_str(f, o, &len);
-            if ((uint64_t)((const uint8_t *)str - s->map) > terms_off)
+            if (first_use(&seen, (uint64_t)((const uint8_t *)str - s->map)))
                 p[P_TBYTES] += len;
             fds_sterm t;
             fds__sidx_term_at(s, f, o, &t);
-            if (t.df == 1) {
+            if (!t.skip) {
                 single++;
                 continue;
             }

@@ -75,7 +75,12 @@
 #define FDS_SIDX_VERSION 2u
 #define FDS_SIDX_HEADER_LEN 64u
 #define FDS_SIDX_FIELD_LEN 64u
-#define FDS_SIDX_TERM_LEN 20u
+#define FDS_SIDX_DICT_HDR 8u
+#define FDS_SIDX_DICT_WMAX 40u
+/* Bytes of a term dictionary of n entries of W bits (header, entries,
+ * 8 bytes of padding). */
+#define FDS_SIDX_DICT_BYTES(n, W) \
+    (FDS_SIDX_DICT_HDR + ((uint64_t)(n) * (W) + 7) / 8 + 8)
 #define FDS_SIDX_SKIP_LEN 16u
 #define FDS_SIDX_FOOTER_LEN 8u
 

@@ -17,7 +17,9 @@ typedef struct fds_sfield {
     unsigned ord_bits;   /* KEYWORD: bits per packed ordinal (0..32) */
     uint32_t doc_count, nterms;
     uint64_t sum_ttf;
-    const uint8_t *terms;   /* nterms x 32-byte entries */
+    const uint8_t *terms;   /* nterms bit-packed entries of wentry bits */
+    uint8_t w[4];           /* widths: str_off, str_len, df - 1, ptr */
+    unsigned wentry;
     const uint8_t *tbytes;
     const uint8_t *norms;   /* NULL without norms */
     const uint8_t *present; /* bitset */
@@ -74,7 +76,7 @@ void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
 static inline void fds__sterm_inline(fds_sterm *t, const uint8_t *norms,
                                      uint8_t *skip, uint8_t *blk)
 {
-    if (t->df != 1 || t->skip)
+    if (t->skip)
         return;
     uint32_t doc = t->one_doc, tf = t->one_tf;
     size_t n = fds_postings_encode_block(&doc, &tf, 1, 0, blk);

@@ -74,26 +74,34 @@ static int validate(fds_sidx *s, fds_err *err)
         f->sum_ttf = fds__get_u64(d + 24);
         uint64_t terms_off = fds__get_u64(d + 32), tb = fds__get_u64(d + 40);
         uint64_t norms_off = fds__get_u64(d + 48), col_off = fds__get_u64(d + 56);
-        if (!in_file(body, terms_off, (uint64_t)f->nterms * FDS_SIDX_TERM_LEN) ||
-            tb > body)
+        if (!in_file(body, terms_off, FDS_SIDX_DICT_HDR) || tb > body)
             return corrupt(err, path, "term dictionary out of bounds");
-        f->terms = m + terms_off;
+        for (int k = 0; k < 4; k++) {
+            f->w[k] = m[terms_off + k];
+            if (f->w[k] > FDS_SIDX_DICT_WMAX)
+                return corrupt(err, path, "bad term entry width");
+        }
+        f->wentry = f->w[0] + f->w[1] + f->w[2] + f->w[3];
+        if (!in_file(body, terms_off, FDS_SIDX_DICT_BYTES(f->nterms, f->wentry)))
+            return corrupt(err, path, "term dictionary out of bounds");
+        f->terms = m + terms_off + FDS_SIDX_DICT_HDR;
         f->tbytes = m + tb;
         for (uint32_t t = 0; t < f->nterms; t++) {
-            const uint8_t *e = f->terms + (size_t)t * FDS_SIDX_TERM_LEN;
-            uint64_t po = fds__get_u64(e);
-            uint32_t so = fds__get_u32(e + 8), sl = fds__get_u32(e + 12);
-            uint32_t df = fds__get_u32(e + 16);
-            uint32_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
+            uint64_t bit = (uint64_t)t * f->wentry;
+            uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
+            uint64_t sl = fds__bits_get(f->terms, bit + f->w[0], f->w[1]);
+            uint64_t df = fds__bits_get(f->terms, bit + f->w[0] + f->w[1], f->w[2]) + 1;
+            uint64_t ptr = fds__bits_get(f->terms, bit + f->w[0] + f->w[1] + f->w[2], f->w[3]);
+            uint64_t po = ptr >> 1;
+            uint64_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
             if (!in_file(body, tb + so, sl))
                 return corrupt(err, path, "term bytes out of bounds");
-            if (df == 1) { /* inline singleton: doc at +0, tf at +4 */
-                if (fds__get_u32(e) >= md || fds__get_u32(e + 4) == 0)
+            if (ptr & 1) { /* inline singleton: the doc */
+                if (df != 1 || po >= md)
                     return corrupt(err, path, "bad singleton term");
                 continue;
             }
-            if (df == 0 || df > s->max_doc ||
-                nb != (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK)
+            if (df > s->max_doc)
                 return corrupt(err, path, "bad doc_freq");
             if (!in_file(body, po, (uint64_t)nb * FDS_SIDX_SKIP_LEN))
                 return corrupt(err, path, "skip list out of bounds");
@@ -325,27 +333,28 @@ const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
 const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
                                uint32_t *len)
 {
-    const uint8_t *e = f->terms + (size_t)ord * FDS_SIDX_TERM_LEN;
-    *len = fds__get_u32(e + 12);
-    return (const char *)f->tbytes + fds__get_u32(e + 8);
+    uint64_t bit = (uint64_t)ord * f->wentry;
+    uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
+    *len = (uint32_t)fds__bits_get(f->terms, bit + f->w[0], f->w[1]);
+    return (const char *)f->tbytes + so;
 }
 
 void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
                        fds_sterm *t)
 {
-    const uint8_t *e = f->terms + (size_t)ord * FDS_SIDX_TERM_LEN;
-    uint64_t po = fds__get_u64(e);
+    uint64_t bit = (uint64_t)ord * f->wentry + f->w[0] + f->w[1];
+    uint64_t ptr = fds__bits_get(f->terms, bit + f->w[2], f->w[3]);
     t->ord = ord;
-    t->df = fds__get_u32(e + 16);
+    t->df = (uint32_t)fds__bits_get(f->terms, bit, f->w[2]) + 1;
     t->nblocks = (t->df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
-    if (t->df == 1) { /* inline singleton: see fds__sterm_inline */
-        t->one_doc = fds__get_u32(e);
-        t->one_tf = fds__get_u32(e + 4);
+    if (ptr & 1) { /* inline singleton: see fds__sterm_inline */
+        t->one_doc = (uint32_t)(ptr >> 1);
+        t->one_tf = 1;
         t->skip = t->data = t->end = NULL;
         return;
     }
     t->one_doc = t->one_tf = 0;
-    t->skip = s->map + po;
+    t->skip = s->map + (ptr >> 1);
     t->data = t->skip + (size_t)t->nblocks * FDS_SIDX_SKIP_LEN;
     t->end = s->map + s->len - FDS_SIDX_FOOTER_LEN;
 }

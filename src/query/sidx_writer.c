@@ -748,46 +748,76 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         qsort_r(order, nt, sizeof *order, tid_cmp, f);
         for (uint32_t i = 0; i < nt; i++)
             ordmap[order[i]] = i;
-        ob_align(&b);
-        size_t terms_off = ob_reserve(&b, (size_t)nt * FDS_SIDX_TERM_LEN);
         /* term bytes: one pool for the file (term_bytes_off = 0), each
          * distinct string stored once (a text field and its keyword
-         * sub-field share most of their terms) */
+         * sub-field share most of their terms); then the postings; then
+         * the bit-packed term entries (layout: sidx_format.h) */
+        uint64_t *e_so = calloc(nt ? nt : 1, sizeof *e_so);
+        uint64_t *e_ptr = calloc(nt ? nt : 1, sizeof *e_ptr);
+        if (!e_so || !e_ptr) {
+            free(e_so);
+            free(e_ptr);
+            rc = FDS_ENOMEM;
+            break;
+        }
+        uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
         for (uint32_t i = 0; i < nt && !b.oom; i++) {
             wterm *t = &f->terms[order[i]];
-            const char *str = f->arena + t->off;
-            size_t at = str_intern(&pool, &b, str, t->len);
-            if (at == SIZE_MAX || at > UINT32_MAX) {
+            size_t at = str_intern(&pool, &b, f->arena + t->off, t->len);
+            if (at == SIZE_MAX) {
                 rc = FDS_ENOMEM;
                 break;
             }
-            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-            fds__put_u32(e + 8, (uint32_t)at);
-            fds__put_u32(e + 12, t->len);
+            e_so[i] = at;
+            max_so = at > max_so ? at : max_so;
+            max_sl = t->len > max_sl ? t->len : max_sl;
+            max_df = t->df - 1 > max_df ? t->df - 1 : max_df;
         }
         for (uint32_t i = 0; i < nt && !b.oom && !rc; i++) {
             wterm *t = &f->terms[order[i]];
-            uint8_t *e;
-            if (t->df == 1) { /* inline: no skip entry, no block */
+            if (t->df == 1) {
                 uint32_t gap = 0, tf = 1;
                 const uint8_t *q = t->buf, *qe = t->buf + t->blen;
                 q += fds__varint_get(q, qe, &gap);
                 fds__varint_get(q, qe, &tf);
-                e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-                fds__put_u32(e, gap);
-                fds__put_u32(e + 4, tf);
-                fds__put_u32(e + 16, 1);
-                continue;
+                if (tf == 1) { /* inline: no skip entry, no block */
+                    e_ptr[i] = (uint64_t)gap << 1 | 1;
+                    max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
+                    continue;
+                }
             }
             size_t pst = b.len;
             if (write_postings(&b, f, t, max_doc)) {
                 rc = FDS_ENOMEM;
                 break;
             }
-            e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-            fds__put_u64(e, pst);
-            fds__put_u32(e + 16, t->df);
+            e_ptr[i] = (uint64_t)pst << 1;
+            max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
         }
+        size_t terms_off = 0;
+        if (!rc && !b.oom) {
+            unsigned w[4] = {fds__bit_width(max_so), fds__bit_width(max_sl),
+                             fds__bit_width(max_df), fds__bit_width(max_ptr)};
+            unsigned W = w[0] + w[1] + w[2] + w[3];
+            ob_align(&b);
+            terms_off = ob_reserve(&b, (size_t)FDS_SIDX_DICT_BYTES(nt, W));
+            if (!b.oom) {
+                uint8_t *d = b.p + terms_off;
+                for (int k = 0; k < 4; k++)
+                    d[k] = (uint8_t)w[k];
+                uint64_t bit = 0;
+                for (uint32_t i = 0; i < nt; i++) {
+                    wterm *t = &f->terms[order[i]];
+                    uint64_t v[4] = {e_so[i], t->len, t->df - 1u, e_ptr[i]};
+                    for (int k = 0; k < 4; k++) {
+                        fds__bits_put(d + FDS_SIDX_DICT_HDR, bit, w[k], v[k]);
+                        bit += w[k];
+                    }
+                }
+            }
+        }
+        free(e_so);
+        free(e_ptr);
         if (rc)
             break;
         size_t norms_off = 0, col_off = 0;
