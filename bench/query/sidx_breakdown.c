@@ -95,7 +95,9 @@ int main(int argc, char **argv)
         if (f->flags & FDS_SIDX_F_ORDCOL)
             p[P_DV] += FDS_SIDX_ORD_BYTES(md, f->ord_bits);
         else if (f->flags & FDS_SIDX_F_NUMCOL)
-            p[P_DV] += (uint64_t)md * 8;
+            p[P_DV] += f->num_bits == FDS_SIDX_NUM_RAW
+                           ? (uint64_t)md * 8
+                           : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
         for (int k = 0; k < P_N; k++)
             tot[k] += p[k];
         if (per_field)

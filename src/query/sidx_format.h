@@ -88,6 +88,8 @@
 #define FDS_SIDX_F_NUMCOL 2u
 #define FDS_SIDX_F_ORDCOL 4u
 #define FDS_SIDX_NO_ORD 0xFFFFFFFFu
+#define FDS_SIDX_NUM_RAW 64u      /* numeric column of raw 8-byte values */
+#define FDS_SIDX_NUM_PACK_MAX 56u /* widest packed integer column */
 /* Bytes of a packed ordinal column: max_doc values of `bits` bits, then 8
  * bytes of padding so that any value can be read with one 8-byte load. */
 #define FDS_SIDX_ORD_BYTES(max_doc, bits) \

@@ -15,6 +15,8 @@ typedef struct fds_sfield {
     int kind;            /* fds_ftype */
     unsigned flags;      /* FDS_SIDX_F_* */
     unsigned ord_bits;   /* KEYWORD: bits per packed ordinal (0..32) */
+    unsigned num_bits;   /* numeric: bits per packed value, or NUM_RAW */
+    int64_t num_min;     /* packed integer column: value of a 0 */
     uint32_t doc_count, nterms;
     uint64_t sum_ttf;
     const uint8_t *terms;   /* nterms bit-packed entries of wentry bits */
@@ -95,6 +97,10 @@ static inline bool fds__bit(const uint8_t *bits, uint32_t d)
 }
 static inline int64_t fds__col_i64(const fds_sfield *f, uint32_t d)
 {
+    if (f->num_bits != FDS_SIDX_NUM_RAW)
+        return (int64_t)((uint64_t)f->num_min +
+                         fds__bits_get(f->col, (uint64_t)d * f->num_bits,
+                                       f->num_bits));
     return (int64_t)fds__get_u64(f->col + (size_t)d * 8);
 }
 static inline double fds__col_f64(const fds_sfield *f, uint32_t d)

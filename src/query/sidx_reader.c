@@ -128,14 +128,28 @@ static int validate(fds_sidx *s, fds_err *err)
         f->ord_bits = d[14];
         if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
             return corrupt(err, path, "bad ordinal width");
+        f->num_bits = d[15];
+        if ((f->flags & FDS_SIDX_F_NUMCOL)
+                ? (f->num_bits != FDS_SIDX_NUM_RAW &&
+                   (f->num_bits > FDS_SIDX_NUM_PACK_MAX || f->kind == FDS_FT_DOUBLE))
+                : f->num_bits != 0)
+            return corrupt(err, path, "bad numeric column width");
         bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
         uint64_t col_len = (f->flags & FDS_SIDX_F_ORDCOL)
                                ? FDS_SIDX_ORD_BYTES(md, f->ord_bits)
-                           : (f->flags & FDS_SIDX_F_NUMCOL) ? md * 8 : 0;
+                           : !(f->flags & FDS_SIDX_F_NUMCOL) ? 0
+                           : f->num_bits == FDS_SIDX_NUM_RAW
+                               ? md * 8
+                               : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
         if (!in_file(body, col_off, words * 8 + col_len))
             return corrupt(err, path, "column out of bounds");
         f->present = m + col_off;
         f->col = has_col ? m + col_off + words * 8 : NULL;
+        if (has_col && (f->flags & FDS_SIDX_F_NUMCOL) &&
+            f->num_bits != FDS_SIDX_NUM_RAW) {
+            f->num_min = (int64_t)fds__get_u64(f->col);
+            f->col += 8;
+        }
         if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
             (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
             ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))

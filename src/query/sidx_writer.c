@@ -835,7 +835,7 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             if (!b.oom)
                 fds__put_u64(b.p + at, f->present[i]);
         }
-        unsigned ord_bits = 0;
+        unsigned ord_bits = 0, num_bits = 0;
         if (f->kind == FDS_FT_KEYWORD) {
             flags |= FDS_SIDX_F_ORDCOL;
             /* ordinal + 1 (0 = none) in the fewest bits that hold nt */
@@ -857,9 +857,38 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             }
         } else if (f->kind != FDS_FT_TEXT) {
             flags |= FDS_SIDX_F_NUMCOL;
-            size_t at = ob_reserve(&b, (size_t)max_doc * 8);
-            for (uint32_t d = 0; d < max_doc && !b.oom; d++)
-                fds__put_u64(b.p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+            /* integers: min + (value - min) in the fewest bits, unless the
+             * range needs more than FDS_SIDX_NUM_PACK_MAX bits; doubles raw */
+            int64_t lo = 0, hi = 0;
+            bool first = true;
+            for (uint32_t d = 0; d < max_doc; d++)
+                if ((f->present[d / 64] >> (d % 64)) & 1) {
+                    if (first || f->col[d] < lo)
+                        lo = f->col[d];
+                    if (first || f->col[d] > hi)
+                        hi = f->col[d];
+                    first = false;
+                }
+            uint64_t span = (uint64_t)hi - (uint64_t)lo;
+            num_bits = f->kind == FDS_FT_DOUBLE ? FDS_SIDX_NUM_RAW
+                                                : fds__bit_width(span);
+            if (num_bits > FDS_SIDX_NUM_PACK_MAX)
+                num_bits = FDS_SIDX_NUM_RAW;
+            if (num_bits == FDS_SIDX_NUM_RAW) {
+                size_t at = ob_reserve(&b, (size_t)max_doc * 8);
+                for (uint32_t d = 0; d < max_doc && !b.oom; d++)
+                    fds__put_u64(b.p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+            } else {
+                size_t at = ob_reserve(&b, 8 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, num_bits));
+                if (!b.oom) {
+                    fds__put_u64(b.p + at, (uint64_t)lo);
+                    for (uint32_t d = 0; d < max_doc && num_bits; d++)
+                        if ((f->present[d / 64] >> (d % 64)) & 1)
+                            fds__bits_put(b.p + at + 8, (uint64_t)d * num_bits,
+                                          num_bits,
+                                          (uint64_t)f->col[d] - (uint64_t)lo);
+                }
+            }
         }
         if (b.oom)
             break;
@@ -869,6 +898,7 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         fd[12] = (uint8_t)f->kind;
         fd[13] = flags;
         fd[14] = (uint8_t)ord_bits;
+        fd[15] = (uint8_t)num_bits;
         fds__put_u32(fd + 16, f->doc_count);
         fds__put_u32(fd + 20, nt);
         fds__put_u64(fd + 24, f->sum_ttf);
