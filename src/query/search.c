@@ -49,7 +49,8 @@ typedef struct cnode {
     float weight;        /* boost * idf */
     float idf, avgdl;
     uint64_t N, n;
-    float cache[256];    /* Lucene's normInverse per norm byte */
+    float cache[256];    /* Lucene's normInverse per norm byte, on first use */
+    uint64_t have[4];    /* bit n set: cache[n] computed */
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
 } cnode;
@@ -121,11 +122,6 @@ static cnode *compile(exec *x, const fds_query *q)
         c->idf = bm25_idf(N, n);
         c->weight = q->boost * c->idf;
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
-        for (int i = 0; i < 256; i++)
-            c->cache[i] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
-                                                 FDS_BM25_B *
-                                                     (float)fds__norm_decode((uint8_t)i) /
-                                                     c->avgdl));
     }
     return c;
 }
@@ -187,6 +183,16 @@ static inline uint32_t skip_last(const term_it *t, uint32_t b)
 static inline float term_score_tf(const cnode *c, uint32_t tf, uint8_t norm)
 {
     float w = c->weight;
+    if (!((c->have[norm >> 6] >> (norm & 63)) & 1)) {
+        /* filled lazily (a query touches few norm values); the cnode
+         * belongs to this search only */
+        cnode *m = (cnode *)c;
+        m->cache[norm] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
+                                                FDS_BM25_B *
+                                                    (float)fds__norm_decode(norm) /
+                                                    c->avgdl));
+        m->have[norm >> 6] |= 1ull << (norm & 63);
+    }
     return w - w / (1.0f + (float)tf * c->cache[norm]);
 }
 
