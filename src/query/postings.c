@@ -73,6 +73,24 @@ long fds_postings_decode_block(const uint8_t *p, const uint8_t *end,
                                                    : (1ull << w) - 1;
     unsigned have = 0;
     const uint8_t *q = p;
+    if ((size_t)(end - p) >= nbytes + 8) {
+        /* fast path: one unaligned 8-byte load per value (w <= 32 and a
+         * shift <= 7 fit in 64 bits); the 8 bytes past the packed gaps are
+         * inside [p, end) */
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t bit = (uint64_t)i * w, v;
+            __builtin_memcpy(&v, p + (bit >> 3), 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            v = __builtin_bswap64(v);
+#endif
+            uint64_t d = next + ((v >> (bit & 7)) & mask);
+            if (d >= max_doc)
+                return FDS_ECORRUPT;
+            docs[i] = (uint32_t)d;
+            next = d + 1;
+        }
+        goto freqs;
+    }
     for (unsigned i = 0; i < n; i++) {
         while (have < w) {
             acc |= (uint64_t)*q++ << have;
@@ -86,6 +104,7 @@ long fds_postings_decode_block(const uint8_t *p, const uint8_t *end,
         docs[i] = (uint32_t)d;
         next = d + 1;
     }
+freqs:
     p += nbytes;
     if (all1) {
         for (unsigned i = 0; i < n; i++)

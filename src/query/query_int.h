@@ -203,10 +203,11 @@ static inline void fds__bits_put(uint8_t *p, uint64_t bit, unsigned w,
 static inline uint64_t fds__bits_get(const uint8_t *p, uint64_t bit,
                                      unsigned w)
 {
-    const uint8_t *q = p + (bit >> 3);
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--)
-        v = v << 8 | q[k];
+    uint64_t v;
+    __builtin_memcpy(&v, p + (bit >> 3), 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
     v >>= bit & 7;
     return w ? v & (~0ull >> (64 - w)) : 0;
 }
