@@ -16,6 +16,7 @@
  * in which case the selected members are copied byte for byte too.
  */
 #include "dsl.h"
+#include "numfmt.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -1274,23 +1275,17 @@ static void sb_jstr(sbuf *b, const char *s, size_t n)
     sb_put(b, "\"", 1);
 }
 
-/* Shortest decimal that reads back as the same float (like Java). */
+/* Shortest decimal that reads back as the same float (like Java), with a
+ * decimal point as ES prints scores (numfmt.h). */
 static void sb_float(sbuf *b, float f)
 {
     if (isnan(f)) {
         sb_str(b, "null");
         return;
     }
-    char tmp[32];
-    for (int p = 1; p <= 9; p++) {
-        snprintf(tmp, sizeof tmp, "%.*g", p, (double)f);
-        if (strtof(tmp, NULL) == f)
-            break;
-    }
-    /* ES prints scores with a decimal point */
-    if (!strpbrk(tmp, ".eEn"))
-        strcat(tmp, ".0");
-    sb_str(b, tmp);
+    char tmp[FDS_FLOAT_STR_MAX];
+    size_t n = fds_float_format(f, tmp);
+    sb_put(b, tmp, n);
 }
 
 static void sb_shards(sbuf *b)

@@ -1,22 +1,56 @@
 /*
  * postings.c: encode/decode one postings block (see postings.h and the
  * layout in sidx_format.h).
+ *
+ * Block = 1 header byte (bits 0-5: gap width w in bits, 0..32; bit 6: every
+ * frequency is 1), then the n doc-id gaps bit-packed with w bits each (least
+ * significant bit first, ceil(n * w / 8) bytes), then -- unless bit 6 is
+ * set -- n frequencies as LEB128 varints.  This is frame-of-reference
+ * packing as in Lucene's ForUtil (without the exceptions of PFOR): a block
+ * of a frequent term, gaps 0-3, takes 2 bits per doc, and keyword fields and
+ * most text terms (every tf 1) store no frequencies at all.
  */
 #include "postings.h"
 
 #include "query_int.h"
 
+#define HDR_WIDTH 0x3Fu
+#define HDR_ALL_TF1 0x40u
+
 size_t fds_postings_encode_block(const uint32_t *docs, const uint32_t *tfs,
                                  unsigned n, uint32_t base, uint8_t *out)
 {
-    size_t o = 0;
-    uint32_t next = base;
+    uint32_t next = base, maxg = 0;
+    int all1 = 1;
     for (unsigned i = 0; i < n; i++) {
-        o += fds__varint_put(out + o, docs[i] - next);
+        uint32_t g = docs[i] - next;
+        maxg |= g;
         next = docs[i] + 1;
+        all1 &= tfs[i] == 1;
     }
-    for (unsigned i = 0; i < n; i++)
-        o += fds__varint_put(out + o, tfs[i]);
+    unsigned w = 0;
+    while (w < 32 && (maxg >> w))
+        w++;
+    out[0] = (uint8_t)(w | (all1 ? HDR_ALL_TF1 : 0));
+    size_t o = 1;
+    uint64_t acc = 0;
+    unsigned nb = 0;
+    next = base;
+    for (unsigned i = 0; i < n && w; i++) {
+        acc |= (uint64_t)(docs[i] - next) << nb;
+        next = docs[i] + 1;
+        nb += w;
+        while (nb >= 8) {
+            out[o++] = (uint8_t)acc;
+            acc >>= 8;
+            nb -= 8;
+        }
+    }
+    if (nb)
+        out[o++] = (uint8_t)acc;
+    if (!all1)
+        for (unsigned i = 0; i < n; i++)
+            o += fds__varint_put(out + o, tfs[i]);
     return o;
 }
 
@@ -25,23 +59,57 @@ long fds_postings_decode_block(const uint8_t *p, const uint8_t *end,
                                uint32_t *docs, uint32_t *tfs)
 {
     const uint8_t *s = p;
-    uint64_t next = base;
-    for (unsigned i = 0; i < n; i++) {
-        uint32_t g;
-        /* fast path: one-byte gap */
-        if (p < end && *p < 0x80) {
-            g = *p++;
-        } else {
-            size_t k = fds__varint_get(p, end, &g);
-            if (!k)
+    if (p >= end || (*p & ~(HDR_WIDTH | HDR_ALL_TF1)))
+        return FDS_ECORRUPT;
+    unsigned w = *p & HDR_WIDTH;
+    int all1 = (*p & HDR_ALL_TF1) != 0;
+    p++;
+    if (w > 32)
+        return FDS_ECORRUPT;
+    size_t nbytes = ((size_t)n * w + 7) / 8;
+    if ((size_t)(end - p) < nbytes)
+        return FDS_ECORRUPT;
+    uint64_t next = base, acc = 0, mask = w == 32 ? 0xFFFFFFFFull
+                                                   : (1ull << w) - 1;
+    unsigned have = 0;
+    const uint8_t *q = p;
+    if ((size_t)(end - p) >= nbytes + 8) {
+        /* fast path: one unaligned 8-byte load per value (w <= 32 and a
+         * shift <= 7 fit in 64 bits); the 8 bytes past the packed gaps are
+         * inside [p, end) */
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t bit = (uint64_t)i * w, v;
+            __builtin_memcpy(&v, p + (bit >> 3), 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            v = __builtin_bswap64(v);
+#endif
+            uint64_t d = next + ((v >> (bit & 7)) & mask);
+            if (d >= max_doc)
                 return FDS_ECORRUPT;
-            p += k;
+            docs[i] = (uint32_t)d;
+            next = d + 1;
         }
-        uint64_t d = next + g;
+        goto freqs;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        while (have < w) {
+            acc |= (uint64_t)*q++ << have;
+            have += 8;
+        }
+        uint64_t d = next + (acc & mask);
+        acc = w == 64 ? 0 : acc >> w;
+        have -= w;
         if (d >= max_doc)
             return FDS_ECORRUPT;
         docs[i] = (uint32_t)d;
         next = d + 1;
+    }
+freqs:
+    p += nbytes;
+    if (all1) {
+        for (unsigned i = 0; i < n; i++)
+            tfs[i] = 1;
+        return (long)(p - s);
     }
     for (unsigned i = 0; i < n; i++) {
         uint32_t t;

@@ -184,6 +184,33 @@ static inline size_t fds__varint_get(const uint8_t *p, const uint8_t *end,
     return 0;
 }
 
+/* Bits needed for v (0 for 0). */
+static inline unsigned fds__bit_width(uint64_t v)
+{
+    return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
+/* OR the w low bits (w <= 57) of v into the LSB-first bit stream at bit
+ * `bit` of p (which must be zeroed there and have 8 bytes to spare). */
+static inline void fds__bits_put(uint8_t *p, uint64_t bit, unsigned w,
+                                 uint64_t v)
+{
+    for (unsigned k = 0; k < w; k++, bit++)
+        if ((v >> k) & 1)
+            p[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+}
+/* The w bits (w <= 57) at bit `bit` of an LSB-first bit stream; reads 8
+ * bytes from byte bit / 8. */
+static inline uint64_t fds__bits_get(const uint8_t *p, uint64_t bit,
+                                     unsigned w)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p + (bit >> 3), 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    v >>= bit & 7;
+    return w ? v & (~0ull >> (64 - w)) : 0;
+}
 static inline void fds__put_u32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);

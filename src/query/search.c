@@ -49,7 +49,8 @@ typedef struct cnode {
     float weight;        /* boost * idf */
     float idf, avgdl;
     uint64_t N, n;
-    float cache[256];    /* Lucene's normInverse per norm byte */
+    float cache[256];    /* Lucene's normInverse per norm byte, on first use */
+    uint64_t have[4];    /* bit n set: cache[n] computed */
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
 } cnode;
@@ -121,11 +122,6 @@ static cnode *compile(exec *x, const fds_query *q)
         c->idf = bm25_idf(N, n);
         c->weight = q->boost * c->idf;
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
-        for (int i = 0; i < 256; i++)
-            c->cache[i] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
-                                                 FDS_BM25_B *
-                                                     (float)fds__norm_decode((uint8_t)i) /
-                                                     c->avgdl));
     }
     return c;
 }
@@ -173,6 +169,9 @@ typedef struct term_it {
     uint32_t max_doc;
     uint32_t blk, n, i;  /* decoded block, its size, position */
     float ub;            /* max over all blocks of the block bound */
+    uint64_t have1[4];   /* bit n set: tf1[n] computed */
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
+    float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
 } term_it;
 
@@ -184,7 +183,30 @@ static inline uint32_t skip_last(const term_it *t, uint32_t b)
 static inline float term_score_tf(const cnode *c, uint32_t tf, uint8_t norm)
 {
     float w = c->weight;
+    if (!((c->have[norm >> 6] >> (norm & 63)) & 1)) {
+        /* filled lazily (a query touches few norm values); the cnode
+         * belongs to this search only */
+        cnode *m = (cnode *)c;
+        m->cache[norm] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
+                                                FDS_BM25_B *
+                                                    (float)fds__norm_decode(norm) /
+                                                    c->avgdl));
+        m->have[norm >> 6] |= 1ull << (norm & 63);
+    }
     return w - w / (1.0f + (float)tf * c->cache[norm]);
+}
+
+/* Score at (tf, norm); tf = 1 (most postings) from a lazily filled table,
+ * the same float as term_score_tf. */
+static inline float term_score_fast(term_it *t, uint32_t tf, uint8_t norm)
+{
+    if (tf != 1)
+        return term_score_tf(t->b.c, tf, norm);
+    if (!((t->have1[norm >> 6] >> (norm & 63)) & 1)) {
+        t->tf1[norm] = term_score_tf(t->b.c, 1, norm);
+        t->have1[norm >> 6] |= 1ull << (norm & 63);
+    }
+    return t->tf1[norm];
 }
 
 static float block_bound(const term_it *t, uint32_t b)
@@ -514,6 +536,8 @@ static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
     if (fds__sidx_term(sx, f, v, len, &t))
         return 0;
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
+    fds__sterm_inline(&t, f->norms, skip1, blk1);
     uint32_t base = 0;
     for (uint32_t b = 0; b < t.nblocks; b++) {
         const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
@@ -553,6 +577,7 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         if (!t)
             return NULL;
         t->t = st;
+        fds__sterm_inline(&t->t, f->norms, t->skip1, t->blk1);
         t->norms = f->norms;
         t->max_doc = max_doc;
         t->blk = NO_MORE;
@@ -1005,42 +1030,103 @@ static bool wand_terms(it *root, term_it ***out, size_t *n)
     return true;
 }
 
+/* Docs per window of the counting pass (Lucene's BooleanScorer uses 2048). */
+#define TAAT_WINDOW 4096u
+
+/*
+ * Counting pass of a disjunction: term at a time over windows of
+ * TAAT_WINDOW docs.  Each term's postings in the window add their score to a
+ * per-doc accumulator (in the order of `ts`, the order the doc-at-a-time
+ * loop sums them, so scores are the same floats) and mark the doc in a
+ * bitset; then the window's docs are counted and offered to the page in doc
+ * order.  No per-doc cursor juggling, no indirect calls: this is the cost of
+ * counting hits up to track_total_hits (10,000 by default), which in a
+ * small index is the whole match set.  Returns the first doc not yet
+ * visited (NO_MORE when the segment is done), once *count > limit.
+ */
+static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
+                         heap *hp, uint64_t *count, uint64_t limit)
+{
+    const fds_search_segment *sg = &x->segs[si];
+    uint32_t max_doc = ts[0]->max_doc;
+    uint64_t seen[TAAT_WINDOW / 64];
+    float acc[TAAT_WINDOW];
+    for (size_t k = 0; k < nt; k++)
+        ts[k]->b.advance(&ts[k]->b, 0);
+    for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
+        if (*count > limit)
+            return lo;
+        uint32_t hi = max_doc - lo > TAAT_WINDOW ? lo + TAAT_WINDOW : max_doc;
+        memset(seen, 0, sizeof seen);
+        bool any = false;
+        for (size_t k = 0; k < nt; k++) {
+            term_it *t = ts[k];
+            while (t->b.doc < hi) {
+                uint32_t j = t->i, n = t->n;
+                for (; j < n && t->docs[j] < hi; j++) {
+                    uint32_t d = t->docs[j], w = d - lo;
+                    float sc = term_score_fast(t, t->tfs[j],
+                                               t->norms ? t->norms[d] : 1);
+                    uint64_t bit = 1ull << (w & 63);
+                    if (seen[w >> 6] & bit) {
+                        acc[w] += sc;
+                    } else {
+                        seen[w >> 6] |= bit;
+                        acc[w] = sc;
+                    }
+                }
+                x->scored += j - t->i;
+                any = true;
+                if (j < n) {
+                    t->i = j;
+                    t->b.doc = t->docs[j];
+                    break;
+                }
+                if (t->blk + 1 >= t->t.nblocks || decode_block(t, t->blk + 1)) {
+                    t->b.doc = NO_MORE;
+                    break;
+                }
+                t->b.doc = t->docs[0];
+            }
+        }
+        if (!any)
+            continue;
+        float th = theta(hp);
+        for (uint32_t wi = 0; wi < TAAT_WINDOW / 64; wi++) {
+            uint64_t m = seen[wi];
+            while (m) {
+                uint32_t w = wi * 64 + (uint32_t)__builtin_ctzll(m);
+                m &= m - 1;
+                uint32_t d = lo + w;
+                if (!is_live(sg, d))
+                    continue;
+                (*count)++;
+                if (hp->cap && acc[w] > th) {
+                    fds_hit h = {.seg = si, .doc = d, .score = acc[w]};
+                    heap_offer(hp, &h);
+                    th = theta(hp);
+                }
+            }
+        }
+    }
+    return NO_MORE;
+}
+
 /* Block-max WAND over `ts` in segment `si`; counts while *count <= limit. */
 static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
                      uint64_t *count, uint64_t limit, bool counting)
 {
     const fds_search_segment *sg = &x->segs[si];
-    for (size_t i = 0; i < nt; i++)
-        ts[i]->b.advance(&ts[i]->b, 0);
-    /* phase 1: count every hit (no skipping), score only competitive ones */
-    while (counting && *count <= limit) {
-        uint32_t d = NO_MORE;
-        for (size_t i = 0; i < nt; i++)
-            if (ts[i]->b.doc < d)
-                d = ts[i]->b.doc;
-        if (d == NO_MORE)
+    if (counting) {
+        uint32_t next = run_taat(x, si, ts, nt, hp, count, limit);
+        if (next == NO_MORE)
             return;
-        if (is_live(sg, d)) {
-            (*count)++;
-            float bound = 0;
-            for (size_t i = 0; i < nt; i++)
-                if (ts[i]->b.doc == d)
-                    bound += block_bound(ts[i], ts[i]->blk);
-            float th = theta(hp);
-            if (hp->cap && bound > th) {
-                float s = 0;
-                for (size_t i = 0; i < nt; i++)
-                    if (ts[i]->b.doc == d)
-                        s += term_score(&ts[i]->b);
-                if (s > th) {
-                    fds_hit h = {.seg = si, .doc = d, .score = s};
-                    heap_offer(hp, &h);
-                }
-            }
-        }
         for (size_t i = 0; i < nt; i++)
-            if (ts[i]->b.doc == d)
-                ts[i]->b.advance(&ts[i]->b, d + 1);
+            if (ts[i]->b.doc < next)
+                ts[i]->b.advance(&ts[i]->b, next);
+    } else {
+        for (size_t i = 0; i < nt; i++)
+            ts[i]->b.advance(&ts[i]->b, 0);
     }
     if (!hp->cap)
         return;

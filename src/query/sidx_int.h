@@ -6,6 +6,7 @@
 #define FDS_SIDX_INT_H
 
 #include "query_int.h"
+#include "postings.h"
 #include "sidx_format.h"
 
 typedef struct fds_sfield {
@@ -13,9 +14,14 @@ typedef struct fds_sfield {
     uint32_t name_len;
     int kind;            /* fds_ftype */
     unsigned flags;      /* FDS_SIDX_F_* */
+    unsigned ord_bits;   /* KEYWORD: bits per packed ordinal (0..32) */
+    unsigned num_bits;   /* numeric: bits per packed value, or NUM_RAW */
+    int64_t num_min;     /* packed integer column: value of a 0 */
     uint32_t doc_count, nterms;
     uint64_t sum_ttf;
-    const uint8_t *terms;   /* nterms x 32-byte entries */
+    const uint8_t *terms;   /* nterms bit-packed entries of wentry bits */
+    uint8_t w[4];           /* widths: str_off, str_len, df - 1, ptr */
+    unsigned wentry;
     const uint8_t *tbytes;
     const uint8_t *norms;   /* NULL without norms */
     const uint8_t *present; /* bitset */
@@ -30,7 +36,7 @@ typedef struct fds_sfield {
 
 typedef struct fds_sterm {
     uint32_t ord, df, nblocks;
-    uint64_t ttf;
+    uint32_t one_doc, one_tf; /* df == 1: the posting (skip, data NULL) */
     const uint8_t *skip;  /* nblocks x 16 bytes */
     const uint8_t *data;  /* blocks */
     const uint8_t *end;   /* end of the mapped file (bound for decoding) */
@@ -59,12 +65,42 @@ const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
 void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
                        fds_sterm *t);
 
+/* Bytes of the buffers fds__sterm_inline() fills. */
+#define FDS_STERM_INLINE_BLK 16u
+
+/*
+ * A singleton term (df == 1) has its doc and frequency in the term entry and
+ * no skip entry or block in the file.  Build both in caller-owned buffers
+ * (FDS_SIDX_SKIP_LEN and FDS_STERM_INLINE_BLK bytes, which must outlive the
+ * use of *t) so that postings code sees an ordinary one-block term.
+ * `norms` is the field's norms (NULL without).  No-op when df != 1.
+ */
+static inline void fds__sterm_inline(fds_sterm *t, const uint8_t *norms,
+                                     uint8_t *skip, uint8_t *blk)
+{
+    if (t->skip)
+        return;
+    uint32_t doc = t->one_doc, tf = t->one_tf;
+    size_t n = fds_postings_encode_block(&doc, &tf, 1, 0, blk);
+    __builtin_memset(skip, 0, FDS_SIDX_SKIP_LEN);
+    fds__put_u32(skip, doc);
+    fds__put_u32(skip + 8, tf);
+    skip[12] = norms ? norms[doc] : 1;
+    t->skip = skip;
+    t->data = blk;
+    t->end = blk + n;
+}
+
 static inline bool fds__bit(const uint8_t *bits, uint32_t d)
 {
     return (bits[d >> 3] >> (d & 7)) & 1;
 }
 static inline int64_t fds__col_i64(const fds_sfield *f, uint32_t d)
 {
+    if (f->num_bits != FDS_SIDX_NUM_RAW)
+        return (int64_t)((uint64_t)f->num_min +
+                         fds__bits_get(f->col, (uint64_t)d * f->num_bits,
+                                       f->num_bits));
     return (int64_t)fds__get_u64(f->col + (size_t)d * 8);
 }
 static inline double fds__col_f64(const fds_sfield *f, uint32_t d)
@@ -74,9 +110,16 @@ static inline double fds__col_f64(const fds_sfield *f, uint32_t d)
     __builtin_memcpy(&x, &u, 8);
     return x;
 }
+/* Ordinal of doc d's smallest term, FDS_SIDX_NO_ORD for none (packed as
+ * ordinal + 1, 0 = none; see sidx_format.h). */
 static inline uint32_t fds__col_ord(const fds_sfield *f, uint32_t d)
 {
-    return fds__get_u32(f->col + (size_t)d * 4);
+    unsigned w = f->ord_bits;
+    if (!w)
+        return FDS_SIDX_NO_ORD;
+    uint64_t bit = (uint64_t)d * w;
+    uint64_t v = fds__get_u64(f->col + (bit >> 3)) >> (bit & 7);
+    return (uint32_t)(v & ((1ull << w) - 1)) - 1u;
 }
 
 #endif

@@ -74,20 +74,34 @@ static int validate(fds_sidx *s, fds_err *err)
         f->sum_ttf = fds__get_u64(d + 24);
         uint64_t terms_off = fds__get_u64(d + 32), tb = fds__get_u64(d + 40);
         uint64_t norms_off = fds__get_u64(d + 48), col_off = fds__get_u64(d + 56);
-        if (!in_file(body, terms_off, (uint64_t)f->nterms * FDS_SIDX_TERM_LEN) ||
-            tb > body)
+        if (!in_file(body, terms_off, FDS_SIDX_DICT_HDR) || tb > body)
             return corrupt(err, path, "term dictionary out of bounds");
-        f->terms = m + terms_off;
+        for (int k = 0; k < 4; k++) {
+            f->w[k] = m[terms_off + k];
+            if (f->w[k] > FDS_SIDX_DICT_WMAX)
+                return corrupt(err, path, "bad term entry width");
+        }
+        f->wentry = f->w[0] + f->w[1] + f->w[2] + f->w[3];
+        if (!in_file(body, terms_off, FDS_SIDX_DICT_BYTES(f->nterms, f->wentry)))
+            return corrupt(err, path, "term dictionary out of bounds");
+        f->terms = m + terms_off + FDS_SIDX_DICT_HDR;
         f->tbytes = m + tb;
         for (uint32_t t = 0; t < f->nterms; t++) {
-            const uint8_t *e = f->terms + (size_t)t * FDS_SIDX_TERM_LEN;
-            uint64_t po = fds__get_u64(e);
-            uint32_t so = fds__get_u32(e + 8), sl = fds__get_u32(e + 12);
-            uint32_t df = fds__get_u32(e + 16), nb = fds__get_u32(e + 20);
+            uint64_t bit = (uint64_t)t * f->wentry;
+            uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
+            uint64_t sl = fds__bits_get(f->terms, bit + f->w[0], f->w[1]);
+            uint64_t df = fds__bits_get(f->terms, bit + f->w[0] + f->w[1], f->w[2]) + 1;
+            uint64_t ptr = fds__bits_get(f->terms, bit + f->w[0] + f->w[1] + f->w[2], f->w[3]);
+            uint64_t po = ptr >> 1;
+            uint64_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
             if (!in_file(body, tb + so, sl))
                 return corrupt(err, path, "term bytes out of bounds");
-            if (df == 0 || df > s->max_doc ||
-                nb != (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK)
+            if (ptr & 1) { /* inline singleton: the doc */
+                if (df != 1 || po >= md)
+                    return corrupt(err, path, "bad singleton term");
+                continue;
+            }
+            if (df > s->max_doc)
                 return corrupt(err, path, "bad doc_freq");
             if (!in_file(body, po, (uint64_t)nb * FDS_SIDX_SKIP_LEN))
                 return corrupt(err, path, "skip list out of bounds");
@@ -111,12 +125,31 @@ static int validate(fds_sidx *s, fds_err *err)
                 return corrupt(err, path, "norms out of bounds");
             f->norms = m + norms_off;
         }
-        uint64_t cw = (f->flags & FDS_SIDX_F_ORDCOL) ? 4
-                    : (f->flags & FDS_SIDX_F_NUMCOL) ? 8 : 0;
-        if (!in_file(body, col_off, words * 8 + md * cw))
+        f->ord_bits = d[14];
+        if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
+            return corrupt(err, path, "bad ordinal width");
+        f->num_bits = d[15];
+        if ((f->flags & FDS_SIDX_F_NUMCOL)
+                ? (f->num_bits != FDS_SIDX_NUM_RAW &&
+                   (f->num_bits > FDS_SIDX_NUM_PACK_MAX || f->kind == FDS_FT_DOUBLE))
+                : f->num_bits != 0)
+            return corrupt(err, path, "bad numeric column width");
+        bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
+        uint64_t col_len = (f->flags & FDS_SIDX_F_ORDCOL)
+                               ? FDS_SIDX_ORD_BYTES(md, f->ord_bits)
+                           : !(f->flags & FDS_SIDX_F_NUMCOL) ? 0
+                           : f->num_bits == FDS_SIDX_NUM_RAW
+                               ? md * 8
+                               : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
+        if (!in_file(body, col_off, words * 8 + col_len))
             return corrupt(err, path, "column out of bounds");
         f->present = m + col_off;
-        f->col = cw ? m + col_off + words * 8 : NULL;
+        f->col = has_col ? m + col_off + words * 8 : NULL;
+        if (has_col && (f->flags & FDS_SIDX_F_NUMCOL) &&
+            f->num_bits != FDS_SIDX_NUM_RAW) {
+            f->num_min = (int64_t)fds__get_u64(f->col);
+            f->col += 8;
+        }
         if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
             (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
             ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))
@@ -314,21 +347,28 @@ const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
 const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
                                uint32_t *len)
 {
-    const uint8_t *e = f->terms + (size_t)ord * FDS_SIDX_TERM_LEN;
-    *len = fds__get_u32(e + 12);
-    return (const char *)f->tbytes + fds__get_u32(e + 8);
+    uint64_t bit = (uint64_t)ord * f->wentry;
+    uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
+    *len = (uint32_t)fds__bits_get(f->terms, bit + f->w[0], f->w[1]);
+    return (const char *)f->tbytes + so;
 }
 
 void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
                        fds_sterm *t)
 {
-    const uint8_t *e = f->terms + (size_t)ord * FDS_SIDX_TERM_LEN;
-    uint64_t po = fds__get_u64(e);
+    uint64_t bit = (uint64_t)ord * f->wentry + f->w[0] + f->w[1];
+    uint64_t ptr = fds__bits_get(f->terms, bit + f->w[2], f->w[3]);
     t->ord = ord;
-    t->df = fds__get_u32(e + 16);
-    t->nblocks = fds__get_u32(e + 20);
-    t->ttf = fds__get_u64(e + 24);
-    t->skip = s->map + po;
+    t->df = (uint32_t)fds__bits_get(f->terms, bit, f->w[2]) + 1;
+    t->nblocks = (t->df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
+    if (ptr & 1) { /* inline singleton: see fds__sterm_inline */
+        t->one_doc = (uint32_t)(ptr >> 1);
+        t->one_tf = 1;
+        t->skip = t->data = t->end = NULL;
+        return;
+    }
+    t->one_doc = t->one_tf = 0;
+    t->skip = s->map + (ptr >> 1);
     t->data = t->skip + (size_t)t->nblocks * FDS_SIDX_SKIP_LEN;
     t->end = s->map + s->len - FDS_SIDX_FOOTER_LEN;
 }

@@ -600,6 +600,63 @@ static int id_cmp(const void *a, const void *b, void *ctx)
 }
 
 
+/* Interning table of term strings already written to the output buffer
+ * (open addressing on FNV-1a; entries are offsets into the buffer). */
+typedef struct strpool {
+    uint64_t *slot; /* (offset << 16 | len) + 1, 0 = empty */
+    size_t cap, n;
+} strpool;
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Offset of `s` in b (written now if new), SIZE_MAX when out of memory.
+ * Terms are at most FDS_TERM_MAX_BYTES long (fits the 16-bit length). */
+static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
+{
+    if (n > 0xFFFF) { /* not interned */
+        size_t at = ob_put(b, s, n);
+        return b->oom ? SIZE_MAX : at;
+    }
+    if (2 * (sp->n + 1) > sp->cap) {
+        size_t nc = sp->cap ? sp->cap * 2 : 1024;
+        uint64_t *ns = calloc(nc, sizeof *ns);
+        if (!ns)
+            return SIZE_MAX;
+        for (size_t i = 0; i < sp->cap; i++) {
+            uint64_t v = sp->slot[i];
+            if (!v)
+                continue;
+            size_t off = (size_t)((v - 1) >> 16), len = (size_t)((v - 1) & 0xFFFF);
+            size_t h = (size_t)str_hash((const char *)b->p + off, len) & (nc - 1);
+            while (ns[h])
+                h = (h + 1) & (nc - 1);
+            ns[h] = v;
+        }
+        free(sp->slot);
+        sp->slot = ns;
+        sp->cap = nc;
+    }
+    size_t h = (size_t)str_hash(s, n) & (sp->cap - 1);
+    for (; sp->slot[h]; h = (h + 1) & (sp->cap - 1)) {
+        uint64_t v = sp->slot[h] - 1;
+        size_t off = (size_t)(v >> 16), len = (size_t)(v & 0xFFFF);
+        if (len == n && !memcmp(b->p + off, s, n))
+            return off;
+    }
+    size_t at = ob_put(b, s, n);
+    if (b->oom)
+        return SIZE_MAX;
+    sp->slot[h] = ((uint64_t)at << 16 | n) + 1;
+    sp->n++;
+    return at;
+}
+
 /* Write postings of term t (docs from its varint buffer) into b. */
 static int write_postings(obuf *b, const wfield *f, const wterm *t,
                           uint32_t max_doc)
@@ -649,6 +706,7 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
 int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
 {
     obuf b = {0};
+    strpool pool = {0};
     uint32_t max_doc = w->ndocs;
     /* fields that hold data, sorted by name */
     wfield **fs = malloc((w->nfields ? w->nfields : 1) * sizeof *fs);
@@ -690,33 +748,76 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         qsort_r(order, nt, sizeof *order, tid_cmp, f);
         for (uint32_t i = 0; i < nt; i++)
             ordmap[order[i]] = i;
-        ob_align(&b);
-        size_t terms_off = ob_reserve(&b, (size_t)nt * FDS_SIDX_TERM_LEN);
-        size_t tbytes_off = b.len;
-        for (uint32_t i = 0; i < nt; i++) {
-            wterm *t = &f->terms[order[i]];
-            size_t at = ob_put(&b, f->arena + t->off, t->len);
-            if (b.oom)
-                break;
-            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-            fds__put_u32(e + 8, (uint32_t)(at - tbytes_off));
-            fds__put_u32(e + 12, t->len);
+        /* term bytes: one pool for the file (term_bytes_off = 0), each
+         * distinct string stored once (a text field and its keyword
+         * sub-field share most of their terms); then the postings; then
+         * the bit-packed term entries (layout: sidx_format.h) */
+        uint64_t *e_so = calloc(nt ? nt : 1, sizeof *e_so);
+        uint64_t *e_ptr = calloc(nt ? nt : 1, sizeof *e_ptr);
+        if (!e_so || !e_ptr) {
+            free(e_so);
+            free(e_ptr);
+            rc = FDS_ENOMEM;
+            break;
         }
+        uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
         for (uint32_t i = 0; i < nt && !b.oom; i++) {
             wterm *t = &f->terms[order[i]];
-            ob_align(&b);
+            size_t at = str_intern(&pool, &b, f->arena + t->off, t->len);
+            if (at == SIZE_MAX) {
+                rc = FDS_ENOMEM;
+                break;
+            }
+            e_so[i] = at;
+            max_so = at > max_so ? at : max_so;
+            max_sl = t->len > max_sl ? t->len : max_sl;
+            max_df = t->df - 1 > max_df ? t->df - 1 : max_df;
+        }
+        for (uint32_t i = 0; i < nt && !b.oom && !rc; i++) {
+            wterm *t = &f->terms[order[i]];
+            if (t->df == 1) {
+                uint32_t gap = 0, tf = 1;
+                const uint8_t *q = t->buf, *qe = t->buf + t->blen;
+                q += fds__varint_get(q, qe, &gap);
+                fds__varint_get(q, qe, &tf);
+                if (tf == 1) { /* inline: no skip entry, no block */
+                    e_ptr[i] = (uint64_t)gap << 1 | 1;
+                    max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
+                    continue;
+                }
+            }
             size_t pst = b.len;
             if (write_postings(&b, f, t, max_doc)) {
                 rc = FDS_ENOMEM;
                 break;
             }
-            uint8_t *e = b.p + terms_off + (size_t)i * FDS_SIDX_TERM_LEN;
-            fds__put_u64(e, pst);
-            fds__put_u32(e + 16, t->df);
-            fds__put_u32(e + 20, (t->df + FDS_POSTINGS_BLOCK - 1) /
-                                     FDS_POSTINGS_BLOCK);
-            fds__put_u64(e + 24, t->ttf);
+            e_ptr[i] = (uint64_t)pst << 1;
+            max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
         }
+        size_t terms_off = 0;
+        if (!rc && !b.oom) {
+            unsigned w[4] = {fds__bit_width(max_so), fds__bit_width(max_sl),
+                             fds__bit_width(max_df), fds__bit_width(max_ptr)};
+            unsigned W = w[0] + w[1] + w[2] + w[3];
+            ob_align(&b);
+            terms_off = ob_reserve(&b, (size_t)FDS_SIDX_DICT_BYTES(nt, W));
+            if (!b.oom) {
+                uint8_t *d = b.p + terms_off;
+                for (int k = 0; k < 4; k++)
+                    d[k] = (uint8_t)w[k];
+                uint64_t bit = 0;
+                for (uint32_t i = 0; i < nt; i++) {
+                    wterm *t = &f->terms[order[i]];
+                    uint64_t v[4] = {e_so[i], t->len, t->df - 1u, e_ptr[i]};
+                    for (int k = 0; k < 4; k++) {
+                        fds__bits_put(d + FDS_SIDX_DICT_HDR, bit, w[k], v[k]);
+                        bit += w[k];
+                    }
+                }
+            }
+        }
+        free(e_so);
+        free(e_ptr);
         if (rc)
             break;
         size_t norms_off = 0, col_off = 0;
@@ -734,19 +835,60 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             if (!b.oom)
                 fds__put_u64(b.p + at, f->present[i]);
         }
+        unsigned ord_bits = 0, num_bits = 0;
         if (f->kind == FDS_FT_KEYWORD) {
             flags |= FDS_SIDX_F_ORDCOL;
-            size_t at = ob_reserve(&b, (size_t)max_doc * 4);
-            for (uint32_t d = 0; d < max_doc && !b.oom; d++) {
-                uint32_t t = f->mintid[d];
-                fds__put_u32(b.p + at + (size_t)d * 4,
-                             t == FDS_SIDX_NO_ORD ? t : ordmap[t]);
+            /* ordinal + 1 (0 = none) in the fewest bits that hold nt */
+            while (ord_bits < 32 && ((uint64_t)1 << ord_bits) <= nt)
+                ord_bits++;
+            size_t len = (size_t)FDS_SIDX_ORD_BYTES(max_doc, ord_bits);
+            size_t at = ob_reserve(&b, len);
+            if (!b.oom) {
+                uint8_t *col = b.p + at;
+                memset(col, 0, len);
+                for (uint32_t d = 0; d < max_doc && ord_bits; d++) {
+                    uint32_t t = f->mintid[d];
+                    uint64_t v = t == FDS_SIDX_NO_ORD ? 0 : (uint64_t)ordmap[t] + 1;
+                    uint64_t bit = (uint64_t)d * ord_bits;
+                    for (unsigned k = 0; k < ord_bits; k++, bit++)
+                        if ((v >> k) & 1)
+                            col[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+                }
             }
         } else if (f->kind != FDS_FT_TEXT) {
             flags |= FDS_SIDX_F_NUMCOL;
-            size_t at = ob_reserve(&b, (size_t)max_doc * 8);
-            for (uint32_t d = 0; d < max_doc && !b.oom; d++)
-                fds__put_u64(b.p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+            /* integers: min + (value - min) in the fewest bits, unless the
+             * range needs more than FDS_SIDX_NUM_PACK_MAX bits; doubles raw */
+            int64_t lo = 0, hi = 0;
+            bool first = true;
+            for (uint32_t d = 0; d < max_doc; d++)
+                if ((f->present[d / 64] >> (d % 64)) & 1) {
+                    if (first || f->col[d] < lo)
+                        lo = f->col[d];
+                    if (first || f->col[d] > hi)
+                        hi = f->col[d];
+                    first = false;
+                }
+            uint64_t span = (uint64_t)hi - (uint64_t)lo;
+            num_bits = f->kind == FDS_FT_DOUBLE ? FDS_SIDX_NUM_RAW
+                                                : fds__bit_width(span);
+            if (num_bits > FDS_SIDX_NUM_PACK_MAX)
+                num_bits = FDS_SIDX_NUM_RAW;
+            if (num_bits == FDS_SIDX_NUM_RAW) {
+                size_t at = ob_reserve(&b, (size_t)max_doc * 8);
+                for (uint32_t d = 0; d < max_doc && !b.oom; d++)
+                    fds__put_u64(b.p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+            } else {
+                size_t at = ob_reserve(&b, 8 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, num_bits));
+                if (!b.oom) {
+                    fds__put_u64(b.p + at, (uint64_t)lo);
+                    for (uint32_t d = 0; d < max_doc && num_bits; d++)
+                        if ((f->present[d / 64] >> (d % 64)) & 1)
+                            fds__bits_put(b.p + at + 8, (uint64_t)d * num_bits,
+                                          num_bits,
+                                          (uint64_t)f->col[d] - (uint64_t)lo);
+                }
+            }
         }
         if (b.oom)
             break;
@@ -755,17 +897,20 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         fds__put_u32(fd + 8, (uint32_t)f->mf->path_len);
         fd[12] = (uint8_t)f->kind;
         fd[13] = flags;
+        fd[14] = (uint8_t)ord_bits;
+        fd[15] = (uint8_t)num_bits;
         fds__put_u32(fd + 16, f->doc_count);
         fds__put_u32(fd + 20, nt);
         fds__put_u64(fd + 24, f->sum_ttf);
         fds__put_u64(fd + 32, terms_off);
-        fds__put_u64(fd + 40, tbytes_off);
+        fds__put_u64(fd + 40, 0);
         fds__put_u64(fd + 48, norms_off);
         fds__put_u64(fd + 56, col_off);
     }
     free(order);
     free(ordmap);
     free(fs);
+    free(pool.slot);
     /* _id table */
     uint32_t *byid = NULL;
     if (!rc && !b.oom) {
