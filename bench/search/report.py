@@ -82,7 +82,7 @@ def main():
                                           "postings_in_bytes",
                                           "source_uncompressed_in_bytes")}
 
-    runs, errors = [], 0
+    runs, errors, loads = [], 0, []
     for line in open(o.runs):
         wl, codec, path = line.split()
         ab = json.load(open(path))
@@ -91,6 +91,10 @@ def main():
         med_a = {k: median([r[k] for r in a]) for k, _, _ in METRICS}
         med_b = {k: median([r[k] for r in b]) for k, _, _ in METRICS}
         paired = [ratio(rb["qps"], ra["qps"]) for ra, rb in zip(a, b)]
+        sysinfo = ab.get("system") or {}
+        for key in ("loadavg_before", "loadavg_after"):
+            if sysinfo.get(key):
+                loads.append(sysinfo[key][0])
         runs.append({
             "workload": wl, "other": codec, "zstd_index": ab["b"]["index"],
             "other_index": ab["a"]["index"],
@@ -99,6 +103,8 @@ def main():
             "ratio_zstd_over_other": {k: ratio(med_b[k], med_a[k]) for k in med_a},
             "qps_ratio_per_round": paired,
             "errors": sum(r["errors"] for r in a + b),
+            "loadavg_1m_before_after": [sysinfo.get("loadavg_before"),
+                                        sysinfo.get("loadavg_after")],
         })
 
     workloads = []
@@ -115,6 +121,11 @@ def main():
               f"side after {o.warmup} s warm-up; order A B per round "
               f"(A = other codec, B = ZSTD).  Index build (s): {o.build_seconds}; "
               f"whole run {o.total_seconds} s.")
+    if loads:
+        md.append(f"Machine load (1-min load average at the start and end of each A/B "
+                  f"run): min {min(loads):.2f}, median {statistics.median(loads):.2f}, "
+                  f"max {max(loads):.2f} (the server and loadgen alone keep it near "
+                  f"{os.cpu_count()}; more means other work shared the CPUs).")
     md.append("")
     md.append("Values are medians over rounds; ZSTD's row is from its rounds "
               "against every codec (median of all). Ratio = ZSTD / codec "
@@ -195,7 +206,7 @@ def main():
                    "build_seconds": o.build_seconds,
                    "total_seconds": o.total_seconds},
         "store": store, "summary": summary, "targets": checks,
-        "errors": errors, "runs": runs,
+        "errors": errors, "loadavg_1m": loads, "runs": runs,
     }
     with open(o.json, "w") as f:
         json.dump(doc, f, indent=1)

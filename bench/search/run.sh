@@ -183,8 +183,10 @@ for codec in "${codecs[@]}"; do
       "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$idx" \
         | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
             curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
-                 --data-binary @- | head -c 200 | grep -q "\"errors\":false" \
-              || echo "$FILE" >> "$ERR"' - "$work/chunk."
+                 --data-binary @- -o "$FILE.out" \
+              && head -c 200 "$FILE.out" | grep -q "\"errors\":false" \
+              || echo "$FILE: $(head -c 300 "$FILE.out" 2>/dev/null)" >> "$ERR"
+            rm -f "$FILE.out"' - "$work/chunk."
       [[ ! -s $work/bulk_errors ]] || { echo "search bench: bulk errors in chunks: $(cat "$work/bulk_errors")" >&2; exit 1; }
     else
       log "$idx ($codec): _reindex from $first"
