@@ -10,7 +10,8 @@ Inputs (written by run.sh): a list file of lines "WORKLOAD CODEC AB_JSON"
 --store-dir, store.CODEC.json = GET /{index}/_stats/store of every index.
 
 Outputs: --json (config, store sizes, per-round values, medians, ratios,
-target checks) and --md (the tables), also printed on stdout.
+target checks) and --md (the tables), also printed on stdout.  Exit status
+1 when any request failed (the files are still written), else 0.
 Units: QPS in successful requests/s; latency in ms (closed loop, from the
 moment the client was ready); CPU % on top's scale (100 = one core busy);
 sizes in bytes.  Standard library only.
@@ -20,6 +21,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
 
 # DESIGN.md section 9 targets: ratio ZSTD / other at least this much.
@@ -214,7 +216,8 @@ def main():
     with open(o.md, "w") as f:
         f.write("# Search A/B by stored-fields codec (bench/search)\n\n" + text)
     print(text)
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
