@@ -6,7 +6,8 @@
  *   indices(id, name UNIQUE, uuid, created_ms, open, next_seq, next_gen)
  *   settings(index_id, key, value)           one row per index.* setting
  *   mappings(index_id, json)                 src/query's mapping JSON
- *   dictionaries(id, index_id, codec, raw_len, bytes)  bytes: a zstd frame
+ *   dictionaries(id, index_id, codec, raw_len, sample_bytes, bytes)
+ *                                            bytes: a zstd frame
  *   segments(id, index_id, gen, max_doc, live, del_count, max_seq)
  *   translog(index_id, seq, op, doc_id, version, source)
  *
@@ -36,8 +37,8 @@ static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS mappings(index_id INTEGER PRIMARY KEY, json "
     "TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS dictionaries(id INTEGER PRIMARY KEY, index_id "
-    "INTEGER NOT NULL, codec INTEGER NOT NULL, raw_len INTEGER NOT NULL, bytes "
-    "BLOB NOT NULL);"
+    "INTEGER NOT NULL, codec INTEGER NOT NULL, raw_len INTEGER NOT NULL, "
+    "sample_bytes INTEGER NOT NULL, bytes BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS segments(id INTEGER PRIMARY KEY, index_id "
     "INTEGER NOT NULL, gen INTEGER NOT NULL, max_doc INTEGER NOT NULL, live "
     "BLOB, del_count INTEGER NOT NULL DEFAULT 0, max_seq INTEGER NOT NULL);"

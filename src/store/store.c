@@ -213,7 +213,7 @@ const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id)
 
 static int index_add_dict(fds_index *ix, uint32_t id, fds_codec_id codec,
                           int level, const uint8_t *bytes, size_t len,
-                          size_t stored_len, fds_err *err)
+                          size_t stored_len, uint64_t sample_bytes, fds_err *err)
 {
     fds_dict *d = NULL;
     int rc = fds_dict_create(id, codec, level, bytes, len, &d);
@@ -229,7 +229,8 @@ static int index_add_dict(fds_index *ix, uint32_t id, fds_codec_id codec,
         return FDS_ENOMEM;
     }
     ix->dicts = q;
-    ix->dicts[ix->ndicts++] = (fds__dictent){id, level, codec, d, stored_len};
+    ix->dicts[ix->ndicts++] =
+        (fds__dictent){id, level, sample_bytes, codec, d, stored_len};
     pthread_mutex_unlock(&ix->dict_mu);
     return 0;
 }
@@ -254,6 +255,31 @@ static const fds_dict *index_current_dict_level(fds_index *ix,
 static const fds_dict *index_current_dict(fds_index *ix, fds_codec_id codec)
 {
     return index_current_dict_level(ix, codec, NULL);
+}
+
+/*
+ * True when a merge of `merge_bytes` of documents should train a new
+ * dictionary: the current one was trained on less than the sample the
+ * settings ask for (the index's first refresh held few documents, as when
+ * bulk loading with a 1 s refresh_interval) and the merge has at least twice
+ * as much material.  Blocks written with the old dictionary are then
+ * re-encoded, never copied.
+ */
+static bool dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
+                               uint64_t merge_bytes)
+{
+    if (!fds_codec_uses_dict(set->codec.codec))
+        return false;
+    bool want = false;
+    pthread_mutex_lock(&ix->dict_mu);
+    for (size_t i = ix->ndicts; i-- > 0;)
+        if (ix->dicts[i].codec == set->codec.codec) {
+            uint64_t have = ix->dicts[i].sample_bytes;
+            want = have < set->dict_sample_bytes && merge_bytes >= 2 * have;
+            break;
+        }
+    pthread_mutex_unlock(&ix->dict_mu);
+    return want;
 }
 
 /*
@@ -310,13 +336,14 @@ static int index_train_dict(fds_index *ix, const fds__bufdoc *docs, size_t n,
     pthread_mutex_lock(&ix->st->db_mu);
     sqlite3_stmt *st = NULL;
     rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
-                              "bytes) VALUES(?,?,?,?)", &st, err);
+                              "sample_bytes, bytes) VALUES(?,?,?,?,?)", &st, err);
     int64_t id = 0;
     if (!rc) {
         sqlite3_bind_int64(st, 1, ix->id);
         sqlite3_bind_int(st, 2, codec);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)dlen);
-        sqlite3_bind_blob(st, 4, z, (int)zlen, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)total);
+        sqlite3_bind_blob(st, 5, z, (int)zlen, SQLITE_STATIC);
         rc = fds__cat_step_done(db, st, err);
         id = sqlite3_last_insert_rowid(db);
     }
@@ -324,7 +351,7 @@ static int index_train_dict(fds_index *ix, const fds__bufdoc *docs, size_t n,
     free(z);
     if (!rc)
         rc = index_add_dict(ix, (uint32_t)id, codec, set->codec.level, dict,
-                            dlen, zlen, err);
+                            dlen, zlen, total, err);
     if (!rc)
         *out = fds__index_dict(ix, (uint32_t)id);
     free(samples);
@@ -484,9 +511,9 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err)
     if (rc)
         return rc;
     /* dictionaries */
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes FROM "
-                                      "dictionaries WHERE index_id=? ORDER BY id",
-                               &st, err)))
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes, "
+                                      "sample_bytes FROM dictionaries WHERE "
+                                      "index_id=? ORDER BY id", &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
@@ -502,7 +529,8 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err)
                              ix->name, id);
         else
             rc = index_add_dict(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
-                                ix->settings.codec.level, raw, raw_len, zlen, err);
+                                ix->settings.codec.level, raw, raw_len, zlen,
+                                (uint64_t)sqlite3_column_int64(st, 4), err);
         free(raw);
     }
     sqlite3_finalize(st);
@@ -1402,13 +1430,14 @@ static int save_mapping(fds_index *ix, fds_err *err)
  */
 static int build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                          const fds_index_settings *set, fds__seg *const *copy,
-                         unsigned ncopy, fds__seg **out, fds_err *err)
+                         unsigned ncopy, bool retrain, fds__seg **out,
+                         fds_err *err)
 {
     const fds_dict *dict = NULL;
     fds_dict *relevel = NULL;
     int rc = 0, level = 0;
     if (fds_codec_uses_dict(set->codec.codec)) {
-        dict = index_current_dict_level(ix, set->codec.codec, &level);
+        dict = retrain ? NULL : index_current_dict_level(ix, set->codec.codec, &level);
         if (!dict && (rc = index_train_dict(ix, docs, n, set, &dict, err)))
             return rc;
         /* the level changed (a static setting, while closed): digest the
@@ -1559,7 +1588,7 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
     if (!rc)
         rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
     if (!rc && nd)
-        rc = build_segment(ix, docs, nd, &set, NULL, 0, &sg, err);
+        rc = build_segment(ix, docs, nd, &set, NULL, 0, false, &sg, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -1663,8 +1692,12 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
             o->seq_no = fds__seg_seqno(sg, d);
         }
     }
+    uint64_t merge_bytes = 0;
+    for (size_t i = 0; i < nd; i++)
+        merge_bytes += docs[i].src_len;
+    bool retrain = dict_wants_retrain(ix, &set, merge_bytes);
     /* clean inputs written with today's settings: copy their blocks */
-    bool copy = true;
+    bool copy = !retrain;
     const fds_dict *cur = fds_codec_uses_dict(set.codec.codec)
                               ? index_current_dict(ix, set.codec.codec) : NULL;
     for (unsigned i = from; i < from + count && copy; i++) {
@@ -1680,7 +1713,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     fds__seg *merged = NULL;
     if (!rc && nd)
         rc = build_segment(ix, docs, nd, &set, copy ? v->segs + from : NULL,
-                           copy ? count : 0, &merged, err);
+                           copy ? count : 0, retrain, &merged, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -1759,7 +1792,8 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
                      ((set.codec.codec == FDS_CODEC_ZSTD ||
                        set.codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
                       sg->level != (uint32_t)set.codec.level);
-        if (stale || ix->lives[i])
+        if (stale || ix->lives[i] ||
+            dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes))
             rc = merge_range(ix, i, 1, err);
     }
     pthread_mutex_unlock(&ix->refresh_mu);
@@ -1871,11 +1905,18 @@ int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
         out->postings_bytes += sg->tim_bytes;
         out->raw_source_bytes += sg->raw_bytes;
     }
-    pthread_rwlock_unlock(&ix->segs_lock);
+    /* dictionaries some segment still uses (a retrained one replaces the
+     * first; the old row is kept only while segments name it) */
     pthread_mutex_lock(&ix->dict_mu);
-    for (size_t i = 0; i < ix->ndicts; i++)
-        out->other_bytes += ix->dicts[i].len;
+    for (size_t i = 0; i < ix->ndicts; i++) {
+        bool used = false;
+        for (unsigned k = 0; k < ix->nsegs && !used; k++)
+            used = ix->segs[k]->dict_id == ix->dicts[i].id;
+        if (used)
+            out->other_bytes += ix->dicts[i].len;
+    }
     pthread_mutex_unlock(&ix->dict_mu);
+    pthread_rwlock_unlock(&ix->segs_lock);
     pthread_mutex_lock(&ix->wmu);
     out->buffered_docs = ix->buf.n + ix->frozen.n;
     pthread_mutex_unlock(&ix->wmu);

@@ -72,6 +72,7 @@ typedef struct fds__buffer {
 typedef struct fds__dictent {
     uint32_t id;
     int level;               /* zstd level the CDict was digested for */
+    uint64_t sample_bytes;   /* bytes of documents it was trained on */
     fds_codec_id codec;
     fds_dict *dict;
     size_t len;

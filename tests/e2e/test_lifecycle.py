@@ -139,6 +139,27 @@ class Lifecycle(unittest.TestCase):
             raw = self.req("GET", "/cc/_source/%d" % i)[2].decode()
             self.assertEqual(raw, self.docs[i - 1])
 
+    def test_dictionary_retrained_when_first_refresh_was_small(self):
+        def load(name, first):
+            self.req("PUT", "/" + name, {"settings": {"index.codec": "ZSTD",
+                                                       "index.refresh_interval": "-1"}})
+            for lo, hi in ((0, first), (first, 10000)):
+                if hi > lo:
+                    bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, self.docs[i])
+                                   for i in range(lo, hi))
+                    self.req("POST", "/%s/_bulk?refresh=true" % name, bulk)
+            self.req("POST", "/%s/_forcemerge?max_num_segments=1" % name)
+            return self.req("GET", "/%s/_stats/store" % name)[1]["_all"]["primaries"]["store"]
+        whole = load("dict-whole", 10000)
+        small_first = load("dict-small", 50)
+        print("\nstored fields: dictionary from all 10000 docs %d bytes; first "
+              "refresh of 50 docs then force-merge %d bytes"
+              % (whole["stored_fields_in_bytes"], small_first["stored_fields_in_bytes"]))
+        self.assertLess(small_first["stored_fields_in_bytes"],
+                        whole["stored_fields_in_bytes"] * 1.03)
+        self.assertEqual(self.req("GET", "/dict-small/_source/20")[2].decode(), self.docs[19])
+        self.assertEqual(self.req("GET", "/dict-small/_source/9000")[2].decode(), self.docs[8999])
+
     def test_reindex_to_other_codec(self):
         self.req("PUT", "/rsrc", {"settings": {"index.codec": "best_compression"}})
         bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, d)
