@@ -170,6 +170,8 @@ typedef struct term_it {
     uint32_t blk, n, i;  /* decoded block, its size, position */
     float ub;            /* max over all blocks of the block bound */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
+    uint32_t bb_blk;     /* block whose bound is bb_val (NO_MORE: none) */
+    float bb_val;
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
@@ -276,7 +278,16 @@ static float term_ub(term_it *t)
 {
     if (isnan(t->ub)) {
         float ub = 0;
+        uint32_t ptf = 0;
+        int pnorm = -1;
         for (uint32_t b = 0; b < t->t.nblocks; b++) {
+            /* neighbouring blocks mostly share their (max tf, min norm) */
+            const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+            uint32_t tf = fds__get_u32(sk + 8);
+            if (tf == ptf && sk[12] == pnorm)
+                continue;
+            ptf = tf;
+            pnorm = sk[12];
             float bb = block_bound(t, b);
             if (bb > ub)
                 ub = bb;
@@ -297,7 +308,11 @@ static float term_shallow(term_it *t, uint32_t target, uint32_t *last)
         return 0;
     }
     *last = skip_last(t, b);
-    return block_bound(t, b);
+    if (t->bb_blk != b) { /* WAND asks again for the same block */
+        t->bb_blk = b;
+        t->bb_val = block_bound(t, b);
+    }
+    return t->bb_val;
 }
 
 /* --- column scans: range, exists --- */
@@ -581,6 +596,7 @@ static it *build(exec *x, const cnode *c, const fds_sidx *sx)
         t->norms = f->norms;
         t->max_doc = max_doc;
         t->blk = NO_MORE;
+        t->bb_blk = NO_MORE;
         t->b.advance = term_adv;
         t->b.score = term_score;
         if (!x->no_stats)
