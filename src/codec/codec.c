@@ -59,6 +59,7 @@
  * before decoding and the checksum are what make that impossible here.
  */
 #include "codec.h"
+#include "fds_bytes.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -83,55 +84,21 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static inline void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-static inline uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-static inline void put_u64(uint8_t *p, uint64_t v)
-{
-    put_u32(p, (uint32_t)v);
-    put_u32(p + 4, (uint32_t)(v >> 32));
-}
-static inline uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-static inline size_t put_varint(uint8_t *p, uint32_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
+/* Little-endian fields and varints of the block layout (fds_bytes.h). */
+#define put_u32 fds__put_u32
+#define get_u32 fds__get_u32
+#define put_u64 fds__put_u64
+#define get_u64 fds__get_u64
+#define put_varint fds__varint_put
 /* Reads one varint from [*pp, end); 0 or FDS_ECORRUPT. */
 static inline int get_varint(const uint8_t **pp, const uint8_t *end,
                              uint32_t *out)
 {
-    const uint8_t *p = *pp;
-    uint32_t v = 0;
-    for (unsigned shift = 0; shift < 35; shift += 7) {
-        if (p >= end)
-            return FDS_ECORRUPT;
-        uint8_t b = *p++;
-        if (shift == 28 && b > 0x0f)
-            return FDS_ECORRUPT;
-        v |= (uint32_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *pp = p;
-            *out = v;
-            return 0;
-        }
-    }
-    return FDS_ECORRUPT;
+    size_t n = fds__varint_get(*pp, end, out);
+    if (!n)
+        return FDS_ECORRUPT;
+    *pp += n;
+    return 0;
 }
 
 /* ---- CRC-32C ---------------------------------------------------------- */

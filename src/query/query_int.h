@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fds_bytes.h"
 #include "query.h"
 
 /* ---- limits ------------------------------------------------------------ */
@@ -154,35 +155,6 @@ uint32_t fds__norm_decode(uint8_t b);        /* Lucene SmallFloat.byte4ToInt */
 
 uint32_t fds__crc32(uint32_t crc, const void *p, size_t n);
 
-static inline size_t fds__varint_put(uint8_t *p, uint32_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-/* Returns bytes read, 0 on truncation/overflow. */
-static inline size_t fds__varint_get(const uint8_t *p, const uint8_t *end,
-                                     uint32_t *v)
-{
-    uint32_t r = 0;
-    unsigned shift = 0;
-    const uint8_t *s = p;
-    while (p < end && shift <= 28) {
-        uint8_t b = *p++;
-        r |= (uint32_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = r;
-            return (size_t)(p - s);
-        }
-        shift += 7;
-    }
-    return 0;
-}
 
 /* Bits needed for v (0 for 0). */
 static inline unsigned fds__bit_width(uint64_t v)
@@ -210,25 +182,6 @@ static inline uint64_t fds__bits_get(const uint8_t *p, uint64_t bit,
 #endif
     v >>= bit & 7;
     return w ? v & (~0ull >> (64 - w)) : 0;
-}
-static inline void fds__put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
-}
-static inline void fds__put_u64(uint8_t *p, uint64_t v)
-{
-    fds__put_u32(p, (uint32_t)v);
-    fds__put_u32(p + 4, (uint32_t)(v >> 32));
-}
-static inline uint32_t fds__get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-static inline uint64_t fds__get_u64(const uint8_t *p)
-{
-    return (uint64_t)fds__get_u32(p) | (uint64_t)fds__get_u32(p + 4) << 32;
 }
 
 #endif
