@@ -41,8 +41,9 @@ def free_port():
     return p
 
 
-def start_fixture(server):
-    p = subprocess.Popen([server, "--port", "0", "--mode", "delay", "--pool", "2"],
+def start_fixture(server, prefix=(), pool=2):
+    p = subprocess.Popen(list(prefix) + [server, "--port", "0", "--mode", "delay",
+                                         "--pool", str(pool)],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     port = int(p.stdout.readline().split()[1])
     return p, port, None
@@ -79,9 +80,9 @@ def child_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
-def run_wrk(port, a):
+def run_wrk(port, a, prefix=(), threads=None):
     c0 = child_cpu()
-    out = subprocess.run(["wrk", "-t%d" % a.threads, "-c%d" % a.connections, "-d%ds" % a.duration,
+    out = subprocess.run(list(prefix) + ["wrk", "-t%d" % (threads or a.threads), "-c%d" % a.connections, "-d%ds" % a.duration,
                           "http://127.0.0.1:%d/" % port], capture_output=True, text=True,
                          timeout=a.duration * 5 + 30).stdout
     cpu = child_cpu() - c0
@@ -93,11 +94,12 @@ def run_wrk(port, a):
     return float(m.group(1)), int(errs.group(1)) if errs else 0, cpu * 1e6 / max(1, int(n.group(1)))
 
 
-def run_loadgen(port, a, tmp):
+def run_loadgen(port, a, tmp, prefix=(), threads=None):
     js = os.path.join(tmp, "lg.json")
     c0 = child_cpu()
-    subprocess.run([a.loadgen, "run", "--port", str(port), "--path", "/", "--method", "GET",
-                    "--clients", str(a.connections), "--threads", str(a.threads),
+    subprocess.run(list(prefix) + [a.loadgen, "run", "--port", str(port), "--path", "/",
+                    "--method", "GET",
+                    "--clients", str(a.connections), "--threads", str(threads or a.threads),
                     "--duration", str(a.duration), "--warmup", "0", "--quiet", "--json", js],
                    check=True, capture_output=True, timeout=a.duration * 5 + 30)
     cpu = child_cpu() - c0
@@ -120,21 +122,30 @@ def main():
         raise SystemExit("wrk is not installed")
     os.makedirs(a.out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="lg-bench-")
-    targets = [("loadgen test fixture (libmicrohttpd, 2 epoll threads, GET /)", start_fixture(a.server))]
+    # (name, server, client command prefix, client threads)
+    targets = [("loadgen test fixture (libmicrohttpd, 2 epoll threads, GET /)",
+                start_fixture(a.server), (), a.threads)]
+    if (os.cpu_count() or 1) >= 2 and shutil.which("taskset"):
+        # the fair comparison on a small machine: the server alone on CPU 0,
+        # the client alone on CPU 1, so neither client's own CPU use changes
+        # what the server gets; both should then reach the server's limit
+        targets.append(("pinned: fixture (1 thread) on CPU 0, client (1 thread) on CPU 1",
+                        start_fixture(a.server, ("taskset", "-c", "0"), 1),
+                        ("taskset", "-c", "1"), 1))
     ng = start_nginx()
     if ng:
-        targets.append(("nginx (return 200 \"ok\")", ng))
+        targets.append(("nginx (return 200 \"ok\")", ng, (), a.threads))
     results = []
-    for name, (proc, port, _) in targets:
+    for name, (proc, port, _), prefix, threads in targets:
         wrk_q, lg_q, lg_p50, lg_p99, wrk_err, lg_err = [], [], [], [], 0, 0
         wrk_cpu, lg_cpu = [], []
         try:
             for i in range(a.repeats):
-                q, e, cpu = run_wrk(port, a)
+                q, e, cpu = run_wrk(port, a, prefix, threads)
                 wrk_q.append(q)
                 wrk_cpu.append(cpu)
                 wrk_err += e
-                q, e, p50, p99, cpu = run_loadgen(port, a, tmp)
+                q, e, p50, p99, cpu = run_loadgen(port, a, tmp, prefix, threads)
                 lg_q.append(q)
                 lg_cpu.append(cpu)
                 lg_err += e
@@ -147,12 +158,13 @@ def main():
             proc.wait(timeout=10)
         wm, lm = statistics.median(wrk_q), statistics.median(lg_q)
         results.append({
-            "target": name, "connections": a.connections, "threads": a.threads,
+            "target": name, "connections": a.connections, "threads": threads,
             "duration_s": a.duration, "repeats": a.repeats,
             "wrk_qps": wm, "loadgen_qps": lm, "ratio_loadgen_over_wrk": lm / wm if wm else None,
             # the target guards against loadgen's own overhead capping what it
             # measures: being faster than wrk is not a failure
             "loadgen_at_least_0_9_of_wrk": bool(wm and lm / wm >= 0.90),
+            "within_10_percent": bool(wm and abs(lm / wm - 1) <= 0.10),
             "wrk_qps_runs": wrk_q, "loadgen_qps_runs": lg_q,
             "wrk_non2xx": wrk_err, "loadgen_errors": lg_err,
             "wrk_client_cpu_us_per_request": statistics.median(wrk_cpu),
@@ -176,12 +188,13 @@ def main():
              "medians; %d CPUs shared by client and server. Target: loadgen's QPS at least 90%% of "
              "wrk's (its own overhead must not cap what it measures)."
              % (a.connections, a.threads, a.duration, a.repeats, os.cpu_count()), "",
-             "| target | wrk req/s | loadgen req/s | loadgen / wrk | loadgen >= 0.9 x wrk | wrk client CPU us/req | loadgen client CPU us/req | loadgen p50 ms | loadgen p99 ms |",
-             "|---|---:|---:|---:|---|---:|---:|---:|---:|"]
+             "| target | wrk req/s | loadgen req/s | loadgen / wrk | loadgen >= 0.9 x wrk | within 10% | wrk client CPU us/req | loadgen client CPU us/req | loadgen p50 ms | loadgen p99 ms |",
+             "|---|---:|---:|---:|---|---|---:|---:|---:|---:|"]
     for r in results:
-        lines.append("| %s | %.0f | %.0f | %.3f | %s | %.2f | %.2f | %.3f | %.3f |" % (
+        lines.append("| %s | %.0f | %.0f | %.3f | %s | %s | %.2f | %.2f | %.3f | %.3f |" % (
             r["target"], r["wrk_qps"], r["loadgen_qps"], r["ratio_loadgen_over_wrk"],
-            "yes" if r["loadgen_at_least_0_9_of_wrk"] else "no", r["wrk_client_cpu_us_per_request"],
+            "yes" if r["loadgen_at_least_0_9_of_wrk"] else "no",
+            "yes" if r["within_10_percent"] else "no", r["wrk_client_cpu_us_per_request"],
             r["loadgen_client_cpu_us_per_request"], r["loadgen_latency_p50_ms"],
             r["loadgen_latency_p99_ms"]))
     lines += ["", "Load average at the end: %.2f %.2f %.2f (other work on the machine makes QPS "
