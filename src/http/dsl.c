@@ -430,7 +430,22 @@ static fds_query *parse_term(pctx *c, const cJSON *body)
     }
     fds_mfield *f = field_of(c, fld->string);
     fds_query *q;
-    if (!f || f->type == FDS_FT_OBJECT || !f->index)
+    if (!strcmp(fld->string, "_id")) {
+        /* _id is not in the term dictionary: the _id table answers it, as
+         * for an ids query (Elasticsearch accepts term on _id) */
+        q = qnew(FDS_Q_IDS, NULL);
+        if (q) {
+            q->vals = calloc(1, sizeof *q->vals);
+            q->val_lens = calloc(1, sizeof *q->val_lens);
+            if (!q->vals || !q->val_lens) {
+                fds__query_free(q);
+                return NULL;
+            }
+            q->vals[0] = dupn(s, n);
+            q->val_lens[0] = n;
+            q->nvals = 1;
+        }
+    } else if (!f || f->type == FDS_FT_OBJECT || !f->index)
         q = qnew(FDS_Q_MATCH_NONE, NULL);
     else if (f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD)
         q = term_query(f->path, f->type, s, n);
@@ -452,14 +467,16 @@ static fds_query *parse_terms(pctx *c, const cJSON *body)
     }
     fds_mfield *f = field_of(c, fld->string);
     float boost = get_boost(body);
-    if (!f || f->type == FDS_FT_OBJECT || !f->index)
+    bool ids = !strcmp(fld->string, "_id"); /* answered by the _id table */
+    if (!ids && (!f || f->type == FDS_FT_OBJECT || !f->index))
         return qnew(FDS_Q_MATCH_NONE, NULL);
     fds_query *q;
-    if (f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD) {
-        q = qnew(FDS_Q_TERMS, f->path);
+    if (ids || f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD) {
+        q = ids ? qnew(FDS_Q_IDS, NULL) : qnew(FDS_Q_TERMS, f->path);
         if (!q)
             return NULL;
-        q->ftype = f->type;
+        if (!ids)
+            q->ftype = f->type;
         size_t n = (size_t)cJSON_GetArraySize(fld);
         q->vals = calloc(n ? n : 1, sizeof *q->vals);
         q->val_lens = calloc(n ? n : 1, sizeof *q->val_lens);

@@ -73,6 +73,16 @@ class WalkingSkeleton(unittest.TestCase):
                 line = int(h["_id"])
                 self.assertEqual(h["_source"], json.loads(self.docs[line - 1]))
 
+    def test_term_on_id(self):
+        for name in INDICES:
+            st, b, _ = self.srv.request("POST", "/%s/_search" % name, {
+                "query": {"term": {"_id": "777"}}})
+            self.assertEqual(st, 200, b)
+            self.assertEqual([h["_id"] for h in b["hits"]["hits"]], ["777"])
+            st, b, _ = self.srv.request("POST", "/%s/_search" % name, {
+                "query": {"terms": {"_id": ["5", "6", "nope"]}}})
+            self.assertEqual(sorted(h["_id"] for h in b["hits"]["hits"]), ["5", "6"])
+
     def test_get_by_id_is_the_converted_line(self):
         for name in INDICES:
             for line in (1, 2, 777, 5000, 9999, 10000):
