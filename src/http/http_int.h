@@ -22,6 +22,8 @@ typedef struct fds_req {
     const char *body;              /* NUL-terminated */
     size_t body_len;
     long long start_us;
+    char **params;                 /* decoded parameter copies (fds_req_param) */
+    unsigned nparams, params_cap;
 } fds_req;
 
 typedef struct fds_resp {
@@ -31,7 +33,9 @@ typedef struct fds_resp {
     const char *content_type;
 } fds_resp;
 
-/* A URL query parameter, unescaped into a per-request copy, or NULL. */
+/* A URL query parameter, percent-decoded; "" for a bare flag ("?v"); NULL
+ * when absent (or out of memory).  The copy belongs to the request and stays
+ * valid until its answer is queued. */
 const char *fds_req_param(fds_req *r, const char *key);
 bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
 /* True when every URL parameter is in `allowed` (NULL-terminated) or common

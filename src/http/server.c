@@ -39,8 +39,6 @@ typedef struct req_state {
     char *body;
     size_t len, cap;
     bool too_big;
-    char *params_copy[16]; /* unescaped parameter copies, freed at the end */
-    unsigned nparams;
 } req_state;
 
 long long fds_now_us(void)
@@ -171,15 +169,24 @@ const char *fds_req_param(fds_req *r, const char *key)
         return NULL;
     if (!v)
         return ""; /* a bare flag: "?v", "?pretty" */
-    /* parameters arrive raw (see the unescape callback): decode a copy */
-    static __thread char buf[4][2048];
-    static __thread unsigned k;
-    char *b = buf[k++ & 3];
-    snprintf(b, sizeof buf[0], "%s", v);
+    /* parameters arrive raw (see the unescape callback): decode a copy that
+     * the request owns until its answer is queued */
+    if (r->nparams == r->params_cap) {
+        unsigned cap = r->params_cap ? 2 * r->params_cap : 8;
+        char **q = realloc(r->params, cap * sizeof *q);
+        if (!q)
+            return NULL;
+        r->params = q;
+        r->params_cap = cap;
+    }
+    char *b = strndup(v, vlen);
+    if (!b)
+        return NULL;
     for (char *p = b; *p; p++)
         if (*p == '+')
             *p = ' ';
     MHD_http_unescape(b);
+    r->params[r->nparams++] = b;
     return b;
 }
 
@@ -626,6 +633,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         route(&r, &o);
     }
     free(path);
+    for (unsigned i = 0; i < r.nparams; i++)
+        free(r.params[i]);
+    free(r.params);
     if (!o.body)
         fds_resp_errorf(&o, 500, "exception", "no response");
     struct MHD_Response *resp = MHD_create_response_from_buffer(
