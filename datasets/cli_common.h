@@ -8,6 +8,7 @@
 #define FDS_DATASETS_CLI_COMMON_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,98 @@ static inline const char *fds__cli_index_name_error(const char *s)
             return "index name holds a forbidden character";
     }
     return NULL;
+}
+
+/* Options of both tools (synthlogs adds --sample and --docs; nginx2json
+ * takes one input FILE or "-"). */
+typedef struct fds__cli_opts {
+    const char *format, *index, *host, *out_path;
+    const char *in_path;  /* nginx2json */
+    const char *sample;   /* synthlogs */
+    uint64_t seed, docs;
+    int no_ids, bulk;
+} fds__cli_opts;
+
+/*
+ * Parse argv with getopt_long into `o` (which holds the defaults on entry),
+ * then check --format / --index.  `synth` selects synthlogs' options.
+ * Returns -1 to go on, or the exit code to return at once (FDS_CLI_EXIT_OK
+ * after --help, FDS_CLI_EXIT_USAGE with a message on stderr).
+ */
+static inline int fds__cli_parse(int argc, char **argv, const char *tool,
+                                 int synth, void (*usage)(FILE *),
+                                 fds__cli_opts *o)
+{
+    enum { O_FORMAT = 256, O_INDEX, O_HOST, O_SEED, O_NOIDS, O_SAMPLE, O_DOCS };
+    static const struct option common[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"index", required_argument, NULL, O_INDEX},
+        {"host", required_argument, NULL, O_HOST},
+        {"seed", required_argument, NULL, O_SEED},
+        {"no-ids", no_argument, NULL, O_NOIDS},
+        {"sample", required_argument, NULL, O_SAMPLE},
+        {"docs", required_argument, NULL, O_DOCS},
+        {NULL, 0, NULL, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+ho:", common, NULL)) != -1) {
+        uint64_t *num = NULL;
+        const char *what = NULL;
+        switch (c) {
+        case 'h': usage(stdout); return FDS_CLI_EXIT_OK;
+        case 'o': o->out_path = optarg; break;
+        case O_FORMAT: o->format = optarg; break;
+        case O_INDEX: o->index = optarg; break;
+        case O_HOST: o->host = optarg; break;
+        case O_NOIDS: o->no_ids = 1; break;
+        case O_SEED: num = &o->seed; what = "--seed"; break;
+        case O_SAMPLE:
+            if (!synth)
+                goto bad;
+            o->sample = optarg;
+            break;
+        case O_DOCS:
+            if (!synth)
+                goto bad;
+            num = &o->docs;
+            what = "--docs";
+            break;
+        default:
+            goto bad;
+        }
+        if (num && fds__cli_u64(optarg, num)) {
+            fprintf(stderr, "%s: %s needs an unsigned integer\n", tool, what);
+            return FDS_CLI_EXIT_USAGE;
+        }
+    }
+    if (!synth && optind < argc)
+        o->in_path = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "%s: bad argument '%s'\n", tool, argv[optind]);
+        usage(stderr);
+        return FDS_CLI_EXIT_USAGE;
+    }
+    if (!strcmp(o->format, "json") || !strcmp(o->format, "bulk")) {
+        o->bulk = !strcmp(o->format, "bulk");
+    } else {
+        fprintf(stderr, "%s: --format must be json or bulk\n", tool);
+        return FDS_CLI_EXIT_USAGE;
+    }
+    if (o->bulk) {
+        const char *why = o->index ? fds__cli_index_name_error(o->index)
+                                   : "--format bulk needs --index NAME";
+        if (why) {
+            fprintf(stderr, "%s: %s\n", tool, why);
+            return FDS_CLI_EXIT_USAGE;
+        }
+    }
+    return -1;
+bad:
+    fprintf(stderr, "%s: bad argument '%s'\n", tool, argv[optind - 1]);
+    usage(stderr);
+    return FDS_CLI_EXIT_USAGE;
 }
 
 /* Write the _bulk action line (with '\n') for document `id` (0: no _id). */

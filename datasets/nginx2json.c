@@ -50,57 +50,15 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    const char *format = "json", *index = NULL, *host = FDS_LOGPARSE_HOST_DEFAULT;
-    const char *in_path = NULL, *out_path = NULL;
-    uint64_t seed = FDS_NGINX2JSON_SEED_DEFAULT;
-    int no_ids = 0;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return FDS_CLI_EXIT_OK;
-        } else if (!strcmp(a, "--format") && has_val) {
-            format = argv[++i];
-        } else if (!strcmp(a, "--index") && has_val) {
-            index = argv[++i];
-        } else if (!strcmp(a, "--host") && has_val) {
-            host = argv[++i];
-        } else if (!strcmp(a, "--seed") && has_val) {
-            if (fds__cli_u64(argv[++i], &seed)) {
-                fprintf(stderr, "nginx2json: --seed needs an unsigned integer\n");
-                return FDS_CLI_EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "-o") && has_val) {
-            out_path = argv[++i];
-        } else if (!strcmp(a, "--no-ids")) {
-            no_ids = 1;
-        } else if ((a[0] != '-' || !strcmp(a, "-")) && !in_path) {
-            in_path = a;
-        } else {
-            fprintf(stderr, "nginx2json: bad argument '%s'\n", a);
-            usage(stderr);
-            return FDS_CLI_EXIT_USAGE;
-        }
-    }
-    int bulk;
-    if (!strcmp(format, "json")) {
-        bulk = 0;
-    } else if (!strcmp(format, "bulk")) {
-        bulk = 1;
-    } else {
-        fprintf(stderr, "nginx2json: --format must be json or bulk\n");
-        return FDS_CLI_EXIT_USAGE;
-    }
-    if (bulk) {
-        const char *bad = index ? fds__cli_index_name_error(index)
-                                : "--format bulk needs --index NAME";
-        if (bad) {
-            fprintf(stderr, "nginx2json: %s\n", bad);
-            return FDS_CLI_EXIT_USAGE;
-        }
-    }
+    fds__cli_opts o = {.format = "json", .host = FDS_LOGPARSE_HOST_DEFAULT,
+                       .seed = FDS_NGINX2JSON_SEED_DEFAULT};
+    int ex = fds__cli_parse(argc, argv, "nginx2json", 0, usage, &o);
+    if (ex >= 0)
+        return ex;
+    const char *index = o.index, *host = o.host, *in_path = o.in_path;
+    const char *out_path = o.out_path;
+    uint64_t seed = o.seed;
+    int no_ids = o.no_ids, bulk = o.bulk;
 
     FILE *in = stdin, *out = stdout;
     if (in_path && strcmp(in_path, "-")) {

@@ -113,62 +113,17 @@ static char *slurp(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
-    const char *format = "json", *index = NULL, *host = FDS_LOGPARSE_HOST_DEFAULT;
-    const char *sample = FDS_SYNTHLOGS_SAMPLE_DEFAULT, *out_path = NULL;
-    uint64_t seed = FDS_SYNTHLOGS_SEED_DEFAULT, docs = FDS_SYNTHLOGS_DOCS_DEFAULT;
-    int no_ids = 0;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return FDS_CLI_EXIT_OK;
-        } else if (!strcmp(a, "--format") && has_val) {
-            format = argv[++i];
-        } else if (!strcmp(a, "--index") && has_val) {
-            index = argv[++i];
-        } else if (!strcmp(a, "--host") && has_val) {
-            host = argv[++i];
-        } else if (!strcmp(a, "--sample") && has_val) {
-            sample = argv[++i];
-        } else if (!strcmp(a, "--seed") && has_val) {
-            if (fds__cli_u64(argv[++i], &seed)) {
-                fprintf(stderr, "synthlogs: --seed needs an unsigned integer\n");
-                return FDS_CLI_EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "--docs") && has_val) {
-            if (fds__cli_u64(argv[++i], &docs)) {
-                fprintf(stderr, "synthlogs: --docs needs an unsigned integer\n");
-                return FDS_CLI_EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "-o") && has_val) {
-            out_path = argv[++i];
-        } else if (!strcmp(a, "--no-ids")) {
-            no_ids = 1;
-        } else {
-            fprintf(stderr, "synthlogs: bad argument '%s'\n", a);
-            usage(stderr);
-            return FDS_CLI_EXIT_USAGE;
-        }
-    }
-    int bulk;
-    if (!strcmp(format, "json")) {
-        bulk = 0;
-    } else if (!strcmp(format, "bulk")) {
-        bulk = 1;
-    } else {
-        fprintf(stderr, "synthlogs: --format must be json or bulk\n");
-        return FDS_CLI_EXIT_USAGE;
-    }
-    if (bulk) {
-        const char *bad = index ? fds__cli_index_name_error(index)
-                                : "--format bulk needs --index NAME";
-        if (bad) {
-            fprintf(stderr, "synthlogs: %s\n", bad);
-            return FDS_CLI_EXIT_USAGE;
-        }
-    }
+    fds__cli_opts o = {.format = "json", .host = FDS_LOGPARSE_HOST_DEFAULT,
+                       .sample = FDS_SYNTHLOGS_SAMPLE_DEFAULT,
+                       .seed = FDS_SYNTHLOGS_SEED_DEFAULT,
+                       .docs = FDS_SYNTHLOGS_DOCS_DEFAULT};
+    int ex = fds__cli_parse(argc, argv, "synthlogs", 1, usage, &o);
+    if (ex >= 0)
+        return ex;
+    const char *index = o.index, *host = o.host, *sample = o.sample;
+    const char *out_path = o.out_path;
+    uint64_t seed = o.seed, docs = o.docs;
+    int no_ids = o.no_ids, bulk = o.bulk;
 
     /* Parse the sample once; records point into `text`. */
     size_t text_len = 0;
