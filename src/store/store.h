@@ -134,7 +134,8 @@ int fds_store_get_index(fds_store *s, const char *name, fds_index **out,
                         fds_err *err);
 void fds_index_release(fds_index *ix); /* NULL is a no-op */
 
-/* Names of all indices, sorted; *names is malloc'd (free each, then it). */
+/* Names of all indices, sorted; *names is malloc'd (free each, then it),
+ * *n their count.  Returns 0 or FDS_ENOMEM. */
 int fds_store_list_indices(fds_store *s, char ***names, size_t *n);
 
 /* ---- an index ---------------------------------------------------------- */
@@ -148,10 +149,13 @@ bool fds_index_is_open(fds_index *ix);
  * dictionary), or NULL when it is healthy.  Other indices are served as
  * usual; a failed index refuses reads and writes with this reason. */
 const char *fds_index_failure(const fds_index *ix);
-/* Open / close (a closed index refuses reads and writes with FDS_ECLOSED). */
+/* Open / close, persisted in the catalogue (a closed index refuses reads and
+ * writes with FDS_ECLOSED).  Returns 0, FDS_ESQL, FDS_ECORRUPT (a failed
+ * index). */
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err);
 /* Replace the settings (the HTTP layer checks static/final/dynamic rules).
- * Persisted in the catalogue before it returns. */
+ * Persisted in the catalogue before it returns; codec settings apply to
+ * segments written from then on.  Returns 0, FDS_ESQL, FDS_ECORRUPT. */
 int fds_index_put_settings(fds_index *ix, const fds_index_settings *s,
                            fds_err *err);
 /* The index's mapping (shared; do not free; lives as long as the index). */
@@ -215,15 +219,23 @@ typedef struct fds_doc {
 int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
                   fds_err *err);
 
-/* Turn the buffer into a segment and commit it (no-op when empty). */
+/* Turn the buffer into a segment and commit it (no-op when empty): train the
+ * dictionary on first use, write and fsync both files, then one catalogue
+ * transaction (segment, live docs, mapping, translog trim).  Returns 0,
+ * FDS_ECLOSED, FDS_EIO (err names the file), FDS_ESQL, FDS_ENOMEM; on error
+ * the documents stay buffered and in the translog. */
 int fds_index_refresh(fds_index *ix, fds_err *err);
-/* Refresh, then merge down to at most `max_segments` segments. */
+/* Refresh, then merge down to at most `max_segments` (0 counts as 1)
+ * segments, expunge deletes, and rewrite segments written with other codec
+ * settings or an under-trained dictionary.  Same errors as refresh. */
 int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err);
 
 /* ---- searching: a pinned, consistent set of segments -------------------- */
 
 typedef struct fds_index_view fds_index_view;
 
+/* Pin the current segments and live docs (reference counts; no copy of any
+ * file).  Returns 0, FDS_ECLOSED, FDS_ECORRUPT (failed index), FDS_ENOMEM. */
 int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err);
 void fds_index_view_release(fds_index_view *v); /* NULL is a no-op */
 /* The view's segments in the shape src/query searches (array of nseg). */
@@ -254,6 +266,8 @@ typedef struct fds_index_stats {
     uint64_t raw_source_bytes; /* uncompressed _source of segment docs */
 } fds_index_stats;
 
+/* Sizes in bytes and counts as of now (dictionaries only while a segment
+ * uses them).  Always returns 0. */
 int fds_index_stats_get(fds_index *ix, fds_index_stats *out);
 
 typedef struct fds_segment_info {
@@ -266,7 +280,8 @@ typedef struct fds_segment_info {
     uint32_t dict_id;
 } fds_segment_info;
 
-/* Segment list; *out malloc'd, caller frees. */
+/* Segment list, oldest first; *out malloc'd (caller frees), *n entries.
+ * Returns 0 or FDS_ENOMEM. */
 int fds_index_segments(fds_index *ix, fds_segment_info **out, size_t *n);
 
 #endif
