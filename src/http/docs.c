@@ -107,9 +107,9 @@ static int item_status(const fds_write_op *op, const fds_write_result *w)
 }
 
 /* The write-result body of Elasticsearch (index/delete responses and bulk
- * items share it). */
+ * items share it); bulk items also carry "status" (`with_status`). */
 static void write_item(sbuf *b, const char *index, const fds_write_op *op,
-                       const fds_write_result *w)
+                       const fds_write_result *w, bool with_status)
 {
     sb_str(b, "{\"_index\":");
     sb_json_str(b, index);
@@ -128,23 +128,20 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
     }
     sb_printf(b, ",\"_version\":%lld,\"result\":\"%s\",\"_shards\":{\"total\":1,"
                  "\"successful\":1,\"failed\":0},\"_seq_no\":%lld,"
-                 "\"_primary_term\":1,\"status\":%d}",
-              (long long)w->version, result_word(op, w), (long long)w->seq_no,
-              item_status(op, w));
+                 "\"_primary_term\":1",
+              (long long)w->version, result_word(op, w), (long long)w->seq_no);
+    if (with_status)
+        sb_printf(b, ",\"status\":%d", item_status(op, w));
+    sb_str(b, "}");
 }
 
-/* The answer to a single-document write: a bulk item without "status". */
+/* The answer to a single-document write (successful: errors go through
+ * fds_resp_error). */
 static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
                          const fds_write_result *w)
 {
     sbuf b = {0};
-    write_item(&b, index, op, w);
-    char *st = b.p ? strstr(b.p, ",\"status\":") : NULL;
-    if (st) {
-        char *end = strchr(st + 1, '}');
-        memmove(st, end, strlen(end) + 1);
-        b.n = strlen(b.p);
-    }
+    write_item(&b, index, op, w, false);
     sb_resp(o, item_status(op, w), &b);
 }
 
@@ -640,7 +637,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
               (fds_now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
         sb_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
-        write_item(&b, items[i].index, &items[i].op, &items[i].res);
+        write_item(&b, items[i].index, &items[i].op, &items[i].res, true);
         sb_str(&b, "}");
     }
     sb_str(&b, "]}");

@@ -990,6 +990,75 @@ static int parse_track(fds_search_request *r, const cJSON *v, fds_err *err)
     return perr(err, "[track_total_hits] must be a boolean or a number");
 }
 
+/* Digits beyond which a JSON integer may not survive a double. */
+#define BIG_INT_DIGITS 15
+
+/*
+ * cJSON keeps numbers as doubles (DESIGN.md §10), so an integer literal of
+ * more than BIG_INT_DIGITS digits would lose its last ones before a term or
+ * range query on a long field sees it.  Such literals are quoted before
+ * parsing (numeric queries accept strings and read them digit by digit).
+ * Returns a malloc'd copy (*out_len set), or NULL when nothing needs it.
+ */
+static char *quote_big_ints(const char *s, size_t n, size_t *out_len)
+{
+    size_t extra = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        char *o = NULL;
+        size_t k = 0;
+        if (pass == 1) {
+            if (!extra)
+                return NULL;
+            if (!(o = malloc(n + extra + 1)))
+                return NULL;
+        }
+        bool in_str = false;
+        for (size_t i = 0; i < n;) {
+            char c = s[i];
+            if (in_str) {
+                if (c == '\\' && i + 1 < n) {
+                    if (o) { o[k++] = c; o[k++] = s[i + 1]; }
+                    i += 2;
+                    continue;
+                }
+                in_str = c != '"';
+            } else if (c == '"') {
+                in_str = true;
+            } else if (c == '-' || (c >= '0' && c <= '9')) {
+                size_t j = i + (c == '-');
+                while (j < n && s[j] >= '0' && s[j] <= '9')
+                    j++;
+                bool integral = j == n || (s[j] != '.' && s[j] != 'e' && s[j] != 'E');
+                size_t digits = j - i - (c == '-');
+                if (integral && digits > BIG_INT_DIGITS) {
+                    if (o) {
+                        o[k++] = '"';
+                        memcpy(o + k, s + i, j - i);
+                        k += j - i;
+                        o[k++] = '"';
+                    } else {
+                        extra += 2;
+                    }
+                } else if (o) {
+                    memcpy(o + k, s + i, j - i);
+                    k += j - i;
+                }
+                i = j;
+                continue;
+            }
+            if (o)
+                o[k++] = c;
+            i++;
+        }
+        if (o) {
+            o[k] = 0;
+            *out_len = k;
+            return o;
+        }
+    }
+    return NULL;
+}
+
 int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                      int for_count, fds_search_request **out, fds_err *err)
 {
@@ -1009,6 +1078,12 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     if (i == len) {
         *out = r;
         return 0;
+    }
+    size_t qlen = 0;
+    char *quoted = quote_big_ints(body, len, &qlen);
+    if (quoted) {
+        body = quoted;
+        len = qlen;
     }
     const char *endp = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(body, len, &endp, 0);
@@ -1106,6 +1181,7 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     if (!rc)
         rc = window_check(r, err);
     cJSON_Delete(root);
+    free(quoted);
     if (rc) {
         fds_search_request_free(r);
         return rc;
