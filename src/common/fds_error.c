@@ -46,3 +46,16 @@ int fds_err_set(fds_err *e, int code, int status, const char *type,
     va_end(ap);
     return code;
 }
+
+int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)
+{
+    if (!e || e->code != 0)
+        return code;
+    e->code = code;
+    e->kind = kind;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
+    va_end(ap);
+    return code;
+}

@@ -34,18 +34,54 @@ enum {
 /* Static English name of a code; never NULL ("unknown error" for others). */
 const char *fds_strerror(int code);
 
+/*
+ * What kind of failure an error is, in the terms Elasticsearch distinguishes
+ * (one kind per Elasticsearch error type our lower layers can produce).
+ * Lower layers name a kind; src/http alone maps it to an HTTP status and an
+ * `error.type` (src/http/http_error.c holds the one table).  FDS_KIND_NONE
+ * lets the edge choose from the FDS_E* code.
+ */
+typedef enum fds_err_kind {
+    FDS_KIND_NONE = 0,
+    FDS_KIND_INVALID_ARGUMENT, /* bad argument or setting */
+    FDS_KIND_PARSE,            /* a value that does not parse (time, size, date) */
+    FDS_KIND_QUERY_PARSE,      /* malformed query DSL */
+    FDS_KIND_CONTENT_PARSE,    /* malformed JSON content (duplicate keys, syntax) */
+    FDS_KIND_NUMBER_FORMAT,    /* a number that does not parse */
+    FDS_KIND_MAPPING_PARSE,    /* a mapping that does not parse or apply */
+    FDS_KIND_DOCUMENT_PARSE,   /* a document that does not fit its mapping */
+    FDS_KIND_VALIDATION,       /* a request that fails validation */
+    FDS_KIND_QUERY_SHARD,      /* a query that cannot run on a field */
+    FDS_KIND_INVALID_INDEX_NAME,
+    FDS_KIND_INDEX_NOT_FOUND,
+    FDS_KIND_NOT_FOUND,        /* some other resource is missing */
+    FDS_KIND_DOCUMENT_MISSING,
+    FDS_KIND_ALREADY_EXISTS,   /* an index of that name exists */
+    FDS_KIND_CONFLICT,         /* version conflict */
+    FDS_KIND_INDEX_CLOSED,
+    FDS_KIND_CORRUPT,          /* damaged data on disk */
+    FDS_KIND_CODEC,            /* a block that will not encode or decode */
+    FDS_KIND_IO,               /* a failed read, write or fsync */
+    FDS_KIND_ILLEGAL_STATE,    /* an internal invariant or a limit of ours */
+    FDS_KIND_INTERNAL,         /* anything else (out of memory, SQLite) */
+    FDS_KIND_BIND,             /* the listening socket could not be bound */
+    FDS_KIND_COUNT_
+} fds_err_kind;
+
 /* Size limits of an fds_err's text fields, in bytes including the NUL. */
 #define FDS_ERR_TYPE_MAX 64
 #define FDS_ERR_REASON_MAX 512
 
 /*
- * Error detail for users.  `type` is an Elasticsearch error type such as
- * "parsing_exception" or "index_not_found_exception"; `reason` is the
- * sentence shown to the user; `status` is the HTTP status the edge should
- * answer with (0: let the edge choose from `code`).
+ * Error detail for users.  `kind` (fds_err_kind) says what the failure is;
+ * `reason` is the sentence shown to the user; `index` the index concerned.
+ * `status` and `type` are the legacy HTTP status / Elasticsearch type, set
+ * only by fds_err_set() and read only by src/http (being phased out in
+ * favour of `kind`).
  */
 typedef struct fds_err {
     int code;
+    int kind;
     int status;
     char type[FDS_ERR_TYPE_MAX];
     char reason[FDS_ERR_REASON_MAX];
@@ -57,10 +93,15 @@ void fds_err_clear(fds_err *e);
 
 /*
  * Record an error unless one is already recorded (first error wins).
- * `e` may be NULL (then nothing is recorded).  Returns `code`, so callers can
- * write `return fds_err_set(e, FDS_EINVAL, 400, "illegal_argument_exception",
- * "...")`.
+ * `e` may be NULL (then nothing is recorded).  `kind` is an fds_err_kind.
+ * Returns `code`, so callers can write
+ * `return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT, "...")`.
  */
+int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Legacy form naming an HTTP status and an Elasticsearch type directly;
+ * being replaced by fds_err_setk() everywhere below src/http. */
 int fds_err_set(fds_err *e, int code, int status, const char *type,
                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

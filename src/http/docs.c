@@ -97,8 +97,8 @@ static const char *result_word(const fds_write_op *op, const fds_write_result *w
 static int item_status(const fds_write_op *op, const fds_write_result *w)
 {
     if (w->code) {
-        if (w->err.status)
-            return w->err.status;
+        if (w->err.status || w->err.kind)
+            return fds_http_status(&w->err);
         return w->code == FDS_ECONFLICT ? 409 : w->code == FDS_ENOTFOUND ? 404 : 400;
     }
     if (op->type == FDS_OP_DELETE)
@@ -118,7 +118,8 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
     if (w->code) {
         fds_err e = w->err;
         sb_printf(b, ",\"status\":%d,\"error\":{\"type\":", item_status(op, w));
-        sb_json_str(b, e.type[0] ? e.type : "illegal_argument_exception");
+        sb_json_str(b, e.type[0] || e.kind ? fds_http_type(&e)
+                                           : "illegal_argument_exception");
         sb_str(b, ",\"reason\":");
         sb_json_str(b, e.reason[0] ? e.reason : fds_strerror(w->code));
         sb_str(b, ",\"index\":");
@@ -807,10 +808,11 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
                     cJSON_AddStringToObject(f, "index", fds_index_name(to));
                     cJSON_AddStringToObject(f, "id", res[k].id);
                     cJSON *cause = cJSON_AddObjectToObject(f, "cause");
-                    cJSON_AddStringToObject(cause, "type", res[k].err.type);
+                    cJSON_AddStringToObject(cause, "type", fds_http_type(&res[k].err));
                     cJSON_AddStringToObject(cause, "reason", res[k].err.reason);
                     cJSON_AddNumberToObject(f, "status",
-                                            res[k].err.status ? res[k].err.status : 400);
+                                            res[k].err.status || res[k].err.kind
+                                                ? fds_http_status(&res[k].err) : 400);
                     cJSON_AddItemToArray(failures, f);
                 } else if (res[k].created)
                     created++;

@@ -51,6 +51,11 @@ void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
                   const char *content_type);
 /* Elasticsearch's error shape from a detail (status from err->status, or
  * derived from err->code when 0). */
+/* The HTTP status and Elasticsearch `error.type` of an error: the one table
+ * in http_error.c, from its kind (else its code). */
+int fds_http_status(const fds_err *e);
+const char *fds_http_type(const fds_err *e);
+
 void fds_resp_error(fds_resp *o, const fds_err *err);
 void fds_resp_errorf(fds_resp *o, int status, const char *type,
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -72,42 +72,16 @@ void fds_resp_json(fds_resp *o, int status, cJSON *json)
     fds_resp_raw(o, status, s, strlen(s), NULL);
 }
 
-static int status_of(const fds_err *e)
-{
-    if (e->status)
-        return e->status;
-    switch (e->code) {
-    case FDS_ENOTFOUND: return 404;
-    case FDS_EINVAL: case FDS_EPARSE: case FDS_ECLOSED: case FDS_EEXIST:
-        return 400;
-    case FDS_ECONFLICT: return 409;
-    case FDS_ETOOBIG: return 413;
-    default: return 500;
-    }
-}
-
-static const char *type_of(const fds_err *e)
-{
-    if (e->type[0])
-        return e->type;
-    switch (e->code) {
-    case FDS_EPARSE: return "parse_exception";
-    case FDS_EINVAL: return "illegal_argument_exception";
-    case FDS_ENOTFOUND: return "resource_not_found_exception";
-    default: return "exception";
-    }
-}
-
 /* The error object of Elasticsearch (ElasticsearchException#toXContent). */
 static cJSON *error_object(const fds_err *e)
 {
     cJSON *cause = cJSON_CreateObject();
-    cJSON_AddStringToObject(cause, "type", type_of(e));
+    cJSON_AddStringToObject(cause, "type", fds_http_type(e));
     cJSON_AddStringToObject(cause, "reason", e->reason[0] ? e->reason
                                                           : fds_strerror(e->code));
     if (e->index[0]) {
         cJSON_AddStringToObject(cause, "index", e->index);
-        if (!strcmp(type_of(e), "index_not_found_exception")) {
+        if (!strcmp(fds_http_type(e), "index_not_found_exception")) {
             cJSON_AddStringToObject(cause, "resource.type", "index_or_alias");
             cJSON_AddStringToObject(cause, "resource.id", e->index);
         }
@@ -133,7 +107,7 @@ void fds_resp_error(fds_resp *o, const fds_err *e)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddItemToObject(j, "error", error_object(e));
-    int st = status_of(e);
+    int st = fds_http_status(e);
     cJSON_AddNumberToObject(j, "status", st);
     fds_resp_json(o, st, j);
 }
