@@ -1,0 +1,108 @@
+/*
+ * buffer.c: the in-memory write buffer of an index (fds__buffer in
+ * store_int.h).  Acknowledged writes wait here, visible to realtime gets,
+ * until a refresh turns them into a segment; the same operations sit in the
+ * catalogue's translog table until that refresh commits.  The buffer keeps
+ * documents in arrival order (a segment's doc order) plus an id hash for
+ * lookups: FNV-1a, open addressing with linear probing, at most half full.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define BUF_MIN_SLOTS 1024
+
+static uint64_t id_hash(const char *id, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)id[i]) * 1099511628211ull;
+    return h;
+}
+
+void fds__buf_free(fds__buffer *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->docs[i].id);
+        free(b->docs[i].src);
+    }
+    free(b->docs);
+    free(b->slots);
+    memset(b, 0, sizeof *b);
+    b->max_seq = -1;
+}
+
+fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len)
+{
+    if (!b->nslots)
+        return NULL;
+    size_t mask = b->nslots - 1;
+    for (size_t s = id_hash(id, len) & mask;; s = (s + 1) & mask) {
+        uint32_t v = b->slots[s];
+        if (!v)
+            return NULL;
+        fds__bufdoc *d = &b->docs[v - 1];
+        if (d->id_len == len && memcmp(d->id, id, len) == 0)
+            return d;
+    }
+}
+
+static int buf_rehash(fds__buffer *b, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+        return FDS_ENOMEM;
+    free(b->slots);
+    b->slots = slots;
+    b->nslots = nslots;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t s = id_hash(b->docs[i].id, b->docs[i].id_len) & (nslots - 1);
+        while (slots[s])
+            s = (s + 1) & (nslots - 1);
+        slots[s] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+/* Put a write into the buffer, replacing an earlier one with the same id.
+ * Takes ownership of id and src. */
+int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
+                   size_t src_len, int64_t version, int64_t seq)
+{
+    fds__bufdoc *d = fds__buf_find(b, id, id_len);
+    if (d) {
+        b->bytes -= d->src_len;
+        free(d->src);
+        free(id);
+        d->src = src;
+        d->src_len = src_len;
+        d->version = version;
+        d->seq_no = seq;
+    } else {
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? b->cap * 2 : 256;
+            fds__bufdoc *q = realloc(b->docs, cap * sizeof *q);
+            if (!q)
+                return FDS_ENOMEM;
+            b->docs = q;
+            b->cap = cap;
+        }
+        if ((b->n + 1) * 2 > b->nslots) {
+            size_t ns = b->nslots ? b->nslots * 2 : BUF_MIN_SLOTS;
+            b->docs[b->n] = (fds__bufdoc){0};
+            if (buf_rehash(b, ns))
+                return FDS_ENOMEM;
+        }
+        b->docs[b->n] = (fds__bufdoc){id, id_len, src, src_len, version, seq};
+        size_t mask = b->nslots - 1;
+        size_t s = id_hash(id, id_len) & mask;
+        while (b->slots[s])
+            s = (s + 1) & mask;
+        b->slots[s] = (uint32_t)++b->n;
+    }
+    b->bytes += src_len;
+    if (seq > b->max_seq)
+        b->max_seq = seq;
+    return 0;
+}
