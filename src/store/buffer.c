@@ -5,10 +5,17 @@
  * catalogue's translog table until that refresh commits.  The buffer keeps
  * documents in arrival order (a segment's doc order) plus an id hash for
  * lookups: FNV-1a, open addressing with linear probing, at most half full.
+ *
+ * The translog is the durable twin of the buffer: one catalogue row per
+ * accepted operation, translog(index_id, seq, op, doc_id, version, source)
+ * with op an fds_op_type, doc_id the id bytes and source the document bytes
+ * verbatim (NULL for a delete).  Rows are appended by the write path in its
+ * transaction.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "store_int.h"
 
 #define BUF_MIN_SLOTS 1024
@@ -104,5 +111,33 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
     b->bytes += src_len;
     if (seq > b->max_seq)
         b->max_seq = seq;
+    return 0;
+}
+
+/* ---- the translog ------------------------------------------------------- */
+
+int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)
+{
+    return fds__cat_prepare(db, "INSERT INTO translog VALUES(?,?,?,?,?,?)", ins,
+                            err);
+}
+
+int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
+                         int64_t seq, const fds_write_op *op,
+                         const fds_write_result *r, fds_err *err)
+{
+    sqlite3_reset(ins);
+    sqlite3_bind_int64(ins, 1, index_id);
+    sqlite3_bind_int64(ins, 2, seq);
+    sqlite3_bind_int(ins, 3, op->type);
+    sqlite3_bind_blob(ins, 4, r->id, (int)strlen(r->id), SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 5, r->version);
+    if (op->type == FDS_OP_DELETE)
+        sqlite3_bind_null(ins, 6);
+    else
+        sqlite3_bind_blob(ins, 6, op->src, (int)op->src_len, SQLITE_STATIC);
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        return fds_err_set(err, FDS_ESQL, 500, "exception", "translog: %s",
+                           sqlite3_errmsg(db));
     return 0;
 }

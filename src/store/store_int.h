@@ -164,6 +164,15 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
 fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
 void fds__buf_free(fds__buffer *b);
 
+/* buffer.c: the translog rows, in the caller's transaction (caller holds
+ * db_mu).  fds__translog_prepare gives the insert statement (finalize it);
+ * fds__translog_append writes op with the id, version of result `r` as
+ * sequence number `seq`.  Both return 0 or FDS_ESQL. */
+int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err);
+int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
+                         int64_t seq, const fds_write_op *op,
+                         const fds_write_result *r, fds_err *err);
+
 /* dict.c: dictionaries (caller holds no lock; dict_mu is taken inside).
  * fds__dict_add digests `len` raw bytes as dictionary `id` (stored_len =
  * its size in the catalogue; sample_bytes = what it was trained on).

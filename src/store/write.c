@@ -67,6 +67,155 @@ static void auto_id(fds_index *ix, char out[AUTO_ID_LEN + 1])
     out[AUTO_ID_LEN] = 0;
 }
 
+/* Validate op's id (or assign one) into r->id; on a bad id r->code and
+ * r->err say why.  Returns r->code. */
+static int op_id(fds_index *ix, const fds_write_op *op, fds_write_result *r)
+{
+    if (op->id) {
+        if (op->id_len == 0 || op->id_len > FDS_DOC_ID_MAX)
+            return r->code = fds_err_set(&r->err, FDS_EINVAL, 400,
+                                         "illegal_argument_exception",
+                                         op->id_len ? "id [%.32s...] is too long, "
+                                                      "must be no longer than 512 "
+                                                      "bytes but was: %zu"
+                                                    : "if _id is specified it must "
+                                                      "not be empty%.0s%zu",
+                                         op->id, op->id_len);
+        memcpy(r->id, op->id, op->id_len);
+        r->id[op->id_len] = 0;
+    } else if (op->type == FDS_OP_DELETE) {
+        return r->code = fds_err_set(&r->err, FDS_EINVAL, 400,
+                                     "action_request_validation_exception",
+                                     "Validation Failed: 1: id is missing;");
+    } else {
+        auto_id(ix, r->id);
+    }
+    return 0;
+}
+
+/* State of res[i].id before op i: an earlier accepted op of this batch on
+ * the same id counts first, then the buffer and segments (current_state).
+ * Returns 1 = live, 0 = absent or deleted. */
+static int op_prior_state(fds_index *ix, const fds_write_op *ops,
+                          const fds_write_result *res, size_t i, size_t idl,
+                          int64_t *ver, int64_t *cur_seq)
+{
+    for (size_t k = i; k-- > 0;)
+        if (res[k].code == 0 && !strcmp(res[k].id, res[i].id)) {
+            *ver = res[k].version;
+            *cur_seq = res[k].seq_no;
+            return ops[k].type == FDS_OP_DELETE ? 0 : 1;
+        }
+    return current_state(ix, res[i].id, idl, ver, cur_seq);
+}
+
+/* The version checks of Elasticsearch (if_seq_no/if_primary_term, external
+ * versions, create on an existing id).  Returns r->code. */
+static int op_check_version(const fds_write_op *op, fds_write_result *r,
+                            int state, int64_t ver, int64_t cur_seq)
+{
+    if (op->check_seq_no &&
+        (state != 1 || cur_seq != op->if_seq_no || op->if_primary_term != 1)) {
+        if (state == 1)
+            return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                         "version_conflict_engine_exception",
+                                         "[%s]: version conflict, required seqNo "
+                                         "[%lld], primary term [%lld]. current "
+                                         "document has seqNo [%lld] and primary "
+                                         "term [1]", r->id, (long long)op->if_seq_no,
+                                         (long long)op->if_primary_term,
+                                         (long long)cur_seq);
+        return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                     "version_conflict_engine_exception",
+                                     "[%s]: version conflict, required seqNo "
+                                     "[%lld], primary term [%lld] but no document "
+                                     "was found", r->id, (long long)op->if_seq_no,
+                                     (long long)op->if_primary_term);
+    }
+    if (op->external_version > 0 && state == 1 && ver >= op->external_version)
+        return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                     "version_conflict_engine_exception",
+                                     "[%s]: version conflict, current version [%lld] "
+                                     "is higher or equal to the one provided [%lld]",
+                                     r->id, (long long)ver,
+                                     (long long)op->external_version);
+    if (op->type == FDS_OP_CREATE && state == 1)
+        return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
+                                     "version_conflict_engine_exception",
+                                     "[%s]: version conflict, document already "
+                                     "exists (current version [%lld])",
+                                     r->id, (long long)ver);
+    return 0;
+}
+
+/* Decide op i of the batch with sequence number `seq`: fills res[i] (id,
+ * version, seq_no, created/found, or code and err).  Returns res[i].code:
+ * 0 when the op goes to the translog. */
+static int op_decide(fds_index *ix, const fds_write_op *ops,
+                     fds_write_result *res, size_t i, int64_t seq)
+{
+    const fds_write_op *op = &ops[i];
+    fds_write_result *r = &res[i];
+    memset(r, 0, sizeof *r);
+    if (op_id(ix, op, r))
+        return r->code;
+    size_t idl = strlen(r->id);
+    if (op->type != FDS_OP_DELETE &&
+        (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
+        return r->code;
+    int64_t ver = 0, cur_seq = -1;
+    int state = op_prior_state(ix, ops, res, i, idl, &ver, &cur_seq);
+    if (op_check_version(op, r, state, ver, cur_seq))
+        return r->code;
+    if (op->type == FDS_OP_DELETE && state == 0) {
+        /* Elasticsearch answers not_found without an error */
+        r->found = false;
+        r->version = ver + 1;
+        r->seq_no = seq;
+    } else {
+        r->found = op->type == FDS_OP_DELETE;
+        r->created = state == 0;
+        r->version = op->external_version > 0 ? op->external_version : ver + 1;
+        r->seq_no = seq;
+    }
+    return 0;
+}
+
+/* After the translog commit: copy every accepted op into the buffer (a
+ * delete of an absent id leaves no tombstone).  Caller holds wmu.  Returns
+ * 0 or FDS_ENOMEM. */
+static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
+                           const fds_write_result *res, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (res[i].code)
+            continue;
+        size_t idl = strlen(res[i].id);
+        char *id = malloc(idl + 1);
+        uint8_t *src = NULL;
+        if (id)
+            memcpy(id, res[i].id, idl + 1);
+        if (ops[i].type != FDS_OP_DELETE) {
+            src = malloc(ops[i].src_len + 1);
+            if (src)
+                memcpy(src, ops[i].src, ops[i].src_len);
+        }
+        if (!id || (ops[i].type != FDS_OP_DELETE && !src)) {
+            free(id);
+            free(src);
+            rc = FDS_ENOMEM;
+            break;
+        }
+        if (ops[i].type == FDS_OP_DELETE && !res[i].found)
+            free(id), free(src); /* nothing to delete: no tombstone */
+        else
+            rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
+                              res[i].version, res[i].seq_no);
+    }
+    return rc;
+}
+
 int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                     fds_write_result *res, bool refresh, fds_err *err)
 {
@@ -82,113 +231,13 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     int rc = fds__cat_begin(s->db, durable, err);
     sqlite3_stmt *ins = NULL;
     if (!rc)
-        rc = fds__cat_prepare(s->db, "INSERT INTO translog VALUES(?,?,?,?,?,?)",
-                              &ins, err);
+        rc = fds__translog_prepare(s->db, &ins, err);
     /* decide every op first; apply to the buffer only after the commit */
     int64_t seq0 = ix->next_seq, seq = seq0;
     for (size_t i = 0; i < n && !rc; i++) {
-        const fds_write_op *op = &ops[i];
-        fds_write_result *r = &res[i];
-        memset(r, 0, sizeof *r);
-        if (op->id) {
-            if (op->id_len == 0 || op->id_len > FDS_DOC_ID_MAX) {
-                r->code = fds_err_set(&r->err, FDS_EINVAL, 400,
-                                      "illegal_argument_exception",
-                                      op->id_len ? "id [%.32s...] is too long, "
-                                                   "must be no longer than 512 "
-                                                   "bytes but was: %zu"
-                                                 : "if _id is specified it must "
-                                                   "not be empty%.0s%zu",
-                                      op->id, op->id_len);
-                continue;
-            }
-            memcpy(r->id, op->id, op->id_len);
-            r->id[op->id_len] = 0;
-        } else if (op->type == FDS_OP_DELETE) {
-            r->code = fds_err_set(&r->err, FDS_EINVAL, 400,
-                                  "action_request_validation_exception",
-                                  "Validation Failed: 1: id is missing;");
+        if (op_decide(ix, ops, res, i, seq))
             continue;
-        } else {
-            auto_id(ix, r->id);
-        }
-        size_t idl = strlen(r->id);
-        if (op->type != FDS_OP_DELETE &&
-            (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
-            continue;
-        int64_t ver = 0, cur_seq = -1;
-        /* earlier ops of this batch count: look at them first */
-        int state = -1;
-        for (size_t k = i; k-- > 0;)
-            if (res[k].code == 0 && !strcmp(res[k].id, r->id)) {
-                ver = res[k].version;
-                cur_seq = res[k].seq_no;
-                state = ops[k].type == FDS_OP_DELETE ? 0 : 1;
-                break;
-            }
-        if (state < 0)
-            state = current_state(ix, r->id, idl, &ver, &cur_seq);
-        if (op->check_seq_no &&
-            (state != 1 || cur_seq != op->if_seq_no || op->if_primary_term != 1)) {
-            if (state == 1)
-                r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                      "version_conflict_engine_exception",
-                                      "[%s]: version conflict, required seqNo "
-                                      "[%lld], primary term [%lld]. current "
-                                      "document has seqNo [%lld] and primary "
-                                      "term [1]", r->id, (long long)op->if_seq_no,
-                                      (long long)op->if_primary_term,
-                                      (long long)cur_seq);
-            else
-                r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                      "version_conflict_engine_exception",
-                                      "[%s]: version conflict, required seqNo "
-                                      "[%lld], primary term [%lld] but no document "
-                                      "was found", r->id, (long long)op->if_seq_no,
-                                      (long long)op->if_primary_term);
-            continue;
-        }
-        if (op->external_version > 0 && state == 1 && ver >= op->external_version) {
-            r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                  "version_conflict_engine_exception",
-                                  "[%s]: version conflict, current version [%lld] "
-                                  "is higher or equal to the one provided [%lld]",
-                                  r->id, (long long)ver,
-                                  (long long)op->external_version);
-            continue;
-        }
-        if (op->type == FDS_OP_CREATE && state == 1) {
-            r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                  "version_conflict_engine_exception",
-                                  "[%s]: version conflict, document already "
-                                  "exists (current version [%lld])",
-                                  r->id, (long long)ver);
-            continue;
-        }
-        if (op->type == FDS_OP_DELETE && state == 0) {
-            /* Elasticsearch answers not_found without an error */
-            r->found = false;
-            r->version = ver + 1;
-            r->seq_no = seq;
-        } else {
-            r->found = op->type == FDS_OP_DELETE;
-            r->created = state == 0;
-            r->version = op->external_version > 0 ? op->external_version : ver + 1;
-            r->seq_no = seq;
-        }
-        sqlite3_reset(ins);
-        sqlite3_bind_int64(ins, 1, ix->id);
-        sqlite3_bind_int64(ins, 2, seq);
-        sqlite3_bind_int(ins, 3, op->type);
-        sqlite3_bind_blob(ins, 4, r->id, (int)idl, SQLITE_STATIC);
-        sqlite3_bind_int64(ins, 5, r->version);
-        if (op->type == FDS_OP_DELETE)
-            sqlite3_bind_null(ins, 6);
-        else
-            sqlite3_bind_blob(ins, 6, op->src, (int)op->src_len, SQLITE_STATIC);
-        if (sqlite3_step(ins) != SQLITE_DONE)
-            rc = fds_err_set(err, FDS_ESQL, 500, "exception", "translog: %s",
-                             sqlite3_errmsg(s->db));
+        rc = fds__translog_append(s->db, ins, ix->id, seq, &ops[i], &res[i], err);
         seq++;
     }
     if (ins)
@@ -206,31 +255,7 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     pthread_mutex_unlock(&s->db_mu);
     if (!rc) {
         ix->next_seq = seq;
-        for (size_t i = 0; i < n && !rc; i++) {
-            if (res[i].code)
-                continue;
-            size_t idl = strlen(res[i].id);
-            char *id = malloc(idl + 1);
-            uint8_t *src = NULL;
-            if (id)
-                memcpy(id, res[i].id, idl + 1);
-            if (ops[i].type != FDS_OP_DELETE) {
-                src = malloc(ops[i].src_len + 1);
-                if (src)
-                    memcpy(src, ops[i].src, ops[i].src_len);
-            }
-            if (!id || (ops[i].type != FDS_OP_DELETE && !src)) {
-                free(id);
-                free(src);
-                rc = FDS_ENOMEM;
-                break;
-            }
-            if (ops[i].type == FDS_OP_DELETE && !res[i].found)
-                free(id), free(src); /* nothing to delete: no tombstone */
-            else
-                rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
-                             res[i].version, res[i].seq_no);
-        }
+        rc = apply_to_buffer(ix, ops, res, n);
     }
     pthread_mutex_unlock(&ix->wmu);
     if (!rc && refresh) {
