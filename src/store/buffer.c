@@ -10,8 +10,10 @@
  * accepted operation, translog(index_id, seq, op, doc_id, version, source)
  * with op an fds_op_type, doc_id the id bytes and source the document bytes
  * verbatim (NULL for a delete).  Rows are appended by the write path in its
- * transaction.
+ * transaction, replayed into the buffer at start-up, and dropped up to a
+ * segment's highest seq_no in the refresh transaction that registers it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,4 +142,48 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
         return fds_err_set(err, FDS_ESQL, 500, "exception", "translog: %s",
                            sqlite3_errmsg(db));
     return 0;
+}
+
+/* Replay ix's translog rows into ix->buf in seq order (at start-up). */
+int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source "
+                                      "FROM translog WHERE index_id=? ORDER BY seq",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        size_t il = (size_t)sqlite3_column_bytes(st, 2);
+        size_t sl = (size_t)sqlite3_column_bytes(st, 4);
+        char *id = malloc(il + 1);
+        uint8_t *src = NULL;
+        if (id)
+            memcpy(id, sqlite3_column_blob(st, 2), il);
+        if (sqlite3_column_int(st, 1) != FDS_OP_DELETE) {
+            src = malloc(sl + 1);
+            if (src && sl)
+                memcpy(src, sqlite3_column_blob(st, 4), sl);
+        }
+        if (!id || (!src && sqlite3_column_int(st, 1) != FDS_OP_DELETE)) {
+            free(id);
+            free(src);
+            rc = FDS_ENOMEM;
+            break;
+        }
+        rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
+                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "DELETE FROM translog WHERE index_id=%lld "
+                              "AND seq<=%lld",
+             (long long)ix->id, (long long)max_seq);
+    return fds__cat_exec(ix->st->db, sql, err);
 }

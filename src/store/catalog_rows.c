@@ -1,8 +1,9 @@
 /*
  * catalog_rows.c: an index's rows in the catalogue other than translog and
- * dictionaries: settings, mapping, segments with their live docs.  The
- * schema and the SQLite helpers are in catalog.c; these functions run inside
- * the caller's transaction (they take no lock; the caller holds db_mu).
+ * dictionaries: settings, mapping, segments with their live docs, saved
+ * inside the caller's transaction (they take no lock; the caller holds
+ * db_mu) and loaded at start-up.  The schema and the SQLite helpers are in
+ * catalog.c.
  *
  * Rows: settings(index_id, key, value), one per index.* setting as text
  * (fds_settings_to_kv); mappings(index_id, json); segments(id, index_id,
@@ -12,6 +13,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "catalog.h"
 #include "store_int.h"
@@ -127,5 +129,74 @@ int fds__mapping_save(fds_index *ix, fds_err *err)
         rc = fds__cat_step_done(ix->st->db, st, err);
     }
     free(mj);
+    return rc;
+}
+
+/* Merge the stored mapping JSON into ix->mapping (at start-up). */
+int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT json FROM mappings WHERE index_id=?",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        rc = fds_mapping_merge_json(ix->mapping,
+                                    (const char *)sqlite3_column_text(st, 0),
+                                    (size_t)sqlite3_column_bytes(st, 0), err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Open every segment the catalogue lists for ix, oldest first, with its
+ * live docs, into ix->segs / ix->lives (at start-up). */
+int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count FROM "
+                                      "segments WHERE index_id=? ORDER BY gen",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        fds__seg *sg = NULL;
+        rc = fds__seg_open(ix, sqlite3_column_int64(st, 0),
+                           (uint64_t)sqlite3_column_int64(st, 1), &sg, err);
+        if (rc)
+            break;
+        fds__live *lv = NULL;
+        if (sqlite3_column_type(st, 2) == SQLITE_BLOB) {
+            size_t nb = (sg->max_doc + 7) / 8;
+            if ((size_t)sqlite3_column_bytes(st, 2) != nb) {
+                rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                                 "[%s] segment [%s]: live docs of wrong size",
+                                 ix->name, sg->name);
+                fds__seg_unref(sg);
+                break;
+            }
+            lv = fds__live_copy(NULL, sg->max_doc);
+            if (lv) {
+                memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
+                lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
+            }
+        }
+        fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
+        fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
+        if (q)
+            ix->segs = q;
+        if (l)
+            ix->lives = l;
+        if (!q || !l) {
+            rc = FDS_ENOMEM;
+            fds__seg_unref(sg);
+            fds__live_unref(lv);
+            break;
+        }
+        ix->segs[ix->nsegs] = sg;
+        ix->lives[ix->nsegs++] = lv;
+    }
+    sqlite3_finalize(st);
     return rc;
 }

@@ -182,3 +182,35 @@ int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
     free(dict);
     return rc;
 }
+
+/* Load and digest every dictionary of ix from the catalogue (at
+ * start-up; their level is the index's current codec level). */
+int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes, "
+                                      "sample_bytes FROM dictionaries WHERE "
+                                      "index_id=? ORDER BY id", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
+        size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
+        size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
+        uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
+        size_t got = raw ? ZSTD_decompress(raw, raw_len, sqlite3_column_blob(st, 3),
+                                           zlen) : 0;
+        if (!raw || ZSTD_isError(got) || got != raw_len)
+            rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+                             "[%s] dictionary [%u] in the catalogue is damaged",
+                             ix->name, id);
+        else
+            rc = fds__dict_add(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
+                                ix->settings.codec.level, raw, raw_len, zlen,
+                                (uint64_t)sqlite3_column_int64(st, 4), err);
+        free(raw);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

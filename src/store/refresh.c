@@ -231,13 +231,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
             rc = fds__segment_insert(ix, sg, fz->max_seq, err);
         if (!rc)
             rc = fds__lives_save(ix, newlive, upto, err);
-        if (!rc) {
-            char sql[160];
-            snprintf(sql, sizeof sql, "DELETE FROM translog WHERE index_id=%lld "
-                                      "AND seq<=%lld",
-                     (long long)ix->id, (long long)fz->max_seq);
-            rc = fds__cat_exec(db, sql, err);
-        }
+        if (!rc)
+            rc = fds__translog_trim(ix, fz->max_seq, err);
         if (!rc && sg)
             rc = fds__mapping_save(ix, err);
         if (!rc)

@@ -19,8 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <zstd.h>
-
 #include "catalog.h"
 #include "store_int.h"
 
@@ -151,125 +149,18 @@ bool fds_index_is_open(fds_index *ix)
     return o;
 }
 
-/* Load an index's segments, dictionaries, mapping and translog. */
+/* Load an index's settings, mapping, dictionaries, segments and translog. */
 static int index_load(fds_store *s, fds_index *ix, fds_err *err)
 {
-    sqlite3_stmt *st;
     int rc = fds__settings_load(s, ix->id, &ix->settings, err);
-    if (rc)
-        return rc;
-    /* mapping */
-    if ((rc = fds__cat_prepare(s->db, "SELECT json FROM mappings WHERE index_id=?",
-                               &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    if (sqlite3_step(st) == SQLITE_ROW)
-        rc = fds_mapping_merge_json(ix->mapping,
-                                    (const char *)sqlite3_column_text(st, 0),
-                                    (size_t)sqlite3_column_bytes(st, 0), err);
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    /* dictionaries */
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes, "
-                                      "sample_bytes FROM dictionaries WHERE "
-                                      "index_id=? ORDER BY id", &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
-        size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
-        size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
-        uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
-        size_t got = raw ? ZSTD_decompress(raw, raw_len, sqlite3_column_blob(st, 3),
-                                           zlen) : 0;
-        if (!raw || ZSTD_isError(got) || got != raw_len)
-            rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                             "[%s] dictionary [%u] in the catalogue is damaged",
-                             ix->name, id);
-        else
-            rc = fds__dict_add(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
-                                ix->settings.codec.level, raw, raw_len, zlen,
-                                (uint64_t)sqlite3_column_int64(st, 4), err);
-        free(raw);
-    }
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    /* segments */
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count FROM "
-                                      "segments WHERE index_id=? ORDER BY gen",
-                               &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        fds__seg *sg = NULL;
-        rc = fds__seg_open(ix, sqlite3_column_int64(st, 0),
-                           (uint64_t)sqlite3_column_int64(st, 1), &sg, err);
-        if (rc)
-            break;
-        fds__live *lv = NULL;
-        if (sqlite3_column_type(st, 2) == SQLITE_BLOB) {
-            size_t nb = (sg->max_doc + 7) / 8;
-            if ((size_t)sqlite3_column_bytes(st, 2) != nb) {
-                rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                                 "[%s] segment [%s]: live docs of wrong size",
-                                 ix->name, sg->name);
-                fds__seg_unref(sg);
-                break;
-            }
-            lv = fds__live_copy(NULL, sg->max_doc);
-            if (lv) {
-                memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
-                lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
-            }
-        }
-        fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
-        fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
-        if (q)
-            ix->segs = q;
-        if (l)
-            ix->lives = l;
-        if (!q || !l) {
-            rc = FDS_ENOMEM;
-            fds__seg_unref(sg);
-            fds__live_unref(lv);
-            break;
-        }
-        ix->segs[ix->nsegs] = sg;
-        ix->lives[ix->nsegs++] = lv;
-    }
-    sqlite3_finalize(st);
-    if (rc)
-        return rc;
-    /* translog replay into the buffer */
-    if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source "
-                                      "FROM translog WHERE index_id=? ORDER BY seq",
-                               &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        size_t il = (size_t)sqlite3_column_bytes(st, 2);
-        size_t sl = (size_t)sqlite3_column_bytes(st, 4);
-        char *id = malloc(il + 1);
-        uint8_t *src = NULL;
-        if (id)
-            memcpy(id, sqlite3_column_blob(st, 2), il);
-        if (sqlite3_column_int(st, 1) != FDS_OP_DELETE) {
-            src = malloc(sl + 1);
-            if (src && sl)
-                memcpy(src, sqlite3_column_blob(st, 4), sl);
-        }
-        if (!id || (!src && sqlite3_column_int(st, 1) != FDS_OP_DELETE)) {
-            free(id);
-            free(src);
-            rc = FDS_ENOMEM;
-            break;
-        }
-        rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
-                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0));
-    }
-    sqlite3_finalize(st);
+    if (!rc)
+        rc = fds__mapping_load(s, ix, err);
+    if (!rc)
+        rc = fds__dict_load(s, ix, err);
+    if (!rc)
+        rc = fds__segments_load(s, ix, err);
+    if (!rc)
+        rc = fds__translog_replay(s, ix, err);
     return rc;
 }
 

@@ -172,6 +172,12 @@ int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err);
 int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
                          int64_t seq, const fds_write_op *op,
                          const fds_write_result *r, fds_err *err);
+/* Drop ix's translog rows with seq <= max_seq (in the refresh transaction).
+ * Returns 0 or FDS_ESQL. */
+int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err);
+/* Replay ix's translog into ix->buf (start-up; caller holds no lock).
+ * Returns 0, FDS_ENOMEM or FDS_ESQL. */
+int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err);
 
 /* dict.c: dictionaries (caller holds no lock; dict_mu is taken inside).
  * fds__dict_add digests `len` raw bytes as dictionary `id` (stored_len =
@@ -192,6 +198,10 @@ bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
 int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
                     const fds_index_settings *set, const fds_dict **out,
                     fds_err *err);
+/* Start-up: digest every dictionary row of ix.  Returns 0, FDS_ESQL,
+ * FDS_ECORRUPT (a row that does not decompress to raw_len bytes) or the
+ * fds_dict_create code. */
+int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* catalog_rows.c: rows of an index, in the caller's transaction (caller
  * holds db_mu).  Each returns 0, FDS_ESQL (err names the statement) or,
@@ -207,6 +217,12 @@ int fds__lives_save(fds_index *ix, fds__live **newlive, unsigned n,
 int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
                         fds_err *err);
 int fds__mapping_save(fds_index *ix, fds_err *err);
+/* Start-up loads: the stored mapping merged into ix->mapping (0, FDS_ESQL,
+ * the parse error of a damaged mapping); every segment row opened with its
+ * live docs into ix->segs/ix->lives, oldest first (0, FDS_ESQL, FDS_ENOMEM,
+ * FDS_ECORRUPT or FDS_EIO of a damaged or missing file). */
+int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
+int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* refresh.c: shared with merges (caller holds refresh_mu).
  * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
