@@ -139,8 +139,8 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
     else
         sqlite3_bind_blob(ins, 6, op->src, (int)op->src_len, SQLITE_STATIC);
     if (sqlite3_step(ins) != SQLITE_DONE)
-        return fds_err_set(err, FDS_ESQL, 500, "exception", "translog: %s",
-                           sqlite3_errmsg(db));
+        return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "translog: %s",
+                            sqlite3_errmsg(db));
     return 0;
 }
 

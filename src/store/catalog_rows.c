@@ -170,9 +170,9 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
         if (sqlite3_column_type(st, 2) == SQLITE_BLOB) {
             size_t nb = (sg->max_doc + 7) / 8;
             if ((size_t)sqlite3_column_bytes(st, 2) != nb) {
-                rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                                 "[%s] segment [%s]: live docs of wrong size",
-                                 ix->name, sg->name);
+                rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                                  "[%s] segment [%s]: live docs of wrong size",
+                                  ix->name, sg->name);
                 fds__seg_unref(sg);
                 break;
             }

@@ -41,9 +41,9 @@ int fds__dict_add(fds_index *ix, uint32_t id, fds_codec_id codec,
     fds_dict *d = NULL;
     int rc = fds_dict_create(id, codec, level, bytes, len, &d);
     if (rc)
-        return fds_err_set(err, rc, 500, "exception",
-                           "[%s] cannot load dictionary [%u]: %s", ix->name, id,
-                           fds_strerror(rc));
+        return fds_err_setk(err, rc, FDS_KIND_INTERNAL,
+                            "[%s] cannot load dictionary [%u]: %s", ix->name, id,
+                            fds_strerror(rc));
     pthread_mutex_lock(&ix->dict_mu);
     fds__dictent *q = realloc(ix->dicts, (ix->ndicts + 1) * sizeof *q);
     if (!q) {
@@ -202,9 +202,9 @@ int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
         size_t got = raw ? ZSTD_decompress(raw, raw_len, sqlite3_column_blob(st, 3),
                                            zlen) : 0;
         if (!raw || ZSTD_isError(got) || got != raw_len)
-            rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                             "[%s] dictionary [%u] in the catalogue is damaged",
-                             ix->name, id);
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] dictionary [%u] in the catalogue is damaged",
+                              ix->name, id);
         else
             rc = fds__dict_add(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
                                 ix->settings.codec.level, raw, raw_len, zlen,

@@ -116,8 +116,8 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
         rc = tim ? fds_sidx_writer_write(w, tim, err) : FDS_ENOMEM;
     fds_sidx_writer_free(w);
     if (!rc)
-        rc = fsync_dir(ix->dir) ? fds_err_set(err, FDS_EIO, 500, "io_exception",
-                                              "cannot sync [%s]", ix->dir)
+        rc = fsync_dir(ix->dir) ? fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                                               "cannot sync [%s]", ix->dir)
                                 : 0;
     if (!rc)
         rc = fds__seg_open(ix, 0, gen, out, err);

@@ -192,9 +192,9 @@ static void index_remove_orphans(fds_index *ix)
 int fds_store_open(const char *dir, fds_store **out, fds_err *err)
 {
     if (mkdir_p(dir))
-        return fds_err_set(err, FDS_EIO, 500, "io_exception",
-                           "cannot create data directory [%s]: %s", dir,
-                           strerror(errno));
+        return fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                            "cannot create data directory [%s]: %s", dir,
+                            strerror(errno));
     fds_store *s = calloc(1, sizeof *s);
     if (!s)
         return FDS_ENOMEM;
@@ -338,8 +338,8 @@ static int check_index_name(const char *name, fds_err *err)
                       "\\, <, |, ,, >, /, ?, #, :]";
         }
     if (why)
-        return fds_err_set(err, FDS_EINVAL, 400, "invalid_index_name_exception",
-                           "Invalid index name [%s], %s", name, why);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
+                            "Invalid index name [%s], %s", name, why);
     return 0;
 }
 
@@ -356,10 +356,9 @@ int fds_store_create_index(fds_store *s, const char *name,
     for (size_t i = 0; i < s->nindices; i++)
         if (!strcmp(s->indices[i]->name, name)) {
             pthread_mutex_unlock(&s->mu);
-            return fds_err_set(err, FDS_EEXIST, 400,
-                               "resource_already_exists_exception",
-                               "index [%s/%s] already exists", name,
-                               s->indices[i]->uuid);
+            return fds_err_setk(err, FDS_EEXIST, FDS_KIND_ALREADY_EXISTS,
+                                "index [%s/%s] already exists", name,
+                                s->indices[i]->uuid);
         }
     fds_index *ix = index_alloc(s, 0, name, uuid);
     if (!ix) {
@@ -374,8 +373,8 @@ int fds_store_create_index(fds_store *s, const char *name,
                                      strlen(mapping_json), err)))
         goto fail;
     if (mkdir_p(ix->dir)) {
-        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
-                         "cannot create [%s]: %s", ix->dir, strerror(errno));
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                          "cannot create [%s]: %s", ix->dir, strerror(errno));
         goto fail;
     }
     pthread_mutex_lock(&s->db_mu);
@@ -429,8 +428,8 @@ fail:
 
 int fds__index_not_found(fds_err *err, const char *name)
 {
-    int rc = fds_err_set(err, FDS_ENOTFOUND, 404, "index_not_found_exception",
-                         "no such index [%s]", name);
+    int rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s]", name);
     if (err && err->index[0] == 0)
         snprintf(err->index, sizeof err->index, "%s", name);
     return rc;
@@ -526,8 +525,8 @@ const char *fds_index_failure(const fds_index *ix) { return ix->failure; }
 
 int fds__index_failed(fds_index *ix, fds_err *err)
 {
-    int rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                         "%s", ix->failure);
+    int rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "%s", ix->failure);
     if (err && !err->index[0])
         snprintf(err->index, sizeof err->index, "%s", ix->name);
     return rc;
@@ -537,8 +536,8 @@ int fds__index_closed(fds_index *ix, fds_err *err)
 {
     if (ix->failure)
         return fds__index_failed(ix, err);
-    int rc = fds_err_set(err, FDS_ECLOSED, 400, "index_closed_exception",
-                         "closed");
+    int rc = fds_err_setk(err, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED,
+                          "closed");
     if (err && !err->index[0])
         snprintf(err->index, sizeof err->index, "%s", ix->name);
     return rc;

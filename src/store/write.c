@@ -67,26 +67,25 @@ static void auto_id(fds_index *ix, char out[AUTO_ID_LEN + 1])
     out[AUTO_ID_LEN] = 0;
 }
 
-/* Validate op's id (or assign one) into r->id; on a bad id r->code and
- * r->err say why.  Returns r->code. */
+/* Validate op's id (or assign one) into r->id.  Returns 0, or FDS_EINVAL
+ * with r->err saying why. */
 static int op_id(fds_index *ix, const fds_write_op *op, fds_write_result *r)
 {
+    fds_err *e = &r->err;
     if (op->id) {
         if (op->id_len == 0 || op->id_len > FDS_DOC_ID_MAX)
-            return r->code = fds_err_set(&r->err, FDS_EINVAL, 400,
-                                         "illegal_argument_exception",
-                                         op->id_len ? "id [%.32s...] is too long, "
-                                                      "must be no longer than 512 "
-                                                      "bytes but was: %zu"
-                                                    : "if _id is specified it must "
-                                                      "not be empty%.0s%zu",
-                                         op->id, op->id_len);
+            return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                op->id_len ? "id [%.32s...] is too long, "
+                                             "must be no longer than 512 "
+                                             "bytes but was: %zu"
+                                           : "if _id is specified it must "
+                                             "not be empty%.0s%zu",
+                                op->id, op->id_len);
         memcpy(r->id, op->id, op->id_len);
         r->id[op->id_len] = 0;
     } else if (op->type == FDS_OP_DELETE) {
-        return r->code = fds_err_set(&r->err, FDS_EINVAL, 400,
-                                     "action_request_validation_exception",
-                                     "Validation Failed: 1: id is missing;");
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION,
+                            "Validation Failed: 1: id is missing;");
     } else {
         auto_id(ix, r->id);
     }
@@ -110,41 +109,39 @@ static int op_prior_state(fds_index *ix, const fds_write_op *ops,
 }
 
 /* The version checks of Elasticsearch (if_seq_no/if_primary_term, external
- * versions, create on an existing id).  Returns r->code. */
+ * versions, create on an existing id).  Returns 0, or FDS_ECONFLICT with
+ * r->err saying why. */
 static int op_check_version(const fds_write_op *op, fds_write_result *r,
                             int state, int64_t ver, int64_t cur_seq)
 {
+    fds_err *e = &r->err;
     if (op->check_seq_no &&
         (state != 1 || cur_seq != op->if_seq_no || op->if_primary_term != 1)) {
         if (state == 1)
-            return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                         "version_conflict_engine_exception",
-                                         "[%s]: version conflict, required seqNo "
-                                         "[%lld], primary term [%lld]. current "
-                                         "document has seqNo [%lld] and primary "
-                                         "term [1]", r->id, (long long)op->if_seq_no,
-                                         (long long)op->if_primary_term,
-                                         (long long)cur_seq);
-        return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                     "version_conflict_engine_exception",
-                                     "[%s]: version conflict, required seqNo "
-                                     "[%lld], primary term [%lld] but no document "
-                                     "was found", r->id, (long long)op->if_seq_no,
-                                     (long long)op->if_primary_term);
+            return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                                "[%s]: version conflict, required seqNo "
+                                "[%lld], primary term [%lld]. current "
+                                "document has seqNo [%lld] and primary "
+                                "term [1]", r->id, (long long)op->if_seq_no,
+                                (long long)op->if_primary_term,
+                                (long long)cur_seq);
+        return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                            "[%s]: version conflict, required seqNo "
+                            "[%lld], primary term [%lld] but no document "
+                            "was found", r->id, (long long)op->if_seq_no,
+                            (long long)op->if_primary_term);
     }
     if (op->external_version > 0 && state == 1 && ver >= op->external_version)
-        return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                     "version_conflict_engine_exception",
-                                     "[%s]: version conflict, current version [%lld] "
-                                     "is higher or equal to the one provided [%lld]",
-                                     r->id, (long long)ver,
-                                     (long long)op->external_version);
+        return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                            "[%s]: version conflict, current version [%lld] "
+                            "is higher or equal to the one provided [%lld]",
+                            r->id, (long long)ver,
+                            (long long)op->external_version);
     if (op->type == FDS_OP_CREATE && state == 1)
-        return r->code = fds_err_set(&r->err, FDS_ECONFLICT, 409,
-                                     "version_conflict_engine_exception",
-                                     "[%s]: version conflict, document already "
-                                     "exists (current version [%lld])",
-                                     r->id, (long long)ver);
+        return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                            "[%s]: version conflict, document already "
+                            "exists (current version [%lld])",
+                            r->id, (long long)ver);
     return 0;
 }
 
@@ -157,7 +154,7 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
     const fds_write_op *op = &ops[i];
     fds_write_result *r = &res[i];
     memset(r, 0, sizeof *r);
-    if (op_id(ix, op, r))
+    if ((r->code = op_id(ix, op, r)))
         return r->code;
     size_t idl = strlen(r->id);
     if (op->type != FDS_OP_DELETE &&
@@ -165,7 +162,7 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
         return r->code;
     int64_t ver = 0, cur_seq = -1;
     int state = op_prior_state(ix, ops, res, i, idl, &ver, &cur_seq);
-    if (op_check_version(op, r, state, ver, cur_seq))
+    if ((r->code = op_check_version(op, r, state, ver, cur_seq)))
         return r->code;
     if (op->type == FDS_OP_DELETE && state == 0) {
         /* Elasticsearch answers not_found without an error */
