@@ -126,6 +126,33 @@ static int put_block(int fd, bytes *tail, uint64_t *off, const uint8_t *blk,
     return 0;
 }
 
+/* Append the packed column of the docs' versions (or, with `seqnos`, their
+ * seq_nos) to `tail`, which has room for 12 + 8 * n more bytes. */
+static void put_column(bytes *tail, const fds__bufdoc *docs, size_t n,
+                       bool seqnos)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < n; k++) {
+        int64_t v = seqnos ? docs[k].seq_no : docs[k].version;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (n == 0)
+        lo = hi = 0;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    uint32_t w = span == 0 ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2
+               : span <= 0xFFFFFFFFull ? 4 : 8;
+    fds__put_u64(tail->p + tail->n, (uint64_t)lo);
+    fds__put_u32(tail->p + tail->n + 8, w);
+    tail->n += 12;
+    for (size_t k = 0; k < n && w; k++, tail->n += w) {
+        uint64_t d = (uint64_t)(seqnos ? docs[k].seq_no : docs[k].version) -
+                     (uint64_t)lo;
+        for (uint32_t b = 0; b < w; b++)
+            tail->p[tail->n + b] = (uint8_t)(d >> (8 * b));
+    }
+}
+
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    size_t n, const fds_codec_params *p, const fds_dict *dict,
                    fds__seg *const *copy, unsigned ncopy, fds_err *err)
@@ -217,28 +244,8 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
     }
     if ((rc = bytes_reserve(&tail, 2 * (12 + 8 * n) + FDT_FOOTER)))
         goto out;
-    for (int col = 0; col < 2; col++) {
-        int64_t lo = INT64_MAX, hi = INT64_MIN;
-        for (size_t k = 0; k < n; k++) {
-            int64_t v = col ? docs[k].seq_no : docs[k].version;
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        if (n == 0)
-            lo = hi = 0;
-        uint64_t span = (uint64_t)hi - (uint64_t)lo;
-        uint32_t w = span == 0 ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2
-                   : span <= 0xFFFFFFFFull ? 4 : 8;
-        fds__put_u64(tail.p + tail.n, (uint64_t)lo);
-        fds__put_u32(tail.p + tail.n + 8, w);
-        tail.n += 12;
-        for (size_t k = 0; k < n && w; k++, tail.n += w) {
-            uint64_t d = (uint64_t)(col ? docs[k].seq_no : docs[k].version) -
-                         (uint64_t)lo;
-            for (uint32_t b = 0; b < w; b++)
-                tail.p[tail.n + b] = (uint8_t)(d >> (8 * b));
-        }
-    }
+    put_column(&tail, docs, n, false);
+    put_column(&tail, docs, n, true);
     uint8_t *f = tail.p + tail.n;
     fds__put_u64(f, off);
     fds__put_u32(f + 8, nblocks);
