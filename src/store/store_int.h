@@ -1,6 +1,7 @@
 /*
- * store_int.h: struct layouts shared by the files of src/store (internal;
- * other modules include store.h only).
+ * store_int.h: struct layouts and the fds__ functions shared by the files
+ * of src/store (internal; other modules include store.h only).  Each
+ * declaration group names the file that defines it.
  */
 #ifndef FDS_STORE_INT_H
 #define FDS_STORE_INT_H
