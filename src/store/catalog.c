@@ -59,9 +59,9 @@ int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
     char *msg = NULL;
     rc = sqlite3_exec(db, SCHEMA, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-        fds_err_set(err, FDS_ESQL, 500, "exception",
-                    "cannot initialise catalogue [%s]: %s", path,
-                    msg ? msg : sqlite3_errmsg(db));
+        fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                     "cannot initialise catalogue [%s]: %s", path,
+                     msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         sqlite3_close(db);
         return FDS_ESQL;
@@ -70,8 +70,8 @@ int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
     *out = db;
     return 0;
 fail:
-    fds_err_set(err, FDS_ESQL, 500, "exception", "cannot open catalogue [%s]: %s",
-                path, db ? sqlite3_errmsg(db) : "out of memory");
+    fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "cannot open catalogue [%s]: %s",
+                 path, db ? sqlite3_errmsg(db) : "out of memory");
     sqlite3_close(db);
     return FDS_ESQL;
 }
@@ -81,8 +81,8 @@ int fds__cat_exec(sqlite3 *db, const char *sql, fds_err *err)
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
         return 0;
-    fds_err_set(err, FDS_ESQL, 500, "exception", "catalogue: %s (%s)",
-                msg ? msg : sqlite3_errmsg(db), sql);
+    fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "catalogue: %s (%s)",
+                 msg ? msg : sqlite3_errmsg(db), sql);
     sqlite3_free(msg);
     return FDS_ESQL;
 }
@@ -110,8 +110,8 @@ int fds__cat_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
 {
     if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK)
         return 0;
-    return fds_err_set(err, FDS_ESQL, 500, "exception",
-                       "catalogue: %s (%s)", sqlite3_errmsg(db), sql);
+    return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                        "catalogue: %s (%s)", sqlite3_errmsg(db), sql);
 }
 
 int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err)
@@ -120,6 +120,6 @@ int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err)
     sqlite3_finalize(st);
     if (rc == SQLITE_DONE || rc == SQLITE_ROW)
         return 0;
-    return fds_err_set(err, FDS_ESQL, 500, "exception", "catalogue: %s",
-                       sqlite3_errmsg(db));
+    return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "catalogue: %s",
+                        sqlite3_errmsg(db));
 }

@@ -126,6 +126,33 @@ static int put_block(int fd, bytes *tail, uint64_t *off, const uint8_t *blk,
     return 0;
 }
 
+/* Append the packed column of the docs' versions (or, with `seqnos`, their
+ * seq_nos) to `tail`, which has room for 12 + 8 * n more bytes. */
+static void put_column(bytes *tail, const fds__bufdoc *docs, size_t n,
+                       bool seqnos)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t k = 0; k < n; k++) {
+        int64_t v = seqnos ? docs[k].seq_no : docs[k].version;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (n == 0)
+        lo = hi = 0;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    uint32_t w = span == 0 ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2
+               : span <= 0xFFFFFFFFull ? 4 : 8;
+    fds__put_u64(tail->p + tail->n, (uint64_t)lo);
+    fds__put_u32(tail->p + tail->n + 8, w);
+    tail->n += 12;
+    for (size_t k = 0; k < n && w; k++, tail->n += w) {
+        uint64_t d = (uint64_t)(seqnos ? docs[k].seq_no : docs[k].version) -
+                     (uint64_t)lo;
+        for (uint32_t b = 0; b < w; b++)
+            tail->p[tail->n + b] = (uint8_t)(d >> (8 * b));
+    }
+}
+
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    size_t n, const fds_codec_params *p, const fds_dict *dict,
                    fds__seg *const *copy, unsigned ncopy, fds_err *err)
@@ -136,8 +163,8 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
     int rc = 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
-                         "cannot create [%s]: %s", path, strerror(errno));
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                          "cannot create [%s]: %s", path, strerror(errno));
         free(path);
         return rc;
     }
@@ -167,9 +194,9 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                 goto out;
             memcpy(enc.p, sg->map + fds__get_u64(e), len);
             if ((rc = fds_block_rebase(enc.p, len, base + sbase))) {
-                fds_err_set(err, rc, 500, "corrupt_index_exception",
-                            "[%s] segment [%s] block [%u]: cannot copy: %s",
-                            ix->name, sg->name, b, fds_strerror(rc));
+                fds_err_setk(err, rc, FDS_KIND_CORRUPT,
+                             "[%s] segment [%s] block [%u]: cannot copy: %s",
+                             ix->name, sg->name, b, fds_strerror(rc));
                 goto out;
             }
             if ((rc = put_block(fd, &tail, &off, enc.p, len, base + sbase)))
@@ -204,10 +231,10 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         rc = fds_block_encode(ctx, p, dict, first, raw.p ? raw.p : (const uint8_t *)"",
                               lens, nd, enc.p, enc.cap, &elen);
         if (rc) {
-            fds_err_set(err, rc, 500, "codec_exception",
-                        "[%s] cannot encode block %u of segment seg_%llu: %s",
-                        ix->name, nblocks, (unsigned long long)gen,
-                        fds_strerror(rc));
+            fds_err_setk(err, rc, FDS_KIND_CODEC,
+                         "[%s] cannot encode block %u of segment seg_%llu: %s",
+                         ix->name, nblocks, (unsigned long long)gen,
+                         fds_strerror(rc));
             goto out;
         }
         if ((rc = put_block(fd, &tail, &off, enc.p, elen, (uint32_t)first)))
@@ -217,28 +244,8 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
     }
     if ((rc = bytes_reserve(&tail, 2 * (12 + 8 * n) + FDT_FOOTER)))
         goto out;
-    for (int col = 0; col < 2; col++) {
-        int64_t lo = INT64_MAX, hi = INT64_MIN;
-        for (size_t k = 0; k < n; k++) {
-            int64_t v = col ? docs[k].seq_no : docs[k].version;
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        if (n == 0)
-            lo = hi = 0;
-        uint64_t span = (uint64_t)hi - (uint64_t)lo;
-        uint32_t w = span == 0 ? 0 : span <= 0xFF ? 1 : span <= 0xFFFF ? 2
-                   : span <= 0xFFFFFFFFull ? 4 : 8;
-        fds__put_u64(tail.p + tail.n, (uint64_t)lo);
-        fds__put_u32(tail.p + tail.n + 8, w);
-        tail.n += 12;
-        for (size_t k = 0; k < n && w; k++, tail.n += w) {
-            uint64_t d = (uint64_t)(col ? docs[k].seq_no : docs[k].version) -
-                         (uint64_t)lo;
-            for (uint32_t b = 0; b < w; b++)
-                tail.p[tail.n + b] = (uint8_t)(d >> (8 * b));
-        }
-    }
+    put_column(&tail, docs, n, false);
+    put_column(&tail, docs, n, true);
     uint8_t *f = tail.p + tail.n;
     fds__put_u64(f, off);
     fds__put_u32(f + 8, nblocks);
@@ -262,8 +269,8 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         goto io;
     goto out;
 io:
-    rc = fds_err_set(err, FDS_EIO, 500, "io_exception", "cannot write [%s]: %s",
-                     path, strerror(errno));
+    rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot write [%s]: %s",
+                      path, strerror(errno));
 out:
     close(fd);
     if (rc)
@@ -297,9 +304,9 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     int fd = open(sg->fdt_path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
-                         "[%s] cannot open segment file [%s]: %s", ix->name,
-                         sg->fdt_path, strerror(errno));
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                          "[%s] cannot open segment file [%s]: %s", ix->name,
+                          sg->fdt_path, strerror(errno));
         if (fd >= 0)
             close(fd);
         goto fail;
@@ -312,9 +319,9 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     void *m = mmap(NULL, sg->map_len, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED) {
-        rc = fds_err_set(err, FDS_EIO, 500, "io_exception",
-                         "[%s] cannot map [%s]: %s", ix->name, sg->fdt_path,
-                         strerror(errno));
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                          "[%s] cannot map [%s]: %s", ix->name, sg->fdt_path,
+                          strerror(errno));
         goto fail;
     }
     sg->map = m;
@@ -362,20 +369,20 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     if (rc)
         goto fail;
     if (fds_sidx_max_doc(sg->sidx) != sg->max_doc) {
-        rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                         "[%s] segment [%s]: inverted index has %u docs, "
-                         "stored fields %u", ix->name, sg->name,
-                         fds_sidx_max_doc(sg->sidx), sg->max_doc);
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "[%s] segment [%s]: inverted index has %u docs, "
+                          "stored fields %u", ix->name, sg->name,
+                          fds_sidx_max_doc(sg->sidx), sg->max_doc);
         goto fail;
     }
     sg->tim_bytes = fds_sidx_file_bytes(sg->sidx);
     *out = sg;
     return 0;
 corrupt:
-    rc = fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                     "[%s] segment [%s]: stored-fields file [%s] is damaged "
-                     "(bad magic, size or checksum)",
-                     ix->name, sg->name, sg->fdt_path);
+    rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                      "[%s] segment [%s]: stored-fields file [%s] is damaged "
+                      "(bad magic, size or checksum)",
+                      ix->name, sg->name, sg->fdt_path);
 fail:
     fds__seg_unref(sg);
     return rc;
@@ -455,21 +462,21 @@ static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
     if (rc == 0 && fds_codec_uses_dict(info.codec)) {
         dict = fds__index_dict(ix, info.dict_id);
         if (!dict)
-            return fds_err_set(err, FDS_EDICT, 500, "corrupt_index_exception",
-                               "[%s] segment [%s] block [%u]: dictionary [%u] "
-                               "is missing from the catalogue",
-                               ix->name, sg->name, block, info.dict_id);
+            return fds_err_setk(err, FDS_EDICT, FDS_KIND_CORRUPT,
+                                "[%s] segment [%s] block [%u]: dictionary [%u] "
+                                "is missing from the catalogue",
+                                ix->name, sg->name, block, info.dict_id);
     }
     if (rc == 0)
         rc = fds_block_decode_doc(fds_codec_ctx_thread(), blk, len, dict, upto,
                                   view);
     if (rc)
-        return fds_err_set(err, rc, 500, "corrupt_index_exception",
-                           "[%s] segment [%s] block [%u]: %s", ix->name,
-                           sg->name, block,
-                           rc == FDS_EDICT ? "block was written with another "
-                                             "dictionary than the one found"
-                                           : fds_strerror(rc));
+        return fds_err_setk(err, rc, FDS_KIND_CORRUPT,
+                            "[%s] segment [%s] block [%u]: %s", ix->name,
+                            sg->name, block,
+                            rc == FDS_EDICT ? "block was written with another "
+                                              "dictionary than the one found"
+                                            : fds_strerror(rc));
     return 0;
 }
 
@@ -487,9 +494,9 @@ int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
         return rc;
     uint32_t k = doc - base;
     if (k >= v.decoded_docs || k < v.first_doc)
-        return fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
-                           "[%s] segment [%s] block [%u]: doc %u missing",
-                           ix->name, sg->name, block, doc);
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] segment [%s] block [%u]: doc %u missing",
+                            ix->name, sg->name, block, doc);
     *src = v.raw + v.offsets[k];
     *len = v.offsets[k + 1] - v.offsets[k];
     return 0;

@@ -57,8 +57,8 @@ fds_setting_kind fds_setting_kind_of(const char *key)
 
 static int bad_value(fds_err *err, const char *key, const char *value)
 {
-    return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                       "failed to parse value [%s] for setting [%s]", value, key);
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "failed to parse value [%s] for setting [%s]", value, key);
 }
 
 static int parse_long(const char *v, long long *out)
@@ -125,11 +125,11 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
     if (!strcmp(key, "index.codec")) {
         fds_codec_id id;
         if (fds_codec_from_name(value, &id))
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "unknown value for [index.codec] must be one of "
-                               "[default, best_compression, ZSTD, zstd, "
-                               "zstd_no_dict, lucene_best_compression] but was: %s",
-                               value);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "unknown value for [index.codec] must be one of "
+                                "[default, best_compression, ZSTD, zstd, "
+                                "zstd_no_dict, lucene_best_compression] but was: %s",
+                                value);
         int level = s->codec.level;
         fds_codec_params_default(id, &s->codec);
         s->codec.level = level;
@@ -138,25 +138,25 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
         if (parse_long(value, &x))
             return bad_value(err, key, value);
         if (x < FDS_ZSTD_LEVEL_MIN || x > FDS_ZSTD_LEVEL_MAX)
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "Failed to parse value [%s] for setting [%s] must "
-                               "be >= %d and <= %d", value, key,
-                               FDS_ZSTD_LEVEL_MIN, FDS_ZSTD_LEVEL_MAX);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Failed to parse value [%s] for setting [%s] must "
+                                "be >= %d and <= %d", value, key,
+                                FDS_ZSTD_LEVEL_MIN, FDS_ZSTD_LEVEL_MAX);
         s->codec.level = (int)x;
     } else if (!strcmp(key, "index.compression.zstd.dict")) {
         if (strcmp(value, "true") && strcmp(value, "false"))
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "Failed to parse value [%s] as only [true] or "
-                               "[false] are allowed.", value);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Failed to parse value [%s] as only [true] or "
+                                "[false] are allowed.", value);
         s->zstd_dict = !strcmp(value, "true");
     } else if (!strcmp(key, "index.codec.block_size")) {
         if (parse_bytes(value, &x))
             return bad_value(err, key, value);
         if (x < FDS_BLOCK_SIZE_MIN || x > FDS_BLOCK_SIZE_MAX)
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "failed to parse value [%s] for setting [%s], "
-                               "must be >= [%ub] and <= [%ub]", value, key,
-                               FDS_BLOCK_SIZE_MIN, FDS_BLOCK_SIZE_MAX);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "failed to parse value [%s] for setting [%s], "
+                                "must be >= [%ub] and <= [%ub]", value, key,
+                                FDS_BLOCK_SIZE_MIN, FDS_BLOCK_SIZE_MAX);
         s->codec.block_size = (uint32_t)x;
     } else if (!strcmp(key, "index.codec.max_docs_per_block")) {
         if (parse_long(value, &x) || x < 1 || x > 65536)
@@ -174,10 +174,10 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
         if (parse_long(value, &x) || x < 1 || x > 1024)
             return bad_value(err, key, value);
         if (x != 1)
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "fieldstore keeps one shard per index; "
-                               "[index.number_of_shards] must be 1 but was [%s]",
-                               value);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "fieldstore keeps one shard per index; "
+                                "[index.number_of_shards] must be 1 but was [%s]",
+                                value);
         s->number_of_shards = 1;
     } else if (!strcmp(key, "index.number_of_replicas")) {
         if (parse_long(value, &x) || x < 0)
@@ -185,10 +185,10 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
         s->number_of_replicas = (uint32_t)x;
     } else if (!strcmp(key, "index.refresh_interval")) {
         if (parse_time_ms(value, &x))
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "failed to parse setting [%s] with value [%s] as "
-                               "a time value: unit is missing or unrecognized",
-                               key, value);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "failed to parse setting [%s] with value [%s] as "
+                                "a time value: unit is missing or unrecognized",
+                                key, value);
         s->refresh_interval_ms = x;
     } else if (!strcmp(key, "index.translog.durability")) {
         if (!strcasecmp(value, "request"))
@@ -196,18 +196,18 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
         else if (!strcasecmp(value, "async"))
             s->durability = FDS_DURABILITY_ASYNC;
         else
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                               "No enum constant org.elasticsearch.index."
-                               "translog.Translog.Durability.%s", value);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "No enum constant org.elasticsearch.index."
+                                "translog.Translog.Durability.%s", value);
     } else if (!strcmp(key, "index.max_result_window")) {
         if (parse_long(value, &x) || x < 1 || x > 2147483647)
             return bad_value(err, key, value);
         s->max_result_window = (uint32_t)x;
     } else {
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "unknown setting [%s] please check that any required "
-                           "plugins are installed, or check the breaking changes "
-                           "documentation for removed settings", key);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "unknown setting [%s] please check that any required "
+                            "plugins are installed, or check the breaking changes "
+                            "documentation for removed settings", key);
     }
     return 0;
 }

@@ -79,9 +79,9 @@ fds_setting_kind fds_setting_kind_of(const char *key);
 /*
  * Set one setting from its text value ("index.codec" = "ZSTD",
  * "index.codec.block_size" = "16kb", "index.refresh_interval" = "1s" / "-1").
- * Returns 0, or FDS_EINVAL with `err` filled as Elasticsearch words it
- * (illegal_argument_exception, 400: "unknown setting [...]", "failed to
- * parse value [...] for setting [...]", ...).
+ * Returns 0, or FDS_EINVAL (kind INVALID_ARGUMENT) with `err` worded as
+ * Elasticsearch words it ("unknown setting [...]", "failed to parse value
+ * [...] for setting [...]", ...).
  */
 int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
                      fds_err *err);
@@ -117,9 +117,8 @@ int fds_store_start_background(fds_store *s);
 
 /*
  * Create index `name` with `settings` and optional mapping JSON (src/query
- * shape, may be NULL).  Returns 0, FDS_EEXIST
- * (resource_already_exists_exception), FDS_EINVAL (invalid_index_name_exception),
- * FDS_ESQL.
+ * shape, may be NULL).  Returns 0, FDS_EEXIST (kind ALREADY_EXISTS),
+ * FDS_EINVAL (kind INVALID_INDEX_NAME), FDS_ESQL.
  */
 int fds_store_create_index(fds_store *s, const char *name,
                            const fds_index_settings *settings,
@@ -129,7 +128,7 @@ int fds_store_create_index(fds_store *s, const char *name,
 int fds_store_delete_index(fds_store *s, const char *name, fds_err *err);
 
 /* A reference to index `name` (release with fds_index_release), or
- * FDS_ENOTFOUND (index_not_found_exception, 404). */
+ * FDS_ENOTFOUND (kind INDEX_NOT_FOUND). */
 int fds_store_get_index(fds_store *s, const char *name, fds_index **out,
                         fds_err *err);
 void fds_index_release(fds_index *ix); /* NULL is a no-op */
@@ -176,7 +175,8 @@ typedef struct fds_write_op {
     /* optimistic concurrency (Elasticsearch's if_seq_no/if_primary_term):
      * with check_seq_no the op applies only if the live doc has seq_no
      * if_seq_no and the term is if_primary_term (always 1 here: one
-     * primary, never failed over); otherwise 409 */
+     * primary, never failed over); otherwise the op fails with
+     * FDS_ECONFLICT (kind CONFLICT) */
     bool check_seq_no;
     int64_t if_seq_no;
     int64_t if_primary_term;

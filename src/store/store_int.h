@@ -1,6 +1,7 @@
 /*
- * store_int.h: struct layouts shared by the files of src/store (internal;
- * other modules include store.h only).
+ * store_int.h: struct layouts and the fds__ functions shared by the files
+ * of src/store (internal; other modules include store.h only).  Each
+ * declaration group names the file that defines it.
  */
 #ifndef FDS_STORE_INT_H
 #define FDS_STORE_INT_H
@@ -137,9 +138,105 @@ struct fds_index_view {
 };
 
 /* ---- helpers shared by store files ---- */
+
+/* store.c: wall-clock milliseconds; the errors every index operation gives
+ * (each fills err->index with the index name and returns the code):
+ * FDS_ENOTFOUND for a deleted or unknown index, FDS_ECLOSED for a closed
+ * one, FDS_ECORRUPT with the load failure for a failed one. */
 int64_t fds__now_ms(void);
+int fds__index_not_found(fds_err *err, const char *name);
+int fds__index_closed(fds_index *ix, fds_err *err);
+int fds__index_failed(fds_index *ix, fds_err *err);
+
 void fds__seg_unref(fds__seg *sg);
+
+/* view.c: live-docs bitsets.  fds__live_copy gives a new bitset of
+ * `max_doc` docs (refs 1) copied from `old`, or all live when `old` is
+ * NULL; NULL on allocation failure.  fds__live_unref accepts NULL. */
+fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc);
 void fds__live_unref(fds__live *l);
+
+/* buffer.c: the write buffer.  fds__buf_put takes ownership of `id` and
+ * `src` (src NULL = a delete tombstone) and replaces an earlier write of
+ * the same id; returns 0 or FDS_ENOMEM.  fds__buf_find returns the buffered
+ * write of `id` or NULL.  fds__buf_free empties the buffer (max_seq -1). */
+int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
+                 size_t src_len, int64_t version, int64_t seq);
+fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
+void fds__buf_free(fds__buffer *b);
+
+/* buffer.c: the translog rows, in the caller's transaction (caller holds
+ * db_mu).  fds__translog_prepare gives the insert statement (finalize it);
+ * fds__translog_append writes op with the id, version of result `r` as
+ * sequence number `seq`.  Both return 0 or FDS_ESQL. */
+int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err);
+int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
+                         int64_t seq, const fds_write_op *op,
+                         const fds_write_result *r, fds_err *err);
+/* Drop ix's translog rows with seq <= max_seq (in the refresh transaction).
+ * Returns 0 or FDS_ESQL. */
+int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err);
+/* Replay ix's translog into ix->buf (start-up; caller holds no lock).
+ * Returns 0, FDS_ENOMEM or FDS_ESQL. */
+int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err);
+
+/* dict.c: dictionaries (caller holds no lock; dict_mu is taken inside).
+ * fds__dict_add digests `len` raw bytes as dictionary `id` (stored_len =
+ * its size in the catalogue; sample_bytes = what it was trained on).
+ * fds__dict_current{,_level} give the newest dictionary of `codec` or NULL
+ * (*level = the zstd level its CDict was digested for).
+ * fds__dict_wants_retrain: should a merge of `merge_bytes` train anew.
+ * fds__dict_train trains from `docs`, stores the row (takes db_mu) and
+ * sets *out; returns 0, FDS_ENOMEM, FDS_ESQL or the fds_dict_create code. */
+int fds__dict_add(fds_index *ix, uint32_t id, fds_codec_id codec, int level,
+                  const uint8_t *bytes, size_t len, size_t stored_len,
+                  uint64_t sample_bytes, fds_err *err);
+const fds_dict *fds__dict_current_level(fds_index *ix, fds_codec_id codec,
+                                        int *level);
+const fds_dict *fds__dict_current(fds_index *ix, fds_codec_id codec);
+bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
+                             uint64_t merge_bytes);
+int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
+                    const fds_index_settings *set, const fds_dict **out,
+                    fds_err *err);
+/* Start-up: digest every dictionary row of ix.  Returns 0, FDS_ESQL,
+ * FDS_ECORRUPT (a row that does not decompress to raw_len bytes) or the
+ * fds_dict_create code. */
+int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err);
+
+/* catalog_rows.c: rows of an index, in the caller's transaction (caller
+ * holds db_mu).  Each returns 0, FDS_ESQL (err names the statement) or,
+ * for settings_load, the FDS_EINVAL of a stored value that no longer
+ * parses.  fds__lives_save writes the non-NULL entries of newlive[0, n)
+ * for ix->segs[0, n); fds__segment_insert sets sg->id and saves next_gen. */
+int fds__settings_save(fds_store *s, int64_t index_id,
+                       const fds_index_settings *set, fds_err *err);
+int fds__settings_load(fds_store *s, int64_t index_id,
+                       fds_index_settings *set, fds_err *err);
+int fds__lives_save(fds_index *ix, fds__live **newlive, unsigned n,
+                    fds_err *err);
+int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
+                        fds_err *err);
+int fds__mapping_save(fds_index *ix, fds_err *err);
+/* Start-up loads: the stored mapping merged into ix->mapping (0, FDS_ESQL,
+ * the parse error of a damaged mapping); every segment row opened with its
+ * live docs into ix->segs/ix->lives, oldest first (0, FDS_ESQL, FDS_ENOMEM,
+ * FDS_ECORRUPT or FDS_EIO of a damaged or missing file). */
+int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
+int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
+
+/* refresh.c: shared with merges (caller holds refresh_mu).
+ * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
+ * fds__publish swaps the published segment set. */
+int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
+                       const fds_index_settings *set, fds__seg *const *copy,
+                       unsigned ncopy, bool retrain, fds__seg **out,
+                       fds_err *err);
+int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
+                 fds__seg *added, fds__seg **removed, unsigned nremoved);
+
+/* merge.c: the background merge policy for one index (errors are logged). */
+void fds__index_maybe_merge(fds_index *ix);
 
 /* .fdt file: see segment.c for the layout. */
 #define FDT_BLKIDX_ENTRY 16

@@ -1,0 +1,189 @@
+/*
+ * buffer.c: the in-memory write buffer of an index (fds__buffer in
+ * store_int.h).  Acknowledged writes wait here, visible to realtime gets,
+ * until a refresh turns them into a segment; the same operations sit in the
+ * catalogue's translog table until that refresh commits.  The buffer keeps
+ * documents in arrival order (a segment's doc order) plus an id hash for
+ * lookups: FNV-1a, open addressing with linear probing, at most half full.
+ *
+ * The translog is the durable twin of the buffer: one catalogue row per
+ * accepted operation, translog(index_id, seq, op, doc_id, version, source)
+ * with op an fds_op_type, doc_id the id bytes and source the document bytes
+ * verbatim (NULL for a delete).  Rows are appended by the write path in its
+ * transaction, replayed into the buffer at start-up, and dropped up to a
+ * segment's highest seq_no in the refresh transaction that registers it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "store_int.h"
+
+#define BUF_MIN_SLOTS 1024
+
+static uint64_t id_hash(const char *id, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)id[i]) * 1099511628211ull;
+    return h;
+}
+
+void fds__buf_free(fds__buffer *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->docs[i].id);
+        free(b->docs[i].src);
+    }
+    free(b->docs);
+    free(b->slots);
+    memset(b, 0, sizeof *b);
+    b->max_seq = -1;
+}
+
+fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len)
+{
+    if (!b->nslots)
+        return NULL;
+    size_t mask = b->nslots - 1;
+    for (size_t s = id_hash(id, len) & mask;; s = (s + 1) & mask) {
+        uint32_t v = b->slots[s];
+        if (!v)
+            return NULL;
+        fds__bufdoc *d = &b->docs[v - 1];
+        if (d->id_len == len && memcmp(d->id, id, len) == 0)
+            return d;
+    }
+}
+
+static int buf_rehash(fds__buffer *b, size_t nslots)
+{
+    uint32_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+        return FDS_ENOMEM;
+    free(b->slots);
+    b->slots = slots;
+    b->nslots = nslots;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t s = id_hash(b->docs[i].id, b->docs[i].id_len) & (nslots - 1);
+        while (slots[s])
+            s = (s + 1) & (nslots - 1);
+        slots[s] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+/* Put a write into the buffer, replacing an earlier one with the same id.
+ * Takes ownership of id and src. */
+int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
+                   size_t src_len, int64_t version, int64_t seq)
+{
+    fds__bufdoc *d = fds__buf_find(b, id, id_len);
+    if (d) {
+        b->bytes -= d->src_len;
+        free(d->src);
+        free(id);
+        d->src = src;
+        d->src_len = src_len;
+        d->version = version;
+        d->seq_no = seq;
+    } else {
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? b->cap * 2 : 256;
+            fds__bufdoc *q = realloc(b->docs, cap * sizeof *q);
+            if (!q)
+                return FDS_ENOMEM;
+            b->docs = q;
+            b->cap = cap;
+        }
+        if ((b->n + 1) * 2 > b->nslots) {
+            size_t ns = b->nslots ? b->nslots * 2 : BUF_MIN_SLOTS;
+            b->docs[b->n] = (fds__bufdoc){0};
+            if (buf_rehash(b, ns))
+                return FDS_ENOMEM;
+        }
+        b->docs[b->n] = (fds__bufdoc){id, id_len, src, src_len, version, seq};
+        size_t mask = b->nslots - 1;
+        size_t s = id_hash(id, id_len) & mask;
+        while (b->slots[s])
+            s = (s + 1) & mask;
+        b->slots[s] = (uint32_t)++b->n;
+    }
+    b->bytes += src_len;
+    if (seq > b->max_seq)
+        b->max_seq = seq;
+    return 0;
+}
+
+/* ---- the translog ------------------------------------------------------- */
+
+int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)
+{
+    return fds__cat_prepare(db, "INSERT INTO translog VALUES(?,?,?,?,?,?)", ins,
+                            err);
+}
+
+int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
+                         int64_t seq, const fds_write_op *op,
+                         const fds_write_result *r, fds_err *err)
+{
+    sqlite3_reset(ins);
+    sqlite3_bind_int64(ins, 1, index_id);
+    sqlite3_bind_int64(ins, 2, seq);
+    sqlite3_bind_int(ins, 3, op->type);
+    sqlite3_bind_blob(ins, 4, r->id, (int)strlen(r->id), SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 5, r->version);
+    if (op->type == FDS_OP_DELETE)
+        sqlite3_bind_null(ins, 6);
+    else
+        sqlite3_bind_blob(ins, 6, op->src, (int)op->src_len, SQLITE_STATIC);
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "translog: %s",
+                            sqlite3_errmsg(db));
+    return 0;
+}
+
+/* Replay ix's translog rows into ix->buf in seq order (at start-up). */
+int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source "
+                                      "FROM translog WHERE index_id=? ORDER BY seq",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        size_t il = (size_t)sqlite3_column_bytes(st, 2);
+        size_t sl = (size_t)sqlite3_column_bytes(st, 4);
+        char *id = malloc(il + 1);
+        uint8_t *src = NULL;
+        if (id)
+            memcpy(id, sqlite3_column_blob(st, 2), il);
+        if (sqlite3_column_int(st, 1) != FDS_OP_DELETE) {
+            src = malloc(sl + 1);
+            if (src && sl)
+                memcpy(src, sqlite3_column_blob(st, 4), sl);
+        }
+        if (!id || (!src && sqlite3_column_int(st, 1) != FDS_OP_DELETE)) {
+            free(id);
+            free(src);
+            rc = FDS_ENOMEM;
+            break;
+        }
+        rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
+                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0));
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "DELETE FROM translog WHERE index_id=%lld "
+                              "AND seq<=%lld",
+             (long long)ix->id, (long long)max_seq);
+    return fds__cat_exec(ix->st->db, sql, err);
+}

@@ -1,0 +1,202 @@
+/*
+ * catalog_rows.c: an index's rows in the catalogue other than translog and
+ * dictionaries: settings, mapping, segments with their live docs, saved
+ * inside the caller's transaction (they take no lock; the caller holds
+ * db_mu) and loaded at start-up.  The schema and the SQLite helpers are in
+ * catalog.c.
+ *
+ * Rows: settings(index_id, key, value), one per index.* setting as text
+ * (fds_settings_to_kv); mappings(index_id, json); segments(id, index_id,
+ * gen, max_doc, live, del_count, max_seq), `live` being the (max_doc+7)/8
+ * byte live-docs bitset (bit set = live, NULL = all live); a segment whose
+ * docs are all deleted loses its row.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "store_int.h"
+
+int fds__settings_save(fds_store *s, int64_t index_id,
+                         const fds_index_settings *set, fds_err *err)
+{
+    fds_setting_kv kv[FDS_SETTINGS_MAX];
+    size_t n = fds_settings_to_kv(set, kv, FDS_SETTINGS_MAX);
+    int rc = fds__cat_exec(s->db, "SAVEPOINT settings", err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st;
+    rc = fds__cat_prepare(s->db, "DELETE FROM settings WHERE index_id=?", &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, index_id);
+        rc = fds__cat_step_done(s->db, st, err);
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = fds__cat_prepare(s->db, "INSERT INTO settings VALUES(?,?,?)", &st, err);
+        if (rc)
+            break;
+        sqlite3_bind_int64(st, 1, index_id);
+        sqlite3_bind_text(st, 2, kv[i].key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, kv[i].value, -1, SQLITE_STATIC);
+        rc = fds__cat_step_done(s->db, st, err);
+    }
+    fds__cat_exec(s->db, rc ? "ROLLBACK TO settings" : "RELEASE settings", NULL);
+    return rc;
+}
+
+int fds__settings_load(fds_store *s, int64_t index_id,
+                         fds_index_settings *set, fds_err *err)
+{
+    fds_index_settings_default(set);
+    sqlite3_stmt *st;
+    int rc = fds__cat_prepare(s->db, "SELECT key, value FROM settings WHERE "
+                                     "index_id=?", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, index_id);
+    while (sqlite3_step(st) == SQLITE_ROW && !rc)
+        rc = fds_settings_set(set, (const char *)sqlite3_column_text(st, 0),
+                              (const char *)sqlite3_column_text(st, 1), err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Persist live-docs changes; in the caller's transaction. */
+int fds__lives_save(fds_index *ix, fds__live **newlive, unsigned n,
+                      fds_err *err)
+{
+    sqlite3 *db = ix->st->db;
+    for (unsigned i = 0; i < n; i++) {
+        if (!newlive[i])
+            continue;
+        sqlite3_stmt *st;
+        int rc;
+        if (newlive[i]->del_count == newlive[i]->max_doc)
+            rc = fds__cat_prepare(db, "DELETE FROM segments WHERE id=?3", &st, err);
+        else
+            rc = fds__cat_prepare(db, "UPDATE segments SET live=?1, del_count=?2 "
+                                      "WHERE id=?3", &st, err);
+        if (rc)
+            return rc;
+        if (newlive[i]->del_count != newlive[i]->max_doc) {
+            sqlite3_bind_blob(st, 1, newlive[i]->bits,
+                              (int)((newlive[i]->max_doc + 7) / 8), SQLITE_STATIC);
+            sqlite3_bind_int(st, 2, (int)newlive[i]->del_count);
+        }
+        sqlite3_bind_int64(st, 3, ix->segs[i]->id);
+        if ((rc = fds__cat_step_done(db, st, err)))
+            return rc;
+    }
+    return 0;
+}
+
+int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
+                          fds_err *err)
+{
+    sqlite3 *db = ix->st->db;
+    sqlite3_stmt *st;
+    int rc = fds__cat_prepare(db, "INSERT INTO segments(index_id, gen, max_doc, "
+                                  "max_seq) VALUES(?,?,?,?)", &st, err);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)sg->gen);
+    sqlite3_bind_int64(st, 3, sg->max_doc);
+    sqlite3_bind_int64(st, 4, max_seq);
+    rc = fds__cat_step_done(db, st, err);
+    sg->id = sqlite3_last_insert_rowid(db);
+    if (!rc) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "UPDATE indices SET next_gen=%llu WHERE id=%lld",
+                 (unsigned long long)ix->next_gen, (long long)ix->id);
+        rc = fds__cat_exec(db, sql, err);
+    }
+    return rc;
+}
+
+int fds__mapping_save(fds_index *ix, fds_err *err)
+{
+    char *mj = fds_mapping_to_json(ix->mapping);
+    if (!mj)
+        return FDS_ENOMEM;
+    sqlite3_stmt *st;
+    int rc = fds__cat_prepare(ix->st->db, "INSERT OR REPLACE INTO mappings "
+                                          "VALUES(?,?)", &st, err);
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, ix->id);
+        sqlite3_bind_text(st, 2, mj, -1, SQLITE_STATIC);
+        rc = fds__cat_step_done(ix->st->db, st, err);
+    }
+    free(mj);
+    return rc;
+}
+
+/* Merge the stored mapping JSON into ix->mapping (at start-up). */
+int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT json FROM mappings WHERE index_id=?",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        rc = fds_mapping_merge_json(ix->mapping,
+                                    (const char *)sqlite3_column_text(st, 0),
+                                    (size_t)sqlite3_column_bytes(st, 0), err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Open every segment the catalogue lists for ix, oldest first, with its
+ * live docs, into ix->segs / ix->lives (at start-up). */
+int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count FROM "
+                                      "segments WHERE index_id=? ORDER BY gen",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        fds__seg *sg = NULL;
+        rc = fds__seg_open(ix, sqlite3_column_int64(st, 0),
+                           (uint64_t)sqlite3_column_int64(st, 1), &sg, err);
+        if (rc)
+            break;
+        fds__live *lv = NULL;
+        if (sqlite3_column_type(st, 2) == SQLITE_BLOB) {
+            size_t nb = (sg->max_doc + 7) / 8;
+            if ((size_t)sqlite3_column_bytes(st, 2) != nb) {
+                rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                                  "[%s] segment [%s]: live docs of wrong size",
+                                  ix->name, sg->name);
+                fds__seg_unref(sg);
+                break;
+            }
+            lv = fds__live_copy(NULL, sg->max_doc);
+            if (lv) {
+                memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
+                lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
+            }
+        }
+        fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
+        fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
+        if (q)
+            ix->segs = q;
+        if (l)
+            ix->lives = l;
+        if (!q || !l) {
+            rc = FDS_ENOMEM;
+            fds__seg_unref(sg);
+            fds__live_unref(lv);
+            break;
+        }
+        ix->segs[ix->nsegs] = sg;
+        ix->lives[ix->nsegs++] = lv;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

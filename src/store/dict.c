@@ -1,0 +1,216 @@
+/*
+ * dict.c: the compression dictionaries of an index.  A dictionary-using
+ * codec trains one on the first refresh (zstd's ZDICT_trainFromBuffer, or
+ * the sampled bytes themselves as a raw-content dictionary), stores it in the
+ * catalogue and digests it once (ZSTD_CDict/ZSTD_DDict via fds_dict); every
+ * block records the id it used.  A merge with much more material than the
+ * first sample may train a new one.
+ *
+ * Catalogue row: dictionaries(id, index_id, codec, raw_len, sample_bytes,
+ * bytes), where `bytes` is one zstd frame of the raw_len dictionary bytes
+ * and sample_bytes is how much document text it was trained on.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "catalog.h"
+#include "store_int.h"
+
+const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id)
+{
+    const fds_dict *d = NULL;
+    pthread_mutex_lock(&ix->dict_mu);
+    for (size_t i = 0; i < ix->ndicts; i++)
+        if (ix->dicts[i].id == dict_id)
+            d = ix->dicts[i].dict;
+    pthread_mutex_unlock(&ix->dict_mu);
+    return d;
+}
+
+/* Dictionaries are kept in the catalogue as one zstd frame each (level
+ * DICT_STORE_LEVEL): a trained dictionary is mostly log text and shrinks
+ * 2-3x, and the catalogue is part of the index's size on disk. */
+#define DICT_STORE_LEVEL 19
+
+int fds__dict_add(fds_index *ix, uint32_t id, fds_codec_id codec,
+                          int level, const uint8_t *bytes, size_t len,
+                          size_t stored_len, uint64_t sample_bytes, fds_err *err)
+{
+    fds_dict *d = NULL;
+    int rc = fds_dict_create(id, codec, level, bytes, len, &d);
+    if (rc)
+        return fds_err_setk(err, rc, FDS_KIND_INTERNAL,
+                            "[%s] cannot load dictionary [%u]: %s", ix->name, id,
+                            fds_strerror(rc));
+    pthread_mutex_lock(&ix->dict_mu);
+    fds__dictent *q = realloc(ix->dicts, (ix->ndicts + 1) * sizeof *q);
+    if (!q) {
+        pthread_mutex_unlock(&ix->dict_mu);
+        fds_dict_free(d);
+        return FDS_ENOMEM;
+    }
+    ix->dicts = q;
+    ix->dicts[ix->ndicts++] =
+        (fds__dictent){id, level, sample_bytes, codec, d, stored_len};
+    pthread_mutex_unlock(&ix->dict_mu);
+    return 0;
+}
+
+/* The newest dictionary of `codec`, or NULL; *level gets the zstd level
+ * its CDict was digested for. */
+const fds_dict *fds__dict_current_level(fds_index *ix,
+                                                fds_codec_id codec, int *level)
+{
+    const fds_dict *d = NULL;
+    pthread_mutex_lock(&ix->dict_mu);
+    for (size_t i = 0; i < ix->ndicts; i++)
+        if (ix->dicts[i].codec == codec) {
+            d = ix->dicts[i].dict;
+            if (level)
+                *level = ix->dicts[i].level;
+        }
+    pthread_mutex_unlock(&ix->dict_mu);
+    return d;
+}
+
+const fds_dict *fds__dict_current(fds_index *ix, fds_codec_id codec)
+{
+    return fds__dict_current_level(ix, codec, NULL);
+}
+
+/*
+ * True when a merge of `merge_bytes` of documents should train a new
+ * dictionary: the current one was trained on less than the sample the
+ * settings ask for (the index's first refresh held few documents, as when
+ * bulk loading with a 1 s refresh_interval) and the merge has at least twice
+ * as much material.  Blocks written with the old dictionary are then
+ * re-encoded, never copied.
+ */
+bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
+                               uint64_t merge_bytes)
+{
+    if (!fds_codec_uses_dict(set->codec.codec))
+        return false;
+    bool want = false;
+    pthread_mutex_lock(&ix->dict_mu);
+    for (size_t i = ix->ndicts; i-- > 0;)
+        if (ix->dicts[i].codec == set->codec.codec) {
+            uint64_t have = ix->dicts[i].sample_bytes;
+            want = have < set->dict_sample_bytes && merge_bytes >= 2 * have;
+            break;
+        }
+    pthread_mutex_unlock(&ix->dict_mu);
+    return want;
+}
+
+/*
+ * Train a dictionary for `codec` from the sources of `docs` (the index's
+ * first documents), store it in the catalogue and digest it.  When zstd's
+ * trainer refuses (too few samples) the sampled bytes themselves serve as a
+ * raw-content dictionary (zstd manual: "dictionary ... can be any content").
+ */
+int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
+                            const fds_index_settings *set, const fds_dict **out,
+                            fds_err *err)
+{
+    fds_codec_id codec = set->codec.codec;
+    size_t budget = set->dict_sample_bytes, total = 0, ns = 0;
+    for (size_t i = 0; i < n && total < budget; i++)
+        if (docs[i].src) {
+            total += docs[i].src_len;
+            ns++;
+        }
+    uint8_t *samples = malloc(total + 1);
+    size_t *lens = malloc((ns + 1) * sizeof *lens);
+    size_t cap = codec == FDS_CODEC_DEFLATE ? FDS_DEFLATE_DICT_MAX : set->dict_size;
+    uint8_t *dict = malloc(cap + 1);
+    if (!samples || !lens || !dict) {
+        free(samples);
+        free(lens);
+        free(dict);
+        return FDS_ENOMEM;
+    }
+    size_t off = 0, k = 0;
+    for (size_t i = 0; i < n && k < ns; i++)
+        if (docs[i].src) {
+            memcpy(samples + off, docs[i].src, docs[i].src_len);
+            lens[k++] = docs[i].src_len;
+            off += docs[i].src_len;
+        }
+    size_t dlen = 0;
+    int rc = fds_dict_train(codec, samples, lens, (unsigned)ns, cap, dict, &dlen);
+    if (rc || dlen == 0) {
+        dlen = total < cap ? total : cap;
+        memcpy(dict, samples + total - dlen, dlen);
+    }
+    size_t zcap = ZSTD_compressBound(dlen);
+    uint8_t *z = malloc(zcap);
+    size_t zlen = z ? ZSTD_compress(z, zcap, dict, dlen, DICT_STORE_LEVEL) : 0;
+    if (!z || ZSTD_isError(zlen)) {
+        free(z);
+        free(samples);
+        free(lens);
+        free(dict);
+        return FDS_ENOMEM;
+    }
+    sqlite3 *db = ix->st->db;
+    pthread_mutex_lock(&ix->st->db_mu);
+    sqlite3_stmt *st = NULL;
+    rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
+                              "sample_bytes, bytes) VALUES(?,?,?,?,?)", &st, err);
+    int64_t id = 0;
+    if (!rc) {
+        sqlite3_bind_int64(st, 1, ix->id);
+        sqlite3_bind_int(st, 2, codec);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)dlen);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)total);
+        sqlite3_bind_blob(st, 5, z, (int)zlen, SQLITE_STATIC);
+        rc = fds__cat_step_done(db, st, err);
+        id = sqlite3_last_insert_rowid(db);
+    }
+    pthread_mutex_unlock(&ix->st->db_mu);
+    free(z);
+    if (!rc)
+        rc = fds__dict_add(ix, (uint32_t)id, codec, set->codec.level, dict,
+                            dlen, zlen, total, err);
+    if (!rc)
+        *out = fds__index_dict(ix, (uint32_t)id);
+    free(samples);
+    free(lens);
+    free(dict);
+    return rc;
+}
+
+/* Load and digest every dictionary of ix from the catalogue (at
+ * start-up; their level is the index's current codec level). */
+int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes, "
+                                      "sample_bytes FROM dictionaries WHERE "
+                                      "index_id=? ORDER BY id", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
+        size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
+        size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
+        uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
+        size_t got = raw ? ZSTD_decompress(raw, raw_len, sqlite3_column_blob(st, 3),
+                                           zlen) : 0;
+        if (!raw || ZSTD_isError(got) || got != raw_len)
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] dictionary [%u] in the catalogue is damaged",
+                              ix->name, id);
+        else
+            rc = fds__dict_add(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
+                                ix->settings.codec.level, raw, raw_len, zlen,
+                                (uint64_t)sqlite3_column_int64(st, 4), err);
+        free(raw);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

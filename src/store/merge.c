@@ -1,0 +1,196 @@
+/*
+ * merge.c: merging segments.  The background policy merges the smallest
+ * adjacent run when an index has more than FDS_MERGE_SEGMENTS_MAX segments;
+ * _forcemerge merges down to N, then rewrites segments with deletes, other
+ * codec settings or an under-trained dictionary.  Inputs free of deletes
+ * and written with today's codec, level, block size and dictionary have
+ * their blocks copied byte for byte; otherwise live documents are
+ * re-encoded.  The merged segment takes the place of the first input, so
+ * doc order (newest last) holds for id lookups.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "store_int.h"
+
+/* Merge segments [from, from+count) of the published list into one,
+ * re-encoding live docs with the current settings.  Caller holds
+ * refresh_mu. */
+static int merge_range(fds_index *ix, unsigned from, unsigned count,
+                       fds_err *err)
+{
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    fds_index_view *v;
+    int rc = fds_index_view_acquire(ix, &v, err);
+    if (rc)
+        return rc;
+    size_t total = 0;
+    for (unsigned i = from; i < from + count; i++)
+        total += v->segs[i]->max_doc;
+    fds__bufdoc *docs = calloc(total + 1, sizeof *docs);
+    size_t nd = 0;
+    if (!docs)
+        rc = FDS_ENOMEM;
+    for (unsigned i = from; i < from + count && !rc; i++) {
+        fds__seg *sg = v->segs[i];
+        for (uint32_t d = 0; d < sg->max_doc && !rc; d++) {
+            if (!fds__live_get(v->lives[i], d))
+                continue;
+            const uint8_t *src;
+            size_t len, idl;
+            const char *id = fds_sidx_doc_id(sg->sidx, d, &idl);
+            rc = fds__seg_read_doc(ix, sg, d, &src, &len, err);
+            if (rc)
+                break;
+            fds__bufdoc *o = &docs[nd++];
+            o->id = malloc(idl + 1);
+            o->src = malloc(len + 1);
+            if (!o->id || !o->src) {
+                rc = FDS_ENOMEM;
+                break;
+            }
+            memcpy(o->id, id, idl);
+            o->id_len = idl;
+            memcpy(o->src, src, len);
+            o->src_len = len;
+            o->version = fds__seg_version(sg, d);
+            o->seq_no = fds__seg_seqno(sg, d);
+        }
+    }
+    uint64_t merge_bytes = 0;
+    for (size_t i = 0; i < nd; i++)
+        merge_bytes += docs[i].src_len;
+    bool retrain = fds__dict_wants_retrain(ix, &set, merge_bytes);
+    /* clean inputs written with today's settings: copy their blocks */
+    bool copy = !retrain;
+    const fds_dict *cur = fds_codec_uses_dict(set.codec.codec)
+                              ? fds__dict_current(ix, set.codec.codec) : NULL;
+    for (unsigned i = from; i < from + count && copy; i++) {
+        const fds__seg *sg = v->segs[i];
+        copy = !v->lives[i] && sg->codec == (uint32_t)set.codec.codec &&
+               sg->dict_id == (cur ? fds_dict_id(cur) : 0) &&
+               sg->block_size == set.codec.block_size &&
+               sg->max_docs_per_block == set.codec.max_docs_per_block &&
+               (sg->level == (uint32_t)set.codec.level ||
+                (set.codec.codec != FDS_CODEC_ZSTD &&
+                 set.codec.codec != FDS_CODEC_ZSTD_NO_DICT));
+    }
+    fds__seg *merged = NULL;
+    if (!rc && nd)
+        rc = fds__build_segment(ix, docs, nd, &set, copy ? v->segs + from : NULL,
+                           copy ? count : 0, retrain, &merged, err);
+    if (!rc) {
+        sqlite3 *db = ix->st->db;
+        pthread_mutex_lock(&ix->st->db_mu);
+        rc = fds__cat_begin(db, true, err);
+        int64_t max_seq = 0;
+        for (size_t i = 0; i < nd; i++)
+            if (docs[i].seq_no > max_seq)
+                max_seq = docs[i].seq_no;
+        if (!rc && merged)
+            rc = fds__segment_insert(ix, merged, max_seq, err);
+        for (unsigned i = from; i < from + count && !rc; i++) {
+            char sql[128];
+            snprintf(sql, sizeof sql, "DELETE FROM segments WHERE id=%lld",
+                     (long long)v->segs[i]->id);
+            rc = fds__cat_exec(db, sql, err);
+        }
+        if (!rc)
+            rc = fds__cat_commit(db, err);
+        if (rc)
+            fds__cat_rollback(db);
+        pthread_mutex_unlock(&ix->st->db_mu);
+    }
+    if (!rc) {
+        /* the merged segment takes the place of the first merged one, so
+         * doc order (newest last) is kept for id lookups */
+        fds__seg **removed = v->segs + from;
+        rc = fds__publish(ix, NULL, 0, NULL, removed, count);
+        if (!rc && merged) {
+            pthread_rwlock_wrlock(&ix->segs_lock);
+            memmove(ix->segs + from + 1, ix->segs + from,
+                    (ix->nsegs - from) * sizeof *ix->segs);
+            memmove(ix->lives + from + 1, ix->lives + from,
+                    (ix->nsegs - from) * sizeof *ix->lives);
+            ix->segs[from] = merged;
+            ix->lives[from] = NULL;
+            ix->nsegs++;
+            pthread_rwlock_unlock(&ix->segs_lock);
+            merged = NULL;
+        }
+    }
+    if (merged) {
+        atomic_store(&merged->dropped, true);
+        fds__seg_unref(merged);
+    }
+    for (size_t i = 0; i < nd; i++) {
+        free(docs[i].id);
+        free(docs[i].src);
+    }
+    free(docs);
+    fds_index_view_release(v);
+    return rc;
+}
+
+int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
+{
+    int rc = fds_index_refresh(ix, err);
+    if (rc)
+        return rc;
+    if (max_segments == 0)
+        max_segments = 1;
+    pthread_mutex_lock(&ix->refresh_mu);
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    unsigned n = ix->nsegs;
+    if (n > max_segments) {
+        unsigned count = n - max_segments + 1;
+        rc = merge_range(ix, 0, count, err);
+    }
+    /* what is left: expunge deletes, and rewrite segments written with other
+     * codec settings (a codec change applies to old segments here) */
+    for (unsigned i = 0; !rc && i < ix->nsegs; i++) {
+        const fds__seg *sg = ix->segs[i];
+        bool stale = sg->codec != (uint32_t)set.codec.codec ||
+                     sg->block_size != set.codec.block_size ||
+                     sg->max_docs_per_block != set.codec.max_docs_per_block ||
+                     ((set.codec.codec == FDS_CODEC_ZSTD ||
+                       set.codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
+                      sg->level != (uint32_t)set.codec.level);
+        if (stale || ix->lives[i] ||
+            fds__dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes))
+            rc = merge_range(ix, i, 1, err);
+    }
+    pthread_mutex_unlock(&ix->refresh_mu);
+    return rc;
+}
+
+/* Tiered-lite policy: when an index has more than FDS_MERGE_SEGMENTS_MAX
+ * segments, merge the smallest adjacent run of them. */
+void fds__index_maybe_merge(fds_index *ix)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && ix->open && !ix->failure) {
+        unsigned width = ix->nsegs - FDS_MERGE_SEGMENTS_MAX / 2;
+        unsigned best = 0;
+        uint64_t best_docs = UINT64_MAX;
+        for (unsigned f = 0; f + width <= ix->nsegs; f++) {
+            uint64_t d = 0;
+            for (unsigned i = f; i < f + width; i++)
+                d += ix->segs[i]->max_doc;
+            if (d < best_docs) {
+                best_docs = d;
+                best = f;
+            }
+        }
+        fds_err err;
+        fds_err_clear(&err);
+        if (merge_range(ix, best, width, &err))
+            fprintf(stderr, "fieldstore: [%s] merge failed: %s\n", ix->name,
+                    err.reason);
+    }
+    pthread_mutex_unlock(&ix->refresh_mu);
+}

@@ -1,0 +1,275 @@
+/*
+ * refresh.c: turning the buffer into a segment.  The buffer is frozen (gets
+ * still see it), its live documents are written as seg_<gen>.fdt
+ * (segment.c) and seg_<gen>.tim (src/query), both fsync'd and the folder
+ * fsync'd; then one catalogue transaction registers the segment, stores the
+ * new live docs of older segments whose documents it replaced or deleted,
+ * saves the mapping and trims the translog; then the new set is published.
+ * A crash before the commit leaves the old state plus the translog, after
+ * it the new state.  fds__build_segment and fds__publish serve merges too.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "store_int.h"
+
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return FDS_EIO;
+    int rc = fsync(fd) == 0 ? 0 : FDS_EIO;
+    close(fd);
+    return rc;
+}
+
+typedef struct live_change {
+    unsigned seg;           /* index in ix->segs at the time of the change */
+    fds__live *live;        /* new bitset */
+} live_change;
+
+/* Clear the bit of every live doc in published segments [0, upto) whose id
+ * is in `docs` (replaced or deleted).  Caller holds refresh_mu. */
+static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs,
+                           size_t n, fds__live **newlive)
+{
+    for (unsigned i = 0; i < upto; i++)
+        newlive[i] = NULL;
+    for (size_t k = 0; k < n; k++)
+        for (unsigned i = upto; i-- > 0;) {
+            uint32_t doc;
+            fds__live *cur = newlive[i] ? newlive[i] : ix->lives[i];
+            if (fds_sidx_find_id(ix->segs[i]->sidx, docs[k].id, docs[k].id_len,
+                                 &doc) != 0 ||
+                !fds__live_get(cur, doc))
+                continue;
+            if (!newlive[i] &&
+                !(newlive[i] = fds__live_copy(ix->lives[i], ix->segs[i]->max_doc)))
+                return FDS_ENOMEM;
+            newlive[i]->bits[doc >> 3] &= (uint8_t)~(1u << (doc & 7));
+            newlive[i]->del_count++;
+            break;
+        }
+    return 0;
+}
+
+
+/*
+ * Build segment files for `docs` (live sources only), open them.  On
+ * success *out is the new segment (not yet published or registered).
+ */
+int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
+                         const fds_index_settings *set, fds__seg *const *copy,
+                         unsigned ncopy, bool retrain, fds__seg **out,
+                         fds_err *err)
+{
+    const fds_dict *dict = NULL;
+    fds_dict *relevel = NULL;
+    int rc = 0, level = 0;
+    if (fds_codec_uses_dict(set->codec.codec)) {
+        dict = retrain ? NULL : fds__dict_current_level(ix, set->codec.codec, &level);
+        if (!dict && (rc = fds__dict_train(ix, docs, n, set, &dict, err)))
+            return rc;
+        /* the level changed (a static setting, while closed): digest the
+         * same dictionary for the new level, for this segment only */
+        if (level && level != set->codec.level && !copy) {
+            size_t dl;
+            const uint8_t *db = fds_dict_bytes(dict, &dl);
+            rc = fds_dict_create(fds_dict_id(dict), set->codec.codec,
+                                 set->codec.level, db, dl, &relevel);
+            if (rc)
+                return rc;
+            dict = relevel;
+        }
+    }
+    uint64_t gen = ix->next_gen++;
+    rc = fds__seg_write(ix, gen, docs, n, &set->codec, dict, copy, ncopy, err);
+    fds_dict_free(relevel);
+    if (rc)
+        return rc;
+    fds_sidx_writer *w = fds_sidx_writer_create(ix->mapping);
+    if (!w)
+        rc = FDS_ENOMEM;
+    for (size_t i = 0; i < n && !rc; i++) {
+        fds_err derr;
+        fds_err_clear(&derr);
+        rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
+                                 docs[i].src, docs[i].src_len, &derr);
+        if (rc == FDS_EINVAL || rc == FDS_EPARSE) {
+            /* an acknowledged document must never block the index: keep it
+             * stored (get works) with no indexed fields, and say so */
+            fprintf(stderr, "fieldstore: [%s] document [%.*s] kept but not "
+                            "searchable: %s\n", ix->name, (int)docs[i].id_len,
+                    docs[i].id, derr.reason);
+            rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
+                                     (const uint8_t *)"{}", 2, err);
+        } else if (rc) {
+            *err = derr;
+        }
+    }
+    char *tim = fds__seg_path(ix, gen, "tim");
+    if (!rc)
+        rc = tim ? fds_sidx_writer_write(w, tim, err) : FDS_ENOMEM;
+    fds_sidx_writer_free(w);
+    if (!rc)
+        rc = fsync_dir(ix->dir) ? fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                                               "cannot sync [%s]", ix->dir)
+                                : 0;
+    if (!rc)
+        rc = fds__seg_open(ix, 0, gen, out, err);
+    if (rc) {
+        char *fdt = fds__seg_path(ix, gen, "fdt");
+        if (fdt)
+            unlink(fdt);
+        if (tim)
+            unlink(tim);
+        free(fdt);
+    }
+    free(tim);
+    return rc;
+}
+
+/* Replace the published set: drop segments whose new live set is empty,
+ * swap changed bitsets, append `added` (may be NULL).  Caller holds
+ * refresh_mu; takes segs_lock. */
+int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
+                   fds__seg *added, fds__seg **removed, unsigned nremoved)
+{
+    pthread_rwlock_wrlock(&ix->segs_lock);
+    unsigned cap = ix->nsegs + 1;
+    fds__seg **segs = malloc(cap * sizeof *segs);
+    fds__live **lives = malloc(cap * sizeof *lives);
+    if (!segs || !lives) {
+        pthread_rwlock_unlock(&ix->segs_lock);
+        free(segs);
+        free(lives);
+        return FDS_ENOMEM;
+    }
+    unsigned k = 0;
+    for (unsigned i = 0; i < ix->nsegs; i++) {
+        fds__seg *sg = ix->segs[i];
+        fds__live *lv = ix->lives[i];
+        bool gone = false;
+        for (unsigned r = 0; r < nremoved; r++)
+            gone |= removed[r] == sg;
+        if (i < upto && newlive && newlive[i]) {
+            fds__live_unref(lv);
+            lv = newlive[i];
+            if (lv->del_count == lv->max_doc)
+                gone = true;
+        }
+        if (gone) {
+            atomic_store(&sg->dropped, true);
+            fds__seg_unref(sg);
+            fds__live_unref(lv);
+            continue;
+        }
+        segs[k] = sg;
+        lives[k++] = lv;
+    }
+    if (added) {
+        segs[k] = added;
+        lives[k++] = NULL;
+    }
+    free(ix->segs);
+    free(ix->lives);
+    ix->segs = segs;
+    ix->lives = lives;
+    ix->nsegs = k;
+    pthread_rwlock_unlock(&ix->segs_lock);
+    return 0;
+}
+
+int fds_index_refresh(fds_index *ix, fds_err *err)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    pthread_mutex_lock(&ix->wmu);
+    if (!ix->open || ix->failure) {
+        pthread_mutex_unlock(&ix->wmu);
+        pthread_mutex_unlock(&ix->refresh_mu);
+        return fds__index_closed(ix, err);
+    }
+    ix->frozen = ix->buf;
+    memset(&ix->buf, 0, sizeof ix->buf);
+    ix->buf.max_seq = -1;
+    fds_index_settings set = ix->settings;
+    pthread_mutex_unlock(&ix->wmu);
+    ix->last_refresh_ms = fds__now_ms();
+
+    int rc = 0;
+    fds__buffer *fz = &ix->frozen;
+    if (fz->n == 0)
+        goto done;
+    /* live sources of the frozen buffer, in arrival order */
+    fds__bufdoc *docs = malloc(fz->n * sizeof *docs);
+    if (!docs) {
+        rc = FDS_ENOMEM;
+        goto done;
+    }
+    size_t nd = 0;
+    for (size_t i = 0; i < fz->n; i++)
+        if (fz->docs[i].src)
+            docs[nd++] = fz->docs[i];
+    unsigned upto = ix->nsegs; /* stable: only refresh/merge change it */
+    fds__live **newlive = calloc(upto + 1, sizeof *newlive);
+    fds__seg *sg = NULL;
+    if (!newlive)
+        rc = FDS_ENOMEM;
+    if (!rc)
+        rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
+    if (!rc && nd)
+        rc = fds__build_segment(ix, docs, nd, &set, NULL, 0, false, &sg, err);
+    if (!rc) {
+        sqlite3 *db = ix->st->db;
+        pthread_mutex_lock(&ix->st->db_mu);
+        rc = fds__cat_begin(db, true, err);
+        if (!rc && sg)
+            rc = fds__segment_insert(ix, sg, fz->max_seq, err);
+        if (!rc)
+            rc = fds__lives_save(ix, newlive, upto, err);
+        if (!rc)
+            rc = fds__translog_trim(ix, fz->max_seq, err);
+        if (!rc && sg)
+            rc = fds__mapping_save(ix, err);
+        if (!rc)
+            rc = fds__cat_commit(db, err);
+        if (rc)
+            fds__cat_rollback(db);
+        pthread_mutex_unlock(&ix->st->db_mu);
+    }
+    if (!rc)
+        rc = fds__publish(ix, newlive, upto, sg, NULL, 0);
+    if (rc) {
+        if (sg) {
+            atomic_store(&sg->dropped, true);
+            fds__seg_unref(sg);
+        }
+        for (unsigned i = 0; newlive && i < upto; i++)
+            fds__live_unref(newlive[i]);
+        /* keep the docs: put them back in front of newer writes */
+        pthread_mutex_lock(&ix->wmu);
+        fds__buffer newer = ix->buf;
+        ix->buf = *fz;
+        memset(fz, 0, sizeof *fz);
+        fz->max_seq = -1;
+        for (size_t i = 0; i < newer.n; i++)
+            fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
+                    newer.docs[i].src, newer.docs[i].src_len,
+                    newer.docs[i].version, newer.docs[i].seq_no);
+        free(newer.docs);
+        free(newer.slots);
+        pthread_mutex_unlock(&ix->wmu);
+    }
+    free(newlive);
+    free(docs);
+done:
+    pthread_mutex_lock(&ix->wmu);
+    fds__buf_free(&ix->frozen);
+    pthread_mutex_unlock(&ix->wmu);
+    pthread_mutex_unlock(&ix->refresh_mu);
+    return rc;
+}

@@ -1,0 +1,213 @@
+/*
+ * view.c: reads of an index.  A view pins the published segment list and
+ * its live-docs bitsets (reference counts, no copies), so a search or get
+ * sees one consistent set while a refresh or merge publishes a new one; a
+ * merged-away segment's files go when the last view releases it.  Also the
+ * live-docs bitsets themselves (fds__live), the realtime get (buffer first,
+ * then segments) and the statistics of the published set.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+void fds__live_unref(fds__live *l)
+{
+    if (l && atomic_fetch_sub(&l->refs, 1) == 1)
+        free(l);
+}
+
+fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
+{
+    size_t nb = (max_doc + 7) / 8;
+    fds__live *l = malloc(sizeof *l + nb + 1);
+    if (!l)
+        return NULL;
+    atomic_init(&l->refs, 1);
+    l->max_doc = max_doc;
+    if (old) {
+        memcpy(l->bits, old->bits, nb);
+        l->del_count = old->del_count;
+    } else {
+        memset(l->bits, 0xFF, nb);
+        l->del_count = 0;
+    }
+    return l;
+}
+
+int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
+                  fds_err *err)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&ix->wmu);
+    if (!ix->open || ix->failure) {
+        pthread_mutex_unlock(&ix->wmu);
+        return fds__index_closed(ix, err);
+    }
+    fds__bufdoc *d = fds__buf_find(&ix->buf, id, id_len);
+    if (!d)
+        d = fds__buf_find(&ix->frozen, id, id_len);
+    if (d) {
+        int rc = FDS_ENOTFOUND;
+        if (d->src) {
+            out->src = malloc(d->src_len + 1);
+            rc = out->src ? 0 : FDS_ENOMEM;
+            if (out->src) {
+                memcpy(out->src, d->src, d->src_len);
+                out->src_len = d->src_len;
+                out->version = d->version;
+                out->seq_no = d->seq_no;
+            }
+        }
+        pthread_mutex_unlock(&ix->wmu);
+        return rc;
+    }
+    pthread_mutex_unlock(&ix->wmu);
+    fds_index_view *v;
+    int rc = fds_index_view_acquire(ix, &v, err);
+    if (rc)
+        return rc;
+    rc = FDS_ENOTFOUND;
+    for (unsigned i = v->nsegs; i-- > 0;) {
+        uint32_t doc;
+        if (fds_sidx_find_id(v->segs[i]->sidx, id, id_len, &doc) != 0 ||
+            !fds__live_get(v->lives[i], doc))
+            continue;
+        const uint8_t *src;
+        size_t len;
+        rc = fds__seg_read_doc(ix, v->segs[i], doc, &src, &len, err);
+        if (rc == 0) {
+            out->src = malloc(len + 1);
+            if (!out->src)
+                rc = FDS_ENOMEM;
+            else {
+                memcpy(out->src, src, len);
+                out->src_len = len;
+                out->version = fds__seg_version(v->segs[i], doc);
+                out->seq_no = fds__seg_seqno(v->segs[i], doc);
+            }
+        }
+        break;
+    }
+    fds_index_view_release(v);
+    return rc;
+}
+
+int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err)
+{
+    if (!fds_index_is_open(ix))
+        return fds__index_closed(ix, err);
+    fds_index_view *v = calloc(1, sizeof *v);
+    if (!v)
+        return FDS_ENOMEM;
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    unsigned n = ix->nsegs;
+    v->segs = malloc((n + 1) * sizeof *v->segs);
+    v->lives = malloc((n + 1) * sizeof *v->lives);
+    v->ss = malloc((n + 1) * sizeof *v->ss);
+    if (!v->segs || !v->lives || !v->ss) {
+        pthread_rwlock_unlock(&ix->segs_lock);
+        free(v->segs);
+        free(v->lives);
+        free(v->ss);
+        free(v);
+        return FDS_ENOMEM;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        v->segs[i] = ix->segs[i];
+        atomic_fetch_add(&v->segs[i]->refs, 1);
+        v->lives[i] = ix->lives[i];
+        if (v->lives[i])
+            atomic_fetch_add(&v->lives[i]->refs, 1);
+        v->ss[i].sidx = v->segs[i]->sidx;
+        v->ss[i].live = v->lives[i] ? v->lives[i]->bits : NULL;
+    }
+    pthread_rwlock_unlock(&ix->segs_lock);
+    v->nsegs = n;
+    atomic_fetch_add(&ix->refs, 1);
+    v->ix = ix;
+    *out = v;
+    return 0;
+}
+
+void fds_index_view_release(fds_index_view *v)
+{
+    if (!v)
+        return;
+    for (unsigned i = 0; i < v->nsegs; i++) {
+        fds__seg_unref(v->segs[i]);
+        fds__live_unref(v->lives[i]);
+    }
+    free(v->segs);
+    free(v->lives);
+    free(v->ss);
+    free(v->arena);
+    fds_index_release(v->ix);
+    free(v);
+}
+
+const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
+                                                  unsigned *nseg)
+{
+    *nseg = v->nsegs;
+    return v->ss;
+}
+
+int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    out->segments = ix->nsegs;
+    for (unsigned i = 0; i < ix->nsegs; i++) {
+        const fds__seg *sg = ix->segs[i];
+        uint32_t del = ix->lives[i] ? ix->lives[i]->del_count : 0;
+        out->docs_count += sg->max_doc - del;
+        out->docs_deleted += del;
+        out->stored_fields_bytes += sg->map_len;
+        out->postings_bytes += sg->tim_bytes;
+        out->raw_source_bytes += sg->raw_bytes;
+    }
+    /* dictionaries some segment still uses (a retrained one replaces the
+     * first; the old row is kept only while segments name it) */
+    pthread_mutex_lock(&ix->dict_mu);
+    for (size_t i = 0; i < ix->ndicts; i++) {
+        bool used = false;
+        for (unsigned k = 0; k < ix->nsegs && !used; k++)
+            used = ix->segs[k]->dict_id == ix->dicts[i].id;
+        if (used)
+            out->other_bytes += ix->dicts[i].len;
+    }
+    pthread_mutex_unlock(&ix->dict_mu);
+    pthread_rwlock_unlock(&ix->segs_lock);
+    pthread_mutex_lock(&ix->wmu);
+    out->buffered_docs = ix->buf.n + ix->frozen.n;
+    pthread_mutex_unlock(&ix->wmu);
+    out->store_bytes = out->stored_fields_bytes + out->postings_bytes +
+                       out->other_bytes;
+    return 0;
+}
+
+int fds_index_segments(fds_index *ix, fds_segment_info **out, size_t *n)
+{
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    fds_segment_info *v = calloc(ix->nsegs + 1, sizeof *v);
+    if (!v) {
+        pthread_rwlock_unlock(&ix->segs_lock);
+        return FDS_ENOMEM;
+    }
+    for (unsigned i = 0; i < ix->nsegs; i++) {
+        const fds__seg *sg = ix->segs[i];
+        snprintf(v[i].name, sizeof v[i].name, "%s", sg->name);
+        v[i].generation = sg->gen;
+        v[i].docs_deleted = ix->lives[i] ? ix->lives[i]->del_count : 0;
+        v[i].docs_count = sg->max_doc - v[i].docs_deleted;
+        v[i].size_bytes = sg->map_len + sg->tim_bytes;
+        v[i].codec = (fds_codec_id)sg->codec;
+        v[i].dict_id = sg->dict_id;
+    }
+    *n = ix->nsegs;
+    pthread_rwlock_unlock(&ix->segs_lock);
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,269 @@
+/*
+ * write.c: the write path (index, create, delete): each batch is decided
+ * against the buffer and the published segments (ids, versions, seq_no
+ * checks), appended to the translog in one catalogue transaction (fsync'd
+ * before the reply with durability=request), and only after that commit
+ * applied to the in-memory buffer (buffer.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "store_int.h"
+
+#define AUTO_ID_LEN 20
+
+/* The live doc with `id` in the published segments (newest first). */
+static bool segs_find_live(fds_index *ix, const char *id, size_t len,
+                           int64_t *version, int64_t *seq_no)
+{
+    bool found = false;
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    for (unsigned i = ix->nsegs; i-- > 0 && !found;) {
+        uint32_t doc;
+        if (fds_sidx_find_id(ix->segs[i]->sidx, id, len, &doc) == 0 &&
+            fds__live_get(ix->lives[i], doc)) {
+            found = true;
+            *version = fds__seg_version(ix->segs[i], doc);
+            *seq_no = fds__seg_seqno(ix->segs[i], doc);
+        }
+    }
+    pthread_rwlock_unlock(&ix->segs_lock);
+    return found;
+}
+
+/* Current state of an id: 1 = live (version and seq_no set), 0 =
+ * absent/deleted (version of the delete, if known).  Caller holds wmu. */
+static int current_state(fds_index *ix, const char *id, size_t len,
+                         int64_t *version, int64_t *seq_no)
+{
+    fds__bufdoc *d = fds__buf_find(&ix->buf, id, len);
+    if (!d)
+        d = fds__buf_find(&ix->frozen, id, len);
+    if (d) {
+        *version = d->version;
+        *seq_no = d->seq_no;
+        return d->src ? 1 : 0;
+    }
+    return segs_find_live(ix, id, len, version, seq_no) ? 1 : 0;
+}
+
+/* A 20-character base64url id, time-ordered like Elasticsearch's. */
+static void auto_id(fds_index *ix, char out[AUTO_ID_LEN + 1])
+{
+    static const char b64[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    uint64_t t = (uint64_t)fds__now_ms();
+    uint64_t c = ++ix->id_counter ^ ((uint64_t)ix->id << 48);
+    uint64_t r = (uint64_t)(uintptr_t)ix ^ 0x9E3779B97F4A7C15ull * (uint64_t)getpid();
+    for (int i = 0; i < 8; i++)
+        out[i] = b64[(t >> (6 * (7 - i))) & 63];
+    for (int i = 0; i < 8; i++)
+        out[8 + i] = b64[(c >> (6 * (7 - i))) & 63];
+    for (int i = 0; i < 4; i++)
+        out[16 + i] = b64[(r >> (6 * i)) & 63];
+    out[AUTO_ID_LEN] = 0;
+}
+
+/* Validate op's id (or assign one) into r->id.  Returns 0, or FDS_EINVAL
+ * with r->err saying why. */
+static int op_id(fds_index *ix, const fds_write_op *op, fds_write_result *r)
+{
+    fds_err *e = &r->err;
+    if (op->id) {
+        if (op->id_len == 0 || op->id_len > FDS_DOC_ID_MAX)
+            return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                op->id_len ? "id [%.32s...] is too long, "
+                                             "must be no longer than 512 "
+                                             "bytes but was: %zu"
+                                           : "if _id is specified it must "
+                                             "not be empty%.0s%zu",
+                                op->id, op->id_len);
+        memcpy(r->id, op->id, op->id_len);
+        r->id[op->id_len] = 0;
+    } else if (op->type == FDS_OP_DELETE) {
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION,
+                            "Validation Failed: 1: id is missing;");
+    } else {
+        auto_id(ix, r->id);
+    }
+    return 0;
+}
+
+/* State of res[i].id before op i: an earlier accepted op of this batch on
+ * the same id counts first, then the buffer and segments (current_state).
+ * Returns 1 = live, 0 = absent or deleted. */
+static int op_prior_state(fds_index *ix, const fds_write_op *ops,
+                          const fds_write_result *res, size_t i, size_t idl,
+                          int64_t *ver, int64_t *cur_seq)
+{
+    for (size_t k = i; k-- > 0;)
+        if (res[k].code == 0 && !strcmp(res[k].id, res[i].id)) {
+            *ver = res[k].version;
+            *cur_seq = res[k].seq_no;
+            return ops[k].type == FDS_OP_DELETE ? 0 : 1;
+        }
+    return current_state(ix, res[i].id, idl, ver, cur_seq);
+}
+
+/* The version checks of Elasticsearch (if_seq_no/if_primary_term, external
+ * versions, create on an existing id).  Returns 0, or FDS_ECONFLICT with
+ * r->err saying why. */
+static int op_check_version(const fds_write_op *op, fds_write_result *r,
+                            int state, int64_t ver, int64_t cur_seq)
+{
+    fds_err *e = &r->err;
+    if (op->check_seq_no &&
+        (state != 1 || cur_seq != op->if_seq_no || op->if_primary_term != 1)) {
+        if (state == 1)
+            return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                                "[%s]: version conflict, required seqNo "
+                                "[%lld], primary term [%lld]. current "
+                                "document has seqNo [%lld] and primary "
+                                "term [1]", r->id, (long long)op->if_seq_no,
+                                (long long)op->if_primary_term,
+                                (long long)cur_seq);
+        return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                            "[%s]: version conflict, required seqNo "
+                            "[%lld], primary term [%lld] but no document "
+                            "was found", r->id, (long long)op->if_seq_no,
+                            (long long)op->if_primary_term);
+    }
+    if (op->external_version > 0 && state == 1 && ver >= op->external_version)
+        return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                            "[%s]: version conflict, current version [%lld] "
+                            "is higher or equal to the one provided [%lld]",
+                            r->id, (long long)ver,
+                            (long long)op->external_version);
+    if (op->type == FDS_OP_CREATE && state == 1)
+        return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                            "[%s]: version conflict, document already "
+                            "exists (current version [%lld])",
+                            r->id, (long long)ver);
+    return 0;
+}
+
+/* Decide op i of the batch with sequence number `seq`: fills res[i] (id,
+ * version, seq_no, created/found, or code and err).  Returns res[i].code:
+ * 0 when the op goes to the translog. */
+static int op_decide(fds_index *ix, const fds_write_op *ops,
+                     fds_write_result *res, size_t i, int64_t seq)
+{
+    const fds_write_op *op = &ops[i];
+    fds_write_result *r = &res[i];
+    memset(r, 0, sizeof *r);
+    if ((r->code = op_id(ix, op, r)))
+        return r->code;
+    size_t idl = strlen(r->id);
+    if (op->type != FDS_OP_DELETE &&
+        (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
+        return r->code;
+    int64_t ver = 0, cur_seq = -1;
+    int state = op_prior_state(ix, ops, res, i, idl, &ver, &cur_seq);
+    if ((r->code = op_check_version(op, r, state, ver, cur_seq)))
+        return r->code;
+    if (op->type == FDS_OP_DELETE && state == 0) {
+        /* Elasticsearch answers not_found without an error */
+        r->found = false;
+        r->version = ver + 1;
+        r->seq_no = seq;
+    } else {
+        r->found = op->type == FDS_OP_DELETE;
+        r->created = state == 0;
+        r->version = op->external_version > 0 ? op->external_version : ver + 1;
+        r->seq_no = seq;
+    }
+    return 0;
+}
+
+/* After the translog commit: copy every accepted op into the buffer (a
+ * delete of an absent id leaves no tombstone).  Caller holds wmu.  Returns
+ * 0 or FDS_ENOMEM. */
+static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
+                           const fds_write_result *res, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (res[i].code)
+            continue;
+        size_t idl = strlen(res[i].id);
+        char *id = malloc(idl + 1);
+        uint8_t *src = NULL;
+        if (id)
+            memcpy(id, res[i].id, idl + 1);
+        if (ops[i].type != FDS_OP_DELETE) {
+            src = malloc(ops[i].src_len + 1);
+            if (src)
+                memcpy(src, ops[i].src, ops[i].src_len);
+        }
+        if (!id || (ops[i].type != FDS_OP_DELETE && !src)) {
+            free(id);
+            free(src);
+            rc = FDS_ENOMEM;
+            break;
+        }
+        if (ops[i].type == FDS_OP_DELETE && !res[i].found)
+            free(id), free(src); /* nothing to delete: no tombstone */
+        else
+            rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
+                              res[i].version, res[i].seq_no);
+    }
+    return rc;
+}
+
+int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
+                    fds_write_result *res, bool refresh, fds_err *err)
+{
+    pthread_mutex_lock(&ix->wmu);
+    if (!ix->open || ix->failure || atomic_load(&ix->deleted)) {
+        pthread_mutex_unlock(&ix->wmu);
+        return atomic_load(&ix->deleted) ? fds__index_not_found(err, ix->name)
+                                         : fds__index_closed(ix, err);
+    }
+    fds_store *s = ix->st;
+    bool durable = ix->settings.durability == FDS_DURABILITY_REQUEST;
+    pthread_mutex_lock(&s->db_mu);
+    int rc = fds__cat_begin(s->db, durable, err);
+    sqlite3_stmt *ins = NULL;
+    if (!rc)
+        rc = fds__translog_prepare(s->db, &ins, err);
+    /* decide every op first; apply to the buffer only after the commit */
+    int64_t seq0 = ix->next_seq, seq = seq0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (op_decide(ix, ops, res, i, seq))
+            continue;
+        rc = fds__translog_append(s->db, ins, ix->id, seq, &ops[i], &res[i], err);
+        seq++;
+    }
+    if (ins)
+        sqlite3_finalize(ins);
+    if (!rc && seq != seq0) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE indices SET next_seq=%lld WHERE id=%lld",
+                 (long long)seq, (long long)ix->id);
+        rc = fds__cat_exec(s->db, sql, err);
+    }
+    if (!rc)
+        rc = fds__cat_commit(s->db, err);
+    if (rc)
+        fds__cat_rollback(s->db);
+    pthread_mutex_unlock(&s->db_mu);
+    if (!rc) {
+        ix->next_seq = seq;
+        rc = apply_to_buffer(ix, ops, res, n);
+    }
+    pthread_mutex_unlock(&ix->wmu);
+    if (!rc && refresh) {
+        /* the writes are committed: a failed refresh (disk full) leaves them
+         * in the translog for the next one, and must not read as a failed
+         * write, or clients would retry and duplicate */
+        fds_err rerr;
+        fds_err_clear(&rerr);
+        if (fds_index_refresh(ix, &rerr))
+            fprintf(stderr, "fieldstore: [%s] refresh after write failed: %s\n",
+                    ix->name, rerr.reason);
+    }
+    return rc;
+}
