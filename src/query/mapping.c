@@ -80,6 +80,49 @@ fds_mfield *fds__mapping_find_locked(const fds_mapping *m, const char *path,
     return f;
 }
 
+int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
+                      fds_field_info *out)
+{
+    const fds_mfield *f = fds__mapping_find_locked(m, path, len);
+    if (!f)
+        return FDS_ENOTFOUND;
+    out->path = f->path;
+    out->path_len = f->path_len;
+    out->type = f->type;
+    out->index = f->index;
+    out->float32 = fds__round_ftype(f, 0.1) != 0.1; /* float, half_float */
+    return 0;
+}
+
+int fds_mapping_fields_of_type(const fds_mapping *m, int type, char ***out,
+                               size_t *n)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    *out = NULL;
+    *n = 0;
+    pthread_rwlock_rdlock(&mm->lock);
+    size_t nf = m->nfields, k = 0;
+    char **names = calloc(nf ? nf : 1, sizeof *names);
+    for (size_t i = 0; names && i < nf; i++) {
+        if (m->fields[i]->type != type)
+            continue;
+        if (!(names[k] = strdup(m->fields[i]->path))) {
+            while (k)
+                free(names[--k]);
+            free(names);
+            names = NULL;
+        } else {
+            k++;
+        }
+    }
+    pthread_rwlock_unlock(&mm->lock);
+    if (!names)
+        return FDS_ENOMEM;
+    *out = names;
+    *n = k;
+    return 0;
+}
+
 static int rehash(fds_mapping *m, size_t cap)
 {
     uint32_t *h = calloc(cap, sizeof *h);

@@ -33,10 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "postings.h"
-#include "search_request.h"
+#include "search_int.h"
 #include "sidx_int.h"
 
 #define NO_MORE UINT32_MAX
@@ -1213,31 +1211,45 @@ static void run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
 
 /* ---- explanations (Lucene/Elasticsearch "explain" shape) ----------------- */
 
-static cJSON *ex_node(float v, const char *desc)
+static fds_explanation *ex_node(float v, const char *desc)
 {
-    cJSON *o = cJSON_CreateObject();
+    fds_explanation *o = calloc(1, sizeof *o);
     if (!o)
         return NULL;
-    /* the shortest decimal that reads back as the float, as Java prints */
-    char num[32];
-    for (int p = 1; p <= 9; p++) {
-        snprintf(num, sizeof num, "%.*g", p, (double)v);
-        if (strtof(num, NULL) == v)
-            break;
+    o->value = v;
+    if (!(o->description = strdup(desc))) {
+        free(o);
+        return NULL;
     }
-    cJSON_AddRawToObject(o, "value", num);
-    cJSON_AddStringToObject(o, "description", desc);
-    cJSON_AddArrayToObject(o, "details");
     return o;
 }
 
-static void ex_add(cJSON *parent, cJSON *kid)
+/* Append `kid` to parent's details; frees `kid` when it cannot. */
+static void ex_add(fds_explanation *parent, fds_explanation *kid)
 {
-    if (parent && kid)
-        cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(parent, "details"),
-                             kid);
-    else
-        cJSON_Delete(kid);
+    if (!parent || !kid) {
+        fds_explanation_free(kid);
+        return;
+    }
+    fds_explanation **nd = realloc(parent->details,
+                                   (parent->ndetails + 1) * sizeof *nd);
+    if (!nd) {
+        fds_explanation_free(kid);
+        return;
+    }
+    parent->details = nd;
+    nd[parent->ndetails++] = kid;
+}
+
+void fds_explanation_free(fds_explanation *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->ndetails; i++)
+        fds_explanation_free(e->details[i]);
+    free(e->details);
+    free(e->description);
+    free(e);
 }
 
 static const char *qname(const fds_query *q, char *buf, size_t cap)
@@ -1260,25 +1272,26 @@ static const char *qname(const fds_query *q, char *buf, size_t cap)
 }
 
 /* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
-static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
+static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
+                                     uint32_t d)
 {
     const fds_sidx *sx = x->segs[si].sidx;
     const fds_query *q = c->q;
     char buf[512];
     if (q->type == FDS_Q_BOOL) {
         size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
-        cJSON *o = ex_node(0, "sum of:");
+        fds_explanation *o = ex_node(0, "sum of:");
         float sum = 0;
         size_t k = 0;
         int nshould = 0;
         bool ok = true;
         for (int l = 0; l < 4; l++)
             for (size_t i = 0; i < counts[l]; i++, k++) {
-                cJSON *e = explain_node(x, c->kids[k], si, d);
+                fds_explanation *e = explain_node(x, c->kids[k], si, d);
                 if (l == 3) {
                     if (e)
                         ok = false;
-                    cJSON_Delete(e);
+                    fds_explanation_free(e);
                     continue;
                 }
                 if (!e) {
@@ -1289,36 +1302,30 @@ static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
                 if (l == 1)
                     nshould++;
                 if (l == 2) {
-                    cJSON *f = ex_node(0, "match on required clause, product of:");
+                    fds_explanation *f =
+                        ex_node(0, "match on required clause, product of:");
                     ex_add(f, ex_node(0, "# clause"));
                     ex_add(f, e);
                     ex_add(o, f);
                     continue;
                 }
-                sum += strtof(cJSON_GetObjectItemCaseSensitive(e, "value")->valuestring, NULL);
+                sum += e->value;
                 ex_add(o, e);
             }
         int msm = q->msm >= 0 ? q->msm
                               : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
-        if (!ok || nshould < msm) {
-            cJSON_Delete(o);
+        if (!ok || nshould < msm || !o) {
+            fds_explanation_free(o);
             return NULL;
         }
-        sum *= q->boost;
-        cJSON *fixed = ex_node(sum, "sum of:");
-        if (fixed) {
-            cJSON_ReplaceItemInObjectCaseSensitive(
-                fixed, "details",
-                cJSON_DetachItemFromObjectCaseSensitive(o, "details"));
-        }
-        cJSON_Delete(o);
-        return fixed;
+        o->value = sum * q->boost;
+        return o;
     }
     it *i = build(x, c, sx);
     if (!i)
         return NULL;
     uint32_t got = i->advance(i, d);
-    cJSON *o = NULL;
+    fds_explanation *o = NULL;
     if (got == d) {
         if (q->type == FDS_Q_TERM && i->advance == term_adv) {
             term_it *t = (term_it *)i;
@@ -1331,9 +1338,9 @@ static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
             o = ex_node(sc, buf);
             snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
                      "idf * tf from:", tf);
-            cJSON *s2 = ex_node(sc, buf);
+            fds_explanation *s2 = ex_node(sc, buf);
             ex_add(s2, ex_node(q->boost, "boost"));
-            cJSON *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
+            fds_explanation *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
                                          "0.5) / (n + 0.5)) from:");
             ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));
             ex_add(idf, ex_node((float)c->N, "N, total number of documents with field"));
@@ -1341,7 +1348,7 @@ static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
             float tfv = (float)tf / ((float)tf + FDS_BM25_K1 *
                                      (1 - FDS_BM25_B + FDS_BM25_B *
                                       (float)fds__norm_decode(nb) / c->avgdl));
-            cJSON *tfn = ex_node(tfv, "tf, computed as freq / (freq + k1 * (1 - "
+            fds_explanation *tfn = ex_node(tfv, "tf, computed as freq / (freq + k1 * (1 - "
                                       "b + b * dl / avgdl)) from:");
             ex_add(tfn, ex_node((float)tf, "freq, occurrences of term within document"));
             ex_add(tfn, ex_node(FDS_BM25_K1, "k1, term saturation parameter"));
@@ -1358,22 +1365,29 @@ static cJSON *explain_node(exec *x, const cnode *c, unsigned si, uint32_t d)
     return o;
 }
 
-static char *explain_hits(exec *x, const cnode *root, const fds_hit *h,
-                          size_t n)
+/* One explanation per hit into out[0..n-1]; 0 or FDS_ENOMEM. */
+static int explain_hits(exec *x, const cnode *root, const fds_hit *h,
+                        size_t n, fds_explanation **out)
 {
     uint64_t scored = x->scored, tp = x->total_postings;
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; arr && i < n; i++) {
-        cJSON *e = explain_node(x, root, h[i].seg, h[i].doc);
-        if (!e)
-            e = ex_node(0, "no matching term");
-        cJSON_AddItemToArray(arr, e);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = explain_node(x, root, h[i].seg, h[i].doc);
+        if (!out[i])
+            out[i] = ex_node(0, "no matching term");
+        if (!out[i])
+            rc = FDS_ENOMEM;
     }
-    char *out = arr ? cJSON_PrintUnformatted(arr) : NULL;
-    cJSON_Delete(arr);
     x->scored = scored;
     x->total_postings = tp;
-    return out;
+    return rc;
+}
+
+static void explain_free(fds_explanation **e, size_t n)
+{
+    for (size_t i = 0; e && i < n; i++)
+        fds_explanation_free(e[i]);
+    free(e);
 }
 
 static int hit_qsort_cmp(const void *a, const void *b, void *req)
@@ -1512,16 +1526,17 @@ int fds_search_execute(const fds_search_request *req,
     }
     if (!rc && req->explain && hp.n > req->from) {
         qsort_r(hp.h, hp.n, sizeof *hp.h, hit_qsort_cmp, (void *)req);
-        out->explain_json = explain_hits(&x, root, hp.h + req->from,
-                                         hp.n - req->from);
-        if (!out->explain_json)
-            rc = FDS_ENOMEM;
+        size_t ne = hp.n - req->from;
+        out->explain = calloc(ne, sizeof *out->explain);
+        rc = out->explain ? explain_hits(&x, root, hp.h + req->from, ne,
+                                         out->explain)
+                          : FDS_ENOMEM;
     }
     cnode_free(root);
     if (rc) {
         free(hp.h);
-        free(out->explain_json);
-        out->explain_json = NULL;
+        explain_free(out->explain, hp.n > req->from ? hp.n - req->from : 0);
+        out->explain = NULL;
         if (rc == FDS_ENOMEM)
             fds_err_set(err, rc, 500, "exception", "out of memory");
         return rc;
@@ -1570,10 +1585,10 @@ void fds_search_result_free(fds_search_result *r)
 {
     if (!r)
         return;
+    explain_free(r->explain, r->nhits);
     free(r->hits);
-    free(r->explain_json);
     r->hits = NULL;
-    r->explain_json = NULL;
+    r->explain = NULL;
     r->nhits = 0;
 }
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
-#include "dsl.h"
+#include "search_render.h"
 #include "postings.h"
 #include "qtest.h"
 #include "numfmt.h"
@@ -386,7 +386,7 @@ static void test_dsl(void)
                      "\"_source\":{\"includes\":[\"o.*\",\"n\"],\"excludes\":[\"o.a\"]}}";
     ASSERT(fds_search_parse(b2, strlen(b2), m, 0, &r, &err) == 0);
     ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
-    ASSERT(res.nhits == 1 && res.explain_json != NULL);
+    ASSERT(res.nhits == 1 && res.explain != NULL);
     out = fds_search_render(r, &res, &seg, "idx", 3, fetch1, NULL, &len, &err);
     ASSERT(out && strstr(out, "\"_source\":{\"n\":9007199254740993,\"o\":{\"b\":[1.50, 2]}}"));
     ASSERT(out && strstr(out, "\"_explanation\":{\"value\":"));

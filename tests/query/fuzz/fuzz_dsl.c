@@ -5,7 +5,7 @@
  */
 #include <unistd.h>
 
-#include "dsl.h"
+#include "search_render.h"
 #include "fuzz_driver.h"
 #include "query.h"
 
