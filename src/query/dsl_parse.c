@@ -33,7 +33,7 @@ static int perr(fds_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return fds_err_set(err, FDS_EPARSE, 400, "parsing_exception", "%s", buf);
+    return fds_err_setk(err, FDS_EPARSE, FDS_KIND_QUERY_PARSE, "%s", buf);
 }
 
 static char *dupn(const char *s, size_t n)
@@ -141,25 +141,23 @@ static int num_bound(pctx *c, const fds_field_info *f, const cJSON *v,
         else
             rc = fds__parse_date(s, n, true, l);
         if (rc)
-            return fds_err_set(c->err, FDS_EINVAL, 400, "parse_exception",
-                               "failed to parse date field [%.*s] with format "
-                               "[strict_date_optional_time||epoch_millis]",
-                               (int)n, s);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
+                                "failed to parse date field [%.*s] with format "
+                                "[strict_date_optional_time||epoch_millis]",
+                                (int)n, s);
         *d = (double)*l;
         return 0;
     case FDS_FT_BOOLEAN:
         if (fds__parse_bool(s, n, l))
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "Can't parse boolean value [%.*s], expected "
-                               "[true] or [false]", (int)n, s);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Can't parse boolean value [%.*s], expected "
+                                "[true] or [false]", (int)n, s);
         *d = (double)*l;
         return 0;
     default:
         if (fds__parse_double(s, n, d))
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "number_format_exception",
-                               "For input string: \"%.*s\"", (int)n, s);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
+                                "For input string: \"%.*s\"", (int)n, s);
         if (f->float32) /* as the index rounds it (fds__round_ftype) */
             *d = (double)(float)*d;
         if (fds__parse_long(s, n, false, l) != 0)
@@ -346,8 +344,8 @@ static fds_query *parse_match(pctx *c, const cJSON *body)
     if (op) {
         if (!cJSON_IsString(op) || (strcasecmp(op->valuestring, "and") &&
                                     strcasecmp(op->valuestring, "or"))) {
-            fds_err_set(c->err, FDS_EINVAL, 400, "illegal_argument_exception",
-                        "No enum constant for [operator]");
+            fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                         "No enum constant for [operator]");
             return NULL;
         }
         and_op = strcasecmp(op->valuestring, "and") == 0;
@@ -365,7 +363,8 @@ static fds_query *parse_match(pctx *c, const cJSON *body)
         tokv v = {0};
         if (fds_analyze(s, n, tok_cb, &v)) {
             tokv_free(&v);
-            fds_err_set(c->err, FDS_ENOMEM, 500, "exception", "out of memory");
+            fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                         "out of memory");
             return NULL;
         }
         if (v.n == 0) {
@@ -398,7 +397,7 @@ static fds_query *parse_match(pctx *c, const cJSON *body)
     if (q)
         q->boost = boost;
     else if (!c->err || !c->err->code)
-        fds_err_set(c->err, FDS_ENOMEM, 500, "exception", "out of memory");
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;
 }
 
@@ -679,7 +678,7 @@ static fds_query *parse_bool(pctx *c, const cJSON *body)
     }
     if (rc) {
         if (rc == FDS_ENOMEM)
-            fds_err_set(c->err, rc, 500, "exception", "out of memory");
+            fds_err_setk(c->err, rc, FDS_KIND_INTERNAL, "out of memory");
         fds__query_free(q);
         return NULL;
     }
@@ -772,21 +771,21 @@ static fds_query *parse_query(pctx *c, const cJSON *j)
     }
     c->depth--;
     if (!q && c->err && !c->err->code)
-        fds_err_set(c->err, FDS_ENOMEM, 500, "exception", "out of memory");
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;
 }
 
 static int window_check(const fds_search_request *r, fds_err *err)
 {
     if ((uint64_t)r->from + r->size > FDS_MAX_RESULT_WINDOW)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "Result window is too large, from + size must be "
-                           "less than or equal to: [%d] but was [%llu]. See "
-                           "the scroll api for a more efficient way to "
-                           "request large data sets. This limit can be set by "
-                           "changing the [index.max_result_window] index "
-                           "level setting.", FDS_MAX_RESULT_WINDOW,
-                           (unsigned long long)r->from + r->size);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Result window is too large, from + size must be "
+                            "less than or equal to: [%d] but was [%llu]. See "
+                            "the scroll api for a more efficient way to "
+                            "request large data sets. This limit can be set by "
+                            "changing the [index.max_result_window] index "
+                            "level setting.", FDS_MAX_RESULT_WINDOW,
+                            (unsigned long long)r->from + r->size);
     return 0;
 }
 
@@ -806,12 +805,12 @@ static int parse_nonneg(const cJSON *v, const char *name, uint32_t *out,
         return perr(err, "[%s] expected a number but found [%s]", name,
                     jtype(v));
     if (d < 0)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "[%s] parameter cannot be negative, found [%.0f]",
-                           name, d);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s] parameter cannot be negative, found [%.0f]",
+                            name, d);
     if (d > 2147483647.0)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "[%s] is too large: [%.0f]", name, d);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s] is too large: [%.0f]", name, d);
     *out = (uint32_t)d;
     return 0;
 }
@@ -878,10 +877,9 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
                     const cJSON *opts)
 {
     if (r->nsort >= FDS_SORT_VALUES_MAX)
-        return fds_err_set(c->err, FDS_EINVAL, 400,
-                           "illegal_argument_exception",
-                           "at most %d sort keys are supported",
-                           FDS_SORT_VALUES_MAX);
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "at most %d sort keys are supported",
+                            FDS_SORT_VALUES_MAX);
     fds_sort_spec *s = &r->sort[r->nsort];
     memset(s, 0, sizeof *s);
     if (!strcmp(name, "_score")) {
@@ -895,20 +893,19 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
         fds_field_info fb;
         const fds_field_info *f = field_of(c, name, &fb);
         if (!f)
-            return fds_err_set(c->err, FDS_EINVAL, 400, "query_shard_exception",
-                               "No mapping found for [%s] in order to sort on",
-                               name);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                                "No mapping found for [%s] in order to sort on",
+                                name);
         if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT)
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "Text fields are not optimised for operations "
-                               "that require per-document field data like "
-                               "aggregations and sorting, so these operations "
-                               "are disabled by default. Please use a keyword "
-                               "field instead. Alternatively, set "
-                               "fielddata=true on [%s] in order to load field "
-                               "data by uninverting the inverted index. Note "
-                               "that this can use significant memory.", name);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Text fields are not optimised for operations "
+                                "that require per-document field data like "
+                                "aggregations and sorting, so these operations "
+                                "are disabled by default. Please use a keyword "
+                                "field instead. Alternatively, set "
+                                "fielddata=true on [%s] in order to load field "
+                                "data by uninverting the inverted index. Note "
+                                "that this can use significant memory.", name);
         s->kind = FDS_SORT_FIELD;
         r->nsort++; /* counted now so the request frees the name on error */
         s->field = strdup(f->path);
@@ -937,10 +934,9 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
     if (order) {
         if (!cJSON_IsString(order) || (strcmp(order->valuestring, "asc") &&
                                        strcmp(order->valuestring, "desc")))
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "Unknown SortOrder [%s]",
-                               cJSON_IsString(order) ? order->valuestring : "?");
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Unknown SortOrder [%s]",
+                                cJSON_IsString(order) ? order->valuestring : "?");
         s->desc = !strcmp(order->valuestring, "desc");
     }
     if (cJSON_IsString(missing))
@@ -982,10 +978,9 @@ static int parse_track(fds_search_request *r, const cJSON *v, fds_err *err)
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (d < -1 || d != floor(d))
-            return fds_err_set(err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "[track_total_hits] parameter must be positive "
-                               "or equals to -1, got %.0f", d);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[track_total_hits] parameter must be positive "
+                                "or equals to -1, got %.0f", d);
         r->track_total = d == -1 ? INT64_MAX : (int64_t)d;
         return 0;
     }
@@ -1067,7 +1062,8 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     *out = NULL;
     fds_search_request *r = calloc(1, sizeof *r);
     if (!r)
-        return fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                            "out of memory");
     r->size = 10;
     r->track_total = FDS_TRACK_TOTAL_DEFAULT;
     r->source = true;
@@ -1166,10 +1162,9 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     if (!rc && r->nafter) {
         unsigned want = r->nsort ? r->nsort : 1;
         if (r->nafter != want)
-            rc = fds_err_set(err, FDS_EINVAL, 400,
-                             "illegal_argument_exception",
-                             "search_after has %u value(s) but sort has %u.",
-                             r->nafter, want);
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "search_after has %u value(s) but sort has %u.",
+                              r->nafter, want);
         for (unsigned k = 0; !rc && k < r->nsort; k++) {
             fds_after_val *a = &r->after[k];
             if (r->sort[k].kind == FDS_SORT_FIELD &&
@@ -1278,10 +1273,9 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
             char *e;
             long long n = strtoll(value, &e, 10);
             if (*e || n < -1)
-                return fds_err_set(err, FDS_EINVAL, 400,
-                                   "illegal_argument_exception",
-                                   "[track_total_hits] must be true, false or "
-                                   "a number, got [%s]", value);
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[track_total_hits] must be true, false or "
+                                    "a number, got [%s]", value);
             req->track_total = n == -1 ? INT64_MAX : n;
         }
         return 0;

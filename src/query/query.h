@@ -59,7 +59,8 @@ void fds_mapping_free(fds_mapping *m); /* NULL is a no-op */
  * Merge explicit mappings given as JSON ({"properties": {...}}, as in the
  * "mappings" of PUT /{index} or as stored by fds_mapping_to_json).
  * Returns 0, or FDS_EPARSE / FDS_EINVAL with `err` filled
- * (mapper_parsing_exception, 400).
+ * (kind FDS_KIND_MAPPING_PARSE, or FDS_KIND_INVALID_ARGUMENT for a type
+ * change).
  */
 int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                            fds_err *err);
@@ -73,7 +74,7 @@ char *fds_mapping_to_json(const fds_mapping *m);
  * no duplicate keys, values that fit the mapping.  Called before a write is
  * acknowledged so bad documents are refused per item, never dropped later.
  * Returns 0 or FDS_EPARSE / FDS_EINVAL with `err` filled
- * (mapper_parsing_exception or document_parsing_exception, 400).
+ * (kind FDS_KIND_MAPPING_PARSE or FDS_KIND_DOCUMENT_PARSE).
  */
 int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
                      fds_err *err);
@@ -84,7 +85,8 @@ int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
  * that later documents are checked against the types this one fixed (two
  * documents giving one new field different types cannot both be accepted).
  * Fields added by a document that is then rejected stay mapped.
- * Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, 400), FDS_ENOMEM.
+ * Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, kinds as for
+ * fds_doc_validate), FDS_ENOMEM.
  */
 int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err);
 
