@@ -63,7 +63,7 @@ struct it {
     const cnode *c;
 };
 
-/* --- term --- */
+/* Iterator over one term's postings (block by block, skip list bounds). */
 typedef struct term_it {
     it b;
     fds_sterm t;
@@ -79,7 +79,6 @@ typedef struct term_it {
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
 } term_it;
 
-
 static inline void fds__it_free(it *i)
 {
     if (i)
@@ -88,7 +87,8 @@ static inline void fds__it_free(it *i)
 
 /* BM25 score of a term at (tf, norm byte), Lucene's formula (search_iter.c
  * header); inline because every scored posting goes through it. */
-static inline float fds__term_score_tf(const cnode *c, uint32_t tf, uint8_t norm)
+static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
+                                      uint8_t norm)
 {
     float w = c->weight;
     if (!((c->have[norm >> 6] >> (norm & 63)) & 1)) {
