@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dsl.h"
+#include "search_render.h"
 #include "qtest.h"
 #include "query.h"
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl.h"
+#include "search_render.h"
 #include "http_int.h"
 
 /* A growable text buffer for responses built by hand. */

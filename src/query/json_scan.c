@@ -56,8 +56,8 @@ static int fail(scanner *sc, size_t off, const char *what)
 {
     int l, c;
     fds__json_linecol(sc->s, sc->n, off, &l, &c);
-    return fds_err_set(sc->err, FDS_EPARSE, 400, "document_parsing_exception",
-                       "[%d:%d] failed to parse: %s", l, c, what);
+    return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
+                        "[%d:%d] failed to parse: %s", l, c, what);
 }
 
 static void ws(scanner *sc)
@@ -299,10 +299,9 @@ static int parse_object(scanner *sc)
 {
     size_t kstart = sc->nk, astart = sc->klen, pl = sc->plen;
     if (++sc->depth > FDS_DOC_DEPTH_MAX) {
-        return fds_err_set(sc->err, FDS_EPARSE, 400,
-                           "document_parsing_exception",
-                           "Limit of mapping depth [%d] has been exceeded",
-                           FDS_DOC_DEPTH_MAX);
+        return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
+                            "Limit of mapping depth [%d] has been exceeded",
+                            FDS_DOC_DEPTH_MAX);
     }
     sc->i++; /* { */
     ws(sc);
@@ -388,10 +387,9 @@ static int parse_value(scanner *sc)
         if (rc)
             return rc;
         if (++sc->depth > FDS_DOC_DEPTH_MAX)
-            return fds_err_set(sc->err, FDS_EPARSE, 400,
-                               "document_parsing_exception",
-                               "Limit of mapping depth [%d] has been exceeded",
-                               FDS_DOC_DEPTH_MAX);
+            return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
+                                "Limit of mapping depth [%d] has been exceeded",
+                                FDS_DOC_DEPTH_MAX);
         sc->i++;
         ws(sc);
         if (sc->i < sc->n && sc->s[sc->i] == ']') {
@@ -469,8 +467,8 @@ int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
     int rc;
     ws(&sc);
     if (sc.i >= sc.n) {
-        rc = fds_err_set(err, FDS_EPARSE, 400, "document_parsing_exception",
-                         "failed to parse, document is empty");
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
+                          "failed to parse, document is empty");
     } else if (src[sc.i] != '{') {
         rc = fail(&sc, sc.i, "Malformed content, must start with an object");
     } else {

@@ -80,6 +80,49 @@ fds_mfield *fds__mapping_find_locked(const fds_mapping *m, const char *path,
     return f;
 }
 
+int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
+                      fds_field_info *out)
+{
+    const fds_mfield *f = fds__mapping_find_locked(m, path, len);
+    if (!f)
+        return FDS_ENOTFOUND;
+    out->path = f->path;
+    out->path_len = f->path_len;
+    out->type = f->type;
+    out->index = f->index;
+    out->float32 = fds__round_ftype(f, 0.1) != 0.1; /* float, half_float */
+    return 0;
+}
+
+int fds_mapping_fields_of_type(const fds_mapping *m, int type, char ***out,
+                               size_t *n)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    *out = NULL;
+    *n = 0;
+    pthread_rwlock_rdlock(&mm->lock);
+    size_t nf = m->nfields, k = 0;
+    char **names = calloc(nf ? nf : 1, sizeof *names);
+    for (size_t i = 0; names && i < nf; i++) {
+        if (m->fields[i]->type != type)
+            continue;
+        if (!(names[k] = strdup(m->fields[i]->path))) {
+            while (k)
+                free(names[--k]);
+            free(names);
+            names = NULL;
+        } else {
+            k++;
+        }
+    }
+    pthread_rwlock_unlock(&mm->lock);
+    if (!names)
+        return FDS_ENOMEM;
+    *out = names;
+    *n = k;
+    return 0;
+}
+
 static int rehash(fds_mapping *m, size_t cap)
 {
     uint32_t *h = calloc(cap, sizeof *h);
@@ -188,9 +231,9 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
     if (!cJSON_IsObject(def))
-        return fds_err_set(err, FDS_EPARSE, 400, "mapper_parsing_exception",
-                           "Expected map for property [fields] on field [%s] "
-                           "but got a class java.lang.String", path);
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
+                            "Expected map for property [fields] on field [%s] "
+                            "but got a class java.lang.String", path);
     cJSON *jt = cJSON_GetObjectItemCaseSensitive(def, "type");
     cJSON *props = cJSON_GetObjectItemCaseSensitive(def, "properties");
     const char *tname = cJSON_IsString(jt) ? jt->valuestring
@@ -199,14 +242,14 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         tname = "object";
     int type = type_from_name(tname);
     if (type == FDS_FT_NONE)
-        return fds_err_set(err, FDS_EINVAL, 400, "mapper_parsing_exception",
-                           "No handler for type [%s] declared on field [%s]",
-                           tname, path);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "No handler for type [%s] declared on field [%s]",
+                            tname, path);
     fds_mfield *f = fds__mapping_find(m, path, len);
     if (f && f->type != type)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "mapper [%s] cannot be changed from type [%s] to "
-                           "[%s]", path, f->type_name, tname);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "mapper [%s] cannot be changed from type [%s] to "
+                            "[%s]", path, f->type_name, tname);
     if (!f) {
         f = fds__mapping_add(m, path, len, type, tname);
         if (!f)
@@ -221,10 +264,9 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         f->index = cJSON_IsTrue(ix);
     if (props) {
         if (type != FDS_FT_OBJECT)
-            return fds_err_set(err, FDS_EINVAL, 400,
-                               "mapper_parsing_exception",
-                               "field [%s] of type [%s] cannot have properties",
-                               path, tname);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "field [%s] of type [%s] cannot have properties",
+                                path, tname);
         int rc = merge_props(m, path, len, props, false, err);
         if (rc)
             return rc;
@@ -242,18 +284,17 @@ static int merge_props(fds_mapping *m, const char *prefix, size_t plen,
                        cJSON *props, bool sub, fds_err *err)
 {
     if (!cJSON_IsObject(props))
-        return fds_err_set(err, FDS_EPARSE, 400, "mapper_parsing_exception",
-                           "Expected map for property [%s] on field [%s]",
-                           sub ? "fields" : "properties",
-                           plen ? prefix : "_doc");
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
+                            "Expected map for property [%s] on field [%s]",
+                            sub ? "fields" : "properties",
+                            plen ? prefix : "_doc");
     cJSON *it;
     cJSON_ArrayForEach(it, props) {
         char path[FDS_FIELD_PATH_MAX];
         size_t kl = strlen(it->string);
         if (kl == 0 || plen + 1 + kl >= sizeof path)
-            return fds_err_set(err, FDS_EINVAL, 400,
-                               "mapper_parsing_exception",
-                               "field name cannot be empty or too long");
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "field name cannot be empty or too long");
         size_t n = 0;
         if (plen) {
             memcpy(path, prefix, plen);
@@ -276,8 +317,8 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
     cJSON *root = cJSON_ParseWithLength(json, len);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return fds_err_set(err, FDS_EPARSE, 400, "mapper_parsing_exception",
-                           "Failed to parse mapping: malformed JSON");
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
+                            "Failed to parse mapping: malformed JSON");
     }
     cJSON *body = root;
     cJSON *mp = cJSON_GetObjectItemCaseSensitive(root, "mappings");
@@ -294,9 +335,9 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
             strcmp(it->string, "_source") && strcmp(it->string, "_meta") &&
             strcmp(it->string, "date_detection") &&
             strcmp(it->string, "numeric_detection")) {
-            rc = fds_err_set(err, FDS_EINVAL, 400, "mapper_parsing_exception",
-                             "Root mapping definition has unsupported "
-                             "parameters:  [%s]", it->string);
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                              "Root mapping definition has unsupported "
+                              "parameters:  [%s]", it->string);
             break;
         }
     }
@@ -467,20 +508,20 @@ int fds__value_error(const fds_mfield *f, const fds_jval *v, const uint8_t *src,
     int l, c;
     fds__json_linecol(src, len, v->offset, &l, &c);
     if (f->type == FDS_FT_OBJECT)
-        return fds_err_set(err, FDS_EINVAL, 400, "document_parsing_exception",
-                           "[%d:%d] object mapping for [%s] tried to parse "
-                           "field [%s] as object, but found a concrete value",
-                           l, c, f->path, f->path);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_DOCUMENT_PARSE,
+                            "[%d:%d] object mapping for [%s] tried to parse "
+                            "field [%s] as object, but found a concrete value",
+                            l, c, f->path, f->path);
     if (v->kind == FDS_JV_OBJECT)
-        return fds_err_set(err, FDS_EINVAL, 400, "document_parsing_exception",
-                           "[%d:%d] failed to parse field [%s] of type [%s] "
-                           "in document. Preview of field's value: '{...}'",
-                           l, c, f->path, f->type_name);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_DOCUMENT_PARSE,
+                            "[%d:%d] failed to parse field [%s] of type [%s] "
+                            "in document. Preview of field's value: '{...}'",
+                            l, c, f->path, f->type_name);
     int n = (int)(v->str_len > 40 ? 40 : v->str_len);
-    return fds_err_set(err, FDS_EINVAL, 400, "document_parsing_exception",
-                       "[%d:%d] failed to parse field [%s] of type [%s] in "
-                       "document. Preview of field's value: '%.*s'",
-                       l, c, f->path, f->type_name, n, v->str);
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_DOCUMENT_PARSE,
+                        "[%d:%d] failed to parse field [%s] of type [%s] in "
+                        "document. Preview of field's value: '%.*s'",
+                        l, c, f->path, f->type_name, n, v->str);
 }
 
 typedef struct vctx {

@@ -4,9 +4,10 @@
  *
  * The store calls the writer when it turns buffered documents into a segment
  * (refresh) and opens a reader for every live segment; src/http parses a
- * search body into an fds_search_request (src/http/dsl.h), asks the store for
- * a consistent list of segments, runs fds_search_execute() and renders the
- * hits, fetching `_source` from the store's blocks.
+ * search body into an fds_search_request (fds_search_parse(),
+ * search_request.h), asks the store for a consistent list of segments, runs
+ * fds_search_execute() and renders the hits (src/http/search_render.h),
+ * fetching `_source` from the store's blocks.
  *
  * Doc ids are segment-local, dense, 0 .. max_doc-1, in the order the writer
  * received them (the same order as the stored-fields blocks).
@@ -20,9 +21,35 @@
 
 #include "fds_error.h"
 
+/* ---- limits of a document ------------------------------------------------ */
+
+#define FDS_DOC_DEPTH_MAX 20          /* ES index.mapping.depth.limit */
+#define FDS_FIELD_PATH_MAX 1024       /* bytes of a dotted field path */
+
 /* ---- mappings (Elasticsearch field types) ----------------------------- */
 
+typedef enum fds_ftype {
+    FDS_FT_NONE = 0,
+    FDS_FT_OBJECT,
+    FDS_FT_TEXT,
+    FDS_FT_KEYWORD,
+    FDS_FT_LONG,    /* long, integer, short, byte, unsigned_long(approx) */
+    FDS_FT_DOUBLE,  /* double, float, half_float, scaled_float */
+    FDS_FT_DATE,    /* epoch milliseconds in a long column */
+    FDS_FT_BOOLEAN, /* 0/1 in a long column */
+} fds_ftype;
+
 typedef struct fds_mapping fds_mapping;
+
+/* What a search needs to know of one mapped field. */
+typedef struct fds_field_info {
+    const char *path; /* dotted path, NUL-terminated; owned by the mapping,
+                         valid as long as it (fields are never removed) */
+    size_t path_len;
+    int type;         /* fds_ftype */
+    bool index;       /* false: mapped with "index": false (not searchable) */
+    bool float32;     /* float / half_float: values kept at float precision */
+} fds_field_info;
 
 /* Empty mapping (all fields dynamic).  NULL on ENOMEM. */
 fds_mapping *fds_mapping_create(void);
@@ -32,7 +59,8 @@ void fds_mapping_free(fds_mapping *m); /* NULL is a no-op */
  * Merge explicit mappings given as JSON ({"properties": {...}}, as in the
  * "mappings" of PUT /{index} or as stored by fds_mapping_to_json).
  * Returns 0, or FDS_EPARSE / FDS_EINVAL with `err` filled
- * (mapper_parsing_exception, 400).
+ * (kind FDS_KIND_MAPPING_PARSE, or FDS_KIND_INVALID_ARGUMENT for a type
+ * change).
  */
 int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                            fds_err *err);
@@ -46,7 +74,7 @@ char *fds_mapping_to_json(const fds_mapping *m);
  * no duplicate keys, values that fit the mapping.  Called before a write is
  * acknowledged so bad documents are refused per item, never dropped later.
  * Returns 0 or FDS_EPARSE / FDS_EINVAL with `err` filled
- * (mapper_parsing_exception or document_parsing_exception, 400).
+ * (kind FDS_KIND_MAPPING_PARSE or FDS_KIND_DOCUMENT_PARSE).
  */
 int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
                      fds_err *err);
@@ -57,9 +85,28 @@ int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
  * that later documents are checked against the types this one fixed (two
  * documents giving one new field different types cannot both be accepted).
  * Fields added by a document that is then rejected stay mapped.
- * Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, 400), FDS_ENOMEM.
+ * Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, kinds as for
+ * fds_doc_validate), FDS_ENOMEM.
  */
 int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err);
+
+/*
+ * The field mapped at `path` (`len` bytes, exact dotted path) into *out.
+ * Returns 0, or FDS_ENOTFOUND when the path is not mapped.  Thread-safe
+ * against concurrent dynamic updates (takes the mapping's read lock).
+ */
+int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
+                      fds_field_info *out);
+
+/*
+ * Copies of the paths of every field of type `type` (fds_ftype), in mapping
+ * order: *out is a malloc'd array of *n malloc'd NUL-terminated strings
+ * (caller frees each and the array; *out may be NULL when *n is 0).
+ * Returns 0 or FDS_ENOMEM (nothing to free).  Thread-safe like
+ * fds_mapping_field().
+ */
+int fds_mapping_fields_of_type(const fds_mapping *m, int type, char ***out,
+                               size_t *n);
 
 /* ---- per-segment inverted index: writer -------------------------------- */
 
@@ -103,7 +150,7 @@ const char *fds_sidx_doc_id(const fds_sidx *s, uint32_t doc, size_t *len);
 
 /* ---- search ------------------------------------------------------------- */
 
-typedef struct fds_search_request fds_search_request; /* see src/http/dsl.h */
+typedef struct fds_search_request fds_search_request; /* search_request.h */
 void fds_search_request_free(fds_search_request *r); /* NULL is a no-op */
 
 /* One segment as a search sees it.  `live` is a bitset of max_doc bits
@@ -126,6 +173,18 @@ typedef struct fds_hit {
     uint32_t sort_str_len[FDS_SORT_VALUES_MAX];
 } fds_hit;
 
+/*
+ * Why a hit scored what it did, as data (Lucene's Explanation: a value, a
+ * description, the details it was computed from).  src/http prints it in
+ * Elasticsearch's `_explanation` shape.  Owned by the result.
+ */
+typedef struct fds_explanation {
+    float value;
+    char *description;               /* NUL-terminated */
+    struct fds_explanation **details;
+    size_t ndetails;
+} fds_explanation;
+
 typedef struct fds_search_result {
     uint64_t total;        /* hits counted */
     bool total_is_lower_bound; /* relation "gte" */
@@ -134,7 +193,8 @@ typedef struct fds_search_result {
     size_t nhits;
     uint64_t postings_scored; /* postings whose score was computed (bench) */
     uint64_t postings_total;  /* postings of the query's terms (bench) */
-    char *explain_json;    /* per-hit explanation array, or NULL (malloc'd) */
+    fds_explanation **explain; /* explain[i] explains hits[i] (nhits
+                                  entries), NULL unless "explain" was asked */
 } fds_search_result;
 
 /*
@@ -145,5 +205,7 @@ int fds_search_execute(const fds_search_request *req,
                        const fds_search_segment *segs, unsigned nseg,
                        fds_search_result *out, fds_err *err);
 void fds_search_result_free(fds_search_result *r);
+/* Free an explanation tree (NULL is a no-op). */
+void fds_explanation_free(fds_explanation *e);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * query_int.h: internal interface of src/query (struct layouts, helpers
  * shared by the analyzer, mapping, index writer/reader and search code).
- * Nothing outside src/query and src/http/dsl.c includes this file.
+ * Nothing outside src/query includes this file.
  */
 #ifndef FDS_QUERY_INT_H
 #define FDS_QUERY_INT_H
@@ -16,8 +16,6 @@
 
 /* ---- limits ------------------------------------------------------------ */
 
-#define FDS_DOC_DEPTH_MAX 20          /* ES index.mapping.depth.limit */
-#define FDS_FIELD_PATH_MAX 1024       /* bytes of a dotted field path */
 #define FDS_KEYWORD_IGNORE_ABOVE 256  /* dynamic .keyword ignore_above (chars) */
 #define FDS_MAX_RESULT_WINDOW 10000   /* ES index.max_result_window */
 #define FDS_TRACK_TOTAL_DEFAULT 10000 /* ES default track_total_hits */
@@ -28,16 +26,7 @@
 
 /* ---- field types (mapping and index) ------------------------------------ */
 
-typedef enum fds_ftype {
-    FDS_FT_NONE = 0,
-    FDS_FT_OBJECT,
-    FDS_FT_TEXT,
-    FDS_FT_KEYWORD,
-    FDS_FT_LONG,    /* long, integer, short, byte, unsigned_long(approx) */
-    FDS_FT_DOUBLE,  /* double, float, half_float, scaled_float */
-    FDS_FT_DATE,    /* epoch milliseconds in a long column */
-    FDS_FT_BOOLEAN, /* 0/1 in a long column */
-} fds_ftype;
+/* fds_ftype (the field types) is public: query.h. */
 
 /* Index-level kind of a field in a segment (what the sidx stores). */
 static inline bool fds__ftype_numeric(int t)

@@ -1,8 +1,12 @@
 /*
- * search_request.h: the parsed form of a search (src/query and
- * src/http/dsl.c only).  src/http/dsl.c builds it from the Elasticsearch
- * query DSL with the index mapping at hand, so field types are resolved and
- * query text is analyzed at parse time; fds_search_execute() only walks it.
+ * search_request.h: the parsed form of a search and the parser that builds
+ * it (public interface of src/query's query DSL, src/query/dsl_parse.c).
+ *
+ * fds_search_parse() builds a request from the Elasticsearch query DSL with
+ * the index mapping at hand, so field types are resolved and query text is
+ * analyzed at parse time; fds_search_execute() (query.h) only walks it, and
+ * src/http's response writer (src/http/search_render.h) reads its paging,
+ * sort and `_source` members.
  */
 #ifndef FDS_SEARCH_REQUEST_H
 #define FDS_SEARCH_REQUEST_H
@@ -11,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fds_error.h"
 #include "query.h"
 
 typedef enum fds_qtype {
@@ -90,7 +95,34 @@ struct fds_search_request {
     const fds_mapping *mapping;
 };
 
-fds_query *fds__query_new(int type);
-void fds__query_free(fds_query *q);
+/*
+ * Parse a search body (`len` bytes, JSON; an empty body means match_all)
+ * against mapping `m` (field types decide how `match` analyses its text).
+ * Keys: query, from, size, _source, sort, track_total_hits, search_after,
+ * explain, track_scores.  `for_count` != 0 parses a `_count` body (query
+ * only).  On success *out is a new request (free with
+ * fds_search_request_free) and 0 is returned; `m` must outlive it.  Errors
+ * (err filled): FDS_EPARSE, kind FDS_KIND_QUERY_PARSE, naming the
+ * offending part (malformed JSON, unknown key, unknown query type, bad
+ * value); FDS_EINVAL with kind FDS_KIND_INVALID_ARGUMENT (from + size >
+ * index.max_result_window 10000, sort on a text field, search_after
+ * length), FDS_KIND_PARSE (a date that does not parse),
+ * FDS_KIND_NUMBER_FORMAT (a number that does not parse) or
+ * FDS_KIND_QUERY_SHARD (sort on an unmapped field); FDS_ENOMEM.
+ */
+int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
+                     int for_count, fds_search_request **out, fds_err *err);
+
+/*
+ * Apply one URL parameter of `_search`: "size", "from", "q" (Lucene syntax
+ * subset: space-separated `field:value` or bare words matched against every
+ * text field), "track_total_hits" ("true", "false" or a number),
+ * "explain".  Unknown keys are ignored (the HTTP layer decides which
+ * parameters it rejects).  A refused size/from leaves the request as it
+ * was.  Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, kinds as for
+ * fds_search_parse), FDS_ENOMEM.
+ */
+int fds_search_apply_param(fds_search_request *req, const char *key,
+                           const char *value, fds_err *err);
 
 #endif

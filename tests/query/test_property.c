@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
-#include "dsl.h"
+#include "search_render.h"
 #include "qtest.h"
 #include "query.h"
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "dsl.h"
+#include "search_render.h"
 #include "qtest.h"
 #include "query.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
-#include "dsl.h"
+#include "search_render.h"
 #include "postings.h"
 #include "qtest.h"
 #include "numfmt.h"
@@ -172,7 +172,7 @@ static void test_mapping(void)
     fds_err_clear(&err);
     ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"n\":{\"type\":\"keyword\"}}}",
                                   43, &err) == FDS_EINVAL);
-    ASSERT_STR(err.type, "illegal_argument_exception");
+    ASSERT(err.kind == FDS_KIND_INVALID_ARGUMENT);
     fds_err_clear(&err);
     ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"z\":{\"type\":\"nope\"}}}",
                                   40, &err) == FDS_EINVAL);
@@ -180,8 +180,7 @@ static void test_mapping(void)
 
     /* validation */
     ASSERT(validate(m, "{\"status\":\"abc\"}", &err) == FDS_EINVAL);
-    ASSERT_STR(err.type, "document_parsing_exception");
-    ASSERT(err.status == 400);
+    ASSERT(err.kind == FDS_KIND_DOCUMENT_PARSE);
     ASSERT(strstr(err.reason, "failed to parse field [status] of type [integer]") != NULL);
     ASSERT(strstr(err.reason, "'abc'") != NULL);
     ASSERT(validate(m, "{\"status\":\"201\"}", &err) == 0); /* coerced */
@@ -317,8 +316,7 @@ static void test_dsl(void)
     ASSERT(fds_mapping_merge_json(m, "{\"properties\":{\"msg\":{\"type\":\"text\"},"
                                      "\"n\":{\"type\":\"long\"}}}", 64, &err) == 0);
     ASSERT(parse_err(m, "{\"query\":{\"foo\":{}}}", &err) == FDS_EPARSE);
-    ASSERT_STR(err.type, "parsing_exception");
-    ASSERT(err.status == 400);
+    ASSERT(err.kind == FDS_KIND_QUERY_PARSE);
     ASSERT_STR(err.reason, "unknown query [foo]");
     ASSERT(parse_err(m, "{\"query\":{\"match\":{\"msg\":\"x\"}", &err) == FDS_EPARSE);
     ASSERT(strstr(err.reason, "Failed to parse") != NULL);
@@ -330,7 +328,7 @@ static void test_dsl(void)
     ASSERT(parse_err(m, "{\"query\":{\"bool\":{\"must\":[],\"bogus\":1}}}", &err) == FDS_EPARSE);
     ASSERT(strstr(err.reason, "[bogus]") != NULL);
     ASSERT(parse_err(m, "{\"size\":10001}", &err) == FDS_EINVAL);
-    ASSERT_STR(err.type, "illegal_argument_exception");
+    ASSERT(err.kind == FDS_KIND_INVALID_ARGUMENT);
     ASSERT(strstr(err.reason, "Result window is too large, from + size must be "
                               "less than or equal to: [10000] but was [10001]") != NULL);
     ASSERT(parse_err(m, "{\"from\":9995,\"size\":10}", &err) == FDS_EINVAL);
@@ -386,7 +384,7 @@ static void test_dsl(void)
                      "\"_source\":{\"includes\":[\"o.*\",\"n\"],\"excludes\":[\"o.a\"]}}";
     ASSERT(fds_search_parse(b2, strlen(b2), m, 0, &r, &err) == 0);
     ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
-    ASSERT(res.nhits == 1 && res.explain_json != NULL);
+    ASSERT(res.nhits == 1 && res.explain != NULL);
     out = fds_search_render(r, &res, &seg, "idx", 3, fetch1, NULL, &len, &err);
     ASSERT(out && strstr(out, "\"_source\":{\"n\":9007199254740993,\"o\":{\"b\":[1.50, 2]}}"));
     ASSERT(out && strstr(out, "\"_explanation\":{\"value\":"));

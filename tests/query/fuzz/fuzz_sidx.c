@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "dsl.h"
+#include "search_render.h"
 #include "fuzz_driver.h"
 #include "query.h"
 #include "query_int.h"

@@ -1,23 +1,16 @@
 /*
- * dsl.c: the Elasticsearch query DSL parser and the search response writer.
- *
- * Why here: only src/http speaks JSON to users (DESIGN.md section 1), but
- * parsing a query needs the mapping and the analyzer of src/query, so this
- * file is compiled into the fds_query library and src/http calls it.
+ * dsl_parse.c: the Elasticsearch query DSL parser -- a `_search` / `_count`
+ * body (and the URL parameters of `_search`) into an fds_search_request
+ * (search_request.h).
  *
  * The parser resolves every field against the mapping at parse time: a
  * `match` on a text field becomes a bool of analyzed terms, on a keyword
  * field an exact term, on a numeric/date/boolean field an equality range.
  * Errors follow Elasticsearch's wording where we know it
- * ("unknown query [x]", "Result window is too large, ...").
- *
- * The writer never re-prints `_source`: the stored bytes are spliced into
- * the response as they are, unless `_source` filtering selects parts of it,
- * in which case the selected members are copied byte for byte too.
+ * ("unknown query [x]", "Result window is too large, ...").  The body is
+ * parsed with cJSON (handed over as bytes); the mapping is read through its
+ * public interface only (fds_mapping_field()).
  */
-#include "dsl.h"
-#include "numfmt.h"
-
 #include <cJSON.h>
 #include <math.h>
 #include <stdarg.h>
@@ -27,7 +20,7 @@
 
 #include "analysis.h"
 #include "query_int.h"
-#include "search_request.h"
+#include "search_int.h"
 
 #define FDS_DSL_DEPTH_MAX 32 /* nested bool depth */
 
@@ -40,7 +33,7 @@ static int perr(fds_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return fds_err_set(err, FDS_EPARSE, 400, "parsing_exception", "%s", buf);
+    return fds_err_setk(err, FDS_EPARSE, FDS_KIND_QUERY_PARSE, "%s", buf);
 }
 
 static char *dupn(const char *s, size_t n)
@@ -97,11 +90,13 @@ typedef struct pctx {
     int depth;
 } pctx;
 
-static fds_mfield *field_of(pctx *c, const char *name)
+/* The mapped field `name` (filled into *buf), or NULL when unmapped. */
+static const fds_field_info *field_of(pctx *c, const char *name,
+                                      fds_field_info *buf)
 {
-    if (!c->m)
+    if (!c->m || fds_mapping_field(c->m, name, strlen(name), buf))
         return NULL;
-    return fds__mapping_find_locked(c->m, name, strlen(name));
+    return buf;
 }
 
 static fds_query *qnew(int type, const char *field)
@@ -129,7 +124,7 @@ static int bool_push(fds_query ***list, size_t *n, fds_query *k)
 }
 
 /* Equality/range on a numeric/date/boolean field from a JSON value. */
-static int num_bound(pctx *c, const fds_mfield *f, const cJSON *v,
+static int num_bound(pctx *c, const fds_field_info *f, const cJSON *v,
                      const char *qname, int64_t *l, double *d)
 {
     char buf[64];
@@ -146,26 +141,25 @@ static int num_bound(pctx *c, const fds_mfield *f, const cJSON *v,
         else
             rc = fds__parse_date(s, n, true, l);
         if (rc)
-            return fds_err_set(c->err, FDS_EINVAL, 400, "parse_exception",
-                               "failed to parse date field [%.*s] with format "
-                               "[strict_date_optional_time||epoch_millis]",
-                               (int)n, s);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
+                                "failed to parse date field [%.*s] with format "
+                                "[strict_date_optional_time||epoch_millis]",
+                                (int)n, s);
         *d = (double)*l;
         return 0;
     case FDS_FT_BOOLEAN:
         if (fds__parse_bool(s, n, l))
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "Can't parse boolean value [%.*s], expected "
-                               "[true] or [false]", (int)n, s);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Can't parse boolean value [%.*s], expected "
+                                "[true] or [false]", (int)n, s);
         *d = (double)*l;
         return 0;
     default:
         if (fds__parse_double(s, n, d))
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "number_format_exception",
-                               "For input string: \"%.*s\"", (int)n, s);
-        *d = fds__round_ftype(f, *d);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
+                                "For input string: \"%.*s\"", (int)n, s);
+        if (f->float32) /* as the index rounds it (fds__round_ftype) */
+            *d = (double)(float)*d;
         if (fds__parse_long(s, n, false, l) != 0)
             *l = (int64_t)*d;
         return 0;
@@ -173,7 +167,7 @@ static int num_bound(pctx *c, const fds_mfield *f, const cJSON *v,
 }
 
 /* Equality on a non-text field as an inclusive range; NULL on error. */
-static fds_query *eq_query(pctx *c, const fds_mfield *f, const cJSON *v,
+static fds_query *eq_query(pctx *c, const fds_field_info *f, const cJSON *v,
                            const char *qname)
 {
     int64_t l;
@@ -350,13 +344,14 @@ static fds_query *parse_match(pctx *c, const cJSON *body)
     if (op) {
         if (!cJSON_IsString(op) || (strcasecmp(op->valuestring, "and") &&
                                     strcasecmp(op->valuestring, "or"))) {
-            fds_err_set(c->err, FDS_EINVAL, 400, "illegal_argument_exception",
-                        "No enum constant for [operator]");
+            fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                         "No enum constant for [operator]");
             return NULL;
         }
         and_op = strcasecmp(op->valuestring, "and") == 0;
     }
-    fds_mfield *f = field_of(c, fld->string);
+    fds_field_info fb;
+    const fds_field_info *f = field_of(c, fld->string, &fb);
     fds_query *q = NULL;
     if (!f || f->type == FDS_FT_OBJECT || !f->index) {
         q = qnew(FDS_Q_MATCH_NONE, NULL);
@@ -368,7 +363,8 @@ static fds_query *parse_match(pctx *c, const cJSON *body)
         tokv v = {0};
         if (fds_analyze(s, n, tok_cb, &v)) {
             tokv_free(&v);
-            fds_err_set(c->err, FDS_ENOMEM, 500, "exception", "out of memory");
+            fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                         "out of memory");
             return NULL;
         }
         if (v.n == 0) {
@@ -401,7 +397,7 @@ static fds_query *parse_match(pctx *c, const cJSON *body)
     if (q)
         q->boost = boost;
     else if (!c->err || !c->err->code)
-        fds_err_set(c->err, FDS_ENOMEM, 500, "exception", "out of memory");
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;
 }
 
@@ -428,7 +424,8 @@ static fds_query *parse_term(pctx *c, const cJSON *body)
         perr(c->err, "[term] query does not support array of values");
         return NULL;
     }
-    fds_mfield *f = field_of(c, fld->string);
+    fds_field_info fb;
+    const fds_field_info *f = field_of(c, fld->string, &fb);
     fds_query *q;
     if (!strcmp(fld->string, "_id")) {
         /* _id is not in the term dictionary: the _id table answers it, as
@@ -465,7 +462,8 @@ static fds_query *parse_terms(pctx *c, const cJSON *body)
         perr(c->err, "[terms] query does not support [%s]", fld->string);
         return NULL;
     }
-    fds_mfield *f = field_of(c, fld->string);
+    fds_field_info fb;
+    const fds_field_info *f = field_of(c, fld->string, &fb);
     float boost = get_boost(body);
     bool ids = !strcmp(fld->string, "_id"); /* answered by the _id table */
     if (!ids && (!f || f->type == FDS_FT_OBJECT || !f->index))
@@ -537,7 +535,8 @@ static fds_query *parse_range(pctx *c, const cJSON *body)
                      "name");
         return NULL;
     }
-    fds_mfield *f = field_of(c, fld->string);
+    fds_field_info fb;
+    const fds_field_info *f = field_of(c, fld->string, &fb);
     if (!f || f->type == FDS_FT_OBJECT || f->type == FDS_FT_TEXT)
         return qnew(FDS_Q_MATCH_NONE, NULL);
     fds_query *q = qnew(FDS_Q_RANGE, f->path);
@@ -679,7 +678,7 @@ static fds_query *parse_bool(pctx *c, const cJSON *body)
     }
     if (rc) {
         if (rc == FDS_ENOMEM)
-            fds_err_set(c->err, rc, 500, "exception", "out of memory");
+            fds_err_setk(c->err, rc, FDS_KIND_INTERNAL, "out of memory");
         fds__query_free(q);
         return NULL;
     }
@@ -735,7 +734,8 @@ static fds_query *parse_query(pctx *c, const cJSON *j)
         if (!cJSON_IsString(fl)) {
             perr(c->err, "[exists] must be provided with a [field]");
         } else {
-            fds_mfield *f = field_of(c, fl->valuestring);
+            fds_field_info fb;
+            const fds_field_info *f = field_of(c, fl->valuestring, &fb);
             q = (!f || f->type == FDS_FT_OBJECT)
                     ? qnew(FDS_Q_MATCH_NONE, NULL)
                     : qnew(FDS_Q_EXISTS, f->path);
@@ -771,21 +771,21 @@ static fds_query *parse_query(pctx *c, const cJSON *j)
     }
     c->depth--;
     if (!q && c->err && !c->err->code)
-        fds_err_set(c->err, FDS_ENOMEM, 500, "exception", "out of memory");
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;
 }
 
 static int window_check(const fds_search_request *r, fds_err *err)
 {
     if ((uint64_t)r->from + r->size > FDS_MAX_RESULT_WINDOW)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "Result window is too large, from + size must be "
-                           "less than or equal to: [%d] but was [%llu]. See "
-                           "the scroll api for a more efficient way to "
-                           "request large data sets. This limit can be set by "
-                           "changing the [index.max_result_window] index "
-                           "level setting.", FDS_MAX_RESULT_WINDOW,
-                           (unsigned long long)r->from + r->size);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Result window is too large, from + size must be "
+                            "less than or equal to: [%d] but was [%llu]. See "
+                            "the scroll api for a more efficient way to "
+                            "request large data sets. This limit can be set by "
+                            "changing the [index.max_result_window] index "
+                            "level setting.", FDS_MAX_RESULT_WINDOW,
+                            (unsigned long long)r->from + r->size);
     return 0;
 }
 
@@ -805,12 +805,12 @@ static int parse_nonneg(const cJSON *v, const char *name, uint32_t *out,
         return perr(err, "[%s] expected a number but found [%s]", name,
                     jtype(v));
     if (d < 0)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "[%s] parameter cannot be negative, found [%.0f]",
-                           name, d);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s] parameter cannot be negative, found [%.0f]",
+                            name, d);
     if (d > 2147483647.0)
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
-                           "[%s] is too large: [%.0f]", name, d);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s] is too large: [%.0f]", name, d);
     *out = (uint32_t)d;
     return 0;
 }
@@ -877,10 +877,9 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
                     const cJSON *opts)
 {
     if (r->nsort >= FDS_SORT_VALUES_MAX)
-        return fds_err_set(c->err, FDS_EINVAL, 400,
-                           "illegal_argument_exception",
-                           "at most %d sort keys are supported",
-                           FDS_SORT_VALUES_MAX);
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "at most %d sort keys are supported",
+                            FDS_SORT_VALUES_MAX);
     fds_sort_spec *s = &r->sort[r->nsort];
     memset(s, 0, sizeof *s);
     if (!strcmp(name, "_score")) {
@@ -891,22 +890,22 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
         s->kind = FDS_SORT_DOC;
         r->nsort++;
     } else {
-        fds_mfield *f = field_of(c, name);
+        fds_field_info fb;
+        const fds_field_info *f = field_of(c, name, &fb);
         if (!f)
-            return fds_err_set(c->err, FDS_EINVAL, 400, "query_shard_exception",
-                               "No mapping found for [%s] in order to sort on",
-                               name);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                                "No mapping found for [%s] in order to sort on",
+                                name);
         if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT)
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "Text fields are not optimised for operations "
-                               "that require per-document field data like "
-                               "aggregations and sorting, so these operations "
-                               "are disabled by default. Please use a keyword "
-                               "field instead. Alternatively, set "
-                               "fielddata=true on [%s] in order to load field "
-                               "data by uninverting the inverted index. Note "
-                               "that this can use significant memory.", name);
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Text fields are not optimised for operations "
+                                "that require per-document field data like "
+                                "aggregations and sorting, so these operations "
+                                "are disabled by default. Please use a keyword "
+                                "field instead. Alternatively, set "
+                                "fielddata=true on [%s] in order to load field "
+                                "data by uninverting the inverted index. Note "
+                                "that this can use significant memory.", name);
         s->kind = FDS_SORT_FIELD;
         r->nsort++; /* counted now so the request frees the name on error */
         s->field = strdup(f->path);
@@ -935,10 +934,9 @@ static int sort_one(pctx *c, fds_search_request *r, const char *name,
     if (order) {
         if (!cJSON_IsString(order) || (strcmp(order->valuestring, "asc") &&
                                        strcmp(order->valuestring, "desc")))
-            return fds_err_set(c->err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "Unknown SortOrder [%s]",
-                               cJSON_IsString(order) ? order->valuestring : "?");
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Unknown SortOrder [%s]",
+                                cJSON_IsString(order) ? order->valuestring : "?");
         s->desc = !strcmp(order->valuestring, "desc");
     }
     if (cJSON_IsString(missing))
@@ -980,10 +978,9 @@ static int parse_track(fds_search_request *r, const cJSON *v, fds_err *err)
     if (cJSON_IsNumber(v)) {
         double d = v->valuedouble;
         if (d < -1 || d != floor(d))
-            return fds_err_set(err, FDS_EINVAL, 400,
-                               "illegal_argument_exception",
-                               "[track_total_hits] parameter must be positive "
-                               "or equals to -1, got %.0f", d);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[track_total_hits] parameter must be positive "
+                                "or equals to -1, got %.0f", d);
         r->track_total = d == -1 ? INT64_MAX : (int64_t)d;
         return 0;
     }
@@ -1065,7 +1062,8 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     *out = NULL;
     fds_search_request *r = calloc(1, sizeof *r);
     if (!r)
-        return fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                            "out of memory");
     r->size = 10;
     r->track_total = FDS_TRACK_TOTAL_DEFAULT;
     r->source = true;
@@ -1164,10 +1162,9 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     if (!rc && r->nafter) {
         unsigned want = r->nsort ? r->nsort : 1;
         if (r->nafter != want)
-            rc = fds_err_set(err, FDS_EINVAL, 400,
-                             "illegal_argument_exception",
-                             "search_after has %u value(s) but sort has %u.",
-                             r->nafter, want);
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "search_after has %u value(s) but sort has %u.",
+                              r->nafter, want);
         for (unsigned k = 0; !rc && k < r->nsort; k++) {
             fds_after_val *a = &r->after[k];
             if (r->sort[k].kind == FDS_SORT_FIELD &&
@@ -1224,15 +1221,11 @@ static int apply_q(fds_search_request *req, const char *value, fds_err *err)
                 return err && err->code ? err->code : FDS_ENOMEM;
             }
         } else if (req->mapping) {
-            fds_mapping *m = (fds_mapping *)req->mapping;
-            pthread_rwlock_rdlock(&m->lock);
-            size_t nf = m->nfields;
-            char **names = calloc(nf ? nf : 1, sizeof *names);
+            char **names = NULL;
             size_t nn = 0;
-            for (size_t i = 0; names && i < nf; i++)
-                if (m->fields[i]->type == FDS_FT_TEXT)
-                    names[nn++] = strdup(m->fields[i]->path);
-            pthread_rwlock_unlock(&m->lock);
+            /* out of memory: no text field (the words match nothing) */
+            (void)fds_mapping_fields_of_type(req->mapping, FDS_FT_TEXT,
+                                             &names, &nn);
             for (size_t i = 0; i < nn; i++) {
                 cJSON_DeleteItemFromObject(mt, "x");
                 cJSON *q2 = cJSON_CreateObject();
@@ -1280,10 +1273,9 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
             char *e;
             long long n = strtoll(value, &e, 10);
             if (*e || n < -1)
-                return fds_err_set(err, FDS_EINVAL, 400,
-                                   "illegal_argument_exception",
-                                   "[track_total_hits] must be true, false or "
-                                   "a number, got [%s]", value);
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[track_total_hits] must be true, false or "
+                                    "a number, got [%s]", value);
             req->track_total = n == -1 ? INT64_MAX : n;
         }
         return 0;
@@ -1297,378 +1289,3 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
     return 0;
 }
 
-/* ---- rendering ---------------------------------------------------------- */
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 4096;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_fmt(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_fmt(sbuf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* JSON string with escapes. */
-static void sb_jstr(sbuf *b, const char *s, size_t n)
-{
-    sb_put(b, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        sb_put(b, s + run, i - run);
-        run = i + 1;
-        char e[8];
-        switch (c) {
-        case '"': sb_put(b, "\\\"", 2); break;
-        case '\\': sb_put(b, "\\\\", 2); break;
-        case '\n': sb_put(b, "\\n", 2); break;
-        case '\r': sb_put(b, "\\r", 2); break;
-        case '\t': sb_put(b, "\\t", 2); break;
-        default:
-            snprintf(e, sizeof e, "\\u%04x", c);
-            sb_put(b, e, 6);
-        }
-    }
-    sb_put(b, s + run, n - run);
-    sb_put(b, "\"", 1);
-}
-
-/* Shortest decimal that reads back as the same float (like Java), with a
- * decimal point as ES prints scores (numfmt.h). */
-static void sb_float(sbuf *b, float f)
-{
-    if (isnan(f)) {
-        sb_str(b, "null");
-        return;
-    }
-    char tmp[FDS_FLOAT_STR_MAX];
-    size_t n = fds_float_format(f, tmp);
-    sb_put(b, tmp, n);
-}
-
-static void sb_shards(sbuf *b)
-{
-    sb_str(b, "\"_shards\":{\"total\":1,\"successful\":1,\"skipped\":0,"
-              "\"failed\":0}");
-}
-
-/* ---- _source filtering on raw bytes -------------------------------------- */
-
-static bool glob_match(const char *pat, const char *s, size_t n)
-{
-    if (*pat == 0)
-        return n == 0;
-    if (*pat == '*') {
-        for (size_t k = 0; k <= n; k++)
-            if (glob_match(pat + 1, s + k, n - k))
-                return true;
-        return false;
-    }
-    return n > 0 && *pat == *s && glob_match(pat + 1, s + 1, n - 1);
-}
-
-/* Does `pat` match `path` or a prefix object of it ("a" matches "a.b")? */
-static bool pat_covers(const char *pat, const char *path, size_t n)
-{
-    if (glob_match(pat, path, n))
-        return true;
-    for (size_t k = n; k > 0; k--)
-        if (path[k - 1] == '.' && glob_match(pat, path, k - 1))
-            return true;
-    return false;
-}
-
-/* Could `pat` match something below object `path`? */
-static bool pat_below(const char *pat, const char *path, size_t n)
-{
-    if (strchr(pat, '*'))
-        return true; /* conservative: descend */
-    return strlen(pat) > n && !strncmp(pat, path, n) && pat[n] == '.';
-}
-
-static size_t skip_ws(const uint8_t *s, size_t n, size_t i)
-{
-    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' ||
-                     s[i] == '\r'))
-        i++;
-    return i;
-}
-
-/* End of the JSON value starting at i (validated source). */
-static size_t skip_value(const uint8_t *s, size_t n, size_t i)
-{
-    if (i >= n)
-        return n;
-    if (s[i] == '"') {
-        i++;
-        while (i < n && s[i] != '"')
-            i += s[i] == '\\' ? 2 : 1;
-        return i < n ? i + 1 : n;
-    }
-    if (s[i] == '{' || s[i] == '[') {
-        int depth = 0;
-        while (i < n) {
-            uint8_t c = s[i];
-            if (c == '"') {
-                i = skip_value(s, n, i);
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if (c == '}' || c == ']') {
-                if (--depth == 0)
-                    return i + 1;
-            }
-            i++;
-        }
-        return n;
-    }
-    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
-           s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
-        i++;
-    return i;
-}
-
-static void filter_object(sbuf *b, const fds_search_request *r,
-                          const uint8_t *s, size_t n, size_t i, char *path,
-                          size_t plen, int depth)
-{
-    sb_put(b, "{", 1);
-    bool first = true;
-    i = skip_ws(s, n, i + 1);
-    while (i < n && s[i] != '}') {
-        size_t ks = i, ke = skip_value(s, n, i);
-        /* key text without quotes (escapes kept: good enough for matching) */
-        size_t kl = ke - ks >= 2 ? ke - ks - 2 : 0;
-        size_t np = plen;
-        if (np + 1 + kl < FDS_FIELD_PATH_MAX) {
-            if (np)
-                path[np++] = '.';
-            memcpy(path + np, s + ks + 1, kl);
-            np += kl;
-        }
-        path[np] = 0;
-        i = skip_ws(s, n, ke);
-        if (i < n && s[i] == ':')
-            i = skip_ws(s, n, i + 1);
-        size_t vs = i, ve = skip_value(s, n, i);
-        bool excluded = false, included = r->nincludes == 0, below = false;
-        for (size_t k = 0; k < r->nexcludes; k++)
-            if (pat_covers(r->excludes[k], path, np))
-                excluded = true;
-        for (size_t k = 0; k < r->nincludes && !included; k++)
-            if (pat_covers(r->includes[k], path, np))
-                included = true;
-        bool ex_below = false;
-        for (size_t k = 0; k < r->nexcludes; k++)
-            if (pat_below(r->excludes[k], path, np))
-                ex_below = true;
-        for (size_t k = 0; k < r->nincludes && !included; k++)
-            if (pat_below(r->includes[k], path, np))
-                below = true;
-        if (!excluded) {
-            bool obj = vs < n && s[vs] == '{';
-            if (obj && depth < FDS_DOC_DEPTH_MAX &&
-                ((included && ex_below) || (!included && below))) {
-                sbuf sub = {0};
-                filter_object(&sub, r, s, n, vs, path, np, depth + 1);
-                if (!sub.oom && (included || sub.len > 2)) {
-                    if (!first)
-                        sb_put(b, ",", 1);
-                    sb_put(b, (const char *)s + ks, ke - ks);
-                    sb_put(b, ":", 1);
-                    sb_put(b, sub.p, sub.len);
-                    first = false;
-                }
-                if (sub.oom)
-                    b->oom = 1;
-                free(sub.p);
-            } else if (included) {
-                if (!first)
-                    sb_put(b, ",", 1);
-                sb_put(b, (const char *)s + ks, ke - ks);
-                sb_put(b, ":", 1);
-                sb_put(b, (const char *)s + vs, ve - vs);
-                first = false;
-            }
-        }
-        i = skip_ws(s, n, ve);
-        if (i < n && s[i] == ',')
-            i = skip_ws(s, n, i + 1);
-    }
-    path[plen] = 0;
-    sb_put(b, "}", 1);
-}
-
-static void put_source(sbuf *b, const fds_search_request *r, const uint8_t *s,
-                       size_t n)
-{
-    if (r->nincludes == 0 && r->nexcludes == 0) {
-        sb_put(b, (const char *)s, n);
-        return;
-    }
-    size_t i = skip_ws(s, n, 0);
-    if (i >= n || s[i] != '{') {
-        sb_put(b, (const char *)s, n);
-        return;
-    }
-    char path[FDS_FIELD_PATH_MAX + 1];
-    path[0] = 0;
-    filter_object(b, r, s, n, i, path, 0, 0);
-}
-
-/* Elements of the explain_json array, one per hit (NULL if absent). */
-static cJSON *explain_at(cJSON *arr, size_t i)
-{
-    return arr ? cJSON_GetArrayItem(arr, (int)i) : NULL;
-}
-
-char *fds_search_render(const fds_search_request *req,
-                        const fds_search_result *res,
-                        const fds_search_segment *segs, const char *index_name,
-                        long took_ms, fds_fetch_fn fetch, void *fetch_arg,
-                        size_t *out_len, fds_err *err)
-{
-    sbuf b = {0};
-    if (req->count_only) {
-        sb_fmt(&b, "{\"count\":%llu,", (unsigned long long)res->total);
-        sb_shards(&b);
-        sb_str(&b, "}");
-        goto done;
-    }
-    const uint8_t **src = NULL;
-    size_t *slen = NULL;
-    bool want_source = req->source && fetch && res->nhits;
-    if (want_source) {
-        src = calloc(res->nhits, sizeof *src);
-        slen = calloc(res->nhits, sizeof *slen);
-        if (!src || !slen) {
-            free(src);
-            free(slen);
-            fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
-            free(b.p);
-            return NULL;
-        }
-        int rc = fetch(fetch_arg, res->hits, res->nhits, src, slen, err);
-        if (rc) {
-            free(src);
-            free(slen);
-            free(b.p);
-            fds_err_set(err, rc, 500, "exception", "fetching _source failed");
-            return NULL;
-        }
-    }
-    cJSON *expl = res->explain_json ? cJSON_Parse(res->explain_json) : NULL;
-    sb_fmt(&b, "{\"took\":%ld,\"timed_out\":false,", took_ms);
-    sb_shards(&b);
-    sb_str(&b, ",\"hits\":{");
-    if (req->track_total != FDS_TRACK_TOTAL_NONE)
-        sb_fmt(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
-               (unsigned long long)res->total,
-               res->total_is_lower_bound ? "gte" : "eq");
-    sb_str(&b, "\"max_score\":");
-    sb_float(&b, res->max_score);
-    sb_str(&b, ",\"hits\":[");
-    for (size_t i = 0; i < res->nhits; i++) {
-        const fds_hit *h = &res->hits[i];
-        if (i)
-            sb_put(&b, ",", 1);
-        sb_str(&b, "{\"_index\":");
-        sb_jstr(&b, index_name, strlen(index_name));
-        size_t idl = 0;
-        const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
-                              : NULL;
-        sb_str(&b, ",\"_id\":");
-        sb_jstr(&b, id ? id : "", id ? idl : 0);
-        sb_str(&b, ",\"_score\":");
-        sb_float(&b, h->score);
-        if (want_source && src[i]) {
-            sb_str(&b, ",\"_source\":");
-            put_source(&b, req, src[i], slen[i]);
-        }
-        if (h->nsort) {
-            sb_str(&b, ",\"sort\":[");
-            for (uint32_t k = 0; k < h->nsort; k++) {
-                if (k)
-                    sb_put(&b, ",", 1);
-                const fds_sort_spec *s = &req->sort[k];
-                if (s->kind == FDS_SORT_SCORE) {
-                    sb_float(&b, (float)h->sort_num[k]);
-                } else if (s->kind == FDS_SORT_FIELD &&
-                           s->ftype == FDS_FT_KEYWORD) {
-                    if (h->sort_str[k])
-                        sb_jstr(&b, h->sort_str[k], h->sort_str_len[k]);
-                    else
-                        sb_str(&b, "null");
-                } else if (isnan(h->sort_num[k])) {
-                    /* ES prints the missing-value sentinel; null is clearer */
-                    sb_str(&b, "null");
-                } else if (s->kind == FDS_SORT_FIELD &&
-                           s->ftype == FDS_FT_DOUBLE) {
-                    sb_fmt(&b, "%.17g", h->sort_num[k]);
-                } else {
-                    sb_fmt(&b, "%lld", (long long)h->sort_num[k]);
-                }
-            }
-            sb_str(&b, "]");
-        }
-        cJSON *e = explain_at(expl, i);
-        if (e) {
-            char *es = cJSON_PrintUnformatted(e);
-            if (es) {
-                sb_str(&b, ",\"_explanation\":");
-                sb_str(&b, es);
-                free(es);
-            }
-        }
-        sb_put(&b, "}", 1);
-    }
-    sb_str(&b, "]}}");
-    cJSON_Delete(expl);
-    free(src);
-    free(slen);
-done:
-    if (b.oom) {
-        free(b.p);
-        fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
-        return NULL;
-    }
-    if (out_len)
-        *out_len = b.len;
-    return b.p;
-}

@@ -1,0 +1,452 @@
+/*
+ * search_render.c: the Elasticsearch search response writer -- hits,
+ * totals, sort values, `_source` and `_explanation` -- and the `_count`
+ * body.
+ *
+ * The writer never re-prints `_source`: the stored bytes are spliced into
+ * the response as they are, unless `_source` filtering selects parts of it,
+ * in which case the selected members are copied byte for byte too.
+ * Explanations come from src/query as data (fds_explanation) and are printed
+ * with cJSON.
+ */
+#include "search_render.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numfmt.h"
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_fmt(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sb_fmt(sbuf *b, const char *fmt, ...)
+{
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* JSON string with escapes. */
+static void sb_jstr(sbuf *b, const char *s, size_t n)
+{
+    sb_put(b, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        sb_put(b, s + run, i - run);
+        run = i + 1;
+        char e[8];
+        switch (c) {
+        case '"': sb_put(b, "\\\"", 2); break;
+        case '\\': sb_put(b, "\\\\", 2); break;
+        case '\n': sb_put(b, "\\n", 2); break;
+        case '\r': sb_put(b, "\\r", 2); break;
+        case '\t': sb_put(b, "\\t", 2); break;
+        default:
+            snprintf(e, sizeof e, "\\u%04x", c);
+            sb_put(b, e, 6);
+        }
+    }
+    sb_put(b, s + run, n - run);
+    sb_put(b, "\"", 1);
+}
+
+/* Shortest decimal that reads back as the same float (like Java), with a
+ * decimal point as ES prints scores (numfmt.h). */
+static void sb_float(sbuf *b, float f)
+{
+    if (isnan(f)) {
+        sb_str(b, "null");
+        return;
+    }
+    char tmp[FDS_FLOAT_STR_MAX];
+    size_t n = fds_float_format(f, tmp);
+    sb_put(b, tmp, n);
+}
+
+static void sb_shards(sbuf *b)
+{
+    sb_str(b, "\"_shards\":{\"total\":1,\"successful\":1,\"skipped\":0,"
+              "\"failed\":0}");
+}
+
+/* ---- _source filtering on raw bytes -------------------------------------- */
+
+static bool glob_match(const char *pat, const char *s, size_t n)
+{
+    if (*pat == 0)
+        return n == 0;
+    if (*pat == '*') {
+        for (size_t k = 0; k <= n; k++)
+            if (glob_match(pat + 1, s + k, n - k))
+                return true;
+        return false;
+    }
+    return n > 0 && *pat == *s && glob_match(pat + 1, s + 1, n - 1);
+}
+
+/* Does `pat` match `path` or a prefix object of it ("a" matches "a.b")? */
+static bool pat_covers(const char *pat, const char *path, size_t n)
+{
+    if (glob_match(pat, path, n))
+        return true;
+    for (size_t k = n; k > 0; k--)
+        if (path[k - 1] == '.' && glob_match(pat, path, k - 1))
+            return true;
+    return false;
+}
+
+/* Could `pat` match something below object `path`? */
+static bool pat_below(const char *pat, const char *path, size_t n)
+{
+    if (strchr(pat, '*'))
+        return true; /* conservative: descend */
+    return strlen(pat) > n && !strncmp(pat, path, n) && pat[n] == '.';
+}
+
+static size_t skip_ws(const uint8_t *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' ||
+                     s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* End of the JSON value starting at i (validated source). */
+static size_t skip_value(const uint8_t *s, size_t n, size_t i)
+{
+    if (i >= n)
+        return n;
+    if (s[i] == '"') {
+        i++;
+        while (i < n && s[i] != '"')
+            i += s[i] == '\\' ? 2 : 1;
+        return i < n ? i + 1 : n;
+    }
+    if (s[i] == '{' || s[i] == '[') {
+        int depth = 0;
+        while (i < n) {
+            uint8_t c = s[i];
+            if (c == '"') {
+                i = skip_value(s, n, i);
+                continue;
+            }
+            if (c == '{' || c == '[')
+                depth++;
+            else if (c == '}' || c == ']') {
+                if (--depth == 0)
+                    return i + 1;
+            }
+            i++;
+        }
+        return n;
+    }
+    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
+           s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
+        i++;
+    return i;
+}
+
+static void filter_object(sbuf *b, const fds_search_request *r,
+                          const uint8_t *s, size_t n, size_t i, char *path,
+                          size_t plen, int depth)
+{
+    sb_put(b, "{", 1);
+    bool first = true;
+    i = skip_ws(s, n, i + 1);
+    while (i < n && s[i] != '}') {
+        size_t ks = i, ke = skip_value(s, n, i);
+        /* key text without quotes (escapes kept: good enough for matching) */
+        size_t kl = ke - ks >= 2 ? ke - ks - 2 : 0;
+        size_t np = plen;
+        if (np + 1 + kl < FDS_FIELD_PATH_MAX) {
+            if (np)
+                path[np++] = '.';
+            memcpy(path + np, s + ks + 1, kl);
+            np += kl;
+        }
+        path[np] = 0;
+        i = skip_ws(s, n, ke);
+        if (i < n && s[i] == ':')
+            i = skip_ws(s, n, i + 1);
+        size_t vs = i, ve = skip_value(s, n, i);
+        bool excluded = false, included = r->nincludes == 0, below = false;
+        for (size_t k = 0; k < r->nexcludes; k++)
+            if (pat_covers(r->excludes[k], path, np))
+                excluded = true;
+        for (size_t k = 0; k < r->nincludes && !included; k++)
+            if (pat_covers(r->includes[k], path, np))
+                included = true;
+        bool ex_below = false;
+        for (size_t k = 0; k < r->nexcludes; k++)
+            if (pat_below(r->excludes[k], path, np))
+                ex_below = true;
+        for (size_t k = 0; k < r->nincludes && !included; k++)
+            if (pat_below(r->includes[k], path, np))
+                below = true;
+        if (!excluded) {
+            bool obj = vs < n && s[vs] == '{';
+            if (obj && depth < FDS_DOC_DEPTH_MAX &&
+                ((included && ex_below) || (!included && below))) {
+                sbuf sub = {0};
+                filter_object(&sub, r, s, n, vs, path, np, depth + 1);
+                if (!sub.oom && (included || sub.len > 2)) {
+                    if (!first)
+                        sb_put(b, ",", 1);
+                    sb_put(b, (const char *)s + ks, ke - ks);
+                    sb_put(b, ":", 1);
+                    sb_put(b, sub.p, sub.len);
+                    first = false;
+                }
+                if (sub.oom)
+                    b->oom = 1;
+                free(sub.p);
+            } else if (included) {
+                if (!first)
+                    sb_put(b, ",", 1);
+                sb_put(b, (const char *)s + ks, ke - ks);
+                sb_put(b, ":", 1);
+                sb_put(b, (const char *)s + vs, ve - vs);
+                first = false;
+            }
+        }
+        i = skip_ws(s, n, ve);
+        if (i < n && s[i] == ',')
+            i = skip_ws(s, n, i + 1);
+    }
+    path[plen] = 0;
+    sb_put(b, "}", 1);
+}
+
+static void put_source(sbuf *b, const fds_search_request *r, const uint8_t *s,
+                       size_t n)
+{
+    if (r->nincludes == 0 && r->nexcludes == 0) {
+        sb_put(b, (const char *)s, n);
+        return;
+    }
+    size_t i = skip_ws(s, n, 0);
+    if (i >= n || s[i] != '{') {
+        sb_put(b, (const char *)s, n);
+        return;
+    }
+    char path[FDS_FIELD_PATH_MAX + 1];
+    path[0] = 0;
+    filter_object(b, r, s, n, i, path, 0, 0);
+}
+
+/* ---- explanations ------------------------------------------------------- */
+
+/* Does any value of the tree have no JSON form (NaN, infinity)? */
+static bool ex_nonfinite(const fds_explanation *e)
+{
+    if (!isfinite(e->value))
+        return true;
+    for (size_t i = 0; i < e->ndetails; i++)
+        if (ex_nonfinite(e->details[i]))
+            return true;
+    return false;
+}
+
+/*
+ * One explanation as Elasticsearch's {"value","description","details"}.
+ * The value goes through the shortest decimal that reads back as the float
+ * (as Java prints it) and is then printed as cJSON prints that decimal.
+ */
+static cJSON *ex_json(const fds_explanation *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    char num[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(num, sizeof num, "%.*g", p, (double)e->value);
+        if (strtof(num, NULL) == e->value)
+            break;
+    }
+    cJSON_AddNumberToObject(o, "value", strtod(num, NULL));
+    cJSON_AddStringToObject(o, "description", e->description);
+    cJSON *d = cJSON_AddArrayToObject(o, "details");
+    for (size_t i = 0; d && i < e->ndetails; i++) {
+        cJSON *k = ex_json(e->details[i]);
+        if (!k) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToArray(d, k);
+    }
+    return o;
+}
+
+/* The explanation of hit i as JSON (malloc'd), or NULL. */
+static char *explain_at(const fds_search_result *res, size_t i)
+{
+    if (!res->explain || !res->explain[i])
+        return NULL;
+    cJSON *o = ex_json(res->explain[i]);
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return s;
+}
+
+/* A non-finite value has no JSON form; the explanations are left out then
+ * (as Elasticsearch cannot print such a score either). */
+static bool explain_printable(const fds_search_result *res)
+{
+    if (!res->explain)
+        return false;
+    for (size_t i = 0; i < res->nhits; i++)
+        if (res->explain[i] && ex_nonfinite(res->explain[i]))
+            return false;
+    return true;
+}
+
+char *fds_search_render(const fds_search_request *req,
+                        const fds_search_result *res,
+                        const fds_search_segment *segs, const char *index_name,
+                        long took_ms, fds_fetch_fn fetch, void *fetch_arg,
+                        size_t *out_len, fds_err *err)
+{
+    sbuf b = {0};
+    if (req->count_only) {
+        sb_fmt(&b, "{\"count\":%llu,", (unsigned long long)res->total);
+        sb_shards(&b);
+        sb_str(&b, "}");
+        goto done;
+    }
+    const uint8_t **src = NULL;
+    size_t *slen = NULL;
+    bool want_source = req->source && fetch && res->nhits;
+    if (want_source) {
+        src = calloc(res->nhits, sizeof *src);
+        slen = calloc(res->nhits, sizeof *slen);
+        if (!src || !slen) {
+            free(src);
+            free(slen);
+            fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
+            free(b.p);
+            return NULL;
+        }
+        int rc = fetch(fetch_arg, res->hits, res->nhits, src, slen, err);
+        if (rc) {
+            free(src);
+            free(slen);
+            free(b.p);
+            fds_err_set(err, rc, 500, "exception", "fetching _source failed");
+            return NULL;
+        }
+    }
+    bool expl = explain_printable(res);
+    sb_fmt(&b, "{\"took\":%ld,\"timed_out\":false,", took_ms);
+    sb_shards(&b);
+    sb_str(&b, ",\"hits\":{");
+    if (req->track_total != FDS_TRACK_TOTAL_NONE)
+        sb_fmt(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
+               (unsigned long long)res->total,
+               res->total_is_lower_bound ? "gte" : "eq");
+    sb_str(&b, "\"max_score\":");
+    sb_float(&b, res->max_score);
+    sb_str(&b, ",\"hits\":[");
+    for (size_t i = 0; i < res->nhits; i++) {
+        const fds_hit *h = &res->hits[i];
+        if (i)
+            sb_put(&b, ",", 1);
+        sb_str(&b, "{\"_index\":");
+        sb_jstr(&b, index_name, strlen(index_name));
+        size_t idl = 0;
+        const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
+                              : NULL;
+        sb_str(&b, ",\"_id\":");
+        sb_jstr(&b, id ? id : "", id ? idl : 0);
+        sb_str(&b, ",\"_score\":");
+        sb_float(&b, h->score);
+        if (want_source && src[i]) {
+            sb_str(&b, ",\"_source\":");
+            put_source(&b, req, src[i], slen[i]);
+        }
+        if (h->nsort) {
+            sb_str(&b, ",\"sort\":[");
+            for (uint32_t k = 0; k < h->nsort; k++) {
+                if (k)
+                    sb_put(&b, ",", 1);
+                const fds_sort_spec *s = &req->sort[k];
+                if (s->kind == FDS_SORT_SCORE) {
+                    sb_float(&b, (float)h->sort_num[k]);
+                } else if (s->kind == FDS_SORT_FIELD &&
+                           s->ftype == FDS_FT_KEYWORD) {
+                    if (h->sort_str[k])
+                        sb_jstr(&b, h->sort_str[k], h->sort_str_len[k]);
+                    else
+                        sb_str(&b, "null");
+                } else if (isnan(h->sort_num[k])) {
+                    /* ES prints the missing-value sentinel; null is clearer */
+                    sb_str(&b, "null");
+                } else if (s->kind == FDS_SORT_FIELD &&
+                           s->ftype == FDS_FT_DOUBLE) {
+                    sb_fmt(&b, "%.17g", h->sort_num[k]);
+                } else {
+                    sb_fmt(&b, "%lld", (long long)h->sort_num[k]);
+                }
+            }
+            sb_str(&b, "]");
+        }
+        char *es = expl ? explain_at(res, i) : NULL;
+        if (es) {
+            sb_str(&b, ",\"_explanation\":");
+            sb_str(&b, es);
+            free(es);
+        }
+        sb_put(&b, "}", 1);
+    }
+    sb_str(&b, "]}}");
+    free(src);
+    free(slen);
+done:
+    if (b.oom) {
+        free(b.p);
+        fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
+        return NULL;
+    }
+    if (out_len)
+        *out_len = b.len;
+    return b.p;
+}

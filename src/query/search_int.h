@@ -1,0 +1,175 @@
+/*
+ * search_int.h: internal interface shared by the files of src/query that
+ * build and run searches.  Nothing outside src/query includes it.
+ *
+ *   dsl_parse.c       query DSL -> fds_search_request
+ *   search_iter.c     compiled query, iterators over postings and columns,
+ *                     BM25, block-max WAND and the counting pass
+ *   search_collect.c  top-k heap, sort keys, search_after, sorted blocks
+ *   search_explain.c  explanations (fds_explanation trees)
+ *   search.c          fds_search_execute() and object lifetimes
+ */
+#ifndef FDS_SEARCH_INT_H
+#define FDS_SEARCH_INT_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "search_request.h"
+#include "sidx_int.h"
+
+/* A query node of `type` (fds_qtype) with the defaults of the DSL: boost 1,
+ * minimum_should_match -1, open ranges.  NULL on ENOMEM. */
+fds_query *fds__query_new(int type);
+/* Free a query tree (NULL is a no-op). */
+void fds__query_free(fds_query *q);
+
+#define NO_MORE UINT32_MAX /* an iterator's doc once it is exhausted */
+
+/* ---- compiled query (per search) ---------------------------------------- */
+
+typedef struct cnode {
+    const fds_query *q;
+    /* TERM: collection statistics over all segments */
+    float weight;        /* boost * idf */
+    float idf, avgdl;
+    uint64_t N, n;
+    float cache[256];    /* Lucene's normInverse per norm byte, on first use */
+    uint64_t have[4];    /* bit n set: cache[n] computed */
+    struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
+    size_t nkids;
+} cnode;
+
+typedef struct exec {
+    const fds_search_request *req;
+    const fds_search_segment *segs;
+    unsigned nseg;
+    uint64_t scored, total_postings;
+    int corrupt;  /* set when a postings block fails to decode */
+    int no_stats; /* iterators built again for a block: do not recount */
+    unsigned cur_seg;
+} exec;
+
+/* ---- iterators (search_iter.c) -------------------------------------------- */
+
+typedef struct it it;
+struct it {
+    uint32_t doc;
+    uint32_t (*advance)(it *, uint32_t target);
+    float (*score)(it *);
+    void (*destroy)(it *);
+    exec *x;
+    const cnode *c;
+};
+
+/* Iterator over one term's postings (block by block, skip list bounds). */
+typedef struct term_it {
+    it b;
+    fds_sterm t;
+    const uint8_t *norms;
+    uint32_t max_doc;
+    uint32_t blk, n, i;  /* decoded block, its size, position */
+    float ub;            /* max over all blocks of the block bound */
+    uint64_t have1[4];   /* bit n set: tf1[n] computed */
+    uint32_t bb_blk;     /* block whose bound is bb_val (NO_MORE: none) */
+    float bb_val;
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
+    float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
+    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+} term_it;
+
+static inline void fds__it_free(it *i)
+{
+    if (i)
+        i->destroy(i);
+}
+
+/* BM25 score of a term at (tf, norm byte), Lucene's formula (search_iter.c
+ * header); inline because every scored posting goes through it. */
+static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
+                                      uint8_t norm)
+{
+    float w = c->weight;
+    if (!((c->have[norm >> 6] >> (norm & 63)) & 1)) {
+        /* filled lazily (a query touches few norm values); the cnode
+         * belongs to this search only */
+        cnode *m = (cnode *)c;
+        m->cache[norm] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
+                                                FDS_BM25_B *
+                                                    (float)fds__norm_decode(norm) /
+                                                    c->avgdl));
+        m->have[norm >> 6] |= 1ull << (norm & 63);
+    }
+    return w - w / (1.0f + (float)tf * c->cache[norm]);
+}
+
+/* The compiled form of `q` for this search (collection statistics summed
+ * over x's segments).  NULL on ENOMEM.  Free with fds__cnode_free. */
+cnode *fds__compile(exec *x, const fds_query *q);
+void fds__cnode_free(cnode *c); /* NULL is a no-op */
+/* An iterator of `c` over segment `sx`.  NULL on ENOMEM. */
+it *fds__build(exec *x, const cnode *c, const fds_sidx *sx);
+/* The best score any doc can reach under `i` (INFINITY if unknown). */
+float fds__it_max(it *i);
+/* advance() of a term iterator (identifies one). */
+uint32_t fds__term_adv(it *i, uint32_t target);
+/* Is `root` a disjunction of scored terms (WAND-able)?  Then *out is a
+ * malloc'd array of its *n term iterators (caller frees the array). */
+bool fds__wand_terms(it *root, term_it ***out, size_t *n);
+
+/* ---- collection (search_collect.c) --------------------------------------- */
+
+typedef struct heap {
+    fds_hit *h;
+    size_t n, cap;
+    const fds_search_request *req;
+} heap;
+
+
+static inline bool fds__is_live(const fds_search_segment *s, uint32_t d)
+{
+    return !s->live || fds__bit(s->live, d);
+}
+
+static inline float fds__theta(const heap *hp)
+{
+    return hp->n < hp->cap ? -INFINITY : hp->h[0].score;
+}
+
+
+/* Offer a hit to the page (kept if it beats the worst one). */
+void fds__heap_offer(heap *hp, const fds_hit *hit);
+/* Compare sort key k of two hits: <0 if a sorts first. */
+int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
+                 const fds_hit *b);
+/* <0 if a sorts before b (better), >0 if after; ties by (seg, doc). */
+int fds__hit_cmp(const fds_search_request *req, const fds_hit *a,
+                 const fds_hit *b);
+/* Sort value k of a hit from its segment's field `f` (may be NULL). */
+void fds__sort_value(const fds_search_request *req, unsigned k,
+                     const fds_sfield *f, uint64_t docbase, fds_hit *h);
+/* Fill sort values of a hit; false if it is not after search_after.
+ * `sf` holds the segment's field for each sort key (NULL if absent). */
+bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
+                      fds_hit *h);
+/* The rest of segment `si` from doc `from`, best numeric block first
+ * (search_collect.c).  0 or FDS_ENOMEM. */
+int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
+                       const fds_sfield *const *sf, uint64_t docbase,
+                       uint32_t from, heap *hp);
+/* Block-max WAND over `ts` in segment `si`; counts while *count <= limit
+ * (search_iter.c). */
+void fds__run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
+                   uint64_t *count, uint64_t limit, bool counting);
+
+/* ---- explanations (search_explain.c) ------------------------------------- */
+
+/* One explanation per hit h[0..n-1] into out[0..n-1] (each non-NULL unless
+ * out of memory).  Returns 0 or FDS_ENOMEM. */
+int fds__explain_hits(exec *x, const cnode *root, const fds_hit *h, size_t n,
+                      fds_explanation **out);
+/* Free n explanations and the array (NULL is a no-op). */
+void fds__explain_free(fds_explanation **e, size_t n);
+
+#endif

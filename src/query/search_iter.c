@@ -1,0 +1,852 @@
+/*
+ * search_iter.c: the scoring core of a search -- the compiled query,
+ * iterators over postings and columns, BM25 as Lucene computes it, and
+ * block-max WAND so that a frequent term does not score every posting.
+ *
+ * Scoring follows Lucene's BM25Similarity (k1 = 1.2, b = 0.75):
+ *   idf    = ln(1 + (N - n + 0.5) / (n + 0.5))        (float, like Lucene)
+ *   weight = boost * idf
+ *   score  = weight - weight / (1 + freq * normInverse[norm])
+ *          = weight * freq / (freq + k1 * (1 - b + b * dl / avgdl))
+ * with dl = SmallFloat.byte4ToInt(norm byte) (1 for fields without norms),
+ * N = docs with the field, n = docs with the term and avgdl = sum of term
+ * frequencies / N, all summed over every segment of the search (as a shard
+ * does in Elasticsearch; deleted docs still count, as in Lucene, until
+ * segments are merged).  A bool query sums the scores of its must and
+ * matching should clauses; filter and must_not clauses do not score;
+ * constant-score queries (terms, range, exists, ids, match_all) score their
+ * boost.
+ *
+ * Top-k by score: a disjunction of terms (a `match` on a text field, a
+ * single `term`, a bool of should-terms) runs block-max WAND (Ding & Suel,
+ * SIGIR 2011) over the per-block (max tf, min norm) bounds stored in the skip
+ * lists; everything else is evaluated document at a time.  Hits are counted
+ * up to track_total_hits, then counting stops and WAND skips whole blocks.
+ * Ties between equal scores go to the lower (segment, doc), like Lucene, so
+ * a candidate must score strictly above the current k-th score.  Bounds need
+ * no safety margin: a block bound is the same float formula as the score at
+ * (max tf, min norm), float operations round monotonically, and bounds and
+ * scores are summed over the same cursors in the same order.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "postings.h"
+#include "search_int.h"
+
+static float bm25_idf(uint64_t N, uint64_t n)
+{
+    return (float)log(1.0 + ((double)N - (double)n + 0.5) / ((double)n + 0.5));
+}
+
+void fds__cnode_free(cnode *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nkids; i++)
+        fds__cnode_free(c->kids[i]);
+    free(c->kids);
+    free(c);
+}
+
+cnode *fds__compile(exec *x, const fds_query *q)
+{
+    cnode *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->q = q;
+    if (q->type == FDS_Q_BOOL) {
+        size_t n = q->nmust + q->nshould + q->nfilter + q->nmust_not;
+        c->kids = calloc(n ? n : 1, sizeof *c->kids);
+        if (!c->kids) {
+            free(c);
+            return NULL;
+        }
+        fds_query **lists[4] = {q->must, q->should, q->filter, q->must_not};
+        size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
+        for (int l = 0; l < 4; l++)
+            for (size_t i = 0; i < counts[l]; i++) {
+                cnode *k = fds__compile(x, lists[l][i]);
+                if (!k) {
+                    fds__cnode_free(c);
+                    return NULL;
+                }
+                c->kids[c->nkids++] = k;
+            }
+    } else if (q->type == FDS_Q_TERM) {
+        uint64_t N = 0, n = 0, sttf = 0;
+        for (unsigned s = 0; s < x->nseg; s++) {
+            const fds_sfield *f =
+                fds__sidx_field(x->segs[s].sidx, q->field, q->field_len);
+            if (!f)
+                continue;
+            N += f->doc_count;
+            sttf += f->sum_ttf;
+            fds_sterm t;
+            if (fds__sidx_term(x->segs[s].sidx, f, q->term, q->term_len, &t) == 0)
+                n += t.df;
+        }
+        c->N = N;
+        c->n = n;
+        c->idf = bm25_idf(N, n);
+        c->weight = q->boost * c->idf;
+        c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
+    }
+    return c;
+}
+
+
+
+static void plain_destroy(it *i) { free(i); }
+
+/* --- none / all --- */
+static uint32_t none_adv(it *i, uint32_t t) { (void)t; return i->doc = NO_MORE; }
+static float const_score(it *i) { return i->c->q->boost; }
+
+typedef struct all_it {
+    it b;
+    uint32_t max_doc;
+} all_it;
+
+static uint32_t all_adv(it *i, uint32_t t)
+{
+    all_it *a = (all_it *)i;
+    return i->doc = t < a->max_doc ? t : NO_MORE;
+}
+
+/* --- term (term_it: search_int.h) --- */
+static inline uint32_t skip_last(const term_it *t, uint32_t b)
+{
+    return fds__get_u32(t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN);
+}
+
+/* Score at (tf, norm); tf = 1 (most postings) from a lazily filled table,
+ * the same float as fds__term_score_tf. */
+static inline float term_score_fast(term_it *t, uint32_t tf, uint8_t norm)
+{
+    if (tf != 1)
+        return fds__term_score_tf(t->b.c, tf, norm);
+    if (!((t->have1[norm >> 6] >> (norm & 63)) & 1)) {
+        t->tf1[norm] = fds__term_score_tf(t->b.c, 1, norm);
+        t->have1[norm >> 6] |= 1ull << (norm & 63);
+    }
+    return t->tf1[norm];
+}
+
+static float block_bound(const term_it *t, uint32_t b)
+{
+    const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    return fds__term_score_tf(t->b.c, fds__get_u32(s + 8), s[12]);
+}
+
+static int decode_block(term_it *t, uint32_t b)
+{
+    const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    uint32_t base = b ? skip_last(t, b - 1) + 1 : 0;
+    unsigned n = s[13] + 1u;
+    long r = fds_postings_decode_block(t->t.data + fds__get_u32(s + 4),
+                                       t->t.end, n, base, t->max_doc,
+                                       t->docs, t->tfs);
+    if (r < 0 || t->docs[n - 1] != fds__get_u32(s)) {
+        t->b.x->corrupt = 1;
+        return -1;
+    }
+    t->blk = b;
+    t->n = n;
+    t->i = 0;
+    return 0;
+}
+
+uint32_t fds__term_adv(it *i, uint32_t target)
+{
+    term_it *t = (term_it *)i;
+    if (target == NO_MORE)
+        return i->doc = NO_MORE;
+    if (t->blk == NO_MORE || target > skip_last(t, t->blk)) {
+        uint32_t lo = t->blk == NO_MORE ? 0 : t->blk + 1, hi = t->t.nblocks;
+        /* gallop then binary search for the first block ending >= target */
+        uint32_t step = 1;
+        while (lo + step < hi && skip_last(t, lo + step) < target) {
+            lo += step;
+            step *= 2;
+        }
+        if (lo + step < hi)
+            hi = lo + step + 1;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (skip_last(t, mid) < target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo >= t->t.nblocks || decode_block(t, lo))
+            return i->doc = NO_MORE;
+    }
+    while (t->i < t->n && t->docs[t->i] < target)
+        t->i++;
+    return i->doc = t->docs[t->i]; /* the block's last doc is >= target */
+}
+
+static float term_score(it *i)
+{
+    term_it *t = (term_it *)i;
+    i->x->scored++;
+    uint8_t norm = t->norms ? t->norms[i->doc] : 1;
+    return fds__term_score_tf(i->c, t->tfs[t->i], norm);
+}
+
+/* Max over all blocks of the block bound (cached). */
+static float term_ub(term_it *t)
+{
+    if (isnan(t->ub)) {
+        float ub = 0;
+        uint32_t ptf = 0;
+        int pnorm = -1;
+        for (uint32_t b = 0; b < t->t.nblocks; b++) {
+            /* neighbouring blocks mostly share their (max tf, min norm) */
+            const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+            uint32_t tf = fds__get_u32(sk + 8);
+            if (tf == ptf && sk[12] == pnorm)
+                continue;
+            ptf = tf;
+            pnorm = sk[12];
+            float bb = block_bound(t, b);
+            if (bb > ub)
+                ub = bb;
+        }
+        t->ub = ub;
+    }
+    return t->ub;
+}
+
+/* Bound of the block holding `target` and its last doc (no decoding). */
+static float term_shallow(term_it *t, uint32_t target, uint32_t *last)
+{
+    uint32_t b = t->blk == NO_MORE ? 0 : t->blk;
+    while (b < t->t.nblocks && skip_last(t, b) < target)
+        b++;
+    if (b >= t->t.nblocks) {
+        *last = NO_MORE - 1;
+        return 0;
+    }
+    *last = skip_last(t, b);
+    if (t->bb_blk != b) { /* WAND asks again for the same block */
+        t->bb_blk = b;
+        t->bb_val = block_bound(t, b);
+    }
+    return t->bb_val;
+}
+
+/* --- column scans: range, exists --- */
+typedef struct col_it {
+    it b;
+    const fds_sfield *f;
+    uint32_t max_doc;
+    const fds_query *q;
+} col_it;
+
+static bool range_match(const col_it *r, uint32_t d)
+{
+    const fds_sfield *f = r->f;
+    const fds_query *q = r->q;
+    if (!fds__bit(f->present, d))
+        return false;
+    switch (f->kind) {
+    case FDS_FT_LONG: case FDS_FT_DATE: case FDS_FT_BOOLEAN: {
+        int64_t v = fds__col_i64(f, d);
+        return v >= q->lo_l && v <= q->hi_l;
+    }
+    case FDS_FT_DOUBLE: {
+        double v = fds__col_f64(f, d);
+        return (q->lo_d_incl ? v >= q->lo_d : v > q->lo_d) &&
+               (q->hi_d_incl ? v <= q->hi_d : v < q->hi_d);
+    }
+    case FDS_FT_KEYWORD: {
+        uint32_t o = fds__col_ord(f, d), l;
+        if (o == FDS_SIDX_NO_ORD)
+            return false;
+        const char *s = fds__sidx_term_str(f, o, &l);
+        if (q->lo_s) {
+            size_t n = l < q->lo_s_len ? l : q->lo_s_len;
+            int c = memcmp(s, q->lo_s, n);
+            if (!c)
+                c = l < q->lo_s_len ? -1 : l > q->lo_s_len;
+            if (c < 0 || (c == 0 && !q->lo_s_incl))
+                return false;
+        }
+        if (q->hi_s) {
+            size_t n = l < q->hi_s_len ? l : q->hi_s_len;
+            int c = memcmp(s, q->hi_s, n);
+            if (!c)
+                c = l < q->hi_s_len ? -1 : l > q->hi_s_len;
+            if (c > 0 || (c == 0 && !q->hi_s_incl))
+                return false;
+        }
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static uint32_t range_adv(it *i, uint32_t t)
+{
+    col_it *r = (col_it *)i;
+    for (uint32_t d = t; d < r->max_doc; d++)
+        if (range_match(r, d))
+            return i->doc = d;
+    return i->doc = NO_MORE;
+}
+
+static uint32_t exists_adv(it *i, uint32_t t)
+{
+    col_it *r = (col_it *)i;
+    for (uint32_t d = t; d < r->max_doc; d++)
+        if (fds__bit(r->f->present, d))
+            return i->doc = d;
+    return i->doc = NO_MORE;
+}
+
+/* --- bitset (terms, ids) --- */
+typedef struct bits_it {
+    it b;
+    uint64_t *bits;
+    uint32_t max_doc;
+} bits_it;
+
+static uint32_t bits_adv(it *i, uint32_t t)
+{
+    bits_it *s = (bits_it *)i;
+    if (t >= s->max_doc)
+        return i->doc = NO_MORE;
+    uint32_t w = t / 64;
+    uint64_t cur = s->bits[w] & (~0ull << (t % 64));
+    uint32_t nw = (s->max_doc + 63) / 64;
+    for (;;) {
+        if (cur) {
+            uint32_t d = w * 64 + (uint32_t)__builtin_ctzll(cur);
+            return i->doc = d < s->max_doc ? d : NO_MORE;
+        }
+        if (++w >= nw)
+            return i->doc = NO_MORE;
+        cur = s->bits[w];
+    }
+}
+
+static void bits_destroy(it *i)
+{
+    free(((bits_it *)i)->bits);
+    free(i);
+}
+
+/* --- bool --- */
+typedef struct bool_it {
+    it b;
+    it **req;    /* must then filter */
+    size_t nreq, nmust;
+    it **should;
+    size_t nshould;
+    it **excl;
+    size_t nexcl;
+    int msm;
+    bool empty_all; /* bool {} = match_all */
+    uint32_t max_doc;
+} bool_it;
+
+static uint32_t bool_adv(it *i, uint32_t target)
+{
+    bool_it *b = (bool_it *)i;
+    if (b->empty_all)
+        return i->doc = target < b->max_doc ? target : NO_MORE;
+    for (;;) {
+        if (target == NO_MORE)
+            return i->doc = NO_MORE;
+        uint32_t d;
+        if (b->nreq) {
+            d = target;
+            size_t agree = 0, k = 0;
+            while (agree < b->nreq) {
+                it *r = b->req[k];
+                uint32_t rd = r->doc;
+                if (rd == NO_MORE - 1 || rd < d)
+                    rd = r->advance(r, d);
+                if (rd == NO_MORE)
+                    return i->doc = NO_MORE;
+                if (rd == d) {
+                    agree++;
+                } else {
+                    d = rd;
+                    agree = 1;
+                }
+                k = (k + 1) % b->nreq;
+            }
+        } else {
+            d = NO_MORE;
+            for (size_t k = 0; k < b->nshould; k++) {
+                it *s = b->should[k];
+                uint32_t sd = s->doc;
+                if (sd == NO_MORE - 1 || sd < target)
+                    sd = s->advance(s, target);
+                if (sd < d)
+                    d = sd;
+            }
+            if (d == NO_MORE)
+                return i->doc = NO_MORE;
+        }
+        bool ok = true;
+        for (size_t k = 0; k < b->nexcl && ok; k++) {
+            it *e = b->excl[k];
+            uint32_t ed = e->doc;
+            if (ed == NO_MORE - 1 || ed < d)
+                ed = e->advance(e, d);
+            if (ed == d)
+                ok = false;
+        }
+        if (ok && b->msm > 0) {
+            int cnt = 0;
+            for (size_t k = 0; k < b->nshould; k++) {
+                it *s = b->should[k];
+                uint32_t sd = s->doc;
+                if (sd == NO_MORE - 1 || sd < d)
+                    sd = s->advance(s, d);
+                cnt += sd == d;
+            }
+            ok = cnt >= b->msm;
+        }
+        if (ok)
+            return i->doc = d;
+        target = d + 1;
+    }
+}
+
+static float bool_score(it *i)
+{
+    bool_it *b = (bool_it *)i;
+    if (b->empty_all)
+        return i->c->q->boost;
+    float s = 0;
+    for (size_t k = 0; k < b->nmust; k++)
+        s += b->req[k]->score(b->req[k]);
+    for (size_t k = 0; k < b->nshould; k++) {
+        it *sh = b->should[k];
+        if (sh->doc == NO_MORE - 1 || sh->doc < i->doc)
+            sh->advance(sh, i->doc);
+        if (sh->doc == i->doc)
+            s += sh->score(sh);
+    }
+    return s * i->c->q->boost;
+}
+
+static void bool_destroy(it *i)
+{
+    bool_it *b = (bool_it *)i;
+    for (size_t k = 0; k < b->nreq; k++)
+        fds__it_free(b->req[k]);
+    for (size_t k = 0; k < b->nshould; k++)
+        fds__it_free(b->should[k]);
+    for (size_t k = 0; k < b->nexcl; k++)
+        fds__it_free(b->excl[k]);
+    free(b->req);
+    free(b->should);
+    free(b->excl);
+    free(b);
+}
+
+static void *it_alloc(size_t sz, exec *x, const cnode *c)
+{
+    it *i = calloc(1, sz);
+    if (!i)
+        return NULL;
+    i->doc = NO_MORE - 1; /* not started */
+    i->x = x;
+    i->c = c;
+    i->destroy = plain_destroy;
+    i->score = const_score;
+    i->advance = none_adv;
+    return i;
+}
+
+static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
+                         const char *v, size_t len, exec *x)
+{
+    fds_sterm t;
+    if (fds__sidx_term(sx, f, v, len, &t))
+        return 0;
+    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
+    fds__sterm_inline(&t, f->norms, skip1, blk1);
+    uint32_t base = 0;
+    for (uint32_t b = 0; b < t.nblocks; b++) {
+        const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        unsigned n = sk[13] + 1u;
+        if (fds_postings_decode_block(t.data + fds__get_u32(sk + 4), t.end, n,
+                                      base, s->max_doc, docs, tfs) < 0) {
+            x->corrupt = 1;
+            return -1;
+        }
+        for (unsigned k = 0; k < n; k++)
+            s->bits[docs[k] / 64] |= 1ull << (docs[k] % 64);
+        base = docs[n - 1] + 1;
+    }
+    return 0;
+}
+
+it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
+{
+    const fds_query *q = c->q;
+    uint32_t max_doc = fds_sidx_max_doc(sx);
+    switch (q->type) {
+    case FDS_Q_MATCH_ALL: {
+        all_it *a = it_alloc(sizeof *a, x, c);
+        if (a) {
+            a->max_doc = max_doc;
+            a->b.advance = all_adv;
+        }
+        return (it *)a;
+    }
+    case FDS_Q_TERM: {
+        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+        fds_sterm st;
+        if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) ||
+            fds__sidx_term(sx, f, q->term, q->term_len, &st))
+            return it_alloc(sizeof(it), x, c);
+        term_it *t = it_alloc(sizeof *t, x, c);
+        if (!t)
+            return NULL;
+        t->t = st;
+        fds__sterm_inline(&t->t, f->norms, t->skip1, t->blk1);
+        t->norms = f->norms;
+        t->max_doc = max_doc;
+        t->blk = NO_MORE;
+        t->bb_blk = NO_MORE;
+        t->b.advance = fds__term_adv;
+        t->b.score = term_score;
+        if (!x->no_stats)
+            x->total_postings += st.df;
+        t->ub = NAN; /* computed when first needed (term_ub) */
+        return (it *)t;
+    }
+    case FDS_Q_RANGE:
+    case FDS_Q_EXISTS: {
+        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+        if (!f || (q->type == FDS_Q_RANGE && f->kind == FDS_FT_TEXT))
+            return it_alloc(sizeof(it), x, c);
+        col_it *r = it_alloc(sizeof *r, x, c);
+        if (!r)
+            return NULL;
+        r->f = f;
+        r->q = q;
+        r->max_doc = max_doc;
+        r->b.advance = q->type == FDS_Q_RANGE ? range_adv : exists_adv;
+        return (it *)r;
+    }
+    case FDS_Q_TERMS:
+    case FDS_Q_IDS: {
+        bits_it *s = it_alloc(sizeof *s, x, c);
+        if (!s)
+            return NULL;
+        s->max_doc = max_doc;
+        s->bits = calloc(((size_t)max_doc + 63) / 64 + 1, 8);
+        if (!s->bits) {
+            free(s);
+            return NULL;
+        }
+        s->b.advance = bits_adv;
+        s->b.destroy = bits_destroy;
+        if (q->type == FDS_Q_IDS) {
+            for (size_t k = 0; k < q->nvals; k++) {
+                uint32_t d;
+                if (fds_sidx_find_id(sx, q->vals[k], q->val_lens[k], &d) == 0)
+                    s->bits[d / 64] |= 1ull << (d % 64);
+            }
+        } else {
+            const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+            if (f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD))
+                for (size_t k = 0; k < q->nvals; k++)
+                    bits_add_term(s, sx, f, q->vals[k], q->val_lens[k], x);
+        }
+        return (it *)s;
+    }
+    case FDS_Q_BOOL: {
+        bool_it *b = it_alloc(sizeof *b, x, c);
+        if (!b)
+            return NULL;
+        b->b.advance = bool_adv;
+        b->b.score = bool_score;
+        b->b.destroy = bool_destroy;
+        b->max_doc = max_doc;
+        size_t n = c->nkids ? c->nkids : 1;
+        b->req = calloc(n, sizeof(it *));
+        b->should = calloc(n, sizeof(it *));
+        b->excl = calloc(n, sizeof(it *));
+        if (!b->req || !b->should || !b->excl) {
+            bool_destroy((it *)b);
+            return NULL;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < q->nmust; i++, k++)
+            if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
+                goto oom;
+        b->nmust = b->nreq;
+        for (size_t i = 0; i < q->nshould; i++, k++)
+            if (!(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
+                goto oom;
+        for (size_t i = 0; i < q->nfilter; i++, k++)
+            if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
+                goto oom;
+        for (size_t i = 0; i < q->nmust_not; i++, k++)
+            if (!(b->excl[b->nexcl++] = fds__build(x, c->kids[k], sx)))
+                goto oom;
+        if (q->msm >= 0)
+            b->msm = q->msm;
+        else
+            b->msm = (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
+        if (b->msm > (int)q->nshould) {
+            /* cannot be satisfied (children are still freed by destroy) */
+            b->b.advance = none_adv;
+        }
+        if (!q->nmust && !q->nshould && !q->nfilter && !q->nmust_not)
+            b->empty_all = true;
+        if (!q->nmust && !q->nshould && !q->nfilter && q->nmust_not) {
+            /* only must_not: everything else */
+            all_it *a = it_alloc(sizeof *a, x, c);
+            if (!a)
+                goto oom;
+            a->max_doc = max_doc;
+            a->b.advance = all_adv;
+            b->req[b->nreq++] = (it *)a;
+        }
+        return (it *)b;
+    oom:
+        bool_destroy((it *)b);
+        return NULL;
+    }
+    default:
+        return it_alloc(sizeof(it), x, c);
+    }
+}
+
+/* Upper bound of the score of any doc the iterator returns. */
+float fds__it_max(it *i)
+{
+    if (i->advance == none_adv)
+        return 0;
+    if (i->advance == fds__term_adv)
+        return term_ub((term_it *)i);
+    if (i->advance == bool_adv) {
+        bool_it *b = (bool_it *)i;
+        if (b->empty_all)
+            return i->c->q->boost;
+        float s = 0;
+        for (size_t k = 0; k < b->nmust; k++)
+            s += fds__it_max(b->req[k]);
+        for (size_t k = 0; k < b->nshould; k++)
+            s += fds__it_max(b->should[k]);
+        return s * i->c->q->boost;
+    }
+    return i->c->q->boost; /* constant-score iterators */
+}
+
+/* Is the root a disjunction of scored terms (WAND-able)? Collect them. */
+bool fds__wand_terms(it *root, term_it ***out, size_t *n)
+{
+    if (root->advance == fds__term_adv) {
+        *out = malloc(sizeof(term_it *));
+        if (!*out)
+            return false;
+        (*out)[0] = (term_it *)root;
+        *n = 1;
+        return true;
+    }
+    if (root->advance != bool_adv)
+        return false;
+    bool_it *b = (bool_it *)root;
+    const fds_query *q = root->c->q;
+    if (b->nreq || b->nexcl || b->msm > 1 || !b->nshould || b->empty_all ||
+        q->boost != 1.0f)
+        return false;
+    term_it **ts = malloc(b->nshould * sizeof *ts);
+    if (!ts)
+        return false;
+    size_t k = 0;
+    for (size_t i = 0; i < b->nshould; i++) {
+        it *s = b->should[i];
+        if (s->advance == fds__term_adv)
+            ts[k++] = (term_it *)s;
+        else if (s->advance != none_adv) {
+            free(ts);
+            return false;
+        }
+    }
+    *out = ts;
+    *n = k;
+    return true;
+}
+
+/* Docs per window of the counting pass (Lucene's BooleanScorer uses 2048). */
+#define TAAT_WINDOW 4096u
+
+/*
+ * Counting pass of a disjunction: term at a time over windows of
+ * TAAT_WINDOW docs.  Each term's postings in the window add their score to a
+ * per-doc accumulator (in the order of `ts`, the order the doc-at-a-time
+ * loop sums them, so scores are the same floats) and mark the doc in a
+ * bitset; then the window's docs are counted and offered to the page in doc
+ * order.  No per-doc cursor juggling, no indirect calls: this is the cost of
+ * counting hits up to track_total_hits (10,000 by default), which in a
+ * small index is the whole match set.  Returns the first doc not yet
+ * visited (NO_MORE when the segment is done), once *count > limit.
+ */
+static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
+                         heap *hp, uint64_t *count, uint64_t limit)
+{
+    const fds_search_segment *sg = &x->segs[si];
+    uint32_t max_doc = ts[0]->max_doc;
+    uint64_t seen[TAAT_WINDOW / 64];
+    float acc[TAAT_WINDOW];
+    for (size_t k = 0; k < nt; k++)
+        ts[k]->b.advance(&ts[k]->b, 0);
+    for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
+        if (*count > limit)
+            return lo;
+        uint32_t hi = max_doc - lo > TAAT_WINDOW ? lo + TAAT_WINDOW : max_doc;
+        memset(seen, 0, sizeof seen);
+        bool any = false;
+        for (size_t k = 0; k < nt; k++) {
+            term_it *t = ts[k];
+            while (t->b.doc < hi) {
+                uint32_t j = t->i, n = t->n;
+                for (; j < n && t->docs[j] < hi; j++) {
+                    uint32_t d = t->docs[j], w = d - lo;
+                    float sc = term_score_fast(t, t->tfs[j],
+                                               t->norms ? t->norms[d] : 1);
+                    uint64_t bit = 1ull << (w & 63);
+                    if (seen[w >> 6] & bit) {
+                        acc[w] += sc;
+                    } else {
+                        seen[w >> 6] |= bit;
+                        acc[w] = sc;
+                    }
+                }
+                x->scored += j - t->i;
+                any = true;
+                if (j < n) {
+                    t->i = j;
+                    t->b.doc = t->docs[j];
+                    break;
+                }
+                if (t->blk + 1 >= t->t.nblocks || decode_block(t, t->blk + 1)) {
+                    t->b.doc = NO_MORE;
+                    break;
+                }
+                t->b.doc = t->docs[0];
+            }
+        }
+        if (!any)
+            continue;
+        float th = fds__theta(hp);
+        for (uint32_t wi = 0; wi < TAAT_WINDOW / 64; wi++) {
+            uint64_t m = seen[wi];
+            while (m) {
+                uint32_t w = wi * 64 + (uint32_t)__builtin_ctzll(m);
+                m &= m - 1;
+                uint32_t d = lo + w;
+                if (!fds__is_live(sg, d))
+                    continue;
+                (*count)++;
+                if (hp->cap && acc[w] > th) {
+                    fds_hit h = {.seg = si, .doc = d, .score = acc[w]};
+                    fds__heap_offer(hp, &h);
+                    th = fds__theta(hp);
+                }
+            }
+        }
+    }
+    return NO_MORE;
+}
+
+/* Block-max WAND over `ts` in segment `si`; counts while *count <= limit. */
+void fds__run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
+                     uint64_t *count, uint64_t limit, bool counting)
+{
+    const fds_search_segment *sg = &x->segs[si];
+    if (counting) {
+        uint32_t next = run_taat(x, si, ts, nt, hp, count, limit);
+        if (next == NO_MORE)
+            return;
+        for (size_t i = 0; i < nt; i++)
+            if (ts[i]->b.doc < next)
+                ts[i]->b.advance(&ts[i]->b, next);
+    } else {
+        for (size_t i = 0; i < nt; i++)
+            ts[i]->b.advance(&ts[i]->b, 0);
+    }
+    if (!hp->cap)
+        return;
+    /* phase 2: block-max WAND */
+    for (;;) {
+        for (size_t i = 1; i < nt; i++) { /* few cursors: insertion sort */
+            term_it *t = ts[i];
+            size_t j = i;
+            while (j > 0 && ts[j - 1]->b.doc > t->b.doc) {
+                ts[j] = ts[j - 1];
+                j--;
+            }
+            ts[j] = t;
+        }
+        float th = fds__theta(hp), acc = 0;
+        size_t p = nt;
+        for (size_t i = 0; i < nt; i++) {
+            if (ts[i]->b.doc == NO_MORE)
+                break;
+            acc += term_ub(ts[i]);
+            if (acc > th) {
+                p = i;
+                break;
+            }
+        }
+        if (p == nt)
+            return;
+        uint32_t pd = ts[p]->b.doc;
+        while (p + 1 < nt && ts[p + 1]->b.doc == pd)
+            p++;
+        float bm = 0;
+        uint32_t next = NO_MORE;
+        for (size_t i = 0; i <= p; i++) {
+            uint32_t last;
+            bm += term_shallow(ts[i], pd, &last);
+            if (last + 1 < next)
+                next = last + 1;
+        }
+        if (bm > th) {
+            if (ts[0]->b.doc == pd) {
+                if (fds__is_live(sg, pd)) {
+                    float s = 0;
+                    for (size_t i = 0; i <= p; i++)
+                        s += term_score(&ts[i]->b);
+                    if (s > th) {
+                        fds_hit h = {.seg = si, .doc = pd, .score = s};
+                        fds__heap_offer(hp, &h);
+                    }
+                }
+                for (size_t i = 0; i <= p; i++)
+                    ts[i]->b.advance(&ts[i]->b, pd + 1);
+            } else {
+                for (size_t i = 0; i < p; i++)
+                    if (ts[i]->b.doc < pd)
+                        ts[i]->b.advance(&ts[i]->b, pd);
+            }
+        } else {
+            if (p + 1 < nt && ts[p + 1]->b.doc < next)
+                next = ts[p + 1]->b.doc;
+            if (next <= pd)
+                next = pd + 1;
+            for (size_t i = 0; i <= p; i++)
+                if (ts[i]->b.doc < next)
+                    ts[i]->b.advance(&ts[i]->b, next);
+        }
+    }
+}
+
