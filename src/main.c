@@ -120,7 +120,7 @@ static void usage(FILE *f)
             "  --tls-cert FILE    PEM certificate (chain): serve HTTPS (with --tls-key)\n"
             "  --tls-key FILE     PEM private key, unencrypted\n"
             "  --users FILE       require basic auth; lines name:hash, hash from\n"
-            "                     `openssl passwd -6` (default: no authentication)\n"
+            "                     `mkpasswd -m sha-512` (default: no authentication)\n"
             "  --head-timeout S   seconds to receive a whole request head (default %u)\n"
             "  --min-body-rate B  least average body rate, bytes/s (default %u)\n"
             "  --max-connections N  connections before new ones get 429 (default %u)\n"

@@ -3,8 +3,9 @@
  * Elasticsearch's file realm does it (`config/users`: `name:hash` lines).
  *
  * Hashes are crypt(3) strings, checked with libxcrypt's crypt_r(); make one
- * with `openssl passwd -6` (SHA-512 crypt) or `mkpasswd -m sha-512`.  An
- * empty password is a password like any other (`curl -u 'admin:'`).
+ * with `mkpasswd -m sha-512` (Debian package whois; it also hashes an empty
+ * password, which `openssl passwd -6` cannot).  An empty password is a
+ * password like any other (`curl -u 'admin:'`).
  *
  * SHA-512 crypt costs milliseconds by design (5000 rounds), too much for
  * every request of a keep-alive client, so the last password that verified
@@ -113,7 +114,7 @@ int fds__users_load(const char *path, fds__users **out, fds_err *err)
         if (strpbrk(line, " \t") || hash[0] != '$' || strpbrk(hash, " \t")) {
             rc = bad_line(err, path, no,
                           "expected name:hash with a crypt(3) hash "
-                          "(make one with: openssl passwd -6)");
+                          "(make one with: mkpasswd -m sha-512)");
             break;
         }
         char *probe = hash_of("", hash);

@@ -154,7 +154,7 @@ int fds__json_pretty(const char *in, size_t n, char **out, size_t *outn);
 /* ---- basic authentication (auth.c) ------------------------------------------- */
 typedef struct fds__users fds__users;
 /* Load a users file: one `name:hash` a line, `hash` a crypt(3) string such
- * as `openssl passwd -6` prints; blank lines and lines starting with `#`
+ * as `mkpasswd -m sha-512` prints; blank lines and lines starting with `#`
  * are skipped.  Returns 0, FDS_EIO (cannot read), FDS_EINVAL (a bad line:
  * the reason names the file and line number). */
 int fds__users_load(const char *path, fds__users **out, fds_err *err);
