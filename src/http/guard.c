@@ -249,24 +249,24 @@ void fds__guard_body(fds__guard *g, struct MHD_Connection *conn, size_t n)
     pthread_mutex_unlock(&g->mu);
 }
 
-void fds__guard_busy(fds__guard *g, struct MHD_Connection *conn)
+static void set_phase(fds__guard *g, struct MHD_Connection *conn, int phase,
+                      int64_t deadline_us)
 {
     guard_conn *c = conn_of(conn);
     if (!c)
         return;
     pthread_mutex_lock(&g->mu);
-    c->phase = PH_BUSY;
-    c->deadline_us = FDS_GUARD_NO_DEADLINE;
+    c->phase = phase;
+    c->deadline_us = deadline_us;
     pthread_mutex_unlock(&g->mu);
+}
+
+void fds__guard_busy(fds__guard *g, struct MHD_Connection *conn)
+{
+    set_phase(g, conn, PH_BUSY, FDS_GUARD_NO_DEADLINE);
 }
 
 void fds__guard_done(fds__guard *g, struct MHD_Connection *conn)
 {
-    guard_conn *c = conn_of(conn);
-    if (!c)
-        return;
-    pthread_mutex_lock(&g->mu);
-    c->phase = PH_HEAD;
-    c->deadline_us = fds_now_us() + sec_us(g->o.idle_timeout_s);
-    pthread_mutex_unlock(&g->mu);
+    set_phase(g, conn, PH_HEAD, fds_now_us() + sec_us(g->o.idle_timeout_s));
 }

@@ -135,6 +135,15 @@ void fds__guard_busy(fds__guard *g, struct MHD_Connection *conn);
 /* The answer is sent: the next head is due within idle_timeout_s. */
 void fds__guard_done(fds__guard *g, struct MHD_Connection *conn);
 
+/* A growable NUL-terminated text buffer: `p` is malloc'd (the owner frees
+ * it); after a failed allocation `oom` is set and further puts do nothing. */
+typedef struct fds__buf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} fds__buf;
+void fds__buf_put(fds__buf *b, const char *s, size_t n);
+
 /* ---- JSON output (json_out.c) ------------------------------------------------ */
 
 /* Keep only the parts of the JSON text `in` (`n` bytes, valid JSON) named by

@@ -68,6 +68,15 @@ class Edge(unittest.TestCase):
     def raw(self):
         return socket.create_connection(("127.0.0.1", self.srv.port), timeout=5)
 
+    def put_head(self, doc_id, length, expect=False, tail=b""):
+        """A raw socket that has sent the head of a document PUT."""
+        s = self.raw()
+        s.sendall(b"PUT /logs/_doc/%s HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s"
+                  % (doc_id.encode(), b"Expect: 100-continue\r\n" if expect else b"",
+                     length, tail))
+        return s
+
     def assertNotExecuted(self, doc_id):
         st, _, _ = self.srv.request("GET", "/logs/_doc/" + doc_id)
         self.assertEqual(st, 404, "smuggled request was executed")
@@ -117,11 +126,8 @@ class Edge(unittest.TestCase):
 
     # ---- 2. Expect: 100-continue ------------------------------------------------
     def test_expect_over_limit_refused_before_body(self):
-        s = self.raw()
         t0 = time.monotonic()
-        s.sendall(b"PUT /logs/_doc/big HTTP/1.1\r\nHost: x\r\n"
-                  b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
-                  b"Content-Length: %d\r\n\r\n" % (MAX_BODY + 1))
+        s = self.put_head("big", MAX_BODY + 1, expect=True)
         st, h, body, closed, _ = read_answer(s)
         s.close()
         self.assertLess(time.monotonic() - t0, 0.9 + 1.0)  # read_answer waits 1 s for EOF
@@ -131,12 +137,8 @@ class Edge(unittest.TestCase):
 
     def test_expect_under_limit_continues_at_once(self):
         doc = b'{"status": 201}'
-        s = self.raw()
-        s.settimeout(5)
         t0 = time.monotonic()
-        s.sendall(b"PUT /logs/_doc/small HTTP/1.1\r\nHost: x\r\n"
-                  b"Content-Type: application/json\r\nExpect: 100-continue\r\n"
-                  b"Content-Length: %d\r\n\r\n" % len(doc))
+        s = self.put_head("small", len(doc), expect=True)
         interim = s.recv(1000)
         waited = time.monotonic() - t0
         self.assertTrue(interim.startswith(b"HTTP/1.1 100"), interim)
@@ -147,10 +149,7 @@ class Edge(unittest.TestCase):
         self.assertIn(st, (200, 201))
 
     def test_declared_too_big_without_expect(self):
-        s = self.raw()
-        s.sendall(b"PUT /logs/_doc/big HTTP/1.1\r\nHost: x\r\n"
-                  b"Content-Type: application/json\r\n"
-                  b"Content-Length: %d\r\n\r\n{" % (MAX_BODY + 1))
+        s = self.put_head("big", MAX_BODY + 1, tail=b"{")
         st, _, _, closed, _ = read_answer(s)
         s.close()
         self.assertEqual(st, 413)
