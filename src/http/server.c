@@ -891,6 +891,35 @@ static char *read_pem(const char *path, fds_err *err)
     return NULL;
 }
 
+/* libmicrohttpd's error log, at most FDS_HTTP_LOG_PER_S lines a second:
+ * every connection the guard cuts is logged, and a flood of slow clients
+ * must not become a flood of log lines. */
+#define FDS_HTTP_LOG_PER_S 20
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static time_t second;
+    static unsigned lines, dropped;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&mu);
+    if (now != second) {
+        if (dropped)
+            fprintf(stderr, "fieldstore: %u more libmicrohttpd messages dropped\n",
+                    dropped);
+        second = now;
+        lines = dropped = 0;
+    }
+    if (lines < FDS_HTTP_LOG_PER_S) {
+        lines++;
+        vfprintf(stderr, fmt, ap);
+    } else {
+        dropped++;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 /* The soft connection cap: as asked, but within RLIMIT_NOFILE. */
 static unsigned connection_cap(unsigned want)
 {
@@ -973,6 +1002,7 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)FDS_HTTP_IDLE_TIMEOUT_S,
         MHD_OPTION_CONNECTION_LIMIT, go.max_connections + FDS_HTTP_REFUSAL_HEADROOM,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         srv->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, srv->tls_cert,
         MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key,
         MHD_OPTION_END);
