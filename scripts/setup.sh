@@ -4,7 +4,8 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config python3 curl zstd
       libzstd-dev zlib1g-dev liblz4-dev libsqlite3-dev libcjson-dev
-      libmicrohttpd-dev libutf8proc-dev stress-ng wrk)
+      libmicrohttpd-dev libutf8proc-dev stress-ng wrk
+      libcrypt-dev openssl whois)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

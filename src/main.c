@@ -2,18 +2,29 @@
  * main.c: the `fieldstore` server.
  *
  *   fieldstore [--data DIR] [--bind ADDR] [--port N] [--threads N]
- *              [--max-body BYTES] [--port-file FILE]
+ *              [--max-body BYTES] [--port-file FILE] [--tls-cert FILE
+ *              --tls-key FILE] [--users FILE] [--head-timeout S]
+ *              [--min-body-rate BYTES] [--max-connections N]
+ *              [--max-connections-per-ip N]
  *
- * Opens (or creates) the data directory, replays every index's translog,
+ * Takes DATA/node.lock (one server per data directory), raises the soft
+ * RLIMIT_NOFILE to the hard limit (every connection is a descriptor),
+ * opens (or creates) the data directory, replays every index's translog,
  * serves the REST API until SIGINT/SIGTERM, then stops cleanly.  With
  * --port 0 the kernel picks a free port; --port-file writes the port bound
  * (tests use it to start servers side by side).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "http.h"
@@ -27,6 +38,75 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
+#define FDS_LOCK_FILE "node.lock"
+
+/* Hold an exclusive lock on DATA/node.lock for the life of the process, so
+ * that a second server cannot open the same data directory (the lock goes
+ * with the process, even on SIGKILL).  The file records the holder's pid
+ * for the message a second server prints.  Returns 0, or 1 after printing
+ * why. */
+static int lock_data_dir(const char *data)
+{
+    if (mkdir(data, 0755) && errno != EEXIST) {
+        fprintf(stderr, "fieldstore: cannot create data directory [%s]: %s\n", data,
+                strerror(errno));
+        return 1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", data, FDS_LOCK_FILE);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "fieldstore: cannot open [%s]: %s\n", path, strerror(errno));
+        return 1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        fprintf(stderr, "fieldstore: data directory %s is in use by pid %s\n", data,
+                pid[0] ? pid : "(unknown)");
+        close(fd);
+        return 1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
+        fprintf(stderr, "fieldstore: warning: cannot write pid to [%s]\n", path);
+    return 0; /* fd stays open: the lock lasts as long as the process */
+}
+
+/* Every connection is a descriptor: use all the hard limit allows. */
+static void raise_nofile(void)
+{
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl))
+            fprintf(stderr, "fieldstore: warning: cannot raise RLIMIT_NOFILE: %s\n",
+                    strerror(errno));
+    }
+}
+
+static bool loopback(const char *addr)
+{
+    return !strncmp(addr, "127.", 4) || !strcmp(addr, "localhost");
+}
+
+static int parse_uint(const char *flag, const char *v, long long lo, long long hi,
+                      long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "fieldstore: bad %s [%s] (%lld..%lld)\n", flag, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -37,7 +117,17 @@ static void usage(FILE *f)
             "  --threads N        HTTP worker threads (default: CPUs)\n"
             "  --max-body BYTES   largest request body (default 104857600)\n"
             "  --port-file FILE   write the bound port to FILE once listening\n"
-            "  --help             this text\n");
+            "  --tls-cert FILE    PEM certificate (chain): serve HTTPS (with --tls-key)\n"
+            "  --tls-key FILE     PEM private key, unencrypted\n"
+            "  --users FILE       require basic auth; lines name:hash, hash from\n"
+            "                     `mkpasswd -m sha-512` (default: no authentication)\n"
+            "  --head-timeout S   seconds to receive a whole request head (default %u)\n"
+            "  --min-body-rate B  least average body rate, bytes/s (default %u)\n"
+            "  --max-connections N  connections before new ones get 429 (default %u)\n"
+            "  --max-connections-per-ip N  the same per client address (default %u)\n"
+            "  --help             this text\n",
+            FDS_HTTP_HEAD_TIMEOUT_S, FDS_HTTP_MIN_BODY_RATE, FDS_HTTP_MAX_CONNECTIONS,
+            FDS_HTTP_MAX_PER_IP);
 }
 
 int main(int argc, char **argv)
@@ -51,6 +141,13 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, 't'},
         {"max-body", required_argument, NULL, 'm'},
         {"port-file", required_argument, NULL, 'f'},
+        {"tls-cert", required_argument, NULL, 'C'},
+        {"tls-key", required_argument, NULL, 'K'},
+        {"users", required_argument, NULL, 'u'},
+        {"head-timeout", required_argument, NULL, 'T'},
+        {"min-body-rate", required_argument, NULL, 'R'},
+        {"max-connections", required_argument, NULL, 'N'},
+        {"max-connections-per-ip", required_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -87,6 +184,25 @@ int main(int argc, char **argv)
             break;
         }
         case 'f': port_file = optarg; break;
+        case 'C': opt.tls_cert = optarg; break;
+        case 'K': opt.tls_key = optarg; break;
+        case 'u': opt.users = optarg; break;
+        case 'T': case 'R': case 'N': case 'I': {
+            long long v;
+            const char *name = c == 'T' ? "--head-timeout" : c == 'R' ? "--min-body-rate"
+                               : c == 'N' ? "--max-connections" : "--max-connections-per-ip";
+            if (parse_uint(name, optarg, 1, c == 'R' ? (1LL << 40) : 1000000, &v))
+                return 2;
+            if (c == 'T')
+                opt.head_timeout_s = (unsigned)v;
+            else if (c == 'R')
+                opt.min_body_rate = (uint64_t)v;
+            else if (c == 'N')
+                opt.max_connections = (unsigned)v;
+            else
+                opt.max_per_ip = (unsigned)v;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -100,6 +216,15 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+
+    if (!loopback(opt.bind) && !opt.users)
+        fprintf(stderr, "fieldstore: WARNING: listening on %s without --users: anyone "
+                        "who can reach this address can read, change and delete every "
+                        "index (no authentication)%s\n", opt.bind,
+                opt.tls_cert ? "" : ", over plain HTTP");
+    if (lock_data_dir(data))
+        return 1;
+    raise_nofile();
 
     fds_err err;
     fds_err_clear(&err);
@@ -131,8 +256,9 @@ int main(int argc, char **argv)
             rename(tmp, port_file);
         }
     }
-    fprintf(stderr, "fieldstore: listening on http://%s:%u (data %s, pid %d)\n",
-            opt.bind, fds_http_port(srv), data, (int)getpid());
+    fprintf(stderr, "fieldstore: listening on %s://%s:%u (data %s, pid %d%s)\n",
+            opt.tls_cert ? "https" : "http", opt.bind, fds_http_port(srv), data,
+            (int)getpid(), opt.users ? ", basic auth" : "");
     while (!stop_flag)
         pause();
     fprintf(stderr, "fieldstore: stopping\n");

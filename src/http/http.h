@@ -16,6 +16,15 @@
  * http.max_content_length default, 100mb); larger bodies get 413. */
 #define FDS_HTTP_MAX_BODY (100u * 1024u * 1024u)
 #define FDS_HTTP_DEFAULT_PORT 9200
+/* Slow-client bounds (see guard.c): seconds for a whole request head, the
+ * least average body rate (bytes/s) after that grace, and soft caps on
+ * connections (total, per client address) past which a client is answered
+ * 429 and disconnected.  The total cap is clipped to what RLIMIT_NOFILE
+ * allows (main.c raises the soft limit to the hard one). */
+#define FDS_HTTP_HEAD_TIMEOUT_S 10
+#define FDS_HTTP_MIN_BODY_RATE (64u * 1024u)
+#define FDS_HTTP_MAX_CONNECTIONS 16384
+#define FDS_HTTP_MAX_PER_IP 1024
 
 typedef struct fds_http_server fds_http_server;
 
@@ -24,10 +33,19 @@ typedef struct fds_http_options {
     uint16_t port;           /* 0 = FDS_HTTP_DEFAULT_PORT */
     unsigned threads;        /* worker threads, 0 = number of CPUs */
     uint64_t max_body;       /* 0 = FDS_HTTP_MAX_BODY */
+    unsigned head_timeout_s; /* whole request head, 0 = FDS_HTTP_HEAD_TIMEOUT_S */
+    uint64_t min_body_rate;  /* bytes/s, 0 = FDS_HTTP_MIN_BODY_RATE */
+    unsigned max_connections;/* 0 = FDS_HTTP_MAX_CONNECTIONS */
+    unsigned max_per_ip;     /* 0 = FDS_HTTP_MAX_PER_IP */
+    const char *tls_cert;    /* PEM file; with tls_key serves HTTPS */
+    const char *tls_key;     /* PEM file (unencrypted) */
+    const char *users;       /* users file (see fds__users_load); NULL = no auth */
 } fds_http_options;
 
 /* Start serving `store` (not owned; must outlive the server).
- * Returns 0, FDS_EINVAL (bad bind address), FDS_EIO (port in use). */
+ * Returns 0, FDS_EINVAL (bad bind address, bad users file: the reason names
+ * the line, TLS asked of a libmicrohttpd built without it), FDS_EIO (port in
+ * use, unreadable certificate, key or users file). */
 int fds_http_start(fds_store *store, const fds_http_options *opt,
                    fds_http_server **out, fds_err *err);
 /* Stop accepting, finish running requests, free.  NULL is a no-op. */

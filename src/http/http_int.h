@@ -8,6 +8,8 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <microhttpd.h>
 
 #include "http.h"
 
@@ -31,6 +33,8 @@ typedef struct fds_resp {
     char *body;                    /* malloc'd */
     size_t len;
     const char *content_type;
+    bool close;                    /* answer with "Connection: close" and end */
+    const char *www_authenticate;  /* static string, or NULL */
 } fds_resp;
 
 /* A URL query parameter, percent-decoded; "" for a bare flag ("?v"); NULL
@@ -57,6 +61,10 @@ int fds_http_status(const fds_err *e);
 const char *fds_http_type(const fds_err *e);
 
 void fds_resp_error(fds_resp *o, const fds_err *err);
+/* The same, naming a header the answer carries in error.header (as
+ * Elasticsearch does for WWW-Authenticate); the caller adds the header. */
+void fds_resp_error_header(fds_resp *o, const fds_err *err, const char *hname,
+                           const char *hval);
 void fds_resp_errorf(fds_resp *o, int status, const char *type,
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -98,5 +106,72 @@ void fds_h_reindex(fds_req *r, fds_resp *o);
 /* Shared by handlers: the index named by path segment `i`, or an error
  * response (and NULL). */
 fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i);
+
+/* ---- connection guard (guard.c) ---------------------------------------------
+ * Deadlines and soft caps for connections; see guard.c for the rules. */
+typedef struct fds__guard fds__guard;
+typedef struct fds__guard_opts {
+    unsigned head_timeout_s;  /* whole request head, from accept */
+    unsigned idle_timeout_s;  /* next head on a keep-alive connection */
+    uint64_t min_body_rate;   /* bytes/s after head_timeout_s; 0 = no bound */
+    unsigned max_connections; /* soft total cap */
+    unsigned max_per_ip;      /* soft cap per client address */
+} fds__guard_opts;
+
+/* Start the reaper thread.  Returns 0 or FDS_ENOMEM. */
+int fds__guard_create(const fds__guard_opts *o, fds__guard **out);
+/* After MHD_stop_daemon.  NULL is a no-op. */
+void fds__guard_free(fds__guard *g);
+/* MHD_OPTION_NOTIFY_CONNECTION callback (cls = the guard). */
+void fds__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+                       enum MHD_ConnectionNotificationCode toe);
+/* A request head is complete: returns 0, or 1 (over the per-address cap) or
+ * 2 (over the total cap): then answer 429 and close. */
+int fds__guard_head(fds__guard *g, struct MHD_Connection *conn);
+/* `n` more body bytes arrived (extends the body deadline). */
+void fds__guard_body(fds__guard *g, struct MHD_Connection *conn, size_t n);
+/* The request is being handled: no deadline until it is answered. */
+void fds__guard_busy(fds__guard *g, struct MHD_Connection *conn);
+/* The answer is sent: the next head is due within idle_timeout_s. */
+void fds__guard_done(fds__guard *g, struct MHD_Connection *conn);
+
+/* A growable NUL-terminated text buffer: `p` is malloc'd (the owner frees
+ * it); after a failed allocation `oom` is set and further puts do nothing. */
+typedef struct fds__buf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} fds__buf;
+void fds__buf_put(fds__buf *b, const char *s, size_t n);
+
+/* ---- JSON output (json_out.c) ------------------------------------------------ */
+
+/* Keep only the parts of the JSON text `in` (`n` bytes, valid JSON) named by
+ * Elasticsearch's `filter_path` (comma-separated dotted paths; a segment
+ * may hold `*` wildcards, and `**` matches any number of levels).  Values
+ * are copied byte for byte; objects and arrays left empty are dropped, and
+ * nothing matching gives `{}`.  *out is malloc'd (caller frees).
+ * Returns 0 or FDS_ENOMEM. */
+int fds__json_filter(const char *in, size_t n, const char *filter_path,
+                     char **out, size_t *outn);
+/* Re-indent the JSON text `in` the way Elasticsearch's ?pretty does
+ * (Jackson's default pretty printer: two spaces, `"key" : value`, `{ }` for
+ * an empty object, a final newline).  Tokens are copied unchanged, so
+ * numbers keep every digit.  *out is malloc'd.  Returns 0 or FDS_ENOMEM. */
+int fds__json_pretty(const char *in, size_t n, char **out, size_t *outn);
+
+/* ---- basic authentication (auth.c) ------------------------------------------- */
+typedef struct fds__users fds__users;
+/* Load a users file: one `name:hash` a line, `hash` a crypt(3) string such
+ * as `mkpasswd -m sha-512` prints; blank lines and lines starting with `#`
+ * are skipped.  Returns 0, FDS_EIO (cannot read), FDS_EINVAL (a bad line:
+ * the reason names the file and line number). */
+int fds__users_load(const char *path, fds__users **out, fds_err *err);
+void fds__users_free(fds__users *u);
+/* Check the request's basic-auth credentials (Authorization header).
+ * Returns 1 (good), 0 (none or unusable: *who = ""), -1 (wrong name or
+ * password: *who = the name given, truncated to who_cap). */
+int fds__users_check(fds__users *u, struct MHD_Connection *conn, char *who,
+                     size_t who_cap);
 
 #endif

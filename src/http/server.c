@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <utf8proc.h>
@@ -27,11 +28,24 @@
  * long, long enough for keep-alive clients between requests. */
 #define FDS_HTTP_IDLE_TIMEOUT_S 30
 
+/* Connections libmicrohttpd itself accepts beyond the soft cap, so that a
+ * client over the cap can still be told why (429) before it is closed. */
+#define FDS_HTTP_REFUSAL_HEADROOM 256u
+/* File descriptors kept back from connections for segments, the catalogue
+ * and the translog when the connection cap is clipped to RLIMIT_NOFILE. */
+#define FDS_HTTP_FD_RESERVE 1024u
+
+/* Elasticsearch's challenge (DefaultAuthenticationFailureHandler, Basic). */
+#define FDS_HTTP_BASIC_CHALLENGE "Basic realm=\"security\" charset=\"UTF-8\""
+
 struct fds_http_server {
     struct MHD_Daemon *d;
     fds_store *store;
     uint64_t max_body;
     uint16_t port;
+    fds__guard *guard;
+    fds__users *users;
+    char *tls_cert, *tls_key; /* PEM text, kept while the daemon runs */
 };
 
 /* Per-connection-request state (MHD's con_cls). */
@@ -39,6 +53,7 @@ typedef struct req_state {
     char *body;
     size_t len, cap;
     bool too_big;
+    int guard_refusal; /* over a connection cap: fds__guard_head's answer */
 } req_state;
 
 long long fds_now_us(void)
@@ -46,6 +61,29 @@ long long fds_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- text buffers --------------------------------------------------------- */
+
+void fds__buf_put(fds__buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = true;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
 }
 
 /* ---- responses --------------------------------------------------------- */
@@ -73,7 +111,7 @@ void fds_resp_json(fds_resp *o, int status, cJSON *json)
 }
 
 /* The error object of Elasticsearch (ElasticsearchException#toXContent). */
-static cJSON *error_object(const fds_err *e)
+static cJSON *error_object(const fds_err *e, const char *hname, const char *hval)
 {
     cJSON *cause = cJSON_CreateObject();
     cJSON_AddStringToObject(cause, "type", fds_http_type(e));
@@ -86,6 +124,8 @@ static cJSON *error_object(const fds_err *e)
             cJSON_AddStringToObject(cause, "resource.id", e->index);
         }
     }
+    if (hname) /* headers the answer carries, as Elasticsearch lists them */
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(cause, "header"), hname, hval);
     cJSON *err = cJSON_Duplicate(cause, 1);
     cJSON *rc = cJSON_AddArrayToObject(err, "root_cause");
     cJSON_AddItemToArray(rc, cause);
@@ -103,13 +143,19 @@ static cJSON *error_object(const fds_err *e)
     return out;
 }
 
-void fds_resp_error(fds_resp *o, const fds_err *e)
+void fds_resp_error_header(fds_resp *o, const fds_err *e, const char *hname,
+                           const char *hval)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "error", error_object(e));
+    cJSON_AddItemToObject(j, "error", error_object(e, hname, hval));
     int st = fds_http_status(e);
     cJSON_AddNumberToObject(j, "status", st);
     fds_resp_json(o, st, j);
+}
+
+void fds_resp_error(fds_resp *o, const fds_err *e)
+{
+    fds_resp_error_header(o, e, NULL, NULL);
 }
 
 void fds_resp_errorf(fds_resp *o, int status, const char *type,
@@ -421,9 +467,7 @@ static void route(fds_req *r, fds_resp *o)
             return fds_h_index_create(r, o);
         if (del)
             return fds_h_index_delete(r, o);
-        if (fds_req_is(r, "HEAD"))
-            return fds_h_index_exists(r, o);
-        if (get)
+        if (get) /* HEAD too: the GET answer's headers (see queue_answer) */
             return fds_h_index_get(r, o);
         return method_not_allowed(r, o, "PUT, DELETE, GET, HEAD");
     }
@@ -517,12 +561,218 @@ static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
+    (void)toe;
+    fds_http_server *srv = cls;
     req_state *st = *con_cls;
     if (st) {
         free(st->body);
         free(st);
+        fds__guard_done(srv->guard, c);
     }
     *con_cls = NULL;
+}
+
+/* What the request head says about framing and the body (RFC 9112 §6). */
+typedef struct head_scan {
+    unsigned ncl;        /* Content-Length fields */
+    bool cl_differ;      /* ... with different values */
+    char cl[32];
+    unsigned nte;        /* Transfer-Encoding fields */
+    bool te_chunked;     /* the only one, and exactly "chunked" */
+} head_scan;
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind,
+                                   const char *key, const char *value)
+{
+    (void)kind;
+    head_scan *h = cls;
+    if (!strcasecmp(key, "Content-Length")) {
+        if (h->ncl && strcmp(h->cl, value))
+            h->cl_differ = true;
+        if (!h->ncl)
+            snprintf(h->cl, sizeof h->cl, "%s", value);
+        h->ncl++;
+    } else if (!strcasecmp(key, "Transfer-Encoding")) {
+        h->te_chunked = !h->nte && !strcasecmp(value, "chunked");
+        h->nte++;
+    }
+    return MHD_YES;
+}
+
+/* The answer to a request head, before any body is read, or false to go
+ * on.  An answer given here ends the connection: the unread body (or what
+ * a smuggler put after it) must not be taken for the next request. */
+static bool early_answer(fds_http_server *srv, struct MHD_Connection *conn,
+                         req_state *st, fds_resp *o)
+{
+    head_scan h = {0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &h);
+    o->close = true;
+    if (st->guard_refusal) {
+        fds_resp_errorf(o, 429, "rejected_execution_exception",
+                        "too many connections %s; try again later",
+                        st->guard_refusal == 1 ? "from this client address"
+                                               : "to this node");
+        return true;
+    }
+    /* RFC 9112 §6.3: both framings, or disagreeing lengths, make the
+     * message length unknowable: 400 and close. */
+    if (h.nte && h.ncl) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "a request must not carry both Content-Length and "
+                        "Transfer-Encoding");
+        return true;
+    }
+    if (h.cl_differ) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "a request must not carry different Content-Length values");
+        return true;
+    }
+    if (h.nte && !(h.nte == 1 && h.te_chunked)) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "unsupported Transfer-Encoding (only chunked is accepted)");
+        return true;
+    }
+    if (h.ncl) {
+        char *end = NULL;
+        unsigned long long n = strtoull(h.cl, &end, 10);
+        if (end == h.cl || *end) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "bad Content-Length [%s]", h.cl);
+            return true;
+        }
+        /* Declared too big: refuse now, before "100 Continue" and before
+         * reading a byte of it. */
+        if (n > srv->max_body) {
+            fds_resp_errorf(o, 413, "content_too_long_exception",
+                            "request body is too large: [%llu] bytes, more than "
+                            "[%llu] (http.max_content_length)", n,
+                            (unsigned long long)srv->max_body);
+            return true;
+        }
+    }
+    o->close = false;
+    return false;
+}
+
+/* Elasticsearch's short error shape, {"error":"...","status":N}, which its
+ * RestController uses for requests it refuses before any handler runs. */
+static void simple_error(fds_resp *o, int status, const char *reason)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", reason);
+    cJSON_AddNumberToObject(j, "status", status);
+    fds_resp_json(o, status, j);
+}
+
+/* Body content types Elasticsearch 8 takes as JSON (XContentType): the
+ * media type before any parameter such as "; charset=UTF-8" or
+ * "; compatible-with=8". */
+static bool json_content_type(const char *ct)
+{
+    static const char *const OK[] = {
+        "application/json", "application/x-ndjson",
+        "application/vnd.elasticsearch+json",
+        "application/vnd.elasticsearch+x-ndjson", NULL};
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    for (const char *const *a = OK; *a; a++)
+        if (strlen(*a) == n && !strncasecmp(ct, *a, n))
+            return true;
+    return false;
+}
+
+/* Basic auth (when a users file is loaded) and, for a request with a body,
+ * its content type (Elasticsearch refuses non-JSON bodies with 406, which
+ * also keeps browsers' form posts from reaching the API).  Returns true
+ * when the request may go on. */
+static bool admit(fds_http_server *srv, fds_req *r, const char *url, fds_resp *o)
+{
+    if (srv->users) {
+        char who[128];
+        int ok = fds__users_check(srv->users, r->conn, who, sizeof who);
+        if (ok <= 0) {
+            fds_err e;
+            fds_err_clear(&e);
+            e.code = FDS_EINVAL;
+            e.status = 401;
+            snprintf(e.type, sizeof e.type, "security_exception");
+            if (ok == 0)
+                snprintf(e.reason, sizeof e.reason,
+                         "missing authentication credentials for REST request [%s]",
+                         url);
+            else
+                snprintf(e.reason, sizeof e.reason,
+                         "unable to authenticate user [%s] for REST request [%s]",
+                         who, url);
+            fds_resp_error_header(o, &e, "WWW-Authenticate", FDS_HTTP_BASIC_CHALLENGE);
+            o->www_authenticate = FDS_HTTP_BASIC_CHALLENGE;
+            return false;
+        }
+    }
+    if (r->body_len) {
+        const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+                                                     "Content-Type");
+        if (!ct) {
+            simple_error(o, 406, "Content-Type header is missing");
+            return false;
+        }
+        if (!json_content_type(ct)) {
+            char msg[320];
+            snprintf(msg, sizeof msg, "Content-Type header [%.256s] is not supported",
+                     ct);
+            simple_error(o, 406, msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ?filter_path and ?pretty, on any JSON answer. */
+static void shape_output(fds_req *r, fds_resp *o)
+{
+    if (!o->body || strncmp(o->content_type, "application/json", 16))
+        return;
+    const char *fp = fds_req_param(r, "filter_path");
+    char *t = NULL;
+    size_t tn = 0;
+    if (fp && *fp && !fds__json_filter(o->body, o->len, fp, &t, &tn)) {
+        free(o->body);
+        o->body = t;
+        o->len = tn;
+    }
+    const char *pretty = fds_req_param(r, "pretty");
+    if (pretty && strcmp(pretty, "false") &&
+        !fds__json_pretty(o->body, o->len, &t, &tn)) {
+        free(o->body);
+        o->body = t;
+        o->len = tn;
+    }
+}
+
+static enum MHD_Result queue_answer(struct MHD_Connection *conn, fds_resp *o)
+{
+    if (!o->body)
+        fds_resp_errorf(o, 500, "exception", "no response");
+    /* for HEAD libmicrohttpd sends this Content-Length and no body */
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        o->len, o->body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(o->body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", o->content_type);
+    MHD_add_response_header(resp, "X-elastic-product", "Elasticsearch");
+    if (o->www_authenticate)
+        MHD_add_response_header(resp, "WWW-Authenticate", o->www_authenticate);
+    if (o->close)
+        MHD_add_response_header(resp, "Connection", "close");
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)o->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
@@ -530,6 +780,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
                               const char *version, const char *upload,
                               size_t *upload_size, void **con_cls)
 {
+    (void)version;
     struct fds_http_server *srv = cls;
     req_state *st = *con_cls;
     if (!st) {
@@ -537,11 +788,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         if (!st)
             return MHD_NO;
         *con_cls = st;
+        st->guard_refusal = fds__guard_head(srv->guard, conn);
+        fds_resp o = {0};
+        if (early_answer(srv, conn, st, &o))
+            return queue_answer(conn, &o);
         return MHD_YES;
     }
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
+        fds__guard_body(srv->guard, conn, n);
         if (st->too_big || st->len + n > srv->max_body) {
             st->too_big = true;
             return MHD_YES;
@@ -562,6 +818,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         st->len += n;
         return MHD_YES;
     }
+    fds__guard_busy(srv->guard, conn);
     fds_resp o = {0};
     fds_req r = {0};
     r.store = srv->store;
@@ -590,7 +847,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         }
         r.seg[r.nseg++] = t;
     }
-    if (st->too_big) {
+    if (!admit(srv, &r, url, &o)) {
+        /* answered */
+    } else if (st->too_big) {
         fds_resp_errorf(&o, 413, "content_too_long_exception",
                         "request body is too large: more than [%llu] bytes "
                         "(http.max_content_length)",
@@ -606,23 +865,77 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
     } else {
         route(&r, &o);
     }
+    shape_output(&r, &o);
     free(path);
     for (unsigned i = 0; i < r.nparams; i++)
         free(r.params[i]);
     free(r.params);
-    if (!o.body)
-        fds_resp_errorf(&o, 500, "exception", "no response");
-    struct MHD_Response *resp = MHD_create_response_from_buffer(
-        o.len, o.body, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(o.body);
-        return MHD_NO;
+    return queue_answer(conn, &o);
+}
+
+static char *read_pem(const char *path, fds_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n = -1;
+    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+        (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+        buf[n] = 0;
+        fclose(f);
+        return buf;
     }
-    MHD_add_response_header(resp, "Content-Type", o.content_type);
-    MHD_add_response_header(resp, "X-elastic-product", "Elasticsearch");
-    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)o.status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    if (f)
+        fclose(f);
+    free(buf);
+    fds_err_set(err, FDS_EIO, 0, "io_exception", "cannot read [%s]", path);
+    return NULL;
+}
+
+/* libmicrohttpd's error log, at most FDS_HTTP_LOG_PER_S lines a second:
+ * every connection the guard cuts is logged, and a flood of slow clients
+ * must not become a flood of log lines. */
+#define FDS_HTTP_LOG_PER_S 20
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static time_t second;
+    static unsigned lines, dropped;
+    time_t now = time(NULL);
+    pthread_mutex_lock(&mu);
+    if (now != second) {
+        if (dropped)
+            fprintf(stderr, "fieldstore: %u more libmicrohttpd messages dropped\n",
+                    dropped);
+        second = now;
+        lines = dropped = 0;
+    }
+    if (lines < FDS_HTTP_LOG_PER_S) {
+        lines++;
+        vfprintf(stderr, fmt, ap);
+    } else {
+        dropped++;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* The soft connection cap: as asked, but within RLIMIT_NOFILE. */
+static unsigned connection_cap(unsigned want)
+{
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY) {
+        rlim_t room = rl.rlim_cur > FDS_HTTP_FD_RESERVE + FDS_HTTP_REFUSAL_HEADROOM
+                          ? rl.rlim_cur - FDS_HTTP_FD_RESERVE - FDS_HTTP_REFUSAL_HEADROOM
+                          : 64;
+        if (want > room) {
+            fprintf(stderr, "fieldstore: connection limit %u lowered to %u "
+                            "(RLIMIT_NOFILE %llu)\n", want, (unsigned)room,
+                    (unsigned long long)rl.rlim_cur);
+            want = (unsigned)room;
+        }
+    }
+    return want;
 }
 
 int fds_http_start(fds_store *store, const fds_http_options *opt,
@@ -636,45 +949,90 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
     struct sockaddr_in addr = {0};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(opt->port);
+    int rc = 0;
     if (inet_pton(AF_INET, opt->bind ? opt->bind : "127.0.0.1", &addr.sin_addr) != 1) {
-        free(srv);
-        return fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
-                           "bad bind address [%s]", opt->bind);
+        rc = fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+                         "bad bind address [%s]", opt->bind);
+        goto fail;
     }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (opt->tls_cert || opt->tls_key) {
+        if (!opt->tls_cert || !opt->tls_key) {
+            rc = fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+                             "HTTPS needs both --tls-cert and --tls-key");
+            goto fail;
+        }
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            rc = fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+                             "this libmicrohttpd was built without TLS "
+                             "(MHD_FEATURE_TLS); HTTPS is not available");
+            goto fail;
+        }
+        if (!(srv->tls_cert = read_pem(opt->tls_cert, err)) ||
+            !(srv->tls_key = read_pem(opt->tls_key, err))) {
+            rc = FDS_EIO;
+            goto fail;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    if (opt->users && (rc = fds__users_load(opt->users, &srv->users, err)))
+        goto fail;
     unsigned threads = opt->threads;
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (unsigned)n : 2;
     }
+    fds__guard_opts go = {
+        .head_timeout_s = opt->head_timeout_s ? opt->head_timeout_s : FDS_HTTP_HEAD_TIMEOUT_S,
+        .idle_timeout_s = FDS_HTTP_IDLE_TIMEOUT_S,
+        .min_body_rate = opt->min_body_rate ? opt->min_body_rate : FDS_HTTP_MIN_BODY_RATE,
+        .max_connections = connection_cap(opt->max_connections ? opt->max_connections
+                                                               : FDS_HTTP_MAX_CONNECTIONS),
+        .max_per_ip = opt->max_per_ip ? opt->max_per_ip : FDS_HTTP_MAX_PER_IP};
+    if ((rc = fds__guard_create(&go, &srv->guard)))
+        goto fail;
+    /* TLS options must come before the end marker; an empty pair is skipped */
     srv->d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG,
-        0, NULL, NULL, answer, srv,
+        flags, 0, NULL, NULL, answer, srv,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_UNESCAPE_CALLBACK, keep_raw, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
+        MHD_OPTION_NOTIFY_CONNECTION, fds__guard_notify, srv->guard,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)FDS_HTTP_IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+        MHD_OPTION_CONNECTION_LIMIT, go.max_connections + FDS_HTTP_REFUSAL_HEADROOM,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        srv->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, srv->tls_cert,
+        MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key,
         MHD_OPTION_END);
     if (!srv->d) {
-        free(srv);
-        return fds_err_set(err, FDS_EIO, 0, "bind_exception",
-                           "cannot listen on %s:%u (port in use?)",
-                           opt->bind ? opt->bind : "127.0.0.1", opt->port);
+        rc = fds_err_set(err, FDS_EIO, 0, "bind_exception",
+                         "cannot listen on %s:%u (port in use%s?)",
+                         opt->bind ? opt->bind : "127.0.0.1", opt->port,
+                         srv->tls_cert ? ", or a bad certificate or key" : "");
+        goto fail;
     }
     const union MHD_DaemonInfo *info =
         MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : opt->port;
     *out = srv;
     return 0;
+fail:
+    fds_http_stop(srv);
+    return rc;
 }
 
 void fds_http_stop(fds_http_server *srv)
 {
     if (!srv)
         return;
-    MHD_stop_daemon(srv->d);
+    if (srv->d)
+        MHD_stop_daemon(srv->d);
+    fds__guard_free(srv->guard);
+    fds__users_free(srv->users);
+    free(srv->tls_cert);
+    free(srv->tls_key);
     free(srv);
 }
 

@@ -1,0 +1,299 @@
+/*
+ * json_out.c: the response-wide JSON options of Elasticsearch's REST layer,
+ * `?filter_path=` and `?pretty`, applied to the text of an answer.
+ *
+ * Both work on the JSON text, never on a parsed tree: `_source` is kept as
+ * received and integers past 2^53 keep their digits, which a round trip
+ * through doubles (cJSON) would lose.  The input is always our own output,
+ * so it is valid JSON; the scanner below relies on that.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_int.h"
+
+#define FDS_FILTER_PATHS_MAX 32 /* comma-separated paths in one filter_path */
+#define FDS_FILTER_DEPTH_MAX 16 /* dotted segments in one path */
+#define FDS_PRETTY_INDENT 2
+
+static const char *ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* End of the string starting at the quote `p`. */
+static const char *str_end(const char *p, const char *e)
+{
+    for (p++; p < e && *p != '"'; p++)
+        if (*p == '\\')
+            p++;
+    return p < e ? p + 1 : e;
+}
+
+/* End of the value starting at `p` (after whitespace). */
+static const char *skip_value(const char *p, const char *e)
+{
+    p = ws(p, e);
+    if (p >= e)
+        return e;
+    if (*p == '"')
+        return str_end(p, e);
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        for (; p < e; p++) {
+            if (*p == '"') {
+                p = str_end(p, e) - 1;
+            } else if (*p == '{' || *p == '[') {
+                depth++;
+            } else if (*p == '}' || *p == ']') {
+                if (--depth == 0)
+                    return p + 1;
+            }
+        }
+        return e;
+    }
+    while (p < e && !strchr(",}] \t\r\n", *p))
+        p++;
+    return p;
+}
+
+/* ---- filter_path ------------------------------------------------------------ */
+
+typedef struct fpath {
+    char *seg[FDS_FILTER_DEPTH_MAX];
+    unsigned nseg;
+} fpath;
+
+typedef struct fstate {
+    unsigned path, at; /* next segment to match */
+} fstate;
+
+typedef struct fctx {
+    fpath paths[FDS_FILTER_PATHS_MAX];
+    unsigned npaths;
+    const char *e;
+} fctx;
+
+static const char *filt(fctx *c, const char *p, const fstate *st, unsigned ns,
+                        fds__buf *out, bool *emitted);
+
+/* The states after matching object key `key` (`klen` raw bytes). */
+static unsigned step(fctx *c, const fstate *st, unsigned ns, const char *key,
+                     size_t klen, fstate *next, bool *whole)
+{
+    char k[256];
+    snprintf(k, sizeof k, "%.*s", (int)klen, key);
+    unsigned nn = 0;
+    *whole = false;
+    for (unsigned i = 0; i < ns; i++) {
+        const fpath *fp = &c->paths[st[i].path];
+        const char *seg = fp->seg[st[i].at];
+        if (!strcmp(seg, "**")) {
+            if (st[i].at + 1 == fp->nseg) {
+                *whole = true;
+                continue;
+            }
+            if (nn < FDS_FILTER_PATHS_MAX * 2)
+                next[nn++] = st[i]; /* ** swallows this key */
+            const char *s2 = fp->seg[st[i].at + 1];
+            if (!fnmatch(s2, k, 0)) {
+                if (st[i].at + 2 == fp->nseg)
+                    *whole = true;
+                else if (nn < FDS_FILTER_PATHS_MAX * 2)
+                    next[nn++] = (fstate){st[i].path, st[i].at + 2};
+            }
+            continue;
+        }
+        if (fnmatch(seg, k, 0))
+            continue;
+        if (st[i].at + 1 == fp->nseg)
+            *whole = true;
+        else if (nn < FDS_FILTER_PATHS_MAX * 2)
+            next[nn++] = (fstate){st[i].path, st[i].at + 1};
+    }
+    return nn;
+}
+
+static const char *filt_object(fctx *c, const char *p, const fstate *st,
+                               unsigned ns, fds__buf *out, bool *emitted)
+{
+    const char *e = c->e;
+    bool any = false;
+    p = ws(p + 1, e);
+    while (p < e && *p != '}') {
+        const char *ks = p, *ke = str_end(p, e);
+        p = ws(ke, e);
+        p = ws(p + 1, e); /* ':' */
+        fstate next[FDS_FILTER_PATHS_MAX * 2];
+        bool whole;
+        unsigned nn = step(c, st, ns, ks + 1, (size_t)(ke - ks - 2), next, &whole);
+        const char *ve = skip_value(p, e);
+        if (whole || nn) {
+            fds__buf sub = {0};
+            bool got = false;
+            if (whole) {
+                fds__buf_put(&sub, p, (size_t)(ve - p));
+                got = true;
+            } else {
+                filt(c, p, next, nn, &sub, &got);
+            }
+            if (got) {
+                fds__buf_put(out, any ? "," : "{", 1);
+                fds__buf_put(out, ks, (size_t)(ke - ks));
+                fds__buf_put(out, ":", 1);
+                fds__buf_put(out, sub.p, sub.len);
+                any = true;
+            }
+            if (sub.oom)
+                out->oom = true;
+            free(sub.p);
+        }
+        p = ws(ve, e);
+        if (p < e && *p == ',')
+            p = ws(p + 1, e);
+    }
+    if (any)
+        fds__buf_put(out, "}", 1);
+    *emitted = any;
+    return p < e ? p + 1 : e;
+}
+
+static const char *filt_array(fctx *c, const char *p, const fstate *st,
+                              unsigned ns, fds__buf *out, bool *emitted)
+{
+    const char *e = c->e;
+    bool any = false;
+    p = ws(p + 1, e);
+    while (p < e && *p != ']') {
+        fds__buf sub = {0};
+        bool got = false;
+        p = ws(filt(c, p, st, ns, &sub, &got), e);
+        if (got) {
+            fds__buf_put(out, any ? "," : "[", 1);
+            fds__buf_put(out, sub.p, sub.len);
+            any = true;
+        }
+        if (sub.oom)
+            out->oom = true;
+        free(sub.p);
+        if (p < e && *p == ',')
+            p = ws(p + 1, e);
+    }
+    if (any)
+        fds__buf_put(out, "]", 1);
+    *emitted = any;
+    return p < e ? p + 1 : e;
+}
+
+/* A value under paths not yet fully matched: objects and arrays are
+ * searched, scalars dropped. */
+static const char *filt(fctx *c, const char *p, const fstate *st, unsigned ns,
+                        fds__buf *out, bool *emitted)
+{
+    p = ws(p, c->e);
+    *emitted = false;
+    if (p < c->e && *p == '{')
+        return filt_object(c, p, st, ns, out, emitted);
+    if (p < c->e && *p == '[')
+        return filt_array(c, p, st, ns, out, emitted);
+    return skip_value(p, c->e);
+}
+
+int fds__json_filter(const char *in, size_t n, const char *filter_path,
+                     char **out, size_t *outn)
+{
+    char *spec = strdup(filter_path);
+    if (!spec)
+        return FDS_ENOMEM;
+    fctx c = {.e = in + n};
+    fstate st[FDS_FILTER_PATHS_MAX];
+    for (char *s1 = NULL, *t = strtok_r(spec, ",", &s1); t && c.npaths < FDS_FILTER_PATHS_MAX;
+         t = strtok_r(NULL, ",", &s1)) {
+        fpath *fp = &c.paths[c.npaths];
+        fp->nseg = 0;
+        for (char *s2 = NULL, *g = strtok_r(t, ".", &s2); g && fp->nseg < FDS_FILTER_DEPTH_MAX;
+             g = strtok_r(NULL, ".", &s2))
+            fp->seg[fp->nseg++] = g;
+        if (fp->nseg) {
+            st[c.npaths] = (fstate){c.npaths, 0};
+            c.npaths++;
+        }
+    }
+    fds__buf b = {0};
+    bool got = false;
+    if (c.npaths)
+        filt(&c, in, st, c.npaths, &b, &got);
+    if (!got && !b.oom) {
+        b.len = 0;
+        fds__buf_put(&b, "{}", 2);
+    }
+    free(spec);
+    if (b.oom) {
+        free(b.p);
+        return FDS_ENOMEM;
+    }
+    *out = b.p;
+    *outn = b.len;
+    return 0;
+}
+
+/* ---- pretty ----------------------------------------------------------------- */
+
+static void newline(fds__buf *b, int depth)
+{
+    static const char spaces[] = "                                ";
+    fds__buf_put(b, "\n", 1);
+    for (int n = depth * FDS_PRETTY_INDENT; n > 0;) {
+        int k = n < (int)sizeof spaces - 1 ? n : (int)sizeof spaces - 1;
+        fds__buf_put(b, spaces, (size_t)k);
+        n -= k;
+    }
+}
+
+int fds__json_pretty(const char *in, size_t n, char **out, size_t *outn)
+{
+    const char *p = in, *e = in + n;
+    fds__buf b = {0};
+    int depth = 0;
+    while ((p = ws(p, e)) < e) {
+        char ch = *p;
+        if (ch == '{' || ch == '[') {
+            const char *q = ws(p + 1, e);
+            if (q < e && (*q == '}' || *q == ']')) {
+                fds__buf_put(&b, ch == '{' ? "{ }" : "[ ]", 3);
+                p = q + 1;
+                continue;
+            }
+            fds__buf_put(&b, p, 1);
+            newline(&b, ++depth);
+            p++;
+        } else if (ch == '}' || ch == ']') {
+            newline(&b, --depth);
+            fds__buf_put(&b, p, 1);
+            p++;
+        } else if (ch == ',') {
+            fds__buf_put(&b, ",", 1);
+            newline(&b, depth);
+            p++;
+        } else if (ch == ':') {
+            fds__buf_put(&b, " : ", 3);
+            p++;
+        } else {
+            const char *q = ch == '"' ? str_end(p, e) : skip_value(p, e);
+            fds__buf_put(&b, p, (size_t)(q - p));
+            p = q;
+        }
+    }
+    fds__buf_put(&b, "\n", 1);
+    if (b.oom) {
+        free(b.p);
+        return FDS_ENOMEM;
+    }
+    *out = b.p;
+    *outn = b.len;
+    return 0;
+}
