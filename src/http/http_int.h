@@ -137,12 +137,12 @@ void fds__guard_done(fds__guard *g, struct MHD_Connection *conn);
 
 /* A growable NUL-terminated text buffer: `p` is malloc'd (the owner frees
  * it); after a failed allocation `oom` is set and further puts do nothing. */
-typedef struct fds__buf {
+typedef struct fds__text {
     char *p;
     size_t len, cap;
     bool oom;
-} fds__buf;
-void fds__buf_put(fds__buf *b, const char *s, size_t n);
+} fds__text;
+void fds__text_put(fds__text *b, const char *s, size_t n);
 
 /* ---- JSON output (json_out.c) ------------------------------------------------ */
 

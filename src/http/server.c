@@ -65,7 +65,7 @@ long long fds_now_us(void)
 
 /* ---- text buffers --------------------------------------------------------- */
 
-void fds__buf_put(fds__buf *b, const char *s, size_t n)
+void fds__text_put(fds__text *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
