@@ -1,8 +1,8 @@
 /*
  * bench_codec.c: the stored-fields codec measured on real data, against an
  * in-process libzstd baseline on the same blocks, and against the zstd
- * command-line tool run in the same invocation.  Never a test: it writes results/codec.json and
- * results/codec.md.
+ * command-line tool run in the same invocation.  Never a test: it writes
+ * results/codec.json and results/codec.md.
  *
  * Documents: the real nginx sample converted line by line to JSON by the
  * small local converter in tests/codec/codec_testdata.h (fields of DESIGN.md
