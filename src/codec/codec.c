@@ -66,7 +66,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ZSTD_STATIC_LINKING_ONLY /* buffer-less decoding, stable buffers */
+/* The buffer-less and experimental zstd API (ZSTD_compressBegin_usingCDict,
+ * ZSTD_decompressContinue, ZSTD_createCDict_advanced, ...) is only valid
+ * against the libzstd whose zstd.h we compiled with, so libzstd is linked
+ * statically (src/codec/CMakeLists.txt) and fds_codec_zstd_check() compares
+ * the two versions.  docs/codec.md gives the measurements behind this. */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <lz4.h>
 #include <zdict.h>
 #include <zlib.h>
@@ -172,6 +177,22 @@ uint32_t fds_crc32c(uint32_t crc, const void *buf, size_t len)
         return ~crc32c_sse42(c, buf, len);
 #endif
     return ~crc32c_sw(c, buf, len);
+}
+
+/* ---- zstd version ----------------------------------------------------- */
+
+int fds_codec_zstd_check(fds_err *err)
+{
+    unsigned lib = ZSTD_versionNumber();
+    if (lib == ZSTD_VERSION_NUMBER)
+        return 0;
+    return fds_err_setk(err, FDS_EUNSUPPORTED, FDS_KIND_ILLEGAL_STATE,
+                        "libzstd %u.%u.%u linked, but the codec was compiled "
+                        "against zstd.h %u.%u.%u; its static-only API needs "
+                        "the same version (link libzstd.a of that zstd)",
+                        lib / 10000, lib / 100 % 100, lib % 100,
+                        ZSTD_VERSION_MAJOR, ZSTD_VERSION_MINOR,
+                        ZSTD_VERSION_RELEASE);
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -298,6 +319,8 @@ int fds_dict_create(uint32_t dict_id, fds_codec_id codec, int level,
     if (codec == FDS_CODEC_ZSTD &&
         (level < FDS_ZSTD_LEVEL_MIN || level > FDS_ZSTD_LEVEL_MAX))
         return FDS_EINVAL;
+    if (codec == FDS_CODEC_ZSTD && fds_codec_zstd_check(NULL))
+        return FDS_EUNSUPPORTED;
     fds_dict *d = calloc(1, sizeof *d);
     if (!d)
         return FDS_ENOMEM;
@@ -371,6 +394,8 @@ struct fds_codec_ctx {
 
 fds_codec_ctx *fds_codec_ctx_create(void)
 {
+    if (fds_codec_zstd_check(NULL))
+        return NULL;
     fds_codec_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;

@@ -52,6 +52,17 @@ typedef enum fds_codec_id {
 #define FDS_BLOCK_SIZE_MIN 1024u
 #define FDS_BLOCK_SIZE_MAX (4u * 1024u * 1024u)
 
+/*
+ * The codec uses zstd's static-only API, valid only with the very libzstd
+ * version of the zstd.h it was compiled with (zstd.h, "never use these with
+ * a dynamic library"); libzstd is linked statically.  Returns 0 when
+ * ZSTD_versionNumber() equals ZSTD_VERSION_NUMBER, else FDS_EUNSUPPORTED
+ * with both versions in `err` (may be NULL).  fds_codec_ctx_create() and
+ * fds_dict_create() refuse to work on a mismatch; a program calls this at
+ * start-up to say why.
+ */
+int fds_codec_zstd_check(fds_err *err);
+
 /* index.codec name -> id.  Accepts the names above (ZSTD and zstd both).
  * Returns 0 or FDS_EINVAL. */
 int fds_codec_from_name(const char *name, fds_codec_id *out);
@@ -107,7 +118,8 @@ typedef struct fds_dict fds_dict;
 /*
  * Digest a dictionary once (ZSTD_CDict at `level` + ZSTD_DDict, or zlib
  * preset bytes).  `dict_id` is the catalogue's id, recorded in each block.
- * The bytes are copied.  Returns 0, FDS_ENOMEM, FDS_EINVAL.
+ * The bytes are copied.  Returns 0, FDS_ENOMEM, FDS_EINVAL, FDS_EUNSUPPORTED
+ * (ZSTD when fds_codec_zstd_check() fails).
  */
 int fds_dict_create(uint32_t dict_id, fds_codec_id codec, int level,
                     const uint8_t *bytes, size_t len, fds_dict **out);
@@ -117,7 +129,8 @@ uint32_t fds_dict_id(const fds_dict *d);
 /* ---- per-thread context ---------------------------------------------- */
 
 typedef struct fds_codec_ctx fds_codec_ctx;
-fds_codec_ctx *fds_codec_ctx_create(void);     /* NULL on ENOMEM */
+/* NULL on ENOMEM, or when fds_codec_zstd_check() fails. */
+fds_codec_ctx *fds_codec_ctx_create(void);
 void fds_codec_ctx_free(fds_codec_ctx *ctx);   /* NULL is a no-op */
 /* This thread's context, created on first use and freed at thread exit. */
 fds_codec_ctx *fds_codec_ctx_thread(void);

@@ -96,6 +96,8 @@ static void check_block(fds_codec_id c, const fds_dict *d, const uint8_t *b,
 static void test_names(void)
 {
     fds_codec_id id;
+    /* libzstd is the one zstd.h was compiled with (static link). */
+    ASSERT_EQ(fds_codec_zstd_check(NULL), 0);
     ASSERT_EQ(fds_codec_from_name("ZSTD", &id), 0); ASSERT_EQ(id, FDS_CODEC_ZSTD);
     ASSERT_EQ(fds_codec_from_name("zstd", &id), 0); ASSERT_EQ(id, FDS_CODEC_ZSTD);
     ASSERT_EQ(fds_codec_from_name("default", &id), 0); ASSERT_EQ(id, FDS_CODEC_LZ4);
@@ -167,6 +169,37 @@ static void test_sub_blocks(void)
             free(b);
         }
     }
+}
+
+static void test_partial_then_other_codec(void)
+{
+    /* A partial ZSTD decode references the dictionary on the context's
+     * decoder; a full zstd_no_dict decode on the same context right after
+     * must not see it.  The partial decode counts whole zstd blocks: at
+     * least the doc's end, less than the block for the first doc. */
+    size_t end = td_cut(&docs, 300, 16384, 128);
+    uint32_t n = (uint32_t)(end - 300);
+    const uint8_t *raw = docs.bytes + docs.offs[300];
+    size_t zl, nl;
+    uint8_t *zb = encode(FDS_CODEC_ZSTD, zdict, raw, docs.lens + 300, n, 0, &zl, 0);
+    uint8_t *nb = encode(FDS_CODEC_ZSTD_NO_DICT, NULL, raw, docs.lens + 300, n, 0, &nl, 0);
+    fds_codec_ctx *ctx = fds_codec_ctx_create();
+    fds_block_view v;
+    for (int round = 0; round < 2; round++) {
+        ASSERT_EQ(fds_block_decode(ctx, zb, zl, zdict, 0, &v), 0);
+        ASSERT(v.decoded_bytes >= docs.lens[300]);
+        ASSERT(v.decoded_bytes < v.raw_len);
+        ASSERT(v.decoded_docs >= 1);
+        ASSERT_EQ(memcmp(v.raw, raw, v.decoded_bytes), 0);
+        ASSERT_EQ(fds_block_decode(ctx, nb, nl, NULL, UINT32_MAX, &v), 0);
+        ASSERT_EQ(v.decoded_bytes, v.raw_len);
+        ASSERT_EQ(memcmp(v.raw, raw, v.raw_len), 0);
+        ASSERT_EQ(fds_block_decode(ctx, nb, nl, NULL, 0, &v), 0);
+        ASSERT_EQ(memcmp(v.raw, raw, v.decoded_bytes), 0);
+    }
+    fds_codec_ctx_free(ctx);
+    free(zb);
+    free(nb);
 }
 
 static void test_edge_docs(void)
@@ -378,6 +411,7 @@ int main(int argc, char **argv)
     RUN(test_round_trip_json);
     RUN(test_round_trip_lines);
     RUN(test_sub_blocks);
+    RUN(test_partial_then_other_codec);
     RUN(test_edge_docs);
     RUN(test_corruption);
     RUN(test_wrong_dict);
