@@ -39,7 +39,7 @@ static int validate(fds_sidx *s, fds_err *err)
         return corrupt(err, path, "bad footer (truncated file?)");
     if (fds__get_u64(m + 40) != len)
         return corrupt(err, path, "file length does not match the header");
-    if (fds__crc32(0, m, len - FDS_SIDX_FOOTER_LEN) !=
+    if (fds_crc32c(0, m, len - FDS_SIDX_FOOTER_LEN) !=
         fds__get_u32(m + len - FDS_SIDX_FOOTER_LEN))
         return corrupt(err, path, "checksum mismatch");
     if (fds__get_u32(m + 8) != FDS_SIDX_VERSION)

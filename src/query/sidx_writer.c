@@ -78,16 +78,6 @@ struct fds_sidx_writer {
     int oom;
 };
 
-static uint64_t fnv(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -148,7 +138,7 @@ static wfield *wfield_lookup(fds_sidx_writer *w, const char *path, size_t len)
     if (!w->fhcap)
         return NULL;
     size_t mask = w->fhcap - 1;
-    for (size_t i = fnv(path, len) & mask;; i = (i + 1) & mask) {
+    for (size_t i = fds_fnv1a64(path, len) & mask;; i = (i + 1) & mask) {
         uint32_t e = w->fh[i];
         if (!e)
             return NULL;
@@ -166,7 +156,7 @@ static int wfield_rehash(fds_sidx_writer *w)
         return FDS_ENOMEM;
     for (size_t k = 0; k < w->nfields; k++) {
         fds_mfield *mf = w->fields[k]->mf;
-        size_t i = fnv(mf->path, mf->path_len) & (cap - 1);
+        size_t i = fds_fnv1a64(mf->path, mf->path_len) & (cap - 1);
         while (h[i])
             i = (i + 1) & (cap - 1);
         h[i] = (uint32_t)k + 1;
@@ -191,7 +181,7 @@ static wfield *wfield_add(fds_sidx_writer *w, fds_mfield *mf)
     w->fields[w->nfields++] = f;
     if ((w->nfields * 2 > w->fhcap) ? wfield_rehash(w) != 0 : 0)
         return NULL;
-    size_t mask = w->fhcap - 1, i = fnv(mf->path, mf->path_len) & mask;
+    size_t mask = w->fhcap - 1, i = fds_fnv1a64(mf->path, mf->path_len) & mask;
     while (w->fh[i] && w->fh[i] != w->nfields)
         i = (i + 1) & mask;
     w->fh[i] = (uint32_t)w->nfields;
@@ -228,7 +218,7 @@ static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
         if (!h)
             return FDS_ENOMEM;
         for (uint32_t k = 0; k < f->nterms; k++) {
-            size_t i = fnv(f->arena + f->terms[k].off, f->terms[k].len) &
+            size_t i = fds_fnv1a64(f->arena + f->terms[k].off, f->terms[k].len) &
                        (cap - 1);
             while (h[i])
                 i = (i + 1) & (cap - 1);
@@ -238,7 +228,7 @@ static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
         f->th = h;
         f->thcap = cap;
     }
-    size_t mask = f->thcap - 1, i = fnv(t, len) & mask;
+    size_t mask = f->thcap - 1, i = fds_fnv1a64(t, len) & mask;
     for (;; i = (i + 1) & mask) {
         uint32_t e = f->th[i];
         if (!e)
@@ -607,14 +597,6 @@ typedef struct strpool {
     size_t cap, n;
 } strpool;
 
-static uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Offset of `s` in b (written now if new), SIZE_MAX when out of memory.
  * Terms are at most FDS_TERM_MAX_BYTES long (fits the 16-bit length). */
 static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
@@ -633,7 +615,7 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
             if (!v)
                 continue;
             size_t off = (size_t)((v - 1) >> 16), len = (size_t)((v - 1) & 0xFFFF);
-            size_t h = (size_t)str_hash((const char *)b->p + off, len) & (nc - 1);
+            size_t h = (size_t)fds_fnv1a64((const char *)b->p + off, len) & (nc - 1);
             while (ns[h])
                 h = (h + 1) & (nc - 1);
             ns[h] = v;
@@ -642,7 +624,7 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
         sp->slot = ns;
         sp->cap = nc;
     }
-    size_t h = (size_t)str_hash(s, n) & (sp->cap - 1);
+    size_t h = (size_t)fds_fnv1a64(s, n) & (sp->cap - 1);
     for (; sp->slot[h]; h = (h + 1) & (sp->cap - 1)) {
         uint64_t v = sp->slot[h] - 1;
         size_t off = (size_t)(v >> 16), len = (size_t)(v & 0xFFFF);
@@ -945,7 +927,7 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
                 fds__put_u64(h + 24, fields_off);
                 fds__put_u64(h + 32, ids_off);
                 fds__put_u64(h + 40, b.len);
-                fds__put_u32(b.p + foot, fds__crc32(0, b.p, foot));
+                fds__put_u32(b.p + foot, fds_crc32c(0, b.p, foot));
                 memcpy(b.p + foot + 4, FDS_SIDX_END_MAGIC, 4);
             }
         }
