@@ -478,13 +478,13 @@ static fds_search_result run(const char *body, fds_search_request **rq)
     memset(&res, 0, sizeof res);
     if (fds_search_parse(body, strlen(body), mapping, 0, rq, &err)) {
         fprintf(stderr, "parse failed: %s\n  %s\n", err.reason, body);
-        qt_failures++;
+        fds_test_failures++;
         *rq = NULL;
         return res;
     }
     if (fds_search_execute(*rq, segs, NSEG, &res, &err)) {
         fprintf(stderr, "execute failed: %s\n", err.reason);
-        qt_failures++;
+        fds_test_failures++;
     }
     return res;
 }
@@ -523,7 +523,7 @@ static int by_key(const void *a, const void *b)
 static int check_query(int qi)
 {
     bq *q = gen(0);
-    int fails0 = qt_failures;
+    int fails0 = fds_test_failures;
     int size = (int)rnd(25), from = rnd(4) == 0 ? (int)rnd(20) : 0;
     int sortf = rnd(4) == 0 ? (int)rnd(3) : -1; /* numeric field sort */
     int desc = rnd(2);
@@ -573,7 +573,7 @@ static int check_query(int qi)
             fprintf(stderr, "q%d total %llu%s, brute force %zu\n", qi,
                     (unsigned long long)res.total,
                     res.total_is_lower_bound ? "+" : "", nc);
-            qt_failures++;
+            fds_test_failures++;
         }
     }
     size_t want_hits = nc > (size_t)from ? nc - from : 0;
@@ -586,7 +586,7 @@ static int check_query(int qi)
             if (d != &bd[c[from + i].i]) {
                 fprintf(stderr, "q%d sorted hit %zu: %s, expected %s\n", qi, i,
                         d->id, bd[c[from + i].i].id);
-                qt_failures++;
+                fds_test_failures++;
                 break;
             }
             ASSERT(res.hits[i].nsort == 1 &&
@@ -612,7 +612,7 @@ static int check_query(int qi)
             for (size_t i = 0; r2 && i < res2.nhits; i++) {
                 if (k + i >= nc || hit_doc(&res2.hits[i]) != &bd[c[k + i].i]) {
                     fprintf(stderr, "q%d search_after hit %zu differs\n", qi, i);
-                    qt_failures++;
+                    fds_test_failures++;
                     break;
                 }
             }
@@ -630,12 +630,12 @@ static int check_query(int qi)
             if (!m || !d->live || fabs(s - res.hits[i].score) > 1e-4 * fmax(1, s)) {
                 fprintf(stderr, "q%d hit %s score %.6f, brute force %.6f (match %d live %d)\n",
                         qi, d->id, res.hits[i].score, s, m, d->live);
-                qt_failures++;
+                fds_test_failures++;
                 break;
             }
             if (i && res.hits[i].score > res.hits[i - 1].score + 1e-6) {
                 fprintf(stderr, "q%d hits not in score order\n", qi);
-                qt_failures++;
+                fds_test_failures++;
             }
         }
         /* completeness: the k-th score matches, nobody clearly better is
@@ -646,7 +646,7 @@ static int check_query(int qi)
             if (fabs(kth - got) > 1e-4 * fmax(1, kth)) {
                 fprintf(stderr, "q%d last score %.6f, brute force %.6f\n", qi,
                         got, kth);
-                qt_failures++;
+                fds_test_failures++;
             }
             if (from == 0)
                 for (size_t j = 0; j < nc && c[j].s > kth + 1e-3; j++) {
@@ -656,7 +656,7 @@ static int check_query(int qi)
                     if (!found) {
                         fprintf(stderr, "q%d missing %s (%.6f)\n", qi,
                                 bd[c[j].i].id, c[j].s);
-                        qt_failures++;
+                        fds_test_failures++;
                         break;
                     }
                 }
@@ -665,7 +665,7 @@ static int check_query(int qi)
         wand_total += res.postings_total;
     }
 out:
-    if (qt_failures != fails0)
+    if (fds_test_failures != fails0)
         fprintf(stderr, "  query %d: %s\n", qi, text);
     fds_search_result_free(&res);
     fds_search_request_free(rq);
@@ -721,7 +721,7 @@ int main(int argc, char **argv)
                                     (const uint8_t *)docs.json[i], docs.len[i],
                                     &err)) {
                 fprintf(stderr, "add: %s\n", err.reason);
-                qt_failures++;
+                fds_test_failures++;
             }
             bd[i].seg = s;
             bd[i].sdoc = k;
@@ -741,7 +741,7 @@ int main(int argc, char **argv)
         segs[s].live = s == 0 ? NULL : live[s];
     }
     rmdir(dir);
-    for (int qi = 0; qi < nq && qt_failures < 20; qi++)
+    for (int qi = 0; qi < nq && fds_test_failures < 20; qi++)
         check_query(qi);
     printf("%d queries; postings scored %llu of %llu (%.1f%%)\n", nq,
            (unsigned long long)wand_scored, (unsigned long long)wand_total,
@@ -766,7 +766,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nstats; i++)
         free(stats[i].t);
     free(stats);
-    if (qt_failures)
-        fprintf(stderr, "%d failure(s)\n", qt_failures);
-    return qt_failures ? 1 : 0;
+    if (fds_test_failures)
+        fprintf(stderr, "%d failure(s)\n", fds_test_failures);
+    return fds_test_failures ? 1 : 0;
 }

@@ -252,7 +252,7 @@ static void test_mapping(void)
         fds_err_clear(&err);
         if (fds_search_parse(cases[i].body, strlen(cases[i].body), m, 0, &r, &err)) {
             fprintf(stderr, "parse %s: %s\n", cases[i].body, err.reason);
-            qt_failures++;
+            fds_test_failures++;
             continue;
         }
         fds_search_result res;
@@ -261,7 +261,7 @@ static void test_mapping(void)
             fprintf(stderr, "%s: total %llu, expected %llu\n", cases[i].body,
                     (unsigned long long)res.total,
                     (unsigned long long)cases[i].total);
-            qt_failures++;
+            fds_test_failures++;
         }
         fds_search_result_free(&res);
         fds_search_request_free(r);
@@ -373,7 +373,7 @@ static void test_dsl(void)
     ASSERT(out && strstr(out, "\"_source\":{ \"msg\" : \"hello there\", \"n\": "
                               "9007199254740993, \"o\": {\"a\": 1, \"b\": [1.50, 2]} }"));
     ASSERT(out && !strstr(out, "\"total\":{"));
-    if (qt_failures && out)
+    if (fds_test_failures && out)
         fprintf(stderr, "%s\n", out);
     ASSERT(out && strstr(out, "{\"took\":3,\"timed_out\":false,\"_shards\":{\"total\":1,"
                               "\"successful\":1,\"skipped\":0,\"failed\":0},\"hits\":{"));
@@ -392,7 +392,7 @@ static void test_dsl(void)
     ASSERT(out && strstr(out, "\"_explanation\":{\"value\":"));
     ASSERT(out && strstr(out, "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:"));
     ASSERT(out && strstr(out, "\"total\":{\"value\":1,\"relation\":\"eq\"}"));
-    if (qt_failures && out)
+    if (fds_test_failures && out)
         fprintf(stderr, "%s\n", out);
     free(out);
     fds_search_result_free(&res);
@@ -556,7 +556,7 @@ int main(void)
     test_postings();
     test_mapping();
     test_dsl();
-    if (qt_failures)
-        fprintf(stderr, "%d failure(s)\n", qt_failures);
-    return qt_failures ? 1 : 0;
+    if (fds_test_failures)
+        fprintf(stderr, "%d failure(s)\n", fds_test_failures);
+    return fds_test_failures ? 1 : 0;
 }
