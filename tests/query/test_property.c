@@ -520,6 +520,39 @@ static int by_key(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* search_after from the last of the first `nhits` sorted hits gives the
+ * rest of the brute-force order c[0..nc) (sorted on num_field[sortf]). */
+static void check_search_after(int qi, const char *text, int sortf, int desc,
+                               const cand *c, size_t nc, size_t nhits)
+{
+    long long last = c[nhits - 1].key;
+    static char sa[65536];
+    cJSON *tmp = cJSON_Parse(text);
+    char *qs = cJSON_PrintUnformatted(cJSON_GetObjectItem(tmp, "query"));
+    snprintf(sa, sizeof sa,
+             "{\"query\":%s,\"size\":5,\"sort\":[{\"%s\":\"%s\"}],"
+             "\"search_after\":[%lld]}",
+             qs, num_field[sortf], desc ? "desc" : "asc", last);
+    free(qs);
+    cJSON_Delete(tmp);
+    fds_search_request *r2;
+    fds_search_result res2 = run(sa, &r2);
+    size_t k = 0;
+    while (k < nc && (desc ? c[k].key >= last : c[k].key <= last))
+        k++;
+    for (size_t i = 0; r2 && i < res2.nhits; i++) {
+        if (k + i >= nc || hit_doc(&res2.hits[i]) != &bd[c[k + i].i]) {
+            fprintf(stderr, "q%d search_after hit %zu differs\n", qi, i);
+            fds_test_failures++;
+            break;
+        }
+    }
+    if (r2)
+        ASSERT_EQ_U(res2.nhits, nc - k < 5 ? nc - k : 5);
+    fds_search_result_free(&res2);
+    fds_search_request_free(r2);
+}
+
 static int check_query(int qi)
 {
     bq *q = gen(0);
@@ -593,34 +626,8 @@ static int check_query(int qi)
                    (long long)res.hits[i].sort_num[0] == c[from + i].key);
         }
         /* search_after from the last hit gives the rest */
-        if (res.nhits && from == 0) {
-            long long last = c[res.nhits - 1].key;
-            static char sa[65536];
-            cJSON *tmp = cJSON_Parse(text);
-            char *qs = cJSON_PrintUnformatted(cJSON_GetObjectItem(tmp, "query"));
-            snprintf(sa, sizeof sa,
-                     "{\"query\":%s,\"size\":5,\"sort\":[{\"%s\":\"%s\"}],"
-                     "\"search_after\":[%lld]}",
-                     qs, num_field[sortf], desc ? "desc" : "asc", last);
-            free(qs);
-            cJSON_Delete(tmp);
-            fds_search_request *r2;
-            fds_search_result res2 = run(sa, &r2);
-            size_t k = 0;
-            while (k < nc && (desc ? c[k].key >= last : c[k].key <= last))
-                k++;
-            for (size_t i = 0; r2 && i < res2.nhits; i++) {
-                if (k + i >= nc || hit_doc(&res2.hits[i]) != &bd[c[k + i].i]) {
-                    fprintf(stderr, "q%d search_after hit %zu differs\n", qi, i);
-                    fds_test_failures++;
-                    break;
-                }
-            }
-            if (r2)
-                ASSERT_EQ_U(res2.nhits, nc - k < 5 ? nc - k : 5);
-            fds_search_result_free(&res2);
-            fds_search_request_free(r2);
-        }
+        if (res.nhits && from == 0)
+            check_search_after(qi, text, sortf, desc, c, nc, res.nhits);
     } else {
         /* scores: every hit's score is its brute-force score; order desc */
         for (size_t i = 0; i < res.nhits; i++) {
