@@ -24,9 +24,10 @@
 #include <unistd.h>
 
 #include "dsl.h"
-#include "fds_text.h"
 #include "qtest.h"
 #include "query.h"
+
+#include "fds_text.h"
 
 static double now_us(void)
 {
