@@ -150,6 +150,20 @@ bad:
     return FDS_CLI_EXIT_USAGE;
 }
 
+/* The output stream: stdout when path is NULL, else the file at path
+ * (created or truncated), fully buffered with FDS_CLI_IO_BUF; NULL after
+ * perror() when it cannot be opened. */
+static inline FILE *fds__cli_open_out(const char *path)
+{
+    FILE *out = path ? fopen(path, "wb") : stdout;
+    if (!out) {
+        perror(path);
+        return NULL;
+    }
+    setvbuf(out, NULL, _IOFBF, FDS_CLI_IO_BUF);
+    return out;
+}
+
 /* Write the _bulk action line (with '\n') for document `id` (0: no _id). */
 static inline int fds__cli_action(FILE *out, const char *index, uint64_t id)
 {

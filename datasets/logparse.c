@@ -13,6 +13,9 @@
  */
 #include "logparse.h"
 
+#include "fds_text.h"
+#include "fds_time.h"
+
 #include <string.h>
 
 /* ---------------------------------------------------------------- hashing */
@@ -42,33 +45,6 @@ static uint64_t fds__hash(uint64_t seed, uint64_t line_no, uint64_t stream)
 
 /* ------------------------------------------------------------- date/time */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil, http://howardhinnant.github.io/date_algorithms.html). */
-static int64_t fds__days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* Inverse of fds__days_from_civil (civil_from_days). */
-static void fds__civil_from_days(int64_t z, int64_t *y, unsigned *m,
-                                 unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
 static int fds__is_leap(int64_t y)
 {
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
@@ -87,7 +63,7 @@ size_t fds_logparse_iso8601(int64_t epoch, int tz_offset_min, char *dst)
     int64_t secs = local - days * 86400;
     int64_t y;
     unsigned m, d;
-    fds__civil_from_days(days, &y, &m, &d);
+    fds_civil_from_days(days, &y, &m, &d);
     if (y < 0) y = 0;
     if (y > 9999) y = 9999;
     fds__put2(dst, (unsigned)(y / 100));
@@ -221,7 +197,7 @@ static int fds__timestamp(fds__cur *c, fds_logrec *rec)
     if (oh > 23 || om > 59)
         return fds__fail(c, "UTC offset out of range in timestamp");
     rec->tz_offset_min = sign * (int)(oh * 60 + om);
-    rec->epoch = fds__days_from_civil(year, mon, day) * 86400 +
+    rec->epoch = fds_days_from_civil(year, mon, day) * 86400 +
                  (int64_t)(hh * 3600 + mm * 60 + ss) -
                  (int64_t)rec->tz_offset_min * 60;
     return 0;
@@ -541,78 +517,6 @@ void fds_logparse_derive(fds_logrec *rec, const char *host, uint64_t seed,
 
 /* ------------------------------------------------------------------- JSON */
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if it is not one. */
-static size_t fds__utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char b = s[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t need;
-    if (b >= 0xc2 && b <= 0xdf) need = 1;
-    else if (b == 0xe0) { need = 2; lo = 0xa0; }
-    else if (b >= 0xe1 && b <= 0xec) need = 2;
-    else if (b == 0xed) { need = 2; hi = 0x9f; }
-    else if (b >= 0xee && b <= 0xef) need = 2;
-    else if (b == 0xf0) { need = 3; lo = 0x90; }
-    else if (b >= 0xf1 && b <= 0xf3) need = 3;
-    else if (b == 0xf4) { need = 3; hi = 0x8f; }
-    else return 0;
-    if (n < need + 1) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k <= need; k++)
-        if (s[k] < 0x80 || s[k] > 0xbf) return 0;
-    return need + 1;
-}
-
-size_t fds_logparse_json_string(const char *src, size_t len, char *dst,
-                                size_t cap)
-{
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)src;
-    char *p = dst, *end = dst + cap;
-    if (cap < 2) return 0;
-    *p++ = '"';
-    for (size_t i = 0; i < len;) {
-        unsigned char ch = s[i];
-        if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
-            /* Copy a run of plain ASCII at once. */
-            size_t j = i + 1;
-            while (j < len && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' &&
-                   s[j] != '\\')
-                j++;
-            if ((size_t)(end - p) < j - i) return 0;
-            memcpy(p, s + i, j - i);
-            p += j - i;
-            i = j;
-            continue;
-        }
-        if (ch == '"' || ch == '\\') {
-            if (end - p < 2) return 0;
-            *p++ = '\\';
-            *p++ = (char)ch;
-            i++;
-            continue;
-        }
-        size_t u = ch >= 0x80 ? fds__utf8_len(s + i, len - i) : 0;
-        if (u) {
-            if ((size_t)(end - p) < u) return 0;
-            memcpy(p, s + i, u);
-            p += u;
-            i += u;
-            continue;
-        }
-        /* Control byte or a byte that is not valid UTF-8. */
-        if (end - p < 6) return 0;
-        memcpy(p, "\\u00", 4);
-        p[4] = hex[ch >> 4];
-        p[5] = hex[ch & 0xf];
-        p += 6;
-        i++;
-    }
-    if (end - p < 1) return 0;
-    *p++ = '"';
-    return (size_t)(p - dst);
-}
-
 /* Fixed bytes of a document besides its strings: keys, punctuation, numbers
  * (at most 20 digits each), timestamp, request_id; generous. */
 #define FDS__JSON_FIXED 512
@@ -648,7 +552,7 @@ static void fds__lit(fds__out *o, const char *s, size_t n)
 static void fds__str(fds__out *o, const char *s, size_t n)
 {
     if (o->full) return;
-    size_t w = fds_logparse_json_string(s ? s : "", s ? n : 0, o->p,
+    size_t w = fds_json_escape(s ? s : "", s ? n : 0, o->p,
                                         (size_t)(o->end - o->p));
     if (!w) o->full = 1;
     o->p += w;

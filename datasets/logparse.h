@@ -177,7 +177,8 @@ size_t fds_logparse_json_bound(const fds_logrec *rec);
  *    "error_code":"-","request_time":0.047,"upstream_response_time":0.031,
  *    "request_id":"<32 hex>"}
  *
- * Strings: '"' and '\' are backslash-escaped, bytes < 0x20 are written as
+ * Strings are written by fds_json_escape() (src/common/fds_text.h):
+ * '"' and '\' are backslash-escaped, bytes < 0x20 are written as
  * \u00XX, valid UTF-8 (RFC 3629: no overlongs, surrogates or > U+10FFFF) is
  * copied as is, and every byte that is not part of valid UTF-8 is written as
  * \u00XX, i.e. read as Latin-1, so the output is always valid UTF-8 and the
@@ -189,14 +190,6 @@ size_t fds_logparse_json_bound(const fds_logrec *rec);
  */
 int fds_logparse_json(const fds_logrec *rec, char *dst, size_t cap,
                       size_t *out_len);
-
-/*
- * Write a JSON string literal (quotes included) of src[0..len) with the
- * escaping rules of fds_logparse_json().  Needs at most 6*len+2 bytes.
- * Returns bytes written, or 0 when cap is too small.
- */
-size_t fds_logparse_json_string(const char *src, size_t len, char *dst,
-                                size_t cap);
 
 /*
  * Format epoch + offset as "YYYY-MM-DDTHH:MM:SS+HH:MM" (25 bytes + NUL) into

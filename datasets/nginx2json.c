@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     uint64_t seed = o.seed;
     int no_ids = o.no_ids, bulk = o.bulk;
 
-    FILE *in = stdin, *out = stdout;
+    FILE *in = stdin;
     if (in_path && strcmp(in_path, "-")) {
         in = fopen(in_path, "rb");
         if (!in) {
@@ -68,15 +68,10 @@ int main(int argc, char **argv)
             return FDS_CLI_EXIT_USAGE;
         }
     }
-    if (out_path) {
-        out = fopen(out_path, "wb");
-        if (!out) {
-            perror(out_path);
-            return FDS_CLI_EXIT_USAGE;
-        }
-    }
     setvbuf(in, NULL, _IOFBF, FDS_CLI_IO_BUF);
-    setvbuf(out, NULL, _IOFBF, FDS_CLI_IO_BUF);
+    FILE *out = fds__cli_open_out(out_path);
+    if (!out)
+        return FDS_CLI_EXIT_USAGE;
 
     char *line = NULL, *buf = NULL;
     size_t line_cap = 0, buf_cap = 0;

@@ -162,15 +162,9 @@ int main(int argc, char **argv)
     uint64_t mean_gap_ms =
         nrec > 1 && span > 0 ? (uint64_t)span * 1000 / (nrec - 1) : 1000;
 
-    FILE *out = stdout;
-    if (out_path) {
-        out = fopen(out_path, "wb");
-        if (!out) {
-            perror(out_path);
-            return FDS_CLI_EXIT_USAGE;
-        }
-    }
-    setvbuf(out, NULL, _IOFBF, FDS_CLI_IO_BUF);
+    FILE *out = fds__cli_open_out(out_path);
+    if (!out)
+        return FDS_CLI_EXIT_USAGE;
 
     uint64_t state = seed, t_ms = 0;
     char *buf = NULL;

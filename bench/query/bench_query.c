@@ -27,6 +27,8 @@
 #include "qtest.h"
 #include "query.h"
 
+#include "fds_text.h"
+
 static double now_us(void)
 {
     struct timespec t;
@@ -71,40 +73,27 @@ static const bcase cases[] = {
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
-int main(int argc, char **argv)
+/* The benchmark's index: nseg segments of resampled sample docs, and the
+ * same segments with 1%% of docs deleted. */
+typedef struct bench_index {
+    fds_mapping *m;
+    fds_sidx **sidx;
+    fds_search_segment *segs, *segs_del;
+    uint8_t **live;
+    uint64_t file_bytes;
+    double index_s; /* indexing time, document generation excluded */
+} bench_index;
+
+/* Index ndocs docs resampled from the sample (fixed seed; timestamps
+ * rewritten to spread over a day) into nseg segments.  Returns 0 or 1. */
+static int build_index(const qt_docs *sample, size_t ndocs, int nseg,
+                       bench_index *bx)
 {
-    size_t ndocs = 1000000;
-    int nseg = 4, runs = 200;
-    const char *outdir = "results";
-    int opt;
-    while ((opt = getopt(argc, argv, "n:s:r:o:h")) != -1) {
-        switch (opt) {
-        case 'n': ndocs = (size_t)atol(optarg); break;
-        case 's': nseg = atoi(optarg); break;
-        case 'r': runs = atoi(optarg); break;
-        case 'o': outdir = optarg; break;
-        default:
-            fprintf(stderr, "usage: %s [-n DOCS] [-s SEGMENTS] [-r RUNS] "
-                            "[-o DIR] SAMPLE.log\n", argv[0]);
-            return 2;
-        }
-    }
-    if (optind >= argc || nseg < 1 || nseg > 64 || runs < 1) {
-        fprintf(stderr, "usage: %s [-n DOCS] [-s SEGMENTS] [-r RUNS] [-o DIR] "
-                        "SAMPLE.log\n", argv[0]);
-        return 2;
-    }
-    qt_docs sample;
-    if (qt_load(argv[optind], &sample, 1000000) || sample.n == 0) {
-        fprintf(stderr, "cannot read %s\n", argv[optind]);
-        return 1;
-    }
-    /* ---- generate and index ---- */
-    fds_mapping *m = fds_mapping_create();
-    fds_sidx **sidx = calloc((size_t)nseg, sizeof *sidx);
-    fds_search_segment *segs = calloc((size_t)nseg, sizeof *segs);
-    fds_search_segment *segs_del = calloc((size_t)nseg, sizeof *segs_del);
-    uint8_t **live = calloc((size_t)nseg, sizeof *live);
+    fds_mapping *m = bx->m = fds_mapping_create();
+    fds_sidx **sidx = bx->sidx = calloc((size_t)nseg, sizeof *sidx);
+    fds_search_segment *segs = bx->segs = calloc((size_t)nseg, sizeof *segs);
+    fds_search_segment *segs_del = bx->segs_del = calloc((size_t)nseg, sizeof *segs_del);
+    uint8_t **live = bx->live = calloc((size_t)nseg, sizeof *live);
     uint64_t rng = 42, file_bytes = 0;
     char *buf = malloc(1 << 16);
     double t0 = now_us(), gen_us = 0;
@@ -121,9 +110,9 @@ int main(int argc, char **argv)
         for (; next < ndocs && n < per; next++, n++) {
             double g0 = now_us();
             rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            size_t k = (size_t)(rng >> 33) % sample.n;
-            const char *src = sample.json[k];
-            size_t len = sample.len[k];
+            size_t k = (size_t)(rng >> 33) % sample->n;
+            const char *src = sample->json[k];
+            size_t len = sample->len[k];
             /* {"@timestamp":"YYYY-MM-DDTHH:MM:SS+03:30" : rewrite 19 chars */
             memcpy(buf, src, len);
             time_t t = base + (time_t)((double)next * 0.0864) + 12600;
@@ -167,10 +156,126 @@ int main(int argc, char **argv)
         segs_del[s].live = live[s];
     }
     rmdir(dir);
-    double index_s = (now_us() - t0 - gen_us) / 1e6;
+    bx->file_bytes = file_bytes;
+    bx->index_s = (now_us() - t0 - gen_us) / 1e6;
+    double index_s = bx->index_s;
     printf("indexed %zu docs into %d segments in %.1f s (%.0f docs/s), "
            "%.1f MiB of index\n", ndocs, nseg, index_s, (double)ndocs / index_s,
            (double)file_bytes / 1048576.0);
+    free(buf);
+    return 0;
+}
+
+/* Write s as a JSON string literal to f (escaped by fds_json_escape). */
+static void put_json_string(FILE *f, const char *s)
+{
+    size_t n = strlen(s);
+    char *esc = malloc(FDS_JSON_ESCAPE_BOUND(n));
+    if (!esc)
+        return;
+    fwrite(esc, 1, fds_json_escape(s, n, esc, FDS_JSON_ESCAPE_BOUND(n)), f);
+    free(esc);
+}
+
+/* Run case c `runs` times (after 5 warm-up runs), print its line and
+ * append its JSON object and Markdown row.  Returns 0 or 1 (error said). */
+static int run_case(size_t c, const bench_index *bx, int nseg, int runs,
+                    double *lat, FILE *js, FILE *md)
+{
+    fds_search_request *r;
+    fds_err err;
+    fds_err_clear(&err);
+    if (fds_search_parse(cases[c].body, strlen(cases[c].body), bx->m, 0, &r,
+                         &err)) {
+        fprintf(stderr, "%s: %s\n", cases[c].name, err.reason);
+        return 1;
+    }
+    const fds_search_segment *sg = cases[c].deleted ? bx->segs_del : bx->segs;
+    fds_search_result res;
+    uint64_t idsum = 0;
+    for (int i = -5; i < runs; i++) {
+        double a = now_us();
+        if (fds_search_execute(r, sg, (unsigned)nseg, &res, &err)) {
+            fprintf(stderr, "%s: %s\n", cases[c].name, err.reason);
+            return 1;
+        }
+        double b = now_us();
+        if (i >= 0)
+            lat[i] = b - a;
+        for (size_t h = 0; h < res.nhits; h++)
+            idsum += res.hits[h].doc * 31u + res.hits[h].seg;
+        if (i < runs - 1)
+            fds_search_result_free(&res);
+    }
+    qsort(lat, (size_t)runs, sizeof *lat, dcmp);
+    double med = lat[runs / 2];
+    double p99 = lat[(size_t)ceil(0.99 * runs) - 1];
+    double frac = res.postings_total
+                      ? 100.0 * (double)res.postings_scored /
+                            (double)res.postings_total
+                      : 0;
+    printf("%-45s %8llu%s  median %8.1f us  p99 %8.1f us  scored %llu/%llu "
+           "(%.3f%%)  ids %llx\n", cases[c].name,
+           (unsigned long long)res.total, res.total_is_lower_bound ? "+" : " ",
+           med, p99, (unsigned long long)res.postings_scored,
+           (unsigned long long)res.postings_total, frac,
+           (unsigned long long)idsum);
+    fprintf(js, "%s{\"name\":", c ? "," : "");
+    put_json_string(js, cases[c].name);
+    fputs(",\"body\":", js);
+    put_json_string(js, cases[c].body);
+    fprintf(js, ",\"deleted_fraction\":%s,\"hits\":%llu,\"relation\":\"%s\","
+                "\"latency_us\":{\"median\":%.1f,\"p99\":%.1f,\"min\":%.1f,"
+                "\"max\":%.1f},\"postings_scored\":%llu,\"postings_total\":%llu,"
+                "\"scored_fraction\":%.6f,\"id_checksum\":%llu}",
+            cases[c].deleted ? "0.01" : "0", (unsigned long long)res.total,
+            res.total_is_lower_bound ? "gte" : "eq", med, p99, lat[0],
+            lat[runs - 1], (unsigned long long)res.postings_scored,
+            (unsigned long long)res.postings_total, frac / 100.0,
+            (unsigned long long)idsum);
+    fprintf(md, "| %s | %llu (%s) | %.1f | %.1f | %llu | %llu | %.3f |\n",
+            cases[c].name, (unsigned long long)res.total,
+            res.total_is_lower_bound ? "gte" : "eq", med, p99,
+            (unsigned long long)res.postings_scored,
+            (unsigned long long)res.postings_total, frac);
+    fds_search_result_free(&res);
+    fds_search_request_free(r);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    size_t ndocs = 1000000;
+    int nseg = 4, runs = 200;
+    const char *outdir = "results";
+    int opt;
+    while ((opt = getopt(argc, argv, "n:s:r:o:h")) != -1) {
+        switch (opt) {
+        case 'n': ndocs = (size_t)atol(optarg); break;
+        case 's': nseg = atoi(optarg); break;
+        case 'r': runs = atoi(optarg); break;
+        case 'o': outdir = optarg; break;
+        default:
+            fprintf(stderr, "usage: %s [-n DOCS] [-s SEGMENTS] [-r RUNS] "
+                            "[-o DIR] SAMPLE.log\n", argv[0]);
+            return 2;
+        }
+    }
+    if (optind >= argc || nseg < 1 || nseg > 64 || runs < 1) {
+        fprintf(stderr, "usage: %s [-n DOCS] [-s SEGMENTS] [-r RUNS] [-o DIR] "
+                        "SAMPLE.log\n", argv[0]);
+        return 2;
+    }
+    qt_docs sample;
+    if (qt_load(argv[optind], &sample, 1000000) || sample.n == 0) {
+        fprintf(stderr, "cannot read %s\n", argv[optind]);
+        return 1;
+    }
+    bench_index bx;
+    if (build_index(&sample, ndocs, nseg, &bx))
+        return 1;
+    double index_s = bx.index_s;
+    uint64_t file_bytes = bx.file_bytes;
 
     /* ---- queries ---- */
     char path[512];
@@ -193,78 +298,17 @@ int main(int argc, char **argv)
                 "| of postings | scored %% |\n|---|---|---|---|---|---|---|\n",
             ndocs, nseg, runs);
     double *lat = malloc((size_t)runs * sizeof *lat);
-    for (size_t c = 0; c < NCASES; c++) {
-        fds_search_request *r;
-        fds_err err;
-        fds_err_clear(&err);
-        if (fds_search_parse(cases[c].body, strlen(cases[c].body), m, 0, &r,
-                             &err)) {
-            fprintf(stderr, "%s: %s\n", cases[c].name, err.reason);
+    for (size_t c = 0; c < NCASES; c++)
+        if (run_case(c, &bx, nseg, runs, lat, js, md))
             return 1;
-        }
-        const fds_search_segment *sg = cases[c].deleted ? segs_del : segs;
-        fds_search_result res;
-        uint64_t idsum = 0;
-        for (int i = -5; i < runs; i++) {
-            double a = now_us();
-            if (fds_search_execute(r, sg, (unsigned)nseg, &res, &err)) {
-                fprintf(stderr, "%s: %s\n", cases[c].name, err.reason);
-                return 1;
-            }
-            double b = now_us();
-            if (i >= 0)
-                lat[i] = b - a;
-            for (size_t h = 0; h < res.nhits; h++)
-                idsum += res.hits[h].doc * 31u + res.hits[h].seg;
-            if (i < runs - 1)
-                fds_search_result_free(&res);
-        }
-        qsort(lat, (size_t)runs, sizeof *lat, dcmp);
-        double med = lat[runs / 2];
-        double p99 = lat[(size_t)ceil(0.99 * runs) - 1];
-        double frac = res.postings_total
-                          ? 100.0 * (double)res.postings_scored /
-                                (double)res.postings_total
-                          : 0;
-        printf("%-45s %8llu%s  median %8.1f us  p99 %8.1f us  scored %llu/%llu "
-               "(%.3f%%)  ids %llx\n", cases[c].name,
-               (unsigned long long)res.total, res.total_is_lower_bound ? "+" : " ",
-               med, p99, (unsigned long long)res.postings_scored,
-               (unsigned long long)res.postings_total, frac,
-               (unsigned long long)idsum);
-        fprintf(js, "%s{\"name\":\"%s\",\"body\":", c ? "," : "", cases[c].name);
-        fputc('"', js);
-        for (const char *p = cases[c].body; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                fputc('\\', js);
-            fputc(*p, js);
-        }
-        fputc('"', js);
-        fprintf(js, ",\"deleted_fraction\":%s,\"hits\":%llu,\"relation\":\"%s\","
-                    "\"latency_us\":{\"median\":%.1f,\"p99\":%.1f,\"min\":%.1f,"
-                    "\"max\":%.1f},\"postings_scored\":%llu,\"postings_total\":%llu,"
-                    "\"scored_fraction\":%.6f,\"id_checksum\":%llu}",
-                cases[c].deleted ? "0.01" : "0", (unsigned long long)res.total,
-                res.total_is_lower_bound ? "gte" : "eq", med, p99, lat[0],
-                lat[runs - 1], (unsigned long long)res.postings_scored,
-                (unsigned long long)res.postings_total, frac / 100.0,
-                (unsigned long long)idsum);
-        fprintf(md, "| %s | %llu (%s) | %.1f | %.1f | %llu | %llu | %.3f |\n",
-                cases[c].name, (unsigned long long)res.total,
-                res.total_is_lower_bound ? "gte" : "eq", med, p99,
-                (unsigned long long)res.postings_scored,
-                (unsigned long long)res.postings_total, frac);
-        fds_search_result_free(&res);
-        fds_search_request_free(r);
-    }
     fprintf(js, "]}\n");
     fclose(js);
     fclose(md);
     printf("wrote %s/query.json and %s/query.md\n", outdir, outdir);
     for (int s = 0; s < nseg; s++) {
-        fds_sidx_close(sidx[s]);
-        free(live[s]);
+        fds_sidx_close(bx.sidx[s]);
+        free(bx.live[s]);
     }
-    fds_mapping_free(m);
+    fds_mapping_free(bx.m);
     return 0;
 }

@@ -142,9 +142,6 @@ uint32_t fds__norm_decode(uint8_t b);        /* Lucene SmallFloat.byte4ToInt */
 
 /* ---- misc ---------------------------------------------------------------- */
 
-uint32_t fds__crc32(uint32_t crc, const void *p, size_t n);
-
-
 /* Bits needed for v (0 for 0). */
 static inline unsigned fds__bit_width(uint64_t v)
 {

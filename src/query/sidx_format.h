@@ -13,11 +13,12 @@
  * (version 1: 32-byte term entries, a skip entry and a block for every
  * term, varint postings, u32 ordinals and i64 columns, term strings stored
  * once per field) to 2.18 MB; bench/query/sidx_breakdown prints the bytes
- * per part and field.
+ * per part and field.  Version 3 changed only the footer checksum, from
+ * CRC-32 (IEEE) to CRC-32C, the checksum of the codec blocks.
  *
  * Header (64 bytes)
  *   0  u8[8] magic "FDSSIDX1"
- *   8  u32   format version (FDS_SIDX_VERSION = 2)
+ *   8  u32   format version (FDS_SIDX_VERSION = 3)
  *  12  u32   max_doc
  *  16  u32   nfields
  *  20  u32   header length (64)
@@ -89,7 +90,9 @@
  *   (doc ids ordered by id bytes, for binary search), padding to 8, id bytes.
  *
  * Footer (8 bytes, at file_len - 8)
- *   0  u32   CRC-32 (IEEE) of bytes [0, file_len - 8)
+ *   0  u32   CRC-32C (Castagnoli, fds_crc32c in src/common/fds_hash.h;
+ *            the checksum of every fieldstore file) of bytes
+ *            [0, file_len - 8)
  *   4  u8[4] "FDSE"
  */
 #ifndef FDS_SIDX_FORMAT_H
@@ -97,9 +100,11 @@
 
 #include <stdint.h>
 
+#include "fds_hash.h" /* fds_crc32c: the footer checksum */
+
 #define FDS_SIDX_MAGIC "FDSSIDX1"
 #define FDS_SIDX_END_MAGIC "FDSE"
-#define FDS_SIDX_VERSION 2u
+#define FDS_SIDX_VERSION 3u
 #define FDS_SIDX_HEADER_LEN 64u
 #define FDS_SIDX_FIELD_LEN 64u
 #define FDS_SIDX_DICT_HDR 8u

@@ -26,7 +26,10 @@ static bool in_file(size_t len, uint64_t off, uint64_t n)
     return off <= len && n <= len - off;
 }
 
-static int validate(fds_sidx *s, fds_err *err)
+/* Header and footer: magic, length, checksum, version, the bounds of the
+ * field and _id tables (offsets into *fields_off, *ids_off). */
+static int validate_header(fds_sidx *s, uint64_t *fields_off,
+                           uint64_t *ids_off, fds_err *err)
 {
     const uint8_t *m = s->map;
     size_t len = s->len;
@@ -39,7 +42,7 @@ static int validate(fds_sidx *s, fds_err *err)
         return corrupt(err, path, "bad footer (truncated file?)");
     if (fds__get_u64(m + 40) != len)
         return corrupt(err, path, "file length does not match the header");
-    if (fds__crc32(0, m, len - FDS_SIDX_FOOTER_LEN) !=
+    if (fds_crc32c(0, m, len - FDS_SIDX_FOOTER_LEN) !=
         fds__get_u32(m + len - FDS_SIDX_FOOTER_LEN))
         return corrupt(err, path, "checksum mismatch");
     if (fds__get_u32(m + 8) != FDS_SIDX_VERSION)
@@ -47,127 +50,178 @@ static int validate(fds_sidx *s, fds_err *err)
     size_t body = len - FDS_SIDX_FOOTER_LEN;
     s->max_doc = fds__get_u32(m + 12);
     s->nfields = fds__get_u32(m + 16);
-    uint64_t fields_off = fds__get_u64(m + 24), ids_off = fds__get_u64(m + 32);
+    *fields_off = fds__get_u64(m + 24);
+    *ids_off = fds__get_u64(m + 32);
     uint64_t md = s->max_doc;
-    if (!in_file(body, fields_off, (uint64_t)s->nfields * FDS_SIDX_FIELD_LEN))
+    if (!in_file(body, *fields_off, (uint64_t)s->nfields * FDS_SIDX_FIELD_LEN))
         return corrupt(err, path, "field table out of bounds");
-    if (!in_file(body, ids_off, (md + 1) * 4 + md * 4))
+    if (!in_file(body, *ids_off, (md + 1) * 4 + md * 4))
         return corrupt(err, path, "_id table out of bounds");
-    s->fields = calloc(s->nfields ? s->nfields : 1, sizeof *s->fields);
-    if (!s->fields)
-        return FDS_ENOMEM;
-    uint64_t words = (md + 63) / 64;
-    for (uint32_t i = 0; i < s->nfields; i++) {
-        const uint8_t *d = m + fields_off + (size_t)i * FDS_SIDX_FIELD_LEN;
-        fds_sfield *f = &s->fields[i];
-        uint64_t name_off = fds__get_u64(d);
-        f->name_len = fds__get_u32(d + 8);
-        if (!in_file(body, name_off, f->name_len))
-            return corrupt(err, path, "field name out of bounds");
-        f->name = (const char *)m + name_off;
-        f->kind = d[12];
-        f->flags = d[13];
-        if (f->kind < FDS_FT_TEXT || f->kind > FDS_FT_BOOLEAN)
-            return corrupt(err, path, "unknown field kind");
-        f->doc_count = fds__get_u32(d + 16);
-        f->nterms = fds__get_u32(d + 20);
-        f->sum_ttf = fds__get_u64(d + 24);
-        uint64_t terms_off = fds__get_u64(d + 32), tb = fds__get_u64(d + 40);
-        uint64_t norms_off = fds__get_u64(d + 48), col_off = fds__get_u64(d + 56);
-        if (!in_file(body, terms_off, FDS_SIDX_DICT_HDR) || tb > body)
-            return corrupt(err, path, "term dictionary out of bounds");
-        for (int k = 0; k < 4; k++) {
-            f->w[k] = m[terms_off + k];
-            if (f->w[k] > FDS_SIDX_DICT_WMAX)
-                return corrupt(err, path, "bad term entry width");
-        }
-        f->wentry = f->w[0] + f->w[1] + f->w[2] + f->w[3];
-        if (!in_file(body, terms_off, FDS_SIDX_DICT_BYTES(f->nterms, f->wentry)))
-            return corrupt(err, path, "term dictionary out of bounds");
-        f->terms = m + terms_off + FDS_SIDX_DICT_HDR;
-        f->tbytes = m + tb;
-        for (uint32_t t = 0; t < f->nterms; t++) {
-            uint64_t bit = (uint64_t)t * f->wentry;
-            uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
-            uint64_t sl = fds__bits_get(f->terms, bit + f->w[0], f->w[1]);
-            uint64_t df = fds__bits_get(f->terms, bit + f->w[0] + f->w[1], f->w[2]) + 1;
-            uint64_t ptr = fds__bits_get(f->terms, bit + f->w[0] + f->w[1] + f->w[2], f->w[3]);
-            uint64_t po = ptr >> 1;
-            uint64_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
-            if (!in_file(body, tb + so, sl))
-                return corrupt(err, path, "term bytes out of bounds");
-            if (ptr & 1) { /* inline singleton: the doc */
-                if (df != 1 || po >= md)
-                    return corrupt(err, path, "bad singleton term");
-                continue;
-            }
-            if (df > s->max_doc)
-                return corrupt(err, path, "bad doc_freq");
-            if (!in_file(body, po, (uint64_t)nb * FDS_SIDX_SKIP_LEN))
-                return corrupt(err, path, "skip list out of bounds");
-            uint64_t data = po + (uint64_t)nb * FDS_SIDX_SKIP_LEN;
-            uint64_t last = 0, prev_off = 0;
-            for (uint32_t b = 0; b < nb; b++) {
-                const uint8_t *sk = m + po + (size_t)b * FDS_SIDX_SKIP_LEN;
-                uint64_t ld = fds__get_u32(sk), off = fds__get_u32(sk + 4);
-                unsigned n = sk[13] + 1u;
-                if (ld >= md || (b && ld <= last) || data + off > body ||
-                    (b && off < prev_off) ||
-                    (b + 1 < nb && n != FDS_POSTINGS_BLOCK) ||
-                    (b + 1 == nb && n != df - b * FDS_POSTINGS_BLOCK))
-                    return corrupt(err, path, "bad skip entry");
-                last = ld;
-                prev_off = off;
-            }
-        }
-        if (f->flags & FDS_SIDX_F_NORMS) {
-            if (!in_file(body, norms_off, md))
-                return corrupt(err, path, "norms out of bounds");
-            f->norms = m + norms_off;
-        }
-        f->ord_bits = d[14];
-        if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
-            return corrupt(err, path, "bad ordinal width");
-        f->num_bits = d[15];
-        if ((f->flags & FDS_SIDX_F_NUMCOL)
-                ? (f->num_bits != FDS_SIDX_NUM_RAW &&
-                   (f->num_bits > FDS_SIDX_NUM_PACK_MAX || f->kind == FDS_FT_DOUBLE))
-                : f->num_bits != 0)
-            return corrupt(err, path, "bad numeric column width");
-        bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
-        uint64_t col_len = (f->flags & FDS_SIDX_F_ORDCOL)
-                               ? FDS_SIDX_ORD_BYTES(md, f->ord_bits)
-                           : !(f->flags & FDS_SIDX_F_NUMCOL) ? 0
-                           : f->num_bits == FDS_SIDX_NUM_RAW
-                               ? md * 8
-                               : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
-        if (!in_file(body, col_off, words * 8 + col_len))
-            return corrupt(err, path, "column out of bounds");
-        f->present = m + col_off;
-        f->col = has_col ? m + col_off + words * 8 : NULL;
-        if (has_col && (f->flags & FDS_SIDX_F_NUMCOL) &&
-            f->num_bits != FDS_SIDX_NUM_RAW) {
-            f->num_min = (int64_t)fds__get_u64(f->col);
-            f->col += 8;
-        }
-        if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
-            (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
-            ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))
-            return corrupt(err, path, "field flags do not match its kind");
-        if (f->kind == FDS_FT_KEYWORD)
-            for (uint32_t dd = 0; dd < s->max_doc; dd++) {
-                uint32_t o = fds__col_ord(f, dd);
-                if (o != FDS_SIDX_NO_ORD && o >= f->nterms)
-                    return corrupt(err, path, "ordinal out of range");
-            }
-        if (i > 0) {
-            const fds_sfield *p = &s->fields[i - 1];
-            size_t n = p->name_len < f->name_len ? p->name_len : f->name_len;
-            int c = memcmp(p->name, f->name, n);
-            if (c > 0 || (c == 0 && p->name_len >= f->name_len))
-                return corrupt(err, path, "fields not sorted");
-        }
+    return 0;
+}
+
+/* The skip list of one term with postings at po (df docs). */
+static int validate_skips(const fds_sidx *s, size_t body, uint64_t po,
+                          uint64_t df, fds_err *err)
+{
+    const uint8_t *m = s->map;
+    uint64_t md = s->max_doc;
+    uint64_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
+    if (df > s->max_doc)
+        return corrupt(err, s->path, "bad doc_freq");
+    if (!in_file(body, po, (uint64_t)nb * FDS_SIDX_SKIP_LEN))
+        return corrupt(err, s->path, "skip list out of bounds");
+    uint64_t data = po + (uint64_t)nb * FDS_SIDX_SKIP_LEN;
+    uint64_t last = 0, prev_off = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        const uint8_t *sk = m + po + (size_t)b * FDS_SIDX_SKIP_LEN;
+        uint64_t ld = fds__get_u32(sk), off = fds__get_u32(sk + 4);
+        unsigned n = sk[13] + 1u;
+        if (ld >= md || (b && ld <= last) || data + off > body ||
+            (b && off < prev_off) ||
+            (b + 1 < nb && n != FDS_POSTINGS_BLOCK) ||
+            (b + 1 == nb && n != df - b * FDS_POSTINGS_BLOCK))
+            return corrupt(err, s->path, "bad skip entry");
+        last = ld;
+        prev_off = off;
     }
+    return 0;
+}
+
+/* The term dictionary of field f (descriptor d): entry widths, bounds of
+ * every term's bytes, singletons and skip lists. */
+static int validate_terms(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
+                          size_t body, fds_err *err)
+{
+    const uint8_t *m = s->map;
+    const char *path = s->path;
+    uint64_t terms_off = fds__get_u64(d + 32), tb = fds__get_u64(d + 40);
+    if (!in_file(body, terms_off, FDS_SIDX_DICT_HDR) || tb > body)
+        return corrupt(err, path, "term dictionary out of bounds");
+    for (int k = 0; k < 4; k++) {
+        f->w[k] = m[terms_off + k];
+        if (f->w[k] > FDS_SIDX_DICT_WMAX)
+            return corrupt(err, path, "bad term entry width");
+    }
+    f->wentry = f->w[0] + f->w[1] + f->w[2] + f->w[3];
+    if (!in_file(body, terms_off, FDS_SIDX_DICT_BYTES(f->nterms, f->wentry)))
+        return corrupt(err, path, "term dictionary out of bounds");
+    f->terms = m + terms_off + FDS_SIDX_DICT_HDR;
+    f->tbytes = m + tb;
+    for (uint32_t t = 0; t < f->nterms; t++) {
+        uint64_t bit = (uint64_t)t * f->wentry;
+        uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
+        uint64_t sl = fds__bits_get(f->terms, bit + f->w[0], f->w[1]);
+        uint64_t df = fds__bits_get(f->terms, bit + f->w[0] + f->w[1], f->w[2]) + 1;
+        uint64_t ptr = fds__bits_get(f->terms, bit + f->w[0] + f->w[1] + f->w[2], f->w[3]);
+        uint64_t po = ptr >> 1;
+        if (!in_file(body, tb + so, sl))
+            return corrupt(err, path, "term bytes out of bounds");
+        if (ptr & 1) { /* inline singleton: the doc */
+            if (df != 1 || po >= s->max_doc)
+                return corrupt(err, path, "bad singleton term");
+            continue;
+        }
+        int rc = validate_skips(s, body, po, df, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Norms, presence bitmap and column of field f (descriptor d): widths,
+ * bounds, flags against the kind, keyword ordinals in range. */
+static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
+                            size_t body, fds_err *err)
+{
+    const uint8_t *m = s->map;
+    const char *path = s->path;
+    uint64_t md = s->max_doc, words = (md + 63) / 64;
+    uint64_t norms_off = fds__get_u64(d + 48), col_off = fds__get_u64(d + 56);
+    if (f->flags & FDS_SIDX_F_NORMS) {
+        if (!in_file(body, norms_off, md))
+            return corrupt(err, path, "norms out of bounds");
+        f->norms = m + norms_off;
+    }
+    f->ord_bits = d[14];
+    if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
+        return corrupt(err, path, "bad ordinal width");
+    f->num_bits = d[15];
+    if ((f->flags & FDS_SIDX_F_NUMCOL)
+            ? (f->num_bits != FDS_SIDX_NUM_RAW &&
+               (f->num_bits > FDS_SIDX_NUM_PACK_MAX || f->kind == FDS_FT_DOUBLE))
+            : f->num_bits != 0)
+        return corrupt(err, path, "bad numeric column width");
+    bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
+    uint64_t col_len = (f->flags & FDS_SIDX_F_ORDCOL)
+                           ? FDS_SIDX_ORD_BYTES(md, f->ord_bits)
+                       : !(f->flags & FDS_SIDX_F_NUMCOL) ? 0
+                       : f->num_bits == FDS_SIDX_NUM_RAW
+                           ? md * 8
+                           : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
+    if (!in_file(body, col_off, words * 8 + col_len))
+        return corrupt(err, path, "column out of bounds");
+    f->present = m + col_off;
+    f->col = has_col ? m + col_off + words * 8 : NULL;
+    if (has_col && (f->flags & FDS_SIDX_F_NUMCOL) &&
+        f->num_bits != FDS_SIDX_NUM_RAW) {
+        f->num_min = (int64_t)fds__get_u64(f->col);
+        f->col += 8;
+    }
+    if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
+        (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
+        ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))
+        return corrupt(err, path, "field flags do not match its kind");
+    if (f->kind == FDS_FT_KEYWORD)
+        for (uint32_t dd = 0; dd < s->max_doc; dd++) {
+            uint32_t o = fds__col_ord(f, dd);
+            if (o != FDS_SIDX_NO_ORD && o >= f->nterms)
+                return corrupt(err, path, "ordinal out of range");
+        }
+    return 0;
+}
+
+/* Field descriptor i: name, kind, counts, then its terms and columns, and
+ * that names are sorted. */
+static int validate_field(fds_sidx *s, uint32_t i, uint64_t fields_off,
+                          size_t body, fds_err *err)
+{
+    const uint8_t *m = s->map;
+    const char *path = s->path;
+    const uint8_t *d = m + fields_off + (size_t)i * FDS_SIDX_FIELD_LEN;
+    fds_sfield *f = &s->fields[i];
+    uint64_t name_off = fds__get_u64(d);
+    f->name_len = fds__get_u32(d + 8);
+    if (!in_file(body, name_off, f->name_len))
+        return corrupt(err, path, "field name out of bounds");
+    f->name = (const char *)m + name_off;
+    f->kind = d[12];
+    f->flags = d[13];
+    if (f->kind < FDS_FT_TEXT || f->kind > FDS_FT_BOOLEAN)
+        return corrupt(err, path, "unknown field kind");
+    f->doc_count = fds__get_u32(d + 16);
+    f->nterms = fds__get_u32(d + 20);
+    f->sum_ttf = fds__get_u64(d + 24);
+    int rc = validate_terms(s, f, d, body, err);
+    if (!rc)
+        rc = validate_columns(s, f, d, body, err);
+    if (rc)
+        return rc;
+    if (i > 0) {
+        const fds_sfield *p = &s->fields[i - 1];
+        size_t n = p->name_len < f->name_len ? p->name_len : f->name_len;
+        int c = memcmp(p->name, f->name, n);
+        if (c > 0 || (c == 0 && p->name_len >= f->name_len))
+            return corrupt(err, path, "fields not sorted");
+    }
+    return 0;
+}
+
+/* Per-block (FDS_DV_BLOCK docs) min and max of every numeric column, NaN
+ * for a block without values; for range and sort skipping.  Returns 0 or
+ * FDS_ENOMEM. */
+static int build_block_minmax(fds_sidx *s)
+{
     for (uint32_t i = 0; i < s->nfields; i++) {
         fds_sfield *f = &s->fields[i];
         if (!(f->flags & FDS_SIDX_F_NUMCOL))
@@ -196,14 +250,24 @@ static int validate(fds_sidx *s, fds_err *err)
             f->blk_max[b] = hi;
         }
     }
-    s->idoff = m + ids_off;
+    return 0;
+}
+
+/* The _id table at ids_off: offsets monotone and in bounds, by_id a doc id
+ * each. */
+static int validate_ids(fds_sidx *s, uint64_t ids_off, size_t body,
+                        fds_err *err)
+{
+    const char *path = s->path;
+    uint64_t md = s->max_doc;
+    s->idoff = s->map + ids_off;
     s->byid = s->idoff + (md + 1) * 4;
     uint64_t blob = ids_off + (md + 1) * 4 + md * 4;
     blob = (blob + 7) & ~(uint64_t)7;
     uint64_t total = fds__get_u32(s->idoff + md * 4);
     if (!in_file(body, blob, total))
         return corrupt(err, path, "_id bytes out of bounds");
-    s->idbytes = m + blob;
+    s->idbytes = s->map + blob;
     s->idbytes_len = total;
     uint32_t prev = 0;
     for (uint32_t d = 0; d <= s->max_doc; d++) {
@@ -216,6 +280,26 @@ static int validate(fds_sidx *s, fds_err *err)
         if (fds__get_u32(s->byid + (size_t)d * 4) >= s->max_doc)
             return corrupt(err, path, "bad _id order");
     return 0;
+}
+
+/* Check every offset, width and count of the mapped file once (so readers
+ * need no bounds checks later) and fill s's field table. */
+static int validate(fds_sidx *s, fds_err *err)
+{
+    uint64_t fields_off = 0, ids_off = 0;
+    int rc = validate_header(s, &fields_off, &ids_off, err);
+    if (rc)
+        return rc;
+    size_t body = s->len - FDS_SIDX_FOOTER_LEN;
+    s->fields = calloc(s->nfields ? s->nfields : 1, sizeof *s->fields);
+    if (!s->fields)
+        return FDS_ENOMEM;
+    for (uint32_t i = 0; i < s->nfields; i++)
+        if ((rc = validate_field(s, i, fields_off, body, err)))
+            return rc;
+    if ((rc = build_block_minmax(s)))
+        return rc;
+    return validate_ids(s, ids_off, body, err);
 }
 
 int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err)

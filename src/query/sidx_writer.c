@@ -78,16 +78,6 @@ struct fds_sidx_writer {
     int oom;
 };
 
-static uint64_t fnv(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -148,7 +138,7 @@ static wfield *wfield_lookup(fds_sidx_writer *w, const char *path, size_t len)
     if (!w->fhcap)
         return NULL;
     size_t mask = w->fhcap - 1;
-    for (size_t i = fnv(path, len) & mask;; i = (i + 1) & mask) {
+    for (size_t i = fds_fnv1a64(path, len) & mask;; i = (i + 1) & mask) {
         uint32_t e = w->fh[i];
         if (!e)
             return NULL;
@@ -166,7 +156,7 @@ static int wfield_rehash(fds_sidx_writer *w)
         return FDS_ENOMEM;
     for (size_t k = 0; k < w->nfields; k++) {
         fds_mfield *mf = w->fields[k]->mf;
-        size_t i = fnv(mf->path, mf->path_len) & (cap - 1);
+        size_t i = fds_fnv1a64(mf->path, mf->path_len) & (cap - 1);
         while (h[i])
             i = (i + 1) & (cap - 1);
         h[i] = (uint32_t)k + 1;
@@ -191,7 +181,7 @@ static wfield *wfield_add(fds_sidx_writer *w, fds_mfield *mf)
     w->fields[w->nfields++] = f;
     if ((w->nfields * 2 > w->fhcap) ? wfield_rehash(w) != 0 : 0)
         return NULL;
-    size_t mask = w->fhcap - 1, i = fnv(mf->path, mf->path_len) & mask;
+    size_t mask = w->fhcap - 1, i = fds_fnv1a64(mf->path, mf->path_len) & mask;
     while (w->fh[i] && w->fh[i] != w->nfields)
         i = (i + 1) & mask;
     w->fh[i] = (uint32_t)w->nfields;
@@ -228,7 +218,7 @@ static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
         if (!h)
             return FDS_ENOMEM;
         for (uint32_t k = 0; k < f->nterms; k++) {
-            size_t i = fnv(f->arena + f->terms[k].off, f->terms[k].len) &
+            size_t i = fds_fnv1a64(f->arena + f->terms[k].off, f->terms[k].len) &
                        (cap - 1);
             while (h[i])
                 i = (i + 1) & (cap - 1);
@@ -238,7 +228,7 @@ static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
         f->th = h;
         f->thcap = cap;
     }
-    size_t mask = f->thcap - 1, i = fnv(t, len) & mask;
+    size_t mask = f->thcap - 1, i = fds_fnv1a64(t, len) & mask;
     for (;; i = (i + 1) & mask) {
         uint32_t e = f->th[i];
         if (!e)
@@ -607,14 +597,6 @@ typedef struct strpool {
     size_t cap, n;
 } strpool;
 
-static uint64_t str_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Offset of `s` in b (written now if new), SIZE_MAX when out of memory.
  * Terms are at most FDS_TERM_MAX_BYTES long (fits the 16-bit length). */
 static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
@@ -633,7 +615,7 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
             if (!v)
                 continue;
             size_t off = (size_t)((v - 1) >> 16), len = (size_t)((v - 1) & 0xFFFF);
-            size_t h = (size_t)str_hash((const char *)b->p + off, len) & (nc - 1);
+            size_t h = (size_t)fds_fnv1a64((const char *)b->p + off, len) & (nc - 1);
             while (ns[h])
                 h = (h + 1) & (nc - 1);
             ns[h] = v;
@@ -642,7 +624,7 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
         sp->slot = ns;
         sp->cap = nc;
     }
-    size_t h = (size_t)str_hash(s, n) & (sp->cap - 1);
+    size_t h = (size_t)fds_fnv1a64(s, n) & (sp->cap - 1);
     for (; sp->slot[h]; h = (h + 1) & (sp->cap - 1)) {
         uint64_t v = sp->slot[h] - 1;
         size_t off = (size_t)(v >> 16), len = (size_t)(v & 0xFFFF);
@@ -703,6 +685,313 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
     return 0;
 }
 
+/* Sort the terms of f that have postings into *order (term ids by bytes) and
+ * map each term id to its ordinal in *ordmap (FDS_SIDX_NO_ORD: none); both
+ * are malloc'd, the caller frees them.  Returns the count, *order == NULL
+ * when out of memory. */
+static uint32_t sort_terms(wfield *f, uint32_t **order, uint32_t **ordmap)
+{
+    *order = malloc(((size_t)f->nterms + 1) * sizeof **order);
+    *ordmap = malloc(((size_t)f->nterms + 1) * sizeof **ordmap);
+    if (!*order || !*ordmap) {
+        free(*order);
+        free(*ordmap);
+        *order = *ordmap = NULL;
+        return 0;
+    }
+    uint32_t nt = 0;
+    for (uint32_t i = 0; i < f->nterms; i++) {
+        (*ordmap)[i] = FDS_SIDX_NO_ORD;
+        if (f->terms[i].df)
+            (*order)[nt++] = i;
+    }
+    qsort_r(*order, nt, sizeof **order, tid_cmp, f);
+    for (uint32_t i = 0; i < nt; i++)
+        (*ordmap)[(*order)[i]] = i;
+    return nt;
+}
+
+/* The term dictionary of f: term bytes go to one pool for the file
+ * (term_bytes_off = 0), each distinct string stored once (a text field and
+ * its keyword sub-field share most of their terms); then the postings; then
+ * the bit-packed term entries (layout: sidx_format.h), whose offset is
+ * stored in *terms_off.  Returns 0 or FDS_ENOMEM (or sets b->oom). */
+static int write_term_dict(obuf *b, strpool *pool, const wfield *f,
+                           const uint32_t *order, uint32_t nt,
+                           uint32_t max_doc, size_t *terms_off)
+{
+    int rc = 0;
+    *terms_off = 0;
+    uint64_t *e_so = calloc(nt ? nt : 1, sizeof *e_so);
+    uint64_t *e_ptr = calloc(nt ? nt : 1, sizeof *e_ptr);
+    if (!e_so || !e_ptr) {
+        free(e_so);
+        free(e_ptr);
+        return FDS_ENOMEM;
+    }
+    uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
+    for (uint32_t i = 0; i < nt && !b->oom; i++) {
+        const wterm *t = &f->terms[order[i]];
+        size_t at = str_intern(pool, b, f->arena + t->off, t->len);
+        if (at == SIZE_MAX) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        e_so[i] = at;
+        max_so = at > max_so ? at : max_so;
+        max_sl = t->len > max_sl ? t->len : max_sl;
+        max_df = t->df - 1 > max_df ? t->df - 1 : max_df;
+    }
+    for (uint32_t i = 0; i < nt && !b->oom && !rc; i++) {
+        const wterm *t = &f->terms[order[i]];
+        if (t->df == 1) {
+            uint32_t gap = 0, tf = 1;
+            const uint8_t *q = t->buf, *qe = t->buf + t->blen;
+            q += fds__varint_get(q, qe, &gap);
+            fds__varint_get(q, qe, &tf);
+            if (tf == 1) { /* inline: no skip entry, no block */
+                e_ptr[i] = (uint64_t)gap << 1 | 1;
+                max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
+                continue;
+            }
+        }
+        size_t pst = b->len;
+        if (write_postings(b, f, t, max_doc)) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        e_ptr[i] = (uint64_t)pst << 1;
+        max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
+    }
+    if (!rc && !b->oom) {
+        unsigned w[4] = {fds__bit_width(max_so), fds__bit_width(max_sl),
+                         fds__bit_width(max_df), fds__bit_width(max_ptr)};
+        unsigned W = w[0] + w[1] + w[2] + w[3];
+        ob_align(b);
+        *terms_off = ob_reserve(b, (size_t)FDS_SIDX_DICT_BYTES(nt, W));
+        if (!b->oom) {
+            uint8_t *d = b->p + *terms_off;
+            for (int k = 0; k < 4; k++)
+                d[k] = (uint8_t)w[k];
+            uint64_t bit = 0;
+            for (uint32_t i = 0; i < nt; i++) {
+                const wterm *t = &f->terms[order[i]];
+                uint64_t v[4] = {e_so[i], t->len, t->df - 1u, e_ptr[i]};
+                for (int k = 0; k < 4; k++) {
+                    fds__bits_put(d + FDS_SIDX_DICT_HDR, bit, w[k], v[k]);
+                    bit += w[k];
+                }
+            }
+        }
+    }
+    free(e_so);
+    free(e_ptr);
+    return rc;
+}
+
+/* Keyword ordinal column: ordinal + 1 (0 = none) in the fewest bits that
+ * hold nt; returns the width. */
+static unsigned write_ord_column(obuf *b, const wfield *f,
+                                 const uint32_t *ordmap, uint32_t nt,
+                                 uint32_t max_doc)
+{
+    unsigned ord_bits = 0;
+    while (ord_bits < 32 && ((uint64_t)1 << ord_bits) <= nt)
+        ord_bits++;
+    size_t len = (size_t)FDS_SIDX_ORD_BYTES(max_doc, ord_bits);
+    size_t at = ob_reserve(b, len);
+    if (b->oom)
+        return ord_bits;
+    uint8_t *col = b->p + at;
+    memset(col, 0, len);
+    for (uint32_t d = 0; d < max_doc && ord_bits; d++) {
+        uint32_t t = f->mintid[d];
+        uint64_t v = t == FDS_SIDX_NO_ORD ? 0 : (uint64_t)ordmap[t] + 1;
+        uint64_t bit = (uint64_t)d * ord_bits;
+        for (unsigned k = 0; k < ord_bits; k++, bit++)
+            if ((v >> k) & 1)
+                col[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+    }
+    return ord_bits;
+}
+
+/* Numeric column: integers as min + (value - min) in the fewest bits,
+ * unless the range needs more than FDS_SIDX_NUM_PACK_MAX bits; doubles raw.
+ * Returns the width (FDS_SIDX_NUM_RAW: raw 8-byte values). */
+static unsigned write_num_column(obuf *b, const wfield *f, uint32_t max_doc)
+{
+    int64_t lo = 0, hi = 0;
+    bool first = true;
+    for (uint32_t d = 0; d < max_doc; d++)
+        if ((f->present[d / 64] >> (d % 64)) & 1) {
+            if (first || f->col[d] < lo)
+                lo = f->col[d];
+            if (first || f->col[d] > hi)
+                hi = f->col[d];
+            first = false;
+        }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    unsigned num_bits = f->kind == FDS_FT_DOUBLE ? FDS_SIDX_NUM_RAW
+                                                 : fds__bit_width(span);
+    if (num_bits > FDS_SIDX_NUM_PACK_MAX)
+        num_bits = FDS_SIDX_NUM_RAW;
+    if (num_bits == FDS_SIDX_NUM_RAW) {
+        size_t at = ob_reserve(b, (size_t)max_doc * 8);
+        for (uint32_t d = 0; d < max_doc && !b->oom; d++)
+            fds__put_u64(b->p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+        return num_bits;
+    }
+    size_t at = ob_reserve(b, 8 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, num_bits));
+    if (b->oom)
+        return num_bits;
+    fds__put_u64(b->p + at, (uint64_t)lo);
+    for (uint32_t d = 0; d < max_doc && num_bits; d++)
+        if ((f->present[d / 64] >> (d % 64)) & 1)
+            fds__bits_put(b->p + at + 8, (uint64_t)d * num_bits, num_bits,
+                          (uint64_t)f->col[d] - (uint64_t)lo);
+    return num_bits;
+}
+
+/* Field k: its name, term dictionary and postings, norms, presence bitmap
+ * and column, then its descriptor at fields_off (layout: sidx_format.h).
+ * Returns 0 or FDS_ENOMEM (or sets b->oom). */
+static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
+                       size_t fields_off, uint32_t max_doc)
+{
+    if (ensure_docs(f, max_doc ? max_doc - 1 : 0))
+        return FDS_ENOMEM;
+    ob_align(b);
+    size_t name_off = ob_put(b, f->mf->path, f->mf->path_len);
+    uint32_t *order, *ordmap;
+    uint32_t nt = sort_terms(f, &order, &ordmap);
+    if (!order)
+        return FDS_ENOMEM;
+    size_t terms_off;
+    int rc = write_term_dict(b, pool, f, order, nt, max_doc, &terms_off);
+    free(order);
+    if (rc) {
+        free(ordmap);
+        return rc;
+    }
+    size_t norms_off = 0, col_off = 0;
+    uint8_t flags = 0;
+    if (f->kind == FDS_FT_TEXT) {
+        ob_align(b);
+        norms_off = ob_put(b, f->norms, max_doc);
+        flags |= FDS_SIDX_F_NORMS;
+    }
+    ob_align(b);
+    size_t words = ((size_t)max_doc + 63) / 64;
+    col_off = b->len;
+    for (size_t i = 0; i < words && !b->oom; i++) {
+        size_t at = ob_reserve(b, 8);
+        if (!b->oom)
+            fds__put_u64(b->p + at, f->present[i]);
+    }
+    unsigned ord_bits = 0, num_bits = 0;
+    if (f->kind == FDS_FT_KEYWORD) {
+        flags |= FDS_SIDX_F_ORDCOL;
+        ord_bits = write_ord_column(b, f, ordmap, nt, max_doc);
+    } else if (f->kind != FDS_FT_TEXT) {
+        flags |= FDS_SIDX_F_NUMCOL;
+        num_bits = write_num_column(b, f, max_doc);
+    }
+    free(ordmap);
+    if (b->oom)
+        return FDS_ENOMEM;
+    uint8_t *fd = b->p + fields_off + k * FDS_SIDX_FIELD_LEN;
+    fds__put_u64(fd, name_off);
+    fds__put_u32(fd + 8, (uint32_t)f->mf->path_len);
+    fd[12] = (uint8_t)f->kind;
+    fd[13] = flags;
+    fd[14] = (uint8_t)ord_bits;
+    fd[15] = (uint8_t)num_bits;
+    fds__put_u32(fd + 16, f->doc_count);
+    fds__put_u32(fd + 20, nt);
+    fds__put_u64(fd + 24, f->sum_ttf);
+    fds__put_u64(fd + 32, terms_off);
+    fds__put_u64(fd + 40, 0);
+    fds__put_u64(fd + 48, norms_off);
+    fds__put_u64(fd + 56, col_off);
+    return 0;
+}
+
+/* The _id table, then the header (at offset 0) and the footer with the
+ * checksum.  Returns 0 or FDS_ENOMEM (or sets b->oom). */
+static int write_ids_and_footer(obuf *b, const fds_sidx_writer *w, size_t nf,
+                                size_t fields_off)
+{
+    uint32_t max_doc = w->ndocs;
+    ob_align(b);
+    size_t ids_off = b->len;
+    size_t at = ob_reserve(b, ((size_t)max_doc + 1) * 4);
+    for (uint32_t d = 0; d <= max_doc && !b->oom; d++)
+        fds__put_u32(b->p + at + (size_t)d * 4, max_doc ? w->idoff[d] : 0);
+    uint32_t *byid = malloc(((size_t)max_doc + 1) * 4);
+    if (!byid)
+        return FDS_ENOMEM;
+    for (uint32_t d = 0; d < max_doc; d++)
+        byid[d] = d;
+    qsort_r(byid, max_doc, 4, id_cmp, (void *)w);
+    at = ob_reserve(b, (size_t)max_doc * 4);
+    for (uint32_t d = 0; d < max_doc && !b->oom; d++)
+        fds__put_u32(b->p + at + (size_t)d * 4, byid[d]);
+    free(byid);
+    ob_align(b);
+    ob_put(b, w->ids, w->idlen);
+    ob_align(b);
+    if (b->oom)
+        return FDS_ENOMEM;
+    size_t foot = ob_reserve(b, FDS_SIDX_FOOTER_LEN);
+    if (b->oom)
+        return FDS_ENOMEM;
+    uint8_t *h = b->p;
+    memcpy(h, FDS_SIDX_MAGIC, 8);
+    fds__put_u32(h + 8, FDS_SIDX_VERSION);
+    fds__put_u32(h + 12, max_doc);
+    fds__put_u32(h + 16, (uint32_t)nf);
+    fds__put_u32(h + 20, FDS_SIDX_HEADER_LEN);
+    fds__put_u64(h + 24, fields_off);
+    fds__put_u64(h + 32, ids_off);
+    fds__put_u64(h + 40, b->len);
+    fds__put_u32(b->p + foot, fds_crc32c(0, b->p, foot));
+    memcpy(b->p + foot + 4, FDS_SIDX_END_MAGIC, 4);
+    return 0;
+}
+
+/* Write p[0..len) to a new file at path and fsync it. */
+static int write_file(const char *path, const uint8_t *p, size_t len,
+                      fds_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fds_err_set(err, FDS_EIO, 500, "exception",
+                           "cannot create %s: %s", path, strerror(errno));
+    size_t off = 0;
+    while (off < len) {
+        ssize_t k = write(fd, p + off, len - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = errno;
+            close(fd);
+            return fds_err_set(err, FDS_EIO, 500, "exception",
+                               "cannot write %s: %s", path, strerror(e));
+        }
+        off += (size_t)k;
+    }
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return fds_err_set(err, FDS_EIO, 500, "exception", "fsync %s: %s",
+                           path, strerror(e));
+    }
+    if (close(fd) != 0)
+        return fds_err_set(err, FDS_EIO, 500, "exception", "close %s: %s",
+                           path, strerror(errno));
+    return 0;
+}
+
 int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
 {
     obuf b = {0};
@@ -720,271 +1009,19 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
 
     ob_reserve(&b, FDS_SIDX_HEADER_LEN);
     size_t fields_off = ob_reserve(&b, nf * FDS_SIDX_FIELD_LEN);
-    uint32_t *order = NULL, *ordmap = NULL;
     int rc = 0;
-    for (size_t k = 0; k < nf && !b.oom; k++) {
-        wfield *f = fs[k];
-        if (ensure_docs(f, max_doc ? max_doc - 1 : 0)) {
-            rc = FDS_ENOMEM;
-            break;
-        }
-        ob_align(&b);
-        size_t name_off = ob_put(&b, f->mf->path, f->mf->path_len);
-        /* terms with postings, sorted */
-        free(order);
-        free(ordmap);
-        order = malloc(((size_t)f->nterms + 1) * sizeof *order);
-        ordmap = malloc(((size_t)f->nterms + 1) * sizeof *ordmap);
-        if (!order || !ordmap) {
-            rc = FDS_ENOMEM;
-            break;
-        }
-        uint32_t nt = 0;
-        for (uint32_t i = 0; i < f->nterms; i++) {
-            ordmap[i] = FDS_SIDX_NO_ORD;
-            if (f->terms[i].df)
-                order[nt++] = i;
-        }
-        qsort_r(order, nt, sizeof *order, tid_cmp, f);
-        for (uint32_t i = 0; i < nt; i++)
-            ordmap[order[i]] = i;
-        /* term bytes: one pool for the file (term_bytes_off = 0), each
-         * distinct string stored once (a text field and its keyword
-         * sub-field share most of their terms); then the postings; then
-         * the bit-packed term entries (layout: sidx_format.h) */
-        uint64_t *e_so = calloc(nt ? nt : 1, sizeof *e_so);
-        uint64_t *e_ptr = calloc(nt ? nt : 1, sizeof *e_ptr);
-        if (!e_so || !e_ptr) {
-            free(e_so);
-            free(e_ptr);
-            rc = FDS_ENOMEM;
-            break;
-        }
-        uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
-        for (uint32_t i = 0; i < nt && !b.oom; i++) {
-            wterm *t = &f->terms[order[i]];
-            size_t at = str_intern(&pool, &b, f->arena + t->off, t->len);
-            if (at == SIZE_MAX) {
-                rc = FDS_ENOMEM;
-                break;
-            }
-            e_so[i] = at;
-            max_so = at > max_so ? at : max_so;
-            max_sl = t->len > max_sl ? t->len : max_sl;
-            max_df = t->df - 1 > max_df ? t->df - 1 : max_df;
-        }
-        for (uint32_t i = 0; i < nt && !b.oom && !rc; i++) {
-            wterm *t = &f->terms[order[i]];
-            if (t->df == 1) {
-                uint32_t gap = 0, tf = 1;
-                const uint8_t *q = t->buf, *qe = t->buf + t->blen;
-                q += fds__varint_get(q, qe, &gap);
-                fds__varint_get(q, qe, &tf);
-                if (tf == 1) { /* inline: no skip entry, no block */
-                    e_ptr[i] = (uint64_t)gap << 1 | 1;
-                    max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
-                    continue;
-                }
-            }
-            size_t pst = b.len;
-            if (write_postings(&b, f, t, max_doc)) {
-                rc = FDS_ENOMEM;
-                break;
-            }
-            e_ptr[i] = (uint64_t)pst << 1;
-            max_ptr = e_ptr[i] > max_ptr ? e_ptr[i] : max_ptr;
-        }
-        size_t terms_off = 0;
-        if (!rc && !b.oom) {
-            unsigned w[4] = {fds__bit_width(max_so), fds__bit_width(max_sl),
-                             fds__bit_width(max_df), fds__bit_width(max_ptr)};
-            unsigned W = w[0] + w[1] + w[2] + w[3];
-            ob_align(&b);
-            terms_off = ob_reserve(&b, (size_t)FDS_SIDX_DICT_BYTES(nt, W));
-            if (!b.oom) {
-                uint8_t *d = b.p + terms_off;
-                for (int k = 0; k < 4; k++)
-                    d[k] = (uint8_t)w[k];
-                uint64_t bit = 0;
-                for (uint32_t i = 0; i < nt; i++) {
-                    wterm *t = &f->terms[order[i]];
-                    uint64_t v[4] = {e_so[i], t->len, t->df - 1u, e_ptr[i]};
-                    for (int k = 0; k < 4; k++) {
-                        fds__bits_put(d + FDS_SIDX_DICT_HDR, bit, w[k], v[k]);
-                        bit += w[k];
-                    }
-                }
-            }
-        }
-        free(e_so);
-        free(e_ptr);
-        if (rc)
-            break;
-        size_t norms_off = 0, col_off = 0;
-        uint8_t flags = 0;
-        if (f->kind == FDS_FT_TEXT) {
-            ob_align(&b);
-            norms_off = ob_put(&b, f->norms, max_doc);
-            flags |= FDS_SIDX_F_NORMS;
-        }
-        ob_align(&b);
-        size_t words = ((size_t)max_doc + 63) / 64;
-        col_off = b.len;
-        for (size_t i = 0; i < words && !b.oom; i++) {
-            size_t at = ob_reserve(&b, 8);
-            if (!b.oom)
-                fds__put_u64(b.p + at, f->present[i]);
-        }
-        unsigned ord_bits = 0, num_bits = 0;
-        if (f->kind == FDS_FT_KEYWORD) {
-            flags |= FDS_SIDX_F_ORDCOL;
-            /* ordinal + 1 (0 = none) in the fewest bits that hold nt */
-            while (ord_bits < 32 && ((uint64_t)1 << ord_bits) <= nt)
-                ord_bits++;
-            size_t len = (size_t)FDS_SIDX_ORD_BYTES(max_doc, ord_bits);
-            size_t at = ob_reserve(&b, len);
-            if (!b.oom) {
-                uint8_t *col = b.p + at;
-                memset(col, 0, len);
-                for (uint32_t d = 0; d < max_doc && ord_bits; d++) {
-                    uint32_t t = f->mintid[d];
-                    uint64_t v = t == FDS_SIDX_NO_ORD ? 0 : (uint64_t)ordmap[t] + 1;
-                    uint64_t bit = (uint64_t)d * ord_bits;
-                    for (unsigned k = 0; k < ord_bits; k++, bit++)
-                        if ((v >> k) & 1)
-                            col[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-                }
-            }
-        } else if (f->kind != FDS_FT_TEXT) {
-            flags |= FDS_SIDX_F_NUMCOL;
-            /* integers: min + (value - min) in the fewest bits, unless the
-             * range needs more than FDS_SIDX_NUM_PACK_MAX bits; doubles raw */
-            int64_t lo = 0, hi = 0;
-            bool first = true;
-            for (uint32_t d = 0; d < max_doc; d++)
-                if ((f->present[d / 64] >> (d % 64)) & 1) {
-                    if (first || f->col[d] < lo)
-                        lo = f->col[d];
-                    if (first || f->col[d] > hi)
-                        hi = f->col[d];
-                    first = false;
-                }
-            uint64_t span = (uint64_t)hi - (uint64_t)lo;
-            num_bits = f->kind == FDS_FT_DOUBLE ? FDS_SIDX_NUM_RAW
-                                                : fds__bit_width(span);
-            if (num_bits > FDS_SIDX_NUM_PACK_MAX)
-                num_bits = FDS_SIDX_NUM_RAW;
-            if (num_bits == FDS_SIDX_NUM_RAW) {
-                size_t at = ob_reserve(&b, (size_t)max_doc * 8);
-                for (uint32_t d = 0; d < max_doc && !b.oom; d++)
-                    fds__put_u64(b.p + at + (size_t)d * 8, (uint64_t)f->col[d]);
-            } else {
-                size_t at = ob_reserve(&b, 8 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, num_bits));
-                if (!b.oom) {
-                    fds__put_u64(b.p + at, (uint64_t)lo);
-                    for (uint32_t d = 0; d < max_doc && num_bits; d++)
-                        if ((f->present[d / 64] >> (d % 64)) & 1)
-                            fds__bits_put(b.p + at + 8, (uint64_t)d * num_bits,
-                                          num_bits,
-                                          (uint64_t)f->col[d] - (uint64_t)lo);
-                }
-            }
-        }
-        if (b.oom)
-            break;
-        uint8_t *fd = b.p + fields_off + k * FDS_SIDX_FIELD_LEN;
-        fds__put_u64(fd, name_off);
-        fds__put_u32(fd + 8, (uint32_t)f->mf->path_len);
-        fd[12] = (uint8_t)f->kind;
-        fd[13] = flags;
-        fd[14] = (uint8_t)ord_bits;
-        fd[15] = (uint8_t)num_bits;
-        fds__put_u32(fd + 16, f->doc_count);
-        fds__put_u32(fd + 20, nt);
-        fds__put_u64(fd + 24, f->sum_ttf);
-        fds__put_u64(fd + 32, terms_off);
-        fds__put_u64(fd + 40, 0);
-        fds__put_u64(fd + 48, norms_off);
-        fds__put_u64(fd + 56, col_off);
-    }
-    free(order);
-    free(ordmap);
+    for (size_t k = 0; k < nf && !b.oom && !rc; k++)
+        rc = write_field(&b, &pool, fs[k], k, fields_off, max_doc);
     free(fs);
     free(pool.slot);
-    /* _id table */
-    uint32_t *byid = NULL;
-    if (!rc && !b.oom) {
-        ob_align(&b);
-        size_t ids_off = b.len;
-        size_t at = ob_reserve(&b, ((size_t)max_doc + 1) * 4);
-        for (uint32_t d = 0; d <= max_doc && !b.oom; d++)
-            fds__put_u32(b.p + at + (size_t)d * 4, max_doc ? w->idoff[d] : 0);
-        byid = malloc(((size_t)max_doc + 1) * 4);
-        if (!byid) {
-            rc = FDS_ENOMEM;
-        } else {
-            for (uint32_t d = 0; d < max_doc; d++)
-                byid[d] = d;
-            qsort_r(byid, max_doc, 4, id_cmp, w);
-            at = ob_reserve(&b, (size_t)max_doc * 4);
-            for (uint32_t d = 0; d < max_doc && !b.oom; d++)
-                fds__put_u32(b.p + at + (size_t)d * 4, byid[d]);
-            ob_align(&b);
-            ob_put(&b, w->ids, w->idlen);
-            ob_align(&b);
-        }
-        if (!b.oom && !rc) {
-            size_t foot = ob_reserve(&b, FDS_SIDX_FOOTER_LEN);
-            if (!b.oom) {
-                uint8_t *h = b.p;
-                memcpy(h, FDS_SIDX_MAGIC, 8);
-                fds__put_u32(h + 8, FDS_SIDX_VERSION);
-                fds__put_u32(h + 12, max_doc);
-                fds__put_u32(h + 16, (uint32_t)nf);
-                fds__put_u32(h + 20, FDS_SIDX_HEADER_LEN);
-                fds__put_u64(h + 24, fields_off);
-                fds__put_u64(h + 32, ids_off);
-                fds__put_u64(h + 40, b.len);
-                fds__put_u32(b.p + foot, fds__crc32(0, b.p, foot));
-                memcpy(b.p + foot + 4, FDS_SIDX_END_MAGIC, 4);
-            }
-        }
-    }
-    free(byid);
+    if (!rc && !b.oom)
+        rc = write_ids_and_footer(&b, w, nf, fields_off);
     if (b.oom || rc) {
         free(b.p);
         return fds_err_set(err, FDS_ENOMEM, 500, "exception",
                            "out of memory writing %s", path);
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        free(b.p);
-        return fds_err_set(err, FDS_EIO, 500, "exception",
-                           "cannot create %s: %s", path, strerror(errno));
-    }
-    size_t off = 0;
-    while (off < b.len) {
-        ssize_t k = write(fd, b.p + off, b.len - off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            int e = errno;
-            close(fd);
-            free(b.p);
-            return fds_err_set(err, FDS_EIO, 500, "exception",
-                               "cannot write %s: %s", path, strerror(e));
-        }
-        off += (size_t)k;
-    }
+    rc = write_file(path, b.p, b.len, err);
     free(b.p);
-    if (fsync(fd) != 0) {
-        int e = errno;
-        close(fd);
-        return fds_err_set(err, FDS_EIO, 500, "exception", "fsync %s: %s",
-                           path, strerror(e));
-    }
-    if (close(fd) != 0)
-        return fds_err_set(err, FDS_EIO, 500, "exception", "close %s: %s",
-                           path, strerror(errno));
-    return 0;
+    return rc;
 }

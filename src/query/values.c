@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_text.h"
+#include "fds_time.h"
 #include "query_int.h"
 
 int fds__parse_long(const char *s, size_t n, bool coerce, int64_t *out)
@@ -103,17 +105,6 @@ static int digits(const char *s, size_t n, size_t *i, int count, int *v)
     return 0;
 }
 
-/* days since 1970-01-01 (proleptic Gregorian), Howard Hinnant's algorithm */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 int fds__parse_date(const char *s, size_t n, bool allow_epoch, int64_t *ms)
 {
     size_t i = 0;
@@ -188,7 +179,7 @@ int fds__parse_date(const char *s, size_t n, bool allow_epoch, int64_t *ms)
     }
     if (i != n)
         return FDS_EINVAL;
-    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+    int64_t days = fds_days_from_civil(y, (unsigned)mo, (unsigned)d);
     *ms = ((days * 86400 + h * 3600 + mi * 60 + se) - off_min * 60) * 1000 +
           frac_ms;
     return 0;
@@ -233,66 +224,8 @@ uint32_t fds__norm_decode(uint8_t b)
     return d > INT32_MAX ? INT32_MAX : (uint32_t)d;
 }
 
-/* ---- CRC-32 (IEEE, reflected 0xEDB88320), slicing by 4 ------------------- */
-
-static uint32_t crc_tab[4][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_tab[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int t = 1; t < 4; t++)
-            crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^
-                            crc_tab[0][crc_tab[t - 1][i] & 0xff];
-}
-
-uint32_t fds__crc32(uint32_t crc, const void *p, size_t n)
-{
-    pthread_once(&crc_once, crc_init);
-    const uint8_t *b = p;
-    crc = ~crc;
-    while (n >= 4) {
-        crc ^= fds__get_u32(b);
-        crc = crc_tab[3][crc & 0xff] ^ crc_tab[2][(crc >> 8) & 0xff] ^
-              crc_tab[1][(crc >> 16) & 0xff] ^ crc_tab[0][crc >> 24];
-        b += 4;
-        n -= 4;
-    }
-    while (n--)
-        crc = crc_tab[0][(crc ^ *b++) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
+/* The query layer's name for the one strict UTF-8 check (fds_text.h). */
 bool fds__utf8_valid(const uint8_t *s, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) { k = 1; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 2; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 3; cp = c & 0x07; }
-        else return false;
-        for (size_t j = 1; j <= k; j++) {
-            if (i + j >= n || (s[i + j] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + j] & 0x3F);
-        }
-        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += k + 1;
-    }
-    return true;
+    return fds_utf8_valid(s, n);
 }

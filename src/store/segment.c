@@ -10,7 +10,8 @@
  *
  * File layout (all integers little-endian):
  *
- *   offset 0            magic "FDSFDT01" (8 bytes)
+ *   offset 0            magic "FDSFDT02" (8 bytes; "FDSFDT01" files had a
+ *                       CRC-32 (zlib) footer checksum and are not read)
  *   8                   block 0, block 1, ... (as fds_block_encode wrote them)
  *   index_off           block index, nblocks entries of 16 bytes:
  *                         +0 u64 file offset of the block
@@ -34,8 +35,9 @@
  *                         +40 u32 max docs per block
  *                         +44 u32 blocks copied unchanged from older
  *                             segments by a merge (informational)
- *                         +48 u32 CRC-32 (zlib) of [index_off, end-64) and
- *                             footer bytes +0..+47
+ *                         +48 u32 CRC-32C (fds_crc32c, src/common/fds_hash.h:
+ *                             the checksum of every fieldstore file) of
+ *                             [index_off, end-64) and footer bytes +0..+47
  *                         +52 u32 reserved, 0
  *                         +56 magic "FDSEND01"
  *
@@ -54,11 +56,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "fds_hash.h"
 #include "store_int.h"
 
-#define FDT_MAGIC "FDSFDT01"
+#define FDT_MAGIC "FDSFDT02"
 #define FDT_END_MAGIC "FDSEND01"
 #define FDT_FOOTER 64
 #define FDT_HEADER 8
@@ -257,9 +259,7 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
     fds__put_u32(f + 36, p->block_size);
     fds__put_u32(f + 40, p->max_docs_per_block);
     fds__put_u32(f + 44, copied);
-    uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, tail.p, (uInt)(tail.n + 48));
-    fds__put_u32(f + 48, (uint32_t)crc);
+    fds__put_u32(f + 48, fds_crc32c(0, tail.p, tail.n + 48));
     fds__put_u32(f + 52, 0);
     memcpy(f + 56, FDT_END_MAGIC, 8);
     tail.n += FDT_FOOTER;
@@ -352,9 +352,8 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
     }
     if (index_off + need + FDT_FOOTER != sg->map_len)
         goto corrupt;
-    uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, sg->map + index_off, (uInt)(need + 48));
-    if ((uint32_t)crc != fds__get_u32(f + 48))
+    if (fds_crc32c(0, sg->map + index_off, (size_t)need + 48) !=
+        fds__get_u32(f + 48))
         goto corrupt;
     sg->blk_index = sg->map + index_off;
     sg->versions = sg->blk_index + (size_t)sg->nblocks * FDT_BLKIDX_ENTRY;

@@ -12,14 +12,16 @@
  *                                      difference
  *
  * The docs are the first GOLDEN_DOCS documents of the real sample converted
- * by codec_testdata.h; doc base GOLDEN_DOC_BASE; dictionary ids 1 (zstd,
+ * to JSON (the committed files were made by an earlier local converter;
+ * `gen` now uses fds_logparse through codec_testdata.h, and `check` reads
+ * only the committed files, so they stay valid); doc base GOLDEN_DOC_BASE; dictionary ids 1 (zstd,
  * trained from the first GOLDEN_TRAIN_DOCS docs, 16 KiB) and 2 (DEFLATE
  * preset, 16 KiB); zstd level 3.  Run `gen` only when the format version
  * changes (then keep the old files too).
  */
 #include "codec.h"
 #include "codec_testdata.h"
-#include "test_util.h"
+#include "fds_test.h"
 
 #include <stdlib.h>
 
@@ -175,14 +177,14 @@ static int check(const char *dir)
             ASSERT_MEM(v.raw + off, raw + off, lens[i]);
             off += lens[i];
         }
-        fprintf(stderr, "%-32s %s\n", name, test_failures ? "FAILED" : "ok");
+        fprintf(stderr, "%-32s %s\n", name, fds_test_failures ? "FAILED" : "ok");
         free(b);
     }
     fds_codec_ctx_free(ctx);
     fds_dict_free(zdict);
     fds_dict_free(ddict);
     free(zd); free(dd); free(nd); free(raw);
-    return test_failures ? 1 : 0;
+    return fds_test_failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -7,7 +7,7 @@
  */
 #include "codec.h"
 #include "codec_testdata.h"
-#include "test_util.h"
+#include "fds_test.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -354,9 +354,9 @@ static void test_encode_errors(void)
 static void *thread_main(void *arg)
 {
     (void)arg;
-    int before = test_failures;
+    int before = fds_test_failures;
     round_trip_set(&docs, 5);
-    return (void *)(intptr_t)(test_failures != before);
+    return (void *)(intptr_t)(fds_test_failures != before);
 }
 
 static void test_threads(void)
@@ -424,6 +424,6 @@ int main(int argc, char **argv)
     fds_dict_free(ddict_sameid);
     td_free(&docs);
     td_free(&lines);
-    fprintf(stderr, "%d failure(s)\n", test_failures);
-    return test_failures ? 1 : 0;
+    fprintf(stderr, "%d failure(s)\n", fds_test_failures);
+    return fds_test_failures ? 1 : 0;
 }

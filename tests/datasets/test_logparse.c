@@ -12,38 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_test.h"
 #include "json_check.h"
 #include "logparse.h"
 
-static int failures;
-
-#define CHECK(cond)                                                          \
+/* fds_slice `sl` holds exactly the bytes of the literal `lit`. */
+#define ASSERT_SLICE(sl, lit)                                                \
     do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
-
-#define CHECK_SLICE(sl, lit)                                                 \
-    do {                                                                     \
-        if ((sl).len != strlen(lit) || memcmp((sl).ptr, (lit), (sl).len)) {  \
-            fprintf(stderr, "%s:%d: slice '%.*s' != '%s'\n", __FILE__,       \
-                    __LINE__, (int)(sl).len, (sl).ptr ? (sl).ptr : "",       \
-                    (lit));                                                  \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
-
-#define CHECK_STR(a, b)                                                       \
-    do {                                                                      \
-        const char *a_ = (a), *b_ = (b);                                      \
-        if (strcmp(a_, b_)) {                                                 \
-            fprintf(stderr, "%s:%d: '%s' != '%s'\n", __FILE__, __LINE__, a_,  \
-                    b_);                                                      \
-            failures++;                                                       \
-        }                                                                     \
+        if ((sl).len != strlen(lit) || memcmp((sl).ptr, (lit), (sl).len))    \
+            FDS_TEST_FAIL("slice '%.*s' != '%s'", (int)(sl).len,             \
+                          (sl).ptr ? (sl).ptr : "", (lit));                  \
     } while (0)
 
 static int parse(const char *line, fds_logrec *rec)
@@ -58,65 +36,65 @@ static void test_full_line(void)
                     "\"https://example.com/\" \"curl/8.0\" "
                     "\"198.51.100.7, 10.0.0.1\"\r";
     fds_logrec r;
-    CHECK(parse(l, &r) == 0);
-    CHECK_SLICE(r.remote_addr, "192.0.2.1");
-    CHECK_SLICE(r.remote_user, "alice");
-    CHECK_SLICE(r.method, "POST");
-    CHECK_SLICE(r.url, "/basket/add?x=1");
-    CHECK_SLICE(r.http_version, "HTTP/2.0");
-    CHECK(r.status == 201);
-    CHECK(r.body_bytes_sent == 1234);
-    CHECK_SLICE(r.referrer, "https://example.com/");
-    CHECK_SLICE(r.user_agent, "curl/8.0");
-    CHECK_SLICE(r.x_forwarded_for, "198.51.100.7, 10.0.0.1");
-    CHECK(r.tz_offset_min == -300);
-    CHECK(r.epoch == 1583125199); /* 2020-03-02T04:59:59Z */
+    ASSERT(parse(l, &r) == 0);
+    ASSERT_SLICE(r.remote_addr, "192.0.2.1");
+    ASSERT_SLICE(r.remote_user, "alice");
+    ASSERT_SLICE(r.method, "POST");
+    ASSERT_SLICE(r.url, "/basket/add?x=1");
+    ASSERT_SLICE(r.http_version, "HTTP/2.0");
+    ASSERT(r.status == 201);
+    ASSERT(r.body_bytes_sent == 1234);
+    ASSERT_SLICE(r.referrer, "https://example.com/");
+    ASSERT_SLICE(r.user_agent, "curl/8.0");
+    ASSERT_SLICE(r.x_forwarded_for, "198.51.100.7, 10.0.0.1");
+    ASSERT(r.tz_offset_min == -300);
+    ASSERT(r.epoch == 1583125199); /* 2020-03-02T04:59:59Z */
     char ts[FDS_LOGPARSE_TS_LEN + 1];
     fds_logparse_iso8601(r.epoch, r.tz_offset_min, ts);
-    CHECK_STR(ts, "2020-03-01T23:59:59-05:00");
+    ASSERT_STR(ts, "2020-03-01T23:59:59-05:00");
 }
 
 static void test_variants(void)
 {
     fds_logrec r;
     /* Apache: %b "-" and no trailing field -> 16 fields. */
-    CHECK(parse("192.0.2.2 - - [29/Feb/2020:00:00:00 +0000] \"GET / HTTP/1.0\" "
+    ASSERT(parse("192.0.2.2 - - [29/Feb/2020:00:00:00 +0000] \"GET / HTTP/1.0\" "
                 "304 - \"-\" \"-\"",
                 &r) == 0);
-    CHECK(r.body_bytes_sent == 0);
-    CHECK(r.x_forwarded_for.ptr == NULL);
+    ASSERT(r.body_bytes_sent == 0);
+    ASSERT(r.x_forwarded_for.ptr == NULL);
     /* Trailing "-" -> no x_forwarded_for. */
-    CHECK(parse("192.0.2.2 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" "
+    ASSERT(parse("192.0.2.2 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" "
                 "200 5 \"-\" \"ua\" \"-\"",
                 &r) == 0);
-    CHECK(r.x_forwarded_for.ptr == NULL);
-    CHECK(r.tz_offset_min == 210);
+    ASSERT(r.x_forwarded_for.ptr == NULL);
+    ASSERT(r.tz_offset_min == 210);
     /* Request "-" (connection closed before a request line). */
-    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"-\" 400 0 \"-\" "
+    ASSERT(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"-\" 400 0 \"-\" "
                 "\"-\"",
                 &r) == 0);
-    CHECK_SLICE(r.method, "-");
-    CHECK_SLICE(r.url, "-");
-    CHECK_SLICE(r.http_version, "-");
+    ASSERT_SLICE(r.method, "-");
+    ASSERT_SLICE(r.url, "-");
+    ASSERT_SLICE(r.http_version, "-");
     /* Target with a space; HTTP/0.9 style request without protocol. */
-    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /a b HTTP/1.1\" "
+    ASSERT(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /a b HTTP/1.1\" "
                 "400 0 \"-\" \"-\"",
                 &r) == 0);
-    CHECK_SLICE(r.url, "/a b");
-    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /x\" 200 1 "
+    ASSERT_SLICE(r.url, "/a b");
+    ASSERT(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /x\" 200 1 "
                 "\"-\" \"-\"",
                 &r) == 0);
-    CHECK_SLICE(r.url, "/x");
-    CHECK_SLICE(r.http_version, "-");
+    ASSERT_SLICE(r.url, "/x");
+    ASSERT_SLICE(r.http_version, "-");
     /* Escaped quote inside a quoted field is kept verbatim. */
-    CHECK(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /q HTTP/1.1\" "
+    ASSERT(parse("192.0.2.3 - - [22/Jan/2019:03:56:14 +0330] \"GET /q HTTP/1.1\" "
                 "200 1 \"-\" \"say \\\"hi\\\" \\\\\"",
                 &r) == 0);
-    CHECK_SLICE(r.user_agent, "say \\\"hi\\\" \\\\");
+    ASSERT_SLICE(r.user_agent, "say \\\"hi\\\" \\\\");
     /* Not NUL-terminated: parse a prefix of a longer buffer. */
     const char *two = "192.0.2.4 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" "
                       "200 1 \"-\" \"-\"GARBAGE";
-    CHECK(fds_logparse_line(two, strlen(two) - 7, &r, NULL, NULL) == 0);
+    ASSERT(fds_logparse_line(two, strlen(two) - 7, &r, NULL, NULL) == 0);
 }
 
 static void expect_fail(const char *line, const char *reason)
@@ -125,14 +103,14 @@ static void expect_fail(const char *line, const char *reason)
     const char *why = NULL;
     size_t col = 99999;
     int rc = fds_logparse_line(line, strlen(line), &r, &why, &col);
-    CHECK(rc == FDS_EPARSE);
+    ASSERT(rc == FDS_EPARSE);
     if (rc == FDS_EPARSE) {
-        CHECK(why != NULL);
-        CHECK(col <= strlen(line));
+        ASSERT(why != NULL);
+        ASSERT(col <= strlen(line));
         if (why && strcmp(why, reason)) {
             fprintf(stderr, "line '%s': reason '%s', expected '%s'\n", line,
                     why, reason);
-            failures++;
+            fds_test_failures++;
         }
     }
 }
@@ -176,7 +154,7 @@ static void test_failures(void)
 
 static void test_tables(void)
 {
-#define SVC(u, s) CHECK_STR(fds_logparse_service((u), strlen(u)), (s))
+#define SVC(u, s) ASSERT_STR(fds_logparse_service((u), strlen(u)), (s))
     SVC("/", "home");
     SVC("/?utm=1", "home");
     SVC("/m", "mobile");
@@ -200,27 +178,27 @@ static void test_tables(void)
     SVC("http://www.zanbil.ir/product/1", "catalog");
     SVC("https://example.com", "home");
 #undef SVC
-    CHECK_STR(fds_logparse_error_code(200), "-");
-    CHECK_STR(fds_logparse_error_code(399), "-");
-    CHECK_STR(fds_logparse_error_code(400), "bad_request");
-    CHECK_STR(fds_logparse_error_code(403), "forbidden");
-    CHECK_STR(fds_logparse_error_code(404), "not_found");
-    CHECK_STR(fds_logparse_error_code(418), "http_418");
-    CHECK_STR(fds_logparse_error_code(499), "client_closed_request");
-    CHECK_STR(fds_logparse_error_code(500), "internal_server_error");
-    CHECK_STR(fds_logparse_error_code(599), "http_599");
-    CHECK_STR(fds_logparse_error_code(999), "http_999");
+    ASSERT_STR(fds_logparse_error_code(200), "-");
+    ASSERT_STR(fds_logparse_error_code(399), "-");
+    ASSERT_STR(fds_logparse_error_code(400), "bad_request");
+    ASSERT_STR(fds_logparse_error_code(403), "forbidden");
+    ASSERT_STR(fds_logparse_error_code(404), "not_found");
+    ASSERT_STR(fds_logparse_error_code(418), "http_418");
+    ASSERT_STR(fds_logparse_error_code(499), "client_closed_request");
+    ASSERT_STR(fds_logparse_error_code(500), "internal_server_error");
+    ASSERT_STR(fds_logparse_error_code(599), "http_599");
+    ASSERT_STR(fds_logparse_error_code(999), "http_999");
 }
 
 static void test_time(void)
 {
     char ts[FDS_LOGPARSE_TS_LEN + 1];
     fds_logparse_iso8601(0, 210, ts);
-    CHECK_STR(ts, "1970-01-01T03:30:00+03:30");
+    ASSERT_STR(ts, "1970-01-01T03:30:00+03:30");
     fds_logparse_iso8601(-1, 0, ts);
-    CHECK_STR(ts, "1969-12-31T23:59:59+00:00");
+    ASSERT_STR(ts, "1969-12-31T23:59:59+00:00");
     fds_logparse_iso8601(951782400, -90, ts); /* 2000-02-29T00:00:00Z */
-    CHECK_STR(ts, "2000-02-28T22:30:00-01:30");
+    ASSERT_STR(ts, "2000-02-28T22:30:00-01:30");
     /* Round trip through the parser for every day of a leap year. */
     static const char *mon[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
@@ -234,10 +212,10 @@ static void test_time(void)
                      d, mon[m]);
             snprintf(want, sizeof want, "2024-%02d-%02dT12:00:00+01:00", m + 1, d);
             fds_logrec r;
-            CHECK(parse(line, &r) == 0);
+            ASSERT(parse(line, &r) == 0);
             fds_logparse_iso8601(r.epoch, r.tz_offset_min, ts);
-            CHECK_STR(ts, want);
-            CHECK(prev == 0 || r.epoch == prev + 86400);
+            ASSERT_STR(ts, want);
+            ASSERT(prev == 0 || r.epoch == prev + 86400);
             prev = r.epoch;
         }
 }
@@ -247,20 +225,20 @@ static void test_derive(void)
     fds_logrec a, b;
     const char *l = "192.0.2.1 - - [22/Jan/2019:03:56:14 +0330] \"GET /filter/x "
                     "HTTP/1.1\" 200 30000 \"-\" \"ua\"";
-    CHECK(parse(l, &a) == 0);
+    ASSERT(parse(l, &a) == 0);
     b = a;
     fds_logparse_derive(&a, "example.org", 7, 1);
     fds_logparse_derive(&b, "example.org", 7, 1);
-    CHECK_STR(a.request_id, b.request_id);
-    CHECK(a.request_time_ms == b.request_time_ms);
-    CHECK(strlen(a.request_id) == 32);
-    CHECK(strspn(a.request_id, "0123456789abcdef") == 32);
-    CHECK_STR(a.service_name, "search");
-    CHECK_STR(a.error_code, "-");
+    ASSERT_STR(a.request_id, b.request_id);
+    ASSERT(a.request_time_ms == b.request_time_ms);
+    ASSERT(strlen(a.request_id) == 32);
+    ASSERT(strspn(a.request_id, "0123456789abcdef") == 32);
+    ASSERT_STR(a.service_name, "search");
+    ASSERT_STR(a.error_code, "-");
     fds_logparse_derive(&b, "example.org", 7, 2);
-    CHECK(strcmp(a.request_id, b.request_id) != 0);
+    ASSERT(strcmp(a.request_id, b.request_id) != 0);
     fds_logparse_derive(&b, "example.org", 8, 1);
-    CHECK(strcmp(a.request_id, b.request_id) != 0);
+    ASSERT(strcmp(a.request_id, b.request_id) != 0);
 
     /* Distribution: medians near the documented values, upstream <= total. */
     enum { N = 20001 };
@@ -272,14 +250,14 @@ static void test_derive(void)
         if (u > rq || rq > FDS_LOGPARSE_TIME_MAX_MS) bad++;
         up[i] = u;
     }
-    CHECK(bad == 0);
+    ASSERT(bad == 0);
     /* Counting median. */
     int below = 0;
     for (int i = 0; i < N; i++) below += up[i] < 120;
-    CHECK(below > N * 40 / 100 && below < N * 60 / 100);
+    ASSERT(below > N * 40 / 100 && below < N * 60 / 100);
     uint32_t rq, u;
     fds_logparse_timing("static", 200, 100000000, 3, 9, &rq, &u);
-    CHECK(rq >= u && rq <= FDS_LOGPARSE_TIME_MAX_MS);
+    ASSERT(rq >= u && rq <= FDS_LOGPARSE_TIME_MAX_MS);
 }
 
 static void test_json(void)
@@ -288,7 +266,7 @@ static void test_json(void)
                     "HTTP/1.1\" 404 7 \"-\" \"a\\\"b\x01\x7f\xc3\xa9\xff\xe2\x82"
                     "\xc0\xaf\xed\xa0\x80\xf0\x9f\x98\x80\xf4\x90\x80\x80\" \"203.0.113.9\"";
     fds_logrec r;
-    CHECK(parse(l, &r) == 0);
+    ASSERT(parse(l, &r) == 0);
     fds_logparse_derive(&r, "h\"x", 1, 1);
     r.request_time_ms = 1234;
     r.upstream_response_time_ms = 5;
@@ -305,40 +283,40 @@ static void test_json(void)
         "\"request_id\":\"0123456789abcdef0123456789abcdef\"}";
     size_t bound = fds_logparse_json_bound(&r), len = 0;
     char *buf = malloc(bound);
-    CHECK(buf && fds_logparse_json(&r, buf, bound, &len) == 0);
-    CHECK(len <= bound);
+    ASSERT(buf && fds_logparse_json(&r, buf, bound, &len) == 0);
+    ASSERT(len <= bound);
     if (len != strlen(want) || memcmp(buf, want, len)) {
         fprintf(stderr, "json mismatch:\n got %.*s\nwant %s\n", (int)len, buf, want);
-        failures++;
+        fds_test_failures++;
     }
     jc_state st;
-    CHECK(jc_check_object(&st, buf, len));
-    CHECK(st.nkeys == 17);
+    ASSERT(jc_check_object(&st, buf, len));
+    ASSERT(st.nkeys == 17);
     /* Every capacity below the length fails with FDS_ERANGE. */
     for (size_t cap = 0; cap < len; cap++) {
         size_t l2 = 12345;
         if (fds_logparse_json(&r, buf, cap, &l2) != FDS_ERANGE) {
             fprintf(stderr, "cap %zu did not give FDS_ERANGE\n", cap);
-            failures++;
+            fds_test_failures++;
             break;
         }
     }
-    CHECK(fds_logparse_json(&r, buf, len, &len) == 0);
+    ASSERT(fds_logparse_json(&r, buf, len, &len) == 0);
     free(buf);
 
     /* 16 fields without x_forwarded_for; numbers >= 1 s and large bytes. */
-    CHECK(parse("192.0.2.1 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" 200 "
+    ASSERT(parse("192.0.2.1 - - [22/Jan/2019:03:56:14 +0330] \"GET / HTTP/1.1\" 200 "
                 "9223372036854775807 \"-\" \"-\"",
                 &r) == 0);
     fds_logparse_derive(&r, "h", 1, 1);
     r.request_time_ms = 600000;
     r.upstream_response_time_ms = 0;
     char small[1024];
-    CHECK(fds_logparse_json(&r, small, sizeof small, &len) == 0);
-    CHECK(jc_check_object(&st, small, len));
-    CHECK(st.nkeys == 16);
-    CHECK(strstr(small, "\"body_bytes_sent\":9223372036854775807,") != NULL);
-    CHECK(strstr(small, "\"request_time\":600.000,\"upstream_response_time\":0.000,") != NULL);
+    ASSERT(fds_logparse_json(&r, small, sizeof small, &len) == 0);
+    ASSERT(jc_check_object(&st, small, len));
+    ASSERT(st.nkeys == 16);
+    ASSERT(strstr(small, "\"body_bytes_sent\":9223372036854775807,") != NULL);
+    ASSERT(strstr(small, "\"request_time\":600.000,\"upstream_response_time\":0.000,") != NULL);
 }
 
 int main(void)
@@ -350,8 +328,8 @@ int main(void)
     test_time();
     test_derive();
     test_json();
-    if (failures) {
-        fprintf(stderr, "test_logparse: %d failure(s)\n", failures);
+    if (fds_test_failures) {
+        fprintf(stderr, "test_logparse: %d failure(s)\n", fds_test_failures);
         return 1;
     }
     printf("test_logparse: ok\n");

@@ -12,9 +12,10 @@
  * instead (LLVMFuzzerTestOneInput).
  */
 #include "fds_httpc.h"
-#include "test_lg.h"
+#include "fds_test.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FUZZ_ROUNDS 20000
@@ -43,7 +44,7 @@ static size_t feed_random(const char *msg, size_t n)
             k = n - used;
         size_t u = fds_httpc_resp_feed(&R, msg + used, k);
         if (u > k) {
-            test_failures++;
+            fds_test_failures++;
             fprintf(stderr, "consumed %zu of %zu\n", u, k);
             return used;
         }
@@ -59,8 +60,8 @@ static void garbage(const uint8_t *data, size_t n)
     memset(&R, 0, sizeof R);
     fds_httpc_resp_reset(&R, 1);
     size_t u = fds_httpc_resp_feed(&R, (const char *)data, n);
-    CHECK(u <= n);
-    CHECK(R.body_bytes <= n);
+    ASSERT(u <= n);
+    ASSERT(R.body_bytes <= n);
     fds_httpc_resp_eof(&R);
     fds_httpc_resp_clear(&R);
 }
@@ -79,7 +80,7 @@ int main(void)
     static const char *extra[] = {"Content-Type: application/json", "X-Elastic-Product: Elasticsearch",
                                   "Cache-Control: no-cache", "Date: Sun, 29 Nov 2026 18:00:00 GMT",
                                   "Connection: keep-alive", "connection: close"};
-    for (int round = 0; round < FUZZ_ROUNDS && !test_failures; round++) {
+    for (int round = 0; round < FUZZ_ROUNDS && !fds_test_failures; round++) {
         size_t blen = rnd() % 3 == 0 ? 0 : rnd() % (sizeof body - 1);
         if (rnd() % 2)
             blen %= 200;
@@ -129,17 +130,17 @@ int main(void)
         fds_httpc_resp_reset(&R, 1);
         size_t used = feed_random(msg, n);
         if (framing == 2) {
-            CHECKF(R.state == FDS_HTTPC_BODY_EOF, "round %d: state %d (%s)", round, R.state,
+            ASSERTF(R.state == FDS_HTTPC_BODY_EOF, "round %d: state %d (%s)", round, R.state,
                    R.error ? R.error : "");
-            CHECK(fds_httpc_resp_eof(&R) == 1);
+            ASSERT(fds_httpc_resp_eof(&R) == 1);
         }
-        CHECKF(R.state == FDS_HTTPC_DONE, "round %d framing %d: state %d (%s)", round, framing,
+        ASSERTF(R.state == FDS_HTTPC_DONE, "round %d framing %d: state %d (%s)", round, framing,
                R.state, R.error ? R.error : "");
-        CHECKF(used == resp_len, "round %d framing %d: used %zu of %zu", round, framing, used,
+        ASSERTF(used == resp_len, "round %d framing %d: used %zu of %zu", round, framing, used,
                resp_len);
-        CHECK(R.status == status);
-        CHECK(R.body_bytes == blen);
-        CHECK(blen == 0 || (R.body && memcmp(R.body, body, blen) == 0));
+        ASSERT(R.status == status);
+        ASSERT(R.body_bytes == blen);
+        ASSERT(blen == 0 || (R.body && memcmp(R.body, body, blen) == 0));
         fds_httpc_resp_clear(&R);
 
         /* the same bytes mutated, truncated, or pure noise */

@@ -4,10 +4,11 @@
  * and mean exact, and its bucket layout is gap-free and monotonic.
  */
 #include "fds_hist.h"
-#include "test_lg.h"
+#include "fds_test.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static uint64_t rng_state = 42;
@@ -44,7 +45,7 @@ static double exact(const uint64_t *v, size_t n, double p)
 static void check_dist(const char *name, uint64_t *v, size_t n)
 {
     fds_hist *h = fds_hist_create();
-    CHECK(h != NULL);
+    ASSERT(h != NULL);
     long double sum = 0;
     for (size_t i = 0; i < n; i++) {
         fds_hist_record(h, v[i]);
@@ -56,14 +57,14 @@ static void check_dist(const char *name, uint64_t *v, size_t n)
         double want = exact(v, n, ps[i]);
         double got = fds_hist_percentile(h, ps[i]);
         double rel = want > 0 ? fabs(got - want) / want : fabs(got);
-        CHECKF(rel <= 0.001, "%s p%g: got %.1f want %.1f (rel err %.5f)", name, ps[i], got, want,
+        ASSERTF(rel <= 0.001, "%s p%g: got %.1f want %.1f (rel err %.5f)", name, ps[i], got, want,
                rel);
     }
-    CHECK(fds_hist_count(h) == n);
-    CHECK(fds_hist_min(h) == v[0]);
-    CHECK(fds_hist_max(h) == v[n - 1]);
+    ASSERT(fds_hist_count(h) == n);
+    ASSERT(fds_hist_min(h) == v[0]);
+    ASSERT(fds_hist_max(h) == v[n - 1]);
     double mean = (double)(sum / n);
-    CHECKF(fabs(fds_hist_mean(h) - mean) <= 1e-9 * mean, "%s mean", name);
+    ASSERTF(fabs(fds_hist_mean(h) - mean) <= 1e-9 * mean, "%s mean", name);
     fds_hist_free(h);
 }
 
@@ -71,7 +72,7 @@ int main(void)
 {
     enum { N = 1000000 };
     uint64_t *v = malloc(N * sizeof *v);
-    CHECK(v != NULL);
+    ASSERT(v != NULL);
 
     /* uniform 1 us .. 100 ms in ns */
     for (size_t i = 0; i < N; i++)
@@ -105,7 +106,7 @@ int main(void)
     for (size_t i = 0; i < N; i++)
         fds_hist_record(h, (uint64_t)(-log(unif()) * 1e9));
     double med = fds_hist_percentile(h, 50);
-    CHECKF(fabs(med - log(2) * 1e9) / (log(2) * 1e9) < 0.005, "exp median %.0f", med);
+    ASSERTF(fabs(med - log(2) * 1e9) / (log(2) * 1e9) < 0.005, "exp median %.0f", med);
     fds_hist_free(h);
 
     /* layout: buckets tile the range without gaps, relative width <= 1/1024 */
@@ -113,28 +114,28 @@ int main(void)
     for (uint32_t i = 1; i < FDS_HIST_NBUCKETS; i++) {
         uint64_t lo, hi;
         fds_hist_bucket_range(i, &lo, &hi);
-        CHECKF(lo == prev_hi + 1, "bucket %u starts at %llu after %llu", i,
+        ASSERTF(lo == prev_hi + 1, "bucket %u starts at %llu after %llu", i,
                (unsigned long long)lo, (unsigned long long)prev_hi);
-        CHECK(hi >= lo);
-        CHECK(hi == lo || (double)(hi - lo + 1) / (double)lo <= 1.0 / 1024 + 1e-12);
-        CHECK(fds_hist_index(lo) == i && fds_hist_index(hi) == i);
+        ASSERT(hi >= lo);
+        ASSERT(hi == lo || (double)(hi - lo + 1) / (double)lo <= 1.0 / 1024 + 1e-12);
+        ASSERT(fds_hist_index(lo) == i && fds_hist_index(hi) == i);
         prev_hi = hi;
-        if (test_failures)
+        if (fds_test_failures)
             break;
     }
-    CHECK(prev_hi == FDS_HIST_MAX_VALUE);
+    ASSERT(prev_hi == FDS_HIST_MAX_VALUE);
 
     /* clamping above the range keeps the exact max */
     h = fds_hist_create();
     fds_hist_record(h, UINT64_C(1) << 50);
-    CHECK(fds_hist_max(h) == UINT64_C(1) << 50);
-    CHECK(fds_hist_percentile(h, 100) == (double)(UINT64_C(1) << 50));
+    ASSERT(fds_hist_max(h) == UINT64_C(1) << 50);
+    ASSERT(fds_hist_percentile(h, 100) == (double)(UINT64_C(1) << 50));
     /* empty and merge */
     fds_hist *g = fds_hist_create();
-    CHECK(fds_hist_percentile(g, 50) == 0 && fds_hist_mean(g) == 0 && fds_hist_min(g) == 0);
+    ASSERT(fds_hist_percentile(g, 50) == 0 && fds_hist_mean(g) == 0 && fds_hist_min(g) == 0);
     fds_hist_record(g, 10);
     fds_hist_merge(h, g);
-    CHECK(fds_hist_count(h) == 2 && fds_hist_min(h) == 10);
+    ASSERT(fds_hist_count(h) == 2 && fds_hist_min(h) == 10);
     fds_hist_free(g);
     fds_hist_free(h);
     free(v);

@@ -5,8 +5,9 @@
  * rejects malformed or truncated input.  Also the loopback-only check.
  */
 #include "fds_httpc.h"
-#include "test_lg.h"
+#include "fds_test.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* feed `s` in pieces of `step` bytes; return bytes consumed */
@@ -33,15 +34,15 @@ static void check_ok(const char *name, const char *msg, int status, const char *
         memset(&R, 0, sizeof R);
         fds_httpc_resp_reset(&R, 1);
         size_t used = feed_split(&R, msg, n, step);
-        CHECKF(R.state == FDS_HTTPC_DONE, "%s step %zu: state %d (%s)", name, step, R.state,
+        ASSERTF(R.state == FDS_HTTPC_DONE, "%s step %zu: state %d (%s)", name, step, R.state,
                R.error ? R.error : "");
-        CHECKF(used == expect_used, "%s step %zu: used %zu want %zu", name, step, used,
+        ASSERTF(used == expect_used, "%s step %zu: used %zu want %zu", name, step, used,
                expect_used);
-        CHECKF(R.status == status, "%s: status %d", name, R.status);
-        CHECKF(strcmp(R.body ? R.body : "", body) == 0, "%s: body '%s'", name,
+        ASSERTF(R.status == status, "%s: status %d", name, R.status);
+        ASSERTF(strcmp(R.body ? R.body : "", body) == 0, "%s: body '%s'", name,
                R.body ? R.body : "");
         fds_httpc_resp_clear(&R);
-        if (test_failures)
+        if (fds_test_failures)
             return;
     }
 }
@@ -51,7 +52,7 @@ static void check_bad(const char *name, const char *msg)
     memset(&R, 0, sizeof R);
     fds_httpc_resp_reset(&R, 0);
     fds_httpc_resp_feed(&R, msg, strlen(msg));
-    CHECKF(R.state == FDS_HTTPC_ERROR, "%s: state %d", name, R.state);
+    ASSERTF(R.state == FDS_HTTPC_ERROR, "%s: state %d", name, R.state);
 }
 
 int main(void)
@@ -83,19 +84,19 @@ int main(void)
     fds_httpc_resp_reset(&R, 0);
     const char *close1 = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx";
     fds_httpc_resp_feed(&R, close1, strlen(close1));
-    CHECK(R.state == FDS_HTTPC_DONE && R.keep_alive == 0);
+    ASSERT(R.state == FDS_HTTPC_DONE && R.keep_alive == 0);
     fds_httpc_resp_reset(&R, 0);
     const char *http10 = "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx";
     fds_httpc_resp_feed(&R, http10, strlen(http10));
-    CHECK(R.state == FDS_HTTPC_DONE && R.keep_alive == 0);
+    ASSERT(R.state == FDS_HTTPC_DONE && R.keep_alive == 0);
 
     /* close-delimited body ends properly at EOF */
     fds_httpc_resp_reset(&R, 1);
     const char *eofb = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil close";
     fds_httpc_resp_feed(&R, eofb, strlen(eofb));
-    CHECK(R.state == FDS_HTTPC_BODY_EOF);
-    CHECK(fds_httpc_resp_eof(&R) == 1);
-    CHECK(strcmp(R.body, "until close") == 0);
+    ASSERT(R.state == FDS_HTTPC_BODY_EOF);
+    ASSERT(fds_httpc_resp_eof(&R) == 1);
+    ASSERT(strcmp(R.body, "until close") == 0);
     fds_httpc_resp_clear(&R);
 
     /* short reads: EOF inside headers, body or chunk is not a success */
@@ -105,7 +106,7 @@ int main(void)
     for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
         fds_httpc_resp_reset(&R, 0);
         fds_httpc_resp_feed(&R, cuts[i], strlen(cuts[i]));
-        CHECKF(fds_httpc_resp_eof(&R) == 0, "cut %zu counted as complete", i);
+        ASSERTF(fds_httpc_resp_eof(&R) == 0, "cut %zu counted as complete", i);
     }
 
     check_bad("garbage", "HELLO WORLD\r\n\r\n");
@@ -122,22 +123,22 @@ int main(void)
     R.head_request = 1;
     fds_httpc_resp_reset(&R, 0);
     const char *head = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n";
-    CHECK(fds_httpc_resp_feed(&R, head, strlen(head)) == strlen(head));
-    CHECK(R.state == FDS_HTTPC_DONE);
+    ASSERT(fds_httpc_resp_feed(&R, head, strlen(head)) == strlen(head));
+    ASSERT(R.state == FDS_HTTPC_DONE);
 
     /* loopback only */
     struct sockaddr_storage a;
     socklen_t al;
     char msg[256];
-    CHECK(fds_httpc_resolve_loopback("127.0.0.1", 9200, &a, &al, msg, sizeof msg) == 0);
-    CHECK(fds_httpc_resolve_loopback("127.1.2.3", 9200, &a, &al, msg, sizeof msg) == 0);
-    CHECK(fds_httpc_resolve_loopback("::1", 9200, &a, &al, msg, sizeof msg) == 0);
-    CHECK(fds_httpc_resolve_loopback("localhost", 9200, &a, &al, msg, sizeof msg) == 0);
-    CHECK(fds_httpc_resolve_loopback("10.0.0.1", 9200, &a, &al, msg, sizeof msg) != 0);
-    CHECK(strstr(msg, "loopback") != NULL);
-    CHECK(fds_httpc_resolve_loopback("192.168.1.1", 80, &a, &al, msg, sizeof msg) != 0);
-    CHECK(fds_httpc_resolve_loopback("::ffff:10.1.1.1", 80, &a, &al, msg, sizeof msg) != 0);
-    CHECK(fds_httpc_resolve_loopback("example.com", 80, &a, &al, msg, sizeof msg) != 0);
-    CHECK(fds_httpc_resolve_loopback("0.0.0.0", 80, &a, &al, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_resolve_loopback("127.0.0.1", 9200, &a, &al, msg, sizeof msg) == 0);
+    ASSERT(fds_httpc_resolve_loopback("127.1.2.3", 9200, &a, &al, msg, sizeof msg) == 0);
+    ASSERT(fds_httpc_resolve_loopback("::1", 9200, &a, &al, msg, sizeof msg) == 0);
+    ASSERT(fds_httpc_resolve_loopback("localhost", 9200, &a, &al, msg, sizeof msg) == 0);
+    ASSERT(fds_httpc_resolve_loopback("10.0.0.1", 9200, &a, &al, msg, sizeof msg) != 0);
+    ASSERT(strstr(msg, "loopback") != NULL);
+    ASSERT(fds_httpc_resolve_loopback("192.168.1.1", 80, &a, &al, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_resolve_loopback("::ffff:10.1.1.1", 80, &a, &al, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_resolve_loopback("example.com", 80, &a, &al, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_resolve_loopback("0.0.0.0", 80, &a, &al, msg, sizeof msg) != 0);
     TEST_DONE();
 }

@@ -478,13 +478,13 @@ static fds_search_result run(const char *body, fds_search_request **rq)
     memset(&res, 0, sizeof res);
     if (fds_search_parse(body, strlen(body), mapping, 0, rq, &err)) {
         fprintf(stderr, "parse failed: %s\n  %s\n", err.reason, body);
-        qt_failures++;
+        fds_test_failures++;
         *rq = NULL;
         return res;
     }
     if (fds_search_execute(*rq, segs, NSEG, &res, &err)) {
         fprintf(stderr, "execute failed: %s\n", err.reason);
-        qt_failures++;
+        fds_test_failures++;
     }
     return res;
 }
@@ -520,10 +520,43 @@ static int by_key(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* search_after from the last of the first `nhits` sorted hits gives the
+ * rest of the brute-force order c[0..nc) (sorted on num_field[sortf]). */
+static void check_search_after(int qi, const char *text, int sortf, int desc,
+                               const cand *c, size_t nc, size_t nhits)
+{
+    long long last = c[nhits - 1].key;
+    static char sa[65536];
+    cJSON *tmp = cJSON_Parse(text);
+    char *qs = cJSON_PrintUnformatted(cJSON_GetObjectItem(tmp, "query"));
+    snprintf(sa, sizeof sa,
+             "{\"query\":%s,\"size\":5,\"sort\":[{\"%s\":\"%s\"}],"
+             "\"search_after\":[%lld]}",
+             qs, num_field[sortf], desc ? "desc" : "asc", last);
+    free(qs);
+    cJSON_Delete(tmp);
+    fds_search_request *r2;
+    fds_search_result res2 = run(sa, &r2);
+    size_t k = 0;
+    while (k < nc && (desc ? c[k].key >= last : c[k].key <= last))
+        k++;
+    for (size_t i = 0; r2 && i < res2.nhits; i++) {
+        if (k + i >= nc || hit_doc(&res2.hits[i]) != &bd[c[k + i].i]) {
+            fprintf(stderr, "q%d search_after hit %zu differs\n", qi, i);
+            fds_test_failures++;
+            break;
+        }
+    }
+    if (r2)
+        ASSERT_EQ_U(res2.nhits, nc - k < 5 ? nc - k : 5);
+    fds_search_result_free(&res2);
+    fds_search_request_free(r2);
+}
+
 static int check_query(int qi)
 {
     bq *q = gen(0);
-    int fails0 = qt_failures;
+    int fails0 = fds_test_failures;
     int size = (int)rnd(25), from = rnd(4) == 0 ? (int)rnd(20) : 0;
     int sortf = rnd(4) == 0 ? (int)rnd(3) : -1; /* numeric field sort */
     int desc = rnd(2);
@@ -573,7 +606,7 @@ static int check_query(int qi)
             fprintf(stderr, "q%d total %llu%s, brute force %zu\n", qi,
                     (unsigned long long)res.total,
                     res.total_is_lower_bound ? "+" : "", nc);
-            qt_failures++;
+            fds_test_failures++;
         }
     }
     size_t want_hits = nc > (size_t)from ? nc - from : 0;
@@ -586,41 +619,15 @@ static int check_query(int qi)
             if (d != &bd[c[from + i].i]) {
                 fprintf(stderr, "q%d sorted hit %zu: %s, expected %s\n", qi, i,
                         d->id, bd[c[from + i].i].id);
-                qt_failures++;
+                fds_test_failures++;
                 break;
             }
             ASSERT(res.hits[i].nsort == 1 &&
                    (long long)res.hits[i].sort_num[0] == c[from + i].key);
         }
         /* search_after from the last hit gives the rest */
-        if (res.nhits && from == 0) {
-            long long last = c[res.nhits - 1].key;
-            static char sa[65536];
-            cJSON *tmp = cJSON_Parse(text);
-            char *qs = cJSON_PrintUnformatted(cJSON_GetObjectItem(tmp, "query"));
-            snprintf(sa, sizeof sa,
-                     "{\"query\":%s,\"size\":5,\"sort\":[{\"%s\":\"%s\"}],"
-                     "\"search_after\":[%lld]}",
-                     qs, num_field[sortf], desc ? "desc" : "asc", last);
-            free(qs);
-            cJSON_Delete(tmp);
-            fds_search_request *r2;
-            fds_search_result res2 = run(sa, &r2);
-            size_t k = 0;
-            while (k < nc && (desc ? c[k].key >= last : c[k].key <= last))
-                k++;
-            for (size_t i = 0; r2 && i < res2.nhits; i++) {
-                if (k + i >= nc || hit_doc(&res2.hits[i]) != &bd[c[k + i].i]) {
-                    fprintf(stderr, "q%d search_after hit %zu differs\n", qi, i);
-                    qt_failures++;
-                    break;
-                }
-            }
-            if (r2)
-                ASSERT_EQ_U(res2.nhits, nc - k < 5 ? nc - k : 5);
-            fds_search_result_free(&res2);
-            fds_search_request_free(r2);
-        }
+        if (res.nhits && from == 0)
+            check_search_after(qi, text, sortf, desc, c, nc, res.nhits);
     } else {
         /* scores: every hit's score is its brute-force score; order desc */
         for (size_t i = 0; i < res.nhits; i++) {
@@ -630,12 +637,12 @@ static int check_query(int qi)
             if (!m || !d->live || fabs(s - res.hits[i].score) > 1e-4 * fmax(1, s)) {
                 fprintf(stderr, "q%d hit %s score %.6f, brute force %.6f (match %d live %d)\n",
                         qi, d->id, res.hits[i].score, s, m, d->live);
-                qt_failures++;
+                fds_test_failures++;
                 break;
             }
             if (i && res.hits[i].score > res.hits[i - 1].score + 1e-6) {
                 fprintf(stderr, "q%d hits not in score order\n", qi);
-                qt_failures++;
+                fds_test_failures++;
             }
         }
         /* completeness: the k-th score matches, nobody clearly better is
@@ -646,7 +653,7 @@ static int check_query(int qi)
             if (fabs(kth - got) > 1e-4 * fmax(1, kth)) {
                 fprintf(stderr, "q%d last score %.6f, brute force %.6f\n", qi,
                         got, kth);
-                qt_failures++;
+                fds_test_failures++;
             }
             if (from == 0)
                 for (size_t j = 0; j < nc && c[j].s > kth + 1e-3; j++) {
@@ -656,7 +663,7 @@ static int check_query(int qi)
                     if (!found) {
                         fprintf(stderr, "q%d missing %s (%.6f)\n", qi,
                                 bd[c[j].i].id, c[j].s);
-                        qt_failures++;
+                        fds_test_failures++;
                         break;
                     }
                 }
@@ -665,7 +672,7 @@ static int check_query(int qi)
         wand_total += res.postings_total;
     }
 out:
-    if (qt_failures != fails0)
+    if (fds_test_failures != fails0)
         fprintf(stderr, "  query %d: %s\n", qi, text);
     fds_search_result_free(&res);
     fds_search_request_free(rq);
@@ -721,7 +728,7 @@ int main(int argc, char **argv)
                                     (const uint8_t *)docs.json[i], docs.len[i],
                                     &err)) {
                 fprintf(stderr, "add: %s\n", err.reason);
-                qt_failures++;
+                fds_test_failures++;
             }
             bd[i].seg = s;
             bd[i].sdoc = k;
@@ -741,7 +748,7 @@ int main(int argc, char **argv)
         segs[s].live = s == 0 ? NULL : live[s];
     }
     rmdir(dir);
-    for (int qi = 0; qi < nq && qt_failures < 20; qi++)
+    for (int qi = 0; qi < nq && fds_test_failures < 20; qi++)
         check_query(qi);
     printf("%d queries; postings scored %llu of %llu (%.1f%%)\n", nq,
            (unsigned long long)wand_scored, (unsigned long long)wand_total,
@@ -766,7 +773,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nstats; i++)
         free(stats[i].t);
     free(stats);
-    if (qt_failures)
-        fprintf(stderr, "%d failure(s)\n", qt_failures);
-    return qt_failures ? 1 : 0;
+    if (fds_test_failures)
+        fprintf(stderr, "%d failure(s)\n", fds_test_failures);
+    return fds_test_failures ? 1 : 0;
 }

@@ -39,7 +39,7 @@ static uint64_t count(const char *body, char **rendered)
     int rc = fds_search_parse(body, strlen(body), mapping, 0, &r, &err);
     if (rc) {
         fprintf(stderr, "parse %s: %s\n", body, err.reason);
-        qt_failures++;
+        fds_test_failures++;
         return UINT64_MAX;
     }
     fds_search_result res;
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
                                          docs.len[next], &err);
             if (rc) {
                 fprintf(stderr, "add %zu: %s\n", next, err.reason);
-                qt_failures++;
+                fds_test_failures++;
             }
         }
         char p[256];
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
         free(docs.json[i]);
     free(docs.json);
     free(docs.len);
-    if (qt_failures)
-        fprintf(stderr, "%d failure(s)\n", qt_failures);
-    return qt_failures ? 1 : 0;
+    if (fds_test_failures)
+        fprintf(stderr, "%d failure(s)\n", fds_test_failures);
+    return fds_test_failures ? 1 : 0;
 }

@@ -10,19 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fds_test.h"
 #include "store.h"
 
-static int failures;
-#define ASSERT(c)                                                            \
-    do {                                                                     \
-        if (!(c)) {                                                          \
-            fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__,       \
-                    __LINE__, #c);                                           \
-            failures++;                                                      \
-            return;                                                          \
-        }                                                                    \
-    } while (0)
-#define ASSERT_EQ(a, b) ASSERT((a) == (b))
 
 static char tmpl[] = "/tmp/fds-store-test-XXXXXX";
 static const char *dir;
@@ -33,35 +23,35 @@ static void test_settings(void)
     fds_index_settings_default(&s);
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(s.codec.codec, FDS_CODEC_LZ4);
-    ASSERT_EQ(fds_settings_set(&s, "index.codec", "ZSTD", &e), 0);
-    ASSERT_EQ(s.codec.codec, FDS_CODEC_ZSTD);
-    ASSERT_EQ(fds_settings_set(&s, "index.codec.block_size", "32kb", &e), 0);
-    ASSERT_EQ(s.codec.block_size, 32768u);
-    ASSERT_EQ(fds_settings_set(&s, "index.refresh_interval", "250ms", &e), 0);
-    ASSERT_EQ(s.refresh_interval_ms, 250);
-    ASSERT_EQ(fds_settings_set(&s, "index.refresh_interval", "-1", &e), 0);
-    ASSERT_EQ(s.refresh_interval_ms, -1);
-    ASSERT_EQ(fds_settings_set(&s, "index.codec.compression_level", "19", &e), 0);
-    ASSERT_EQ(s.codec.level, 19);
-    ASSERT_EQ(fds_settings_set(&s, "index.compression.zstd.level", "20", &e), FDS_EINVAL);
+    REQUIRE_EQ(s.codec.codec, FDS_CODEC_LZ4);
+    REQUIRE_EQ(fds_settings_set(&s, "index.codec", "ZSTD", &e), 0);
+    REQUIRE_EQ(s.codec.codec, FDS_CODEC_ZSTD);
+    REQUIRE_EQ(fds_settings_set(&s, "index.codec.block_size", "32kb", &e), 0);
+    REQUIRE_EQ(s.codec.block_size, 32768u);
+    REQUIRE_EQ(fds_settings_set(&s, "index.refresh_interval", "250ms", &e), 0);
+    REQUIRE_EQ(s.refresh_interval_ms, 250);
+    REQUIRE_EQ(fds_settings_set(&s, "index.refresh_interval", "-1", &e), 0);
+    REQUIRE_EQ(s.refresh_interval_ms, -1);
+    REQUIRE_EQ(fds_settings_set(&s, "index.codec.compression_level", "19", &e), 0);
+    REQUIRE_EQ(s.codec.level, 19);
+    REQUIRE_EQ(fds_settings_set(&s, "index.compression.zstd.level", "20", &e), FDS_EINVAL);
     fds_err_clear(&e);
-    ASSERT_EQ(fds_settings_set(&s, "index.codec", "snappy", &e), FDS_EINVAL);
-    ASSERT(strstr(e.reason, "snappy") != NULL);
+    REQUIRE_EQ(fds_settings_set(&s, "index.codec", "snappy", &e), FDS_EINVAL);
+    REQUIRE(strstr(e.reason, "snappy") != NULL);
     fds_err_clear(&e);
-    ASSERT_EQ(fds_settings_set(&s, "index.nope", "1", &e), FDS_EINVAL);
-    ASSERT(strstr(e.reason, "unknown setting [index.nope]") != NULL);
-    ASSERT_EQ(fds_setting_kind_of("index.codec"), FDS_SETTING_STATIC);
-    ASSERT_EQ(fds_setting_kind_of("index.number_of_shards"), FDS_SETTING_FINAL);
-    ASSERT_EQ(fds_setting_kind_of("index.refresh_interval"), FDS_SETTING_DYNAMIC);
+    REQUIRE_EQ(fds_settings_set(&s, "index.nope", "1", &e), FDS_EINVAL);
+    REQUIRE(strstr(e.reason, "unknown setting [index.nope]") != NULL);
+    REQUIRE_EQ(fds_setting_kind_of("index.codec"), FDS_SETTING_STATIC);
+    REQUIRE_EQ(fds_setting_kind_of("index.number_of_shards"), FDS_SETTING_FINAL);
+    REQUIRE_EQ(fds_setting_kind_of("index.refresh_interval"), FDS_SETTING_DYNAMIC);
     /* every setting written as text reads back the same */
     fds_setting_kv kv[FDS_SETTINGS_MAX];
     size_t n = fds_settings_to_kv(&s, kv, FDS_SETTINGS_MAX);
     fds_index_settings t;
     fds_index_settings_default(&t);
     for (size_t i = 0; i < n; i++)
-        ASSERT_EQ(fds_settings_set(&t, kv[i].key, kv[i].value, &e), 0);
-    ASSERT(memcmp(&s, &t, sizeof s) == 0);
+        REQUIRE_EQ(fds_settings_set(&t, kv[i].key, kv[i].value, &e), 0);
+    REQUIRE(memcmp(&s, &t, sizeof s) == 0);
 }
 
 static char *doc_json(int i)
@@ -120,113 +110,113 @@ static void test_lifecycle(void)
     fds_store *s;
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(dir, &s, &e), 0);
+    REQUIRE_EQ(fds_store_open(dir, &s, &e), 0);
     fds_index_settings set;
     fds_index_settings_default(&set);
     fds_settings_set(&set, "index.codec", "ZSTD", NULL);
-    ASSERT_EQ(fds_store_create_index(s, "t", &set, NULL, &e), 0);
-    ASSERT_EQ(fds_store_create_index(s, "t", &set, NULL, &e), FDS_EEXIST);
+    REQUIRE_EQ(fds_store_create_index(s, "t", &set, NULL, &e), 0);
+    REQUIRE_EQ(fds_store_create_index(s, "t", &set, NULL, &e), FDS_EEXIST);
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_create_index(s, "Bad", &set, NULL, &e), FDS_EINVAL);
+    REQUIRE_EQ(fds_store_create_index(s, "Bad", &set, NULL, &e), FDS_EINVAL);
     fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
-    ASSERT_EQ(put_docs(ix, 0, 3000, true), 0);   /* segment 1 */
-    ASSERT_EQ(put_docs(ix, 3000, 4000, true), 0); /* segment 2 */
-    ASSERT_EQ(put_docs(ix, 4000, 4500, false), 0); /* buffer + translog only */
-    ASSERT(doc_is(ix, 10) && doc_is(ix, 3500) && doc_is(ix, 4499));
+    REQUIRE_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 3000, true), 0);   /* segment 1 */
+    REQUIRE_EQ(put_docs(ix, 3000, 4000, true), 0); /* segment 2 */
+    REQUIRE_EQ(put_docs(ix, 4000, 4500, false), 0); /* buffer + translog only */
+    REQUIRE(doc_is(ix, 10) && doc_is(ix, 3500) && doc_is(ix, 4499));
     fds_index_stats st;
     fds_index_stats_get(ix, &st);
-    ASSERT_EQ(st.docs_count, 4000u);
-    ASSERT_EQ(st.buffered_docs, 500u);
-    ASSERT_EQ(st.segments, 2u);
+    REQUIRE_EQ(st.docs_count, 4000u);
+    REQUIRE_EQ(st.buffered_docs, 500u);
+    REQUIRE_EQ(st.segments, 2u);
     fds_index_release(ix);
     fds_store_close(s);
 
     /* a stray file is removed at open; the translog is replayed */
     char stray[4096];
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(dir, &s, &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
+    REQUIRE_EQ(fds_store_open(dir, &s, &e), 0);
+    REQUIRE_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
     snprintf(stray, sizeof stray, "%s/indices/%s/seg_999.fdt", dir, fds_index_uuid(ix));
     fds_index_release(ix);
     fds_store_close(s);
     FILE *f = fopen(stray, "w");
-    ASSERT(f != NULL);
+    REQUIRE(f != NULL);
     fputs("half-written", f);
     fclose(f);
-    ASSERT_EQ(fds_store_open(dir, &s, &e), 0);
-    ASSERT(access(stray, F_OK) != 0);
-    ASSERT_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
-    ASSERT(doc_is(ix, 4499));
-    ASSERT_EQ(fds_index_refresh(ix, &e), 0);
+    REQUIRE_EQ(fds_store_open(dir, &s, &e), 0);
+    REQUIRE(access(stray, F_OK) != 0);
+    REQUIRE_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
+    REQUIRE(doc_is(ix, 4499));
+    REQUIRE_EQ(fds_index_refresh(ix, &e), 0);
     fds_index_stats_get(ix, &st);
-    ASSERT_EQ(st.docs_count, 4500u);
+    REQUIRE_EQ(st.docs_count, 4500u);
 
     /* replace and delete: the old copies stop being visible */
-    ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 100, true), 0);
     fds_write_op del = {.type = FDS_OP_DELETE, .id = "5", .id_len = 1};
     fds_write_result r;
-    ASSERT_EQ(fds_index_write(ix, &del, 1, &r, true, &e), 0);
-    ASSERT(r.found);
+    REQUIRE_EQ(fds_index_write(ix, &del, 1, &r, true, &e), 0);
+    REQUIRE(r.found);
     fds_doc d;
-    ASSERT_EQ(fds_index_get(ix, "5", 1, &d, NULL), FDS_ENOTFOUND);
-    ASSERT(doc_is(ix, 6));
+    REQUIRE_EQ(fds_index_get(ix, "5", 1, &d, NULL), FDS_ENOTFOUND);
+    REQUIRE(doc_is(ix, 6));
     fds_index_stats_get(ix, &st);
-    ASSERT_EQ(st.docs_count, 4499u);
-    ASSERT_EQ(st.docs_deleted, 101u); /* 100 old copies + the new copy of 5 */
+    REQUIRE_EQ(st.docs_count, 4499u);
+    REQUIRE_EQ(st.docs_deleted, 101u); /* 100 old copies + the new copy of 5 */
     fds_write_op cr = {.type = FDS_OP_CREATE, .id = "6", .id_len = 1,
                        .src = (const uint8_t *)"{}", .src_len = 2};
-    ASSERT_EQ(fds_index_write(ix, &cr, 1, &r, false, &e), 0);
-    ASSERT_EQ(r.code, FDS_ECONFLICT);
+    REQUIRE_EQ(fds_index_write(ix, &cr, 1, &r, false, &e), 0);
+    REQUIRE_EQ(r.code, FDS_ECONFLICT);
 
     /* force-merge: deletes expunged, every doc still exact */
-    ASSERT_EQ(fds_index_forcemerge(ix, 1, &e), 0);
+    REQUIRE_EQ(fds_index_forcemerge(ix, 1, &e), 0);
     fds_index_stats_get(ix, &st);
-    ASSERT_EQ(st.segments, 1u);
-    ASSERT_EQ(st.docs_count, 4499u);
-    ASSERT_EQ(st.docs_deleted, 0u);
+    REQUIRE_EQ(st.segments, 1u);
+    REQUIRE_EQ(st.docs_count, 4499u);
+    REQUIRE_EQ(st.docs_deleted, 0u);
     for (int i = 0; i < 4500; i += 7)
-        ASSERT(i == 5 || doc_is(ix, i));
+        REQUIRE(i == 5 || doc_is(ix, i));
 
     /* clean segments with today's settings: blocks copied unchanged */
-    ASSERT_EQ(put_docs(ix, 5000, 6000, true), 0);
-    ASSERT_EQ(fds_index_forcemerge(ix, 1, &e), 0);
+    REQUIRE_EQ(put_docs(ix, 5000, 6000, true), 0);
+    REQUIRE_EQ(fds_index_forcemerge(ix, 1, &e), 0);
     fds_segment_info *si;
     size_t ns;
-    ASSERT_EQ(fds_index_segments(ix, &si, &ns), 0);
-    ASSERT_EQ(ns, 1u);
-    ASSERT_EQ(si[0].docs_count, 5499u);
+    REQUIRE_EQ(fds_index_segments(ix, &si, &ns), 0);
+    REQUIRE_EQ(ns, 1u);
+    REQUIRE_EQ(si[0].docs_count, 5499u);
     free(si);
-    ASSERT(doc_is(ix, 5999) && doc_is(ix, 4000) && doc_is(ix, 1));
+    REQUIRE(doc_is(ix, 5999) && doc_is(ix, 4000) && doc_is(ix, 1));
 
     /* a damaged byte in a block gives an error naming index, segment and
      * block, never wrong bytes */
-    ASSERT_EQ(fds_index_segments(ix, &si, &ns), 0);
+    REQUIRE_EQ(fds_index_segments(ix, &si, &ns), 0);
     char fdt[4096];
     snprintf(fdt, sizeof fdt, "%s/indices/%s/%s.fdt", dir, fds_index_uuid(ix), si[0].name);
     free(si);
     fds_index_release(ix);
     fds_store_close(s);
     f = fopen(fdt, "r+b");
-    ASSERT(f != NULL);
+    REQUIRE(f != NULL);
     fseek(f, 100, SEEK_SET);
     int ch = fgetc(f);
     fseek(f, 100, SEEK_SET);
     fputc(ch ^ 0x5A, f);
     fclose(f);
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(dir, &s, &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
+    REQUIRE_EQ(fds_store_open(dir, &s, &e), 0);
+    REQUIRE_EQ(fds_store_get_index(s, "t", &ix, NULL), 0);
     fds_err_clear(&e);
     int rc = fds_index_get(ix, "100", 3, &d, &e); /* first doc of the file */
     if (rc != FDS_ECORRUPT && rc != FDS_EDICT)
         fprintf(stderr, "get after damage: rc=%d (%s) %s\n", rc, fds_strerror(rc), e.reason);
-    ASSERT(rc == FDS_ECORRUPT || rc == FDS_EDICT);
-    ASSERT(strstr(e.reason, "[t]") && strstr(e.reason, "segment") &&
+    REQUIRE(rc == FDS_ECORRUPT || rc == FDS_EDICT);
+    REQUIRE(strstr(e.reason, "[t]") && strstr(e.reason, "segment") &&
            strstr(e.reason, "block"));
     fds_index_release(ix);
-    ASSERT_EQ(fds_store_delete_index(s, "t", &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "t", &ix, NULL), FDS_ENOTFOUND);
+    REQUIRE_EQ(fds_store_delete_index(s, "t", &e), 0);
+    REQUIRE_EQ(fds_store_get_index(s, "t", &ix, NULL), FDS_ENOTFOUND);
     fds_store_close(s);
 }
 
@@ -241,6 +231,6 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", dir);
-    printf("%s\n", failures ? "store tests FAILED" : "store tests passed");
-    return failures ? 1 : 0;
+    printf("%s\n", fds_test_failures ? "store tests FAILED" : "store tests passed");
+    return fds_test_failures ? 1 : 0;
 }

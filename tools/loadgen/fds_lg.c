@@ -531,78 +531,69 @@ static void free_workers(worker *ws, int n)
     free(ws);
 }
 
-int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
+/* Allocate worker i of nt (its share of the connections, buffers, nb
+ * one-second buckets, histograms, epoll and timer fds; open-loop pacing).
+ * Returns 0, FDS_ENOMEM or FDS_EIO (free_workers() frees a partial one). */
+static int init_worker(worker *w, const fds_lg_config *cfg, int i, int nt, int nb)
 {
-    memset(res, 0, sizeof *res);
-    if (cfg->threads < 1 || cfg->threads > FDS_LG_MAX_THREADS || cfg->clients < 1 ||
-        cfg->clients > FDS_LG_MAX_CLIENTS || cfg->duration_s <= 0 || cfg->warmup_s < 0 ||
-        cfg->timeout_s <= 0 || cfg->nrequests == 0 || cfg->rate < 0)
-        return FDS_EINVAL;
-    int nt = cfg->threads < cfg->clients ? cfg->threads : cfg->clients;
-    worker *ws = calloc((size_t)nt, sizeof *ws);
-    if (!ws)
+    w->id = i;
+    w->cfg = cfg;
+    w->nconns = cfg->clients / nt + (i < cfg->clients % nt);
+    w->conns = calloc((size_t)w->nconns, sizeof *w->conns);
+    w->idle = calloc((size_t)w->nconns + 1, sizeof *w->idle);
+    w->scratch = calloc((size_t)w->nconns + 1, sizeof *w->scratch);
+    w->buf = malloc(FDS_LG_RECV_BUF);
+    w->buckets = calloc((size_t)nb, sizeof *w->buckets);
+    w->nbuckets = nb;
+    w->lat = fds_hist_create();
+    w->svc = fds_hist_create();
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    w->seq = (size_t)i * (cfg->nrequests / (size_t)nt + 1);
+    if (!w->conns || !w->idle || !w->scratch || !w->buf || !w->buckets || !w->lat || !w->svc)
         return FDS_ENOMEM;
-    int nb = (int)ceil(cfg->duration_s) + 1;
-    int rc = 0;
-    for (int i = 0; i < nt; i++) {
-        worker *w = &ws[i];
-        w->id = i;
-        w->cfg = cfg;
-        w->nconns = cfg->clients / nt + (i < cfg->clients % nt);
-        w->conns = calloc((size_t)w->nconns, sizeof *w->conns);
-        w->idle = calloc((size_t)w->nconns + 1, sizeof *w->idle);
-        w->scratch = calloc((size_t)w->nconns + 1, sizeof *w->scratch);
-        w->buf = malloc(FDS_LG_RECV_BUF);
-        w->buckets = calloc((size_t)nb, sizeof *w->buckets);
-        w->nbuckets = nb;
-        w->lat = fds_hist_create();
-        w->svc = fds_hist_create();
-        w->epfd = epoll_create1(EPOLL_CLOEXEC);
-        w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-        w->seq = (size_t)i * (cfg->nrequests / (size_t)nt + 1);
-        if (!w->conns || !w->idle || !w->scratch || !w->buf || !w->buckets || !w->lat || !w->svc) {
-            rc = FDS_ENOMEM;
-            nt = i + 1;
-            goto fail;
-        }
-        if (w->epfd < 0 || w->tfd < 0) {
-            rc = FDS_EIO;
-            nt = i + 1;
-            goto fail;
-        }
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
-        epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ev);
-        for (int k = 0; k < w->nconns; k++) {
-            w->conns[k].fd = -1;
-            w->idle[w->nidle++] = w->nconns - 1 - k;
-        }
-        if (cfg->rate > 0) {
-            w->interval_ns = 1e9 * nt / cfg->rate;
-            w->offset_ns = w->interval_ns * i / nt;
-        }
+    if (w->epfd < 0 || w->tfd < 0)
+        return FDS_EIO;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ev);
+    for (int k = 0; k < w->nconns; k++) {
+        w->conns[k].fd = -1;
+        w->idle[w->nidle++] = w->nconns - 1 - k;
     }
-    atomic_store(&g_stop, 0);
-    atomic_store(&g_stop_at, 0);
-    atomic_store(&g_issued_total, 0);
-    atomic_store(&g_workers_done, 0);
-    g_t0 = now_ns() + 1000000; /* 1 ms to start the threads */
-    g_m0 = g_t0 + (uint64_t)(cfg->warmup_s * 1e9);
-    g_m1 = g_m0 + (uint64_t)(cfg->duration_s * 1e9);
-    if (cfg->rate > 0)
-        for (int i = 0; i < nt; i++)
-            ws[i].window_count = count_due(&ws[i], g_m1 - 1);
-    int started = 0;
-    for (int i = 0; i < nt; i++) {
-        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
-            fds_lg_request_stop();
-            rc = FDS_EIO;
-            break;
-        }
-        started++;
+    if (cfg->rate > 0) {
+        w->interval_ns = 1e9 * nt / cfg->rate;
+        w->offset_ns = w->interval_ns * i / nt;
     }
+    return 0;
+}
 
-    /* main thread: CPU snapshots at the window edges, progress once a second */
-    cpu_snap s0, s1;
+/* One progress line on stderr: totals of all workers so far. */
+static void print_progress(const fds_lg_config *cfg, worker *ws, int nt,
+                           uint64_t now, uint64_t *prev_ok)
+{
+    uint64_t sent = 0, ok = 0, err = 0, infl = 0;
+    for (int i = 0; i < nt; i++) {
+        sent += atomic_load_explicit(&ws[i].a_sent, memory_order_relaxed);
+        ok += atomic_load_explicit(&ws[i].a_ok, memory_order_relaxed);
+        err += atomic_load_explicit(&ws[i].a_err, memory_order_relaxed);
+        infl += atomic_load_explicit(&ws[i].a_inflight, memory_order_relaxed);
+    }
+    double t = (double)(now - g_t0) / 1e9;
+    fprintf(stderr, "[loadgen%s%s] %5.1fs %-7s sent=%llu ok=%llu err=%llu "
+                    "inflight=%llu last1s=%llu/s\n",
+            cfg->label ? " " : "", cfg->label ? cfg->label : "", t,
+            now < g_m0 ? "warmup" : "measure", (unsigned long long)sent,
+            (unsigned long long)ok, (unsigned long long)err,
+            (unsigned long long)infl, (unsigned long long)(ok - *prev_ok));
+    *prev_ok = ok;
+}
+
+/* The main thread while `started` workers run: CPU snapshots at the window
+ * edges (*s0 at g_m0, *s1 at the end), progress once a second; returns when
+ * the window ends, a stop is requested or every worker is done. */
+static void monitor(const fds_lg_config *cfg, worker *ws, int nt, int started,
+                    cpu_snap *s0, cpu_snap *s1)
+{
     int have_s0 = 0;
     uint64_t next_tick = g_t0 + 1000000000u;
     uint64_t prev_ok = 0;
@@ -613,7 +604,7 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
             uint64_t wake = next_tick < g_m0 ? next_tick : g_m0;
             sleep_until(wake < poll_at ? wake : poll_at);
             if (now_ns() >= g_m0) {
-                snap(cfg, &s0);
+                snap(cfg, s0);
                 have_s0 = 1;
             }
         } else {
@@ -626,7 +617,7 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
         }
         if (atomic_load(&g_workers_done) == started) {
             if (!have_s0) {
-                snap(cfg, &s0);
+                snap(cfg, s0);
                 have_s0 = 1;
             }
             break;
@@ -634,43 +625,51 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
         uint64_t now = now_ns();
         if (now >= next_tick) {
             next_tick += 1000000000u;
-            if (cfg->progress) {
-                uint64_t sent = 0, ok = 0, err = 0, infl = 0;
-                for (int i = 0; i < nt; i++) {
-                    sent += atomic_load_explicit(&ws[i].a_sent, memory_order_relaxed);
-                    ok += atomic_load_explicit(&ws[i].a_ok, memory_order_relaxed);
-                    err += atomic_load_explicit(&ws[i].a_err, memory_order_relaxed);
-                    infl += atomic_load_explicit(&ws[i].a_inflight, memory_order_relaxed);
-                }
-                double t = (double)(now - g_t0) / 1e9;
-                fprintf(stderr, "[loadgen%s%s] %5.1fs %-7s sent=%llu ok=%llu err=%llu "
-                                "inflight=%llu last1s=%llu/s\n",
-                        cfg->label ? " " : "", cfg->label ? cfg->label : "", t,
-                        now < g_m0 ? "warmup" : "measure", (unsigned long long)sent,
-                        (unsigned long long)ok, (unsigned long long)err,
-                        (unsigned long long)infl, (unsigned long long)(ok - prev_ok));
-                prev_ok = ok;
-            }
+            if (cfg->progress)
+                print_progress(cfg, ws, nt, now, &prev_ok);
         }
     }
-    snap(cfg, &s1);
+    snap(cfg, s1);
     if (!have_s0)
-        s0 = s1;
-    for (int i = 0; i < started; i++)
-        pthread_join(ws[i].thread, NULL);
-    if (rc)
-        goto fail;
+        *s0 = *s1;
+}
 
-    /* merge */
+/* Throughput per whole second of the window: min, max, mean, median of the
+ * first `full` buckets.  Returns 0 or FDS_ENOMEM. */
+static int bucket_stats(fds_lg_result *res, int full)
+{
+    if (full <= 0)
+        return 0;
+    uint64_t *sorted = malloc((size_t)full * sizeof *sorted);
+    if (!sorted)
+        return FDS_ENOMEM;
+    memcpy(sorted, res->buckets, (size_t)full * sizeof *sorted);
+    qsort(sorted, (size_t)full, sizeof *sorted, cmp_u64);
+    double sum = 0;
+    for (int b = 0; b < full; b++)
+        sum += (double)sorted[b];
+    res->qps_min = (double)sorted[0];
+    res->qps_max = (double)sorted[full - 1];
+    res->qps_mean = sum / full;
+    res->qps_median = full % 2 ? (double)sorted[full / 2]
+                               : ((double)sorted[full / 2 - 1] + (double)sorted[full / 2]) / 2;
+    free(sorted);
+    return 0;
+}
+
+/* Merge the nt workers' counts, histograms and nb buckets into res, and
+ * find the window (shorter when stopped early) and its throughput.
+ * Returns 0 or FDS_ENOMEM. */
+static int merge_results(const fds_lg_config *cfg, worker *ws, int nt, int nb,
+                         fds_lg_result *res)
+{
     res->open_loop = cfg->rate > 0;
     res->rate = cfg->rate;
     res->latency = fds_hist_create();
     res->service = fds_hist_create();
     res->buckets = calloc((size_t)nb, sizeof *res->buckets);
-    if (!res->latency || !res->service || !res->buckets) {
-        rc = FDS_ENOMEM;
-        goto fail;
-    }
+    if (!res->latency || !res->service || !res->buckets)
+        return FDS_ENOMEM;
     uint64_t last = 0, after_m0 = 0;
     for (int i = 0; i < nt; i++) {
         worker *w = &ws[i];
@@ -710,37 +709,71 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
     if (full > nb)
         full = nb;
     res->nbuckets = full;
-    if (full > 0) {
-        uint64_t *sorted = malloc((size_t)full * sizeof *sorted);
-        if (!sorted) {
-            rc = FDS_ENOMEM;
-            goto fail;
-        }
-        memcpy(sorted, res->buckets, (size_t)full * sizeof *sorted);
-        qsort(sorted, (size_t)full, sizeof *sorted, cmp_u64);
-        double sum = 0;
-        for (int b = 0; b < full; b++)
-            sum += (double)sorted[b];
-        res->qps_min = (double)sorted[0];
-        res->qps_max = (double)sorted[full - 1];
-        res->qps_mean = sum / full;
-        res->qps_median = full % 2 ? (double)sorted[full / 2]
-                                   : ((double)sorted[full / 2 - 1] + (double)sorted[full / 2]) / 2;
-        free(sorted);
-    }
-    /* CPU over [s0, s1] */
-    double dt = (double)(s1.t - s0.t) / 1e9;
+    return bucket_stats(res, full);
+}
+
+/* CPU use over [s0, s1]: server, background, system, and qps per CPU. */
+static void cpu_results(const fds_lg_config *cfg, const cpu_snap *s0,
+                        const cpu_snap *s1, fds_lg_result *res)
+{
+    double dt = (double)(s1->t - s0->t) / 1e9;
     res->server_cpu_percent = -1;
     res->background_cpu_percent = -1;
-    res->system_cpu_percent = fds_sysstat_system_percent(&s0.sys, &s1.sys);
-    if (dt > 0 && s0.server_ok && s1.server_ok)
-        res->server_cpu_percent = (s1.server - s0.server) / dt * 100.0;
+    res->system_cpu_percent = fds_sysstat_system_percent(&s0->sys, &s1->sys);
+    if (dt > 0 && s0->server_ok && s1->server_ok)
+        res->server_cpu_percent = (s1->server - s0->server) / dt * 100.0;
     if (dt > 0 && cfg->background)
-        res->background_cpu_percent = (s1.bg - s0.bg) / dt * 100.0;
+        res->background_cpu_percent = (s1->bg - s0->bg) / dt * 100.0;
     if (res->server_cpu_percent > 0)
         res->qps_per_server_cpu = res->qps / res->server_cpu_percent;
     if (res->system_cpu_percent > 0)
         res->qps_per_system_cpu = res->qps / res->system_cpu_percent;
+}
+
+int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
+{
+    memset(res, 0, sizeof *res);
+    if (cfg->threads < 1 || cfg->threads > FDS_LG_MAX_THREADS || cfg->clients < 1 ||
+        cfg->clients > FDS_LG_MAX_CLIENTS || cfg->duration_s <= 0 || cfg->warmup_s < 0 ||
+        cfg->timeout_s <= 0 || cfg->nrequests == 0 || cfg->rate < 0)
+        return FDS_EINVAL;
+    int nt = cfg->threads < cfg->clients ? cfg->threads : cfg->clients;
+    worker *ws = calloc((size_t)nt, sizeof *ws);
+    if (!ws)
+        return FDS_ENOMEM;
+    int nb = (int)ceil(cfg->duration_s) + 1;
+    int rc = 0;
+    for (int i = 0; i < nt; i++)
+        if ((rc = init_worker(&ws[i], cfg, i, nt, nb))) {
+            nt = i + 1;
+            goto fail;
+        }
+    atomic_store(&g_stop, 0);
+    atomic_store(&g_stop_at, 0);
+    atomic_store(&g_issued_total, 0);
+    atomic_store(&g_workers_done, 0);
+    g_t0 = now_ns() + 1000000; /* 1 ms to start the threads */
+    g_m0 = g_t0 + (uint64_t)(cfg->warmup_s * 1e9);
+    g_m1 = g_m0 + (uint64_t)(cfg->duration_s * 1e9);
+    if (cfg->rate > 0)
+        for (int i = 0; i < nt; i++)
+            ws[i].window_count = count_due(&ws[i], g_m1 - 1);
+    int started = 0;
+    for (int i = 0; i < nt; i++) {
+        if (pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]) != 0) {
+            fds_lg_request_stop();
+            rc = FDS_EIO;
+            break;
+        }
+        started++;
+    }
+    cpu_snap s0, s1;
+    monitor(cfg, ws, nt, started, &s0, &s1);
+    for (int i = 0; i < started; i++)
+        pthread_join(ws[i].thread, NULL);
+    if (rc || (rc = merge_results(cfg, ws, nt, nb, res)))
+        goto fail;
+    cpu_results(cfg, &s0, &s1, res);
     free_workers(ws, nt);
     return 0;
 fail:

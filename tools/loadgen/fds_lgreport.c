@@ -5,6 +5,7 @@
 #include "fds_lgreport.h"
 
 #include "fds_error.h"
+#include "fds_strbuf.h"
 #include "fds_svg.h"
 
 #include <errno.h>
@@ -192,36 +193,6 @@ static const char *str_at(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "?";
 }
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_printf(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (need < 0)
-        return;
-    if (s->n + (size_t)need + 1 > s->cap) {
-        size_t nc = s->cap ? s->cap : 1024;
-        while (nc < s->n + (size_t)need + 1)
-            nc *= 2;
-        char *np = realloc(s->p, nc);
-        if (!np)
-            return;
-        s->p = np;
-        s->cap = nc;
-    }
-    va_start(ap, fmt);
-    vsnprintf(s->p + s->n, s->cap - s->n, fmt, ap);
-    va_end(ap);
-    s->n += (size_t)need;
-}
-
 static const struct metric {
     const char *path;
     const char *label;
@@ -251,42 +222,42 @@ static const struct metric {
     {"stored_fields_bytes", "stored fields on disk (bytes)", 0},
 };
 
-static void cell(sbuf *s, double v, int digits)
+static void cell(fds_strbuf *s, double v, int digits)
 {
     if (isnan(v))
-        sb_printf(s, " n/a |");
+        fds_strbuf_printf(s, " n/a |");
     else
-        sb_printf(s, " %.*f |", digits, v);
+        fds_strbuf_printf(s, " %.*f |", digits, v);
 }
 
 char *fds_lgreport_table(const cJSON *a, const cJSON *b, const char *title_a, const char *title_b)
 {
-    sbuf s = {0};
-    sb_printf(&s, "| metric | %s | %s | ratio B/A |\n|---|---:|---:|---:|\n", title_a, title_b);
+    fds_strbuf s = FDS_STRBUF_INIT;
+    fds_strbuf_printf(&s, "| metric | %s | %s | ratio B/A |\n|---|---:|---:|---:|\n", title_a, title_b);
     for (size_t i = 0; i < sizeof metrics / sizeof *metrics; i++) {
         double va = num_at(a, metrics[i].path), vb = num_at(b, metrics[i].path);
         if (isnan(va) && isnan(vb))
             continue;
-        sb_printf(&s, "| %s |", metrics[i].label);
+        fds_strbuf_printf(&s, "| %s |", metrics[i].label);
         cell(&s, va, metrics[i].digits);
         cell(&s, vb, metrics[i].digits);
         cell(&s, (!isnan(va) && !isnan(vb) && va != 0) ? vb / va : NAN, 3);
-        sb_printf(&s, "\n");
+        fds_strbuf_printf(&s, "\n");
     }
     return s.p;
 }
 
 char *fds_lgreport_single(const cJSON *side)
 {
-    sbuf s = {0};
-    sb_printf(&s, "| metric | value |\n|---|---:|\n");
+    fds_strbuf s = FDS_STRBUF_INIT;
+    fds_strbuf_printf(&s, "| metric | value |\n|---|---:|\n");
     for (size_t i = 0; i < sizeof metrics / sizeof *metrics; i++) {
         double v = num_at(side, metrics[i].path);
         if (isnan(v))
             continue;
-        sb_printf(&s, "| %s |", metrics[i].label);
+        fds_strbuf_printf(&s, "| %s |", metrics[i].label);
         cell(&s, v, metrics[i].digits);
-        sb_printf(&s, "\n");
+        fds_strbuf_printf(&s, "\n");
     }
     return s.p;
 }
@@ -431,11 +402,11 @@ static cJSON *load(const char *path)
         fprintf(stderr, "loadgen compare: cannot open %s: %s\n", path, strerror(errno));
         return NULL;
     }
-    sbuf s = {0};
+    fds_strbuf s = FDS_STRBUF_INIT;
     char buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        sb_printf(&s, "%.*s", (int)n, buf);
+        fds_strbuf_put(&s, buf, n);
     fclose(f);
     cJSON *doc = s.p ? cJSON_Parse(s.p) : NULL;
     free(s.p);

@@ -375,6 +375,16 @@ static pid_t resolve_pid(const opts *o)
     return (pid_t)pid;
 }
 
+/* Write text to path; 0, or 1 after saying why on stderr. */
+static int write_text_or_say(const char *path, const char *text)
+{
+    if (fds_lgreport_write_text(path, text) != 0) {
+        fprintf(stderr, "loadgen: cannot write %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_run(opts *o)
 {
     fds_lgwork w;
@@ -446,10 +456,8 @@ static int cmd_run(opts *o)
         char *all = malloc(n);
         if (all) {
             snprintf(all, n, "%s%s", head, table ? table : "");
-            if (fds_lgreport_write_text(o->md, all) != 0) {
-                fprintf(stderr, "loadgen: cannot write %s\n", o->md);
+            if (write_text_or_say(o->md, all))
                 out = 1;
-            }
             free(all);
         }
     }
@@ -460,43 +468,13 @@ static int cmd_run(opts *o)
     return out;
 }
 
-static int cmd_ab(opts *o)
+/* The A/B rounds: A then B in every round, each side's result as JSON in
+ * rounds[side][round].  An incomplete or cut-short round is dropped, earlier
+ * ones kept.  *bg_mean: mean background CPU %% (-1: none).  Returns the
+ * count of complete rounds. */
+static int ab_rounds(opts *o, fds_lgwork w[2], const char *names[2], pid_t pid,
+                     fds_sysstat_bg *bg, cJSON *rounds[2][32], double *bg_mean)
 {
-    if (!o->a || !o->b) {
-        fprintf(stderr, "loadgen ab: --a INDEX_A and --b INDEX_B are required\n");
-        return 2;
-    }
-    if (o->rounds < 1 || o->rounds > 32) {
-        fprintf(stderr, "loadgen ab: --rounds must be 1..32\n");
-        return 2;
-    }
-    const char *names[2] = {o->a, o->b};
-    fds_lgwork w[2];
-    for (int s = 0; s < 2; s++)
-        if (build_workload(o, names[s], &w[s]) != 0) {
-            if (s)
-                fds_lgwork_free(&w[0]);
-            return 1;
-        }
-    if (!o->quiet)
-        fprintf(stderr, "loadgen ab: A=%s: %s\nloadgen ab: B=%s: %s\n", o->a, w[0].description,
-                o->b, w[1].description);
-    pid_t pid = resolve_pid(o);
-    cJSON *la_before = loadavg_json();
-    cJSON *cat_before = cat_nodes(o);
-    char msg[300];
-    fds_sysstat_bg *bg = NULL;
-    if (o->background) {
-        double total = o->rounds * 2 * (o->warmup + o->round_duration + o->timeout) + 10;
-        bg = fds_sysstat_bg_start(o->background, total, msg, sizeof msg);
-        if (!bg) {
-            fprintf(stderr, "loadgen: %s\n", msg);
-            fds_lgwork_free(&w[0]);
-            fds_lgwork_free(&w[1]);
-            return 2;
-        }
-    }
-    cJSON *rounds[2][32];
     int done = 0, failed = 0;
     double bg_sum = 0;
     int bg_n = 0;
@@ -526,7 +504,6 @@ static int cmd_ab(opts *o)
             fds_lg_result_free(&res);
         }
         if (failed || g_interrupted) {
-            /* an incomplete or cut-short round is dropped, earlier ones kept */
             for (int s = 0; s < made; s++)
                 cJSON_Delete(rounds[s][r]);
             if (g_interrupted)
@@ -535,23 +512,18 @@ static int cmd_ab(opts *o)
         }
         done = r + 1;
     }
-    cJSON *la_after = loadavg_json();
-    cJSON *cat_after = cat_nodes(o);
-    cJSON *bgj = background_json(bg, bg_n ? bg_sum / bg_n : -1);
-    fds_sysstat_bg_stop(bg);
-    fds_lgwork_free(&w[0]);
-    fds_lgwork_free(&w[1]);
-    if (done == 0) {
-        fprintf(stderr, "loadgen ab: no complete round\n");
-        return 1;
-    }
-    cJSON *side[2];
-    for (int s = 0; s < 2; s++) {
-        side[s] = fds_lgreport_mean(rounds[s], done, names[s]);
-        add_index_info(o, side[s], names[s]);
-        for (int r = 0; r < done; r++)
-            cJSON_Delete(rounds[s][r]);
-    }
+    *bg_mean = bg_n ? bg_sum / bg_n : -1;
+    return done;
+}
+
+/* The A/B JSON document (takes ownership of side[] and sys_items[]:
+ * loadavg before/after, _cat/nodes before/after, background). */
+static cJSON *ab_document(opts *o, cJSON *side[2], int done, cJSON *sys_items[5],
+                          pid_t pid)
+{
+    static const char *sys_keys[5] = {"loadavg_before", "loadavg_after",
+                                      "cat_nodes_before", "cat_nodes_after",
+                                      "background"};
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "tool", "fieldstore-loadgen");
     cJSON_AddNumberToObject(doc, "schema_version", 1);
@@ -567,13 +539,43 @@ static int cmd_ab(opts *o)
     cJSON_AddItemToObject(doc, "b", side[1]);
     cJSON_AddItemToObject(doc, "ratio", fds_lgreport_ratio(side[0], side[1]));
     cJSON *sys = cJSON_AddObjectToObject(doc, "system");
-    cJSON_AddItemToObject(sys, "loadavg_before", la_before);
-    cJSON_AddItemToObject(sys, "loadavg_after", la_after);
-    cJSON_AddItemToObject(sys, "cat_nodes_before", cat_before);
-    cJSON_AddItemToObject(sys, "cat_nodes_after", cat_after);
-    cJSON_AddItemToObject(sys, "background", bgj);
+    for (int k = 0; k < 5; k++)
+        cJSON_AddItemToObject(sys, sys_keys[k], sys_items[k]);
     cJSON_AddNumberToObject(sys, "server_pid", pid);
+    return doc;
+}
 
+/* The A/B Markdown report at o->md: header, table, chart links. */
+static int ab_write_md(opts *o, const char *table, const char *prefix, int done)
+{
+    size_t n = (table ? strlen(table) : 0) + 4096;
+    char *md = malloc(n);
+    if (!md)
+        return 0;
+    const char *base = strrchr(prefix, '/');
+    base = base ? base + 1 : prefix;
+    int k = snprintf(md, n,
+                     "# A/B: %s vs %s\n\n%d rounds A B A B ... of %.1f s per side after "
+                     "%.1f s warm-up each; %s loop, %d clients, %d threads, fields %s, "
+                     "seed %llu. Values are means over rounds; the ratio column is B/A. "
+                     "CPU %%: 100 = one core.\n\n",
+                     o->a, o->b, done, o->round_duration, o->warmup,
+                     o->rate > 0 ? "open" : "closed", o->clients, o->threads, o->fields,
+                     o->seed);
+    k += snprintf(md + k, n - (size_t)k, "%s\n", table ? table : "");
+    snprintf(md + k, n - (size_t)k,
+             "![QPS per round](%s_qps_rounds.svg)\n![Latency](%s_latency.svg)\n"
+             "![QPS per CPU%%](%s_qps_per_cpu.svg)\n",
+             base, base, base);
+    int out = write_text_or_say(o->md, md);
+    free(md);
+    return out;
+}
+
+/* Print the A/B table and write the JSON, the SVG charts and (with --md)
+ * the Markdown report.  Returns 0, or 1 when a file could not be written. */
+static int ab_report(opts *o, cJSON *doc, cJSON *side[2], int done)
+{
     char ta[300], tb[300];
     const cJSON *ca = cJSON_GetObjectItemCaseSensitive(side[0], "codec");
     const cJSON *cb = cJSON_GetObjectItemCaseSensitive(side[1], "codec");
@@ -603,33 +605,71 @@ static int cmd_ab(opts *o)
         fprintf(stderr, "loadgen: cannot write the SVG charts %s_*.svg\n", prefix);
         out = 1;
     }
-    if (o->md) {
-        size_t n = (table ? strlen(table) : 0) + 4096;
-        char *md = malloc(n);
-        if (md) {
-            const char *base = strrchr(prefix, '/');
-            base = base ? base + 1 : prefix;
-            int k = snprintf(md, n,
-                             "# A/B: %s vs %s\n\n%d rounds A B A B ... of %.1f s per side after "
-                             "%.1f s warm-up each; %s loop, %d clients, %d threads, fields %s, "
-                             "seed %llu. Values are means over rounds; the ratio column is B/A. "
-                             "CPU %%: 100 = one core.\n\n",
-                             o->a, o->b, done, o->round_duration, o->warmup,
-                             o->rate > 0 ? "open" : "closed", o->clients, o->threads, o->fields,
-                             o->seed);
-            k += snprintf(md + k, n - (size_t)k, "%s\n", table ? table : "");
-            snprintf(md + k, n - (size_t)k,
-                     "![QPS per round](%s_qps_rounds.svg)\n![Latency](%s_latency.svg)\n"
-                     "![QPS per CPU%%](%s_qps_per_cpu.svg)\n",
-                     base, base, base);
-            if (fds_lgreport_write_text(o->md, md) != 0) {
-                fprintf(stderr, "loadgen: cannot write %s\n", o->md);
-                out = 1;
-            }
-            free(md);
+    if (o->md && ab_write_md(o, table, prefix, done))
+        out = 1;
+    free(table);
+    return out;
+}
+
+static int cmd_ab(opts *o)
+{
+    if (!o->a || !o->b) {
+        fprintf(stderr, "loadgen ab: --a INDEX_A and --b INDEX_B are required\n");
+        return 2;
+    }
+    if (o->rounds < 1 || o->rounds > 32) {
+        fprintf(stderr, "loadgen ab: --rounds must be 1..32\n");
+        return 2;
+    }
+    const char *names[2] = {o->a, o->b};
+    fds_lgwork w[2];
+    for (int s = 0; s < 2; s++)
+        if (build_workload(o, names[s], &w[s]) != 0) {
+            if (s)
+                fds_lgwork_free(&w[0]);
+            return 1;
+        }
+    if (!o->quiet)
+        fprintf(stderr, "loadgen ab: A=%s: %s\nloadgen ab: B=%s: %s\n", o->a, w[0].description,
+                o->b, w[1].description);
+    pid_t pid = resolve_pid(o);
+    cJSON *sys[5]; /* loadavg before/after, _cat/nodes before/after, background */
+    sys[0] = loadavg_json();
+    sys[2] = cat_nodes(o);
+    char msg[300];
+    fds_sysstat_bg *bg = NULL;
+    if (o->background) {
+        double total = o->rounds * 2 * (o->warmup + o->round_duration + o->timeout) + 10;
+        bg = fds_sysstat_bg_start(o->background, total, msg, sizeof msg);
+        if (!bg) {
+            fprintf(stderr, "loadgen: %s\n", msg);
+            fds_lgwork_free(&w[0]);
+            fds_lgwork_free(&w[1]);
+            return 2;
         }
     }
-    free(table);
+    cJSON *rounds[2][32];
+    double bg_mean;
+    int done = ab_rounds(o, w, names, pid, bg, rounds, &bg_mean);
+    sys[1] = loadavg_json();
+    sys[3] = cat_nodes(o);
+    sys[4] = background_json(bg, bg_mean);
+    fds_sysstat_bg_stop(bg);
+    fds_lgwork_free(&w[0]);
+    fds_lgwork_free(&w[1]);
+    if (done == 0) {
+        fprintf(stderr, "loadgen ab: no complete round\n");
+        return 1;
+    }
+    cJSON *side[2];
+    for (int s = 0; s < 2; s++) {
+        side[s] = fds_lgreport_mean(rounds[s], done, names[s]);
+        add_index_info(o, side[s], names[s]);
+        for (int r = 0; r < done; r++)
+            cJSON_Delete(rounds[s][r]);
+    }
+    cJSON *doc = ab_document(o, side, done, sys, pid);
+    int out = ab_report(o, doc, side, done);
     cJSON_Delete(doc);
     return out;
 }

@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if ((data[0] & 1) && n >= FDS_SIDX_HEADER_LEN + FDS_SIDX_FOOTER_LEN) {
         fds__put_u64(buf + 40, n);
         fds__put_u32(buf + n - FDS_SIDX_FOOTER_LEN,
-                     fds__crc32(0, buf, n - FDS_SIDX_FOOTER_LEN));
+                     fds_crc32c(0, buf, n - FDS_SIDX_FOOTER_LEN));
     }
     int fd = open(g_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0 || write(fd, buf, n) != (ssize_t)n)

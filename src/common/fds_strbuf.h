@@ -1,0 +1,62 @@
+/*
+ * fds_strbuf.h: a growable byte buffer for building text (JSON answers,
+ * reports, SVG), with put / printf / JSON-string appends.
+ *
+ * Usage: `fds_strbuf b = FDS_STRBUF_INIT;` append, then read b.p[0..b.len)
+ * (always NUL-terminated once anything was appended), then
+ * fds_strbuf_free(&b) or take the bytes with fds_strbuf_take().
+ *
+ * Out of memory is sticky: the first failed growth sets `oom`, later appends
+ * do nothing, and the caller checks `oom` (or the return codes) once at the
+ * end, the way sds and Redis's reply buffers are used.
+ *
+ * Threading: a buffer belongs to one thread at a time.
+ */
+#ifndef FDS_STRBUF_H
+#define FDS_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct fds_strbuf {
+    char *p;    /* heap bytes, owned by the buffer; NULL while empty */
+    size_t len; /* bytes used, not counting the NUL */
+    size_t cap; /* bytes allocated */
+    int oom;    /* non-zero once an allocation failed */
+} fds_strbuf;
+
+#define FDS_STRBUF_INIT {NULL, 0, 0, 0}
+
+/* First allocation of a buffer, bytes; growth doubles from there. */
+#define FDS_STRBUF_MIN_CAP 256
+
+/* Make room for `n` more bytes (plus the NUL).  Returns 0, or FDS_ENOMEM
+ * (and sets b->oom) when allocation fails or the size would overflow. */
+int fds_strbuf_reserve(fds_strbuf *b, size_t n);
+
+/* Append p[0..n) (any bytes).  Returns 0 or FDS_ENOMEM. */
+int fds_strbuf_put(fds_strbuf *b, const void *p, size_t n);
+
+/* Append a NUL-terminated string.  Returns 0 or FDS_ENOMEM. */
+int fds_strbuf_puts(fds_strbuf *b, const char *s);
+
+/* Append one byte.  Returns 0 or FDS_ENOMEM. */
+int fds_strbuf_putc(fds_strbuf *b, char c);
+
+/* Append printf-formatted text.  Returns 0, FDS_ENOMEM, or FDS_EINVAL when
+ * the format fails (vsnprintf < 0; nothing appended). */
+int fds_strbuf_printf(fds_strbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Append s[0..n) as a JSON string literal, quotes included, escaped by the
+ * rules of fds_json_escape() (fds_text.h).  Returns 0 or FDS_ENOMEM. */
+int fds_strbuf_put_json_string(fds_strbuf *b, const char *s, size_t n);
+
+/* Hand over the bytes: returns b->p (the caller frees it; NUL-terminated,
+ * never NULL unless out of memory), stores the length in *len if len is not
+ * NULL, and leaves `b` empty.  Returns NULL (and frees) when b->oom is set. */
+char *fds_strbuf_take(fds_strbuf *b, size_t *len);
+
+/* Free the bytes and reset to empty; NULL is a no-op. */
+void fds_strbuf_free(fds_strbuf *b);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * fds_time.c: Howard Hinnant's days_from_civil / civil_from_days (see
+ * fds_time.h for the source).  An "era" is 400 years = 146097 days; day 0 of
+ * the shifted calendar (March 1st of year 0) is 719468 days before
+ * 1970-01-01.
+ */
+#include "fds_time.h"
+
+#define FDS_DAYS_PER_ERA 146097
+#define FDS_EPOCH_SHIFT_DAYS 719468
+
+int64_t fds_days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * FDS_DAYS_PER_ERA + (int64_t)doe - FDS_EPOCH_SHIFT_DAYS;
+}
+
+void fds_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += FDS_EPOCH_SHIFT_DAYS;
+    int64_t era = (z >= 0 ? z : z - (FDS_DAYS_PER_ERA - 1)) / FDS_DAYS_PER_ERA;
+    unsigned doe = (unsigned)(z - era * FDS_DAYS_PER_ERA);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}

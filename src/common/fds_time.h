@@ -1,0 +1,25 @@
+/*
+ * fds_time.h: proleptic Gregorian calendar <-> day numbers, for date parsing
+ * (query date fields) and formatting (the log converter's @timestamp).
+ *
+ * Algorithms: Howard Hinnant's days_from_civil and civil_from_days,
+ * "chrono-Compatible Low-Level Date Algorithms",
+ * http://howardhinnant.github.io/date_algorithms.html (exact for every
+ * int64 year range used here; no tables, no libc time zone state).
+ */
+#ifndef FDS_TIME_H
+#define FDS_TIME_H
+
+#include <stdint.h>
+
+#define FDS_SECONDS_PER_DAY 86400
+
+/* Days since 1970-01-01 of year y, month m (1..12), day d (1..31); negative
+ * before 1970.  Inputs are not range-checked (the caller validates). */
+int64_t fds_days_from_civil(int64_t y, unsigned m, unsigned d);
+
+/* Inverse of fds_days_from_civil(): the date of day number z (days since
+ * 1970-01-01) into *y, *m (1..12), *d (1..31). */
+void fds_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+
+#endif
