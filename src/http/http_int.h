@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <microhttpd.h>
 
+#include "fds_strbuf.h"
 #include "http.h"
 
 #define FDS_PATH_SEGMENTS_MAX 8
@@ -135,14 +136,6 @@ void fds__guard_busy(fds__guard *g, struct MHD_Connection *conn);
 /* The answer is sent: the next head is due within idle_timeout_s. */
 void fds__guard_done(fds__guard *g, struct MHD_Connection *conn);
 
-/* A growable NUL-terminated text buffer: `p` is malloc'd (the owner frees
- * it); after a failed allocation `oom` is set and further puts do nothing. */
-typedef struct fds__text {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} fds__text;
-void fds__text_put(fds__text *b, const char *s, size_t n);
 
 /* ---- JSON output (json_out.c) ------------------------------------------------ */
 

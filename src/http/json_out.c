@@ -79,7 +79,7 @@ typedef struct fctx {
 } fctx;
 
 static const char *filt(fctx *c, const char *p, const fstate *st, unsigned ns,
-                        fds__text *out, bool *emitted);
+                        fds_strbuf *out, bool *emitted);
 
 /* The states after matching object key `key` (`klen` raw bytes). */
 static unsigned step(fctx *c, const fstate *st, unsigned ns, const char *key,
@@ -119,7 +119,7 @@ static unsigned step(fctx *c, const fstate *st, unsigned ns, const char *key,
 }
 
 static const char *filt_object(fctx *c, const char *p, const fstate *st,
-                               unsigned ns, fds__text *out, bool *emitted)
+                               unsigned ns, fds_strbuf *out, bool *emitted)
 {
     const char *e = c->e;
     bool any = false;
@@ -133,19 +133,19 @@ static const char *filt_object(fctx *c, const char *p, const fstate *st,
         unsigned nn = step(c, st, ns, ks + 1, (size_t)(ke - ks - 2), next, &whole);
         const char *ve = skip_value(p, e);
         if (whole || nn) {
-            fds__text sub = {0};
+            fds_strbuf sub = {0};
             bool got = false;
             if (whole) {
-                fds__text_put(&sub, p, (size_t)(ve - p));
+                fds_strbuf_put(&sub, p, (size_t)(ve - p));
                 got = true;
             } else {
                 filt(c, p, next, nn, &sub, &got);
             }
             if (got) {
-                fds__text_put(out, any ? "," : "{", 1);
-                fds__text_put(out, ks, (size_t)(ke - ks));
-                fds__text_put(out, ":", 1);
-                fds__text_put(out, sub.p, sub.len);
+                fds_strbuf_put(out, any ? "," : "{", 1);
+                fds_strbuf_put(out, ks, (size_t)(ke - ks));
+                fds_strbuf_put(out, ":", 1);
+                fds_strbuf_put(out, sub.p, sub.len);
                 any = true;
             }
             if (sub.oom)
@@ -157,24 +157,24 @@ static const char *filt_object(fctx *c, const char *p, const fstate *st,
             p = ws(p + 1, e);
     }
     if (any)
-        fds__text_put(out, "}", 1);
+        fds_strbuf_put(out, "}", 1);
     *emitted = any;
     return p < e ? p + 1 : e;
 }
 
 static const char *filt_array(fctx *c, const char *p, const fstate *st,
-                              unsigned ns, fds__text *out, bool *emitted)
+                              unsigned ns, fds_strbuf *out, bool *emitted)
 {
     const char *e = c->e;
     bool any = false;
     p = ws(p + 1, e);
     while (p < e && *p != ']') {
-        fds__text sub = {0};
+        fds_strbuf sub = {0};
         bool got = false;
         p = ws(filt(c, p, st, ns, &sub, &got), e);
         if (got) {
-            fds__text_put(out, any ? "," : "[", 1);
-            fds__text_put(out, sub.p, sub.len);
+            fds_strbuf_put(out, any ? "," : "[", 1);
+            fds_strbuf_put(out, sub.p, sub.len);
             any = true;
         }
         if (sub.oom)
@@ -184,7 +184,7 @@ static const char *filt_array(fctx *c, const char *p, const fstate *st,
             p = ws(p + 1, e);
     }
     if (any)
-        fds__text_put(out, "]", 1);
+        fds_strbuf_put(out, "]", 1);
     *emitted = any;
     return p < e ? p + 1 : e;
 }
@@ -192,7 +192,7 @@ static const char *filt_array(fctx *c, const char *p, const fstate *st,
 /* A value under paths not yet fully matched: objects and arrays are
  * searched, scalars dropped. */
 static const char *filt(fctx *c, const char *p, const fstate *st, unsigned ns,
-                        fds__text *out, bool *emitted)
+                        fds_strbuf *out, bool *emitted)
 {
     p = ws(p, c->e);
     *emitted = false;
@@ -223,13 +223,13 @@ int fds__json_filter(const char *in, size_t n, const char *filter_path,
             c.npaths++;
         }
     }
-    fds__text b = {0};
+    fds_strbuf b = {0};
     bool got = false;
     if (c.npaths)
         filt(&c, in, st, c.npaths, &b, &got);
     if (!got && !b.oom) {
         b.len = 0;
-        fds__text_put(&b, "{}", 2);
+        fds_strbuf_put(&b, "{}", 2);
     }
     free(spec);
     if (b.oom) {
@@ -243,13 +243,13 @@ int fds__json_filter(const char *in, size_t n, const char *filter_path,
 
 /* ---- pretty ----------------------------------------------------------------- */
 
-static void newline(fds__text *b, int depth)
+static void newline(fds_strbuf *b, int depth)
 {
     static const char spaces[] = "                                ";
-    fds__text_put(b, "\n", 1);
+    fds_strbuf_put(b, "\n", 1);
     for (int n = depth * FDS_PRETTY_INDENT; n > 0;) {
         int k = n < (int)sizeof spaces - 1 ? n : (int)sizeof spaces - 1;
-        fds__text_put(b, spaces, (size_t)k);
+        fds_strbuf_put(b, spaces, (size_t)k);
         n -= k;
     }
 }
@@ -257,38 +257,38 @@ static void newline(fds__text *b, int depth)
 int fds__json_pretty(const char *in, size_t n, char **out, size_t *outn)
 {
     const char *p = in, *e = in + n;
-    fds__text b = {0};
+    fds_strbuf b = {0};
     int depth = 0;
     while ((p = ws(p, e)) < e) {
         char ch = *p;
         if (ch == '{' || ch == '[') {
             const char *q = ws(p + 1, e);
             if (q < e && (*q == '}' || *q == ']')) {
-                fds__text_put(&b, ch == '{' ? "{ }" : "[ ]", 3);
+                fds_strbuf_put(&b, ch == '{' ? "{ }" : "[ ]", 3);
                 p = q + 1;
                 continue;
             }
-            fds__text_put(&b, p, 1);
+            fds_strbuf_put(&b, p, 1);
             newline(&b, ++depth);
             p++;
         } else if (ch == '}' || ch == ']') {
             newline(&b, --depth);
-            fds__text_put(&b, p, 1);
+            fds_strbuf_put(&b, p, 1);
             p++;
         } else if (ch == ',') {
-            fds__text_put(&b, ",", 1);
+            fds_strbuf_put(&b, ",", 1);
             newline(&b, depth);
             p++;
         } else if (ch == ':') {
-            fds__text_put(&b, " : ", 3);
+            fds_strbuf_put(&b, " : ", 3);
             p++;
         } else {
             const char *q = ch == '"' ? str_end(p, e) : skip_value(p, e);
-            fds__text_put(&b, p, (size_t)(q - p));
+            fds_strbuf_put(&b, p, (size_t)(q - p));
             p = q;
         }
     }
-    fds__text_put(&b, "\n", 1);
+    fds_strbuf_put(&b, "\n", 1);
     if (b.oom) {
         free(b.p);
         return FDS_ENOMEM;

@@ -19,8 +19,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#include <utf8proc.h>
 
+#include "fds_text.h"
 #include "http_int.h"
 
 /* Seconds a connection may stay idle or trickle a request before it is
@@ -61,29 +61,6 @@ long long fds_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* ---- text buffers --------------------------------------------------------- */
-
-void fds__text_put(fds__text *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
 }
 
 /* ---- responses --------------------------------------------------------- */
@@ -536,20 +513,6 @@ static void route(fds_req *r, fds_resp *o)
 
 /* ---- libmicrohttpd callbacks --------------------------------------------------- */
 
-static bool valid_utf8(const char *s, size_t n)
-{
-    const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)s;
-    while (n) {
-        utf8proc_int32_t cp;
-        utf8proc_ssize_t k = utf8proc_iterate(p, (utf8proc_ssize_t)n, &cp);
-        if (k <= 0)
-            return false;
-        p += k;
-        n -= (size_t)k;
-    }
-    return true;
-}
-
 /* Keep the URL raw; segments are unescaped after splitting (see top). */
 static size_t keep_raw(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -841,7 +804,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         }
         size_t tl = MHD_http_unescape(t);
         /* "%00" would cut the name short; ids and names are UTF-8 */
-        if (tl != strlen(t) || !valid_utf8(t, tl)) {
+        if (tl != strlen(t) || !fds_utf8_valid((const uint8_t *)t, tl)) {
             bad_text = true;
             break;
         }
