@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "fds_error.h"
+#include "fds_hash.h" /* fds_crc32c, the block checksum */
 
 typedef enum fds_codec_id {
     FDS_CODEC_LZ4 = 1,
@@ -220,11 +221,6 @@ int fds_block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
 int fds_block_decode_doc(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
                          const fds_dict *dict, uint32_t doc,
                          fds_block_view *out);
-
-/* CRC-32C (Castagnoli) of `len` bytes,
- * continuing from `crc` (0 to start); the block checksum.  Uses SSE4.2 where
- * the CPU has it. */
-uint32_t fds_crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* The dictionary's codec, and its bytes (owned by the dictionary; *len set). */
 fds_codec_id fds_dict_codec(const fds_dict *d);
