@@ -22,4 +22,11 @@ int64_t fds_days_from_civil(int64_t y, unsigned m, unsigned d);
  * 1970-01-01) into *y, *m (1..12), *d (1..31). */
 void fds_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 
+/* Whether `y` is a leap year of the proleptic Gregorian calendar (every
+ * 4th year, except centuries not divisible by 4 centuries). */
+static inline int fds_is_leap_year(long long y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % (4 * 100) == 0;
+}
+
 #endif

@@ -17,7 +17,7 @@
 
 static int corrupt(fds_err *err, const char *path, const char *what)
 {
-    return fds_err_set(err, FDS_ECORRUPT, 500, "corrupt_index_exception",
+    return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
                        "segment index %s is corrupt: %s", path, what);
 }
 
@@ -315,14 +315,14 @@ int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err)
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        int rc = fds_err_set(err, FDS_EIO, 500, "exception", "cannot open %s: %s",
+        int rc = fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL, "cannot open %s: %s",
                              path, strerror(errno));
         fds_sidx_close(s);
         return rc;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        int rc = fds_err_set(err, FDS_EIO, 500, "exception", "cannot stat %s: %s",
+        int rc = fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL, "cannot stat %s: %s",
                              path, strerror(errno));
         close(fd);
         fds_sidx_close(s);
@@ -332,7 +332,7 @@ int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err)
     if (s->len > 0) {
         void *p = mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
-            int rc = fds_err_set(err, FDS_EIO, 500, "exception",
+            int rc = fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL,
                                  "cannot map %s: %s", path, strerror(errno));
             close(fd);
             s->len = 0;
@@ -345,7 +345,7 @@ int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err)
     int rc = validate(s, err);
     if (rc) {
         if (rc == FDS_ENOMEM)
-            fds_err_set(err, rc, 500, "exception", "out of memory opening %s",
+            fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory opening %s",
                         path);
         fds_sidx_close(s);
         return rc;

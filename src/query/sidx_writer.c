@@ -496,11 +496,11 @@ int fds_sidx_writer_add(fds_sidx_writer *w, uint32_t doc, const char *id,
                         fds_err *err)
 {
     if (doc != w->ndocs)
-        return fds_err_set(err, FDS_EINVAL, 500, "illegal_state_exception",
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_ILLEGAL_STATE,
                            "doc %u added out of order (expected %u)", doc,
                            w->ndocs);
     if (w->idlen + id_len > UINT32_MAX)
-        return fds_err_set(err, FDS_ETOOBIG, 500, "illegal_state_exception",
+        return fds_err_setk(err, FDS_ETOOBIG, FDS_KIND_ILLEGAL_STATE,
                            "segment _id bytes exceed 4 GiB");
     w->src = src;
     w->srclen = len;
@@ -515,7 +515,7 @@ int fds_sidx_writer_add(fds_sidx_writer *w, uint32_t doc, const char *id,
         rc = commit_field(w->touched[i], doc);
     if (rc) {
         rollback(w);
-        return fds_err_set(err, rc, 500, "exception", "out of memory");
+        return fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
     }
     rollback(w); /* clears the scratch state */
     if (grow((void **)&w->ids, &w->idcap, w->idlen + id_len + 1, 1) ||
@@ -965,7 +965,7 @@ static int write_file(const char *path, const uint8_t *p, size_t len,
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fds_err_set(err, FDS_EIO, 500, "exception",
+        return fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL,
                            "cannot create %s: %s", path, strerror(errno));
     size_t off = 0;
     while (off < len) {
@@ -975,7 +975,7 @@ static int write_file(const char *path, const uint8_t *p, size_t len,
         if (k <= 0) {
             int e = errno;
             close(fd);
-            return fds_err_set(err, FDS_EIO, 500, "exception",
+            return fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL,
                                "cannot write %s: %s", path, strerror(e));
         }
         off += (size_t)k;
@@ -983,11 +983,11 @@ static int write_file(const char *path, const uint8_t *p, size_t len,
     if (fsync(fd) != 0) {
         int e = errno;
         close(fd);
-        return fds_err_set(err, FDS_EIO, 500, "exception", "fsync %s: %s",
+        return fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL, "fsync %s: %s",
                            path, strerror(e));
     }
     if (close(fd) != 0)
-        return fds_err_set(err, FDS_EIO, 500, "exception", "close %s: %s",
+        return fds_err_setk(err, FDS_EIO, FDS_KIND_INTERNAL, "close %s: %s",
                            path, strerror(errno));
     return 0;
 }
@@ -1018,7 +1018,7 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
         rc = write_ids_and_footer(&b, w, nf, fields_off);
     if (b.oom || rc) {
         free(b.p);
-        return fds_err_set(err, FDS_ENOMEM, 500, "exception",
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                            "out of memory writing %s", path);
     }
     rc = write_file(path, b.p, b.len, err);

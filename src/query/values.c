@@ -126,7 +126,7 @@ int fds__parse_date(const char *s, size_t n, bool allow_epoch, int64_t *ms)
         return FDS_EINVAL;
     static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (d > mdays[mo - 1] ||
-        (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)))
+        (mo == 2 && d == 29 && !fds_is_leap_year(y)))
         return FDS_EINVAL;
     int64_t off_min = 0;
     if (i < n && s[i] == 'T') {
