@@ -4,9 +4,9 @@
  * command-line tool run in the same invocation.  Never a test: it writes
  * results/codec.json and results/codec.md.
  *
- * Documents: the real nginx sample converted line by line to JSON by the
- * small local converter in tests/codec/codec_testdata.h (fields of DESIGN.md
- * §2; deterministic), cut into blocks as the store does (16 KiB / 128 docs;
+ * Documents: the real nginx sample converted line by line to JSON by
+ * datasets/logparse (fds_logparse, the nginx2json converter; fields of
+ * DESIGN.md §2; deterministic), cut into blocks as the store does (16 KiB / 128 docs;
  * 480 KiB / 4096 docs for the Lucene layout).
  *
  * Units: MB/s = 10^6 bytes of *uncompressed* documents per second (the zstd
