@@ -293,6 +293,7 @@ def t_ab3():
           "qps spread %r" % q)
     check("33% less index disk" in lb["sentence"], "sentence %r" % lb["sentence"])
     check(lb["sentence"].startswith("ZSTD (logs-zstd)"), "sentence %r" % lb["sentence"])
+    check("480 KiB" in lb["sentence"], "baseline not described: %r" % lb["sentence"])
     text = open(md).read()
     check(lb["sentence"] in text, "sentence not in the markdown")
     check("A / C" in text and "781.2kb" in text and "## Rounds" in text, "markdown tables")

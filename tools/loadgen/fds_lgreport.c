@@ -469,6 +469,23 @@ static const char *codec_of(const cJSON *side)
     return str_at(side, "codec");
 }
 
+/* What fieldstore's codecs are, for the sentence (docs/codec.md); NULL for
+ * a codec it does not know. */
+static const char *codec_gloss(const char *codec)
+{
+    static const char *const g[][2] = {
+        {"ZSTD", "16 KiB blocks, zstd level 3 with a trained dictionary"},
+        {"best_compression", "16 KiB blocks, DEFLATE level 6 with a preset dictionary"},
+        {"lucene_best_compression",
+         "Elasticsearch 7.10's best_compression layout: Lucene 8.7 DEFLATE in 480 KiB chunks"},
+        {"default", "LZ4"},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++)
+        if (!strcmp(codec, g[i][0]))
+            return g[i][1];
+    return NULL;
+}
+
 char *fds_lgreport_sentence(const cJSON *ref, const cJSON *side, const cJSON *spread)
 {
     fds_strbuf s = FDS_STRBUF_INIT;
@@ -480,7 +497,9 @@ char *fds_lgreport_sentence(const cJSON *ref, const cJSON *side, const cJSON *sp
         fds_strbuf_printf(&s, " served %.2fx the queries per server CPU %% of", cpu);
     else
         fds_strbuf_printf(&s, " could not be told apart in queries per server CPU %% from");
-    fds_strbuf_printf(&s, " %s (%s)", codec_of(side), str_at(side, "index"));
+    const char *gloss = codec_gloss(codec_of(side));
+    fds_strbuf_printf(&s, " %s (%s%s%s)", codec_of(side), str_at(side, "index"),
+                      gloss ? ", " : "", gloss ? gloss : "");
     if (qps_ok)
         fds_strbuf_printf(&s, ", at %.2fx its QPS", qps);
     else
