@@ -305,7 +305,7 @@ static cJSON *ratio_entry(double ratio, double lo, double hi, int m)
     add_opt(e, "max", m ? hi : -1);
     const char *v = isnan(ratio) ? "n/a"
                     : m < 2      ? "no spread (fewer than 2 rounds)"
-                    : hi - lo > fabs(ratio - 1) + LG_RATIO_EPS ? FDS_LGREPORT_UNCLEAR
+                    : lo <= 1 + LG_RATIO_EPS && hi >= 1 - LG_RATIO_EPS ? FDS_LGREPORT_UNCLEAR
                                                 : "clear";
     cJSON_AddStringToObject(e, "verdict", v);
     return e;
@@ -317,7 +317,8 @@ cJSON *fds_lgreport_spread(const cJSON *ref, const cJSON *side)
     cJSON_AddStringToObject(o, "definition",
                             "ratio = reference / side of the means over rounds; min and max: "
                             "of the per-round ratios (round r of both); verdict 'clear' when "
-                            "max - min <= |ratio - 1|");
+                            "every per-round ratio is on the same side of 1 (min > 1 or "
+                            "max < 1), else the spread is wider than the effect");
     const cJSON *ra = cJSON_GetObjectItemCaseSensitive(ref, "rounds");
     const cJSON *rb = cJSON_GetObjectItemCaseSensitive(side, "rounds");
     int nr = cJSON_GetArraySize(ra) < cJSON_GetArraySize(rb) ? cJSON_GetArraySize(ra)

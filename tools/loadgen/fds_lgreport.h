@@ -45,7 +45,8 @@ char *fds_lgreport_table(const cJSON *a, const cJSON *b, const char *title_a,
                          const char *title_b);
 
 /* Shown instead of a verdict when the per-round ratios spread wider than
- * the effect: max - min > |ratio - 1|. */
+ * the effect: their min-max range reaches 1 (min <= 1 <= max), so at least
+ * one round does not show the difference the means show. */
 #define FDS_LGREPORT_UNCLEAR "spread wider than effect"
 
 /* The side run k-th (0-based) in round `round` (0-based) of n sides: rounds

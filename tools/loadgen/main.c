@@ -721,9 +721,9 @@ static int ab_write_md(opts *o, const ab_plan *p, const cJSON *doc, const char *
                       "%s loop, %d clients, %d threads, fields %s, %d hits, seed %llu; "
                       "background load: %s. Values are means over rounds; the ratio columns "
                       "are %c / each other side, with the min-max of the per-round ratios; "
-                      "where max - min exceeds |ratio - 1| the cell says \"spread > effect, "
-                      "no verdict\". CPU %%: 100 = one core. Query and fetch share: the "
-                      "server's search time in each phase, fetch share = dfetch_time / "
+                      "where that range reaches 1 (some round does not show the difference) "
+                      "the cell says \"spread > effect, no verdict\". CPU %%: 100 = one "
+                      "core. Query and fetch share: the server's search time in each phase, fetch share = dfetch_time / "
                       "(dquery_time + dfetch_time) from GET /{index}/_stats/search read "
                       "before and after each round (n/a when the server has no timers).\n\n",
                       done, ab_order_text(p->n), o->round_duration, o->warmup,
