@@ -723,9 +723,10 @@ static int ab_write_md(opts *o, const ab_plan *p, const cJSON *doc, const char *
                       "are %c / each other side, with the min-max of the per-round ratios; "
                       "where that range reaches 1 (some round does not show the difference) "
                       "the cell says \"spread > effect, no verdict\". CPU %%: 100 = one "
-                      "core. Query and fetch share: the server's search time in each phase, fetch share = dfetch_time / "
-                      "(dquery_time + dfetch_time) from GET /{index}/_stats/search read "
-                      "before and after each round (n/a when the server has no timers).\n\n",
+                      "core. Query and fetch share: the server's search time in each "
+                      "phase, fetch share = dfetch_time / (dquery_time + dfetch_time) from "
+                      "GET /{index}/_stats/search read before and after each round (n/a "
+                      "when the server has no timers).\n\n",
                       done, ab_order_text(p->n), o->round_duration, o->warmup,
                       o->rate > 0 ? "open" : "closed", o->clients, o->threads, o->fields,
                       o->size, o->seed, o->background ? o->background : "none", 'A' + p->ref);
