@@ -18,6 +18,8 @@
 
 /* ratios closer than this count as equal (rounding of equal per-round values) */
 #define LG_RATIO_EPS 1e-9
+/* disk ratios closer to 1 than this are "the same disk" in the sentence */
+#define LG_SAME_DISK 0.005
 
 static double ms(double ns)
 {
@@ -510,10 +512,12 @@ char *fds_lgreport_sentence(const cJSON *ref, const cJSON *side, const cJSON *sp
                            ? "stored_fields_bytes"
                            : "store_bytes";
     double d = num_at(spread_entry(spread, disk), "ratio");
-    if (!isnan(d))
+    const char *what = strcmp(disk, "store_bytes") ? "stored-fields" : "index";
+    if (!isnan(d) && fabs(1 - d) < LG_SAME_DISK)
+        fds_strbuf_printf(&s, ", on the same %s disk (within %.1f%%)", what, LG_SAME_DISK * 100);
+    else if (!isnan(d))
         fds_strbuf_printf(&s, ", on %.0f%% %s %s disk", fabs(1 - d) * 100,
-                          d <= 1 ? "less" : "more",
-                          strcmp(disk, "store_bytes") ? "stored-fields" : "index");
+                          d <= 1 ? "less" : "more", what);
     fds_strbuf_printf(&s, ".");
     return s.p;
 }
