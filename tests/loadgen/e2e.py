@@ -199,12 +199,25 @@ def t_chunked_and_bounds():
         check("loopback" in r.stderr, "non-loopback refusal message")
 
 
-def t_ab():
-    out = os.path.join(WORK, "ab.json")
-    md = os.path.join(WORK, "ab.md")
-    for p in (out, md):
+def fresh(*names):
+    """Paths under WORK for these output files, none of them left from before."""
+    paths = [os.path.join(WORK, n) for n in names]
+    for p in paths:
         if os.path.exists(p):
             os.remove(p)
+    return paths
+
+
+def svg_bars(path):
+    """The bars (rects with a title) of an SVG chart loadgen wrote."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    return [e for e in ET.parse(path).getroot().iter(ns + "rect") if e.find(ns + "title")
+            is not None]
+
+
+def t_ab():
+    out, md = fresh("ab.json", "ab.md")
     with Server("--mode", "delay", "--delay-ms", "1") as s:
         loadgen("ab", "--port", s.port, "--a", "logs-deflate", "--b", "logs-zstd", "--rounds", 2,
                 "--round-duration", 1, "--warmup", 0.3, "--clients", 4, "--json", out, "--md", md,
@@ -228,11 +241,8 @@ def t_ab():
     for suffix in ("_qps_rounds.svg", "_latency.svg", "_qps_per_cpu.svg"):
         p = prefix + suffix
         check(os.path.exists(p) and open(p).read().startswith("<?xml"), "svg %s" % p)
-        import xml.etree.ElementTree as ET
-        root = ET.parse(p).getroot()
-        bars = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if e.find(
-            "{http://www.w3.org/2000/svg}title") is not None]
-        check(len(bars) >= 4, "svg %s has %d bars" % (p, len(bars)))
+        n = len(svg_bars(p))
+        check(n >= 4, "svg %s has %d bars" % (p, n))
     check("B / A (min-max over rounds)" in open(md).read(), "markdown table")
     r = loadgen("compare", out, out)
     check("1.000" in r.stdout, "compare of a file with itself")
@@ -246,11 +256,7 @@ def t_ab():
 
 def t_ab3():
     """N-way: three indices, serpentine order, phase shares, spreads, sentence."""
-    out = os.path.join(WORK, "ab3.json")
-    md = os.path.join(WORK, "ab3.md")
-    for p in (out, md):
-        if os.path.exists(p):
-            os.remove(p)
+    out, md = fresh("ab3.json", "ab3.md")
     names = ["logs-zstd", "logs-best_compression", "logs-lucene_best_compression"]
     with Server("--mode", "delay", "--delay-ms", "1", "--timers") as s:
         args = ["ab", "--port", s.port, "--rounds", 2, "--round-duration", 0.6, "--warmup", 0.2,
@@ -297,14 +303,10 @@ def t_ab3():
     text = open(md).read()
     check(lb["sentence"] in text, "sentence not in the markdown")
     check("A / C" in text and "781.2kb" in text and "## Rounds" in text, "markdown tables")
-    import xml.etree.ElementTree as ET
     for suffix in ("_qps_rounds.svg", "_latency_rounds.svg", "_cpu_rounds.svg", "_latency.svg",
                    "_qps_per_cpu.svg"):
-        p = out[:-5] + suffix
-        root = ET.parse(p).getroot()
-        bars = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if e.find(
-            "{http://www.w3.org/2000/svg}title") is not None]
-        check(len(bars) >= 6, "svg %s has %d bars" % (p, len(bars)))
+        n = len(svg_bars(out[:-5] + suffix))
+        check(n >= 6, "svg %s has %d bars" % (suffix, n))
 
 
 def t_seed():
