@@ -199,12 +199,25 @@ def t_chunked_and_bounds():
         check("loopback" in r.stderr, "non-loopback refusal message")
 
 
-def t_ab():
-    out = os.path.join(WORK, "ab.json")
-    md = os.path.join(WORK, "ab.md")
-    for p in (out, md):
+def fresh(*names):
+    """Paths under WORK for these output files, none of them left from before."""
+    paths = [os.path.join(WORK, n) for n in names]
+    for p in paths:
         if os.path.exists(p):
             os.remove(p)
+    return paths
+
+
+def svg_bars(path):
+    """The bars (rects with a title) of an SVG chart loadgen wrote."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    return [e for e in ET.parse(path).getroot().iter(ns + "rect") if e.find(ns + "title")
+            is not None]
+
+
+def t_ab():
+    out, md = fresh("ab.json", "ab.md")
     with Server("--mode", "delay", "--delay-ms", "1") as s:
         loadgen("ab", "--port", s.port, "--a", "logs-deflate", "--b", "logs-zstd", "--rounds", 2,
                 "--round-duration", 1, "--warmup", 0.3, "--clients", 4, "--json", out, "--md", md,
@@ -228,14 +241,72 @@ def t_ab():
     for suffix in ("_qps_rounds.svg", "_latency.svg", "_qps_per_cpu.svg"):
         p = prefix + suffix
         check(os.path.exists(p) and open(p).read().startswith("<?xml"), "svg %s" % p)
-        import xml.etree.ElementTree as ET
-        root = ET.parse(p).getroot()
-        bars = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if e.find(
-            "{http://www.w3.org/2000/svg}title") is not None]
-        check(len(bars) >= 4, "svg %s has %d bars" % (p, len(bars)))
-    check("ratio B/A" in open(md).read(), "markdown table")
+        n = len(svg_bars(p))
+        check(n >= 4, "svg %s has %d bars" % (p, n))
+    check("B / A (min-max over rounds)" in open(md).read(), "markdown table")
     r = loadgen("compare", out, out)
     check("1.000" in r.stdout, "compare of a file with itself")
+    # the two sides alternate A B, B A: each round's second side is the other one first
+    pos = [(o["round"], o["position"]) for o in d["a"]["rounds"]]
+    check(pos == [(1, 1), (2, 2)], "side A positions %s, want A B, B A" % pos)
+    check(d["a"]["fetch_share"] is None, "fetch share without server timers %r" %
+          d["a"]["fetch_share"])
+    check("n/a" in open(md).read(), "missing timers are not n/a in the table")
+
+
+def t_ab3():
+    """N-way: three indices, serpentine order, phase shares, spreads, sentence."""
+    out, md = fresh("ab3.json", "ab3.md")
+    names = ["logs-zstd", "logs-best_compression", "logs-lucene_best_compression"]
+    with Server("--mode", "delay", "--delay-ms", "1", "--timers") as s:
+        args = ["ab", "--port", s.port, "--rounds", 2, "--round-duration", 0.6, "--warmup", 0.2,
+                "--clients", 2, "--json", out, "--md", md]
+        for n in names:
+            args += ["--index", n]
+        loadgen(*args)
+        # --a with --index is refused, one --index is not an A/B test
+        loadgen("ab", "--port", s.port, "--a", "x", "--b", "y", "--index", "z", expect_rc=2)
+        loadgen("ab", "--port", s.port, "--index", "z", expect_rc=2)
+    d = json.load(open(out))
+    sides = d["sides"]
+    check([o["index"] for o in sides] == names, "sides %s" % [o["index"] for o in sides])
+    check([o["codec"] for o in sides] == ["ZSTD", "best_compression", "lucene_best_compression"],
+          "codecs %s" % [o["codec"] for o in sides])
+    check(d["reference"] == "logs-zstd", "reference %r" % d["reference"])
+    check(d["a"]["index"] == names[2] and d["b"]["index"] == names[0], "a/b pair")
+    for o in sides:
+        for k in ("qps", "latency_ms", "cpu_percent", "system_cpu_percent", "qps_per_cpu_percent",
+                  "qps_per_system_cpu_percent", "store_bytes", "query_share", "fetch_share",
+                  "cat_store_size", "rounds"):
+            check(k in o, "side %s lacks %s" % (o["index"], k))
+        check(o["fetch_share"] is not None and abs(o["fetch_share"] - 0.3) < 1e-6,
+              "fetch share %r, want 0.3" % o["fetch_share"])
+        check(abs(o["query_share"] + o["fetch_share"] - 1) < 1e-9, "shares do not add up")
+        check(len(o["rounds"]) == 2, "rounds of %s" % o["index"])
+        check(o["rounds"][0]["cat_nodes_before"][0]["ram.percent"] == "42",
+              "_cat/nodes not read before the side")
+    # A B C, C B A
+    order = sorted(((o["round"], o["position"]), o["index"]) for s in sides for o in s["rounds"])
+    want = names + names[::-1]
+    check([n for _, n in order] == want, "order %s" % [n for _, n in order])
+    check(sides[0]["cat_store_size"] == "781.2kb", "cat store size %r" % sides[0]["cat_store_size"])
+    rat = {r["index"]: r for r in d["ratios"]}
+    check(set(rat) == set(names[1:]), "ratios for %s" % list(rat))
+    lb = rat[names[2]]
+    check(abs(lb["store_bytes"]["ratio"] - 800000 / 1200000) < 1e-9, "store ratio")
+    q = lb["qps"]
+    check(q["min"] <= q["max"] and q["verdict"] in ("clear", "spread wider than effect"),
+          "qps spread %r" % q)
+    check("33% less index disk" in lb["sentence"], "sentence %r" % lb["sentence"])
+    check(lb["sentence"].startswith("ZSTD (logs-zstd)"), "sentence %r" % lb["sentence"])
+    check("480 KiB" in lb["sentence"], "baseline not described: %r" % lb["sentence"])
+    text = open(md).read()
+    check(lb["sentence"] in text, "sentence not in the markdown")
+    check("A / C" in text and "781.2kb" in text and "## Rounds" in text, "markdown tables")
+    for suffix in ("_qps_rounds.svg", "_latency_rounds.svg", "_cpu_rounds.svg", "_latency.svg",
+                   "_qps_per_cpu.svg"):
+        n = len(svg_bars(out[:-5] + suffix))
+        check(n >= 6, "svg %s has %d bars" % (suffix, n))
 
 
 def t_seed():

@@ -19,14 +19,21 @@
  * Options: --port P (0 = pick a free port; the chosen port is printed as
  * "port N" on stdout), --chunked (search answers use chunked transfer
  * coding), --close (every answer says "Connection: close" and the server
- * closes the connection after it), --pool N (N polling threads instead of a thread per connection).
+ * closes the connection after it), --timers (answer _stats/search), --pool N (N polling threads instead of a thread per connection).
  *
  * Plausible, fixed answers for the endpoints loadgen reads, for tests only:
  *   POST /{index}/_search with match_all -> 200 generated nginx-like docs
  *   POST /{index}/_search otherwise      -> 10 small hits
  *   GET /{index}/_settings   codec "ZSTD" if the index name contains "zstd",
- *                            else "best_compression"
- *   GET /{index}/_stats/store  _all.primaries.store.size_in_bytes
+ *                            "lucene_best_compression" if it contains
+ *                            "lucene", else "best_compression"
+ *   GET /{index}/_stats/store  _all.primaries.store.size_in_bytes: 800000
+ *                            (zstd), 1200000 (lucene), else 1000000
+ *   GET /{index}/_stats/search  only with --timers: indices.{index}.total.
+ *                            search.query_time_in_micros = 700 and
+ *                            fetch_time_in_micros = 300 per load search so
+ *                            far (a fetch share of exactly 0.3)
+ *   GET /_cat/indices/{index}  [{"store.size": the size above in kb}]
  *   GET /_nodes/stats        nodes.test-node.process.id = this process's pid
  *   GET /_cat/nodes          one row of load_1m, load_5m, load_15m, ram.percent
  *   GET /                    "ok"
@@ -45,6 +52,8 @@
 
 #define TS_MAX_BODY (64 * 1024)
 #define TS_SAMPLE_DOCS 200
+#define TS_QUERY_US 700 /* query phase time per load search in _stats/search */
+#define TS_FETCH_US 300 /* fetch phase time per load search */
 
 enum { M_DELAY, M_STALL, M_ERROR, M_SHORT };
 
@@ -52,6 +61,8 @@ static int g_mode = M_DELAY;
 static long g_delay_ms = 0;
 static long g_stall_at_ms = 1000, g_stall_ms = 1000;
 static int g_chunked = 0;
+static int g_timers = 0;
+static _Atomic long long g_searches; /* load searches answered, for _stats/search */
 static int g_close = 0; /* --close: "Connection: close" on every answer */
 static _Atomic long long g_first_load_ns = 0;
 static _Atomic long long g_stall_until_ns = 0;
@@ -187,6 +198,12 @@ static enum MHD_Result reply_short(struct MHD_Connection *c)
     return ret;
 }
 
+/* the fixture's store size of the index named in url */
+static long fixture_size(const char *url)
+{
+    return strstr(url, "zstd") ? 800000 : strstr(url, "lucene") ? 1200000 : 1000000;
+}
+
 static void load_behaviour(const req *q)
 {
     long long now = now_ns();
@@ -253,11 +270,29 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         snprintf(buf, sizeof buf,
                  "{\"%.*s\":{\"settings\":{\"index\":{\"codec\":\"%s\",\"number_of_shards\":\"1\","
                  "\"provided_name\":\"%.*s\"}}}}",
-                 n, url + 1, strstr(url, "zstd") ? "ZSTD" : "best_compression", n, url + 1);
+                 n, url + 1,
+                 strstr(url, "zstd")     ? "ZSTD"
+                 : strstr(url, "lucene") ? "lucene_best_compression"
+                                         : "best_compression",
+                 n, url + 1);
+        return reply(c, 200, buf, 0);
+    }
+    if ((us = strstr(url, "/_stats/search")) && us > url + 1 && g_timers) {
+        int n = (int)(us - url - 1);
+        long long k = atomic_load(&g_searches);
+        snprintf(buf, sizeof buf,
+                 "{\"indices\":{\"%.*s\":{\"total\":{\"search\":{\"query_total\":%lld,"
+                 "\"query_time_in_micros\":%lld,\"fetch_total\":%lld,"
+                 "\"fetch_time_in_micros\":%lld}}}}}",
+                 n, url + 1, k, k * TS_QUERY_US, k, k * TS_FETCH_US);
+        return reply(c, 200, buf, 0);
+    }
+    if (!strncmp(url, "/_cat/indices/", 14) && url[14]) {
+        snprintf(buf, sizeof buf, "[{\"store.size\":\"%.1fkb\"}]", fixture_size(url) / 1024.0);
         return reply(c, 200, buf, 0);
     }
     if ((us = strstr(url, "/_stats/store")) && us > url + 1) {
-        long size = strstr(url, "zstd") ? 800000 : 1000000;
+        long size = fixture_size(url);
         snprintf(buf, sizeof buf,
                  "{\"_all\":{\"primaries\":{\"store\":{\"size_in_bytes\":%ld}}}}", size);
         return reply(c, 200, buf, 0);
@@ -266,6 +301,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (q->body && strstr(q->body, "match_all"))
             return reply(c, 200, g_sample_json, g_chunked);
         load_behaviour(q);
+        atomic_fetch_add(&g_searches, 1);
         if (g_mode == M_SHORT)
             return reply_short(c);
         return reply(c, 200, g_hits_json, g_chunked);
@@ -329,6 +365,8 @@ int main(int argc, char **argv)
             g_close = 1;
         } else if (!strcmp(a, "--chunked")) {
             g_chunked = 1;
+        } else if (!strcmp(a, "--timers")) {
+            g_timers = 1;
         } else {
             fprintf(stderr, "testserver: unknown argument %s\n", a);
             return 2;

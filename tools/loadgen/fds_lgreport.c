@@ -16,6 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* ratios closer than this count as equal (rounding of equal per-round values) */
+#define LG_RATIO_EPS 1e-9
+/* disk ratios closer to 1 than this are "the same disk" in the sentence */
+#define LG_SAME_DISK 0.005
+
 static double ms(double ns)
 {
     return ns / 1e6;
@@ -97,7 +102,8 @@ static void mean_into(cJSON *out, const cJSON *const *objs, int n)
     cJSON_ArrayForEach(it, objs[0])
     {
         const char *k = it->string;
-        if (!k || !strcmp(k, "rounds") || !strcmp(k, "index") || !strcmp(k, "round"))
+        if (!k || !strcmp(k, "rounds") || !strcmp(k, "index") || !strcmp(k, "round") ||
+            !strcmp(k, "position"))
             continue;
         if (cJSON_IsObject(it)) {
             const cJSON *sub[64];
@@ -142,6 +148,22 @@ cJSON *fds_lgreport_mean(cJSON *const *rounds, int n, const char *index)
     double err = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "errors"));
     cJSON_ReplaceItemInObjectCaseSensitive(o, "error_rate",
                                            cJSON_CreateNumber(ok + err > 0 ? err / (ok + err) : 0));
+    /* phase shares of the whole side: sum of the deltas, not a mean of shares */
+    double q = 0, f = 0;
+    int have = 0;
+    for (int i = 0; i < n; i++) {
+        const cJSON *qv = cJSON_GetObjectItemCaseSensitive(rounds[i], "query_time_us");
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(rounds[i], "fetch_time_us");
+        if (cJSON_IsNumber(qv) && cJSON_IsNumber(fv)) {
+            q += qv->valuedouble;
+            f += fv->valuedouble;
+            have++;
+        }
+    }
+    if (have && q + f > 0 && cJSON_HasObjectItem(o, "query_share")) {
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "query_share", cJSON_CreateNumber(q / (q + f)));
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "fetch_share", cJSON_CreateNumber(f / (q + f)));
+    }
     cJSON *arr = cJSON_AddArrayToObject(o, "rounds");
     for (int i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, cJSON_Duplicate(rounds[i], 1));
@@ -218,6 +240,8 @@ static const struct metric {
     {"system_cpu_percent", "system CPU % (100 = one core)", 1},
     {"qps_per_system_cpu_percent", "QPS per system CPU %", 2},
     {"background_cpu_percent", "background load CPU %", 1},
+    {"query_share", "server time in query phase (share)", 3},
+    {"fetch_share", "server time in fetch phase (share)", 3},
     {"store_bytes", "size on disk (bytes)", 0},
     {"stored_fields_bytes", "stored fields on disk (bytes)", 0},
 };
@@ -259,6 +283,242 @@ char *fds_lgreport_single(const cJSON *side)
         cell(&s, v, metrics[i].digits);
         fds_strbuf_printf(&s, "\n");
     }
+    return s.p;
+}
+
+int fds_lgreport_order(int round, int n, int k)
+{
+    return round % 2 ? n - 1 - k : k;
+}
+
+/* the per-round metrics whose ratios get a spread over rounds */
+static const char *const spread_metrics[] = {
+    "qps", "latency_ms.mean", "latency_ms.p50", "latency_ms.p99", "cpu_percent",
+    "system_cpu_percent", "qps_per_cpu_percent", "qps_per_system_cpu_percent",
+    "background_cpu_percent", "query_share", "fetch_share"};
+/* side-level metrics that have no rounds: a ratio only */
+static const char *const disk_metrics[] = {"store_bytes", "stored_fields_bytes"};
+
+static cJSON *ratio_entry(double ratio, double lo, double hi, int m)
+{
+    cJSON *e = cJSON_CreateObject();
+    add_opt(e, "ratio", isnan(ratio) ? -1 : ratio);
+    add_opt(e, "min", m ? lo : -1);
+    add_opt(e, "max", m ? hi : -1);
+    const char *v = isnan(ratio) ? "n/a"
+                    : m < 2      ? "no spread (fewer than 2 rounds)"
+                    : lo <= 1 + LG_RATIO_EPS && hi >= 1 - LG_RATIO_EPS ? FDS_LGREPORT_UNCLEAR
+                                                : "clear";
+    cJSON_AddStringToObject(e, "verdict", v);
+    return e;
+}
+
+cJSON *fds_lgreport_spread(const cJSON *ref, const cJSON *side)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "definition",
+                            "ratio = reference / side of the means over rounds; min and max: "
+                            "of the per-round ratios (round r of both); verdict 'clear' when "
+                            "every per-round ratio is on the same side of 1 (min > 1 or "
+                            "max < 1), else the spread is wider than the effect");
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(ref, "rounds");
+    const cJSON *rb = cJSON_GetObjectItemCaseSensitive(side, "rounds");
+    int nr = cJSON_GetArraySize(ra) < cJSON_GetArraySize(rb) ? cJSON_GetArraySize(ra)
+                                                              : cJSON_GetArraySize(rb);
+    for (size_t i = 0; i < sizeof spread_metrics / sizeof *spread_metrics; i++) {
+        const char *k = spread_metrics[i];
+        double va = num_at(ref, k), vb = num_at(side, k);
+        double lo = INFINITY, hi = -INFINITY;
+        int m = 0;
+        for (int r = 0; r < nr; r++) {
+            double x = num_at(cJSON_GetArrayItem(ra, r), k);
+            double y = num_at(cJSON_GetArrayItem(rb, r), k);
+            if (isnan(x) || isnan(y) || y == 0)
+                continue;
+            lo = fmin(lo, x / y);
+            hi = fmax(hi, x / y);
+            m++;
+        }
+        cJSON_AddItemToObject(o, k, ratio_entry(vb != 0 ? va / vb : NAN, lo, hi, m));
+    }
+    for (size_t i = 0; i < sizeof disk_metrics / sizeof *disk_metrics; i++) {
+        double va = num_at(ref, disk_metrics[i]), vb = num_at(side, disk_metrics[i]);
+        cJSON *e = cJSON_AddObjectToObject(o, disk_metrics[i]);
+        add_opt(e, "ratio", vb > 0 && !isnan(va) ? va / vb : -1);
+    }
+    return o;
+}
+
+/* the spread entry of `metric` in `spread`, or NULL */
+static const cJSON *spread_entry(const cJSON *spread, const char *metric)
+{
+    return cJSON_GetObjectItemCaseSensitive(spread, metric);
+}
+
+static void ratio_cell(fds_strbuf *s, const cJSON *e, double va, double vb)
+{
+    double r = num_at(e, "ratio");
+    if (!e)
+        r = (!isnan(va) && !isnan(vb) && vb != 0) ? va / vb : NAN;
+    if (isnan(r)) {
+        fds_strbuf_printf(s, " n/a |");
+        return;
+    }
+    fds_strbuf_printf(s, " %.3f", r);
+    double lo = num_at(e, "min"), hi = num_at(e, "max");
+    if (!isnan(lo) && !isnan(hi))
+        fds_strbuf_printf(s, " (%.3f-%.3f)", lo, hi);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, FDS_LGREPORT_UNCLEAR))
+        fds_strbuf_printf(s, " spread > effect, no verdict");
+    fds_strbuf_printf(s, " |");
+}
+
+char *fds_lgreport_table_n(const cJSON *const *sides, int n, int ref,
+                           const cJSON *const *spreads, const char *const *titles)
+{
+    fds_strbuf s = FDS_STRBUF_INIT;
+    fds_strbuf_printf(&s, "| metric |");
+    for (int i = 0; i < n; i++)
+        fds_strbuf_printf(&s, " %s |", titles[i]);
+    for (int i = 0; i < n; i++)
+        if (i != ref)
+            fds_strbuf_printf(&s, " %c / %c (min-max over rounds) |", 'A' + ref, 'A' + i);
+    fds_strbuf_printf(&s, "\n|---|");
+    for (int i = 0; i < 2 * n - 1; i++)
+        fds_strbuf_printf(&s, "---:|");
+    fds_strbuf_printf(&s, "\n");
+    for (size_t m = 0; m < sizeof metrics / sizeof *metrics; m++) {
+        int any = 0;
+        for (int i = 0; i < n; i++)
+            any |= !isnan(num_at(sides[i], metrics[m].path));
+        if (!any)
+            continue;
+        fds_strbuf_printf(&s, "| %s |", metrics[m].label);
+        for (int i = 0; i < n; i++)
+            cell(&s, num_at(sides[i], metrics[m].path), metrics[m].digits);
+        for (int i = 0; i < n; i++)
+            if (i != ref)
+                ratio_cell(&s, spread_entry(spreads[i], metrics[m].path),
+                           num_at(sides[ref], metrics[m].path),
+                           num_at(sides[i], metrics[m].path));
+        fds_strbuf_printf(&s, "\n");
+    }
+    fds_strbuf_printf(&s, "| size on disk (_cat/indices store.size) |");
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(sides[i], "cat_store_size");
+        fds_strbuf_printf(&s, " %s |", cJSON_IsString(v) ? v->valuestring : "n/a");
+    }
+    for (int i = 0; i < n - 1; i++)
+        fds_strbuf_printf(&s, " |");
+    fds_strbuf_printf(&s, "\n");
+    return s.p;
+}
+
+/* the first row's `key` of a _cat/nodes JSON answer, or "n/a" */
+static const char *cat_value(const cJSON *cat, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cat, 0), key);
+    return cJSON_IsString(v) ? v->valuestring : "n/a";
+}
+
+char *fds_lgreport_rounds_table(const cJSON *const *sides, int n)
+{
+    fds_strbuf s = FDS_STRBUF_INIT;
+    fds_strbuf_printf(&s, "| round | side | QPS | latency mean (ms) | p99 (ms) | server CPU %% | "
+                          "system CPU %% | QPS per server CPU %% | background CPU %% | "
+                          "fetch share | load_1m / ram.percent before |\n"
+                          "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    int nr = 0;
+    for (int i = 0; i < n; i++) {
+        int m = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sides[i], "rounds"));
+        nr = m > nr ? m : nr;
+    }
+    for (int r = 0; r < nr; r++)
+        for (int k = 0; k < n; k++) {
+            int i = fds_lgreport_order(r, n, k);
+            const cJSON *o =
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sides[i], "rounds"), r);
+            if (!o)
+                continue;
+            fds_strbuf_printf(&s, "| %d | %c |", r + 1, 'A' + i);
+            cell(&s, num_at(o, "qps"), 1);
+            cell(&s, num_at(o, "latency_ms.mean"), 3);
+            cell(&s, num_at(o, "latency_ms.p99"), 3);
+            cell(&s, num_at(o, "cpu_percent"), 1);
+            cell(&s, num_at(o, "system_cpu_percent"), 1);
+            cell(&s, num_at(o, "qps_per_cpu_percent"), 2);
+            cell(&s, num_at(o, "background_cpu_percent"), 1);
+            cell(&s, num_at(o, "fetch_share"), 3);
+            const cJSON *cat = cJSON_GetObjectItemCaseSensitive(o, "cat_nodes_before");
+            fds_strbuf_printf(&s, " %s / %s |\n", cat_value(cat, "load_1m"),
+                              cat_value(cat, "ram.percent"));
+        }
+    return s.p;
+}
+
+/* 1 with *r = the ratio of `metric` when it has a verdict, else 0 */
+static int clear_ratio(const cJSON *spread, const char *metric, double *r)
+{
+    const cJSON *e = spread_entry(spread, metric);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "verdict");
+    *r = num_at(e, "ratio");
+    return !isnan(*r) && cJSON_IsString(v) && strcmp(v->valuestring, FDS_LGREPORT_UNCLEAR) &&
+           strcmp(v->valuestring, "n/a");
+}
+
+static const char *codec_of(const cJSON *side)
+{
+    return str_at(side, "codec");
+}
+
+/* What fieldstore's codecs are, for the sentence (docs/codec.md); NULL for
+ * a codec it does not know. */
+static const char *codec_gloss(const char *codec)
+{
+    static const char *const g[][2] = {
+        {"ZSTD", "16 KiB blocks, zstd level 3 with a trained dictionary"},
+        {"best_compression", "16 KiB blocks, DEFLATE level 6 with a preset dictionary"},
+        {"lucene_best_compression",
+         "Elasticsearch 7.10's best_compression layout: Lucene 8.7 DEFLATE in 480 KiB chunks"},
+        {"default", "LZ4"},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++)
+        if (!strcmp(codec, g[i][0]))
+            return g[i][1];
+    return NULL;
+}
+
+char *fds_lgreport_sentence(const cJSON *ref, const cJSON *side, const cJSON *spread)
+{
+    fds_strbuf s = FDS_STRBUF_INIT;
+    double cpu, qps;
+    int cpu_ok = clear_ratio(spread, "qps_per_cpu_percent", &cpu);
+    int qps_ok = clear_ratio(spread, "qps", &qps);
+    fds_strbuf_printf(&s, "%s (%s)", codec_of(ref), str_at(ref, "index"));
+    if (cpu_ok)
+        fds_strbuf_printf(&s, " served %.2fx the queries per server CPU %% of", cpu);
+    else
+        fds_strbuf_printf(&s, " could not be told apart in queries per server CPU %% from");
+    const char *gloss = codec_gloss(codec_of(side));
+    fds_strbuf_printf(&s, " %s (%s%s%s)", codec_of(side), str_at(side, "index"),
+                      gloss ? ", " : "", gloss ? gloss : "");
+    if (qps_ok)
+        fds_strbuf_printf(&s, ", at %.2fx its QPS", qps);
+    else
+        fds_strbuf_printf(&s, ", at a QPS within the spread of its rounds");
+    const char *disk = !isnan(num_at(ref, "stored_fields_bytes")) &&
+                               !isnan(num_at(side, "stored_fields_bytes"))
+                           ? "stored_fields_bytes"
+                           : "store_bytes";
+    double d = num_at(spread_entry(spread, disk), "ratio");
+    const char *what = strcmp(disk, "store_bytes") ? "stored-fields" : "index";
+    if (!isnan(d) && fabs(1 - d) < LG_SAME_DISK)
+        fds_strbuf_printf(&s, ", on the same %s disk (within %.1f%%)", what, LG_SAME_DISK * 100);
+    else if (!isnan(d))
+        fds_strbuf_printf(&s, ", on %.0f%% %s %s disk", fabs(1 - d) * 100,
+                          d <= 1 ? "less" : "more", what);
+    fds_strbuf_printf(&s, ".");
     return s.p;
 }
 
@@ -306,39 +566,38 @@ int fds_lgreport_write_json(const char *path, const cJSON *doc)
     return rc;
 }
 
-static char *side_title(const cJSON *o, const char *which)
+/* "A: index (codec)" for side i into buf */
+static const char *side_title(const cJSON *o, int i, char *buf, size_t cap)
 {
-    static char buf[2][256];
-    int i = which[0] == 'B';
     const cJSON *codec = cJSON_GetObjectItemCaseSensitive(o, "codec");
-    snprintf(buf[i], sizeof buf[i], "%s: %s (%s)", which, str_at(o, "index"),
+    snprintf(buf, cap, "%c: %s (%s)", 'A' + i, str_at(o, "index"),
              cJSON_IsString(codec) ? codec->valuestring : "codec ?");
-    return buf[i];
+    return buf;
 }
 
-int fds_lgreport_svgs(const char *prefix, const cJSON *a, const cJSON *b)
+/* One bar per side and round of the per-round metric at `path`. */
+static int svg_per_round(const char *file, const char *title, const char *y_label,
+                         const char *path, const cJSON *const *sides, int n)
 {
-    char path[1024];
-    int rc = 0;
     fds_svg_bars c;
-    const cJSON *sides[2] = {a, b};
+    char titles[FDS_SVG_MAX_SERIES][256];
     char labels[FDS_SVG_MAX_GROUPS][32];
-
-    /* QPS per round */
     memset(&c, 0, sizeof c);
-    c.title = "QPS per round (successful requests/s)";
-    c.y_label = "req/s";
-    c.nseries = 2;
-    for (int s = 0; s < 2; s++) {
-        c.series[s] = side_title(sides[s], s ? "B" : "A");
+    c.title = title;
+    c.y_label = y_label;
+    c.nseries = n;
+    for (int s = 0; s < n; s++) {
+        c.series[s] = side_title(sides[s], s, titles[s], sizeof titles[s]);
         const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(sides[s], "rounds");
-        int n = cJSON_GetArraySize(rounds);
-        if (n > FDS_SVG_MAX_GROUPS)
-            n = FDS_SVG_MAX_GROUPS;
-        if (n > c.ngroups)
-            c.ngroups = n;
-        for (int g = 0; g < FDS_SVG_MAX_GROUPS; g++)
-            c.values[s][g] = g < n ? num_at(cJSON_GetArrayItem(rounds, g), "qps") : -1;
+        int m = cJSON_GetArraySize(rounds);
+        if (m > FDS_SVG_MAX_GROUPS)
+            m = FDS_SVG_MAX_GROUPS;
+        if (m > c.ngroups)
+            c.ngroups = m;
+        for (int g = 0; g < FDS_SVG_MAX_GROUPS; g++) {
+            double v = g < m ? num_at(cJSON_GetArrayItem(rounds, g), path) : NAN;
+            c.values[s][g] = isnan(v) ? -1 : v;
+        }
     }
     for (int g = 0; g < c.ngroups; g++) {
         snprintf(labels[g], sizeof labels[g], "round %d", g + 1);
@@ -347,52 +606,70 @@ int fds_lgreport_svgs(const char *prefix, const cJSON *a, const cJSON *b)
     if (c.ngroups == 0) {
         c.ngroups = 1;
         c.groups[0] = "mean";
-        for (int s = 0; s < 2; s++)
-            c.values[s][0] = num_at(sides[s], "qps");
+        for (int s = 0; s < n; s++) {
+            double v = num_at(sides[s], path);
+            c.values[s][0] = isnan(v) ? -1 : v;
+        }
     }
-    snprintf(path, sizeof path, "%s_qps_rounds.svg", prefix);
-    mkparent(path);
-    rc |= fds_svg_write_bars(path, &c);
+    mkparent(file);
+    return fds_svg_write_bars(file, &c);
+}
 
-    /* latency percentiles */
+/* One bar per side for each of the side-level metrics in paths[]. */
+static int svg_means(const char *file, const char *title, const char *y_label,
+                     const char *const *paths, const char *const *glabels, int ng,
+                     const cJSON *const *sides, int n)
+{
+    fds_svg_bars c;
+    char titles[FDS_SVG_MAX_SERIES][256];
     memset(&c, 0, sizeof c);
-    c.title = "Latency percentiles (mean over rounds)";
-    c.y_label = "ms";
-    c.nseries = 2;
-    static const char *pk[] = {"latency_ms.p50", "latency_ms.p90", "latency_ms.p99",
-                               "latency_ms.p99_9"};
-    static const char *pl[] = {"p50", "p90", "p99", "p99.9"};
-    c.ngroups = 4;
-    for (int g = 0; g < 4; g++)
-        c.groups[g] = pl[g];
-    for (int s = 0; s < 2; s++) {
-        c.series[s] = side_title(sides[s], s ? "B" : "A");
-        for (int g = 0; g < 4; g++) {
-            double v = num_at(sides[s], pk[g]);
+    c.title = title;
+    c.y_label = y_label;
+    c.nseries = n;
+    c.ngroups = ng;
+    for (int g = 0; g < ng; g++)
+        c.groups[g] = glabels[g];
+    for (int s = 0; s < n; s++) {
+        c.series[s] = side_title(sides[s], s, titles[s], sizeof titles[s]);
+        for (int g = 0; g < ng; g++) {
+            double v = num_at(sides[s], paths[g]);
             c.values[s][g] = isnan(v) ? -1 : v;
         }
     }
-    snprintf(path, sizeof path, "%s_latency.svg", prefix);
-    rc |= fds_svg_write_bars(path, &c);
+    mkparent(file);
+    return fds_svg_write_bars(file, &c);
+}
 
-    /* QPS per CPU% */
-    memset(&c, 0, sizeof c);
-    c.title = "QPS per CPU % (100% = one core)";
-    c.y_label = "req/s per CPU %";
-    c.nseries = 2;
-    c.ngroups = 2;
-    c.groups[0] = "per server CPU %";
-    c.groups[1] = "per system CPU %";
-    for (int s = 0; s < 2; s++) {
-        c.series[s] = side_title(sides[s], s ? "B" : "A");
-        double v0 = num_at(sides[s], "qps_per_cpu_percent");
-        double v1 = num_at(sides[s], "qps_per_system_cpu_percent");
-        c.values[s][0] = isnan(v0) ? -1 : v0;
-        c.values[s][1] = isnan(v1) ? -1 : v1;
-    }
+int fds_lgreport_svgs_n(const char *prefix, const cJSON *const *sides, int n)
+{
+    if (n < 1 || n > FDS_SVG_MAX_SERIES)
+        return FDS_EINVAL;
+    char path[1024];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s_qps_rounds.svg", prefix);
+    rc |= svg_per_round(path, "QPS per round (successful requests/s)", "req/s", "qps", sides, n);
+    snprintf(path, sizeof path, "%s_latency_rounds.svg", prefix);
+    rc |= svg_per_round(path, "Mean latency per round", "ms", "latency_ms.mean", sides, n);
+    snprintf(path, sizeof path, "%s_cpu_rounds.svg", prefix);
+    rc |= svg_per_round(path, "QPS per server CPU % per round (100% = one core)",
+                        "req/s per CPU %", "qps_per_cpu_percent", sides, n);
+    static const char *const pk[] = {"latency_ms.p50", "latency_ms.p90", "latency_ms.p99",
+                                     "latency_ms.p99_9"};
+    static const char *const pl[] = {"p50", "p90", "p99", "p99.9"};
+    snprintf(path, sizeof path, "%s_latency.svg", prefix);
+    rc |= svg_means(path, "Latency percentiles (mean over rounds)", "ms", pk, pl, 4, sides, n);
+    static const char *const ck[] = {"qps_per_cpu_percent", "qps_per_system_cpu_percent"};
+    static const char *const cl[] = {"per server CPU %", "per system CPU %"};
     snprintf(path, sizeof path, "%s_qps_per_cpu.svg", prefix);
-    rc |= fds_svg_write_bars(path, &c);
+    rc |= svg_means(path, "QPS per CPU % (100% = one core)", "req/s per CPU %", ck, cl, 2,
+                    sides, n);
     return rc ? FDS_EIO : 0;
+}
+
+int fds_lgreport_svgs(const char *prefix, const cJSON *a, const cJSON *b)
+{
+    const cJSON *sides[2] = {a, b};
+    return fds_lgreport_svgs_n(prefix, sides, 2);
 }
 
 static cJSON *load(const char *path)

@@ -13,7 +13,12 @@
  *   cpu_percent (server process, 100 = one core; null if not measured),
  *   system_cpu_percent, background_cpu_percent (null if no background),
  *   qps_per_cpu_percent, qps_per_system_cpu_percent, elapsed_s, sent,
- *   max_backlog (open loop).
+ *   max_backlog (open loop),
+ *   query_share, fetch_share (ab: share of the server's search time in the
+ *   query and fetch phase, from GET /{index}/_stats/search before and after
+ *   each round: fetch_share = dfetch_time / (dquery_time + dfetch_time);
+ *   null when the server has no such timers), cat_store_size (ab: the
+ *   store.size _cat/indices shows).
  * An A/B side also has "rounds": [one such object per round].  In an A/B
  * file, the side values are the arithmetic means over rounds (errors and
  * ok: sums), and "ratio" holds B/A for every numeric metric.
@@ -39,11 +44,50 @@ cJSON *fds_lgreport_ratio(const cJSON *a, const cJSON *b);
 char *fds_lgreport_table(const cJSON *a, const cJSON *b, const char *title_a,
                          const char *title_b);
 
+/* Shown instead of a verdict when the per-round ratios spread wider than
+ * the effect: their min-max range reaches 1 (min <= 1 <= max), so at least
+ * one round does not show the difference the means show. */
+#define FDS_LGREPORT_UNCLEAR "spread wider than effect"
+
+/* The side run k-th (0-based) in round `round` (0-based) of n sides: rounds
+ * alternate direction, A B C, C B A, A B C ..., so a linear drift over time
+ * weighs every side alike over an even number of rounds. */
+int fds_lgreport_order(int round, int n, int k);
+
+/* Ratios of `ref` against `side` (ref / side) for the per-round metrics
+ * (qps, latency mean/p50/p99, CPU, QPS per CPU, shares), each as
+ * {ratio, min, max, verdict}: ratio of the means, min/max of the per-round
+ * ratios, verdict "clear" or FDS_LGREPORT_UNCLEAR; and {ratio} for
+ * store_bytes and stored_fields_bytes.  New object, caller deletes. */
+cJSON *fds_lgreport_spread(const cJSON *ref, const cJSON *side);
+
+/* Markdown table of n sides (titles[i] heads column i) with one ratio
+ * column per non-reference side: sides[ref] / sides[i] and its min-max over
+ * rounds from spreads[i] (spreads[ref] unused).  malloc'ed text. */
+char *fds_lgreport_table_n(const cJSON *const *sides, int n, int ref,
+                           const cJSON *const *spreads, const char *const *titles);
+
+/* Markdown table of every round of every side, in the order they ran,
+ * with the _cat/nodes load_1m and ram.percent read before each.  malloc'ed. */
+char *fds_lgreport_rounds_table(const cJSON *const *sides, int n);
+
+/* One quotable sentence, ref against side, from their spread (see
+ * fds_lgreport_spread): QPS per server CPU %, QPS and stored-fields disk;
+ * a ratio without a clear verdict is said to be within the spread.
+ * malloc'ed text. */
+char *fds_lgreport_sentence(const cJSON *ref, const cJSON *side, const cJSON *spread);
+
 /* Markdown summary of one side.  malloc'ed text. */
 char *fds_lgreport_single(const cJSON *side);
 
-/* Write the three A/B charts: <prefix>_qps_rounds.svg, <prefix>_latency.svg,
- * <prefix>_qps_per_cpu.svg.  0 or FDS_EIO. */
+/* Write the A/B charts of n sides (1..FDS_SVG_MAX_SERIES): per round
+ * <prefix>_qps_rounds.svg (QPS), <prefix>_latency_rounds.svg (mean latency),
+ * <prefix>_cpu_rounds.svg (QPS per server CPU %); over all rounds
+ * <prefix>_latency.svg (percentiles) and <prefix>_qps_per_cpu.svg.
+ * 0, FDS_EINVAL for n out of range, or FDS_EIO. */
+int fds_lgreport_svgs_n(const char *prefix, const cJSON *const *sides, int n);
+
+/* fds_lgreport_svgs_n() of the two sides a, b. */
 int fds_lgreport_svgs(const char *prefix, const cJSON *a, const cJSON *b);
 
 /* Write a cJSON document to `path` (pretty), creating its parent directory.

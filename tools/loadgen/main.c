@@ -2,11 +2,12 @@
  * main.c: the `loadgen` command -- measures an Elasticsearch-shaped search
  * server on this machine: QPS, latency and service-time percentiles, errors,
  * server and system CPU, QPS per CPU%, under optional background load; and
- * A/B tests of two indices (e.g. a ZSTD and a best_compression index) in
- * alternating rounds.
+ * A/B tests of two or more indices (e.g. a ZSTD, a best_compression and a
+ * lucene_best_compression index) in alternating rounds.
  *
  *   loadgen [run] --index I [options]        one measurement
- *   loadgen ab --a IA --b IB [options]       alternating rounds A B A B ...
+ *   loadgen ab --a IA --b IB [options]       rounds A B, B A, A B ...
+ *   loadgen ab --index I1 --index I2 ...     rounds A B C, C B A, ...
  *   loadgen compare A.json B.json            two earlier result files
  *
  * Only loopback targets are accepted: this is a tool for measuring a server
@@ -16,6 +17,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +29,15 @@
 #include "fds_lg.h"
 #include "fds_lgreport.h"
 #include "fds_lgwork.h"
+#include "fds_strbuf.h"
 #include "fds_sysstat.h"
 
 #define LG_INFO_TIMEOUT_MS 10000       /* _settings, _stats, _nodes/stats, _cat/nodes */
 #define LG_DEFAULT_POOL 1000           /* distinct query bodies generated */
 #define LG_DEFAULT_SAMPLE_DOCS 500     /* documents fetched to sample values */
 #define LG_DEFAULT_AB_JSON "results/ab.json"
+#define LG_MAX_SIDES 8                 /* ab --index sides (FDS_SVG_MAX_SERIES) */
+#define LG_MAX_ROUNDS 32
 
 typedef struct opts {
     const char *host;
@@ -54,6 +59,8 @@ typedef struct opts {
     int quiet;
     /* ab */
     const char *a, *b;
+    const char *indices[LG_MAX_SIDES]; /* ab: every --index, in order */
+    int nindices;
     int rounds;
     double round_duration;
     /* derived */
@@ -68,7 +75,10 @@ static void usage(FILE *f)
         "usage:\n"
         "  loadgen [run] --index INDEX [options]    measure one workload\n"
         "  loadgen ab --a INDEX_A --b INDEX_B [options]\n"
-        "                                            A/B test: rounds A B A B ..., ratio B/A\n"
+        "                                            A/B test: rounds A B, B A, ..., ratio B/A\n"
+        "  loadgen ab --index I1 --index I2 [--index I3 ...] [options]\n"
+        "                                            N-way: rounds A B C, C B A, ...; ratios\n"
+        "                                            I1 / each other index\n"
         "  loadgen compare A.json B.json             compare two earlier result files\n"
         "\n"
         "target (loopback only: 127.0.0.0/8, ::1, localhost):\n"
@@ -104,7 +114,8 @@ static void usage(FILE *f)
         "                        (default: the --json path without .json)\n"
         "  --quiet               no progress line on stderr\n"
         "ab:\n"
-        "  --a INDEX_A --b INDEX_B --rounds N (default 3) --round-duration S (default 10)\n"
+        "  --a INDEX_A --b INDEX_B, or --index up to 8 times (the first is the reference)\n"
+        "  --rounds N (default 3, at most 32) --round-duration S (default 10)\n"
         "\n"
         "CPU percentages use the top(1) scale: 100% = one core busy.\n",
         f);
@@ -201,6 +212,15 @@ static void add_index_info(const opts *o, cJSON *side, const char *index)
         cJSON_ReplaceItemInObjectCaseSensitive(side, "stored_fields_bytes",
                                                cJSON_CreateNumber(sf->valuedouble));
     cJSON_Delete(ss);
+    /* the size as _cat/indices shows it to a person */
+    snprintf(path, sizeof path, "/_cat/indices/%s?h=store.size&format=json", index);
+    cJSON *ci = get_json(o, path);
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ci, 0), "store.size");
+    if (cJSON_IsString(cs))
+        cJSON_AddStringToObject(side, "cat_store_size", cs->valuestring);
+    else
+        cJSON_AddNullToObject(side, "cat_store_size");
+    cJSON_Delete(ci);
 }
 
 static cJSON *loadavg_json(void)
@@ -262,7 +282,7 @@ static int build_workload(const opts *o, const char *index, fds_lgwork *w)
     if (o->dump_queries) {
         /* the bodies, one per line: reusable as --bodies */
         char path[1024];
-        if (index && o->a)
+        if (index && (o->a || o->nindices > 1))
             snprintf(path, sizeof path, "%s.%s", o->dump_queries, index);
         else
             snprintf(path, sizeof path, "%s", o->dump_queries);
@@ -468,44 +488,130 @@ static int cmd_run(opts *o)
     return out;
 }
 
-/* The A/B rounds: A then B in every round, each side's result as JSON in
- * rounds[side][round].  An incomplete or cut-short round is dropped, earlier
- * ones kept.  *bg_mean: mean background CPU %% (-1: none).  Returns the
- * count of complete rounds. */
-static int ab_rounds(opts *o, fds_lgwork w[2], const char *names[2], pid_t pid,
-                     fds_sysstat_bg *bg, cJSON *rounds[2][32], double *bg_mean)
+/* obj.k1.k2... (NULL-terminated keys), or NULL */
+static const cJSON *dig(const cJSON *obj, ...)
+{
+    va_list ap;
+    va_start(ap, obj);
+    for (const char *k = va_arg(ap, const char *); k && obj; k = va_arg(ap, const char *))
+        obj = cJSON_GetObjectItemCaseSensitive(obj, k);
+    va_end(ap);
+    return obj;
+}
+
+/* search.<phase>_time_in_micros, else _millis x 1000; NAN if absent */
+static double phase_us(const cJSON *search, const char *phase)
+{
+    char k[64];
+    snprintf(k, sizeof k, "%s_time_in_micros", phase);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(search, k);
+    if (cJSON_IsNumber(v))
+        return v->valuedouble;
+    snprintf(k, sizeof k, "%s_time_in_millis", phase);
+    v = cJSON_GetObjectItemCaseSensitive(search, k);
+    return cJSON_IsNumber(v) ? v->valuedouble * 1000 : NAN;
+}
+
+/* The server's total query and fetch phase time of `index` in microseconds
+ * from GET /{index}/_stats/search (Elasticsearch's indices.{name}.total.search,
+ * else _all.total.search).  NAN in both when the server has no such timers. */
+static void search_timers(const opts *o, const char *index, double *q_us, double *f_us)
+{
+    char path[512];
+    snprintf(path, sizeof path, "/%s/_stats/search", index);
+    cJSON *d = get_json(o, path);
+    const cJSON *s = dig(d, "indices", index, "total", "search", (const char *)NULL);
+    if (!s)
+        s = dig(d, "_all", "total", "search", (const char *)NULL);
+    *q_us = phase_us(s, "query");
+    *f_us = phase_us(s, "fetch");
+    if (isnan(*q_us) || isnan(*f_us))
+        *q_us = *f_us = NAN;
+    cJSON_Delete(d);
+}
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (isnan(v))
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+/* The phase timers' deltas over one measured side and the shares they give:
+ * query_share = dq / (dq + df), fetch_share = df / (dq + df). */
+static void add_phase_shares(cJSON *side, const double before[2], const double after[2])
+{
+    double dq = after[0] - before[0], df = after[1] - before[1];
+    int ok = !isnan(dq) && !isnan(df) && dq >= 0 && df >= 0 && dq + df > 0;
+    add_num_or_null(side, "query_time_us", ok ? dq : NAN);
+    add_num_or_null(side, "fetch_time_us", ok ? df : NAN);
+    add_num_or_null(side, "query_share", ok ? dq / (dq + df) : NAN);
+    add_num_or_null(side, "fetch_share", ok ? df / (dq + df) : NAN);
+}
+
+/* One measured side of one round: _cat/nodes and the phase timers read
+ * before, the run, the timers after.  The side object, or NULL on failure. */
+static cJSON *ab_one(opts *o, fds_lgwork *w, const char *name, pid_t pid, fds_sysstat_bg *bg,
+                     const char *label, double *bg_cpu)
+{
+    cJSON *cat = cat_nodes(o);
+    double before[2], after[2];
+    search_timers(o, name, &before[0], &before[1]);
+    fds_lg_config cfg;
+    fill_cfg(o, &cfg, w, o->round_duration, pid, bg, label);
+    fds_lg_result res;
+    int rc = fds_lg_run(&cfg, &res);
+    if (rc) {
+        fprintf(stderr, "loadgen ab: run failed: %s\n", fds_strerror(rc));
+        cJSON_Delete(cat);
+        return NULL;
+    }
+    search_timers(o, name, &after[0], &after[1]);
+    if (!o->quiet)
+        print_run_summary(&res, label);
+    *bg_cpu = res.background_cpu_percent;
+    cJSON *side = fds_lgreport_side(&res, name);
+    add_phase_shares(side, before, after);
+    cJSON_AddItemToObject(side, "cat_nodes_before", cat);
+    fds_lg_result_free(&res);
+    return side;
+}
+
+/* The A/B rounds over n sides in the order fds_lgreport_order() gives
+ * (A B C, C B A, ...), each side's result as JSON in rounds[side][round].
+ * An incomplete or cut-short round is dropped, earlier ones kept.
+ * *bg_mean: mean background CPU %% (-1: none).  Returns the count of
+ * complete rounds. */
+static int ab_rounds(opts *o, int n, fds_lgwork *w, const char *const *names, pid_t pid,
+                     fds_sysstat_bg *bg, cJSON *rounds[][LG_MAX_ROUNDS], double *bg_mean)
 {
     int done = 0, failed = 0;
     double bg_sum = 0;
     int bg_n = 0;
     for (int r = 0; r < o->rounds && !failed; r++) {
         int made = 0; /* sides of this round measured so far */
-        for (int s = 0; s < 2 && !failed && !g_interrupted; s++) {
+        for (int k = 0; k < n && !g_interrupted; k++) {
+            int s = fds_lgreport_order(r, n, k);
             char label[64];
-            snprintf(label, sizeof label, "round %d/%d %s", r + 1, o->rounds, s ? "B" : "A");
-            fds_lg_config cfg;
-            fill_cfg(o, &cfg, &w[s], o->round_duration, pid, bg, label);
-            fds_lg_result res;
-            int rc = fds_lg_run(&cfg, &res);
-            if (rc) {
-                fprintf(stderr, "loadgen ab: run failed: %s\n", fds_strerror(rc));
+            snprintf(label, sizeof label, "round %d/%d %c", r + 1, o->rounds, 'A' + s);
+            double bgc;
+            rounds[s][r] = ab_one(o, &w[s], names[s], pid, bg, label, &bgc);
+            if (!rounds[s][r]) {
                 failed = 1;
                 break;
             }
-            if (!o->quiet)
-                print_run_summary(&res, label);
-            if (res.background_cpu_percent >= 0) {
-                bg_sum += res.background_cpu_percent;
+            if (bgc >= 0) {
+                bg_sum += bgc;
                 bg_n++;
             }
-            rounds[s][r] = fds_lgreport_side(&res, names[s]);
             cJSON_AddNumberToObject(rounds[s][r], "round", r + 1);
+            cJSON_AddNumberToObject(rounds[s][r], "position", k + 1);
             made++;
-            fds_lg_result_free(&res);
         }
         if (failed || g_interrupted) {
-            for (int s = 0; s < made; s++)
-                cJSON_Delete(rounds[s][r]);
+            for (int k = 0; k < made; k++)
+                cJSON_Delete(rounds[fds_lgreport_order(r, n, k)][r]);
             if (g_interrupted)
                 fprintf(stderr, "loadgen ab: interrupted; reporting %d complete round(s)\n", done);
             break;
@@ -516,28 +622,66 @@ static int ab_rounds(opts *o, fds_lgwork w[2], const char *names[2], pid_t pid,
     return done;
 }
 
+/* The sides of an ab run: names, the reference side (every ratio is
+ * reference / side) and the pair kept as "a"/"b" (ratio b/a): --a/--b
+ * give A, B with B the reference, as before; --index I1 I2 ... give the
+ * first as reference, a = the last, b = the first. */
+typedef struct ab_plan {
+    int n, ref, a, b;
+    const char *names[LG_MAX_SIDES];
+} ab_plan;
+
+static const char *ab_order_text(int n)
+{
+    return n == 2 ? "A B, B A, A B, ... (direction alternates every round)"
+                  : "A B C ..., ... C B A, A B C ... (direction alternates every round)";
+}
+
 /* The A/B JSON document (takes ownership of side[] and sys_items[]:
  * loadavg before/after, _cat/nodes before/after, background). */
-static cJSON *ab_document(opts *o, cJSON *side[2], int done, cJSON *sys_items[5],
-                          pid_t pid)
+static cJSON *ab_document(opts *o, const ab_plan *p, cJSON **side, cJSON **spread, int done,
+                          cJSON *sys_items[5], pid_t pid)
 {
     static const char *sys_keys[5] = {"loadavg_before", "loadavg_after",
                                       "cat_nodes_before", "cat_nodes_after",
                                       "background"};
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "tool", "fieldstore-loadgen");
-    cJSON_AddNumberToObject(doc, "schema_version", 1);
+    cJSON_AddNumberToObject(doc, "schema_version", 2);
     cJSON_AddStringToObject(doc, "mode", "ab");
     cJSON *cfgj = config_json(o, "ab");
     cJSON_AddNumberToObject(cfgj, "rounds", done);
     cJSON_AddNumberToObject(cfgj, "round_duration_s", o->round_duration);
-    cJSON_AddStringToObject(cfgj, "order", "A B A B ... (A first in every round)");
+    cJSON_AddStringToObject(cfgj, "order", ab_order_text(p->n));
     cJSON_AddStringToObject(cfgj, "summary",
-                            "a and b hold means over rounds (ok/errors: sums); ratio = b / a");
+                            "sides (a, b) hold means over rounds (ok/errors: sums; query_share "
+                            "and fetch_share from the summed timer deltas); ratio = b / a; "
+                            "ratios[i] = reference / sides[i] with min-max over rounds");
+    cJSON_AddStringToObject(cfgj, "fetch_share",
+                            "fetch_share = dfetch_time / (dquery_time + dfetch_time), "
+                            "query_share = dquery_time / (same), deltas of GET "
+                            "/{index}/_stats/search search.*_time_in_micros over each "
+                            "measured round (warm-up included); null without timers");
     cJSON_AddItemToObject(doc, "config", cfgj);
-    cJSON_AddItemToObject(doc, "a", side[0]);
-    cJSON_AddItemToObject(doc, "b", side[1]);
-    cJSON_AddItemToObject(doc, "ratio", fds_lgreport_ratio(side[0], side[1]));
+    cJSON_AddStringToObject(doc, "reference", p->names[p->ref]);
+    cJSON *arr = cJSON_AddArrayToObject(doc, "sides");
+    for (int i = 0; i < p->n; i++)
+        cJSON_AddItemToArray(arr, side[i]);
+    cJSON *rat = cJSON_AddArrayToObject(doc, "ratios");
+    for (int i = 0; i < p->n; i++)
+        if (i != p->ref) {
+            cJSON *e = spread[i];
+            spread[i] = NULL;
+            cJSON_AddItemToObject(e, "index", cJSON_CreateString(p->names[i]));
+            cJSON_AddItemToObject(e, "reference", cJSON_CreateString(p->names[p->ref]));
+            char *sent = fds_lgreport_sentence(side[p->ref], side[i], e);
+            cJSON_AddStringToObject(e, "sentence", sent ? sent : "");
+            free(sent);
+            cJSON_AddItemToArray(rat, e);
+        }
+    cJSON_AddItemToObject(doc, "a", cJSON_Duplicate(side[p->a], 1));
+    cJSON_AddItemToObject(doc, "b", cJSON_Duplicate(side[p->b], 1));
+    cJSON_AddItemToObject(doc, "ratio", fds_lgreport_ratio(side[p->a], side[p->b]));
     cJSON *sys = cJSON_AddObjectToObject(doc, "system");
     for (int k = 0; k < 5; k++)
         cJSON_AddItemToObject(sys, sys_keys[k], sys_items[k]);
@@ -545,47 +689,96 @@ static cJSON *ab_document(opts *o, cJSON *side[2], int done, cJSON *sys_items[5]
     return doc;
 }
 
-/* The A/B Markdown report at o->md: header, table, chart links. */
-static int ab_write_md(opts *o, const char *table, const char *prefix, int done)
+/* the sentence of the a/b pair in doc's "ratios", or "" */
+static const char *pair_sentence(const cJSON *doc, const ab_plan *p)
 {
-    size_t n = (table ? strlen(table) : 0) + 4096;
-    char *md = malloc(n);
-    if (!md)
-        return 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "ratios"))
+    {
+        const cJSON *ix = cJSON_GetObjectItemCaseSensitive(e, "index");
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(e, "sentence");
+        int other = p->a == p->ref ? p->b : p->a;
+        if (cJSON_IsString(ix) && !strcmp(ix->valuestring, p->names[other]) &&
+            cJSON_IsString(st))
+            return st->valuestring;
+    }
+    return "";
+}
+
+/* The A/B Markdown report at o->md: header, sentence, tables, charts. */
+static int ab_write_md(opts *o, const ab_plan *p, const cJSON *doc, const char *table,
+                       const char *per_round, const char *prefix, int done)
+{
+    fds_strbuf s = FDS_STRBUF_INIT;
     const char *base = strrchr(prefix, '/');
     base = base ? base + 1 : prefix;
-    int k = snprintf(md, n,
-                     "# A/B: %s vs %s\n\n%d rounds A B A B ... of %.1f s per side after "
-                     "%.1f s warm-up each; %s loop, %d clients, %d threads, fields %s, "
-                     "seed %llu. Values are means over rounds; the ratio column is B/A. "
-                     "CPU %%: 100 = one core.\n\n",
-                     o->a, o->b, done, o->round_duration, o->warmup,
-                     o->rate > 0 ? "open" : "closed", o->clients, o->threads, o->fields,
-                     o->seed);
-    k += snprintf(md + k, n - (size_t)k, "%s\n", table ? table : "");
-    snprintf(md + k, n - (size_t)k,
-             "![QPS per round](%s_qps_rounds.svg)\n![Latency](%s_latency.svg)\n"
-             "![QPS per CPU%%](%s_qps_per_cpu.svg)\n",
-             base, base, base);
-    int out = write_text_or_say(o->md, md);
-    free(md);
+    fds_strbuf_printf(&s, "# A/B:");
+    for (int i = 0; i < p->n; i++)
+        fds_strbuf_printf(&s, "%s %c = %s", i ? "," : "", 'A' + i, p->names[i]);
+    fds_strbuf_printf(&s, "\n\n**%s**\n\n", pair_sentence(doc, p));
+    fds_strbuf_printf(&s,
+                      "%d rounds, order %s, of %.1f s per side after %.1f s warm-up each; "
+                      "%s loop, %d clients, %d threads, fields %s, %d hits, seed %llu; "
+                      "background load: %s. Values are means over rounds; the ratio columns "
+                      "are %c / each other side, with the min-max of the per-round ratios; "
+                      "where that range reaches 1 (some round does not show the difference) "
+                      "the cell says \"spread > effect, no verdict\". CPU %%: 100 = one "
+                      "core. Query and fetch share: the server's search time in each "
+                      "phase, fetch share = dfetch_time / (dquery_time + dfetch_time) from "
+                      "GET /{index}/_stats/search read before and after each round (n/a "
+                      "when the server has no timers).\n\n",
+                      done, ab_order_text(p->n), o->round_duration, o->warmup,
+                      o->rate > 0 ? "open" : "closed", o->clients, o->threads, o->fields,
+                      o->size, o->seed, o->background ? o->background : "none", 'A' + p->ref);
+    fds_strbuf_printf(&s, "%s\n", table ? table : "");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "ratios"))
+        fds_strbuf_printf(&s, "- %s\n",
+                          cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sentence")));
+    fds_strbuf_printf(&s, "\n## Rounds\n\n%s\n", per_round ? per_round : "");
+    fds_strbuf_printf(&s,
+                      "![QPS per round](%s_qps_rounds.svg)\n"
+                      "![Latency per round](%s_latency_rounds.svg)\n"
+                      "![QPS per CPU%% per round](%s_cpu_rounds.svg)\n"
+                      "![Latency percentiles](%s_latency.svg)\n"
+                      "![QPS per CPU%%](%s_qps_per_cpu.svg)\n",
+                      base, base, base, base, base);
+    int out = s.p ? write_text_or_say(o->md, s.p) : 1;
+    free(s.p);
     return out;
 }
 
-/* Print the A/B table and write the JSON, the SVG charts and (with --md)
+/* Print the A/B tables and write the JSON, the SVG charts and (with --md)
  * the Markdown report.  Returns 0, or 1 when a file could not be written. */
-static int ab_report(opts *o, cJSON *doc, cJSON *side[2], int done)
+static int ab_report(opts *o, const ab_plan *p, cJSON *doc, int done)
 {
-    char ta[300], tb[300];
-    const cJSON *ca = cJSON_GetObjectItemCaseSensitive(side[0], "codec");
-    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(side[1], "codec");
-    snprintf(ta, sizeof ta, "A: %s (%s)", o->a, cJSON_IsString(ca) ? ca->valuestring : "codec ?");
-    snprintf(tb, sizeof tb, "B: %s (%s)", o->b, cJSON_IsString(cb) ? cb->valuestring : "codec ?");
-    char *table = fds_lgreport_table(side[0], side[1], ta, tb);
-    printf("A/B: %d rounds of %.1f s per side (after %.1f s warm-up each), %s loop, %d clients, "
-           "%d threads; values are means over rounds, ratio = B/A\n\n%s",
-           done, o->round_duration, o->warmup, o->rate > 0 ? "open" : "closed", o->clients,
-           o->threads, table ? table : "");
+    const cJSON *sides[LG_MAX_SIDES], *spreads[LG_MAX_SIDES] = {0};
+    char titles[LG_MAX_SIDES][300];
+    const char *tp[LG_MAX_SIDES];
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(doc, "sides");
+    for (int i = 0; i < p->n; i++) {
+        sides[i] = cJSON_GetArrayItem(arr, i);
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(sides[i], "codec");
+        snprintf(titles[i], sizeof titles[i], "%c: %s (%s)", 'A' + i, p->names[i],
+                 cJSON_IsString(c) ? c->valuestring : "codec ?");
+        tp[i] = titles[i];
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "ratios"))
+    {
+        const char *ix = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "index"));
+        for (int i = 0; i < p->n; i++)
+            if (ix && !strcmp(ix, p->names[i]))
+                spreads[i] = e;
+    }
+    char *table = fds_lgreport_table_n(sides, p->n, p->ref, spreads, tp);
+    char *per_round = fds_lgreport_rounds_table(sides, p->n);
+    printf("A/B: %d rounds of %.1f s per side (after %.1f s warm-up each), order %s, %s loop, "
+           "%d clients, %d threads; values are means over rounds, ratio = %c / side "
+           "(min-max over rounds)\n\n%s\n%s\n\n%s",
+           done, o->round_duration, o->warmup, ab_order_text(p->n),
+           o->rate > 0 ? "open" : "closed", o->clients, o->threads, 'A' + p->ref,
+           table ? table : "", pair_sentence(doc, p), per_round ? per_round : "");
     int out = 0;
     const char *json = o->json ? o->json : LG_DEFAULT_AB_JSON;
     if (fds_lgreport_write_json(json, doc) != 0) {
@@ -601,37 +794,68 @@ static int ab_report(opts *o, cJSON *doc, cJSON *side[2], int done)
         if (n > 5 && strcmp(prefix + n - 5, ".json") == 0)
             prefix[n - 5] = '\0';
     }
-    if (fds_lgreport_svgs(prefix, side[0], side[1]) != 0) {
+    if (fds_lgreport_svgs_n(prefix, sides, p->n) != 0) {
         fprintf(stderr, "loadgen: cannot write the SVG charts %s_*.svg\n", prefix);
         out = 1;
     }
-    if (o->md && ab_write_md(o, table, prefix, done))
+    if (o->md && ab_write_md(o, p, doc, table, per_round, prefix, done))
         out = 1;
     free(table);
+    free(per_round);
     return out;
+}
+
+/* The plan from --a/--b or the --index list; 0, or 2 after a message. */
+static int ab_plan_make(const opts *o, ab_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    if (o->a || o->b) {
+        if (!o->a || !o->b || o->nindices) {
+            fprintf(stderr, "loadgen ab: give --a INDEX_A and --b INDEX_B, or --index two or "
+                            "more times\n");
+            return 2;
+        }
+        p->n = 2;
+        p->names[0] = o->a;
+        p->names[1] = o->b;
+        p->ref = 1;
+        p->a = 0;
+        p->b = 1;
+        return 0;
+    }
+    if (o->nindices < 2) {
+        fprintf(stderr, "loadgen ab: --a INDEX_A and --b INDEX_B, or --index at least twice, "
+                        "are required\n");
+        return 2;
+    }
+    p->n = o->nindices;
+    for (int i = 0; i < p->n; i++)
+        p->names[i] = o->indices[i];
+    p->ref = 0;
+    p->a = p->n - 1;
+    p->b = 0;
+    return 0;
 }
 
 static int cmd_ab(opts *o)
 {
-    if (!o->a || !o->b) {
-        fprintf(stderr, "loadgen ab: --a INDEX_A and --b INDEX_B are required\n");
+    ab_plan p;
+    if (ab_plan_make(o, &p))
+        return 2;
+    if (o->rounds < 1 || o->rounds > LG_MAX_ROUNDS) {
+        fprintf(stderr, "loadgen ab: --rounds must be 1..%d\n", LG_MAX_ROUNDS);
         return 2;
     }
-    if (o->rounds < 1 || o->rounds > 32) {
-        fprintf(stderr, "loadgen ab: --rounds must be 1..32\n");
-        return 2;
-    }
-    const char *names[2] = {o->a, o->b};
-    fds_lgwork w[2];
-    for (int s = 0; s < 2; s++)
-        if (build_workload(o, names[s], &w[s]) != 0) {
-            if (s)
-                fds_lgwork_free(&w[0]);
+    fds_lgwork w[LG_MAX_SIDES];
+    for (int s = 0; s < p.n; s++) {
+        if (build_workload(o, p.names[s], &w[s]) != 0) {
+            while (s-- > 0)
+                fds_lgwork_free(&w[s]);
             return 1;
         }
-    if (!o->quiet)
-        fprintf(stderr, "loadgen ab: A=%s: %s\nloadgen ab: B=%s: %s\n", o->a, w[0].description,
-                o->b, w[1].description);
+        if (!o->quiet)
+            fprintf(stderr, "loadgen ab: %c=%s: %s\n", 'A' + s, p.names[s], w[s].description);
+    }
     pid_t pid = resolve_pid(o);
     cJSON *sys[5]; /* loadavg before/after, _cat/nodes before/after, background */
     sys[0] = loadavg_json();
@@ -639,37 +863,44 @@ static int cmd_ab(opts *o)
     char msg[300];
     fds_sysstat_bg *bg = NULL;
     if (o->background) {
-        double total = o->rounds * 2 * (o->warmup + o->round_duration + o->timeout) + 10;
+        double total = o->rounds * p.n * (o->warmup + o->round_duration + o->timeout) + 10;
         bg = fds_sysstat_bg_start(o->background, total, msg, sizeof msg);
         if (!bg) {
             fprintf(stderr, "loadgen: %s\n", msg);
-            fds_lgwork_free(&w[0]);
-            fds_lgwork_free(&w[1]);
+            for (int s = 0; s < p.n; s++)
+                fds_lgwork_free(&w[s]);
+            cJSON_Delete(sys[0]);
+            cJSON_Delete(sys[2]);
             return 2;
         }
     }
-    cJSON *rounds[2][32];
+    cJSON *rounds[LG_MAX_SIDES][LG_MAX_ROUNDS];
     double bg_mean;
-    int done = ab_rounds(o, w, names, pid, bg, rounds, &bg_mean);
+    int done = ab_rounds(o, p.n, w, p.names, pid, bg, rounds, &bg_mean);
     sys[1] = loadavg_json();
     sys[3] = cat_nodes(o);
     sys[4] = background_json(bg, bg_mean);
     fds_sysstat_bg_stop(bg);
-    fds_lgwork_free(&w[0]);
-    fds_lgwork_free(&w[1]);
+    for (int s = 0; s < p.n; s++)
+        fds_lgwork_free(&w[s]);
     if (done == 0) {
         fprintf(stderr, "loadgen ab: no complete round\n");
+        for (int k = 0; k < 5; k++)
+            cJSON_Delete(sys[k]);
         return 1;
     }
-    cJSON *side[2];
-    for (int s = 0; s < 2; s++) {
-        side[s] = fds_lgreport_mean(rounds[s], done, names[s]);
-        add_index_info(o, side[s], names[s]);
+    cJSON *side[LG_MAX_SIDES], *spread[LG_MAX_SIDES] = {0};
+    for (int s = 0; s < p.n; s++) {
+        side[s] = fds_lgreport_mean(rounds[s], done, p.names[s]);
+        add_index_info(o, side[s], p.names[s]);
         for (int r = 0; r < done; r++)
             cJSON_Delete(rounds[s][r]);
     }
-    cJSON *doc = ab_document(o, side, done, sys, pid);
-    int out = ab_report(o, doc, side, done);
+    for (int s = 0; s < p.n; s++)
+        if (s != p.ref)
+            spread[s] = fds_lgreport_spread(side[p.ref], side[s]);
+    cJSON *doc = ab_document(o, &p, side, spread, done, sys, pid);
+    int out = ab_report(o, &p, doc, done);
     cJSON_Delete(doc);
     return out;
 }
@@ -745,7 +976,14 @@ int main(int argc, char **argv)
         switch (c) {
         case O_HOST: o.host = optarg; break;
         case O_PORT: bad = num_arg("port", optarg, 1, 65535, &d); o.port = (int)d; break;
-        case O_INDEX: o.index = optarg; break;
+        case O_INDEX:
+            o.index = optarg;
+            if (o.nindices == LG_MAX_SIDES) {
+                fprintf(stderr, "loadgen: at most %d --index\n", LG_MAX_SIDES);
+                return 2;
+            }
+            o.indices[o.nindices++] = optarg;
+            break;
         case O_THREADS:
             bad = num_arg("threads", optarg, 1, FDS_LG_MAX_THREADS, &d);
             o.threads = (int)d;
@@ -782,7 +1020,7 @@ int main(int argc, char **argv)
         case O_DUMP: o.dump_queries = optarg; break;
         case O_A: o.a = optarg; break;
         case O_B: o.b = optarg; break;
-        case O_ROUNDS: bad = num_arg("rounds", optarg, 1, 32, &d); o.rounds = (int)d; break;
+        case O_ROUNDS: bad = num_arg("rounds", optarg, 1, LG_MAX_ROUNDS, &d); o.rounds = (int)d; break;
         case O_RDUR:
             bad = num_arg("round-duration", optarg, 0.1, 86400, &o.round_duration);
             break;
