@@ -14,6 +14,7 @@
 #include "http.h"
 
 #define FDS_PATH_SEGMENTS_MAX 8
+#define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
 
 typedef struct fds_req {
     fds_store *store;

@@ -449,7 +449,8 @@ static void route(fds_req *r, fds_resp *o)
                 return fds_h_cat_segments(r, o);
         }
         if (!strcmp(s0, "_nodes") && get &&
-            ((n == 2 && seg_is(r, 1, "stats")) || (n >= 3 && seg_is(r, 2, "stats"))))
+            ((n >= 2 && n <= 4 && seg_is(r, 1, "stats")) ||
+             (n >= 3 && n <= 5 && seg_is(r, 2, "stats"))))
             return fds_h_nodes_stats(r, o);
         if (!strcmp(s0, "_refresh") && n == 1 && (post || get))
             return fds_h_refresh(r, o);

@@ -270,6 +270,22 @@ typedef struct fds_index_stats {
  * uses them).  Always returns 0. */
 int fds_index_stats_get(fds_index *ix, fds_index_stats *out);
 
+/*
+ * Search phase counters of one index, Elasticsearch's `search` stats: the
+ * query phase (executing a parsed request: postings, scoring, top-k) and the
+ * fetch phase (loading and decoding stored fields, building hits).  *_total
+ * counts finished phases, *_current phases running now, *_time_ns their
+ * summed wall-clock nanoseconds.  Updated by src/http without a lock (relaxed
+ * atomics); zero when the index is created or loaded, never persisted.
+ */
+typedef struct fds_search_stats {
+    _Atomic uint64_t query_total, query_time_ns, query_current;
+    _Atomic uint64_t fetch_total, fetch_time_ns, fetch_current;
+} fds_search_stats;
+
+/* The counters of `ix`; valid while the caller holds `ix`. */
+fds_search_stats *fds_index_search_stats(fds_index *ix);
+
 typedef struct fds_segment_info {
     char name[32];
     uint64_t generation;
