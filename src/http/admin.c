@@ -117,6 +117,7 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
                           const char *uuid, fds_err *err)
 {
     char statics[512] = "";
+    bool level_given = false, codec_given = false;
     for (size_t i = 0; i < n; i++) {
         /* read-only informational settings Elasticsearch returns */
         if (!strcmp(kv[i].key, "index.uuid") ||
@@ -140,6 +141,11 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
             continue;
         }
         const char *v = kv[i].value;
+        if (!strcmp(kv[i].key, "index.codec"))
+            codec_given = true;
+        else if (*v && (!strcmp(kv[i].key, "index.compression.zstd.level") ||
+                        !strcmp(kv[i].key, "index.codec.compression_level")))
+            level_given = true;
         fds_index_settings def;
         fds_index_settings_default(&def);
         if (!*v) { /* null: back to the default */
@@ -159,7 +165,7 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
         return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
                            "Can't update non dynamic settings [[%s]] for open "
                            "indices [[%s/%s]]", statics, index_name, uuid);
-    return 0;
+    return fds_settings_check(set, level_given, codec_given, err);
 }
 
 static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)

@@ -51,7 +51,8 @@ typedef enum fds_durability {
 typedef struct fds_index_settings {
     fds_codec_params codec;      /* index.codec, .compression.zstd.level,
                                     index.codec.block_size */
-    bool zstd_dict;              /* index.compression.zstd.dict (final) */
+    bool zstd_dict;              /* index.compression.zstd.dict (final; only
+                                    true, like index.compression.zstd.jni) */
     uint32_t dict_size;          /* index.codec.dict_size, bytes */
     uint32_t dict_sample_bytes;  /* index.codec.dict_sample_size, bytes */
     uint32_t number_of_shards;   /* final; always 1 here */
@@ -85,6 +86,17 @@ fds_setting_kind fds_setting_kind_of(const char *key);
  */
 int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
                      fds_err *err);
+
+/*
+ * Checks across settings, after a change to `s` (DESIGN.md §5): a
+ * compression level is refused for a codec without levels (all but ZSTD and
+ * zstd_no_dict) when the change names the level (`level_given`), or names
+ * the codec (`codec_given`) while a level other than the default is kept.
+ * Returns 0 or FDS_EINVAL (kind INVALID_ARGUMENT, "Compression level cannot
+ * be set for the [best_compression] codec.").
+ */
+int fds_settings_check(const fds_index_settings *s, bool level_given,
+                       bool codec_given, fds_err *err);
 
 #define FDS_SETTINGS_MAX 16
 #define FDS_SETTING_VALUE_MAX 32
