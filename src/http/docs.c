@@ -699,16 +699,17 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
 static const char *const SEARCH_PARAMS[] = {"size", "from", "q", "track_total_hits",
                                             "_source", "sort", "explain"};
 
+/* "profile" first: `_count` takes the list without it */
 static const char *const SEARCH_OK_PARAMS[] = {
-    "size", "from", "q", "track_total_hits", "_source", "sort", "explain",
+    "profile", "size", "from", "q", "track_total_hits", "_source", "sort", "explain",
     "routing", "preference", "request_cache", "allow_no_indices",
     "ignore_unavailable", "expand_wildcards", "search_type", "rest_total_hits_as_int",
-    "typed_keys", "batched_reduce_size", "ccs_minimize_roundtrips", "profile", NULL};
+    "typed_keys", "batched_reduce_size", "ccs_minimize_roundtrips", NULL};
 
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = fds_now_us();
-    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS))
+    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 1 : 0)))
         return;
     if (r->seg[0][0] == '_')
         return fds_resp_errorf(o, 400, "illegal_argument_exception",

@@ -19,6 +19,7 @@
  * `*_time_in_micros` extensions (both truncated from the same sum, so
  * micros / 1000 == millis).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,13 +135,27 @@ static void dfield(desc_buf *d, const fds_query *q)
     dstr(d, ":");
 }
 
+/* A range bound as Java prints it: the shortest digits that read back to
+ * the same value (as a float when the value is one: float fields keep
+ * float bounds), "Infinity" for an open end. */
 static void dnum(desc_buf *d, const fds_query *q, bool hi)
 {
     char b[40];
-    if (q->ftype == FDS_FT_DOUBLE)
-        snprintf(b, sizeof b, "%.17g", hi ? q->hi_d : q->lo_d);
-    else
+    if (q->ftype != FDS_FT_DOUBLE) {
         snprintf(b, sizeof b, "%lld", (long long)(hi ? q->hi_l : q->lo_l));
+    } else {
+        double v = hi ? q->hi_d : q->lo_d;
+        bool is_float = (double)(float)v == v;
+        if (isinf(v))
+            snprintf(b, sizeof b, "%sInfinity", v < 0 ? "-" : "");
+        else
+            for (int p = 1; p <= 17; p++) {
+                snprintf(b, sizeof b, "%.*g", p, v);
+                double r = strtod(b, NULL);
+                if (is_float ? (float)r == (float)v : r == v)
+                    break;
+            }
+    }
     dstr(d, b);
 }
 

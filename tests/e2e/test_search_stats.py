@@ -1,6 +1,7 @@
 """Search phase timers (GET /{index}/_stats[/search], GET /_nodes/stats
 [/indices/search]) and the `profile` section of a search, in Elasticsearch's
 shapes: what a codec A/B reads to see the fetch phase's share."""
+import threading
 import unittest
 
 from fdsserver import Server
@@ -15,8 +16,8 @@ class SearchStats(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.srv = Server().start()
-        bulk = "".join('{"index":{"_id":"%d"}}\n{"method":"GET","n":%d,"msg":"hello %d"}\n'
-                       % (i, i, i % 3) for i in range(50))
+        bulk = "".join('{"index":{"_id":"%d"}}\n{"method":"GET","n":%d,"f":%d.5,"msg":"hello %d"}\n'
+                       % (i, i, i, i % 3) for i in range(50))
         for name in ("ss", "ss2"):
             st, b, _ = cls.srv.request("PUT", "/" + name, {})
             assert st == 200, b
@@ -63,6 +64,28 @@ class SearchStats(unittest.TestCase):
         self.assertEqual(body["indices"]["ss"]["total"]["search"], after)
         for k in ("open_contexts", "scroll_total", "suggest_total"):
             self.assertEqual(after[k], 0)
+
+    def test_concurrent_searches_all_counted(self):
+        threads, each = 4, 15
+        before = self.search_stats("ss2")["_all"]["primaries"]["search"]
+        errors = []
+
+        def run():
+            for _ in range(each):
+                st, b, _ = self.req("POST", "/ss2/_search", {"size": 3})
+                if st != 200:
+                    errors.append(b)
+        ts = [threading.Thread(target=run) for _ in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertEqual(errors, [])
+        after = self.search_stats("ss2")["_all"]["primaries"]["search"]
+        self.check_consistent(after)
+        self.assertEqual(after["query_total"] - before["query_total"], threads * each)
+        self.assertEqual(after["fetch_total"] - before["fetch_total"], threads * each)
+        self.assertEqual((after["query_current"], after["fetch_current"]), (0, 0))
 
     def test_count_is_query_only(self):
         before = self.search_stats("ss2")["_all"]["primaries"]["search"]
@@ -170,6 +193,22 @@ class SearchStats(unittest.TestCase):
         self.assertEqual(q["type"], "BooleanQuery")
         self.assertIn("+msg:hello", q["description"])
         self.assertIn("-n:", q["description"])
+        for query, want in (
+                ({"range": {"n": {"gte": 3, "lte": 7}}}, ("IndexOrDocValuesQuery", "n:[3 TO 7]")),
+                ({"range": {"f": {"gte": 0.01}}},
+                 ("IndexOrDocValuesQuery", "f:[0.01 TO Infinity]")),
+                ({"match": {"msg": "hello 1"}}, ("BooleanQuery", "msg:hello msg:1")),
+                ({"terms": {"method.keyword": ["GET", "PUT"]}},
+                 ("TermInSetQuery", "method.keyword:(GET PUT)"))):
+            st, b, _ = self.req("POST", "/ss/_search", {"profile": True, "query": query})
+            self.assertEqual(st, 200, b)
+            q = self.check_profile(b, "ss")
+            self.assertEqual((q["type"], q["description"]), want)
+        # _count has no profile
+        st, b, _ = self.req("GET", "/ss/_count?profile=true")
+        self.assertEqual((st, b["error"]["type"]), (400, "illegal_argument_exception"))
+        st, b, _ = self.req("POST", "/ss/_count", {"profile": True})
+        self.assertEqual(st, 400)
         # without it, no profile
         st, b, _ = self.req("POST", "/ss/_search", {"profile": False})
         self.assertNotIn("profile", b)
