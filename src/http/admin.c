@@ -602,11 +602,8 @@ static bool metrics_check(fds_req *r, fds_resp *o, const char *list,
     const char *bad = metric_unknown(list, known, &n);
     if (!bad)
         return true;
-    char uri[512] = "";
-    for (unsigned i = 0; i < r->nseg; i++) {
-        size_t l = strlen(uri);
-        snprintf(uri + l, sizeof uri - l, "/%s", r->seg[i]);
-    }
+    char uri[FDS_REQ_PATH_MAX];
+    fds_req_path(r, uri, sizeof uri);
     fds_resp_errorf(o, 400, "illegal_argument_exception",
                     "request [%s] contains unrecognized metric: [%.*s]", uri,
                     (int)n, bad);

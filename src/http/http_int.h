@@ -47,6 +47,10 @@ bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
  * to all endpoints (pretty, human, filter_path, ...); else answers 400
  * "contains unrecognized parameter" as Elasticsearch does. */
 bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed);
+/* The request's path from its unescaped segments ("/a/_stats/x"; "" for
+ * "/"), cut to `cap` bytes, for error texts. */
+#define FDS_REQ_PATH_MAX 512
+void fds_req_path(fds_req *r, char *buf, size_t cap);
 bool fds_req_is(fds_req *r, const char *method);
 long long fds_now_us(void);
 
