@@ -681,17 +681,24 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
 {
     char *prof = fds__profile_json(p);
     char *close = *out ? memrchr(*out, '}', *len) : NULL;
-    char *n = prof && close ? malloc(*len + strlen(prof) + 16) : NULL;
+    static const char key[] = ",\"profile\":";
+    size_t plen = prof ? strlen(prof) : 0;
+    char *n = prof && close ? malloc(*len + sizeof key + plen) : NULL;
     if (!n) {
         free(prof);
         return FDS_ENOMEM;
     }
-    size_t head = (size_t)(close - *out);
-    int w = sprintf(n, "%.*s,\"profile\":%s%s", (int)head, *out, prof, close);
+    /* memcpy, not printf: the hits' _source bytes are copied as they are */
+    size_t head = (size_t)(close - *out), tail = *len - head, w = 0;
+    memcpy(n, *out, head);
+    memcpy(n + (w += head), key, sizeof key - 1);
+    memcpy(n + (w += sizeof key - 1), prof, plen);
+    memcpy(n + (w += plen), close, tail);
+    n[w += tail] = 0;
     free(prof);
     free(*out);
     *out = n;
-    *len = (size_t)w;
+    *len = w;
     return 0;
 }
 
