@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "http_int.h"
+#include "search_stats.h"
 
-#define NODE_ID "fds-node-0"
+#define NODE_ID FDS__NODE_ID
 #define NODE_NAME "fieldstore-0"
 #define CLUSTER_NAME "fieldstore"
 #define FDS_VERSION "0.1.0"
@@ -116,6 +117,7 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
                           const char *uuid, fds_err *err)
 {
     char statics[512] = "";
+    bool level_given = false, codec_given = false;
     for (size_t i = 0; i < n; i++) {
         /* read-only informational settings Elasticsearch returns */
         if (!strcmp(kv[i].key, "index.uuid") ||
@@ -139,6 +141,11 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
             continue;
         }
         const char *v = kv[i].value;
+        if (!strcmp(kv[i].key, "index.codec"))
+            codec_given = true;
+        else if (*v && (!strcmp(kv[i].key, "index.compression.zstd.level") ||
+                        !strcmp(kv[i].key, "index.codec.compression_level")))
+            level_given = true;
         fds_index_settings def;
         fds_index_settings_default(&def);
         if (!*v) { /* null: back to the default */
@@ -158,7 +165,7 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
         return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
                            "Can't update non dynamic settings [[%s]] for open "
                            "indices [[%s/%s]]", statics, index_name, uuid);
-    return 0;
+    return fds_settings_check(set, level_given, codec_given, err);
 }
 
 static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
@@ -550,25 +557,105 @@ static cJSON *store_stats_json(const fds_index_stats *st)
     return p;
 }
 
+/* True when the comma-separated metric list `list` (NULL = every metric)
+ * names `m` or `_all`. */
+static bool metric_on(const char *list, const char *m)
+{
+    if (!list)
+        return true;
+    size_t ml = strlen(m);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if ((n == ml && !memcmp(p, m, n)) || (n == 4 && !memcmp(p, "_all", 4)))
+            return true;
+        p += n + (e ? 1 : 0);
+    }
+    return false;
+}
+
+/* The first name of `list` not in `known` (NULL-terminated), or NULL; its
+ * length in *len. */
+static const char *metric_unknown(const char *list, const char *const *known,
+                                  size_t *len)
+{
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        bool ok = n == 4 && !memcmp(p, "_all", 4);
+        for (size_t i = 0; !ok && known[i]; i++)
+            ok = strlen(known[i]) == n && !memcmp(p, known[i], n);
+        if (!ok) {
+            *len = n;
+            return p;
+        }
+        p += n + (e ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* Elasticsearch's 400 for a metric it does not know. */
+static bool metrics_check(fds_req *r, fds_resp *o, const char *list,
+                          const char *const *known)
+{
+    size_t n = 0;
+    const char *bad = metric_unknown(list, known, &n);
+    if (!bad)
+        return true;
+    char uri[FDS_REQ_PATH_MAX];
+    fds_req_path(r, uri, sizeof uri);
+    fds_resp_errorf(o, 400, "illegal_argument_exception",
+                    "request [%s] contains unrecognized metric: [%.*s]", uri,
+                    (int)n, bad);
+    return false;
+}
+
+/* Index stats metrics Elasticsearch knows; those we keep no figures for
+ * (indexing, get, merge, ...) give no section. */
+static const char *const INDEX_METRICS[] = {
+    "completion", "docs", "fielddata", "flush", "get", "indexing", "merge",
+    "query_cache", "refresh", "request_cache", "search", "segments", "store",
+    "translog", "warmer", "bulk", "dense_vector", "sparse_vector", "mappings",
+    "shard_stats", NULL};
+
+/* One `primaries`/`total` object: the sections `metrics` asks for. */
+static cJSON *index_stats_json(const fds_index_stats *st, const fds__search_sum *ss,
+                               const char *metrics)
+{
+    cJSON *p = store_stats_json(st);
+    static const char *const own[] = {"docs", "store", "segments"};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (!metric_on(metrics, own[i]))
+            cJSON_DeleteItemFromObjectCaseSensitive(p, own[i]);
+    if (metric_on(metrics, "search"))
+        cJSON_AddItemToObject(p, "search", fds__search_sum_json(ss));
+    return p;
+}
+
 void fds_h_stats(fds_req *r, fds_resp *o)
 {
+    const char *metrics = r->nseg == 3 ? r->seg[2] : NULL;
+    if (!metrics_check(r, o, metrics, INDEX_METRICS))
+        return;
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix)
         return;
     fds_index_stats st;
     fds_index_stats_get(ix, &st);
+    fds__search_sum ss = {0};
+    fds__search_sum_add(&ss, fds_index_search_stats(ix));
     cJSON *j = cJSON_CreateObject();
     shards_ok(j, 1);
     cJSON *all = cJSON_AddObjectToObject(j, "_all");
-    cJSON_AddItemToObject(all, "primaries", store_stats_json(&st));
-    cJSON_AddItemToObject(all, "total", store_stats_json(&st));
+    cJSON_AddItemToObject(all, "primaries", index_stats_json(&st, &ss, metrics));
+    cJSON_AddItemToObject(all, "total", index_stats_json(&st, &ss, metrics));
     cJSON *ind = cJSON_AddObjectToObject(j, "indices");
     cJSON *x = cJSON_AddObjectToObject(ind, fds_index_name(ix));
     cJSON_AddStringToObject(x, "uuid", fds_index_uuid(ix));
     cJSON_AddStringToObject(x, "health", "green");
     cJSON_AddStringToObject(x, "status", fds_index_is_open(ix) ? "open" : "close");
-    cJSON_AddItemToObject(x, "primaries", store_stats_json(&st));
-    cJSON_AddItemToObject(x, "total", store_stats_json(&st));
+    cJSON_AddItemToObject(x, "primaries", index_stats_json(&st, &ss, metrics));
+    cJSON_AddItemToObject(x, "total", index_stats_json(&st, &ss, metrics));
     fds_index_release(ix);
     fds_resp_json(o, 200, j);
 }
@@ -764,8 +851,53 @@ static void process_cpu(uint64_t *total_ms, int *percent)
     *total_ms = cpu;
 }
 
+/* Node stats metrics Elasticsearch knows; we fill os, process and indices. */
+static const char *const NODE_METRICS[] = {
+    "adaptive_selection", "allocations", "breaker", "discovery", "fs", "http",
+    "indexing_pressure", "indices", "ingest", "jvm", "os", "process",
+    "repositories", "script", "script_cache", "thread_pool", "transport", NULL};
+
+/* nodes.{id}.indices: the sections `metrics` asks for, summed over every
+ * index of the node (as Elasticsearch sums its shards). */
+static cJSON *node_indices_json(fds_store *store, const char *metrics)
+{
+    fds_index_stats sum = {0};
+    fds__search_sum ss = {0};
+    char **names = NULL;
+    size_t n = 0;
+    fds_store_list_indices(store, &names, &n);
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        if (fds_store_get_index(store, names[i], &ix, NULL) == 0) {
+            fds_index_stats st;
+            fds_index_stats_get(ix, &st);
+            sum.docs_count += st.docs_count;
+            sum.docs_deleted += st.docs_deleted;
+            sum.segments += st.segments;
+            sum.store_bytes += st.store_bytes;
+            sum.stored_fields_bytes += st.stored_fields_bytes;
+            sum.postings_bytes += st.postings_bytes;
+            sum.other_bytes += st.other_bytes;
+            sum.raw_source_bytes += st.raw_source_bytes;
+            fds__search_sum_add(&ss, fds_index_search_stats(ix));
+            fds_index_release(ix);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return index_stats_json(&sum, &ss, metrics);
+}
+
 void fds_h_nodes_stats(fds_req *r, fds_resp *o)
 {
+    /* /_nodes/stats[/{metric}[/{index_metric}]] or
+     * /_nodes/{node_id}/stats[/{metric}[/{index_metric}]] */
+    unsigned at = !strcmp(r->seg[1], "stats") ? 2 : 3;
+    const char *metrics = r->nseg > at ? r->seg[at] : NULL;
+    const char *imetrics = r->nseg > at + 1 ? r->seg[at + 1] : NULL;
+    if (!metrics_check(r, o, metrics, NODE_METRICS) ||
+        !metrics_check(r, o, imetrics, INDEX_METRICS))
+        return;
     double la[3];
     loadavg(la);
     uint64_t total, avail, cpu_ms;
@@ -784,24 +916,30 @@ void fds_h_nodes_stats(fds_req *r, fds_resp *o)
     cJSON_AddStringToObject(n, "name", NODE_NAME);
     cJSON_AddStringToObject(n, "host", "127.0.0.1");
     cJSON_AddStringToObject(n, "ip", "127.0.0.1");
-    cJSON *os = cJSON_AddObjectToObject(n, "os");
-    cJSON *oc = cJSON_AddObjectToObject(os, "cpu");
-    cJSON *l = cJSON_AddObjectToObject(oc, "load_average");
-    cJSON_AddNumberToObject(l, "1m", la[0]);
-    cJSON_AddNumberToObject(l, "5m", la[1]);
-    cJSON_AddNumberToObject(l, "15m", la[2]);
-    cJSON *mem = cJSON_AddObjectToObject(os, "mem");
-    cJSON_AddNumberToObject(mem, "total_in_bytes", (double)total);
-    cJSON_AddNumberToObject(mem, "free_in_bytes", (double)avail);
-    cJSON_AddNumberToObject(mem, "used_in_bytes", (double)(total - avail));
-    cJSON_AddNumberToObject(mem, "used_percent",
-                            total ? (int)(100.0 * (double)(total - avail) / (double)total) : 0);
-    cJSON *p = cJSON_AddObjectToObject(n, "process");
-    cJSON_AddNumberToObject(p, "timestamp", (double)time(NULL) * 1000);
-    cJSON_AddNumberToObject(p, "id", (double)getpid());
-    cJSON *pc = cJSON_AddObjectToObject(p, "cpu");
-    cJSON_AddNumberToObject(pc, "percent", pct);
-    cJSON_AddNumberToObject(pc, "total_in_millis", (double)cpu_ms);
+    if (metric_on(metrics, "indices"))
+        cJSON_AddItemToObject(n, "indices", node_indices_json(r->store, imetrics));
+    if (metric_on(metrics, "os")) {
+        cJSON *os = cJSON_AddObjectToObject(n, "os");
+        cJSON *oc = cJSON_AddObjectToObject(os, "cpu");
+        cJSON *l = cJSON_AddObjectToObject(oc, "load_average");
+        cJSON_AddNumberToObject(l, "1m", la[0]);
+        cJSON_AddNumberToObject(l, "5m", la[1]);
+        cJSON_AddNumberToObject(l, "15m", la[2]);
+        cJSON *mem = cJSON_AddObjectToObject(os, "mem");
+        cJSON_AddNumberToObject(mem, "total_in_bytes", (double)total);
+        cJSON_AddNumberToObject(mem, "free_in_bytes", (double)avail);
+        cJSON_AddNumberToObject(mem, "used_in_bytes", (double)(total - avail));
+        cJSON_AddNumberToObject(mem, "used_percent",
+                                total ? (int)(100.0 * (double)(total - avail) / (double)total) : 0);
+    }
+    if (metric_on(metrics, "process")) {
+        cJSON *p = cJSON_AddObjectToObject(n, "process");
+        cJSON_AddNumberToObject(p, "timestamp", (double)time(NULL) * 1000);
+        cJSON_AddNumberToObject(p, "id", (double)getpid());
+        cJSON *pc = cJSON_AddObjectToObject(p, "cpu");
+        cJSON_AddNumberToObject(pc, "percent", pct);
+        cJSON_AddNumberToObject(pc, "total_in_millis", (double)cpu_ms);
+    }
     fds_resp_json(o, 200, j);
 }
 

@@ -13,6 +13,7 @@
 
 #include "search_render.h"
 #include "http_int.h"
+#include "search_stats.h"
 
 /* A growable text buffer for responses built by hand. */
 typedef struct sbuf {
@@ -657,18 +658,57 @@ out:
 
 /* ---- search -------------------------------------------------------------------- */
 
+/* fetch_cb's argument: the view, and what its loads cost (for profile). */
+typedef struct fetch_ctx {
+    fds_index_view *v;
+    uint64_t ns, docs;
+} fetch_ctx;
+
 static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
                     const uint8_t **src, size_t *len, fds_err *err)
 {
-    return fds_index_view_fetch(arg, hits, n, src, len, err);
+    fetch_ctx *f = arg;
+    uint64_t t0 = fds__mono_ns();
+    int rc = fds_index_view_fetch(f->v, hits, n, src, len, err);
+    f->ns += fds__mono_ns() - t0;
+    f->docs += n;
+    return rc;
+}
+
+/* Splice `"profile":{...}` before the closing brace of the JSON object
+ * `*out` (*len bytes).  Returns 0 or FDS_ENOMEM (then *out is unchanged). */
+static int splice_profile(char **out, size_t *len, const fds__profile *p)
+{
+    char *prof = fds__profile_json(p);
+    char *close = *out ? memrchr(*out, '}', *len) : NULL;
+    static const char key[] = ",\"profile\":";
+    size_t plen = prof ? strlen(prof) : 0;
+    char *n = prof && close ? malloc(*len + sizeof key + plen) : NULL;
+    if (!n) {
+        free(prof);
+        return FDS_ENOMEM;
+    }
+    /* memcpy, not printf: the hits' _source bytes are copied as they are */
+    size_t head = (size_t)(close - *out), tail = *len - head, w = 0;
+    memcpy(n, *out, head);
+    memcpy(n + (w += head), key, sizeof key - 1);
+    memcpy(n + (w += sizeof key - 1), prof, plen);
+    memcpy(n + (w += plen), close, tail);
+    n[w += tail] = 0;
+    free(prof);
+    free(*out);
+    *out = n;
+    *len = w;
+    return 0;
 }
 
 /* URL parameters Elasticsearch's search accepts that we apply. */
 static const char *const SEARCH_PARAMS[] = {"size", "from", "q", "track_total_hits",
                                             "_source", "sort", "explain"};
 
+/* "profile" first: `_count` takes the list without it */
 static const char *const SEARCH_OK_PARAMS[] = {
-    "size", "from", "q", "track_total_hits", "_source", "sort", "explain",
+    "profile", "size", "from", "q", "track_total_hits", "_source", "sort", "explain",
     "routing", "preference", "request_cache", "allow_no_indices",
     "ignore_unavailable", "expand_wildcards", "search_type", "rest_total_hits_as_int",
     "typed_keys", "batched_reduce_size", "ccs_minimize_roundtrips", NULL};
@@ -676,7 +716,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = fds_now_us();
-    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS))
+    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 1 : 0)))
         return;
     if (r->seg[0][0] == '_')
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
@@ -704,14 +744,32 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         rc = fds_index_view_acquire(ix, &v, &e);
     unsigned nseg = 0;
     const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
-    if (!rc)
-        rc = fds_search_execute(req, segs, nseg, &res, &e);
+    fds_search_stats *ss = fds_index_search_stats(ix);
+    fds__profile prof = {.node_id = FDS__NODE_ID, .index = fds_index_name(ix)};
     if (!rc) {
+        uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
+        rc = fds_search_execute(req, segs, nseg, &res, &e);
+        prof.query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !rc);
+    }
+    if (!rc) {
+        /* a page of hits is the fetch phase; an empty one or a count has none */
+        prof.has_fetch = !count && res.nhits > 0;
+        fetch_ctx fc = {.v = v};
+        uint64_t f0 = prof.has_fetch ? fds__phase_begin(ss, FDS__PHASE_FETCH) : 0;
         out = fds_search_render(req, &res, segs, fds_index_name(ix),
-                                (long)((fds_now_us() - t0) / 1000), fetch_cb, v,
+                                (long)((fds_now_us() - t0) / 1000), fetch_cb, &fc,
                                 &out_len, &e);
         if (!out)
             rc = e.code ? e.code : FDS_ENOMEM;
+        if (prof.has_fetch)
+            prof.fetch_ns = fds__phase_end(ss, FDS__PHASE_FETCH, f0, !rc);
+        prof.load_ns = fc.ns;
+        prof.load_docs = fc.docs;
+    }
+    if (!rc && !count && (fds_req_param_bool(r, "profile", false) ||
+                          fds__body_wants_profile(r->body, r->body_len))) {
+        prof.query = req->query;
+        rc = splice_profile(&out, &out_len, &prof);
     }
     if (rc) {
         if (!e.index[0])

@@ -15,6 +15,7 @@
 #include "http.h"
 
 #define FDS_PATH_SEGMENTS_MAX 8
+#define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
 
 typedef struct fds_req {
     fds_store *store;
@@ -47,6 +48,10 @@ bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
  * to all endpoints (pretty, human, filter_path, ...); else answers 400
  * "contains unrecognized parameter" as Elasticsearch does. */
 bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed);
+/* The request's path from its unescaped segments ("/a/_stats/x"; "" for
+ * "/"), cut to `cap` bytes, for error texts. */
+#define FDS_REQ_PATH_MAX 512
+void fds_req_path(fds_req *r, char *buf, size_t cap);
 bool fds_req_is(fds_req *r, const char *method);
 long long fds_now_us(void);
 

@@ -211,17 +211,23 @@ static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind,
     return MHD_NO;
 }
 
+void fds_req_path(fds_req *r, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    for (unsigned i = 0; i < r->nseg; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, cap - l, "/%s", r->seg[i]);
+    }
+}
+
 bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
 {
     param_check pc = {allowed, ""};
     MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_param, &pc);
     if (!pc.bad[0])
         return true;
-    char uri[512] = "";
-    for (unsigned i = 0; i < r->nseg; i++) {
-        size_t l = strlen(uri);
-        snprintf(uri + l, sizeof uri - l, "/%s", r->seg[i]);
-    }
+    char uri[FDS_REQ_PATH_MAX];
+    fds_req_path(r, uri, sizeof uri);
     fds_resp_errorf(o, 400, "illegal_argument_exception",
                     "request [%s] contains unrecognized parameter: [%s]",
                     uri[0] ? uri : "/", pc.bad);
@@ -426,7 +432,8 @@ static void route(fds_req *r, fds_resp *o)
                 return fds_h_cat_segments(r, o);
         }
         if (!strcmp(s0, "_nodes") && get &&
-            ((n == 2 && seg_is(r, 1, "stats")) || (n >= 3 && seg_is(r, 2, "stats"))))
+            ((n >= 2 && n <= 4 && seg_is(r, 1, "stats")) ||
+             (n >= 3 && n <= 5 && seg_is(r, 2, "stats"))))
             return fds_h_nodes_stats(r, o);
         if (!strcmp(s0, "_refresh") && n == 1 && (post || get))
             return fds_h_refresh(r, o);
@@ -501,11 +508,8 @@ static void route(fds_req *r, fds_resp *o)
         if (!strcmp(s1, "_settings") && get)
             return fds_h_settings_get(r, o);
     }
-    char uri[512] = "";
-    for (unsigned i = 0; i < n; i++) {
-        size_t l = strlen(uri);
-        snprintf(uri + l, sizeof uri - l, "/%s", r->seg[i]);
-    }
+    char uri[FDS_REQ_PATH_MAX];
+    fds_req_path(r, uri, sizeof uri);
     fds_resp_errorf(o, 400, "illegal_argument_exception",
                     "no handler found for uri [%s] and method [%s]", uri,
                     r->method);

@@ -1150,7 +1150,8 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                     }
                 }
             } else if (!strcmp(k, "timeout") || !strcmp(k, "stored_fields") ||
-                       !strcmp(k, "version") || !strcmp(k, "seq_no_primary_term")) {
+                       !strcmp(k, "version") || !strcmp(k, "seq_no_primary_term") ||
+                       !strcmp(k, "profile")) { /* profile: src/http */
                 continue;
             } else {
                 rc = perr(err, "Unknown key for a %s in [%s].", jtype(it), k);

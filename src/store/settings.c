@@ -36,6 +36,7 @@ static const struct {
     {"index.compression.zstd.level", FDS_SETTING_STATIC},
     {"index.codec.compression_level", FDS_SETTING_STATIC},
     {"index.compression.zstd.dict", FDS_SETTING_FINAL},
+    {"index.compression.zstd.jni", FDS_SETTING_FINAL},
     {"index.codec.block_size", FDS_SETTING_STATIC},
     {"index.codec.max_docs_per_block", FDS_SETTING_STATIC},
     {"index.codec.dict_size", FDS_SETTING_STATIC},
@@ -143,12 +144,25 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
                                 "be >= %d and <= %d", value, key,
                                 FDS_ZSTD_LEVEL_MIN, FDS_ZSTD_LEVEL_MAX);
         s->codec.level = (int)x;
-    } else if (!strcmp(key, "index.compression.zstd.dict")) {
+    } else if (!strcmp(key, "index.compression.zstd.dict") ||
+               !strcmp(key, "index.compression.zstd.jni")) {
+        /* Easysearch's names, fixed to true (DESIGN.md §5): ZSTD always
+         * trains a dictionary, and libzstd is the native implementation
+         * Easysearch's jni=true selects; false would be stored and ignored */
         if (strcmp(value, "true") && strcmp(value, "false"))
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "Failed to parse value [%s] as only [true] or "
                                 "[false] are allowed.", value);
-        s->zstd_dict = !strcmp(value, "true");
+        if (strcmp(value, "true") && !strcmp(key, "index.compression.zstd.dict"))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[index.compression.zstd.dict] can only be [true]: "
+                                "the ZSTD codec always compresses with a trained "
+                                "dictionary; use [index.codec: zstd_no_dict] for "
+                                "zstd without one");
+        if (strcmp(value, "true"))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[index.compression.zstd.jni] can only be [true]: "
+                                "zstd is always the native library (libzstd) here");
     } else if (!strcmp(key, "index.codec.block_size")) {
         if (parse_bytes(value, &x))
             return bad_value(err, key, value);
@@ -227,6 +241,7 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
     KV("index.codec", "%s", fds_codec_name(s->codec.codec));
     KV("index.compression.zstd.level", "%d", s->codec.level);
     KV("index.compression.zstd.dict", "%s", s->zstd_dict ? "true" : "false");
+    KV("index.compression.zstd.jni", "true");
     KV("index.codec.block_size", "%ub", s->codec.block_size);
     KV("index.codec.max_docs_per_block", "%u", s->codec.max_docs_per_block);
     KV("index.codec.dict_size", "%ub", s->dict_size);
@@ -244,4 +259,17 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
     KV("index.max_result_window", "%u", s->max_result_window);
 #undef KV
     return n;
+}
+
+int fds_settings_check(const fds_index_settings *s, bool level_given,
+                       bool codec_given, fds_err *err)
+{
+    fds_codec_id c = s->codec.codec;
+    bool has_levels = c == FDS_CODEC_ZSTD || c == FDS_CODEC_ZSTD_NO_DICT;
+    if (!has_levels &&
+        (level_given || (codec_given && s->codec.level != FDS_ZSTD_LEVEL_DEFAULT)))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Compression level cannot be set for the [%s] codec.",
+                            fds_codec_name(c));
+    return 0;
 }

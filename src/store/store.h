@@ -51,7 +51,8 @@ typedef enum fds_durability {
 typedef struct fds_index_settings {
     fds_codec_params codec;      /* index.codec, .compression.zstd.level,
                                     index.codec.block_size */
-    bool zstd_dict;              /* index.compression.zstd.dict (final) */
+    bool zstd_dict;              /* index.compression.zstd.dict (final; only
+                                    true, like index.compression.zstd.jni) */
     uint32_t dict_size;          /* index.codec.dict_size, bytes */
     uint32_t dict_sample_bytes;  /* index.codec.dict_sample_size, bytes */
     uint32_t number_of_shards;   /* final; always 1 here */
@@ -85,6 +86,17 @@ fds_setting_kind fds_setting_kind_of(const char *key);
  */
 int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
                      fds_err *err);
+
+/*
+ * Checks across settings, after a change to `s` (DESIGN.md §5): a
+ * compression level is refused for a codec without levels (all but ZSTD and
+ * zstd_no_dict) when the change names the level (`level_given`), or names
+ * the codec (`codec_given`) while a level other than the default is kept.
+ * Returns 0 or FDS_EINVAL (kind INVALID_ARGUMENT, "Compression level cannot
+ * be set for the [best_compression] codec.").
+ */
+int fds_settings_check(const fds_index_settings *s, bool level_given,
+                       bool codec_given, fds_err *err);
 
 #define FDS_SETTINGS_MAX 16
 #define FDS_SETTING_VALUE_MAX 32
@@ -269,6 +281,22 @@ typedef struct fds_index_stats {
 /* Sizes in bytes and counts as of now (dictionaries only while a segment
  * uses them).  Always returns 0. */
 int fds_index_stats_get(fds_index *ix, fds_index_stats *out);
+
+/*
+ * Search phase counters of one index, Elasticsearch's `search` stats: the
+ * query phase (executing a parsed request: postings, scoring, top-k) and the
+ * fetch phase (loading and decoding stored fields, building hits).  *_total
+ * counts finished phases, *_current phases running now, *_time_ns their
+ * summed wall-clock nanoseconds.  Updated by src/http without a lock (relaxed
+ * atomics); zero when the index is created or loaded, never persisted.
+ */
+typedef struct fds_search_stats {
+    _Atomic uint64_t query_total, query_time_ns, query_current;
+    _Atomic uint64_t fetch_total, fetch_time_ns, fetch_current;
+} fds_search_stats;
+
+/* The counters of `ix`; valid while the caller holds `ix`. */
+fds_search_stats *fds_index_search_stats(fds_index *ix);
 
 typedef struct fds_segment_info {
     char name[32];

@@ -113,6 +113,8 @@ struct fds_index {
     pthread_mutex_t dict_mu;
     fds__dictent *dicts;
     size_t ndicts;
+
+    fds_search_stats search;    /* updated by src/http, lock-free */
 };
 
 struct fds_store {

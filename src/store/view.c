@@ -154,6 +154,11 @@ const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
     return v->ss;
 }
 
+fds_search_stats *fds_index_search_stats(fds_index *ix)
+{
+    return &ix->search;
+}
+
 int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
 {
     memset(out, 0, sizeof *out);
