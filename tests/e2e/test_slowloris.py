@@ -13,7 +13,10 @@ from fdsserver import Server
 SLOW = 2000            # slow connections held during the latency check
 SLOW_SOURCES = 8       # spread over 127.0.0.2 .. 127.0.0.9
 HEAD_TIMEOUT_S = 3
-LATENCY_BOUND_S = 0.25
+# A liveness bound, not a speed measurement (bench/http/slowloris.py measures):
+# locked out, a normal client waits for its 5 s timeout; answered, it takes
+# milliseconds even on a busy 2-core machine.
+LATENCY_BOUND_S = 1.0
 
 
 def slow_conn(port, source):
