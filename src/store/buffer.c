@@ -154,13 +154,16 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
                                &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "translog", err)) == 1) {
         size_t il = (size_t)sqlite3_column_bytes(st, 2);
         size_t sl = (size_t)sqlite3_column_bytes(st, 4);
         char *id = malloc(il + 1);
         uint8_t *src = NULL;
-        if (id)
+        if (id) {
             memcpy(id, sqlite3_column_blob(st, 2), il);
+            id[il] = 0;
+        }
         if (sqlite3_column_int(st, 1) != FDS_OP_DELETE) {
             src = malloc(sl + 1);
             if (src && sl)
@@ -175,7 +178,12 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
         rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
                      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0));
     }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "translog of [%s]: out of "
+                     "memory replaying it into the write buffer", ix->name);
     return rc;
 }
 

@@ -114,6 +114,18 @@ int fds__cat_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
                         "catalogue: %s (%s)", sqlite3_errmsg(db), sql);
 }
 
+int fds__cat_row(sqlite3 *db, sqlite3_stmt *st, const char *what, fds_err *err)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                        "catalogue: cannot read table [%s]: %s (%s)", what,
+                        sqlite3_errmsg(db), sqlite3_errstr(rc));
+}
+
 int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err)
 {
     int rc = sqlite3_step(st);

@@ -19,6 +19,12 @@ int fds__cat_commit(sqlite3 *db, fds_err *err);
 void fds__cat_rollback(sqlite3 *db);
 int fds__cat_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
                      fds_err *err);
+/* One step of a row loop over `st`: 1 when a row is ready, 0 when the loop
+ * ended on SQLITE_DONE, FDS_ESQL for any other result (an I/O error,
+ * corruption, SQLITE_BUSY: never read as the end of the table), with err
+ * naming `what` (the table being read) and SQLite's message.  Every row
+ * loop of src/store steps through this. */
+int fds__cat_row(sqlite3 *db, sqlite3_stmt *st, const char *what, fds_err *err);
 /* Step a prepared statement once and finalize it. */
 int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err);
 

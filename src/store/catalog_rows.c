@@ -55,9 +55,12 @@ int fds__settings_load(fds_store *s, int64_t index_id,
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, index_id);
-    while (sqlite3_step(st) == SQLITE_ROW && !rc)
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "settings", err)) == 1)
         rc = fds_settings_set(set, (const char *)sqlite3_column_text(st, 0),
                               (const char *)sqlite3_column_text(st, 1), err);
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
     return rc;
 }
@@ -141,7 +144,10 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err)
                                &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    if (sqlite3_step(st) == SQLITE_ROW)
+    int row = fds__cat_row(s->db, st, "mappings", err);
+    if (row < 0)
+        rc = row;
+    else if (row == 1)
         rc = fds_mapping_merge_json(ix->mapping,
                                     (const char *)sqlite3_column_text(st, 0),
                                     (size_t)sqlite3_column_bytes(st, 0), err);
@@ -160,7 +166,8 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
                                &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "segments", err)) == 1) {
         fds__seg *sg = NULL;
         rc = fds__seg_open(ix, sqlite3_column_int64(st, 0),
                            (uint64_t)sqlite3_column_int64(st, 1), &sg, err);
@@ -197,6 +204,8 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
         ix->segs[ix->nsegs] = sg;
         ix->lives[ix->nsegs++] = lv;
     }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
     return rc;
 }

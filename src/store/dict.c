@@ -194,7 +194,8 @@ int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
                                       "index_id=? ORDER BY id", &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "dictionaries", err)) == 1) {
         uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
         size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
         size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
@@ -211,6 +212,8 @@ int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
                                 (uint64_t)sqlite3_column_int64(st, 4), err);
         free(raw);
     }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
     return rc;
 }

@@ -149,8 +149,12 @@ bool fds_index_is_open(fds_index *ix)
     return o;
 }
 
-/* Load an index's settings, mapping, dictionaries, segments and translog. */
-static int index_load(fds_store *s, fds_index *ix, fds_err *err)
+/* Load an index's settings, mapping, dictionaries, segments and translog.
+ * *fatal is set when the failure must stop start-up rather than only mark
+ * this index failed: the catalogue could not be read (FDS_ESQL: a short
+ * read must never pass for a complete one), memory ran out, or the translog
+ * did not replay completely (acknowledged writes would be lost). */
+static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
 {
     int rc = fds__settings_load(s, ix->id, &ix->settings, err);
     if (!rc)
@@ -159,8 +163,9 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err)
         rc = fds__dict_load(s, ix, err);
     if (!rc)
         rc = fds__segments_load(s, ix, err);
-    if (!rc)
-        rc = fds__translog_replay(s, ix, err);
+    *fatal = rc == FDS_ESQL || rc == FDS_ENOMEM;
+    if (!rc && (rc = fds__translog_replay(s, ix, err)))
+        *fatal = true;
     return rc;
 }
 
@@ -216,7 +221,8 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     rc = fds__cat_prepare(s->db, "SELECT id, name, uuid, created_ms, open, "
                                  "next_seq, next_gen FROM indices ORDER BY name",
                           &st, err);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "indices", err)) == 1) {
         fds_index *ix = index_alloc(s, sqlite3_column_int64(st, 0),
                                     (const char *)sqlite3_column_text(st, 1),
                                     (const char *)sqlite3_column_text(st, 2));
@@ -230,7 +236,14 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         ix->next_gen = (uint64_t)sqlite3_column_int64(st, 6);
         fds_err lerr;
         fds_err_clear(&lerr);
-        if (index_load(s, ix, &lerr)) {
+        bool fatal = false;
+        int lrc = index_load(s, ix, &lerr, &fatal);
+        if (lrc && fatal) {
+            rc = fds_err_setk(err, lrc, lerr.kind ? lerr.kind : FDS_KIND_INTERNAL,
+                              "index [%s] cannot be loaded, start-up stopped "
+                              "(no file was removed): %s", ix->name,
+                              lerr.reason[0] ? lerr.reason : fds_strerror(lrc));
+        } else if (lrc) {
             /* serve the other indices; this one reports why it failed and
              * keeps its files untouched for inspection or repair */
             ix->failure = strdup(lerr.reason[0] ? lerr.reason
@@ -241,8 +254,6 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         if (!rc && ix->buf.max_seq >= ix->next_seq)
             ix->next_seq = ix->buf.max_seq + 1;
         if (!rc) {
-            if (!ix->failure)
-                index_remove_orphans(ix);
             fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
             if (!q)
                 rc = FDS_ENOMEM;
@@ -254,13 +265,19 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         if (rc)
             fds_index_release(ix);
     }
+    if (!rc && row < 0)
+        rc = row;
     if (st)
         sqlite3_finalize(st);
     if (rc) {
         fds_store_close(s);
         return rc;
     }
-    /* index folders the catalogue does not name */
+    /* only after a complete, error-free scan of the catalogue: files of
+     * segments no row names, then index folders no row names */
+    for (size_t i = 0; i < s->nindices; i++)
+        if (!s->indices[i]->failure)
+            index_remove_orphans(s->indices[i]);
     snprintf(path, sizeof path, "%s/indices", dir);
     DIR *d = opendir(path);
     if (d) {

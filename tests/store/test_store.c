@@ -1,8 +1,8 @@
 /*
  * test_store.c: unit tests of src/store: settings syntax and kinds, the
  * write buffer and translog replay across a reopen, refresh, deletes and
- * replacements, merges (block copy and re-encode), orphan removal and a
- * damaged segment file.
+ * replacements, merges (block copy and re-encode), orphan removal, a
+ * damaged segment file, and a catalogue that cannot be read.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include "catalog.h"
 #include "store.h"
 
 static int failures;
@@ -113,6 +116,138 @@ static bool doc_is(fds_index *ix, int i)
     free(want);
     free(d.src);
     return ok;
+}
+
+/* Files in `path` (a folder), or -1 when it does not exist. */
+static int count_files(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* XOR the b-tree page-type byte of `table`'s root page in the catalogue of
+ * `data` with 0xFF (twice restores it): every read of that table then ends
+ * in SQLITE_CORRUPT, as a bad sector would.  Returns 0 or -1. */
+static int damage_table(const char *data, const char *table)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *st;
+    long root = -1, psize = -1;
+    if (sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_master WHERE "
+                               "type='table' AND name=?", -1, &st, NULL) == 0) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            root = (long)sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == 0) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            psize = (long)sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db); /* the last connection: the WAL is checkpointed */
+    FILE *f = root > 1 && psize > 0 ? fopen(path, "r+b") : NULL;
+    if (!f)
+        return -1;
+    fseek(f, (root - 1) * psize, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, (root - 1) * psize, SEEK_SET);
+    fputc(ch ^ 0xFF, f);
+    fclose(f);
+    return 0;
+}
+
+/* A row loop that fails half-way reports the failure, not the end of the
+ * table. */
+static void test_row_loop_error(void)
+{
+    sqlite3 *db;
+    ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    fds_err e;
+    fds_err_clear(&e);
+    /* rows 1 and 2, then an integer overflow on row 3 */
+    ASSERT_EQ(fds__cat_prepare(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                                   "SELECT x+1 FROM c WHERE x<5) SELECT CASE WHEN "
+                                   "x=3 THEN abs(-9223372036854775807-1) ELSE x "
+                                   "END FROM c", &st, &e), 0);
+    int row, rows = 0;
+    while ((row = fds__cat_row(db, st, "c", &e)) == 1)
+        rows++;
+    sqlite3_finalize(st);
+    ASSERT_EQ(rows, 2);
+    ASSERT_EQ(row, FDS_ESQL);
+    ASSERT(strstr(e.reason, "[c]") != NULL);
+    ASSERT_EQ(fds__cat_prepare(db, "SELECT 1", &st, &e), 0);
+    ASSERT_EQ(fds__cat_row(db, st, "one", &e), 1);
+    ASSERT_EQ(fds__cat_row(db, st, "one", &e), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* Start-up with an unreadable catalogue table stops with an error naming the
+ * table and removes nothing (it used to read as an empty table: every index
+ * folder, every segment file, the buffered writes gone); once the table
+ * reads again, every document is there. */
+static void test_catalog_read_error(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/unreadable", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    ASSERT_EQ(fds_store_create_index(s, "a", &set, NULL, &e), 0);
+    ASSERT_EQ(fds_store_create_index(s, "b", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "a", &ix, NULL), 0);
+    ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
+    ASSERT_EQ(put_docs(ix, 100, 150, false), 0); /* translog only */
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s/indices/%s", data, fds_index_uuid(ix));
+    fds_index_release(ix);
+    fds_store_close(s);
+    int files = count_files(folder);
+    ASSERT_EQ(files, 2);
+    const char *tables[] = {"indices", "settings", "mappings", "dictionaries",
+                            "segments", "translog"};
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+        ASSERT_EQ(damage_table(data, tables[t]), 0);
+        fds_err_clear(&e);
+        s = NULL;
+        int rc = fds_store_open(data, &s, &e);
+        if (rc == 0)
+            fprintf(stderr, "open with [%s] unreadable succeeded\n", tables[t]);
+        ASSERT_EQ(rc, FDS_ESQL);
+        ASSERT(s == NULL);
+        char want[64];
+        snprintf(want, sizeof want, "[%s]", tables[t]);
+        ASSERT(strstr(e.reason, want) != NULL);
+        ASSERT_EQ(count_files(folder), files);
+        ASSERT_EQ(damage_table(data, tables[t]), 0);
+        fds_err_clear(&e);
+        ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+        ASSERT_EQ(fds_store_get_index(s, "a", &ix, NULL), 0);
+        ASSERT(doc_is(ix, 0) && doc_is(ix, 99) && doc_is(ix, 100) &&
+               doc_is(ix, 149));
+        fds_index_release(ix);
+        ASSERT_EQ(fds_store_get_index(s, "b", &ix, NULL), 0);
+        fds_index_release(ix);
+        fds_store_close(s);
+    }
 }
 
 static void test_lifecycle(void)
@@ -237,6 +372,8 @@ int main(void)
         return 2;
     test_settings();
     test_lifecycle();
+    test_row_loop_error();
+    test_catalog_read_error();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
