@@ -164,9 +164,22 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
     if (!rc)
         rc = fds__segments_load(s, ix, err);
     *fatal = rc == FDS_ESQL || rc == FDS_ENOMEM;
+    /* a translog row failing its checksum fails only this index */
     if (!rc && (rc = fds__translog_replay(s, ix, err)))
-        *fatal = true;
-    return rc;
+        *fatal = rc != FDS_ECORRUPT;
+    if (rc)
+        return rc;
+    /* the counters of the indices row carry no checksum: never reuse a
+     * generation or a seq_no that a segment or the translog holds */
+    for (unsigned i = 0; i < ix->nsegs; i++) {
+        if (ix->segs[i]->gen >= ix->next_gen)
+            ix->next_gen = ix->segs[i]->gen + 1;
+        if (ix->segs[i]->max_seq >= ix->next_seq)
+            ix->next_seq = ix->segs[i]->max_seq + 1;
+    }
+    if (ix->buf.max_seq >= ix->next_seq)
+        ix->next_seq = ix->buf.max_seq + 1;
+    return 0;
 }
 
 /* Remove files in the index folder that no catalogue segment names. */
@@ -219,8 +232,9 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     }
     sqlite3_stmt *st;
     rc = fds__cat_prepare(s->db, "SELECT id, name, uuid, created_ms, open, "
-                                 "next_seq, next_gen FROM indices ORDER BY name",
-                          &st, err);
+                                 "next_seq, next_gen, " FDS_CRC_COLS_INDICES
+                                 ", crc FROM indices ORDER BY name", &st, err);
+    bool names_damaged = false; /* an index row whose uuid cannot be trusted */
     int row = 0;
     while (!rc && (row = fds__cat_row(s->db, st, "indices", err)) == 1) {
         fds_index *ix = index_alloc(s, sqlite3_column_int64(st, 0),
@@ -237,7 +251,15 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         fds_err lerr;
         fds_err_clear(&lerr);
         bool fatal = false;
-        int lrc = index_load(s, ix, &lerr, &fatal);
+        int lrc;
+        if (!fds__cat_row_ok(st, 7, FDS_CRC_NCOLS_INDICES)) {
+            names_damaged = true;
+            lrc = fds_err_setk(&lerr, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                               "catalogue row indices (name, uuid, creation "
+                               "date) fails its checksum (damaged catalogue)");
+        } else {
+            lrc = index_load(s, ix, &lerr, &fatal);
+        }
         if (lrc && fatal) {
             rc = fds_err_setk(err, lrc, lerr.kind ? lerr.kind : FDS_KIND_INTERNAL,
                               "index [%s] cannot be loaded, start-up stopped "
@@ -251,8 +273,6 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
             fprintf(stderr, "fieldstore: index [%s] failed to load: %s\n",
                     ix->name, ix->failure);
         }
-        if (!rc && ix->buf.max_seq >= ix->next_seq)
-            ix->next_seq = ix->buf.max_seq + 1;
         if (!rc) {
             fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
             if (!q)
@@ -278,8 +298,9 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     for (size_t i = 0; i < s->nindices; i++)
         if (!s->indices[i]->failure)
             index_remove_orphans(s->indices[i]);
+    /* (no folder is removed when a damaged row may name one wrongly) */
     snprintf(path, sizeof path, "%s/indices", dir);
-    DIR *d = opendir(path);
+    DIR *d = names_damaged ? NULL : opendir(path);
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
@@ -398,27 +419,22 @@ int fds_store_create_index(fds_store *s, const char *name,
     rc = fds__cat_begin(s->db, true, err);
     sqlite3_stmt *st = NULL;
     if (!rc)
-        rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms) "
-                                     "VALUES(?,?,?)", &st, err);
+        rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
+                                     "crc) VALUES(?,?,?,?)", &st, err);
     if (!rc) {
+        uint32_t crc = fds__crc_bytes(0, name, strlen(name));
+        crc = fds__crc_bytes(crc, uuid, strlen(uuid));
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, ix->created_ms);
+        sqlite3_bind_int64(st, 4, fds__crc_i64(crc, ix->created_ms));
         rc = fds__cat_step_done(s->db, st, err);
         ix->id = sqlite3_last_insert_rowid(s->db);
     }
     if (!rc)
         rc = fds__settings_save(s, ix->id, settings, err);
-    char *mj = rc ? NULL : fds_mapping_to_json(ix->mapping);
-    if (!rc && mj) {
-        rc = fds__cat_prepare(s->db, "INSERT INTO mappings VALUES(?,?)", &st, err);
-        if (!rc) {
-            sqlite3_bind_int64(st, 1, ix->id);
-            sqlite3_bind_text(st, 2, mj, -1, SQLITE_STATIC);
-            rc = fds__cat_step_done(s->db, st, err);
-        }
-    }
-    free(mj);
+    if (!rc)
+        rc = fds__mapping_save(ix, err);
     if (!rc)
         rc = fds__cat_commit(s->db, err);
     if (rc)

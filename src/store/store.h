@@ -102,10 +102,16 @@ typedef struct fds_store fds_store;
 typedef struct fds_index fds_index;
 
 /*
- * Open (creating if needed) the data directory `dir`: open the catalogue,
- * remove segment files it does not name, open every index and replay its
- * translog into the buffer.  Returns 0, FDS_EIO, FDS_ESQL, FDS_ECORRUPT
- * (err names the file).
+ * Open (creating if needed) the data directory `dir`: open the catalogue
+ * (migrating a schema-1 one), open every index and replay its translog
+ * into the buffer, then remove segment files and index folders no
+ * catalogue row names.  An index that fails to load (a damaged segment
+ * file, a catalogue row failing its checksum) is kept "failed"
+ * (fds_index_failure) with its files untouched.  Returns 0; FDS_ESQL when
+ * a catalogue table cannot be read to its end or its schema is newer than
+ * this build's, FDS_ENOMEM, or a translog that did not replay in full (err
+ * names index and table; start-up stops and nothing is removed); FDS_EIO
+ * when the directory cannot be created.
  */
 int fds_store_open(const char *dir, fds_store **out, fds_err *err);
 /* Stop background work, refresh nothing, close.  NULL is a no-op. */

@@ -46,6 +46,7 @@ typedef struct fds__seg {
     uint32_t max_docs_per_block;
     uint32_t copied_blocks;  /* blocks a merge copied unchanged */
     uint64_t tim_bytes;
+    int64_t max_seq;         /* highest seq_no of its docs (catalogue row) */
     fds_sidx *sidx;
     atomic_bool dropped;     /* no longer live: remove files at last unref */
 } fds__seg;

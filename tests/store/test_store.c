@@ -2,7 +2,8 @@
  * test_store.c: unit tests of src/store: settings syntax and kinds, the
  * write buffer and translog replay across a reopen, refresh, deletes and
  * replacements, merges (block copy and re-encode), orphan removal, a
- * damaged segment file, and a catalogue that cannot be read.
+ * damaged segment file, a catalogue that cannot be read, row checksums
+ * and the schema-1 migration.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -250,6 +251,176 @@ static void test_catalog_read_error(void)
     }
 }
 
+/* Run `sql` on the catalogue of `data` (the store closed).  Returns 0 or -1. */
+static int cat_sql(const char *data, const char *sql)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "cat_sql: %s: %s\n", sql, msg ? msg : "");
+    sqlite3_free(msg);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Flip bit 0 of byte `at` of column `col` (TEXT or BLOB, kept as its type)
+ * of the first row of `table` matching `where`, leaving its crc alone: a
+ * bit the disk flipped inside a record, which SQLite reads back as a
+ * value.  Returns 0 or -1. */
+static int flip_bit(const char *data, const char *table, const char *col,
+                    const char *where, int at)
+{
+    char path[4096], sql[512];
+    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql, "SELECT rowid, typeof(%s), %s FROM %s WHERE %s",
+             col, col, table, where);
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        int64_t rowid = sqlite3_column_int64(st, 0);
+        bool text = !strcmp((const char *)sqlite3_column_text(st, 1), "text");
+        int n = sqlite3_column_bytes(st, 2);
+        unsigned char *v = malloc((size_t)n + 1);
+        memcpy(v, sqlite3_column_blob(st, 2), (size_t)n);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (at < n) {
+            v[at] ^= 1;
+            snprintf(sql, sizeof sql, "UPDATE %s SET %s=? WHERE rowid=?", table, col);
+            if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+                if (text)
+                    sqlite3_bind_text(st, 1, (char *)v, n, SQLITE_STATIC);
+                else
+                    sqlite3_bind_blob(st, 1, v, n, SQLITE_STATIC);
+                sqlite3_bind_int64(st, 2, rowid);
+                rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+            }
+        }
+        free(v);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* One flipped bit in any blob the catalogue holds fails the index with a
+ * corrupt_index_exception-kind error naming the row, never wrong results
+ * (a flipped live-docs bit used to bring a deleted document back). */
+static void test_catalog_checksums(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/checksums", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    fds_settings_set(&set, "index.codec", "ZSTD", NULL);
+    ASSERT_EQ(fds_store_create_index(s, "c", &set, NULL, &e), 0);
+    ASSERT_EQ(fds_store_create_index(s, "other", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+    ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
+    fds_write_op del = {.type = FDS_OP_DELETE, .id = "0", .id_len = 1};
+    fds_write_result r;
+    ASSERT_EQ(fds_index_write(ix, &del, 1, &r, true, &e), 0);
+    ASSERT_EQ(put_docs(ix, 100, 110, false), 0); /* translog only */
+    fds_index_release(ix);
+    fds_store_close(s);
+    static const struct {
+        const char *table, *col, *where, *names;
+        int at;
+    } blobs[] = {
+        /* bit 0 of byte 0: doc 0, the deleted one, would be live again */
+        {"segments", "live", "live IS NOT NULL", "live docs", 0},
+        {"settings", "value", "key='index.codec'", "settings [index.codec]", 0},
+        {"mappings", "json", "1", "mappings", 2},
+        {"dictionaries", "bytes", "1", "dictionaries", 40},
+        {"translog", "source", "1", "translog", 3},
+        {"indices", "uuid", "name='c'", "indices", 0},
+    };
+    for (size_t b = 0; b < sizeof blobs / sizeof *blobs; b++) {
+        ASSERT_EQ(flip_bit(data, blobs[b].table, blobs[b].col, blobs[b].where,
+                           blobs[b].at), 0);
+        fds_err_clear(&e);
+        ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+        ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+        const char *why = fds_index_failure(ix);
+        if (!why)
+            fprintf(stderr, "flipped %s.%s: index not failed\n", blobs[b].table,
+                    blobs[b].col);
+        ASSERT(why != NULL);
+        ASSERT(strstr(why, blobs[b].names) && strstr(why, "checksum"));
+        fds_doc d;
+        fds_err_clear(&e);
+        ASSERT_EQ(fds_index_get(ix, "0", 1, &d, &e), FDS_ECORRUPT);
+        ASSERT_EQ(e.kind, FDS_KIND_CORRUPT);
+        fds_index_release(ix);
+        ASSERT_EQ(fds_store_get_index(s, "other", &ix, NULL), 0);
+        ASSERT(fds_index_failure(ix) == NULL);
+        fds_index_release(ix);
+        fds_store_close(s);
+        ASSERT_EQ(flip_bit(data, blobs[b].table, blobs[b].col, blobs[b].where,
+                           blobs[b].at), 0);
+        fds_err_clear(&e);
+        ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+        ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+        ASSERT(fds_index_failure(ix) == NULL);
+        ASSERT_EQ(fds_index_get(ix, "0", 1, &d, NULL), FDS_ENOTFOUND);
+        ASSERT(doc_is(ix, 1) && doc_is(ix, 109));
+        fds_index_release(ix);
+        fds_store_close(s);
+    }
+}
+
+/* A schema-1 catalogue (no crc columns) is migrated at open: every row
+ * gets its checksum and every document is there. */
+static void test_catalog_migration(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/checksums", dir);
+    ASSERT_EQ(cat_sql(data, "ALTER TABLE indices DROP COLUMN crc;"
+                            "ALTER TABLE settings DROP COLUMN crc;"
+                            "ALTER TABLE mappings DROP COLUMN crc;"
+                            "ALTER TABLE dictionaries DROP COLUMN crc;"
+                            "ALTER TABLE segments DROP COLUMN crc;"
+                            "ALTER TABLE translog DROP COLUMN crc;"
+                            "UPDATE meta SET value='1';"
+                            "PRAGMA user_version=0;"), 0);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+    ASSERT(fds_index_failure(ix) == NULL);
+    ASSERT(doc_is(ix, 1) && doc_is(ix, 99) && doc_is(ix, 109));
+    fds_index_release(ix);
+    fds_store_close(s);
+    /* checked from now on */
+    ASSERT_EQ(flip_bit(data, "segments", "live", "live IS NOT NULL", 0), 0);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+    ASSERT(fds_index_failure(ix) != NULL);
+    fds_index_release(ix);
+    fds_store_close(s);
+    /* a catalogue of a newer schema is refused, untouched */
+    ASSERT_EQ(cat_sql(data, "PRAGMA user_version=3;"), 0);
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), FDS_ESQL);
+    ASSERT(strstr(e.reason, "schema version 3") != NULL);
+}
+
 static void test_lifecycle(void)
 {
     fds_store *s;
@@ -374,6 +545,8 @@ int main(void)
     test_lifecycle();
     test_row_loop_error();
     test_catalog_read_error();
+    test_catalog_checksums();
+    test_catalog_migration();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
