@@ -105,22 +105,12 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     if (!rc) {
-        /* the merged segment takes the place of the first merged one, so
-         * doc order (newest last) is kept for id lookups */
-        fds__seg **removed = v->segs + from;
-        rc = fds__publish(ix, NULL, 0, NULL, removed, count);
-        if (!rc && merged) {
-            pthread_rwlock_wrlock(&ix->segs_lock);
-            memmove(ix->segs + from + 1, ix->segs + from,
-                    (ix->nsegs - from) * sizeof *ix->segs);
-            memmove(ix->lives + from + 1, ix->lives + from,
-                    (ix->nsegs - from) * sizeof *ix->lives);
-            ix->segs[from] = merged;
-            ix->lives[from] = NULL;
-            ix->nsegs++;
-            pthread_rwlock_unlock(&ix->segs_lock);
+        /* one step: the merged segment takes the place of the first merged
+         * one (doc order, newest last, is kept for id lookups) as the
+         * inputs leave */
+        rc = fds__publish(ix, NULL, 0, merged, v->segs + from, count);
+        if (!rc)
             merged = NULL;
-        }
     }
     if (merged) {
         atomic_store(&merged->dropped, true);

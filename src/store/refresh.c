@@ -133,9 +133,13 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     return rc;
 }
 
-/* Replace the published set: drop segments whose new live set is empty,
- * swap changed bitsets, append `added` (may be NULL).  Caller holds
- * refresh_mu; takes segs_lock. */
+/* Replace the published set in one step (one segs_lock write section, so
+ * a view sees either the old set or the new one, never a merge's inputs
+ * gone without its output): drop segments whose new live set is empty and
+ * the `nremoved` segments of `removed`, swap changed bitsets, and put
+ * `added` (may be NULL; the set takes its reference) where the first
+ * removed segment was, or at the end when none is removed.  Caller holds
+ * refresh_mu; takes segs_lock.  Returns 0 or FDS_ENOMEM (nothing changed). */
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                    fds__seg *added, fds__seg **removed, unsigned nremoved)
 {
@@ -163,6 +167,14 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                 gone = true;
         }
         if (gone) {
+            bool merged_away = false;
+            for (unsigned r = 0; r < nremoved; r++)
+                merged_away |= removed[r] == sg;
+            if (merged_away && added) { /* doc order: newest last */
+                segs[k] = added;
+                lives[k++] = NULL;
+                added = NULL;
+            }
             atomic_store(&sg->dropped, true);
             fds__seg_unref(sg);
             fds__live_unref(lv);

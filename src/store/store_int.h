@@ -228,7 +228,7 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* refresh.c: shared with merges (caller holds refresh_mu).
  * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
- * fds__publish swaps the published segment set. */
+ * fds__publish swaps the published segment set in one step. */
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                        const fds_index_settings *set, fds__seg *const *copy,
                        unsigned ncopy, bool retrain, fds__seg **out,

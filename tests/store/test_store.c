@@ -6,6 +6,8 @@
  * and the schema-1 migration.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +423,68 @@ static void test_catalog_migration(void)
     ASSERT(strstr(e.reason, "schema version 3") != NULL);
 }
 
+typedef struct merge_watch {
+    fds_index *ix;
+    atomic_bool stop;
+    atomic_long views, wrong;
+} merge_watch;
+
+/* Count the visible docs of the published set, as fast as it can. */
+static void *watch_counts(void *arg)
+{
+    merge_watch *w = arg;
+    while (!atomic_load(&w->stop)) {
+        fds_index_stats st;
+        fds_index_stats_get(w->ix, &st);
+        if (st.docs_count != 2000)
+            atomic_fetch_add(&w->wrong, 1);
+        atomic_fetch_add(&w->views, 1);
+    }
+    return NULL;
+}
+
+/* A merge swaps its inputs for its output in one step: readers counting
+ * the visible docs while merges and re-indexing run never see fewer. */
+static void test_merge_is_one_step(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/onestep", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    fds_settings_set(&set, "index.translog.durability", "async", NULL);
+    ASSERT_EQ(fds_store_create_index(s, "m", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "m", &ix, NULL), 0);
+    for (int i = 0; i < 2000; i += 100)
+        ASSERT_EQ(put_docs(ix, i, i + 100, true), 0);
+    merge_watch w = {.ix = ix};
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        pthread_create(&th[t], NULL, watch_counts, &w);
+    int merges = 0;
+    for (int round = 0; round < 100; round++) {
+        /* a new segment replacing 50 docs of older ones, then a merge */
+        int from = (round * 37) % 1950;
+        if (put_docs(ix, from, from + 50, true) ||
+            fds_index_forcemerge(ix, 1 + (unsigned)(round % 3), &e))
+            break;
+        merges++;
+    }
+    atomic_store(&w.stop, true);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    printf("one-step merge: %d merges, %ld counts, %ld short\n", merges,
+           atomic_load(&w.views), atomic_load(&w.wrong));
+    ASSERT_EQ(merges, 100);
+    ASSERT_EQ(atomic_load(&w.wrong), 0);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 static void test_lifecycle(void)
 {
     fds_store *s;
@@ -547,6 +611,7 @@ int main(void)
     test_catalog_read_error();
     test_catalog_checksums();
     test_catalog_migration();
+    test_merge_is_one_step();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
