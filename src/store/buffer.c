@@ -118,6 +118,16 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
     return 0;
 }
 
+void fds__buf_lost(fds_index *ix)
+{
+    if (!ix->failure)
+        ix->failure = strdup("out of memory putting acknowledged writes in the "
+                             "write buffer; restart to replay them from the "
+                             "translog");
+    fprintf(stderr, "fieldstore: [%s] %s\n", ix->name,
+            ix->failure ? ix->failure : "out of memory");
+}
+
 /* ---- the translog ------------------------------------------------------- */
 
 int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)

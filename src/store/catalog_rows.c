@@ -243,11 +243,14 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
                 fds__seg_unref(sg);
                 break;
             }
-            lv = fds__live_copy(NULL, sg->max_doc);
-            if (lv) {
-                memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
-                lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
+            /* (NULL would read as "all live": deleted docs back) */
+            if (!(lv = fds__live_copy(NULL, sg->max_doc))) {
+                rc = FDS_ENOMEM;
+                fds__seg_unref(sg);
+                break;
             }
+            memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
+            lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
         }
         fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
         fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);

@@ -142,7 +142,7 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     }
     /* what is left: expunge deletes, and rewrite segments written with other
      * codec settings (a codec change applies to old segments here) */
-    for (unsigned i = 0; !rc && i < ix->nsegs; i++) {
+    for (unsigned i = 0; !rc && i < ix->nsegs;) {
         const fds__seg *sg = ix->segs[i];
         bool stale = sg->codec != (uint32_t)set.codec.codec ||
                      sg->block_size != set.codec.block_size ||
@@ -151,8 +151,13 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
                        set.codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
                       sg->level != (uint32_t)set.codec.level);
         if (stale || ix->lives[i] ||
-            fds__dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes))
+            fds__dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes)) {
+            unsigned before = ix->nsegs;
             rc = merge_range(ix, i, 1, err);
+            if (ix->nsegs < before)
+                continue; /* no live docs left: the next one is now at i */
+        }
+        i++;
     }
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
@@ -163,7 +168,7 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
 void fds__index_maybe_merge(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
-    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && ix->open && !ix->failure) {
+    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && fds_index_is_open(ix)) {
         unsigned width = ix->nsegs - FDS_MERGE_SEGMENTS_MAX / 2;
         unsigned best = 0;
         uint64_t best_docs = UINT64_MAX;

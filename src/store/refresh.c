@@ -209,8 +209,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
     memset(&ix->buf, 0, sizeof ix->buf);
     ix->buf.max_seq = -1;
     fds_index_settings set = ix->settings;
-    pthread_mutex_unlock(&ix->wmu);
     ix->last_refresh_ms = fds__now_ms();
+    pthread_mutex_unlock(&ix->wmu);
 
     int rc = 0;
     fds__buffer *fz = &ix->frozen;
@@ -268,10 +268,22 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
         ix->buf = *fz;
         memset(fz, 0, sizeof *fz);
         fz->max_seq = -1;
-        for (size_t i = 0; i < newer.n; i++)
-            fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
-                    newer.docs[i].src, newer.docs[i].src_len,
-                    newer.docs[i].version, newer.docs[i].seq_no);
+        size_t i = 0;
+        for (; i < newer.n; i++)
+            if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
+                             newer.docs[i].src, newer.docs[i].src_len,
+                             newer.docs[i].version, newer.docs[i].seq_no))
+                break;
+        if (i < newer.n) {
+            /* out of memory: the buffer lacks acknowledged writes that the
+             * translog holds.  Stop the index before a refresh could trim
+             * them; a restart replays them. */
+            for (; i < newer.n; i++) {
+                free(newer.docs[i].id);
+                free(newer.docs[i].src);
+            }
+            fds__buf_lost(ix);
+        }
         free(newer.docs);
         free(newer.slots);
         pthread_mutex_unlock(&ix->wmu);

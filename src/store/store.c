@@ -220,6 +220,10 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     pthread_mutex_init(&s->db_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
     atomic_init(&s->stop, false);
+    if (!s->dir) {
+        fds_store_close(s);
+        return FDS_ENOMEM;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/indices", dir);
     int rc = mkdir_p(path) ? FDS_EIO : 0;
@@ -359,10 +363,13 @@ static int check_index_name(const char *name, fds_err *err)
 {
     size_t n = strlen(name);
     const char *why = NULL;
+    char too_long[64];
+    snprintf(too_long, sizeof too_long, "index name is too long, (> %d)",
+             FDS_INDEX_NAME_MAX);
     if (n == 0)
         why = "must not be empty";
     else if (n > FDS_INDEX_NAME_MAX)
-        why = "index name is too long, (> 255)";
+        why = too_long;
     else if (name[0] == '_' || name[0] == '-' || name[0] == '+')
         why = "must not start with '_', '-', or '+'";
     else if (!strcmp(name, ".") || !strcmp(name, ".."))
@@ -636,9 +643,10 @@ static void *background(void *arg)
             fds_index_get_settings(ix, &set);
             pthread_mutex_lock(&ix->wmu);
             bool pending = ix->buf.n > 0 && ix->open && !ix->failure;
+            int64_t last_refresh = ix->last_refresh_ms;
             pthread_mutex_unlock(&ix->wmu);
             if (pending && set.refresh_interval_ms >= 0 &&
-                now - ix->last_refresh_ms >= set.refresh_interval_ms) {
+                now - last_refresh >= set.refresh_interval_ms) {
                 fds_err err;
                 fds_err_clear(&err);
                 if (fds_index_refresh(ix, &err))

@@ -164,6 +164,10 @@ void fds__live_unref(fds__live *l);
 int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
                  size_t src_len, int64_t version, int64_t seq);
 fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
+/* The buffer lacks acknowledged writes the translog holds (out of memory):
+ * fail the index (caller holds wmu) so that no refresh trims them from the
+ * translog; a restart replays them. */
+void fds__buf_lost(fds_index *ix);
 void fds__buf_free(fds__buffer *b);
 
 /* buffer.c: the translog rows, in the caller's transaction (caller holds

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <sqlite3.h>
 
@@ -485,6 +486,198 @@ static void test_merge_is_one_step(void)
     fds_store_close(s);
 }
 
+/* Mark the oldest segment of index `name` in the catalogue of `data` fully
+ * deleted (live all zero, del_count = max_doc) with a valid row checksum:
+ * the state a segment is in after every doc of it is deleted, before a
+ * merge drops it.  Returns 0 or -1. */
+static int delete_all_of_oldest(const char *data)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *st;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "SELECT id, index_id, gen, max_doc, max_seq FROM "
+                               "segments ORDER BY gen LIMIT 1", -1, &st, NULL) ||
+        sqlite3_step(st) != SQLITE_ROW)
+        goto out;
+    int64_t id = sqlite3_column_int64(st, 0), max_doc = sqlite3_column_int64(st, 3);
+    uint8_t zero[1024] = {0};
+    size_t nb = (size_t)(max_doc + 7) / 8;
+    uint32_t crc = fds__crc_i64(0, sqlite3_column_int64(st, 1));
+    crc = fds__crc_i64(crc, sqlite3_column_int64(st, 2));
+    crc = fds__crc_i64(crc, max_doc);
+    crc = fds__crc_i64(crc, max_doc);
+    crc = fds__crc_i64(crc, sqlite3_column_int64(st, 4));
+    crc = fds__crc_bytes(crc, zero, nb);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (nb > sizeof zero ||
+        sqlite3_prepare_v2(db, "UPDATE segments SET live=?, del_count=?, crc=? "
+                               "WHERE id=?", -1, &st, NULL))
+        goto out;
+    sqlite3_bind_blob(st, 1, zero, (int)nb, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, max_doc);
+    sqlite3_bind_int64(st, 3, crc);
+    sqlite3_bind_int64(st, 4, id);
+    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+out:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* _forcemerge rewrites every segment with deletes, also the one after a
+ * segment whose rewrite left no live docs (the list shifts under the
+ * loop). */
+static void test_forcemerge_after_empty_rewrite(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/fmskip", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    ASSERT_EQ(fds_store_create_index(s, "fm", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "fm", &ix, NULL), 0);
+    ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
+    ASSERT_EQ(put_docs(ix, 100, 200, true), 0);
+    fds_write_op del = {.type = FDS_OP_DELETE, .id = "150", .id_len = 3};
+    fds_write_result r;
+    ASSERT_EQ(fds_index_write(ix, &del, 1, &r, true, &e), 0);
+    fds_index_release(ix);
+    fds_store_close(s);
+    ASSERT_EQ(delete_all_of_oldest(data), 0);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "fm", &ix, NULL), 0);
+    fds_index_stats st;
+    fds_index_stats_get(ix, &st);
+    ASSERT_EQ(st.segments, 2u);
+    ASSERT_EQ(st.docs_count, 99u);
+    ASSERT_EQ(fds_index_forcemerge(ix, 2, &e), 0);
+    fds_index_stats_get(ix, &st);
+    ASSERT_EQ(st.segments, 1u);
+    ASSERT_EQ(st.docs_count, 99u);
+    ASSERT_EQ(st.docs_deleted, 0u); /* was 1: the second segment skipped */
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
+/* A block-index entry whose offset + length wraps past 2^64 is a damaged
+ * file (the index fails), not a read far outside the mapping. */
+static void test_block_offset_wrap(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/wrap", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    ASSERT_EQ(fds_store_create_index(s, "w", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "w", &ix, NULL), 0);
+    ASSERT_EQ(put_docs(ix, 0, 10, true), 0);
+    char fdt[2048];
+    snprintf(fdt, sizeof fdt, "%s/indices/%s/seg_1.fdt", data, fds_index_uuid(ix));
+    fds_index_release(ix);
+    fds_store_close(s);
+    FILE *f = fopen(fdt, "r+b");
+    ASSERT(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    uint8_t *m = malloc((size_t)n);
+    fseek(f, 0, SEEK_SET);
+    ASSERT(fread(m, 1, (size_t)n, f) == (size_t)n);
+    uint8_t *foot = m + n - 64;
+    uint64_t index_off = 0;
+    for (int i = 0; i < 8; i++)
+        index_off |= (uint64_t)foot[i] << (8 * i);
+    /* block 0 at 2^64 - 8: offset + its length wraps to a small number */
+    for (int i = 0; i < 8; i++)
+        m[index_off + (size_t)i] = i ? 0xFF : 0xF8;
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), m + index_off,
+                      (uInt)((uint64_t)(n - 64) - index_off + 48));
+    for (int i = 0; i < 4; i++)
+        foot[48 + i] = (uint8_t)(crc >> (8 * i));
+    fseek(f, 0, SEEK_SET);
+    fwrite(m, 1, (size_t)n, f);
+    fclose(f);
+    free(m);
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "w", &ix, NULL), 0);
+    ASSERT(fds_index_failure(ix) && strstr(fds_index_failure(ix), "damaged"));
+    fds_doc d;
+    ASSERT_EQ(fds_index_get(ix, "0", 1, &d, NULL), FDS_ECORRUPT);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
+/* A delete of a missing id bumps the version (Elasticsearch), the same
+ * live and after a restart replays the translog; limits in messages are
+ * the named ones. */
+static void test_delete_missing_and_limits(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/delmissing", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    ASSERT_EQ(fds_store_create_index(s, "dm", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "dm", &ix, NULL), 0);
+    fds_write_op ops[2] = {{.type = FDS_OP_DELETE, .id = "x", .id_len = 1},
+                           {.type = FDS_OP_DELETE, .id = "y", .id_len = 1}};
+    fds_write_result r[2];
+    ASSERT_EQ(fds_index_write(ix, ops, 2, r, false, &e), 0);
+    ASSERT(!r[0].found && r[0].version == 1 && r[1].version == 1);
+    fds_write_op put = {.type = FDS_OP_INDEX, .id = "x", .id_len = 1,
+                        .src = (const uint8_t *)"{}", .src_len = 2};
+    ASSERT_EQ(fds_index_write(ix, &put, 1, r, false, &e), 0);
+    ASSERT_EQ(r[0].version, 2); /* live: after the delete's version 1 */
+    /* limits, as Elasticsearch words them, from the named constants */
+    char big[FDS_DOC_ID_MAX + 2], want[128];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    put.id = big;
+    put.id_len = strlen(big);
+    ASSERT_EQ(fds_index_write(ix, &put, 1, r, false, &e), 0);
+    ASSERT_EQ(r[0].code, FDS_EINVAL);
+    snprintf(want, sizeof want, "must be no longer than %d bytes but was: %d",
+             FDS_DOC_ID_MAX, FDS_DOC_ID_MAX + 1);
+    ASSERT(strstr(r[0].err.reason, want) != NULL);
+    big[FDS_INDEX_NAME_MAX + 1] = 0;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_create_index(s, big, &set, NULL, &e), FDS_EINVAL);
+    snprintf(want, sizeof want, "index name is too long, (> %d)", FDS_INDEX_NAME_MAX);
+    ASSERT(strstr(e.reason, want) != NULL);
+    fds_index_release(ix);
+    fds_store_close(s);
+    /* restart: the translog's tombstone of y gives the same answer */
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "dm", &ix, NULL), 0);
+    put.id = "y";
+    put.id_len = 1;
+    ASSERT_EQ(fds_index_write(ix, &put, 1, r, false, &e), 0);
+    ASSERT_EQ(r[0].version, 2);
+    fds_doc d;
+    ASSERT_EQ(fds_index_get(ix, "x", 1, &d, NULL), 0);
+    ASSERT_EQ(d.version, 2);
+    free(d.src);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 static void test_lifecycle(void)
 {
     fds_store *s;
@@ -612,6 +805,9 @@ int main(void)
     test_catalog_checksums();
     test_catalog_migration();
     test_merge_is_one_step();
+    test_forcemerge_after_empty_rewrite();
+    test_block_offset_wrap();
+    test_delete_missing_and_limits();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
