@@ -2,7 +2,7 @@
  * main.c: the `fieldstore` server.
  *
  *   fieldstore [--data DIR] [--bind ADDR] [--port N] [--threads N]
- *              [--max-body BYTES] [--port-file FILE]
+ *              [--max-body BYTES] [--port-file FILE] [--min-free-disk BYTES]
  *
  * Opens (or creates) the data directory, replays every index's translog,
  * serves the REST API until SIGINT/SIGTERM, then stops cleanly.  With
@@ -37,6 +37,9 @@ static void usage(FILE *f)
             "  --threads N        HTTP worker threads (default: CPUs)\n"
             "  --max-body BYTES   largest request body (default 104857600)\n"
             "  --port-file FILE   write the bound port to FILE once listening\n"
+            "  --min-free-disk BYTES  refuse writes (429 cluster_block_exception)\n"
+            "                     while the data directory's file system has\n"
+            "                     less free (default 0: only when it is full)\n"
             "  --help             this text\n");
 }
 
@@ -51,10 +54,12 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, 't'},
         {"max-body", required_argument, NULL, 'm'},
         {"port-file", required_argument, NULL, 'f'},
+        {"min-free-disk", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    long long min_free = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "d:b:p:t:m:f:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:b:p:t:m:f:F:h", longopts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'd': data = optarg; break;
@@ -87,6 +92,13 @@ int main(int argc, char **argv)
             break;
         }
         case 'f': port_file = optarg; break;
+        case 'F':
+            min_free = strtoll(optarg, &end, 10);
+            if (*end || min_free < 0) {
+                fprintf(stderr, "fieldstore: bad --min-free-disk [%s]\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -109,6 +121,7 @@ int main(int argc, char **argv)
                 err.reason[0] ? err.reason : "error");
         return 1;
     }
+    fds_store_set_min_free_disk(store, (uint64_t)min_free);
     fds_http_server *srv = NULL;
     if (fds_http_start(store, &opt, &srv, &err)) {
         fprintf(stderr, "fieldstore: %s\n", err.reason);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -220,6 +221,7 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     pthread_mutex_init(&s->db_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
     atomic_init(&s->stop, false);
+    atomic_init(&s->min_free, 0);
     if (!s->dir) {
         fds_store_close(s);
         return FDS_ENOMEM;
@@ -583,6 +585,33 @@ int fds__index_closed(fds_index *ix, fds_err *err)
     return rc;
 }
 
+void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes)
+{
+    atomic_store(&s->min_free, bytes);
+}
+
+bool fds__disk_low(fds_store *s)
+{
+    uint64_t floor = atomic_load(&s->min_free);
+    struct statvfs v;
+    if (!floor || statvfs(s->dir, &v) != 0)
+        return false;
+    return (uint64_t)v.f_bavail * v.f_frsize < floor;
+}
+
+int fds__index_blocked(fds_index *ix, fds_err *err)
+{
+    if (err)
+        fds_err_clear(err);
+    int rc = fds_err_setk(err, FDS_EIO, FDS_KIND_CLUSTER_BLOCK,
+                          "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk "
+                          "usage exceeded flood-stage watermark, index has "
+                          "read-only-allow-delete block];", ix->name);
+    if (err)
+        snprintf(err->index, sizeof err->index, "%s", ix->name);
+    return rc;
+}
+
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
 {
     if (ix->failure)
@@ -637,8 +666,15 @@ static void *background(void *arg)
             atomic_fetch_add(&v[i]->refs, 1);
         }
         pthread_mutex_unlock(&s->mu);
+        /* below the free-space floor: no new segment files (the writes
+         * wait in the translog, searches serve what is committed) */
+        bool low = fds__disk_low(s);
         for (size_t i = 0; v && i < n; i++) {
             fds_index *ix = v[i];
+            if (low) {
+                fds_index_release(ix);
+                continue;
+            }
             fds_index_settings set;
             fds_index_get_settings(ix, &set);
             pthread_mutex_lock(&ix->wmu);

@@ -126,6 +126,7 @@ struct fds_store {
     pthread_t bg;
     bool bg_started;
     atomic_bool stop;
+    _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
 };
 
 struct fds_index_view {
@@ -148,6 +149,12 @@ int64_t fds__now_ms(void);
 int fds__index_not_found(fds_err *err, const char *name);
 int fds__index_closed(fds_index *ix, fds_err *err);
 int fds__index_failed(fds_index *ix, fds_err *err);
+/* store.c: the free-space floor.  fds__disk_low: the data directory's file
+ * system has less free than s->min_free (false when unset or statvfs
+ * fails).  fds__index_blocked fills err (replacing what it held) with the
+ * cluster-block error of ix and returns FDS_EIO. */
+bool fds__disk_low(fds_store *s);
+int fds__index_blocked(fds_index *ix, fds_err *err);
 
 void fds__seg_unref(fds__seg *sg);
 

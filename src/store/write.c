@@ -227,6 +227,10 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                                          : fds__index_closed(ix, err);
     }
     fds_store *s = ix->st;
+    if (fds__disk_low(s)) {
+        pthread_mutex_unlock(&ix->wmu);
+        return fds__index_blocked(ix, err);
+    }
     bool durable = ix->settings.durability == FDS_DURABILITY_REQUEST;
     pthread_mutex_lock(&s->db_mu);
     int rc = fds__cat_begin(s->db, durable, err);
@@ -251,9 +255,14 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     }
     if (!rc)
         rc = fds__cat_commit(s->db, err);
+    /* nothing of the batch is durable: with the disk full, say so as
+     * Elasticsearch does (before the rollback resets the error code) */
+    bool full = rc == FDS_ESQL && sqlite3_errcode(s->db) == SQLITE_FULL;
     if (rc)
         fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
+    if (full)
+        rc = fds__index_blocked(ix, err);
     if (!rc) {
         ix->next_seq = seq;
         rc = apply_to_buffer(ix, ops, res, n);

@@ -734,6 +734,45 @@ static void test_dirty_blocks_reencoded(void)
     fds_store_close(s);
 }
 
+/* Below the free-space floor writes are refused with Elasticsearch's
+ * flood-stage block and nothing of them is kept; gets keep serving; once
+ * the floor is met again writes go through by themselves. */
+static void test_min_free_disk(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/diskfloor", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    ASSERT_EQ(fds_store_create_index(s, "full", &set, NULL, &e), 0);
+    fds_index *ix;
+    ASSERT_EQ(fds_store_get_index(s, "full", &ix, NULL), 0);
+    ASSERT_EQ(put_docs(ix, 0, 10, true), 0);
+    fds_store_set_min_free_disk(s, UINT64_MAX); /* more than any disk has */
+    fds_write_op put = {.type = FDS_OP_INDEX, .id = "new", .id_len = 3,
+                        .src = (const uint8_t *)"{}", .src_len = 2};
+    fds_write_result r;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_index_write(ix, &put, 1, &r, false, &e), FDS_EIO);
+    ASSERT_EQ(e.kind, FDS_KIND_CLUSTER_BLOCK);
+    ASSERT(!strcmp(e.reason, "index [full] blocked by: [TOO_MANY_REQUESTS/12/"
+                             "disk usage exceeded flood-stage watermark, index "
+                             "has read-only-allow-delete block];"));
+    fds_doc d;
+    ASSERT_EQ(fds_index_get(ix, "new", 3, &d, NULL), FDS_ENOTFOUND);
+    ASSERT(doc_is(ix, 9));
+    fds_store_set_min_free_disk(s, 1);
+    ASSERT_EQ(fds_index_write(ix, &put, 1, &r, true, &e), 0);
+    ASSERT_EQ(r.code, 0);
+    ASSERT_EQ(fds_index_get(ix, "new", 3, &d, NULL), 0);
+    free(d.src);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 static void test_lifecycle(void)
 {
     fds_store *s;
@@ -865,6 +904,7 @@ int main(void)
     test_block_offset_wrap();
     test_delete_missing_and_limits();
     test_dirty_blocks_reencoded();
+    test_min_free_disk();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
