@@ -2,8 +2,10 @@
  * test_store.c: unit tests of src/store: settings syntax and kinds, the
  * write buffer and translog replay across a reopen, refresh, deletes and
  * replacements, merges (block copy and re-encode), orphan removal, a
- * damaged segment file, a catalogue that cannot be read, row checksums
- * and the schema-1 migration.
+ * damaged segment file, a catalogue that cannot be read, row checksums and
+ * the schema-1 migration, merges published in one step, _forcemerge after
+ * an emptied segment, a wrapping block offset, deletes of missing ids,
+ * re-encoding of incomplete blocks, and the free-space floor.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -123,6 +125,50 @@ static bool doc_is(fds_index *ix, int i)
     return ok;
 }
 
+/* A fresh store in dir/`sub` (the path written to data, 1024 bytes) with
+ * index `name` of default settings plus `key` = `value` (key may be NULL);
+ * on success *s and *ix are open (release and close them).  Returns 0 or
+ * the FDS_E* code of the step that failed. */
+static int store_with_index(const char *sub, char *data, const char *name,
+                            const char *key, const char *value,
+                            fds_store **s, fds_index **ix)
+{
+    snprintf(data, 1024, "%.900s/%s", dir, sub);
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds_store_open(data, s, &e);
+    if (rc)
+        return rc;
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    if (key)
+        rc = fds_settings_set(&set, key, value, &e);
+    if (!rc)
+        rc = fds_store_create_index(*s, name, &set, NULL, &e);
+    if (!rc)
+        rc = fds_store_get_index(*s, name, ix, NULL);
+    if (rc) {
+        fds_store_close(*s);
+        *s = NULL;
+    }
+    return rc;
+}
+
+/* Open the store in `data` again and get index `name`.  Returns 0 or the
+ * FDS_E* code (then *s is closed). */
+static int reopen(const char *data, const char *name, fds_store **s,
+                  fds_index **ix)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds_store_open(data, s, &e);
+    if (!rc && (rc = fds_store_get_index(*s, name, ix, NULL))) {
+        fds_store_close(*s);
+        *s = NULL;
+    }
+    return rc;
+}
+
 /* Files in `path` (a folder), or -1 when it does not exist. */
 static int count_files(const char *path)
 {
@@ -137,15 +183,26 @@ static int count_files(const char *path)
     return n;
 }
 
+/* The catalogue of the (closed) store in `data`, its path written to
+ * path[4096]; NULL when SQLite cannot open it. */
+static sqlite3 *cat_open(const char *data, char *path)
+{
+    snprintf(path, 4096, "%s/catalog.sqlite", data);
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) == SQLITE_OK)
+        return db;
+    sqlite3_close(db);
+    return NULL;
+}
+
 /* XOR the b-tree page-type byte of `table`'s root page in the catalogue of
  * `data` with 0xFF (twice restores it): every read of that table then ends
  * in SQLITE_CORRUPT, as a bad sector would.  Returns 0 or -1. */
 static int damage_table(const char *data, const char *table)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
-    sqlite3 *db;
-    if (sqlite3_open(path, &db) != SQLITE_OK)
+    sqlite3 *db = cat_open(data, path);
+    if (!db)
         return -1;
     sqlite3_stmt *st;
     long root = -1, psize = -1;
@@ -208,17 +265,14 @@ static void test_row_loop_error(void)
 static void test_catalog_read_error(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/unreadable", dir);
     fds_store *s;
+    fds_index *ix;
+    ASSERT_EQ(store_with_index("unreadable", data, "a", NULL, NULL, &s, &ix), 0);
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
     fds_index_settings set;
     fds_index_settings_default(&set);
-    ASSERT_EQ(fds_store_create_index(s, "a", &set, NULL, &e), 0);
     ASSERT_EQ(fds_store_create_index(s, "b", &set, NULL, &e), 0);
-    fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "a", &ix, NULL), 0);
     ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
     ASSERT_EQ(put_docs(ix, 100, 150, false), 0); /* translog only */
     char folder[4096];
@@ -259,9 +313,8 @@ static void test_catalog_read_error(void)
 static int cat_sql(const char *data, const char *sql)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
-    sqlite3 *db;
-    if (sqlite3_open(path, &db) != SQLITE_OK)
+    sqlite3 *db = cat_open(data, path);
+    if (!db)
         return -1;
     char *msg = NULL;
     int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
@@ -322,18 +375,15 @@ static int flip_bit(const char *data, const char *table, const char *col,
 static void test_catalog_checksums(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/checksums", dir);
     fds_store *s;
+    fds_index *ix;
+    ASSERT_EQ(store_with_index("checksums", data, "c", "index.codec", "ZSTD", &s,
+                               &ix), 0);
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
     fds_index_settings set;
     fds_index_settings_default(&set);
-    fds_settings_set(&set, "index.codec", "ZSTD", NULL);
-    ASSERT_EQ(fds_store_create_index(s, "c", &set, NULL, &e), 0);
     ASSERT_EQ(fds_store_create_index(s, "other", &set, NULL, &e), 0);
-    fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
     ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
     fds_write_op del = {.type = FDS_OP_DELETE, .id = "0", .id_len = 1};
     fds_write_result r;
@@ -356,9 +406,7 @@ static void test_catalog_checksums(void)
     for (size_t b = 0; b < sizeof blobs / sizeof *blobs; b++) {
         ASSERT_EQ(flip_bit(data, blobs[b].table, blobs[b].col, blobs[b].where,
                            blobs[b].at), 0);
-        fds_err_clear(&e);
-        ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-        ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+        ASSERT_EQ(reopen(data, "c", &s, &ix), 0);
         const char *why = fds_index_failure(ix);
         if (!why)
             fprintf(stderr, "flipped %s.%s: index not failed\n", blobs[b].table,
@@ -376,9 +424,7 @@ static void test_catalog_checksums(void)
         fds_store_close(s);
         ASSERT_EQ(flip_bit(data, blobs[b].table, blobs[b].col, blobs[b].where,
                            blobs[b].at), 0);
-        fds_err_clear(&e);
-        ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-        ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+        ASSERT_EQ(reopen(data, "c", &s, &ix), 0);
         ASSERT(fds_index_failure(ix) == NULL);
         ASSERT_EQ(fds_index_get(ix, "0", 1, &d, NULL), FDS_ENOTFOUND);
         ASSERT(doc_is(ix, 1) && doc_is(ix, 109));
@@ -402,24 +448,21 @@ static void test_catalog_migration(void)
                             "UPDATE meta SET value='1';"
                             "PRAGMA user_version=0;"), 0);
     fds_store *s;
-    fds_err e;
-    fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
     fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+    ASSERT_EQ(reopen(data, "c", &s, &ix), 0);
     ASSERT(fds_index_failure(ix) == NULL);
     ASSERT(doc_is(ix, 1) && doc_is(ix, 99) && doc_is(ix, 109));
     fds_index_release(ix);
     fds_store_close(s);
     /* checked from now on */
     ASSERT_EQ(flip_bit(data, "segments", "live", "live IS NOT NULL", 0), 0);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "c", &ix, NULL), 0);
+    ASSERT_EQ(reopen(data, "c", &s, &ix), 0);
     ASSERT(fds_index_failure(ix) != NULL);
     fds_index_release(ix);
     fds_store_close(s);
     /* a catalogue of a newer schema is refused, untouched */
     ASSERT_EQ(cat_sql(data, "PRAGMA user_version=3;"), 0);
+    fds_err e;
     fds_err_clear(&e);
     ASSERT_EQ(fds_store_open(data, &s, &e), FDS_ESQL);
     ASSERT(strstr(e.reason, "schema version 3") != NULL);
@@ -450,17 +493,12 @@ static void *watch_counts(void *arg)
 static void test_merge_is_one_step(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/onestep", dir);
     fds_store *s;
+    fds_index *ix;
+    ASSERT_EQ(store_with_index("onestep", data, "m", "index.translog.durability",
+                               "async", &s, &ix), 0);
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    fds_index_settings set;
-    fds_index_settings_default(&set);
-    fds_settings_set(&set, "index.translog.durability", "async", NULL);
-    ASSERT_EQ(fds_store_create_index(s, "m", &set, NULL, &e), 0);
-    fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "m", &ix, NULL), 0);
     for (int i = 0; i < 2000; i += 100)
         ASSERT_EQ(put_docs(ix, i, i + 100, true), 0);
     merge_watch w = {.ix = ix};
@@ -494,9 +532,8 @@ static void test_merge_is_one_step(void)
 static int delete_all_of_oldest(const char *data)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/catalog.sqlite", data);
-    sqlite3 *db;
-    if (sqlite3_open(path, &db) != SQLITE_OK)
+    sqlite3 *db = cat_open(data, path);
+    if (!db)
         return -1;
     sqlite3_stmt *st;
     int rc = -1;
@@ -536,16 +573,11 @@ out:
 static void test_forcemerge_after_empty_rewrite(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/fmskip", dir);
     fds_store *s;
+    fds_index *ix;
+    ASSERT_EQ(store_with_index("fmskip", data, "fm", NULL, NULL, &s, &ix), 0);
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    fds_index_settings set;
-    fds_index_settings_default(&set);
-    ASSERT_EQ(fds_store_create_index(s, "fm", &set, NULL, &e), 0);
-    fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "fm", &ix, NULL), 0);
     ASSERT_EQ(put_docs(ix, 0, 100, true), 0);
     ASSERT_EQ(put_docs(ix, 100, 200, true), 0);
     fds_write_op del = {.type = FDS_OP_DELETE, .id = "150", .id_len = 3};
@@ -554,8 +586,7 @@ static void test_forcemerge_after_empty_rewrite(void)
     fds_index_release(ix);
     fds_store_close(s);
     ASSERT_EQ(delete_all_of_oldest(data), 0);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "fm", &ix, NULL), 0);
+    ASSERT_EQ(reopen(data, "fm", &s, &ix), 0);
     fds_index_stats st;
     fds_index_stats_get(ix, &st);
     ASSERT_EQ(st.segments, 2u);
@@ -574,16 +605,9 @@ static void test_forcemerge_after_empty_rewrite(void)
 static void test_block_offset_wrap(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/wrap", dir);
     fds_store *s;
-    fds_err e;
-    fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    fds_index_settings set;
-    fds_index_settings_default(&set);
-    ASSERT_EQ(fds_store_create_index(s, "w", &set, NULL, &e), 0);
     fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "w", &ix, NULL), 0);
+    ASSERT_EQ(store_with_index("wrap", data, "w", NULL, NULL, &s, &ix), 0);
     ASSERT_EQ(put_docs(ix, 0, 10, true), 0);
     char fdt[2048];
     snprintf(fdt, sizeof fdt, "%s/indices/%s/seg_1.fdt", data, fds_index_uuid(ix));
@@ -611,9 +635,7 @@ static void test_block_offset_wrap(void)
     fwrite(m, 1, (size_t)n, f);
     fclose(f);
     free(m);
-    fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "w", &ix, NULL), 0);
+    ASSERT_EQ(reopen(data, "w", &s, &ix), 0);
     ASSERT(fds_index_failure(ix) && strstr(fds_index_failure(ix), "damaged"));
     fds_doc d;
     ASSERT_EQ(fds_index_get(ix, "0", 1, &d, NULL), FDS_ECORRUPT);
@@ -627,16 +649,13 @@ static void test_block_offset_wrap(void)
 static void test_delete_missing_and_limits(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/delmissing", dir);
     fds_store *s;
+    fds_index *ix;
+    ASSERT_EQ(store_with_index("delmissing", data, "dm", NULL, NULL, &s, &ix), 0);
     fds_err e;
     fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
     fds_index_settings set;
     fds_index_settings_default(&set);
-    ASSERT_EQ(fds_store_create_index(s, "dm", &set, NULL, &e), 0);
-    fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "dm", &ix, NULL), 0);
     fds_write_op ops[2] = {{.type = FDS_OP_DELETE, .id = "x", .id_len = 1},
                            {.type = FDS_OP_DELETE, .id = "y", .id_len = 1}};
     fds_write_result r[2];
@@ -665,8 +684,7 @@ static void test_delete_missing_and_limits(void)
     fds_index_release(ix);
     fds_store_close(s);
     /* restart: the translog's tombstone of y gives the same answer */
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    ASSERT_EQ(fds_store_get_index(s, "dm", &ix, NULL), 0);
+    ASSERT_EQ(reopen(data, "dm", &s, &ix), 0);
     put.id = "y";
     put.id_len = 1;
     ASSERT_EQ(fds_index_write(ix, &put, 1, r, false, &e), 0);
@@ -740,16 +758,10 @@ static void test_dirty_blocks_reencoded(void)
 static void test_min_free_disk(void)
 {
     char data[1024];
-    snprintf(data, sizeof data, "%.900s/diskfloor", dir);
     fds_store *s;
-    fds_err e;
-    fds_err_clear(&e);
-    ASSERT_EQ(fds_store_open(data, &s, &e), 0);
-    fds_index_settings set;
-    fds_index_settings_default(&set);
-    ASSERT_EQ(fds_store_create_index(s, "full", &set, NULL, &e), 0);
     fds_index *ix;
-    ASSERT_EQ(fds_store_get_index(s, "full", &ix, NULL), 0);
+    ASSERT_EQ(store_with_index("diskfloor", data, "full", NULL, NULL, &s, &ix), 0);
+    fds_err e;
     ASSERT_EQ(put_docs(ix, 0, 10, true), 0);
     fds_store_set_min_free_disk(s, UINT64_MAX); /* more than any disk has */
     fds_write_op put = {.type = FDS_OP_INDEX, .id = "new", .id_len = 3,
