@@ -21,6 +21,7 @@
 
 #include "catalog.h"
 #include "store.h"
+#include "store_int.h" /* the catalogue connection, for SQLITE_FULL */
 
 static int failures;
 #define ASSERT(c)                                                            \
@@ -780,6 +781,35 @@ static void test_min_free_disk(void)
     ASSERT_EQ(fds_index_write(ix, &put, 1, &r, true, &e), 0);
     ASSERT_EQ(r.code, 0);
     ASSERT_EQ(fds_index_get(ix, "new", 3, &d, NULL), 0);
+    free(d.src);
+    /* no floor, and the catalogue cannot grow (SQLite's max_page_count
+     * gives the SQLITE_FULL of a full disk): the same block, nothing kept */
+    fds_store_set_min_free_disk(s, 0);
+    sqlite3_int64 pages = 0;
+    sqlite3_stmt *st;
+    ASSERT_EQ(sqlite3_prepare_v2(s->db, "PRAGMA page_count", -1, &st, NULL), 0);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        pages = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count=%lld", (long long)pages);
+    ASSERT_EQ(sqlite3_exec(s->db, sql, NULL, NULL, NULL), 0);
+    static char big[1 << 20];
+    memset(big, 'x', sizeof big);
+    memcpy(big, "{\"b\":\"", 6);
+    memcpy(big + sizeof big - 2, "\"}", 2);
+    put = (fds_write_op){.type = FDS_OP_INDEX, .id = "big", .id_len = 3,
+                         .src = (const uint8_t *)big, .src_len = sizeof big};
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_index_write(ix, &put, 1, &r, false, &e), FDS_EIO);
+    ASSERT_EQ(e.kind, FDS_KIND_CLUSTER_BLOCK);
+    ASSERT_EQ(fds_index_get(ix, "big", 3, &d, NULL), FDS_ENOTFOUND);
+    ASSERT_EQ(sqlite3_exec(s->db, "PRAGMA max_page_count=4294967294", NULL, NULL,
+                           NULL), 0);
+    ASSERT_EQ(fds_index_write(ix, &put, 1, &r, false, &e), 0);
+    ASSERT_EQ(r.code, 0);
+    ASSERT_EQ(fds_index_get(ix, "big", 3, &d, NULL), 0);
+    ASSERT_EQ(d.src_len, sizeof big);
     free(d.src);
     fds_index_release(ix);
     fds_store_close(s);
