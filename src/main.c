@@ -5,7 +5,7 @@
  *              [--max-body BYTES] [--port-file FILE] [--tls-cert FILE
  *              --tls-key FILE] [--users FILE] [--head-timeout S]
  *              [--min-body-rate BYTES] [--max-connections N]
- *              [--max-connections-per-ip N]
+ *              [--max-connections-per-ip N] [--min-free-disk BYTES]
  *
  * Takes DATA/node.lock (one server per data directory), raises the soft
  * RLIMIT_NOFILE to the hard limit (every connection is a descriptor),
@@ -125,6 +125,9 @@ static void usage(FILE *f)
             "  --min-body-rate B  least average body rate, bytes/s (default %u)\n"
             "  --max-connections N  connections before new ones get 429 (default %u)\n"
             "  --max-connections-per-ip N  the same per client address (default %u)\n"
+            "  --min-free-disk BYTES  refuse writes (429 cluster_block_exception)\n"
+            "                     while the data directory's file system has\n"
+            "                     less free (default 0: only when it is full)\n"
             "  --help             this text\n",
             FDS_HTTP_HEAD_TIMEOUT_S, FDS_HTTP_MIN_BODY_RATE, FDS_HTTP_MAX_CONNECTIONS,
             FDS_HTTP_MAX_PER_IP);
@@ -148,8 +151,10 @@ int main(int argc, char **argv)
         {"min-body-rate", required_argument, NULL, 'R'},
         {"max-connections", required_argument, NULL, 'N'},
         {"max-connections-per-ip", required_argument, NULL, 'I'},
+        {"min-free-disk", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    long long min_free = 0;
     int c;
     while ((c = getopt_long(argc, argv, "d:b:p:t:m:f:h", longopts, NULL)) != -1) {
         char *end = NULL;
@@ -203,6 +208,13 @@ int main(int argc, char **argv)
                 opt.max_per_ip = (unsigned)v;
             break;
         }
+        case 'F':
+            min_free = strtoll(optarg, &end, 10);
+            if (*end || min_free < 0) {
+                fprintf(stderr, "fieldstore: bad --min-free-disk [%s]\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -234,6 +246,7 @@ int main(int argc, char **argv)
                 err.reason[0] ? err.reason : "error");
         return 1;
     }
+    fds_store_set_min_free_disk(store, (uint64_t)min_free);
     fds_http_server *srv = NULL;
     if (fds_http_start(store, &opt, &srv, &err)) {
         fprintf(stderr, "fieldstore: %s\n", err.reason);

@@ -7,9 +7,11 @@
  * lookups: FNV-1a, open addressing with linear probing, at most half full.
  *
  * The translog is the durable twin of the buffer: one catalogue row per
- * accepted operation, translog(index_id, seq, op, doc_id, version, source)
- * with op an fds_op_type, doc_id the id bytes and source the document bytes
- * verbatim (NULL for a delete).  Rows are appended by the write path in its
+ * accepted operation, translog(index_id, seq, op, doc_id, version, source,
+ * crc) with op an fds_op_type, doc_id the id bytes, source the document
+ * bytes verbatim (NULL for a delete) and crc the row checksum of catalog.c
+ * over the other six columns; a row failing it at replay fails the index
+ * (FDS_ECORRUPT) instead of replaying a damaged document.  Rows are appended by the write path in its
  * transaction, replayed into the buffer at start-up, and dropped up to a
  * segment's highest seq_no in the refresh transaction that registers it.
  */
@@ -116,11 +118,21 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
     return 0;
 }
 
+void fds__buf_lost(fds_index *ix)
+{
+    if (!ix->failure)
+        ix->failure = strdup("out of memory putting acknowledged writes in the "
+                             "write buffer; restart to replay them from the "
+                             "translog");
+    fprintf(stderr, "fieldstore: [%s] %s\n", ix->name,
+            ix->failure ? ix->failure : "out of memory");
+}
+
 /* ---- the translog ------------------------------------------------------- */
 
 int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)
 {
-    return fds__cat_prepare(db, "INSERT INTO translog VALUES(?,?,?,?,?,?)", ins,
+    return fds__cat_prepare(db, "INSERT INTO translog VALUES(?,?,?,?,?,?,?)", ins,
                             err);
 }
 
@@ -129,15 +141,25 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
                          const fds_write_result *r, fds_err *err)
 {
     sqlite3_reset(ins);
+    size_t idl = strlen(r->id);
+    const void *src = op->type == FDS_OP_DELETE ? NULL
+                      : op->src ? (const void *)op->src : "";
+    uint32_t crc = fds__crc_i64(0, index_id);
+    crc = fds__crc_i64(crc, seq);
+    crc = fds__crc_i64(crc, op->type);
+    crc = fds__crc_bytes(crc, r->id, idl);
+    crc = fds__crc_i64(crc, r->version);
+    crc = fds__crc_bytes(crc, src, src ? op->src_len : 0);
     sqlite3_bind_int64(ins, 1, index_id);
     sqlite3_bind_int64(ins, 2, seq);
     sqlite3_bind_int(ins, 3, op->type);
-    sqlite3_bind_blob(ins, 4, r->id, (int)strlen(r->id), SQLITE_STATIC);
+    sqlite3_bind_blob(ins, 4, r->id, (int)idl, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 5, r->version);
-    if (op->type == FDS_OP_DELETE)
+    if (!src)
         sqlite3_bind_null(ins, 6);
     else
-        sqlite3_bind_blob(ins, 6, op->src, (int)op->src_len, SQLITE_STATIC);
+        sqlite3_bind_blob(ins, 6, src, (int)op->src_len, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 7, crc);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "translog: %s",
                             sqlite3_errmsg(db));
@@ -149,18 +171,29 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
 {
     sqlite3_stmt *st;
     int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source "
-                                      "FROM translog WHERE index_id=? ORDER BY seq",
-                               &st, err)))
+    if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source, "
+                                      FDS_CRC_COLS_TRANSLOG ", crc FROM translog "
+                                      "WHERE index_id=? ORDER BY seq", &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "translog", err)) == 1) {
+        if (!fds__cat_row_ok(st, 5, FDS_CRC_NCOLS_TRANSLOG)) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] translog entry seq_no [%lld] fails its "
+                              "checksum (damaged catalogue); not replayed, "
+                              "nothing removed", ix->name,
+                              (long long)sqlite3_column_int64(st, 0));
+            break;
+        }
         size_t il = (size_t)sqlite3_column_bytes(st, 2);
         size_t sl = (size_t)sqlite3_column_bytes(st, 4);
         char *id = malloc(il + 1);
         uint8_t *src = NULL;
-        if (id)
+        if (id) {
             memcpy(id, sqlite3_column_blob(st, 2), il);
+            id[il] = 0;
+        }
         if (sqlite3_column_int(st, 1) != FDS_OP_DELETE) {
             src = malloc(sl + 1);
             if (src && sl)
@@ -175,7 +208,12 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
         rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
                      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0));
     }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "translog of [%s]: out of "
+                     "memory replaying it into the write buffer", ix->name);
     return rc;
 }
 

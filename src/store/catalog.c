@@ -2,23 +2,45 @@
  * catalog.c: the SQLite catalogue (DESIGN.md §4), the commit point of
  * fieldstore.  WAL mode; one connection guarded by fds_store.db_mu.
  *
- * Schema (version 1):
- *   indices(id, name UNIQUE, uuid, created_ms, open, next_seq, next_gen)
- *   settings(index_id, key, value)           one row per index.* setting
- *   mappings(index_id, json)                 src/query's mapping JSON
- *   dictionaries(id, index_id, codec, raw_len, sample_bytes, bytes)
+ * Schema (version 2, PRAGMA user_version):
+ *   indices(id, name UNIQUE, uuid, created_ms, open, next_seq, next_gen, crc)
+ *   settings(index_id, key, value, crc)      one row per index.* setting
+ *   mappings(index_id, json, crc)            src/query's mapping JSON
+ *   dictionaries(id, index_id, codec, raw_len, sample_bytes, bytes, crc)
  *                                            bytes: a zstd frame
- *   segments(id, index_id, gen, max_doc, live, del_count, max_seq)
- *   translog(index_id, seq, op, doc_id, version, source)
+ *   segments(id, index_id, gen, max_doc, live, del_count, max_seq, crc)
+ *   translog(index_id, seq, op, doc_id, version, source, crc)
+ *
+ * Row checksums: `crc` is the CRC-32C (fds_crc32c) of the row's columns
+ * listed by the FDS_CRC_COLS_* macros of catalog.h, in that order, each
+ * encoded as (fds__crc_i64 / fds__crc_bytes):
+ *   INTEGER      'i' then 8 bytes little-endian
+ *   TEXT, BLOB   'b' then the length as 8 bytes little-endian, then the bytes
+ *   NULL         'n'
+ * SQLite checks its own pages only in part (a flipped bit inside a record
+ * reads back as a different value); this makes a damaged live-docs bitset,
+ * dictionary, mapping, segment row, setting or translog entry an error
+ * naming the row instead of wrong results.  The counters of `indices`
+ * (open, next_seq, next_gen) are rewritten by every write batch and are not
+ * covered; start-up raises next_seq and next_gen past what the segments and
+ * translog hold.
+ *
+ * A version-1 catalogue (no crc columns, user_version 0) is migrated at
+ * open in one transaction: the columns are added and each row's checksum is
+ * computed from the values it holds then (say so on stderr).
  *
  * A refresh or merge changes segments, live docs and the translog in one
  * transaction (fds__cat_begin / fds__cat_commit).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "catalog.h"
+#include "codec.h"
+
+#define SCHEMA_VERSION 2
 
 static const char *SCHEMA =
     /* pages freed when translog rows are dropped return to the file system
@@ -27,24 +49,155 @@ static const char *SCHEMA =
     "PRAGMA auto_vacuum=INCREMENTAL;"
     "PRAGMA journal_mode=WAL;"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
-    "INSERT OR IGNORE INTO meta VALUES('schema_version','1');"
     "CREATE TABLE IF NOT EXISTS indices(id INTEGER PRIMARY KEY, name TEXT "
     "UNIQUE NOT NULL, uuid TEXT NOT NULL, created_ms INTEGER NOT NULL, open "
     "INTEGER NOT NULL DEFAULT 1, next_seq INTEGER NOT NULL DEFAULT 0, next_gen "
-    "INTEGER NOT NULL DEFAULT 1);"
+    "INTEGER NOT NULL DEFAULT 1, crc INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS settings(index_id INTEGER NOT NULL, key TEXT "
-    "NOT NULL, value TEXT NOT NULL, PRIMARY KEY(index_id, key));"
+    "NOT NULL, value TEXT NOT NULL, crc INTEGER NOT NULL DEFAULT 0, "
+    "PRIMARY KEY(index_id, key));"
     "CREATE TABLE IF NOT EXISTS mappings(index_id INTEGER PRIMARY KEY, json "
-    "TEXT NOT NULL);"
+    "TEXT NOT NULL, crc INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS dictionaries(id INTEGER PRIMARY KEY, index_id "
     "INTEGER NOT NULL, codec INTEGER NOT NULL, raw_len INTEGER NOT NULL, "
-    "sample_bytes INTEGER NOT NULL, bytes BLOB NOT NULL);"
+    "sample_bytes INTEGER NOT NULL, bytes BLOB NOT NULL, crc INTEGER NOT NULL "
+    "DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS segments(id INTEGER PRIMARY KEY, index_id "
     "INTEGER NOT NULL, gen INTEGER NOT NULL, max_doc INTEGER NOT NULL, live "
-    "BLOB, del_count INTEGER NOT NULL DEFAULT 0, max_seq INTEGER NOT NULL);"
+    "BLOB, del_count INTEGER NOT NULL DEFAULT 0, max_seq INTEGER NOT NULL, "
+    "crc INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS translog(index_id INTEGER NOT NULL, seq "
     "INTEGER NOT NULL, op INTEGER NOT NULL, doc_id BLOB NOT NULL, version "
-    "INTEGER NOT NULL, source BLOB, PRIMARY KEY(index_id, seq));";
+    "INTEGER NOT NULL, source BLOB, crc INTEGER NOT NULL DEFAULT 0, "
+    "PRIMARY KEY(index_id, seq));"
+    "INSERT OR REPLACE INTO meta VALUES('schema_version','2');"
+    "PRAGMA user_version=2;";
+
+/* The tables of schema 1 and the columns their checksum covers. */
+static const struct {
+    const char *table, *cols;
+    int ncols;
+} CRC_TABLES[] = {
+    {"indices", FDS_CRC_COLS_INDICES, FDS_CRC_NCOLS_INDICES},
+    {"settings", FDS_CRC_COLS_SETTINGS, FDS_CRC_NCOLS_SETTINGS},
+    {"mappings", FDS_CRC_COLS_MAPPINGS, FDS_CRC_NCOLS_MAPPINGS},
+    {"dictionaries", FDS_CRC_COLS_DICTIONARIES, FDS_CRC_NCOLS_DICTIONARIES},
+    {"segments", FDS_CRC_COLS_SEGMENTS, FDS_CRC_NCOLS_SEGMENTS},
+    {"translog", FDS_CRC_COLS_TRANSLOG, FDS_CRC_NCOLS_TRANSLOG},
+};
+
+uint32_t fds__crc_i64(uint32_t crc, int64_t v)
+{
+    uint8_t b[9] = {'i'};
+    for (int i = 0; i < 8; i++)
+        b[1 + i] = (uint8_t)((uint64_t)v >> (8 * i));
+    return fds_crc32c(crc, b, sizeof b);
+}
+
+uint32_t fds__crc_bytes(uint32_t crc, const void *p, size_t n)
+{
+    if (!p)
+        return fds_crc32c(crc, "n", 1);
+    uint8_t b[9] = {'b'};
+    for (int i = 0; i < 8; i++)
+        b[1 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+    crc = fds_crc32c(crc, b, sizeof b);
+    return n ? fds_crc32c(crc, p, n) : crc;
+}
+
+uint32_t fds__cat_row_crc(sqlite3_stmt *st, int first, int n)
+{
+    uint32_t crc = 0;
+    for (int c = first; c < first + n; c++)
+        switch (sqlite3_column_type(st, c)) {
+        case SQLITE_INTEGER:
+            crc = fds__crc_i64(crc, sqlite3_column_int64(st, c));
+            break;
+        case SQLITE_NULL:
+            crc = fds__crc_bytes(crc, NULL, 0);
+            break;
+        default: { /* TEXT and BLOB alike: the bytes as stored */
+            const void *p = sqlite3_column_blob(st, c);
+            size_t len = (size_t)sqlite3_column_bytes(st, c);
+            crc = fds__crc_bytes(crc, p ? p : "", len);
+        }
+        }
+    return crc;
+}
+
+bool fds__cat_row_ok(sqlite3_stmt *st, int first, int n)
+{
+    return sqlite3_column_type(st, first + n) == SQLITE_INTEGER &&
+           (uint64_t)sqlite3_column_int64(st, first + n) ==
+               fds__cat_row_crc(st, first, n);
+}
+
+/* Schema 1 -> 2: add the crc columns and checksum every row as it is now. */
+static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
+{
+    int rc = fds__cat_exec(db, "BEGIN IMMEDIATE", err);
+    size_t rows = 0;
+    for (size_t t = 0; !rc && t < sizeof CRC_TABLES / sizeof *CRC_TABLES; t++) {
+        char sql[512];
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN crc INTEGER NOT "
+                                  "NULL DEFAULT 0", CRC_TABLES[t].table);
+        if ((rc = fds__cat_exec(db, sql, err)))
+            break;
+        sqlite3_stmt *sel = NULL, *upd = NULL;
+        snprintf(sql, sizeof sql, "SELECT rowid, %s FROM %s", CRC_TABLES[t].cols,
+                 CRC_TABLES[t].table);
+        rc = fds__cat_prepare(db, sql, &sel, err);
+        snprintf(sql, sizeof sql, "UPDATE %s SET crc=? WHERE rowid=?",
+                 CRC_TABLES[t].table);
+        if (!rc)
+            rc = fds__cat_prepare(db, sql, &upd, err);
+        int row = 0;
+        while (!rc && (row = fds__cat_row(db, sel, CRC_TABLES[t].table, err)) == 1) {
+            sqlite3_reset(upd);
+            sqlite3_bind_int64(upd, 1, fds__cat_row_crc(sel, 1, CRC_TABLES[t].ncols));
+            sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+            if (sqlite3_step(upd) != SQLITE_DONE)
+                rc = fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                                  "catalogue: %s", sqlite3_errmsg(db));
+            rows++;
+        }
+        if (!rc && row < 0)
+            rc = row;
+        sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
+    }
+    if (!rc)
+        rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
+                               "('schema_version','2'); PRAGMA user_version=2;"
+                               "COMMIT", err);
+    if (rc) {
+        fds__cat_rollback(db);
+        return rc;
+    }
+    fprintf(stderr, "fieldstore: catalogue [%s] migrated from schema 1 to %d: "
+                    "row checksums added to %zu rows\n", path, SCHEMA_VERSION,
+            rows);
+    return 0;
+}
+
+/* The catalogue's schema version: PRAGMA user_version, or 1 for a
+ * catalogue made before it was set (it has a meta table), 0 for a new
+ * file.  -1 when it cannot be read. */
+static int schema_version(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int v = -1;
+    if (sqlite3_prepare_v2(db, "SELECT (SELECT user_version FROM "
+                               "pragma_user_version), EXISTS(SELECT 1 FROM "
+                               "sqlite_master WHERE name='meta')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int(st, 0) ? sqlite3_column_int(st, 0)
+                                      : sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    return v;
+}
 
 int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
 {
@@ -56,6 +209,23 @@ int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
     if (rc != SQLITE_OK)
         goto fail;
     sqlite3_busy_timeout(db, 5000);
+    int ver = schema_version(db);
+    if (ver < 0 || ver > SCHEMA_VERSION) {
+        if (ver < 0)
+            fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "cannot read the "
+                         "schema version of catalogue [%s]: %s", path,
+                         sqlite3_errmsg(db));
+        else
+            fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "catalogue [%s] has "
+                         "schema version %d; this build reads versions up to "
+                         "%d", path, ver, SCHEMA_VERSION);
+        sqlite3_close(db);
+        return FDS_ESQL;
+    }
+    if (ver == 1 && (rc = migrate_v1(db, path, err))) {
+        sqlite3_close(db);
+        return rc;
+    }
     char *msg = NULL;
     rc = sqlite3_exec(db, SCHEMA, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
@@ -112,6 +282,18 @@ int fds__cat_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
         return 0;
     return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
                         "catalogue: %s (%s)", sqlite3_errmsg(db), sql);
+}
+
+int fds__cat_row(sqlite3 *db, sqlite3_stmt *st, const char *what, fds_err *err)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                        "catalogue: cannot read table [%s]: %s (%s)", what,
+                        sqlite3_errmsg(db), sqlite3_errstr(rc));
 }
 
 int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err)

@@ -5,11 +5,14 @@
  * db_mu) and loaded at start-up.  The schema and the SQLite helpers are in
  * catalog.c.
  *
- * Rows: settings(index_id, key, value), one per index.* setting as text
- * (fds_settings_to_kv); mappings(index_id, json); segments(id, index_id,
- * gen, max_doc, live, del_count, max_seq), `live` being the (max_doc+7)/8
- * byte live-docs bitset (bit set = live, NULL = all live); a segment whose
- * docs are all deleted loses its row.
+ * Rows: settings(index_id, key, value, crc), one per index.* setting as
+ * text (fds_settings_to_kv); mappings(index_id, json, crc); segments(id,
+ * index_id, gen, max_doc, live, del_count, max_seq, crc), `live` being the
+ * (max_doc+7)/8 byte live-docs bitset (bit set = live, NULL = all live); a
+ * segment whose docs are all deleted loses its row.  `crc` is the row
+ * checksum of catalog.c (CRC-32C over the FDS_CRC_COLS_* columns); a load
+ * that finds a mismatch fails with FDS_ECORRUPT naming the row, and the
+ * index stays failed ("red") rather than serving a flipped bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +36,17 @@ int fds__settings_save(fds_store *s, int64_t index_id,
         rc = fds__cat_step_done(s->db, st, err);
     }
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = fds__cat_prepare(s->db, "INSERT INTO settings VALUES(?,?,?)", &st, err);
+        rc = fds__cat_prepare(s->db, "INSERT INTO settings VALUES(?,?,?,?)", &st,
+                              err);
         if (rc)
             break;
+        uint32_t crc = fds__crc_i64(0, index_id);
+        crc = fds__crc_bytes(crc, kv[i].key, strlen(kv[i].key));
+        crc = fds__crc_bytes(crc, kv[i].value, strlen(kv[i].value));
         sqlite3_bind_int64(st, 1, index_id);
         sqlite3_bind_text(st, 2, kv[i].key, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, kv[i].value, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, crc);
         rc = fds__cat_step_done(s->db, st, err);
     }
     fds__cat_exec(s->db, rc ? "ROLLBACK TO settings" : "RELEASE settings", NULL);
@@ -50,16 +58,41 @@ int fds__settings_load(fds_store *s, int64_t index_id,
 {
     fds_index_settings_default(set);
     sqlite3_stmt *st;
-    int rc = fds__cat_prepare(s->db, "SELECT key, value FROM settings WHERE "
-                                     "index_id=?", &st, err);
+    int rc = fds__cat_prepare(s->db, "SELECT key, value, " FDS_CRC_COLS_SETTINGS
+                                     ", crc FROM settings WHERE index_id=?",
+                              &st, err);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, index_id);
-    while (sqlite3_step(st) == SQLITE_ROW && !rc)
-        rc = fds_settings_set(set, (const char *)sqlite3_column_text(st, 0),
-                              (const char *)sqlite3_column_text(st, 1), err);
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "settings", err)) == 1) {
+        const char *key = (const char *)sqlite3_column_text(st, 0);
+        if (!fds__cat_row_ok(st, 2, FDS_CRC_NCOLS_SETTINGS))
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "index id [%lld]: catalogue row settings [%s] "
+                              "fails its checksum (damaged catalogue)",
+                              (long long)index_id, key ? key : "");
+        else
+            rc = fds_settings_set(set, key,
+                                  (const char *)sqlite3_column_text(st, 1), err);
+    }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
     return rc;
+}
+
+/* The row checksum of sg's segments row (FDS_CRC_COLS_SEGMENTS) with
+ * `del_count` deletes and live docs `bits` (NULL: all live). */
+static uint32_t segment_crc(const fds_index *ix, const fds__seg *sg,
+                            uint32_t del_count, const uint8_t *bits, size_t nb)
+{
+    uint32_t crc = fds__crc_i64(0, ix->id);
+    crc = fds__crc_i64(crc, (int64_t)sg->gen);
+    crc = fds__crc_i64(crc, sg->max_doc);
+    crc = fds__crc_i64(crc, del_count);
+    crc = fds__crc_i64(crc, sg->max_seq);
+    return fds__crc_bytes(crc, bits, nb);
 }
 
 /* Persist live-docs changes; in the caller's transaction. */
@@ -75,14 +108,17 @@ int fds__lives_save(fds_index *ix, fds__live **newlive, unsigned n,
         if (newlive[i]->del_count == newlive[i]->max_doc)
             rc = fds__cat_prepare(db, "DELETE FROM segments WHERE id=?3", &st, err);
         else
-            rc = fds__cat_prepare(db, "UPDATE segments SET live=?1, del_count=?2 "
-                                      "WHERE id=?3", &st, err);
+            rc = fds__cat_prepare(db, "UPDATE segments SET live=?1, del_count=?2, "
+                                      "crc=?4 WHERE id=?3", &st, err);
         if (rc)
             return rc;
         if (newlive[i]->del_count != newlive[i]->max_doc) {
-            sqlite3_bind_blob(st, 1, newlive[i]->bits,
-                              (int)((newlive[i]->max_doc + 7) / 8), SQLITE_STATIC);
+            size_t nb = (newlive[i]->max_doc + 7) / 8;
+            sqlite3_bind_blob(st, 1, newlive[i]->bits, (int)nb, SQLITE_STATIC);
             sqlite3_bind_int(st, 2, (int)newlive[i]->del_count);
+            sqlite3_bind_int64(st, 4, segment_crc(ix, ix->segs[i],
+                                                  newlive[i]->del_count,
+                                                  newlive[i]->bits, nb));
         }
         sqlite3_bind_int64(st, 3, ix->segs[i]->id);
         if ((rc = fds__cat_step_done(db, st, err)))
@@ -97,13 +133,15 @@ int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
     sqlite3 *db = ix->st->db;
     sqlite3_stmt *st;
     int rc = fds__cat_prepare(db, "INSERT INTO segments(index_id, gen, max_doc, "
-                                  "max_seq) VALUES(?,?,?,?)", &st, err);
+                                  "max_seq, crc) VALUES(?,?,?,?,?)", &st, err);
     if (rc)
         return rc;
+    sg->max_seq = max_seq;
     sqlite3_bind_int64(st, 1, ix->id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)sg->gen);
     sqlite3_bind_int64(st, 3, sg->max_doc);
     sqlite3_bind_int64(st, 4, max_seq);
+    sqlite3_bind_int64(st, 5, segment_crc(ix, sg, 0, NULL, 0));
     rc = fds__cat_step_done(db, st, err);
     sg->id = sqlite3_last_insert_rowid(db);
     if (!rc) {
@@ -122,10 +160,12 @@ int fds__mapping_save(fds_index *ix, fds_err *err)
         return FDS_ENOMEM;
     sqlite3_stmt *st;
     int rc = fds__cat_prepare(ix->st->db, "INSERT OR REPLACE INTO mappings "
-                                          "VALUES(?,?)", &st, err);
+                                          "VALUES(?,?,?)", &st, err);
     if (!rc) {
         sqlite3_bind_int64(st, 1, ix->id);
         sqlite3_bind_text(st, 2, mj, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, fds__crc_bytes(fds__crc_i64(0, ix->id), mj,
+                                                 strlen(mj)));
         rc = fds__cat_step_done(ix->st->db, st, err);
     }
     free(mj);
@@ -137,11 +177,19 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err)
 {
     sqlite3_stmt *st;
     int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT json FROM mappings WHERE index_id=?",
+    if ((rc = fds__cat_prepare(s->db, "SELECT json, " FDS_CRC_COLS_MAPPINGS
+                                      ", crc FROM mappings WHERE index_id=?",
                                &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    if (sqlite3_step(st) == SQLITE_ROW)
+    int row = fds__cat_row(s->db, st, "mappings", err);
+    if (row < 0)
+        rc = row;
+    else if (row == 1 && !fds__cat_row_ok(st, 1, FDS_CRC_NCOLS_MAPPINGS))
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "[%s] catalogue row mappings (the mapping) fails its "
+                          "checksum (damaged catalogue)", ix->name);
+    else if (row == 1)
         rc = fds_mapping_merge_json(ix->mapping,
                                     (const char *)sqlite3_column_text(st, 0),
                                     (size_t)sqlite3_column_bytes(st, 0), err);
@@ -155,17 +203,36 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
 {
     sqlite3_stmt *st;
     int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count FROM "
-                                      "segments WHERE index_id=? ORDER BY gen",
+    if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count, max_doc, "
+                                      "max_seq, " FDS_CRC_COLS_SEGMENTS ", crc "
+                                      "FROM segments WHERE index_id=? ORDER BY gen",
                                &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "segments", err)) == 1) {
         fds__seg *sg = NULL;
+        if (!fds__cat_row_ok(st, 6, FDS_CRC_NCOLS_SEGMENTS)) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] segment [seg_%lld]: catalogue row segments "
+                              "(live docs, deleted count, max_doc, max_seq) "
+                              "fails its checksum (damaged catalogue)", ix->name,
+                              (long long)sqlite3_column_int64(st, 1));
+            break;
+        }
         rc = fds__seg_open(ix, sqlite3_column_int64(st, 0),
                            (uint64_t)sqlite3_column_int64(st, 1), &sg, err);
         if (rc)
             break;
+        sg->max_seq = sqlite3_column_int64(st, 5);
+        if (sqlite3_column_int64(st, 4) != sg->max_doc) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] segment [%s]: the catalogue says %lld docs, "
+                              "the stored-fields file %u", ix->name, sg->name,
+                              (long long)sqlite3_column_int64(st, 4), sg->max_doc);
+            fds__seg_unref(sg);
+            break;
+        }
         fds__live *lv = NULL;
         if (sqlite3_column_type(st, 2) == SQLITE_BLOB) {
             size_t nb = (sg->max_doc + 7) / 8;
@@ -176,11 +243,14 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
                 fds__seg_unref(sg);
                 break;
             }
-            lv = fds__live_copy(NULL, sg->max_doc);
-            if (lv) {
-                memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
-                lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
+            /* (NULL would read as "all live": deleted docs back) */
+            if (!(lv = fds__live_copy(NULL, sg->max_doc))) {
+                rc = FDS_ENOMEM;
+                fds__seg_unref(sg);
+                break;
             }
+            memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
+            lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
         }
         fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
         fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
@@ -197,6 +267,8 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
         ix->segs[ix->nsegs] = sg;
         ix->lives[ix->nsegs++] = lv;
     }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
     return rc;
 }

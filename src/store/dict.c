@@ -7,8 +7,10 @@
  * first sample may train a new one.
  *
  * Catalogue row: dictionaries(id, index_id, codec, raw_len, sample_bytes,
- * bytes), where `bytes` is one zstd frame of the raw_len dictionary bytes
- * and sample_bytes is how much document text it was trained on.
+ * bytes, crc), where `bytes` is one zstd frame of the raw_len dictionary
+ * bytes, sample_bytes is how much document text it was trained on and crc
+ * the row checksum of catalog.c (index_id, codec, raw_len, sample_bytes,
+ * bytes), checked at load.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,9 +161,15 @@ int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
     pthread_mutex_lock(&ix->st->db_mu);
     sqlite3_stmt *st = NULL;
     rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
-                              "sample_bytes, bytes) VALUES(?,?,?,?,?)", &st, err);
+                              "sample_bytes, bytes, crc) VALUES(?,?,?,?,?,?)",
+                          &st, err);
     int64_t id = 0;
     if (!rc) {
+        uint32_t crc = fds__crc_i64(0, ix->id);
+        crc = fds__crc_i64(crc, codec);
+        crc = fds__crc_i64(crc, (int64_t)dlen);
+        crc = fds__crc_i64(crc, (int64_t)total);
+        sqlite3_bind_int64(st, 6, fds__crc_bytes(crc, z, zlen));
         sqlite3_bind_int64(st, 1, ix->id);
         sqlite3_bind_int(st, 2, codec);
         sqlite3_bind_int64(st, 3, (sqlite3_int64)dlen);
@@ -190,12 +198,21 @@ int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
     sqlite3_stmt *st;
     int rc;
     if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes, "
-                                      "sample_bytes FROM dictionaries WHERE "
+                                      "sample_bytes, " FDS_CRC_COLS_DICTIONARIES
+                                      ", crc FROM dictionaries WHERE "
                                       "index_id=? ORDER BY id", &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "dictionaries", err)) == 1) {
         uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
+        if (!fds__cat_row_ok(st, 5, FDS_CRC_NCOLS_DICTIONARIES)) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] dictionary [%u]: catalogue row dictionaries "
+                              "fails its checksum (damaged catalogue)",
+                              ix->name, id);
+            break;
+        }
         size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
         size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
         uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
@@ -211,6 +228,8 @@ int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
                                 (uint64_t)sqlite3_column_int64(st, 4), err);
         free(raw);
     }
+    if (!rc && row < 0)
+        rc = row;
     sqlite3_finalize(st);
     return rc;
 }

@@ -4,9 +4,10 @@
  * _forcemerge merges down to N, then rewrites segments with deletes, other
  * codec settings or an under-trained dictionary.  Inputs free of deletes
  * and written with today's codec, level, block size and dictionary have
- * their blocks copied byte for byte; otherwise live documents are
- * re-encoded.  The merged segment takes the place of the first input, so
- * doc order (newest last) holds for id lookups.
+ * their blocks copied byte for byte, unless too many of their blocks are
+ * incomplete (merge_too_dirty); otherwise live documents are re-encoded.
+ * The merged segment takes the place of the first input, so doc order
+ * (newest last) holds for id lookups.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,49 @@
 
 #include "catalog.h"
 #include "store_int.h"
+
+/* merge_too_dirty: more than 1 block in this many incomplete (Lucene's 1%) */
+#define MERGE_DIRTY_PERCENT_DIVISOR 100
+
+/* Incomplete ("dirty") blocks of sg: closed because the refresh or merge
+ * ran out of documents, not because the block reached its size or doc
+ * limit.  Every refresh ends with one, so copying blocks of many small
+ * refreshes keeps many small, badly compressed blocks. */
+static void seg_dirty(const fds__seg *sg, uint64_t *blocks, uint64_t *docs)
+{
+    for (uint32_t b = 0; b < sg->nblocks; b++) {
+        const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+        fds_block_info info;
+        if (fds_block_info_read(sg->map + fds__get_u64(e), fds__get_u32(e + 12),
+                                &info) != 0)
+            continue; /* a damaged block fails when it is read */
+        if (info.raw_len < sg->block_size && info.ndocs < sg->max_docs_per_block) {
+            (*blocks)++;
+            *docs += info.ndocs;
+        }
+    }
+}
+
+/*
+ * Should a merge of segs[0, n) re-encode although it could copy blocks?
+ * Lucene's tooDirty() (Lucene90CompressingStoredFieldsWriter): "enough
+ * dirty docs to make a full block AND more than 1% blocks are dirty".
+ * Lucene asks it per input and counts copied dirty chunks into the output;
+ * a merge here copies all inputs or none, so it asks it of their sum, the
+ * blocks the merged segment would hold.
+ */
+static bool merge_too_dirty(fds__seg *const *segs, unsigned n)
+{
+    uint64_t blocks = 0, dirty = 0, dirty_docs = 0;
+    uint32_t max_docs = 0;
+    for (unsigned i = 0; i < n; i++) {
+        blocks += segs[i]->nblocks;
+        seg_dirty(segs[i], &dirty, &dirty_docs);
+        max_docs = segs[i]->max_docs_per_block;
+    }
+    return dirty_docs > max_docs &&
+           dirty * MERGE_DIRTY_PERCENT_DIVISOR > blocks;
+}
 
 /* Merge segments [from, from+count) of the published list into one,
  * re-encoding live docs with the current settings.  Caller holds
@@ -78,6 +122,8 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
                 (set.codec.codec != FDS_CODEC_ZSTD &&
                  set.codec.codec != FDS_CODEC_ZSTD_NO_DICT));
     }
+    if (copy && merge_too_dirty(v->segs + from, count))
+        copy = false;
     fds__seg *merged = NULL;
     if (!rc && nd)
         rc = fds__build_segment(ix, docs, nd, &set, copy ? v->segs + from : NULL,
@@ -105,22 +151,12 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     if (!rc) {
-        /* the merged segment takes the place of the first merged one, so
-         * doc order (newest last) is kept for id lookups */
-        fds__seg **removed = v->segs + from;
-        rc = fds__publish(ix, NULL, 0, NULL, removed, count);
-        if (!rc && merged) {
-            pthread_rwlock_wrlock(&ix->segs_lock);
-            memmove(ix->segs + from + 1, ix->segs + from,
-                    (ix->nsegs - from) * sizeof *ix->segs);
-            memmove(ix->lives + from + 1, ix->lives + from,
-                    (ix->nsegs - from) * sizeof *ix->lives);
-            ix->segs[from] = merged;
-            ix->lives[from] = NULL;
-            ix->nsegs++;
-            pthread_rwlock_unlock(&ix->segs_lock);
+        /* one step: the merged segment takes the place of the first merged
+         * one (doc order, newest last, is kept for id lookups) as the
+         * inputs leave */
+        rc = fds__publish(ix, NULL, 0, merged, v->segs + from, count);
+        if (!rc)
             merged = NULL;
-        }
     }
     if (merged) {
         atomic_store(&merged->dropped, true);
@@ -152,7 +188,7 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     }
     /* what is left: expunge deletes, and rewrite segments written with other
      * codec settings (a codec change applies to old segments here) */
-    for (unsigned i = 0; !rc && i < ix->nsegs; i++) {
+    for (unsigned i = 0; !rc && i < ix->nsegs;) {
         const fds__seg *sg = ix->segs[i];
         bool stale = sg->codec != (uint32_t)set.codec.codec ||
                      sg->block_size != set.codec.block_size ||
@@ -161,8 +197,13 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
                        set.codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
                       sg->level != (uint32_t)set.codec.level);
         if (stale || ix->lives[i] ||
-            fds__dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes))
+            fds__dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes)) {
+            unsigned before = ix->nsegs;
             rc = merge_range(ix, i, 1, err);
+            if (ix->nsegs < before)
+                continue; /* no live docs left: the next one is now at i */
+        }
+        i++;
     }
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
@@ -173,7 +214,7 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
 void fds__index_maybe_merge(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
-    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && ix->open && !ix->failure) {
+    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && fds_index_is_open(ix)) {
         unsigned width = ix->nsegs - FDS_MERGE_SEGMENTS_MAX / 2;
         unsigned best = 0;
         uint64_t best_docs = UINT64_MAX;

@@ -133,9 +133,13 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     return rc;
 }
 
-/* Replace the published set: drop segments whose new live set is empty,
- * swap changed bitsets, append `added` (may be NULL).  Caller holds
- * refresh_mu; takes segs_lock. */
+/* Replace the published set in one step (one segs_lock write section, so
+ * a view sees either the old set or the new one, never a merge's inputs
+ * gone without its output): drop segments whose new live set is empty and
+ * the `nremoved` segments of `removed`, swap changed bitsets, and put
+ * `added` (may be NULL; the set takes its reference) where the first
+ * removed segment was, or at the end when none is removed.  Caller holds
+ * refresh_mu; takes segs_lock.  Returns 0 or FDS_ENOMEM (nothing changed). */
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                    fds__seg *added, fds__seg **removed, unsigned nremoved)
 {
@@ -163,6 +167,14 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                 gone = true;
         }
         if (gone) {
+            bool merged_away = false;
+            for (unsigned r = 0; r < nremoved; r++)
+                merged_away |= removed[r] == sg;
+            if (merged_away && added) { /* doc order: newest last */
+                segs[k] = added;
+                lives[k++] = NULL;
+                added = NULL;
+            }
             atomic_store(&sg->dropped, true);
             fds__seg_unref(sg);
             fds__live_unref(lv);
@@ -197,8 +209,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
     memset(&ix->buf, 0, sizeof ix->buf);
     ix->buf.max_seq = -1;
     fds_index_settings set = ix->settings;
-    pthread_mutex_unlock(&ix->wmu);
     ix->last_refresh_ms = fds__now_ms();
+    pthread_mutex_unlock(&ix->wmu);
 
     int rc = 0;
     fds__buffer *fz = &ix->frozen;
@@ -256,10 +268,22 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
         ix->buf = *fz;
         memset(fz, 0, sizeof *fz);
         fz->max_seq = -1;
-        for (size_t i = 0; i < newer.n; i++)
-            fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
-                    newer.docs[i].src, newer.docs[i].src_len,
-                    newer.docs[i].version, newer.docs[i].seq_no);
+        size_t i = 0;
+        for (; i < newer.n; i++)
+            if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
+                             newer.docs[i].src, newer.docs[i].src_len,
+                             newer.docs[i].version, newer.docs[i].seq_no))
+                break;
+        if (i < newer.n) {
+            /* out of memory: the buffer lacks acknowledged writes that the
+             * translog holds.  Stop the index before a refresh could trim
+             * them; a restart replays them. */
+            for (; i < newer.n; i++) {
+                free(newer.docs[i].id);
+                free(newer.docs[i].src);
+            }
+            fds__buf_lost(ix);
+        }
         free(newer.docs);
         free(newer.slots);
         pthread_mutex_unlock(&ix->wmu);

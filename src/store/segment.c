@@ -361,7 +361,9 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
                  (size_t)fds__get_u32(sg->versions + 8) * sg->max_doc;
     for (uint32_t b = 0; b < sg->nblocks; b++) {
         const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
-        if (fds__get_u64(e) + fds__get_u32(e + 12) > index_off)
+        uint64_t boff = fds__get_u64(e); /* off + len could wrap */
+        if (boff < FDT_HEADER || boff > index_off ||
+            fds__get_u32(e + 12) > index_off - boff)
             goto corrupt;
     }
     rc = fds_sidx_open(sg->tim_path, &sg->sidx, err);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,8 +150,12 @@ bool fds_index_is_open(fds_index *ix)
     return o;
 }
 
-/* Load an index's settings, mapping, dictionaries, segments and translog. */
-static int index_load(fds_store *s, fds_index *ix, fds_err *err)
+/* Load an index's settings, mapping, dictionaries, segments and translog.
+ * *fatal is set when the failure must stop start-up rather than only mark
+ * this index failed: the catalogue could not be read (FDS_ESQL: a short
+ * read must never pass for a complete one), memory ran out, or the translog
+ * did not replay completely (acknowledged writes would be lost). */
+static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
 {
     int rc = fds__settings_load(s, ix->id, &ix->settings, err);
     if (!rc)
@@ -159,9 +164,23 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err)
         rc = fds__dict_load(s, ix, err);
     if (!rc)
         rc = fds__segments_load(s, ix, err);
-    if (!rc)
-        rc = fds__translog_replay(s, ix, err);
-    return rc;
+    *fatal = rc == FDS_ESQL || rc == FDS_ENOMEM;
+    /* a translog row failing its checksum fails only this index */
+    if (!rc && (rc = fds__translog_replay(s, ix, err)))
+        *fatal = rc != FDS_ECORRUPT;
+    if (rc)
+        return rc;
+    /* the counters of the indices row carry no checksum: never reuse a
+     * generation or a seq_no that a segment or the translog holds */
+    for (unsigned i = 0; i < ix->nsegs; i++) {
+        if (ix->segs[i]->gen >= ix->next_gen)
+            ix->next_gen = ix->segs[i]->gen + 1;
+        if (ix->segs[i]->max_seq >= ix->next_seq)
+            ix->next_seq = ix->segs[i]->max_seq + 1;
+    }
+    if (ix->buf.max_seq >= ix->next_seq)
+        ix->next_seq = ix->buf.max_seq + 1;
+    return 0;
 }
 
 /* Remove files in the index folder that no catalogue segment names. */
@@ -202,6 +221,11 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     pthread_mutex_init(&s->db_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
     atomic_init(&s->stop, false);
+    atomic_init(&s->min_free, 0);
+    if (!s->dir) {
+        fds_store_close(s);
+        return FDS_ENOMEM;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/indices", dir);
     int rc = mkdir_p(path) ? FDS_EIO : 0;
@@ -214,9 +238,11 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     }
     sqlite3_stmt *st;
     rc = fds__cat_prepare(s->db, "SELECT id, name, uuid, created_ms, open, "
-                                 "next_seq, next_gen FROM indices ORDER BY name",
-                          &st, err);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+                                 "next_seq, next_gen, " FDS_CRC_COLS_INDICES
+                                 ", crc FROM indices ORDER BY name", &st, err);
+    bool names_damaged = false; /* an index row whose uuid cannot be trusted */
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "indices", err)) == 1) {
         fds_index *ix = index_alloc(s, sqlite3_column_int64(st, 0),
                                     (const char *)sqlite3_column_text(st, 1),
                                     (const char *)sqlite3_column_text(st, 2));
@@ -230,7 +256,22 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         ix->next_gen = (uint64_t)sqlite3_column_int64(st, 6);
         fds_err lerr;
         fds_err_clear(&lerr);
-        if (index_load(s, ix, &lerr)) {
+        bool fatal = false;
+        int lrc;
+        if (!fds__cat_row_ok(st, 7, FDS_CRC_NCOLS_INDICES)) {
+            names_damaged = true;
+            lrc = fds_err_setk(&lerr, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                               "catalogue row indices (name, uuid, creation "
+                               "date) fails its checksum (damaged catalogue)");
+        } else {
+            lrc = index_load(s, ix, &lerr, &fatal);
+        }
+        if (lrc && fatal) {
+            rc = fds_err_setk(err, lrc, lerr.kind ? lerr.kind : FDS_KIND_INTERNAL,
+                              "index [%s] cannot be loaded, start-up stopped "
+                              "(no file was removed): %s", ix->name,
+                              lerr.reason[0] ? lerr.reason : fds_strerror(lrc));
+        } else if (lrc) {
             /* serve the other indices; this one reports why it failed and
              * keeps its files untouched for inspection or repair */
             ix->failure = strdup(lerr.reason[0] ? lerr.reason
@@ -238,11 +279,7 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
             fprintf(stderr, "fieldstore: index [%s] failed to load: %s\n",
                     ix->name, ix->failure);
         }
-        if (!rc && ix->buf.max_seq >= ix->next_seq)
-            ix->next_seq = ix->buf.max_seq + 1;
         if (!rc) {
-            if (!ix->failure)
-                index_remove_orphans(ix);
             fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
             if (!q)
                 rc = FDS_ENOMEM;
@@ -254,15 +291,22 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         if (rc)
             fds_index_release(ix);
     }
+    if (!rc && row < 0)
+        rc = row;
     if (st)
         sqlite3_finalize(st);
     if (rc) {
         fds_store_close(s);
         return rc;
     }
-    /* index folders the catalogue does not name */
+    /* only after a complete, error-free scan of the catalogue: files of
+     * segments no row names, then index folders no row names */
+    for (size_t i = 0; i < s->nindices; i++)
+        if (!s->indices[i]->failure)
+            index_remove_orphans(s->indices[i]);
+    /* (no folder is removed when a damaged row may name one wrongly) */
     snprintf(path, sizeof path, "%s/indices", dir);
-    DIR *d = opendir(path);
+    DIR *d = names_damaged ? NULL : opendir(path);
     if (d) {
         struct dirent *e;
         while ((e = readdir(d))) {
@@ -321,10 +365,13 @@ static int check_index_name(const char *name, fds_err *err)
 {
     size_t n = strlen(name);
     const char *why = NULL;
+    char too_long[64];
+    snprintf(too_long, sizeof too_long, "index name is too long, (> %d)",
+             FDS_INDEX_NAME_MAX);
     if (n == 0)
         why = "must not be empty";
     else if (n > FDS_INDEX_NAME_MAX)
-        why = "index name is too long, (> 255)";
+        why = too_long;
     else if (name[0] == '_' || name[0] == '-' || name[0] == '+')
         why = "must not start with '_', '-', or '+'";
     else if (!strcmp(name, ".") || !strcmp(name, ".."))
@@ -381,27 +428,22 @@ int fds_store_create_index(fds_store *s, const char *name,
     rc = fds__cat_begin(s->db, true, err);
     sqlite3_stmt *st = NULL;
     if (!rc)
-        rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms) "
-                                     "VALUES(?,?,?)", &st, err);
+        rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
+                                     "crc) VALUES(?,?,?,?)", &st, err);
     if (!rc) {
+        uint32_t crc = fds__crc_bytes(0, name, strlen(name));
+        crc = fds__crc_bytes(crc, uuid, strlen(uuid));
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, ix->created_ms);
+        sqlite3_bind_int64(st, 4, fds__crc_i64(crc, ix->created_ms));
         rc = fds__cat_step_done(s->db, st, err);
         ix->id = sqlite3_last_insert_rowid(s->db);
     }
     if (!rc)
         rc = fds__settings_save(s, ix->id, settings, err);
-    char *mj = rc ? NULL : fds_mapping_to_json(ix->mapping);
-    if (!rc && mj) {
-        rc = fds__cat_prepare(s->db, "INSERT INTO mappings VALUES(?,?)", &st, err);
-        if (!rc) {
-            sqlite3_bind_int64(st, 1, ix->id);
-            sqlite3_bind_text(st, 2, mj, -1, SQLITE_STATIC);
-            rc = fds__cat_step_done(s->db, st, err);
-        }
-    }
-    free(mj);
+    if (!rc)
+        rc = fds__mapping_save(ix, err);
     if (!rc)
         rc = fds__cat_commit(s->db, err);
     if (rc)
@@ -543,6 +585,33 @@ int fds__index_closed(fds_index *ix, fds_err *err)
     return rc;
 }
 
+void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes)
+{
+    atomic_store(&s->min_free, bytes);
+}
+
+bool fds__disk_low(fds_store *s)
+{
+    uint64_t floor = atomic_load(&s->min_free);
+    struct statvfs v;
+    if (!floor || statvfs(s->dir, &v) != 0)
+        return false;
+    return (uint64_t)v.f_bavail * v.f_frsize < floor;
+}
+
+int fds__index_blocked(fds_index *ix, fds_err *err)
+{
+    if (err)
+        fds_err_clear(err);
+    int rc = fds_err_setk(err, FDS_EIO, FDS_KIND_CLUSTER_BLOCK,
+                          "index [%s] blocked by: [TOO_MANY_REQUESTS/12/disk "
+                          "usage exceeded flood-stage watermark, index has "
+                          "read-only-allow-delete block];", ix->name);
+    if (err)
+        snprintf(err->index, sizeof err->index, "%s", ix->name);
+    return rc;
+}
+
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
 {
     if (ix->failure)
@@ -597,15 +666,23 @@ static void *background(void *arg)
             atomic_fetch_add(&v[i]->refs, 1);
         }
         pthread_mutex_unlock(&s->mu);
+        /* below the free-space floor: no new segment files (the writes
+         * wait in the translog, searches serve what is committed) */
+        bool low = fds__disk_low(s);
         for (size_t i = 0; v && i < n; i++) {
             fds_index *ix = v[i];
+            if (low) {
+                fds_index_release(ix);
+                continue;
+            }
             fds_index_settings set;
             fds_index_get_settings(ix, &set);
             pthread_mutex_lock(&ix->wmu);
             bool pending = ix->buf.n > 0 && ix->open && !ix->failure;
+            int64_t last_refresh = ix->last_refresh_ms;
             pthread_mutex_unlock(&ix->wmu);
             if (pending && set.refresh_interval_ms >= 0 &&
-                now - ix->last_refresh_ms >= set.refresh_interval_ms) {
+                now - last_refresh >= set.refresh_interval_ms) {
                 fds_err err;
                 fds_err_clear(&err);
                 if (fds_index_refresh(ix, &err))

@@ -114,14 +114,35 @@ typedef struct fds_store fds_store;
 typedef struct fds_index fds_index;
 
 /*
- * Open (creating if needed) the data directory `dir`: open the catalogue,
- * remove segment files it does not name, open every index and replay its
- * translog into the buffer.  Returns 0, FDS_EIO, FDS_ESQL, FDS_ECORRUPT
- * (err names the file).
+ * Open (creating if needed) the data directory `dir`: open the catalogue
+ * (migrating a schema-1 one), open every index and replay its translog
+ * into the buffer, then remove segment files and index folders no
+ * catalogue row names.  An index that fails to load (a damaged segment
+ * file, a catalogue row failing its checksum) is kept "failed"
+ * (fds_index_failure) with its files untouched.  Returns 0; FDS_ESQL when
+ * a catalogue table cannot be read to its end or its schema is newer than
+ * this build's, FDS_ENOMEM, or a translog that did not replay in full (err
+ * names index and table; start-up stops and nothing is removed); FDS_EIO
+ * when the directory cannot be created.
  */
 int fds_store_open(const char *dir, fds_store **out, fds_err *err);
 /* Stop background work, refresh nothing, close.  NULL is a no-op. */
 void fds_store_close(fds_store *s);
+
+/*
+ * The free-space floor: fds_index_write refuses every batch (FDS_EIO, kind
+ * FDS_KIND_CLUSTER_BLOCK, Elasticsearch's "index [x] blocked by:
+ * [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index
+ * has read-only-allow-delete block];") while the file system holding the
+ * data directory has fewer than `bytes` bytes free for unprivileged use
+ * (statvfs f_bavail), and the background thread neither refreshes nor
+ * merges.  0 (the default) sets no floor; a translog commit that SQLite
+ * finds the disk full for (SQLITE_FULL) gives the same error either way.
+ * Checked at every write batch: writes resume by themselves once space is
+ * freed.  Searches, gets and index deletion are never refused.
+ * Elasticsearch's flood stage defaults to 95% of the disk used.
+ */
+void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes);
 
 /* Start the background thread that refreshes indices whose
  * refresh_interval has passed and runs merges.  Returns 0 or FDS_ENOMEM. */

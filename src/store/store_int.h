@@ -46,6 +46,7 @@ typedef struct fds__seg {
     uint32_t max_docs_per_block;
     uint32_t copied_blocks;  /* blocks a merge copied unchanged */
     uint64_t tim_bytes;
+    int64_t max_seq;         /* highest seq_no of its docs (catalogue row) */
     fds_sidx *sidx;
     atomic_bool dropped;     /* no longer live: remove files at last unref */
 } fds__seg;
@@ -127,6 +128,7 @@ struct fds_store {
     pthread_t bg;
     bool bg_started;
     atomic_bool stop;
+    _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
 };
 
 struct fds_index_view {
@@ -149,6 +151,12 @@ int64_t fds__now_ms(void);
 int fds__index_not_found(fds_err *err, const char *name);
 int fds__index_closed(fds_index *ix, fds_err *err);
 int fds__index_failed(fds_index *ix, fds_err *err);
+/* store.c: the free-space floor.  fds__disk_low: the data directory's file
+ * system has less free than s->min_free (false when unset or statvfs
+ * fails).  fds__index_blocked fills err (replacing what it held) with the
+ * cluster-block error of ix and returns FDS_EIO. */
+bool fds__disk_low(fds_store *s);
+int fds__index_blocked(fds_index *ix, fds_err *err);
 
 void fds__seg_unref(fds__seg *sg);
 
@@ -165,6 +173,10 @@ void fds__live_unref(fds__live *l);
 int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
                  size_t src_len, int64_t version, int64_t seq);
 fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
+/* The buffer lacks acknowledged writes the translog holds (out of memory):
+ * fail the index (caller holds wmu) so that no refresh trims them from the
+ * translog; a restart replays them. */
+void fds__buf_lost(fds_index *ix);
 void fds__buf_free(fds__buffer *b);
 
 /* buffer.c: the translog rows, in the caller's transaction (caller holds
@@ -229,7 +241,7 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* refresh.c: shared with merges (caller holds refresh_mu).
  * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
- * fds__publish swaps the published segment set. */
+ * fds__publish swaps the published segment set in one step. */
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                        const fds_index_settings *set, fds__seg *const *copy,
                        unsigned ncopy, bool retrain, fds__seg **out,

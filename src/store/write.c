@@ -73,14 +73,14 @@ static int op_id(fds_index *ix, const fds_write_op *op, fds_write_result *r)
 {
     fds_err *e = &r->err;
     if (op->id) {
-        if (op->id_len == 0 || op->id_len > FDS_DOC_ID_MAX)
+        if (op->id_len == 0)
             return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                op->id_len ? "id [%.32s...] is too long, "
-                                             "must be no longer than 512 "
-                                             "bytes but was: %zu"
-                                           : "if _id is specified it must "
-                                             "not be empty%.0s%zu",
-                                op->id, op->id_len);
+                                "if _id is specified it must not be empty");
+        if (op->id_len > FDS_DOC_ID_MAX)
+            return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "id [%.32s...] is too long, must be no longer "
+                                "than %d bytes but was: %zu", op->id,
+                                FDS_DOC_ID_MAX, op->id_len);
         memcpy(r->id, op->id, op->id_len);
         r->id[op->id_len] = 0;
     } else if (op->type == FDS_OP_DELETE) {
@@ -178,9 +178,11 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
     return 0;
 }
 
-/* After the translog commit: copy every accepted op into the buffer (a
- * delete of an absent id leaves no tombstone).  Caller holds wmu.  Returns
- * 0 or FDS_ENOMEM. */
+/* After the translog commit: copy every accepted op into the buffer.  A
+ * delete of an absent id leaves a tombstone too, as its translog row does
+ * at replay: the next write of that id gets the delete's version + 1, as in
+ * Elasticsearch, before and after a restart alike.  Caller holds wmu.
+ * Returns 0 or FDS_ENOMEM. */
 static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
                            const fds_write_result *res, size_t n)
 {
@@ -204,11 +206,13 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
             rc = FDS_ENOMEM;
             break;
         }
-        if (ops[i].type == FDS_OP_DELETE && !res[i].found)
-            free(id), free(src); /* nothing to delete: no tombstone */
-        else
-            rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
-                              res[i].version, res[i].seq_no);
+        rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
+                          res[i].version, res[i].seq_no);
+        if (rc) {
+            free(id);
+            free(src);
+            fds__buf_lost(ix);
+        }
     }
     return rc;
 }
@@ -223,6 +227,10 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                                          : fds__index_closed(ix, err);
     }
     fds_store *s = ix->st;
+    if (fds__disk_low(s)) {
+        pthread_mutex_unlock(&ix->wmu);
+        return fds__index_blocked(ix, err);
+    }
     bool durable = ix->settings.durability == FDS_DURABILITY_REQUEST;
     pthread_mutex_lock(&s->db_mu);
     int rc = fds__cat_begin(s->db, durable, err);
@@ -247,9 +255,14 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     }
     if (!rc)
         rc = fds__cat_commit(s->db, err);
+    /* nothing of the batch is durable: with the disk full, say so as
+     * Elasticsearch does (before the rollback resets the error code) */
+    bool full = rc == FDS_ESQL && sqlite3_errcode(s->db) == SQLITE_FULL;
     if (rc)
         fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
+    if (full)
+        rc = fds__index_blocked(ix, err);
     if (!rc) {
         ix->next_seq = seq;
         rc = apply_to_buffer(ix, ops, res, n);
