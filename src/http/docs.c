@@ -387,6 +387,10 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             continue;
         }
         cJSON *a = cJSON_ParseWithLength(p, (size_t)(le - p));
+        if (a && (rc = fds_json_check_body(p, (size_t)(le - p), err))) {
+            cJSON_Delete(a);
+            break;
+        }
         if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
             !cJSON_IsObject(a->child)) {
             rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
@@ -736,8 +740,11 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e))
+    if (fds_body_json(r, &body, &e) ||
+        fds_json_check_body(r->body, r->body_len, &e)) {
+        cJSON_Delete(body);
         return fds_resp_error(o, &e);
+    }
     cJSON *src = cJSON_GetObjectItemCaseSensitive(body, "source");
     cJSON *dst = cJSON_GetObjectItemCaseSensitive(body, "dest");
     cJSON *si = src ? cJSON_GetObjectItemCaseSensitive(src, "index") : NULL;

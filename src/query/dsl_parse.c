@@ -62,28 +62,47 @@ static int parse_nonneg(const cJSON *v, const char *name, uint32_t *out,
     return 0;
 }
 
+static void str_list_free(char **l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(l[i]);
+    free(l);
+}
+
+/*
+ * A string or an array of strings into a new list *out of *n strings.  A
+ * list given before is replaced, as Elasticsearch's FetchSourceContext
+ * keeps the last of "includes" and "include".  0, FDS_EPARSE (not strings;
+ * the old list is kept), FDS_ENOMEM.
+ */
 static int str_list(const cJSON *v, char ***out, size_t *n)
 {
-    if (cJSON_IsString(v)) {
-        *out = malloc(sizeof **out);
-        if (!*out)
-            return FDS_ENOMEM;
-        (*out)[0] = strdup(v->valuestring);
-        *n = 1;
-        return 0;
-    }
-    if (!cJSON_IsArray(v))
-        return FDS_EPARSE;
-    size_t k = (size_t)cJSON_GetArraySize(v);
-    *out = calloc(k ? k : 1, sizeof **out);
-    if (!*out)
-        return FDS_ENOMEM;
     const cJSON *it;
-    cJSON_ArrayForEach(it, v) {
-        if (!cJSON_IsString(it))
-            return FDS_EPARSE;
-        (*out)[(*n)++] = strdup(it->valuestring);
+    size_t k = 0;
+    if (cJSON_IsString(v))
+        k = 1;
+    else if (!cJSON_IsArray(v))
+        return FDS_EPARSE;
+    else
+        cJSON_ArrayForEach(it, v) {
+            if (!cJSON_IsString(it))
+                return FDS_EPARSE;
+            k++;
+        }
+    char **l = calloc(k ? k : 1, sizeof *l);
+    if (!l)
+        return FDS_ENOMEM;
+    size_t m = 0;
+    for (it = cJSON_IsString(v) ? v : v->child; m < k; it = it->next) {
+        if (!(l[m] = strdup(it->valuestring))) {
+            str_list_free(l, m);
+            return FDS_ENOMEM;
+        }
+        m++;
     }
+    str_list_free(*out, *n);
+    *out = l;
+    *n = m;
     return 0;
 }
 
@@ -450,15 +469,14 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     }
     size_t qlen = 0;
     char *quoted = quote_big_ints(body, len, &qlen);
-    if (quoted) {
-        body = quoted;
-        len = qlen;
-    }
-    cJSON *root = parse_json(body, len, err);
+    cJSON *root = quoted ? parse_json(quoted, qlen, err)
+                         : parse_json(body, len, err);
     int rc = root ? 0 : err && err->code ? err->code : FDS_EPARSE;
+    if (!rc) /* what cJSON lets through: duplicate keys, invalid UTF-8 */
+        rc = fds_json_check_body(body, len, err);
     fds__dsl_ctx c = {m, err, 0};
     const cJSON *it;
-    if (root)
+    if (!rc)
         cJSON_ArrayForEach(it, root) {
             if ((rc = body_key(&c, r, it, for_count)))
                 break;

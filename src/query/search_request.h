@@ -104,7 +104,8 @@ struct fds_search_request {
  * fds_search_request_free) and 0 is returned; `m` must outlive it.  Errors
  * (err filled): FDS_EPARSE, kind FDS_KIND_QUERY_PARSE, naming the
  * offending part (malformed JSON, unknown key, unknown query type, bad
- * value); FDS_EINVAL with kind FDS_KIND_INVALID_ARGUMENT (from + size >
+ * value); FDS_EPARSE, kind FDS_KIND_CONTENT_PARSE, for a duplicate key or
+ * invalid UTF-8 anywhere in the body (fds_json_check_body); FDS_EINVAL with kind FDS_KIND_INVALID_ARGUMENT (from + size >
  * index.max_result_window 10000, sort on a text field, search_after
  * length), FDS_KIND_PARSE (a date that does not parse),
  * FDS_KIND_NUMBER_FORMAT (a number that does not parse) or

@@ -86,5 +86,44 @@ class SearchBounds(unittest.TestCase):
         self.assertEqual(out["hits"]["total"]["value"], want)
 
 
+    # ---- duplicate keys ----------------------------------------------------
+
+    def test_duplicate_source_includes(self):
+        body = '{"_source":{"includes":["a","b"],"includes":["c"]}}'
+        self.assertError(body, "x_content_parse_exception",
+                         "[1:44] Duplicate field 'includes'")
+        # "include" and "includes" name one list: the last one wins
+        out = self.search('{"query":{"ids":{"values":["1"]}},'
+                          '"_source":{"include":["url","kw"],"includes":["kw"]}}')
+        self.assertEqual(out["hits"]["hits"][0]["_source"], {"kw": "k1"})
+
+    def test_duplicate_keys_in_search_and_count(self):
+        self.assertError('{"size":1,"size":2}', "x_content_parse_exception",
+                         "[1:17] Duplicate field 'size'")
+        self.assertError('{"query":{"bool":{"should":[],"should":[]}}}',
+                         "x_content_parse_exception", "Duplicate field 'should'",
+                         path="/b/_count")
+
+    def test_duplicate_keys_in_settings_mappings_bulk(self):
+        st, out, _ = self.srv.request("PUT", "/dup1", '{"settings":{"index.codec":'
+                                      '"ZSTD","index.codec":"default"}}')
+        self.assertEqual((st, out["error"]["type"]), (400, "x_content_parse_exception"), out)
+        self.assertIn("Duplicate field 'index.codec'", out["error"]["reason"])
+        st, out, _ = self.srv.request("PUT", "/dup2", '{"mappings":{"properties":'
+                                      '{"a":{"type":"long"},"a":{"type":"text"}}}}')
+        self.assertEqual((st, out["error"]["type"]), (400, "x_content_parse_exception"), out)
+        st, _, _ = self.srv.request("HEAD", "/dup2")
+        self.assertEqual(st, 404)
+        st, out, _ = self.srv.request("PUT", "/b/_settings",
+                                      '{"index":{"refresh_interval":"1s",'
+                                      '"refresh_interval":"2s"}}')
+        self.assertEqual((st, out["error"]["type"]), (400, "x_content_parse_exception"), out)
+        st, out, _ = self.srv.request(
+            "POST", "/_bulk", '{"index":{"_index":"b","_index":"c"}}\n{"kw":"x"}\n',
+            {"Content-Type": "application/x-ndjson"})
+        self.assertEqual((st, out["error"]["type"]), (400, "x_content_parse_exception"), out)
+        self.assertIn("[1:32] Duplicate field '_index'", out["error"]["reason"])
+
+
 if __name__ == "__main__":
     unittest.main()
