@@ -13,12 +13,63 @@
 #include "analysis.h"
 #include "dsl_parse_int.h"
 
+/* 2^63, the first double above INT64_MAX (which a double cannot hold). */
+#define TWO_POW_63 9223372036854775808.0
+
+/* A finite double as a long, saturating: *over is +1 above the range of a
+ * long (INT64_MAX returned), -1 below it (INT64_MIN), else 0 (truncated).
+ * A plain cast of an out-of-range double is undefined behaviour. */
+static int64_t clamp_long(double d, int *over)
+{
+    *over = d >= TWO_POW_63 ? 1 : d < -TWO_POW_63 ? -1 : 0;
+    return *over > 0 ? INT64_MAX : *over < 0 ? INT64_MIN : (int64_t)d;
+}
+
+/* The error for text that is not a finite number, in Elasticsearch's words
+ * (NumberFieldMapper: "Value [..] is out of range for a long" for an
+ * infinity on a long field, "[double] supports only finite values, but got
+ * [..]" on a floating-point one, "For input string" for the rest). */
+static int not_a_number(fds__dsl_ctx *c, const fds_field_info *f,
+                        const char *s, size_t n)
+{
+    char buf[64];
+    double x = NAN;
+    if (n < sizeof buf) {
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        char *end;
+        x = strtod(buf, &end);
+        if (*end || end == buf || (isfinite(x) && !isnan(x)))
+            x = 0; /* not a number at all */
+    }
+    if (isinf(x) && f->type == FDS_FT_LONG)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Value [%.*s] is out of range for a long", (int)n,
+                            s);
+    if ((isinf(x) || isnan(x)) && f->type == FDS_FT_DOUBLE)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s] supports only finite values, but got [%s]",
+                            f->float32 ? "float" : "double",
+                            isnan(x) ? "NaN" : x > 0 ? "Infinity"
+                                                     : "-Infinity");
+    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
+                        "For input string: \"%.*s\"", (int)n, s);
+}
+
+/*
+ * A bound or value `v` of a numeric/date/boolean field: *d as a double, *l
+ * as a long (exact from integer text, else the double saturated; *over says
+ * on which side of the long range it fell, see clamp_long).  0, or an
+ * FDS_E* code with the error filled (not a number, not finite, a bad date
+ * or boolean).
+ */
 static int num_bound(fds__dsl_ctx *c, const fds_field_info *f, const cJSON *v,
-                     const char *qname, int64_t *l, double *d)
+                     const char *qname, int64_t *l, double *d, int *over)
 {
     char buf[64];
     const char *s;
     size_t n;
+    *over = 0;
     if (!fds__dsl_scalar(v, buf, sizeof buf, &s, &n))
         return fds__dsl_err(c->err,
                             "[%s] query does not support [%s] values for "
@@ -28,7 +79,7 @@ static int num_bound(fds__dsl_ctx *c, const fds_field_info *f, const cJSON *v,
     switch (f->type) {
     case FDS_FT_DATE:
         if (cJSON_IsNumber(v))
-            *l = (int64_t)v->valuedouble;
+            *l = clamp_long(v->valuedouble, over);
         else
             rc = fds__parse_date(s, n, true, l);
         if (rc)
@@ -47,14 +98,53 @@ static int num_bound(fds__dsl_ctx *c, const fds_field_info *f, const cJSON *v,
         return 0;
     default:
         if (fds__parse_double(s, n, d))
-            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
-                                "For input string: \"%.*s\"", (int)n, s);
+            return not_a_number(c, f, s, n);
         if (f->float32) /* as the index rounds it (fds__round_ftype) */
             *d = (double)(float)*d;
-        if (fds__parse_long(s, n, false, l) != 0)
-            *l = (int64_t)*d;
+        rc = fds__parse_long(s, n, false, l);
+        if (rc == FDS_ERANGE) { /* integer digits past a long: the double
+                                   may have rounded back to the edge */
+            *over = s[0] == '-' ? -1 : 1;
+            *l = *over > 0 ? INT64_MAX : INT64_MIN;
+        } else if (rc) {
+            *l = clamp_long(*d, over);
+        }
         return 0;
     }
+}
+
+/*
+ * The inclusive long bounds of one side of a range from its value (see
+ * num_bound): a bound past the range of a long clamps (lt 1e19 takes every
+ * long, gt 1e19 none), a fractional one on a long field rounds inwards,
+ * an exclusive one moves by one.  False when the side excludes every long.
+ */
+static bool long_lo(const fds_field_info *f, double d, int64_t l, int over,
+                    bool incl, int64_t *out)
+{
+    if (over)
+        *out = INT64_MIN;
+    else if (f->type == FDS_FT_LONG && d != floor(d))
+        *out = (int64_t)ceil(d);
+    else if (!incl && l == INT64_MAX)
+        return false;
+    else
+        *out = incl ? l : l + 1;
+    return over <= 0;
+}
+
+static bool long_hi(const fds_field_info *f, double d, int64_t l, int over,
+                    bool incl, int64_t *out)
+{
+    if (over)
+        *out = INT64_MAX;
+    else if (f->type == FDS_FT_LONG && d != floor(d))
+        *out = (int64_t)floor(d);
+    else if (!incl && l == INT64_MIN)
+        return false;
+    else
+        *out = incl ? l : l - 1;
+    return over >= 0;
 }
 
 /* Equality on a non-text field as an inclusive range; NULL on error. */
@@ -63,14 +153,15 @@ static fds_query *eq_query(fds__dsl_ctx *c, const fds_field_info *f,
 {
     int64_t l;
     double d;
-    if (num_bound(c, f, v, qname, &l, &d))
+    int over;
+    if (num_bound(c, f, v, qname, &l, &d, &over))
         return NULL;
     fds_query *q = fds__dsl_qnew(FDS_Q_RANGE, f->path);
     if (!q)
         return NULL;
     q->ftype = f->type;
-    if (f->type == FDS_FT_LONG && d != floor(d)) {
-        /* 1.5 never equals a long */
+    if ((f->type == FDS_FT_LONG && d != floor(d)) || over) {
+        /* 1.5 never equals a long, nor does 1e19 */
         q->lo_l = 1;
         q->hi_l = 0;
     } else {
@@ -413,6 +504,7 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
         return NULL;
     q->ftype = f->type;
     const cJSON *it;
+    bool empty = false; /* a bound excludes every long */
     cJSON_ArrayForEach(it, fld) {
         const char *k = it->string;
         bool lo = !strcmp(k, "gte") || !strcmp(k, "gt") || !strcmp(k, "from");
@@ -451,29 +543,24 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
         }
         int64_t l;
         double d;
-        if (num_bound(c, f, it, "range", &l, &d)) {
+        int over;
+        if (num_bound(c, f, it, "range", &l, &d, &over)) {
             fds__query_free(q);
             return NULL;
         }
         if (lo) {
             q->lo_d = d;
             q->lo_d_incl = incl;
-            if (f->type == FDS_FT_LONG && d != floor(d))
-                q->lo_l = (int64_t)ceil(d);
-            else
-                q->lo_l = incl ? l : (l == INT64_MAX ? l : l + 1);
-            if (!incl && l == INT64_MAX)
-                q->hi_l = INT64_MIN; /* empty */
+            empty |= !long_lo(f, d, l, over, incl, &q->lo_l);
         } else {
             q->hi_d = d;
             q->hi_d_incl = incl;
-            if (f->type == FDS_FT_LONG && d != floor(d))
-                q->hi_l = (int64_t)floor(d);
-            else
-                q->hi_l = incl ? l : (l == INT64_MIN ? l : l - 1);
-            if (!incl && l == INT64_MIN)
-                q->lo_l = INT64_MAX;
+            empty |= !long_hi(f, d, l, over, incl, &q->hi_l);
         }
+    }
+    if (empty) {
+        q->lo_l = INT64_MAX;
+        q->hi_l = INT64_MIN;
     }
     return q;
 }

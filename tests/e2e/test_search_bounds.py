@@ -140,5 +140,24 @@ class SearchBounds(unittest.TestCase):
         self.assertEqual(set(out["hits"]["hits"][0]["_source"]), {"kw"})
 
 
+    # ---- range bounds past a long ----------------------------------------------
+
+    def test_range_bound_past_long_clamps(self):
+        def total(op, v):
+            body = '{"query":{"range":{"status":{"%s":%s}}},"track_total_hits":true}' % (op, v)
+            return self.search(body)["hits"]["total"]["value"]
+        for op, v, want in (("lt", "1e19", NDOCS), ("lte", "1e19", NDOCS),
+                            ("gt", "1e19", 0), ("gte", "1e19", 0),
+                            ("gt", "-1e19", NDOCS), ("gte", "-1e19", NDOCS),
+                            ("lt", "-1e19", 0), ("lte", "-1e19", 0),
+                            ("lt", "99999999999999999999", NDOCS)):
+            self.assertEqual(total(op, v), want, (op, v))
+        self.assertError({"query": {"range": {"status": {"lt": "Infinity"}}}},
+                         "illegal_argument_exception",
+                         "Value [Infinity] is out of range for a long")
+        self.assertError({"query": {"range": {"status": {"gt": "NaN"}}}},
+                         "number_format_exception", 'For input string: "NaN"')
+
+
 if __name__ == "__main__":
     unittest.main()

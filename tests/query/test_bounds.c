@@ -185,6 +185,83 @@ static void test_wildcards(void)
     seg_free();
 }
 
+/* hits.total of `body`, UINT64_MAX when it does not run */
+static uint64_t total_of(const char *body)
+{
+    uint64_t t = UINT64_MAX;
+    char *out = search(body, &t);
+    free(out);
+    return out ? t : UINT64_MAX;
+}
+
+static uint64_t range_total(const char *field, const char *op, const char *v)
+{
+    char b[256];
+    snprintf(b, sizeof b, "{\"query\":{\"range\":{\"%s\":{\"%s\":%s}}}}",
+             field, op, v);
+    uint64_t t = total_of(b);
+    if (t == UINT64_MAX)
+        fprintf(stderr, "  %s\n", b);
+    return t;
+}
+
+/* bounds past the range of a long clamp (no undefined cast); non-finite
+ * and unparsable ones are refused in Elasticsearch's words */
+static void test_range_bounds(void)
+{
+    static const char *docs[] = {
+        "{\"n\":9223372036854775807,\"d\":1.5}", "{\"n\":-9223372036854775808}",
+        "{\"n\":0}", "{\"n\":9007199254740993}", "{\"n\":-5}"};
+    seg_build(docs, 5);
+    static const struct { const char *op, *v; uint64_t want; } cases[] = {
+        {"lt", "1e19", 5}, {"lte", "1e19", 5}, {"gt", "1e19", 0},
+        {"gte", "1e19", 0}, {"gt", "-1e19", 5}, {"gte", "-1e19", 5},
+        {"lt", "-1e19", 0}, {"lte", "-1e19", 0},
+        {"lt", "\"9223372036854775808\"", 5}, {"lt", "9223372036854775808", 5},
+        {"gt", "9223372036854775807", 0}, {"gte", "9223372036854775807", 1},
+        {"lt", "-9223372036854775808", 0}, {"lte", "-9223372036854775808", 1},
+        {"gt", "-9223372036854775809", 5}, {"lt", "9223372036854775807", 4},
+        {"gt", "9007199254740992", 2}, {"lte", "9007199254740993", 4},
+        {"gt", "-5.5", 4}, {"lt", "-4.5", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint64_t t = range_total("n", cases[i].op, cases[i].v);
+        if (t != cases[i].want) {
+            fprintf(stderr, "range n %s %s: %llu hits, want %llu\n",
+                    cases[i].op, cases[i].v, (unsigned long long)t,
+                    (unsigned long long)cases[i].want);
+            qt_failures++;
+        }
+    }
+    /* an equality never matches past the range */
+    ASSERT(total_of("{\"query\":{\"term\":{\"n\":1e19}}}") == 0);
+    ASSERT(total_of("{\"query\":{\"term\":{\"n\":-9223372036854775808}}}") == 1);
+    fds_err err;
+    ASSERT(parse_rc("{\"query\":{\"range\":{\"n\":{\"lt\":\"Infinity\"}}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT(err.kind == FDS_KIND_INVALID_ARGUMENT);
+    ASSERT_STR(err.reason, "Value [Infinity] is out of range for a long");
+    ASSERT(parse_rc("{\"query\":{\"range\":{\"n\":{\"gte\":\"-1e999\"}}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT_STR(err.reason, "Value [-1e999] is out of range for a long");
+    ASSERT(parse_rc("{\"query\":{\"range\":{\"n\":{\"lt\":\"NaN\"}}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT(err.kind == FDS_KIND_NUMBER_FORMAT);
+    ASSERT_STR(err.reason, "For input string: \"NaN\"");
+    ASSERT(parse_rc("{\"query\":{\"range\":{\"n\":{\"lt\":\"12abc\"}}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT_STR(err.reason, "For input string: \"12abc\"");
+    ASSERT(parse_rc("{\"query\":{\"range\":{\"d\":{\"lt\":\"Infinity\"}}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT_STR(err.reason, "[double] supports only finite values, but got "
+                           "[Infinity]");
+    ASSERT(parse_rc("{\"query\":{\"range\":{\"d\":{\"gt\":\"nan\"}}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT_STR(err.reason, "[double] supports only finite values, but got [NaN]");
+    ASSERT(range_total("d", "lt", "1e308") == 1);
+    seg_free();
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -195,6 +272,7 @@ int main(void)
     ASSERT(fds_mapping_merge_json(mapping, mj, strlen(mj), &err) == 0);
     test_duplicate_keys();
     test_wildcards();
+    test_range_bounds();
     fds_mapping_free(mapping);
     if (qt_failures)
         fprintf(stderr, "%d failure(s)\n", qt_failures);
