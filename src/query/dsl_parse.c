@@ -106,6 +106,29 @@ static int str_list(const cJSON *v, char ***out, size_t *n)
     return 0;
 }
 
+/* The bounds of `_source` filtering (FDS_SOURCE_PATTERNS_MAX patterns of at
+ * most FDS_SOURCE_PATTERN_LEN_MAX bytes).  0 or FDS_ETOOBIG. */
+static int source_limits(const fds_search_request *r, fds_err *err)
+{
+    size_t n = r->nincludes + r->nexcludes;
+    if (n > FDS_SOURCE_PATTERNS_MAX)
+        return fds_err_setk(err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                            "[_source] has [%zu] include and exclude patterns, "
+                            "more than the limit of [%d]", n,
+                            FDS_SOURCE_PATTERNS_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = i < r->nincludes ? r->includes[i]
+                                         : r->excludes[i - r->nincludes];
+        size_t l = strlen(p);
+        if (l > FDS_SOURCE_PATTERN_LEN_MAX)
+            return fds_err_setk(err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                                "[_source] pattern of [%zu] bytes is longer "
+                                "than the limit of [%d]", l,
+                                FDS_SOURCE_PATTERN_LEN_MAX);
+    }
+    return 0;
+}
+
 static int parse_source(fds_search_request *r, const cJSON *v, fds_err *err)
 {
     if (cJSON_IsBool(v)) {
@@ -400,8 +423,10 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return parse_nonneg(it, "from", &r->from, err);
     if (!strcmp(k, "size"))
         return parse_nonneg(it, "size", &r->size, err);
-    if (!strcmp(k, "_source"))
-        return parse_source(r, it, err);
+    if (!strcmp(k, "_source")) {
+        int rc = parse_source(r, it, err);
+        return rc ? rc : source_limits(r, err);
+    }
     if (!strcmp(k, "sort"))
         return parse_sort(c, r, it);
     if (!strcmp(k, "track_total_hits"))
@@ -474,7 +499,7 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     int rc = root ? 0 : err && err->code ? err->code : FDS_EPARSE;
     if (!rc) /* what cJSON lets through: duplicate keys, invalid UTF-8 */
         rc = fds_json_check_body(body, len, err);
-    fds__dsl_ctx c = {m, err, 0};
+    fds__dsl_ctx c = {.m = m, .err = err};
     const cJSON *it;
     if (!rc)
         cJSON_ArrayForEach(it, root) {
@@ -495,60 +520,70 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     return 0;
 }
 
-/* q= URL parameter: `field:value` or bare words (every text field). */
+/* {"match": {field: word}} into b's should clauses.  0 or an FDS_E* code
+ * (err filled, e.g. past FDS_MAX_CLAUSE_COUNT). */
+static int q_match(fds__dsl_ctx *c, fds_query *b, const char *field,
+                   const char *word)
+{
+    cJSON *q = cJSON_CreateObject();
+    cJSON *mt = q ? cJSON_AddObjectToObject(q, "match") : NULL;
+    int rc = mt && cJSON_AddStringToObject(mt, field, word) ? 0 : FDS_ENOMEM;
+    fds_query *k = rc ? NULL : fds__dsl_query(c, q);
+    if (!rc && !k)
+        rc = c->err && c->err->code ? c->err->code : FDS_ENOMEM;
+    if (!rc && (rc = fds__dsl_push(&b->should, &b->nshould, k)))
+        fds__query_free(k);
+    cJSON_Delete(q);
+    return rc;
+}
+
+/* One word of q=: `field:value`, or a bare word against every text field. */
+static int q_word(fds__dsl_ctx *c, fds_query *b, const char *p, size_t n)
+{
+    const char *colon = memchr(p, ':', n);
+    char *word = colon ? fds__dsl_dupn(colon + 1, n - (size_t)(colon - p) - 1)
+                       : fds__dsl_dupn(p, n);
+    if (!word)
+        return FDS_ENOMEM;
+    int rc = 0;
+    if (colon) {
+        char *fname = fds__dsl_dupn(p, (size_t)(colon - p));
+        rc = fname ? q_match(c, b, fname, word) : FDS_ENOMEM;
+        free(fname);
+    } else if (c->m) {
+        char **names = NULL;
+        size_t nn = 0;
+        /* out of memory: no text field (the words match nothing) */
+        (void)fds_mapping_fields_of_type(c->m, FDS_FT_TEXT, &names, &nn);
+        for (size_t i = 0; i < nn; i++) {
+            if (!rc)
+                rc = q_match(c, b, names[i], word);
+            free(names[i]);
+        }
+        free(names);
+    }
+    free(word);
+    return rc;
+}
+
+/* q= URL parameter: space-separated words (q_word), any of them. */
 static int apply_q(fds_search_request *req, const char *value, fds_err *err)
 {
-    fds__dsl_ctx c = {req->mapping, err, 0};
+    fds__dsl_ctx c = {.m = req->mapping, .err = err};
     fds_query *b = fds__dsl_qnew(FDS_Q_BOOL, NULL);
     if (!b)
         return FDS_ENOMEM;
-    const char *p = value;
-    while (*p) {
+    for (const char *p = value; *p;) {
         while (*p == ' ')
             p++;
-        if (!*p)
-            break;
         const char *e = p;
         while (*e && *e != ' ')
             e++;
-        const char *colon = memchr(p, ':', (size_t)(e - p));
-        cJSON *q = cJSON_CreateObject();
-        cJSON *mt = cJSON_AddObjectToObject(q, "match");
-        char *word = colon ? fds__dsl_dupn(colon + 1, (size_t)(e - colon - 1))
-                           : fds__dsl_dupn(p, (size_t)(e - p));
-        if (colon) {
-            char *fname = fds__dsl_dupn(p, (size_t)(colon - p));
-            cJSON_AddStringToObject(mt, fname, word);
-            fds_query *k = fds__dsl_query(&c, q);
-            free(fname);
-            if (!k || fds__dsl_push(&b->should, &b->nshould, k)) {
-                fds__query_free(k);
-                free(word);
-                cJSON_Delete(q);
-                fds__query_free(b);
-                return err && err->code ? err->code : FDS_ENOMEM;
-            }
-        } else if (req->mapping) {
-            char **names = NULL;
-            size_t nn = 0;
-            /* out of memory: no text field (the words match nothing) */
-            (void)fds_mapping_fields_of_type(req->mapping, FDS_FT_TEXT,
-                                             &names, &nn);
-            for (size_t i = 0; i < nn; i++) {
-                cJSON_DeleteItemFromObject(mt, "x");
-                cJSON *q2 = cJSON_CreateObject();
-                cJSON *m2 = cJSON_AddObjectToObject(q2, "match");
-                cJSON_AddStringToObject(m2, names[i], word);
-                fds_query *k = fds__dsl_query(&c, q2);
-                if (k && fds__dsl_push(&b->should, &b->nshould, k))
-                    fds__query_free(k);
-                cJSON_Delete(q2);
-                free(names[i]);
-            }
-            free(names);
+        int rc = e > p ? q_word(&c, b, p, (size_t)(e - p)) : 0;
+        if (rc) {
+            fds__query_free(b);
+            return rc;
         }
-        free(word);
-        cJSON_Delete(q);
         p = e;
     }
     fds__query_free(req->query);

@@ -20,14 +20,13 @@
 #include "query_int.h"
 #include "search_int.h"
 
-#define FDS_DSL_DEPTH_MAX 32 /* nested bool depth */
-
 /* Parse state of one request: the mapping fields resolve against, the error
  * detail, and the current query nesting depth. */
 typedef struct fds__dsl_ctx {
     const fds_mapping *m;
     fds_err *err;
-    int depth;
+    int depth;      /* query objects open, at most FDS_MAX_NESTED_DEPTH */
+    size_t clauses; /* leaf clauses so far, at most FDS_MAX_CLAUSE_COUNT */
 } fds__dsl_ctx;
 
 /* ---- helpers (dsl_parse_query.c) ----------------------------------------- */
@@ -54,7 +53,10 @@ int fds__dsl_push(fds_query ***list, size_t *n, fds_query *k);
  * integer / negative / percentage forms) into *out (>= 0).  0 or
  * FDS_EPARSE. */
 int fds__dsl_msm(fds__dsl_ctx *c, const cJSON *v, int n, int *out);
-/* The query object `j` ({"<type>": body}); NULL on error. */
+/* The query object `j` ({"<type>": body}); NULL on error.  Counts its leaf
+ * clauses into c->clauses and refuses more than FDS_MAX_CLAUSE_COUNT (kind
+ * FDS_KIND_TOO_MANY_CLAUSES) and deeper nesting than FDS_MAX_NESTED_DEPTH
+ * (kind FDS_KIND_INVALID_ARGUMENT), in Elasticsearch's words. */
 fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j);
 
 /* ---- leaf queries (dsl_parse_leaf.c); `body` is the value under the query

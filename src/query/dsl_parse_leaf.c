@@ -419,6 +419,16 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
                      fld->string);
         return NULL;
     }
+    size_t nv = (size_t)cJSON_GetArraySize(fld);
+    if (nv > FDS_MAX_TERMS_COUNT) {
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                     "The number of terms [%zu] used in the Terms Query "
+                     "request has exceeded the allowed maximum of [%d]. This "
+                     "maximum can be set by changing the "
+                     "[index.max_terms_count] index level setting.", nv,
+                     FDS_MAX_TERMS_COUNT);
+        return NULL;
+    }
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     float boost = fds__dsl_boost(body);
@@ -594,6 +604,10 @@ fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *b)
     if (!cJSON_IsArray(vals)) {
         fds__dsl_err(c->err,
                      "[ids] query malformed, [values] must be an array");
+    } else if ((size_t)cJSON_GetArraySize(vals) > FDS_MAX_TERMS_COUNT) {
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                     "[ids] query has [%d] values, more than the limit of "
+                     "[%d]", cJSON_GetArraySize(vals), FDS_MAX_TERMS_COUNT);
     } else if ((q = fds__dsl_qnew(FDS_Q_IDS, NULL))) {
         size_t n = (size_t)cJSON_GetArraySize(vals);
         q->vals = calloc(n ? n : 1, sizeof *q->vals);

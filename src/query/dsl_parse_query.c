@@ -213,6 +213,24 @@ static fds_query *parse_bool(fds__dsl_ctx *c, const cJSON *body)
     return q;
 }
 
+/* Leaf clauses of a parsed query, as Lucene's clause-count visitor
+ * (IndexSearcher's TooManyNestedClauses check) counts them: each term of an
+ * analysed match, each range or exists; a bool only through its clauses. */
+static size_t leaves(const fds_query *q)
+{
+    if (q->type != FDS_Q_BOOL)
+        return 1;
+    const fds_query *const *l[4] = {(const fds_query *const *)q->must,
+                                    (const fds_query *const *)q->should,
+                                    (const fds_query *const *)q->filter,
+                                    (const fds_query *const *)q->must_not};
+    size_t n[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not}, k = 0;
+    for (int i = 0; i < 4; i++)
+        for (size_t j = 0; j < n[i]; j++)
+            k += leaves(l[i][j]);
+    return k;
+}
+
 fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
 {
     if (!cJSON_IsObject(j)) {
@@ -231,9 +249,11 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
                      j->child->string);
         return NULL;
     }
-    if (++c->depth > FDS_DSL_DEPTH_MAX) {
-        fds__dsl_err(c->err, "query is nested too deeply (limit %d)",
-             FDS_DSL_DEPTH_MAX);
+    if (++c->depth > FDS_MAX_NESTED_DEPTH) {
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                     "The nested depth of the query exceeds the maximum "
+                     "nested depth for queries set in "
+                     "[indices.query.bool.max_nested_depth]");
         return NULL;
     }
     const cJSON *b = j->child;
@@ -269,6 +289,17 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
         fds__dsl_err(c->err, "unknown query [%s]", t);
     }
     c->depth--;
+    /* a bool's clauses counted themselves; terms is one set query */
+    if (q)
+        c->clauses += !strcmp(t, "bool") ? 0 : !strcmp(t, "terms") ? 1
+                                                                   : leaves(q);
+    if (q && c->clauses > FDS_MAX_CLAUSE_COUNT) {
+        fds__query_free(q);
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_TOO_MANY_CLAUSES,
+                     "Query contains too many nested clauses; maxClauseCount "
+                     "is set to %d", FDS_MAX_CLAUSE_COUNT);
+        return NULL;
+    }
     if (!q && c->err && !c->err->code)
         fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;

@@ -77,6 +77,22 @@ typedef struct fds_after_val {
 
 #define FDS_TRACK_TOTAL_NONE (-1) /* track_total_hits: false */
 
+/* ---- limits of one request: past one, parsing fails with a 400 naming it */
+
+/* Leaf clauses of a query (each term of an analysed match counts):
+ * Elasticsearch's indices.query.bool.max_clause_count default. */
+#define FDS_MAX_CLAUSE_COUNT 4096
+/* Query objects nested in one another: Elasticsearch's
+ * indices.query.bool.max_nested_depth default. */
+#define FDS_MAX_NESTED_DEPTH 30
+/* Values of one terms or ids query: Elasticsearch's index.max_terms_count
+ * default. */
+#define FDS_MAX_TERMS_COUNT 65536
+/* `_source` includes plus excludes, and bytes of one pattern (ours: each
+ * pattern is matched against every field of every hit). */
+#define FDS_SOURCE_PATTERNS_MAX 64
+#define FDS_SOURCE_PATTERN_LEN_MAX 256
+
 struct fds_search_request {
     fds_query *query;
     uint32_t from, size;

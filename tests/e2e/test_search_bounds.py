@@ -159,5 +159,36 @@ class SearchBounds(unittest.TestCase):
                          "number_format_exception", 'For input string: "NaN"')
 
 
+    # ---- bounded work ----------------------------------------------------------
+
+    def test_clause_count_limit(self):
+        def should(n):
+            return {"query": {"bool": {"should": [
+                {"term": {"kw": "k%d" % i}} for i in range(n)]}}}
+        out = self.search(dict(should(4096), track_total_hits=True))
+        self.assertEqual(out["hits"]["total"]["value"], NDOCS)
+        self.assertError(should(4097), "too_many_nested_clauses",
+                         "Query contains too many nested clauses; maxClauseCount is set to 4096")
+        self.assertError(should(4097), "too_many_nested_clauses", "maxClauseCount",
+                         path="/b/_count")
+
+    def test_nested_depth_limit(self):
+        q = {"term": {"kw": "k1"}}
+        for _ in range(29):
+            q = {"bool": {"must": [q]}}
+        self.assertEqual(self.search({"query": q})["hits"]["total"]["value"], 1)
+        self.assertError({"query": {"bool": {"must": [q]}}}, "illegal_argument_exception",
+                         "[indices.query.bool.max_nested_depth]")
+
+    def test_terms_and_source_limits(self):
+        self.assertError({"query": {"terms": {"kw": ["k%d" % i for i in range(65537)]}}},
+                         "illegal_argument_exception",
+                         "The number of terms [65537] used in the Terms Query request")
+        self.assertError({"_source": ["f%d" % i for i in range(65)]},
+                         "illegal_argument_exception", "more than the limit of [64]")
+        self.assertError({"_source": "a" * 257}, "illegal_argument_exception",
+                         "longer than the limit of [256]")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -5,6 +5,7 @@
  * limits, NUL bytes and invalid UTF-8 in search bodies.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -262,6 +263,133 @@ static void test_range_bounds(void)
     seg_free();
 }
 
+/* a growing string buffer for generated bodies */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sb_add(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0,
+                          fmt, ap);
+        va_end(ap);
+        if (b->p && (size_t)k < b->cap - b->n) {
+            b->n += (size_t)k;
+            return;
+        }
+        b->cap = (b->cap + (size_t)k + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+    }
+}
+
+/* {"query":{"bool":{"should":[n term clauses]}}} */
+static char *many_should(int n)
+{
+    sbuf b = {0};
+    sb_add(&b, "{\"query\":{\"bool\":{\"should\":[");
+    for (int i = 0; i < n; i++)
+        sb_add(&b, "%s{\"term\":{\"k\":\"v%d\"}}", i ? "," : "", i);
+    sb_add(&b, "]}}}");
+    return b.p;
+}
+
+/* n bool queries nested in one another around a term */
+static char *nested(int n)
+{
+    sbuf b = {0};
+    sb_add(&b, "{\"query\":");
+    for (int i = 0; i < n; i++)
+        sb_add(&b, "{\"bool\":{\"must\":[");
+    sb_add(&b, "{\"term\":{\"k\":\"x\"}}");
+    for (int i = 0; i < n; i++)
+        sb_add(&b, "]}}");
+    sb_add(&b, "}");
+    return b.p;
+}
+
+/* every request's work is bounded; past a bound the error names it */
+static void test_limits(void)
+{
+    fds_err err;
+    char *b = many_should(FDS_MAX_CLAUSE_COUNT);
+    ASSERT(parse_rc(b, &err) == 0);
+    free(b);
+    b = many_should(FDS_MAX_CLAUSE_COUNT + 1);
+    ASSERT(parse_rc(b, &err) == FDS_ETOOBIG);
+    ASSERT(err.kind == FDS_KIND_TOO_MANY_CLAUSES);
+    ASSERT_STR(err.reason, "Query contains too many nested clauses; "
+                           "maxClauseCount is set to 4096");
+    free(b);
+    /* the terms of an analysed match count, also through q= */
+    sbuf m = {0};
+    sb_add(&m, "{\"query\":{\"match\":{\"msg\":\"");
+    for (int i = 0; i <= FDS_MAX_CLAUSE_COUNT; i++)
+        sb_add(&m, "w%d ", i);
+    sb_add(&m, "\"}}}");
+    ASSERT(parse_rc(m.p, &err) == FDS_ETOOBIG);
+    ASSERT(err.kind == FDS_KIND_TOO_MANY_CLAUSES);
+    free(m.p);
+    m = (sbuf){0};
+    for (int i = 0; i <= FDS_MAX_CLAUSE_COUNT; i++)
+        sb_add(&m, "msg:w%d ", i);
+    fds_search_request *r;
+    ASSERT(parse("{}", &r, &err) == 0);
+    ASSERT(fds_search_apply_param(r, "q", m.p, &err) == FDS_ETOOBIG);
+    ASSERT(err.kind == FDS_KIND_TOO_MANY_CLAUSES);
+    fds_search_request_free(r);
+    free(m.p);
+    /* nesting: Elasticsearch's indices.query.bool.max_nested_depth */
+    b = nested(FDS_MAX_NESTED_DEPTH - 1);
+    ASSERT(parse_rc(b, &err) == 0);
+    free(b);
+    b = nested(FDS_MAX_NESTED_DEPTH);
+    ASSERT(parse_rc(b, &err) == FDS_ETOOBIG);
+    ASSERT(err.kind == FDS_KIND_INVALID_ARGUMENT);
+    ASSERT_STR(err.reason, "The nested depth of the query exceeds the maximum "
+                           "nested depth for queries set in "
+                           "[indices.query.bool.max_nested_depth]");
+    free(b);
+    /* terms in a terms query: index.max_terms_count */
+    m = (sbuf){0};
+    sb_add(&m, "{\"query\":{\"terms\":{\"k\":[");
+    for (int i = 0; i <= FDS_MAX_TERMS_COUNT; i++)
+        sb_add(&m, "%s%d", i ? "," : "", i);
+    sb_add(&m, "]}}}");
+    ASSERT(parse_rc(m.p, &err) == FDS_ETOOBIG);
+    ASSERT(strstr(err.reason, "The number of terms [65537] used in the Terms "
+                              "Query request has exceeded the allowed maximum "
+                              "of [65536]") != NULL);
+    free(m.p);
+    ASSERT(parse_rc("{\"query\":{\"terms\":{\"n\":[1,2,3,4,5,6,7]}}}", &err) == 0);
+    /* _source patterns: count and length */
+    m = (sbuf){0};
+    sb_add(&m, "{\"_source\":{\"includes\":[");
+    for (int i = 0; i < FDS_SOURCE_PATTERNS_MAX; i++)
+        sb_add(&m, "%s\"f%d\"", i ? "," : "", i);
+    sb_add(&m, "],\"excludes\":\"x\"}}");
+    ASSERT(parse_rc(m.p, &err) == FDS_ETOOBIG);
+    ASSERT_STR(err.reason, "[_source] has [65] include and exclude patterns, "
+                           "more than the limit of [64]");
+    free(m.p);
+    char pat[FDS_SOURCE_PATTERN_LEN_MAX + 2];
+    memset(pat, '*', sizeof pat - 1);
+    pat[sizeof pat - 1] = 0;
+    char body[FDS_SOURCE_PATTERN_LEN_MAX + 64];
+    snprintf(body, sizeof body, "{\"_source\":\"%s\"}", pat);
+    ASSERT(parse_rc(body, &err) == FDS_ETOOBIG);
+    ASSERT_STR(err.reason, "[_source] pattern of [257] bytes is longer than "
+                           "the limit of [256]");
+    pat[sizeof pat - 2] = 0;
+    snprintf(body, sizeof body, "{\"_source\":\"%s\"}", pat);
+    ASSERT(parse_rc(body, &err) == 0);
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -273,6 +401,7 @@ int main(void)
     test_duplicate_keys();
     test_wildcards();
     test_range_bounds();
+    test_limits();
     fds_mapping_free(mapping);
     if (qt_failures)
         fprintf(stderr, "%d failure(s)\n", qt_failures);
