@@ -471,6 +471,100 @@ static cJSON *parse_json(const char *body, size_t len, fds_err *err)
     return root;
 }
 
+/* Is raw JSON number text an integer quote_big_ints() quotes? */
+static bool big_int_text(const char *s, size_t n)
+{
+    size_t i = n && s[0] == '-';
+    size_t d = i;
+    while (d < n && s[d] >= '0' && s[d] <= '9')
+        d++;
+    return d == n && d - i > BIG_INT_DIGITS;
+}
+
+/* String values holding a NUL, by their rank among the body's string
+ * values in document order (cJSON's order too; quoted big integers count
+ * as strings, as cJSON sees them). */
+typedef struct raw_scan {
+    size_t rank;
+    struct { size_t rank; char *s; size_t n; } *v;
+    size_t n;
+} raw_scan;
+
+static int raw_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    raw_scan *r = arg;
+    if (v->kind == FDS_JV_NUMBER && big_int_text(v->str, v->str_len))
+        r->rank++;
+    if (v->kind != FDS_JV_STRING)
+        return 0;
+    if (memchr(v->str, 0, v->str_len)) {
+        void *nv = realloc(r->v, (r->n + 1) * sizeof *r->v);
+        char *copy = nv ? malloc(v->str_len + 1) : NULL;
+        if (nv)
+            r->v = nv;
+        if (!copy)
+            return FDS_ENOMEM;
+        memcpy(copy, v->str, v->str_len);
+        copy[v->str_len] = 0;
+        r->v[r->n].rank = r->rank;
+        r->v[r->n].s = copy;
+        r->v[r->n++].n = v->str_len;
+    }
+    r->rank++;
+    return 0;
+}
+
+/* Pair the scanned strings with their cJSON nodes (pre-order walk). */
+static void raw_pair(const cJSON *j, const raw_scan *r, size_t *rank,
+                     size_t *next, fds__dsl_raw *out)
+{
+    for (; j && *next < r->n; j = j->next) {
+        if (cJSON_IsString(j)) {
+            if (r->v[*next].rank == (*rank)++) {
+                out[*next] = (fds__dsl_raw){j, r->v[*next].s, r->v[*next].n};
+                ++*next;
+            }
+        } else if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
+            raw_pair(j->child, r, rank, next, out);
+        }
+    }
+}
+
+/*
+ * The body's checks beyond cJSON's (duplicate keys, invalid UTF-8:
+ * fds_json_check_body) and its strings with NULs, paired with root's
+ * nodes into c->raw (free with raw_free).  0 or an FDS_E* code.
+ */
+static int raw_strings(const char *body, size_t len, const cJSON *root,
+                       fds__dsl_ctx *c)
+{
+    raw_scan r = {0};
+    int rc = fds__json_scan_body(body, len, raw_cb, &r, c->err);
+    fds__dsl_raw *out = !rc && r.n ? calloc(r.n, sizeof *out) : NULL;
+    if (!rc && r.n && !out)
+        rc = fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                          "out of memory");
+    size_t rank = 0, next = 0;
+    if (out)
+        raw_pair(root, &r, &rank, &next, out);
+    for (size_t i = next; i < r.n; i++) /* unpaired (none when consistent) */
+        free(r.v[i].s);
+    free(r.v);
+    c->raw = out;
+    c->nraw = next;
+    return rc;
+}
+
+static void raw_free(fds__dsl_ctx *c)
+{
+    for (size_t i = 0; i < c->nraw; i++)
+        free(c->raw[i].s);
+    free((void *)c->raw);
+    c->raw = NULL;
+    c->nraw = 0;
+}
+
 int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                      int for_count, fds_search_request **out, fds_err *err)
 {
@@ -497,9 +591,9 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     cJSON *root = quoted ? parse_json(quoted, qlen, err)
                          : parse_json(body, len, err);
     int rc = root ? 0 : err && err->code ? err->code : FDS_EPARSE;
-    if (!rc) /* what cJSON lets through: duplicate keys, invalid UTF-8 */
-        rc = fds_json_check_body(body, len, err);
     fds__dsl_ctx c = {.m = m, .err = err};
+    if (!rc) /* what cJSON lets through or cuts short */
+        rc = raw_strings(body, len, root, &c);
     const cJSON *it;
     if (!rc)
         cJSON_ArrayForEach(it, root) {
@@ -510,6 +604,7 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
         rc = check_after(r, err);
     if (!rc)
         rc = window_check(r, err);
+    raw_free(&c);
     cJSON_Delete(root);
     free(quoted);
     if (rc) {

@@ -20,6 +20,14 @@
 #include "query_int.h"
 #include "search_int.h"
 
+/* A string value of the body holding a NUL byte, which cJSON cuts short:
+ * its node and its whole unescaped bytes (malloc'd). */
+typedef struct fds__dsl_raw {
+    const cJSON *node;
+    char *s;
+    size_t n;
+} fds__dsl_raw;
+
 /* Parse state of one request: the mapping fields resolve against, the error
  * detail, and the current query nesting depth. */
 typedef struct fds__dsl_ctx {
@@ -27,6 +35,8 @@ typedef struct fds__dsl_ctx {
     fds_err *err;
     int depth;      /* query objects open, at most FDS_MAX_NESTED_DEPTH */
     size_t clauses; /* leaf clauses so far, at most FDS_MAX_CLAUSE_COUNT */
+    const fds__dsl_raw *raw; /* strings cJSON cut at a NUL */
+    size_t nraw;
 } fds__dsl_ctx;
 
 /* ---- helpers (dsl_parse_query.c) ----------------------------------------- */
@@ -39,9 +49,10 @@ char *fds__dsl_dupn(const char *s, size_t n);
 /* Elasticsearch's token name of a JSON value ("START_OBJECT", ...). */
 const char *fds__dsl_jtype(const cJSON *j);
 /* Scalar JSON value as text ("200", "abc", "true") into s and n (buf, of cap
- * bytes holds numbers and booleans); false if not scalar. */
-bool fds__dsl_scalar(const cJSON *v, char *buf, size_t cap, const char **s,
-                     size_t *n);
+ * bytes holds numbers and booleans; a string is its whole bytes, NULs
+ * included, from c->raw); false if not scalar. */
+bool fds__dsl_scalar(const fds__dsl_ctx *c, const cJSON *v, char *buf,
+                     size_t cap, const char **s, size_t *n);
 /* The mapped field `name` (filled into *buf), or NULL when unmapped. */
 const fds_field_info *fds__dsl_field(fds__dsl_ctx *c, const char *name,
                                      fds_field_info *buf);

@@ -70,7 +70,7 @@ static int num_bound(fds__dsl_ctx *c, const fds_field_info *f, const cJSON *v,
     const char *s;
     size_t n;
     *over = 0;
-    if (!fds__dsl_scalar(v, buf, sizeof buf, &s, &n))
+    if (!fds__dsl_scalar(c, v, buf, sizeof buf, &s, &n))
         return fds__dsl_err(c->err,
                             "[%s] query does not support [%s] values for "
                             "field [%s]",
@@ -290,7 +290,7 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     char buf[64];
     const char *s;
     size_t n;
-    if (!fds__dsl_scalar(val, buf, sizeof buf, &s, &n)) {
+    if (!fds__dsl_scalar(c, val, buf, sizeof buf, &s, &n)) {
         fds__dsl_err(c->err, "[match] unknown token [%s] after [%s]",
                      fds__dsl_jtype(val), fld->string);
         return NULL;
@@ -376,7 +376,7 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
     char buf[64];
     const char *s;
     size_t n;
-    if (!fds__dsl_scalar(val, buf, sizeof buf, &s, &n)) {
+    if (!fds__dsl_scalar(c, val, buf, sizeof buf, &s, &n)) {
         fds__dsl_err(c->err, "[term] query does not support array of values");
         return NULL;
     }
@@ -455,7 +455,7 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
             char buf[64];
             const char *s;
             size_t l;
-            if (!fds__dsl_scalar(it, buf, sizeof buf, &s, &l)) {
+            if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &l)) {
                 fds__dsl_err(c->err,
                              "[terms] query does not support [%s] values",
                              fds__dsl_jtype(it));
@@ -539,7 +539,7 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
             char buf[64];
             const char *s;
             size_t n;
-            if (!fds__dsl_scalar(it, buf, sizeof buf, &s, &n)) {
+            if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &n)) {
                 fds__dsl_err(c->err, "[range] bad value for [%s]", k);
                 fds__query_free(q);
                 return NULL;
@@ -620,7 +620,7 @@ fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *b)
             char buf[64];
             const char *s;
             size_t l;
-            if (!fds__dsl_scalar(it, buf, sizeof buf, &s, &l))
+            if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &l))
                 continue;
             q->vals[q->nvals] = fds__dsl_dupn(s, l);
             q->val_lens[q->nvals++] = l;

@@ -43,13 +43,17 @@ const char *fds__dsl_jtype(const cJSON *j)
     return "VALUE_NULL";
 }
 
-/* Scalar JSON value as text ("200", "abc", "true"); false if not scalar. */
-bool fds__dsl_scalar(const cJSON *v, char *buf, size_t cap,
-                        const char **s, size_t *n)
+bool fds__dsl_scalar(const fds__dsl_ctx *c, const cJSON *v, char *buf,
+                     size_t cap, const char **s, size_t *n)
 {
     if (cJSON_IsString(v)) {
         *s = v->valuestring;
         *n = strlen(v->valuestring);
+        for (size_t i = 0; i < c->nraw; i++)
+            if (c->raw[i].node == v) {
+                *s = c->raw[i].s;
+                *n = c->raw[i].n;
+            }
         return true;
     }
     if (cJSON_IsNumber(v)) {

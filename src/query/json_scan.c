@@ -517,11 +517,19 @@ int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
 
 int fds_json_check_body(const char *src, size_t len, fds_err *err)
 {
+    return fds__json_scan_body(src, len, NULL, NULL, err);
+}
+
+int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
+                        void *arg, fds_err *err)
+{
     scanner sc;
     memset(&sc, 0, sizeof sc);
     sc.s = (const uint8_t *)src;
     sc.n = len;
     sc.body = true;
+    sc.cb = cb;
+    sc.arg = arg;
     sc.err = err;
     ws(&sc);
     int rc = 0;

@@ -190,5 +190,25 @@ class SearchBounds(unittest.TestCase):
                          "longer than the limit of [256]")
 
 
+    # ---- exact answers -----------------------------------------------------------
+
+    def test_term_with_nul_byte(self):
+        st, out, _ = self.srv.request("PUT", "/nul", {"mappings": {"properties": {
+            "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        for i, k in enumerate((r"a\u0000b", "a")):
+            st, out, _ = self.srv.request("PUT", "/nul/_doc/%d?refresh=true" % i,
+                                          '{"k":"%s"}' % k)
+            self.assertEqual(st, 201, out)
+        out = self.search('{"query":{"term":{"k":"a\\u0000b"}}}', "/nul/_search")
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["0"])
+        self.assertEqual(out["hits"]["hits"][0]["_source"], {"k": "a\u0000b"})
+
+    def test_invalid_utf8_body(self):
+        st, out, _ = self.srv.request("POST", "/b/_search",
+                                      b'{"query":{"term":{"kw":"\xff"}}}')
+        self.assertEqual((st, out["error"]["type"]), (400, "x_content_parse_exception"), out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -390,6 +390,35 @@ static void test_limits(void)
     ASSERT(parse_rc(body, &err) == 0);
 }
 
+/* strings are read whole: a NUL does not cut a term (cJSON's strings stop
+ * there); invalid UTF-8 anywhere in a body is refused */
+static void test_exact_strings(void)
+{
+    static const char *docs[] = {"{\"k\":\"a\\u0000b\"}", "{\"k\":\"a\"}",
+                                 "{\"k\":\"a\\u0000c\",\"n\":12345678901234567}"};
+    seg_build(docs, 3);
+    ASSERT(total_of("{\"query\":{\"term\":{\"k\":\"a\\u0000b\"}}}") == 1);
+    ASSERT(total_of("{\"query\":{\"term\":{\"k\":{\"value\":\"a\\u0000c\"}}}}") == 1);
+    ASSERT(total_of("{\"query\":{\"match\":{\"k\":\"a\\u0000b\"}}}") == 1);
+    ASSERT(total_of("{\"query\":{\"term\":{\"k\":\"a\"}}}") == 1);
+    ASSERT(total_of("{\"query\":{\"terms\":{\"k\":[\"a\\u0000b\",\"a\\u0000c\"]}}}") == 2);
+    /* a quoted big integer before the string keeps the pairing right */
+    ASSERT(total_of("{\"query\":{\"bool\":{\"should\":[{\"term\":{\"n\":"
+                    "12345678901234567}},{\"term\":{\"k\":\"a\\u0000b\"}}]}}}") == 2);
+    char *out = search("{\"query\":{\"term\":{\"k\":\"a\\u0000b\"}}}", NULL);
+    ASSERT(out && strstr(out, "\"_id\":\"0\""));
+    free(out);
+    fds_err err;
+    ASSERT(parse_rc("{\"query\":{\"term\":{\"k\":\"\xff\"}}}", &err) == FDS_EPARSE);
+    ASSERT(err.kind == FDS_KIND_CONTENT_PARSE);
+    ASSERT(parse_rc("{\"query\":{\"term\":{\"k\xc3\":\"x\"}}}", &err) == FDS_EPARSE);
+    ASSERT(err.kind == FDS_KIND_CONTENT_PARSE);
+    ASSERT(parse_rc("{\"query\":{\"term\":{\"k\":\"\xed\xa0\x80\"}}}", &err) ==
+           FDS_EPARSE); /* an encoded surrogate is not UTF-8 */
+    ASSERT(parse_rc("{\"query\":{\"term\":{\"k\":\"\xc3\xa9\"}}}", &err) == 0);
+    seg_free();
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -402,6 +431,7 @@ int main(void)
     test_wildcards();
     test_range_bounds();
     test_limits();
+    test_exact_strings();
     fds_mapping_free(mapping);
     if (qt_failures)
         fprintf(stderr, "%d failure(s)\n", qt_failures);
