@@ -697,8 +697,12 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     memset(&res, 0, sizeof res);
     char *out = NULL;
     size_t out_len = 0;
-    int rc = fds_search_parse(r->body, r->body_len, fds_index_mapping(ix),
-                              count ? 1 : 0, &req, &e);
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    int rc = fds_search_parse_window(r->body, r->body_len,
+                                     fds_index_mapping(ix),
+                                     set.max_result_window, count ? 1 : 0,
+                                     &req, &e);
     for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
         const char *val = fds_req_param(r, SEARCH_PARAMS[i]);
         if (val)

@@ -22,16 +22,17 @@
 
 #include "dsl_parse_int.h"
 
+/* from + size within the index's index.max_result_window. */
 static int window_check(const fds_search_request *r, fds_err *err)
 {
-    if ((uint64_t)r->from + r->size > FDS_MAX_RESULT_WINDOW)
+    if ((uint64_t)r->from + r->size > r->max_window)
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "Result window is too large, from + size must be "
-                            "less than or equal to: [%d] but was [%llu]. See "
+                            "less than or equal to: [%u] but was [%llu]. See "
                             "the scroll api for a more efficient way to "
                             "request large data sets. This limit can be set by "
                             "changing the [index.max_result_window] index "
-                            "level setting.", FDS_MAX_RESULT_WINDOW,
+                            "level setting.", r->max_window,
                             (unsigned long long)r->from + r->size);
     return 0;
 }
@@ -568,6 +569,15 @@ static void raw_free(fds__dsl_ctx *c)
 int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                      int for_count, fds_search_request **out, fds_err *err)
 {
+    return fds_search_parse_window(body, len, m, FDS_MAX_RESULT_WINDOW,
+                                   for_count, out, err);
+}
+
+int fds_search_parse_window(const char *body, size_t len,
+                            const fds_mapping *m, uint32_t max_window,
+                            int for_count, fds_search_request **out,
+                            fds_err *err)
+{
     *out = NULL;
     fds_search_request *r = calloc(1, sizeof *r);
     if (!r)
@@ -578,6 +588,7 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
     r->source = true;
     r->count_only = for_count != 0;
     r->mapping = m;
+    r->max_window = max_window;
     size_t i = 0;
     while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' ||
                        body[i] == '\t'))

@@ -109,6 +109,7 @@ struct fds_search_request {
     char **includes, **excludes;
     size_t nincludes, nexcludes;
     const fds_mapping *mapping;
+    uint32_t max_window;     /* index.max_result_window: from + size bound */
 };
 
 /*
@@ -121,14 +122,26 @@ struct fds_search_request {
  * (err filled): FDS_EPARSE, kind FDS_KIND_QUERY_PARSE, naming the
  * offending part (malformed JSON, unknown key, unknown query type, bad
  * value); FDS_EPARSE, kind FDS_KIND_CONTENT_PARSE, for a duplicate key or
- * invalid UTF-8 anywhere in the body (fds_json_check_body); FDS_EINVAL with kind FDS_KIND_INVALID_ARGUMENT (from + size >
- * index.max_result_window 10000, sort on a text field, search_after
- * length), FDS_KIND_PARSE (a date that does not parse),
+ * invalid UTF-8 anywhere in the body (fds_json_check_body); FDS_EINVAL
+ * with kind FDS_KIND_INVALID_ARGUMENT (from + size > index.max_result_window,
+ * 10000 here; sort on a text field; search_after length; a non-finite
+ * numeric bound), FDS_KIND_PARSE (a date that does not parse),
  * FDS_KIND_NUMBER_FORMAT (a number that does not parse) or
- * FDS_KIND_QUERY_SHARD (sort on an unmapped field); FDS_ENOMEM.
+ * FDS_KIND_QUERY_SHARD (sort on an unmapped field); FDS_ETOOBIG past a
+ * limit above (kind FDS_KIND_TOO_MANY_CLAUSES for the clause count, else
+ * FDS_KIND_INVALID_ARGUMENT); FDS_ENOMEM.
  */
 int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                      int for_count, fds_search_request **out, fds_err *err);
+
+/* fds_search_parse() for an index whose index.max_result_window is
+ * `max_window` (from + size above it is the FDS_EINVAL "Result window is
+ * too large" error, also for later size/from URL parameters);
+ * fds_search_parse uses Elasticsearch's default, 10000. */
+int fds_search_parse_window(const char *body, size_t len,
+                            const fds_mapping *m, uint32_t max_window,
+                            int for_count, fds_search_request **out,
+                            fds_err *err);
 
 /*
  * Apply one URL parameter of `_search`: "size", "from", "q" (Lucene syntax

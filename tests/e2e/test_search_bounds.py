@@ -210,5 +210,21 @@ class SearchBounds(unittest.TestCase):
         self.assertEqual((st, out["error"]["type"]), (400, "x_content_parse_exception"), out)
 
 
+    def test_max_result_window_from_settings(self):
+        st, out, _ = self.srv.request("PUT", "/win", {"settings": {
+            "index.max_result_window": 20}})
+        self.assertEqual(st, 200, out)
+        self.assertError({"size": 21}, "illegal_argument_exception",
+                         "from + size must be less than or equal to: [20] but was [21]",
+                         path="/win/_search")
+        self.search({"size": 20}, "/win/_search")
+        st, out, _ = self.srv.request("PUT", "/win/_settings",
+                                      {"index": {"max_result_window": 20000}})
+        self.assertEqual(st, 200, out)
+        self.search({"size": 15000}, "/win/_search")
+        st, out, _ = self.srv.request("GET", "/win/_search?size=10000&from=10001")
+        self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"), out)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -419,6 +419,27 @@ static void test_exact_strings(void)
     seg_free();
 }
 
+/* index.max_result_window is the index's, not a constant */
+static void test_result_window(void)
+{
+    fds_err err;
+    fds_search_request *r;
+    const char *b = "{\"size\":51}";
+    fds_err_clear(&err);
+    ASSERT(fds_search_parse_window(b, strlen(b), mapping, 50, 0, &r, &err) ==
+           FDS_EINVAL);
+    ASSERT(strstr(err.reason, "less than or equal to: [50] but was [51]"));
+    b = "{\"size\":15000}";
+    fds_err_clear(&err);
+    ASSERT(fds_search_parse_window(b, strlen(b), mapping, 20000, 0, &r, &err) ==
+           0);
+    ASSERT(fds_search_apply_param(r, "from", "5000", &err) == 0);
+    ASSERT(fds_search_apply_param(r, "from", "5001", &err) == FDS_EINVAL);
+    ASSERT(strstr(err.reason, "[20000] but was [20001]"));
+    fds_search_request_free(r);
+    ASSERT(parse_rc(b, &err) == FDS_EINVAL); /* the default, 10000 */
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -432,6 +453,7 @@ int main(void)
     test_range_bounds();
     test_limits();
     test_exact_strings();
+    test_result_window();
     fds_mapping_free(mapping);
     if (qt_failures)
         fprintf(stderr, "%d failure(s)\n", qt_failures);
