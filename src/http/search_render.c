@@ -442,8 +442,8 @@ char *fds_search_render(const fds_search_request *req,
                 } else if (s->kind == FDS_SORT_FIELD &&
                            s->ftype == FDS_FT_DOUBLE) {
                     sb_fmt(&b, "%.17g", h->sort_num[k]);
-                } else {
-                    sb_fmt(&b, "%lld", (long long)h->sort_num[k]);
+                } else { /* exact digits, past 2^53 too */
+                    sb_fmt(&b, "%lld", (long long)h->sort_long[k]);
                 }
             }
             sb_str(&b, "]");

@@ -397,11 +397,26 @@ static int check_after(fds_search_request *r, fds_err *err)
                             r->nafter, want);
     for (unsigned k = 0; k < r->nsort; k++) {
         fds_after_val *a = &r->after[k];
-        if (r->sort[k].kind == FDS_SORT_FIELD &&
-            r->sort[k].ftype == FDS_FT_DATE && a->str) {
+        const fds_sort_spec *s = &r->sort[k];
+        bool field = s->kind == FDS_SORT_FIELD;
+        /* exact integer keys: a long from its digits (big integers arrive
+         * quoted), never through the double */
+        a->lnum = a->num >= 0x1p63 ? INT64_MAX
+                : a->num < -0x1p63 ? INT64_MIN
+                : isnan(a->num) ? 0 : (int64_t)a->num;
+        if (field && s->ftype == FDS_FT_DATE && a->str) {
             int64_t ms;
-            if (fds__parse_date(a->str, a->str_len, true, &ms) == 0)
+            if (fds__parse_date(a->str, a->str_len, true, &ms) == 0) {
                 a->num = (double)ms;
+                a->lnum = ms;
+            }
+        } else if (field && s->ftype != FDS_FT_DOUBLE &&
+                   s->ftype != FDS_FT_KEYWORD && a->str) {
+            int64_t l;
+            if (fds__parse_long(a->str, a->str_len, false, &l) == 0) {
+                a->lnum = l;
+                a->num = (double)l;
+            }
         }
     }
     return 0;

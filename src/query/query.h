@@ -187,7 +187,10 @@ typedef struct fds_hit {
     float score;    /* BM25 score; NaN when not scored (sorted, filter) */
     /* sort values, when the request sorts (rendered by the search code) */
     uint32_t nsort;
-    double sort_num[FDS_SORT_VALUES_MAX];
+    double sort_num[FDS_SORT_VALUES_MAX];  /* NaN: the field is missing */
+    /* the exact value of a long/date/boolean/_doc key (sort_num is it
+     * rounded to a double, which cannot tell 2^53 from 2^53 + 1) */
+    int64_t sort_long[FDS_SORT_VALUES_MAX];
     const char *sort_str[FDS_SORT_VALUES_MAX]; /* keyword sort: points into the sidx */
     uint32_t sort_str_len[FDS_SORT_VALUES_MAX];
 } fds_hit;

@@ -71,6 +71,7 @@ typedef struct fds_sort_spec {
 typedef struct fds_after_val {
     bool is_null;
     double num;
+    int64_t lnum;      /* exact, for a long/date/boolean/_doc sort key */
     char *str;
     size_t str_len;
 } fds_after_val;

@@ -226,5 +226,21 @@ class SearchBounds(unittest.TestCase):
         self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"), out)
 
 
+    def test_search_after_past_2_53_skips_nothing(self):
+        after, seen = None, []
+        for _ in range(12):
+            body = {"size": 1, "sort": [{"big": "asc"}]}
+            if after is not None:
+                body["search_after"] = [after]
+            hit = self.search(body)["hits"]["hits"][0]
+            self.assertEqual(hit["sort"], [2 ** 53 + int(hit["_id"])])
+            seen.append(int(hit["_id"]))
+            after = hit["sort"][0]
+        self.assertEqual(seen, list(range(12)))
+        out = self.search({"size": 3, "sort": [{"big": "desc"}],
+                           "search_after": [str(2 ** 53 + 5)]})
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["4", "3", "2"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -440,6 +440,70 @@ static void test_result_window(void)
     ASSERT(parse_rc(b, &err) == FDS_EINVAL); /* the default, 10000 */
 }
 
+/* The first hit's "_id" and sort value (digits as rendered) of `body`. */
+static int page1(const char *body, char *id, size_t idcap, char *sv,
+                 size_t svcap)
+{
+    char *out = search(body, NULL);
+    const char *i = out ? strstr(out, "\"_id\":\"") : NULL;
+    const char *v = out ? strstr(out, "\"sort\":[") : NULL;
+    if (!i || !v) {
+        free(out);
+        return -1;
+    }
+    snprintf(id, idcap, "%.*s", (int)strcspn(i + 7, "\""), i + 7);
+    snprintf(sv, svcap, "%.*s", (int)strcspn(v + 8, "]"), v + 8);
+    free(out);
+    return 0;
+}
+
+/* sort values and search_after on a long past 2^53 stay exact: paging one
+ * hit at a time visits every document once, in order */
+static void test_exact_long_sort(void)
+{
+    static const char *docs[] = {
+        "{\"n\":9007199254740993}", "{\"n\":9007199254740992}",
+        "{\"n\":9007199254740995}", "{\"n\":9007199254740994}",
+        "{\"n\":9223372036854775807}", "{\"n\":-9223372036854775807}"};
+    seg_build(docs, 6);
+    static const char *asc[] = {"5", "1", "0", "3", "2", "4"};
+    static const char *asc_v[] = {"-9223372036854775807", "9007199254740992",
+                                  "9007199254740993", "9007199254740994",
+                                  "9007199254740995", "9223372036854775807"};
+    for (int quoted = 0; quoted < 2; quoted++)
+        for (int desc = 0; desc < 2; desc++) {
+            char body[256], id[32], sv[64], after[80] = "";
+            for (int k = 0; k < 6; k++) {
+                int want = desc ? 5 - k : k;
+                snprintf(body, sizeof body, "{\"size\":1,\"sort\":[{\"n\":\"%s\"}]%s}",
+                         desc ? "desc" : "asc", after);
+                if (page1(body, id, sizeof id, sv, sizeof sv)) {
+                    fprintf(stderr, "no hit: %s\n", body);
+                    qt_failures++;
+                    break;
+                }
+                if (strcmp(id, asc[want]) || strcmp(sv, asc_v[want])) {
+                    fprintf(stderr, "page %d (%s): _id %s sort %s, want %s %s\n",
+                            k, desc ? "desc" : "asc", id, sv, asc[want],
+                            asc_v[want]);
+                    qt_failures++;
+                    break;
+                }
+                snprintf(after, sizeof after,
+                         quoted ? ",\"search_after\":[\"%s\"]"
+                                : ",\"search_after\":[%s]", sv);
+            }
+            /* past the last value: nothing */
+            snprintf(body, sizeof body, "{\"size\":1,\"sort\":[{\"n\":\"%s\"}]%s}",
+                     desc ? "desc" : "asc", after);
+            uint64_t t = 0;
+            char *out = search(body, &t);
+            ASSERT(out && strstr(out, "\"hits\":[]"));
+            free(out);
+        }
+    seg_free();
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -454,6 +518,7 @@ int main(void)
     test_limits();
     test_exact_strings();
     test_result_window();
+    test_exact_long_sort();
     fds_mapping_free(mapping);
     if (qt_failures)
         fprintf(stderr, "%d failure(s)\n", qt_failures);
