@@ -117,34 +117,21 @@ static int num_bound(fds__dsl_ctx *c, const fds_field_info *f, const cJSON *v,
  * The inclusive long bounds of one side of a range from its value (see
  * num_bound): a bound past the range of a long clamps (lt 1e19 takes every
  * long, gt 1e19 none), a fractional one on a long field rounds inwards,
- * an exclusive one moves by one.  False when the side excludes every long.
+ * an exclusive one moves by one.  `hi`: the upper side.  False when the
+ * side excludes every long.
  */
-static bool long_lo(const fds_field_info *f, double d, int64_t l, int over,
-                    bool incl, int64_t *out)
+static bool long_side(const fds_field_info *f, double d, int64_t l,
+                      int over, bool incl, bool hi, int64_t *out)
 {
-    if (over)
-        *out = INT64_MIN;
+    if (over) /* past the range: open on the near side, empty on the far */
+        *out = hi ? INT64_MAX : INT64_MIN;
     else if (f->type == FDS_FT_LONG && d != floor(d))
-        *out = (int64_t)ceil(d);
-    else if (!incl && l == INT64_MAX)
+        *out = (int64_t)(hi ? floor(d) : ceil(d));
+    else if (!incl && l == (hi ? INT64_MIN : INT64_MAX))
         return false;
     else
-        *out = incl ? l : l + 1;
-    return over <= 0;
-}
-
-static bool long_hi(const fds_field_info *f, double d, int64_t l, int over,
-                    bool incl, int64_t *out)
-{
-    if (over)
-        *out = INT64_MAX;
-    else if (f->type == FDS_FT_LONG && d != floor(d))
-        *out = (int64_t)floor(d);
-    else if (!incl && l == INT64_MIN)
-        return false;
-    else
-        *out = incl ? l : l - 1;
-    return over >= 0;
+        *out = incl ? l : hi ? l - 1 : l + 1;
+    return hi ? over >= 0 : over <= 0;
 }
 
 /* Equality on a non-text field as an inclusive range; NULL on error. */
@@ -561,11 +548,11 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
         if (lo) {
             q->lo_d = d;
             q->lo_d_incl = incl;
-            empty |= !long_lo(f, d, l, over, incl, &q->lo_l);
+            empty |= !long_side(f, d, l, over, incl, false, &q->lo_l);
         } else {
             q->hi_d = d;
             q->hi_d_incl = incl;
-            empty |= !long_hi(f, d, l, over, incl, &q->hi_l);
+            empty |= !long_side(f, d, l, over, incl, true, &q->hi_l);
         }
     }
     if (empty) {

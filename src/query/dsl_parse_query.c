@@ -139,32 +139,34 @@ int fds__dsl_msm(fds__dsl_ctx *c, const cJSON *v, int n, int *out)
     return 0;
 }
 
+/* Clause object `v` parsed into a clause list.  0 or an FDS_E* code. */
+static int clause_add(fds__dsl_ctx *c, const cJSON *v, fds_query ***list,
+                      size_t *n)
+{
+    fds_query *k = fds__dsl_query(c, v);
+    if (!k)
+        return FDS_EPARSE;
+    if (fds__dsl_push(list, n, k)) {
+        fds__query_free(k);
+        return FDS_ENOMEM;
+    }
+    return 0;
+}
+
 static int parse_clauses(fds__dsl_ctx *c, const cJSON *v, const char *name,
                          fds_query ***list, size_t *n)
 {
-    if (cJSON_IsObject(v)) {
-        fds_query *k = fds__dsl_query(c, v);
-        if (!k)
-            return FDS_EPARSE;
-        if (fds__dsl_push(list, n, k)) {
-            fds__query_free(k);
-            return FDS_ENOMEM;
-        }
-        return 0;
-    }
+    if (cJSON_IsObject(v))
+        return clause_add(c, v, list, n);
     if (!cJSON_IsArray(v))
         return fds__dsl_err(c->err,
                             "[bool] query does not support [%s] for [%s]",
                             fds__dsl_jtype(v), name);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-        fds_query *k = fds__dsl_query(c, it);
-        if (!k)
-            return FDS_EPARSE;
-        if (fds__dsl_push(list, n, k)) {
-            fds__query_free(k);
-            return FDS_ENOMEM;
-        }
+        int rc = clause_add(c, it, list, n);
+        if (rc)
+            return rc;
     }
     return 0;
 }

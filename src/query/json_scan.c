@@ -484,30 +484,38 @@ static int parse_value(scanner *sc)
     }
 }
 
-int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
-                   fds_err *err)
+/* One walk: a document (an object, paths, document kinds) or a request
+ * body (any value, FDS_KIND_CONTENT_PARSE). */
+static int scan(const uint8_t *src, size_t len, bool body, fds_jval_fn cb,
+                void *arg, fds_err *err)
 {
     scanner sc;
     memset(&sc, 0, sizeof sc);
     sc.s = src;
     sc.n = len;
+    sc.body = body;
     sc.cb = cb;
     sc.arg = arg;
     sc.err = err;
-    int rc;
+    int rc = 0;
     ws(&sc);
-    if (sc.i >= sc.n) {
+    if (body) {
+        if (sc.i < sc.n)
+            rc = parse_value(&sc);
+    } else if (sc.i >= sc.n) {
         rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
                           "failed to parse, document is empty");
     } else if (src[sc.i] != '{') {
         rc = fail(&sc, sc.i, "Malformed content, must start with an object");
     } else {
         rc = parse_object(&sc);
-        if (rc == 0) {
-            ws(&sc);
-            if (sc.i != sc.n)
-                rc = fail(&sc, sc.i, "unexpected content after the document");
-        }
+    }
+    if (rc == 0) {
+        ws(&sc);
+        if (sc.i != sc.n)
+            rc = fail(&sc, sc.i, body ? "unexpected content after the body"
+                                      : "unexpected content after the "
+                                        "document");
     }
     free(sc.sbuf);
     free(sc.ka);
@@ -515,34 +523,19 @@ int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
     return rc;
 }
 
+int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
+                   fds_err *err)
+{
+    return scan(src, len, false, cb, arg, err);
+}
+
 int fds_json_check_body(const char *src, size_t len, fds_err *err)
 {
-    return fds__json_scan_body(src, len, NULL, NULL, err);
+    return scan((const uint8_t *)src, len, true, NULL, NULL, err);
 }
 
 int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
                         void *arg, fds_err *err)
 {
-    scanner sc;
-    memset(&sc, 0, sizeof sc);
-    sc.s = (const uint8_t *)src;
-    sc.n = len;
-    sc.body = true;
-    sc.cb = cb;
-    sc.arg = arg;
-    sc.err = err;
-    ws(&sc);
-    int rc = 0;
-    if (sc.i < sc.n) {
-        rc = parse_value(&sc);
-        if (rc == 0) {
-            ws(&sc);
-            if (sc.i != sc.n)
-                rc = fail(&sc, sc.i, "unexpected content after the body");
-        }
-    }
-    free(sc.sbuf);
-    free(sc.ka);
-    free(sc.kv);
-    return rc;
+    return scan((const uint8_t *)src, len, true, cb, arg, err);
 }
