@@ -267,8 +267,11 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e))
+    if (fds_body_json(r, &body, &e) ||
+        fds_json_check_body(r->body, r->body_len, &e)) {
+        cJSON_Delete(body);
         return fds_resp_error(o, &e);
+    }
     fds_index_settings set;
     fds_index_settings_default(&set);
     char *mapping = NULL;
@@ -390,6 +393,8 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
     fds_err_clear(&e);
     cJSON *body = NULL;
     int rc = fds_body_json(r, &body, &e);
+    if (!rc)
+        rc = fds_json_check_body(r->body, r->body_len, &e);
     if (!rc && !cJSON_IsObject(body))
         rc = fds_err_set(&e, FDS_EPARSE, 400, "action_request_validation_exception",
                          "Validation Failed: 1: no settings to update;");

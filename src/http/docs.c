@@ -388,6 +388,10 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             continue;
         }
         cJSON *a = cJSON_ParseWithLength(p, (size_t)(le - p));
+        if (a && (rc = fds_json_check_body(p, (size_t)(le - p), err))) {
+            cJSON_Delete(a);
+            break;
+        }
         if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
             !cJSON_IsObject(a->child)) {
             rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
@@ -733,8 +737,12 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     memset(&res, 0, sizeof res);
     char *out = NULL;
     size_t out_len = 0;
-    int rc = fds_search_parse(r->body, r->body_len, fds_index_mapping(ix),
-                              count ? 1 : 0, &req, &e);
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    int rc = fds_search_parse_window(r->body, r->body_len,
+                                     fds_index_mapping(ix),
+                                     set.max_result_window, count ? 1 : 0,
+                                     &req, &e);
     for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
         const char *val = fds_req_param(r, SEARCH_PARAMS[i]);
         if (val)
@@ -794,8 +802,11 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e))
+    if (fds_body_json(r, &body, &e) ||
+        fds_json_check_body(r->body, r->body_len, &e)) {
+        cJSON_Delete(body);
         return fds_resp_error(o, &e);
+    }
     cJSON *src = cJSON_GetObjectItemCaseSensitive(body, "source");
     cJSON *dst = cJSON_GetObjectItemCaseSensitive(body, "dest");
     cJSON *si = src ? cJSON_GetObjectItemCaseSensitive(src, "index") : NULL;

@@ -38,6 +38,7 @@ static const kind_row KIND_TABLE[FDS_KIND_COUNT_] = {
     [FDS_KIND_INTERNAL] = {500, "exception"},
     [FDS_KIND_BIND] = {500, "bind_exception"},
     [FDS_KIND_CLUSTER_BLOCK] = {429, "cluster_block_exception"},
+    [FDS_KIND_TOO_MANY_CLAUSES] = {400, "too_many_nested_clauses"},
 };
 
 static const kind_row *row_of(const fds_err *e)

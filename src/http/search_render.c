@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,17 +112,35 @@ static void sb_shards(sbuf *b)
 
 /* ---- _source filtering on raw bytes -------------------------------------- */
 
+/*
+ * Does wildcard pattern `pat` ('*' = any run of bytes, NUL-terminated)
+ * match s[0..n)?  The greedy algorithm with one backtrack point: a '*'
+ * remembers where it started, and a mismatch resumes just after the last
+ * '*' one byte further on.  Earlier stars never need revisiting (the last
+ * star can absorb whatever they would have), so the cost is
+ * O(strlen(pat) * n) in the worst case, never exponential -- the classic
+ * wildcard matcher (Kirk Krauss, "Matching Wildcards", Dr. Dobb's 2008).
+ */
 static bool glob_match(const char *pat, const char *s, size_t n)
 {
-    if (*pat == 0)
-        return n == 0;
-    if (*pat == '*') {
-        for (size_t k = 0; k <= n; k++)
-            if (glob_match(pat + 1, s + k, n - k))
-                return true;
-        return false;
+    size_t p = 0, i = 0, star = SIZE_MAX, mark = 0;
+    while (i < n) {
+        if (pat[p] == '*') {
+            star = p++;
+            mark = i;
+        } else if (pat[p] && pat[p] == s[i]) {
+            p++;
+            i++;
+        } else if (star != SIZE_MAX) {
+            p = star + 1;
+            i = ++mark;
+        } else {
+            return false;
+        }
     }
-    return n > 0 && *pat == *s && glob_match(pat + 1, s + 1, n - 1);
+    while (pat[p] == '*')
+        p++;
+    return pat[p] == 0;
 }
 
 /* Does `pat` match `path` or a prefix object of it ("a" matches "a.b")? */
@@ -423,8 +442,8 @@ char *fds_search_render(const fds_search_request *req,
                 } else if (s->kind == FDS_SORT_FIELD &&
                            s->ftype == FDS_FT_DOUBLE) {
                     sb_fmt(&b, "%.17g", h->sort_num[k]);
-                } else {
-                    sb_fmt(&b, "%lld", (long long)h->sort_num[k]);
+                } else { /* exact digits, past 2^53 too */
+                    sb_fmt(&b, "%lld", (long long)h->sort_long[k]);
                 }
             }
             sb_str(&b, "]");

@@ -7,6 +7,12 @@
  * must refuse duplicate keys and invalid UTF-8, and must not allocate a tree
  * per document, so this walker reports each value with its dotted path and
  * its raw number text or unescaped string, in one pass, without a tree.
+ *
+ * The same walker checks request bodies (fds_json_check_body(): search,
+ * settings, mappings, bulk action lines), which cJSON would otherwise take
+ * with duplicate keys and invalid UTF-8; there errors are of kind
+ * FDS_KIND_CONTENT_PARSE and worded as Elasticsearch's JSON parser words
+ * them ("[1:44] Duplicate field 'includes'").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,7 @@ typedef struct scanner {
     kent *kv;
     size_t nk, kvcap;
     int depth;
+    bool body;      /* a request body: no paths, FDS_KIND_CONTENT_PARSE */
     fds_jval_fn cb;
     void *arg;
     fds_err *err;
@@ -56,6 +63,9 @@ static int fail(scanner *sc, size_t off, const char *what)
 {
     int l, c;
     fds__json_linecol(sc->s, sc->n, off, &l, &c);
+    if (sc->body)
+        return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                            "[%d:%d] %s", l, c, what);
     return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
                         "[%d:%d] failed to parse: %s", l, c, what);
 }
@@ -295,14 +305,32 @@ static int check_dups(scanner *sc, size_t kstart)
 
 static int parse_value(scanner *sc);
 
-static int parse_object(scanner *sc)
+/* One level deeper (an object or array): documents are bounded by
+ * index.mapping.depth.limit, request bodies by FDS_BODY_DEPTH_MAX. */
+static int enter(scanner *sc)
 {
-    size_t kstart = sc->nk, astart = sc->klen, pl = sc->plen;
-    if (++sc->depth > FDS_DOC_DEPTH_MAX) {
+    if (sc->body) {
+        if (++sc->depth > FDS_BODY_DEPTH_MAX) {
+            char msg[80];
+            snprintf(msg, sizeof msg, "JSON nesting depth exceeds the "
+                     "maximum allowed [%d]", FDS_BODY_DEPTH_MAX);
+            return fail(sc, sc->i, msg);
+        }
+        return 0;
+    }
+    if (++sc->depth > FDS_DOC_DEPTH_MAX)
         return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
                             "Limit of mapping depth [%d] has been exceeded",
                             FDS_DOC_DEPTH_MAX);
-    }
+    return 0;
+}
+
+static int parse_object(scanner *sc)
+{
+    size_t kstart = sc->nk, astart = sc->klen, pl = sc->plen;
+    int rc = enter(sc);
+    if (rc)
+        return rc;
     sc->i++; /* { */
     ws(sc);
     if (sc->i < sc->n && sc->s[sc->i] == '}') {
@@ -315,12 +343,14 @@ static int parse_object(scanner *sc)
         if (sc->i >= sc->n || sc->s[sc->i] != '"')
             return fail(sc, sc->i, "expected a field name");
         size_t koff = sc->i, klen = sc->klen;
-        int rc = parse_string(sc, &sc->ka, &sc->kcap, &klen);
+        rc = parse_string(sc, &sc->ka, &sc->kcap, &klen);
         if (rc)
             return rc;
         size_t keylen = klen - sc->klen;
-        if (keylen == 0)
+        if (keylen == 0 && !sc->body)
             return fail(sc, koff, "field name cannot be an empty string");
+        if (sc->body) /* Jackson reports a duplicate just after its name */
+            koff = sc->i;
         if (sc->nk == sc->kvcap) {
             size_t nc = sc->kvcap ? sc->kvcap * 2 : 64;
             kent *nv = realloc(sc->kv, nc * sizeof *nv);
@@ -332,13 +362,17 @@ static int parse_object(scanner *sc)
         sc->kv[sc->nk++] = (kent){sc->klen, keylen, koff};
         /* path += "." key */
         size_t need = pl + (pl ? 1 : 0) + keylen;
-        if (need + 1 > sizeof sc->path)
+        if (sc->body)
+            need = 0; /* no paths: a body's nesting is bounded, not its names */
+        else if (need + 1 > sizeof sc->path)
             return fail(sc, koff, "field path too long");
         sc->plen = pl;
-        if (pl)
-            sc->path[sc->plen++] = '.';
-        memcpy(sc->path + sc->plen, sc->ka + sc->klen, keylen);
-        sc->plen += keylen;
+        if (!sc->body) {
+            if (pl)
+                sc->path[sc->plen++] = '.';
+            memcpy(sc->path + sc->plen, sc->ka + sc->klen, keylen);
+            sc->plen += keylen;
+        }
         sc->klen = klen;
         ws(sc);
         if (sc->i >= sc->n || sc->s[sc->i] != ':')
@@ -361,7 +395,7 @@ static int parse_object(scanner *sc)
         }
         return fail(sc, sc->i, "expected ',' or '}'");
     }
-    int rc = check_dups(sc, kstart);
+    rc = check_dups(sc, kstart);
     if (rc)
         return rc;
     sc->nk = kstart;
@@ -384,12 +418,8 @@ static int parse_value(scanner *sc)
         return rc ? rc : parse_object(sc);
     case '[': {
         rc = emit_val(sc, FDS_JV_ARRAY, NULL, 0, off);
-        if (rc)
+        if (rc || (rc = enter(sc)))
             return rc;
-        if (++sc->depth > FDS_DOC_DEPTH_MAX)
-            return fds_err_setk(sc->err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
-                                "Limit of mapping depth [%d] has been exceeded",
-                                FDS_DOC_DEPTH_MAX);
         sc->i++;
         ws(sc);
         if (sc->i < sc->n && sc->s[sc->i] == ']') {
@@ -454,33 +484,58 @@ static int parse_value(scanner *sc)
     }
 }
 
-int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
-                   fds_err *err)
+/* One walk: a document (an object, paths, document kinds) or a request
+ * body (any value, FDS_KIND_CONTENT_PARSE). */
+static int scan(const uint8_t *src, size_t len, bool body, fds_jval_fn cb,
+                void *arg, fds_err *err)
 {
     scanner sc;
     memset(&sc, 0, sizeof sc);
     sc.s = src;
     sc.n = len;
+    sc.body = body;
     sc.cb = cb;
     sc.arg = arg;
     sc.err = err;
-    int rc;
+    int rc = 0;
     ws(&sc);
-    if (sc.i >= sc.n) {
+    if (body) {
+        if (sc.i < sc.n)
+            rc = parse_value(&sc);
+    } else if (sc.i >= sc.n) {
         rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
                           "failed to parse, document is empty");
     } else if (src[sc.i] != '{') {
         rc = fail(&sc, sc.i, "Malformed content, must start with an object");
     } else {
         rc = parse_object(&sc);
-        if (rc == 0) {
-            ws(&sc);
-            if (sc.i != sc.n)
-                rc = fail(&sc, sc.i, "unexpected content after the document");
-        }
+    }
+    if (rc == 0) {
+        ws(&sc);
+        if (sc.i != sc.n)
+            rc = fail(&sc, sc.i, body ? "unexpected content after the body"
+                                      : "unexpected content after the "
+                                        "document");
     }
     free(sc.sbuf);
     free(sc.ka);
     free(sc.kv);
     return rc;
+}
+
+int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
+                   fds_err *err)
+{
+    return scan(src, len, false, cb, arg, err);
+}
+
+int fds_json_check_body(const char *src, size_t len, fds_err *err)
+{
+    return scan((const uint8_t *)src, len, true, NULL, NULL, err);
+}
+
+int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
+                        void *arg, fds_err *err)
+{
+    return scan((const uint8_t *)src, len, true, cb, arg, err);
 }

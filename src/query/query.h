@@ -26,6 +26,24 @@
 #define FDS_DOC_DEPTH_MAX 20          /* ES index.mapping.depth.limit */
 #define FDS_FIELD_PATH_MAX 1024       /* bytes of a dotted field path */
 
+/* ---- request bodies ------------------------------------------------------ */
+
+/* JSON nesting of a request body (cJSON's own limit is 1000 levels). */
+#define FDS_BODY_DEPTH_MAX 512
+
+/*
+ * Check a request body (search, settings, mappings, one bulk action line:
+ * `len` bytes of JSON, any top-level value, blank = empty) as strictly as
+ * Elasticsearch's JSON parser reads it: no duplicate key in any object,
+ * valid UTF-8, no control character in strings, nesting at most
+ * FDS_BODY_DEPTH_MAX.  Run it on the bytes a caller also hands to cJSON,
+ * which keeps both copies of a duplicate key.  Returns 0, FDS_EPARSE with
+ * kind FDS_KIND_CONTENT_PARSE ("[line:col] Duplicate field 'k'", the
+ * position just after the repeated name, as Jackson reports it), or
+ * FDS_ENOMEM.
+ */
+int fds_json_check_body(const char *src, size_t len, fds_err *err);
+
 /* ---- mappings (Elasticsearch field types) ----------------------------- */
 
 typedef enum fds_ftype {
@@ -60,7 +78,8 @@ void fds_mapping_free(fds_mapping *m); /* NULL is a no-op */
  * "mappings" of PUT /{index} or as stored by fds_mapping_to_json).
  * Returns 0, or FDS_EPARSE / FDS_EINVAL with `err` filled
  * (kind FDS_KIND_MAPPING_PARSE, or FDS_KIND_INVALID_ARGUMENT for a type
- * change).
+ * change).  Duplicate keys are refused earlier, on the request body that
+ * carries the mappings (fds_json_check_body).
  */
 int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                            fds_err *err);
@@ -168,7 +187,10 @@ typedef struct fds_hit {
     float score;    /* BM25 score; NaN when not scored (sorted, filter) */
     /* sort values, when the request sorts (rendered by the search code) */
     uint32_t nsort;
-    double sort_num[FDS_SORT_VALUES_MAX];
+    double sort_num[FDS_SORT_VALUES_MAX];  /* NaN: the field is missing */
+    /* the exact value of a long/date/boolean/_doc key (sort_num is it
+     * rounded to a double, which cannot tell 2^53 from 2^53 + 1) */
+    int64_t sort_long[FDS_SORT_VALUES_MAX];
     const char *sort_str[FDS_SORT_VALUES_MAX]; /* keyword sort: points into the sidx */
     uint32_t sort_str_len[FDS_SORT_VALUES_MAX];
 } fds_hit;

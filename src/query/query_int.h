@@ -108,6 +108,10 @@ typedef int (*fds_jval_fn)(void *arg, const fds_jval *v, fds_err *err);
  * depth.  Returns 0, FDS_EPARSE (err filled), FDS_ENOMEM, or cb's code. */
 int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
                    fds_err *err);
+/* fds_json_check_body() (query.h) calling `cb` for every value as
+ * fds__json_scan does, with empty paths (cb may be NULL). */
+int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
+                        void *arg, fds_err *err);
 /* "[line:col]" for an error message. */
 void fds__json_linecol(const uint8_t *src, size_t len, size_t off, int *line,
                        int *col);

@@ -47,6 +47,11 @@ int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
     } else {
         c = a->sort_num[k] < b->sort_num[k] ? -1
           : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
+        /* equal doubles, integer keys: the exact values decide (rounding
+         * to a double is monotonic, so this is the order of the longs) */
+        if (!c && s->ftype != FDS_FT_DOUBLE)
+            c = a->sort_long[k] < b->sort_long[k] ? -1
+              : a->sort_long[k] > b->sort_long[k];
     }
     return s->desc ? -c : c;
 }
@@ -124,10 +129,12 @@ void fds__sort_value(const fds_search_request *req, unsigned k,
         return;
     }
     if (s->kind == FDS_SORT_DOC) {
-        h->sort_num[k] = (double)(docbase + h->doc);
+        h->sort_long[k] = (int64_t)(docbase + h->doc);
+        h->sort_num[k] = (double)h->sort_long[k];
         return;
     }
     h->sort_num[k] = NAN;
+    h->sort_long[k] = 0;
     if (!f || !fds__bit(f->present, h->doc))
         return;
     if (f->kind == FDS_FT_KEYWORD) {
@@ -137,9 +144,14 @@ void fds__sort_value(const fds_search_request *req, unsigned k,
             h->sort_str_len[k] = l;
         }
     } else if (f->kind == FDS_FT_DOUBLE) {
-        h->sort_num[k] = fds__col_f64(f, h->doc);
+        double v = fds__col_f64(f, h->doc);
+        h->sort_num[k] = v;
+        /* under a sort typed long (another segment's mapping): saturated */
+        h->sort_long[k] = v >= 0x1p63 ? INT64_MAX
+                        : v < -0x1p63 ? INT64_MIN : (int64_t)v;
     } else if (f->col) {
-        h->sort_num[k] = (double)fds__col_i64(f, h->doc);
+        h->sort_long[k] = fds__col_i64(f, h->doc);
+        h->sort_num[k] = (double)h->sort_long[k];
     }
 }
 
@@ -208,6 +220,9 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
         /* a block of missing values still matters if missing sorts first */
         fds_hit best = {.seg = si, .doc = start, .nsort = 1};
         best.sort_num[0] = o[i].best;
+        /* the bound is a double: on a tie the block may still hold a
+         * better long, so the tie goes to the block */
+        best.sort_long[0] = desc ? INT64_MAX : INT64_MIN;
         if (hp->n == hp->cap && fds__key_cmp(req, 0, &best, &hp->h[0]) > 0)
             break;
         it *r = fds__build(x, root, sx);
@@ -261,6 +276,7 @@ bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
             a.sort_num[k] = NAN;
         } else {
             a.sort_num[k] = req->after[k].num;
+            a.sort_long[k] = req->after[k].lnum;
             a.sort_str[k] = req->after[k].str;
             a.sort_str_len[k] = (uint32_t)req->after[k].str_len;
         }

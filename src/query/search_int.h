@@ -132,8 +132,12 @@ static inline bool fds__is_live(const fds_search_segment *s, uint32_t d)
     return !s->live || fds__bit(s->live, d);
 }
 
+/* The score a hit must beat to enter the page: -INFINITY while it has room,
+ * INFINITY when there is no page at all (_count, size 0: nothing enters). */
 static inline float fds__theta(const heap *hp)
 {
+    if (!hp->cap)
+        return INFINITY;
     return hp->n < hp->cap ? -INFINITY : hp->h[0].score;
 }
 

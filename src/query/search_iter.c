@@ -696,8 +696,10 @@ bool fds__wand_terms(it *root, term_it ***out, size_t *n)
  * bitset; then the window's docs are counted and offered to the page in doc
  * order.  No per-doc cursor juggling, no indirect calls: this is the cost of
  * counting hits up to track_total_hits (10,000 by default), which in a
- * small index is the whole match set.  Returns the first doc not yet
- * visited (NO_MORE when the segment is done), once *count > limit.
+ * small index is the whole match set.  Without a page (hp->cap 0: _count,
+ * size 0) docs are only marked and counted, never scored.  Returns the
+ * first doc not yet visited (NO_MORE when the segment is done), once
+ * *count > limit.
  */
 static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
                          heap *hp, uint64_t *count, uint64_t limit)
@@ -718,6 +720,12 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
             term_it *t = ts[k];
             while (t->b.doc < hi) {
                 uint32_t j = t->i, n = t->n;
+                if (!hp->cap) { /* counting only: mark, do not score */
+                    for (; j < n && t->docs[j] < hi; j++) {
+                        uint32_t w = t->docs[j] - lo;
+                        seen[w >> 6] |= 1ull << (w & 63);
+                    }
+                }
                 for (; j < n && t->docs[j] < hi; j++) {
                     uint32_t d = t->docs[j], w = d - lo;
                     float sc = term_score_fast(t, t->tfs[j],
@@ -730,7 +738,8 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
                         acc[w] = sc;
                     }
                 }
-                x->scored += j - t->i;
+                if (hp->cap)
+                    x->scored += j - t->i;
                 any = true;
                 if (j < n) {
                     t->i = j;

@@ -71,11 +71,28 @@ typedef struct fds_sort_spec {
 typedef struct fds_after_val {
     bool is_null;
     double num;
+    int64_t lnum;      /* exact, for a long/date/boolean/_doc sort key */
     char *str;
     size_t str_len;
 } fds_after_val;
 
 #define FDS_TRACK_TOTAL_NONE (-1) /* track_total_hits: false */
+
+/* ---- limits of one request: past one, parsing fails with a 400 naming it */
+
+/* Leaf clauses of a query (each term of an analysed match counts):
+ * Elasticsearch's indices.query.bool.max_clause_count default. */
+#define FDS_MAX_CLAUSE_COUNT 4096
+/* Query objects nested in one another: Elasticsearch's
+ * indices.query.bool.max_nested_depth default. */
+#define FDS_MAX_NESTED_DEPTH 30
+/* Values of one terms or ids query: Elasticsearch's index.max_terms_count
+ * default. */
+#define FDS_MAX_TERMS_COUNT 65536
+/* `_source` includes plus excludes, and bytes of one pattern (ours: each
+ * pattern is matched against every field of every hit). */
+#define FDS_SOURCE_PATTERNS_MAX 64
+#define FDS_SOURCE_PATTERN_LEN_MAX 256
 
 struct fds_search_request {
     fds_query *query;
@@ -93,6 +110,7 @@ struct fds_search_request {
     char **includes, **excludes;
     size_t nincludes, nexcludes;
     const fds_mapping *mapping;
+    uint32_t max_window;     /* index.max_result_window: from + size bound */
 };
 
 /*
@@ -104,14 +122,27 @@ struct fds_search_request {
  * fds_search_request_free) and 0 is returned; `m` must outlive it.  Errors
  * (err filled): FDS_EPARSE, kind FDS_KIND_QUERY_PARSE, naming the
  * offending part (malformed JSON, unknown key, unknown query type, bad
- * value); FDS_EINVAL with kind FDS_KIND_INVALID_ARGUMENT (from + size >
- * index.max_result_window 10000, sort on a text field, search_after
- * length), FDS_KIND_PARSE (a date that does not parse),
+ * value); FDS_EPARSE, kind FDS_KIND_CONTENT_PARSE, for a duplicate key or
+ * invalid UTF-8 anywhere in the body (fds_json_check_body); FDS_EINVAL
+ * with kind FDS_KIND_INVALID_ARGUMENT (from + size > index.max_result_window,
+ * 10000 here; sort on a text field; search_after length; a non-finite
+ * numeric bound), FDS_KIND_PARSE (a date that does not parse),
  * FDS_KIND_NUMBER_FORMAT (a number that does not parse) or
- * FDS_KIND_QUERY_SHARD (sort on an unmapped field); FDS_ENOMEM.
+ * FDS_KIND_QUERY_SHARD (sort on an unmapped field); FDS_ETOOBIG past a
+ * limit above (kind FDS_KIND_TOO_MANY_CLAUSES for the clause count, else
+ * FDS_KIND_INVALID_ARGUMENT); FDS_ENOMEM.
  */
 int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                      int for_count, fds_search_request **out, fds_err *err);
+
+/* fds_search_parse() for an index whose index.max_result_window is
+ * `max_window` (from + size above it is the FDS_EINVAL "Result window is
+ * too large" error, also for later size/from URL parameters);
+ * fds_search_parse uses Elasticsearch's default, 10000. */
+int fds_search_parse_window(const char *body, size_t len,
+                            const fds_mapping *m, uint32_t max_window,
+                            int for_count, fds_search_request **out,
+                            fds_err *err);
 
 /*
  * Apply one URL parameter of `_search`: "size", "from", "q" (Lucene syntax

@@ -553,6 +553,54 @@ static void check_search_after(int qi, const char *text, int sortf, int desc,
     fds_search_request_free(r2);
 }
 
+/* The total of `body` parsed for _count (for_count 1) or as a search;
+ * UINT64_MAX when it fails. */
+static uint64_t count_of(const char *body, int for_count, size_t *nhits)
+{
+    fds_err err;
+    fds_err_clear(&err);
+    fds_search_request *rq;
+    if (fds_search_parse(body, strlen(body), mapping, for_count, &rq, &err)) {
+        fprintf(stderr, "parse failed: %s\n  %s\n", err.reason, body);
+        return UINT64_MAX;
+    }
+    fds_search_result res;
+    uint64_t total = UINT64_MAX;
+    if (fds_search_execute(rq, segs, NSEG, &res, &err) == 0) {
+        total = res.total;
+        *nhits = res.nhits;
+        fds_search_result_free(&res);
+    }
+    fds_search_request_free(rq);
+    return total;
+}
+
+/* Counting without a page: _count and size 0 (with and without an exact
+ * total) give the brute-force count of `q` (nc matches). */
+static void check_count_only(int qi, const bq *q, size_t nc)
+{
+    cJSON *qj = to_json(q);
+    char *qs = cJSON_PrintUnformatted(qj);
+    cJSON_Delete(qj);
+    static char b[3][65536];
+    snprintf(b[0], sizeof b[0], "{\"query\":%s}", qs);
+    snprintf(b[1], sizeof b[1], "{\"query\":%s,\"size\":0,"
+             "\"track_total_hits\":true}", qs);
+    snprintf(b[2], sizeof b[2], "{\"query\":%s,\"size\":0}", qs);
+    free(qs);
+    for (int k = 0; k < 3; k++) {
+        size_t nhits = 0;
+        uint64_t got = count_of(b[k], k == 0, &nhits);
+        uint64_t want = k == 2 && nc > 10000 ? 10000 : nc;
+        if (got != want || nhits) {
+            fprintf(stderr, "q%d count-only %d: total %llu (%zu hits), brute "
+                    "force %zu\n  %s\n", qi, k, (unsigned long long)got, nhits,
+                    nc, b[k]);
+            fds_test_failures++;
+        }
+    }
+}
+
 static int check_query(int qi)
 {
     bq *q = gen(0);
@@ -594,6 +642,7 @@ static int check_query(int qi)
     sort_desc = desc;
     qsort(c, nc, sizeof *c, sortf >= 0 ? by_key : by_score);
 
+    check_count_only(qi, q, nc);
     fds_search_request *rq;
     fds_search_result res = run(text, &rq);
     if (!rq)

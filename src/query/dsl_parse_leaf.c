@@ -1,0 +1,617 @@
+/*
+ * dsl_parse_leaf.c: the leaf queries of the query DSL -- match (analysed on
+ * text fields, exact on keywords, an equality range on numbers, dates and
+ * booleans), term, terms, range, exists and ids -- each resolved against
+ * the mapping at parse time.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis.h"
+#include "dsl_parse_int.h"
+
+/* 2^63, the first double above INT64_MAX (which a double cannot hold). */
+#define TWO_POW_63 9223372036854775808.0
+
+/* A finite double as a long, saturating: *over is +1 above the range of a
+ * long (INT64_MAX returned), -1 below it (INT64_MIN), else 0 (truncated).
+ * A plain cast of an out-of-range double is undefined behaviour. */
+static int64_t clamp_long(double d, int *over)
+{
+    *over = d >= TWO_POW_63 ? 1 : d < -TWO_POW_63 ? -1 : 0;
+    return *over > 0 ? INT64_MAX : *over < 0 ? INT64_MIN : (int64_t)d;
+}
+
+/* The error for text that is not a finite number, in Elasticsearch's words
+ * (NumberFieldMapper: "Value [..] is out of range for a long" for an
+ * infinity on a long field, "[double] supports only finite values, but got
+ * [..]" on a floating-point one, "For input string" for the rest). */
+static int not_a_number(fds__dsl_ctx *c, const fds_field_info *f,
+                        const char *s, size_t n)
+{
+    char buf[64];
+    double x = NAN;
+    if (n < sizeof buf) {
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        char *end;
+        x = strtod(buf, &end);
+        if (*end || end == buf || (isfinite(x) && !isnan(x)))
+            x = 0; /* not a number at all */
+    }
+    if (isinf(x) && f->type == FDS_FT_LONG)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Value [%.*s] is out of range for a long", (int)n,
+                            s);
+    if ((isinf(x) || isnan(x)) && f->type == FDS_FT_DOUBLE)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s] supports only finite values, but got [%s]",
+                            f->float32 ? "float" : "double",
+                            isnan(x) ? "NaN" : x > 0 ? "Infinity"
+                                                     : "-Infinity");
+    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
+                        "For input string: \"%.*s\"", (int)n, s);
+}
+
+/*
+ * A bound or value `v` of a numeric/date/boolean field: *d as a double, *l
+ * as a long (exact from integer text, else the double saturated; *over says
+ * on which side of the long range it fell, see clamp_long).  0, or an
+ * FDS_E* code with the error filled (not a number, not finite, a bad date
+ * or boolean).
+ */
+static int num_bound(fds__dsl_ctx *c, const fds_field_info *f, const cJSON *v,
+                     const char *qname, int64_t *l, double *d, int *over)
+{
+    char buf[64];
+    const char *s;
+    size_t n;
+    *over = 0;
+    if (!fds__dsl_scalar(c, v, buf, sizeof buf, &s, &n))
+        return fds__dsl_err(c->err,
+                            "[%s] query does not support [%s] values for "
+                            "field [%s]",
+                            qname, fds__dsl_jtype(v), f->path);
+    int rc = 0;
+    switch (f->type) {
+    case FDS_FT_DATE:
+        if (cJSON_IsNumber(v))
+            *l = clamp_long(v->valuedouble, over);
+        else
+            rc = fds__parse_date(s, n, true, l);
+        if (rc)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
+                                "failed to parse date field [%.*s] with format "
+                                "[strict_date_optional_time||epoch_millis]",
+                                (int)n, s);
+        *d = (double)*l;
+        return 0;
+    case FDS_FT_BOOLEAN:
+        if (fds__parse_bool(s, n, l))
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Can't parse boolean value [%.*s], expected "
+                                "[true] or [false]", (int)n, s);
+        *d = (double)*l;
+        return 0;
+    default:
+        if (fds__parse_double(s, n, d))
+            return not_a_number(c, f, s, n);
+        if (f->float32) /* as the index rounds it (fds__round_ftype) */
+            *d = (double)(float)*d;
+        rc = fds__parse_long(s, n, false, l);
+        if (rc == FDS_ERANGE) { /* integer digits past a long: the double
+                                   may have rounded back to the edge */
+            *over = s[0] == '-' ? -1 : 1;
+            *l = *over > 0 ? INT64_MAX : INT64_MIN;
+        } else if (rc) {
+            *l = clamp_long(*d, over);
+        }
+        return 0;
+    }
+}
+
+/*
+ * The inclusive long bounds of one side of a range from its value (see
+ * num_bound): a bound past the range of a long clamps (lt 1e19 takes every
+ * long, gt 1e19 none), a fractional one on a long field rounds inwards,
+ * an exclusive one moves by one.  `hi`: the upper side.  False when the
+ * side excludes every long.
+ */
+static bool long_side(const fds_field_info *f, double d, int64_t l,
+                      int over, bool incl, bool hi, int64_t *out)
+{
+    if (over) /* past the range: open on the near side, empty on the far */
+        *out = hi ? INT64_MAX : INT64_MIN;
+    else if (f->type == FDS_FT_LONG && d != floor(d))
+        *out = (int64_t)(hi ? floor(d) : ceil(d));
+    else if (!incl && l == (hi ? INT64_MIN : INT64_MAX))
+        return false;
+    else
+        *out = incl ? l : hi ? l - 1 : l + 1;
+    return hi ? over >= 0 : over <= 0;
+}
+
+/* Equality on a non-text field as an inclusive range; NULL on error. */
+static fds_query *eq_query(fds__dsl_ctx *c, const fds_field_info *f,
+                           const cJSON *v, const char *qname)
+{
+    int64_t l;
+    double d;
+    int over;
+    if (num_bound(c, f, v, qname, &l, &d, &over))
+        return NULL;
+    fds_query *q = fds__dsl_qnew(FDS_Q_RANGE, f->path);
+    if (!q)
+        return NULL;
+    q->ftype = f->type;
+    if ((f->type == FDS_FT_LONG && d != floor(d)) || over) {
+        /* 1.5 never equals a long, nor does 1e19 */
+        q->lo_l = 1;
+        q->hi_l = 0;
+    } else {
+        q->lo_l = q->hi_l = l;
+    }
+    q->lo_d = q->hi_d = d;
+    return q;
+}
+
+static fds_query *term_query(const char *field, int ftype, const char *t,
+                             size_t n)
+{
+    fds_query *q = fds__dsl_qnew(FDS_Q_TERM, field);
+    if (!q)
+        return NULL;
+    q->ftype = ftype;
+    q->term = fds__dsl_dupn(t, n);
+    q->term_len = n;
+    if (!q->term) {
+        fds__query_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+typedef struct tokv {
+    char **t;
+    size_t *l;
+    size_t n, cap;
+} tokv;
+
+static int tok_cb(void *arg, const char *t, size_t n)
+{
+    tokv *v = arg;
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : 8;
+        char **nt = realloc(v->t, nc * sizeof *nt);
+        if (!nt)
+            return FDS_ENOMEM;
+        v->t = nt;
+        size_t *nl = realloc(v->l, nc * sizeof *nl);
+        if (!nl)
+            return FDS_ENOMEM;
+        v->l = nl;
+        v->cap = nc;
+    }
+    v->t[v->n] = fds__dsl_dupn(t, n);
+    if (!v->t[v->n])
+        return FDS_ENOMEM;
+    v->l[v->n++] = n;
+    return 0;
+}
+
+static void tokv_free(tokv *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        free(v->t[i]);
+    free(v->t);
+    free(v->l);
+}
+
+/* The single "field": value member of a leaf query body. */
+static int leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
+                      const cJSON **fld)
+{
+    if (!cJSON_IsObject(body))
+        return fds__dsl_err(c->err,
+                            "[%s] query malformed, no start_object after "
+                            "query name",
+                            qname);
+    const cJSON *it, *found = NULL;
+    cJSON_ArrayForEach(it, body) {
+        if (strcmp(it->string, "boost") == 0 ||
+            strcmp(it->string, "_name") == 0)
+            continue;
+        if (found)
+            return fds__dsl_err(c->err,
+                                "[%s] query doesn't support multiple fields, "
+                                "found [%s] and [%s]",
+                                qname, found->string, it->string);
+        found = it;
+    }
+    if (!found)
+        return fds__dsl_err(c->err, "[%s] query requires a field", qname);
+    *fld = found;
+    return 0;
+}
+
+float fds__dsl_boost(const cJSON *o)
+{
+    const cJSON *b =
+        cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "boost") : NULL;
+    return cJSON_IsNumber(b) ? (float)b->valuedouble : 1.0f;
+}
+
+fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
+{
+    const cJSON *fld;
+    if (leaf_field(c, body, "match", &fld))
+        return NULL;
+    const cJSON *val = fld, *op = NULL, *msm = NULL;
+    float boost = 1.0f;
+    if (cJSON_IsObject(fld)) {
+        const cJSON *it;
+        val = NULL;
+        cJSON_ArrayForEach(it, fld) {
+            const char *k = it->string;
+            if (!strcmp(k, "query")) val = it;
+            else if (!strcmp(k, "operator")) op = it;
+            else if (!strcmp(k, "minimum_should_match")) msm = it;
+            else if (!strcmp(k, "boost")) boost = (float)it->valuedouble;
+            else if (!strcmp(k, "analyzer") || !strcmp(k, "lenient") ||
+                     !strcmp(k, "zero_terms_query") || !strcmp(k, "_name") ||
+                     !strcmp(k, "auto_generate_synonyms_phrase_query") ||
+                     !strcmp(k, "fuzzy_transpositions")) continue;
+            else {
+                fds__dsl_err(c->err, "[match] query does not support [%s]", k);
+                return NULL;
+            }
+        }
+        if (!val) {
+            fds__dsl_err(c->err, "No text specified for text query");
+            return NULL;
+        }
+    }
+    char buf[64];
+    const char *s;
+    size_t n;
+    if (!fds__dsl_scalar(c, val, buf, sizeof buf, &s, &n)) {
+        fds__dsl_err(c->err, "[match] unknown token [%s] after [%s]",
+                     fds__dsl_jtype(val), fld->string);
+        return NULL;
+    }
+    bool and_op = false;
+    if (op) {
+        if (!cJSON_IsString(op) || (strcasecmp(op->valuestring, "and") &&
+                                    strcasecmp(op->valuestring, "or"))) {
+            fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                         "No enum constant for [operator]");
+            return NULL;
+        }
+        and_op = strcasecmp(op->valuestring, "and") == 0;
+    }
+    fds_field_info fb;
+    const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
+    fds_query *q = NULL;
+    if (!f || f->type == FDS_FT_OBJECT || !f->index) {
+        q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    } else if (f->type == FDS_FT_KEYWORD) {
+        q = term_query(f->path, f->type, s, n);
+    } else if (f->type != FDS_FT_TEXT) {
+        q = eq_query(c, f, val, "match");
+    } else {
+        tokv v = {0};
+        if (fds_analyze(s, n, tok_cb, &v)) {
+            tokv_free(&v);
+            fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                         "out of memory");
+            return NULL;
+        }
+        if (v.n == 0) {
+            q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+        } else if (v.n == 1 && !msm) {
+            q = term_query(f->path, f->type, v.t[0], v.l[0]);
+        } else {
+            q = fds__dsl_qnew(FDS_Q_BOOL, NULL);
+            for (size_t i = 0; q && i < v.n; i++) {
+                fds_query *t = term_query(f->path, f->type, v.t[i], v.l[i]);
+                if (!t ||
+                    (and_op ? fds__dsl_push(&q->must, &q->nmust, t)
+                            : fds__dsl_push(&q->should, &q->nshould, t))) {
+                    fds__query_free(t);
+                    fds__query_free(q);
+                    q = NULL;
+                }
+            }
+            if (q && msm && !and_op) {
+                int k;
+                if (fds__dsl_msm(c, msm, (int)q->nshould, &k)) {
+                    fds__query_free(q);
+                    tokv_free(&v);
+                    return NULL;
+                }
+                q->msm = k > 0 ? k : 1;
+            }
+        }
+        tokv_free(&v);
+    }
+    if (q)
+        q->boost = boost;
+    else if (!c->err || !c->err->code)
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    return q;
+}
+
+fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
+{
+    const cJSON *fld;
+    if (leaf_field(c, body, "term", &fld))
+        return NULL;
+    const cJSON *val = fld;
+    float boost = 1.0f;
+    if (cJSON_IsObject(fld)) {
+        val = cJSON_GetObjectItemCaseSensitive(fld, "value");
+        boost = fds__dsl_boost(fld);
+        if (!val) {
+            fds__dsl_err(c->err, "[term] query does not support [%s]",
+                 fld->child ? fld->child->string : "");
+            return NULL;
+        }
+    }
+    char buf[64];
+    const char *s;
+    size_t n;
+    if (!fds__dsl_scalar(c, val, buf, sizeof buf, &s, &n)) {
+        fds__dsl_err(c->err, "[term] query does not support array of values");
+        return NULL;
+    }
+    fds_field_info fb;
+    const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
+    fds_query *q;
+    if (!strcmp(fld->string, "_id")) {
+        /* _id is not in the term dictionary: the _id table answers it, as
+         * for an ids query (Elasticsearch accepts term on _id) */
+        q = fds__dsl_qnew(FDS_Q_IDS, NULL);
+        if (q) {
+            q->vals = calloc(1, sizeof *q->vals);
+            q->val_lens = calloc(1, sizeof *q->val_lens);
+            if (!q->vals || !q->val_lens) {
+                fds__query_free(q);
+                return NULL;
+            }
+            q->vals[0] = fds__dsl_dupn(s, n);
+            q->val_lens[0] = n;
+            q->nvals = 1;
+        }
+    } else if (!f || f->type == FDS_FT_OBJECT || !f->index)
+        q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    else if (f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD)
+        q = term_query(f->path, f->type, s, n);
+    else
+        q = eq_query(c, f, val, "term");
+    if (q)
+        q->boost = boost;
+    return q;
+}
+
+fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
+{
+    const cJSON *fld;
+    if (leaf_field(c, body, "terms", &fld))
+        return NULL;
+    if (!cJSON_IsArray(fld)) {
+        fds__dsl_err(c->err, "[terms] query does not support [%s]",
+                     fld->string);
+        return NULL;
+    }
+    size_t nv = (size_t)cJSON_GetArraySize(fld);
+    if (nv > FDS_MAX_TERMS_COUNT) {
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                     "The number of terms [%zu] used in the Terms Query "
+                     "request has exceeded the allowed maximum of [%d]. This "
+                     "maximum can be set by changing the "
+                     "[index.max_terms_count] index level setting.", nv,
+                     FDS_MAX_TERMS_COUNT);
+        return NULL;
+    }
+    fds_field_info fb;
+    const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
+    float boost = fds__dsl_boost(body);
+    bool ids = !strcmp(fld->string, "_id"); /* answered by the _id table */
+    if (!ids && (!f || f->type == FDS_FT_OBJECT || !f->index))
+        return fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    fds_query *q;
+    if (ids || f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD) {
+        q = ids ? fds__dsl_qnew(FDS_Q_IDS, NULL)
+                : fds__dsl_qnew(FDS_Q_TERMS, f->path);
+        if (!q)
+            return NULL;
+        if (!ids)
+            q->ftype = f->type;
+        size_t n = (size_t)cJSON_GetArraySize(fld);
+        q->vals = calloc(n ? n : 1, sizeof *q->vals);
+        q->val_lens = calloc(n ? n : 1, sizeof *q->val_lens);
+        if (!q->vals || !q->val_lens) {
+            fds__query_free(q);
+            return NULL;
+        }
+        const cJSON *it;
+        cJSON_ArrayForEach(it, fld) {
+            char buf[64];
+            const char *s;
+            size_t l;
+            if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &l)) {
+                fds__dsl_err(c->err,
+                             "[terms] query does not support [%s] values",
+                             fds__dsl_jtype(it));
+                fds__query_free(q);
+                return NULL;
+            }
+            q->vals[q->nvals] = fds__dsl_dupn(s, l);
+            q->val_lens[q->nvals++] = l;
+        }
+    } else {
+        /* numeric terms: any of several equality ranges, constant score */
+        fds_query *b = fds__dsl_qnew(FDS_Q_BOOL, NULL);
+        if (!b)
+            return NULL;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, fld) {
+            fds_query *e = eq_query(c, f, it, "terms");
+            if (!e || fds__dsl_push(&b->should, &b->nshould, e)) {
+                fds__query_free(e);
+                fds__query_free(b);
+                return NULL;
+            }
+        }
+        /* wrap: filter(any) so the score is the boost, not a sum */
+        q = fds__dsl_qnew(FDS_Q_BOOL, NULL);
+        fds_query *all = fds__dsl_qnew(FDS_Q_MATCH_ALL, NULL);
+        if (!q || !all || fds__dsl_push(&q->must, &q->nmust, all) ||
+            fds__dsl_push(&q->filter, &q->nfilter, b)) {
+            fds__query_free(q);
+            fds__query_free(all);
+            fds__query_free(b);
+            return NULL;
+        }
+    }
+    q->boost = boost;
+    return q;
+}
+
+fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
+{
+    const cJSON *fld;
+    if (leaf_field(c, body, "range", &fld))
+        return NULL;
+    if (!cJSON_IsObject(fld)) {
+        fds__dsl_err(c->err,
+                     "[range] query malformed, no start_object after query "
+                     "name");
+        return NULL;
+    }
+    fds_field_info fb;
+    const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
+    if (!f || f->type == FDS_FT_OBJECT || f->type == FDS_FT_TEXT)
+        return fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    fds_query *q = fds__dsl_qnew(FDS_Q_RANGE, f->path);
+    if (!q)
+        return NULL;
+    q->ftype = f->type;
+    const cJSON *it;
+    bool empty = false; /* a bound excludes every long */
+    cJSON_ArrayForEach(it, fld) {
+        const char *k = it->string;
+        bool lo = !strcmp(k, "gte") || !strcmp(k, "gt") || !strcmp(k, "from");
+        bool hi = !strcmp(k, "lte") || !strcmp(k, "lt") || !strcmp(k, "to");
+        bool incl = strcmp(k, "gt") && strcmp(k, "lt");
+        if (!strcmp(k, "boost")) {
+            q->boost = (float)it->valuedouble;
+            continue;
+        }
+        if (!strcmp(k, "format") || !strcmp(k, "time_zone") ||
+            !strcmp(k, "relation") || !strcmp(k, "_name") ||
+            !strcmp(k, "include_lower") || !strcmp(k, "include_upper"))
+            continue;
+        if (!lo && !hi) {
+            fds__dsl_err(c->err, "[range] query does not support [%s]", k);
+            fds__query_free(q);
+            return NULL;
+        }
+        if (cJSON_IsNull(it))
+            continue;
+        if (f->type == FDS_FT_KEYWORD) {
+            char buf[64];
+            const char *s;
+            size_t n;
+            if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &n)) {
+                fds__dsl_err(c->err, "[range] bad value for [%s]", k);
+                fds__query_free(q);
+                return NULL;
+            }
+            char **dst = lo ? &q->lo_s : &q->hi_s;
+            free(*dst);
+            *dst = fds__dsl_dupn(s, n);
+            if (lo) { q->lo_s_len = n; q->lo_s_incl = incl; }
+            else { q->hi_s_len = n; q->hi_s_incl = incl; }
+            continue;
+        }
+        int64_t l;
+        double d;
+        int over;
+        if (num_bound(c, f, it, "range", &l, &d, &over)) {
+            fds__query_free(q);
+            return NULL;
+        }
+        if (lo) {
+            q->lo_d = d;
+            q->lo_d_incl = incl;
+            empty |= !long_side(f, d, l, over, incl, false, &q->lo_l);
+        } else {
+            q->hi_d = d;
+            q->hi_d_incl = incl;
+            empty |= !long_side(f, d, l, over, incl, true, &q->hi_l);
+        }
+    }
+    if (empty) {
+        q->lo_l = INT64_MAX;
+        q->hi_l = INT64_MIN;
+    }
+    return q;
+}
+
+fds_query *fds__dsl_exists(fds__dsl_ctx *c, const cJSON *b)
+{
+    fds_query *q = NULL;
+    const cJSON *fl = cJSON_IsObject(b)
+                          ? cJSON_GetObjectItemCaseSensitive(b, "field")
+                          : NULL;
+    if (!cJSON_IsString(fl)) {
+        fds__dsl_err(c->err, "[exists] must be provided with a [field]");
+    } else {
+        fds_field_info fb;
+        const fds_field_info *f = fds__dsl_field(c, fl->valuestring, &fb);
+        q = (!f || f->type == FDS_FT_OBJECT)
+                ? fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL)
+                : fds__dsl_qnew(FDS_Q_EXISTS, f->path);
+        if (q)
+            q->boost = fds__dsl_boost(b);
+    }
+    return q;
+}
+
+fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *b)
+{
+    fds_query *q = NULL;
+    const cJSON *vals = cJSON_IsObject(b)
+                            ? cJSON_GetObjectItemCaseSensitive(b, "values")
+                            : NULL;
+    if (!cJSON_IsArray(vals)) {
+        fds__dsl_err(c->err,
+                     "[ids] query malformed, [values] must be an array");
+    } else if ((size_t)cJSON_GetArraySize(vals) > FDS_MAX_TERMS_COUNT) {
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                     "[ids] query has [%d] values, more than the limit of "
+                     "[%d]", cJSON_GetArraySize(vals), FDS_MAX_TERMS_COUNT);
+    } else if ((q = fds__dsl_qnew(FDS_Q_IDS, NULL))) {
+        size_t n = (size_t)cJSON_GetArraySize(vals);
+        q->vals = calloc(n ? n : 1, sizeof *q->vals);
+        q->val_lens = calloc(n ? n : 1, sizeof *q->val_lens);
+        q->boost = fds__dsl_boost(b);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, vals) {
+            if (!q->vals || !q->val_lens)
+                break;
+            char buf[64];
+            const char *s;
+            size_t l;
+            if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &l))
+                continue;
+            q->vals[q->nvals] = fds__dsl_dupn(s, l);
+            q->val_lens[q->nvals++] = l;
+        }
+    }
+    return q;
+}
