@@ -121,6 +121,9 @@ bool fds__utf8_valid(const uint8_t *s, size_t n);
  * optional fraction that is truncated when `coerce` ("1.0" -> 1).  Returns 0,
  * FDS_EINVAL (not a number), FDS_ERANGE (out of int64). */
 int fds__parse_long(const char *s, size_t n, bool coerce, int64_t *out);
+/* A JSON-style decimal number (no hex, inf or nan words).  Returns 0,
+ * FDS_EINVAL (not a number), or FDS_ERANGE when it overflows a double
+ * (*out = +-HUGE_VAL, as strtod gives). */
 int fds__parse_double(const char *s, size_t n, double *out);
 /* strict_date_optional_time (yyyy-MM-dd['T'HH:mm[:ss[.S+]]][Z|+-HH[:]mm])
  * or, when `allow_epoch`, epoch milliseconds digits.  Returns 0 or
