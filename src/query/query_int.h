@@ -73,10 +73,13 @@ typedef struct fds__conv {
 
 struct fds_jval;
 /* 0 if value `v` fits field `f` (filling *out when not NULL), else
- * FDS_EINVAL / FDS_ERANGE. */
+ * FDS_EINVAL / FDS_ERANGE (out of the type's range; for double and float a
+ * number that is not finite at the field's precision). */
 int fds__value_check(const fds_mfield *f, const struct fds_jval *v,
                      fds__conv *out);
-/* Fill `err` with Elasticsearch's document_parsing_exception for `v`. */
+/* Fill `err` with Elasticsearch's document_parsing_exception for `v` (with
+ * the illegal_argument_exception cause "[double] supports only finite
+ * values, but got [Infinity]" for a double or float out of range). */
 int fds__value_error(const fds_mfield *f, const struct fds_jval *v,
                      const uint8_t *src, size_t len, fds_err *err);
 /* The field for a value at an unmapped path, added by Elasticsearch's
