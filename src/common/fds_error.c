@@ -1,4 +1,5 @@
 #include "fds_error.h"
+#include "fds_text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,16 @@ const char *fds_strerror(int code)
     }
 }
 
+/* vsnprintf into buf[0..cap), cut at a UTF-8 boundary when it does not fit. */
+static void format_text(char *buf, size_t cap, const char *fmt, va_list ap)
+{
+    int n = vsnprintf(buf, cap, fmt, ap);
+    if (n >= (int)cap) {
+        size_t k = fds_utf8_cut((const uint8_t *)buf, cap - 1, cap - 1);
+        buf[k] = 0;
+    }
+}
+
 void fds_err_clear(fds_err *e)
 {
     if (e)
@@ -42,7 +53,7 @@ int fds_err_set(fds_err *e, int code, int status, const char *type,
     snprintf(e->type, sizeof e->type, "%s", type ? type : "exception");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
+    format_text(e->reason, sizeof e->reason, fmt, ap);
     va_end(ap);
     return code;
 }
@@ -55,7 +66,18 @@ int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)
     e->kind = kind;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->reason, sizeof e->reason, fmt, ap);
+    format_text(e->reason, sizeof e->reason, fmt, ap);
     va_end(ap);
     return code;
+}
+
+void fds_err_cause(fds_err *e, int kind, const char *fmt, ...)
+{
+    if (!e || e->cause_kind != 0)
+        return;
+    e->cause_kind = kind;
+    va_list ap;
+    va_start(ap, fmt);
+    format_text(e->cause, sizeof e->cause, fmt, ap);
+    va_end(ap);
 }

@@ -73,10 +73,15 @@ typedef enum fds_err_kind {
 /* Size limits of an fds_err's text fields, in bytes including the NUL. */
 #define FDS_ERR_TYPE_MAX 64
 #define FDS_ERR_REASON_MAX 512
+#define FDS_ERR_CAUSE_MAX 256
 
 /*
  * Error detail for users.  `kind` (fds_err_kind) says what the failure is;
  * `reason` is the sentence shown to the user; `index` the index concerned.
+ * `cause_kind` and `cause` are the underlying failure (Elasticsearch's
+ * `caused_by`, e.g. the illegal_argument_exception under a
+ * document_parsing_exception); cause_kind 0 = none.
+ * A reason or cause cut to its buffer is cut at a UTF-8 character boundary.
  * `status` and `type` are the legacy HTTP status / Elasticsearch type, set
  * only by fds_err_set() and read only by src/http (being phased out in
  * favour of `kind`).
@@ -88,6 +93,8 @@ typedef struct fds_err {
     char type[FDS_ERR_TYPE_MAX];
     char reason[FDS_ERR_REASON_MAX];
     char index[256]; /* the index concerned, "" if none */
+    int cause_kind;
+    char cause[FDS_ERR_CAUSE_MAX];
 } fds_err;
 
 /* Clear a detail struct so the next fds_err_set() takes. */
@@ -101,6 +108,14 @@ void fds_err_clear(fds_err *e);
  */
 int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/*
+ * Record the cause under the error already recorded in `e` (or about to be:
+ * call it before or after fds_err_setk), unless `e` is NULL or has a cause.
+ * `kind` is an fds_err_kind naming the cause's own type.
+ */
+void fds_err_cause(fds_err *e, int kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Legacy form naming an HTTP status and an Elasticsearch type directly;
  * being replaced by fds_err_setk() everywhere below src/http. */

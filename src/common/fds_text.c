@@ -44,6 +44,18 @@ bool fds_utf8_valid(const uint8_t *s, size_t n)
     return true;
 }
 
+size_t fds_utf8_cut(const uint8_t *s, size_t n, size_t max)
+{
+    size_t k = max < n ? max : n, i = k;
+    for (int back = 0; back < 3 && i > 0 && (s[i - 1] & 0xc0) == 0x80; back++)
+        i--;
+    if (i == 0 || s[i - 1] < 0xc0)
+        return k; /* ends on ASCII, or stray bytes that cutting won't mend */
+    uint8_t b = s[i - 1];
+    size_t need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+    return k - (i - 1) < need ? i - 1 : k;
+}
+
 static int json_plain(uint8_t c)
 {
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';

@@ -31,6 +31,14 @@ size_t fds_utf8_seq_len(const uint8_t *s, size_t n);
 bool fds_utf8_valid(const uint8_t *s, size_t n);
 
 /*
+ * The length of the longest prefix of s[0..n) of at most `max` bytes that
+ * does not end in an incomplete UTF-8 sequence (the cut moves back to the
+ * start of a character the limit would split).  For cutting messages to a
+ * buffer's size without leaving half a character.
+ */
+size_t fds_utf8_cut(const uint8_t *s, size_t n, size_t max);
+
+/*
  * Write src[0..len) as a JSON string literal, quotes included, to dst[0..cap).
  * Rules: '"' and '\' are backslash-escaped; bytes below 0x20 become \u00XX;
  * well-formed UTF-8 is copied as is; every other byte (not part of valid

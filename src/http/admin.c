@@ -321,7 +321,11 @@ void fds_h_index_delete(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
-    if (fds_store_delete_index(r->store, r->seg[0], &e))
+    int rc = fds_store_delete_index(r->store, r->seg[0], &e);
+    /* ignore_unavailable=true: a missing index is acknowledged (as in ES) */
+    if (rc == FDS_ENOTFOUND && fds_req_param_bool(r, "ignore_unavailable", false))
+        rc = 0;
+    if (rc)
         return fds_resp_error(o, &e);
     acknowledged(o, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_text.h"
 #include "search_render.h"
 #include "http_int.h"
 #include "search_stats.h"
@@ -88,6 +89,30 @@ static bool want_refresh(fds_req *r)
     return v && (!*v || !strcmp(v, "true") || !strcmp(v, "wait_for"));
 }
 
+/* refresh=true or refresh= (not wait_for): Elasticsearch's answer then says
+ * "forced_refresh": true (DocWriteResponse#innerToXContent). */
+static bool forced_refresh(fds_req *r)
+{
+    const char *v = fds_req_param(r, "refresh");
+    return v && (!*v || !strcmp(v, "true"));
+}
+
+/* Elasticsearch validates a single write's id before anything else (no
+ * index is created for it).  Returns false with the 400 in `o`. */
+static bool id_valid(fds_resp *o, const fds_write_op *op)
+{
+    char msg[FDS_ERR_REASON_MAX];
+    if (!fds_write_id_validate(op->id, op->id_len, op->type == FDS_OP_DELETE,
+                               msg, sizeof msg))
+        return true;
+    fds_err e;
+    fds_err_clear(&e);
+    fds_err_setk(&e, FDS_EINVAL, FDS_KIND_VALIDATION, "Validation Failed: 1: %s;",
+                 msg);
+    fds_resp_error(o, &e);
+    return false;
+}
+
 static const char *result_word(const fds_write_op *op, const fds_write_result *w)
 {
     if (op->type == FDS_OP_DELETE)
@@ -110,7 +135,8 @@ static int item_status(const fds_write_op *op, const fds_write_result *w)
 /* The write-result body of Elasticsearch (index/delete responses and bulk
  * items share it); bulk items also carry "status" (`with_status`). */
 static void write_item(sbuf *b, const char *index, const fds_write_op *op,
-                       const fds_write_result *w, bool with_status)
+                       const fds_write_result *w, bool with_status,
+                       bool refreshed)
 {
     sb_str(b, "{\"_index\":");
     sb_json_str(b, index);
@@ -125,13 +151,21 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
         sb_json_str(b, e.reason[0] ? e.reason : fds_strerror(w->code));
         sb_str(b, ",\"index\":");
         sb_json_str(b, index);
+        if (e.cause_kind) {
+            sb_str(b, ",\"caused_by\":{\"type\":");
+            sb_json_str(b, fds_http_kind_type(e.cause_kind));
+            sb_str(b, ",\"reason\":");
+            sb_json_str(b, e.cause);
+            sb_str(b, "}");
+        }
         sb_str(b, "}}");
         return;
     }
-    sb_printf(b, ",\"_version\":%lld,\"result\":\"%s\",\"_shards\":{\"total\":1,"
+    sb_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":1,"
                  "\"successful\":1,\"failed\":0},\"_seq_no\":%lld,"
                  "\"_primary_term\":1",
-              (long long)w->version, result_word(op, w), (long long)w->seq_no);
+              (long long)w->version, result_word(op, w),
+              refreshed ? "\"forced_refresh\":true," : "", (long long)w->seq_no);
     if (with_status)
         sb_printf(b, ",\"status\":%d", item_status(op, w));
     sb_str(b, "}");
@@ -140,10 +174,10 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
 /* The answer to a single-document write (successful: errors go through
  * fds_resp_error). */
 static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
-                         const fds_write_result *w)
+                         const fds_write_result *w, bool refreshed)
 {
     sbuf b = {0};
-    write_item(&b, index, op, w, false);
+    write_item(&b, index, op, w, false, refreshed);
     sb_resp(o, item_status(op, w), &b);
 }
 
@@ -223,8 +257,12 @@ static const char *const WRITE_PARAMS[] = {
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
     fds_write_op op = {0};
+    if (r->nseg == 3) {
+        op.id = r->seg[2];
+        op.id_len = strlen(r->seg[2]);
+    }
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
-        !concurrency_params(r, o, &op))
+        !concurrency_params(r, o, &op) || !id_valid(o, &op))
         return;
     fds_index *ix = NULL;
     fds_err ce;
@@ -243,10 +281,6 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
     }
     op.type = create_only || (op_type && !strcmp(op_type, "create"))
                   ? FDS_OP_CREATE : FDS_OP_INDEX;
-    if (r->nseg == 3) {
-        op.id = r->seg[2];
-        op.id_len = strlen(r->seg[2]);
-    }
     op.src = (const uint8_t *)r->body;
     op.src_len = r->body_len;
     fds_write_result w;
@@ -263,7 +297,7 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         fds_index_release(ix);
         return fds_resp_error(o, &w.err);
     }
-    write_single(o, fds_index_name(ix), &op, &w);
+    write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r));
     fds_index_release(ix);
 }
 
@@ -328,7 +362,7 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
     fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
                        .id_len = strlen(r->seg[2])};
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
-        !concurrency_params(r, o, &op))
+        !concurrency_params(r, o, &op) || !id_valid(o, &op))
         return;
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix)
@@ -341,7 +375,7 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
         fds_index_release(ix);
         return fds_resp_error(o, rc ? &e : &w.err);
     }
-    write_single(o, fds_index_name(ix), &op, &w);
+    write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r));
     fds_index_release(ix);
 }
 
@@ -370,6 +404,58 @@ static bool blank(const char *p, const char *e)
     return true;
 }
 
+/* The text of the number an action line gives as its `_id`: Elasticsearch
+ * reads a numeric _id as its text, so 9007199254740993 keeps every digit (a
+ * double would not).  Scans p[0..end) for the key "_id" in the action's
+ * object (depth 2); NULL when not there. */
+static const char *number_id_text(const char *p, const char *end, size_t *len)
+{
+    int depth = 0;
+    while (p < end) {
+        char ch = *p++;
+        if (ch == '{' || ch == '[')
+            depth++;
+        else if (ch == '}' || ch == ']')
+            depth--;
+        if (ch != '"')
+            continue;
+        const char *s = p;
+        while (p < end && *p != '"')
+            p += *p == '\\' ? 2 : 1;
+        if (p >= end)
+            return NULL;
+        bool is_id = depth == 2 && p - s == 3 && !memcmp(s, "_id", 3);
+        const char *q = ++p;
+        while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (!is_id || q >= end || *q != ':')
+            continue;
+        for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r');)
+            q++;
+        const char *n0 = q;
+        while (q < end && ((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' ||
+                           *q == '.' || *q == 'e' || *q == 'E'))
+            q++;
+        if (q > n0) {
+            *len = (size_t)(q - n0);
+            return n0;
+        }
+    }
+    return NULL;
+}
+
+/* Set it->op.id to a copy of id[0..len).  A failed copy fails the item
+ * (it must never become a write under an assigned id). */
+static void bulk_set_id(bulk_item *it, const char *id, size_t len)
+{
+    free((char *)it->op.id);
+    it->op.id = strndup(id, len);
+    it->op.id_len = it->op.id ? len : 0;
+    if (!it->op.id)
+        it->res.code = fds_err_setk(&it->res.err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                    "out of memory copying the _id");
+}
+
 /* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
 static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                       size_t *nout, fds_err *err)
@@ -386,6 +472,12 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         if (blank(p, le)) {
             p = le + 1;
             continue;
+        }
+        if (!fds_utf8_valid((const uint8_t *)p, (size_t)(le - p))) {
+            /* as Elasticsearch's JSON parser: the whole request is refused */
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                              "Invalid UTF-8 in action/metadata line [%zu]", line);
+            break;
         }
         cJSON *a = cJSON_ParseWithLength(p, (size_t)(le - p));
         if (a && (rc = fds_json_check_body(p, (size_t)(le - p), err))) {
@@ -428,13 +520,16 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             if (!strcmp(m->string, "_index") && cJSON_IsString(m))
                 it->index = strdup(m->valuestring);
             else if (!strcmp(m->string, "_id") && cJSON_IsString(m)) {
-                it->op.id = strdup(m->valuestring);
-                it->op.id_len = strlen(m->valuestring);
+                bulk_set_id(it, m->valuestring, strlen(m->valuestring));
             } else if (!strcmp(m->string, "_id") && cJSON_IsNumber(m)) {
+                size_t nl = 0;
+                const char *num = number_id_text(p, le, &nl);
                 char buf[32];
-                snprintf(buf, sizeof buf, "%.0f", m->valuedouble);
-                it->op.id = strdup(buf);
-                it->op.id_len = strlen(buf);
+                if (!num) { /* not found in the text: cJSON's value */
+                    nl = (size_t)snprintf(buf, sizeof buf, "%.17g", m->valuedouble);
+                    num = buf;
+                }
+                bulk_set_id(it, num, nl);
             } else if (!strcmp(m->string, "if_seq_no") && cJSON_IsNumber(m)) {
                 it->op.check_seq_no = true;
                 it->op.if_seq_no = (int64_t)m->valuedouble;
@@ -470,9 +565,12 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         }
         it->op.type = !strcmp(act, "create") ? FDS_OP_CREATE : FDS_OP_INDEX;
         if (p >= end) {
-            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
-                             "The bulk request must be terminated by a newline "
-                             "[\\n]");
+            /* an action line last, with no source line: Elasticsearch's
+             * parser stops there and drops it */
+            free(it->index);
+            free((char *)it->op.id);
+            memset(it, 0, sizeof *it);
+            n--;
             break;
         }
         const char *de = line_end(p, end);
@@ -560,6 +658,34 @@ out:
     cJSON_Delete(u);
 }
 
+/* Elasticsearch's BulkRequest#validate: the validation errors of every item,
+ * numbered in one message ("Validation Failed: 1: id is missing;2: ...;"),
+ * refuse the whole request before anything is written.  Returns 0, or
+ * FDS_EINVAL (kind VALIDATION) / FDS_ENOMEM with `err` filled. */
+static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
+{
+    sbuf b = {0};
+    unsigned nerr = 0;
+    if (n == 0)
+        sb_printf(&b, "%u: no requests added;", ++nerr);
+    for (size_t i = 0; i < n; i++) {
+        const bulk_item *it = &items[i];
+        char msg[FDS_ERR_REASON_MAX];
+        bool required = it->op.type == FDS_OP_DELETE || !strcmp(it->action, "update");
+        if (!it->res.code &&
+            fds_write_id_validate(it->op.id, it->op.id_len, required, msg, sizeof msg))
+            sb_printf(&b, "%u: %s;", ++nerr, msg);
+    }
+    int rc = 0;
+    if (b.oom)
+        rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    else if (nerr)
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                          "Validation Failed: %s", b.p);
+    free(b.p);
+    return rc;
+}
+
 static const char *const BULK_PARAMS[] = {"refresh", "routing", "pipeline",
                                           "require_alias", "_source", NULL};
 
@@ -574,9 +700,8 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     int rc = bulk_parse(r, dflt, &items, &n, &e);
-    if (!rc && n == 0)
-        rc = fds_err_set(&e, FDS_EINVAL, 400, "action_request_validation_exception",
-                         "Validation Failed: 1: no requests added;");
+    if (!rc)
+        rc = bulk_validate(items, n, &e);
     if (rc)
         goto out_err;
     bool refresh = want_refresh(r);
@@ -597,15 +722,17 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
         if (ix && ops && res) {
             if (!strcmp(items[i].action, "update"))
                 bulk_prepare_update(ix, &items[i]);
-            if (items[i].res.code) {
-                items[i].done = true;
-            } else {
-                for (size_t k = i; k < j; k++)
-                    ops[k - i] = items[k].op;
-                fds_err be;
-                fds_err_clear(&be);
-                int brc = fds_index_write(ix, ops, j - i, res, false, &be);
-                for (size_t k = i; k < j; k++) {
+            /* items that failed already (a bad update, an id that could
+             * not be copied) are answered as they are, never written */
+            size_t m = 0;
+            for (size_t k = i; k < j; k++)
+                if (!items[k].res.code)
+                    ops[m++] = items[k].op;
+            fds_err be;
+            fds_err_clear(&be);
+            int brc = m ? fds_index_write(ix, ops, m, res, false, &be) : 0;
+            for (size_t k = i, q = 0; k < j; k++) {
+                if (!items[k].res.code) {
                     if (brc) {
                         memset(&items[k].res, 0, sizeof items[k].res);
                         items[k].res.code = brc;
@@ -614,10 +741,11 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
                             snprintf(items[k].res.id, sizeof items[k].res.id,
                                      "%.*s", (int)items[k].op.id_len, items[k].op.id);
                     } else {
-                        items[k].res = res[k - i];
+                        items[k].res = res[q];
                     }
-                    items[k].done = true;
+                    q++;
                 }
+                items[k].done = true;
             }
             if (refresh)
                 fds_index_refresh(ix, NULL);
@@ -643,7 +771,8 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
               (fds_now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
         sb_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
-        write_item(&b, items[i].index, &items[i].op, &items[i].res, true);
+        write_item(&b, items[i].index, &items[i].op, &items[i].res, true,
+                   forced_refresh(r));
         sb_str(&b, "}");
     }
     sb_str(&b, "]}");

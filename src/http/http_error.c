@@ -79,3 +79,10 @@ const char *fds_http_type(const fds_err *e)
     default: return "exception";
     }
 }
+
+const char *fds_http_kind_type(int kind)
+{
+    if (kind > FDS_KIND_NONE && kind < FDS_KIND_COUNT_)
+        return KIND_TABLE[kind].type;
+    return "exception";
+}

@@ -65,6 +65,9 @@ void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
  * in http_error.c, from its kind (else its code). */
 int fds_http_status(const fds_err *e);
 const char *fds_http_type(const fds_err *e);
+/* The Elasticsearch `type` of an fds_err_kind (an error's cause_kind);
+ * "exception" for none or an unknown kind. */
+const char *fds_http_kind_type(int kind);
 
 void fds_resp_error(fds_resp *o, const fds_err *err);
 /* The same, naming a header the answer carries in error.header (as

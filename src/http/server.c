@@ -104,6 +104,11 @@ static cJSON *error_object(const fds_err *e, const char *hname, const char *hval
     if (hname) /* headers the answer carries, as Elasticsearch lists them */
         cJSON_AddStringToObject(cJSON_AddObjectToObject(cause, "header"), hname, hval);
     cJSON *err = cJSON_Duplicate(cause, 1);
+    if (e->cause_kind) { /* in the error, not its root_cause (as in ES) */
+        cJSON *by = cJSON_AddObjectToObject(err, "caused_by");
+        cJSON_AddStringToObject(by, "type", fds_http_kind_type(e->cause_kind));
+        cJSON_AddStringToObject(by, "reason", e->cause);
+    }
     cJSON *rc = cJSON_AddArrayToObject(err, "root_cause");
     cJSON_AddItemToArray(rc, cause);
     /* root_cause first, as Elasticsearch prints it */

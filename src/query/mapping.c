@@ -15,6 +15,7 @@
  * booleans -> boolean, objects -> object; null adds nothing.
  */
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -462,10 +463,14 @@ int fds__value_check(const fds_mfield *f, const fds_jval *v, fds__conv *out)
             return v->kind == FDS_JV_NULL || v->kind == FDS_JV_ARRAY
                        ? 0 : FDS_EINVAL;
         double d;
-        if (fds__parse_double(v->str, v->str_len, &d))
-            return FDS_EINVAL;
+        int rc = fds__parse_double(v->str, v->str_len, &d);
+        if (rc)
+            return rc;
+        d = fds__round_ftype(f, d);
+        if (!isfinite(d)) /* finite as a double, beyond a float */
+            return FDS_ERANGE;
         if (out)
-            out->d = fds__round_ftype(f, d);
+            out->d = d;
         return 0;
     }
     case FDS_FT_DATE: {
@@ -518,6 +523,15 @@ int fds__value_error(const fds_mfield *f, const fds_jval *v, const uint8_t *src,
                             "in document. Preview of field's value: '{...}'",
                             l, c, f->path, f->type_name);
     int n = (int)(v->str_len > 40 ? 40 : v->str_len);
+    if (err && !err->code && f->type == FDS_FT_DOUBLE &&
+        fds__value_check(f, v, NULL) == FDS_ERANGE) {
+        /* Elasticsearch's NumberFieldMapper: the cause under the parse error */
+        double d = 0;
+        fds__parse_double(v->str, v->str_len, &d);
+        fds_err_cause(err, FDS_KIND_INVALID_ARGUMENT,
+                      "[%s] supports only finite values, but got [%s]",
+                      f->type_name, d < 0 ? "-Infinity" : "Infinity");
+    }
     return fds_err_setk(err, FDS_EINVAL, FDS_KIND_DOCUMENT_PARSE,
                         "[%d:%d] failed to parse field [%s] of type [%s] in "
                         "document. Preview of field's value: '%.*s'",
@@ -623,11 +637,35 @@ static int map_cb(void *arg, const fds_jval *v, fds_err *err)
     return 0;
 }
 
+/* Drop the fields added after the first `keep` (caller holds the write lock
+ * and no reader has seen them) and re-index the hash in place. */
+static void mapping_truncate(fds_mapping *m, size_t keep)
+{
+    if (m->nfields <= keep)
+        return;
+    for (size_t k = keep; k < m->nfields; k++) {
+        free(m->fields[k]->path);
+        free(m->fields[k]);
+    }
+    m->nfields = keep;
+    memset(m->hash, 0, m->hash_cap * sizeof *m->hash);
+    for (size_t k = 0; k < m->nfields; k++) {
+        fds_mfield *f = m->fields[k];
+        size_t i = hash_path(f->path, f->path_len) & (m->hash_cap - 1);
+        while (m->hash[i])
+            i = (i + 1) & (m->hash_cap - 1);
+        m->hash[i] = (uint32_t)k + 1;
+    }
+}
+
 int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err)
 {
     mapctx c = {m, src, len};
     pthread_rwlock_wrlock(&m->lock);
+    size_t before = m->nfields;
     int rc = fds__json_scan(src, len, map_cb, &c, err);
+    if (rc) /* a refused document leaves the mapping as it was (as in ES) */
+        mapping_truncate(m, before);
     pthread_rwlock_unlock(&m->lock);
     return rc;
 }

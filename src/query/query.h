@@ -103,7 +103,9 @@ int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
  * index time, add the fields it introduces to `m` by the dynamic rules, so
  * that later documents are checked against the types this one fixed (two
  * documents giving one new field different types cannot both be accepted).
- * Fields added by a document that is then rejected stay mapped.
+ * A document this call refuses adds no field (Elasticsearch applies no
+ * mapping update for a document that fails to parse); fields added by a
+ * document that a later step rejects (a version conflict) stay mapped.
  * Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, kinds as for
  * fds_doc_validate), FDS_ENOMEM.
  */

@@ -73,10 +73,13 @@ typedef struct fds__conv {
 
 struct fds_jval;
 /* 0 if value `v` fits field `f` (filling *out when not NULL), else
- * FDS_EINVAL / FDS_ERANGE. */
+ * FDS_EINVAL / FDS_ERANGE (out of the type's range; for double and float a
+ * number that is not finite at the field's precision). */
 int fds__value_check(const fds_mfield *f, const struct fds_jval *v,
                      fds__conv *out);
-/* Fill `err` with Elasticsearch's document_parsing_exception for `v`. */
+/* Fill `err` with Elasticsearch's document_parsing_exception for `v` (with
+ * the illegal_argument_exception cause "[double] supports only finite
+ * values, but got [Infinity]" for a double or float out of range). */
 int fds__value_error(const fds_mfield *f, const struct fds_jval *v,
                      const uint8_t *src, size_t len, fds_err *err);
 /* The field for a value at an unmapped path, added by Elasticsearch's
@@ -125,6 +128,9 @@ bool fds__utf8_valid(const uint8_t *s, size_t n);
  * optional fraction that is truncated when `coerce` ("1.0" -> 1).  Returns 0,
  * FDS_EINVAL (not a number), FDS_ERANGE (out of int64). */
 int fds__parse_long(const char *s, size_t n, bool coerce, int64_t *out);
+/* A JSON-style decimal number (no hex, inf or nan words).  Returns 0,
+ * FDS_EINVAL (not a number), or FDS_ERANGE when it overflows a double
+ * (*out = +-HUGE_VAL, as strtod gives). */
 int fds__parse_double(const char *s, size_t n, double *out);
 /* strict_date_optional_time (yyyy-MM-dd['T'HH:mm[:ss[.S+]]][Z|+-HH[:]mm])
  * or, when `allow_epoch`, epoch milliseconds digits.  Returns 0 or

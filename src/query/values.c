@@ -71,9 +71,11 @@ int fds__parse_double(const char *s, size_t n, double *out)
     char *end;
     errno = 0;
     double d = strtod(buf, &end);
-    if (end != buf + n || !isfinite(d))
+    if (end != buf + n)
         return FDS_EINVAL;
     *out = d;
+    if (!isfinite(d)) /* 1e400: a number, but beyond double */
+        return FDS_ERANGE;
     return 0;
 }
 

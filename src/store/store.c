@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,10 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+#include <wctype.h>
 
 #include "catalog.h"
+#include "fds_text.h"
 #include "store_int.h"
 
 #define BG_TICK_MS 100
@@ -360,7 +363,41 @@ static void make_uuid(char out[33])
         snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-/* Elasticsearch's index name rules (MetadataCreateIndexService). */
+/* Whether the UTF-8 text s[0..n) has a character that lower-cases to another
+ * (Elasticsearch's `!index.toLowerCase(Locale.ROOT).equals(index)`): 'É' and
+ * 'Σ' as much as 'A'.  The case tables are glibc's C.UTF-8 (Unicode's simple
+ * lower-case mappings); without that locale, ASCII and Latin-1 only. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_locale_load(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+static bool has_upper(const char *s, size_t n)
+{
+    pthread_once(&utf8_once, utf8_locale_load);
+    locale_t utf8 = utf8_locale;
+    for (size_t i = 0; i < n;) {
+        const uint8_t *u = (const uint8_t *)s + i;
+        size_t k = fds_utf8_seq_len(u, n - i);
+        if (!k)
+            return false; /* not UTF-8: refused elsewhere */
+        wint_t c = k == 1 ? u[0]
+                 : k == 2 ? (wint_t)(u[0] & 0x1f) << 6 | (u[1] & 0x3f)
+                 : k == 3 ? (wint_t)(u[0] & 0x0f) << 12 | (wint_t)(u[1] & 0x3f) << 6 |
+                                (u[2] & 0x3f)
+                          : (wint_t)(u[0] & 0x07) << 18 | (wint_t)(u[1] & 0x3f) << 12 |
+                                (wint_t)(u[2] & 0x3f) << 6 | (u[3] & 0x3f);
+        if (utf8 ? towlower_l(c, utf8) != c
+                 : (c >= 'A' && c <= 'Z') || (c >= 0xc0 && c <= 0xde && c != 0xd7))
+            return true;
+        i += k;
+    }
+    return false;
+}
+
 static int check_index_name(const char *name, fds_err *err)
 {
     size_t n = strlen(name);
@@ -378,12 +415,12 @@ static int check_index_name(const char *name, fds_err *err)
         why = "must not be '.' or '..'";
     else
         for (const char *p = name; *p && !why; p++) {
-            if (*p >= 'A' && *p <= 'Z')
-                why = "must be lowercase";
-            else if (strchr("\\/*?\"<>| ,#:", *p))
+            if (strchr("\\/*?\"<>| ,#:", *p))
                 why = "must not contain the following characters [ , \", *, "
                       "\\, <, |, ,, >, /, ?, #, :]";
         }
+    if (!why && has_upper(name, n))
+        why = "must be lowercase";
     if (why)
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
                             "Invalid index name [%s], %s", name, why);

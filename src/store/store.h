@@ -229,11 +229,31 @@ typedef struct fds_write_result {
     bool found;        /* DELETE: true when a live doc was deleted */
 } fds_write_result;
 
+/* Bytes of an over-long id that its error message repeats; the rest is cut
+ * (at a character boundary) and marked "...", so the message fits an
+ * fds_err reason. */
+#define FDS_DOC_ID_ECHO_MAX 256
+
+/*
+ * Elasticsearch's request validation of a write's id (DocWriteRequest
+ * validateDocIdLength, DeleteRequest/UpdateRequest validate): `required`
+ * (delete, update) and `id` NULL or empty -> "id is missing"; more than
+ * FDS_DOC_ID_MAX bytes -> "id [<id>] is too long, must be no longer than 512
+ * bytes but was: <len>".  Writes the bare message, without Elasticsearch's
+ * "Validation Failed: N: ...;" frame, to msg[0..cap), cut at a character
+ * boundary.  Returns 0 (msg = "") or FDS_EINVAL.
+ */
+int fds_write_id_validate(const char *id, size_t len, bool required, char *msg,
+                          size_t cap);
+
 /*
  * Apply `n` write operations in order, in one translog transaction; each
  * result tells its own outcome (a bad document fails alone).  Returns 0 when
  * the transaction committed (even if some items failed), or an error for the
- * whole batch (FDS_ECLOSED, FDS_ESQL) with nothing applied.
+ * whole batch (FDS_ECLOSED, FDS_ESQL) with nothing applied.  An id that
+ * fails fds_write_id_validate fails its op with kind VALIDATION ("Validation
+ * Failed: 1: ...;"); an empty id of an index/create op with kind
+ * INVALID_ARGUMENT ("if _id is specified it must not be empty").
  * `refresh` = true refreshes the index before returning.
  */
 int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "fds_text.h"
 #include "store_int.h"
 
 #define AUTO_ID_LEN 20
@@ -67,25 +68,42 @@ static void auto_id(fds_index *ix, char out[AUTO_ID_LEN + 1])
     out[AUTO_ID_LEN] = 0;
 }
 
+int fds_write_id_validate(const char *id, size_t len, bool required, char *msg,
+                          size_t cap)
+{
+    if (cap)
+        msg[0] = 0;
+    if (required && (!id || !len)) {
+        snprintf(msg, cap, "id is missing");
+        return FDS_EINVAL;
+    }
+    if (!id || len <= FDS_DOC_ID_MAX)
+        return 0;
+    size_t shown = fds_utf8_cut((const uint8_t *)id, len, FDS_DOC_ID_ECHO_MAX);
+    int n = snprintf(msg, cap, "id [%.*s%s] is too long, must be no longer than "
+                               "%d bytes but was: %zu",
+                     (int)shown, id, shown < len ? "..." : "", FDS_DOC_ID_MAX, len);
+    if (n >= (int)cap && cap)
+        msg[fds_utf8_cut((const uint8_t *)msg, cap - 1, cap - 1)] = 0;
+    return FDS_EINVAL;
+}
+
 /* Validate op's id (or assign one) into r->id.  Returns 0, or FDS_EINVAL
  * with r->err saying why. */
 static int op_id(fds_index *ix, const fds_write_op *op, fds_write_result *r)
 {
     fds_err *e = &r->err;
+    char msg[FDS_ERR_REASON_MAX];
+    if (fds_write_id_validate(op->id, op->id_len, op->type == FDS_OP_DELETE, msg,
+                              sizeof msg))
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION,
+                            "Validation Failed: 1: %s;", msg);
+    if (op->id && op->id_len == 0)
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "if _id is specified it must not be empty");
     if (op->id) {
-        if (op->id_len == 0)
-            return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "if _id is specified it must not be empty");
-        if (op->id_len > FDS_DOC_ID_MAX)
-            return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "id [%.32s...] is too long, must be no longer "
-                                "than %d bytes but was: %zu", op->id,
-                                FDS_DOC_ID_MAX, op->id_len);
         memcpy(r->id, op->id, op->id_len);
         r->id[op->id_len] = 0;
-    } else if (op->type == FDS_OP_DELETE) {
-        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION,
-                            "Validation Failed: 1: id is missing;");
     } else {
         auto_id(ix, r->id);
     }

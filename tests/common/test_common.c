@@ -70,6 +70,38 @@ static void test_utf8(void)
     ASSERT(fds_utf8_valid((const uint8_t *)"caf\xc3\xa9 \xf0\x9f\x98\x80", 10));
 }
 
+static void test_utf8_cut(void)
+{
+    const uint8_t *s = (const uint8_t *)"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+    size_t n = 10; /* a, e-acute (2), euro sign (3), emoji (4) */
+    static const size_t want[11] = {0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10};
+    for (size_t max = 0; max <= n; max++)
+        ASSERTF(fds_utf8_cut(s, n, max) == want[max], "max %zu", max);
+    ASSERT_EQ(fds_utf8_cut(s, n, 99), n);
+}
+
+/* A reason longer than its buffer is cut at a character boundary. */
+static void test_err_cut(void)
+{
+    char big[FDS_ERR_REASON_MAX + 8];
+    memset(big, 'x', sizeof big);
+    big[sizeof big - 1] = 0;
+    for (size_t pad = 0; pad < 4; pad++) {
+        fds_err e;
+        fds_err_clear(&e);
+        /* the euro sign (3 bytes) straddles the end of the buffer */
+        fds_err_setk(&e, FDS_EINVAL, FDS_KIND_VALIDATION, "%.*s\xe2\x82\xac%s",
+                     (int)(FDS_ERR_REASON_MAX - 3 + pad), big, "tail");
+        size_t n = strlen(e.reason);
+        ASSERT(n < FDS_ERR_REASON_MAX);
+        ASSERTF(fds_utf8_valid((const uint8_t *)e.reason, n), "pad %zu", pad);
+        fds_err_cause(&e, FDS_KIND_INVALID_ARGUMENT, "because %d", 1);
+        fds_err_cause(&e, FDS_KIND_INTERNAL, "not this");
+        ASSERT_EQ(e.cause_kind, FDS_KIND_INVALID_ARGUMENT);
+        ASSERT(!strcmp(e.cause, "because 1"));
+    }
+}
+
 static void test_json_escape(void)
 {
     char out[128];
@@ -145,6 +177,8 @@ int main(void)
     RUN(test_crc32c);
     RUN(test_fnv1a64);
     RUN(test_utf8);
+    RUN(test_utf8_cut);
+    RUN(test_err_cut);
     RUN(test_json_escape);
     RUN(test_strbuf);
     RUN(test_calendar);

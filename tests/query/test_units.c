@@ -545,9 +545,44 @@ static void test_float_format(void)
     ASSERT_STR(a, "1e+08");
 }
 
+/* A refused document maps nothing; an overflowing double says why. */
+static void test_doc_map_refused(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    fds_err_clear(&err);
+    const char *def = "{\"properties\":{\"d\":{\"type\":\"double\"},"
+                      "\"f\":{\"type\":\"float\"}}}";
+    ASSERT(fds_mapping_merge_json(m, def, strlen(def), &err) == 0);
+    const char *bad = "{\"a\":{\"b\":\"x\"},\"n\":1,\"d\":1e400}";
+    ASSERT(fds_doc_map(m, (const uint8_t *)bad, strlen(bad), &err) == FDS_EINVAL);
+    ASSERT(err.kind == FDS_KIND_DOCUMENT_PARSE);
+    ASSERT(err.cause_kind == FDS_KIND_INVALID_ARGUMENT);
+    ASSERT_STR(err.cause, "[double] supports only finite values, but got [Infinity]");
+    fds_field_info fi;
+    ASSERT(fds_mapping_field(m, "a", 1, &fi) == FDS_ENOTFOUND);
+    ASSERT(fds_mapping_field(m, "a.b.keyword", 11, &fi) == FDS_ENOTFOUND);
+    ASSERT(fds_mapping_field(m, "n", 1, &fi) == FDS_ENOTFOUND);
+    ASSERT(fds_mapping_field(m, "d", 1, &fi) == 0);
+    /* beyond a float, though finite as a double */
+    fds_err_clear(&err);
+    const char *neg = "{\"f\":-1e39}";
+    ASSERT(fds_doc_map(m, (const uint8_t *)neg, strlen(neg), &err) == FDS_EINVAL);
+    ASSERT_STR(err.cause, "[float] supports only finite values, but got [-Infinity]");
+    /* a good document still maps, and lookups find it after the rollback */
+    fds_err_clear(&err);
+    const char *good = "{\"a\":{\"b\":\"x\"},\"n\":1,\"d\":1.5}";
+    ASSERT(fds_doc_map(m, (const uint8_t *)good, strlen(good), &err) == 0);
+    ASSERT(fds_mapping_field(m, "a.b.keyword", 11, &fi) == 0);
+    ASSERT(fds_mapping_field(m, "n", 1, &fi) == 0 && fi.type == FDS_FT_LONG);
+    ASSERT(fds_mapping_field(m, "d", 1, &fi) == 0);
+    fds_mapping_free(m);
+}
+
 int main(void)
 {
     test_float_format();
+    test_doc_map_refused();
     test_golden();
     test_empty();
     test_analyzer();

@@ -1,0 +1,222 @@
+"""The write path (_bulk, index, delete, index creation and deletion) gives
+Elasticsearch 8's exact answers: statuses, error types and reasons, and the
+fields of a successful write.
+
+Sources: Elasticsearch's BulkRequest#validate and BulkRequestParser,
+DocWriteRequest#validateDocIdLength, IndexRouting#process ("if _id is
+specified it must not be empty"), NumberFieldMapper (finite values only),
+MetadataCreateIndexService#validateIndexName, DocWriteResponse
+(forced_refresh), and the REST tests bulk/10_basic.yml, index/60_refresh.yml.
+"""
+import unittest
+import urllib.parse
+
+from fdsserver import Server
+
+
+def ndjson(*lines):
+    return "".join(line + "\n" for line in lines)
+
+
+class WriteAnswers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.cleanup()
+
+    def req(self, method, path, body=None):
+        return self.srv.request(method, path, body)
+
+    def assertError(self, resp, status, etype, reason=None):
+        st, body, raw = resp
+        self.assertEqual(st, status, body)
+        self.assertEqual(body["status"], status)
+        self.assertEqual(body["error"]["type"], etype, body)
+        self.assertEqual(body["error"]["root_cause"][0]["type"], etype, body)
+        if reason is not None:
+            self.assertEqual(body["error"]["reason"], reason, body)
+        raw.decode("utf-8")  # the whole answer is valid UTF-8
+        return body
+
+    def count(self, index):
+        st, body, _ = self.req("GET", "/%s/_count" % index)
+        return body["count"] if st == 200 else None
+
+    # 1. bulk request validation
+
+    def test_only_an_action_line_is_no_request(self):
+        self.assertError(self.req("POST", "/_bulk", ndjson('{"index":{"_index":"b1"}}')),
+                         400, "action_request_validation_exception",
+                         "Validation Failed: 1: no requests added;")
+        st, _, _ = self.req("GET", "/b1")
+        self.assertEqual(st, 404)
+
+    def test_delete_without_id_refuses_the_whole_bulk(self):
+        body = ndjson('{"index":{"_index":"b2","_id":"1"}}', '{"x":1}',
+                      '{"delete":{"_index":"b2"}}',
+                      '{"delete":{"_index":"b2"}}')
+        self.assertError(self.req("POST", "/_bulk?refresh=true", body), 400,
+                         "action_request_validation_exception",
+                         "Validation Failed: 1: id is missing;2: id is missing;")
+        st, _, _ = self.req("GET", "/b2/_doc/1")
+        self.assertEqual(st, 404)  # nothing indexed
+
+    def test_empty_id_fails_its_item(self):
+        body = ndjson('{"index":{"_index":"b3","_id":""}}', '{"f":1}',
+                      '{"index":{"_index":"b3","_id":"id"}}', '{"f":2}')
+        st, res, _ = self.req("POST", "/_bulk?refresh=true", body)
+        self.assertEqual(st, 200, res)
+        self.assertTrue(res["errors"])
+        item = res["items"][0]["index"]
+        self.assertEqual(item["status"], 400)
+        self.assertEqual(item["error"]["type"], "illegal_argument_exception")
+        self.assertEqual(item["error"]["reason"],
+                         "if _id is specified it must not be empty")
+        self.assertEqual(res["items"][1]["index"]["status"], 201)
+
+    # 2. ids
+
+    def test_id_too_long(self):
+        long_id = "\u00e9" * 256 + "x"  # 513 bytes; a cut mid-character is visible
+        want_tail = "] is too long, must be no longer than 512 bytes but was: 513;"
+        body = ndjson('{"index":{"_index":"b4","_id":"%s"}}' % long_id, '{"x":1}')
+        b = self.assertError(self.req("POST", "/_bulk", body), 400,
+                             "action_request_validation_exception")
+        reason = b["error"]["reason"]
+        self.assertTrue(reason.startswith("Validation Failed: 1: id [\u00e9\u00e9"), reason)
+        self.assertTrue(reason.endswith(want_tail), reason)
+        self.assertNotIn("\ufffd", reason)
+        self.assertEqual(self.count("b4"), None)  # no index created either
+        # the same answer to a single document write and delete
+        path = "/b4/_doc/" + urllib.parse.quote(long_id)
+        for method, doc in (("PUT", {"x": 1}), ("DELETE", None)):
+            b = self.assertError(self.req(method, path, doc), 400,
+                                 "action_request_validation_exception")
+            self.assertEqual(b["error"]["reason"], reason)
+        # 512 bytes is allowed
+        ok_id = "\u00e9" * 256
+        st, res, _ = self.req("PUT", "/b4/_doc/" + urllib.parse.quote(ok_id), {"x": 1})
+        self.assertEqual(st, 201, res)
+        self.assertEqual(res["_id"], ok_id)
+
+    def test_invalid_utf8_id_refused(self):
+        body = b'{"index":{"_index":"b5","_id":"a\xffb"}}\n{"x":1}\n'
+        b = self.assertError(self.req("POST", "/_bulk", body), 400,
+                             "x_content_parse_exception")
+        self.assertIn("Invalid UTF-8", b["error"]["reason"])
+        self.assertEqual(self.count("b5"), None)
+
+    # 3. a double beyond range
+
+    def test_infinite_double_refused_with_its_cause(self):
+        st, _, _ = self.req("PUT", "/b6", {"mappings": {"properties": {
+            "d": {"type": "double"}}}})
+        self.assertEqual(st, 200)
+        b = self.assertError(self.req("PUT", "/b6/_doc/1", '{"d":1e400}'), 400,
+                             "document_parsing_exception")
+        self.assertIn("failed to parse field [d] of type [double]", b["error"]["reason"])
+        self.assertIn("Preview of field's value: '1e400'", b["error"]["reason"])
+        self.assertEqual(b["error"]["caused_by"], {
+            "type": "illegal_argument_exception",
+            "reason": "[double] supports only finite values, but got [Infinity]"})
+        self.assertNotIn("caused_by", b["error"]["root_cause"][0])
+        # in _bulk the item carries the same cause
+        st, res, _ = self.req("POST", "/_bulk", ndjson(
+            '{"index":{"_index":"b6","_id":"2"}}', '{"d":-1e400}'))
+        self.assertEqual(st, 200, res)
+        err = res["items"][0]["index"]["error"]
+        self.assertEqual(err["type"], "document_parsing_exception")
+        self.assertEqual(err["caused_by"]["reason"],
+                         "[double] supports only finite values, but got [-Infinity]")
+
+    # 4. a refused document leaves the mapping as it was
+
+    def test_refused_document_maps_nothing(self):
+        st, _, _ = self.req("PUT", "/b7", {"mappings": {"properties": {
+            "n": {"type": "long"}}}})
+        self.assertEqual(st, 200)
+        self.assertError(self.req("PUT", "/b7/_doc/1",
+                                  {"newfield": "x", "obj": {"k": 1}, "n": "nan"}),
+                         400, "document_parsing_exception")
+        st, res, _ = self.req("POST", "/_bulk", ndjson(
+            '{"index":{"_index":"b7","_id":"2"}}', '{"other":true,"n":"bad"}'))
+        self.assertTrue(res["errors"], res)
+        st, m, _ = self.req("GET", "/b7/_mapping")
+        self.assertEqual(st, 200)
+        self.assertEqual(m["b7"]["mappings"]["properties"], {"n": {"type": "long"}})
+        # a good document still maps its new field
+        st, _, _ = self.req("PUT", "/b7/_doc/3", {"newfield": "x", "n": 1})
+        self.assertEqual(st, 201)
+        st, m, _ = self.req("GET", "/b7/_mapping")
+        self.assertEqual(m["b7"]["mappings"]["properties"]["newfield"]["type"], "text")
+
+    # 5. index names
+
+    def test_non_ascii_upper_case_index_name(self):
+        for name in ("\u00c9v", "\u03a3x", "Ab"):
+            path = "/" + urllib.parse.quote(name)
+            for method, body in (("PUT", None), ("POST", {"x": 1})):
+                b = self.assertError(
+                    self.req(method, path + ("/_doc" if method == "POST" else ""), body),
+                    400, "invalid_index_name_exception",
+                    "Invalid index name [%s], must be lowercase" % name)
+                self.assertEqual(b["error"]["index"], name)
+        st, _, _ = self.req("PUT", "/" + urllib.parse.quote("\u00e9v"))
+        self.assertEqual(st, 200)
+
+    # 6. numeric ids
+
+    def test_numeric_id_keeps_its_digits(self):
+        st, res, _ = self.req("POST", "/_bulk?refresh=true", ndjson(
+            '{"index":{"_index":"b8","_id":9007199254740993}}', '{"x":1}',
+            '{"index":{"_index":"b8","_id":1.5}}', '{"x":2}',
+            '{"delete":{"_index":"b8","_id":18446744073709551617}}'))
+        self.assertEqual(st, 200, res)
+        ids = [list(it.values())[0]["_id"] for it in res["items"]]
+        self.assertEqual(ids, ["9007199254740993", "1.5", "18446744073709551617"])
+        st, doc, _ = self.req("GET", "/b8/_doc/9007199254740993")
+        self.assertEqual(st, 200)
+        self.assertEqual(doc["_source"], {"x": 1})
+
+    # 7. forced_refresh
+
+    def test_refresh_true_answers_forced_refresh(self):
+        st, res, _ = self.req("PUT", "/b9/_doc/1?refresh=true", {"x": 1})
+        self.assertEqual(st, 201)
+        self.assertIs(res["forced_refresh"], True)
+        self.assertEqual(list(res)[:5],
+                         ["_index", "_id", "_version", "result", "forced_refresh"])
+        st, res, _ = self.req("PUT", "/b9/_doc/2?refresh=", {"x": 2})
+        self.assertIs(res["forced_refresh"], True)
+        for q in ("", "?refresh=false", "?refresh=wait_for"):
+            st, res, _ = self.req("PUT", "/b9/_doc/3" + q, {"x": 3})
+            self.assertNotIn("forced_refresh", res, q)
+        st, res, _ = self.req("POST", "/_bulk?refresh=true", ndjson(
+            '{"index":{"_index":"b9","_id":"4"}}', '{"x":4}',
+            '{"delete":{"_index":"b9","_id":"4"}}'))
+        self.assertEqual(st, 200, res)
+        for it in res["items"]:
+            self.assertIs(list(it.values())[0]["forced_refresh"], True, it)
+        st, res, _ = self.req("POST", "/_bulk", ndjson(
+            '{"index":{"_index":"b9","_id":"5"}}', '{"x":5}'))
+        self.assertNotIn("forced_refresh", res["items"][0]["index"])
+        st, res, _ = self.req("DELETE", "/b9/_doc/1?refresh=true")
+        self.assertEqual(st, 200)
+        self.assertEqual(res["result"], "deleted")
+        self.assertIs(res["forced_refresh"], True)
+        self.assertEqual(self.count("b9"), 3)
+
+    # 8. deleting a missing index
+
+    def test_delete_missing_index_ignore_unavailable(self):
+        st, res, _ = self.req("DELETE", "/nosuch?ignore_unavailable=true")
+        self.assertEqual(st, 200)
+        self.assertEqual(res, {"acknowledged": True})
+        self.assertError(self.req("DELETE", "/nosuch"), 404, "index_not_found_exception")
+
+
+if __name__ == "__main__":
+    unittest.main()
