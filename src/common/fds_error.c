@@ -43,21 +43,6 @@ void fds_err_clear(fds_err *e)
         memset(e, 0, sizeof *e);
 }
 
-int fds_err_set(fds_err *e, int code, int status, const char *type,
-                const char *fmt, ...)
-{
-    if (!e || e->code != 0)
-        return code;
-    e->code = code;
-    e->status = status;
-    snprintf(e->type, sizeof e->type, "%s", type ? type : "exception");
-    va_list ap;
-    va_start(ap, fmt);
-    format_text(e->reason, sizeof e->reason, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)
 {
     if (!e || e->code != 0)

@@ -71,7 +71,6 @@ typedef enum fds_err_kind {
 } fds_err_kind;
 
 /* Size limits of an fds_err's text fields, in bytes including the NUL. */
-#define FDS_ERR_TYPE_MAX 64
 #define FDS_ERR_REASON_MAX 512
 #define FDS_ERR_CAUSE_MAX 256
 
@@ -82,22 +81,19 @@ typedef enum fds_err_kind {
  * `caused_by`, e.g. the illegal_argument_exception under a
  * document_parsing_exception); cause_kind 0 = none.
  * A reason or cause cut to its buffer is cut at a UTF-8 character boundary.
- * `status` and `type` are the legacy HTTP status / Elasticsearch type, set
- * only by fds_err_set() and read only by src/http (being phased out in
- * favour of `kind`).
+ * No HTTP status or Elasticsearch type is stored: src/http derives both
+ * from `kind` (else `code`).
  */
 typedef struct fds_err {
     int code;
     int kind;
-    int status;
-    char type[FDS_ERR_TYPE_MAX];
     char reason[FDS_ERR_REASON_MAX];
     char index[256]; /* the index concerned, "" if none */
     int cause_kind;
     char cause[FDS_ERR_CAUSE_MAX];
 } fds_err;
 
-/* Clear a detail struct so the next fds_err_set() takes. */
+/* Clear a detail struct so the next fds_err_setk() takes. */
 void fds_err_clear(fds_err *e);
 
 /*
@@ -117,9 +113,5 @@ int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)
 void fds_err_cause(fds_err *e, int kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Legacy form naming an HTTP status and an Elasticsearch type directly;
- * being replaced by fds_err_setk() everywhere below src/http. */
-int fds_err_set(fds_err *e, int code, int status, const char *type,
-                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -46,7 +46,7 @@ static int flatten(const cJSON *obj, const char *prefix, flat_kv *kv,
             continue;
         }
         if (*n == FLAT_MAX)
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                "too many settings");
         flat_kv *o = &kv[(*n)++];
         if (strncmp(key, "index.", 6))
@@ -66,7 +66,7 @@ static int flatten(const cJSON *obj, const char *prefix, flat_kv *kv,
         } else if (cJSON_IsNull(c)) {
             o->value[0] = 0; /* reset to default */
         } else {
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                "setting [%s] must be a string, number or boolean",
                                o->key);
         }
@@ -124,14 +124,14 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
             !strcmp(kv[i].key, "index.creation_date") ||
             !strcmp(kv[i].key, "index.provided_name") ||
             !strncmp(kv[i].key, "index.version.", 14))
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                "final %s setting [%s], not updateable",
                                index_name, kv[i].key);
         fds_setting_kind k = fds_setting_kind_of(kv[i].key);
         if (k == FDS_SETTING_UNKNOWN)
             return fds_settings_set(set, kv[i].key, kv[i].value, err);
         if (!creating && k == FDS_SETTING_FINAL)
-            return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                "final %s setting [%s], not updateable",
                                index_name, kv[i].key);
         if (!creating && k == FDS_SETTING_STATIC && index_open) {
@@ -162,7 +162,7 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
             return rc;
     }
     if (statics[0])
-        return fds_err_set(err, FDS_EINVAL, 400, "illegal_argument_exception",
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                            "Can't update non dynamic settings [[%s]] for open "
                            "indices [[%s/%s]]", statics, index_name, uuid);
     return fds_settings_check(set, level_given, codec_given, err);
@@ -279,18 +279,18 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     size_t n = 0;
     int rc = kv ? 0 : FDS_ENOMEM;
     if (body && !cJSON_IsObject(body))
-        rc = fds_err_set(&e, FDS_EPARSE, 400, "parse_exception",
+        rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
                          "request body must be a JSON object");
     for (cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
         if (!strcmp(c->string, "settings")) {
             if (!cJSON_IsObject(c))
-                rc = fds_err_set(&e, FDS_EPARSE, 400, "parse_exception",
+                rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
                                  "[settings] must be an object");
             else
                 rc = flatten(c, "", kv, &n, &e);
         } else if (!strcmp(c->string, "mappings")) {
             if (!cJSON_IsObject(c))
-                rc = fds_err_set(&e, FDS_EPARSE, 400, "mapper_parsing_exception",
+                rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
                                  "Failed to parse mapping: [mappings] must be "
                                  "an object");
             else
@@ -298,7 +298,7 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
         } else if (!strcmp(c->string, "aliases")) {
             /* accepted and ignored: no aliases */
         } else {
-            rc = fds_err_set(&e, FDS_EPARSE, 400, "parse_exception",
+            rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
                              "unknown key [%s] for create index", c->string);
         }
     }
@@ -400,7 +400,7 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
     if (!rc)
         rc = fds_json_check_body(r->body, r->body_len, &e);
     if (!rc && !cJSON_IsObject(body))
-        rc = fds_err_set(&e, FDS_EPARSE, 400, "action_request_validation_exception",
+        rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_VALIDATION,
                          "Validation Failed: 1: no settings to update;");
     flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
     size_t n = 0;
@@ -749,7 +749,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         free_rows(rows, nr, ncol);
         fds_err e;
         fds_err_clear(&e);
-        fds_err_set(&e, FDS_ENOTFOUND, 404, "index_not_found_exception",
+        fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                     "no such index [%s]", r->seg[2]);
         snprintf(e.index, sizeof e.index, "%s", r->seg[2]);
         return fds_resp_error(o, &e);

@@ -74,7 +74,7 @@ static bool same(const char *a, const char *b)
 
 static int bad_line(fds_err *err, const char *path, unsigned line, const char *why)
 {
-    return fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                        "users file [%s] line %u: %s", path, line, why);
 }
 
@@ -82,7 +82,7 @@ int fds__users_load(const char *path, fds__users **out, fds_err *err)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return fds_err_set(err, FDS_EIO, 0, "io_exception",
+        return fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
                            "cannot read users file [%s]: %s", path, strerror(errno));
     fds__users *u = calloc(1, sizeof *u);
     if (!u) {

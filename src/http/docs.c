@@ -123,7 +123,7 @@ static const char *result_word(const fds_write_op *op, const fds_write_result *w
 static int item_status(const fds_write_op *op, const fds_write_result *w)
 {
     if (w->code) {
-        if (w->err.status || w->err.kind)
+        if (w->err.kind)
             return fds_http_status(&w->err);
         return w->code == FDS_ECONFLICT ? 409 : w->code == FDS_ENOTFOUND ? 404 : 400;
     }
@@ -145,7 +145,7 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
     if (w->code) {
         fds_err e = w->err;
         sb_printf(b, ",\"status\":%d,\"error\":{\"type\":", item_status(op, w));
-        sb_json_str(b, e.type[0] || e.kind ? fds_http_type(&e)
+        sb_json_str(b, e.kind ? fds_http_type(&e)
                                            : "illegal_argument_exception");
         sb_str(b, ",\"reason\":");
         sb_json_str(b, e.reason[0] ? e.reason : fds_strerror(w->code));
@@ -319,7 +319,7 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
     sbuf b = {0};
     if (rc == FDS_ENOTFOUND) {
         if (source_only) {
-            fds_err_set(&e, FDS_ENOTFOUND, 404, "resource_not_found_exception",
+            fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
                         "Document not found [%s]/[%s]", fds_index_name(ix),
                         r->seg[2]);
             fds_index_release(ix);
@@ -486,7 +486,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         }
         if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
             !cJSON_IsObject(a->child)) {
-            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                              "Malformed action/metadata line [%zu], expected "
                              "START_OBJECT with one action", line);
             cJSON_Delete(a);
@@ -495,7 +495,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         const char *act = a->child->string;
         if (strcmp(act, "index") && strcmp(act, "create") &&
             strcmp(act, "delete") && strcmp(act, "update")) {
-            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                              "Malformed action/metadata line [%zu], expected "
                              "field [create], [delete], [index] or [update] but "
                              "found [%s]", line, act);
@@ -544,7 +544,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                        strcmp(m->string, "require_alias") &&
                        strcmp(m->string, "retry_on_conflict") &&
                        strcmp(m->string, "dynamic_templates"))
-                rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+                rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                                  "Action/metadata line [%zu] contains an unknown "
                                  "parameter [%s]", line, m->string);
         }
@@ -554,7 +554,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         if (!it->index)
             it->index = default_index ? strdup(default_index) : NULL;
         if (!it->index) {
-            rc = fds_err_set(err, FDS_EINVAL, 400, "action_request_validation_exception",
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
                              "Validation Failed: 1: index is missing;");
             break;
         }
@@ -576,7 +576,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         const char *de = line_end(p, end);
         line++;
         if (de == end && (end == r->body || end[-1] != '\n')) {
-            rc = fds_err_set(err, FDS_EPARSE, 400, "illegal_argument_exception",
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                              "The bulk request must be terminated by a newline "
                              "[\\n]");
             break;
@@ -606,8 +606,7 @@ static void bulk_prepare_update(fds_index *ix, bulk_item *it)
     cJSON *ups = u ? cJSON_GetObjectItemCaseSensitive(u, "upsert") : NULL;
     bool as_upsert = u && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(u, "doc_as_upsert"));
     if (!doc || !cJSON_IsObject(doc)) {
-        it->res.code = fds_err_set(&it->res.err, FDS_EPARSE, 400,
-                                   "action_request_validation_exception",
+        it->res.code = fds_err_setk(&it->res.err, FDS_EPARSE, FDS_KIND_VALIDATION,
                                    "Validation Failed: 1: script or doc is missing;");
         goto out;
     }
@@ -623,8 +622,7 @@ static void bulk_prepare_update(fds_index *ix, bulk_item *it)
         else if (as_upsert)
             base = cJSON_Duplicate(doc, 1);
         else {
-            it->res.code = fds_err_set(&it->res.err, FDS_ENOTFOUND, 404,
-                                       "document_missing_exception",
+            it->res.code = fds_err_setk(&it->res.err, FDS_ENOTFOUND, FDS_KIND_DOCUMENT_MISSING,
                                        "[%.*s]: document missing",
                                        (int)it->op.id_len, it->op.id ? it->op.id : "");
             goto out;
@@ -647,8 +645,7 @@ static void bulk_prepare_update(fds_index *ix, bulk_item *it)
     it->owned_src = base ? cJSON_PrintUnformatted(base) : NULL;
     cJSON_Delete(base);
     if (!it->owned_src) {
-        it->res.code = fds_err_set(&it->res.err, FDS_EPARSE, 400,
-                                   "document_parsing_exception",
+        it->res.code = fds_err_setk(&it->res.err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
                                    "cannot merge the update into the document");
         goto out;
     }
@@ -1009,7 +1006,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
                     cJSON_AddStringToObject(cause, "type", fds_http_type(&res[k].err));
                     cJSON_AddStringToObject(cause, "reason", res[k].err.reason);
                     cJSON_AddNumberToObject(f, "status",
-                                            res[k].err.status || res[k].err.kind
+                                            res[k].err.kind
                                                 ? fds_http_status(&res[k].err) : 400);
                     cJSON_AddItemToArray(failures, f);
                 } else if (res[k].created)

@@ -50,8 +50,6 @@ static const kind_row *row_of(const fds_err *e)
 
 int fds_http_status(const fds_err *e)
 {
-    if (e->status)
-        return e->status;
     const kind_row *r = row_of(e);
     if (r)
         return r->status;
@@ -67,8 +65,6 @@ int fds_http_status(const fds_err *e)
 
 const char *fds_http_type(const fds_err *e)
 {
-    if (e->type[0])
-        return e->type;
     const kind_row *r = row_of(e);
     if (r)
         return r->type;

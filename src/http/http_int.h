@@ -69,11 +69,9 @@ const char *fds_http_type(const fds_err *e);
  * "exception" for none or an unknown kind. */
 const char *fds_http_kind_type(int kind);
 
+/* Answer an error from below src/http: status and type from its kind. */
 void fds_resp_error(fds_resp *o, const fds_err *err);
-/* The same, naming a header the answer carries in error.header (as
- * Elasticsearch does for WWW-Authenticate); the caller adds the header. */
-void fds_resp_error_header(fds_resp *o, const fds_err *err, const char *hname,
-                           const char *hval);
+/* Answer an error of the edge itself with an explicit status and type. */
 void fds_resp_errorf(fds_resp *o, int status, const char *type,
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

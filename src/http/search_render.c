@@ -381,7 +381,7 @@ char *fds_search_render(const fds_search_request *req,
         if (!src || !slen) {
             free(src);
             free(slen);
-            fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
+            fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
             free(b.p);
             return NULL;
         }
@@ -390,7 +390,7 @@ char *fds_search_render(const fds_search_request *req,
             free(src);
             free(slen);
             free(b.p);
-            fds_err_set(err, rc, 500, "exception", "fetching _source failed");
+            fds_err_setk(err, rc, FDS_KIND_INTERNAL, "fetching _source failed");
             return NULL;
         }
     }
@@ -462,7 +462,7 @@ char *fds_search_render(const fds_search_request *req,
 done:
     if (b.oom) {
         free(b.p);
-        fds_err_set(err, FDS_ENOMEM, 500, "exception", "out of memory");
+        fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
         return NULL;
     }
     if (out_len)

@@ -88,15 +88,16 @@ void fds_resp_json(fds_resp *o, int status, cJSON *json)
 }
 
 /* The error object of Elasticsearch (ElasticsearchException#toXContent). */
-static cJSON *error_object(const fds_err *e, const char *hname, const char *hval)
+static cJSON *error_object(const fds_err *e, const char *type, const char *hname,
+                           const char *hval)
 {
     cJSON *cause = cJSON_CreateObject();
-    cJSON_AddStringToObject(cause, "type", fds_http_type(e));
+    cJSON_AddStringToObject(cause, "type", type);
     cJSON_AddStringToObject(cause, "reason", e->reason[0] ? e->reason
                                                           : fds_strerror(e->code));
     if (e->index[0]) {
         cJSON_AddStringToObject(cause, "index", e->index);
-        if (!strcmp(fds_http_type(e), "index_not_found_exception")) {
+        if (!strcmp(type, "index_not_found_exception")) {
             cJSON_AddStringToObject(cause, "resource.type", "index_or_alias");
             cJSON_AddStringToObject(cause, "resource.id", e->index);
         }
@@ -125,19 +126,19 @@ static cJSON *error_object(const fds_err *e, const char *hname, const char *hval
     return out;
 }
 
-void fds_resp_error_header(fds_resp *o, const fds_err *e, const char *hname,
-                           const char *hval)
+/* Answer `e` with an explicit status and type (the edge's own errors). */
+static void send_error(fds_resp *o, const fds_err *e, int status, const char *type,
+                       const char *hname, const char *hval)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddItemToObject(j, "error", error_object(e, hname, hval));
-    int st = fds_http_status(e);
-    cJSON_AddNumberToObject(j, "status", st);
-    fds_resp_json(o, st, j);
+    cJSON_AddItemToObject(j, "error", error_object(e, type, hname, hval));
+    cJSON_AddNumberToObject(j, "status", status);
+    fds_resp_json(o, status, j);
 }
 
 void fds_resp_error(fds_resp *o, const fds_err *e)
 {
-    fds_resp_error_header(o, e, NULL, NULL);
+    send_error(o, e, fds_http_status(e), fds_http_type(e), NULL, NULL);
 }
 
 void fds_resp_errorf(fds_resp *o, int status, const char *type,
@@ -146,13 +147,11 @@ void fds_resp_errorf(fds_resp *o, int status, const char *type,
     fds_err e;
     fds_err_clear(&e);
     e.code = FDS_EINVAL;
-    e.status = status;
-    snprintf(e.type, sizeof e.type, "%s", type);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(e.reason, sizeof e.reason, fmt, ap);
     va_end(ap);
-    fds_resp_error(o, &e);
+    send_error(o, &e, status, type, NULL, NULL);
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -259,7 +258,7 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
     cJSON *j = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 0);
     if (!j) {
         size_t at = end ? (size_t)(end - r->body) : 0;
-        return fds_err_set(err, FDS_EPARSE, 400, "parse_exception",
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
                            "request body is not valid JSON: unexpected input "
                            "at byte %zu", at);
     }
@@ -267,7 +266,7 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
         end++;
     if (end && (size_t)(end - r->body) < r->body_len) {
         cJSON_Delete(j);
-        return fds_err_set(err, FDS_EPARSE, 400, "parse_exception",
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
                            "request body has trailing content at byte %zu",
                            (size_t)(end - r->body));
     }
@@ -282,7 +281,7 @@ fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
     fds_err_clear(&e);
     if (i >= r->nseg || fds_store_get_index(r->store, r->seg[i], &ix, &e)) {
         if (!e.code)
-            fds_err_set(&e, FDS_ENOTFOUND, 404, "index_not_found_exception",
+            fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                         "no such index");
         fds_resp_error(o, &e);
         return NULL;
@@ -670,8 +669,6 @@ static bool admit(fds_http_server *srv, fds_req *r, const char *url, fds_resp *o
             fds_err e;
             fds_err_clear(&e);
             e.code = FDS_EINVAL;
-            e.status = 401;
-            snprintf(e.type, sizeof e.type, "security_exception");
             if (ok == 0)
                 snprintf(e.reason, sizeof e.reason,
                          "missing authentication credentials for REST request [%s]",
@@ -680,7 +677,8 @@ static bool admit(fds_http_server *srv, fds_req *r, const char *url, fds_resp *o
                 snprintf(e.reason, sizeof e.reason,
                          "unable to authenticate user [%s] for REST request [%s]",
                          who, url);
-            fds_resp_error_header(o, &e, "WWW-Authenticate", FDS_HTTP_BASIC_CHALLENGE);
+            send_error(o, &e, 401, "security_exception", "WWW-Authenticate",
+                       FDS_HTTP_BASIC_CHALLENGE);
             o->www_authenticate = FDS_HTTP_BASIC_CHALLENGE;
             return false;
         }
@@ -859,7 +857,7 @@ static char *read_pem(const char *path, fds_err *err)
     if (f)
         fclose(f);
     free(buf);
-    fds_err_set(err, FDS_EIO, 0, "io_exception", "cannot read [%s]", path);
+    fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot read [%s]", path);
     return NULL;
 }
 
@@ -923,19 +921,19 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
     addr.sin_port = htons(opt->port);
     int rc = 0;
     if (inet_pton(AF_INET, opt->bind ? opt->bind : "127.0.0.1", &addr.sin_addr) != 1) {
-        rc = fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                          "bad bind address [%s]", opt->bind);
         goto fail;
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
     if (opt->tls_cert || opt->tls_key) {
         if (!opt->tls_cert || !opt->tls_key) {
-            rc = fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                              "HTTPS needs both --tls-cert and --tls-key");
             goto fail;
         }
         if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-            rc = fds_err_set(err, FDS_EINVAL, 0, "illegal_argument_exception",
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                              "this libmicrohttpd was built without TLS "
                              "(MHD_FEATURE_TLS); HTTPS is not available");
             goto fail;
@@ -979,7 +977,7 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
         MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key,
         MHD_OPTION_END);
     if (!srv->d) {
-        rc = fds_err_set(err, FDS_EIO, 0, "bind_exception",
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_BIND,
                          "cannot listen on %s:%u (port in use%s?)",
                          opt->bind ? opt->bind : "127.0.0.1", opt->port,
                          srv->tls_cert ? ", or a bad certificate or key" : "");

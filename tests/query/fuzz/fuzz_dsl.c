@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fds_err_clear(&err);
     int for_count = size && (data[0] & 0x80) && (data[0] & 1);
     if (fds_search_parse((const char *)data, size, g_map, for_count, &r, &err)) {
-        if (err.code == 0 || (err.status == 0 && err.kind == FDS_KIND_NONE)) {
+        if (err.code == 0 || err.kind == FDS_KIND_NONE) {
             fprintf(stderr, "error without detail\n");
             abort();
         }
