@@ -100,7 +100,19 @@ size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap)
             i += u;
             continue;
         }
-        /* Control byte or a byte that is not valid UTF-8. */
+        /* The two-character escapes of RFC 8259 section 7, as Jackson (and
+         * so Elasticsearch) writes them. */
+        const char *esc = ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t"
+                        : ch == '\b' ? "\\b" : ch == '\f' ? "\\f" : NULL;
+        if (esc) {
+            if (end - p < 2)
+                return 0;
+            memcpy(p, esc, 2);
+            p += 2;
+            i++;
+            continue;
+        }
+        /* Another control byte or a byte that is not valid UTF-8. */
         if (end - p < 6)
             return 0;
         memcpy(p, "\\u00", 4);

@@ -40,7 +40,10 @@ size_t fds_utf8_cut(const uint8_t *s, size_t n, size_t max);
 
 /*
  * Write src[0..len) as a JSON string literal, quotes included, to dst[0..cap).
- * Rules: '"' and '\' are backslash-escaped; bytes below 0x20 become \u00XX;
+ * Rules: '"' and '\' are backslash-escaped; newline, carriage return, tab,
+ * backspace and form feed take their two-character escapes (\n \r \t \b \f,
+ * RFC 8259 section 7, as Jackson writes them); other bytes below 0x20 become
+ * \u00XX;
  * well-formed UTF-8 is copied as is; every other byte (not part of valid
  * UTF-8) becomes \u00XX, i.e. is read as Latin-1, so the output is always
  * valid UTF-8 and the byte value stays visible.  `src` need not be

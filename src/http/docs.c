@@ -16,70 +16,19 @@
 #include "http_int.h"
 #include "search_stats.h"
 
-/* A growable text buffer for responses built by hand. */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const void *s, size_t n)
+/* A JSON string literal of a NUL-terminated string (fds_json_escape). */
+static void sb_json_str(fds_strbuf *b, const char *s)
 {
-    if (b->oom)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
+    fds_strbuf_put_json_string(b, s, strlen(s));
 }
 
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n >= (int)sizeof tmp)
-        n = sizeof tmp - 1;
-    sb_put(b, tmp, (size_t)n);
-}
-
-/* A JSON string literal (escaped with cJSON). */
-static void sb_json_str(sbuf *b, const char *s)
-{
-    cJSON *j = cJSON_CreateString(s);
-    char *t = j ? cJSON_PrintUnformatted(j) : NULL;
-    if (t)
-        sb_str(b, t);
-    else
-        b->oom = true;
-    free(t);
-    cJSON_Delete(j);
-}
-
-static void sb_resp(fds_resp *o, int status, sbuf *b)
+static void sb_resp(fds_resp *o, int status, fds_strbuf *b)
 {
     if (b->oom) {
         free(b->p);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds_resp_raw(o, status, b->p, b->n, NULL);
+    fds_resp_raw(o, status, b->p, b->len, NULL);
 }
 
 /* ?refresh=true|wait_for|false */
@@ -134,41 +83,41 @@ static int item_status(const fds_write_op *op, const fds_write_result *w)
 
 /* The write-result body of Elasticsearch (index/delete responses and bulk
  * items share it); bulk items also carry "status" (`with_status`). */
-static void write_item(sbuf *b, const char *index, const fds_write_op *op,
+static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
                        const fds_write_result *w, bool with_status,
                        bool refreshed)
 {
-    sb_str(b, "{\"_index\":");
+    fds_strbuf_puts(b, "{\"_index\":");
     sb_json_str(b, index);
-    sb_str(b, ",\"_id\":");
+    fds_strbuf_puts(b, ",\"_id\":");
     sb_json_str(b, w->id);
     if (w->code) {
         fds_err e = w->err;
-        sb_printf(b, ",\"status\":%d,\"error\":{\"type\":", item_status(op, w));
+        fds_strbuf_printf(b, ",\"status\":%d,\"error\":{\"type\":", item_status(op, w));
         sb_json_str(b, e.kind ? fds_http_type(&e)
                                            : "illegal_argument_exception");
-        sb_str(b, ",\"reason\":");
+        fds_strbuf_puts(b, ",\"reason\":");
         sb_json_str(b, e.reason[0] ? e.reason : fds_strerror(w->code));
-        sb_str(b, ",\"index\":");
+        fds_strbuf_puts(b, ",\"index\":");
         sb_json_str(b, index);
         if (e.cause_kind) {
-            sb_str(b, ",\"caused_by\":{\"type\":");
+            fds_strbuf_puts(b, ",\"caused_by\":{\"type\":");
             sb_json_str(b, fds_http_kind_type(e.cause_kind));
-            sb_str(b, ",\"reason\":");
+            fds_strbuf_puts(b, ",\"reason\":");
             sb_json_str(b, e.cause);
-            sb_str(b, "}");
+            fds_strbuf_puts(b, "}");
         }
-        sb_str(b, "}}");
+        fds_strbuf_puts(b, "}}");
         return;
     }
-    sb_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":1,"
+    fds_strbuf_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":1,"
                  "\"successful\":1,\"failed\":0},\"_seq_no\":%lld,"
                  "\"_primary_term\":1",
               (long long)w->version, result_word(op, w),
               refreshed ? "\"forced_refresh\":true," : "", (long long)w->seq_no);
     if (with_status)
-        sb_printf(b, ",\"status\":%d", item_status(op, w));
-    sb_str(b, "}");
+        fds_strbuf_printf(b, ",\"status\":%d", item_status(op, w));
+    fds_strbuf_puts(b, "}");
 }
 
 /* The answer to a single-document write (successful: errors go through
@@ -176,7 +125,7 @@ static void write_item(sbuf *b, const char *index, const fds_write_op *op,
 static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
                          const fds_write_result *w, bool refreshed)
 {
-    sbuf b = {0};
+    fds_strbuf b = {0};
     write_item(&b, index, op, w, false, refreshed);
     sb_resp(o, item_status(op, w), &b);
 }
@@ -316,7 +265,7 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
     fds_err_clear(&e);
     int rc = fds_index_get(ix, r->seg[2], strlen(r->seg[2]), &d, &e);
     bool source_only = !strcmp(r->seg[1], "_source");
-    sbuf b = {0};
+    fds_strbuf b = {0};
     if (rc == FDS_ENOTFOUND) {
         if (source_only) {
             fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
@@ -325,11 +274,11 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
             fds_index_release(ix);
             return fds_resp_error(o, &e);
         }
-        sb_str(&b, "{\"_index\":");
+        fds_strbuf_puts(&b, "{\"_index\":");
         sb_json_str(&b, fds_index_name(ix));
-        sb_str(&b, ",\"_id\":");
+        fds_strbuf_puts(&b, ",\"_id\":");
         sb_json_str(&b, r->seg[2]);
-        sb_str(&b, ",\"found\":false}");
+        fds_strbuf_puts(&b, ",\"found\":false}");
         fds_index_release(ix);
         return sb_resp(o, 404, &b);
     }
@@ -340,17 +289,17 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
         return fds_resp_error(o, &e);
     }
     if (source_only) {
-        sb_put(&b, d.src, d.src_len);
+        fds_strbuf_put(&b, d.src, d.src_len);
     } else {
-        sb_str(&b, "{\"_index\":");
+        fds_strbuf_puts(&b, "{\"_index\":");
         sb_json_str(&b, fds_index_name(ix));
-        sb_str(&b, ",\"_id\":");
+        fds_strbuf_puts(&b, ",\"_id\":");
         sb_json_str(&b, r->seg[2]);
-        sb_printf(&b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
+        fds_strbuf_printf(&b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
                       "\"found\":true,\"_source\":",
                   (long long)d.version, (long long)d.seq_no);
-        sb_put(&b, d.src, d.src_len);
-        sb_str(&b, "}");
+        fds_strbuf_put(&b, d.src, d.src_len);
+        fds_strbuf_puts(&b, "}");
     }
     free(d.src);
     fds_index_release(ix);
@@ -661,17 +610,17 @@ out:
  * FDS_EINVAL (kind VALIDATION) / FDS_ENOMEM with `err` filled. */
 static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
 {
-    sbuf b = {0};
+    fds_strbuf b = {0};
     unsigned nerr = 0;
     if (n == 0)
-        sb_printf(&b, "%u: no requests added;", ++nerr);
+        fds_strbuf_printf(&b, "%u: no requests added;", ++nerr);
     for (size_t i = 0; i < n; i++) {
         const bulk_item *it = &items[i];
         char msg[FDS_ERR_REASON_MAX];
         bool required = it->op.type == FDS_OP_DELETE || !strcmp(it->action, "update");
         if (!it->res.code &&
             fds_write_id_validate(it->op.id, it->op.id_len, required, msg, sizeof msg))
-            sb_printf(&b, "%u: %s;", ++nerr, msg);
+            fds_strbuf_printf(&b, "%u: %s;", ++nerr, msg);
     }
     int rc = 0;
     if (b.oom)
@@ -763,16 +712,16 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     bool errors = false;
     for (size_t i = 0; i < n; i++)
         errors |= items[i].res.code != 0;
-    sbuf b = {0};
-    sb_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
+    fds_strbuf b = {0};
+    fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
               (fds_now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
-        sb_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
+        fds_strbuf_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
         write_item(&b, items[i].index, &items[i].op, &items[i].res, true,
                    forced_refresh(r));
-        sb_str(&b, "}");
+        fds_strbuf_puts(&b, "}");
     }
-    sb_str(&b, "]}");
+    fds_strbuf_puts(&b, "]}");
     sb_resp(o, 200, &b);
     goto out;
 out_err:

@@ -20,93 +20,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_strbuf.h"
 #include "numfmt.h"
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 4096;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_fmt(sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_fmt(sbuf *b, const char *fmt, ...)
-{
-    char tmp[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* JSON string with escapes. */
-static void sb_jstr(sbuf *b, const char *s, size_t n)
-{
-    sb_put(b, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        sb_put(b, s + run, i - run);
-        run = i + 1;
-        char e[8];
-        switch (c) {
-        case '"': sb_put(b, "\\\"", 2); break;
-        case '\\': sb_put(b, "\\\\", 2); break;
-        case '\n': sb_put(b, "\\n", 2); break;
-        case '\r': sb_put(b, "\\r", 2); break;
-        case '\t': sb_put(b, "\\t", 2); break;
-        default:
-            snprintf(e, sizeof e, "\\u%04x", c);
-            sb_put(b, e, 6);
-        }
-    }
-    sb_put(b, s + run, n - run);
-    sb_put(b, "\"", 1);
-}
 
 /* Shortest decimal that reads back as the same float (like Java), with a
  * decimal point as ES prints scores (numfmt.h). */
-static void sb_float(sbuf *b, float f)
+static void sb_float(fds_strbuf *b, float f)
 {
     if (isnan(f)) {
-        sb_str(b, "null");
+        fds_strbuf_puts(b, "null");
         return;
     }
     char tmp[FDS_FLOAT_STR_MAX];
     size_t n = fds_float_format(f, tmp);
-    sb_put(b, tmp, n);
+    fds_strbuf_put(b, tmp, n);
 }
 
-static void sb_shards(sbuf *b)
+static void sb_shards(fds_strbuf *b)
 {
-    sb_str(b, "\"_shards\":{\"total\":1,\"successful\":1,\"skipped\":0,"
+    fds_strbuf_puts(b, "\"_shards\":{\"total\":1,\"successful\":1,\"skipped\":0,"
               "\"failed\":0}");
 }
 
@@ -205,11 +137,11 @@ static size_t skip_value(const uint8_t *s, size_t n, size_t i)
     return i;
 }
 
-static void filter_object(sbuf *b, const fds_search_request *r,
+static void filter_object(fds_strbuf *b, const fds_search_request *r,
                           const uint8_t *s, size_t n, size_t i, char *path,
                           size_t plen, int depth)
 {
-    sb_put(b, "{", 1);
+    fds_strbuf_put(b, "{", 1);
     bool first = true;
     i = skip_ws(s, n, i + 1);
     while (i < n && s[i] != '}') {
@@ -246,14 +178,14 @@ static void filter_object(sbuf *b, const fds_search_request *r,
             bool obj = vs < n && s[vs] == '{';
             if (obj && depth < FDS_DOC_DEPTH_MAX &&
                 ((included && ex_below) || (!included && below))) {
-                sbuf sub = {0};
+                fds_strbuf sub = {0};
                 filter_object(&sub, r, s, n, vs, path, np, depth + 1);
                 if (!sub.oom && (included || sub.len > 2)) {
                     if (!first)
-                        sb_put(b, ",", 1);
-                    sb_put(b, (const char *)s + ks, ke - ks);
-                    sb_put(b, ":", 1);
-                    sb_put(b, sub.p, sub.len);
+                        fds_strbuf_put(b, ",", 1);
+                    fds_strbuf_put(b, (const char *)s + ks, ke - ks);
+                    fds_strbuf_put(b, ":", 1);
+                    fds_strbuf_put(b, sub.p, sub.len);
                     first = false;
                 }
                 if (sub.oom)
@@ -261,10 +193,10 @@ static void filter_object(sbuf *b, const fds_search_request *r,
                 free(sub.p);
             } else if (included) {
                 if (!first)
-                    sb_put(b, ",", 1);
-                sb_put(b, (const char *)s + ks, ke - ks);
-                sb_put(b, ":", 1);
-                sb_put(b, (const char *)s + vs, ve - vs);
+                    fds_strbuf_put(b, ",", 1);
+                fds_strbuf_put(b, (const char *)s + ks, ke - ks);
+                fds_strbuf_put(b, ":", 1);
+                fds_strbuf_put(b, (const char *)s + vs, ve - vs);
                 first = false;
             }
         }
@@ -273,19 +205,19 @@ static void filter_object(sbuf *b, const fds_search_request *r,
             i = skip_ws(s, n, i + 1);
     }
     path[plen] = 0;
-    sb_put(b, "}", 1);
+    fds_strbuf_put(b, "}", 1);
 }
 
-static void put_source(sbuf *b, const fds_search_request *r, const uint8_t *s,
+static void put_source(fds_strbuf *b, const fds_search_request *r, const uint8_t *s,
                        size_t n)
 {
     if (r->nincludes == 0 && r->nexcludes == 0) {
-        sb_put(b, (const char *)s, n);
+        fds_strbuf_put(b, (const char *)s, n);
         return;
     }
     size_t i = skip_ws(s, n, 0);
     if (i >= n || s[i] != '{') {
-        sb_put(b, (const char *)s, n);
+        fds_strbuf_put(b, (const char *)s, n);
         return;
     }
     char path[FDS_FIELD_PATH_MAX + 1];
@@ -365,11 +297,11 @@ char *fds_search_render(const fds_search_request *req,
                         long took_ms, fds_fetch_fn fetch, void *fetch_arg,
                         size_t *out_len, fds_err *err)
 {
-    sbuf b = {0};
+    fds_strbuf b = {0};
     if (req->count_only) {
-        sb_fmt(&b, "{\"count\":%llu,", (unsigned long long)res->total);
+        fds_strbuf_printf(&b, "{\"count\":%llu,", (unsigned long long)res->total);
         sb_shards(&b);
-        sb_str(&b, "}");
+        fds_strbuf_puts(&b, "}");
         goto done;
     }
     const uint8_t **src = NULL;
@@ -395,68 +327,68 @@ char *fds_search_render(const fds_search_request *req,
         }
     }
     bool expl = explain_printable(res);
-    sb_fmt(&b, "{\"took\":%ld,\"timed_out\":false,", took_ms);
+    fds_strbuf_printf(&b, "{\"took\":%ld,\"timed_out\":false,", took_ms);
     sb_shards(&b);
-    sb_str(&b, ",\"hits\":{");
+    fds_strbuf_puts(&b, ",\"hits\":{");
     if (req->track_total != FDS_TRACK_TOTAL_NONE)
-        sb_fmt(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
+        fds_strbuf_printf(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
                (unsigned long long)res->total,
                res->total_is_lower_bound ? "gte" : "eq");
-    sb_str(&b, "\"max_score\":");
+    fds_strbuf_puts(&b, "\"max_score\":");
     sb_float(&b, res->max_score);
-    sb_str(&b, ",\"hits\":[");
+    fds_strbuf_puts(&b, ",\"hits\":[");
     for (size_t i = 0; i < res->nhits; i++) {
         const fds_hit *h = &res->hits[i];
         if (i)
-            sb_put(&b, ",", 1);
-        sb_str(&b, "{\"_index\":");
-        sb_jstr(&b, index_name, strlen(index_name));
+            fds_strbuf_put(&b, ",", 1);
+        fds_strbuf_puts(&b, "{\"_index\":");
+        fds_strbuf_put_json_string(&b, index_name, strlen(index_name));
         size_t idl = 0;
         const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
                               : NULL;
-        sb_str(&b, ",\"_id\":");
-        sb_jstr(&b, id ? id : "", id ? idl : 0);
-        sb_str(&b, ",\"_score\":");
+        fds_strbuf_puts(&b, ",\"_id\":");
+        fds_strbuf_put_json_string(&b, id ? id : "", id ? idl : 0);
+        fds_strbuf_puts(&b, ",\"_score\":");
         sb_float(&b, h->score);
         if (want_source && src[i]) {
-            sb_str(&b, ",\"_source\":");
+            fds_strbuf_puts(&b, ",\"_source\":");
             put_source(&b, req, src[i], slen[i]);
         }
         if (h->nsort) {
-            sb_str(&b, ",\"sort\":[");
+            fds_strbuf_puts(&b, ",\"sort\":[");
             for (uint32_t k = 0; k < h->nsort; k++) {
                 if (k)
-                    sb_put(&b, ",", 1);
+                    fds_strbuf_put(&b, ",", 1);
                 const fds_sort_spec *s = &req->sort[k];
                 if (s->kind == FDS_SORT_SCORE) {
                     sb_float(&b, (float)h->sort_num[k]);
                 } else if (s->kind == FDS_SORT_FIELD &&
                            s->ftype == FDS_FT_KEYWORD) {
                     if (h->sort_str[k])
-                        sb_jstr(&b, h->sort_str[k], h->sort_str_len[k]);
+                        fds_strbuf_put_json_string(&b, h->sort_str[k], h->sort_str_len[k]);
                     else
-                        sb_str(&b, "null");
+                        fds_strbuf_puts(&b, "null");
                 } else if (isnan(h->sort_num[k])) {
                     /* ES prints the missing-value sentinel; null is clearer */
-                    sb_str(&b, "null");
+                    fds_strbuf_puts(&b, "null");
                 } else if (s->kind == FDS_SORT_FIELD &&
                            s->ftype == FDS_FT_DOUBLE) {
-                    sb_fmt(&b, "%.17g", h->sort_num[k]);
+                    fds_strbuf_printf(&b, "%.17g", h->sort_num[k]);
                 } else { /* exact digits, past 2^53 too */
-                    sb_fmt(&b, "%lld", (long long)h->sort_long[k]);
+                    fds_strbuf_printf(&b, "%lld", (long long)h->sort_long[k]);
                 }
             }
-            sb_str(&b, "]");
+            fds_strbuf_puts(&b, "]");
         }
         char *es = expl ? explain_at(res, i) : NULL;
         if (es) {
-            sb_str(&b, ",\"_explanation\":");
-            sb_str(&b, es);
+            fds_strbuf_puts(&b, ",\"_explanation\":");
+            fds_strbuf_puts(&b, es);
             free(es);
         }
-        sb_put(&b, "}", 1);
+        fds_strbuf_put(&b, "}", 1);
     }
-    sb_str(&b, "]}}");
+    fds_strbuf_puts(&b, "]}}");
     free(src);
     free(slen);
 done:

@@ -20,17 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_hash.h"
 #include "query_int.h"
-
-static uint64_t hash_path(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (uint8_t)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 fds_mapping *fds_mapping_create(void)
 {
@@ -61,7 +52,7 @@ fds_mfield *fds__mapping_find(const fds_mapping *m, const char *path,
     if (!m->hash_cap)
         return NULL;
     size_t mask = m->hash_cap - 1;
-    for (size_t i = hash_path(path, len) & mask;; i = (i + 1) & mask) {
+    for (size_t i = fds_fnv1a64(path, len) & mask;; i = (i + 1) & mask) {
         uint32_t e = m->hash[i];
         if (!e)
             return NULL;
@@ -131,7 +122,7 @@ static int rehash(fds_mapping *m, size_t cap)
         return FDS_ENOMEM;
     for (size_t k = 0; k < m->nfields; k++) {
         fds_mfield *f = m->fields[k];
-        size_t i = hash_path(f->path, f->path_len) & (cap - 1);
+        size_t i = fds_fnv1a64(f->path, f->path_len) & (cap - 1);
         while (h[i])
             i = (i + 1) & (cap - 1);
         h[i] = (uint32_t)k + 1;
@@ -215,7 +206,7 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
         return NULL;
     }
     if (m->hash_cap && m->nfields * 2 <= m->hash_cap) {
-        size_t i = hash_path(path, len) & (m->hash_cap - 1);
+        size_t i = fds_fnv1a64(path, len) & (m->hash_cap - 1);
         while (m->hash[i] && m->hash[i] != m->nfields)
             i = (i + 1) & (m->hash_cap - 1);
         m->hash[i] = (uint32_t)m->nfields;
@@ -651,7 +642,7 @@ static void mapping_truncate(fds_mapping *m, size_t keep)
     memset(m->hash, 0, m->hash_cap * sizeof *m->hash);
     for (size_t k = 0; k < m->nfields; k++) {
         fds_mfield *f = m->fields[k];
-        size_t i = hash_path(f->path, f->path_len) & (m->hash_cap - 1);
+        size_t i = fds_fnv1a64(f->path, f->path_len) & (m->hash_cap - 1);
         while (m->hash[i])
             i = (i + 1) & (m->hash_cap - 1);
         m->hash[i] = (uint32_t)k + 1;

@@ -78,7 +78,7 @@ typedef struct fds_after_val {
 
 #define FDS_TRACK_TOTAL_NONE (-1) /* track_total_hits: false */
 
-/* ---- limits of one request: past one, parsing fails with a 400 naming it */
+/* ---- limits of one request: past one, parsing fails naming it (invalid argument) */
 
 /* Leaf clauses of a query (each term of an analysed match counts):
  * Elasticsearch's indices.query.bool.max_clause_count default. */

@@ -19,18 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_hash.h"
 #include "catalog.h"
 #include "store_int.h"
 
 #define BUF_MIN_SLOTS 1024
-
-static uint64_t id_hash(const char *id, size_t len)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)id[i]) * 1099511628211ull;
-    return h;
-}
 
 void fds__buf_free(fds__buffer *b)
 {
@@ -49,7 +42,7 @@ fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len)
     if (!b->nslots)
         return NULL;
     size_t mask = b->nslots - 1;
-    for (size_t s = id_hash(id, len) & mask;; s = (s + 1) & mask) {
+    for (size_t s = fds_fnv1a64(id, len) & mask;; s = (s + 1) & mask) {
         uint32_t v = b->slots[s];
         if (!v)
             return NULL;
@@ -68,7 +61,7 @@ static int buf_rehash(fds__buffer *b, size_t nslots)
     b->slots = slots;
     b->nslots = nslots;
     for (size_t i = 0; i < b->n; i++) {
-        size_t s = id_hash(b->docs[i].id, b->docs[i].id_len) & (nslots - 1);
+        size_t s = fds_fnv1a64(b->docs[i].id, b->docs[i].id_len) & (nslots - 1);
         while (slots[s])
             s = (s + 1) & (nslots - 1);
         slots[s] = (uint32_t)i + 1;
@@ -107,7 +100,7 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
         }
         b->docs[b->n] = (fds__bufdoc){id, id_len, src, src_len, version, seq};
         size_t mask = b->nslots - 1;
-        size_t s = id_hash(id, id_len) & mask;
+        size_t s = fds_fnv1a64(id, id_len) & mask;
         while (b->slots[s])
             s = (s + 1) & mask;
         b->slots[s] = (uint32_t)++b->n;

@@ -105,10 +105,10 @@ static void test_err_cut(void)
 static void test_json_escape(void)
 {
     char out[128];
-    static const char in[] = "a\"b\\c\x01\x7f\xc3\xa9\xff\xed\xa0\x80";
+    static const char in[] = "a\"b\\c\x01\n\t\x7f\xc3\xa9\xff\xed\xa0\x80";
     size_t n = fds_json_escape(in, sizeof in - 1, out, sizeof out);
     static const char want[] =
-        "\"a\\\"b\\\\c\\u0001\x7f\xc3\xa9\\u00ff\\u00ed\\u00a0\\u0080\"";
+        "\"a\\\"b\\\\c\\u0001\\n\\t\x7f\xc3\xa9\\u00ff\\u00ed\\u00a0\\u0080\"";
     ASSERT_EQ(n, sizeof want - 1);
     ASSERT_MEM(out, want, sizeof want - 1);
     ASSERT_EQ(fds_json_escape("", 0, out, sizeof out), 2);
