@@ -34,7 +34,13 @@ declare -A BIN=(
 ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_bulk fuzz_url
        fuzz_catalog)
 # Targets with a known, not yet fixed finding: skipped, with the reason.
-declare -A SKIP=()
+# Delete the line once the fix is in (FUZZ_NO_SKIP=1 runs them anyway).
+declare -A SKIP=(
+  [fuzz_dsl]="known finding: a huge number in a match on a numeric field overflows the double-to-int64 cast in num_bound (src/query/dsl_parse.c:164, UBSan float-cast-overflow)"
+  [fuzz_url]="known finding: ?q=status:<huge number> reaches the same num_bound overflow (src/query/dsl_parse.c:164)"
+  [fuzz_bulk]="known finding: a bulk action line naming _id or _index twice leaks the first copy (bulk_parse, src/http/docs.c:424-426)"
+)
+[[ -n ${FUZZ_NO_SKIP:-} ]] && SKIP=()
 
 CC=${FUZZ_CC:-clang} cmake -S . -B "$BUILD" -DFDS_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -77,8 +83,9 @@ for t in ${FUZZ_TARGETS:-${ORDER[@]}}; do
     cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
        "$ARTIFACTS/$t/" 2>/dev/null || true
     echo "fuzz: $t FAILED (exit $rc) after $execs executions; report:"
-    grep -nE 'ERROR: |runtime error:' "$work/log" | head -1 | cut -d: -f1 |
-      { read -r at || at=1; tail -n +"$at" "$work/log" | head -n "$REPORT_LINES"; }
+    # the first report, up to its SUMMARY line
+    awk '/ERROR: |runtime error:/ { on = 1 } on { print; n++ }
+         on && /^SUMMARY:/ { exit } n >= '"$REPORT_LINES"' { exit }' "$work/log"
     echo "fuzz: $t: inputs kept in $ARTIFACTS/$t/: $(ls "$ARTIFACTS/$t" | tr '\n' ' ')"
   else
     echo "fuzz: $t ok: $execs executions in ${FUZZ_SECONDS} s"
