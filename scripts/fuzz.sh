@@ -38,7 +38,7 @@ ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_bulk fuzz_url
 declare -A SKIP=(
   [fuzz_dsl]="known finding: a huge number in a match on a numeric field overflows the double-to-int64 cast in num_bound (src/query/dsl_parse.c:164, UBSan float-cast-overflow)"
   [fuzz_url]="known finding: ?q=status:<huge number> reaches the same num_bound overflow (src/query/dsl_parse.c:164)"
-  [fuzz_bulk]="known finding: a bulk action line naming _id or _index twice leaks the first copy (bulk_parse, src/http/docs.c:424-426)"
+  [fuzz_bulk]="known finding: a bulk action line naming _id or _index twice leaks the first copy (bulk_parse, src/http/docs.c:424-431)"
 )
 [[ -n ${FUZZ_NO_SKIP:-} ]] && SKIP=()
 
@@ -91,7 +91,7 @@ for t in ${FUZZ_TARGETS:-${ORDER[@]}}; do
     echo "fuzz: $t ok: $execs executions in ${FUZZ_SECONDS} s"
   fi
 done
-echo "fuzz: ${ran} targets run for ${FUZZ_SECONDS} s each, ${#failed[@]} failed" \
-     "${failed[*]:+(${failed[*]})}, ${#skipped[@]} skipped" \
-     "${skipped[*]:+(${skipped[*]})}, ${total} executions in all"
+echo "fuzz: ${ran} targets run for ${FUZZ_SECONDS} s each," \
+     "${#failed[@]} failed${failed[*]:+ (${failed[*]})}," \
+     "${#skipped[@]} skipped${skipped[*]:+ (${skipped[*]})}, ${total} executions in all"
 ((${#failed[@]} == 0))

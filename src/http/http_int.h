@@ -117,8 +117,9 @@ void fds_h_bulk(fds_req *r, fds_resp *o);
 /* The NDJSON splitting of fds_h_bulk alone (the fuzz target
  * tests/fuzz/fuzz_bulk.c calls it): parse `body` (`len` bytes followed by a
  * NUL) into action/metadata + source items; when it all parses, call
- * `visit` (when not NULL) on each (`op->src` points into `body`); free them.  Returns 0,
- * FDS_EPARSE / FDS_EINVAL (err filled, as _bulk answers 400), FDS_ENOMEM. */
+ * `visit` (when not NULL) on each (`op->src` points into `body`); free
+ * them.  Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, as _bulk answers
+ * 400), FDS_ENOMEM. */
 typedef void (*fds__bulk_visit)(void *arg, const char *action,
                                 const char *index, const fds_write_op *op);
 int fds__bulk_parse(const char *body, size_t len, const char *default_index,

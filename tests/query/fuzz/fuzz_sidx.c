@@ -93,10 +93,16 @@ static void setup(void)
 }
 
 #ifdef FDS_LIBFUZZER
+static void remove_input_file(void)
+{
+    unlink(g_path);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc; (void)argv;
     setup();
+    atexit(remove_input_file);
     return 0;
 }
 #else
