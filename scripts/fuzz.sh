@@ -45,6 +45,7 @@ declare -A SKIP=(
 CC=${FUZZ_CC:-clang} cmake -S . -B "$BUILD" -DFDS_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" --target fuzz_targets -j"$(nproc)" >/dev/null
+BUILD=$(cd "$BUILD" && pwd) # targets run in their own work folders
 
 tmp=$(mktemp -d /tmp/fds-fuzz-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -66,12 +67,12 @@ for t in ${FUZZ_TARGETS:-${ORDER[@]}}; do
   mkdir -p "$work/corpus"
   cp tests/fuzz/corpus/"$t"/* "$work/corpus/"
   rc=0
-  (cd "$work" && "$OLDPWD/$BUILD/${BIN[$t]}" -max_total_time="$FUZZ_SECONDS" \
+  (cd "$work" && "$BUILD/${BIN[$t]}" -max_total_time="$FUZZ_SECONDS" \
       -timeout="$UNIT_TIMEOUT_S" -rss_limit_mb="$RSS_LIMIT_MB" \
       -print_final_stats=1 -artifact_prefix="$work/" corpus >"$work/log" 2>&1) || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
   if [[ -z $execs ]]; then # a crash ends the run before the final stats
-    execs=$(grep -o '^#[0-9]*' "$work/log" | tail -1 | tr -d '#')
+    execs=$(grep -o '^#[0-9]*' "$work/log" | tail -1 | tr -d '#' || true)
   fi
   execs=${execs:-0}
   total=$((total + execs))
@@ -83,6 +84,7 @@ for t in ${FUZZ_TARGETS:-${ORDER[@]}}; do
     cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* \
        "$ARTIFACTS/$t/" 2>/dev/null || true
     echo "fuzz: $t FAILED (exit $rc) after $execs executions; report:"
+    ((execs)) || tail -n "$REPORT_LINES" "$work/log" # it did not even start
     # the first report, up to its SUMMARY line
     awk '/ERROR: |runtime error:/ { on = 1 } on { print; n++ }
          on && /^SUMMARY:/ { exit } n >= '"$REPORT_LINES"' { exit }' "$work/log"
