@@ -5,7 +5,8 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config python3 curl zstd
       libzstd-dev zlib1g-dev liblz4-dev libsqlite3-dev libcjson-dev
       libmicrohttpd-dev libutf8proc-dev stress-ng wrk
-      libcrypt-dev openssl whois)
+      libcrypt-dev openssl whois
+      clang libclang-rt-dev)  # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -542,6 +542,29 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
     return rc;
 }
 
+static void bulk_items_free(bulk_item *items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(items[i].index);
+        free((char *)items[i].op.id);
+        free(items[i].owned_src);
+    }
+    free(items);
+}
+
+int fds__bulk_parse(const char *body, size_t len, const char *default_index,
+                    fds__bulk_visit visit, void *arg, fds_err *err)
+{
+    fds_req r = {.body = body, .body_len = len};
+    bulk_item *items = NULL;
+    size_t n = 0;
+    int rc = bulk_parse(&r, default_index, &items, &n, err);
+    for (size_t i = 0; i < n && visit && !rc; i++)
+        visit(arg, items[i].action, items[i].index, &items[i].op);
+    bulk_items_free(items, n);
+    return rc;
+}
+
 /* Bulk update: {"doc": {...}} merged into the current source (top-level
  * fields replaced), or {"doc_as_upsert"/"upsert"} when missing. */
 static void bulk_prepare_update(fds_index *ix, bulk_item *it)
@@ -727,12 +750,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
 out_err:
     fds_resp_error(o, &e);
 out:
-    for (size_t i = 0; i < n; i++) {
-        free(items[i].index);
-        free((char *)items[i].op.id);
-        free(items[i].owned_src);
-    }
-    free(items);
+    bulk_items_free(items, n);
 }
 
 /* ---- search -------------------------------------------------------------------- */

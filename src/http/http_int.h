@@ -44,6 +44,19 @@ typedef struct fds_resp {
  * valid until its answer is queued. */
 const char *fds_req_param(fds_req *r, const char *key);
 bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
+/* The decoding behind fds_req_param, alone (the fuzz target
+ * tests/fuzz/fuzz_url.c calls it): a malloc'd, NUL-terminated copy of the
+ * raw value `v` (`vlen` bytes) with '+' as space and %XX percent-decoded;
+ * NULL when out of memory. */
+char *fds__param_decode(const char *v, size_t vlen);
+/* Split the raw request path `path` (modified in place) on '/' and
+ * percent-decode each segment into seg[0, *nseg) (pointers into `path`;
+ * seg holds FDS_PATH_SEGMENTS_MAX).  Returns 0, FDS_PATH_TOO_MANY or
+ * FDS_PATH_BAD_TEXT (a segment that decodes to invalid UTF-8 or holds a
+ * NUL, "%00"); seg[0, *nseg) is filled up to the failure. */
+#define FDS_PATH_TOO_MANY 1
+#define FDS_PATH_BAD_TEXT 2
+int fds__path_split(char *path, char **seg, unsigned *nseg);
 /* True when every URL parameter is in `allowed` (NULL-terminated) or common
  * to all endpoints (pretty, human, filter_path, ...); else answers 400
  * "contains unrecognized parameter" as Elasticsearch does. */
@@ -107,6 +120,16 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only);
 void fds_h_doc_get(fds_req *r, fds_resp *o);
 void fds_h_doc_delete(fds_req *r, fds_resp *o);
 void fds_h_bulk(fds_req *r, fds_resp *o);
+/* The NDJSON splitting of fds_h_bulk alone (the fuzz target
+ * tests/fuzz/fuzz_bulk.c calls it): parse `body` (`len` bytes followed by a
+ * NUL) into action/metadata + source items; when it all parses, call
+ * `visit` (when not NULL) on each (`op->src` points into `body`); free
+ * them.  Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, as _bulk answers
+ * 400), FDS_ENOMEM. */
+typedef void (*fds__bulk_visit)(void *arg, const char *action,
+                                const char *index, const fds_write_op *op);
+int fds__bulk_parse(const char *body, size_t len, const char *default_index,
+                    fds__bulk_visit visit, void *arg, fds_err *err);
 void fds_h_search(fds_req *r, fds_resp *o, bool count);
 void fds_h_reindex(fds_req *r, fds_resp *o);
 

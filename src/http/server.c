@@ -180,6 +180,15 @@ const char *fds_req_param(fds_req *r, const char *key)
         r->params = q;
         r->params_cap = cap;
     }
+    char *b = fds__param_decode(v, vlen);
+    if (!b)
+        return NULL;
+    r->params[r->nparams++] = b;
+    return b;
+}
+
+char *fds__param_decode(const char *v, size_t vlen)
+{
     char *b = strndup(v, vlen);
     if (!b)
         return NULL;
@@ -187,8 +196,23 @@ const char *fds_req_param(fds_req *r, const char *key)
         if (*p == '+')
             *p = ' ';
     MHD_http_unescape(b);
-    r->params[r->nparams++] = b;
     return b;
+}
+
+int fds__path_split(char *path, char **seg, unsigned *nseg)
+{
+    *nseg = 0;
+    for (char *save = NULL, *t = strtok_r(path, "/", &save); t;
+         t = strtok_r(NULL, "/", &save)) {
+        if (*nseg == FDS_PATH_SEGMENTS_MAX)
+            return FDS_PATH_TOO_MANY;
+        size_t tl = MHD_http_unescape(t);
+        /* "%00" would cut the name short; ids and names are UTF-8 */
+        if (tl != strlen(t) || !fds_utf8_valid((const uint8_t *)t, tl))
+            return FDS_PATH_BAD_TEXT;
+        seg[(*nseg)++] = t;
+    }
+    return 0;
 }
 
 /* Parameters every endpoint accepts, as in Elasticsearch's BaseRestHandler. */
@@ -802,21 +826,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 
     /* split the raw path, then unescape each segment */
     char *path = strdup(url);
-    bool bad = !path, bad_text = false;
-    for (char *save = NULL, *t = path ? strtok_r(path, "/", &save) : NULL; t;
-         t = strtok_r(NULL, "/", &save)) {
-        if (r.nseg == FDS_PATH_SEGMENTS_MAX) {
-            bad = true;
-            break;
-        }
-        size_t tl = MHD_http_unescape(t);
-        /* "%00" would cut the name short; ids and names are UTF-8 */
-        if (tl != strlen(t) || !fds_utf8_valid((const uint8_t *)t, tl)) {
-            bad_text = true;
-            break;
-        }
-        r.seg[r.nseg++] = t;
-    }
+    int split = path ? fds__path_split(path, r.seg, &r.nseg) : FDS_PATH_TOO_MANY;
+    bool bad = split == FDS_PATH_TOO_MANY, bad_text = split == FDS_PATH_BAD_TEXT;
     if (!admit(srv, &r, url, &o)) {
         /* answered */
     } else if (st->too_big) {

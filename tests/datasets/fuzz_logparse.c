@@ -9,8 +9,8 @@
  * of capacity gives FDS_ERANGE.
  *
  * Two ways to run it:
- *   - libFuzzer: build with clang -fsanitize=fuzzer,address
- *     -DFDS_FUZZ_LIBFUZZER (LLVMFuzzerTestOneInput is the entry point);
+ *   - libFuzzer: build with clang -fsanitize=fuzzer
+ *     -DFDS_LIBFUZZER (the fuzzing build, -DFDS_FUZZ=ON);
  *   - the plain driver below (default build, registered with ctest):
  *     fuzz_logparse SAMPLE SECONDS [SEED] mutates real sample lines (byte
  *     flips, grammar-significant bytes, deletions, duplications, splices,
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
 }
 
-#ifndef FDS_FUZZ_LIBFUZZER
+#ifndef FDS_LIBFUZZER
 
 #define FUZZ_MAX_LINE 65536
 #define FUZZ_MUTATIONS_MAX 8

@@ -6,6 +6,11 @@ Environment (set by ctest, see CMakeLists.txt here):
   FDS_SERVER      path of the fieldstore binary
   FDS_NGINX2JSON  path of the nginx2json converter
   FDS_DATASET     path of the real nginx sample
+
+Teardown checks the server: stopping it (other than with kill9) must see it
+exit with status 0, and the part of its log it wrote must hold no sanitizer
+report, so a build with -DFDS_ASAN=ON -DFDS_UBSAN=ON turns a memory error or
+leak in the server into a failing test.
 """
 import http.client
 import json
@@ -20,6 +25,15 @@ SERVER = os.environ.get("FDS_SERVER", "fieldstore")
 NGINX2JSON = os.environ.get("FDS_NGINX2JSON", "nginx2json")
 DATASET = os.environ.get("FDS_DATASET", "datasets/nginx-zanbil-access-10k.log")
 START_TIMEOUT_S = 20
+TAIL_BYTES = 8000  # of the log, quoted when the server failed
+# What AddressSanitizer, LeakSanitizer and UBSan print on a finding.
+SANITIZER_MARKS = (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer",
+                   b"runtime error:")
+
+
+class ServerFailure(AssertionError):
+    """The server crashed, exited with a non-zero status or logged a
+    sanitizer report."""
 
 
 class Server:
@@ -39,6 +53,7 @@ class Server:
         if os.path.exists(port_file):
             os.unlink(port_file)
         self.log = open(self.data.rstrip("/") + ".log", "ab")
+        self.log_start = self.log.tell()
         self.proc = subprocess.Popen(
             [SERVER, "--data", self.data, "--port", "0", "--port-file", port_file]
             + self.extra, stdout=self.log, stderr=self.log)
@@ -55,25 +70,52 @@ class Server:
         raise RuntimeError("fieldstore did not start in %ss" % START_TIMEOUT_S)
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        """Stop the server with `sig`; raises ServerFailure when it did not
+        exit cleanly (any exit status but 0, unless `sig` is SIGKILL) or its
+        log holds a sanitizer report."""
+        rc = None
+        if self.proc:
+            if self.proc.poll() is None:
+                self.proc.send_signal(sig)
+                try:
+                    self.proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            rc = self.proc.returncode
         if self.log:
             self.log.close()
             self.log = None
         self.proc = None
+        if rc is not None:
+            self.check_exit(rc, sig)
+
+    def check_exit(self, rc, sig):
+        with open(self.data.rstrip("/") + ".log", "rb") as f:
+            f.seek(self.log_start)
+            out = f.read()
+        report = next((m for m in SANITIZER_MARKS if m in out), None)
+        if report is None and (rc == 0 or sig == signal.SIGKILL):
+            return
+        at = out.find(report) if report else max(0, len(out) - TAIL_BYTES)
+        why = ("a sanitizer report (%s)" % report.decode()) if report else \
+              "exit status %s" % rc
+        raise ServerFailure("fieldstore (data %s) stopped with %s; its log:\n%s"
+                            % (self.data, why,
+                               out[at:at + TAIL_BYTES].decode(errors="replace")))
 
     def kill9(self):
         self.stop(signal.SIGKILL)
 
     def cleanup(self):
-        self.stop()
+        """Stop (raising ServerFailure as stop() does, with the log kept for
+        a look) and remove the data directory and, on success, the log."""
+        try:
+            self.stop()
+        finally:
+            if self.own_dir:
+                shutil.rmtree(self.data, ignore_errors=True)
         if self.own_dir:
-            shutil.rmtree(self.data, ignore_errors=True)
             try:
                 os.unlink(self.data.rstrip("/") + ".log")
             except OSError:

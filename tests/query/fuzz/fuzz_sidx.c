@@ -5,6 +5,8 @@
  * structure checks instead of stopping at the CRC.  Opening may fail with
  * FDS_ECORRUPT; whatever opens must survive term lookups, _id lookups and
  * searches without reading out of bounds.
+ *   fuzz_sidx [SECONDS]            the plain driver (ctest)
+ *   fuzz_sidx --write-seed FILE    its seed file, for tests/fuzz/corpus
  */
 #include <fcntl.h>
 #include <unistd.h>
@@ -91,10 +93,16 @@ static void setup(void)
 }
 
 #ifdef FDS_LIBFUZZER
+static void remove_input_file(void)
+{
+    unlink(g_path);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc; (void)argv;
     setup();
+    atexit(remove_input_file);
     return 0;
 }
 #else
@@ -134,6 +142,13 @@ int main(int argc, char **argv)
     memcpy(file2, file, n + 1);
     file[0] = 1;  /* repair checksum after mutation */
     file2[0] = 0; /* keep bytes as they are */
+    if (argc > 2 && !strcmp(argv[1], "--write-seed")) {
+        /* the seed as a file, for the libFuzzer corpus (tests/fuzz/corpus) */
+        FILE *o = fopen(argv[2], "wb");
+        if (!o || fwrite(file, 1, n + 1, o) != n + 1 || fclose(o))
+            return 1;
+        return 0;
+    }
     fz_seed s[2] = {{file, n + 1}, {file2, n + 1}};
     unsigned long runs = fz_run(s, 2, secs);
     printf("fuzz_sidx: %lu inputs (seed file %zu bytes)\n", runs, n);
