@@ -36,9 +36,6 @@ ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_bulk fuzz_url
 # Targets with a known, not yet fixed finding: skipped, with the reason.
 # Delete the line once the fix is in (FUZZ_NO_SKIP=1 runs them anyway).
 declare -A SKIP=(
-  [fuzz_dsl]="known finding: a huge number in a match on a numeric field overflows the double-to-int64 cast in num_bound (src/query/dsl_parse.c:164, UBSan float-cast-overflow); fixed on main by the query DSL hardening, re-enable after merging it"
-  [fuzz_url]="known finding: ?q=status:<huge number> reaches the same num_bound overflow (src/query/dsl_parse.c:164); re-enable with fuzz_dsl"
-  [fuzz_bulk]="known findings: an action line naming _id twice leaks the first copy (bulk_parse, src/http/docs.c:426 and :431), and \"if_seq_no\"/\"if_primary_term\"/\"version\" of 1e300 overflow the double-to-int64 cast (docs.c:435-439, UBSan float-cast-overflow)"
 )
 [[ -n ${FUZZ_NO_SKIP:-} ]] && SKIP=()
 

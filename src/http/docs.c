@@ -6,6 +6,7 @@
  * numbers as doubles), so responses splice stored bytes into the JSON text
  * instead of re-printing them.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +406,22 @@ static void bulk_set_id(bulk_item *it, const char *id, size_t len)
                                     "out of memory copying the _id");
 }
 
+/* A number of an action line that must be a long (if_seq_no,
+ * if_primary_term, version): whole and within int64_t, never a cast of an
+ * out-of-range double (undefined behaviour).  Returns 0 or FDS_EPARSE. */
+static int meta_long(const cJSON *m, size_t line, int64_t *out, fds_err *err)
+{
+    double v = m->valuedouble;
+    /* [-2^63, 2^63): both bounds are exact doubles */
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) ||
+        v != floor(v))
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                            "Action/metadata line [%zu]: [%s] must be a long, "
+                            "got [%.17g]", line, m->string, v);
+    *out = (int64_t)v;
+    return 0;
+}
+
 /* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
 static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                       size_t *nout, fds_err *err)
@@ -481,11 +498,11 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                 bulk_set_id(it, num, nl);
             } else if (!strcmp(m->string, "if_seq_no") && cJSON_IsNumber(m)) {
                 it->op.check_seq_no = true;
-                it->op.if_seq_no = (int64_t)m->valuedouble;
+                rc = meta_long(m, line, &it->op.if_seq_no, err);
             } else if (!strcmp(m->string, "if_primary_term") && cJSON_IsNumber(m)) {
-                it->op.if_primary_term = (int64_t)m->valuedouble;
+                rc = meta_long(m, line, &it->op.if_primary_term, err);
             } else if (!strcmp(m->string, "version") && cJSON_IsNumber(m)) {
-                it->op.external_version = (int64_t)m->valuedouble;
+                rc = meta_long(m, line, &it->op.external_version, err);
             } else if (!strcmp(m->string, "version_type") && cJSON_IsString(m) &&
                        !strcmp(m->valuestring, "external")) {
                 /* the version given is external: applied with "version" */

@@ -54,6 +54,17 @@ class WriteAnswers(unittest.TestCase):
         st, _, _ = self.req("GET", "/b1")
         self.assertEqual(st, 404)
 
+    def test_out_of_range_seq_no_refused(self):
+        # a fuzzer's finding: 1e300 was cast from double to int64_t (UB)
+        for key in ("if_seq_no", "if_primary_term", "version"):
+            body = ndjson('{"index":{"_index":"b9","_id":"1","%s":1e300}}' % key,
+                          '{"x":1}')
+            self.assertError(self.req("POST", "/_bulk", body), 400,
+                             "illegal_argument_exception",
+                             "Action/metadata line [1]: [%s] must be a long, "
+                             "got [1.0000000000000001e+300]" % key)
+        self.assertIsNone(self.count("b9"))
+
     def test_delete_without_id_refuses_the_whole_bulk(self):
         body = ndjson('{"index":{"_index":"b2","_id":"1"}}', '{"x":1}',
                       '{"delete":{"_index":"b2"}}',
