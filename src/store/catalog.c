@@ -132,6 +132,42 @@ bool fds__cat_row_ok(sqlite3_stmt *st, int first, int n)
                fds__cat_row_crc(st, first, n);
 }
 
+int fds__cat_rechecksum(sqlite3 *db, const char *table, size_t *rows,
+                        fds_err *err)
+{
+    size_t t = 0, nt = sizeof CRC_TABLES / sizeof *CRC_TABLES;
+    while (t < nt && strcmp(CRC_TABLES[t].table, table))
+        t++;
+    if (t == nt)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_ILLEGAL_STATE,
+                            "catalogue: no checksummed table [%s]", table);
+    char sql[512];
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    snprintf(sql, sizeof sql, "SELECT rowid, %s FROM %s", CRC_TABLES[t].cols,
+             CRC_TABLES[t].table);
+    int rc = fds__cat_prepare(db, sql, &sel, err);
+    snprintf(sql, sizeof sql, "UPDATE %s SET crc=? WHERE rowid=?",
+             CRC_TABLES[t].table);
+    if (!rc)
+        rc = fds__cat_prepare(db, sql, &upd, err);
+    int row = 0;
+    while (!rc && (row = fds__cat_row(db, sel, CRC_TABLES[t].table, err)) == 1) {
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, fds__cat_row_crc(sel, 1, CRC_TABLES[t].ncols));
+        sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            rc = fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                              "catalogue: %s", sqlite3_errmsg(db));
+        if (rows)
+            ++*rows;
+    }
+    if (!rc && row < 0)
+        rc = row;
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
 /* Schema 1 -> 2: add the crc columns and checksum every row as it is now. */
 static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
 {
@@ -141,30 +177,8 @@ static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
         char sql[512];
         snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN crc INTEGER NOT "
                                   "NULL DEFAULT 0", CRC_TABLES[t].table);
-        if ((rc = fds__cat_exec(db, sql, err)))
-            break;
-        sqlite3_stmt *sel = NULL, *upd = NULL;
-        snprintf(sql, sizeof sql, "SELECT rowid, %s FROM %s", CRC_TABLES[t].cols,
-                 CRC_TABLES[t].table);
-        rc = fds__cat_prepare(db, sql, &sel, err);
-        snprintf(sql, sizeof sql, "UPDATE %s SET crc=? WHERE rowid=?",
-                 CRC_TABLES[t].table);
-        if (!rc)
-            rc = fds__cat_prepare(db, sql, &upd, err);
-        int row = 0;
-        while (!rc && (row = fds__cat_row(db, sel, CRC_TABLES[t].table, err)) == 1) {
-            sqlite3_reset(upd);
-            sqlite3_bind_int64(upd, 1, fds__cat_row_crc(sel, 1, CRC_TABLES[t].ncols));
-            sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
-            if (sqlite3_step(upd) != SQLITE_DONE)
-                rc = fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
-                                  "catalogue: %s", sqlite3_errmsg(db));
-            rows++;
-        }
-        if (!rc && row < 0)
-            rc = row;
-        sqlite3_finalize(sel);
-        sqlite3_finalize(upd);
+        if (!(rc = fds__cat_exec(db, sql, err)))
+            rc = fds__cat_rechecksum(db, CRC_TABLES[t].table, &rows, err);
     }
     if (!rc)
         rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"

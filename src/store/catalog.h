@@ -58,4 +58,13 @@ uint32_t fds__cat_row_crc(sqlite3_stmt *st, int first, int n);
 /* True when result column first + n holds fds__cat_row_crc(st, first, n). */
 bool fds__cat_row_ok(sqlite3_stmt *st, int first, int n);
 
+/* Recompute the `crc` column of every row of `table` (one of the tables of
+ * the layout in catalog.c) from the values the row holds now, in the
+ * caller's transaction (if any).  For the schema-1 migration and for tools
+ * that rewrite rows on purpose (the catalogue fuzz target).  *rows (if not
+ * NULL) is increased by the rows updated.  Returns 0, FDS_EINVAL (no such
+ * checksummed table) or FDS_ESQL. */
+int fds__cat_rechecksum(sqlite3 *db, const char *table, size_t *rows,
+                        fds_err *err);
+
 #endif

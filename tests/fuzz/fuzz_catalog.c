@@ -14,6 +14,9 @@
  *   1  mapping JSON
  *   2  settings: "key=value" lines
  *   3  dictionary: 4 bytes little-endian raw_len, then the zstd blob
+ * The replaced rows' checksums are recomputed (fds__cat_rechecksum), so the
+ * decoders behind the row checksums are reached; with bit 7 of byte 0 set
+ * they are left stale, which must mark the index failed.
  * Opening may fail or mark the index failed; nothing may crash, leak or
  * read out of bounds.  With FDS_FUZZ_CATALOG_SEEDS=DIR set, the template's
  * own rows are written to DIR as seeds (tests/fuzz/corpus/fuzz_catalog).
@@ -26,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "logparse.h"
 #include "query.h"
 #include "search_request.h"
@@ -36,6 +40,7 @@
 #define CAT_DELETE_EVERY 8    /* every 8th doc of segment 1 is deleted */
 #define CAT_DICT_SIZE "4kb"   /* a small dictionary keeps its seed small */
 #define CAT_PATH_MAX 4096
+#define CAT_STALE_CRC 0x80   /* byte 0 bit: keep the rows' old checksums */
 
 enum { ROW_LIVE, ROW_MAPPING, ROW_SETTINGS, ROW_DICT, ROW_KINDS };
 
@@ -273,6 +278,14 @@ static void write_rows(const uint8_t *data, size_t size)
         exec_sql(db, "UPDATE dictionaries SET bytes=?1, raw_len=?2",
                  p + 4, n - 4, 0, le32(p));
         break;
+    }
+    if (!(data[0] & CAT_STALE_CRC)) {
+        static const char *const table[ROW_KINDS] = {"segments", "mappings",
+                                                     "settings", "dictionaries"};
+        fds_err e;
+        fds_err_clear(&e);
+        if (fds__cat_rechecksum(db, table[data[0] % ROW_KINDS], NULL, &e))
+            die("fds__cat_rechecksum", &e);
     }
     sqlite3_close(db);
 }
