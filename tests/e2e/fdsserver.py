@@ -20,6 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import unittest
 
 SERVER = os.environ.get("FDS_SERVER", "fieldstore")
 NGINX2JSON = os.environ.get("FDS_NGINX2JSON", "nginx2json")
@@ -148,3 +149,20 @@ def convert(fmt, index=None, src=None):
         args += ["--index", index]
     args.append(src or DATASET)
     return subprocess.run(args, check=True, capture_output=True).stdout
+
+
+class ServerTestCase(unittest.TestCase):
+    """A test class sharing one started server: `self.srv`, and `self.req`
+    for `self.srv.request`.  Subclasses that load data call
+    super().setUpClass() first."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.cleanup()
+
+    def req(self, *a, **k):
+        return self.srv.request(*a, **k)

@@ -4,20 +4,10 @@ compression level refused for codecs that have none."""
 import json
 import unittest
 
-from fdsserver import Server
+from fdsserver import ServerTestCase
 
 
-class CodecSettings(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.cleanup()
-
-    def req(self, *a, **k):
-        return self.srv.request(*a, **k)
+class CodecSettings(ServerTestCase):
 
     def flat(self, index, defaults=True):
         st, b, _ = self.req("GET", "/%s/_settings?flat_settings=true&include_defaults=%s"

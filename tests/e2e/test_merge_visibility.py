@@ -11,7 +11,7 @@ import threading
 import time
 import unittest
 
-from fdsserver import Server
+from fdsserver import ServerTestCase
 
 DOCS = 2000
 SEARCHES_MIN = 3000
@@ -19,17 +19,7 @@ MERGES_MIN = 50
 TIME_LIMIT_S = 60
 
 
-class MergeVisibility(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.cleanup()
-
-    def req(self, *a, **k):
-        return self.srv.request(*a, **k)
+class MergeVisibility(ServerTestCase):
 
     def bulk(self, ids, tag):
         body = "".join('{"index":{"_id":"%d"}}\n{"n":%d,"tag":"%s","method":"GET"}\n'

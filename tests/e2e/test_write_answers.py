@@ -11,24 +11,14 @@ MetadataCreateIndexService#validateIndexName, DocWriteResponse
 import unittest
 import urllib.parse
 
-from fdsserver import Server
+from fdsserver import ServerTestCase
 
 
 def ndjson(*lines):
     return "".join(line + "\n" for line in lines)
 
 
-class WriteAnswers(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.cleanup()
-
-    def req(self, method, path, body=None):
-        return self.srv.request(method, path, body)
+class WriteAnswers(ServerTestCase):
 
     def assertError(self, resp, status, etype, reason=None):
         st, body, raw = resp
