@@ -168,6 +168,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     }
     free(docs);
     fds_index_view_release(v);
+    fds__heap_release();
     return rc;
 }
 

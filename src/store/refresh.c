@@ -9,6 +9,7 @@
  * it the new state.  fds__build_segment and fds__publish serve merges too.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,11 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
     return 0;
 }
 
+void fds__heap_release(void)
+{
+    malloc_trim(0);
+}
+
 int fds_index_refresh(fds_index *ix, fds_err *err)
 {
     pthread_mutex_lock(&ix->refresh_mu);
@@ -214,7 +220,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
 
     int rc = 0;
     fds__buffer *fz = &ix->frozen;
-    if (fz->n == 0)
+    bool built = fz->n > 0;
+    if (!built)
         goto done;
     /* live sources of the frozen buffer, in arrival order */
     fds__bufdoc *docs = malloc(fz->n * sizeof *docs);
@@ -294,6 +301,8 @@ done:
     pthread_mutex_lock(&ix->wmu);
     fds__buf_free(&ix->frozen);
     pthread_mutex_unlock(&ix->wmu);
+    if (built)
+        fds__heap_release();
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
 }
