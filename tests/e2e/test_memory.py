@@ -6,9 +6,12 @@ its inputs' documents on the heap while it builds the new segment; when that
 memory is not given back, the server's resident set grows by about the
 index's raw size per round.
 
-Checks (not timed): the anonymous resident memory (heap, arenas, stacks;
-/proc/PID/status RssAnon) after the last round is at most GROWTH_MAX_KIB
-above the one after the first round, and below ANON_MAX_KIB."""
+Checks (not timed), on the anonymous resident memory (heap, arenas, stacks;
+/proc/PID/status RssAnon) after each round from the second on (the first
+also trains the dictionary): the last is at most GROWTH_MAX_KIB above the
+second, and none is above ANON_MAX_KIB.  Measured: a server that keeps what
+merges free reached 108-125 MiB from the second round on; one that returns
+it stays at 5-65 MiB (the spread is thread caches and codec contexts)."""
 import json
 import os
 import unittest
@@ -18,9 +21,9 @@ from fdsserver import Server
 DOCS = 40000
 BATCH = 10000
 ROUNDS = 5
-# Slack for a round: allocator bookkeeping, thread caches and the HTTP
+# Slack: allocator bookkeeping, thread caches, codec contexts and the HTTP
 # library's buffers; one round's documents take ~30 MiB on the heap.
-GROWTH_MAX_KIB = 12 * 1024
+GROWTH_MAX_KIB = 24 * 1024
 ANON_MAX_KIB = 96 * 1024
 
 
@@ -76,8 +79,8 @@ class Memory(unittest.TestCase):
         self.assertEqual((st, b["count"]), (200, DOCS))
         msg = "RssAnon KiB after each force-merge: %s" % after
         print(msg)
-        self.assertLessEqual(after[-1], after[0] + GROWTH_MAX_KIB, msg)
-        self.assertLessEqual(max(after), ANON_MAX_KIB, msg)
+        self.assertLessEqual(after[-1], after[1] + GROWTH_MAX_KIB, msg)
+        self.assertLessEqual(max(after[1:]), ANON_MAX_KIB, msg)
 
 
 if __name__ == "__main__":
