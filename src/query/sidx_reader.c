@@ -1,7 +1,9 @@
 /*
  * sidx_reader.c: opens a segment index file (layout: sidx_format.h) by
  * mmap, verifies its checksum and every offset once, then serves term
- * lookups by binary search with no further allocation.  A file that fails any
+ * lookups by binary search with no further allocation.  Nothing of the file
+ * is copied to the heap: its pages are the kernel's page cache, resident
+ * in the server only while searches touch them (RssFile, not RssAnon).  A file that fails any
  * check gives FDS_ECORRUPT naming the path, never an out-of-bounds read.
  */
 #include <errno.h>
@@ -343,6 +345,11 @@ int fds_sidx_open(const char *path, fds_sidx **out, fds_err *err)
     }
     close(fd);
     int rc = validate(s, err);
+    /* the checks read every page of the file; leave only what searches
+     * touch resident (the pages stay in the page cache, a later read maps
+     * them again without I/O) */
+    if (s->map)
+        madvise(s->map, s->len, MADV_DONTNEED);
     if (rc) {
         if (rc == FDS_ENOMEM)
             fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory opening %s",

@@ -59,9 +59,75 @@ static bool merge_too_dirty(fds__seg *const *segs, unsigned n)
            dirty * MERGE_DIRTY_PERCENT_DIVISOR > blocks;
 }
 
+/* Where a merge's documents come from: docs[i] is doc where[i].doc of
+ * input where[i].seg, read in order through one cursor. */
+typedef struct merge_src {
+    fds_index *ix;
+    fds__seg *const *segs;
+    const struct merge_where { uint32_t seg, doc; } *where;
+    fds__seg_cursor cur;
+} merge_src;
+
+static int merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
+                      fds_err *err)
+{
+    merge_src *m = ctx;
+    return fds__seg_cursor_read(m->ix, &m->cur, m->segs[m->where[i].seg],
+                                m->where[i].doc, src, len, err);
+}
+
+/* Bytes of the live sources of v->segs[from, from+count): the footer's
+ * total for a segment without deletes, the decoded lengths otherwise. */
+static int merge_raw_bytes(merge_src *m, const fds_index_view *v,
+                           unsigned from, unsigned count, uint64_t *out,
+                           fds_err *err)
+{
+    *out = 0;
+    for (unsigned i = from; i < from + count; i++) {
+        const fds__seg *sg = v->segs[i];
+        if (!v->lives[i]) {
+            *out += sg->raw_bytes;
+            continue;
+        }
+        for (uint32_t d = 0; d < sg->max_doc; d++) {
+            const uint8_t *src;
+            size_t len;
+            if (!fds__live_get(v->lives[i], d))
+                continue;
+            int rc = fds__seg_cursor_read(m->ix, &m->cur, sg, d, &src, &len, err);
+            if (rc)
+                return rc;
+            *out += len;
+        }
+    }
+    return 0;
+}
+
+/* Copy every source of docs[0, n) to the heap (a merge that trains a
+ * dictionary samples them). */
+static int merge_materialize(merge_src *m, fds__bufdoc *docs, size_t n,
+                             fds_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *src;
+        size_t len;
+        int rc = merge_load(m, i, &src, &len, err);
+        if (rc)
+            return rc;
+        if (!(docs[i].src = malloc(len + 1)))
+            return FDS_ENOMEM;
+        memcpy(docs[i].src, src, len);
+        docs[i].src_len = len;
+    }
+    return 0;
+}
+
 /* Merge segments [from, from+count) of the published list into one,
- * re-encoding live docs with the current settings.  Caller holds
- * refresh_mu. */
+ * re-encoding live docs with the current settings.  Sources are decoded
+ * one input block at a time while the new segment is written (twice when
+ * blocks are re-encoded: .fdt, then .tim), not held on the heap, unless a
+ * dictionary is trained from them.  Ids point into the inputs' mapped
+ * .tim files, which the view keeps open.  Caller holds refresh_mu. */
 static int merge_range(fds_index *ix, unsigned from, unsigned count,
                        fds_err *err)
 {
@@ -75,39 +141,36 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     for (unsigned i = from; i < from + count; i++)
         total += v->segs[i]->max_doc;
     fds__bufdoc *docs = calloc(total + 1, sizeof *docs);
+    struct merge_where *where = malloc((total + 1) * sizeof *where);
+    merge_src ms = {.ix = ix, .segs = v->segs, .where = where};
+    ms.cur.cc = fds_codec_ctx_create();
+    fds__doc_loader ld = {merge_load, &ms};
     size_t nd = 0;
-    if (!docs)
+    if (!docs || !where || !ms.cur.cc)
         rc = FDS_ENOMEM;
     for (unsigned i = from; i < from + count && !rc; i++) {
         fds__seg *sg = v->segs[i];
-        for (uint32_t d = 0; d < sg->max_doc && !rc; d++) {
+        for (uint32_t d = 0; d < sg->max_doc; d++) {
             if (!fds__live_get(v->lives[i], d))
                 continue;
-            const uint8_t *src;
-            size_t len, idl;
-            const char *id = fds_sidx_doc_id(sg->sidx, d, &idl);
-            rc = fds__seg_read_doc(ix, sg, d, &src, &len, err);
-            if (rc)
-                break;
-            fds__bufdoc *o = &docs[nd++];
-            o->id = malloc(idl + 1);
-            o->src = malloc(len + 1);
-            if (!o->id || !o->src) {
-                rc = FDS_ENOMEM;
-                break;
-            }
-            memcpy(o->id, id, idl);
+            size_t idl;
+            fds__bufdoc *o = &docs[nd];
+            o->id = (char *)fds_sidx_doc_id(sg->sidx, d, &idl);
             o->id_len = idl;
-            memcpy(o->src, src, len);
-            o->src_len = len;
             o->version = fds__seg_version(sg, d);
             o->seq_no = fds__seg_seqno(sg, d);
+            where[nd].seg = i;
+            where[nd++].doc = d;
         }
     }
     uint64_t merge_bytes = 0;
-    for (size_t i = 0; i < nd; i++)
-        merge_bytes += docs[i].src_len;
+    if (!rc)
+        rc = merge_raw_bytes(&ms, v, from, count, &merge_bytes, err);
     bool retrain = fds__dict_wants_retrain(ix, &set, merge_bytes);
+    int cur_level;
+    if (!rc && fds_codec_uses_dict(set.codec.codec) &&
+        (retrain || !fds__dict_current_level(ix, set.codec.codec, &cur_level)))
+        rc = merge_materialize(&ms, docs, nd, err);
     /* clean inputs written with today's settings: copy their blocks */
     bool copy = !retrain;
     const fds_dict *cur = fds_codec_uses_dict(set.codec.codec)
@@ -126,8 +189,9 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         copy = false;
     fds__seg *merged = NULL;
     if (!rc && nd)
-        rc = fds__build_segment(ix, docs, nd, &set, copy ? v->segs + from : NULL,
-                           copy ? count : 0, retrain, &merged, err);
+        rc = fds__build_segment(ix, docs, nd, &ld, &set,
+                                copy ? v->segs + from : NULL, copy ? count : 0,
+                                retrain, &merged, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -162,12 +226,13 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         atomic_store(&merged->dropped, true);
         fds__seg_unref(merged);
     }
-    for (size_t i = 0; i < nd; i++) {
-        free(docs[i].id);
+    for (size_t i = 0; i < nd; i++)
         free(docs[i].src);
-    }
     free(docs);
+    free(where);
+    fds_codec_ctx_free(ms.cur.cc);
     fds_index_view_release(v);
+    fds__heap_release();
     return rc;
 }
 

@@ -9,6 +9,7 @@
  * it the new state.  fds__build_segment and fds__publish serve merges too.
  */
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +60,14 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
 
 
 /*
- * Build segment files for `docs` (live sources only), open them.  On
- * success *out is the new segment (not yet published or registered).
+ * Build segment files for `docs` (live sources only), open them.  A doc
+ * with src NULL is read through `ld` (may be NULL when every src is set);
+ * training a dictionary (retrain, or none yet) reads docs[].src only, so a
+ * caller that may train sets every src.  On success *out is the new
+ * segment (not yet published or registered).
  */
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
+                         const fds__doc_loader *ld,
                          const fds_index_settings *set, fds__seg *const *copy,
                          unsigned ncopy, bool retrain, fds__seg **out,
                          fds_err *err)
@@ -87,7 +92,8 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
         }
     }
     uint64_t gen = ix->next_gen++;
-    rc = fds__seg_write(ix, gen, docs, n, &set->codec, dict, copy, ncopy, err);
+    rc = fds__seg_write(ix, gen, docs, n, ld, &set->codec, dict, copy, ncopy,
+                        err);
     fds_dict_free(relevel);
     if (rc)
         return rc;
@@ -97,8 +103,12 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     for (size_t i = 0; i < n && !rc; i++) {
         fds_err derr;
         fds_err_clear(&derr);
+        const uint8_t *src;
+        size_t len;
+        if ((rc = fds__doc_src(docs, i, ld, &src, &len, err)))
+            break;
         rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
-                                 docs[i].src, docs[i].src_len, &derr);
+                                 src, len, &derr);
         if (rc == FDS_EINVAL || rc == FDS_EPARSE) {
             /* an acknowledged document must never block the index: keep it
              * stored (get works) with no indexed fields, and say so */
@@ -196,6 +206,11 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
     return 0;
 }
 
+void fds__heap_release(void)
+{
+    malloc_trim(0);
+}
+
 int fds_index_refresh(fds_index *ix, fds_err *err)
 {
     pthread_mutex_lock(&ix->refresh_mu);
@@ -214,7 +229,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
 
     int rc = 0;
     fds__buffer *fz = &ix->frozen;
-    if (fz->n == 0)
+    bool built = fz->n > 0;
+    if (!built)
         goto done;
     /* live sources of the frozen buffer, in arrival order */
     fds__bufdoc *docs = malloc(fz->n * sizeof *docs);
@@ -234,7 +250,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
     if (!rc)
         rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
     if (!rc && nd)
-        rc = fds__build_segment(ix, docs, nd, &set, NULL, 0, false, &sg, err);
+        rc = fds__build_segment(ix, docs, nd, NULL, &set, NULL, 0, false, &sg,
+                                err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -294,6 +311,8 @@ done:
     pthread_mutex_lock(&ix->wmu);
     fds__buf_free(&ix->frozen);
     pthread_mutex_unlock(&ix->wmu);
+    if (built)
+        fds__heap_release();
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
 }

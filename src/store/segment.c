@@ -156,7 +156,8 @@ static void put_column(bytes *tail, const fds__bufdoc *docs, size_t n,
 }
 
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
-                   size_t n, const fds_codec_params *p, const fds_dict *dict,
+                   size_t n, const fds__doc_loader *ld,
+                   const fds_codec_params *p, const fds_dict *dict,
                    fds__seg *const *copy, unsigned ncopy, fds_err *err)
 {
     char *path = fds__seg_path(ix, gen, "fdt");
@@ -218,11 +219,14 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         uint32_t nd = 0;
         while (i < n && nd < p->max_docs_per_block &&
                (nd == 0 || raw.n < p->block_size)) {
-            if ((rc = bytes_reserve(&raw, docs[i].src_len)))
+            const uint8_t *src;
+            size_t len;
+            if ((rc = fds__doc_src(docs, i, ld, &src, &len, err)) ||
+                (rc = bytes_reserve(&raw, len)))
                 goto out;
-            memcpy(raw.p + raw.n, docs[i].src, docs[i].src_len);
-            raw.n += docs[i].src_len;
-            lens[nd++] = (uint32_t)docs[i].src_len;
+            memcpy(raw.p + raw.n, src, len);
+            raw.n += len;
+            lens[nd++] = (uint32_t)len;
             i++;
         }
         size_t bound = fds_block_bound(p, raw.n, nd);
@@ -452,9 +456,10 @@ int64_t fds__seg_seqno(const fds__seg *sg, uint32_t doc)
 
 /* Decode one block of `sg` up to in-block doc `upto` with the thread's
  * context; errors name index, segment and block. */
-static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
-                            uint64_t off, uint32_t len, uint32_t upto,
-                            fds_block_view *view, fds_err *err)
+static int seg_decode_ctx(fds_index *ix, fds_codec_ctx *ctx,
+                          const fds__seg *sg, uint32_t block, uint64_t off,
+                          uint32_t len, uint32_t upto, fds_block_view *view,
+                          fds_err *err)
 {
     fds_block_info info;
     const uint8_t *blk = sg->map + off;
@@ -469,8 +474,9 @@ static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
                                 ix->name, sg->name, block, info.dict_id);
     }
     if (rc == 0)
-        rc = fds_block_decode_doc(fds_codec_ctx_thread(), blk, len, dict, upto,
-                                  view);
+        rc = upto == UINT32_MAX
+                 ? fds_block_decode(ctx, blk, len, dict, upto, view)
+                 : fds_block_decode_doc(ctx, blk, len, dict, upto, view);
     if (rc)
         return fds_err_setk(err, rc, FDS_KIND_CORRUPT,
                             "[%s] segment [%s] block [%u]: %s", ix->name,
@@ -478,6 +484,42 @@ static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
                             rc == FDS_EDICT ? "block was written with another "
                                               "dictionary than the one found"
                                             : fds_strerror(rc));
+    return 0;
+}
+
+static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
+                            uint64_t off, uint32_t len, uint32_t upto,
+                            fds_block_view *view, fds_err *err)
+{
+    return seg_decode_ctx(ix, fds_codec_ctx_thread(), sg, block, off, len,
+                          upto, view, err);
+}
+
+int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
+                         uint32_t doc, const uint8_t **src, size_t *len,
+                         fds_err *err)
+{
+    uint32_t block, blen, base;
+    uint64_t off;
+    int rc = fds__seg_locate(sg, doc, &block, &off, &blen, &base);
+    if (rc)
+        return rc;
+    if (c->sg != sg || c->block != block) {
+        c->sg = NULL;
+        if ((rc = seg_decode_ctx(ix, c->cc, sg, block, off, blen, UINT32_MAX,
+                                 &c->v, err)))
+            return rc;
+        c->sg = sg;
+        c->block = block;
+        c->base = base;
+    }
+    uint32_t k = doc - c->base;
+    if (k >= c->v.decoded_docs || k < c->v.first_doc)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] segment [%s] block [%u]: doc %u missing",
+                            ix->name, sg->name, block, doc);
+    *src = c->v.raw + c->v.offsets[k];
+    *len = c->v.offsets[k + 1] - c->v.offsets[k];
     return 0;
 }
 

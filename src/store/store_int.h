@@ -61,6 +61,31 @@ typedef struct fds__bufdoc {
     int64_t seq_no;
 } fds__bufdoc;
 
+/*
+ * Where fds__build_segment and fds__seg_write find the source of a doc whose
+ * docs[i].src is NULL: a merge decodes its inputs one block at a time
+ * instead of holding every source of the merge on the heap.  load() sets
+ * *src (valid until its next call) and *len and returns 0 or the decoding
+ * error (err filled).  A NULL loader: every docs[i].src is set.
+ */
+typedef struct fds__doc_loader {
+    int (*load)(void *ctx, size_t i, const uint8_t **src, size_t *len,
+                fds_err *err);
+    void *ctx;
+} fds__doc_loader;
+
+static inline int fds__doc_src(const fds__bufdoc *docs, size_t i,
+                               const fds__doc_loader *ld, const uint8_t **src,
+                               size_t *len, fds_err *err)
+{
+    if (docs[i].src || !ld) {
+        *src = docs[i].src;
+        *len = docs[i].src_len;
+        return 0;
+    }
+    return ld->load(ld->ctx, i, src, len, err);
+}
+
 /* The in-memory buffer: docs in arrival order plus an id hash. */
 typedef struct fds__buffer {
     fds__bufdoc *docs;
@@ -243,9 +268,20 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
  * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
  * fds__publish swaps the published segment set in one step. */
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
+                       const fds__doc_loader *ld,
                        const fds_index_settings *set, fds__seg *const *copy,
                        unsigned ncopy, bool retrain, fds__seg **out,
                        fds_err *err);
+/*
+ * Give the heap memory a refresh or merge freed back to the kernel
+ * (glibc malloc_trim(0): every arena, free pages inside the heap too, not
+ * only its top).  The documents of a refresh or merge are many small
+ * allocations freed together at the end; glibc returns only the top of a
+ * heap by itself, so without this the resident set keeps their peak
+ * (measured: +1.2 GB per force-merge of 1.8M documents, docs/store.md
+ * "Memory").  Cost: one walk of every arena's free lists.
+ */
+void fds__heap_release(void);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg *added, fds__seg **removed, unsigned nremoved);
 
@@ -255,11 +291,13 @@ void fds__index_maybe_merge(fds_index *ix);
 /* .fdt file: see segment.c for the layout. */
 #define FDT_BLKIDX_ENTRY 16
 
-/* Write seg_<gen>.fdt: blocks encoded from `docs`, or, when `copy` is
- * non-NULL, the blocks of the `ncopy` segments copied unchanged (then `docs`
- * only supplies versions and seq_nos, in the same order). */
+/* Write seg_<gen>.fdt: blocks encoded from `docs` (sources through `ld`,
+ * see fds__doc_loader), or, when `copy` is non-NULL, the blocks of the
+ * `ncopy` segments copied unchanged (then `docs` only supplies versions and
+ * seq_nos, in the same order). */
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
-                   size_t n, const fds_codec_params *p, const fds_dict *dict,
+                   size_t n, const fds__doc_loader *ld,
+                   const fds_codec_params *p, const fds_dict *dict,
                    fds__seg *const *copy, unsigned ncopy, fds_err *err);
 int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
                   fds__seg **out, fds_err *err);
@@ -268,6 +306,23 @@ int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
 int64_t fds__seg_version(const fds__seg *sg, uint32_t doc);
 int64_t fds__seg_seqno(const fds__seg *sg, uint32_t doc);
 const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id);
+/*
+ * Reading a segment's docs in order, one block decoded whole per block (a
+ * merge's inputs): `cc` is the cursor's own codec context, so encoding on
+ * the thread's context between reads does not clobber *src.  Zero the
+ * struct, set cc (fds_codec_ctx_create; the caller frees it), then call
+ * fds__seg_cursor_read for docs of ascending block.  *src is valid until
+ * the next read.  Returns 0 or what fds__seg_read_doc returns.
+ */
+typedef struct fds__seg_cursor {
+    fds_codec_ctx *cc;
+    const fds__seg *sg;      /* segment and block of v, NULL for none */
+    uint32_t block, base;
+    fds_block_view v;
+} fds__seg_cursor;
+int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
+                         uint32_t doc, const uint8_t **src, size_t *len,
+                         fds_err *err);
 /* Decode doc `doc` of `sg` into the calling thread's codec scratch. */
 int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
                       const uint8_t **src, size_t *len, fds_err *err);
