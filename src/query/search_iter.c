@@ -674,23 +674,54 @@ bool fds__wand_terms(it *root, term_it ***out, size_t *n)
 #define TAAT_WINDOW 4096u
 
 /* Relative slack on a sum of score bounds taken in double before it is
- * compared with a float threshold: a float sum of n non-negative terms is
- * within (n - 1) * 2^-24 of the exact sum (Higham, "Accuracy and Stability
- * of Numerical Algorithms", 4.2), so (n + 2) * 2^-23 covers it with room;
- * Lucene's MathUtil.sumUpperBound plays the same part. */
-#define BOUND_SLACK(n) (1.0 + (double)((n) + 2) * 0x1p-23)
+ * compared with a float threshold, when the score it bounds is a float sum
+ * with `m` additions: each addition rounds by at most 2^-24 relative, so
+ * the float sum is within m * 2^-24 / (1 - m * 2^-24) of the exact one
+ * (Higham, "Accuracy and Stability of Numerical Algorithms", 4.2);
+ * m * 2^-23 covers it and the double's own rounding.  No addition, no
+ * slack: one term's bound compares exactly (a window of docs that all
+ * score the k-th score is skipped).  Lucene's MathUtil.sumUpperBound plays
+ * the same part. */
+#define BOUND_SLACK(m) (1.0 + (double)(m) * 0x1p-23)
+
+/* A lead term's blocks that cannot lift a doc above the k-th score: a doc
+ * of a block with bound bb scores at most (bb + rest) * slack. */
+typedef struct lead_prune {
+    double rest, slack;
+    float th;
+} lead_prune;
+
+static bool block_hopeless(const term_it *t, uint32_t b, const lead_prune *p)
+{
+    return ((double)block_bound(t, b) + p->rest) * p->slack <= (double)p->th;
+}
 
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
  * acc[d - lo] += score, seen bit set (acc starts at the first score, so a
  * doc's sum runs over its terms in the order the caller passes them).
- * score false: only mark.  Leaves the cursor on its first doc >= hi (or
- * NO_MORE); `t` must be on a doc >= lo.
+ * score false: only mark.  `prune` (NULL: none), for the only term that
+ * makes candidates: its blocks that cannot beat the k-th score are passed
+ * over undecoded.  Leaves the cursor on its first doc >= hi (or NO_MORE);
+ * `t` must be on a doc >= lo.
  */
 static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
-                      uint64_t *seen, float *acc, bool score)
+                      uint64_t *seen, float *acc, bool score,
+                      const lead_prune *prune)
 {
     while (t->b.doc < hi) {
+        if (prune && block_hopeless(t, t->blk, prune)) {
+            uint32_t nb = t->blk + 1;
+            while (nb < t->t.nblocks && skip_last(t, nb - 1) + 1 < hi &&
+                   block_hopeless(t, nb, prune))
+                nb++;
+            if (nb >= t->t.nblocks || decode_block(t, nb)) {
+                t->b.doc = NO_MORE;
+                return;
+            }
+            t->b.doc = t->docs[0];
+            continue;
+        }
         uint32_t j = t->i, n = t->n;
         if (!score) {
             for (; j < n && t->docs[j] < hi; j++) {
@@ -751,7 +782,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
-            taat_term(x, ts[k], lo, hi, seen, acc, hp->cap != 0);
+            taat_term(x, ts[k], lo, hi, seen, acc, hp->cap != 0, NULL);
         }
         if (!any)
             continue;
@@ -833,8 +864,18 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         free(suf);
         return FDS_ENOMEM;
     }
-    const double slack = BOUND_SLACK(nt);
+    double gsum = NAN; /* sum of the terms' bounds over the whole segment */
     for (uint32_t lo = from; lo < max_doc;) {
+        float th0 = fds__theta(hp);
+        if (th0 > -INFINITY) {
+            if (isnan(gsum)) {
+                gsum = 0;
+                for (size_t k = 0; k < nt; k++)
+                    gsum += term_ub(ts[k]);
+            }
+            if (gsum * BOUND_SLACK(nt - 1) <= (double)th0)
+                break; /* the page is final: nothing left can beat it */
+        }
         uint32_t hi = max_doc - lo > TAAT_WINDOW ? lo + TAAT_WINDOW : max_doc;
         uint32_t first = NO_MORE;
         for (size_t k = 0; k < nt; k++) {
@@ -853,7 +894,8 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             suf[k] = suf[k + 1] + wub[k];
         float th = fds__theta(hp);
         size_t e = nt; /* ts[e..] non-essential */
-        while (e > 0 && suf[e - 1] * slack <= (double)th)
+        /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
+        while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
             e--;
         if (e == 0) { /* no doc of the window can enter the page */
             lo = hi;
@@ -864,7 +906,9 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             term_it *t = ts[k];
             if (t->b.doc < lo)
                 t->b.advance(&t->b, lo);
-            taat_term(x, t, lo, hi, seen, acc, true);
+            /* one essential term: its hopeless blocks make no candidates */
+            lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
+            taat_term(x, t, lo, hi, seen, acc, true, e == 1 ? &lp : NULL);
         }
         for (uint32_t wi = 0; wi < TAAT_WINDOW / 64; wi++) {
             uint64_t m = seen[wi];
@@ -877,7 +921,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 float s = acc[w];
                 size_t k = e;
                 for (; k < nt; k++) {
-                    if (((double)s + suf[k]) * slack <= (double)th)
+                    if (((double)s + suf[k]) * BOUND_SLACK(nt - k) <= (double)th)
                         break;
                     term_it *t = ts[k];
                     if (t->b.doc < d)
