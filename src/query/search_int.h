@@ -33,10 +33,12 @@ typedef struct cnode {
     const fds_query *q;
     /* TERM: collection statistics over all segments */
     float weight;        /* boost * idf */
+    float boost;         /* q->boost, or the sum over merged duplicates */
     float idf, avgdl;
     uint64_t N, n;
     float cache[256];    /* Lucene's normInverse per norm byte, on first use */
     uint64_t have[4];    /* bit n set: cache[n] computed */
+    bool dup;            /* a should term merged into an earlier equal one */
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
 } cnode;

@@ -54,6 +54,36 @@ void fds__cnode_free(cnode *c)
     free(c);
 }
 
+static bool same_term(const fds_query *a, const fds_query *b)
+{
+    return a->type == FDS_Q_TERM && b->type == FDS_Q_TERM &&
+           a->field_len == b->field_len && a->term_len == b->term_len &&
+           !memcmp(a->field, b->field, a->field_len) &&
+           !memcmp(a->term, b->term, a->term_len);
+}
+
+/* Should clauses on one and the same term become one clause with the sum
+ * of their boosts, as Lucene's BooleanQuery.rewrite does when at most one
+ * should clause is required ("url": "/a/b/a" scores `a` once at boost 2,
+ * and iterates its postings once).  The merged-away kids stay in place,
+ * marked dup, so kids keep lining up with the query's lists. */
+static void merge_should_terms(cnode *c, const fds_query *q)
+{
+    cnode **sh = c->kids + q->nmust;
+    for (size_t i = 0; i < q->nshould; i++) {
+        if (sh[i]->dup || sh[i]->q->type != FDS_Q_TERM)
+            continue;
+        double boost = sh[i]->q->boost;
+        for (size_t j = i + 1; j < q->nshould; j++)
+            if (!sh[j]->dup && same_term(sh[i]->q, sh[j]->q)) {
+                boost += sh[j]->q->boost;
+                sh[j]->dup = true;
+            }
+        sh[i]->boost = (float)boost;
+        sh[i]->weight = sh[i]->boost * sh[i]->idf;
+    }
+}
+
 cnode *fds__compile(exec *x, const fds_query *q)
 {
     cnode *c = calloc(1, sizeof *c);
@@ -78,6 +108,8 @@ cnode *fds__compile(exec *x, const fds_query *q)
                 }
                 c->kids[c->nkids++] = k;
             }
+        if (q->msm <= 1)
+            merge_should_terms(c, q);
     } else if (q->type == FDS_Q_TERM) {
         uint64_t N = 0, n = 0, sttf = 0;
         for (unsigned s = 0; s < x->nseg; s++) {
@@ -94,7 +126,8 @@ cnode *fds__compile(exec *x, const fds_query *q)
         c->N = N;
         c->n = n;
         c->idf = bm25_idf(N, n);
-        c->weight = q->boost * c->idf;
+        c->boost = q->boost;
+        c->weight = c->boost * c->idf;
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
     }
     return c;
@@ -575,7 +608,8 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
                 goto oom;
         b->nmust = b->nreq;
         for (size_t i = 0; i < q->nshould; i++, k++)
-            if (!(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
+            if (!c->kids[k]->dup &&
+                !(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
                 goto oom;
         for (size_t i = 0; i < q->nfilter; i++, k++)
             if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
