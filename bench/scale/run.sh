@@ -15,8 +15,8 @@
 #     QPS per server CPU %;
 #   - the query phase's share of server CPU over the one-client passes
 #     (search.query_time_in_micros from GET /{index}/_stats/search over the
-#     server's CPU time from /proc/PID/stat), and query / (query + fetch)
-#     time under the 8 clients;
+#     server's CPU time from /proc/PID/task/*/schedstat), and query /
+#     (query + fetch) time under the 8 clients;
 # and prints the medians over repeats as a Markdown table into
 # results/scale.md.  Run with --help for options and units.
 set -euo pipefail
@@ -51,8 +51,8 @@ then measures each server binary on it, REPEATS times, alternating binaries
                class (bench/scale/classify.py): keyword (service_name,
                method, error_code), url-1 (one url term), url-n (a whole
                url: several terms), text-n (other); service time p50 / p99 /
-               max in ms, and server CPU time per query in ms (robust
-               against other load on the machine)
+               max in ms, and server CPU time per query in ms (thread
+               schedstat; robust against other load on the machine)
   throughput   loadgen default mix, CLIENTS closed-loop clients, DURATION s:
                QPS, server CPU % (100 = one core), QPS per server CPU %,
                query / (query + fetch) phase time
@@ -130,8 +130,11 @@ start_server() { # BINARY
 api() { # METHOD PATH [JSON]
   curl -sS -f -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+-d "$3"}
 }
-cpu_us() { # the server's user + system CPU time so far, microseconds
-  awk -v hz="$(getconf CLK_TCK)" '{printf "%d\n", ($14 + $15) * 1000000 / hz}' "/proc/$server_pid/stat"
+cpu_us() { # the server's CPU time so far, microseconds: the sum over its
+  # threads of /proc/PID/task/TID/schedstat's first field (ns on a CPU);
+  # /proc/PID/stat's utime + stime count in ticks of 10 ms, too coarse for
+  # a pass of sub-millisecond queries
+  cat /proc/"$server_pid"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s / 1000}'
 }
 doc_count() {
   curl -s "$URL/_cat/indices/$IDX?h=docs.count" 2>/dev/null | tr -d ' \n' | grep -E '^[0-9]+$' || true

@@ -706,6 +706,10 @@ bool fds__wand_terms(it *root, term_it ***out, size_t *n)
 /* Docs per window of the counting and MaxScore passes (Lucene's
  * BooleanScorer uses 2048, MaxScoreBulkScorer at most 65536). */
 #define TAAT_WINDOW 4096u
+/* The MaxScore pass starts with windows this small and doubles them up to
+ * TAAT_WINDOW: the page fills, and the k-th score starts pruning, after a
+ * few docs of a frequent term rather than after a whole window. */
+#define MAXSCORE_FIRST_WINDOW 128u
 
 /* Relative slack on a sum of score bounds taken in double before it is
  * compared with a float threshold, when the score it bounds is a float sum
@@ -872,11 +876,11 @@ static float term_window_bound(const term_it *t, uint32_t lo, uint32_t hi)
 /*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
- * window-local bounds from the block impacts).  Per window of TAAT_WINDOW
- * docs from `from`: each term's bound over the window comes from its skip
- * data; the longest tail ts[e..] of terms whose bounds sum to no more than
- * the k-th score are "non-essential" -- a doc matching only those cannot
- * enter the page.  The essential terms ts[0..e) are scored term at a time
+ * window-local bounds from the block impacts).  Per window of docs from
+ * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW): each term's
+ * bound over the window comes from its skip data; the longest tail ts[e..]
+ * of terms whose bounds sum to no more than the k-th score are
+ * "non-essential" -- a doc matching only those cannot enter the page.  The essential terms ts[0..e) are scored term at a time
  * into the accumulator (their union is the candidate set); each live
  * candidate then probes the non-essential terms in order, stopping as soon
  * as its partial score plus the bounds left cannot beat the k-th score.  A
@@ -899,6 +903,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         return FDS_ENOMEM;
     }
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
+    uint32_t win = MAXSCORE_FIRST_WINDOW;
     for (uint32_t lo = from; lo < max_doc;) {
         float th0 = fds__theta(hp);
         if (th0 > -INFINITY) {
@@ -910,7 +915,10 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             if (gsum * BOUND_SLACK(nt - 1) <= (double)th0)
                 break; /* the page is final: nothing left can beat it */
         }
-        uint32_t hi = max_doc - lo > TAAT_WINDOW ? lo + TAAT_WINDOW : max_doc;
+        uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
+        if (win < TAAT_WINDOW)
+            win *= 2;
+        uint32_t nw = (hi - lo + 63) / 64; /* words of `seen` in use */
         uint32_t first = NO_MORE;
         for (size_t k = 0; k < nt; k++) {
             wub[k] = term_window_bound(ts[k], lo, hi);
@@ -935,7 +943,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             lo = hi;
             continue;
         }
-        memset(seen, 0, sizeof seen);
+        memset(seen, 0, nw * sizeof *seen);
         for (size_t k = 0; k < e; k++) {
             term_it *t = ts[k];
             if (t->b.doc < lo)
@@ -944,7 +952,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
             taat_term(x, t, lo, hi, seen, acc, true, e == 1 ? &lp : NULL);
         }
-        for (uint32_t wi = 0; wi < TAAT_WINDOW / 64; wi++) {
+        for (uint32_t wi = 0; wi < nw; wi++) {
             uint64_t m = seen[wi];
             while (m) {
                 uint32_t w = wi * 64 + (uint32_t)__builtin_ctzll(m);
