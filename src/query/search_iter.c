@@ -793,6 +793,35 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
     }
 }
 
+/* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
+ * start at 0, seen[0]) that is live in `sg`; false when there is none. */
+static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
+                             uint64_t *m, const fds_search_segment *sg,
+                             uint32_t lo, uint32_t *w)
+{
+    for (;;) {
+        while (!*m) {
+            if (++*wi >= nw)
+                return false;
+            *m = seen[*wi];
+        }
+        *w = *wi * 64 + (uint32_t)__builtin_ctzll(*m);
+        *m &= *m - 1;
+        if (fds__is_live(sg, lo + *w))
+            return true;
+    }
+}
+
+/* Offer doc d of segment si with score s if it beats *th; *th follows. */
+static inline void offer(heap *hp, unsigned si, uint32_t d, float s, float *th)
+{
+    if (s > *th) {
+        fds_hit h = {.seg = si, .doc = d, .score = s};
+        fds__heap_offer(hp, &h);
+        *th = fds__theta(hp);
+    }
+}
+
 /*
  * Counting pass of a disjunction: term at a time over windows of
  * TAAT_WINDOW docs.  Each term's postings in the window add their score to a
@@ -825,21 +854,12 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         if (!any)
             continue;
         float th = fds__theta(hp);
-        for (uint32_t wi = 0; wi < TAAT_WINDOW / 64; wi++) {
-            uint64_t m = seen[wi];
-            while (m) {
-                uint32_t w = wi * 64 + (uint32_t)__builtin_ctzll(m);
-                m &= m - 1;
-                uint32_t d = lo + w;
-                if (!fds__is_live(sg, d))
-                    continue;
-                (*count)++;
-                if (hp->cap && acc[w] > th) {
-                    fds_hit h = {.seg = si, .doc = d, .score = acc[w]};
-                    fds__heap_offer(hp, &h);
-                    th = fds__theta(hp);
-                }
-            }
+        uint32_t wi = 0, w, nw = (hi - lo + 63) / 64;
+        uint64_t m = seen[0];
+        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+            (*count)++;
+            if (hp->cap)
+                offer(hp, si, lo + w, acc[w], &th);
         }
     }
     return NO_MORE;
@@ -952,31 +972,23 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
             taat_term(x, t, lo, hi, seen, acc, true, e == 1 ? &lp : NULL);
         }
-        for (uint32_t wi = 0; wi < nw; wi++) {
-            uint64_t m = seen[wi];
-            while (m) {
-                uint32_t w = wi * 64 + (uint32_t)__builtin_ctzll(m);
-                m &= m - 1;
-                uint32_t d = lo + w;
-                if (!fds__is_live(sg, d))
-                    continue;
-                float s = acc[w];
-                size_t k = e;
-                for (; k < nt; k++) {
-                    if (((double)s + suf[k]) * BOUND_SLACK(nt - k) <= (double)th)
-                        break;
-                    term_it *t = ts[k];
-                    if (t->b.doc < d)
-                        t->b.advance(&t->b, d);
-                    if (t->b.doc == d)
-                        s += term_score(&t->b);
-                }
-                if (k == nt && s > th) {
-                    fds_hit h = {.seg = si, .doc = d, .score = s};
-                    fds__heap_offer(hp, &h);
-                    th = fds__theta(hp);
-                }
+        uint32_t wi = 0, w;
+        uint64_t m = seen[0];
+        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+            uint32_t d = lo + w;
+            float s = acc[w];
+            size_t k = e;
+            for (; k < nt; k++) {
+                if (((double)s + suf[k]) * BOUND_SLACK(nt - k) <= (double)th)
+                    break;
+                term_it *t = ts[k];
+                if (t->b.doc < d)
+                    t->b.advance(&t->b, d);
+                if (t->b.doc == d)
+                    s += term_score(&t->b);
             }
+            if (k == nt)
+                offer(hp, si, d, s, &th);
         }
         lo = hi;
     }
