@@ -127,7 +127,8 @@ static int run_segments(run *r, fds_err *err)
         term_it **ts = NULL;
         size_t nt = 0;
         int rc = 0;
-        if (r->by_score && !req->nafter && fds__wand_terms(iter, &ts, &nt)) {
+        if (r->by_score && !req->nafter &&
+            fds__disjunction_terms(iter, &ts, &nt)) {
             rc = segment_terms(r, si, ts, nt);
             free(ts);
         } else {

@@ -116,7 +116,7 @@ float fds__it_max(it *i);
 uint32_t fds__term_adv(it *i, uint32_t target);
 /* Is `root` a disjunction of scored terms (MaxScore-able)?  Then *out is a
  * malloc'd array of its *n term iterators (caller frees the array). */
-bool fds__wand_terms(it *root, term_it ***out, size_t *n);
+bool fds__disjunction_terms(it *root, term_it ***out, size_t *n);
 
 /* ---- collection (search_collect.c) --------------------------------------- */
 

@@ -668,7 +668,7 @@ float fds__it_max(it *i)
 }
 
 /* Is the root a disjunction of scored terms (MaxScore-able)? Collect them. */
-bool fds__wand_terms(it *root, term_it ***out, size_t *n)
+bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
 {
     if (root->advance == fds__term_adv) {
         *out = malloc(sizeof(term_it *));
