@@ -1,6 +1,6 @@
 /*
  * search.c: fds_search_execute() -- one pass over the segments of a
- * search, each by block-max WAND when the query is a disjunction of terms
+ * search, each by MaxScore when the query is a disjunction of terms
  * ranked by score (search_iter.c), else document at a time into the top-k
  * heap (search_collect.c); counting up to track_total_hits; explanations
  * (search_explain.c); and the lifetimes of results, queries and requests.
@@ -32,8 +32,9 @@ typedef struct run {
     uint64_t docbase;    /* doc ids of earlier segments (_doc sort) */
 } run;
 
-/* Segment si by block-max WAND over the terms `ts` of a disjunction. */
-static void segment_wand(run *r, unsigned si, term_it **ts, size_t nt)
+/* Segment si over the terms `ts` of a disjunction (counting, then
+ * MaxScore).  0 or FDS_ENOMEM. */
+static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
 {
     /* exact counts without iterating: one term, no deletions */
     bool fast = nt == 1 && !r->x.segs[si].live;
@@ -44,8 +45,10 @@ static void segment_wand(run *r, unsigned si, term_it **ts, size_t nt)
     } else if (nt == 0) {
         cnt = false;
     }
-    if (nt)
-        fds__run_wand(&r->x, si, ts, nt, &r->hp, &r->count, r->limit, cnt);
+    if (!nt)
+        return 0;
+    return fds__run_disjunction(&r->x, si, ts, nt, &r->hp, &r->count,
+                                r->limit, cnt);
 }
 
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
@@ -124,8 +127,9 @@ static int run_segments(run *r, fds_err *err)
         term_it **ts = NULL;
         size_t nt = 0;
         int rc = 0;
-        if (r->by_score && !req->nafter && fds__wand_terms(iter, &ts, &nt)) {
-            segment_wand(r, si, ts, nt);
+        if (r->by_score && !req->nafter &&
+            fds__disjunction_terms(iter, &ts, &nt)) {
+            rc = segment_terms(r, si, ts, nt);
             free(ts);
         } else {
             rc = segment_daat(r, si, iter);

@@ -91,6 +91,8 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
         bool ok = true;
         for (int l = 0; l < 4; l++)
             for (size_t i = 0; i < counts[l]; i++, k++) {
+                if (c->kids[k]->dup) /* counted in the first equal term */
+                    continue;
                 fds_explanation *e = explain_node(x, c->kids[k], si, d);
                 if (l == 3) {
                     if (e)
@@ -143,7 +145,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
             snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
                      "idf * tf from:", tf);
             fds_explanation *s2 = ex_node(sc, buf);
-            ex_add(s2, ex_node(q->boost, "boost"));
+            ex_add(s2, ex_node(c->boost, "boost"));
             fds_explanation *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
                                          "0.5) / (n + 0.5)) from:");
             ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));

@@ -4,7 +4,7 @@
  *
  *   dsl_parse.c       query DSL -> fds_search_request
  *   search_iter.c     compiled query, iterators over postings and columns,
- *                     BM25, block-max WAND and the counting pass
+ *                     BM25, MaxScore and the counting pass
  *   search_collect.c  top-k heap, sort keys, search_after, sorted blocks
  *   search_explain.c  explanations (fds_explanation trees)
  *   search.c          fds_search_execute() and object lifetimes
@@ -33,10 +33,12 @@ typedef struct cnode {
     const fds_query *q;
     /* TERM: collection statistics over all segments */
     float weight;        /* boost * idf */
+    float boost;         /* q->boost, or the sum over merged duplicates */
     float idf, avgdl;
     uint64_t N, n;
     float cache[256];    /* Lucene's normInverse per norm byte, on first use */
     uint64_t have[4];    /* bit n set: cache[n] computed */
+    bool dup;            /* a should term merged into an earlier equal one */
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
 } cnode;
@@ -72,8 +74,6 @@ typedef struct term_it {
     uint32_t blk, n, i;  /* decoded block, its size, position */
     float ub;            /* max over all blocks of the block bound */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
-    uint32_t bb_blk;     /* block whose bound is bb_val (NO_MORE: none) */
-    float bb_val;
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
@@ -114,9 +114,9 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx);
 float fds__it_max(it *i);
 /* advance() of a term iterator (identifies one). */
 uint32_t fds__term_adv(it *i, uint32_t target);
-/* Is `root` a disjunction of scored terms (WAND-able)?  Then *out is a
+/* Is `root` a disjunction of scored terms (MaxScore-able)?  Then *out is a
  * malloc'd array of its *n term iterators (caller frees the array). */
-bool fds__wand_terms(it *root, term_it ***out, size_t *n);
+bool fds__disjunction_terms(it *root, term_it ***out, size_t *n);
 
 /* ---- collection (search_collect.c) --------------------------------------- */
 
@@ -162,10 +162,13 @@ bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
 int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
                        const fds_sfield *const *sf, uint64_t docbase,
                        uint32_t from, heap *hp);
-/* Block-max WAND over `ts` in segment `si`; counts while *count <= limit
- * (search_iter.c). */
-void fds__run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
-                   uint64_t *count, uint64_t limit, bool counting);
+/* A disjunction of terms `ts` (reordered) in segment `si`, ranked by score:
+ * counts hits term at a time while *count <= limit (if `counting`), then
+ * MaxScore with block bounds for the rest (search_iter.c).  0 or
+ * FDS_ENOMEM. */
+int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,
+                         heap *hp, uint64_t *count, uint64_t limit,
+                         bool counting);
 
 /* ---- explanations (search_explain.c) ------------------------------------- */
 

@@ -1,7 +1,7 @@
 /*
  * search_iter.c: the scoring core of a search -- the compiled query,
  * iterators over postings and columns, BM25 as Lucene computes it, and
- * block-max WAND so that a frequent term does not score every posting.
+ * MaxScore so that a frequent term does not score every posting.
  *
  * Scoring follows Lucene's BM25Similarity (k1 = 1.2, b = 0.75):
  *   idf    = ln(1 + (N - n + 0.5) / (n + 0.5))        (float, like Lucene)
@@ -18,15 +18,18 @@
  * boost.
  *
  * Top-k by score: a disjunction of terms (a `match` on a text field, a
- * single `term`, a bool of should-terms) runs block-max WAND (Ding & Suel,
- * SIGIR 2011) over the per-block (max tf, min norm) bounds stored in the skip
- * lists; everything else is evaluated document at a time.  Hits are counted
- * up to track_total_hits, then counting stops and WAND skips whole blocks.
- * Ties between equal scores go to the lower (segment, doc), like Lucene, so
- * a candidate must score strictly above the current k-th score.  Bounds need
- * no safety margin: a block bound is the same float formula as the score at
- * (max tf, min norm), float operations round monotonically, and bounds and
- * scores are summed over the same cursors in the same order.
+ * single `term`, a bool of should-terms) is counted term at a time up to
+ * track_total_hits, then finished by MaxScore (Turtle & Flood 1995, as
+ * Lucene 9's MaxScoreBulkScorer) over windows of docs with per-window term
+ * bounds from the (max tf, min norm) block impacts in the skip lists:
+ * frequent low-idf terms only probe the candidates of the rare ones, and
+ * windows no doc of which can enter the page are skipped undecoded.
+ * Everything else is evaluated document at a time.  Ties between equal
+ * scores go to the lower (segment, doc), like Lucene, so a candidate must
+ * score strictly above the current k-th score.  A disjunction sums a doc's
+ * term scores in one order (weight descending) in both passes, so a page
+ * does not depend on how far hits were counted; bounds compared with the
+ * k-th score carry the float summation slack (BOUND_SLACK).
  */
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +52,36 @@ void fds__cnode_free(cnode *c)
         fds__cnode_free(c->kids[i]);
     free(c->kids);
     free(c);
+}
+
+static bool same_term(const fds_query *a, const fds_query *b)
+{
+    return a->type == FDS_Q_TERM && b->type == FDS_Q_TERM &&
+           a->field_len == b->field_len && a->term_len == b->term_len &&
+           !memcmp(a->field, b->field, a->field_len) &&
+           !memcmp(a->term, b->term, a->term_len);
+}
+
+/* Should clauses on one and the same term become one clause with the sum
+ * of their boosts, as Lucene's BooleanQuery.rewrite does when at most one
+ * should clause is required ("url": "/a/b/a" scores `a` once at boost 2,
+ * and iterates its postings once).  The merged-away kids stay in place,
+ * marked dup, so kids keep lining up with the query's lists. */
+static void merge_should_terms(cnode *c, const fds_query *q)
+{
+    cnode **sh = c->kids + q->nmust;
+    for (size_t i = 0; i < q->nshould; i++) {
+        if (sh[i]->dup || sh[i]->q->type != FDS_Q_TERM)
+            continue;
+        double boost = sh[i]->q->boost;
+        for (size_t j = i + 1; j < q->nshould; j++)
+            if (!sh[j]->dup && same_term(sh[i]->q, sh[j]->q)) {
+                boost += sh[j]->q->boost;
+                sh[j]->dup = true;
+            }
+        sh[i]->boost = (float)boost;
+        sh[i]->weight = sh[i]->boost * sh[i]->idf;
+    }
 }
 
 cnode *fds__compile(exec *x, const fds_query *q)
@@ -75,6 +108,8 @@ cnode *fds__compile(exec *x, const fds_query *q)
                 }
                 c->kids[c->nkids++] = k;
             }
+        if (q->msm <= 1)
+            merge_should_terms(c, q);
     } else if (q->type == FDS_Q_TERM) {
         uint64_t N = 0, n = 0, sttf = 0;
         for (unsigned s = 0; s < x->nseg; s++) {
@@ -91,7 +126,8 @@ cnode *fds__compile(exec *x, const fds_query *q)
         c->N = N;
         c->n = n;
         c->idf = bm25_idf(N, n);
-        c->weight = q->boost * c->idf;
+        c->boost = q->boost;
+        c->weight = c->boost * c->idf;
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
     }
     return c;
@@ -219,24 +255,6 @@ static float term_ub(term_it *t)
         t->ub = ub;
     }
     return t->ub;
-}
-
-/* Bound of the block holding `target` and its last doc (no decoding). */
-static float term_shallow(term_it *t, uint32_t target, uint32_t *last)
-{
-    uint32_t b = t->blk == NO_MORE ? 0 : t->blk;
-    while (b < t->t.nblocks && skip_last(t, b) < target)
-        b++;
-    if (b >= t->t.nblocks) {
-        *last = NO_MORE - 1;
-        return 0;
-    }
-    *last = skip_last(t, b);
-    if (t->bb_blk != b) { /* WAND asks again for the same block */
-        t->bb_blk = b;
-        t->bb_val = block_bound(t, b);
-    }
-    return t->bb_val;
 }
 
 /* --- column scans: range, exists --- */
@@ -520,7 +538,6 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         t->norms = f->norms;
         t->max_doc = max_doc;
         t->blk = NO_MORE;
-        t->bb_blk = NO_MORE;
         t->b.advance = fds__term_adv;
         t->b.score = term_score;
         if (!x->no_stats)
@@ -591,7 +608,8 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
                 goto oom;
         b->nmust = b->nreq;
         for (size_t i = 0; i < q->nshould; i++, k++)
-            if (!(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
+            if (!c->kids[k]->dup &&
+                !(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
                 goto oom;
         for (size_t i = 0; i < q->nfilter; i++, k++)
             if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
@@ -649,8 +667,8 @@ float fds__it_max(it *i)
     return i->c->q->boost; /* constant-score iterators */
 }
 
-/* Is the root a disjunction of scored terms (WAND-able)? Collect them. */
-bool fds__wand_terms(it *root, term_it ***out, size_t *n)
+/* Is the root a disjunction of scored terms (MaxScore-able)? Collect them. */
+bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
 {
     if (root->advance == fds__term_adv) {
         *out = malloc(sizeof(term_it *));
@@ -685,21 +703,136 @@ bool fds__wand_terms(it *root, term_it ***out, size_t *n)
     return true;
 }
 
-/* Docs per window of the counting pass (Lucene's BooleanScorer uses 2048). */
+/* Docs per window of the counting and MaxScore passes (Lucene's
+ * BooleanScorer uses 2048, MaxScoreBulkScorer at most 65536). */
 #define TAAT_WINDOW 4096u
+/* The MaxScore pass starts with windows this small and doubles them up to
+ * TAAT_WINDOW: the page fills, and the k-th score starts pruning, after a
+ * few docs of a frequent term rather than after a whole window. */
+#define MAXSCORE_FIRST_WINDOW 128u
+
+/* Relative slack on a sum of score bounds taken in double before it is
+ * compared with a float threshold, when the score it bounds is a float sum
+ * with `m` additions: each addition rounds by at most 2^-24 relative, so
+ * the float sum is within m * 2^-24 / (1 - m * 2^-24) of the exact one
+ * (Higham, "Accuracy and Stability of Numerical Algorithms", 4.2);
+ * m * 2^-23 covers it and the double's own rounding.  No addition, no
+ * slack: one term's bound compares exactly (a window of docs that all
+ * score the k-th score is skipped).  Lucene's MathUtil.sumUpperBound plays
+ * the same part. */
+#define BOUND_SLACK(m) (1.0 + (double)(m) * 0x1p-23)
+
+/* A lead term's blocks that cannot lift a doc above the k-th score: a doc
+ * of a block with bound bb scores at most (bb + rest) * slack. */
+typedef struct lead_prune {
+    double rest, slack;
+    float th;
+} lead_prune;
+
+static bool block_hopeless(const term_it *t, uint32_t b, const lead_prune *p)
+{
+    return ((double)block_bound(t, b) + p->rest) * p->slack <= (double)p->th;
+}
+
+/*
+ * Score the postings of `t` in [lo, hi) into the window's accumulator:
+ * acc[d - lo] += score, seen bit set (acc starts at the first score, so a
+ * doc's sum runs over its terms in the order the caller passes them).
+ * score false: only mark.  `prune` (NULL: none), for the only term that
+ * makes candidates: its blocks that cannot beat the k-th score are passed
+ * over undecoded.  Leaves the cursor on its first doc >= hi (or NO_MORE);
+ * `t` must be on a doc >= lo.
+ */
+static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
+                      uint64_t *seen, float *acc, bool score,
+                      const lead_prune *prune)
+{
+    while (t->b.doc < hi) {
+        if (prune && block_hopeless(t, t->blk, prune)) {
+            uint32_t nb = t->blk + 1;
+            while (nb < t->t.nblocks && skip_last(t, nb - 1) + 1 < hi &&
+                   block_hopeless(t, nb, prune))
+                nb++;
+            if (nb >= t->t.nblocks || decode_block(t, nb)) {
+                t->b.doc = NO_MORE;
+                return;
+            }
+            t->b.doc = t->docs[0];
+            continue;
+        }
+        uint32_t j = t->i, n = t->n;
+        if (!score) {
+            for (; j < n && t->docs[j] < hi; j++) {
+                uint32_t w = t->docs[j] - lo;
+                seen[w >> 6] |= 1ull << (w & 63);
+            }
+        }
+        for (; j < n && t->docs[j] < hi; j++) {
+            uint32_t d = t->docs[j], w = d - lo;
+            float sc = term_score_fast(t, t->tfs[j], t->norms ? t->norms[d] : 1);
+            uint64_t bit = 1ull << (w & 63);
+            if (seen[w >> 6] & bit) {
+                acc[w] += sc;
+            } else {
+                seen[w >> 6] |= bit;
+                acc[w] = sc;
+            }
+        }
+        if (score)
+            x->scored += j - t->i;
+        if (j < n) {
+            t->i = j;
+            t->b.doc = t->docs[j];
+            return;
+        }
+        if (t->blk + 1 >= t->t.nblocks || decode_block(t, t->blk + 1)) {
+            t->b.doc = NO_MORE;
+            return;
+        }
+        t->b.doc = t->docs[0];
+    }
+}
+
+/* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
+ * start at 0, seen[0]) that is live in `sg`; false when there is none. */
+static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
+                             uint64_t *m, const fds_search_segment *sg,
+                             uint32_t lo, uint32_t *w)
+{
+    for (;;) {
+        while (!*m) {
+            if (++*wi >= nw)
+                return false;
+            *m = seen[*wi];
+        }
+        *w = *wi * 64 + (uint32_t)__builtin_ctzll(*m);
+        *m &= *m - 1;
+        if (fds__is_live(sg, lo + *w))
+            return true;
+    }
+}
+
+/* Offer doc d of segment si with score s if it beats *th; *th follows. */
+static inline void offer(heap *hp, unsigned si, uint32_t d, float s, float *th)
+{
+    if (s > *th) {
+        fds_hit h = {.seg = si, .doc = d, .score = s};
+        fds__heap_offer(hp, &h);
+        *th = fds__theta(hp);
+    }
+}
 
 /*
  * Counting pass of a disjunction: term at a time over windows of
  * TAAT_WINDOW docs.  Each term's postings in the window add their score to a
- * per-doc accumulator (in the order of `ts`, the order the doc-at-a-time
- * loop sums them, so scores are the same floats) and mark the doc in a
- * bitset; then the window's docs are counted and offered to the page in doc
- * order.  No per-doc cursor juggling, no indirect calls: this is the cost of
- * counting hits up to track_total_hits (10,000 by default), which in a
- * small index is the whole match set.  Without a page (hp->cap 0: _count,
- * size 0) docs are only marked and counted, never scored.  Returns the
- * first doc not yet visited (NO_MORE when the segment is done), once
- * *count > limit.
+ * per-doc accumulator (in the order of `ts`, the order the MaxScore pass
+ * sums them too, so a doc's score does not depend on the pass that found
+ * it) and mark the doc in a bitset; then the window's docs are counted and
+ * offered to the page in doc order.  No per-doc cursor juggling, no
+ * indirect calls: this is the cost of counting hits up to track_total_hits
+ * (10,000 by default).  Without a page (hp->cap 0: _count, size 0) docs are
+ * only marked and counted, never scored.  Returns the first doc not yet
+ * visited (NO_MORE when the segment is done), once *count > limit.
  */
 static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
                          heap *hp, uint64_t *count, uint64_t limit)
@@ -708,8 +841,6 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
     uint32_t max_doc = ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
     float acc[TAAT_WINDOW];
-    for (size_t k = 0; k < nt; k++)
-        ts[k]->b.advance(&ts[k]->b, 0);
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit)
             return lo;
@@ -717,145 +848,186 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         memset(seen, 0, sizeof seen);
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
-            term_it *t = ts[k];
-            while (t->b.doc < hi) {
-                uint32_t j = t->i, n = t->n;
-                if (!hp->cap) { /* counting only: mark, do not score */
-                    for (; j < n && t->docs[j] < hi; j++) {
-                        uint32_t w = t->docs[j] - lo;
-                        seen[w >> 6] |= 1ull << (w & 63);
-                    }
-                }
-                for (; j < n && t->docs[j] < hi; j++) {
-                    uint32_t d = t->docs[j], w = d - lo;
-                    float sc = term_score_fast(t, t->tfs[j],
-                                               t->norms ? t->norms[d] : 1);
-                    uint64_t bit = 1ull << (w & 63);
-                    if (seen[w >> 6] & bit) {
-                        acc[w] += sc;
-                    } else {
-                        seen[w >> 6] |= bit;
-                        acc[w] = sc;
-                    }
-                }
-                if (hp->cap)
-                    x->scored += j - t->i;
-                any = true;
-                if (j < n) {
-                    t->i = j;
-                    t->b.doc = t->docs[j];
-                    break;
-                }
-                if (t->blk + 1 >= t->t.nblocks || decode_block(t, t->blk + 1)) {
-                    t->b.doc = NO_MORE;
-                    break;
-                }
-                t->b.doc = t->docs[0];
-            }
+            any |= ts[k]->b.doc < hi;
+            taat_term(x, ts[k], lo, hi, seen, acc, hp->cap != 0, NULL);
         }
         if (!any)
             continue;
         float th = fds__theta(hp);
-        for (uint32_t wi = 0; wi < TAAT_WINDOW / 64; wi++) {
-            uint64_t m = seen[wi];
-            while (m) {
-                uint32_t w = wi * 64 + (uint32_t)__builtin_ctzll(m);
-                m &= m - 1;
-                uint32_t d = lo + w;
-                if (!fds__is_live(sg, d))
-                    continue;
-                (*count)++;
-                if (hp->cap && acc[w] > th) {
-                    fds_hit h = {.seg = si, .doc = d, .score = acc[w]};
-                    fds__heap_offer(hp, &h);
-                    th = fds__theta(hp);
-                }
-            }
+        uint32_t wi = 0, w, nw = (hi - lo + 63) / 64;
+        uint64_t m = seen[0];
+        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+            (*count)++;
+            if (hp->cap)
+                offer(hp, si, lo + w, acc[w], &th);
         }
     }
     return NO_MORE;
 }
 
-/* Block-max WAND over `ts` in segment `si`; counts while *count <= limit. */
-void fds__run_wand(exec *x, unsigned si, term_it **ts, size_t nt, heap *hp,
-                     uint64_t *count, uint64_t limit, bool counting)
+/* Bound of `t` over the docs [lo, hi): the largest block bound of its
+ * blocks that overlap the window, from the skip data alone (0: none). */
+static float term_window_bound(const term_it *t, uint32_t lo, uint32_t hi)
+{
+    if (t->b.doc >= hi)
+        return 0;
+    uint32_t b = t->blk == NO_MORE ? 0 : t->blk;
+    while (b < t->t.nblocks && skip_last(t, b) < lo)
+        b++;
+    float ub = 0;
+    uint32_t ptf = 0;
+    int pnorm = -1;
+    for (; b < t->t.nblocks; b++) {
+        const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        uint32_t tf = fds__get_u32(sk + 8);
+        if (tf != ptf || sk[12] != pnorm) { /* neighbours mostly agree */
+            ptf = tf;
+            pnorm = sk[12];
+            float bb = block_bound(t, b);
+            if (bb > ub)
+                ub = bb;
+        }
+        if (fds__get_u32(sk) >= hi - 1)
+            break;
+    }
+    return ub;
+}
+
+/*
+ * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
+ * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
+ * window-local bounds from the block impacts).  Per window of docs from
+ * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW): each term's
+ * bound over the window comes from its skip data; the longest tail ts[e..]
+ * of terms whose bounds sum to no more than the k-th score are
+ * "non-essential" -- a doc matching only those cannot enter the page.  The essential terms ts[0..e) are scored term at a time
+ * into the accumulator (their union is the candidate set); each live
+ * candidate then probes the non-essential terms in order, stopping as soon
+ * as its partial score plus the bounds left cannot beat the k-th score.  A
+ * window with no essential term is skipped without decoding a block.
+ * Scores are summed in the order of `ts` whatever the split, the same
+ * floats as run_taat's.  0 or FDS_ENOMEM.
+ */
+static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
+                        heap *hp, uint32_t from)
 {
     const fds_search_segment *sg = &x->segs[si];
-    if (counting) {
-        uint32_t next = run_taat(x, si, ts, nt, hp, count, limit);
-        if (next == NO_MORE)
-            return;
-        for (size_t i = 0; i < nt; i++)
-            if (ts[i]->b.doc < next)
-                ts[i]->b.advance(&ts[i]->b, next);
-    } else {
-        for (size_t i = 0; i < nt; i++)
-            ts[i]->b.advance(&ts[i]->b, 0);
+    uint32_t max_doc = ts[0]->max_doc;
+    uint64_t seen[TAAT_WINDOW / 64];
+    float acc[TAAT_WINDOW];
+    float *wub = malloc(nt * sizeof *wub);
+    double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
+    if (!wub || !suf) {
+        free(wub);
+        free(suf);
+        return FDS_ENOMEM;
     }
-    if (!hp->cap)
-        return;
-    /* phase 2: block-max WAND */
-    for (;;) {
-        for (size_t i = 1; i < nt; i++) { /* few cursors: insertion sort */
-            term_it *t = ts[i];
-            size_t j = i;
-            while (j > 0 && ts[j - 1]->b.doc > t->b.doc) {
-                ts[j] = ts[j - 1];
-                j--;
+    double gsum = NAN; /* sum of the terms' bounds over the whole segment */
+    uint32_t win = MAXSCORE_FIRST_WINDOW;
+    for (uint32_t lo = from; lo < max_doc;) {
+        float th0 = fds__theta(hp);
+        if (th0 > -INFINITY) {
+            if (isnan(gsum)) {
+                gsum = 0;
+                for (size_t k = 0; k < nt; k++)
+                    gsum += term_ub(ts[k]);
             }
-            ts[j] = t;
+            if (gsum * BOUND_SLACK(nt - 1) <= (double)th0)
+                break; /* the page is final: nothing left can beat it */
         }
-        float th = fds__theta(hp), acc = 0;
-        size_t p = nt;
-        for (size_t i = 0; i < nt; i++) {
-            if (ts[i]->b.doc == NO_MORE)
+        uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
+        if (win < TAAT_WINDOW)
+            win *= 2;
+        uint32_t nw = (hi - lo + 63) / 64; /* words of `seen` in use */
+        uint32_t first = NO_MORE;
+        for (size_t k = 0; k < nt; k++) {
+            wub[k] = term_window_bound(ts[k], lo, hi);
+            if (ts[k]->b.doc < first)
+                first = ts[k]->b.doc;
+        }
+        if (first >= hi) { /* nothing here: jump to the next posting */
+            if (first == NO_MORE)
                 break;
-            acc += term_ub(ts[i]);
-            if (acc > th) {
-                p = i;
-                break;
+            lo = first;
+            continue;
+        }
+        suf[nt] = 0;
+        for (size_t k = nt; k-- > 0;)
+            suf[k] = suf[k + 1] + wub[k];
+        float th = fds__theta(hp);
+        size_t e = nt; /* ts[e..] non-essential */
+        /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
+        while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
+            e--;
+        if (e == 0) { /* no doc of the window can enter the page */
+            lo = hi;
+            continue;
+        }
+        memset(seen, 0, nw * sizeof *seen);
+        for (size_t k = 0; k < e; k++) {
+            term_it *t = ts[k];
+            if (t->b.doc < lo)
+                t->b.advance(&t->b, lo);
+            /* one essential term: its hopeless blocks make no candidates */
+            lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
+            taat_term(x, t, lo, hi, seen, acc, true, e == 1 ? &lp : NULL);
+        }
+        uint32_t wi = 0, w;
+        uint64_t m = seen[0];
+        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+            uint32_t d = lo + w;
+            float s = acc[w];
+            size_t k = e;
+            for (; k < nt; k++) {
+                if (((double)s + suf[k]) * BOUND_SLACK(nt - k) <= (double)th)
+                    break;
+                term_it *t = ts[k];
+                if (t->b.doc < d)
+                    t->b.advance(&t->b, d);
+                if (t->b.doc == d)
+                    s += term_score(&t->b);
             }
+            if (k == nt)
+                offer(hp, si, d, s, &th);
         }
-        if (p == nt)
-            return;
-        uint32_t pd = ts[p]->b.doc;
-        while (p + 1 < nt && ts[p + 1]->b.doc == pd)
-            p++;
-        float bm = 0;
-        uint32_t next = NO_MORE;
-        for (size_t i = 0; i <= p; i++) {
-            uint32_t last;
-            bm += term_shallow(ts[i], pd, &last);
-            if (last + 1 < next)
-                next = last + 1;
+        lo = hi;
+    }
+    free(wub);
+    free(suf);
+    return 0;
+}
+
+/* Order the terms of a disjunction by weight (boost * idf) descending, ties
+ * in query order (a stable insertion sort: few terms) -- rare terms first,
+ * so that the frequent ones form the non-essential tail of run_maxscore.
+ * The weights are collection-wide, so every segment sums in one order. */
+static void order_terms(term_it **ts, size_t nt)
+{
+    for (size_t i = 1; i < nt; i++) {
+        term_it *t = ts[i];
+        size_t j = i;
+        while (j > 0 && ts[j - 1]->b.c->weight < t->b.c->weight) {
+            ts[j] = ts[j - 1];
+            j--;
         }
-        if (bm > th) {
-            if (ts[0]->b.doc == pd) {
-                if (fds__is_live(sg, pd)) {
-                    float s = 0;
-                    for (size_t i = 0; i <= p; i++)
-                        s += term_score(&ts[i]->b);
-                    if (s > th) {
-                        fds_hit h = {.seg = si, .doc = pd, .score = s};
-                        fds__heap_offer(hp, &h);
-                    }
-                }
-                for (size_t i = 0; i <= p; i++)
-                    ts[i]->b.advance(&ts[i]->b, pd + 1);
-            } else {
-                for (size_t i = 0; i < p; i++)
-                    if (ts[i]->b.doc < pd)
-                        ts[i]->b.advance(&ts[i]->b, pd);
-            }
-        } else {
-            if (p + 1 < nt && ts[p + 1]->b.doc < next)
-                next = ts[p + 1]->b.doc;
-            if (next <= pd)
-                next = pd + 1;
-            for (size_t i = 0; i <= p; i++)
-                if (ts[i]->b.doc < next)
-                    ts[i]->b.advance(&ts[i]->b, next);
-        }
+        ts[j] = t;
     }
 }
 
+int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,
+                         heap *hp, uint64_t *count, uint64_t limit,
+                         bool counting)
+{
+    order_terms(ts, nt);
+    for (size_t i = 0; i < nt; i++)
+        ts[i]->b.advance(&ts[i]->b, 0);
+    uint32_t next = 0;
+    if (counting) {
+        next = run_taat(x, si, ts, nt, hp, count, limit);
+        if (next == NO_MORE)
+            return 0;
+    }
+    if (!hp->cap)
+        return 0;
+    return run_maxscore(x, si, ts, nt, hp, next);
+}

@@ -8,8 +8,10 @@
  * Checks per query: total hits and relation, every returned hit's score
  * against the brute-force score (relative tolerance 1e-4), top-k
  * completeness (every doc scoring clearly above the k-th score is returned),
- * exact ids for field sorts, search_after pages, and that block-max WAND
- * scored fewer postings than it had.
+ * exact ids for field sorts, search_after pages, the same page with
+ * bit-identical scores whether hits are counted or not (track_total_hits
+ * true, false, a number), and how many postings were scored of those the
+ * terms had (MaxScore skips most of them).
  */
 #include <cJSON.h>
 #include <math.h>
@@ -246,7 +248,13 @@ static bq *gen(int depth)
             static const char *m[] = {"GET", "HEAD", "POST", "get post"};
             snprintf(q->text, sizeof q->text, "%s", m[rnd(4)]);
         } else {
-            random_words(q->field, q->text, sizeof q->text, 1 + rnd(3));
+            const bdoc *d = &bd[rnd((uint32_t)nd)];
+            if (q->field == F_URL && d->kw[F_URL] && rnd(4) == 0)
+                /* a whole url: tens of terms, several in most docs */
+                snprintf(q->text, sizeof q->text, "%s", d->kw[F_URL]);
+            else
+                random_words(q->field, q->text, sizeof q->text,
+                             rnd(4) == 0 ? 4 + (int)rnd(27) : 1 + (int)rnd(3));
         }
         {
             bdoc tmp;
@@ -260,7 +268,9 @@ static bq *gen(int depth)
             free(tmp.toks[0]);
         }
         q->op_and = rnd(5) == 0;
-        q->msm = !q->op_and && rnd(4) == 0 ? 1 + rnd(2) : 0;
+        q->msm = !q->op_and && rnd(4) == 0
+                     ? 1 + (int)rnd(rnd(2) ? 2 : (uint32_t)q->nqtok + 1)
+                     : 0;
         break;
     case Q_KW: {
         q->field = rnd(2) ? F_METHOD : F_URL;
@@ -601,6 +611,40 @@ static void check_count_only(int qi, const bq *q, size_t nc)
     }
 }
 
+/* A page ranked by score does not depend on how far hits are counted:
+ * track_total_hits true (every hit scored by the counting pass) and false
+ * (pruning from the first doc) give the same hits with bit-identical
+ * scores as `res`. */
+static void check_same_hits(int qi, const bq *q, int size, int from,
+                            const fds_search_result *res)
+{
+    for (int k = 0; k < 2; k++) {
+        cJSON *body = cJSON_CreateObject();
+        cJSON_AddItemToObject(body, "query", to_json(q));
+        cJSON_AddNumberToObject(body, "size", size);
+        cJSON_AddNumberToObject(body, "from", from);
+        cJSON_AddBoolToObject(body, "track_total_hits", k == 0);
+        char *text = cJSON_PrintUnformatted(body);
+        cJSON_Delete(body);
+        fds_search_request *rq;
+        fds_search_result o = run(text, &rq);
+        bool same = rq && o.nhits == res->nhits;
+        for (size_t i = 0; same && i < o.nhits; i++)
+            same = o.hits[i].seg == res->hits[i].seg &&
+                   o.hits[i].doc == res->hits[i].doc &&
+                   !memcmp(&o.hits[i].score, &res->hits[i].score,
+                           sizeof o.hits[i].score);
+        if (!same) {
+            fprintf(stderr, "q%d hits differ with track_total_hits %s\n", qi,
+                    k == 0 ? "true" : "false");
+            fds_test_failures++;
+        }
+        fds_search_result_free(&o);
+        fds_search_request_free(rq);
+        free(text);
+    }
+}
+
 static int check_query(int qi)
 {
     bq *q = gen(0);
@@ -608,14 +652,15 @@ static int check_query(int qi)
     int size = (int)rnd(25), from = rnd(4) == 0 ? (int)rnd(20) : 0;
     int sortf = rnd(4) == 0 ? (int)rnd(3) : -1; /* numeric field sort */
     int desc = rnd(2);
-    int tt = rnd(4); /* 0 default, 1 true, 2 false, 3 = 50 */
+    int tt = rnd(5); /* 0 default, 1 true, 2 false, 3 = 50, 4 = 1..300 */
+    int tt_n = tt == 3 ? 50 : 1 + (int)rnd(300);
     cJSON *body = cJSON_CreateObject();
     cJSON_AddItemToObject(body, "query", to_json(q));
     cJSON_AddNumberToObject(body, "size", size);
     cJSON_AddNumberToObject(body, "from", from);
     if (tt == 1) cJSON_AddTrueToObject(body, "track_total_hits");
     if (tt == 2) cJSON_AddFalseToObject(body, "track_total_hits");
-    if (tt == 3) cJSON_AddNumberToObject(body, "track_total_hits", 50);
+    if (tt >= 3) cJSON_AddNumberToObject(body, "track_total_hits", tt_n);
     if (sortf >= 0) {
         cJSON *s = cJSON_AddArrayToObject(body, "sort");
         cJSON *o = cJSON_CreateObject();
@@ -648,7 +693,7 @@ static int check_query(int qi)
     if (!rq)
         goto out;
     /* totals */
-    uint64_t limit = tt == 1 ? UINT64_MAX : tt == 3 ? 50 : 10000;
+    uint64_t limit = tt == 1 ? UINT64_MAX : tt >= 3 ? (uint64_t)tt_n : 10000;
     if (tt != 2) {
         uint64_t want = nc > limit ? limit : nc;
         if (res.total != want || res.total_is_lower_bound != (nc > limit)) {
@@ -719,6 +764,7 @@ static int check_query(int qi)
         }
         wand_scored += res.postings_scored;
         wand_total += res.postings_total;
+        check_same_hits(qi, q, size, from, &res);
     }
 out:
     if (fds_test_failures != fails0)

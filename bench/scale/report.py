@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Reduce bench/scale/run.sh repeats to one Markdown table (medians).
+
+usage: report.py --runs LIST --class-dir DIR [--docs N --seed S --pool N
+                 --clients N --duration S --command CMD]
+LIST lines: "REPEAT LABEL PREFIX"; PREFIX.one.<class>.json (loadgen, one
+client over the class's bodies), PREFIX.one.<class>.cpu_us (server CPU us
+during it), PREFIX.tput.json (loadgen, CLIENTS clients), PREFIX.cpu_us and
+PREFIX.stats{0,1}.json (server CPU us and GET _stats/search around it).
+Units: ms for service times and CPU per query; QPS = successful requests/s;
+CPU % on top's scale (100 = one core); query phase % = query_time_in_micros
+over the server's CPU time during the one-client passes
+(PREFIX.statsA.json .. stats0.json).
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+
+CLASS_ORDER = ["keyword", "url-1", "url-n", "text-n"]
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, nd=2):
+    if x is None:
+        return "-"
+    return f"{x:,.{nd}f}"
+
+
+def query_us(path):
+    s = json.load(open(path))["_all"]["primaries"]["search"]
+    return s["query_time_in_micros"], s["fetch_time_in_micros"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", required=True)
+    ap.add_argument("--class-dir", required=True)
+    ap.add_argument("--docs", default="?")
+    ap.add_argument("--seed", default="?")
+    ap.add_argument("--pool", default="?")
+    ap.add_argument("--clients", default="?")
+    ap.add_argument("--duration", default="?")
+    ap.add_argument("--command", default="bench/scale/run.sh")
+    a = ap.parse_args()
+    counts = {}
+    for f in glob.glob(os.path.join(a.class_dir, "class.*.ndjson")):
+        c = os.path.basename(f)[len("class."):-len(".ndjson")]
+        counts[c] = sum(1 for line in open(f) if line.strip())
+    classes = [c for c in CLASS_ORDER if c in counts] + sorted(
+        c for c in counts if c not in CLASS_ORDER)
+    labels, one, tput = [], {}, {}
+    for line in open(a.runs):
+        _, label, pre = line.split()
+        if label not in labels:
+            labels.append(label)
+        for c in classes:
+            r = json.load(open(f"{pre}.one.{c}.json"))["result"]
+            st = r["service_time_ms"]
+            cpu = int(open(f"{pre}.one.{c}.cpu_us").read()) / 1000.0
+            one.setdefault((label, c), []).append(
+                (st["p50"], st["p99"], st["max"], cpu / max(r["ok"], 1)))
+        r = json.load(open(f"{pre}.tput.json"))["result"]
+        q0, f0 = query_us(f"{pre}.stats0.json")
+        q1, f1 = query_us(f"{pre}.stats1.json")
+        qa, fa = query_us(f"{pre}.statsA.json")
+        one_cpu = sum(int(open(f"{pre}.one.{c}.cpu_us").read()) for c in classes)
+        tput.setdefault(label, []).append((
+            r["qps"], r.get("cpu_percent"), r.get("qps_per_cpu_percent"),
+            100.0 * (q0 - qa) / one_cpu if one_cpu else None,
+            100.0 * (q1 - q0) / ((q1 - q0) + (f1 - f0)) if q1 > q0 else None))
+    out = []
+    out.append(f"# Engine at scale ({a.docs} docs, seed {a.seed}, 1 segment, ZSTD)\n")
+    out.append(f"Command: `{a.command}`\n")
+    nrep = max(len(v) for v in tput.values())
+    out.append(f"Medians over {nrep} repeats per server, servers alternating.\n")
+    out.append(f"## One client, every body of the {a.pool}-query pool once\n")
+    out.append("| server | class | bodies | p50 ms | p99 ms | max ms | server CPU ms / query |")
+    out.append("|---|---|---:|---:|---:|---:|---:|")
+    for label in labels:
+        for c in classes:
+            v = one[(label, c)]
+            out.append(f"| {label} | {c} | {counts[c]} | {fmt(med(x[0] for x in v), 3)} | "
+                       f"{fmt(med(x[1] for x in v), 3)} | {fmt(med(x[2] for x in v), 3)} | "
+                       f"{fmt(med(x[3] for x in v), 3)} |")
+    out.append(f"\n## {a.clients} clients, loadgen default mix, {a.duration} s\n")
+    out.append("| server | QPS | server CPU % | QPS / server CPU % | QPS per server core | "
+               "query phase % of server CPU (1 client) | query / (query + fetch) % (8 clients) |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
+    for label in labels:
+        v = tput[label]
+        qpc = med(x[2] for x in v)
+        out.append(f"| {label} | {fmt(med(x[0] for x in v), 0)} | {fmt(med(x[1] for x in v), 1)} | "
+                   f"{fmt(qpc, 2)} | {fmt(qpc * 100 if qpc else None, 0)} | "
+                   f"{fmt(med(x[3] for x in v), 1)} | {fmt(med(x[4] for x in v), 1)} |")
+    out.append("\nQuery phase % of server CPU: search.query_time_in_micros over the "
+               "server's CPU time during the one-client passes over the pool (a phase "
+               "timer is wall time; with one request at a time it is close to CPU "
+               "time, and other load on the machine can only raise it). QPS per "
+               "server core = QPS / server CPU % x 100.")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

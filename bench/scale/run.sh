@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# bench/scale/run.sh: the engine targets of DESIGN.md section 9 at scale
+# ("1M documents, 2 cores: default query mix >= 2,000 QPS per server core;
+# one client p99 <= 5 ms and max <= 20 ms over the query pool; query phase
+# <= 20% of server CPU").
+#
+# Why it exists: bench/search compares stored-fields codecs; it does not say
+# where a query's time goes.  This script builds one ZSTD index of synthlogs
+# documents (dynamic mapping, refreshed, force-merged to one segment) once
+# into --data DIR, then for each server binary given (old and new builds on
+# the same data, alternately, several repeats) measures
+#   - one client over every body of loadgen's query pool, per query class
+#     (service time p50 / p99 / max, ms);
+#   - 8 closed-loop clients on loadgen's default mix: QPS, server CPU %,
+#     QPS per server CPU %;
+#   - the query phase's share of server CPU over the one-client passes
+#     (search.query_time_in_micros from GET /{index}/_stats/search over the
+#     server's CPU time from /proc/PID/task/*/schedstat), and query /
+#     (query + fetch) time under the 8 clients;
+# and prints the medians over repeats as a Markdown table into
+# results/scale.md.  Run with --help for options and units.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+
+DOCS=1000000          # documents in the index
+SEED=1                # synthlogs and loadgen seed
+POOL=1000             # loadgen query pool (bodies)
+REPEATS=3             # repeats per server; medians are reported
+CLIENTS=8             # closed-loop clients of the throughput run
+DURATION=10           # measured seconds of the throughput run
+WARMUP=2              # warm-up seconds of the throughput run
+BULK_DOCS=20000       # documents per _bulk request
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+OUT=$ROOT/results/scale.md
+DATA_DIR=""
+SERVERS=()            # LABEL=BINARY, measured alternately
+ORIG_ARGS="$*"
+
+usage() {
+  cat <<EOF
+usage: bench/scale/run.sh --data DIR [options]
+
+Builds (once; reused when DIR already holds it) one ZSTD index of DOCS
+synthlogs documents, seed SEED, dynamic mapping, force-merged to 1 segment,
+then measures each server binary on it, REPEATS times, alternating binaries
+(A B, B A, ...):
+
+  one client   every body of loadgen's pool (--pool, --seed) once, split by
+               class (bench/scale/classify.py): keyword (service_name,
+               method, error_code), url-1 (one url term), url-n (a whole
+               url: several terms), text-n (other); service time p50 / p99 /
+               max in ms, and server CPU time per query in ms (thread
+               schedstat; robust against other load on the machine)
+  throughput   loadgen default mix, CLIENTS closed-loop clients, DURATION s:
+               QPS, server CPU % (100 = one core), QPS per server CPU %,
+               query / (query + fetch) phase time
+  query phase  query_time_in_micros over the server's CPU time during the
+               one-client passes (one request at a time: phase time is
+               close to CPU time)
+
+Values are medians over repeats.  Output: the table on stdout and in OUT.
+
+options:
+  --data DIR        data directory to build into / reuse (required)
+  --server L=BIN    a fieldstore binary to measure, labelled L (repeatable;
+                    default: current=BUILD/fieldstore)
+  --docs N          documents (default $DOCS)
+  --seed S          synthlogs and loadgen seed (default $SEED)
+  --pool N          query bodies (default $POOL)
+  --repeats N       repeats per server (default $REPEATS)
+  --clients N       throughput clients (default $CLIENTS)
+  --duration S      throughput seconds (default $DURATION)
+  --build DIR       build directory with synthlogs, loadgen (default $BUILD_DIR)
+  --out FILE        Markdown output (default results/scale.md)
+  -h, --help        this text
+
+time: building 1M docs takes ~6 min on 2 cores; each repeat and server then
+takes about DURATION + WARMUP s plus one pass over the pool (~10 s).
+EOF
+}
+
+while (($#)); do
+  case $1 in
+    --data) DATA_DIR=$2; shift 2 ;;
+    --server) SERVERS+=("$2"); shift 2 ;;
+    --docs) DOCS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
+    --pool) POOL=$2; shift 2 ;;
+    --repeats) REPEATS=$2; shift 2 ;;
+    --clients) CLIENTS=$2; shift 2 ;;
+    --duration) DURATION=$2; shift 2 ;;
+    --build) BUILD_DIR=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "scale bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -n $DATA_DIR ]] || { echo "scale bench: --data DIR is required" >&2; exit 2; }
+((${#SERVERS[@]})) || SERVERS=("current=$BUILD_DIR/fieldstore")
+SYNTHLOGS=$BUILD_DIR/datasets/synthlogs
+LOADGEN=$BUILD_DIR/tools/loadgen/loadgen
+for b in "$SYNTHLOGS" "$LOADGEN" "${SERVERS[@]#*=}"; do
+  [[ -x $b ]] || { echo "scale bench: $b missing; build first" >&2; exit 1; }
+done
+
+IDX=scale-zstd-d$DOCS-s$SEED
+work=$(mktemp -d /tmp/fieldstore-scale.XXXXXX)
+mkdir -p "$DATA_DIR" "$(dirname "$OUT")"
+server_pid=
+stop_server() {
+  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+  fi
+  server_pid=
+}
+trap 'stop_server; rm -rf "$work"' EXIT
+t_start=$(date +%s)
+log() { printf '[scale bench %4ds] %s\n' $(( $(date +%s) - t_start )) "$*" >&2; }
+
+start_server() { # BINARY
+  rm -f "$work/port"
+  "$1" --data "$DATA_DIR" --port 0 --port-file "$work/port" 2>> "$work/server.log" &
+  server_pid=$!
+  for _ in $(seq 600); do [[ -s $work/port ]] && break; sleep 0.05; done
+  [[ -s $work/port ]] || { echo "scale bench: server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
+  PORT=$(cat "$work/port"); URL=http://127.0.0.1:$PORT
+}
+api() { # METHOD PATH [JSON]
+  curl -sS -f -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+-d "$3"}
+}
+cpu_us() { # the server's CPU time so far, microseconds: the sum over its
+  # threads of /proc/PID/task/TID/schedstat's first field (ns on a CPU);
+  # /proc/PID/stat's utime + stime count in ticks of 10 ms, too coarse for
+  # a pass of sub-millisecond queries
+  cat /proc/"$server_pid"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s / 1000}'
+}
+doc_count() {
+  curl -s "$URL/_cat/indices/$IDX?h=docs.count" 2>/dev/null | tr -d ' \n' | grep -E '^[0-9]+$' || true
+}
+
+# ---- build (once) -----------------------------------------------------------
+start_server "${SERVERS[0]#*=}"
+if [[ $(doc_count) != "$DOCS" ]]; then
+  [[ -z $(doc_count) ]] || api DELETE "/$IDX" >/dev/null
+  log "building $IDX: $DOCS synthlogs docs (seed $SEED) into $DATA_DIR"
+  api PUT "/$IDX" '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"async"}}}}' >/dev/null
+  : > "$work/bulk_errors"
+  "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
+    | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
+        curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
+             --data-binary @- -o "$FILE.out" \
+          && head -c 200 "$FILE.out" | grep -q "\"errors\":false" \
+          || echo "$FILE: $(head -c 300 "$FILE.out" 2>/dev/null)" >> "$ERR"
+        rm -f "$FILE.out"' - "$work/chunk."
+  [[ ! -s $work/bulk_errors ]] || { echo "scale bench: bulk errors: $(cat "$work/bulk_errors")" >&2; exit 1; }
+  api POST "/$IDX/_refresh" >/dev/null
+  api POST "/$IDX/_forcemerge?max_num_segments=1" >/dev/null
+  [[ $(doc_count) == "$DOCS" ]] || { echo "scale bench: $IDX holds $(doc_count) docs" >&2; exit 1; }
+fi
+log "$IDX: $DOCS docs"
+
+# ---- the query pool, split by class ------------------------------------------
+"$LOADGEN" --port "$PORT" --index "$IDX" --seed "$SEED" --pool "$POOL" \
+  --clients 1 --threads 1 --warmup 0 --duration 1 --max-requests 1 \
+  --dump-queries "$work/pool.ndjson" --quiet > /dev/null
+api GET "/$IDX/_mapping" > "$work/mapping.json"
+python3 "$here/classify.py" "$work/mapping.json" "$work/pool.ndjson" "$work/class"
+stop_server
+
+# ---- measure: servers alternately, REPEATS times ------------------------------
+: > "$work/runs.list"
+for ((r = 1; r <= REPEATS; r++)); do
+  order=("${SERVERS[@]}")
+  if ((r % 2 == 0)); then # A B, B A, ...
+    order=(); for ((i = ${#SERVERS[@]} - 1; i >= 0; i--)); do order+=("${SERVERS[i]}"); done
+  fi
+  for s in "${order[@]}"; do
+    label=${s%%=*}; bin=${s#*=}; pre=$work/r$r.$label
+    start_server "$bin"
+    log "repeat $r: $label ($bin)"
+    # one pass over the whole pool first: page cache and lazily built state
+    "$LOADGEN" --port "$PORT" --index "$IDX" --bodies "$work/pool.ndjson" --clients 1 \
+      --threads 1 --warmup 0 --duration 600 --max-requests "$POOL" --quiet > /dev/null
+    api GET "/$IDX/_stats/search" > "$pre.statsA.json"
+    for f in "$work"/class.*.ndjson; do
+      c=${f##*/class.}; c=${c%.ndjson}
+      c0=$(cpu_us)
+      "$LOADGEN" --port "$PORT" --index "$IDX" --bodies "$f" --clients 1 --threads 1 \
+        --warmup 0 --duration 600 --max-requests "$(wc -l < "$f")" --quiet \
+        --json "$pre.one.$c.json" > /dev/null
+      echo $(( $(cpu_us) - c0 )) > "$pre.one.$c.cpu_us"
+    done
+    api GET "/$IDX/_stats/search" > "$pre.stats0.json"
+    c0=$(cpu_us)
+    "$LOADGEN" --port "$PORT" --index "$IDX" --seed "$SEED" --pool "$POOL" \
+      --clients "$CLIENTS" --threads 2 --warmup "$WARMUP" --duration "$DURATION" \
+      --server-pid "$server_pid" --quiet --json "$pre.tput.json" > /dev/null
+    echo $(( $(cpu_us) - c0 )) > "$pre.cpu_us"
+    api GET "/$IDX/_stats/search" > "$pre.stats1.json"
+    echo "$r $label $pre" >> "$work/runs.list"
+    stop_server
+  done
+done
+
+python3 "$here/report.py" --runs "$work/runs.list" --docs "$DOCS" --seed "$SEED" \
+  --pool "$POOL" --clients "$CLIENTS" --duration "$DURATION" --class-dir "$work" \
+  --command "bench/scale/run.sh${ORIG_ARGS:+ $ORIG_ARGS}" > "$OUT"
+cat "$OUT"
+log "table in $OUT"
