@@ -181,8 +181,9 @@ int main(int argc, char **argv)
         }
         case 'm': {
             long long v = strtoll(optarg, &end, 10);
-            if (*end || v < 1024) {
-                fprintf(stderr, "fieldstore: bad --max-body [%s]\n", optarg);
+            if (*end || v < 1024 || (unsigned long long)v > FDS_HTTP_MAX_BODY_CAP) {
+                fprintf(stderr, "fieldstore: bad --max-body [%s] (1024 to %llu "
+                                "bytes)\n", optarg, FDS_HTTP_MAX_BODY_CAP);
                 return 2;
             }
             opt.max_body = (uint64_t)v;

@@ -15,6 +15,11 @@
 /* Largest request body accepted, bytes (Elasticsearch's
  * http.max_content_length default, 100mb); larger bodies get 413. */
 #define FDS_HTTP_MAX_BODY (100u * 1024u * 1024u)
+/* The largest --max-body accepted: bodies are held whole in memory and
+ * their lengths pass through int-sized APIs (cJSON, snprintf's %.*s), so
+ * stay well below INT_MAX.  1 GiB, ten times Elasticsearch's
+ * http.max_content_length default of 100 MB. */
+#define FDS_HTTP_MAX_BODY_CAP (1024ull * 1024u * 1024u)
 #define FDS_HTTP_DEFAULT_PORT 9200
 /* Slow-client bounds (see guard.c): seconds for a whole request head, the
  * least average body rate (bytes/s) after that grace, and soft caps on

@@ -6,6 +6,7 @@ http.client would not send such requests."""
 import json
 import os
 import socket
+import shutil
 import subprocess
 import tempfile
 import time
@@ -300,6 +301,14 @@ class Startup(unittest.TestCase):
         self.assertIn("without --users", out)
         rc, out = self.run_server(["--data", d, "--bind", "127.0.0.1"], seconds=2)
         self.assertNotIn("WARNING", out)
+
+    # ---- --max-body has an upper bound (bodies are held whole in memory) ---------
+    def test_max_body_bounded(self):
+        d = tempfile.mkdtemp(prefix="fds-test-")
+        rc, out = self.run_server(["--data", d, "--max-body", str(4 << 30)], seconds=5)
+        self.assertEqual(rc, 2, out)
+        self.assertIn("bad --max-body", out)
+        shutil.rmtree(d, ignore_errors=True)
 
     # ---- 9. one server per data directory ----------------------------------------
     def test_data_directory_lock(self):
