@@ -987,7 +987,10 @@ int main(int argc, char **argv)
     fprintf(md, "# Codec benchmark (`bench_codec%s`)\n\n"
                 "Real data: `%s` converted to JSON docs; one thread; MB/s = 10^6 raw bytes/s; "
                 "libzstd %s, zlib %s.\n",
-            quick ? " --quick" : "", data, ZSTD_versionString(), zlibVersion());
+            quick ? " --quick" : "",
+            /* the file's name, not the machine's path to it */
+            strrchr(data, '/') ? strrchr(data, '/') + 1 : data,
+            ZSTD_versionString(), zlibVersion());
     run_modes(&d, "real", zstd, tmpdir, level, dict_size, 1);
     run_dict_sizes(&d, level);
     run_sub_blocks(&d, level, dict_size);
