@@ -16,7 +16,7 @@ import json
 import os
 import unittest
 
-from fdsserver import Server
+from fdsserver import ServerTestCase
 
 DOCS = 40000
 BATCH = 10000
@@ -35,17 +35,7 @@ def status_kib(pid, key):
     raise KeyError(key)
 
 
-class Memory(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.srv.cleanup()
-
-    def req(self, *a, **k):
-        return self.srv.request(*a, **k)
+class Memory(ServerTestCase):
 
     def load(self, rnd):
         for start in range(0, DOCS, BATCH):
