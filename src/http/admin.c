@@ -148,8 +148,8 @@ static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
             level_given = true;
         fds_index_settings def;
         fds_index_settings_default(&def);
+        fds_setting_kv dk[FDS_SETTINGS_MAX]; /* v may point into it below */
         if (!*v) { /* null: back to the default */
-            fds_setting_kv dk[FDS_SETTINGS_MAX];
             size_t dn = fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
             for (size_t j = 0; j < dn; j++)
                 if (!strcmp(dk[j].key, kv[i].key) ||

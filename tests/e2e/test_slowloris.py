@@ -106,13 +106,21 @@ class Slowloris(unittest.TestCase):
         try:
             for _ in range(400):
                 socks.append(slow_conn(self.srv.port, "127.0.0.20"))
-            extra = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            extra.bind(("127.0.0.20", 0))
-            extra.settimeout(5)
-            extra.connect(("127.0.0.1", self.srv.port))
-            extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            answer = extra.recv(4096)
-            extra.close()
+            # connect() returns once the kernel queued a connection; the server
+            # may not have accepted all 400 yet (slowly, under a sanitizer), so
+            # an extra connection is refused once they are in: retry a while
+            deadline = time.monotonic() + 2 * HEAD_TIMEOUT_S
+            while True:
+                extra = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                extra.bind(("127.0.0.20", 0))
+                extra.settimeout(5)
+                extra.connect(("127.0.0.1", self.srv.port))
+                extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                answer = extra.recv(4096)
+                extra.close()
+                if answer.startswith(b"HTTP/1.1 429") or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
             self.assertTrue(answer.startswith(b"HTTP/1.1 429"), answer[:200])
             self.assertIn(b"rejected_execution_exception", answer)
             self.assertIn(b"too many connections from this client address", answer)
