@@ -59,7 +59,7 @@ static int flatten(const cJSON *obj, const char *prefix, flat_kv *kv,
             snprintf(o->value, sizeof o->value, "%s", cJSON_IsTrue(c) ? "true" : "false");
         else if (cJSON_IsNumber(c)) {
             double d = c->valuedouble;
-            if (d == (double)(long long)d)
+            if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d)
                 snprintf(o->value, sizeof o->value, "%lld", (long long)d);
             else
                 snprintf(o->value, sizeof o->value, "%g", d);

@@ -108,26 +108,40 @@ int fds__dsl_push(fds_query ***list, size_t *n, fds_query *k)
     return 0;
 }
 
+/* Count `x` (a clause count, negative = "all but") resolved against `n`
+ * optional clauses, clamped to [0, n + 1] before any conversion to int so
+ * that huge or non-finite values (fuzzers find 3.3e23) have no undefined
+ * behaviour.  n + 1 keeps "more than there are" unsatisfiable. */
+static int msm_count(double x, int n)
+{
+    if (x != x)
+        return 0;
+    if (x < 0) {
+        double k = -x > n ? n : -x;
+        return n - (int)k;
+    }
+    return x > (double)n + 1 ? n + 1 : (int)x;
+}
+
 int fds__dsl_msm(fds__dsl_ctx *c, const cJSON *v, int n, int *out)
 {
     if (cJSON_IsNumber(v)) {
-        int k = (int)v->valuedouble;
-        *out = k < 0 ? n + k : k;
+        *out = msm_count(v->valuedouble, n);
     } else if (cJSON_IsString(v)) {
         const char *s = v->valuestring;
         char *end;
         double x = strtod(s, &end);
-        if (end == s || (*end && strcmp(end, "%") != 0))
+        if (end == s || (*end && strcmp(end, "%") != 0) || !isfinite(x))
             return fds__dsl_err(c->err,
                                 "Failed to parse [minimum_should_match] "
                                 "value [%s]",
                                 s);
         if (*end == '%') {
-            int k = (int)floor(n * fabs(x) / 100.0);
+            double pct = fabs(x) > 100.0 ? 100.0 : fabs(x);
+            int k = (int)floor(n * pct / 100.0);
             *out = x < 0 ? n - k : k;
         } else {
-            int k = (int)x;
-            *out = k < 0 ? n + k : k;
+            *out = msm_count(x, n);
         }
     } else {
         return fds__dsl_err(c->err,

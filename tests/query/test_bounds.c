@@ -504,6 +504,40 @@ static void test_exact_long_sort(void)
     seg_free();
 }
 
+/* minimum_should_match far outside the clause count (a fuzzer found
+ * 3.3e23, converted to int with undefined behaviour): "more than there
+ * are" matches nothing, "all but more than there are" matches as 0 */
+static void test_msm_extremes(void)
+{
+    static const char *docs[] = {"{\"msg\":\"a b\"}", "{\"msg\":\"a\"}",
+                                 "{\"msg\":\"b c\"}"};
+    seg_build(docs, 3);
+    static const struct { const char *msm; uint64_t want; } cases[] = {
+        {"3.33333e+23", 0}, {"-3.33333e+23", 3}, {"\"3.3e23\"", 0},
+        {"\"-3.3e23\"", 3}, {"\"1e300%\"", 1}, {"\"-1e300%\"", 3},
+        {"1", 3}, {"2", 1}, {"-1", 3}, {"\"50%\"", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char b[256];
+        snprintf(b, sizeof b,
+                 "{\"query\":{\"bool\":{\"should\":[{\"term\":{\"msg\":"
+                 "\"a\"}},{\"term\":{\"msg\":\"b\"}}],"
+                 "\"minimum_should_match\":%s}}}",
+                 cases[i].msm);
+        uint64_t t = total_of(b);
+        if (t != cases[i].want) {
+            fprintf(stderr, "minimum_should_match %s: %llu hits, want %llu\n",
+                    cases[i].msm, (unsigned long long)t,
+                    (unsigned long long)cases[i].want);
+            fds_test_failures++;
+        }
+    }
+    fds_err err;
+    ASSERT(parse_rc("{\"query\":{\"bool\":{\"should\":[{\"term\":{\"msg\":"
+                    "\"a\"}}],\"minimum_should_match\":\"inf\"}}}",
+                    &err) != 0);
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -519,6 +553,7 @@ int main(void)
     test_exact_strings();
     test_result_window();
     test_exact_long_sort();
+    test_msm_extremes();
     fds_mapping_free(mapping);
     if (fds_test_failures)
         fprintf(stderr, "%d failure(s)\n", fds_test_failures);

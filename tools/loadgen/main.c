@@ -153,7 +153,7 @@ static long pid_from_nodes(const opts *o)
     {
         cJSON *id = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(node, "process"), "id");
-        if (cJSON_IsNumber(id) && id->valuedouble > 0) {
+        if (cJSON_IsNumber(id) && id->valuedouble > 0 && id->valuedouble < 4194304.0 * 1024) {
             pid = (long)id->valuedouble;
             break;
         }
