@@ -789,6 +789,13 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
     return rc;
 }
 
+static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
+                    int64_t *seq_no)
+{
+    fetch_ctx *f = arg;
+    fds_index_view_doc_meta(f->v, h->seg, h->doc, version, seq_no);
+}
+
 /* Splice `"profile":{...}` before the closing brace of the JSON object
  * `*out` (*len bytes).  Returns 0 or FDS_ENOMEM (then *out is unchanged). */
 static int splice_profile(char **out, size_t *len, const fds__profile *p)
@@ -817,13 +824,16 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
 }
 
 /* URL parameters Elasticsearch's search accepts that we apply. */
-static const char *const SEARCH_PARAMS[] = {"size", "from", "q", "track_total_hits",
-                                            "_source", "sort", "explain"};
+static const char *const SEARCH_PARAMS[] = {
+    "size", "from", "q", "track_total_hits", "_source", "_source_includes",
+    "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
+    "stored_fields", "rest_total_hits_as_int", "track_scores"};
 
 /* "profile" first: `_count` takes the list without it */
 static const char *const SEARCH_OK_PARAMS[] = {
-    "profile", "size", "from", "q", "track_total_hits", "_source", "sort", "explain",
-    "routing", "preference", "request_cache", "allow_no_indices",
+    "profile", "size", "from", "q", "track_total_hits", "_source", "_source_includes",
+    "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
+    "stored_fields", "track_scores", "routing", "preference", "request_cache", "allow_no_indices",
     "ignore_unavailable", "expand_wildcards", "search_type", "rest_total_hits_as_int",
     "typed_keys", "batched_reduce_size", "ccs_minimize_roundtrips", NULL};
 
@@ -873,10 +883,10 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         /* a page of hits is the fetch phase; an empty one or a count has none */
         prof.has_fetch = !count && res.nhits > 0;
         fetch_ctx fc = {.v = v};
+        fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb, .arg = &fc};
         uint64_t f0 = prof.has_fetch ? fds__phase_begin(ss, FDS__PHASE_FETCH) : 0;
         out = fds_search_render(req, &res, segs, fds_index_name(ix),
-                                (long)((fds_now_us() - t0) / 1000), fetch_cb, &fc,
-                                &out_len, &e);
+                                (long)((fds_now_us() - t0) / 1000), &hs, &out_len, &e);
         if (!out)
             rc = e.code ? e.code : FDS_ENOMEM;
         if (prof.has_fetch)

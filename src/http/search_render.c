@@ -294,9 +294,12 @@ static bool explain_printable(const fds_search_result *res)
 char *fds_search_render(const fds_search_request *req,
                         const fds_search_result *res,
                         const fds_search_segment *segs, const char *index_name,
-                        long took_ms, fds_fetch_fn fetch, void *fetch_arg,
+                        long took_ms, const fds_hit_source *hs,
                         size_t *out_len, fds_err *err)
 {
+    static const fds_hit_source none;
+    if (!hs)
+        hs = &none;
     fds_strbuf b = {0};
     if (req->count_only) {
         fds_strbuf_printf(&b, "{\"count\":%llu,", (unsigned long long)res->total);
@@ -306,7 +309,9 @@ char *fds_search_render(const fds_search_request *req,
     }
     const uint8_t **src = NULL;
     size_t *slen = NULL;
-    bool want_source = req->source && fetch && res->nhits;
+    bool want_source = req->source && hs->fetch && res->nhits &&
+                       (req->stored_fields == FDS_STORED_FIELDS_DEFAULT ||
+                        req->source_asked);
     if (want_source) {
         src = calloc(res->nhits, sizeof *src);
         slen = calloc(res->nhits, sizeof *slen);
@@ -317,7 +322,7 @@ char *fds_search_render(const fds_search_request *req,
             free(b.p);
             return NULL;
         }
-        int rc = fetch(fetch_arg, res->hits, res->nhits, src, slen, err);
+        int rc = hs->fetch(hs->arg, res->hits, res->nhits, src, slen, err);
         if (rc) {
             free(src);
             free(slen);
@@ -330,7 +335,9 @@ char *fds_search_render(const fds_search_request *req,
     fds_strbuf_printf(&b, "{\"took\":%ld,\"timed_out\":false,", took_ms);
     sb_shards(&b);
     fds_strbuf_puts(&b, ",\"hits\":{");
-    if (req->track_total != FDS_TRACK_TOTAL_NONE)
+    if (req->track_total != FDS_TRACK_TOTAL_NONE && req->total_as_int)
+        fds_strbuf_printf(&b, "\"total\":%llu,", (unsigned long long)res->total);
+    else if (req->track_total != FDS_TRACK_TOTAL_NONE)
         fds_strbuf_printf(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
                (unsigned long long)res->total,
                res->total_is_lower_bound ? "gte" : "eq");
@@ -341,13 +348,28 @@ char *fds_search_render(const fds_search_request *req,
         const fds_hit *h = &res->hits[i];
         if (i)
             fds_strbuf_put(&b, ",", 1);
+        const char *ixn = hs->index_of ? hs->index_of(hs->arg, h->seg) : NULL;
+        if (!ixn)
+            ixn = index_name;
         fds_strbuf_puts(&b, "{\"_index\":");
-        fds_strbuf_put_json_string(&b, index_name, strlen(index_name));
-        size_t idl = 0;
-        const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
-                              : NULL;
-        fds_strbuf_puts(&b, ",\"_id\":");
-        fds_strbuf_put_json_string(&b, id ? id : "", id ? idl : 0);
+        fds_strbuf_put_json_string(&b, ixn, strlen(ixn));
+        if (req->stored_fields != FDS_STORED_FIELDS_NONE) {
+            size_t idl = 0;
+            const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
+                                  : NULL;
+            fds_strbuf_puts(&b, ",\"_id\":");
+            fds_strbuf_put_json_string(&b, id ? id : "", id ? idl : 0);
+        }
+        if (req->version || req->seq_no_primary_term) {
+            int64_t ver = -1, seq = -1;
+            if (hs->meta)
+                hs->meta(hs->arg, h, &ver, &seq);
+            if (req->version)
+                fds_strbuf_printf(&b, ",\"_version\":%lld", (long long)ver);
+            if (req->seq_no_primary_term)
+                fds_strbuf_printf(&b, ",\"_seq_no\":%lld,\"_primary_term\":1",
+                                  (long long)seq);
+        }
         fds_strbuf_puts(&b, ",\"_score\":");
         sb_float(&b, h->score);
         if (want_source && src[i]) {

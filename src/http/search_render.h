@@ -27,19 +27,38 @@ typedef int (*fds_fetch_fn)(void *arg, const fds_hit *hits, size_t n,
                             const uint8_t **src, size_t *src_len,
                             fds_err *err);
 
+/* hits[i]'s `_version` and `_seq_no` (for a request with version or
+ * seq_no_primary_term). */
+typedef void (*fds_meta_fn)(void *arg, const fds_hit *hit, int64_t *version,
+                            int64_t *seq_no);
+
+/* The name of the index segment `seg` (an index into the segments given
+ * to fds_search_execute) belongs to; valid until the render returns. */
+typedef const char *(*fds_index_of_fn)(void *arg, uint32_t seg);
+
+/* Where the render reads what the hits carry besides `_id` and the score.
+ * Any callback may be NULL: no `_source` (fetch), `_version`/`_seq_no`
+ * printed as -1 (meta), `index_name` for every hit (index_of). */
+typedef struct fds_hit_source {
+    fds_fetch_fn fetch;
+    fds_meta_fn meta;
+    fds_index_of_fn index_of;
+    void *arg;
+} fds_hit_source;
+
 /*
  * Render the response of `res` (from fds_search_execute over `segs`, the
  * same array, which gives each hit's `_id`) as a
  * malloc'd, NUL-terminated JSON body; *out_len gets its length.
- * took_ms: milliseconds to report.  `fetch` may be NULL when the request
- * does not need `_source` (then "_source" is omitted).  For a `_count`
+ * took_ms: milliseconds to report.  `src` (may be NULL: none of it) gives
+ * `_source`, `_version`/`_seq_no` and per-segment index names.  For a `_count`
  * request the body is {"count":N,"_shards":{...}}.  Returns NULL with err
  * filled on a fetch error (the fetch's code) or ENOMEM.
  */
 char *fds_search_render(const fds_search_request *req,
                         const fds_search_result *res,
                         const fds_search_segment *segs, const char *index_name,
-                        long took_ms, fds_fetch_fn fetch, void *fetch_arg,
+                        long took_ms, const fds_hit_source *src,
                         size_t *out_len, fds_err *err);
 
 #endif

@@ -132,6 +132,7 @@ static int source_limits(const fds_search_request *r, fds_err *err)
 
 static int parse_source(fds_search_request *r, const cJSON *v, fds_err *err)
 {
+    r->source_asked = true;
     if (cJSON_IsBool(v)) {
         r->source = cJSON_IsTrue(v);
         return 0;
@@ -167,6 +168,61 @@ static int parse_source(fds_search_request *r, const cJSON *v, fds_err *err)
     return fds__dsl_err(err,
                         "[_source] must be a boolean, a string, an array of "
                         "strings or an object");
+}
+
+/* stored_fields: a name or a list of names (Elasticsearch's
+ * StoredFieldsContext.fromXContent).  "_none_" alone disables the stored
+ * fields and the metadata; "_source" among them asks for `_source`; other
+ * names select stored fields, and no mapping field is stored apart from
+ * `_source`, so they add nothing (as Elasticsearch ignores names that are
+ * not stored). */
+static int parse_stored_fields(fds_search_request *r, const cJSON *v,
+                               fds_err *err)
+{
+    const cJSON *one = cJSON_IsString(v) ? v : NULL;
+    if (!one && !cJSON_IsArray(v))
+        return fds__dsl_err(err, "[stored_fields] must be a string or an "
+                                 "array of strings");
+    r->stored_fields = FDS_STORED_FIELDS_LIST;
+    for (const cJSON *it = one ? one : v->child; it; it = one ? NULL : it->next) {
+        if (!cJSON_IsString(it))
+            return fds__dsl_err(err, "[stored_fields] must be a string or an "
+                                     "array of strings");
+        if (!strcmp(it->valuestring, "_none_")) {
+            if (one == NULL && cJSON_GetArraySize(v) != 1)
+                return fds__dsl_err(err, "[stored_fields] cannot have "
+                                         "[_none_] with other fields");
+            r->stored_fields = FDS_STORED_FIELDS_NONE;
+        } else if (!strcmp(it->valuestring, "_source")) {
+            r->source_asked = true;
+            r->source = true;
+        }
+    }
+    return 0;
+}
+
+/* What `_source` and stored_fields say together, once both are known.
+ * FDS_EINVAL when _none_ meets an explicit `_source`, as Elasticsearch's
+ * SearchService refuses it. */
+static int stored_check(const fds_search_request *r, fds_err *err)
+{
+    if (r->stored_fields == FDS_STORED_FIELDS_NONE && r->source_asked &&
+        r->source)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[stored_fields] cannot be disabled if [_source] "
+                            "is requested");
+    return 0;
+}
+
+/* A JSON boolean for `name`.  0 or FDS_EPARSE. */
+static int parse_flag(const cJSON *v, const char *name, bool *out,
+                      fds_err *err)
+{
+    if (!cJSON_IsBool(v))
+        return fds__dsl_err(err, "[%s] must be a boolean, got a %s", name,
+                            fds__dsl_jtype(v));
+    *out = cJSON_IsTrue(v);
+    return 0;
 }
 
 static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
@@ -457,8 +513,13 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
     }
     if (!strcmp(k, "search_after"))
         return parse_after(r, it, err);
-    if (!strcmp(k, "timeout") || !strcmp(k, "stored_fields") ||
-        !strcmp(k, "version") || !strcmp(k, "seq_no_primary_term") ||
+    if (!strcmp(k, "stored_fields"))
+        return parse_stored_fields(r, it, err);
+    if (!strcmp(k, "version"))
+        return parse_flag(it, k, &r->version, err);
+    if (!strcmp(k, "seq_no_primary_term"))
+        return parse_flag(it, k, &r->seq_no_primary_term, err);
+    if (!strcmp(k, "timeout") ||
         !strcmp(k, "profile")) /* profile: answered by src/http */
         return 0;
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
@@ -631,6 +692,8 @@ int fds_search_parse_window(const char *body, size_t len,
         rc = check_after(r, err);
     if (!rc)
         rc = window_check(r, err);
+    if (!rc)
+        rc = stored_check(r, err);
     raw_free(&c);
     cJSON_Delete(root);
     free(quoted);
@@ -713,6 +776,92 @@ static int apply_q(fds_search_request *req, const char *value, fds_err *err)
     return 0;
 }
 
+/* A URL boolean as Elasticsearch's RestRequest.paramAsBoolean reads it:
+ * "true", "false", or empty for true.  0 or FDS_EINVAL. */
+static int url_flag(const char *key, const char *value, bool *out,
+                    fds_err *err)
+{
+    if (!*value || !strcmp(value, "true")) {
+        *out = true;
+        return 0;
+    }
+    if (!strcmp(value, "false")) {
+        *out = false;
+        return 0;
+    }
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Failed to parse value [%s] as only [true] or [false] "
+                        "are allowed.", value);
+}
+
+/* "a,b:desc" as a JSON array of strings, or (sort) of {"b":"desc"}
+ * objects where a name has an order after its last ':' (RestSearchAction's
+ * reading of ?sort=).  NULL when out of memory. */
+static cJSON *comma_list(const char *value, bool sort)
+{
+    cJSON *l = cJSON_CreateArray();
+    for (const char *p = value; l && *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char *one = fds__dsl_dupn(p, n);
+        if (!one) {
+            cJSON_Delete(l);
+            return NULL;
+        }
+        char *colon = sort ? strrchr(one, ':') : NULL;
+        cJSON *it;
+        if (colon) {
+            *colon = 0;
+            it = cJSON_CreateObject();
+            if (it && !cJSON_AddStringToObject(it, one, colon + 1)) {
+                cJSON_Delete(it);
+                it = NULL;
+            }
+        } else {
+            it = cJSON_CreateString(one);
+        }
+        free(one);
+        if (!it || !cJSON_AddItemToArray(l, it)) {
+            cJSON_Delete(it);
+            cJSON_Delete(l);
+            return NULL;
+        }
+        p += n + (e ? 1 : 0);
+    }
+    return l;
+}
+
+/* ?_source=, ?_source_includes=, ?_source_excludes= (Elasticsearch's
+ * FetchSourceContext.parseFromRestRequest): they replace the body's
+ * `_source`; "true"/"false" switch it, anything else lists includes. */
+static int url_source(fds_search_request *req, const char *key,
+                      const char *value, fds_err *err)
+{
+    req->source_asked = true;
+    if (!req->source_url) { /* the first one drops the body's filter */
+        req->source_url = true;
+        req->source = true;
+        str_list_free(req->includes, req->nincludes);
+        str_list_free(req->excludes, req->nexcludes);
+        req->includes = req->excludes = NULL;
+        req->nincludes = req->nexcludes = 0;
+    }
+    if (!strcmp(key, "_source") &&
+        (!strcmp(value, "true") || !strcmp(value, "false"))) {
+        req->source = value[0] == 't';
+        return stored_check(req, err);
+    }
+    cJSON *l = comma_list(value, false);
+    if (!l)
+        return FDS_ENOMEM;
+    int rc = !strcmp(key, "_source_excludes") ? str_list(l, &req->excludes, &req->nexcludes)
+                           : str_list(l, &req->includes, &req->nincludes);
+    cJSON_Delete(l);
+    if (!rc)
+        rc = source_limits(req, err);
+    return rc ? rc : stored_check(req, err);
+}
+
 int fds_search_apply_param(fds_search_request *req, const char *key,
                            const char *value, fds_err *err)
 {
@@ -751,5 +900,30 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
     }
     if (!strcmp(key, "q"))
         return apply_q(req, value, err);
+    if (!strcmp(key, "version") || !strcmp(key, "seq_no_primary_term") ||
+        !strcmp(key, "rest_total_hits_as_int") || !strcmp(key, "track_scores")) {
+        bool on = false;
+        int rc = url_flag(key, value, &on, err);
+        if (rc)
+            return rc;
+        *(key[0] == 'v'   ? &req->version
+          : key[0] == 's' ? &req->seq_no_primary_term
+          : key[0] == 'r' ? &req->total_as_int
+                          : &req->track_scores) = on;
+        return 0;
+    }
+    if (!strcmp(key, "_source") || !strcmp(key, "_source_includes") ||
+        !strcmp(key, "_source_excludes"))
+        return url_source(req, key, value, err);
+    if (!strcmp(key, "stored_fields") || !strcmp(key, "sort")) {
+        cJSON *l = comma_list(value, key[1] == 'o');
+        if (!l)
+            return FDS_ENOMEM;
+        fds__dsl_ctx c = {.m = req->mapping, .err = err};
+        int rc = key[1] == 'o' ? parse_sort(&c, req, l)
+                               : parse_stored_fields(req, l, err);
+        cJSON_Delete(l);
+        return rc ? rc : stored_check(req, err);
+    }
     return 0;
 }

@@ -78,6 +78,12 @@ typedef struct fds_after_val {
 
 #define FDS_TRACK_TOTAL_NONE (-1) /* track_total_hits: false */
 
+enum {
+    FDS_STORED_FIELDS_DEFAULT, /* not given: _id and _source */
+    FDS_STORED_FIELDS_LIST,    /* a list: _id; _source only if asked */
+    FDS_STORED_FIELDS_NONE,    /* "_none_": neither _id nor _source */
+};
+
 /* ---- limits of one request: past one, parsing fails naming it (invalid argument) */
 
 /* Leaf clauses of a query (each term of an analysed match counts):
@@ -109,6 +115,15 @@ struct fds_search_request {
     bool source;             /* false: "_source": false */
     char **includes, **excludes;
     size_t nincludes, nexcludes;
+    bool source_url;         /* a URL parameter replaced the body's `_source` */
+    bool source_asked;       /* `_source` given (body or URL), or "_source" among stored_fields */
+    /* stored_fields (Elasticsearch's StoredFieldsContext): no mapping field
+     * is stored apart from _source, so a list asks for the metadata and
+     * drops `_source` unless it is asked for; "_none_" drops `_id` too */
+    int stored_fields;       /* FDS_STORED_FIELDS_* */
+    bool version;            /* hits carry `_version` */
+    bool seq_no_primary_term;/* hits carry `_seq_no` and `_primary_term` */
+    bool total_as_int;       /* rest_total_hits_as_int: hits.total is a number */
     const fds_mapping *mapping;
     uint32_t max_window;     /* index.max_result_window: from + size bound */
 };
@@ -148,7 +163,11 @@ int fds_search_parse_window(const char *body, size_t len,
  * Apply one URL parameter of `_search`: "size", "from", "q" (Lucene syntax
  * subset: space-separated `field:value` or bare words matched against every
  * text field), "track_total_hits" ("true", "false" or a number),
- * "explain".  Unknown keys are ignored (the HTTP layer decides which
+ * "explain", "version", "seq_no_primary_term", "rest_total_hits_as_int",
+ * "track_scores" (booleans: "true", "false", empty = true), "_source"
+ * ("true", "false" or includes), "_source_includes", "_source_excludes",
+ * "stored_fields" (comma lists) and "sort" ("field:order,..." appended to
+ * the body's sort keys).  Unknown keys are ignored (the HTTP layer decides which
  * parameters it rejects).  A refused size/from leaves the request as it
  * was.  Returns 0, FDS_EPARSE / FDS_EINVAL (err filled, kinds as for
  * fds_search_parse), FDS_ENOMEM.

@@ -302,6 +302,10 @@ const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
  * far as the last hit needs.  Returns 0, FDS_ECORRUPT / FDS_EDICT (err
  * names index, segment and block), FDS_ENOMEM.
  */
+/* The `_version` and `_seq_no` of segment `seg`'s doc `doc` in the view
+ * (seg < the view's nseg, doc < that segment's max doc). */
+void fds_index_view_doc_meta(const fds_index_view *v, uint32_t seg,
+                             uint32_t doc, int64_t *version, int64_t *seq_no);
 int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
                          const uint8_t **src, size_t *src_len, fds_err *err);
 

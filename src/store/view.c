@@ -154,6 +154,13 @@ const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
     return v->ss;
 }
 
+void fds_index_view_doc_meta(const fds_index_view *v, uint32_t seg,
+                             uint32_t doc, int64_t *version, int64_t *seq_no)
+{
+    *version = fds__seg_version(v->segs[seg], doc);
+    *seq_no = fds__seg_seqno(v->segs[seg], doc);
+}
+
 fds_search_stats *fds_index_search_stats(fds_index *ix)
 {
     return &ix->search;

@@ -131,7 +131,7 @@ static char *search(const char *body, uint64_t *total)
         size_t len;
         if (total)
             *total = res.total;
-        out = fds_search_render(r, &res, &seg, "i", 0, fetch, NULL, &len,
+        out = fds_search_render(r, &res, &seg, "i", 0, &(fds_hit_source){.fetch = fetch}, &len,
                                 &err);
         fds_search_result_free(&res);
     }

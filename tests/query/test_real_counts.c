@@ -47,7 +47,7 @@ static uint64_t count(const char *body, char **rendered)
     ASSERT(rc == 0);
     if (rendered) {
         size_t n;
-        *rendered = fds_search_render(r, &res, segs, "logs", 1, fetch, NULL,
+        *rendered = fds_search_render(r, &res, segs, "logs", 1, &(fds_hit_source){.fetch = fetch},
                                       &n, &err);
         ASSERT(*rendered != NULL);
     }

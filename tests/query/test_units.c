@@ -367,7 +367,7 @@ static void test_dsl(void)
     fds_search_result res;
     ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
     size_t len;
-    char *out = fds_search_render(r, &res, &seg, "idx", 3, fetch1, NULL, &len, &err);
+    char *out = fds_search_render(r, &res, &seg, "idx", 3, &(fds_hit_source){.fetch = fetch1}, &len, &err);
     ASSERT(out && strstr(out, "\"_source\":{ \"msg\" : \"hello there\", \"n\": "
                               "9007199254740993, \"o\": {\"a\": 1, \"b\": [1.50, 2]} }"));
     ASSERT(out && !strstr(out, "\"total\":{"));
@@ -385,7 +385,7 @@ static void test_dsl(void)
     ASSERT(fds_search_parse(b2, strlen(b2), m, 0, &r, &err) == 0);
     ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
     ASSERT(res.nhits == 1 && res.explain != NULL);
-    out = fds_search_render(r, &res, &seg, "idx", 3, fetch1, NULL, &len, &err);
+    out = fds_search_render(r, &res, &seg, "idx", 3, &(fds_hit_source){.fetch = fetch1}, &len, &err);
     ASSERT(out && strstr(out, "\"_source\":{\"n\":9007199254740993,\"o\":{\"b\":[1.50, 2]}}"));
     ASSERT(out && strstr(out, "\"_explanation\":{\"value\":"));
     ASSERT(out && strstr(out, "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:"));
@@ -398,7 +398,7 @@ static void test_dsl(void)
 
     ASSERT(fds_search_parse("{\"query\":{\"match_all\":{}}}", 26, m, 1, &r, &err) == 0);
     ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
-    out = fds_search_render(r, &res, &seg, "idx", 0, NULL, NULL, &len, &err);
+    out = fds_search_render(r, &res, &seg, "idx", 0, NULL, &len, &err);
     ASSERT_STR(out, "{\"count\":1,\"_shards\":{\"total\":1,\"successful\":1,"
                     "\"skipped\":0,\"failed\":0}}");
     free(out);
@@ -440,7 +440,7 @@ static void test_empty(void)
         ASSERT(fds_search_execute(r, &seg, n, &res, &err) == 0);
         ASSERT(res.total == 0 && res.nhits == 0);
         size_t len;
-        char *out = fds_search_render(r, &res, &seg, "e", 0, NULL, NULL, &len, &err);
+        char *out = fds_search_render(r, &res, &seg, "e", 0, NULL, &len, &err);
         ASSERT(out && strstr(out, "\"total\":{\"value\":0,\"relation\":\"eq\"},"
                                   "\"max_score\":null,\"hits\":[]"));
         free(out);

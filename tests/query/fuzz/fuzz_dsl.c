@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fds_err_clear(&err);
     if (fds_search_execute(r, &seg, 1, &res, &err) == 0) {
         size_t len;
-        char *out = fds_search_render(r, &res, &seg, "fuzz", 0, fetch, NULL,
+        char *out = fds_search_render(r, &res, &seg, "fuzz", 0, &(fds_hit_source){.fetch = fetch},
                                       &len, &err);
         if (out && strlen(out) != len)
             abort();

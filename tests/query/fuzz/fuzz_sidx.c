@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fds_search_result res;
         if (fds_search_execute(r, &seg, 1, &res, &err) == 0) {
             size_t len;
-            char *out = fds_search_render(r, &res, &seg, "f", 0, NULL, NULL,
+            char *out = fds_search_render(r, &res, &seg, "f", 0, NULL,
                                           &len, &err);
             free(out);
             fds_search_result_free(&res);

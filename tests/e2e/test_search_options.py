@@ -1,0 +1,126 @@
+"""What a search hit carries, as Elasticsearch 8 answers it: `version`,
+`seq_no_primary_term`, `stored_fields` (a list, `_source` among them,
+`_none_`), `rest_total_hits_as_int`, and the URL forms `_source`,
+`_source_includes`, `_source_excludes`, `sort` and the booleans."""
+import json
+import unittest
+
+from fdsserver import ServerTestCase
+
+
+class SearchOptions(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        st, body, _ = cls.srv.request("PUT", "/o", {"mappings": {"properties": {
+            "n": {"type": "long"}, "k": {"type": "keyword"}}}})
+        assert st == 200, body
+        for i in range(3):
+            st, body, _ = cls.srv.request(
+                "PUT", "/o/_doc/%d" % i, {"n": i, "k": "k%d" % i, "o": {"a": i, "b": -i}})
+            assert st in (200, 201), body
+        # doc 1 written twice: version 2, seq_no 3
+        st, body, _ = cls.srv.request("PUT", "/o/_doc/1?refresh=true",
+                                      {"n": 1, "k": "k1", "o": {"a": 1, "b": -1}})
+        assert st == 200 and body["_version"] == 2, body
+
+    def search(self, body=None, qs="", status=200):
+        st, out, raw = self.req("POST", "/o/_search" + qs, body)
+        self.assertEqual(st, status, out)
+        return out, raw
+
+    def hit(self, out, doc_id):
+        return next(h for h in out["hits"]["hits"] if h.get("_id") == doc_id)
+
+    def test_version_and_seq_no(self):
+        body = {"query": {"term": {"k": "k1"}}, "version": True,
+                "seq_no_primary_term": True}
+        out, raw = self.search(body)
+        h = out["hits"]["hits"][0]
+        self.assertEqual((h["_version"], h["_seq_no"], h["_primary_term"]), (2, 3, 1))
+        # Elasticsearch's order of a hit's metadata
+        keys = list(json.loads(raw)["hits"]["hits"][0])
+        self.assertEqual(keys, ["_index", "_id", "_version", "_seq_no",
+                                "_primary_term", "_score", "_source"])
+        st, got, _ = self.req("GET", "/o/_doc/1")
+        self.assertEqual((got["_version"], got["_seq_no"]), (h["_version"], h["_seq_no"]))
+        h0 = self.hit(self.search({"version": True})[0], "0")
+        self.assertEqual((h0["_version"], "_seq_no" in h0), (1, False))
+        # not asked: not there
+        h = self.search({"query": {"term": {"k": "k1"}}})[0]["hits"]["hits"][0]
+        self.assertNotIn("_version", h)
+        self.assertNotIn("_seq_no", h)
+
+    def test_version_url(self):
+        out, _ = self.search(None, "?q=k:k1&version=true&seq_no_primary_term")
+        h = out["hits"]["hits"][0]
+        self.assertEqual((h["_version"], h["_seq_no"]), (2, 3))
+        out, _ = self.search(None, "?version=false")
+        self.assertNotIn("_version", out["hits"]["hits"][0])
+        out, _ = self.search(None, "?version=yes", status=400)
+        self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+
+    def test_version_must_be_boolean(self):
+        out, _ = self.search({"version": 1}, status=400)
+        self.assertIn("[version]", out["error"]["reason"])
+
+    def test_stored_fields(self):
+        # a list: metadata only, unless _source is asked for
+        for sf in ([], ["k"], "k", ["o.a", "n"]):
+            out, _ = self.search({"stored_fields": sf})
+            for h in out["hits"]["hits"]:
+                self.assertIn("_id", h)
+                self.assertNotIn("_source", h)
+                self.assertNotIn("fields", h)  # no field is stored apart from _source
+        out, _ = self.search({"stored_fields": ["k", "_source"]})
+        self.assertEqual(self.hit(out, "2")["_source"]["k"], "k2")
+        out, _ = self.search({"stored_fields": ["k"], "_source": ["o.a"]})
+        self.assertEqual(self.hit(out, "2")["_source"], {"o": {"a": 2}})
+        # _none_: neither _id nor _source
+        out, _ = self.search({"stored_fields": "_none_"})
+        self.assertEqual(len(out["hits"]["hits"]), 3)
+        for h in out["hits"]["hits"]:
+            self.assertEqual(set(h), {"_index", "_score"})
+        out, _ = self.search({"stored_fields": "_none_", "_source": True}, status=400)
+        self.assertEqual(out["error"]["reason"],
+                         "[stored_fields] cannot be disabled if [_source] is requested")
+        out, _ = self.search({"stored_fields": ["_none_", "k"]}, status=400)
+        out, _ = self.search(None, "?stored_fields=_none_")
+        self.assertEqual(set(out["hits"]["hits"][0]), {"_index", "_score"})
+        out, _ = self.search(None, "?stored_fields=k,_source")
+        self.assertIn("_source", out["hits"]["hits"][0])
+
+    def test_rest_total_hits_as_int(self):
+        out, _ = self.search(None, "?rest_total_hits_as_int=true")
+        self.assertEqual(out["hits"]["total"], 3)
+        out, _ = self.search({"track_total_hits": 2}, "?rest_total_hits_as_int=true")
+        self.assertEqual(out["hits"]["total"], 2)
+        out, _ = self.search(None, "?rest_total_hits_as_int=false")
+        self.assertEqual(out["hits"]["total"], {"value": 3, "relation": "eq"})
+
+    def test_source_url(self):
+        out, _ = self.search(None, "?_source=false")
+        self.assertNotIn("_source", out["hits"]["hits"][0])
+        out, _ = self.search({"_source": False}, "?_source=true")
+        self.assertIn("_source", out["hits"]["hits"][0])
+        out, _ = self.search(None, "?_source=k,o.b")
+        self.assertEqual(self.hit(out, "2")["_source"], {"k": "k2", "o": {"b": -2}})
+        out, _ = self.search(None, "?_source_includes=o.*&_source_excludes=o.b")
+        self.assertEqual(self.hit(out, "2")["_source"], {"o": {"a": 2}})
+        # the URL replaces the body's filter
+        out, _ = self.search({"_source": ["k"]}, "?_source_excludes=o,k")
+        self.assertEqual(self.hit(out, "2")["_source"], {"n": 2})
+
+    def test_sort_url(self):
+        out, _ = self.search(None, "?sort=n:desc")
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["2", "1", "0"])
+        self.assertEqual(out["hits"]["hits"][0]["sort"], [2])
+        out, _ = self.search(None, "?sort=k:asc,_doc")
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["0", "1", "2"])
+        out, _ = self.search(None, "?sort=n:sideways", status=400)
+        out, _ = self.search(None, "?sort=nope", status=400)
+        self.assertEqual(out["error"]["root_cause"][0]["type"], "query_shard_exception")
+
+
+if __name__ == "__main__":
+    unittest.main()
