@@ -1,5 +1,6 @@
 /*
- * fds_text.c: UTF-8 validation and JSON string escaping (see fds_text.h).
+ * fds_text.c: UTF-8 validation, JSON string escaping and wildcard matching
+ * (see fds_text.h).
  */
 #include "fds_text.h"
 
@@ -125,4 +126,35 @@ size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap)
         return 0;
     *p++ = '"';
     return (size_t)(p - dst);
+}
+
+/*
+ * Does wildcard pattern `pat` ('*' = any run of bytes, NUL-terminated)
+ * match s[0..n)?  The greedy algorithm with one backtrack point: a '*'
+ * remembers where it started, and a mismatch resumes just after the last
+ * '*' one byte further on.  Earlier stars never need revisiting (the last
+ * star can absorb whatever they would have), so the cost is
+ * O(strlen(pat) * n) in the worst case, never exponential -- the classic
+ * wildcard matcher (Kirk Krauss, "Matching Wildcards", Dr. Dobb's 2008).
+ */
+bool fds_glob_match(const char *pat, const char *s, size_t n)
+{
+    size_t p = 0, i = 0, star = SIZE_MAX, mark = 0;
+    while (i < n) {
+        if (pat[p] == '*') {
+            star = p++;
+            mark = i;
+        } else if (pat[p] && pat[p] == s[i]) {
+            p++;
+            i++;
+        } else if (star != SIZE_MAX) {
+            p = star + 1;
+            i = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (pat[p] == '*')
+        p++;
+    return pat[p] == 0;
 }

@@ -55,4 +55,15 @@ size_t fds_utf8_cut(const uint8_t *s, size_t n, size_t max);
  */
 size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap);
 
+/*
+ * Does wildcard pattern `pat` ('*' = any run of bytes, NUL-terminated)
+ * match s[0..n)?  The greedy algorithm with one backtrack point: a '*'
+ * remembers where it started, and a mismatch resumes just after the last
+ * '*' one byte further on.  Earlier stars never need revisiting (the last
+ * star can absorb whatever they would have), so the cost is
+ * O(strlen(pat) * n) in the worst case, never exponential -- the classic
+ * wildcard matcher (Kirk Krauss, "Matching Wildcards", Dr. Dobb's 2008).
+ */
+bool fds_glob_match(const char *pat, const char *s, size_t n);
+
 #endif

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fds_strbuf.h"
+#include "fds_text.h"
 #include "numfmt.h"
 
 /* Shortest decimal that reads back as the same float (like Java), with a
@@ -36,52 +37,30 @@ static void sb_float(fds_strbuf *b, float f)
     fds_strbuf_put(b, tmp, n);
 }
 
-static void sb_shards(fds_strbuf *b)
+static void sb_shards(fds_strbuf *b, const fds_shards_info *s)
 {
-    fds_strbuf_puts(b, "\"_shards\":{\"total\":1,\"successful\":1,\"skipped\":0,"
-              "\"failed\":0}");
+    static const fds_shards_info one = {.total = 1};
+    if (!s)
+        s = &one;
+    fds_strbuf_printf(b, "\"_shards\":{\"total\":%u,\"successful\":%u,"
+                      "\"skipped\":0,\"failed\":%u", s->total,
+                      s->total - s->failed, s->failed);
+    if (s->failures) {
+        fds_strbuf_puts(b, ",\"failures\":");
+        fds_strbuf_puts(b, s->failures);
+    }
+    fds_strbuf_puts(b, "}");
 }
 
 /* ---- _source filtering on raw bytes -------------------------------------- */
 
-/*
- * Does wildcard pattern `pat` ('*' = any run of bytes, NUL-terminated)
- * match s[0..n)?  The greedy algorithm with one backtrack point: a '*'
- * remembers where it started, and a mismatch resumes just after the last
- * '*' one byte further on.  Earlier stars never need revisiting (the last
- * star can absorb whatever they would have), so the cost is
- * O(strlen(pat) * n) in the worst case, never exponential -- the classic
- * wildcard matcher (Kirk Krauss, "Matching Wildcards", Dr. Dobb's 2008).
- */
-static bool glob_match(const char *pat, const char *s, size_t n)
-{
-    size_t p = 0, i = 0, star = SIZE_MAX, mark = 0;
-    while (i < n) {
-        if (pat[p] == '*') {
-            star = p++;
-            mark = i;
-        } else if (pat[p] && pat[p] == s[i]) {
-            p++;
-            i++;
-        } else if (star != SIZE_MAX) {
-            p = star + 1;
-            i = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (pat[p] == '*')
-        p++;
-    return pat[p] == 0;
-}
-
 /* Does `pat` match `path` or a prefix object of it ("a" matches "a.b")? */
 static bool pat_covers(const char *pat, const char *path, size_t n)
 {
-    if (glob_match(pat, path, n))
+    if (fds_glob_match(pat, path, n))
         return true;
     for (size_t k = n; k > 0; k--)
-        if (path[k - 1] == '.' && glob_match(pat, path, k - 1))
+        if (path[k - 1] == '.' && fds_glob_match(pat, path, k - 1))
             return true;
     return false;
 }
@@ -303,7 +282,7 @@ char *fds_search_render(const fds_search_request *req,
     fds_strbuf b = {0};
     if (req->count_only) {
         fds_strbuf_printf(&b, "{\"count\":%llu,", (unsigned long long)res->total);
-        sb_shards(&b);
+        sb_shards(&b, hs->shards);
         fds_strbuf_puts(&b, "}");
         goto done;
     }
@@ -333,7 +312,7 @@ char *fds_search_render(const fds_search_request *req,
     }
     bool expl = explain_printable(res);
     fds_strbuf_printf(&b, "{\"took\":%ld,\"timed_out\":false,", took_ms);
-    sb_shards(&b);
+    sb_shards(&b, hs->shards);
     fds_strbuf_puts(&b, ",\"hits\":{");
     if (req->track_total != FDS_TRACK_TOTAL_NONE && req->total_as_int)
         fds_strbuf_printf(&b, "\"total\":%llu,", (unsigned long long)res->total);

@@ -36,13 +36,22 @@ typedef void (*fds_meta_fn)(void *arg, const fds_hit *hit, int64_t *version,
  * to fds_search_execute) belongs to; valid until the render returns. */
 typedef const char *(*fds_index_of_fn)(void *arg, uint32_t seg);
 
+/* `_shards` of the answer: `total` shards searched, `failed` of them
+ * failed, `failures` their JSON array text (NULL when none). */
+typedef struct fds_shards_info {
+    unsigned total, failed;
+    const char *failures;
+} fds_shards_info;
+
 /* Where the render reads what the hits carry besides `_id` and the score.
  * Any callback may be NULL: no `_source` (fetch), `_version`/`_seq_no`
- * printed as -1 (meta), `index_name` for every hit (index_of). */
+ * printed as -1 (meta), `index_name` for every hit (index_of); shards
+ * may be NULL: one shard, successful. */
 typedef struct fds_hit_source {
     fds_fetch_fn fetch;
     fds_meta_fn meta;
     fds_index_of_fn index_of;
+    const fds_shards_info *shards;
     void *arg;
 } fds_hit_source;
 

@@ -470,6 +470,9 @@ static void route(fds_req *r, fds_resp *o)
         if ((!strcmp(s0, "_search") || !strcmp(s0, "_count")) && n == 1 &&
             (get || post))
             return fds_h_search(r, o, !strcmp(s0, "_count"));
+        if (!strcmp(s0, "_all") && n == 2 && (get || post) &&
+            (seg_is(r, 1, "_search") || seg_is(r, 1, "_count")))
+            return fds_h_search(r, o, seg_is(r, 1, "_count"));
         return fds_resp_errorf(o, 400, "invalid_index_name_exception",
                                "Invalid index name [%s], must not start with "
                                "'_', '-', or '+'", s0);

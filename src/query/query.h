@@ -229,6 +229,12 @@ int fds_search_execute(const fds_search_request *req,
                        const fds_search_segment *segs, unsigned nseg,
                        fds_search_result *out, fds_err *err);
 void fds_search_result_free(fds_search_result *r);
+/* The order of hits of request `req` (of fds_search_execute's results):
+ * <0 if a comes before b -- better score, or sort keys in order --,
+ * >0 if after; ties go by (seg, doc), as Lucene's TopDocs.merge breaks
+ * them by shard and doc.  For merging results of several searches. */
+int fds_hit_cmp(const struct fds_search_request *req, const fds_hit *a,
+                const fds_hit *b);
 /* Free an explanation tree (NULL is a no-op). */
 void fds_explanation_free(fds_explanation *e);
 

@@ -56,6 +56,12 @@ int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
     return s->desc ? -c : c;
 }
 
+int fds_hit_cmp(const fds_search_request *req, const fds_hit *a,
+                const fds_hit *b)
+{
+    return fds__hit_cmp(req, a, b);
+}
+
 /* <0 if a sorts before b (better), >0 if after. */
 int fds__hit_cmp(const fds_search_request *req, const fds_hit *a,
                    const fds_hit *b)

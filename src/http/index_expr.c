@@ -1,0 +1,196 @@
+/*
+ * index_expr.c: index expressions resolved to indices (see index_expr.h).
+ * The work is bounded by (items of the expression) x (indices of the
+ * node), each match linear in pattern x name (fds_glob_match).
+ */
+#include "index_expr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fds_text.h"
+
+static int bad_value(fds_err *err, const char *name, const char *v)
+{
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Failed to parse value [%s] for parameter [%s]", v,
+                        name);
+}
+
+/* Elasticsearch's index_not_found_exception for `name`. */
+static int not_found(fds_err *err, const char *name)
+{
+    fds_err_clear(err);
+    int rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s]", name);
+    snprintf(err->index, sizeof err->index, "%s", name);
+    return rc;
+}
+
+static int read_flag(const char *v, const char *name, bool *out, fds_err *err)
+{
+    if (!v)
+        return 0;
+    if (!*v || !strcmp(v, "true"))
+        *out = true;
+    else if (!strcmp(v, "false"))
+        *out = false;
+    else
+        return bad_value(err, name, v);
+    return 0;
+}
+
+int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
+                             void *arg, fds_index_expr_opts *o, fds_err *err)
+{
+    int rc = read_flag(param(arg, "ignore_unavailable"), "ignore_unavailable",
+                       &o->ignore_unavailable, err);
+    if (!rc)
+        rc = read_flag(param(arg, "allow_no_indices"), "allow_no_indices",
+                       &o->allow_no_indices, err);
+    const char *ew = param(arg, "expand_wildcards");
+    if (rc || !ew)
+        return rc;
+    o->expand_open = o->expand_closed = o->expand_hidden = false;
+    for (const char *p = ew; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == 4 && !memcmp(p, "open", 4))
+            o->expand_open = true;
+        else if (l == 6 && !memcmp(p, "closed", 6))
+            o->expand_closed = true;
+        else if (l == 6 && !memcmp(p, "hidden", 6))
+            o->expand_hidden = true;
+        else if (l == 3 && !memcmp(p, "all", 3))
+            o->expand_open = o->expand_closed = o->expand_hidden = true;
+        else if (!(l == 4 && !memcmp(p, "none", 4)))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "No enum constant for [expand_wildcards]: "
+                                "[%.*s]", (int)l, p);
+        p += l + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+/* Does wildcard item `pat` (NUL-terminated) take index `name`? */
+static bool wild_takes(const char *pat, fds_index *ix, const char *name,
+                       const fds_index_expr_opts *o)
+{
+    if (!fds_glob_match(pat, name, strlen(name)))
+        return false;
+    if (name[0] == '.' && pat[0] != '.' && !o->expand_hidden)
+        return false;
+    return fds_index_is_open(ix) ? o->expand_open : o->expand_closed;
+}
+
+void fds_index_expr_free(fds_index **ixs, size_t n)
+{
+    for (size_t i = 0; ixs && i < n; i++)
+        fds_index_release(ixs[i]);
+    free(ixs);
+}
+
+/* Every index of the node: references in `all`, names in `names`. */
+typedef struct node_set {
+    char **names;
+    fds_index **all; /* NULL where the index went away meanwhile */
+    size_t n;
+} node_set;
+
+static void node_set_free(node_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->names[i]);
+        fds_index_release(s->all[i]);
+    }
+    free(s->names);
+    free(s->all);
+}
+
+static int node_set_load(fds_store *st, node_set *s)
+{
+    memset(s, 0, sizeof *s);
+    if (fds_store_list_indices(st, &s->names, &s->n))
+        return FDS_ENOMEM;
+    s->all = calloc(s->n ? s->n : 1, sizeof *s->all);
+    if (!s->all) {
+        node_set_free(s);
+        return FDS_ENOMEM;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (fds_store_get_index(st, s->names[i], &s->all[i], NULL))
+            s->all[i] = NULL;
+    return 0;
+}
+
+/* Apply one item of the expression to `take` (one flag per index of the
+ * node).  0 or FDS_ENOTFOUND (err filled) for a missing concrete name. */
+static int apply_item(const node_set *s, char *item, bool *take,
+                      const fds_index_expr_opts *o, fds_err *err)
+{
+    bool minus = item[0] == '-' && item[1];
+    const char *pat = minus ? item + 1 : item;
+    bool wild = strchr(pat, '*') != NULL;
+    if (!strcmp(pat, "_all")) {
+        pat = "*";
+        wild = true;
+    }
+    bool found = false;
+    for (size_t i = 0; i < s->n; i++) {
+        if (!s->all[i])
+            continue;
+        bool hit = wild ? wild_takes(pat, s->all[i], s->names[i], o)
+                        : !strcmp(pat, s->names[i]);
+        if (!hit)
+            continue;
+        found = true;
+        if (!wild && !minus && !fds_index_is_open(s->all[i]) &&
+            o->ignore_unavailable)
+            continue; /* a closed name is unavailable */
+        take[i] = !minus;
+    }
+    if (!found && !wild && !minus && !o->ignore_unavailable)
+        return not_found(err, pat);
+    return 0;
+}
+
+int fds_index_expr_resolve(fds_store *st, const char *expr,
+                           const fds_index_expr_opts *o, fds_index ***out,
+                           size_t *n, fds_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    node_set s;
+    if (node_set_load(st, &s))
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    bool *take = calloc(s.n ? s.n : 1, sizeof *take);
+    char *copy = strdup(expr && *expr ? expr : "_all");
+    int rc = take && copy ? 0 : FDS_ENOMEM;
+    for (char *save = NULL, *t = rc ? NULL : strtok_r(copy, ",", &save);
+         t && !rc; t = strtok_r(NULL, ",", &save))
+        rc = apply_item(&s, t, take, o, err);
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < s.n; i++)
+        k += take[i];
+    if (!rc && k == 0 && !o->allow_no_indices)
+        rc = not_found(err, expr && *expr ? expr : "_all");
+    fds_index **ixs = rc ? NULL : calloc(k ? k : 1, sizeof *ixs);
+    if (!rc && !ixs)
+        rc = FDS_ENOMEM;
+    for (size_t i = 0, j = 0; !rc && i < s.n; i++)
+        if (take[i]) {
+            ixs[j++] = s.all[i];
+            s.all[i] = NULL; /* the reference moves to the answer */
+        }
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    free(take);
+    free(copy);
+    node_set_free(&s);
+    if (rc)
+        return rc;
+    *out = ixs;
+    *n = k;
+    return 0;
+}

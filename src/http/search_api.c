@@ -1,0 +1,479 @@
+/*
+ * search_api.c: `_search` and `_count` over an index expression
+ * (index_expr.h): `/{expr}/_search`, `/_search`, `/_all/_count`, ...
+ *
+ * Each index is one shard, searched as Elasticsearch's query-then-fetch
+ * does: the body is parsed against that index's mapping, the query runs
+ * over its segments with its own term statistics and keeps its best
+ * from + size hits; the coordinating step merges those lists in the
+ * request's order (score or sort keys, then index -- the shard order --
+ * then doc, as Lucene's TopDocs.merge breaks ties), cuts the page and
+ * fetches `_source` from each hit's index.  An index whose search fails is
+ * a shard failure in `_shards.failures` while the others answer; when all
+ * fail, the first failure is the answer (as Elasticsearch's "all shards
+ * failed" carries its root cause).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fds_strbuf.h"
+#include "fds_text.h"
+#include "http_int.h"
+#include "index_expr.h"
+#include "search_render.h"
+#include "search_stats.h"
+
+/* URL parameters Elasticsearch's search accepts that we apply. */
+static const char *const SEARCH_PARAMS[] = {
+    "size", "from", "q", "track_total_hits", "_source", "_source_includes",
+    "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
+    "stored_fields", "rest_total_hits_as_int", "track_scores"};
+
+/* "profile" first: `_count` takes the list without it.  routing,
+ * preference, request_cache, search_type, batched_reduce_size,
+ * ccs_minimize_roundtrips and typed_keys change nothing an answer shows
+ * with one shard per index and no aggregations. */
+static const char *const SEARCH_OK_PARAMS[] = {
+    "profile", "size", "from", "q", "track_total_hits", "_source",
+    "_source_includes", "_source_excludes", "sort", "explain", "version",
+    "seq_no_primary_term", "stored_fields", "track_scores", "routing",
+    "preference", "request_cache", "allow_no_indices", "ignore_unavailable",
+    "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
+    "batched_reduce_size", "ccs_minimize_roundtrips", NULL};
+
+/* One index of the search: its parsed request, view and result. */
+typedef struct shard_run {
+    fds_index *ix;
+    fds_search_request *req;
+    fds_index_view *v;
+    const fds_search_segment *segs;
+    unsigned nseg;
+    unsigned seg0; /* its first segment in the merged segment array */
+    fds_search_result res;
+    uint32_t from, size; /* the page asked for, before several shards widen it */
+    uint64_t query_ns;
+    int rc;
+    fds_err err;
+} shard_run;
+
+/* The search as a whole: the shards that answered, in index order. */
+typedef struct search_run {
+    shard_run *sh;
+    size_t n;
+    size_t nok;
+    unsigned *ok;  /* indices into sh of the shards that answered */
+    uint64_t fetch_ns;           /* the fetch phase (render) */
+    uint64_t load_ns, load_docs; /* what fetching `_source` cost */
+} search_run;
+
+/* The answering shard that global segment `seg` belongs to. */
+static shard_run *shard_of(const search_run *s, uint32_t seg)
+{
+    size_t lo = 0, hi = s->nok;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (s->sh[s->ok[mid]].seg0 <= seg)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return &s->sh[s->ok[lo]];
+}
+
+static const char *index_of_cb(void *arg, uint32_t seg)
+{
+    return fds_index_name(shard_of(arg, seg)->ix);
+}
+
+static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
+                    int64_t *seq_no)
+{
+    shard_run *sh = shard_of(arg, h->seg);
+    fds_index_view_doc_meta(sh->v, h->seg - sh->seg0, h->doc, version, seq_no);
+}
+
+/* `_source` of the page: each shard's hits fetched from its view in one
+ * call (hits of a block decode it once), with their segment numbers made
+ * local again. */
+static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
+                    const uint8_t **src, size_t *len, fds_err *err)
+{
+    search_run *s = arg;
+    uint64_t t0 = fds__mono_ns();
+    if (s->nok == 1) {
+        int rc = fds_index_view_fetch(s->sh[s->ok[0]].v, hits, n, src, len, err);
+        s->load_ns += fds__mono_ns() - t0;
+        s->load_docs += n;
+        return rc;
+    }
+    fds_hit *local = malloc((n ? n : 1) * sizeof *local);
+    size_t *at = malloc((n ? n : 1) * sizeof *at);
+    const uint8_t **ls = malloc((n ? n : 1) * sizeof *ls);
+    size_t *ll = malloc((n ? n : 1) * sizeof *ll);
+    int rc = local && at && ls && ll ? 0 : FDS_ENOMEM;
+    for (size_t k = 0; !rc && k < s->nok; k++) {
+        shard_run *sh = &s->sh[s->ok[k]];
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (shard_of(s, hits[i].seg) == sh) {
+                local[m] = hits[i];
+                local[m].seg -= sh->seg0;
+                at[m++] = i;
+            }
+        if (m && !(rc = fds_index_view_fetch(sh->v, local, m, ls, ll, err)))
+            for (size_t i = 0; i < m; i++) {
+                src[at[i]] = ls[i];
+                len[at[i]] = ll[i];
+            }
+    }
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+    free(local);
+    free(at);
+    free(ls);
+    free(ll);
+    s->load_ns += fds__mono_ns() - t0;
+    s->load_docs += n;
+    return rc;
+}
+
+/* Splice `"profile":{...}` before the closing brace of the JSON object
+ * `*out` (*len bytes).  Returns 0 or FDS_ENOMEM (then *out is unchanged). */
+static int splice_profile(char **out, size_t *len, const fds__profile *p)
+{
+    char *prof = fds__profile_json(p);
+    char *close = *out ? memrchr(*out, '}', *len) : NULL;
+    static const char key[] = ",\"profile\":";
+    size_t plen = prof ? strlen(prof) : 0;
+    char *n = prof && close ? malloc(*len + sizeof key + plen) : NULL;
+    if (!n) {
+        free(prof);
+        return FDS_ENOMEM;
+    }
+    /* memcpy, not printf: the hits' _source bytes are copied as they are */
+    size_t head = (size_t)(close - *out), tail = *len - head, w = 0;
+    memcpy(n, *out, head);
+    memcpy(n + (w += head), key, sizeof key - 1);
+    memcpy(n + (w += sizeof key - 1), prof, plen);
+    memcpy(n + (w += plen), close, tail);
+    n[w += tail] = 0;
+    free(prof);
+    free(*out);
+    *out = n;
+    *len = w;
+    return 0;
+}
+
+/* Parse the body for index `sh->ix` (with the URL parameters), or for no
+ * index at all (`m` an empty mapping) when ix is NULL. */
+static int parse_for(fds_req *r, const fds_mapping *m, uint32_t max_window,
+                     bool count, fds_search_request **req, fds_err *e)
+{
+    int rc = fds_search_parse_window(r->body, r->body_len, m, max_window,
+                                     count ? 1 : 0, req, e);
+    for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
+        const char *val = fds_req_param(r, SEARCH_PARAMS[i]);
+        if (val)
+            rc = fds_search_apply_param(*req, SEARCH_PARAMS[i], val, e);
+    }
+    return rc;
+}
+
+/* The query phase on one shard.  With several shards each keeps its best
+ * from + size hits (the page is cut after the merge). */
+static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
+{
+    fds_err_clear(&sh->err);
+    fds_index_settings set;
+    fds_index_get_settings(sh->ix, &set);
+    sh->rc = parse_for(r, fds_index_mapping(sh->ix), set.max_result_window,
+                       count, &sh->req, &sh->err);
+    if (!sh->rc) {
+        sh->from = sh->req->from;
+        sh->size = sh->req->size;
+    }
+    if (!sh->rc && several) {
+        sh->req->size += sh->req->from;
+        sh->req->from = 0;
+    }
+    if (!sh->rc)
+        sh->rc = fds_index_view_acquire(sh->ix, &sh->v, &sh->err);
+    if (!sh->rc)
+        sh->segs = fds_index_view_segments(sh->v, &sh->nseg);
+    if (!sh->rc) {
+        fds_search_stats *ss = fds_index_search_stats(sh->ix);
+        uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
+        sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res,
+                                    &sh->err);
+        sh->query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !sh->rc);
+    }
+    if (sh->rc && !sh->err.index[0])
+        snprintf(sh->err.index, sizeof sh->err.index, "%s",
+                 fds_index_name(sh->ix));
+}
+
+/* A hit and what explains it, for the merge. */
+typedef struct merged_hit {
+    fds_hit h;
+    fds_explanation *x;
+} merged_hit;
+
+static int merged_cmp(const void *a, const void *b, void *arg)
+{
+    return fds_hit_cmp(arg, &((const merged_hit *)a)->h,
+                       &((const merged_hit *)b)->h);
+}
+
+/* The answering shards' hits merged into `out` (hits and explanations
+ * malloc'd; explanation trees still owned by the shards), the page
+ * [from, from + size) of the request `page`. */
+static int merge_hits(search_run *s, const fds_search_request *page,
+                      fds_search_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->max_score = NAN;
+    size_t total = 0;
+    for (size_t k = 0; k < s->nok; k++) {
+        const fds_search_result *res = &s->sh[s->ok[k]].res;
+        total += res->nhits;
+        out->total += res->total;
+        out->total_is_lower_bound |= res->total_is_lower_bound;
+        if (!isnan(res->max_score) &&
+            (isnan(out->max_score) || res->max_score > out->max_score))
+            out->max_score = res->max_score;
+    }
+    /* a finite track_total_hits: counted up to it, as one shard would */
+    if (page->track_total >= 0 && page->track_total != INT64_MAX &&
+        out->total > (uint64_t)page->track_total) {
+        out->total = (uint64_t)page->track_total;
+        out->total_is_lower_bound = true;
+    }
+    merged_hit *all = malloc((total ? total : 1) * sizeof *all);
+    if (!all)
+        return FDS_ENOMEM;
+    size_t m = 0;
+    bool explain = false;
+    for (size_t k = 0; k < s->nok; k++) {
+        shard_run *sh = &s->sh[s->ok[k]];
+        for (size_t i = 0; i < sh->res.nhits; i++) {
+            all[m].h = sh->res.hits[i];
+            all[m].h.seg += sh->seg0;
+            all[m++].x = sh->res.explain ? sh->res.explain[i] : NULL;
+        }
+        explain |= sh->res.explain != NULL;
+    }
+    qsort_r(all, m, sizeof *all, merged_cmp, (void *)page);
+    size_t from = page->from < m ? page->from : m;
+    size_t n = m - from < page->size ? m - from : page->size;
+    out->hits = malloc((n ? n : 1) * sizeof *out->hits);
+    out->explain = explain ? calloc(n ? n : 1, sizeof *out->explain) : NULL;
+    if (!out->hits || (explain && !out->explain)) {
+        free(all);
+        free(out->hits);
+        free(out->explain);
+        return FDS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        out->hits[i] = all[from + i].h;
+        if (explain)
+            out->explain[i] = all[from + i].x;
+    }
+    out->nhits = n;
+    free(all);
+    return 0;
+}
+
+/* `_shards.failures` of the shards that failed, as a JSON array text
+ * (malloc'd), or NULL when none failed. */
+static char *failures_json(const search_run *s)
+{
+    if (s->nok == s->n)
+        return NULL;
+    fds_strbuf b = {0};
+    fds_strbuf_puts(&b, "[");
+    bool first = true;
+    for (size_t i = 0; i < s->n; i++) {
+        const shard_run *sh = &s->sh[i];
+        if (!sh->rc)
+            continue;
+        if (!first)
+            fds_strbuf_puts(&b, ",");
+        first = false;
+        const char *name = fds_index_name(sh->ix);
+        fds_strbuf_puts(&b, "{\"shard\":0,\"index\":");
+        fds_strbuf_put_json_string(&b, name, strlen(name));
+        fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":{\"type\":");
+        const char *type = fds_http_type(&sh->err);
+        fds_strbuf_put_json_string(&b, type, strlen(type));
+        fds_strbuf_puts(&b, ",\"reason\":");
+        fds_strbuf_put_json_string(&b, sh->err.reason, strlen(sh->err.reason));
+        fds_strbuf_puts(&b, "}}");
+    }
+    fds_strbuf_puts(&b, "]");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+static const char *req_param_cb(void *arg, const char *name)
+{
+    return fds_req_param(arg, name);
+}
+
+/* The search of `s`'s shards rendered, or NULL with e filled. */
+static char *render(fds_req *r, search_run *s, bool count, long long t0,
+                    size_t *out_len, fds_err *e)
+{
+    fds_mapping *none = NULL;
+    fds_search_request *empty = NULL;
+    const fds_search_request *page = s->nok ? s->sh[s->ok[0]].req : NULL;
+    if (!page) { /* no index: the body is still checked */
+        none = fds_mapping_create();
+        if (!none || parse_for(r, none, UINT32_MAX, count, &empty, e)) {
+            fds_mapping_free(none);
+            if (!e->code)
+                fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+            return NULL;
+        }
+        page = empty;
+    }
+    fds_search_request pg = *page; /* from/size as asked, not as run */
+    if (s->nok) {
+        pg.from = s->sh[s->ok[0]].from;
+        pg.size = s->sh[s->ok[0]].size;
+    }
+    unsigned nseg = 0;
+    for (size_t k = 0; k < s->nok; k++) {
+        s->sh[s->ok[k]].seg0 = nseg;
+        nseg += s->sh[s->ok[k]].nseg;
+    }
+    fds_search_segment *segs = calloc(nseg ? nseg : 1, sizeof *segs);
+    fds_search_result merged, *res = s->nok == 1 ? &s->sh[s->ok[0]].res : &merged;
+    memset(&merged, 0, sizeof merged);
+    merged.max_score = NAN;
+    int rc = segs ? 0 : FDS_ENOMEM;
+    for (size_t k = 0; !rc && k < s->nok; k++) {
+        shard_run *sh = &s->sh[s->ok[k]];
+        memcpy(segs + sh->seg0, sh->segs, sh->nseg * sizeof *segs);
+    }
+    char *fail = failures_json(s);
+    fds_shards_info info = {.total = (unsigned)s->n,
+                            .failed = (unsigned)(s->n - s->nok),
+                            .failures = fail};
+    if (!rc && s->nok > 1)
+        rc = merge_hits(s, &pg, &merged);
+    char *out = NULL;
+    if (!rc) {
+        fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
+                             .index_of = index_of_cb, .shards = &info,
+                             .arg = s};
+        fds_search_stats *ss[s->nok ? s->nok : 1];
+        uint64_t f0[s->nok ? s->nok : 1];
+        bool fetch = !count && res->nhits > 0;
+        for (size_t k = 0; fetch && k < s->nok; k++) {
+            ss[k] = fds_index_search_stats(s->sh[s->ok[k]].ix);
+            f0[k] = fds__phase_begin(ss[k], FDS__PHASE_FETCH);
+        }
+        out = fds_search_render(&pg, res, segs, "",
+                                (long)((fds_now_us() - t0) / 1000), &hs,
+                                out_len, e);
+        for (size_t k = 0; fetch && k < s->nok; k++)
+            s->fetch_ns = fds__phase_end(ss[k], FDS__PHASE_FETCH, f0[k],
+                                         out != NULL);
+        if (!out)
+            rc = e->code ? e->code : FDS_ENOMEM;
+    }
+    if (rc == FDS_ENOMEM && !e->code)
+        fds_err_setk(e, rc, FDS_KIND_INTERNAL, "out of memory");
+    free(merged.hits);
+    free(merged.explain);
+    free(fail);
+    free(segs);
+    fds_search_request_free(empty);
+    fds_mapping_free(none);
+    return out;
+}
+
+static void search_run_free(search_run *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        fds_search_result_free(&s->sh[i].res);
+        fds_search_request_free(s->sh[i].req);
+        fds_index_view_release(s->sh[i].v);
+        fds_index_release(s->sh[i].ix);
+    }
+    free(s->sh);
+    free(s->ok);
+}
+
+void fds_h_search(fds_req *r, fds_resp *o, bool count)
+{
+    long long t0 = fds_now_us();
+    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 1 : 0)))
+        return;
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    /* /_search and /_count have no expression: every index */
+    const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
+    if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
+        return fds_resp_error(o, &e);
+    bool profile = !count && (fds_req_param_bool(r, "profile", false) ||
+                              fds__body_wants_profile(r->body, r->body_len));
+    if (profile && n != 1) {
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[profile] is supported on one index at a "
+                               "time; [%zu] indices matched", n);
+    }
+    search_run s = {.sh = calloc(n ? n : 1, sizeof *s.sh),
+                    .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
+    if (!s.sh || !s.ok) {
+        free(s.sh);
+        free(s.ok);
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        s.sh[i].ix = ixs[i]; /* the reference moves to the shard */
+        run_shard(r, &s.sh[i], count, n > 1);
+        if (!s.sh[i].rc)
+            s.ok[s.nok++] = (unsigned)i;
+    }
+    free(ixs);
+    size_t out_len = 0;
+    char *out = NULL;
+    if (n && !s.nok) {
+        e = s.sh[0].err; /* all shards failed: the first one's cause */
+    } else {
+        out = render(r, &s, count, t0, &out_len, &e);
+    }
+    if (out && profile) {
+        shard_run *sh = &s.sh[0];
+        fds__profile prof = {.node_id = FDS__NODE_ID,
+                             .index = fds_index_name(sh->ix),
+                             .query = sh->req->query,
+                             .query_ns = sh->query_ns,
+                             .has_fetch = sh->res.nhits > 0,
+                             .fetch_ns = s.fetch_ns,
+                             .load_ns = s.load_ns,
+                             .load_docs = s.load_docs};
+        if (splice_profile(&out, &out_len, &prof)) {
+            free(out);
+            out = NULL;
+            fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        }
+    }
+    if (out)
+        fds_resp_raw(o, 200, out, out_len, NULL);
+    else
+        fds_resp_error(o, &e);
+    search_run_free(&s);
+}

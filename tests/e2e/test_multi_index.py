@@ -1,0 +1,171 @@
+"""Search over index expressions, as Elasticsearch 8 answers it: comma lists,
+wildcards, exclusions, `_all` and no index at all; ignore_unavailable,
+allow_no_indices and expand_wildcards; hits, totals and pages merged across
+indices, each hit with its `_index`; a failing index as a shard failure.
+Daily indices (`logs-YYYY.MM.DD`, as rsyslog and syslog-ng write them) are
+the case it is for; the official Python client searches them too."""
+import json
+import unittest
+
+from fdsserver import ServerTestCase
+
+DAYS = ["logs-2026.11.29", "logs-2026.11.30", "logs-2026.12.01"]
+PER_DAY = [7, 11, 5]
+
+
+class MultiIndex(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        lines = []
+        cls.docs = []  # (index, id, n, msg)
+        k = 0
+        for day, count in zip(DAYS, PER_DAY):
+            for i in range(count):
+                msg = "get page%d" % (k % 4) + (" error" if k % 3 == 0 else "")
+                lines.append(json.dumps({"index": {"_index": day, "_id": "d%d" % k}}))
+                lines.append(json.dumps({"n": (k * 37) % 101, "msg": msg, "day": day}))
+                cls.docs.append((day, "d%d" % k, (k * 37) % 101, msg))
+                k += 1
+        lines.append(json.dumps({"index": {"_index": "metrics", "_id": "m1"}}))
+        lines.append(json.dumps({"v": 1, "msg": "error metric"}))
+        lines.append(json.dumps({"index": {"_index": ".hidden", "_id": "h1"}}))
+        lines.append(json.dumps({"msg": "hidden error"}))
+        lines.append(json.dumps({"index": {"_index": "closed-1", "_id": "c1"}}))
+        lines.append(json.dumps({"msg": "closed error"}))
+        st, body, _ = cls.srv.request("POST", "/_bulk?refresh=true",
+                                      "\n".join(lines) + "\n",
+                                      {"Content-Type": "application/x-ndjson"})
+        assert st == 200 and not body["errors"], str(body)[:400]
+        st, body, _ = cls.srv.request("POST", "/closed-1/_close")
+        assert st == 200, body
+
+    def search(self, path, body=None, status=200):
+        st, out, _ = self.req("POST", path, body)
+        self.assertEqual(st, status, out)
+        return out
+
+    def count(self, path):
+        return self.search(path + "/_count")["count"]
+
+    def test_expressions(self):
+        logs = sum(PER_DAY)
+        self.assertEqual(self.count("/logs-*"), logs)
+        self.assertEqual(self.count("/%s,%s" % (DAYS[0], DAYS[2])), PER_DAY[0] + PER_DAY[2])
+        self.assertEqual(self.count("/logs-*,-%s" % DAYS[1]), PER_DAY[0] + PER_DAY[2])
+        self.assertEqual(self.count("/logs-*,-logs-2026.11.*"), PER_DAY[2])
+        self.assertEqual(self.count("/logs-*,metrics"), logs + 1)
+        self.assertEqual(self.count("/%s,%s" % (DAYS[0], DAYS[0])), PER_DAY[0])
+        # every open index that is not hidden
+        for path in ("/_count", "/_all/_count", "/*/_count"):
+            self.assertEqual(self.search(path)["count"], logs + 1, path)
+        out = self.search("/_search", {"size": 100})
+        self.assertEqual(out["hits"]["total"]["value"], logs + 1)
+        self.assertEqual(out["_shards"], {"total": 4, "successful": 4, "skipped": 0,
+                                          "failed": 0})
+        # hidden (dot) names: only a dot pattern or expand_wildcards=hidden
+        self.assertEqual(self.count("/.h*"), 1)
+        self.assertEqual(self.count("/*") + 1,
+                         self.search("/*/_count?expand_wildcards=open,hidden")["count"])
+
+    def test_hits_carry_their_index(self):
+        out = self.search("/logs-*/_search", {"size": 100})
+        got = {(h["_index"], h["_id"]) for h in out["hits"]["hits"]}
+        self.assertEqual(got, {(d[0], d[1]) for d in self.docs})
+        for h in out["hits"]["hits"]:
+            self.assertEqual(h["_source"]["day"], h["_index"])
+
+    def test_sorted_pages_across_indices(self):
+        want = sorted(self.docs, key=lambda d: (-d[2], DAYS.index(d[0])))
+        for frm, size in ((0, 10), (3, 4), (9, 20), (20, 10), (23, 5)):
+            out = self.search("/logs-*/_search", {"from": frm, "size": size,
+                                                   "sort": [{"n": "desc"}]})
+            got = [(h["_index"], h["_id"], h["sort"][0]) for h in out["hits"]["hits"]]
+            self.assertEqual(got, [(d[0], d[1], d[2]) for d in want[frm:frm + size]],
+                             (frm, size))
+            self.assertEqual(out["hits"]["total"]["value"], sum(PER_DAY))
+        out = self.search("/logs-*/_search?sort=n:asc&size=3")
+        self.assertEqual([h["sort"][0] for h in out["hits"]["hits"]],
+                         sorted(d[2] for d in self.docs)[:3])
+
+    def test_scored_merge(self):
+        q = {"query": {"match": {"msg": "error"}}, "size": 50}
+        out = self.search("/logs-*/_search", q)
+        hits = out["hits"]["hits"]
+        self.assertEqual(len(hits), sum(1 for d in self.docs if "error" in d[3]))
+        scores = [h["_score"] for h in hits]
+        self.assertEqual(scores, sorted(scores, reverse=True))
+        self.assertEqual(out["hits"]["max_score"], scores[0])
+        # each index scores with its own statistics: its hits as it alone ranks them
+        for day in DAYS:
+            alone = self.search("/%s/_search" % day, q)["hits"]["hits"]
+            mine = [h for h in hits if h["_index"] == day]
+            self.assertEqual([(h["_id"], h["_score"]) for h in mine],
+                             [(h["_id"], h["_score"]) for h in alone])
+
+    def test_track_total_hits_across_indices(self):
+        out = self.search("/logs-*/_search", {"track_total_hits": 10, "size": 0})
+        self.assertEqual(out["hits"]["total"], {"value": 10, "relation": "gte"})
+        out = self.search("/logs-*/_search?rest_total_hits_as_int=true", {"size": 0})
+        self.assertEqual(out["hits"]["total"], sum(PER_DAY))
+
+    def test_no_match_and_missing(self):
+        out = self.search("/nomatch-*/_search")
+        self.assertEqual(out["hits"], {"total": {"value": 0, "relation": "eq"},
+                                       "max_score": None, "hits": []})
+        self.assertEqual(out["_shards"]["total"], 0)
+        self.assertEqual(self.count("/nomatch-*"), 0)
+        out = self.search("/nomatch-*/_search?allow_no_indices=false", status=404)
+        self.assertEqual(out["error"]["type"], "index_not_found_exception")
+        out = self.search("/%s,nope/_search" % DAYS[0], status=404)
+        self.assertEqual(out["error"]["type"], "index_not_found_exception")
+        self.assertEqual(out["error"]["reason"], "no such index [nope]")
+        self.assertEqual(out["error"]["index"], "nope")
+        out = self.search("/%s,nope/_search?ignore_unavailable=true" % DAYS[0])
+        self.assertEqual(out["hits"]["total"]["value"], PER_DAY[0])
+        # a malformed body is refused even when no index matches
+        out = self.search("/nomatch-*/_search", {"query": {"bogus": {}}}, status=400)
+        self.assertEqual(out["error"]["type"], "parsing_exception")
+
+    def test_closed(self):
+        # wildcards skip closed indices unless expand_wildcards asks for them
+        self.assertEqual(self.count("/closed-*"), 0)
+        out = self.search("/closed-1/_search", status=400)
+        self.assertEqual(out["error"]["type"], "index_closed_exception")
+        out = self.search("/closed-1,metrics/_search?ignore_unavailable=true")
+        self.assertEqual(out["hits"]["total"]["value"], 1)
+        out = self.search("/logs-*/_search?expand_wildcards=sideways", status=400)
+        self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+        out = self.search("/logs-*/_search?ignore_unavailable=perhaps", status=400)
+
+    def test_shard_failure(self):
+        # `n` is mapped in the logs indices only: metrics fails, the others answer
+        out = self.search("/logs-*,metrics/_search", {"sort": [{"n": "asc"}], "size": 1})
+        self.assertEqual(out["_shards"]["total"], 4)
+        self.assertEqual(out["_shards"]["failed"], 1)
+        f = out["_shards"]["failures"][0]
+        self.assertEqual((f["shard"], f["index"]), (0, "metrics"))
+        self.assertEqual(f["reason"]["type"], "query_shard_exception")
+        self.assertEqual(out["hits"]["total"]["value"], sum(PER_DAY))
+        # all fail: the cause is the answer
+        out = self.search("/metrics/_search", {"sort": [{"n": "asc"}]}, status=400)
+        self.assertEqual(out["error"]["type"], "query_shard_exception")
+
+    def test_profile_one_index_only(self):
+        self.search("/%s/_search" % DAYS[0], {"profile": True})
+        out = self.search("/logs-*/_search", {"profile": True}, status=400)
+        self.assertIn("[profile]", out["error"]["reason"])
+
+    def test_official_client(self):
+        from elasticsearch import Elasticsearch  # Debian's python3-elasticsearch
+        es = Elasticsearch("http://127.0.0.1:%d" % self.srv.port)
+        r = es.search(index="logs-*", query={"match": {"msg": "page1"}}, size=100)
+        want = {(d[0], d[1]) for d in self.docs if "page1" in d[3]}
+        self.assertEqual({(h["_index"], h["_id"]) for h in r["hits"]["hits"]}, want)
+        self.assertEqual(es.count(index=",".join(DAYS[:2]))["count"], sum(PER_DAY[:2]))
+        r = es.search(index="nomatch-*")
+        self.assertEqual(r["hits"]["hits"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
