@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fds_time.h"
 #include "http_int.h"
+#include "index_expr.h"
 #include "search_stats.h"
 
 #define NODE_ID FDS__NODE_ID
@@ -213,10 +215,19 @@ void fds_h_root(fds_req *r, fds_resp *o)
     cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
     cJSON_AddStringToObject(j, "cluster_uuid", NODE_ID);
     cJSON *v = cJSON_AddObjectToObject(j, "version");
+    /* Elasticsearch 8's keys (clients read number, build_flavor and the
+     * tagline); no "distribution", which OpenSearch clients take for
+     * OpenSearch */
     cJSON_AddStringToObject(v, "number", "8.11.0");
-    cJSON_AddStringToObject(v, "distribution", "fieldstore");
+    cJSON_AddStringToObject(v, "build_flavor", "default");
+    cJSON_AddStringToObject(v, "build_type", "tar");
+    cJSON_AddStringToObject(v, "build_hash", "fieldstore-" FDS_VERSION);
+    cJSON_AddStringToObject(v, "build_date", FDS_BUILD_DATE);
+    cJSON_AddBoolToObject(v, "build_snapshot", false);
     cJSON_AddStringToObject(v, "fieldstore_version", FDS_VERSION);
     cJSON_AddStringToObject(v, "lucene_version", "compatible subset");
+    cJSON_AddStringToObject(v, "minimum_wire_compatibility_version", "7.17.0");
+    cJSON_AddStringToObject(v, "minimum_index_compatibility_version", "7.0.0");
     cJSON_AddStringToObject(j, "tagline", "You Know, for Search");
     fds_resp_json(o, 200, j);
 }
@@ -473,35 +484,35 @@ static void shards_ok(cJSON *j, int n)
     cJSON_AddNumberToObject(s, "failed", 0);
 }
 
-/* Run `fn` on the index of the path, or on every index for "/_refresh". */
+static const char *cat_param_cb(void *arg, const char *name)
+{
+    return fds_req_param(arg, name);
+}
+
+/* Run `fn` on every open index the path's index expression names (every
+ * index for "/_refresh"), as Elasticsearch's broadcast actions do:
+ * wildcards expand to open indices, a missing name is a 404 unless
+ * ignore_unavailable. */
 static void each_index(fds_req *r, fds_resp *o,
                        int (*fn)(fds_index *, void *, fds_err *), void *arg)
 {
     fds_err e;
     fds_err_clear(&e);
     int count = 0, rc = 0;
-    if (r->nseg >= 1 && r->seg[0][0] != '_') {
-        fds_index *ix = fds_req_index(r, o, 0);
-        if (!ix)
-            return;
-        rc = fn(ix, arg, &e);
-        fds_index_release(ix);
-        count = 1;
-    } else {
-        char **names = NULL;
-        size_t n = 0;
-        fds_store_list_indices(r->store, &names, &n);
-        for (size_t i = 0; i < n; i++) {
-            fds_index *ix;
-            if (!rc && fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
-                if (fds_index_is_open(ix))
-                    rc = fn(ix, arg, &e), count++;
-                fds_index_release(ix);
-            }
-            free(names[i]);
-        }
-        free(names);
+    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true};
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    const char *expr = r->nseg >= 1 && r->seg[0][0] != '_' ? r->seg[0] : NULL;
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
+        return fds_resp_error(o, &e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!fds_index_is_open(ixs[i]) && !expr)
+            continue;
+        rc = fn(ixs[i], arg, &e);
+        count++;
     }
+    fds_index_expr_free(ixs, n);
     if (rc)
         return fds_resp_error(o, &e);
     cJSON *j = cJSON_CreateObject();
@@ -706,54 +717,83 @@ static void free_rows(char ***rows, size_t n, size_t ncol)
     free(rows);
 }
 
+/* creation.date.string: ISO 8601 UTC with milliseconds. */
+static char *iso_ms(int64_t ms)
+{
+    int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
+    int64_t rem = ms - days * 86400000, y;
+    unsigned mo, d;
+    fds_civil_from_days(days, &y, &mo, &d);
+    char buf[40];
+    snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", (long long)y,
+             mo, d, (int)(rem / 3600000), (int)(rem / 60000 % 60),
+             (int)(rem / 1000 % 60), (int)(rem % 1000));
+    return strdup(buf);
+}
+
+/* _cat/indices: Elasticsearch 8's default columns in its order and its
+ * column aliases; creation dates, codec and segment count on ?h= only.
+ * ?health= keeps the rows of one health; the index expression of the path
+ * (default: all) expands to open and closed indices, as cat's does. */
 void fds_h_cat_indices(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {
-        "health", "status", "index", "uuid", "pri", "rep", "docs.count",
-        "docs.deleted", "store.size", "pri.store.size", "codec", "segments.count"};
+        "health|h", "status|s", "index|i|idx", "uuid|id",
+        "pri|p|shards.primary|shardsPrimary", "rep|r|shards.replica|shardsReplica",
+        "docs.count|dc|docsCount", "docs.deleted|dd|docsDeleted",
+        "store.size|ss|storeSize", "pri.store.size", "dataset.size",
+        "*creation.date|cd", "*creation.date.string|cds", "*codec",
+        "*segments.count|sc|segmentsCount"};
     const size_t ncol = sizeof cols / sizeof cols[0];
-    char **names = NULL;
+    const char *health = fds_req_param(r, "health");
+    if (health && strcmp(health, "green") && strcmp(health, "yellow") &&
+        strcmp(health, "red"))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "Invalid value [%s] for [health]: must be "
+                               "green, yellow or red", health);
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
+                                .expand_closed = true};
+    fds_index **ixs = NULL;
     size_t n = 0;
-    fds_store_list_indices(r->store, &names, &n);
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
+                               &ixs, &n, &e))
+        return fds_resp_error(o, &e);
     char ***rows = calloc(n + 1, sizeof *rows);
     size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        fds_index *ix;
-        bool want = r->nseg < 3 || !strcmp(r->seg[2], names[i]);
-        if (want && rows && fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
-            fds_index_stats st;
-            fds_index_stats_get(ix, &st);
-            fds_index_settings set;
-            fds_index_get_settings(ix, &set);
-            bool open = fds_index_is_open(ix);
-            char **row = calloc(ncol, sizeof *row);
-            row[0] = strdup(fds_index_failure(ix) ? "red" : open ? "green" : "");
-            row[1] = strdup(open ? "open" : "close");
-            row[2] = strdup(names[i]);
-            row[3] = strdup(fds_index_uuid(ix));
-            row[4] = fmt_u64(1);
-            row[5] = fmt_u64(0);
-            row[6] = open ? fmt_u64(st.docs_count) : NULL;
-            row[7] = open ? fmt_u64(st.docs_deleted) : NULL;
-            row[8] = open ? human_bytes(r, st.store_bytes) : NULL;
-            row[9] = open ? human_bytes(r, st.store_bytes) : NULL;
-            row[10] = strdup(fds_codec_name(set.codec.codec));
-            row[11] = fmt_u64(st.segments);
-            rows[nr++] = row;
-            fds_index_release(ix);
-        }
-        free(names[i]);
+    for (size_t i = 0; rows && i < n; i++) {
+        fds_index *ix = ixs[i];
+        fds_index_stats st;
+        fds_index_stats_get(ix, &st);
+        fds_index_settings set;
+        fds_index_get_settings(ix, &set);
+        bool open = fds_index_is_open(ix);
+        const char *h = fds_index_failure(ix) ? "red" : open ? "green" : "";
+        if (health && strcmp(health, h))
+            continue;
+        char **row = calloc(ncol, sizeof *row);
+        if (!row)
+            break;
+        row[0] = strdup(h);
+        row[1] = strdup(open ? "open" : "close");
+        row[2] = strdup(fds_index_name(ix));
+        row[3] = strdup(fds_index_uuid(ix));
+        row[4] = fmt_u64(1);
+        row[5] = fmt_u64(0);
+        row[6] = open ? fmt_u64(st.docs_count) : NULL;
+        row[7] = open ? fmt_u64(st.docs_deleted) : NULL;
+        row[8] = open ? human_bytes(r, st.store_bytes) : NULL;
+        row[9] = open ? human_bytes(r, st.store_bytes) : NULL;
+        row[10] = open ? human_bytes(r, st.store_bytes) : NULL;
+        row[11] = fmt_u64((uint64_t)fds_index_creation_ms(ix));
+        row[12] = iso_ms(fds_index_creation_ms(ix));
+        row[13] = strdup(fds_codec_name(set.codec.codec));
+        row[14] = fmt_u64(st.segments);
+        rows[nr++] = row;
     }
-    free(names);
-    if (r->nseg == 3 && nr == 0) {
-        free_rows(rows, nr, ncol);
-        fds_err e;
-        fds_err_clear(&e);
-        fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
-                    "no such index [%s]", r->seg[2]);
-        snprintf(e.index, sizeof e.index, "%s", r->seg[2]);
-        return fds_resp_error(o, &e);
-    }
+    fds_index_expr_free(ixs, n);
     fds_cat_render(r, o, cols, ncol, rows, nr);
     free_rows(rows, nr, ncol);
 }

@@ -92,8 +92,10 @@ void fds_resp_errorf(fds_resp *o, int status, const char *type,
  * with a parse_exception / 400 in `err`. */
 int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
 
-/* A _cat table: `ncol` column names, rows of strings; honours ?v, ?h=,
- * ?format=json, ?s= (sort by one column). */
+/* A _cat table: `ncol` column specs ("name|alias|...", a leading '*' for a
+ * column shown only when ?h= names it), rows of strings (NULL = empty
+ * cell); honours ?v, ?h= (names or aliases), ?format=json and ?s= (columns
+ * with optional :asc/:desc, numbers compared as numbers). */
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
 

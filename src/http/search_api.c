@@ -27,7 +27,7 @@
 
 /* URL parameters Elasticsearch's search accepts that we apply. */
 static const char *const SEARCH_PARAMS[] = {
-    "size", "from", "q", "track_total_hits", "_source", "_source_includes",
+    "size", "from", "df", "default_operator", "q", "track_total_hits", "_source", "_source_includes",
     "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
     "stored_fields", "rest_total_hits_as_int", "track_scores"};
 
@@ -36,7 +36,7 @@ static const char *const SEARCH_PARAMS[] = {
  * ccs_minimize_roundtrips and typed_keys change nothing an answer shows
  * with one shard per index and no aggregations. */
 static const char *const SEARCH_OK_PARAMS[] = {
-    "profile", "size", "from", "q", "track_total_hits", "_source",
+    "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
     "seq_no_primary_term", "stored_fields", "track_scores", "routing",
     "preference", "request_cache", "allow_no_indices", "ignore_unavailable",
@@ -425,6 +425,19 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
         return fds_resp_error(o, &e);
+    const char *st = fds_req_param(r, "search_type");
+    if (st && strcmp(st, "query_then_fetch") && strcmp(st, "dfs_query_then_fetch")) {
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "No search type for [%s]", st);
+    }
+    if (st && n > 1 && !strcmp(st, "dfs_query_then_fetch")) {
+        /* each index scores with its own term statistics */
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[search_type] dfs_query_then_fetch over "
+                               "several indices is not supported");
+    }
     bool profile = !count && (fds_req_param_bool(r, "profile", false) ||
                               fds__body_wants_profile(r->body, r->body_len));
     if (profile && n != 1) {

@@ -315,34 +315,83 @@ fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
 
 /* ---- _cat tables ---------------------------------------------------------- */
 
+/* Column spec "name|alias|...", with a leading '*' when the column is
+ * shown only when ?h= asks for it: does `want` (len bytes) name it? */
+static bool col_named(const char *spec, const char *want, size_t len)
+{
+    const char *p = spec[0] == '*' ? spec + 1 : spec;
+    while (*p) {
+        const char *e = strchr(p, '|');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && !memcmp(p, want, len))
+            return true;
+        p += l + (e ? 1 : 0);
+    }
+    return false;
+}
+
+/* The columns ?h= selects (all default ones without it), into sel[];
+ * their count. */
 static int cat_cols(fds_req *r, const char *const *cols, size_t ncol,
                     size_t *sel, size_t cap)
 {
     const char *h = fds_req_param(r, "h");
-    if (!h || !*h) {
-        for (size_t i = 0; i < ncol && i < cap; i++)
-            sel[i] = i;
-        return (int)(ncol < cap ? ncol : cap);
-    }
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", h);
     int n = 0;
-    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t && (size_t)n < cap;
-         t = strtok_r(NULL, ",", &save)) {
+    if (!h || !*h) {
+        for (size_t i = 0; i < ncol && (size_t)n < cap; i++)
+            if (cols[i][0] != '*')
+                sel[n++] = i;
+        return n;
+    }
+    for (const char *p = h; *p && (size_t)n < cap;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
         for (size_t i = 0; i < ncol; i++)
-            if (!strcmp(cols[i], t)) {
+            if (col_named(cols[i], p, l)) {
                 sel[n++] = i;
                 break;
             }
+        p += l + (e ? 1 : 0);
     }
     return n;
 }
 
+/* ?s=: sort keys, each a column and an optional ":asc"/":desc". */
+typedef struct cat_sort {
+    size_t col[8];
+    bool desc[8];
+    size_t n;
+} cat_sort;
+
+/* Numbers (and sizes such as "1.5kb") compare as numbers, as
+ * Elasticsearch's table sorts typed cells; other cells as text. */
+static int cell_cmp(const char *x, const char *y)
+{
+    char *ex, *ey;
+    double a = x ? strtod(x, &ex) : 0, b = y ? strtod(y, &ey) : 0;
+    if (x && y && ex != x && ey != y && !strcmp(ex, ey))
+        return a < b ? -1 : a > b;
+    return strcmp(x ? x : "", y ? y : "");
+}
+
 static int cat_row_cmp(const void *a, const void *b, void *arg)
 {
-    size_t col = *(const size_t *)arg;
-    const char *x = (*(char ***)a)[col], *y = (*(char ***)b)[col];
-    return strcmp(x ? x : "", y ? y : "");
+    const cat_sort *s = arg;
+    for (size_t k = 0; k < s->n; k++) {
+        int c = cell_cmp((*(char ***)a)[s->col[k]], (*(char ***)b)[s->col[k]]);
+        if (c)
+            return s->desc[k] ? -c : c;
+    }
+    return 0;
+}
+
+/* The primary name of column spec `spec` into buf. */
+static const char *col_title(const char *spec, char *buf, size_t cap)
+{
+    const char *p = spec[0] == '*' ? spec + 1 : spec;
+    size_t l = strcspn(p, "|");
+    snprintf(buf, cap, "%.*s", (int)l, p);
+    return buf;
 }
 
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
@@ -350,15 +399,27 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
 {
     size_t sel[32];
     int ns = cat_cols(r, cols, ncol, sel, 32);
+    char title[32][64];
+    const char *tt[32];
+    for (int c = 0; c < ns; c++)
+        tt[c] = col_title(cols[sel[c]], title[c], sizeof title[c]);
     const char *s = fds_req_param(r, "s");
-    if (s && nrows > 1) {
+    cat_sort cs = {.n = 0};
+    for (const char *p = s ? s : ""; *p && cs.n < 8;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        const char *colon = memchr(p, ':', l);
+        size_t nl = colon ? (size_t)(colon - p) : l;
         for (size_t i = 0; i < ncol; i++)
-            if (!strncmp(cols[i], s, strlen(cols[i])) &&
-                (s[strlen(cols[i])] == 0 || s[strlen(cols[i])] == ':')) {
-                qsort_r(rows, nrows, sizeof *rows, cat_row_cmp, &i);
+            if (col_named(cols[i], p, nl)) {
+                cs.col[cs.n] = i;
+                cs.desc[cs.n++] = colon && l - nl == 5 && !memcmp(colon, ":desc", 5);
                 break;
             }
+        p += l + (e ? 1 : 0);
     }
+    if (cs.n && nrows > 1)
+        qsort_r(rows, nrows, sizeof *rows, cat_row_cmp, &cs);
     const char *fmt = fds_req_param(r, "format");
     if (fmt && !strcmp(fmt, "json")) {
         cJSON *arr = cJSON_CreateArray();
@@ -367,9 +428,9 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
             for (int c = 0; c < ns; c++) {
                 const char *v = rows[i][sel[c]];
                 if (v)
-                    cJSON_AddStringToObject(o1, cols[sel[c]], v);
+                    cJSON_AddStringToObject(o1, tt[c], v);
                 else
-                    cJSON_AddNullToObject(o1, cols[sel[c]]);
+                    cJSON_AddNullToObject(o1, tt[c]);
             }
             cJSON_AddItemToArray(arr, o1);
         }
@@ -380,7 +441,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
     size_t w[32] = {0};
     for (int c = 0; c < ns; c++) {
         if (v)
-            w[c] = strlen(cols[sel[c]]);
+            w[c] = strlen(tt[c]);
         for (size_t i = 0; i < nrows; i++) {
             const char *x = rows[i][sel[c]];
             size_t l = x ? strlen(x) : 0;
@@ -398,7 +459,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
     }
     for (size_t i = v ? 0 : 1; i <= nrows; i++) {
         for (int c = 0; c < ns; c++) {
-            const char *x = i == 0 ? cols[sel[c]] : rows[i - 1][sel[c]];
+            const char *x = i == 0 ? tt[c] : rows[i - 1][sel[c]];
             if (!x)
                 x = "";
             if (c + 1 < ns)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dsl_parse_int.h"
 
@@ -722,8 +723,10 @@ static int q_match(fds__dsl_ctx *c, fds_query *b, const char *field,
     return rc;
 }
 
-/* One word of q=: `field:value`, or a bare word against every text field. */
-static int q_word(fds__dsl_ctx *c, fds_query *b, const char *p, size_t n)
+/* One word of q=: `field:value`, or a bare word against the default field
+ * `df` (every text field when it is empty). */
+static int q_word(fds__dsl_ctx *c, fds_query *b, const char *p, size_t n,
+                  const char *df)
 {
     const char *colon = memchr(p, ':', n);
     char *word = colon ? fds__dsl_dupn(colon + 1, n - (size_t)(colon - p) - 1)
@@ -735,6 +738,8 @@ static int q_word(fds__dsl_ctx *c, fds_query *b, const char *p, size_t n)
         char *fname = fds__dsl_dupn(p, (size_t)(colon - p));
         rc = fname ? q_match(c, b, fname, word) : FDS_ENOMEM;
         free(fname);
+    } else if (*df) {
+        rc = q_match(c, b, df, word);
     } else if (c->m) {
         char **names = NULL;
         size_t nn = 0;
@@ -764,7 +769,16 @@ static int apply_q(fds_search_request *req, const char *value, fds_err *err)
         const char *e = p;
         while (*e && *e != ' ')
             e++;
-        int rc = e > p ? q_word(&c, b, p, (size_t)(e - p)) : 0;
+        fds_query *into = b;
+        if (req->q_and && e > p) { /* AND: each word is a clause that must match */
+            into = fds__dsl_qnew(FDS_Q_BOOL, NULL);
+            if (!into || fds__dsl_push(&b->must, &b->nmust, into)) {
+                fds__query_free(into);
+                fds__query_free(b);
+                return FDS_ENOMEM;
+            }
+        }
+        int rc = e > p ? q_word(&c, into, p, (size_t)(e - p), req->q_df) : 0;
         if (rc) {
             fds__query_free(b);
             return rc;
@@ -900,6 +914,21 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
     }
     if (!strcmp(key, "q"))
         return apply_q(req, value, err);
+    if (!strcmp(key, "df")) {
+        if (strlen(value) >= sizeof req->q_df)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[df] is longer than a field path can be");
+        snprintf(req->q_df, sizeof req->q_df, "%s", value);
+        return 0;
+    }
+    if (!strcmp(key, "default_operator")) {
+        if (strcasecmp(value, "and") && strcasecmp(value, "or"))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Unsupported defaultOperator [%s], can either "
+                                "be [OR] or [AND]", value);
+        req->q_and = !strcasecmp(value, "and");
+        return 0;
+    }
     if (!strcmp(key, "version") || !strcmp(key, "seq_no_primary_term") ||
         !strcmp(key, "rest_total_hits_as_int") || !strcmp(key, "track_scores")) {
         bool on = false;

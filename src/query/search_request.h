@@ -124,6 +124,10 @@ struct fds_search_request {
     bool version;            /* hits carry `_version` */
     bool seq_no_primary_term;/* hits carry `_seq_no` and `_primary_term` */
     bool total_as_int;       /* rest_total_hits_as_int: hits.total is a number */
+    /* q= URL query: its default field (df; "" = every text field) and
+     * operator (default_operator=AND: every word must match) */
+    char q_df[FDS_FIELD_PATH_MAX];
+    bool q_and;
     const fds_mapping *mapping;
     uint32_t max_window;     /* index.max_result_window: from + size bound */
 };
@@ -163,7 +167,7 @@ int fds_search_parse_window(const char *body, size_t len,
  * Apply one URL parameter of `_search`: "size", "from", "q" (Lucene syntax
  * subset: space-separated `field:value` or bare words matched against every
  * text field), "track_total_hits" ("true", "false" or a number),
- * "explain", "version", "seq_no_primary_term", "rest_total_hits_as_int",
+ * "explain", "df" and "default_operator" (for a later "q"), "version", "seq_no_primary_term", "rest_total_hits_as_int",
  * "track_scores" (booleans: "true", "false", empty = true), "_source"
  * ("true", "false" or includes), "_source_includes", "_source_excludes",
  * "stored_fields" (comma lists) and "sort" ("field:order,..." appended to

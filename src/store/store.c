@@ -348,6 +348,9 @@ void fds_store_close(fds_store *s)
     free(s);
 }
 
+/* A new index uuid as Elasticsearch's UUIDs.randomBase64UUID makes it:
+ * 16 random bytes with the RFC 4122 version-4 and variant bits set, in
+ * base64url without padding -- 22 characters, safe as a directory name. */
 static void make_uuid(char out[33])
 {
     uint8_t b[16];
@@ -359,8 +362,19 @@ static void make_uuid(char out[33])
     }
     if (fd >= 0)
         close(fd);
-    for (int i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+    static const char abc[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t w = 0;
+    for (int i = 0; i < 16; i += 3) {
+        uint32_t v = (uint32_t)b[i] << 16 | (i + 1 < 16 ? (uint32_t)b[i + 1] << 8 : 0) |
+                     (i + 2 < 16 ? b[i + 2] : 0);
+        int chars = i + 2 < 16 ? 4 : i + 1 < 16 ? 3 : 2;
+        for (int k = 0; k < chars; k++)
+            out[w++] = abc[(v >> (18 - 6 * k)) & 63];
+    }
+    out[w] = 0;
 }
 
 /* Whether the UTF-8 text s[0..n) has a character that lower-cases to another

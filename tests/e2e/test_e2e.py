@@ -112,7 +112,7 @@ class WalkingSkeleton(unittest.TestCase):
                          "best_compression")
 
     def test_cat_indices(self):
-        st, body, _ = self.srv.request("GET", "/_cat/indices?format=json&bytes=b")
+        st, body, _ = self.srv.request("GET", "/_cat/indices?format=json&bytes=b&h=index,docs.count,codec,health")
         self.assertEqual(st, 200)
         rows = {r["index"]: r for r in body}
         for name, codec in INDICES.items():

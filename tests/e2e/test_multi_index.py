@@ -156,6 +156,52 @@ class MultiIndex(ServerTestCase):
         out = self.search("/logs-*/_search", {"profile": True}, status=400)
         self.assertIn("[profile]", out["error"]["reason"])
 
+    def test_broadcast_over_expressions(self):
+        st, out, _ = self.req("POST", "/logs-*,metrics/_refresh")
+        self.assertEqual((st, out["_shards"]["total"]), (200, 4), out)
+        st, out, _ = self.req("POST", "/%s,%s/_refresh" % (DAYS[0], DAYS[1]))
+        self.assertEqual(out["_shards"]["total"], 2)
+        st, out, _ = self.req("POST", "/nomatch-*/_refresh")
+        self.assertEqual((st, out["_shards"]["total"]), (200, 0))
+        st, out, _ = self.req("POST", "/%s,nope/_refresh" % DAYS[0])
+        self.assertEqual((st, out["error"]["type"]), (404, "index_not_found_exception"))
+
+    def test_cat_indices(self):
+        st, raw, _ = self.req("GET", "/_cat/indices/logs-*?v=true&s=docs.count:desc")
+        lines = raw.splitlines()
+        self.assertEqual(lines[0].split(), ["health", "status", "index", "uuid", "pri",
+                                            "rep", "docs.count", "docs.deleted",
+                                            "store.size", "pri.store.size",
+                                            "dataset.size"])
+        rows = [l.split() for l in lines[1:]]
+        self.assertEqual([r[2] for r in rows], [DAYS[1], DAYS[0], DAYS[2]])
+        self.assertEqual([int(r[6]) for r in rows], sorted(PER_DAY, reverse=True))
+        for r in rows:
+            self.assertRegex(r[3], r"^[A-Za-z0-9_-]{22}$")
+            self.assertEqual(r[:2] + r[4:6], ["green", "open", "1", "0"])
+        # aliases, columns on request only, json
+        st, out, _ = self.req("GET", "/_cat/indices/%s?h=i,dc,cd,cds,codec,sc&format=json"
+                              % DAYS[2])
+        self.assertEqual(set(out[0]), {"index", "docs.count", "creation.date",
+                                       "creation.date.string", "codec",
+                                       "segments.count"})
+        self.assertEqual((out[0]["index"], out[0]["docs.count"]), (DAYS[2], str(PER_DAY[2])))
+        self.assertRegex(out[0]["creation.date.string"],
+                         r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        # closed indices are listed (open and closed expand), hidden only when asked
+        st, raw, _ = self.req("GET", "/_cat/indices?h=index,status&s=index")
+        names = [l.split()[0] for l in raw.splitlines()]
+        self.assertIn("closed-1", names)
+        self.assertNotIn(".hidden", names)
+        st, raw, _ = self.req("GET", "/_cat/indices?h=index&expand_wildcards=all")
+        self.assertIn(".hidden", raw.split())
+        st, raw, _ = self.req("GET", "/_cat/indices?health=green&h=index&s=index")
+        self.assertEqual(raw.split(), sorted(DAYS + ["metrics"]))
+        st, out, _ = self.req("GET", "/_cat/indices?health=purple")
+        self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"))
+        st, out, _ = self.req("GET", "/_cat/indices/nope")
+        self.assertEqual((st, out["error"]["type"]), (404, "index_not_found_exception"))
+
     def test_official_client(self):
         from elasticsearch import Elasticsearch  # Debian's python3-elasticsearch
         es = Elasticsearch("http://127.0.0.1:%d" % self.srv.port)

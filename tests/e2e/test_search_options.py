@@ -121,6 +121,42 @@ class SearchOptions(ServerTestCase):
         out, _ = self.search(None, "?sort=nope", status=400)
         self.assertEqual(out["error"]["root_cause"][0]["type"], "query_shard_exception")
 
+    def test_q_default_field_and_operator(self):
+        st, body, _ = self.req("PUT", "/q", {"mappings": {"properties": {
+            "a": {"type": "text"}, "b": {"type": "text"}}}})
+        for i, (a, b) in enumerate((("red fox", "blue"), ("blue fox", "red"),
+                                    ("red", "fox"))):
+            self.req("PUT", "/q/_doc/%d" % i, {"a": a, "b": b})
+        self.req("POST", "/q/_refresh")
+        ids = lambda qs: sorted(h["_id"] for h in
+                                self.req("GET", "/q/_search" + qs)[1]["hits"]["hits"])
+        self.assertEqual(ids("?q=red"), ["0", "1", "2"])  # every text field
+        self.assertEqual(ids("?q=red&df=a"), ["0", "2"])
+        self.assertEqual(ids("?q=red%20fox&df=a"), ["0", "1", "2"])
+        self.assertEqual(ids("?q=red%20fox&df=a&default_operator=AND"), ["0"])
+        self.assertEqual(ids("?q=red%20fox&default_operator=and"), ["0", "1", "2"])
+        self.assertEqual(self.req("GET", "/q/_count?q=fox&df=b")[1]["count"], 1)
+        st, out, _ = self.req("GET", "/q/_search?q=red&default_operator=XOR")
+        self.assertEqual(st, 400)
+        self.assertIn("defaultOperator", out["error"]["reason"])
+
+    def test_search_type(self):
+        for t in ("query_then_fetch", "dfs_query_then_fetch"):
+            self.search(None, "?search_type=" + t)
+        for t in ("query_and_fetch", "dfs_query_and_fetch", "scan"):
+            out, _ = self.search(None, "?search_type=" + t, status=400)
+            self.assertEqual(out["error"]["reason"], "No search type for [%s]" % t)
+
+    def test_info(self):
+        st, out, _ = self.req("GET", "/")
+        v = out["version"]
+        self.assertEqual((v["number"][:2], v["build_flavor"], v["build_type"]),
+                         ("8.", "default", "tar"))
+        self.assertEqual(v["minimum_wire_compatibility_version"], "7.17.0")
+        self.assertNotIn("distribution", v)
+        self.assertRegex(v["build_date"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$")
+        self.assertEqual(out["tagline"], "You Know, for Search")
+
 
 if __name__ == "__main__":
     unittest.main()
