@@ -307,7 +307,11 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
             else
                 mapping = cJSON_PrintUnformatted(c);
         } else if (!strcmp(c->string, "aliases")) {
-            /* accepted and ignored: no aliases */
+            /* no aliases yet: an empty object is all we can honour */
+            if (!cJSON_IsObject(c) || c->child)
+                rc = fds_err_setk(&e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[aliases] are not supported: the body may "
+                                  "only give an empty object");
         } else {
             rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
                              "unknown key [%s] for create index", c->string);

@@ -219,6 +219,84 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
 static int merge_props(fds_mapping *m, const char *prefix, size_t plen,
                        cJSON *props, bool sub, fds_err *err);
 
+/*
+ * Mapping parameters a field may carry.  A parameter we apply takes any
+ * valid value; one whose only value we implement is what Elasticsearch
+ * does by default (`fixed`, as JSON text) is accepted with exactly that
+ * value, since anything else would be accepted and not applied; others are
+ * refused.  `types` is a mask of (1 << fds_ftype) the parameter belongs to.
+ */
+#define T(t) (1u << (t))
+#define T_LEAF (T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD) | T(FDS_FT_LONG) | \
+                T(FDS_FT_DOUBLE) | T(FDS_FT_DATE) | T(FDS_FT_BOOLEAN))
+#define T_DV (T_LEAF & ~T(FDS_FT_TEXT))
+static const struct mparam {
+    const char *name;
+    unsigned types;
+    const char *fixed; /* NULL: applied, any value */
+} MPARAMS[] = {
+    {"type", T_LEAF | T(FDS_FT_OBJECT), NULL},
+    {"properties", T(FDS_FT_OBJECT), NULL},
+    {"fields", T_LEAF, NULL},
+    {"index", T_LEAF, NULL},
+    {"ignore_above", T(FDS_FT_KEYWORD), NULL},
+    {"doc_values", T_DV, "true"},
+    {"store", T_LEAF, "false"},
+    {"norms", T(FDS_FT_TEXT), "true"},
+    {"norms", T(FDS_FT_KEYWORD), "false"},
+    {"analyzer", T(FDS_FT_TEXT), "\"standard\""},
+    {"search_analyzer", T(FDS_FT_TEXT), "\"standard\""},
+    {"similarity", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "\"BM25\""},
+    {"index_options", T(FDS_FT_TEXT), "\"freqs\""},
+    {"fielddata", T(FDS_FT_TEXT), "false"},
+    {"eager_global_ordinals", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "false"},
+    {"ignore_malformed", T(FDS_FT_LONG) | T(FDS_FT_DOUBLE) | T(FDS_FT_DATE), "false"},
+    {"format", T(FDS_FT_DATE), "\"strict_date_optional_time||epoch_millis\""},
+    {"enabled", T(FDS_FT_OBJECT), "true"},
+    {"dynamic", T(FDS_FT_OBJECT), "true"},
+};
+#undef T
+
+/* Is every parameter of field `path` (type `tname`, fds_ftype `type`)
+ * one we apply or its one implemented value?  0 or FDS_EINVAL, kind
+ * MAPPING_PARSE, as Elasticsearch's "unknown parameter" is. */
+static int check_params(const char *path, const char *tname, int type,
+                        const cJSON *def, fds_err *err)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, def) {
+        const struct mparam *p = NULL;
+        bool named = false;
+        for (size_t i = 0; i < sizeof MPARAMS / sizeof *MPARAMS && !p; i++)
+            if (!strcmp(MPARAMS[i].name, it->string)) {
+                named = true;
+                if (MPARAMS[i].types & (1u << type))
+                    p = &MPARAMS[i];
+            }
+        if (!p)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "unknown parameter [%s] on mapper [%s] of type "
+                                "[%s]%s", it->string, path, tname,
+                                named ? "" : " (or not supported)");
+        if (!p->fixed)
+            continue;
+        char *v = cJSON_PrintUnformatted(it);
+        /* a boolean may come as a string, as Elasticsearch reads it */
+        bool same = v && (!strcmp(v, p->fixed) ||
+                          (cJSON_IsString(it) && !strcmp(it->valuestring, p->fixed)));
+        if (!same) {
+            int rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                  "[%s] of [%s] on field [%s] is not supported: "
+                                  "only %s is", it->string, v ? v : "?", path,
+                                  p->fixed);
+            free(v);
+            return rc;
+        }
+        free(v);
+    }
+    return 0;
+}
+
 static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
@@ -237,6 +315,9 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
                             "No handler for type [%s] declared on field [%s]",
                             tname, path);
+    int prc = check_params(path, tname, type, def, err);
+    if (prc)
+        return prc;
     fds_mfield *f = fds__mapping_find(m, path, len);
     if (f && f->type != type)
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -322,16 +403,32 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
     int rc = 0;
     cJSON *props = cJSON_GetObjectItemCaseSensitive(body, "properties");
     cJSON *it;
+    /* the root's parameters: properties, and the others with the one value
+     * we implement (Elasticsearch's default) */
+    static const char *const root_fixed[][2] = {
+        {"dynamic", "true"}, {"date_detection", "true"},
+        {"numeric_detection", "false"}, {"_source", "{\"enabled\":true}"}};
     cJSON_ArrayForEach(it, body) {
-        if (strcmp(it->string, "properties") && strcmp(it->string, "dynamic") &&
-            strcmp(it->string, "_source") && strcmp(it->string, "_meta") &&
-            strcmp(it->string, "date_detection") &&
-            strcmp(it->string, "numeric_detection")) {
+        if (!strcmp(it->string, "properties"))
+            continue;
+        size_t k = 0;
+        while (k < 4 && strcmp(it->string, root_fixed[k][0]))
+            k++;
+        char *v = k < 4 ? cJSON_PrintUnformatted(it) : NULL;
+        bool same = v && (!strcmp(v, root_fixed[k][1]) ||
+                          (cJSON_IsString(it) && !strcmp(it->valuestring, root_fixed[k][1])));
+        if (k == 4)
             rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
                               "Root mapping definition has unsupported "
                               "parameters:  [%s]", it->string);
+        else if (!same)
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                              "[%s] of [%s] in the root mapping is not "
+                              "supported: only %s is", it->string, v ? v : "?",
+                              root_fixed[k][1]);
+        free(v);
+        if (rc)
             break;
-        }
     }
     pthread_rwlock_wrlock(&m->lock);
     if (!rc && props)

@@ -1,0 +1,86 @@
+"""Mapping parameters: the ones we apply take any valid value; the ones
+whose only value we implement is Elasticsearch's default are accepted with
+exactly that value; every other value or parameter is a 400
+mapper_parsing_exception naming it, and no index is half-created.  A
+parameter accepted and not applied would be a silent lie."""
+import unittest
+
+from fdsserver import ServerTestCase
+
+
+class MappingParams(ServerTestCase):
+    def create(self, name, mappings, status):
+        st, out, _ = self.req("PUT", "/" + name, {"mappings": mappings})
+        self.assertEqual(st, status, out)
+        if status != 200:
+            self.assertEqual(out["error"]["type"], "mapper_parsing_exception", out)
+            self.assertEqual(self.req("HEAD", "/" + name)[0], 404)  # nothing left behind
+        return out
+
+    def test_defaults_are_accepted(self):
+        self.create("ok1", {"dynamic": True, "date_detection": True,
+                            "numeric_detection": False, "_source": {"enabled": True},
+                            "properties": {
+            "k": {"type": "keyword", "doc_values": True, "store": False, "norms": False,
+                  "eager_global_ordinals": False, "similarity": "BM25",
+                  "ignore_above": 100, "index": True},
+            "t": {"type": "text", "analyzer": "standard", "search_analyzer": "standard",
+                  "norms": True, "index_options": "freqs", "fielddata": False,
+                  "fields": {"raw": {"type": "keyword", "doc_values": "true"}}},
+            "n": {"type": "long", "ignore_malformed": False, "doc_values": True},
+            "d": {"type": "date", "format": "strict_date_optional_time||epoch_millis"},
+            "o": {"type": "object", "enabled": True, "dynamic": "true",
+                  "properties": {"x": {"type": "integer"}}}}}, 200)
+        st, out, _ = self.req("PUT", "/ok1/_doc/1?refresh=true",
+                              {"k": "a", "t": "b c", "n": 1, "d": "2026-12-01", "o": {"x": 2}})
+        self.assertEqual(st, 201, out)
+
+    def test_other_values_are_refused(self):
+        cases = [
+            ({"k": {"type": "keyword", "doc_values": False}}, "[doc_values] of [false]"),
+            ({"k": {"type": "keyword", "store": True}}, "[store] of [true]"),
+            ({"t": {"type": "text", "norms": False}}, "[norms] of [false]"),
+            ({"t": {"type": "text", "analyzer": "english"}}, "[analyzer]"),
+            ({"t": {"type": "text", "index_options": "positions"}}, "[index_options]"),
+            ({"t": {"type": "text", "fielddata": True}}, "[fielddata]"),
+            ({"d": {"type": "date", "format": "yyyy-MM-dd"}}, "[format]"),
+            ({"o": {"type": "object", "enabled": False}}, "[enabled]"),
+            ({"o": {"properties": {"x": {"type": "long"}}, "dynamic": "strict"}},
+             "[dynamic]"),
+            ({"k": {"type": "keyword", "null_value": "NULL"}},
+             "unknown parameter [null_value] on mapper [k] of type [keyword]"),
+            ({"k": {"type": "keyword", "copy_to": "all"}}, "unknown parameter [copy_to]"),
+            ({"t": {"type": "text", "doc_values": True}},
+             "unknown parameter [doc_values] on mapper [t] of type [text]"),
+            ({"n": {"type": "long", "ignore_above": 3}}, "unknown parameter [ignore_above]"),
+            ({"t": {"type": "text", "fields": {"r": {"type": "keyword", "store": True}}}},
+             "on field [t.r]"),
+        ]
+        for i, (props, reason) in enumerate(cases):
+            out = self.create("bad%d" % i, {"properties": props}, 400)
+            self.assertIn(reason, out["error"]["reason"], props)
+
+    def test_root_values_are_refused(self):
+        for i, (root, reason) in enumerate([
+                ({"dynamic": "strict"}, "[dynamic] of [\"strict\"]"),
+                ({"dynamic": False}, "[dynamic]"),
+                ({"date_detection": False}, "[date_detection]"),
+                ({"numeric_detection": True}, "[numeric_detection]"),
+                ({"_source": {"enabled": False}}, "[_source]"),
+                ({"_source": {"excludes": ["a"]}}, "[_source]"),
+                ({"_meta": {"beat": "x"}}, "unsupported parameters:  [_meta]"),
+                ({"_routing": {"required": True}}, "[_routing]")]):
+            out = self.create("root%d" % i, root, 400)
+            self.assertIn(reason, out["error"]["reason"])
+
+    def test_aliases_only_empty(self):
+        st, out, _ = self.req("PUT", "/al0", {"aliases": {}})
+        self.assertEqual(st, 200, out)
+        st, out, _ = self.req("PUT", "/al1", {"aliases": {"logs": {}}})
+        self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"))
+        self.assertIn("[aliases]", out["error"]["reason"])
+        self.assertEqual(self.req("HEAD", "/al1")[0], 404)
+
+
+if __name__ == "__main__":
+    unittest.main()
