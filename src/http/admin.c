@@ -232,15 +232,35 @@ void fds_h_root(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
+/* An index's health on this one node: red when it failed to load, yellow
+ * when it asks for replicas (no second node can hold them), else green;
+ * "" for a closed index.  Its unassigned shard copies go to *unassigned. */
+static const char *index_health(fds_index *ix, unsigned *unassigned)
+{
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    *unassigned = fds_index_failure(ix) ? 1 + set.number_of_replicas
+                                        : set.number_of_replicas;
+    if (fds_index_failure(ix))
+        return "red";
+    if (!fds_index_is_open(ix))
+        return "";
+    return set.number_of_replicas ? "yellow" : "green";
+}
+
 void fds_h_cluster_health(fds_req *r, fds_resp *o)
 {
     char **names = NULL;
-    size_t n = 0, failed = 0;
+    size_t n = 0, failed = 0, yellow = 0, unassigned = 0;
     fds_store_list_indices(r->store, &names, &n);
     for (size_t i = 0; i < n; i++) {
         fds_index *ix;
         if (fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
-            failed += fds_index_failure(ix) != NULL;
+            unsigned u;
+            const char *h = index_health(ix, &u);
+            failed += h[0] == 'r';
+            yellow += h[0] == 'y';
+            unassigned += u;
             fds_index_release(ix);
         }
         free(names[i]);
@@ -248,7 +268,7 @@ void fds_h_cluster_health(fds_req *r, fds_resp *o)
     free(names);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
-    cJSON_AddStringToObject(j, "status", failed ? "red" : "green");
+    cJSON_AddStringToObject(j, "status", failed ? "red" : yellow ? "yellow" : "green");
     cJSON_AddBoolToObject(j, "timed_out", 0);
     cJSON_AddNumberToObject(j, "number_of_nodes", 1);
     cJSON_AddNumberToObject(j, "number_of_data_nodes", 1);
@@ -256,9 +276,11 @@ void fds_h_cluster_health(fds_req *r, fds_resp *o)
     cJSON_AddNumberToObject(j, "active_shards", (double)(n - failed));
     cJSON_AddNumberToObject(j, "relocating_shards", 0);
     cJSON_AddNumberToObject(j, "initializing_shards", 0);
-    cJSON_AddNumberToObject(j, "unassigned_shards", (double)failed);
+    cJSON_AddNumberToObject(j, "unassigned_shards", (double)unassigned);
+    size_t copies = n - failed + unassigned;
     cJSON_AddNumberToObject(j, "active_shards_percent_as_number",
-                            n ? 100.0 * (double)(n - failed) / (double)n : 100.0);
+                            copies ? 100.0 * (double)(n - failed) / (double)copies
+                                   : 100.0);
     fds_resp_json(o, 200, j);
 }
 
@@ -774,7 +796,8 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         fds_index_settings set;
         fds_index_get_settings(ix, &set);
         bool open = fds_index_is_open(ix);
-        const char *h = fds_index_failure(ix) ? "red" : open ? "green" : "";
+        unsigned unassigned;
+        const char *h = index_health(ix, &unassigned);
         if (health && strcmp(health, h))
             continue;
         char **row = calloc(ncol, sizeof *row);
@@ -785,7 +808,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         row[2] = strdup(fds_index_name(ix));
         row[3] = strdup(fds_index_uuid(ix));
         row[4] = fmt_u64(1);
-        row[5] = fmt_u64(0);
+        row[5] = fmt_u64(set.number_of_replicas);
         row[6] = open ? fmt_u64(st.docs_count) : NULL;
         row[7] = open ? fmt_u64(st.docs_deleted) : NULL;
         row[8] = open ? human_bytes(r, st.store_bytes) : NULL;

@@ -56,7 +56,7 @@ typedef struct fds_index_settings {
     uint32_t dict_size;          /* index.codec.dict_size, bytes */
     uint32_t dict_sample_bytes;  /* index.codec.dict_sample_size, bytes */
     uint32_t number_of_shards;   /* final; always 1 here */
-    uint32_t number_of_replicas; /* dynamic; accepted, no replicas exist */
+    uint32_t number_of_replicas; /* dynamic; no second node holds them: health yellow */
     int64_t refresh_interval_ms; /* dynamic; -1 disables */
     fds_durability durability;   /* dynamic */
     uint32_t max_result_window;  /* dynamic */

@@ -202,6 +202,21 @@ class MultiIndex(ServerTestCase):
         st, out, _ = self.req("GET", "/_cat/indices/nope")
         self.assertEqual((st, out["error"]["type"]), (404, "index_not_found_exception"))
 
+    def test_replicas_make_yellow(self):
+        # one node cannot hold a replica: Elasticsearch reports yellow
+        self.assertEqual(self.req("GET", "/_cluster/health")[1]["status"], "green")
+        st, out, _ = self.req("PUT", "/rep", {"settings": {"number_of_replicas": 1}})
+        self.assertEqual(st, 200, out)
+        try:
+            h = self.req("GET", "/_cluster/health")[1]
+            self.assertEqual((h["status"], h["unassigned_shards"]), ("yellow", 1))
+            st, raw, _ = self.req("GET", "/_cat/indices/rep?h=health,rep")
+            self.assertEqual(raw.split(), ["yellow", "1"])
+            self.req("PUT", "/rep/_settings", {"index": {"number_of_replicas": 0}})
+            self.assertEqual(self.req("GET", "/_cluster/health")[1]["status"], "green")
+        finally:
+            self.req("DELETE", "/rep")
+
     def test_official_client(self):
         from elasticsearch import Elasticsearch  # Debian's python3-elasticsearch
         es = Elasticsearch("http://127.0.0.1:%d" % self.srv.port)
