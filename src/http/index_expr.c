@@ -79,7 +79,9 @@ static bool wild_takes(const char *pat, fds_index *ix, const char *name,
 {
     if (!fds_glob_match(pat, name, strlen(name)))
         return false;
-    if (name[0] == '.' && pat[0] != '.' && !o->expand_hidden)
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    if (((name[0] == '.' && pat[0] != '.') || set.hidden) && !o->expand_hidden)
         return false;
     return fds_index_is_open(ix) ? o->expand_open : o->expand_closed;
 }

@@ -40,7 +40,8 @@ int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
  * Resolve `expr` (NUL-terminated; NULL, "", "_all" and "*" mean every
  * index) against the indices of `st`.  Items are separated by ','; an item
  * with '*' is a wildcard matched against every name (a name starting with
- * '.' only when the pattern does, or with expand_hidden), keeping the
+ * '.' only when the pattern does; an index.hidden one only with
+ * expand_hidden, which takes both), keeping the
  * states expand_wildcards asks for; an item starting with '-' removes the
  * names it matches from those gathered before it; any other item is a
  * concrete name.  On success *out is a malloc'd array of *n references

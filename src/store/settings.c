@@ -46,6 +46,7 @@ static const struct {
     {"index.refresh_interval", FDS_SETTING_DYNAMIC},
     {"index.translog.durability", FDS_SETTING_DYNAMIC},
     {"index.max_result_window", FDS_SETTING_DYNAMIC},
+    {"index.hidden", FDS_SETTING_DYNAMIC},
 };
 
 fds_setting_kind fds_setting_kind_of(const char *key)
@@ -217,6 +218,12 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
         if (parse_long(value, &x) || x < 1 || x > 2147483647)
             return bad_value(err, key, value);
         s->max_result_window = (uint32_t)x;
+    } else if (!strcmp(key, "index.hidden")) {
+        if (strcmp(value, "true") && strcmp(value, "false"))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Failed to parse value [%s] as only [true] or "
+                                "[false] are allowed.", value);
+        s->hidden = value[0] == 't';
     } else {
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "unknown setting [%s] please check that any required "
@@ -257,6 +264,7 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
     KV("index.translog.durability", "%s",
        s->durability == FDS_DURABILITY_ASYNC ? "async" : "request");
     KV("index.max_result_window", "%u", s->max_result_window);
+    KV("index.hidden", "%s", s->hidden ? "true" : "false");
 #undef KV
     return n;
 }

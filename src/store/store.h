@@ -60,6 +60,8 @@ typedef struct fds_index_settings {
     int64_t refresh_interval_ms; /* dynamic; -1 disables */
     fds_durability durability;   /* dynamic */
     uint32_t max_result_window;  /* dynamic */
+    bool hidden;                 /* dynamic: index.hidden, left out of
+                                    wildcards unless expand_wildcards=hidden */
 } fds_index_settings;
 
 /* Defaults of DESIGN.md §5 (codec "default" = LZ4). */

@@ -217,6 +217,24 @@ class MultiIndex(ServerTestCase):
         finally:
             self.req("DELETE", "/rep")
 
+    def test_hidden_setting(self):
+        st, out, _ = self.req("PUT", "/logs-hidden", {"settings": {"index.hidden": True}})
+        self.assertEqual(st, 200, out)
+        try:
+            self.req("PUT", "/logs-hidden/_doc/1?refresh=true", {"msg": "x"})
+            self.assertEqual(self.count("/logs-*"), sum(PER_DAY))
+            self.assertEqual(self.count("/logs-hidden"), 1)  # by name it is there
+            self.assertEqual(self.search("/logs-*/_count?expand_wildcards=open,hidden")
+                             ["count"], sum(PER_DAY) + 1)
+            st, out, _ = self.req("GET", "/logs-hidden/_settings")
+            self.assertEqual(out["logs-hidden"]["settings"]["index"]["hidden"], "true")
+            self.req("PUT", "/logs-hidden/_settings", {"index.hidden": False})
+            self.assertEqual(self.count("/logs-*"), sum(PER_DAY) + 1)
+            st, out, _ = self.req("PUT", "/logs-hidden/_settings", {"index.hidden": "maybe"})
+            self.assertEqual(st, 400)
+        finally:
+            self.req("DELETE", "/logs-hidden")
+
     def test_official_client(self):
         from elasticsearch import Elasticsearch  # Debian's python3-elasticsearch
         es = Elasticsearch("http://127.0.0.1:%d" % self.srv.port)
