@@ -403,36 +403,65 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
     int rc = 0;
     cJSON *props = cJSON_GetObjectItemCaseSensitive(body, "properties");
     cJSON *it;
-    /* the root's parameters: properties, and the others with the one value
-     * we implement (Elasticsearch's default) */
+    /* the root's parameters: properties, dynamic and date_detection
+     * (applied), and the others with the one value we implement */
     static const char *const root_fixed[][2] = {
-        {"dynamic", "true"}, {"date_detection", "true"},
         {"numeric_detection", "false"}, {"_source", "{\"enabled\":true}"}};
+    int dynamic = -1, dates = -1;
     cJSON_ArrayForEach(it, body) {
-        if (!strcmp(it->string, "properties"))
+        const char *k = it->string;
+        if (!strcmp(k, "properties"))
             continue;
-        size_t k = 0;
-        while (k < 4 && strcmp(it->string, root_fixed[k][0]))
-            k++;
-        char *v = k < 4 ? cJSON_PrintUnformatted(it) : NULL;
-        bool same = v && (!strcmp(v, root_fixed[k][1]) ||
-                          (cJSON_IsString(it) && !strcmp(it->valuestring, root_fixed[k][1])));
-        if (k == 4)
-            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
-                              "Root mapping definition has unsupported "
-                              "parameters:  [%s]", it->string);
-        else if (!same)
-            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
-                              "[%s] of [%s] in the root mapping is not "
-                              "supported: only %s is", it->string, v ? v : "?",
-                              root_fixed[k][1]);
-        free(v);
+        if (!strcmp(k, "dynamic")) {
+            const char *v = cJSON_IsString(it) ? it->valuestring : NULL;
+            if (cJSON_IsTrue(it) || (v && !strcmp(v, "true")))
+                dynamic = FDS_DYNAMIC_TRUE;
+            else if (cJSON_IsFalse(it) || (v && !strcmp(v, "false")))
+                dynamic = FDS_DYNAMIC_FALSE;
+            else if (v && !strcmp(v, "strict"))
+                dynamic = FDS_DYNAMIC_STRICT;
+            else
+                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                  "[dynamic] must be true, false or strict%s",
+                                  v && !strcmp(v, "runtime")
+                                      ? " (runtime fields are not supported)"
+                                      : "");
+        } else if (!strcmp(k, "date_detection")) {
+            const char *v = cJSON_IsString(it) ? it->valuestring : NULL;
+            if (cJSON_IsBool(it))
+                dates = cJSON_IsTrue(it);
+            else if (v && (!strcmp(v, "true") || !strcmp(v, "false")))
+                dates = v[0] == 't';
+            else
+                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                  "[date_detection] must be a boolean");
+        } else {
+            size_t j = 0;
+            while (j < 2 && strcmp(k, root_fixed[j][0]))
+                j++;
+            char *v = j < 2 ? cJSON_PrintUnformatted(it) : NULL;
+            bool same = v && !strcmp(v, root_fixed[j][1]);
+            if (j == 2)
+                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                  "Root mapping definition has unsupported "
+                                  "parameters:  [%s]", k);
+            else if (!same)
+                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                  "[%s] of [%s] in the root mapping is not "
+                                  "supported: only %s is", k, v ? v : "?",
+                                  root_fixed[j][1]);
+            free(v);
+        }
         if (rc)
             break;
     }
     pthread_rwlock_wrlock(&m->lock);
     if (!rc && props)
         rc = merge_props(m, "", 0, props, false, err);
+    if (!rc && dynamic >= 0)
+        m->dynamic = dynamic;
+    if (!rc && dates >= 0)
+        m->no_date_detection = !dates;
     pthread_rwlock_unlock(&m->lock);
     cJSON_Delete(root);
     return rc;
@@ -503,6 +532,12 @@ char *fds_mapping_to_json(const fds_mapping *m)
         qsort(sorted, n, sizeof *sorted, name_cmp);
         cJSON *root = cJSON_CreateObject();
         if (root) {
+            if (m->dynamic != FDS_DYNAMIC_TRUE)
+                cJSON_AddStringToObject(root, "dynamic",
+                                        m->dynamic == FDS_DYNAMIC_STRICT ? "strict"
+                                                                         : "false");
+            if (m->no_date_detection)
+                cJSON_AddFalseToObject(root, "date_detection");
             if (n) {
                 cJSON *p = cJSON_AddObjectToObject(root, "properties");
                 add_children(m, sorted, n, NULL, false, p);
@@ -658,12 +693,13 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
                                  bool *enomem)
 {
     fds_mfield *f = fds__mapping_find(m, v->path, v->path_len);
-    if (f)
-        return f;
+    if (f || m->dynamic != FDS_DYNAMIC_TRUE)
+        return f; /* dynamic false: unmapped, kept in _source only */
     int64_t ms;
     switch (v->kind) {
     case FDS_JV_STRING:
-        if (fds__parse_date(v->str, v->str_len, false, &ms) == 0) {
+        if (!m->no_date_detection &&
+            fds__parse_date(v->str, v->str_len, false, &ms) == 0) {
             f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_DATE, "date");
         } else {
             f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_TEXT, "text");
@@ -713,10 +749,30 @@ typedef struct mapctx {
     size_t len;
 } mapctx;
 
+/* "dynamic": "strict" refuses a document with an unmapped field (not a
+ * null, which maps nothing), as Elasticsearch's DocumentParser does. */
+static int strict_check(const fds_mapping *m, const fds_jval *v, fds_err *err)
+{
+    if (m->dynamic != FDS_DYNAMIC_STRICT || v->kind == FDS_JV_NULL ||
+        fds__mapping_find(m, v->path, v->path_len))
+        return 0;
+    size_t k = v->path_len;
+    while (k > 0 && v->path[k - 1] != '.')
+        k--;
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_STRICT_DYNAMIC,
+                        "mapping set to strict, dynamic introduction of [%.*s] "
+                        "within [%.*s] is not allowed",
+                        (int)(v->path_len - k), v->path + k,
+                        k ? (int)(k - 1) : 4, k ? v->path : "_doc");
+}
+
 static int map_cb(void *arg, const fds_jval *v, fds_err *err)
 {
     mapctx *c = arg;
     bool enomem = false;
+    int src = strict_check(c->m, v, err);
+    if (src)
+        return src;
     fds_mfield *f = fds__mapping_dynamic(c->m, v, &enomem);
     if (enomem)
         return FDS_ENOMEM;

@@ -52,7 +52,14 @@ struct fds_mapping {
     size_t nfields, cap;
     uint32_t *hash;      /* open addressing, index+1, 0 = empty */
     size_t hash_cap;
+    /* the root's "dynamic" (Elasticsearch's ObjectMapper.Dynamic): new
+     * fields are mapped (TRUE), left unmapped in `_source` (FALSE), or
+     * refuse their document (STRICT) */
+    int dynamic;         /* FDS_DYNAMIC_* */
+    bool no_date_detection; /* "date_detection": false */
 };
+
+enum { FDS_DYNAMIC_TRUE = 0, FDS_DYNAMIC_FALSE, FDS_DYNAMIC_STRICT };
 
 /* Lookup under the caller's lock (or none, for private mappings). */
 fds_mfield *fds__mapping_find(const fds_mapping *m, const char *path,

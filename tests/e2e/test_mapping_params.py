@@ -62,9 +62,9 @@ class MappingParams(ServerTestCase):
 
     def test_root_values_are_refused(self):
         for i, (root, reason) in enumerate([
-                ({"dynamic": "strict"}, "[dynamic] of [\"strict\"]"),
-                ({"dynamic": False}, "[dynamic]"),
-                ({"date_detection": False}, "[date_detection]"),
+                ({"dynamic": "runtime"}, "runtime fields are not supported"),
+                ({"dynamic": 3}, "[dynamic] must be true, false or strict"),
+                ({"date_detection": "sometimes"}, "[date_detection]"),
                 ({"numeric_detection": True}, "[numeric_detection]"),
                 ({"_source": {"enabled": False}}, "[_source]"),
                 ({"_source": {"excludes": ["a"]}}, "[_source]"),
@@ -72,6 +72,48 @@ class MappingParams(ServerTestCase):
                 ({"_routing": {"required": True}}, "[_routing]")]):
             out = self.create("root%d" % i, root, 400)
             self.assertIn(reason, out["error"]["reason"])
+
+    def test_dynamic_strict(self):
+        self.create("strict", {"dynamic": "strict", "properties": {
+            "a": {"type": "keyword"}, "o": {"properties": {"x": {"type": "long"}}}}}, 200)
+        st, out, _ = self.req("PUT", "/strict/_doc/1", {"a": "x", "o": {"x": 1}, "n": None})
+        self.assertEqual(st, 201, out)
+        for doc, name, within in (({"a": "x", "b": 1}, "b", "_doc"),
+                                  ({"o": {"y": 2}}, "y", "o")):
+            st, out, _ = self.req("PUT", "/strict/_doc/2", doc)
+            self.assertEqual((st, out["error"]["type"]),
+                             (400, "strict_dynamic_mapping_exception"), out)
+            self.assertEqual(out["error"]["reason"],
+                             "mapping set to strict, dynamic introduction of [%s] "
+                             "within [%s] is not allowed" % (name, within))
+        st, out, _ = self.req("POST", "/_bulk", '{"index":{"_index":"strict","_id":"3"}}\n'
+                              '{"zz":1}\n', {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(out["items"][0]["index"]["error"]["type"],
+                         "strict_dynamic_mapping_exception")
+        self.assertEqual(self.req("GET", "/strict/_doc/2")[0], 404)  # nothing was written
+        st, out, _ = self.req("GET", "/strict/_mapping")
+        self.assertEqual(out["strict"]["mappings"]["dynamic"], "strict")
+
+    def test_dynamic_false_and_date_detection(self):
+        self.create("loose", {"dynamic": False, "date_detection": False,
+                              "properties": {"a": {"type": "keyword"}}}, 200)
+        st, out, _ = self.req("PUT", "/loose/_doc/1?refresh=true",
+                              {"a": "x", "b": "hello", "d": "2026-12-01"})
+        self.assertEqual(st, 201, out)
+        st, out, _ = self.req("GET", "/loose/_mapping")
+        m = out["loose"]["mappings"]
+        self.assertEqual((m["dynamic"], m["date_detection"]), ("false", False))
+        self.assertEqual(set(m["properties"]), {"a"})  # b and d stay unmapped
+        hits = self.req("POST", "/loose/_search",
+                        {"query": {"match": {"b": "hello"}}})[1]["hits"]["hits"]
+        self.assertEqual(hits, [])
+        src = self.req("GET", "/loose/_doc/1")[1]["_source"]
+        self.assertEqual(src["b"], "hello")
+        # date_detection false: a date-like string maps as text
+        self.create("nodates", {"date_detection": False}, 200)
+        self.req("PUT", "/nodates/_doc/1", {"d": "2026-12-01"})
+        st, out, _ = self.req("GET", "/nodates/_mapping")
+        self.assertEqual(out["nodates"]["mappings"]["properties"]["d"]["type"], "text")
 
     def test_aliases_only_empty(self):
         st, out, _ = self.req("PUT", "/al0", {"aliases": {}})
