@@ -41,7 +41,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "seq_no_primary_term", "stored_fields", "track_scores", "routing",
     "preference", "request_cache", "allow_no_indices", "ignore_unavailable",
     "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
-    "batched_reduce_size", "ccs_minimize_roundtrips", NULL};
+    "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after", NULL};
 
 /* One index of the search: its parsed request, view and result. */
 typedef struct shard_run {
@@ -65,6 +65,8 @@ typedef struct search_run {
     size_t nok;
     unsigned *ok;  /* indices into sh of the shards that answered */
     uint64_t fetch_ns;           /* the fetch phase (render) */
+    uint64_t terminate_after;    /* _count: docs counted per shard at most; 0 = all */
+    bool terminated_early;       /* a shard reached terminate_after */
     uint64_t load_ns, load_docs; /* what fetching `_source` cost */
 } search_run;
 
@@ -212,6 +214,19 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
     if (sh->rc && !sh->err.index[0])
         snprintf(sh->err.index, sizeof sh->err.index, "%s",
                  fds_index_name(sh->ix));
+}
+
+/* terminate_after on `_count`: each shard stops at that many documents, so
+ * its count is the smaller of the two (exact: counting visits every match). */
+static void terminate_count(search_run *s)
+{
+    for (size_t k = 0; s->terminate_after && k < s->nok; k++) {
+        fds_search_result *res = &s->sh[s->ok[k]].res;
+        if (res->total >= s->terminate_after) {
+            res->total = s->terminate_after;
+            s->terminated_early = true;
+        }
+    }
 }
 
 /* A hit and what explains it, for the merge. */
@@ -363,7 +378,10 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     char *fail = failures_json(s);
     fds_shards_info info = {.total = (unsigned)s->n,
                             .failed = (unsigned)(s->n - s->nok),
-                            .failures = fail};
+                            .failures = fail,
+                            .terminated_early = s->terminate_after
+                                                    ? s->terminated_early
+                                                    : -1};
     if (!rc && s->nok > 1)
         rc = merge_hits(s, &pg, &merged);
     char *out = NULL;
@@ -446,7 +464,26 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
                                "[profile] is supported on one index at a "
                                "time; [%zu] indices matched", n);
     }
-    search_run s = {.sh = calloc(n ? n : 1, sizeof *s.sh),
+    const char *ta = fds_req_param(r, "terminate_after");
+    long long tav = 0;
+    if (ta && !count) {
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[terminate_after] is supported by _count only: "
+                               "a search would have to collect its hits from the "
+                               "first documents only");
+    }
+    if (ta) {
+        char *end;
+        tav = strtoll(ta, &end, 10);
+        if (!*ta || *end || tav < 0) {
+            fds_index_expr_free(ixs, n);
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "terminateAfter must be > 0");
+        }
+    }
+    search_run s = {.terminate_after = (uint64_t)tav,
+                    .sh = calloc(n ? n : 1, sizeof *s.sh),
                     .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
     if (!s.sh || !s.ok) {
         free(s.sh);
@@ -461,6 +498,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
             s.ok[s.nok++] = (unsigned)i;
     }
     free(ixs);
+    terminate_count(&s);
     size_t out_len = 0;
     char *out = NULL;
     if (n && !s.nok) {

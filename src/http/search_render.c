@@ -39,7 +39,7 @@ static void sb_float(fds_strbuf *b, float f)
 
 static void sb_shards(fds_strbuf *b, const fds_shards_info *s)
 {
-    static const fds_shards_info one = {.total = 1};
+    static const fds_shards_info one = {.total = 1, .terminated_early = -1};
     if (!s)
         s = &one;
     fds_strbuf_printf(b, "\"_shards\":{\"total\":%u,\"successful\":%u,"
@@ -282,6 +282,9 @@ char *fds_search_render(const fds_search_request *req,
     fds_strbuf b = {0};
     if (req->count_only) {
         fds_strbuf_printf(&b, "{\"count\":%llu,", (unsigned long long)res->total);
+        if (hs->shards && hs->shards->terminated_early >= 0)
+            fds_strbuf_printf(&b, "\"terminated_early\":%s,",
+                              hs->shards->terminated_early ? "true" : "false");
         sb_shards(&b, hs->shards);
         fds_strbuf_puts(&b, "}");
         goto done;

@@ -41,6 +41,9 @@ typedef const char *(*fds_index_of_fn)(void *arg, uint32_t seg);
 typedef struct fds_shards_info {
     unsigned total, failed;
     const char *failures;
+    /* `_count` with terminate_after: -1 not asked, else whether a shard
+     * stopped counting at it (printed as "terminated_early") */
+    int terminated_early;
 } fds_shards_info;
 
 /* Where the render reads what the hits carry besides `_id` and the score.

@@ -109,6 +109,18 @@ class MultiIndex(ServerTestCase):
         out = self.search("/logs-*/_search?rest_total_hits_as_int=true", {"size": 0})
         self.assertEqual(out["hits"]["total"], sum(PER_DAY))
 
+    def test_count_terminate_after(self):
+        out = self.search("/logs-*/_count?terminate_after=6")
+        # each index (shard) stops at 6: 6 + 6 + 5
+        self.assertEqual((out["count"], out["terminated_early"]), (17, True))
+        out = self.search("/%s/_count?terminate_after=100" % DAYS[0])
+        self.assertEqual((out["count"], out["terminated_early"]), (PER_DAY[0], False))
+        self.assertNotIn("terminated_early", self.search("/logs-*/_count"))
+        out = self.search("/logs-*/_count?terminate_after=-1", status=400)
+        self.assertIn("terminateAfter must be > 0", out["error"]["reason"])
+        out = self.search("/logs-*/_search?terminate_after=3", status=400)
+        self.assertIn("[terminate_after]", out["error"]["reason"])
+
     def test_no_match_and_missing(self):
         out = self.search("/nomatch-*/_search")
         self.assertEqual(out["hits"], {"total": {"value": 0, "relation": "eq"},
