@@ -37,6 +37,7 @@ typedef struct fds__dsl_ctx {
     size_t clauses; /* leaf clauses so far, at most FDS_MAX_CLAUSE_COUNT */
     const fds__dsl_raw *raw; /* strings cJSON cut at a NUL */
     size_t nraw;
+    int64_t now_ms; /* the request's "now" in date math (0: not read yet) */
 } fds__dsl_ctx;
 
 /* ---- helpers (dsl_parse_query.c) ----------------------------------------- */

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "analysis.h"
+#include "datemath.h"
 #include "dsl_parse_int.h"
 
 /* 2^63, the first double above INT64_MAX (which a double cannot hold). */
@@ -481,6 +483,116 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
     return q;
 }
 
+/* A range query's options (everything but its bounds). */
+typedef struct range_opts {
+    float boost;
+    bool include_lower, include_upper; /* for "from" and "to" */
+    unsigned formats;                  /* FDS_DF_* */
+    int64_t tz_ms;                     /* time_zone offset */
+    bool has_format;
+} range_opts;
+
+/* Read and check the options of range body `fld` on field `f`, as
+ * Elasticsearch's RangeQueryBuilder does: format and time_zone on date
+ * fields only, relation intersects/within/contains (the same on single
+ * values; disjoint refused), include_lower/include_upper for from/to.
+ * 0 or an FDS_E* code with the error filled. */
+static int range_options(fds__dsl_ctx *c, const fds_field_info *f,
+                         const cJSON *fld, range_opts *ro)
+{
+    *ro = (range_opts){.boost = 1.0f, .include_lower = true,
+                       .include_upper = true, .formats = FDS_DF_DEFAULT};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, fld) {
+        const char *k = it->string;
+        bool date = f->type == FDS_FT_DATE;
+        if (!strcmp(k, "gte") || !strcmp(k, "gt") || !strcmp(k, "lte") ||
+            !strcmp(k, "lt") || !strcmp(k, "from") || !strcmp(k, "to"))
+            continue;
+        if (!strcmp(k, "boost")) {
+            if (!cJSON_IsNumber(it))
+                return fds__dsl_err(c->err, "[range] [boost] must be a number");
+            ro->boost = (float)it->valuedouble;
+        } else if (!strcmp(k, "include_lower") || !strcmp(k, "include_upper")) {
+            if (!cJSON_IsBool(it))
+                return fds__dsl_err(c->err, "[range] [%s] must be a boolean", k);
+            *(k[8] == 'l' ? &ro->include_lower : &ro->include_upper) =
+                cJSON_IsTrue(it);
+        } else if (!strcmp(k, "relation")) {
+            const char *v = cJSON_IsString(it) ? it->valuestring : "";
+            if (strcasecmp(v, "intersects") && strcasecmp(v, "within") &&
+                strcasecmp(v, "contains"))
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                                    "Field [%s] of type [%s] does not support "
+                                    "[%s] ranges", f->path,
+                                    f->type == FDS_FT_DATE      ? "date"
+                                    : f->type == FDS_FT_KEYWORD ? "keyword"
+                                                                : "number",
+                                    v);
+        } else if (!strcmp(k, "format") || !strcmp(k, "time_zone")) {
+            if (!date)
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                                    "[range] %s can not be applied to non date "
+                                    "field [%s]", k, f->path);
+            if (!cJSON_IsString(it))
+                return fds__dsl_err(c->err, "[range] [%s] must be a string", k);
+            const char *v = it->valuestring;
+            if (k[0] == 'f') {
+                ro->formats = fds__date_formats(v, strlen(v));
+                ro->has_format = true;
+                if (!ro->formats)
+                    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                        "[range] format [%s] is not supported: use "
+                                        "strict_date_optional_time, strict_date, "
+                                        "epoch_millis or epoch_second", v);
+            } else if (!fds__time_zone(v, strlen(v), &ro->tz_ms)) {
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[range] time_zone [%s] is not supported: "
+                                    "use a UTC offset such as +01:00", v);
+            }
+        } else {
+            return fds__dsl_err(c->err, "[range] query does not support [%s]", k);
+        }
+    }
+    return 0;
+}
+
+/* One bound of a date range: a number (epoch, in seconds under
+ * epoch_second alone) or a date math expression; `round_up` as
+ * fds__date_math.  0 or an FDS_E* code with the error filled. */
+static int date_bound(fds__dsl_ctx *c, const cJSON *v, const range_opts *ro,
+                      bool round_up, int64_t *l, double *d, int *over)
+{
+    *over = 0;
+    if (cJSON_IsNumber(v)) {
+        double x = v->valuedouble;
+        if (!(ro->formats & FDS_DF_EPOCH_MILLIS) &&
+            (ro->formats & FDS_DF_EPOCH_SECOND))
+            x *= 1000.0;
+        *l = clamp_long(x, over);
+        *d = (double)*l;
+        return 0;
+    }
+    if (!cJSON_IsString(v))
+        return fds__dsl_err(c->err, "[range] query does not support [%s] values "
+                                    "for a date field", fds__dsl_jtype(v));
+    if (!c->now_ms) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        c->now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    const char *s = v->valuestring;
+    if (fds__date_math(s, strlen(s), ro->formats, ro->tz_ms, round_up,
+                       c->now_ms, l))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
+                            "failed to parse date field [%s] with format [%s]",
+                            s, ro->has_format ? "the one given"
+                                              : "strict_date_optional_time||"
+                                                "epoch_millis");
+    *d = (double)*l;
+    return 0;
+}
+
 fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
@@ -496,30 +608,25 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     if (!f || f->type == FDS_FT_OBJECT || f->type == FDS_FT_TEXT)
         return fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    range_opts ro;
+    if (range_options(c, f, fld, &ro))
+        return NULL;
     fds_query *q = fds__dsl_qnew(FDS_Q_RANGE, f->path);
     if (!q)
         return NULL;
     q->ftype = f->type;
+    q->boost = ro.boost;
     const cJSON *it;
     bool empty = false; /* a bound excludes every long */
     cJSON_ArrayForEach(it, fld) {
         const char *k = it->string;
         bool lo = !strcmp(k, "gte") || !strcmp(k, "gt") || !strcmp(k, "from");
         bool hi = !strcmp(k, "lte") || !strcmp(k, "lt") || !strcmp(k, "to");
-        bool incl = strcmp(k, "gt") && strcmp(k, "lt");
-        if (!strcmp(k, "boost")) {
-            q->boost = (float)it->valuedouble;
-            continue;
-        }
-        if (!strcmp(k, "format") || !strcmp(k, "time_zone") ||
-            !strcmp(k, "relation") || !strcmp(k, "_name") ||
-            !strcmp(k, "include_lower") || !strcmp(k, "include_upper"))
-            continue;
-        if (!lo && !hi) {
-            fds__dsl_err(c->err, "[range] query does not support [%s]", k);
-            fds__query_free(q);
-            return NULL;
-        }
+        if (!lo && !hi)
+            continue; /* an option, read by range_options */
+        bool incl = !strcmp(k, "from")  ? ro.include_lower
+                    : !strcmp(k, "to") ? ro.include_upper
+                                       : strcmp(k, "gt") && strcmp(k, "lt");
         if (cJSON_IsNull(it))
             continue;
         if (f->type == FDS_FT_KEYWORD) {
@@ -541,7 +648,9 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
         int64_t l;
         double d;
         int over;
-        if (num_bound(c, f, it, "range", &l, &d, &over)) {
+        if (f->type == FDS_FT_DATE
+                ? date_bound(c, it, &ro, lo ? !incl : incl, &l, &d, &over)
+                : num_bound(c, f, it, "range", &l, &d, &over)) {
             fds__query_free(q);
             return NULL;
         }

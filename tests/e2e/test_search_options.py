@@ -140,6 +140,58 @@ class SearchOptions(ServerTestCase):
         self.assertEqual(st, 400)
         self.assertIn("defaultOperator", out["error"]["reason"])
 
+    def test_range_dates(self):
+        st, out, _ = self.req("PUT", "/dates", {"mappings": {"properties": {
+            "t": {"type": "date"}, "n": {"type": "long"}}}})
+        lines = []
+        for i in range(48):  # 2020-06-01T00:00Z + i hours
+            lines.append(json.dumps({"index": {"_index": "dates", "_id": str(i)}}))
+            lines.append(json.dumps({"t": "2020-06-%02dT%02d:00:00Z" % (1 + i // 24, i % 24),
+                                     "n": i}))
+        st, out, _ = self.req("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
+                              {"Content-Type": "application/x-ndjson"})
+        self.assertFalse(out["errors"])
+
+        def count(rng, status=200):
+            st, out, _ = self.req("POST", "/dates/_count", {"query": {"range": {"t": rng}}})
+            self.assertEqual(st, status, out)
+            return out["count"] if status == 200 else out
+        self.assertEqual(count({"gte": "2020-06-01||+1d/d"}), 24)
+        self.assertEqual(count({"lte": "2020-06-01||/d"}), 24)  # up: 23:59:59.999
+        self.assertEqual(count({"gt": "2020-06-01||/d"}), 24)   # up
+        self.assertEqual(count({"lt": "2020-06-02||/d"}), 24)   # down
+        self.assertEqual(count({"gte": "2020-06-01T10:00:00Z||/d", "lt": "2020-06-01||+12h"}), 12)
+        self.assertEqual(count({"lte": "now"}), 48)
+        self.assertEqual(count({"gte": "now-1d/d"}), 0)
+        # time_zone: dates without an offset are read in it, rounding too
+        self.assertEqual(count({"gte": "2020-06-02T05:00:00", "time_zone": "+05:00"}), 24)
+        self.assertEqual(count({"gte": "2020-06-02T05:00:00Z", "time_zone": "+05:00"}), 19)
+        self.assertEqual(count({"gte": "2020-06-02||/d", "time_zone": "-02:00"}), 22)
+        # format
+        self.assertEqual(count({"gte": 1591056000, "format": "epoch_second"}), 24)
+        self.assertEqual(count({"gte": "1591056000000", "format": "epoch_millis"}), 24)
+        self.assertEqual(count({"gte": "2020-06-02", "format": "strict_date"}), 24)
+        # from/to with include_lower/include_upper
+        self.assertEqual(count({"from": "2020-06-01T01:00:00Z", "to": "2020-06-01T03:00:00Z",
+                                "include_lower": False, "include_upper": True}), 2)
+        self.assertEqual(count({"gte": "2020-06-01", "relation": "within"}), 48)
+        # refused, not ignored
+        for rng, etype, reason in (
+                ({"gte": "2020", "relation": "disjoint"}, "query_shard_exception", "disjoint"),
+                ({"gte": "2020-06-01", "format": "yyyy/MM/dd"}, "illegal_argument_exception",
+                 "format [yyyy/MM/dd] is not supported"),
+                ({"gte": "2020-06-01", "time_zone": "Asia/Tehran"},
+                 "illegal_argument_exception", "time_zone [Asia/Tehran] is not supported"),
+                ({"gte": "now-1x"}, "parse_exception", "failed to parse date field"),
+                ({"gte": "2020-06-01", "_name": "q1"}, "parsing_exception", "[_name]")):
+            out = count(rng, 400)
+            self.assertEqual(out["error"]["type"], etype, out)
+            self.assertIn(reason, out["error"]["reason"])
+        st, out, _ = self.req("POST", "/dates/_count", {"query": {"range": {"n": {
+            "gte": 1, "format": "epoch_millis"}}}})
+        self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"))
+        self.assertIn("can not be applied to non date field [n]", out["error"]["reason"])
+
     def test_search_type(self):
         for t in ("query_then_fetch", "dfs_query_then_fetch"):
             self.search(None, "?search_type=" + t)

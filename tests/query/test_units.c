@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "datemath.h"
 #include "search_render.h"
 #include "postings.h"
 #include "qtest.h"
@@ -579,6 +580,79 @@ static void test_doc_map_refused(void)
     fds_mapping_free(m);
 }
 
+/* Date math, formats and time zones of range bounds, against values
+ * computed independently (Python's datetime) */
+static void test_datemath(void)
+{
+    static const struct {
+        const char *s;
+        unsigned formats;
+        long long tz;
+        bool up;
+        long long now, want;
+    } cases[] = {
+        {"2026-12-01||+1d/d", FDS_DF_ISO, 0LL, false, 0LL, 1796169600000LL},
+        {"2026-12-01||/M", FDS_DF_ISO, 0LL, true, 0LL, 1798761599999LL},
+        {"now-15m/m", FDS_DF_ISO, 0LL, false, 1796119650500LL, 1796118720000LL},
+        {"now-15m/m", FDS_DF_ISO, 0LL, true, 1796119650500LL, 1796118779999LL},
+        {"2019-01-22T04:00:00", FDS_DF_ISO, 12600000LL, false, 0LL, 1548117000000LL},
+        {"2019-01-22T04:00:00Z", FDS_DF_ISO, 12600000LL, false, 0LL, 1548129600000LL},
+        {"now/d", FDS_DF_ISO, 3600000LL, false, 1796167800000LL, 1796166000000LL},
+        {"2026-01-31||+1M", FDS_DF_ISO, 0LL, false, 0LL, 1772236800000LL},
+        {"2026-12-03T15:00:00Z||/w", FDS_DF_ISO, 0LL, false, 0LL, 1795996800000LL},
+        {"2024-02-29||+1y", FDS_DF_ISO, 0LL, false, 0LL, 1740700800000LL},
+        {"2026-12-01T10:00:00Z||-1h+30m/H", FDS_DF_ISO, 0LL, true, 0LL, 1796119199999LL},
+        {"1700000000", FDS_DF_EPOCH_SECOND, 0LL, false, 0LL, 1700000000000LL},
+        {"1700000000123", FDS_DF_DEFAULT, 0LL, false, 0LL, 1700000000123LL},
+        {"1969-12-31||/y", FDS_DF_ISO, 0LL, false, 0LL, -31536000000LL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int64_t got = 0;
+        int rc = fds__date_math(cases[i].s, strlen(cases[i].s), cases[i].formats,
+                                cases[i].tz, cases[i].up, cases[i].now, &got);
+        if (rc || got != cases[i].want) {
+            fprintf(stderr, "date math %s: rc %d, %lld, want %lld\n", cases[i].s,
+                    rc, (long long)got, cases[i].want);
+            fds_test_failures++;
+        }
+    }
+    static const char *bad[] = {"now-15x", "2026-13-01", "now+", "now/q",
+                                "2026-12-01|+1d", "tomorrow", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int64_t got;
+        if (fds__date_math(bad[i], strlen(bad[i]), FDS_DF_DEFAULT, 0, false, 0,
+                           &got) == 0) {
+            fprintf(stderr, "date math %s: accepted\n", bad[i]);
+            fds_test_failures++;
+        }
+    }
+    /* strict_date takes a date, not a time */
+    int64_t v;
+    ASSERT(fds__date_math("2026-12-01", 10, FDS_DF_DATE, 0, false, 0, &v) == 0);
+    ASSERT(fds__date_math("2026-12-01T01:00:00Z", 20, FDS_DF_DATE, 0, false, 0,
+                          &v) != 0);
+    ASSERT(fds__date_math("1700000000", 10, FDS_DF_ISO, 0, false, 0, &v) != 0);
+    static const struct { const char *tz; bool ok; long long ms; } zones[] = {
+        {"+05:30", true, 19800000}, {"-0800", true, -28800000}, {"Z", true, 0},
+        {"UTC", true, 0}, {"GMT+01:00", true, 3600000}, {"+5", true, 18000000},
+        {"Europe/Paris", false, 0}, {"+19:00", false, 0}, {"+05:60", false, 0},
+        {"", false, 0}, {"+05:3", false, 0},
+    };
+    for (size_t i = 0; i < sizeof zones / sizeof *zones; i++) {
+        int64_t off = -1;
+        bool ok = fds__time_zone(zones[i].tz, strlen(zones[i].tz), &off);
+        if (ok != zones[i].ok || (ok && off != zones[i].ms)) {
+            fprintf(stderr, "time_zone %s: %d %lld\n", zones[i].tz, ok,
+                    (long long)off);
+            fds_test_failures++;
+        }
+    }
+    ASSERT(fds__date_formats("epoch_millis||strict_date_optional_time", 39) ==
+           (FDS_DF_EPOCH_MILLIS | FDS_DF_ISO));
+    ASSERT(fds__date_formats("yyyy/MM/dd", 10) == 0);
+    ASSERT(fds__date_formats("epoch_second||", 14) == 0);
+}
+
 int main(void)
 {
     test_float_format();
@@ -589,6 +663,7 @@ int main(void)
     test_postings();
     test_mapping();
     test_dsl();
+    test_datemath();
     if (fds_test_failures)
         fprintf(stderr, "%d failure(s)\n", fds_test_failures);
     return fds_test_failures ? 1 : 0;

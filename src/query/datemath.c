@@ -1,0 +1,219 @@
+/*
+ * datemath.c: range dates with formats, fixed-offset time zones and date
+ * math (see datemath.h; Elasticsearch's JavaDateMathParser).  Every loop is
+ * bounded by the length of its text.
+ */
+#include "datemath.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "fds_time.h"
+#include "query_int.h"
+
+#define MS_PER_DAY 86400000LL
+
+unsigned fds__date_formats(const char *s, size_t n)
+{
+    static const struct { const char *name; unsigned bit; } tab[] = {
+        {"strict_date_optional_time", FDS_DF_ISO},
+        {"date_optional_time", FDS_DF_ISO},
+        {"strict_date", FDS_DF_DATE}, {"date", FDS_DF_DATE},
+        {"yyyy-MM-dd", FDS_DF_DATE}, {"epoch_millis", FDS_DF_EPOCH_MILLIS},
+        {"epoch_second", FDS_DF_EPOCH_SECOND},
+    };
+    unsigned bits = 0;
+    for (size_t i = 0; i <= n;) {
+        size_t e = i;
+        while (e < n && !(e + 1 < n && s[e] == '|' && s[e + 1] == '|'))
+            e++;
+        unsigned one = 0;
+        for (size_t k = 0; k < sizeof tab / sizeof *tab; k++)
+            if (strlen(tab[k].name) == e - i && !memcmp(tab[k].name, s + i, e - i))
+                one = tab[k].bit;
+        if (!one)
+            return 0;
+        bits |= one;
+        i = e + 2;
+    }
+    return bits;
+}
+
+static bool two_digits(const char *s, size_t n, size_t *i, int *v)
+{
+    if (*i + 2 > n || s[*i] < '0' || s[*i] > '9' || s[*i + 1] < '0' ||
+        s[*i + 1] > '9')
+        return false;
+    *v = (s[*i] - '0') * 10 + (s[*i + 1] - '0');
+    *i += 2;
+    return true;
+}
+
+bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms)
+{
+    size_t i = 0;
+    if (n >= 3 && (!memcmp(s, "UTC", 3) || !memcmp(s, "GMT", 3)))
+        i = 3;
+    if (i == n || (n == 1 && s[0] == 'Z')) {
+        *offset_ms = 0;
+        return n > 0;
+    }
+    if (s[i] != '+' && s[i] != '-')
+        return false;
+    int sign = s[i++] == '-' ? -1 : 1, h = 0, m = 0;
+    if (i + 1 == n && s[i] >= '0' && s[i] <= '9') { /* "+5" */
+        h = s[i++] - '0';
+    } else {
+        if (!two_digits(s, n, &i, &h))
+            return false;
+        if (i < n && s[i] == ':')
+            i++;
+        if (i < n && !two_digits(s, n, &i, &m))
+            return false;
+    }
+    if (i != n || h > 18 || m > 59)
+        return false;
+    *offset_ms = sign * ((int64_t)h * 3600000 + (int64_t)m * 60000);
+    return true;
+}
+
+/* Does the ISO text carry its own offset (Z or +hh:mm after the time)? */
+static bool has_offset(const char *s, size_t n)
+{
+    const char *t = memchr(s, 'T', n);
+    if (!t)
+        return n > 0 && s[n - 1] == 'Z';
+    for (const char *p = t; p < s + n; p++)
+        if (*p == 'Z' || *p == '+' || *p == '-')
+            return true;
+    return false;
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+    size_t i = n && s[0] == '-' ? 1 : 0;
+    if (i == n)
+        return false;
+    for (; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+/* A date (no math) in one of `formats`. */
+static int parse_base(const char *s, size_t n, unsigned formats, int64_t tz_ms,
+                      int64_t *out)
+{
+    if ((formats & (FDS_DF_EPOCH_MILLIS | FDS_DF_EPOCH_SECOND)) &&
+        all_digits(s, n) && n <= 18) {
+        int64_t v;
+        if (fds__parse_long(s, n, false, &v) == 0) {
+            *out = formats & FDS_DF_EPOCH_MILLIS ? v : v * 1000;
+            return 0;
+        }
+    }
+    bool iso = formats & FDS_DF_ISO;
+    bool date_only = (formats & FDS_DF_DATE) && n == 10;
+    if ((iso || date_only) && fds__parse_date(s, n, false, out) == 0) {
+        if (!has_offset(s, n))
+            *out -= tz_ms;
+        return 0;
+    }
+    return -1;
+}
+
+/* Add `k` months to the epoch ms `t` (local time), clamping the day to the
+ * month's length as java.time's plusMonths does. */
+static int64_t add_months(int64_t t, int64_t k)
+{
+    int64_t days = t >= 0 ? t / MS_PER_DAY : -((-t + MS_PER_DAY - 1) / MS_PER_DAY);
+    int64_t rem = t - days * MS_PER_DAY, y;
+    unsigned m, d;
+    fds_civil_from_days(days, &y, &m, &d);
+    int64_t mi = y * 12 + (m - 1) + k;
+    y = mi >= 0 ? mi / 12 : -((-mi + 11) / 12);
+    m = (unsigned)(mi - y * 12) + 1;
+    static const unsigned mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    unsigned last = mdays[m - 1] + (m == 2 && fds_is_leap_year(y));
+    if (d > last)
+        d = last;
+    return fds_days_from_civil(y, m, d) * MS_PER_DAY + rem;
+}
+
+/* Round the local epoch ms `t` down to the start of `unit`. */
+static int64_t round_down(int64_t t, char unit)
+{
+    int64_t step = unit == 's' ? 1000 : unit == 'm' ? 60000
+                 : (unit == 'h' || unit == 'H') ? 3600000 : MS_PER_DAY;
+    int64_t days = t >= 0 ? t / MS_PER_DAY : -((-t + MS_PER_DAY - 1) / MS_PER_DAY);
+    if (unit == 'w') { /* ISO weeks start on Monday; 1970-01-01 was a Thursday */
+        int64_t dow = ((days % 7) + 7 + 3) % 7; /* 0 = Monday */
+        return (days - dow) * MS_PER_DAY;
+    }
+    if (unit == 'M' || unit == 'y') {
+        int64_t y;
+        unsigned m, d;
+        fds_civil_from_days(days, &y, &m, &d);
+        return fds_days_from_civil(y, unit == 'y' ? 1 : m, 1) * MS_PER_DAY;
+    }
+    return t >= 0 ? t / step * step : -((-t + step - 1) / step) * step;
+}
+
+static int64_t add_unit(int64_t t, int64_t k, char unit)
+{
+    switch (unit) {
+    case 'y': return add_months(t, 12 * k);
+    case 'M': return add_months(t, k);
+    case 'w': return t + k * 7 * MS_PER_DAY;
+    case 'd': return t + k * MS_PER_DAY;
+    case 'h': case 'H': return t + k * 3600000;
+    case 'm': return t + k * 60000;
+    default: return t + k * 1000; /* 's' */
+    }
+}
+
+int fds__date_math(const char *s, size_t n, unsigned formats, int64_t tz_ms,
+                   bool round_up, int64_t now_ms, int64_t *out)
+{
+    int64_t t;
+    size_t i;
+    if (n >= 3 && !memcmp(s, "now", 3)) {
+        t = now_ms;
+        i = 3;
+    } else {
+        size_t k = 0;
+        while (k + 1 < n && !(s[k] == '|' && s[k + 1] == '|'))
+            k++;
+        size_t blen = k + 1 < n ? k : n;
+        if (parse_base(s, blen, formats, tz_ms, &t))
+            return -1;
+        i = blen < n ? blen + 2 : n;
+    }
+    /* the math runs on local time: shift into the zone and back */
+    t += tz_ms;
+    while (i < n) {
+        char op = s[i++];
+        if (op == '/') {
+            if (i >= n || !strchr("yMwdhHms", s[i]))
+                return -1;
+            char unit = s[i++];
+            t = round_down(t, unit);
+            if (round_up)
+                t = add_unit(t, 1, unit) - 1;
+        } else if (op == '+' || op == '-') {
+            int64_t k = 0;
+            size_t d0 = i;
+            while (i < n && s[i] >= '0' && s[i] <= '9' && i - d0 < 9)
+                k = k * 10 + (s[i++] - '0');
+            if (i == d0)
+                k = 1; /* "+d" is "+1d" */
+            if (i >= n || !strchr("yMwdhHms", s[i]))
+                return -1;
+            t = add_unit(t, op == '-' ? -k : k, s[i++]);
+        } else {
+            return -1;
+        }
+    }
+    *out = t - tz_ms;
+    return 0;
+}

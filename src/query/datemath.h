@@ -1,0 +1,44 @@
+/*
+ * datemath.h: date values of range queries as Elasticsearch reads them --
+ * a `format` list, a `time_zone` given as a fixed offset, and date math
+ * (DateMathParser): `now-15m/m`, `2026-12-01||+1d/d`.
+ */
+#ifndef FDS_DATEMATH_H
+#define FDS_DATEMATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The formats a range's `format` may list ('||'-separated), as bits. */
+enum {
+    FDS_DF_ISO = 1,          /* strict_date_optional_time, date_optional_time */
+    FDS_DF_DATE = 2,         /* strict_date, date, yyyy-MM-dd */
+    FDS_DF_EPOCH_MILLIS = 4, /* epoch_millis */
+    FDS_DF_EPOCH_SECOND = 8, /* epoch_second */
+};
+/* A date field's default: strict_date_optional_time||epoch_millis. */
+#define FDS_DF_DEFAULT (FDS_DF_ISO | FDS_DF_EPOCH_MILLIS)
+
+/* `format` text (n bytes) as FDS_DF_* bits; 0 when a listed format is not
+ * one we read. */
+unsigned fds__date_formats(const char *s, size_t n);
+
+/* `time_zone` text as an offset from UTC in milliseconds: "Z", "UTC",
+ * "GMT", "+01:00", "-0530", "+5", "UTC+01:00".  -1 (as a bool false) for
+ * anything else (named zones such as Europe/Paris need the tz database). */
+bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms);
+
+/*
+ * The epoch milliseconds of date expression s[0..n): "now" or a date in
+ * one of `formats` (a date without an offset is read in `tz_ms`), then
+ * optional math after "||" (or straight after "now"): +N or -N with a unit
+ * y M w d h H m s, and /unit rounding in the time zone.  `round_up`
+ * rounds to the last millisecond of the unit (Elasticsearch rounds up for
+ * gt and lte, down for gte and lt).  `now_ms` is the request's now.
+ * Returns 0, or -1 when the text is not such an expression.
+ */
+int fds__date_math(const char *s, size_t n, unsigned formats, int64_t tz_ms,
+                   bool round_up, int64_t now_ms, int64_t *out);
+
+#endif
