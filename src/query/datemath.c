@@ -6,6 +6,7 @@
 #include "datemath.h"
 
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "fds_time.h"
@@ -100,6 +101,189 @@ static bool all_digits(const char *s, size_t n)
     return true;
 }
 
+/* ---- patterns -------------------------------------------------------------- */
+
+static const char *const MONTHS[12] = {"january", "february", "march", "april",
+                                       "may", "june", "july", "august",
+                                       "september", "october", "november",
+                                       "december"};
+
+static bool pattern_ok(const char *p)
+{
+    for (; *p; p++) {
+        if (*p == '\'') {
+            const char *q = strchr(p + 1, '\'');
+            if (!q)
+                return false;
+            p = q;
+        } else if (((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) &&
+                   !strchr("yuMdHmsSZXxE", *p)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool read_num(const char *s, size_t n, size_t *i, size_t min, size_t max,
+                     int *v)
+{
+    size_t k = 0;
+    *v = 0;
+    while (*i < n && k < max && s[*i] >= '0' && s[*i] <= '9') {
+        *v = *v * 10 + (s[(*i)++] - '0');
+        k++;
+    }
+    return k >= min;
+}
+
+/* Offset text at s[*i]: Z, or +HH, +HHMM, +HH:MM. */
+static bool read_offset(const char *s, size_t n, size_t *i, int64_t *off_ms)
+{
+    if (*i < n && s[*i] == 'Z') {
+        (*i)++;
+        *off_ms = 0;
+        return true;
+    }
+    if (*i >= n || (s[*i] != '+' && s[*i] != '-'))
+        return false;
+    int sign = s[(*i)++] == '-' ? -1 : 1, h, m = 0;
+    if (!read_num(s, n, i, 2, 2, &h))
+        return false;
+    if (*i < n && s[*i] == ':')
+        (*i)++;
+    if (*i < n && s[*i] >= '0' && s[*i] <= '9' && !read_num(s, n, i, 2, 2, &m))
+        return false;
+    if (h > 18 || m > 59)
+        return false;
+    *off_ms = sign * ((int64_t)h * 3600000 + (int64_t)m * 60000);
+    return true;
+}
+
+/* s[0..n) read with pattern `p`. */
+static int parse_pattern(const char *s, size_t n, const char *p, int64_t tz_ms,
+                         int64_t *out)
+{
+    int y = -1, mo = 1, d = 1, h = 0, mi = 0, se = 0;
+    int64_t frac_ms = 0, off = 0;
+    bool has_off = false;
+    size_t i = 0;
+    while (*p) {
+        char c = *p;
+        size_t k = 1;
+        if (c == '\'') {
+            const char *q = strchr(p + 1, '\'');
+            size_t l = (size_t)(q - p - 1);
+            if (l == 0) { /* '' is a quote */
+                if (i >= n || s[i] != '\'')
+                    return -1;
+                i++;
+            } else if (i + l > n || memcmp(s + i, p + 1, l)) {
+                return -1;
+            } else {
+                i += l;
+            }
+            p = q + 1;
+            continue;
+        }
+        if (!strchr("yuMdHmsSZXxE", c)) {
+            if (i >= n || s[i] != c)
+                return -1;
+            i++;
+            p++;
+            continue;
+        }
+        while (p[k] == c)
+            k++;
+        p += k;
+        bool ok = true;
+        switch (c) {
+        case 'y': case 'u':
+            /* yyyy: exactly four digits, as in yyyyMMdd; y: 1 to 9 */
+            ok = read_num(s, n, &i, k >= 2 ? k : 1, k >= 2 ? k : 9, &y);
+            if (k == 2)
+                y += 2000;
+            break;
+        case 'M':
+            if (k <= 2) {
+                ok = read_num(s, n, &i, k, 2, &mo);
+            } else {
+                ok = false;
+                for (int m = 0; m < 12 && !ok; m++) {
+                    size_t l = k == 3 ? 3 : strlen(MONTHS[m]);
+                    if (i + l <= n && !strncasecmp(s + i, MONTHS[m], l)) {
+                        mo = m + 1;
+                        i += l;
+                        ok = true;
+                    }
+                }
+            }
+            break;
+        case 'd': ok = read_num(s, n, &i, k, 2, &d); break;
+        case 'H': ok = read_num(s, n, &i, k, 2, &h); break;
+        case 'm': ok = read_num(s, n, &i, k, 2, &mi); break;
+        case 's': ok = read_num(s, n, &i, k, 2, &se); break;
+        case 'S': {
+            int64_t scale = 100;
+            size_t nd = 0;
+            while (i < n && nd < k && s[i] >= '0' && s[i] <= '9') {
+                frac_ms += (s[i++] - '0') * scale;
+                scale /= 10;
+                nd++;
+            }
+            ok = nd == k;
+            break;
+        }
+        case 'E':
+            ok = i < n;
+            while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
+                i++;
+            break;
+        default: /* Z X x */
+            ok = read_offset(s, n, &i, &off);
+            has_off = true;
+        }
+        if (!ok)
+            return -1;
+    }
+    if (i != n || y < 0 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 ||
+        se > 59)
+        return -1;
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (d > mdays[mo - 1] + (mo == 2 && fds_is_leap_year(y)))
+        return -1;
+    int64_t days = fds_days_from_civil(y, (unsigned)mo, (unsigned)d);
+    *out = (days * 86400 + h * 3600 + mi * 60 + se) * 1000 + frac_ms -
+           (has_off ? off : tz_ms);
+    return 0;
+}
+
+int fds__date_format_parse(const char *s, size_t n, fds_date_format *f)
+{
+    memset(f, 0, sizeof *f);
+    if (n == 0 || n >= sizeof f->text)
+        return -1;
+    memcpy(f->text, s, n);
+    for (size_t i = 0; i <= n;) {
+        size_t e = i;
+        while (e < n && !(e + 1 < n && s[e] == '|' && s[e + 1] == '|'))
+            e++;
+        unsigned bit = fds__date_formats(s + i, e - i);
+        if (bit) {
+            f->bits |= bit;
+        } else {
+            if (f->npat == FDS_DATE_PATTERNS_MAX || e - i == 0 ||
+                e - i >= FDS_DATE_PATTERN_LEN)
+                return -1;
+            memcpy(f->pat[f->npat], s + i, e - i);
+            if (!pattern_ok(f->pat[f->npat]))
+                return -1;
+            f->npat++;
+        }
+        i = e + 2;
+    }
+    return 0;
+}
+
 /* A date (no math) in one of `formats`. */
 static int parse_base(const char *s, size_t n, unsigned formats, int64_t tz_ms,
                       int64_t *out)
@@ -172,8 +356,19 @@ static int64_t add_unit(int64_t t, int64_t k, char unit)
     }
 }
 
-int fds__date_math(const char *s, size_t n, unsigned formats, int64_t tz_ms,
-                   bool round_up, int64_t now_ms, int64_t *out)
+int fds__date_parse(const char *s, size_t n, const fds_date_format *f,
+                    int64_t tz_ms, int64_t *out)
+{
+    if (parse_base(s, n, f ? f->bits : FDS_DF_DEFAULT, tz_ms, out) == 0)
+        return 0;
+    for (unsigned k = 0; f && k < f->npat; k++)
+        if (parse_pattern(s, n, f->pat[k], tz_ms, out) == 0)
+            return 0;
+    return -1;
+}
+
+int fds__date_math(const char *s, size_t n, const fds_date_format *f,
+                   int64_t tz_ms, bool round_up, int64_t now_ms, int64_t *out)
 {
     int64_t t;
     size_t i;
@@ -185,7 +380,7 @@ int fds__date_math(const char *s, size_t n, unsigned formats, int64_t tz_ms,
         while (k + 1 < n && !(s[k] == '|' && s[k + 1] == '|'))
             k++;
         size_t blen = k + 1 < n ? k : n;
-        if (parse_base(s, blen, formats, tz_ms, &t))
+        if (fds__date_parse(s, blen, f, tz_ms, &t))
             return -1;
         i = blen < n ? blen + 2 : n;
     }

@@ -21,8 +21,36 @@ enum {
 #define FDS_DF_DEFAULT (FDS_DF_ISO | FDS_DF_EPOCH_MILLIS)
 
 /* `format` text (n bytes) as FDS_DF_* bits; 0 when a listed format is not
- * one we read. */
+ * one of those names. */
 unsigned fds__date_formats(const char *s, size_t n);
+
+#define FDS_DATE_PATTERNS_MAX 4    /* '||'-separated patterns of one format */
+#define FDS_DATE_PATTERN_LEN 64    /* bytes of one pattern */
+#define FDS_DATE_FORMAT_TEXT 256   /* bytes of a format as given */
+
+/*
+ * A date format: named formats (FDS_DF_*) and java.time DateTimeFormatter
+ * patterns, of which we read the letters y/u (year), M (month: MM, MMM
+ * English abbreviation, MMMM name), d (day), H (hour), m, s, S (fraction),
+ * E (day name, skipped), Z/X/x (offset), 'quoted' text and any other
+ * non-letter character as itself.  Missing parts default to January, the
+ * 1st, midnight.
+ */
+typedef struct fds_date_format {
+    unsigned bits;
+    unsigned npat;
+    char pat[FDS_DATE_PATTERNS_MAX][FDS_DATE_PATTERN_LEN];
+    char text[FDS_DATE_FORMAT_TEXT];
+} fds_date_format;
+
+/* Parse `format` text into *f.  0, or -1 for a name or pattern letter we
+ * do not read, or a format past the limits above. */
+int fds__date_format_parse(const char *s, size_t n, fds_date_format *f);
+
+/* A date in format `f` (NULL: strict_date_optional_time||epoch_millis),
+ * a date without an offset read in `tz_ms`.  0 and *out (epoch ms), or -1. */
+int fds__date_parse(const char *s, size_t n, const fds_date_format *f,
+                    int64_t tz_ms, int64_t *out);
 
 /* `time_zone` text as an offset from UTC in milliseconds: "Z", "UTC",
  * "GMT", "+01:00", "-0530", "+5", "UTC+01:00".  -1 (as a bool false) for
@@ -31,14 +59,15 @@ bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms);
 
 /*
  * The epoch milliseconds of date expression s[0..n): "now" or a date in
- * one of `formats` (a date without an offset is read in `tz_ms`), then
+ * format `f` (NULL: the default; a date without an offset is read in
+ * `tz_ms`), then
  * optional math after "||" (or straight after "now"): +N or -N with a unit
  * y M w d h H m s, and /unit rounding in the time zone.  `round_up`
  * rounds to the last millisecond of the unit (Elasticsearch rounds up for
  * gt and lte, down for gte and lt).  `now_ms` is the request's now.
  * Returns 0, or -1 when the text is not such an expression.
  */
-int fds__date_math(const char *s, size_t n, unsigned formats, int64_t tz_ms,
-                   bool round_up, int64_t now_ms, int64_t *out);
+int fds__date_math(const char *s, size_t n, const fds_date_format *f,
+                   int64_t tz_ms, bool round_up, int64_t now_ms, int64_t *out);
 
 #endif

@@ -487,9 +487,9 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
 typedef struct range_opts {
     float boost;
     bool include_lower, include_upper; /* for "from" and "to" */
-    unsigned formats;                  /* FDS_DF_* */
+    fds_date_format fmt;               /* `format`, else the field's */
+    const fds_date_format *formats;    /* NULL: the default */
     int64_t tz_ms;                     /* time_zone offset */
-    bool has_format;
 } range_opts;
 
 /* Read and check the options of range body `fld` on field `f`, as
@@ -501,7 +501,7 @@ static int range_options(fds__dsl_ctx *c, const fds_field_info *f,
                          const cJSON *fld, range_opts *ro)
 {
     *ro = (range_opts){.boost = 1.0f, .include_lower = true,
-                       .include_upper = true, .formats = FDS_DF_DEFAULT};
+                       .include_upper = true, .formats = f->date_format};
     const cJSON *it;
     cJSON_ArrayForEach(it, fld) {
         const char *k = it->string;
@@ -538,13 +538,13 @@ static int range_options(fds__dsl_ctx *c, const fds_field_info *f,
                 return fds__dsl_err(c->err, "[range] [%s] must be a string", k);
             const char *v = it->valuestring;
             if (k[0] == 'f') {
-                ro->formats = fds__date_formats(v, strlen(v));
-                ro->has_format = true;
-                if (!ro->formats)
+                if (fds__date_format_parse(v, strlen(v), &ro->fmt))
                     return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                         "[range] format [%s] is not supported: use "
                                         "strict_date_optional_time, strict_date, "
-                                        "epoch_millis or epoch_second", v);
+                                        "epoch_millis, epoch_second or a pattern "
+                                        "of y M d H m s S Z letters", v);
+                ro->formats = &ro->fmt;
             } else if (!fds__time_zone(v, strlen(v), &ro->tz_ms)) {
                 return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                     "[range] time_zone [%s] is not supported: "
@@ -566,8 +566,8 @@ static int date_bound(fds__dsl_ctx *c, const cJSON *v, const range_opts *ro,
     *over = 0;
     if (cJSON_IsNumber(v)) {
         double x = v->valuedouble;
-        if (!(ro->formats & FDS_DF_EPOCH_MILLIS) &&
-            (ro->formats & FDS_DF_EPOCH_SECOND))
+        unsigned bits = ro->formats ? ro->formats->bits : FDS_DF_DEFAULT;
+        if (!(bits & FDS_DF_EPOCH_MILLIS) && (bits & FDS_DF_EPOCH_SECOND))
             x *= 1000.0;
         *l = clamp_long(x, over);
         *d = (double)*l;
@@ -586,9 +586,9 @@ static int date_bound(fds__dsl_ctx *c, const cJSON *v, const range_opts *ro,
                        c->now_ms, l))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
                             "failed to parse date field [%s] with format [%s]",
-                            s, ro->has_format ? "the one given"
-                                              : "strict_date_optional_time||"
-                                                "epoch_millis");
+                            s, ro->formats ? ro->formats->text
+                                           : "strict_date_optional_time||"
+                                             "epoch_millis");
     *d = (double)*l;
     return 0;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fds_hash.h"
+#include "datemath.h"
 #include "query_int.h"
 
 fds_mapping *fds_mapping_create(void)
@@ -38,6 +39,7 @@ void fds_mapping_free(fds_mapping *m)
         return;
     for (size_t i = 0; i < m->nfields; i++) {
         free(m->fields[i]->path);
+        free(m->fields[i]->dfmt);
         free(m->fields[i]);
     }
     free(m->fields);
@@ -83,6 +85,7 @@ int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
     out->type = f->type;
     out->index = f->index;
     out->float32 = fds__round_ftype(f, 0.1) != 0.1; /* float, half_float */
+    out->date_format = f->dfmt;
     return 0;
 }
 
@@ -251,7 +254,7 @@ static const struct mparam {
     {"fielddata", T(FDS_FT_TEXT), "false"},
     {"eager_global_ordinals", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "false"},
     {"ignore_malformed", T(FDS_FT_LONG) | T(FDS_FT_DOUBLE) | T(FDS_FT_DATE), "false"},
-    {"format", T(FDS_FT_DATE), "\"strict_date_optional_time||epoch_millis\""},
+    {"format", T(FDS_FT_DATE), NULL},
     {"enabled", T(FDS_FT_OBJECT), "true"},
     {"dynamic", T(FDS_FT_OBJECT), "true"},
 };
@@ -332,6 +335,27 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
     cJSON *ia = cJSON_GetObjectItemCaseSensitive(def, "ignore_above");
     if (cJSON_IsNumber(ia))
         f->ignore_above = ia->valueint > 0 ? ia->valueint : 0;
+    cJSON *fm = cJSON_GetObjectItemCaseSensitive(def, "format");
+    if (fm) {
+        fds_date_format df;
+        if (!cJSON_IsString(fm) ||
+            fds__date_format_parse(fm->valuestring, strlen(fm->valuestring), &df))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "Invalid format: [%s]: a date format is named "
+                                "formats (strict_date_optional_time, "
+                                "epoch_millis, ...) or patterns of y M d H m s "
+                                "S Z letters joined by ||",
+                                cJSON_IsString(fm) ? fm->valuestring : "?");
+        bool is_default = df.npat == 0 && df.bits == FDS_DF_DEFAULT;
+        if (!is_default && !f->dfmt && !(f->dfmt = malloc(sizeof *f->dfmt)))
+            return FDS_ENOMEM;
+        if (is_default) {
+            free(f->dfmt);
+            f->dfmt = NULL;
+        } else {
+            *f->dfmt = df;
+        }
+    }
     cJSON *ix = cJSON_GetObjectItemCaseSensitive(def, "index");
     if (cJSON_IsBool(ix))
         f->index = cJSON_IsTrue(ix);
@@ -506,6 +530,8 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
     cJSON_AddStringToObject(o, "type", f->type_name);
     if (f->ignore_above)
         cJSON_AddNumberToObject(o, "ignore_above", f->ignore_above);
+    if (f->dfmt)
+        cJSON_AddStringToObject(o, "format", f->dfmt->text);
     if (!f->index)
         cJSON_AddBoolToObject(o, "index", false);
     bool any = false;
@@ -598,11 +624,17 @@ int fds__value_check(const fds_mfield *f, const fds_jval *v, fds__conv *out)
     }
     case FDS_FT_DATE: {
         int64_t ms;
+        /* a number is epoch millis (or seconds) when the format has it */
+        unsigned bits = f->dfmt ? f->dfmt->bits : FDS_DF_DEFAULT;
         if (v->kind == FDS_JV_NUMBER) {
-            if (fds__parse_long(v->str, v->str_len, false, &ms))
+            if (!(bits & (FDS_DF_EPOCH_MILLIS | FDS_DF_EPOCH_SECOND)) ||
+                fds__parse_long(v->str, v->str_len, false, &ms))
                 return FDS_EINVAL;
+            if (!(bits & FDS_DF_EPOCH_MILLIS))
+                ms *= 1000;
         } else if (v->kind == FDS_JV_STRING) {
-            if (fds__parse_date(v->str, v->str_len, true, &ms))
+            if (f->dfmt ? fds__date_parse(v->str, v->str_len, f->dfmt, 0, &ms)
+                        : fds__parse_date(v->str, v->str_len, true, &ms))
                 return FDS_EINVAL;
         } else {
             return v->kind == FDS_JV_NULL || v->kind == FDS_JV_ARRAY
@@ -789,6 +821,7 @@ static void mapping_truncate(fds_mapping *m, size_t keep)
         return;
     for (size_t k = keep; k < m->nfields; k++) {
         free(m->fields[k]->path);
+        free(m->fields[k]->dfmt);
         free(m->fields[k]);
     }
     m->nfields = keep;

@@ -67,6 +67,9 @@ typedef struct fds_field_info {
     int type;         /* fds_ftype */
     bool index;       /* false: mapped with "index": false (not searchable) */
     bool float32;     /* float / half_float: values kept at float precision */
+    /* date: the mapping's `format` (datemath.h), NULL for the default
+     * strict_date_optional_time||epoch_millis; owned by the mapping */
+    const struct fds_date_format *date_format;
 } fds_field_info;
 
 /* Empty mapping (all fields dynamic).  NULL on ENOMEM. */

@@ -44,6 +44,7 @@ typedef struct fds_mfield {
     bool is_subfield;    /* multi-field ("fields") of parent */
     bool index;          /* "index": false -> not searchable */
     struct fds_mfield *parent; /* for sub-fields / object children */
+    struct fds_date_format *dfmt; /* date: "format" (malloc'd), NULL = default */
 } fds_mfield;
 
 struct fds_mapping {

@@ -43,7 +43,8 @@ class MappingParams(ServerTestCase):
             ({"t": {"type": "text", "analyzer": "english"}}, "[analyzer]"),
             ({"t": {"type": "text", "index_options": "positions"}}, "[index_options]"),
             ({"t": {"type": "text", "fielddata": True}}, "[fielddata]"),
-            ({"d": {"type": "date", "format": "yyyy-MM-dd"}}, "[format]"),
+            ({"d": {"type": "date", "format": "yyyy-MM-dd hh:mm a"}},
+             "Invalid format: [yyyy-MM-dd hh:mm a]"),
             ({"o": {"type": "object", "enabled": False}}, "[enabled]"),
             ({"o": {"properties": {"x": {"type": "long"}}, "dynamic": "strict"}},
              "[dynamic]"),
@@ -114,6 +115,28 @@ class MappingParams(ServerTestCase):
         self.req("PUT", "/nodates/_doc/1", {"d": "2026-12-01"})
         st, out, _ = self.req("GET", "/nodates/_mapping")
         self.assertEqual(out["nodates"]["mappings"]["properties"]["d"]["type"], "text")
+
+    def test_date_format(self):
+        fmt = "yyyy-MM-dd HH:mm:ss||dd/MMM/yyyy:HH:mm:ss Z||epoch_millis"
+        self.create("df", {"properties": {"t": {"type": "date", "format": fmt}}}, 200)
+        docs = {"1": "2026-12-01 10:20:30", "2": "01/Dec/2026:11:20:30 +0100",
+                "3": 1796124030000, "4": "2026-12-01 12:00:00"}
+        for i, t in docs.items():
+            st, out, _ = self.req("PUT", "/df/_doc/%s" % i, {"t": t})
+            self.assertEqual(st, 201, out)
+        self.req("POST", "/df/_refresh")
+        # the ISO default is not among the formats: refused
+        st, out, _ = self.req("PUT", "/df/_doc/9", {"t": "2026-12-01T10:20:30Z"})
+        self.assertEqual((st, out["error"]["type"]), (400, "document_parsing_exception"))
+        st, out, _ = self.req("GET", "/df/_mapping")
+        self.assertEqual(out["df"]["mappings"]["properties"]["t"]["format"], fmt)
+        # range bounds read with the field's format; sort values are epoch ms
+        st, out, _ = self.req("POST", "/df/_search", {
+            "query": {"range": {"t": {"gte": "2026-12-01 10:20:30", "lt": "2026-12-01 12:00:00"}}},
+            "sort": [{"t": "asc"}]})
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["1", "2", "3"])
+        self.assertEqual([h["sort"][0] for h in out["hits"]["hits"]],
+                         [1796120430000, 1796120430000, 1796124030000])
 
     def test_aliases_only_empty(self):
         st, out, _ = self.req("PUT", "/al0", {"aliases": {}})

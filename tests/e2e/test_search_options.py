@@ -171,6 +171,7 @@ class SearchOptions(ServerTestCase):
         self.assertEqual(count({"gte": 1591056000, "format": "epoch_second"}), 24)
         self.assertEqual(count({"gte": "1591056000000", "format": "epoch_millis"}), 24)
         self.assertEqual(count({"gte": "2020-06-02", "format": "strict_date"}), 24)
+        self.assertEqual(count({"gte": "02/06/2020 00", "format": "dd/MM/yyyy HH"}), 24)
         # from/to with include_lower/include_upper
         self.assertEqual(count({"from": "2020-06-01T01:00:00Z", "to": "2020-06-01T03:00:00Z",
                                 "include_lower": False, "include_upper": True}), 2)
@@ -178,8 +179,8 @@ class SearchOptions(ServerTestCase):
         # refused, not ignored
         for rng, etype, reason in (
                 ({"gte": "2020", "relation": "disjoint"}, "query_shard_exception", "disjoint"),
-                ({"gte": "2020-06-01", "format": "yyyy/MM/dd"}, "illegal_argument_exception",
-                 "format [yyyy/MM/dd] is not supported"),
+                ({"gte": "2020-06-01", "format": "yyyy/MM/dd hh"}, "illegal_argument_exception",
+                 "format [yyyy/MM/dd hh] is not supported"),
                 ({"gte": "2020-06-01", "time_zone": "Asia/Tehran"},
                  "illegal_argument_exception", "time_zone [Asia/Tehran] is not supported"),
                 ({"gte": "now-1x"}, "parse_exception", "failed to parse date field"),

@@ -608,7 +608,8 @@ static void test_datemath(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int64_t got = 0;
-        int rc = fds__date_math(cases[i].s, strlen(cases[i].s), cases[i].formats,
+        fds_date_format f = {.bits = cases[i].formats};
+        int rc = fds__date_math(cases[i].s, strlen(cases[i].s), &f,
                                 cases[i].tz, cases[i].up, cases[i].now, &got);
         if (rc || got != cases[i].want) {
             fprintf(stderr, "date math %s: rc %d, %lld, want %lld\n", cases[i].s,
@@ -620,18 +621,45 @@ static void test_datemath(void)
                                 "2026-12-01|+1d", "tomorrow", ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int64_t got;
-        if (fds__date_math(bad[i], strlen(bad[i]), FDS_DF_DEFAULT, 0, false, 0,
-                           &got) == 0) {
+        if (fds__date_math(bad[i], strlen(bad[i]), NULL, 0, false, 0, &got) == 0) {
             fprintf(stderr, "date math %s: accepted\n", bad[i]);
             fds_test_failures++;
         }
     }
     /* strict_date takes a date, not a time */
     int64_t v;
-    ASSERT(fds__date_math("2026-12-01", 10, FDS_DF_DATE, 0, false, 0, &v) == 0);
-    ASSERT(fds__date_math("2026-12-01T01:00:00Z", 20, FDS_DF_DATE, 0, false, 0,
-                          &v) != 0);
-    ASSERT(fds__date_math("1700000000", 10, FDS_DF_ISO, 0, false, 0, &v) != 0);
+    fds_date_format fd = {.bits = FDS_DF_DATE}, fi = {.bits = FDS_DF_ISO};
+    ASSERT(fds__date_math("2026-12-01", 10, &fd, 0, false, 0, &v) == 0);
+    ASSERT(fds__date_math("2026-12-01T01:00:00Z", 20, &fd, 0, false, 0, &v) != 0);
+    ASSERT(fds__date_math("1700000000", 10, &fi, 0, false, 0, &v) != 0);
+    /* patterns, against values computed independently (Python's datetime) */
+    static const struct { const char *fmt, *s; long long want; } pats[] = {
+        {"yyyy-MM-dd HH:mm:ss", "2026-12-01 10:20:30", 1796120430000LL},
+        {"dd/MMM/yyyy:HH:mm:ss Z", "01/Dec/2026:10:20:30 +0100", 1796116830000LL},
+        {"yyyyMMdd", "20261201", 1796083200000LL},
+        {"yyyy/MM/dd||epoch_millis", "2026/12/01", 1796083200000LL},
+        {"yyyy/MM/dd||epoch_millis", "1796083200000", 1796083200000LL},
+        {"yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2026-12-01T10:20:30.125-02:00",
+         1796127630125LL},
+        {"EEE, dd MMMM yyyy", "Tue, 01 December 2026", 1796083200000LL},
+    };
+    for (size_t i = 0; i < sizeof pats / sizeof *pats; i++) {
+        fds_date_format f;
+        int64_t got = 0;
+        int rc = fds__date_format_parse(pats[i].fmt, strlen(pats[i].fmt), &f);
+        if (!rc)
+            rc = fds__date_parse(pats[i].s, strlen(pats[i].s), &f, 0, &got);
+        if (rc || got != pats[i].want) {
+            fprintf(stderr, "format %s on %s: rc %d, %lld, want %lld\n", pats[i].fmt,
+                    pats[i].s, rc, (long long)got, pats[i].want);
+            fds_test_failures++;
+        }
+    }
+    fds_date_format f;
+    ASSERT(fds__date_format_parse("yyyy-MM-dd hh:mm a", 18, &f) != 0); /* h, a */
+    ASSERT(fds__date_format_parse("yyyy-MM-dd", 10, &f) == 0);
+    ASSERT(fds__date_parse("2026-02-30", 10, &f, 0, &v) != 0);
+    ASSERT(fds__date_format_parse("'unclosed", 9, &f) != 0);
     static const struct { const char *tz; bool ok; long long ms; } zones[] = {
         {"+05:30", true, 19800000}, {"-0800", true, -28800000}, {"Z", true, 0},
         {"UTC", true, 0}, {"GMT+01:00", true, 3600000}, {"+5", true, 18000000},
