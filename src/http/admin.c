@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include "http_int.h"
@@ -221,20 +222,28 @@ void fds_h_root(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
-void fds_h_cluster_health(fds_req *r, fds_resp *o)
+/* The indices of the node and how many failed to load (their one shard
+ * is unassigned: health red). */
+static void health_counts(fds_store *st, size_t *n, size_t *failed)
 {
     char **names = NULL;
-    size_t n = 0, failed = 0;
-    fds_store_list_indices(r->store, &names, &n);
-    for (size_t i = 0; i < n; i++) {
+    *n = *failed = 0;
+    fds_store_list_indices(st, &names, n);
+    for (size_t i = 0; i < *n; i++) {
         fds_index *ix;
-        if (fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
-            failed += fds_index_failure(ix) != NULL;
+        if (fds_store_get_index(st, names[i], &ix, NULL) == 0) {
+            *failed += fds_index_failure(ix) != NULL;
             fds_index_release(ix);
         }
         free(names[i]);
     }
     free(names);
+}
+
+void fds_h_cluster_health(fds_req *r, fds_resp *o)
+{
+    size_t n, failed;
+    health_counts(r->store, &n, &failed);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
     cJSON_AddStringToObject(j, "status", failed ? "red" : "green");
@@ -756,6 +765,106 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
     }
     fds_cat_render(r, o, cols, ncol, rows, nr);
     free_rows(rows, nr, ncol);
+}
+
+/* The epoch and timestamp columns of _cat/count and _cat/health
+ * (seconds; HH:MM:SS in UTC, as Elasticsearch prints them). */
+static void cat_time(char **epoch, char **stamp)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char buf[16];
+    strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    *epoch = fmt_u64((uint64_t)now);
+    *stamp = strdup(buf);
+}
+
+/* Does index `name` match the comma-separated expression `expr` (names,
+ * `*` wildcards, `_all`)? */
+static bool index_expr_match(const char *expr, const char *name)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", expr);
+    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t;
+         t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, "_all") || !fnmatch(t, name, 0))
+            return true;
+    return false;
+}
+
+void fds_h_cat_count(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {"epoch", "timestamp", "count"};
+    const char *expr = r->nseg == 3 ? r->seg[2] : NULL;
+    char **names = NULL;
+    size_t n = 0, matched = 0;
+    uint64_t count = 0;
+    fds_store_list_indices(r->store, &names, &n);
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        if ((!expr || index_expr_match(expr, names[i])) &&
+            fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            fds_index_stats st;
+            fds_index_stats_get(ix, &st);
+            if (fds_index_is_open(ix))
+                count += st.docs_count; /* searchable docs, as a count query */
+            matched++;
+            fds_index_release(ix);
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (expr && !matched && !strpbrk(expr, "*")) {
+        fds_err e;
+        fds_err_clear(&e);
+        fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                     "no such index [%s]", expr);
+        snprintf(e.index, sizeof e.index, "%s", expr);
+        return fds_resp_error(o, &e);
+    }
+    char *row[3];
+    cat_time(&row[0], &row[1]);
+    row[2] = fmt_u64(count);
+    char **rows[1] = {row};
+    fds_cat_render(r, o, cols, 3, rows, 1);
+    for (int c = 0; c < 3; c++)
+        free(row[c]);
+}
+
+void fds_h_cat_health(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {
+        "epoch", "timestamp", "cluster", "status", "node.total", "node.data",
+        "shards", "pri", "relo", "init", "unassign", "unassign.pri",
+        "pending_tasks", "max_task_wait_time", "active_shards_percent"};
+    const size_t ncol = sizeof cols / sizeof cols[0];
+    size_t n, failed;
+    health_counts(r->store, &n, &failed);
+    char pct[16];
+    snprintf(pct, sizeof pct, "%.1f%%",
+             n ? 100.0 * (double)(n - failed) / (double)n : 100.0);
+    char *row[sizeof cols / sizeof cols[0]];
+    cat_time(&row[0], &row[1]);
+    row[2] = strdup(CLUSTER_NAME);
+    row[3] = strdup(failed ? "red" : "green");
+    row[4] = fmt_u64(1);
+    row[5] = fmt_u64(1);
+    row[6] = fmt_u64(n - failed);
+    row[7] = fmt_u64(n - failed);
+    row[8] = fmt_u64(0);
+    row[9] = fmt_u64(0);
+    row[10] = fmt_u64(failed);
+    row[11] = fmt_u64(failed);
+    row[12] = fmt_u64(0);
+    row[13] = strdup("-");
+    row[14] = strdup(pct);
+    /* ts=false leaves the epoch and timestamp columns out */
+    bool ts = fds_req_param_bool(r, "ts", true);
+    char **rows[1] = {ts ? row : row + 2};
+    fds_cat_render(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2, rows, 1);
+    for (size_t c = 0; c < ncol; c++)
+        free(row[c]);
 }
 
 void fds_h_cat_segments(fds_req *r, fds_resp *o)
