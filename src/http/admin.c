@@ -372,28 +372,85 @@ void fds_h_index_get(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
+static bool pattern_list_match(const char *expr, const char *name);
+
+/* The settings of `ix` named by `names` (NULL = all), nested or flat. */
+static cJSON *settings_part(fds_index *ix, bool defaults_part, bool flat,
+                            const char *names)
+{
+    if (!names)
+        return settings_json(ix, defaults_part, flat);
+    cJSON *all = settings_json(ix, defaults_part, true);
+    cJSON *keep = cJSON_CreateObject();
+    for (cJSON *c = all->child; c; c = c->next) {
+        if (!pattern_list_match(names, c->string))
+            continue;
+        if (flat)
+            cJSON_AddStringToObject(keep, c->string, c->valuestring);
+        else
+            nest(keep, c->string, c->valuestring);
+    }
+    cJSON_Delete(all);
+    return keep;
+}
+
+/* Add index `ix` to a GET _settings answer, unless nothing of it is left
+ * after filtering by `names` (Elasticsearch leaves such indices out). */
+static void settings_add(fds_req *r, cJSON *j, fds_index *ix, const char *names)
+{
+    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    cJSON *set = settings_part(ix, false, flat, names);
+    cJSON *def = fds_req_param_bool(r, "include_defaults", false)
+                     ? settings_part(ix, true, flat, names) : NULL;
+    if (!set->child && (!def || !def->child)) {
+        cJSON_Delete(set);
+        cJSON_Delete(def);
+        return;
+    }
+    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
+    cJSON_AddItemToObject(x, "settings", set);
+    if (def)
+        cJSON_AddItemToObject(x, "defaults", def);
+}
+
+/* GET /{index}/_settings[/{name}] and GET /_settings[/{name}]: {index}
+ * may be a name, a comma list, wildcards or _all; {name} a comma list of
+ * setting names or patterns. */
 void fds_h_settings_get(fds_req *r, fds_resp *o)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    /* "local": one node, so its state is the master's */
+    static const char *const params[] = {"flat_settings", "include_defaults",
+                                         "local", NULL};
+    if (!fds_req_check_params(r, o, params))
         return;
-    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    bool top = !strcmp(r->seg[0], "_settings");
+    const char *expr = top ? "_all" : r->seg[0];
+    unsigned at = top ? 1 : 2;
+    const char *names = r->nseg > at ? r->seg[at] : NULL;
     cJSON *j = cJSON_CreateObject();
-    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
-    cJSON_AddItemToObject(x, "settings", settings_json(ix, false, flat));
-    if (fds_req_param_bool(r, "include_defaults", false))
-        cJSON_AddItemToObject(x, "defaults", settings_json(ix, true, flat));
-    if (r->nseg == 3) { /* GET /{index}/_settings/{name}: filter */
-        cJSON *s = cJSON_GetObjectItem(x, "settings");
-        cJSON *flatj = settings_json(ix, false, true);
-        cJSON *keep = cJSON_CreateObject();
-        for (cJSON *c = flatj->child; c; c = c->next)
-            if (!strcmp(c->string, r->seg[2]))
-                nest(keep, c->string, c->valuestring);
-        cJSON_Delete(flatj);
-        cJSON_ReplaceItemViaPointer(x, s, keep);
+    if (!strpbrk(expr, ",*") && strcmp(expr, "_all")) {
+        fds_index *ix = fds_req_index(r, o, 0);
+        if (!ix) {
+            cJSON_Delete(j);
+            return;
+        }
+        settings_add(r, j, ix, names);
+        fds_index_release(ix);
+        return fds_resp_json(o, 200, j);
     }
-    fds_index_release(ix);
+    char **list = NULL;
+    size_t n = 0;
+    fds_store_list_indices(r->store, &list, &n);
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        if (pattern_list_match(expr, list[i]) &&
+            fds_store_get_index(r->store, list[i], &ix, NULL) == 0) {
+            settings_add(r, j, ix, names);
+            fds_index_release(ix);
+        }
+        free(list[i]);
+    }
+    free(list);
     fds_resp_json(o, 200, j);
 }
 
@@ -780,9 +837,10 @@ static void cat_time(char **epoch, char **stamp)
     *stamp = strdup(buf);
 }
 
-/* Does index `name` match the comma-separated expression `expr` (names,
- * `*` wildcards, `_all`)? */
-static bool index_expr_match(const char *expr, const char *name)
+/* Does `name` (an index, a setting) match the comma-separated expression
+ * `expr` (names, `*` wildcards, `_all`; Elasticsearch's Regex.simpleMatch
+ * over a list)? */
+static bool pattern_list_match(const char *expr, const char *name)
 {
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s", expr);
@@ -803,7 +861,7 @@ void fds_h_cat_count(fds_req *r, fds_resp *o)
     fds_store_list_indices(r->store, &names, &n);
     for (size_t i = 0; i < n; i++) {
         fds_index *ix;
-        if ((!expr || index_expr_match(expr, names[i])) &&
+        if ((!expr || pattern_list_match(expr, names[i])) &&
             fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
             fds_index_stats st;
             fds_index_stats_get(ix, &st);
@@ -862,7 +920,10 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
     /* ts=false leaves the epoch and timestamp columns out */
     bool ts = fds_req_param_bool(r, "ts", true);
     char **rows[1] = {ts ? row : row + 2};
-    fds_cat_render(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2, rows, 1);
+    /* RestHealthAction: node.total .. active_shards_percent align right */
+    uint64_t right = (((uint64_t)1 << ncol) - 1) & ~(uint64_t)0xF;
+    fds_cat_render_aligned(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2,
+                           ts ? right : right >> 2, rows, 1);
     for (size_t c = 0; c < ncol; c++)
         free(row[c]);
 }

@@ -254,6 +254,20 @@ static const char *const WRITE_PARAMS[] = {
     "refresh", "op_type", "if_seq_no", "if_primary_term", "version",
     "version_type", "routing", "pipeline", "require_alias", NULL};
 
+/* write_opts_check on the URL's routing, pipeline and require_alias.
+ * Returns false with the error answered in `o`. */
+static bool url_write_opts(fds_req *r, fds_resp *o)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    if (!write_opts_check(r->seg[0], fds_req_param(r, "routing"),
+                          fds_req_param(r, "pipeline"),
+                          fds_req_param_bool(r, "require_alias", false), &e))
+        return true;
+    fds_resp_error(o, &e);
+    return false;
+}
+
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
     fds_write_op op = {0};
@@ -262,7 +276,8 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         op.id_len = strlen(r->seg[2]);
     }
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
-        !concurrency_params(r, o, &op) || !id_valid(o, &op))
+        !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
+        !url_write_opts(r, o))
         return;
     fds_index *ix = NULL;
     fds_err ce;
@@ -607,7 +622,8 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
     fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
                        .id_len = strlen(r->seg[2])};
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
-        !concurrency_params(r, o, &op) || !id_valid(o, &op))
+        !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
+        !url_write_opts(r, o))
         return;
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix)
