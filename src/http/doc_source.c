@@ -16,6 +16,10 @@
 #include "http_int.h"
 #include "search_render.h"
 
+/* Member pairs one object level of a merge may compare (see merge_object):
+ * 2^24, a few tens of milliseconds; two objects of 4,096 fields each. */
+#define FDS_MERGE_PAIRS_MAX (16.0 * 1024 * 1024)
+
 /* ---- scanning valid JSON text ------------------------------------------- */
 
 static size_t ws(const char *s, size_t n, size_t i)
@@ -167,32 +171,51 @@ static void put_member(fds_strbuf *out, bool *first, const char *s, size_t ks,
     fds_strbuf_put(out, v + vs, ve - vs);
 }
 
-/* Merge the object chg[ci..) into old[oi..), appending the result. */
-static void merge_object(fds_strbuf *out, const char *old, size_t on, size_t oi,
-                         const char *chg, size_t cn, size_t ci, bool *modified)
+/* Members of the object at s[obj]. */
+static size_t member_count(const char *s, size_t n, size_t obj)
 {
+    size_t i = obj + 1, c = 0;
+    member m;
+    while (next_member(s, n, &i, &m))
+        c++;
+    return c;
+}
+
+/* Merge the object chg[ci..) into old[oi..), appending the result.
+ * Members are matched by a scan of the other object, so the work of one
+ * object pair is the product of their member counts: past
+ * FDS_MERGE_PAIRS_MAX the merge is refused (FDS_ETOOBIG) rather than let
+ * one request take minutes. */
+static int merge_object(fds_strbuf *out, const char *old, size_t on, size_t oi,
+                        const char *chg, size_t cn, size_t ci, bool *modified)
+{
+    if ((double)member_count(old, on, oi) * (double)member_count(chg, cn, ci) >
+        FDS_MERGE_PAIRS_MAX)
+        return FDS_ETOOBIG;
     bool first = true;
     size_t i = oi + 1;
     member m, c;
+    int rc = 0;
     fds_strbuf_putc(out, '{');
-    while (next_member(old, on, &i, &m)) {
+    while (!rc && next_member(old, on, &i, &m)) {
         if (!find_member(chg, cn, ci, old + m.ks, m.ke - m.ks, &c)) {
             put_member(out, &first, old, m.ks, m.ke, old, m.vs, m.ve);
         } else if (old[m.vs] == '{' && chg[c.vs] == '{') {
             put_member(out, &first, old, m.ks, m.ke, old, 0, 0);
-            merge_object(out, old, on, m.vs, chg, cn, c.vs, modified);
+            rc = merge_object(out, old, on, m.vs, chg, cn, c.vs, modified);
         } else {
             put_member(out, &first, old, m.ks, m.ke, chg, c.vs, c.ve);
             if (!value_equal(old, on, m.vs, chg, cn, c.vs))
                 *modified = true;
         }
     }
-    for (i = ci + 1; next_member(chg, cn, &i, &c);)
+    for (i = ci + 1; !rc && next_member(chg, cn, &i, &c);)
         if (!find_member(old, on, oi, chg + c.ks, c.ke - c.ks, &m)) {
             put_member(out, &first, chg, c.ks, c.ke, chg, c.vs, c.ve);
             *modified = true;
         }
     fds_strbuf_putc(out, '}');
+    return rc;
 }
 
 int fds__json_merge(const char *old, size_t old_len, const char *chg,
@@ -202,8 +225,8 @@ int fds__json_merge(const char *old, size_t old_len, const char *chg,
     *modified = false;
     if (oi >= old_len || old[oi] != '{' || ci >= chg_len || chg[ci] != '{')
         return FDS_EINVAL;
-    merge_object(out, old, old_len, oi, chg, chg_len, ci, modified);
-    return out->oom ? FDS_ENOMEM : 0;
+    int rc = merge_object(out, old, old_len, oi, chg, chg_len, ci, modified);
+    return rc ? rc : out->oom ? FDS_ENOMEM : 0;
 }
 
 /* ---- which parts of _source an answer shows --------------------------------- */

@@ -360,11 +360,29 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
 
 /* realtime, refresh and the _source parameters of get and mget.  Returns 0
  * or an error in `e` (a bad value, or routing, which is refused). */
+/* A boolean URL parameter as Elasticsearch reads one (Booleans#parseBoolean:
+ * "true", "false", or "" for true).  Returns 0 or FDS_EINVAL. */
+static int param_bool(fds_req *r, const char *key, bool dflt, bool *out, fds_err *e)
+{
+    const char *v = fds_req_param(r, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    if (!*v || !strcmp(v, "true") || !strcmp(v, "false")) {
+        *out = strcmp(v, "false") != 0;
+        return 0;
+    }
+    return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Failed to parse value [%s] as only [true] or [false] "
+                        "are allowed.", v);
+}
+
 static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
 {
     sp->fetch = true;
-    m->realtime = fds_req_param_bool(r, "realtime", true);
-    m->refresh = fds_req_param_bool(r, "refresh", false);
+    if (param_bool(r, "realtime", true, &m->realtime, e) ||
+        param_bool(r, "refresh", false, &m->refresh, e))
+        return FDS_EINVAL;
     const char *routing = fds_req_param(r, "routing");
     if (routing)
         return write_opts_check(r->nseg ? r->seg[0] : "", routing, NULL, false, e);
@@ -834,9 +852,14 @@ static void update_run(fds_index *ix, const upd_req *u, bool refresh,
             free(cur.src);
             if (rc) {
                 free(merged.p);
-                w->code = fds_err_setk(&w->err, rc, FDS_KIND_DOCUMENT_PARSE,
-                                       "[%s]: cannot merge the update into the "
-                                       "document", w->id);
+                w->code = rc == FDS_ETOOBIG
+                    ? fds_err_setk(&w->err, rc, FDS_KIND_INVALID_ARGUMENT,
+                                   "[%s]: the update and the document have too "
+                                   "many fields in one object to merge", w->id)
+                    : fds_err_setk(&w->err, rc, rc == FDS_ENOMEM ? FDS_KIND_INTERNAL
+                                                                 : FDS_KIND_DOCUMENT_PARSE,
+                                   "[%s]: cannot merge the update into the "
+                                   "document", w->id);
                 return;
             }
             op->src = (const uint8_t *)merged.p;
@@ -883,6 +906,7 @@ static const char *const UPDATE_PARAMS[] = {
 
 void fds_h_update(fds_req *r, fds_resp *o)
 {
+    /* an update's id is required, as a delete's is (id_valid) */
     fds_write_op cop = {.type = FDS_OP_DELETE, .id = r->seg[2],
                         .id_len = strlen(r->seg[2])};
     if (!fds_req_check_params(r, o, UPDATE_PARAMS) ||

@@ -188,7 +188,8 @@ void fds__source_spec_put(fds_strbuf *b, const fds__source_spec *s,
  * *modified tells whether the result differs from `old` as Elasticsearch's
  * detect_noop compares (parsed values; members in any order).  Both inputs
  * must be valid JSON.  Returns 0, FDS_EINVAL (an input is not an object),
- * FDS_ENOMEM. */
+ * FDS_ETOOBIG (objects with too many members to match: doc_source.c's
+ * FDS_MERGE_PAIRS_MAX), FDS_ENOMEM. */
 int fds__json_merge(const char *old, size_t old_len, const char *chg,
                     size_t chg_len, fds_strbuf *out, bool *modified);
 /* The value of top-level member `key` of the JSON object s[0..n) as the
