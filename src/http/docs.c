@@ -275,6 +275,13 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         op.id = r->seg[2];
         op.id_len = strlen(r->seg[2]);
     }
+    const char *vt = fds_req_param(r, "version_type");
+    const char *opt = fds_req_param(r, "op_type");
+    if ((create_only || (opt && !strcmp(opt, "create"))) && vt &&
+        strcmp(vt, "internal")) /* IndexRequest#validate, before the version */
+        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+                               "Validation Failed: 1: create operations only "
+                               "support internal versioning. use index instead;");
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
         !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
         !url_write_opts(r, o))
@@ -393,7 +400,30 @@ static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
  * gives the same answer. */
 static const char *const GET_PARAMS[] = {
     "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
-    "_source_excludes", NULL};
+    "_source_excludes", "version", "version_type", NULL};
+
+/* A get's `version` (with any version_type, reads compare for equality:
+ * VersionType#isVersionConflictForReads): 0 when not given.  Returns 0 or
+ * FDS_EINVAL for a bad value. */
+static int get_version(fds_req *r, int64_t *out, fds_err *e)
+{
+    const char *v = fds_req_param(r, "version");
+    const char *vt = fds_req_param(r, "version_type");
+    *out = 0;
+    if (vt && strcmp(vt, "internal") && strcmp(vt, "external") &&
+        strcmp(vt, "external_gte"))
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "No version type match [%s]", vt);
+    if (!v)
+        return 0;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || n < 1)
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "failed to parse [version] with value [%s]", v);
+    *out = n;
+    return 0;
+}
 
 void fds_h_doc_get(fds_req *r, fds_resp *o)
 {
@@ -407,6 +437,11 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
         fds__source_spec_free(&sp);
         return fds_resp_error(o, &e);
     }
+    int64_t want_version = 0;
+    if (get_version(r, &want_version, &e)) {
+        fds__source_spec_free(&sp);
+        return fds_resp_error(o, &e);
+    }
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix) {
         fds__source_spec_free(&sp);
@@ -415,6 +450,11 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
     fds_doc d = {0};
     const char *id = r->seg[2];
     int rc = get_doc(ix, &gm, id, strlen(id), &d, &e);
+    if (!rc && want_version && d.version != want_version)
+        rc = fds_err_setk(&e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                          "[%s]: version conflict, current version [%lld] is "
+                          "different than the one provided [%lld]", id,
+                          (long long)d.version, (long long)want_version);
     bool source_only = !strcmp(r->seg[1], "_source");
     fds_strbuf b = {0};
     int status = 200;

@@ -292,6 +292,28 @@ class Documents(ServerTestCase):
         st, b, _ = self.req("GET", "/m4/_doc/1?realtime=false&_source_includes=foo")
         self.assertEqual((st, b["_source"]), (200, {"foo": "bar"}))
 
+    def test_get_version_and_strict_booleans(self):
+        self.put("g1", "1", {"foo": "bar"})
+        self.put("g1", "1", {"foo": "bar"})
+        st, b, _ = self.req("GET", "/g1/_doc/1?version=2")
+        self.assertEqual((st, b["_version"]), (200, 2))
+        for q in ("version=1", "version=10&version_type=external",
+                  "version=1&version_type=external_gte"):
+            self.assertError(self.req("GET", "/g1/_doc/1?" + q), 409,
+                             "version_conflict_engine_exception")
+        self.assertError(self.req("GET", "/g1/_doc/1?version=1"), 409,
+                         "version_conflict_engine_exception",
+                         "[1]: version conflict, current version [2] is different "
+                         "than the one provided [1]")
+        self.assertError(self.req("GET", "/g1/_doc/1?realtime=maybe"), 400,
+                         "illegal_argument_exception",
+                         "Failed to parse value [maybe] as only [true] or [false] "
+                         "are allowed.")
+        self.assertError(self.req("PUT", "/g1/_create/2?version_type=external&version=0",
+                                  {"a": 1}), 400, "action_request_validation_exception",
+                         "Validation Failed: 1: create operations only support "
+                         "internal versioning. use index instead;")
+
     # 4. bulk action-line options
 
     def test_bulk_options(self):
