@@ -25,16 +25,6 @@ def ndjson(*lines):
 
 class Documents(ServerTestCase):
 
-    def assertError(self, resp, status, etype, reason=None):
-        st, body, _ = resp
-        self.assertEqual(st, status, body)
-        self.assertEqual(body["status"], status)
-        self.assertEqual(body["error"]["type"], etype, body)
-        self.assertEqual(body["error"]["root_cause"][0]["type"], etype, body)
-        if reason is not None:
-            self.assertEqual(body["error"]["reason"], reason, body)
-        return body
-
     def put(self, index, id, doc, refresh=False):
         st, b, _ = self.req("PUT", "/%s/_doc/%s%s" % (index, id,
                                                      "?refresh=true" if refresh else ""),
