@@ -917,13 +917,23 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
     row[12] = fmt_u64(0);
     row[13] = strdup("-");
     row[14] = strdup(pct);
+    /* RestHealthAction declares node.total .. active_shards_percent
+     * "text-align:right": with ?v the one row's cells stand right under
+     * their headers (the renderer aligns left, so they are padded here;
+     * without ?v, or as JSON, a cell is as wide as its text) */
+    const char *fmt = fds_req_param(r, "format");
+    if (fds_req_param_bool(r, "v", false) && !(fmt && !strcmp(fmt, "json")))
+        for (size_t c = 4; c < ncol; c++) {
+            char *p = NULL;
+            if (asprintf(&p, "%*s", (int)strlen(cols[c]), row[c]) >= 0) {
+                free(row[c]);
+                row[c] = p;
+            }
+        }
     /* ts=false leaves the epoch and timestamp columns out */
     bool ts = fds_req_param_bool(r, "ts", true);
     char **rows[1] = {ts ? row : row + 2};
-    /* RestHealthAction: node.total .. active_shards_percent align right */
-    uint64_t right = (((uint64_t)1 << ncol) - 1) & ~(uint64_t)0xF;
-    fds_cat_render_aligned(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2,
-                           ts ? right : right >> 2, rows, 1);
+    fds_cat_render(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2, rows, 1);
     for (size_t c = 0; c < ncol; c++)
         free(row[c]);
 }

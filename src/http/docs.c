@@ -604,7 +604,9 @@ static void put_get_failure(fds_strbuf *b, const mget_doc *d, const fds_err *e)
     fds_strbuf_puts(b, ",\"_id\":");
     fds_strbuf_put_json_string(b, d->id, d->id_len);
     fds_strbuf_puts(b, ",\"error\":");
-    char *err = cJSON_PrintUnformatted(fds__error_json(e));
+    cJSON *ej = fds__error_json(e);
+    char *err = ej ? cJSON_PrintUnformatted(ej) : NULL;
+    cJSON_Delete(ej);
     if (err)
         fds_strbuf_puts(b, err);
     else

@@ -102,12 +102,7 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
  * ?format=json, ?s= (sort by one column). */
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
-/* fds_cat_render with the columns whose bit is set in `right` (bit i =
- * cols[i], i < 64) right-aligned, as Elasticsearch's tables print the
- * columns they declare "text-align:right". */
-void fds_cat_render_aligned(fds_req *r, fds_resp *o, const char *const *cols,
-                            size_t ncol, uint64_t right, char ***rows,
-                            size_t nrows);
+
 
 /* Handlers (return through `o`). */
 void fds_h_root(fds_req *r, fds_resp *o);

@@ -353,13 +353,6 @@ static int cat_row_cmp(const void *a, const void *b, void *arg)
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows)
 {
-    fds_cat_render_aligned(r, o, cols, ncol, 0, rows, nrows);
-}
-
-void fds_cat_render_aligned(fds_req *r, fds_resp *o, const char *const *cols,
-                            size_t ncol, uint64_t right, char ***rows,
-                            size_t nrows)
-{
     size_t sel[32];
     int ns = cat_cols(r, cols, ncol, sel, 32);
     const char *s = fds_req_param(r, "s");
@@ -413,11 +406,7 @@ void fds_cat_render_aligned(fds_req *r, fds_resp *o, const char *const *cols,
             const char *x = i == 0 ? cols[sel[c]] : rows[i - 1][sel[c]];
             if (!x)
                 x = "";
-            bool r_al = sel[c] < 64 && (right >> sel[c]) & 1;
-            if (r_al)
-                len += (size_t)sprintf(out + len, "%*s%s", (int)w[c], x,
-                                       c + 1 < ns ? " " : "");
-            else if (c + 1 < ns)
+            if (c + 1 < ns)
                 len += (size_t)sprintf(out + len, "%-*s ", (int)w[c], x);
             else
                 len += (size_t)sprintf(out + len, "%s", x);
