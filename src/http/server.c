@@ -583,20 +583,28 @@ static void no_handler(fds_req *r, fds_resp *o)
     fds_resp_json(o, 400, j);
 }
 
+/* The methods of `allowed` as "GET, HEAD" into list (cap bytes), and as
+ * "GET,HEAD" into o->allow (the Allow header). */
+static void allow_list(fds_resp *o, unsigned allowed, char *list, size_t cap)
+{
+    size_t l = 0;
+    list[0] = 0;
+    for (unsigned i = 0; i < METHOD_COUNT; i++)
+        if (allowed & (1u << i))
+            l += (size_t)snprintf(list + l, cap - l, "%s%s", l ? ", " : "",
+                                  METHOD_NAMES[i]);
+    for (size_t i = 0, k = 0; i <= l && k < sizeof o->allow; i++)
+        if (list[i] != ' ')
+            o->allow[k++] = list[i];
+}
+
 /* ... and when the path matches endpoints that take other methods
  * (handleUnsupportedHttpMethod): 405, the simple error shape with
  * "status", and an Allow header listing them. */
 static void method_not_allowed(fds_req *r, fds_resp *o, unsigned allowed)
 {
-    char list[64] = "";
-    size_t l = 0;
-    for (unsigned i = 0; i < METHOD_COUNT; i++)
-        if (allowed & (1u << i))
-            l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "",
-                                  METHOD_NAMES[i]);
-    for (size_t i = 0, k = 0; i <= l; i++) /* "GET,HEAD" for the header */
-        if (list[i] != ' ')
-            o->allow[k++] = list[i];
+    char list[64];
+    allow_list(o, allowed, list, sizeof list);
     char uri[FDS_REQ_PATH_MAX], msg[FDS_REQ_PATH_MAX + 160];
     request_uri(r, uri, sizeof uri);
     snprintf(msg, sizeof msg, "Incorrect HTTP method for uri [%s] and method [%s], "
@@ -618,6 +626,12 @@ static void route(fds_req *r, fds_resp *o)
         if (ROUTES[i].methods & m)
             return ROUTES[i].fn(r, o);
         allowed |= ROUTES[i].methods;
+    }
+    if (allowed && fds_req_is(r, "OPTIONS")) {
+        /* handleOptionsRequest: 200, no body, the methods in Allow */
+        char list[64];
+        allow_list(o, allowed, list, sizeof list);
+        return fds_resp_raw(o, 200, strdup(""), 0, "text/plain; charset=UTF-8");
     }
     if (allowed)
         return method_not_allowed(r, o, allowed);

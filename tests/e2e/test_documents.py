@@ -70,6 +70,10 @@ class Documents(ServerTestCase):
                          "[POST], allowed: [GET, HEAD, PUT, DELETE]")
         st, h, raw = self.raw_request("GET", "/i/_update/1")
         self.assertEqual((st, h["Allow"]), (405, "POST"))
+        st, h, raw = self.raw_request("OPTIONS", "/i/_update/1")
+        self.assertEqual((st, h["Allow"], raw), (200, "POST", b""))
+        st, h, raw = self.raw_request("OPTIONS", "/i/_nothing/1")
+        self.assertEqual(st, 400)
 
     def test_underscore_name_is_still_an_index_name(self):
         self.assertError(self.req("PUT", "/_foo"), 400, "invalid_index_name_exception")
