@@ -873,7 +873,7 @@ void fds_h_cat_count(fds_req *r, fds_resp *o)
         free(names[i]);
     }
     free(names);
-    if (expr && !matched && !strpbrk(expr, "*")) {
+    if (expr && !matched && !strchr(expr, '*')) {
         fds_err e;
         fds_err_clear(&e);
         fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
