@@ -222,28 +222,20 @@ void fds_h_root(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
-/* The indices of the node and how many failed to load (their one shard
- * is unassigned: health red). */
-static void health_counts(fds_store *st, size_t *n, size_t *failed)
+void fds_h_cluster_health(fds_req *r, fds_resp *o)
 {
     char **names = NULL;
-    *n = *failed = 0;
-    fds_store_list_indices(st, &names, n);
-    for (size_t i = 0; i < *n; i++) {
+    size_t n = 0, failed = 0;
+    fds_store_list_indices(r->store, &names, &n);
+    for (size_t i = 0; i < n; i++) {
         fds_index *ix;
-        if (fds_store_get_index(st, names[i], &ix, NULL) == 0) {
-            *failed += fds_index_failure(ix) != NULL;
+        if (fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            failed += fds_index_failure(ix) != NULL;
             fds_index_release(ix);
         }
         free(names[i]);
     }
     free(names);
-}
-
-void fds_h_cluster_health(fds_req *r, fds_resp *o)
-{
-    size_t n, failed;
-    health_counts(r->store, &n, &failed);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
     cJSON_AddStringToObject(j, "status", failed ? "red" : "green");
@@ -890,6 +882,17 @@ void fds_h_cat_count(fds_req *r, fds_resp *o)
         free(row[c]);
 }
 
+/* A number of the cluster health answer `j`, as cell text. */
+static char *health_cell(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return fmt_u64(cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble
+                                                           : 0);
+}
+
+/* _cat/health is the cluster health answer as a table (Elasticsearch's
+ * RestHealthAction renders its ClusterHealthResponse the same way), so
+ * the two always agree. */
 void fds_h_cat_health(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {
@@ -897,26 +900,41 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
         "shards", "pri", "relo", "init", "unassign", "unassign.pri",
         "pending_tasks", "max_task_wait_time", "active_shards_percent"};
     const size_t ncol = sizeof cols / sizeof cols[0];
-    size_t n, failed;
-    health_counts(r->store, &n, &failed);
-    char pct[16];
-    snprintf(pct, sizeof pct, "%.1f%%",
-             n ? 100.0 * (double)(n - failed) / (double)n : 100.0);
+    fds_resp h = {0};
+    fds_h_cluster_health(r, &h);
+    cJSON *j = h.body ? cJSON_ParseWithLength(h.body, h.len) : NULL;
+    free(h.body);
+    if (!j)
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    char **names = NULL;
+    size_t nindex = 0;
+    fds_store_list_indices(r->store, &names, &nindex);
+    for (size_t i = 0; i < nindex; i++)
+        free(names[i]);
+    free(names);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+    const cJSON *pri = cJSON_GetObjectItemCaseSensitive(j, "active_primary_shards");
+    const cJSON *pct = cJSON_GetObjectItemCaseSensitive(j, "active_shards_percent_as_number");
+    size_t active_pri = cJSON_IsNumber(pri) ? (size_t)pri->valuedouble : 0;
+    char pct_text[16];
+    snprintf(pct_text, sizeof pct_text, "%.1f%%", cJSON_IsNumber(pct) ? pct->valuedouble
+                                                                      : 100.0);
     char *row[sizeof cols / sizeof cols[0]];
     cat_time(&row[0], &row[1]);
     row[2] = strdup(CLUSTER_NAME);
-    row[3] = strdup(failed ? "red" : "green");
-    row[4] = fmt_u64(1);
-    row[5] = fmt_u64(1);
-    row[6] = fmt_u64(n - failed);
-    row[7] = fmt_u64(n - failed);
-    row[8] = fmt_u64(0);
-    row[9] = fmt_u64(0);
-    row[10] = fmt_u64(failed);
-    row[11] = fmt_u64(failed);
+    row[3] = strdup(cJSON_IsString(st) ? st->valuestring : "red");
+    row[4] = health_cell(j, "number_of_nodes");
+    row[5] = health_cell(j, "number_of_data_nodes");
+    row[6] = health_cell(j, "active_shards");
+    row[7] = health_cell(j, "active_primary_shards");
+    row[8] = health_cell(j, "relocating_shards");
+    row[9] = health_cell(j, "initializing_shards");
+    row[10] = health_cell(j, "unassigned_shards");
+    row[11] = fmt_u64(nindex > active_pri ? nindex - active_pri : 0);
     row[12] = fmt_u64(0);
     row[13] = strdup("-");
-    row[14] = strdup(pct);
+    row[14] = strdup(pct_text);
+    cJSON_Delete(j);
     /* RestHealthAction declares node.total .. active_shards_percent
      * "text-align:right": with ?v the one row's cells stand right under
      * their headers (the renderer aligns left, so they are padded here;
@@ -925,7 +943,7 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
     if (fds_req_param_bool(r, "v", false) && !(fmt && !strcmp(fmt, "json")))
         for (size_t c = 4; c < ncol; c++) {
             char *p = NULL;
-            if (asprintf(&p, "%*s", (int)strlen(cols[c]), row[c]) >= 0) {
+            if (row[c] && asprintf(&p, "%*s", (int)strlen(cols[c]), row[c]) >= 0) {
                 free(row[c]);
                 row[c] = p;
             }
