@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <fnmatch.h>
 #include <unistd.h>
 
 #include "fds_time.h"
@@ -400,28 +401,85 @@ void fds_h_index_get(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
+static bool pattern_list_match(const char *expr, const char *name);
+
+/* The settings of `ix` named by `names` (NULL = all), nested or flat. */
+static cJSON *settings_part(fds_index *ix, bool defaults_part, bool flat,
+                            const char *names)
+{
+    if (!names)
+        return settings_json(ix, defaults_part, flat);
+    cJSON *all = settings_json(ix, defaults_part, true);
+    cJSON *keep = cJSON_CreateObject();
+    for (cJSON *c = all->child; c; c = c->next) {
+        if (!pattern_list_match(names, c->string))
+            continue;
+        if (flat)
+            cJSON_AddStringToObject(keep, c->string, c->valuestring);
+        else
+            nest(keep, c->string, c->valuestring);
+    }
+    cJSON_Delete(all);
+    return keep;
+}
+
+/* Add index `ix` to a GET _settings answer, unless nothing of it is left
+ * after filtering by `names` (Elasticsearch leaves such indices out). */
+static void settings_add(fds_req *r, cJSON *j, fds_index *ix, const char *names)
+{
+    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    cJSON *set = settings_part(ix, false, flat, names);
+    cJSON *def = fds_req_param_bool(r, "include_defaults", false)
+                     ? settings_part(ix, true, flat, names) : NULL;
+    if (!set->child && (!def || !def->child)) {
+        cJSON_Delete(set);
+        cJSON_Delete(def);
+        return;
+    }
+    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
+    cJSON_AddItemToObject(x, "settings", set);
+    if (def)
+        cJSON_AddItemToObject(x, "defaults", def);
+}
+
+/* GET /{index}/_settings[/{name}] and GET /_settings[/{name}]: {index}
+ * may be a name, a comma list, wildcards or _all; {name} a comma list of
+ * setting names or patterns. */
 void fds_h_settings_get(fds_req *r, fds_resp *o)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    /* "local": one node, so its state is the master's */
+    static const char *const params[] = {"flat_settings", "include_defaults",
+                                         "local", NULL};
+    if (!fds_req_check_params(r, o, params))
         return;
-    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    bool top = !strcmp(r->seg[0], "_settings");
+    const char *expr = top ? "_all" : r->seg[0];
+    unsigned at = top ? 1 : 2;
+    const char *names = r->nseg > at ? r->seg[at] : NULL;
     cJSON *j = cJSON_CreateObject();
-    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
-    cJSON_AddItemToObject(x, "settings", settings_json(ix, false, flat));
-    if (fds_req_param_bool(r, "include_defaults", false))
-        cJSON_AddItemToObject(x, "defaults", settings_json(ix, true, flat));
-    if (r->nseg == 3) { /* GET /{index}/_settings/{name}: filter */
-        cJSON *s = cJSON_GetObjectItem(x, "settings");
-        cJSON *flatj = settings_json(ix, false, true);
-        cJSON *keep = cJSON_CreateObject();
-        for (cJSON *c = flatj->child; c; c = c->next)
-            if (!strcmp(c->string, r->seg[2]))
-                nest(keep, c->string, c->valuestring);
-        cJSON_Delete(flatj);
-        cJSON_ReplaceItemViaPointer(x, s, keep);
+    if (!strpbrk(expr, ",*") && strcmp(expr, "_all")) {
+        fds_index *ix = fds_req_index(r, o, 0);
+        if (!ix) {
+            cJSON_Delete(j);
+            return;
+        }
+        settings_add(r, j, ix, names);
+        fds_index_release(ix);
+        return fds_resp_json(o, 200, j);
     }
-    fds_index_release(ix);
+    char **list = NULL;
+    size_t n = 0;
+    fds_store_list_indices(r->store, &list, &n);
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        if (pattern_list_match(expr, list[i]) &&
+            fds_store_get_index(r->store, list[i], &ix, NULL) == 0) {
+            settings_add(r, j, ix, names);
+            fds_index_release(ix);
+        }
+        free(list[i]);
+    }
+    free(list);
     fds_resp_json(o, 200, j);
 }
 
@@ -823,6 +881,146 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
     fds_index_expr_free(ixs, n);
     fds_cat_render(r, o, cols, ncol, rows, nr);
     free_rows(rows, nr, ncol);
+}
+
+/* The epoch and timestamp columns of _cat/count and _cat/health
+ * (seconds; HH:MM:SS in UTC, as Elasticsearch prints them). */
+static void cat_time(char **epoch, char **stamp)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char buf[16];
+    strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    *epoch = fmt_u64((uint64_t)now);
+    *stamp = strdup(buf);
+}
+
+/* Does `name` (an index, a setting) match the comma-separated expression
+ * `expr` (names, `*` wildcards, `_all`; Elasticsearch's Regex.simpleMatch
+ * over a list)? */
+static bool pattern_list_match(const char *expr, const char *name)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", expr);
+    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t;
+         t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, "_all") || !fnmatch(t, name, 0))
+            return true;
+    return false;
+}
+
+void fds_h_cat_count(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {"epoch", "timestamp", "count"};
+    const char *expr = r->nseg == 3 ? r->seg[2] : NULL;
+    char **names = NULL;
+    size_t n = 0, matched = 0;
+    uint64_t count = 0;
+    fds_store_list_indices(r->store, &names, &n);
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix;
+        if ((!expr || pattern_list_match(expr, names[i])) &&
+            fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            fds_index_stats st;
+            fds_index_stats_get(ix, &st);
+            if (fds_index_is_open(ix))
+                count += st.docs_count; /* searchable docs, as a count query */
+            matched++;
+            fds_index_release(ix);
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (expr && !matched && !strchr(expr, '*')) {
+        fds_err e;
+        fds_err_clear(&e);
+        fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                     "no such index [%s]", expr);
+        snprintf(e.index, sizeof e.index, "%s", expr);
+        return fds_resp_error(o, &e);
+    }
+    char *row[3];
+    cat_time(&row[0], &row[1]);
+    row[2] = fmt_u64(count);
+    char **rows[1] = {row};
+    fds_cat_render(r, o, cols, 3, rows, 1);
+    for (int c = 0; c < 3; c++)
+        free(row[c]);
+}
+
+/* A number of the cluster health answer `j`, as cell text. */
+static char *health_cell(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    return fmt_u64(cJSON_IsNumber(v) && v->valuedouble > 0 ? (uint64_t)v->valuedouble
+                                                           : 0);
+}
+
+/* _cat/health is the cluster health answer as a table (Elasticsearch's
+ * RestHealthAction renders its ClusterHealthResponse the same way), so
+ * the two always agree. */
+void fds_h_cat_health(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {
+        "epoch", "timestamp", "cluster", "status", "node.total", "node.data",
+        "shards", "pri", "relo", "init", "unassign", "unassign.pri",
+        "pending_tasks", "max_task_wait_time", "active_shards_percent"};
+    const size_t ncol = sizeof cols / sizeof cols[0];
+    fds_resp h = {0};
+    fds_h_cluster_health(r, &h);
+    cJSON *j = h.body ? cJSON_ParseWithLength(h.body, h.len) : NULL;
+    free(h.body);
+    if (!j)
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    char **names = NULL;
+    size_t nindex = 0;
+    fds_store_list_indices(r->store, &names, &nindex);
+    for (size_t i = 0; i < nindex; i++)
+        free(names[i]);
+    free(names);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+    const cJSON *pri = cJSON_GetObjectItemCaseSensitive(j, "active_primary_shards");
+    const cJSON *pct = cJSON_GetObjectItemCaseSensitive(j, "active_shards_percent_as_number");
+    size_t active_pri = cJSON_IsNumber(pri) ? (size_t)pri->valuedouble : 0;
+    char pct_text[16];
+    snprintf(pct_text, sizeof pct_text, "%.1f%%", cJSON_IsNumber(pct) ? pct->valuedouble
+                                                                      : 100.0);
+    char *row[sizeof cols / sizeof cols[0]];
+    cat_time(&row[0], &row[1]);
+    row[2] = strdup(CLUSTER_NAME);
+    row[3] = strdup(cJSON_IsString(st) ? st->valuestring : "red");
+    row[4] = health_cell(j, "number_of_nodes");
+    row[5] = health_cell(j, "number_of_data_nodes");
+    row[6] = health_cell(j, "active_shards");
+    row[7] = health_cell(j, "active_primary_shards");
+    row[8] = health_cell(j, "relocating_shards");
+    row[9] = health_cell(j, "initializing_shards");
+    row[10] = health_cell(j, "unassigned_shards");
+    row[11] = fmt_u64(nindex > active_pri ? nindex - active_pri : 0);
+    row[12] = fmt_u64(0);
+    row[13] = strdup("-");
+    row[14] = strdup(pct_text);
+    cJSON_Delete(j);
+    /* RestHealthAction declares node.total .. active_shards_percent
+     * "text-align:right": with ?v the one row's cells stand right under
+     * their headers (the renderer aligns left, so they are padded here;
+     * without ?v, or as JSON, a cell is as wide as its text) */
+    const char *fmt = fds_req_param(r, "format");
+    if (fds_req_param_bool(r, "v", false) && !(fmt && !strcmp(fmt, "json")))
+        for (size_t c = 4; c < ncol; c++) {
+            char *p = NULL;
+            if (row[c] && asprintf(&p, "%*s", (int)strlen(cols[c]), row[c]) >= 0) {
+                free(row[c]);
+                row[c] = p;
+            }
+        }
+    /* ts=false leaves the epoch and timestamp columns out */
+    bool ts = fds_req_param_bool(r, "ts", true);
+    char **rows[1] = {ts ? row : row + 2};
+    fds_cat_render(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2, rows, 1);
+    for (size_t c = 0; c < ncol; c++)
+        free(row[c]);
 }
 
 void fds_h_cat_segments(fds_req *r, fds_resp *o)

@@ -17,6 +17,14 @@
 #include "http_int.h"
 #include "search_stats.h"
 
+/* The most retry_on_conflict fieldstore takes: each retry re-reads and
+ * re-merges the document, and a writer that keeps losing the race to more
+ * than this many others should hear about it. */
+#define FDS_UPDATE_RETRIES_MAX 100
+/* Docs of one _mget: the request is held whole, so bound its answer
+ * (Elasticsearch has no such limit; its default search window is 10,000). */
+#define FDS_MGET_DOCS_MAX 10000
+
 /* A JSON string literal of a NUL-terminated string (fds_json_escape). */
 static void sb_json_str(fds_strbuf *b, const char *s)
 {
@@ -82,11 +90,19 @@ static int item_status(const fds_write_op *op, const fds_write_result *w)
     return w->created ? 201 : 200;
 }
 
-/* The write-result body of Elasticsearch (index/delete responses and bulk
- * items share it); bulk items also carry "status" (`with_status`). */
+/* What an update answer adds to a write result: "noop" (nothing written:
+ * `_shards` all 0) and the "get" object of the source it asked for. */
+typedef struct upd_answer {
+    bool noop;
+    fds_strbuf get;          /* the "get" object's text, or empty */
+} upd_answer;
+
+/* The write-result body of Elasticsearch (index/delete/update responses and
+ * bulk items share it); bulk items also carry "status" (`with_status`);
+ * `u` is an update's extra (or NULL). */
 static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
                        const fds_write_result *w, bool with_status,
-                       bool refreshed)
+                       bool refreshed, const upd_answer *u)
 {
     fds_strbuf_puts(b, "{\"_index\":");
     sb_json_str(b, index);
@@ -111,11 +127,17 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
         fds_strbuf_puts(b, "}}");
         return;
     }
-    fds_strbuf_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":1,"
-                 "\"successful\":1,\"failed\":0},\"_seq_no\":%lld,"
+    bool noop = u && u->noop;
+    fds_strbuf_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":%d,"
+                 "\"successful\":%d,\"failed\":0},\"_seq_no\":%lld,"
                  "\"_primary_term\":1",
-              (long long)w->version, result_word(op, w),
-              refreshed ? "\"forced_refresh\":true," : "", (long long)w->seq_no);
+              (long long)w->version, noop ? "noop" : result_word(op, w),
+              refreshed && !noop ? "\"forced_refresh\":true," : "", !noop, !noop,
+              (long long)w->seq_no);
+    if (u && u->get.len) {
+        fds_strbuf_puts(b, ",\"get\":");
+        fds_strbuf_put(b, u->get.p, u->get.len);
+    }
     if (with_status)
         fds_strbuf_printf(b, ",\"status\":%d", item_status(op, w));
     fds_strbuf_puts(b, "}");
@@ -124,10 +146,11 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
 /* The answer to a single-document write (successful: errors go through
  * fds_resp_error). */
 static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
-                         const fds_write_result *w, bool refreshed)
+                         const fds_write_result *w, bool refreshed,
+                         const upd_answer *u)
 {
     fds_strbuf b = {0};
-    write_item(&b, index, op, w, false, refreshed);
+    write_item(&b, index, op, w, false, refreshed, u);
     sb_resp(o, item_status(op, w), &b);
 }
 
@@ -154,6 +177,33 @@ static int index_for_write(fds_store *st, const char *name, fds_index **ix,
         return rc;
     }
     return fds_store_get_index(st, name, ix, err);
+}
+
+/* The write options of Elasticsearch that fieldstore answers as
+ * Elasticsearch would on a cluster without them, for a write to `index`:
+ * `require_alias` true fails (fieldstore has no aliases, so no name is
+ * one), a `pipeline` other than "_none" does not exist (no ingest
+ * pipelines), and a `routing` is refused (no `_routing` is stored, so a
+ * get could not echo it).  NULL / false = not given.  Returns 0 or the
+ * error in `err`. */
+static int write_opts_check(const char *index, const char *routing,
+                            const char *pipeline, bool require_alias, fds_err *err)
+{
+    int rc = 0;
+    if (require_alias)
+        rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s] and [require_alias] request flag "
+                          "is [true] and [%s] is not an alias", index, index);
+    else if (pipeline && *pipeline && strcmp(pipeline, "_none"))
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "pipeline with id [%s] does not exist", pipeline);
+    else if (routing)
+        rc = fds_err_setk(err, FDS_EUNSUPPORTED, FDS_KIND_INVALID_ARGUMENT,
+                          "[routing] is not supported: fieldstore does not keep "
+                          "a document's [_routing]");
+    if (rc && err && !err->index[0])
+        snprintf(err->index, sizeof err->index, "%s", index);
+    return rc;
 }
 
 /* if_seq_no / if_primary_term / version / version_type from the URL.
@@ -204,6 +254,20 @@ static const char *const WRITE_PARAMS[] = {
     "refresh", "op_type", "if_seq_no", "if_primary_term", "version",
     "version_type", "routing", "pipeline", "require_alias", NULL};
 
+/* write_opts_check on the URL's routing, pipeline and require_alias.
+ * Returns false with the error answered in `o`. */
+static bool url_write_opts(fds_req *r, fds_resp *o)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    if (!write_opts_check(r->seg[0], fds_req_param(r, "routing"),
+                          fds_req_param(r, "pipeline"),
+                          fds_req_param_bool(r, "require_alias", false), &e))
+        return true;
+    fds_resp_error(o, &e);
+    return false;
+}
+
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
     fds_write_op op = {0};
@@ -211,8 +275,16 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         op.id = r->seg[2];
         op.id_len = strlen(r->seg[2]);
     }
+    const char *vt = fds_req_param(r, "version_type");
+    const char *opt = fds_req_param(r, "op_type");
+    if ((create_only || (opt && !strcmp(opt, "create"))) && vt &&
+        strcmp(vt, "internal")) /* IndexRequest#validate, before the version */
+        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+                               "Validation Failed: 1: create operations only "
+                               "support internal versioning. use index instead;");
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
-        !concurrency_params(r, o, &op) || !id_valid(o, &op))
+        !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
+        !url_write_opts(r, o))
         return;
     fds_index *ix = NULL;
     fds_err ce;
@@ -247,63 +319,361 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         fds_index_release(ix);
         return fds_resp_error(o, &w.err);
     }
-    write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r));
+    write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r), NULL);
     fds_index_release(ix);
 }
 
-static const char *const GET_PARAMS[] = {"realtime", "refresh", "routing",
-                                         "preference", NULL};
+/* How a get reads: realtime (the buffer too) or as of the last refresh,
+ * after a refresh of its own when asked (Elasticsearch's realtime and
+ * refresh parameters). */
+typedef struct get_mode {
+    bool realtime, refresh;
+} get_mode;
+
+static int get_doc(fds_index *ix, const get_mode *m, const char *id, size_t id_len,
+                   fds_doc *d, fds_err *e)
+{
+    if (m->refresh) {
+        int rc = fds_index_refresh(ix, e);
+        if (rc)
+            return rc;
+    }
+    return m->realtime ? fds_index_get(ix, id, id_len, d, e)
+                       : fds_index_get_searchable(ix, id, id_len, d, e);
+}
+
+/* A GetResult of Elasticsearch (get answers and mget docs): found, with
+ * `_source` as `sp` selects it, or {"found":false}. */
+static void put_get_result(fds_strbuf *b, const char *index, const char *id,
+                           size_t id_len, const fds_doc *d,
+                           const fds__source_spec *sp)
+{
+    fds_strbuf_puts(b, "{\"_index\":");
+    sb_json_str(b, index);
+    fds_strbuf_puts(b, ",\"_id\":");
+    fds_strbuf_put_json_string(b, id, id_len);
+    if (!d) {
+        fds_strbuf_puts(b, ",\"found\":false}");
+        return;
+    }
+    fds_strbuf_printf(b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
+                      "\"found\":true", (long long)d->version, (long long)d->seq_no);
+    if (sp->fetch) {
+        fds_strbuf_puts(b, ",\"_source\":");
+        fds__source_spec_put(b, sp, d->src, d->src_len);
+    }
+    fds_strbuf_puts(b, "}");
+}
+
+/* realtime, refresh and the _source parameters of get and mget.  Returns 0
+ * or an error in `e` (a bad value, or routing, which is refused). */
+/* A boolean URL parameter as Elasticsearch reads one (Booleans#parseBoolean:
+ * "true", "false", or "" for true).  Returns 0 or FDS_EINVAL. */
+static int param_bool(fds_req *r, const char *key, bool dflt, bool *out, fds_err *e)
+{
+    const char *v = fds_req_param(r, key);
+    *out = dflt;
+    if (!v)
+        return 0;
+    if (!*v || !strcmp(v, "true") || !strcmp(v, "false")) {
+        *out = strcmp(v, "false") != 0;
+        return 0;
+    }
+    return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Failed to parse value [%s] as only [true] or [false] "
+                        "are allowed.", v);
+}
+
+static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
+{
+    sp->fetch = true;
+    if (param_bool(r, "realtime", true, &m->realtime, e) ||
+        param_bool(r, "refresh", false, &m->refresh, e))
+        return FDS_EINVAL;
+    const char *routing = fds_req_param(r, "routing");
+    if (routing)
+        return write_opts_check(r->nseg ? r->seg[0] : "", routing, NULL, false, e);
+    return fds__source_spec_params(r, sp, e);
+}
+
+/* "preference" picks among shard copies: one copy here, so every value
+ * gives the same answer. */
+static const char *const GET_PARAMS[] = {
+    "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
+    "_source_excludes", "version", "version_type", NULL};
+
+/* A get's `version` (with any version_type, reads compare for equality:
+ * VersionType#isVersionConflictForReads): 0 when not given.  Returns 0 or
+ * FDS_EINVAL for a bad value. */
+static int get_version(fds_req *r, int64_t *out, fds_err *e)
+{
+    const char *v = fds_req_param(r, "version");
+    const char *vt = fds_req_param(r, "version_type");
+    *out = 0;
+    if (vt && strcmp(vt, "internal") && strcmp(vt, "external") &&
+        strcmp(vt, "external_gte"))
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "No version type match [%s]", vt);
+    if (!v)
+        return 0;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || n < 1)
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "failed to parse [version] with value [%s]", v);
+    *out = n;
+    return 0;
+}
 
 void fds_h_doc_get(fds_req *r, fds_resp *o)
 {
     if (!fds_req_check_params(r, o, GET_PARAMS))
         return;
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
-        return;
-    fds_doc d;
+    get_mode gm;
+    fds__source_spec sp = {0};
     fds_err e;
     fds_err_clear(&e);
-    int rc = fds_index_get(ix, r->seg[2], strlen(r->seg[2]), &d, &e);
-    bool source_only = !strcmp(r->seg[1], "_source");
-    fds_strbuf b = {0};
-    if (rc == FDS_ENOTFOUND) {
-        if (source_only) {
-            fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
-                        "Document not found [%s]/[%s]", fds_index_name(ix),
-                        r->seg[2]);
-            fds_index_release(ix);
-            return fds_resp_error(o, &e);
-        }
-        fds_strbuf_puts(&b, "{\"_index\":");
-        sb_json_str(&b, fds_index_name(ix));
-        fds_strbuf_puts(&b, ",\"_id\":");
-        sb_json_str(&b, r->seg[2]);
-        fds_strbuf_puts(&b, ",\"found\":false}");
-        fds_index_release(ix);
-        return sb_resp(o, 404, &b);
-    }
-    if (rc) {
-        if (!e.index[0])
-            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ix));
-        fds_index_release(ix);
+    if (get_params(r, &gm, &sp, &e)) {
+        fds__source_spec_free(&sp);
         return fds_resp_error(o, &e);
     }
-    if (source_only) {
-        fds_strbuf_put(&b, d.src, d.src_len);
-    } else {
-        fds_strbuf_puts(&b, "{\"_index\":");
-        sb_json_str(&b, fds_index_name(ix));
-        fds_strbuf_puts(&b, ",\"_id\":");
-        sb_json_str(&b, r->seg[2]);
-        fds_strbuf_printf(&b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
-                      "\"found\":true,\"_source\":",
-                  (long long)d.version, (long long)d.seq_no);
-        fds_strbuf_put(&b, d.src, d.src_len);
-        fds_strbuf_puts(&b, "}");
+    int64_t want_version = 0;
+    if (get_version(r, &want_version, &e)) {
+        fds__source_spec_free(&sp);
+        return fds_resp_error(o, &e);
     }
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix) {
+        fds__source_spec_free(&sp);
+        return;
+    }
+    fds_doc d = {0};
+    const char *id = r->seg[2];
+    int rc = get_doc(ix, &gm, id, strlen(id), &d, &e);
+    if (!rc && want_version && d.version != want_version)
+        rc = fds_err_setk(&e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
+                          "[%s]: version conflict, current version [%lld] is "
+                          "different than the one provided [%lld]", id,
+                          (long long)d.version, (long long)want_version);
+    bool source_only = !strcmp(r->seg[1], "_source");
+    fds_strbuf b = {0};
+    int status = 200;
+    if (rc == FDS_ENOTFOUND && source_only) {
+        fds_err_clear(&e);
+        fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
+                     "Document not found [%s]/[%s]", fds_index_name(ix), id);
+    } else if (rc == FDS_ENOTFOUND) {
+        put_get_result(&b, fds_index_name(ix), id, strlen(id), NULL, &sp);
+        status = 404;
+        rc = 0;
+    } else if (!rc && source_only) {
+        fds__source_spec_put(&b, &sp, d.src, d.src_len);
+    } else if (!rc) {
+        put_get_result(&b, fds_index_name(ix), id, strlen(id), &d, &sp);
+    }
+    if (rc && !e.index[0])
+        snprintf(e.index, sizeof e.index, "%s", fds_index_name(ix));
     free(d.src);
     fds_index_release(ix);
+    fds__source_spec_free(&sp);
+    if (rc) {
+        free(b.p);
+        return fds_resp_error(o, &e);
+    }
+    sb_resp(o, status, &b);
+}
+
+/* ---- _mget ------------------------------------------------------------------ */
+
+/* One doc of an mget: its own index, id and _source, or the request's. */
+typedef struct mget_doc {
+    const char *index;
+    char id[FDS_DOC_ID_MAX + 1];
+    size_t id_len;
+    bool has_id, routing;
+    fds__source_spec src;    /* src.given: its own */
+} mget_doc;
+
+/* An `_id` or `ids` entry: a string, or a number read as its text. */
+static bool mget_id(const cJSON *v, mget_doc *d)
+{
+    int n;
+    if (cJSON_IsString(v))
+        n = snprintf(d->id, sizeof d->id, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        n = snprintf(d->id, sizeof d->id, "%.17g", v->valuedouble);
+    else
+        return false;
+    d->id_len = n < 0 ? 0 : (size_t)n < sizeof d->id ? (size_t)n : sizeof d->id - 1;
+    d->has_id = true;
+    return true;
+}
+
+/* Read the body's docs (MultiGetRequest#add) into *docs (*n of them).
+ * Returns 0 or an error in `e` (400s, as Elasticsearch words them). */
+static int mget_parse(const cJSON *body, const char *dflt_index, mget_doc **docs,
+                      size_t *n, fds_err *e)
+{
+    *docs = NULL;
+    *n = 0;
+    const cJSON *list = NULL;
+    bool ids = false;
+    if (body && !cJSON_IsObject(body))
+        return fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                            "the mget body must be a JSON object");
+    for (const cJSON *c = body ? body->child : NULL; c; c = c->next) {
+        bool is_ids = !strcmp(c->string, "ids");
+        if ((strcmp(c->string, "docs") && !is_ids) || !cJSON_IsArray(c))
+            return fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                                "unknown key [%s] for a %s, expected [docs] or "
+                                "[ids]", c->string,
+                                cJSON_IsArray(c) ? "START_ARRAY" : "value");
+        if (is_ids && !dflt_index)
+            return fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                                "ids given, but no index: use /{index}/_mget");
+        list = c;
+        ids = is_ids;
+    }
+    size_t cnt = (size_t)cJSON_GetArraySize(list);
+    if (cnt > FDS_MGET_DOCS_MAX)
+        return fds_err_setk(e, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                            "an mget takes at most %d docs, got %zu",
+                            FDS_MGET_DOCS_MAX, cnt);
+    mget_doc *d = cnt ? calloc(cnt, sizeof *d) : NULL;
+    if (cnt && !d)
+        return FDS_ENOMEM;
+    *docs = d;
+    int rc = 0;
+    size_t i = 0;
+    for (const cJSON *it = list ? list->child : NULL; it && !rc; it = it->next, i++) {
+        d[i].index = dflt_index;
+        *n = i + 1;
+        if (ids) {
+            if (!mget_id(it, &d[i]))
+                rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                                  "[ids] must hold strings");
+            continue;
+        }
+        if (!cJSON_IsObject(it)) {
+            rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                              "[docs] must hold objects");
+            continue;
+        }
+        for (const cJSON *m = it->child; m && !rc; m = m->next) {
+            if (!strcmp(m->string, "_index") && cJSON_IsString(m))
+                d[i].index = m->valuestring;
+            else if (!strcmp(m->string, "_id") && mget_id(m, &d[i]))
+                ;
+            else if (!strcmp(m->string, "_source"))
+                rc = fds__source_spec_json(m, &d[i].src, e);
+            else if (!strcmp(m->string, "routing") &&
+                     (cJSON_IsString(m) || cJSON_IsNumber(m)))
+                d[i].routing = true;
+            else
+                rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                                  "unknown key [%s] in a doc of [docs]", m->string);
+        }
+    }
+    if (rc)
+        return rc;
+    /* MultiGetRequest#validate */
+    fds_strbuf b = {0};
+    unsigned nerr = 0;
+    if (*n == 0)
+        fds_strbuf_printf(&b, "%u: no documents to get;", ++nerr);
+    for (i = 0; i < *n; i++) {
+        if (!d[i].index)
+            fds_strbuf_printf(&b, "%u: index is missing for doc %zu;", ++nerr, i);
+        if (!d[i].has_id)
+            fds_strbuf_printf(&b, "%u: id is missing for doc %zu;", ++nerr, i);
+    }
+    if (b.oom)
+        rc = FDS_ENOMEM;
+    else if (nerr)
+        rc = fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION, "Validation Failed: %s",
+                          b.p);
+    free(b.p);
+    return rc;
+}
+
+/* A doc of the answer that failed: {"_index","_id","error":{...}}. */
+static void put_get_failure(fds_strbuf *b, const mget_doc *d, const fds_err *e)
+{
+    fds_strbuf_puts(b, "{\"_index\":");
+    sb_json_str(b, d->index);
+    fds_strbuf_puts(b, ",\"_id\":");
+    fds_strbuf_put_json_string(b, d->id, d->id_len);
+    fds_strbuf_puts(b, ",\"error\":");
+    cJSON *ej = fds__error_json(e);
+    char *err = ej ? cJSON_PrintUnformatted(ej) : NULL;
+    cJSON_Delete(ej);
+    if (err)
+        fds_strbuf_puts(b, err);
+    else
+        b->oom = 1;
+    free(err);
+    fds_strbuf_puts(b, "}");
+}
+
+static const char *const MGET_PARAMS[] = {
+    "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
+    "_source_excludes", NULL};
+
+void fds_h_mget(fds_req *r, fds_resp *o)
+{
+    if (!fds_req_check_params(r, o, MGET_PARAMS))
+        return;
+    get_mode gm;
+    fds__source_spec sp = {0};
+    fds_err e;
+    fds_err_clear(&e);
+    cJSON *body = NULL;
+    mget_doc *docs = NULL;
+    size_t n = 0;
+    int rc = get_params(r, &gm, &sp, &e);
+    if (!rc)
+        rc = fds_body_json(r, &body, &e);
+    if (!rc && body)
+        rc = fds_json_check_body(r->body, r->body_len, &e);
+    if (!rc)
+        rc = mget_parse(body, r->nseg == 2 ? r->seg[0] : NULL, &docs, &n, &e);
+    fds_strbuf b = {0};
+    fds_strbuf_puts(&b, "{\"docs\":[");
+    for (size_t i = 0; !rc && i < n; i++) {
+        mget_doc *md = &docs[i];
+        fds_err de;
+        fds_err_clear(&de);
+        fds_index *ix = NULL;
+        fds_doc d = {0};
+        int drc = md->routing ? write_opts_check(md->index, "", NULL, false, &de)
+                              : fds_store_get_index(r->store, md->index, &ix, &de);
+        if (!drc)
+            drc = get_doc(ix, &gm, md->id, md->id_len, &d, &de);
+        if (i)
+            fds_strbuf_putc(&b, ',');
+        if (drc == FDS_ENOTFOUND && ix) {
+            put_get_result(&b, md->index, md->id, md->id_len, NULL, &sp);
+        } else if (drc) {
+            if (!de.index[0])
+                snprintf(de.index, sizeof de.index, "%s", md->index);
+            put_get_failure(&b, md, &de);
+        } else {
+            put_get_result(&b, fds_index_name(ix), md->id, md->id_len, &d,
+                           md->src.given ? &md->src : &sp);
+        }
+        free(d.src);
+        fds_index_release(ix);
+    }
+    fds_strbuf_puts(&b, "]}");
+    for (size_t i = 0; i < n; i++)
+        fds__source_spec_free(&docs[i].src);
+    free(docs);
+    cJSON_Delete(body);
+    fds__source_spec_free(&sp);
+    if (rc) {
+        free(b.p);
+        return fds_resp_error(o, &e);
+    }
     sb_resp(o, 200, &b);
 }
 
@@ -312,7 +682,8 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
     fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
                        .id_len = strlen(r->seg[2])};
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
-        !concurrency_params(r, o, &op) || !id_valid(o, &op))
+        !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
+        !url_write_opts(r, o))
         return;
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix)
@@ -325,7 +696,305 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
         fds_index_release(ix);
         return fds_resp_error(o, rc ? &e : &w.err);
     }
-    write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r));
+    write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r), NULL);
+    fds_index_release(ix);
+}
+
+/* ---- _update --------------------------------------------------------------- */
+
+/* An update request: the parts of its body (pointers into the body text)
+ * and of its URL or bulk action line. */
+typedef struct upd_req {
+    const char *id;
+    size_t id_len;
+    const char *body;        /* the whole body text */
+    size_t doc_s, doc_e;     /* "doc" value: body[doc_s..doc_e), or doc_e 0 */
+    size_t ups_s, ups_e;     /* "upsert" value, or ups_e 0 */
+    bool doc_as_upsert, detect_noop;
+    bool check_seq_no;       /* if_seq_no / if_primary_term given */
+    int64_t if_seq_no, if_primary_term;
+    unsigned retries;        /* retry_on_conflict */
+    fds__source_spec src;    /* the body's _source (src.given), owned */
+    const fds__source_spec *dflt_src; /* the URL's, or NULL */
+} upd_req;
+
+/* The members of Elasticsearch's UpdateRequest body (its PARSER). */
+static const char *const UPDATE_FIELDS[] = {
+    "doc", "upsert", "doc_as_upsert", "detect_noop", "script", "scripted_upsert",
+    "_source", NULL};
+
+/* Lucene's LevenshteinDistance similarity: 1 - distance / longer length. */
+static float name_similarity(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (!la || !lb || la > 64 || lb > 64)
+        return 0;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return 1.0f - (float)row[lb] / (float)(la > lb ? la : lb);
+}
+
+/* Elasticsearch's ObjectParser error for an unknown member, with its
+ * suggestion (SuggestingErrorOnUnknown: names more than 0.5 similar). */
+static int unknown_field(const char *parser, const char *name,
+                         const char *const *known, fds_err *err)
+{
+    const char *best = NULL;
+    float bs = 0.5f;
+    for (const char *const *k = known; *k; k++) {
+        float sim = name_similarity(name, *k);
+        if (sim > bs) {
+            bs = sim;
+            best = *k;
+        }
+    }
+    if (best)
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                            "[%s] unknown field [%s] did you mean [%s]?", parser,
+                            name, best);
+    return fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                        "[%s] unknown field [%s]", parser, name);
+}
+
+/* Read an update body (`len` bytes) into u.  Returns 0 or an error with
+ * `err` filled (400s: parse errors, scripts, a missing doc). */
+static int update_parse(const char *body, size_t len, upd_req *u, fds_err *err)
+{
+    u->body = body;
+    u->detect_noop = true;
+    cJSON *j = NULL;
+    fds_req tmp = {.body = body, .body_len = len};
+    int rc = fds_body_json(&tmp, &j, err);
+    if (!rc && j)
+        rc = fds_json_check_body(body, len, err);
+    if (!rc && j && !cJSON_IsObject(j))
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
+                          "the update body must be a JSON object");
+    for (cJSON *c = j ? j->child : NULL; c && !rc; c = c->next) {
+        const char *k = c->string;
+        if (!strcmp(k, "doc") || !strcmp(k, "upsert")) {
+            if (!cJSON_IsObject(c))
+                rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                                  "[UpdateRequest] [%s] must be an object", k);
+            else if (!strcmp(k, "doc"))
+                rc = fds__json_member(body, len, k, &u->doc_s, &u->doc_e);
+            else
+                rc = fds__json_member(body, len, k, &u->ups_s, &u->ups_e);
+        } else if (!strcmp(k, "doc_as_upsert") || !strcmp(k, "detect_noop")) {
+            if (!cJSON_IsBool(c))
+                rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                                  "[UpdateRequest] [%s] must be a boolean", k);
+            else if (!strcmp(k, "doc_as_upsert"))
+                u->doc_as_upsert = cJSON_IsTrue(c);
+            else
+                u->detect_noop = cJSON_IsTrue(c);
+        } else if (!strcmp(k, "script") || !strcmp(k, "scripted_upsert")) {
+            rc = fds_err_setk(err, FDS_EUNSUPPORTED, FDS_KIND_INVALID_ARGUMENT,
+                              "scripts are not supported: [%s] cannot be used; "
+                              "update with a partial document ([doc])", k);
+        } else if (!strcmp(k, "_source")) {
+            rc = fds__source_spec_json(c, &u->src, err);
+        } else {
+            rc = unknown_field("UpdateRequest", k, UPDATE_FIELDS, err);
+        }
+    }
+    cJSON_Delete(j);
+    if (!rc && !u->doc_e)
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                          "Validation Failed: 1: script or doc is missing;");
+    if (!rc && u->check_seq_no && u->retries)
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                          "Validation Failed: 1: compare and write operations "
+                          "can not be retried;");
+    return rc;
+}
+
+/* The "get" object of an update answer (GetResult#toXContentEmbedded). */
+static void update_get(upd_answer *a, const upd_req *u, int64_t seq_no,
+                       const uint8_t *src, size_t len)
+{
+    const fds__source_spec *sp = u->src.given ? &u->src : u->dflt_src;
+    if (!sp || !sp->given || !sp->fetch)
+        return;
+    fds_strbuf_printf(&a->get, "{\"_seq_no\":%lld,\"_primary_term\":1,"
+                      "\"found\":true,\"_source\":", (long long)seq_no);
+    fds__source_spec_put(&a->get, sp, src, len);
+    fds_strbuf_putc(&a->get, '}');
+}
+
+/* Run update `u` on `ix` (Elasticsearch's UpdateHelper): read the current
+ * document, merge `doc` into it (or index the upsert when it is missing),
+ * and write the result only if the document is still the one read
+ * (if_seq_no on its seq_no), retrying a lost race u->retries times.  The
+ * outcome is in *w (w->code and w->err on failure) and *a; *op is the op
+ * written (its type gives the answer's result and status). */
+static void update_run(fds_index *ix, const upd_req *u, bool refresh,
+                       fds_write_op *op, fds_write_result *w, upd_answer *a)
+{
+    const char *doc = u->body + u->doc_s;
+    size_t doc_len = u->doc_e - u->doc_s;
+    for (unsigned attempt = 0;; attempt++) {
+        memset(w, 0, sizeof *w);
+        snprintf(w->id, sizeof w->id, "%.*s", (int)u->id_len, u->id);
+        *op = (fds_write_op){.type = FDS_OP_INDEX, .id = u->id, .id_len = u->id_len,
+                             .check_seq_no = u->check_seq_no,
+                             .if_seq_no = u->if_seq_no,
+                             .if_primary_term = u->if_primary_term};
+        fds_doc cur;
+        int rc = fds_index_get(ix, u->id, u->id_len, &cur, &w->err);
+        fds_strbuf merged = {0};
+        if (rc == FDS_ENOTFOUND) {
+            if (u->ups_e) {
+                op->src = (const uint8_t *)u->body + u->ups_s;
+                op->src_len = u->ups_e - u->ups_s;
+            } else if (u->doc_as_upsert) {
+                op->src = (const uint8_t *)doc;
+                op->src_len = doc_len;
+            } else {
+                fds_err_clear(&w->err);
+                w->code = fds_err_setk(&w->err, FDS_ENOTFOUND,
+                                       FDS_KIND_DOCUMENT_MISSING,
+                                       "[%s]: document missing", w->id);
+                return;
+            }
+            op->type = FDS_OP_CREATE;
+        } else if (rc) {
+            w->code = rc;
+            return;
+        } else {
+            bool modified = false;
+            rc = fds__json_merge((const char *)cur.src, cur.src_len, doc, doc_len,
+                                 &merged, &modified);
+            bool same = !u->check_seq_no ||
+                        (u->if_seq_no == cur.seq_no && u->if_primary_term == 1);
+            if (!rc && !modified && u->detect_noop && same) {
+                a->noop = true;
+                w->version = cur.version;
+                w->seq_no = cur.seq_no;
+                update_get(a, u, cur.seq_no, cur.src, cur.src_len);
+                free(cur.src);
+                free(merged.p);
+                return;
+            }
+            free(cur.src);
+            if (rc) {
+                free(merged.p);
+                w->code = rc == FDS_ETOOBIG
+                    ? fds_err_setk(&w->err, rc, FDS_KIND_INVALID_ARGUMENT,
+                                   "[%s]: the update and the document have too "
+                                   "many fields in one object to merge", w->id)
+                    : fds_err_setk(&w->err, rc, rc == FDS_ENOMEM ? FDS_KIND_INTERNAL
+                                                                 : FDS_KIND_DOCUMENT_PARSE,
+                                   "[%s]: cannot merge the update into the "
+                                   "document", w->id);
+                return;
+            }
+            op->src = (const uint8_t *)merged.p;
+            op->src_len = merged.len;
+            if (!u->check_seq_no) {
+                op->check_seq_no = true;
+                op->if_seq_no = cur.seq_no;
+                op->if_primary_term = 1;
+            }
+        }
+        fds_err e;
+        fds_err_clear(&e);
+        rc = fds_index_write(ix, op, 1, w, refresh, &e);
+        if (rc) {
+            w->code = rc;
+            w->err = e;
+        }
+        if (!w->code)
+            update_get(a, u, w->seq_no, op->src, op->src_len);
+        free(merged.p);
+        op->src = NULL;
+        op->src_len = 0;
+        if (w->code != FDS_ECONFLICT || u->check_seq_no || attempt >= u->retries)
+            return;
+    }
+}
+
+/* retry_on_conflict: a count of retries. */
+static int parse_retries(const char *v, unsigned *out, fds_err *err)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 0 || n > FDS_UPDATE_RETRIES_MAX)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[retry_on_conflict] must be a count from 0 to %d, "
+                            "got [%s]", FDS_UPDATE_RETRIES_MAX, v);
+    *out = (unsigned)n;
+    return 0;
+}
+
+static const char *const UPDATE_PARAMS[] = {
+    "refresh", "if_seq_no", "if_primary_term", "retry_on_conflict", "_source",
+    "_source_includes", "_source_excludes", "require_alias", NULL};
+
+void fds_h_update(fds_req *r, fds_resp *o)
+{
+    /* an update's id is required, as a delete's is (id_valid) */
+    fds_write_op cop = {.type = FDS_OP_DELETE, .id = r->seg[2],
+                        .id_len = strlen(r->seg[2])};
+    if (!fds_req_check_params(r, o, UPDATE_PARAMS) ||
+        !concurrency_params(r, o, &cop) || !id_valid(o, &cop))
+        return;
+    upd_req u = {.id = cop.id, .id_len = cop.id_len,
+                 .check_seq_no = cop.check_seq_no, .if_seq_no = cop.if_seq_no,
+                 .if_primary_term = cop.if_primary_term};
+    fds_err e;
+    fds_err_clear(&e);
+    fds__source_spec url_src = {0};
+    u.dflt_src = &url_src;
+    const char *retries = fds_req_param(r, "retry_on_conflict");
+    int rc = retries ? parse_retries(retries, &u.retries, &e) : 0;
+    if (!rc)
+        rc = write_opts_check(r->seg[0], NULL, NULL,
+                              fds_req_param_bool(r, "require_alias", false), &e);
+    if (!rc)
+        rc = fds__source_spec_params(r, &url_src, &e);
+    if (!rc) /* a _source in the body wins over the URL's */
+        rc = update_parse(r->body, r->body_len, &u, &e);
+    fds_index *ix = NULL;
+    if (!rc)
+        rc = index_for_write(r->store, r->seg[0], &ix, &e);
+    if (rc) {
+        if (!e.index[0] && e.kind != FDS_KIND_VALIDATION &&
+            e.kind != FDS_KIND_CONTENT_PARSE)
+            snprintf(e.index, sizeof e.index, "%s", r->seg[0]);
+        fds__source_spec_free(&u.src);
+        fds__source_spec_free(&url_src);
+        return fds_resp_error(o, &e);
+    }
+    fds_write_op op;
+    fds_write_result w;
+    upd_answer a = {0};
+    update_run(ix, &u, want_refresh(r), &op, &w, &a);
+    if (w.code) {
+        if (!w.err.index[0])
+            snprintf(w.err.index, sizeof w.err.index, "%s", fds_index_name(ix));
+        fds_resp_error(o, &w.err);
+    } else {
+        write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r), &a);
+    }
+    free(a.get.p);
+    fds__source_spec_free(&u.src);
+    fds__source_spec_free(&url_src);
     fds_index_release(ix);
 }
 
@@ -336,8 +1005,13 @@ typedef struct bulk_item {
     char *index;             /* malloc'd */
     fds_write_op op;
     fds_write_result res;
-    bool done;
-    char *owned_src;         /* update: merged source */
+    char *pipeline;          /* malloc'd, or NULL: the request's */
+    int require_alias;       /* -1: the request's; 0; 1 */
+    bool routing;            /* a routing was given (refused) */
+    bool dynamic_templates;  /* a non-empty dynamic_templates (refused) */
+    int retries;             /* retry_on_conflict; -1: none given */
+    fds__source_spec src;    /* update: its own _source (src.given) */
+    upd_answer upd;          /* update: noop and "get" */
 } bulk_item;
 
 static const char *line_end(const char *p, const char *end)
@@ -450,6 +1124,13 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cJSON_Delete(a);
             break;
         }
+        if (a && cJSON_IsObject(a) && !a->child) {
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                              "Malformed action/metadata line [%zu], expected "
+                              "FIELD_NAME but found [END_OBJECT]", line);
+            cJSON_Delete(a);
+            break;
+        }
         if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
             !cJSON_IsObject(a->child)) {
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
@@ -480,6 +1161,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cap *= 2;
         }
         bulk_item *it = &items[n++];
+        it->require_alias = -1;
+        it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
         for (cJSON *m = a->child->child; m && !rc; m = m->next) {
@@ -506,10 +1189,40 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             } else if (!strcmp(m->string, "version_type") && cJSON_IsString(m) &&
                        !strcmp(m->valuestring, "external")) {
                 /* the version given is external: applied with "version" */
-            } else if (strcmp(m->string, "routing") && strcmp(m->string, "pipeline") &&
-                       strcmp(m->string, "require_alias") &&
-                       strcmp(m->string, "retry_on_conflict") &&
-                       strcmp(m->string, "dynamic_templates"))
+            } else if (!strcmp(m->string, "pipeline") && cJSON_IsString(m)) {
+                free(it->pipeline);
+                if (!(it->pipeline = strdup(m->valuestring)))
+                    rc = FDS_ENOMEM;
+            } else if (!strcmp(m->string, "require_alias") && cJSON_IsBool(m)) {
+                it->require_alias = cJSON_IsTrue(m);
+            } else if (!strcmp(m->string, "routing") &&
+                       (cJSON_IsString(m) || cJSON_IsNull(m))) {
+                it->routing = cJSON_IsString(m);
+            } else if (!strcmp(m->string, "retry_on_conflict") && cJSON_IsNumber(m)) {
+                int64_t v = 0;
+                rc = meta_long(m, line, &v, err);
+                if (!rc && (v < 0 || v > FDS_UPDATE_RETRIES_MAX))
+                    rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                                      "Action/metadata line [%zu]: "
+                                      "[retry_on_conflict] must be from 0 to %d",
+                                      line, FDS_UPDATE_RETRIES_MAX);
+                it->retries = (int)v;
+            } else if (!strcmp(m->string, "_source")) {
+                /* the "get" of an update's answer; an index or create item
+                 * has none (Elasticsearch reads it for every action) */
+                rc = fds__source_spec_json(m, &it->src, err);
+            } else if (!strcmp(m->string, "op_type") && cJSON_IsString(m) &&
+                       !strcmp(act, "index")) {
+                if (!strcmp(m->valuestring, "create"))
+                    snprintf(it->action, sizeof it->action, "create");
+                else if (strcmp(m->valuestring, "index"))
+                    rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                                      "Action/metadata line [%zu]: opType must be "
+                                      "'create' or 'index', found: [%s]", line,
+                                      m->valuestring);
+            } else if (!strcmp(m->string, "dynamic_templates") && cJSON_IsObject(m)) {
+                it->dynamic_templates = m->child != NULL;
+            } else
                 rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                                  "Action/metadata line [%zu] contains an unknown "
                                  "parameter [%s]", line, m->string);
@@ -564,7 +1277,9 @@ static void bulk_items_free(bulk_item *items, size_t n)
     for (size_t i = 0; i < n; i++) {
         free(items[i].index);
         free((char *)items[i].op.id);
-        free(items[i].owned_src);
+        free(items[i].pipeline);
+        free(items[i].upd.get.p);
+        fds__source_spec_free(&items[i].src);
     }
     free(items);
 }
@@ -580,68 +1295,6 @@ int fds__bulk_parse(const char *body, size_t len, const char *default_index,
         visit(arg, items[i].action, items[i].index, &items[i].op);
     bulk_items_free(items, n);
     return rc;
-}
-
-/* Bulk update: {"doc": {...}} merged into the current source (top-level
- * fields replaced), or {"doc_as_upsert"/"upsert"} when missing. */
-static void bulk_prepare_update(fds_index *ix, bulk_item *it)
-{
-    it->op.type = FDS_OP_INDEX;
-    if (it->op.id)
-        snprintf(it->res.id, sizeof it->res.id, "%.*s", (int)it->op.id_len,
-                 it->op.id);
-    cJSON *u = cJSON_ParseWithLength((const char *)it->op.src, it->op.src_len);
-    cJSON *doc = u ? cJSON_GetObjectItemCaseSensitive(u, "doc") : NULL;
-    cJSON *ups = u ? cJSON_GetObjectItemCaseSensitive(u, "upsert") : NULL;
-    bool as_upsert = u && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(u, "doc_as_upsert"));
-    if (!doc || !cJSON_IsObject(doc)) {
-        it->res.code = fds_err_setk(&it->res.err, FDS_EPARSE, FDS_KIND_VALIDATION,
-                                   "Validation Failed: 1: script or doc is missing;");
-        goto out;
-    }
-    fds_doc cur;
-    fds_err e;
-    fds_err_clear(&e);
-    int rc = it->op.id ? fds_index_get(ix, it->op.id, it->op.id_len, &cur, &e)
-                       : FDS_ENOTFOUND;
-    cJSON *base = NULL;
-    if (rc == FDS_ENOTFOUND) {
-        if (ups && cJSON_IsObject(ups))
-            base = cJSON_Duplicate(ups, 1);
-        else if (as_upsert)
-            base = cJSON_Duplicate(doc, 1);
-        else {
-            it->res.code = fds_err_setk(&it->res.err, FDS_ENOTFOUND, FDS_KIND_DOCUMENT_MISSING,
-                                       "[%.*s]: document missing",
-                                       (int)it->op.id_len, it->op.id ? it->op.id : "");
-            goto out;
-        }
-    } else if (rc) {
-        it->res.code = rc;
-        it->res.err = e;
-        goto out;
-    } else {
-        base = cJSON_ParseWithLength((const char *)cur.src, cur.src_len);
-        free(cur.src);
-        for (cJSON *c = doc->child; c && base; c = c->next) {
-            cJSON *dup = cJSON_Duplicate(c, 1);
-            if (cJSON_GetObjectItemCaseSensitive(base, c->string))
-                cJSON_ReplaceItemInObjectCaseSensitive(base, c->string, dup);
-            else
-                cJSON_AddItemToObject(base, c->string, dup);
-        }
-    }
-    it->owned_src = base ? cJSON_PrintUnformatted(base) : NULL;
-    cJSON_Delete(base);
-    if (!it->owned_src) {
-        it->res.code = fds_err_setk(&it->res.err, FDS_EPARSE, FDS_KIND_DOCUMENT_PARSE,
-                                   "cannot merge the update into the document");
-        goto out;
-    }
-    it->op.src = (const uint8_t *)it->owned_src;
-    it->op.src_len = strlen(it->owned_src);
-out:
-    cJSON_Delete(u);
 }
 
 /* Elasticsearch's BulkRequest#validate: the validation errors of every item,
@@ -672,8 +1325,66 @@ static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
     return rc;
 }
 
-static const char *const BULK_PARAMS[] = {"refresh", "routing", "pipeline",
-                                          "require_alias", "_source", NULL};
+static const char *const BULK_PARAMS[] = {
+    "refresh", "routing", "pipeline", "require_alias", "_source",
+    "_source_includes", "_source_excludes", NULL};
+
+/* Fail item `it` before it is written, with the error in `e`. */
+static void bulk_item_fail(bulk_item *it, const fds_err *e)
+{
+    it->res.code = e->code ? e->code : FDS_EINVAL;
+    it->res.err = *e;
+    if (it->op.id)
+        snprintf(it->res.id, sizeof it->res.id, "%.*s", (int)it->op.id_len,
+                 it->op.id);
+}
+
+/* The options of each item, its own or the request's (URL parameters),
+ * checked before anything is written: a refused item fails alone. */
+static void bulk_check_opts(fds_req *r, bulk_item *items, size_t n)
+{
+    const char *pipeline = fds_req_param(r, "pipeline");
+    const char *routing = fds_req_param(r, "routing");
+    bool require_alias = fds_req_param_bool(r, "require_alias", false);
+    for (size_t i = 0; i < n; i++) {
+        bulk_item *it = &items[i];
+        if (it->res.code)
+            continue;
+        fds_err e;
+        fds_err_clear(&e);
+        bool upd = !strcmp(it->action, "update");
+        if (write_opts_check(it->index, it->routing ? "" : routing,
+                             upd ? NULL : it->pipeline ? it->pipeline : pipeline,
+                             it->require_alias >= 0 ? it->require_alias == 1
+                                                    : require_alias, &e) ||
+            (it->dynamic_templates &&
+             fds_err_setk(&e, FDS_EUNSUPPORTED, FDS_KIND_INVALID_ARGUMENT,
+                          "[dynamic_templates] are not supported: mappings "
+                          "have no dynamic templates")))
+            bulk_item_fail(it, &e);
+    }
+}
+
+/* Bulk update item `it`, alone on `ix` (it reads the current document). */
+static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *url_src,
+                        bool refresh)
+{
+    upd_req u = {.id = it->op.id, .id_len = it->op.id_len,
+                 .check_seq_no = it->op.check_seq_no, .if_seq_no = it->op.if_seq_no,
+                 .if_primary_term = it->op.if_primary_term,
+                 .retries = it->retries > 0 ? (unsigned)it->retries : 0,
+                 .dflt_src = it->src.given ? &it->src : url_src};
+    fds_err e;
+    fds_err_clear(&e);
+    if (update_parse((const char *)it->op.src, it->op.src_len, &u, &e)) {
+        bulk_item_fail(it, &e);
+    } else {
+        fds_write_op op;
+        update_run(ix, &u, refresh, &op, &it->res, &it->upd);
+        it->op.type = op.type;
+    }
+    fds__source_spec_free(&u.src);
+}
 
 void fds_h_bulk(fds_req *r, fds_resp *o)
 {
@@ -685,11 +1396,15 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     size_t n = 0;
     fds_err e;
     fds_err_clear(&e);
+    fds__source_spec url_src = {0};
     int rc = bulk_parse(r, dflt, &items, &n, &e);
     if (!rc)
         rc = bulk_validate(items, n, &e);
+    if (!rc)
+        rc = fds__source_spec_params(r, &url_src, &e);
     if (rc)
         goto out_err;
+    bulk_check_opts(r, items, n);
     bool refresh = want_refresh(r);
     /* consecutive items on the same index go to the store as one batch */
     for (size_t i = 0; i < n;) {
@@ -699,50 +1414,50 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
             j++;
         if (j == i)
             j = i + 1; /* an update goes alone: it reads the current doc */
+        size_t m = 0;
+        for (size_t k = i; k < j; k++)
+            m += !items[k].res.code;
+        if (!m) { /* all refused already: the index is not even created */
+            i = j;
+            continue;
+        }
         fds_index *ix = NULL;
         fds_err ie;
         fds_err_clear(&ie);
         index_for_write(r->store, items[i].index, &ix, &ie);
-        fds_write_op *ops = malloc((j - i) * sizeof *ops);
-        fds_write_result *res = malloc((j - i) * sizeof *res);
-        if (ix && ops && res) {
-            if (!strcmp(items[i].action, "update"))
-                bulk_prepare_update(ix, &items[i]);
-            /* items that failed already (a bad update, an id that could
+        fds_write_op *ops = malloc(m * sizeof *ops);
+        fds_write_result *res = malloc(m * sizeof *res);
+        if (ix && ops && res && !strcmp(items[i].action, "update")) {
+            bulk_update(ix, &items[i], &url_src, false);
+            if (refresh)
+                fds_index_refresh(ix, NULL);
+        } else if (ix && ops && res) {
+            /* items that failed already (a refused option, an id that could
              * not be copied) are answered as they are, never written */
-            size_t m = 0;
+            m = 0;
             for (size_t k = i; k < j; k++)
                 if (!items[k].res.code)
                     ops[m++] = items[k].op;
             fds_err be;
             fds_err_clear(&be);
-            int brc = m ? fds_index_write(ix, ops, m, res, false, &be) : 0;
+            int brc = fds_index_write(ix, ops, m, res, false, &be);
             for (size_t k = i, q = 0; k < j; k++) {
-                if (!items[k].res.code) {
-                    if (brc) {
-                        memset(&items[k].res, 0, sizeof items[k].res);
-                        items[k].res.code = brc;
-                        items[k].res.err = be;
-                        if (items[k].op.id)
-                            snprintf(items[k].res.id, sizeof items[k].res.id,
-                                     "%.*s", (int)items[k].op.id_len, items[k].op.id);
-                    } else {
-                        items[k].res = res[q];
-                    }
-                    q++;
-                }
-                items[k].done = true;
+                if (items[k].res.code)
+                    continue;
+                if (brc)
+                    bulk_item_fail(&items[k], &be);
+                else
+                    items[k].res = res[q];
+                q++;
             }
             if (refresh)
                 fds_index_refresh(ix, NULL);
         } else {
-            for (size_t k = i; k < j; k++) {
-                items[k].res.code = ie.code ? ie.code : FDS_ENOMEM;
-                items[k].res.err = ie;
-                if (items[k].op.id)
-                    snprintf(items[k].res.id, sizeof items[k].res.id, "%.*s",
-                             (int)items[k].op.id_len, items[k].op.id);
-            }
+            if (!ie.code)
+                ie.code = FDS_ENOMEM;
+            for (size_t k = i; k < j; k++)
+                if (!items[k].res.code)
+                    bulk_item_fail(&items[k], &ie);
         }
         free(ops);
         free(res);
@@ -758,7 +1473,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     for (size_t i = 0; i < n; i++) {
         fds_strbuf_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
         write_item(&b, items[i].index, &items[i].op, &items[i].res, true,
-                   forced_refresh(r));
+                   forced_refresh(r), &items[i].upd);
         fds_strbuf_puts(&b, "}");
     }
     fds_strbuf_puts(&b, "]}");
@@ -767,6 +1482,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
 out_err:
     fds_resp_error(o, &e);
 out:
+    fds__source_spec_free(&url_src);
     bulk_items_free(items, n);
 }
 

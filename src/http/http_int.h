@@ -20,6 +20,7 @@
 typedef struct fds_req {
     fds_store *store;
     const char *method;            /* "GET", "PUT", ... */
+    const char *url;               /* the raw path, not unescaped */
     char *seg[FDS_PATH_SEGMENTS_MAX]; /* unescaped path segments */
     unsigned nseg;
     struct MHD_Connection *conn;
@@ -37,6 +38,7 @@ typedef struct fds_resp {
     const char *content_type;
     bool close;                    /* answer with "Connection: close" and end */
     const char *www_authenticate;  /* static string, or NULL */
+    char allow[64];                /* a 405's Allow header ("GET,HEAD"), or "" */
 } fds_resp;
 
 /* A URL query parameter, percent-decoded; "" for a bare flag ("?v"); NULL
@@ -82,6 +84,10 @@ const char *fds_http_type(const fds_err *e);
  * "exception" for none or an unknown kind. */
 const char *fds_http_kind_type(int kind);
 
+/* The "error" object of Elasticsearch's error shape for `e` (root_cause,
+ * type, reason, ...), for answers that hold errors per item (mget docs).
+ * The caller owns it. */
+cJSON *fds__error_json(const fds_err *e);
 /* Answer an error from below src/http: status and type from its kind. */
 void fds_resp_error(fds_resp *o, const fds_err *err);
 /* Answer an error of the edge itself with an explicit status and type. */
@@ -98,6 +104,7 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
  * with optional :asc/:desc, numbers compared as numbers). */
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
+
 
 /* Handlers (return through `o`). */
 void fds_h_root(fds_req *r, fds_resp *o);
@@ -121,6 +128,10 @@ void fds_h_nodes_stats(fds_req *r, fds_resp *o);
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only);
 void fds_h_doc_get(fds_req *r, fds_resp *o);
 void fds_h_doc_delete(fds_req *r, fds_resp *o);
+void fds_h_update(fds_req *r, fds_resp *o);
+void fds_h_mget(fds_req *r, fds_resp *o);
+void fds_h_cat_count(fds_req *r, fds_resp *o);
+void fds_h_cat_health(fds_req *r, fds_resp *o);
 void fds_h_bulk(fds_req *r, fds_resp *o);
 /* The NDJSON splitting of fds_h_bulk alone (the fuzz target
  * tests/fuzz/fuzz_bulk.c calls it): parse `body` (`len` bytes followed by a
@@ -138,6 +149,50 @@ void fds_h_reindex(fds_req *r, fds_resp *o);
 /* Shared by handlers: the index named by path segment `i`, or an error
  * response (and NULL). */
 fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i);
+
+/* ---- document sources (doc_source.c) ----------------------------------------- */
+
+/* Which parts of `_source` a get, mget or update answer shows
+ * (Elasticsearch's FetchSourceContext).  Patterns are malloc'd
+ * (fds__source_spec_free); none of either kind = the whole source. */
+typedef struct fds__source_spec {
+    bool given;    /* some _source parameter or member was given */
+    bool fetch;    /* false: no _source in the answer */
+    char **inc, **exc;
+    size_t ninc, nexc;
+} fds__source_spec;
+
+void fds__source_spec_free(fds__source_spec *s);
+/* Add what the URL says (`_source`: true, false or a comma list of
+ * includes; `_source_includes`, `_source_excludes`: comma lists) to `s`.
+ * Returns 0, FDS_EINVAL (more than FDS_SOURCE_PATTERNS_MAX patterns, or
+ * one longer than FDS_SOURCE_PATTERN_LEN_MAX), FDS_ENOMEM. */
+int fds__source_spec_params(fds_req *r, fds__source_spec *s, fds_err *err);
+/* Replace `s` by a JSON `_source` value: a boolean, a pattern, an array of
+ * patterns, or {"includes"/"include", "excludes"/"exclude"}.  Returns 0,
+ * FDS_EPARSE (kind PARSE) for another shape, or as above. */
+int fds__source_spec_json(const cJSON *v, fds__source_spec *s, fds_err *err);
+/* Append src[0..n) as `s` selects it, byte for byte (s->fetch not
+ * consulted). */
+void fds__source_spec_put(fds_strbuf *b, const fds__source_spec *s,
+                          const uint8_t *src, size_t n);
+
+/* Elasticsearch's partial-document update (XContentHelper#update) on JSON
+ * text: the object chg[0..chg_len) merged into the object old[0..old_len)
+ * -- a member both give as objects is merged recursively, any other member
+ * of chg replaces or joins the old one -- appended to `out` with every
+ * value copied byte for byte, old members first in their order.
+ * *modified tells whether the result differs from `old` as Elasticsearch's
+ * detect_noop compares (parsed values; members in any order).  Both inputs
+ * must be valid JSON.  Returns 0, FDS_EINVAL (an input is not an object),
+ * FDS_ETOOBIG (objects with too many members to match: doc_source.c's
+ * FDS_MERGE_PAIRS_MAX), FDS_ENOMEM. */
+int fds__json_merge(const char *old, size_t old_len, const char *chg,
+                    size_t chg_len, fds_strbuf *out, bool *modified);
+/* The value of top-level member `key` of the JSON object s[0..n) as the
+ * byte range s[*vs..*ve).  Returns 0 or FDS_ENOTFOUND. */
+int fds__json_member(const char *s, size_t n, const char *key, size_t *vs,
+                     size_t *ve);
 
 /* ---- connection guard (guard.c) ---------------------------------------------
  * Deadlines and soft caps for connections; see guard.c for the rules. */

@@ -405,3 +405,11 @@ done:
         *out_len = b.len;
     return b.p;
 }
+
+void fds__source_put(fds_strbuf *b, char **includes, size_t nincludes,
+                     char **excludes, size_t nexcludes, const uint8_t *s, size_t n)
+{
+    fds_search_request r = {.includes = includes, .nincludes = nincludes,
+                            .excludes = excludes, .nexcludes = nexcludes};
+    put_source(b, &r, s, n);
+}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "fds_error.h"
+#include "fds_strbuf.h"
 #include "query.h"
 #include "search_request.h"
 
@@ -72,5 +73,15 @@ char *fds_search_render(const fds_search_request *req,
                         const fds_search_segment *segs, const char *index_name,
                         long took_ms, const fds_hit_source *src,
                         size_t *out_len, fds_err *err);
+
+/*
+ * Append the stored `_source` bytes s[0..n) to `b` filtered as a search's
+ * `_source` filtering does (wildcard include and exclude patterns over
+ * dotted paths; none of either = the whole source), the selected members
+ * copied byte for byte; for get, mget and update answers.  The patterns
+ * are only read.  Out of memory shows as b->oom.
+ */
+void fds__source_put(fds_strbuf *b, char **includes, size_t nincludes,
+                     char **excludes, size_t nexcludes, const uint8_t *s, size_t n);
 
 #endif

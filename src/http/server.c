@@ -126,6 +126,11 @@ static cJSON *error_object(const fds_err *e, const char *type, const char *hname
     return out;
 }
 
+cJSON *fds__error_json(const fds_err *e)
+{
+    return error_object(e, fds_http_type(e), NULL, NULL);
+}
+
 /* Answer `e` with an explicit status and type (the edge's own errors). */
 static void send_error(fds_resp *o, const fds_err *e, int status, const char *type,
                        const char *hname, const char *hval)
@@ -475,136 +480,223 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
 
 /* ---- routing -------------------------------------------------------------- */
 
-static bool seg_is(fds_req *r, unsigned i, const char *s)
+/* HTTP methods as bits of a route's method set. */
+enum {
+    M_GET = 1u << 0, M_HEAD = 1u << 1, M_POST = 1u << 2, M_PUT = 1u << 3,
+    M_DELETE = 1u << 4,
+};
+static const char *const METHOD_NAMES[] = {"GET", "HEAD", "POST", "PUT", "DELETE"};
+#define METHOD_COUNT (sizeof METHOD_NAMES / sizeof *METHOD_NAMES)
+
+static unsigned method_bit(const char *m)
 {
-    return i < r->nseg && !strcmp(r->seg[i], s);
+    for (unsigned i = 0; i < METHOD_COUNT; i++)
+        if (!strcmp(m, METHOD_NAMES[i]))
+            return 1u << i;
+    return 0;
 }
 
-static void method_not_allowed(fds_req *r, fds_resp *o, const char *allowed)
+static void h_doc_create(fds_req *r, fds_resp *o) { fds_h_doc_put(r, o, true); }
+static void h_doc_index(fds_req *r, fds_resp *o) { fds_h_doc_put(r, o, false); }
+static void h_open(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, true); }
+static void h_close(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, false); }
+static void h_search(fds_req *r, fds_resp *o) { fds_h_search(r, o, false); }
+static void h_count(fds_req *r, fds_resp *o) { fds_h_search(r, o, true); }
+
+/* One endpoint: a path pattern of '/'-separated segments, where "{}"
+ * matches any one segment (an index name, an id, a metric list), the
+ * methods it takes, and its handler.  A GET route also answers HEAD with
+ * the GET answer's headers (see queue_answer); M_HEAD marks the routes
+ * Elasticsearch itself lists with HEAD. */
+typedef struct route_def {
+    const char *pattern;
+    unsigned methods;
+    void (*fn)(fds_req *, fds_resp *);
+} route_def;
+
+/* Elasticsearch's PathTrie prefers a literal segment to a {param} one, so
+ * the routes whose first segment is literal come first: the first route
+ * that matches both path and method answers. */
+static const route_def ROUTES[] = {
+    {"", M_GET | M_HEAD, fds_h_root},
+    {"_bulk", M_POST | M_PUT, fds_h_bulk},
+    {"_mget", M_GET | M_POST, fds_h_mget},
+    {"_refresh", M_POST | M_GET, fds_h_refresh},
+    {"_reindex", M_POST, fds_h_reindex},
+    {"_search", M_GET | M_POST, h_search},
+    {"_count", M_GET | M_POST, h_count},
+    {"_settings", M_GET, fds_h_settings_get},
+    {"_settings/{}", M_GET, fds_h_settings_get},
+    {"_cluster/health", M_GET, fds_h_cluster_health},
+    {"_cluster/health/{}", M_GET, fds_h_cluster_health},
+    {"_cat/indices", M_GET, fds_h_cat_indices},
+    {"_cat/indices/{}", M_GET, fds_h_cat_indices},
+    {"_cat/segments", M_GET, fds_h_cat_segments},
+    {"_cat/segments/{}", M_GET, fds_h_cat_segments},
+    {"_cat/nodes", M_GET, fds_h_cat_nodes},
+    {"_cat/count", M_GET, fds_h_cat_count},
+    {"_cat/count/{}", M_GET, fds_h_cat_count},
+    {"_cat/health", M_GET, fds_h_cat_health},
+    {"_nodes/stats", M_GET, fds_h_nodes_stats},
+    {"_nodes/stats/{}", M_GET, fds_h_nodes_stats},
+    {"_nodes/stats/{}/{}", M_GET, fds_h_nodes_stats},
+    {"_nodes/{}/stats", M_GET, fds_h_nodes_stats},
+    {"_nodes/{}/stats/{}", M_GET, fds_h_nodes_stats},
+    {"_nodes/{}/stats/{}/{}", M_GET, fds_h_nodes_stats},
+    {"{}", M_PUT, fds_h_index_create},
+    {"{}", M_DELETE, fds_h_index_delete},
+    {"{}", M_GET | M_HEAD, fds_h_index_get},
+    {"{}/_settings", M_GET, fds_h_settings_get},
+    {"{}/_settings", M_PUT, fds_h_settings_put},
+    {"{}/_settings/{}", M_GET, fds_h_settings_get},
+    {"{}/_mapping", M_GET, fds_h_mapping_get},
+    {"{}/_mappings", M_GET, fds_h_mapping_get},
+    {"{}/_search", M_GET | M_POST, h_search},
+    {"{}/_count", M_GET | M_POST, h_count},
+    {"{}/_bulk", M_POST | M_PUT, fds_h_bulk},
+    {"{}/_mget", M_GET | M_POST, fds_h_mget},
+    {"{}/_refresh", M_POST | M_GET, fds_h_refresh},
+    {"{}/_flush", M_POST | M_GET, fds_h_flush},
+    {"{}/_forcemerge", M_POST, fds_h_forcemerge},
+    {"{}/_open", M_POST, h_open},
+    {"{}/_close", M_POST, h_close},
+    {"{}/_stats", M_GET, fds_h_stats},
+    {"{}/_stats/{}", M_GET, fds_h_stats},
+    {"{}/_doc", M_POST, h_doc_index},
+    {"{}/_doc/{}", M_GET | M_HEAD, fds_h_doc_get},
+    {"{}/_doc/{}", M_PUT | M_POST, h_doc_index},
+    {"{}/_doc/{}", M_DELETE, fds_h_doc_delete},
+    {"{}/_create/{}", M_PUT | M_POST, h_doc_create},
+    {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get},
+    {"{}/_update/{}", M_POST, fds_h_update},
+};
+
+/* Does `pattern` match the request's segments? */
+static bool route_matches(const char *pattern, const fds_req *r)
 {
-    fds_resp_errorf(o, 405, "method_not_allowed_exception",
-                    "Incorrect HTTP method for uri [/%s%s%s] and method [%s], "
-                    "allowed: [%s]", r->nseg ? r->seg[0] : "",
-                    r->nseg > 1 ? "/" : "", r->nseg > 1 ? r->seg[1] : "",
-                    r->method, allowed);
+    unsigned i = 0;
+    const char *p = pattern;
+    while (*p) {
+        size_t l = strcspn(p, "/");
+        if (i >= r->nseg)
+            return false;
+        if (!(l == 2 && !memcmp(p, "{}", 2)) &&
+            (strlen(r->seg[i]) != l || memcmp(r->seg[i], p, l)))
+            return false;
+        i++;
+        p += l;
+        if (*p == '/')
+            p++;
+    }
+    return i == r->nseg;
+}
+
+/* The request's URI as Elasticsearch quotes it in routing errors: the raw
+ * path and query string (rebuilt from libmicrohttpd's raw arguments). */
+typedef struct uri_buf {
+    char *p;
+    size_t len, cap;
+} uri_buf;
+
+static void uri_put(uri_buf *u, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > u->cap - 1 - u->len)
+        n = u->cap - 1 - u->len;
+    memcpy(u->p + u->len, s, n);
+    u->len += n;
+    u->p[u->len] = 0;
+}
+
+static enum MHD_Result uri_arg(void *cls, enum MHD_ValueKind kind,
+                               const char *key, const char *value)
+{
+    (void)kind;
+    uri_buf *u = cls;
+    uri_put(u, strchr(u->p, '?') ? "&" : "?");
+    uri_put(u, key);
+    if (value) {
+        uri_put(u, "=");
+        uri_put(u, value);
+    }
+    return MHD_YES;
+}
+
+static void request_uri(fds_req *r, char *buf, size_t cap)
+{
+    uri_buf u = {buf, 0, cap};
+    buf[0] = 0;
+    uri_put(&u, r->url ? r->url : "/");
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, uri_arg, &u);
+}
+
+/* Elasticsearch's RestController, when a path matches no endpoint
+ * (handleBadRequest): 400 and {"error":"no handler found for uri [...]
+ * and method [...]"}, without "status". */
+static void no_handler(fds_req *r, fds_resp *o)
+{
+    char uri[FDS_REQ_PATH_MAX], msg[FDS_REQ_PATH_MAX + 128];
+    request_uri(r, uri, sizeof uri);
+    snprintf(msg, sizeof msg, "no handler found for uri [%s] and method [%s]", uri,
+             r->method);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", msg);
+    fds_resp_json(o, 400, j);
+}
+
+/* The methods of `allowed` as "GET, HEAD" into list (cap bytes), and as
+ * "GET,HEAD" into o->allow (the Allow header). */
+static void allow_list(fds_resp *o, unsigned allowed, char *list, size_t cap)
+{
+    size_t l = 0;
+    list[0] = 0;
+    for (unsigned i = 0; i < METHOD_COUNT; i++)
+        if (allowed & (1u << i))
+            l += (size_t)snprintf(list + l, cap - l, "%s%s", l ? ", " : "",
+                                  METHOD_NAMES[i]);
+    for (size_t i = 0, k = 0; i <= l && k < sizeof o->allow; i++)
+        if (list[i] != ' ')
+            o->allow[k++] = list[i];
+}
+
+/* ... and when the path matches endpoints that take other methods
+ * (handleUnsupportedHttpMethod): 405, the simple error shape with
+ * "status", and an Allow header listing them. */
+static void method_not_allowed(fds_req *r, fds_resp *o, unsigned allowed)
+{
+    char list[64];
+    allow_list(o, allowed, list, sizeof list);
+    char uri[FDS_REQ_PATH_MAX], msg[FDS_REQ_PATH_MAX + 160];
+    request_uri(r, uri, sizeof uri);
+    snprintf(msg, sizeof msg, "Incorrect HTTP method for uri [%s] and method [%s], "
+             "allowed: [%s]", uri, r->method, list);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "error", msg);
+    cJSON_AddNumberToObject(j, "status", 405);
+    fds_resp_json(o, 405, j);
 }
 
 static void route(fds_req *r, fds_resp *o)
 {
-    bool get = fds_req_is(r, "GET") || fds_req_is(r, "HEAD");
-    bool post = fds_req_is(r, "POST"), put = fds_req_is(r, "PUT");
-    bool del = fds_req_is(r, "DELETE");
-    unsigned n = r->nseg;
-    if (n == 0) {
-        if (get)
-            return fds_h_root(r, o);
-        return method_not_allowed(r, o, "GET, HEAD");
+    unsigned m = method_bit(r->method), allowed = 0;
+    if (m == M_HEAD)
+        m |= M_GET;
+    for (size_t i = 0; i < sizeof ROUTES / sizeof *ROUTES; i++) {
+        if (!route_matches(ROUTES[i].pattern, r))
+            continue;
+        if (ROUTES[i].methods & m)
+            return ROUTES[i].fn(r, o);
+        allowed |= ROUTES[i].methods;
     }
-    const char *s0 = r->seg[0];
-    if (s0[0] == '_') {
-        if (!strcmp(s0, "_bulk") && n == 1 && (post || put))
-            return fds_h_bulk(r, o);
-        if (!strcmp(s0, "_cluster") && seg_is(r, 1, "health") && get)
-            return fds_h_cluster_health(r, o);
-        if (!strcmp(s0, "_cat") && n == 2 && get) {
-            if (seg_is(r, 1, "indices"))
-                return fds_h_cat_indices(r, o);
-            if (seg_is(r, 1, "segments"))
-                return fds_h_cat_segments(r, o);
-            if (seg_is(r, 1, "nodes"))
-                return fds_h_cat_nodes(r, o);
-        }
-        if (!strcmp(s0, "_cat") && n == 3 && get) {
-            if (seg_is(r, 1, "indices"))
-                return fds_h_cat_indices(r, o);
-            if (seg_is(r, 1, "segments"))
-                return fds_h_cat_segments(r, o);
-        }
-        if (!strcmp(s0, "_nodes") && get &&
-            ((n >= 2 && n <= 4 && seg_is(r, 1, "stats")) ||
-             (n >= 3 && n <= 5 && seg_is(r, 2, "stats"))))
-            return fds_h_nodes_stats(r, o);
-        if (!strcmp(s0, "_refresh") && n == 1 && (post || get))
-            return fds_h_refresh(r, o);
-        if (!strcmp(s0, "_reindex") && n == 1 && post)
-            return fds_h_reindex(r, o);
-        if ((!strcmp(s0, "_search") || !strcmp(s0, "_count")) && n == 1 &&
-            (get || post))
-            return fds_h_search(r, o, !strcmp(s0, "_count"));
-        if (!strcmp(s0, "_all") && n == 2 && (get || post) &&
-            (seg_is(r, 1, "_search") || seg_is(r, 1, "_count")))
-            return fds_h_search(r, o, seg_is(r, 1, "_count"));
-        return fds_resp_errorf(o, 400, "invalid_index_name_exception",
-                               "Invalid index name [%s], must not start with "
-                               "'_', '-', or '+'", s0);
+    if (allowed && fds_req_is(r, "OPTIONS")) {
+        /* handleOptionsRequest: 200, no body, the methods in Allow */
+        char list[64];
+        allow_list(o, allowed, list, sizeof list);
+        return fds_resp_raw(o, 200, strdup(""), 0, "text/plain; charset=UTF-8");
     }
-    if (n == 1) {
-        if (put)
-            return fds_h_index_create(r, o);
-        if (del)
-            return fds_h_index_delete(r, o);
-        if (get) /* HEAD too: the GET answer's headers (see queue_answer) */
-            return fds_h_index_get(r, o);
-        return method_not_allowed(r, o, "PUT, DELETE, GET, HEAD");
-    }
-    const char *s1 = r->seg[1];
-    if (n == 2) {
-        if (!strcmp(s1, "_settings")) {
-            if (get)
-                return fds_h_settings_get(r, o);
-            if (put)
-                return fds_h_settings_put(r, o);
-            return method_not_allowed(r, o, "GET, PUT");
-        }
-        if (!strcmp(s1, "_mapping") || !strcmp(s1, "_mappings")) {
-            if (get)
-                return fds_h_mapping_get(r, o);
-        }
-        if (!strcmp(s1, "_search") && (get || post))
-            return fds_h_search(r, o, false);
-        if (!strcmp(s1, "_count") && (get || post))
-            return fds_h_search(r, o, true);
-        if (!strcmp(s1, "_bulk") && (post || put))
-            return fds_h_bulk(r, o);
-        if (!strcmp(s1, "_refresh") && (post || get))
-            return fds_h_refresh(r, o);
-        if (!strcmp(s1, "_flush") && (post || get))
-            return fds_h_flush(r, o);
-        if (!strcmp(s1, "_forcemerge") && post)
-            return fds_h_forcemerge(r, o);
-        if (!strcmp(s1, "_open") && post)
-            return fds_h_open_close(r, o, true);
-        if (!strcmp(s1, "_close") && post)
-            return fds_h_open_close(r, o, false);
-        if (!strcmp(s1, "_stats") && get)
-            return fds_h_stats(r, o);
-        if (!strcmp(s1, "_doc") && post)
-            return fds_h_doc_put(r, o, false);
-    }
-    if (n == 3) {
-        if (!strcmp(s1, "_doc")) {
-            if (get)
-                return fds_h_doc_get(r, o);
-            if (put || post)
-                return fds_h_doc_put(r, o, false);
-            if (del)
-                return fds_h_doc_delete(r, o);
-            return method_not_allowed(r, o, "GET, PUT, POST, DELETE, HEAD");
-        }
-        if (!strcmp(s1, "_create") && (put || post))
-            return fds_h_doc_put(r, o, true);
-        if (!strcmp(s1, "_source") && get)
-            return fds_h_doc_get(r, o);
-        if (!strcmp(s1, "_stats") && get)
-            return fds_h_stats(r, o);
-        if (!strcmp(s1, "_settings") && get)
-            return fds_h_settings_get(r, o);
-    }
-    char uri[FDS_REQ_PATH_MAX];
-    fds_req_path(r, uri, sizeof uri);
-    fds_resp_errorf(o, 400, "illegal_argument_exception",
-                    "no handler found for uri [%s] and method [%s]", uri,
-                    r->method);
+    if (allowed)
+        return method_not_allowed(r, o, allowed);
+    no_handler(r, o);
 }
 
 /* ---- libmicrohttpd callbacks --------------------------------------------------- */
@@ -826,6 +918,8 @@ static enum MHD_Result queue_answer(struct MHD_Connection *conn, fds_resp *o)
     MHD_add_response_header(resp, "X-elastic-product", "Elasticsearch");
     if (o->www_authenticate)
         MHD_add_response_header(resp, "WWW-Authenticate", o->www_authenticate);
+    if (o->allow[0])
+        MHD_add_response_header(resp, "Allow", o->allow);
     if (o->close)
         MHD_add_response_header(resp, "Connection", "close");
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)o->status, resp);
@@ -882,6 +976,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
     r.store = srv->store;
     r.method = method;
     r.conn = conn;
+    r.url = url;
     r.start_us = fds_now_us();
     r.body = st->body ? st->body : "";
     if (st->body)
@@ -904,9 +999,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
                         "the request path must be valid UTF-8 without NUL "
                         "characters (%%00)");
     } else if (bad) {
-        fds_resp_errorf(&o, 400, "illegal_argument_exception",
-                        "no handler found for uri [%s] and method [%s]", url,
-                        method);
+        no_handler(&r, &o);
     } else {
         route(&r, &o);
     }

@@ -273,6 +273,10 @@ typedef struct fds_doc {
  * index, segment and block), FDS_ENOMEM. */
 int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
                   fds_err *err);
+/* fds_index_get as of the last refresh (Elasticsearch's realtime=false):
+ * the published segments only, never the buffer.  Same errors. */
+int fds_index_get_searchable(fds_index *ix, const char *id, size_t id_len,
+                             fds_doc *out, fds_err *err);
 
 /* Turn the buffer into a segment and commit it (no-op when empty): train the
  * dictionary on first use, write and fsync both files, then one catalogue

@@ -36,34 +36,10 @@ fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
     return l;
 }
 
-int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
-                  fds_err *err)
+/* The live doc `id` of the published segments (newest first). */
+static int segs_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
+                    fds_err *err)
 {
-    memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&ix->wmu);
-    if (!ix->open || ix->failure) {
-        pthread_mutex_unlock(&ix->wmu);
-        return fds__index_closed(ix, err);
-    }
-    fds__bufdoc *d = fds__buf_find(&ix->buf, id, id_len);
-    if (!d)
-        d = fds__buf_find(&ix->frozen, id, id_len);
-    if (d) {
-        int rc = FDS_ENOTFOUND;
-        if (d->src) {
-            out->src = malloc(d->src_len + 1);
-            rc = out->src ? 0 : FDS_ENOMEM;
-            if (out->src) {
-                memcpy(out->src, d->src, d->src_len);
-                out->src_len = d->src_len;
-                out->version = d->version;
-                out->seq_no = d->seq_no;
-            }
-        }
-        pthread_mutex_unlock(&ix->wmu);
-        return rc;
-    }
-    pthread_mutex_unlock(&ix->wmu);
     fds_index_view *v;
     int rc = fds_index_view_acquire(ix, &v, err);
     if (rc)
@@ -92,6 +68,44 @@ int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
     }
     fds_index_view_release(v);
     return rc;
+}
+
+int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
+                  fds_err *err)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&ix->wmu);
+    if (!ix->open || ix->failure) {
+        pthread_mutex_unlock(&ix->wmu);
+        return fds__index_closed(ix, err);
+    }
+    fds__bufdoc *d = fds__buf_find(&ix->buf, id, id_len);
+    if (!d)
+        d = fds__buf_find(&ix->frozen, id, id_len);
+    if (d) {
+        int rc = FDS_ENOTFOUND;
+        if (d->src) {
+            out->src = malloc(d->src_len + 1);
+            rc = out->src ? 0 : FDS_ENOMEM;
+            if (out->src) {
+                memcpy(out->src, d->src, d->src_len);
+                out->src_len = d->src_len;
+                out->version = d->version;
+                out->seq_no = d->seq_no;
+            }
+        }
+        pthread_mutex_unlock(&ix->wmu);
+        return rc;
+    }
+    pthread_mutex_unlock(&ix->wmu);
+    return segs_get(ix, id, id_len, out, err);
+}
+
+int fds_index_get_searchable(fds_index *ix, const char *id, size_t id_len,
+                             fds_doc *out, fds_err *err)
+{
+    memset(out, 0, sizeof *out);
+    return segs_get(ix, id, id_len, out, err);
 }
 
 int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err)

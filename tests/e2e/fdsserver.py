@@ -166,3 +166,17 @@ class ServerTestCase(unittest.TestCase):
 
     def req(self, *a, **k):
         return self.srv.request(*a, **k)
+
+    def assertError(self, resp, status, etype, reason=None):
+        """`resp` (a request's answer) is Elasticsearch's error shape with
+        this status, type (also in root_cause) and, if given, reason;
+        returns the parsed body."""
+        st, body, raw = resp
+        self.assertEqual(st, status, body)
+        self.assertEqual(body["status"], status)
+        self.assertEqual(body["error"]["type"], etype, body)
+        self.assertEqual(body["error"]["root_cause"][0]["type"], etype, body)
+        if reason is not None:
+            self.assertEqual(body["error"]["reason"], reason, body)
+        raw.decode("utf-8")  # the whole answer is valid UTF-8
+        return body

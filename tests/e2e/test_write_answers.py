@@ -20,17 +20,6 @@ def ndjson(*lines):
 
 class WriteAnswers(ServerTestCase):
 
-    def assertError(self, resp, status, etype, reason=None):
-        st, body, raw = resp
-        self.assertEqual(st, status, body)
-        self.assertEqual(body["status"], status)
-        self.assertEqual(body["error"]["type"], etype, body)
-        self.assertEqual(body["error"]["root_cause"][0]["type"], etype, body)
-        if reason is not None:
-            self.assertEqual(body["error"]["reason"], reason, body)
-        raw.decode("utf-8")  # the whole answer is valid UTF-8
-        return body
-
     def count(self, index):
         st, body, _ = self.req("GET", "/%s/_count" % index)
         return body["count"] if st == 200 else None

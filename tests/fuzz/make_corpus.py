@@ -105,6 +105,14 @@ HTTPC = [
     b"content-length: 0\r\nconnection: close\r\n\r\n",
 ]
 
+# fuzz_json_merge: a stored source, a newline, an update's "doc"
+MERGE = [
+    b'{"foo":"bar","count":1,"nested":{"one":1,"two":2}}\n{"foo":"baz","nested":{"one":3}}',
+    b'{"big":9007199254740993,"a":[1, 2],"o":{"x":{"y":1}}}\n{"o":{"x":2},"a":[1,2],"n":null}',
+    b'{ "k" : "v" , "e" : {} }\n{"e":{"f":{"g":"\\u0041"}},"k":"v"}',
+    b'{}\n{"a":{"b":{"c":[{"d":1}]}}}',
+]
+
 
 def main():
     build = os.path.abspath(sys.argv[1])
@@ -132,6 +140,8 @@ def main():
         write("fuzz_dsl", "query-%02d" % i, q)
     for i, r in enumerate(HTTPC):
         write("fuzz_httpc", "resp-%02d" % i, r)
+    for i, m in enumerate(MERGE):
+        write("fuzz_json_merge", "merge-%02d" % i, m)
     # the catalogue rows of the target's template store (run over any seeds)
     os.makedirs(os.path.join(corpus, "fuzz_catalog"))
     subprocess.run([os.path.join(build, "tests/fuzz/fuzz_catalog"), "0",

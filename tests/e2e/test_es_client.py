@@ -1,0 +1,95 @@
+"""Debian's official Elasticsearch client (python3-elasticsearch 7.17, the
+`elasticsearch` module of the system Python) drives update, mget and bulk
+update items against fieldstore, and reads its routing errors: what a user's
+own script would do.  Skipped when the package is not installed."""
+import unittest
+import warnings
+
+from fdsserver import ServerTestCase
+
+try:
+    import elasticsearch
+    from elasticsearch import Elasticsearch, helpers
+except ImportError:  # pragma: no cover
+    elasticsearch = None
+
+
+@unittest.skipIf(elasticsearch is None, "python3-elasticsearch is not installed")
+class OfficialClient(ServerTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.es = Elasticsearch("http://127.0.0.1:%d" % cls.srv.port)
+
+    def setUp(self):
+        # the 7.17 client warns about body= on update; it is what 7.x code sends
+        warnings.simplefilter("ignore", DeprecationWarning)
+
+    def test_update(self):
+        es = self.es
+        r = es.update(index="pc", id="1", body={"doc": {"a": 1}, "doc_as_upsert": True},
+                      refresh=True)
+        self.assertEqual(r, {"_index": "pc", "_id": "1", "_version": 1,
+                             "result": "created", "forced_refresh": True,
+                             "_shards": {"total": 1, "successful": 1, "failed": 0},
+                             "_seq_no": 0, "_primary_term": 1})
+        r = es.update(index="pc", id="1", body={"doc": {"a": 1}})
+        self.assertEqual((r["result"], r["_version"]), ("noop", 1))
+        r = es.update(index="pc", id="1", body={"doc": {"b": {"c": 1}}},
+                      _source=True, retry_on_conflict=2)
+        self.assertEqual(r["get"], {"_seq_no": 1, "_primary_term": 1, "found": True,
+                                    "_source": {"a": 1, "b": {"c": 1}}})
+        with self.assertRaises(elasticsearch.NotFoundError) as cm:
+            es.update(index="pc", id="9", body={"doc": {"a": 1}})
+        self.assertEqual(cm.exception.error, "document_missing_exception")
+        with self.assertRaises(elasticsearch.ConflictError) as cm:
+            es.update(index="pc", id="1", body={"doc": {"a": 2}}, if_seq_no=99,
+                      if_primary_term=1)
+        self.assertEqual(cm.exception.error, "version_conflict_engine_exception")
+        with self.assertRaises(elasticsearch.RequestError) as cm:
+            es.update(index="pc", id="1", body={"script": {"source": "ctx._source.a++"}})
+        self.assertIn("scripts are not supported", cm.exception.info["error"]["reason"])
+
+    def test_mget(self):
+        es = self.es
+        es.index(index="pm", id="1", body={"x": 1, "y": {"z": 2}})
+        r = es.mget(index="pm", body={"ids": ["1", "2"]})
+        self.assertEqual(r["docs"], [
+            {"_index": "pm", "_id": "1", "_version": 1, "_seq_no": 0,
+             "_primary_term": 1, "found": True, "_source": {"x": 1, "y": {"z": 2}}},
+            {"_index": "pm", "_id": "2", "found": False}])
+        r = es.mget(body={"docs": [{"_index": "pm", "_id": "1", "_source": ["y.z"]},
+                                   {"_index": "pm_missing", "_id": "1"}]})
+        self.assertEqual(r["docs"][0]["_source"], {"y": {"z": 2}})
+        self.assertEqual(r["docs"][1]["error"]["type"], "index_not_found_exception")
+        r = es.mget(index="pm", body={"ids": ["1"]}, _source_excludes="y")
+        self.assertEqual(r["docs"][0]["_source"], {"x": 1})
+
+    def test_bulk_updates(self):
+        es = self.es
+        es.index(index="pb", id="1", body={"n": 1})
+        ok, errors = helpers.bulk(es, [
+            {"_op_type": "update", "_index": "pb", "_id": "1", "doc": {"m": 2}},
+            {"_op_type": "update", "_index": "pb", "_id": "2", "doc": {"m": 3},
+             "doc_as_upsert": True}], refresh=True)
+        self.assertEqual((ok, errors), (2, []))
+        self.assertEqual(es.get(index="pb", id="1")["_source"], {"n": 1, "m": 2})
+        self.assertEqual(es.count(index="pb")["count"], 2)
+        ok, errors = helpers.bulk(es, [
+            {"_op_type": "update", "_index": "pb", "_id": "7", "doc": {"m": 3}}],
+            raise_on_error=False)
+        self.assertEqual(errors[0]["update"]["status"], 404)
+
+    def test_routing_errors(self):
+        with self.assertRaises(elasticsearch.RequestError) as cm:
+            self.es.transport.perform_request("GET", "/_index_template/x")
+        self.assertEqual(cm.exception.info, {
+            "error": "no handler found for uri [/_index_template/x] and method [GET]"})
+        with self.assertRaises(elasticsearch.TransportError) as cm:
+            self.es.transport.perform_request("GET", "/pb/_update/1")
+        self.assertEqual(cm.exception.status_code, 405)
+
+
+if __name__ == "__main__":
+    unittest.main()
