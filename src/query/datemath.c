@@ -13,6 +13,9 @@
 #include "query_int.h"
 
 #define MS_PER_DAY 86400000LL
+/* Dates are kept within +-8.64e15 ms (ECMAScript's range, years -271821 to
+ * 275760) so that no arithmetic on them can overflow an int64. */
+#define DATE_MS_MAX 8640000000000000LL
 
 unsigned fds__date_formats(const char *s, size_t n)
 {
@@ -198,8 +201,8 @@ static int parse_pattern(const char *s, size_t n, const char *p, int64_t tz_ms,
         bool ok = true;
         switch (c) {
         case 'y': case 'u':
-            /* yyyy: exactly four digits, as in yyyyMMdd; y: 1 to 9 */
-            ok = read_num(s, n, &i, k >= 2 ? k : 1, k >= 2 ? k : 9, &y);
+            /* yyyy: exactly four digits, as in yyyyMMdd; y: 1 to 6 */
+            ok = k <= 6 && read_num(s, n, &i, k >= 2 ? k : 1, k >= 2 ? k : 6, &y);
             if (k == 2)
                 y += 2000;
             break;
@@ -292,7 +295,12 @@ static int parse_base(const char *s, size_t n, unsigned formats, int64_t tz_ms,
         all_digits(s, n) && n <= 18) {
         int64_t v;
         if (fds__parse_long(s, n, false, &v) == 0) {
-            *out = formats & FDS_DF_EPOCH_MILLIS ? v : v * 1000;
+            if (!(formats & FDS_DF_EPOCH_MILLIS))
+                v = v > DATE_MS_MAX / 1000 || v < -DATE_MS_MAX / 1000 ? DATE_MS_MAX + 1
+                                                                    : v * 1000;
+            if (v > DATE_MS_MAX || v < -DATE_MS_MAX)
+                return -1;
+            *out = v;
             return 0;
         }
     }
@@ -343,18 +351,26 @@ static int64_t round_down(int64_t t, char unit)
     return t >= 0 ? t / step * step : -((-t + step - 1) / step) * step;
 }
 
-static int64_t add_unit(int64_t t, int64_t k, char unit)
+/* t plus k units, or false when the result leaves +-DATE_MS_MAX (t is
+ * within it; |k| < 1e9). */
+static bool add_unit(int64_t *t, int64_t k, char unit)
 {
-    switch (unit) {
-    case 'y': return add_months(t, 12 * k);
-    case 'M': return add_months(t, k);
-    case 'w': return t + k * 7 * MS_PER_DAY;
-    case 'd': return t + k * MS_PER_DAY;
-    case 'h': case 'H': return t + k * 3600000;
-    case 'm': return t + k * 60000;
-    default: return t + k * 1000; /* 's' */
+    int64_t step = unit == 'w' ? 7 * MS_PER_DAY : unit == 'd' ? MS_PER_DAY
+                 : (unit == 'h' || unit == 'H') ? 3600000 : unit == 'm' ? 60000
+                 : 1000;
+    if (unit == 'y' || unit == 'M') {
+        int64_t months = unit == 'y' ? 12 * k : k; /* |months| < 1.2e10 */
+        if (months > 3400000 || months < -3400000) /* past the range anyway */
+            return false;
+        *t = add_months(*t, months);
+    } else {
+        if (k > DATE_MS_MAX / step || k < -DATE_MS_MAX / step)
+            return false;
+        *t += k * step;
     }
+    return *t <= DATE_MS_MAX && *t >= -DATE_MS_MAX;
 }
+
 
 int fds__date_parse(const char *s, size_t n, const fds_date_format *f,
                     int64_t tz_ms, int64_t *out)
@@ -384,6 +400,8 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
             return -1;
         i = blen < n ? blen + 2 : n;
     }
+    if (t > DATE_MS_MAX || t < -DATE_MS_MAX)
+        return -1;
     /* the math runs on local time: shift into the zone and back */
     t += tz_ms;
     while (i < n) {
@@ -393,8 +411,11 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
                 return -1;
             char unit = s[i++];
             t = round_down(t, unit);
-            if (round_up)
-                t = add_unit(t, 1, unit) - 1;
+            if (round_up) {
+                if (!add_unit(&t, 1, unit))
+                    return -1;
+                t -= 1;
+            }
         } else if (op == '+' || op == '-') {
             int64_t k = 0;
             size_t d0 = i;
@@ -404,7 +425,8 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
                 k = 1; /* "+d" is "+1d" */
             if (i >= n || !strchr("yMwdhHms", s[i]))
                 return -1;
-            t = add_unit(t, op == '-' ? -k : k, s[i++]);
+            if (!add_unit(&t, op == '-' ? -k : k, s[i++]))
+                return -1;
         } else {
             return -1;
         }

@@ -630,8 +630,11 @@ int fds__value_check(const fds_mfield *f, const fds_jval *v, fds__conv *out)
             if (!(bits & (FDS_DF_EPOCH_MILLIS | FDS_DF_EPOCH_SECOND)) ||
                 fds__parse_long(v->str, v->str_len, false, &ms))
                 return FDS_EINVAL;
-            if (!(bits & FDS_DF_EPOCH_MILLIS))
+            if (!(bits & FDS_DF_EPOCH_MILLIS)) {
+                if (ms > INT64_MAX / 1000 || ms < INT64_MIN / 1000)
+                    return FDS_EINVAL;
                 ms *= 1000;
+            }
         } else if (v->kind == FDS_JV_STRING) {
             if (f->dfmt ? fds__date_parse(v->str, v->str_len, f->dfmt, 0, &ms)
                         : fds__parse_date(v->str, v->str_len, true, &ms))

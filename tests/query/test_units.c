@@ -617,7 +617,8 @@ static void test_datemath(void)
             fds_test_failures++;
         }
     }
-    static const char *bad[] = {"now-15x", "2026-13-01", "now+", "now/q",
+    static const char *bad[] = {"now+999999999y", "now-999999999M", "now+999999999w",
+                                "2026-12-01||+300000y", "now-15x", "2026-13-01", "now+", "now/q",
                                 "2026-12-01|+1d", "tomorrow", ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int64_t got;
@@ -632,6 +633,10 @@ static void test_datemath(void)
     ASSERT(fds__date_math("2026-12-01", 10, &fd, 0, false, 0, &v) == 0);
     ASSERT(fds__date_math("2026-12-01T01:00:00Z", 20, &fd, 0, false, 0, &v) != 0);
     ASSERT(fds__date_math("1700000000", 10, &fi, 0, false, 0, &v) != 0);
+    fds_date_format fs = {.bits = FDS_DF_EPOCH_SECOND};
+    ASSERT(fds__date_math("999999999999999999", 18, &fs, 0, false, 0, &v) != 0);
+    ASSERT(fds__date_math("now-999999999s", 14, NULL, 0, false, 0, &v) == 0 &&
+           v == -999999999000LL);
     /* patterns, against values computed independently (Python's datetime) */
     static const struct { const char *fmt, *s; long long want; } pats[] = {
         {"yyyy-MM-dd HH:mm:ss", "2026-12-01 10:20:30", 1796120430000LL},
