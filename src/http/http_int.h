@@ -29,6 +29,10 @@ typedef struct fds_req {
     long long start_us;
     char **params;                 /* decoded parameter copies (fds_req_param) */
     unsigned nparams, params_cap;
+    /* a request made inside another (an _msearch item): no connection; its
+     * parameters are these name/value pairs (2 * nkv strings) */
+    const char *const *kv;
+    unsigned nkv;
 } fds_req;
 
 typedef struct fds_resp {
@@ -144,6 +148,8 @@ typedef void (*fds__bulk_visit)(void *arg, const char *action,
 int fds__bulk_parse(const char *body, size_t len, const char *default_index,
                     fds__bulk_visit visit, void *arg, fds_err *err);
 void fds_h_search(fds_req *r, fds_resp *o, bool count);
+/* _msearch: NDJSON header and body lines, each pair a search (search_api.c). */
+void fds_h_msearch(fds_req *r, fds_resp *o);
 void fds_h_reindex(fds_req *r, fds_resp *o);
 
 /* Shared by handlers: the index named by path segment `i`, or an error

@@ -528,3 +528,258 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         fds_resp_error(o, &e);
     search_run_free(&s);
 }
+
+/* ---- _msearch ---------------------------------------------------------------- */
+
+/* URL parameters of _msearch; the search ones reach every item.
+ * max_concurrent_searches and max_concurrent_shard_requests are bounds:
+ * the items run one after another, within any bound. */
+static const char *const MSEARCH_PARAMS[] = {
+    "rest_total_hits_as_int", "typed_keys", "search_type",
+    "ccs_minimize_roundtrips", "max_concurrent_searches",
+    "max_concurrent_shard_requests", "pre_filter_shard_size", NULL};
+static const char *const MSEARCH_PASSED[] = {"rest_total_hits_as_int",
+                                             "typed_keys", "search_type",
+                                             "ccs_minimize_roundtrips"};
+
+/* Keys of a header line (Elasticsearch's MultiSearchRequest), each passed
+ * to its search as the URL parameter of the same name. */
+static const char *const MSEARCH_HEADER_KEYS[] = {
+    "search_type", "preference", "routing", "request_cache",
+    "ignore_unavailable", "allow_no_indices", "expand_wildcards",
+    "ccs_minimize_roundtrips", "ignore_throttled"};
+
+#define MSEARCH_KV_MAX 16 /* parameters of one item */
+
+/* One item's search, from header `h` (NULL: none) and body line b[0..bl).
+ * Its answer (status and body) goes to *o. */
+static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
+                         fds_resp *o)
+{
+    const char *kv[2 * MSEARCH_KV_MAX];
+    char vals[MSEARCH_KV_MAX][8];
+    unsigned nkv = 0;
+    char *index = NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, h) {
+        const char *k = it->string;
+        if (!strcmp(k, "index") || !strcmp(k, "indices")) {
+            fds_strbuf ib = {0};
+            const cJSON *x;
+            if (cJSON_IsString(it))
+                fds_strbuf_puts(&ib, it->valuestring);
+            else if (cJSON_IsArray(it))
+                cJSON_ArrayForEach(x, it) {
+                    if (!cJSON_IsString(x))
+                        break;
+                    fds_strbuf_printf(&ib, "%s%s", ib.len ? "," : "", x->valuestring);
+                }
+            free(index);
+            index = ib.p ? ib.p : strdup("");
+            continue;
+        }
+        if (!strcmp(k, "allow_partial_search_results")) {
+            if (cJSON_IsFalse(it) ||
+                (cJSON_IsString(it) && !strcmp(it->valuestring, "false"))) {
+                free(index);
+                return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                       "[allow_partial_search_results] false is "
+                                       "not supported: a failed index is reported "
+                                       "in _shards.failures");
+            }
+            continue;
+        }
+        size_t j = 0;
+        while (j < sizeof MSEARCH_HEADER_KEYS / sizeof *MSEARCH_HEADER_KEYS &&
+               strcmp(k, MSEARCH_HEADER_KEYS[j]))
+            j++;
+        if (j == sizeof MSEARCH_HEADER_KEYS / sizeof *MSEARCH_HEADER_KEYS ||
+            !strcmp(k, "ignore_throttled"))
+            continue; /* checked before (msearch_header_ok); no index is
+                         frozen here, so ignore_throttled has nothing to do */
+        if (nkv == MSEARCH_KV_MAX)
+            break;
+        if (cJSON_IsBool(it)) {
+            snprintf(vals[nkv], sizeof vals[nkv], "%s", cJSON_IsTrue(it) ? "true" : "false");
+            kv[2 * nkv + 1] = vals[nkv];
+        } else if (cJSON_IsString(it)) {
+            kv[2 * nkv + 1] = it->valuestring;
+        } else if (cJSON_IsArray(it) && !strcmp(k, "expand_wildcards") &&
+                   cJSON_IsString(it->child)) {
+            kv[2 * nkv + 1] = it->child->valuestring; /* the first of a list */
+        } else {
+            free(index);
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "[%s] in the metadata section must be a "
+                                   "string or a boolean", k);
+        }
+        kv[2 * nkv++] = k;
+    }
+    for (size_t i = 0; i < sizeof MSEARCH_PASSED / sizeof *MSEARCH_PASSED &&
+                       nkv < MSEARCH_KV_MAX; i++) {
+        const char *v = fds_req_param(r, MSEARCH_PASSED[i]);
+        bool given = false;
+        for (unsigned k = 0; k < nkv; k++)
+            given |= !strcmp(kv[2 * k], MSEARCH_PASSED[i]);
+        if (v && !given) {
+            kv[2 * nkv] = MSEARCH_PASSED[i];
+            kv[2 * nkv++ + 1] = v;
+        }
+    }
+    if (!index && r->nseg == 2) /* /{index}/_msearch: the default */
+        index = strdup(r->seg[0]);
+    char search[] = "_search";
+    fds_req sub = {.store = r->store, .method = "POST", .url = r->url,
+                   .body = b, .body_len = bl, .start_us = fds_now_us(),
+                   .kv = kv, .nkv = nkv};
+    if (index && *index) {
+        sub.seg[0] = index;
+        sub.seg[1] = search;
+        sub.nseg = 2;
+    } else {
+        sub.seg[0] = search;
+        sub.nseg = 1;
+    }
+    /* the body line is searched as a body: a NUL ends it for the parser */
+    char *body = malloc(bl + 1);
+    if (!body) {
+        free(index);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    memcpy(body, b, bl);
+    body[bl] = 0;
+    sub.body = body;
+    fds_h_search(&sub, o, false);
+    for (unsigned i = 0; i < sub.nparams; i++)
+        free(sub.params[i]);
+    free(sub.params);
+    free(body);
+    free(index);
+}
+
+/* A header line's keys, checked before any search runs (as Elasticsearch
+ * refuses the whole request when it reads one it does not know).  0, or
+ * 400 written to `o`. */
+static bool msearch_header_ok(const cJSON *h, fds_resp *o)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, h) {
+        const char *k = it->string;
+        bool known = !strcmp(k, "index") || !strcmp(k, "indices") ||
+                     !strcmp(k, "allow_partial_search_results");
+        for (size_t j = 0; !known && j < sizeof MSEARCH_HEADER_KEYS /
+                                              sizeof *MSEARCH_HEADER_KEYS; j++)
+            known = !strcmp(k, MSEARCH_HEADER_KEYS[j]);
+        if (!known) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "key [%s] is not supported in the metadata section", k);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One header/body pair of the request. */
+typedef struct msearch_pair {
+    cJSON *h;
+    const char *b;
+    size_t bl;
+} msearch_pair;
+
+void fds_h_msearch(fds_req *r, fds_resp *o)
+{
+    long long t0 = fds_now_us();
+    if (!fds_req_check_params(r, o, MSEARCH_PARAMS))
+        return;
+    const char *mc = fds_req_param(r, "max_concurrent_searches");
+    if (mc && (atoi(mc) < 1 || strspn(mc, "0123456789") != strlen(mc)))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "maxConcurrentSearches must be positive");
+    if (r->body_len == 0)
+        return fds_resp_errorf(o, 400, "parse_exception",
+                               "request body or source parameter is required");
+    if (r->body[r->body_len - 1] != '\n')
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "The msearch request must be terminated by a "
+                               "newline [\n]");
+    /* read and check every pair first: at most one per two lines */
+    size_t cap = 1;
+    for (size_t i = 0; i < r->body_len; i++)
+        cap += r->body[i] == '\n';
+    msearch_pair *pairs = calloc(cap / 2 + 1, sizeof *pairs);
+    if (!pairs)
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    size_t np = 0;
+    bool ok = true;
+    const char *p = r->body, *end = r->body + r->body_len;
+    while (ok && p < end) {
+        const char *hl = memchr(p, '\n', (size_t)(end - p));
+        size_t hlen = (size_t)(hl - p);
+        if (hlen == 0 || (hlen == 1 && p[0] == '\r')) {
+            p = hl + 1; /* a blank line between pairs */
+            continue;
+        }
+        const char *b = hl + 1;
+        if (b >= end) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "msearch header line %zu has no body line", np + 1);
+            ok = false;
+            break;
+        }
+        const char *bl = memchr(b, '\n', (size_t)(end - b));
+        fds_err e;
+        fds_err_clear(&e);
+        cJSON *h = cJSON_ParseWithLength(p, hlen);
+        if (!cJSON_IsObject(h) || fds_json_check_body(p, hlen, &e)) {
+            cJSON_Delete(h);
+            if (e.code)
+                fds_resp_error(o, &e);
+            else
+                fds_resp_errorf(o, 400, "parse_exception",
+                                "msearch header line %zu is not a JSON object",
+                                np + 1);
+            ok = false;
+            break;
+        }
+        pairs[np++] = (msearch_pair){h, b, (size_t)(bl - b)};
+        ok = msearch_header_ok(h, o);
+        p = bl + 1;
+    }
+    fds_strbuf out = {0}; /* the answers, comma-separated */
+    for (size_t i = 0; ok && i < np; i++) {
+        fds_resp item = {0};
+        msearch_item(r, pairs[i].h, pairs[i].b, pairs[i].bl, &item);
+        if (i)
+            fds_strbuf_puts(&out, ",");
+        /* each answer with its status, as MultiSearchResponse writes it */
+        if (item.status == 200 && item.len && item.body[item.len - 1] == '}') {
+            fds_strbuf_put(&out, item.body, item.len - 1);
+            fds_strbuf_puts(&out, ",\"status\":200}");
+        } else if (item.body && item.len) {
+            fds_strbuf_put(&out, item.body, item.len);
+        } else {
+            fds_strbuf_printf(&out, "{\"status\":%d}", item.status);
+        }
+        free(item.body);
+    }
+    for (size_t i = 0; i < np; i++)
+        cJSON_Delete(pairs[i].h);
+    free(pairs);
+    if (!ok) {
+        free(out.p);
+        return;
+    }
+    fds_strbuf all = {0};
+    fds_strbuf_printf(&all, "{\"took\":%lld,\"responses\":[",
+                      (fds_now_us() - t0) / 1000);
+    if (out.len)
+        fds_strbuf_put(&all, out.p, out.len);
+    fds_strbuf_puts(&all, "]}");
+    bool oom = out.oom || all.oom;
+    free(out.p);
+    if (oom) {
+        free(all.p);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    fds_resp_raw(o, 200, all.p, all.len, NULL);
+}

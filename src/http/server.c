@@ -170,6 +170,12 @@ const char *fds_req_param(fds_req *r, const char *key)
 {
     const char *v = NULL;
     size_t vlen = 0;
+    if (!r->conn) { /* an inner request: its own parameters */
+        for (unsigned i = 0; i < r->nkv; i++)
+            if (!strcmp(r->kv[2 * i], key))
+                return r->kv[2 * i + 1];
+        return NULL;
+    }
     if (MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key,
                                       strlen(key), &v, &vlen) != MHD_YES)
         return NULL;
@@ -256,7 +262,10 @@ void fds_req_path(fds_req *r, char *buf, size_t cap)
 bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
 {
     param_check pc = {allowed, ""};
-    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_param, &pc);
+    if (r->conn)
+        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_param, &pc);
+    for (unsigned i = 0; !r->conn && i < r->nkv && !pc.bad[0]; i++)
+        check_param(&pc, MHD_GET_ARGUMENT_KIND, r->kv[2 * i], r->kv[2 * i + 1]);
     if (!pc.bad[0])
         return true;
     char uri[FDS_REQ_PATH_MAX];
@@ -525,6 +534,7 @@ static const route_def ROUTES[] = {
     {"_reindex", M_POST, fds_h_reindex},
     {"_search", M_GET | M_POST, h_search},
     {"_count", M_GET | M_POST, h_count},
+    {"_msearch", M_GET | M_POST, fds_h_msearch},
     {"_settings", M_GET, fds_h_settings_get},
     {"_settings/{}", M_GET, fds_h_settings_get},
     {"_cluster/health", M_GET, fds_h_cluster_health},
@@ -553,6 +563,7 @@ static const route_def ROUTES[] = {
     {"{}/_mappings", M_GET, fds_h_mapping_get},
     {"{}/_search", M_GET | M_POST, h_search},
     {"{}/_count", M_GET | M_POST, h_count},
+    {"{}/_msearch", M_GET | M_POST, fds_h_msearch},
     {"{}/_bulk", M_POST | M_PUT, fds_h_bulk},
     {"{}/_mget", M_GET | M_POST, fds_h_mget},
     {"{}/_refresh", M_POST | M_GET, fds_h_refresh},

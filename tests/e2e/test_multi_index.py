@@ -121,6 +121,45 @@ class MultiIndex(ServerTestCase):
         out = self.search("/logs-*/_search?terminate_after=3", status=400)
         self.assertIn("[terminate_after]", out["error"]["reason"])
 
+    def msearch(self, lines, path="/_msearch", status=200):
+        body = "".join(json.dumps(l) + "\n" for l in lines)
+        st, out, _ = self.req("POST", path, body, {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(st, status, out)
+        return out
+
+    def test_msearch(self):
+        out = self.msearch([{"index": "logs-*"}, {"query": {"match": {"msg": "error"}}, "size": 0},
+                            {"index": [DAYS[0], DAYS[1]]}, {"size": 1, "sort": [{"n": "desc"}]},
+                            {}, {"size": 0},
+                            {"index": "nope"}, {},
+                            {"index": DAYS[0]}, {"query": {"bogus": {}}},
+                            {"index": "logs-*", "ignore_unavailable": True,
+                             "search_type": "query_then_fetch"}, {"size": 0}])
+        r = out["responses"]
+        self.assertEqual(len(r), 6)
+        self.assertEqual(r[0]["hits"]["total"]["value"],
+                         sum(1 for d in self.docs if "error" in d[3]))
+        best = max((d for d in self.docs if d[0] in DAYS[:2]), key=lambda d: d[2])
+        self.assertEqual((r[1]["hits"]["hits"][0]["_id"], r[1]["status"]), (best[1], 200))
+        self.assertEqual(r[2]["hits"]["total"]["value"], sum(PER_DAY) + 1)  # every index
+        self.assertEqual((r[3]["status"], r[3]["error"]["type"]), (404, "index_not_found_exception"))
+        self.assertEqual((r[4]["status"], r[4]["error"]["type"]), (400, "parsing_exception"))
+        self.assertEqual(r[5]["status"], 200)
+        # /{index}/_msearch: the default index; URL options reach every item
+        out = self.msearch([{}, {"size": 0}], "/%s/_msearch?rest_total_hits_as_int=true" % DAYS[2])
+        self.assertEqual(out["responses"][0]["hits"]["total"], PER_DAY[2])
+        # refused as a whole: an unknown header key, no final newline
+        out = self.msearch([{"index": "logs-*", "bogus": 1}, {}], status=400)
+        self.assertIn("key [bogus] is not supported in the metadata section",
+                      out["error"]["reason"])
+        st, out, _ = self.req("POST", "/_msearch", '{}\n{}', {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(st, 400)
+        self.assertIn("must be terminated by a newline", out["error"]["reason"])
+        st, out, _ = self.req("POST", "/_msearch", '{}\n', {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(st, 400)
+        out = self.msearch([{"index": "logs-*", "allow_partial_search_results": False}, {}])
+        self.assertEqual(out["responses"][0]["status"], 400)
+
     def test_no_match_and_missing(self):
         out = self.search("/nomatch-*/_search")
         self.assertEqual(out["hits"], {"total": {"value": 0, "relation": "eq"},
@@ -256,6 +295,10 @@ class MultiIndex(ServerTestCase):
         self.assertEqual(es.count(index=",".join(DAYS[:2]))["count"], sum(PER_DAY[:2]))
         r = es.search(index="nomatch-*")
         self.assertEqual(r["hits"]["hits"], [])
+        r = es.msearch(body=[{"index": "logs-*"}, {"query": {"match_all": {}}, "size": 0},
+                             {"index": DAYS[2]}, {"size": 0}])
+        self.assertEqual([x["hits"]["total"]["value"] for x in r["responses"]],
+                         [sum(PER_DAY), PER_DAY[2]])
 
 
 if __name__ == "__main__":
