@@ -226,6 +226,23 @@ static int parse_flag(const cJSON *v, const char *name, bool *out,
     return 0;
 }
 
+/* An unmapped_type name as the fds_ftype it sorts as; FDS_FT_NONE for a
+ * type that cannot sort. */
+static int unmapped_ftype(const char *t)
+{
+    static const struct { const char *name; int type; } tab[] = {
+        {"keyword", FDS_FT_KEYWORD}, {"long", FDS_FT_LONG},
+        {"integer", FDS_FT_LONG}, {"short", FDS_FT_LONG}, {"byte", FDS_FT_LONG},
+        {"double", FDS_FT_DOUBLE}, {"float", FDS_FT_DOUBLE},
+        {"half_float", FDS_FT_DOUBLE}, {"date", FDS_FT_DATE},
+        {"boolean", FDS_FT_BOOLEAN},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
+        if (!strcmp(tab[i].name, t))
+            return tab[i].type;
+    return FDS_FT_NONE;
+}
+
 static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
                     const cJSON *opts)
 {
@@ -245,6 +262,23 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
     } else {
         fds_field_info fb;
         const fds_field_info *f = fds__dsl_field(c, name, &fb);
+        const cJSON *um = cJSON_IsObject(opts)
+                              ? cJSON_GetObjectItemCaseSensitive(opts, "unmapped_type")
+                              : NULL;
+        if (!f && cJSON_IsString(um)) {
+            /* unmapped_type: an unmapped field sorts as one of that type
+             * that no document has (every value missing) */
+            int t = unmapped_ftype(um->valuestring);
+            if (t == FDS_FT_NONE)
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "No mapper found for type [%s]",
+                                    um->valuestring);
+            memset(&fb, 0, sizeof fb);
+            fb.path = name;
+            fb.path_len = strlen(name);
+            fb.type = t;
+            f = &fb;
+        }
         if (!f)
             return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
                                 "No mapping found for [%s] in order to sort on",
@@ -273,10 +307,13 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
         cJSON_ArrayForEach(it, opts) {
             if (!strcmp(it->string, "order")) order = it;
             else if (!strcmp(it->string, "missing")) missing = it;
-            else if (!strcmp(it->string, "unmapped_type") ||
-                     !strcmp(it->string, "mode") ||
+            else if (!strcmp(it->string, "unmapped_type")) continue;
+            else if (!strcmp(it->string, "mode") ||
                      !strcmp(it->string, "format") ||
-                     !strcmp(it->string, "numeric_type")) continue;
+                     !strcmp(it->string, "numeric_type") ||
+                     !strcmp(it->string, "nested"))
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[%s] in a sort is not supported", it->string);
             else
                 return fds__dsl_err(c->err, "[field_sort] unknown field [%s]",
                             it->string);
@@ -293,7 +330,13 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
                                                       : "?");
         s->desc = !strcmp(order->valuestring, "desc");
     }
-    if (cJSON_IsString(missing))
+    if (missing && !(cJSON_IsString(missing) &&
+                     (!strcmp(missing->valuestring, "_first") ||
+                      !strcmp(missing->valuestring, "_last"))))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[missing] in a sort is supported as [_first] or "
+                            "[_last] only");
+    if (missing)
         s->missing_first = !strcmp(missing->valuestring, "_first");
     return 0;
 }

@@ -193,6 +193,19 @@ class SearchOptions(ServerTestCase):
         self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"))
         self.assertIn("can not be applied to non date field [n]", out["error"]["reason"])
 
+    def test_sort_options(self):
+        out, _ = self.search({"sort": [{"nope": {"order": "asc", "unmapped_type": "long"}},
+                                       {"n": "desc"}]})
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["2", "1", "0"])
+        self.assertEqual(out["hits"]["hits"][0]["sort"], [None, 2])
+        out, _ = self.search({"sort": [{"nope": {"unmapped_type": "geo_shape"}}]}, status=400)
+        for opt in ({"mode": "max"}, {"numeric_type": "long"}, {"format": "x"},
+                    {"missing": 0}):
+            out, _ = self.search({"sort": [{"n": dict(order="asc", **opt)}]}, status=400)
+            self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+        out, _ = self.search({"sort": [{"n": {"order": "asc", "missing": "_first"}}]})
+        self.assertEqual(out["hits"]["hits"][0]["_id"], "0")
+
     def test_search_type(self):
         for t in ("query_then_fetch", "dfs_query_then_fetch"):
             self.search(None, "?search_type=" + t)
