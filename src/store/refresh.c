@@ -299,7 +299,9 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
                 free(newer.docs[i].id);
                 free(newer.docs[i].src);
             }
+            pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);
+            pthread_mutex_unlock(&ix->meta_mu);
         }
         free(newer.docs);
         free(newer.slots);

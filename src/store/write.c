@@ -229,7 +229,9 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
         if (rc) {
             free(id);
             free(src);
+            pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);
+            pthread_mutex_unlock(&ix->meta_mu);
         }
     }
     return rc;
