@@ -934,6 +934,19 @@ static float term_window_bound(term_it *t, uint32_t lo, uint32_t hi)
     return ub;
 }
 
+/* lim[k] for k in [e, nt): a candidate whose partial score s over ts[..k)
+ * has (double)s <= lim[k] cannot beat the k-th score th with the terms
+ * left, whose window bounds sum to suf[k]: the test
+ * (s + suf[k]) * BOUND_SLACK(nt - k) <= th solved for s once per k-th
+ * score rather than per candidate and term (double rounding is far inside
+ * the slack). */
+static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
+                         float th)
+{
+    for (size_t k = e; k < nt; k++)
+        lim[k] = (double)th / BOUND_SLACK(nt - k) - suf[k];
+}
+
 /*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
@@ -958,9 +971,11 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     float acc[TAAT_WINDOW];
     float *wub = malloc(nt * sizeof *wub);
     double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
-    if (!wub || !suf) {
+    double *lim = malloc((nt + 1) * sizeof *lim); /* probe_limits */
+    if (!wub || !suf || !lim) {
         free(wub);
         free(suf);
+        free(lim);
         return FDS_ENOMEM;
     }
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
@@ -1015,26 +1030,33 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
+        probe_limits(lim, suf, e, nt, th);
         while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
             uint32_t d = lo + w;
             float s = acc[w];
             size_t k = e;
             for (; k < nt; k++) {
-                if (((double)s + suf[k]) * BOUND_SLACK(nt - k) <= (double)th)
+                if ((double)s <= lim[k])
                     break;
                 term_it *t = ts[k];
                 if (t->b.doc < d)
-                    t->b.advance(&t->b, d);
-                if (t->b.doc == d)
-                    s += term_score(&t->b);
+                    fds__term_adv(&t->b, d);
+                if (t->b.doc == d) {
+                    x->scored++;
+                    s += term_score_fast(t, t->tfs[t->i],
+                                         t->norms ? t->norms[d] : 1);
+                }
             }
-            if (k == nt)
+            if (k == nt && s > th) {
                 offer(hp, si, d, s, &th);
+                probe_limits(lim, suf, e, nt, th);
+            }
         }
         lo = hi;
     }
     free(wub);
     free(suf);
+    free(lim);
     return 0;
 }
 
