@@ -2,8 +2,8 @@
 # bench/scale/bulk.sh: _bulk indexing speed (DESIGN.md section 9: ">= 40k
 # docs/s").  Loads DOCS synthlogs documents (seed SEED) in requests of
 # BULK_DOCS documents, one request at a time, into a fresh ZSTD index
-# (refresh_interval -1, translog durability request: every request is
-# fsync'd) of a fresh data directory, for each server binary given
+# (refresh_interval -1, translog durability DURABILITY, by default request:
+# every request is fsync'd) of a fresh data directory, for each server binary given
 # (alternating A B, B A, ... over REPEATS), and prints per run
 #   docs/s       documents over the wall time of the requests
 #   CPU s        the server's CPU time over the load (thread schedstat)
@@ -20,6 +20,7 @@ DOCS=1000000          # documents loaded
 SEED=1                # synthlogs seed
 BULK_DOCS=20000       # documents per _bulk request
 REPEATS=3             # runs per server; medians are reported
+DURABILITY=request    # index.translog.durability: request (fsync per request) or async
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 SERVERS=()            # LABEL=BINARY
 
@@ -33,6 +34,7 @@ usage: bench/scale/bulk.sh [options]
   --seed S         synthlogs seed (default $SEED)
   --bulk N         documents per _bulk request (default $BULK_DOCS)
   --repeats N      runs per server (default $REPEATS)
+  --durability D   index.translog.durability, request or async (default $DURABILITY)
   --build DIR      build directory with synthlogs (default $BUILD_DIR)
   -h, --help       this text
 
@@ -49,6 +51,7 @@ while (($#)); do
     --seed) SEED=$2; shift 2 ;;
     --bulk) BULK_DOCS=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
+    --durability) DURABILITY=$2; shift 2 ;;
     --build) BUILD_DIR=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bulk bench: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -90,7 +93,7 @@ for ((r = 1; r <= REPEATS; r++)); do
     for _ in $(seq 600); do [[ -s $work/port ]] && break; sleep 0.05; done
     URL=http://127.0.0.1:$(cat "$work/port")
     curl -sS -f -XPUT "$URL/$IDX" -H 'Content-Type: application/json' \
-      -d '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1"}}}' > /dev/null
+      -d '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"'"$DURABILITY"'"}}}}' > /dev/null
     c0=$(cpu_us); t0=$(date +%s%N)
     for f in "$work"/chunk.*; do
       curl -sS -XPOST "$URL/_bulk" -H 'Content-Type: application/x-ndjson' \
