@@ -89,6 +89,7 @@ static fds_index *index_alloc(fds_store *s, int64_t id, const char *name,
     ix->mapping = fds_mapping_create();
     pthread_mutex_init(&ix->wmu, NULL);
     pthread_mutex_init(&ix->meta_mu, NULL);
+    pthread_mutex_init(&ix->buf_mu, NULL);
     pthread_mutex_init(&ix->refresh_mu, NULL);
     pthread_mutex_init(&ix->dict_mu, NULL);
     pthread_rwlock_init(&ix->segs_lock, NULL);
@@ -122,6 +123,7 @@ static void index_free(fds_index *ix)
     free(ix->failure);
     pthread_mutex_destroy(&ix->wmu);
     pthread_mutex_destroy(&ix->meta_mu);
+    pthread_mutex_destroy(&ix->buf_mu);
     pthread_mutex_destroy(&ix->refresh_mu);
     pthread_mutex_destroy(&ix->dict_mu);
     pthread_rwlock_destroy(&ix->segs_lock);

@@ -132,6 +132,11 @@ struct fds_index {
     int64_t next_seq;
     uint64_t next_gen;
     uint64_t id_counter;
+    pthread_mutex_t buf_mu;     /* buf and frozen as realtime gets see them:
+                                   changed under wmu and buf_mu (in that
+                                   order), read under either, so that a get
+                                   waits at most for a batch's copy into the
+                                   buffer, never for its commit */
     fds__buffer buf;
     fds__buffer frozen;         /* being refreshed; still visible to gets */
 

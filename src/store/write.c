@@ -328,7 +328,9 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
         rc = fds__index_blocked(ix, err);
     if (!rc) {
         ix->next_seq = seq;
+        pthread_mutex_lock(&ix->buf_mu);
         rc = apply_to_buffer(ix, ops, res, n);
+        pthread_mutex_unlock(&ix->buf_mu);
     }
     pthread_mutex_unlock(&ix->wmu);
     if (!rc && refresh) {

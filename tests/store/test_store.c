@@ -540,9 +540,11 @@ typedef struct one_search {
     atomic_bool done;
     int rc;
     uint64_t total;
+    bool got_seg, got_buf;
 } one_search;
 
-/* What the _search handler does: settings, parse, view, execute. */
+/* What the _search handler does (settings, parse, view, execute), then
+ * realtime gets of a doc in a segment and of a buffered one. */
 static void *search_once(void *arg)
 {
     one_search *q = arg;
@@ -570,6 +572,8 @@ static void *search_once(void *arg)
     fds_search_result_free(&res);
     fds_index_view_release(v);
     fds_search_request_free(req);
+    q->got_seg = doc_is(q->ix, 7);
+    q->got_buf = doc_is(q->ix, 5003);
     atomic_store(&q->done, true);
     return NULL;
 }
@@ -585,15 +589,17 @@ static bool wait_flag(atomic_bool *flag)
 /* A search never waits behind a write: with a bulk write stopped inside
  * its translog commit (the catalogue lock held here, so the write holds the
  * index's write lock across validation and its fsync'd commit), a search
- * runs to the end and sees the committed docs, and the write completes
- * once the catalogue is free. */
+ * and realtime gets run to the end and see the committed docs, and the
+ * write completes once the catalogue is free. */
 static void test_search_not_behind_write(void)
 {
     char data[1024];
     fds_store *s;
     fds_index *ix;
-    REQUIRE_EQ(store_with_index("nowait", data, "w", NULL, NULL, &s, &ix), 0);
+    REQUIRE_EQ(store_with_index("nowait", data, "w", "index.refresh_interval",
+                               "-1", &s, &ix), 0);
     REQUIRE_EQ(put_docs(ix, 0, 1000, true), 0);
+    REQUIRE_EQ(put_docs(ix, 5000, 5010, false), 0); /* buffered */
     pthread_mutex_lock(&s->db_mu);
     held_write h = {.ix = ix};
     pthread_t wt, qt;
@@ -622,6 +628,8 @@ static void test_search_not_behind_write(void)
     ASSERT(finished);
     ASSERT_EQ(q.rc, 0);
     ASSERT_EQ(q.total, 900u); /* GET: doc_json's i % 10 != 0 */
+    ASSERT(q.got_seg);
+    ASSERT(q.got_buf);
     ASSERT_EQ(h.rc, 0);
     ASSERT(doc_is(ix, 2999));
     fds_index_release(ix);
