@@ -64,20 +64,11 @@ for b in "$SYNTHLOGS" "${SERVERS[@]#*=}"; do
 done
 
 work=$(mktemp -d /tmp/fieldstore-bulk.XXXXXX)
-server_pid=
-stop_server() {
-  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
-  fi
-  server_pid=
-}
+. "$here/server.sh" # stop_server, cpu_us
 trap 'stop_server; rm -rf "$work"' EXIT
 IDX=bulk-bench
 "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
   | split -l $((2 * BULK_DOCS)) - "$work/chunk."
-cpu_us() { # the server's CPU time so far, microseconds (see run.sh)
-  cat /proc/"$server_pid"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s / 1000}'
-}
 
 : > "$work/runs"
 for ((r = 1; r <= REPEATS; r++)); do
