@@ -85,9 +85,10 @@ int main(int argc, char **argv)
             p[P_SKIP] += (uint64_t)t.nblocks * FDS_SIDX_SKIP_LEN;
             const uint8_t *sk = t.skip + (size_t)(t.nblocks - 1) * FDS_SIDX_SKIP_LEN;
             uint32_t base = t.nblocks > 1 ? fds__get_u32(sk - FDS_SIDX_SKIP_LEN) + 1 : 0;
-            long n = fds_postings_decode_block(t.data + fds__get_u32(sk + 4), t.end,
+            long n = fds_postings_decode_block(fds__skip_block(&t, sk), t.end,
                                                sk[13] + 1u, base, md, docs, tfs);
-            p[P_POST] += fds__get_u32(sk + 4) + (n > 0 ? (uint64_t)n : 0);
+            p[P_POST] += fds__get_u32(sk + 4) + fds__skip_ilen(sk) +
+                         (n > 0 ? (uint64_t)n : 0);
         }
         if (f->norms)
             p[P_NORMS] = md;

@@ -108,13 +108,7 @@ done
 IDX=scale-zstd-d$DOCS-s$SEED
 work=$(mktemp -d /tmp/fieldstore-scale.XXXXXX)
 mkdir -p "$DATA_DIR" "$(dirname "$OUT")"
-server_pid=
-stop_server() {
-  if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
-    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
-  fi
-  server_pid=
-}
+. "$here/server.sh" # stop_server, cpu_us
 trap 'stop_server; rm -rf "$work"' EXIT
 t_start=$(date +%s)
 log() { printf '[scale bench %4ds] %s\n' $(( $(date +%s) - t_start )) "$*" >&2; }
@@ -129,12 +123,6 @@ start_server() { # BINARY
 }
 api() { # METHOD PATH [JSON]
   curl -sS -f -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+-d "$3"}
-}
-cpu_us() { # the server's CPU time so far, microseconds: the sum over its
-  # threads of /proc/PID/task/TID/schedstat's first field (ns on a CPU);
-  # /proc/PID/stat's utime + stime count in ticks of 10 ms, too coarse for
-  # a pass of sub-millisecond queries
-  cat /proc/"$server_pid"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d\n", s / 1000}'
 }
 doc_count() {
   curl -s "$URL/_cat/indices/$IDX?h=docs.count" 2>/dev/null | tr -d ' \n' | grep -E '^[0-9]+$' || true

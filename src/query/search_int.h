@@ -72,6 +72,10 @@ typedef struct term_it {
     const uint8_t *norms;
     uint32_t max_doc;
     uint32_t blk, n, i;  /* decoded block, its size, position */
+    uint32_t wblk;       /* MaxScore: no block before it overlaps a window
+                            still to come (window starts only grow) */
+    uint32_t xb_blk;     /* block_bound_exact's cache: block + 1 (0 none) */
+    float xb;            /* and its bound */
     float ub;            /* max over all blocks of the block bound */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */

@@ -177,12 +177,47 @@ static float block_bound(const term_it *t, uint32_t b)
     return fds__term_score_tf(t->b.c, fds__get_u32(s + 8), s[12]);
 }
 
+/* Bound of block b from its competitive impacts (sidx_format.h): the best
+ * score over its (norm, tf) pairs, never above block_bound; block_bound
+ * itself when the block has none.  The last block asked is cached (window
+ * bounds and lead pruning ask for the same or the next block). */
+static float block_bound_exact(term_it *t, uint32_t b)
+{
+    if (t->xb_blk == b + 1)
+        return t->xb;
+    const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    float ub = block_bound(t, b);
+    uint32_t ilen = fds__skip_ilen(s);
+    if (ilen) {
+        const uint8_t *p = fds__skip_impacts(&t->t, s), *end = p + ilen;
+        float best = 0;
+        while (p < end) {
+            uint8_t norm = *p++;
+            uint32_t tf;
+            size_t k = fds__varint_get(p, end, &tf);
+            if (!k) { /* damaged: keep the coarse bound */
+                best = ub;
+                break;
+            }
+            p += k;
+            float sc = fds__term_score_tf(t->b.c, tf, norm);
+            if (sc > best)
+                best = sc;
+        }
+        if (best < ub)
+            ub = best;
+    }
+    t->xb_blk = b + 1;
+    t->xb = ub;
+    return ub;
+}
+
 static int decode_block(term_it *t, uint32_t b)
 {
     const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
     uint32_t base = b ? skip_last(t, b - 1) + 1 : 0;
     unsigned n = s[13] + 1u;
-    long r = fds_postings_decode_block(t->t.data + fds__get_u32(s + 4),
+    long r = fds_postings_decode_block(fds__skip_block(&t->t, s),
                                        t->t.end, n, base, t->max_doc,
                                        t->docs, t->tfs);
     if (r < 0 || t->docs[n - 1] != fds__get_u32(s)) {
@@ -499,7 +534,7 @@ static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
     for (uint32_t b = 0; b < t.nblocks; b++) {
         const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
         unsigned n = sk[13] + 1u;
-        if (fds_postings_decode_block(t.data + fds__get_u32(sk + 4), t.end, n,
+        if (fds_postings_decode_block(fds__skip_block(&t, sk), t.end, n,
                                       base, s->max_doc, docs, tfs) < 0) {
             x->corrupt = 1;
             return -1;
@@ -729,9 +764,10 @@ typedef struct lead_prune {
     float th;
 } lead_prune;
 
-static bool block_hopeless(const term_it *t, uint32_t b, const lead_prune *p)
+static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
 {
-    return ((double)block_bound(t, b) + p->rest) * p->slack <= (double)p->th;
+    return ((double)block_bound(t, b) + p->rest) * p->slack <= (double)p->th ||
+           ((double)block_bound_exact(t, b) + p->rest) * p->slack <= (double)p->th;
 }
 
 /*
@@ -867,14 +903,15 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
 
 /* Bound of `t` over the docs [lo, hi): the largest block bound of its
  * blocks that overlap the window, from the skip data alone (0: none). */
-static float term_window_bound(const term_it *t, uint32_t lo, uint32_t hi)
+static float term_window_bound(term_it *t, uint32_t lo, uint32_t hi)
 {
     if (t->b.doc >= hi)
         return 0;
-    uint32_t b = t->blk == NO_MORE ? 0 : t->blk;
+    uint32_t b = t->blk == NO_MORE || t->blk < t->wblk ? t->wblk : t->blk;
     while (b < t->t.nblocks && skip_last(t, b) < lo)
         b++;
-    float ub = 0;
+    t->wblk = b; /* a term no candidate probes lags: do not rescan */
+    float ub = 0, cb = 0;
     uint32_t ptf = 0;
     int pnorm = -1;
     for (; b < t->t.nblocks; b++) {
@@ -883,7 +920,11 @@ static float term_window_bound(const term_it *t, uint32_t lo, uint32_t hi)
         if (tf != ptf || sk[12] != pnorm) { /* neighbours mostly agree */
             ptf = tf;
             pnorm = sk[12];
-            float bb = block_bound(t, b);
+            cb = block_bound(t, b);
+        }
+        /* the impacts only when the coarse bound could raise the max */
+        if (cb > ub) {
+            float bb = fds__skip_ilen(sk) ? block_bound_exact(t, b) : cb;
             if (bb > ub)
                 ub = bb;
         }
@@ -891,6 +932,19 @@ static float term_window_bound(const term_it *t, uint32_t lo, uint32_t hi)
             break;
     }
     return ub;
+}
+
+/* lim[k] for k in [e, nt): a candidate whose partial score s over ts[..k)
+ * has (double)s <= lim[k] cannot beat the k-th score th with the terms
+ * left, whose window bounds sum to suf[k]: the test
+ * (s + suf[k]) * BOUND_SLACK(nt - k) <= th solved for s once per k-th
+ * score rather than per candidate and term (double rounding is far inside
+ * the slack). */
+static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
+                         float th)
+{
+    for (size_t k = e; k < nt; k++)
+        lim[k] = (double)th / BOUND_SLACK(nt - k) - suf[k];
 }
 
 /*
@@ -917,9 +971,11 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     float acc[TAAT_WINDOW];
     float *wub = malloc(nt * sizeof *wub);
     double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
-    if (!wub || !suf) {
+    double *lim = malloc((nt + 1) * sizeof *lim); /* probe_limits */
+    if (!wub || !suf || !lim) {
         free(wub);
         free(suf);
+        free(lim);
         return FDS_ENOMEM;
     }
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
@@ -974,26 +1030,33 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
+        probe_limits(lim, suf, e, nt, th);
         while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
             uint32_t d = lo + w;
             float s = acc[w];
             size_t k = e;
             for (; k < nt; k++) {
-                if (((double)s + suf[k]) * BOUND_SLACK(nt - k) <= (double)th)
+                if ((double)s <= lim[k])
                     break;
                 term_it *t = ts[k];
                 if (t->b.doc < d)
-                    t->b.advance(&t->b, d);
-                if (t->b.doc == d)
-                    s += term_score(&t->b);
+                    fds__term_adv(&t->b, d);
+                if (t->b.doc == d) {
+                    x->scored++;
+                    s += term_score_fast(t, t->tfs[t->i],
+                                         t->norms ? t->norms[d] : 1);
+                }
             }
-            if (k == nt)
+            if (k == nt && s > th) {
                 offer(hp, si, d, s, &th);
+                probe_limits(lim, suf, e, nt, th);
+            }
         }
         lo = hi;
     }
     free(wub);
     free(suf);
+    free(lim);
     return 0;
 }
 

@@ -14,11 +14,13 @@
  * term, varint postings, u32 ordinals and i64 columns, term strings stored
  * once per field) to 2.18 MB; bench/query/sidx_breakdown prints the bytes
  * per part and field.  Version 3 changed only the footer checksum, from
- * CRC-32 (IEEE) to CRC-32C, the checksum of the codec blocks.
+ * CRC-32 (IEEE) to CRC-32C, the checksum of the codec blocks.  Version 4
+ * added the competitive impacts of a block (below); a version 3 file reads
+ * as one whose blocks have none (its skip entries hold 0 there).
  *
  * Header (64 bytes)
  *   0  u8[8] magic "FDSSIDX1"
- *   8  u32   format version (FDS_SIDX_VERSION = 3)
+ *   8  u32   format version (FDS_SIDX_VERSION = 4; 3 is read too)
  *  12  u32   max_doc
  *  16  u32   nfields
  *  20  u32   header length (64)
@@ -76,7 +78,19 @@
  *     8 u32 max term frequency in the block
  *    12 u8  min norm byte in the block (1 for fields without norms)
  *    13 u8  docs in the block - 1 (127 for every block but the last)
- *    14 u16 0
+ *    14 u16 ilen: bytes of the block's impacts (0: none, FDS_SIDX_IMPACTS_BYTES_MAX at most)
+ *   at each block's offset, first its impacts (ilen bytes), then the block.
+ *   Impacts (Lucene's competitive impacts, Lucene90ScoreSkipReader): the
+ *   (norm byte, term frequency) pairs of the block's docs that no other
+ *   doc's pair dominates (higher or equal tf at a lower or equal norm),
+ *   each a u8 norm then the tf as a LEB128 varint, norms increasing (tfs
+ *   increase too); beyond FDS_SIDX_IMPACTS_MAX pairs, runs of neighbours
+ *   are merged into (first norm, last tf), which still dominates them.  A
+ *   BM25 score is increasing in tf and decreasing in the norm, so the
+ *   largest score over the pairs bounds every score in the block, for any
+ *   collection statistics; it is tighter than the (max tf, min norm) pair
+ *   when the docs with many occurrences are the long ones.  Omitted (ilen
+ *   0) when one pair dominates the block: it is (max tf, min norm).
  *   blocks (postings.c): a header byte (bits 0-5: gap width w; bit 6: every
  *   term frequency is 1), the n doc-id gaps bit-packed with w bits each
  *   (gap = doc - (previous doc + 1); the previous doc of a block's first doc
@@ -104,7 +118,12 @@
 
 #define FDS_SIDX_MAGIC "FDSSIDX1"
 #define FDS_SIDX_END_MAGIC "FDSE"
-#define FDS_SIDX_VERSION 3u
+#define FDS_SIDX_VERSION 4u
+#define FDS_SIDX_VERSION_MIN 3u  /* oldest version fds_sidx_open reads */
+/* Most impacts pairs kept per block, and so the most bytes they take (a u8
+ * norm and a varint tf of at most 5 bytes each). */
+#define FDS_SIDX_IMPACTS_MAX 16u
+#define FDS_SIDX_IMPACTS_BYTES_MAX (FDS_SIDX_IMPACTS_MAX * 6u)
 #define FDS_SIDX_HEADER_LEN 64u
 #define FDS_SIDX_FIELD_LEN 64u
 #define FDS_SIDX_DICT_HDR 8u

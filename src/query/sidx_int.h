@@ -65,6 +65,28 @@ const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
 void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
                        fds_sterm *t);
 
+/* Bytes of the impacts of the block of skip entry `sk` (sidx_format.h; 0
+ * when it has none). */
+static inline uint32_t fds__skip_ilen(const uint8_t *sk)
+{
+    return sk[14] | (uint32_t)sk[15] << 8;
+}
+
+/* The impacts (fds__skip_ilen(sk) bytes) of the block of skip entry `sk` of
+ * term t. */
+static inline const uint8_t *fds__skip_impacts(const fds_sterm *t,
+                                               const uint8_t *sk)
+{
+    return t->data + fds__get_u32(sk + 4);
+}
+
+/* The postings block of skip entry `sk` of term t: after its impacts. */
+static inline const uint8_t *fds__skip_block(const fds_sterm *t,
+                                             const uint8_t *sk)
+{
+    return fds__skip_impacts(t, sk) + fds__skip_ilen(sk);
+}
+
 /* Bytes of the buffers fds__sterm_inline() fills. */
 #define FDS_STERM_INLINE_BLK 16u
 

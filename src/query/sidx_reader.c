@@ -47,7 +47,8 @@ static int validate_header(fds_sidx *s, uint64_t *fields_off,
     if (fds_crc32c(0, m, len - FDS_SIDX_FOOTER_LEN) !=
         fds__get_u32(m + len - FDS_SIDX_FOOTER_LEN))
         return corrupt(err, path, "checksum mismatch");
-    if (fds__get_u32(m + 8) != FDS_SIDX_VERSION)
+    if (fds__get_u32(m + 8) < FDS_SIDX_VERSION_MIN ||
+        fds__get_u32(m + 8) > FDS_SIDX_VERSION)
         return corrupt(err, path, "unsupported format version");
     size_t body = len - FDS_SIDX_FOOTER_LEN;
     s->max_doc = fds__get_u32(m + 12);
@@ -79,7 +80,9 @@ static int validate_skips(const fds_sidx *s, size_t body, uint64_t po,
         const uint8_t *sk = m + po + (size_t)b * FDS_SIDX_SKIP_LEN;
         uint64_t ld = fds__get_u32(sk), off = fds__get_u32(sk + 4);
         unsigned n = sk[13] + 1u;
-        if (ld >= md || (b && ld <= last) || data + off > body ||
+        uint32_t ilen = fds__skip_ilen(sk);
+        if (ld >= md || (b && ld <= last) || data + off + ilen > body ||
+            ilen > FDS_SIDX_IMPACTS_BYTES_MAX ||
             (b && off < prev_off) ||
             (b + 1 < nb && n != FDS_POSTINGS_BLOCK) ||
             (b + 1 == nb && n != df - b * FDS_POSTINGS_BLOCK))

@@ -639,6 +639,41 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
     return at;
 }
 
+/* The competitive impacts of a block of n docs with term frequencies
+ * tfs[] and norm bytes nbs[] into out (FDS_SIDX_IMPACTS_BYTES_MAX bytes;
+ * layout in sidx_format.h).  Returns the bytes written: 0 when one pair
+ * dominates the block. */
+static size_t write_impacts(const uint32_t *tfs, const uint8_t *nbs,
+                            unsigned n, uint8_t *out)
+{
+    /* the largest tf at each norm byte, then a sweep up the norms keeping
+     * the pairs whose tf beats every lower norm's */
+    uint32_t best[256] = {0};
+    for (unsigned i = 0; i < n; i++)
+        if (tfs[i] > best[nbs[i]])
+            best[nbs[i]] = tfs[i];
+    uint8_t pn[FDS_POSTINGS_BLOCK];
+    uint32_t pt[FDS_POSTINGS_BLOCK];
+    unsigned m = 0;
+    uint32_t top = 0;
+    for (unsigned nb = 0; nb < 256; nb++)
+        if (best[nb] > top) {
+            top = best[nb];
+            pn[m] = (uint8_t)nb;
+            pt[m++] = top;
+        }
+    if (m <= 1)
+        return 0;
+    unsigned group = (m + FDS_SIDX_IMPACTS_MAX - 1) / FDS_SIDX_IMPACTS_MAX;
+    size_t o = 0;
+    for (unsigned g = 0; g < m; g += group) {
+        unsigned last = g + group < m ? g + group - 1 : m - 1;
+        out[o++] = pn[g];
+        o += fds__varint_put(out + o, pt[last]);
+    }
+    return o;
+}
+
 /* Write postings of term t (docs from its varint buffer) into b. */
 static int write_postings(obuf *b, const wfield *f, const wterm *t,
                           uint32_t max_doc)
@@ -648,6 +683,7 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
     size_t data0 = b->len;
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
     uint8_t enc[FDS_POSTINGS_BLOCK_BOUND(FDS_POSTINGS_BLOCK)];
+    uint8_t nbs[FDS_POSTINGS_BLOCK], imp[FDS_SIDX_IMPACTS_BYTES_MAX];
     const uint8_t *p = t->buf, *end = t->buf + t->blen;
     uint32_t prev = UINT32_MAX, base = 0;
     for (uint32_t blk = 0; blk < nblocks; blk++) {
@@ -666,11 +702,14 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
             uint8_t nb = f->norms ? f->norms[d] : 1;
             if (nb < min_norm)
                 min_norm = nb;
+            nbs[n] = nb;
             prev = d;
             n++;
         }
+        size_t ilen = write_impacts(tfs, nbs, n, imp);
+        size_t at = ob_put(b, imp, ilen);
         size_t len = fds_postings_encode_block(docs, tfs, n, base, enc);
-        size_t at = ob_put(b, enc, len);
+        ob_put(b, enc, len);
         if (b->oom)
             return FDS_ENOMEM;
         uint8_t *s = b->p + skip + (size_t)blk * FDS_SIDX_SKIP_LEN;
@@ -679,6 +718,8 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
         fds__put_u32(s + 8, max_tf);
         s[12] = min_norm;
         s[13] = (uint8_t)(n - 1);
+        s[14] = (uint8_t)ilen;
+        s[15] = (uint8_t)(ilen >> 8);
         base = docs[n - 1] + 1;
     }
     (void)max_doc;

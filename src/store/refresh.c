@@ -220,9 +220,11 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
         pthread_mutex_unlock(&ix->refresh_mu);
         return fds__index_closed(ix, err);
     }
+    pthread_mutex_lock(&ix->buf_mu);
     ix->frozen = ix->buf;
     memset(&ix->buf, 0, sizeof ix->buf);
     ix->buf.max_seq = -1;
+    pthread_mutex_unlock(&ix->buf_mu);
     fds_index_settings set = ix->settings;
     ix->last_refresh_ms = fds__now_ms();
     pthread_mutex_unlock(&ix->wmu);
@@ -281,6 +283,7 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
             fds__live_unref(newlive[i]);
         /* keep the docs: put them back in front of newer writes */
         pthread_mutex_lock(&ix->wmu);
+        pthread_mutex_lock(&ix->buf_mu);
         fds__buffer newer = ix->buf;
         ix->buf = *fz;
         memset(fz, 0, sizeof *fz);
@@ -299,17 +302,22 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
                 free(newer.docs[i].id);
                 free(newer.docs[i].src);
             }
+            pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);
+            pthread_mutex_unlock(&ix->meta_mu);
         }
         free(newer.docs);
         free(newer.slots);
+        pthread_mutex_unlock(&ix->buf_mu);
         pthread_mutex_unlock(&ix->wmu);
     }
     free(newlive);
     free(docs);
 done:
     pthread_mutex_lock(&ix->wmu);
+    pthread_mutex_lock(&ix->buf_mu);
     fds__buf_free(&ix->frozen);
+    pthread_mutex_unlock(&ix->buf_mu);
     pthread_mutex_unlock(&ix->wmu);
     if (built)
         fds__heap_release();

@@ -88,6 +88,8 @@ static fds_index *index_alloc(fds_store *s, int64_t id, const char *name,
         snprintf(ix->dir, n, "%s/indices/%s", s->dir, uuid);
     ix->mapping = fds_mapping_create();
     pthread_mutex_init(&ix->wmu, NULL);
+    pthread_mutex_init(&ix->meta_mu, NULL);
+    pthread_mutex_init(&ix->buf_mu, NULL);
     pthread_mutex_init(&ix->refresh_mu, NULL);
     pthread_mutex_init(&ix->dict_mu, NULL);
     pthread_rwlock_init(&ix->segs_lock, NULL);
@@ -120,6 +122,8 @@ static void index_free(fds_index *ix)
     fds_mapping_free(ix->mapping);
     free(ix->failure);
     pthread_mutex_destroy(&ix->wmu);
+    pthread_mutex_destroy(&ix->meta_mu);
+    pthread_mutex_destroy(&ix->buf_mu);
     pthread_mutex_destroy(&ix->refresh_mu);
     pthread_mutex_destroy(&ix->dict_mu);
     pthread_rwlock_destroy(&ix->segs_lock);
@@ -140,16 +144,16 @@ fds_mapping *fds_index_mapping(fds_index *ix) { return ix->mapping; }
 
 void fds_index_get_settings(fds_index *ix, fds_index_settings *out)
 {
-    pthread_mutex_lock(&ix->wmu);
+    pthread_mutex_lock(&ix->meta_mu);
     *out = ix->settings;
-    pthread_mutex_unlock(&ix->wmu);
+    pthread_mutex_unlock(&ix->meta_mu);
 }
 
 bool fds_index_is_open(fds_index *ix)
 {
-    pthread_mutex_lock(&ix->wmu);
+    pthread_mutex_lock(&ix->meta_mu);
     bool o = ix->open && !ix->failure;
-    pthread_mutex_unlock(&ix->wmu);
+    pthread_mutex_unlock(&ix->meta_mu);
     return o;
 }
 
@@ -674,8 +678,11 @@ int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
              open ? 1 : 0, (long long)ix->id);
     int rc = fds__cat_exec(ix->st->db, sql, err);
     pthread_mutex_unlock(&ix->st->db_mu);
-    if (!rc)
+    if (!rc) {
+        pthread_mutex_lock(&ix->meta_mu);
         ix->open = open;
+        pthread_mutex_unlock(&ix->meta_mu);
+    }
     pthread_mutex_unlock(&ix->wmu);
     return rc;
 }
@@ -695,8 +702,11 @@ int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
     if (rc)
         fds__cat_rollback(ix->st->db);
     pthread_mutex_unlock(&ix->st->db_mu);
-    if (!rc)
+    if (!rc) {
+        pthread_mutex_lock(&ix->meta_mu);
         ix->settings = *set;
+        pthread_mutex_unlock(&ix->meta_mu);
+    }
     pthread_mutex_unlock(&ix->wmu);
     return rc;
 }

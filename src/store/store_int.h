@@ -118,13 +118,25 @@ struct fds_index {
     char *failure;              /* why the index could not be loaded, or NULL:
                                    a failed index answers every request with
                                    this error (its shard is "red") */
-    pthread_mutex_t wmu;        /* buffer, seq numbers, settings */
+    pthread_mutex_t wmu;        /* buffer, seq numbers; held by a write
+                                   across its validation and its fsync'd
+                                   translog commit */
+    pthread_mutex_t meta_mu;    /* settings, open, failure as readers see
+                                   them: changed under wmu and meta_mu (in
+                                   that order), read under either, so that
+                                   a search (settings, view) never waits
+                                   behind a write holding wmu */
     fds_index_settings settings;
     bool open;
     atomic_bool deleted;
     int64_t next_seq;
     uint64_t next_gen;
     uint64_t id_counter;
+    pthread_mutex_t buf_mu;     /* buf and frozen as realtime gets see them:
+                                   changed under wmu and buf_mu (in that
+                                   order), read under either, so that a get
+                                   waits at most for a batch's copy into the
+                                   buffer, never for its commit */
     fds__buffer buf;
     fds__buffer frozen;         /* being refreshed; still visible to gets */
 

@@ -74,11 +74,11 @@ int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
                   fds_err *err)
 {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&ix->wmu);
-    if (!ix->open || ix->failure) {
-        pthread_mutex_unlock(&ix->wmu);
+    if (!fds_index_is_open(ix))
         return fds__index_closed(ix, err);
-    }
+    /* the buffer's own lock: a write holding the index lock across its
+     * commit does not hold up a realtime get */
+    pthread_mutex_lock(&ix->buf_mu);
     fds__bufdoc *d = fds__buf_find(&ix->buf, id, id_len);
     if (!d)
         d = fds__buf_find(&ix->frozen, id, id_len);
@@ -94,10 +94,10 @@ int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
                 out->seq_no = d->seq_no;
             }
         }
-        pthread_mutex_unlock(&ix->wmu);
+        pthread_mutex_unlock(&ix->buf_mu);
         return rc;
     }
-    pthread_mutex_unlock(&ix->wmu);
+    pthread_mutex_unlock(&ix->buf_mu);
     return segs_get(ix, id, id_len, out, err);
 }
 
@@ -206,9 +206,9 @@ int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
     }
     pthread_mutex_unlock(&ix->dict_mu);
     pthread_rwlock_unlock(&ix->segs_lock);
-    pthread_mutex_lock(&ix->wmu);
+    pthread_mutex_lock(&ix->buf_mu);
     out->buffered_docs = ix->buf.n + ix->frozen.n;
-    pthread_mutex_unlock(&ix->wmu);
+    pthread_mutex_unlock(&ix->buf_mu);
     out->store_bytes = out->stored_fields_bytes + out->postings_bytes +
                        out->other_bytes;
     return 0;

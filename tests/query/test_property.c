@@ -11,7 +11,9 @@
  * exact ids for field sorts, search_after pages, the same page with
  * bit-identical scores whether hits are counted or not (track_total_hits
  * true, false, a number), and how many postings were scored of those the
- * terms had (MaxScore skips most of them).
+ * terms had (MaxScore skips most of them).  Whole-url queries, some with
+ * frequent words repeated (merged into boosted clauses, the heaviest of the
+ * query, as the percent-encoded bytes of non-ASCII urls are).
  */
 #include <cJSON.h>
 #include <math.h>
@@ -249,10 +251,23 @@ static bq *gen(int depth)
             snprintf(q->text, sizeof q->text, "%s", m[rnd(4)]);
         } else {
             const bdoc *d = &bd[rnd((uint32_t)nd)];
-            if (q->field == F_URL && d->kw[F_URL] && rnd(4) == 0)
+            if (q->field == F_URL && d->kw[F_URL] && rnd(4) == 0) {
                 /* a whole url: tens of terms, several in most docs */
-                snprintf(q->text, sizeof q->text, "%s", d->kw[F_URL]);
-            else
+                int o = snprintf(q->text, sizeof q->text, "%s", d->kw[F_URL]);
+                if (rnd(2) && o > 0 && (size_t)o < sizeof q->text) {
+                    /* plus frequent words said again and again: merged into
+                     * one boosted clause each, the heaviest of the query */
+                    char extra[64];
+                    random_words(F_URL, extra, sizeof extra, 1 + (int)rnd(2));
+                    for (int r = 0, n = 2 + (int)rnd(4); r < n; r++) {
+                        int k = snprintf(q->text + o, sizeof q->text - (size_t)o,
+                                         " %s", extra);
+                        if (k < 0 || (size_t)(o + k) >= sizeof q->text)
+                            break;
+                        o += k;
+                    }
+                }
+            } else
                 random_words(q->field, q->text, sizeof q->text,
                              rnd(4) == 0 ? 4 + (int)rnd(27) : 1 + (int)rnd(3));
         }

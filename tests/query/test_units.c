@@ -18,6 +18,7 @@
 #include "query.h"
 #include "query_int.h"
 #include "sidx_format.h"
+#include "sidx_int.h"
 
 /* ---- analyzer ------------------------------------------------------------ */
 
@@ -452,11 +453,48 @@ static void test_empty(void)
     fds_mapping_free(m);
 }
 
+/* A block's competitive impacts (format 4): "a" once in short docs and
+ * three times in long ones gives two pairs, (short norm, 1) then (long
+ * norm, 3); "x1", always once in the long docs, gives none ((max tf, min
+ * norm) is exact). */
+static void test_impacts(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    for (uint32_t i = 0; i < 200; i++)
+        ASSERT(add_doc(w, i, i % 2 ? "{\"msg\":\"a\"}"
+                                   : "{\"msg\":\"a a a x1 x2 x3 x4 x5 x6 x7 x8\"}",
+                       &err) == 0);
+    char path[] = "/tmp/fds-qimp-XXXXXX";
+    close(mkstemp(path));
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s = NULL;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    unlink(path);
+    const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
+    fds_sterm t;
+    ASSERT(f && fds__sidx_term(s, f, "a", 1, &t) == 0);
+    if (f && t.skip) {
+        const uint8_t *sk = t.skip, *imp = fds__skip_impacts(&t, sk);
+        uint8_t short_nb = f->norms[1], long_nb = f->norms[0];
+        ASSERT(short_nb < long_nb);
+        ASSERT_EQ_U(fds__skip_ilen(sk), 4u);
+        ASSERT(imp[0] == short_nb && imp[1] == 1 && imp[2] == long_nb && imp[3] == 3);
+        ASSERT(fds__get_u32(sk + 8) == 3 && sk[12] == short_nb);
+        ASSERT(fds__sidx_term(s, f, "x1", 2, &t) == 0);
+        ASSERT_EQ_U(fds__skip_ilen(t.skip), 0u);
+    }
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
 /* Golden check of the .sidx format: the same documents must give the same
  * bytes.  A deliberate format change bumps FDS_SIDX_VERSION and updates
  * these constants (run with FDS_GOLDEN_PRINT=1 to print them). */
 #define GOLDEN_LEN 1176u
-#define GOLDEN_CRC 0x05e972ddu
+#define GOLDEN_CRC 0x3b46089du
 static void test_golden(void)
 {
     static const char *docs[] = {
@@ -691,6 +729,7 @@ int main(void)
     test_float_format();
     test_doc_map_refused();
     test_golden();
+    test_impacts();
     test_empty();
     test_analyzer();
     test_postings();

@@ -5,7 +5,8 @@
  * damaged segment file, a catalogue that cannot be read, row checksums and
  * the schema-1 migration, merges published in one step, _forcemerge after
  * an emptied segment, a wrapping block offset, deletes of missing ids,
- * re-encoding of incomplete blocks, and the free-space floor.
+ * re-encoding of incomplete blocks, the free-space floor, and searches
+ * that run while a write holds the write path.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -20,6 +21,8 @@
 #include <sqlite3.h>
 
 #include "catalog.h"
+#include "query.h"
+#include "search_request.h"
 #include "fds_test.h"
 #include "store.h"
 #include "store_int.h" /* the catalogue connection, for SQLITE_FULL */
@@ -516,6 +519,123 @@ static void test_merge_is_one_step(void)
     fds_store_close(s);
 }
 
+/* Generous bound for a step that must not wait on the held write: seconds
+ * (a liveness check, not a speed measurement). */
+#define NOWAIT_DEADLINE_S 30
+
+typedef struct held_write {
+    fds_index *ix;
+    int rc;
+} held_write;
+
+static void *bulk_write(void *arg)
+{
+    held_write *h = arg;
+    h->rc = put_docs(h->ix, 1000, 3000, false);
+    return NULL;
+}
+
+typedef struct one_search {
+    fds_index *ix;
+    atomic_bool done;
+    int rc;
+    uint64_t total;
+    bool got_seg, got_buf;
+} one_search;
+
+/* What the _search handler does (settings, parse, view, execute), then
+ * realtime gets of a doc in a segment and of a buffered one. */
+static void *search_once(void *arg)
+{
+    one_search *q = arg;
+    static const char body[] = "{\"query\":{\"match\":{\"method\":\"GET\"}}}";
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_settings set;
+    fds_index_get_settings(q->ix, &set);
+    fds_search_request *req = NULL;
+    fds_index_view *v = NULL;
+    fds_search_result res;
+    memset(&res, 0, sizeof res);
+    int rc = fds_search_parse_window(body, sizeof body - 1,
+                                     fds_index_mapping(q->ix),
+                                     set.max_result_window, 0, &req, &e);
+    if (!rc)
+        rc = fds_index_view_acquire(q->ix, &v, &e);
+    if (!rc) {
+        unsigned nseg;
+        const fds_search_segment *segs = fds_index_view_segments(v, &nseg);
+        rc = fds_search_execute(req, segs, nseg, &res, &e);
+    }
+    q->rc = rc;
+    q->total = res.total;
+    fds_search_result_free(&res);
+    fds_index_view_release(v);
+    fds_search_request_free(req);
+    q->got_seg = doc_is(q->ix, 7);
+    q->got_buf = doc_is(q->ix, 5003);
+    atomic_store(&q->done, true);
+    return NULL;
+}
+
+/* Wait until `flag` is set or NOWAIT_DEADLINE_S pass; true when set. */
+static bool wait_flag(atomic_bool *flag)
+{
+    for (int i = 0; i < NOWAIT_DEADLINE_S * 1000 && !atomic_load(flag); i++)
+        nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    return atomic_load(flag);
+}
+
+/* A search never waits behind a write: with a bulk write stopped inside
+ * its translog commit (the catalogue lock held here, so the write holds the
+ * index's write lock across validation and its fsync'd commit), a search
+ * and realtime gets run to the end and see the committed docs, and the
+ * write completes once the catalogue is free. */
+static void test_search_not_behind_write(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("nowait", data, "w", "index.refresh_interval",
+                               "-1", &s, &ix), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 1000, true), 0);
+    REQUIRE_EQ(put_docs(ix, 5000, 5010, false), 0); /* buffered */
+    pthread_mutex_lock(&s->db_mu);
+    held_write h = {.ix = ix};
+    pthread_t wt, qt;
+    pthread_create(&wt, NULL, bulk_write, &h);
+    /* the write holds wmu until it gets the catalogue, which it cannot */
+    bool held = false;
+    for (int i = 0; i < NOWAIT_DEADLINE_S * 1000 && !held; i++) {
+        held = pthread_mutex_trylock(&ix->wmu) != 0;
+        if (!held) {
+            pthread_mutex_unlock(&ix->wmu);
+            nanosleep(&(struct timespec){0, 1000000L}, NULL);
+        }
+    }
+    one_search q = {.ix = ix};
+    atomic_init(&q.done, false);
+    if (held)
+        pthread_create(&qt, NULL, search_once, &q);
+    bool finished = held && wait_flag(&q.done);
+    pthread_mutex_unlock(&s->db_mu);
+    pthread_join(wt, NULL);
+    if (held)
+        pthread_join(qt, NULL);
+    printf("search behind a held write: held %d, finished %d, %llu hits\n",
+           held, finished, (unsigned long long)q.total);
+    ASSERT(held);
+    ASSERT(finished);
+    ASSERT_EQ(q.rc, 0);
+    ASSERT_EQ(q.total, 900u); /* GET: doc_json's i % 10 != 0 */
+    ASSERT(q.got_seg);
+    ASSERT(q.got_buf);
+    ASSERT_EQ(h.rc, 0);
+    ASSERT(doc_is(ix, 2999));
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 /* Mark the oldest segment of index `name` in the catalogue of `data` fully
  * deleted (live all zero, del_count = max_doc) with a valid row checksum:
  * the state a segment is in after every doc of it is deleted, before a
@@ -932,6 +1052,7 @@ int main(void)
     test_catalog_checksums();
     test_catalog_migration();
     test_merge_is_one_step();
+    test_search_not_behind_write();
     test_forcemerge_after_empty_rewrite();
     test_block_offset_wrap();
     test_delete_missing_and_limits();
