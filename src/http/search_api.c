@@ -29,7 +29,7 @@
 static const char *const SEARCH_PARAMS[] = {
     "size", "from", "df", "default_operator", "q", "track_total_hits", "_source", "_source_includes",
     "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
-    "stored_fields", "rest_total_hits_as_int", "track_scores"};
+    "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout"};
 
 /* "profile" first: `_count` takes the list without it.  routing,
  * preference, request_cache, search_type, batched_reduce_size,
@@ -255,6 +255,7 @@ static int merge_hits(search_run *s, const fds_search_request *page,
         total += res->nhits;
         out->total += res->total;
         out->total_is_lower_bound |= res->total_is_lower_bound;
+        out->timed_out |= res->timed_out;
         if (!isnan(res->max_score) &&
             (isnan(out->max_score) || res->max_score > out->max_score))
             out->max_score = res->max_score;

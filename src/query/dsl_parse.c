@@ -215,6 +215,30 @@ static int stored_check(const fds_search_request *r, fds_err *err)
     return 0;
 }
 
+/* A search `timeout` as Elasticsearch's TimeValue reads it: a number and a
+ * unit (nanos, micros, ms, s, m, h, d), or -1 for none.  0 or FDS_EINVAL. */
+static int parse_timeout(fds_search_request *r, const char *v, fds_err *err)
+{
+    static const struct { const char *unit; double ns; } units[] = {
+        {"nanos", 1}, {"micros", 1e3}, {"ms", 1e6}, {"s", 1e9},
+        {"m", 6e10}, {"h", 3.6e12}, {"d", 8.64e13}};
+    if (!strcmp(v, "-1")) {
+        r->timeout_ns = 0;
+        return 0;
+    }
+    char *end;
+    double x = strtod(v, &end);
+    for (size_t i = 0; end != v && x >= 0 && isfinite(x) && i < 7; i++)
+        if (!strcmp(end, units[i].unit)) {
+            double ns = x * units[i].ns; /* 0 stops at once; a year at most */
+            r->timeout_ns = ns < 1 ? 1 : ns > 3.15e16 ? (int64_t)3.15e16 : (int64_t)ns;
+            return 0;
+        }
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_PARSE,
+                        "failed to parse setting [timeout] with value [%s] as a "
+                        "time value: unit is missing or unrecognized", v);
+}
+
 /* A JSON boolean for `name`.  0 or FDS_EPARSE. */
 static int parse_flag(const cJSON *v, const char *name, bool *out,
                       fds_err *err)
@@ -563,8 +587,13 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return parse_flag(it, k, &r->version, err);
     if (!strcmp(k, "seq_no_primary_term"))
         return parse_flag(it, k, &r->seq_no_primary_term, err);
-    if (!strcmp(k, "timeout") ||
-        !strcmp(k, "profile")) /* profile: answered by src/http */
+    if (!strcmp(k, "timeout")) {
+        if (!cJSON_IsString(it))
+            return fds__dsl_err(err, "[timeout] must be a time value string "
+                                     "such as \"30s\"");
+        return parse_timeout(r, it->valuestring, err);
+    }
+    if (!strcmp(k, "profile")) /* answered by src/http */
         return 0;
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
@@ -957,6 +986,8 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
     }
     if (!strcmp(key, "q"))
         return apply_q(req, value, err);
+    if (!strcmp(key, "timeout"))
+        return parse_timeout(req, value, err);
     if (!strcmp(key, "df")) {
         if (strlen(value) >= sizeof req->q_df)
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,

@@ -222,6 +222,7 @@ typedef struct fds_search_result {
     uint64_t postings_total;  /* postings of the query's terms (bench) */
     fds_explanation **explain; /* explain[i] explains hits[i] (nhits
                                   entries), NULL unless "explain" was asked */
+    bool timed_out;        /* the request's timeout stopped it: partial */
 } fds_search_result;
 
 /*

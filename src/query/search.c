@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "postings.h"
 #include "search_int.h"
@@ -72,8 +73,11 @@ static int segment_daat(run *r, unsigned si, it *iter)
     bool blocks = quick && sf[0] && sf[0]->blk_max;
     uint32_t resume = NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
+    uint32_t visited = 0;
     for (uint32_t d = iter->advance(iter, 0); d != NO_MORE;
          d = iter->advance(iter, d + 1)) {
+        if (++visited % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(&r->x))
+            break;
         if (!fds__is_live(sg, d))
             continue;
         r->count++;
@@ -118,7 +122,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
 static int run_segments(run *r, fds_err *err)
 {
     const fds_search_request *req = r->x.req;
-    for (unsigned si = 0; si < r->x.nseg; si++) {
+    for (unsigned si = 0; si < r->x.nseg && !fds__past_deadline(&r->x); si++) {
         r->x.cur_seg = si;
         const fds_sidx *sx = r->x.segs[si].sidx;
         it *iter = fds__build(&r->x, r->root, sx);
@@ -187,6 +191,9 @@ static void finish(run *r, fds_search_result *out)
             out->total = r->count;
         }
     }
+    out->timed_out = r->x.timed_out;
+    if (r->x.timed_out) /* counted only as far as it got */
+        out->total_is_lower_bound = true;
     out->postings_scored = r->x.scored;
     out->postings_total = r->x.total_postings;
 }
@@ -198,6 +205,12 @@ int fds_search_execute(const fds_search_request *req,
     memset(out, 0, sizeof *out);
     out->max_score = NAN;
     run r = {.x = {.req = req, .segs = segs, .nseg = nseg}};
+    if (req->timeout_ns > 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        r.x.deadline_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec +
+                          (uint64_t)req->timeout_ns;
+    }
     fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f, .msm = -1};
     cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
     if (!root)

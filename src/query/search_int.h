@@ -51,7 +51,17 @@ typedef struct exec {
     int corrupt;  /* set when a postings block fails to decode */
     int no_stats; /* iterators built again for a block: do not recount */
     unsigned cur_seg;
+    /* the request's `timeout` as a CLOCK_MONOTONIC deadline (0: none);
+     * passing it stops the search with what it has (timed_out) */
+    uint64_t deadline_ns;
+    bool timed_out;
 } exec;
+
+/* Has the search passed its deadline?  Sets x->timed_out.  Checked once per
+ * window or per FDS__DEADLINE_EVERY docs, so a timeout is noticed within
+ * a few milliseconds of work. */
+#define FDS__DEADLINE_EVERY 4096u
+bool fds__past_deadline(exec *x);
 
 /* ---- iterators (search_iter.c) -------------------------------------------- */
 

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "postings.h"
 #include "search_int.h"
@@ -880,6 +881,8 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit)
             return lo;
+        if (fds__past_deadline(x))
+            return NO_MORE;
         uint32_t hi = max_doc - lo > TAAT_WINDOW ? lo + TAAT_WINDOW : max_doc;
         memset(seen, 0, sizeof seen);
         bool any = false;
@@ -981,6 +984,8 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
     uint32_t win = MAXSCORE_FIRST_WINDOW;
     for (uint32_t lo = from; lo < max_doc;) {
+        if (fds__past_deadline(x))
+            break;
         float th0 = fds__theta(hp);
         if (th0 > -INFINITY) {
             if (isnan(gsum)) {
@@ -1075,6 +1080,17 @@ static void order_terms(term_it **ts, size_t nt)
         }
         ts[j] = t;
     }
+}
+
+bool fds__past_deadline(exec *x)
+{
+    if (!x->deadline_ns || x->timed_out)
+        return x->timed_out;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    x->timed_out = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec >
+                   x->deadline_ns;
+    return x->timed_out;
 }
 
 int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,

@@ -124,6 +124,9 @@ struct fds_search_request {
     bool version;            /* hits carry `_version` */
     bool seq_no_primary_term;/* hits carry `_seq_no` and `_primary_term` */
     bool total_as_int;       /* rest_total_hits_as_int: hits.total is a number */
+    /* `timeout` (Elasticsearch's search timeout): past it the query phase
+     * stops and answers what it has, with timed_out; 0 = none */
+    int64_t timeout_ns;
     /* q= URL query: its default field (df; "" = every text field) and
      * operator (default_operator=AND: every word must match) */
     char q_df[FDS_FIELD_PATH_MAX];
@@ -168,7 +171,8 @@ int fds_search_parse_window(const char *body, size_t len,
  * subset: space-separated `field:value` or bare words matched against every
  * text field), "track_total_hits" ("true", "false" or a number),
  * "explain", "df" and "default_operator" (for a later "q"), "version", "seq_no_primary_term", "rest_total_hits_as_int",
- * "track_scores" (booleans: "true", "false", empty = true), "_source"
+ * "track_scores" (booleans: "true", "false", empty = true), "timeout"
+ * (a time value such as "30s", -1 for none), "_source"
  * ("true", "false" or includes), "_source_includes", "_source_excludes",
  * "stored_fields" (comma lists) and "sort" ("field:order,..." appended to
  * the body's sort keys).  Unknown keys are ignored (the HTTP layer decides which

@@ -538,6 +538,49 @@ static void test_msm_extremes(void)
                     &err) != 0);
 }
 
+/* `timeout`: past its deadline a search stops and says so; a timeout it
+ * meets changes nothing (1 ns is past before the first check) */
+static void test_timeout(void)
+{
+    enum { N = 20000 };
+    static const char *docs[N];
+    for (size_t i = 0; i < N; i++)
+        docs[i] = i % 2 ? "{\"msg\":\"a b\"}" : "{\"msg\":\"a\"}";
+    seg_build(docs, N);
+    uint64_t t = 0;
+    char *out = search("{\"size\":0,\"track_total_hits\":true}", &t);
+    ASSERT(out && strstr(out, "\"timed_out\":false") && t == N);
+    free(out);
+    out = search("{\"size\":0,\"track_total_hits\":true,\"timeout\":\"30s\"}", &t);
+    ASSERT(out && strstr(out, "\"timed_out\":false") && t == N);
+    free(out);
+    static const char *bodies[] = {
+        "{\"track_total_hits\":true,\"timeout\":\"1nanos\"}",
+        "{\"query\":{\"match\":{\"msg\":\"a b\"}},\"timeout\":\"1nanos\"}",
+        "{\"query\":{\"match\":{\"msg\":\"b\"}},\"track_total_hits\":true,"
+        "\"timeout\":\"0ms\"}",
+        "{\"query\":{\"match_all\":{}},\"sort\":[\"_doc\"],\"timeout\":\"1nanos\","
+        "\"track_total_hits\":true}",
+    };
+    for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++) {
+        t = N;
+        out = search(bodies[i], &t);
+        if (!out || !strstr(out, "\"timed_out\":true") || t >= N ||
+            !strstr(out, "\"relation\":\"gte\"")) {
+            fprintf(stderr, "timeout not applied: %s\n  %.300s\n", bodies[i],
+                    out ? out : "(null)");
+            fds_test_failures++;
+        }
+        free(out);
+    }
+    fds_err err;
+    ASSERT(parse_rc("{\"timeout\":\"10\"}", &err) != 0 &&
+           strstr(err.reason, "unit is missing or unrecognized"));
+    ASSERT(parse_rc("{\"timeout\":10}", &err) != 0);
+    ASSERT(parse_rc("{\"timeout\":\"-1\"}", &err) == 0);
+    seg_free();
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -554,6 +597,7 @@ int main(void)
     test_result_window();
     test_exact_long_sort();
     test_msm_extremes();
+    test_timeout();
     fds_mapping_free(mapping);
     if (fds_test_failures)
         fprintf(stderr, "%d failure(s)\n", fds_test_failures);
