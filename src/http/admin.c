@@ -209,6 +209,12 @@ static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
 
 /* ---- handlers -------------------------------------------------------------- */
 
+static const char *cat_param_cb(void *arg, const char *name)
+{
+    return fds_req_param(arg, name);
+}
+
+
 void fds_h_root(fds_req *r, fds_resp *o)
 {
     cJSON *j = cJSON_CreateObject();
@@ -387,17 +393,39 @@ static cJSON *mapping_json(fds_index *ix)
     return j ? j : cJSON_CreateObject();
 }
 
+/* The indices the path's first segment names (every index for a path that
+ * starts with a '_' endpoint), open and closed, as Elasticsearch's get
+ * index and get mapping expand them (an expression that matches nothing
+ * answers {}).  False with the error answered. */
+static bool path_indices(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
+                                .expand_closed = true};
+    const char *expr = r->nseg >= 1 && r->seg[0][0] != '_' ? r->seg[0] : NULL;
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, expr, &opts, ixs, n, &e)) {
+        fds_resp_error(o, &e);
+        return false;
+    }
+    return true;
+}
+
 void fds_h_index_get(fds_req *r, fds_resp *o)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    fds_index **ixs;
+    size_t n;
+    if (!path_indices(r, o, &ixs, &n))
         return;
     cJSON *j = cJSON_CreateObject();
-    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
-    cJSON_AddObjectToObject(x, "aliases");
-    cJSON_AddItemToObject(x, "mappings", mapping_json(ix));
-    cJSON_AddItemToObject(x, "settings", settings_json(ix, false, false));
-    fds_index_release(ix);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ixs[i]));
+        cJSON_AddObjectToObject(x, "aliases");
+        cJSON_AddItemToObject(x, "mappings", mapping_json(ixs[i]));
+        cJSON_AddItemToObject(x, "settings", settings_json(ixs[i], false, false));
+    }
+    fds_index_expr_free(ixs, n);
     fds_resp_json(o, 200, j);
 }
 
@@ -522,13 +550,16 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
 
 void fds_h_mapping_get(fds_req *r, fds_resp *o)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    fds_index **ixs;
+    size_t n;
+    if (!path_indices(r, o, &ixs, &n))
         return;
     cJSON *j = cJSON_CreateObject();
-    cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ix));
-    cJSON_AddItemToObject(x, "mappings", mapping_json(ix));
-    fds_index_release(ix);
+    for (size_t i = 0; i < n; i++) {
+        cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ixs[i]));
+        cJSON_AddItemToObject(x, "mappings", mapping_json(ixs[i]));
+    }
+    fds_index_expr_free(ixs, n);
     fds_resp_json(o, 200, j);
 }
 
@@ -566,11 +597,6 @@ static void shards_ok(cJSON *j, int n)
     cJSON_AddNumberToObject(s, "total", n);
     cJSON_AddNumberToObject(s, "successful", n);
     cJSON_AddNumberToObject(s, "failed", 0);
-}
-
-static const char *cat_param_cb(void *arg, const char *name)
-{
-    return fds_req_param(arg, name);
 }
 
 /* Run `fn` on every open index the path's index expression names (every

@@ -536,6 +536,8 @@ static const route_def ROUTES[] = {
     {"_count", M_GET | M_POST, h_count},
     {"_msearch", M_GET | M_POST, fds_h_msearch},
     {"_settings", M_GET, fds_h_settings_get},
+    {"_mapping", M_GET, fds_h_mapping_get},
+    {"_mappings", M_GET, fds_h_mapping_get},
     {"_settings/{}", M_GET, fds_h_settings_get},
     {"_cluster/health", M_GET, fds_h_cluster_health},
     {"_cluster/health/{}", M_GET, fds_h_cluster_health},
