@@ -81,7 +81,11 @@ static bool wild_takes(const char *pat, fds_index *ix, const char *name,
         return false;
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
-    if (((name[0] == '.' && pat[0] != '.') || set.hidden) && !o->expand_hidden)
+    /* a dot name only for a dot pattern; a hidden index only with
+     * expand_wildcards=hidden, or a dot pattern on a hidden dot name
+     * (Elasticsearch's implicitHiddenMatch) */
+    bool dot = name[0] == '.' && pat[0] == '.';
+    if (!o->expand_hidden && ((name[0] == '.' && !dot) || (set.hidden && !dot)))
         return false;
     return fds_index_is_open(ix) ? o->expand_open : o->expand_closed;
 }
@@ -129,9 +133,11 @@ static int node_set_load(fds_store *st, node_set *s)
 /* Apply one item of the expression to `take` (one flag per index of the
  * node).  0 or FDS_ENOTFOUND (err filled) for a missing concrete name. */
 static int apply_item(const node_set *s, char *item, bool *take,
-                      const fds_index_expr_opts *o, fds_err *err)
+                      const fds_index_expr_opts *o, bool wild_seen, fds_err *err)
 {
-    bool minus = item[0] == '-' && item[1];
+    /* '-' excludes only after a wildcard (Elasticsearch 8); before one it is
+     * part of a name (which then does not exist) */
+    bool minus = item[0] == '-' && item[1] && wild_seen;
     const char *pat = minus ? item + 1 : item;
     bool wild = strchr(pat, '*') != NULL;
     if (!strcmp(pat, "_all")) {
@@ -169,9 +175,12 @@ int fds_index_expr_resolve(fds_store *st, const char *expr,
     bool *take = calloc(s.n ? s.n : 1, sizeof *take);
     char *copy = strdup(expr && *expr ? expr : "_all");
     int rc = take && copy ? 0 : FDS_ENOMEM;
+    bool wild_seen = false;
     for (char *save = NULL, *t = rc ? NULL : strtok_r(copy, ",", &save);
-         t && !rc; t = strtok_r(NULL, ",", &save))
-        rc = apply_item(&s, t, take, o, err);
+         t && !rc; t = strtok_r(NULL, ",", &save)) {
+        rc = apply_item(&s, t, take, o, wild_seen, err);
+        wild_seen |= strchr(t, '*') != NULL || !strcmp(t, "_all");
+    }
     size_t k = 0;
     for (size_t i = 0; !rc && i < s.n; i++)
         k += take[i];

@@ -42,9 +42,9 @@ int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
  * with '*' is a wildcard matched against every name (a name starting with
  * '.' only when the pattern does; an index.hidden one only with
  * expand_hidden, which takes both), keeping the
- * states expand_wildcards asks for; an item starting with '-' removes the
- * names it matches from those gathered before it; any other item is a
- * concrete name.  On success *out is a malloc'd array of *n references
+ * states expand_wildcards asks for; after a wildcard, an item starting
+ * with '-' removes the names it matches from those gathered before it; any
+ * other item is a concrete name.  On success *out is a malloc'd array of *n references
  * sorted by name, without repeats (release each with fds_index_release,
  * then free the array).
  * Errors: FDS_ENOTFOUND (kind INDEX_NOT_FOUND, err->index set) for a

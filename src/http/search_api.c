@@ -261,7 +261,8 @@ static int merge_hits(search_run *s, const fds_search_request *page,
             out->max_score = res->max_score;
     }
     /* a finite track_total_hits: counted up to it, as one shard would */
-    if (page->track_total >= 0 && page->track_total != INT64_MAX &&
+    if (!page->count_only && page->track_total >= 0 &&
+        page->track_total != INT64_MAX &&
         out->total > (uint64_t)page->track_total) {
         out->total = (uint64_t)page->track_total;
         out->total_is_lower_bound = true;
@@ -456,6 +457,23 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[search_type] dfs_query_then_fetch over "
                                "several indices is not supported");
+    }
+    /* a closed index among them: Elasticsearch's index_closed_exception,
+     * unless ignore_unavailable leaves it out */
+    for (size_t i = 0; i < n; i++) {
+        if (fds_index_is_open(ixs[i]))
+            continue;
+        if (!opts.ignore_unavailable) {
+            fds_err_clear(&e);
+            fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
+            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
+            fds_index_expr_free(ixs, n);
+            return fds_resp_error(o, &e);
+        }
+        fds_index_release(ixs[i]);
+        memmove(ixs + i, ixs + i + 1, (n - i - 1) * sizeof *ixs);
+        n--;
+        i--;
     }
     bool profile = !count && (fds_req_param_bool(r, "profile", false) ||
                               fds__body_wants_profile(r->body, r->body_len));

@@ -383,6 +383,27 @@ int fds__date_parse(const char *s, size_t n, const fds_date_format *f,
     return -1;
 }
 
+/* The milliseconds an ISO date text leaves unsaid, minus one: what
+ * Elasticsearch's round-up parser fills in for gt and lte ("2026-12-01" is
+ * its last millisecond, "...T10:00" its minute's).  0 for a full time. */
+static int64_t iso_unsaid_ms(const char *s, size_t n)
+{
+    const char *t = memchr(s, 'T', n);
+    if (!t)
+        return n == 10 ? MS_PER_DAY - 1 : 0;
+    size_t colons = 0;
+    bool frac = false;
+    for (const char *p = t; p < s + n; p++) {
+        if (*p == 'Z' || *p == '+' || (*p == '-' && p > t))
+            break;
+        colons += *p == ':';
+        frac |= *p == '.' || *p == ',';
+    }
+    if (frac)
+        return 0;
+    return colons == 0 ? 3600000 - 1 : colons == 1 ? 60000 - 1 : 1000 - 1;
+}
+
 int fds__date_math(const char *s, size_t n, const fds_date_format *f,
                    int64_t tz_ms, bool round_up, int64_t now_ms, int64_t *out)
 {
@@ -398,6 +419,9 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
         size_t blen = k + 1 < n ? k : n;
         if (fds__date_parse(s, blen, f, tz_ms, &t))
             return -1;
+        /* no math: a rounded-up bound ends where its text stops saying */
+        if (blen == n && round_up && !all_digits(s, n))
+            t += iso_unsaid_ms(s, n);
         i = blen < n ? blen + 2 : n;
     }
     if (t > DATE_MS_MAX || t < -DATE_MS_MAX)

@@ -1013,6 +1013,16 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
           : key[0] == 's' ? &req->seq_no_primary_term
           : key[0] == 'r' ? &req->total_as_int
                           : &req->track_scores) = on;
+        /* a number must be exact (RestSearchAction): counting is turned on
+         * unless it was limited explicitly, which is refused */
+        if (key[0] == 'r' && on && req->track_total == FDS_TRACK_TOTAL_DEFAULT)
+            req->track_total = INT64_MAX;
+        else if (key[0] == 'r' && on && req->track_total != INT64_MAX &&
+                 req->track_total != FDS_TRACK_TOTAL_NONE)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[rest_total_hits_as_int] cannot be used if the "
+                                "tracking of total hits is not accurate, got %lld",
+                                (long long)req->track_total);
         return 0;
     }
     if (!strcmp(key, "_source") || !strcmp(key, "_source_includes") ||

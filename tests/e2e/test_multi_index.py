@@ -65,6 +65,13 @@ class MultiIndex(ServerTestCase):
                                           "failed": 0})
         # hidden (dot) names: only a dot pattern or expand_wildcards=hidden
         self.assertEqual(self.count("/.h*"), 1)
+        st, out, _ = self.req("PUT", "/.dothidden", {"settings": {"index.hidden": True}})
+        try:
+            self.req("PUT", "/.dothidden/_doc/1?refresh=true", {"x": 1})
+            self.assertEqual(self.count("/.doth*"), 1)  # a dot pattern finds a hidden dot name
+            self.assertEqual(self.count("/*hidden"), 0)
+        finally:
+            self.req("DELETE", "/.dothidden")
         self.assertEqual(self.count("/*") + 1,
                          self.search("/*/_count?expand_wildcards=open,hidden")["count"])
 
@@ -178,6 +185,32 @@ class MultiIndex(ServerTestCase):
         out = self.search("/nomatch-*/_search", {"query": {"bogus": {}}}, status=400)
         self.assertEqual(out["error"]["type"], "parsing_exception")
 
+    def test_count_is_exact_across_indices(self):
+        # past the default track_total_hits (10,000): _count counts every match
+        for name, count in (("big1", 6000), ("big2", 5000)):
+            lines = "".join('{"index":{"_index":"%s"}}\n{"v":%d}\n' % (name, i)
+                            for i in range(count))
+            st, out, _ = self.req("POST", "/_bulk?refresh=true", lines,
+                                  {"Content-Type": "application/x-ndjson"})
+            self.assertFalse(out["errors"])
+        try:
+            self.assertEqual(self.count("/big1,big2"), 11000)
+            self.assertEqual(self.count("/big*"), 11000)
+            out = self.search("/big*/_search?size=0&rest_total_hits_as_int=true")
+            self.assertEqual(out["hits"]["total"], 11000)
+            out = self.search("/big*/_search?size=0&rest_total_hits_as_int=true"
+                              "&track_total_hits=2", status=400)
+            self.assertIn("cannot be used if the tracking of total hits is not accurate",
+                          out["error"]["reason"])
+        finally:
+            self.req("DELETE", "/big1")
+            self.req("DELETE", "/big2")
+
+    def test_exclusion_needs_a_wildcard_before(self):
+        out = self.search("/-%s/_count" % DAYS[0], status=404)
+        self.assertEqual(out["error"]["reason"], "no such index [-%s]" % DAYS[0])
+        self.search("/%s,-%s/_count" % (DAYS[0], DAYS[0]), status=404)
+
     def test_closed(self):
         # wildcards skip closed indices unless expand_wildcards asks for them
         self.assertEqual(self.count("/closed-*"), 0)
@@ -185,6 +218,12 @@ class MultiIndex(ServerTestCase):
         self.assertEqual(out["error"]["type"], "index_closed_exception")
         out = self.search("/closed-1,metrics/_search?ignore_unavailable=true")
         self.assertEqual(out["hits"]["total"]["value"], 1)
+        # in a list, or expanded by expand_wildcards: refused unless ignore_unavailable
+        out = self.search("/closed-1,metrics/_count", status=400)
+        self.assertEqual(out["error"]["type"], "index_closed_exception")
+        self.search("/closed-*/_count?expand_wildcards=all", status=400)
+        self.assertEqual(self.search("/*/_count?expand_wildcards=all&ignore_unavailable=true")
+                         ["count"], sum(PER_DAY) + 2)
         out = self.search("/logs-*/_search?expand_wildcards=sideways", status=400)
         self.assertEqual(out["error"]["type"], "illegal_argument_exception")
         out = self.search("/logs-*/_search?ignore_unavailable=perhaps", status=400)

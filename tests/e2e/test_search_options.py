@@ -93,8 +93,9 @@ class SearchOptions(ServerTestCase):
     def test_rest_total_hits_as_int(self):
         out, _ = self.search(None, "?rest_total_hits_as_int=true")
         self.assertEqual(out["hits"]["total"], 3)
-        out, _ = self.search({"track_total_hits": 2}, "?rest_total_hits_as_int=true")
-        self.assertEqual(out["hits"]["total"], 2)
+        # a number must be exact: a limit on counting is refused
+        out, _ = self.search({"track_total_hits": 2}, "?rest_total_hits_as_int=true", status=400)
+        self.assertIn("tracking of total hits is not accurate, got 2", out["error"]["reason"])
         out, _ = self.search(None, "?rest_total_hits_as_int=false")
         self.assertEqual(out["hits"]["total"], {"value": 3, "relation": "eq"})
 

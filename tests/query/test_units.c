@@ -643,6 +643,12 @@ static void test_datemath(void)
         {"1700000000", FDS_DF_EPOCH_SECOND, 0LL, false, 0LL, 1700000000000LL},
         {"1700000000123", FDS_DF_DEFAULT, 0LL, false, 0LL, 1700000000123LL},
         {"1969-12-31||/y", FDS_DF_ISO, 0LL, false, 0LL, -31536000000LL},
+        /* round up without math: the text's last millisecond */
+        {"2026-12-01", FDS_DF_ISO, 0LL, true, 0LL, 1796169599999LL},
+        {"2026-12-01T10:20", FDS_DF_ISO, 0LL, true, 0LL, 1796120459999LL},
+        {"2026-12-01T10:20:30Z", FDS_DF_ISO, 0LL, true, 0LL, 1796120430999LL},
+        {"2026-12-01T10:20:30.5Z", FDS_DF_ISO, 0LL, true, 0LL, 1796120430500LL},
+        {"2026-12-01||+0d", FDS_DF_ISO, 0LL, true, 0LL, 1796083200000LL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int64_t got = 0;
