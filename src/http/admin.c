@@ -240,8 +240,8 @@ void fds_h_root(fds_req *r, fds_resp *o)
 }
 
 /* An index's health on this one node: red when it failed to load, yellow
- * when it asks for replicas (no second node can hold them), else green;
- * "" for a closed index.  Its unassigned shard copies go to *unassigned. */
+ * when it asks for replicas (no second node can hold them), else green
+ * (closed or open).  Its unassigned shard copies go to *unassigned. */
 static const char *index_health(fds_index *ix, unsigned *unassigned)
 {
     fds_index_settings set;
@@ -250,8 +250,8 @@ static const char *index_health(fds_index *ix, unsigned *unassigned)
                                         : set.number_of_replicas;
     if (fds_index_failure(ix))
         return "red";
-    if (!fds_index_is_open(ix))
-        return "";
+    /* a closed index keeps its shard (Elasticsearch 8 replicates closed
+     * indices): its health is its copies' */
     return set.number_of_replicas ? "yellow" : "green";
 }
 

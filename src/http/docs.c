@@ -47,6 +47,19 @@ static bool want_refresh(fds_req *r)
     return v && (!*v || !strcmp(v, "true") || !strcmp(v, "wait_for"));
 }
 
+/* ?refresh is true, false, wait_for or empty; anything else is a 400
+ * (answered), as Elasticsearch's WriteRequest.RefreshPolicy.parse. */
+static bool refresh_ok(fds_req *r, fds_resp *o)
+{
+    const char *v = fds_req_param(r, "refresh");
+    if (!v || !*v || !strcmp(v, "true") || !strcmp(v, "false") ||
+        !strcmp(v, "wait_for"))
+        return true;
+    fds_resp_errorf(o, 400, "illegal_argument_exception",
+                    "Unknown value for refresh: [%s].", v);
+    return false;
+}
+
 /* refresh=true or refresh= (not wait_for): Elasticsearch's answer then says
  * "forced_refresh": true (DocWriteResponse#innerToXContent). */
 static bool forced_refresh(fds_req *r)
@@ -270,6 +283,8 @@ static bool url_write_opts(fds_req *r, fds_resp *o)
 
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
+    if (!refresh_ok(r, o))
+        return;
     fds_write_op op = {0};
     if (r->nseg == 3) {
         op.id = r->seg[2];
@@ -679,6 +694,8 @@ void fds_h_mget(fds_req *r, fds_resp *o)
 
 void fds_h_doc_delete(fds_req *r, fds_resp *o)
 {
+    if (!refresh_ok(r, o))
+        return;
     fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
                        .id_len = strlen(r->seg[2])};
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
@@ -859,12 +876,14 @@ static void update_run(fds_index *ix, const upd_req *u, bool refresh,
         int rc = fds_index_get(ix, u->id, u->id_len, &cur, &w->err);
         fds_strbuf merged = {0};
         if (rc == FDS_ENOTFOUND) {
-            if (u->ups_e) {
-                op->src = (const uint8_t *)u->body + u->ups_s;
-                op->src_len = u->ups_e - u->ups_s;
-            } else if (u->doc_as_upsert) {
+            /* doc_as_upsert: the doc is the upsert, whatever `upsert` says
+             * (UpdateHelper.prepareUpsert) */
+            if (u->doc_as_upsert && doc_len) {
                 op->src = (const uint8_t *)doc;
                 op->src_len = doc_len;
+            } else if (u->ups_e) {
+                op->src = (const uint8_t *)u->body + u->ups_s;
+                op->src_len = u->ups_e - u->ups_s;
             } else {
                 fds_err_clear(&w->err);
                 w->code = fds_err_setk(&w->err, FDS_ENOTFOUND,
@@ -948,6 +967,8 @@ static const char *const UPDATE_PARAMS[] = {
 
 void fds_h_update(fds_req *r, fds_resp *o)
 {
+    if (!refresh_ok(r, o))
+        return;
     /* an update's id is required, as a delete's is (id_valid) */
     fds_write_op cop = {.type = FDS_OP_DELETE, .id = r->seg[2],
                         .id_len = strlen(r->seg[2])};
@@ -1388,6 +1409,8 @@ static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *ur
 
 void fds_h_bulk(fds_req *r, fds_resp *o)
 {
+    if (!refresh_ok(r, o))
+        return;
     if (!fds_req_check_params(r, o, BULK_PARAMS))
         return;
     long long t0 = fds_now_us();

@@ -831,6 +831,29 @@ static int q_word(fds__dsl_ctx *c, fds_query *b, const char *p, size_t n,
 /* q= URL parameter: space-separated words (q_word), any of them. */
 static int apply_q(fds_search_request *req, const char *value, fds_err *err)
 {
+    /* Lucene syntax we do not parse is refused, not read as words: quotes,
+     * +/- prefixes, groups, ranges, wildcards, fuzziness, boosts, escapes,
+     * the operators and the _exists_/_id/_index pseudo fields */
+    static const char *const ops[] = {"AND", "OR", "NOT", "TO", "&&", "||"};
+    const char *bad = strpbrk(value, "\"()[]{}*?~^\\/!");
+    for (const char *p = value; !bad && *p;) {
+        while (*p == ' ')
+            p++;
+        size_t l = strcspn(p, " ");
+        if (l && (*p == '+' || *p == '-' || (l >= 8 && !memcmp(p, "_exists_", 8)) ||
+                  (l >= 4 && (!memcmp(p, "_id:", 4))) ||
+                  (l >= 7 && !memcmp(p, "_index:", 7))))
+            bad = p;
+        for (size_t k = 0; !bad && k < sizeof ops / sizeof *ops; k++)
+            if (l == strlen(ops[k]) && !memcmp(p, ops[k], l))
+                bad = p;
+        p += l;
+    }
+    if (bad)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                            "Failed to parse query [%s]: q= takes words and "
+                            "field:word pairs only; [%.20s] is Lucene syntax "
+                            "that is not supported", value, bad);
     fds__dsl_ctx c = {.m = req->mapping, .err = err};
     fds_query *b = fds__dsl_qnew(FDS_Q_BOOL, NULL);
     if (!b)

@@ -333,8 +333,14 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         f->is_subfield = sub;
     }
     cJSON *ia = cJSON_GetObjectItemCaseSensitive(def, "ignore_above");
-    if (cJSON_IsNumber(ia))
-        f->ignore_above = ia->valueint > 0 ? ia->valueint : 0;
+    if (ia) {
+        if (!cJSON_IsNumber(ia) || ia->valuedouble < 0 ||
+            ia->valuedouble > 2147483647.0 || ia->valuedouble != floor(ia->valuedouble))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "Failed to parse mapping: [ignore_above] on field "
+                                "[%s] must be a non-negative integer", path);
+        f->ignore_above = (int)ia->valuedouble;
+    }
     cJSON *fm = cJSON_GetObjectItemCaseSensitive(def, "format");
     if (fm) {
         fds_date_format df;

@@ -120,6 +120,14 @@ class Documents(ServerTestCase):
                             {"doc": {"x": 1}, "doc_as_upsert": True})
         self.assertEqual((st, b["result"]), (201, "created"))
         self.assertEqual(self.req("GET", "/u3/_source/2")[1], {"x": 1})
+        # doc_as_upsert wins over upsert (UpdateHelper.prepareUpsert)
+        st, b, _ = self.req("POST", "/u3/_update/3",
+                            {"doc": {"a": 1}, "doc_as_upsert": True, "upsert": {"b": 2}})
+        self.assertEqual((st, self.req("GET", "/u3/_source/3")[1]), (201, {"a": 1}))
+        # ?refresh takes true, false, wait_for or nothing
+        for path in ("/u3/_update/3?refresh=bogus", "/u3/_doc/4?refresh=bogus"):
+            st, b, _ = self.req("POST", path, {"doc": {"a": 2}} if "_update" in path else {"a": 2})
+            self.assertEqual((st, b["error"]["reason"]), (400, "Unknown value for refresh: [bogus]."))
 
     def test_missing_document(self):
         b = self.assertError(self.req("POST", "/u4/_update/7", {"doc": {"x": 1}}),

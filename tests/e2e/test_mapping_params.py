@@ -54,6 +54,8 @@ class MappingParams(ServerTestCase):
             ({"t": {"type": "text", "doc_values": True}},
              "unknown parameter [doc_values] on mapper [t] of type [text]"),
             ({"n": {"type": "long", "ignore_above": 3}}, "unknown parameter [ignore_above]"),
+            ({"k": {"type": "keyword", "ignore_above": "abc"}}, "[ignore_above] on field [k]"),
+            ({"k": {"type": "keyword", "ignore_above": -5}}, "must be a non-negative integer"),
             ({"t": {"type": "text", "fields": {"r": {"type": "keyword", "store": True}}}},
              "on field [t.r]"),
         ]

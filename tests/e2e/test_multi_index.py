@@ -286,7 +286,7 @@ class MultiIndex(ServerTestCase):
         st, raw, _ = self.req("GET", "/_cat/indices?h=index&expand_wildcards=all")
         self.assertIn(".hidden", raw.split())
         st, raw, _ = self.req("GET", "/_cat/indices?health=green&h=index&s=index")
-        self.assertEqual(raw.split(), sorted(DAYS + ["metrics"]))
+        self.assertEqual(raw.split(), sorted(DAYS + ["metrics", "closed-1"]))  # closed: green too
         st, out, _ = self.req("GET", "/_cat/indices?health=purple")
         self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"))
         st, out, _ = self.req("GET", "/_cat/indices/nope")

@@ -137,6 +137,12 @@ class SearchOptions(ServerTestCase):
         self.assertEqual(ids("?q=red%20fox&df=a&default_operator=AND"), ["0"])
         self.assertEqual(ids("?q=red%20fox&default_operator=and"), ["0", "1", "2"])
         self.assertEqual(self.req("GET", "/q/_count?q=fox&df=b")[1]["count"], 1)
+        # Lucene syntax we do not parse is refused, not read as words
+        for q in ("%22red%20fox%22", "-red", "%2Bred", "red%20AND%20fox", "NOT%20red",
+                  "re*", "(red", "_exists_:a", "a:%5B1%20TO%205%5D", "red~", "red%5E2"):
+            st, out, _ = self.req("GET", "/q/_count?q=" + q)
+            self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"), q)
+            self.assertIn("Lucene syntax that is not supported", out["error"]["reason"])
         st, out, _ = self.req("GET", "/q/_search?q=red&default_operator=XOR")
         self.assertEqual(st, 400)
         self.assertIn("defaultOperator", out["error"]["reason"])
