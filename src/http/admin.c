@@ -936,43 +936,53 @@ static bool pattern_list_match(const char *expr, const char *name)
     return false;
 }
 
+/* _cat/count: the count of a `_count` over the same index expression and
+ * q= (RestCountAction under the cat table), so the two always agree --
+ * hidden and closed indices included. */
 void fds_h_cat_count(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {"epoch", "timestamp", "count"};
-    const char *expr = r->nseg == 3 ? r->seg[2] : NULL;
-    char **names = NULL;
-    size_t n = 0, matched = 0;
-    uint64_t count = 0;
-    fds_store_list_indices(r->store, &names, &n);
-    for (size_t i = 0; i < n; i++) {
-        fds_index *ix;
-        if ((!expr || pattern_list_match(expr, names[i])) &&
-            fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
-            fds_index_stats st;
-            fds_index_stats_get(ix, &st);
-            if (fds_index_is_open(ix))
-                count += st.docs_count; /* searchable docs, as a count query */
-            matched++;
-            fds_index_release(ix);
+    static const char *const passed[] = {"q", "df", "default_operator",
+                                         "ignore_unavailable", "allow_no_indices",
+                                         "expand_wildcards"};
+    const char *kv[2 * (sizeof passed / sizeof *passed)];
+    unsigned nkv = 0;
+    for (size_t i = 0; i < sizeof passed / sizeof *passed; i++) {
+        const char *v = fds_req_param(r, passed[i]);
+        if (v) {
+            kv[2 * nkv] = passed[i];
+            kv[2 * nkv++ + 1] = v;
         }
-        free(names[i]);
     }
-    free(names);
-    if (expr && !matched && !strchr(expr, '*')) {
-        fds_err e;
-        fds_err_clear(&e);
-        fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
-                     "no such index [%s]", expr);
-        snprintf(e.index, sizeof e.index, "%s", expr);
-        return fds_resp_error(o, &e);
+    char count_seg[] = "_count";
+    fds_req sub = {.store = r->store, .method = "GET", .url = r->url,
+                   .body = "", .start_us = r->start_us, .kv = kv, .nkv = nkv};
+    if (r->nseg == 3) {
+        sub.seg[0] = r->seg[2];
+        sub.seg[1] = count_seg;
+        sub.nseg = 2;
+    } else {
+        sub.seg[0] = count_seg;
+        sub.nseg = 1;
     }
+    fds_resp c = {0};
+    fds_h_search(&sub, &c, true);
+    for (unsigned i = 0; i < sub.nparams; i++)
+        free(sub.params[i]);
+    free(sub.params);
+    if (c.status != 200) /* its error, as _count answers it */
+        return fds_resp_raw(o, c.status, c.body, c.len, c.content_type);
+    cJSON *j = cJSON_ParseWithLength(c.body ? c.body : "", c.len);
+    free(c.body);
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "count");
     char *row[3];
     cat_time(&row[0], &row[1]);
-    row[2] = fmt_u64(count);
+    row[2] = fmt_u64(cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0);
+    cJSON_Delete(j);
     char **rows[1] = {row};
     fds_cat_render(r, o, cols, 3, rows, 1);
-    for (int c = 0; c < 3; c++)
-        free(row[c]);
+    for (int k = 0; k < 3; k++)
+        free(row[k]);
 }
 
 /* A number of the cluster health answer `j`, as cell text. */

@@ -292,6 +292,18 @@ class MultiIndex(ServerTestCase):
         st, out, _ = self.req("GET", "/_cat/indices/nope")
         self.assertEqual((st, out["error"]["type"]), (404, "index_not_found_exception"))
 
+    def test_cat_count_is_count(self):
+        for path, want in (("/_cat/count/logs-*", sum(PER_DAY)),
+                           ("/_cat/count", sum(PER_DAY) + 1),  # not hidden, not closed
+                           ("/_cat/count/logs-*?q=msg:error",
+                            sum(1 for d in self.docs if "error" in d[3]))):
+            st, raw, _ = self.req("GET", path + ("&" if "?" in path else "?") + "h=count")
+            self.assertEqual((st, str(raw).strip()), (200, str(want)), path)
+        st, out, _ = self.req("GET", "/_cat/count/closed-1")
+        self.assertEqual((st, out["error"]["type"]), (400, "index_closed_exception"))
+        st, out, _ = self.req("GET", "/_cat/count/nope")
+        self.assertEqual(st, 404)
+
     def test_replicas_make_yellow(self):
         # one node cannot hold a replica: Elasticsearch reports yellow
         self.assertEqual(self.req("GET", "/_cluster/health")[1]["status"], "green")
