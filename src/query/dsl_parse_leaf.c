@@ -537,6 +537,11 @@ static int range_options(fds__dsl_ctx *c, const fds_field_info *f,
             if (!cJSON_IsString(it))
                 return fds__dsl_err(c->err, "[range] [%s] must be a string", k);
             const char *v = it->valuestring;
+            char vb[8];
+            const char *raw;
+            size_t rl;
+            if (!fds__dsl_scalar(c, it, vb, sizeof vb, &raw, &rl) || rl != strlen(v))
+                return fds__dsl_err(c->err, "[range] [%s] has a NUL character", k);
             if (k[0] == 'f') {
                 if (fds__date_format_parse(v, strlen(v), &ro->fmt))
                     return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -581,12 +586,15 @@ static int date_bound(fds__dsl_ctx *c, const cJSON *v, const range_opts *ro,
         clock_gettime(CLOCK_REALTIME, &ts);
         c->now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
     }
-    const char *s = v->valuestring;
-    if (fds__date_math(s, strlen(s), ro->formats, ro->tz_ms, round_up,
-                       c->now_ms, l))
+    /* the whole string, a NUL in it too (which no date has) */
+    char buf[64];
+    const char *s;
+    size_t n;
+    if (!fds__dsl_scalar(c, v, buf, sizeof buf, &s, &n) ||
+        fds__date_math(s, n, ro->formats, ro->tz_ms, round_up, c->now_ms, l))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
                             "failed to parse date field [%s] with format [%s]",
-                            s, ro->formats ? ro->formats->text
+                            v->valuestring, ro->formats ? ro->formats->text
                                            : "strict_date_optional_time||"
                                              "epoch_millis");
     *d = (double)*l;

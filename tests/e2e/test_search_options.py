@@ -191,7 +191,11 @@ class SearchOptions(ServerTestCase):
                 ({"gte": "2020-06-01", "time_zone": "Asia/Tehran"},
                  "illegal_argument_exception", "time_zone [Asia/Tehran] is not supported"),
                 ({"gte": "now-1x"}, "parse_exception", "failed to parse date field"),
-                ({"gte": "2020-06-01", "_name": "q1"}, "parsing_exception", "[_name]")):
+                ({"gte": "2020-06-01", "_name": "q1"}, "parsing_exception", "[_name]"),
+                ({"gte": "2020-06-01T10:00:00Z\u0000junk"}, "parse_exception",
+                 "failed to parse date field"),
+                ({"gte": "2020-06-01", "format": "strict_date\u0000xx"}, "parsing_exception",
+                 "NUL")):
             out = count(rng, 400)
             self.assertEqual(out["error"]["type"], etype, out)
             self.assertIn(reason, out["error"]["reason"])
