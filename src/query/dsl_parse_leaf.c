@@ -58,6 +58,20 @@ static int not_a_number(fds__dsl_ctx *c, const fds_field_info *f,
                         "For input string: \"%.*s\"", (int)n, s);
 }
 
+/* A text field mapped with "index": false has no postings and no doc
+ * values: a query on it is Elasticsearch's "Cannot search on field [f]
+ * since it is not indexed" (other types still answer from their doc
+ * values, as Elasticsearch 8 does).  True with the error filled. */
+static bool not_searchable(fds__dsl_ctx *c, const fds_field_info *f)
+{
+    if (!f || f->index || f->type != FDS_FT_TEXT)
+        return false;
+    fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                 "failed to create query: Cannot search on field [%s] since it "
+                 "is not indexed.", f->path);
+    return true;
+}
+
 /*
  * A bound or value `v` of a numeric/date/boolean field: *d as a double, *l
  * as a long (exact from integer text, else the double saturated; *over says
@@ -297,7 +311,9 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     fds_query *q = NULL;
-    if (!f || f->type == FDS_FT_OBJECT || !f->index) {
+    if (not_searchable(c, f))
+        return NULL;
+    if (!f || f->type == FDS_FT_OBJECT) {
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
     } else if (f->type == FDS_FT_KEYWORD) {
         q = term_query(f->path, f->type, s, n);
@@ -387,7 +403,9 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
             q->val_lens[0] = n;
             q->nvals = 1;
         }
-    } else if (!f || f->type == FDS_FT_OBJECT || !f->index)
+    } else if (not_searchable(c, f)) {
+        return NULL;
+    } else if (!f || f->type == FDS_FT_OBJECT)
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
     else if (f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD)
         q = term_query(f->path, f->type, s, n);
@@ -422,7 +440,9 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     float boost = fds__dsl_boost(body);
     bool ids = !strcmp(fld->string, "_id"); /* answered by the _id table */
-    if (!ids && (!f || f->type == FDS_FT_OBJECT || !f->index))
+    if (!ids && not_searchable(c, f))
+        return NULL;
+    if (!ids && (!f || f->type == FDS_FT_OBJECT))
         return fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
     fds_query *q;
     if (ids || f->type == FDS_FT_TEXT || f->type == FDS_FT_KEYWORD) {

@@ -300,7 +300,9 @@ static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
     int rc = touch(w, f);
     if (rc)
         return rc;
-    if (!f->mf->index && f->kind != FDS_FT_KEYWORD)
+    /* "index": false: a text field keeps nothing; the other types keep
+     * their values, searched and sorted as doc values (Elasticsearch 8) */
+    if (!f->mf->index && f->kind == FDS_FT_TEXT)
         return 0;
     switch (f->kind) {
     case FDS_FT_TEXT: {

@@ -140,6 +140,22 @@ class MappingParams(ServerTestCase):
         self.assertEqual([h["sort"][0] for h in out["hits"]["hits"]],
                          [1796120430000, 1796120430000, 1796124030000])
 
+    def test_index_false(self):
+        self.create("nix", {"properties": {"c": {"type": "long", "index": False},
+                                           "k": {"type": "keyword", "index": False},
+                                           "t": {"type": "text", "index": False}}}, 200)
+        self.req("PUT", "/nix/_doc/1?refresh=true", {"c": 5, "k": "x", "t": "hi"})
+        # numbers and keywords answer from their doc values, as in Elasticsearch 8
+        for q in ({"term": {"c": 5}}, {"range": {"c": {"gte": 4}}}, {"term": {"k": "x"}}):
+            st, out, _ = self.req("POST", "/nix/_count", {"query": q})
+            self.assertEqual((st, out.get("count")), (200, 1), q)
+        st, out, _ = self.req("POST", "/nix/_search", {"sort": ["c"]})
+        self.assertEqual(out["hits"]["hits"][0]["sort"], [5])
+        # a text field kept out of the index cannot be searched
+        st, out, _ = self.req("POST", "/nix/_search", {"query": {"match": {"t": "hi"}}})
+        self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"))
+        self.assertIn("Cannot search on field [t] since it is not indexed", out["error"]["reason"])
+
     def test_aliases_only_empty(self):
         st, out, _ = self.req("PUT", "/al0", {"aliases": {}})
         self.assertEqual(st, 200, out)
