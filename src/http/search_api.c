@@ -302,6 +302,68 @@ static int merge_hits(search_run *s, const fds_search_request *page,
     return 0;
 }
 
+/* A shard failure's cause as Elasticsearch prints it:
+ * {"type","reason","index_uuid","index"}. */
+static void put_cause(fds_strbuf *b, const shard_run *sh)
+{
+    const char *type = fds_http_type(&sh->err);
+    const char *name = fds_index_name(sh->ix), *uuid = fds_index_uuid(sh->ix);
+    fds_strbuf_puts(b, "{\"type\":");
+    fds_strbuf_put_json_string(b, type, strlen(type));
+    fds_strbuf_puts(b, ",\"reason\":");
+    fds_strbuf_put_json_string(b, sh->err.reason, strlen(sh->err.reason));
+    fds_strbuf_puts(b, ",\"index_uuid\":");
+    fds_strbuf_put_json_string(b, uuid, strlen(uuid));
+    fds_strbuf_puts(b, ",\"index\":");
+    fds_strbuf_put_json_string(b, name, strlen(name));
+    fds_strbuf_puts(b, "}");
+}
+
+/* Failures a shard's query phase raises (Elasticsearch wraps them in
+ * search_phase_execution_exception when every shard fails); the others are
+ * the request's own and answer as they are. */
+static bool shard_level(const fds_err *e)
+{
+    return e->kind == FDS_KIND_QUERY_SHARD || e->kind == FDS_KIND_NUMBER_FORMAT ||
+           e->kind == FDS_KIND_PARSE;
+}
+
+/* Every shard failed with a shard-level cause: 400
+ * search_phase_execution_exception "all shards failed", root causes one
+ * per distinct cause, failed_shards each shard's (grouped). */
+static void all_failed(fds_resp *o, const search_run *s)
+{
+    fds_strbuf b = {0};
+    fds_strbuf_puts(&b, "{\"error\":{\"root_cause\":[");
+    for (size_t i = 0; i < s->n; i++) {
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(s->sh[k].err.reason, s->sh[i].err.reason);
+        if (seen)
+            continue;
+        if (i)
+            fds_strbuf_puts(&b, ",");
+        put_cause(&b, &s->sh[i]);
+    }
+    fds_strbuf_puts(&b, "],\"type\":\"search_phase_execution_exception\","
+                        "\"reason\":\"all shards failed\",\"phase\":\"query\","
+                        "\"grouped\":true,\"failed_shards\":[");
+    for (size_t i = 0; i < s->n; i++) {
+        const char *name = fds_index_name(s->sh[i].ix);
+        fds_strbuf_puts(&b, i ? ",{\"shard\":0,\"index\":" : "{\"shard\":0,\"index\":");
+        fds_strbuf_put_json_string(&b, name, strlen(name));
+        fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
+        put_cause(&b, &s->sh[i]);
+        fds_strbuf_puts(&b, "}");
+    }
+    fds_strbuf_printf(&b, "]},\"status\":%d}", fds_http_status(&s->sh[0].err));
+    if (b.oom) {
+        free(b.p);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    fds_resp_raw(o, fds_http_status(&s->sh[0].err), b.p, b.len, NULL);
+}
+
 /* `_shards.failures` of the shards that failed, as a JSON array text
  * (malloc'd), or NULL when none failed. */
 static char *failures_json(const search_run *s)
@@ -321,12 +383,9 @@ static char *failures_json(const search_run *s)
         const char *name = fds_index_name(sh->ix);
         fds_strbuf_puts(&b, "{\"shard\":0,\"index\":");
         fds_strbuf_put_json_string(&b, name, strlen(name));
-        fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":{\"type\":");
-        const char *type = fds_http_type(&sh->err);
-        fds_strbuf_put_json_string(&b, type, strlen(type));
-        fds_strbuf_puts(&b, ",\"reason\":");
-        fds_strbuf_put_json_string(&b, sh->err.reason, strlen(sh->err.reason));
-        fds_strbuf_puts(&b, "}}");
+        fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
+        put_cause(&b, sh);
+        fds_strbuf_puts(&b, "}");
     }
     fds_strbuf_puts(&b, "]");
     if (b.oom) {
@@ -520,8 +579,13 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     terminate_count(&s);
     size_t out_len = 0;
     char *out = NULL;
+    bool wrapped = false;
     if (n && !s.nok) {
         e = s.sh[0].err; /* all shards failed: the first one's cause */
+        if (shard_level(&e)) {
+            all_failed(o, &s);
+            wrapped = true;
+        }
     } else {
         out = render(r, &s, count, t0, &out_len, &e);
     }
@@ -543,7 +607,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     }
     if (out)
         fds_resp_raw(o, 200, out, out_len, NULL);
-    else
+    else if (!wrapped)
         fds_resp_error(o, &e);
     search_run_free(&s);
 }

@@ -153,8 +153,9 @@ class MappingParams(ServerTestCase):
         self.assertEqual(out["hits"]["hits"][0]["sort"], [5])
         # a text field kept out of the index cannot be searched
         st, out, _ = self.req("POST", "/nix/_search", {"query": {"match": {"t": "hi"}}})
-        self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"))
-        self.assertIn("Cannot search on field [t] since it is not indexed", out["error"]["reason"])
+        cause = out["error"]["root_cause"][0]
+        self.assertEqual((st, cause["type"]), (400, "query_shard_exception"))
+        self.assertIn("Cannot search on field [t] since it is not indexed", cause["reason"])
 
     def test_aliases_only_empty(self):
         st, out, _ = self.req("PUT", "/al0", {"aliases": {}})

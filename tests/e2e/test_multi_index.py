@@ -237,9 +237,21 @@ class MultiIndex(ServerTestCase):
         self.assertEqual((f["shard"], f["index"]), (0, "metrics"))
         self.assertEqual(f["reason"]["type"], "query_shard_exception")
         self.assertEqual(out["hits"]["total"]["value"], sum(PER_DAY))
-        # all fail: the cause is the answer
+        # all fail: Elasticsearch's "all shards failed" with the causes
         out = self.search("/metrics/_search", {"sort": [{"n": "asc"}]}, status=400)
-        self.assertEqual(out["error"]["type"], "query_shard_exception")
+        err = out["error"]
+        self.assertEqual((err["type"], err["reason"], err["phase"], err["grouped"]),
+                         ("search_phase_execution_exception", "all shards failed",
+                          "query", True))
+        self.assertEqual(err["root_cause"][0]["type"], "query_shard_exception")
+        self.assertEqual(err["root_cause"][0]["index"], "metrics")
+        self.assertEqual(err["failed_shards"][0]["index"], "metrics")
+        self.assertEqual(err["failed_shards"][0]["reason"]["reason"],
+                         "No mapping found for [n] in order to sort on")
+        # one root cause per distinct cause
+        out = self.search("/metrics,closed-1/_search?ignore_unavailable=true",
+                          {"sort": [{"zz": "asc"}]}, status=400)
+        self.assertEqual(len(out["error"]["root_cause"]), 1)
 
     def test_profile_one_index_only(self):
         self.search("/%s/_search" % DAYS[0], {"profile": True})

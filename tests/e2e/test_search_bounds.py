@@ -49,9 +49,14 @@ class SearchBounds(unittest.TestCase):
     def assertError(self, body, etype, reason, path="/b/_search"):
         out = self.search(body, path, 400)
         self.assertEqual(out["status"], 400)
-        self.assertEqual(out["error"]["type"], etype, out)
+        # a shard's failure comes wrapped, as Elasticsearch's "all shards failed"
+        err = out["error"]
+        if err["type"] == "search_phase_execution_exception":
+            self.assertEqual(err["failed_shards"][0]["reason"]["type"], etype, out)
+            err = err["root_cause"][0]
+        self.assertEqual(err["type"], etype, out)
         self.assertEqual(out["error"]["root_cause"][0]["type"], etype)
-        self.assertIn(reason, out["error"]["reason"])
+        self.assertIn(reason, err["reason"])
         return out
 
     # ---- counting without a page -------------------------------------------

@@ -141,8 +141,10 @@ class SearchOptions(ServerTestCase):
         for q in ("%22red%20fox%22", "-red", "%2Bred", "red%20AND%20fox", "NOT%20red",
                   "re*", "(red", "_exists_:a", "a:%5B1%20TO%205%5D", "red~", "red%5E2"):
             st, out, _ = self.req("GET", "/q/_count?q=" + q)
-            self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"), q)
-            self.assertIn("Lucene syntax that is not supported", out["error"]["reason"])
+            self.assertEqual((st, out["error"]["type"]), (400, "search_phase_execution_exception"), q)
+            cause = out["error"]["root_cause"][0]
+            self.assertEqual(cause["type"], "query_shard_exception")
+            self.assertIn("Lucene syntax that is not supported", cause["reason"])
         st, out, _ = self.req("GET", "/q/_search?q=red&default_operator=XOR")
         self.assertEqual(st, 400)
         self.assertIn("defaultOperator", out["error"]["reason"])
@@ -197,12 +199,14 @@ class SearchOptions(ServerTestCase):
                 ({"gte": "2020-06-01", "format": "strict_date\u0000xx"}, "parsing_exception",
                  "NUL")):
             out = count(rng, 400)
-            self.assertEqual(out["error"]["type"], etype, out)
-            self.assertIn(reason, out["error"]["reason"])
+            cause = out["error"]["root_cause"][0]  # wrapped or not, the cause
+            self.assertEqual(cause["type"], etype, out)
+            self.assertIn(reason, cause["reason"])
         st, out, _ = self.req("POST", "/dates/_count", {"query": {"range": {"n": {
             "gte": 1, "format": "epoch_millis"}}}})
-        self.assertEqual((st, out["error"]["type"]), (400, "query_shard_exception"))
-        self.assertIn("can not be applied to non date field [n]", out["error"]["reason"])
+        cause = out["error"]["root_cause"][0]
+        self.assertEqual((st, cause["type"]), (400, "query_shard_exception"))
+        self.assertIn("can not be applied to non date field [n]", cause["reason"])
 
     def test_sort_options(self):
         out, _ = self.search({"sort": [{"nope": {"order": "asc", "unmapped_type": "long"}},
