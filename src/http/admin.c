@@ -1283,3 +1283,14 @@ void fds_h_cat_nodes(fds_req *r, fds_resp *o)
     char **rows[1] = {row};
     fds_cat_render(r, o, cols, ncol, rows, 1);
 }
+
+/* GET /_cat: the cat endpoints, one per line, as Elasticsearch lists them. */
+void fds_h_cat_help(fds_req *r, fds_resp *o)
+{
+    (void)r;
+    static const char text[] = "=^.^=\n/_cat/indices\n/_cat/indices/{index}\n"
+                               "/_cat/segments\n/_cat/segments/{index}\n"
+                               "/_cat/count\n/_cat/count/{index}\n/_cat/health\n"
+                               "/_cat/nodes\n";
+    fds_resp_raw(o, 200, strdup(text), sizeof text - 1, "text/plain; charset=UTF-8");
+}

@@ -150,6 +150,7 @@ int fds__bulk_parse(const char *body, size_t len, const char *default_index,
 void fds_h_search(fds_req *r, fds_resp *o, bool count);
 /* _msearch: NDJSON header and body lines, each pair a search (search_api.c). */
 void fds_h_msearch(fds_req *r, fds_resp *o);
+void fds_h_cat_help(fds_req *r, fds_resp *o);
 void fds_h_reindex(fds_req *r, fds_resp *o);
 
 /* Shared by handlers: the index named by path segment `i`, or an error

@@ -360,11 +360,24 @@ static int cat_cols(fds_req *r, const char *const *cols, size_t ncol,
     for (const char *p = h; *p && (size_t)n < cap;) {
         const char *e = strchr(p, ',');
         size_t l = e ? (size_t)(e - p) : strlen(p);
-        for (size_t i = 0; i < ncol; i++)
-            if (col_named(cols[i], p, l)) {
+        char pat[64];
+        bool wild = memchr(p, '*', l) && l < sizeof pat;
+        if (wild) { /* h=d*: every column whose name matches, in order */
+            memcpy(pat, p, l);
+            pat[l] = 0;
+        }
+        for (size_t i = 0; i < ncol && (size_t)n < cap; i++) {
+            char title[64];
+            const char *t = cols[i][0] == '*' ? cols[i] + 1 : cols[i];
+            size_t tl = strcspn(t, "|");
+            snprintf(title, sizeof title, "%.*s", (int)tl, t);
+            if (wild ? fds_glob_match(pat, title, strlen(title))
+                     : col_named(cols[i], p, l)) {
                 sel[n++] = i;
-                break;
+                if (!wild)
+                    break;
             }
+        }
         p += l + (e ? 1 : 0);
     }
     return n;
@@ -424,12 +437,15 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
         size_t l = e ? (size_t)(e - p) : strlen(p);
         const char *colon = memchr(p, ':', l);
         size_t nl = colon ? (size_t)(colon - p) : l;
-        for (size_t i = 0; i < ncol; i++)
-            if (col_named(cols[i], p, nl)) {
-                cs.col[cs.n] = i;
-                cs.desc[cs.n++] = colon && l - nl == 5 && !memcmp(colon, ":desc", 5);
-                break;
-            }
+        size_t i = 0;
+        while (i < ncol && !col_named(cols[i], p, nl))
+            i++;
+        if (i == ncol)
+            return fds_resp_errorf(o, 400, "unsupported_operation_exception",
+                                   "Unable to sort by unknown sort key `%.*s`",
+                                   (int)nl, p);
+        cs.col[cs.n] = i;
+        cs.desc[cs.n++] = colon && l - nl == 5 && !memcmp(colon, ":desc", 5);
         p += l + (e ? 1 : 0);
     }
     if (cs.n && nrows > 1)
@@ -541,6 +557,7 @@ static const route_def ROUTES[] = {
     {"_settings/{}", M_GET, fds_h_settings_get},
     {"_cluster/health", M_GET, fds_h_cluster_health},
     {"_cluster/health/{}", M_GET, fds_h_cluster_health},
+    {"_cat", M_GET, fds_h_cat_help},
     {"_cat/indices", M_GET, fds_h_cat_indices},
     {"_cat/indices/{}", M_GET, fds_h_cat_indices},
     {"_cat/segments", M_GET, fds_h_cat_segments},

@@ -299,6 +299,13 @@ class MultiIndex(ServerTestCase):
         self.assertIn(".hidden", raw.split())
         st, raw, _ = self.req("GET", "/_cat/indices?health=green&h=index&s=index")
         self.assertEqual(raw.split(), sorted(DAYS + ["metrics", "closed-1"]))  # closed: green too
+        st, raw, _ = self.req("GET", "/_cat/indices/%s?h=d*" % DAYS[2])
+        self.assertEqual(raw.split(), [str(PER_DAY[2]), "0", raw.split()[2]])  # docs.*, dataset.size
+        st, out, _ = self.req("GET", "/_cat/indices?s=bogus")
+        self.assertEqual(st, 400)
+        self.assertIn("Unable to sort by unknown sort key `bogus`", out["error"]["reason"])
+        st, raw, _ = self.req("GET", "/_cat")
+        self.assertTrue(raw.startswith("=^.^=\n") and "/_cat/indices" in raw)
         st, out, _ = self.req("GET", "/_cat/indices?health=purple")
         self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"))
         st, out, _ = self.req("GET", "/_cat/indices/nope")
