@@ -1511,11 +1511,86 @@ out:
 
 /* ---- _reindex ------------------------------------------------------------------------ */
 
-#define REINDEX_BATCH 1000
+#define REINDEX_BATCH 1000      /* documents read and written at a time */
+#define REINDEX_BATCH_MAX 10000 /* source.size at most (index.max_result_window) */
 
+/* Keys _reindex reads; others are refused (ReindexRequest's parser). */
+static const char *const REINDEX_KEYS[] = {"source", "dest", "max_docs", "size",
+                                           "conflicts"};
+static const char *const REINDEX_SOURCE_KEYS[] = {"index", "query", "size"};
+static const char *const REINDEX_DEST_KEYS[] = {"index", "op_type"};
+static const char *const REINDEX_PARAMS[] = {"refresh", "timeout", "wait_for_active_shards",
+                                             "requests_per_second", "max_docs",
+                                             "wait_for_completion", "slices", NULL};
+
+/* A key of `o` not in keys[0..n): its name, or NULL. */
+static const char *unknown_key(const cJSON *o, const char *const *keys, size_t n)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) {
+        size_t k = 0;
+        while (k < n && strcmp(keys[k], it->string))
+            k++;
+        if (k == n)
+            return it->string;
+    }
+    return NULL;
+}
+
+/* A non-negative integer member `name` of `o` into *out (absent: kept).
+ * False when present and not one. */
+static bool count_member(const cJSON *o, const char *name, uint64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!v)
+        return true;
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9e15 ||
+        v->valuedouble != (double)(uint64_t)v->valuedouble)
+        return false;
+    *out = (uint64_t)v->valuedouble;
+    return true;
+}
+
+/* One failure of a reindex write, as BulkByScrollResponse lists it. */
+static void reindex_failure(cJSON *failures, fds_index *to, const fds_write_result *w)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "index", fds_index_name(to));
+    cJSON_AddStringToObject(f, "id", w->id);
+    cJSON *cause = cJSON_AddObjectToObject(f, "cause");
+    cJSON_AddStringToObject(cause, "type", fds_http_type(&w->err));
+    cJSON_AddStringToObject(cause, "reason", w->err.reason);
+    cJSON_AddNumberToObject(f, "status", w->err.kind ? fds_http_status(&w->err) : 400);
+    cJSON_AddItemToArray(failures, f);
+}
+
+/*
+ * POST /_reindex: copy the documents of source.index that match
+ * source.query (all without one) into dest.index, in _doc order and in
+ * batches of source.size, with max_docs, dest.op_type (index or create) and
+ * conflicts (abort or proceed on a create's version conflict).  A scan by
+ * _doc with search_after, so each batch starts where the last one ended.
+ */
 void fds_h_reindex(fds_req *r, fds_resp *o)
 {
     long long t0 = fds_now_us();
+    if (!fds_req_check_params(r, o, REINDEX_PARAMS))
+        return;
+    const char *wfc = fds_req_param(r, "wait_for_completion");
+    if (wfc && strcmp(wfc, "true"))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[wait_for_completion=false] is not supported: "
+                               "_reindex answers when it is done");
+    const char *rps = fds_req_param(r, "requests_per_second");
+    if (rps && strcmp(rps, "-1"))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[requests_per_second] throttling is not supported; "
+                               "only -1 (unthrottled)");
+    const char *sl = fds_req_param(r, "slices");
+    if (sl && strcmp(sl, "1") && strcmp(sl, "auto"))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[slices] other than 1 or auto is not supported: "
+                               "an index is one shard");
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
@@ -1526,8 +1601,29 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     }
     cJSON *src = cJSON_GetObjectItemCaseSensitive(body, "source");
     cJSON *dst = cJSON_GetObjectItemCaseSensitive(body, "dest");
+    const char *bad = NULL, *where = "reindex";
+    if (cJSON_IsObject(body) && (bad = unknown_key(body, REINDEX_KEYS, 5)) == NULL &&
+        cJSON_IsObject(src) && (bad = unknown_key(src, REINDEX_SOURCE_KEYS, 3)) != NULL)
+        where = "source";
+    else if (!bad && cJSON_IsObject(dst) &&
+             (bad = unknown_key(dst, REINDEX_DEST_KEYS, 2)) != NULL)
+        where = "dest";
+    if (bad) {
+        fds_resp_errorf(o, 400, "x_content_parse_exception",
+                        "[%s] unknown field [%s]%s", where, bad,
+                        !strcmp(bad, "script") || !strcmp(bad, "remote") ||
+                                !strcmp(bad, "_source") || !strcmp(bad, "pipeline") ||
+                                !strcmp(bad, "routing") || !strcmp(bad, "version_type") ||
+                                !strcmp(bad, "slice") || !strcmp(bad, "sort")
+                            ? ": not supported by fieldstore"
+                            : "");
+        cJSON_Delete(body);
+        return;
+    }
     cJSON *si = src ? cJSON_GetObjectItemCaseSensitive(src, "index") : NULL;
     cJSON *di = dst ? cJSON_GetObjectItemCaseSensitive(dst, "index") : NULL;
+    if (cJSON_IsArray(si) && cJSON_GetArraySize(si) == 1)
+        si = si->child; /* a list of one index */
     if (!cJSON_IsString(si) || !cJSON_IsString(di)) {
         cJSON_Delete(body);
         return fds_resp_errorf(o, 400, "action_request_validation_exception",
@@ -1541,79 +1637,117 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
         cJSON_Delete(body);
         return;
     }
-    if (cJSON_GetObjectItemCaseSensitive(src, "query") ||
-        cJSON_GetObjectItemCaseSensitive(body, "script") ||
-        cJSON_GetObjectItemCaseSensitive(src, "remote")) {
+    uint64_t max_docs = UINT64_MAX, batch = REINDEX_BATCH;
+    const char *mdp = fds_req_param(r, "max_docs");
+    if (mdp)
+        max_docs = strtoull(mdp, NULL, 10);
+    bool ok = count_member(body, "max_docs", &max_docs) &&
+              count_member(body, "size", &max_docs) && count_member(src, "size", &batch) &&
+              batch >= 1 && batch <= REINDEX_BATCH_MAX;
+    const cJSON *opt = dst ? cJSON_GetObjectItemCaseSensitive(dst, "op_type") : NULL;
+    const cJSON *cf = cJSON_GetObjectItemCaseSensitive(body, "conflicts");
+    bool create = cJSON_IsString(opt) && !strcmp(opt->valuestring, "create");
+    bool proceed = cJSON_IsString(cf) && !strcmp(cf->valuestring, "proceed");
+    if (!ok || (opt && !create && !(cJSON_IsString(opt) && !strcmp(opt->valuestring, "index"))) ||
+        (cf && !proceed && !(cJSON_IsString(cf) && !strcmp(cf->valuestring, "abort")))) {
         cJSON_Delete(body);
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "_reindex copies whole indices: [source.query], "
-                               "[script] and [source.remote] are not supported");
+                               "_reindex takes max_docs (a number), source.size "
+                               "(1 to %d), dest.op_type index or create and "
+                               "conflicts abort or proceed", REINDEX_BATCH_MAX);
+    }
+    /* the query as a search body */
+    const cJSON *q = src ? cJSON_GetObjectItemCaseSensitive(src, "query") : NULL;
+    char *qbody = NULL;
+    if (q) {
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddItemReferenceToObject(w, "query", (cJSON *)q);
+        qbody = cJSON_PrintUnformatted(w);
+        cJSON_Delete(w);
     }
     fds_index *from = NULL, *to = NULL;
     int rc = fds_store_get_index(r->store, si->valuestring, &from, &e);
     if (!rc)
         rc = index_for_write(r->store, di->valuestring, &to, &e);
     cJSON_Delete(body);
+    fds_search_request *req = NULL;
+    if (!rc)
+        rc = fds_search_parse_window(qbody ? qbody : "", qbody ? strlen(qbody) : 0,
+                                     fds_index_mapping(from), UINT32_MAX, 0, &req, &e);
+    free(qbody);
     fds_index_view *v = NULL;
-    uint64_t total = 0, created = 0, updated = 0, failed = 0;
-    cJSON *failures = cJSON_CreateArray();
     if (!rc)
         rc = fds_index_view_acquire(from, &v, &e);
+    if (!rc) { /* in _doc order, batch after batch, nothing counted */
+        req->from = 0;
+        req->size = (uint32_t)batch;
+        req->track_total = FDS_TRACK_TOTAL_NONE;
+        req->nsort = 1;
+        req->sort[0] = (fds_sort_spec){.kind = FDS_SORT_DOC};
+    }
     unsigned nseg = 0;
     const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
-    fds_hit *hits = calloc(REINDEX_BATCH, sizeof *hits);
-    fds_write_op *ops = calloc(REINDEX_BATCH, sizeof *ops);
-    fds_write_result *res = calloc(REINDEX_BATCH, sizeof *res);
-    const uint8_t **srcs = calloc(REINDEX_BATCH, sizeof *srcs);
-    size_t *lens = calloc(REINDEX_BATCH, sizeof *lens);
-    if (!rc && (!hits || !ops || !res || !srcs || !lens))
+    uint64_t total = 0, created = 0, updated = 0, conflicts = 0, batches = 0;
+    cJSON *failures = cJSON_CreateArray();
+    fds_write_op *ops = calloc(batch, sizeof *ops);
+    fds_write_result *res = calloc(batch, sizeof *res);
+    const uint8_t **srcs = calloc(batch, sizeof *srcs);
+    size_t *lens = calloc(batch, sizeof *lens);
+    if (!rc && (!ops || !res || !srcs || !lens))
         rc = FDS_ENOMEM;
-    for (unsigned s = 0; !rc && s < nseg; s++) {
-        uint32_t max = fds_sidx_max_doc(segs[s].sidx);
-        for (uint32_t d0 = 0; !rc && d0 < max; d0 += REINDEX_BATCH) {
-            size_t n = 0;
-            for (uint32_t d = d0; d < max && d < d0 + REINDEX_BATCH; d++)
-                if (!segs[s].live || (segs[s].live[d >> 3] >> (d & 7)) & 1)
-                    hits[n++] = (fds_hit){.seg = s, .doc = d};
-            if (!n)
-                continue;
-            rc = fds_index_view_fetch(v, hits, n, srcs, lens, &e);
-            for (size_t k = 0; !rc && k < n; k++) {
-                size_t il;
-                const char *id = fds_sidx_doc_id(segs[s].sidx, hits[k].doc, &il);
-                ops[k] = (fds_write_op){.type = FDS_OP_INDEX, .id = id, .id_len = il,
-                                        .src = srcs[k], .src_len = lens[k]};
-            }
-            if (!rc)
-                rc = fds_index_write(to, ops, n, res, false, &e);
-            for (size_t k = 0; !rc && k < n; k++) {
-                total++;
-                if (res[k].code) {
-                    failed++;
-                    cJSON *f = cJSON_CreateObject();
-                    cJSON_AddStringToObject(f, "index", fds_index_name(to));
-                    cJSON_AddStringToObject(f, "id", res[k].id);
-                    cJSON *cause = cJSON_AddObjectToObject(f, "cause");
-                    cJSON_AddStringToObject(cause, "type", fds_http_type(&res[k].err));
-                    cJSON_AddStringToObject(cause, "reason", res[k].err.reason);
-                    cJSON_AddNumberToObject(f, "status",
-                                            res[k].err.kind
-                                                ? fds_http_status(&res[k].err) : 400);
-                    cJSON_AddItemToArray(failures, f);
-                } else if (res[k].created)
-                    created++;
-                else
-                    updated++;
+    bool aborted = false;
+    while (!rc && !aborted && total < max_docs) {
+        fds_search_result sr;
+        rc = fds_search_execute(req, segs, nseg, &sr, &e);
+        if (rc)
+            break;
+        size_t n = sr.nhits;
+        if (n > max_docs - total)
+            n = (size_t)(max_docs - total);
+        if (n)
+            rc = fds_index_view_fetch(v, sr.hits, n, srcs, lens, &e);
+        for (size_t k = 0; !rc && k < n; k++) {
+            size_t il;
+            const char *id = fds_sidx_doc_id(segs[sr.hits[k].seg].sidx, sr.hits[k].doc, &il);
+            ops[k] = (fds_write_op){.type = create ? FDS_OP_CREATE : FDS_OP_INDEX,
+                                    .id = id, .id_len = il, .src = srcs[k],
+                                    .src_len = lens[k]};
+        }
+        if (!rc && n)
+            rc = fds_index_write(to, ops, n, res, false, &e);
+        for (size_t k = 0; !rc && k < n; k++) {
+            total++;
+            if (!res[k].code) {
+                created += res[k].created;
+                updated += !res[k].created;
+            } else if (res[k].err.kind == FDS_KIND_CONFLICT) {
+                conflicts++;
+                if (!proceed) {
+                    reindex_failure(failures, to, &res[k]);
+                    aborted = true;
+                }
+            } else {
+                reindex_failure(failures, to, &res[k]);
+                aborted = true;
             }
         }
+        batches += n > 0;
+        if (!rc && n) { /* the next batch starts after this one's last doc */
+            req->nafter = 1;
+            req->after[0] = (fds_after_val){.lnum = sr.hits[n - 1].sort_long[0],
+                                            .num = sr.hits[n - 1].sort_num[0]};
+        }
+        fds_search_result_free(&sr);
+        if (n < batch)
+            break;
     }
-    if (!rc && fds_req_param_bool(r, "refresh", false))
+    if (!rc && want_refresh(r))
         rc = fds_index_refresh(to, &e);
-    free(hits);
     free(ops);
     free(res);
     free(srcs);
     free(lens);
+    fds_search_request_free(req);
     fds_index_view_release(v);
     fds_index_release(from);
     fds_index_release(to);
@@ -1628,10 +1762,15 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     cJSON_AddNumberToObject(j, "updated", (double)updated);
     cJSON_AddNumberToObject(j, "created", (double)created);
     cJSON_AddNumberToObject(j, "deleted", 0);
-    cJSON_AddNumberToObject(j, "batches", (double)((total + REINDEX_BATCH - 1) / REINDEX_BATCH));
-    cJSON_AddNumberToObject(j, "version_conflicts", 0);
+    cJSON_AddNumberToObject(j, "batches", (double)batches);
+    cJSON_AddNumberToObject(j, "version_conflicts", (double)conflicts);
     cJSON_AddNumberToObject(j, "noops", 0);
+    cJSON *rt = cJSON_AddObjectToObject(j, "retries");
+    cJSON_AddNumberToObject(rt, "bulk", 0);
+    cJSON_AddNumberToObject(rt, "search", 0);
+    cJSON_AddNumberToObject(j, "throttled_millis", 0);
+    cJSON_AddNumberToObject(j, "requests_per_second", -1);
+    cJSON_AddNumberToObject(j, "throttled_until_millis", 0);
     cJSON_AddItemToObject(j, "failures", failures);
-    failures = NULL;
     fds_resp_json(o, 200, j);
 }

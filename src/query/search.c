@@ -74,7 +74,19 @@ static int segment_daat(run *r, unsigned si, it *iter)
     uint32_t resume = NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t visited = 0;
-    for (uint32_t d = iter->advance(iter, 0); d != NO_MORE;
+    /* sorted by _doc ascending and not counting: docs arrive in page order,
+     * so the walk starts after search_after's doc and a full page is final
+     * (a scan in batches -- _reindex -- stays linear) */
+    bool by_doc = req->nsort >= 1 && req->sort[0].kind == FDS_SORT_DOC &&
+                  !req->sort[0].desc && !r->counting && r->k;
+    uint32_t start = 0;
+    if (by_doc && req->nafter && !req->after[0].is_null) {
+        int64_t local = req->after[0].lnum + 1 - (int64_t)r->docbase;
+        if (local >= (int64_t)fds_sidx_max_doc(sx))
+            return 0;
+        start = local > 0 ? (uint32_t)local : 0;
+    }
+    for (uint32_t d = iter->advance(iter, start); d != NO_MORE;
          d = iter->advance(iter, d + 1)) {
         if (++visited % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(&r->x))
             break;
@@ -103,6 +115,8 @@ static int segment_daat(run *r, unsigned si, it *iter)
                 continue;
         }
         fds__heap_offer(hp, &h);
+        if (by_doc && hp->n == hp->cap)
+            break;
         if (hp->n == hp->cap && (!r->counting || r->count > r->limit)) {
             if (maxs <= hp->h[0].score)
                 break;

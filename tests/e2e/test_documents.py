@@ -461,5 +461,45 @@ class Documents(ServerTestCase):
         self.assertEqual(b, [{"status": "green", "node.total": "1"}])
 
 
+    def test_reindex_query_batches_and_conflicts(self):
+        lines = "".join('{"index":{"_index":"rx","_id":"%d"}}\n{"n":%d,"k":"%s"}\n'
+                        % (i, i, "even" if i % 2 == 0 else "odd") for i in range(30))
+        self.req("POST", "/_bulk?refresh=true", lines, {"Content-Type": "application/x-ndjson"})
+        st, b, _ = self.req("POST", "/_reindex?refresh=true", {
+            "source": {"index": "rx", "query": {"term": {"k": "even"}}, "size": 4},
+            "dest": {"index": "rx-even"}})
+        self.assertEqual((st, b["total"], b["created"], b["batches"]), (200, 15, 15, 4), b)
+        st, c, _ = self.req("GET", "/rx-even/_count")
+        self.assertEqual(c["count"], 15)
+        ids = sorted(int(h["_id"]) for h in self.req(
+            "POST", "/rx-even/_search", {"size": 100})[1]["hits"]["hits"])
+        self.assertEqual(ids, list(range(0, 30, 2)))  # each exactly once
+        # max_docs, in _doc order
+        st, b, _ = self.req("POST", "/_reindex?refresh=true", {
+            "source": {"index": "rx", "size": 3}, "dest": {"index": "rx-7"}, "max_docs": 7})
+        self.assertEqual((b["total"], b["created"]), (7, 7))
+        # op_type create: existing ids conflict; abort stops, proceed counts them
+        st, b, _ = self.req("POST", "/_reindex?refresh=true", {
+            "source": {"index": "rx"}, "dest": {"index": "rx-even", "op_type": "create"},
+            "conflicts": "proceed"})
+        self.assertEqual((b["created"], b["version_conflicts"], b["failures"]), (15, 15, []))
+        st, b, _ = self.req("POST", "/_reindex", {
+            "source": {"index": "rx"}, "dest": {"index": "rx-7", "op_type": "create"}})
+        # the batch's conflicts are its failures, and the copy stops there
+        self.assertEqual((b["version_conflicts"], len(b["failures"])), (7, 7))
+        self.assertEqual(b["failures"][0]["cause"]["type"], "version_conflict_engine_exception")
+        # refused, not ignored
+        for body, reason in (
+                ({"source": {"index": "rx"}, "dest": {"index": "x"}, "script": {}}, "[script]"),
+                ({"source": {"index": "rx", "_source": ["n"]}, "dest": {"index": "x"}}, "[_source]"),
+                ({"source": {"index": "rx"}, "dest": {"index": "x", "pipeline": "p"}}, "[pipeline]"),
+                ({"source": {"index": "rx"}, "dest": {"index": "x"}, "bogus": 1}, "[bogus]")):
+            st, b, _ = self.req("POST", "/_reindex", body)
+            self.assertEqual(st, 400, b)
+            self.assertIn(reason, b["error"]["reason"])
+        st, b, _ = self.req("POST", "/_reindex?wait_for_completion=false",
+                            {"source": {"index": "rx"}, "dest": {"index": "x"}})
+        self.assertEqual(st, 400)
+
 if __name__ == "__main__":
     unittest.main()

@@ -193,8 +193,11 @@ class Errors(unittest.TestCase):
             "action_request_validation_exception")
         self.assertIn("[e]", b["error"]["reason"])
         self.assertError(self.srv.request("POST", "/_reindex", {
-            "source": {"index": "e", "query": {"match_all": {}}},
-            "dest": {"index": "e9"}}), 400, "illegal_argument_exception")
+            "source": {"index": "e", "remote": {"host": "x"}},
+            "dest": {"index": "e9"}}), 400, "x_content_parse_exception")
+        self.assertError(self.srv.request("POST", "/_reindex", {
+            "source": {"index": "e", "query": {"bogus": {}}},
+            "dest": {"index": "e9"}}), 400, "parsing_exception")
 
     def test_write_creates_missing_index(self):
         st, b, _ = self.srv.request("PUT", "/autocreated/_doc/1", {"v": 1})
