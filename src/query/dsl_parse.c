@@ -528,20 +528,35 @@ static int check_after(fds_search_request *r, fds_err *err)
         a->lnum = a->num >= 0x1p63 ? INT64_MAX
                 : a->num < -0x1p63 ? INT64_MIN
                 : isnan(a->num) ? 0 : (int64_t)a->num;
+        bool bad = false; /* a value the key's type cannot take */
         if (field && s->ftype == FDS_FT_DATE && a->str) {
             int64_t ms;
-            if (fds__parse_date(a->str, a->str_len, true, &ms) == 0) {
+            bad = fds__parse_date(a->str, a->str_len, true, &ms) != 0;
+            if (!bad) {
                 a->num = (double)ms;
                 a->lnum = ms;
             }
         } else if (field && s->ftype != FDS_FT_DOUBLE &&
                    s->ftype != FDS_FT_KEYWORD && a->str) {
             int64_t l;
-            if (fds__parse_long(a->str, a->str_len, false, &l) == 0) {
+            bad = fds__parse_long(a->str, a->str_len, false, &l) != 0;
+            if (!bad) {
                 a->lnum = l;
                 a->num = (double)l;
             }
+        } else if (field && s->ftype == FDS_FT_DOUBLE && a->str) {
+            char *e;
+            strtod(a->str, &e);
+            bad = e == a->str || *e;
+        } else if (field && s->ftype != FDS_FT_DOUBLE && s->ftype != FDS_FT_KEYWORD &&
+                   !a->is_null) {
+            /* an integer key takes a whole number within a long */
+            bad = a->num != floor(a->num) || a->num >= 0x1p63 || a->num < -0x1p63;
         }
+        if (bad)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Failed to parse search_after value for field "
+                                "[%s].", s->field);
     }
     return 0;
 }

@@ -221,6 +221,16 @@ class SearchOptions(ServerTestCase):
         out, _ = self.search({"sort": [{"n": {"order": "asc", "missing": "_first"}}]})
         self.assertEqual(out["hits"]["hits"][0]["_id"], "0")
 
+    def test_search_after_values(self):
+        out, _ = self.search({"sort": [{"n": "asc"}], "search_after": [0]})
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["1", "2"])
+        out, _ = self.search({"sort": [{"n": "asc"}], "search_after": ["0"]})
+        self.assertEqual(len(out["hits"]["hits"]), 2)
+        for after in (["x"], [1.5], [1e30], ["99999999999999999999999"]):
+            out, _ = self.search({"sort": [{"n": "asc"}], "search_after": after}, status=400)
+            self.assertIn("Failed to parse search_after value for field [n]",
+                          out["error"]["root_cause"][0]["reason"])
+
     def test_search_type(self):
         for t in ("query_then_fetch", "dfs_query_then_fetch"):
             self.search(None, "?search_type=" + t)
