@@ -156,6 +156,50 @@ class Edge(unittest.TestCase):
         self.assertEqual(st, 413)
         self.assertTrue(closed)
 
+    def test_chunked_over_limit_cut_while_sending(self):
+        """A chunked body has no declared length: the 413 must come as soon
+        as the body crosses --max-body, while the client is still sending,
+        and the server must not read the rest."""
+        piece, pause = 8192, 0.05          # 160 KiB/s: above --min-body-rate
+        planned = 5 * MAX_BODY
+        s = self.raw()
+        s.sendall(b"PUT /logs/_doc/chunked HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n"
+                  b"%x\r\n{\"pad\":\"\r\n" % len(b'{"pad":"'))
+        sent, got = 0, b""
+        while sent < planned and b"\r\n\r\n" not in got:
+            try:
+                s.sendall(b"%x\r\n%s\r\n" % (piece, b"x" * piece))
+                sent += piece
+            except OSError:  # reset after the answer: read what came
+                break
+            time.sleep(pause)
+            s.setblocking(False)
+            try:
+                got += s.recv(65536)
+            except (BlockingIOError, socket.timeout):
+                pass
+            s.setblocking(True)
+        s.settimeout(5)
+        try:
+            while True:
+                more = s.recv(65536)
+                if not more:
+                    break
+                got += more
+        except OSError:
+            pass
+        s.close()
+        self.assertTrue(got.startswith(b"HTTP/1.1 413"), got[:200])
+        body = json.loads(got.partition(b"\r\n\r\n")[2])
+        self.assertEqual(body["error"]["type"], "content_too_long_exception")
+        # cut within a few pieces of the limit, not after the whole body
+        self.assertLess(sent, MAX_BODY + 4 * piece, sent)
+        st, _, _ = self.srv.request("GET", "/")
+        self.assertEqual(st, 200)
+        self.assertNotExecuted("chunked")
+
     # ---- 3. HEAD ----------------------------------------------------------------
     def head_and_get(self, path):
         s = self.raw()
