@@ -211,13 +211,12 @@ void fds__heap_release(void)
     malloc_trim(0);
 }
 
-int fds_index_refresh(fds_index *ix, fds_err *err)
+/* The refresh itself; caller holds refresh_mu. */
+static int refresh_locked(fds_index *ix, fds_err *err)
 {
-    pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&ix->wmu);
     if (!ix->open || ix->failure) {
         pthread_mutex_unlock(&ix->wmu);
-        pthread_mutex_unlock(&ix->refresh_mu);
         return fds__index_closed(ix, err);
     }
     ix->frozen = ix->buf;
@@ -303,6 +302,7 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
         }
         free(newer.docs);
         free(newer.slots);
+        fds__buf_account(ix);
         pthread_mutex_unlock(&ix->wmu);
     }
     free(newlive);
@@ -310,9 +310,43 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
 done:
     pthread_mutex_lock(&ix->wmu);
     fds__buf_free(&ix->frozen);
+    fds__buf_account(ix);
     pthread_mutex_unlock(&ix->wmu);
     if (built)
         fds__heap_release();
+    return rc;
+}
+
+int fds_index_refresh(fds_index *ix, fds_err *err)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    int rc = refresh_locked(ix, err);
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
+}
+
+/*
+ * Elasticsearch's IndexingMemoryController: once the indexing buffers of
+ * the node pass indices.memory.index_buffer_size, Lucene's IndexWriter
+ * flushes a segment regardless of refresh_interval; Elasticsearch makes
+ * it searchable only at the next refresh.  Here the segment is published
+ * at once: this is an ordinary refresh, so realtime gets, version checks
+ * and deletes see one consistent set, and nothing (an unpublished segment
+ * with deletes still to apply) waits between two states.  The difference
+ * shows only with refresh_interval -1 or long intervals: documents become
+ * searchable once the buffer fills, not only at the next refresh.
+ */
+void fds__index_buffer_flush(fds_index *ix)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    pthread_mutex_lock(&ix->wmu);
+    bool go = ix->buf.n > 0 && fds__buf_over(ix->st);
+    pthread_mutex_unlock(&ix->wmu);
+    fds_err err;
+    fds_err_clear(&err);
+    if (go && refresh_locked(ix, &err))
+        fprintf(stderr, "fieldstore: [%s] writing the full write buffer as a "
+                        "segment failed (the writes stay in the translog): "
+                        "%s\n", ix->name, err.reason);
+    pthread_mutex_unlock(&ix->refresh_mu);
 }

@@ -92,7 +92,9 @@ typedef struct fds__buffer {
     size_t n, cap;
     uint32_t *slots;         /* open addressing: doc index + 1, 0 = empty */
     size_t nslots;
-    uint64_t bytes;
+    uint64_t bytes;          /* source bytes */
+    uint64_t mem;            /* heap estimate: sources, ids, FDS__BUF_DOC_OVERHEAD
+                                per document (fds__buf_account) */
     int64_t max_seq;
 } fds__buffer;
 
@@ -127,6 +129,8 @@ struct fds_index {
     uint64_t id_counter;
     fds__buffer buf;
     fds__buffer frozen;         /* being refreshed; still visible to gets */
+    uint64_t buf_accounted;     /* buf.mem + frozen.mem as counted in
+                                   st->buf_mem (fds__buf_account) */
 
     pthread_mutex_t refresh_mu; /* one refresh or merge at a time */
     int64_t last_refresh_ms;
@@ -154,6 +158,8 @@ struct fds_store {
     bool bg_started;
     atomic_bool stop;
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
+    _Atomic uint64_t buf_mem;   /* write buffers of every index, bytes */
+    _Atomic uint64_t buf_limit; /* fds_store_set_index_buffer_size */
 };
 
 struct fds_index_view {
@@ -203,6 +209,19 @@ fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
  * translog; a restart replays them. */
 void fds__buf_lost(fds_index *ix);
 void fds__buf_free(fds__buffer *b);
+/*
+ * The node's indexing buffer (Elasticsearch's
+ * indices.memory.index_buffer_size).  Heap bytes of a buffered document
+ * beyond its source and id: the fds__bufdoc, two malloc headers, its hash
+ * slot and the doubling slack of both arrays (measured: 1M synthlogs
+ * documents of ~594 source bytes took ~745 MiB, ~190 bytes more each).
+ * fds__buf_account (caller holds ix->wmu) brings st->buf_mem up to date
+ * after ix->buf or ix->frozen changed; fds__buf_over: the buffers of all
+ * indices together are past the limit.
+ */
+#define FDS__BUF_DOC_OVERHEAD 192u
+void fds__buf_account(fds_index *ix);
+bool fds__buf_over(fds_store *s);
 
 /* buffer.c: the translog rows, in the caller's transaction (caller holds
  * db_mu).  fds__translog_prepare gives the insert statement (finalize it);
@@ -262,6 +281,10 @@ int fds__mapping_save(fds_index *ix, fds_err *err);
  * live docs into ix->segs/ix->lives, oldest first (0, FDS_ESQL, FDS_ENOMEM,
  * FDS_ECORRUPT or FDS_EIO of a damaged or missing file). */
 int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
+
+/* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
+ * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
+int fds__parse_bytes(const char *v, long long *out);
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* refresh.c: shared with merges (caller holds refresh_mu).
@@ -282,6 +305,11 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
  * "Memory").  Cost: one walk of every arena's free lists.
  */
 void fds__heap_release(void);
+/* refresh.c: the write path found the node's write buffers over their
+ * limit: refresh ix (its buffer becomes a published segment) unless, once
+ * refresh_mu is held, they no longer are.  Errors are logged: the writes
+ * are committed to the translog already. */
+void fds__index_buffer_flush(fds_index *ix);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg *added, fds__seg **removed, unsigned nremoved);
 

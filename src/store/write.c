@@ -3,7 +3,10 @@
  * against the buffer and the published segments (ids, versions, seq_no
  * checks), appended to the translog in one catalogue transaction (fsync'd
  * before the reply with durability=request), and only after that commit
- * applied to the in-memory buffer (buffer.c).
+ * applied to the in-memory buffer (buffer.c).  A batch that leaves the
+ * node's write buffers past --index-buffer-size turns this index's buffer
+ * into a segment before it answers (fds__index_buffer_flush), which also
+ * holds writers back while that segment is written.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,11 +284,16 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     pthread_mutex_unlock(&s->db_mu);
     if (full)
         rc = fds__index_blocked(ix, err);
+    bool over = false;
     if (!rc) {
         ix->next_seq = seq;
         rc = apply_to_buffer(ix, ops, res, n);
+        fds__buf_account(ix);
+        over = fds__buf_over(s);
     }
     pthread_mutex_unlock(&ix->wmu);
+    if (!rc && over && !refresh)
+        fds__index_buffer_flush(ix);
     if (!rc && refresh) {
         /* the writes are committed: a failed refresh (disk full) leaves them
          * in the translog for the next one, and must not read as a failed
