@@ -319,6 +319,55 @@ class Edge(unittest.TestCase):
         _, body, raw = self.srv.request("GET", "/?filter_path=version.number&pretty")
         self.assertIn(b'"number" : ', raw)
 
+    def test_filter_path_exclusions(self):
+        """Leading '-' excludes (Elasticsearch's REST test
+        search/70_response_filtering.yml, "Search results filtered using
+        both includes and excludes filters", with its bodies written out)."""
+        bulk = ('{"index":{"_index":"ff","_id":"1"}}\n'
+                '{"name":"First document","properties":{"size":123,"meta":{"foo":"bar"}}}\n'
+                '{"index":{"_index":"ff","_id":"2"}}\n'
+                '{"name":"Second document","properties":{"size":465,"meta":{"foo":"bar","baz":"qux"}}}\n')
+        st, body, _ = self.srv.request("POST", "/_bulk?refresh=true", bulk,
+                                       headers={"Content-Type": "application/x-ndjson"})
+        self.assertEqual((st, body["errors"]), (200, False))
+        cases = [
+            ("-**._source.properties,**._source",
+             b'{"hits":{"hits":[{"_source":{"name":"First document"}},'
+             b'{"_source":{"name":"Second document"}}]}}'),
+            ("**.properties,-hits.hits._source.properties.meta",
+             b'{"hits":{"hits":[{"_source":{"properties":{"size":123}}},'
+             b'{"_source":{"properties":{"size":465}}}]}}'),
+            # meta of the first document loses its only member: dropped
+            ("**._source,-**.meta.foo",
+             b'{"hits":{"hits":[{"_source":{"name":"First document","properties":{"size":123}}},'
+             b'{"_source":{"name":"Second document","properties":{"size":465,"meta":{"baz":"qux"}}}}]}}'),
+            # excludes alone keep everything else
+            ("-took,-timed_out,-_shards,-hits.total,-hits.max_score,-hits.hits._s*,-hits.hits._index,-hits.hits.sort",
+             b'{"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}}'),
+            ("-**", b'{}'),
+            ("-*", b'{}'),
+        ]
+        for fp, want in cases:
+            st, _, raw = self.srv.request(
+                "POST", "/ff/_search?filter_path=" + fp,
+                {"query": {"match_all": {}}, "sort": [{"properties.size": "asc"}]})
+            self.assertEqual(st, 200, fp)
+            self.assertEqual(raw, want, fp)
+        st, _, raw = self.srv.request("POST", "/ff/_count?filter_path=-*",
+                                      {"query": {"match_all": {}}})
+        self.assertEqual((st, raw), (200, b"{}"))
+        st, body, _ = self.srv.request("GET", "/ff/_search?filter_path=-hits.hits._source")
+        self.assertEqual(st, 200)
+        self.assertIn("took", body)
+        self.assertEqual(body["hits"]["total"], {"value": 2, "relation": "eq"})
+        for h in body["hits"]["hits"]:
+            self.assertEqual(set(h), {"_index", "_id", "_score"}, h)
+        # an object that was empty before the filter stays
+        st, _, raw = self.srv.request("GET", "/ff/_doc/1?filter_path=-_source.*,-_seq_no,"
+                                             "-_primary_term,-_version,-found,-_index")
+        self.assertEqual(raw, b'{"_id":"1"}')
+        self.srv.request("DELETE", "/ff")
+
     def test_human_and_error_trace_accepted(self):
         for p in ("/logs/_search?human", "/logs/_stats?human=true",
                   "/logs/_doc/1?error_trace=true", "/_cluster/health?human&error_trace"):
