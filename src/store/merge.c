@@ -124,10 +124,11 @@ static int merge_materialize(merge_src *m, fds__bufdoc *docs, size_t n,
 
 /* Merge segments [from, from+count) of the published list into one,
  * re-encoding live docs with the current settings.  Sources are decoded
- * one input block at a time while the new segment is written (twice when
- * blocks are re-encoded: .fdt, then .tim), not held on the heap, unless a
- * dictionary is trained from them.  Ids point into the inputs' mapped
- * .tim files, which the view keeps open.  Caller holds refresh_mu. */
+ * one input block at a time while the new .fdt is written, not held on the
+ * heap, unless a dictionary is trained from them; the .tim is merged from
+ * the inputs' .tim files (fds_sidx_merge), never from sources.  Ids point
+ * into the inputs' mapped .tim files, which the view keeps open.  Caller
+ * holds refresh_mu. */
 static int merge_range(fds_index *ix, unsigned from, unsigned count,
                        fds_err *err)
 {
@@ -188,10 +189,21 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     if (copy && merge_too_dirty(v->segs + from, count))
         copy = false;
     fds__seg *merged = NULL;
+    const fds_sidx **tin = calloc(count, sizeof *tin);
+    const uint8_t **tlive = calloc(count, sizeof *tlive);
+    if (!tin || !tlive)
+        rc = FDS_ENOMEM;
+    for (unsigned i = 0; !rc && i < count; i++) {
+        tin[i] = v->segs[from + i]->sidx;
+        tlive[i] = v->lives[from + i] ? v->lives[from + i]->bits : NULL;
+    }
+    fds__tim_inputs tim_from = {tin, tlive, count};
     if (!rc && nd)
         rc = fds__build_segment(ix, docs, nd, &ld, &set,
                                 copy ? v->segs + from : NULL, copy ? count : 0,
-                                retrain, &merged, err);
+                                retrain, &tim_from, &merged, err);
+    free(tin);
+    free(tlive);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);

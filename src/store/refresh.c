@@ -62,6 +62,9 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
 /*
  * Build segment files for `docs` (live sources only), open them.  A doc
  * with src NULL is read through `ld` (may be NULL when every src is set);
+ * the .tim is indexed from the sources, or, for a merge (`tim_from` not
+ * NULL; `docs` are then the live docs of its inputs in order), merged from
+ * the inputs' .tim files without reading a source (fds_sidx_merge);
  * training a dictionary (retrain, or none yet) reads docs[].src only, so a
  * caller that may train sets every src.  On success *out is the new
  * segment (not yet published or registered).
@@ -69,7 +72,8 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                          const fds__doc_loader *ld,
                          const fds_index_settings *set, fds__seg *const *copy,
-                         unsigned ncopy, bool retrain, fds__seg **out,
+                         unsigned ncopy, bool retrain,
+                         const fds__tim_inputs *tim_from, fds__seg **out,
                          fds_err *err)
 {
     const fds_dict *dict = NULL;
@@ -97,10 +101,13 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     fds_dict_free(relevel);
     if (rc)
         return rc;
-    fds_sidx_writer *w = fds_sidx_writer_create(ix->mapping);
-    if (!w)
+    char *tim = fds__seg_path(ix, gen, "tim");
+    fds_sidx_writer *w = tim_from ? NULL : fds_sidx_writer_create(ix->mapping);
+    if (!tim || (!w && !tim_from))
         rc = FDS_ENOMEM;
-    for (size_t i = 0; i < n && !rc; i++) {
+    if (!rc && tim_from)
+        rc = fds_sidx_merge(tim_from->in, tim_from->live, tim_from->n, tim, err);
+    for (size_t i = 0; i < n && !rc && w; i++) {
         fds_err derr;
         fds_err_clear(&derr);
         const uint8_t *src;
@@ -121,9 +128,8 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
             *err = derr;
         }
     }
-    char *tim = fds__seg_path(ix, gen, "tim");
-    if (!rc)
-        rc = tim ? fds_sidx_writer_write(w, tim, err) : FDS_ENOMEM;
+    if (!rc && w)
+        rc = fds_sidx_writer_write(w, tim, err);
     fds_sidx_writer_free(w);
     if (!rc)
         rc = fsync_dir(ix->dir) ? fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
@@ -249,8 +255,8 @@ static int refresh_locked(fds_index *ix, fds_err *err)
     if (!rc)
         rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
     if (!rc && nd)
-        rc = fds__build_segment(ix, docs, nd, NULL, &set, NULL, 0, false, &sg,
-                                err);
+        rc = fds__build_segment(ix, docs, nd, NULL, &set, NULL, 0, false, NULL,
+                                &sg, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);

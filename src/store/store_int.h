@@ -290,10 +290,16 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 /* refresh.c: shared with merges (caller holds refresh_mu).
  * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
  * fds__publish swaps the published segment set in one step. */
+typedef struct fds__tim_inputs {
+    const fds_sidx *const *in;  /* the merge's inputs, in doc order */
+    const uint8_t *const *live; /* their live-docs bitsets (NULL: all) */
+    unsigned n;
+} fds__tim_inputs;
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                        const fds__doc_loader *ld,
                        const fds_index_settings *set, fds__seg *const *copy,
-                       unsigned ncopy, bool retrain, fds__seg **out,
+                       unsigned ncopy, bool retrain,
+                       const fds__tim_inputs *tim_from, fds__seg **out,
                        fds_err *err);
 /*
  * Give the heap memory a refresh or merge freed back to the kernel
@@ -340,13 +346,23 @@ const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id);
  * the thread's context between reads does not clobber *src.  Zero the
  * struct, set cc (fds_codec_ctx_create; the caller frees it), then call
  * fds__seg_cursor_read for docs of ascending block.  *src is valid until
- * the next read.  Returns 0 or what fds__seg_read_doc returns.
+ * the next read.  Returns 0 or what fds__seg_read_doc returns.  Pages of
+ * the file already read are dropped from the resident set as the cursor
+ * moves on (FDS__DROP_CHUNK at a time; they stay in the page cache), so a
+ * merge reading a whole segment keeps only the part it is at resident.
  */
+#define FDS__DROP_CHUNK (8u << 20)
+/* Drop the pages of map[from, to) (rounded to whole pages inside it) from
+ * the resident set: madvise(MADV_DONTNEED) on a read-only shared file
+ * mapping; later reads fault them in again from the page cache. */
+void fds__drop_pages(const uint8_t *map, uint64_t from, uint64_t to);
 typedef struct fds__seg_cursor {
     fds_codec_ctx *cc;
     const fds__seg *sg;      /* segment and block of v, NULL for none */
     uint32_t block, base;
     fds_block_view v;
+    const fds__seg *last;    /* segment read last, and the offset below */
+    uint64_t dropped;        /* which its pages left the resident set */
 } fds__seg_cursor;
 int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
                          uint32_t doc, const uint8_t **src, size_t *len,
