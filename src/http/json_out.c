@@ -87,6 +87,31 @@ typedef struct fctx {
 static const char *filt(fctx *c, const char *p, const fstate *st, unsigned ns,
                         fds_strbuf *out, bool *emitted);
 
+/* After a member's value ending at `ve`: pass on sub's out-of-memory
+ * flag, free it, and step over the ',' to the next member. */
+static const char *member_done(fds_strbuf *out, fds_strbuf *sub,
+                               const char *ve, const char *e)
+{
+    if (sub->oom)
+        out->oom = true;
+    free(sub->p);
+    const char *p = ws(ve, e);
+    return p < e && *p == ',' ? ws(p + 1, e) : p;
+}
+
+/* Append `sep` (a separator or an opening bracket, may be ""), then the
+ * key [ks, ke) and ':' unless ks is NULL, then the value text `val`. */
+static void put_member(fds_strbuf *out, const char *sep, const char *ks,
+                       const char *ke, const fds_strbuf *val)
+{
+    fds_strbuf_put(out, sep, strlen(sep));
+    if (ks) {
+        fds_strbuf_put(out, ks, (size_t)(ke - ks));
+        fds_strbuf_put(out, ":", 1);
+    }
+    fds_strbuf_put(out, val->p, val->len);
+}
+
 /* The states after matching object key `key` (`klen` raw bytes). */
 static unsigned step(fctx *c, const fstate *st, unsigned ns, const char *key,
                      size_t klen, fstate *next, bool *whole)
@@ -148,15 +173,11 @@ static const char *filt_object(fctx *c, const char *p, const fstate *st,
                 filt(c, p, next, nn, &sub, &got);
             }
             if (got) {
-                fds_strbuf_put(out, any ? "," : "{", 1);
-                fds_strbuf_put(out, ks, (size_t)(ke - ks));
-                fds_strbuf_put(out, ":", 1);
-                fds_strbuf_put(out, sub.p, sub.len);
+                put_member(out, any ? "," : "{", ks, ke, &sub);
                 any = true;
             }
-            if (sub.oom)
-                out->oom = true;
-            free(sub.p);
+            p = member_done(out, &sub, ve, e);
+            continue;
         }
         p = ws(ve, e);
         if (p < e && *p == ',')
@@ -179,8 +200,7 @@ static const char *filt_array(fctx *c, const char *p, const fstate *st,
         bool got = false;
         p = ws(filt(c, p, st, ns, &sub, &got), e);
         if (got) {
-            fds_strbuf_put(out, any ? "," : "[", 1);
-            fds_strbuf_put(out, sub.p, sub.len);
+            put_member(out, any ? "," : "[", NULL, NULL, &sub);
             any = true;
         }
         if (sub.oom)
@@ -252,21 +272,9 @@ static const char *excl_container(fctx *c, const char *p, const fstate *st,
         } else {
             ve = excl(c, p, vst, nn, &sub, &got);
         }
-        if (got) {
-            if (body.len)
-                fds_strbuf_put(&body, ",", 1);
-            if (obj) {
-                fds_strbuf_put(&body, ks, (size_t)(ke - ks));
-                fds_strbuf_put(&body, ":", 1);
-            }
-            fds_strbuf_put(&body, sub.p, sub.len);
-        }
-        if (sub.oom)
-            out->oom = true;
-        free(sub.p);
-        p = ws(ve, e);
-        if (p < e && *p == ',')
-            p = ws(p + 1, e);
+        if (got)
+            put_member(&body, body.len ? "," : "", obj ? ks : NULL, ke, &sub);
+        p = member_done(out, &sub, ve, e);
     }
     *emitted = body.len || !had;
     if (*emitted) {

@@ -138,6 +138,14 @@ typedef struct mfield {
                               string (string pass) */
 } mfield;
 
+/* The live docs of all inputs in output order:
+ *   for (mit it = {0}; mit_next(g, &it);)  -- input it.i, its doc it.d */
+typedef struct mit {
+    unsigned i;
+    uint32_t d;
+    bool started;
+} mit;
+
 /* ---- a min-heap of term cursors ---------------------------------------------- */
 
 typedef struct tcur {
@@ -232,20 +240,7 @@ typedef struct merger {
     size_t ne, ecap;
 } merger;
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*p, nc * elem);
-    if (!q)
-        return FDS_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
+#define grow fds__grow
 
 /* The union of the inputs' fields, sorted by name (as the writer sorts). */
 static int collect_fields(merger *g)
@@ -528,6 +523,18 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
     return 0;
 }
 
+static bool mit_next(const merger *g, mit *it)
+{
+    if (it->started)
+        it->d++;
+    it->started = true;
+    for (; it->i < g->nin; it->i++, it->d = 0)
+        for (; it->d < g->in[it->i].s->max_doc; it->d++)
+            if (in_live(&g->in[it->i], it->d))
+                return true;
+    return false;
+}
+
 /* Norms (text), presence bitset and column of field k, in output doc
  * order; counts the docs with terms into *doc_count. */
 static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
@@ -543,16 +550,11 @@ static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
     if (mf->kind == FDS_FT_TEXT) {
         mo_align(&g->o);
         *norms_off = g->o.pos;
-        for (unsigned i = 0; i < g->nin; i++) {
-            const min *m = &g->in[i];
-            const fds_sfield *f = mf->in[i];
-            for (uint32_t d = 0; d < m->s->max_doc; d++) {
-                if (!in_live(m, d))
-                    continue;
-                uint8_t nb = f && f->norms ? f->norms[d] : 0;
-                *doc_count += nb != 0;
-                mo_put(&g->o, &nb, 1);
-            }
+        for (mit it = {0}; mit_next(g, &it);) {
+            const fds_sfield *f = mf->in[it.i];
+            uint8_t nb = f && f->norms ? f->norms[it.d] : 0;
+            *doc_count += nb != 0;
+            mo_put(&g->o, &nb, 1);
         }
     }
     mo_align(&g->o);
@@ -563,20 +565,17 @@ static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
         return FDS_ENOMEM;
     int64_t lo = 0, hi = 0;
     bool first = true;
-    for (unsigned i = 0; i < g->nin; i++) {
-        const min *m = &g->in[i];
-        const fds_sfield *f = mf->in[i];
-        for (uint32_t d = 0; f && d < m->s->max_doc; d++) {
-            if (!in_live(m, d) || !fds__bit(f->present, d))
-                continue;
-            uint32_t o = in_doc(m, d);
-            pres[o >> 3] |= (uint8_t)(1u << (o & 7));
-            if (f->flags & FDS_SIDX_F_NUMCOL && mf->kind != FDS_FT_DOUBLE) {
-                int64_t v = fds__col_i64(f, d);
-                lo = first || v < lo ? v : lo;
-                hi = first || v > hi ? v : hi;
-                first = false;
-            }
+    for (mit it = {0}; mit_next(g, &it);) {
+        const fds_sfield *f = mf->in[it.i];
+        if (!f || !fds__bit(f->present, it.d))
+            continue;
+        uint32_t o = in_doc(&g->in[it.i], it.d);
+        pres[o >> 3] |= (uint8_t)(1u << (o & 7));
+        if (f->flags & FDS_SIDX_F_NUMCOL && mf->kind != FDS_FT_DOUBLE) {
+            int64_t v = fds__col_i64(f, it.d);
+            lo = first || v < lo ? v : lo;
+            hi = first || v > hi ? v : hi;
+            first = false;
         }
     }
     mo_put(&g->o, pres, words * 8); /* u64 words LSB first = the byte order */
@@ -589,20 +588,15 @@ static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
         cl = (size_t)FDS_SIDX_ORD_BYTES(md, *ord_bits);
         if (!(col = calloc(cl, 1)))
             rc = FDS_ENOMEM;
-        for (unsigned i = 0; !rc && i < g->nin; i++) {
-            const min *m = &g->in[i];
-            const fds_sfield *f = mf->in[i];
-            for (uint32_t d = 0; f && d < m->s->max_doc; d++) {
-                if (!in_live(m, d))
-                    continue;
-                uint32_t o = fds__col_ord(f, d);
-                if (o == FDS_SIDX_NO_ORD)
-                    continue;
-                (*doc_count)++;
-                if (*ord_bits)
-                    fds__bits_put(col, (uint64_t)in_doc(m, d) * *ord_bits,
-                                  *ord_bits, (uint64_t)ordmap[i][o] + 1);
-            }
+        for (mit it = {0}; !rc && mit_next(g, &it);) {
+            const fds_sfield *f = mf->in[it.i];
+            uint32_t o = f ? fds__col_ord(f, it.d) : FDS_SIDX_NO_ORD;
+            if (o == FDS_SIDX_NO_ORD)
+                continue;
+            (*doc_count)++;
+            if (*ord_bits)
+                fds__bits_put(col, (uint64_t)in_doc(&g->in[it.i], it.d) * *ord_bits,
+                              *ord_bits, (uint64_t)ordmap[it.i][o] + 1);
         }
     } else if (mf->kind != FDS_FT_TEXT) {
         uint64_t span = (uint64_t)hi - (uint64_t)lo;
@@ -615,22 +609,19 @@ static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
             rc = FDS_ENOMEM;
         if (!rc && !raw)
             fds__put_u64(col, (uint64_t)lo);
-        for (unsigned i = 0; !rc && i < g->nin; i++) {
-            const min *m = &g->in[i];
-            const fds_sfield *f = mf->in[i];
-            for (uint32_t d = 0; f && d < m->s->max_doc; d++) {
-                if (!in_live(m, d) || !fds__bit(f->present, d))
-                    continue;
-                uint32_t o = in_doc(m, d);
-                uint64_t v = mf->kind == FDS_FT_DOUBLE
-                                 ? fds__get_u64(f->col + (size_t)d * 8)
-                                 : (uint64_t)fds__col_i64(f, d);
-                if (raw)
-                    fds__put_u64(col + (size_t)o * 8, v);
-                else if (*num_bits)
-                    fds__bits_put(col + 8, (uint64_t)o * *num_bits, *num_bits,
-                                  v - (uint64_t)lo);
-            }
+        for (mit it = {0}; !rc && mit_next(g, &it);) {
+            const fds_sfield *f = mf->in[it.i];
+            if (!f || !fds__bit(f->present, it.d))
+                continue;
+            uint32_t o = in_doc(&g->in[it.i], it.d);
+            uint64_t v = mf->kind == FDS_FT_DOUBLE
+                             ? fds__get_u64(f->col + (size_t)it.d * 8)
+                             : (uint64_t)fds__col_i64(f, it.d);
+            if (raw)
+                fds__put_u64(col + (size_t)o * 8, v);
+            else if (*num_bits)
+                fds__bits_put(col + 8, (uint64_t)o * *num_bits, *num_bits,
+                              v - (uint64_t)lo);
         }
     }
     if (!rc && col)
@@ -706,16 +697,11 @@ static int write_ids(merger *g, uint64_t *ids_off)
     *ids_off = g->o.pos;
     uint32_t off = 0;
     mo_u32(&g->o, 0);
-    for (unsigned i = 0; i < g->nin; i++) {
-        const min *m = &g->in[i];
-        for (uint32_t d = 0; d < m->s->max_doc; d++) {
-            if (!in_live(m, d))
-                continue;
-            size_t l;
-            fds_sidx_doc_id(m->s, d, &l);
-            off += (uint32_t)l;
-            mo_u32(&g->o, off);
-        }
+    for (mit it = {0}; mit_next(g, &it);) {
+        size_t l;
+        fds_sidx_doc_id(g->in[it.i].s, it.d, &l);
+        off += (uint32_t)l;
+        mo_u32(&g->o, off);
     }
     uint32_t *at = calloc(g->nin, sizeof *at);
     if (!at)
@@ -747,15 +733,10 @@ static int write_ids(merger *g, uint64_t *ids_off)
     }
     free(at);
     mo_align(&g->o);
-    for (unsigned i = 0; i < g->nin; i++) {
-        const min *m = &g->in[i];
-        for (uint32_t d = 0; d < m->s->max_doc; d++) {
-            if (!in_live(m, d))
-                continue;
-            size_t l;
-            const char *s = fds_sidx_doc_id(m->s, d, &l);
-            mo_put(&g->o, s, l);
-        }
+    for (mit it = {0}; mit_next(g, &it);) {
+        size_t l;
+        const char *s = fds_sidx_doc_id(g->in[it.i].s, it.d, &l);
+        mo_put(&g->o, s, l);
     }
     mo_align(&g->o);
     drop_input_pages(g);

@@ -78,20 +78,7 @@ struct fds_sidx_writer {
     int oom;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * elem);
-    if (!np)
-        return FDS_ENOMEM;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
+#define grow fds__grow
 
 fds_sidx_writer *fds_sidx_writer_create(fds_mapping *m)
 {
