@@ -161,7 +161,7 @@ class Edge(unittest.TestCase):
         as the body crosses --max-body, while the client is still sending,
         and the server must not read the rest."""
         piece, pause = 8192, 0.05          # 160 KiB/s: above --min-body-rate
-        planned = 5 * MAX_BODY
+        planned = 8 * MAX_BODY
         s = self.raw()
         s.sendall(b"PUT /logs/_doc/chunked HTTP/1.1\r\nHost: x\r\n"
                   b"Content-Type: application/json\r\n"
@@ -194,8 +194,9 @@ class Edge(unittest.TestCase):
         self.assertTrue(got.startswith(b"HTTP/1.1 413"), got[:200])
         body = json.loads(got.partition(b"\r\n\r\n")[2])
         self.assertEqual(body["error"]["type"], "content_too_long_exception")
-        # cut within a few pieces of the limit, not after the whole body
-        self.assertLess(sent, MAX_BODY + 4 * piece, sent)
+        # cut near the limit (slack for a loaded machine), long before the
+        # whole body
+        self.assertLess(sent, MAX_BODY + 24 * piece, sent)
         st, _, _ = self.srv.request("GET", "/")
         self.assertEqual(st, 200)
         self.assertNotExecuted("chunked")
