@@ -5,8 +5,9 @@
  * before the reply with durability=request), and only after that commit
  * applied to the in-memory buffer (buffer.c).  A batch that leaves the
  * node's write buffers past --index-buffer-size turns this index's buffer
- * into a segment before it answers (fds__index_buffer_flush), which also
- * holds writers back while that segment is written.
+ * into a segment before it answers (fds__index_buffer_flush); a batch that
+ * finds them past it waits for that (or flushes) before it is applied, so
+ * writers do not keep filling the buffer while a full one is written.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +242,10 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
 int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                     fds_write_result *res, bool refresh, fds_err *err)
 {
+    /* buffers already over the limit (a flush is running, or another
+     * index's buffer is full): wait for it, or flush, before adding more */
+    if (fds__buf_over(ix->st))
+        fds__index_buffer_flush(ix);
     pthread_mutex_lock(&ix->wmu);
     if (!ix->open || ix->failure || atomic_load(&ix->deleted)) {
         pthread_mutex_unlock(&ix->wmu);
