@@ -34,6 +34,10 @@
 #define MERGE_OUT_BUF (1u << 20)
 /* Bytes read back at a time for the footer checksum. */
 #define MERGE_CRC_CHUNK (1u << 20)
+/* Terms visited between two drops of the inputs' pages from the resident
+ * set (drop_input_pages): the string pass reads every input's dictionary
+ * and string pool, a field's pass its postings. */
+#define MERGE_DROP_TERMS (1u << 16)
 
 /* ---- output file ------------------------------------------------------------ */
 
@@ -300,6 +304,13 @@ static int collect_fields(merger *g)
     return 0;
 }
 
+/* Drop the inputs' pages from the resident set (they stay cached). */
+static void drop_input_pages(const merger *g)
+{
+    for (unsigned i = 0; i < g->nin; i++)
+        madvise(g->in[i].s->map, g->in[i].s->len, MADV_DONTNEED);
+}
+
 /* Does term (f, ord) of input m have a live doc?  (Decodes only until it
  * finds one; an input without deletes answers at once.) */
 static bool term_live(const min *m, const fds_sfield *f, uint32_t ord)
@@ -335,7 +346,7 @@ static void write_strings(merger *g)
     size_t n = heap_fill(g->heap, g->fs, 0, g->nf, g->nin);
     const char *last = NULL;
     uint32_t last_len = 0;
-    uint64_t last_off = 0;
+    uint64_t last_off = 0, seen = 0;
     while (n && !g->o.rc) {
         tcur *t = &g->heap[0];
         uint64_t so = MERGE_NO_STR;
@@ -350,6 +361,8 @@ static void write_strings(merger *g)
         }
         g->fs[t->field].so[t->input][t->ord] = so;
         n = heap_next(g->heap, n, g->fs);
+        if (++seen % MERGE_DROP_TERMS == 0)
+            drop_input_pages(g);
     }
 }
 
@@ -443,7 +456,7 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
 {
     mfield *mf = &g->fs[k];
     size_t n = heap_fill(g->heap, g->fs, k, k + 1, g->nin);
-    uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
+    uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0, seen = 0;
     g->ne = 0;
     *sum_ttf = 0;
     int rc = 0;
@@ -463,6 +476,8 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
         for (unsigned i = 0; i < ng && !rc; i++)
             rc = copy_postings(g, &g->in[grp[i].input], mf->in[grp[i].input],
                                grp[i].ord, &a);
+        if (++seen % MERGE_DROP_TERMS == 0)
+            drop_input_pages(g);
         if (!rc)
             rc = acc_flush(g, &a);
         if (rc || !a.df)
@@ -629,13 +644,6 @@ static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
     free(col);
     free(pres);
     return rc;
-}
-
-/* Drop the inputs' pages from the resident set (they stay cached). */
-static void drop_input_pages(const merger *g)
-{
-    for (unsigned i = 0; i < g->nin; i++)
-        madvise(g->in[i].s->map, g->in[i].s->len, MADV_DONTNEED);
 }
 
 static int write_field(merger *g, size_t k)
