@@ -11,7 +11,11 @@ Checks (not timed), on the anonymous resident memory (heap, arenas, stacks;
 also trains the dictionary): the last is at most GROWTH_MAX_KIB above the
 second, and none is above ANON_MAX_KIB.  Measured: a server that keeps what
 merges free reached 108-125 MiB from the second round on; one that returns
-it stays at 5-65 MiB (the spread is thread caches and codec contexts)."""
+it stays at 5-65 MiB (the spread is thread caches and codec contexts).
+
+WriteBufferLimit: a server with a small --index-buffer-size writes segments
+during a bulk load with refresh_interval -1 and loses or doubles no
+document; bad values of the option stop it at start-up."""
 import json
 import os
 import subprocess
