@@ -25,17 +25,25 @@
  * refreshes keeps many small, badly compressed blocks. */
 static void seg_dirty(const fds__seg *sg, uint64_t *blocks, uint64_t *docs)
 {
+    uint64_t dropped = 0;
     for (uint32_t b = 0; b < sg->nblocks; b++) {
         const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
         fds_block_info info;
-        if (fds_block_info_read(sg->map + fds__get_u64(e), fds__get_u32(e + 12),
-                                &info) != 0)
+        uint64_t off = fds__get_u64(e);
+        /* a header in nearly every page: without this the whole file
+         * would be resident (measured: +370 MiB at a 2M-doc merge) */
+        if (off >= dropped + FDS__DROP_CHUNK) {
+            fds__drop_pages(sg->map, dropped, off);
+            dropped = off;
+        }
+        if (fds_block_info_read(sg->map + off, fds__get_u32(e + 12), &info) != 0)
             continue; /* a damaged block fails when it is read */
         if (info.raw_len < sg->block_size && info.ndocs < sg->max_docs_per_block) {
             (*blocks)++;
             *docs += info.ndocs;
         }
     }
+    fds__drop_pages(sg->map, dropped, sg->map_len);
 }
 
 /*
