@@ -6,6 +6,7 @@
  *              --tls-key FILE] [--users FILE] [--head-timeout S]
  *              [--min-body-rate BYTES] [--max-connections N]
  *              [--max-connections-per-ip N] [--min-free-disk BYTES]
+ *              [--index-buffer-size BYTES|PERCENT%]
  *
  * Takes DATA/node.lock (one server per data directory), raises the soft
  * RLIMIT_NOFILE to the hard limit (every connection is a descriptor),
@@ -128,6 +129,10 @@ static void usage(FILE *f)
             "  --min-free-disk BYTES  refuse writes (429 cluster_block_exception)\n"
             "                     while the data directory's file system has\n"
             "                     less free (default 0: only when it is full)\n"
+            "  --index-buffer-size SIZE  write buffers of all indices, bytes\n"
+            "                     (\"64mb\") or %% of physical memory (\"10%%\");\n"
+            "                     past it a write turns its index's buffer into\n"
+            "                     a segment (default 10%%, at most 32mb)\n"
             "  --help             this text\n",
             FDS_HTTP_HEAD_TIMEOUT_S, FDS_HTTP_MIN_BODY_RATE, FDS_HTTP_MAX_CONNECTIONS,
             FDS_HTTP_MAX_PER_IP);
@@ -152,9 +157,11 @@ int main(int argc, char **argv)
         {"max-connections", required_argument, NULL, 'N'},
         {"max-connections-per-ip", required_argument, NULL, 'I'},
         {"min-free-disk", required_argument, NULL, 'F'},
+        {"index-buffer-size", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     long long min_free = 0;
+    uint64_t index_buffer = fds_index_buffer_default();
     int c;
     while ((c = getopt_long(argc, argv, "d:b:p:t:m:f:h", longopts, NULL)) != -1) {
         char *end = NULL;
@@ -216,6 +223,15 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'B': {
+            fds_err e;
+            fds_err_clear(&e);
+            if (fds_index_buffer_parse(optarg, &index_buffer, &e)) {
+                fprintf(stderr, "fieldstore: %s\n", e.reason);
+                return 2;
+            }
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -248,6 +264,7 @@ int main(int argc, char **argv)
         return 1;
     }
     fds_store_set_min_free_disk(store, (uint64_t)min_free);
+    fds_store_set_index_buffer_size(store, index_buffer);
     fds_http_server *srv = NULL;
     if (fds_http_start(store, &opt, &srv, &err)) {
         fprintf(stderr, "fieldstore: %s\n", err.reason);

@@ -234,10 +234,13 @@ void fds__guard_done(fds__guard *g, struct MHD_Connection *conn);
 
 /* Keep only the parts of the JSON text `in` (`n` bytes, valid JSON) named by
  * Elasticsearch's `filter_path` (comma-separated dotted paths; a segment
- * may hold `*` wildcards, and `**` matches any number of levels).  Values
- * are copied byte for byte; objects and arrays left empty are dropped, and
- * nothing matching gives `{}`.  *out is malloc'd (caller frees).
- * Returns 0 or FDS_ENOMEM. */
+ * may hold `*` wildcards, and `**` matches any number of levels), then
+ * drop the parts named by its exclusions (paths with a leading `-`; with
+ * no inclusion, everything else is kept).  Values are copied byte for
+ * byte; objects and arrays the filter leaves empty are dropped (an
+ * exclusion keeps one that was empty already, as Elasticsearch does), and
+ * nothing left gives `{}`.  At most FDS_FILTER_PATHS_MAX paths of each
+ * kind count.  *out is malloc'd (caller frees).  Returns 0 or FDS_ENOMEM. */
 int fds__json_filter(const char *in, size_t n, const char *filter_path,
                      char **out, size_t *outn);
 /* Re-indent the JSON text `in` the way Elasticsearch's ?pretty does

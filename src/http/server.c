@@ -6,7 +6,9 @@
  * unescaped before routing (MHD_OPTION_UNESCAPE_CALLBACK keeps it raw; the
  * path is split on '/' first and each segment unescaped, so an id "a%2Fb"
  * stays one segment), and request bodies arriving in many pieces are
- * accumulated up to a bound, past which the answer is 413.
+ * accumulated up to a bound, past which the answer is 413: before the body
+ * when its declared length is over it, the moment it crosses it for a
+ * chunked body (body_over_limit), never after reading the rest.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +39,9 @@
 #define FDS_HTTP_FD_RESERVE 1024u
 
 /* Elasticsearch's challenge (DefaultAuthenticationFailureHandler, Basic). */
+/* Bytes of the status line and headers body_over_limit writes itself. */
+#define FDS_HTTP_RAW_HEAD_MAX 256
+
 #define FDS_HTTP_BASIC_CHALLENGE "Basic realm=\"security\" charset=\"UTF-8\""
 
 struct fds_http_server {
@@ -957,6 +963,50 @@ static enum MHD_Result queue_answer(struct MHD_Connection *conn, fds_resp *o)
     return ret;
 }
 
+/*
+ * A body past --max-body while it is still arriving (a chunked upload; a
+ * declared Content-Length over the limit is refused in early_answer).
+ * libmicrohttpd 0.9.75 refuses MHD_queue_response while upload data is
+ * being handed over (only before the body or after its last byte), so
+ * waiting for it would mean reading, and discarding, the rest of an
+ * arbitrarily long body.  Instead the 413 is written to the socket here,
+ * the write side shut (FIN after the answer), and MHD_NO makes
+ * libmicrohttpd close the connection without reading another byte.  Over
+ * TLS the bytes would have to go through the TLS session libmicrohttpd
+ * owns, so there the connection is only closed.
+ */
+static enum MHD_Result body_over_limit(fds_http_server *srv,
+                                       struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (srv->tls_cert || !ci)
+        return MHD_NO;
+    fds_resp o = {0};
+    fds_resp_errorf(&o, 413, "content_too_long_exception",
+                    "request body is too large: more than [%llu] bytes "
+                    "(http.max_content_length)",
+                    (unsigned long long)srv->max_body);
+    char head[FDS_HTTP_RAW_HEAD_MAX];
+    int hl = snprintf(head, sizeof head,
+                      "HTTP/1.1 413 Content Too Large\r\n"
+                      "Content-Type: %s\r\n"
+                      "X-elastic-product: Elasticsearch\r\n"
+                      "Connection: close\r\n"
+                      "Content-Length: %zu\r\n\r\n",
+                      o.content_type, o.len);
+    /* a fresh socket's send buffer takes these few hundred bytes at once;
+     * whatever does not fit is lost with the connection, as a 413 would be
+     * to a client that stops reading */
+    int fd = ci->connect_fd;
+    if (hl > 0 && (size_t)hl < sizeof head &&
+        send(fd, head, (size_t)hl, MSG_NOSIGNAL | MSG_DONTWAIT) == hl && o.body)
+        (void)send(fd, o.body, o.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(fd, SHUT_WR);
+    free(o.body);
+    return MHD_NO;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
                               const char *url, const char *method,
                               const char *version, const char *upload,
@@ -980,10 +1030,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         size_t n = *upload_size;
         *upload_size = 0;
         fds__guard_body(srv->guard, conn, n);
-        if (st->too_big || st->len + n > srv->max_body) {
-            st->too_big = true;
-            return MHD_YES;
-        }
+        if (st->len + n > srv->max_body)
+            return body_over_limit(srv, conn);
         if (st->len + n + 1 > st->cap) {
             size_t cap = st->cap ? st->cap : 16384;
             while (cap < st->len + n + 1)

@@ -154,9 +154,27 @@ int fds_sidx_writer_add(fds_sidx_writer *w, uint32_t doc, const char *id,
  * Returns 0, FDS_EIO, FDS_ENOMEM. */
 int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err);
 
+typedef struct fds_sidx fds_sidx; /* immutable once open; shared by threads */
+
+/*
+ * The index file of a merged segment, from its inputs' index files
+ * (sidx_merge.c): the merged segment's docs are the live docs of in[0],
+ * then of in[1], ..., each in doc order; live[i] is in[i]'s live-docs
+ * bitset (bit d set = doc d live, max_doc bits; NULL or live[i] NULL = all
+ * live).  The file equals what fds_sidx_writer writes for those documents
+ * (terms, ordinals, postings, norms, columns, _id table); the heap holds one
+ * term's postings and one field's dictionary and columns at a time.  Writes
+ * `path` and fsyncs it (removed on error).  Returns 0, FDS_EIO,
+ * FDS_ENOMEM, FDS_ECORRUPT (an input's postings do not decode, or a field
+ * has different kinds in two inputs) or FDS_ETOOBIG (2^32 - 1 docs or
+ * more); err says which.
+ */
+int fds_sidx_merge(const fds_sidx *const *in, const uint8_t *const *live,
+                   unsigned n, const char *path, fds_err *err);
+
 /* ---- per-segment inverted index: reader -------------------------------- */
 
-typedef struct fds_sidx fds_sidx; /* immutable once open; shared by threads */
+
 
 /* Open a segment index file.  Returns 0, FDS_EIO, FDS_ECORRUPT (err filled
  * with the path). */

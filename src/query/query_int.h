@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "fds_bytes.h"
 #include "query.h"
@@ -159,6 +160,23 @@ uint8_t fds__norm_encode(uint32_t length);   /* Lucene SmallFloat.intToByte4 */
 uint32_t fds__norm_decode(uint8_t b);        /* Lucene SmallFloat.byte4ToInt */
 
 /* ---- misc ---------------------------------------------------------------- */
+
+/* Make *p (an array of *cap elements of `elem` bytes) hold at least `need`,
+ * doubling from 16; *p and *cap are unchanged on FDS_ENOMEM. */
+static inline int fds__grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(*p, nc * elem);
+    if (!np)
+        return FDS_ENOMEM;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
 
 /* Bits needed for v (0 for 0). */
 static inline unsigned fds__bit_width(uint64_t v)

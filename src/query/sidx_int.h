@@ -80,6 +80,13 @@ static inline const uint8_t *fds__skip_impacts(const fds_sterm *t,
     return t->data + fds__get_u32(sk + 4);
 }
 
+/* The competitive impacts of a block of n docs with term frequencies
+ * tfs[] and norm bytes nbs[] into out (FDS_SIDX_IMPACTS_BYTES_MAX bytes;
+ * layout in sidx_format.h).  Returns the bytes written: 0 when one pair
+ * dominates the block.  (sidx_writer.c; the merge writes them too.) */
+size_t fds__sidx_impacts(const uint32_t *tfs, const uint8_t *nbs, unsigned n,
+                         uint8_t *out);
+
 /* The postings block of skip entry `sk` of term t: after its impacts. */
 static inline const uint8_t *fds__skip_block(const fds_sterm *t,
                                              const uint8_t *sk)

@@ -28,6 +28,9 @@ static bool in_file(size_t len, uint64_t off, uint64_t n)
     return off <= len && n <= len - off;
 }
 
+/* Bytes of the file checksummed at a time at open (a multiple of pages). */
+#define FDS_SIDX_OPEN_CHUNK (8u << 20)
+
 /* Header and footer: magic, length, checksum, version, the bounds of the
  * field and _id tables (offsets into *fields_off, *ids_off). */
 static int validate_header(fds_sidx *s, uint64_t *fields_off,
@@ -44,8 +47,17 @@ static int validate_header(fds_sidx *s, uint64_t *fields_off,
         return corrupt(err, path, "bad footer (truncated file?)");
     if (fds__get_u64(m + 40) != len)
         return corrupt(err, path, "file length does not match the header");
-    if (fds_crc32c(0, m, len - FDS_SIDX_FOOTER_LEN) !=
-        fds__get_u32(m + len - FDS_SIDX_FOOTER_LEN))
+    /* in chunks, each dropped from the resident set once summed: a merged
+     * segment's whole file would otherwise be resident at once */
+    uint32_t crc = 0;
+    for (size_t at = 0, k; at < len - FDS_SIDX_FOOTER_LEN; at += k) {
+        k = len - FDS_SIDX_FOOTER_LEN - at;
+        k = k < FDS_SIDX_OPEN_CHUNK ? k : FDS_SIDX_OPEN_CHUNK;
+        crc = fds_crc32c(crc, m + at, k);
+        if (k == FDS_SIDX_OPEN_CHUNK)
+            madvise((void *)(m + at), k, MADV_DONTNEED);
+    }
+    if (crc != fds__get_u32(m + len - FDS_SIDX_FOOTER_LEN))
         return corrupt(err, path, "checksum mismatch");
     if (fds__get_u32(m + 8) < FDS_SIDX_VERSION_MIN ||
         fds__get_u32(m + 8) > FDS_SIDX_VERSION)
@@ -299,9 +311,11 @@ static int validate(fds_sidx *s, fds_err *err)
     s->fields = calloc(s->nfields ? s->nfields : 1, sizeof *s->fields);
     if (!s->fields)
         return FDS_ENOMEM;
-    for (uint32_t i = 0; i < s->nfields; i++)
+    for (uint32_t i = 0; i < s->nfields; i++) {
         if ((rc = validate_field(s, i, fields_off, body, err)))
             return rc;
+        madvise(s->map, s->len, MADV_DONTNEED); /* see validate_header */
+    }
     if ((rc = build_block_minmax(s)))
         return rc;
     return validate_ids(s, ids_off, body, err);

@@ -78,20 +78,7 @@ struct fds_sidx_writer {
     int oom;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * elem);
-    if (!np)
-        return FDS_ENOMEM;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
+#define grow fds__grow
 
 fds_sidx_writer *fds_sidx_writer_create(fds_mapping *m)
 {
@@ -641,12 +628,8 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
     return at;
 }
 
-/* The competitive impacts of a block of n docs with term frequencies
- * tfs[] and norm bytes nbs[] into out (FDS_SIDX_IMPACTS_BYTES_MAX bytes;
- * layout in sidx_format.h).  Returns the bytes written: 0 when one pair
- * dominates the block. */
-static size_t write_impacts(const uint32_t *tfs, const uint8_t *nbs,
-                            unsigned n, uint8_t *out)
+size_t fds__sidx_impacts(const uint32_t *tfs, const uint8_t *nbs, unsigned n,
+                         uint8_t *out)
 {
     /* the largest tf at each norm byte, then a sweep up the norms keeping
      * the pairs whose tf beats every lower norm's */
@@ -708,7 +691,7 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
             prev = d;
             n++;
         }
-        size_t ilen = write_impacts(tfs, nbs, n, imp);
+        size_t ilen = fds__sidx_impacts(tfs, nbs, n, imp);
         size_t at = ob_put(b, imp, ilen);
         size_t len = fds_postings_encode_block(docs, tfs, n, base, enc);
         ob_put(b, enc, len);

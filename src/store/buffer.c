@@ -77,6 +77,7 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
     fds__bufdoc *d = fds__buf_find(b, id, id_len);
     if (d) {
         b->bytes -= d->src_len;
+        b->mem -= d->src_len;
         free(d->src);
         free(id);
         d->src = src;
@@ -104,11 +105,28 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
         while (b->slots[s])
             s = (s + 1) & mask;
         b->slots[s] = (uint32_t)++b->n;
+        b->mem += id_len + FDS__BUF_DOC_OVERHEAD;
     }
     b->bytes += src_len;
+    b->mem += src_len;
     if (seq > b->max_seq)
         b->max_seq = seq;
     return 0;
+}
+
+void fds__buf_account(fds_index *ix)
+{
+    uint64_t cur = ix->buf.mem + ix->frozen.mem;
+    if (cur >= ix->buf_accounted)
+        atomic_fetch_add(&ix->st->buf_mem, cur - ix->buf_accounted);
+    else
+        atomic_fetch_sub(&ix->st->buf_mem, ix->buf_accounted - cur);
+    ix->buf_accounted = cur;
+}
+
+bool fds__buf_over(fds_store *s)
+{
+    return atomic_load(&s->buf_mem) > atomic_load(&s->buf_limit);
 }
 
 void fds__buf_lost(fds_index *ix)

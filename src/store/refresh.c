@@ -62,6 +62,9 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
 /*
  * Build segment files for `docs` (live sources only), open them.  A doc
  * with src NULL is read through `ld` (may be NULL when every src is set);
+ * the .tim is indexed from the sources, or, for a merge (`tim_from` not
+ * NULL; `docs` are then the live docs of its inputs in order), merged from
+ * the inputs' .tim files without reading a source (fds_sidx_merge);
  * training a dictionary (retrain, or none yet) reads docs[].src only, so a
  * caller that may train sets every src.  On success *out is the new
  * segment (not yet published or registered).
@@ -69,7 +72,8 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                          const fds__doc_loader *ld,
                          const fds_index_settings *set, fds__seg *const *copy,
-                         unsigned ncopy, bool retrain, fds__seg **out,
+                         unsigned ncopy, bool retrain,
+                         const fds__tim_inputs *tim_from, fds__seg **out,
                          fds_err *err)
 {
     const fds_dict *dict = NULL;
@@ -97,10 +101,13 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     fds_dict_free(relevel);
     if (rc)
         return rc;
-    fds_sidx_writer *w = fds_sidx_writer_create(ix->mapping);
-    if (!w)
+    char *tim = fds__seg_path(ix, gen, "tim");
+    fds_sidx_writer *w = tim_from ? NULL : fds_sidx_writer_create(ix->mapping);
+    if (!tim || (!w && !tim_from))
         rc = FDS_ENOMEM;
-    for (size_t i = 0; i < n && !rc; i++) {
+    if (!rc && tim_from)
+        rc = fds_sidx_merge(tim_from->in, tim_from->live, tim_from->n, tim, err);
+    for (size_t i = 0; i < n && !rc && w; i++) {
         fds_err derr;
         fds_err_clear(&derr);
         const uint8_t *src;
@@ -121,9 +128,8 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
             *err = derr;
         }
     }
-    char *tim = fds__seg_path(ix, gen, "tim");
-    if (!rc)
-        rc = tim ? fds_sidx_writer_write(w, tim, err) : FDS_ENOMEM;
+    if (!rc && w)
+        rc = fds_sidx_writer_write(w, tim, err);
     fds_sidx_writer_free(w);
     if (!rc)
         rc = fsync_dir(ix->dir) ? fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
@@ -211,13 +217,12 @@ void fds__heap_release(void)
     malloc_trim(0);
 }
 
-int fds_index_refresh(fds_index *ix, fds_err *err)
+/* The refresh itself; caller holds refresh_mu. */
+static int refresh_locked(fds_index *ix, fds_err *err)
 {
-    pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&ix->wmu);
     if (!ix->open || ix->failure) {
         pthread_mutex_unlock(&ix->wmu);
-        pthread_mutex_unlock(&ix->refresh_mu);
         return fds__index_closed(ix, err);
     }
     pthread_mutex_lock(&ix->buf_mu);
@@ -252,8 +257,8 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
     if (!rc)
         rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
     if (!rc && nd)
-        rc = fds__build_segment(ix, docs, nd, NULL, &set, NULL, 0, false, &sg,
-                                err);
+        rc = fds__build_segment(ix, docs, nd, NULL, &set, NULL, 0, false, NULL,
+                                &sg, err);
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -308,6 +313,7 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
         }
         free(newer.docs);
         free(newer.slots);
+        fds__buf_account(ix);
         pthread_mutex_unlock(&ix->buf_mu);
         pthread_mutex_unlock(&ix->wmu);
     }
@@ -317,10 +323,45 @@ done:
     pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&ix->buf_mu);
     fds__buf_free(&ix->frozen);
+    fds__buf_account(ix);
     pthread_mutex_unlock(&ix->buf_mu);
     pthread_mutex_unlock(&ix->wmu);
     if (built)
         fds__heap_release();
+    return rc;
+}
+
+int fds_index_refresh(fds_index *ix, fds_err *err)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    int rc = refresh_locked(ix, err);
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
+}
+
+/*
+ * Elasticsearch's IndexingMemoryController: once the indexing buffers of
+ * the node pass indices.memory.index_buffer_size, Lucene's IndexWriter
+ * flushes a segment regardless of refresh_interval; Elasticsearch makes
+ * it searchable only at the next refresh.  Here the segment is published
+ * at once: this is an ordinary refresh, so realtime gets, version checks
+ * and deletes see one consistent set, and nothing (an unpublished segment
+ * with deletes still to apply) waits between two states.  The difference
+ * shows only with refresh_interval -1 or long intervals: documents become
+ * searchable once the buffer fills, not only at the next refresh.
+ */
+void fds__index_buffer_flush(fds_index *ix)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    pthread_mutex_lock(&ix->wmu);
+    bool go = ix->buf.n > 0 && ix->open && !ix->failure &&
+              fds__buf_over(ix->st);
+    pthread_mutex_unlock(&ix->wmu);
+    fds_err err;
+    fds_err_clear(&err);
+    if (go && refresh_locked(ix, &err))
+        fprintf(stderr, "fieldstore: [%s] writing the full write buffer as a "
+                        "segment failed (the writes stay in the translog): "
+                        "%s\n", ix->name, err.reason);
+    pthread_mutex_unlock(&ix->refresh_mu);
 }

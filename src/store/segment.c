@@ -184,6 +184,7 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         goto io;
 
     uint32_t copied = 0;
+    uint64_t dropped = 0; /* pages of the copied input left resident below */
     size_t i = n; /* with copy sources, every block comes from them */
     uint32_t base = 0;
     for (unsigned c = 0; copy && c < ncopy; c++) {
@@ -206,7 +207,13 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                 goto io;
             nblocks++;
             copied++;
+            if (fds__get_u64(e) >= dropped + FDS__DROP_CHUNK) {
+                fds__drop_pages(sg->map, dropped, fds__get_u64(e));
+                dropped = fds__get_u64(e);
+            }
         }
+        fds__drop_pages(sg->map, 0, sg->map_len);
+        dropped = 0;
         base += sg->max_doc;
         raw_total += sg->raw_bytes;
     }
@@ -495,6 +502,15 @@ static int seg_decode_block(fds_index *ix, const fds__seg *sg, uint32_t block,
                           upto, view, err);
 }
 
+void fds__drop_pages(const uint8_t *map, uint64_t from, uint64_t to)
+{
+    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)(map + from) + pg - 1) / pg * pg;
+    uintptr_t b = (uintptr_t)(map + to) / pg * pg;
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
                          uint32_t doc, const uint8_t **src, size_t *len,
                          fds_err *err)
@@ -504,6 +520,15 @@ int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
     int rc = fds__seg_locate(sg, doc, &block, &off, &blen, &base);
     if (rc)
         return rc;
+    if (c->last != sg) {
+        if (c->last)
+            fds__drop_pages(c->last->map, 0, c->last->map_len);
+        c->last = sg;
+        c->dropped = 0;
+    } else if (off >= c->dropped + FDS__DROP_CHUNK) {
+        fds__drop_pages(sg->map, c->dropped, off);
+        c->dropped = off;
+    }
     if (c->sg != sg || c->block != block) {
         c->sg = NULL;
         if ((rc = seg_decode_ctx(ix, c->cc, sg, block, off, blen, UINT32_MAX,

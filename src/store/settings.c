@@ -77,7 +77,7 @@ static int parse_long(const char *v, long long *out)
 }
 
 /* "16kb", "1mb", "16384", "16384b" -> bytes (Elasticsearch ByteSizeValue). */
-static int parse_bytes(const char *v, long long *out)
+int fds__parse_bytes(const char *v, long long *out)
 {
     char *end;
     errno = 0;
@@ -165,7 +165,7 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
                                 "[index.compression.zstd.jni] can only be [true]: "
                                 "zstd is always the native library (libzstd) here");
     } else if (!strcmp(key, "index.codec.block_size")) {
-        if (parse_bytes(value, &x))
+        if (fds__parse_bytes(value, &x))
             return bad_value(err, key, value);
         if (x < FDS_BLOCK_SIZE_MIN || x > FDS_BLOCK_SIZE_MAX)
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -178,11 +178,11 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
             return bad_value(err, key, value);
         s->codec.max_docs_per_block = (uint32_t)x;
     } else if (!strcmp(key, "index.codec.dict_size")) {
-        if (parse_bytes(value, &x) || x < 1024 || x > 1024 * 1024)
+        if (fds__parse_bytes(value, &x) || x < 1024 || x > 1024 * 1024)
             return bad_value(err, key, value);
         s->dict_size = (uint32_t)x;
     } else if (!strcmp(key, "index.codec.dict_sample_size")) {
-        if (parse_bytes(value, &x) || x < 1024 || x > 256ll * 1024 * 1024)
+        if (fds__parse_bytes(value, &x) || x < 1024 || x > 256ll * 1024 * 1024)
             return bad_value(err, key, value);
         s->dict_sample_bytes = (uint32_t)x;
     } else if (!strcmp(key, "index.number_of_shards")) {

@@ -116,6 +116,7 @@ static void index_free(fds_index *ix)
     free(ix->lives);
     fds__buf_free(&ix->buf);
     fds__buf_free(&ix->frozen);
+    fds__buf_account(ix);
     for (size_t i = 0; i < ix->ndicts; i++)
         fds_dict_free(ix->dicts[i].dict);
     free(ix->dicts);
@@ -187,6 +188,7 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
     }
     if (ix->buf.max_seq >= ix->next_seq)
         ix->next_seq = ix->buf.max_seq + 1;
+    fds__buf_account(ix); /* the first write or tick over the limit flushes */
     return 0;
 }
 
@@ -229,6 +231,8 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     pthread_mutex_init(&s->mu, NULL);
     atomic_init(&s->stop, false);
     atomic_init(&s->min_free, 0);
+    atomic_init(&s->buf_mem, 0);
+    atomic_init(&s->buf_limit, fds_index_buffer_default());
     if (!s->dir) {
         fds_store_close(s);
         return FDS_ENOMEM;
@@ -640,6 +644,57 @@ int fds__index_closed(fds_index *ix, fds_err *err)
     return rc;
 }
 
+static uint64_t phys_ram(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+uint64_t fds_index_buffer_default(void)
+{
+    uint64_t v = phys_ram() / 100 * FDS_INDEX_BUFFER_DEFAULT_PERCENT;
+    if (v > FDS_INDEX_BUFFER_DEFAULT_MAX || v == 0)
+        v = FDS_INDEX_BUFFER_DEFAULT_MAX;
+    return v < FDS_INDEX_BUFFER_MIN ? FDS_INDEX_BUFFER_MIN : v;
+}
+
+int fds_index_buffer_parse(const char *value, uint64_t *out, fds_err *err)
+{
+    const char *pct = value ? strchr(value, '%') : NULL;
+    uint64_t ram = phys_ram(), v = 0;
+    bool ok = value && *value;
+    if (ok && pct) {
+        char *end;
+        errno = 0;
+        double p = strtod(value, &end);
+        ok = !errno && end == pct && !pct[1] && p > 0 && p <= 100 && ram;
+        v = ok ? (uint64_t)((double)ram * p / 100) : 0;
+    } else if (ok) {
+        long long x;
+        ok = !fds__parse_bytes(value, &x) && x >= 0;
+        v = ok ? (uint64_t)x : 0;
+    }
+    if (!ok)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "bad --index-buffer-size [%s]: a byte size (\"64mb\", "
+                            "\"67108864\") or a percentage of physical memory "
+                            "(\"10%%\", more than 0 and at most 100)",
+                            value ? value : "");
+    if (v < FDS_INDEX_BUFFER_MIN || (ram && v > ram))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "bad --index-buffer-size [%s]: %llu bytes, must be "
+                            "at least %u bytes and at most the physical memory "
+                            "(%llu bytes)", value, (unsigned long long)v,
+                            FDS_INDEX_BUFFER_MIN, (unsigned long long)ram);
+    *out = v;
+    return 0;
+}
+
+void fds_store_set_index_buffer_size(fds_store *s, uint64_t bytes)
+{
+    atomic_store(&s->buf_limit, bytes);
+}
+
 void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes)
 {
     atomic_store(&s->min_free, bytes);
@@ -742,8 +797,9 @@ static void *background(void *arg)
             bool pending = ix->buf.n > 0 && ix->open && !ix->failure;
             int64_t last_refresh = ix->last_refresh_ms;
             pthread_mutex_unlock(&ix->wmu);
-            if (pending && set.refresh_interval_ms >= 0 &&
-                now - last_refresh >= set.refresh_interval_ms) {
+            if (pending && ((set.refresh_interval_ms >= 0 &&
+                             now - last_refresh >= set.refresh_interval_ms) ||
+                            fds__buf_over(s))) {
                 fds_err err;
                 fds_err_clear(&err);
                 if (fds_index_refresh(ix, &err))

@@ -41,6 +41,17 @@
 #define FDS_DOC_ID_MAX 512                /* bytes, as in Elasticsearch */
 #define FDS_REFRESH_INTERVAL_DEFAULT_MS 1000
 #define FDS_MERGE_SEGMENTS_MAX 10         /* merge when an index has more */
+/* The node's write buffer limit (fds_store_set_index_buffer_size).  The
+ * default is Elasticsearch's indices.memory.index_buffer_size, 10% (of the
+ * heap there, of physical memory here), capped so that a node loading 2M
+ * documents stays within DESIGN.md's 500 MB: a refresh of a full buffer
+ * needs about as much again for the segment it builds, writers that were
+ * past the check add a batch each meanwhile, and each _bulk request in
+ * flight holds its body (measured with 64 MiB: 479 MiB peak loading 1M
+ * synthlogs documents in 20,000-document requests; bench/mem/run.sh). */
+#define FDS_INDEX_BUFFER_DEFAULT_PERCENT 10
+#define FDS_INDEX_BUFFER_DEFAULT_MAX (32u << 20)
+#define FDS_INDEX_BUFFER_MIN (64u << 10)
 
 typedef enum fds_durability {
     FDS_DURABILITY_REQUEST = 0, /* fsync'd commit before the reply */
@@ -145,6 +156,30 @@ void fds_store_close(fds_store *s);
  * Elasticsearch's flood stage defaults to 95% of the disk used.
  */
 void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes);
+
+/*
+ * The node's indexing buffer, Elasticsearch's node setting
+ * indices.memory.index_buffer_size: documents written since their index's
+ * last refresh are held on the heap (fds__buffer), counted as source plus
+ * id plus FDS__BUF_DOC_OVERHEAD bytes each.  When a write batch leaves the
+ * buffers of all indices together above `bytes`, the writing index is
+ * refreshed before the batch is answered (its buffer becomes a segment,
+ * published at once: see fds__index_buffer_flush in refresh.c for how this
+ * differs from Elasticsearch), and the background thread refreshes indices
+ * with buffered documents while the total stays above it.  So with
+ * refresh_interval -1, a bulk load still writes a segment per `bytes` of
+ * buffer.  The default (fds_index_buffer_default): 10% of physical memory,
+ * at most FDS_INDEX_BUFFER_DEFAULT_MAX, at least FDS_INDEX_BUFFER_MIN.
+ *
+ * fds_index_buffer_parse reads the --index-buffer-size syntax: a byte size
+ * ("64mb", "1gb", "67108864"; units of fds__parse_bytes) or a percentage
+ * of physical memory ("10%", in (0, 100]).  Returns 0 with *out in bytes,
+ * or FDS_EINVAL (err says why) for another text, a percentage out of
+ * range, or a size below FDS_INDEX_BUFFER_MIN or above physical memory.
+ */
+uint64_t fds_index_buffer_default(void);
+int fds_index_buffer_parse(const char *value, uint64_t *out, fds_err *err);
+void fds_store_set_index_buffer_size(fds_store *s, uint64_t bytes);
 
 /* Start the background thread that refreshes indices whose
  * refresh_interval has passed and runs merges.  Returns 0 or FDS_ENOMEM. */

@@ -92,7 +92,9 @@ typedef struct fds__buffer {
     size_t n, cap;
     uint32_t *slots;         /* open addressing: doc index + 1, 0 = empty */
     size_t nslots;
-    uint64_t bytes;
+    uint64_t bytes;          /* source bytes */
+    uint64_t mem;            /* heap estimate: sources, ids, FDS__BUF_DOC_OVERHEAD
+                                per document (fds__buf_account) */
     int64_t max_seq;
 } fds__buffer;
 
@@ -139,6 +141,8 @@ struct fds_index {
                                    buffer, never for its commit */
     fds__buffer buf;
     fds__buffer frozen;         /* being refreshed; still visible to gets */
+    uint64_t buf_accounted;     /* buf.mem + frozen.mem as counted in
+                                   st->buf_mem (fds__buf_account) */
 
     pthread_mutex_t refresh_mu; /* one refresh or merge at a time */
     int64_t last_refresh_ms;
@@ -166,6 +170,8 @@ struct fds_store {
     bool bg_started;
     atomic_bool stop;
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
+    _Atomic uint64_t buf_mem;   /* write buffers of every index, bytes */
+    _Atomic uint64_t buf_limit; /* fds_store_set_index_buffer_size */
 };
 
 struct fds_index_view {
@@ -215,6 +221,19 @@ fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
  * translog; a restart replays them. */
 void fds__buf_lost(fds_index *ix);
 void fds__buf_free(fds__buffer *b);
+/*
+ * The node's indexing buffer (Elasticsearch's
+ * indices.memory.index_buffer_size).  Heap bytes of a buffered document
+ * beyond its source and id: the fds__bufdoc, two malloc headers, its hash
+ * slot and the doubling slack of both arrays (measured: 1M synthlogs
+ * documents of ~594 source bytes took ~745 MiB, ~190 bytes more each).
+ * fds__buf_account (caller holds ix->wmu) brings st->buf_mem up to date
+ * after ix->buf or ix->frozen changed; fds__buf_over: the buffers of all
+ * indices together are past the limit.
+ */
+#define FDS__BUF_DOC_OVERHEAD 192u
+void fds__buf_account(fds_index *ix);
+bool fds__buf_over(fds_store *s);
 
 /* buffer.c: the translog rows, in the caller's transaction (caller holds
  * db_mu).  fds__translog_prepare gives the insert statement (finalize it);
@@ -274,15 +293,25 @@ int fds__mapping_save(fds_index *ix, fds_err *err);
  * live docs into ix->segs/ix->lives, oldest first (0, FDS_ESQL, FDS_ENOMEM,
  * FDS_ECORRUPT or FDS_EIO of a damaged or missing file). */
 int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
+
+/* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
+ * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
+int fds__parse_bytes(const char *v, long long *out);
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* refresh.c: shared with merges (caller holds refresh_mu).
  * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
  * fds__publish swaps the published segment set in one step. */
+typedef struct fds__tim_inputs {
+    const fds_sidx *const *in;  /* the merge's inputs, in doc order */
+    const uint8_t *const *live; /* their live-docs bitsets (NULL: all) */
+    unsigned n;
+} fds__tim_inputs;
 int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                        const fds__doc_loader *ld,
                        const fds_index_settings *set, fds__seg *const *copy,
-                       unsigned ncopy, bool retrain, fds__seg **out,
+                       unsigned ncopy, bool retrain,
+                       const fds__tim_inputs *tim_from, fds__seg **out,
                        fds_err *err);
 /*
  * Give the heap memory a refresh or merge freed back to the kernel
@@ -294,6 +323,11 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
  * "Memory").  Cost: one walk of every arena's free lists.
  */
 void fds__heap_release(void);
+/* refresh.c: the write path found the node's write buffers over their
+ * limit: refresh ix (its buffer becomes a published segment) unless, once
+ * refresh_mu is held, they no longer are.  Errors are logged: the writes
+ * are committed to the translog already. */
+void fds__index_buffer_flush(fds_index *ix);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg *added, fds__seg **removed, unsigned nremoved);
 
@@ -324,13 +358,23 @@ const fds_dict *fds__index_dict(fds_index *ix, uint32_t dict_id);
  * the thread's context between reads does not clobber *src.  Zero the
  * struct, set cc (fds_codec_ctx_create; the caller frees it), then call
  * fds__seg_cursor_read for docs of ascending block.  *src is valid until
- * the next read.  Returns 0 or what fds__seg_read_doc returns.
+ * the next read.  Returns 0 or what fds__seg_read_doc returns.  Pages of
+ * the file already read are dropped from the resident set as the cursor
+ * moves on (FDS__DROP_CHUNK at a time; they stay in the page cache), so a
+ * merge reading a whole segment keeps only the part it is at resident.
  */
+#define FDS__DROP_CHUNK (8u << 20)
+/* Drop the pages of map[from, to) (rounded to whole pages inside it) from
+ * the resident set: madvise(MADV_DONTNEED) on a read-only shared file
+ * mapping; later reads fault them in again from the page cache. */
+void fds__drop_pages(const uint8_t *map, uint64_t from, uint64_t to);
 typedef struct fds__seg_cursor {
     fds_codec_ctx *cc;
     const fds__seg *sg;      /* segment and block of v, NULL for none */
     uint32_t block, base;
     fds_block_view v;
+    const fds__seg *last;    /* segment read last, and the offset below */
+    uint64_t dropped;        /* which its pages left the resident set */
 } fds__seg_cursor;
 int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
                          uint32_t doc, const uint8_t **src, size_t *len,

@@ -3,7 +3,11 @@
  * against the buffer and the published segments (ids, versions, seq_no
  * checks), appended to the translog in one catalogue transaction (fsync'd
  * before the reply with durability=request), and only after that commit
- * applied to the in-memory buffer (buffer.c).
+ * applied to the in-memory buffer (buffer.c).  A batch that leaves the
+ * node's write buffers past --index-buffer-size turns this index's buffer
+ * into a segment before it answers (fds__index_buffer_flush); a batch that
+ * finds them past it waits for that (or flushes) before it is applied, so
+ * writers do not keep filling the buffer while a full one is written.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,6 +281,10 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
 int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                     fds_write_result *res, bool refresh, fds_err *err)
 {
+    /* buffers already over the limit (a flush is running, or another
+     * index's buffer is full): wait for it, or flush, before adding more */
+    if (fds__buf_over(ix->st))
+        fds__index_buffer_flush(ix);
     batch_ids seen;
     if (batch_ids_init(&seen, n))
         return FDS_ENOMEM;
@@ -326,13 +334,18 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     pthread_mutex_unlock(&s->db_mu);
     if (full)
         rc = fds__index_blocked(ix, err);
+    bool over = false;
     if (!rc) {
         ix->next_seq = seq;
         pthread_mutex_lock(&ix->buf_mu);
         rc = apply_to_buffer(ix, ops, res, n);
+        fds__buf_account(ix);
+        over = fds__buf_over(s);
         pthread_mutex_unlock(&ix->buf_mu);
     }
     pthread_mutex_unlock(&ix->wmu);
+    if (!rc && over && !refresh)
+        fds__index_buffer_flush(ix);
     if (!rc && refresh) {
         /* the writes are committed: a failed refresh (disk full) leaves them
          * in the translog for the next one, and must not read as a failed

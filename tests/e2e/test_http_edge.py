@@ -156,6 +156,51 @@ class Edge(unittest.TestCase):
         self.assertEqual(st, 413)
         self.assertTrue(closed)
 
+    def test_chunked_over_limit_cut_while_sending(self):
+        """A chunked body has no declared length: the 413 must come as soon
+        as the body crosses --max-body, while the client is still sending,
+        and the server must not read the rest."""
+        piece, pause = 8192, 0.05          # 160 KiB/s: above --min-body-rate
+        planned = 8 * MAX_BODY
+        s = self.raw()
+        s.sendall(b"PUT /logs/_doc/chunked HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n"
+                  b"%x\r\n{\"pad\":\"\r\n" % len(b'{"pad":"'))
+        sent, got = 0, b""
+        while sent < planned and b"\r\n\r\n" not in got:
+            try:
+                s.sendall(b"%x\r\n%s\r\n" % (piece, b"x" * piece))
+                sent += piece
+            except OSError:  # reset after the answer: read what came
+                break
+            time.sleep(pause)
+            s.setblocking(False)
+            try:
+                got += s.recv(65536)
+            except (BlockingIOError, socket.timeout):
+                pass
+            s.setblocking(True)
+        s.settimeout(5)
+        try:
+            while True:
+                more = s.recv(65536)
+                if not more:
+                    break
+                got += more
+        except OSError:
+            pass
+        s.close()
+        self.assertTrue(got.startswith(b"HTTP/1.1 413"), got[:200])
+        body = json.loads(got.partition(b"\r\n\r\n")[2])
+        self.assertEqual(body["error"]["type"], "content_too_long_exception")
+        # cut near the limit (slack for a loaded machine), long before the
+        # whole body
+        self.assertLess(sent, MAX_BODY + 24 * piece, sent)
+        st, _, _ = self.srv.request("GET", "/")
+        self.assertEqual(st, 200)
+        self.assertNotExecuted("chunked")
+
     # ---- 3. HEAD ----------------------------------------------------------------
     def head_and_get(self, path):
         s = self.raw()
@@ -274,6 +319,55 @@ class Edge(unittest.TestCase):
         self.assertEqual(body, {})
         _, body, raw = self.srv.request("GET", "/?filter_path=version.number&pretty")
         self.assertIn(b'"number" : ', raw)
+
+    def test_filter_path_exclusions(self):
+        """Leading '-' excludes (Elasticsearch's REST test
+        search/70_response_filtering.yml, "Search results filtered using
+        both includes and excludes filters", with its bodies written out)."""
+        bulk = ('{"index":{"_index":"ff","_id":"1"}}\n'
+                '{"name":"First document","properties":{"size":123,"meta":{"foo":"bar"}}}\n'
+                '{"index":{"_index":"ff","_id":"2"}}\n'
+                '{"name":"Second document","properties":{"size":465,"meta":{"foo":"bar","baz":"qux"}}}\n')
+        st, body, _ = self.srv.request("POST", "/_bulk?refresh=true", bulk,
+                                       headers={"Content-Type": "application/x-ndjson"})
+        self.assertEqual((st, body["errors"]), (200, False))
+        cases = [
+            ("-**._source.properties,**._source",
+             b'{"hits":{"hits":[{"_source":{"name":"First document"}},'
+             b'{"_source":{"name":"Second document"}}]}}'),
+            ("**.properties,-hits.hits._source.properties.meta",
+             b'{"hits":{"hits":[{"_source":{"properties":{"size":123}}},'
+             b'{"_source":{"properties":{"size":465}}}]}}'),
+            # meta of the first document loses its only member: dropped
+            ("**._source,-**.meta.foo",
+             b'{"hits":{"hits":[{"_source":{"name":"First document","properties":{"size":123}}},'
+             b'{"_source":{"name":"Second document","properties":{"size":465,"meta":{"baz":"qux"}}}}]}}'),
+            # excludes alone keep everything else
+            ("-took,-timed_out,-_shards,-hits.total,-hits.max_score,-hits.hits._s*,-hits.hits._index,-hits.hits.sort",
+             b'{"hits":{"hits":[{"_id":"1"},{"_id":"2"}]}}'),
+            ("-**", b'{}'),
+            ("-*", b'{}'),
+        ]
+        for fp, want in cases:
+            st, _, raw = self.srv.request(
+                "POST", "/ff/_search?filter_path=" + fp,
+                {"query": {"match_all": {}}, "sort": [{"properties.size": "asc"}]})
+            self.assertEqual(st, 200, fp)
+            self.assertEqual(raw, want, fp)
+        st, _, raw = self.srv.request("POST", "/ff/_count?filter_path=-*",
+                                      {"query": {"match_all": {}}})
+        self.assertEqual((st, raw), (200, b"{}"))
+        st, body, _ = self.srv.request("GET", "/ff/_search?filter_path=-hits.hits._source")
+        self.assertEqual(st, 200)
+        self.assertIn("took", body)
+        self.assertEqual(body["hits"]["total"], {"value": 2, "relation": "eq"})
+        for h in body["hits"]["hits"]:
+            self.assertEqual(set(h), {"_index", "_id", "_score"}, h)
+        # an object that was empty before the filter stays
+        st, _, raw = self.srv.request("GET", "/ff/_doc/1?filter_path=-_source.*,-_seq_no,"
+                                             "-_primary_term,-_version,-found,-_index")
+        self.assertEqual(raw, b'{"_id":"1"}')
+        self.srv.request("DELETE", "/ff")
 
     def test_human_and_error_trace_accepted(self):
         for p in ("/logs/_search?human", "/logs/_stats?human=true",

@@ -1,0 +1,223 @@
+/*
+ * test_sidx_merge: fds_sidx_merge against fds_sidx_writer.  Documents of
+ * the real sample are written as NSEG segment index files (with a few
+ * extra documents carrying a field only one input has, and some with the
+ * same id in two inputs), random docs of each input are deleted, the inputs
+ * are merged, and the result is compared, field by field, term by term and
+ * doc by doc, with one writer's file of the same live documents in the same
+ * order: term strings and ordinals, doc freqs, every posting and skip entry
+ * (but its offset), norms, presence, columns, doc_count, sum_ttf and the
+ * _id table.  Run: test_sidx_merge NGINX_LOG [DOCS].
+ */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "qtest.h"
+#include "query.h"
+#include "sidx_int.h"
+
+#define NSEG 4
+#define DEFAULT_DOCS 3000
+#define DELETE_ONE_IN 5
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+static void tmp_path(char *p, size_t cap)
+{
+    snprintf(p, cap, "/tmp/fds-smerge-XXXXXX");
+    int fd = mkstemp(p);
+    close(fd);
+}
+
+/* The postings of term (f, ord) of s, decoded. */
+static uint32_t postings(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
+                         uint32_t *docs, uint32_t *tfs, uint8_t *skips)
+{
+    fds_sterm t;
+    uint8_t sk[FDS_SIDX_SKIP_LEN], blk[FDS_STERM_INLINE_BLK];
+    fds__sidx_term_at(s, f, ord, &t);
+    fds__sterm_inline(&t, f->norms, sk, blk);
+    uint32_t n = 0, base = 0;
+    for (uint32_t b = 0; b < t.nblocks; b++) {
+        const uint8_t *e = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        unsigned k = e[13] + 1u;
+        long r = fds_postings_decode_block(fds__skip_block(&t, e), t.end, k,
+                                           base, s->max_doc, docs + n, tfs + n);
+        ASSERT(r > 0);
+        memcpy(skips + (size_t)b * FDS_SIDX_SKIP_LEN, e, FDS_SIDX_SKIP_LEN);
+        fds__put_u32(skips + (size_t)b * FDS_SIDX_SKIP_LEN + 4, 0);
+        n += k;
+        base = fds__get_u32(e) + 1;
+    }
+    return n;
+}
+
+static void compare(const fds_sidx *a, const fds_sidx *b)
+{
+    ASSERT_EQ(a->max_doc, b->max_doc);
+    ASSERT_EQ(a->nfields, b->nfields);
+    uint32_t md = a->max_doc;
+    uint32_t *da = malloc(md * 4 + 4), *ta = malloc(md * 4 + 4);
+    uint32_t *db = malloc(md * 4 + 4), *tb = malloc(md * 4 + 4);
+    uint8_t *sa = malloc(md * 16 + 16), *sb = malloc(md * 16 + 16);
+    for (uint32_t i = 0; i < a->nfields && i < b->nfields; i++) {
+        const fds_sfield *x = &a->fields[i], *y = &b->fields[i];
+        ASSERT_EQ(x->name_len, y->name_len);
+        ASSERTF(!memcmp(x->name, y->name, x->name_len), "field %u", i);
+        ASSERT_EQ(x->kind, y->kind);
+        ASSERT_EQ(x->flags, y->flags);
+        ASSERTF(x->doc_count == y->doc_count, "%.*s doc_count %u vs %u",
+                (int)x->name_len, x->name, x->doc_count, y->doc_count);
+        ASSERTF(x->nterms == y->nterms, "%.*s nterms %u vs %u", (int)x->name_len,
+                x->name, x->nterms, y->nterms);
+        ASSERT_EQ(x->sum_ttf, y->sum_ttf);
+        ASSERT_EQ(x->ord_bits, y->ord_bits);
+        ASSERT_EQ(x->num_bits, y->num_bits);
+        for (uint32_t t = 0; t < x->nterms && t < y->nterms; t++) {
+            uint32_t lx, ly;
+            const char *px = fds__sidx_term_str(x, t, &lx);
+            const char *py = fds__sidx_term_str(y, t, &ly);
+            ASSERTF(lx == ly && !memcmp(px, py, lx), "%.*s term %u", (int)x->name_len,
+                    x->name, t);
+            uint32_t na = postings(a, x, t, da, ta, sa);
+            uint32_t nb = postings(b, y, t, db, tb, sb);
+            ASSERT_EQ(na, nb);
+            if (na == nb) {
+                ASSERT_MEM(da, db, na * 4);
+                ASSERT_MEM(ta, tb, na * 4);
+                ASSERT_MEM(sa, sb, (na + 127) / 128 * FDS_SIDX_SKIP_LEN);
+            }
+        }
+        for (uint32_t d = 0; d < md; d++) {
+            ASSERT_EQ(fds__bit(x->present, d), fds__bit(y->present, d));
+            if (x->norms)
+                ASSERT_EQ(x->norms[d], y->norms[d]);
+            if (x->kind == FDS_FT_KEYWORD)
+                ASSERT_EQ(fds__col_ord(x, d), fds__col_ord(y, d));
+            else if (x->kind == FDS_FT_DOUBLE)
+                ASSERT_EQ(fds__get_u64(x->col + (size_t)d * 8),
+                          fds__get_u64(y->col + (size_t)d * 8));
+            else if (x->col && fds__bit(x->present, d))
+                ASSERT_EQ(fds__col_i64(x, d), fds__col_i64(y, d));
+        }
+    }
+    for (uint32_t d = 0; d < md; d++) {
+        size_t lx, ly;
+        const char *ix = fds_sidx_doc_id(a, d, &lx), *iy = fds_sidx_doc_id(b, d, &ly);
+        ASSERT(lx == ly && !memcmp(ix, iy, lx));
+        ASSERT_EQ(fds__get_u32(a->byid + (size_t)d * 4),
+                  fds__get_u32(b->byid + (size_t)d * 4));
+    }
+    free(da);
+    free(ta);
+    free(db);
+    free(tb);
+    free(sa);
+    free(sb);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_sidx_merge NGINX_LOG [DOCS]\n");
+        return 2;
+    }
+    size_t ndocs = argc > 2 ? (size_t)atol(argv[2]) : DEFAULT_DOCS;
+    qt_docs docs = {0};
+    ASSERT(qt_load(argv[1], &docs, ndocs) == 0 && docs.n > NSEG);
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *ref = fds_sidx_writer_create(m);
+    fds_sidx *in[NSEG];
+    uint8_t *live[NSEG];
+    char paths[NSEG][64], refpath[64], outpath[64];
+    fds_err err;
+    uint32_t rdoc = 0;
+    size_t per = docs.n / NSEG;
+    for (unsigned s = 0; s < NSEG; s++) {
+        fds_sidx_writer *w = fds_sidx_writer_create(m);
+        size_t from = s * per, to = s + 1 == NSEG ? docs.n : from + per;
+        uint32_t nd = (uint32_t)(to - from) + (s == 2);
+        live[s] = calloc((nd + 7) / 8 + 1, 1);
+        for (uint32_t d = 0; d < nd; d++) {
+            char id[32];
+            /* input 2 ends with a field no other input has; input 3 reuses
+             * ids of input 0 (deleted there below) */
+            const char *json = d + from < to ? docs.json[from + d]
+                                             : "{\"only_here\":\"solo term\",\"n2\":7}";
+            snprintf(id, sizeof id, "%s%zu", s == 3 && d % 9 == 0 ? "" : "x",
+                     s == 3 && d % 9 == 0 ? (size_t)d : from + d);
+            fds_err_clear(&err);
+            ASSERT(fds_sidx_writer_add(w, d, id, strlen(id), (const uint8_t *)json,
+                                       strlen(json), &err) == 0);
+            bool keep = s == 1 || /* one input without deletes */
+                        (next_rand() % DELETE_ONE_IN != 0 && !(s == 0 && d % 9 == 0));
+            if (s == 2 && d == nd - 1)
+                keep = true;
+            if (keep) {
+                live[s][d / 8] |= (uint8_t)(1u << (d % 8));
+                ASSERT(fds_sidx_writer_add(ref, rdoc++, id, strlen(id),
+                                           (const uint8_t *)json, strlen(json),
+                                           &err) == 0);
+            }
+        }
+        if (s == 1) {
+            free(live[s]);
+            live[s] = NULL;
+        }
+        tmp_path(paths[s], sizeof paths[s]);
+        ASSERT(fds_sidx_writer_write(w, paths[s], &err) == 0);
+        fds_sidx_writer_free(w);
+        ASSERT(fds_sidx_open(paths[s], &in[s], &err) == 0);
+    }
+    tmp_path(refpath, sizeof refpath);
+    ASSERT(fds_sidx_writer_write(ref, refpath, &err) == 0);
+    fds_sidx_writer_free(ref);
+    tmp_path(outpath, sizeof outpath);
+    fds_err_clear(&err);
+    int rc = fds_sidx_merge((const fds_sidx *const *)in,
+                            (const uint8_t *const *)live, NSEG, outpath, &err);
+    ASSERTF(rc == 0, "%s", err.reason);
+    fds_sidx *a = NULL, *b = NULL;
+    ASSERT(fds_sidx_open(refpath, &a, &err) == 0);
+    ASSERTF(fds_sidx_open(outpath, &b, &err) == 0, "%s", err.reason);
+    if (a && b)
+        compare(a, b);
+    printf("merged %u live docs of %zu; .sidx %llu bytes (writer: %llu)\n",
+           rdoc, docs.n + 1, (unsigned long long)(b ? fds_sidx_file_bytes(b) : 0),
+           (unsigned long long)(a ? fds_sidx_file_bytes(a) : 0));
+    /* one input, nothing deleted: the same file content */
+    char onepath[64];
+    tmp_path(onepath, sizeof onepath);
+    ASSERT(fds_sidx_merge((const fds_sidx *const *)&in[1], NULL, 1, onepath,
+                          &err) == 0);
+    fds_sidx *c = NULL;
+    ASSERT(fds_sidx_open(onepath, &c, &err) == 0);
+    if (c)
+        compare(in[1], c);
+    fds_sidx_close(a);
+    fds_sidx_close(b);
+    fds_sidx_close(c);
+    for (unsigned k = 0; k < NSEG; k++) {
+        fds_sidx_close(in[k]);
+        free(live[k]);
+        unlink(paths[k]);
+    }
+    unlink(refpath);
+    unlink(outpath);
+    unlink(onepath);
+    for (size_t i = 0; i < docs.n; i++)
+        free(docs.json[i]);
+    free(docs.json);
+    free(docs.len);
+    fds_mapping_free(m);
+    if (fds_test_failures)
+        fprintf(stderr, "%d failure(s)\n", fds_test_failures);
+    return fds_test_failures ? 1 : 0;
+}
