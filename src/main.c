@@ -132,7 +132,7 @@ static void usage(FILE *f)
             "  --index-buffer-size SIZE  write buffers of all indices, bytes\n"
             "                     (\"64mb\") or %% of physical memory (\"10%%\");\n"
             "                     past it a write turns its index's buffer into\n"
-            "                     a segment (default 10%%, at most 32mb)\n"
+            "                     a segment (default 10%%, at most 16mb)\n"
             "  --help             this text\n",
             FDS_HTTP_HEAD_TIMEOUT_S, FDS_HTTP_MIN_BODY_RATE, FDS_HTTP_MAX_CONNECTIONS,
             FDS_HTTP_MAX_PER_IP);

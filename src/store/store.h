@@ -50,7 +50,10 @@
  * flight holds its body (measured with 64 MiB: 479 MiB peak loading 1M
  * synthlogs documents in 20,000-document requests; bench/mem/run.sh). */
 #define FDS_INDEX_BUFFER_DEFAULT_PERCENT 10
-#define FDS_INDEX_BUFFER_DEFAULT_MAX (32u << 20)
+/* 16 MiB: with 32 MiB the peak of a 2M-document load was 438-503 MiB over
+ * two runs, past DESIGN.md's 500 MB, as refreshes and merges overlap the
+ * bulk; 16 MiB peaked at 395-420 MiB (results/mem.md) */
+#define FDS_INDEX_BUFFER_DEFAULT_MAX (16u << 20)
 #define FDS_INDEX_BUFFER_MIN (64u << 10)
 
 typedef enum fds_durability {
