@@ -163,12 +163,41 @@ static int apply_item(const node_set *s, char *item, bool *take,
     return 0;
 }
 
+/* fds_index_expr_resolve for a single concrete name (no ',' or '*'). */
+static int resolve_one(fds_store *st, const char *name,
+                       const fds_index_expr_opts *o, fds_index ***out,
+                       size_t *n, fds_err *err)
+{
+    fds_index *ix = NULL;
+    if (fds_store_get_index(st, name, &ix, NULL) == 0 && !fds_index_is_open(ix) &&
+        o->ignore_unavailable) {
+        fds_index_release(ix); /* a closed name is unavailable */
+        ix = NULL;
+    }
+    if (!ix && !o->ignore_unavailable)
+        return not_found(err, name);
+    if (!ix && !o->allow_no_indices)
+        return not_found(err, name);
+    if (!ix)
+        return 0;
+    if (!(*out = malloc(sizeof **out))) {
+        fds_index_release(ix);
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    }
+    (*out)[0] = ix;
+    *n = 1;
+    return 0;
+}
+
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err)
 {
     *out = NULL;
     *n = 0;
+    /* one concrete name, the common case: no listing of the node */
+    if (expr && *expr && !strpbrk(expr, ",*") && strcmp(expr, "_all"))
+        return resolve_one(st, expr, o, out, n, err);
     node_set s;
     if (node_set_load(st, &s))
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
