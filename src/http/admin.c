@@ -422,10 +422,8 @@ static const char *const HEALTH_PARAMS[] = {
  * wait_for_no_initializing_shards hold at once on one node (no pending
  * cluster tasks, no shard moves).  A wait that times out answers 200 with
  * timed_out true, as Elasticsearch 8 does. */
-void fds_h_cluster_health(fds_req *r, fds_resp *o)
+static void health_answer(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, HEALTH_PARAMS))
-        return;
     health_want w = {.status = -1, .active = -1};
     const char *v;
     if ((v = fds_req_param(r, "level"))) {
@@ -519,6 +517,12 @@ void fds_h_cluster_health(fds_req *r, fds_resp *o)
         struct timespec ts = {nap / 1000000000LL, nap % 1000000000LL};
         nanosleep(&ts, NULL);
     }
+}
+
+void fds_h_cluster_health(fds_req *r, fds_resp *o)
+{
+    if (fds_req_check_params(r, o, HEALTH_PARAMS))
+        health_answer(r, o);
 }
 
 static void acknowledged(fds_resp *o, const char *index)
@@ -741,38 +745,114 @@ void fds_h_settings_get(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
+/* Drop from kv[0..*n) the settings `ix` already has (a value other than
+ * the default, as GET /_settings shows them): ?preserve_existing=true. */
+static void keep_unset(fds_index *ix, flat_kv *kv, size_t *n)
+{
+    fds_index_settings set, def;
+    fds_index_get_settings(ix, &set);
+    fds_index_settings_default(&def);
+    fds_setting_kv cur[FDS_SETTINGS_MAX], dk[FDS_SETTINGS_MAX];
+    size_t nc = fds_settings_to_kv(&set, cur, FDS_SETTINGS_MAX);
+    fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        bool have = false;
+        for (size_t j = 0; j < nc; j++)
+            if (!strcmp(cur[j].key, kv[i].key))
+                have = strcmp(cur[j].value, dk[j].value) ||
+                       !strcmp(kv[i].key, "index.number_of_shards") ||
+                       !strcmp(kv[i].key, "index.number_of_replicas");
+        if (!have)
+            kv[w++] = kv[i];
+    }
+    *n = w;
+}
+
+/* PUT /{index}/_settings and PUT /_settings: {index} is an expression
+ * (default: open and closed indices, missing names and no match are
+ * errors, as UpdateSettingsRequest's IndicesOptions).  Every index is
+ * checked before any is changed.  ?preserve_existing=true leaves alone the
+ * settings an index already has; ?reopen=true applies static settings to
+ * an open index by closing it, updating and opening it again, as
+ * Elasticsearch 8.12's reopen does.  A null value resets a setting. */
 void fds_h_settings_put(fds_req *r, fds_resp *o)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "preserve_existing",
+                                         "reopen", NULL};
+    if (!fds_req_check_params(r, o, params))
         return;
+    bool preserve = fds_req_param_bool(r, "preserve_existing", false);
+    bool reopen = fds_req_param_bool(r, "reopen", false);
     fds_err e;
     fds_err_clear(&e);
+    fds_index_expr_opts opts = {.expand_open = true, .expand_closed = true};
+    fds_index **ixs = NULL;
+    size_t nix = 0;
+    const char *expr = strcmp(r->seg[0], "_settings") ? r->seg[0] : NULL;
     cJSON *body = NULL;
-    int rc = fds_body_json(r, &body, &e);
+    int rc = fds_index_expr_opts_read(cat_param_cb, r, &opts, &e);
+    if (!rc)
+        rc = fds_body_json(r, &body, &e);
     if (!rc)
         rc = fds_json_check_body(r->body, r->body_len, &e);
     if (!rc && !cJSON_IsObject(body))
         rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_VALIDATION,
                          "Validation Failed: 1: no settings to update;");
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    if (!rc)
+        rc = fds_index_expr_resolve(r->store, expr, &opts, &ixs, &nix, &e);
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv), *mine = calloc(FLAT_MAX, sizeof *kv);
+    fds_index_settings *sets = calloc(nix ? nix : 1, sizeof *sets);
+    bool *bounce = calloc(nix ? nix : 1, sizeof *bounce);
     size_t n = 0;
-    if (!rc && !kv)
+    if (!rc && (!kv || !mine || !sets || !bounce))
         rc = FDS_ENOMEM;
     if (!rc) {
-        cJSON *s = cJSON_GetObjectItemCaseSensitive(body, "settings");
-        rc = flatten(s && cJSON_IsObject(s) ? s : body, "", kv, &n, &e);
+        cJSON *st = cJSON_GetObjectItemCaseSensitive(body, "settings");
+        rc = flatten(st && cJSON_IsObject(st) ? st : body, "", kv, &n, &e);
     }
-    fds_index_settings set;
-    fds_index_get_settings(ix, &set);
-    if (!rc)
-        rc = apply_settings(&set, kv, n, false, fds_index_is_open(ix),
-                            fds_index_name(ix), fds_index_uuid(ix), &e);
-    if (!rc)
-        rc = fds_index_put_settings(ix, &set, &e);
+    /* every index first: nothing changes unless all of them can */
+    for (size_t i = 0; !rc && i < nix; i++) {
+        size_t m = n;
+        memcpy(mine, kv, n * sizeof *kv);
+        if (preserve)
+            keep_unset(ixs[i], mine, &m);
+        bool open = fds_index_is_open(ixs[i]);
+        fds_index_get_settings(ixs[i], &sets[i]);
+        rc = apply_settings(&sets[i], mine, m, false, open && !reopen,
+                            fds_index_name(ixs[i]), fds_index_uuid(ixs[i]), &e);
+        if (!rc && open && reopen) {
+            /* only when a static setting is among them */
+            fds_index_settings probe;
+            fds_index_get_settings(ixs[i], &probe);
+            fds_err pe;
+            fds_err_clear(&pe);
+            bounce[i] = apply_settings(&probe, mine, m, false, true,
+                                       fds_index_name(ixs[i]),
+                                       fds_index_uuid(ixs[i]), &pe) != 0;
+        }
+    }
+    for (size_t i = 0; !rc && i < nix; i++) {
+        if (bounce[i])
+            rc = fds_index_set_open(ixs[i], false, &e);
+        if (!rc)
+            rc = fds_index_put_settings(ixs[i], &sets[i], &e);
+        if (bounce[i]) {
+            fds_err oe;
+            fds_err_clear(&oe);
+            int orc = fds_index_set_open(ixs[i], true, &oe);
+            if (!rc && orc) {
+                rc = orc;
+                e = oe;
+            }
+        }
+    }
     free(kv);
+    free(mine);
+    free(sets);
+    free(bounce);
     cJSON_Delete(body);
-    fds_index_release(ix);
+    fds_index_expr_free(ixs, nix);
     if (rc)
         return fds_resp_error(o, &e);
     acknowledged(o, NULL);
@@ -1233,8 +1313,11 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
         "shards", "pri", "relo", "init", "unassign", "unassign.pri",
         "pending_tasks", "max_task_wait_time", "active_shards_percent"};
     const size_t ncol = sizeof cols / sizeof cols[0];
+    static const char *const params[] = {"format", "h", "v", "s", "ts", NULL};
+    if (!fds_req_check_params(r, o, params))
+        return;
     fds_resp h = {0};
-    fds_h_cluster_health(r, &h);
+    health_answer(r, &h);
     cJSON *j = h.body ? cJSON_ParseWithLength(h.body, h.len) : NULL;
     free(h.body);
     if (!j)

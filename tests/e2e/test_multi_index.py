@@ -383,6 +383,53 @@ class MultiIndex(ServerTestCase):
             st, out, _ = self.req("GET", "/_cluster/health?" + q)
             self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"), q)
 
+    def test_put_settings_over_expressions(self):
+        """PUT /{expr}/_settings and PUT /_settings (Elasticsearch's
+        indices.put_settings YAML): every named index, all or nothing,
+        preserve_existing, reopen for static settings, null resets."""
+        for n in ("ps-1", "ps-2"):
+            self.assertEqual(self.req("PUT", "/" + n)[0], 200)
+        try:
+            def interval(n):
+                return self.req("GET", "/%s/_settings/index.refresh_interval?include_defaults"
+                                % n)[1][n]
+            st, out, _ = self.req("PUT", "/ps-*/_settings", {"index": {"refresh_interval": "7s"}})
+            self.assertEqual((st, out), (200, {"acknowledged": True}))
+            for n in ("ps-1", "ps-2"):
+                self.assertEqual(interval(n)["settings"]["index"]["refresh_interval"], "7s")
+            # one bad index stops all of them: ps-1 is untouched
+            st, out, _ = self.req("PUT", "/ps-1,nope/_settings", {"index.refresh_interval": "9s"})
+            self.assertEqual(st, 404, out)
+            st, out, _ = self.req("PUT", "/ps-1,nope/_settings?ignore_unavailable=true",
+                                  {"index.refresh_interval": "9s"})
+            self.assertEqual(st, 200, out)
+            self.assertEqual(interval("ps-1")["settings"]["index"]["refresh_interval"], "9s")
+            self.assertEqual(interval("ps-2")["settings"]["index"]["refresh_interval"], "7s")
+            st, out, _ = self.req("PUT", "/nomatch-*/_settings", {"index.refresh_interval": "9s"})
+            self.assertEqual(st, 404, out)
+            # preserve_existing: a setting the index has stays; null resets
+            st, _, _ = self.req("PUT", "/ps-2/_settings?preserve_existing=true",
+                                {"index.refresh_interval": "3s"})
+            self.assertEqual(interval("ps-2")["settings"]["index"]["refresh_interval"], "7s")
+            self.req("PUT", "/ps-2/_settings", {"index.refresh_interval": None})
+            self.assertEqual(interval("ps-2")["defaults"]["index"]["refresh_interval"], "1s")
+            # static settings: refused on an open index unless reopen=true
+            st, out, _ = self.req("PUT", "/ps-1/_settings", {"index.codec": "best_compression"})
+            self.assertEqual(st, 400, out)
+            self.assertIn("Can't update non dynamic settings", out["error"]["reason"])
+            st, out, _ = self.req("PUT", "/ps-1/_settings?reopen=true",
+                                  {"index.codec": "best_compression"})
+            self.assertEqual(st, 200, out)
+            got = self.req("GET", "/ps-1/_settings")[1]["ps-1"]["settings"]["index"]
+            self.assertEqual(got["codec"], "best_compression")
+            self.assertEqual(str(self.req("GET", "/_cat/indices/ps-1?h=status")[1]).strip(), "open")
+            st, out, _ = self.req("PUT", "/ps-1/_settings?flat_settings=true",
+                                  {"index.refresh_interval": "1s"})
+            self.assertEqual(st, 400, out)
+        finally:
+            self.req("DELETE", "/ps-1")
+            self.req("DELETE", "/ps-2")
+
     def test_hidden_setting(self):
         st, out, _ = self.req("PUT", "/logs-hidden", {"settings": {"index.hidden": True}})
         self.assertEqual(st, 200, out)
