@@ -10,6 +10,7 @@
 
 #include "fds_error.h"
 #include "fds_test.h"
+#include "sketch_util.h"
 #include "tdigest.h"
 
 #define N_LARGE 1000000
@@ -21,36 +22,6 @@
 
 static const double qs[] = {0.0001, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5,
                             0.75, 0.9, 0.95, 0.99, 0.999, 0.9999};
-
-static uint64_t rng_state = 0x5eed;
-static double uniform01(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Fraction of the sorted values <= x. */
-static double exact_rank(const double *sorted, size_t n, double x)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sorted[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (double)lo / (double)n;
-}
 
 static double near(double a, double b) { return fabs(a - b) < 1e-9; }
 
@@ -136,7 +107,7 @@ static void rank_errors(fds_tdigest *t, const double *sorted, size_t n, double *
     *mid = *tail = 0;
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
         double est = fds_tdigest_quantile(t, qs[i]);
-        double err = fabs(exact_rank(sorted, n, est) - qs[i]);
+        double err = fabs(sk_frac_le(sorted, n, est) - qs[i]);
         int is_tail = qs[i] <= 0.01 || qs[i] >= 0.99;
         double *slot = is_tail ? tail : mid;
         if (err > *slot)
@@ -161,7 +132,7 @@ static void check_distribution(const char *name, double (*gen)(void))
     }
     for (int p = 0; p < 10; p++)
         ASSERT_EQ(fds_tdigest_merge(merged, part[p]), 0);
-    qsort(v, N_LARGE, sizeof *v, cmp_double);
+    qsort(v, N_LARGE, sizeof *v, sk_cmp_double);
     ASSERT(!fds_tdigest_is_exact(t));
     ASSERT_EQ_U(fds_tdigest_count(merged), N_LARGE);
     ASSERT(fds_tdigest_min(t) == v[0] && fds_tdigest_max(t) == v[N_LARGE - 1]);
@@ -185,7 +156,7 @@ static void check_distribution(const char *name, double (*gen)(void))
         double c = fds_tdigest_cdf(t, x);
         ASSERTF(c >= prev && c >= 0 && c <= 1, "%s cdf(%g) = %g after %g", name, x, c, prev);
         prev = c;
-        double e = fabs(c - exact_rank(v, N_LARGE, x));
+        double e = fabs(c - sk_frac_le(v, N_LARGE, x));
         if (e > worst)
             worst = e;
     }
@@ -197,11 +168,12 @@ static void check_distribution(const char *name, double (*gen)(void))
     free(v);
 }
 
-static double gen_uniform(void) { return uniform01() * 1000.0; }
-static double gen_exponential(void) { return -log(1.0 - uniform01()) * 250.0; }
+static double gen_uniform(void) { return sk_uniform01() * 1000.0; }
+static double gen_exponential(void) { return -log(1.0 - sk_uniform01()) * 250.0; }
 
 static void test_large(void)
 {
+    sk_rng_state = 0x5eed;
     check_distribution("uniform", gen_uniform);
     check_distribution("exponential", gen_exponential);
 }
