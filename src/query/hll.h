@@ -14,10 +14,10 @@
  *   1. exact: a hash set of the 64-bit hashes, whose size is the answer
  *      (Elasticsearch's "linear counting" phase: it keeps each hash encoded
  *      on 32 bits, AbstractLinearCounting.encodeHash, and reports
- *      m' ln(m' / (m' - n)) with m' = 2^25, which rounds to the number of
- *      distinct 25-bit prefixes; keeping the whole hash we count exactly,
- *      where Elasticsearch can come out one or two low -- n^2 / 2^26
- *      colliding pairs expected, 0.13 at n = 3000).
+ *      m' ln(m' / (m' - k)) for k distinct encodings, m' = 2^25, which
+ *      corrects on average for the 25-bit prefixes that collide -- n^2 /
+ *      2^26 pairs expected, 0.13 at n = 3000 -- but can be off by one or
+ *      two on a given set; keeping the whole hash we count exactly).
  *   2. once the set would hold more than 3/16 of 2^p hashes (Elasticsearch:
  *      a table of 2^p / 4 slots at load factor 0.75; 3072 at p = 14), they
  *      are replayed into 2^p one-byte registers, and the estimate is HLL's

@@ -495,7 +495,8 @@ int fds_tdigest_add(fds_tdigest *t, double x, uint64_t weight)
     if (!isfinite(x) || weight == 0)
         return FDS_EINVAL;
     int rc;
-    if (!t->md && t->count + weight >= t->max_sorting && (rc = switch_to_merging(t)))
+    /* (count < max_sorting while values are kept: no overflow.) */
+    if (!t->md && weight >= t->max_sorting - t->count && (rc = switch_to_merging(t)))
         return rc;
     rc = t->md ? md_add(t->md, x, (double)weight) : sorting_add(t, x, weight);
     if (rc)
@@ -514,7 +515,7 @@ int fds_tdigest_merge(fds_tdigest *dst, const fds_tdigest *src)
         return 0;
     /* HybridDigest.reserve: switch first if the sum is past the limit. */
     int rc;
-    if (!dst->md && dst->count + src->count >= dst->max_sorting && (rc = switch_to_merging(dst)))
+    if (!dst->md && src->count >= dst->max_sorting - dst->count && (rc = switch_to_merging(dst)))
         return rc;
     /* AbstractTDigest.add(other): each of the source's centroids -- its
      * kept values, or its centroids after merging its buffer (on a copy,

@@ -19,19 +19,20 @@
  *     points are buffered (5 x (compression + 10) of them) and merged into
  *     sorted centroids under the K_2 scale function's size limit
  *     q (1 - q) n / normalizer, normalizer = c / (4 ln(n / c) + 24), with
- *     the working compression c = 2 x compression while collecting
- *     (Elasticsearch's "two-level compression") and alternating merge
+ *     the working compression c = 2 x compression (Elasticsearch's
+ *     "two-level compression") and alternating merge
  *     direction; the first and last centroids stay single points, so min
  *     and max are exact and tails are tighter than the middle.
  *
  * Memory: 8 bytes per value up to the switch (16 KiB at compression 100),
  * then fixed arrays for the centroids and the buffer of 5 x (compression +
- * 10) points (~ 23 KiB at 100).  The first 20 x compression values are
- * replayed in sorted order, so the digest does not depend on the order they
- * came in.  Merging per-segment digests is supported and is how
- * the framework combines them: the result is the digest Elasticsearch's
- * reduce builds (exact while the total is small).  Answers depend on the
- * insertion order only as the algorithm does (exact phase: not at all).
+ * 10) points (~ 23 KiB at 100).  At the switch the kept values are
+ * replayed in sorted order (Elasticsearch replays them in insertion order
+ * unless a query sorted them first), so the digest does not depend on the
+ * order they came in; later points depend on it only as the merging
+ * algorithm does.  Merging per-segment digests is how the framework
+ * combines them: the result is the digest Elasticsearch's reduce builds
+ * (exact while the total stays below the switch).
  * Not thread-safe.
  */
 #ifndef FDS_TDIGEST_H
