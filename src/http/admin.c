@@ -302,6 +302,99 @@ static void acknowledged(fds_resp *o, const char *index)
     fds_resp_json(o, 200, j);
 }
 
+int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
+                            const char *index_name, fds_err *err)
+{
+    if (!settings)
+        return 0;
+    if (!cJSON_IsObject(settings))
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
+                            "[settings] must be an object");
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    size_t n = 0;
+    int rc = kv ? flatten(settings, "", kv, &n, err)
+                : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    if (!rc)
+        rc = apply_settings(set, kv, n, true, false, index_name, "", err);
+    free(kv);
+    return rc;
+}
+
+/* The parts of a create-index body: settings applied to `set`, the
+ * mappings as JSON text (*mapping malloc'd or NULL), the aliases. */
+static int create_body_parts(const cJSON *body, const char *name,
+                             fds_index_settings *set, char **mapping,
+                             fds_alias **aliases, size_t *naliases, fds_err *e)
+{
+    if (body && !cJSON_IsObject(body))
+        return fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                            "request body must be a JSON object");
+    int rc = 0;
+    for (const cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
+        if (!strcmp(c->string, "settings")) {
+            rc = fds__settings_from_json(c, set, name, e);
+        } else if (!strcmp(c->string, "mappings")) {
+            if (!cJSON_IsObject(c))
+                rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
+                                  "Failed to parse mapping: [mappings] must be "
+                                  "an object");
+            else if (!(*mapping = cJSON_PrintUnformatted(c)))
+                rc = FDS_ENOMEM;
+        } else if (!strcmp(c->string, "aliases")) {
+            rc = fds__aliases_from_json(c, aliases, naliases, e);
+        } else {
+            rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                              "unknown key [%s] for create index", c->string);
+        }
+    }
+    return rc;
+}
+
+/* Every alias filter checked against the mapping the new index will have. */
+static int check_alias_filters(const char *mapping, const fds_alias *a,
+                               size_t n, fds_err *e)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= a[i].filter != NULL;
+    if (!any)
+        return 0;
+    fds_mapping *m = fds_mapping_create();
+    int rc = m ? 0 : FDS_ENOMEM;
+    if (!rc && mapping)
+        rc = fds_mapping_merge_json(m, mapping, strlen(mapping), e);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = fds__alias_filter_check(&a[i], m, e);
+    fds_mapping_free(m);
+    return rc;
+}
+
+int fds__index_create(fds_store *st, const char *name, const cJSON *body,
+                      fds_err *e)
+{
+    cJSON *merged = NULL;
+    int rc = fds__template_body(st, name, body, &merged, e);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    char *mapping = NULL;
+    fds_alias *aliases = NULL;
+    size_t naliases = 0;
+    if (!rc)
+        rc = create_body_parts(merged, name, &set, &mapping, &aliases,
+                               &naliases, e);
+    if (!rc)
+        rc = check_alias_filters(mapping, aliases, naliases, e);
+    if (!rc)
+        rc = fds_store_create_index_aliased(st, name, &set, mapping, aliases,
+                                            naliases, e);
+    if (rc == FDS_ENOMEM && !e->code)
+        fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    fds__aliases_defs_free(aliases, naliases);
+    free(mapping);
+    cJSON_Delete(merged);
+    return rc;
+}
+
 void fds_h_index_create(fds_req *r, fds_resp *o)
 {
     fds_err e;
@@ -312,46 +405,7 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
         cJSON_Delete(body);
         return fds_resp_error(o, &e);
     }
-    fds_index_settings set;
-    fds_index_settings_default(&set);
-    char *mapping = NULL;
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
-    size_t n = 0;
-    int rc = kv ? 0 : FDS_ENOMEM;
-    if (body && !cJSON_IsObject(body))
-        rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
-                         "request body must be a JSON object");
-    for (cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
-        if (!strcmp(c->string, "settings")) {
-            if (!cJSON_IsObject(c))
-                rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
-                                 "[settings] must be an object");
-            else
-                rc = flatten(c, "", kv, &n, &e);
-        } else if (!strcmp(c->string, "mappings")) {
-            if (!cJSON_IsObject(c))
-                rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
-                                 "Failed to parse mapping: [mappings] must be "
-                                 "an object");
-            else
-                mapping = cJSON_PrintUnformatted(c);
-        } else if (!strcmp(c->string, "aliases")) {
-            /* no aliases yet: an empty object is all we can honour */
-            if (!cJSON_IsObject(c) || c->child)
-                rc = fds_err_setk(&e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                  "[aliases] are not supported: the body may "
-                                  "only give an empty object");
-        } else {
-            rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
-                             "unknown key [%s] for create index", c->string);
-        }
-    }
-    if (!rc)
-        rc = apply_settings(&set, kv, n, true, false, r->seg[0], "", &e);
-    if (!rc)
-        rc = fds_store_create_index(r->store, r->seg[0], &set, mapping, &e);
-    free(kv);
-    free(mapping);
+    int rc = fds__index_create(r->store, r->seg[0], body, &e);
     cJSON_Delete(body);
     if (rc) {
         if (!e.index[0])
@@ -421,7 +475,9 @@ void fds_h_index_get(fds_req *r, fds_resp *o)
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
         cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ixs[i]));
-        cJSON_AddObjectToObject(x, "aliases");
+        cJSON_AddItemToObject(x, "aliases",
+                              fds__index_aliases_json(r->store,
+                                                      fds_index_name(ixs[i])));
         cJSON_AddItemToObject(x, "mappings", mapping_json(ixs[i]));
         cJSON_AddItemToObject(x, "settings", settings_json(ixs[i], false, false));
     }

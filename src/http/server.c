@@ -323,7 +323,8 @@ fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
     fds_index *ix = NULL;
     fds_err e;
     fds_err_clear(&e);
-    if (i >= r->nseg || fds_store_get_index(r->store, r->seg[i], &ix, &e)) {
+    /* an alias's one index too */
+    if (i >= r->nseg || fds__index_or_alias(r->store, r->seg[i], false, &ix, &e)) {
         if (!e.code)
             fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                         "no such index");
@@ -578,6 +579,27 @@ static const route_def ROUTES[] = {
     {"_nodes/{}/stats", M_GET, fds_h_nodes_stats},
     {"_nodes/{}/stats/{}", M_GET, fds_h_nodes_stats},
     {"_nodes/{}/stats/{}/{}", M_GET, fds_h_nodes_stats},
+    {"_aliases", M_POST, fds_h_aliases_update},
+    {"_aliases", M_GET, fds_h_alias_get},
+    {"_alias", M_GET, fds_h_alias_get},
+    {"_alias/{}", M_GET | M_HEAD, fds_h_alias_get},
+    {"_cat/aliases", M_GET, fds_h_cat_aliases},
+    {"_cat/aliases/{}", M_GET, fds_h_cat_aliases},
+    {"_cat/templates", M_GET, fds_h_cat_templates},
+    {"_cat/templates/{}", M_GET, fds_h_cat_templates},
+    {"_index_template/_simulate_index/{}", M_POST, fds_h_simulate_index},
+    {"_index_template", M_GET, fds_h_template_get},
+    {"_component_template", M_GET, fds_h_template_get},
+    {"_template", M_GET, fds_h_template_get},
+    {"_index_template/{}", M_GET | M_HEAD, fds_h_template_get},
+    {"_component_template/{}", M_GET | M_HEAD, fds_h_template_get},
+    {"_template/{}", M_GET | M_HEAD, fds_h_template_get},
+    {"_index_template/{}", M_PUT | M_POST, fds_h_template_put},
+    {"_component_template/{}", M_PUT | M_POST, fds_h_template_put},
+    {"_template/{}", M_PUT | M_POST, fds_h_template_put},
+    {"_index_template/{}", M_DELETE, fds_h_template_delete},
+    {"_component_template/{}", M_DELETE, fds_h_template_delete},
+    {"_template/{}", M_DELETE, fds_h_template_delete},
     {"{}", M_PUT, fds_h_index_create},
     {"{}", M_DELETE, fds_h_index_delete},
     {"{}", M_GET | M_HEAD, fds_h_index_get},
@@ -605,6 +627,13 @@ static const route_def ROUTES[] = {
     {"{}/_create/{}", M_PUT | M_POST, h_doc_create},
     {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get},
     {"{}/_update/{}", M_POST, fds_h_update},
+    {"{}/_alias", M_GET, fds_h_alias_get},
+    {"{}/_aliases", M_GET, fds_h_alias_get},
+    {"{}/_alias/{}", M_GET | M_HEAD, fds_h_alias_get},
+    {"{}/_alias/{}", M_PUT | M_POST, fds_h_alias_put},
+    {"{}/_aliases/{}", M_PUT | M_POST, fds_h_alias_put},
+    {"{}/_alias/{}", M_DELETE, fds_h_alias_delete},
+    {"{}/_aliases/{}", M_DELETE, fds_h_alias_delete},
 };
 
 /* Does `pattern` match the request's segments? */

@@ -235,6 +235,11 @@ static int alias_row_del(fds_store *s, int64_t index_id, const char *alias,
     return fds__cat_step_done(s->db, st, err);
 }
 
+int fds_alias_name_check(const char *name, fds_err *err)
+{
+    return fds__check_name(name, "alias", FDS_KIND_INVALID_ALIAS_NAME, err);
+}
+
 /* The name checks of an alias added to index `index` (mu held). */
 static int alias_name_check(fds_store *s, const char *alias, fds_err *err)
 {
