@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fds_time.h"
+#include "fds_text.h"
 #include "http_int.h"
 #include "index_expr.h"
 #include "search_stats.h"
@@ -415,14 +416,83 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     acknowledged(o, r->seg[0]);
 }
 
+/* The indices DELETE /{expr} names, as Elasticsearch resolves it for a
+ * delete (expand_wildcards open,closed; no aliases: a concrete alias name
+ * is refused, a wildcard matches index names only).  *names malloc'd. */
+static int delete_targets(fds_req *r, char ***names, size_t *n, fds_err *e)
+{
+    fds_index_expr_opts o = {.allow_no_indices = true, .expand_open = true,
+                             .expand_closed = true};
+    int rc = fds_index_expr_opts_read(cat_param_cb, r, &o, e);
+    char **all = NULL;
+    size_t nall = 0;
+    if (!rc && fds_store_list_indices(r->store, &all, &nall))
+        rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    bool *take = rc ? NULL : calloc(nall + 1, sizeof *take);
+    char *copy = rc ? NULL : strdup(r->seg[0]);
+    if (!rc && (!take || !copy))
+        rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    for (char *sv = NULL, *t = rc ? NULL : strtok_r(copy, ",", &sv); t && !rc;
+         t = strtok_r(NULL, ",", &sv)) {
+        bool wild = strchr(t, '*') || !strcmp(t, "_all"), hit = false;
+        for (size_t i = 0; i < nall; i++)
+            if (wild ? (!strcmp(t, "_all") || fds_glob_match(t, all[i], strlen(all[i])))
+                       && (all[i][0] != '.' || t[0] == '.' || o.expand_hidden)
+                     : !strcmp(t, all[i]))
+                take[i] = hit = true;
+        if (hit || wild || o.ignore_unavailable)
+            continue;
+        if (fds_store_alias_exists(r->store, t))
+            rc = fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "The provided expression [%s] matches an alias, "
+                              "specify the corresponding concrete indices "
+                              "instead.", t);
+        else
+            rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                              "no such index [%s]", t);
+        snprintf(e->index, sizeof e->index, "%s", t);
+    }
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < nall; i++)
+        if (take[i]) {
+            char *keep = all[i];
+            all[i] = NULL;
+            all[k++] = keep;
+        } else {
+            free(all[i]);
+        }
+    if (!rc && !k && !o.allow_no_indices) {
+        rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s]", r->seg[0]);
+        snprintf(e->index, sizeof e->index, "%s", r->seg[0]);
+    }
+    free(take);
+    free(copy);
+    if (rc) {
+        for (size_t i = 0; i < nall; i++)
+            free(all ? all[i] : NULL);
+        free(all);
+        return rc;
+    }
+    *names = all;
+    *n = k;
+    return 0;
+}
+
 void fds_h_index_delete(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
-    int rc = fds_store_delete_index(r->store, r->seg[0], &e);
-    /* ignore_unavailable=true: a missing index is acknowledged (as in ES) */
-    if (rc == FDS_ENOTFOUND && fds_req_param_bool(r, "ignore_unavailable", false))
-        rc = 0;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = delete_targets(r, &names, &n, &e);
+    for (size_t i = 0; i < n; i++) {
+        /* gone meanwhile: deleted all the same */
+        if (!rc && fds_store_delete_index(r->store, names[i], &e) == FDS_ESQL)
+            rc = FDS_ESQL;
+        free(names[i]);
+    }
+    free(names);
     if (rc)
         return fds_resp_error(o, &e);
     acknowledged(o, NULL);

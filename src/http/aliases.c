@@ -95,6 +95,9 @@ static int alias_member(const cJSON *m, fds_alias *a, fds_err *err)
         *flag = -1;
     else if (cJSON_IsBool(m))
         *flag = cJSON_IsTrue(m);
+    else if (cJSON_IsString(m) && (!strcmp(m->valuestring, "true") ||
+                                   !strcmp(m->valuestring, "false")))
+        *flag = m->valuestring[0] == 't'; /* Elasticsearch reads "true" too */
     else
         return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
                             "[%s] must be a boolean", k);
@@ -386,6 +389,31 @@ static int add_removes(fds_store *st, act_list *l, fds_index **ixs, size_t n,
     return rc;
 }
 
+/* The `remove` actions of an _aliases request: a concrete alias name is
+ * removed as named (an earlier action of the request may have added it;
+ * missing, it fails only with must_exist true), wildcards expand over the
+ * aliases the indices have now (add_removes). */
+static int action_removes(fds_store *st, act_list *l, fds_index **ixs,
+                          size_t n, const char *pats, int must_exist,
+                          fds_err *err)
+{
+    char *copy = strdup(pats);
+    int rc = copy ? 0 : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                     "out of memory");
+    for (char *sv = NULL, *t = rc ? NULL : strtok_r(copy, ",", &sv); t && !rc;
+         t = strtok_r(NULL, ",", &sv)) {
+        if (strchr(t, '*') || !strcmp(t, "_all")) {
+            rc = add_removes(st, l, ixs, n, t, must_exist, err);
+            continue;
+        }
+        for (size_t i = 0; i < n && !rc; i++)
+            rc = acts_add(l, FDS_ALIAS_REMOVE, t, fds_index_name(ixs[i]), NULL,
+                          must_exist == 1, err);
+    }
+    free(copy);
+    return rc;
+}
+
 /* A string or an array of strings as one comma list (malloc'd) into *out;
  * NULL member: *out stays NULL.  0 or FDS_EPARSE. */
 static int name_list(const cJSON *one, const cJSON *many, const char *what,
@@ -488,7 +516,7 @@ static int parse_action(fds_store *st, const cJSON *item, act_list *l,
     if (!rc)
         rc = action_indices(st, indices, &ixs, &n, err);
     if (!rc && op == FDS_ALIAS_REMOVE)
-        rc = add_removes(st, l, ixs, n, aliases, must_exist, err);
+        rc = action_removes(st, l, ixs, n, aliases, must_exist, err);
     for (size_t i = 0; !rc && op != FDS_ALIAS_REMOVE && i < n; i++) {
         const char *ixn = fds_index_name(ixs[i]);
         if (op == FDS_ALIAS_REMOVE_INDEX) {

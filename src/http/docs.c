@@ -1453,6 +1453,14 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
         fds_err ie;
         fds_err_clear(&ie);
         index_for_write(r->store, items[i].index, &ix, &ie);
+        for (size_t k = i; ix && k < j; k++) { /* an alias: answer the index */
+            char *concrete = strcmp(items[k].index, fds_index_name(ix))
+                                 ? strdup(fds_index_name(ix)) : NULL;
+            if (concrete) {
+                free(items[k].index);
+                items[k].index = concrete;
+            }
+        }
         fds_write_op *ops = malloc(m * sizeof *ops);
         fds_write_result *res = malloc(m * sizeof *res);
         if (ix && ops && res && !strcmp(items[i].action, "update")) {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "fds_strbuf.h"
 #include "fds_text.h"
 
@@ -404,4 +406,67 @@ int fds_index_expr_resolve_filtered(fds_store *st, const char *expr,
     if (filters)
         *filters = fl;
     return 0;
+}
+
+/* One {expression: boost} entry over the indices not boosted yet. */
+static int boost_entry(fds_store *st, const cJSON *e, const fds_index_expr_opts *o,
+                       fds_index *const *ixs, size_t n, float *boosts,
+                       bool *set, fds_err *err)
+{
+    if (!cJSON_IsNumber(e))
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
+                            "[indices_boost] the boost of [%s] must be a number",
+                            e->string);
+    fds_index_expr_opts eo = *o;
+    eo.allow_no_indices = true;
+    fds_index **hit = NULL;
+    size_t nh = 0;
+    int rc = fds_index_expr_resolve(st, e->string, &eo, &hit, &nh, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        for (size_t k = 0; k < nh && !set[i]; k++)
+            if (hit[k] == ixs[i]) {
+                boosts[i] = (float)e->valuedouble;
+                set[i] = true;
+            }
+    fds_index_expr_free(hit, nh);
+    return rc;
+}
+
+int fds_index_expr_boosts(fds_store *st, const char *body, size_t len,
+                          const fds_index_expr_opts *o, fds_index *const *ixs,
+                          size_t n, float *boosts, fds_err *err)
+{
+    for (size_t i = 0; i < n; i++)
+        boosts[i] = 1.0f;
+    cJSON *root = body && len ? cJSON_ParseWithLength(body, len) : NULL;
+    const cJSON *ib = cJSON_GetObjectItemCaseSensitive(root, "indices_boost");
+    if (!ib) {
+        cJSON_Delete(root);
+        return 0;
+    }
+    bool *set = calloc(n ? n : 1, sizeof *set);
+    int rc = set ? 0 : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                    "out of memory");
+    if (!rc && !cJSON_IsArray(ib) && !cJSON_IsObject(ib))
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
+                          "[indices_boost] must be an array of objects or an "
+                          "object");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, ib) {
+        if (rc)
+            break;
+        if (cJSON_IsObject(ib)) {
+            rc = boost_entry(st, it, o, ixs, n, boosts, set, err);
+            continue;
+        }
+        if (!cJSON_IsObject(it) || !it->child || it->child->next)
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
+                              "[indices_boost] each element must be an object "
+                              "with one index and its boost");
+        else
+            rc = boost_entry(st, it->child, o, ixs, n, boosts, set, err);
+    }
+    free(set);
+    cJSON_Delete(root);
+    return rc;
 }

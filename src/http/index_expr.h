@@ -77,6 +77,20 @@ int fds_index_expr_resolve_filtered(fds_store *st, const char *expr,
                                     char ***filters, fds_err *err);
 void fds_index_expr_filters_free(char **filters, size_t n);
 
+/*
+ * A search body's `indices_boost` (body[0..len) is the request's JSON,
+ * already checked; a list of {expression: boost} objects, or one object of
+ * them) as one factor per index of ixs[0..n): the first entry whose
+ * expression (an index, an alias, a wildcard: resolved with `o`) takes the
+ * index gives its boost; 1 otherwise (Elasticsearch's
+ * SearchSourceBuilder.indexBoosts).  Returns 0, FDS_ENOTFOUND for an entry
+ * naming nothing unless o->ignore_unavailable, FDS_EPARSE (kind PARSE)
+ * for another shape, FDS_ENOMEM.
+ */
+int fds_index_expr_boosts(fds_store *st, const char *body, size_t len,
+                          const fds_index_expr_opts *o, fds_index *const *ixs,
+                          size_t n, float *boosts, fds_err *err);
+
 /* Release what fds_index_expr_resolve returned (NULL is a no-op). */
 void fds_index_expr_free(fds_index **ixs, size_t n);
 

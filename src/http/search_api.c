@@ -47,6 +47,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
 typedef struct shard_run {
     fds_index *ix;
     char *alias_filter; /* the filtered aliases' query ANDed in, or NULL */
+    float index_boost;  /* indices_boost: its scores multiplied by this */
     fds_search_request *req;
     fds_index_view *v;
     const fds_search_segment *segs;
@@ -197,6 +198,8 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
         sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
                                                strlen(sh->alias_filter),
                                                &sh->err);
+    if (!sh->rc && sh->index_boost != 1.0f && sh->req->query)
+        sh->req->query->boost *= sh->index_boost;
     if (!sh->rc) {
         sh->from = sh->req->from;
         sh->size = sh->req->size;
@@ -579,9 +582,21 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     search_run s = {.terminate_after = (uint64_t)tav,
                     .sh = calloc(n ? n : 1, sizeof *s.sh),
                     .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
-    if (!s.sh || !s.ok) {
+    float *boosts = calloc(n ? n : 1, sizeof *boosts);
+    if (boosts && !count &&
+        fds_index_expr_boosts(r->store, r->body, r->body_len, &opts, ixs, n,
+                              boosts, &e)) {
         free(s.sh);
         free(s.ok);
+        free(boosts);
+        fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
+        return fds_resp_error(o, &e);
+    }
+    if (!s.sh || !s.ok || !boosts) {
+        free(s.sh);
+        free(s.ok);
+        free(boosts);
         fds_index_expr_free(ixs, n);
         fds_index_expr_filters_free(filters, n);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
@@ -589,6 +604,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     for (size_t i = 0; i < n; i++) {
         s.sh[i].ix = ixs[i]; /* the reference moves to the shard */
         s.sh[i].alias_filter = filters[i];
+        s.sh[i].index_boost = count ? 1.0f : boosts[i];
         filters[i] = NULL;
         run_shard(r, &s.sh[i], count, n > 1);
         if (!s.sh[i].rc)
@@ -596,6 +612,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     }
     free(ixs);
     free(filters);
+    free(boosts);
     terminate_count(&s);
     size_t out_len = 0;
     char *out = NULL;
