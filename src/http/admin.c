@@ -440,9 +440,12 @@ static int delete_targets(fds_req *r, char ***names, size_t *n, fds_err *e)
                        && (all[i][0] != '.' || t[0] == '.' || o.expand_hidden)
                      : !strcmp(t, all[i]))
                 take[i] = hit = true;
-        if (hit || wild || o.ignore_unavailable)
+        if (hit || (wild && o.allow_no_indices) || (!wild && o.ignore_unavailable))
             continue;
-        if (fds_store_alias_exists(r->store, t))
+        if (wild) /* each wildcard must match with allow_no_indices=false */
+            rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                              "no such index [%s]", t);
+        else if (fds_store_alias_exists(r->store, t))
             rc = fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                               "The provided expression [%s] matches an alias, "
                               "specify the corresponding concrete indices "
@@ -460,6 +463,7 @@ static int delete_targets(fds_req *r, char ***names, size_t *n, fds_err *e)
             all[k++] = keep;
         } else {
             free(all[i]);
+            all[i] = NULL;
         }
     if (!rc && !k && !o.allow_no_indices) {
         rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
