@@ -119,6 +119,14 @@ class Aliases(ServerTestCase):
             body = self.assertError(self.req("PUT", "/taken"), 400,
                                     "invalid_index_name_exception")
             self.assertIn("already exists as alias", body["error"]["reason"])
+            # deleting an index by an alias's name is refused; wildcards
+            # match index names only
+            self.assertError(self.req("DELETE", "/taken"), 400,
+                             "illegal_argument_exception")
+            self.assertEqual(self.req("DELETE", "/take*")[0], 200)
+            self.assertError(self.req("DELETE", "/test_1,take*?allow_no_indices=false"),
+                             404, "index_not_found_exception")
+            self.assertEqual(self.req("HEAD", "/test_1")[0], 200)
         finally:
             self.req("DELETE", "/test_1/_alias/taken")
         self.assertError(self.req("PUT", "/nope/_alias/a"), 404,
@@ -211,6 +219,25 @@ class Aliases(ServerTestCase):
             self.assertEqual(st, 201, out)
         finally:
             self.req("DELETE", "/_all/_alias/*")
+
+    def test_indices_boost(self):
+        self.req("PUT", "/test_1/_alias/b1")
+        try:
+            for boost, first in (([{"test_1": 2.0}, {"test_2": 1.0}], "test_1"),
+                                 ([{"b1": 1.0}, {"test_*": 3.0}], "test_2"),
+                                 ({"*_1": 3.0}, "test_1")):
+                st, out, _ = self.req("POST", "/test_*/_search", {
+                    "query": {"term": {"k": "x"}}, "indices_boost": boost})
+                self.assertEqual(st, 200, out)
+                self.assertEqual(out["hits"]["hits"][0]["_index"], first, boost)
+            st, out, _ = self.req("POST", "/test_*/_search",
+                                  {"indices_boost": [{"nope": 2.0}]})
+            self.assertEqual(st, 404, out)
+            st, out, _ = self.req("POST", "/test_*/_search?ignore_unavailable=true",
+                                  {"indices_boost": [{"nope": 2.0}]})
+            self.assertEqual(st, 200, out)
+        finally:
+            self.req("DELETE", "/test_1/_alias/b1")
 
     def test_cat_aliases(self):
         self.req("POST", "/_aliases", {"actions": [
