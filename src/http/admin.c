@@ -390,7 +390,7 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
                                             naliases, e);
     if (rc == FDS_ENOMEM && !e->code)
         fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    fds__aliases_defs_free(aliases, naliases);
+    fds_aliases_free(aliases, naliases);
     free(mapping);
     cJSON_Delete(merged);
     return rc;
@@ -401,11 +401,8 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) ||
-        fds_json_check_body(r->body, r->body_len, &e)) {
-        cJSON_Delete(body);
+    if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    }
     int rc = fds__index_create(r->store, r->seg[0], body, &e);
     cJSON_Delete(body);
     if (rc) {
@@ -947,7 +944,7 @@ static char *fmt_u64(uint64_t v)
     return strdup(buf);
 }
 
-static void free_rows(char ***rows, size_t n, size_t ncol)
+void fds__cat_rows_free(char ***rows, size_t n, size_t ncol)
 {
     for (size_t i = 0; i < n; i++) {
         for (size_t c = 0; c < ncol; c++)
@@ -1036,7 +1033,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
     }
     fds_index_expr_free(ixs, n);
     fds_cat_render(r, o, cols, ncol, rows, nr);
-    free_rows(rows, nr, ncol);
+    fds__cat_rows_free(rows, nr, ncol);
 }
 
 /* The epoch and timestamp columns of _cat/count and _cat/health
@@ -1237,7 +1234,7 @@ void fds_h_cat_segments(fds_req *r, fds_resp *o)
     }
     free(names);
     fds_cat_render(r, o, cols, ncol, rows, nr);
-    free_rows(rows, nr, ncol);
+    fds__cat_rows_free(rows, nr, ncol);
 }
 
 /* ---- node statistics from /proc -------------------------------------------- */

@@ -33,12 +33,7 @@ static const char *param_cb(void *arg, const char *name)
 
 void fds__alias_def_clear(fds_alias *a)
 {
-    free(a->alias);
-    free(a->index);
-    free(a->filter);
-    free(a->index_routing);
-    free(a->search_routing);
-    memset(a, 0, sizeof *a);
+    fds_alias_clear(a);
     a->is_write_index = a->is_hidden = -1;
 }
 
@@ -147,19 +142,12 @@ int fds__aliases_from_json(const cJSON *obj, fds_alias **out, size_t *n,
             rc = FDS_ENOMEM;
     }
     if (rc) {
-        fds__aliases_defs_free(v, k);
+        fds_aliases_free(v, k);
         return rc;
     }
     *out = v;
     *n = k;
     return 0;
-}
-
-void fds__aliases_defs_free(fds_alias *a, size_t n)
-{
-    for (size_t i = 0; a && i < n; i++)
-        fds__alias_def_clear(&a[i]);
-    free(a);
 }
 
 int fds__alias_filter_check(const fds_alias *a, const fds_mapping *m,
@@ -343,9 +331,10 @@ static int acts_add(act_list *l, fds_alias_op op, const char *alias,
     return 0;
 }
 
-/* Does comma list `pats` (wildcards, "_all", "*") name `s`? */
-static bool names_match(const char *pats, const char *s)
+bool fds__names_match(const char *pats, const char *s)
 {
+    if (!pats)
+        return true;
     char *copy = strdup(pats);
     bool hit = false;
     for (char *sv = NULL, *t = copy ? strtok_r(copy, ",", &sv) : NULL; t && !hit;
@@ -379,7 +368,7 @@ static int add_removes(fds_store *st, act_list *l, fds_index **ixs, size_t n,
     for (size_t i = 0; i < n && !rc; i++)
         for (size_t k = 0; k < nal && !rc; k++)
             if (!strcmp(al[k].index, fds_index_name(ixs[i])) &&
-                names_match(pats, al[k].alias))
+                fds__names_match(pats, al[k].alias))
                 rc = acts_add(l, FDS_ALIAS_REMOVE, al[k].alias, al[k].index,
                               NULL, false, err);
     fds_aliases_free(al, nal);
@@ -567,11 +556,8 @@ void fds_h_aliases_update(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) ||
-        fds_json_check_body(r->body, r->body_len, &e)) {
-        cJSON_Delete(body);
+    if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    }
     const cJSON *actions = body ? cJSON_GetObjectItemCaseSensitive(body, "actions")
                                 : NULL;
     if (!cJSON_IsArray(actions)) {
@@ -600,7 +586,7 @@ void fds_h_aliases_update(fds_req *r, fds_resp *o)
     } else {
         apply_and_answer(r, o, &l, true);
     }
-    fds__aliases_defs_free(defs, k);
+    fds_aliases_free(defs, k);
     cJSON_Delete(body);
 }
 
@@ -610,11 +596,8 @@ void fds_h_alias_put(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) ||
-        fds_json_check_body(r->body, r->body_len, &e)) {
-        cJSON_Delete(body);
+    if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    }
     const char *name = r->seg[2];
     fds_alias def = {0};
     int rc = 0;
@@ -729,7 +712,7 @@ void fds_h_alias_get(fds_req *r, fds_resp *o)
         const char *ixn = fds_index_name(ixs[i]);
         cJSON *a = cJSON_CreateObject();
         for (size_t k = 0; k < nal; k++)
-            if (!strcmp(al[k].index, ixn) && (!names || names_match(names, al[k].alias))) {
+            if (!strcmp(al[k].index, ixn) && (!names || fds__names_match(names, al[k].alias))) {
                 cJSON_AddItemToObject(a, al[k].alias, alias_def_json(&al[k]));
                 shown++;
             }
@@ -779,7 +762,7 @@ void fds_h_cat_aliases(fds_req *r, fds_resp *o)
     char ***rows = calloc(nal ? nal : 1, sizeof *rows);
     size_t nr = 0;
     for (size_t i = 0; rows && i < nal; i++) {
-        if (names && !names_match(names, al[i].alias))
+        if (names && !fds__names_match(names, al[i].alias))
             continue;
         char **row = calloc(ncol, sizeof *row);
         if (!row)
@@ -796,10 +779,5 @@ void fds_h_cat_aliases(fds_req *r, fds_resp *o)
     }
     fds_aliases_free(al, nal);
     fds_cat_render(r, o, cols, ncol, rows, nr);
-    for (size_t i = 0; i < nr; i++) {
-        for (size_t c = 0; c < ncol; c++)
-            free(rows[i][c]);
-        free(rows[i]);
-    }
-    free(rows);
+    fds__cat_rows_free(rows, nr, ncol);
 }

@@ -101,6 +101,9 @@ void fds_resp_errorf(fds_resp *o, int status, const char *type,
 /* Parse a JSON body (empty body -> NULL with 0).  Rejects malformed JSON
  * with a parse_exception / 400 in `err`. */
 int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
+/* fds_body_json, then fds_json_check_body (duplicate keys, bad UTF-8): on
+ * an error *out is NULL and err filled. */
+int fds__body_checked(fds_req *r, cJSON **out, fds_err *err);
 
 /* A _cat table: `ncol` column specs ("name|alias|...", a leading '*' for a
  * column shown only when ?h= names it), rows of strings (NULL = empty
@@ -108,6 +111,8 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
  * with optional :asc/:desc, numbers compared as numbers). */
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
+/* Free `n` rows of `ncol` malloc'd cells, and the array (admin.c). */
+void fds__cat_rows_free(char ***rows, size_t n, size_t ncol);
 
 
 /* Handlers (return through `o`). */
@@ -161,11 +166,13 @@ void fds_h_alias_get(fds_req *r, fds_resp *o); /* and HEAD */
 void fds_h_cat_aliases(fds_req *r, fds_resp *o);
 /* The `aliases` object of create index and templates ({name: {filter,
  * routing, index_routing, search_routing, is_write_index, is_hidden}})
- * into *out (malloc'd, *n entries, `index` NULL; fds__aliases_defs_free).
+ * into *out (malloc'd, *n entries, `index` NULL; fds_aliases_free).
  * NULL obj: none.  0, FDS_EPARSE (kind PARSE), FDS_ENOMEM. */
 int fds__aliases_from_json(const cJSON *obj, fds_alias **out, size_t *n,
                            fds_err *err);
-void fds__aliases_defs_free(fds_alias *a, size_t n);
+/* Does the comma list `pats` (wildcards, `_all`; NULL: everything) name
+ * `s`? */
+bool fds__names_match(const char *pats, const char *s);
 /* Empty `a` (free its strings; flags -1). */
 void fds__alias_def_clear(fds_alias *a);
 /* `a`'s filter parsed against mapping `m`: 0, or FDS_EINVAL (kind

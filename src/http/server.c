@@ -318,6 +318,18 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
     return 0;
 }
 
+int fds__body_checked(fds_req *r, cJSON **out, fds_err *err)
+{
+    int rc = fds_body_json(r, out, err);
+    if (!rc)
+        rc = fds_json_check_body(r->body, r->body_len, err);
+    if (rc) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
 {
     fds_index *ix = NULL;

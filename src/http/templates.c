@@ -334,7 +334,7 @@ static int check_layers(const cJSON *acc, const char *name, fds_err *err)
         if (!rc)
             rc = fds__alias_filter_check(&al[i], m, err);
     }
-    fds__aliases_defs_free(al, nal);
+    fds_aliases_free(al, nal);
     fds_mapping_free(m);
     if (rc == FDS_ENOMEM && !err->code)
         fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
@@ -603,11 +603,8 @@ void fds_h_template_put(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) ||
-        fds_json_check_body(r->body, r->body_len, &e)) {
-        cJSON_Delete(body);
+    if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    }
     if (!cJSON_IsObject(body)) {
         cJSON_Delete(body);
         return fds_resp_errorf(o, 400, "parse_exception",
@@ -648,20 +645,6 @@ void fds_h_template_put(fds_req *r, fds_resp *o)
     if (rc)
         return fds_resp_error(o, &e);
     ack(o);
-}
-
-/* Does comma list `pats` (wildcards, _all, *) name `s`?  NULL = all. */
-static bool name_in(const char *pats, const char *s)
-{
-    if (!pats)
-        return true;
-    char *copy = strdup(pats);
-    bool hit = false;
-    for (char *sv = NULL, *t = copy ? strtok_r(copy, ",", &sv) : NULL; t && !hit;
-         t = strtok_r(NULL, ",", &sv))
-        hit = !strcmp(t, "_all") || fds_glob_match(t, s, strlen(s));
-    free(copy);
-    return hit;
 }
 
 /* Settings as Elasticsearch shows a template's: nested, values as text. */
@@ -754,7 +737,7 @@ void fds_h_template_get(fds_req *r, fds_resp *o)
                                               : cJSON_CreateArray();
     size_t hits = 0;
     for (size_t i = 0; i < t.n; i++) {
-        if (!t.docs[i] || !name_in(names, t.names[i]))
+        if (!t.docs[i] || !fds__names_match(names, t.names[i]))
             continue;
         hits++;
         if (kind == FDS_TEMPLATE_LEGACY) {
@@ -806,7 +789,7 @@ void fds_h_template_delete(fds_req *r, fds_resp *o)
     int rc = 0;
     size_t hits = 0;
     for (size_t i = 0; i < t.n; i++)
-        hits += name_in(names, t.names[i]);
+        hits += fds__names_match(names, t.names[i]);
     if (!hits)
         rc = fds_err_setk(&e, FDS_ENOTFOUND,
                           kind == FDS_TEMPLATE_LEGACY ? FDS_KIND_TEMPLATE_MISSING
@@ -819,7 +802,7 @@ void fds_h_template_delete(fds_req *r, fds_resp *o)
     if (!rc && kind == FDS_TEMPLATE_COMPONENT &&
         !set_load(r->store, FDS_TEMPLATE_INDEX, &ix)) {
         for (size_t i = 0; i < t.n && !rc; i++) {
-            if (!name_in(names, t.names[i]))
+            if (!fds__names_match(names, t.names[i]))
                 continue;
             for (size_t k = 0; k < ix.n && !rc; k++) {
                 const cJSON *c;
@@ -836,7 +819,7 @@ void fds_h_template_delete(fds_req *r, fds_resp *o)
         set_free(&ix);
     }
     for (size_t i = 0; i < t.n && !rc; i++)
-        if (name_in(names, t.names[i]))
+        if (fds__names_match(names, t.names[i]))
             rc = fds_store_template_delete(r->store, kind, t.names[i], &e);
     set_free(&t);
     if (rc)
@@ -871,7 +854,7 @@ void fds_h_cat_templates(fds_req *r, fds_resp *o)
     for (int k = 0; k < 2 && rows; k++)
         for (size_t i = 0; i < sets[k].n; i++) {
             const cJSON *d = sets[k].docs[i];
-            if (!d || !name_in(names, sets[k].names[i]))
+            if (!d || !fds__names_match(names, sets[k].names[i]))
                 continue;
             char **row = calloc(ncol, sizeof *row);
             if (!row)
@@ -893,12 +876,7 @@ void fds_h_cat_templates(fds_req *r, fds_resp *o)
     set_free(&sets[0]);
     set_free(&sets[1]);
     fds_cat_render(r, o, cols, ncol, rows, nr);
-    for (size_t i = 0; i < nr; i++) {
-        for (size_t c = 0; c < ncol; c++)
-            free(rows[i][c]);
-        free(rows[i]);
-    }
-    free(rows);
+    fds__cat_rows_free(rows, nr, ncol);
 }
 
 /* POST /_index_template/_simulate_index/{name}: the settings, mappings and

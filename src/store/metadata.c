@@ -37,7 +37,7 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-static void alias_clear(fds_alias *a)
+void fds_alias_clear(fds_alias *a)
 {
     free(a->alias);
     free(a->index);
@@ -50,7 +50,7 @@ static void alias_clear(fds_alias *a)
 void fds_aliases_free(fds_alias *a, size_t n)
 {
     for (size_t i = 0; a && i < n; i++)
-        alias_clear(&a[i]);
+        fds_alias_clear(&a[i]);
     free(a);
 }
 
@@ -68,7 +68,7 @@ static int alias_copy(const fds_alias *a, const char *index, fds_alias *out)
     if (!out->alias || !out->index || (a->filter && !out->filter) ||
         (a->index_routing && !out->index_routing) ||
         (a->search_routing && !out->search_routing)) {
-        alias_clear(out);
+        fds_alias_clear(out);
         return FDS_ENOMEM;
     }
     return 0;
@@ -105,7 +105,7 @@ static int vec_add(alias_vec *w, const fds_alias *a, const char *index)
 
 static void vec_del(alias_vec *w, size_t i)
 {
-    alias_clear(&w->v[i]);
+    fds_alias_clear(&w->v[i]);
     memmove(w->v + i, w->v + i + 1, (w->n - i - 1) * sizeof *w->v);
     w->n--;
 }

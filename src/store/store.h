@@ -259,6 +259,8 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
  * malloc'd (fds_aliases_free).  Returns 0 or FDS_ENOMEM. */
 int fds_store_aliases_list(fds_store *s, fds_alias **out, size_t *n);
 void fds_aliases_free(fds_alias *a, size_t n);
+/* Free the strings of one alias and zero it (flags 0). */
+void fds_alias_clear(fds_alias *a);
 /* Elasticsearch's alias name rules (those of index names, worded for an
  * alias): 0 or FDS_EINVAL (kind INVALID_ALIAS_NAME). */
 int fds_alias_name_check(const char *name, fds_err *err);
