@@ -438,7 +438,11 @@ int fds_index_expr_boosts(fds_store *st, const char *body, size_t len,
 {
     for (size_t i = 0; i < n; i++)
         boosts[i] = 1.0f;
-    cJSON *root = body && len ? cJSON_ParseWithLength(body, len) : NULL;
+    /* most bodies have none: no second parse for them */
+    static const char key[] = "indices_boost";
+    if (!body || !memmem(body, len, key, sizeof key - 1))
+        return 0;
+    cJSON *root = cJSON_ParseWithLength(body, len);
     const cJSON *ib = cJSON_GetObjectItemCaseSensitive(root, "indices_boost");
     if (!ib) {
         cJSON_Delete(root);

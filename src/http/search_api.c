@@ -198,8 +198,8 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
         sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
                                                strlen(sh->alias_filter),
                                                &sh->err);
-    if (!sh->rc && sh->index_boost != 1.0f && sh->req->query)
-        sh->req->query->boost *= sh->index_boost;
+    if (!sh->rc && sh->index_boost != 1.0f)
+        sh->rc = fds_search_request_boost(sh->req, sh->index_boost, &sh->err);
     if (!sh->rc) {
         sh->from = sh->req->from;
         sh->size = sh->req->size;

@@ -2,7 +2,8 @@
  * dsl_filter.c: a filter clause added to a parsed search -- the filter of
  * an Elasticsearch filtered alias, which a search through the alias ANDs
  * with its own query without scoring it (AliasFilter: the request's query
- * becomes bool {must: query, filter: alias filter}).
+ * becomes bool {must: query, filter: alias filter}) -- and the boost
+ * indices_boost gives a whole index (a BoostQuery around the query).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,5 +63,14 @@ int fds_search_request_add_filter(fds_search_request *req, const char *filter,
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     }
     req->query = b;
+    return 0;
+}
+
+int fds_search_request_boost(fds_search_request *req, float factor,
+                             fds_err *err)
+{
+    if (!req->query && !(req->query = fds__dsl_qnew(FDS_Q_MATCH_ALL, NULL)))
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    req->query->boost *= factor;
     return 0;
 }

@@ -195,5 +195,9 @@ int fds_query_check(const char *filter, size_t len, const fds_mapping *m,
                     fds_err *err);
 int fds_search_request_add_filter(fds_search_request *req, const char *filter,
                                   size_t len, fds_err *err);
+/* Multiply every score of `req` by `factor` (its query's boost; no query
+ * becomes a boosted match_all).  0 or FDS_ENOMEM. */
+int fds_search_request_boost(fds_search_request *req, float factor,
+                             fds_err *err);
 
 #endif

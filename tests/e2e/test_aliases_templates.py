@@ -230,6 +230,13 @@ class Aliases(ServerTestCase):
                     "query": {"term": {"k": "x"}}, "indices_boost": boost})
                 self.assertEqual(st, 200, out)
                 self.assertEqual(out["hits"]["hits"][0]["_index"], first, boost)
+            # no query: the match_all scores are boosted too
+            for boost, first in (([{"test_2": 2.0}], "test_2"),
+                                 ([{"test_1": 2.0}], "test_1")):
+                st, out, _ = self.req("POST", "/test_*/_search",
+                                      {"indices_boost": boost})
+                self.assertEqual(out["hits"]["hits"][0]["_index"], first, boost)
+                self.assertEqual(out["hits"]["max_score"], 2.0)
             st, out, _ = self.req("POST", "/test_*/_search",
                                   {"indices_boost": [{"nope": 2.0}]})
             self.assertEqual(st, 404, out)
