@@ -197,7 +197,8 @@ int fds_store_create_index(fds_store *s, const char *name,
                            const fds_index_settings *settings,
                            const char *mapping_json, fds_err *err);
 
-/* Delete an index and its files.  FDS_ENOTFOUND if there is none. */
+/* Delete an index, its aliases (same transaction) and its files.
+ * FDS_ENOTFOUND if there is none. */
 int fds_store_delete_index(fds_store *s, const char *name, fds_err *err);
 
 /* A reference to index `name` (release with fds_index_release), or

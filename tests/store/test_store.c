@@ -1156,6 +1156,29 @@ static void test_aliases_templates(void)
                                     .is_write_index = -1, .is_hidden = -1}};
     ASSERT_EQ(fds_store_aliases_update(s, &again, 1, &e), 0);
     ASSERT(fds_store_alias_exists(s, "back"));
+    /* remove_index with an alias action: the index and its aliases go in
+     * the same transaction; a later action on it fails and undoes both */
+    REQUIRE_EQ(fds_store_create_index(s, "a3", &set, NULL, &e), 0);
+    fds_alias_action drop[] = {
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "back3", .index = "a3",
+                                    .is_write_index = -1, .is_hidden = -1}},
+        {.op = FDS_ALIAS_REMOVE_INDEX, .a = {.index = "a3"}},
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "late", .index = "a3",
+                                    .is_write_index = -1, .is_hidden = -1}},
+    };
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_aliases_update(s, drop, 3, &e), FDS_ENOTFOUND);
+    REQUIRE_EQ(fds_store_get_index(s, "a3", &ix, NULL), 0);
+    fds_index_release(ix);
+    ASSERT(!fds_store_alias_exists(s, "back3"));
+    REQUIRE_EQ(fds_store_aliases_update(s, drop, 2, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "a3", &ix, NULL), FDS_ENOTFOUND);
+    ASSERT(!fds_store_alias_exists(s, "back3"));
+    fds_store_close(s);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "a3", &ix, NULL), FDS_ENOTFOUND);
+    ASSERT(!fds_store_alias_exists(s, "back3"));
+    ASSERT(fds_store_alias_exists(s, "back"));
     fds_store_close(s);
 }
 
