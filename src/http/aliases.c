@@ -24,6 +24,16 @@
 /* Alias actions of one request, at most (a wildcard expands to many). */
 #define FDS_ALIAS_ACTIONS_MAX 4096
 
+/* URL parameters of the endpoints, as Elasticsearch 8 lists them (the
+ * timeouts change nothing on one node: every change commits at once). */
+static const char *const CHANGE_PARAMS[] = {"master_timeout", "timeout", NULL};
+static const char *const GET_PARAMS[] = {"allow_no_indices", "expand_wildcards",
+                                         "ignore_unavailable", "local",
+                                         "master_timeout", NULL};
+static const char *const CAT_PARAMS[] = {"format", "h", "v", "s", "help", "local",
+                                         "master_timeout", "expand_wildcards",
+                                         NULL};
+
 static const char *param_cb(void *arg, const char *name)
 {
     return fds_req_param(arg, name);
@@ -553,6 +563,8 @@ static void apply_and_answer(fds_req *r, fds_resp *o, act_list *l,
 
 void fds_h_aliases_update(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, CHANGE_PARAMS))
+        return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
@@ -593,6 +605,8 @@ void fds_h_aliases_update(fds_req *r, fds_resp *o)
 /* PUT|POST /{index}/_alias/{name} (and _aliases) with an optional body. */
 void fds_h_alias_put(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, CHANGE_PARAMS))
+        return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
@@ -636,6 +650,8 @@ void fds_h_alias_put(fds_req *r, fds_resp *o)
 /* DELETE /{index}/_alias/{name} (and _aliases): wildcards and _all in both. */
 void fds_h_alias_delete(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, CHANGE_PARAMS))
+        return;
     fds_err e;
     fds_err_clear(&e);
     fds_index **ixs = NULL;
@@ -688,6 +704,8 @@ static void missing_names(const fds_alias *al, size_t n, const char *names,
 
 void fds_h_alias_get(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, GET_PARAMS))
+        return;
     bool head = fds_req_is(r, "HEAD");
     const char *expr, *names;
     get_parts(r, &expr, &names);
@@ -754,6 +772,8 @@ void fds_h_cat_aliases(fds_req *r, fds_resp *o)
         "alias|a", "index|i|idx", "filter|f|fi", "routing.index|ri|routingIndex",
         "routing.search|rs|routingSearch", "is_write_index|w|isWriteIndex"};
     const size_t ncol = sizeof cols / sizeof *cols;
+    if (!fds_req_check_params(r, o, CAT_PARAMS))
+        return;
     const char *names = r->nseg > 2 ? r->seg[2] : NULL;
     fds_alias *al = NULL;
     size_t nal = 0;

@@ -36,6 +36,19 @@
 /* Component templates one composable template may name. */
 #define FDS_COMPOSED_OF_MAX 64
 
+/* URL parameters of the endpoints, as Elasticsearch 8 lists them (the
+ * timeouts change nothing on one node; `cause` is only logged there). */
+static const char *const PUT_PARAMS[] = {"create", "order", "cause",
+                                         "master_timeout", NULL};
+static const char *const GET_PARAMS[] = {"flat_settings", "local",
+                                         "include_defaults", "master_timeout",
+                                         NULL};
+static const char *const DELETE_PARAMS[] = {"master_timeout", "timeout", NULL};
+static const char *const CAT_PARAMS[] = {"format", "h", "v", "s", "help", "local",
+                                         "master_timeout", NULL};
+static const char *const SIMULATE_PARAMS[] = {"include_defaults", "cause",
+                                              "create", "master_timeout", NULL};
+
 static fds_template_kind path_kind(const fds_req *r)
 {
     return !strcmp(r->seg[0], "_component_template") ? FDS_TEMPLATE_COMPONENT
@@ -598,6 +611,8 @@ static void ack(fds_resp *o)
 
 void fds_h_template_put(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, PUT_PARAMS))
+        return;
     fds_template_kind kind = path_kind(r);
     const char *name = r->seg[1];
     fds_err e;
@@ -728,6 +743,8 @@ static cJSON *shown(fds_template_kind kind, const cJSON *doc)
 
 void fds_h_template_get(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, GET_PARAMS))
+        return;
     fds_template_kind kind = path_kind(r);
     const char *names = r->nseg > 1 ? r->seg[1] : NULL;
     tmpl_set t;
@@ -779,6 +796,8 @@ void fds_h_template_get(fds_req *r, fds_resp *o)
 
 void fds_h_template_delete(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, DELETE_PARAMS))
+        return;
     fds_template_kind kind = path_kind(r);
     const char *names = r->seg[1];
     tmpl_set t, ix = {0};
@@ -841,6 +860,8 @@ void fds_h_cat_templates(fds_req *r, fds_resp *o)
                                        "order|o|p", "version|v",
                                        "composed_of|c"};
     const size_t ncol = sizeof cols / sizeof *cols;
+    if (!fds_req_check_params(r, o, CAT_PARAMS))
+        return;
     const char *names = r->nseg > 2 ? r->seg[2] : NULL;
     tmpl_set sets[2];
     if (set_load(r->store, FDS_TEMPLATE_INDEX, &sets[0]))
@@ -883,6 +904,8 @@ void fds_h_cat_templates(fds_req *r, fds_resp *o)
  * aliases index `name` would be created with. */
 void fds_h_simulate_index(fds_req *r, fds_resp *o)
 {
+    if (!fds_req_check_params(r, o, SIMULATE_PARAMS))
+        return;
     const char *name = r->seg[2];
     cJSON *acc = empty_body();
     bool matched = false;

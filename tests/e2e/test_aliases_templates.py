@@ -131,6 +131,10 @@ class Aliases(ServerTestCase):
             self.req("DELETE", "/test_1/_alias/taken")
         self.assertError(self.req("PUT", "/nope/_alias/a"), 404,
                          "index_not_found_exception")
+        self.assertError(self.req("GET", "/_alias?bogus=1"), 400,
+                         "illegal_argument_exception")
+        self.assertError(self.req("GET", "/_cat/templates?bogus=1"), 400,
+                         "illegal_argument_exception")
         self.assertError(self.req("PUT", "/test_1/_alias/a",
                                   {"filter": {"nosuchquery": {}}}), 400,
                          "illegal_argument_exception")
