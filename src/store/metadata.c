@@ -392,7 +392,8 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
     for (size_t i = 0; i < n && !rc; i++)
         rc = action_apply(s, &w, &acts[i], gone, &ngone, err);
     if (!rc) {
-        qsort(w.v, w.n, sizeof *w.v, alias_cmp);
+        if (w.n)
+            qsort(w.v, w.n, sizeof *w.v, alias_cmp);
         rc = aliases_check(&w, err);
     }
     if (!rc)
@@ -430,7 +431,8 @@ void fds__aliases_adopt(fds_store *s, const char *index, const fds_alias *a,
             fprintf(stderr, "fieldstore: out of memory adding alias [%s] of "
                             "[%s]; it shows after a restart\n", a[i].alias,
                     index);
-    qsort(w.v, w.n, sizeof *w.v, alias_cmp);
+    if (w.n)
+        qsort(w.v, w.n, sizeof *w.v, alias_cmp);
     s->aliases = w.v;
     s->naliases = w.n;
 }
@@ -626,7 +628,8 @@ static int aliases_load(fds_store *s, fds_err *err)
         fds_aliases_free(w.v, w.n);
         return rc;
     }
-    qsort(w.v, w.n, sizeof *w.v, alias_cmp);
+    if (w.n)
+        qsort(w.v, w.n, sizeof *w.v, alias_cmp);
     s->aliases = w.v;
     s->naliases = w.n;
     return 0;
