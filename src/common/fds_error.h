@@ -68,6 +68,9 @@ typedef enum fds_err_kind {
     FDS_KIND_CLUSTER_BLOCK,    /* writes refused: the disk is (nearly) full */
     FDS_KIND_TOO_MANY_CLAUSES, /* a query past indices.query.bool.max_clause_count */
     FDS_KIND_STRICT_DYNAMIC,   /* a new field under "dynamic": "strict" */
+    FDS_KIND_INVALID_ALIAS_NAME,
+    FDS_KIND_ALIASES_NOT_FOUND, /* an alias named by a remove or get is missing */
+    FDS_KIND_TEMPLATE_MISSING, /* a legacy template named by get or delete */
     FDS_KIND_COUNT_
 } fds_err_kind;
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fds_time.h"
+#include "fds_text.h"
 #include "http_int.h"
 #include "index_expr.h"
 #include "search_stats.h"
@@ -536,56 +537,107 @@ static void acknowledged(fds_resp *o, const char *index)
     fds_resp_json(o, 200, j);
 }
 
+int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
+                            const char *index_name, fds_err *err)
+{
+    if (!settings)
+        return 0;
+    if (!cJSON_IsObject(settings))
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
+                            "[settings] must be an object");
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    size_t n = 0;
+    int rc = kv ? flatten(settings, "", kv, &n, err)
+                : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    if (!rc)
+        rc = apply_settings(set, kv, n, true, false, index_name, "", err);
+    free(kv);
+    return rc;
+}
+
+/* The parts of a create-index body: settings applied to `set`, the
+ * mappings as JSON text (*mapping malloc'd or NULL), the aliases. */
+static int create_body_parts(const cJSON *body, const char *name,
+                             fds_index_settings *set, char **mapping,
+                             fds_alias **aliases, size_t *naliases, fds_err *e)
+{
+    if (body && !cJSON_IsObject(body))
+        return fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                            "request body must be a JSON object");
+    int rc = 0;
+    for (const cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
+        if (!strcmp(c->string, "settings")) {
+            rc = fds__settings_from_json(c, set, name, e);
+        } else if (!strcmp(c->string, "mappings")) {
+            if (!cJSON_IsObject(c))
+                rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
+                                  "Failed to parse mapping: [mappings] must be "
+                                  "an object");
+            else if (!(*mapping = cJSON_PrintUnformatted(c)))
+                rc = FDS_ENOMEM;
+        } else if (!strcmp(c->string, "aliases")) {
+            rc = fds__aliases_from_json(c, aliases, naliases, e);
+        } else {
+            rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
+                              "unknown key [%s] for create index", c->string);
+        }
+    }
+    return rc;
+}
+
+/* Every alias filter checked against the mapping the new index will have. */
+static int check_alias_filters(const char *mapping, const fds_alias *a,
+                               size_t n, fds_err *e)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= a[i].filter != NULL;
+    if (!any)
+        return 0;
+    fds_mapping *m = fds_mapping_create();
+    int rc = m ? 0 : FDS_ENOMEM;
+    if (!rc && mapping)
+        rc = fds_mapping_merge_json(m, mapping, strlen(mapping), e);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = fds__alias_filter_check(&a[i], m, e);
+    fds_mapping_free(m);
+    return rc;
+}
+
+int fds__index_create(fds_store *st, const char *name, const cJSON *body,
+                      fds_err *e)
+{
+    cJSON *merged = NULL;
+    int rc = fds__template_body(st, name, body, &merged, e);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    char *mapping = NULL;
+    fds_alias *aliases = NULL;
+    size_t naliases = 0;
+    if (!rc)
+        rc = create_body_parts(merged, name, &set, &mapping, &aliases,
+                               &naliases, e);
+    if (!rc)
+        rc = check_alias_filters(mapping, aliases, naliases, e);
+    if (!rc)
+        rc = fds_store_create_index_aliased(st, name, &set, mapping, aliases,
+                                            naliases, e);
+    if (rc == FDS_ENOMEM && !e->code)
+        fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    fds_aliases_free(aliases, naliases);
+    free(mapping);
+    cJSON_Delete(merged);
+    return rc;
+}
+
 void fds_h_index_create(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) ||
-        fds_json_check_body(r->body, r->body_len, &e)) {
-        cJSON_Delete(body);
+    if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    }
-    fds_index_settings set;
-    fds_index_settings_default(&set);
-    char *mapping = NULL;
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
-    size_t n = 0;
-    int rc = kv ? 0 : FDS_ENOMEM;
-    if (body && !cJSON_IsObject(body))
-        rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
-                         "request body must be a JSON object");
-    for (cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
-        if (!strcmp(c->string, "settings")) {
-            if (!cJSON_IsObject(c))
-                rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
-                                 "[settings] must be an object");
-            else
-                rc = flatten(c, "", kv, &n, &e);
-        } else if (!strcmp(c->string, "mappings")) {
-            if (!cJSON_IsObject(c))
-                rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
-                                 "Failed to parse mapping: [mappings] must be "
-                                 "an object");
-            else
-                mapping = cJSON_PrintUnformatted(c);
-        } else if (!strcmp(c->string, "aliases")) {
-            /* no aliases yet: an empty object is all we can honour */
-            if (!cJSON_IsObject(c) || c->child)
-                rc = fds_err_setk(&e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                  "[aliases] are not supported: the body may "
-                                  "only give an empty object");
-        } else {
-            rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
-                             "unknown key [%s] for create index", c->string);
-        }
-    }
-    if (!rc)
-        rc = apply_settings(&set, kv, n, true, false, r->seg[0], "", &e);
-    if (!rc)
-        rc = fds_store_create_index(r->store, r->seg[0], &set, mapping, &e);
-    free(kv);
-    free(mapping);
+    int rc = fds__index_create(r->store, r->seg[0], body, &e);
     cJSON_Delete(body);
     if (rc) {
         if (!e.index[0])
@@ -595,14 +647,87 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     acknowledged(o, r->seg[0]);
 }
 
+/* The indices DELETE /{expr} names, as Elasticsearch resolves it for a
+ * delete (expand_wildcards open,closed; no aliases: a concrete alias name
+ * is refused, a wildcard matches index names only).  *names malloc'd. */
+static int delete_targets(fds_req *r, char ***names, size_t *n, fds_err *e)
+{
+    fds_index_expr_opts o = {.allow_no_indices = true, .expand_open = true,
+                             .expand_closed = true};
+    int rc = fds_index_expr_opts_read(cat_param_cb, r, &o, e);
+    char **all = NULL;
+    size_t nall = 0;
+    if (!rc && fds_store_list_indices(r->store, &all, &nall))
+        rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    bool *take = rc ? NULL : calloc(nall + 1, sizeof *take);
+    char *copy = rc ? NULL : strdup(r->seg[0]);
+    if (!rc && (!take || !copy))
+        rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    for (char *sv = NULL, *t = rc ? NULL : strtok_r(copy, ",", &sv); t && !rc;
+         t = strtok_r(NULL, ",", &sv)) {
+        bool wild = strchr(t, '*') || !strcmp(t, "_all"), hit = false;
+        for (size_t i = 0; i < nall; i++)
+            if (wild ? (!strcmp(t, "_all") || fds_glob_match(t, all[i], strlen(all[i])))
+                       && (all[i][0] != '.' || t[0] == '.' || o.expand_hidden)
+                     : !strcmp(t, all[i]))
+                take[i] = hit = true;
+        if (hit || (wild && o.allow_no_indices) || (!wild && o.ignore_unavailable))
+            continue;
+        if (wild) /* each wildcard must match with allow_no_indices=false */
+            rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                              "no such index [%s]", t);
+        else if (fds_store_alias_exists(r->store, t))
+            rc = fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "The provided expression [%s] matches an alias, "
+                              "specify the corresponding concrete indices "
+                              "instead.", t);
+        else
+            rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                              "no such index [%s]", t);
+        snprintf(e->index, sizeof e->index, "%s", t);
+    }
+    size_t k = 0;
+    for (size_t i = 0; !rc && i < nall; i++)
+        if (take[i]) {
+            char *keep = all[i];
+            all[i] = NULL;
+            all[k++] = keep;
+        } else {
+            free(all[i]);
+            all[i] = NULL;
+        }
+    if (!rc && !k && !o.allow_no_indices) {
+        rc = fds_err_setk(e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s]", r->seg[0]);
+        snprintf(e->index, sizeof e->index, "%s", r->seg[0]);
+    }
+    free(take);
+    free(copy);
+    if (rc) {
+        for (size_t i = 0; i < nall; i++)
+            free(all ? all[i] : NULL);
+        free(all);
+        return rc;
+    }
+    *names = all;
+    *n = k;
+    return 0;
+}
+
 void fds_h_index_delete(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
-    int rc = fds_store_delete_index(r->store, r->seg[0], &e);
-    /* ignore_unavailable=true: a missing index is acknowledged (as in ES) */
-    if (rc == FDS_ENOTFOUND && fds_req_param_bool(r, "ignore_unavailable", false))
-        rc = 0;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = delete_targets(r, &names, &n, &e);
+    for (size_t i = 0; i < n; i++) {
+        /* gone meanwhile: deleted all the same */
+        if (!rc && fds_store_delete_index(r->store, names[i], &e) == FDS_ESQL)
+            rc = FDS_ESQL;
+        free(names[i]);
+    }
+    free(names);
     if (rc)
         return fds_resp_error(o, &e);
     acknowledged(o, NULL);
@@ -655,7 +780,9 @@ void fds_h_index_get(fds_req *r, fds_resp *o)
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
         cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ixs[i]));
-        cJSON_AddObjectToObject(x, "aliases");
+        cJSON_AddItemToObject(x, "aliases",
+                              fds__index_aliases_json(r->store,
+                                                      fds_index_name(ixs[i])));
         cJSON_AddItemToObject(x, "mappings", mapping_json(ixs[i]));
         cJSON_AddItemToObject(x, "settings", settings_json(ixs[i], false, false));
     }
@@ -1127,7 +1254,7 @@ static char *fmt_u64(uint64_t v)
     return strdup(buf);
 }
 
-static void free_rows(char ***rows, size_t n, size_t ncol)
+void fds__cat_rows_free(char ***rows, size_t n, size_t ncol)
 {
     for (size_t i = 0; i < n; i++) {
         for (size_t c = 0; c < ncol; c++)
@@ -1216,7 +1343,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
     }
     fds_index_expr_free(ixs, n);
     fds_cat_render(r, o, cols, ncol, rows, nr);
-    free_rows(rows, nr, ncol);
+    fds__cat_rows_free(rows, nr, ncol);
 }
 
 /* The epoch and timestamp columns of _cat/count and _cat/health
@@ -1420,7 +1547,7 @@ void fds_h_cat_segments(fds_req *r, fds_resp *o)
     }
     free(names);
     fds_cat_render(r, o, cols, ncol, rows, nr);
-    free_rows(rows, nr, ncol);
+    fds__cat_rows_free(rows, nr, ncol);
 }
 
 /* ---- node statistics from /proc -------------------------------------------- */

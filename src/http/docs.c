@@ -167,24 +167,25 @@ static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
     sb_resp(o, item_status(op, w), &b);
 }
 
-/* The index `name`, created with default settings when missing, as
- * Elasticsearch does on writes (action.auto_create_index).  Returns 0 or an
- * error code with `err` filled. */
+/* The index `name` a write goes to: the index, or the write index of the
+ * alias of that name (fds__alias_target), or, when neither exists, a new
+ * index created from the templates that match the name, as Elasticsearch
+ * does on writes (action.auto_create_index).  Returns 0 or an error code
+ * with `err` filled. */
 static int index_for_write(fds_store *st, const char *name, fds_index **ix,
                            fds_err *err)
 {
     fds_err e;
     fds_err_clear(&e);
-    int rc = fds_store_get_index(st, name, ix, &e);
-    if (rc != FDS_ENOTFOUND) {
+    int rc = fds__index_or_alias(st, name, true, ix, &e);
+    if (rc != FDS_ENOTFOUND || e.kind != FDS_KIND_INDEX_NOT_FOUND ||
+        strcmp(e.index, name)) { /* not a missing name: an answer */
         if (rc)
             *err = e;
         return rc;
     }
-    fds_index_settings set;
-    fds_index_settings_default(&set);
     fds_err_clear(&e);
-    rc = fds_store_create_index(st, name, &set, NULL, &e);
+    rc = fds__index_create(st, name, NULL, &e);
     if (rc && rc != FDS_EEXIST) {
         *err = e;
         return rc;
@@ -194,16 +195,16 @@ static int index_for_write(fds_store *st, const char *name, fds_index **ix,
 
 /* The write options of Elasticsearch that fieldstore answers as
  * Elasticsearch would on a cluster without them, for a write to `index`:
- * `require_alias` true fails (fieldstore has no aliases, so no name is
- * one), a `pipeline` other than "_none" does not exist (no ingest
+ * `require_alias` true fails unless `index` is an alias, a `pipeline` other than "_none" does not exist (no ingest
  * pipelines), and a `routing` is refused (no `_routing` is stored, so a
  * get could not echo it).  NULL / false = not given.  Returns 0 or the
  * error in `err`. */
-static int write_opts_check(const char *index, const char *routing,
-                            const char *pipeline, bool require_alias, fds_err *err)
+static int write_opts_check(fds_store *st, const char *index,
+                            const char *routing, const char *pipeline,
+                            bool require_alias, fds_err *err)
 {
     int rc = 0;
-    if (require_alias)
+    if (require_alias && !fds_store_alias_exists(st, index))
         rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                           "no such index [%s] and [require_alias] request flag "
                           "is [true] and [%s] is not an alias", index, index);
@@ -273,7 +274,7 @@ static bool url_write_opts(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
-    if (!write_opts_check(r->seg[0], fds_req_param(r, "routing"),
+    if (!write_opts_check(r->store, r->seg[0], fds_req_param(r, "routing"),
                           fds_req_param(r, "pipeline"),
                           fds_req_param_bool(r, "require_alias", false), &e))
         return true;
@@ -407,7 +408,7 @@ static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
         return FDS_EINVAL;
     const char *routing = fds_req_param(r, "routing");
     if (routing)
-        return write_opts_check(r->nseg ? r->seg[0] : "", routing, NULL, false, e);
+        return write_opts_check(r->store, r->nseg ? r->seg[0] : "", routing, NULL, false, e);
     return fds__source_spec_params(r, sp, e);
 }
 
@@ -660,8 +661,9 @@ void fds_h_mget(fds_req *r, fds_resp *o)
         fds_err_clear(&de);
         fds_index *ix = NULL;
         fds_doc d = {0};
-        int drc = md->routing ? write_opts_check(md->index, "", NULL, false, &de)
-                              : fds_store_get_index(r->store, md->index, &ix, &de);
+        int drc = md->routing ? write_opts_check(r->store, md->index, "", NULL, false, &de)
+                              : fds__index_or_alias(r->store, md->index, false,
+                                                    &ix, &de);
         if (!drc)
             drc = get_doc(ix, &gm, md->id, md->id_len, &d, &de);
         if (i)
@@ -702,13 +704,16 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
         !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
         !url_write_opts(r, o))
         return;
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
-        return;
-    fds_write_result w;
+    fds_index *ix = NULL;
     fds_err e;
     fds_err_clear(&e);
-    int rc = fds_index_write(ix, &op, 1, &w, want_refresh(r), &e);
+    /* through an alias: its write index */
+    int rc = fds__index_or_alias(r->store, r->seg[0], true, &ix, &e);
+    if (rc)
+        return fds_resp_error(o, &e);
+    fds_write_result w;
+    fds_err_clear(&e);
+    rc = fds_index_write(ix, &op, 1, &w, want_refresh(r), &e);
     if (rc || w.code) {
         fds_index_release(ix);
         return fds_resp_error(o, rc ? &e : &w.err);
@@ -985,7 +990,7 @@ void fds_h_update(fds_req *r, fds_resp *o)
     const char *retries = fds_req_param(r, "retry_on_conflict");
     int rc = retries ? parse_retries(retries, &u.retries, &e) : 0;
     if (!rc)
-        rc = write_opts_check(r->seg[0], NULL, NULL,
+        rc = write_opts_check(r->store, r->seg[0], NULL, NULL,
                               fds_req_param_bool(r, "require_alias", false), &e);
     if (!rc)
         rc = fds__source_spec_params(r, &url_src, &e);
@@ -1374,7 +1379,7 @@ static void bulk_check_opts(fds_req *r, bulk_item *items, size_t n)
         fds_err e;
         fds_err_clear(&e);
         bool upd = !strcmp(it->action, "update");
-        if (write_opts_check(it->index, it->routing ? "" : routing,
+        if (write_opts_check(r->store, it->index, it->routing ? "" : routing,
                              upd ? NULL : it->pipeline ? it->pipeline : pipeline,
                              it->require_alias >= 0 ? it->require_alias == 1
                                                     : require_alias, &e) ||
@@ -1448,6 +1453,14 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
         fds_err ie;
         fds_err_clear(&ie);
         index_for_write(r->store, items[i].index, &ix, &ie);
+        for (size_t k = i; ix && k < j; k++) { /* an alias: answer the index */
+            char *concrete = strcmp(items[k].index, fds_index_name(ix))
+                                 ? strdup(fds_index_name(ix)) : NULL;
+            if (concrete) {
+                free(items[k].index);
+                items[k].index = concrete;
+            }
+        }
         fds_write_op *ops = malloc(m * sizeof *ops);
         fds_write_result *res = malloc(m * sizeof *res);
         if (ix && ops && res && !strcmp(items[i].action, "update")) {

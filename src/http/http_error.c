@@ -40,6 +40,9 @@ static const kind_row KIND_TABLE[FDS_KIND_COUNT_] = {
     [FDS_KIND_CLUSTER_BLOCK] = {429, "cluster_block_exception"},
     [FDS_KIND_TOO_MANY_CLAUSES] = {400, "too_many_nested_clauses"},
     [FDS_KIND_STRICT_DYNAMIC] = {400, "strict_dynamic_mapping_exception"},
+    [FDS_KIND_INVALID_ALIAS_NAME] = {400, "invalid_alias_name_exception"},
+    [FDS_KIND_ALIASES_NOT_FOUND] = {404, "aliases_not_found_exception"},
+    [FDS_KIND_TEMPLATE_MISSING] = {404, "index_template_missing_exception"},
 };
 
 static const kind_row *row_of(const fds_err *e)

@@ -101,6 +101,9 @@ void fds_resp_errorf(fds_resp *o, int status, const char *type,
 /* Parse a JSON body (empty body -> NULL with 0).  Rejects malformed JSON
  * with a parse_exception / 400 in `err`. */
 int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
+/* fds_body_json, then fds_json_check_body (duplicate keys, bad UTF-8): on
+ * an error *out is NULL and err filled. */
+int fds__body_checked(fds_req *r, cJSON **out, fds_err *err);
 
 /* A _cat table: `ncol` column specs ("name|alias|...", a leading '*' for a
  * column shown only when ?h= names it), rows of strings (NULL = empty
@@ -108,6 +111,8 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
  * with optional :asc/:desc, numbers compared as numbers). */
 void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
+/* Free `n` rows of `ncol` malloc'd cells, and the array (admin.c). */
+void fds__cat_rows_free(char ***rows, size_t n, size_t ncol);
 
 
 /* Handlers (return through `o`). */
@@ -152,6 +157,69 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count);
 void fds_h_msearch(fds_req *r, fds_resp *o);
 void fds_h_cat_help(fds_req *r, fds_resp *o);
 void fds_h_reindex(fds_req *r, fds_resp *o);
+
+/* ---- aliases (aliases.c) ------------------------------------------------------ */
+void fds_h_aliases_update(fds_req *r, fds_resp *o);
+void fds_h_alias_put(fds_req *r, fds_resp *o);
+void fds_h_alias_delete(fds_req *r, fds_resp *o);
+void fds_h_alias_get(fds_req *r, fds_resp *o); /* and HEAD */
+void fds_h_cat_aliases(fds_req *r, fds_resp *o);
+/* The `aliases` object of create index and templates ({name: {filter,
+ * routing, index_routing, search_routing, is_write_index, is_hidden}})
+ * into *out (malloc'd, *n entries, `index` NULL; fds_aliases_free).
+ * NULL obj: none.  0, FDS_EPARSE (kind PARSE), FDS_ENOMEM. */
+int fds__aliases_from_json(const cJSON *obj, fds_alias **out, size_t *n,
+                           fds_err *err);
+/* Does the comma list `pats` (wildcards, `_all`; NULL: everything) name
+ * `s`? */
+bool fds__names_match(const char *pats, const char *s);
+/* Empty `a` (free its strings; flags -1). */
+void fds__alias_def_clear(fds_alias *a);
+/* `a`'s filter parsed against mapping `m`: 0, or FDS_EINVAL (kind
+ * INVALID_ARGUMENT, "failed to parse filter for alias [a]: why"). */
+int fds__alias_filter_check(const fds_alias *a, const fds_mapping *m,
+                            fds_err *err);
+/* {alias: {...}} of index `index`, as GET /{index} shows it (caller owns). */
+cJSON *fds__index_aliases_json(fds_store *st, const char *index);
+/* The one index a single-document operation through alias `name` goes
+ * to: for a read, the alias's only index; for a write, its write index
+ * (the only index unless that says is_write_index false, or the one of
+ * several that says true).  Returns 0 with a reference in *ix;
+ * FDS_ENOTFOUND with err untouched when no alias has the name; FDS_EINVAL
+ * (kind INVALID_ARGUMENT) in Elasticsearch's words for no write index or
+ * several indices; FDS_EUNSUPPORTED for a write to an alias with
+ * index_routing (routing is not kept). */
+int fds__alias_target(fds_store *st, const char *name, bool write,
+                      fds_index **ix, fds_err *err);
+/* Index `name`, or else fds__alias_target's answer for it; with neither,
+ * FDS_ENOTFOUND with the index_not_found error in err (may be NULL). */
+int fds__index_or_alias(fds_store *st, const char *name, bool write,
+                        fds_index **ix, fds_err *err);
+
+/* ---- templates (templates.c) -------------------------------------------------
+ * /_index_template, /_component_template and /_template (the kind from the
+ * path's first segment). */
+void fds_h_template_put(fds_req *r, fds_resp *o);
+void fds_h_template_get(fds_req *r, fds_resp *o); /* and HEAD */
+void fds_h_template_delete(fds_req *r, fds_resp *o);
+void fds_h_cat_templates(fds_req *r, fds_resp *o);
+void fds_h_simulate_index(fds_req *r, fds_resp *o);
+/* The create-index body for a new index `name`: the matching templates'
+ * settings, mappings and aliases merged as Elasticsearch merges them, then
+ * `body` (the request's, may be NULL) over them.  *out is a new object
+ * (caller deletes).  0, FDS_ENOMEM. */
+int fds__template_body(fds_store *st, const char *name, const cJSON *body,
+                       cJSON **out, fds_err *err);
+/* Create index `name` from a create-index body (NULL: defaults) with the
+ * templates applied (admin.c): settings, mappings, aliases; their filters
+ * are checked against the new mapping.  fds_store_create_index_aliased's
+ * errors, and the body's (FDS_EPARSE / FDS_EINVAL). */
+int fds__index_create(fds_store *st, const char *name, const cJSON *body,
+                      fds_err *err);
+/* Settings given as JSON (nested or dotted, with or without "index.") onto
+ * `set` as for a new index (admin.c).  0 or FDS_EINVAL. */
+int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
+                            const char *index_name, fds_err *err);
 
 /* Shared by handlers: the index named by path segment `i`, or an error
  * response (and NULL). */

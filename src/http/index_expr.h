@@ -61,6 +61,40 @@ int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err);
 
+/*
+ * fds_index_expr_resolve, with aliases: a concrete item that is no index
+ * but an alias takes the alias's indices (a closed one left out with
+ * ignore_unavailable); a wildcard also matches alias names (a hidden alias
+ * only with expand_wildcards=hidden; a dot-named one only for a dot
+ * pattern) and takes their indices in the states expand_wildcards asks
+ * for; '-' items remove an alias's indices like an index's.  `_all` means
+ * every index, not every alias.  When `filters` is not NULL, *filters is a
+ * malloc'd array parallel to *out: NULL for an index the expression
+ * reaches by its name, an index wildcard or an alias without a filter,
+ * else the JSON text of the query its filtered aliases give (several ORed
+ * in a bool `should`), to be ANDed into a search on it (free with
+ * fds_index_expr_filters_free).  Errors as fds_index_expr_resolve.
+ */
+int fds_index_expr_resolve_filtered(fds_store *st, const char *expr,
+                                    const fds_index_expr_opts *o,
+                                    fds_index ***out, size_t *n,
+                                    char ***filters, fds_err *err);
+void fds_index_expr_filters_free(char **filters, size_t n);
+
+/*
+ * A search body's `indices_boost` (body[0..len) is the request's JSON,
+ * already checked; a list of {expression: boost} objects, or one object of
+ * them) as one factor per index of ixs[0..n): the first entry whose
+ * expression (an index, an alias, a wildcard: resolved with `o`) takes the
+ * index gives its boost; 1 otherwise (Elasticsearch's
+ * SearchSourceBuilder.indexBoosts).  Returns 0, FDS_ENOTFOUND for an entry
+ * naming nothing unless o->ignore_unavailable, FDS_EPARSE (kind PARSE)
+ * for another shape, FDS_ENOMEM.
+ */
+int fds_index_expr_boosts(fds_store *st, const char *body, size_t len,
+                          const fds_index_expr_opts *o, fds_index *const *ixs,
+                          size_t n, float *boosts, fds_err *err);
+
 /* Release what fds_index_expr_resolve returned (NULL is a no-op). */
 void fds_index_expr_free(fds_index **ixs, size_t n);
 

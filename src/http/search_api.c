@@ -46,6 +46,8 @@ static const char *const SEARCH_OK_PARAMS[] = {
 /* One index of the search: its parsed request, view and result. */
 typedef struct shard_run {
     fds_index *ix;
+    char *alias_filter; /* the filtered aliases' query ANDed in, or NULL */
+    float index_boost;  /* indices_boost: its scores multiplied by this */
     fds_search_request *req;
     fds_index_view *v;
     const fds_search_segment *segs;
@@ -192,6 +194,12 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
     fds_index_get_settings(sh->ix, &set);
     sh->rc = parse_for(r, fds_index_mapping(sh->ix), set.max_result_window,
                        count, &sh->req, &sh->err);
+    if (!sh->rc && sh->alias_filter)
+        sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
+                                               strlen(sh->alias_filter),
+                                               &sh->err);
+    if (!sh->rc && sh->index_boost != 1.0f)
+        sh->rc = fds_search_request_boost(sh->req, sh->index_boost, &sh->err);
     if (!sh->rc) {
         sh->from = sh->req->from;
         sh->size = sh->req->size;
@@ -484,6 +492,7 @@ static void search_run_free(search_run *s)
         fds_search_request_free(s->sh[i].req);
         fds_index_view_release(s->sh[i].v);
         fds_index_release(s->sh[i].ix);
+        free(s->sh[i].alias_filter);
     }
     free(s->sh);
     free(s->ok);
@@ -498,21 +507,25 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     fds_err_clear(&e);
     fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
     fds_index **ixs = NULL;
+    char **filters = NULL; /* per index, from filtered aliases */
     size_t n = 0;
     /* /_search and /_count have no expression: every index */
     const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
     if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
+        fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n,
+                                        &filters, &e))
         return fds_resp_error(o, &e);
     const char *st = fds_req_param(r, "search_type");
     if (st && strcmp(st, "query_then_fetch") && strcmp(st, "dfs_query_then_fetch")) {
         fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "No search type for [%s]", st);
     }
     if (st && n > 1 && !strcmp(st, "dfs_query_then_fetch")) {
         /* each index scores with its own term statistics */
         fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[search_type] dfs_query_then_fetch over "
                                "several indices is not supported");
@@ -527,10 +540,13 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
             fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
             snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
             fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
             return fds_resp_error(o, &e);
         }
         fds_index_release(ixs[i]);
+        free(filters[i]);
         memmove(ixs + i, ixs + i + 1, (n - i - 1) * sizeof *ixs);
+        memmove(filters + i, filters + i + 1, (n - i - 1) * sizeof *filters);
         n--;
         i--;
     }
@@ -538,6 +554,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
                               fds__body_wants_profile(r->body, r->body_len));
     if (profile && n != 1) {
         fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[profile] is supported on one index at a "
                                "time; [%zu] indices matched", n);
@@ -546,6 +563,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     long long tav = 0;
     if (ta && !count) {
         fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[terminate_after] is supported by _count only: "
                                "a search would have to collect its hits from the "
@@ -556,6 +574,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         tav = strtoll(ta, &end, 10);
         if (!*ta || *end || tav < 0) {
             fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
             return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                    "terminateAfter must be > 0");
         }
@@ -563,19 +582,37 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     search_run s = {.terminate_after = (uint64_t)tav,
                     .sh = calloc(n ? n : 1, sizeof *s.sh),
                     .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
-    if (!s.sh || !s.ok) {
+    float *boosts = calloc(n ? n : 1, sizeof *boosts);
+    if (boosts && !count &&
+        fds_index_expr_boosts(r->store, r->body, r->body_len, &opts, ixs, n,
+                              boosts, &e)) {
         free(s.sh);
         free(s.ok);
+        free(boosts);
         fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
+        return fds_resp_error(o, &e);
+    }
+    if (!s.sh || !s.ok || !boosts) {
+        free(s.sh);
+        free(s.ok);
+        free(boosts);
+        fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         s.sh[i].ix = ixs[i]; /* the reference moves to the shard */
+        s.sh[i].alias_filter = filters[i];
+        s.sh[i].index_boost = count ? 1.0f : boosts[i];
+        filters[i] = NULL;
         run_shard(r, &s.sh[i], count, n > 1);
         if (!s.sh[i].rc)
             s.ok[s.nok++] = (unsigned)i;
     }
     free(ixs);
+    free(filters);
+    free(boosts);
     terminate_count(&s);
     size_t out_len = 0;
     char *out = NULL;

@@ -319,12 +319,25 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
     return 0;
 }
 
+int fds__body_checked(fds_req *r, cJSON **out, fds_err *err)
+{
+    int rc = fds_body_json(r, out, err);
+    if (!rc)
+        rc = fds_json_check_body(r->body, r->body_len, err);
+    if (rc) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
 {
     fds_index *ix = NULL;
     fds_err e;
     fds_err_clear(&e);
-    if (i >= r->nseg || fds_store_get_index(r->store, r->seg[i], &ix, &e)) {
+    /* an alias's one index too */
+    if (i >= r->nseg || fds__index_or_alias(r->store, r->seg[i], false, &ix, &e)) {
         if (!e.code)
             fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                         "no such index");
@@ -557,7 +570,6 @@ static const char *const P_EXPR[] = {EXPR_PARAMS, NULL};
 /* "local": one node, so its own state is the master's */
 static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
 static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
-static const char *const P_DELETE[] = {"ignore_unavailable", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
 static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
 static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
@@ -597,8 +609,29 @@ static const route_def ROUTES[] = {
     {"_nodes/{}/stats", M_GET, fds_h_nodes_stats, P_NONE},
     {"_nodes/{}/stats/{}", M_GET, fds_h_nodes_stats, P_NONE},
     {"_nodes/{}/stats/{}/{}", M_GET, fds_h_nodes_stats, P_NONE},
+    {"_aliases", M_POST, fds_h_aliases_update, NULL},
+    {"_aliases", M_GET, fds_h_alias_get, NULL},
+    {"_alias", M_GET, fds_h_alias_get, NULL},
+    {"_alias/{}", M_GET | M_HEAD, fds_h_alias_get, NULL},
+    {"_cat/aliases", M_GET, fds_h_cat_aliases, NULL},
+    {"_cat/aliases/{}", M_GET, fds_h_cat_aliases, NULL},
+    {"_cat/templates", M_GET, fds_h_cat_templates, NULL},
+    {"_cat/templates/{}", M_GET, fds_h_cat_templates, NULL},
+    {"_index_template/_simulate_index/{}", M_POST, fds_h_simulate_index, NULL},
+    {"_index_template", M_GET, fds_h_template_get, NULL},
+    {"_component_template", M_GET, fds_h_template_get, NULL},
+    {"_template", M_GET, fds_h_template_get, NULL},
+    {"_index_template/{}", M_GET | M_HEAD, fds_h_template_get, NULL},
+    {"_component_template/{}", M_GET | M_HEAD, fds_h_template_get, NULL},
+    {"_template/{}", M_GET | M_HEAD, fds_h_template_get, NULL},
+    {"_index_template/{}", M_PUT | M_POST, fds_h_template_put, NULL},
+    {"_component_template/{}", M_PUT | M_POST, fds_h_template_put, NULL},
+    {"_template/{}", M_PUT | M_POST, fds_h_template_put, NULL},
+    {"_index_template/{}", M_DELETE, fds_h_template_delete, NULL},
+    {"_component_template/{}", M_DELETE, fds_h_template_delete, NULL},
+    {"_template/{}", M_DELETE, fds_h_template_delete, NULL},
     {"{}", M_PUT, fds_h_index_create, P_NONE},
-    {"{}", M_DELETE, fds_h_index_delete, P_DELETE},
+    {"{}", M_DELETE, fds_h_index_delete, P_EXPR},
     {"{}", M_GET | M_HEAD, fds_h_index_get, P_EXPR_LOCAL},
     {"{}/_settings", M_GET, fds_h_settings_get, NULL},
     {"{}/_settings", M_PUT, fds_h_settings_put, NULL},
@@ -624,6 +657,13 @@ static const route_def ROUTES[] = {
     {"{}/_create/{}", M_PUT | M_POST, h_doc_create, NULL},
     {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
     {"{}/_update/{}", M_POST, fds_h_update, NULL},
+    {"{}/_alias", M_GET, fds_h_alias_get, NULL},
+    {"{}/_aliases", M_GET, fds_h_alias_get, NULL},
+    {"{}/_alias/{}", M_GET | M_HEAD, fds_h_alias_get, NULL},
+    {"{}/_alias/{}", M_PUT | M_POST, fds_h_alias_put, NULL},
+    {"{}/_aliases/{}", M_PUT | M_POST, fds_h_alias_put, NULL},
+    {"{}/_alias/{}", M_DELETE, fds_h_alias_delete, NULL},
+    {"{}/_aliases/{}", M_DELETE, fds_h_alias_delete, NULL},
 };
 
 /* Does `pattern` match the request's segments? */

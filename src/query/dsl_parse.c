@@ -599,7 +599,7 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
                                      "such as \"30s\"");
         return parse_timeout(r, it->valuestring, err);
     }
-    if (!strcmp(k, "profile")) /* answered by src/http */
+    if (!strcmp(k, "profile") || !strcmp(k, "indices_boost")) /* src/http */
         return 0;
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);

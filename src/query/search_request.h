@@ -183,4 +183,21 @@ int fds_search_parse_window(const char *body, size_t len,
 int fds_search_apply_param(fds_search_request *req, const char *key,
                            const char *value, fds_err *err);
 
+/*
+ * Filtered aliases (dsl_filter.c).  fds_query_check parses `filter` (a
+ * query DSL object as JSON text, `len` bytes) against mapping `m` and
+ * drops it: 0, or fds_search_parse's errors for it as a query.
+ * fds_search_request_add_filter ANDs it into `req` as a non-scoring
+ * clause (bool {must: req's query, filter: it}), parsed against
+ * req->mapping; same errors, `req` unchanged on error.
+ */
+int fds_query_check(const char *filter, size_t len, const fds_mapping *m,
+                    fds_err *err);
+int fds_search_request_add_filter(fds_search_request *req, const char *filter,
+                                  size_t len, fds_err *err);
+/* Multiply every score of `req` by `factor` (its query's boost; no query
+ * becomes a boosted match_all).  0 or FDS_ENOMEM. */
+int fds_search_request_boost(fds_search_request *req, float factor,
+                             fds_err *err);
+
 #endif

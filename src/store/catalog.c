@@ -2,7 +2,7 @@
  * catalog.c: the SQLite catalogue (DESIGN.md §4), the commit point of
  * fieldstore.  WAL mode; one connection guarded by fds_store.db_mu.
  *
- * Schema (version 2, PRAGMA user_version):
+ * Schema (version 3, PRAGMA user_version):
  *   indices(id, name UNIQUE, uuid, created_ms, open, next_seq, next_gen, crc)
  *   settings(index_id, key, value, crc)      one row per index.* setting
  *   mappings(index_id, json, crc)            src/query's mapping JSON
@@ -10,6 +10,11 @@
  *                                            bytes: a zstd frame
  *   segments(id, index_id, gen, max_doc, live, del_count, max_seq, crc)
  *   translog(index_id, seq, op, doc_id, version, source, crc)
+ *   aliases(alias, index_id, filter, index_routing, search_routing,
+ *           is_write_index, is_hidden, crc)   one row per (alias, index);
+ *                                            the flags NULL when not given
+ *   templates(kind, name, json, crc)         index, component and legacy
+ *                                            templates as their JSON bodies
  *
  * Row checksums: `crc` is the CRC-32C (fds_crc32c) of the row's columns
  * listed by the FDS_CRC_COLS_* macros of catalog.h, in that order, each
@@ -27,7 +32,9 @@
  *
  * A version-1 catalogue (no crc columns, user_version 0) is migrated at
  * open in one transaction: the columns are added and each row's checksum is
- * computed from the values it holds then (say so on stderr).
+ * computed from the values it holds then (say so on stderr).  A version-2
+ * catalogue gains the (empty) aliases and templates tables: the schema
+ * below creates what is missing.
  *
  * A refresh or merge changes segments, live docs and the translog in one
  * transaction (fds__cat_begin / fds__cat_commit).
@@ -40,7 +47,7 @@
 #include "catalog.h"
 #include "codec.h"
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 static const char *SCHEMA =
     /* pages freed when translog rows are dropped return to the file system
@@ -70,20 +77,30 @@ static const char *SCHEMA =
     "INTEGER NOT NULL, op INTEGER NOT NULL, doc_id BLOB NOT NULL, version "
     "INTEGER NOT NULL, source BLOB, crc INTEGER NOT NULL DEFAULT 0, "
     "PRIMARY KEY(index_id, seq));"
-    "INSERT OR REPLACE INTO meta VALUES('schema_version','2');"
-    "PRAGMA user_version=2;";
+    "CREATE TABLE IF NOT EXISTS aliases(alias TEXT NOT NULL, index_id INTEGER "
+    "NOT NULL, filter TEXT, index_routing TEXT, search_routing TEXT, "
+    "is_write_index INTEGER, is_hidden INTEGER, crc INTEGER NOT NULL DEFAULT "
+    "0, PRIMARY KEY(alias, index_id));"
+    "CREATE TABLE IF NOT EXISTS templates(kind INTEGER NOT NULL, name TEXT NOT "
+    "NULL, json TEXT NOT NULL, crc INTEGER NOT NULL DEFAULT 0, "
+    "PRIMARY KEY(kind, name));"
+    "INSERT OR REPLACE INTO meta VALUES('schema_version','3');"
+    "PRAGMA user_version=3;";
 
-/* The tables of schema 1 and the columns their checksum covers. */
+/* The checksummed tables, the columns their checksum covers and the
+ * schema version that added them. */
 static const struct {
     const char *table, *cols;
-    int ncols;
+    int ncols, since;
 } CRC_TABLES[] = {
-    {"indices", FDS_CRC_COLS_INDICES, FDS_CRC_NCOLS_INDICES},
-    {"settings", FDS_CRC_COLS_SETTINGS, FDS_CRC_NCOLS_SETTINGS},
-    {"mappings", FDS_CRC_COLS_MAPPINGS, FDS_CRC_NCOLS_MAPPINGS},
-    {"dictionaries", FDS_CRC_COLS_DICTIONARIES, FDS_CRC_NCOLS_DICTIONARIES},
-    {"segments", FDS_CRC_COLS_SEGMENTS, FDS_CRC_NCOLS_SEGMENTS},
-    {"translog", FDS_CRC_COLS_TRANSLOG, FDS_CRC_NCOLS_TRANSLOG},
+    {"indices", FDS_CRC_COLS_INDICES, FDS_CRC_NCOLS_INDICES, 1},
+    {"settings", FDS_CRC_COLS_SETTINGS, FDS_CRC_NCOLS_SETTINGS, 1},
+    {"mappings", FDS_CRC_COLS_MAPPINGS, FDS_CRC_NCOLS_MAPPINGS, 1},
+    {"dictionaries", FDS_CRC_COLS_DICTIONARIES, FDS_CRC_NCOLS_DICTIONARIES, 1},
+    {"segments", FDS_CRC_COLS_SEGMENTS, FDS_CRC_NCOLS_SEGMENTS, 1},
+    {"translog", FDS_CRC_COLS_TRANSLOG, FDS_CRC_NCOLS_TRANSLOG, 1},
+    {"aliases", FDS_CRC_COLS_ALIASES, FDS_CRC_NCOLS_ALIASES, 3},
+    {"templates", FDS_CRC_COLS_TEMPLATES, FDS_CRC_NCOLS_TEMPLATES, 3},
 };
 
 uint32_t fds__crc_i64(uint32_t crc, int64_t v)
@@ -174,6 +191,8 @@ static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
     int rc = fds__cat_exec(db, "BEGIN IMMEDIATE", err);
     size_t rows = 0;
     for (size_t t = 0; !rc && t < sizeof CRC_TABLES / sizeof *CRC_TABLES; t++) {
+        if (CRC_TABLES[t].since > 1)
+            continue; /* created with its crc column by SCHEMA */
         char sql[512];
         snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN crc INTEGER NOT "
                                   "NULL DEFAULT 0", CRC_TABLES[t].table);

@@ -50,6 +50,11 @@ int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err);
 #define FDS_CRC_NCOLS_SEGMENTS 6
 #define FDS_CRC_COLS_TRANSLOG "index_id, seq, op, doc_id, version, source"
 #define FDS_CRC_NCOLS_TRANSLOG 6
+#define FDS_CRC_COLS_ALIASES "alias, index_id, filter, index_routing, " \
+    "search_routing, is_write_index, is_hidden"
+#define FDS_CRC_NCOLS_ALIASES 7
+#define FDS_CRC_COLS_TEMPLATES "kind, name, json"
+#define FDS_CRC_NCOLS_TEMPLATES 3
 
 uint32_t fds__crc_i64(uint32_t crc, int64_t v);
 uint32_t fds__crc_bytes(uint32_t crc, const void *p, size_t n);

@@ -306,6 +306,8 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         rc = row;
     if (st)
         sqlite3_finalize(st);
+    if (!rc)
+        rc = fds__metadata_load(s, err);
     if (rc) {
         fds_store_close(s);
         return rc;
@@ -348,6 +350,7 @@ void fds_store_close(fds_store *s)
     for (size_t i = 0; i < s->nindices; i++)
         fds_index_release(s->indices[i]);
     free(s->indices);
+    fds__metadata_free(s);
     if (s->db)
         sqlite3_close(s->db);
     pthread_mutex_destroy(&s->db_mu);
@@ -420,12 +423,13 @@ static bool has_upper(const char *s, size_t n)
     return false;
 }
 
-static int check_index_name(const char *name, fds_err *err)
+int fds__check_name(const char *name, const char *what, int kind,
+                    fds_err *err)
 {
     size_t n = strlen(name);
     const char *why = NULL;
     char too_long[64];
-    snprintf(too_long, sizeof too_long, "index name is too long, (> %d)",
+    snprintf(too_long, sizeof too_long, "%s name is too long, (> %d)", what,
              FDS_INDEX_NAME_MAX);
     if (n == 0)
         why = "must not be empty";
@@ -444,8 +448,8 @@ static int check_index_name(const char *name, fds_err *err)
     if (!why && has_upper(name, n))
         why = "must be lowercase";
     if (why)
-        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
-                            "Invalid index name [%s], %s", name, why);
+        return fds_err_setk(err, FDS_EINVAL, kind, "Invalid %s name [%s], %s",
+                            what, name, why);
     return 0;
 }
 
@@ -453,12 +457,29 @@ int fds_store_create_index(fds_store *s, const char *name,
                            const fds_index_settings *settings,
                            const char *mapping_json, fds_err *err)
 {
-    int rc = check_index_name(name, err);
+    return fds_store_create_index_aliased(s, name, settings, mapping_json,
+                                          NULL, 0, err);
+}
+
+int fds_store_create_index_aliased(fds_store *s, const char *name,
+                                   const fds_index_settings *settings,
+                                   const char *mapping_json,
+                                   const fds_alias *aliases, size_t naliases,
+                                   fds_err *err)
+{
+    int rc = fds__check_name(name, "index", FDS_KIND_INVALID_INDEX_NAME, err);
     if (rc)
         return rc;
     char uuid[33];
     make_uuid(uuid);
     pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->naliases; i++)
+        if (!strcmp(s->aliases[i].alias, name)) {
+            pthread_mutex_unlock(&s->mu);
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
+                                "Invalid index name [%s], already exists as "
+                                "alias", name);
+        }
     for (size_t i = 0; i < s->nindices; i++)
         if (!strcmp(s->indices[i]->name, name)) {
             pthread_mutex_unlock(&s->mu);
@@ -503,6 +524,8 @@ int fds_store_create_index(fds_store *s, const char *name,
         rc = fds__settings_save(s, ix->id, settings, err);
     if (!rc)
         rc = fds__mapping_save(ix, err);
+    if (!rc && naliases)
+        rc = fds__aliases_insert(s, ix->id, name, aliases, naliases, err);
     if (!rc)
         rc = fds__cat_commit(s->db, err);
     if (rc)
@@ -519,6 +542,8 @@ int fds_store_create_index(fds_store *s, const char *name,
     }
     s->indices = q;
     s->indices[s->nindices++] = ix;
+    if (naliases)
+        fds__aliases_adopt(s, name, aliases, naliases);
     pthread_mutex_unlock(&s->mu);
     return 0;
 fail:
@@ -551,6 +576,42 @@ int fds_store_get_index(fds_store *s, const char *name, fds_index **out,
     return fds__index_not_found(err, name);
 }
 
+int fds__index_rows_delete(fds_store *s, int64_t id, fds_err *err)
+{
+    const char *tables[] = {"settings", "mappings", "dictionaries", "segments",
+                            "translog", "aliases"};
+    int rc = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof *tables && !rc; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE index_id=%lld", tables[t],
+                 (long long)id);
+        rc = fds__cat_exec(s->db, sql, err);
+    }
+    if (!rc) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "DELETE FROM indices WHERE id=%lld",
+                 (long long)id);
+        rc = fds__cat_exec(s->db, sql, err);
+    }
+    return rc;
+}
+
+void fds__index_unlink(fds_store *s, fds_index *ix)
+{
+    size_t at = 0;
+    while (at < s->nindices && s->indices[at] != ix)
+        at++;
+    if (at == s->nindices)
+        return;
+    fds__aliases_forget_index(s, ix->name);
+    atomic_store(&ix->deleted, true);
+    memmove(s->indices + at, s->indices + at + 1,
+            (s->nindices - at - 1) * sizeof *s->indices);
+    s->nindices--;
+    /* mapped files stay readable for views still open */
+    rm_rf(ix->dir);
+}
+
 int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
 {
     pthread_mutex_lock(&s->mu);
@@ -566,33 +627,15 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&s->db_mu);
     int rc = fds__cat_begin(s->db, true, err);
-    const char *tables[] = {"settings", "mappings", "dictionaries", "segments",
-                            "translog"};
-    for (size_t t = 0; t < 5 && !rc; t++) {
-        char sql[128];
-        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE index_id=%lld", tables[t],
-                 (long long)ix->id);
-        rc = fds__cat_exec(s->db, sql, err);
-    }
-    if (!rc) {
-        char sql[128];
-        snprintf(sql, sizeof sql, "DELETE FROM indices WHERE id=%lld",
-                 (long long)ix->id);
-        rc = fds__cat_exec(s->db, sql, err);
-    }
+    if (!rc)
+        rc = fds__index_rows_delete(s, ix->id, err);
     if (!rc)
         rc = fds__cat_commit(s->db, err);
     if (rc)
         fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
-    if (!rc) {
-        atomic_store(&ix->deleted, true);
-        memmove(s->indices + at, s->indices + at + 1,
-                (s->nindices - at - 1) * sizeof *s->indices);
-        s->nindices--;
-        /* mapped files stay readable for views still open */
-        rm_rf(ix->dir);
-    }
+    if (!rc)
+        fds__index_unlink(s, ix);
     pthread_mutex_unlock(&ix->refresh_mu);
     pthread_mutex_unlock(&s->mu);
     if (!rc)

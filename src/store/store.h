@@ -197,7 +197,8 @@ int fds_store_create_index(fds_store *s, const char *name,
                            const fds_index_settings *settings,
                            const char *mapping_json, fds_err *err);
 
-/* Delete an index and its files.  FDS_ENOTFOUND if there is none. */
+/* Delete an index, its aliases (same transaction) and its files.
+ * FDS_ENOTFOUND if there is none. */
 int fds_store_delete_index(fds_store *s, const char *name, fds_err *err);
 
 /* A reference to index `name` (release with fds_index_release), or
@@ -209,6 +210,97 @@ void fds_index_release(fds_index *ix); /* NULL is a no-op */
 /* Names of all indices, sorted; *names is malloc'd (free each, then it),
  * *n their count.  Returns 0 or FDS_ENOMEM. */
 int fds_store_list_indices(fds_store *s, char ***names, size_t *n);
+
+/* ---- aliases (Elasticsearch's index aliases) ---------------------------- */
+
+/* One (alias, index) pair.  Strings are NUL-terminated; the optional ones
+ * are NULL when not given.  In lists the store returns every string is
+ * malloc'd (fds_aliases_free); in what callers pass in, they stay the
+ * caller's. */
+typedef struct fds_alias {
+    char *alias;
+    char *index;          /* the index's name */
+    char *filter;         /* a query DSL object as JSON text, or NULL */
+    char *index_routing;  /* or NULL */
+    char *search_routing; /* or NULL */
+    int is_write_index;   /* -1 not given, 0 false, 1 true */
+    int is_hidden;        /* -1 not given, 0 false, 1 true */
+} fds_alias;
+
+typedef enum fds_alias_op {
+    FDS_ALIAS_ADD = 0,      /* add or replace (alias, index) */
+    FDS_ALIAS_REMOVE = 1,   /* remove (alias, index) */
+    FDS_ALIAS_REMOVE_INDEX, /* delete the index `index` (and its aliases) */
+} fds_alias_op;
+
+typedef struct fds_alias_action {
+    fds_alias_op op;
+    fds_alias a;       /* ADD: all of it; REMOVE: alias, index; REMOVE_INDEX:
+                          index */
+    bool must_exist;   /* REMOVE: a missing pair is an error, not a no-op */
+} fds_alias_action;
+
+/*
+ * Apply `n` alias actions in order as one catalogue transaction: all of
+ * them or none (Elasticsearch's _aliases).  Names are concrete (the HTTP
+ * layer expands wildcards).  After the actions, an alias may not have more
+ * than one is_write_index true, nor disagree on is_hidden between its
+ * indices.  Returns 0 or, with nothing changed: FDS_ENOTFOUND (kind
+ * INDEX_NOT_FOUND for a missing index; kind NOT_FOUND, "aliases [a]
+ * missing", for a missing pair with must_exist), FDS_EINVAL (kind
+ * INVALID_ALIAS_NAME for a bad alias name or one an index has; kind
+ * INVALID_ARGUMENT for the cross-index rules, in Elasticsearch's words),
+ * FDS_ESQL, FDS_ENOMEM.  An index removed by REMOVE_INDEX loses its files
+ * after the commit.
+ */
+int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
+                             size_t n, fds_err *err);
+
+/* Every (alias, index) pair, sorted by alias then index name: *out is
+ * malloc'd (fds_aliases_free).  Returns 0 or FDS_ENOMEM. */
+int fds_store_aliases_list(fds_store *s, fds_alias **out, size_t *n);
+void fds_aliases_free(fds_alias *a, size_t n);
+/* Free the strings of one alias and zero it (flags 0). */
+void fds_alias_clear(fds_alias *a);
+/* Elasticsearch's alias name rules (those of index names, worded for an
+ * alias): 0 or FDS_EINVAL (kind INVALID_ALIAS_NAME). */
+int fds_alias_name_check(const char *name, fds_err *err);
+/* True when some alias is named `name`. */
+bool fds_store_alias_exists(fds_store *s, const char *name);
+
+/*
+ * Create index `name` as fds_store_create_index does, with `naliases`
+ * aliases of it (their `index` member is ignored) in the same catalogue
+ * transaction.  Errors of both functions.
+ */
+int fds_store_create_index_aliased(fds_store *s, const char *name,
+                                   const fds_index_settings *settings,
+                                   const char *mapping_json,
+                                   const fds_alias *aliases, size_t naliases,
+                                   fds_err *err);
+
+/* ---- templates ------------------------------------------------------------ */
+
+/* Kinds of template, each its own name space. */
+typedef enum fds_template_kind {
+    FDS_TEMPLATE_INDEX = 0,     /* composable: _index_template */
+    FDS_TEMPLATE_COMPONENT = 1, /* _component_template */
+    FDS_TEMPLATE_LEGACY = 2,    /* _template */
+} fds_template_kind;
+
+/* Store (create or replace) template `name` of `kind` as its JSON text
+ * (the HTTP layer validates it).  Committed before it returns.  Returns 0,
+ * FDS_ESQL, FDS_ENOMEM. */
+int fds_store_template_put(fds_store *s, fds_template_kind kind,
+                           const char *name, const char *json, fds_err *err);
+/* Delete it.  0, FDS_ENOTFOUND (kind NOT_FOUND), FDS_ESQL. */
+int fds_store_template_delete(fds_store *s, fds_template_kind kind,
+                              const char *name, fds_err *err);
+/* Every template of `kind`, sorted by name: names[i] and jsons[i] are
+ * malloc'd, like the arrays (fds_templates_free).  0 or FDS_ENOMEM. */
+int fds_store_templates_list(fds_store *s, fds_template_kind kind,
+                             char ***names, char ***jsons, size_t *n);
+void fds_templates_free(char **names, char **jsons, size_t n);
 
 /* ---- an index ---------------------------------------------------------- */
 

@@ -159,6 +159,13 @@ struct fds_index {
     fds_search_stats search;    /* updated by src/http, lock-free */
 };
 
+/* A template as the catalogue holds it (metadata.c). */
+typedef struct fds__tmpl {
+    int kind;  /* fds_template_kind */
+    char *name;
+    char *json;
+} fds__tmpl;
+
 struct fds_store {
     char *dir;
     sqlite3 *db;
@@ -172,6 +179,12 @@ struct fds_store {
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
     _Atomic uint64_t buf_mem;   /* write buffers of every index, bytes */
     _Atomic uint64_t buf_limit; /* fds_store_set_index_buffer_size */
+    /* aliases and templates as the catalogue holds them (metadata.c),
+     * under mu */
+    fds_alias *aliases;         /* sorted by alias, then index */
+    size_t naliases;
+    fds__tmpl *tmpls;
+    size_t ntmpls;
 };
 
 struct fds_index_view {
@@ -185,6 +198,29 @@ struct fds_index_view {
 };
 
 /* ---- helpers shared by store files ---- */
+
+/* metadata.c: load the aliases and templates at open (rows failing their
+ * checksum are left out, said on stderr); free them at close; the alias
+ * rows of index `ix` in the caller's transaction (fds__aliases_insert), and
+ * dropping the in-memory aliases of a deleted index (under mu). */
+int fds__metadata_load(fds_store *s, fds_err *err);
+void fds__metadata_free(fds_store *s);
+int fds__aliases_insert(fds_store *s, int64_t index_id, const char *index,
+                        const fds_alias *a, size_t n, fds_err *err);
+void fds__aliases_forget_index(fds_store *s, const char *index);
+void fds__aliases_adopt(fds_store *s, const char *index, const fds_alias *a,
+                        size_t n);
+/* store.c: an index's catalogue rows deleted in the caller's transaction
+ * (db_mu held); after the commit, fds__index_unlink (mu and the index's
+ * refresh_mu held) takes it out of the node and removes its files, leaving
+ * the caller's reference to release. */
+int fds__index_rows_delete(fds_store *s, int64_t id, fds_err *err);
+void fds__index_unlink(fds_store *s, fds_index *ix);
+/* store.c: Elasticsearch's index-name rules (MetadataCreateIndexService.
+ * validateIndexOrAliasName), worded for an index or an alias (`what`
+ * "index" or "alias", with `kind`). */
+int fds__check_name(const char *name, const char *what, int kind,
+                    fds_err *err);
 
 /* store.c: wall-clock milliseconds; the errors every index operation gives
  * (each fills err->index with the index name and returns the code):

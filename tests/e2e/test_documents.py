@@ -43,10 +43,10 @@ class Documents(ServerTestCase):
     # 1. routing
 
     def test_unknown_endpoint(self):
-        st, h, raw = self.raw_request("GET", "/_index_template/x?pretty")
+        st, h, raw = self.raw_request("GET", "/_ingest/pipeline/x?pretty")
         self.assertEqual(st, 400)
         self.assertEqual(json.loads(raw), {
-            "error": "no handler found for uri [/_index_template/x?pretty] and "
+            "error": "no handler found for uri [/_ingest/pipeline/x?pretty] and "
                      "method [GET]"})
         st, b, _ = self.req("DELETE", "/a/_doc/1/extra")
         self.assertEqual((st, b), (400, {"error": "no handler found for uri "

@@ -83,9 +83,9 @@ class OfficialClient(ServerTestCase):
 
     def test_routing_errors(self):
         with self.assertRaises(elasticsearch.RequestError) as cm:
-            self.es.transport.perform_request("GET", "/_index_template/x")
+            self.es.transport.perform_request("GET", "/_ingest/pipeline/x")
         self.assertEqual(cm.exception.info, {
-            "error": "no handler found for uri [/_index_template/x] and method [GET]"})
+            "error": "no handler found for uri [/_ingest/pipeline/x] and method [GET]"})
         with self.assertRaises(elasticsearch.TransportError) as cm:
             self.es.transport.perform_request("GET", "/pb/_update/1")
         self.assertEqual(cm.exception.status_code, 405)

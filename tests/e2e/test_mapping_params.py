@@ -157,13 +157,15 @@ class MappingParams(ServerTestCase):
         self.assertEqual((st, cause["type"]), (400, "query_shard_exception"))
         self.assertIn("Cannot search on field [t] since it is not indexed", cause["reason"])
 
-    def test_aliases_only_empty(self):
+    def test_aliases_in_create(self):
         st, out, _ = self.req("PUT", "/al0", {"aliases": {}})
         self.assertEqual(st, 200, out)
-        st, out, _ = self.req("PUT", "/al1", {"aliases": {"logs": {}}})
-        self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"))
-        self.assertIn("[aliases]", out["error"]["reason"])
+        st, out, _ = self.req("PUT", "/al1", {"aliases": {"logs": {"bad": 1}}})
+        self.assertEqual((st, out["error"]["type"]), (400, "parse_exception"))
         self.assertEqual(self.req("HEAD", "/al1")[0], 404)
+        st, out, _ = self.req("PUT", "/al1", {"aliases": {"al1-logs": {}}})
+        self.assertEqual(st, 200, out)
+        self.assertEqual(self.req("HEAD", "/_alias/al1-logs")[0], 200)
 
 
     def test_dynamic_date_formats(self):

@@ -455,11 +455,11 @@ static void test_catalog_migration(void)
     fds_index_release(ix);
     fds_store_close(s);
     /* a catalogue of a newer schema is refused, untouched */
-    REQUIRE_EQ(cat_sql(data, "PRAGMA user_version=3;"), 0);
+    REQUIRE_EQ(cat_sql(data, "PRAGMA user_version=4;"), 0);
     fds_err e;
     fds_err_clear(&e);
     REQUIRE_EQ(fds_store_open(data, &s, &e), FDS_ESQL);
-    REQUIRE(strstr(e.reason, "schema version 3") != NULL);
+    REQUIRE(strstr(e.reason, "schema version 4") != NULL);
 }
 
 typedef struct merge_watch {
@@ -1040,6 +1040,148 @@ static void test_lifecycle(void)
     fds_store_close(s);
 }
 
+/* Aliases and templates: atomic alias actions with Elasticsearch's rules,
+ * kept across a reopen, dropped with their index; a damaged alias row is
+ * left out at start-up; a schema-2 catalogue gains both tables. */
+static void test_aliases_templates(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("aliases", data, "a1", "index.codec", "ZSTD", &s,
+                               &ix), 0);
+    fds_index_release(ix);
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_settings set;
+    fds_index_settings_default(&set);
+    fds_alias at_create = {.alias = "born", .is_write_index = -1,
+                           .is_hidden = -1};
+    REQUIRE_EQ(fds_store_create_index_aliased(s, "a2", &set, NULL, &at_create,
+                                              1, &e), 0);
+    fds_alias_action acts[] = {
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "both", .index = "a1",
+                                    .filter = "{\"term\":{\"k\":\"x\"}}",
+                                    .index_routing = "1", .is_write_index = 1,
+                                    .is_hidden = -1}},
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "both", .index = "a2",
+                                    .is_write_index = -1, .is_hidden = -1}},
+    };
+    REQUIRE_EQ(fds_store_aliases_update(s, acts, 2, &e), 0);
+    /* all or nothing: the second action fails, the first is not kept */
+    fds_alias_action bad[] = {
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "new", .index = "a1",
+                                    .is_write_index = -1, .is_hidden = -1}},
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "both", .index = "a2",
+                                    .is_write_index = 1, .is_hidden = -1}},
+    };
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_store_aliases_update(s, bad, 2, &e), FDS_EINVAL);
+    ASSERT(strstr(e.reason, "more than one write index") != NULL);
+    ASSERT(!fds_store_alias_exists(s, "new"));
+    fds_alias_action clash = {.op = FDS_ALIAS_ADD,
+                              .a = {.alias = "a2", .index = "a1",
+                                    .is_write_index = -1, .is_hidden = -1}};
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_store_aliases_update(s, &clash, 1, &e), FDS_EINVAL);
+    ASSERT_EQ(e.kind, FDS_KIND_INVALID_ALIAS_NAME);
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_create_index(s, "both", &set, NULL, &e), FDS_EINVAL);
+    ASSERT_EQ(e.kind, FDS_KIND_INVALID_INDEX_NAME);
+    fds_alias_action gone = {.op = FDS_ALIAS_REMOVE, .must_exist = true,
+                             .a = {.alias = "nope", .index = "a1"}};
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_aliases_update(s, &gone, 1, &e), FDS_ENOTFOUND);
+    ASSERT_EQ(e.kind, FDS_KIND_ALIASES_NOT_FOUND);
+    REQUIRE_EQ(fds_store_template_put(s, FDS_TEMPLATE_INDEX, "t1",
+                                      "{\"index_patterns\":[\"a*\"]}", &e), 0);
+    REQUIRE_EQ(fds_store_template_put(s, FDS_TEMPLATE_LEGACY, "t1", "{}", &e), 0);
+    REQUIRE_EQ(fds_store_template_put(s, FDS_TEMPLATE_INDEX, "t0", "{}", &e), 0);
+    fds_store_close(s);
+
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    fds_alias *al;
+    size_t n;
+    REQUIRE_EQ(fds_store_aliases_list(s, &al, &n), 0);
+    REQUIRE_EQ(n, 3);
+    ASSERT_STR(al[0].alias, "born");
+    ASSERT_STR(al[1].alias, "both");
+    ASSERT_STR(al[1].index, "a1");
+    ASSERT_STR(al[1].filter, "{\"term\":{\"k\":\"x\"}}");
+    ASSERT_STR(al[1].index_routing, "1");
+    ASSERT(al[1].search_routing == NULL);
+    ASSERT_EQ(al[1].is_write_index, 1);
+    ASSERT_EQ(al[1].is_hidden, -1);
+    ASSERT_STR(al[2].index, "a2");
+    ASSERT_EQ(al[2].is_write_index, -1);
+    fds_aliases_free(al, n);
+    char **names, **jsons;
+    REQUIRE_EQ(fds_store_templates_list(s, FDS_TEMPLATE_INDEX, &names, &jsons,
+                                        &n), 0);
+    REQUIRE_EQ(n, 2);
+    ASSERT_STR(names[0], "t0");
+    ASSERT_STR(jsons[1], "{\"index_patterns\":[\"a*\"]}");
+    fds_templates_free(names, jsons, n);
+    REQUIRE_EQ(fds_store_template_delete(s, FDS_TEMPLATE_INDEX, "t0", &e), 0);
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_template_delete(s, FDS_TEMPLATE_INDEX, "t0", &e),
+              FDS_ENOTFOUND);
+    /* deleting an index takes its aliases with it, in the catalogue too */
+    REQUIRE_EQ(fds_store_delete_index(s, "a2", &e), 0);
+    ASSERT(!fds_store_alias_exists(s, "born"));
+    fds_store_close(s);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    REQUIRE_EQ(fds_store_aliases_list(s, &al, &n), 0);
+    ASSERT_EQ(n, 1);
+    fds_aliases_free(al, n);
+    REQUIRE_EQ(fds_store_templates_list(s, FDS_TEMPLATE_INDEX, &names, &jsons,
+                                        &n), 0);
+    ASSERT_EQ(n, 1);
+    fds_templates_free(names, jsons, n);
+    fds_store_close(s);
+
+    /* a flipped bit in an alias row: the alias is left out, the node opens */
+    REQUIRE_EQ(flip_bit(data, "aliases", "filter", "1", 2), 0);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT(!fds_store_alias_exists(s, "both"));
+    fds_store_close(s);
+    /* schema 2 (no aliases or templates tables) opens as schema 3 */
+    REQUIRE_EQ(cat_sql(data, "DROP TABLE aliases; DROP TABLE templates;"
+                            "UPDATE meta SET value='2'; PRAGMA user_version=2;"),
+               0);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    fds_alias_action again = {.op = FDS_ALIAS_ADD,
+                              .a = {.alias = "back", .index = "a1",
+                                    .is_write_index = -1, .is_hidden = -1}};
+    ASSERT_EQ(fds_store_aliases_update(s, &again, 1, &e), 0);
+    ASSERT(fds_store_alias_exists(s, "back"));
+    /* remove_index with an alias action: the index and its aliases go in
+     * the same transaction; a later action on it fails and undoes both */
+    REQUIRE_EQ(fds_store_create_index(s, "a3", &set, NULL, &e), 0);
+    fds_alias_action drop[] = {
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "back3", .index = "a3",
+                                    .is_write_index = -1, .is_hidden = -1}},
+        {.op = FDS_ALIAS_REMOVE_INDEX, .a = {.index = "a3"}},
+        {.op = FDS_ALIAS_ADD, .a = {.alias = "late", .index = "a3",
+                                    .is_write_index = -1, .is_hidden = -1}},
+    };
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_store_aliases_update(s, drop, 3, &e), FDS_ENOTFOUND);
+    REQUIRE_EQ(fds_store_get_index(s, "a3", &ix, NULL), 0);
+    fds_index_release(ix);
+    ASSERT(!fds_store_alias_exists(s, "back3"));
+    REQUIRE_EQ(fds_store_aliases_update(s, drop, 2, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "a3", &ix, NULL), FDS_ENOTFOUND);
+    ASSERT(!fds_store_alias_exists(s, "back3"));
+    fds_store_close(s);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    ASSERT_EQ(fds_store_get_index(s, "a3", &ix, NULL), FDS_ENOTFOUND);
+    ASSERT(!fds_store_alias_exists(s, "back3"));
+    ASSERT(fds_store_alias_exists(s, "back"));
+    fds_store_close(s);
+}
+
 int main(void)
 {
     dir = mkdtemp(tmpl);
@@ -1058,6 +1200,7 @@ int main(void)
     test_delete_missing_and_limits();
     test_dirty_blocks_reencoded();
     test_min_free_disk();
+    test_aliases_templates();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
