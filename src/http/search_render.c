@@ -320,6 +320,8 @@ char *fds_search_render(const fds_search_request *req,
     fds_strbuf_puts(&b, ",\"hits\":{");
     if (req->track_total != FDS_TRACK_TOTAL_NONE && req->total_as_int)
         fds_strbuf_printf(&b, "\"total\":%llu,", (unsigned long long)res->total);
+    else if (req->total_as_int) /* not counted: Elasticsearch prints -1 */
+        fds_strbuf_puts(&b, "\"total\":-1,");
     else if (req->track_total != FDS_TRACK_TOTAL_NONE)
         fds_strbuf_printf(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
                (unsigned long long)res->total,

@@ -118,6 +118,14 @@ static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
     return w - w / (1.0f + (float)tf * c->cache[norm]);
 }
 
+/* Queries compiled and iterated as a bool of their clauses (bool itself,
+ * constant_score, dis_max, boosting). */
+static inline bool fds__q_compound(const fds_query *q)
+{
+    return q->type == FDS_Q_BOOL || q->type == FDS_Q_CONST ||
+           q->type == FDS_Q_DISMAX || q->type == FDS_Q_BOOSTING;
+}
+
 /* The compiled form of `q` for this search (collection statistics summed
  * over x's segments).  NULL on ENOMEM.  Free with fds__cnode_free. */
 cnode *fds__compile(exec *x, const fds_query *q);

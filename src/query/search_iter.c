@@ -39,6 +39,7 @@
 
 #include "postings.h"
 #include "search_int.h"
+#include "term_pat.h"
 
 static float bm25_idf(uint64_t N, uint64_t n)
 {
@@ -91,7 +92,7 @@ cnode *fds__compile(exec *x, const fds_query *q)
     if (!c)
         return NULL;
     c->q = q;
-    if (q->type == FDS_Q_BOOL) {
+    if (fds__q_compound(q)) {
         size_t n = q->nmust + q->nshould + q->nfilter + q->nmust_not;
         c->kids = calloc(n ? n : 1, sizeof *c->kids);
         if (!c->kids) {
@@ -109,7 +110,7 @@ cnode *fds__compile(exec *x, const fds_query *q)
                 }
                 c->kids[c->nkids++] = k;
             }
-        if (q->msm <= 1)
+        if (q->type == FDS_Q_BOOL && q->msm <= 1)
             merge_should_terms(c, q);
     } else if (q->type == FDS_Q_TERM) {
         uint64_t N = 0, n = 0, sttf = 0;
@@ -522,20 +523,20 @@ static void *it_alloc(size_t sz, exec *x, const cnode *c)
     return i;
 }
 
-static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
-                         const char *v, size_t len, exec *x)
+/* The docs of term t (of field f) into s's bitset.  0, or -1 when a block
+ * does not decode (x->corrupt set). */
+static int bits_add_sterm(bits_it *s, const fds_sfield *f,
+                          const fds_sterm *term, exec *x)
 {
-    fds_sterm t;
-    if (fds__sidx_term(sx, f, v, len, &t))
-        return 0;
+    fds_sterm tt = *term, *t = &tt; /* inlined into this frame's buffers */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
-    fds__sterm_inline(&t, f->norms, skip1, blk1);
+    fds__sterm_inline(t, f->norms, skip1, blk1);
     uint32_t base = 0;
-    for (uint32_t b = 0; b < t.nblocks; b++) {
-        const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    for (uint32_t b = 0; b < t->nblocks; b++) {
+        const uint8_t *sk = t->skip + (size_t)b * FDS_SIDX_SKIP_LEN;
         unsigned n = sk[13] + 1u;
-        if (fds_postings_decode_block(fds__skip_block(&t, sk), t.end, n,
+        if (fds_postings_decode_block(fds__skip_block(t, sk), t->end, n,
                                       base, s->max_doc, docs, tfs) < 0) {
             x->corrupt = 1;
             return -1;
@@ -545,6 +546,89 @@ static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
         base = docs[n - 1] + 1;
     }
     return 0;
+}
+
+static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
+                         const char *v, size_t len, exec *x)
+{
+    fds_sterm t;
+    if (fds__sidx_term(sx, f, v, len, &t))
+        return 0;
+    return bits_add_sterm(s, f, &t, x);
+}
+
+/* First ordinal of f whose term is >= key[0..n) (bytes, as the dictionary
+ * is sorted). */
+static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
+{
+    uint32_t lo = 0, hi = f->nterms;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, tl;
+        const char *t = fds__sidx_term_str(f, mid, &tl);
+        int c = memcmp(t, key, tl < n ? tl : n);
+        if (c < 0 || (c == 0 && tl < n))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Every term of f matching the pattern of q into s: the ordinals that
+ * start with the pattern's literal lead only (a prefix is a range of
+ * ordinals), each term's docs once. */
+static void bits_add_pattern(bits_it *s, const fds_sidx *sx,
+                             const fds_sfield *f, const fds_query *q, exec *x)
+{
+    size_t ln;
+    const char *lead = fds__term_pat_lead(q->pat, &ln);
+    uint32_t ord = ln ? ord_lower_bound(f, lead, ln) : 0;
+    for (; ord < f->nterms; ord++) {
+        uint32_t tl;
+        const char *t = fds__sidx_term_str(f, ord, &tl);
+        if (ln && (tl < ln || memcmp(t, lead, ln)))
+            break;
+        if (!fds__term_pat_match(q->pat, t, tl))
+            continue;
+        fds_sterm st;
+        fds__sidx_term_at(sx, f, ord, &st);
+        if (bits_add_sterm(s, f, &st, x))
+            return;
+    }
+}
+
+/* dis_max: the best clause plus tie_breaker times the others. */
+static float dismax_score(it *i)
+{
+    bool_it *b = (bool_it *)i;
+    float best = 0, sum = 0;
+    for (size_t k = 0; k < b->nshould; k++) {
+        it *sh = b->should[k];
+        if (sh->doc == NO_MORE - 1 || sh->doc < i->doc)
+            sh->advance(sh, i->doc);
+        if (sh->doc != i->doc)
+            continue;
+        float v = sh->score(sh);
+        sum += v;
+        if (v > best)
+            best = v;
+    }
+    const fds_query *q = i->c->q;
+    return (best + q->tie * (sum - best)) * q->boost;
+}
+
+/* boosting: the positive clause's score, times negative_boost where the
+ * negative clause matches too. */
+static float boosting_score(it *i)
+{
+    bool_it *b = (bool_it *)i;
+    float v = b->req[0]->score(b->req[0]);
+    it *neg = b->should[0];
+    if (neg->doc == NO_MORE - 1 || neg->doc < i->doc)
+        neg->advance(neg, i->doc);
+    if (neg->doc == i->doc)
+        v *= i->c->q->tie;
+    return v * i->c->q->boost;
 }
 
 it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
@@ -596,6 +680,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         return (it *)r;
     }
     case FDS_Q_TERMS:
+    case FDS_Q_PATTERN:
     case FDS_Q_IDS: {
         bits_it *s = it_alloc(sizeof *s, x, c);
         if (!s)
@@ -616,12 +701,18 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             }
         } else {
             const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
-            if (f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD))
+            bool terms = f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD);
+            if (terms && q->type == FDS_Q_PATTERN)
+                bits_add_pattern(s, sx, f, q, x);
+            else if (terms)
                 for (size_t k = 0; k < q->nvals; k++)
                     bits_add_term(s, sx, f, q->vals[k], q->val_lens[k], x);
         }
         return (it *)s;
     }
+    case FDS_Q_CONST:
+    case FDS_Q_DISMAX:
+    case FDS_Q_BOOSTING:
     case FDS_Q_BOOL: {
         bool_it *b = it_alloc(sizeof *b, x, c);
         if (!b)
@@ -672,6 +763,12 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             a->b.advance = all_adv;
             b->req[b->nreq++] = (it *)a;
         }
+        if (q->type == FDS_Q_CONST)
+            b->b.score = const_score;
+        else if (q->type == FDS_Q_DISMAX)
+            b->b.score = dismax_score;
+        else if (q->type == FDS_Q_BOOSTING)
+            b->b.score = boosting_score;
         return (it *)b;
     oom:
         bool_destroy((it *)b);
@@ -691,8 +788,13 @@ float fds__it_max(it *i)
         return term_ub((term_it *)i);
     if (i->advance == bool_adv) {
         bool_it *b = (bool_it *)i;
-        if (b->empty_all)
-            return i->c->q->boost;
+        const fds_query *q = i->c->q;
+        if (b->empty_all || q->type == FDS_Q_CONST)
+            return q->boost;
+        if (q->type == FDS_Q_BOOSTING) /* negative_boost may exceed 1 */
+            return fds__it_max(b->req[0]) * (q->tie > 1 ? q->tie : 1) *
+                   q->boost;
+        /* dis_max: best + tie * rest <= the sum of the clauses' bounds */
         float s = 0;
         for (size_t k = 0; k < b->nmust; k++)
             s += fds__it_max(b->req[k]);
@@ -714,7 +816,7 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
         *n = 1;
         return true;
     }
-    if (root->advance != bool_adv)
+    if (root->advance != bool_adv || root->c->q->type != FDS_Q_BOOL)
         return false;
     bool_it *b = (bool_it *)root;
     const fds_query *q = root->c->q;

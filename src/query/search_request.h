@@ -27,7 +27,13 @@ typedef enum fds_qtype {
     FDS_Q_BOOL,
     FDS_Q_EXISTS,
     FDS_Q_IDS,
+    FDS_Q_PATTERN,   /* prefix/wildcard/regexp over the term dictionary, constant */
+    FDS_Q_CONST,     /* constant_score: filter[0] matches, scores boost */
+    FDS_Q_DISMAX,    /* dis_max of should[]: max + tie * (sum - max) */
+    FDS_Q_BOOSTING,  /* must[0] scored, times `tie` where should[0] matches */
 } fds_qtype;
+
+struct fds_term_pat; /* term_pat.h */
 
 typedef struct fds_query {
     int type;         /* fds_qtype */
@@ -53,6 +59,11 @@ typedef struct fds_query {
     struct fds_query **must, **should, **filter, **must_not;
     size_t nmust, nshould, nfilter, nmust_not;
     int msm;          /* minimum_should_match; -1 = default */
+    /* PATTERN: the compiled pattern (owned) and its kind (FDS_PAT_*) */
+    struct fds_term_pat *pat;
+    int pkind;
+    /* DISMAX: tie_breaker; BOOSTING: negative_boost */
+    float tie;
     /* for explanations: "match" text it came from, NULL otherwise */
 } fds_query;
 
@@ -100,6 +111,33 @@ enum {
 #define FDS_SOURCE_PATTERNS_MAX 64
 #define FDS_SOURCE_PATTERN_LEN_MAX 256
 
+/* The per-index limits a search is checked against (Elasticsearch's index
+ * settings of the same names; fds_search_limits_default gives their
+ * defaults).  Past one, parsing fails with Elasticsearch's message. */
+typedef struct fds_search_limits {
+    uint32_t max_result_window;   /* index.max_result_window: from + size */
+    uint32_t max_docvalue_fields; /* index.max_docvalue_fields_search (100) */
+    uint32_t max_script_fields;   /* index.max_script_fields (32) */
+    uint32_t max_terms_count;     /* index.max_terms_count: terms query (65536) */
+    uint32_t max_regex_length;    /* index.max_regex_length: regexp (1000) */
+    uint32_t max_rescore_window;  /* index.max_rescore_window (10000) */
+} fds_search_limits;
+
+#define FDS_MAX_DOCVALUE_FIELDS 100
+#define FDS_MAX_SCRIPT_FIELDS 32
+#define FDS_MAX_REGEX_LENGTH 1000
+#define FDS_MAX_RESCORE_WINDOW 10000
+
+/* Elasticsearch's defaults of every limit. */
+void fds_search_limits_default(fds_search_limits *l);
+
+/* One docvalue_fields entry: a field name or wildcard and its format
+ * (NULL: the mapping's). */
+typedef struct fds_docvalue_spec {
+    char *field;
+    char *format;
+} fds_docvalue_spec;
+
 struct fds_search_request {
     fds_query *query;
     uint32_t from, size;
@@ -131,8 +169,15 @@ struct fds_search_request {
      * operator (default_operator=AND: every word must match) */
     char q_df[FDS_FIELD_PATH_MAX];
     bool q_and;
+    bool q_lenient;          /* lenient=true: a word a field cannot take matches nothing */
     const fds_mapping *mapping;
     uint32_t max_window;     /* index.max_result_window: from + size bound */
+    fds_search_limits lim;   /* the index's limits (max_window among them) */
+    /* docvalue_fields (body or URL): rendered into each hit's `fields` */
+    fds_docvalue_spec *docvalue;
+    size_t ndocvalue;
+    /* min_score: hits scoring below it are dropped (NAN: none) */
+    float min_score;
 };
 
 /*
@@ -163,6 +208,14 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
  * fds_search_parse uses Elasticsearch's default, 10000. */
 int fds_search_parse_window(const char *body, size_t len,
                             const fds_mapping *m, uint32_t max_window,
+                            int for_count, fds_search_request **out,
+                            fds_err *err);
+
+/* fds_search_parse() against every limit of `lim` (NULL: the defaults);
+ * errors as fds_search_parse, each limit's in Elasticsearch's words
+ * (FDS_EINVAL / FDS_ETOOBIG, kind FDS_KIND_INVALID_ARGUMENT). */
+int fds_search_parse_limits(const char *body, size_t len,
+                            const fds_mapping *m, const fds_search_limits *lim,
                             int for_count, fds_search_request **out,
                             fds_err *err);
 
