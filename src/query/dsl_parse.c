@@ -940,7 +940,7 @@ int fds_search_parse_limits(const char *body, size_t len,
         }
     if (!rc)
         rc = check_after(r, err);
-    if (!rc)
+    if (!rc && !for_count) /* _count fetches no page */
         rc = window_check(r, err);
     if (!rc)
         rc = stored_check(r, err);

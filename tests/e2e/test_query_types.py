@@ -1,0 +1,170 @@
+"""The multi-term queries (prefix, wildcard, regexp), the compound ones
+(constant_score, dis_max, boosting), query_string / simple_query_string,
+min_score, and the index limits a search is checked against, as
+Elasticsearch 8 answers them."""
+import unittest
+
+from fdsserver import ServerTestCase
+
+DOCS = [
+    {"k": "GET", "t": "the red fox", "n": 1},
+    {"k": "POST", "t": "a blue fox jumps", "n": 2},
+    {"k": "PUT", "t": "red red red", "n": 3},
+    {"k": "get", "t": "Brown bear", "n": 4},
+]
+
+
+class QueryTypes(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        st, body, _ = cls.srv.request("PUT", "/qt", {
+            "settings": {"index.max_terms_count": 3, "index.max_regex_length": 10,
+                         "index.max_result_window": 5},
+            "mappings": {"properties": {"k": {"type": "keyword"},
+                                        "t": {"type": "text"},
+                                        "n": {"type": "long"}}}})
+        assert st == 200, body
+        for i, d in enumerate(DOCS):
+            st, body, _ = cls.srv.request("PUT", "/qt/_doc/%d" % i, d)
+            assert st in (200, 201), body
+        cls.srv.request("POST", "/qt/_refresh")
+
+    def q(self, query, status=200, **extra):
+        body = dict(extra)
+        body["query"] = query
+        body.setdefault("size", 5)  # index.max_result_window is 5
+        st, out, _ = self.req("POST", "/qt/_search", body)
+        self.assertEqual(st, status, out)
+        return out
+
+    def ids(self, query, **extra):
+        return sorted(h["_id"] for h in self.q(query, **extra)["hits"]["hits"])
+
+    def scores(self, query):
+        return {h["_id"]: h["_score"] for h in self.q(query)["hits"]["hits"]}
+
+    def test_prefix_wildcard_regexp(self):
+        self.assertEqual(self.ids({"prefix": {"k": "P"}}), ["1", "2"])
+        self.assertEqual(self.ids({"prefix": {"k": {"value": "g", "case_insensitive": True}}}),
+                         ["0", "3"])
+        self.assertEqual(self.ids({"wildcard": {"k": "?E?"}}), ["0"])
+        self.assertEqual(self.ids({"wildcard": {"k": {"wildcard": "*T"}}}), ["0", "1", "2"])
+        # a wildcard on a text field is normalized (lower-cased) like the analyzer
+        self.assertEqual(self.ids({"wildcard": {"t": "F*X"}}), ["0", "1"])
+        self.assertEqual(self.ids({"regexp": {"k": "P(OST|UT)"}}), ["1", "2"])
+        self.assertEqual(self.ids({"regexp": {"t": {"value": "b.*", "flags": "NONE"}}}),
+                         ["1", "3"])
+        # constant score: the boost
+        self.assertEqual(set(self.scores({"prefix": {"k": {"value": "P", "boost": 2}}}).values()),
+                         {2.0})
+        # on a numeric field: Elasticsearch's refusal
+        out = self.q({"prefix": {"n": "1"}}, status=400)
+        self.assertIn("Can only use prefix queries on keyword and text fields",
+                      out["error"]["root_cause"][0]["reason"])
+        out = self.q({"prefix": {"k": {"value": "P", "rewrite": "top_terms_10"}}}, status=400)
+        self.assertIn("not supported", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"regexp": {"k": "a{1,100}b{1,100}(c{1,100}){1,100}"}}, status=400)
+        self.assertIn("The length of regex", out["error"]["root_cause"][0]["reason"])
+
+    def test_regexp_states_bound(self):
+        st, out, _ = self.req("PUT", "/qt2", {"mappings": {"properties": {
+            "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        st, out, _ = self.req("POST", "/qt2/_search", {"query": {"regexp": {
+            "k": {"value": "(a{1,100}){1,100}"}}}})
+        self.assertEqual(st, 400, out)
+        self.assertIn("more than 10000 states", out["error"]["root_cause"][0]["reason"])
+        self.req("DELETE", "/qt2")
+
+    def test_compound(self):
+        red = self.scores({"term": {"t": "red"}})
+        fox = self.scores({"term": {"t": "fox"}})
+        self.assertEqual(self.scores({"constant_score": {"filter": {"term": {"t": "red"}},
+                                                         "boost": 1.5}}),
+                         {"0": 1.5, "2": 1.5})
+        dm = self.scores({"dis_max": {"queries": [{"term": {"t": "red"}},
+                                                  {"term": {"t": "fox"}}],
+                                      "tie_breaker": 0.5}})
+        self.assertEqual(set(dm), {"0", "1", "2"})
+        best = max(red["0"], fox["0"])
+        self.assertAlmostEqual(dm["0"], best + 0.5 * (red["0"] + fox["0"] - best), places=5)
+        self.assertAlmostEqual(dm["2"], red["2"], places=6)
+        b = self.scores({"boosting": {"positive": {"term": {"t": "red"}},
+                                      "negative": {"term": {"t": "fox"}},
+                                      "negative_boost": 0.25}})
+        self.assertAlmostEqual(b["0"], red["0"] * 0.25, places=6)
+        self.assertAlmostEqual(b["2"], red["2"], places=6)
+
+    def test_query_string(self):
+        qs = lambda q, **o: self.ids({"query_string": dict(o, query=q)})
+        self.assertEqual(qs("k:P*"), ["1", "2"])
+        self.assertEqual(qs("red AND NOT t:fox"), ["2"])
+        self.assertEqual(qs("n:[2 TO 3]"), ["1", "2"])
+        self.assertEqual(qs("n:{2 TO *}"), ["2", "3"])
+        self.assertEqual(qs("n:>=3"), ["2", "3"])
+        self.assertEqual(qs("_exists_:k AND (bear OR jumps)"), ["1", "3"])
+        self.assertEqual(qs("red fox", default_field="t", default_operator="AND"), ["0"])
+        self.assertEqual(qs("red fox", fields=["t"]), ["0", "1", "2"])
+        self.assertEqual(qs("n:abc", lenient=True), [])
+        st, out, _ = self.req("POST", "/qt/_search", {"query": {"query_string": {
+            "query": "n:abc"}}})
+        self.assertEqual(st, 400, out)
+        st, out, _ = self.req("POST", "/qt/_search", {"query": {"query_string": {
+            "query": "\"red fox\""}}})
+        self.assertEqual(st, 400, out)
+        self.assertIn("phrase queries", out["error"]["root_cause"][0]["reason"])
+        sq = lambda q, **o: self.ids({"simple_query_string": dict(o, query=q)})
+        self.assertEqual(sq("red -fox", fields=["t"], default_operator="and"), ["2"])
+        self.assertEqual(sq("bro* | jumps", fields=["t"]), ["1", "3"])
+        # q= takes the same syntax
+        st, out, _ = self.req("GET", "/qt/_count?q=k:P*%20OR%20t:bear")
+        self.assertEqual(out["count"], 3, out)
+
+    def test_min_score(self):
+        red = self.scores({"term": {"t": "red"}})
+        cut = (red["0"] + red["2"]) / 2
+        self.assertEqual(self.ids({"term": {"t": "red"}}, min_score=cut), ["2"])
+        st, out, _ = self.req("POST", "/qt/_count", {"query": {"term": {"t": "red"}},
+                                                     "min_score": cut})
+        self.assertEqual(out.get("count"), 1, out)
+        st, out, _ = self.req("GET", "/qt/_count?q=t:red&min_score=%f" % cut)
+        self.assertEqual(out.get("count"), 1, out)
+
+    def test_limits(self):
+        out = self.q({"terms": {"k": ["a", "b", "c", "d"]}}, status=400)
+        self.assertIn("exceeded the allowed maximum of [3]", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"ids": {"values": ["1", "2", "3", "4", "5", "6"]}}, status=400)
+        self.assertEqual(out["error"]["root_cause"][0]["type"], "query_shard_exception")
+        self.assertIn("Too many ids specified", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"match_all": {}}, status=400,
+                     rescore={"window_size": 20000, "query": {}})
+        self.assertIn("Rescore window [20000] is too large", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"match_all": {}}, status=400, rescore={"window_size": 5, "query": {}})
+        self.assertIn("[rescore] is not supported", out["error"]["root_cause"][0]["reason"])
+        st, out, _ = self.req("PUT", "/qt/_settings", {"index.max_script_fields": 1})
+        self.assertEqual(st, 200, out)
+        sf = {"a": {"script": "1"}, "b": {"script": "2"}}
+        out = self.q({"match_all": {}}, status=400, script_fields=sf)
+        self.assertIn("too many script_fields", out["error"]["root_cause"][0]["reason"])
+        st, out, _ = self.req("GET", "/qt/_settings")
+        self.assertEqual(out["qt"]["settings"]["index"]["max_script_fields"], "1")
+        st, out, _ = self.req("PUT", "/qt/_settings", {"index.max_inner_result_window": 5})
+        self.assertEqual(st, 400, out)
+
+    def test_count_terminate_after_checked_first(self):
+        st, out, _ = self.req("GET", "/nosuch/_count?terminate_after=-1")
+        self.assertEqual(st, 400, out)
+        self.assertIn("terminateAfter must be > 0", out["error"]["reason"])
+
+    def test_track_total_hits_messages(self):
+        st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=-2")
+        self.assertEqual(st, 400, out)
+        self.assertIn("must be positive or equals to -1, got -2", out["error"]["reason"])
+        st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=false"
+                              "&rest_total_hits_as_int=true")
+        self.assertEqual(out["hits"]["total"], -1)
+
+
+if __name__ == "__main__":
+    unittest.main()
