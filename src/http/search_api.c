@@ -93,6 +93,11 @@ static const char *index_of_cb(void *arg, uint32_t seg)
     return fds_index_name(shard_of(arg, seg)->ix);
 }
 
+static const fds_search_request *req_of_cb(void *arg, uint32_t seg)
+{
+    return shard_of(arg, seg)->req;
+}
+
 static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
                     int64_t *seq_no)
 {
@@ -463,7 +468,8 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     char *out = NULL;
     if (!rc) {
         fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
-                             .index_of = index_of_cb, .shards = &info,
+                             .index_of = index_of_cb, .req_of = req_of_cb,
+                             .shards = &info,
                              .arg = s};
         fds_search_stats *ss[s->nok ? s->nok : 1];
         uint64_t f0[s->nok ? s->nok : 1];

@@ -24,6 +24,39 @@
 #include "fds_text.h"
 #include "numfmt.h"
 
+/* The hit's `fields` from docvalue_fields (fields without values are left
+ * out, and so is `fields` when none has one).  0 or FDS_ENOMEM. */
+static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
+                         const uint8_t *src, size_t len)
+{
+    bool open = false;
+    for (size_t k = 0; k < r->ndv; k++) {
+        fds_dv_value *v = NULL;
+        size_t n = 0;
+        if (fds_docvalues_of(r, k, src, len, &v, &n))
+            return FDS_ENOMEM;
+        if (!n)
+            continue;
+        fds_strbuf_puts(b, open ? "," : ",\"fields\":{");
+        open = true;
+        fds_strbuf_put_json_string(b, r->dv[k].name, strlen(r->dv[k].name));
+        fds_strbuf_puts(b, ":[");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                fds_strbuf_put(b, ",", 1);
+            if (v[i].quoted)
+                fds_strbuf_put_json_string(b, v[i].text, v[i].len);
+            else
+                fds_strbuf_put(b, v[i].text, v[i].len);
+        }
+        fds_strbuf_puts(b, "]");
+        fds_dv_values_free(v, n);
+    }
+    if (open)
+        fds_strbuf_puts(b, "}");
+    return 0;
+}
+
 /* Shortest decimal that reads back as the same float (like Java), with a
  * decimal point as ES prints scores (numfmt.h). */
 static void sb_float(fds_strbuf *b, float f)
@@ -294,7 +327,9 @@ char *fds_search_render(const fds_search_request *req,
     bool want_source = req->source && hs->fetch && res->nhits &&
                        (req->stored_fields == FDS_STORED_FIELDS_DEFAULT ||
                         req->source_asked);
-    if (want_source) {
+    /* docvalue_fields are read from `_source` (docvalues.c) */
+    bool fetch = want_source || (req->ndv_asked && hs->fetch && res->nhits);
+    if (fetch) {
         src = calloc(res->nhits, sizeof *src);
         slen = calloc(res->nhits, sizeof *slen);
         if (!src || !slen) {
@@ -361,6 +396,9 @@ char *fds_search_render(const fds_search_request *req,
             fds_strbuf_puts(&b, ",\"_source\":");
             put_source(&b, req, src[i], slen[i]);
         }
+        const fds_search_request *hr = hs->req_of ? hs->req_of(hs->arg, h->seg) : NULL;
+        if (fetch && src[i] && put_docvalues(&b, hr ? hr : req, src[i], slen[i]))
+            b.oom = true;
         if (h->nsort) {
             fds_strbuf_puts(&b, ",\"sort\":[");
             for (uint32_t k = 0; k < h->nsort; k++) {

@@ -606,21 +606,8 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, fds_err *err)
     if (strlen(name) >= FDS_FIELD_PATH_MAX || (fmt && strlen(fmt) > 64))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[docvalue_fields] entry is too long");
-    fds_docvalue_spec *nd =
-        realloc(r->docvalue, (r->ndocvalue + 1) * sizeof *nd);
-    if (!nd)
-        return FDS_ENOMEM;
-    r->docvalue = nd;
-    fds_docvalue_spec *d = &nd[r->ndocvalue];
-    d->field = strdup(name);
-    d->format = fmt ? strdup(fmt) : NULL;
-    if (!d->field || (fmt && !d->format)) {
-        free(d->field);
-        free(d->format);
-        return FDS_ENOMEM;
-    }
-    r->ndocvalue++;
-    return 0;
+    r->ndv_asked++;
+    return fds__dv_resolve(r, name, fmt, err);
 }
 
 /* "docvalue_fields": a list of entries, appended to those given before
@@ -631,24 +618,22 @@ static int parse_docvalue(fds_search_request *r, const cJSON *v, fds_err *err)
         return fds__dsl_err(err, "request does not support [docvalue_fields]");
     if (!cJSON_IsArray(v))
         return fds__dsl_err(err, "[docvalue_fields] must be an array");
+    /* the count is checked first, as Elasticsearch does */
+    size_t asked = r->ndv_asked + (size_t)cJSON_GetArraySize(v);
+    if (asked > r->lim.max_docvalue_fields)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Trying to retrieve too many docvalue_fields. Must "
+                            "be less than or equal to: [%u] but was [%zu]. "
+                            "This limit can be set by changing the "
+                            "[index.max_docvalue_fields_search] index level "
+                            "setting.", r->lim.max_docvalue_fields, asked);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         int rc = docvalue_one(r, it, err);
         if (rc)
             return rc;
     }
-    if (r->ndocvalue > r->lim.max_docvalue_fields)
-        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "Trying to retrieve too many docvalue_fields. Must "
-                            "be less than or equal to: [%u] but was [%zu]. "
-                            "This limit can be set by changing the "
-                            "[index.max_docvalue_fields_search] index level "
-                            "setting.", r->lim.max_docvalue_fields,
-                            r->ndocvalue);
-    /* the limit is Elasticsearch's first check; the values themselves are
-     * not rendered yet */
-    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                        "[docvalue_fields] is not supported");
+    return 0;
 }
 
 /* "script_fields" and "rescore": not supported (no scripts, no second

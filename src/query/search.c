@@ -342,11 +342,12 @@ void fds_search_request_free(fds_search_request *r)
         free(r->excludes[i]);
     free(r->includes);
     free(r->excludes);
-    for (size_t i = 0; i < r->ndocvalue; i++) {
-        free(r->docvalue[i].field);
-        free(r->docvalue[i].format);
+    for (size_t i = 0; i < r->ndv; i++) {
+        free(r->dv[i].name);
+        free(r->dv[i].src);
+        free(r->dv[i].format);
     }
-    free(r->docvalue);
+    free(r->dv);
     free(r);
 }
 

@@ -131,12 +131,27 @@ typedef struct fds_search_limits {
 /* Elasticsearch's defaults of every limit. */
 void fds_search_limits_default(fds_search_limits *l);
 
-/* One docvalue_fields entry: a field name or wildcard and its format
- * (NULL: the mapping's). */
-typedef struct fds_docvalue_spec {
-    char *field;
-    char *format;
-} fds_docvalue_spec;
+/* A docvalue_fields field, resolved against the mapping at parse time
+ * (src/query/docvalues.c): a pattern gives one per matching field. */
+typedef struct fds_dv_field {
+    char *name;        /* as the hit's `fields` names it */
+    char *src;         /* the `_source` path of its values (a multi-field's
+                          parent) */
+    int type;          /* fds_ftype: KEYWORD, LONG, DOUBLE, DATE, BOOLEAN */
+    bool float32;      /* float / half_float: values at float precision */
+    int ignore_above;  /* keyword: longer values have none; 0 = no bound */
+    char *format;      /* date format or DecimalFormat pattern; NULL: the
+                          mapping's (dates) or none (numbers) */
+    const struct fds_date_format *dfmt; /* the mapping's, to read dates */
+} fds_dv_field;
+
+/* One value of a hit's docvalue field, rendered: text[0..len) (malloc'd),
+ * a JSON string when `quoted`, else a bare JSON number or boolean. */
+typedef struct fds_dv_value {
+    char *text;
+    size_t len;
+    bool quoted;
+} fds_dv_value;
 
 struct fds_search_request {
     fds_query *query;
@@ -174,8 +189,9 @@ struct fds_search_request {
     uint32_t max_window;     /* index.max_result_window: from + size bound */
     fds_search_limits lim;   /* the index's limits (max_window among them) */
     /* docvalue_fields (body or URL): rendered into each hit's `fields` */
-    fds_docvalue_spec *docvalue;
-    size_t ndocvalue;
+    fds_dv_field *dv;
+    size_t ndv;
+    size_t ndv_asked;        /* entries asked for (the limit counts them) */
     /* min_score: hits scoring below it are dropped (NAN: none) */
     float min_score;
 };
@@ -235,5 +251,16 @@ int fds_search_parse_limits(const char *body, size_t len,
  */
 int fds_search_apply_param(fds_search_request *req, const char *key,
                            const char *value, fds_err *err);
+
+/*
+ * The values of docvalue field k (< req->ndv) of a hit whose `_source` is
+ * src[0..len), in doc-value order and format (docvalues.c) into *out (n
+ * of them, NULL when none; free with fds_dv_values_free).  0 or
+ * FDS_ENOMEM.
+ */
+int fds_docvalues_of(const fds_search_request *req, size_t k,
+                     const uint8_t *src, size_t len, fds_dv_value **out,
+                     size_t *n);
+void fds_dv_values_free(fds_dv_value *v, size_t n); /* NULL is a no-op */
 
 #endif

@@ -166,5 +166,66 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(out["hits"]["total"], -1)
 
 
+class DocvalueFields(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        st, body, _ = cls.srv.request("PUT", "/dv", {
+            "settings": {"index.max_docvalue_fields_search": 4},
+            "mappings": {"properties": {
+                "k": {"type": "keyword", "ignore_above": 5},
+                "t": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+                "n": {"type": "integer"}, "f": {"type": "float"},
+                "d": {"type": "double"}, "b": {"type": "boolean"},
+                "ts": {"type": "date"},
+                "day": {"type": "date", "format": "yyyy/MM/dd"}}}})
+        assert st == 200, body
+        st, body, _ = cls.srv.request("PUT", "/dv/_doc/1?refresh=true", {
+            "k": ["zz", "aa", "zz", "toolong"], "t": "Hello World", "n": [3, 1, 3],
+            "f": 3.14, "d": 2.5, "b": [True, False], "ts": "2019-10-21T08:30:04.828Z",
+            "day": "2020/02/29"})
+        assert st in (200, 201), body
+
+    def fields(self, dv, status=200, qs=""):
+        st, out, _ = self.req("POST", "/dv/_search" + qs,
+                              {"docvalue_fields": dv} if dv is not None else None)
+        self.assertEqual(st, status, out)
+        return out if status != 200 else out["hits"]["hits"][0].get("fields")
+
+    def test_values_in_doc_value_order(self):
+        f = self.fields(["k", "t.raw", "n", "b"])
+        # keywords sorted and deduplicated, past ignore_above left out;
+        # numbers sorted with duplicates; booleans false first
+        self.assertEqual(f, {"k": ["aa", "zz"], "t.raw": ["Hello World"],
+                             "n": [1, 3, 3], "b": [False, True]})
+        f = self.fields(["f", "d"])
+        self.assertAlmostEqual(f["f"][0], 3.14, places=5)
+        self.assertNotEqual(f["f"][0], 3.14)  # float precision, widened
+        self.assertEqual(f["d"], [2.5])
+
+    def test_formats_and_patterns(self):
+        f = self.fields(["ts", "day", {"field": "n", "format": "#.0"},
+                         {"field": "ts", "format": "epoch_millis"}])
+        self.assertEqual(f["day"], ["2020/02/29"])
+        self.assertEqual(f["n"], ["1.0", "3.0", "3.0"])
+        self.assertEqual(f["ts"], ["1571646604828"])  # the later entry wins
+        f = self.fields([{"field": "ts", "format": "yyyy-MM-dd HH:mm"}])
+        self.assertEqual(f["ts"], ["2019-10-21 08:30"])
+        f = self.fields(["t*"])  # a pattern: fields with doc values only
+        self.assertEqual(sorted(f), ["t.raw", "ts"])
+        f = self.fields(None, qs="?docvalue_fields=n,k")
+        self.assertEqual(f, {"n": [1, 3, 3], "k": ["aa", "zz"]})
+        self.assertIsNone(self.fields(["nope"]))
+
+    def test_refusals(self):
+        out = self.fields(["t"], status=400)
+        self.assertIn("Text fields are not optimised", out["error"]["root_cause"][0]["reason"])
+        out = self.fields(["k", "n", "b", "d", "f"], status=400)
+        self.assertIn("Trying to retrieve too many docvalue_fields. Must be less than or "
+                      "equal to: [4] but was [5]", out["error"]["root_cause"][0]["reason"])
+        out = self.fields([{"field": "k", "format": "x"}], status=400)
+        self.assertIn("doesn't support formats", out["error"]["root_cause"][0]["reason"])
+
+
 if __name__ == "__main__":
     unittest.main()
