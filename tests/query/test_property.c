@@ -17,6 +17,7 @@
  */
 #include <cJSON.h>
 #include <math.h>
+#include <regex.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -193,7 +194,8 @@ static double kw_score(int f, const char *v, const bdoc *d)
 
 /* ---- random queries ------------------------------------------------------ */
 
-enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS };
+enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS, Q_PREFIX, Q_WILD,
+       Q_REGEXP, Q_CONST, Q_DISMAX, Q_BOOSTING };
 
 typedef struct bq {
     int type;
@@ -203,6 +205,8 @@ typedef struct bq {
     long long lo, hi;
     int has_lo, has_hi, lo_incl, hi_incl;
     tok qtok[64];     /* analyzed match text */
+    char ere[300];    /* Q_REGEXP: the same pattern in POSIX ERE, anchored */
+    double boost;     /* Q_CONST: boost; Q_DISMAX: tie; Q_BOOSTING: negative_boost */
     size_t nqtok;
     struct bq *must[3], *should[3], *filter[3], *not[3];
     int nmust, nshould, nfilter, nnot;
@@ -236,14 +240,105 @@ static void random_words(int f, char *out, size_t cap, int nw)
         snprintf(out, cap, "get");
 }
 
+/* The leading run of bytes of s both regexp syntaxes read as literals. */
+static size_t plain_run(const char *s, size_t max)
+{
+    size_t k = 0;
+    while (k < max && s[k] && ((s[k] >= 'a' && s[k] <= 'z') ||
+                               (s[k] >= '0' && s[k] <= '9') || s[k] == '/'))
+        k++;
+    return k;
+}
+
+/* Wildcard match, written here independently (recursive; short strings). */
+static int bf_wild(const char *p, const char *s)
+{
+    if (!*p)
+        return !*s;
+    if (*p == '*')
+        return bf_wild(p + 1, s) || (*s && bf_wild(p, s + 1));
+    if (!*s)
+        return 0;
+    if (*p == '?') { /* one code point */
+        size_t w = 1;
+        while ((s[w] & 0xC0) == 0x80)
+            w++;
+        return bf_wild(p + 1, s + w);
+    }
+    return *p == *s && bf_wild(p + 1, s + 1);
+}
+
 static bq *gen(int depth)
 {
     bq *q = calloc(1, sizeof *q);
-    static const int leaf[] = {Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_ALL, Q_EXISTS};
+    static const int leaf[] = {Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_ALL, Q_EXISTS,
+                               Q_PREFIX, Q_WILD, Q_REGEXP};
+    static const int compound[] = {Q_BOOL, Q_BOOL, Q_CONST, Q_DISMAX, Q_BOOSTING};
     int r = (int)rnd(10);
-    r = depth > 1 || r < 6 ? leaf[rnd(6)] : Q_BOOL;
+    r = depth > 1 || r < 6 ? leaf[rnd(9)] : compound[rnd(5)];
     q->type = r;
     switch (r) {
+    case Q_PREFIX:
+    case Q_WILD:
+    case Q_REGEXP: {
+        const bdoc *d = &bd[rnd((uint32_t)nd)];
+        const char *u = d->kw[F_URL] ? d->kw[F_URL] : "/";
+        size_t n = strlen(u) < 40 ? strlen(u) : 40;
+        if (r == Q_PREFIX) {
+            n = 1 + rnd((uint32_t)(n < 8 ? n : 8));
+            memcpy(q->text, u, n);
+        } else if (r == Q_WILD) {
+            size_t o = 0;
+            for (size_t i = 0; i < n && o + 2 < sizeof q->text; i++) {
+                if (u[i] == '\\' || u[i] == '*')
+                    break;
+                int k = (int)rnd(10);
+                if (k == 0) {
+                    q->text[o++] = '*';
+                    i += rnd(4);
+                } else {
+                    q->text[o++] = k == 1 ? '?' : u[i];
+                }
+            }
+            if (rnd(2) && o + 1 < sizeof q->text)
+                q->text[o++] = '*';
+            q->text[o] = 0;
+        } else {
+            /* a literal run then one of a few operators, in both syntaxes */
+            size_t k = plain_run(u, 1 + rnd(10));
+            static const char *tail[][2] = {
+                {".*", ".*"}, {"[a-z0-9]*.*", "[a-z0-9]*.*"}, {"(.*)?", "(.*)?"},
+                {".+", ".+"}, {"(image|product|filter).*", "(image|product|filter).*"},
+                {"", ""}, {".{0,3}", ".{0,3}"}, {"[^/]*/.*", "[^/]*/.*"}};
+            int t = (int)rnd(8);
+            snprintf(q->text, sizeof q->text, "%.*s%s", (int)k, u, tail[t][0]);
+            snprintf(q->ere, sizeof q->ere, "^%.*s%s$", (int)k, u, tail[t][1]);
+        }
+        q->field = rnd(4) == 0 ? F_METHOD : F_URL;
+        if (q->field == F_METHOD && r != Q_REGEXP)
+            snprintf(q->text, sizeof q->text, "%s", r == Q_PREFIX ? "P" : "?E*");
+        else if (q->field == F_METHOD)
+            snprintf(q->ere, sizeof q->ere, "^(%s)$",
+                     strcpy(q->text, "GET|HEAD"));
+        break;
+    }
+    case Q_CONST:
+        q->boost = 0.5 + rnd(4);
+        q->nmust = 1;
+        q->must[0] = gen(depth + 1);
+        break;
+    case Q_DISMAX:
+        q->boost = rnd(3) * 0.5; /* tie_breaker 0, 0.5, 1 */
+        q->nmust = 1 + rnd(3);
+        for (int i = 0; i < q->nmust; i++)
+            q->must[i] = gen(depth + 1);
+        break;
+    case Q_BOOSTING:
+        q->boost = rnd(2) ? 0.25 : 2.0;
+        q->nmust = 2;
+        q->must[0] = gen(depth + 1);
+        q->must[1] = gen(depth + 1);
+        break;
     case Q_MATCH:
         q->field = rnd(NTEXT);
         if (q->field == F_METHOD) {
@@ -402,6 +497,38 @@ static cJSON *to_json(const bq *q)
     case Q_ALL:
         cJSON_AddObjectToObject(o, "match_all");
         break;
+    case Q_PREFIX:
+    case Q_WILD:
+    case Q_REGEXP: {
+        char name[64];
+        snprintf(name, sizeof name, "%s.keyword", text_field[q->field]);
+        cJSON *t = cJSON_AddObjectToObject(o, q->type == Q_PREFIX ? "prefix"
+                                              : q->type == Q_WILD ? "wildcard"
+                                                                  : "regexp");
+        cJSON_AddStringToObject(t, name, q->text);
+        break;
+    }
+    case Q_CONST: {
+        cJSON *c = cJSON_AddObjectToObject(o, "constant_score");
+        cJSON_AddItemToObject(c, "filter", to_json(q->must[0]));
+        cJSON_AddNumberToObject(c, "boost", q->boost);
+        break;
+    }
+    case Q_DISMAX: {
+        cJSON *c = cJSON_AddObjectToObject(o, "dis_max");
+        cJSON *a = cJSON_AddArrayToObject(c, "queries");
+        for (int i = 0; i < q->nmust; i++)
+            cJSON_AddItemToArray(a, to_json(q->must[i]));
+        cJSON_AddNumberToObject(c, "tie_breaker", q->boost);
+        break;
+    }
+    case Q_BOOSTING: {
+        cJSON *c = cJSON_AddObjectToObject(o, "boosting");
+        cJSON_AddItemToObject(c, "positive", to_json(q->must[0]));
+        cJSON_AddItemToObject(c, "negative", to_json(q->must[1]));
+        cJSON_AddNumberToObject(c, "negative_boost", q->boost);
+        break;
+    }
     case Q_EXISTS: {
         cJSON *e = cJSON_AddObjectToObject(o, "exists");
         cJSON_AddStringToObject(e, "field", q->field ? "user_agent" : "url");
@@ -414,6 +541,7 @@ static cJSON *to_json(const bq *q)
 /* Returns 1 and the score if doc d matches q. */
 static int bf_eval(const bq *q, const bdoc *d, double *score)
 {
+    double x0;
     *score = 0;
     switch (q->type) {
     case Q_MATCH: {
@@ -451,6 +579,47 @@ static int bf_eval(const bq *q, const bdoc *d, double *score)
     case Q_ALL:
         *score = 1;
         return 1;
+    case Q_PREFIX:
+    case Q_WILD:
+    case Q_REGEXP: {
+        const char *v = d->kw[q->field];
+        *score = 1;
+        if (!v)
+            return 0;
+        if (q->type == Q_PREFIX)
+            return !strncmp(v, q->text, strlen(q->text));
+        if (q->type == Q_WILD)
+            return bf_wild(q->text, v);
+        regex_t re;
+        if (regcomp(&re, q->ere, REG_EXTENDED | REG_NOSUB))
+            return 0;
+        int m = regexec(&re, v, 0, NULL, 0) == 0;
+        regfree(&re);
+        return m;
+    }
+    case Q_CONST:
+        *score = q->boost;
+        return bf_eval(q->must[0], d, &x0);
+    case Q_DISMAX: {
+        double best = 0, sum = 0, x;
+        int any = 0;
+        for (int i = 0; i < q->nmust; i++)
+            if (bf_eval(q->must[i], d, &x)) {
+                any = 1;
+                sum += x;
+                best = x > best ? x : best;
+            }
+        *score = best + q->boost * (sum - best);
+        return any;
+    }
+    case Q_BOOSTING: {
+        double x;
+        if (!bf_eval(q->must[0], d, score))
+            return 0;
+        if (bf_eval(q->must[1], d, &x))
+            *score *= q->boost;
+        return 1;
+    }
     case Q_EXISTS:
         *score = 1;
         return 1; /* every doc of the sample has url and user_agent */
