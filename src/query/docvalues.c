@@ -334,100 +334,6 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
     return k;
 }
 
-/* Civil date of day number z (days since 1970-01-01), Howard Hinnant's
- * days_from_civil inverse ("chrono-Compatible Low-Level Date Algorithms"). */
-static void civil(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = (int64_t)yoe + era * 400;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = yy + (*m <= 2);
-}
-
-/* ms (UTC) in the first format of `fmt` (NULL: strict_date_optional_time). */
-static size_t date_text(int64_t ms, const char *fmt, char *out, size_t cap)
-{
-    int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
-    int64_t rem = ms - days * 86400000;
-    int64_t y;
-    unsigned mo, d;
-    civil(days, &y, &mo, &d);
-    unsigned H = (unsigned)(rem / 3600000), M = (unsigned)(rem / 60000 % 60),
-             S = (unsigned)(rem / 1000 % 60), ms3 = (unsigned)(rem % 1000);
-    size_t n = fmt ? strcspn(fmt, "|") : 0;
-#define NAMED(s) (n == strlen(s) && !strncmp(fmt, s, n))
-    if (!fmt || NAMED("strict_date_optional_time") || NAMED("date_optional_time") ||
-        NAMED("strict_date_time") || NAMED("date_time") ||
-        NAMED("strict_date_optional_time_nanos"))
-        return (size_t)snprintf(out, cap, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ",
-                                (long long)y, mo, d, H, M, S, ms3);
-    if (NAMED("epoch_millis"))
-        return (size_t)snprintf(out, cap, "%lld", (long long)ms);
-    if (NAMED("epoch_second"))
-        return ms % 1000 ? (size_t)snprintf(out, cap, "%lld.%03u",
-                                            (long long)(ms / 1000),
-                                            (unsigned)llabs(ms % 1000))
-                         : (size_t)snprintf(out, cap, "%lld", (long long)(ms / 1000));
-    if (NAMED("strict_date") || NAMED("date"))
-        return (size_t)snprintf(out, cap, "%04lld-%02u-%02u", (long long)y, mo, d);
-#undef NAMED
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 12 < cap;) {
-        char ch = fmt[i];
-        size_t run = 1;
-        while (i + run < n && fmt[i + run] == ch)
-            run++;
-        if (ch == '\'') {
-            size_t j = i + 1;
-            while (j < n && fmt[j] != '\'' && k + 1 < cap)
-                out[k++] = fmt[j++];
-            i = j + 1;
-            continue;
-        }
-        unsigned long long v = 0;
-        int w = (int)run;
-        switch (ch) {
-        case 'y': case 'u':
-            v = (unsigned long long)(run == 2 ? y % 100 : y);
-            w = run == 2 ? 2 : (int)(run < 4 ? 4 : run);
-            break;
-        case 'M': v = mo; break;
-        case 'd': v = d; break;
-        case 'H': v = H; break;
-        case 'm': v = M; break;
-        case 's': v = S; break;
-        case 'S': {
-            char frac[16];
-            snprintf(frac, sizeof frac, "%03u000000", ms3);
-            for (size_t j = 0; j < run && j < 9; j++)
-                out[k++] = frac[j];
-            i += run;
-            continue;
-        }
-        case 'X': case 'x': case 'Z':
-            k += (size_t)snprintf(out + k, cap - k, "%s",
-                                  ch == 'X' ? "Z" : ch == 'Z' ? "+0000" : "+00");
-            i += run;
-            continue;
-        default:
-            for (size_t j = 0; j < run && k + 1 < cap; j++)
-                out[k++] = ch;
-            i += run;
-            continue;
-        }
-        k += (size_t)snprintf(out + k, cap - k, "%0*llu", w, v);
-        i += run;
-    }
-    out[k] = 0;
-    return k;
-}
-
 int fds_docvalues_of(const fds_search_request *req, size_t k,
                      const uint8_t *src, size_t len, fds_dv_value **out,
                      size_t *nout)
@@ -461,7 +367,7 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
             n = r->n;
             quoted = true;
         } else if (type == FDS_FT_DATE) {
-            n = date_text(r->l, f->format, buf, sizeof buf);
+            n = fds__date_print(r->l, f->format, buf, sizeof buf);
             quoted = true;
         } else if (type == FDS_FT_BOOLEAN) {
             n = (size_t)snprintf(buf, sizeof buf, "%s", r->l ? "true" : "false");

@@ -157,6 +157,19 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(st, 400, out)
         self.assertIn("terminateAfter must be > 0", out["error"]["reason"])
 
+    def test_date_math_index_names(self):
+        import time
+        month = time.strftime("%Y.%m.01", time.gmtime())
+        st, out, _ = self.req("GET", "/%3Clogstash-%7Bnow%2FM%7D%3E/_search")
+        self.assertEqual(st, 404, out)
+        self.assertEqual(out["error"]["index"], "logstash-" + month)
+        st, out, _ = self.req("PUT", "/logs-" + time.strftime("%Y-%m", time.gmtime()), {})
+        self.assertEqual(st, 200, out)
+        st, out, _ = self.req("GET", "/qt,%3Clogs-%7Bnow%2FM%7Byyyy-MM%7D%7D%3E/_count")
+        self.assertEqual((st, out.get("count")), (200, 4), out)
+        st, out, _ = self.req("GET", "/%3Clogs-%7Bnow%2FQ%7D%3E/_count")
+        self.assertEqual(st, 400, out)
+
     def test_track_total_hits_messages(self):
         st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=-2")
         self.assertEqual(st, 400, out)

@@ -622,6 +622,28 @@ static void test_doc_map_refused(void)
 
 /* Date math, formats and time zones of range bounds, against values
  * computed independently (Python's datetime) */
+/* fds__date_print and date math index names (datemath.c). */
+static void test_date_print(void)
+{
+    char b[128];
+    int64_t ms = 1571646604828; /* 2019-10-21T08:30:04.828Z */
+    fds__date_print(ms, NULL, b, sizeof b);
+    ASSERT_STR(b, "2019-10-21T08:30:04.828Z");
+    fds__date_print(ms, "epoch_millis||strict_date", b, sizeof b);
+    ASSERT_STR(b, "1571646604828");
+    fds__date_print(ms, "yyyy/MM/dd HH:mm:ss.SSS 'at' X", b, sizeof b);
+    ASSERT_STR(b, "2019/10/21 08:30:04.828 at Z");
+    fds__date_print(-1, "strict_date_optional_time", b, sizeof b);
+    ASSERT_STR(b, "1969-12-31T23:59:59.999Z");
+    ASSERT(fds_date_math_index_name("logstash-{now/M}", 16, ms, b, sizeof b) == 0);
+    ASSERT_STR(b, "logstash-2019.10.01");
+    const char *e = "l-{now-1d/d{yyyy-MM-dd|+12:00}}\\{x\\}";
+    ASSERT(fds_date_math_index_name(e, strlen(e), ms, b, sizeof b) == 0);
+    ASSERT_STR(b, "l-2019-10-20{x}");
+    ASSERT(fds_date_math_index_name("x-{now/M", 8, ms, b, sizeof b) == -1);
+    ASSERT(fds_date_math_index_name("x-{now/M{EEE}}", 14, ms, b, sizeof b) == -1);
+}
+
 static void test_datemath(void)
 {
     static const struct {
@@ -802,6 +824,7 @@ static void test_term_pat(void)
 int main(void)
 {
     test_term_pat();
+    test_date_print();
     test_float_format();
     test_doc_map_refused();
     test_golden();
