@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "datemath.h"
 #include "dsl_parse_int.h"
 
 /* from + size within the index's index.max_result_window. */
@@ -283,6 +284,11 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
     } else if (!strcmp(name, "_doc")) {
         s->kind = FDS_SORT_DOC;
         r->nsort++;
+    } else if (!strcmp(name, "_shard_doc")) {
+        /* the tie-breaker of a point in time, which fieldstore has not */
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[_shard_doc] sort field cannot be used without "
+                            "[point in time]");
     } else {
         fds_field_info fb;
         const fds_field_info *f = fds__dsl_field(c, name, &fb);
@@ -530,8 +536,16 @@ static int check_after(fds_search_request *r, fds_err *err)
                 : isnan(a->num) ? 0 : (int64_t)a->num;
         bool bad = false; /* a value the key's type cannot take */
         if (field && s->ftype == FDS_FT_DATE && a->str) {
+            /* a date as the field's format prints it, else as the default
+             * format (or epoch millis) reads it */
             int64_t ms;
-            bad = fds__parse_date(a->str, a->str_len, true, &ms) != 0;
+            fds_field_info fi;
+            const struct fds_date_format *df =
+                r->mapping && !fds_mapping_field(r->mapping, s->field,
+                                                 s->field_len, &fi)
+                    ? fi.date_format : NULL;
+            bad = !(df && fds__date_parse(a->str, a->str_len, df, 0, &ms) == 0) &&
+                  fds__parse_date(a->str, a->str_len, true, &ms) != 0;
             if (!bad) {
                 a->num = (double)ms;
                 a->lnum = ms;

@@ -170,6 +170,23 @@ class QueryTypes(ServerTestCase):
         st, out, _ = self.req("GET", "/%3Clogs-%7Bnow%2FQ%7D%3E/_count")
         self.assertEqual(st, 400, out)
 
+    def test_search_after_date_in_field_format(self):
+        st, out, _ = self.req("PUT", "/sa", {"mappings": {"properties": {
+            "ts": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss.SSS"}}}})
+        self.assertEqual(st, 200, out)
+        for i, t in enumerate(("2019-10-21 00:30:04.828", "2019-10-21 08:30:04.828")):
+            self.req("PUT", "/sa/_doc/%d?refresh=true" % i, {"ts": t})
+        body = {"size": 1, "sort": [{"ts": "desc"}],
+                "search_after": ["2019-10-21 08:30:04.828"]}
+        st, out, _ = self.req("POST", "/sa/_search", body)
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["hits"]["hits"][0]["sort"], [1571617804828])
+        st, out, _ = self.req("POST", "/sa/_search", {"sort": ["_shard_doc"]})
+        self.assertEqual(st, 400, out)
+        self.assertIn("[_shard_doc] sort field cannot be used without [point in time]",
+                      out["error"]["root_cause"][0]["reason"])
+        self.req("DELETE", "/sa")
+
     def test_track_total_hits_messages(self):
         st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=-2")
         self.assertEqual(st, 400, out)
