@@ -24,13 +24,19 @@
 #include "fds_text.h"
 #include "numfmt.h"
 
-/* The hit's `fields` from docvalue_fields (fields without values are left
- * out, and so is `fields` when none has one).  0 or FDS_ENOMEM. */
+/* The hit's `fields` from docvalue_fields and `fields` (fields without
+ * values are left out, and so is `fields` when none has one; a field asked
+ * for both ways shows its `fields` values).  0 or FDS_ENOMEM. */
 static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
                          const uint8_t *src, size_t len)
 {
     bool open = false;
     for (size_t k = 0; k < r->ndv; k++) {
+        bool twice = false;
+        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice; j++)
+            twice = r->dv[j].fetch && !strcmp(r->dv[j].name, r->dv[k].name);
+        if (twice)
+            continue;
         fds_dv_value *v = NULL;
         size_t n = 0;
         if (fds_docvalues_of(r, k, src, len, &v, &n))
@@ -328,7 +334,8 @@ char *fds_search_render(const fds_search_request *req,
                        (req->stored_fields == FDS_STORED_FIELDS_DEFAULT ||
                         req->source_asked);
     /* docvalue_fields are read from `_source` (docvalues.c) */
-    bool fetch = want_source || (req->ndv_asked && hs->fetch && res->nhits);
+    bool fetch = want_source || ((req->ndv_asked || req->nfields_asked) &&
+                                 hs->fetch && res->nhits);
     if (fetch) {
         src = calloc(res->nhits, sizeof *src);
         slen = calloc(res->nhits, sizeof *slen);

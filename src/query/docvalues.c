@@ -1,7 +1,8 @@
 /*
- * docvalues.c: `docvalue_fields` -- the fields a search asks for resolved
- * against the mapping at parse time, and each hit's values of one as
- * Elasticsearch's doc values give them.
+ * docvalues.c: `docvalue_fields` and `fields` -- the fields a search asks
+ * for resolved against the mapping at parse time, and each hit's values of
+ * one as Elasticsearch gives them: doc values for docvalue_fields, the
+ * `_source` values parsed by the mapping (in their order) for `fields`.
  *
  * The segment columns (sidx_format.h) keep one value per doc -- for a
  * keyword the smallest term only -- so the values are read from the hit's
@@ -28,6 +29,7 @@
 #include "datemath.h"
 #include "dsl_parse_int.h"
 #include "fds_text.h"
+#include "numfmt.h"
 
 /* Bytes of one rendered value (a date, a number). */
 #define DV_TEXT_MAX 64
@@ -85,11 +87,14 @@ static int text_field_error(fds_err *err, const char *name)
 
 /* Append the resolved field f (named `name`) to r.  0 or an FDS_E* code. */
 static int dv_add(fds_search_request *r, const fds_mfield *f,
-                  const char *fmt, fds_err *err)
+                  const char *fmt, bool fetch, fds_err *err)
 {
     if (fmt && !strcmp(fmt, "use_field_mapping"))
         fmt = NULL;
-    if (fmt && (f->type == FDS_FT_KEYWORD || f->type == FDS_FT_BOOLEAN))
+    if (fmt && fetch && f->type != FDS_FT_DATE)
+        fmt = NULL; /* the fields API formats dates only */
+    if (fmt && (f->type == FDS_FT_KEYWORD || f->type == FDS_FT_BOOLEAN ||
+                f->type == FDS_FT_TEXT))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "Field [%s] of type [%s] doesn't support formats.",
                             f->path, f->type_name);
@@ -108,7 +113,7 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
     /* a field asked for again: the later entry (its format) wins, and the
      * hit names it once */
     for (size_t k = 0; k < r->ndv; k++)
-        if (!strcmp(r->dv[k].name, f->path)) {
+        if (r->dv[k].fetch == fetch && !strcmp(r->dv[k].name, f->path)) {
             char *nf = dfmt ? strdup(dfmt) : NULL;
             if (dfmt && !nf)
                 return FDS_ENOMEM;
@@ -127,6 +132,7 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
     d->src = strdup(src->path);
     d->format = dfmt ? strdup(dfmt) : NULL;
     d->type = f->type;
+    d->fetch = fetch;
     d->float32 = fds__round_ftype(f, 0.1) != 0.1;
     d->ignore_above = f->ignore_above;
     d->dfmt = f->dfmt;
@@ -141,7 +147,7 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
 }
 
 int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
-                    fds_err *err)
+                    bool fetch, fds_err *err)
 {
     const fds_mapping *m = r->mapping;
     if (!m)
@@ -151,20 +157,20 @@ int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
     pthread_rwlock_rdlock(&mm->lock);
     if (!strchr(name, '*')) {
         const fds_mfield *f = fds__mapping_find(m, name, strlen(name));
-        if (f && f->type == FDS_FT_TEXT)
+        if (f && f->type == FDS_FT_TEXT && !fetch)
             rc = text_field_error(err, name);
         else if (f && f->type != FDS_FT_OBJECT && f->type != FDS_FT_NONE)
-            rc = dv_add(r, f, fmt, err);
+            rc = dv_add(r, f, fmt, fetch, err);
         /* unmapped: no values, as in Elasticsearch */
     } else {
         /* a pattern: the fields with doc values it matches */
         for (size_t i = 0; !rc && i < m->nfields; i++) {
             const fds_mfield *f = m->fields[i];
-            if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT ||
-                f->type == FDS_FT_NONE ||
+            if ((f->type == FDS_FT_TEXT && !fetch) ||
+                f->type == FDS_FT_OBJECT || f->type == FDS_FT_NONE ||
                 !fds_glob_match(name, f->path, f->path_len))
                 continue;
-            rc = dv_add(r, f, fmt, err);
+            rc = dv_add(r, f, fmt, fetch, err);
         }
     }
     pthread_rwlock_unlock(&mm->lock);
@@ -212,6 +218,8 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
     size_t n = v->kind == FDS_JV_TRUE ? 4 : v->kind == FDS_JV_FALSE ? 5 : v->str_len;
     bool ok = true;
     switch (f->type) {
+    case FDS_FT_TEXT:
+        break;
     case FDS_FT_KEYWORD:
         ok = !f->ignore_above || chars(s, n) <= (size_t)f->ignore_above;
         break;
@@ -347,7 +355,7 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
     (void)fds__json_scan(src, len, dv_cb, &c, &e); /* a stored doc parses */
     int rc = c.oom ? FDS_ENOMEM : 0;
     int type = f->type;
-    if (c.n > 1)
+    if (c.n > 1 && !f->fetch) /* doc-value order; `fields` keeps _source's */
         qsort_r(c.v, c.n, sizeof *c.v, raw_cmp, &type);
     fds_dv_value *o = !rc && c.n ? calloc(c.n, sizeof *o) : NULL;
     if (!rc && c.n && !o)
@@ -355,14 +363,14 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
     size_t m = 0;
     for (size_t i = 0; !rc && i < c.n; i++) {
         const dv_raw *r = &c.v[i];
-        if (type == FDS_FT_KEYWORD && m && o[m - 1].len == r->n &&
+        if (type == FDS_FT_KEYWORD && !f->fetch && m && o[m - 1].len == r->n &&
             !memcmp(o[m - 1].text, r->s, r->n))
             continue; /* a set: each term once */
         char buf[DV_TEXT_MAX];
         const char *t = buf;
         size_t n;
         bool quoted = false;
-        if (type == FDS_FT_KEYWORD) {
+        if (type == FDS_FT_KEYWORD || type == FDS_FT_TEXT) {
             t = r->s;
             n = r->n;
             quoted = true;
@@ -375,6 +383,8 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
             n = decimal_text(type == FDS_FT_DOUBLE ? r->d : (double)r->l,
                              f->format, buf, sizeof buf);
             quoted = true;
+        } else if (type == FDS_FT_DOUBLE && f->fetch && f->float32) {
+            n = fds_float_format((float)r->d, buf); /* the float, as parsed */
         } else if (type == FDS_FT_DOUBLE) {
             n = double_text(r->d, buf, sizeof buf);
         } else {

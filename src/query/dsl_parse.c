@@ -597,7 +597,8 @@ static int parse_min_score(fds_search_request *r, const cJSON *v,
 }
 
 /* One docvalue_fields entry (a name, or {"field", "format"}). */
-static int docvalue_one(fds_search_request *r, const cJSON *v, fds_err *err)
+static int docvalue_one(fds_search_request *r, const cJSON *v, bool fetch,
+                        fds_err *err)
 {
     const char *name = NULL, *fmt = NULL;
     if (cJSON_IsString(v)) {
@@ -609,6 +610,9 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, fds_err *err)
                 name = it->valuestring;
             else if (!strcmp(it->string, "format") && cJSON_IsString(it))
                 fmt = it->valuestring;
+            else if (fetch && !strcmp(it->string, "include_unmapped") &&
+                     cJSON_IsFalse(it))
+                continue;
             else if (strcmp(it->string, "format") || !cJSON_IsNull(it))
                 return fds__dsl_err(err, "[docvalue_fields] unknown field "
                                          "[%s]", it->string);
@@ -620,8 +624,26 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, fds_err *err)
     if (strlen(name) >= FDS_FIELD_PATH_MAX || (fmt && strlen(fmt) > 64))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[docvalue_fields] entry is too long");
-    r->ndv_asked++;
-    return fds__dv_resolve(r, name, fmt, err);
+    if (fetch)
+        r->nfields_asked++;
+    else
+        r->ndv_asked++;
+    return fds__dv_resolve(r, name, fmt, fetch, err);
+}
+
+/* "fields" (Elasticsearch 8's fields API): names, patterns or {"field",
+ * "format"} objects; values from `_source` as the mapping parses them. */
+static int parse_fields(fds_search_request *r, const cJSON *v, fds_err *err)
+{
+    if (!cJSON_IsArray(v))
+        return fds__dsl_err(err, "[fields] must be an array");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        int rc = docvalue_one(r, it, true, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* "docvalue_fields": a list of entries, appended to those given before
@@ -643,7 +665,7 @@ static int parse_docvalue(fds_search_request *r, const cJSON *v, fds_err *err)
                             "setting.", r->lim.max_docvalue_fields, asked);
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-        int rc = docvalue_one(r, it, err);
+        int rc = docvalue_one(r, it, false, err);
         if (rc)
             return rc;
     }
@@ -742,6 +764,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return 0;
     if (!strcmp(k, "docvalue_fields"))
         return parse_docvalue(r, it, err);
+    if (!strcmp(k, "fields"))
+        return parse_fields(r, it, err);
     if (!strcmp(k, "min_score"))
         return parse_min_score(r, it, err);
     if (!strcmp(k, "script_fields") || !strcmp(k, "rescore"))

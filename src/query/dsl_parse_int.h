@@ -118,12 +118,13 @@ fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
 
 /* ---- docvalues.c ---------------------------------------------------------- */
 
-/* docvalue_fields entry `name` (a field or a pattern) with `fmt` (NULL:
- * the mapping's) resolved into r->dv: a text field is refused as
- * Elasticsearch refuses it, an unmapped one gives nothing, a pattern the
- * matching fields with doc values.  0, FDS_EINVAL (err filled), FDS_ENOMEM. */
+/* docvalue_fields entry (`fetch`: a `fields` entry) `name` (a field or a
+ * pattern) with `fmt` (NULL: the mapping's) resolved into r->dv: a text
+ * field is refused for docvalue_fields as Elasticsearch refuses it, an
+ * unmapped one gives nothing, a pattern the matching fields with doc
+ * values (any leaf field for `fields`).  0, FDS_EINVAL (err filled), FDS_ENOMEM. */
 int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
-                    fds_err *err);
+                    bool fetch, fds_err *err);
 
 /* ---- dsl_parse_qs.c ------------------------------------------------------- */
 

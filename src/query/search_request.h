@@ -143,6 +143,7 @@ typedef struct fds_dv_field {
     char *format;      /* date format or DecimalFormat pattern; NULL: the
                           mapping's (dates) or none (numbers) */
     const struct fds_date_format *dfmt; /* the mapping's, to read dates */
+    bool fetch;        /* from `fields`: _source order, text fields too */
 } fds_dv_field;
 
 /* One value of a hit's docvalue field, rendered: text[0..len) (malloc'd),
@@ -191,7 +192,8 @@ struct fds_search_request {
     /* docvalue_fields (body or URL): rendered into each hit's `fields` */
     fds_dv_field *dv;
     size_t ndv;
-    size_t ndv_asked;        /* entries asked for (the limit counts them) */
+    size_t ndv_asked;        /* docvalue_fields entries asked for (the limit counts them) */
+    size_t nfields_asked;    /* `fields` entries asked for */
     /* min_score: hits scoring below it are dropped (NAN: none) */
     float min_score;
 };

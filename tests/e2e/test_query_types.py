@@ -247,6 +247,19 @@ class DocvalueFields(ServerTestCase):
         self.assertEqual(f, {"n": [1, 3, 3], "k": ["aa", "zz"]})
         self.assertIsNone(self.fields(["nope"]))
 
+    def test_fields_api(self):
+        st, out, _ = self.req("POST", "/dv/_search", {
+            "_source": False,
+            "fields": ["k", "t", "n", "f", "b", "day", {"field": "ts", "format": "epoch_millis"},
+                       "t.*", "nope"]})
+        self.assertEqual(st, 200, out)
+        f = out["hits"]["hits"][0]["fields"]
+        # _source order, parsed by the mapping; dates formatted; floats as floats
+        self.assertEqual(f, {"k": ["zz", "aa", "zz"], "t": ["Hello World"], "n": [3, 1, 3],
+                             "f": [3.14], "b": [True, False], "day": ["2020/02/29"],
+                             "ts": ["1571646604828"], "t.raw": ["Hello World"]})
+        self.assertNotIn("_source", out["hits"]["hits"][0])
+
     def test_refusals(self):
         out = self.fields(["t"], status=400)
         self.assertIn("Text fields are not optimised", out["error"]["root_cause"][0]["reason"])
