@@ -113,6 +113,20 @@ fds_query *fds__dsl_pattern_new(fds__dsl_ctx *c, const char *qname,
 fds_query *fds__dsl_pattern(fds__dsl_ctx *c, const char *name,
                             const cJSON *body);
 fds_query *fds__dsl_constant_score(fds__dsl_ctx *c, const cJSON *body);
+fds_query *fds__dsl_fuzzy(fds__dsl_ctx *c, const cJSON *body);
+/* Elasticsearch's fuzzy defaults into q (AUTO, prefix 0, 50 expansions,
+ * transpositions). */
+void fds__dsl_fuzzy_defaults(fds_query *q);
+/* Fuzzy option `k` (fuzziness, prefix_length, max_expansions,
+ * transpositions, rewrite; with a fuzzy_ prefix in match) = v into q:
+ * 0, 1 when k is none of them, or an FDS_E* code (err filled). */
+int fds__dsl_fuzzy_opt(fds__dsl_ctx *c, const char *k, const cJSON *v,
+                       fds_query *q);
+/* Every TERM of q (itself, or its must/should clauses) made a FUZZY with
+ * the options of `opts`.  0 or FDS_EINVAL (a term too long). */
+int fds__dsl_make_fuzzy(fds__dsl_ctx *c, fds_query *q, const fds_query *opts);
+/* 0 for a text or keyword field, else Elasticsearch's refusal. */
+int fds__dsl_fuzzy_field(fds__dsl_ctx *c, const fds_field_info *f);
 fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
 

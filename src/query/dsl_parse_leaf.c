@@ -267,19 +267,33 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
         return NULL;
     const cJSON *val = fld, *op = NULL, *msm = NULL;
     float boost = 1.0f;
+    fds_query fz; /* fuzziness and its options, when given */
+    memset(&fz, 0, sizeof fz);
+    fds__dsl_fuzzy_defaults(&fz);
+    bool fuzzy = false;
     if (cJSON_IsObject(fld)) {
         const cJSON *it;
         val = NULL;
         cJSON_ArrayForEach(it, fld) {
             const char *k = it->string;
+            int frc = !strcmp(k, "fuzzy_transpositions") || !strcmp(k, "fuzziness") ||
+                              !strcmp(k, "prefix_length") || !strcmp(k, "max_expansions") ||
+                              !strcmp(k, "fuzzy_rewrite")
+                          ? fds__dsl_fuzzy_opt(c, k, it, &fz)
+                          : 1;
+            if (frc == 0) {
+                fuzzy |= !strcmp(k, "fuzziness");
+                continue;
+            }
+            if (frc < 0)
+                return NULL;
             if (!strcmp(k, "query")) val = it;
             else if (!strcmp(k, "operator")) op = it;
             else if (!strcmp(k, "minimum_should_match")) msm = it;
             else if (!strcmp(k, "boost")) boost = (float)it->valuedouble;
             else if (!strcmp(k, "analyzer") || !strcmp(k, "lenient") ||
                      !strcmp(k, "zero_terms_query") || !strcmp(k, "_name") ||
-                     !strcmp(k, "auto_generate_synonyms_phrase_query") ||
-                     !strcmp(k, "fuzzy_transpositions")) continue;
+                     !strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
             else {
                 fds__dsl_err(c->err, "[match] query does not support [%s]", k);
                 return NULL;
@@ -312,6 +326,8 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     fds_query *q = NULL;
     if (fds__dsl_not_searchable(c, f))
+        return NULL;
+    if (fuzzy && f && f->type != FDS_FT_OBJECT && fds__dsl_fuzzy_field(c, f))
         return NULL;
     if (!f || f->type == FDS_FT_OBJECT) {
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
@@ -359,6 +375,10 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
         q->boost = boost;
     else if (!c->err || !c->err->code)
         fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    if (q && fuzzy && fds__dsl_make_fuzzy(c, q, &fz)) {
+        fds__query_free(q);
+        return NULL;
+    }
     return q;
 }
 

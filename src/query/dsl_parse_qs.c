@@ -14,15 +14,16 @@
  *   f:[a TO b] f:{a TO b} f:>=a f:<b ...   range (`*` leaves a side open)
  *   ( ... )         a group;  ^2  a boost;  \c  an escaped character
  * combined with AND / && / OR / || / NOT / ! / + / - by Lucene's
- * QueryParserBase.addClause rules under default_operator.  A quoted phrase
+ * QueryParserBase.addClause rules under default_operator; `word~` and
+ * `word~N` (N <= 2) are fuzzy queries (AUTO without N).  A quoted phrase
  * is refused (phrase queries need positions, which the index does not
- * keep), as are fuzzy `~` terms.  simple_query_string reads `+` (AND), `|`
- * (OR), `-` (NOT), `( )`, a trailing `*` (prefix) and `\` escapes only;
- * everything else is text.
+ * keep).  simple_query_string reads `+` (AND), `|` (OR), `-` (NOT), `( )`,
+ * a trailing `*` (prefix) and `\` escapes only; everything else is text.
  *
  * Bounds: groups nest at most FDS_MAX_NESTED_DEPTH deep, and every leaf
  * counts against FDS_MAX_CLAUSE_COUNT (through fds__dsl_query).
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,11 +272,32 @@ static fds_query *on_fields(qsp *p, const char *field, per_field_fn fn,
 typedef struct term_arg {
     const term *t;
     bool regex;
+    int fuzzy; /* -2: not fuzzy, -1: AUTO, else the edits */
 } term_arg;
+
+/* term~ / term~N: a fuzzy query (lower-cased on a text field, as the
+ * analyzer normalizes it). */
+static fds_query *fuzzy_on(qsp *p, const char *field, const term *t, int edits)
+{
+    size_t ln = t->pn;
+    char *low = is_text(p, field) ? fds__dsl_lower(t->plain, t->pn, &ln) : NULL;
+    cJSON *b = cJSON_CreateObject();
+    if (b) {
+        cJSON_AddStringToObject(b, "value", low ? low : t->plain);
+        if (edits < 0)
+            cJSON_AddStringToObject(b, "fuzziness", "AUTO");
+        else
+            cJSON_AddNumberToObject(b, "fuzziness", edits);
+    }
+    free(low);
+    return b ? leaf(p, "fuzzy", field, b) : NULL;
+}
 
 static fds_query *term_cb(qsp *p, const char *field, void *arg)
 {
     const term_arg *a = arg;
+    if (a->fuzzy > -2)
+        return fuzzy_on(p, field, a->t, a->fuzzy);
     return term_on(p, field, a->t, a->regex);
 }
 
@@ -390,7 +412,7 @@ static fds_query *parse_clause(qsp *p, const char *field)
         t->plain[len] = 0;
         t->pn = len;
         p->i = e + 1;
-        term_arg a = {t, true};
+        term_arg a = {t, true, -2};
         q = on_fields(p, field, term_cb, &a);
         free(t);
     } else if (!p->o->simple && (ch == '>' || ch == '<')) {
@@ -438,11 +460,23 @@ static fds_query *parse_clause(qsp *p, const char *field)
             char bad[2] = {p->i < p->n ? p->s[p->i] : ' ', 0};
             return qs_fail(p, "unexpected character ", bad);
         }
-        if (p->i < p->n && p->s[p->i] == '~') {
-            free(t);
-            return qs_fail(p, "fuzzy queries (~) are not supported", NULL);
+        int fz = -2;
+        if (p->i < p->n && p->s[p->i] == '~') { /* fuzzy: ~, ~0, ~1, ~2 */
+            p->i++;
+            fz = -1;
+            if (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '2' &&
+                (p->i + 1 >= p->n || !isdigit((unsigned char)p->s[p->i + 1]))) {
+                fz = p->s[p->i++] - '0';
+            } else if (p->i < p->n && isdigit((unsigned char)p->s[p->i])) {
+                free(t);
+                return qs_fail(p, "a fuzzy term takes at most 2 edits", NULL);
+            }
+            if (t->wild) {
+                free(t);
+                return qs_fail(p, "a wildcard term cannot be fuzzy", NULL);
+            }
         }
-        term_arg a = {t, false};
+        term_arg a = {t, false, fz};
         q = on_fields(p, field, term_cb, &a);
         free(t);
     }

@@ -308,6 +308,8 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
     } else if (!strcmp(t, "prefix") || !strcmp(t, "wildcard") ||
                !strcmp(t, "regexp")) {
         q = fds__dsl_pattern(c, t, b);
+    } else if (!strcmp(t, "fuzzy")) {
+        q = fds__dsl_fuzzy(c, b);
     } else if (!strcmp(t, "constant_score")) {
         q = fds__dsl_constant_score(c, b);
     } else if (!strcmp(t, "dis_max")) {

@@ -41,6 +41,7 @@ typedef struct cnode {
     bool dup;            /* a should term merged into an earlier equal one */
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
+    fds_query *owned;    /* FUZZY: the expansion q points to (freed with it) */
 } cnode;
 
 typedef struct exec {

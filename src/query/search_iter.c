@@ -53,7 +53,239 @@ void fds__cnode_free(cnode *c)
     for (size_t i = 0; i < c->nkids; i++)
         fds__cnode_free(c->kids[i]);
     free(c->kids);
+    fds__query_free(c->owned);
     free(c);
+}
+
+/* ---- fuzzy expansion ---------------------------------------------------------
+ *
+ * Lucene's FuzzyQuery with TopTermsBlendedFreqScoringRewrite: the terms of
+ * the field within the edit distance (Damerau-Levenshtein in its restricted
+ * form, optimal string alignment, when transpositions are allowed; code
+ * points) that share the first prefix_length code points, each boosted by
+ * 1 - edits / min(term length, query length) (FuzzyTermsEnum); the
+ * max_expansions best by boost (ties: the smaller term, as TopTermsRewrite
+ * keeps them) become should clauses of term queries whose document
+ * frequency is the largest of theirs (BlendedTermQuery), so that a rare
+ * misspelling does not outscore the right word.  No edits allowed, or a
+ * prefix as long as the term: the term itself.
+ */
+
+/* Code points of s[0..n) into a malloc'd array (*m of them). */
+static int32_t *cps_of(const char *s, size_t n, size_t *m)
+{
+    int32_t *cp = malloc((n ? n : 1) * sizeof *cp);
+    size_t k = 0;
+    for (size_t i = 0; cp && i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        size_t w = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        int32_t v = w == 1 ? b : b & (0x7F >> w);
+        for (size_t j = 1; j < w && i + j < n; j++)
+            v = (v << 6) | ((unsigned char)s[i + j] & 0x3F);
+        cp[k++] = v;
+        i += w;
+    }
+    *m = k;
+    return cp;
+}
+
+/* Edit distance of a and b (optimal string alignment when `transp`), or
+ * max + 1 once it must exceed max.  rows: 3 * (nb + 1) ints of scratch. */
+static int osa(const int32_t *a, size_t na, const int32_t *b, size_t nb,
+               int max, bool transp, int *rows)
+{
+    if ((na > nb ? na - nb : nb - na) > (size_t)max)
+        return max + 1;
+    int *pp = rows, *p = rows + nb + 1, *cur = rows + 2 * (nb + 1);
+    for (size_t j = 0; j <= nb; j++)
+        p[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        cur[0] = (int)i;
+        int best = cur[0];
+        for (size_t j = 1; j <= nb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int v = p[j - 1] + cost;
+            if (p[j] + 1 < v)
+                v = p[j] + 1;
+            if (cur[j - 1] + 1 < v)
+                v = cur[j - 1] + 1;
+            if (transp && i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
+                v = pp[j - 2] + 1;
+            cur[j] = v;
+            if (v < best)
+                best = v;
+        }
+        if (best > max)
+            return max + 1;
+        int *t = pp;
+        pp = p;
+        p = cur;
+        cur = t;
+    }
+    return p[nb] <= max ? p[nb] : max + 1;
+}
+
+typedef struct fz_cand {
+    const char *t; /* in a segment's map, valid for the search */
+    uint32_t n;
+    float boost;
+    uint64_t df;
+} fz_cand;
+
+static int fz_by_term(const void *a, const void *b)
+{
+    const fz_cand *x = a, *y = b;
+    int c = memcmp(x->t, y->t, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static int fz_by_boost(const void *a, const void *b)
+{
+    const fz_cand *x = a, *y = b;
+    if (x->boost != y->boost)
+        return x->boost > y->boost ? -1 : 1;
+    return fz_by_term(a, b);
+}
+
+static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n);
+
+/* The terms of q's expansion in every segment (sorted by term, equal terms
+ * merged with their doc freqs summed) into *out.  0 or FDS_ENOMEM. */
+static int fz_collect(exec *x, const fds_query *q, const int32_t *qc,
+                      size_t qn, int edits, size_t pbytes, fz_cand **out,
+                      size_t *nout)
+{
+    fz_cand *v = NULL;
+    size_t n = 0, cap = 0;
+    int *rows = malloc(3 * (qn + (size_t)edits + 2) * sizeof *rows);
+    if (!rows)
+        return FDS_ENOMEM;
+    for (unsigned s = 0; s < x->nseg; s++) {
+        const fds_sidx *sx = x->segs[s].sidx;
+        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+        if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD))
+            continue;
+        uint32_t ord = pbytes ? ord_lower_bound(f, q->term, pbytes) : 0;
+        for (; ord < f->nterms; ord++) {
+            uint32_t tl;
+            const char *t = fds__sidx_term_str(f, ord, &tl);
+            if (pbytes && (tl < pbytes || memcmp(t, q->term, pbytes)))
+                break;
+            size_t tn;
+            if (tl > 4 * (qn + (size_t)edits))
+                continue; /* more code points than can be within reach */
+            int32_t *tc = cps_of(t, tl, &tn);
+            if (!tc) {
+                free(rows);
+                free(v);
+                return FDS_ENOMEM;
+            }
+            int ed = osa(qc, qn, tc, tn, edits, q->fz_transp, rows);
+            free(tc);
+            if (ed > edits)
+                continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                fz_cand *nv = realloc(v, nc * sizeof *nv);
+                if (!nv) {
+                    free(rows);
+                    free(v);
+                    return FDS_ENOMEM;
+                }
+                v = nv;
+                cap = nc;
+            }
+            fds_sterm st;
+            fds__sidx_term_at(sx, f, ord, &st);
+            size_t mn = tn < qn ? tn : qn;
+            v[n++] = (fz_cand){t, tl, mn ? 1.0f - (float)ed / (float)mn : 0,
+                               st.df};
+        }
+    }
+    free(rows);
+    if (n > 1)
+        qsort(v, n, sizeof *v, fz_by_term);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && !fz_by_term(&v[m - 1], &v[i]))
+            v[m - 1].df += v[i].df;
+        else
+            v[m++] = v[i];
+    }
+    *out = v;
+    *nout = m;
+    return 0;
+}
+
+/* The query a fuzzy query runs as (see above); NULL on ENOMEM.  *maxdf is
+ * the blended doc freq (0: none, the plain term). */
+static fds_query *fz_expand(exec *x, const fds_query *q, uint64_t *maxdf)
+{
+    *maxdf = 0;
+    size_t qn;
+    int32_t *qc = cps_of(q->term, q->term_len, &qn);
+    if (!qc)
+        return NULL;
+    int edits = q->fz_edits >= 0 ? q->fz_edits
+              : (int)qn < q->fz_lo ? 0 : (int)qn < q->fz_hi ? 1 : 2;
+    size_t pcp = (size_t)q->fz_prefix < qn ? (size_t)q->fz_prefix : qn, pb = 0;
+    for (size_t i = 0; i < pcp; i++) /* bytes of the first pcp code points */
+        pb += qc[i] < 0x80 ? 1 : qc[i] < 0x800 ? 2 : qc[i] < 0x10000 ? 3 : 4;
+    fds_query *r = NULL;
+    if (edits == 0 || pcp >= qn) {
+        r = fds__query_new(FDS_Q_TERM);
+        if (r && (r->field = malloc(q->field_len + 1)) &&
+            (r->term = malloc(q->term_len + 1))) {
+            memcpy(r->field, q->field, q->field_len + 1);
+            memcpy(r->term, q->term, q->term_len + 1);
+            r->field_len = q->field_len;
+            r->term_len = q->term_len;
+            r->ftype = q->ftype;
+            r->boost = q->boost;
+        } else {
+            fds__query_free(r);
+            r = NULL;
+        }
+        free(qc);
+        return r;
+    }
+    fz_cand *v = NULL;
+    size_t n = 0;
+    int rc = fz_collect(x, q, qc, qn, edits, pb, &v, &n);
+    free(qc);
+    if (rc)
+        return NULL;
+    if (n > 1)
+        qsort(v, n, sizeof *v, fz_by_boost);
+    if (n > (size_t)q->fz_max_exp)
+        n = (size_t)q->fz_max_exp;
+    r = fds__query_new(n ? FDS_Q_BOOL : FDS_Q_MATCH_NONE);
+    for (size_t i = 0; r && i < n; i++) {
+        fds_query *t = fds__query_new(FDS_Q_TERM);
+        fds_query **nl = t ? realloc(r->should, (r->nshould + 1) * sizeof *nl) : NULL;
+        if (nl)
+            r->should = nl;
+        if (!nl || !(t->field = malloc(q->field_len + 1)) ||
+            !(t->term = malloc(v[i].n + 1))) {
+            fds__query_free(t);
+            fds__query_free(r);
+            r = NULL;
+            break;
+        }
+        memcpy(t->field, q->field, q->field_len + 1);
+        memcpy(t->term, v[i].t, v[i].n);
+        t->term[v[i].n] = 0;
+        t->field_len = q->field_len;
+        t->term_len = v[i].n;
+        t->ftype = q->ftype;
+        t->boost = v[i].boost * q->boost;
+        r->should[r->nshould++] = t;
+        if (v[i].df > *maxdf)
+            *maxdf = v[i].df;
+    }
+    free(v);
+    return r;
 }
 
 static bool same_term(const fds_query *a, const fds_query *b)
@@ -88,6 +320,23 @@ static void merge_should_terms(cnode *c, const fds_query *q)
 
 cnode *fds__compile(exec *x, const fds_query *q)
 {
+    if (q->type == FDS_Q_FUZZY) {
+        uint64_t maxdf;
+        fds_query *e = fz_expand(x, q, &maxdf);
+        cnode *c = e ? fds__compile(x, e) : NULL;
+        if (!c) {
+            fds__query_free(e);
+            return NULL;
+        }
+        c->owned = e;
+        for (size_t i = 0; maxdf && i < c->nkids; i++) { /* blended */
+            cnode *k = c->kids[i];
+            k->n = maxdf;
+            k->idf = bm25_idf(k->N, maxdf);
+            k->weight = k->boost * k->idf;
+        }
+        return c;
+    }
     cnode *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;

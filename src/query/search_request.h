@@ -31,6 +31,8 @@ typedef enum fds_qtype {
     FDS_Q_CONST,     /* constant_score: filter[0] matches, scores boost */
     FDS_Q_DISMAX,    /* dis_max of should[]: max + tie * (sum - max) */
     FDS_Q_BOOSTING,  /* must[0] scored, times `tie` where should[0] matches */
+    FDS_Q_FUZZY,     /* `term` within fz_edits edits: the top fz_max_exp terms
+                        of the dictionaries, BM25 with blended doc freqs */
 } fds_qtype;
 
 struct fds_term_pat; /* term_pat.h */
@@ -64,6 +66,10 @@ typedef struct fds_query {
     int pkind;
     /* DISMAX: tie_breaker; BOOSTING: negative_boost */
     float tie;
+    /* FUZZY: edits (-1: AUTO, 0 below fz_lo code points, 1 below fz_hi,
+     * else 2), prefix_length, max_expansions, transpositions */
+    int fz_edits, fz_lo, fz_hi, fz_prefix, fz_max_exp;
+    bool fz_transp;
     /* for explanations: "match" text it came from, NULL otherwise */
 } fds_query;
 

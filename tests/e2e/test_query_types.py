@@ -96,6 +96,30 @@ class QueryTypes(ServerTestCase):
         self.assertAlmostEqual(b["0"], red["0"] * 0.25, places=6)
         self.assertAlmostEqual(b["2"], red["2"], places=6)
 
+    def test_fuzzy(self):
+        fox = self.scores({"term": {"t": "fox"}})
+        # "fax" is 1 edit from "fox" (3 letters): boost 1 - 1/3; the doc freq
+        # of the expansion is the largest of its terms' (both words in 2 docs
+        # here would score alike; "fox" alone: its own)
+        got = self.scores({"fuzzy": {"t": {"value": "fax", "fuzziness": 1}}})
+        self.assertEqual(set(got), {"0", "1"})
+        for d in got:
+            self.assertAlmostEqual(got[d], fox[d] * (1 - 1 / 3), places=5)
+        self.assertEqual(self.ids({"fuzzy": {"t": "fxo"}}), ["0", "1"])  # a transposition
+        self.assertEqual(self.ids({"fuzzy": {"t": {"value": "fxo", "transpositions": False}}}), [])
+        self.assertEqual(self.ids({"fuzzy": {"t": {"value": "fax", "prefix_length": 2}}}), [])
+        self.assertEqual(self.ids({"fuzzy": {"k": {"value": "GOT", "fuzziness": "AUTO"}}}), ["0"])
+        self.assertEqual(self.ids({"fuzzy": {"k": {"value": "GE", "fuzziness": "AUTO"}}}), [])
+        m = self.scores({"match": {"t": {"query": "rad fax", "fuzziness": "AUTO"}}})
+        self.assertEqual(set(m), {"0", "1", "2"})
+        self.assertEqual(self.ids({"match": {"t": {"query": "rad fax", "fuzziness": 1,
+                                                   "operator": "and"}}}), ["0"])
+        out = self.q({"fuzzy": {"n": "1"}}, status=400)
+        self.assertIn("Can only use fuzzy queries on keyword and text fields",
+                      out["error"]["root_cause"][0]["reason"])
+        out = self.q({"fuzzy": {"t": {"value": "fox", "fuzziness": 3}}}, status=400)
+        self.assertIn("not supported", out["error"]["root_cause"][0]["reason"])
+
     def test_query_string(self):
         qs = lambda q, **o: self.ids({"query_string": dict(o, query=q)})
         self.assertEqual(qs("k:P*"), ["1", "2"])

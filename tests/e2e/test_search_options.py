@@ -144,10 +144,11 @@ class SearchOptions(ServerTestCase):
                         ("a:blue%20AND%20b:red", ["1"]),
                         ("a:(red%20OR%20blue)%20-b:fox", ["0", "1"]),
                         ("a:fo%3F", ["0", "1"]), ("a:%2Ff.x%2F", ["0", "1"]),
-                        ("a:RE*", ["0", "2"]), ("red%5E2%20%26%26%20b:fox", ["2"])):
+                        ("a:RE*", ["0", "2"]), ("red%5E2%20%26%26%20b:fox", ["2"]),
+                        ("a:rod~", ["0", "2"]), ("a:bleu~1", ["1"]), ("a:bleu~0", [])):
             self.assertEqual(ids("?q=" + q), want, q)
-        # phrases need positions, fuzzy terms are not supported, groups close
-        for q in ("%22red%20fox%22", "red~", "(red"):
+        # phrases need positions, groups close, at most 2 edits
+        for q in ("%22red%20fox%22", "red~3", "(red"):
             st, out, _ = self.req("GET", "/q/_count?q=" + q)
             self.assertEqual((st, out["error"]["type"]), (400, "search_phase_execution_exception"), q)
             cause = out["error"]["root_cause"][0]
