@@ -7,7 +7,8 @@
  * QueryStringQueryParser builds for it, parsed by fds__dsl_query (so field
  * types, analysis, clause counts and limits are those of the DSL):
  *   word            match on each default field (dis_max over several)
- *   f:word          match on f;  f:*  exists;  _exists_:f  exists
+ *   f:word          match on f;  f:*  exists;  _exists_:f  exists;
+ *                   `*` and `*:*` (every field)  match_all
  *   f:ab*           prefix (lower-cased on a text field, as the analyzer
  *                   normalizes it);  other `*` / `?`  wildcard
  *   f:/re/          regexp (index.max_regex_length applies)
@@ -450,7 +451,8 @@ static fds_query *parse_clause(qsp *p, const char *field)
                 q = leaf(p, "exists", "field", b);
                 free(f);
             } else {
-                q = parse_clause(p, t->plain);
+                /* `*:` is every field, as with no field */
+                q = parse_clause(p, strcmp(t->plain, "*") ? t->plain : NULL);
             }
             free(t);
             return q && boost_after(p, q) ? (fds__query_free(q), NULL) : q;
@@ -477,7 +479,12 @@ static fds_query *parse_clause(qsp *p, const char *field)
             }
         }
         term_arg a = {t, false, fz};
-        q = on_fields(p, field, term_cb, &a);
+        const fds__qs_opts *o = p->o;
+        if (!field && !o->nfields && (!o->df || !*o->df) && fz == -2 &&
+            !strcmp(t->plain, "*") && !t->escaped)
+            q = fds__dsl_qnew(FDS_Q_MATCH_ALL, NULL); /* `*`, `*:*` */
+        else
+            q = on_fields(p, field, term_cb, &a);
         free(t);
     }
     if (q && boost_after(p, q)) {

@@ -145,7 +145,9 @@ class SearchOptions(ServerTestCase):
                         ("a:(red%20OR%20blue)%20-b:fox", ["0", "1"]),
                         ("a:fo%3F", ["0", "1"]), ("a:%2Ff.x%2F", ["0", "1"]),
                         ("a:RE*", ["0", "2"]), ("red%5E2%20%26%26%20b:fox", ["2"]),
-                        ("a:rod~", ["0", "2"]), ("a:bleu~1", ["1"]), ("a:bleu~0", [])):
+                        ("a:rod~", ["0", "2"]), ("a:bleu~1", ["1"]), ("a:bleu~0", []),
+                        ("*:*", ["0", "1", "2"]), ("*", ["0", "1", "2"]),
+                        ("*:fox%20-a:fox", ["2"])):
             self.assertEqual(ids("?q=" + q), want, q)
         # phrases need positions, groups close, at most 2 edits
         for q in ("%22red%20fox%22", "red~3", "(red"):
