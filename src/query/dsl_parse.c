@@ -633,17 +633,34 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, bool fetch,
 
 /* "fields" (Elasticsearch 8's fields API): names, patterns or {"field",
  * "format"} objects; values from `_source` as the mapping parses them. */
-static int parse_fields(fds_search_request *r, const cJSON *v, fds_err *err)
+static int each_entry(fds_search_request *r, const cJSON *v, bool fetch,
+                      fds_err *err)
 {
-    if (!cJSON_IsArray(v))
-        return fds__dsl_err(err, "[fields] must be an array");
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
-        int rc = docvalue_one(r, it, true, err);
+        int rc = docvalue_one(r, it, fetch, err);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+static int parse_fields(fds_search_request *r, const cJSON *v, fds_err *err)
+{
+    if (!cJSON_IsArray(v))
+        return fds__dsl_err(err, "[fields] must be an array");
+    return each_entry(r, v, true, err);
+}
+
+/* Elasticsearch's "Trying to retrieve too many ..." of index.<setting>. */
+static int too_many(fds_err *err, const char *what, uint32_t max, size_t got,
+                    const char *setting)
+{
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Trying to retrieve too many %s. Must be less than or "
+                        "equal to: [%u] but was [%zu]. This limit can be set "
+                        "by changing the [index.%s] index level setting.",
+                        what, max, got, setting);
 }
 
 /* "docvalue_fields": a list of entries, appended to those given before
@@ -657,19 +674,9 @@ static int parse_docvalue(fds_search_request *r, const cJSON *v, fds_err *err)
     /* the count is checked first, as Elasticsearch does */
     size_t asked = r->ndv_asked + (size_t)cJSON_GetArraySize(v);
     if (asked > r->lim.max_docvalue_fields)
-        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "Trying to retrieve too many docvalue_fields. Must "
-                            "be less than or equal to: [%u] but was [%zu]. "
-                            "This limit can be set by changing the "
-                            "[index.max_docvalue_fields_search] index level "
-                            "setting.", r->lim.max_docvalue_fields, asked);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, v) {
-        int rc = docvalue_one(r, it, false, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+        return too_many(err, "docvalue_fields", r->lim.max_docvalue_fields,
+                        asked, "max_docvalue_fields_search");
+    return each_entry(r, v, false, err);
 }
 
 /* "script_fields" and "rescore": not supported (no scripts, no second
@@ -681,12 +688,8 @@ static int refused_option(fds_search_request *r, const cJSON *v, fds_err *err)
     if (!strcmp(k, "script_fields")) {
         size_t n = cJSON_IsObject(v) ? (size_t)cJSON_GetArraySize(v) : 0;
         if (n > r->lim.max_script_fields)
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "Trying to retrieve too many script_fields. "
-                                "Must be less than or equal to: [%u] but was "
-                                "[%zu]. This limit can be set by changing the "
-                                "[index.max_script_fields] index level "
-                                "setting.", r->lim.max_script_fields, n);
+            return too_many(err, "script_fields", r->lim.max_script_fields, n,
+                            "max_script_fields");
     } else {
         const cJSON *it;
         const cJSON *one = cJSON_IsObject(v) ? v : NULL;

@@ -71,22 +71,12 @@ void fds__cnode_free(cnode *c)
  * prefix as long as the term: the term itself.
  */
 
-/* Code points of s[0..n) into a malloc'd array (*m of them). */
+/* Code points of s[0..n) into a malloc'd array (*m of them); NULL when
+ * out of memory or not UTF-8 (such a term matches nothing). */
 static int32_t *cps_of(const char *s, size_t n, size_t *m)
 {
-    int32_t *cp = malloc((n ? n : 1) * sizeof *cp);
-    size_t k = 0;
-    for (size_t i = 0; cp && i < n;) {
-        unsigned char b = (unsigned char)s[i];
-        size_t w = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
-        int32_t v = w == 1 ? b : b & (0x7F >> w);
-        for (size_t j = 1; j < w && i + j < n; j++)
-            v = (v << 6) | ((unsigned char)s[i + j] & 0x3F);
-        cp[k++] = v;
-        i += w;
-    }
-    *m = k;
-    return cp;
+    int32_t *cp = NULL;
+    return fds__code_points(s, n, &cp, m) ? NULL : cp;
 }
 
 /* Edit distance of a and b (optimal string alignment when `transp`), or
@@ -176,11 +166,8 @@ static int fz_collect(exec *x, const fds_query *q, const int32_t *qc,
             if (tl > 4 * (qn + (size_t)edits))
                 continue; /* more code points than can be within reach */
             int32_t *tc = cps_of(t, tl, &tn);
-            if (!tc) {
-                free(rows);
-                free(v);
-                return FDS_ENOMEM;
-            }
+            if (!tc)
+                continue; /* out of memory or not UTF-8: not within reach */
             int ed = osa(qc, qn, tc, tn, edits, q->fz_transp, rows);
             free(tc);
             if (ed > edits)

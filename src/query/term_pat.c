@@ -465,13 +465,11 @@ static int parse_union(pc *c)
     return rc;
 }
 
-/* s[0..n) as code points into *out (malloc'd, *m of them). */
-static int code_points(const char *s, size_t n, int32_t **out, size_t *m,
-                       fds_err *err)
+int fds__code_points(const char *s, size_t n, int32_t **out, size_t *m)
 {
     int32_t *cp = malloc((n ? n : 1) * sizeof *cp);
     if (!cp)
-        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        return FDS_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         utf8proc_int32_t ch;
@@ -479,14 +477,26 @@ static int code_points(const char *s, size_t n, int32_t **out, size_t *m,
                                               (utf8proc_ssize_t)(n - i), &ch);
         if (w <= 0) {
             free(cp);
-            return fds_err_setk(err, FDS_EPARSE, FDS_KIND_QUERY_SHARD,
-                                "the pattern is not valid UTF-8");
+            return FDS_EPARSE;
         }
         cp[k++] = ch;
         i += (size_t)w;
     }
     *out = cp;
     *m = k;
+    return 0;
+}
+
+/* fds__code_points with the error detail of a pattern. */
+static int code_points(const char *s, size_t n, int32_t **out, size_t *m,
+                       fds_err *err)
+{
+    int rc = fds__code_points(s, n, out, m);
+    if (rc == FDS_ENOMEM)
+        return fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+    if (rc)
+        return fds_err_setk(err, rc, FDS_KIND_QUERY_SHARD,
+                            "the pattern is not valid UTF-8");
     return 0;
 }
 

@@ -73,4 +73,8 @@ bool fds__term_pat_match(const fds_term_pat *p, const char *s, size_t n);
  * dictionary needs to visit only the ordinals that start so. */
 const char *fds__term_pat_lead(const fds_term_pat *p, size_t *len);
 
+/* The code points of UTF-8 s[0..n) into *out (malloc'd, *m of them).
+ * 0, FDS_EPARSE (not valid UTF-8), FDS_ENOMEM. */
+int fds__code_points(const char *s, size_t n, int32_t **out, size_t *m);
+
 #endif
