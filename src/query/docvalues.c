@@ -18,7 +18,8 @@
  * format of the mapping's (strict_date_optional_time by default, UTC); a
  * number with a DecimalFormat pattern of `#`, `0`, `.` and `,` (HALF_EVEN,
  * as java.text.DecimalFormat rounds).  Anything else is refused at parse
- * time.
+ * time.  A `fields` entry with include_unmapped also gives the `_source`
+ * paths the mapping lacks (dynamic: false), values as written.
  */
 #include <ctype.h>
 #include <math.h>
@@ -113,7 +114,8 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
     /* a field asked for again: the later entry (its format) wins, and the
      * hit names it once */
     for (size_t k = 0; k < r->ndv; k++)
-        if (r->dv[k].fetch == fetch && !strcmp(r->dv[k].name, f->path)) {
+        if (!r->dv[k].unmapped && r->dv[k].fetch == fetch &&
+            !strcmp(r->dv[k].name, f->path)) {
             char *nf = dfmt ? strdup(dfmt) : NULL;
             if (dfmt && !nf)
                 return FDS_ENOMEM;
@@ -146,12 +148,34 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
     return 0;
 }
 
+/* The include_unmapped entry of pattern `name`. */
+static int unmapped_add(fds_search_request *r, const char *name)
+{
+    fds_dv_field *nd = realloc(r->dv, (r->ndv + 1) * sizeof *nd);
+    if (!nd)
+        return FDS_ENOMEM;
+    r->dv = nd;
+    fds_dv_field *d = &nd[r->ndv];
+    memset(d, 0, sizeof *d);
+    d->fetch = d->unmapped = true;
+    d->type = FDS_FT_NONE;
+    if (!(d->name = strdup(name)))
+        return FDS_ENOMEM;
+    r->ndv++;
+    return 0;
+}
+
 int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
-                    bool fetch, fds_err *err)
+                    bool fetch, bool unmapped, fds_err *err)
 {
     const fds_mapping *m = r->mapping;
     if (!m)
         return 0;
+    if (unmapped) {
+        int rc = unmapped_add(r, name);
+        if (rc)
+            return rc;
+    }
     fds_mapping *mm = (fds_mapping *)m;
     int rc = 0;
     pthread_rwlock_rdlock(&mm->lock);
@@ -417,4 +441,95 @@ void fds_dv_values_free(fds_dv_value *v, size_t n)
     for (size_t i = 0; v && i < n; i++)
         free(v[i].text);
     free(v);
+}
+
+/* ---- include_unmapped ---------------------------------------------------- */
+
+typedef struct um_collect {
+    const fds_search_request *req;
+    const char *pat;
+    fds_dv_group *g;
+    size_t n, cap;
+    bool oom;
+} um_collect;
+
+static int um_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    um_collect *c = arg;
+    if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+        v->kind == FDS_JV_NULL || !fds_glob_match(c->pat, v->path, v->path_len))
+        return 0;
+    const fds_mfield *mf = fds__mapping_find_locked(c->req->mapping, v->path,
+                                                    v->path_len);
+    if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT)
+        return 0; /* mapped: the mapped entries answer it */
+    fds_dv_group *g = NULL;
+    for (size_t i = 0; i < c->n && !g; i++)
+        if (strlen(c->g[i].name) == v->path_len &&
+            !memcmp(c->g[i].name, v->path, v->path_len))
+            g = &c->g[i];
+    if (!g) {
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 8;
+            fds_dv_group *ng = realloc(c->g, cap * sizeof *ng);
+            if (!ng) {
+                c->oom = true;
+                return 0;
+            }
+            c->g = ng;
+            c->cap = cap;
+        }
+        g = &c->g[c->n];
+        memset(g, 0, sizeof *g);
+        if (!(g->name = strndup(v->path, v->path_len))) {
+            c->oom = true;
+            return 0;
+        }
+        c->n++;
+    }
+    const char *s = v->kind == FDS_JV_TRUE ? "true"
+                  : v->kind == FDS_JV_FALSE ? "false" : v->str;
+    size_t n = v->kind == FDS_JV_TRUE ? 4 : v->kind == FDS_JV_FALSE ? 5 : v->str_len;
+    fds_dv_value *nv = realloc(g->v, (g->n + 1) * sizeof *nv);
+    char *t = nv ? malloc(n + 1) : NULL;
+    if (nv)
+        g->v = nv;
+    if (!t) {
+        c->oom = true;
+        return 0;
+    }
+    memcpy(t, s, n);
+    t[n] = 0;
+    g->v[g->n++] = (fds_dv_value){t, n, v->kind == FDS_JV_STRING};
+    return 0;
+}
+
+int fds_unmapped_values(const fds_search_request *req, size_t k,
+                        const uint8_t *src, size_t len, fds_dv_group **out,
+                        size_t *n)
+{
+    um_collect c = {.req = req, .pat = req->dv[k].name};
+    fds_err e;
+    fds_err_clear(&e);
+    *out = NULL;
+    *n = 0;
+    if (req->mapping)
+        (void)fds__json_scan(src, len, um_cb, &c, &e);
+    if (c.oom) {
+        fds_dv_groups_free(c.g, c.n);
+        return FDS_ENOMEM;
+    }
+    *out = c.g;
+    *n = c.n;
+    return 0;
+}
+
+void fds_dv_groups_free(fds_dv_group *g, size_t n)
+{
+    for (size_t i = 0; g && i < n; i++) {
+        free(g[i].name);
+        fds_dv_values_free(g[i].v, g[i].n);
+    }
+    free(g);
 }

@@ -601,6 +601,7 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, bool fetch,
                         fds_err *err)
 {
     const char *name = NULL, *fmt = NULL;
+    bool unmapped = false;
     if (cJSON_IsString(v)) {
         name = v->valuestring;
     } else if (cJSON_IsObject(v)) {
@@ -611,8 +612,12 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, bool fetch,
             else if (!strcmp(it->string, "format") && cJSON_IsString(it))
                 fmt = it->valuestring;
             else if (fetch && !strcmp(it->string, "include_unmapped") &&
-                     cJSON_IsFalse(it))
-                continue;
+                     (cJSON_IsBool(it) ||
+                      (cJSON_IsString(it) && (!strcmp(it->valuestring, "true") ||
+                                              !strcmp(it->valuestring, "false")))))
+                /* Kibana sends it as a string */
+                unmapped = cJSON_IsTrue(it) ||
+                           (cJSON_IsString(it) && it->valuestring[0] == 't');
             else if (strcmp(it->string, "format") || !cJSON_IsNull(it))
                 return fds__dsl_err(err, "[docvalue_fields] unknown field "
                                          "[%s]", it->string);
@@ -628,7 +633,7 @@ static int docvalue_one(fds_search_request *r, const cJSON *v, bool fetch,
         r->nfields_asked++;
     else
         r->ndv_asked++;
-    return fds__dv_resolve(r, name, fmt, fetch, err);
+    return fds__dv_resolve(r, name, fmt, fetch, unmapped, err);
 }
 
 /* "fields" (Elasticsearch 8's fields API): names, patterns or {"field",
@@ -687,6 +692,8 @@ static int refused_option(fds_search_request *r, const cJSON *v, fds_err *err)
     const char *k = v->string;
     if (!strcmp(k, "script_fields")) {
         size_t n = cJSON_IsObject(v) ? (size_t)cJSON_GetArraySize(v) : 0;
+        if (cJSON_IsObject(v) && !n)
+            return 0; /* none asked (Kibana sends {}) */
         if (n > r->lim.max_script_fields)
             return too_many(err, "script_fields", r->lim.max_script_fields, n,
                             "max_script_fields");

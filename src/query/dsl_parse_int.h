@@ -136,9 +136,10 @@ fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
  * pattern) with `fmt` (NULL: the mapping's) resolved into r->dv: a text
  * field is refused for docvalue_fields as Elasticsearch refuses it, an
  * unmapped one gives nothing, a pattern the matching fields with doc
- * values (any leaf field for `fields`).  0, FDS_EINVAL (err filled), FDS_ENOMEM. */
+ * values (any leaf field for `fields`); `unmapped` (include_unmapped)
+ * adds an entry for the `_source` paths the mapping lacks.  0, FDS_EINVAL (err filled), FDS_ENOMEM. */
 int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
-                    bool fetch, fds_err *err);
+                    bool fetch, bool unmapped, fds_err *err);
 
 /* ---- dsl_parse_qs.c ------------------------------------------------------- */
 

@@ -441,6 +441,13 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
     const cJSON *fld;
     if (fds__dsl_leaf_field(c, body, "terms", &fld))
         return NULL;
+    if (cJSON_IsObject(fld) && (cJSON_GetObjectItemCaseSensitive(fld, "index") ||
+                                cJSON_GetObjectItemCaseSensitive(fld, "path"))) {
+        fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                     "[terms] lookup (index, id, path) is not supported: give "
+                     "the terms as an array");
+        return NULL;
+    }
     if (!cJSON_IsArray(fld)) {
         fds__dsl_err(c->err, "[terms] query does not support [%s]",
                      fld->string);

@@ -150,6 +150,8 @@ typedef struct fds_dv_field {
                           mapping's (dates) or none (numbers) */
     const struct fds_date_format *dfmt; /* the mapping's, to read dates */
     bool fetch;        /* from `fields`: _source order, text fields too */
+    bool unmapped;     /* `fields` with include_unmapped: `name` is a pattern
+                          over the _source paths the mapping lacks */
 } fds_dv_field;
 
 /* One value of a hit's docvalue field, rendered: text[0..len) (malloc'd),
@@ -270,5 +272,24 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
                      const uint8_t *src, size_t len, fds_dv_value **out,
                      size_t *n);
 void fds_dv_values_free(fds_dv_value *v, size_t n); /* NULL is a no-op */
+
+/* The values of one unmapped `_source` path. */
+typedef struct fds_dv_group {
+    char *name;
+    fds_dv_value *v;
+    size_t n;
+} fds_dv_group;
+
+/*
+ * For an include_unmapped entry k (req->dv[k].unmapped): every scalar
+ * `_source` path the entry's pattern matches that the mapping does not
+ * map, with its values as given (strings, numbers as written, booleans),
+ * in `_source` order, into *out (n groups; free with fds_dv_groups_free).
+ * 0 or FDS_ENOMEM.
+ */
+int fds_unmapped_values(const fds_search_request *req, size_t k,
+                        const uint8_t *src, size_t len, fds_dv_group **out,
+                        size_t *n);
+void fds_dv_groups_free(fds_dv_group *g, size_t n); /* NULL is a no-op */
 
 #endif

@@ -155,6 +155,13 @@ class QueryTypes(ServerTestCase):
         st, out, _ = self.req("GET", "/qt/_count?q=t:red&min_score=%f" % cut)
         self.assertEqual(out.get("count"), 1, out)
 
+    def test_kibana_shapes(self):
+        # script_fields {} asks for nothing; a terms lookup is refused clearly
+        out = self.q({"match_all": {}}, script_fields={})
+        self.assertEqual(len(out["hits"]["hits"]), 4)
+        out = self.q({"terms": {"k": {"index": "qt", "id": "1", "path": "k"}}}, status=400)
+        self.assertIn("lookup", out["error"]["root_cause"][0]["reason"])
+
     def test_limits(self):
         out = self.q({"terms": {"k": ["a", "b", "c", "d"]}}, status=400)
         self.assertIn("exceeded the allowed maximum of [3]", out["error"]["root_cause"][0]["reason"])
@@ -283,6 +290,23 @@ class DocvalueFields(ServerTestCase):
                              "f": [3.14], "b": [True, False], "day": ["2020/02/29"],
                              "ts": ["1571646604828"], "t.raw": ["Hello World"]})
         self.assertNotIn("_source", out["hits"]["hits"][0])
+
+    def test_fields_include_unmapped(self):
+        st, out, _ = self.req("PUT", "/um", {"mappings": {"dynamic": False, "properties": {
+            "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        self.req("PUT", "/um/_doc/1?refresh=true",
+                 {"k": "a", "extra": {"s": "x", "n": [2, 1.5], "b": True}})
+        # as Kibana's Discover asks: every field, unmapped ones too
+        st, out, _ = self.req("POST", "/um/_search", {
+            "_source": False, "fields": [{"field": "*", "include_unmapped": "true"}]})
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["hits"]["hits"][0]["fields"],
+                         {"k": ["a"], "extra.s": ["x"], "extra.n": [2, 1.5],
+                          "extra.b": [True]})
+        st, out, _ = self.req("POST", "/um/_search", {"fields": ["*"]})
+        self.assertEqual(out["hits"]["hits"][0]["fields"], {"k": ["a"]})
+        self.req("DELETE", "/um")
 
     def test_refusals(self):
         out = self.fields(["t"], status=400)
