@@ -157,7 +157,9 @@ static int fz_collect(exec *x, const fds_query *q, const int32_t *qc,
         if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD))
             continue;
         uint32_t ord = pbytes ? ord_lower_bound(f, q->term, pbytes) : 0;
-        for (; ord < f->nterms; ord++) {
+        for (uint32_t seen = 0; ord < f->nterms; ord++) {
+            if (++seen % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(x))
+                break; /* timed out: the terms found so far */
             uint32_t tl;
             const char *t = fds__sidx_term_str(f, ord, &tl);
             if (pbytes && (tl < pbytes || memcmp(t, q->term, pbytes)))
@@ -819,7 +821,9 @@ static void bits_add_pattern(bits_it *s, const fds_sidx *sx,
     size_t ln;
     const char *lead = fds__term_pat_lead(q->pat, &ln);
     uint32_t ord = ln ? ord_lower_bound(f, lead, ln) : 0;
-    for (; ord < f->nterms; ord++) {
+    for (uint32_t seen = 0; ord < f->nterms; ord++) {
+        if (++seen % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(x))
+            return; /* timed out: what it has */
         uint32_t tl;
         const char *t = fds__sidx_term_str(f, ord, &tl);
         if (ln && (tl < ln || memcmp(t, lead, ln)))

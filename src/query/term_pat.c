@@ -53,7 +53,7 @@ typedef struct pc {
 static int too_complex(pc *c)
 {
     return fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_QUERY_SHARD,
-                        "Determinizing automaton of regexp [%.200s] would "
+                        "Determinizing automaton of pattern [%.200s] would "
                         "result in more than %zu states.", c->src, c->p->max);
 }
 
@@ -530,8 +530,8 @@ int fds__term_pat_new(int kind, const char *p, size_t n, bool ci,
     }
     tp->ci = ci;
     tp->max = max_states > 0 ? (size_t)max_states : FDS_REGEX_MAX_STATES;
-    if (kind != FDS_PAT_REGEXP && tp->max < m * 3 + 2)
-        tp->max = m * 3 + 2; /* prefix and wildcard are linear */
+    if (kind == FDS_PAT_PREFIX && tp->max < m + 4)
+        tp->max = m + 4; /* a prefix is linear, and runs on its range only */
     char *src = malloc(n + 1);
     if (!src) {
         rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");

@@ -8,8 +8,11 @@
  * Matching: the Virtual Machine Approach", 2009) over the Unicode code
  * points of a term: the cost of one match is O(term length x program
  * size), never exponential, and the program size is bounded
- * (FDS_REGEX_MAX_STATES, Elasticsearch's max_determinized_states default)
- * so a pattern such as "(a{1,100}){1,100}" is refused instead of run.
+ * (FDS_REGEX_MAX_STATES, Elasticsearch's max_determinized_states default,
+ * for regexps and wildcards as Lucene bounds both) so a pattern such as
+ * "(a{1,100}){1,100}" is refused instead of run.  Still, a query visits
+ * every term of the dictionary it cannot narrow by a literal lead, at
+ * O(length x states) each; the search's `timeout` stops the expansion.
  *
  * Syntax (Lucene's, as Elasticsearch documents it):
  *   wildcard  `*` any run of code points, `?` one code point, `\c` a

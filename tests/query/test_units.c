@@ -807,6 +807,18 @@ static void test_term_pat(void)
     ASSERT(pat_err("a~b", FDS_RE_ALL) == FDS_EPARSE);        /* COMPLEMENT: refused */
     ASSERT(pat_err("a~b", 0) == 0);                          /* NONE: a literal */
     ASSERT(pat_err("(a{1,100}){1,100}", FDS_RE_ALL) == FDS_ETOOBIG);
+    {   /* a wildcard is bounded the same way; a prefix is linear */
+        static char stars[8001];
+        memset(stars, '*', 8000);
+        fds_term_pat *tp = NULL;
+        fds_err e;
+        fds_err_clear(&e);
+        ASSERT(fds__term_pat_new(FDS_PAT_WILDCARD, stars, 8000, false, 0, 0,
+                                 &tp, &e) == FDS_ETOOBIG);
+        ASSERT(fds__term_pat_new(FDS_PAT_PREFIX, stars, 8000, false, 0, 0,
+                                 &tp, &e) == 0);
+        fds__term_pat_free(tp);
+    }
     uint64_t seed = 7;
     for (int it = 0; it < 20000; it++) {
         char p[8], s[10];
