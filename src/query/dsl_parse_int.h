@@ -153,7 +153,7 @@ typedef struct fds__qs_opts {
     bool lenient;              /* a value a field cannot take matches nothing */
     bool analyze_wildcard;     /* accepted; wildcard terms are normalized */
     bool simple;               /* simple_query_string syntax */
-    unsigned simple_flags;     /* simple_query_string `flags` (FDS__SQS_*) */
+    const char *time_zone;     /* for ranges on date fields; NULL: UTC */
 } fds__qs_opts;
 
 /* Lucene query string `q` into a query (NULL on error, c->err filled). */

@@ -317,6 +317,10 @@ static fds_query *range_cb(qsp *p, const char *field, void *arg)
         cJSON_AddStringToObject(b, a->lo_incl ? "gte" : "gt", a->lo);
     if (a->hi && strcmp(a->hi, "*"))
         cJSON_AddStringToObject(b, a->hi_incl ? "lte" : "lt", a->hi);
+    fds_field_info fb;
+    const fds_field_info *f = fds__dsl_field(p->c, field, &fb);
+    if (p->o->time_zone && f && f->type == FDS_FT_DATE)
+        cJSON_AddStringToObject(b, "time_zone", p->o->time_zone);
     return leaf(p, "range", field, b);
 }
 
@@ -673,6 +677,8 @@ fds_query *fds__dsl_query_string(fds__dsl_ctx *c, const cJSON *body,
             boost = (float)it->valuedouble;
         else if (!simple && !strcmp(k, "tie_breaker") && cJSON_IsNumber(it))
             tie = (float)it->valuedouble;
+        else if (!simple && !strcmp(k, "time_zone") && cJSON_IsString(it))
+            o.time_zone = it->valuestring; /* date ranges only (Kibana sends it) */
         else if ((!strcmp(k, "analyzer") && cJSON_IsString(it) &&
                   !strcmp(it->valuestring, "standard")) ||
                  (!strcmp(k, "type") && cJSON_IsString(it) &&

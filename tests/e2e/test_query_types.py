@@ -218,6 +218,23 @@ class QueryTypes(ServerTestCase):
                       out["error"]["root_cause"][0]["reason"])
         self.req("DELETE", "/sa")
 
+    def test_query_string_time_zone(self):
+        st, out, _ = self.req("PUT", "/tz", {"mappings": {"properties": {
+            "ts": {"type": "date"}, "m": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        self.req("PUT", "/tz/_doc/1?refresh=true", {"ts": "2020-01-01T23:30:00Z", "m": "GET"})
+        def count(q, tz):
+            st, out, _ = self.req("POST", "/tz/_count", {"query": {"query_string": {
+                "query": q, "time_zone": tz}}})
+            return st, out.get("count")
+        # 23:30 UTC is already January 2nd at +01:00
+        self.assertEqual(count("ts:[2020-01-02 TO 2020-01-02]", "+01:00")[1], 1)
+        self.assertEqual(count("ts:[2020-01-02 TO 2020-01-02]", "Z")[1], 0)
+        # a named zone: no effect without a date range, refused with one
+        self.assertEqual(count("m:GET", "Europe/Paris"), (200, 1))
+        self.assertEqual(count("ts:[2020-01-02 TO *]", "Europe/Paris")[0], 400)
+        self.req("DELETE", "/tz")
+
     def test_track_total_hits_messages(self):
         st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=-2")
         self.assertEqual(st, 400, out)
