@@ -167,8 +167,9 @@ static fds_query *term_on(qsp *p, const char *field, const term *t,
 {
     if (regex)
         return leaf(p, "regexp", field, cJSON_CreateString(t->plain));
-    if (!t->wild)
-        return leaf(p, "match", field, cJSON_CreateString(t->plain));
+    if (!t->wild) /* _id is answered by the _id table (a term query) */
+        return leaf(p, strcmp(field, "_id") ? "match" : "term", field,
+                    cJSON_CreateString(t->plain));
     if (!strcmp(t->plain, "*") && !t->escaped) {
         cJSON *b = cJSON_CreateString(field);
         cJSON *q = cJSON_CreateObject();

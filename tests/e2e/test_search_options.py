@@ -147,7 +147,7 @@ class SearchOptions(ServerTestCase):
                         ("a:RE*", ["0", "2"]), ("red%5E2%20%26%26%20b:fox", ["2"]),
                         ("a:rod~", ["0", "2"]), ("a:bleu~1", ["1"]), ("a:bleu~0", []),
                         ("*:*", ["0", "1", "2"]), ("*", ["0", "1", "2"]),
-                        ("*:fox%20-a:fox", ["2"])):
+                        ("*:fox%20-a:fox", ["2"]), ("_id:1%20OR%20_id:2", ["1", "2"])):
             self.assertEqual(ids("?q=" + q), want, q)
         # phrases need positions, groups close, at most 2 edits
         for q in ("%22red%20fox%22", "red~3", "(red"):
