@@ -155,6 +155,15 @@ class QueryTypes(ServerTestCase):
         st, out, _ = self.req("GET", "/qt/_count?q=t:red&min_score=%f" % cut)
         self.assertEqual(out.get("count"), 1, out)
 
+    def test_profile_names_the_queries(self):
+        st, out, _ = self.req("POST", "/qt/_search", {"profile": True, "size": 1, "query": {
+            "dis_max": {"queries": [{"prefix": {"k": "P"}},
+                                    {"fuzzy": {"t": {"value": "fax", "fuzziness": 1}}}]}}})
+        self.assertEqual(st, 200, out)
+        q = out["profile"]["shards"][0]["searches"][0]["query"][0]
+        self.assertEqual(q["type"], "DisjunctionMaxQuery")
+        self.assertEqual(q["description"], "(k:P* | t:fax~1)")
+
     def test_kibana_shapes(self):
         # script_fields {} asks for nothing; a terms lookup is refused clearly
         out = self.q({"match_all": {}}, script_fields={})
