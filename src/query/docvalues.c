@@ -86,6 +86,18 @@ static int text_field_error(fds_err *err, const char *name)
                         name);
 }
 
+/* A zeroed slot after r's fields (r->ndv not yet counting it); NULL on
+ * ENOMEM. */
+static fds_dv_field *dv_slot(fds_search_request *r)
+{
+    fds_dv_field *nd = realloc(r->dv, (r->ndv + 1) * sizeof *nd);
+    if (!nd)
+        return NULL;
+    r->dv = nd;
+    memset(&nd[r->ndv], 0, sizeof *nd);
+    return &nd[r->ndv];
+}
+
 /* Append the resolved field f (named `name`) to r.  0 or an FDS_E* code. */
 static int dv_add(fds_search_request *r, const fds_mfield *f,
                   const char *fmt, bool fetch, fds_err *err)
@@ -123,12 +135,9 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
             r->dv[k].format = nf;
             return 0;
         }
-    fds_dv_field *nd = realloc(r->dv, (r->ndv + 1) * sizeof *nd);
-    if (!nd)
+    fds_dv_field *d = dv_slot(r);
+    if (!d)
         return FDS_ENOMEM;
-    r->dv = nd;
-    fds_dv_field *d = &nd[r->ndv];
-    memset(d, 0, sizeof *d);
     const fds_mfield *src = f->is_subfield && f->parent ? f->parent : f;
     d->name = strdup(f->path);
     d->src = strdup(src->path);
@@ -151,12 +160,9 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
 /* The include_unmapped entry of pattern `name`. */
 static int unmapped_add(fds_search_request *r, const char *name)
 {
-    fds_dv_field *nd = realloc(r->dv, (r->ndv + 1) * sizeof *nd);
-    if (!nd)
+    fds_dv_field *d = dv_slot(r);
+    if (!d)
         return FDS_ENOMEM;
-    r->dv = nd;
-    fds_dv_field *d = &nd[r->ndv];
-    memset(d, 0, sizeof *d);
     d->fetch = d->unmapped = true;
     d->type = FDS_FT_NONE;
     if (!(d->name = strdup(name)))
@@ -268,15 +274,9 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
     }
     if (!ok)
         return 0;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        dv_raw *nv = realloc(c->v, cap * sizeof *nv);
-        if (!nv) {
-            c->oom = true;
-            return 0;
-        }
-        c->v = nv;
-        c->cap = cap;
+    if (fds__grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) {
+        c->oom = true;
+        return 0;
     }
     r.s = malloc(n + 1);
     if (!r.s) {
@@ -470,15 +470,9 @@ static int um_cb(void *arg, const fds_jval *v, fds_err *err)
             !memcmp(c->g[i].name, v->path, v->path_len))
             g = &c->g[i];
     if (!g) {
-        if (c->n == c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : 8;
-            fds_dv_group *ng = realloc(c->g, cap * sizeof *ng);
-            if (!ng) {
-                c->oom = true;
-                return 0;
-            }
-            c->g = ng;
-            c->cap = cap;
+        if (fds__grow((void **)&c->g, &c->cap, c->n + 1, sizeof *c->g)) {
+            c->oom = true;
+            return 0;
         }
         g = &c->g[c->n];
         memset(g, 0, sizeof *g);
