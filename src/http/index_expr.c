@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
 #include "fds_strbuf.h"
+#include "datemath.h"
 #include "fds_text.h"
 
 static int bad_value(fds_err *err, const char *name, const char *v)
@@ -327,6 +329,41 @@ static int index_filter(const node_set *s, size_t i, char **out)
     return *out ? 0 : FDS_ENOMEM;
 }
 
+/* Longest expression after date math in its names is resolved. */
+#define EXPR_DATE_MATH_MAX 4096
+
+/* expr with each <name-{date math}> item resolved into buf (cap bytes);
+ * 0, or an FDS_EINVAL detail naming the item that does not parse. */
+static int date_math_names(const char *expr, char *buf, size_t cap,
+                           fds_err *err)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    size_t k = 0;
+    for (const char *p = expr; *p;) {
+        size_t l = strcspn(p, ",");
+        if (k + l + 2 > cap)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "index expression is too long");
+        if (l >= 2 && p[0] == '<' && p[l - 1] == '>') {
+            if (fds_date_math_index_name(p + 1, l - 2, now, buf + k, cap - k))
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "invalid date math expression [%.*s]",
+                                    (int)l, p);
+            k += strlen(buf + k);
+        } else {
+            memcpy(buf + k, p, l);
+            k += l;
+        }
+        p += l;
+        if (*p == ',')
+            buf[k++] = *p++;
+    }
+    buf[k] = 0;
+    return 0;
+}
+
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err)
@@ -348,6 +385,16 @@ int fds_index_expr_resolve_filtered(fds_store *st, const char *expr,
 {
     *out = NULL;
     *n = 0;
+    if (expr && strchr(expr, '<')) { /* <static-{now/d}>: date math names */
+        char *dm = malloc(EXPR_DATE_MATH_MAX);
+        int rc = dm ? date_math_names(expr, dm, EXPR_DATE_MATH_MAX, err)
+                    : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                   "out of memory");
+        if (!rc)
+            rc = fds_index_expr_resolve_filtered(st, dm, o, out, n, filters, err);
+        free(dm);
+        return rc;
+    }
     if (filters)
         *filters = NULL;
     /* one concrete index name, the common case: no listing of the node */

@@ -27,9 +27,11 @@
 
 /* URL parameters Elasticsearch's search accepts that we apply. */
 static const char *const SEARCH_PARAMS[] = {
-    "size", "from", "df", "default_operator", "q", "track_total_hits", "_source", "_source_includes",
+    "size", "from", "df", "default_operator", "analyzer", "analyze_wildcard",
+    "lenient", "q", "track_total_hits", "_source", "_source_includes",
     "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
-    "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout"};
+    "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout",
+    "docvalue_fields", "min_score"};
 
 /* "profile" first: `_count` takes the list without it.  routing,
  * preference, request_cache, search_type, batched_reduce_size,
@@ -41,7 +43,9 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "seq_no_primary_term", "stored_fields", "track_scores", "routing",
     "preference", "request_cache", "allow_no_indices", "ignore_unavailable",
     "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
-    "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after", NULL};
+    "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after",
+    "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
+    NULL};
 
 /* One index of the search: its parsed request, view and result. */
 typedef struct shard_run {
@@ -89,6 +93,11 @@ static shard_run *shard_of(const search_run *s, uint32_t seg)
 static const char *index_of_cb(void *arg, uint32_t seg)
 {
     return fds_index_name(shard_of(arg, seg)->ix);
+}
+
+static const fds_search_request *req_of_cb(void *arg, uint32_t seg)
+{
+    return shard_of(arg, seg)->req;
 }
 
 static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
@@ -172,10 +181,21 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
 
 /* Parse the body for index `sh->ix` (with the URL parameters), or for no
  * index at all (`m` an empty mapping) when ix is NULL. */
-static int parse_for(fds_req *r, const fds_mapping *m, uint32_t max_window,
-                     bool count, fds_search_request **req, fds_err *e)
+static int parse_for(fds_req *r, const fds_mapping *m,
+                     const fds_index_settings *set, bool count,
+                     fds_search_request **req, fds_err *e)
 {
-    int rc = fds_search_parse_window(r->body, r->body_len, m, max_window,
+    fds_search_limits lim;
+    fds_search_limits_default(&lim);
+    if (set) {
+        lim.max_result_window = set->max_result_window;
+        lim.max_docvalue_fields = set->max_docvalue_fields_search;
+        lim.max_script_fields = set->max_script_fields;
+        lim.max_terms_count = set->max_terms_count;
+        lim.max_regex_length = set->max_regex_length;
+        lim.max_rescore_window = set->max_rescore_window;
+    }
+    int rc = fds_search_parse_limits(r->body, r->body_len, m, &lim,
                                      count ? 1 : 0, req, e);
     for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
         const char *val = fds_req_param(r, SEARCH_PARAMS[i]);
@@ -192,8 +212,8 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
     fds_err_clear(&sh->err);
     fds_index_settings set;
     fds_index_get_settings(sh->ix, &set);
-    sh->rc = parse_for(r, fds_index_mapping(sh->ix), set.max_result_window,
-                       count, &sh->req, &sh->err);
+    sh->rc = parse_for(r, fds_index_mapping(sh->ix), &set, count, &sh->req,
+                       &sh->err);
     if (!sh->rc && sh->alias_filter)
         sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
                                                strlen(sh->alias_filter),
@@ -417,7 +437,7 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     const fds_search_request *page = s->nok ? s->sh[s->ok[0]].req : NULL;
     if (!page) { /* no index: the body is still checked */
         none = fds_mapping_create();
-        if (!none || parse_for(r, none, UINT32_MAX, count, &empty, e)) {
+        if (!none || parse_for(r, none, NULL, count, &empty, e)) {
             fds_mapping_free(none);
             if (!e->code)
                 fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
@@ -456,7 +476,8 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     char *out = NULL;
     if (!rc) {
         fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
-                             .index_of = index_of_cb, .shards = &info,
+                             .index_of = index_of_cb, .req_of = req_of_cb,
+                             .shards = &info,
                              .arg = s};
         fds_search_stats *ss[s->nok ? s->nok : 1];
         uint64_t f0[s->nok ? s->nok : 1];
@@ -503,6 +524,22 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     long long t0 = fds_now_us();
     if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 1 : 0)))
         return;
+    /* checked before the indices are resolved, as Elasticsearch validates
+     * the request first */
+    const char *ta = fds_req_param(r, "terminate_after");
+    long long tav = 0;
+    if (ta && !count)
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[terminate_after] is supported by _count only: "
+                               "a search would have to collect its hits from the "
+                               "first documents only");
+    if (ta) {
+        char *end;
+        tav = strtoll(ta, &end, 10);
+        if (!*ta || *end || tav < 0)
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "terminateAfter must be > 0");
+    }
     fds_err e;
     fds_err_clear(&e);
     fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
@@ -558,26 +595,6 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[profile] is supported on one index at a "
                                "time; [%zu] indices matched", n);
-    }
-    const char *ta = fds_req_param(r, "terminate_after");
-    long long tav = 0;
-    if (ta && !count) {
-        fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[terminate_after] is supported by _count only: "
-                               "a search would have to collect its hits from the "
-                               "first documents only");
-    }
-    if (ta) {
-        char *end;
-        tav = strtoll(ta, &end, 10);
-        if (!*ta || *end || tav < 0) {
-            fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                                   "terminateAfter must be > 0");
-        }
     }
     search_run s = {.terminate_after = (uint64_t)tav,
                     .sh = calloc(n ? n : 1, sizeof *s.sh),

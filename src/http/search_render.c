@@ -24,6 +24,73 @@
 #include "fds_text.h"
 #include "numfmt.h"
 
+/* One `fields` member: "name":[values]. */
+static void put_field(fds_strbuf *b, bool *open, const char *name,
+                      const fds_dv_value *v, size_t n)
+{
+    fds_strbuf_puts(b, *open ? "," : ",\"fields\":{");
+    *open = true;
+    fds_strbuf_put_json_string(b, name, strlen(name));
+    fds_strbuf_puts(b, ":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fds_strbuf_put(b, ",", 1);
+        if (v[i].quoted)
+            fds_strbuf_put_json_string(b, v[i].text, v[i].len);
+        else
+            fds_strbuf_put(b, v[i].text, v[i].len);
+    }
+    fds_strbuf_puts(b, "]");
+}
+
+/* Has an earlier include_unmapped entry than k given path `name`? */
+static bool unmapped_before(const fds_search_request *r, size_t k,
+                            const char *name)
+{
+    for (size_t j = 0; j < k; j++)
+        if (r->dv[j].unmapped && fds_glob_match(r->dv[j].name, name, strlen(name)))
+            return true;
+    return false;
+}
+
+/* The hit's `fields` from docvalue_fields and `fields` (fields without
+ * values are left out, and so is `fields` when none has one; a field asked
+ * for both ways shows its `fields` values).  0 or FDS_ENOMEM. */
+static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
+                         const uint8_t *src, size_t len)
+{
+    bool open = false;
+    for (size_t k = 0; k < r->ndv; k++) {
+        if (r->dv[k].unmapped) {
+            fds_dv_group *g = NULL;
+            size_t ng = 0;
+            if (fds_unmapped_values(r, k, src, len, &g, &ng))
+                return FDS_ENOMEM;
+            for (size_t i = 0; i < ng; i++)
+                if (!unmapped_before(r, k, g[i].name))
+                    put_field(b, &open, g[i].name, g[i].v, g[i].n);
+            fds_dv_groups_free(g, ng);
+            continue;
+        }
+        bool twice = false;
+        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice; j++)
+            twice = r->dv[j].fetch && !r->dv[j].unmapped &&
+                    !strcmp(r->dv[j].name, r->dv[k].name);
+        if (twice)
+            continue;
+        fds_dv_value *v = NULL;
+        size_t n = 0;
+        if (fds_docvalues_of(r, k, src, len, &v, &n))
+            return FDS_ENOMEM;
+        if (n)
+            put_field(b, &open, r->dv[k].name, v, n);
+        fds_dv_values_free(v, n);
+    }
+    if (open)
+        fds_strbuf_puts(b, "}");
+    return 0;
+}
+
 /* Shortest decimal that reads back as the same float (like Java), with a
  * decimal point as ES prints scores (numfmt.h). */
 static void sb_float(fds_strbuf *b, float f)
@@ -294,7 +361,10 @@ char *fds_search_render(const fds_search_request *req,
     bool want_source = req->source && hs->fetch && res->nhits &&
                        (req->stored_fields == FDS_STORED_FIELDS_DEFAULT ||
                         req->source_asked);
-    if (want_source) {
+    /* docvalue_fields are read from `_source` (docvalues.c) */
+    bool fetch = want_source || ((req->ndv_asked || req->nfields_asked) &&
+                                 hs->fetch && res->nhits);
+    if (fetch) {
         src = calloc(res->nhits, sizeof *src);
         slen = calloc(res->nhits, sizeof *slen);
         if (!src || !slen) {
@@ -320,6 +390,8 @@ char *fds_search_render(const fds_search_request *req,
     fds_strbuf_puts(&b, ",\"hits\":{");
     if (req->track_total != FDS_TRACK_TOTAL_NONE && req->total_as_int)
         fds_strbuf_printf(&b, "\"total\":%llu,", (unsigned long long)res->total);
+    else if (req->total_as_int) /* not counted: Elasticsearch prints -1 */
+        fds_strbuf_puts(&b, "\"total\":-1,");
     else if (req->track_total != FDS_TRACK_TOTAL_NONE)
         fds_strbuf_printf(&b, "\"total\":{\"value\":%llu,\"relation\":\"%s\"},",
                (unsigned long long)res->total,
@@ -359,6 +431,9 @@ char *fds_search_render(const fds_search_request *req,
             fds_strbuf_puts(&b, ",\"_source\":");
             put_source(&b, req, src[i], slen[i]);
         }
+        const fds_search_request *hr = hs->req_of ? hs->req_of(hs->arg, h->seg) : NULL;
+        if (fetch && src[i] && put_docvalues(&b, hr ? hr : req, src[i], slen[i]))
+            b.oom = true;
         if (h->nsort) {
             fds_strbuf_puts(&b, ",\"sort\":[");
             for (uint32_t k = 0; k < h->nsort; k++) {

@@ -37,6 +37,10 @@ typedef void (*fds_meta_fn)(void *arg, const fds_hit *hit, int64_t *version,
  * to fds_search_execute) belongs to; valid until the render returns. */
 typedef const char *(*fds_index_of_fn)(void *arg, uint32_t seg);
 
+/* The parsed request of the index segment `seg` belongs to (each index
+ * resolves docvalue_fields against its own mapping); NULL: the page's. */
+typedef const fds_search_request *(*fds_req_of_fn)(void *arg, uint32_t seg);
+
 /* `_shards` of the answer: `total` shards searched, `failed` of them
  * failed, `failures` their JSON array text (NULL when none). */
 typedef struct fds_shards_info {
@@ -55,6 +59,7 @@ typedef struct fds_hit_source {
     fds_fetch_fn fetch;
     fds_meta_fn meta;
     fds_index_of_fn index_of;
+    fds_req_of_fn req_of;
     const fds_shards_info *shards;
     void *arg;
 } fds_hit_source;

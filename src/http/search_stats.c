@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "search_stats.h"
+#include "term_pat.h" /* FDS_PAT_*: the kinds of a multi-term query */
 
 uint64_t fds__mono_ns(void)
 {
@@ -250,6 +251,47 @@ static const char *describe(const fds_query *q, desc_buf *d)
                 if (paren)
                     dstr(d, ")");
             }
+        break;
+    }
+    case FDS_Q_PATTERN:
+        type = q->pkind == FDS_PAT_PREFIX     ? "PrefixQuery"
+             : q->pkind == FDS_PAT_WILDCARD ? "WildcardQuery"
+                                            : "RegexpQuery";
+        dfield(d, q);
+        if (q->pkind == FDS_PAT_REGEXP)
+            dstr(d, "/");
+        dput(d, q->term, q->term_len);
+        dstr(d, q->pkind == FDS_PAT_PREFIX ? "*"
+                : q->pkind == FDS_PAT_REGEXP ? "/" : "");
+        break;
+    case FDS_Q_FUZZY: {
+        type = "FuzzyQuery";
+        dfield(d, q);
+        dput(d, q->term, q->term_len);
+        char e[16];
+        snprintf(e, sizeof e, "~%d", q->fz_edits < 0 ? 2 : q->fz_edits);
+        dstr(d, q->fz_edits < 0 ? "~AUTO" : e);
+        break;
+    }
+    case FDS_Q_CONST:
+    case FDS_Q_DISMAX:
+    case FDS_Q_BOOSTING: {
+        type = q->type == FDS_Q_CONST ? "ConstantScoreQuery"
+             : q->type == FDS_Q_DISMAX ? "DisjunctionMaxQuery" : "FunctionScoreQuery";
+        dstr(d, q->type == FDS_Q_CONST ? "ConstantScore(" : "(");
+        fds_query *const *k = q->type == FDS_Q_CONST ? q->filter
+                            : q->type == FDS_Q_DISMAX ? q->should : q->must;
+        size_t n = q->type == FDS_Q_CONST ? q->nfilter
+                 : q->type == FDS_Q_DISMAX ? q->nshould : q->nmust;
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                dstr(d, " | ");
+            desc_buf sub = {.len = 0};
+            sub.p[0] = 0;
+            describe(k[i], &sub);
+            dput(d, sub.p, sub.len);
+        }
+        dstr(d, ")");
         break;
     }
     default:

@@ -5,6 +5,8 @@
  */
 #include "datemath.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -456,5 +458,150 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
         }
     }
     *out = t - tz_ms;
+    return 0;
+}
+
+/* ---- printing -------------------------------------------------------------- */
+
+/* fds__date_print: datemath.h. */
+size_t fds__date_print(int64_t ms, const char *fmt, char *out, size_t cap)
+{
+    int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
+    int64_t rem = ms - days * 86400000;
+    int64_t y;
+    unsigned mo, d;
+    fds_civil_from_days(days, &y, &mo, &d);
+    unsigned H = (unsigned)(rem / 3600000), M = (unsigned)(rem / 60000 % 60),
+             S = (unsigned)(rem / 1000 % 60), ms3 = (unsigned)(rem % 1000);
+    size_t n = fmt ? strcspn(fmt, "|") : 0;
+#define NAMED(s) (n == strlen(s) && !strncmp(fmt, s, n))
+    if (!fmt || NAMED("strict_date_optional_time") || NAMED("date_optional_time") ||
+        NAMED("strict_date_time") || NAMED("date_time") ||
+        NAMED("strict_date_optional_time_nanos"))
+        return (size_t)snprintf(out, cap, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ",
+                                (long long)y, mo, d, H, M, S, ms3);
+    if (NAMED("epoch_millis"))
+        return (size_t)snprintf(out, cap, "%lld", (long long)ms);
+    if (NAMED("epoch_second"))
+        return ms % 1000 ? (size_t)snprintf(out, cap, "%lld.%03u",
+                                            (long long)(ms / 1000),
+                                            (unsigned)llabs(ms % 1000))
+                         : (size_t)snprintf(out, cap, "%lld", (long long)(ms / 1000));
+    if (NAMED("strict_date") || NAMED("date"))
+        return (size_t)snprintf(out, cap, "%04lld-%02u-%02u", (long long)y, mo, d);
+#undef NAMED
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 12 < cap;) {
+        char ch = fmt[i];
+        size_t run = 1;
+        while (i + run < n && fmt[i + run] == ch)
+            run++;
+        if (ch == '\'') {
+            size_t j = i + 1;
+            while (j < n && fmt[j] != '\'' && k + 1 < cap)
+                out[k++] = fmt[j++];
+            i = j + 1;
+            continue;
+        }
+        unsigned long long v = 0;
+        int w = (int)run;
+        switch (ch) {
+        case 'y': case 'u':
+            v = (unsigned long long)(run == 2 ? y % 100 : y);
+            w = run == 2 ? 2 : (int)(run < 4 ? 4 : run);
+            break;
+        case 'M': v = mo; break;
+        case 'd': v = d; break;
+        case 'H': v = H; break;
+        case 'm': v = M; break;
+        case 's': v = S; break;
+        case 'S': {
+            char frac[16];
+            snprintf(frac, sizeof frac, "%03u000000", ms3);
+            for (size_t j = 0; j < run && j < 9; j++)
+                out[k++] = frac[j];
+            i += run;
+            continue;
+        }
+        case 'X': case 'x': case 'Z':
+            k += (size_t)snprintf(out + k, cap - k, "%s",
+                                  ch == 'X' ? "Z" : ch == 'Z' ? "+0000" : "+00");
+            i += run;
+            continue;
+        default:
+            for (size_t j = 0; j < run && k + 1 < cap; j++)
+                out[k++] = ch;
+            i += run;
+            continue;
+        }
+        k += (size_t)snprintf(out + k, cap - k, "%0*llu", w, v);
+        i += run;
+    }
+    out[k] = 0;
+    return k;
+}
+
+
+int fds_date_math_index_name(const char *s, size_t n, int64_t now_ms,
+                             char *out, size_t cap)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        if (k + 1 >= cap)
+            return -1;
+        if (s[i] == '\\' && i + 1 < n) {
+            out[k++] = s[i + 1];
+            i += 2;
+            continue;
+        }
+        if (s[i] != '{') {
+            if (s[i] == '}')
+                return -1;
+            out[k++] = s[i++];
+            continue;
+        }
+        /* {math} or {math{format|time_zone}} */
+        size_t m0 = ++i;
+        while (i < n && s[i] != '{' && s[i] != '}')
+            i++;
+        size_t m1 = i;
+        char fmt[FDS_DATE_PATTERN_LEN] = "yyyy.MM.dd";
+        int64_t tz = 0;
+        if (i < n && s[i] == '{') {
+            size_t f0 = ++i;
+            while (i < n && s[i] != '}')
+                i++;
+            if (i >= n)
+                return -1;
+            const char *bar = memchr(s + f0, '|', i - f0);
+            size_t fl = bar ? (size_t)(bar - (s + f0)) : i - f0;
+            if (fl >= sizeof fmt)
+                return -1;
+            if (fl) {
+                memcpy(fmt, s + f0, fl);
+                fmt[fl] = 0;
+            }
+            if (bar && !fds__time_zone(bar + 1, (size_t)(s + i - bar - 1), &tz))
+                return -1;
+            i++;
+        }
+        if (i >= n || s[i] != '}')
+            return -1;
+        i++;
+        int64_t ms;
+        if (fds__date_math(s + m0, m1 - m0, NULL, tz, false, now_ms, &ms))
+            return -1;
+        for (const char *p = fmt; *p; p++)
+            if (*p != '\'' && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) &&
+                !strchr("yuMdHmsS", *p))
+                return -1;
+        char buf[FDS_DATE_PATTERN_LEN * 2];
+        size_t bl = fds__date_print(ms + tz, fmt, buf, sizeof buf);
+        if (k + bl >= cap)
+            return -1;
+        memcpy(out + k, buf, bl);
+        k += bl;
+    }
+    out[k] = 0;
     return 0;
 }

@@ -70,4 +70,24 @@ bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms);
 int fds__date_math(const char *s, size_t n, const fds_date_format *f,
                    int64_t tz_ms, bool round_up, int64_t now_ms, int64_t *out);
 
+/*
+ * ms (epoch milliseconds, printed as UTC) in the first format of `fmt`
+ * ('||'-separated; NULL: strict_date_optional_time, with milliseconds and
+ * "Z"): the named formats above, or a pattern of y u M d H m s S, X x Z
+ * (printed as UTC), 'quoted' text and other characters as themselves.
+ * Writes at most cap bytes, NUL included; returns the length.
+ */
+size_t fds__date_print(int64_t ms, const char *fmt, char *out, size_t cap);
+
+/*
+ * An index name with date math (Elasticsearch's DateMathExpressionResolver):
+ * s[0..n) is the text between '<' and '>', e.g. "logstash-{now/M}" or
+ * "logs-{now/d{yyyy.MM.dd|+12:00}}"; static text is copied (`\` escapes),
+ * each {math{format|time_zone}} is the date math at `now_ms` printed in the
+ * format (default yyyy.MM.dd) in the time zone (a UTC offset).  0 and the
+ * name in out (cap bytes), or -1 when it does not parse or does not fit.
+ */
+int fds_date_math_index_name(const char *s, size_t n, int64_t now_ms,
+                             char *out, size_t cap);
+
 #endif

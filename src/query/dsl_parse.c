@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "datemath.h"
 #include "dsl_parse_int.h"
 #include "fds_time.h"
 
@@ -274,6 +275,11 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
     } else if (!strcmp(name, "_doc")) {
         s->kind = FDS_SORT_DOC;
         r->nsort++;
+    } else if (!strcmp(name, "_shard_doc")) {
+        /* the tie-breaker of a point in time, which fieldstore has not */
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[_shard_doc] sort field cannot be used without "
+                            "[point in time]");
     } else {
         fds_field_info fb;
         const fds_field_info *f = fds__dsl_field(c, name, &fb);
@@ -521,8 +527,16 @@ static int check_after(fds_search_request *r, fds_err *err)
                 : isnan(a->num) ? 0 : (int64_t)a->num;
         bool bad = false; /* a value the key's type cannot take */
         if (field && s->ftype == FDS_FT_DATE && a->str) {
+            /* a date as the field's format prints it, else as the default
+             * format (or epoch millis) reads it */
             int64_t ms;
-            bad = fds__parse_date(a->str, a->str_len, true, &ms) != 0;
+            fds_field_info fi;
+            const struct fds_date_format *df =
+                r->mapping && !fds_mapping_field(r->mapping, s->field,
+                                                 s->field_len, &fi)
+                    ? fi.date_format : NULL;
+            bad = !(df && fds__date_parse(a->str, a->str_len, df, 0, &ms) == 0) &&
+                  fds__parse_date(a->str, a->str_len, true, &ms) != 0;
             if (!bad) {
                 a->num = (double)ms;
                 a->lnum = ms;
@@ -552,6 +566,152 @@ static int check_after(fds_search_request *r, fds_err *err)
     return 0;
 }
 
+/* "min_score": a finite number (or its text).  0 or FDS_EPARSE. */
+static int parse_min_score(fds_search_request *r, const cJSON *v,
+                           fds_err *err)
+{
+    double d = NAN;
+    if (cJSON_IsNumber(v))
+        d = v->valuedouble;
+    else if (cJSON_IsString(v)) {
+        char *e;
+        d = strtod(v->valuestring, &e);
+        if (e == v->valuestring || *e)
+            d = NAN;
+    }
+    if (!isfinite(d))
+        return fds__dsl_err(err, "[min_score] must be a number, got [%s]",
+                            cJSON_IsString(v) ? v->valuestring
+                                              : fds__dsl_jtype(v));
+    r->min_score = (float)d;
+    return 0;
+}
+
+/* One docvalue_fields entry (a name, or {"field", "format"}). */
+static int docvalue_one(fds_search_request *r, const cJSON *v, bool fetch,
+                        fds_err *err)
+{
+    const char *name = NULL, *fmt = NULL;
+    bool unmapped = false;
+    if (cJSON_IsString(v)) {
+        name = v->valuestring;
+    } else if (cJSON_IsObject(v)) {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, v) {
+            if (!strcmp(it->string, "field") && cJSON_IsString(it))
+                name = it->valuestring;
+            else if (!strcmp(it->string, "format") && cJSON_IsString(it))
+                fmt = it->valuestring;
+            else if (fetch && !strcmp(it->string, "include_unmapped") &&
+                     (cJSON_IsBool(it) ||
+                      (cJSON_IsString(it) && (!strcmp(it->valuestring, "true") ||
+                                              !strcmp(it->valuestring, "false")))))
+                /* Kibana sends it as a string */
+                unmapped = cJSON_IsTrue(it) ||
+                           (cJSON_IsString(it) && it->valuestring[0] == 't');
+            else if (strcmp(it->string, "format") || !cJSON_IsNull(it))
+                return fds__dsl_err(err, "[docvalue_fields] unknown field "
+                                         "[%s]", it->string);
+        }
+    }
+    if (!name || !*name)
+        return fds__dsl_err(err, "[docvalue_fields] entries must be field "
+                                 "names or objects with a [field]");
+    if (strlen(name) >= FDS_FIELD_PATH_MAX || (fmt && strlen(fmt) > 64))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[docvalue_fields] entry is too long");
+    if (fetch)
+        r->nfields_asked++;
+    else
+        r->ndv_asked++;
+    return fds__dv_resolve(r, name, fmt, fetch, unmapped, err);
+}
+
+/* "fields" (Elasticsearch 8's fields API): names, patterns or {"field",
+ * "format"} objects; values from `_source` as the mapping parses them. */
+static int each_entry(fds_search_request *r, const cJSON *v, bool fetch,
+                      fds_err *err)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        int rc = docvalue_one(r, it, fetch, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int parse_fields(fds_search_request *r, const cJSON *v, fds_err *err)
+{
+    if (!cJSON_IsArray(v))
+        return fds__dsl_err(err, "[fields] must be an array");
+    return each_entry(r, v, true, err);
+}
+
+/* Elasticsearch's "Trying to retrieve too many ..." of index.<setting>. */
+static int too_many(fds_err *err, const char *what, uint32_t max, size_t got,
+                    const char *setting)
+{
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Trying to retrieve too many %s. Must be less than or "
+                        "equal to: [%u] but was [%zu]. This limit can be set "
+                        "by changing the [index.%s] index level setting.",
+                        what, max, got, setting);
+}
+
+/* "docvalue_fields": a list of entries, appended to those given before
+ * (body then URL), at most index.max_docvalue_fields_search of them. */
+static int parse_docvalue(fds_search_request *r, const cJSON *v, fds_err *err)
+{
+    if (r->count_only)
+        return fds__dsl_err(err, "request does not support [docvalue_fields]");
+    if (!cJSON_IsArray(v))
+        return fds__dsl_err(err, "[docvalue_fields] must be an array");
+    /* the count is checked first, as Elasticsearch does */
+    size_t asked = r->ndv_asked + (size_t)cJSON_GetArraySize(v);
+    if (asked > r->lim.max_docvalue_fields)
+        return too_many(err, "docvalue_fields", r->lim.max_docvalue_fields,
+                        asked, "max_docvalue_fields_search");
+    return each_entry(r, v, false, err);
+}
+
+/* "script_fields" and "rescore": not supported (no scripts, no second
+ * scoring phase), but first the limits Elasticsearch checks on them
+ * (index.max_script_fields, index.max_rescore_window) answer as there. */
+static int refused_option(fds_search_request *r, const cJSON *v, fds_err *err)
+{
+    const char *k = v->string;
+    if (!strcmp(k, "script_fields")) {
+        size_t n = cJSON_IsObject(v) ? (size_t)cJSON_GetArraySize(v) : 0;
+        if (cJSON_IsObject(v) && !n)
+            return 0; /* none asked (Kibana sends {}) */
+        if (n > r->lim.max_script_fields)
+            return too_many(err, "script_fields", r->lim.max_script_fields, n,
+                            "max_script_fields");
+    } else {
+        const cJSON *it;
+        const cJSON *one = cJSON_IsObject(v) ? v : NULL;
+        cJSON_ArrayForEach(it, v) {
+            const cJSON *o = cJSON_IsArray(v) ? it : one;
+            const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "window_size");
+            double ws = cJSON_IsNumber(w) ? w->valuedouble : 10;
+            if (ws > r->lim.max_rescore_window)
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "Rescore window [%.0f] is too large. It "
+                                    "must be less than [%u]. This prevents "
+                                    "allocating massive heaps for storing the "
+                                    "results to be rescored. This limit can be "
+                                    "set by changing the "
+                                    "[index.max_rescore_window] index level "
+                                    "setting.", ws, r->lim.max_rescore_window);
+            if (one)
+                break;
+        }
+    }
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "[%s] is not supported", k);
+}
+
 /* One top-level key `it` of a search body.  0 or an FDS_E* code. */
 static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
                     int for_count)
@@ -563,6 +723,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         r->query = fds__dsl_query(c, it);
         return r->query ? 0 : err && err->code ? err->code : FDS_ENOMEM;
     }
+    if (!strcmp(k, "min_score"))
+        return parse_min_score(r, it, err);
     if (for_count)
         return fds__dsl_err(err, "request does not support [%s]", k);
     if (!strcmp(k, "from"))
@@ -601,6 +763,14 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
     }
     if (!strcmp(k, "profile") || !strcmp(k, "indices_boost")) /* src/http */
         return 0;
+    if (!strcmp(k, "docvalue_fields"))
+        return parse_docvalue(r, it, err);
+    if (!strcmp(k, "fields"))
+        return parse_fields(r, it, err);
+    if (!strcmp(k, "min_score"))
+        return parse_min_score(r, it, err);
+    if (!strcmp(k, "script_fields") || !strcmp(k, "rescore"))
+        return refused_option(r, it, err);
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
 }
@@ -725,12 +895,32 @@ static void raw_free(fds__dsl_ctx *c)
 int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
                      int for_count, fds_search_request **out, fds_err *err)
 {
-    return fds_search_parse_window(body, len, m, FDS_MAX_RESULT_WINDOW,
-                                   for_count, out, err);
+    return fds_search_parse_limits(body, len, m, NULL, for_count, out, err);
+}
+
+void fds_search_limits_default(fds_search_limits *l)
+{
+    l->max_result_window = FDS_MAX_RESULT_WINDOW;
+    l->max_docvalue_fields = FDS_MAX_DOCVALUE_FIELDS;
+    l->max_script_fields = FDS_MAX_SCRIPT_FIELDS;
+    l->max_terms_count = FDS_MAX_TERMS_COUNT;
+    l->max_regex_length = FDS_MAX_REGEX_LENGTH;
+    l->max_rescore_window = FDS_MAX_RESCORE_WINDOW;
 }
 
 int fds_search_parse_window(const char *body, size_t len,
                             const fds_mapping *m, uint32_t max_window,
+                            int for_count, fds_search_request **out,
+                            fds_err *err)
+{
+    fds_search_limits l;
+    fds_search_limits_default(&l);
+    l.max_result_window = max_window;
+    return fds_search_parse_limits(body, len, m, &l, for_count, out, err);
+}
+
+int fds_search_parse_limits(const char *body, size_t len,
+                            const fds_mapping *m, const fds_search_limits *lim,
                             int for_count, fds_search_request **out,
                             fds_err *err)
 {
@@ -744,7 +934,12 @@ int fds_search_parse_window(const char *body, size_t len,
     r->source = true;
     r->count_only = for_count != 0;
     r->mapping = m;
-    r->max_window = max_window;
+    if (lim)
+        r->lim = *lim;
+    else
+        fds_search_limits_default(&r->lim);
+    r->max_window = r->lim.max_result_window;
+    r->min_score = NAN;
     size_t i = 0;
     while (i < len && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' ||
                        body[i] == '\t'))
@@ -758,7 +953,7 @@ int fds_search_parse_window(const char *body, size_t len,
     cJSON *root = quoted ? parse_json(quoted, qlen, err)
                          : parse_json(body, len, err);
     int rc = root ? 0 : err && err->code ? err->code : FDS_EPARSE;
-    fds__dsl_ctx c = {.m = m, .err = err};
+    fds__dsl_ctx c = {.m = m, .err = err, .lim = &r->lim};
     if (!rc) /* what cJSON lets through or cuts short */
         rc = raw_strings(body, len, root, &c);
     const cJSON *it;
@@ -769,7 +964,7 @@ int fds_search_parse_window(const char *body, size_t len,
         }
     if (!rc)
         rc = check_after(r, err);
-    if (!rc)
+    if (!rc && !for_count) /* _count fetches no page */
         rc = window_check(r, err);
     if (!rc)
         rc = stored_check(r, err);
@@ -784,110 +979,18 @@ int fds_search_parse_window(const char *body, size_t len,
     return 0;
 }
 
-/* {"match": {field: word}} into b's should clauses.  0 or an FDS_E* code
- * (err filled, e.g. past FDS_MAX_CLAUSE_COUNT). */
-static int q_match(fds__dsl_ctx *c, fds_query *b, const char *field,
-                   const char *word)
-{
-    cJSON *q = cJSON_CreateObject();
-    cJSON *mt = q ? cJSON_AddObjectToObject(q, "match") : NULL;
-    int rc = mt && cJSON_AddStringToObject(mt, field, word) ? 0 : FDS_ENOMEM;
-    fds_query *k = rc ? NULL : fds__dsl_query(c, q);
-    if (!rc && !k)
-        rc = c->err && c->err->code ? c->err->code : FDS_ENOMEM;
-    if (!rc && (rc = fds__dsl_push(&b->should, &b->nshould, k)))
-        fds__query_free(k);
-    cJSON_Delete(q);
-    return rc;
-}
-
-/* One word of q=: `field:value`, or a bare word against the default field
- * `df` (every text field when it is empty). */
-static int q_word(fds__dsl_ctx *c, fds_query *b, const char *p, size_t n,
-                  const char *df)
-{
-    const char *colon = memchr(p, ':', n);
-    char *word = colon ? fds__dsl_dupn(colon + 1, n - (size_t)(colon - p) - 1)
-                       : fds__dsl_dupn(p, n);
-    if (!word)
-        return FDS_ENOMEM;
-    int rc = 0;
-    if (colon) {
-        char *fname = fds__dsl_dupn(p, (size_t)(colon - p));
-        rc = fname ? q_match(c, b, fname, word) : FDS_ENOMEM;
-        free(fname);
-    } else if (*df) {
-        rc = q_match(c, b, df, word);
-    } else if (c->m) {
-        char **names = NULL;
-        size_t nn = 0;
-        /* out of memory: no text field (the words match nothing) */
-        (void)fds_mapping_fields_of_type(c->m, FDS_FT_TEXT, &names, &nn);
-        for (size_t i = 0; i < nn; i++) {
-            if (!rc)
-                rc = q_match(c, b, names[i], word);
-            free(names[i]);
-        }
-        free(names);
-    }
-    free(word);
-    return rc;
-}
-
-/* q= URL parameter: space-separated words (q_word), any of them. */
+/* q= URL parameter: a Lucene query string (dsl_parse_qs.c) with the df,
+ * default_operator and lenient parameters given before it. */
 static int apply_q(fds_search_request *req, const char *value, fds_err *err)
 {
-    /* Lucene syntax we do not parse is refused, not read as words: quotes,
-     * +/- prefixes, groups, ranges, wildcards, fuzziness, boosts, escapes,
-     * the operators and the _exists_/_id/_index pseudo fields */
-    static const char *const ops[] = {"AND", "OR", "NOT", "TO", "&&", "||"};
-    const char *bad = strpbrk(value, "\"()[]{}*?~^\\/!");
-    for (const char *p = value; !bad && *p;) {
-        while (*p == ' ')
-            p++;
-        size_t l = strcspn(p, " ");
-        if (l && (*p == '+' || *p == '-' || (l >= 8 && !memcmp(p, "_exists_", 8)) ||
-                  (l >= 4 && (!memcmp(p, "_id:", 4))) ||
-                  (l >= 7 && !memcmp(p, "_index:", 7))))
-            bad = p;
-        for (size_t k = 0; !bad && k < sizeof ops / sizeof *ops; k++)
-            if (l == strlen(ops[k]) && !memcmp(p, ops[k], l))
-                bad = p;
-        p += l;
-    }
-    if (bad)
-        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
-                            "Failed to parse query [%s]: q= takes words and "
-                            "field:word pairs only; [%.20s] is Lucene syntax "
-                            "that is not supported", value, bad);
-    fds__dsl_ctx c = {.m = req->mapping, .err = err};
-    fds_query *b = fds__dsl_qnew(FDS_Q_BOOL, NULL);
-    if (!b)
-        return FDS_ENOMEM;
-    for (const char *p = value; *p;) {
-        while (*p == ' ')
-            p++;
-        const char *e = p;
-        while (*e && *e != ' ')
-            e++;
-        fds_query *into = b;
-        if (req->q_and && e > p) { /* AND: each word is a clause that must match */
-            into = fds__dsl_qnew(FDS_Q_BOOL, NULL);
-            if (!into || fds__dsl_push(&b->must, &b->nmust, into)) {
-                fds__query_free(into);
-                fds__query_free(b);
-                return FDS_ENOMEM;
-            }
-        }
-        int rc = e > p ? q_word(&c, into, p, (size_t)(e - p), req->q_df) : 0;
-        if (rc) {
-            fds__query_free(b);
-            return rc;
-        }
-        p = e;
-    }
+    fds__dsl_ctx c = {.m = req->mapping, .err = err, .lim = &req->lim};
+    fds__qs_opts o = {.df = req->q_df, .and_op = req->q_and,
+                      .lenient = req->q_lenient};
+    fds_query *q = fds__dsl_qs_parse(&c, value, &o);
+    if (!q)
+        return err && err->code ? err->code : FDS_ENOMEM;
     fds__query_free(req->query);
-    req->query = b;
+    req->query = q;
     return 0;
 }
 
@@ -1001,10 +1104,14 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
         else {
             char *e;
             long long n = strtoll(value, &e, 10);
-            if (*e || n < -1)
+            if (*e || !*value)
                 return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                     "[track_total_hits] must be true, false or "
                                     "a number, got [%s]", value);
+            if (n < -1)
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[track_total_hits] parameter must be "
+                                    "positive or equals to -1, got %lld", n);
             req->track_total = n == -1 ? INT64_MAX : n;
         }
         return 0;
@@ -1015,6 +1122,30 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
     }
     if (!strcmp(key, "q"))
         return apply_q(req, value, err);
+    if (!strcmp(key, "lenient"))
+        return url_flag(key, value, &req->q_lenient, err);
+    if (!strcmp(key, "analyze_wildcard")) {
+        bool on; /* wildcard terms are always normalized by the field */
+        return url_flag(key, value, &on, err);
+    }
+    if (!strcmp(key, "analyzer")) {
+        if (strcmp(value, "standard") && strcmp(value, "default"))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[analyzer] [%s] is not supported: q= is "
+                                "analyzed by each field's own analyzer "
+                                "(standard)", value);
+        return 0;
+    }
+    if (!strcmp(key, "min_score") || !strcmp(key, "docvalue_fields")) {
+        cJSON *v = key[0] == 'm' ? cJSON_CreateString(value)
+                                 : comma_list(value, false);
+        if (!v)
+            return FDS_ENOMEM;
+        int rc = key[0] == 'm' ? parse_min_score(req, v, err)
+                               : parse_docvalue(req, v, err);
+        cJSON_Delete(v);
+        return rc;
+    }
     if (!strcmp(key, "timeout"))
         return parse_timeout(req, value, err);
     if (!strcmp(key, "df")) {
@@ -1061,7 +1192,7 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
         cJSON *l = comma_list(value, key[1] == 'o');
         if (!l)
             return FDS_ENOMEM;
-        fds__dsl_ctx c = {.m = req->mapping, .err = err};
+        fds__dsl_ctx c = {.m = req->mapping, .err = err, .lim = &req->lim};
         int rc = key[1] == 'o' ? parse_sort(&c, req, l)
                                : parse_stored_fields(req, l, err);
         cJSON_Delete(l);

@@ -6,6 +6,9 @@
  *                      track_total_hits, from/size), URL parameters and q=
  *   dsl_parse_query.c  shared helpers, bool and the query dispatch
  *   dsl_parse_leaf.c   leaf queries: match, term, terms, range, exists, ids
+ *   dsl_parse_multi.c  multi-term queries (prefix, wildcard, regexp) and
+ *                      the compound ones (constant_score, dis_max, boosting)
+ *   dsl_parse_qs.c     query_string, simple_query_string and q=
  *
  * Every function that fails fills the context's fds_err (first error wins)
  * and returns NULL or a negative FDS_E* code.
@@ -38,6 +41,7 @@ typedef struct fds__dsl_ctx {
     const fds__dsl_raw *raw; /* strings cJSON cut at a NUL */
     size_t nraw;
     int64_t now_ms; /* the request's "now" in date math (0: not read yet) */
+    const fds_search_limits *lim; /* the index's limits (never NULL) */
 } fds__dsl_ctx;
 
 /* ---- helpers (dsl_parse_query.c) ----------------------------------------- */
@@ -74,6 +78,12 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j);
 /* ---- leaf queries (dsl_parse_leaf.c); `body` is the value under the query
  * name; NULL on error ------------------------------------------------------ */
 
+/* The single "field": value member of a leaf query body (boost and _name
+ * skipped) into *fld.  0 or FDS_EPARSE. */
+int fds__dsl_leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
+                        const cJSON **fld);
+/* A text field mapped "index": false: true with the error filled. */
+bool fds__dsl_not_searchable(fds__dsl_ctx *c, const fds_field_info *f);
 /* The "boost" member of object o, 1 when absent. */
 float fds__dsl_boost(const cJSON *o);
 fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body);
@@ -82,5 +92,74 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_exists(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *body);
+
+/* ---- dsl_parse_multi.c ---------------------------------------------------- */
+
+/* s[0..n) lower-cased code point by code point, as the standard
+ * analyzer normalizes a wildcard pattern for a text field
+ * (Elasticsearch's StringFieldType.normalizeWildcardPattern); malloc'd,
+ * *out_len bytes; NULL on ENOMEM. */
+char *fds__dsl_lower(const char *s, size_t n, size_t *out_len);
+/* A multi-term query of `kind` (FDS_PAT_*) with pattern v[0..n) on field
+ * f (NULL or an object: match_none), for query `qname` (its messages):
+ * refused on other than text and keyword fields, past
+ * index.max_regex_length, or when the pattern does not compile.  A
+ * wildcard on a text field is lower-cased first.  NULL on error. */
+fds_query *fds__dsl_pattern_new(fds__dsl_ctx *c, const char *qname,
+                                const fds_field_info *f, int kind,
+                                const char *v, size_t n, bool ci,
+                                unsigned flags, int max_states);
+/* prefix, wildcard, regexp (`name` says which). */
+fds_query *fds__dsl_pattern(fds__dsl_ctx *c, const char *name,
+                            const cJSON *body);
+fds_query *fds__dsl_constant_score(fds__dsl_ctx *c, const cJSON *body);
+fds_query *fds__dsl_fuzzy(fds__dsl_ctx *c, const cJSON *body);
+/* Elasticsearch's fuzzy defaults into q (AUTO, prefix 0, 50 expansions,
+ * transpositions). */
+void fds__dsl_fuzzy_defaults(fds_query *q);
+/* Fuzzy option `k` (fuzziness, prefix_length, max_expansions,
+ * transpositions, rewrite; with a fuzzy_ prefix in match) = v into q:
+ * 0, 1 when k is none of them, or an FDS_E* code (err filled). */
+int fds__dsl_fuzzy_opt(fds__dsl_ctx *c, const char *k, const cJSON *v,
+                       fds_query *q);
+/* Every TERM of q (itself, or its must/should clauses) made a FUZZY with
+ * the options of `opts`.  0 or FDS_EINVAL (a term too long). */
+int fds__dsl_make_fuzzy(fds__dsl_ctx *c, fds_query *q, const fds_query *opts);
+/* 0 for a text or keyword field, else Elasticsearch's refusal. */
+int fds__dsl_fuzzy_field(fds__dsl_ctx *c, const fds_field_info *f);
+fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body);
+fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
+
+/* ---- docvalues.c ---------------------------------------------------------- */
+
+/* docvalue_fields entry (`fetch`: a `fields` entry) `name` (a field or a
+ * pattern) with `fmt` (NULL: the mapping's) resolved into r->dv: a text
+ * field is refused for docvalue_fields as Elasticsearch refuses it, an
+ * unmapped one gives nothing, a pattern the matching fields with doc
+ * values (any leaf field for `fields`); `unmapped` (include_unmapped)
+ * adds an entry for the `_source` paths the mapping lacks.  0, FDS_EINVAL (err filled), FDS_ENOMEM. */
+int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
+                    bool fetch, bool unmapped, fds_err *err);
+
+/* ---- dsl_parse_qs.c ------------------------------------------------------- */
+
+/* Options of a Lucene query string (query_string / q=). */
+typedef struct fds__qs_opts {
+    const char *const *fields; /* default fields (NULL/0: `df` or every text field) */
+    const float *boosts;       /* per field, NULL = 1 */
+    size_t nfields;
+    const char *df;            /* default_field; NULL or "" = every text field */
+    bool and_op;               /* default_operator AND */
+    bool lenient;              /* a value a field cannot take matches nothing */
+    bool analyze_wildcard;     /* accepted; wildcard terms are normalized */
+    bool simple;               /* simple_query_string syntax */
+    const char *time_zone;     /* for ranges on date fields; NULL: UTC */
+} fds__qs_opts;
+
+/* Lucene query string `q` into a query (NULL on error, c->err filled). */
+fds_query *fds__dsl_qs_parse(fds__dsl_ctx *c, const char *q,
+                             const fds__qs_opts *o);
+fds_query *fds__dsl_query_string(fds__dsl_ctx *c, const cJSON *body,
+                                 bool simple);
 
 #endif

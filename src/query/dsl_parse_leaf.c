@@ -62,7 +62,7 @@ static int not_a_number(fds__dsl_ctx *c, const fds_field_info *f,
  * values: a query on it is Elasticsearch's "Cannot search on field [f]
  * since it is not indexed" (other types still answer from their doc
  * values, as Elasticsearch 8 does).  True with the error filled. */
-static bool not_searchable(fds__dsl_ctx *c, const fds_field_info *f)
+bool fds__dsl_not_searchable(fds__dsl_ctx *c, const fds_field_info *f)
 {
     if (!f || f->index || f->type != FDS_FT_TEXT)
         return false;
@@ -227,7 +227,7 @@ static void tokv_free(tokv *v)
 }
 
 /* The single "field": value member of a leaf query body. */
-static int leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
+int fds__dsl_leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
                       const cJSON **fld)
 {
     if (!cJSON_IsObject(body))
@@ -263,23 +263,37 @@ float fds__dsl_boost(const cJSON *o)
 fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
-    if (leaf_field(c, body, "match", &fld))
+    if (fds__dsl_leaf_field(c, body, "match", &fld))
         return NULL;
     const cJSON *val = fld, *op = NULL, *msm = NULL;
     float boost = 1.0f;
+    fds_query fz; /* fuzziness and its options, when given */
+    memset(&fz, 0, sizeof fz);
+    fds__dsl_fuzzy_defaults(&fz);
+    bool fuzzy = false;
     if (cJSON_IsObject(fld)) {
         const cJSON *it;
         val = NULL;
         cJSON_ArrayForEach(it, fld) {
             const char *k = it->string;
+            int frc = !strcmp(k, "fuzzy_transpositions") || !strcmp(k, "fuzziness") ||
+                              !strcmp(k, "prefix_length") || !strcmp(k, "max_expansions") ||
+                              !strcmp(k, "fuzzy_rewrite")
+                          ? fds__dsl_fuzzy_opt(c, k, it, &fz)
+                          : 1;
+            if (frc == 0) {
+                fuzzy |= !strcmp(k, "fuzziness");
+                continue;
+            }
+            if (frc < 0)
+                return NULL;
             if (!strcmp(k, "query")) val = it;
             else if (!strcmp(k, "operator")) op = it;
             else if (!strcmp(k, "minimum_should_match")) msm = it;
             else if (!strcmp(k, "boost")) boost = (float)it->valuedouble;
             else if (!strcmp(k, "analyzer") || !strcmp(k, "lenient") ||
                      !strcmp(k, "zero_terms_query") || !strcmp(k, "_name") ||
-                     !strcmp(k, "auto_generate_synonyms_phrase_query") ||
-                     !strcmp(k, "fuzzy_transpositions")) continue;
+                     !strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
             else {
                 fds__dsl_err(c->err, "[match] query does not support [%s]", k);
                 return NULL;
@@ -311,7 +325,9 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     fds_query *q = NULL;
-    if (not_searchable(c, f))
+    if (fds__dsl_not_searchable(c, f))
+        return NULL;
+    if (fuzzy && f && f->type != FDS_FT_OBJECT && fds__dsl_fuzzy_field(c, f))
         return NULL;
     if (!f || f->type == FDS_FT_OBJECT) {
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
@@ -359,13 +375,17 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
         q->boost = boost;
     else if (!c->err || !c->err->code)
         fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    if (q && fuzzy && fds__dsl_make_fuzzy(c, q, &fz)) {
+        fds__query_free(q);
+        return NULL;
+    }
     return q;
 }
 
 fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
-    if (leaf_field(c, body, "term", &fld))
+    if (fds__dsl_leaf_field(c, body, "term", &fld))
         return NULL;
     const cJSON *val = fld;
     float boost = 1.0f;
@@ -403,7 +423,7 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
             q->val_lens[0] = n;
             q->nvals = 1;
         }
-    } else if (not_searchable(c, f)) {
+    } else if (fds__dsl_not_searchable(c, f)) {
         return NULL;
     } else if (!f || f->type == FDS_FT_OBJECT)
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
@@ -419,28 +439,35 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
 fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
-    if (leaf_field(c, body, "terms", &fld))
+    if (fds__dsl_leaf_field(c, body, "terms", &fld))
         return NULL;
+    if (cJSON_IsObject(fld) && (cJSON_GetObjectItemCaseSensitive(fld, "index") ||
+                                cJSON_GetObjectItemCaseSensitive(fld, "path"))) {
+        fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                     "[terms] lookup (index, id, path) is not supported: give "
+                     "the terms as an array");
+        return NULL;
+    }
     if (!cJSON_IsArray(fld)) {
         fds__dsl_err(c->err, "[terms] query does not support [%s]",
                      fld->string);
         return NULL;
     }
     size_t nv = (size_t)cJSON_GetArraySize(fld);
-    if (nv > FDS_MAX_TERMS_COUNT) {
+    if (nv > c->lim->max_terms_count) {
         fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
                      "The number of terms [%zu] used in the Terms Query "
-                     "request has exceeded the allowed maximum of [%d]. This "
+                     "request has exceeded the allowed maximum of [%u]. This "
                      "maximum can be set by changing the "
                      "[index.max_terms_count] index level setting.", nv,
-                     FDS_MAX_TERMS_COUNT);
+                     c->lim->max_terms_count);
         return NULL;
     }
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     float boost = fds__dsl_boost(body);
     bool ids = !strcmp(fld->string, "_id"); /* answered by the _id table */
-    if (!ids && not_searchable(c, f))
+    if (!ids && fds__dsl_not_searchable(c, f))
         return NULL;
     if (!ids && (!f || f->type == FDS_FT_OBJECT))
         return fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
@@ -624,7 +651,7 @@ static int date_bound(fds__dsl_ctx *c, const cJSON *v, const range_opts *ro,
 fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
-    if (leaf_field(c, body, "range", &fld))
+    if (fds__dsl_leaf_field(c, body, "range", &fld))
         return NULL;
     if (!cJSON_IsObject(fld)) {
         fds__dsl_err(c->err,
@@ -728,10 +755,12 @@ fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *b)
     if (!cJSON_IsArray(vals)) {
         fds__dsl_err(c->err,
                      "[ids] query malformed, [values] must be an array");
-    } else if ((size_t)cJSON_GetArraySize(vals) > FDS_MAX_TERMS_COUNT) {
-        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
-                     "[ids] query has [%d] values, more than the limit of "
-                     "[%d]", cJSON_GetArraySize(vals), FDS_MAX_TERMS_COUNT);
+    } else if ((size_t)cJSON_GetArraySize(vals) >
+               c->lim->max_result_window) {
+        /* Elasticsearch's IdsQueryBuilder bounds the ids by the window */
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_QUERY_SHARD,
+                     "failed to create query: Too many ids specified, allowed "
+                     "max result window is [%u]", c->lim->max_result_window);
     } else if ((q = fds__dsl_qnew(FDS_Q_IDS, NULL))) {
         size_t n = (size_t)cJSON_GetArraySize(vals);
         q->vals = calloc(n ? n : 1, sizeof *q->vals);

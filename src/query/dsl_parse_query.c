@@ -305,14 +305,31 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
         q = fds__dsl_exists(c, b);
     } else if (!strcmp(t, "ids")) {
         q = fds__dsl_ids(c, b);
+    } else if (!strcmp(t, "prefix") || !strcmp(t, "wildcard") ||
+               !strcmp(t, "regexp")) {
+        q = fds__dsl_pattern(c, t, b);
+    } else if (!strcmp(t, "fuzzy")) {
+        q = fds__dsl_fuzzy(c, b);
+    } else if (!strcmp(t, "constant_score")) {
+        q = fds__dsl_constant_score(c, b);
+    } else if (!strcmp(t, "dis_max")) {
+        q = fds__dsl_dis_max(c, b);
+    } else if (!strcmp(t, "boosting")) {
+        q = fds__dsl_boosting(c, b);
+    } else if (!strcmp(t, "query_string") ||
+               !strcmp(t, "simple_query_string")) {
+        q = fds__dsl_query_string(c, b, t[0] == 's');
     } else {
         fds__dsl_err(c->err, "unknown query [%s]", t);
     }
     c->depth--;
-    /* a bool's clauses counted themselves; terms is one set query */
+    /* a bool's (and any compound's) clauses counted themselves; terms is
+     * one set query */
+    bool compound = q && (q->type == FDS_Q_CONST || q->type == FDS_Q_DISMAX ||
+                          q->type == FDS_Q_BOOSTING || !strcmp(t, "bool") ||
+                          strstr(t, "query_string"));
     if (q)
-        c->clauses += !strcmp(t, "bool") ? 0 : !strcmp(t, "terms") ? 1
-                                                                   : leaves(q);
+        c->clauses += compound ? 0 : !strcmp(t, "terms") ? 1 : leaves(q);
     if (q && c->clauses > FDS_MAX_CLAUSE_COUNT) {
         fds__query_free(q);
         fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_TOO_MANY_CLAUSES,

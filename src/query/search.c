@@ -13,6 +13,7 @@
 
 #include "postings.h"
 #include "search_int.h"
+#include "term_pat.h"
 
 static int hit_qsort_cmp(const void *a, const void *b, void *req)
 {
@@ -70,7 +71,8 @@ static int segment_daat(run *r, unsigned si, it *iter)
     bool quick = !r->by_score && req->sort[0].kind == FDS_SORT_FIELD;
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
-    bool blocks = quick && sf[0] && sf[0]->blk_max;
+    bool min_score = !isnan(req->min_score);
+    bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score;
     uint32_t resume = NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t visited = 0;
@@ -92,6 +94,9 @@ static int segment_daat(run *r, unsigned si, it *iter)
             break;
         if (!fds__is_live(sg, d))
             continue;
+        float sc = NAN;
+        if (min_score && (sc = iter->score(iter)) < req->min_score)
+            continue; /* neither a hit nor counted */
         r->count++;
         if (!r->k) {
             if (r->counting && r->count > r->limit)
@@ -106,7 +111,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
                 continue;
         }
         if (r->need_score)
-            h.score = iter->score(iter);
+            h.score = min_score ? sc : iter->score(iter);
         if (quick && req->nsort == 1 && !req->nafter && !r->need_score &&
             hp->n == hp->cap) {
             h.nsort = 1; /* key 0 filled by the quick check */
@@ -145,7 +150,7 @@ static int run_segments(run *r, fds_err *err)
         term_it **ts = NULL;
         size_t nt = 0;
         int rc = 0;
-        if (r->by_score && !req->nafter &&
+        if (r->by_score && !req->nafter && isnan(req->min_score) &&
             fds__disjunction_terms(iter, &ts, &nt)) {
             rc = segment_terms(r, si, ts, nt);
             free(ts);
@@ -239,7 +244,7 @@ int fds_search_execute(const fds_search_request *req,
                             "out of memory");
     }
     r.by_score = req->nsort == 0;
-    r.need_score = r.by_score || req->track_scores;
+    r.need_score = r.by_score || req->track_scores || !isnan(req->min_score);
     for (unsigned k = 0; k < req->nsort; k++)
         if (req->sort[k].kind == FDS_SORT_SCORE)
             r.need_score = true;
@@ -311,6 +316,7 @@ void fds__query_free(fds_query *q)
     free(q->val_lens);
     free(q->lo_s);
     free(q->hi_s);
+    fds__term_pat_free(q->pat);
     fds_query **lists[4] = {q->must, q->should, q->filter, q->must_not};
     size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
     for (int l = 0; l < 4; l++) {
@@ -336,6 +342,12 @@ void fds_search_request_free(fds_search_request *r)
         free(r->excludes[i]);
     free(r->includes);
     free(r->excludes);
+    for (size_t i = 0; i < r->ndv; i++) {
+        free(r->dv[i].name);
+        free(r->dv[i].src);
+        free(r->dv[i].format);
+    }
+    free(r->dv);
     free(r);
 }
 

@@ -12,6 +12,7 @@
 
 #include "postings.h"
 #include "search_int.h"
+#include "term_pat.h"
 
 /* ---- explanations (Lucene/Elasticsearch "explain" shape) ----------------- */
 
@@ -71,6 +72,15 @@ static const char *qname(const fds_query *q, char *buf, size_t cap)
         snprintf(buf, cap, "%.*s:(terms)", (int)q->field_len, q->field);
         return buf;
     case FDS_Q_IDS: return "_id:(ids)";
+    case FDS_Q_PATTERN:
+        snprintf(buf, cap, "%.*s:%s(%.*s)", (int)q->field_len, q->field,
+                 q->pkind == FDS_PAT_PREFIX ? "prefix"
+                 : q->pkind == FDS_PAT_WILDCARD ? "wildcard" : "regexp",
+                 (int)q->term_len, q->term);
+        return buf;
+    case FDS_Q_CONST: return "ConstantScore";
+    case FDS_Q_DISMAX: return "max plus tie_breaker times others of:";
+    case FDS_Q_BOOSTING: return "boosting";
     default: return "query";
     }
 }
@@ -164,7 +174,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
             ex_add(s2, tfn);
             ex_add(o, s2);
         } else {
-            o = ex_node(q->boost, qname(q, buf, sizeof buf));
+            o = ex_node(i->score(i), qname(q, buf, sizeof buf));
         }
     }
     fds__it_free(i);

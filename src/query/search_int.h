@@ -41,6 +41,7 @@ typedef struct cnode {
     bool dup;            /* a should term merged into an earlier equal one */
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
+    fds_query *owned;    /* FUZZY: the expansion q points to (freed with it) */
 } cnode;
 
 typedef struct exec {
@@ -116,6 +117,14 @@ static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
         m->have[norm >> 6] |= 1ull << (norm & 63);
     }
     return w - w / (1.0f + (float)tf * c->cache[norm]);
+}
+
+/* Queries compiled and iterated as a bool of their clauses (bool itself,
+ * constant_score, dis_max, boosting). */
+static inline bool fds__q_compound(const fds_query *q)
+{
+    return q->type == FDS_Q_BOOL || q->type == FDS_Q_CONST ||
+           q->type == FDS_Q_DISMAX || q->type == FDS_Q_BOOSTING;
 }
 
 /* The compiled form of `q` for this search (collection statistics summed

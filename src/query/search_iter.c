@@ -39,6 +39,7 @@
 
 #include "postings.h"
 #include "search_int.h"
+#include "term_pat.h"
 
 static float bm25_idf(uint64_t N, uint64_t n)
 {
@@ -52,7 +53,228 @@ void fds__cnode_free(cnode *c)
     for (size_t i = 0; i < c->nkids; i++)
         fds__cnode_free(c->kids[i]);
     free(c->kids);
+    fds__query_free(c->owned);
     free(c);
+}
+
+/* ---- fuzzy expansion ---------------------------------------------------------
+ *
+ * Lucene's FuzzyQuery with TopTermsBlendedFreqScoringRewrite: the terms of
+ * the field within the edit distance (Damerau-Levenshtein in its restricted
+ * form, optimal string alignment, when transpositions are allowed; code
+ * points) that share the first prefix_length code points, each boosted by
+ * 1 - edits / min(term length, query length) (FuzzyTermsEnum); the
+ * max_expansions best by boost (ties: the smaller term, as TopTermsRewrite
+ * keeps them) become should clauses of term queries whose document
+ * frequency is the largest of theirs (BlendedTermQuery), so that a rare
+ * misspelling does not outscore the right word.  No edits allowed, or a
+ * prefix as long as the term: the term itself.
+ */
+
+/* Code points of s[0..n) into a malloc'd array (*m of them); NULL when
+ * out of memory or not UTF-8 (such a term matches nothing). */
+static int32_t *cps_of(const char *s, size_t n, size_t *m)
+{
+    int32_t *cp = NULL;
+    return fds__code_points(s, n, &cp, m) ? NULL : cp;
+}
+
+/* Edit distance of a and b (optimal string alignment when `transp`), or
+ * max + 1 once it must exceed max.  rows: 3 * (nb + 1) ints of scratch. */
+static int osa(const int32_t *a, size_t na, const int32_t *b, size_t nb,
+               int max, bool transp, int *rows)
+{
+    if ((na > nb ? na - nb : nb - na) > (size_t)max)
+        return max + 1;
+    int *pp = rows, *p = rows + nb + 1, *cur = rows + 2 * (nb + 1);
+    for (size_t j = 0; j <= nb; j++)
+        p[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        cur[0] = (int)i;
+        int best = cur[0];
+        for (size_t j = 1; j <= nb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int v = p[j - 1] + cost;
+            if (p[j] + 1 < v)
+                v = p[j] + 1;
+            if (cur[j - 1] + 1 < v)
+                v = cur[j - 1] + 1;
+            if (transp && i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
+                v = pp[j - 2] + 1;
+            cur[j] = v;
+            if (v < best)
+                best = v;
+        }
+        if (best > max)
+            return max + 1;
+        int *t = pp;
+        pp = p;
+        p = cur;
+        cur = t;
+    }
+    return p[nb] <= max ? p[nb] : max + 1;
+}
+
+typedef struct fz_cand {
+    const char *t; /* in a segment's map, valid for the search */
+    uint32_t n;
+    float boost;
+    uint64_t df;
+} fz_cand;
+
+static int fz_by_term(const void *a, const void *b)
+{
+    const fz_cand *x = a, *y = b;
+    int c = memcmp(x->t, y->t, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+static int fz_by_boost(const void *a, const void *b)
+{
+    const fz_cand *x = a, *y = b;
+    if (x->boost != y->boost)
+        return x->boost > y->boost ? -1 : 1;
+    return fz_by_term(a, b);
+}
+
+static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n);
+
+/* The terms of q's expansion in every segment (sorted by term, equal terms
+ * merged with their doc freqs summed) into *out.  0 or FDS_ENOMEM. */
+static int fz_collect(exec *x, const fds_query *q, const int32_t *qc,
+                      size_t qn, int edits, size_t pbytes, fz_cand **out,
+                      size_t *nout)
+{
+    fz_cand *v = NULL;
+    size_t n = 0, cap = 0;
+    int *rows = malloc(3 * (qn + (size_t)edits + 2) * sizeof *rows);
+    if (!rows)
+        return FDS_ENOMEM;
+    for (unsigned s = 0; s < x->nseg; s++) {
+        const fds_sidx *sx = x->segs[s].sidx;
+        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+        if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD))
+            continue;
+        uint32_t ord = pbytes ? ord_lower_bound(f, q->term, pbytes) : 0;
+        for (uint32_t seen = 0; ord < f->nterms; ord++) {
+            if (++seen % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(x))
+                break; /* timed out: the terms found so far */
+            uint32_t tl;
+            const char *t = fds__sidx_term_str(f, ord, &tl);
+            if (pbytes && (tl < pbytes || memcmp(t, q->term, pbytes)))
+                break;
+            size_t tn;
+            if (tl > 4 * (qn + (size_t)edits))
+                continue; /* more code points than can be within reach */
+            int32_t *tc = cps_of(t, tl, &tn);
+            if (!tc)
+                continue; /* out of memory or not UTF-8: not within reach */
+            int ed = osa(qc, qn, tc, tn, edits, q->fz_transp, rows);
+            free(tc);
+            if (ed > edits)
+                continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                fz_cand *nv = realloc(v, nc * sizeof *nv);
+                if (!nv) {
+                    free(rows);
+                    free(v);
+                    return FDS_ENOMEM;
+                }
+                v = nv;
+                cap = nc;
+            }
+            fds_sterm st;
+            fds__sidx_term_at(sx, f, ord, &st);
+            size_t mn = tn < qn ? tn : qn;
+            v[n++] = (fz_cand){t, tl, mn ? 1.0f - (float)ed / (float)mn : 0,
+                               st.df};
+        }
+    }
+    free(rows);
+    if (n > 1)
+        qsort(v, n, sizeof *v, fz_by_term);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && !fz_by_term(&v[m - 1], &v[i]))
+            v[m - 1].df += v[i].df;
+        else
+            v[m++] = v[i];
+    }
+    *out = v;
+    *nout = m;
+    return 0;
+}
+
+/* The query a fuzzy query runs as (see above); NULL on ENOMEM.  *maxdf is
+ * the blended doc freq (0: none, the plain term). */
+static fds_query *fz_expand(exec *x, const fds_query *q, uint64_t *maxdf)
+{
+    *maxdf = 0;
+    size_t qn;
+    int32_t *qc = cps_of(q->term, q->term_len, &qn);
+    if (!qc)
+        return NULL;
+    int edits = q->fz_edits >= 0 ? q->fz_edits
+              : (int)qn < q->fz_lo ? 0 : (int)qn < q->fz_hi ? 1 : 2;
+    size_t pcp = (size_t)q->fz_prefix < qn ? (size_t)q->fz_prefix : qn, pb = 0;
+    for (size_t i = 0; i < pcp; i++) /* bytes of the first pcp code points */
+        pb += qc[i] < 0x80 ? 1 : qc[i] < 0x800 ? 2 : qc[i] < 0x10000 ? 3 : 4;
+    fds_query *r = NULL;
+    if (edits == 0 || pcp >= qn) {
+        r = fds__query_new(FDS_Q_TERM);
+        if (r && (r->field = malloc(q->field_len + 1)) &&
+            (r->term = malloc(q->term_len + 1))) {
+            memcpy(r->field, q->field, q->field_len + 1);
+            memcpy(r->term, q->term, q->term_len + 1);
+            r->field_len = q->field_len;
+            r->term_len = q->term_len;
+            r->ftype = q->ftype;
+            r->boost = q->boost;
+        } else {
+            fds__query_free(r);
+            r = NULL;
+        }
+        free(qc);
+        return r;
+    }
+    fz_cand *v = NULL;
+    size_t n = 0;
+    int rc = fz_collect(x, q, qc, qn, edits, pb, &v, &n);
+    free(qc);
+    if (rc)
+        return NULL;
+    if (n > 1)
+        qsort(v, n, sizeof *v, fz_by_boost);
+    if (n > (size_t)q->fz_max_exp)
+        n = (size_t)q->fz_max_exp;
+    r = fds__query_new(n ? FDS_Q_BOOL : FDS_Q_MATCH_NONE);
+    for (size_t i = 0; r && i < n; i++) {
+        fds_query *t = fds__query_new(FDS_Q_TERM);
+        fds_query **nl = t ? realloc(r->should, (r->nshould + 1) * sizeof *nl) : NULL;
+        if (nl)
+            r->should = nl;
+        if (!nl || !(t->field = malloc(q->field_len + 1)) ||
+            !(t->term = malloc(v[i].n + 1))) {
+            fds__query_free(t);
+            fds__query_free(r);
+            r = NULL;
+            break;
+        }
+        memcpy(t->field, q->field, q->field_len + 1);
+        memcpy(t->term, v[i].t, v[i].n);
+        t->term[v[i].n] = 0;
+        t->field_len = q->field_len;
+        t->term_len = v[i].n;
+        t->ftype = q->ftype;
+        t->boost = v[i].boost * q->boost;
+        r->should[r->nshould++] = t;
+        if (v[i].df > *maxdf)
+            *maxdf = v[i].df;
+    }
+    free(v);
+    return r;
 }
 
 static bool same_term(const fds_query *a, const fds_query *b)
@@ -87,11 +309,28 @@ static void merge_should_terms(cnode *c, const fds_query *q)
 
 cnode *fds__compile(exec *x, const fds_query *q)
 {
+    if (q->type == FDS_Q_FUZZY) {
+        uint64_t maxdf;
+        fds_query *e = fz_expand(x, q, &maxdf);
+        cnode *c = e ? fds__compile(x, e) : NULL;
+        if (!c) {
+            fds__query_free(e);
+            return NULL;
+        }
+        c->owned = e;
+        for (size_t i = 0; maxdf && i < c->nkids; i++) { /* blended */
+            cnode *k = c->kids[i];
+            k->n = maxdf;
+            k->idf = bm25_idf(k->N, maxdf);
+            k->weight = k->boost * k->idf;
+        }
+        return c;
+    }
     cnode *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->q = q;
-    if (q->type == FDS_Q_BOOL) {
+    if (fds__q_compound(q)) {
         size_t n = q->nmust + q->nshould + q->nfilter + q->nmust_not;
         c->kids = calloc(n ? n : 1, sizeof *c->kids);
         if (!c->kids) {
@@ -109,7 +348,7 @@ cnode *fds__compile(exec *x, const fds_query *q)
                 }
                 c->kids[c->nkids++] = k;
             }
-        if (q->msm <= 1)
+        if (q->type == FDS_Q_BOOL && q->msm <= 1)
             merge_should_terms(c, q);
     } else if (q->type == FDS_Q_TERM) {
         uint64_t N = 0, n = 0, sttf = 0;
@@ -522,20 +761,20 @@ static void *it_alloc(size_t sz, exec *x, const cnode *c)
     return i;
 }
 
-static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
-                         const char *v, size_t len, exec *x)
+/* The docs of term t (of field f) into s's bitset.  0, or -1 when a block
+ * does not decode (x->corrupt set). */
+static int bits_add_sterm(bits_it *s, const fds_sfield *f,
+                          const fds_sterm *term, exec *x)
 {
-    fds_sterm t;
-    if (fds__sidx_term(sx, f, v, len, &t))
-        return 0;
+    fds_sterm tt = *term, *t = &tt; /* inlined into this frame's buffers */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
-    fds__sterm_inline(&t, f->norms, skip1, blk1);
+    fds__sterm_inline(t, f->norms, skip1, blk1);
     uint32_t base = 0;
-    for (uint32_t b = 0; b < t.nblocks; b++) {
-        const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    for (uint32_t b = 0; b < t->nblocks; b++) {
+        const uint8_t *sk = t->skip + (size_t)b * FDS_SIDX_SKIP_LEN;
         unsigned n = sk[13] + 1u;
-        if (fds_postings_decode_block(fds__skip_block(&t, sk), t.end, n,
+        if (fds_postings_decode_block(fds__skip_block(t, sk), t->end, n,
                                       base, s->max_doc, docs, tfs) < 0) {
             x->corrupt = 1;
             return -1;
@@ -545,6 +784,91 @@ static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
         base = docs[n - 1] + 1;
     }
     return 0;
+}
+
+static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
+                         const char *v, size_t len, exec *x)
+{
+    fds_sterm t;
+    if (fds__sidx_term(sx, f, v, len, &t))
+        return 0;
+    return bits_add_sterm(s, f, &t, x);
+}
+
+/* First ordinal of f whose term is >= key[0..n) (bytes, as the dictionary
+ * is sorted). */
+static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
+{
+    uint32_t lo = 0, hi = f->nterms;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2, tl;
+        const char *t = fds__sidx_term_str(f, mid, &tl);
+        int c = memcmp(t, key, tl < n ? tl : n);
+        if (c < 0 || (c == 0 && tl < n))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Every term of f matching the pattern of q into s: the ordinals that
+ * start with the pattern's literal lead only (a prefix is a range of
+ * ordinals), each term's docs once. */
+static void bits_add_pattern(bits_it *s, const fds_sidx *sx,
+                             const fds_sfield *f, const fds_query *q, exec *x)
+{
+    size_t ln;
+    const char *lead = fds__term_pat_lead(q->pat, &ln);
+    uint32_t ord = ln ? ord_lower_bound(f, lead, ln) : 0;
+    for (uint32_t seen = 0; ord < f->nterms; ord++) {
+        if (++seen % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(x))
+            return; /* timed out: what it has */
+        uint32_t tl;
+        const char *t = fds__sidx_term_str(f, ord, &tl);
+        if (ln && (tl < ln || memcmp(t, lead, ln)))
+            break;
+        if (!fds__term_pat_match(q->pat, t, tl))
+            continue;
+        fds_sterm st;
+        fds__sidx_term_at(sx, f, ord, &st);
+        if (bits_add_sterm(s, f, &st, x))
+            return;
+    }
+}
+
+/* dis_max: the best clause plus tie_breaker times the others. */
+static float dismax_score(it *i)
+{
+    bool_it *b = (bool_it *)i;
+    float best = 0, sum = 0;
+    for (size_t k = 0; k < b->nshould; k++) {
+        it *sh = b->should[k];
+        if (sh->doc == NO_MORE - 1 || sh->doc < i->doc)
+            sh->advance(sh, i->doc);
+        if (sh->doc != i->doc)
+            continue;
+        float v = sh->score(sh);
+        sum += v;
+        if (v > best)
+            best = v;
+    }
+    const fds_query *q = i->c->q;
+    return (best + q->tie * (sum - best)) * q->boost;
+}
+
+/* boosting: the positive clause's score, times negative_boost where the
+ * negative clause matches too. */
+static float boosting_score(it *i)
+{
+    bool_it *b = (bool_it *)i;
+    float v = b->req[0]->score(b->req[0]);
+    it *neg = b->should[0];
+    if (neg->doc == NO_MORE - 1 || neg->doc < i->doc)
+        neg->advance(neg, i->doc);
+    if (neg->doc == i->doc)
+        v *= i->c->q->tie;
+    return v * i->c->q->boost;
 }
 
 it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
@@ -596,6 +920,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         return (it *)r;
     }
     case FDS_Q_TERMS:
+    case FDS_Q_PATTERN:
     case FDS_Q_IDS: {
         bits_it *s = it_alloc(sizeof *s, x, c);
         if (!s)
@@ -616,12 +941,18 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             }
         } else {
             const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
-            if (f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD))
+            bool terms = f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD);
+            if (terms && q->type == FDS_Q_PATTERN)
+                bits_add_pattern(s, sx, f, q, x);
+            else if (terms)
                 for (size_t k = 0; k < q->nvals; k++)
                     bits_add_term(s, sx, f, q->vals[k], q->val_lens[k], x);
         }
         return (it *)s;
     }
+    case FDS_Q_CONST:
+    case FDS_Q_DISMAX:
+    case FDS_Q_BOOSTING:
     case FDS_Q_BOOL: {
         bool_it *b = it_alloc(sizeof *b, x, c);
         if (!b)
@@ -672,6 +1003,12 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             a->b.advance = all_adv;
             b->req[b->nreq++] = (it *)a;
         }
+        if (q->type == FDS_Q_CONST)
+            b->b.score = const_score;
+        else if (q->type == FDS_Q_DISMAX)
+            b->b.score = dismax_score;
+        else if (q->type == FDS_Q_BOOSTING)
+            b->b.score = boosting_score;
         return (it *)b;
     oom:
         bool_destroy((it *)b);
@@ -691,8 +1028,13 @@ float fds__it_max(it *i)
         return term_ub((term_it *)i);
     if (i->advance == bool_adv) {
         bool_it *b = (bool_it *)i;
-        if (b->empty_all)
-            return i->c->q->boost;
+        const fds_query *q = i->c->q;
+        if (b->empty_all || q->type == FDS_Q_CONST)
+            return q->boost;
+        if (q->type == FDS_Q_BOOSTING) /* negative_boost may exceed 1 */
+            return fds__it_max(b->req[0]) * (q->tie > 1 ? q->tie : 1) *
+                   q->boost;
+        /* dis_max: best + tie * rest <= the sum of the clauses' bounds */
         float s = 0;
         for (size_t k = 0; k < b->nmust; k++)
             s += fds__it_max(b->req[k]);
@@ -714,7 +1056,7 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
         *n = 1;
         return true;
     }
-    if (root->advance != bool_adv)
+    if (root->advance != bool_adv || root->c->q->type != FDS_Q_BOOL)
         return false;
     bool_it *b = (bool_it *)root;
     const fds_query *q = root->c->q;

@@ -27,7 +27,15 @@ typedef enum fds_qtype {
     FDS_Q_BOOL,
     FDS_Q_EXISTS,
     FDS_Q_IDS,
+    FDS_Q_PATTERN,   /* prefix/wildcard/regexp over the term dictionary, constant */
+    FDS_Q_CONST,     /* constant_score: filter[0] matches, scores boost */
+    FDS_Q_DISMAX,    /* dis_max of should[]: max + tie * (sum - max) */
+    FDS_Q_BOOSTING,  /* must[0] scored, times `tie` where should[0] matches */
+    FDS_Q_FUZZY,     /* `term` within fz_edits edits: the top fz_max_exp terms
+                        of the dictionaries, BM25 with blended doc freqs */
 } fds_qtype;
+
+struct fds_term_pat; /* term_pat.h */
 
 typedef struct fds_query {
     int type;         /* fds_qtype */
@@ -53,6 +61,15 @@ typedef struct fds_query {
     struct fds_query **must, **should, **filter, **must_not;
     size_t nmust, nshould, nfilter, nmust_not;
     int msm;          /* minimum_should_match; -1 = default */
+    /* PATTERN: the compiled pattern (owned) and its kind (FDS_PAT_*) */
+    struct fds_term_pat *pat;
+    int pkind;
+    /* DISMAX: tie_breaker; BOOSTING: negative_boost */
+    float tie;
+    /* FUZZY: edits (-1: AUTO, 0 below fz_lo code points, 1 below fz_hi,
+     * else 2), prefix_length, max_expansions, transpositions */
+    int fz_edits, fz_lo, fz_hi, fz_prefix, fz_max_exp;
+    bool fz_transp;
     /* for explanations: "match" text it came from, NULL otherwise */
 } fds_query;
 
@@ -100,6 +117,51 @@ enum {
 #define FDS_SOURCE_PATTERNS_MAX 64
 #define FDS_SOURCE_PATTERN_LEN_MAX 256
 
+/* The per-index limits a search is checked against (Elasticsearch's index
+ * settings of the same names; fds_search_limits_default gives their
+ * defaults).  Past one, parsing fails with Elasticsearch's message. */
+typedef struct fds_search_limits {
+    uint32_t max_result_window;   /* index.max_result_window: from + size */
+    uint32_t max_docvalue_fields; /* index.max_docvalue_fields_search (100) */
+    uint32_t max_script_fields;   /* index.max_script_fields (32) */
+    uint32_t max_terms_count;     /* index.max_terms_count: terms query (65536) */
+    uint32_t max_regex_length;    /* index.max_regex_length: regexp (1000) */
+    uint32_t max_rescore_window;  /* index.max_rescore_window (10000) */
+} fds_search_limits;
+
+#define FDS_MAX_DOCVALUE_FIELDS 100
+#define FDS_MAX_SCRIPT_FIELDS 32
+#define FDS_MAX_REGEX_LENGTH 1000
+#define FDS_MAX_RESCORE_WINDOW 10000
+
+/* Elasticsearch's defaults of every limit. */
+void fds_search_limits_default(fds_search_limits *l);
+
+/* A docvalue_fields field, resolved against the mapping at parse time
+ * (src/query/docvalues.c): a pattern gives one per matching field. */
+typedef struct fds_dv_field {
+    char *name;        /* as the hit's `fields` names it */
+    char *src;         /* the `_source` path of its values (a multi-field's
+                          parent) */
+    int type;          /* fds_ftype: KEYWORD, LONG, DOUBLE, DATE, BOOLEAN */
+    bool float32;      /* float / half_float: values at float precision */
+    int ignore_above;  /* keyword: longer values have none; 0 = no bound */
+    char *format;      /* date format or DecimalFormat pattern; NULL: the
+                          mapping's (dates) or none (numbers) */
+    const struct fds_date_format *dfmt; /* the mapping's, to read dates */
+    bool fetch;        /* from `fields`: _source order, text fields too */
+    bool unmapped;     /* `fields` with include_unmapped: `name` is a pattern
+                          over the _source paths the mapping lacks */
+} fds_dv_field;
+
+/* One value of a hit's docvalue field, rendered: text[0..len) (malloc'd),
+ * a JSON string when `quoted`, else a bare JSON number or boolean. */
+typedef struct fds_dv_value {
+    char *text;
+    size_t len;
+    bool quoted;
+} fds_dv_value;
+
 struct fds_search_request {
     fds_query *query;
     uint32_t from, size;
@@ -131,8 +193,17 @@ struct fds_search_request {
      * operator (default_operator=AND: every word must match) */
     char q_df[FDS_FIELD_PATH_MAX];
     bool q_and;
+    bool q_lenient;          /* lenient=true: a word a field cannot take matches nothing */
     const fds_mapping *mapping;
     uint32_t max_window;     /* index.max_result_window: from + size bound */
+    fds_search_limits lim;   /* the index's limits (max_window among them) */
+    /* docvalue_fields (body or URL): rendered into each hit's `fields` */
+    fds_dv_field *dv;
+    size_t ndv;
+    size_t ndv_asked;        /* docvalue_fields entries asked for (the limit counts them) */
+    size_t nfields_asked;    /* `fields` entries asked for */
+    /* min_score: hits scoring below it are dropped (NAN: none) */
+    float min_score;
 };
 
 /*
@@ -163,6 +234,14 @@ int fds_search_parse(const char *body, size_t len, const fds_mapping *m,
  * fds_search_parse uses Elasticsearch's default, 10000. */
 int fds_search_parse_window(const char *body, size_t len,
                             const fds_mapping *m, uint32_t max_window,
+                            int for_count, fds_search_request **out,
+                            fds_err *err);
+
+/* fds_search_parse() against every limit of `lim` (NULL: the defaults);
+ * errors as fds_search_parse, each limit's in Elasticsearch's words
+ * (FDS_EINVAL / FDS_ETOOBIG, kind FDS_KIND_INVALID_ARGUMENT). */
+int fds_search_parse_limits(const char *body, size_t len,
+                            const fds_mapping *m, const fds_search_limits *lim,
                             int for_count, fds_search_request **out,
                             fds_err *err);
 
@@ -199,5 +278,35 @@ int fds_search_request_add_filter(fds_search_request *req, const char *filter,
  * becomes a boosted match_all).  0 or FDS_ENOMEM. */
 int fds_search_request_boost(fds_search_request *req, float factor,
                              fds_err *err);
+
+/*
+ * The values of docvalue field k (< req->ndv) of a hit whose `_source` is
+ * src[0..len), in doc-value order and format (docvalues.c) into *out (n
+ * of them, NULL when none; free with fds_dv_values_free).  0 or
+ * FDS_ENOMEM.
+ */
+int fds_docvalues_of(const fds_search_request *req, size_t k,
+                     const uint8_t *src, size_t len, fds_dv_value **out,
+                     size_t *n);
+void fds_dv_values_free(fds_dv_value *v, size_t n); /* NULL is a no-op */
+
+/* The values of one unmapped `_source` path. */
+typedef struct fds_dv_group {
+    char *name;
+    fds_dv_value *v;
+    size_t n;
+} fds_dv_group;
+
+/*
+ * For an include_unmapped entry k (req->dv[k].unmapped): every scalar
+ * `_source` path the entry's pattern matches that the mapping does not
+ * map, with its values as given (strings, numbers as written, booleans),
+ * in `_source` order, into *out (n groups; free with fds_dv_groups_free).
+ * 0 or FDS_ENOMEM.
+ */
+int fds_unmapped_values(const fds_search_request *req, size_t k,
+                        const uint8_t *src, size_t len, fds_dv_group **out,
+                        size_t *n);
+void fds_dv_groups_free(fds_dv_group *g, size_t n); /* NULL is a no-op */
 
 #endif

@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,13 @@
 
 #include "store.h"
 
+/* Elasticsearch's defaults (IndexSettings). */
 #define MAX_RESULT_WINDOW_DEFAULT 10000
+#define MAX_DOCVALUE_FIELDS_DEFAULT 100
+#define MAX_SCRIPT_FIELDS_DEFAULT 32
+#define MAX_TERMS_COUNT_DEFAULT 65536
+#define MAX_REGEX_LENGTH_DEFAULT 1000
+#define MAX_RESCORE_WINDOW_DEFAULT 10000
 
 void fds_index_settings_default(fds_index_settings *s)
 {
@@ -26,7 +33,29 @@ void fds_index_settings_default(fds_index_settings *s)
     s->refresh_interval_ms = FDS_REFRESH_INTERVAL_DEFAULT_MS;
     s->durability = FDS_DURABILITY_REQUEST;
     s->max_result_window = MAX_RESULT_WINDOW_DEFAULT;
+    s->max_docvalue_fields_search = MAX_DOCVALUE_FIELDS_DEFAULT;
+    s->max_script_fields = MAX_SCRIPT_FIELDS_DEFAULT;
+    s->max_terms_count = MAX_TERMS_COUNT_DEFAULT;
+    s->max_regex_length = MAX_REGEX_LENGTH_DEFAULT;
+    s->max_rescore_window = MAX_RESCORE_WINDOW_DEFAULT;
 }
+
+/* The search limits: a uint32 member of fds_index_settings each, all
+ * dynamic, >= 0 except max_result_window (>= 1), checked by the search
+ * (src/query's fds_search_limits). */
+static const struct {
+    const char *key;
+    size_t off;
+    long long min;
+} LIMITS[] = {
+    {"index.max_result_window", offsetof(fds_index_settings, max_result_window), 1},
+    {"index.max_docvalue_fields_search",
+     offsetof(fds_index_settings, max_docvalue_fields_search), 0},
+    {"index.max_script_fields", offsetof(fds_index_settings, max_script_fields), 0},
+    {"index.max_terms_count", offsetof(fds_index_settings, max_terms_count), 1},
+    {"index.max_regex_length", offsetof(fds_index_settings, max_regex_length), 1},
+    {"index.max_rescore_window", offsetof(fds_index_settings, max_rescore_window), 1},
+};
 
 static const struct {
     const char *key;
@@ -46,6 +75,11 @@ static const struct {
     {"index.refresh_interval", FDS_SETTING_DYNAMIC},
     {"index.translog.durability", FDS_SETTING_DYNAMIC},
     {"index.max_result_window", FDS_SETTING_DYNAMIC},
+    {"index.max_docvalue_fields_search", FDS_SETTING_DYNAMIC},
+    {"index.max_script_fields", FDS_SETTING_DYNAMIC},
+    {"index.max_terms_count", FDS_SETTING_DYNAMIC},
+    {"index.max_regex_length", FDS_SETTING_DYNAMIC},
+    {"index.max_rescore_window", FDS_SETTING_DYNAMIC},
     {"index.hidden", FDS_SETTING_DYNAMIC},
 };
 
@@ -117,6 +151,15 @@ static int parse_time_ms(const char *v, long long *out)
             *out = (long long)(x * U[i].mul);
             return 0;
         }
+    return -1;
+}
+
+/* Row of LIMITS for `key`, or -1. */
+static int limit_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof LIMITS / sizeof *LIMITS; i++)
+        if (!strcmp(LIMITS[i].key, key))
+            return (int)i;
     return -1;
 }
 
@@ -214,10 +257,11 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "No enum constant org.elasticsearch.index."
                                 "translog.Translog.Durability.%s", value);
-    } else if (!strcmp(key, "index.max_result_window")) {
-        if (parse_long(value, &x) || x < 1 || x > 2147483647)
+    } else if (limit_of(key) >= 0) {
+        size_t k = (size_t)limit_of(key);
+        if (parse_long(value, &x) || x < LIMITS[k].min || x > 2147483647)
             return bad_value(err, key, value);
-        s->max_result_window = (uint32_t)x;
+        *(uint32_t *)((char *)s + LIMITS[k].off) = (uint32_t)x;
     } else if (!strcmp(key, "index.hidden")) {
         if (strcmp(value, "true") && strcmp(value, "false"))
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -263,7 +307,9 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
         KV("index.refresh_interval", "%lldms", (long long)s->refresh_interval_ms);
     KV("index.translog.durability", "%s",
        s->durability == FDS_DURABILITY_ASYNC ? "async" : "request");
-    KV("index.max_result_window", "%u", s->max_result_window);
+    for (size_t i = 0; i < sizeof LIMITS / sizeof *LIMITS; i++)
+        KV(LIMITS[i].key, "%u",
+           *(const uint32_t *)((const char *)s + LIMITS[i].off));
     KV("index.hidden", "%s", s->hidden ? "true" : "false");
 #undef KV
     return n;

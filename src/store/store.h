@@ -74,6 +74,9 @@ typedef struct fds_index_settings {
     int64_t refresh_interval_ms; /* dynamic; -1 disables */
     fds_durability durability;   /* dynamic */
     uint32_t max_result_window;  /* dynamic */
+    /* dynamic search limits, checked by src/query (fds_search_limits) */
+    uint32_t max_docvalue_fields_search, max_script_fields, max_terms_count,
+        max_regex_length, max_rescore_window;
     bool hidden;                 /* dynamic: index.hidden, left out of
                                     wildcards unless expand_wildcards=hidden */
 } fds_index_settings;
@@ -114,7 +117,7 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
 int fds_settings_check(const fds_index_settings *s, bool level_given,
                        bool codec_given, fds_err *err);
 
-#define FDS_SETTINGS_MAX 16
+#define FDS_SETTINGS_MAX 32
 #define FDS_SETTING_VALUE_MAX 32
 typedef struct fds_setting_kv {
     const char *key;                    /* static string */

@@ -137,14 +137,25 @@ class SearchOptions(ServerTestCase):
         self.assertEqual(ids("?q=red%20fox&df=a&default_operator=AND"), ["0"])
         self.assertEqual(ids("?q=red%20fox&default_operator=and"), ["0", "1", "2"])
         self.assertEqual(self.req("GET", "/q/_count?q=fox&df=b")[1]["count"], 1)
-        # Lucene syntax we do not parse is refused, not read as words
-        for q in ("%22red%20fox%22", "-red", "%2Bred", "red%20AND%20fox", "NOT%20red",
-                  "re*", "(red", "_exists_:a", "a:%5B1%20TO%205%5D", "red~", "red%5E2"):
+        # Lucene syntax (dsl_parse_qs.c)
+        for q, want in (("-red", []), ("%2Bred", ["0", "1", "2"]),
+                        ("NOT%20red", []), ("re*", ["0", "1", "2"]),
+                        ("_exists_:a", ["0", "1", "2"]),
+                        ("a:blue%20AND%20b:red", ["1"]),
+                        ("a:(red%20OR%20blue)%20-b:fox", ["0", "1"]),
+                        ("a:fo%3F", ["0", "1"]), ("a:%2Ff.x%2F", ["0", "1"]),
+                        ("a:RE*", ["0", "2"]), ("red%5E2%20%26%26%20b:fox", ["2"]),
+                        ("a:rod~", ["0", "2"]), ("a:bleu~1", ["1"]), ("a:bleu~0", []),
+                        ("*:*", ["0", "1", "2"]), ("*", ["0", "1", "2"]),
+                        ("*:fox%20-a:fox", ["2"]), ("_id:1%20OR%20_id:2", ["1", "2"])):
+            self.assertEqual(ids("?q=" + q), want, q)
+        # phrases need positions, groups close, at most 2 edits
+        for q in ("%22red%20fox%22", "red~3", "(red"):
             st, out, _ = self.req("GET", "/q/_count?q=" + q)
             self.assertEqual((st, out["error"]["type"]), (400, "search_phase_execution_exception"), q)
             cause = out["error"]["root_cause"][0]
             self.assertEqual(cause["type"], "query_shard_exception")
-            self.assertIn("Lucene syntax that is not supported", cause["reason"])
+            self.assertIn("Failed to parse query", cause["reason"])
         st, out, _ = self.req("GET", "/q/_search?q=red&default_operator=XOR")
         self.assertEqual(st, 400)
         self.assertIn("defaultOperator", out["error"]["reason"])

@@ -536,6 +536,7 @@ static void test_msm_extremes(void)
     ASSERT(parse_rc("{\"query\":{\"bool\":{\"should\":[{\"term\":{\"msg\":"
                     "\"a\"}}],\"minimum_should_match\":\"inf\"}}}",
                     &err) != 0);
+    seg_free();
 }
 
 /* `timeout`: past its deadline a search stops and says so; a timeout it

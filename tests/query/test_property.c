@@ -17,6 +17,7 @@
  */
 #include <cJSON.h>
 #include <math.h>
+#include <regex.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,17 +153,24 @@ static const stat_ent *text_stats(int f, const char *t, size_t n)
     return &stats[nstats++];
 }
 
-static double text_score(int f, const char *t, size_t n, const bdoc *d,
-                         double boost)
+/* BM25 of term t in doc d with doc freq `df` (< 0: the term's own). */
+static double text_score_df(int f, const char *t, size_t n, const bdoc *d,
+                            double boost, double df_over)
 {
     const stat_ent *st = text_stats(f, t, n);
-    double N = st->N, df = st->df, sum = st->sum;
+    double N = st->N, df = df_over >= 0 ? df_over : st->df, sum = st->sum;
     double tf = (double)tf_of(d, f, t, n);
     if (tf == 0)
         return 0;
     double avgdl = sum / N;
     double dl = bf_norm_len((int)d->ntok[f]);
     return boost * bf_idf(N, df) * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+}
+
+static double text_score(int f, const char *t, size_t n, const bdoc *d,
+                         double boost)
+{
+    return text_score_df(f, t, n, d, boost, -1);
 }
 
 static double kw_score(int f, const char *v, const bdoc *d)
@@ -193,7 +201,10 @@ static double kw_score(int f, const char *v, const bdoc *d)
 
 /* ---- random queries ------------------------------------------------------ */
 
-enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS };
+enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS, Q_PREFIX, Q_WILD,
+       Q_REGEXP, Q_CONST, Q_DISMAX, Q_BOOSTING, Q_FUZZY };
+
+#define FZ_SEL_MAX 8
 
 typedef struct bq {
     int type;
@@ -203,6 +214,13 @@ typedef struct bq {
     long long lo, hi;
     int has_lo, has_hi, lo_incl, hi_incl;
     tok qtok[64];     /* analyzed match text */
+    char ere[300];    /* Q_REGEXP: the same pattern in POSIX ERE, anchored */
+    double boost;     /* Q_CONST: boost; Q_DISMAX: tie; Q_BOOSTING: negative_boost */
+    /* Q_FUZZY: options, and the expansion the brute force computed */
+    int fz_edits, fz_prefix, fz_max, fz_transp;
+    tok fz_sel[FZ_SEL_MAX];
+    double fz_boost[FZ_SEL_MAX], fz_df;
+    int fz_nsel;
     size_t nqtok;
     struct bq *must[3], *should[3], *filter[3], *not[3];
     int nmust, nshould, nfilter, nnot;
@@ -236,14 +254,245 @@ static void random_words(int f, char *out, size_t cap, int nw)
         snprintf(out, cap, "get");
 }
 
+/* The leading run of bytes of s both regexp syntaxes read as literals. */
+static size_t plain_run(const char *s, size_t max)
+{
+    size_t k = 0;
+    while (k < max && s[k] && ((s[k] >= 'a' && s[k] <= 'z') ||
+                               (s[k] >= '0' && s[k] <= '9') || s[k] == '/'))
+        k++;
+    return k;
+}
+
+/* Wildcard match, written here independently (recursive; short strings). */
+static int bf_wild(const char *p, const char *s)
+{
+    if (!*p)
+        return !*s;
+    if (*p == '*')
+        return bf_wild(p + 1, s) || (*s && bf_wild(p, s + 1));
+    if (!*s)
+        return 0;
+    if (*p == '?') { /* one code point */
+        size_t w = 1;
+        while ((s[w] & 0xC0) == 0x80)
+            w++;
+        return bf_wild(p + 1, s + w);
+    }
+    return *p == *s && bf_wild(p + 1, s + 1);
+}
+
+/* Code points of s (ASCII and UTF-8), written out here. */
+static size_t bf_cps(const char *s, size_t n, int *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; k++) {
+        unsigned char b = (unsigned char)s[i];
+        int w = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        int v = b;
+        for (int j = 1; j < w && i + (size_t)j < n; j++)
+            v = v * 64 + ((unsigned char)s[i + (size_t)j] & 0x3F);
+        out[k] = v;
+        i += (size_t)w;
+    }
+    return k;
+}
+
+/* Restricted Damerau-Levenshtein (optimal string alignment), full table. */
+static int bf_osa(const char *a, size_t an, const char *b, size_t bn, int transp)
+{
+    int x[300], y[300];
+    if (an > 256 || bn > 256)
+        return 99;
+    size_t n = bf_cps(a, an, x), m = bf_cps(b, bn, y);
+    static int d[300][300];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int v = d[i - 1][j - 1] + (x[i - 1] != y[j - 1]);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (transp && i > 1 && j > 1 && x[i - 1] == y[j - 2] &&
+                x[i - 2] == y[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* The brute force's expansion of a fuzzy query on text field q->field:
+ * every distinct token within the edits sharing the prefix, boosted
+ * 1 - ed / min(lengths), the best fz_max, the largest doc freq. */
+static void bf_fuzzy_expand(bq *q)
+{
+    int qc[300];
+    size_t qn = bf_cps(q->text, strlen(q->text), qc);
+    int edits = q->fz_edits >= 0 ? q->fz_edits : qn < 3 ? 0 : qn < 6 ? 1 : 2;
+    size_t pre = (size_t)q->fz_prefix;
+    if (edits == 0 || pre >= qn) {
+        q->fz_sel[0].t = strdup(q->text);
+        q->fz_sel[0].n = strlen(q->text);
+        q->fz_boost[0] = 1;
+        q->fz_nsel = 1;
+        q->fz_df = -1; /* the term's own */
+        return;
+    }
+    size_t pb = 0; /* bytes of the prefix */
+    for (size_t i = 0; i < pre; i++)
+        pb += qc[i] < 0x80 ? 1 : qc[i] < 0x800 ? 2 : qc[i] < 0x10000 ? 3 : 4;
+    tok cand[4096];
+    double cb[4096];
+    size_t nc = 0;
+    for (size_t i = 0; i < nd; i++)
+        for (size_t k = 0; k < bd[i].ntok[q->field]; k++) {
+            const tok *t = &bd[i].toks[q->field][k];
+            if (t->n < pb || memcmp(t->t, q->text, pb))
+                continue;
+            int seen = 0;
+            for (size_t j = 0; j < nc && !seen; j++)
+                seen = cand[j].n == t->n && !memcmp(cand[j].t, t->t, t->n);
+            if (seen || nc == 4096)
+                continue;
+            int ed = bf_osa(q->text, strlen(q->text), t->t, t->n, q->fz_transp);
+            if (ed > edits)
+                continue;
+            int tc[300];
+            size_t tn = bf_cps(t->t, t->n, tc);
+            cand[nc] = *t;
+            cb[nc++] = 1.0 - (double)(float)ed / (double)(tn < qn ? tn : qn);
+        }
+    /* best boost first, then smaller term: selection by repeated maximum */
+    q->fz_nsel = 0;
+    q->fz_df = 0;
+    int used[4096] = {0};
+    while (q->fz_nsel < q->fz_max && q->fz_nsel < FZ_SEL_MAX) {
+        size_t best = nc;
+        for (size_t j = 0; j < nc; j++) {
+            if (used[j])
+                continue;
+            if (best == nc || (float)cb[j] > (float)cb[best])
+                best = j;
+            else if ((float)cb[j] == (float)cb[best]) {
+                size_t m = cand[j].n < cand[best].n ? cand[j].n : cand[best].n;
+                int c = memcmp(cand[j].t, cand[best].t, m);
+                if (c < 0 || (c == 0 && cand[j].n < cand[best].n))
+                    best = j;
+            }
+        }
+        if (best == nc)
+            break;
+        used[best] = 1;
+        q->fz_sel[q->fz_nsel].t = strndup(cand[best].t, cand[best].n);
+        q->fz_sel[q->fz_nsel].n = cand[best].n;
+        q->fz_boost[q->fz_nsel++] = (float)cb[best];
+        double df = text_stats(q->field, cand[best].t, cand[best].n)->df;
+        if (df > q->fz_df)
+            q->fz_df = df;
+    }
+}
+
 static bq *gen(int depth)
 {
     bq *q = calloc(1, sizeof *q);
-    static const int leaf[] = {Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_ALL, Q_EXISTS};
+    static const int leaf[] = {Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_ALL, Q_EXISTS,
+                               Q_PREFIX, Q_WILD, Q_REGEXP, Q_FUZZY};
+    static const int compound[] = {Q_BOOL, Q_BOOL, Q_CONST, Q_DISMAX, Q_BOOSTING};
     int r = (int)rnd(10);
-    r = depth > 1 || r < 6 ? leaf[rnd(6)] : Q_BOOL;
+    r = depth > 1 || r < 6 ? leaf[rnd(10)] : compound[rnd(5)];
     q->type = r;
     switch (r) {
+    case Q_FUZZY: {
+        q->field = rnd(2) ? F_URL : F_UA;
+        const bdoc *d = &bd[rnd((uint32_t)nd)];
+        if (!d->ntok[q->field]) {
+            snprintf(q->text, sizeof q->text, "mozila");
+        } else {
+            const tok *t = &d->toks[q->field][rnd((uint32_t)d->ntok[q->field])];
+            size_t n = t->n < 64 ? t->n : 64;
+            memcpy(q->text, t->t, n);
+            q->text[n] = 0;
+            int how = (int)rnd(5), at = n ? (int)rnd((uint32_t)n) : 0;
+            if (how == 0 && n > 1) /* delete */
+                memmove(q->text + at, q->text + at + 1, n - (size_t)at);
+            else if (how == 1 && (q->text[at] & 0x80) == 0) /* replace */
+                q->text[at] = (char)('a' + rnd(26));
+            else if (how == 2 && at + 1 < (int)n && !((q->text[at] | q->text[at + 1]) & 0x80)) {
+                char c = q->text[at]; /* transpose */
+                q->text[at] = q->text[at + 1];
+                q->text[at + 1] = c;
+            }
+        }
+        q->fz_edits = rnd(3) == 0 ? -1 : (int)rnd(3);
+        q->fz_prefix = (int)rnd(3);
+        q->fz_max = 1 + (int)rnd(FZ_SEL_MAX);
+        q->fz_transp = rnd(4) != 0;
+        bf_fuzzy_expand(q);
+        break;
+    }
+    case Q_PREFIX:
+    case Q_WILD:
+    case Q_REGEXP: {
+        const bdoc *d = &bd[rnd((uint32_t)nd)];
+        const char *u = d->kw[F_URL] ? d->kw[F_URL] : "/";
+        size_t n = strlen(u) < 40 ? strlen(u) : 40;
+        if (r == Q_PREFIX) {
+            n = 1 + rnd((uint32_t)(n < 8 ? n : 8));
+            memcpy(q->text, u, n);
+        } else if (r == Q_WILD) {
+            size_t o = 0;
+            for (size_t i = 0; i < n && o + 2 < sizeof q->text; i++) {
+                if (u[i] == '\\' || u[i] == '*')
+                    break;
+                int k = (int)rnd(10);
+                if (k == 0) {
+                    q->text[o++] = '*';
+                    i += rnd(4);
+                } else {
+                    q->text[o++] = k == 1 ? '?' : u[i];
+                }
+            }
+            if (rnd(2) && o + 1 < sizeof q->text)
+                q->text[o++] = '*';
+            q->text[o] = 0;
+        } else {
+            /* a literal run then one of a few operators, in both syntaxes */
+            size_t k = plain_run(u, 1 + rnd(10));
+            static const char *tail[][2] = {
+                {".*", ".*"}, {"[a-z0-9]*.*", "[a-z0-9]*.*"}, {"(.*)?", "(.*)?"},
+                {".+", ".+"}, {"(image|product|filter).*", "(image|product|filter).*"},
+                {"", ""}, {".{0,3}", ".{0,3}"}, {"[^/]*/.*", "[^/]*/.*"}};
+            int t = (int)rnd(8);
+            snprintf(q->text, sizeof q->text, "%.*s%s", (int)k, u, tail[t][0]);
+            snprintf(q->ere, sizeof q->ere, "^%.*s%s$", (int)k, u, tail[t][1]);
+        }
+        q->field = rnd(4) == 0 ? F_METHOD : F_URL;
+        if (q->field == F_METHOD && r != Q_REGEXP)
+            snprintf(q->text, sizeof q->text, "%s", r == Q_PREFIX ? "P" : "?E*");
+        else if (q->field == F_METHOD)
+            snprintf(q->ere, sizeof q->ere, "^(%s)$",
+                     strcpy(q->text, "GET|HEAD"));
+        break;
+    }
+    case Q_CONST:
+        q->boost = 0.5 + rnd(4);
+        q->nmust = 1;
+        q->must[0] = gen(depth + 1);
+        break;
+    case Q_DISMAX:
+        q->boost = rnd(3) * 0.5; /* tie_breaker 0, 0.5, 1 */
+        q->nmust = 1 + rnd(3);
+        for (int i = 0; i < q->nmust; i++)
+            q->must[i] = gen(depth + 1);
+        break;
+    case Q_BOOSTING:
+        q->boost = rnd(2) ? 0.25 : 2.0;
+        q->nmust = 2;
+        q->must[0] = gen(depth + 1);
+        q->must[1] = gen(depth + 1);
+        break;
     case Q_MATCH:
         q->field = rnd(NTEXT);
         if (q->field == F_METHOD) {
@@ -345,6 +594,7 @@ static void bq_free(bq *q)
     for (int i = 0; i < q->nfilter; i++) bq_free(q->filter[i]);
     for (int i = 0; i < q->nnot; i++) bq_free(q->not[i]);
     for (size_t i = 0; i < q->nqtok; i++) free(q->qtok[i].t);
+    for (int i = 0; i < q->fz_nsel; i++) free(q->fz_sel[i].t);
     free(q);
 }
 
@@ -402,6 +652,51 @@ static cJSON *to_json(const bq *q)
     case Q_ALL:
         cJSON_AddObjectToObject(o, "match_all");
         break;
+    case Q_PREFIX:
+    case Q_WILD:
+    case Q_REGEXP: {
+        char name[64];
+        snprintf(name, sizeof name, "%s.keyword", text_field[q->field]);
+        cJSON *t = cJSON_AddObjectToObject(o, q->type == Q_PREFIX ? "prefix"
+                                              : q->type == Q_WILD ? "wildcard"
+                                                                  : "regexp");
+        cJSON_AddStringToObject(t, name, q->text);
+        break;
+    }
+    case Q_FUZZY: {
+        cJSON *t = cJSON_AddObjectToObject(o, "fuzzy");
+        cJSON *f = cJSON_AddObjectToObject(t, text_field[q->field]);
+        cJSON_AddStringToObject(f, "value", q->text);
+        if (q->fz_edits >= 0)
+            cJSON_AddNumberToObject(f, "fuzziness", q->fz_edits);
+        else
+            cJSON_AddStringToObject(f, "fuzziness", "AUTO");
+        cJSON_AddNumberToObject(f, "prefix_length", q->fz_prefix);
+        cJSON_AddNumberToObject(f, "max_expansions", q->fz_max);
+        cJSON_AddBoolToObject(f, "transpositions", q->fz_transp);
+        break;
+    }
+    case Q_CONST: {
+        cJSON *c = cJSON_AddObjectToObject(o, "constant_score");
+        cJSON_AddItemToObject(c, "filter", to_json(q->must[0]));
+        cJSON_AddNumberToObject(c, "boost", q->boost);
+        break;
+    }
+    case Q_DISMAX: {
+        cJSON *c = cJSON_AddObjectToObject(o, "dis_max");
+        cJSON *a = cJSON_AddArrayToObject(c, "queries");
+        for (int i = 0; i < q->nmust; i++)
+            cJSON_AddItemToArray(a, to_json(q->must[i]));
+        cJSON_AddNumberToObject(c, "tie_breaker", q->boost);
+        break;
+    }
+    case Q_BOOSTING: {
+        cJSON *c = cJSON_AddObjectToObject(o, "boosting");
+        cJSON_AddItemToObject(c, "positive", to_json(q->must[0]));
+        cJSON_AddItemToObject(c, "negative", to_json(q->must[1]));
+        cJSON_AddNumberToObject(c, "negative_boost", q->boost);
+        break;
+    }
     case Q_EXISTS: {
         cJSON *e = cJSON_AddObjectToObject(o, "exists");
         cJSON_AddStringToObject(e, "field", q->field ? "user_agent" : "url");
@@ -414,6 +709,7 @@ static cJSON *to_json(const bq *q)
 /* Returns 1 and the score if doc d matches q. */
 static int bf_eval(const bq *q, const bdoc *d, double *score)
 {
+    double x0;
     *score = 0;
     switch (q->type) {
     case Q_MATCH: {
@@ -451,6 +747,57 @@ static int bf_eval(const bq *q, const bdoc *d, double *score)
     case Q_ALL:
         *score = 1;
         return 1;
+    case Q_PREFIX:
+    case Q_WILD:
+    case Q_REGEXP: {
+        const char *v = d->kw[q->field];
+        *score = 1;
+        if (!v)
+            return 0;
+        if (q->type == Q_PREFIX)
+            return !strncmp(v, q->text, strlen(q->text));
+        if (q->type == Q_WILD)
+            return bf_wild(q->text, v);
+        regex_t re;
+        if (regcomp(&re, q->ere, REG_EXTENDED | REG_NOSUB))
+            return 0;
+        int m = regexec(&re, v, 0, NULL, 0) == 0;
+        regfree(&re);
+        return m;
+    }
+    case Q_FUZZY: {
+        int any = 0;
+        for (int i = 0; i < q->fz_nsel; i++)
+            if (tf_of(d, q->field, q->fz_sel[i].t, q->fz_sel[i].n)) {
+                any = 1;
+                *score += text_score_df(q->field, q->fz_sel[i].t, q->fz_sel[i].n,
+                                        d, q->fz_boost[i], q->fz_df);
+            }
+        return any;
+    }
+    case Q_CONST:
+        *score = q->boost;
+        return bf_eval(q->must[0], d, &x0);
+    case Q_DISMAX: {
+        double best = 0, sum = 0, x;
+        int any = 0;
+        for (int i = 0; i < q->nmust; i++)
+            if (bf_eval(q->must[i], d, &x)) {
+                any = 1;
+                sum += x;
+                best = x > best ? x : best;
+            }
+        *score = best + q->boost * (sum - best);
+        return any;
+    }
+    case Q_BOOSTING: {
+        double x;
+        if (!bf_eval(q->must[0], d, score))
+            return 0;
+        if (bf_eval(q->must[1], d, &x))
+            *score *= q->boost;
+        return 1;
+    }
     case Q_EXISTS:
         *score = 1;
         return 1; /* every doc of the sample has url and user_agent */

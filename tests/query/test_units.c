@@ -19,6 +19,8 @@
 #include "query_int.h"
 #include "sidx_format.h"
 #include "sidx_int.h"
+#include "term_pat.h"
+#include "fds_text.h"
 
 /* ---- analyzer ------------------------------------------------------------ */
 
@@ -620,6 +622,28 @@ static void test_doc_map_refused(void)
 
 /* Date math, formats and time zones of range bounds, against values
  * computed independently (Python's datetime) */
+/* fds__date_print and date math index names (datemath.c). */
+static void test_date_print(void)
+{
+    char b[128];
+    int64_t ms = 1571646604828; /* 2019-10-21T08:30:04.828Z */
+    fds__date_print(ms, NULL, b, sizeof b);
+    ASSERT_STR(b, "2019-10-21T08:30:04.828Z");
+    fds__date_print(ms, "epoch_millis||strict_date", b, sizeof b);
+    ASSERT_STR(b, "1571646604828");
+    fds__date_print(ms, "yyyy/MM/dd HH:mm:ss.SSS 'at' X", b, sizeof b);
+    ASSERT_STR(b, "2019/10/21 08:30:04.828 at Z");
+    fds__date_print(-1, "strict_date_optional_time", b, sizeof b);
+    ASSERT_STR(b, "1969-12-31T23:59:59.999Z");
+    ASSERT(fds_date_math_index_name("logstash-{now/M}", 16, ms, b, sizeof b) == 0);
+    ASSERT_STR(b, "logstash-2019.10.01");
+    const char *e = "l-{now-1d/d{yyyy-MM-dd|+12:00}}\\{x\\}";
+    ASSERT(fds_date_math_index_name(e, strlen(e), ms, b, sizeof b) == 0);
+    ASSERT_STR(b, "l-2019-10-20{x}");
+    ASSERT(fds_date_math_index_name("x-{now/M", 8, ms, b, sizeof b) == -1);
+    ASSERT(fds_date_math_index_name("x-{now/M{EEE}}", 14, ms, b, sizeof b) == -1);
+}
+
 static void test_datemath(void)
 {
     static const struct {
@@ -730,8 +754,89 @@ static void test_datemath(void)
     ASSERT(fds__date_formats("epoch_second||", 14) == 0);
 }
 
+static bool pat(int kind, const char *p, bool ci, const char *s)
+{
+    fds_term_pat *tp = NULL;
+    fds_err e;
+    fds_err_clear(&e);
+    if (fds__term_pat_new(kind, p, strlen(p), ci, FDS_RE_ALL, 0, &tp, &e))
+        return false;
+    bool m = fds__term_pat_match(tp, s, strlen(s));
+    fds__term_pat_free(tp);
+    return m;
+}
+
+static int pat_err(const char *p, unsigned flags)
+{
+    fds_term_pat *tp = NULL;
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds__term_pat_new(FDS_PAT_REGEXP, p, strlen(p), false, flags, 0,
+                               &tp, &e);
+    fds__term_pat_free(tp);
+    return rc;
+}
+
+/* term_pat.c: prefix, wildcard and Lucene regexps; a wildcard of stars
+ * agrees with fds_glob_match on random strings. */
+static void test_term_pat(void)
+{
+    ASSERT(pat(FDS_PAT_PREFIX, "ba", false, "bar"));
+    ASSERT(!pat(FDS_PAT_PREFIX, "BA", false, "bar"));
+    ASSERT(pat(FDS_PAT_PREFIX, "BA", true, "bar"));
+    ASSERT(pat(FDS_PAT_WILDCARD, "b?r", false, "bär"));   /* ? is a code point */
+    ASSERT(!pat(FDS_PAT_WILDCARD, "b?r", false, "bäär"));
+    ASSERT(pat(FDS_PAT_WILDCARD, "a\\*", false, "a*"));  /* escaped star */
+    ASSERT(!pat(FDS_PAT_WILDCARD, "a\\*", false, "ab"));
+    ASSERT(pat(FDS_PAT_REGEXP, "f.x", false, "fox"));
+    ASSERT(!pat(FDS_PAT_REGEXP, "f.x", false, "foxy"));     /* anchored */
+    ASSERT(pat(FDS_PAT_REGEXP, "(ab|cd)+e?", false, "abcdab"));
+    ASSERT(pat(FDS_PAT_REGEXP, "[a-c]{2,3}", false, "cab"));
+    ASSERT(!pat(FDS_PAT_REGEXP, "[a-c]{2,3}", false, "cabc"));
+    ASSERT(pat(FDS_PAT_REGEXP, "[^0-9]+", false, "abc"));
+    ASSERT(!pat(FDS_PAT_REGEXP, "[^0-9]+", false, "a1"));
+    ASSERT(pat(FDS_PAT_REGEXP, "\\d{3}", false, "404"));
+    ASSERT(pat(FDS_PAT_REGEXP, "a@", false, "abc"));        /* ANYSTRING */
+    ASSERT(!pat(FDS_PAT_REGEXP, "#", false, ""));            /* EMPTY */
+    ASSERT(pat(FDS_PAT_REGEXP, "\"a.b\"", false, "a.b"));
+    ASSERT(!pat(FDS_PAT_REGEXP, "\"a.b\"", false, "axb"));
+    ASSERT(pat(FDS_PAT_REGEXP, "GET|POST", true, "post"));
+    ASSERT(pat(FDS_PAT_REGEXP, "^x$", false, "^x$"));       /* literals in Lucene */
+    ASSERT(pat_err("(a", FDS_RE_ALL) == FDS_EPARSE);
+    ASSERT(pat_err("*a", FDS_RE_ALL) == FDS_EPARSE);
+    ASSERT(pat_err("a~b", FDS_RE_ALL) == FDS_EPARSE);        /* COMPLEMENT: refused */
+    ASSERT(pat_err("a~b", 0) == 0);                          /* NONE: a literal */
+    ASSERT(pat_err("(a{1,100}){1,100}", FDS_RE_ALL) == FDS_ETOOBIG);
+    {   /* a wildcard is bounded the same way; a prefix is linear */
+        static char stars[8001];
+        memset(stars, '*', 8000);
+        fds_term_pat *tp = NULL;
+        fds_err e;
+        fds_err_clear(&e);
+        ASSERT(fds__term_pat_new(FDS_PAT_WILDCARD, stars, 8000, false, 0, 0,
+                                 &tp, &e) == FDS_ETOOBIG);
+        ASSERT(fds__term_pat_new(FDS_PAT_PREFIX, stars, 8000, false, 0, 0,
+                                 &tp, &e) == 0);
+        fds__term_pat_free(tp);
+    }
+    uint64_t seed = 7;
+    for (int it = 0; it < 20000; it++) {
+        char p[8], s[10];
+        size_t pn = 1 + (seed = seed * 6364136223846793005ull + 1) % 6;
+        size_t sn = (seed = seed * 6364136223846793005ull + 1) % 9;
+        for (size_t i = 0; i < pn; i++)
+            p[i] = "ab*"[((seed = seed * 6364136223846793005ull + 1) >> 61) % 3];
+        for (size_t i = 0; i < sn; i++)
+            s[i] = "ab"[(seed = seed * 6364136223846793005ull + 1) >> 63];
+        p[pn] = s[sn] = 0;
+        ASSERT(pat(FDS_PAT_WILDCARD, p, false, s) == fds_glob_match(p, s, sn));
+    }
+}
+
 int main(void)
 {
+    test_term_pat();
+    test_date_print();
     test_float_format();
     test_doc_map_refused();
     test_golden();

@@ -108,6 +108,24 @@ int main(int argc, char **argv)
         "\"sort\":\"method.keyword\",\"track_total_hits\":false}",
         "{\"query\":{\"match_all\":{\"boost\":2}},\"size\":0}",
         "{\"query\":{\"match\":{\"request_time\":1.5}},\"sort\":[{\"request_time\":\"asc\"}]}",
+        "{\"query\":{\"query_string\":{\"query\":\"url:ima* AND (method:GET O"
+        "R -status:[300 TO *]) _exists_:geo.city url:/pro.*l/ image~1^2\",\"d"
+        "efault_operator\":\"and\"}},\"docvalue_fields\":[\"status\",\"method"
+        ".keyword\",{\"field\":\"@timestamp\",\"format\":\"yyyy-MM-dd\"}],\"f"
+        "ields\":[\"url\",\"geo.*\"]}",
+        "{\"query\":{\"simple_query_string\":{\"query\":\"+image -filter | pr"
+        "od* (a | b)~\",\"fields\":[\"url^2\",\"method\"]}},\"min_score\":0.1"
+        "}",
+        "{\"query\":{\"dis_max\":{\"queries\":[{\"wildcard\":{\"url.keyword\""
+        ":{\"value\":\"/m/*/b?13\",\"case_insensitive\":true}}},{\"regexp\":{"
+        "\"method.keyword\":{\"value\":\"(GET|HE.D)[A-Z]{0,2}@\",\"flags\":\""
+        "ALL\"}}},{\"prefix\":{\"url\":\"ima\"}}],\"tie_breaker\":0.3}}}",
+        "{\"query\":{\"boosting\":{\"positive\":{\"constant_score\":{\"filter"
+        "\":{\"fuzzy\":{\"url\":{\"value\":\"imagx\",\"fuzziness\":\"AUTO:2,4"
+        "\",\"prefix_length\":1,\"max_expansions\":3}}},\"boost\":2}},\"negat"
+        "ive\":{\"match\":{\"url\":{\"query\":\"filtr\",\"fuzziness\":2}}},\""
+        "negative_boost\":0.5}},\"docvalue_fields\":[{\"field\":\"request_tim"
+        "e\",\"format\":\"#,##0.00\"},\"tags*\"]}",
     };
     fz_seed s[sizeof seeds / sizeof seeds[0]];
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {

@@ -1,0 +1,348 @@
+"""The multi-term queries (prefix, wildcard, regexp), the compound ones
+(constant_score, dis_max, boosting), query_string / simple_query_string,
+min_score, and the index limits a search is checked against, as
+Elasticsearch 8 answers them."""
+import unittest
+
+from fdsserver import ServerTestCase
+
+DOCS = [
+    {"k": "GET", "t": "the red fox", "n": 1},
+    {"k": "POST", "t": "a blue fox jumps", "n": 2},
+    {"k": "PUT", "t": "red red red", "n": 3},
+    {"k": "get", "t": "Brown bear", "n": 4},
+]
+
+
+class QueryTypes(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        st, body, _ = cls.srv.request("PUT", "/qt", {
+            "settings": {"index.max_terms_count": 3, "index.max_regex_length": 10,
+                         "index.max_result_window": 5},
+            "mappings": {"properties": {"k": {"type": "keyword"},
+                                        "t": {"type": "text"},
+                                        "n": {"type": "long"}}}})
+        assert st == 200, body
+        for i, d in enumerate(DOCS):
+            st, body, _ = cls.srv.request("PUT", "/qt/_doc/%d" % i, d)
+            assert st in (200, 201), body
+        cls.srv.request("POST", "/qt/_refresh")
+
+    def q(self, query, status=200, **extra):
+        body = dict(extra)
+        body["query"] = query
+        body.setdefault("size", 5)  # index.max_result_window is 5
+        st, out, _ = self.req("POST", "/qt/_search", body)
+        self.assertEqual(st, status, out)
+        return out
+
+    def ids(self, query, **extra):
+        return sorted(h["_id"] for h in self.q(query, **extra)["hits"]["hits"])
+
+    def scores(self, query):
+        return {h["_id"]: h["_score"] for h in self.q(query)["hits"]["hits"]}
+
+    def test_prefix_wildcard_regexp(self):
+        self.assertEqual(self.ids({"prefix": {"k": "P"}}), ["1", "2"])
+        self.assertEqual(self.ids({"prefix": {"k": {"value": "g", "case_insensitive": True}}}),
+                         ["0", "3"])
+        self.assertEqual(self.ids({"wildcard": {"k": "?E?"}}), ["0"])
+        self.assertEqual(self.ids({"wildcard": {"k": {"wildcard": "*T"}}}), ["0", "1", "2"])
+        # a wildcard on a text field is normalized (lower-cased) like the analyzer
+        self.assertEqual(self.ids({"wildcard": {"t": "F*X"}}), ["0", "1"])
+        self.assertEqual(self.ids({"regexp": {"k": "P(OST|UT)"}}), ["1", "2"])
+        self.assertEqual(self.ids({"regexp": {"t": {"value": "b.*", "flags": "NONE"}}}),
+                         ["1", "3"])
+        # constant score: the boost
+        self.assertEqual(set(self.scores({"prefix": {"k": {"value": "P", "boost": 2}}}).values()),
+                         {2.0})
+        # on a numeric field: Elasticsearch's refusal
+        out = self.q({"prefix": {"n": "1"}}, status=400)
+        self.assertIn("Can only use prefix queries on keyword and text fields",
+                      out["error"]["root_cause"][0]["reason"])
+        out = self.q({"prefix": {"k": {"value": "P", "rewrite": "top_terms_10"}}}, status=400)
+        self.assertIn("not supported", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"regexp": {"k": "a{1,100}b{1,100}(c{1,100}){1,100}"}}, status=400)
+        self.assertIn("The length of regex", out["error"]["root_cause"][0]["reason"])
+
+    def test_regexp_states_bound(self):
+        st, out, _ = self.req("PUT", "/qt2", {"mappings": {"properties": {
+            "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        st, out, _ = self.req("POST", "/qt2/_search", {"query": {"regexp": {
+            "k": {"value": "(a{1,100}){1,100}"}}}})
+        self.assertEqual(st, 400, out)
+        self.assertIn("more than 10000 states", out["error"]["root_cause"][0]["reason"])
+        self.req("DELETE", "/qt2")
+
+    def test_compound(self):
+        red = self.scores({"term": {"t": "red"}})
+        fox = self.scores({"term": {"t": "fox"}})
+        self.assertEqual(self.scores({"constant_score": {"filter": {"term": {"t": "red"}},
+                                                         "boost": 1.5}}),
+                         {"0": 1.5, "2": 1.5})
+        dm = self.scores({"dis_max": {"queries": [{"term": {"t": "red"}},
+                                                  {"term": {"t": "fox"}}],
+                                      "tie_breaker": 0.5}})
+        self.assertEqual(set(dm), {"0", "1", "2"})
+        best = max(red["0"], fox["0"])
+        self.assertAlmostEqual(dm["0"], best + 0.5 * (red["0"] + fox["0"] - best), places=5)
+        self.assertAlmostEqual(dm["2"], red["2"], places=6)
+        b = self.scores({"boosting": {"positive": {"term": {"t": "red"}},
+                                      "negative": {"term": {"t": "fox"}},
+                                      "negative_boost": 0.25}})
+        self.assertAlmostEqual(b["0"], red["0"] * 0.25, places=6)
+        self.assertAlmostEqual(b["2"], red["2"], places=6)
+
+    def test_fuzzy(self):
+        fox = self.scores({"term": {"t": "fox"}})
+        # "fax" is 1 edit from "fox" (3 letters): boost 1 - 1/3; the doc freq
+        # of the expansion is the largest of its terms' (both words in 2 docs
+        # here would score alike; "fox" alone: its own)
+        got = self.scores({"fuzzy": {"t": {"value": "fax", "fuzziness": 1}}})
+        self.assertEqual(set(got), {"0", "1"})
+        for d in got:
+            self.assertAlmostEqual(got[d], fox[d] * (1 - 1 / 3), places=5)
+        self.assertEqual(self.ids({"fuzzy": {"t": "fxo"}}), ["0", "1"])  # a transposition
+        self.assertEqual(self.ids({"fuzzy": {"t": {"value": "fxo", "transpositions": False}}}), [])
+        self.assertEqual(self.ids({"fuzzy": {"t": {"value": "fax", "prefix_length": 2}}}), [])
+        self.assertEqual(self.ids({"fuzzy": {"k": {"value": "GOT", "fuzziness": "AUTO"}}}), ["0"])
+        self.assertEqual(self.ids({"fuzzy": {"k": {"value": "GE", "fuzziness": "AUTO"}}}), [])
+        m = self.scores({"match": {"t": {"query": "rad fax", "fuzziness": "AUTO"}}})
+        self.assertEqual(set(m), {"0", "1", "2"})
+        self.assertEqual(self.ids({"match": {"t": {"query": "rad fax", "fuzziness": 1,
+                                                   "operator": "and"}}}), ["0"])
+        out = self.q({"fuzzy": {"n": "1"}}, status=400)
+        self.assertIn("Can only use fuzzy queries on keyword and text fields",
+                      out["error"]["root_cause"][0]["reason"])
+        out = self.q({"fuzzy": {"t": {"value": "fox", "fuzziness": 3}}}, status=400)
+        self.assertIn("not supported", out["error"]["root_cause"][0]["reason"])
+
+    def test_query_string(self):
+        qs = lambda q, **o: self.ids({"query_string": dict(o, query=q)})
+        self.assertEqual(qs("k:P*"), ["1", "2"])
+        self.assertEqual(qs("red AND NOT t:fox"), ["2"])
+        self.assertEqual(qs("n:[2 TO 3]"), ["1", "2"])
+        self.assertEqual(qs("n:{2 TO *}"), ["2", "3"])
+        self.assertEqual(qs("n:>=3"), ["2", "3"])
+        self.assertEqual(qs("_exists_:k AND (bear OR jumps)"), ["1", "3"])
+        self.assertEqual(qs("red fox", default_field="t", default_operator="AND"), ["0"])
+        self.assertEqual(qs("red fox", fields=["t"]), ["0", "1", "2"])
+        self.assertEqual(qs("n:abc", lenient=True), [])
+        st, out, _ = self.req("POST", "/qt/_search", {"query": {"query_string": {
+            "query": "n:abc"}}})
+        self.assertEqual(st, 400, out)
+        st, out, _ = self.req("POST", "/qt/_search", {"query": {"query_string": {
+            "query": "\"red fox\""}}})
+        self.assertEqual(st, 400, out)
+        self.assertIn("phrase queries", out["error"]["root_cause"][0]["reason"])
+        sq = lambda q, **o: self.ids({"simple_query_string": dict(o, query=q)})
+        self.assertEqual(sq("red -fox", fields=["t"], default_operator="and"), ["2"])
+        self.assertEqual(sq("bro* | jumps", fields=["t"]), ["1", "3"])
+        # q= takes the same syntax
+        st, out, _ = self.req("GET", "/qt/_count?q=k:P*%20OR%20t:bear")
+        self.assertEqual(out["count"], 3, out)
+
+    def test_min_score(self):
+        red = self.scores({"term": {"t": "red"}})
+        cut = (red["0"] + red["2"]) / 2
+        self.assertEqual(self.ids({"term": {"t": "red"}}, min_score=cut), ["2"])
+        st, out, _ = self.req("POST", "/qt/_count", {"query": {"term": {"t": "red"}},
+                                                     "min_score": cut})
+        self.assertEqual(out.get("count"), 1, out)
+        st, out, _ = self.req("GET", "/qt/_count?q=t:red&min_score=%f" % cut)
+        self.assertEqual(out.get("count"), 1, out)
+
+    def test_profile_names_the_queries(self):
+        st, out, _ = self.req("POST", "/qt/_search", {"profile": True, "size": 1, "query": {
+            "dis_max": {"queries": [{"prefix": {"k": "P"}},
+                                    {"fuzzy": {"t": {"value": "fax", "fuzziness": 1}}}]}}})
+        self.assertEqual(st, 200, out)
+        q = out["profile"]["shards"][0]["searches"][0]["query"][0]
+        self.assertEqual(q["type"], "DisjunctionMaxQuery")
+        self.assertEqual(q["description"], "(k:P* | t:fax~1)")
+
+    def test_kibana_shapes(self):
+        # script_fields {} asks for nothing; a terms lookup is refused clearly
+        out = self.q({"match_all": {}}, script_fields={})
+        self.assertEqual(len(out["hits"]["hits"]), 4)
+        out = self.q({"terms": {"k": {"index": "qt", "id": "1", "path": "k"}}}, status=400)
+        self.assertIn("lookup", out["error"]["root_cause"][0]["reason"])
+
+    def test_limits(self):
+        out = self.q({"terms": {"k": ["a", "b", "c", "d"]}}, status=400)
+        self.assertIn("exceeded the allowed maximum of [3]", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"ids": {"values": ["1", "2", "3", "4", "5", "6"]}}, status=400)
+        self.assertEqual(out["error"]["root_cause"][0]["type"], "query_shard_exception")
+        self.assertIn("Too many ids specified", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"match_all": {}}, status=400,
+                     rescore={"window_size": 20000, "query": {}})
+        self.assertIn("Rescore window [20000] is too large", out["error"]["root_cause"][0]["reason"])
+        out = self.q({"match_all": {}}, status=400, rescore={"window_size": 5, "query": {}})
+        self.assertIn("[rescore] is not supported", out["error"]["root_cause"][0]["reason"])
+        st, out, _ = self.req("PUT", "/qt/_settings", {"index.max_script_fields": 1})
+        self.assertEqual(st, 200, out)
+        sf = {"a": {"script": "1"}, "b": {"script": "2"}}
+        out = self.q({"match_all": {}}, status=400, script_fields=sf)
+        self.assertIn("too many script_fields", out["error"]["root_cause"][0]["reason"])
+        st, out, _ = self.req("GET", "/qt/_settings")
+        self.assertEqual(out["qt"]["settings"]["index"]["max_script_fields"], "1")
+        st, out, _ = self.req("PUT", "/qt/_settings", {"index.max_inner_result_window": 5})
+        self.assertEqual(st, 400, out)
+
+    def test_count_terminate_after_checked_first(self):
+        st, out, _ = self.req("GET", "/nosuch/_count?terminate_after=-1")
+        self.assertEqual(st, 400, out)
+        self.assertIn("terminateAfter must be > 0", out["error"]["reason"])
+
+    def test_date_math_index_names(self):
+        import time
+        month = time.strftime("%Y.%m.01", time.gmtime())
+        st, out, _ = self.req("GET", "/%3Clogstash-%7Bnow%2FM%7D%3E/_search")
+        self.assertEqual(st, 404, out)
+        self.assertEqual(out["error"]["index"], "logstash-" + month)
+        st, out, _ = self.req("PUT", "/logs-" + time.strftime("%Y-%m", time.gmtime()), {})
+        self.assertEqual(st, 200, out)
+        st, out, _ = self.req("GET", "/qt,%3Clogs-%7Bnow%2FM%7Byyyy-MM%7D%7D%3E/_count")
+        self.assertEqual((st, out.get("count")), (200, 4), out)
+        st, out, _ = self.req("GET", "/%3Clogs-%7Bnow%2FQ%7D%3E/_count")
+        self.assertEqual(st, 400, out)
+
+    def test_search_after_date_in_field_format(self):
+        st, out, _ = self.req("PUT", "/sa", {"mappings": {"properties": {
+            "ts": {"type": "date", "format": "yyyy-MM-dd HH:mm:ss.SSS"}}}})
+        self.assertEqual(st, 200, out)
+        for i, t in enumerate(("2019-10-21 00:30:04.828", "2019-10-21 08:30:04.828")):
+            self.req("PUT", "/sa/_doc/%d?refresh=true" % i, {"ts": t})
+        body = {"size": 1, "sort": [{"ts": "desc"}],
+                "search_after": ["2019-10-21 08:30:04.828"]}
+        st, out, _ = self.req("POST", "/sa/_search", body)
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["hits"]["hits"][0]["sort"], [1571617804828])
+        st, out, _ = self.req("POST", "/sa/_search", {"sort": ["_shard_doc"]})
+        self.assertEqual(st, 400, out)
+        self.assertIn("[_shard_doc] sort field cannot be used without [point in time]",
+                      out["error"]["root_cause"][0]["reason"])
+        self.req("DELETE", "/sa")
+
+    def test_query_string_time_zone(self):
+        st, out, _ = self.req("PUT", "/tz", {"mappings": {"properties": {
+            "ts": {"type": "date"}, "m": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        self.req("PUT", "/tz/_doc/1?refresh=true", {"ts": "2020-01-01T23:30:00Z", "m": "GET"})
+        def count(q, tz):
+            st, out, _ = self.req("POST", "/tz/_count", {"query": {"query_string": {
+                "query": q, "time_zone": tz}}})
+            return st, out.get("count")
+        # 23:30 UTC is already January 2nd at +01:00
+        self.assertEqual(count("ts:[2020-01-02 TO 2020-01-02]", "+01:00")[1], 1)
+        self.assertEqual(count("ts:[2020-01-02 TO 2020-01-02]", "Z")[1], 0)
+        # a named zone: no effect without a date range, refused with one
+        self.assertEqual(count("m:GET", "Europe/Paris"), (200, 1))
+        self.assertEqual(count("ts:[2020-01-02 TO *]", "Europe/Paris")[0], 400)
+        self.req("DELETE", "/tz")
+
+    def test_track_total_hits_messages(self):
+        st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=-2")
+        self.assertEqual(st, 400, out)
+        self.assertIn("must be positive or equals to -1, got -2", out["error"]["reason"])
+        st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=false"
+                              "&rest_total_hits_as_int=true")
+        self.assertEqual(out["hits"]["total"], -1)
+
+
+class DocvalueFields(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        st, body, _ = cls.srv.request("PUT", "/dv", {
+            "settings": {"index.max_docvalue_fields_search": 4},
+            "mappings": {"properties": {
+                "k": {"type": "keyword", "ignore_above": 5},
+                "t": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+                "n": {"type": "integer"}, "f": {"type": "float"},
+                "d": {"type": "double"}, "b": {"type": "boolean"},
+                "ts": {"type": "date"},
+                "day": {"type": "date", "format": "yyyy/MM/dd"}}}})
+        assert st == 200, body
+        st, body, _ = cls.srv.request("PUT", "/dv/_doc/1?refresh=true", {
+            "k": ["zz", "aa", "zz", "toolong"], "t": "Hello World", "n": [3, 1, 3],
+            "f": 3.14, "d": 2.5, "b": [True, False], "ts": "2019-10-21T08:30:04.828Z",
+            "day": "2020/02/29"})
+        assert st in (200, 201), body
+
+    def fields(self, dv, status=200, qs=""):
+        st, out, _ = self.req("POST", "/dv/_search" + qs,
+                              {"docvalue_fields": dv} if dv is not None else None)
+        self.assertEqual(st, status, out)
+        return out if status != 200 else out["hits"]["hits"][0].get("fields")
+
+    def test_values_in_doc_value_order(self):
+        f = self.fields(["k", "t.raw", "n", "b"])
+        # keywords sorted and deduplicated, past ignore_above left out;
+        # numbers sorted with duplicates; booleans false first
+        self.assertEqual(f, {"k": ["aa", "zz"], "t.raw": ["Hello World"],
+                             "n": [1, 3, 3], "b": [False, True]})
+        f = self.fields(["f", "d"])
+        self.assertAlmostEqual(f["f"][0], 3.14, places=5)
+        self.assertNotEqual(f["f"][0], 3.14)  # float precision, widened
+        self.assertEqual(f["d"], [2.5])
+
+    def test_formats_and_patterns(self):
+        f = self.fields(["ts", "day", {"field": "n", "format": "#.0"},
+                         {"field": "ts", "format": "epoch_millis"}])
+        self.assertEqual(f["day"], ["2020/02/29"])
+        self.assertEqual(f["n"], ["1.0", "3.0", "3.0"])
+        self.assertEqual(f["ts"], ["1571646604828"])  # the later entry wins
+        f = self.fields([{"field": "ts", "format": "yyyy-MM-dd HH:mm"}])
+        self.assertEqual(f["ts"], ["2019-10-21 08:30"])
+        f = self.fields(["t*"])  # a pattern: fields with doc values only
+        self.assertEqual(sorted(f), ["t.raw", "ts"])
+        f = self.fields(None, qs="?docvalue_fields=n,k")
+        self.assertEqual(f, {"n": [1, 3, 3], "k": ["aa", "zz"]})
+        self.assertIsNone(self.fields(["nope"]))
+
+    def test_fields_api(self):
+        st, out, _ = self.req("POST", "/dv/_search", {
+            "_source": False,
+            "fields": ["k", "t", "n", "f", "b", "day", {"field": "ts", "format": "epoch_millis"},
+                       "t.*", "nope"]})
+        self.assertEqual(st, 200, out)
+        f = out["hits"]["hits"][0]["fields"]
+        # _source order, parsed by the mapping; dates formatted; floats as floats
+        self.assertEqual(f, {"k": ["zz", "aa", "zz"], "t": ["Hello World"], "n": [3, 1, 3],
+                             "f": [3.14], "b": [True, False], "day": ["2020/02/29"],
+                             "ts": ["1571646604828"], "t.raw": ["Hello World"]})
+        self.assertNotIn("_source", out["hits"]["hits"][0])
+
+    def test_fields_include_unmapped(self):
+        st, out, _ = self.req("PUT", "/um", {"mappings": {"dynamic": False, "properties": {
+            "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        self.req("PUT", "/um/_doc/1?refresh=true",
+                 {"k": "a", "extra": {"s": "x", "n": [2, 1.5], "b": True}})
+        # as Kibana's Discover asks: every field, unmapped ones too
+        st, out, _ = self.req("POST", "/um/_search", {
+            "_source": False, "fields": [{"field": "*", "include_unmapped": "true"}]})
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["hits"]["hits"][0]["fields"],
+                         {"k": ["a"], "extra.s": ["x"], "extra.n": [2, 1.5],
+                          "extra.b": [True]})
+        st, out, _ = self.req("POST", "/um/_search", {"fields": ["*"]})
+        self.assertEqual(out["hits"]["hits"][0]["fields"], {"k": ["a"]})
+        self.req("DELETE", "/um")
+
+    def test_refusals(self):
+        out = self.fields(["t"], status=400)
+        self.assertIn("Text fields are not optimised", out["error"]["root_cause"][0]["reason"])
+        out = self.fields(["k", "n", "b", "d", "f"], status=400)
+        self.assertIn("Trying to retrieve too many docvalue_fields. Must be less than or "
+                      "equal to: [4] but was [5]", out["error"]["root_cause"][0]["reason"])
+        out = self.fields([{"field": "k", "format": "x"}], status=400)
+        self.assertIn("doesn't support formats", out["error"]["root_cause"][0]["reason"])
+
+
+if __name__ == "__main__":
+    unittest.main()
