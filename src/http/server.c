@@ -25,6 +25,8 @@
 
 #include "fds_text.h"
 #include "http_int.h"
+#include "search_ctx.h"
+#include "tasks.h"
 
 /* Seconds a connection may stay idle or trickle a request before it is
  * closed: short enough that half-sent requests cannot hold every slot for
@@ -533,6 +535,8 @@ static void h_open(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, true); }
 static void h_close(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, false); }
 static void h_search(fds_req *r, fds_resp *o) { fds_h_search(r, o, false); }
 static void h_count(fds_req *r, fds_resp *o) { fds_h_search(r, o, true); }
+static void h_delete_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, true); }
+static void h_update_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, false); }
 
 /* One endpoint: a path pattern of '/'-separated segments, where "{}"
  * matches any one segment (an index name, an id, a metric list), the
@@ -557,6 +561,14 @@ static const route_def ROUTES[] = {
     {"_search", M_GET | M_POST, h_search},
     {"_count", M_GET | M_POST, h_count},
     {"_msearch", M_GET | M_POST, fds_h_msearch},
+    {"_search/scroll", M_GET | M_POST, fds_h_scroll},
+    {"_search/scroll", M_DELETE, fds_h_scroll_clear},
+    {"_search/scroll/{}", M_GET | M_POST, fds_h_scroll},
+    {"_search/scroll/{}", M_DELETE, fds_h_scroll_clear},
+    {"_pit", M_DELETE, fds_h_pit_close},
+    {"_tasks", M_GET, fds_h_tasks_list},
+    {"_tasks/{}", M_GET, fds_h_task_get},
+    {"_tasks/{}/_cancel", M_POST, fds_h_task_cancel},
     {"_settings", M_GET, fds_h_settings_get},
     {"_mapping", M_GET, fds_h_mapping_get},
     {"_mappings", M_GET, fds_h_mapping_get},
@@ -589,6 +601,9 @@ static const route_def ROUTES[] = {
     {"{}/_search", M_GET | M_POST, h_search},
     {"{}/_count", M_GET | M_POST, h_count},
     {"{}/_msearch", M_GET | M_POST, fds_h_msearch},
+    {"{}/_pit", M_POST, fds_h_pit_open},
+    {"{}/_delete_by_query", M_POST, h_delete_by_query},
+    {"{}/_update_by_query", M_POST, h_update_by_query},
     {"{}/_bulk", M_POST | M_PUT, fds_h_bulk},
     {"{}/_mget", M_GET | M_POST, fds_h_mget},
     {"{}/_refresh", M_POST | M_GET, fds_h_refresh},
@@ -1205,7 +1220,8 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
         .max_connections = connection_cap(opt->max_connections ? opt->max_connections
                                                                : FDS_HTTP_MAX_CONNECTIONS),
         .max_per_ip = opt->max_per_ip ? opt->max_per_ip : FDS_HTTP_MAX_PER_IP};
-    if ((rc = fds__guard_create(&go, &srv->guard)))
+    if ((rc = fds__guard_create(&go, &srv->guard)) || (rc = fds__ctx_start()) ||
+        (rc = fds__tasks_start(store)))
         goto fail;
     /* TLS options must come before the end marker; an empty pair is skipped */
     srv->d = MHD_start_daemon(
@@ -1245,6 +1261,8 @@ void fds_http_stop(fds_http_server *srv)
         return;
     if (srv->d)
         MHD_stop_daemon(srv->d);
+    fds__tasks_stop();
+    fds__ctx_stop();
     fds__guard_free(srv->guard);
     fds__users_free(srv->users);
     free(srv->tls_cert);
