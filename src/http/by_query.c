@@ -66,6 +66,8 @@ static void add_failure(cJSON *failures, fds_index *ix, const fds_write_result *
     cJSON *cause = cJSON_AddObjectToObject(f, "cause");
     cJSON_AddStringToObject(cause, "type", fds_http_type(&w->err));
     cJSON_AddStringToObject(cause, "reason", w->err.reason);
+    cJSON_AddStringToObject(cause, "index_uuid", fds_index_uuid(ix));
+    cJSON_AddStringToObject(cause, "shard", "0"); /* one shard per index */
     cJSON_AddStringToObject(cause, "index", fds_index_name(ix));
     cJSON_AddNumberToObject(f, "status", w->err.kind ? fds_http_status(&w->err) : 400);
     cJSON_AddItemToArray(failures, f);

@@ -67,6 +67,7 @@ typedef struct ctx {
     unsigned refs;      /* the table's (while listed) + requests' */
     bool listed;
     int64_t keep_alive_ms, expires_ms;
+    uint64_t opened_ns; /* when it began holding views (0: not yet) */
     ctx_shard *sh;
     size_t n;
     /* scroll: the first page's count and best score; the next page's
@@ -96,8 +97,37 @@ static int64_t now_ms(void)
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+/* The contexts' counters of the indices a context holds (search stats):
+ * one more (`open`) or one less open. */
+static void ctx_stats(ctx *c, bool open)
+{
+    uint64_t ns = open ? 0 : fds__mono_ns() - c->opened_ns;
+    if (open)
+        c->opened_ns = fds__mono_ns();
+    for (size_t k = 0; k < c->n; k++) {
+        if (!c->sh[k].ix)
+            continue;
+        fds_search_stats *s = fds_index_search_stats(c->sh[k].ix);
+        if (open)
+            atomic_fetch_add(&s->open_contexts, 1);
+        else
+            atomic_fetch_sub(&s->open_contexts, 1);
+        if (c->kind != CTX_SCROLL)
+            continue;
+        if (open) {
+            atomic_fetch_add(&s->scroll_current, 1);
+        } else {
+            atomic_fetch_sub(&s->scroll_current, 1);
+            atomic_fetch_add(&s->scroll_total, 1);
+            atomic_fetch_add(&s->scroll_time_ns, ns);
+        }
+    }
+}
+
 static void ctx_free(ctx *c)
 {
+    if (c->opened_ns)
+        ctx_stats(c, false);
     for (size_t k = 0; k < c->n; k++) {
         fds_search_request_free(c->sh[k].req);
         fds_index_view_release(c->sh[k].v);
@@ -370,6 +400,7 @@ static ctx *ctx_new(int kind, size_t n, int64_t keep_alive_ms, bool *full)
 /* List `c` (its reference becomes the table's), expiring keep_alive from now. */
 static void ctx_list(ctx *c)
 {
+    ctx_stats(c, true);
     pthread_mutex_lock(&T.mu);
     c->expires_ms = now_ms() + c->keep_alive_ms;
     c->listed = true;

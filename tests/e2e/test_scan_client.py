@@ -1,0 +1,100 @@
+"""The official Python client's `helpers.scan` (Debian's python3-elasticsearch
+7.17: a scroll sorted by `_doc`) over 100,000 synthetic access-log documents
+returns every document exactly once while another thread keeps indexing new
+ones into the same index beside it -- the scroll reads the segments as they
+were when it began.  Skipped when the package is not installed."""
+import os
+import subprocess
+import threading
+import time
+import unittest
+import warnings
+
+from fdsserver import ServerTestCase
+
+try:
+    import elasticsearch
+    from elasticsearch import Elasticsearch, helpers
+except ImportError:  # pragma: no cover
+    elasticsearch = None
+
+SYNTHLOGS = os.environ.get("FDS_SYNTHLOGS", "synthlogs")
+DOCS = 100000
+SEED = 7
+BULK_LINES = 20000  # lines of one _bulk request (10,000 documents)
+
+
+@unittest.skipIf(elasticsearch is None, "python3-elasticsearch is not installed")
+class ScanBesideIndexing(ServerTestCase):
+
+    def setUp(self):
+        warnings.simplefilter("ignore", DeprecationWarning)
+
+    def load(self):
+        out = subprocess.run([SYNTHLOGS, "--docs", str(DOCS), "--seed", str(SEED),
+                              "--format", "bulk", "--index", "scan"],
+                             check=True, capture_output=True).stdout
+        lines = out.split(b"\n")
+        for i in range(0, len(lines), BULK_LINES):
+            chunk = b"\n".join(lines[i:i + BULK_LINES]).strip() + b"\n"
+            if chunk.strip():
+                st, b, _ = self.req("POST", "/_bulk", chunk,
+                                    {"Content-Type": "application/x-ndjson"})
+                self.assertEqual((st, b["errors"]), (200, False))
+        self.req("POST", "/scan/_refresh")
+
+    def test_scan_while_indexing(self):
+        self.load()
+        es = Elasticsearch("http://127.0.0.1:%d" % self.srv.port, timeout=120)
+        stop = threading.Event()
+        written = [0]
+        errors = []
+
+        def writer():
+            # new documents, refreshed as they come, beside the scan
+            w = Elasticsearch("http://127.0.0.1:%d" % self.srv.port, timeout=120)
+            n = 0
+            try:
+                while not stop.is_set():
+                    body = []
+                    for _ in range(200):
+                        n += 1
+                        body.append({"index": {"_index": "scan", "_id": "new-%d" % n}})
+                        body.append({"status": 200, "url": "/new/%d" % n})
+                    r = w.bulk(body=body, refresh="true")
+                    if r["errors"]:
+                        errors.append(r)
+                    written[0] = n
+            except Exception as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            time.sleep(0.2)  # the writer is going
+            seen = {}
+            for hit in helpers.scan(es, index="scan", size=1000, scroll="1m",
+                                    query={"query": {"match_all": {}}}):
+                seen[hit["_id"]] = seen.get(hit["_id"], 0) + 1
+        finally:
+            stop.set()
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertGreater(written[0], 0)
+        twice = [i for i, c in seen.items() if c > 1]
+        self.assertEqual(twice, [])
+        original = {str(i) for i in range(1, DOCS + 1)}
+        self.assertEqual(original - set(seen), set())  # none missed
+        # the documents of the scroll's view: the 100,000 and whichever new
+        # ones were refreshed before it began, never one twice
+        self.assertTrue(all(i in original or i.startswith("new-") for i in seen))
+        self.assertLessEqual(len(seen) - DOCS, written[0])
+        # the scan cleared its scroll
+        st, s, _ = self.req("GET", "/scan/_stats/search")
+        self.assertEqual(s["_all"]["total"]["search"]["open_contexts"], 0)
+        self.assertGreaterEqual(s["_all"]["total"]["search"]["scroll_total"], 1)
+        self.assertEqual(self.req("GET", "/scan/_count")[1]["count"], DOCS + written[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
