@@ -239,6 +239,25 @@ static cJSON *scan_task(void *arg, fds__task *t, int *status)
     return j;
 }
 
+bool fds__scan_params_ok(fds_req *r, fds_resp *o)
+{
+    const char *sl = fds_req_param(r, "slices");
+    if (sl && strcmp(sl, "1") && strcmp(sl, "auto")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[slices] other than 1 or auto is not supported: an "
+                        "index is one shard, so auto is one slice");
+        return false;
+    }
+    const char *rps = fds_req_param(r, "requests_per_second");
+    if (rps && strcmp(rps, "-1")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[requests_per_second] throttling is not supported; "
+                        "only -1 (unthrottled)");
+        return false;
+    }
+    return true;
+}
+
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description)
 {
@@ -327,16 +346,8 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
     if (!fds_req_check_params(r, o, BY_QUERY_PARAMS))
         return;
     const char *name = del ? "delete_by_query" : "update_by_query";
-    const char *sl = fds_req_param(r, "slices");
-    if (sl && strcmp(sl, "1") && strcmp(sl, "auto"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[slices] other than 1 or auto is not supported: "
-                               "an index is one shard, so auto is one slice");
-    const char *rps = fds_req_param(r, "requests_per_second");
-    if (rps && strcmp(rps, "-1"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[requests_per_second] throttling is not "
-                               "supported; only -1 (unthrottled)");
+    if (!fds__scan_params_ok(r, o))
+        return;
     if (fds_req_param(r, "q"))
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[q] is not supported by _%s: give the query in "

@@ -1563,16 +1563,8 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
 {
     if (!fds_req_check_params(r, o, REINDEX_PARAMS))
         return;
-    const char *rps = fds_req_param(r, "requests_per_second");
-    if (rps && strcmp(rps, "-1"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[requests_per_second] throttling is not supported; "
-                               "only -1 (unthrottled)");
-    const char *sl = fds_req_param(r, "slices");
-    if (sl && strcmp(sl, "1") && strcmp(sl, "auto"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[slices] other than 1 or auto is not supported: "
-                               "an index is one shard");
+    if (!fds__scan_params_ok(r, o))
+        return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;

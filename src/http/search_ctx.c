@@ -42,6 +42,7 @@
 #include "index_expr.h"
 #include "search_ctx.h"
 #include "search_stats.h"
+#include "tasks.h"
 
 enum { CTX_SCROLL = 1, CTX_PIT = 2 };
 
@@ -205,13 +206,7 @@ static void *reaper_main(void *arg)
     pthread_mutex_lock(&T.mu);
     while (!T.stop) {
         struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_sec += FDS_CTX_REAP_INTERVAL_MS / 1000;
-        t.tv_nsec += (FDS_CTX_REAP_INTERVAL_MS % 1000) * 1000000L;
-        if (t.tv_nsec >= 1000000000L) {
-            t.tv_sec++;
-            t.tv_nsec -= 1000000000L;
-        }
+        fds__abstime_in(&t, FDS_CTX_REAP_INTERVAL_MS);
         pthread_cond_timedwait(&T.cv, &T.mu, &t);
         if (T.stop)
             break;
@@ -470,10 +465,42 @@ static bool keep_alive(const char *v, const char *name, int64_t *ms, fds_resp *o
     return true;
 }
 
-static void missing(fds_resp *o, const char *id)
+/* The listed context of `id` and `kind` with a reference for the caller,
+ * or NULL with the answer in `o`: 400 `bad` when it is not an id, 404
+ * search_context_missing_exception when unknown or expired. */
+static ctx *ctx_lookup(const char *id, int kind, const char *bad, fds_resp *o)
 {
-    fds_resp_errorf(o, 404, "search_context_missing_exception",
-                    "No search context found for id [%s]", id);
+    bool malformed;
+    ctx *c = ctx_find(id, kind, &malformed);
+    if (!c && malformed)
+        fds_resp_errorf(o, 400, "illegal_argument_exception", "%s", bad);
+    else if (!c)
+        fds_resp_errorf(o, 404, "search_context_missing_exception",
+                        "No search context found for id [%s]", id);
+    return c;
+}
+
+/* A search over context `c` (one request at a time) with hooks `hk`; its
+ * keep-alive becomes `ms` when >= 0 and counts from the end of the
+ * request.  Drops the caller's reference. */
+static void ctx_search(fds_req *r, fds_resp *o, ctx *c, int64_t ms,
+                       const fds__search_hooks *hk)
+{
+    pthread_mutex_lock(&c->mu);
+    if (ms >= 0)
+        c->keep_alive_ms = ms;
+    c->total_as_int = fds_req_param_bool(r, "rest_total_hits_as_int", false);
+    fds_index **ixs = malloc((c->n ? c->n : 1) * sizeof *ixs);
+    if (!ixs) {
+        fds_resp_errorf(o, 500, "exception", "out of memory");
+    } else {
+        for (size_t k = 0; k < c->n; k++)
+            ixs[k] = c->sh[k].ix;
+        fds__search_held(r, o, ixs, c->n, hk);
+    }
+    pthread_mutex_unlock(&c->mu);
+    ctx_touch(c);
+    ctx_unref(c);
 }
 
 /* ---- scroll ------------------------------------------------------------------------- */
@@ -658,10 +685,10 @@ void fds__scroll_end(fds__search_hooks *hk, fds_resp *o)
 static const char *const SCROLL_PARAMS[] = {"scroll", "scroll_id",
                                             "rest_total_hits_as_int", NULL};
 
-/* The scroll id and keep-alive of a scroll or clear request: the URL
- * (path segment 2 or ?scroll_id=) first, then the body.  *body is the
- * parsed body (caller deletes). */
-static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body)
+/* The body of a scroll or clear request, checked (*body: caller deletes),
+ * and its scroll id: the URL's (path segment 2 or ?scroll_id=) first, then
+ * the body's when it is one string (else NULL).  False with a 400 in `o`. */
+static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
 {
     fds_err e;
     fds_err_clear(&e);
@@ -690,6 +717,10 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body)
             return false;
         }
     }
+    *id = r->nseg == 3 ? r->seg[2] : fds_req_param(r, "scroll_id");
+    const cJSON *bid = cJSON_GetObjectItemCaseSensitive(*body, "scroll_id");
+    if (!*id && cJSON_IsString(bid))
+        *id = bid->valuestring;
     return true;
 }
 
@@ -698,12 +729,9 @@ void fds_h_scroll(fds_req *r, fds_resp *o)
     if (!fds_req_check_params(r, o, SCROLL_PARAMS))
         return;
     cJSON *body;
-    if (!scroll_args(r, o, &body))
+    const char *id;
+    if (!scroll_args(r, o, &body, &id))
         return;
-    const char *id = r->nseg == 3 ? r->seg[2] : fds_req_param(r, "scroll_id");
-    const cJSON *bid = cJSON_GetObjectItemCaseSensitive(body, "scroll_id");
-    if (!id && cJSON_IsString(bid))
-        id = bid->valuestring;
     const char *keep = fds_req_param(r, "scroll");
     const cJSON *bk = cJSON_GetObjectItemCaseSensitive(body, "scroll");
     if (!keep && cJSON_IsString(bk))
@@ -718,36 +746,13 @@ void fds_h_scroll(fds_req *r, fds_resp *o)
         cJSON_Delete(body);
         return;
     }
-    bool bad;
-    ctx *c = ctx_find(id, CTX_SCROLL, &bad);
-    if (!c) {
-        if (bad)
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
-                            "Cannot parse scroll id");
-        else
-            missing(o, id);
-        cJSON_Delete(body);
-        return;
-    }
+    ctx *c = ctx_lookup(id, CTX_SCROLL, "Cannot parse scroll id", o);
     cJSON_Delete(body);
-    pthread_mutex_lock(&c->mu);
-    if (ms >= 0)
-        c->keep_alive_ms = ms;
-    c->total_as_int = fds_req_param_bool(r, "rest_total_hits_as_int", false);
-    fds_index **ixs = malloc((c->n ? c->n : 1) * sizeof *ixs);
-    if (!ixs) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
-    } else {
-        for (size_t k = 0; k < c->n; k++)
-            ixs[k] = c->sh[k].ix;
-        fds__search_hooks hk = {.arg = c, .req = held_req, .view = held_view,
-                                .prepare = scroll_next, .page = scroll_page,
-                                .id_key = "_scroll_id", .id = c->id};
-        fds__search_held(r, o, ixs, c->n, &hk);
-    }
-    pthread_mutex_unlock(&c->mu);
-    ctx_touch(c);
-    ctx_unref(c);
+    if (c)
+        ctx_search(r, o, c, ms, &(fds__search_hooks){
+                       .arg = c, .req = held_req, .view = held_view,
+                       .prepare = scroll_next, .page = scroll_page,
+                       .id_key = "_scroll_id", .id = c->id});
 }
 
 /* {"succeeded":true,"num_freed":N}: 200, or 404 when nothing was freed
@@ -807,23 +812,20 @@ void fds_h_scroll_clear(fds_req *r, fds_resp *o)
     if (!fds_req_check_params(r, o, SCROLL_PARAMS))
         return;
     cJSON *body;
-    if (!scroll_args(r, o, &body))
+    const char *ids; /* one id, a comma list or _all */
+    if (!scroll_args(r, o, &body, &ids))
         return;
     unsigned freed = 0;
     int rc = 0;
-    const char *url = r->nseg == 3 ? r->seg[2] : fds_req_param(r, "scroll_id");
     const cJSON *bid = cJSON_GetObjectItemCaseSensitive(body, "scroll_id");
-    if (url && !strcmp(url, "_all")) {
+    if (ids && !strcmp(ids, "_all")) {
         freed = clear_all(CTX_SCROLL);
-    } else if (url) {
-        char *copy = strdup(url);
+    } else if (ids) {
+        char *copy = strdup(ids);
         rc = copy ? clear_list(copy, &freed) : FDS_ENOMEM;
         free(copy);
-    } else if (cJSON_IsString(bid) && !strcmp(bid->valuestring, "_all")) {
-        freed = clear_all(CTX_SCROLL);
-    } else if (cJSON_IsString(bid) || cJSON_IsArray(bid)) {
-        const cJSON *it = cJSON_IsString(bid) ? bid : bid->child;
-        for (; it && !rc; it = cJSON_IsString(bid) ? NULL : it->next) {
+    } else if (cJSON_IsArray(bid)) {
+        for (const cJSON *it = bid->child; it && !rc; it = it->next) {
             if (!cJSON_IsString(it)) {
                 rc = -1;
                 break;
@@ -987,32 +989,11 @@ void fds__pit_search(fds_req *r, fds_resp *o)
         cJSON_Delete(root);
         return;
     }
-    bool bad;
-    ctx *c = ctx_find(id->valuestring, CTX_PIT, &bad);
-    if (!c) {
-        if (bad)
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
-                            "invalid id: cannot parse point in time id");
-        else
-            missing(o, id->valuestring);
-        cJSON_Delete(root);
-        return;
-    }
+    ctx *c = ctx_lookup(id->valuestring, CTX_PIT,
+                        "invalid id: cannot parse point in time id", o);
     cJSON_Delete(root);
-    pthread_mutex_lock(&c->mu);
-    if (ms >= 0)
-        c->keep_alive_ms = ms;
-    fds_index **ixs = malloc((c->n ? c->n : 1) * sizeof *ixs);
-    if (!ixs) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
-    } else {
-        for (size_t k = 0; k < c->n; k++)
-            ixs[k] = c->sh[k].ix;
-        fds__search_hooks hk = {.arg = c, .view = held_view, .prepare = pit_prepare,
-                                .id_key = "pit_id", .id = c->id};
-        fds__search_held(r, o, ixs, c->n, &hk);
-    }
-    pthread_mutex_unlock(&c->mu);
-    ctx_touch(c);
-    ctx_unref(c);
+    if (c)
+        ctx_search(r, o, c, ms, &(fds__search_hooks){
+                       .arg = c, .view = held_view, .prepare = pit_prepare,
+                       .id_key = "pit_id", .id = c->id});
 }

@@ -56,6 +56,17 @@ static uint64_t mono_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+void fds__abstime_in(struct timespec *t, int64_t ms)
+{
+    clock_gettime(CLOCK_REALTIME, t);
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
 static void task_free(fds__task *t)
 {
     cJSON_Delete(t->status);
@@ -284,13 +295,7 @@ void fds_h_task_get(fds_req *r, fds_resp *o)
     bool wait = fds_req_param_bool(r, "wait_for_completion", false);
     int64_t ms = timeout_ms(fds_req_param(r, "timeout"), FDS_TASKS_WAIT_DEFAULT_MS);
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    fds__abstime_in(&until, ms);
     pthread_mutex_lock(&T.mu);
     fds__task *t = find_locked(no);
     int rc = 0;

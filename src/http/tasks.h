@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "http_int.h"
 
@@ -80,6 +81,15 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e);
  * task ({"task":"node:id"}) with wait_for_completion=false.  Takes `j`. */
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description);
+
+/* The URL's `slices` (1 or auto only: one shard per index) and
+ * `requests_per_second` (-1 only: no throttling); false with a 400 in `o`
+ * for other values. */
+bool fds__scan_params_ok(fds_req *r, fds_resp *o);
+
+/* A CLOCK_REALTIME time `ms` milliseconds from now, for
+ * pthread_cond_timedwait (tasks.c). */
+void fds__abstime_in(struct timespec *t, int64_t ms);
 
 /* POST /{index}/_delete_by_query (del) and /{index}/_update_by_query. */
 void fds_h_by_query(fds_req *r, fds_resp *o, bool del);
