@@ -700,6 +700,7 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
     if (*body && !cJSON_IsObject(*body)) {
         fds_resp_errorf(o, 400, "illegal_argument_exception",
                         "Malformed content, must start with an object");
+        cJSON_Delete(*body);
         return false;
     }
     const cJSON *it;
@@ -714,6 +715,7 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
                             cJSON_IsString(it) ? "VALUE_STRING"
                             : cJSON_IsNumber(it) ? "VALUE_NUMBER"
                                                  : "START_OBJECT");
+            cJSON_Delete(*body);
             return false;
         }
     }

@@ -6,7 +6,7 @@ import json
 import time
 import unittest
 
-from fdsserver import ServerTestCase
+from fdsserver import Server, ServerTestCase
 
 ND = {"Content-Type": "application/x-ndjson"}
 MAX_OPEN_SCROLL_CONTEXT = 500  # Elasticsearch's search.max_open_scroll_context
@@ -354,6 +354,47 @@ class ByQuery(ServerTestCase):
         st, t, _ = self.req("GET", "/_tasks/%s?wait_for_completion=true" % b["task"])
         self.assertEqual(t["response"]["created"], 1000)
         self.assertEqual(self.req("GET", "/tq2/_count")[1]["count"], 1000)
+
+
+class TaskCrash(unittest.TestCase):
+
+    def test_kill9_mid_task_loses_nothing(self):
+        """An update-by-query task is a sequence of ordinary bulk writes: a
+        kill -9 in the middle of it leaves every document there, each
+        either as it was or re-indexed."""
+        srv = Server().start()
+        try:
+            n = 20000
+            lines = "".join('{"index":{"_index":"kq","_id":"%d"}}\n{"n":%d}\n' % (i, i)
+                            for i in range(n))
+            st, b, _ = srv.request("POST", "/_bulk?refresh=true", lines, ND)
+            self.assertEqual((st, b["errors"]), (200, False))
+            st, b, _ = srv.request("POST", "/kq/_update_by_query?wait_for_completion=false"
+                                   "&scroll_size=20", {})
+            tid = b["task"]
+            deadline = time.time() + 30
+            done = 0
+            while time.time() < deadline and done == 0:
+                st, t, _ = srv.request("GET", "/_tasks/" + tid)
+                done = t["task"].get("status", {}).get("updated", 0)
+                if t["completed"]:
+                    break
+                time.sleep(0.01)
+            self.assertGreater(done, 0)
+            srv.kill9()
+            srv.start()
+            srv.request("POST", "/kq/_refresh")
+            st, c, _ = srv.request("GET", "/kq/_count")
+            self.assertEqual(c["count"], n)
+            st, r, _ = srv.request("POST", "/kq/_search", {
+                "size": 0, "track_total_hits": True,
+                "query": {"range": {"n": {"gte": 0, "lt": n}}}})
+            self.assertEqual(r["hits"]["total"]["value"], n)
+            # the task is gone with the process (its record was in memory)
+            st, b, _ = srv.request("GET", "/_tasks/" + tid)
+            self.assertEqual(st, 404)
+        finally:
+            srv.cleanup()
 
 
 if __name__ == "__main__":
