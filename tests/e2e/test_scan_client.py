@@ -2,7 +2,8 @@
 7.17: a scroll sorted by `_doc`) over 100,000 synthetic access-log documents
 returns every document exactly once while another thread keeps indexing new
 ones into the same index beside it -- the scroll reads the segments as they
-were when it began.  Skipped when the package is not installed."""
+were when it began -- and the client's scroll, point-in-time, by-query and
+task calls parse the answers.  Skipped when the package is not installed."""
 import os
 import subprocess
 import threading
@@ -94,6 +95,33 @@ class ScanBesideIndexing(ServerTestCase):
         self.assertEqual(s["_all"]["total"]["search"]["open_contexts"], 0)
         self.assertGreaterEqual(s["_all"]["total"]["search"]["scroll_total"], 1)
         self.assertEqual(self.req("GET", "/scan/_count")[1]["count"], DOCS + written[0])
+
+    def test_client_apis(self):
+        """The client's own calls for the same APIs parse our answers."""
+        es = Elasticsearch("http://127.0.0.1:%d" % self.srv.port)
+        helpers.bulk(es, ({"_index": "capi", "_id": str(i), "n": i, "g": i % 3}
+                          for i in range(100)), refresh=True)
+        r = es.search(index="capi", scroll="30s", size=30, body={"sort": ["_doc"]})
+        ids = [h["_id"] for h in r["hits"]["hits"]]
+        while r["hits"]["hits"]:
+            r = es.scroll(scroll_id=r["_scroll_id"], scroll="30s")
+            ids += [h["_id"] for h in r["hits"]["hits"]]
+        self.assertEqual(ids, [str(i) for i in range(100)])
+        self.assertEqual(es.clear_scroll(scroll_id="_all")["num_freed"], 1)
+        with self.assertRaises(elasticsearch.NotFoundError):
+            es.scroll(scroll_id=r["_scroll_id"], scroll="30s")
+        pit = es.open_point_in_time(index="capi", keep_alive="1m")["id"]
+        r = es.search(body={"pit": {"id": pit, "keep_alive": "1m"}, "size": 10,
+                            "sort": [{"g": "asc"}], "search_after": [0, 40]})
+        self.assertEqual(r["hits"]["hits"][0]["sort"], [0, 42])
+        self.assertEqual(es.close_point_in_time(body={"id": pit})["num_freed"], 1)
+        r = es.delete_by_query(index="capi", body={"query": {"term": {"g": 0}}},
+                               refresh=True)
+        self.assertEqual((r["deleted"], r["failures"]), (34, []))
+        r = es.update_by_query(index="capi", wait_for_completion=False, refresh=True)
+        t = es.tasks.get(task_id=r["task"], wait_for_completion=True)
+        self.assertEqual((t["completed"], t["response"]["updated"]), (True, 66))
+        self.assertEqual(es.count(index="capi")["count"], 66)
 
 
 if __name__ == "__main__":
