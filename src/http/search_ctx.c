@@ -78,6 +78,7 @@ typedef struct ctx {
     bool total_lb;
     float max_score;
     bool total_as_int;
+    bool no_cache; /* the first page asked for request_cache (refused) */
     struct ctx *next;
 } ctx;
 
@@ -505,11 +506,6 @@ static void ctx_search(fds_req *r, fds_resp *o, ctx *c, int64_t ms,
 
 /* ---- scroll ------------------------------------------------------------------------- */
 
-static int scroll_invalid(fds_err *e, const char *what)
-{
-    return fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION,
-                        "Validation Failed: 1: %s;", what);
-}
 
 /* The first page: Elasticsearch's scroll validation (SearchRequest
  * validate, SearchService's batch size check), counting exact, and the
@@ -517,17 +513,28 @@ static int scroll_invalid(fds_err *e, const char *what)
 static int scroll_first(void *arg, size_t k, fds_index *ix,
                         fds_search_request *req, fds_err *e)
 {
-    (void)arg;
     (void)k;
-    if (req->from > 0)
-        return scroll_invalid(e, "using [from] is not allowed in a scroll context");
-    if (req->size == 0)
-        return scroll_invalid(e, "[size] cannot be [0] in a scroll context");
-    if (req->nafter)
-        return scroll_invalid(e, "[search_after] cannot be used in a scroll context");
+    const ctx *c = arg;
+    /* every failed check, numbered, in SearchRequest#validate's order */
+    const char *bad[5];
+    unsigned nbad = 0;
+    if (c->no_cache)
+        bad[nbad++] = "[request_cache] cannot be used in a scroll context";
     if (req->track_total != INT64_MAX && req->track_total != SCROLL_TRACK_TOTAL_DEFAULT)
-        return scroll_invalid(e, "disabling [track_total_hits] is not allowed "
-                                 "in a scroll context");
+        bad[nbad++] = "disabling [track_total_hits] is not allowed in a scroll context";
+    if (req->from > 0)
+        bad[nbad++] = "using [from] is not allowed in a scroll context";
+    if (req->size == 0)
+        bad[nbad++] = "[size] cannot be [0] in a scroll context";
+    if (req->nafter)
+        bad[nbad++] = "[search_after] cannot be used in a scroll context";
+    if (nbad) {
+        char msg[FDS_ERR_REASON_MAX];
+        size_t l = (size_t)snprintf(msg, sizeof msg, "Validation Failed:");
+        for (unsigned i = 0; i < nbad && l < sizeof msg; i++)
+            l += (size_t)snprintf(msg + l, sizeof msg - l, " %u: %s;", i + 1, bad[i]);
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_VALIDATION, "%s", msg);
+    }
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
     if (req->size > set.max_result_window)
@@ -640,12 +647,6 @@ bool fds__scroll_begin(fds_req *r, fds_resp *o, const char *keep, size_t n,
     int64_t ms;
     if (!keep_alive(keep, "scroll", &ms, o))
         return false;
-    if (fds_req_param_bool(r, "request_cache", false)) {
-        fds_resp_errorf(o, 400, "action_request_validation_exception",
-                        "Validation Failed: 1: [request_cache] cannot be used "
-                        "in a scroll context;");
-        return false;
-    }
     bool full;
     ctx *c = ctx_new(CTX_SCROLL, n, ms, &full);
     if (full) {
@@ -660,6 +661,7 @@ bool fds__scroll_begin(fds_req *r, fds_resp *o, const char *keep, size_t n,
         fds_resp_errorf(o, 500, "exception", "out of memory");
         return false;
     }
+    c->no_cache = fds_req_param_bool(r, "request_cache", false);
     *hk = (fds__search_hooks){.arg = c, .scroll = true, .prepare = scroll_first,
                               .page = scroll_page, .keep = scroll_keep,
                               .id_key = "_scroll_id", .id = c->id};
@@ -686,8 +688,9 @@ static const char *const SCROLL_PARAMS[] = {"scroll", "scroll_id",
                                             "rest_total_hits_as_int", NULL};
 
 /* The body of a scroll or clear request, checked (*body: caller deletes),
- * and its scroll id: the URL's (path segment 2 or ?scroll_id=) first, then
- * the body's when it is one string (else NULL).  False with a 400 in `o`. */
+ * and its scroll id: the body's when it has one (NULL when that is a list),
+ * else the URL's (path segment 2 or ?scroll_id=) -- the body takes
+ * precedence, as in RestSearchScrollAction.  False with a 400 in `o`. */
 static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
 {
     fds_err e;
@@ -719,10 +722,10 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
             return false;
         }
     }
-    *id = r->nseg == 3 ? r->seg[2] : fds_req_param(r, "scroll_id");
     const cJSON *bid = cJSON_GetObjectItemCaseSensitive(*body, "scroll_id");
-    if (!*id && cJSON_IsString(bid))
-        *id = bid->valuestring;
+    *id = cJSON_IsString(bid) ? bid->valuestring
+        : bid ? NULL
+        : r->nseg == 3 ? r->seg[2] : fds_req_param(r, "scroll_id");
     return true;
 }
 
@@ -734,10 +737,8 @@ void fds_h_scroll(fds_req *r, fds_resp *o)
     const char *id;
     if (!scroll_args(r, o, &body, &id))
         return;
-    const char *keep = fds_req_param(r, "scroll");
     const cJSON *bk = cJSON_GetObjectItemCaseSensitive(body, "scroll");
-    if (!keep && cJSON_IsString(bk))
-        keep = bk->valuestring;
+    const char *keep = cJSON_IsString(bk) ? bk->valuestring : fds_req_param(r, "scroll");
     int64_t ms = -1;
     if (!id || !*id) {
         cJSON_Delete(body);
