@@ -36,7 +36,6 @@ struct fds__task {
     cJSON *response;       /* when done */
     int resp_status;
     bool done, cancelled;
-    pthread_t thread;
     struct fds__task *next; /* the table: newest first */
 };
 
@@ -96,16 +95,15 @@ void fds__tasks_stop(void)
     T.list = NULL;
     T.done = 0;
     pthread_mutex_unlock(&T.mu);
-    while (all) {
+    while (all) { /* every thread is past its last use of its task */
         fds__task *n = all->next;
-        pthread_join(all->thread, NULL);
         task_free(all);
         all = n;
     }
 }
 
 /* Keep at most FDS_TASKS_DONE_MAX finished tasks (T.mu held): the oldest
- * is unlinked and returned to be joined and freed. */
+ * is unlinked and returned to be freed. */
 static fds__task *trim_locked(void)
 {
     if (T.done <= FDS_TASKS_DONE_MAX)
@@ -136,11 +134,9 @@ static void *task_main(void *arg)
     T.done++;
     fds__task *old = trim_locked();
     pthread_cond_broadcast(&T.cv);
-    pthread_mutex_unlock(&T.mu);
-    if (old) {
-        pthread_join(old->thread, NULL);
+    pthread_mutex_unlock(&T.mu); /* t is not touched after this */
+    if (old)
         task_free(old);
-    }
     return NULL;
 }
 
@@ -177,8 +173,18 @@ int fds__task_spawn(const char *action, const char *description,
     T.running++;
     t->next = T.list;
     T.list = t;
-    /* under the lock: the thread's end takes it before touching the list */
-    if (pthread_create(&t->thread, NULL, task_main, t)) {
+    /* detached: nothing joins it; its end, under the lock, is the last
+     * use of its task (fds__tasks_stop waits for it) */
+    pthread_t th;
+    pthread_attr_t attr;
+    int prc = pthread_attr_init(&attr);
+    if (!prc) {
+        prc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (!prc)
+            prc = pthread_create(&th, &attr, task_main, t);
+        pthread_attr_destroy(&attr);
+    }
+    if (prc) {
         T.list = t->next;
         T.running--;
         pthread_mutex_unlock(&T.mu);
