@@ -32,6 +32,9 @@ void fds__scan_job_free(void *job)
     fds_index_release(j->from);
     fds_index_release(j->to);
     free(j->query);
+    free(j->q);
+    free(j->df);
+    free(j->default_operator);
     free(j);
 }
 
@@ -151,6 +154,12 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
                                      j->query ? strlen(j->query) : 0,
                                      fds_index_mapping(j->from), UINT32_MAX, 0,
                                      &req, e);
+    /* df and default_operator first: they apply to a later q */
+    const char *const keys[] = {"df", "default_operator", "q"};
+    const char *const vals[] = {j->df, j->default_operator, j->q};
+    for (size_t k = 0; !rc && k < 3; k++)
+        if (vals[k])
+            rc = fds_search_apply_param(req, keys[k], vals[k], e);
     fds_index_view *v = NULL;
     if (!rc)
         rc = fds_index_view_acquire(j->from, &v, e);
@@ -348,10 +357,6 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
     const char *name = del ? "delete_by_query" : "update_by_query";
     if (!fds__scan_params_ok(r, o))
         return;
-    if (fds_req_param(r, "q"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[q] is not supported by _%s: give the query in "
-                               "the body", name);
     if (fds_req_param(r, "pipeline"))
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[pipeline] is not supported: fieldstore has no "
@@ -368,16 +373,13 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
         return fds_resp_errorf(o, 400, "parse_exception",
                                "request body must be a JSON object");
     }
-    if (del && !body) {
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
-                               "Validation Failed: 1: query is missing;");
-    }
     if (!body_ok(body, del, o)) {
         cJSON_Delete(body);
         return;
     }
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(body, "query");
-    if (del && !q) {
+    const char *uq = fds_req_param(r, "q");
+    if (del && !q && !uq) {
         cJSON_Delete(body);
         return fds_resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: query is missing;");
@@ -409,6 +411,13 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
     *j = (fds__scan_job){.mode = del ? FDS__SCAN_DELETE : FDS__SCAN_UPDATE,
                          .max_docs = max_docs, .batch = (uint32_t)batch,
                          .proceed = conf && !strcmp(conf, "proceed")};
+    const char *df = fds_req_param(r, "df"), *op = fds_req_param(r, "default_operator");
+    if ((uq && !(j->q = strdup(uq))) || (df && !(j->df = strdup(df))) ||
+        (op && !(j->default_operator = strdup(op)))) {
+        cJSON_Delete(body);
+        fds__scan_job_free(j);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
     const char *rf = fds_req_param(r, "refresh");
     j->refresh = rf && (!*rf || !strcmp(rf, "true") || !strcmp(rf, "wait_for"));
     if (q) {

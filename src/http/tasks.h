@@ -68,6 +68,8 @@ typedef struct fds__scan_job {
     bool create;       /* reindex: dest.op_type create */
     bool proceed;      /* conflicts=proceed: count version conflicts, go on */
     bool refresh;      /* refresh the written index at the end */
+    /* by-query: the URL's q, df and default_operator (malloc'd; NULL) */
+    char *q, *df, *default_operator;
 } fds__scan_job;
 
 /* Free a job (NULL is a no-op); also an fds__task_spawn arg_free. */

@@ -287,6 +287,12 @@ class ByQuery(ServerTestCase):
         st, b, _ = self.req("POST", "/dq/_delete_by_query?conflicts=proceed",
                             {"query": {"term": {"g": 0}}})
         self.assertEqual((st, b["version_conflicts"], b["failures"]), (200, 1, []), b)
+        # the query as q= (with df), as a search takes it
+        n3 = self.req("GET", "/dq/_count?q=g:3")[1]["count"]
+        self.assertGreater(n3, 0)
+        st, b, _ = self.req("POST", "/dq/_delete_by_query?q=3&df=g&refresh=true")
+        self.assertEqual((st, b["deleted"]), (200, n3), b)
+        self.assertEqual(self.req("GET", "/dq/_count?q=g:3")[1]["count"], 0)
 
     def test_update_by_query(self):
         self.load("uq", 300)
