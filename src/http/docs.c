@@ -16,6 +16,7 @@
 #include "search_render.h"
 #include "http_int.h"
 #include "search_stats.h"
+#include "tasks.h"
 
 /* The most retry_on_conflict fieldstore takes: each retry re-reads and
  * re-merges the document, and a writer that keeps losing the race to more
@@ -1564,19 +1565,6 @@ static bool count_member(const cJSON *o, const char *name, uint64_t *out)
     return true;
 }
 
-/* One failure of a reindex write, as BulkByScrollResponse lists it. */
-static void reindex_failure(cJSON *failures, fds_index *to, const fds_write_result *w)
-{
-    cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "index", fds_index_name(to));
-    cJSON_AddStringToObject(f, "id", w->id);
-    cJSON *cause = cJSON_AddObjectToObject(f, "cause");
-    cJSON_AddStringToObject(cause, "type", fds_http_type(&w->err));
-    cJSON_AddStringToObject(cause, "reason", w->err.reason);
-    cJSON_AddNumberToObject(f, "status", w->err.kind ? fds_http_status(&w->err) : 400);
-    cJSON_AddItemToArray(failures, f);
-}
-
 /*
  * POST /_reindex: copy the documents of source.index that match
  * source.query (all without one) into dest.index, in _doc order and in
@@ -1586,24 +1574,10 @@ static void reindex_failure(cJSON *failures, fds_index *to, const fds_write_resu
  */
 void fds_h_reindex(fds_req *r, fds_resp *o)
 {
-    long long t0 = fds_now_us();
     if (!fds_req_check_params(r, o, REINDEX_PARAMS))
         return;
-    const char *wfc = fds_req_param(r, "wait_for_completion");
-    if (wfc && strcmp(wfc, "true"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[wait_for_completion=false] is not supported: "
-                               "_reindex answers when it is done");
-    const char *rps = fds_req_param(r, "requests_per_second");
-    if (rps && strcmp(rps, "-1"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[requests_per_second] throttling is not supported; "
-                               "only -1 (unthrottled)");
-    const char *sl = fds_req_param(r, "slices");
-    if (sl && strcmp(sl, "1") && strcmp(sl, "auto"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[slices] other than 1 or auto is not supported: "
-                               "an index is one shard");
+    if (!fds__scan_params_ok(r, o))
+        return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
@@ -1683,107 +1657,21 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     if (!rc)
         rc = index_for_write(r->store, di->valuestring, &to, &e);
     cJSON_Delete(body);
-    fds_search_request *req = NULL;
-    if (!rc)
-        rc = fds_search_parse_window(qbody ? qbody : "", qbody ? strlen(qbody) : 0,
-                                     fds_index_mapping(from), UINT32_MAX, 0, &req, &e);
-    free(qbody);
-    fds_index_view *v = NULL;
-    if (!rc)
-        rc = fds_index_view_acquire(from, &v, &e);
-    if (!rc) { /* in _doc order, batch after batch, nothing counted */
-        req->from = 0;
-        req->size = (uint32_t)batch;
-        req->track_total = FDS_TRACK_TOTAL_NONE;
-        req->nsort = 1;
-        req->sort[0] = (fds_sort_spec){.kind = FDS_SORT_DOC};
-    }
-    unsigned nseg = 0;
-    const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
-    uint64_t total = 0, created = 0, updated = 0, conflicts = 0, batches = 0;
-    cJSON *failures = cJSON_CreateArray();
-    fds_write_op *ops = calloc(batch, sizeof *ops);
-    fds_write_result *res = calloc(batch, sizeof *res);
-    const uint8_t **srcs = calloc(batch, sizeof *srcs);
-    size_t *lens = calloc(batch, sizeof *lens);
-    if (!rc && (!ops || !res || !srcs || !lens))
-        rc = FDS_ENOMEM;
-    bool aborted = false;
-    while (!rc && !aborted && total < max_docs) {
-        fds_search_result sr;
-        rc = fds_search_execute(req, segs, nseg, &sr, &e);
-        if (rc)
-            break;
-        size_t n = sr.nhits;
-        if (n > max_docs - total)
-            n = (size_t)(max_docs - total);
-        if (n)
-            rc = fds_index_view_fetch(v, sr.hits, n, srcs, lens, &e);
-        for (size_t k = 0; !rc && k < n; k++) {
-            size_t il;
-            const char *id = fds_sidx_doc_id(segs[sr.hits[k].seg].sidx, sr.hits[k].doc, &il);
-            ops[k] = (fds_write_op){.type = create ? FDS_OP_CREATE : FDS_OP_INDEX,
-                                    .id = id, .id_len = il, .src = srcs[k],
-                                    .src_len = lens[k]};
-        }
-        if (!rc && n)
-            rc = fds_index_write(to, ops, n, res, false, &e);
-        for (size_t k = 0; !rc && k < n; k++) {
-            total++;
-            if (!res[k].code) {
-                created += res[k].created;
-                updated += !res[k].created;
-            } else if (res[k].err.kind == FDS_KIND_CONFLICT) {
-                conflicts++;
-                if (!proceed) {
-                    reindex_failure(failures, to, &res[k]);
-                    aborted = true;
-                }
-            } else {
-                reindex_failure(failures, to, &res[k]);
-                aborted = true;
-            }
-        }
-        batches += n > 0;
-        if (!rc && n) { /* the next batch starts after this one's last doc */
-            req->nafter = 1;
-            req->after[0] = (fds_after_val){.lnum = sr.hits[n - 1].sort_long[0],
-                                            .num = sr.hits[n - 1].sort_num[0]};
-        }
-        fds_search_result_free(&sr);
-        if (n < batch)
-            break;
-    }
-    if (!rc && want_refresh(r))
-        rc = fds_index_refresh(to, &e);
-    free(ops);
-    free(res);
-    free(srcs);
-    free(lens);
-    fds_search_request_free(req);
-    fds_index_view_release(v);
-    fds_index_release(from);
-    fds_index_release(to);
+    fds__scan_job *j = rc ? NULL : calloc(1, sizeof *j);
+    if (!rc && !j)
+        rc = fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     if (rc) {
-        cJSON_Delete(failures);
+        free(qbody);
+        fds_index_release(from);
+        fds_index_release(to);
         return fds_resp_error(o, &e);
     }
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "took", (double)((fds_now_us() - t0) / 1000));
-    cJSON_AddBoolToObject(j, "timed_out", 0);
-    cJSON_AddNumberToObject(j, "total", (double)total);
-    cJSON_AddNumberToObject(j, "updated", (double)updated);
-    cJSON_AddNumberToObject(j, "created", (double)created);
-    cJSON_AddNumberToObject(j, "deleted", 0);
-    cJSON_AddNumberToObject(j, "batches", (double)batches);
-    cJSON_AddNumberToObject(j, "version_conflicts", (double)conflicts);
-    cJSON_AddNumberToObject(j, "noops", 0);
-    cJSON *rt = cJSON_AddObjectToObject(j, "retries");
-    cJSON_AddNumberToObject(rt, "bulk", 0);
-    cJSON_AddNumberToObject(rt, "search", 0);
-    cJSON_AddNumberToObject(j, "throttled_millis", 0);
-    cJSON_AddNumberToObject(j, "requests_per_second", -1);
-    cJSON_AddNumberToObject(j, "throttled_until_millis", 0);
-    cJSON_AddItemToObject(j, "failures", failures);
-    fds_resp_json(o, 200, j);
+    *j = (fds__scan_job){.mode = FDS__SCAN_REINDEX, .from = from, .to = to,
+                         .query = qbody, .max_docs = max_docs,
+                         .batch = (uint32_t)batch, .create = create,
+                         .proceed = proceed, .refresh = want_refresh(r)};
+    char desc[2 * FDS_INDEX_NAME_MAX + 32];
+    snprintf(desc, sizeof desc, "reindex from [%s] to [%s]", fds_index_name(from),
+             fds_index_name(to));
+    fds__scan_answer(r, o, j, "indices:data/write/reindex", desc);
 }

@@ -22,6 +22,7 @@
 #include "fds_text.h"
 #include "http_int.h"
 #include "index_expr.h"
+#include "search_ctx.h"
 #include "search_render.h"
 #include "search_stats.h"
 
@@ -33,12 +34,12 @@ static const char *const SEARCH_PARAMS[] = {
     "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout",
     "docvalue_fields", "min_score"};
 
-/* "profile" first: `_count` takes the list without it.  routing,
+/* "scroll" and "profile" first: `_count` takes the list without them.  routing,
  * preference, request_cache, search_type, batched_reduce_size,
  * ccs_minimize_roundtrips and typed_keys change nothing an answer shows
  * with one shard per index and no aggregations. */
 static const char *const SEARCH_OK_PARAMS[] = {
-    "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
+    "scroll", "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
     "seq_no_primary_term", "stored_fields", "track_scores", "routing",
     "preference", "request_cache", "allow_no_indices", "ignore_unavailable",
@@ -62,6 +63,8 @@ typedef struct shard_run {
     uint64_t query_ns;
     int rc;
     fds_err err;
+    bool held;     /* ix and v belong to a scroll or point in time */
+    bool held_req; /* and req too */
 } shard_run;
 
 /* The search as a whole: the shards that answered, in index order. */
@@ -74,6 +77,7 @@ typedef struct search_run {
     uint64_t terminate_after;    /* _count: docs counted per shard at most; 0 = all */
     bool terminated_early;       /* a shard reached terminate_after */
     uint64_t load_ns, load_docs; /* what fetching `_source` cost */
+    const fds__search_hooks *hk; /* a scroll or point in time, or NULL */
 } search_run;
 
 /* The answering shard that global segment `seg` belongs to. */
@@ -179,6 +183,35 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
     return 0;
 }
 
+/* `"key":"id",` spliced after the opening brace of the JSON object `*out`
+ * (*len bytes), as Elasticsearch puts `_scroll_id` and `pit_id` first.
+ * Returns 0 or FDS_ENOMEM (then *out is unchanged). */
+static int splice_id(char **out, size_t *len, const char *key, const char *id)
+{
+    fds_strbuf b = {0};
+    fds_strbuf_puts(&b, "{");
+    fds_strbuf_put_json_string(&b, key, strlen(key));
+    fds_strbuf_puts(&b, ":");
+    fds_strbuf_put_json_string(&b, id, strlen(id));
+    if (*len > 2)
+        fds_strbuf_puts(&b, ",");
+    fds_strbuf_put(&b, *out + 1, *len - 1);
+    if (b.oom) {
+        free(b.p);
+        return FDS_ENOMEM;
+    }
+    free(*out);
+    *out = b.p;
+    *len = b.len;
+    return 0;
+}
+
+static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
+                          char **filters, size_t n, bool count, uint64_t tav,
+                          bool profile, long long t0,
+                          const fds_index_expr_opts *opts,
+                          const fds__search_hooks *hk);
+
 /* Parse the body for index `sh->ix` (with the URL parameters), or for no
  * index at all (`m` an empty mapping) when ix is NULL. */
 static int parse_for(fds_req *r, const fds_mapping *m,
@@ -207,19 +240,29 @@ static int parse_for(fds_req *r, const fds_mapping *m,
 
 /* The query phase on one shard.  With several shards each keeps its best
  * from + size hits (the page is cut after the merge). */
-static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
+static void run_shard(fds_req *r, shard_run *sh, bool count, bool several,
+                      const fds__search_hooks *hk, size_t k)
 {
     fds_err_clear(&sh->err);
     fds_index_settings set;
     fds_index_get_settings(sh->ix, &set);
-    sh->rc = parse_for(r, fds_index_mapping(sh->ix), &set, count, &sh->req,
-                       &sh->err);
-    if (!sh->rc && sh->alias_filter)
-        sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
-                                               strlen(sh->alias_filter),
-                                               &sh->err);
-    if (!sh->rc && sh->index_boost != 1.0f)
-        sh->rc = fds_search_request_boost(sh->req, sh->index_boost, &sh->err);
+    if (hk && hk->req && (sh->req = hk->req(hk->arg, k))) {
+        sh->rc = 0; /* held by a scroll: filtered and boosted already */
+        sh->held_req = true;
+    } else {
+        if (hk && hk->scroll)
+            set.max_result_window = UINT32_MAX; /* a scroll pages through all */
+        sh->rc = parse_for(r, fds_index_mapping(sh->ix), &set, count, &sh->req,
+                           &sh->err);
+        if (!sh->rc && sh->alias_filter)
+            sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
+                                                   strlen(sh->alias_filter),
+                                                   &sh->err);
+        if (!sh->rc && sh->index_boost != 1.0f)
+            sh->rc = fds_search_request_boost(sh->req, sh->index_boost, &sh->err);
+    }
+    if (!sh->rc && hk && hk->prepare)
+        sh->rc = hk->prepare(hk->arg, k, sh->ix, sh->req, &sh->err);
     if (!sh->rc) {
         sh->from = sh->req->from;
         sh->size = sh->req->size;
@@ -228,7 +271,9 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
         sh->req->size += sh->req->from;
         sh->req->from = 0;
     }
-    if (!sh->rc)
+    if (!sh->rc && hk && hk->view)
+        sh->v = hk->view(hk->arg, k), sh->held = true;
+    else if (!sh->rc)
         sh->rc = fds_index_view_acquire(sh->ix, &sh->v, &sh->err);
     if (!sh->rc)
         sh->segs = fds_index_view_segments(sh->v, &sh->nseg);
@@ -473,6 +518,19 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
                                                     : -1};
     if (!rc && s->nok > 1)
         rc = merge_hits(s, &pg, &merged);
+    if (!rc && s->hk && s->hk->page) { /* each hit's shard, for the cursors */
+        size_t *shard = malloc((res->nhits ? res->nhits : 1) * sizeof *shard);
+        unsigned *seg0 = malloc((s->n ? s->n : 1) * sizeof *seg0);
+        rc = shard && seg0 ? 0 : FDS_ENOMEM;
+        for (size_t k = 0; !rc && k < s->n; k++)
+            seg0[k] = s->sh[k].seg0;
+        for (size_t i = 0; !rc && i < res->nhits; i++)
+            shard[i] = (size_t)(shard_of(s, res->hits[i].seg) - s->sh);
+        if (!rc)
+            s->hk->page(s->hk->arg, &pg, res, shard, seg0);
+        free(shard);
+        free(seg0);
+    }
     char *out = NULL;
     if (!rc) {
         fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
@@ -509,6 +567,12 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
 static void search_run_free(search_run *s)
 {
     for (size_t i = 0; i < s->n; i++) {
+        if (s->sh[i].held_req)
+            s->sh[i].req = NULL;
+        if (s->sh[i].held) {
+            s->sh[i].v = NULL;
+            s->sh[i].ix = NULL;
+        }
         fds_search_result_free(&s->sh[i].res);
         fds_search_request_free(s->sh[i].req);
         fds_index_view_release(s->sh[i].v);
@@ -522,7 +586,7 @@ static void search_run_free(search_run *s)
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = fds_now_us();
-    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 1 : 0)))
+    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
         return;
     /* checked before the indices are resolved, as Elasticsearch validates
      * the request first */
@@ -540,6 +604,8 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
             return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                    "terminateAfter must be > 0");
     }
+    if (!count && fds__body_has_pit(r))
+        return fds__pit_search(r, o);
     fds_err e;
     fds_err_clear(&e);
     fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
@@ -596,34 +662,78 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
                                "[profile] is supported on one index at a "
                                "time; [%zu] indices matched", n);
     }
-    search_run s = {.terminate_after = (uint64_t)tav,
+    fds__search_hooks hk;
+    const char *scroll = count ? NULL : fds_req_param(r, "scroll");
+    if (scroll && !fds__scroll_begin(r, o, scroll, n, &hk)) {
+        fds_index_expr_free(ixs, n);
+        fds_index_expr_filters_free(filters, n);
+        return;
+    }
+    search_shards(r, o, ixs, filters, n, count, (uint64_t)tav, profile, t0,
+                  &opts, scroll ? &hk : NULL);
+    if (scroll)
+        fds__scroll_end(&hk, o);
+}
+
+void fds__search_held(fds_req *r, fds_resp *o, fds_index **ixs, size_t n,
+                      const fds__search_hooks *hk)
+{
+    search_shards(r, o, ixs, NULL, n, false, 0, false, fds_now_us(), NULL, hk);
+}
+
+/* Drop ixs[0, n) and filters: the references too, unless `hk` holds them. */
+static void drop_indices(fds_index **ixs, char **filters, size_t n,
+                         const fds__search_hooks *hk)
+{
+    if (!hk || !hk->view)
+        fds_index_expr_free(ixs, n);
+    else
+        free(ixs);
+    fds_index_expr_filters_free(filters, n);
+}
+
+/* The search over indices ixs[0, n) (the array and, unless `hk` holds
+ * them, its references are taken) answered into `o`.  filters[i]: the
+ * filtered aliases' filter of index i (NULL array or entry: none); `opts`
+ * resolve the body's indices_boost (NULL: no boosts, as for a held
+ * scroll whose requests carry them). */
+static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
+                          char **filters, size_t n, bool count, uint64_t tav,
+                          bool profile, long long t0,
+                          const fds_index_expr_opts *opts,
+                          const fds__search_hooks *hk)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    search_run s = {.terminate_after = tav, .hk = hk,
                     .sh = calloc(n ? n : 1, sizeof *s.sh),
                     .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
-    if (boosts && !count &&
-        fds_index_expr_boosts(r->store, r->body, r->body_len, &opts, ixs, n,
+    for (size_t i = 0; boosts && i < n; i++)
+        boosts[i] = 1.0f;
+    if (boosts && !count && opts &&
+        fds_index_expr_boosts(r->store, r->body, r->body_len, opts, ixs, n,
                               boosts, &e)) {
         free(s.sh);
         free(s.ok);
         free(boosts);
-        fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
+        drop_indices(ixs, filters, n, hk);
         return fds_resp_error(o, &e);
     }
     if (!s.sh || !s.ok || !boosts) {
         free(s.sh);
         free(s.ok);
         free(boosts);
-        fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
+        drop_indices(ixs, filters, n, hk);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
         s.sh[i].ix = ixs[i]; /* the reference moves to the shard */
-        s.sh[i].alias_filter = filters[i];
+        s.sh[i].alias_filter = filters ? filters[i] : NULL;
         s.sh[i].index_boost = count ? 1.0f : boosts[i];
-        filters[i] = NULL;
-        run_shard(r, &s.sh[i], count, n > 1);
+        if (filters)
+            filters[i] = NULL;
+        run_shard(r, &s.sh[i], count, n > 1, hk, i);
         if (!s.sh[i].rc)
             s.ok[s.nok++] = (unsigned)i;
     }
@@ -659,10 +769,20 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
             fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
         }
     }
+    if (out && hk && hk->id && splice_id(&out, &out_len, hk->id_key, hk->id)) {
+        free(out);
+        out = NULL;
+        fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    }
     if (out)
         fds_resp_raw(o, 200, out, out_len, NULL);
     else if (!wrapped)
         fds_resp_error(o, &e);
+    for (size_t k = 0; out && hk && hk->keep && k < s.nok; k++) {
+        shard_run *sh = &s.sh[s.ok[k]];
+        if (hk->keep(hk->arg, s.ok[k], sh->ix, sh->v, sh->req))
+            sh->ix = NULL, sh->v = NULL, sh->req = NULL;
+    }
     search_run_free(&s);
 }
 

@@ -68,6 +68,10 @@ void fds__search_sum_add(fds__search_sum *acc, fds_search_stats *s)
     acc->fetch_total += atomic_load_explicit(&s->fetch_total, RELAXED);
     acc->fetch_time_ns += atomic_load_explicit(&s->fetch_time_ns, RELAXED);
     acc->fetch_current += atomic_load_explicit(&s->fetch_current, RELAXED);
+    acc->open_contexts += atomic_load_explicit(&s->open_contexts, RELAXED);
+    acc->scroll_current += atomic_load_explicit(&s->scroll_current, RELAXED);
+    acc->scroll_total += atomic_load_explicit(&s->scroll_total, RELAXED);
+    acc->scroll_time_ns += atomic_load_explicit(&s->scroll_time_ns, RELAXED);
 }
 
 cJSON *fds__search_sum_json(const fds__search_sum *s)
@@ -77,7 +81,7 @@ cJSON *fds__search_sum_json(const fds__search_sum *s)
         const char *key;
         uint64_t v;
     } f[] = {
-        {"open_contexts", 0},
+        {"open_contexts", s->open_contexts},
         {"query_total", s->query_total},
         {"query_time_in_millis", s->query_time_ns / 1000000},
         {"query_time_in_micros", s->query_time_ns / 1000},
@@ -86,10 +90,10 @@ cJSON *fds__search_sum_json(const fds__search_sum *s)
         {"fetch_time_in_millis", s->fetch_time_ns / 1000000},
         {"fetch_time_in_micros", s->fetch_time_ns / 1000},
         {"fetch_current", s->fetch_current},
-        /* no scroll, suggest contexts here: Elasticsearch's keys, zero */
-        {"scroll_total", 0},
-        {"scroll_time_in_millis", 0},
-        {"scroll_current", 0},
+        {"scroll_total", s->scroll_total},
+        {"scroll_time_in_millis", s->scroll_time_ns / 1000000},
+        {"scroll_current", s->scroll_current},
+        /* no suggesters here: Elasticsearch's keys, zero */
         {"suggest_total", 0},
         {"suggest_time_in_millis", 0},
         {"suggest_current", 0},

@@ -35,6 +35,7 @@ uint64_t fds__phase_end(fds_search_stats *s, fds__phase ph, uint64_t t0, bool ok
 typedef struct fds__search_sum {
     uint64_t query_total, query_time_ns, query_current;
     uint64_t fetch_total, fetch_time_ns, fetch_current;
+    uint64_t open_contexts, scroll_current, scroll_total, scroll_time_ns;
 } fds__search_sum;
 
 /* acc += the counters of `s` now. */

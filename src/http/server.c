@@ -26,6 +26,8 @@
 #include "fds_text.h"
 #include "http_int.h"
 #include "index_expr.h"
+#include "search_ctx.h"
+#include "tasks.h"
 
 /* Seconds a connection may stay idle or trickle a request before it is
  * closed: short enough that half-sent requests cannot hold every slot for
@@ -547,6 +549,8 @@ static void h_open(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, true); }
 static void h_close(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, false); }
 static void h_search(fds_req *r, fds_resp *o) { fds_h_search(r, o, false); }
 static void h_count(fds_req *r, fds_resp *o) { fds_h_search(r, o, true); }
+static void h_delete_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, true); }
+static void h_update_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, false); }
 
 /* One endpoint: a path pattern of '/'-separated segments, where "{}"
  * matches any one segment (an index name, an id, a metric list), the
@@ -630,6 +634,14 @@ static const route_def ROUTES[] = {
     {"_index_template/{}", M_DELETE, fds_h_template_delete, NULL},
     {"_component_template/{}", M_DELETE, fds_h_template_delete, NULL},
     {"_template/{}", M_DELETE, fds_h_template_delete, NULL},
+    {"_search/scroll", M_GET | M_POST, fds_h_scroll, NULL},
+    {"_search/scroll", M_DELETE, fds_h_scroll_clear, NULL},
+    {"_search/scroll/{}", M_GET | M_POST, fds_h_scroll, NULL},
+    {"_search/scroll/{}", M_DELETE, fds_h_scroll_clear, NULL},
+    {"_pit", M_DELETE, fds_h_pit_close, NULL},
+    {"_tasks", M_GET, fds_h_tasks_list, NULL},
+    {"_tasks/{}", M_GET, fds_h_task_get, NULL},
+    {"_tasks/{}/_cancel", M_POST, fds_h_task_cancel, NULL},
     {"{}", M_PUT, fds_h_index_create, P_NONE},
     {"{}", M_DELETE, fds_h_index_delete, P_EXPR},
     {"{}", M_GET | M_HEAD, fds_h_index_get, P_EXPR_LOCAL},
@@ -664,6 +676,9 @@ static const route_def ROUTES[] = {
     {"{}/_aliases/{}", M_PUT | M_POST, fds_h_alias_put, NULL},
     {"{}/_alias/{}", M_DELETE, fds_h_alias_delete, NULL},
     {"{}/_aliases/{}", M_DELETE, fds_h_alias_delete, NULL},
+    {"{}/_pit", M_POST, fds_h_pit_open, NULL},
+    {"{}/_delete_by_query", M_POST, h_delete_by_query, NULL},
+    {"{}/_update_by_query", M_POST, h_update_by_query, NULL},
 };
 
 /* Does `pattern` match the request's segments? */
@@ -1267,7 +1282,8 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
         .max_connections = connection_cap(opt->max_connections ? opt->max_connections
                                                                : FDS_HTTP_MAX_CONNECTIONS),
         .max_per_ip = opt->max_per_ip ? opt->max_per_ip : FDS_HTTP_MAX_PER_IP};
-    if ((rc = fds__guard_create(&go, &srv->guard)))
+    if ((rc = fds__guard_create(&go, &srv->guard)) || (rc = fds__ctx_start()) ||
+        (rc = fds__tasks_start(store)))
         goto fail;
     /* TLS options must come before the end marker; an empty pair is skipped */
     srv->d = MHD_start_daemon(
@@ -1307,6 +1323,8 @@ void fds_http_stop(fds_http_server *srv)
         return;
     if (srv->d)
         MHD_stop_daemon(srv->d);
+    fds__tasks_stop();
+    fds__ctx_stop();
     fds__guard_free(srv->guard);
     fds__users_free(srv->users);
     free(srv->tls_cert);

@@ -275,11 +275,9 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
     } else if (!strcmp(name, "_doc")) {
         s->kind = FDS_SORT_DOC;
         r->nsort++;
-    } else if (!strcmp(name, "_shard_doc")) {
-        /* the tie-breaker of a point in time, which fieldstore has not */
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "[_shard_doc] sort field cannot be used without "
-                            "[point in time]");
+    } else if (!strcmp(name, "_shard_doc")) { /* with a pit: pit_tiebreak */
+        s->kind = FDS_SORT_SHARD_DOC;
+        r->nsort++;
     } else {
         fds_field_info fb;
         const fds_field_info *f = fds__dsl_field(c, name, &fb);
@@ -712,6 +710,32 @@ static int refused_option(fds_search_request *r, const cJSON *v, fds_err *err)
                         "[%s] is not supported", k);
 }
 
+/* Elasticsearch's implicit tiebreaker of a search with a point in time
+ * (SearchRequest, since 7.12): `_shard_doc` ascending after the sort keys
+ * (after `_score` when there are none), unless the sort names it; without
+ * a point in time `_shard_doc` is refused as ShardDocSortField does. */
+static int pit_tiebreak(fds_search_request *r, fds_err *err)
+{
+    bool has = false;
+    for (unsigned k = 0; k < r->nsort; k++)
+        has |= r->sort[k].kind == FDS_SORT_SHARD_DOC;
+    if (has && !r->pit)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[_shard_doc] sort field cannot be used without "
+                            "[point in time]");
+    if (has || !r->pit)
+        return 0;
+    if (r->nsort == 0)
+        r->sort[r->nsort++] = (fds_sort_spec){.kind = FDS_SORT_SCORE, .desc = true};
+    if (r->nsort >= FDS_SORT_VALUES_MAX)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "at most %d sort keys are supported with a point "
+                            "in time (its [_shard_doc] tiebreaker is one)",
+                            FDS_SORT_VALUES_MAX - 1);
+    r->sort[r->nsort++] = (fds_sort_spec){.kind = FDS_SORT_SHARD_DOC};
+    return 0;
+}
+
 /* One top-level key `it` of a search body.  0 or an FDS_E* code. */
 static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
                     int for_count)
@@ -760,6 +784,10 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
             return fds__dsl_err(err, "[timeout] must be a time value string "
                                      "such as \"30s\"");
         return parse_timeout(r, it->valuestring, err);
+    }
+    if (!strcmp(k, "pit")) { /* its id and keep_alive are read by src/http */
+        r->pit = true;
+        return 0;
     }
     if (!strcmp(k, "profile") || !strcmp(k, "indices_boost")) /* src/http */
         return 0;
@@ -962,6 +990,8 @@ int fds_search_parse_limits(const char *body, size_t len,
             if ((rc = body_key(&c, r, it, for_count)))
                 break;
         }
+    if (!rc)
+        rc = pit_tiebreak(r, err);
     if (!rc)
         rc = check_after(r, err);
     if (!rc && !for_count) /* _count fetches no page */

@@ -83,7 +83,10 @@ static int segment_daat(run *r, unsigned si, it *iter)
                   !req->sort[0].desc && !r->counting && r->k;
     uint32_t start = 0;
     if (by_doc && req->nafter && !req->after[0].is_null) {
-        int64_t local = req->after[0].lnum + 1 - (int64_t)r->docbase;
+        /* a later key (_shard_doc of another shard) may put the doc with
+         * search_after's _doc value after it: start at it then */
+        int64_t local = req->after[0].lnum + (req->nsort == 1) -
+                        (int64_t)r->docbase;
         if (local >= (int64_t)fds_sidx_max_doc(sx))
             return 0;
         start = local > 0 ? (uint32_t)local : 0;

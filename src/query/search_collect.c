@@ -28,6 +28,11 @@ int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
           : a->sort_num[k] > b->sort_num[k] ? 1 : 0;
         return s->desc ? -c : c;
     }
+    if (s->kind == FDS_SORT_SHARD_DOC) {
+        c = a->sort_long[k] < b->sort_long[k] ? -1
+          : a->sort_long[k] > b->sort_long[k];
+        return s->desc ? -c : c;
+    }
     bool am, bm;
     if (s->ftype == FDS_FT_KEYWORD) {
         am = a->sort_str[k] == NULL;
@@ -136,6 +141,12 @@ void fds__sort_value(const fds_search_request *req, unsigned k,
     }
     if (s->kind == FDS_SORT_DOC) {
         h->sort_long[k] = (int64_t)(docbase + h->doc);
+        h->sort_num[k] = (double)h->sort_long[k];
+        return;
+    }
+    if (s->kind == FDS_SORT_SHARD_DOC) {
+        h->sort_long[k] = (int64_t)(((uint64_t)req->shard_index << 32) +
+                                    docbase + h->doc);
         h->sort_num[k] = (double)h->sort_long[k];
         return;
     }
@@ -268,7 +279,10 @@ bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
     const fds_search_request *req = x->req;
     if (req->nsort == 0) /* search_after on the default _score order */
         return !req->nafter || isnan(h->score) ||
-               (double)h->score < req->after[0].num;
+               (double)h->score < req->after[0].num ||
+               ((double)h->score == req->after[0].num && req->after_tie &&
+                (h->seg > req->after_seg ||
+                 (h->seg == req->after_seg && h->doc > req->after_doc)));
     h->nsort = req->nsort;
     for (unsigned k = 0; k < req->nsort; k++)
         fds__sort_value(req, k, sf[k], docbase, h);
@@ -287,9 +301,8 @@ bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
             a.sort_str_len[k] = (uint32_t)req->after[k].str_len;
         }
     }
-    /* compare without the (seg, doc) tie-break: equal keys are not after */
-    fds_hit hb = *h;
-    a.seg = hb.seg;
-    a.doc = hb.doc;
+    /* equal keys: after only past the cursor's (seg, doc), if it has one */
+    a.seg = req->after_tie ? req->after_seg : h->seg;
+    a.doc = req->after_tie ? req->after_doc : h->doc;
     return fds__hit_cmp(req, h, &a) > 0;
 }

@@ -73,7 +73,11 @@ typedef struct fds_query {
     /* for explanations: "match" text it came from, NULL otherwise */
 } fds_query;
 
-enum { FDS_SORT_SCORE, FDS_SORT_DOC, FDS_SORT_FIELD };
+/* FDS_SORT_SHARD_DOC is Elasticsearch's `_shard_doc` (ShardDocSortField):
+ * the request's shard_index in the high 32 bits and the doc's `_doc` value
+ * (its position in the shard's view) in the low ones, unique within a point
+ * in time. */
+enum { FDS_SORT_SCORE, FDS_SORT_DOC, FDS_SORT_FIELD, FDS_SORT_SHARD_DOC };
 
 typedef struct fds_sort_spec {
     int kind;          /* FDS_SORT_* */
@@ -173,6 +177,15 @@ struct fds_search_request {
     unsigned nsort;          /* 0 = by _score */
     fds_after_val after[FDS_SORT_VALUES_MAX];
     unsigned nafter;         /* 0 = no search_after */
+    /* search_after's tie-break (a scroll's cursor, as Lucene's searchAfter
+     * takes a FieldDoc with its doc): with after_tie, a hit whose sort keys
+     * (or score) equal search_after's is after it when its (seg, doc) is
+     * greater than (after_seg, after_doc); without, equal keys are not
+     * after.  Segment numbers are those of the segments given to execute. */
+    bool after_tie;
+    uint32_t after_seg, after_doc;
+    uint32_t shard_index;    /* the high half of `_shard_doc` values */
+    bool pit;                /* the body has a `pit` (a point in time) */
     /* _source filtering */
     bool source;             /* false: "_source": false */
     char **includes, **excludes;

@@ -477,6 +477,10 @@ int fds_index_stats_get(fds_index *ix, fds_index_stats *out);
 typedef struct fds_search_stats {
     _Atomic uint64_t query_total, query_time_ns, query_current;
     _Atomic uint64_t fetch_total, fetch_time_ns, fetch_current;
+    /* scroll and point-in-time contexts holding a view of the index (kept
+     * by src/http): open now, scrolls open now, scrolls closed and the
+     * time they were open */
+    _Atomic uint64_t open_contexts, scroll_current, scroll_total, scroll_time_ns;
 } fds_search_stats;
 
 /* The counters of `ix`; valid while the caller holds `ix`. */

@@ -486,6 +486,8 @@ class Documents(ServerTestCase):
         st, b, _ = self.req("POST", "/_reindex", {
             "source": {"index": "rx"}, "dest": {"index": "rx-7", "op_type": "create"}})
         # the batch's conflicts are its failures, and the copy stops there
+        # with the worst failure's status, as Elasticsearch answers
+        self.assertEqual(st, 409)
         self.assertEqual((b["version_conflicts"], len(b["failures"])), (7, 7))
         self.assertEqual(b["failures"][0]["cause"]["type"], "version_conflict_engine_exception")
         # refused, not ignored
@@ -497,9 +499,14 @@ class Documents(ServerTestCase):
             st, b, _ = self.req("POST", "/_reindex", body)
             self.assertEqual(st, 400, b)
             self.assertIn(reason, b["error"]["reason"])
+        # in the background: a task whose answer GET /_tasks/{id} keeps
         st, b, _ = self.req("POST", "/_reindex?wait_for_completion=false",
                             {"source": {"index": "rx"}, "dest": {"index": "x"}})
-        self.assertEqual(st, 400)
+        self.assertEqual(st, 200, b)
+        self.assertRegex(b["task"], r"^.+:\d+$")
+        st, t, _ = self.req("GET", "/_tasks/%s?wait_for_completion=true" % b["task"])
+        self.assertEqual((st, t["completed"], t["response"]["created"]), (200, True, 30), t)
+        self.assertEqual(t["task"]["action"], "indices:data/write/reindex")
 
 if __name__ == "__main__":
     unittest.main()

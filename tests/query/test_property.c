@@ -925,6 +925,90 @@ static void check_search_after(int qi, const char *text, int sortf, int desc,
     fds_search_request_free(r2);
 }
 
+/* A request of `text` reading every hit in pages of `size`: from 0,
+ * nothing counted; ranked by score, every page goes document at a time
+ * (search_after +infinity on the first, as a scroll's does).  NULL when it
+ * does not parse. */
+/* Pages of a cursor check: about this many, of at least 3 hits (the test's
+ * run time grows with their count: each page runs the whole query). */
+#define CURSOR_PAGES 12
+static fds_search_request *cursor_req(const char *text, uint32_t size)
+{
+    fds_err err;
+    fds_err_clear(&err);
+    fds_search_request *rq;
+    if (fds_search_parse(text, strlen(text), mapping, 0, &rq, &err))
+        return NULL;
+    rq->from = 0;
+    rq->size = size;
+    rq->max_window = UINT32_MAX;
+    rq->track_total = FDS_TRACK_TOTAL_NONE;
+    if (rq->nsort == 0) {
+        rq->nafter = 1;
+        rq->after[0] = (fds_after_val){.num = INFINITY};
+    }
+    return rq;
+}
+
+/* Paging after a cursor -- the last hit's sort values (or score) with its
+ * (seg, doc) as the tie-break, as a scroll pages -- gives every hit of the
+ * one-page search of `text` once, in its order. */
+static void check_cursor_paging(int qi, const char *text, size_t nc)
+{
+    fds_err err;
+    fds_err_clear(&err);
+    fds_search_request *all = cursor_req(text, (uint32_t)(nc ? nc : 1));
+    fds_search_request *pg = cursor_req(text, (uint32_t)(nc / CURSOR_PAGES + 3));
+    fds_search_result ref = {0};
+    if (!all || !pg || fds_search_execute(all, segs, NSEG, &ref, &err)) {
+        fds_test_failures++;
+        goto out;
+    }
+    size_t k = 0;
+    for (;;) {
+        fds_search_result r;
+        if (fds_search_execute(pg, segs, NSEG, &r, &err)) {
+            fds_test_failures++;
+            break;
+        }
+        for (size_t i = 0; i < r.nhits; i++, k++)
+            if (k >= ref.nhits || r.hits[i].seg != ref.hits[k].seg ||
+                r.hits[i].doc != ref.hits[k].doc) {
+                fprintf(stderr, "q%d cursor paging: hit %zu differs\n", qi, k);
+                fds_test_failures++;
+                fds_search_result_free(&r);
+                goto out;
+            }
+        if (!r.nhits) {
+            fds_search_result_free(&r);
+            break;
+        }
+        const fds_hit *h = &r.hits[r.nhits - 1];
+        for (unsigned q = 0; q < pg->nafter; q++)
+            free(pg->after[q].str);
+        pg->nafter = pg->nsort ? pg->nsort : 1;
+        for (unsigned q = 0; q < pg->nafter; q++) {
+            bool kw = pg->nsort && pg->sort[q].ftype == FDS_FT_KEYWORD &&
+                      pg->sort[q].kind == FDS_SORT_FIELD;
+            bool none = pg->nsort && (kw ? !h->sort_str[q] : isnan(h->sort_num[q]));
+            pg->after[q] = (fds_after_val){
+                .is_null = none, .num = pg->nsort ? h->sort_num[q] : (double)h->score,
+                .lnum = pg->nsort ? h->sort_long[q] : 0,
+                .str = kw && !none ? strndup(h->sort_str[q], h->sort_str_len[q]) : NULL,
+                .str_len = kw && !none ? h->sort_str_len[q] : 0};
+        }
+        pg->after_tie = true;
+        pg->after_seg = h->seg;
+        pg->after_doc = h->doc;
+        fds_search_result_free(&r);
+    }
+    ASSERT_EQ_U(k, ref.nhits);
+out:
+    fds_search_result_free(&ref);
+    fds_search_request_free(all);
+    fds_search_request_free(pg);
+}
+
 /* The total of `body` parsed for _count (for_count 1) or as a search;
  * UINT64_MAX when it fails. */
 static uint64_t count_of(const char *body, int for_count, size_t *nhits)
@@ -1128,6 +1212,8 @@ static int check_query(int qi)
         wand_total += res.postings_total;
         check_same_hits(qi, q, size, from, &res);
     }
+    if (qi % 4 == 0) /* every hit once, in order, page after page */
+        check_cursor_paging(qi, text, nc);
 out:
     if (fds_test_failures != fails0)
         fprintf(stderr, "  query %d: %s\n", qi, text);

@@ -1,0 +1,442 @@
+/*
+ * by_query.c: `_delete_by_query`, `_update_by_query` and the scan under
+ * them and `_reindex` (Elasticsearch's BulkByScroll actions).
+ *
+ * A job pins one view of the source index (a snapshot, as Elasticsearch's
+ * scroll is), reads its matching documents in `_doc` order batch after
+ * batch (search_after on `_doc`, nothing counted, so each batch starts
+ * where the last ended and the scan stays linear), and writes each batch
+ * as one ordinary bulk write: deletes, re-indexes of the same source (which
+ * picks up a mapping change), or copies into the destination.  Deletes and
+ * updates carry the seq_no the view saw (if_seq_no), so a document changed
+ * since the snapshot is a version conflict: counted and skipped with
+ * conflicts=proceed, else the job stops there (409).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_request.h"
+#include "tasks.h"
+
+/* Documents read and written at a time (Elasticsearch's scroll_size
+ * default) and at most (index.max_result_window). */
+#define SCAN_BATCH 1000
+#define SCAN_BATCH_MAX 10000
+
+void fds__scan_job_free(void *job)
+{
+    fds__scan_job *j = job;
+    if (!j)
+        return;
+    fds_index_release(j->from);
+    fds_index_release(j->to);
+    free(j->query);
+    free(j->q);
+    free(j->df);
+    free(j->default_operator);
+    free(j);
+}
+
+/* The running counters of a job (BulkByScrollTask.Status). */
+typedef struct scan_counts {
+    uint64_t total, created, updated, deleted, batches, conflicts;
+} scan_counts;
+
+static void put_counts(cJSON *j, const scan_counts *c)
+{
+    cJSON_AddNumberToObject(j, "total", (double)c->total);
+    cJSON_AddNumberToObject(j, "updated", (double)c->updated);
+    cJSON_AddNumberToObject(j, "created", (double)c->created);
+    cJSON_AddNumberToObject(j, "deleted", (double)c->deleted);
+    cJSON_AddNumberToObject(j, "batches", (double)c->batches);
+    cJSON_AddNumberToObject(j, "version_conflicts", (double)c->conflicts);
+    cJSON_AddNumberToObject(j, "noops", 0);
+    cJSON *rt = cJSON_AddObjectToObject(j, "retries");
+    cJSON_AddNumberToObject(rt, "bulk", 0);
+    cJSON_AddNumberToObject(rt, "search", 0);
+    cJSON_AddNumberToObject(j, "throttled_millis", 0);
+    cJSON_AddNumberToObject(j, "requests_per_second", -1);
+    cJSON_AddNumberToObject(j, "throttled_until_millis", 0);
+}
+
+/* One failure of a write, as BulkByScrollResponse lists it. */
+static void add_failure(cJSON *failures, fds_index *ix, const fds_write_result *w)
+{
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "index", fds_index_name(ix));
+    cJSON_AddStringToObject(f, "id", w->id);
+    cJSON *cause = cJSON_AddObjectToObject(f, "cause");
+    cJSON_AddStringToObject(cause, "type", fds_http_type(&w->err));
+    cJSON_AddStringToObject(cause, "reason", w->err.reason);
+    cJSON_AddStringToObject(cause, "index_uuid", fds_index_uuid(ix));
+    cJSON_AddStringToObject(cause, "shard", "0"); /* one shard per index */
+    cJSON_AddStringToObject(cause, "index", fds_index_name(ix));
+    cJSON_AddNumberToObject(f, "status", w->err.kind ? fds_http_status(&w->err) : 400);
+    cJSON_AddItemToArray(failures, f);
+}
+
+/* The buffers of one batch. */
+typedef struct scan_bufs {
+    fds_write_op *ops;
+    fds_write_result *res;
+    const uint8_t **srcs;
+    size_t *lens;
+} scan_bufs;
+
+/* Batch `sr` (n hits of view v) written as j's mode asks, counted into c;
+ * failures appended.  0 or an error of the whole batch; *stop when a
+ * failure ends the job. */
+static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_result *sr,
+                      size_t n, scan_bufs *b, scan_counts *c, cJSON *failures,
+                      bool *stop, fds_err *e)
+{
+    unsigned nseg;
+    const fds_search_segment *segs = fds_index_view_segments(v, &nseg);
+    int rc = 0;
+    if (n && j->mode != FDS__SCAN_DELETE)
+        rc = fds_index_view_fetch(v, sr->hits, n, b->srcs, b->lens, e);
+    for (size_t k = 0; !rc && k < n; k++) {
+        const fds_hit *h = &sr->hits[k];
+        size_t il;
+        const char *id = fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &il);
+        fds_write_op *op = &b->ops[k];
+        *op = (fds_write_op){.type = FDS_OP_INDEX, .id = id, .id_len = il};
+        if (j->mode == FDS__SCAN_REINDEX) {
+            op->type = j->create ? FDS_OP_CREATE : FDS_OP_INDEX;
+        } else {
+            int64_t ver, seq;
+            fds_index_view_doc_meta(v, h->seg, h->doc, &ver, &seq);
+            op->type = j->mode == FDS__SCAN_DELETE ? FDS_OP_DELETE : FDS_OP_INDEX;
+            op->check_seq_no = true;
+            op->if_seq_no = seq;
+            op->if_primary_term = 1;
+        }
+        if (op->type != FDS_OP_DELETE) {
+            op->src = b->srcs[k];
+            op->src_len = b->lens[k];
+        }
+    }
+    fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
+    if (!rc && n)
+        rc = fds_index_write(to, b->ops, n, b->res, false, e);
+    for (size_t k = 0; !rc && k < n; k++) {
+        const fds_write_result *w = &b->res[k];
+        c->total++;
+        if (!w->code) {
+            if (j->mode == FDS__SCAN_DELETE)
+                c->deleted++;
+            else if (j->mode == FDS__SCAN_UPDATE || !w->created)
+                c->updated++;
+            else
+                c->created++;
+        } else if (w->err.kind == FDS_KIND_CONFLICT) {
+            c->conflicts++;
+            if (!j->proceed) {
+                add_failure(failures, to, w);
+                *stop = true;
+            }
+        } else {
+            add_failure(failures, to, w);
+            *stop = true;
+        }
+    }
+    c->batches += n > 0;
+    return rc;
+}
+
+cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
+{
+    uint64_t t0 = (uint64_t)fds_now_us();
+    *status = 200;
+    fds_search_request *req = NULL;
+    int rc = fds_search_parse_window(j->query ? j->query : "",
+                                     j->query ? strlen(j->query) : 0,
+                                     fds_index_mapping(j->from), UINT32_MAX, 0,
+                                     &req, e);
+    /* df and default_operator first: they apply to a later q */
+    const char *const keys[] = {"df", "default_operator", "q"};
+    const char *const vals[] = {j->df, j->default_operator, j->q};
+    for (size_t k = 0; !rc && k < 3; k++)
+        if (vals[k])
+            rc = fds_search_apply_param(req, keys[k], vals[k], e);
+    fds_index_view *v = NULL;
+    if (!rc)
+        rc = fds_index_view_acquire(j->from, &v, e);
+    if (!rc) { /* in _doc order, batch after batch, nothing counted */
+        req->from = 0;
+        req->size = j->batch;
+        req->track_total = FDS_TRACK_TOTAL_NONE;
+        req->nsort = 1;
+        req->sort[0] = (fds_sort_spec){.kind = FDS_SORT_DOC};
+    }
+    unsigned nseg = 0;
+    const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
+    scan_counts c = {0};
+    cJSON *failures = cJSON_CreateArray();
+    scan_bufs b = {calloc(j->batch, sizeof *b.ops), calloc(j->batch, sizeof *b.res),
+                   calloc(j->batch, sizeof *b.srcs), calloc(j->batch, sizeof *b.lens)};
+    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !failures))
+        rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    bool stop = false, cancelled = false;
+    while (!rc && !stop && c.total < j->max_docs) {
+        if ((cancelled = fds__task_cancelled(t)))
+            break;
+        fds_search_result sr;
+        if ((rc = fds_search_execute(req, segs, nseg, &sr, e)))
+            break;
+        size_t n = sr.nhits;
+        if (n > j->max_docs - c.total)
+            n = (size_t)(j->max_docs - c.total);
+        rc = scan_batch(j, v, &sr, n, &b, &c, failures, &stop, e);
+        if (!rc && n) { /* the next batch starts after this one's last doc */
+            req->nafter = 1;
+            req->after[0] = (fds_after_val){.lnum = sr.hits[n - 1].sort_long[0],
+                                            .num = sr.hits[n - 1].sort_num[0]};
+        }
+        size_t got = sr.nhits;
+        fds_search_result_free(&sr);
+        if (t) {
+            cJSON *st = cJSON_CreateObject();
+            put_counts(st, &c);
+            fds__task_status(t, st);
+        }
+        if (got < j->batch)
+            break;
+    }
+    fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
+    if (!rc && j->refresh)
+        rc = fds_index_refresh(to, e);
+    free(b.ops);
+    free(b.res);
+    free(b.srcs);
+    free(b.lens);
+    fds_search_request_free(req);
+    fds_index_view_release(v);
+    if (rc) {
+        cJSON_Delete(failures);
+        return NULL;
+    }
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddNumberToObject(out, "took", (double)(((uint64_t)fds_now_us() - t0) / 1000));
+    cJSON_AddBoolToObject(out, "timed_out", 0);
+    put_counts(out, &c);
+    if (cancelled)
+        cJSON_AddStringToObject(out, "canceled", "by user request");
+    cJSON_AddItemToObject(out, "failures", failures);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, failures) { /* the worst failure's status */
+        int s = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(f, "status"));
+        if (s > *status)
+            *status = s;
+    }
+    return out;
+}
+
+/* A job run as a task: its answer, or its error in Elasticsearch's shape. */
+static cJSON *scan_task(void *arg, fds__task *t, int *status)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    cJSON *out = fds__scan_run(arg, t, status, &e);
+    if (out)
+        return out;
+    *status = fds_http_status(&e);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddItemToObject(j, "error", fds__error_json(&e));
+    cJSON_AddNumberToObject(j, "status", *status);
+    return j;
+}
+
+bool fds__scan_params_ok(fds_req *r, fds_resp *o)
+{
+    const char *sl = fds_req_param(r, "slices");
+    if (sl && strcmp(sl, "1") && strcmp(sl, "auto")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[slices] other than 1 or auto is not supported: an "
+                        "index is one shard, so auto is one slice");
+        return false;
+    }
+    const char *rps = fds_req_param(r, "requests_per_second");
+    if (rps && strcmp(rps, "-1")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[requests_per_second] throttling is not supported; "
+                        "only -1 (unthrottled)");
+        return false;
+    }
+    return true;
+}
+
+void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
+                      const char *action, const char *description)
+{
+    if (fds_req_param_bool(r, "wait_for_completion", true)) {
+        fds_err e;
+        fds_err_clear(&e);
+        int status;
+        cJSON *out = fds__scan_run(j, NULL, &status, &e);
+        fds__scan_job_free(j);
+        if (!out)
+            return fds_resp_error(o, &e);
+        return fds_resp_json(o, status, out);
+    }
+    char id[64];
+    int rc = fds__task_spawn(action, description, scan_task, j, fds__scan_job_free,
+                             id, sizeof id);
+    if (rc == FDS_ETOOBIG)
+        return fds_resp_errorf(o, 429, "rejected_execution_exception",
+                               "[%d] tasks are running already; try again when "
+                               "one is done", FDS_TASKS_RUNNING_MAX);
+    if (rc)
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "task", id);
+    fds_resp_json(o, 200, out);
+}
+
+/* ---- _delete_by_query and _update_by_query ------------------------------------------ */
+
+static const char *const BY_QUERY_PARAMS[] = {
+    "conflicts", "max_docs", "refresh", "scroll_size", "size", "slices",
+    "wait_for_completion", "requests_per_second", "timeout", "scroll",
+    "wait_for_active_shards", "q", "df", "default_operator", "analyzer",
+    "lenient", "allow_no_indices", "ignore_unavailable", "expand_wildcards",
+    "routing", "preference", "search_type", "search_timeout",
+    "request_cache", "terminate_after", "version", "stats", "pipeline",
+    NULL};
+
+/* Body keys a by-query reads (Elasticsearch's own, less script and slice). */
+static bool body_ok(const cJSON *body, bool del, fds_resp *o)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, body) {
+        const char *k = it->string;
+        if (!strcmp(k, "query") || !strcmp(k, "max_docs") || !strcmp(k, "conflicts"))
+            continue;
+        if (!strcmp(k, "script") && !del) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "[script] is not supported: fieldstore runs no "
+                            "scripts; _update_by_query without one re-indexes "
+                            "each document as it is");
+            return false;
+        }
+        fds_resp_errorf(o, 400, "x_content_parse_exception",
+                        "[%s] unknown field [%s]%s",
+                        del ? "delete_by_query" : "update_by_query", k,
+                        !strcmp(k, "slice") || !strcmp(k, "script")
+                            ? ": not supported by fieldstore" : "");
+        return false;
+    }
+    return true;
+}
+
+/* A non-negative integer: JSON number or URL text. */
+static bool count_value(const cJSON *v, const char *s, uint64_t *out)
+{
+    if (v) {
+        if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9e15 ||
+            v->valuedouble != (double)(uint64_t)v->valuedouble)
+            return false;
+        *out = (uint64_t)v->valuedouble;
+        return true;
+    }
+    if (!s)
+        return true;
+    char *end;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (!*s || *end || *s == '-')
+        return false;
+    *out = x;
+    return true;
+}
+
+void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
+{
+    if (!fds_req_check_params(r, o, BY_QUERY_PARAMS))
+        return;
+    const char *name = del ? "delete_by_query" : "update_by_query";
+    if (!fds__scan_params_ok(r, o))
+        return;
+    if (fds_req_param(r, "pipeline"))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[pipeline] is not supported: fieldstore has no "
+                               "ingest pipelines");
+    fds_err e;
+    fds_err_clear(&e);
+    cJSON *body = NULL;
+    if (fds_body_json(r, &body, &e) || fds_json_check_body(r->body, r->body_len, &e)) {
+        cJSON_Delete(body);
+        return fds_resp_error(o, &e);
+    }
+    if (body && !cJSON_IsObject(body)) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 400, "parse_exception",
+                               "request body must be a JSON object");
+    }
+    if (!body_ok(body, del, o)) {
+        cJSON_Delete(body);
+        return;
+    }
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(body, "query");
+    const char *uq = fds_req_param(r, "q");
+    if (del && !q && !uq) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+                               "Validation Failed: 1: query is missing;");
+    }
+    uint64_t max_docs = UINT64_MAX, batch = SCAN_BATCH;
+    const char *ss = fds_req_param(r, "scroll_size");
+    bool ok = count_value(cJSON_GetObjectItemCaseSensitive(body, "max_docs"), NULL,
+                          &max_docs) &&
+              count_value(NULL, fds_req_param(r, "max_docs"), &max_docs) &&
+              count_value(NULL, fds_req_param(r, "size"), &max_docs) &&
+              count_value(NULL, ss, &batch) && batch >= 1 && batch <= SCAN_BATCH_MAX;
+    const cJSON *bc = cJSON_GetObjectItemCaseSensitive(body, "conflicts");
+    const char *conf = fds_req_param(r, "conflicts");
+    if (!conf && cJSON_IsString(bc))
+        conf = bc->valuestring;
+    if (!ok || (bc && !cJSON_IsString(bc)) ||
+        (conf && strcmp(conf, "proceed") && strcmp(conf, "abort"))) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "_%s takes max_docs (a number), scroll_size (1 to "
+                               "%d) and conflicts abort or proceed", name,
+                               SCAN_BATCH_MAX);
+    }
+    fds__scan_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        cJSON_Delete(body);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    *j = (fds__scan_job){.mode = del ? FDS__SCAN_DELETE : FDS__SCAN_UPDATE,
+                         .max_docs = max_docs, .batch = (uint32_t)batch,
+                         .proceed = conf && !strcmp(conf, "proceed")};
+    const char *df = fds_req_param(r, "df"), *op = fds_req_param(r, "default_operator");
+    if ((uq && !(j->q = strdup(uq))) || (df && !(j->df = strdup(df))) ||
+        (op && !(j->default_operator = strdup(op)))) {
+        cJSON_Delete(body);
+        fds__scan_job_free(j);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    const char *rf = fds_req_param(r, "refresh");
+    j->refresh = rf && (!*rf || !strcmp(rf, "true") || !strcmp(rf, "wait_for"));
+    if (q) {
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddItemReferenceToObject(w, "query", (cJSON *)q);
+        j->query = cJSON_PrintUnformatted(w);
+        cJSON_Delete(w);
+    }
+    cJSON_Delete(body);
+    fds_index *ix = fds_req_index(r, o, 0);
+    if (!ix) {
+        fds__scan_job_free(j);
+        return;
+    }
+    j->from = ix;
+    char desc[FDS_REQ_PATH_MAX + 32];
+    snprintf(desc, sizeof desc, "%s [%s]", del ? "delete-by-query" : "update-by-query",
+             fds_index_name(ix));
+    fds__scan_answer(r, o, j,
+                     del ? "indices:data/write/delete/byquery"
+                         : "indices:data/write/update/byquery", desc);
+}

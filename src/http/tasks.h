@@ -1,0 +1,99 @@
+/*
+ * tasks.h: background tasks (Elasticsearch's task management API) and the
+ * by-query scan they run -- `_delete_by_query`, `_update_by_query` and
+ * `_reindex` (internal to src/http; tasks.c, by_query.c).
+ */
+#ifndef FDS_TASKS_H
+#define FDS_TASKS_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "http_int.h"
+
+/* Tasks running at once; one more is refused with 429 (each is a thread). */
+#define FDS_TASKS_RUNNING_MAX 64
+/* Finished tasks whose results GET /_tasks/{id} still answers; the oldest
+ * goes first (Elasticsearch keeps them in its .tasks index). */
+#define FDS_TASKS_DONE_MAX 1024
+/* GET /_tasks/{id}?wait_for_completion=true waits this long by default
+ * (Elasticsearch's default timeout, 30s), milliseconds. */
+#define FDS_TASKS_WAIT_DEFAULT_MS 30000
+
+typedef struct fds__task fds__task;
+
+/* A task's work, run on its own thread: returns the answer's JSON (owned
+ * by the task from then on; NULL when out of memory).  *status is the HTTP
+ * status the answer would have had. */
+typedef cJSON *(*fds__task_fn)(void *arg, fds__task *t, int *status);
+
+/* Start/stop the task table (fds_http_start, fds_http_stop).  Stopping
+ * cancels running tasks and waits for them.  0 or FDS_ENOMEM. */
+int fds__tasks_start(fds_store *store);
+void fds__tasks_stop(void);
+
+/* Run fn(arg) as a task of `action` ("indices:data/write/reindex") with
+ * `description`; `arg_free(arg)` runs when it is done.  The task's id
+ * ("node:number") goes to id[0..cap).  Returns 0, FDS_ETOOBIG (past
+ * FDS_TASKS_RUNNING_MAX: then arg_free has run), FDS_ENOMEM (the same). */
+int fds__task_spawn(const char *action, const char *description,
+                    fds__task_fn fn, void *arg, void (*arg_free)(void *),
+                    char *id, size_t cap);
+/* The task's status object (owned by the task from then on), as GET
+ * /_tasks shows it while it runs.  t NULL (a job run inline) is a no-op
+ * that frees it. */
+void fds__task_status(fds__task *t, cJSON *status);
+/* Was the task cancelled (POST /_tasks/{id}/_cancel)?  False for NULL. */
+bool fds__task_cancelled(fds__task *t);
+
+void fds_h_tasks_list(fds_req *r, fds_resp *o);
+void fds_h_task_get(fds_req *r, fds_resp *o);
+void fds_h_task_cancel(fds_req *r, fds_resp *o);
+
+/* ---- the by-query scan (by_query.c) ----------------------------------------- */
+
+enum { FDS__SCAN_REINDEX, FDS__SCAN_DELETE, FDS__SCAN_UPDATE };
+
+/* One reindex, delete-by-query or update-by-query. */
+typedef struct fds__scan_job {
+    int mode;          /* FDS__SCAN_* */
+    fds_index *from;   /* the index read (a reference, released by free) */
+    fds_index *to;     /* reindex: the index written (the same) */
+    char *query;       /* {"query":...} search body (malloc'd), NULL = all */
+    uint64_t max_docs; /* documents processed at most; UINT64_MAX = all */
+    uint32_t batch;    /* documents read and written at a time */
+    bool create;       /* reindex: dest.op_type create */
+    bool proceed;      /* conflicts=proceed: count version conflicts, go on */
+    bool refresh;      /* refresh the written index at the end */
+    /* by-query: the URL's q, df and default_operator (malloc'd; NULL) */
+    char *q, *df, *default_operator;
+} fds__scan_job;
+
+/* Free a job (NULL is a no-op); also an fds__task_spawn arg_free. */
+void fds__scan_job_free(void *job);
+/* Run `j` (t: its task, or NULL inline): Elasticsearch's
+ * BulkByScrollResponse as JSON (caller owns) with the HTTP status it
+ * answers with (409 after a version conflict with conflicts=abort, as
+ * Elasticsearch takes the worst failure's), or NULL with `e` filled. */
+cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e);
+/* Answer a job: run it now (wait_for_completion, the default), or as a
+ * task ({"task":"node:id"}) with wait_for_completion=false.  Takes `j`. */
+void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
+                      const char *action, const char *description);
+
+/* The URL's `slices` (1 or auto only: one shard per index) and
+ * `requests_per_second` (-1 only: no throttling); false with a 400 in `o`
+ * for other values. */
+bool fds__scan_params_ok(fds_req *r, fds_resp *o);
+
+/* A CLOCK_REALTIME time `ms` milliseconds from now, for
+ * pthread_cond_timedwait (tasks.c). */
+void fds__abstime_in(struct timespec *t, int64_t ms);
+
+/* POST /{index}/_delete_by_query (del) and /{index}/_update_by_query. */
+void fds_h_by_query(fds_req *r, fds_resp *o, bool del);
+
+#endif
