@@ -127,6 +127,8 @@ void fds_h_forcemerge(fds_req *r, fds_resp *o);
 void fds_h_stats(fds_req *r, fds_resp *o);
 void fds_h_cat_indices(fds_req *r, fds_resp *o);
 void fds_h_cat_segments(fds_req *r, fds_resp *o);
+void fds_h_cat_shards(fds_req *r, fds_resp *o);
+void fds_h_search_shards(fds_req *r, fds_resp *o);
 void fds_h_cat_nodes(fds_req *r, fds_resp *o);
 void fds_h_nodes_stats(fds_req *r, fds_resp *o);
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only);

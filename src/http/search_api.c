@@ -2,21 +2,28 @@
  * search_api.c: `_search` and `_count` over an index expression
  * (index_expr.h): `/{expr}/_search`, `/_search`, `/_all/_count`, ...
  *
- * Each index is one shard, searched as Elasticsearch's query-then-fetch
- * does: the body is parsed against that index's mapping, the query runs
- * over its segments with its own term statistics and keeps its best
- * from + size hits; the coordinating step merges those lists in the
- * request's order (score or sort keys, then index -- the shard order --
- * then doc, as Lucene's TopDocs.merge breaks ties), cuts the page and
- * fetches `_source` from each hit's index.  An index whose search fails is
- * a shard failure in `_shards.failures` while the others answer; when all
- * fail, the first failure is the answer (as Elasticsearch's "all shards
- * failed" carries its root cause).
+ * Every (index, shard) pair is one shard of the search (index.number_of_
+ * shards of each index, or those a `routing` names), searched as
+ * Elasticsearch's query-then-fetch does: the body is parsed against the
+ * index's mapping, the query runs over that shard's segments (one view
+ * per index, its segments grouped by shard) with the shard's own term
+ * statistics and keeps its best from + size hits; the query phases run in
+ * parallel, up to one thread per core (run_query_phase; one shard runs on
+ * the request's thread).  The coordinating step merges those lists in the
+ * request's order (score or sort keys, then shard order -- index, then
+ * shard -- then doc, as Lucene's TopDocs.merge breaks ties), cuts the page
+ * and fetches `_source` from each hit's index.  A shard whose search fails
+ * is a shard failure in `_shards.failures` while the others answer; when
+ * all fail, the first failure is the answer (as Elasticsearch's "all
+ * shards failed" carries its root cause).
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fds_strbuf.h"
 #include "fds_text.h"
@@ -31,10 +38,10 @@ static const char *const SEARCH_PARAMS[] = {
     "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
     "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout"};
 
-/* "profile" first: `_count` takes the list without it.  routing,
- * preference, request_cache, search_type, batched_reduce_size,
- * ccs_minimize_roundtrips and typed_keys change nothing an answer shows
- * with one shard per index and no aggregations. */
+/* "profile" first: `_count` takes the list without it.  routing narrows
+ * the shards searched; preference (one copy of each shard), request_cache,
+ * search_type, batched_reduce_size, ccs_minimize_roundtrips and typed_keys
+ * change nothing an answer shows without aggregations. */
 static const char *const SEARCH_OK_PARAMS[] = {
     "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
@@ -43,13 +50,23 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
     "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after", NULL};
 
-/* One index of the search: its parsed request, view and result. */
+/* Threads of one search's query phase at most (run_query_phase), whatever
+ * the core count. */
+#define SEARCH_THREADS_MAX 64
+
+/* One shard of the search: its parsed request, its index's view, the run
+ * of the view's segments that are this shard's, and its result.  The
+ * first shard run of an index (`owner`) holds the index reference and the
+ * view; the index's other shard runs share them. */
 typedef struct shard_run {
     fds_index *ix;
+    uint32_t shard;
+    bool owner;
     fds_search_request *req;
     fds_index_view *v;
     const fds_search_segment *segs;
     unsigned nseg;
+    unsigned vseg0; /* its first segment in the view */
     unsigned seg0; /* its first segment in the merged segment array */
     fds_search_result res;
     uint32_t from, size; /* the page asked for, before several shards widen it */
@@ -93,7 +110,8 @@ static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
                     int64_t *seq_no)
 {
     shard_run *sh = shard_of(arg, h->seg);
-    fds_index_view_doc_meta(sh->v, h->seg - sh->seg0, h->doc, version, seq_no);
+    fds_index_view_doc_meta(sh->v, h->seg - sh->seg0 + sh->vseg0, h->doc,
+                            version, seq_no);
 }
 
 /* `_source` of the page: each shard's hits fetched from its view in one
@@ -104,7 +122,7 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
 {
     search_run *s = arg;
     uint64_t t0 = fds__mono_ns();
-    if (s->nok == 1) {
+    if (s->nok == 1 && s->sh[s->ok[0]].vseg0 == 0) {
         int rc = fds_index_view_fetch(s->sh[s->ok[0]].v, hits, n, src, len, err);
         s->load_ns += fds__mono_ns() - t0;
         s->load_docs += n;
@@ -121,7 +139,7 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
         for (size_t i = 0; i < n; i++)
             if (shard_of(s, hits[i].seg) == sh) {
                 local[m] = hits[i];
-                local[m].seg -= sh->seg0;
+                local[m].seg = local[m].seg - sh->seg0 + sh->vseg0;
                 at[m++] = i;
             }
         if (m && !(rc = fds_index_view_fetch(sh->v, local, m, ls, ll, err)))
@@ -183,9 +201,28 @@ static int parse_for(fds_req *r, const fds_mapping *m, uint32_t max_window,
     return rc;
 }
 
-/* The query phase on one shard.  With several shards each keeps its best
+/* The run of view segments of `shard`: [*first, *first + *n). */
+static void shard_segments(const fds_index_view *v, uint32_t shard,
+                           unsigned *first, unsigned *n)
+{
+    unsigned nseg, a = 0;
+    fds_index_view_segments(v, &nseg);
+    while (a < nseg && fds_index_view_segment_shard(v, a) < shard)
+        a++;
+    unsigned b = a;
+    while (b < nseg && fds_index_view_segment_shard(v, b) == shard)
+        b++;
+    *first = a;
+    *n = b - a;
+}
+
+/* Before the query phase, on the request's thread: parse the body for the
+ * shard's index and (the owner) acquire the index's view; take the
+ * shard's run of segments.  `owner` is the index's first shard run, whose
+ * view a later one shares.  With several shards each keeps its best
  * from + size hits (the page is cut after the merge). */
-static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
+static void prepare_shard(fds_req *r, shard_run *sh, const shard_run *owner,
+                          bool count, bool several)
 {
     fds_err_clear(&sh->err);
     fds_index_settings set;
@@ -200,20 +237,79 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several)
         sh->req->size += sh->req->from;
         sh->req->from = 0;
     }
-    if (!sh->rc)
+    if (!sh->rc && sh->owner)
         sh->rc = fds_index_view_acquire(sh->ix, &sh->v, &sh->err);
-    if (!sh->rc)
-        sh->segs = fds_index_view_segments(sh->v, &sh->nseg);
+    else if (!sh->rc && !(sh->v = owner->v)) {
+        sh->rc = owner->rc;
+        sh->err = owner->err;
+    }
     if (!sh->rc) {
-        fds_search_stats *ss = fds_index_search_stats(sh->ix);
-        uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
-        sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res,
-                                    &sh->err);
-        sh->query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !sh->rc);
+        const fds_search_segment *all = fds_index_view_segments(sh->v, &sh->nseg);
+        shard_segments(sh->v, sh->shard, &sh->vseg0, &sh->nseg);
+        sh->segs = all + sh->vseg0;
     }
     if (sh->rc && !sh->err.index[0])
         snprintf(sh->err.index, sizeof sh->err.index, "%s",
                  fds_index_name(sh->ix));
+}
+
+/* The query phase of one prepared shard (any thread). */
+static void query_shard(shard_run *sh)
+{
+    if (sh->rc)
+        return;
+    fds_search_stats *ss = fds_index_search_stats(sh->ix);
+    uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
+    sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res, &sh->err);
+    sh->query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !sh->rc);
+    if (sh->rc && !sh->err.index[0])
+        snprintf(sh->err.index, sizeof sh->err.index, "%s",
+                 fds_index_name(sh->ix));
+}
+
+/* The shards of a query phase, taken one at a time by the threads. */
+typedef struct query_pool {
+    shard_run *sh;
+    size_t n;
+    atomic_size_t next;
+} query_pool;
+
+static void *query_worker(void *arg)
+{
+    query_pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+        query_shard(&p->sh[i]);
+    return NULL;
+}
+
+/* The query phase of every shard of `s`: in parallel on up to one thread
+ * per online core (the request's thread is one of them), each thread
+ * taking the next shard not yet taken; a single shard runs here without a
+ * thread.  A thread that cannot be started leaves its share to the
+ * others. */
+static void run_query_phase(search_run *s)
+{
+    if (s->n <= 1) {
+        if (s->n)
+            query_shard(&s->sh[0]);
+        return;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nthreads = cpus > 1 ? (size_t)cpus : 1;
+    if (nthreads > s->n)
+        nthreads = s->n;
+    if (nthreads > SEARCH_THREADS_MAX)
+        nthreads = SEARCH_THREADS_MAX;
+    query_pool p = {.sh = s->sh, .n = s->n};
+    atomic_init(&p.next, 0);
+    pthread_t th[SEARCH_THREADS_MAX];
+    size_t started = 0;
+    for (size_t t = 1; t < nthreads; t++)
+        if (pthread_create(&th[started], NULL, query_worker, &p) == 0)
+            started++;
+    query_worker(&p);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
 }
 
 /* terminate_after on `_count`: each shard stops at that many documents, so
@@ -350,7 +446,8 @@ static void all_failed(fds_resp *o, const search_run *s)
                         "\"grouped\":true,\"failed_shards\":[");
     for (size_t i = 0; i < s->n; i++) {
         const char *name = fds_index_name(s->sh[i].ix);
-        fds_strbuf_puts(&b, i ? ",{\"shard\":0,\"index\":" : "{\"shard\":0,\"index\":");
+        fds_strbuf_printf(&b, "%s{\"shard\":%u,\"index\":", i ? "," : "",
+                          s->sh[i].shard);
         fds_strbuf_put_json_string(&b, name, strlen(name));
         fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
         put_cause(&b, &s->sh[i]);
@@ -381,7 +478,7 @@ static char *failures_json(const search_run *s)
             fds_strbuf_puts(&b, ",");
         first = false;
         const char *name = fds_index_name(sh->ix);
-        fds_strbuf_puts(&b, "{\"shard\":0,\"index\":");
+        fds_strbuf_printf(&b, "{\"shard\":%u,\"index\":", sh->shard);
         fds_strbuf_put_json_string(&b, name, strlen(name));
         fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
         put_cause(&b, sh);
@@ -482,11 +579,65 @@ static void search_run_free(search_run *s)
     for (size_t i = 0; i < s->n; i++) {
         fds_search_result_free(&s->sh[i].res);
         fds_search_request_free(s->sh[i].req);
-        fds_index_view_release(s->sh[i].v);
-        fds_index_release(s->sh[i].ix);
+        if (s->sh[i].owner) {
+            fds_index_view_release(s->sh[i].v);
+            fds_index_release(s->sh[i].ix);
+        }
     }
     free(s->sh);
     free(s->ok);
+}
+
+/* The shard run of the index of s->sh[i] that owns its view. */
+static size_t owner_of(const search_run *s, size_t i)
+{
+    while (i > 0 && !s->sh[i].owner)
+        i--;
+    return i;
+}
+
+/* The shards to search: of each of the `n` indices, every shard, or with
+ * `routing` (comma-separated values, OperationRouting#searchShards) the
+ * shards those values route to, in shard order.  Fills s->sh and s->ok
+ * (calloc'd) and s->n; the first run of each index is its owner.
+ * Returns 0 or FDS_ENOMEM. */
+static int plan_shards(const char *routing, fds_index **ixs, size_t n,
+                       search_run *s)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += fds_index_nshards(ixs[i]);
+    s->sh = calloc(total ? total : 1, sizeof *s->sh);
+    s->ok = calloc(total ? total : 1, sizeof *s->ok);
+    if (!s->sh || !s->ok) {
+        free(s->sh);
+        free(s->ok);
+        s->sh = NULL;
+        s->ok = NULL;
+        return FDS_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nsh = fds_index_nshards(ixs[i]);
+        bool want[FDS_SHARDS_MAX] = {0};
+        for (const char *p = routing; p && nsh > 1;) {
+            const char *c = strchr(p, ',');
+            size_t len = c ? (size_t)(c - p) : strlen(p);
+            want[fds_index_shard_of(ixs[i], p, len)] = true;
+            p = c ? c + 1 : NULL;
+        }
+        size_t first = k;
+        for (uint32_t sh = 0; sh < nsh; sh++) {
+            if (routing && nsh > 1 && !want[sh])
+                continue;
+            s->sh[k].ix = ixs[i];
+            s->sh[k].shard = sh;
+            s->sh[k].owner = k == first;
+            k++;
+        }
+    }
+    s->n = k;
+    return 0;
 }
 
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
@@ -510,13 +661,6 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "No search type for [%s]", st);
     }
-    if (st && n > 1 && !strcmp(st, "dfs_query_then_fetch")) {
-        /* each index scores with its own term statistics */
-        fds_index_expr_free(ixs, n);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[search_type] dfs_query_then_fetch over "
-                               "several indices is not supported");
-    }
     /* a closed index among them: Elasticsearch's index_closed_exception,
      * unless ignore_unavailable leaves it out */
     for (size_t i = 0; i < n; i++) {
@@ -536,12 +680,6 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     }
     bool profile = !count && (fds_req_param_bool(r, "profile", false) ||
                               fds__body_wants_profile(r->body, r->body_len));
-    if (profile && n != 1) {
-        fds_index_expr_free(ixs, n);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[profile] is supported on one index at a "
-                               "time; [%zu] indices matched", n);
-    }
     const char *ta = fds_req_param(r, "terminate_after");
     long long tav = 0;
     if (ta && !count) {
@@ -560,21 +698,30 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
                                    "terminateAfter must be > 0");
         }
     }
-    search_run s = {.terminate_after = (uint64_t)tav,
-                    .sh = calloc(n ? n : 1, sizeof *s.sh),
-                    .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
-    if (!s.sh || !s.ok) {
-        free(s.sh);
-        free(s.ok);
+    search_run s = {.terminate_after = (uint64_t)tav};
+    if (plan_shards(fds_req_param(r, "routing"), ixs, n, &s)) {
         fds_index_expr_free(ixs, n);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        s.sh[i].ix = ixs[i]; /* the reference moves to the shard */
-        run_shard(r, &s.sh[i], count, n > 1);
+    if ((profile && s.n != 1) ||
+        (st && s.n > 1 && !strcmp(st, "dfs_query_then_fetch"))) {
+        fds_index_expr_free(ixs, n);
+        free(s.sh);
+        free(s.ok);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[%s] is supported on one shard at a time; "
+                               "[%zu] shards matched (each shard scores with "
+                               "its own term statistics)",
+                               profile ? "profile" : "search_type", s.n);
+    }
+    /* the index references move to their first shard runs */
+    for (size_t i = 0; i < s.n; i++)
+        prepare_shard(r, &s.sh[i], &s.sh[s.sh[i].owner ? i : owner_of(&s, i)],
+                      count, s.n > 1);
+    run_query_phase(&s);
+    for (size_t i = 0; i < s.n; i++)
         if (!s.sh[i].rc)
             s.ok[s.nok++] = (unsigned)i;
-    }
     free(ixs);
     terminate_count(&s);
     size_t out_len = 0;

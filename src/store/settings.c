@@ -263,8 +263,6 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
     KV("index.codec.dict_size", "%ub", s->dict_size);
     KV("index.codec.dict_sample_size", "%ub", s->dict_sample_bytes);
     KV("index.number_of_shards", "%u", s->number_of_shards);
-    if (s->number_of_routing_shards)
-        KV("index.number_of_routing_shards", "%u", s->number_of_routing_shards);
     KV("index.number_of_replicas", "%u", s->number_of_replicas);
     if (s->refresh_interval_ms < 0)
         KV("index.refresh_interval", "-1");
@@ -276,6 +274,10 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
        s->durability == FDS_DURABILITY_ASYNC ? "async" : "request");
     KV("index.max_result_window", "%u", s->max_result_window);
     KV("index.hidden", "%s", s->hidden ? "true" : "false");
+    /* last, and only when given: the entries before it line up with those
+     * of the defaults (callers compare them by position) */
+    if (s->number_of_routing_shards)
+        KV("index.number_of_routing_shards", "%u", s->number_of_routing_shards);
 #undef KV
     return n;
 }

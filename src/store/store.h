@@ -131,7 +131,10 @@ typedef struct fds_setting_kv {
 } fds_setting_kv;
 
 /* Every setting with its value as text (the shape GET _settings shows and
- * the catalogue stores).  Returns the count written (at most `cap`). */
+ * the catalogue stores), always in the same order, so that two lists line
+ * up entry by entry; index.number_of_routing_shards comes last and only
+ * when given (a list may be one longer than another).  Returns the count
+ * written (at most `cap`). */
 size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
                           size_t cap);
 
