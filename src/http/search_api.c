@@ -114,9 +114,9 @@ static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
                             version, seq_no);
 }
 
-/* `_source` of the page: each shard's hits fetched from its view in one
+/* `_source` of the page: each index's hits fetched from its view in one
  * call (hits of a block decode it once), with their segment numbers made
- * local again. */
+ * the view's again. */
 static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
                     const uint8_t **src, size_t *len, fds_err *err)
 {
@@ -133,16 +133,25 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
     const uint8_t **ls = malloc((n ? n : 1) * sizeof *ls);
     size_t *ll = malloc((n ? n : 1) * sizeof *ll);
     int rc = local && at && ls && ll ? 0 : FDS_ENOMEM;
+    /* one fetch per view (an index's shards share one, and a fetch
+     * invalidates what the last one on the view gave) */
     for (size_t k = 0; !rc && k < s->nok; k++) {
-        shard_run *sh = &s->sh[s->ok[k]];
+        fds_index_view *v = s->sh[s->ok[k]].v;
+        bool done = false;
+        for (size_t j = 0; j < k && !done; j++)
+            done = s->sh[s->ok[j]].v == v;
+        if (done)
+            continue;
         size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if (shard_of(s, hits[i].seg) == sh) {
+        for (size_t i = 0; i < n; i++) {
+            const shard_run *sh = shard_of(s, hits[i].seg);
+            if (sh->v == v) {
                 local[m] = hits[i];
                 local[m].seg = local[m].seg - sh->seg0 + sh->vseg0;
                 at[m++] = i;
             }
-        if (m && !(rc = fds_index_view_fetch(sh->v, local, m, ls, ll, err)))
+        }
+        if (m && !(rc = fds_index_view_fetch(v, local, m, ls, ll, err)))
             for (size_t i = 0; i < m; i++) {
                 src[at[i]] = ls[i];
                 len[at[i]] = ll[i];
