@@ -464,6 +464,71 @@ static void test_catalog_migration(void)
     REQUIRE(strstr(e.reason, "schema version 4") != NULL);
 }
 
+/* Rewrite the crc of every row of `table` in the catalogue of `data` as a
+ * schema-2 catalogue had it: over `cols` (the columns before the shard). */
+static int v2_checksums(const char *data, const char *table, const char *cols,
+                        int ncols)
+{
+    char path[4096], sql[512];
+    sqlite3 *db = cat_open(data, path);
+    if (!db)
+        return -1;
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    snprintf(sql, sizeof sql, "SELECT rowid, %s FROM %s", cols, table);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &sel, NULL);
+    snprintf(sql, sizeof sql, "UPDATE %s SET crc=? WHERE rowid=?", table);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, sql, -1, &upd, NULL);
+    while (rc == SQLITE_OK && sqlite3_step(sel) == SQLITE_ROW) {
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, fds__cat_row_crc(sel, 1, ncols));
+        sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* A schema-2 catalogue (no shard columns) is migrated at open: every
+ * document is there, in shard 0; a row that failed its checksum before
+ * still fails. */
+static void test_catalog_migration_v2(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("v2", data, "c", NULL, NULL, &s, &ix), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 100, true), 0);
+    REQUIRE_EQ(put_docs(ix, 100, 110, false), 0); /* translog only */
+    fds_index_release(ix);
+    fds_store_close(s);
+    REQUIRE_EQ(v2_checksums(data, "segments",
+                            "index_id, gen, max_doc, del_count, max_seq, live", 6), 0);
+    REQUIRE_EQ(v2_checksums(data, "translog",
+                            "index_id, seq, op, doc_id, version, source", 6), 0);
+    REQUIRE_EQ(cat_sql(data, "ALTER TABLE segments DROP COLUMN shard;"
+                            "ALTER TABLE translog DROP COLUMN shard;"
+                            "UPDATE meta SET value='2';"
+                            "PRAGMA user_version=2;"), 0);
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) == NULL);
+    REQUIRE(doc_is(ix, 1) && doc_is(ix, 99) && doc_is(ix, 109));
+    fds_index_release(ix);
+    fds_store_close(s);
+    /* a damaged row is not made good by the migration */
+    REQUIRE_EQ(cat_sql(data, "ALTER TABLE segments DROP COLUMN shard;"
+                            "ALTER TABLE translog DROP COLUMN shard;"
+                            "UPDATE segments SET max_seq=max_seq+1;"
+                            "PRAGMA user_version=2;"), 0);
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) != NULL);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 typedef struct merge_watch {
     fds_index *ix;
     atomic_bool stop;
@@ -1195,6 +1260,7 @@ int main(void)
     test_catalog_read_error();
     test_catalog_checksums();
     test_catalog_migration();
+    test_catalog_migration_v2();
     test_merge_is_one_step();
     test_search_not_behind_write();
     test_forcemerge_after_empty_rewrite();
