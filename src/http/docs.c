@@ -372,8 +372,13 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
         fds_strbuf_puts(b, ",\"found\":false}");
         return;
     }
-    fds_strbuf_printf(b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
-                      "\"found\":true", (long long)d->version, (long long)d->seq_no);
+    fds_strbuf_printf(b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1",
+                      (long long)d->version, (long long)d->seq_no);
+    if (d->has_routing) {
+        fds_strbuf_puts(b, ",\"_routing\":");
+        fds_strbuf_put_json_string(b, d->routing, d->routing_len);
+    }
+    fds_strbuf_puts(b, ",\"found\":true");
     if (sp->fetch) {
         fds_strbuf_puts(b, ",\"_source\":");
         fds__source_spec_put(b, sp, d->src, d->src_len);
@@ -381,8 +386,13 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
     fds_strbuf_puts(b, "}");
 }
 
-/* realtime, refresh, routing and the _source parameters of get and mget.
- * Returns 0 or an error in `e` (a bad value). */
+/* realtime, refresh, routing, stored_fields and the _source parameters of
+ * get and mget.  No field is stored apart from `_source` (mapping `store`
+ * is refused), so `stored_fields` names nothing to answer beyond the
+ * metadata (`_routing` is always shown); as in Elasticsearch
+ * (ShardGetService), asking for stored fields leaves `_source` out unless
+ * a `_source` parameter asks for it.  Returns 0 or an error in `e` (a bad
+ * value). */
 /* A boolean URL parameter as Elasticsearch reads one (Booleans#parseBoolean:
  * "true", "false", or "" for true).  Returns 0 or FDS_EINVAL. */
 static int param_bool(fds_req *r, const char *key, bool dflt, bool *out, fds_err *e)
@@ -407,14 +417,18 @@ static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
         param_bool(r, "refresh", false, &m->refresh, e))
         return FDS_EINVAL;
     m->routing = fds_req_param(r, "routing");
-    return fds__source_spec_params(r, sp, e);
+    const char *sf = fds_req_param(r, "stored_fields");
+    int rc = fds__source_spec_params(r, sp, e);
+    if (!rc && sf && *sf && !sp->given)
+        sp->fetch = false;
+    return rc;
 }
 
 /* "preference" picks among shard copies: one copy here, so every value
  * gives the same answer. */
 static const char *const GET_PARAMS[] = {
     "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
-    "_source_excludes", "version", "version_type", NULL};
+    "_source_excludes", "version", "version_type", "stored_fields", NULL};
 
 /* A get's `version` (with any version_type, reads compare for equality:
  * VersionType#isVersionConflictForReads): 0 when not given.  Returns 0 or
@@ -582,8 +596,7 @@ static int mget_parse(const cJSON *body, const char *dflt_index, mget_doc **docs
                 ;
             else if (!strcmp(m->string, "_source"))
                 rc = fds__source_spec_json(m, &d[i].src, e);
-            else if ((!strcmp(m->string, "routing") ||
-                      !strcmp(m->string, "_routing")) &&
+            else if (!strcmp(m->string, "routing") &&
                      (cJSON_IsString(m) || cJSON_IsNumber(m))) {
                 if (cJSON_IsString(m))
                     snprintf(d[i].routing, sizeof d[i].routing, "%s", m->valuestring);
@@ -639,7 +652,7 @@ static void put_get_failure(fds_strbuf *b, const mget_doc *d, const fds_err *e)
 
 static const char *const MGET_PARAMS[] = {
     "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
-    "_source_excludes", NULL};
+    "_source_excludes", "stored_fields", NULL};
 
 void fds_h_mget(fds_req *r, fds_resp *o)
 {
@@ -1228,8 +1241,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                     rc = FDS_ENOMEM;
             } else if (!strcmp(m->string, "require_alias") && cJSON_IsBool(m)) {
                 it->require_alias = cJSON_IsTrue(m);
-            } else if ((!strcmp(m->string, "routing") ||
-                        !strcmp(m->string, "_routing")) &&
+            } else if (!strcmp(m->string, "routing") &&
                        (cJSON_IsString(m) || cJSON_IsNull(m))) {
                 free(it->routing);
                 it->routing = NULL;

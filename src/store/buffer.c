@@ -8,10 +8,10 @@
  *
  * The translog is the durable twin of the buffer: one catalogue row per
  * accepted operation, translog(index_id, seq, op, doc_id, version, source,
- * crc, shard) with op an fds_op_type, doc_id the id bytes, source the
- * document bytes verbatim (NULL for a delete), shard the document's shard
- * (its routing is not kept: the shard is all a replay needs) and crc the
- * row checksum of catalog.c over the other seven columns; a row failing it at replay fails the index
+ * crc, shard, routing) with op an fds_op_type, doc_id the id bytes, source
+ * the document bytes verbatim (NULL for a delete), shard the document's
+ * shard, routing the write's routing value (NULL for none) and crc the
+ * row checksum of catalog.c over the other eight columns; a row failing it at replay fails the index
  * (FDS_ECORRUPT) instead of replaying a damaged document.  Rows are appended by the write path in its
  * transaction, replayed into the buffer at start-up, and dropped up to a
  * segment's highest seq_no in the refresh transaction that registers it.
@@ -31,6 +31,7 @@ void fds__buf_free(fds__buffer *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->docs[i].id);
         free(b->docs[i].src);
+        free(b->docs[i].routing);
     }
     free(b->docs);
     free(b->slots);
@@ -83,14 +84,19 @@ static int buf_rehash(fds__buffer *b, size_t nslots)
 /* Put a write into the buffer, replacing an earlier one with the same id.
  * Takes ownership of id and src. */
 int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
-                   size_t src_len, int64_t version, int64_t seq, uint32_t shard)
+                   size_t src_len, int64_t version, int64_t seq, uint32_t shard,
+                   char *routing, size_t routing_len)
 {
     fds__bufdoc *d = fds__buf_find(b, id, id_len, shard);
     if (d) {
         b->bytes -= d->src_len;
-        b->mem -= d->src_len;
+        b->mem -= d->src_len + d->routing_len;
         free(d->src);
+        free(d->routing);
         free(id);
+        d->routing = routing;
+        d->routing_len = routing_len;
+        b->mem += routing_len;
         d->src = src;
         d->src_len = src_len;
         d->version = version;
@@ -111,13 +117,13 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
                 return FDS_ENOMEM;
         }
         b->docs[b->n] = (fds__bufdoc){id, id_len, src, src_len, version, seq,
-                                      shard};
+                                      shard, routing, routing_len};
         size_t mask = b->nslots - 1;
         size_t s = buf_hash(id, id_len, shard) & mask;
         while (b->slots[s])
             s = (s + 1) & mask;
         b->slots[s] = (uint32_t)++b->n;
-        b->mem += id_len + FDS__BUF_DOC_OVERHEAD;
+        b->mem += id_len + routing_len + FDS__BUF_DOC_OVERHEAD;
     }
     b->bytes += src_len;
     b->mem += src_len;
@@ -156,8 +162,8 @@ void fds__buf_lost(fds_index *ix)
 int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)
 {
     return fds__cat_prepare(db, "INSERT INTO translog(index_id, seq, op, doc_id, "
-                                "version, source, crc, shard) "
-                                "VALUES(?,?,?,?,?,?,?,?)", ins, err);
+                                "version, source, crc, shard, routing) "
+                                "VALUES(?,?,?,?,?,?,?,?,?)", ins, err);
 }
 
 int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
@@ -175,6 +181,7 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
     crc = fds__crc_i64(crc, r->version);
     crc = fds__crc_bytes(crc, src, src ? op->src_len : 0);
     crc = fds__crc_i64(crc, r->shard);
+    crc = fds__crc_bytes(crc, op->routing, op->routing ? op->routing_len : 0);
     sqlite3_bind_int64(ins, 1, index_id);
     sqlite3_bind_int64(ins, 2, seq);
     sqlite3_bind_int(ins, 3, op->type);
@@ -186,6 +193,11 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
         sqlite3_bind_blob(ins, 6, src, (int)op->src_len, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 7, crc);
     sqlite3_bind_int64(ins, 8, r->shard);
+    if (op->routing)
+        sqlite3_bind_blob(ins, 9, op->routing ? op->routing : "",
+                          (int)op->routing_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 9);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "translog: %s",
                             sqlite3_errmsg(db));
@@ -198,14 +210,15 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
     sqlite3_stmt *st;
     int rc;
     if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source, "
-                                      "shard, " FDS_CRC_COLS_TRANSLOG ", crc "
+                                      "shard, routing, " FDS_CRC_COLS_TRANSLOG
+                                      ", crc "
                                       "FROM translog "
                                       "WHERE index_id=? ORDER BY seq", &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
     int row = 0;
     while (!rc && (row = fds__cat_row(s->db, st, "translog", err)) == 1) {
-        if (!fds__cat_row_ok(st, 6, FDS_CRC_NCOLS_TRANSLOG)) {
+        if (!fds__cat_row_ok(st, 7, FDS_CRC_NCOLS_TRANSLOG)) {
             rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
                               "[%s] translog entry seq_no [%lld] fails its "
                               "checksum (damaged catalogue); not replayed, "
@@ -233,9 +246,22 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
             break;
         }
         int64_t shard = sqlite3_column_int64(st, 5);
+        char *routing = NULL;
+        size_t rl = (size_t)sqlite3_column_bytes(st, 6);
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL &&
+            (routing = malloc(rl + 1)) != NULL) {
+            memcpy(routing, rl ? sqlite3_column_blob(st, 6) : "", rl);
+            routing[rl] = 0;
+        } else if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+            free(id);
+            free(src);
+            rc = FDS_ENOMEM;
+            break;
+        }
         if (shard < 0 || shard >= ix->nshards) {
             free(id);
             free(src);
+            free(routing);
             rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
                               "[%s] translog entry seq_no [%lld] names shard "
                               "[%lld] of %u", ix->name,
@@ -245,7 +271,7 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
         }
         rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
                      sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0),
-                     (uint32_t)shard);
+                     (uint32_t)shard, routing, routing ? rl : 0);
     }
     if (!rc && row < 0)
         rc = row;

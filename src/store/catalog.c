@@ -9,8 +9,9 @@
  *   dictionaries(id, index_id, codec, raw_len, sample_bytes, bytes, crc)
  *                                            bytes: a zstd frame
  *   segments(id, index_id, gen, max_doc, live, del_count, max_seq, crc,
- *            shard)
- *   translog(index_id, seq, op, doc_id, version, source, crc, shard)
+ *            shard, routing)         routing: fds__routes' blob or NULL
+ *   translog(index_id, seq, op, doc_id, version, source, crc, shard,
+ *            routing)                routing: the write's, or NULL
  *
  * Row checksums: `crc` is the CRC-32C (fds_crc32c) of the row's columns
  * listed by the FDS_CRC_COLS_* macros of catalog.h, in that order, each
@@ -30,9 +31,10 @@
  * open in one transaction: the columns are added and each row's checksum is
  * computed from the values it holds then (say so on stderr).  A version-2
  * catalogue (no shard columns: every index had one shard) gains
- * segments.shard and translog.shard, 0 in every row, in one transaction;
- * each row whose checksum holds under the version-2 columns gets the new
- * one, a row that fails it keeps its old checksum and so still fails.
+ * segments.shard/routing and translog.shard/routing, 0 and NULL in every
+ * row, in one transaction; each row whose checksum holds under the
+ * version-2 columns gets the new one, a row that fails it keeps its old
+ * checksum and so still fails.
  *
  * A refresh or merge changes segments, live docs and the translog in one
  * transaction (fds__cat_begin / fds__cat_commit).
@@ -70,16 +72,18 @@ static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS segments(id INTEGER PRIMARY KEY, index_id "
     "INTEGER NOT NULL, gen INTEGER NOT NULL, max_doc INTEGER NOT NULL, live "
     "BLOB, del_count INTEGER NOT NULL DEFAULT 0, max_seq INTEGER NOT NULL, "
-    "crc INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL DEFAULT 0);"
+    "crc INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL DEFAULT 0, "
+    "routing BLOB);"
     "CREATE TABLE IF NOT EXISTS translog(index_id INTEGER NOT NULL, seq "
     "INTEGER NOT NULL, op INTEGER NOT NULL, doc_id BLOB NOT NULL, version "
     "INTEGER NOT NULL, source BLOB, crc INTEGER NOT NULL DEFAULT 0, "
-    "shard INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(index_id, seq));"
+    "shard INTEGER NOT NULL DEFAULT 0, routing BLOB, "
+    "PRIMARY KEY(index_id, seq));"
     "INSERT OR REPLACE INTO meta VALUES('schema_version','3');"
     "PRAGMA user_version=3;";
 
-/* The tables schema 3 gave a shard column, with the columns their
- * checksum covered in schema 2. */
+/* The tables schema 3 gave shard and routing columns, with the columns
+ * their checksum covered in schema 2. */
 static const struct {
     const char *table, *v2_cols;
     int v2_ncols;
@@ -189,7 +193,9 @@ static int add_shard_columns(sqlite3 *db, fds_err *err)
     for (size_t t = 0; !rc && t < sizeof SHARD_TABLES / sizeof *SHARD_TABLES; t++) {
         char sql[256];
         snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN shard INTEGER NOT "
-                                  "NULL DEFAULT 0", SHARD_TABLES[t].table);
+                                  "NULL DEFAULT 0; ALTER TABLE %s ADD COLUMN "
+                                  "routing BLOB", SHARD_TABLES[t].table,
+                 SHARD_TABLES[t].table);
         rc = fds__cat_exec(db, sql, err);
     }
     return rc;
@@ -248,9 +254,10 @@ static int migrate_v2(sqlite3 *db, const char *path, fds_err *err)
                 kept++;
                 continue;
             }
-            /* the new columns are the old ones plus shard */
+            /* the new columns are the old ones plus shard and routing */
             uint32_t crc = fds__crc_i64(fds__cat_row_crc(sel, 1, n),
                                         sqlite3_column_int64(sel, n + 2));
+            crc = fds__crc_bytes(crc, NULL, 0);
             sqlite3_reset(upd);
             sqlite3_bind_int64(upd, 1, crc);
             sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));

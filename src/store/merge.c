@@ -180,6 +180,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
             o->id_len = idl;
             o->version = fds__seg_version(sg, d);
             o->seq_no = fds__seg_seqno(sg, d);
+            o->routing = (char *)fds__routes_get(&sg->routes, d, &o->routing_len);
             where[nd].seg = i;
             where[nd++].doc = d;
         }
@@ -222,8 +223,10 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         rc = fds__build_segment(ix, docs, nd, &ld, &set,
                                 copy ? v->segs + from : NULL, copy ? count : 0,
                                 retrain, &tim_from, &merged, err);
-    if (!rc && merged)
+    if (!rc && merged) {
         merged->shard = v->segs[from]->shard;
+        rc = fds__routes_from_docs(&merged->routes, docs, nd);
+    }
     free(tin);
     free(tlive);
     if (!rc) {

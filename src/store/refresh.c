@@ -292,8 +292,10 @@ static int refresh_locked(fds_index *ix, fds_err *err)
             continue;
         rc = fds__build_segment(ix, docs + first[sh], nd, NULL, &set, NULL, 0,
                                 false, NULL, &sgs[nsg], err);
-        if (!rc)
-            sgs[nsg++]->shard = sh;
+        if (!rc) {
+            sgs[nsg]->shard = sh;
+            rc = fds__routes_from_docs(&sgs[nsg++]->routes, docs + first[sh], nd);
+        }
     }
     if (!rc) {
         sqlite3 *db = ix->st->db;
@@ -335,7 +337,8 @@ out:
             if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
                              newer.docs[i].src, newer.docs[i].src_len,
                              newer.docs[i].version, newer.docs[i].seq_no,
-                             newer.docs[i].shard))
+                             newer.docs[i].shard, newer.docs[i].routing,
+                             newer.docs[i].routing_len))
                 break;
         if (i < newer.n) {
             /* out of memory: the buffer lacks acknowledged writes that the
@@ -344,6 +347,7 @@ out:
             for (; i < newer.n; i++) {
                 free(newer.docs[i].id);
                 free(newer.docs[i].src);
+                free(newer.docs[i].routing);
             }
             pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);

@@ -17,12 +17,16 @@
  * shards times the largest power of two that keeps it at most
  * 2^FDS_ROUTING_SHARDS_LOG2 (1024), but at least two, so that a later split
  * by a power of two keeps every document's shard.
+ *
+ * Also the routing values a segment keeps for its documents written with
+ * one (fds__routes: answered as `_routing` by gets), as a catalogue blob.
  */
 #include <murmurhash.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "fds_bytes.h"
+#include "store_int.h"
 
 /* Code units of the routing string on the stack; a longer one (ids are at
  * most FDS_DOC_ID_MAX bytes, routings may be longer) goes to the heap. */
@@ -110,4 +114,105 @@ uint32_t fds_routing_shards_default(uint32_t shards)
     if (splits < 1)
         splits = 1;
     return shards << splits;
+}
+
+/* ---- a segment's routing values (fds__routes, store_int.h) ------------- */
+
+#define ROUTE_ENTRY_HEAD 8 /* u32 doc, u32 length */
+
+void fds__routes_free(fds__routes *r)
+{
+    free(r->blob);
+    free(r->docs);
+    free(r->offs);
+    memset(r, 0, sizeof *r);
+}
+
+/* Index r->blob (r->len bytes) into docs/offs; FDS_ECORRUPT when an entry
+ * runs past the end, docs do not ascend or a doc is >= max_doc. */
+static int routes_index(fds__routes *r, uint32_t max_doc)
+{
+    uint32_t n = 0;
+    for (size_t at = 0; at < r->len; n++) {
+        if (r->len - at < ROUTE_ENTRY_HEAD ||
+            fds__get_u32(r->blob + at + 4) > r->len - at - ROUTE_ENTRY_HEAD)
+            return FDS_ECORRUPT;
+        at += ROUTE_ENTRY_HEAD + fds__get_u32(r->blob + at + 4);
+    }
+    r->docs = malloc((n + 1) * sizeof *r->docs);
+    r->offs = malloc((n + 1) * sizeof *r->offs);
+    if (!r->docs || !r->offs)
+        return FDS_ENOMEM;
+    size_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        r->docs[i] = fds__get_u32(r->blob + at);
+        if (r->docs[i] >= max_doc || (i && r->docs[i] <= r->docs[i - 1]))
+            return FDS_ECORRUPT;
+        r->offs[i] = (uint32_t)(at + ROUTE_ENTRY_HEAD);
+        at += ROUTE_ENTRY_HEAD + fds__get_u32(r->blob + at + 4);
+    }
+    r->n = n;
+    return 0;
+}
+
+int fds__routes_from_docs(fds__routes *r, const fds__bufdoc *docs, size_t n)
+{
+    fds__routes_free(r);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        if (docs[i].routing)
+            len += ROUTE_ENTRY_HEAD + docs[i].routing_len;
+    if (!len)
+        return 0;
+    if (!(r->blob = malloc(len)))
+        return FDS_ENOMEM;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!docs[i].routing)
+            continue;
+        fds__put_u32(r->blob + at, (uint32_t)i);
+        fds__put_u32(r->blob + at + 4, (uint32_t)docs[i].routing_len);
+        memcpy(r->blob + at + ROUTE_ENTRY_HEAD, docs[i].routing,
+               docs[i].routing_len);
+        at += ROUTE_ENTRY_HEAD + docs[i].routing_len;
+    }
+    r->len = len;
+    int rc = routes_index(r, (uint32_t)n);
+    if (rc)
+        fds__routes_free(r);
+    return rc;
+}
+
+int fds__routes_parse(fds__routes *r, const void *blob, size_t len,
+                      uint32_t max_doc)
+{
+    fds__routes_free(r);
+    if (!len)
+        return 0;
+    if (!(r->blob = malloc(len)))
+        return FDS_ENOMEM;
+    memcpy(r->blob, blob, len);
+    r->len = len;
+    int rc = routes_index(r, max_doc);
+    if (rc)
+        fds__routes_free(r);
+    return rc;
+}
+
+const char *fds__routes_get(const fds__routes *r, uint32_t doc, size_t *len)
+{
+    uint32_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->docs[mid] < doc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == r->n || r->docs[lo] != doc) {
+        *len = 0;
+        return NULL;
+    }
+    *len = fds__get_u32(r->blob + r->offs[lo] - 4);
+    return (const char *)r->blob + r->offs[lo];
 }

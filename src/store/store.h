@@ -46,6 +46,9 @@
 #define FDS_SHARDS_MAX 1024
 /* log2 of the routing shards Elasticsearch aims for by default */
 #define FDS_ROUTING_SHARDS_LOG2 10
+/* A write's routing value at most (bytes): kept with the document and
+ * answered as `_routing`; the same bound as an id */
+#define FDS_ROUTING_MAX FDS_DOC_ID_MAX
 /* The node's write buffer limit (fds_store_set_index_buffer_size).  The
  * default is Elasticsearch's indices.memory.index_buffer_size, 10% (of the
  * heap there, of physical memory here), capped so that a node loading 2M
@@ -296,7 +299,9 @@ typedef struct fds_write_op {
      * than the current one; 0 = internal versioning */
     int64_t external_version;
     /* Elasticsearch's routing: the shard is fds_routing_shard(routing)
-     * when routing is not NULL, of the id otherwise */
+     * when routing is not NULL, of the id otherwise; kept with the
+     * document (at most FDS_ROUTING_MAX bytes, else the op fails with
+     * kind VALIDATION) */
     const char *routing;
     size_t routing_len;
 } fds_write_op;
@@ -349,6 +354,9 @@ typedef struct fds_doc {
     size_t src_len;
     int64_t version;
     int64_t seq_no;
+    bool has_routing;  /* written with a routing: `_routing` */
+    char routing[FDS_ROUTING_MAX + 1]; /* NUL-terminated when has_routing */
+    size_t routing_len;
 } fds_doc;
 
 /* Returns 0, FDS_ENOTFOUND, FDS_ECLOSED, FDS_ECORRUPT/FDS_EDICT (err names

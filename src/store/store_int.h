@@ -22,6 +22,19 @@ typedef struct fds__live {
     uint8_t bits[]; /* (max_doc+7)/8 bytes, bit set = live */
 } fds__live;
 
+/* The routing values of a segment's documents written with one (routing.c),
+ * kept in its catalogue row: `blob` holds entries in ascending doc order,
+ * each a u32 doc, a u32 length (little-endian) and the bytes; docs[i] and
+ * offs[i] (of the bytes in blob) index the n entries.  All NULL / 0 when
+ * no document has a routing. */
+typedef struct fds__routes {
+    uint8_t *blob;
+    size_t len;
+    uint32_t n;
+    uint32_t *docs;
+    uint32_t *offs;
+} fds__routes;
+
 /* One segment: a stored-fields file (.fdt) mapped read-only plus its
  * inverted index (.tim). */
 typedef struct fds__seg {
@@ -48,6 +61,7 @@ typedef struct fds__seg {
     uint64_t tim_bytes;
     int64_t max_seq;         /* highest seq_no of its docs (catalogue row) */
     uint32_t shard;          /* the shard it belongs to (catalogue row) */
+    fds__routes routes;      /* its documents' routing values (catalogue row) */
     fds_sidx *sidx;
     atomic_bool dropped;     /* no longer live: remove files at last unref */
 } fds__seg;
@@ -61,6 +75,9 @@ typedef struct fds__bufdoc {
     int64_t version;
     int64_t seq_no;
     uint32_t shard;          /* fds_routing_shard of the write */
+    char *routing;           /* the write's routing (owned by the buffer;
+                                borrowed in a merge's list), or NULL */
+    size_t routing_len;
 } fds__bufdoc;
 
 /*
@@ -222,7 +239,8 @@ void fds__live_unref(fds__live *l);
  * the same id; returns 0 or FDS_ENOMEM.  fds__buf_find returns the buffered
  * write of `id` or NULL.  fds__buf_free empties the buffer (max_seq -1). */
 int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
-                 size_t src_len, int64_t version, int64_t seq, uint32_t shard);
+                 size_t src_len, int64_t version, int64_t seq, uint32_t shard,
+                 char *routing, size_t routing_len);
 fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len,
                            uint32_t shard);
 /* The buffer lacks acknowledged writes the translog holds (out of memory):
@@ -252,6 +270,17 @@ int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err);
 int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
                          int64_t seq, const fds_write_op *op,
                          const fds_write_result *r, fds_err *err);
+/* routing.c: a segment's routing values.  fds__routes_from_docs fills r
+ * from docs[0, n) (doc i = docs[i]; those with a routing); _parse from a
+ * catalogue blob of a segment of max_doc docs (copied; FDS_ECORRUPT for a
+ * malformed one); both return 0 or FDS_ENOMEM.  fds__routes_get: the
+ * routing of `doc` or NULL.  fds__routes_free accepts an empty one. */
+int fds__routes_from_docs(fds__routes *r, const fds__bufdoc *docs, size_t n);
+int fds__routes_parse(fds__routes *r, const void *blob, size_t len,
+                      uint32_t max_doc);
+const char *fds__routes_get(const fds__routes *r, uint32_t doc, size_t *len);
+void fds__routes_free(fds__routes *r);
+
 /* The shard of a routing value of ix (NULL: of the id); store.c. */
 uint32_t fds__shard_of(const fds_index *ix, const char *id, size_t id_len,
                        const char *routing, size_t rlen);

@@ -36,6 +36,16 @@ fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
     return l;
 }
 
+/* out's `_routing`: `rt` (len bytes, at most FDS_ROUTING_MAX) or none. */
+static void doc_routing(fds_doc *out, const char *rt, size_t len)
+{
+    out->has_routing = rt != NULL;
+    out->routing_len = rt && len <= FDS_ROUTING_MAX ? len : 0;
+    if (rt)
+        memcpy(out->routing, rt, out->routing_len);
+    out->routing[out->routing_len] = 0;
+}
+
 /* The live doc `id` of the published segments of `shard` (newest first). */
 static int segs_get(fds_index *ix, const char *id, size_t id_len,
                     uint32_t shard, fds_doc *out, fds_err *err)
@@ -63,6 +73,9 @@ static int segs_get(fds_index *ix, const char *id, size_t id_len,
                 out->src_len = len;
                 out->version = fds__seg_version(v->segs[i], doc);
                 out->seq_no = fds__seg_seqno(v->segs[i], doc);
+                size_t rl;
+                const char *rt = fds__routes_get(&v->segs[i]->routes, doc, &rl);
+                doc_routing(out, rt, rl);
             }
         }
         break;
@@ -97,6 +110,7 @@ int fds_index_get_routed(fds_index *ix, const char *id, size_t id_len,
                 out->src_len = d->src_len;
                 out->version = d->version;
                 out->seq_no = d->seq_no;
+                doc_routing(out, d->routing, d->routing_len);
             }
         }
         pthread_mutex_unlock(&ix->buf_mu);

@@ -217,6 +217,12 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
     memset(r, 0, sizeof *r);
     if ((r->code = op_id(ix, op, r)))
         return r->code;
+    if (op->routing && op->routing_len > FDS_ROUTING_MAX)
+        return r->code = fds_err_setk(&r->err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                                      "Validation Failed: 1: routing is too "
+                                      "long, must be no longer than %d bytes "
+                                      "but was: %zu;", FDS_ROUTING_MAX,
+                                      op->routing_len);
     size_t idl = strlen(r->id);
     r->shard = fds__shard_of(ix, r->id, idl, op->routing, op->routing_len);
     if (op->type != FDS_OP_DELETE &&
@@ -263,17 +269,26 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
             if (src)
                 memcpy(src, ops[i].src, ops[i].src_len);
         }
-        if (!id || (ops[i].type != FDS_OP_DELETE && !src)) {
+        char *routing = ops[i].routing ? malloc(ops[i].routing_len + 1) : NULL;
+        if (routing) {
+            memcpy(routing, ops[i].routing, ops[i].routing_len);
+            routing[ops[i].routing_len] = 0;
+        }
+        if (!id || (ops[i].type != FDS_OP_DELETE && !src) ||
+            (ops[i].routing && !routing)) {
             free(id);
             free(src);
+            free(routing);
             rc = FDS_ENOMEM;
             break;
         }
         rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
-                          res[i].version, res[i].seq_no, res[i].shard);
+                          res[i].version, res[i].seq_no, res[i].shard, routing,
+                          routing ? ops[i].routing_len : 0);
         if (rc) {
             free(id);
             free(src);
+            free(routing);
             pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);
             pthread_mutex_unlock(&ix->meta_mu);

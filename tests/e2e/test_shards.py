@@ -136,6 +136,10 @@ class Shards(ServerTestCase):
             self.assertEqual(self.req("GET", "/five/_doc/r1")[0], 404)
         got = self.req("GET", "/five/_doc/r1?routing=user7")[1]
         self.assertEqual(got["_source"]["msg"], "routed")
+        self.assertEqual(got["_routing"], "user7")
+        got = self.req("GET", "/five/_doc/r1?routing=user7&stored_fields=_routing")[1]
+        self.assertEqual((got["_routing"], "_source" in got), ("user7", False))
+        self.assertNotIn("_routing", self.req("GET", "/five/_doc/42")[1])
         st, b, _ = self.req("POST", "/five/_update/r1?routing=user7",
                             {"doc": {"msg": "updated"}})
         self.assertEqual(st, 200, b)
@@ -144,6 +148,7 @@ class Shards(ServerTestCase):
         mg = self.req("POST", "/five/_mget", {"docs": [
             {"_id": "r1", "routing": "user7"}, {"_id": "5"}]})[1]
         self.assertEqual([d["found"] for d in mg["docs"]], [True, True])
+        self.assertEqual(mg["docs"][0]["_routing"], "user7")
         # bulk items with their own routing
         lines = [json.dumps({"index": {"_id": "b1", "routing": "user7"}}),
                  json.dumps({"n": -2}),
@@ -194,12 +199,13 @@ class ShardsRestart(unittest.TestCase):
             srv.start()
             after = srv.request("GET", "/_cat/shards/p?format=json")[1]
             self.assertEqual([r["docs"] for r in before], [r["docs"] for r in after])
-            self.assertEqual(srv.request("GET", "/p/_doc/t1?routing=x")[0], 200)
+            self.assertEqual(srv.request("GET", "/p/_doc/t1?routing=x")[1]["_routing"], "x")
             self.assertEqual(srv.request("POST", "/p/_forcemerge?max_num_segments=1")[1]
                              ["_shards"]["total"], 3)
             segs = srv.request("GET", "/_cat/segments/p?format=json")[1]
             self.assertEqual(sorted(s["shard"] for s in segs), ["0", "1", "2"])
             self.assertEqual(srv.request("POST", "/p/_count", {})[1]["count"], 301)
+            self.assertEqual(srv.request("GET", "/p/_doc/t1?routing=x")[1]["_routing"], "x")
             srv.kill9()
             srv.start()
             self.assertEqual(srv.request("POST", "/p/_count", {})[1]["count"], 301)

@@ -441,6 +441,8 @@ static void test_catalog_migration(void)
                             "ALTER TABLE translog DROP COLUMN crc;"
                             "ALTER TABLE segments DROP COLUMN shard;"
                             "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
                             "UPDATE meta SET value='1';"
                             "PRAGMA user_version=0;"), 0);
     fds_store *s;
@@ -511,6 +513,8 @@ static void test_catalog_migration_v2(void)
                             "index_id, seq, op, doc_id, version, source", 6), 0);
     REQUIRE_EQ(cat_sql(data, "ALTER TABLE segments DROP COLUMN shard;"
                             "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
                             "UPDATE meta SET value='2';"
                             "PRAGMA user_version=2;"), 0);
     REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
@@ -521,6 +525,8 @@ static void test_catalog_migration_v2(void)
     /* a damaged row is not made good by the migration */
     REQUIRE_EQ(cat_sql(data, "ALTER TABLE segments DROP COLUMN shard;"
                             "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
                             "UPDATE segments SET max_seq=max_seq+1;"
                             "PRAGMA user_version=2;"), 0);
     REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
@@ -728,7 +734,8 @@ static int delete_all_of_oldest(const char *data)
     crc = fds__crc_i64(crc, max_doc);
     crc = fds__crc_i64(crc, sqlite3_column_int64(st, 4));
     crc = fds__crc_bytes(crc, zero, nb);
-    crc = fds__crc_i64(crc, 0); /* shard */
+    crc = fds__crc_i64(crc, 0);          /* shard */
+    crc = fds__crc_bytes(crc, NULL, 0);  /* routing */
     sqlite3_finalize(st);
     st = NULL;
     if (nb > sizeof zero ||
@@ -1210,9 +1217,11 @@ static void test_shards(void)
     fds_doc d;
     REQUIRE_EQ(fds_index_get(ix, "x", 1, &d, NULL), FDS_ENOTFOUND);
     REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), true, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
     free(d.src);
     REQUIRE_EQ(fds_index_refresh(ix, &e), 0);
     REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), false, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
     free(d.src);
     REQUIRE_EQ(fds_index_get_searchable(ix, "x", 1, &d, NULL), FDS_ENOTFOUND);
     /* the same id without routing is another document */
@@ -1227,8 +1236,10 @@ static void test_shards(void)
     REQUIRE_EQ(fds_index_nshards(ix), 5u);
     REQUIRE(doc_is(ix, 7) && doc_is(ix, 599));
     REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), true, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
     free(d.src);
     REQUIRE_EQ(fds_index_get(ix, "x", 1, &d, NULL), 0);
+    REQUIRE(!d.has_routing);
     free(d.src);
     REQUIRE_EQ(put_docs(ix, 600, 700, true), 0);
     REQUIRE_EQ(fds_index_forcemerge(ix, 1, &e), 0);
@@ -1240,6 +1251,10 @@ static void test_shards(void)
     for (unsigned i = 0; i < nseg; i++)
         REQUIRE_EQ(fds_index_view_segment_shard(v, i), i);
     fds_index_view_release(v);
+    /* the routing survives the merge */
+    REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), false, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
+    free(d.src);
     fds_index_stats all;
     fds_index_stats_get(ix, &all);
     REQUIRE_EQ(all.docs_count, 702u);
