@@ -1741,9 +1741,13 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
         for (size_t k = 0; !rc && k < n; k++) {
             size_t il;
             const char *id = fds_sidx_doc_id(segs[sr.hits[k].seg].sidx, sr.hits[k].doc, &il);
+            size_t rl; /* the routing is kept (Elasticsearch's dest.routing "keep") */
+            const char *rt = fds_index_view_doc_routing(v, sr.hits[k].seg,
+                                                        sr.hits[k].doc, &rl);
             ops[k] = (fds_write_op){.type = create ? FDS_OP_CREATE : FDS_OP_INDEX,
                                     .id = id, .id_len = il, .src = srcs[k],
-                                    .src_len = lens[k]};
+                                    .src_len = lens[k], .routing = rt,
+                                    .routing_len = rl};
         }
         if (!rc && n)
             rc = fds_index_write(to, ops, n, res, false, &e);

@@ -407,6 +407,11 @@ const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
                                                   unsigned *nseg);
 /* The shard of the view's segment `seg` (seg < nseg). */
 uint32_t fds_index_view_segment_shard(const fds_index_view *v, uint32_t seg);
+/* The routing segment `seg`'s doc `doc` was written with (*len bytes, not
+ * NUL-terminated; valid while the view is held), or NULL for none: what a
+ * copy or a by-query rewrite of the document passes as its routing. */
+const char *fds_index_view_doc_routing(const fds_index_view *v, uint32_t seg,
+                                       uint32_t doc, size_t *len);
 
 /*
  * Fetch the sources of `n` hits (seg = index into the view's segments) into

@@ -197,6 +197,12 @@ uint32_t fds_index_view_segment_shard(const fds_index_view *v, uint32_t seg)
     return v->segs[seg]->shard;
 }
 
+const char *fds_index_view_doc_routing(const fds_index_view *v, uint32_t seg,
+                                       uint32_t doc, size_t *len)
+{
+    return fds__routes_get(&v->segs[seg]->routes, doc, len);
+}
+
 void fds_index_view_doc_meta(const fds_index_view *v, uint32_t seg,
                              uint32_t doc, int64_t *version, int64_t *seq_no)
 {

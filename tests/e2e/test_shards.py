@@ -168,6 +168,18 @@ class Shards(ServerTestCase):
         self.assertEqual(self.search("/five/_count", {})["count"], NDOCS - 1)
         self.assertEqual(self.req("PUT", "/five/_doc/999?refresh=true", doc(999))[0], 201)
 
+    def test_reindex_keeps_routing(self):
+        self.req("PUT", "/rx", {"settings": {"number_of_shards": 3}})
+        self.req("PUT", "/rx/_doc/k1?routing=user9&refresh=true", {"n": 1})
+        st, b, _ = self.req("PUT", "/rx2", {"settings": {"number_of_shards": 3}})
+        st, b, _ = self.req("POST", "/_reindex?refresh=true",
+                            {"source": {"index": "rx"}, "dest": {"index": "rx2"}})
+        self.assertEqual((st, b["created"]), (200, 1), b)
+        self.assertEqual(self.req("GET", "/rx2/_doc/k1?routing=user9")[1]["_routing"],
+                         "user9")
+        for name in ("rx", "rx2"):
+            self.req("DELETE", "/" + name)
+
     def test_seq_no_unique_across_shards(self):
         seqs = set()
         for i in range(20):
