@@ -18,7 +18,7 @@
 #include "search_stats.h"
 
 #define NODE_ID FDS__NODE_ID
-#define NODE_NAME "fieldstore-0"
+#define NODE_NAME FDS__NODE_NAME
 #define CLUSTER_NAME "fieldstore"
 #define FDS_VERSION "0.1.0"
 
@@ -1164,6 +1164,24 @@ static char *iso_ms(int64_t ms)
     return strdup(buf);
 }
 
+/* The indices of a _cat path's expression (/_cat/x/{expr}; default all),
+ * open and closed, as cat's IndicesOptions expand them.  False with the
+ * error answered in `o`. */
+static bool cat_indices_of(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
+                                .expand_closed = true};
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
+                               ixs, n, &e)) {
+        fds_resp_error(o, &e);
+        return false;
+    }
+    return true;
+}
+
 /* _cat/indices: Elasticsearch 8's default columns in its order and its
  * column aliases; creation dates, codec and segment count on ?h= only.
  * ?health= keeps the rows of one health; the index expression of the path
@@ -1184,16 +1202,10 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "Invalid value [%s] for [health]: must be "
                                "green, yellow or red", health);
-    fds_err e;
-    fds_err_clear(&e);
-    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
-                                .expand_closed = true};
     fds_index **ixs = NULL;
     size_t n = 0;
-    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
-                               &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+    if (!cat_indices_of(r, o, &ixs, &n))
+        return;
     char ***rows = calloc(n + 1, sizeof *rows);
     size_t nr = 0;
     for (size_t i = 0; rows && i < n; i++) {
@@ -1449,16 +1461,10 @@ void fds_h_cat_shards(fds_req *r, fds_resp *o)
         "node|n", "*segments.count|sc|segmentsCount",
         "*unassigned.reason|ur"};
     const size_t ncol = sizeof cols / sizeof cols[0];
-    fds_err e;
-    fds_err_clear(&e);
-    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
-                                .expand_closed = true};
     fds_index **ixs = NULL;
     size_t n = 0;
-    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
-                               &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+    if (!cat_indices_of(r, o, &ixs, &n))
+        return;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         fds_index_settings set;
@@ -1501,59 +1507,6 @@ void fds_h_cat_shards(fds_req *r, fds_resp *o)
     fds_index_expr_free(ixs, n);
     fds_cat_render(r, o, cols, ncol, rows, nr);
     free_rows(rows, nr, ncol);
-}
-
-/* GET /{index}/_search_shards (SearchShardsAction): the shards a search of
- * the expression would ask, each group one shard's copies (the primary
- * only, on the one node), narrowed by `routing` (comma-separated) as the
- * search narrows them. */
-void fds_h_search_shards(fds_req *r, fds_resp *o)
-{
-    fds_err e;
-    fds_err_clear(&e);
-    fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
-    fds_index **ixs = NULL;
-    size_t n = 0;
-    const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
-    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
-        return fds_resp_error(o, &e);
-    const char *routing = fds_req_param(r, "routing");
-    cJSON *j = cJSON_CreateObject();
-    cJSON *node = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "nodes"), NODE_ID);
-    cJSON_AddStringToObject(node, "name", NODE_NAME);
-    cJSON_AddStringToObject(node, "ephemeral_id", NODE_ID);
-    cJSON_AddStringToObject(node, "transport_address", "127.0.0.1:9300");
-    cJSON *indices = cJSON_AddObjectToObject(j, "indices");
-    cJSON *groups = cJSON_AddArrayToObject(j, "shards");
-    for (size_t i = 0; i < n; i++) {
-        fds_index *ix = ixs[i];
-        uint32_t nsh = fds_index_nshards(ix);
-        cJSON_AddObjectToObject(indices, fds_index_name(ix));
-        for (uint32_t sh = 0; sh < nsh; sh++) {
-            bool want = !routing || nsh == 1;
-            for (const char *p = routing; p && !want;) {
-                const char *c = strchr(p, ',');
-                size_t len = c ? (size_t)(c - p) : strlen(p);
-                want = fds_index_shard_of(ix, p, len) == sh;
-                p = c ? c + 1 : NULL;
-            }
-            if (!want)
-                continue;
-            cJSON *copy = cJSON_CreateObject();
-            cJSON_AddStringToObject(copy, "state", "STARTED");
-            cJSON_AddBoolToObject(copy, "primary", 1);
-            cJSON_AddStringToObject(copy, "node", NODE_ID);
-            cJSON_AddNullToObject(copy, "relocating_node");
-            cJSON_AddNumberToObject(copy, "shard", sh);
-            cJSON_AddStringToObject(copy, "index", fds_index_name(ix));
-            cJSON *g = cJSON_CreateArray();
-            cJSON_AddItemToArray(g, copy);
-            cJSON_AddItemToArray(groups, g);
-        }
-    }
-    fds_index_expr_free(ixs, n);
-    fds_resp_json(o, 200, j);
 }
 
 /* ---- node statistics from /proc -------------------------------------------- */

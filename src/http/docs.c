@@ -1621,8 +1621,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     const char *sl = fds_req_param(r, "slices");
     if (sl && strcmp(sl, "1") && strcmp(sl, "auto"))
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[slices] other than 1 or auto is not supported: "
-                               "an index is one shard");
+                               "[slices] other than 1 or auto is not supported");
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;

@@ -16,6 +16,7 @@
 
 #define FDS_PATH_SEGMENTS_MAX 8
 #define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
+#define FDS__NODE_NAME "fieldstore-0" /* and its name */
 
 typedef struct fds_req {
     fds_store *store;

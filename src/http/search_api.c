@@ -649,6 +649,70 @@ static int plan_shards(const char *routing, fds_index **ixs, size_t n,
     return 0;
 }
 
+/* The indices of a search's path expression (with the expression URL
+ * parameters); /_search and /_count have none: every index.  Returns 0 or
+ * the error in `e`; `opts` gets what the URL says. */
+static int search_indices(fds_req *r, fds_index_expr_opts *opts,
+                          fds_index ***ixs, size_t *n, fds_err *e)
+{
+    *opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
+    const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
+    int rc = fds_index_expr_opts_read(req_param_cb, r, opts, e);
+    return rc ? rc : fds_index_expr_resolve(r->store, expr, opts, ixs, n, e);
+}
+
+static const char *const SEARCH_SHARDS_PARAMS[] = {
+    FDS_INDEX_EXPR_PARAMS, "routing", "preference", "local", "master_timeout",
+    NULL};
+
+/* GET|POST /{index}/_search_shards (SearchShardsAction): the shards a
+ * search of the expression would ask (plan_shards: `routing` narrows them
+ * as it narrows a search), each group one shard's copies -- the primary,
+ * on the one node. */
+void fds_h_search_shards(fds_req *r, fds_resp *o)
+{
+    if (!fds_req_check_params(r, o, SEARCH_SHARDS_PARAMS))
+        return;
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts;
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    if (search_indices(r, &opts, &ixs, &n, &e))
+        return fds_resp_error(o, &e);
+    search_run s = {0};
+    if (plan_shards(fds_req_param(r, "routing"), ixs, n, &s)) {
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON *node = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "nodes"),
+                                          FDS__NODE_ID);
+    cJSON_AddStringToObject(node, "name", FDS__NODE_NAME);
+    cJSON_AddStringToObject(node, "ephemeral_id", FDS__NODE_ID);
+    cJSON_AddStringToObject(node, "transport_address", "127.0.0.1:9300");
+    cJSON *indices = cJSON_AddObjectToObject(j, "indices");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddObjectToObject(indices, fds_index_name(ixs[i]));
+    cJSON *groups = cJSON_AddArrayToObject(j, "shards");
+    for (size_t k = 0; k < s.n; k++) {
+        cJSON *copy = cJSON_CreateObject();
+        cJSON_AddStringToObject(copy, "state", "STARTED");
+        cJSON_AddBoolToObject(copy, "primary", 1);
+        cJSON_AddStringToObject(copy, "node", FDS__NODE_ID);
+        cJSON_AddNullToObject(copy, "relocating_node");
+        cJSON_AddNumberToObject(copy, "shard", s.sh[k].shard);
+        cJSON_AddStringToObject(copy, "index", fds_index_name(s.sh[k].ix));
+        cJSON *g = cJSON_CreateArray();
+        cJSON_AddItemToArray(g, copy);
+        cJSON_AddItemToArray(groups, g);
+    }
+    free(s.sh);
+    free(s.ok);
+    fds_index_expr_free(ixs, n);
+    fds_resp_json(o, 200, j);
+}
+
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = fds_now_us();
@@ -656,13 +720,10 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         return;
     fds_err e;
     fds_err_clear(&e);
-    fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
+    fds_index_expr_opts opts;
     fds_index **ixs = NULL;
     size_t n = 0;
-    /* /_search and /_count have no expression: every index */
-    const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
-    if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
+    if (search_indices(r, &opts, &ixs, &n, &e))
         return fds_resp_error(o, &e);
     const char *st = fds_req_param(r, "search_type");
     if (st && strcmp(st, "query_then_fetch") && strcmp(st, "dfs_query_then_fetch")) {

@@ -561,8 +561,6 @@ static const char *const P_DELETE[] = {"ignore_unavailable", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
 static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
 static const char *const P_CAT_SHARDS[] = {CAT_PARAMS, EXPR_PARAMS, "bytes", NULL};
-static const char *const P_SEARCH_SHARDS[] = {EXPR_PARAMS, "routing", "preference",
-                                              "local", "master_timeout", NULL};
 static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
                                             "health", "local", NULL};
 
@@ -611,7 +609,7 @@ static const route_def ROUTES[] = {
     {"{}/_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
     {"{}/_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
     {"{}/_search", M_GET | M_POST, h_search, NULL},
-    {"{}/_search_shards", M_GET | M_POST, fds_h_search_shards, P_SEARCH_SHARDS},
+    {"{}/_search_shards", M_GET | M_POST, fds_h_search_shards, NULL},
     {"{}/_count", M_GET | M_POST, h_count, NULL},
     {"{}/_msearch", M_GET | M_POST, fds_h_msearch, NULL},
     {"{}/_bulk", M_POST | M_PUT, fds_h_bulk, NULL},
