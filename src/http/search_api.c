@@ -114,6 +114,13 @@ static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
                             version, seq_no);
 }
 
+static const char *routing_cb(void *arg, const fds_hit *h, size_t *len)
+{
+    shard_run *sh = shard_of(arg, h->seg);
+    return fds_index_view_doc_routing(sh->v, h->seg - sh->seg0 + sh->vseg0,
+                                      h->doc, len);
+}
+
 /* `_source` of the page: each index's hits fetched from its view in one
  * call (hits of a block decode it once), with their segment numbers made
  * the view's again. */
@@ -554,8 +561,8 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     char *out = NULL;
     if (!rc) {
         fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
-                             .index_of = index_of_cb, .shards = &info,
-                             .arg = s};
+                             .index_of = index_of_cb, .routing = routing_cb,
+                             .shards = &info, .arg = s};
         fds_search_stats *ss[s->nok ? s->nok : 1];
         uint64_t f0[s->nok ? s->nok : 1];
         bool fetch = !count && res->nhits > 0;

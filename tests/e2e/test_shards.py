@@ -140,6 +140,13 @@ class Shards(ServerTestCase):
         got = self.req("GET", "/five/_doc/r1?routing=user7&stored_fields=_routing")[1]
         self.assertEqual((got["_routing"], "_source" in got), ("user7", False))
         self.assertNotIn("_routing", self.req("GET", "/five/_doc/42")[1])
+        hits = self.search("/five/_search?routing=user7",
+                           {"query": {"ids": {"values": ["r1", "42"]}}})["hits"]["hits"]
+        self.assertEqual([(h["_id"], h.get("_routing")) for h in hits], [("r1", "user7")])
+        hits = self.search("/five/_search", {"query": {"ids": {"values": ["r1", "42"]}},
+                                             "sort": ["n"]})["hits"]["hits"]
+        self.assertEqual([(h["_id"], h.get("_routing")) for h in hits],
+                         [("r1", "user7"), ("42", None)])
         st, b, _ = self.req("POST", "/five/_update/r1?routing=user7",
                             {"doc": {"msg": "updated"}})
         self.assertEqual(st, 200, b)
