@@ -201,6 +201,20 @@ static int add_shard_columns(sqlite3 *db, fds_err *err)
     return rc;
 }
 
+/* The end of a migration's transaction: with `rc` 0 mark the catalogue
+ * schema 3 and commit, else (or when that fails) roll back.  Returns the
+ * code of the migration. */
+static int migration_commit(sqlite3 *db, int rc, fds_err *err)
+{
+    if (!rc)
+        rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
+                               "('schema_version','3'); PRAGMA user_version=3;"
+                               "COMMIT", err);
+    if (rc)
+        fds__cat_rollback(db);
+    return rc;
+}
+
 /* Schema 1 -> 3: add the crc and shard columns and checksum every row as
  * it is now. */
 static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
@@ -216,14 +230,8 @@ static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
         if (!(rc = fds__cat_exec(db, sql, err)))
             rc = fds__cat_rechecksum(db, CRC_TABLES[t].table, &rows, err);
     }
-    if (!rc)
-        rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
-                               "('schema_version','3'); PRAGMA user_version=3;"
-                               "COMMIT", err);
-    if (rc) {
-        fds__cat_rollback(db);
+    if ((rc = migration_commit(db, rc, err)))
         return rc;
-    }
     fprintf(stderr, "fieldstore: catalogue [%s] migrated from schema 1 to %d: "
                     "row checksums added to %zu rows\n", path, SCHEMA_VERSION,
             rows);
@@ -271,14 +279,8 @@ static int migrate_v2(sqlite3 *db, const char *path, fds_err *err)
         sqlite3_finalize(sel);
         sqlite3_finalize(upd);
     }
-    if (!rc)
-        rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
-                               "('schema_version','3'); PRAGMA user_version=3;"
-                               "COMMIT", err);
-    if (rc) {
-        fds__cat_rollback(db);
+    if ((rc = migration_commit(db, rc, err)))
         return rc;
-    }
     fprintf(stderr, "fieldstore: catalogue [%s] migrated from schema 2 to %d: "
                     "shard columns added (%zu rows re-checksummed, %zu failing "
                     "their checksum left as they were)\n", path,
