@@ -19,7 +19,7 @@
 #include "search_stats.h"
 
 #define NODE_ID FDS__NODE_ID
-#define NODE_NAME "fieldstore-0"
+#define NODE_NAME FDS__NODE_NAME
 #define CLUSTER_NAME "fieldstore"
 #define FDS_VERSION "0.1.0"
 
@@ -179,10 +179,10 @@ static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
     fds_index_settings_default(&def);
     fds_setting_kv kv[FDS_SETTINGS_MAX], dk[FDS_SETTINGS_MAX];
     size_t n = fds_settings_to_kv(&set, kv, FDS_SETTINGS_MAX);
-    fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
+    size_t dn = fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
     cJSON *o = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
-        bool is_default = !strcmp(kv[i].value, dk[i].value) &&
+        bool is_default = i < dn && !strcmp(kv[i].value, dk[i].value) &&
                           strcmp(kv[i].key, "index.number_of_shards") &&
                           strcmp(kv[i].key, "index.number_of_replicas");
         if (is_default != defaults_part)
@@ -191,6 +191,15 @@ static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
             cJSON_AddStringToObject(o, kv[i].key, kv[i].value);
         else
             nest(o, kv[i].key, kv[i].value);
+    }
+    if (defaults_part && !set.number_of_routing_shards) {
+        /* not given: the one the index was created with */
+        char rs[16];
+        snprintf(rs, sizeof rs, "%u", fds_routing_shards_default(set.number_of_shards));
+        if (flat)
+            cJSON_AddStringToObject(o, "index.number_of_routing_shards", rs);
+        else
+            nest(o, "index.number_of_routing_shards", rs);
     }
     if (!defaults_part) {
         char buf[32];
@@ -247,8 +256,9 @@ static const char *index_health(fds_index *ix, unsigned *unassigned)
 {
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
-    *unassigned = fds_index_failure(ix) ? 1 + set.number_of_replicas
-                                        : set.number_of_replicas;
+    *unassigned = fds_index_nshards(ix) *
+                  (fds_index_failure(ix) ? 1 + set.number_of_replicas
+                                         : set.number_of_replicas);
     if (fds_index_failure(ix))
         return "red";
     /* a closed index keeps its shard (Elasticsearch 8 replicates closed
@@ -353,30 +363,33 @@ static cJSON *health_json(fds_req *r, const char *expr,
         bool red = h[0] == 'r';
         failed += red;
         yellow += h[0] == 'y';
+        uint32_t nsh = fds_index_nshards(ixs[i]);
         unassigned += u;
-        primaries += !red;
+        primaries += red ? 0 : nsh;
         if (!idx)
             continue;
         fds_index_settings set;
         fds_index_get_settings(ixs[i], &set);
         cJSON *x = cJSON_AddObjectToObject(idx, fds_index_name(ixs[i]));
         cJSON_AddStringToObject(x, "status", h);
-        cJSON_AddNumberToObject(x, "number_of_shards", 1);
+        cJSON_AddNumberToObject(x, "number_of_shards", nsh);
         cJSON_AddNumberToObject(x, "number_of_replicas", set.number_of_replicas);
-        cJSON_AddNumberToObject(x, "active_primary_shards", !red);
-        cJSON_AddNumberToObject(x, "active_shards", !red);
+        cJSON_AddNumberToObject(x, "active_primary_shards", red ? 0 : nsh);
+        cJSON_AddNumberToObject(x, "active_shards", red ? 0 : nsh);
         cJSON_AddNumberToObject(x, "relocating_shards", 0);
         cJSON_AddNumberToObject(x, "initializing_shards", 0);
         cJSON_AddNumberToObject(x, "unassigned_shards", u);
-        if (w->level == 2) {
-            cJSON *sh = cJSON_AddObjectToObject(x, "shards");
-            cJSON *s0 = cJSON_AddObjectToObject(sh, "0");
+        cJSON *sh = w->level == 2 ? cJSON_AddObjectToObject(x, "shards") : NULL;
+        for (uint32_t k = 0; sh && k < nsh; k++) {
+            char num[16];
+            snprintf(num, sizeof num, "%u", k);
+            cJSON *s0 = cJSON_AddObjectToObject(sh, num);
             cJSON_AddStringToObject(s0, "status", h);
             cJSON_AddBoolToObject(s0, "primary_active", !red);
             cJSON_AddNumberToObject(s0, "active_shards", !red);
             cJSON_AddNumberToObject(s0, "relocating_shards", 0);
             cJSON_AddNumberToObject(s0, "initializing_shards", 0);
-            cJSON_AddNumberToObject(s0, "unassigned_shards", u);
+            cJSON_AddNumberToObject(s0, "unassigned_shards", u / nsh);
         }
     }
     fds_index_expr_free(ixs, n);
@@ -881,13 +894,13 @@ static void keep_unset(fds_index *ix, flat_kv *kv, size_t *n)
     fds_index_settings_default(&def);
     fds_setting_kv cur[FDS_SETTINGS_MAX], dk[FDS_SETTINGS_MAX];
     size_t nc = fds_settings_to_kv(&set, cur, FDS_SETTINGS_MAX);
-    fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
+    size_t dn = fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
     size_t w = 0;
     for (size_t i = 0; i < *n; i++) {
         bool have = false;
         for (size_t j = 0; j < nc; j++)
             if (!strcmp(cur[j].key, kv[i].key))
-                have = strcmp(cur[j].value, dk[j].value) ||
+                have = j >= dn || strcmp(cur[j].value, dk[j].value) ||
                        !strcmp(kv[i].key, "index.number_of_shards") ||
                        !strcmp(kv[i].key, "index.number_of_replicas");
         if (!have)
@@ -1057,7 +1070,7 @@ static void each_index(fds_req *r, fds_resp *o,
         if (!fds_index_is_open(ixs[i]) && !expr)
             continue;
         rc = fn(ixs[i], arg, &e);
-        count++;
+        count += (int)fds_index_nshards(ixs[i]);
     }
     fds_index_expr_free(ixs, n);
     if (rc)
@@ -1212,7 +1225,7 @@ void fds_h_stats(fds_req *r, fds_resp *o)
     fds__search_sum ss = {0};
     fds__search_sum_add(&ss, fds_index_search_stats(ix));
     cJSON *j = cJSON_CreateObject();
-    shards_ok(j, 1);
+    shards_ok(j, (int)fds_index_nshards(ix));
     cJSON *all = cJSON_AddObjectToObject(j, "_all");
     cJSON_AddItemToObject(all, "primaries", index_stats_json(&st, &ss, metrics));
     cJSON_AddItemToObject(all, "total", index_stats_json(&st, &ss, metrics));
@@ -1278,6 +1291,24 @@ static char *iso_ms(int64_t ms)
     return strdup(buf);
 }
 
+/* The indices of a _cat path's expression (/_cat/x/{expr}; default all),
+ * open and closed, as cat's IndicesOptions expand them.  False with the
+ * error answered in `o`. */
+static bool cat_indices_of(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
+                                .expand_closed = true};
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
+                               ixs, n, &e)) {
+        fds_resp_error(o, &e);
+        return false;
+    }
+    return true;
+}
+
 /* _cat/indices: Elasticsearch 8's default columns in its order and its
  * column aliases; creation dates, codec and segment count on ?h= only.
  * ?health= keeps the rows of one health; the index expression of the path
@@ -1298,16 +1329,10 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "Invalid value [%s] for [health]: must be "
                                "green, yellow or red", health);
-    fds_err e;
-    fds_err_clear(&e);
-    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
-                                .expand_closed = true};
     fds_index **ixs = NULL;
     size_t n = 0;
-    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
-                               &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+    if (!cat_indices_of(r, o, &ixs, &n))
+        return;
     char ***rows = calloc(n + 1, sizeof *rows);
     size_t nr = 0;
     for (size_t i = 0; rows && i < n; i++) {
@@ -1328,7 +1353,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         row[1] = strdup(open ? "open" : "close");
         row[2] = strdup(fds_index_name(ix));
         row[3] = strdup(fds_index_uuid(ix));
-        row[4] = fmt_u64(1);
+        row[4] = fmt_u64(fds_index_nshards(ix));
         row[5] = fmt_u64(set.number_of_replicas);
         row[6] = open ? fmt_u64(st.docs_count) : NULL;
         row[7] = open ? fmt_u64(st.docs_deleted) : NULL;
@@ -1524,7 +1549,7 @@ void fds_h_cat_segments(fds_req *r, fds_resp *o)
                     for (size_t k = 0; k < ns; k++) {
                         char **row = calloc(ncol, sizeof *row);
                         row[0] = strdup(names[i]);
-                        row[1] = strdup("0");
+                        row[1] = fmt_u64(si[k].shard);
                         row[2] = strdup("p");
                         row[3] = strdup("127.0.0.1");
                         row[4] = strdup(si[k].name);
@@ -1546,6 +1571,67 @@ void fds_h_cat_segments(fds_req *r, fds_resp *o)
         free(names[i]);
     }
     free(names);
+    fds_cat_render(r, o, cols, ncol, rows, nr);
+    fds__cat_rows_free(rows, nr, ncol);
+}
+
+/* _cat/shards: one row per primary shard (index.number_of_shards of each
+ * index of the path's expression, default all, open and closed), and for
+ * each replica an UNASSIGNED row, as Elasticsearch lists a one-node
+ * cluster's shards; docs and store of an open index's shard are its own
+ * (fds_index_shard_stats_get). */
+void fds_h_cat_shards(fds_req *r, fds_resp *o)
+{
+    static const char *const cols[] = {
+        "index|i|idx", "shard|s|sh", "prirep|p|pr|primaryOrReplica",
+        "state|st", "docs|d|dc", "store|sto", "dataset|ds", "ip", "id",
+        "node|n", "*segments.count|sc|segmentsCount",
+        "*unassigned.reason|ur"};
+    const size_t ncol = sizeof cols / sizeof cols[0];
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    if (!cat_indices_of(r, o, &ixs, &n))
+        return;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        fds_index_settings set;
+        fds_index_get_settings(ixs[i], &set);
+        total += (size_t)fds_index_nshards(ixs[i]) * (1 + set.number_of_replicas);
+    }
+    char ***rows = calloc(total + 1, sizeof *rows);
+    size_t nr = 0;
+    for (size_t i = 0; rows && i < n; i++) {
+        fds_index *ix = ixs[i];
+        fds_index_settings set;
+        fds_index_get_settings(ix, &set);
+        bool open = fds_index_is_open(ix), failed = fds_index_failure(ix) != NULL;
+        for (uint32_t sh = 0; sh < fds_index_nshards(ix); sh++) {
+            fds_index_stats st;
+            fds_index_shard_stats_get(ix, sh, &st);
+            for (uint32_t c = 0; c <= set.number_of_replicas; c++) {
+                char **row = calloc(ncol, sizeof *row);
+                if (!row)
+                    break;
+                bool assigned = c == 0 && !failed;
+                row[0] = strdup(fds_index_name(ix));
+                row[1] = fmt_u64(sh);
+                row[2] = strdup(c ? "r" : "p");
+                row[3] = strdup(assigned ? "STARTED" : "UNASSIGNED");
+                row[4] = assigned && open ? fmt_u64(st.docs_count) : NULL;
+                row[5] = assigned && open ? human_bytes(r, st.store_bytes) : NULL;
+                row[6] = assigned && open ? human_bytes(r, st.store_bytes) : NULL;
+                row[7] = assigned ? strdup("127.0.0.1") : NULL;
+                row[8] = assigned ? strdup(FDS__NODE_ID) : NULL;
+                row[9] = assigned ? strdup(NODE_NAME) : NULL;
+                row[10] = assigned && open ? fmt_u64(st.segments) : NULL;
+                row[11] = assigned ? NULL
+                                   : strdup(failed ? "ALLOCATION_FAILED"
+                                                   : "INDEX_CREATED");
+                rows[nr++] = row;
+            }
+        }
+    }
+    fds_index_expr_free(ixs, n);
     fds_cat_render(r, o, cols, ncol, rows, nr);
     fds__cat_rows_free(rows, nr, ncol);
 }
@@ -1730,6 +1816,7 @@ void fds_h_cat_help(fds_req *r, fds_resp *o)
     (void)r;
     static const char text[] = "=^.^=\n/_cat/indices\n/_cat/indices/{index}\n"
                                "/_cat/segments\n/_cat/segments/{index}\n"
+                               "/_cat/shards\n/_cat/shards/{index}\n"
                                "/_cat/count\n/_cat/count/{index}\n/_cat/health\n"
                                "/_cat/nodes\n";
     fds_resp_raw(o, 200, strdup(text), sizeof text - 1, "text/plain; charset=UTF-8");

@@ -102,6 +102,10 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
         const char *id = fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &il);
         fds_write_op *op = &b->ops[k];
         *op = (fds_write_op){.type = FDS_OP_INDEX, .id = id, .id_len = il};
+        /* the routing is kept (Elasticsearch's dest.routing "keep"): a
+         * routed document is rewritten, or deleted, in its own shard */
+        op->routing = fds_index_view_doc_routing(v, h->seg, h->doc,
+                                                 &op->routing_len);
         if (j->mode == FDS__SCAN_REINDEX) {
             op->type = j->create ? FDS_OP_CREATE : FDS_OP_INDEX;
         } else {

@@ -196,12 +196,11 @@ static int index_for_write(fds_store *st, const char *name, fds_index **ix,
 
 /* The write options of Elasticsearch that fieldstore answers as
  * Elasticsearch would on a cluster without them, for a write to `index`:
- * `require_alias` true fails unless `index` is an alias, a `pipeline` other than "_none" does not exist (no ingest
- * pipelines), and a `routing` is refused (no `_routing` is stored, so a
- * get could not echo it).  NULL / false = not given.  Returns 0 or the
- * error in `err`. */
+ * `require_alias` true fails unless `index` is an alias, and a `pipeline`
+ * other than "_none" does not exist (no ingest pipelines).  NULL / false =
+ * not given.  Returns 0 or the error in `err`. */
 static int write_opts_check(fds_store *st, const char *index,
-                            const char *routing, const char *pipeline,
+                            const char *pipeline,
                             bool require_alias, fds_err *err)
 {
     int rc = 0;
@@ -212,10 +211,6 @@ static int write_opts_check(fds_store *st, const char *index,
     else if (pipeline && *pipeline && strcmp(pipeline, "_none"))
         rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                           "pipeline with id [%s] does not exist", pipeline);
-    else if (routing)
-        rc = fds_err_setk(err, FDS_EUNSUPPORTED, FDS_KIND_INVALID_ARGUMENT,
-                          "[routing] is not supported: fieldstore does not keep "
-                          "a document's [_routing]");
     if (rc && err && !err->index[0])
         snprintf(err->index, sizeof err->index, "%s", index);
     return rc;
@@ -269,14 +264,15 @@ static const char *const WRITE_PARAMS[] = {
     "refresh", "op_type", "if_seq_no", "if_primary_term", "version",
     "version_type", "routing", "pipeline", "require_alias", NULL};
 
-/* write_opts_check on the URL's routing, pipeline and require_alias.
- * Returns false with the error answered in `o`. */
-static bool url_write_opts(fds_req *r, fds_resp *o)
+/* write_opts_check on the URL's pipeline and require_alias; the URL's
+ * routing into op.  Returns false with the error answered in `o`. */
+static bool url_write_opts(fds_req *r, fds_resp *o, fds_write_op *op)
 {
     fds_err e;
     fds_err_clear(&e);
-    if (!write_opts_check(r->store, r->seg[0], fds_req_param(r, "routing"),
-                          fds_req_param(r, "pipeline"),
+    op->routing = fds_req_param(r, "routing");
+    op->routing_len = op->routing ? strlen(op->routing) : 0;
+    if (!write_opts_check(r->store, r->seg[0], fds_req_param(r, "pipeline"),
                           fds_req_param_bool(r, "require_alias", false), &e))
         return true;
     fds_resp_error(o, &e);
@@ -301,7 +297,7 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
                                "support internal versioning. use index instead;");
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
         !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
-        !url_write_opts(r, o))
+        !url_write_opts(r, o, &op))
         return;
     fds_index *ix = NULL;
     fds_err ce;
@@ -345,18 +341,23 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
  * refresh parameters). */
 typedef struct get_mode {
     bool realtime, refresh;
+    const char *routing;     /* the URL's routing, or NULL: the id's shard */
 } get_mode;
 
+/* The doc `id` of ix in the shard of `routing` (NULL: m's routing, or
+ * the id's shard). */
 static int get_doc(fds_index *ix, const get_mode *m, const char *id, size_t id_len,
-                   fds_doc *d, fds_err *e)
+                   const char *routing, fds_doc *d, fds_err *e)
 {
     if (m->refresh) {
         int rc = fds_index_refresh(ix, e);
         if (rc)
             return rc;
     }
-    return m->realtime ? fds_index_get(ix, id, id_len, d, e)
-                       : fds_index_get_searchable(ix, id, id_len, d, e);
+    if (!routing)
+        routing = m->routing;
+    return fds_index_get_routed(ix, id, id_len, routing,
+                                routing ? strlen(routing) : 0, m->realtime, d, e);
 }
 
 /* A GetResult of Elasticsearch (get answers and mget docs): found, with
@@ -373,8 +374,13 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
         fds_strbuf_puts(b, ",\"found\":false}");
         return;
     }
-    fds_strbuf_printf(b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1,"
-                      "\"found\":true", (long long)d->version, (long long)d->seq_no);
+    fds_strbuf_printf(b, ",\"_version\":%lld,\"_seq_no\":%lld,\"_primary_term\":1",
+                      (long long)d->version, (long long)d->seq_no);
+    if (d->has_routing) {
+        fds_strbuf_puts(b, ",\"_routing\":");
+        fds_strbuf_put_json_string(b, d->routing, d->routing_len);
+    }
+    fds_strbuf_puts(b, ",\"found\":true");
     if (sp->fetch) {
         fds_strbuf_puts(b, ",\"_source\":");
         fds__source_spec_put(b, sp, d->src, d->src_len);
@@ -382,8 +388,13 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
     fds_strbuf_puts(b, "}");
 }
 
-/* realtime, refresh and the _source parameters of get and mget.  Returns 0
- * or an error in `e` (a bad value, or routing, which is refused). */
+/* realtime, refresh, routing, stored_fields and the _source parameters of
+ * get and mget.  No field is stored apart from `_source` (mapping `store`
+ * is refused), so `stored_fields` names nothing to answer beyond the
+ * metadata (`_routing` is always shown); as in Elasticsearch
+ * (ShardGetService), asking for stored fields leaves `_source` out unless
+ * a `_source` parameter asks for it.  Returns 0 or an error in `e` (a bad
+ * value). */
 /* A boolean URL parameter as Elasticsearch reads one (Booleans#parseBoolean:
  * "true", "false", or "" for true).  Returns 0 or FDS_EINVAL. */
 static int param_bool(fds_req *r, const char *key, bool dflt, bool *out, fds_err *e)
@@ -407,17 +418,19 @@ static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
     if (param_bool(r, "realtime", true, &m->realtime, e) ||
         param_bool(r, "refresh", false, &m->refresh, e))
         return FDS_EINVAL;
-    const char *routing = fds_req_param(r, "routing");
-    if (routing)
-        return write_opts_check(r->store, r->nseg ? r->seg[0] : "", routing, NULL, false, e);
-    return fds__source_spec_params(r, sp, e);
+    m->routing = fds_req_param(r, "routing");
+    const char *sf = fds_req_param(r, "stored_fields");
+    int rc = fds__source_spec_params(r, sp, e);
+    if (!rc && sf && *sf && !sp->given)
+        sp->fetch = false;
+    return rc;
 }
 
 /* "preference" picks among shard copies: one copy here, so every value
  * gives the same answer. */
 static const char *const GET_PARAMS[] = {
     "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
-    "_source_excludes", "version", "version_type", NULL};
+    "_source_excludes", "version", "version_type", "stored_fields", NULL};
 
 /* A get's `version` (with any version_type, reads compare for equality:
  * VersionType#isVersionConflictForReads): 0 when not given.  Returns 0 or
@@ -466,7 +479,7 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
     }
     fds_doc d = {0};
     const char *id = r->seg[2];
-    int rc = get_doc(ix, &gm, id, strlen(id), &d, &e);
+    int rc = get_doc(ix, &gm, id, strlen(id), NULL, &d, &e);
     if (!rc && want_version && d.version != want_version)
         rc = fds_err_setk(&e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
                           "[%s]: version conflict, current version [%lld] is "
@@ -507,7 +520,9 @@ typedef struct mget_doc {
     const char *index;
     char id[FDS_DOC_ID_MAX + 1];
     size_t id_len;
-    bool has_id, routing;
+    bool has_id;
+    char routing[FDS_DOC_ID_MAX + 1]; /* its own routing, "" for none */
+    bool has_routing;
     fds__source_spec src;    /* src.given: its own */
 } mget_doc;
 
@@ -584,8 +599,13 @@ static int mget_parse(const cJSON *body, const char *dflt_index, mget_doc **docs
             else if (!strcmp(m->string, "_source"))
                 rc = fds__source_spec_json(m, &d[i].src, e);
             else if (!strcmp(m->string, "routing") &&
-                     (cJSON_IsString(m) || cJSON_IsNumber(m)))
-                d[i].routing = true;
+                     (cJSON_IsString(m) || cJSON_IsNumber(m))) {
+                if (cJSON_IsString(m))
+                    snprintf(d[i].routing, sizeof d[i].routing, "%s", m->valuestring);
+                else
+                    snprintf(d[i].routing, sizeof d[i].routing, "%.17g", m->valuedouble);
+                d[i].has_routing = true;
+            }
             else
                 rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
                                   "unknown key [%s] in a doc of [docs]", m->string);
@@ -634,7 +654,7 @@ static void put_get_failure(fds_strbuf *b, const mget_doc *d, const fds_err *e)
 
 static const char *const MGET_PARAMS[] = {
     "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
-    "_source_excludes", NULL};
+    "_source_excludes", "stored_fields", NULL};
 
 void fds_h_mget(fds_req *r, fds_resp *o)
 {
@@ -662,11 +682,10 @@ void fds_h_mget(fds_req *r, fds_resp *o)
         fds_err_clear(&de);
         fds_index *ix = NULL;
         fds_doc d = {0};
-        int drc = md->routing ? write_opts_check(r->store, md->index, "", NULL, false, &de)
-                              : fds__index_or_alias(r->store, md->index, false,
-                                                    &ix, &de);
+        int drc = fds__index_or_alias(r->store, md->index, false, &ix, &de);
         if (!drc)
-            drc = get_doc(ix, &gm, md->id, md->id_len, &d, &de);
+            drc = get_doc(ix, &gm, md->id, md->id_len,
+                          md->has_routing ? md->routing : NULL, &d, &de);
         if (i)
             fds_strbuf_putc(&b, ',');
         if (drc == FDS_ENOTFOUND && ix) {
@@ -703,7 +722,7 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
                        .id_len = strlen(r->seg[2])};
     if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
         !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
-        !url_write_opts(r, o))
+        !url_write_opts(r, o, &op))
         return;
     fds_index *ix = NULL;
     fds_err e;
@@ -730,6 +749,7 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
 typedef struct upd_req {
     const char *id;
     size_t id_len;
+    const char *routing;     /* NULL: the id's shard */
     const char *body;        /* the whole body text */
     size_t doc_s, doc_e;     /* "doc" value: body[doc_s..doc_e), or doc_e 0 */
     size_t ups_s, ups_e;     /* "upsert" value, or ups_e 0 */
@@ -874,12 +894,15 @@ static void update_run(fds_index *ix, const upd_req *u, bool refresh,
     for (unsigned attempt = 0;; attempt++) {
         memset(w, 0, sizeof *w);
         snprintf(w->id, sizeof w->id, "%.*s", (int)u->id_len, u->id);
+        size_t rlen = u->routing ? strlen(u->routing) : 0;
         *op = (fds_write_op){.type = FDS_OP_INDEX, .id = u->id, .id_len = u->id_len,
+                             .routing = u->routing, .routing_len = rlen,
                              .check_seq_no = u->check_seq_no,
                              .if_seq_no = u->if_seq_no,
                              .if_primary_term = u->if_primary_term};
         fds_doc cur;
-        int rc = fds_index_get(ix, u->id, u->id_len, &cur, &w->err);
+        int rc = fds_index_get_routed(ix, u->id, u->id_len, u->routing, rlen,
+                                      true, &cur, &w->err);
         fds_strbuf merged = {0};
         if (rc == FDS_ENOTFOUND) {
             /* doc_as_upsert: the doc is the upsert, whatever `upsert` says
@@ -969,7 +992,7 @@ static int parse_retries(const char *v, unsigned *out, fds_err *err)
 
 static const char *const UPDATE_PARAMS[] = {
     "refresh", "if_seq_no", "if_primary_term", "retry_on_conflict", "_source",
-    "_source_includes", "_source_excludes", "require_alias", NULL};
+    "_source_includes", "_source_excludes", "require_alias", "routing", NULL};
 
 void fds_h_update(fds_req *r, fds_resp *o)
 {
@@ -982,6 +1005,7 @@ void fds_h_update(fds_req *r, fds_resp *o)
         !concurrency_params(r, o, &cop) || !id_valid(o, &cop))
         return;
     upd_req u = {.id = cop.id, .id_len = cop.id_len,
+                 .routing = fds_req_param(r, "routing"),
                  .check_seq_no = cop.check_seq_no, .if_seq_no = cop.if_seq_no,
                  .if_primary_term = cop.if_primary_term};
     fds_err e;
@@ -991,7 +1015,7 @@ void fds_h_update(fds_req *r, fds_resp *o)
     const char *retries = fds_req_param(r, "retry_on_conflict");
     int rc = retries ? parse_retries(retries, &u.retries, &e) : 0;
     if (!rc)
-        rc = write_opts_check(r->store, r->seg[0], NULL, NULL,
+        rc = write_opts_check(r->store, r->seg[0], NULL,
                               fds_req_param_bool(r, "require_alias", false), &e);
     if (!rc)
         rc = fds__source_spec_params(r, &url_src, &e);
@@ -1034,7 +1058,7 @@ typedef struct bulk_item {
     fds_write_result res;
     char *pipeline;          /* malloc'd, or NULL: the request's */
     int require_alias;       /* -1: the request's; 0; 1 */
-    bool routing;            /* a routing was given (refused) */
+    char *routing;           /* malloc'd, or NULL: the request's */
     bool dynamic_templates;  /* a non-empty dynamic_templates (refused) */
     int retries;             /* retry_on_conflict; -1: none given */
     fds__source_spec src;    /* update: its own _source (src.given) */
@@ -1224,7 +1248,10 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                 it->require_alias = cJSON_IsTrue(m);
             } else if (!strcmp(m->string, "routing") &&
                        (cJSON_IsString(m) || cJSON_IsNull(m))) {
-                it->routing = cJSON_IsString(m);
+                free(it->routing);
+                it->routing = NULL;
+                if (cJSON_IsString(m) && !(it->routing = strdup(m->valuestring)))
+                    rc = FDS_ENOMEM;
             } else if (!strcmp(m->string, "retry_on_conflict") && cJSON_IsNumber(m)) {
                 int64_t v = 0;
                 rc = meta_long(m, line, &v, err);
@@ -1305,6 +1332,7 @@ static void bulk_items_free(bulk_item *items, size_t n)
         free(items[i].index);
         free((char *)items[i].op.id);
         free(items[i].pipeline);
+        free(items[i].routing);
         free(items[i].upd.get.p);
         fds__source_spec_free(&items[i].src);
     }
@@ -1380,7 +1408,9 @@ static void bulk_check_opts(fds_req *r, bulk_item *items, size_t n)
         fds_err e;
         fds_err_clear(&e);
         bool upd = !strcmp(it->action, "update");
-        if (write_opts_check(r->store, it->index, it->routing ? "" : routing,
+        it->op.routing = it->routing ? it->routing : routing;
+        it->op.routing_len = it->op.routing ? strlen(it->op.routing) : 0;
+        if (write_opts_check(r->store, it->index,
                              upd ? NULL : it->pipeline ? it->pipeline : pipeline,
                              it->require_alias >= 0 ? it->require_alias == 1
                                                     : require_alias, &e) ||
@@ -1397,6 +1427,7 @@ static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *ur
                         bool refresh)
 {
     upd_req u = {.id = it->op.id, .id_len = it->op.id_len,
+                 .routing = it->op.routing,
                  .check_seq_no = it->op.check_seq_no, .if_seq_no = it->op.if_seq_no,
                  .if_primary_term = it->op.if_primary_term,
                  .retries = it->retries > 0 ? (unsigned)it->retries : 0,

@@ -16,6 +16,7 @@
 
 #define FDS_PATH_SEGMENTS_MAX 8
 #define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
+#define FDS__NODE_NAME "fieldstore-0" /* and its name */
 
 typedef struct fds_req {
     fds_store *store;
@@ -132,6 +133,8 @@ void fds_h_forcemerge(fds_req *r, fds_resp *o);
 void fds_h_stats(fds_req *r, fds_resp *o);
 void fds_h_cat_indices(fds_req *r, fds_resp *o);
 void fds_h_cat_segments(fds_req *r, fds_resp *o);
+void fds_h_cat_shards(fds_req *r, fds_resp *o);
+void fds_h_search_shards(fds_req *r, fds_resp *o);
 void fds_h_cat_nodes(fds_req *r, fds_resp *o);
 void fds_h_nodes_stats(fds_req *r, fds_resp *o);
 void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only);

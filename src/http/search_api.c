@@ -2,21 +2,28 @@
  * search_api.c: `_search` and `_count` over an index expression
  * (index_expr.h): `/{expr}/_search`, `/_search`, `/_all/_count`, ...
  *
- * Each index is one shard, searched as Elasticsearch's query-then-fetch
- * does: the body is parsed against that index's mapping, the query runs
- * over its segments with its own term statistics and keeps its best
- * from + size hits; the coordinating step merges those lists in the
- * request's order (score or sort keys, then index -- the shard order --
- * then doc, as Lucene's TopDocs.merge breaks ties), cuts the page and
- * fetches `_source` from each hit's index.  An index whose search fails is
- * a shard failure in `_shards.failures` while the others answer; when all
- * fail, the first failure is the answer (as Elasticsearch's "all shards
- * failed" carries its root cause).
+ * Every (index, shard) pair is one shard of the search (index.number_of_
+ * shards of each index, or those a `routing` names), searched as
+ * Elasticsearch's query-then-fetch does: the body is parsed against the
+ * index's mapping, the query runs over that shard's segments (one view
+ * per index, its segments grouped by shard) with the shard's own term
+ * statistics and keeps its best from + size hits; the query phases run in
+ * parallel, up to one thread per core (run_query_phase; one shard runs on
+ * the request's thread).  The coordinating step merges those lists in the
+ * request's order (score or sort keys, then shard order -- index, then
+ * shard -- then doc, as Lucene's TopDocs.merge breaks ties), cuts the page
+ * and fetches `_source` from each hit's index.  A shard whose search fails
+ * is a shard failure in `_shards.failures` while the others answer; when
+ * all fail, the first failure is the answer (as Elasticsearch's "all
+ * shards failed" carries its root cause).
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fds_strbuf.h"
 #include "fds_text.h"
@@ -34,10 +41,10 @@ static const char *const SEARCH_PARAMS[] = {
     "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout",
     "docvalue_fields", "min_score"};
 
-/* "scroll" and "profile" first: `_count` takes the list without them.  routing,
- * preference, request_cache, search_type, batched_reduce_size,
- * ccs_minimize_roundtrips and typed_keys change nothing an answer shows
- * with one shard per index and no aggregations. */
+/* "scroll" and "profile" first: `_count` takes the list without them.
+ * routing narrows the shards searched; preference (one copy of each
+ * shard), request_cache, search_type, batched_reduce_size and
+ * ccs_minimize_roundtrips change nothing an answer shows. */
 static const char *const SEARCH_OK_PARAMS[] = {
     "scroll", "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
@@ -48,15 +55,30 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
     NULL};
 
-/* One index of the search: its parsed request, view and result. */
+/* shard_run.shard of a run over every shard of its index at once: the
+ * runs of a scroll or point in time, whose held contexts keep one view and
+ * one cursor per index (search_ctx.c). */
+#define ALL_SHARDS UINT32_MAX
+
+/* Threads of one search's query phase at most (run_query_phase), whatever
+ * the core count. */
+#define SEARCH_THREADS_MAX 64
+
+/* One shard of the search: its parsed request, its index's view, the run
+ * of the view's segments that are this shard's, and its result.  The
+ * first shard run of an index (`owner`) holds the index reference and the
+ * view; the index's other shard runs share them. */
 typedef struct shard_run {
     fds_index *ix;
+    uint32_t shard;
+    bool owner;
     char *alias_filter; /* the filtered aliases' query ANDed in, or NULL */
     float index_boost;  /* indices_boost: its scores multiplied by this */
     fds_search_request *req;
     fds_index_view *v;
     const fds_search_segment *segs;
     unsigned nseg;
+    unsigned vseg0; /* its first segment in the view */
     unsigned seg0; /* its first segment in the merged segment array */
     fds_search_result res;
     uint32_t from, size; /* the page asked for, before several shards widen it */
@@ -108,18 +130,26 @@ static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
                     int64_t *seq_no)
 {
     shard_run *sh = shard_of(arg, h->seg);
-    fds_index_view_doc_meta(sh->v, h->seg - sh->seg0, h->doc, version, seq_no);
+    fds_index_view_doc_meta(sh->v, h->seg - sh->seg0 + sh->vseg0, h->doc,
+                            version, seq_no);
 }
 
-/* `_source` of the page: each shard's hits fetched from its view in one
+static const char *routing_cb(void *arg, const fds_hit *h, size_t *len)
+{
+    shard_run *sh = shard_of(arg, h->seg);
+    return fds_index_view_doc_routing(sh->v, h->seg - sh->seg0 + sh->vseg0,
+                                      h->doc, len);
+}
+
+/* `_source` of the page: each index's hits fetched from its view in one
  * call (hits of a block decode it once), with their segment numbers made
- * local again. */
+ * the view's again. */
 static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
                     const uint8_t **src, size_t *len, fds_err *err)
 {
     search_run *s = arg;
     uint64_t t0 = fds__mono_ns();
-    if (s->nok == 1) {
+    if (s->nok == 1 && s->sh[s->ok[0]].vseg0 == 0) {
         int rc = fds_index_view_fetch(s->sh[s->ok[0]].v, hits, n, src, len, err);
         s->load_ns += fds__mono_ns() - t0;
         s->load_docs += n;
@@ -130,16 +160,25 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
     const uint8_t **ls = malloc((n ? n : 1) * sizeof *ls);
     size_t *ll = malloc((n ? n : 1) * sizeof *ll);
     int rc = local && at && ls && ll ? 0 : FDS_ENOMEM;
+    /* one fetch per view (an index's shards share one, and a fetch
+     * invalidates what the last one on the view gave) */
     for (size_t k = 0; !rc && k < s->nok; k++) {
-        shard_run *sh = &s->sh[s->ok[k]];
+        fds_index_view *v = s->sh[s->ok[k]].v;
+        bool done = false;
+        for (size_t j = 0; j < k && !done; j++)
+            done = s->sh[s->ok[j]].v == v;
+        if (done)
+            continue;
         size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if (shard_of(s, hits[i].seg) == sh) {
+        for (size_t i = 0; i < n; i++) {
+            const shard_run *sh = shard_of(s, hits[i].seg);
+            if (sh->v == v) {
                 local[m] = hits[i];
-                local[m].seg -= sh->seg0;
+                local[m].seg = local[m].seg - sh->seg0 + sh->vseg0;
                 at[m++] = i;
             }
-        if (m && !(rc = fds_index_view_fetch(sh->v, local, m, ls, ll, err)))
+        }
+        if (m && !(rc = fds_index_view_fetch(v, local, m, ls, ll, err)))
             for (size_t i = 0; i < m; i++) {
                 src[at[i]] = ls[i];
                 len[at[i]] = ll[i];
@@ -209,7 +248,7 @@ static int splice_id(char **out, size_t *len, const char *key, const char *id)
 static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
                           char **filters, size_t n, bool count, uint64_t tav,
                           bool profile, long long t0,
-                          const fds_index_expr_opts *opts,
+                          const fds_index_expr_opts *opts, const char *routing,
                           const fds__search_hooks *hk);
 
 /* Parse the body for index `sh->ix` (with the URL parameters), or for no
@@ -238,10 +277,29 @@ static int parse_for(fds_req *r, const fds_mapping *m,
     return rc;
 }
 
-/* The query phase on one shard.  With several shards each keeps its best
+/* The run of view segments of `shard`: [*first, *first + *n). */
+static void shard_segments(const fds_index_view *v, uint32_t shard,
+                           unsigned *first, unsigned *n)
+{
+    unsigned nseg, a = 0;
+    fds_index_view_segments(v, &nseg);
+    while (a < nseg && fds_index_view_segment_shard(v, a) < shard)
+        a++;
+    unsigned b = a;
+    while (b < nseg && fds_index_view_segment_shard(v, b) == shard)
+        b++;
+    *first = a;
+    *n = b - a;
+}
+
+/* Before the query phase, on the request's thread: parse the body for the
+ * shard's index and (the owner) acquire the index's view; take the
+ * shard's run of segments.  `owner` is the index's first shard run, whose
+ * view a later one shares.  With several shards each keeps its best
  * from + size hits (the page is cut after the merge). */
-static void run_shard(fds_req *r, shard_run *sh, bool count, bool several,
-                      const fds__search_hooks *hk, size_t k)
+static void prepare_shard(fds_req *r, shard_run *sh, const shard_run *owner,
+                          bool count, bool several, const fds__search_hooks *hk,
+                          size_t k)
 {
     fds_err_clear(&sh->err);
     fds_index_settings set;
@@ -273,20 +331,80 @@ static void run_shard(fds_req *r, shard_run *sh, bool count, bool several,
     }
     if (!sh->rc && hk && hk->view)
         sh->v = hk->view(hk->arg, k), sh->held = true;
-    else if (!sh->rc)
+    else if (!sh->rc && sh->owner)
         sh->rc = fds_index_view_acquire(sh->ix, &sh->v, &sh->err);
-    if (!sh->rc)
-        sh->segs = fds_index_view_segments(sh->v, &sh->nseg);
+    else if (!sh->rc && !(sh->v = owner->v)) {
+        sh->rc = owner->rc;
+        sh->err = owner->err;
+    }
     if (!sh->rc) {
-        fds_search_stats *ss = fds_index_search_stats(sh->ix);
-        uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
-        sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res,
-                                    &sh->err);
-        sh->query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !sh->rc);
+        const fds_search_segment *all = fds_index_view_segments(sh->v, &sh->nseg);
+        if (sh->shard != ALL_SHARDS)
+            shard_segments(sh->v, sh->shard, &sh->vseg0, &sh->nseg);
+        sh->segs = all + sh->vseg0;
     }
     if (sh->rc && !sh->err.index[0])
         snprintf(sh->err.index, sizeof sh->err.index, "%s",
                  fds_index_name(sh->ix));
+}
+
+/* The query phase of one prepared shard (any thread). */
+static void query_shard(shard_run *sh)
+{
+    if (sh->rc)
+        return;
+    fds_search_stats *ss = fds_index_search_stats(sh->ix);
+    uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
+    sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res, &sh->err);
+    sh->query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !sh->rc);
+    if (sh->rc && !sh->err.index[0])
+        snprintf(sh->err.index, sizeof sh->err.index, "%s",
+                 fds_index_name(sh->ix));
+}
+
+/* The shards of a query phase, taken one at a time by the threads. */
+typedef struct query_pool {
+    shard_run *sh;
+    size_t n;
+    atomic_size_t next;
+} query_pool;
+
+static void *query_worker(void *arg)
+{
+    query_pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+        query_shard(&p->sh[i]);
+    return NULL;
+}
+
+/* The query phase of every shard of `s`: in parallel on up to one thread
+ * per online core (the request's thread is one of them), each thread
+ * taking the next shard not yet taken; a single shard runs here without a
+ * thread.  A thread that cannot be started leaves its share to the
+ * others. */
+static void run_query_phase(search_run *s)
+{
+    if (s->n <= 1) {
+        if (s->n)
+            query_shard(&s->sh[0]);
+        return;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nthreads = cpus > 1 ? (size_t)cpus : 1;
+    if (nthreads > s->n)
+        nthreads = s->n;
+    if (nthreads > SEARCH_THREADS_MAX)
+        nthreads = SEARCH_THREADS_MAX;
+    query_pool p = {.sh = s->sh, .n = s->n};
+    atomic_init(&p.next, 0);
+    pthread_t th[SEARCH_THREADS_MAX];
+    size_t started = 0;
+    for (size_t t = 1; t < nthreads; t++)
+        if (pthread_create(&th[started], NULL, query_worker, &p) == 0)
+            started++;
+    query_worker(&p);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
 }
 
 /* terminate_after on `_count`: each shard stops at that many documents, so
@@ -423,7 +541,8 @@ static void all_failed(fds_resp *o, const search_run *s)
                         "\"grouped\":true,\"failed_shards\":[");
     for (size_t i = 0; i < s->n; i++) {
         const char *name = fds_index_name(s->sh[i].ix);
-        fds_strbuf_puts(&b, i ? ",{\"shard\":0,\"index\":" : "{\"shard\":0,\"index\":");
+        fds_strbuf_printf(&b, "%s{\"shard\":%u,\"index\":", i ? "," : "",
+                          s->sh[i].shard);
         fds_strbuf_put_json_string(&b, name, strlen(name));
         fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
         put_cause(&b, &s->sh[i]);
@@ -454,7 +573,7 @@ static char *failures_json(const search_run *s)
             fds_strbuf_puts(&b, ",");
         first = false;
         const char *name = fds_index_name(sh->ix);
-        fds_strbuf_puts(&b, "{\"shard\":0,\"index\":");
+        fds_strbuf_printf(&b, "{\"shard\":%u,\"index\":", sh->shard);
         fds_strbuf_put_json_string(&b, name, strlen(name));
         fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
         put_cause(&b, sh);
@@ -535,8 +654,7 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     if (!rc) {
         fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
                              .index_of = index_of_cb, .req_of = req_of_cb,
-                             .shards = &info,
-                             .arg = s};
+                             .routing = routing_cb, .shards = &info, .arg = s};
         fds_search_stats *ss[s->nok ? s->nok : 1];
         uint64_t f0[s->nok ? s->nok : 1];
         bool fetch = !count && res->nhits > 0;
@@ -575,12 +693,130 @@ static void search_run_free(search_run *s)
         }
         fds_search_result_free(&s->sh[i].res);
         fds_search_request_free(s->sh[i].req);
-        fds_index_view_release(s->sh[i].v);
-        fds_index_release(s->sh[i].ix);
+        if (s->sh[i].owner) {
+            fds_index_view_release(s->sh[i].v);
+            fds_index_release(s->sh[i].ix);
+        }
         free(s->sh[i].alias_filter);
     }
     free(s->sh);
     free(s->ok);
+}
+
+/* The shard run of the index of s->sh[i] that owns its view. */
+static size_t owner_of(const search_run *s, size_t i)
+{
+    while (i > 0 && !s->sh[i].owner)
+        i--;
+    return i;
+}
+
+/* The shards to search: of each of the `n` indices, every shard, or with
+ * `routing` (comma-separated values, OperationRouting#searchShards) the
+ * shards those values route to, in shard order.  Fills s->sh and s->ok
+ * (calloc'd) and s->n; the first run of each index is its owner.
+ * Returns 0 or FDS_ENOMEM. */
+static int plan_shards(const char *routing, fds_index **ixs, size_t n,
+                       search_run *s)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += fds_index_nshards(ixs[i]);
+    s->sh = calloc(total ? total : 1, sizeof *s->sh);
+    s->ok = calloc(total ? total : 1, sizeof *s->ok);
+    if (!s->sh || !s->ok) {
+        free(s->sh);
+        free(s->ok);
+        s->sh = NULL;
+        s->ok = NULL;
+        return FDS_ENOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nsh = fds_index_nshards(ixs[i]);
+        bool want[FDS_SHARDS_MAX] = {0};
+        for (const char *p = routing; p && nsh > 1;) {
+            const char *c = strchr(p, ',');
+            size_t len = c ? (size_t)(c - p) : strlen(p);
+            want[fds_index_shard_of(ixs[i], p, len)] = true;
+            p = c ? c + 1 : NULL;
+        }
+        size_t first = k;
+        for (uint32_t sh = 0; sh < nsh; sh++) {
+            if (routing && nsh > 1 && !want[sh])
+                continue;
+            s->sh[k].ix = ixs[i];
+            s->sh[k].shard = sh;
+            s->sh[k].owner = k == first;
+            k++;
+        }
+    }
+    s->n = k;
+    return 0;
+}
+
+/* The indices of a search's path expression (with the expression URL
+ * parameters); /_search and /_count have none: every index.  Returns 0 or
+ * the error in `e`; `opts` gets what the URL says. */
+static int search_indices(fds_req *r, fds_index_expr_opts *opts,
+                          fds_index ***ixs, size_t *n, fds_err *e)
+{
+    *opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
+    const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
+    int rc = fds_index_expr_opts_read(req_param_cb, r, opts, e);
+    return rc ? rc : fds_index_expr_resolve(r->store, expr, opts, ixs, n, e);
+}
+
+static const char *const SEARCH_SHARDS_PARAMS[] = {
+    FDS_INDEX_EXPR_PARAMS, "routing", "preference", "local", "master_timeout",
+    NULL};
+
+/* GET|POST /{index}/_search_shards (SearchShardsAction): the shards a
+ * search of the expression would ask (plan_shards: `routing` narrows them
+ * as it narrows a search), each group one shard's copies -- the primary,
+ * on the one node. */
+void fds_h_search_shards(fds_req *r, fds_resp *o)
+{
+    if (!fds_req_check_params(r, o, SEARCH_SHARDS_PARAMS))
+        return;
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts;
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    if (search_indices(r, &opts, &ixs, &n, &e))
+        return fds_resp_error(o, &e);
+    search_run s = {0};
+    if (plan_shards(fds_req_param(r, "routing"), ixs, n, &s)) {
+        fds_index_expr_free(ixs, n);
+        return fds_resp_errorf(o, 500, "exception", "out of memory");
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON *node = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "nodes"),
+                                          FDS__NODE_ID);
+    cJSON_AddStringToObject(node, "name", FDS__NODE_NAME);
+    cJSON_AddStringToObject(node, "ephemeral_id", FDS__NODE_ID);
+    cJSON_AddStringToObject(node, "transport_address", "127.0.0.1:9300");
+    cJSON *indices = cJSON_AddObjectToObject(j, "indices");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddObjectToObject(indices, fds_index_name(ixs[i]));
+    cJSON *groups = cJSON_AddArrayToObject(j, "shards");
+    for (size_t k = 0; k < s.n; k++) {
+        cJSON *copy = cJSON_CreateObject();
+        cJSON_AddStringToObject(copy, "state", "STARTED");
+        cJSON_AddBoolToObject(copy, "primary", 1);
+        cJSON_AddStringToObject(copy, "node", FDS__NODE_ID);
+        cJSON_AddNullToObject(copy, "relocating_node");
+        cJSON_AddNumberToObject(copy, "shard", s.sh[k].shard);
+        cJSON_AddStringToObject(copy, "index", fds_index_name(s.sh[k].ix));
+        cJSON *g = cJSON_CreateArray();
+        cJSON_AddItemToArray(g, copy);
+        cJSON_AddItemToArray(groups, g);
+    }
+    free(s.sh);
+    free(s.ok);
+    fds_index_expr_free(ixs, n);
+    fds_resp_json(o, 200, j);
 }
 
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
@@ -625,14 +861,6 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "No search type for [%s]", st);
     }
-    if (st && n > 1 && !strcmp(st, "dfs_query_then_fetch")) {
-        /* each index scores with its own term statistics */
-        fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[search_type] dfs_query_then_fetch over "
-                               "several indices is not supported");
-    }
     /* a closed index among them: Elasticsearch's index_closed_exception,
      * unless ignore_unavailable leaves it out */
     for (size_t i = 0; i < n; i++) {
@@ -643,7 +871,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
             fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
             snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
             fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
+            fds_index_expr_filters_free(filters, n);
             return fds_resp_error(o, &e);
         }
         fds_index_release(ixs[i]);
@@ -655,22 +883,24 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     }
     bool profile = !count && (fds_req_param_bool(r, "profile", false) ||
                               fds__body_wants_profile(r->body, r->body_len));
-    if (profile && n != 1) {
-        fds_index_expr_free(ixs, n);
-        fds_index_expr_filters_free(filters, n);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
-                               "[profile] is supported on one index at a "
-                               "time; [%zu] indices matched", n);
-    }
+    const char *routing = fds_req_param(r, "routing");
     fds__search_hooks hk;
     const char *scroll = count ? NULL : fds_req_param(r, "scroll");
+    for (size_t i = 0; scroll && routing && i < n; i++)
+        if (fds_index_nshards(ixs[i]) > 1) {
+            fds_index_expr_free(ixs, n);
+            fds_index_expr_filters_free(filters, n);
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "[routing] with [scroll] over an index of "
+                                   "several shards is not supported");
+        }
     if (scroll && !fds__scroll_begin(r, o, scroll, n, &hk)) {
         fds_index_expr_free(ixs, n);
         fds_index_expr_filters_free(filters, n);
         return;
     }
     search_shards(r, o, ixs, filters, n, count, (uint64_t)tav, profile, t0,
-                  &opts, scroll ? &hk : NULL);
+                  &opts, routing, scroll ? &hk : NULL);
     if (scroll)
         fds__scroll_end(&hk, o);
 }
@@ -678,7 +908,8 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
 void fds__search_held(fds_req *r, fds_resp *o, fds_index **ixs, size_t n,
                       const fds__search_hooks *hk)
 {
-    search_shards(r, o, ixs, NULL, n, false, 0, false, fds_now_us(), NULL, hk);
+    search_shards(r, o, ixs, NULL, n, false, 0, false, fds_now_us(), NULL, NULL,
+                  hk);
 }
 
 /* Drop ixs[0, n) and filters: the references too, unless `hk` holds them. */
@@ -692,53 +923,96 @@ static void drop_indices(fds_index **ixs, char **filters, size_t n,
     fds_index_expr_filters_free(filters, n);
 }
 
+/* The runs of a scroll or point in time: one per index over all its shards
+ * (ALL_SHARDS), each its own owner, numbered as the indices (the held
+ * contexts keep a view and a cursor per index).  0 or FDS_ENOMEM. */
+static int plan_whole(fds_index **ixs, size_t n, search_run *s)
+{
+    s->sh = calloc(n ? n : 1, sizeof *s->sh);
+    s->ok = calloc(n ? n : 1, sizeof *s->ok);
+    if (!s->sh || !s->ok) {
+        free(s->sh);
+        free(s->ok);
+        s->sh = NULL;
+        s->ok = NULL;
+        return FDS_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        s->sh[i] = (shard_run){.ix = ixs[i], .shard = ALL_SHARDS, .owner = true};
+    s->n = n;
+    return 0;
+}
+
 /* The search over indices ixs[0, n) (the array and, unless `hk` holds
- * them, its references are taken) answered into `o`.  filters[i]: the
- * filtered aliases' filter of index i (NULL array or entry: none); `opts`
- * resolve the body's indices_boost (NULL: no boosts, as for a held
- * scroll whose requests carry them). */
+ * them, its references are taken) answered into `o`: each index's shards
+ * (those `routing` names, or all), or with `hk` one run per index.
+ * filters[i]: the filtered aliases' filter of index i (NULL array or
+ * entry: none); `opts` resolve the body's indices_boost (NULL: no boosts,
+ * as for a held scroll whose requests carry them). */
 static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
                           char **filters, size_t n, bool count, uint64_t tav,
                           bool profile, long long t0,
-                          const fds_index_expr_opts *opts,
+                          const fds_index_expr_opts *opts, const char *routing,
                           const fds__search_hooks *hk)
 {
     fds_err e;
     fds_err_clear(&e);
-    search_run s = {.terminate_after = tav, .hk = hk,
-                    .sh = calloc(n ? n : 1, sizeof *s.sh),
-                    .ok = calloc(n ? n : 1, sizeof *s.ok), .n = n};
+    const char *st = fds_req_param(r, "search_type");
+    search_run s = {.terminate_after = tav, .hk = hk};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
-    for (size_t i = 0; boosts && i < n; i++)
-        boosts[i] = 1.0f;
-    if (boosts && !count && opts &&
-        fds_index_expr_boosts(r->store, r->body, r->body_len, opts, ixs, n,
-                              boosts, &e)) {
-        free(s.sh);
-        free(s.ok);
-        free(boosts);
-        drop_indices(ixs, filters, n, hk);
-        return fds_resp_error(o, &e);
-    }
-    if (!s.sh || !s.ok || !boosts) {
+    int prc = hk ? plan_whole(ixs, n, &s) : plan_shards(routing, ixs, n, &s);
+    if (prc || !boosts) {
         free(s.sh);
         free(s.ok);
         free(boosts);
         drop_indices(ixs, filters, n, hk);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        s.sh[i].ix = ixs[i]; /* the reference moves to the shard */
-        s.sh[i].alias_filter = filters ? filters[i] : NULL;
-        s.sh[i].index_boost = count ? 1.0f : boosts[i];
-        if (filters)
-            filters[i] = NULL;
-        run_shard(r, &s.sh[i], count, n > 1, hk, i);
+    for (size_t i = 0; i < n; i++)
+        boosts[i] = 1.0f;
+    const char *bad = NULL;
+    if (!count && opts &&
+        fds_index_expr_boosts(r->store, r->body, r->body_len, opts, ixs, n,
+                              boosts, &e))
+        bad = "";
+    else if ((profile && s.n != 1) ||
+             (st && s.n > 1 && !strcmp(st, "dfs_query_then_fetch")))
+        bad = profile ? "profile" : "search_type";
+    if (bad) {
+        free(s.sh);
+        free(s.ok);
+        free(boosts);
+        drop_indices(ixs, filters, n, hk);
+        if (!*bad)
+            return fds_resp_error(o, &e);
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[%s] is supported on one shard at a time; "
+                               "[%zu] shards matched (each shard scores with "
+                               "its own term statistics)", bad, s.n);
+    }
+    /* each run takes its index's alias filter and boost; the index
+     * references move to their first shard runs */
+    for (size_t k = 0, i = 0; k < s.n; k++) {
+        if (k && s.sh[k].owner)
+            i++;
+        const char *f = filters ? filters[i] : NULL;
+        s.sh[k].alias_filter = f ? strdup(f) : NULL;
+        s.sh[k].index_boost = count ? 1.0f : boosts[i];
+        if (f && !s.sh[k].alias_filter) {
+            s.sh[k].rc = FDS_ENOMEM;
+            fds_err_setk(&s.sh[k].err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        }
+    }
+    for (size_t k = 0; k < s.n; k++)
+        if (!s.sh[k].rc)
+            prepare_shard(r, &s.sh[k], &s.sh[s.sh[k].owner ? k : owner_of(&s, k)],
+                          count, s.n > 1, hk, k);
+    run_query_phase(&s);
+    for (size_t i = 0; i < s.n; i++)
         if (!s.sh[i].rc)
             s.ok[s.nok++] = (unsigned)i;
-    }
     free(ixs);
-    free(filters);
+    fds_index_expr_filters_free(filters, n);
     free(boosts);
     terminate_count(&s);
     size_t out_len = 0;

@@ -427,6 +427,12 @@ char *fds_search_render(const fds_search_request *req,
         }
         fds_strbuf_puts(&b, ",\"_score\":");
         sb_float(&b, h->score);
+        size_t rl = 0;
+        const char *rt = hs->routing ? hs->routing(hs->arg, h, &rl) : NULL;
+        if (rt) {
+            fds_strbuf_puts(&b, ",\"_routing\":");
+            fds_strbuf_put_json_string(&b, rt, rl);
+        }
         if (want_source && src[i]) {
             fds_strbuf_puts(&b, ",\"_source\":");
             put_source(&b, req, src[i], slen[i]);

@@ -33,6 +33,11 @@ typedef int (*fds_fetch_fn)(void *arg, const fds_hit *hits, size_t n,
 typedef void (*fds_meta_fn)(void *arg, const fds_hit *hit, int64_t *version,
                             int64_t *seq_no);
 
+/* hit's `_routing`: the routing its document was written with (*len
+ * bytes, valid until the render returns), or NULL for none. */
+typedef const char *(*fds_routing_fn)(void *arg, const fds_hit *hit,
+                                      size_t *len);
+
 /* The name of the index segment `seg` (an index into the segments given
  * to fds_search_execute) belongs to; valid until the render returns. */
 typedef const char *(*fds_index_of_fn)(void *arg, uint32_t seg);
@@ -53,13 +58,14 @@ typedef struct fds_shards_info {
 
 /* Where the render reads what the hits carry besides `_id` and the score.
  * Any callback may be NULL: no `_source` (fetch), `_version`/`_seq_no`
- * printed as -1 (meta), `index_name` for every hit (index_of); shards
- * may be NULL: one shard, successful. */
+ * printed as -1 (meta), `index_name` for every hit (index_of), no
+ * `_routing` (routing); shards may be NULL: one shard, successful. */
 typedef struct fds_hit_source {
     fds_fetch_fn fetch;
     fds_meta_fn meta;
     fds_index_of_fn index_of;
     fds_req_of_fn req_of;
+    fds_routing_fn routing;
     const fds_shards_info *shards;
     void *arg;
 } fds_hit_source;

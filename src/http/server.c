@@ -576,6 +576,7 @@ static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
 static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
 static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
+static const char *const P_CAT_SHARDS[] = {CAT_PARAMS, EXPR_PARAMS, "bytes", NULL};
 static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
                                             "health", "local", NULL};
 
@@ -603,6 +604,8 @@ static const route_def ROUTES[] = {
     {"_cat/indices/{}", M_GET, fds_h_cat_indices, P_CAT_INDICES},
     {"_cat/segments", M_GET, fds_h_cat_segments, P_CAT_SEGMENTS},
     {"_cat/segments/{}", M_GET, fds_h_cat_segments, P_CAT_SEGMENTS},
+    {"_cat/shards", M_GET, fds_h_cat_shards, P_CAT_SHARDS},
+    {"_cat/shards/{}", M_GET, fds_h_cat_shards, P_CAT_SHARDS},
     {"_cat/nodes", M_GET, fds_h_cat_nodes, P_CAT},
     {"_cat/count", M_GET, fds_h_cat_count, NULL},
     {"_cat/count/{}", M_GET, fds_h_cat_count, NULL},
@@ -651,6 +654,7 @@ static const route_def ROUTES[] = {
     {"{}/_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
     {"{}/_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
     {"{}/_search", M_GET | M_POST, h_search, NULL},
+    {"{}/_search_shards", M_GET | M_POST, fds_h_search_shards, NULL},
     {"{}/_count", M_GET | M_POST, h_count, NULL},
     {"{}/_msearch", M_GET | M_POST, fds_h_msearch, NULL},
     {"{}/_bulk", M_POST | M_PUT, fds_h_bulk, NULL},

@@ -8,9 +8,10 @@
  *
  * The translog is the durable twin of the buffer: one catalogue row per
  * accepted operation, translog(index_id, seq, op, doc_id, version, source,
- * crc) with op an fds_op_type, doc_id the id bytes, source the document
- * bytes verbatim (NULL for a delete) and crc the row checksum of catalog.c
- * over the other six columns; a row failing it at replay fails the index
+ * crc, shard, routing) with op an fds_op_type, doc_id the id bytes, source
+ * the document bytes verbatim (NULL for a delete), shard the document's
+ * shard, routing the write's routing value (NULL for none) and crc the
+ * row checksum of catalog.c over the other eight columns; a row failing it at replay fails the index
  * (FDS_ECORRUPT) instead of replaying a damaged document.  Rows are appended by the write path in its
  * transaction, replayed into the buffer at start-up, and dropped up to a
  * segment's highest seq_no in the refresh transaction that registers it.
@@ -30,6 +31,7 @@ void fds__buf_free(fds__buffer *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->docs[i].id);
         free(b->docs[i].src);
+        free(b->docs[i].routing);
     }
     free(b->docs);
     free(b->slots);
@@ -37,17 +39,26 @@ void fds__buf_free(fds__buffer *b)
     b->max_seq = -1;
 }
 
-fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len)
+/* The hash slot of (shard, id): FNV-1a of the id, the shard mixed in by
+ * a multiply (a golden-ratio constant) so ids of different shards spread. */
+static size_t buf_hash(const char *id, size_t len, uint32_t shard)
+{
+    return (size_t)(fds_fnv1a64(id, len) ^ (shard * 0x9E3779B97F4A7C15ull));
+}
+
+fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len,
+                           uint32_t shard)
 {
     if (!b->nslots)
         return NULL;
     size_t mask = b->nslots - 1;
-    for (size_t s = fds_fnv1a64(id, len) & mask;; s = (s + 1) & mask) {
+    for (size_t s = buf_hash(id, len, shard) & mask;; s = (s + 1) & mask) {
         uint32_t v = b->slots[s];
         if (!v)
             return NULL;
         fds__bufdoc *d = &b->docs[v - 1];
-        if (d->id_len == len && memcmp(d->id, id, len) == 0)
+        if (d->id_len == len && d->shard == shard &&
+            memcmp(d->id, id, len) == 0)
             return d;
     }
 }
@@ -61,7 +72,8 @@ static int buf_rehash(fds__buffer *b, size_t nslots)
     b->slots = slots;
     b->nslots = nslots;
     for (size_t i = 0; i < b->n; i++) {
-        size_t s = fds_fnv1a64(b->docs[i].id, b->docs[i].id_len) & (nslots - 1);
+        size_t s = buf_hash(b->docs[i].id, b->docs[i].id_len, b->docs[i].shard) &
+                   (nslots - 1);
         while (slots[s])
             s = (s + 1) & (nslots - 1);
         slots[s] = (uint32_t)i + 1;
@@ -72,14 +84,19 @@ static int buf_rehash(fds__buffer *b, size_t nslots)
 /* Put a write into the buffer, replacing an earlier one with the same id.
  * Takes ownership of id and src. */
 int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
-                   size_t src_len, int64_t version, int64_t seq)
+                   size_t src_len, int64_t version, int64_t seq, uint32_t shard,
+                   char *routing, size_t routing_len)
 {
-    fds__bufdoc *d = fds__buf_find(b, id, id_len);
+    fds__bufdoc *d = fds__buf_find(b, id, id_len, shard);
     if (d) {
         b->bytes -= d->src_len;
-        b->mem -= d->src_len;
+        b->mem -= d->src_len + d->routing_len;
         free(d->src);
+        free(d->routing);
         free(id);
+        d->routing = routing;
+        d->routing_len = routing_len;
+        b->mem += routing_len;
         d->src = src;
         d->src_len = src_len;
         d->version = version;
@@ -99,13 +116,14 @@ int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
             if (buf_rehash(b, ns))
                 return FDS_ENOMEM;
         }
-        b->docs[b->n] = (fds__bufdoc){id, id_len, src, src_len, version, seq};
+        b->docs[b->n] = (fds__bufdoc){id, id_len, src, src_len, version, seq,
+                                      shard, routing, routing_len};
         size_t mask = b->nslots - 1;
-        size_t s = fds_fnv1a64(id, id_len) & mask;
+        size_t s = buf_hash(id, id_len, shard) & mask;
         while (b->slots[s])
             s = (s + 1) & mask;
         b->slots[s] = (uint32_t)++b->n;
-        b->mem += id_len + FDS__BUF_DOC_OVERHEAD;
+        b->mem += id_len + routing_len + FDS__BUF_DOC_OVERHEAD;
     }
     b->bytes += src_len;
     b->mem += src_len;
@@ -143,8 +161,9 @@ void fds__buf_lost(fds_index *ix)
 
 int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)
 {
-    return fds__cat_prepare(db, "INSERT INTO translog VALUES(?,?,?,?,?,?,?)", ins,
-                            err);
+    return fds__cat_prepare(db, "INSERT INTO translog(index_id, seq, op, doc_id, "
+                                "version, source, crc, shard, routing) "
+                                "VALUES(?,?,?,?,?,?,?,?,?)", ins, err);
 }
 
 int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
@@ -161,6 +180,8 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
     crc = fds__crc_bytes(crc, r->id, idl);
     crc = fds__crc_i64(crc, r->version);
     crc = fds__crc_bytes(crc, src, src ? op->src_len : 0);
+    crc = fds__crc_i64(crc, r->shard);
+    crc = fds__crc_bytes(crc, op->routing, op->routing ? op->routing_len : 0);
     sqlite3_bind_int64(ins, 1, index_id);
     sqlite3_bind_int64(ins, 2, seq);
     sqlite3_bind_int(ins, 3, op->type);
@@ -171,6 +192,12 @@ int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
     else
         sqlite3_bind_blob(ins, 6, src, (int)op->src_len, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 7, crc);
+    sqlite3_bind_int64(ins, 8, r->shard);
+    if (op->routing)
+        sqlite3_bind_blob(ins, 9, op->routing ? op->routing : "",
+                          (int)op->routing_len, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(ins, 9);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "translog: %s",
                             sqlite3_errmsg(db));
@@ -183,13 +210,15 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
     sqlite3_stmt *st;
     int rc;
     if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source, "
-                                      FDS_CRC_COLS_TRANSLOG ", crc FROM translog "
+                                      "shard, routing, " FDS_CRC_COLS_TRANSLOG
+                                      ", crc "
+                                      "FROM translog "
                                       "WHERE index_id=? ORDER BY seq", &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
     int row = 0;
     while (!rc && (row = fds__cat_row(s->db, st, "translog", err)) == 1) {
-        if (!fds__cat_row_ok(st, 5, FDS_CRC_NCOLS_TRANSLOG)) {
+        if (!fds__cat_row_ok(st, 7, FDS_CRC_NCOLS_TRANSLOG)) {
             rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
                               "[%s] translog entry seq_no [%lld] fails its "
                               "checksum (damaged catalogue); not replayed, "
@@ -216,8 +245,33 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
             rc = FDS_ENOMEM;
             break;
         }
+        int64_t shard = sqlite3_column_int64(st, 5);
+        char *routing = NULL;
+        size_t rl = (size_t)sqlite3_column_bytes(st, 6);
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL &&
+            (routing = malloc(rl + 1)) != NULL) {
+            memcpy(routing, rl ? sqlite3_column_blob(st, 6) : "", rl);
+            routing[rl] = 0;
+        } else if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+            free(id);
+            free(src);
+            rc = FDS_ENOMEM;
+            break;
+        }
+        if (shard < 0 || shard >= ix->nshards) {
+            free(id);
+            free(src);
+            free(routing);
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] translog entry seq_no [%lld] names shard "
+                              "[%lld] of %u", ix->name,
+                              (long long)sqlite3_column_int64(st, 0),
+                              (long long)shard, ix->nshards);
+            break;
+        }
         rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
-                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0));
+                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0),
+                     (uint32_t)shard, routing, routing ? rl : 0);
     }
     if (!rc && row < 0)
         rc = row;

@@ -8,8 +8,10 @@
  *   mappings(index_id, json, crc)            src/query's mapping JSON
  *   dictionaries(id, index_id, codec, raw_len, sample_bytes, bytes, crc)
  *                                            bytes: a zstd frame
- *   segments(id, index_id, gen, max_doc, live, del_count, max_seq, crc)
- *   translog(index_id, seq, op, doc_id, version, source, crc)
+ *   segments(id, index_id, gen, max_doc, live, del_count, max_seq, crc,
+ *            shard, routing)         routing: fds__routes' blob or NULL
+ *   translog(index_id, seq, op, doc_id, version, source, crc, shard,
+ *            routing)                routing: the write's, or NULL
  *   aliases(alias, index_id, filter, index_routing, search_routing,
  *           is_write_index, is_hidden, crc)   one row per (alias, index);
  *                                            the flags NULL when not given
@@ -33,8 +35,12 @@
  * A version-1 catalogue (no crc columns, user_version 0) is migrated at
  * open in one transaction: the columns are added and each row's checksum is
  * computed from the values it holds then (say so on stderr).  A version-2
- * catalogue gains the (empty) aliases and templates tables: the schema
- * below creates what is missing.
+ * catalogue (no shard columns: every index had one shard) gains
+ * segments.shard/routing and translog.shard/routing, 0 and NULL in every
+ * row, in one transaction; each row whose checksum holds under the
+ * version-2 columns gets the new one, a row that fails it keeps its old
+ * checksum and so still fails; it also gains the (empty) aliases and templates
+ * tables: the schema below creates what is missing.
  *
  * A refresh or merge changes segments, live docs and the translog in one
  * transaction (fds__cat_begin / fds__cat_commit).
@@ -72,10 +78,12 @@ static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS segments(id INTEGER PRIMARY KEY, index_id "
     "INTEGER NOT NULL, gen INTEGER NOT NULL, max_doc INTEGER NOT NULL, live "
     "BLOB, del_count INTEGER NOT NULL DEFAULT 0, max_seq INTEGER NOT NULL, "
-    "crc INTEGER NOT NULL DEFAULT 0);"
+    "crc INTEGER NOT NULL DEFAULT 0, shard INTEGER NOT NULL DEFAULT 0, "
+    "routing BLOB);"
     "CREATE TABLE IF NOT EXISTS translog(index_id INTEGER NOT NULL, seq "
     "INTEGER NOT NULL, op INTEGER NOT NULL, doc_id BLOB NOT NULL, version "
     "INTEGER NOT NULL, source BLOB, crc INTEGER NOT NULL DEFAULT 0, "
+    "shard INTEGER NOT NULL DEFAULT 0, routing BLOB, "
     "PRIMARY KEY(index_id, seq));"
     "CREATE TABLE IF NOT EXISTS aliases(alias TEXT NOT NULL, index_id INTEGER "
     "NOT NULL, filter TEXT, index_routing TEXT, search_routing TEXT, "
@@ -86,6 +94,16 @@ static const char *SCHEMA =
     "PRIMARY KEY(kind, name));"
     "INSERT OR REPLACE INTO meta VALUES('schema_version','3');"
     "PRAGMA user_version=3;";
+
+/* The tables schema 3 gave shard and routing columns, with the columns
+ * their checksum covered in schema 2. */
+static const struct {
+    const char *table, *v2_cols;
+    int v2_ncols;
+} SHARD_TABLES[] = {
+    {"segments", "index_id, gen, max_doc, del_count, max_seq, live", 6},
+    {"translog", "index_id, seq, op, doc_id, version, source", 6},
+};
 
 /* The checksummed tables, the columns their checksum covers and the
  * schema version that added them. */
@@ -185,10 +203,41 @@ int fds__cat_rechecksum(sqlite3 *db, const char *table, size_t *rows,
     return rc;
 }
 
-/* Schema 1 -> 2: add the crc columns and checksum every row as it is now. */
+static int add_shard_columns(sqlite3 *db, fds_err *err)
+{
+    int rc = 0;
+    for (size_t t = 0; !rc && t < sizeof SHARD_TABLES / sizeof *SHARD_TABLES; t++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN shard INTEGER NOT "
+                                  "NULL DEFAULT 0; ALTER TABLE %s ADD COLUMN "
+                                  "routing BLOB", SHARD_TABLES[t].table,
+                 SHARD_TABLES[t].table);
+        rc = fds__cat_exec(db, sql, err);
+    }
+    return rc;
+}
+
+/* The end of a migration's transaction: with `rc` 0 mark the catalogue
+ * schema 3 and commit, else (or when that fails) roll back.  Returns the
+ * code of the migration. */
+static int migration_commit(sqlite3 *db, int rc, fds_err *err)
+{
+    if (!rc)
+        rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
+                               "('schema_version','3'); PRAGMA user_version=3;"
+                               "COMMIT", err);
+    if (rc)
+        fds__cat_rollback(db);
+    return rc;
+}
+
+/* Schema 1 -> 3: add the crc and shard columns and checksum every row as
+ * it is now. */
 static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
 {
     int rc = fds__cat_exec(db, "BEGIN IMMEDIATE", err);
+    if (!rc)
+        rc = add_shard_columns(db, err);
     size_t rows = 0;
     for (size_t t = 0; !rc && t < sizeof CRC_TABLES / sizeof *CRC_TABLES; t++) {
         if (CRC_TABLES[t].since > 1)
@@ -199,17 +248,61 @@ static int migrate_v1(sqlite3 *db, const char *path, fds_err *err)
         if (!(rc = fds__cat_exec(db, sql, err)))
             rc = fds__cat_rechecksum(db, CRC_TABLES[t].table, &rows, err);
     }
-    if (!rc)
-        rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
-                               "('schema_version','2'); PRAGMA user_version=2;"
-                               "COMMIT", err);
-    if (rc) {
-        fds__cat_rollback(db);
+    if ((rc = migration_commit(db, rc, err)))
         return rc;
-    }
     fprintf(stderr, "fieldstore: catalogue [%s] migrated from schema 1 to %d: "
                     "row checksums added to %zu rows\n", path, SCHEMA_VERSION,
             rows);
+    return 0;
+}
+
+/* Schema 2 -> 3: the shard columns (0: one shard per index then); rows
+ * whose schema-2 checksum holds are checksummed anew with the shard. */
+static int migrate_v2(sqlite3 *db, const char *path, fds_err *err)
+{
+    int rc = fds__cat_exec(db, "BEGIN IMMEDIATE", err);
+    if (!rc)
+        rc = add_shard_columns(db, err);
+    size_t rows = 0, kept = 0;
+    for (size_t t = 0; !rc && t < sizeof SHARD_TABLES / sizeof *SHARD_TABLES; t++) {
+        char sql[512];
+        sqlite3_stmt *sel = NULL, *upd = NULL;
+        snprintf(sql, sizeof sql, "SELECT rowid, %s, crc, shard FROM %s",
+                 SHARD_TABLES[t].v2_cols, SHARD_TABLES[t].table);
+        rc = fds__cat_prepare(db, sql, &sel, err);
+        snprintf(sql, sizeof sql, "UPDATE %s SET crc=? WHERE rowid=?",
+                 SHARD_TABLES[t].table);
+        if (!rc)
+            rc = fds__cat_prepare(db, sql, &upd, err);
+        int row = 0, n = SHARD_TABLES[t].v2_ncols;
+        while (!rc && (row = fds__cat_row(db, sel, SHARD_TABLES[t].table, err)) == 1) {
+            if (!fds__cat_row_ok(sel, 1, n)) {
+                kept++;
+                continue;
+            }
+            /* the new columns are the old ones plus shard and routing */
+            uint32_t crc = fds__crc_i64(fds__cat_row_crc(sel, 1, n),
+                                        sqlite3_column_int64(sel, n + 2));
+            crc = fds__crc_bytes(crc, NULL, 0);
+            sqlite3_reset(upd);
+            sqlite3_bind_int64(upd, 1, crc);
+            sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+            if (sqlite3_step(upd) != SQLITE_DONE)
+                rc = fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL,
+                                  "catalogue: %s", sqlite3_errmsg(db));
+            rows++;
+        }
+        if (!rc && row < 0)
+            rc = row;
+        sqlite3_finalize(sel);
+        sqlite3_finalize(upd);
+    }
+    if ((rc = migration_commit(db, rc, err)))
+        return rc;
+    fprintf(stderr, "fieldstore: catalogue [%s] migrated from schema 2 to %d: "
+                    "shard columns added (%zu rows re-checksummed, %zu failing "
+                    "their checksum left as they were)\n", path,
+            SCHEMA_VERSION, rows, kept);
     return 0;
 }
 
@@ -255,7 +348,8 @@ int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
         sqlite3_close(db);
         return FDS_ESQL;
     }
-    if (ver == 1 && (rc = migrate_v1(db, path, err))) {
+    if ((ver == 1 && (rc = migrate_v1(db, path, err))) ||
+        (ver == 2 && (rc = migrate_v2(db, path, err)))) {
         sqlite3_close(db);
         return rc;
     }

@@ -46,10 +46,12 @@ int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err);
 #define FDS_CRC_NCOLS_MAPPINGS 2
 #define FDS_CRC_COLS_DICTIONARIES "index_id, codec, raw_len, sample_bytes, bytes"
 #define FDS_CRC_NCOLS_DICTIONARIES 5
-#define FDS_CRC_COLS_SEGMENTS "index_id, gen, max_doc, del_count, max_seq, live"
-#define FDS_CRC_NCOLS_SEGMENTS 6
-#define FDS_CRC_COLS_TRANSLOG "index_id, seq, op, doc_id, version, source"
-#define FDS_CRC_NCOLS_TRANSLOG 6
+#define FDS_CRC_COLS_SEGMENTS \
+    "index_id, gen, max_doc, del_count, max_seq, live, shard, routing"
+#define FDS_CRC_NCOLS_SEGMENTS 8
+#define FDS_CRC_COLS_TRANSLOG \
+    "index_id, seq, op, doc_id, version, source, shard, routing"
+#define FDS_CRC_NCOLS_TRANSLOG 8
 #define FDS_CRC_COLS_ALIASES "alias, index_id, filter, index_routing, " \
     "search_routing, is_write_index, is_hidden"
 #define FDS_CRC_NCOLS_ALIASES 7

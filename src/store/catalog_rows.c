@@ -7,7 +7,9 @@
  *
  * Rows: settings(index_id, key, value, crc), one per index.* setting as
  * text (fds_settings_to_kv); mappings(index_id, json, crc); segments(id,
- * index_id, gen, max_doc, live, del_count, max_seq, crc), `live` being the
+ * index_id, gen, max_doc, live, del_count, max_seq, crc, shard, routing),
+ * `routing` the routing values of its docs (fds__routes; NULL: none),
+ * `live` being the
  * (max_doc+7)/8 byte live-docs bitset (bit set = live, NULL = all live); a
  * segment whose docs are all deleted loses its row.  `crc` is the row
  * checksum of catalog.c (CRC-32C over the FDS_CRC_COLS_* columns); a load
@@ -92,7 +94,10 @@ static uint32_t segment_crc(const fds_index *ix, const fds__seg *sg,
     crc = fds__crc_i64(crc, sg->max_doc);
     crc = fds__crc_i64(crc, del_count);
     crc = fds__crc_i64(crc, sg->max_seq);
-    return fds__crc_bytes(crc, bits, nb);
+    crc = fds__crc_bytes(crc, bits, nb);
+    crc = fds__crc_i64(crc, sg->shard);
+    return fds__crc_bytes(crc, sg->routes.len ? sg->routes.blob : NULL,
+                          sg->routes.len);
 }
 
 /* Persist live-docs changes; in the caller's transaction. */
@@ -133,7 +138,8 @@ int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
     sqlite3 *db = ix->st->db;
     sqlite3_stmt *st;
     int rc = fds__cat_prepare(db, "INSERT INTO segments(index_id, gen, max_doc, "
-                                  "max_seq, crc) VALUES(?,?,?,?,?)", &st, err);
+                                  "max_seq, crc, shard, routing) "
+                                  "VALUES(?,?,?,?,?,?,?)", &st, err);
     if (rc)
         return rc;
     sg->max_seq = max_seq;
@@ -142,6 +148,12 @@ int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
     sqlite3_bind_int64(st, 3, sg->max_doc);
     sqlite3_bind_int64(st, 4, max_seq);
     sqlite3_bind_int64(st, 5, segment_crc(ix, sg, 0, NULL, 0));
+    sqlite3_bind_int64(st, 6, sg->shard);
+    if (sg->routes.len)
+        sqlite3_bind_blob(st, 7, sg->routes.blob, (int)sg->routes.len,
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 7);
     rc = fds__cat_step_done(db, st, err);
     sg->id = sqlite3_last_insert_rowid(db);
     if (!rc) {
@@ -197,22 +209,27 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err)
     return rc;
 }
 
-/* Open every segment the catalogue lists for ix, oldest first, with its
- * live docs, into ix->segs / ix->lives (at start-up). */
+/* Open every segment the catalogue lists for ix, by shard, oldest first
+ * within a shard, with its live docs, into ix->segs / ix->lives (at
+ * start-up). */
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
 {
     sqlite3_stmt *st;
     int rc;
     if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count, max_doc, "
-                                      "max_seq, " FDS_CRC_COLS_SEGMENTS ", crc "
-                                      "FROM segments WHERE index_id=? ORDER BY gen",
+                                      "max_seq, shard, routing, "
+                                      FDS_CRC_COLS_SEGMENTS
+                                      ", crc FROM segments WHERE index_id=? "
+                                      "ORDER BY shard, gen",
                                &st, err)))
         return rc;
     sqlite3_bind_int64(st, 1, ix->id);
     int row = 0;
     while (!rc && (row = fds__cat_row(s->db, st, "segments", err)) == 1) {
         fds__seg *sg = NULL;
-        if (!fds__cat_row_ok(st, 6, FDS_CRC_NCOLS_SEGMENTS)) {
+        int64_t shard = sqlite3_column_int64(st, 6);
+        if (!fds__cat_row_ok(st, 8, FDS_CRC_NCOLS_SEGMENTS) || shard < 0 ||
+            shard >= ix->nshards) {
             rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
                               "[%s] segment [seg_%lld]: catalogue row segments "
                               "(live docs, deleted count, max_doc, max_seq) "
@@ -225,6 +242,17 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
         if (rc)
             break;
         sg->max_seq = sqlite3_column_int64(st, 5);
+        sg->shard = (uint32_t)shard;
+        if (sqlite3_column_type(st, 7) == SQLITE_BLOB &&
+            (rc = fds__routes_parse(&sg->routes, sqlite3_column_blob(st, 7),
+                                    (size_t)sqlite3_column_bytes(st, 7),
+                                    sg->max_doc))) {
+            if (rc == FDS_ECORRUPT)
+                fds_err_setk(err, rc, FDS_KIND_CORRUPT, "[%s] segment [%s]: "
+                             "damaged routing values", ix->name, sg->name);
+            fds__seg_unref(sg);
+            break;
+        }
         if (sqlite3_column_int64(st, 4) != sg->max_doc) {
             rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
                               "[%s] segment [%s]: the catalogue says %lld docs, "

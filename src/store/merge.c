@@ -1,7 +1,8 @@
 /*
- * merge.c: merging segments.  The background policy merges the smallest
- * adjacent run when an index has more than FDS_MERGE_SEGMENTS_MAX segments;
- * _forcemerge merges down to N, then rewrites segments with deletes, other
+ * merge.c: merging segments, always within one shard.  The background
+ * policy merges the smallest adjacent run when a shard has more than
+ * FDS_MERGE_SEGMENTS_MAX segments; _forcemerge merges each shard down to
+ * N, then rewrites segments with deletes, other
  * codec settings or an under-trained dictionary.  Inputs free of deletes
  * and written with today's codec, level, block size and dictionary have
  * their blocks copied byte for byte, unless too many of their blocks are
@@ -130,7 +131,18 @@ static int merge_materialize(merge_src *m, fds__bufdoc *docs, size_t n,
     return 0;
 }
 
-/* Merge segments [from, from+count) of the published list into one,
+/* The end of the run of published segments of the shard of segs[a]
+ * (the list is grouped by shard).  Caller holds refresh_mu. */
+static unsigned shard_run_end(const fds_index *ix, unsigned a)
+{
+    unsigned b = a;
+    while (b < ix->nsegs && ix->segs[b]->shard == ix->segs[a]->shard)
+        b++;
+    return b;
+}
+
+/* Merge segments [from, from+count) of the published list (all of one
+ * shard) into one,
  * re-encoding live docs with the current settings.  Sources are decoded
  * one input block at a time while the new .fdt is written, not held on the
  * heap, unless a dictionary is trained from them; the .tim is merged from
@@ -168,6 +180,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
             o->id_len = idl;
             o->version = fds__seg_version(sg, d);
             o->seq_no = fds__seg_seqno(sg, d);
+            o->routing = (char *)fds__routes_get(&sg->routes, d, &o->routing_len);
             where[nd].seg = i;
             where[nd++].doc = d;
         }
@@ -210,6 +223,10 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         rc = fds__build_segment(ix, docs, nd, &ld, &set,
                                 copy ? v->segs + from : NULL, copy ? count : 0,
                                 retrain, &tim_from, &merged, err);
+    if (!rc && merged) {
+        merged->shard = v->segs[from]->shard;
+        rc = fds__routes_from_docs(&merged->routes, docs, nd);
+    }
     free(tin);
     free(tlive);
     if (!rc) {
@@ -238,7 +255,8 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         /* one step: the merged segment takes the place of the first merged
          * one (doc order, newest last, is kept for id lookups) as the
          * inputs leave */
-        rc = fds__publish(ix, NULL, 0, merged, v->segs + from, count);
+        rc = fds__publish(ix, NULL, 0, merged ? &merged : NULL, merged ? 1 : 0,
+                          v->segs + from, count);
         if (!rc)
             merged = NULL;
     }
@@ -266,10 +284,12 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     pthread_mutex_lock(&ix->refresh_mu);
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
-    unsigned n = ix->nsegs;
-    if (n > max_segments) {
-        unsigned count = n - max_segments + 1;
-        rc = merge_range(ix, 0, count, err);
+    /* each shard's run of the (shard-grouped) list down to max_segments */
+    for (unsigned a = 0; !rc && a < ix->nsegs;) {
+        unsigned b = shard_run_end(ix, a);
+        if (b - a > max_segments)
+            rc = merge_range(ix, a, b - a - max_segments + 1, err);
+        a = rc ? b : shard_run_end(ix, a); /* the run has shrunk */
     }
     /* what is left: expunge deletes, and rewrite segments written with other
      * codec settings (a codec change applies to old segments here) */
@@ -294,16 +314,21 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     return rc;
 }
 
-/* Tiered-lite policy: when an index has more than FDS_MERGE_SEGMENTS_MAX
+/* Tiered-lite policy: when a shard has more than FDS_MERGE_SEGMENTS_MAX
  * segments, merge the smallest adjacent run of them. */
 void fds__index_maybe_merge(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
-    if (ix->nsegs > FDS_MERGE_SEGMENTS_MAX && fds_index_is_open(ix)) {
-        unsigned width = ix->nsegs - FDS_MERGE_SEGMENTS_MAX / 2;
-        unsigned best = 0;
+    for (unsigned a = 0; a < ix->nsegs && fds_index_is_open(ix);) {
+        unsigned b = shard_run_end(ix, a), n = b - a;
+        if (n <= FDS_MERGE_SEGMENTS_MAX) {
+            a = b;
+            continue;
+        }
+        unsigned width = n - FDS_MERGE_SEGMENTS_MAX / 2;
+        unsigned best = a;
         uint64_t best_docs = UINT64_MAX;
-        for (unsigned f = 0; f + width <= ix->nsegs; f++) {
+        for (unsigned f = a; f + width <= b; f++) {
             uint64_t d = 0;
             for (unsigned i = f; i < f + width; i++)
                 d += ix->segs[i]->max_doc;
@@ -314,9 +339,12 @@ void fds__index_maybe_merge(fds_index *ix)
         }
         fds_err err;
         fds_err_clear(&err);
-        if (merge_range(ix, best, width, &err))
+        if (merge_range(ix, best, width, &err)) {
             fprintf(stderr, "fieldstore: [%s] merge failed: %s\n", ix->name,
                     err.reason);
+            break;
+        }
+        a = shard_run_end(ix, a);
     }
     pthread_mutex_unlock(&ix->refresh_mu);
 }

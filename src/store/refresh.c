@@ -33,8 +33,9 @@ typedef struct live_change {
     fds__live *live;        /* new bitset */
 } live_change;
 
-/* Clear the bit of every live doc in published segments [0, upto) whose id
- * is in `docs` (replaced or deleted).  Caller holds refresh_mu. */
+/* Clear the bit of every live doc in published segments [0, upto) whose
+ * (shard, id) is in `docs` (replaced or deleted).  Caller holds
+ * refresh_mu. */
 static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs,
                            size_t n, fds__live **newlive)
 {
@@ -44,7 +45,8 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
         for (unsigned i = upto; i-- > 0;) {
             uint32_t doc;
             fds__live *cur = newlive[i] ? newlive[i] : ix->lives[i];
-            if (fds_sidx_find_id(ix->segs[i]->sidx, docs[k].id, docs[k].id_len,
+            if (ix->segs[i]->shard != docs[k].shard ||
+                fds_sidx_find_id(ix->segs[i]->sidx, docs[k].id, docs[k].id_len,
                                  &doc) != 0 ||
                 !fds__live_get(cur, doc))
                 continue;
@@ -152,15 +154,19 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
 /* Replace the published set in one step (one segs_lock write section, so
  * a view sees either the old set or the new one, never a merge's inputs
  * gone without its output): drop segments whose new live set is empty and
- * the `nremoved` segments of `removed`, swap changed bitsets, and put
- * `added` (may be NULL; the set takes its reference) where the first
- * removed segment was, or at the end when none is removed.  Caller holds
- * refresh_mu; takes segs_lock.  Returns 0 or FDS_ENOMEM (nothing changed). */
+ * the `nremoved` segments of `removed` (all of one shard), swap changed
+ * bitsets, and put the `nadded` segments of `added` (the set takes their
+ * references): with segments removed (a merge, nadded 1) where the first
+ * removed one was, else each at the end of its shard's run, so that the
+ * set stays grouped by shard, oldest first within a shard.  Caller holds
+ * refresh_mu; takes segs_lock.  Returns 0 or FDS_ENOMEM (nothing
+ * changed). */
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
-                   fds__seg *added, fds__seg **removed, unsigned nremoved)
+                 fds__seg **added, unsigned nadded, fds__seg **removed,
+                 unsigned nremoved)
 {
     pthread_rwlock_wrlock(&ix->segs_lock);
-    unsigned cap = ix->nsegs + 1;
+    unsigned cap = ix->nsegs + nadded + 1;
     fds__seg **segs = malloc(cap * sizeof *segs);
     fds__live **lives = malloc(cap * sizeof *lives);
     if (!segs || !lives) {
@@ -169,7 +175,7 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
         free(lives);
         return FDS_ENOMEM;
     }
-    unsigned k = 0;
+    unsigned k = 0, left = nadded; /* added[nadded - left ...] still to place */
     for (unsigned i = 0; i < ix->nsegs; i++) {
         fds__seg *sg = ix->segs[i];
         fds__live *lv = ix->lives[i];
@@ -186,10 +192,9 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
             bool merged_away = false;
             for (unsigned r = 0; r < nremoved; r++)
                 merged_away |= removed[r] == sg;
-            if (merged_away && added) { /* doc order: newest last */
-                segs[k] = added;
+            if (merged_away && left) { /* doc order: newest last */
+                segs[k] = added[nadded - left--];
                 lives[k++] = NULL;
-                added = NULL;
             }
             atomic_store(&sg->dropped, true);
             fds__seg_unref(sg);
@@ -199,9 +204,16 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
         segs[k] = sg;
         lives[k++] = lv;
     }
-    if (added) {
-        segs[k] = added;
-        lives[k++] = NULL;
+    for (; left; left--) {
+        fds__seg *a = added[nadded - left];
+        unsigned at = k;
+        while (at > 0 && segs[at - 1]->shard > a->shard)
+            at--;
+        memmove(segs + at + 1, segs + at, (k - at) * sizeof *segs);
+        memmove(lives + at + 1, lives + at, (k - at) * sizeof *lives);
+        segs[at] = a;
+        lives[at] = NULL;
+        k++;
     }
     free(ix->segs);
     free(ix->lives);
@@ -239,37 +251,63 @@ static int refresh_locked(fds_index *ix, fds_err *err)
     bool built = fz->n > 0;
     if (!built)
         goto done;
-    /* live sources of the frozen buffer, in arrival order */
+    /* live sources of the frozen buffer, by shard, in arrival order
+     * within a shard: one segment per shard that has any */
     fds__bufdoc *docs = malloc(fz->n * sizeof *docs);
-    if (!docs) {
+    uint32_t nsh = ix->nshards;
+    size_t *first = calloc((size_t)nsh + 1, sizeof *first);
+    fds__seg **sgs = calloc((size_t)nsh + 1, sizeof *sgs);
+    unsigned nsg = 0;
+    unsigned upto = ix->nsegs; /* stable: only refresh/merge change it */
+    fds__live **newlive = NULL;
+    if (!docs || !first || !sgs) {
         rc = FDS_ENOMEM;
-        goto done;
+        goto out;
     }
-    size_t nd = 0;
     for (size_t i = 0; i < fz->n; i++)
         if (fz->docs[i].src)
-            docs[nd++] = fz->docs[i];
-    unsigned upto = ix->nsegs; /* stable: only refresh/merge change it */
-    fds__live **newlive = calloc(upto + 1, sizeof *newlive);
-    fds__seg *sg = NULL;
+            first[fz->docs[i].shard + 1]++;
+    for (uint32_t sh = 0; sh < nsh; sh++)
+        first[sh + 1] += first[sh];
+    {
+        size_t *at = calloc((size_t)nsh + 1, sizeof *at);
+        if (!at) {
+            rc = FDS_ENOMEM;
+            goto out;
+        }
+        memcpy(at, first, ((size_t)nsh + 1) * sizeof *at);
+        for (size_t i = 0; i < fz->n; i++)
+            if (fz->docs[i].src)
+                docs[at[fz->docs[i].shard]++] = fz->docs[i];
+        free(at);
+    }
+    newlive = calloc(upto + 1, sizeof *newlive);
     if (!newlive)
         rc = FDS_ENOMEM;
     if (!rc)
         rc = collect_deletes(ix, upto, fz->docs, fz->n, newlive);
-    if (!rc && nd)
-        rc = fds__build_segment(ix, docs, nd, NULL, &set, NULL, 0, false, NULL,
-                                &sg, err);
+    for (uint32_t sh = 0; sh < nsh && !rc; sh++) {
+        size_t nd = first[sh + 1] - first[sh];
+        if (!nd)
+            continue;
+        rc = fds__build_segment(ix, docs + first[sh], nd, NULL, &set, NULL, 0,
+                                false, NULL, &sgs[nsg], err);
+        if (!rc) {
+            sgs[nsg]->shard = sh;
+            rc = fds__routes_from_docs(&sgs[nsg++]->routes, docs + first[sh], nd);
+        }
+    }
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
         rc = fds__cat_begin(db, true, err);
-        if (!rc && sg)
-            rc = fds__segment_insert(ix, sg, fz->max_seq, err);
+        for (unsigned k = 0; k < nsg && !rc; k++)
+            rc = fds__segment_insert(ix, sgs[k], fz->max_seq, err);
         if (!rc)
             rc = fds__lives_save(ix, newlive, upto, err);
         if (!rc)
             rc = fds__translog_trim(ix, fz->max_seq, err);
-        if (!rc && sg)
+        if (!rc && nsg)
             rc = fds__mapping_save(ix, err);
         if (!rc)
             rc = fds__cat_commit(db, err);
@@ -278,11 +316,12 @@ static int refresh_locked(fds_index *ix, fds_err *err)
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     if (!rc)
-        rc = fds__publish(ix, newlive, upto, sg, NULL, 0);
+        rc = fds__publish(ix, newlive, upto, sgs, nsg, NULL, 0);
+out:
     if (rc) {
-        if (sg) {
-            atomic_store(&sg->dropped, true);
-            fds__seg_unref(sg);
+        for (unsigned k = 0; k < nsg; k++) {
+            atomic_store(&sgs[k]->dropped, true);
+            fds__seg_unref(sgs[k]);
         }
         for (unsigned i = 0; newlive && i < upto; i++)
             fds__live_unref(newlive[i]);
@@ -297,7 +336,9 @@ static int refresh_locked(fds_index *ix, fds_err *err)
         for (; i < newer.n; i++)
             if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
                              newer.docs[i].src, newer.docs[i].src_len,
-                             newer.docs[i].version, newer.docs[i].seq_no))
+                             newer.docs[i].version, newer.docs[i].seq_no,
+                             newer.docs[i].shard, newer.docs[i].routing,
+                             newer.docs[i].routing_len))
                 break;
         if (i < newer.n) {
             /* out of memory: the buffer lacks acknowledged writes that the
@@ -306,6 +347,7 @@ static int refresh_locked(fds_index *ix, fds_err *err)
             for (; i < newer.n; i++) {
                 free(newer.docs[i].id);
                 free(newer.docs[i].src);
+                free(newer.docs[i].routing);
             }
             pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);
@@ -319,6 +361,8 @@ static int refresh_locked(fds_index *ix, fds_err *err)
     }
     free(newlive);
     free(docs);
+    free(first);
+    free(sgs);
 done:
     pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&ix->buf_mu);

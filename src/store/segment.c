@@ -415,6 +415,7 @@ void fds__seg_unref(fds__seg *sg)
     }
     free(sg->fdt_path);
     free(sg->tim_path);
+    fds__routes_free(&sg->routes);
     free(sg);
 }
 

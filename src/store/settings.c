@@ -71,6 +71,7 @@ static const struct {
     {"index.codec.dict_size", FDS_SETTING_STATIC},
     {"index.codec.dict_sample_size", FDS_SETTING_STATIC},
     {"index.number_of_shards", FDS_SETTING_FINAL},
+    {"index.number_of_routing_shards", FDS_SETTING_FINAL},
     {"index.number_of_replicas", FDS_SETTING_DYNAMIC},
     {"index.refresh_interval", FDS_SETTING_DYNAMIC},
     {"index.translog.durability", FDS_SETTING_DYNAMIC},
@@ -229,14 +230,22 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
             return bad_value(err, key, value);
         s->dict_sample_bytes = (uint32_t)x;
     } else if (!strcmp(key, "index.number_of_shards")) {
-        if (parse_long(value, &x) || x < 1 || x > 1024)
+        if (parse_long(value, &x))
             return bad_value(err, key, value);
-        if (x != 1)
+        if (x < 1 || x > FDS_SHARDS_MAX)
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "fieldstore keeps one shard per index; "
-                                "[index.number_of_shards] must be 1 but was [%s]",
-                                value);
-        s->number_of_shards = 1;
+                                "Failed to parse value [%s] for setting [%s] "
+                                "must be %s= %d", value, key,
+                                x < 1 ? ">" : "<", x < 1 ? 1 : FDS_SHARDS_MAX);
+        s->number_of_shards = (uint32_t)x;
+    } else if (!strcmp(key, "index.number_of_routing_shards")) {
+        if (parse_long(value, &x))
+            return bad_value(err, key, value);
+        if (x < 1 || x > (long long)FDS_SHARDS_MAX * FDS_SHARDS_MAX)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Failed to parse value [%s] for setting [%s] "
+                                "must be >= 1", value, key);
+        s->number_of_routing_shards = (uint32_t)x;
     } else if (!strcmp(key, "index.number_of_replicas")) {
         if (parse_long(value, &x) || x < 0)
             return bad_value(err, key, value);
@@ -311,6 +320,10 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
         KV(LIMITS[i].key, "%u",
            *(const uint32_t *)((const char *)s + LIMITS[i].off));
     KV("index.hidden", "%s", s->hidden ? "true" : "false");
+    /* last, and only when given: the entries before it line up with those
+     * of the defaults (callers compare them by position) */
+    if (s->number_of_routing_shards)
+        KV("index.number_of_routing_shards", "%u", s->number_of_routing_shards);
 #undef KV
     return n;
 }
@@ -325,5 +338,21 @@ int fds_settings_check(const fds_index_settings *s, bool level_given,
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "Compression level cannot be set for the [%s] codec.",
                             fds_codec_name(c));
+    return 0;
+}
+
+int fds_settings_check_shards(const fds_index_settings *s, fds_err *err)
+{
+    uint32_t r = s->number_of_routing_shards, n = s->number_of_shards;
+    if (!r)
+        return 0;
+    if (r < n)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "index.number_of_routing_shards [%u] must be >= "
+                            "index.number_of_shards [%u]", r, n);
+    if (r % n)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "the number of source shards [%u] must be a "
+                            "factor of [%u]", n, r);
     return 0;
 }

@@ -163,9 +163,37 @@ bool fds_index_is_open(fds_index *ix)
  * this index failed: the catalogue could not be read (FDS_ESQL: a short
  * read must never pass for a complete one), memory ran out, or the translog
  * did not replay completely (acknowledged writes would be lost). */
+/* ix->nshards and ix->routing_shards from ix->settings. */
+static void index_shards_set(fds_index *ix)
+{
+    ix->nshards = ix->settings.number_of_shards ? ix->settings.number_of_shards : 1;
+    ix->routing_shards = ix->settings.number_of_routing_shards
+                             ? ix->settings.number_of_routing_shards
+                             : fds_routing_shards_default(ix->nshards);
+}
+
+uint32_t fds_index_nshards(const fds_index *ix) { return ix->nshards; }
+
+uint32_t fds__shard_of(const fds_index *ix, const char *id, size_t id_len,
+                       const char *routing, size_t rlen)
+{
+    if (ix->nshards <= 1)
+        return 0;
+    return routing ? fds_routing_shard(routing, rlen, ix->nshards, ix->routing_shards)
+                   : fds_routing_shard(id, id_len, ix->nshards, ix->routing_shards);
+}
+
+uint32_t fds_index_shard_of(const fds_index *ix, const char *routing, size_t len)
+{
+    return fds__shard_of(ix, routing, len, routing, len);
+}
+
 static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
 {
     int rc = fds__settings_load(s, ix->id, &ix->settings, err);
+    if (!rc)
+        rc = fds_settings_check_shards(&ix->settings, err);
+    index_shards_set(ix);
     if (!rc)
         rc = fds__mapping_load(s, ix, err);
     if (!rc)
@@ -468,6 +496,8 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
                                    fds_err *err)
 {
     int rc = fds__check_name(name, "index", FDS_KIND_INVALID_INDEX_NAME, err);
+    if (!rc)
+        rc = fds_settings_check_shards(settings, err);
     if (rc)
         return rc;
     char uuid[33];
@@ -493,6 +523,7 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
         return FDS_ENOMEM;
     }
     ix->settings = *settings;
+    index_shards_set(ix);
     ix->created_ms = fds__now_ms();
     ix->next_gen = 1;
     if (mapping_json &&

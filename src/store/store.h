@@ -40,7 +40,15 @@
 #define FDS_INDEX_NAME_MAX 255            /* bytes, as in Elasticsearch */
 #define FDS_DOC_ID_MAX 512                /* bytes, as in Elasticsearch */
 #define FDS_REFRESH_INTERVAL_DEFAULT_MS 1000
-#define FDS_MERGE_SEGMENTS_MAX 10         /* merge when an index has more */
+#define FDS_MERGE_SEGMENTS_MAX 10         /* merge when a shard has more */
+/* index.number_of_shards: 1..FDS_SHARDS_MAX, Elasticsearch's
+ * MAX_NUMBER_OF_SHARDS default (es.index.max_number_of_shards) */
+#define FDS_SHARDS_MAX 1024
+/* log2 of the routing shards Elasticsearch aims for by default */
+#define FDS_ROUTING_SHARDS_LOG2 10
+/* A write's routing value at most (bytes): kept with the document and
+ * answered as `_routing`; the same bound as an id */
+#define FDS_ROUTING_MAX FDS_DOC_ID_MAX
 /* The node's write buffer limit (fds_store_set_index_buffer_size).  The
  * default is Elasticsearch's indices.memory.index_buffer_size, 10% (of the
  * heap there, of physical memory here), capped so that a node loading 2M
@@ -69,7 +77,11 @@ typedef struct fds_index_settings {
                                     true, like index.compression.zstd.jni) */
     uint32_t dict_size;          /* index.codec.dict_size, bytes */
     uint32_t dict_sample_bytes;  /* index.codec.dict_sample_size, bytes */
-    uint32_t number_of_shards;   /* final; always 1 here */
+    uint32_t number_of_shards;   /* final; 1..FDS_SHARDS_MAX */
+    uint32_t number_of_routing_shards; /* final; a multiple of
+                                    number_of_shards; 0 = not given (the
+                                    index's creation sets the default,
+                                    fds_routing_shards_default) */
     uint32_t number_of_replicas; /* dynamic; no second node holds them: health yellow */
     int64_t refresh_interval_ms; /* dynamic; -1 disables */
     fds_durability durability;   /* dynamic */
@@ -125,9 +137,39 @@ typedef struct fds_setting_kv {
 } fds_setting_kv;
 
 /* Every setting with its value as text (the shape GET _settings shows and
- * the catalogue stores).  Returns the count written (at most `cap`). */
+ * the catalogue stores), always in the same order, so that two lists line
+ * up entry by entry; index.number_of_routing_shards comes last and only
+ * when given (a list may be one longer than another).  Returns the count
+ * written (at most `cap`). */
 size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
                           size_t cap);
+
+/*
+ * Cross-setting checks of index.number_of_routing_shards against
+ * index.number_of_shards (Elasticsearch's IndexMetadata validator): below
+ * the shards -> "index.number_of_routing_shards [4] must be >=
+ * index.number_of_shards [8]"; not a multiple -> "the number of source
+ * shards [2] must be a factor of [3]".  Returns 0 or FDS_EINVAL (kind
+ * INVALID_ARGUMENT).  0 routing shards (not given) passes.
+ */
+int fds_settings_check_shards(const fds_index_settings *s, fds_err *err);
+
+/* ---- routing (routing.c) ----------------------------------------------- */
+
+/* Elasticsearch's Murmur3HashFunction.hash of a routing string given as
+ * `len` bytes of UTF-8: MurmurHash3 x86_32, seed 0, over its UTF-16 code
+ * units as 2 bytes little-endian each ("hell" -> 0x5a0cb7c3). */
+int32_t fds_routing_hash(const char *routing, size_t len);
+/* The shard (0 .. shards-1) of a document routed by `routing` (its _id
+ * when no routing is given): floorMod(hash, routing_shards) /
+ * (routing_shards / shards), OperationRouting's formula.  A routing_shards
+ * that is not a multiple of shards counts as the default. */
+uint32_t fds_routing_shard(const char *routing, size_t len, uint32_t shards,
+                           uint32_t routing_shards);
+/* index.number_of_routing_shards for `shards` when not given, as
+ * MetadataCreateIndexService.calculateNumRoutingShards: shards * 2^k with
+ * k = 10 - ceil(log2(shards)), at least 1 (5 -> 640, 1 -> 1024). */
+uint32_t fds_routing_shards_default(uint32_t shards);
 
 typedef struct fds_store fds_store;
 typedef struct fds_index fds_index;
@@ -351,6 +393,12 @@ typedef struct fds_write_op {
     /* version_type=external: > 0 sets the version, which must be higher
      * than the current one; 0 = internal versioning */
     int64_t external_version;
+    /* Elasticsearch's routing: the shard is fds_routing_shard(routing)
+     * when routing is not NULL, of the id otherwise; kept with the
+     * document (at most FDS_ROUTING_MAX bytes, else the op fails with
+     * kind VALIDATION) */
+    const char *routing;
+    size_t routing_len;
 } fds_write_op;
 
 
@@ -362,6 +410,7 @@ typedef struct fds_write_result {
     int64_t seq_no;
     bool created;      /* INDEX/CREATE: true when no live doc had the id */
     bool found;        /* DELETE: true when a live doc was deleted */
+    uint32_t shard;    /* the shard the op went to */
 } fds_write_result;
 
 /* Bytes of an over-long id that its error message repeats; the rest is cut
@@ -400,6 +449,9 @@ typedef struct fds_doc {
     size_t src_len;
     int64_t version;
     int64_t seq_no;
+    bool has_routing;  /* written with a routing: `_routing` */
+    char routing[FDS_ROUTING_MAX + 1]; /* NUL-terminated when has_routing */
+    size_t routing_len;
 } fds_doc;
 
 /* Returns 0, FDS_ENOTFOUND, FDS_ECLOSED, FDS_ECORRUPT/FDS_EDICT (err names
@@ -411,14 +463,27 @@ int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
 int fds_index_get_searchable(fds_index *ix, const char *id, size_t id_len,
                              fds_doc *out, fds_err *err);
 
+/* fds_index_get / fds_index_get_searchable in the shard of `routing`
+ * (rlen bytes; NULL = the id's own shard, which is what the two above
+ * look in): a document written with a routing is found only with it, as
+ * in Elasticsearch.  Same errors. */
+int fds_index_get_routed(fds_index *ix, const char *id, size_t id_len,
+                         const char *routing, size_t rlen, bool realtime,
+                         fds_doc *out, fds_err *err);
+/* The shard count (index.number_of_shards, fixed at creation) and the
+ * shard of a routing value (NULL routing: of the id) for this index. */
+uint32_t fds_index_nshards(const fds_index *ix);
+uint32_t fds_index_shard_of(const fds_index *ix, const char *routing,
+                            size_t len);
+
 /* Turn the buffer into a segment and commit it (no-op when empty): train the
  * dictionary on first use, write and fsync both files, then one catalogue
  * transaction (segment, live docs, mapping, translog trim).  Returns 0,
  * FDS_ECLOSED, FDS_EIO (err names the file), FDS_ESQL, FDS_ENOMEM; on error
  * the documents stay buffered and in the translog. */
 int fds_index_refresh(fds_index *ix, fds_err *err);
-/* Refresh, then merge down to at most `max_segments` (0 counts as 1)
- * segments, expunge deletes, and rewrite segments written with other codec
+/* Refresh, then merge each shard down to at most `max_segments` (0 counts
+ * as 1) segments, expunge deletes, and rewrite segments written with other codec
  * settings or an under-trained dictionary.  Same errors as refresh. */
 int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err);
 
@@ -430,9 +495,18 @@ typedef struct fds_index_view fds_index_view;
  * file).  Returns 0, FDS_ECLOSED, FDS_ECORRUPT (failed index), FDS_ENOMEM. */
 int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err);
 void fds_index_view_release(fds_index_view *v); /* NULL is a no-op */
-/* The view's segments in the shape src/query searches (array of nseg). */
+/* The view's segments in the shape src/query searches (array of nseg),
+ * grouped by shard (ascending), oldest first within a shard: the
+ * segments of one shard are a contiguous run. */
 const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
                                                   unsigned *nseg);
+/* The shard of the view's segment `seg` (seg < nseg). */
+uint32_t fds_index_view_segment_shard(const fds_index_view *v, uint32_t seg);
+/* The routing segment `seg`'s doc `doc` was written with (*len bytes, not
+ * NUL-terminated; valid while the view is held), or NULL for none: what a
+ * copy or a by-query rewrite of the document passes as its routing. */
+const char *fds_index_view_doc_routing(const fds_index_view *v, uint32_t seg,
+                                       uint32_t doc, size_t *len);
 
 /*
  * Fetch the sources of `n` hits (seg = index into the view's segments) into
@@ -461,6 +535,12 @@ typedef struct fds_index_stats {
     uint64_t other_bytes;     /* dictionaries, catalogue rows */
     uint64_t raw_source_bytes; /* uncompressed _source of segment docs */
 } fds_index_stats;
+
+/* The counts and sizes of shard `shard` alone (docs, deletes, buffered,
+ * segments, stored-fields and postings bytes; dictionaries are the
+ * index's and counted by fds_index_stats_get only).  Always returns 0. */
+int fds_index_shard_stats_get(fds_index *ix, uint32_t shard,
+                              fds_index_stats *out);
 
 /* Sizes in bytes and counts as of now (dictionaries only while a segment
  * uses them).  Always returns 0. */
@@ -494,9 +574,10 @@ typedef struct fds_segment_info {
     uint64_t size_bytes;
     fds_codec_id codec;
     uint32_t dict_id;
+    uint32_t shard;
 } fds_segment_info;
 
-/* Segment list, oldest first; *out malloc'd (caller frees), *n entries.
+/* Segment list, by shard, oldest first within a shard; *out malloc'd (caller frees), *n entries.
  * Returns 0 or FDS_ENOMEM. */
 int fds_index_segments(fds_index *ix, fds_segment_info **out, size_t *n);
 

@@ -22,6 +22,19 @@ typedef struct fds__live {
     uint8_t bits[]; /* (max_doc+7)/8 bytes, bit set = live */
 } fds__live;
 
+/* The routing values of a segment's documents written with one (routing.c),
+ * kept in its catalogue row: `blob` holds entries in ascending doc order,
+ * each a u32 doc, a u32 length (little-endian) and the bytes; docs[i] and
+ * offs[i] (of the bytes in blob) index the n entries.  All NULL / 0 when
+ * no document has a routing. */
+typedef struct fds__routes {
+    uint8_t *blob;
+    size_t len;
+    uint32_t n;
+    uint32_t *docs;
+    uint32_t *offs;
+} fds__routes;
+
 /* One segment: a stored-fields file (.fdt) mapped read-only plus its
  * inverted index (.tim). */
 typedef struct fds__seg {
@@ -47,6 +60,8 @@ typedef struct fds__seg {
     uint32_t copied_blocks;  /* blocks a merge copied unchanged */
     uint64_t tim_bytes;
     int64_t max_seq;         /* highest seq_no of its docs (catalogue row) */
+    uint32_t shard;          /* the shard it belongs to (catalogue row) */
+    fds__routes routes;      /* its documents' routing values (catalogue row) */
     fds_sidx *sidx;
     atomic_bool dropped;     /* no longer live: remove files at last unref */
 } fds__seg;
@@ -59,6 +74,10 @@ typedef struct fds__bufdoc {
     size_t src_len;
     int64_t version;
     int64_t seq_no;
+    uint32_t shard;          /* fds_routing_shard of the write */
+    char *routing;           /* the write's routing (owned by the buffer;
+                                borrowed in a merge's list), or NULL */
+    size_t routing_len;
 } fds__bufdoc;
 
 /*
@@ -86,7 +105,8 @@ static inline int fds__doc_src(const fds__bufdoc *docs, size_t i,
     return ld->load(ld->ctx, i, src, len, err);
 }
 
-/* The in-memory buffer: docs in arrival order plus an id hash. */
+/* The in-memory buffer: docs in arrival order plus a hash on (shard, id):
+ * one buffer holds every shard's writes, a refresh splits it by shard. */
 typedef struct fds__buffer {
     fds__bufdoc *docs;
     size_t n, cap;
@@ -129,6 +149,9 @@ struct fds_index {
                                    a search (settings, view) never waits
                                    behind a write holding wmu */
     fds_index_settings settings;
+    uint32_t nshards;           /* index.number_of_shards (final) */
+    uint32_t routing_shards;    /* index.number_of_routing_shards in
+                                   effect (final) */
     bool open;
     atomic_bool deleted;
     int64_t next_seq;
@@ -147,7 +170,9 @@ struct fds_index {
     pthread_mutex_t refresh_mu; /* one refresh or merge at a time */
     int64_t last_refresh_ms;
 
-    pthread_rwlock_t segs_lock; /* the published segment list */
+    pthread_rwlock_t segs_lock; /* the published segment list, grouped by
+                                   shard (ascending), oldest first within
+                                   a shard (fds__publish keeps it so) */
     fds__seg **segs;
     fds__live **lives;          /* parallel to segs; NULL = all live */
     unsigned nsegs;
@@ -250,8 +275,10 @@ void fds__live_unref(fds__live *l);
  * the same id; returns 0 or FDS_ENOMEM.  fds__buf_find returns the buffered
  * write of `id` or NULL.  fds__buf_free empties the buffer (max_seq -1). */
 int fds__buf_put(fds__buffer *b, char *id, size_t id_len, uint8_t *src,
-                 size_t src_len, int64_t version, int64_t seq);
-fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len);
+                 size_t src_len, int64_t version, int64_t seq, uint32_t shard,
+                 char *routing, size_t routing_len);
+fds__bufdoc *fds__buf_find(const fds__buffer *b, const char *id, size_t len,
+                           uint32_t shard);
 /* The buffer lacks acknowledged writes the translog holds (out of memory):
  * fail the index (caller holds wmu) so that no refresh trims them from the
  * translog; a restart replays them. */
@@ -279,6 +306,20 @@ int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err);
 int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
                          int64_t seq, const fds_write_op *op,
                          const fds_write_result *r, fds_err *err);
+/* routing.c: a segment's routing values.  fds__routes_from_docs fills r
+ * from docs[0, n) (doc i = docs[i]; those with a routing); _parse from a
+ * catalogue blob of a segment of max_doc docs (copied; FDS_ECORRUPT for a
+ * malformed one); both return 0 or FDS_ENOMEM.  fds__routes_get: the
+ * routing of `doc` or NULL.  fds__routes_free accepts an empty one. */
+int fds__routes_from_docs(fds__routes *r, const fds__bufdoc *docs, size_t n);
+int fds__routes_parse(fds__routes *r, const void *blob, size_t len,
+                      uint32_t max_doc);
+const char *fds__routes_get(const fds__routes *r, uint32_t doc, size_t *len);
+void fds__routes_free(fds__routes *r);
+
+/* The shard of a routing value of ix (NULL: of the id); store.c. */
+uint32_t fds__shard_of(const fds_index *ix, const char *id, size_t id_len,
+                       const char *routing, size_t rlen);
 /* Drop ix's translog rows with seq <= max_seq (in the refresh transaction).
  * Returns 0 or FDS_ESQL. */
 int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err);
@@ -365,7 +406,8 @@ void fds__heap_release(void);
  * are committed to the translog already. */
 void fds__index_buffer_flush(fds_index *ix);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
-                 fds__seg *added, fds__seg **removed, unsigned nremoved);
+                 fds__seg **added, unsigned nadded, fds__seg **removed,
+                 unsigned nremoved);
 
 /* merge.c: the background merge policy for one index (errors are logged). */
 void fds__index_maybe_merge(fds_index *ix);

@@ -36,9 +36,19 @@ fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
     return l;
 }
 
-/* The live doc `id` of the published segments (newest first). */
-static int segs_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
-                    fds_err *err)
+/* out's `_routing`: `rt` (len bytes, at most FDS_ROUTING_MAX) or none. */
+static void doc_routing(fds_doc *out, const char *rt, size_t len)
+{
+    out->has_routing = rt != NULL;
+    out->routing_len = rt && len <= FDS_ROUTING_MAX ? len : 0;
+    if (rt)
+        memcpy(out->routing, rt, out->routing_len);
+    out->routing[out->routing_len] = 0;
+}
+
+/* The live doc `id` of the published segments of `shard` (newest first). */
+static int segs_get(fds_index *ix, const char *id, size_t id_len,
+                    uint32_t shard, fds_doc *out, fds_err *err)
 {
     fds_index_view *v;
     int rc = fds_index_view_acquire(ix, &v, err);
@@ -47,7 +57,8 @@ static int segs_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
     rc = FDS_ENOTFOUND;
     for (unsigned i = v->nsegs; i-- > 0;) {
         uint32_t doc;
-        if (fds_sidx_find_id(v->segs[i]->sidx, id, id_len, &doc) != 0 ||
+        if (v->segs[i]->shard != shard ||
+            fds_sidx_find_id(v->segs[i]->sidx, id, id_len, &doc) != 0 ||
             !fds__live_get(v->lives[i], doc))
             continue;
         const uint8_t *src;
@@ -62,6 +73,9 @@ static int segs_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
                 out->src_len = len;
                 out->version = fds__seg_version(v->segs[i], doc);
                 out->seq_no = fds__seg_seqno(v->segs[i], doc);
+                size_t rl;
+                const char *rt = fds__routes_get(&v->segs[i]->routes, doc, &rl);
+                doc_routing(out, rt, rl);
             }
         }
         break;
@@ -70,18 +84,22 @@ static int segs_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
     return rc;
 }
 
-int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
-                  fds_err *err)
+int fds_index_get_routed(fds_index *ix, const char *id, size_t id_len,
+                         const char *routing, size_t rlen, bool realtime,
+                         fds_doc *out, fds_err *err)
 {
     memset(out, 0, sizeof *out);
+    uint32_t shard = fds__shard_of(ix, id, id_len, routing, rlen);
+    if (!realtime)
+        return segs_get(ix, id, id_len, shard, out, err);
     if (!fds_index_is_open(ix))
         return fds__index_closed(ix, err);
     /* the buffer's own lock: a write holding the index lock across its
      * commit does not hold up a realtime get */
     pthread_mutex_lock(&ix->buf_mu);
-    fds__bufdoc *d = fds__buf_find(&ix->buf, id, id_len);
+    fds__bufdoc *d = fds__buf_find(&ix->buf, id, id_len, shard);
     if (!d)
-        d = fds__buf_find(&ix->frozen, id, id_len);
+        d = fds__buf_find(&ix->frozen, id, id_len, shard);
     if (d) {
         int rc = FDS_ENOTFOUND;
         if (d->src) {
@@ -92,20 +110,26 @@ int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
                 out->src_len = d->src_len;
                 out->version = d->version;
                 out->seq_no = d->seq_no;
+                doc_routing(out, d->routing, d->routing_len);
             }
         }
         pthread_mutex_unlock(&ix->buf_mu);
         return rc;
     }
     pthread_mutex_unlock(&ix->buf_mu);
-    return segs_get(ix, id, id_len, out, err);
+    return segs_get(ix, id, id_len, shard, out, err);
+}
+
+int fds_index_get(fds_index *ix, const char *id, size_t id_len, fds_doc *out,
+                  fds_err *err)
+{
+    return fds_index_get_routed(ix, id, id_len, NULL, 0, true, out, err);
 }
 
 int fds_index_get_searchable(fds_index *ix, const char *id, size_t id_len,
                              fds_doc *out, fds_err *err)
 {
-    memset(out, 0, sizeof *out);
-    return segs_get(ix, id, id_len, out, err);
+    return fds_index_get_routed(ix, id, id_len, NULL, 0, false, out, err);
 }
 
 int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err)
@@ -168,6 +192,17 @@ const fds_search_segment *fds_index_view_segments(const fds_index_view *v,
     return v->ss;
 }
 
+uint32_t fds_index_view_segment_shard(const fds_index_view *v, uint32_t seg)
+{
+    return v->segs[seg]->shard;
+}
+
+const char *fds_index_view_doc_routing(const fds_index_view *v, uint32_t seg,
+                                       uint32_t doc, size_t *len)
+{
+    return fds__routes_get(&v->segs[seg]->routes, doc, len);
+}
+
 void fds_index_view_doc_meta(const fds_index_view *v, uint32_t seg,
                              uint32_t doc, int64_t *version, int64_t *seq_no)
 {
@@ -180,13 +215,15 @@ fds_search_stats *fds_index_search_stats(fds_index *ix)
     return &ix->search;
 }
 
-int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
+/* The segment sums of `shard` (UINT32_MAX: every shard) into out; caller
+ * holds segs_lock. */
+static void segs_sum(fds_index *ix, uint32_t shard, fds_index_stats *out)
 {
-    memset(out, 0, sizeof *out);
-    pthread_rwlock_rdlock(&ix->segs_lock);
-    out->segments = ix->nsegs;
     for (unsigned i = 0; i < ix->nsegs; i++) {
         const fds__seg *sg = ix->segs[i];
+        if (shard != UINT32_MAX && sg->shard != shard)
+            continue;
+        out->segments++;
         uint32_t del = ix->lives[i] ? ix->lives[i]->del_count : 0;
         out->docs_count += sg->max_doc - del;
         out->docs_deleted += del;
@@ -194,6 +231,30 @@ int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
         out->postings_bytes += sg->tim_bytes;
         out->raw_source_bytes += sg->raw_bytes;
     }
+}
+
+int fds_index_shard_stats_get(fds_index *ix, uint32_t shard,
+                              fds_index_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    segs_sum(ix, shard, out);
+    pthread_rwlock_unlock(&ix->segs_lock);
+    pthread_mutex_lock(&ix->buf_mu);
+    for (size_t i = 0; i < ix->buf.n; i++)
+        out->buffered_docs += ix->buf.docs[i].shard == shard;
+    for (size_t i = 0; i < ix->frozen.n; i++)
+        out->buffered_docs += ix->frozen.docs[i].shard == shard;
+    pthread_mutex_unlock(&ix->buf_mu);
+    out->store_bytes = out->stored_fields_bytes + out->postings_bytes;
+    return 0;
+}
+
+int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    segs_sum(ix, UINT32_MAX, out);
     /* dictionaries some segment still uses (a retrained one replaces the
      * first; the old row is kept only while segments name it) */
     pthread_mutex_lock(&ix->dict_mu);
@@ -231,6 +292,7 @@ int fds_index_segments(fds_index *ix, fds_segment_info **out, size_t *n)
         v[i].size_bytes = sg->map_len + sg->tim_bytes;
         v[i].codec = (fds_codec_id)sg->codec;
         v[i].dict_id = sg->dict_id;
+        v[i].shard = sg->shard;
     }
     *n = ix->nsegs;
     pthread_rwlock_unlock(&ix->segs_lock);

@@ -21,15 +21,17 @@
 
 #define AUTO_ID_LEN 20
 
-/* The live doc with `id` in the published segments (newest first). */
+/* The live doc with `id` in the published segments of `shard` (newest
+ * first). */
 static bool segs_find_live(fds_index *ix, const char *id, size_t len,
-                           int64_t *version, int64_t *seq_no)
+                           uint32_t shard, int64_t *version, int64_t *seq_no)
 {
     bool found = false;
     pthread_rwlock_rdlock(&ix->segs_lock);
     for (unsigned i = ix->nsegs; i-- > 0 && !found;) {
         uint32_t doc;
-        if (fds_sidx_find_id(ix->segs[i]->sidx, id, len, &doc) == 0 &&
+        if (ix->segs[i]->shard == shard &&
+            fds_sidx_find_id(ix->segs[i]->sidx, id, len, &doc) == 0 &&
             fds__live_get(ix->lives[i], doc)) {
             found = true;
             *version = fds__seg_version(ix->segs[i], doc);
@@ -43,17 +45,17 @@ static bool segs_find_live(fds_index *ix, const char *id, size_t len,
 /* Current state of an id: 1 = live (version and seq_no set), 0 =
  * absent/deleted (version of the delete, if known).  Caller holds wmu. */
 static int current_state(fds_index *ix, const char *id, size_t len,
-                         int64_t *version, int64_t *seq_no)
+                         uint32_t shard, int64_t *version, int64_t *seq_no)
 {
-    fds__bufdoc *d = fds__buf_find(&ix->buf, id, len);
+    fds__bufdoc *d = fds__buf_find(&ix->buf, id, len, shard);
     if (!d)
-        d = fds__buf_find(&ix->frozen, id, len);
+        d = fds__buf_find(&ix->frozen, id, len, shard);
     if (d) {
         *version = d->version;
         *seq_no = d->seq_no;
         return d->src ? 1 : 0;
     }
-    return segs_find_live(ix, id, len, version, seq_no) ? 1 : 0;
+    return segs_find_live(ix, id, len, shard, version, seq_no) ? 1 : 0;
 }
 
 /* A 20-character base64url id, time-ordered like Elasticsearch's. */
@@ -119,8 +121,8 @@ static int op_id(fds_index *ix, const fds_write_op *op, fds_write_result *r)
  * earlier write of its id in the batch in O(1) rather than by a scan of
  * the batch before it (quadratic: 2 * 10^8 string compares for one
  * 20,000-doc _bulk).  Open addressing on fds_fnv1a64 with linear probing,
- * at most half full; a slot holds the op's index + 1 (0 = empty) and the id
- * is res[index].id.  The newest accepted op of an id replaces older ones. */
+ * at most half full; a slot holds the op's index + 1 (0 = empty) and the
+ * key is (res[index].shard, res[index].id).  The newest accepted op of an id replaces older ones. */
 #define BATCH_IDS_MIN_SLOTS 16
 
 typedef struct batch_ids {
@@ -141,10 +143,11 @@ static int batch_ids_init(batch_ids *b, size_t n)
 /* The slot of `id` (len bytes, NUL-terminated): the one holding it, or the
  * empty one where it goes. */
 static size_t *batch_ids_slot(const batch_ids *b, const fds_write_result *res,
-                              const char *id, size_t len)
+                              const char *id, size_t len, uint32_t shard)
 {
     size_t s = fds_fnv1a64(id, len) & b->mask;
-    while (b->slots[s] && strcmp(res[b->slots[s] - 1].id, id))
+    while (b->slots[s] && (res[b->slots[s] - 1].shard != shard ||
+                           strcmp(res[b->slots[s] - 1].id, id)))
         s = (s + 1) & b->mask;
     return &b->slots[s];
 }
@@ -156,13 +159,13 @@ static int op_prior_state(fds_index *ix, const fds_write_op *ops,
                           const fds_write_result *res, const batch_ids *seen,
                           size_t i, size_t idl, int64_t *ver, int64_t *cur_seq)
 {
-    size_t k = *batch_ids_slot(seen, res, res[i].id, idl);
+    size_t k = *batch_ids_slot(seen, res, res[i].id, idl, res[i].shard);
     if (k--) {
         *ver = res[k].version;
         *cur_seq = res[k].seq_no;
         return ops[k].type == FDS_OP_DELETE ? 0 : 1;
     }
-    return current_state(ix, res[i].id, idl, ver, cur_seq);
+    return current_state(ix, res[i].id, idl, res[i].shard, ver, cur_seq);
 }
 
 /* The version checks of Elasticsearch (if_seq_no/if_primary_term, external
@@ -214,7 +217,14 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
     memset(r, 0, sizeof *r);
     if ((r->code = op_id(ix, op, r)))
         return r->code;
+    if (op->routing && op->routing_len > FDS_ROUTING_MAX)
+        return r->code = fds_err_setk(&r->err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                                      "Validation Failed: 1: routing is too "
+                                      "long, must be no longer than %d bytes "
+                                      "but was: %zu;", FDS_ROUTING_MAX,
+                                      op->routing_len);
     size_t idl = strlen(r->id);
+    r->shard = fds__shard_of(ix, r->id, idl, op->routing, op->routing_len);
     if (op->type != FDS_OP_DELETE &&
         (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
         return r->code;
@@ -233,7 +243,7 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
         r->version = op->external_version > 0 ? op->external_version : ver + 1;
         r->seq_no = seq;
     }
-    *batch_ids_slot(seen, res, r->id, idl) = i + 1;
+    *batch_ids_slot(seen, res, r->id, idl, r->shard) = i + 1;
     return 0;
 }
 
@@ -259,17 +269,26 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
             if (src)
                 memcpy(src, ops[i].src, ops[i].src_len);
         }
-        if (!id || (ops[i].type != FDS_OP_DELETE && !src)) {
+        char *routing = ops[i].routing ? malloc(ops[i].routing_len + 1) : NULL;
+        if (routing) {
+            memcpy(routing, ops[i].routing, ops[i].routing_len);
+            routing[ops[i].routing_len] = 0;
+        }
+        if (!id || (ops[i].type != FDS_OP_DELETE && !src) ||
+            (ops[i].routing && !routing)) {
             free(id);
             free(src);
+            free(routing);
             rc = FDS_ENOMEM;
             break;
         }
         rc = fds__buf_put(&ix->buf, id, idl, src, src ? ops[i].src_len : 0,
-                          res[i].version, res[i].seq_no);
+                          res[i].version, res[i].seq_no, res[i].shard, routing,
+                          routing ? ops[i].routing_len : 0);
         if (rc) {
             free(id);
             free(src);
+            free(routing);
             pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
             fds__buf_lost(ix);
             pthread_mutex_unlock(&ix->meta_mu);

@@ -3,9 +3,12 @@ bulk indexing, refreshes and force-merges, restart it, and check that every
 acknowledged document is there with its exact source, that nothing
 half-written is visible, and that no orphan segment file remains.
 
-FDS_CRASH_ROUNDS sets the number of rounds (default 20).  The figures of the
-run (acknowledged vs found) are printed and written to
-results/crash_test.json when FDS_RESULTS_DIR is set.
+FDS_CRASH_ROUNDS sets the number of rounds (default 20) of the one-shard
+index; a 3-shard index (documents routed to shards, one segment per shard a
+refresh, force-merges per shard) runs a quarter as many.  The figures of
+each run (acknowledged vs found) are printed and written to
+results/crash_test.json (crash_test_shards.json) when FDS_RESULTS_DIR is
+set.
 """
 import http.client
 import json
@@ -18,6 +21,8 @@ import unittest
 from fdsserver import Server, convert
 
 ROUNDS = int(os.environ.get("FDS_CRASH_ROUNDS", "20"))
+SHARDED_SHARDS = 3
+SHARDED_ROUNDS = max(2, ROUNDS // 4)
 BULK_DOCS = 250
 SEED = 20261129
 
@@ -37,7 +42,13 @@ class Client:
 
 class CrashTest(unittest.TestCase):
     def test_kill9_rounds(self):
-        rng = random.Random(SEED)
+        self.rounds(1, ROUNDS, "crash_test.json")
+
+    def test_kill9_rounds_shards(self):
+        self.rounds(SHARDED_SHARDS, SHARDED_ROUNDS, "crash_test_shards.json")
+
+    def rounds(self, shards, nrounds, results):
+        rng = random.Random(SEED + shards)
         lines = convert("json").decode().splitlines()
         srv = Server()
         acked = {}          # id -> exact source acknowledged
@@ -47,10 +58,11 @@ class CrashTest(unittest.TestCase):
         try:
             srv.start()
             st, body, _ = srv.request("PUT", "/crash", {"settings": {
-                "index.codec": "ZSTD", "index.refresh_interval": "200ms"}})
+                "index.codec": "ZSTD", "index.refresh_interval": "200ms",
+                "index.number_of_shards": shards}})
             self.assertEqual(st, 200, body)
             next_doc = 0
-            for rnd in range(ROUNDS):
+            for rnd in range(nrounds):
                 stop = threading.Event()
                 merging = threading.Event()
 
@@ -161,7 +173,7 @@ class CrashTest(unittest.TestCase):
             out = os.environ.get("FDS_RESULTS_DIR")
             if out:
                 os.makedirs(out, exist_ok=True)
-                with open(os.path.join(out, "crash_test.json"), "w") as f:
+                with open(os.path.join(out, results), "w") as f:
                     json.dump(totals, f, indent=2)
             print("crash test totals:", json.dumps(totals), flush=True)
         self.assertGreater(totals["acknowledged"], 0)

@@ -212,10 +212,10 @@ class Documents(ServerTestCase):
                          "Validation Failed: 1: script or doc is missing;")
         self.assertError(self.req("POST", "/u7/_update/1?retry_on_conflict=x",
                                   {"doc": {"a": 2}}), 400, "illegal_argument_exception")
-        self.assertError(self.req("POST", "/u7/_update/1?routing=5",
-                                  {"doc": {"a": 2}}), 400,
-                         "illegal_argument_exception")
-        self.assertEqual(self.req("GET", "/u7/_source/1")[1], {"a": 1})
+        # a routing of one shard (u7 has one): the same document
+        self.assertEqual(self.req("POST", "/u7/_update/1?routing=5",
+                                  {"doc": {"a": 2}})[1]["result"], "updated")
+        self.assertEqual(self.req("GET", "/u7/_source/1")[1], {"a": 2})
 
     def test_refresh(self):
         self.req("PUT", "/u8", {"settings": {"index.refresh_interval": "-1"}})
@@ -304,10 +304,13 @@ class Documents(ServerTestCase):
                              "action_request_validation_exception", reason)
         self.assertError(self.req("POST", "/_mget", {"doc": []}), 400, "parse_exception",
                          "unknown key [doc] for a START_ARRAY, expected [docs] or [ids]")
-        self.assertError(self.req("POST", "/_mget?routing=1", {"docs": [
-            {"_index": "m3", "_id": "1"}]}), 400, "illegal_argument_exception")
-        self.assertError(self.req("POST", "/_mget?stored_fields=a", {"docs": [
-            {"_index": "m3", "_id": "1"}]}), 400, "illegal_argument_exception")
+        self.assertEqual(self.req("POST", "/_mget?routing=1", {"docs": [
+            {"_index": "m3", "_id": "1"}]})[1]["docs"][0]["error"]["type"],
+            "index_not_found_exception")
+        # no field is stored apart from _source: stored fields leave it out
+        self.assertEqual(self.req("POST", "/_mget?stored_fields=a", {"docs": [
+            {"_index": "m3", "_id": "1"}]})[1]["docs"][0]["error"]["type"],
+            "index_not_found_exception")
 
     def test_realtime_and_refresh(self):
         self.req("PUT", "/m4", {"settings": {"index.refresh_interval": "-1"}})
@@ -369,13 +372,12 @@ class Documents(ServerTestCase):
                          (400, "illegal_argument_exception",
                           "pipeline with id [mypipeline] does not exist"))
         self.assertEqual(it[2]["index"]["result"], "created")
-        self.assertEqual(it[3]["index"]["status"], 400)
-        self.assertIn("[routing] is not supported", it[3]["index"]["error"]["reason"])
+        self.assertEqual(it[3]["index"]["result"], "created")  # routed
         self.assertEqual(it[4]["index"]["status"], 400)
         self.assertIn("[dynamic_templates]", it[4]["index"]["error"]["reason"])
         self.assertEqual(it[5]["create"]["result"], "created")
         self.assertEqual(self.req("GET", "/bo_new")[0], 404)
-        self.assertEqual(self.req("GET", "/bo1/_count")[1]["count"], 2)
+        self.assertEqual(self.req("GET", "/bo1/_count")[1]["count"], 3)
         # the request's options are the items' defaults
         st, b, _ = self.req("POST", "/_bulk?pipeline=p1", ndjson(
             {"index": {"_index": "bo2", "_id": "1"}}, {"f": 1},
@@ -386,8 +388,6 @@ class Documents(ServerTestCase):
         self.assertError(self.req("PUT", "/bo3/_doc/1?pipeline=p1", {"f": 1}), 400,
                          "illegal_argument_exception",
                          "pipeline with id [p1] does not exist")
-        self.assertError(self.req("PUT", "/bo3/_doc/1?routing=1", {"f": 1}), 400,
-                         "illegal_argument_exception")
         self.assertEqual(self.req("GET", "/bo3")[0], 404)
 
     def test_empty_action(self):

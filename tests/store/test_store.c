@@ -439,6 +439,10 @@ static void test_catalog_migration(void)
                             "ALTER TABLE dictionaries DROP COLUMN crc;"
                             "ALTER TABLE segments DROP COLUMN crc;"
                             "ALTER TABLE translog DROP COLUMN crc;"
+                            "ALTER TABLE segments DROP COLUMN shard;"
+                            "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
                             "UPDATE meta SET value='1';"
                             "PRAGMA user_version=0;"), 0);
     fds_store *s;
@@ -460,6 +464,75 @@ static void test_catalog_migration(void)
     fds_err_clear(&e);
     REQUIRE_EQ(fds_store_open(data, &s, &e), FDS_ESQL);
     REQUIRE(strstr(e.reason, "schema version 4") != NULL);
+}
+
+/* Rewrite the crc of every row of `table` in the catalogue of `data` as a
+ * schema-2 catalogue had it: over `cols` (the columns before the shard). */
+static int v2_checksums(const char *data, const char *table, const char *cols,
+                        int ncols)
+{
+    char path[4096], sql[512];
+    sqlite3 *db = cat_open(data, path);
+    if (!db)
+        return -1;
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    snprintf(sql, sizeof sql, "SELECT rowid, %s FROM %s", cols, table);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &sel, NULL);
+    snprintf(sql, sizeof sql, "UPDATE %s SET crc=? WHERE rowid=?", table);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, sql, -1, &upd, NULL);
+    while (rc == SQLITE_OK && sqlite3_step(sel) == SQLITE_ROW) {
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, fds__cat_row_crc(sel, 1, ncols));
+        sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* A schema-2 catalogue (no shard columns) is migrated at open: every
+ * document is there, in shard 0; a row that failed its checksum before
+ * still fails. */
+static void test_catalog_migration_v2(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("v2", data, "c", NULL, NULL, &s, &ix), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 100, true), 0);
+    REQUIRE_EQ(put_docs(ix, 100, 110, false), 0); /* translog only */
+    fds_index_release(ix);
+    fds_store_close(s);
+    REQUIRE_EQ(v2_checksums(data, "segments",
+                            "index_id, gen, max_doc, del_count, max_seq, live", 6), 0);
+    REQUIRE_EQ(v2_checksums(data, "translog",
+                            "index_id, seq, op, doc_id, version, source", 6), 0);
+    REQUIRE_EQ(cat_sql(data, "ALTER TABLE segments DROP COLUMN shard;"
+                            "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
+                            "UPDATE meta SET value='2';"
+                            "PRAGMA user_version=2;"), 0);
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) == NULL);
+    REQUIRE(doc_is(ix, 1) && doc_is(ix, 99) && doc_is(ix, 109));
+    fds_index_release(ix);
+    fds_store_close(s);
+    /* a damaged row is not made good by the migration */
+    REQUIRE_EQ(cat_sql(data, "ALTER TABLE segments DROP COLUMN shard;"
+                            "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
+                            "UPDATE segments SET max_seq=max_seq+1;"
+                            "PRAGMA user_version=2;"), 0);
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) != NULL);
+    fds_index_release(ix);
+    fds_store_close(s);
 }
 
 typedef struct merge_watch {
@@ -661,6 +734,8 @@ static int delete_all_of_oldest(const char *data)
     crc = fds__crc_i64(crc, max_doc);
     crc = fds__crc_i64(crc, sqlite3_column_int64(st, 4));
     crc = fds__crc_bytes(crc, zero, nb);
+    crc = fds__crc_i64(crc, 0);          /* shard */
+    crc = fds__crc_bytes(crc, NULL, 0);  /* routing */
     sqlite3_finalize(st);
     st = NULL;
     if (nb > sizeof zero ||
@@ -1040,6 +1115,153 @@ static void test_lifecycle(void)
     fds_store_close(s);
 }
 
+/* Elasticsearch's Murmur3HashFunctionTests.testKnownValues, and the shard
+ * formula of OperationRouting on top of it. */
+static void test_routing(void)
+{
+    static const struct {
+        uint32_t hash;
+        const char *s;
+    } known[] = {
+        {0x5a0cb7c3, "hell"},
+        {0xd7c31989, "hello"},
+        {0x22ab2984, "hello w"},
+        {0xdf0ca123, "hello wo"},
+        {0xe7744d61, "hello wor"},
+        {0xe07db09c, "The quick brown fox jumps over the lazy dog"},
+        {0x4e63d2ad, "The quick brown fox jumps over the lazy cog"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        REQUIRE_EQ((uint32_t)fds_routing_hash(known[i].s, strlen(known[i].s)),
+                   known[i].hash);
+    /* calculateNumRoutingShards */
+    REQUIRE_EQ(fds_routing_shards_default(1), 1024u);
+    REQUIRE_EQ(fds_routing_shards_default(5), 640u);
+    REQUIRE_EQ(fds_routing_shards_default(2), 1024u);
+    REQUIRE_EQ(fds_routing_shards_default(3), 768u);
+    REQUIRE_EQ(fds_routing_shards_default(1024), 2048u);
+    /* floorMod(hash, 640) / 128: "hello" is 0xd7c31989 = -675079799,
+     * floorMod 640 = 521 -> shard 4; "hell" 0x5a0cb7c3 = 1510782915,
+     * mod 640 = 195 -> shard 1 */
+    REQUIRE_EQ(fds_routing_shard("hello", 5, 5, 640), 4u);
+    REQUIRE_EQ(fds_routing_shard("hell", 4, 5, 640), 1u);
+    REQUIRE_EQ(fds_routing_shard("hello", 5, 1, 1024), 0u);
+    /* a routing shards value that is not a multiple counts as the default */
+    REQUIRE_EQ(fds_routing_shard("hello", 5, 5, 7), 4u);
+    /* non-ASCII: UTF-16 code units, a surrogate pair for U+1F335 */
+    REQUIRE(fds_routing_hash("\xc3\xa9", 2) != fds_routing_hash("\xc3", 1));
+    REQUIRE(fds_routing_hash("\xf0\x9f\x8c\xb5", 4) !=
+            fds_routing_hash("\xef\xbf\xbd", 3));
+    /* settings */
+    fds_index_settings st;
+    fds_index_settings_default(&st);
+    fds_err e;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_settings_set(&st, "index.number_of_shards", "5", &e), 0);
+    REQUIRE_EQ(fds_settings_set(&st, "index.number_of_shards", "0", &e), FDS_EINVAL);
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_settings_set(&st, "index.number_of_shards", "1025", &e), FDS_EINVAL);
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_settings_set(&st, "index.number_of_routing_shards", "4", &e), 0);
+    REQUIRE_EQ(fds_settings_check_shards(&st, &e), FDS_EINVAL);
+    REQUIRE(strstr(e.reason, "must be >= index.number_of_shards [5]") != NULL);
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_settings_set(&st, "index.number_of_routing_shards", "12", &e), 0);
+    REQUIRE_EQ(fds_settings_check_shards(&st, &e), FDS_EINVAL);
+    REQUIRE(strstr(e.reason, "the number of source shards [5] must be a factor of [12]"));
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_settings_set(&st, "index.number_of_routing_shards", "10", &e), 0);
+    REQUIRE_EQ(fds_settings_check_shards(&st, &e), 0);
+}
+
+/* A 5-shard index: documents spread over shards, one segment per shard a
+ * refresh, a document written with a routing found only with it, a
+ * restart keeps shards, force-merge leaves one segment per shard. */
+static void test_shards(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("shards", data, "sh", "index.number_of_shards",
+                                "5", &s, &ix), 0);
+    REQUIRE_EQ(fds_index_nshards(ix), 5u);
+    REQUIRE_EQ(put_docs(ix, 0, 500, true), 0);
+    uint64_t sum = 0;
+    for (uint32_t sh = 0; sh < 5; sh++) {
+        fds_index_stats st;
+        fds_index_shard_stats_get(ix, sh, &st);
+        REQUIRE(st.docs_count > 50);
+        REQUIRE_EQ(st.segments, 1u);
+        sum += st.docs_count;
+    }
+    REQUIRE_EQ(sum, 500u);
+    REQUIRE(doc_is(ix, 0) && doc_is(ix, 499));
+    /* routed write: found with the routing only (unless both agree) */
+    const char *src = "{\"n\":1}";
+    uint32_t rs = fds_index_shard_of(ix, "r1", 2), is = fds_index_shard_of(ix, "x", 1);
+    const char *rt = "r1";
+    for (int k = 2; rs == is; k++) { /* a routing whose shard differs */
+        static char b[16];
+        snprintf(b, sizeof b, "r%d", k);
+        rt = b;
+        rs = fds_index_shard_of(ix, rt, strlen(rt));
+    }
+    fds_write_op op = {.type = FDS_OP_INDEX, .id = "x", .id_len = 1,
+                       .src = (const uint8_t *)src, .src_len = strlen(src),
+                       .routing = rt, .routing_len = strlen(rt)};
+    fds_write_result r;
+    fds_err e;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_index_write(ix, &op, 1, &r, false, &e), 0);
+    REQUIRE_EQ(r.shard, rs);
+    fds_doc d;
+    REQUIRE_EQ(fds_index_get(ix, "x", 1, &d, NULL), FDS_ENOTFOUND);
+    REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), true, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
+    free(d.src);
+    REQUIRE_EQ(fds_index_refresh(ix, &e), 0);
+    REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), false, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
+    free(d.src);
+    REQUIRE_EQ(fds_index_get_searchable(ix, "x", 1, &d, NULL), FDS_ENOTFOUND);
+    /* the same id without routing is another document */
+    op.routing = NULL;
+    REQUIRE_EQ(fds_index_write(ix, &op, 1, &r, false, &e), 0);
+    REQUIRE(r.created);
+    REQUIRE_EQ(put_docs(ix, 500, 600, false), 0); /* left in the translog */
+    fds_index_release(ix);
+    fds_store_close(s);
+    REQUIRE_EQ(reopen(data, "sh", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) == NULL);
+    REQUIRE_EQ(fds_index_nshards(ix), 5u);
+    REQUIRE(doc_is(ix, 7) && doc_is(ix, 599));
+    REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), true, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
+    free(d.src);
+    REQUIRE_EQ(fds_index_get(ix, "x", 1, &d, NULL), 0);
+    REQUIRE(!d.has_routing);
+    free(d.src);
+    REQUIRE_EQ(put_docs(ix, 600, 700, true), 0);
+    REQUIRE_EQ(fds_index_forcemerge(ix, 1, &e), 0);
+    fds_index_view *v;
+    REQUIRE_EQ(fds_index_view_acquire(ix, &v, &e), 0);
+    unsigned nseg;
+    fds_index_view_segments(v, &nseg);
+    REQUIRE_EQ(nseg, 5u);
+    for (unsigned i = 0; i < nseg; i++)
+        REQUIRE_EQ(fds_index_view_segment_shard(v, i), i);
+    fds_index_view_release(v);
+    /* the routing survives the merge */
+    REQUIRE_EQ(fds_index_get_routed(ix, "x", 1, rt, strlen(rt), false, &d, NULL), 0);
+    REQUIRE(d.has_routing && !strcmp(d.routing, rt));
+    free(d.src);
+    fds_index_stats all;
+    fds_index_stats_get(ix, &all);
+    REQUIRE_EQ(all.docs_count, 702u);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 /* Aliases and templates: atomic alias actions with Elasticsearch's rules,
  * kept across a reopen, dropped with their index; a damaged alias row is
  * left out at start-up; a schema-2 catalogue gains both tables. */
@@ -1146,8 +1368,13 @@ static void test_aliases_templates(void)
     REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
     ASSERT(!fds_store_alias_exists(s, "both"));
     fds_store_close(s);
-    /* schema 2 (no aliases or templates tables) opens as schema 3 */
+    /* schema 2 (no aliases or templates tables, no shard columns) opens as
+     * schema 3 */
     REQUIRE_EQ(cat_sql(data, "DROP TABLE aliases; DROP TABLE templates;"
+                            "ALTER TABLE segments DROP COLUMN shard;"
+                            "ALTER TABLE segments DROP COLUMN routing;"
+                            "ALTER TABLE translog DROP COLUMN shard;"
+                            "ALTER TABLE translog DROP COLUMN routing;"
                             "UPDATE meta SET value='2'; PRAGMA user_version=2;"),
                0);
     REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
@@ -1188,11 +1415,14 @@ int main(void)
     if (!dir)
         return 2;
     test_settings();
+    test_routing();
+    test_shards();
     test_lifecycle();
     test_row_loop_error();
     test_catalog_read_error();
     test_catalog_checksums();
     test_catalog_migration();
+    test_catalog_migration_v2();
     test_merge_is_one_step();
     test_search_not_behind_write();
     test_forcemerge_after_empty_rewrite();
