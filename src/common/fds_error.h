@@ -68,6 +68,7 @@ typedef enum fds_err_kind {
     FDS_KIND_CLUSTER_BLOCK,    /* writes refused: the disk is (nearly) full */
     FDS_KIND_TOO_MANY_CLAUSES, /* a query past indices.query.bool.max_clause_count */
     FDS_KIND_STRICT_DYNAMIC,   /* a new field under "dynamic": "strict" */
+    FDS_KIND_TOO_MANY_BUCKETS, /* aggregations past search.max_buckets */
     FDS_KIND_COUNT_
 } fds_err_kind;
 

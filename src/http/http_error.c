@@ -40,6 +40,7 @@ static const kind_row KIND_TABLE[FDS_KIND_COUNT_] = {
     [FDS_KIND_CLUSTER_BLOCK] = {429, "cluster_block_exception"},
     [FDS_KIND_TOO_MANY_CLAUSES] = {400, "too_many_nested_clauses"},
     [FDS_KIND_STRICT_DYNAMIC] = {400, "strict_dynamic_mapping_exception"},
+    [FDS_KIND_TOO_MANY_BUCKETS] = {400, "too_many_buckets_exception"},
 };
 
 static const kind_row *row_of(const fds_err *e)

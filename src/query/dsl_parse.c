@@ -610,6 +610,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
     }
     if (!strcmp(k, "profile")) /* answered by src/http */
         return 0;
+    if (!strcmp(k, "aggs") || !strcmp(k, "aggregations"))
+        return fds__dsl_aggs(c, it, &r->aggs);
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
 }

@@ -83,4 +83,12 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_exists(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *body);
 
+/* ---- aggregations (aggs_parse.c) ------------------------------------------ */
+
+struct fds_agg;
+/* The body's `aggs` object `j` into *out (a FDS_AGG_ROOT tree, aggs.h);
+ * *out must be NULL (both `aggs` and `aggregations`: an error).  0 or an
+ * FDS_E* code with c->err filled. */
+int fds__dsl_aggs(fds__dsl_ctx *c, const cJSON *j, struct fds_agg **out);
+
 #endif

@@ -133,6 +133,8 @@ struct fds_search_request {
     bool q_and;
     const fds_mapping *mapping;
     uint32_t max_window;     /* index.max_result_window: from + size bound */
+    /* `aggs` / `aggregations` (aggs.h): a FDS_AGG_ROOT node, NULL = none */
+    struct fds_agg *aggs;
 };
 
 /*
