@@ -1122,8 +1122,10 @@ static void next_key(const fds_agg *a, fds_agg_bucket *k)
         k->key_l = date_next(a, k->key_l);
         k->key_d = (double)k->key_l;
     } else {
-        /* Elasticsearch: nextKey = key + interval, from the rounded key */
-        k->key_d = histo_key(a, k->key_d + a->interval);
+        /* Elasticsearch's InternalHistogram.nextKey: rounding half an
+         * interval past the next key, so that the key's rounding error
+         * cannot give the same key again */
+        k->key_d = histo_key(a, k->key_d + a->interval + a->interval / 2);
     }
 }
 

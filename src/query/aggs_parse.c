@@ -603,7 +603,7 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
         } else if (t == FDS_AGG_DATE_HISTOGRAM && !strcmp(k, "fixed_interval")) {
             a->fixed_ms = cJSON_IsString(e) ? time_value_ms(e->valuestring) : -1;
             if (a->fixed_ms <= 0)
-                rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_PARSE,
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                   "failed to parse setting "
                                   "[date_histogram.fixedInterval] with value [%s] "
                                   "as a time value: unit is missing or "
@@ -622,7 +622,7 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                 bool neg = *s == '-';
                 int64_t ms = time_value_ms(s + (*s == '-' || *s == '+'));
                 if (ms < 0)
-                    rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_PARSE,
+                    rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                       "failed to parse setting "
                                       "[date_histogram.offset] with value [%s] "
                                       "as a time value", s);
