@@ -789,6 +789,12 @@ double fds_agg_metric_value(const fds_agg_result *r, int stat)
     }
 }
 
+/* The kind of a terms aggregation's keys: 0 strings, 1 doubles, 2 longs. */
+static int key_class(const fds_agg *a)
+{
+    return a->ftype == FDS_FT_KEYWORD ? 0 : a->ftype == FDS_FT_DOUBLE ? 1 : 2;
+}
+
 /* Bucket order: key order of the aggregation's keys. */
 static int key_cmp(const fds_agg_result *r, const fds_agg_bucket *x,
                    const fds_agg_bucket *y)
@@ -1300,6 +1306,32 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
             return NULL;
         }
         return r;
+    }
+    /* terms keys have the type of the field in each index: the answer takes
+     * it from an index where the field is mapped; two different key types
+     * cannot merge (Elasticsearch refuses them too) */
+    if (a->type == FDS_AGG_TERMS) {
+        const fds_agg *ka = NULL;
+        for (size_t i = 0; i < n; i++) {
+            const fds_agg *ia = in[i]->agg;
+            if (!in[i]->nb || ia->unmapped)
+                continue;
+            if (ka && key_class(ka) != key_class(ia)) {
+                fds_agg_result_free(r);
+                R->rc = fds_err_setk(R->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                     "Merging/Reducing the aggregations failed "
+                                     "when computing the aggregation [%s] because "
+                                     "the field you gave in the aggregation query "
+                                     "existed as two different types in two "
+                                     "different indices", a->name);
+                return NULL;
+            }
+            ka = ka ? ka : ia;
+        }
+        if (ka) {
+            r->agg = ka;
+            r->key_double = ka->ftype == FDS_FT_DOUBLE;
+        }
     }
     /* keyed buckets: every shard's, sorted by key, equal keys merged */
     size_t total = 0;

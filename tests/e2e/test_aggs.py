@@ -356,6 +356,30 @@ class Aggs(ServerTestCase):
         self.assertEqual(a["m"], {"value": 3.0})
 
 
+class MixedIndices(ServerTestCase):
+    """terms over indices where the field has another type, or none."""
+
+    def test_mixed_and_unmapped(self):
+        for name, props, doc in (("u-1", {"other": {"type": "long"}}, {"other": 1}),
+                                 ("u-2", {"f": {"type": "keyword"}}, {"f": "x"}),
+                                 ("v-1", {"f": {"type": "long"}}, {"f": 7})):
+            st, body, _ = self.req("PUT", "/" + name, {"mappings": {"properties": props}})
+            self.assertEqual(st, 200, body)
+            st, body, _ = self.req("PUT", "/%s/_doc/1?refresh=true" % name, doc)
+            self.assertIn(st, (200, 201), body)
+        # unmapped in the first index: the keys are the second's strings
+        st, out, _ = self.req("POST", "/u-*/_search?typed_keys", {"size": 0, "aggs": {
+            "t": {"terms": {"field": "f"}}}})
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["aggregations"]["sterms#t"]["buckets"],
+                         [{"key": "x", "doc_count": 1}])
+        st, out, _ = self.req("POST", "/u-2,v-1/_search", {"size": 0, "aggs": {
+            "t": {"terms": {"field": "f"}}}})
+        self.assertEqual(st, 400, out)
+        self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+        self.assertIn("two different types", out["error"]["reason"])
+
+
 class MultiIndexTerms(ServerTestCase):
     """terms over daily indices (`logs-*`), each index a shard: counts merged
     by key, doc_count_error_upper_bound and sum_other_doc_count as
