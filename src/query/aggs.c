@@ -27,6 +27,14 @@
 
 #include "aggs_int.h"
 
+/* Docs collected at a time: the query's matches are buffered and each
+ * aggregation runs over the batch in a tight loop. */
+#define FDS__AGG_BATCH 512u
+/* Entries of a terms aggregation's dense (owner, slot) table: 4 MiB. */
+#define FDS__AGG_DENSE_MAX (1u << 20)
+/* Widest packed integer column whose values are dense slots. */
+#define FDS__AGG_SLOT_BITS 16u
+
 /* ---- bucket table ------------------------------------------------------------ */
 
 typedef struct bslot {
@@ -96,7 +104,22 @@ typedef struct anode {
     cnode **fc;             /* filters: compiled once */
     it **fit;               /* and their iterators over the segment */
     uint32_t *fdoc;         /* the iterators' current docs */
+    uint32_t *flast;        /* and the last doc asked for */
+    exec *x;                /* the search (filters' iterators) */
+    const fds_sidx *sx;     /* the current segment */
     bool *fstarted;
+    /* date_histogram: the last key's interval [dk_lo, dk_hi) */
+    int64_t dk_lo, dk_hi;
+    bool dk_valid;
+    /* the bucket of the last lookup (UINT32_MAX: none) */
+    uint32_t last_owner, last_ord;
+    uint64_t last_key;
+    /* terms: dense owner x slot -> bucket + 1 table for this segment
+     * (nslots 0: none); UINT32_MAX marks a slot include/exclude drops */
+    uint32_t *dense;
+    uint32_t nslots, dense_owners;
+    /* a batch's docs that reached a bucket, and the bucket */
+    uint32_t *bdoc, *bown;
     /* the result being built: owners' first bucket (after grouping) */
     uint32_t *grp_start, *grp_ord;
     uint32_t ngrp;
@@ -108,6 +131,8 @@ struct fds__aggs_run {
     exec *x;
     int rc;
     fds_err *err;
+    uint32_t buf[FDS__AGG_BATCH]; /* matching docs not yet collected */
+    size_t nbuf;
 };
 
 static void anode_free(anode *n)
@@ -140,9 +165,13 @@ static void anode_free(anode *n)
     free(n->fc);
     free(n->fit);
     free(n->fdoc);
+    free(n->flast);
     free(n->fstarted);
     free(n->grp_start);
     free(n->grp_ord);
+    free(n->dense);
+    free(n->bdoc);
+    free(n->bown);
     free(n);
 }
 
@@ -152,8 +181,15 @@ static anode *anode_new(exec *x, const fds_agg *a)
     if (!n)
         return NULL;
     n->a = a;
+    n->x = x;
+    n->last_ord = UINT32_MAX;
     n->kids = calloc(a->nsubs + 1, sizeof *n->kids);
-    if (!n->kids) {
+    n->bdoc = malloc(FDS__AGG_BATCH * sizeof *n->bdoc);
+    n->bown = malloc(FDS__AGG_BATCH * sizeof *n->bown);
+    if (!n->kids || !n->bdoc || !n->bown) {
+        free(n->kids);
+        free(n->bdoc);
+        free(n->bown);
         free(n);
         return NULL;
     }
@@ -166,8 +202,9 @@ static anode *anode_new(exec *x, const fds_agg *a)
         n->fc = calloc(a->nfilters, sizeof *n->fc);
         n->fit = calloc(a->nfilters, sizeof *n->fit);
         n->fdoc = calloc(a->nfilters, sizeof *n->fdoc);
+        n->flast = calloc(a->nfilters, sizeof *n->flast);
         n->fstarted = calloc(a->nfilters, sizeof *n->fstarted);
-        if (!n->fc || !n->fit || !n->fdoc || !n->fstarted) {
+        if (!n->fc || !n->fit || !n->fdoc || !n->fstarted || !n->flast) {
             anode_free(n);
             return NULL;
         }
@@ -523,12 +560,20 @@ static bool kw_in_list(char *const *v, const size_t *len, size_t n,
     return false;
 }
 
-/* Does filter i of n match doc d? */
+/* Does filter i of n match doc d?  Docs come in increasing order, except
+ * under a range or filters parent, which passes a batch once per bucket:
+ * then the iterator starts again. */
 static bool filter_match(anode *n, size_t i, uint32_t d)
 {
     it *t = n->fit[i];
+    if (t && n->fstarted[i] && d < n->flast[i]) {
+        fds__it_free(t);
+        t = n->fit[i] = fds__build(n->x, n->fc[i], n->sx);
+        n->fstarted[i] = false;
+    }
     if (!t)
         return false;
+    n->flast[i] = d;
     if (!n->fstarted[i] || n->fdoc[i] < d) {
         n->fdoc[i] = t->advance(t, d);
         n->fstarted[i] = true;
@@ -536,140 +581,306 @@ static bool filter_match(anode *n, size_t i, uint32_t d)
     return n->fdoc[i] == d;
 }
 
-static void collect(fds__aggs_run *r, anode *n, uint32_t d, uint32_t owner);
-
-/* Count doc d into bucket (owner, key) and pass it to the subs. */
-static inline void into_bucket(fds__aggs_run *r, anode *n, uint32_t d,
-                               uint32_t owner, uint64_t key)
+/* The bucket of (owner, key), through the node's last-bucket memo (docs
+ * of one bucket often come in runs: time-ordered logs under a
+ * date_histogram) and, for keys that are small slots of the segment
+ * (keyword ordinals, narrow packed integers), a dense owner x slot table;
+ * UINT32_MAX on ENOMEM. */
+static inline uint32_t bucket_at(anode *n, uint32_t owner, uint64_t key)
 {
+    if (n->last_ord != UINT32_MAX && n->last_owner == owner && n->last_key == key)
+        return n->last_ord;
     uint32_t b = bucket(n, owner, key);
-    if (b == UINT32_MAX) {
+    n->last_owner = owner;
+    n->last_key = key;
+    n->last_ord = b;
+    return b;
+}
+
+/* Dense table entry of (owner, slot), NULL when outside the table (grown
+ * on demand up to FDS__AGG_DENSE_MAX entries). */
+static inline uint32_t *dense_at(anode *n, uint32_t owner, uint32_t slot)
+{
+    if (owner >= n->dense_owners) {
+        if (!n->nslots || (uint64_t)(owner + 1) * n->nslots > FDS__AGG_DENSE_MAX)
+            return NULL;
+        uint32_t no = n->dense_owners ? n->dense_owners : 1;
+        while (no <= owner)
+            no *= 2;
+        if ((uint64_t)no * n->nslots > FDS__AGG_DENSE_MAX)
+            no = owner + 1;
+        uint32_t *t = realloc(n->dense, (size_t)no * n->nslots * sizeof *t);
+        if (!t)
+            return NULL;
+        memset(t + (size_t)n->dense_owners * n->nslots, 0,
+               (size_t)(no - n->dense_owners) * n->nslots * sizeof *t);
+        n->dense = t;
+        n->dense_owners = no;
+    }
+    return &n->dense[(size_t)owner * n->nslots + slot];
+}
+
+static void collect_batch(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                          const uint32_t *own, size_t cnt);
+
+/* Pass the n->bm docs gathered in n->bdoc / n->bown to the subs. */
+static inline void pass_down(fds__aggs_run *r, anode *n, size_t m)
+{
+    for (size_t k = 0; m && k < n->a->nsubs; k++)
+        collect_batch(r, n->kids[k], n->bdoc, n->bown, m);
+}
+
+/* Metrics over a batch. */
+static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                           const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    uint32_t mo = 0;
+    for (size_t i = 0; own && i < cnt; i++)
+        mo = own[i] > mo ? own[i] : mo;
+    if (metric_room(n, mo)) {
         r->rc = FDS_ENOMEM;
         return;
     }
-    n->b_count[b]++;
-    for (size_t k = 0; k < n->a->nsubs; k++)
-        collect(r, n->kids[k], d, b);
+    if (a->type == FDS_AGG_VALUE_COUNT) {
+        for (size_t i = 0; i < cnt; i++)
+            if (a->has_missing || has_value(n, docs[i]))
+                n->m_count[own ? own[i] : 0]++;
+        return;
+    }
+    bool sq = a->type == FDS_AGG_EXTENDED_STATS;
+    for (size_t i = 0; i < cnt; i++) {
+        double v;
+        int64_t l;
+        if (!num_value(n, docs[i], &v, &l))
+            continue;
+        uint32_t o = own ? own[i] : 0;
+        n->m_count[o]++;
+        kahan(&n->m_sum[o], &n->m_sumc[o], v);
+        if (sq)
+            kahan(&n->m_sq[o], &n->m_sqc[o], v * v);
+        if (v < n->m_min[o])
+            n->m_min[o] = v;
+        if (v > n->m_max[o])
+            n->m_max[o] = v;
+    }
 }
 
-static void collect(fds__aggs_run *r, anode *n, uint32_t d, uint32_t owner)
+/* terms over a batch. */
+static void collect_terms(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                          const uint32_t *own, size_t cnt)
 {
     const fds_agg *a = n->a;
-    double v;
-    int64_t l;
-    switch (a->type) {
+    const fds_sfield *f = n->f;
+    bool kw = a->ftype == FDS_FT_KEYWORD;
+    bool filt = a->nincl || a->nexcl;
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0, b;
+        /* a dense slot: the ordinal, or the packed integer */
+        uint32_t slot = UINT32_MAX;
+        if (n->nslots && fds__bit(f->present, d))
+            slot = kw ? fds__col_ord(f, d)
+                      : (uint32_t)fds__bits_get(f->col, (uint64_t)d * f->num_bits,
+                                                f->num_bits);
+        uint32_t *ds = slot < n->nslots ? dense_at(n, o, slot) : NULL;
+        if (ds && *ds) {
+            b = *ds - 1;
+        } else {
+            uint64_t key;
+            if (kw) {
+                bool oom = false;
+                uint32_t id = kw_value(n, d, &oom);
+                if (oom)
+                    r->rc = FDS_ENOMEM;
+                if (id == UINT32_MAX)
+                    continue;
+                if (filt) {
+                    const char *s = n->arena + n->soff[id];
+                    size_t sl = n->slen[id];
+                    if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, s, sl)) ||
+                        kw_in_list(a->excl, a->excl_len, a->nexcl, s, sl)) {
+                        if (ds)
+                            *ds = UINT32_MAX; /* filtered out: remembered */
+                        continue;
+                    }
+                }
+                key = id;
+            } else {
+                double v;
+                int64_t l;
+                if (!num_value(n, d, &v, &l))
+                    continue;
+                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+                    in_list(a->excl_d, a->nexcl, v)) {
+                    if (ds)
+                        *ds = UINT32_MAX;
+                    continue;
+                }
+                key = a->ftype == FDS_FT_DOUBLE ? dbits(v) : (uint64_t)l;
+            }
+            b = bucket_at(n, o, key);
+            if (b == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            if (ds)
+                *ds = b + 1;
+        }
+        if (b == UINT32_MAX - 1) /* the filtered-out mark */
+            continue;
+        n->b_count[b]++;
+        n->bdoc[m] = d;
+        n->bown[m++] = b;
+    }
+    pass_down(r, n, m);
+}
+
+/* histogram, date_histogram, missing, filter over a batch: one bucket
+ * per doc at most. */
+static void collect_single(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                           const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        uint64_t key = 0;
+        double v;
+        int64_t l;
+        switch (a->type) {
+        case FDS_AGG_HISTOGRAM: {
+            if (!num_value(n, d, &v, &l) || isnan(v))
+                continue;
+            /* Elasticsearch's NumericHistogramAggregator tests the key
+             * before the offset is added back against the hard bounds */
+            double kb = floor((v - a->offset) / a->interval) * a->interval;
+            if (a->has_hard && (kb < a->hard_min || kb > a->hard_max))
+                continue;
+            key = dbits(kb + a->offset);
+            break;
+        }
+        case FDS_AGG_DATE_HISTOGRAM: {
+            if (!num_value(n, d, &v, &l))
+                continue;
+            /* a bucket is the interval [key, next key): a value inside the
+             * last one has its key without the division */
+            int64_t k;
+            if (n->dk_valid && l >= n->dk_lo && l < n->dk_hi) {
+                k = n->dk_lo;
+            } else {
+                k = date_key(a, l);
+                n->dk_lo = k;
+                n->dk_hi = date_next(a, k);
+                n->dk_valid = n->dk_hi > k;
+            }
+            if (a->has_hard && ((double)k < a->hard_min || (double)k > a->hard_max))
+                continue;
+            key = (uint64_t)k;
+            break;
+        }
+        case FDS_AGG_FILTER:
+            if (!filter_match(n, 0, d))
+                continue;
+            break;
+        default: /* missing */
+            if (has_value(n, d))
+                continue;
+            break;
+        }
+        uint32_t b = bucket_at(n, o, key);
+        if (b == UINT32_MAX) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        n->b_count[b]++;
+        n->bdoc[m] = d;
+        n->bown[m++] = b;
+    }
+    pass_down(r, n, m);
+}
+
+/* range, date_range, filters over a batch: a doc may be in several
+ * buckets, so the subs get the batch once per bucket key. */
+static void collect_multi(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                          const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    bool ranges = a->type != FDS_AGG_FILTERS;
+    size_t nkeys = ranges ? a->nranges : a->nfilters + a->other_bucket;
+    uint8_t hit[FDS__AGG_BATCH];
+    memset(hit, 0, cnt);
+    for (size_t k = 0; k < nkeys && !r->rc; k++) {
+        bool other = !ranges && k == a->nfilters;
+        size_t m = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t d = docs[i], o = own ? own[i] : 0;
+            double v;
+            int64_t l;
+            if (ranges) {
+                if (!num_value(n, d, &v, &l) || !(v >= a->ranges[k].from &&
+                                                  v < a->ranges[k].to))
+                    continue;
+            } else if (other) {
+                if (hit[i])
+                    continue;
+            } else {
+                if (!filter_match(n, k, d))
+                    continue;
+                hit[i] = 1;
+            }
+            uint32_t b = bucket_at(n, o, k);
+            if (b == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            n->b_count[b]++;
+            n->bdoc[m] = d;
+            n->bown[m++] = b;
+        }
+        pass_down(r, n, m);
+    }
+}
+
+static void collect_batch(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                          const uint32_t *own, size_t cnt)
+{
+    if (r->rc)
+        return;
+    switch (n->a->type) {
     case FDS_AGG_ROOT:
-        for (size_t k = 0; k < a->nsubs; k++)
-            collect(r, n->kids[k], d, 0);
-        return;
-    case FDS_AGG_VALUE_COUNT:
-        if (!has_value(n, d) && !a->has_missing)
-            return;
-        if (metric_room(n, owner)) {
-            r->rc = FDS_ENOMEM;
-            return;
-        }
-        n->m_count[owner]++;
-        return;
-    case FDS_AGG_AVG: case FDS_AGG_SUM: case FDS_AGG_MIN: case FDS_AGG_MAX:
-    case FDS_AGG_STATS: case FDS_AGG_EXTENDED_STATS:
-        if (!num_value(n, d, &v, &l))
-            return;
-        if (metric_room(n, owner)) {
-            r->rc = FDS_ENOMEM;
-            return;
-        }
-        n->m_count[owner]++;
-        kahan(&n->m_sum[owner], &n->m_sumc[owner], v);
-        if (a->type == FDS_AGG_EXTENDED_STATS)
-            kahan(&n->m_sq[owner], &n->m_sqc[owner], v * v);
-        if (v < n->m_min[owner])
-            n->m_min[owner] = v;
-        if (v > n->m_max[owner])
-            n->m_max[owner] = v;
+        for (size_t k = 0; k < n->a->nsubs; k++)
+            collect_batch(r, n->kids[k], docs, NULL, cnt);
         return;
     case FDS_AGG_TERMS:
-        if (a->ftype == FDS_FT_KEYWORD) {
-            bool oom = false;
-            uint32_t id = kw_value(n, d, &oom);
-            if (oom)
-                r->rc = FDS_ENOMEM;
-            if (id == UINT32_MAX)
-                return;
-            if (a->nincl || a->nexcl) {
-                const char *s = n->arena + n->soff[id];
-                size_t sl = n->slen[id];
-                if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, s, sl)) ||
-                    kw_in_list(a->excl, a->excl_len, a->nexcl, s, sl))
-                    return;
-            }
-            into_bucket(r, n, d, owner, id);
-            return;
-        }
-        if (!num_value(n, d, &v, &l))
-            return;
-        if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
-            in_list(a->excl_d, a->nexcl, v))
-            return;
-        into_bucket(r, n, d, owner,
-                    a->ftype == FDS_FT_DOUBLE ? dbits(v) : (uint64_t)l);
+        collect_terms(r, n, docs, own, cnt);
         return;
-    case FDS_AGG_HISTOGRAM: {
-        if (!num_value(n, d, &v, &l) || isnan(v))
-            return;
-        double k = histo_key(a, v);
-        /* Elasticsearch's NumericHistogramAggregator tests the key before
-         * the offset is added back against the hard bounds */
-        double kb = floor((v - a->offset) / a->interval) * a->interval;
-        if (a->has_hard && (kb < a->hard_min || kb > a->hard_max))
-            return;
-        into_bucket(r, n, d, owner, dbits(k));
+    case FDS_AGG_HISTOGRAM: case FDS_AGG_DATE_HISTOGRAM:
+    case FDS_AGG_FILTER: case FDS_AGG_MISSING:
+        collect_single(r, n, docs, own, cnt);
         return;
-    }
-    case FDS_AGG_DATE_HISTOGRAM: {
-        if (!num_value(n, d, &v, &l))
-            return;
-        int64_t k = date_key(a, l);
-        if (a->has_hard && ((double)k < a->hard_min || (double)k > a->hard_max))
-            return;
-        into_bucket(r, n, d, owner, (uint64_t)k);
-        return;
-    }
-    case FDS_AGG_RANGE: case FDS_AGG_DATE_RANGE:
-        if (!num_value(n, d, &v, &l))
-            return;
-        for (size_t i = 0; i < a->nranges; i++)
-            if (v >= a->ranges[i].from && v < a->ranges[i].to)
-                into_bucket(r, n, d, owner, i);
-        return;
-    case FDS_AGG_FILTER:
-        if (filter_match(n, 0, d))
-            into_bucket(r, n, d, owner, 0);
-        return;
-    case FDS_AGG_FILTERS: {
-        bool any = false;
-        for (size_t i = 0; i < a->nfilters; i++)
-            if (filter_match(n, i, d)) {
-                any = true;
-                into_bucket(r, n, d, owner, i);
-            }
-        if (!any && a->other_bucket)
-            into_bucket(r, n, d, owner, a->nfilters);
-        return;
-    }
-    case FDS_AGG_MISSING:
-        if (!has_value(n, d))
-            into_bucket(r, n, d, owner, 0);
+    case FDS_AGG_RANGE: case FDS_AGG_DATE_RANGE: case FDS_AGG_FILTERS:
+        collect_multi(r, n, docs, own, cnt);
         return;
     default:
+        collect_metric(r, n, docs, own, cnt);
         return;
     }
+}
+
+/* The docs buffered so far to the tree. */
+static void flush(fds__aggs_run *r)
+{
+    if (r->nbuf && !r->rc)
+        collect_batch(r, r->top, r->buf, NULL, r->nbuf);
+    r->nbuf = 0;
 }
 
 void fds__aggs_collect(fds__aggs_run *r, uint32_t doc)
 {
-    if (!r->rc)
-        collect(r, r->top, doc, 0);
+    r->buf[r->nbuf++] = doc;
+    if (r->nbuf == FDS__AGG_BATCH)
+        flush(r);
 }
 
 /* ---- segments ------------------------------------------------------------------ */
@@ -682,6 +893,10 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     const fds_sidx *sx = r->x->segs[si].sidx;
     free(n->ordmap);
     n->ordmap = NULL;
+    free(n->dense);
+    n->dense = NULL;
+    n->nslots = n->dense_owners = 0;
+    n->sx = sx;
     n->f = a->field && !a->unmapped ? fds__sidx_field(sx, a->field, strlen(a->field))
                                     : NULL;
     const fds_sfield *f = n->f;
@@ -698,6 +913,17 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     if (f && f->kind == FDS_FT_KEYWORD && f->nterms &&
         !(n->ordmap = calloc(f->nterms, sizeof *n->ordmap)))
         return FDS_ENOMEM;
+    /* terms keys as slots of this segment: its ordinals, or the packed
+     * offsets of a narrow integer column of the aggregation's key type */
+    if (a->type == FDS_AGG_TERMS && f && f->col) {
+        if (f->kind == FDS_FT_KEYWORD && a->ftype == FDS_FT_KEYWORD &&
+            f->nterms <= FDS__AGG_DENSE_MAX)
+            n->nslots = f->nterms;
+        else if (f->kind != FDS_FT_KEYWORD && f->kind != FDS_FT_DOUBLE &&
+                 a->ftype != FDS_FT_DOUBLE && a->ftype != FDS_FT_KEYWORD &&
+                 f->num_bits <= FDS__AGG_SLOT_BITS)
+            n->nslots = 1u << f->num_bits;
+    }
     for (size_t i = 0; i < a->nfilters; i++) {
         fds__it_free(n->fit[i]);
         n->fit[i] = fds__build(r->x, n->fc[i], sx);
@@ -733,6 +959,7 @@ int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
 
 int fds__aggs_segment(fds__aggs_run *r, unsigned si)
 {
+    flush(r); /* the previous segment's docs, while its columns are set */
     if (r->rc)
         return r->rc;
     int rc = seg_begin(r, r->top, si);
@@ -1029,6 +1256,7 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
 int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out)
 {
     *out = NULL;
+    flush(r);
     if (r->rc) {
         if (r->rc == FDS_ENOMEM)
             fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
