@@ -27,9 +27,6 @@
 
 #include "aggs_int.h"
 
-/* Docs collected at a time: the query's matches are buffered and each
- * aggregation runs over the batch in a tight loop. */
-#define FDS__AGG_BATCH 512u
 /* Entries of a terms aggregation's dense (owner, slot) table: 4 MiB. */
 #define FDS__AGG_DENSE_MAX (1u << 20)
 /* Widest packed integer column whose values are dense slots. */
@@ -126,13 +123,12 @@ typedef struct anode {
 } anode;
 
 struct fds__aggs_run {
+    fds__aggs_buf b;    /* first: fds__aggs_collect appends to it */
     const fds_agg *root;
     anode *top;
     exec *x;
     int rc;
     fds_err *err;
-    uint32_t buf[FDS__AGG_BATCH]; /* matching docs not yet collected */
-    size_t nbuf;
 };
 
 static void anode_free(anode *n)
@@ -369,7 +365,8 @@ static inline void kahan(double *sum, double *comp, double v)
 /* ---- values of a doc ---------------------------------------------------------- */
 
 /* The numeric value of doc d for n (its field or `missing`). */
-static inline bool num_value(const anode *n, uint32_t d, double *dv, int64_t *lv)
+static inline __attribute__((always_inline)) bool
+num_value(const anode *n, uint32_t d, double *dv, int64_t *lv)
 {
     const fds_sfield *f = n->f;
     if (f && f->col && fds__bit(f->present, d)) {
@@ -871,16 +868,14 @@ static void collect_batch(fds__aggs_run *r, anode *n, const uint32_t *docs,
 /* The docs buffered so far to the tree. */
 static void flush(fds__aggs_run *r)
 {
-    if (r->nbuf && !r->rc)
-        collect_batch(r, r->top, r->buf, NULL, r->nbuf);
-    r->nbuf = 0;
+    if (r->b.n && !r->rc)
+        collect_batch(r, r->top, r->b.doc, NULL, r->b.n);
+    r->b.n = 0;
 }
 
-void fds__aggs_collect(fds__aggs_run *r, uint32_t doc)
+void fds__aggs_flush(fds__aggs_run *r)
 {
-    r->buf[r->nbuf++] = doc;
-    if (r->nbuf == FDS__AGG_BATCH)
-        flush(r);
+    flush(r);
 }
 
 /* ---- segments ------------------------------------------------------------------ */

@@ -15,6 +15,20 @@
 
 typedef struct fds__aggs_run fds__aggs_run;
 
+/* Docs collected at a time: the query's matches are buffered and each
+ * aggregation runs over the batch in a tight loop. */
+#define FDS__AGG_BATCH 512u
+
+/* The head of an fds__aggs_run: the docs not yet collected. */
+typedef struct fds__aggs_buf {
+    uint32_t doc[FDS__AGG_BATCH];
+    size_t n;
+} fds__aggs_buf;
+
+/* Collect the buffered docs now (fds__aggs_collect calls it when the
+ * buffer is full). */
+void fds__aggs_flush(fds__aggs_run *r);
+
 /* A collector of the tree `root` for the search x (its filters are
  * compiled with x's statistics).  0 or FDS_ENOMEM (err filled). */
 int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
@@ -23,8 +37,14 @@ int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
  * aggregation has several values in one doc of the segment); err filled. */
 int fds__aggs_segment(fds__aggs_run *r, unsigned si);
 /* Count live matching doc `doc` of the current segment (an error is kept
- * for fds__aggs_finish). */
-void fds__aggs_collect(fds__aggs_run *r, uint32_t doc);
+ * for fds__aggs_finish); inline, as it runs for every match. */
+static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc)
+{
+    fds__aggs_buf *b = (fds__aggs_buf *)r;
+    b->doc[b->n++] = doc;
+    if (b->n == FDS__AGG_BATCH)
+        fds__aggs_flush(r);
+}
 /* The shard's partial result (free with fds_agg_result_free).  0 or the
  * first error of the collection (err filled). */
 int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out);
