@@ -6,8 +6,13 @@
  */
 #include "fds_time.h"
 
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define FDS_DAYS_PER_ERA 146097
 #define FDS_EPOCH_SHIFT_DAYS 719468
+#define FDS_TIME_VALUE_MAX_NS 3.15e16 /* a year: every wait and deadline fits */
 
 int64_t fds_days_from_civil(int64_t y, unsigned m, unsigned d)
 {
@@ -30,4 +35,28 @@ void fds_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *d = doy - (153 * mp + 2) / 5 + 1;
     *m = mp < 10 ? mp + 3 : mp - 9;
     *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+bool fds_time_value_ns(const char *s, bool allow_minus_one, int64_t *ns)
+{
+    static const struct { const char *unit; double ns; } units[] = {
+        {"nanos", 1}, {"micros", 1e3}, {"ms", 1e6}, {"s", 1e9},
+        {"m", 6e10}, {"h", 3.6e12}, {"d", 8.64e13}};
+    if (allow_minus_one && !strcmp(s, "-1")) {
+        *ns = -1;
+        return true;
+    }
+    if (!(*s >= '0' && *s <= '9') && *s != '.')
+        return false; /* no sign, no space, no "inf" */
+    char *end;
+    double x = strtod(s, &end);
+    if (end == s || !(x >= 0) || !isfinite(x))
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit)) {
+            double v = x * units[i].ns;
+            *ns = v > FDS_TIME_VALUE_MAX_NS ? (int64_t)FDS_TIME_VALUE_MAX_NS : (int64_t)v;
+            return true;
+        }
+    return false;
 }

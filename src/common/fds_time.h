@@ -10,6 +10,7 @@
 #ifndef FDS_TIME_H
 #define FDS_TIME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define FDS_SECONDS_PER_DAY 86400
@@ -28,5 +29,12 @@ static inline int fds_is_leap_year(long long y)
 {
     return (y % 4 == 0 && y % 100 != 0) || y % (4 * 100) == 0;
 }
+
+/* A duration as Elasticsearch's TimeValue.parseTimeValue reads it: a
+ * non-negative number and a unit (nanos, micros, ms, s, m, h, d), e.g.
+ * "30s", "1.5m", "0ms"; "-1" when `allow_minus_one` (Elasticsearch's
+ * "no limit", *ns = -1).  *ns is the value in nanoseconds, capped at a
+ * year.  Returns false for anything else (no unit, another unit, "1e400s"). */
+bool fds_time_value_ns(const char *s, bool allow_minus_one, int64_t *ns);
 
 #endif

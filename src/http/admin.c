@@ -255,40 +255,274 @@ static const char *index_health(fds_index *ix, unsigned *unassigned)
     return set.number_of_replicas ? "yellow" : "green";
 }
 
-void fds_h_cluster_health(fds_req *r, fds_resp *o)
+/* Longest wait of GET /_cluster/health for its wait_for_* conditions: a
+ * waiting request holds one of the few HTTP worker threads, and on one node
+ * the health changes only through other requests (create, delete, close,
+ * settings), so a longer `timeout` is cut to this.  The poll interval is
+ * how often the conditions are evaluated again meanwhile. */
+#define HEALTH_WAIT_MAX_NS 1000000000LL
+#define HEALTH_POLL_NS 20000000LL
+
+enum { H_GREEN, H_YELLOW, H_RED };
+static const char *const HEALTH_NAMES[] = {"green", "yellow", "red"};
+
+/* What a health request waits for (ClusterHealthRequest). */
+typedef struct health_want {
+    int status;          /* H_*, -1: none */
+    int nodes_op;        /* 0 none, or '=', '>', '<', 'G' (>=), 'L' (<=) */
+    long nodes;
+    long active;         /* wait_for_active_shards; -1 none, -2 all */
+    int level;           /* 0 cluster, 1 indices, 2 shards */
+} health_want;
+
+static bool health_status_name(const char *v, int *out)
 {
-    char **names = NULL;
-    size_t n = 0, failed = 0, yellow = 0, unassigned = 0;
-    fds_store_list_indices(r->store, &names, &n);
-    for (size_t i = 0; i < n; i++) {
-        fds_index *ix;
-        if (fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
-            unsigned u;
-            const char *h = index_health(ix, &u);
-            failed += h[0] == 'r';
-            yellow += h[0] == 'y';
-            unassigned += u;
-            fds_index_release(ix);
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(v, HEALTH_NAMES[i])) {
+            *out = i;
+            return true;
         }
-        free(names[i]);
+    return false;
+}
+
+/* wait_for_nodes: N, >=N, <=N, >N, <N, ge(N), le(N), gt(N), lt(N). */
+static bool health_nodes(const char *v, health_want *w)
+{
+    static const struct { const char *p; int op; } ops[] = {
+        {">=", 'G'}, {"<=", 'L'}, {">", '>'}, {"<", '<'},
+        {"ge(", 'G'}, {"le(", 'L'}, {"gt(", '>'}, {"lt(", '<'}};
+    int op = '=';
+    bool paren = false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strncmp(v, ops[i].p, strlen(ops[i].p))) {
+            op = ops[i].op;
+            paren = ops[i].p[2] == '(';
+            v += strlen(ops[i].p);
+            break;
+        }
+    if (!(*v >= '0' && *v <= '9'))
+        return false;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (paren ? strcmp(end, ")") : *end != 0)
+        return false;
+    w->nodes_op = op;
+    w->nodes = n;
+    return true;
+}
+
+static bool health_nodes_ok(const health_want *w)
+{
+    const long have = 1;
+    switch (w->nodes_op) {
+    case '=': return have == w->nodes;
+    case '>': return have > w->nodes;
+    case '<': return have < w->nodes;
+    case 'G': return have >= w->nodes;
+    case 'L': return have <= w->nodes;
+    default: return true;
     }
-    free(names);
+}
+
+/* The health of the indices `expr` names, as JSON, and whether the wanted
+ * conditions hold.  A concrete name that does not exist makes it red (it
+ * may be created while the request waits), as Elasticsearch's
+ * TransportClusterHealthAction. */
+static cJSON *health_json(fds_req *r, const char *expr,
+                          const fds_index_expr_opts *opts,
+                          const health_want *w, bool *met, fds_err *e,
+                          int *rc)
+{
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    bool missing = false;
+    *rc = fds_index_expr_resolve(r->store, expr, opts, &ixs, &n, e);
+    if (*rc == FDS_ENOTFOUND) {
+        missing = true;
+        *rc = 0;
+        fds_err_clear(e);
+    } else if (*rc) {
+        return NULL;
+    }
+    size_t failed = 0, yellow = 0, unassigned = 0, primaries = 0;
+    cJSON *idx = w->level ? cJSON_CreateObject() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned u;
+        const char *h = index_health(ixs[i], &u);
+        bool red = h[0] == 'r';
+        failed += red;
+        yellow += h[0] == 'y';
+        unassigned += u;
+        primaries += !red;
+        if (!idx)
+            continue;
+        fds_index_settings set;
+        fds_index_get_settings(ixs[i], &set);
+        cJSON *x = cJSON_AddObjectToObject(idx, fds_index_name(ixs[i]));
+        cJSON_AddStringToObject(x, "status", h);
+        cJSON_AddNumberToObject(x, "number_of_shards", 1);
+        cJSON_AddNumberToObject(x, "number_of_replicas", set.number_of_replicas);
+        cJSON_AddNumberToObject(x, "active_primary_shards", !red);
+        cJSON_AddNumberToObject(x, "active_shards", !red);
+        cJSON_AddNumberToObject(x, "relocating_shards", 0);
+        cJSON_AddNumberToObject(x, "initializing_shards", 0);
+        cJSON_AddNumberToObject(x, "unassigned_shards", u);
+        if (w->level == 2) {
+            cJSON *sh = cJSON_AddObjectToObject(x, "shards");
+            cJSON *s0 = cJSON_AddObjectToObject(sh, "0");
+            cJSON_AddStringToObject(s0, "status", h);
+            cJSON_AddBoolToObject(s0, "primary_active", !red);
+            cJSON_AddNumberToObject(s0, "active_shards", !red);
+            cJSON_AddNumberToObject(s0, "relocating_shards", 0);
+            cJSON_AddNumberToObject(s0, "initializing_shards", 0);
+            cJSON_AddNumberToObject(s0, "unassigned_shards", u);
+        }
+    }
+    fds_index_expr_free(ixs, n);
+    int status = failed || missing ? H_RED : yellow ? H_YELLOW : H_GREEN;
+    /* named indices are waited for until they exist (getWaitCount) */
+    *met = !missing && (w->status < 0 || status <= w->status) && health_nodes_ok(w) &&
+           (w->active == -1 || (w->active == -2 ? unassigned == 0 && !missing
+                                                : (long)primaries >= w->active));
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "cluster_name", CLUSTER_NAME);
-    cJSON_AddStringToObject(j, "status", failed ? "red" : yellow ? "yellow" : "green");
+    cJSON_AddStringToObject(j, "status", HEALTH_NAMES[status]);
     cJSON_AddBoolToObject(j, "timed_out", 0);
     cJSON_AddNumberToObject(j, "number_of_nodes", 1);
     cJSON_AddNumberToObject(j, "number_of_data_nodes", 1);
-    cJSON_AddNumberToObject(j, "active_primary_shards", (double)(n - failed));
-    cJSON_AddNumberToObject(j, "active_shards", (double)(n - failed));
+    cJSON_AddNumberToObject(j, "active_primary_shards", (double)primaries);
+    cJSON_AddNumberToObject(j, "active_shards", (double)primaries);
     cJSON_AddNumberToObject(j, "relocating_shards", 0);
     cJSON_AddNumberToObject(j, "initializing_shards", 0);
     cJSON_AddNumberToObject(j, "unassigned_shards", (double)unassigned);
-    size_t copies = n - failed + unassigned;
+    cJSON_AddNumberToObject(j, "delayed_unassigned_shards", 0);
+    cJSON_AddNumberToObject(j, "number_of_pending_tasks", 0);
+    cJSON_AddNumberToObject(j, "number_of_in_flight_fetch", 0);
+    cJSON_AddNumberToObject(j, "task_max_waiting_in_queue_millis", 0);
+    size_t copies = primaries + unassigned;
     cJSON_AddNumberToObject(j, "active_shards_percent_as_number",
-                            copies ? 100.0 * (double)(n - failed) / (double)copies
+                            copies ? 100.0 * (double)primaries / (double)copies
                                    : 100.0);
-    fds_resp_json(o, 200, j);
+    if (idx)
+        cJSON_AddItemToObject(j, "indices", idx);
+    return j;
+}
+
+static const char *const HEALTH_PARAMS[] = {
+    "level", "local", "wait_for_status", "wait_for_nodes", "wait_for_events",
+    "wait_for_active_shards", "wait_for_no_relocating_shards",
+    "wait_for_no_initializing_shards", "return_200_for_cluster_health_timeout",
+    "expand_wildcards", "ignore_unavailable", "allow_no_indices", NULL};
+
+/* GET /_cluster/health[/{index}]: level, wait_for_status, wait_for_nodes,
+ * wait_for_active_shards (a number or all), timeout (cut to
+ * HEALTH_WAIT_MAX_NS), index expressions (default: open, closed and hidden
+ * indices, as ClusterHealthRequest's IndicesOptions.lenientExpandHidden).
+ * wait_for_events, wait_for_no_relocating_shards and
+ * wait_for_no_initializing_shards hold at once on one node (no pending
+ * cluster tasks, no shard moves).  A wait that times out answers 200 with
+ * timed_out true, as Elasticsearch 8 does. */
+static void health_answer(fds_req *r, fds_resp *o)
+{
+    health_want w = {.status = -1, .active = -1};
+    const char *v;
+    if ((v = fds_req_param(r, "level"))) {
+        static const char *const lv[] = {"cluster", "indices", "shards"};
+        w.level = -1;
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(v, lv[i]))
+                w.level = i;
+        if (w.level < 0)
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "No enum constant for [level]: [%s] (cluster, "
+                                   "indices or shards)", v);
+    }
+    if ((v = fds_req_param(r, "wait_for_status")) && !health_status_name(v, &w.status))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "unknown cluster health status [%s]", v);
+    if ((v = fds_req_param(r, "wait_for_nodes")) && *v && !health_nodes(v, &w))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "failed to parse [wait_for_nodes] with value [%s]", v);
+    if ((v = fds_req_param(r, "wait_for_active_shards"))) {
+        char *end;
+        long a = strtol(v, &end, 10);
+        if (!strcmp(v, "all"))
+            w.active = -2;
+        else if (end != v && !*end && a >= 0)
+            w.active = a;
+        else
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "failed to parse [wait_for_active_shards] with "
+                                   "value [%s]: a number or all", v);
+    }
+    static const char *const events[] = {"immediate", "urgent", "high",
+                                         "normal", "low", "languid"};
+    if ((v = fds_req_param(r, "wait_for_events"))) {
+        size_t i = 0;
+        while (i < 6 && strcmp(v, events[i]))
+            i++;
+        if (i == 6)
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "No enum constant for [wait_for_events]: [%s]", v);
+    }
+    static const char *const flags[] = {"wait_for_no_relocating_shards",
+                                        "wait_for_no_initializing_shards", "local"};
+    for (size_t i = 0; i < 3; i++)
+        if ((v = fds_req_param(r, flags[i])) && *v && strcmp(v, "true") &&
+            strcmp(v, "false"))
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "Failed to parse value [%s] as only [true] or "
+                                   "[false] are allowed.", v);
+    if ((v = fds_req_param(r, "return_200_for_cluster_health_timeout")) &&
+        strcmp(v, "true") && *v)
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "[return_200_for_cluster_health_timeout] can only be "
+                               "true: a timed out health request answers 200, as "
+                               "in Elasticsearch 8");
+    int64_t wait_ns = 30000000000LL;
+    if ((v = fds_req_param(r, "timeout")) && !fds_time_value_ns(v, false, &wait_ns))
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "failed to parse setting [timeout] with value [%s] "
+                               "as a time value: unit is missing or unrecognized", v);
+    if (wait_ns > HEALTH_WAIT_MAX_NS)
+        wait_ns = HEALTH_WAIT_MAX_NS;
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
+                                .expand_closed = true, .expand_hidden = true};
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e))
+        return fds_resp_error(o, &e);
+    const char *expr = r->nseg > 2 ? r->seg[2] : NULL;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        bool met;
+        int rc;
+        cJSON *j = health_json(r, expr, &opts, &w, &met, &e, &rc);
+        if (!j)
+            return rc == FDS_ENOMEM ? fds_resp_errorf(o, 500, "out_of_memory_error",
+                                                      "out of memory")
+                                    : fds_resp_error(o, &e);
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        int64_t spent = (int64_t)(t.tv_sec - t0.tv_sec) * 1000000000LL +
+                        (t.tv_nsec - t0.tv_nsec);
+        if (met || spent >= wait_ns) {
+            if (!met)
+                cJSON_ReplaceItemInObject(j, "timed_out", cJSON_CreateTrue());
+            return fds_resp_json(o, 200, j);
+        }
+        cJSON_Delete(j);
+        int64_t nap = wait_ns - spent < HEALTH_POLL_NS ? wait_ns - spent : HEALTH_POLL_NS;
+        struct timespec ts = {nap / 1000000000LL, nap % 1000000000LL};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void fds_h_cluster_health(fds_req *r, fds_resp *o)
+{
+    if (fds_req_check_params(r, o, HEALTH_PARAMS))
+        health_answer(r, o);
 }
 
 static void acknowledged(fds_resp *o, const char *index)
@@ -511,38 +745,114 @@ void fds_h_settings_get(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
+/* Drop from kv[0..*n) the settings `ix` already has (a value other than
+ * the default, as GET /_settings shows them): ?preserve_existing=true. */
+static void keep_unset(fds_index *ix, flat_kv *kv, size_t *n)
+{
+    fds_index_settings set, def;
+    fds_index_get_settings(ix, &set);
+    fds_index_settings_default(&def);
+    fds_setting_kv cur[FDS_SETTINGS_MAX], dk[FDS_SETTINGS_MAX];
+    size_t nc = fds_settings_to_kv(&set, cur, FDS_SETTINGS_MAX);
+    fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
+    size_t w = 0;
+    for (size_t i = 0; i < *n; i++) {
+        bool have = false;
+        for (size_t j = 0; j < nc; j++)
+            if (!strcmp(cur[j].key, kv[i].key))
+                have = strcmp(cur[j].value, dk[j].value) ||
+                       !strcmp(kv[i].key, "index.number_of_shards") ||
+                       !strcmp(kv[i].key, "index.number_of_replicas");
+        if (!have)
+            kv[w++] = kv[i];
+    }
+    *n = w;
+}
+
+/* PUT /{index}/_settings and PUT /_settings: {index} is an expression
+ * (default: open and closed indices, missing names and no match are
+ * errors, as UpdateSettingsRequest's IndicesOptions).  Every index is
+ * checked before any is changed.  ?preserve_existing=true leaves alone the
+ * settings an index already has; ?reopen=true applies static settings to
+ * an open index by closing it, updating and opening it again, as
+ * Elasticsearch 8.12's reopen does.  A null value resets a setting. */
 void fds_h_settings_put(fds_req *r, fds_resp *o)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
+    static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "preserve_existing",
+                                         "reopen", NULL};
+    if (!fds_req_check_params(r, o, params))
         return;
+    bool preserve = fds_req_param_bool(r, "preserve_existing", false);
+    bool reopen = fds_req_param_bool(r, "reopen", false);
     fds_err e;
     fds_err_clear(&e);
+    fds_index_expr_opts opts = {.expand_open = true, .expand_closed = true};
+    fds_index **ixs = NULL;
+    size_t nix = 0;
+    const char *expr = strcmp(r->seg[0], "_settings") ? r->seg[0] : NULL;
     cJSON *body = NULL;
-    int rc = fds_body_json(r, &body, &e);
+    int rc = fds_index_expr_opts_read(cat_param_cb, r, &opts, &e);
+    if (!rc)
+        rc = fds_body_json(r, &body, &e);
     if (!rc)
         rc = fds_json_check_body(r->body, r->body_len, &e);
     if (!rc && !cJSON_IsObject(body))
         rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_VALIDATION,
                          "Validation Failed: 1: no settings to update;");
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    if (!rc)
+        rc = fds_index_expr_resolve(r->store, expr, &opts, &ixs, &nix, &e);
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv), *mine = calloc(FLAT_MAX, sizeof *kv);
+    fds_index_settings *sets = calloc(nix ? nix : 1, sizeof *sets);
+    bool *bounce = calloc(nix ? nix : 1, sizeof *bounce);
     size_t n = 0;
-    if (!rc && !kv)
+    if (!rc && (!kv || !mine || !sets || !bounce))
         rc = FDS_ENOMEM;
     if (!rc) {
-        cJSON *s = cJSON_GetObjectItemCaseSensitive(body, "settings");
-        rc = flatten(s && cJSON_IsObject(s) ? s : body, "", kv, &n, &e);
+        cJSON *st = cJSON_GetObjectItemCaseSensitive(body, "settings");
+        rc = flatten(st && cJSON_IsObject(st) ? st : body, "", kv, &n, &e);
     }
-    fds_index_settings set;
-    fds_index_get_settings(ix, &set);
-    if (!rc)
-        rc = apply_settings(&set, kv, n, false, fds_index_is_open(ix),
-                            fds_index_name(ix), fds_index_uuid(ix), &e);
-    if (!rc)
-        rc = fds_index_put_settings(ix, &set, &e);
+    /* every index first: nothing changes unless all of them can */
+    for (size_t i = 0; !rc && i < nix; i++) {
+        size_t m = n;
+        memcpy(mine, kv, n * sizeof *kv);
+        if (preserve)
+            keep_unset(ixs[i], mine, &m);
+        bool open = fds_index_is_open(ixs[i]);
+        fds_index_get_settings(ixs[i], &sets[i]);
+        rc = apply_settings(&sets[i], mine, m, false, open && !reopen,
+                            fds_index_name(ixs[i]), fds_index_uuid(ixs[i]), &e);
+        if (!rc && open && reopen) {
+            /* only when a static setting is among them */
+            fds_index_settings probe;
+            fds_index_get_settings(ixs[i], &probe);
+            fds_err pe;
+            fds_err_clear(&pe);
+            bounce[i] = apply_settings(&probe, mine, m, false, true,
+                                       fds_index_name(ixs[i]),
+                                       fds_index_uuid(ixs[i]), &pe) != 0;
+        }
+    }
+    for (size_t i = 0; !rc && i < nix; i++) {
+        if (bounce[i])
+            rc = fds_index_set_open(ixs[i], false, &e);
+        if (!rc)
+            rc = fds_index_put_settings(ixs[i], &sets[i], &e);
+        if (bounce[i]) {
+            fds_err oe;
+            fds_err_clear(&oe);
+            int orc = fds_index_set_open(ixs[i], true, &oe);
+            if (!rc && orc) {
+                rc = orc;
+                e = oe;
+            }
+        }
+    }
     free(kv);
+    free(mine);
+    free(sets);
+    free(bounce);
     cJSON_Delete(body);
-    fds_index_release(ix);
+    fds_index_expr_free(ixs, nix);
     if (rc)
         return fds_resp_error(o, &e);
     acknowledged(o, NULL);
@@ -1003,8 +1313,11 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
         "shards", "pri", "relo", "init", "unassign", "unassign.pri",
         "pending_tasks", "max_task_wait_time", "active_shards_percent"};
     const size_t ncol = sizeof cols / sizeof cols[0];
+    static const char *const params[] = {"format", "h", "v", "s", "ts", NULL};
+    if (!fds_req_check_params(r, o, params))
+        return;
     fds_resp h = {0};
-    fds_h_cluster_health(r, &h);
+    health_answer(r, &h);
     cJSON *j = h.body ? cJSON_ParseWithLength(h.body, h.len) : NULL;
     free(h.body);
     if (!j)

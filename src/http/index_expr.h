@@ -27,6 +27,10 @@ typedef struct fds_index_expr_opts {
 #define FDS_INDEX_EXPR_SEARCH_DEFAULTS                                        \
     ((fds_index_expr_opts){.allow_no_indices = true, .expand_open = true})
 
+/* The URL parameters fds_index_expr_opts_read reads, for a handler's list
+ * of accepted parameters. */
+#define FDS_INDEX_EXPR_PARAMS "ignore_unavailable", "allow_no_indices", "expand_wildcards"
+
 /*
  * Read ignore_unavailable, allow_no_indices and expand_wildcards (a comma
  * list of open, closed, hidden, none, all) from the URL parameters given

@@ -25,6 +25,7 @@
 
 #include "fds_text.h"
 #include "http_int.h"
+#include "index_expr.h"
 
 /* Seconds a connection may stay idle or trickle a request before it is
  * closed: short enough that half-sent requests cannot hold every slot for
@@ -543,68 +544,86 @@ typedef struct route_def {
     const char *pattern;
     unsigned methods;
     void (*fn)(fds_req *, fds_resp *);
+    /* the URL parameters the handler reads, besides COMMON_PARAMS: any
+     * other is a 400 before it runs; NULL: the handler checks its own */
+    const char *const *params;
 } route_def;
+
+/* Parameter lists of the routes whose handlers do not check their own. */
+#define EXPR_PARAMS FDS_INDEX_EXPR_PARAMS
+#define CAT_PARAMS "format", "h", "v", "s"
+static const char *const P_NONE[] = {NULL};
+static const char *const P_EXPR[] = {EXPR_PARAMS, NULL};
+/* "local": one node, so its own state is the master's */
+static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
+static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
+static const char *const P_DELETE[] = {"ignore_unavailable", NULL};
+static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
+static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
+static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
+                                            "health", "local", NULL};
 
 /* Elasticsearch's PathTrie prefers a literal segment to a {param} one, so
  * the routes whose first segment is literal come first: the first route
  * that matches both path and method answers. */
 static const route_def ROUTES[] = {
-    {"", M_GET | M_HEAD, fds_h_root},
-    {"_bulk", M_POST | M_PUT, fds_h_bulk},
-    {"_mget", M_GET | M_POST, fds_h_mget},
-    {"_refresh", M_POST | M_GET, fds_h_refresh},
-    {"_reindex", M_POST, fds_h_reindex},
-    {"_search", M_GET | M_POST, h_search},
-    {"_count", M_GET | M_POST, h_count},
-    {"_msearch", M_GET | M_POST, fds_h_msearch},
-    {"_settings", M_GET, fds_h_settings_get},
-    {"_mapping", M_GET, fds_h_mapping_get},
-    {"_mappings", M_GET, fds_h_mapping_get},
-    {"_settings/{}", M_GET, fds_h_settings_get},
-    {"_cluster/health", M_GET, fds_h_cluster_health},
-    {"_cluster/health/{}", M_GET, fds_h_cluster_health},
-    {"_cat", M_GET, fds_h_cat_help},
-    {"_cat/indices", M_GET, fds_h_cat_indices},
-    {"_cat/indices/{}", M_GET, fds_h_cat_indices},
-    {"_cat/segments", M_GET, fds_h_cat_segments},
-    {"_cat/segments/{}", M_GET, fds_h_cat_segments},
-    {"_cat/nodes", M_GET, fds_h_cat_nodes},
-    {"_cat/count", M_GET, fds_h_cat_count},
-    {"_cat/count/{}", M_GET, fds_h_cat_count},
-    {"_cat/health", M_GET, fds_h_cat_health},
-    {"_nodes/stats", M_GET, fds_h_nodes_stats},
-    {"_nodes/stats/{}", M_GET, fds_h_nodes_stats},
-    {"_nodes/stats/{}/{}", M_GET, fds_h_nodes_stats},
-    {"_nodes/{}/stats", M_GET, fds_h_nodes_stats},
-    {"_nodes/{}/stats/{}", M_GET, fds_h_nodes_stats},
-    {"_nodes/{}/stats/{}/{}", M_GET, fds_h_nodes_stats},
-    {"{}", M_PUT, fds_h_index_create},
-    {"{}", M_DELETE, fds_h_index_delete},
-    {"{}", M_GET | M_HEAD, fds_h_index_get},
-    {"{}/_settings", M_GET, fds_h_settings_get},
-    {"{}/_settings", M_PUT, fds_h_settings_put},
-    {"{}/_settings/{}", M_GET, fds_h_settings_get},
-    {"{}/_mapping", M_GET, fds_h_mapping_get},
-    {"{}/_mappings", M_GET, fds_h_mapping_get},
-    {"{}/_search", M_GET | M_POST, h_search},
-    {"{}/_count", M_GET | M_POST, h_count},
-    {"{}/_msearch", M_GET | M_POST, fds_h_msearch},
-    {"{}/_bulk", M_POST | M_PUT, fds_h_bulk},
-    {"{}/_mget", M_GET | M_POST, fds_h_mget},
-    {"{}/_refresh", M_POST | M_GET, fds_h_refresh},
-    {"{}/_flush", M_POST | M_GET, fds_h_flush},
-    {"{}/_forcemerge", M_POST, fds_h_forcemerge},
-    {"{}/_open", M_POST, h_open},
-    {"{}/_close", M_POST, h_close},
-    {"{}/_stats", M_GET, fds_h_stats},
-    {"{}/_stats/{}", M_GET, fds_h_stats},
-    {"{}/_doc", M_POST, h_doc_index},
-    {"{}/_doc/{}", M_GET | M_HEAD, fds_h_doc_get},
-    {"{}/_doc/{}", M_PUT | M_POST, h_doc_index},
-    {"{}/_doc/{}", M_DELETE, fds_h_doc_delete},
-    {"{}/_create/{}", M_PUT | M_POST, h_doc_create},
-    {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get},
-    {"{}/_update/{}", M_POST, fds_h_update},
+    {"", M_GET | M_HEAD, fds_h_root, P_NONE},
+    {"_bulk", M_POST | M_PUT, fds_h_bulk, NULL},
+    {"_mget", M_GET | M_POST, fds_h_mget, NULL},
+    {"_refresh", M_POST | M_GET, fds_h_refresh, P_EXPR},
+    {"_reindex", M_POST, fds_h_reindex, NULL},
+    {"_search", M_GET | M_POST, h_search, NULL},
+    {"_count", M_GET | M_POST, h_count, NULL},
+    {"_msearch", M_GET | M_POST, fds_h_msearch, NULL},
+    {"_settings", M_GET, fds_h_settings_get, NULL},
+    {"_settings", M_PUT, fds_h_settings_put, NULL},
+    {"_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
+    {"_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
+    {"_settings/{}", M_GET, fds_h_settings_get, NULL},
+    {"_cluster/health", M_GET, fds_h_cluster_health, NULL},
+    {"_cluster/health/{}", M_GET, fds_h_cluster_health, NULL},
+    {"_cat", M_GET, fds_h_cat_help, P_NONE},
+    {"_cat/indices", M_GET, fds_h_cat_indices, P_CAT_INDICES},
+    {"_cat/indices/{}", M_GET, fds_h_cat_indices, P_CAT_INDICES},
+    {"_cat/segments", M_GET, fds_h_cat_segments, P_CAT_SEGMENTS},
+    {"_cat/segments/{}", M_GET, fds_h_cat_segments, P_CAT_SEGMENTS},
+    {"_cat/nodes", M_GET, fds_h_cat_nodes, P_CAT},
+    {"_cat/count", M_GET, fds_h_cat_count, NULL},
+    {"_cat/count/{}", M_GET, fds_h_cat_count, NULL},
+    {"_cat/health", M_GET, fds_h_cat_health, NULL},
+    {"_nodes/stats", M_GET, fds_h_nodes_stats, P_NONE},
+    {"_nodes/stats/{}", M_GET, fds_h_nodes_stats, P_NONE},
+    {"_nodes/stats/{}/{}", M_GET, fds_h_nodes_stats, P_NONE},
+    {"_nodes/{}/stats", M_GET, fds_h_nodes_stats, P_NONE},
+    {"_nodes/{}/stats/{}", M_GET, fds_h_nodes_stats, P_NONE},
+    {"_nodes/{}/stats/{}/{}", M_GET, fds_h_nodes_stats, P_NONE},
+    {"{}", M_PUT, fds_h_index_create, P_NONE},
+    {"{}", M_DELETE, fds_h_index_delete, P_DELETE},
+    {"{}", M_GET | M_HEAD, fds_h_index_get, P_EXPR_LOCAL},
+    {"{}/_settings", M_GET, fds_h_settings_get, NULL},
+    {"{}/_settings", M_PUT, fds_h_settings_put, NULL},
+    {"{}/_settings/{}", M_GET, fds_h_settings_get, NULL},
+    {"{}/_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
+    {"{}/_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
+    {"{}/_search", M_GET | M_POST, h_search, NULL},
+    {"{}/_count", M_GET | M_POST, h_count, NULL},
+    {"{}/_msearch", M_GET | M_POST, fds_h_msearch, NULL},
+    {"{}/_bulk", M_POST | M_PUT, fds_h_bulk, NULL},
+    {"{}/_mget", M_GET | M_POST, fds_h_mget, NULL},
+    {"{}/_refresh", M_POST | M_GET, fds_h_refresh, P_EXPR},
+    {"{}/_flush", M_POST | M_GET, fds_h_flush, P_EXPR},
+    {"{}/_forcemerge", M_POST, fds_h_forcemerge, P_FORCEMERGE},
+    {"{}/_open", M_POST, h_open, P_NONE},
+    {"{}/_close", M_POST, h_close, P_NONE},
+    {"{}/_stats", M_GET, fds_h_stats, P_NONE},
+    {"{}/_stats/{}", M_GET, fds_h_stats, P_NONE},
+    {"{}/_doc", M_POST, h_doc_index, NULL},
+    {"{}/_doc/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
+    {"{}/_doc/{}", M_PUT | M_POST, h_doc_index, NULL},
+    {"{}/_doc/{}", M_DELETE, fds_h_doc_delete, NULL},
+    {"{}/_create/{}", M_PUT | M_POST, h_doc_create, NULL},
+    {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
+    {"{}/_update/{}", M_POST, fds_h_update, NULL},
 };
 
 /* Does `pattern` match the request's segments? */
@@ -720,8 +739,11 @@ static void route(fds_req *r, fds_resp *o)
     for (size_t i = 0; i < sizeof ROUTES / sizeof *ROUTES; i++) {
         if (!route_matches(ROUTES[i].pattern, r))
             continue;
-        if (ROUTES[i].methods & m)
+        if (ROUTES[i].methods & m) {
+            if (ROUTES[i].params && !fds_req_check_params(r, o, ROUTES[i].params))
+                return;
             return ROUTES[i].fn(r, o);
+        }
         allowed |= ROUTES[i].methods;
     }
     if (allowed && fds_req_is(r, "OPTIONS")) {

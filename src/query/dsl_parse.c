@@ -22,6 +22,7 @@
 #include <strings.h>
 
 #include "dsl_parse_int.h"
+#include "fds_time.h"
 
 /* from + size within the index's index.max_result_window. */
 static int window_check(const fds_search_request *r, fds_err *err)
@@ -215,25 +216,15 @@ static int stored_check(const fds_search_request *r, fds_err *err)
     return 0;
 }
 
-/* A search `timeout` as Elasticsearch's TimeValue reads it: a number and a
- * unit (nanos, micros, ms, s, m, h, d), or -1 for none.  0 or FDS_EINVAL. */
+/* A search `timeout` as Elasticsearch's TimeValue reads it
+ * (fds_time_value_ns), or -1 for none; 0 stops at once.  0 or FDS_EINVAL. */
 static int parse_timeout(fds_search_request *r, const char *v, fds_err *err)
 {
-    static const struct { const char *unit; double ns; } units[] = {
-        {"nanos", 1}, {"micros", 1e3}, {"ms", 1e6}, {"s", 1e9},
-        {"m", 6e10}, {"h", 3.6e12}, {"d", 8.64e13}};
-    if (!strcmp(v, "-1")) {
-        r->timeout_ns = 0;
+    int64_t ns;
+    if (fds_time_value_ns(v, true, &ns)) {
+        r->timeout_ns = ns < 0 ? 0 : ns < 1 ? 1 : ns;
         return 0;
     }
-    char *end;
-    double x = strtod(v, &end);
-    for (size_t i = 0; end != v && x >= 0 && isfinite(x) && i < 7; i++)
-        if (!strcmp(end, units[i].unit)) {
-            double ns = x * units[i].ns; /* 0 stops at once; a year at most */
-            r->timeout_ns = ns < 1 ? 1 : ns > 3.15e16 ? (int64_t)3.15e16 : (int64_t)ns;
-            return 0;
-        }
     return fds_err_setk(err, FDS_EINVAL, FDS_KIND_PARSE,
                         "failed to parse setting [timeout] with value [%s] as a "
                         "time value: unit is missing or unrecognized", v);

@@ -44,6 +44,7 @@ void fds_mapping_free(fds_mapping *m)
     }
     free(m->fields);
     free(m->hash);
+    free(m->ddf);
     pthread_rwlock_destroy(&m->lock);
     free(m);
 }
@@ -413,6 +414,39 @@ static int merge_props(fds_mapping *m, const char *prefix, size_t plen,
     }
     return 0;
 }
+/* Root "dynamic_date_formats": a list of date formats (or one string),
+ * each read by fds__date_format_parse, at most
+ * FDS_DYNAMIC_DATE_FORMATS_MAX.  *out is malloc'd (NULL for an empty list,
+ * which turns detection of dates off as Elasticsearch's empty list does),
+ * *n their number.  0 or FDS_EINVAL (err) / FDS_ENOMEM. */
+static int parse_dynamic_date_formats(const cJSON *v, fds_date_format **out,
+                                      int *n, fds_err *err)
+{
+    int cnt = cJSON_IsString(v) ? 1 : cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+    if (cnt < 0 || cnt > (int)FDS_DYNAMIC_DATE_FORMATS_MAX)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "[dynamic_date_formats] must be a string or a list "
+                            "of at most %u date formats",
+                            FDS_DYNAMIC_DATE_FORMATS_MAX);
+    *out = cnt ? calloc((size_t)cnt, sizeof **out) : NULL;
+    if (cnt && !*out)
+        return FDS_ENOMEM;
+    for (int i = 0; i < cnt; i++) {
+        const cJSON *e = cJSON_IsString(v) ? v : cJSON_GetArrayItem(v, i);
+        if (!cJSON_IsString(e) ||
+            fds__date_format_parse(e->valuestring, strlen(e->valuestring),
+                                   &(*out)[i])) {
+            free(*out);
+            *out = NULL;
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "Invalid format: [%s] in [dynamic_date_formats]",
+                                cJSON_IsString(e) ? e->valuestring : "?");
+        }
+    }
+    *n = cnt;
+    return 0;
+}
+
 
 int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                            fds_err *err)
@@ -438,10 +472,20 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
     static const char *const root_fixed[][2] = {
         {"numeric_detection", "false"}, {"_source", "{\"enabled\":true}"}};
     int dynamic = -1, dates = -1;
+    fds_date_format *ddf = NULL;
+    int nddf = -1;
     cJSON_ArrayForEach(it, body) {
         const char *k = it->string;
         if (!strcmp(k, "properties"))
             continue;
+        if (!strcmp(k, "dynamic_date_formats")) {
+            free(ddf);
+            ddf = NULL;
+            rc = parse_dynamic_date_formats(it, &ddf, &nddf, err);
+            if (rc)
+                break;
+            continue;
+        }
         if (!strcmp(k, "dynamic")) {
             const char *v = cJSON_IsString(it) ? it->valuestring : NULL;
             if (cJSON_IsTrue(it) || (v && !strcmp(v, "true")))
@@ -492,7 +536,15 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
         m->dynamic = dynamic;
     if (!rc && dates >= 0)
         m->no_date_detection = !dates;
+    if (!rc && nddf >= 0) {
+        free(m->ddf);
+        m->ddf = ddf;
+        m->nddf = (unsigned)nddf;
+        m->ddf_set = true;
+        ddf = NULL;
+    }
     pthread_rwlock_unlock(&m->lock);
+    free(ddf);
     cJSON_Delete(root);
     return rc;
 }
@@ -570,6 +622,11 @@ char *fds_mapping_to_json(const fds_mapping *m)
                                                                          : "false");
             if (m->no_date_detection)
                 cJSON_AddFalseToObject(root, "date_detection");
+            if (m->ddf_set) {
+                cJSON *a = cJSON_AddArrayToObject(root, "dynamic_date_formats");
+                for (unsigned i = 0; a && i < m->nddf; i++)
+                    cJSON_AddItemToArray(a, cJSON_CreateString(m->ddf[i].text));
+            }
             if (n) {
                 cJSON *p = cJSON_AddObjectToObject(root, "properties");
                 add_children(m, sorted, n, NULL, false, p);
@@ -730,18 +787,68 @@ int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
     return rc;
 }
 
+/* Elasticsearch's second default dynamic date format, "yyyy/MM/dd
+ * HH:mm:ss Z||yyyy/MM/dd Z" (the offset optional), and the format a field
+ * it detects is mapped with (DynamicFieldsBuilder, RootObjectMapper's
+ * Defaults.DYNAMIC_DATE_TIME_FORMATTERS). */
+#define SLASH_DATE_DETECT "yyyy/MM/dd HH:mm:ss Z||yyyy/MM/dd HH:mm:ss||yyyy/MM/dd Z||yyyy/MM/dd"
+#define SLASH_DATE_FORMAT "yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis"
+
+static fds_date_format slash_detect, slash_format;
+static bool slash_ok;
+static pthread_once_t slash_once = PTHREAD_ONCE_INIT;
+
+static void slash_formats_init(void)
+{
+    slash_ok = fds__date_format_parse(SLASH_DATE_DETECT, strlen(SLASH_DATE_DETECT),
+                                      &slash_detect) == 0 &&
+               fds__date_format_parse(SLASH_DATE_FORMAT, strlen(SLASH_DATE_FORMAT),
+                                      &slash_format) == 0;
+}
+
+/* Is the new string field v a date under m's dynamic_date_formats (in
+ * order; the default list when none was given)?  1 and *df = the format to
+ * map it with (NULL: the date default), or 0. */
+static int dynamic_date(const fds_mapping *m, const fds_jval *v,
+                        const fds_date_format **df)
+{
+    int64_t ms;
+    *df = NULL;
+    if (m->ddf_set) {
+        for (unsigned i = 0; i < m->nddf; i++)
+            if (fds__date_parse(v->str, v->str_len, &m->ddf[i], 0, &ms) == 0) {
+                bool dflt = m->ddf[i].npat == 0 && m->ddf[i].bits == FDS_DF_DEFAULT;
+                *df = dflt ? NULL : &m->ddf[i];
+                return 1;
+            }
+        return 0;
+    }
+    if (fds__parse_date(v->str, v->str_len, false, &ms) == 0)
+        return 1;
+    pthread_once(&slash_once, slash_formats_init);
+    if (slash_ok && fds__date_parse(v->str, v->str_len, &slash_detect, 0, &ms) == 0) {
+        *df = &slash_format;
+        return 1;
+    }
+    return 0;
+}
+
 fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
                                  bool *enomem)
 {
     fds_mfield *f = fds__mapping_find(m, v->path, v->path_len);
     if (f || m->dynamic != FDS_DYNAMIC_TRUE)
         return f; /* dynamic false: unmapped, kept in _source only */
-    int64_t ms;
     switch (v->kind) {
-    case FDS_JV_STRING:
-        if (!m->no_date_detection &&
-            fds__parse_date(v->str, v->str_len, false, &ms) == 0) {
+    case FDS_JV_STRING: {
+        const fds_date_format *df = NULL;
+        int date = m->no_date_detection ? 0 : dynamic_date(m, v, &df);
+        if (date) {
             f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_DATE, "date");
+            if (f && df && !(f->dfmt = malloc(sizeof *f->dfmt)))
+                f = NULL; /* fds__mapping_add's field is freed with m */
+            else if (f && df)
+                *f->dfmt = *df;
         } else {
             f = fds__mapping_add(m, v->path, v->path_len, FDS_FT_TEXT, "text");
             if (f) {
@@ -756,6 +863,7 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
             }
         }
         break;
+    }
     case FDS_JV_NUMBER: {
         bool frac = memchr(v->str, '.', v->str_len) ||
                     memchr(v->str, 'e', v->str_len) ||

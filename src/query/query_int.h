@@ -59,7 +59,15 @@ struct fds_mapping {
      * refuse their document (STRICT) */
     int dynamic;         /* FDS_DYNAMIC_* */
     bool no_date_detection; /* "date_detection": false */
+    /* "dynamic_date_formats": the formats a new string field is tried
+     * against, in order (malloc'd, nddf of them); NULL = Elasticsearch's
+     * default, strict_date_optional_time then yyyy/MM/dd (fds__mapping_dynamic) */
+    struct fds_date_format *ddf;
+    unsigned nddf;
+    bool ddf_set;        /* the list was given (an empty one included) */
 };
+/* Most formats in a root "dynamic_date_formats" list. */
+#define FDS_DYNAMIC_DATE_FORMATS_MAX 8
 
 enum { FDS_DYNAMIC_TRUE = 0, FDS_DYNAMIC_FALSE, FDS_DYNAMIC_STRICT };
 

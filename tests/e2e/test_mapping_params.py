@@ -166,5 +166,46 @@ class MappingParams(ServerTestCase):
         self.assertEqual(self.req("HEAD", "/al1")[0], 404)
 
 
+    def test_dynamic_date_formats(self):
+        """Elasticsearch's default detection maps yyyy/MM/dd strings as dates
+        with yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis; a given list
+        replaces the default, in order; an empty list detects no dates."""
+        st, out, _ = self.req("PUT", "/dd1/_doc/1?refresh=true",
+                              {"c": "2015/09/02", "t": "2015/09/02 10:11:12",
+                               "iso": "2015-09-02T10:00:00Z", "s": "2015 09 02"})
+        self.assertEqual(st, 201, out)
+        props = self.req("GET", "/dd1/_mapping")[1]["dd1"]["mappings"]["properties"]
+        slash = {"type": "date", "format": "yyyy/MM/dd HH:mm:ss||yyyy/MM/dd||epoch_millis"}
+        self.assertEqual(props["c"], slash)
+        self.assertEqual(props["t"], slash)
+        self.assertEqual(props["iso"], {"type": "date"})
+        self.assertEqual(props["s"]["type"], "text")
+        # the detected format is applied: the range reads the same layout
+        st, out, _ = self.req("POST", "/dd1/_count",
+                              {"query": {"range": {"t": {"gte": "2015/09/02 10:11:00",
+                                                         "lt": "2015/09/02 10:12:00"}}}})
+        self.assertEqual(out["count"], 1, out)
+        self.create("dd2", {"dynamic_date_formats": ["MM/dd/yyyy"]}, 200)
+        self.assertEqual(self.req("PUT", "/dd2/_doc/1?refresh=true",
+                                  {"d": "09/25/2015", "x": "2015/09/02",
+                                   "iso": "2015-09-02"})[0], 201)
+        m = self.req("GET", "/dd2/_mapping")[1]["dd2"]["mappings"]
+        self.assertEqual(m["dynamic_date_formats"], ["MM/dd/yyyy"])
+        self.assertEqual(m["properties"]["d"], {"type": "date", "format": "MM/dd/yyyy"})
+        self.assertEqual(m["properties"]["x"]["type"], "text")
+        self.assertEqual(m["properties"]["iso"]["type"], "text")
+        self.create("dd3", {"dynamic_date_formats": []}, 200)
+        self.assertEqual(self.req("PUT", "/dd3/_doc/1", {"iso": "2015-09-02T10:00:00Z"})[0], 201)
+        self.assertEqual(self.req("GET", "/dd3/_mapping")[1]["dd3"]["mappings"]
+                         ["properties"]["iso"]["type"], "text")
+        for bad in (["qqq"], 5, [1], ["yyyy"] * 9):
+            out = self.create("dd4", {"dynamic_date_formats": bad}, 400)
+            self.assertIn("dynamic_date_formats", out["error"]["reason"])
+        # the list survives a restart
+        self.srv.stop()
+        self.srv.start()
+        m = self.req("GET", "/dd2/_mapping")[1]["dd2"]["mappings"]
+        self.assertEqual(m["dynamic_date_formats"], ["MM/dd/yyyy"])
+
 if __name__ == "__main__":
     unittest.main()

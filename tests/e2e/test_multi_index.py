@@ -5,6 +5,7 @@ indices, each hit with its `_index`; a failing index as a shard failure.
 Daily indices (`logs-YYYY.MM.DD`, as rsyslog and syslog-ng write them) are
 the case it is for; the official Python client searches them too."""
 import json
+import time
 import unittest
 
 from fdsserver import ServerTestCase
@@ -337,6 +338,97 @@ class MultiIndex(ServerTestCase):
             self.assertEqual(self.req("GET", "/_cluster/health")[1]["status"], "green")
         finally:
             self.req("DELETE", "/rep")
+
+    def test_cluster_health_options(self):
+        """Elasticsearch's cluster.health YAML: index expressions, level,
+        wait_for_* conditions and a timeout that answers 200 timed_out."""
+        st, out, _ = self.req("PUT", "/hrep", {"settings": {"number_of_replicas": 2}})
+        self.assertEqual(st, 200, out)
+        try:
+            h = self.req("GET", "/_cluster/health/hrep?level=shards")[1]
+            self.assertEqual((h["status"], h["unassigned_shards"]), ("yellow", 2))
+            ih = h["indices"]["hrep"]
+            self.assertEqual((ih["number_of_replicas"], ih["active_primary_shards"],
+                              ih["shards"]["0"]["primary_active"]), (2, 1, True))
+            self.assertNotIn("shards", self.req("GET", "/_cluster/health/hrep?level=indices")
+                             [1]["indices"]["hrep"])
+            self.assertNotIn("indices", self.req("GET", "/_cluster/health")[1])
+            # a single other index is green on its own
+            self.assertEqual(self.req("GET", "/_cluster/health/logs-*")[1]["status"], "green")
+            t0 = time.monotonic()
+            st, h, _ = self.req("GET", "/_cluster/health/hrep?wait_for_status=green&timeout=200ms")
+            waited = time.monotonic() - t0
+            self.assertEqual((st, h["status"], h["timed_out"]), (200, "yellow", True))
+            self.assertGreaterEqual(waited, 0.2)
+            st, h, _ = self.req("GET", "/_cluster/health/hrep?wait_for_status=yellow")
+            self.assertEqual((st, h["timed_out"]), (200, False))
+            h = self.req("GET", "/_cluster/health?wait_for_active_shards=all&timeout=1ms")[1]
+            self.assertTrue(h["timed_out"])
+        finally:
+            self.req("DELETE", "/hrep")
+        # a missing concrete index is red until it exists; a wildcard is not
+        h = self.req("GET", "/_cluster/health/nope-1?timeout=1ms")[1]
+        self.assertEqual((h["status"], h["timed_out"]), ("red", True))
+        h = self.req("GET", "/_cluster/health/nope-*?timeout=1ms")[1]
+        self.assertEqual((h["status"], h["timed_out"]), ("green", False))
+        for q in ("wait_for_nodes=10", "wait_for_nodes=>=2", "wait_for_nodes=lt(1)"):
+            self.assertTrue(self.req("GET", "/_cluster/health?timeout=1ms&" + q)[1]["timed_out"], q)
+        for q in ("wait_for_nodes=1", "wait_for_nodes=>=1", "wait_for_nodes=le(1)",
+                  "wait_for_events=languid", "wait_for_no_relocating_shards=true"):
+            self.assertFalse(self.req("GET", "/_cluster/health?" + q)[1]["timed_out"], q)
+        for q in ("level=nodes", "wait_for_status=blue", "wait_for_nodes=x",
+                  "wait_for_nodes=ge(1", "wait_for_active_shards=-1", "timeout=5",
+                  "wait_for_events=soon", "local=maybe", "frobnicate=1",
+                  "return_200_for_cluster_health_timeout=false"):
+            st, out, _ = self.req("GET", "/_cluster/health?" + q)
+            self.assertEqual((st, out["error"]["type"]), (400, "illegal_argument_exception"), q)
+
+    def test_put_settings_over_expressions(self):
+        """PUT /{expr}/_settings and PUT /_settings (Elasticsearch's
+        indices.put_settings YAML): every named index, all or nothing,
+        preserve_existing, reopen for static settings, null resets."""
+        for n in ("ps-1", "ps-2"):
+            self.assertEqual(self.req("PUT", "/" + n)[0], 200)
+        try:
+            def interval(n):
+                return self.req("GET", "/%s/_settings/index.refresh_interval?include_defaults"
+                                % n)[1][n]
+            st, out, _ = self.req("PUT", "/ps-*/_settings", {"index": {"refresh_interval": "7s"}})
+            self.assertEqual((st, out), (200, {"acknowledged": True}))
+            for n in ("ps-1", "ps-2"):
+                self.assertEqual(interval(n)["settings"]["index"]["refresh_interval"], "7s")
+            # one bad index stops all of them: ps-1 is untouched
+            st, out, _ = self.req("PUT", "/ps-1,nope/_settings", {"index.refresh_interval": "9s"})
+            self.assertEqual(st, 404, out)
+            st, out, _ = self.req("PUT", "/ps-1,nope/_settings?ignore_unavailable=true",
+                                  {"index.refresh_interval": "9s"})
+            self.assertEqual(st, 200, out)
+            self.assertEqual(interval("ps-1")["settings"]["index"]["refresh_interval"], "9s")
+            self.assertEqual(interval("ps-2")["settings"]["index"]["refresh_interval"], "7s")
+            st, out, _ = self.req("PUT", "/nomatch-*/_settings", {"index.refresh_interval": "9s"})
+            self.assertEqual(st, 404, out)
+            # preserve_existing: a setting the index has stays; null resets
+            st, _, _ = self.req("PUT", "/ps-2/_settings?preserve_existing=true",
+                                {"index.refresh_interval": "3s"})
+            self.assertEqual(interval("ps-2")["settings"]["index"]["refresh_interval"], "7s")
+            self.req("PUT", "/ps-2/_settings", {"index.refresh_interval": None})
+            self.assertEqual(interval("ps-2")["defaults"]["index"]["refresh_interval"], "1s")
+            # static settings: refused on an open index unless reopen=true
+            st, out, _ = self.req("PUT", "/ps-1/_settings", {"index.codec": "best_compression"})
+            self.assertEqual(st, 400, out)
+            self.assertIn("Can't update non dynamic settings", out["error"]["reason"])
+            st, out, _ = self.req("PUT", "/ps-1/_settings?reopen=true",
+                                  {"index.codec": "best_compression"})
+            self.assertEqual(st, 200, out)
+            got = self.req("GET", "/ps-1/_settings")[1]["ps-1"]["settings"]["index"]
+            self.assertEqual(got["codec"], "best_compression")
+            self.assertEqual(str(self.req("GET", "/_cat/indices/ps-1?h=status")[1]).strip(), "open")
+            st, out, _ = self.req("PUT", "/ps-1/_settings?flat_settings=true",
+                                  {"index.refresh_interval": "1s"})
+            self.assertEqual(st, 400, out)
+        finally:
+            self.req("DELETE", "/ps-1")
+            self.req("DELETE", "/ps-2")
 
     def test_hidden_setting(self):
         st, out, _ = self.req("PUT", "/logs-hidden", {"settings": {"index.hidden": True}})
