@@ -12,6 +12,7 @@
 
 #include "aggs_render.h"
 #include "query.h"
+#include "tdigest.h"
 
 size_t fds__java_double(double d, char *out)
 {
@@ -123,6 +124,10 @@ static void put_subs(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
 static const char *typed_name(const fds_agg_result *r)
 {
     const fds_agg *a = r->agg;
+    if (a->type == FDS_AGG_PERCENTILES)
+        return "tdigest_percentiles";
+    if (a->type == FDS_AGG_PERCENTILE_RANKS)
+        return "tdigest_percentile_ranks";
     if (a->type != FDS_AGG_TERMS)
         return fds_agg_type_name(a->type);
     if (a->unmapped)
@@ -137,6 +142,45 @@ static void render_metric(fds_strbuf *b, const fds_agg_result *r)
     int t = a->type;
     if (t == FDS_AGG_VALUE_COUNT) {
         fds_strbuf_printf(b, "{\"value\":%llu}", (unsigned long long)r->count);
+        return;
+    }
+    if (t == FDS_AGG_CARDINALITY) {
+        fds_strbuf_printf(b, "{\"value\":%.0f}", fds_agg_metric_value(r, 0));
+        return;
+    }
+    if (t == FDS_AGG_PERCENTILES || t == FDS_AGG_PERCENTILE_RANKS) {
+        /* InternalTDigestPercentiles / ...PercentileRanks: keyed by the
+         * percent (the value) as Double.toString, or a list of key/value;
+         * the digest's queries may sort its buffer, not change its answer */
+        fds_tdigest *td = (fds_tdigest *)r->td;
+        fds_strbuf_puts(b, a->keyed ? "{\"values\":{" : "{\"values\":[");
+        for (size_t i = 0; i < a->npcts; i++) {
+            double p = a->pcts[i], v = NAN;
+            if (td)
+                v = t == FDS_AGG_PERCENTILES ? fds_tdigest_quantile(td, p / 100)
+                                             : fds_tdigest_cdf(td, p) * 100;
+            char k[FDS_AGG_DOUBLE_STR];
+            fds__java_double(p, k);
+            if (i)
+                fds_strbuf_putc(b, ',');
+            if (a->keyed) {
+                put_key(b, k);
+                put_double(b, v);
+                if (is_date(a) && t == FDS_AGG_PERCENTILES && isfinite(v)) {
+                    fds_strbuf_printf(b, ",\"%s_as_string\":", k);
+                    put_date_string(b, a, (int64_t)v);
+                }
+            } else {
+                fds_strbuf_printf(b, "{\"key\":%s,\"value\":", k);
+                put_double(b, v);
+                if (is_date(a) && t == FDS_AGG_PERCENTILES && isfinite(v)) {
+                    fds_strbuf_puts(b, ",\"value_as_string\":");
+                    put_date_string(b, a, (int64_t)v);
+                }
+                fds_strbuf_putc(b, '}');
+            }
+        }
+        fds_strbuf_puts(b, a->keyed ? "}}" : "]}");
         return;
     }
     if (t != FDS_AGG_STATS && t != FDS_AGG_EXTENDED_STATS) {

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "aggs_int.h"
+#include "hll.h"
+#include "tdigest.h"
 
 /* Entries of a terms aggregation's dense (owner, slot) table: 4 MiB. */
 #define FDS__AGG_DENSE_MAX (1u << 20)
@@ -94,6 +96,10 @@ typedef struct anode {
     uint32_t mcap;
     uint64_t *m_count;
     double *m_sum, *m_sumc, *m_sq, *m_sqc, *m_min, *m_max;
+    fds_hll **m_hll;       /* cardinality */
+    fds_tdigest **m_td;    /* percentiles, percentile_ranks */
+    uint64_t *ordhash;     /* cardinality of a keyword: hash per ordinal */
+    uint8_t *ordhash_have;
     /* the current segment */
     const fds_sfield *f;
     uint32_t *ordmap;       /* segment ordinal -> string id + 1 (0: not yet) */
@@ -153,6 +159,16 @@ static void anode_free(anode *n)
     free(n->m_sqc);
     free(n->m_min);
     free(n->m_max);
+    for (uint32_t i = 0; i < n->mcap; i++) {
+        if (n->m_hll)
+            fds_hll_free(n->m_hll[i]);
+        if (n->m_td)
+            fds_tdigest_free(n->m_td[i]);
+    }
+    free(n->m_hll);
+    free(n->m_td);
+    free(n->ordhash);
+    free(n->ordhash_have);
     free(n->ordmap);
     for (size_t i = 0; n->fit && i < n->a->nfilters; i++)
         fds__it_free(n->fit[i]);
@@ -345,21 +361,23 @@ static int metric_room(anode *n, uint32_t owner)
     }
     for (uint32_t i = n->mcap; i < nc; i++)
         c[i] = 0;
+    int t = n->a->type;
+    if (t == FDS_AGG_CARDINALITY) {
+        fds_hll **h = realloc(n->m_hll, nc * sizeof *h);
+        if (!h)
+            return FDS_ENOMEM;
+        memset(h + n->mcap, 0, (nc - n->mcap) * sizeof *h);
+        n->m_hll = h;
+    }
+    if (t == FDS_AGG_PERCENTILES || t == FDS_AGG_PERCENTILE_RANKS) {
+        fds_tdigest **d = realloc(n->m_td, nc * sizeof *d);
+        if (!d)
+            return FDS_ENOMEM;
+        memset(d + n->mcap, 0, (nc - n->mcap) * sizeof *d);
+        n->m_td = d;
+    }
     n->mcap = nc;
     return 0;
-}
-
-/* Kahan summation (Elasticsearch's CompensatedSum). */
-static inline void kahan(double *sum, double *comp, double v)
-{
-    if (!isfinite(v)) {
-        *sum += v;
-        return;
-    }
-    double y = v - *comp;
-    double t = *sum + y;
-    *comp = (t - *sum) - y;
-    *sum = t;
 }
 
 /* ---- values of a doc ---------------------------------------------------------- */
@@ -627,6 +645,83 @@ static inline void pass_down(fds__aggs_run *r, anode *n, size_t m)
         collect_batch(r, n->kids[k], n->bdoc, n->bown, m);
 }
 
+/* cardinality over a batch: each value's hash into its owner's sketch
+ * (Elasticsearch's hashes: MurmurHash3 of a keyword's bytes, mix64 of a
+ * long, of a double's bits). */
+static void collect_cardinality(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                                const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    for (size_t i = 0; i < cnt && !r->rc; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        uint64_t h;
+        if (a->ftype == FDS_FT_KEYWORD) {
+            uint32_t ord = f && f->col && fds__bit(f->present, d) ? fds__col_ord(f, d)
+                                                                  : FDS_SIDX_NO_ORD;
+            if (ord != FDS_SIDX_NO_ORD) {
+                if (!n->ordhash_have[ord]) {
+                    uint32_t len;
+                    const char *s = fds__sidx_term_str(f, ord, &len);
+                    n->ordhash[ord] = fds_hll_hash_bytes(s, len);
+                    n->ordhash_have[ord] = 1;
+                }
+                h = n->ordhash[ord];
+            } else if (a->has_missing) {
+                h = fds_hll_hash_bytes(a->missing_s, a->missing_len);
+            } else {
+                continue;
+            }
+        } else {
+            double v;
+            int64_t l;
+            if (!num_value(n, d, &v, &l))
+                continue;
+            h = a->ftype == FDS_FT_DOUBLE ? fds_hll_hash_double(v) : fds_hll_hash_long(l);
+        }
+        if (!n->m_hll[o] && !(n->m_hll[o] = fds_hll_create(a->precision_threshold))) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        n->m_count[o]++;
+        if (fds_hll_add(n->m_hll[o], h))
+            r->rc = FDS_ENOMEM;
+    }
+}
+
+/* percentiles, percentile_ranks over a batch: values into t-digests. */
+static void collect_digest(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                           const uint32_t *own, size_t cnt)
+{
+    for (size_t i = 0; i < cnt && !r->rc; i++) {
+        uint32_t o = own ? own[i] : 0;
+        double v;
+        int64_t l;
+        if (!num_value(n, docs[i], &v, &l) || !isfinite(v))
+            continue;
+        if (!n->m_td[o] && !(n->m_td[o] = fds_tdigest_create(n->a->compression))) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        n->m_count[o]++;
+        if (fds_tdigest_add(n->m_td[o], v, 1) == FDS_ENOMEM)
+            r->rc = FDS_ENOMEM;
+    }
+}
+
+/* Kahan summation (Elasticsearch's CompensatedSum). */
+static inline void kahan(double *sum, double *comp, double v)
+{
+    if (!isfinite(v)) {
+        *sum += v;
+        return;
+    }
+    double y = v - *comp;
+    double t = *sum + y;
+    *comp = (t - *sum) - y;
+    *sum = t;
+}
+
 /* Metrics over a batch. */
 static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
@@ -637,6 +732,14 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
         mo = own[i] > mo ? own[i] : mo;
     if (metric_room(n, mo)) {
         r->rc = FDS_ENOMEM;
+        return;
+    }
+    if (a->type == FDS_AGG_CARDINALITY) {
+        collect_cardinality(r, n, docs, own, cnt);
+        return;
+    }
+    if (a->type == FDS_AGG_PERCENTILES || a->type == FDS_AGG_PERCENTILE_RANKS) {
+        collect_digest(r, n, docs, own, cnt);
         return;
     }
     if (a->type == FDS_AGG_VALUE_COUNT) {
@@ -908,6 +1011,14 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     if (f && f->kind == FDS_FT_KEYWORD && f->nterms &&
         !(n->ordmap = calloc(f->nterms, sizeof *n->ordmap)))
         return FDS_ENOMEM;
+    free(n->ordhash);
+    free(n->ordhash_have);
+    n->ordhash = NULL;
+    n->ordhash_have = NULL;
+    if (a->type == FDS_AGG_CARDINALITY && f && f->kind == FDS_FT_KEYWORD &&
+        f->nterms && (!(n->ordhash = malloc(f->nterms * sizeof *n->ordhash)) ||
+                      !(n->ordhash_have = calloc(f->nterms, 1))))
+        return FDS_ENOMEM;
     /* terms keys as slots of this segment: its ordinals, or the packed
      * offsets of a narrow integer column of the aggregation's key type */
     if (a->type == FDS_AGG_TERMS && f && f->col) {
@@ -984,12 +1095,16 @@ void fds_agg_result_free(fds_agg_result *r)
         free(r->b[i].subs);
     }
     free(r->b);
+    fds_hll_free(r->hll);
+    fds_tdigest_free(r->td);
     free(r);
 }
 
 double fds_agg_metric_value(const fds_agg_result *r, int stat)
 {
     int t = r->agg->type;
+    if (t == FDS_AGG_CARDINALITY)
+        return r->hll ? (double)fds_hll_cardinality(r->hll) : 0;
     if (stat == FDS_AGG_STAT_VALUE)
         stat = t == FDS_AGG_AVG ? FDS_AGG_STAT_AVG
              : t == FDS_AGG_SUM ? FDS_AGG_STAT_SUM
@@ -1159,6 +1274,15 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
             r->sumsq = n->m_sq[owner];
             r->min = n->m_min[owner];
             r->max = n->m_max[owner];
+            /* each (aggregation, owner) is built once: the sketch moves */
+            if (n->m_hll) {
+                r->hll = n->m_hll[owner];
+                n->m_hll[owner] = NULL;
+            }
+            if (n->m_td) {
+                r->td = n->m_td[owner];
+                n->m_td[owner] = NULL;
+            }
         }
         return r;
     }
@@ -1494,6 +1618,24 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
             kahan(&r->sumsq, &qc, in[i]->sumsq);
             r->min = fmin(r->min, in[i]->min);
             r->max = fmax(r->max, in[i]->max);
+            int rc = 0;
+            if (in[i]->hll) {
+                if (!r->hll && !(r->hll = fds_hll_create(a->precision_threshold)))
+                    rc = FDS_ENOMEM;
+                rc = rc ? rc : fds_hll_merge(r->hll, in[i]->hll);
+            }
+            if (in[i]->td) {
+                if (!r->td && !(r->td = fds_tdigest_create(a->compression)))
+                    rc = FDS_ENOMEM;
+                rc = rc ? rc : fds_tdigest_merge(r->td, in[i]->td);
+            }
+            if (rc) {
+                fds_agg_result_free(r);
+                R->rc = rc == FDS_ENOMEM ? rc : fds_err_setk(R->err, rc,
+                                                             FDS_KIND_INTERNAL,
+                                                             "sketches do not merge");
+                return NULL;
+            }
         }
         return r;
     }

@@ -51,6 +51,9 @@ typedef enum fds_agg_type {
     FDS_AGG_VALUE_COUNT,
     FDS_AGG_STATS,
     FDS_AGG_EXTENDED_STATS,
+    FDS_AGG_CARDINALITY,      /* HyperLogLog++ (hll.h) */
+    FDS_AGG_PERCENTILES,      /* t-digest (tdigest.h) */
+    FDS_AGG_PERCENTILE_RANKS,
     FDS_AGG_DATE_HISTOGRAM,
     FDS_AGG_HISTOGRAM,
     FDS_AGG_RANGE,
@@ -139,6 +142,13 @@ typedef struct fds_agg {
     char *other_key;
     /* extended_stats */
     double sigma;
+    /* cardinality: precision_threshold */
+    uint32_t precision_threshold;
+    /* percentiles (percents) and percentile_ranks (values): pcts[0..npcts),
+     * keyed (default true); tdigest.compression */
+    double *pcts;
+    size_t npcts;
+    double compression;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;
@@ -166,6 +176,9 @@ typedef struct fds_agg_bucket {
 
 struct fds_agg_result {
     const fds_agg *agg;
+    /* cardinality, percentiles: the sketch (owned; NULL: nothing seen) */
+    struct fds_hll *hll;
+    struct fds_tdigest *td;
     /* metrics: values seen, Kahan-compensated sum, sum of squares */
     uint64_t count;
     double sum, sum_c, sumsq, sumsq_c, min, max;
@@ -201,7 +214,7 @@ int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
                     fds_agg_result **out, fds_err *err);
 
 /* The value of metric result r for a stat (FDS_AGG_STAT_*): NaN when it
- * has none (no values; a sum of nothing is 0). */
+ * has none (no values; a sum of nothing is 0); cardinality's estimate. */
 double fds_agg_metric_value(const fds_agg_result *r, int stat);
 
 /* Write epoch milliseconds `ms` in format `f` (NULL:

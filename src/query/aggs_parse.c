@@ -17,6 +17,8 @@
 
 #include "aggs.h"
 #include "dsl_parse_int.h"
+#include "hll.h"
+#include "tdigest.h"
 
 static const struct {
     const char *name;
@@ -30,6 +32,9 @@ static const struct {
     {"value_count", FDS_AGG_VALUE_COUNT},
     {"stats", FDS_AGG_STATS},
     {"extended_stats", FDS_AGG_EXTENDED_STATS},
+    {"cardinality", FDS_AGG_CARDINALITY},
+    {"percentiles", FDS_AGG_PERCENTILES},
+    {"percentile_ranks", FDS_AGG_PERCENTILE_RANKS},
     {"date_histogram", FDS_AGG_DATE_HISTOGRAM},
     {"histogram", FDS_AGG_HISTOGRAM},
     {"range", FDS_AGG_RANGE},
@@ -41,7 +46,7 @@ static const struct {
 
 /* Aggregation types Elasticsearch has that we do not (yet). */
 static const char *const UNSUPPORTED[] = {
-    "cardinality", "percentiles", "percentile_ranks", "top_hits",
+    "top_hits",
     "composite", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "auto_date_histogram", "variable_width_histogram",
     "geo_bounds", "geo_centroid", "geohash_grid", "geotile_grid", "nested",
@@ -66,7 +71,7 @@ const char *fds_agg_type_name(int type)
 
 bool fds_agg_is_metric(int type)
 {
-    return type >= FDS_AGG_AVG && type <= FDS_AGG_EXTENDED_STATS;
+    return type >= FDS_AGG_AVG && type <= FDS_AGG_PERCENTILE_RANKS;
 }
 
 void fds_agg_free(fds_agg *a)
@@ -97,6 +102,7 @@ void fds_agg_free(fds_agg *a)
     free(a->filters);
     free(a->filter_keys);
     free(a->other_key);
+    free(a->pcts);
     for (size_t i = 0; i < a->nsubs; i++)
         fds_agg_free(a->subs[i]);
     free(a->subs);
@@ -334,7 +340,8 @@ static int check_order(fds__dsl_ctx *c, fds_agg *a, char **paths)
         int stat = -1;
         bool multi = s && (s->type == FDS_AGG_STATS ||
                            s->type == FDS_AGG_EXTENDED_STATS);
-        if (s && fds_agg_is_metric(s->type)) {
+        if (s && fds_agg_is_metric(s->type) && s->type != FDS_AGG_PERCENTILES &&
+            s->type != FDS_AGG_PERCENTILE_RANKS) {
             if (!dot && !multi)
                 stat = FDS_AGG_STAT_VALUE;
             for (int k = 1; dot && multi && k < 6; k++)
@@ -516,6 +523,7 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                 fds_agg_type_name(t));
     } else if (t != FDS_AGG_TERMS && t != FDS_AGG_VALUE_COUNT &&
                t != FDS_AGG_MISSING && t != FDS_AGG_FILTERS &&
+               t != FDS_AGG_CARDINALITY &&
                a->ftype == FDS_FT_KEYWORD) {
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "Field [%s] of type [keyword] is not supported for "
@@ -526,6 +534,11 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
         a->min_doc_count = 1;
     }
     a->sigma = 2.0;
+    a->precision_threshold = FDS_HLL_DEFAULT_THRESHOLD;
+    a->compression = FDS_TDIGEST_DEFAULT_COMPRESSION;
+    bool pct = t == FDS_AGG_PERCENTILES || t == FDS_AGG_PERCENTILE_RANKS;
+    if (pct)
+        a->keyed = true;
     a->other_key = NULL;
     bool have_shard_size = false, have_interval = false;
     for (const cJSON *e = b->child; e; e = e->next) {
@@ -740,6 +753,71 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             a->other_bucket = true;
         } else if (t == FDS_AGG_FILTERS && !strcmp(k, "keyed")) {
             rc = unsupported(c, a, k);
+        } else if (t == FDS_AGG_CARDINALITY && !strcmp(k, "precision_threshold")) {
+            uint64_t u;
+            if (!(rc = get_count(c, a, e, k, UINT32_MAX, &u)))
+                a->precision_threshold = (uint32_t)u;
+        } else if (t == FDS_AGG_CARDINALITY && !strcmp(k, "execution_hint")) {
+            if (!cJSON_IsString(e)) /* how to collect, not what */
+                rc = bad_value(c, a, k);
+        } else if (pct && !strcmp(k, "keyed")) {
+            if (!cJSON_IsBool(e))
+                rc = bad_value(c, a, k);
+            a->keyed = cJSON_IsTrue(e);
+        } else if (pct && !strcmp(k, "hdr")) {
+            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "[%s] method [hdr] is not supported by fieldstore: "
+                              "use [tdigest]", fds_agg_type_name(t));
+        } else if (pct && !strcmp(k, "tdigest")) {
+            for (const cJSON *p = cJSON_IsObject(e) ? e->child : NULL; p && !rc;
+                 p = p->next) {
+                if (!strcmp(p->string, "compression") && cJSON_IsNumber(p) &&
+                    p->valuedouble > 0 &&
+                    p->valuedouble <= FDS_TDIGEST_MAX_COMPRESSION)
+                    a->compression = p->valuedouble;
+                else if (!strcmp(p->string, "compression"))
+                    rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                      "[compression] must be in (0, %g] in [%s]",
+                                      FDS_TDIGEST_MAX_COMPRESSION, a->name);
+                else
+                    rc = unsupported(c, a, p->string);
+            }
+            if (!rc && !cJSON_IsObject(e))
+                rc = bad_value(c, a, k);
+        } else if ((t == FDS_AGG_PERCENTILES && !strcmp(k, "percents")) ||
+                   (t == FDS_AGG_PERCENTILE_RANKS && !strcmp(k, "values"))) {
+            size_t cnt = cJSON_IsArray(e) ? (size_t)cJSON_GetArraySize(e) : 0;
+            if (!cnt || cnt > FDS_AGG_LIST_MAX)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[%s] must be a list of 1 to %d numbers in [%s]",
+                                  k, FDS_AGG_LIST_MAX, a->name);
+            free(a->pcts);
+            a->npcts = 0;
+            if (!rc && !(a->pcts = calloc(cnt, sizeof *a->pcts)))
+                rc = oom(c);
+            for (const cJSON *p = rc ? NULL : e->child; p && !rc; p = p->next) {
+                double v;
+                if (t == FDS_AGG_PERCENTILE_RANKS) {
+                    rc = get_number(c, a, p, k, &v);
+                } else if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0) ||
+                           p->valuedouble > 100) {
+                    rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                      "percent must be in [0,100], got [%s]: [%s]",
+                                      cJSON_IsNumber(p) ? "a number" : fds__dsl_jtype(p),
+                                      a->name);
+                    v = 0;
+                } else {
+                    v = p->valuedouble;
+                }
+                a->pcts[a->npcts++] = v;
+            }
+            /* answered in ascending order, as Elasticsearch sorts them */
+            for (size_t i = 1; i < a->npcts; i++)
+                for (size_t j = i; j > 0 && a->pcts[j - 1] > a->pcts[j]; j--) {
+                    double x = a->pcts[j];
+                    a->pcts[j] = a->pcts[j - 1];
+                    a->pcts[j - 1] = x;
+                }
         } else {
             rc = unknown_field(c, a, k);
         }
@@ -780,6 +858,17 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             "[filters] cannot be null in [%s]", a->name);
     if (a->other_bucket && !a->other_key && !(a->other_key = strdup("_other_")))
         return oom(c);
+    if (t == FDS_AGG_PERCENTILE_RANKS && !a->npcts)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[values] must not be null: [%s]", a->name);
+    if (t == FDS_AGG_PERCENTILES && !a->npcts) {
+        /* Elasticsearch's PercentilesConfig default */
+        static const double DEF[] = {1, 5, 25, 50, 75, 95, 99};
+        if (!(a->pcts = malloc(sizeof DEF)))
+            return oom(c);
+        memcpy(a->pcts, DEF, sizeof DEF);
+        a->npcts = sizeof DEF / sizeof *DEF;
+    }
     return 0;
 }
 

@@ -159,6 +159,50 @@ class Aggs(ServerTestCase):
         e = self.aggs({"e": {"extended_stats": {"field": "unmapped"}}})["e"]
         self.assertEqual((e["count"], e["avg"], e["variance"], e["sum"]), (0, None, None, 0.0))
 
+    def test_cardinality_percentiles(self):
+        a = self.aggs({"c": {"cardinality": {"field": "kw"}},
+                       "cn": {"cardinality": {"field": "n", "precision_threshold": 100}},
+                       "cm": {"cardinality": {"field": "kw", "missing": "NONE"}},
+                       "p": {"percentiles": {"field": "n"}},
+                       "p2": {"percentiles": {"field": "x", "percents": [50, 0, 100],
+                                              "keyed": False,
+                                              "tdigest": {"compression": 200}}},
+                       "pr": {"percentile_ranks": {"field": "n", "values": [200, 1000]}},
+                       "pe": {"percentiles": {"field": "unmapped", "percents": [50]}},
+                       "pd": {"percentiles": {"field": "t", "percents": [0]}}})
+        self.assertEqual(a["c"], {"value": 3})
+        self.assertEqual(a["cn"], {"value": 3})
+        self.assertEqual(a["cm"], {"value": 4})
+        self.assertEqual(list(a["p"]["values"]),
+                         ["1.0", "5.0", "25.0", "50.0", "75.0", "95.0", "99.0"])
+        # n: 200, 200, 200, 404, 500: exact below the digest's switch
+        self.assertEqual(a["p"]["values"]["50.0"], 200.0)
+        self.assertEqual(a["p2"]["values"], [{"key": 0.0, "value": 0.5},
+                                             {"key": 50.0, "value": 2.5},
+                                             {"key": 100.0, "value": 8.0}])
+        self.assertEqual(list(a["pr"]["values"]), ["200.0", "1000.0"])
+        self.assertEqual(a["pr"]["values"]["1000.0"], 100.0)
+        self.assertEqual(a["pe"], {"values": {"50.0": None}})
+        self.assertEqual(a["pd"]["values"]["0.0_as_string"], "2026-01-01T10:00:00.000Z")
+        # ordered by cardinality, typed
+        st, out, _ = self.req("POST", "/a/_search?typed_keys", {"size": 0, "aggs": {
+            "k": {"terms": {"field": "kw", "order": {"u": "desc"}},
+                  "aggs": {"u": {"cardinality": {"field": "n"}},
+                           "q": {"percentiles": {"field": "n", "percents": [50]}}}}}})
+        self.assertEqual(st, 200, out)
+        b = out["aggregations"]["sterms#k"]["buckets"][0]
+        self.assertEqual((b["key"], b["cardinality#u"]["value"]), ("GET", 2))
+        self.assertIn("tdigest_percentiles#q", b)
+        self.err({"p": {"percentiles": {"field": "n", "hdr": {}}}},
+                 "illegal_argument_exception", "[hdr] is not supported")
+        self.err({"p": {"percentile_ranks": {"field": "n"}}},
+                 "illegal_argument_exception", "[values]")
+        self.err({"p": {"percentiles": {"field": "n", "percents": [101]}}},
+                 "illegal_argument_exception", "percent must be in [0,100]")
+        self.err({"m": {"terms": {"field": "kw", "order": {"q": "desc"}},
+                        "aggs": {"q": {"percentiles": {"field": "n"}}}}},
+                 "illegal_argument_exception", "Invalid aggregation order path")
+
     # ---- date_histogram -----------------------------------------------------------
 
     def test_date_histogram_calendar(self):
@@ -336,7 +380,7 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "cannot accept sub-aggregations")
         self.err({"m": {"terms": {"field": "kw"}, "avg": {"field": "n"}}},
                  "parsing_exception", "Found two aggregation type definitions")
-        self.err({"m": {"cardinality": {"field": "kw"}}}, "illegal_argument_exception",
+        self.err({"m": {"top_hits": {"size": 1}}}, "illegal_argument_exception",
                  "not supported by fieldstore yet")
         self.err({"m": {"terms": {"field": "kw"}, "meta": {"a": 1}}},
                  "illegal_argument_exception", "[meta]")
