@@ -79,7 +79,7 @@ done
 IDX=aggs-nginx-d$DOCS-s$SEED
 work=$(mktemp -d /tmp/fieldstore-aggs.XXXXXX)
 mkdir -p "$DATA_DIR" "$(dirname "$OUT")"
-. "$ROOT/bench/scale/server.sh" # stop_server
+. "$ROOT/bench/scale/server.sh" # stop_server, build_synthlogs_index
 trap 'stop_server; rm -rf "$work"' EXIT
 t_start=$(date +%s)
 log() { printf '[aggs bench %4ds] %s\n' $(( $(date +%s) - t_start )) "$*" >&2; }
@@ -95,24 +95,9 @@ doc_count() {
   curl -s "$URL/_cat/indices/$IDX?h=docs.count" 2>/dev/null | tr -d ' \n' | grep -E '^[0-9]+$' || true
 }
 
-if [[ $(doc_count) != "$DOCS" ]]; then
-  [[ -z $(doc_count) ]] || api DELETE "/$IDX" >/dev/null
-  log "building $IDX: $DOCS synthlogs docs (seed $SEED), datasets/nginx-mapping.json"
-  mapping=$(cat "$ROOT/datasets/nginx-mapping.json")
-  api PUT "/$IDX" "{\"settings\":{\"index\":{\"codec\":\"ZSTD\",\"refresh_interval\":\"-1\",\"translog\":{\"durability\":\"async\"}}},\"mappings\":$mapping}" >/dev/null
-  : > "$work/bulk_errors"
-  "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
-    | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
-        curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
-             --data-binary @- -o "$FILE.out" \
-          && head -c 200 "$FILE.out" | grep -q "\"errors\":false" \
-          || echo "$FILE: $(head -c 300 "$FILE.out" 2>/dev/null)" >> "$ERR"
-        rm -f "$FILE.out"' - "$work/chunk."
-  [[ ! -s $work/bulk_errors ]] || { echo "aggs bench: bulk errors: $(cat "$work/bulk_errors")" >&2; exit 1; }
-  api POST "/$IDX/_refresh" >/dev/null
-  api POST "/$IDX/_forcemerge?max_num_segments=1" >/dev/null
-  [[ $(doc_count) == "$DOCS" ]] || { echo "aggs bench: $IDX holds $(doc_count) docs" >&2; exit 1; }
-fi
+mapping=$(cat "$ROOT/datasets/nginx-mapping.json")
+build_synthlogs_index "aggs bench" "$IDX" "$DOCS" "$SEED" "$BULK_DOCS" \
+  "{\"settings\":{\"index\":{\"codec\":\"ZSTD\",\"refresh_interval\":\"-1\",\"translog\":{\"durability\":\"async\"}}},\"mappings\":$mapping}"
 log "$IDX: $DOCS docs; measuring"
 python3 "$here/measure.py" --port "$PORT" --index "$IDX" --pid "$server_pid" \
   --queries "$here/queries.ndjson" --repeats "$REPEATS" --requests "$REQUESTS" \

@@ -722,6 +722,22 @@ static inline void kahan(double *sum, double *comp, double v)
     *sum = t;
 }
 
+/* Count doc d into the bucket (owner o, key) and gather it for the subs
+ * at n->bdoc / n->bown[*m].  False on ENOMEM (r->rc set). */
+static inline bool gather(fds__aggs_run *r, anode *n, uint32_t o, uint64_t key,
+                          uint32_t d, size_t *m)
+{
+    uint32_t b = bucket_at(n, o, key);
+    if (b == UINT32_MAX) {
+        r->rc = FDS_ENOMEM;
+        return false;
+    }
+    n->b_count[b]++;
+    n->bdoc[*m] = d;
+    n->bown[(*m)++] = b;
+    return true;
+}
+
 /* Metrics over a batch. */
 static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
@@ -888,14 +904,8 @@ static void collect_single(fds__aggs_run *r, anode *n, const uint32_t *docs,
                 continue;
             break;
         }
-        uint32_t b = bucket_at(n, o, key);
-        if (b == UINT32_MAX) {
-            r->rc = FDS_ENOMEM;
+        if (!gather(r, n, o, key, d, &m))
             return;
-        }
-        n->b_count[b]++;
-        n->bdoc[m] = d;
-        n->bown[m++] = b;
     }
     pass_down(r, n, m);
 }
@@ -929,14 +939,8 @@ static void collect_multi(fds__aggs_run *r, anode *n, const uint32_t *docs,
                     continue;
                 hit[i] = 1;
             }
-            uint32_t b = bucket_at(n, o, k);
-            if (b == UINT32_MAX) {
-                r->rc = FDS_ENOMEM;
+            if (!gather(r, n, o, k, d, &m))
                 return;
-            }
-            n->b_count[b]++;
-            n->bdoc[m] = d;
-            n->bown[m++] = b;
         }
         pass_down(r, n, m);
     }

@@ -254,15 +254,7 @@ static int get_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
         return 0;
     }
     if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "Text fields are not optimised for operations that "
-                            "require per-document field data like aggregations "
-                            "and sorting, so these operations are disabled by "
-                            "default. Please use a keyword field instead. "
-                            "Alternatively, set fielddata=true on [%s] in order "
-                            "to load field data by uninverting the inverted "
-                            "index. Note that this can use significant memory.",
-                            v->valuestring);
+        return fds__dsl_no_fielddata(c, v->valuestring);
     a->ftype = f->type;
     if (f->date_format && !a->has_fmt) {
         a->fmt = *f->date_format;

@@ -54,6 +54,10 @@ const char *fds__dsl_jtype(const cJSON *j);
  * included, from c->raw); false if not scalar. */
 bool fds__dsl_scalar(const fds__dsl_ctx *c, const cJSON *v, char *buf,
                      size_t cap, const char **s, size_t *n);
+/* Elasticsearch's refusal to sort or aggregate on text field `name`
+ * (illegal_argument_exception "Text fields are not optimised ...").
+ * Returns FDS_EINVAL. */
+int fds__dsl_no_fielddata(fds__dsl_ctx *c, const char *name);
 /* The mapped field `name` (filled into *buf), or NULL when unmapped. */
 const fds_field_info *fds__dsl_field(fds__dsl_ctx *c, const char *name,
                                      fds_field_info *buf);
