@@ -281,6 +281,46 @@ static void bucket_tail(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *b
     fds_strbuf_putc(b, '}');
 }
 
+/* A composite key {"source": value, ...}. */
+static void put_ckey(fds_strbuf *b, const fds_agg *a, const fds_agg_ckey *ck)
+{
+    fds_strbuf_putc(b, '{');
+    for (size_t k = 0; k < a->nsrcs; k++) {
+        const fds_agg *s = a->srcs[k];
+        if (k)
+            fds_strbuf_putc(b, ',');
+        put_key(b, s->name);
+        if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD)
+            fds_strbuf_put_json_string(b, ck[k].s, ck[k].len);
+        else if (s->type == FDS_AGG_HISTOGRAM || s->ftype == FDS_FT_DOUBLE)
+            put_double(b, ck[k].d);
+        else
+            fds_strbuf_printf(b, "%lld", (long long)ck[k].l);
+    }
+    fds_strbuf_putc(b, '}');
+}
+
+/* composite: after_key (the last bucket's key, when there is one) and the
+ * buckets with their keys. */
+static void render_composite(fds_strbuf *b, const fds_agg_result *r, bool typed)
+{
+    const fds_agg *a = r->agg;
+    fds_strbuf_putc(b, '{');
+    if (r->nb) {
+        fds_strbuf_puts(b, "\"after_key\":");
+        put_ckey(b, a, r->b[r->nb - 1].ck);
+        fds_strbuf_putc(b, ',');
+    }
+    fds_strbuf_puts(b, "\"buckets\":[");
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_strbuf_puts(b, i ? ",{\"key\":" : "{\"key\":");
+        put_ckey(b, a, r->b[i].ck);
+        fds_strbuf_putc(b, ',');
+        bucket_tail(b, a, &r->b[i], typed);
+    }
+    fds_strbuf_puts(b, "]}");
+}
+
 static void render_buckets(fds_strbuf *b, const fds_agg_result *r, bool typed)
 {
     const fds_agg *a = r->agg;
@@ -404,6 +444,8 @@ static void render_one(fds_strbuf *b, const fds_agg_result *r, bool typed)
     }
     if (fds_agg_is_metric(a->type)) {
         render_metric(b, r);
+    } else if (a->type == FDS_AGG_COMPOSITE) {
+        render_composite(b, r, typed);
     } else if (a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING) {
         fds_strbuf_putc(b, '{');
         bucket_tail(b, a, &r->b[0], typed);

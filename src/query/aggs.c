@@ -80,6 +80,7 @@ static int bmap_grow(bmap *m)
 typedef struct anode {
     const fds_agg *a;
     struct anode **kids;
+    struct anode **srcn;    /* composite: one node per source */
     /* buckets: ordinal -> owner, key, count */
     bmap map;
     uint32_t nb, bcap;
@@ -144,6 +145,9 @@ static void anode_free(anode *n)
     for (size_t i = 0; i < n->a->nsubs; i++)
         anode_free(n->kids[i]);
     free(n->kids);
+    for (size_t i = 0; n->srcn && i < n->a->nsrcs; i++)
+        anode_free(n->srcn[i]);
+    free(n->srcn);
     free(n->map.s);
     free(n->b_owner);
     free(n->b_key);
@@ -207,6 +211,15 @@ static anode *anode_new(exec *x, const fds_agg *a)
     }
     for (size_t i = 0; i < a->nsubs; i++)
         if (!(n->kids[i] = anode_new(x, a->subs[i]))) {
+            anode_free(n);
+            return NULL;
+        }
+    if (a->nsrcs && !(n->srcn = calloc(a->nsrcs, sizeof *n->srcn))) {
+        anode_free(n);
+        return NULL;
+    }
+    for (size_t i = 0; i < a->nsrcs; i++)
+        if (!(n->srcn[i] = anode_new(x, a->srcs[i]))) {
             anode_free(n);
             return NULL;
         }
@@ -946,11 +959,66 @@ static void collect_multi(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
 }
 
+/* Bytes of a composite key tuple: one 8-byte value per source. */
+#define FDS__AGG_CK_BYTES 8u
+
+/* composite over a batch (top level: owner 0): each doc's tuple of source
+ * values (a keyword as its id in the source's string table, a number as
+ * its key bits), interned; docs missing a source value are left out. */
+static void collect_composite(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                              size_t cnt)
+{
+    const fds_agg *a = n->a;
+    uint8_t tup[FDS_AGG_ORDER_MAX * 4 * FDS__AGG_CK_BYTES];
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i];
+        size_t k;
+        for (k = 0; k < a->nsrcs; k++) {
+            anode *sn = n->srcn[k];
+            const fds_agg *s = sn->a;
+            uint64_t key;
+            double v;
+            int64_t l;
+            if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD) {
+                bool oom = false;
+                uint32_t id = kw_value(sn, d, &oom);
+                if (oom)
+                    r->rc = FDS_ENOMEM;
+                if (id == UINT32_MAX)
+                    break;
+                key = id;
+            } else {
+                if (!num_value(sn, d, &v, &l) || isnan(v))
+                    break;
+                key = s->type == FDS_AGG_HISTOGRAM ? dbits(histo_key(s, v))
+                    : s->type == FDS_AGG_DATE_HISTOGRAM ? (uint64_t)date_key(s, l)
+                    : s->ftype == FDS_FT_DOUBLE ? dbits(v) : (uint64_t)l;
+            }
+            memcpy(tup + k * FDS__AGG_CK_BYTES, &key, FDS__AGG_CK_BYTES);
+        }
+        if (k < a->nsrcs)
+            continue;
+        uint32_t id = intern(n, (const char *)tup, a->nsrcs * FDS__AGG_CK_BYTES);
+        if (id == UINT32_MAX) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        if (!gather(r, n, 0, id, d, &m))
+            return;
+    }
+    pass_down(r, n, m);
+}
+
 static void collect_batch(fds__aggs_run *r, anode *n, const uint32_t *docs,
                           const uint32_t *own, size_t cnt)
 {
     if (r->rc)
         return;
+    if (n->a->type == FDS_AGG_COMPOSITE) {
+        collect_composite(r, n, docs, cnt);
+        return;
+    }
     switch (n->a->type) {
     case FDS_AGG_ROOT:
         for (size_t k = 0; k < n->a->nsubs; k++)
@@ -1046,6 +1114,11 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
         if (rc)
             return rc;
     }
+    for (size_t k = 0; k < a->nsrcs; k++) {
+        int rc = seg_begin(r, n->srcn[k], si);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -1088,16 +1161,25 @@ void fds__aggs_end(fds__aggs_run *r)
 
 /* ---- shard results --------------------------------------------------------- */
 
+/* Free what bucket bk of aggregation a holds and zero it. */
+static void bucket_clear(const fds_agg *a, fds_agg_bucket *bk)
+{
+    free(bk->key_s);
+    for (size_t k = 0; bk->ck && k < a->nsrcs; k++)
+        free(bk->ck[k].s);
+    free(bk->ck);
+    for (size_t k = 0; bk->subs && k < a->nsubs; k++)
+        fds_agg_result_free(bk->subs[k]);
+    free(bk->subs);
+    memset(bk, 0, sizeof *bk);
+}
+
 void fds_agg_result_free(fds_agg_result *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->nb; i++) {
-        free(r->b[i].key_s);
-        for (size_t k = 0; r->b[i].subs && k < r->agg->nsubs; k++)
-            fds_agg_result_free(r->b[i].subs[k]);
-        free(r->b[i].subs);
-    }
+    for (size_t i = 0; i < r->nb; i++)
+        bucket_clear(r->agg, &r->b[i]);
     free(r->b);
     fds_hll_free(r->hll);
     fds_tdigest_free(r->td);
@@ -1136,11 +1218,34 @@ static int key_class(const fds_agg *a)
     return a->ftype == FDS_FT_KEYWORD ? 0 : a->ftype == FDS_FT_DOUBLE ? 1 : 2;
 }
 
+/* Composite keys in the sources' order (each asc or desc). */
+static int ck_cmp(const fds_agg *a, const fds_agg_ckey *x, const fds_agg_ckey *y)
+{
+    for (size_t k = 0; k < a->nsrcs; k++) {
+        const fds_agg *s = a->srcs[k];
+        int c;
+        if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD) {
+            size_t n = x[k].len < y[k].len ? x[k].len : y[k].len;
+            c = memcmp(x[k].s, y[k].s, n);
+            c = c ? (c < 0 ? -1 : 1) : (x[k].len < y[k].len ? -1 : x[k].len > y[k].len);
+        } else if (s->type == FDS_AGG_HISTOGRAM || s->ftype == FDS_FT_DOUBLE) {
+            c = x[k].d < y[k].d ? -1 : x[k].d > y[k].d;
+        } else {
+            c = x[k].l < y[k].l ? -1 : x[k].l > y[k].l;
+        }
+        if (c)
+            return s->keyed ? -c : c;
+    }
+    return 0;
+}
+
 /* Bucket order: key order of the aggregation's keys. */
 static int key_cmp(const fds_agg_result *r, const fds_agg_bucket *x,
                    const fds_agg_bucket *y)
 {
     const fds_agg *a = r->agg;
+    if (a->type == FDS_AGG_COMPOSITE)
+        return ck_cmp(a, x->ck, y->ck);
     if (a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD) {
         size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
         int c = memcmp(x->key_s, y->key_s, n);
@@ -1226,6 +1331,24 @@ static int group(anode *n, uint32_t nowners)
 
 static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners);
 
+/* A composite's page: its buckets in key order after `after`, at most
+ * `size` of them (a shard's first `size` are enough: the merged first
+ * `size` are among them). */
+static void composite_page(fds_agg_result *r)
+{
+    const fds_agg *a = r->agg;
+    qsort_r(r->b, r->nb, sizeof *r->b, order_cmp, r);
+    size_t skip = 0;
+    while (a->has_after && skip < r->nb && ck_cmp(a, r->b[skip].ck, a->after) <= 0)
+        skip++;
+    for (size_t i = 0; i < skip; i++)
+        bucket_clear(a, &r->b[i]);
+    memmove(r->b, r->b + skip, (r->nb - skip) * sizeof *r->b);
+    r->nb -= skip;
+    while (r->nb > a->size)
+        bucket_clear(a, &r->b[--r->nb]);
+}
+
 /* The subs of bucket ordinal b (UINT32_MAX: an empty bucket) into bk. */
 static int build_subs(anode *n, uint32_t b, fds_agg_bucket *bk)
 {
@@ -1245,6 +1368,31 @@ static int set_key(anode *n, uint32_t b, fds_agg_bucket *bk)
 {
     const fds_agg *a = n->a;
     uint64_t key = n->b_key[b];
+    if (a->type == FDS_AGG_COMPOSITE) {
+        const uint8_t *tup = (const uint8_t *)n->arena + n->soff[key];
+        if (!(bk->ck = calloc(a->nsrcs, sizeof *bk->ck)))
+            return FDS_ENOMEM;
+        for (size_t k = 0; k < a->nsrcs; k++) {
+            const anode *sn = n->srcn[k];
+            const fds_agg *s = sn->a;
+            uint64_t v;
+            memcpy(&v, tup + k * FDS__AGG_CK_BYTES, FDS__AGG_CK_BYTES);
+            fds_agg_ckey *c = &bk->ck[k];
+            if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD) {
+                c->len = sn->slen[v];
+                if (!(c->s = malloc(c->len + 1)))
+                    return FDS_ENOMEM;
+                memcpy(c->s, sn->arena + sn->soff[v], c->len);
+                c->s[c->len] = 0;
+            } else if (s->type == FDS_AGG_HISTOGRAM || s->ftype == FDS_FT_DOUBLE) {
+                c->d = bitsd(v);
+            } else {
+                c->l = (int64_t)v;
+                c->d = (double)c->l;
+            }
+        }
+        return 0;
+    }
     if (a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD) {
         bk->key_len = n->slen[key];
         bk->key_s = malloc(bk->key_len + 1);
@@ -1358,13 +1506,11 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
         while (r->nb > a->shard_size) {
             fds_agg_bucket *bk = &r->b[--r->nb];
             r->other_doc_count += bk->doc_count;
-            free(bk->key_s);
-            for (size_t k = 0; bk->subs && k < a->nsubs; k++)
-                fds_agg_result_free(bk->subs[k]);
-            free(bk->subs);
-            memset(bk, 0, sizeof *bk);
+            bucket_clear(a, bk);
         }
     }
+    if (a->type == FDS_AGG_COMPOSITE)
+        composite_page(r);
     for (size_t i = 0; i < r->nb; i++) {
         uint32_t b = (uint32_t)r->b[i].err;
         r->b[i].err = 0;
@@ -1737,6 +1883,18 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
         fds_agg_bucket *d = &m[nm++];
         d->key_l = all[i].b->key_l;
         d->key_d = all[i].b->key_d;
+        const fds_agg_ckey *sck = all[i].b->ck;
+        if (sck && (d->ck = calloc(a->nsrcs, sizeof *d->ck))) {
+            for (size_t k = 0; k < a->nsrcs; k++) {
+                d->ck[k] = sck[k];
+                if (sck[k].s && (d->ck[k].s = malloc(sck[k].len + 1)))
+                    memcpy(d->ck[k].s, sck[k].s, sck[k].len + 1);
+                else if (sck[k].s)
+                    R->rc = FDS_ENOMEM;
+            }
+        } else if (sck) {
+            R->rc = FDS_ENOMEM;
+        }
         if (all[i].b->key_s) {
             d->key_len = all[i].b->key_len;
             if (!(d->key_s = malloc(d->key_len + 1))) {
@@ -1768,21 +1926,15 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
                 r->b[w++] = r->b[i];
                 continue;
             }
-            free(r->b[i].key_s);
-            for (size_t s = 0; r->b[i].subs && s < a->nsubs; s++)
-                fds_agg_result_free(r->b[i].subs[s]);
-            free(r->b[i].subs);
+            bucket_clear(a, &r->b[i]);
         }
         r->nb = w;
-    } else if (a->type != FDS_AGG_TERMS) {
+    } else if (a->type != FDS_AGG_TERMS && a->type != FDS_AGG_COMPOSITE) {
         fds_agg_bucket *have = r->b;
         size_t nhave = r->nb;
         fill_empty(R, r, have, nhave);
         for (size_t i = 0; i < nhave; i++) { /* any not moved (on error) */
-            free(have[i].key_s);
-            for (size_t s = 0; have[i].subs && s < a->nsubs; s++)
-                fds_agg_result_free(have[i].subs[s]);
-            free(have[i].subs);
+            bucket_clear(a, &have[i]);
         }
         free(have);
         if (R->rc) {
@@ -1796,12 +1948,11 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
         while (r->nb > a->size) {
             fds_agg_bucket *bk = &r->b[--r->nb];
             r->other_doc_count += bk->doc_count;
-            free(bk->key_s);
-            for (size_t s = 0; bk->subs && s < a->nsubs; s++)
-                fds_agg_result_free(bk->subs[s]);
-            free(bk->subs);
+            bucket_clear(a, bk);
         }
     }
+    if (a->type == FDS_AGG_COMPOSITE)
+        composite_page(r);
     if (count_buckets(R, r->nb)) {
         fds_agg_result_free(r);
         return NULL;

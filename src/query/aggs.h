@@ -61,6 +61,8 @@ typedef enum fds_agg_type {
     FDS_AGG_FILTER,
     FDS_AGG_FILTERS,
     FDS_AGG_MISSING,
+    FDS_AGG_COMPOSITE, /* top level only; srcs are its terms/histogram/
+                          date_histogram sources */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -90,6 +92,14 @@ enum {
     FDS_CAL_NONE = 0, FDS_CAL_SECOND, FDS_CAL_MINUTE, FDS_CAL_HOUR,
     FDS_CAL_DAY, FDS_CAL_WEEK, FDS_CAL_MONTH, FDS_CAL_QUARTER, FDS_CAL_YEAR
 };
+
+/* One value of a composite key: by the source's type, like a bucket key. */
+typedef struct fds_agg_ckey {
+    char *s;           /* keyword terms (malloc'd) */
+    size_t len;
+    int64_t l;         /* long/date/boolean terms, date_histogram */
+    double d;          /* double terms, histogram */
+} fds_agg_ckey;
 
 /* One range of a range / date_range: [from, to). */
 typedef struct fds_agg_range {
@@ -149,6 +159,12 @@ typedef struct fds_agg {
     double *pcts;
     size_t npcts;
     double compression;
+    /* composite: sources (each with its own name, type, field; `keyed`
+     * false = asc, true = desc), size (in `size`), `after` (has_after) */
+    struct fds_agg **srcs;
+    size_t nsrcs;
+    fds_agg_ckey *after;
+    bool has_after;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;
@@ -171,6 +187,7 @@ typedef struct fds_agg_bucket {
     double key_d;
     uint64_t doc_count;
     int64_t err;       /* terms: doc_count_error of the bucket (-1 unknown) */
+    fds_agg_ckey *ck;  /* composite: one value per source (malloc'd) */
     fds_agg_result **subs;
 } fds_agg_bucket;
 

@@ -42,12 +42,12 @@ static const struct {
     {"filter", FDS_AGG_FILTER},
     {"filters", FDS_AGG_FILTERS},
     {"missing", FDS_AGG_MISSING},
+    {"composite", FDS_AGG_COMPOSITE},
 };
 
 /* Aggregation types Elasticsearch has that we do not (yet). */
 static const char *const UNSUPPORTED[] = {
-    "top_hits",
-    "composite", "significant_terms", "significant_text", "rare_terms",
+    "top_hits", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "auto_date_histogram", "variable_width_histogram",
     "geo_bounds", "geo_centroid", "geohash_grid", "geotile_grid", "nested",
     "reverse_nested", "global", "sampler", "diversified_sampler",
@@ -103,6 +103,13 @@ void fds_agg_free(fds_agg *a)
     free(a->filter_keys);
     free(a->other_key);
     free(a->pcts);
+    for (size_t i = 0; i < a->nsrcs; i++) {
+        fds_agg_free(a->srcs[i]);
+        if (a->after)
+            free(a->after[i].s);
+    }
+    free(a->srcs);
+    free(a->after);
     for (size_t i = 0; i < a->nsubs; i++)
         fds_agg_free(a->subs[i]);
     free(a->subs);
@@ -457,6 +464,191 @@ static int64_t time_value_ms(const char *s)
 
 /* ---- one aggregation ----------------------------------------------------- */
 
+/* One composite source {"name": {"terms" | "histogram" | "date_histogram":
+ * {...}}} into a->srcs. */
+static int parse_source(fds__dsl_ctx *c, fds_agg *a, const cJSON *o)
+{
+    if (!cJSON_IsObject(o) || !o->child || o->child->next ||
+        !cJSON_IsObject(o->child->child ? o->child : NULL) ||
+        !o->child->child || o->child->child->next)
+        return bad_value(c, a, "sources");
+    fds_agg *s = calloc(1, sizeof *s);
+    if (!s)
+        return oom(c);
+    a->srcs[a->nsrcs++] = s;
+    const cJSON *def = o->child->child;
+    if (!(s->name = strdup(o->child->string)))
+        return oom(c);
+    s->type = !strcmp(def->string, "terms") ? FDS_AGG_TERMS
+            : !strcmp(def->string, "histogram") ? FDS_AGG_HISTOGRAM
+            : !strcmp(def->string, "date_histogram") ? FDS_AGG_DATE_HISTOGRAM : -1;
+    if (s->type < 0)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "composite source type [%s] of [%s] is not supported "
+                            "by fieldstore (terms, histogram, date_histogram)",
+                            def->string, a->name);
+    if (!cJSON_IsObject(def))
+        return bad_value(c, a, "sources");
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(def, "field");
+    if (!f)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Required one of fields [field, script], but none "
+                            "were specified. [%s]", s->name);
+    const cJSON *tz = cJSON_GetObjectItemCaseSensitive(def, "time_zone");
+    if (tz && (s->type != FDS_AGG_DATE_HISTOGRAM || !cJSON_IsString(tz) ||
+               !fds__time_zone(tz->valuestring, strlen(tz->valuestring), &s->tz_ms)))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "time_zone of [%s] is not supported by fieldstore: "
+                            "only fixed offsets on a date_histogram source", s->name);
+    if (get_field(c, s, f))
+        return c->err->code;
+    if (s->type == FDS_AGG_DATE_HISTOGRAM && !s->unmapped && s->ftype != FDS_FT_DATE)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field [%s] is not a date: [date_histogram] source "
+                            "[%s]", s->field, s->name);
+    if (s->type == FDS_AGG_HISTOGRAM && s->ftype == FDS_FT_KEYWORD)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field [%s] of type [keyword] is not supported for "
+                            "aggregation [histogram]", s->field);
+    for (const cJSON *e = def->child; e; e = e->next) {
+        const char *k = e->string;
+        if (!strcmp(k, "field") || !strcmp(k, "time_zone"))
+            continue;
+        if (!strcmp(k, "order")) {
+            if (!cJSON_IsString(e) || (strcmp(e->valuestring, "asc") &&
+                                       strcmp(e->valuestring, "desc")))
+                return bad_value(c, a, "order");
+            s->keyed = !strcmp(e->valuestring, "desc");
+        } else if (!strcmp(k, "missing_bucket")) {
+            if (!cJSON_IsBool(e))
+                return bad_value(c, a, k);
+            if (cJSON_IsTrue(e))
+                return unsupported(c, a, "missing_bucket");
+        } else if (s->type == FDS_AGG_HISTOGRAM && !strcmp(k, "interval")) {
+            if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || !isfinite(e->valuedouble))
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[interval] must be > 0 for the histogram "
+                                    "source [%s]", s->name);
+            s->interval = e->valuedouble;
+        } else if (s->type == FDS_AGG_DATE_HISTOGRAM &&
+                   !strcmp(k, "calendar_interval")) {
+            for (size_t i = 0; cJSON_IsString(e) && i < sizeof CALS / sizeof *CALS; i++)
+                if (!strcmp(e->valuestring, CALS[i].name))
+                    s->cal = CALS[i].cal;
+            if (!s->cal)
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "The supplied interval [%s] could not be parsed "
+                                    "as a calendar interval.",
+                                    cJSON_IsString(e) ? e->valuestring : "");
+        } else if (s->type == FDS_AGG_DATE_HISTOGRAM && !strcmp(k, "fixed_interval")) {
+            s->fixed_ms = cJSON_IsString(e) ? time_value_ms(e->valuestring) : -1;
+            if (s->fixed_ms <= 0)
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "failed to parse setting "
+                                    "[date_histogram.fixedInterval] with value "
+                                    "[%s] as a time value: unit is missing or "
+                                    "unrecognized",
+                                    cJSON_IsString(e) ? e->valuestring : "");
+        } else if (s->type == FDS_AGG_DATE_HISTOGRAM && !strcmp(k, "offset")) {
+            const char *v = cJSON_IsString(e) ? e->valuestring : "";
+            int64_t ms = time_value_ms(v + (*v == '-' || *v == '+'));
+            if (ms < 0)
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "failed to parse setting "
+                                    "[date_histogram.offset] with value [%s] as a "
+                                    "time value", v);
+            s->offset_ms = *v == '-' ? -ms : ms;
+        } else if (!strcmp(k, "script") || !strcmp(k, "value_type") ||
+                   !strcmp(k, "format") || !strcmp(k, "missing_order")) {
+            return unsupported(c, a, k);
+        } else {
+            return fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                                "[%s] unknown field [%s]", def->string, k);
+        }
+    }
+    if (s->type == FDS_AGG_HISTOGRAM && !(s->interval > 0))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[interval] must be > 0 for the histogram source [%s]",
+                            s->name);
+    if (s->type == FDS_AGG_DATE_HISTOGRAM && !s->cal && s->fixed_ms <= 0)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Invalid interval specified, must be non-null and "
+                            "non-empty");
+    return 0;
+}
+
+/* composite: sources, size, after. */
+static int parse_composite(fds__dsl_ctx *c, fds_agg *a, const cJSON *b)
+{
+    if (!cJSON_IsObject(b))
+        return bad_value(c, a, "composite");
+    a->size = 10;
+    const cJSON *after = NULL;
+    for (const cJSON *e = b->child; e; e = e->next) {
+        const char *k = e->string;
+        int rc = 0;
+        if (!strcmp(k, "size")) {
+            uint64_t u;
+            rc = get_count(c, a, e, k, FDS_AGG_MAX_BUCKETS, &u);
+            a->size = (uint32_t)u;
+            if (!rc && !u)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[size] must be greater than 0. Found [0] in [%s]",
+                                  a->name);
+        } else if (!strcmp(k, "sources")) {
+            size_t n = cJSON_IsArray(e) ? (size_t)cJSON_GetArraySize(e) : 0;
+            if (!n || n > FDS_AGG_ORDER_MAX * 4)
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "Composite [sources] cannot be null or empty "
+                                    "(at most %d sources)", FDS_AGG_ORDER_MAX * 4);
+            if (!(a->srcs = calloc(n, sizeof *a->srcs)) ||
+                !(a->after = calloc(n, sizeof *a->after)))
+                return oom(c);
+            for (const cJSON *o = e->child; o && !rc; o = o->next)
+                rc = parse_source(c, a, o);
+        } else if (!strcmp(k, "after")) {
+            after = e;
+        } else {
+            rc = unknown_field(c, a, k);
+        }
+        if (rc)
+            return c->err->code ? c->err->code : rc;
+    }
+    if (!a->nsrcs)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Composite [sources] cannot be null or empty");
+    if (!after)
+        return 0;
+    if (!cJSON_IsObject(after) || (size_t)cJSON_GetArraySize(after) != a->nsrcs)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[after] has %d value(s) but [sources] has %zu",
+                            cJSON_IsObject(after) ? cJSON_GetArraySize(after) : 0,
+                            a->nsrcs);
+    for (size_t i = 0; i < a->nsrcs; i++) {
+        const fds_agg *s = a->srcs[i];
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(after, s->name);
+        fds_agg_ckey *k = &a->after[i];
+        if (!v)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[after] has no value for the source [%s]", s->name);
+        if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD) {
+            if (!cJSON_IsString(v))
+                return bad_value(c, a, "after");
+            k->len = strlen(v->valuestring);
+            if (!(k->s = strdup(v->valuestring)))
+                return oom(c);
+        } else {
+            int rc = get_number(c, s, v, "after", &k->d);
+            if (rc)
+                return rc;
+            k->l = k->d >= 0x1p63 ? INT64_MAX : k->d < -0x1p63 ? INT64_MIN
+                                                               : (int64_t)k->d;
+        }
+    }
+    a->has_after = true;
+    return 0;
+}
+
 static int parse_level(fds__dsl_ctx *c, fds_agg *parent, const cJSON *obj,
                        int depth);
 
@@ -465,6 +657,8 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                         char **paths)
 {
     int t = a->type;
+    if (t == FDS_AGG_COMPOSITE)
+        return parse_composite(c, a, b);
     if (t == FDS_AGG_FILTER) {
         a->filters = calloc(1, sizeof *a->filters);
         if (!a->filters)
@@ -931,6 +1125,11 @@ static int parse_one(fds__dsl_ctx *c, fds_agg *parent, const cJSON *def,
     if (!body)
         return fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_QUERY_PARSE,
                             "Missing definition for aggregation [%s]", name);
+    if (a->type == FDS_AGG_COMPOSITE && parent->type != FDS_AGG_ROOT)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[composite] aggregation cannot be used with a parent "
+                            "aggregation of type: [%s]",
+                            fds_agg_type_name(parent->type));
     char *paths[FDS_AGG_ORDER_MAX] = {NULL};
     int rc = parse_params(c, a, body, paths);
     if (!rc && subs) {

@@ -382,6 +382,11 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "Found two aggregation type definitions")
         self.err({"m": {"top_hits": {"size": 1}}}, "illegal_argument_exception",
                  "not supported by fieldstore yet")
+        self.err({"m": {"composite": {"sources": [{"a": {"terms": {
+            "field": "kw", "missing_bucket": True}}}]}}},
+            "illegal_argument_exception", "[missing_bucket] is not supported")
+        self.err({"m": {"composite": {"sources": []}}}, "illegal_argument_exception",
+                 "[sources] cannot be null or empty")
         self.err({"m": {"terms": {"field": "kw"}, "meta": {"a": 1}}},
                  "illegal_argument_exception", "[meta]")
         self.err({"a>b": {"terms": {"field": "kw"}}}, "parsing_exception",
@@ -489,6 +494,48 @@ class MultiIndexTerms(ServerTestCase):
         self.assertEqual([(b["key"], b["doc_count"]) for b in a["buckets"]],
                          [("b", 17), ("c", 15), ("a", 11)])
         self.assertEqual(a["sum_other_doc_count"], 62 - 43)
+
+    def test_composite_pages(self):
+        """composite over the three indices, paged with after_key: every
+        (term, day) pair once, in key order, with its count."""
+        want = []
+        for term in sorted({t for c in self.COUNTS for t in c}):
+            for day, counts in enumerate(self.COUNTS):
+                if term in counts:
+                    want.append(((term, 1767225600000 + day * 86400000), counts[term]))
+        got, after, pages = [], None, 0
+        while True:
+            comp = {"size": 4, "sources": [{"s": {"terms": {"field": "s"}}},
+                                          {"d": {"date_histogram": {
+                                              "field": "t", "calendar_interval": "1d"}}}]}
+            if after:
+                comp["after"] = after
+            st, out, _ = self.req("POST", "/logs-*/_search", {"size": 0, "aggs": {
+                "c": {"composite": comp, "aggs": {"n": {"value_count": {"field": "s"}}}}}})
+            self.assertEqual(st, 200, out)
+            c = out["aggregations"]["c"]
+            if not c["buckets"]:
+                self.assertNotIn("after_key", c)
+                break
+            pages += 1
+            for b in c["buckets"]:
+                self.assertEqual(b["n"]["value"], b["doc_count"])
+                got.append(((b["key"]["s"], b["key"]["d"]), b["doc_count"]))
+            self.assertEqual(c["after_key"], c["buckets"][-1]["key"])
+            after = c["after_key"]
+        self.assertEqual(got, want)
+        self.assertEqual(pages, (len(want) + 3) // 4)
+        # descending source order
+        st, out, _ = self.req("POST", "/logs-*/_search", {"size": 0, "aggs": {"c": {
+            "composite": {"size": 2, "sources": [{"s": {"terms": {"field": "s",
+                                                                   "order": "desc"}}}]}}}})
+        self.assertEqual([b["key"]["s"] for b in out["aggregations"]["c"]["buckets"]],
+                         ["f", "e"])
+        st, out, _ = self.req("POST", "/logs-*/_search", {"size": 0, "aggs": {"x": {
+            "terms": {"field": "s"}, "aggs": {"c": {"composite": {
+                "sources": [{"s": {"terms": {"field": "s"}}}]}}}}}})
+        self.assertEqual(st, 400, out)
+        self.assertIn("cannot be used with a parent aggregation", out["error"]["reason"])
 
     def test_histogram_across_indices(self):
         st, out, _ = self.req("POST", "/logs-*/_search", {"size": 0, "aggs": {"d": {

@@ -792,6 +792,101 @@ out:
     fds_strbuf_free(&body);
 }
 
+/* composite over shards sh[0..nsh), paged with after until empty: every
+ * (kw2, num histogram key) pair of the live matching docs once, in key
+ * order (kw2 ascending or descending), with its count. */
+typedef struct ctup {
+    char k[8];
+    double h;
+    int n;
+} ctup;
+
+static int ctup_desc;
+static int ctup_cmp(const void *pa, const void *pb)
+{
+    const ctup *x = pa, *y = pb;
+    int c = strcmp(x->k, y->k);
+    if (ctup_desc)
+        c = -c;
+    return c ? c : (x->h < y->h ? -1 : x->h > y->h);
+}
+
+static void check_composite(int round, shard *sh, int nsh, const fds_mapping *m)
+{
+    int size = 1 + (int)rnd(8), desc = (int)rnd(2), q = (int)rnd(4);
+    double iv = (double[]){25, 50, 100}[rnd(3)];
+    ctup *want = calloc(64 * 32, sizeof *want);
+    int nw = 0;
+    for (int i = 0; i < NDOCS; i++) {
+        const doc *d = &D[i];
+        if (!d->live || !query_match(q, d) || !d->has[F_KW2] || !d->has[F_NUM])
+            continue;
+        double h = floor((double)d->num / iv) * iv;
+        int k = 0;
+        while (k < nw && (strcmp(want[k].k, d->kw2) || want[k].h != h))
+            k++;
+        if (k == nw) {
+            snprintf(want[nw].k, sizeof want[nw].k, "%s", d->kw2);
+            want[nw++].h = h;
+        }
+        want[k].n++;
+    }
+    ctup_desc = desc;
+    qsort(want, (size_t)nw, sizeof *want, ctup_cmp);
+    int got = 0;
+    char after[64] = "";
+    for (int page = 0; page < 1000 && fds_test_failures < 10; page++) {
+        fds_strbuf body = FDS_STRBUF_INIT;
+        fds_strbuf_printf(&body, "{\"size\":0,\"query\":%s,\"aggs\":{\"c\":"
+                          "{\"composite\":{\"size\":%d,\"sources\":[{\"k\":{\"terms\":"
+                          "{\"field\":\"kw2\",\"order\":\"%s\"}}},{\"h\":{\"histogram\":"
+                          "{\"field\":\"num\",\"interval\":%g}}}]%s}}}}",
+                          QUERIES[q], size, desc ? "desc" : "asc", iv, after);
+        fds_agg_result *parts[2] = {NULL, NULL};
+        fds_search_request *rq[2] = {NULL, NULL};
+        for (int s = 0; s < nsh; s++) {
+            fds_err err;
+            fds_err_clear(&err);
+            ASSERTF(fds_search_parse(body.p, body.len, m, 0, &rq[s], &err) == 0,
+                    "%s: %s", body.p, err.reason);
+            fds_search_result res;
+            ASSERT(fds_search_execute(rq[s], sh[s].segs, sh[s].nseg, &res, &err) == 0);
+            parts[s] = res.aggs;
+            res.aggs = NULL;
+            fds_search_result_free(&res);
+        }
+        fds_agg_result *red = NULL;
+        fds_err err;
+        fds_err_clear(&err);
+        ASSERT(fds_aggs_reduce(rq[0]->aggs, parts, (size_t)nsh, &red, &err) == 0);
+        const fds_agg_result *c = red->b[0].subs[0];
+        ASSERTF(c->nb <= (size_t)size, "round %d: page of %zu > %d", round, c->nb, size);
+        for (size_t i = 0; i < c->nb; i++, got++) {
+            const fds_agg_bucket *b = &c->b[i];
+            ASSERTF(got < nw && !strcmp(b->ck[0].s, want[got].k) &&
+                    b->ck[1].d == want[got].h && (int)b->doc_count == want[got].n,
+                    "round %d composite bucket %d: got (%s, %g): %llu, want (%s, %g): %d\n%s",
+                    round, got, b->ck[0].s, b->ck[1].d, (unsigned long long)b->doc_count,
+                    got < nw ? want[got].k : "-", got < nw ? want[got].h : 0,
+                    got < nw ? want[got].n : 0, body.p);
+        }
+        bool done = c->nb == 0;
+        if (!done)
+            snprintf(after, sizeof after, ",\"after\":{\"k\":\"%s\",\"h\":%.17g}",
+                     c->b[c->nb - 1].ck[0].s, c->b[c->nb - 1].ck[1].d);
+        fds_agg_result_free(red);
+        for (int s = 0; s < nsh; s++) {
+            fds_agg_result_free(parts[s]);
+            fds_search_request_free(rq[s]);
+        }
+        fds_strbuf_free(&body);
+        if (done)
+            break;
+    }
+    ASSERTF(got == nw, "round %d composite: %d buckets of %d", round, got, nw);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : NROUNDS;
@@ -822,6 +917,8 @@ int main(int argc, char **argv)
             gfree(g);
             trees++;
         }
+        check_composite(r, &one, 1, m);
+        check_composite(r, two, 2, m);
         shard_free(&one);
         shard_free(&two[0]);
         shard_free(&two[1]);
