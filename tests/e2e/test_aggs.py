@@ -403,6 +403,15 @@ class Aggs(ServerTestCase):
         a = self.aggs({"m": {"sum": {"field": "one"}}, "k": {"terms": {"field": "s.keyword"}}},
                       index="mv")
         self.assertEqual(a["m"], {"value": 3.0})
+        # a merge keeps the mark of the segment it came from
+        st, _, _ = self.req("PUT", "/mv/_doc/2?refresh=true", {"n": 5, "one": 4})
+        self.assertIn(st, (200, 201))
+        st, out, _ = self.req("POST", "/mv/_forcemerge?max_num_segments=1")
+        self.assertEqual(st, 200, out)
+        self.err({"m": {"sum": {"field": "n"}}}, "illegal_argument_exception",
+                 "does not support multi-valued fields", index="mv")
+        self.assertEqual(self.aggs({"m": {"sum": {"field": "one"}}}, index="mv")["m"],
+                         {"value": 7.0})
 
 
 class MixedIndices(ServerTestCase):
