@@ -729,6 +729,30 @@ static bool query_match(int q, const doc *d)
     }
 }
 
+/* Parse and run body on each shard sh[0..nsh): their requests into rq[]
+ * and partial results into parts[] (caller frees both).  False when a
+ * parse failed (a failure is counted). */
+static bool run_shards(const fds_strbuf *body, shard *sh, int nsh,
+                       const fds_mapping *m, fds_search_request **rq,
+                       fds_agg_result **parts)
+{
+    for (int s = 0; s < nsh; s++) {
+        fds_err err;
+        fds_err_clear(&err);
+        ASSERTF(fds_search_parse(body->p, body->len, m, 0, &rq[s], &err) == 0,
+                "%s: %s", body->p, err.reason);
+        if (!rq[s])
+            return false;
+        fds_search_result res;
+        ASSERTF(fds_search_execute(rq[s], sh[s].segs, sh[s].nseg, &res, &err) == 0,
+                "%s: %s", body->p, err.reason);
+        parts[s] = res.aggs;
+        res.aggs = NULL;
+        fds_search_result_free(&res);
+    }
+    return true;
+}
+
 /* One tree under query q over shards sh[0..nsh) (docs [0, split) and
  * [split, NDOCS)). */
 static void check_tree(int round, int ti, const gagg *g, int q, shard *sh,
@@ -741,20 +765,8 @@ static void check_tree(int round, int ti, const gagg *g, int q, shard *sh,
     fds_strbuf_puts(&body, "}}");
     fds_agg_result *parts[2] = {NULL, NULL};
     fds_search_request *rq[2] = {NULL, NULL};
-    for (int s = 0; s < nsh; s++) {
-        fds_err err;
-        fds_err_clear(&err);
-        ASSERTF(fds_search_parse(body.p, body.len, m, 0, &rq[s], &err) == 0,
-                "%s: %s", body.p, err.reason);
-        if (!rq[s])
-            goto out;
-        fds_search_result res;
-        ASSERTF(fds_search_execute(rq[s], sh[s].segs, sh[s].nseg, &res, &err) == 0,
-                "%s: %s", body.p, err.reason);
-        parts[s] = res.aggs;
-        res.aggs = NULL;
-        fds_search_result_free(&res);
-    }
+    if (!run_shards(&body, sh, nsh, m, rq, parts))
+        goto out;
     fds_agg_result *red = NULL;
     fds_err err;
     fds_err_clear(&err);
@@ -844,16 +856,9 @@ static void check_composite(int round, shard *sh, int nsh, const fds_mapping *m)
                           QUERIES[q], size, desc ? "desc" : "asc", iv, after);
         fds_agg_result *parts[2] = {NULL, NULL};
         fds_search_request *rq[2] = {NULL, NULL};
-        for (int s = 0; s < nsh; s++) {
-            fds_err err;
-            fds_err_clear(&err);
-            ASSERTF(fds_search_parse(body.p, body.len, m, 0, &rq[s], &err) == 0,
-                    "%s: %s", body.p, err.reason);
-            fds_search_result res;
-            ASSERT(fds_search_execute(rq[s], sh[s].segs, sh[s].nseg, &res, &err) == 0);
-            parts[s] = res.aggs;
-            res.aggs = NULL;
-            fds_search_result_free(&res);
+        if (!run_shards(&body, sh, nsh, m, rq, parts)) {
+            fds_strbuf_free(&body);
+            break;
         }
         fds_agg_result *red = NULL;
         fds_err err;
