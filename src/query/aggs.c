@@ -10,9 +10,15 @@
  * itself (long, date, double bits, histogram key) or, for keyword terms, the
  * id of the term string interned by the aggregation, reached from a
  * segment's ordinal through a per-segment cache -- so buckets of all
- * segments of a shard meet by value.  Work per matching doc is one column
- * read and one table probe per bucket aggregation it reaches; state is
- * bounded by (matching docs x aggregations).
+ * segments of a shard meet by value.  The search hands the matching docs
+ * over in batches of FDS__AGG_BATCH; each aggregation runs over a batch in
+ * a tight loop and passes the docs that reached a bucket, with the bucket,
+ * to its subs.  Work per matching doc is one column read and one bucket
+ * lookup per aggregation it reaches: terms find the bucket in a dense
+ * (owner, segment ordinal or packed value) table, date_histogram reuses
+ * the last key's interval, anything else probes the table (memo of the
+ * last lookup first).  State is bounded by (matching docs x aggregations);
+ * the answer's buckets by FDS_AGG_MAX_BUCKETS.
  *
  * The reduce (fds_aggs_reduce) is Elasticsearch's: InternalTerms (merge by
  * key, doc_count_error_upper_bound, sum_other_doc_count, order, size),
