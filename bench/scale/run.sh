@@ -108,7 +108,7 @@ done
 IDX=scale-zstd-d$DOCS-s$SEED
 work=$(mktemp -d /tmp/fieldstore-scale.XXXXXX)
 mkdir -p "$DATA_DIR" "$(dirname "$OUT")"
-. "$here/server.sh" # stop_server, cpu_us
+. "$here/server.sh" # stop_server, cpu_us, build_synthlogs_index
 trap 'stop_server; rm -rf "$work"' EXIT
 t_start=$(date +%s)
 log() { printf '[scale bench %4ds] %s\n' $(( $(date +%s) - t_start )) "$*" >&2; }
@@ -130,23 +130,8 @@ doc_count() {
 
 # ---- build (once) -----------------------------------------------------------
 start_server "${SERVERS[0]#*=}"
-if [[ $(doc_count) != "$DOCS" ]]; then
-  [[ -z $(doc_count) ]] || api DELETE "/$IDX" >/dev/null
-  log "building $IDX: $DOCS synthlogs docs (seed $SEED) into $DATA_DIR"
-  api PUT "/$IDX" '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"async"}}}}' >/dev/null
-  : > "$work/bulk_errors"
-  "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
-    | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
-        curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
-             --data-binary @- -o "$FILE.out" \
-          && head -c 200 "$FILE.out" | grep -q "\"errors\":false" \
-          || echo "$FILE: $(head -c 300 "$FILE.out" 2>/dev/null)" >> "$ERR"
-        rm -f "$FILE.out"' - "$work/chunk."
-  [[ ! -s $work/bulk_errors ]] || { echo "scale bench: bulk errors: $(cat "$work/bulk_errors")" >&2; exit 1; }
-  api POST "/$IDX/_refresh" >/dev/null
-  api POST "/$IDX/_forcemerge?max_num_segments=1" >/dev/null
-  [[ $(doc_count) == "$DOCS" ]] || { echo "scale bench: $IDX holds $(doc_count) docs" >&2; exit 1; }
-fi
+build_synthlogs_index "scale bench" "$IDX" "$DOCS" "$SEED" "$BULK_DOCS" \
+  '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"async"}}}}'
 log "$IDX: $DOCS docs"
 
 # ---- the query pool, split by class ------------------------------------------

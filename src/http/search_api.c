@@ -30,6 +30,7 @@
 #include "http_int.h"
 #include "index_expr.h"
 #include "search_ctx.h"
+#include "aggs_render.h"
 #include "search_render.h"
 #include "search_stats.h"
 
@@ -44,7 +45,8 @@ static const char *const SEARCH_PARAMS[] = {
 /* "scroll" and "profile" first: `_count` takes the list without them.
  * routing narrows the shards searched; preference (one copy of each
  * shard), request_cache, search_type, batched_reduce_size and
- * ccs_minimize_roundtrips change nothing an answer shows. */
+ * ccs_minimize_roundtrips change nothing an answer shows; typed_keys names
+ * the aggregations "type#name". */
 static const char *const SEARCH_OK_PARAMS[] = {
     "scroll", "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
@@ -195,31 +197,65 @@ static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
     return rc;
 }
 
-/* Splice `"profile":{...}` before the closing brace of the JSON object
- * `*out` (*len bytes).  Returns 0 or FDS_ENOMEM (then *out is unchanged). */
-static int splice_profile(char **out, size_t *len, const fds__profile *p)
+/* Splice `,<member>` (plen bytes, e.g. `"profile":{...}`) before the
+ * closing brace of the JSON object `*out` (*len bytes).  Returns 0 or
+ * FDS_ENOMEM (then *out is unchanged). */
+static int splice_member(char **out, size_t *len, const char *member, size_t plen)
 {
-    char *prof = fds__profile_json(p);
     char *close = *out ? memrchr(*out, '}', *len) : NULL;
-    static const char key[] = ",\"profile\":";
-    size_t plen = prof ? strlen(prof) : 0;
-    char *n = prof && close ? malloc(*len + sizeof key + plen) : NULL;
-    if (!n) {
-        free(prof);
+    char *n = member && close ? malloc(*len + plen + 2) : NULL;
+    if (!n)
         return FDS_ENOMEM;
-    }
     /* memcpy, not printf: the hits' _source bytes are copied as they are */
     size_t head = (size_t)(close - *out), tail = *len - head, w = 0;
     memcpy(n, *out, head);
-    memcpy(n + (w += head), key, sizeof key - 1);
-    memcpy(n + (w += sizeof key - 1), prof, plen);
+    n[head] = ',';
+    memcpy(n + (w += head + 1), member, plen);
     memcpy(n + (w += plen), close, tail);
     n[w += tail] = 0;
-    free(prof);
     free(*out);
     *out = n;
     *len = w;
     return 0;
+}
+
+static int splice_profile(char **out, size_t *len, const fds__profile *p)
+{
+    char *prof = fds__profile_json(p);
+    static const char key[] = "\"profile\":";
+    fds_strbuf b = FDS_STRBUF_INIT;
+    fds_strbuf_puts(&b, key);
+    if (prof)
+        fds_strbuf_puts(&b, prof);
+    int rc = prof && !b.oom ? splice_member(out, len, b.p, b.len) : FDS_ENOMEM;
+    fds_strbuf_free(&b);
+    free(prof);
+    return rc;
+}
+
+/* The shards' aggregations reduced (fds_aggs_reduce) and spliced into the
+ * answer `*out` as `"aggregations":{...}`.  0 or an FDS_E* code (e
+ * filled: too_many_buckets_exception, out of memory). */
+static int splice_aggs(fds_req *r, const search_run *s, const fds_agg *root,
+                       char **out, size_t *len, fds_err *e)
+{
+    fds_agg_result *parts[s->nok ? s->nok : 1];
+    size_t np = 0;
+    for (size_t k = 0; k < s->nok; k++)
+        if (s->sh[s->ok[k]].res.aggs)
+            parts[np++] = s->sh[s->ok[k]].res.aggs;
+    fds_agg_result *red = NULL;
+    int rc = fds_aggs_reduce(root, parts, np, &red, e);
+    if (rc)
+        return rc;
+    fds_strbuf b = FDS_STRBUF_INIT;
+    fds__aggs_render(&b, red, fds_req_param_bool(r, "typed_keys", false));
+    fds_agg_result_free(red);
+    rc = b.oom ? FDS_ENOMEM : splice_member(out, len, b.p, b.len);
+    fds_strbuf_free(&b);
+    if (rc)
+        fds_err_setk(e, rc, FDS_KIND_INTERNAL, "out of memory");
+    return rc;
 }
 
 /* `"key":"id",` spliced after the opening brace of the JSON object `*out`
@@ -670,6 +706,11 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
                                          out != NULL);
         if (!out)
             rc = e->code ? e->code : FDS_ENOMEM;
+        if (out && !count && pg.aggs &&
+            (rc = splice_aggs(r, s, pg.aggs, &out, out_len, e))) {
+            free(out);
+            out = NULL;
+        }
     }
     if (rc == FDS_ENOMEM && !e->code)
         fds_err_setk(e, rc, FDS_KIND_INTERNAL, "out of memory");

@@ -303,15 +303,7 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
                                 "No mapping found for [%s] in order to sort on",
                                 name);
         if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT)
-            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "Text fields are not optimised for operations "
-                                "that require per-document field data like "
-                                "aggregations and sorting, so these operations "
-                                "are disabled by default. Please use a keyword "
-                                "field instead. Alternatively, set "
-                                "fielddata=true on [%s] in order to load field "
-                                "data by uninverting the inverted index. Note "
-                                "that this can use significant memory.", name);
+            return fds__dsl_no_fielddata(c, name);
         s->kind = FDS_SORT_FIELD;
         r->nsort++; /* counted now so the request frees the name on error */
         s->field = strdup(f->path);
@@ -799,6 +791,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return parse_min_score(r, it, err);
     if (!strcmp(k, "script_fields") || !strcmp(k, "rescore"))
         return refused_option(r, it, err);
+    if (!strcmp(k, "aggs") || !strcmp(k, "aggregations"))
+        return fds__dsl_aggs(c, it, &r->aggs);
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
 }

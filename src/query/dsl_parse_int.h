@@ -58,6 +58,10 @@ const char *fds__dsl_jtype(const cJSON *j);
  * included, from c->raw); false if not scalar. */
 bool fds__dsl_scalar(const fds__dsl_ctx *c, const cJSON *v, char *buf,
                      size_t cap, const char **s, size_t *n);
+/* Elasticsearch's refusal to sort or aggregate on text field `name`
+ * (illegal_argument_exception "Text fields are not optimised ...").
+ * Returns FDS_EINVAL. */
+int fds__dsl_no_fielddata(fds__dsl_ctx *c, const char *name);
 /* The mapped field `name` (filled into *buf), or NULL when unmapped. */
 const fds_field_info *fds__dsl_field(fds__dsl_ctx *c, const char *name,
                                      fds_field_info *buf);
@@ -161,5 +165,13 @@ fds_query *fds__dsl_qs_parse(fds__dsl_ctx *c, const char *q,
                              const fds__qs_opts *o);
 fds_query *fds__dsl_query_string(fds__dsl_ctx *c, const cJSON *body,
                                  bool simple);
+
+/* ---- aggregations (aggs_parse.c) ------------------------------------------ */
+
+struct fds_agg;
+/* The body's `aggs` object `j` into *out (a FDS_AGG_ROOT tree, aggs.h);
+ * *out must be NULL (both `aggs` and `aggregations`: an error).  0 or an
+ * FDS_E* code with c->err filled. */
+int fds__dsl_aggs(fds__dsl_ctx *c, const cJSON *j, struct fds_agg **out);
 
 #endif

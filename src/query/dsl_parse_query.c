@@ -341,3 +341,15 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
         fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;
 }
+
+int fds__dsl_no_fielddata(fds__dsl_ctx *c, const char *name)
+{
+    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Text fields are not optimised for operations that "
+                        "require per-document field data like aggregations and "
+                        "sorting, so these operations are disabled by default. "
+                        "Please use a keyword field instead. Alternatively, set "
+                        "fielddata=true on [%s] in order to load field data by "
+                        "uninverting the inverted index. Note that this can use "
+                        "significant memory.", name);
+}

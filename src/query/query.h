@@ -241,6 +241,9 @@ typedef struct fds_search_result {
     fds_explanation **explain; /* explain[i] explains hits[i] (nhits
                                   entries), NULL unless "explain" was asked */
     bool timed_out;        /* the request's timeout stopped it: partial */
+    /* the request's aggregations over every matching doc, this shard's
+     * partial form (aggs.h: fds_aggs_reduce finishes it); NULL without */
+    struct fds_agg_result *aggs;
 } fds_search_result;
 
 /*

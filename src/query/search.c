@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "aggs_int.h"
 #include "postings.h"
 #include "search_int.h"
 #include "term_pat.h"
@@ -32,6 +33,9 @@ typedef struct run {
     uint64_t limit;      /* count hits up to limit + 1 */
     uint64_t count;
     uint64_t docbase;    /* doc ids of earlier segments (_doc sort) */
+    /* aggregations: every live match goes to them, so nothing stops a
+     * segment early (NULL without aggregations) */
+    fds__aggs_run *ag;
 } run;
 
 /* Segment si over the terms `ts` of a disjunction (counting, then
@@ -67,12 +71,13 @@ static int segment_daat(run *r, unsigned si, it *iter)
     /* the best score any doc can reach: once the page is full, hits are
      * counted far enough and nothing can beat the k-th score, the rest of
      * the segment cannot change the result */
-    float maxs = r->by_score && !req->nafter ? fds__it_max(iter) : INFINITY;
+    float maxs = r->by_score && !req->nafter && !r->ag ? fds__it_max(iter)
+                                                      : INFINITY;
     bool quick = !r->by_score && req->sort[0].kind == FDS_SORT_FIELD;
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
     bool min_score = !isnan(req->min_score);
-    bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score;
+    bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag;
     uint32_t resume = NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t visited = 0;
@@ -80,7 +85,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
      * so the walk starts after search_after's doc and a full page is final
      * (a scan in batches -- _reindex -- stays linear) */
     bool by_doc = req->nsort >= 1 && req->sort[0].kind == FDS_SORT_DOC &&
-                  !req->sort[0].desc && !r->counting && r->k;
+                  !req->sort[0].desc && !r->counting && r->k && !r->ag;
     uint32_t start = 0;
     if (by_doc && req->nafter && !req->after[0].is_null) {
         /* a later key (_shard_doc of another shard) may put the doc with
@@ -101,8 +106,10 @@ static int segment_daat(run *r, unsigned si, it *iter)
         if (min_score && (sc = iter->score(iter)) < req->min_score)
             continue; /* neither a hit nor counted */
         r->count++;
+        if (r->ag)
+            fds__aggs_collect(r->ag, d);
         if (!r->k) {
-            if (r->counting && r->count > r->limit)
+            if (r->counting && r->count > r->limit && !r->ag)
                 break;
             continue;
         }
@@ -153,7 +160,11 @@ static int run_segments(run *r, fds_err *err)
         term_it **ts = NULL;
         size_t nt = 0;
         int rc = 0;
-        if (r->by_score && !req->nafter && isnan(req->min_score) &&
+        if (r->ag && (rc = fds__aggs_segment(r->ag, si))) {
+            fds__it_free(iter);
+            return rc;
+        }
+        if (r->by_score && !req->nafter && isnan(req->min_score) && !r->ag &&
             fds__disjunction_terms(iter, &ts, &nt)) {
             rc = segment_terms(r, si, ts, nt);
             free(ts);
@@ -254,7 +265,12 @@ int fds_search_execute(const fds_search_request *req,
     int64_t tt = req->count_only ? INT64_MAX : req->track_total;
     r.counting = tt != FDS_TRACK_TOTAL_NONE;
     r.limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);
-    int rc = run_segments(&r, err);
+    int rc = req->aggs ? fds__aggs_begin(&r.x, req->aggs, &r.ag, err) : 0;
+    if (!rc)
+        rc = run_segments(&r, err);
+    if (!rc && r.ag)
+        rc = fds__aggs_finish(r.ag, &out->aggs);
+    fds__aggs_end(r.ag);
     heap *hp = &r.hp;
     if (!rc && req->explain && hp->n > req->from) {
         qsort_r(hp->h, hp->n, sizeof *hp->h, hit_qsort_cmp, (void *)req);
@@ -266,6 +282,8 @@ int fds_search_execute(const fds_search_request *req,
     }
     fds__cnode_free(root);
     if (rc) {
+        fds_agg_result_free(out->aggs);
+        out->aggs = NULL;
         fds__explain_free(out->explain,
                           hp->n > req->from ? hp->n - req->from : 0);
         out->explain = NULL;
@@ -284,6 +302,8 @@ void fds_search_result_free(fds_search_result *r)
         return;
     fds__explain_free(r->explain, r->nhits);
     free(r->hits);
+    fds_agg_result_free(r->aggs);
+    r->aggs = NULL;
     r->hits = NULL;
     r->explain = NULL;
     r->nhits = 0;
@@ -335,6 +355,7 @@ void fds_search_request_free(fds_search_request *r)
     if (!r)
         return;
     fds__query_free(r->query);
+    fds_agg_free(r->aggs);
     for (unsigned k = 0; k < r->nsort; k++)
         free(r->sort[k].field);
     for (unsigned k = 0; k < r->nafter; k++)

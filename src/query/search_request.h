@@ -217,13 +217,17 @@ struct fds_search_request {
     size_t nfields_asked;    /* `fields` entries asked for */
     /* min_score: hits scoring below it are dropped (NAN: none) */
     float min_score;
+    /* `aggs` / `aggregations` (aggs.h): a FDS_AGG_ROOT node, NULL = none */
+    struct fds_agg *aggs;
 };
 
 /*
  * Parse a search body (`len` bytes, JSON; an empty body means match_all)
  * against mapping `m` (field types decide how `match` analyses its text).
  * Keys: query, from, size, _source, sort, track_total_hits, search_after,
- * explain, track_scores.  `for_count` != 0 parses a `_count` body (query
+ * explain, track_scores, aggs / aggregations (aggs.h; their errors are
+ * those of aggs_parse.c: FDS_EPARSE kind FDS_KIND_QUERY_PARSE or
+ * FDS_KIND_CONTENT_PARSE, FDS_EINVAL kind FDS_KIND_INVALID_ARGUMENT).  `for_count` != 0 parses a `_count` body (query
  * only).  On success *out is a new request (free with
  * fds_search_request_free) and 0 is returned; `m` must outlive it.  Errors
  * (err filled): FDS_EPARSE, kind FDS_KIND_QUERY_PARSE, naming the

@@ -34,7 +34,8 @@
  *   0  u64   name_off (name_len bytes of UTF-8, the dotted path)
  *   8  u32   name_len
  *  12  u8    kind (fds_ftype: TEXT, KEYWORD, LONG, DOUBLE, DATE, BOOLEAN)
- *  13  u8    flags: 1 = has norms, 2 = numeric column, 4 = ordinal column
+ *  13  u8    flags: 1 = has norms, 2 = numeric column, 4 = ordinal column,
+ *            8 = numeric column of a field with several values in a doc
  *  14  u8    KEYWORD: ord_bits, bits per packed ordinal (0..32); else 0
  *  15  u8    numeric column: num_bits, bits per packed integer (0..56), or
  *            64 (FDS_SIDX_NUM_RAW) for raw 8-byte values (DOUBLE always);
@@ -138,6 +139,10 @@
 #define FDS_SIDX_F_NORMS 1u
 #define FDS_SIDX_F_NUMCOL 2u
 #define FDS_SIDX_F_ORDCOL 4u
+/* numeric column: some doc gave the field more than one value (the column
+ * holds its first); set by the writer, kept by merges when any input has
+ * it.  Aggregations refuse such a column rather than count one value. */
+#define FDS_SIDX_F_MULTI 8u
 #define FDS_SIDX_NO_ORD 0xFFFFFFFFu
 #define FDS_SIDX_NUM_RAW 64u      /* numeric column of raw 8-byte values */
 #define FDS_SIDX_NUM_PACK_MAX 56u /* widest packed integer column */

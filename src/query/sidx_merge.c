@@ -292,6 +292,7 @@ static int collect_fields(merger *g)
                     return FDS_ECORRUPT;
                 }
                 mf->in[i] = sf;
+                mf->flags |= sf->flags & FDS_SIDX_F_MULTI;
                 if (sf->nterms &&
                     !(mf->so[i] = malloc((size_t)sf->nterms * sizeof **mf->so))) {
                     free(at);

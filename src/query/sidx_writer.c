@@ -54,6 +54,7 @@ typedef struct wfield {
     uint32_t *cur;
     size_t ncur, ccap;
     bool touched, has_val;
+    bool multi;            /* numeric: a doc had several values */
     fds__conv val;
     uint32_t ntok;
 } wfield;
@@ -317,6 +318,8 @@ static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
         if (!f->has_val) {
             f->val = *cv;
             f->has_val = true;
+        } else {
+            f->multi = true; /* the column keeps the first value */
         }
         return 0;
     }
@@ -920,6 +923,8 @@ static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
         ord_bits = write_ord_column(b, f, ordmap, nt, max_doc);
     } else if (f->kind != FDS_FT_TEXT) {
         flags |= FDS_SIDX_F_NUMCOL;
+        if (f->multi)
+            flags |= FDS_SIDX_F_MULTI;
         num_bits = write_num_column(b, f, max_doc);
     }
     free(ordmap);

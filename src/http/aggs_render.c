@@ -1,0 +1,467 @@
+/*
+ * aggs_render.c: the `aggregations` of a search response, in the shapes of
+ * Elasticsearch 8's InternalAggregation.doXContentBody implementations
+ * (InternalTerms, InternalDateHistogram, InternalHistogram, InternalRange,
+ * InternalFilter(s), InternalMissing, InternalNumericMetricsAggregation,
+ * InternalStats, InternalExtendedStats).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggs_render.h"
+#include "query.h"
+#include "tdigest.h"
+
+size_t fds__java_double(double d, char *out)
+{
+    if (!isfinite(d))
+        return (size_t)snprintf(out, FDS_AGG_DOUBLE_STR, "null");
+    if (d == 0)
+        return (size_t)snprintf(out, FDS_AGG_DOUBLE_STR, signbit(d) ? "-0.0" : "0.0");
+    /* the shortest digits that read back as d (Java 19+ Double.toString) */
+    char e[FDS_AGG_DOUBLE_STR];
+    for (int p = 0; p < 17; p++) {
+        snprintf(e, sizeof e, "%.*e", p, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    /* e: [-]D[.DDD]e[+-]XX */
+    const char *s = e;
+    bool neg = *s == '-';
+    s += neg;
+    char digits[24];
+    size_t nd = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s != '.')
+            digits[nd++] = *s;
+    int exp = atoi(s + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    size_t o = 0;
+    if (neg)
+        out[o++] = '-';
+    double a = fabs(d);
+    if (a >= 1e-3 && a < 1e7) {
+        if (exp >= 0) {
+            for (int i = 0; i <= exp; i++)
+                out[o++] = (size_t)i < nd ? digits[i] : '0';
+            out[o++] = '.';
+            if ((size_t)exp + 1 >= nd)
+                out[o++] = '0';
+            for (size_t i = (size_t)exp + 1; i < nd; i++)
+                out[o++] = digits[i];
+        } else {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int i = -1; i > exp; i--)
+                out[o++] = '0';
+            for (size_t i = 0; i < nd; i++)
+                out[o++] = digits[i];
+        }
+    } else {
+        out[o++] = digits[0];
+        out[o++] = '.';
+        if (nd == 1)
+            out[o++] = '0';
+        for (size_t i = 1; i < nd; i++)
+            out[o++] = digits[i];
+        o += (size_t)snprintf(out + o, FDS_AGG_DOUBLE_STR - o, "E%d", exp);
+    }
+    out[o] = 0;
+    return o;
+}
+
+static void put_double(fds_strbuf *b, double d)
+{
+    char t[FDS_AGG_DOUBLE_STR];
+    fds_strbuf_put(b, t, fds__java_double(d, t));
+}
+
+static void put_key(fds_strbuf *b, const char *k)
+{
+    fds_strbuf_put_json_string(b, k, strlen(k));
+    fds_strbuf_putc(b, ':');
+}
+
+/* The date text of ms in a's format and time zone. */
+static void put_date_string(fds_strbuf *b, const fds_agg *a, int64_t ms)
+{
+    char t[128];
+    size_t n = fds_agg_date_format(ms, a->has_fmt ? &a->fmt : NULL, a->tz_ms, t,
+                                   sizeof t);
+    fds_strbuf_put_json_string(b, t, n);
+}
+
+static bool is_date(const fds_agg *a)
+{
+    return a->ftype == FDS_FT_DATE;
+}
+
+/* ,"<name>_as_string":"..." of a date metric value (when it has one). */
+static void put_as_string(fds_strbuf *b, const fds_agg *a, const char *name,
+                          double v)
+{
+    if (!is_date(a) || !isfinite(v))
+        return;
+    fds_strbuf_printf(b, ",\"%s_as_string\":", name);
+    put_date_string(b, a, (int64_t)v);
+}
+
+static void render_one(fds_strbuf *b, const fds_agg_result *r, bool typed);
+
+/* The subs of bucket bk, each as ,"name":{...}. */
+static void put_subs(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
+                     bool typed)
+{
+    for (size_t k = 0; bk->subs && k < a->nsubs; k++) {
+        fds_strbuf_putc(b, ',');
+        render_one(b, bk->subs[k], typed);
+    }
+}
+
+static const char *typed_name(const fds_agg_result *r)
+{
+    const fds_agg *a = r->agg;
+    if (a->type == FDS_AGG_PERCENTILES)
+        return "tdigest_percentiles";
+    if (a->type == FDS_AGG_PERCENTILE_RANKS)
+        return "tdigest_percentile_ranks";
+    if (a->type != FDS_AGG_TERMS)
+        return fds_agg_type_name(a->type);
+    if (a->unmapped)
+        return "umterms";
+    return a->ftype == FDS_FT_KEYWORD ? "sterms"
+         : a->ftype == FDS_FT_DOUBLE ? "dterms" : "lterms";
+}
+
+static void render_metric(fds_strbuf *b, const fds_agg_result *r)
+{
+    const fds_agg *a = r->agg;
+    int t = a->type;
+    if (t == FDS_AGG_VALUE_COUNT) {
+        fds_strbuf_printf(b, "{\"value\":%llu}", (unsigned long long)r->count);
+        return;
+    }
+    if (t == FDS_AGG_CARDINALITY) {
+        fds_strbuf_printf(b, "{\"value\":%.0f}", fds_agg_metric_value(r, 0));
+        return;
+    }
+    if (t == FDS_AGG_PERCENTILES || t == FDS_AGG_PERCENTILE_RANKS) {
+        /* InternalTDigestPercentiles / ...PercentileRanks: keyed by the
+         * percent (the value) as Double.toString, or a list of key/value;
+         * the digest's queries may sort its buffer, not change its answer */
+        fds_tdigest *td = (fds_tdigest *)r->td;
+        fds_strbuf_puts(b, a->keyed ? "{\"values\":{" : "{\"values\":[");
+        for (size_t i = 0; i < a->npcts; i++) {
+            double p = a->pcts[i], v = NAN;
+            if (td)
+                v = t == FDS_AGG_PERCENTILES ? fds_tdigest_quantile(td, p / 100)
+                                             : fds_tdigest_cdf(td, p) * 100;
+            char k[FDS_AGG_DOUBLE_STR];
+            fds__java_double(p, k);
+            if (i)
+                fds_strbuf_putc(b, ',');
+            if (a->keyed) {
+                put_key(b, k);
+                put_double(b, v);
+                if (is_date(a) && t == FDS_AGG_PERCENTILES && isfinite(v)) {
+                    fds_strbuf_printf(b, ",\"%s_as_string\":", k);
+                    put_date_string(b, a, (int64_t)v);
+                }
+            } else {
+                fds_strbuf_printf(b, "{\"key\":%s,\"value\":", k);
+                put_double(b, v);
+                if (is_date(a) && t == FDS_AGG_PERCENTILES && isfinite(v)) {
+                    fds_strbuf_puts(b, ",\"value_as_string\":");
+                    put_date_string(b, a, (int64_t)v);
+                }
+                fds_strbuf_putc(b, '}');
+            }
+        }
+        fds_strbuf_puts(b, a->keyed ? "}}" : "]}");
+        return;
+    }
+    if (t != FDS_AGG_STATS && t != FDS_AGG_EXTENDED_STATS) {
+        double v = fds_agg_metric_value(r, FDS_AGG_STAT_VALUE);
+        fds_strbuf_puts(b, "{\"value\":");
+        put_double(b, v);
+        put_as_string(b, a, "value", v);
+        fds_strbuf_putc(b, '}');
+        return;
+    }
+    bool any = r->count > 0;
+    double avg = fds_agg_metric_value(r, FDS_AGG_STAT_AVG);
+    fds_strbuf_printf(b, "{\"count\":%llu,\"min\":", (unsigned long long)r->count);
+    put_double(b, any ? r->min : NAN);
+    fds_strbuf_puts(b, ",\"max\":");
+    put_double(b, any ? r->max : NAN);
+    fds_strbuf_puts(b, ",\"avg\":");
+    put_double(b, avg);
+    fds_strbuf_puts(b, ",\"sum\":");
+    put_double(b, r->sum);
+    if (t == FDS_AGG_EXTENDED_STATS) {
+        /* InternalExtendedStats: population variance from the sums,
+         * clamped at 0; sampling divides by count - 1 */
+        double n = (double)r->count;
+        double var = any ? (r->sumsq - r->sum * r->sum / n) / n : NAN;
+        if (var < 0)
+            var = 0;
+        double vs = r->count > 1 ? (r->sumsq - r->sum * r->sum / n) / (n - 1) : NAN;
+        if (vs < 0)
+            vs = 0;
+        double sd = sqrt(var), sds = sqrt(vs), sg = a->sigma;
+        fds_strbuf_puts(b, ",\"sum_of_squares\":");
+        put_double(b, any ? r->sumsq : NAN);
+        fds_strbuf_puts(b, ",\"variance\":");
+        put_double(b, var);
+        fds_strbuf_puts(b, ",\"variance_population\":");
+        put_double(b, var);
+        fds_strbuf_puts(b, ",\"variance_sampling\":");
+        put_double(b, vs);
+        fds_strbuf_puts(b, ",\"std_deviation\":");
+        put_double(b, sd);
+        fds_strbuf_puts(b, ",\"std_deviation_population\":");
+        put_double(b, sd);
+        fds_strbuf_puts(b, ",\"std_deviation_sampling\":");
+        put_double(b, sds);
+        fds_strbuf_puts(b, ",\"std_deviation_bounds\":{\"upper\":");
+        put_double(b, avg + sg * sd);
+        fds_strbuf_puts(b, ",\"lower\":");
+        put_double(b, avg - sg * sd);
+        fds_strbuf_puts(b, ",\"upper_population\":");
+        put_double(b, avg + sg * sd);
+        fds_strbuf_puts(b, ",\"lower_population\":");
+        put_double(b, avg - sg * sd);
+        fds_strbuf_puts(b, ",\"upper_sampling\":");
+        put_double(b, avg + sg * sds);
+        fds_strbuf_puts(b, ",\"lower_sampling\":");
+        put_double(b, avg - sg * sds);
+        fds_strbuf_putc(b, '}');
+    }
+    if (any) {
+        put_as_string(b, a, "min", r->min);
+        put_as_string(b, a, "max", r->max);
+        put_as_string(b, a, "avg", avg);
+        put_as_string(b, a, "sum", r->sum);
+    }
+    fds_strbuf_putc(b, '}');
+}
+
+/* A range bucket's key: its own, or "from-to" with "*" for an open end. */
+static void range_key(const fds_agg *a, const fds_agg_range *rg, char *out,
+                      size_t cap)
+{
+    if (rg->key) {
+        snprintf(out, cap, "%s", rg->key);
+        return;
+    }
+    char f[128], t[128];
+    double v[2] = {rg->from, rg->to};
+    char *dst[2] = {f, t};
+    for (int i = 0; i < 2; i++) {
+        if (isinf(v[i]))
+            snprintf(dst[i], 128, "*");
+        else if (a->type == FDS_AGG_DATE_RANGE)
+            fds_agg_date_format((int64_t)v[i], a->has_fmt ? &a->fmt : NULL,
+                                a->tz_ms, dst[i], 128);
+        else
+            fds__java_double(v[i], dst[i]);
+    }
+    snprintf(out, cap, "%s-%s", f, t);
+}
+
+/* One bucket's members after its key: doc_count, subs, closing brace. */
+static void bucket_tail(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
+                        bool typed)
+{
+    fds_strbuf_printf(b, "\"doc_count\":%llu", (unsigned long long)bk->doc_count);
+    put_subs(b, a, bk, typed);
+    fds_strbuf_putc(b, '}');
+}
+
+/* A composite key {"source": value, ...}. */
+static void put_ckey(fds_strbuf *b, const fds_agg *a, const fds_agg_ckey *ck)
+{
+    fds_strbuf_putc(b, '{');
+    for (size_t k = 0; k < a->nsrcs; k++) {
+        const fds_agg *s = a->srcs[k];
+        if (k)
+            fds_strbuf_putc(b, ',');
+        put_key(b, s->name);
+        if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD)
+            fds_strbuf_put_json_string(b, ck[k].s, ck[k].len);
+        else if (s->type == FDS_AGG_HISTOGRAM || s->ftype == FDS_FT_DOUBLE)
+            put_double(b, ck[k].d);
+        else
+            fds_strbuf_printf(b, "%lld", (long long)ck[k].l);
+    }
+    fds_strbuf_putc(b, '}');
+}
+
+/* composite: after_key (the last bucket's key, when there is one) and the
+ * buckets with their keys. */
+static void render_composite(fds_strbuf *b, const fds_agg_result *r, bool typed)
+{
+    const fds_agg *a = r->agg;
+    fds_strbuf_putc(b, '{');
+    if (r->nb) {
+        fds_strbuf_puts(b, "\"after_key\":");
+        put_ckey(b, a, r->b[r->nb - 1].ck);
+        fds_strbuf_putc(b, ',');
+    }
+    fds_strbuf_puts(b, "\"buckets\":[");
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_strbuf_puts(b, i ? ",{\"key\":" : "{\"key\":");
+        put_ckey(b, a, r->b[i].ck);
+        fds_strbuf_putc(b, ',');
+        bucket_tail(b, a, &r->b[i], typed);
+    }
+    fds_strbuf_puts(b, "]}");
+}
+
+static void render_buckets(fds_strbuf *b, const fds_agg_result *r, bool typed)
+{
+    const fds_agg *a = r->agg;
+    int t = a->type;
+    bool keyed = a->keyed || (t == FDS_AGG_FILTERS && a->filter_keys);
+    fds_strbuf_putc(b, '{');
+    if (t == FDS_AGG_TERMS)
+        fds_strbuf_printf(b, "\"doc_count_error_upper_bound\":%lld,"
+                             "\"sum_other_doc_count\":%llu,",
+                          (long long)r->err,
+                          (unsigned long long)r->other_doc_count);
+    fds_strbuf_puts(b, keyed ? "\"buckets\":{" : "\"buckets\":[");
+    for (size_t i = 0; i < r->nb; i++) {
+        const fds_agg_bucket *bk = &r->b[i];
+        char k[300];
+        if (i)
+            fds_strbuf_putc(b, ',');
+        switch (t) {
+        case FDS_AGG_TERMS:
+            fds_strbuf_puts(b, "{\"key\":");
+            if (a->ftype == FDS_FT_KEYWORD) {
+                fds_strbuf_put_json_string(b, bk->key_s, bk->key_len);
+            } else if (a->ftype == FDS_FT_DOUBLE) {
+                put_double(b, bk->key_d);
+            } else {
+                fds_strbuf_printf(b, "%lld", (long long)bk->key_l);
+                if (a->ftype == FDS_FT_DATE) {
+                    fds_strbuf_puts(b, ",\"key_as_string\":");
+                    put_date_string(b, a, bk->key_l);
+                } else if (a->ftype == FDS_FT_BOOLEAN) {
+                    fds_strbuf_puts(b, bk->key_l ? ",\"key_as_string\":\"true\""
+                                                 : ",\"key_as_string\":\"false\"");
+                }
+            }
+            fds_strbuf_putc(b, ',');
+            break;
+        case FDS_AGG_HISTOGRAM:
+            if (keyed) {
+                fds__java_double(bk->key_d, k);
+                put_key(b, k);
+            }
+            fds_strbuf_puts(b, "{\"key\":");
+            put_double(b, bk->key_d);
+            fds_strbuf_putc(b, ',');
+            break;
+        case FDS_AGG_DATE_HISTOGRAM:
+            if (keyed) {
+                fds_agg_date_format(bk->key_l, a->has_fmt ? &a->fmt : NULL,
+                                    a->tz_ms, k, sizeof k);
+                put_key(b, k);
+            }
+            fds_strbuf_puts(b, "{\"key_as_string\":");
+            put_date_string(b, a, bk->key_l);
+            fds_strbuf_printf(b, ",\"key\":%lld,", (long long)bk->key_l);
+            break;
+        case FDS_AGG_RANGE:
+        case FDS_AGG_DATE_RANGE: {
+            const fds_agg_range *rg = &a->ranges[bk->key_l];
+            range_key(a, rg, k, sizeof k);
+            if (keyed) {
+                put_key(b, k);
+                fds_strbuf_putc(b, '{');
+            } else {
+                fds_strbuf_puts(b, "{\"key\":");
+                fds_strbuf_put_json_string(b, k, strlen(k));
+                fds_strbuf_putc(b, ',');
+            }
+            if (!isinf(rg->from)) {
+                fds_strbuf_puts(b, "\"from\":");
+                put_double(b, rg->from);
+                if (t == FDS_AGG_DATE_RANGE) {
+                    fds_strbuf_puts(b, ",\"from_as_string\":");
+                    put_date_string(b, a, (int64_t)rg->from);
+                }
+                fds_strbuf_putc(b, ',');
+            }
+            if (!isinf(rg->to)) {
+                fds_strbuf_puts(b, "\"to\":");
+                put_double(b, rg->to);
+                if (t == FDS_AGG_DATE_RANGE) {
+                    fds_strbuf_puts(b, ",\"to_as_string\":");
+                    put_date_string(b, a, (int64_t)rg->to);
+                }
+                fds_strbuf_putc(b, ',');
+            }
+            break;
+        }
+        case FDS_AGG_FILTERS:
+            if (keyed)
+                put_key(b, (size_t)bk->key_l < a->nfilters
+                               ? a->filter_keys[bk->key_l] : a->other_key);
+            fds_strbuf_putc(b, '{');
+            break;
+        default:
+            fds_strbuf_putc(b, '{');
+            break;
+        }
+        bucket_tail(b, a, bk, typed);
+    }
+    fds_strbuf_puts(b, keyed ? "}}" : "]}");
+}
+
+static void render_one(fds_strbuf *b, const fds_agg_result *r, bool typed)
+{
+    const fds_agg *a = r->agg;
+    if (typed) {
+        fds_strbuf_putc(b, '"');
+        fds_strbuf_puts(b, typed_name(r));
+        fds_strbuf_putc(b, '#');
+        size_t n0 = b->len;
+        fds_strbuf_put_json_string(b, a->name, strlen(a->name));
+        /* the name's quotes: drop the opening one, keep the closing */
+        if (!b->oom) {
+            memmove(b->p + n0, b->p + n0 + 1, b->len - n0 - 1);
+            b->len--;
+            b->p[b->len] = 0;
+        }
+        fds_strbuf_putc(b, ':');
+    } else {
+        put_key(b, a->name);
+    }
+    if (fds_agg_is_metric(a->type)) {
+        render_metric(b, r);
+    } else if (a->type == FDS_AGG_COMPOSITE) {
+        render_composite(b, r, typed);
+    } else if (a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING) {
+        fds_strbuf_putc(b, '{');
+        bucket_tail(b, a, &r->b[0], typed);
+    } else {
+        render_buckets(b, r, typed);
+    }
+}
+
+void fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys)
+{
+    fds_strbuf_puts(b, "\"aggregations\":{");
+    const fds_agg *a = root->agg;
+    for (size_t k = 0; root->nb && k < a->nsubs; k++) {
+        if (k)
+            fds_strbuf_putc(b, ',');
+        render_one(b, root->b[0].subs[k], typed_keys);
+    }
+    fds_strbuf_putc(b, '}');
+}

@@ -1,0 +1,28 @@
+/*
+ * aggs_render.h: reduced aggregation results (src/query/aggs.h) as the
+ * `aggregations` member of Elasticsearch 8's search response.
+ */
+#ifndef FDS_AGGS_RENDER_H
+#define FDS_AGGS_RENDER_H
+
+#include <stdbool.h>
+
+#include "aggs.h"
+#include "fds_strbuf.h"
+
+/*
+ * Append `"aggregations":{...}` for the reduced root result `root` (from
+ * fds_aggs_reduce) to b: each aggregation under its name, or under
+ * "type#name" when `typed_keys` (Elasticsearch's typed_keys URL parameter:
+ * sterms/lterms/dterms for terms by key type, the type name otherwise).
+ * Numbers print as Java's Double.toString does ("1.0", "1.5E7"), missing
+ * metric values as null.  Out of memory shows as b->oom.
+ */
+void fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys);
+
+/* Java's Double.toString(d) into out (FDS_AGG_DOUBLE_STR bytes), "null"
+ * for NaN and infinities (not JSON numbers).  Returns the length. */
+#define FDS_AGG_DOUBLE_STR 40
+size_t fds__java_double(double d, char *out);
+
+#endif
