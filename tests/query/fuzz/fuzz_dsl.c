@@ -1,10 +1,13 @@
 /*
  * fuzz_dsl: fuzz target for fds_search_parse (and, for bodies that parse,
- * fds_search_execute and fds_search_render over a small real segment).
+ * fds_search_execute and fds_search_render over a small real segment; an
+ * aggregation tree is also reduced from two copies of the segment's
+ * partial, as two shards, and rendered).
  * Must never crash, leak or read out of bounds; errors are fine.
  */
 #include <unistd.h>
 
+#include "aggs_render.h"
 #include "search_render.h"
 #include "fuzz_driver.h"
 #include "query.h"
@@ -79,6 +82,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (out && strlen(out) != len)
             abort();
         free(out);
+        if (res.aggs) {
+            fds_agg_result *parts[2] = {res.aggs, res.aggs}, *red = NULL;
+            fds_err_clear(&err);
+            if (fds_aggs_reduce(r->aggs, parts, 2, &red, &err) == 0) {
+                fds_strbuf b = FDS_STRBUF_INIT;
+                fds__aggs_render(&b, red, size & 1);
+                fds_strbuf_free(&b);
+                fds_agg_result_free(red);
+            } else if (err.code == 0) {
+                fprintf(stderr, "reduce error without detail\n");
+                abort();
+            }
+        }
         fds_search_result_free(&res);
     }
     fds_search_request_free(r);
@@ -91,6 +107,15 @@ int main(int argc, char **argv)
     double secs = argc > 1 ? atof(argv[1]) : 3;
     static const char *seeds[] = {
         "",
+        "{\"size\":0,\"aggs\":{\"h\":{\"date_histogram\":{\"field\":\"@timestamp\","
+        "\"fixed_interval\":\"1m\",\"min_doc_count\":0},\"aggs\":{\"t\":{\"terms\":"
+        "{\"field\":\"status\",\"size\":2}},\"p\":{\"percentiles\":{\"field\":"
+        "\"body_bytes_sent\"}}}},\"c\":{\"cardinality\":{\"field\":\"method\"}}}}",
+        "{\"aggs\":{\"r\":{\"range\":{\"field\":\"status\",\"ranges\":[{\"to\":300},"
+        "{\"from\":300}]},\"aggs\":{\"s\":{\"extended_stats\":{\"field\":"
+        "\"request_time\"}}}},\"f\":{\"filters\":{\"filters\":{\"a\":{\"term\":"
+        "{\"method\":\"GET\"}}},\"other_bucket\":true}},\"x\":{\"composite\":"
+        "{\"sources\":[{\"m\":{\"terms\":{\"field\":\"method\"}}}],\"size\":1}}}}",
         "{\"query\":{\"match\":{\"url\":\"image productModel\"}}}",
         "{\"query\":{\"match\":{\"url\":{\"query\":\"a b c\",\"operator\":\"and\","
         "\"minimum_should_match\":\"-25%\"}}},\"size\":3,\"from\":1}",
