@@ -55,6 +55,29 @@ static void test_offsets(void)
     ASSERT(fds__tz_offset(&paris, 1774746000000LL) == 2 * H);
 }
 
+/* Every hour of 2026 in Paris, forwards then backwards (the per-thread
+ * span cache must not carry an offset over a transition): +02:00 exactly
+ * in [2026-03-29T01:00Z, 2026-10-25T01:00Z), and each instant's local
+ * time reads back to it (the overlap's second hour reads as the first). */
+static void test_sweep(void)
+{
+    fds_tz paris = zone("Europe/Paris");
+    const int64_t y0 = 1767225600000LL, summer = 1774746000000LL,
+                  winter = 1792890000000LL; /* 2026-01-01Z and the changes */
+    int bad = 0;
+    for (int dir = 0; dir < 2; dir++)
+        for (int64_t k = 0; k < 365 * 24; k++) {
+            int64_t u = y0 + (dir ? 365 * 24 - 1 - k : k) * H + 17 * 60000;
+            int64_t want = u >= summer && u < winter ? 2 * H : H;
+            int64_t off = fds__tz_offset(&paris, u);
+            int64_t back = fds__tz_to_utc(&paris, u + off, false);
+            bool second = u >= winter && u < winter + H; /* 02:xx+01:00 */
+            if (off != want || back != (second ? u - H : u))
+                bad++;
+        }
+    ASSERT(bad == 0);
+}
+
 static void test_local(void)
 {
     fds_tz paris = zone("Europe/Paris"), ny = zone("America/New_York"),
@@ -132,6 +155,7 @@ int main(void)
     test_parse();
     test_offsets();
     test_local();
+    test_sweep();
     test_math();
     TEST_DONE();
 }
