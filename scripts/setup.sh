@@ -7,6 +7,7 @@ PKGS=(build-essential cmake pkg-config python3 curl zstd
       libmicrohttpd-dev libutf8proc-dev stress-ng wrk
       libcrypt-dev openssl whois
       libmurmurhash-dev      # MurmurHash3 for the cardinality sketch (src/query/hll.c)
+      libicu-dev             # time zone rules for named zones (src/query/tz.c)
       python3-elasticsearch  # the official client, in the e2e tests
       clang libclang-rt-dev)  # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes
 missing=()

@@ -89,7 +89,7 @@ static void put_key(fds_strbuf *b, const char *k)
 static void put_date_string(fds_strbuf *b, const fds_agg *a, int64_t ms)
 {
     char t[128];
-    size_t n = fds_agg_date_format(ms, a->has_fmt ? &a->fmt : NULL, a->tz_ms, t,
+    size_t n = fds_agg_date_format(ms, a->has_fmt ? &a->fmt : NULL, &a->tz, t,
                                    sizeof t);
     fds_strbuf_put_json_string(b, t, n);
 }
@@ -265,7 +265,7 @@ static void range_key(const fds_agg *a, const fds_agg_range *rg, char *out,
             snprintf(dst[i], 128, "*");
         else if (a->type == FDS_AGG_DATE_RANGE)
             fds_agg_date_format((int64_t)v[i], a->has_fmt ? &a->fmt : NULL,
-                                a->tz_ms, dst[i], 128);
+                                &a->tz, dst[i], 128);
         else
             fds__java_double(v[i], dst[i]);
     }
@@ -369,7 +369,7 @@ static void render_buckets(fds_strbuf *b, const fds_agg_result *r, bool typed)
         case FDS_AGG_DATE_HISTOGRAM:
             if (keyed) {
                 fds_agg_date_format(bk->key_l, a->has_fmt ? &a->fmt : NULL,
-                                    a->tz_ms, k, sizeof k);
+                                    &a->tz, k, sizeof k);
                 put_key(b, k);
             }
             fds_strbuf_puts(b, "{\"key_as_string\":");

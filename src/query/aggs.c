@@ -500,6 +500,8 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 
 #define DAY_MS 86400000ll
 
+/* Transitions a named zone's rounding steps back over (zone_round). */
+#define TZ_ROUND_DEPTH 4
 static const int64_t CAL_MS[] = {0, 1000, 60000, 3600000, DAY_MS, 7 * DAY_MS};
 
 /* Local milliseconds rounded down to the calendar unit. */
@@ -537,21 +539,68 @@ static int64_t cal_next(int cal, int64_t local)
     return days_from_civil(y, m, 1) * DAY_MS;
 }
 
+/* Local time `local` rounded down (r) as the instant of a key for value
+ * u in a named zone, as Elasticsearch's Rounding does.  Days and longer
+ * (JavaTimeToMidnightRounding): the first instant of the local time, or
+ * the start of the gap it falls in.  Shorter units and fixed intervals
+ * (JavaTimeNotToMidnightRounding, TimeIntervalRounding): the latest
+ * instant of the local time that is not after u; when that is before the
+ * last transition at or before u, the transition's last millisecond is
+ * rounded instead, so a bucket never spans a transition. */
+static int64_t zone_round(const fds_agg *a, int64_t u, int depth)
+{
+    int64_t local = u + fds__tz_offset(&a->tz, u);
+    bool day = a->cal >= FDS_CAL_DAY;
+    int64_t r = a->cal ? cal_floor(a->cal, local)
+                       : floordiv(local, a->fixed_ms) * a->fixed_ms;
+    int64_t t;
+    if (!fds__tz_local_exists(&a->tz, r)) {
+        int64_t g = fds__tz_to_utc(&a->tz, r, false);
+        return fds__tz_prev_transition(&a->tz, g, &t) ? t : g;
+    }
+    if (day)
+        return fds__tz_to_utc(&a->tz, r, false);
+    int64_t k = fds__tz_to_utc(&a->tz, r, true);
+    if (k > u)
+        k = fds__tz_to_utc(&a->tz, r, false);
+    if (depth < TZ_ROUND_DEPTH && fds__tz_prev_transition(&a->tz, u, &t) && k < t)
+        return zone_round(a, t - 1, depth + 1);
+    return k;
+}
+
 /* A date_histogram's key of value v (Elasticsearch's Rounding with the
  * offset applied outside: round(v - offset) + offset). */
 static int64_t date_key(const fds_agg *a, int64_t v)
 {
-    int64_t local = v - a->offset_ms + a->tz_ms;
+    if (a->tz.id[0])
+        return zone_round(a, v - a->offset_ms, 0) + a->offset_ms;
+    int64_t tz = a->tz.fixed_ms, local = v - a->offset_ms + tz;
     int64_t r = a->cal ? cal_floor(a->cal, local)
                        : floordiv(local, a->fixed_ms) * a->fixed_ms;
-    return r - a->tz_ms + a->offset_ms;
+    return r - tz + a->offset_ms;
 }
 
+/* The key after `key`.  Named zones: read back through the rounding, so
+ * that it is the next bucket's key itself. */
 static int64_t date_next(const fds_agg *a, int64_t key)
 {
-    int64_t local = key - a->offset_ms + a->tz_ms;
+    int64_t u = key - a->offset_ms;
+    if (a->tz.id[0]) {
+        /* days and longer: the next local unit start; shorter units: the
+         * rounding of one unit on, which keeps an overlap's hours apart */
+        int64_t n = a->cal >= FDS_CAL_DAY
+                        ? fds__tz_to_utc(&a->tz,
+                                         cal_next(a->cal, u + fds__tz_offset(&a->tz, u)),
+                                         false)
+                        : u + (a->cal ? CAL_MS[a->cal] : a->fixed_ms);
+        if (n <= u)
+            n = u + CAL_MS[FDS_CAL_HOUR];
+        int64_t k = zone_round(a, n, 0);
+        return (k > u ? k : n) + a->offset_ms;
+    }
+    int64_t tz = a->tz.fixed_ms, local = u + tz;
     int64_t r = a->cal ? cal_next(a->cal, local) : local + a->fixed_ms;
-    return r - a->tz_ms + a->offset_ms;
+    return r - tz + a->offset_ms;
 }
 
 static double histo_key(const fds_agg *a, double v)
@@ -1991,9 +2040,10 @@ static const char *const MONTHS[] = {"January", "February", "March", "April",
                                      "December"};
 
 /* One pattern (fds__date_format_parse's letters) into out. */
-static size_t format_pattern(const char *p, int64_t ms, int64_t tz, char *out,
-                             size_t cap)
+static size_t format_pattern(const char *p, int64_t ms, const fds_tz *zone,
+                             char *out, size_t cap)
 {
+    int64_t tz = fds__tz_offset(zone, ms);
     int64_t local = ms + tz;
     int64_t days = floordiv(local, DAY_MS), in_day = local - days * DAY_MS;
     int64_t y;
@@ -2066,19 +2116,19 @@ static size_t format_pattern(const char *p, int64_t ms, int64_t tz, char *out,
     return o;
 }
 
-size_t fds_agg_date_format(int64_t ms, const fds_date_format *f, int64_t tz_ms,
+size_t fds_agg_date_format(int64_t ms, const fds_date_format *f, const fds_tz *tz,
                            char *out, size_t cap)
 {
     if (f && f->npat)
-        return format_pattern(f->pat[0], ms, tz_ms, out, cap);
+        return format_pattern(f->pat[0], ms, tz, out, cap);
     unsigned bits = f ? f->bits : FDS_DF_DEFAULT;
     int w;
     if (bits & FDS_DF_ISO)
-        return format_pattern(tz_ms ? "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
-                                    : "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'",
-                              ms, tz_ms, out, cap);
+        return format_pattern(tz->id[0] || tz->fixed_ms ? "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
+                                                        : "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'",
+                              ms, tz, out, cap);
     if (bits & FDS_DF_DATE)
-        return format_pattern("yyyy-MM-dd", ms, tz_ms, out, cap);
+        return format_pattern("yyyy-MM-dd", ms, tz, out, cap);
     if (bits & FDS_DF_EPOCH_SECOND && !(bits & FDS_DF_EPOCH_MILLIS))
         w = snprintf(out, cap, "%lld", (long long)floordiv(ms, 1000));
     else

@@ -136,7 +136,7 @@ typedef struct fds_agg {
     double interval, offset;
     int cal;                 /* FDS_CAL_*: calendar_interval */
     int64_t fixed_ms;        /* fixed_interval */
-    int64_t tz_ms;           /* time_zone as a fixed offset */
+    fds_tz tz;               /* time_zone (zeroed: UTC) */
     int64_t offset_ms;
     bool has_ext, has_hard;
     double ext_min, ext_max, hard_min, hard_max;
@@ -235,10 +235,11 @@ int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
 double fds_agg_metric_value(const fds_agg_result *r, int stat);
 
 /* Write epoch milliseconds `ms` in format `f` (NULL:
- * strict_date_optional_time, "2026-12-01T10:00:00.000Z") at offset `tz_ms`
+ * strict_date_optional_time, "2026-12-01T10:00:00.000Z") in zone `tz` (the
+ * offset at ms; not NULL)
  * into out (cap bytes, NUL-terminated).  Returns the length, or 0 when it
  * does not fit.  Patterns write the letters fds__date_format_parse reads. */
-size_t fds_agg_date_format(int64_t ms, const fds_date_format *f, int64_t tz_ms,
+size_t fds_agg_date_format(int64_t ms, const fds_date_format *f, const fds_tz *tz,
                            char *out, size_t cap);
 
 #endif

@@ -169,6 +169,14 @@ static int get_count(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
     return 0;
 }
 
+/* A time_zone that is neither an offset nor a zone id (java.time's
+ * ZoneRulesException text, which Elasticsearch returns). */
+static int unknown_zone(fds__dsl_ctx *c, const char *tz)
+{
+    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Unknown time-zone ID: %s", tz);
+}
+
 /* A date value (epoch ms number, or a date / date-math string in the
  * aggregation's format). */
 static int get_date(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
@@ -181,7 +189,7 @@ static int get_date(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
     int64_t ms;
     if (!cJSON_IsString(v) ||
         fds__date_math(v->valuestring, strlen(v->valuestring),
-                       a->has_fmt ? &a->fmt : NULL, a->tz_ms, round_up,
+                       a->has_fmt ? &a->fmt : NULL, &a->tz, round_up,
                        now_ms(c), &ms))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
                             "failed to parse date field [%s] with format [%s]",
@@ -495,11 +503,12 @@ static int parse_source(fds__dsl_ctx *c, fds_agg *a, const cJSON *o)
                             "Required one of fields [field, script], but none "
                             "were specified. [%s]", s->name);
     const cJSON *tz = cJSON_GetObjectItemCaseSensitive(def, "time_zone");
-    if (tz && (s->type != FDS_AGG_DATE_HISTOGRAM || !cJSON_IsString(tz) ||
-               !fds__time_zone(tz->valuestring, strlen(tz->valuestring), &s->tz_ms)))
+    if (tz && (s->type != FDS_AGG_DATE_HISTOGRAM || !cJSON_IsString(tz)))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "time_zone of [%s] is not supported by fieldstore: "
-                            "only fixed offsets on a date_histogram source", s->name);
+                            "only on a date_histogram source", s->name);
+    if (tz && fds__tz_parse(tz->valuestring, strlen(tz->valuestring), &s->tz))
+        return unknown_zone(c, tz->valuestring);
     if (get_field(c, s, f))
         return c->err->code;
     if (s->type == FDS_AGG_DATE_HISTOGRAM && !s->unmapped && s->ftype != FDS_FT_DATE)
@@ -684,12 +693,8 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     if (fmt && get_format(c, a, fmt))
         return c->err->code;
     if (tz && (!cJSON_IsString(tz) ||
-               !fds__time_zone(tz->valuestring, strlen(tz->valuestring),
-                               &a->tz_ms)))
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "time_zone [%s] is not supported by fieldstore: "
-                            "only fixed offsets (\"+01:00\", \"UTC\")",
-                            cJSON_IsString(tz) ? tz->valuestring : "");
+               fds__tz_parse(tz->valuestring, strlen(tz->valuestring), &a->tz)))
+        return unknown_zone(c, cJSON_IsString(tz) ? tz->valuestring : "");
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(b, "field");
     if (t != FDS_AGG_FILTERS) {
         if (!f)

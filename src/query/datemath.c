@@ -1,6 +1,7 @@
 /*
  * datemath.c: range dates with formats, fixed-offset time zones and date
- * math (see datemath.h; Elasticsearch's JavaDateMathParser).  Every loop is
+ * math (see datemath.h; Elasticsearch's JavaDateMathParser); named zones'
+ * rules are in tz.c.  Every loop is
  * bounded by the length of its text.
  */
 #include "datemath.h"
@@ -165,7 +166,7 @@ static bool read_offset(const char *s, size_t n, size_t *i, int64_t *off_ms)
 }
 
 /* s[0..n) read with pattern `p`. */
-static int parse_pattern(const char *s, size_t n, const char *p, int64_t tz_ms,
+static int parse_pattern(const char *s, size_t n, const char *p, const fds_tz *tz,
                          int64_t *out)
 {
     int y = -1, mo = 1, d = 1, h = 0, mi = 0, se = 0;
@@ -257,8 +258,8 @@ static int parse_pattern(const char *s, size_t n, const char *p, int64_t tz_ms,
     if (d > mdays[mo - 1] + (mo == 2 && fds_is_leap_year(y)))
         return -1;
     int64_t days = fds_days_from_civil(y, (unsigned)mo, (unsigned)d);
-    *out = (days * 86400 + h * 3600 + mi * 60 + se) * 1000 + frac_ms -
-           (has_off ? off : tz_ms);
+    int64_t local = (days * 86400 + h * 3600 + mi * 60 + se) * 1000 + frac_ms;
+    *out = has_off ? local - off : fds__tz_to_utc(tz, local, false);
     return 0;
 }
 
@@ -290,7 +291,7 @@ int fds__date_format_parse(const char *s, size_t n, fds_date_format *f)
 }
 
 /* A date (no math) in one of `formats`. */
-static int parse_base(const char *s, size_t n, unsigned formats, int64_t tz_ms,
+static int parse_base(const char *s, size_t n, unsigned formats, const fds_tz *tz,
                       int64_t *out)
 {
     if ((formats & (FDS_DF_EPOCH_MILLIS | FDS_DF_EPOCH_SECOND)) &&
@@ -310,7 +311,7 @@ static int parse_base(const char *s, size_t n, unsigned formats, int64_t tz_ms,
     bool date_only = (formats & FDS_DF_DATE) && n == 10;
     if ((iso || date_only) && fds__parse_date(s, n, false, out) == 0) {
         if (!has_offset(s, n))
-            *out -= tz_ms;
+            *out = fds__tz_to_utc(tz, *out, false);
         return 0;
     }
     return -1;
@@ -375,12 +376,15 @@ static bool add_unit(int64_t *t, int64_t k, char unit)
 
 
 int fds__date_parse(const char *s, size_t n, const fds_date_format *f,
-                    int64_t tz_ms, int64_t *out)
+                    const fds_tz *tz, int64_t *out)
 {
-    if (parse_base(s, n, f ? f->bits : FDS_DF_DEFAULT, tz_ms, out) == 0)
+    static const fds_tz utc;
+    if (!tz)
+        tz = &utc;
+    if (parse_base(s, n, f ? f->bits : FDS_DF_DEFAULT, tz, out) == 0)
         return 0;
     for (unsigned k = 0; f && k < f->npat; k++)
-        if (parse_pattern(s, n, f->pat[k], tz_ms, out) == 0)
+        if (parse_pattern(s, n, f->pat[k], tz, out) == 0)
             return 0;
     return -1;
 }
@@ -407,8 +411,11 @@ static int64_t iso_unsaid_ms(const char *s, size_t n)
 }
 
 int fds__date_math(const char *s, size_t n, const fds_date_format *f,
-                   int64_t tz_ms, bool round_up, int64_t now_ms, int64_t *out)
+                   const fds_tz *tz, bool round_up, int64_t now_ms, int64_t *out)
 {
+    static const fds_tz utc;
+    if (!tz)
+        tz = &utc;
     int64_t t;
     size_t i;
     if (n >= 3 && !memcmp(s, "now", 3)) {
@@ -419,17 +426,28 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
         while (k + 1 < n && !(s[k] == '|' && s[k + 1] == '|'))
             k++;
         size_t blen = k + 1 < n ? k : n;
-        if (fds__date_parse(s, blen, f, tz_ms, &t))
+        if (fds__date_parse(s, blen, f, tz, &t))
             return -1;
         /* no math: a rounded-up bound ends where its text stops saying */
-        if (blen == n && round_up && !all_digits(s, n))
-            t += iso_unsaid_ms(s, n);
+        if (blen == n && round_up && !all_digits(s, n)) {
+            /* filled in on the local time: a day of 25 hours ends later */
+            if (has_offset(s, n))
+                t += iso_unsaid_ms(s, n);
+            else
+                t = fds__tz_to_utc(tz, t + fds__tz_offset(tz, t) + iso_unsaid_ms(s, n),
+                                   false);
+        }
         i = blen < n ? blen + 2 : n;
     }
     if (t > DATE_MS_MAX || t < -DATE_MS_MAX)
         return -1;
-    /* the math runs on local time: shift into the zone and back */
-    t += tz_ms;
+    /* the math runs on local time: shift into the zone and back (a round
+     * trip when there is no math) */
+    if (i == n) {
+        *out = t;
+        return 0;
+    }
+    t += fds__tz_offset(tz, t);
     while (i < n) {
         char op = s[i++];
         if (op == '/') {
@@ -457,7 +475,11 @@ int fds__date_math(const char *s, size_t n, const fds_date_format *f,
             return -1;
         }
     }
-    *out = t - tz_ms;
+    /* a rounded-up bound is the unit's last millisecond: read the next
+     * unit's start back and step before it, so that a gap or overlap at
+     * the boundary cannot move the bound */
+    *out = round_up && s[n - 2] == '/' ? fds__tz_to_utc(tz, t + 1, false) - 1
+                                       : fds__tz_to_utc(tz, t, false);
     return 0;
 }
 
@@ -566,7 +588,7 @@ int fds_date_math_index_name(const char *s, size_t n, int64_t now_ms,
             i++;
         size_t m1 = i;
         char fmt[FDS_DATE_PATTERN_LEN] = "yyyy.MM.dd";
-        int64_t tz = 0;
+        fds_tz tz = {0};
         if (i < n && s[i] == '{') {
             size_t f0 = ++i;
             while (i < n && s[i] != '}')
@@ -581,7 +603,7 @@ int fds_date_math_index_name(const char *s, size_t n, int64_t now_ms,
                 memcpy(fmt, s + f0, fl);
                 fmt[fl] = 0;
             }
-            if (bar && !fds__time_zone(bar + 1, (size_t)(s + i - bar - 1), &tz))
+            if (bar && fds__tz_parse(bar + 1, (size_t)(s + i - bar - 1), &tz))
                 return -1;
             i++;
         }
@@ -589,14 +611,14 @@ int fds_date_math_index_name(const char *s, size_t n, int64_t now_ms,
             return -1;
         i++;
         int64_t ms;
-        if (fds__date_math(s + m0, m1 - m0, NULL, tz, false, now_ms, &ms))
+        if (fds__date_math(s + m0, m1 - m0, NULL, &tz, false, now_ms, &ms))
             return -1;
         for (const char *p = fmt; *p; p++)
             if (*p != '\'' && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) &&
                 !strchr("yuMdHmsS", *p))
                 return -1;
         char buf[FDS_DATE_PATTERN_LEN * 2];
-        size_t bl = fds__date_print(ms + tz, fmt, buf, sizeof buf);
+        size_t bl = fds__date_print(ms + fds__tz_offset(&tz, ms), fmt, buf, sizeof buf);
         if (k + bl >= cap)
             return -1;
         memcpy(out + k, buf, bl);

@@ -1,6 +1,6 @@
 /*
  * datemath.h: date values of range queries as Elasticsearch reads them --
- * a `format` list, a `time_zone` given as a fixed offset, and date math
+ * a `format` list, a `time_zone` (a fixed offset or a named zone), and date math
  * (DateMathParser): `now-15m/m`, `2026-12-01||+1d/d`.
  */
 #ifndef FDS_DATEMATH_H
@@ -9,6 +9,39 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * A time zone: a fixed offset from UTC, or a tz database zone (through
+ * ICU, see tz.c) whose offset varies with the date.  A zeroed fds_tz is UTC.
+ * Fixed offsets never reach ICU.
+ */
+#define FDS_TZ_ID_MAX 64 /* bytes of a zone id, NUL included ("America/Argentina/...") */
+typedef struct fds_tz {
+    int64_t fixed_ms;        /* the offset, when id[0] == 0 */
+    char id[FDS_TZ_ID_MAX];  /* "Europe/Paris"; "" for a fixed offset */
+} fds_tz;
+
+/* `time_zone` text s[0..n) as a zone: a fixed offset (fds__time_zone's
+ * forms) or a tz database id ICU knows ("Asia/Tehran").  0, or -1 for
+ * anything else (Elasticsearch: "Unknown time-zone ID: X"). */
+int fds__tz_parse(const char *s, size_t n, fds_tz *tz);
+
+/* The zone's offset from UTC (ms, DST included) at instant utc_ms. */
+int64_t fds__tz_offset(const fds_tz *tz, int64_t utc_ms);
+
+/* Local wall time local_ms (epoch ms as if local were UTC) as an instant,
+ * resolved as java.time's ZonedDateTime.ofLocal does: a time in a gap
+ * moves forward by the gap's length, a time in an overlap takes the earlier
+ * offset (the one before the transition).  `later`: in an overlap take the
+ * later instant instead (Elasticsearch's rounding below a day). */
+int64_t fds__tz_to_utc(const fds_tz *tz, int64_t local_ms, bool later);
+
+/* Is local_ms a wall time that exists in the zone (not in a gap)? */
+bool fds__tz_local_exists(const fds_tz *tz, int64_t local_ms);
+
+/* The latest offset transition at or before utc_ms: true and *out, or false
+ * when the zone has none (fixed offsets never do). */
+bool fds__tz_prev_transition(const fds_tz *tz, int64_t utc_ms, int64_t *out);
 
 /* The formats a range's `format` may list ('||'-separated), as bits. */
 enum {
@@ -48,27 +81,29 @@ typedef struct fds_date_format {
 int fds__date_format_parse(const char *s, size_t n, fds_date_format *f);
 
 /* A date in format `f` (NULL: strict_date_optional_time||epoch_millis),
- * a date without an offset read in `tz_ms`.  0 and *out (epoch ms), or -1. */
+ * a date without an offset read in zone `tz` (NULL: UTC).  0 and *out
+ * (epoch ms), or -1. */
 int fds__date_parse(const char *s, size_t n, const fds_date_format *f,
-                    int64_t tz_ms, int64_t *out);
+                    const fds_tz *tz, int64_t *out);
 
 /* `time_zone` text as an offset from UTC in milliseconds: "Z", "UTC",
  * "GMT", "+01:00", "-0530", "+5", "UTC+01:00".  -1 (as a bool false) for
- * anything else (named zones such as Europe/Paris need the tz database). */
+ * anything else (named zones: fds__tz_parse). */
 bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms);
 
 /*
  * The epoch milliseconds of date expression s[0..n): "now" or a date in
  * format `f` (NULL: the default; a date without an offset is read in
- * `tz_ms`), then
+ * zone `tz`, NULL: UTC), then
  * optional math after "||" (or straight after "now"): +N or -N with a unit
- * y M w d h H m s, and /unit rounding in the time zone.  `round_up`
+ * y M w d h H m s, and /unit rounding, on the local time in the zone (the
+ * result read back with fds__tz_to_utc's java.time resolution).  `round_up`
  * rounds to the last millisecond of the unit (Elasticsearch rounds up for
  * gt and lte, down for gte and lt).  `now_ms` is the request's now.
  * Returns 0, or -1 when the text is not such an expression.
  */
 int fds__date_math(const char *s, size_t n, const fds_date_format *f,
-                   int64_t tz_ms, bool round_up, int64_t now_ms, int64_t *out);
+                   const fds_tz *tz, bool round_up, int64_t now_ms, int64_t *out);
 
 /*
  * ms (epoch milliseconds, printed as UTC) in the first format of `fmt`
@@ -84,7 +119,7 @@ size_t fds__date_print(int64_t ms, const char *fmt, char *out, size_t cap);
  * s[0..n) is the text between '<' and '>', e.g. "logstash-{now/M}" or
  * "logs-{now/d{yyyy.MM.dd|+12:00}}"; static text is copied (`\` escapes),
  * each {math{format|time_zone}} is the date math at `now_ms` printed in the
- * format (default yyyy.MM.dd) in the time zone (a UTC offset).  0 and the
+ * format (default yyyy.MM.dd) in the time zone (an offset or a zone id).  0 and the
  * name in out (cap bytes), or -1 when it does not parse or does not fit.
  */
 int fds_date_math_index_name(const char *s, size_t n, int64_t now_ms,

@@ -536,7 +536,7 @@ typedef struct range_opts {
     bool include_lower, include_upper; /* for "from" and "to" */
     fds_date_format fmt;               /* `format`, else the field's */
     const fds_date_format *formats;    /* NULL: the default */
-    int64_t tz_ms;                     /* time_zone offset */
+    fds_tz tz;                         /* time_zone (zeroed: UTC) */
 } range_opts;
 
 /* Read and check the options of range body `fld` on field `f`, as
@@ -597,10 +597,10 @@ static int range_options(fds__dsl_ctx *c, const fds_field_info *f,
                                         "epoch_millis, epoch_second or a pattern "
                                         "of y M d H m s S Z letters", v);
                 ro->formats = &ro->fmt;
-            } else if (!fds__time_zone(v, strlen(v), &ro->tz_ms)) {
+            } else if (fds__tz_parse(v, strlen(v), &ro->tz)) {
+                /* java.time's ZoneRulesException, as Elasticsearch returns it */
                 return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                    "[range] time_zone [%s] is not supported: "
-                                    "use a UTC offset such as +01:00", v);
+                                    "Unknown time-zone ID: %s", v);
             }
         } else {
             return fds__dsl_err(c->err, "[range] query does not support [%s]", k);
@@ -638,7 +638,7 @@ static int date_bound(fds__dsl_ctx *c, const cJSON *v, const range_opts *ro,
     const char *s;
     size_t n;
     if (!fds__dsl_scalar(c, v, buf, sizeof buf, &s, &n) ||
-        fds__date_math(s, n, ro->formats, ro->tz_ms, round_up, c->now_ms, l))
+        fds__date_math(s, n, ro->formats, &ro->tz, round_up, c->now_ms, l))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_PARSE,
                             "failed to parse date field [%s] with format [%s]",
                             v->valuestring, ro->formats ? ro->formats->text

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "datemath.h"
 #include "dsl_parse_int.h"
 
 /* Bytes of one term of a query string (longer ones are refused). */
@@ -678,8 +679,15 @@ fds_query *fds__dsl_query_string(fds__dsl_ctx *c, const cJSON *body,
             boost = (float)it->valuedouble;
         else if (!simple && !strcmp(k, "tie_breaker") && cJSON_IsNumber(it))
             tie = (float)it->valuedouble;
-        else if (!simple && !strcmp(k, "time_zone") && cJSON_IsString(it))
-            o.time_zone = it->valuestring; /* date ranges only (Kibana sends it) */
+        else if (!simple && !strcmp(k, "time_zone") && cJSON_IsString(it)) {
+            /* date ranges only (Kibana sends it); checked here, as
+             * Elasticsearch's builder reads it with ZoneId.of */
+            fds_tz tz;
+            o.time_zone = it->valuestring;
+            if (fds__tz_parse(it->valuestring, strlen(it->valuestring), &tz))
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "Unknown time-zone ID: %s", it->valuestring);
+        }
         else if ((!strcmp(k, "analyzer") && cJSON_IsString(it) &&
                   !strcmp(it->valuestring, "standard")) ||
                  (!strcmp(k, "type") && cJSON_IsString(it) &&

@@ -260,8 +260,8 @@ class Aggs(ServerTestCase):
         self.err({"m": {"date_histogram": {"field": "t", "fixed_interval": "1M"}}},
                  "illegal_argument_exception", "fixedInterval")
         self.err({"m": {"date_histogram": {"field": "t", "calendar_interval": "day",
-                                           "time_zone": "Europe/Paris"}}},
-                 "illegal_argument_exception", "Europe/Paris")
+                                           "time_zone": "Europe/Pariss"}}},
+                 "illegal_argument_exception", "Unknown time-zone ID: Europe/Pariss")
 
     def test_max_buckets(self):
         # 74 days at 1 ms: far past search.max_buckets, refused, not allocated

@@ -239,9 +239,12 @@ class QueryTypes(ServerTestCase):
         # 23:30 UTC is already January 2nd at +01:00
         self.assertEqual(count("ts:[2020-01-02 TO 2020-01-02]", "+01:00")[1], 1)
         self.assertEqual(count("ts:[2020-01-02 TO 2020-01-02]", "Z")[1], 0)
-        # a named zone: no effect without a date range, refused with one
+        # a named zone: 23:30 UTC is 00:30 on the 2nd in Paris (+01:00 in
+        # January); an unknown zone is refused even without a date range
         self.assertEqual(count("m:GET", "Europe/Paris"), (200, 1))
-        self.assertEqual(count("ts:[2020-01-02 TO *]", "Europe/Paris")[0], 400)
+        self.assertEqual(count("ts:[2020-01-02 TO *]", "Europe/Paris"), (200, 1))
+        self.assertEqual(count("ts:[2020-01-02 TO *]", "America/New_York"), (200, 0))
+        self.assertEqual(count("m:GET", "Europe/Pariss")[0], 400)
         self.req("DELETE", "/tz")
 
     def test_track_total_hits_messages(self):

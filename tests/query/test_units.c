@@ -678,7 +678,7 @@ static void test_datemath(void)
         int64_t got = 0;
         fds_date_format f = {.bits = cases[i].formats};
         int rc = fds__date_math(cases[i].s, strlen(cases[i].s), &f,
-                                cases[i].tz, cases[i].up, cases[i].now, &got);
+                                &(fds_tz){.fixed_ms = cases[i].tz}, cases[i].up, cases[i].now, &got);
         if (rc || got != cases[i].want) {
             fprintf(stderr, "date math %s: rc %d, %lld, want %lld\n", cases[i].s,
                     rc, (long long)got, cases[i].want);
