@@ -840,6 +840,46 @@ int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
     return rc;
 }
 
+int fds_index_check_mapping(fds_index *ix, const char *json, size_t len,
+                            fds_err *err)
+{
+    fds_mapping *copy = fds_mapping_create();
+    char *cur = fds_mapping_to_json(ix->mapping);
+    int rc = copy && cur ? 0 : FDS_ENOMEM;
+    if (!rc)
+        rc = fds_mapping_merge_json(copy, cur, strlen(cur), err);
+    if (!rc)
+        rc = fds_mapping_merge_json(copy, json, len, err);
+    free(cur);
+    fds_mapping_free(copy);
+    return rc;
+}
+
+int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
+                          fds_err *err)
+{
+    if (ix->failure)
+        return fds__index_failed(ix, err);
+    pthread_mutex_lock(&ix->wmu);
+    /* on a copy first: a refused change leaves no field behind */
+    int rc = fds_index_check_mapping(ix, json, len, err);
+    if (!rc)
+        rc = fds_mapping_merge_json(ix->mapping, json, len, err);
+    if (!rc) {
+        pthread_mutex_lock(&ix->st->db_mu);
+        rc = fds__cat_begin(ix->st->db, true, err);
+        if (!rc)
+            rc = fds__mapping_save(ix, err);
+        if (!rc)
+            rc = fds__cat_commit(ix->st->db, err);
+        if (rc)
+            fds__cat_rollback(ix->st->db);
+        pthread_mutex_unlock(&ix->st->db_mu);
+    }
+    pthread_mutex_unlock(&ix->wmu);
+    return rc;
+}
+
 static void *background(void *arg)
 {
     fds_store *s = arg;

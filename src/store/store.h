@@ -367,6 +367,21 @@ int fds_index_set_open(fds_index *ix, bool open, fds_err *err);
  * segments written from then on.  Returns 0, FDS_ESQL, FDS_ECORRUPT. */
 int fds_index_put_settings(fds_index *ix, const fds_index_settings *s,
                            fds_err *err);
+/*
+ * Merge mapping JSON (`json`, `len` bytes: {"properties": ..., "dynamic":
+ * ...}, as PUT /{index}/_mapping takes it) into the index's mapping.
+ * fds_index_check_mapping only tries it on a copy (nothing changes), so a
+ * caller can check several indices before changing any; put tries it the
+ * same way, then merges and commits the mapping to the catalogue before
+ * returning.  Returns 0, or the errors of fds_mapping_merge_json (a type
+ * or parameter change: FDS_EINVAL, kind INVALID_ARGUMENT), FDS_ESQL,
+ * FDS_ENOMEM, or the index's failure.
+ */
+int fds_index_check_mapping(fds_index *ix, const char *json, size_t len,
+                            fds_err *err);
+int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
+                          fds_err *err);
+
 /* The index's mapping (shared; do not free; lives as long as the index). */
 fds_mapping *fds_index_mapping(fds_index *ix);
 

@@ -1,0 +1,168 @@
+"""Index-side APIs as Elasticsearch 8 answers them: PUT /{index}/_mapping
+(new fields on live indices, conflicts refused on every index alike,
+committed before the answer), GET .../_mapping/field/{fields}."""
+import unittest
+
+from fdsserver import Server, ServerTestCase
+
+
+class PutMapping(ServerTestCase):
+    def setUp(self):
+        for name in ("pm-a", "pm-b"):
+            self.req("DELETE", "/" + name)
+            st, b, _ = self.req("PUT", "/" + name, {"mappings": {"properties": {
+                "n": {"type": "long"},
+                "t": {"type": "date", "format": "yyyy-MM-dd"},
+                "k": {"type": "keyword", "index": False}}}})
+            self.assertEqual(st, 200, b)
+
+    def props(self, name):
+        return self.req("GET", "/%s/_mapping" % name)[1][name]["mappings"]["properties"]
+
+    def test_adds_fields_to_every_index(self):
+        st, b, _ = self.req("PUT", "/pm-*/_mapping", {"properties": {
+            "host": {"type": "keyword"},
+            "msg": {"type": "text", "fields": {"raw": {"type": "keyword"}}}}})
+        self.assertEqual((st, b), (200, {"acknowledged": True}))
+        for name in ("pm-a", "pm-b"):
+            p = self.props(name)
+            self.assertEqual(p["host"], {"type": "keyword"})
+            self.assertEqual(p["msg"]["fields"]["raw"], {"type": "keyword"})
+            self.assertEqual(p["n"], {"type": "long"})
+        # the new field is used by writes and searches at once
+        self.req("PUT", "/pm-a/_doc/1?refresh=true", {"host": "h1", "msg": "hello"})
+        st, b, _ = self.req("POST", "/pm-a/_search",
+                            {"query": {"term": {"msg.raw": "hello"}}})
+        self.assertEqual(b["hits"]["total"]["value"], 1, b)
+        # the same fields again, and POST: no change, acknowledged
+        st, b, _ = self.req("POST", "/pm-a/_mapping",
+                            {"properties": {"host": {"type": "keyword"}}})
+        self.assertEqual((st, b), (200, {"acknowledged": True}))
+
+    def test_conflict_changes_no_index(self):
+        self.req("PUT", "/pm-b/_mapping", {"properties": {"extra": {"type": "keyword"}}})
+        body = {"properties": {"fresh": {"type": "keyword"},
+                               "extra": {"type": "long"}}}
+        self.assertError(self.req("PUT", "/pm-a,pm-b/_mapping", body), 400,
+                         "illegal_argument_exception",
+                         "mapper [extra] cannot be changed from type [keyword] to [long]")
+        for name in ("pm-a", "pm-b"):
+            self.assertNotIn("fresh", self.props(name))
+        self.assertNotIn("extra", self.props("pm-a"))
+        self.assertError(self.req("PUT", "/pm-a/_mapping",
+                                  {"properties": {"n": {"type": "integer"}}}), 400,
+                         "illegal_argument_exception",
+                         "mapper [n] cannot be changed from type [long] to [integer]")
+        b = self.assertError(self.req("PUT", "/pm-a/_mapping", {"properties": {
+            "t": {"type": "date", "format": "epoch_millis"}}}), 400,
+            "illegal_argument_exception")
+        self.assertIn("Cannot update parameter [format] from [yyyy-MM-dd] to "
+                      "[epoch_millis]", b["error"]["reason"])
+        b = self.assertError(self.req("PUT", "/pm-a/_mapping", {"properties": {
+            "k": {"type": "keyword"}}}), 400, "illegal_argument_exception")
+        self.assertIn("Cannot update parameter [index] from [false] to [true]",
+                      b["error"]["reason"])
+        # ignore_above may change
+        st, b, _ = self.req("PUT", "/pm-a/_mapping", {"properties": {
+            "k": {"type": "keyword", "index": False, "ignore_above": 10}}})
+        self.assertEqual(st, 200, b)
+        self.assertEqual(self.props("pm-a")["k"]["ignore_above"], 10)
+
+    def test_errors(self):
+        self.assertError(self.req("PUT", "/nope/_mapping",
+                                  {"properties": {"x": {"type": "long"}}}),
+                         404, "index_not_found_exception")
+        st, b, _ = self.req("PUT", "/nope,pm-a/_mapping?ignore_unavailable=true",
+                            {"properties": {"x": {"type": "long"}}})
+        self.assertEqual(st, 200, b)
+        self.assertError(self.req("PUT", "/pm-a/_mapping",
+                                  {"properties": {"y": {"type": "bogus"}}}),
+                         400, "mapper_parsing_exception")
+        self.assertError(self.req("PUT", "/pm-a/_mapping?bogus=1",
+                                  {"properties": {}}), 400,
+                         "illegal_argument_exception")
+        st, b, _ = self.req("PUT", "/pm-a/_mapping?timeout=30s&master_timeout=30s",
+                            {"dynamic": "strict"})
+        self.assertEqual(st, 200, b)
+        self.assertEqual(self.req("GET", "/pm-a/_mapping")[1]["pm-a"]["mappings"][
+            "dynamic"], "strict")
+
+    def test_write_index_only(self):
+        st, b, _ = self.req("POST", "/_aliases", {"actions": [
+            {"add": {"index": "pm-a", "alias": "pm", "is_write_index": True}},
+            {"add": {"index": "pm-b", "alias": "pm"}}]})
+        self.assertEqual(st, 200, b)
+        try:
+            st, b, _ = self.req("PUT", "/pm/_mapping?write_index_only=true",
+                                {"properties": {"w": {"type": "keyword"}}})
+            self.assertEqual(st, 200, b)
+            self.assertIn("w", self.props("pm-a"))
+            self.assertNotIn("w", self.props("pm-b"))
+            st, b, _ = self.req("PUT", "/pm/_mapping",
+                                {"properties": {"w2": {"type": "keyword"}}})
+            self.assertEqual(st, 200, b)
+            self.assertIn("w2", self.props("pm-b"))
+        finally:
+            self.req("POST", "/_aliases", {"actions": [
+                {"remove": {"index": "pm-*", "alias": "pm"}}]})
+
+
+class FieldMapping(ServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.srv.request("PUT", "/fm-1", {"mappings": {"properties": {
+            "msg": {"type": "text", "fields": {"raw": {"type": "keyword",
+                                                       "ignore_above": 256}}},
+            "geo": {"properties": {"lat": {"type": "double"},
+                                   "city": {"type": "keyword"}}},
+            "n": {"type": "long"}}}})
+        cls.srv.request("PUT", "/fm-2", {"mappings": {"properties": {
+            "n": {"type": "integer"}}}})
+
+    def test_shape(self):
+        st, b, _ = self.req("GET", "/fm-1/_mapping/field/n,geo.lat")
+        self.assertEqual(st, 200)
+        self.assertEqual(b, {"fm-1": {"mappings": {
+            "n": {"full_name": "n", "mapping": {"n": {"type": "long"}}},
+            "geo.lat": {"full_name": "geo.lat",
+                        "mapping": {"lat": {"type": "double"}}}}}})
+
+    def test_wildcards_multi_fields_and_indices(self):
+        b = self.req("GET", "/fm-1/_mapping/field/msg*")[1]["fm-1"]["mappings"]
+        self.assertEqual(sorted(b), ["msg", "msg.raw"])
+        self.assertEqual(b["msg.raw"]["mapping"],
+                         {"raw": {"type": "keyword", "ignore_above": 256}})
+        self.assertIn("fields", b["msg"]["mapping"]["msg"])
+        b = self.req("GET", "/fm-1/_mapping/field/geo.*")[1]["fm-1"]["mappings"]
+        self.assertEqual(sorted(b), ["geo.city", "geo.lat"])
+        # objects are no field mappers
+        b = self.req("GET", "/fm-1/_mapping/field/geo")[1]
+        self.assertEqual(b, {"fm-1": {"mappings": {}}})
+        b = self.req("GET", "/_mapping/field/n")[1]
+        self.assertEqual(b["fm-2"]["mappings"]["n"]["mapping"], {"n": {"type": "integer"}})
+        self.assertEqual(b["fm-1"]["mappings"]["n"]["mapping"], {"n": {"type": "long"}})
+        b = self.req("GET", "/fm-*/_mapping/field/nothing?include_defaults=true")[1]
+        self.assertEqual(b, {"fm-1": {"mappings": {}}, "fm-2": {"mappings": {}}})
+        self.assertError(self.req("GET", "/nope/_mapping/field/n"), 404,
+                         "index_not_found_exception")
+
+
+class Restart(unittest.TestCase):
+    def test_put_mapping_survives_restart(self):
+        srv = Server().start()
+        try:
+            srv.request("PUT", "/rs", {})
+            st, b, _ = srv.request("PUT", "/rs/_mapping",
+                                   {"properties": {"code": {"type": "keyword"}}})
+            self.assertEqual(st, 200, b)
+            srv.stop()
+            srv.start()
+            b = srv.request("GET", "/rs/_mapping")[1]
+            self.assertEqual(b["rs"]["mappings"]["properties"]["code"], {"type": "keyword"})
+        finally:
+            srv.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
