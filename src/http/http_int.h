@@ -128,6 +128,7 @@ void fds_h_settings_put(fds_req *r, fds_resp *o);
 void fds_h_mapping_get(fds_req *r, fds_resp *o);
 void fds_h_mapping_put(fds_req *r, fds_resp *o);       /* mappings.c */
 void fds_h_field_mapping_get(fds_req *r, fds_resp *o); /* mappings.c */
+void fds_h_index_block_put(fds_req *r, fds_resp *o);   /* mappings.c */
 void fds_h_open_close(fds_req *r, fds_resp *o, bool open);
 void fds_h_refresh(fds_req *r, fds_resp *o);
 void fds_h_flush(fds_req *r, fds_resp *o);

@@ -3,6 +3,7 @@
  * PUT /{index}/_mapping (add fields to live indices, Elasticsearch's put
  * mapping API) and GET [/{index}]/_mapping/field/{fields} (the get field
  * mapping API).  GET /{index}/_mapping, the whole mapping, is admin.c's.
+ * Also PUT /{index}/_block/{block}, which sets an index.blocks.* setting.
  */
 #include <cJSON.h>
 #include <stdio.h>
@@ -111,6 +112,8 @@ void fds_h_mapping_put(fds_req *r, fds_resp *o)
     if (!rc && fds_req_param_bool(r, "write_index_only", false))
         rc = keep_write_indices(r, ixs, &n, &e);
     for (size_t i = 0; !rc && i < n; i++)
+        rc = fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_WRITE, &e);
+    for (size_t i = 0; !rc && i < n; i++)
         if ((rc = fds_index_check_mapping(ixs[i], r->body, r->body_len, &e)) &&
             !e.index[0])
             snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
@@ -200,6 +203,11 @@ void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
     if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
         fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n, NULL, &e))
         return fds_resp_error(o, &e);
+    for (size_t i = 0; i < n; i++)
+        if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_READ, &e)) {
+            fds_index_expr_free(ixs, n);
+            return fds_resp_error(o, &e);
+        }
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
         char *mj = fds_mapping_to_json(fds_index_mapping(ixs[i]));
@@ -212,5 +220,57 @@ void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
         cJSON_Delete(m);
     }
     fds_index_expr_free(ixs, n);
+    fds_resp_json(o, 200, j);
+}
+
+/* PUT /{index}/_block/{block}: Elasticsearch 7.9's add index block API,
+ * {block} one of metadata, read, read_only, write; sets
+ * index.blocks.{block} on every open index the expression names (missing
+ * names are errors, as AddIndexBlockRequest's strictExpandOpen), each
+ * committed before the answer. */
+void fds_h_index_block_put(fds_req *r, fds_resp *o)
+{
+    static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "timeout",
+                                         "master_timeout", NULL};
+    static const unsigned API_BLOCKS[] = {FDS_BLOCK_METADATA, FDS_BLOCK_READ,
+                                          FDS_BLOCK_READ_ONLY, FDS_BLOCK_WRITE};
+    if (!fds_req_check_params(r, o, params))
+        return;
+    unsigned bit = 0;
+    for (size_t i = 0; i < sizeof API_BLOCKS / sizeof *API_BLOCKS; i++)
+        if (!strcmp(r->seg[2], fds_block_name(API_BLOCKS[i])))
+            bit = API_BLOCKS[i];
+    if (!bit)
+        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                               "No block found with name [%s]", r->seg[2]);
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = {.expand_open = true};
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    int rc = fds_index_expr_opts_read(param_cb, r, &opts, &e);
+    if (!rc)
+        rc = fds_index_expr_resolve(r->store, r->seg[0], &opts, &ixs, &n, &e);
+    for (size_t i = 0; !rc && i < n; i++) {
+        fds_index_settings set;
+        fds_index_get_settings(ixs[i], &set);
+        set.blocks |= bit;
+        rc = fds_index_put_settings(ixs[i], &set, &e);
+    }
+    cJSON *j = rc ? NULL : cJSON_CreateObject();
+    if (j) {
+        cJSON_AddBoolToObject(j, "acknowledged", 1);
+        cJSON_AddBoolToObject(j, "shards_acknowledged", 1);
+        cJSON *list = cJSON_AddArrayToObject(j, "indices");
+        for (size_t i = 0; i < n; i++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "name", fds_index_name(ixs[i]));
+            cJSON_AddBoolToObject(x, "blocked", 1);
+            cJSON_AddItemToArray(list, x);
+        }
+    }
+    fds_index_expr_free(ixs, n);
+    if (rc)
+        return fds_resp_error(o, &e);
     fds_resp_json(o, 200, j);
 }

@@ -656,6 +656,7 @@ static const route_def ROUTES[] = {
     {"{}/_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
     {"{}/_mapping", M_PUT | M_POST, fds_h_mapping_put, NULL},
     {"{}/_mapping/field/{}", M_GET, fds_h_field_mapping_get, NULL},
+    {"{}/_block/{}", M_PUT, fds_h_index_block_put, NULL},
     {"{}/_search", M_GET | M_POST, h_search, NULL},
     {"{}/_search_shards", M_GET | M_POST, fds_h_search_shards, NULL},
     {"{}/_count", M_GET | M_POST, h_count, NULL},

@@ -796,6 +796,54 @@ int fds__index_blocked(fds_index *ix, fds_err *err)
     return rc;
 }
 
+/* Each index block: its id, status word and description
+ * (Elasticsearch's IndexMetadata.INDEX_*_BLOCK), and the fds_block_level
+ * bits it refuses; in FDS_BLOCK_* bit order. */
+#define LV(l) (1u << FDS_BLOCK_LEVEL_##l)
+static const struct {
+    int id;
+    const char *text;
+    unsigned levels;
+} BLOCKS[FDS_BLOCK_COUNT] = {
+    {5, "FORBIDDEN/5/index read-only (api)",
+     LV(WRITE) | LV(METADATA_WRITE) | LV(DELETE)},
+    {7, "FORBIDDEN/7/index read (api)", LV(READ)},
+    {8, "FORBIDDEN/8/index write (api)", LV(WRITE)},
+    {9, "FORBIDDEN/9/index metadata (api)",
+     LV(METADATA_READ) | LV(METADATA_WRITE) | LV(DELETE)},
+    {12, "TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, "
+         "index has read-only-allow-delete block",
+     LV(WRITE) | LV(METADATA_WRITE)},
+};
+#undef LV
+
+int fds_index_check_block(fds_index *ix, int level, fds_err *err)
+{
+    pthread_mutex_lock(&ix->meta_mu);
+    unsigned on = ix->settings.blocks;
+    pthread_mutex_unlock(&ix->meta_mu);
+    char list[FDS_ERR_REASON_MAX] = "";
+    size_t len = 0;
+    bool many = false; /* a 429 block is among them */
+    for (unsigned i = 0; i < FDS_BLOCK_COUNT; i++) {
+        if (!(on & (1u << i)) || !(BLOCKS[i].levels & (1u << level)))
+            continue;
+        len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
+                                "%s%s", len ? ", " : "", BLOCKS[i].text);
+        if (len >= sizeof list)
+            len = sizeof list - 1;
+        many |= (1u << i) == FDS_BLOCK_READ_ONLY_ALLOW_DELETE;
+    }
+    if (!list[0])
+        return 0;
+    int rc = fds_err_setk(err, FDS_EUNSUPPORTED,
+                          many ? FDS_KIND_CLUSTER_BLOCK : FDS_KIND_INDEX_BLOCK,
+                          "index [%s] blocked by: [%s];", ix->name, list);
+    if (err)
+        snprintf(err->index, sizeof err->index, "%s", ix->name);
+    return rc;
+}
+
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
 {
     if (ix->failure)

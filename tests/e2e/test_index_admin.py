@@ -1,6 +1,7 @@
 """Index-side APIs as Elasticsearch 8 answers them: PUT /{index}/_mapping
 (new fields on live indices, conflicts refused on every index alike,
-committed before the answer), GET .../_mapping/field/{fields}."""
+committed before the answer), GET .../_mapping/field/{fields}, the
+index.blocks.* settings with their effects and PUT /{index}/_block/{block}."""
 import unittest
 
 from fdsserver import Server, ServerTestCase
@@ -148,6 +149,104 @@ class FieldMapping(ServerTestCase):
                          "index_not_found_exception")
 
 
+WRITE_BLOCK = "index [%s] blocked by: [FORBIDDEN/8/index write (api)];"
+
+
+class Blocks(ServerTestCase):
+    def setUp(self):
+        self.req("PUT", "/bl/_settings", {"index.blocks.read_only": None,
+                                          "index.blocks.write": None,
+                                          "index.blocks.read": None,
+                                          "index.blocks.metadata": None,
+                                          "index.blocks.read_only_allow_delete": None})
+        self.req("DELETE", "/bl")
+        self.req("PUT", "/bl", {})
+        self.req("PUT", "/bl/_doc/1?refresh=true", {"n": 1})
+
+    def block(self, name, on=True):
+        st, b, _ = self.req("PUT", "/bl/_settings",
+                            {"index": {"blocks": {name: on}}})
+        self.assertEqual(st, 200, b)
+
+    def test_write_block(self):
+        self.block("write")
+        flat = self.req("GET", "/bl/_settings?flat_settings=true")[1]
+        self.assertEqual(flat["bl"]["settings"]["index.blocks.write"], "true")
+        reason = WRITE_BLOCK % "bl"
+        self.assertError(self.req("PUT", "/bl/_doc/2", {"n": 2}), 403,
+                         "cluster_block_exception", reason)
+        self.assertError(self.req("PUT", "/bl/_create/3", {"n": 3}), 403,
+                         "cluster_block_exception", reason)
+        self.assertError(self.req("DELETE", "/bl/_doc/1"), 403,
+                         "cluster_block_exception", reason)
+        self.assertError(self.req("POST", "/bl/_update/1", {"doc": {"n": 5}}), 403,
+                         "cluster_block_exception", reason)
+        st, b, _ = self.req("POST", "/_bulk", '{"index":{"_index":"bl","_id":"9"}}\n'
+                            '{"n":9}\n', {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(st, 200)
+        item = b["items"][0]["index"]
+        self.assertEqual((item["status"], item["error"]["type"], item["error"]["reason"]),
+                         (403, "cluster_block_exception", reason))
+        st, b, _ = self.req("POST", "/bl/_delete_by_query?refresh=true",
+                            {"query": {"match_all": {}}})
+        self.assertEqual(self.req("GET", "/bl/_count")[1]["count"], 1)
+        # reads, settings and mappings still work
+        self.assertEqual(self.req("GET", "/bl/_doc/1")[1]["_source"], {"n": 1})
+        self.assertEqual(self.req("GET", "/bl/_search")[0], 200)
+        self.assertEqual(self.req("PUT", "/bl/_settings",
+                                  {"index.max_result_window": 500})[0], 200)
+        self.assertEqual(self.req("PUT", "/bl/_mapping",
+                                  {"properties": {"z": {"type": "long"}}})[0], 200)
+        # lifted: writes again
+        self.block("write", False)
+        self.assertEqual(self.req("PUT", "/bl/_doc/2", {"n": 2})[0], 201)
+
+    def test_read_only_and_metadata(self):
+        self.block("read_only")
+        self.assertError(self.req("PUT", "/bl/_doc/2", {"n": 2}), 403,
+                         "cluster_block_exception",
+                         "index [bl] blocked by: [FORBIDDEN/5/index read-only (api)];")
+        self.assertError(self.req("PUT", "/bl/_settings", {"index.max_result_window": 5}),
+                         403, "cluster_block_exception")
+        self.assertError(self.req("PUT", "/bl/_mapping",
+                                  {"properties": {"z": {"type": "long"}}}),
+                         403, "cluster_block_exception")
+        self.assertError(self.req("DELETE", "/bl"), 403, "cluster_block_exception")
+        self.assertEqual(self.req("GET", "/bl/_doc/1")[0], 200)
+        self.block("read_only", False)
+        self.block("metadata")
+        self.assertError(self.req("GET", "/bl/_mapping"), 403, "cluster_block_exception",
+                         "index [bl] blocked by: [FORBIDDEN/9/index metadata (api)];")
+        self.assertEqual(self.req("PUT", "/bl/_doc/2", {"n": 2})[0], 201)
+        self.block("metadata", False)
+        self.block("read_only_allow_delete")
+        self.assertError(self.req("PUT", "/bl/_doc/2", {"n": 2}), 429,
+                         "cluster_block_exception")
+        self.assertEqual(self.req("DELETE", "/bl")[0], 200)
+
+    def test_read_block(self):
+        self.block("read")
+        reason = "index [bl] blocked by: [FORBIDDEN/7/index read (api)];"
+        self.assertError(self.req("GET", "/bl/_search"), 403, "cluster_block_exception",
+                         reason)
+        self.assertError(self.req("GET", "/bl/_doc/1"), 403, "cluster_block_exception",
+                         reason)
+        st, b, _ = self.req("POST", "/_mget", {"docs": [{"_index": "bl", "_id": "1"}]})
+        self.assertEqual(b["docs"][0]["error"]["type"], "cluster_block_exception")
+        self.assertEqual(self.req("PUT", "/bl/_doc/2", {"n": 2})[0], 201)
+
+    def test_add_block_api(self):
+        st, b, _ = self.req("PUT", "/bl/_block/write")
+        self.assertEqual((st, b), (200, {"acknowledged": True, "shards_acknowledged": True,
+                                         "indices": [{"name": "bl", "blocked": True}]}))
+        self.assertError(self.req("PUT", "/bl/_doc/2", {"n": 2}), 403,
+                         "cluster_block_exception", WRITE_BLOCK % "bl")
+        self.assertError(self.req("PUT", "/bl/_block/bogus"), 400,
+                         "illegal_argument_exception", "No block found with name [bogus]")
+        self.assertError(self.req("PUT", "/nope/_block/write"), 404,
+                         "index_not_found_exception")
+
+
 class Restart(unittest.TestCase):
     def test_put_mapping_survives_restart(self):
         srv = Server().start()
@@ -160,6 +259,17 @@ class Restart(unittest.TestCase):
             srv.start()
             b = srv.request("GET", "/rs/_mapping")[1]
             self.assertEqual(b["rs"]["mappings"]["properties"]["code"], {"type": "keyword"})
+        finally:
+            srv.cleanup()
+
+    def test_block_survives_restart(self):
+        srv = Server().start()
+        try:
+            srv.request("PUT", "/rb", {"settings": {"index.blocks.write": True}})
+            srv.stop()
+            srv.start()
+            st, b, _ = srv.request("PUT", "/rb/_doc/1", {"x": 1})
+            self.assertEqual(st, 403, b)
         finally:
             srv.cleanup()
 
