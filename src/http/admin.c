@@ -731,6 +731,13 @@ void fds_h_index_delete(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
+    if (fds__destructive_requires_name(r->store)) {
+        /* DestructiveOperations.hasWildcardUsage */
+        if (strchr(r->seg[0], '*') || !strcmp(r->seg[0], "_all"))
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "Wildcard expressions or all indices are not "
+                                   "allowed");
+    }
     char **names = NULL;
     size_t n = 0;
     int rc = delete_targets(r, &names, &n, &e);

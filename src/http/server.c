@@ -600,6 +600,8 @@ static const route_def ROUTES[] = {
     {"_settings/{}", M_GET, fds_h_settings_get, NULL},
     {"_cluster/health", M_GET, fds_h_cluster_health, NULL},
     {"_cluster/health/{}", M_GET, fds_h_cluster_health, NULL},
+    {"_cluster/settings", M_GET, fds_h_cluster_settings_get, NULL},
+    {"_cluster/settings", M_PUT, fds_h_cluster_settings_put, NULL},
     {"_cat", M_GET, fds_h_cat_help, P_NONE},
     {"_cat/indices", M_GET, fds_h_cat_indices, P_CAT_INDICES},
     {"_cat/indices/{}", M_GET, fds_h_cat_indices, P_CAT_INDICES},

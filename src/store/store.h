@@ -212,6 +212,17 @@ typedef struct fds_index fds_index;
  * when the directory cannot be created.
  */
 int fds_store_open(const char *dir, fds_store **out, fds_err *err);
+/*
+ * Cluster-wide values kept in the catalogue's meta table (the persistent
+ * cluster settings, under "cluster.<setting name>").  get copies the value
+ * of `key` into buf[0..cap) (NUL-terminated, cut to fit) and returns 0,
+ * or FDS_ENOTFOUND when the key has no value, FDS_ESQL.  put stores
+ * `value` (NULL removes the key), committed before it returns: 0 or
+ * FDS_ESQL (err filled).
+ */
+int fds_store_meta_get(fds_store *s, const char *key, char *buf, size_t cap);
+int fds_store_meta_put(fds_store *s, const char *key, const char *value,
+                       fds_err *err);
 /* Stop background work, refresh nothing, close.  NULL is a no-op. */
 void fds_store_close(fds_store *s);
 

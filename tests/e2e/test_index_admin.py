@@ -1,7 +1,9 @@
 """Index-side APIs as Elasticsearch 8 answers them: PUT /{index}/_mapping
 (new fields on live indices, conflicts refused on every index alike,
 committed before the answer), GET .../_mapping/field/{fields}, the
-index.blocks.* settings with their effects and PUT /{index}/_block/{block}."""
+index.blocks.* settings with their effects and PUT /{index}/_block/{block},
+DELETE /{index} under action.destructive_requires_name and the
+/_cluster/settings that holds it, HEAD over several indices."""
 import unittest
 
 from fdsserver import Server, ServerTestCase
@@ -247,6 +249,72 @@ class Blocks(ServerTestCase):
                          "index_not_found_exception")
 
 
+WILDCARD = "Wildcard expressions or all indices are not allowed"
+
+
+class DestructiveRequiresName(ServerTestCase):
+    def setUp(self):
+        for name in ("dr-1", "dr-2"):
+            self.req("PUT", "/" + name, {})
+
+    def tearDown(self):
+        self.req("PUT", "/_cluster/settings", {
+            "persistent": {"action.destructive_requires_name": None},
+            "transient": {"action.destructive_requires_name": None}})
+
+    def test_default_refuses_wildcards(self):
+        for path in ("/dr-*", "/_all", "/dr-1,dr-*", "/*"):
+            self.assertError(self.req("DELETE", path), 400,
+                             "illegal_argument_exception", WILDCARD)
+        self.assertEqual(self.req("HEAD", "/dr-1,dr-2")[0], 200)
+        self.assertEqual(self.req("DELETE", "/dr-1,dr-2")[0], 200)
+        self.assertEqual(self.req("HEAD", "/dr-1")[0], 404)
+
+    def test_cluster_setting(self):
+        st, b, _ = self.req("GET", "/_cluster/settings")
+        self.assertEqual((st, b), (200, {"persistent": {}, "transient": {}}))
+        b = self.req("GET", "/_cluster/settings?include_defaults=true&flat_settings=true")[1]
+        self.assertEqual(b["defaults"], {"action.destructive_requires_name": "true"})
+        st, b, _ = self.req("PUT", "/_cluster/settings?flat_settings=true", {
+            "persistent": {"action.destructive_requires_name": "false"}})
+        self.assertEqual((st, b), (200, {"acknowledged": True, "transient": {},
+                                         "persistent": {
+                                             "action.destructive_requires_name": "false"}}))
+        b = self.req("GET", "/_cluster/settings")[1]
+        self.assertEqual(b["persistent"], {"action": {"destructive_requires_name": "false"}})
+        self.assertEqual(self.req("DELETE", "/dr-*")[0], 200)
+        self.assertEqual(self.req("HEAD", "/dr-1")[0], 404)
+        # transient wins over persistent
+        self.req("PUT", "/dr-1", {})
+        st, b, _ = self.req("PUT", "/_cluster/settings", {
+            "transient": {"action": {"destructive_requires_name": True}}})
+        self.assertEqual(b["transient"], {"action": {"destructive_requires_name": "true"}})
+        self.assertError(self.req("DELETE", "/dr-*"), 400, "illegal_argument_exception",
+                         WILDCARD)
+
+    def test_other_settings_refused(self):
+        self.assertError(self.req("PUT", "/_cluster/settings", {
+            "persistent": {"cluster.routing.allocation.enable": "none"}}), 400,
+            "illegal_argument_exception",
+            "persistent setting [cluster.routing.allocation.enable], not recognized")
+        self.assertError(self.req("PUT", "/_cluster/settings", {
+            "transient": {"search": {"max_buckets": 5}}}), 400,
+            "illegal_argument_exception", "transient setting [search.max_buckets], "
+            "not recognized")
+        self.assertError(self.req("PUT", "/_cluster/settings", {
+            "persistent": {"action.destructive_requires_name": "maybe"}}), 400,
+            "illegal_argument_exception")
+        self.assertEqual(self.req("PUT", "/_cluster/settings", {})[0], 400)
+        # nothing applied
+        self.assertEqual(self.req("GET", "/_cluster/settings")[1],
+                         {"persistent": {}, "transient": {}})
+
+    def test_head_several(self):
+        self.assertEqual(self.req("HEAD", "/dr-1,dr-2")[0], 200)
+        self.assertEqual(self.req("HEAD", "/dr-1,missing")[0], 404)
+        self.assertEqual(self.req("HEAD", "/missing")[0], 404)
+
+
 class Restart(unittest.TestCase):
     def test_put_mapping_survives_restart(self):
         srv = Server().start()
@@ -259,6 +327,22 @@ class Restart(unittest.TestCase):
             srv.start()
             b = srv.request("GET", "/rs/_mapping")[1]
             self.assertEqual(b["rs"]["mappings"]["properties"]["code"], {"type": "keyword"})
+        finally:
+            srv.cleanup()
+
+    def test_cluster_setting_survives_restart(self):
+        srv = Server().start()
+        try:
+            srv.request("PUT", "/_cluster/settings", {
+                "persistent": {"action.destructive_requires_name": False},
+                "transient": {"action.destructive_requires_name": True}})
+            srv.stop()
+            srv.start()
+            b = srv.request("GET", "/_cluster/settings?flat_settings=true")[1]
+            self.assertEqual(b, {"persistent": {"action.destructive_requires_name": "false"},
+                                 "transient": {}})
+            srv.request("PUT", "/x1", {})
+            self.assertEqual(srv.request("DELETE", "/x*")[0], 200)
         finally:
             srv.cleanup()
 
