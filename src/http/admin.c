@@ -1026,13 +1026,8 @@ void fds_h_mapping_get(fds_req *r, fds_resp *o)
     size_t n;
     if (!path_indices(r, o, &ixs, &n))
         return;
-    fds_err e;
-    fds_err_clear(&e);
-    for (size_t i = 0; i < n; i++)
-        if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_READ, &e)) {
-            fds_index_expr_free(ixs, n);
-            return fds_resp_error(o, &e);
-        }
+    if (!fds__unblocked_or_answer(o, ixs, n, FDS_BLOCK_LEVEL_METADATA_READ))
+        return;
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
         cJSON *x = cJSON_AddObjectToObject(j, fds_index_name(ixs[i]));

@@ -19,6 +19,19 @@ static const char *param_cb(void *arg, const char *name)
     return fds_req_param(arg, name);
 }
 
+bool fds__unblocked_or_answer(fds_resp *o, fds_index **ixs, size_t n, int level)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    for (size_t i = 0; i < n; i++)
+        if (fds_index_check_block(ixs[i], level, &e)) {
+            fds_index_expr_free(ixs, n);
+            fds_resp_error(o, &e);
+            return false;
+        }
+    return true;
+}
+
 /* With ?write_index_only=true, the expression's aliases stand for their
  * write index alone (an alias of one index: that index), as
  * PutMappingRequest.writeIndexOnly: drop from ixs the indices that are
@@ -203,11 +216,8 @@ void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
     if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
         fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n, NULL, &e))
         return fds_resp_error(o, &e);
-    for (size_t i = 0; i < n; i++)
-        if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_READ, &e)) {
-            fds_index_expr_free(ixs, n);
-            return fds_resp_error(o, &e);
-        }
+    if (!fds__unblocked_or_answer(o, ixs, n, FDS_BLOCK_LEVEL_METADATA_READ))
+        return;
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
         char *mj = fds_mapping_to_json(fds_index_mapping(ixs[i]));
