@@ -731,9 +731,23 @@ void fds_h_index_delete(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
+    if (fds__destructive_requires_name(r->store)) {
+        /* DestructiveOperations.hasWildcardUsage */
+        if (strchr(r->seg[0], '*') || !strcmp(r->seg[0], "_all"))
+            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                   "Wildcard expressions or all indices are not "
+                                   "allowed");
+    }
     char **names = NULL;
     size_t n = 0;
     int rc = delete_targets(r, &names, &n, &e);
+    for (size_t i = 0; !rc && i < n; i++) { /* all checked before any goes */
+        fds_index *ix;
+        if (fds_store_get_index(r->store, names[i], &ix, NULL) == 0) {
+            rc = fds_index_check_block(ix, FDS_BLOCK_LEVEL_DELETE, &e);
+            fds_index_release(ix);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         /* gone meanwhile: deleted all the same */
         if (!rc && fds_store_delete_index(r->store, names[i], &e) == FDS_ESQL)
@@ -951,8 +965,16 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
         cJSON *st = cJSON_GetObjectItemCaseSensitive(body, "settings");
         rc = flatten(st && cJSON_IsObject(st) ? st : body, "", kv, &n, &e);
     }
+    /* a change of index.blocks.* alone passes the metadata blocks, as
+     * Elasticsearch's update settings lets blocks be lifted */
+    bool blocks_only = true;
+    for (size_t i = 0; !rc && i < n; i++)
+        blocks_only &= !strncmp(kv[i].key, "index.blocks.", strlen("index.blocks."));
     /* every index first: nothing changes unless all of them can */
     for (size_t i = 0; !rc && i < nix; i++) {
+        if (!blocks_only &&
+            (rc = fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_WRITE, &e)))
+            break;
         size_t m = n;
         memcpy(mine, kv, n * sizeof *kv);
         if (preserve)
@@ -1003,6 +1025,8 @@ void fds_h_mapping_get(fds_req *r, fds_resp *o)
     fds_index **ixs;
     size_t n;
     if (!path_indices(r, o, &ixs, &n))
+        return;
+    if (!fds__unblocked_or_answer(o, ixs, n, FDS_BLOCK_LEVEL_METADATA_READ))
         return;
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {

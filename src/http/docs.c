@@ -349,6 +349,9 @@ typedef struct get_mode {
 static int get_doc(fds_index *ix, const get_mode *m, const char *id, size_t id_len,
                    const char *routing, fds_doc *d, fds_err *e)
 {
+    int brc = fds_index_check_block(ix, FDS_BLOCK_LEVEL_READ, e);
+    if (brc)
+        return brc;
     if (m->refresh) {
         int rc = fds_index_refresh(ix, e);
         if (rc)

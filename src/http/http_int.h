@@ -126,6 +126,19 @@ void fds_h_index_exists(fds_req *r, fds_resp *o);
 void fds_h_settings_get(fds_req *r, fds_resp *o);
 void fds_h_settings_put(fds_req *r, fds_resp *o);
 void fds_h_mapping_get(fds_req *r, fds_resp *o);
+void fds_h_mapping_put(fds_req *r, fds_resp *o);       /* mappings.c */
+void fds_h_field_mapping_get(fds_req *r, fds_resp *o); /* mappings.c */
+void fds_h_index_block_put(fds_req *r, fds_resp *o);   /* mappings.c */
+void fds_h_cluster_settings_get(fds_req *r, fds_resp *o); /* cluster_settings.c */
+void fds_h_cluster_settings_put(fds_req *r, fds_resp *o);
+/* True when no index of ixs[0..n) has a block of `level`
+ * (fds_block_level); else the first one's cluster_block_exception is
+ * answered, the indices are released (fds_index_expr_free) and false
+ * returned (mappings.c). */
+bool fds__unblocked_or_answer(fds_resp *o, fds_index **ixs, size_t n, int level);
+/* action.destructive_requires_name as it stands (transient, else
+ * persistent, else Elasticsearch 8's default true). */
+bool fds__destructive_requires_name(fds_store *st);
 void fds_h_open_close(fds_req *r, fds_resp *o, bool open);
 void fds_h_refresh(fds_req *r, fds_resp *o);
 void fds_h_flush(fds_req *r, fds_resp *o);

@@ -903,8 +903,13 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
                                "No search type for [%s]", st);
     }
     /* a closed index among them: Elasticsearch's index_closed_exception,
-     * unless ignore_unavailable leaves it out */
+     * unless ignore_unavailable leaves it out; a read block refuses */
     for (size_t i = 0; i < n; i++) {
+        if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_READ, &e)) {
+            fds_index_expr_free(ixs, n);
+            fds_index_expr_filters_free(filters, n);
+            return fds_resp_error(o, &e);
+        }
         if (fds_index_is_open(ixs[i]))
             continue;
         if (!opts.ignore_unavailable) {

@@ -301,6 +301,45 @@ static int check_params(const char *path, const char *tname, int type,
     return 0;
 }
 
+/* A date field's format when its mapping names none (Elasticsearch's
+ * DateFieldMapper.DEFAULT_DATE_TIME_FORMATTER). */
+#define FDS_DATE_FORMAT_DEFAULT_TEXT "strict_date_optional_time||epoch_millis"
+
+/* A field mapped again (PUT /{index}/_mapping): the parameters
+ * Elasticsearch cannot update, `index` and `format`, must keep their
+ * values, an absent one meaning its default as in Elasticsearch's
+ * FieldMapper.Parameter merge ("Cannot update parameter [x] from [a] to
+ * [b]", an illegal_argument_exception).  ignore_above may change.  0 or
+ * FDS_EINVAL. */
+static int check_unchanged(const fds_mfield *f, const cJSON *def, fds_err *err)
+{
+    const cJSON *ix = cJSON_GetObjectItemCaseSensitive(def, "index");
+    bool want = ix ? !cJSON_IsFalse(ix) && !(cJSON_IsString(ix) &&
+                                             !strcmp(ix->valuestring, "false"))
+                   : true;
+    if (want != f->index)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Mapper for [%s] conflicts with existing mapper:\n"
+                            "\tCannot update parameter [index] from [%s] to "
+                            "[%s]", f->path, f->index ? "true" : "false",
+                            want ? "true" : "false");
+    if (f->type != FDS_FT_DATE)
+        return 0;
+    const cJSON *fm = cJSON_GetObjectItemCaseSensitive(def, "format");
+    const char *now = f->dfmt ? f->dfmt->text : FDS_DATE_FORMAT_DEFAULT_TEXT;
+    const char *to = cJSON_IsString(fm) ? fm->valuestring : FDS_DATE_FORMAT_DEFAULT_TEXT;
+    fds_date_format df;
+    bool same = !strcmp(now, to) ||
+                (!fds__date_format_parse(to, strlen(to), &df) && !f->dfmt &&
+                 df.npat == 0 && df.bits == FDS_DF_DEFAULT);
+    if (!same)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Mapper for [%s] conflicts with existing mapper:\n"
+                            "\tCannot update parameter [format] from [%s] to "
+                            "[%s]", f->path, now, to);
+    return 0;
+}
+
 static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
@@ -323,10 +362,15 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
     if (prc)
         return prc;
     fds_mfield *f = fds__mapping_find(m, path, len);
-    if (f && f->type != type)
+    if (f && (f->type != type || strcmp(f->type_name, tname)))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "mapper [%s] cannot be changed from type [%s] to "
                             "[%s]", path, f->type_name, tname);
+    if (f && type != FDS_FT_OBJECT) {
+        int crc = check_unchanged(f, def, err);
+        if (crc)
+            return crc;
+    }
     if (!f) {
         f = fds__mapping_add(m, path, len, type, tname);
         if (!f)

@@ -82,7 +82,46 @@ static const struct {
     {"index.max_regex_length", FDS_SETTING_DYNAMIC},
     {"index.max_rescore_window", FDS_SETTING_DYNAMIC},
     {"index.hidden", FDS_SETTING_DYNAMIC},
+    {"index.blocks.read_only", FDS_SETTING_DYNAMIC},
+    {"index.blocks.read", FDS_SETTING_DYNAMIC},
+    {"index.blocks.write", FDS_SETTING_DYNAMIC},
+    {"index.blocks.metadata", FDS_SETTING_DYNAMIC},
+    {"index.blocks.read_only_allow_delete", FDS_SETTING_DYNAMIC},
 };
+
+/* index.blocks.<name> of each FDS_BLOCK_* bit, lowest bit first. */
+static const char *const BLOCK_NAMES[FDS_BLOCK_COUNT] = {
+    "read_only", "read", "write", "metadata", "read_only_allow_delete"};
+#define BLOCKS_PREFIX "index.blocks."
+
+const char *fds_block_name(unsigned bit)
+{
+    for (unsigned i = 0; i < FDS_BLOCK_COUNT; i++)
+        if (bit == 1u << i)
+            return BLOCK_NAMES[i];
+    return NULL;
+}
+
+/* The FDS_BLOCK_* bit of setting `key`, or 0. */
+static unsigned block_of(const char *key)
+{
+    if (strncmp(key, BLOCKS_PREFIX, strlen(BLOCKS_PREFIX)))
+        return 0;
+    for (unsigned i = 0; i < FDS_BLOCK_COUNT; i++)
+        if (!strcmp(key + strlen(BLOCKS_PREFIX), BLOCK_NAMES[i]))
+            return 1u << i;
+    return 0;
+}
+
+static int parse_bool(const char *value, bool *out, fds_err *err)
+{
+    if (strcmp(value, "true") && strcmp(value, "false"))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Failed to parse value [%s] as only [true] or "
+                            "[false] are allowed.", value);
+    *out = value[0] == 't';
+    return 0;
+}
 
 fds_setting_kind fds_setting_kind_of(const char *key)
 {
@@ -272,11 +311,12 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
             return bad_value(err, key, value);
         *(uint32_t *)((char *)s + LIMITS[k].off) = (uint32_t)x;
     } else if (!strcmp(key, "index.hidden")) {
-        if (strcmp(value, "true") && strcmp(value, "false"))
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "Failed to parse value [%s] as only [true] or "
-                                "[false] are allowed.", value);
-        s->hidden = value[0] == 't';
+        return parse_bool(value, &s->hidden, err);
+    } else if (block_of(key)) {
+        bool on;
+        if (parse_bool(value, &on, err))
+            return FDS_EINVAL;
+        s->blocks = on ? s->blocks | block_of(key) : s->blocks & ~block_of(key);
     } else {
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "unknown setting [%s] please check that any required "
@@ -320,6 +360,11 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
         KV(LIMITS[i].key, "%u",
            *(const uint32_t *)((const char *)s + LIMITS[i].off));
     KV("index.hidden", "%s", s->hidden ? "true" : "false");
+    static const char *const BLOCK_KEYS[FDS_BLOCK_COUNT] = {
+        BLOCKS_PREFIX "read_only", BLOCKS_PREFIX "read", BLOCKS_PREFIX "write",
+        BLOCKS_PREFIX "metadata", BLOCKS_PREFIX "read_only_allow_delete"};
+    for (unsigned i = 0; i < FDS_BLOCK_COUNT; i++)
+        KV(BLOCK_KEYS[i], "%s", s->blocks & (1u << i) ? "true" : "false");
     /* last, and only when given: the entries before it line up with those
      * of the defaults (callers compare them by position) */
     if (s->number_of_routing_shards)

@@ -796,6 +796,54 @@ int fds__index_blocked(fds_index *ix, fds_err *err)
     return rc;
 }
 
+/* Each index block: its id, status word and description
+ * (Elasticsearch's IndexMetadata.INDEX_*_BLOCK), and the fds_block_level
+ * bits it refuses; in FDS_BLOCK_* bit order. */
+#define LV(l) (1u << FDS_BLOCK_LEVEL_##l)
+static const struct {
+    int id;
+    const char *text;
+    unsigned levels;
+} BLOCKS[FDS_BLOCK_COUNT] = {
+    {5, "FORBIDDEN/5/index read-only (api)",
+     LV(WRITE) | LV(METADATA_WRITE) | LV(DELETE)},
+    {7, "FORBIDDEN/7/index read (api)", LV(READ)},
+    {8, "FORBIDDEN/8/index write (api)", LV(WRITE)},
+    {9, "FORBIDDEN/9/index metadata (api)",
+     LV(METADATA_READ) | LV(METADATA_WRITE) | LV(DELETE)},
+    {12, "TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, "
+         "index has read-only-allow-delete block",
+     LV(WRITE) | LV(METADATA_WRITE)},
+};
+#undef LV
+
+int fds_index_check_block(fds_index *ix, int level, fds_err *err)
+{
+    pthread_mutex_lock(&ix->meta_mu);
+    unsigned on = ix->settings.blocks;
+    pthread_mutex_unlock(&ix->meta_mu);
+    char list[FDS_ERR_REASON_MAX] = "";
+    size_t len = 0;
+    bool many = false; /* a 429 block is among them */
+    for (unsigned i = 0; i < FDS_BLOCK_COUNT; i++) {
+        if (!(on & (1u << i)) || !(BLOCKS[i].levels & (1u << level)))
+            continue;
+        len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
+                                "%s%s", len ? ", " : "", BLOCKS[i].text);
+        if (len >= sizeof list)
+            len = sizeof list - 1;
+        many |= (1u << i) == FDS_BLOCK_READ_ONLY_ALLOW_DELETE;
+    }
+    if (!list[0])
+        return 0;
+    int rc = fds_err_setk(err, FDS_EUNSUPPORTED,
+                          many ? FDS_KIND_CLUSTER_BLOCK : FDS_KIND_INDEX_BLOCK,
+                          "index [%s] blocked by: [%s];", ix->name, list);
+    if (err)
+        snprintf(err->index, sizeof err->index, "%s", ix->name);
+    return rc;
+}
+
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
 {
     if (ix->failure)
@@ -835,6 +883,46 @@ int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
         pthread_mutex_lock(&ix->meta_mu);
         ix->settings = *set;
         pthread_mutex_unlock(&ix->meta_mu);
+    }
+    pthread_mutex_unlock(&ix->wmu);
+    return rc;
+}
+
+int fds_index_check_mapping(fds_index *ix, const char *json, size_t len,
+                            fds_err *err)
+{
+    fds_mapping *copy = fds_mapping_create();
+    char *cur = fds_mapping_to_json(ix->mapping);
+    int rc = copy && cur ? 0 : FDS_ENOMEM;
+    if (!rc)
+        rc = fds_mapping_merge_json(copy, cur, strlen(cur), err);
+    if (!rc)
+        rc = fds_mapping_merge_json(copy, json, len, err);
+    free(cur);
+    fds_mapping_free(copy);
+    return rc;
+}
+
+int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
+                          fds_err *err)
+{
+    if (ix->failure)
+        return fds__index_failed(ix, err);
+    pthread_mutex_lock(&ix->wmu);
+    /* on a copy first: a refused change leaves no field behind */
+    int rc = fds_index_check_mapping(ix, json, len, err);
+    if (!rc)
+        rc = fds_mapping_merge_json(ix->mapping, json, len, err);
+    if (!rc) {
+        pthread_mutex_lock(&ix->st->db_mu);
+        rc = fds__cat_begin(ix->st->db, true, err);
+        if (!rc)
+            rc = fds__mapping_save(ix, err);
+        if (!rc)
+            rc = fds__cat_commit(ix->st->db, err);
+        if (rc)
+            fds__cat_rollback(ix->st->db);
+        pthread_mutex_unlock(&ix->st->db_mu);
     }
     pthread_mutex_unlock(&ix->wmu);
     return rc;
@@ -904,4 +992,49 @@ int fds_store_start_background(fds_store *s)
         return FDS_ENOMEM;
     s->bg_started = true;
     return 0;
+}
+
+int fds_store_meta_get(fds_store *s, const char *key, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&s->db_mu);
+    sqlite3_stmt *st;
+    int rc = fds__cat_prepare(s->db, "SELECT value FROM meta WHERE key=?", &st, NULL);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        int row = fds__cat_row(s->db, st, "meta", NULL);
+        if (row < 0)
+            rc = row;
+        else if (row == 0 || sqlite3_column_type(st, 0) == SQLITE_NULL)
+            rc = FDS_ENOTFOUND;
+        else
+            snprintf(buf, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&s->db_mu);
+    return rc;
+}
+
+int fds_store_meta_put(fds_store *s, const char *key, const char *value,
+                       fds_err *err)
+{
+    pthread_mutex_lock(&s->db_mu);
+    sqlite3_stmt *st = NULL;
+    int rc = fds__cat_begin(s->db, true, err);
+    if (!rc)
+        rc = fds__cat_prepare(s->db, value ? "INSERT OR REPLACE INTO meta "
+                                             "VALUES(?,?)"
+                                           : "DELETE FROM meta WHERE key=?",
+                              &st, err);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (value)
+            sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+        rc = fds__cat_step_done(s->db, st, err);
+    }
+    if (!rc)
+        rc = fds__cat_commit(s->db, err);
+    if (rc)
+        fds__cat_rollback(s->db);
+    pthread_mutex_unlock(&s->db_mu);
+    return rc;
 }

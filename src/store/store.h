@@ -91,7 +91,32 @@ typedef struct fds_index_settings {
         max_regex_length, max_rescore_window;
     bool hidden;                 /* dynamic: index.hidden, left out of
                                     wildcards unless expand_wildcards=hidden */
+    unsigned blocks;             /* dynamic: index.blocks.*, FDS_BLOCK_* bits */
 } fds_index_settings;
+
+/* The index blocks (index.blocks.<name>, all dynamic booleans), each with
+ * Elasticsearch's block id (IndexMetadata.INDEX_*_BLOCK). */
+#define FDS_BLOCK_READ_ONLY (1u << 0)              /* read_only: 5 */
+#define FDS_BLOCK_READ (1u << 1)                   /* read: 7 */
+#define FDS_BLOCK_WRITE (1u << 2)                  /* write: 8 */
+#define FDS_BLOCK_METADATA (1u << 3)               /* metadata: 9 */
+#define FDS_BLOCK_READ_ONLY_ALLOW_DELETE (1u << 4) /* read_only_allow_delete: 12 */
+#define FDS_BLOCK_COUNT 5
+
+/* What an operation does, as Elasticsearch's ClusterBlockLevel; DELETE is
+ * deleting the index, which only the blocks of METADATA_WRITE that do not
+ * allow releasing resources refuse (read_only_allow_delete lets it). */
+typedef enum fds_block_level {
+    FDS_BLOCK_LEVEL_READ = 0,       /* search, get */
+    FDS_BLOCK_LEVEL_WRITE,          /* index, update, delete documents */
+    FDS_BLOCK_LEVEL_METADATA_READ,  /* get settings, mappings */
+    FDS_BLOCK_LEVEL_METADATA_WRITE, /* put settings (but index.blocks.*), mappings */
+    FDS_BLOCK_LEVEL_DELETE,         /* delete the index */
+} fds_block_level;
+
+/* The block name ("write", "read_only", ...: the part after index.blocks.)
+ * of FDS_BLOCK_* bit `bit`, NULL for none. */
+const char *fds_block_name(unsigned bit);
 
 /* Defaults of DESIGN.md §5 (codec "default" = LZ4). */
 void fds_index_settings_default(fds_index_settings *s);
@@ -187,6 +212,17 @@ typedef struct fds_index fds_index;
  * when the directory cannot be created.
  */
 int fds_store_open(const char *dir, fds_store **out, fds_err *err);
+/*
+ * Cluster-wide values kept in the catalogue's meta table (the persistent
+ * cluster settings, under "cluster.<setting name>").  get copies the value
+ * of `key` into buf[0..cap) (NUL-terminated, cut to fit) and returns 0,
+ * or FDS_ENOTFOUND when the key has no value, FDS_ESQL.  put stores
+ * `value` (NULL removes the key), committed before it returns: 0 or
+ * FDS_ESQL (err filled).
+ */
+int fds_store_meta_get(fds_store *s, const char *key, char *buf, size_t cap);
+int fds_store_meta_put(fds_store *s, const char *key, const char *value,
+                       fds_err *err);
 /* Stop background work, refresh nothing, close.  NULL is a no-op. */
 void fds_store_close(fds_store *s);
 
@@ -367,6 +403,30 @@ int fds_index_set_open(fds_index *ix, bool open, fds_err *err);
  * segments written from then on.  Returns 0, FDS_ESQL, FDS_ECORRUPT. */
 int fds_index_put_settings(fds_index *ix, const fds_index_settings *s,
                            fds_err *err);
+/*
+ * Merge mapping JSON (`json`, `len` bytes: {"properties": ..., "dynamic":
+ * ...}, as PUT /{index}/_mapping takes it) into the index's mapping.
+ * fds_index_check_mapping only tries it on a copy (nothing changes), so a
+ * caller can check several indices before changing any; put tries it the
+ * same way, then merges and commits the mapping to the catalogue before
+ * returning.  Returns 0, or the errors of fds_mapping_merge_json (a type
+ * or parameter change: FDS_EINVAL, kind INVALID_ARGUMENT), FDS_ESQL,
+ * FDS_ENOMEM, or the index's failure.
+ */
+int fds_index_check_mapping(fds_index *ix, const char *json, size_t len,
+                            fds_err *err);
+int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
+                          fds_err *err);
+
+/*
+ * Is an operation of `level` (fds_block_level) refused by the index's
+ * blocks?  0, or FDS_EUNSUPPORTED with err filled as Elasticsearch's
+ * ClusterBlockException: "index [x] blocked by: [FORBIDDEN/8/index write
+ * (api)];" (every block of that level, by id), kind INDEX_BLOCK (403), or
+ * CLUSTER_BLOCK (429) when read_only_allow_delete is among them.
+ * fds_index_write checks WRITE itself.
+ */
+int fds_index_check_block(fds_index *ix, int level, fds_err *err);
 /* The index's mapping (shared; do not free; lives as long as the index). */
 fds_mapping *fds_index_mapping(fds_index *ix);
 

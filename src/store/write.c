@@ -315,6 +315,12 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                                          : fds__index_closed(ix, err);
     }
     fds_store *s = ix->st;
+    int brc = fds_index_check_block(ix, FDS_BLOCK_LEVEL_WRITE, err);
+    if (brc) {
+        pthread_mutex_unlock(&ix->wmu);
+        free(seen.slots);
+        return brc;
+    }
     if (fds__disk_low(s)) {
         pthread_mutex_unlock(&ix->wmu);
         free(seen.slots);

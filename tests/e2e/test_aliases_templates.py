@@ -123,9 +123,14 @@ class Aliases(ServerTestCase):
             # match index names only
             self.assertError(self.req("DELETE", "/taken"), 400,
                              "illegal_argument_exception")
+            # (wildcard deletes need action.destructive_requires_name false)
+            self.req("PUT", "/_cluster/settings",
+                     {"transient": {"action.destructive_requires_name": False}})
             self.assertEqual(self.req("DELETE", "/take*")[0], 200)
             self.assertError(self.req("DELETE", "/test_1,take*?allow_no_indices=false"),
                              404, "index_not_found_exception")
+            self.req("PUT", "/_cluster/settings",
+                     {"transient": {"action.destructive_requires_name": None}})
             self.assertEqual(self.req("HEAD", "/test_1")[0], 200)
         finally:
             self.req("DELETE", "/test_1/_alias/taken")
