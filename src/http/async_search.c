@@ -443,7 +443,8 @@ void fds_h_async_submit(fds_req *r, fds_resp *o)
     /* the search's parameters and the submit's, checked before it runs */
     const char *allowed[FDS_ASYNC_KV_MAX];
     size_t na = 0;
-    for (const char *const *p = fds__search_url_params + 1; *p; p++)
+    for (const char *const *p = fds__search_url_params + 1;
+         *p && na < FDS_ASYNC_KV_MAX - 4; p++)
         allowed[na++] = *p; /* all but "scroll" */
     for (size_t i = 0; i < sizeof SUBMIT_PARAMS / sizeof *SUBMIT_PARAMS; i++)
         allowed[na++] = SUBMIT_PARAMS[i];
