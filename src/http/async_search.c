@@ -518,6 +518,39 @@ static asearch *find_locked(fds_req *r, unsigned i, fds_resp *o)
     return NULL;
 }
 
+enum { BY_ID_GET, BY_ID_STATUS, BY_ID_DELETE };
+
+/* GET, status or DELETE of the stored search named by path segment
+ * `seg`; a GET waits up to wait_ms and sets the expiration to now +
+ * keep_ms (when >= 0). */
+static void by_id(fds_req *r, fds_resp *o, unsigned seg, int what,
+                  int64_t wait_ms, int64_t keep_ms)
+{
+    pthread_mutex_lock(&A.mu);
+    asearch *a = find_locked(r, seg, o);
+    if (!a) {
+        pthread_mutex_unlock(&A.mu);
+        return;
+    }
+    if (keep_ms >= 0)
+        a->expire_ms = epoch_ms() + keep_ms;
+    if (wait_ms > 0)
+        wait_locked(a, wait_ms);
+    if (what == BY_ID_DELETE && a->listed)
+        unlist_locked(a);
+    else if (what != BY_ID_DELETE)
+        answer_locked(o, a, true, what == BY_ID_STATUS);
+    unref_locked(a);
+    pthread_mutex_unlock(&A.mu);
+    if (what == BY_ID_DELETE) {
+        static const char ACK[] = "{\"acknowledged\":true}";
+        char *b = strdup(ACK);
+        if (!b)
+            return fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds_resp_raw(o, 200, b, sizeof ACK - 1, NULL);
+    }
+}
+
 void fds_h_async_get(fds_req *r, fds_resp *o)
 {
     if (!fds_req_check_params(r, o, GET_PARAMS))
@@ -526,45 +559,15 @@ void fds_h_async_get(fds_req *r, fds_resp *o)
     if (!time_param(r, o, "wait_for_completion_timeout", &wait_ms) ||
         (fds_req_param(r, "keep_alive") && !keep_alive_param(r, o, &keep_ms)))
         return;
-    pthread_mutex_lock(&A.mu);
-    asearch *a = find_locked(r, 1, o);
-    if (a) {
-        if (keep_ms >= 0)
-            a->expire_ms = epoch_ms() + keep_ms;
-        if (wait_ms > 0)
-            wait_locked(a, wait_ms);
-        answer_locked(o, a, true, false);
-        unref_locked(a);
-    }
-    pthread_mutex_unlock(&A.mu);
+    by_id(r, o, 1, BY_ID_GET, wait_ms, keep_ms);
 }
 
 void fds_h_async_status(fds_req *r, fds_resp *o)
 {
-    pthread_mutex_lock(&A.mu);
-    asearch *a = find_locked(r, 2, o);
-    if (a) {
-        answer_locked(o, a, true, true);
-        unref_locked(a);
-    }
-    pthread_mutex_unlock(&A.mu);
+    by_id(r, o, 2, BY_ID_STATUS, 0, -1);
 }
 
 void fds_h_async_delete(fds_req *r, fds_resp *o)
 {
-    pthread_mutex_lock(&A.mu);
-    asearch *a = find_locked(r, 1, o);
-    if (a) {
-        if (a->listed)
-            unlist_locked(a);
-        unref_locked(a);
-    }
-    pthread_mutex_unlock(&A.mu);
-    if (a) {
-        static const char ACK[] = "{\"acknowledged\":true}";
-        char *b = strdup(ACK);
-        if (!b)
-            return fds_resp_errorf(o, 500, "exception", "out of memory");
-        fds_resp_raw(o, 200, b, sizeof ACK - 1, NULL);
-    }
+    by_id(r, o, 1, BY_ID_DELETE, 0, -1);
 }
