@@ -169,9 +169,25 @@ typedef void (*fds__bulk_visit)(void *arg, const char *action,
 int fds__bulk_parse(const char *body, size_t len, const char *default_index,
                     fds__bulk_visit visit, void *arg, fds_err *err);
 void fds_h_search(fds_req *r, fds_resp *o, bool count);
+/* The URL parameters a search takes besides the common ones, "scroll"
+ * first, NULL-terminated (search_api.c). */
+extern const char *const *const fds__search_url_params;
 /* _msearch: NDJSON header and body lines, each pair a search (search_api.c). */
 void fds_h_msearch(fds_req *r, fds_resp *o);
 void fds_h_cat_help(fds_req *r, fds_resp *o);
+/* _field_caps over an index expression (field_caps.c). */
+void fds_h_field_caps(fds_req *r, fds_resp *o);
+
+/* ---- async search (async_search.c) ---------------------------------------
+ * Searches run on a thread of their own, their answers kept in memory
+ * for keep_alive.  Start/stop with the server: 0 or FDS_ENOMEM; stopping
+ * waits for the running searches and frees every stored answer. */
+int fds__async_start(void);
+void fds__async_stop(void);
+void fds_h_async_submit(fds_req *r, fds_resp *o);
+void fds_h_async_get(fds_req *r, fds_resp *o);
+void fds_h_async_status(fds_req *r, fds_resp *o);
+void fds_h_async_delete(fds_req *r, fds_resp *o);
 void fds_h_reindex(fds_req *r, fds_resp *o);
 
 /* ---- aliases (aliases.c) ------------------------------------------------------ */

@@ -56,6 +56,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after",
     "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
     NULL};
+const char *const *const fds__search_url_params = SEARCH_OK_PARAMS;
 
 /* shard_run.shard of a run over every shard of its index at once: the
  * runs of a scroll or point in time, whose held contexts keep one view and

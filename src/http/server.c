@@ -592,6 +592,11 @@ static const route_def ROUTES[] = {
     {"_search", M_GET | M_POST, h_search, NULL},
     {"_count", M_GET | M_POST, h_count, NULL},
     {"_msearch", M_GET | M_POST, fds_h_msearch, NULL},
+    {"_field_caps", M_GET | M_POST, fds_h_field_caps, NULL},
+    {"_async_search", M_POST, fds_h_async_submit, NULL},
+    {"_async_search/status/{}", M_GET, fds_h_async_status, P_NONE},
+    {"_async_search/{}", M_GET, fds_h_async_get, NULL},
+    {"_async_search/{}", M_DELETE, fds_h_async_delete, P_NONE},
     {"_settings", M_GET, fds_h_settings_get, NULL},
     {"_settings", M_PUT, fds_h_settings_put, NULL},
     {"_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
@@ -663,6 +668,8 @@ static const route_def ROUTES[] = {
     {"{}/_search_shards", M_GET | M_POST, fds_h_search_shards, NULL},
     {"{}/_count", M_GET | M_POST, h_count, NULL},
     {"{}/_msearch", M_GET | M_POST, fds_h_msearch, NULL},
+    {"{}/_field_caps", M_GET | M_POST, fds_h_field_caps, NULL},
+    {"{}/_async_search", M_POST, fds_h_async_submit, NULL},
     {"{}/_bulk", M_POST | M_PUT, fds_h_bulk, NULL},
     {"{}/_mget", M_GET | M_POST, fds_h_mget, NULL},
     {"{}/_refresh", M_POST | M_GET, fds_h_refresh, P_EXPR},
@@ -1293,7 +1300,7 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
                                                                : FDS_HTTP_MAX_CONNECTIONS),
         .max_per_ip = opt->max_per_ip ? opt->max_per_ip : FDS_HTTP_MAX_PER_IP};
     if ((rc = fds__guard_create(&go, &srv->guard)) || (rc = fds__ctx_start()) ||
-        (rc = fds__tasks_start(store)))
+        (rc = fds__tasks_start(store)) || (rc = fds__async_start()))
         goto fail;
     /* TLS options must come before the end marker; an empty pair is skipped */
     srv->d = MHD_start_daemon(
@@ -1333,6 +1340,7 @@ void fds_http_stop(fds_http_server *srv)
         return;
     if (srv->d)
         MHD_stop_daemon(srv->d);
+    fds__async_stop();
     fds__tasks_stop();
     fds__ctx_stop();
     fds__guard_free(srv->guard);

@@ -1,0 +1,571 @@
+/*
+ * field_caps.c: `GET|POST /_field_caps` and `/{index}/_field_caps`, the
+ * field capabilities API that Kibana and other dashboards call before
+ * they show anything, to learn which fields exist, their types, and
+ * whether each can be searched and aggregated.
+ *
+ * Each index's mapping (as GET /{index}/_mapping shows it) is walked into
+ * one record per field -- object parents as `object`, multi-fields as
+ * their own dotted names -- plus the metadata fields every Elasticsearch
+ * 8 index has (META_FIELDS).  The records are then merged as
+ * Elasticsearch's FieldCapabilitiesResponse merges its per-index answers:
+ * per field, one entry per type; an entry lists its `indices` only when
+ * the field has more than one type (an `unmapped` one included), and
+ * `non_searchable_indices` / `non_aggregatable_indices` only when its
+ * indices disagree.
+ *
+ * Not done: `index_filter` (a 400: every index would have to run the
+ * query's can-match phase); `meta` of a field (not kept by mappings).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fds_text.h"
+#include "http_int.h"
+#include "index_expr.h"
+#include "query.h"
+
+/* The URL parameters _field_caps reads.  include_empty_fields (8.13) is
+ * taken and changes nothing: every mapped field is listed, as with its
+ * default true; ignore_throttled has no frozen index to act on. */
+static const char *const FIELD_CAPS_PARAMS[] = {
+    FDS_INDEX_EXPR_PARAMS, "fields", "include_unmapped", "filters", "types",
+    "include_empty_fields", "ignore_throttled", NULL};
+
+/* Elasticsearch 8.11's metadata fields of a standard index and their
+ * capabilities, as its field mappers declare them (IdFieldMapper with
+ * indices.id_field_data.enabled false, IndexFieldMapper, ...). */
+typedef struct meta_field {
+    const char *name;
+    bool searchable, aggregatable;
+} meta_field;
+
+static const meta_field META_FIELDS[] = {
+    {"_id", true, false},
+    {"_index", true, true},
+    {"_source", false, false},
+    {"_version", false, true},
+    {"_seq_no", true, true},
+    {"_routing", true, false},
+    {"_ignored", true, false},
+    {"_doc_count", false, false},
+    {"_field_names", true, false},
+    {"_data_stream_timestamp", false, false},
+    {"_feature", false, false},
+    {"_nested_path", true, false},
+    {"_tier", true, true},
+};
+
+/* One field of one index. */
+typedef struct fc_rec {
+    char *name;   /* dotted path (malloc'd) */
+    char *type;   /* Elasticsearch family type name (malloc'd) */
+    size_t ix;    /* position of its index in the answer's `indices` */
+    bool meta, searchable, aggregatable;
+    bool sub;     /* a multi-field */
+    bool parent;  /* an object or nested parent */
+} fc_rec;
+
+/* What the request asks for. */
+typedef struct fc_query {
+    char **pats; /* field patterns (malloc'd each) */
+    size_t npats;
+    const char *types; /* comma list, or NULL */
+    bool no_meta, only_meta, no_parent, no_multi, no_nested;
+} fc_query;
+
+typedef struct fc_list {
+    fc_rec *r;
+    size_t n, cap;
+    bool oom;
+} fc_list;
+
+static bool pats_match(const fc_query *q, const char *name)
+{
+    for (size_t i = 0; i < q->npats; i++)
+        if (fds_glob_match(q->pats[i], name, strlen(name)))
+            return true;
+    return false;
+}
+
+static void rec_add(fc_list *l, const fc_query *q, const char *name,
+                    const char *type, size_t ix, bool meta, bool searchable,
+                    bool aggregatable, bool sub, bool parent)
+{
+    if (l->oom || !pats_match(q, name))
+        return;
+    if ((meta && q->no_meta) || (!meta && q->only_meta) ||
+        (parent && q->no_parent) || (sub && q->no_multi) ||
+        (q->types && !fds__names_match(q->types, type)))
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        fc_rec *p = realloc(l->r, cap * sizeof *p);
+        if (!p) {
+            l->oom = true;
+            return;
+        }
+        l->r = p;
+        l->cap = cap;
+    }
+    fc_rec *r = &l->r[l->n];
+    *r = (fc_rec){strdup(name), strdup(type), ix, meta, searchable,
+                  aggregatable, sub, parent};
+    if (!r->name || !r->type) {
+        free(r->name);
+        free(r->type);
+        l->oom = true;
+        return;
+    }
+    l->n++;
+}
+
+/* The family name field caps reports for mapping type `t`. */
+static const char *family_type(const char *t)
+{
+    if (!strcmp(t, "match_only_text"))
+        return "text";
+    if (!strcmp(t, "constant_keyword") || !strcmp(t, "wildcard"))
+        return "keyword";
+    return t;
+}
+
+/* Add the fields of a mapping's `properties` object under `prefix`
+ * (NULL at the root); `nested`: under a nested object. */
+static void walk_props(fc_list *l, const fc_query *q, const cJSON *props,
+                       const char *prefix, size_t ix, bool nested)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, props) {
+        if (!f->string)
+            continue;
+        char *name = NULL;
+        if (prefix) {
+            size_t n = strlen(prefix) + strlen(f->string) + 2;
+            name = malloc(n);
+            if (name)
+                snprintf(name, n, "%s.%s", prefix, f->string);
+        } else {
+            name = strdup(f->string);
+        }
+        if (!name) {
+            l->oom = true;
+            return;
+        }
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(f, "type");
+        const cJSON *sub = cJSON_GetObjectItemCaseSensitive(f, "properties");
+        const char *type = cJSON_IsString(t) ? t->valuestring : "object";
+        bool is_nested = !strcmp(type, "nested");
+        if (!strcmp(type, "object") || is_nested) {
+            if (!(nested && q->no_nested) && !(is_nested && q->no_nested))
+                rec_add(l, q, name, type, ix, false, false, false, false, true);
+            walk_props(l, q, sub, name, ix, nested || is_nested);
+            free(name);
+            continue;
+        }
+        if (nested && q->no_nested) {
+            free(name);
+            continue;
+        }
+        const char *fam = family_type(type);
+        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(f, "index");
+        bool searchable = !cJSON_IsFalse(idx);
+        bool aggregatable = strcmp(fam, "text") != 0;
+        rec_add(l, q, name, fam, ix, false, searchable, aggregatable, false, false);
+        /* multi-fields: `fields` of a leaf, each its own dotted name */
+        const cJSON *mf;
+        cJSON_ArrayForEach(mf, cJSON_GetObjectItemCaseSensitive(f, "fields")) {
+            const cJSON *mt = cJSON_GetObjectItemCaseSensitive(mf, "type");
+            if (!mf->string || !cJSON_IsString(mt))
+                continue;
+            size_t n = strlen(name) + strlen(mf->string) + 2;
+            char *full = malloc(n);
+            if (!full) {
+                l->oom = true;
+                break;
+            }
+            snprintf(full, n, "%s.%s", name, mf->string);
+            const char *mfam = family_type(mt->valuestring);
+            rec_add(l, q, full, mfam, ix, false,
+                    !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(mf, "index")),
+                    strcmp(mfam, "text") != 0, true, false);
+            free(full);
+        }
+        free(name);
+    }
+}
+
+/* The body's runtime_mappings ({name: {"type": t}}): fields of every
+ * index, searchable and aggregatable (Elasticsearch's runtime fields are
+ * both).  False with a 400 written to `o`. */
+static bool add_runtime(fc_list *l, const fc_query *q, const cJSON *rt,
+                        size_t nix, fds_resp *o)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, rt) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(f, "type");
+        if (!cJSON_IsString(t)) {
+            fds_resp_errorf(o, 400, "mapper_parsing_exception",
+                            "No type specified for field [%s]",
+                            f->string ? f->string : "");
+            return false;
+        }
+        for (size_t i = 0; i < nix; i++)
+            rec_add(l, q, f->string, family_type(t->valuestring), i, false,
+                    true, true, false, false);
+    }
+    return true;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const fc_rec *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (!c)
+        c = strcmp(x->type, y->type);
+    if (!c)
+        c = x->ix < y->ix ? -1 : x->ix > y->ix;
+    return c;
+}
+
+/* Add to `arr` (when not NULL) the indices of records r[0, n) that
+ * `which` picks (0: all, 1: not searchable, 2: not aggregatable); returns
+ * how many it picks. */
+static size_t add_indices(cJSON *arr, fds_index **ixs, const fc_rec *r,
+                          size_t n, int which)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool yes = which == 0 ? true
+                   : which == 1 ? !r[i].searchable
+                                : !r[i].aggregatable;
+        if (!yes)
+            continue;
+        k++;
+        if (arr)
+            cJSON_AddItemToArray(arr,
+                                 cJSON_CreateString(fds_index_name(ixs[r[i].ix])));
+    }
+    return k;
+}
+
+/* One type entry of a field: records r[0, n) (one type, sorted by index);
+ * `with_indices` when the field has several types. */
+static cJSON *type_entry(fds_index **ixs, const fc_rec *r, size_t n,
+                         bool with_indices)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    size_t nons = add_indices(NULL, ixs, r, n, 1);
+    size_t nona = add_indices(NULL, ixs, r, n, 2);
+    cJSON_AddStringToObject(e, "type", r[0].type);
+    cJSON_AddBoolToObject(e, "metadata_field", r[0].meta);
+    cJSON_AddBoolToObject(e, "searchable", nons == 0);
+    cJSON_AddBoolToObject(e, "aggregatable", nona == 0);
+    if (with_indices)
+        add_indices(cJSON_AddArrayToObject(e, "indices"), ixs, r, n, 0);
+    if (nons && nons < n)
+        add_indices(cJSON_AddArrayToObject(e, "non_searchable_indices"), ixs, r, n, 1);
+    if (nona && nona < n)
+        add_indices(cJSON_AddArrayToObject(e, "non_aggregatable_indices"), ixs, r, n, 2);
+    return e;
+}
+
+/* The `fields` object from the sorted records; with `unmapped`, a field
+ * missing from some of the nix indices gets an `unmapped` entry naming
+ * them. */
+static cJSON *merge(fds_index **ixs, size_t nix, const fc_rec *r, size_t n,
+                    bool unmapped)
+{
+    cJSON *fields = cJSON_CreateObject();
+    bool *has = calloc(nix ? nix : 1, sizeof *has);
+    if (!fields || !has) {
+        cJSON_Delete(fields);
+        free(has);
+        return NULL;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i, ntypes = 0, nhave = 0;
+        memset(has, 0, nix * sizeof *has);
+        for (; j < n && !strcmp(r[j].name, r[i].name); j++) {
+            if (j == i || strcmp(r[j].type, r[j - 1].type))
+                ntypes++;
+            if (!has[r[j].ix]) {
+                has[r[j].ix] = true;
+                nhave++;
+            }
+        }
+        bool add_unmapped = unmapped && nhave < nix;
+        bool several = ntypes + add_unmapped > 1;
+        cJSON *f = cJSON_AddObjectToObject(fields, r[i].name);
+        for (size_t k = i; f && k < j;) {
+            size_t m = k;
+            while (m < j && !strcmp(r[m].type, r[k].type))
+                m++;
+            cJSON_AddItemToObject(f, r[k].type, type_entry(ixs, r + k, m - k, several));
+            k = m;
+        }
+        if (f && add_unmapped) {
+            cJSON *u = cJSON_CreateObject();
+            cJSON_AddStringToObject(u, "type", "unmapped");
+            cJSON_AddFalseToObject(u, "metadata_field");
+            cJSON_AddFalseToObject(u, "searchable");
+            cJSON_AddFalseToObject(u, "aggregatable");
+            cJSON *a = cJSON_AddArrayToObject(u, "indices");
+            for (size_t x = 0; x < nix; x++)
+                if (!has[x])
+                    cJSON_AddItemToArray(a, cJSON_CreateString(fds_index_name(ixs[x])));
+            cJSON_AddItemToObject(f, "unmapped", u);
+        }
+        i = j;
+    }
+    free(has);
+    return fields;
+}
+
+/* Split the comma list `s` into q->pats (appended); false when out of
+ * memory. */
+static bool pats_add(fc_query *q, const char *s)
+{
+    size_t n = 1;
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    char **p = realloc(q->pats, (q->npats + n) * sizeof *p);
+    if (!p)
+        return false;
+    q->pats = p;
+    for (const char *a = s; *a || a == s;) {
+        size_t l = strcspn(a, ",");
+        char *t = strndup(a, l);
+        if (!t)
+            return false;
+        /* a blank item names nothing */
+        if (*t)
+            q->pats[q->npats++] = t;
+        else
+            free(t);
+        a += l;
+        if (*a != ',')
+            break;
+        a++;
+    }
+    return true;
+}
+
+/* The `filters` parameter into q; false with a 400 in `o`. */
+static bool filters_read(fc_query *q, const char *s, fds_resp *o)
+{
+    char *copy = strdup(s);
+    bool ok = copy != NULL;
+    for (char *sv = NULL, *t = copy ? strtok_r(copy, ",", &sv) : NULL; ok && t;
+         t = strtok_r(NULL, ",", &sv)) {
+        if (!strcmp(t, "+metadata"))
+            q->only_meta = true;
+        else if (!strcmp(t, "-metadata"))
+            q->no_meta = true;
+        else if (!strcmp(t, "-parent"))
+            q->no_parent = true;
+        else if (!strcmp(t, "-multifield"))
+            q->no_multi = true;
+        else if (!strcmp(t, "-nested"))
+            q->no_nested = true;
+        else {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "Unknown field caps filter [%s]", t);
+            free(copy);
+            return false;
+        }
+    }
+    free(copy);
+    if (!ok)
+        fds_resp_errorf(o, 500, "exception", "out of memory");
+    return ok;
+}
+
+/* The body (fields, index_filter, runtime_mappings) into q and *rt; false
+ * with an error in `o`. */
+static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
+                      const cJSON **rt, fds_resp *o)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    if (fds__body_checked(r, body, &e)) {
+        fds_resp_error(o, &e);
+        return false;
+    }
+    if (!*body)
+        return true;
+    if (!cJSON_IsObject(*body)) {
+        fds_resp_errorf(o, 400, "parse_exception",
+                        "request body must be a JSON object");
+        return false;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, *body) {
+        if (!strcmp(it->string, "fields")) {
+            if (url_fields) {
+                fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                "can't specify a request body and [fields] request "
+                                "parameter, either specify a request body or the "
+                                "[fields] parameter");
+                return false;
+            }
+            const cJSON *x, *arr = cJSON_IsArray(it) ? it : NULL;
+            if (cJSON_IsString(it) && !pats_add(q, it->valuestring))
+                goto oom;
+            cJSON_ArrayForEach(x, arr) {
+                if (!cJSON_IsString(x)) {
+                    fds_resp_errorf(o, 400, "x_content_parse_exception",
+                                    "[field_caps_request] failed to parse field [fields]");
+                    return false;
+                }
+                if (!pats_add(q, x->valuestring))
+                    goto oom;
+            }
+        } else if (!strcmp(it->string, "index_filter")) {
+            fds_resp_errorf(o, 400, "illegal_argument_exception",
+                            "[index_filter] is not supported: every index is "
+                            "listed whatever its documents");
+            return false;
+        } else if (!strcmp(it->string, "runtime_mappings") && cJSON_IsObject(it)) {
+            *rt = it;
+        } else {
+            fds_resp_errorf(o, 400, "x_content_parse_exception",
+                            "[field_caps_request] unknown field [%s]", it->string);
+            return false;
+        }
+    }
+    return true;
+oom:
+    fds_resp_errorf(o, 500, "exception", "out of memory");
+    return false;
+}
+
+static const char *param_cb(void *arg, const char *name)
+{
+    return fds_req_param(arg, name);
+}
+
+/* Add index ixs[i]'s records (its mapping and the metadata fields). */
+static void index_records(fc_list *l, const fc_query *q, fds_index *ix, size_t i)
+{
+    for (size_t k = 0; k < sizeof META_FIELDS / sizeof *META_FIELDS; k++)
+        rec_add(l, q, META_FIELDS[k].name, META_FIELDS[k].name, i, true,
+                META_FIELDS[k].searchable, META_FIELDS[k].aggregatable, false,
+                false);
+    char *mj = fds_mapping_to_json(fds_index_mapping(ix));
+    cJSON *m = mj ? cJSON_Parse(mj) : NULL;
+    free(mj);
+    if (!m) {
+        l->oom = true;
+        return;
+    }
+    walk_props(l, q, cJSON_GetObjectItemCaseSensitive(m, "properties"), NULL, i,
+               false);
+    cJSON_Delete(m);
+}
+
+void fds_h_field_caps(fds_req *r, fds_resp *o)
+{
+    if (!fds_req_check_params(r, o, FIELD_CAPS_PARAMS))
+        return;
+    fc_query q = {0};
+    fc_list l = {0};
+    cJSON *body = NULL;
+    const cJSON *rt = NULL;
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    const char *fields = fds_req_param(r, "fields");
+    const char *filters = fds_req_param(r, "filters");
+    q.types = fds_req_param(r, "types");
+    if (q.types && !*q.types)
+        q.types = NULL;
+    bool unmapped = fds_req_param_bool(r, "include_unmapped", false);
+    if (fields && !pats_add(&q, fields)) {
+        fds_resp_errorf(o, 500, "exception", "out of memory");
+        goto done;
+    }
+    if ((filters && !filters_read(&q, filters, o)) ||
+        !body_read(r, &q, fields != NULL, &body, &rt, o))
+        goto done;
+    if (!q.npats) {
+        fds_resp_errorf(o, 400, "action_request_validation_exception",
+                        "Validation Failed: 1: specified fields can't be null or "
+                        "empty;");
+        goto done;
+    }
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
+    const char *expr = r->nseg == 2 ? r->seg[0] : NULL;
+    if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n, NULL, &e)) {
+        fds_resp_error(o, &e);
+        goto done;
+    }
+    /* a closed index: as search, an error unless ignore_unavailable */
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (fds_index_is_open(ixs[i])) {
+            ixs[kept++] = ixs[i];
+            continue;
+        }
+        if (!opts.ignore_unavailable && !e.code) {
+            fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
+            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
+        }
+        fds_index_release(ixs[i]);
+    }
+    n = kept;
+    if (e.code) {
+        fds_resp_error(o, &e);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        index_records(&l, &q, ixs[i], i);
+    if (rt && !add_runtime(&l, &q, rt, n, o))
+        goto done;
+    if (l.oom) {
+        fds_resp_errorf(o, 500, "exception", "out of memory");
+        goto done;
+    }
+    if (l.n)
+        qsort(l.r, l.n, sizeof *l.r, rec_cmp);
+    /* a runtime field of the same name and type as a mapped one: once */
+    size_t w = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (w && !rec_cmp(&l.r[w - 1], &l.r[i])) {
+            free(l.r[i].name);
+            free(l.r[i].type);
+            continue;
+        }
+        l.r[w++] = l.r[i];
+    }
+    l.n = w;
+    cJSON *j = cJSON_CreateObject();
+    cJSON *ia = cJSON_AddArrayToObject(j, "indices");
+    for (size_t i = 0; ia && i < n; i++)
+        cJSON_AddItemToArray(ia, cJSON_CreateString(fds_index_name(ixs[i])));
+    cJSON *f = merge(ixs, n, l.r, l.n, unmapped);
+    if (!j || !ia || !f) {
+        cJSON_Delete(j);
+        cJSON_Delete(f);
+        fds_resp_errorf(o, 500, "exception", "out of memory");
+        goto done;
+    }
+    cJSON_AddItemToObject(j, "fields", f);
+    fds_resp_json(o, 200, j);
+done:
+    for (size_t i = 0; i < l.n; i++) {
+        free(l.r[i].name);
+        free(l.r[i].type);
+    }
+    free(l.r);
+    for (size_t i = 0; i < q.npats; i++)
+        free(q.pats[i]);
+    free(q.pats);
+    cJSON_Delete(body);
+    fds_index_expr_free(ixs, n);
+}
