@@ -141,6 +141,15 @@ fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
  * (most_fields) of per-field match queries and parsed as that. */
 fds_query *fds__dsl_multi_match(fds__dsl_ctx *c, const cJSON *body);
 
+/* ---- highlight.c ---------------------------------------------------------- */
+
+struct fds_highlight;
+/* The body's `highlight` object `j` into *out (replacing one there): its
+ * fields resolved against the mapping, highlight_query parsed.  0 or an
+ * FDS_E* code with c->err filled. */
+int fds__dsl_highlight(fds__dsl_ctx *c, const cJSON *j,
+                       struct fds_highlight **out);
+
 /* ---- docvalues.c ---------------------------------------------------------- */
 
 /* docvalue_fields entry (`fetch`: a `fields` entry) `name` (a field or a
