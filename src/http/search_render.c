@@ -9,6 +9,7 @@
  * Explanations come from src/query as data (fds_explanation) and are printed
  * with cJSON.
  */
+#include "highlight.h"
 #include "search_render.h"
 
 #include <cJSON.h>
@@ -362,7 +363,8 @@ char *fds_search_render(const fds_search_request *req,
                        (req->stored_fields == FDS_STORED_FIELDS_DEFAULT ||
                         req->source_asked);
     /* docvalue_fields are read from `_source` (docvalues.c) */
-    bool fetch = want_source || ((req->ndv_asked || req->nfields_asked) &&
+    bool fetch = want_source || ((req->ndv_asked || req->nfields_asked ||
+                                  req->hl) &&
                                  hs->fetch && res->nhits);
     if (fetch) {
         src = calloc(res->nhits, sizeof *src);
@@ -439,6 +441,10 @@ char *fds_search_render(const fds_search_request *req,
         }
         const fds_search_request *hr = hs->req_of ? hs->req_of(hs->arg, h->seg) : NULL;
         if (fetch && src[i] && put_docvalues(&b, hr ? hr : req, src[i], slen[i]))
+            b.oom = true;
+        if (fetch && src[i] && req->hl &&
+            fds_highlight_put(req->hl, (hr ? hr : req)->query, src[i],
+                              slen[i], &b))
             b.oom = true;
         if (h->nsort) {
             fds_strbuf_puts(&b, ",\"sort\":[");

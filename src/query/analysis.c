@@ -109,13 +109,23 @@ static bool wb_joins(int a, int b)
 typedef struct cpinfo {
     int32_t cp;
     uint8_t cls;
+    uint32_t off; /* byte offset of the code point in the text */
 } cpinfo;
+
+/* Where emit() reports offsets (NULL: plain fds_analyze). */
+typedef struct offs_cb {
+    fds_token_off_fn fn;
+    void *arg;
+    const cpinfo *cps;
+    size_t ncps;
+    size_t len;
+} offs_cb;
 
 /* Lower-case cps[s..e) and emit, splitting long tokens.  Uses `sbuf`
  * (`scap` bytes) when the token fits, else the growable *heap. */
 static int emit(const cpinfo *cps, size_t s, size_t e, uint8_t *sbuf,
                 size_t scap, uint8_t **heap, size_t *hcap, fds_token_fn cb,
-                void *arg)
+                void *arg, const offs_cb *oc)
 {
     while (s < e) {
         size_t end = e - s > FDS_TOKEN_MAX_CHARS ? s + FDS_TOKEN_MAX_CHARS : e;
@@ -135,7 +145,12 @@ static int emit(const cpinfo *cps, size_t s, size_t e, uint8_t *sbuf,
         for (size_t i = s; i < end; i++)
             n += (size_t)utf8proc_encode_char(utf8proc_tolower(cps[i].cp),
                                               out + n);
-        int rc = cb(arg, (const char *)out, n);
+        int rc;
+        if (oc)
+            rc = oc->fn(oc->arg, (const char *)out, n, cps[s].off,
+                        end < oc->ncps ? cps[end].off : oc->len);
+        else
+            rc = cb(arg, (const char *)out, n);
         if (rc)
             return rc;
         s = end;
@@ -145,7 +160,8 @@ static int emit(const cpinfo *cps, size_t s, size_t e, uint8_t *sbuf,
 
 #define FDS__ANALYZE_STACK 256
 
-int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg)
+static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
+                   offs_cb *oc)
 {
     cpinfo stack_cps[FDS__ANALYZE_STACK];
     uint8_t stack_buf[FDS__ANALYZE_STACK * 4];
@@ -167,7 +183,13 @@ int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg)
         p += k;
         cps[n].cp = c;
         cps[n].cls = (uint8_t)wb_class(c);
+        cps[n].off = (uint32_t)(p - k - (const uint8_t *)text);
         n++;
+    }
+    if (oc) {
+        oc->cps = cps;
+        oc->ncps = n;
+        oc->len = len;
     }
 
     uint8_t *heap = NULL;
@@ -221,11 +243,23 @@ int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg)
         }
         if (word)
             rc = emit(cps, s, j, stack_buf, sizeof stack_buf, &heap, &hcap,
-                      cb, arg);
+                      cb, arg, oc);
         i = j;
     }
     free(heap);
     if (cps != stack_cps)
         free(cps);
     return rc;
+}
+
+int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg)
+{
+    return analyze(text, len, cb, arg, NULL);
+}
+
+int fds_analyze_offsets(const char *text, size_t len, fds_token_off_fn cb,
+                        void *arg)
+{
+    offs_cb oc = {cb, arg, NULL, 0, len};
+    return analyze(text, len, NULL, NULL, &oc);
 }

@@ -25,4 +25,15 @@ typedef int (*fds_token_fn)(void *arg, const char *tok, size_t len);
  */
 int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg);
 
+/* Receives each token as fds_token_fn does, with the byte range
+ * [start, end) of `text` it was cut from (its original, not lower-cased,
+ * bytes), as Lucene's OffsetAttribute gives it to a highlighter. */
+typedef int (*fds_token_off_fn)(void *arg, const char *tok, size_t len,
+                                size_t start, size_t end);
+
+/* fds_analyze() reporting each token's offsets.  `len` < 4 GiB.  Same
+ * returns. */
+int fds_analyze_offsets(const char *text, size_t len, fds_token_off_fn cb,
+                        void *arg);
+
 #endif

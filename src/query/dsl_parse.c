@@ -793,6 +793,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return refused_option(r, it, err);
     if (!strcmp(k, "aggs") || !strcmp(k, "aggregations"))
         return fds__dsl_aggs(c, it, &r->aggs);
+    if (!strcmp(k, "highlight"))
+        return fds__dsl_highlight(c, it, &r->hl);
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
 }

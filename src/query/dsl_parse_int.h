@@ -9,6 +9,7 @@
  *   dsl_parse_multi.c  multi-term queries (prefix, wildcard, regexp) and
  *                      the compound ones (constant_score, dis_max, boosting)
  *   dsl_parse_qs.c     query_string, simple_query_string and q=
+ *   dsl_parse_mm.c     multi_match, rewritten into dis_max / bool of match
  *
  * Every function that fails fills the context's fds_err (first error wins)
  * and returns NULL or a negative FDS_E* code.
@@ -133,6 +134,21 @@ int fds__dsl_make_fuzzy(fds__dsl_ctx *c, fds_query *q, const fds_query *opts);
 int fds__dsl_fuzzy_field(fds__dsl_ctx *c, const fds_field_info *f);
 fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
+
+/* ---- dsl_parse_mm.c ------------------------------------------------------ */
+
+/* multi_match: rewritten into the dis_max (best_fields) or bool should
+ * (most_fields) of per-field match queries and parsed as that. */
+fds_query *fds__dsl_multi_match(fds__dsl_ctx *c, const cJSON *body);
+
+/* ---- highlight.c ---------------------------------------------------------- */
+
+struct fds_highlight;
+/* The body's `highlight` object `j` into *out (replacing one there): its
+ * fields resolved against the mapping, highlight_query parsed.  0 or an
+ * FDS_E* code with c->err filled. */
+int fds__dsl_highlight(fds__dsl_ctx *c, const cJSON *j,
+                       struct fds_highlight **out);
 
 /* ---- docvalues.c ---------------------------------------------------------- */
 

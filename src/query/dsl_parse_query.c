@@ -316,6 +316,8 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
         q = fds__dsl_dis_max(c, b);
     } else if (!strcmp(t, "boosting")) {
         q = fds__dsl_boosting(c, b);
+    } else if (!strcmp(t, "multi_match")) {
+        q = fds__dsl_multi_match(c, b);
     } else if (!strcmp(t, "query_string") ||
                !strcmp(t, "simple_query_string")) {
         q = fds__dsl_query_string(c, b, t[0] == 's');
@@ -327,7 +329,8 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
      * one set query */
     bool compound = q && (q->type == FDS_Q_CONST || q->type == FDS_Q_DISMAX ||
                           q->type == FDS_Q_BOOSTING || !strcmp(t, "bool") ||
-                          strstr(t, "query_string"));
+                          strstr(t, "query_string") ||
+                          !strcmp(t, "multi_match"));
     if (q)
         c->clauses += compound ? 0 : !strcmp(t, "terms") ? 1 : leaves(q);
     if (q && c->clauses > FDS_MAX_CLAUSE_COUNT) {

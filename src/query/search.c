@@ -13,6 +13,7 @@
 
 #include "aggs_int.h"
 #include "postings.h"
+#include "highlight.h"
 #include "search_int.h"
 #include "term_pat.h"
 
@@ -356,6 +357,7 @@ void fds_search_request_free(fds_search_request *r)
         return;
     fds__query_free(r->query);
     fds_agg_free(r->aggs);
+    fds_highlight_free(r->hl);
     for (unsigned k = 0; k < r->nsort; k++)
         free(r->sort[k].field);
     for (unsigned k = 0; k < r->nafter; k++)

@@ -219,6 +219,8 @@ struct fds_search_request {
     float min_score;
     /* `aggs` / `aggregations` (aggs.h): a FDS_AGG_ROOT node, NULL = none */
     struct fds_agg *aggs;
+    /* `highlight` (highlight.h), NULL = none */
+    struct fds_highlight *hl;
 };
 
 /*

@@ -202,7 +202,7 @@ static double kw_score(int f, const char *v, const bdoc *d)
 /* ---- random queries ------------------------------------------------------ */
 
 enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS, Q_PREFIX, Q_WILD,
-       Q_REGEXP, Q_CONST, Q_DISMAX, Q_BOOSTING, Q_FUZZY };
+       Q_REGEXP, Q_CONST, Q_DISMAX, Q_BOOSTING, Q_FUZZY, Q_MM };
 
 #define FZ_SEL_MAX 8
 
@@ -221,6 +221,7 @@ typedef struct bq {
     tok fz_sel[FZ_SEL_MAX];
     double fz_boost[FZ_SEL_MAX], fz_df;
     int fz_nsel;
+    int mm_most;      /* Q_MM: most_fields (else best_fields, tie in boost) */
     size_t nqtok;
     struct bq *must[3], *should[3], *filter[3], *not[3];
     int nmust, nshould, nfilter, nnot;
@@ -394,6 +395,12 @@ static void bf_fuzzy_expand(bq *q)
     }
 }
 
+static void bq_free(bq *q);
+
+/* Set: gen(0) makes a multi_match (the queries after the main run, so that
+ * the main run's random queries stay those of earlier versions). */
+static int gen_mm;
+
 static bq *gen(int depth)
 {
     bq *q = calloc(1, sizeof *q);
@@ -401,7 +408,9 @@ static bq *gen(int depth)
                                Q_PREFIX, Q_WILD, Q_REGEXP, Q_FUZZY};
     static const int compound[] = {Q_BOOL, Q_BOOL, Q_CONST, Q_DISMAX, Q_BOOSTING};
     int r = (int)rnd(10);
-    r = depth > 1 || r < 6 ? leaf[rnd(10)] : compound[rnd(5)];
+    r = depth < 0 ? Q_MATCH
+        : depth == 0 && gen_mm ? Q_MM
+        : depth > 1 || r < 6 ? leaf[rnd(10)] : compound[rnd(5)];
     q->type = r;
     switch (r) {
     case Q_FUZZY: {
@@ -487,6 +496,24 @@ static bq *gen(int depth)
         for (int i = 0; i < q->nmust; i++)
             q->must[i] = gen(depth + 1);
         break;
+    case Q_MM: {
+        /* multi_match: one match's text and options over 1..3 text
+         * fields, each child the same match on its field */
+        q->boost = rnd(3) * 0.5; /* tie_breaker 0, 0.5, 1 */
+        q->mm_most = rnd(2);
+        bq *m = gen(-1);
+        int f0 = (int)rnd(NTEXT);
+        q->nmust = 1 + rnd(3);
+        for (int i = 0; i < q->nmust; i++) {
+            q->must[i] = calloc(1, sizeof *m);
+            *q->must[i] = *m;
+            q->must[i]->field = (f0 + i) % NTEXT;
+            for (size_t k = 0; k < m->nqtok; k++)
+                q->must[i]->qtok[k].t = strndup(m->qtok[k].t, m->qtok[k].n);
+        }
+        bq_free(m);
+        break;
+    }
     case Q_BOOSTING:
         q->boost = rnd(2) ? 0.25 : 2.0;
         q->nmust = 2;
@@ -500,7 +527,7 @@ static bq *gen(int depth)
             snprintf(q->text, sizeof q->text, "%s", m[rnd(4)]);
         } else {
             const bdoc *d = &bd[rnd((uint32_t)nd)];
-            if (q->field == F_URL && d->kw[F_URL] && rnd(4) == 0) {
+            if (q->field == F_URL && d->kw[F_URL] && depth >= 0 && rnd(4) == 0) {
                 /* a whole url: tens of terms, several in most docs */
                 int o = snprintf(q->text, sizeof q->text, "%s", d->kw[F_URL]);
                 if (rnd(2) && o > 0 && (size_t)o < sizeof q->text) {
@@ -518,7 +545,8 @@ static bq *gen(int depth)
                 }
             } else
                 random_words(q->field, q->text, sizeof q->text,
-                             rnd(4) == 0 ? 4 + (int)rnd(27) : 1 + (int)rnd(3));
+                             rnd(4) == 0 && depth >= 0 ? 4 + (int)rnd(27)
+                                                       : 1 + (int)rnd(3));
         }
         {
             bdoc tmp;
@@ -690,6 +718,22 @@ static cJSON *to_json(const bq *q)
         cJSON_AddNumberToObject(c, "tie_breaker", q->boost);
         break;
     }
+    case Q_MM: {
+        const bq *m = q->must[0];
+        cJSON *c = cJSON_AddObjectToObject(o, "multi_match");
+        cJSON_AddStringToObject(c, "query", m->text);
+        cJSON *a = cJSON_AddArrayToObject(c, "fields");
+        for (int i = 0; i < q->nmust; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateString(text_field[q->must[i]->field]));
+        cJSON_AddStringToObject(c, "type", q->mm_most ? "most_fields" : "best_fields");
+        if (!q->mm_most)
+            cJSON_AddNumberToObject(c, "tie_breaker", q->boost);
+        if (m->op_and)
+            cJSON_AddStringToObject(c, "operator", "AND");
+        if (m->msm)
+            cJSON_AddNumberToObject(c, "minimum_should_match", m->msm);
+        break;
+    }
     case Q_BOOSTING: {
         cJSON *c = cJSON_AddObjectToObject(o, "boosting");
         cJSON_AddItemToObject(c, "positive", to_json(q->must[0]));
@@ -778,6 +822,7 @@ static int bf_eval(const bq *q, const bdoc *d, double *score)
     case Q_CONST:
         *score = q->boost;
         return bf_eval(q->must[0], d, &x0);
+    case Q_MM:
     case Q_DISMAX: {
         double best = 0, sum = 0, x;
         int any = 0;
@@ -787,7 +832,8 @@ static int bf_eval(const bq *q, const bdoc *d, double *score)
                 sum += x;
                 best = x > best ? x : best;
             }
-        *score = best + q->boost * (sum - best);
+        *score = q->type == Q_MM && q->mm_most ? sum
+                                               : best + q->boost * (sum - best);
         return any;
     }
     case Q_BOOSTING: {
@@ -1292,6 +1338,9 @@ int main(int argc, char **argv)
     }
     rmdir(dir);
     for (int qi = 0; qi < nq && fds_test_failures < 20; qi++)
+        check_query(qi);
+    gen_mm = 1; /* multi_match against its brute-force dis_max / bool */
+    for (int qi = nq; qi < nq + nq / 4 && fds_test_failures < 20; qi++)
         check_query(qi);
     printf("%d queries; postings scored %llu of %llu (%.1f%%)\n", nq,
            (unsigned long long)wand_scored, (unsigned long long)wand_total,
