@@ -26,9 +26,10 @@
 #include "index_expr.h"
 #include "query.h"
 
-/* The URL parameters _field_caps reads.  include_empty_fields (8.13) is
- * taken and changes nothing: every mapped field is listed, as with its
- * default true; ignore_throttled has no frozen index to act on. */
+/* The URL parameters _field_caps reads.  include_empty_fields (8.13) only
+ * at its default true (every mapped field is listed; false, which leaves
+ * out fields without values, is refused); ignore_throttled has no frozen
+ * index to act on. */
 static const char *const FIELD_CAPS_PARAMS[] = {
     FDS_INDEX_EXPR_PARAMS, "fields", "include_unmapped", "filters", "types",
     "include_empty_fields", "ignore_throttled", NULL};
@@ -469,7 +470,8 @@ static void index_records(fc_list *l, const fc_query *q, fds_index *ix, size_t i
 
 void fds_h_field_caps(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, FIELD_CAPS_PARAMS))
+    if (!fds_req_check_params(r, o, FIELD_CAPS_PARAMS) ||
+        !fds_req_param_only(r, o, "include_empty_fields", true))
         return;
     fc_query q = {0};
     fc_list l = {0};

@@ -195,14 +195,15 @@ static void field_entries(const cJSON *props, const char *prefix,
 /* GET /{index}/_mapping/field/{fields} and GET /_mapping/field/{fields}:
  * {fields} a comma list of full field names and '*' patterns; every index
  * the expression names (open and closed, as get mapping) answers, with an
- * empty "mappings" when no field matches.  include_defaults is accepted;
- * the mapping shown is the explicit one (fieldstore keeps no separate
- * default parameters to add). */
+ * empty "mappings" when no field matches.  include_defaults only at its
+ * default false: the mapping shown is the explicit one, and the defaults
+ * of every parameter are not listed, so true is refused. */
 void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "include_defaults",
                                          "local", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds_req_check_params(r, o, params) ||
+        !fds_req_param_only(r, o, "include_defaults", false))
         return;
     bool top = !strcmp(r->seg[0], "_mapping");
     const char *expr = top ? NULL : r->seg[0];

@@ -293,6 +293,26 @@ bool fds_req_param_bool(fds_req *r, const char *key, bool dflt)
     return *v == 0 || !strcmp(v, "true");
 }
 
+bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, bool only)
+{
+    const char *v = fds_req_param(r, key);
+    if (!v)
+        return true;
+    bool t = *v == 0 || !strcmp(v, "true");
+    if (!t && strcmp(v, "false")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "Failed to parse value [%s] as only [true] or [false] "
+                        "are allowed.", v);
+        return false;
+    }
+    if (t == only)
+        return true;
+    fds_resp_errorf(o, 400, "illegal_argument_exception",
+                    "[%s=%s] is not supported: only [%s] is", key, v,
+                    only ? "true" : "false");
+    return false;
+}
+
 int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
 {
     *out = NULL;

@@ -144,6 +144,12 @@ class FieldCapsAsync(ServerTestCase):
             "illegal_argument_exception")
         self.assertError(self.req("GET", "/_field_caps?fields=*&bogus=1"), 400,
                          "illegal_argument_exception")
+        # include_empty_fields only at its default: false would drop the
+        # mapped fields without values, which is not done
+        self.assertEqual(self.caps("/caps-b/_field_caps?fields=ok&include_empty_fields=true"),
+                         self.caps("/caps-b/_field_caps?fields=ok"))
+        self.assertError(self.req("GET", "/_field_caps?fields=*&include_empty_fields=false"),
+                         400, "illegal_argument_exception")
         out = self.caps("/caps-b/_field_caps", body={
             "fields": ["rt*"], "runtime_mappings": {"rt_day": {"type": "keyword"}}})
         self.assertEqual(out["fields"]["rt_day"]["keyword"]["aggregatable"], True)

@@ -154,8 +154,12 @@ class FieldMapping(ServerTestCase):
         b = self.req("GET", "/_mapping/field/n")[1]
         self.assertEqual(b["fm-2"]["mappings"]["n"]["mapping"], {"n": {"type": "integer"}})
         self.assertEqual(b["fm-1"]["mappings"]["n"]["mapping"], {"n": {"type": "long"}})
-        b = self.req("GET", "/fm-*/_mapping/field/nothing?include_defaults=true")[1]
+        b = self.req("GET", "/fm-*/_mapping/field/nothing?include_defaults=false")[1]
         self.assertEqual(b, {"fm-1": {"mappings": {}}, "fm-2": {"mappings": {}}})
+        # the defaults of every parameter are not listed: true is refused
+        for v in ("true", "maybe"):
+            self.assertError(self.req("GET", "/fm-1/_mapping/field/n?include_defaults=" + v),
+                             400, "illegal_argument_exception")
         self.assertError(self.req("GET", "/nope/_mapping/field/n"), 404,
                          "index_not_found_exception")
 
