@@ -755,15 +755,17 @@ static size_t owner_of(const search_run *s, size_t i)
 
 /* The shards to search: of each of the `n` indices, every shard, or with
  * `routing` (comma-separated values, OperationRouting#searchShards) the
- * shards those values route to, in shard order.  Fills s->sh and s->ok
- * (calloc'd) and s->n; the first run of each index is its owner.
- * Returns 0 or FDS_ENOMEM. */
-static int plan_shards(const char *routing, fds_index **ixs, size_t n,
-                       search_run *s)
+ * shards those values route to, in shard order; with `whole` (a scroll or
+ * point in time, whose held contexts keep a view and a cursor per index)
+ * one run per index over all its shards (ALL_SHARDS), numbered as the
+ * indices.  Fills s->sh and s->ok (calloc'd) and s->n; the first run of
+ * each index is its owner.  Returns 0 or FDS_ENOMEM. */
+static int plan_shards(const char *routing, bool whole, fds_index **ixs,
+                       size_t n, search_run *s)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
-        total += fds_index_nshards(ixs[i]);
+        total += whole ? 1 : fds_index_nshards(ixs[i]);
     s->sh = calloc(total ? total : 1, sizeof *s->sh);
     s->ok = calloc(total ? total : 1, sizeof *s->ok);
     if (!s->sh || !s->ok) {
@@ -775,6 +777,10 @@ static int plan_shards(const char *routing, fds_index **ixs, size_t n,
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
+        if (whole) {
+            s->sh[k++] = (shard_run){.ix = ixs[i], .shard = ALL_SHARDS, .owner = true};
+            continue;
+        }
         uint32_t nsh = fds_index_nshards(ixs[i]);
         bool want[FDS_SHARDS_MAX] = {0};
         for (const char *p = routing; p && nsh > 1;) {
@@ -829,7 +835,7 @@ void fds_h_search_shards(fds_req *r, fds_resp *o)
     if (search_indices(r, &opts, &ixs, &n, &e))
         return fds_resp_error(o, &e);
     search_run s = {0};
-    if (plan_shards(fds_req_param(r, "routing"), ixs, n, &s)) {
+    if (plan_shards(fds_req_param(r, "routing"), false, ixs, n, &s)) {
         fds_index_expr_free(ixs, n);
         return fds_resp_errorf(o, 500, "exception", "out of memory");
     }
@@ -970,26 +976,6 @@ static void drop_indices(fds_index **ixs, char **filters, size_t n,
     fds_index_expr_filters_free(filters, n);
 }
 
-/* The runs of a scroll or point in time: one per index over all its shards
- * (ALL_SHARDS), each its own owner, numbered as the indices (the held
- * contexts keep a view and a cursor per index).  0 or FDS_ENOMEM. */
-static int plan_whole(fds_index **ixs, size_t n, search_run *s)
-{
-    s->sh = calloc(n ? n : 1, sizeof *s->sh);
-    s->ok = calloc(n ? n : 1, sizeof *s->ok);
-    if (!s->sh || !s->ok) {
-        free(s->sh);
-        free(s->ok);
-        s->sh = NULL;
-        s->ok = NULL;
-        return FDS_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        s->sh[i] = (shard_run){.ix = ixs[i], .shard = ALL_SHARDS, .owner = true};
-    s->n = n;
-    return 0;
-}
-
 /* The search over indices ixs[0, n) (the array and, unless `hk` holds
  * them, its references are taken) answered into `o`: each index's shards
  * (those `routing` names, or all), or with `hk` one run per index.
@@ -1007,7 +993,7 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     const char *st = fds_req_param(r, "search_type");
     search_run s = {.terminate_after = tav, .hk = hk};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
-    int prc = hk ? plan_whole(ixs, n, &s) : plan_shards(routing, ixs, n, &s);
+    int prc = plan_shards(routing, hk != NULL, ixs, n, &s);
     if (prc || !boosts) {
         free(s.sh);
         free(s.ok);

@@ -75,6 +75,38 @@ class Shards(ServerTestCase):
         self.assertEqual(len(health["indices"]["five"]["shards"]), 5)
         self.assertEqual(self.req("GET", "/five/_stats")[1]["_shards"]["total"], 5)
 
+    def test_pages_aggs_and_alias_filters_over_shards(self):
+        """Every shard of an index runs the request parsed once for the
+        index: a deep page (from + size widened on each shard), aggregations
+        and a filtered alias's clause give what one shard gives."""
+        page = {"query": {"match_all": {}}, "from": 37, "size": 11,
+                "sort": [{"n": "asc"}]}
+        self.assertEqual([h["_id"] for h in self.search("/five/_search", page)["hits"]["hits"]],
+                         [str(i) for i in range(37, 48)])
+        aggs = {"size": 0, "aggs": {"s": {"terms": {"field": "status", "size": 10}},
+                                    "n": {"stats": {"field": "n"}}}}
+        a1 = self.search("/one/_search", aggs)["aggregations"]
+        a5 = self.search("/five/_search", aggs)["aggregations"]
+        self.assertEqual(a1["s"]["buckets"], a5["s"]["buckets"])
+        self.assertEqual(a1["n"], a5["n"])
+        for name in ("one", "five"):
+            st, b, _ = self.req("POST", "/_aliases", {"actions": [{"add": {
+                "index": name, "alias": name + "-404",
+                "filter": {"term": {"status": 404}}}}]})
+            self.assertEqual(st, 200, b)
+        try:
+            want = self.search("/one/_count", {"query": {"term": {"status": 404}}})["count"]
+            self.assertGreater(want, 0)
+            for name in ("one", "five"):
+                got = self.search("/%s-404/_search" % name,
+                                  {"size": NDOCS, "query": {"match_all": {}}})
+                self.assertEqual(got["hits"]["total"]["value"], want, name)
+                self.assertTrue(all(h["_source"]["status"] == 404
+                                    for h in got["hits"]["hits"]), name)
+        finally:
+            for name in ("one", "five"):
+                self.req("DELETE", "/%s/_alias/%s-404" % (name, name))
+
     def test_search_and_count_match_one_shard(self):
         for q in ({"match": {"msg": "alpha"}}, {"term": {"status": 404}},
                   {"match_all": {}},
