@@ -51,10 +51,11 @@ typedef struct fds_resp {
  * valid until its answer is queued. */
 const char *fds_req_param(fds_req *r, const char *key);
 bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
-/* A boolean URL parameter of which only the value `only` is implemented:
- * true when it is absent or has that value; otherwise false with a 400 in
- * `o` (an unparsable value, or the other one, refused by name). */
-bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, bool only);
+/* A boolean URL parameter of which only the value `only` (0 false, 1
+ * true; -1: both) is implemented: true when it is absent or has such a
+ * value; otherwise false with a 400 in `o` (an unparsable value, or the
+ * other one, refused by name). */
+bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, int only);
 /* The decoding behind fds_req_param, alone (the fuzz target
  * tests/fuzz/fuzz_url.c calls it): a malloc'd, NUL-terminated copy of the
  * raw value `v` (`vlen` bytes) with '+' as space and %XX percent-decoded;

@@ -872,6 +872,22 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     long long t0 = fds_now_us();
     if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
         return;
+    /* the parameters that change nothing an answer shows still take only
+     * the values Elasticsearch takes (RestSearchAction parses them) */
+    static const char *const flags[] = {"request_cache", "ccs_minimize_roundtrips",
+                                        "typed_keys"};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (!fds_req_param_only(r, o, flags[i], -1))
+            return;
+    const char *brs = fds_req_param(r, "batched_reduce_size");
+    if (brs) {
+        char *end;
+        long v = strtol(brs, &end, 10);
+        if (end == brs || *end || v < 2)
+            return fds_resp_errorf(o, 400, "action_request_validation_exception",
+                                   "Validation Failed: 1: batchedReduceSize must "
+                                   "be >= 2;");
+    }
     /* checked before the indices are resolved, as Elasticsearch validates
      * the request first */
     const char *ta = fds_req_param(r, "terminate_after");

@@ -293,7 +293,7 @@ bool fds_req_param_bool(fds_req *r, const char *key, bool dflt)
     return *v == 0 || !strcmp(v, "true");
 }
 
-bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, bool only)
+bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, int only)
 {
     const char *v = fds_req_param(r, key);
     if (!v)
@@ -305,7 +305,7 @@ bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, bool only)
                         "are allowed.", v);
         return false;
     }
-    if (t == only)
+    if (only < 0 || t == (only != 0))
         return true;
     fds_resp_errorf(o, 400, "illegal_argument_exception",
                     "[%s=%s] is not supported: only [%s] is", key, v,

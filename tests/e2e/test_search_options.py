@@ -32,6 +32,20 @@ class SearchOptions(ServerTestCase):
     def hit(self, out, doc_id):
         return next(h for h in out["hits"]["hits"] if h.get("_id") == doc_id)
 
+    def test_no_effect_parameters_take_only_valid_values(self):
+        """request_cache, ccs_minimize_roundtrips, typed_keys and
+        batched_reduce_size change nothing an answer shows on one node, but
+        their values are checked as Elasticsearch checks them."""
+        for q in ("request_cache=true", "ccs_minimize_roundtrips=false", "typed_keys",
+                  "batched_reduce_size=64"):
+            self.assertEqual(self.req("GET", "/_search?size=0&" + q)[0], 200, q)
+        for q, kind in (("request_cache=maybe", "illegal_argument_exception"),
+                        ("ccs_minimize_roundtrips=2", "illegal_argument_exception"),
+                        ("typed_keys=x", "illegal_argument_exception"),
+                        ("batched_reduce_size=1", "action_request_validation_exception"),
+                        ("batched_reduce_size=x", "action_request_validation_exception")):
+            self.assertError(self.req("GET", "/_search?size=0&" + q), 400, kind)
+
     def test_version_and_seq_no(self):
         body = {"query": {"term": {"k": "k1"}}, "version": True,
                 "seq_no_primary_term": True}
