@@ -17,7 +17,10 @@
 #     (search.query_time_in_micros from GET /{index}/_stats/search over the
 #     server's CPU time from /proc/PID/task/*/schedstat), and query /
 #     (query + fetch) time under the 8 clients;
-# and prints the medians over repeats as a Markdown table into
+#   - the server's RSS after a warm pass, under the 8 clients and its peak;
+# with how the index was built (bulk / refresh / force-merge seconds, docs/s,
+# peak RSS, kept in DIR/scale-build.json) and its store and stored-fields
+# bytes per document, and prints the medians over repeats as a Markdown table into
 # results/scale.md.  Run with --help for options and units.
 set -euo pipefail
 
@@ -50,7 +53,8 @@ then measures each server binary on it, REPEATS times, alternating binaries
   one client   every body of loadgen's pool (--pool, --seed) once, split by
                class (bench/scale/classify.py): keyword (service_name,
                method, error_code), url-1 (one url term), url-n (a whole
-               url: several terms), text-n (other); service time p50 / p99 /
+               url: several terms), text-n (other), and all (the whole
+               pool, which the targets are over); service time p50 / p99 /
                max in ms, and server CPU time per query in ms (thread
                schedstat; robust against other load on the machine)
   throughput   loadgen default mix, CLIENTS closed-loop clients, DURATION s:
@@ -108,19 +112,11 @@ done
 IDX=scale-zstd-d$DOCS-s$SEED
 work=$(mktemp -d /tmp/fieldstore-scale.XXXXXX)
 mkdir -p "$DATA_DIR" "$(dirname "$OUT")"
-. "$here/server.sh" # stop_server, cpu_us, build_synthlogs_index
+. "$here/server.sh" # start_server, stop_server, cpu_us, build_synthlogs_index
 trap 'stop_server; rm -rf "$work"' EXIT
 t_start=$(date +%s)
 log() { printf '[scale bench %4ds] %s\n' $(( $(date +%s) - t_start )) "$*" >&2; }
 
-start_server() { # BINARY
-  rm -f "$work/port"
-  "$1" --data "$DATA_DIR" --port 0 --port-file "$work/port" 2>> "$work/server.log" &
-  server_pid=$!
-  for _ in $(seq 600); do [[ -s $work/port ]] && break; sleep 0.05; done
-  [[ -s $work/port ]] || { echo "scale bench: server did not start" >&2; cat "$work/server.log" >&2; exit 1; }
-  PORT=$(cat "$work/port"); URL=http://127.0.0.1:$PORT
-}
 api() { # METHOD PATH [JSON]
   curl -sS -f -X "$1" "$URL$2" -H 'Content-Type: application/json' ${3:+-d "$3"}
 }
@@ -130,8 +126,11 @@ doc_count() {
 
 # ---- build (once) -----------------------------------------------------------
 start_server "${SERVERS[0]#*=}"
-build_synthlogs_index "scale bench" "$IDX" "$DOCS" "$SEED" "$BULK_DOCS" \
+BUILD_STATS=$work/build.json build_synthlogs_index "scale bench" "$IDX" "$DOCS" "$SEED" "$BULK_DOCS" \
   '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"async"}}}}'
+# kept with the data: later runs reuse the index and report how it was built
+[[ ! -s $work/build.json ]] || cp "$work/build.json" "$DATA_DIR/scale-build.json"
+api GET "/$IDX/_stats/store" > "$work/store.json"
 log "$IDX: $DOCS docs"
 
 # ---- the query pool, split by class ------------------------------------------
@@ -140,6 +139,7 @@ log "$IDX: $DOCS docs"
   --dump-queries "$work/pool.ndjson" --quiet > /dev/null
 api GET "/$IDX/_mapping" > "$work/mapping.json"
 python3 "$here/classify.py" "$work/mapping.json" "$work/pool.ndjson" "$work/class"
+cp "$work/pool.ndjson" "$work/class.all.ndjson" # the targets are over the whole pool
 stop_server
 
 # ---- measure: servers alternately, REPEATS times ------------------------------
@@ -156,6 +156,7 @@ for ((r = 1; r <= REPEATS; r++)); do
     # one pass over the whole pool first: page cache and lazily built state
     "$LOADGEN" --port "$PORT" --index "$IDX" --bodies "$work/pool.ndjson" --clients 1 \
       --threads 1 --warmup 0 --duration 600 --max-requests "$POOL" --quiet > /dev/null
+    rss_kib VmRSS > "$pre.rss_idle"
     api GET "/$IDX/_stats/search" > "$pre.statsA.json"
     for f in "$work"/class.*.ndjson; do
       c=${f##*/class.}; c=${c%.ndjson}
@@ -171,6 +172,7 @@ for ((r = 1; r <= REPEATS; r++)); do
       --clients "$CLIENTS" --threads 2 --warmup "$WARMUP" --duration "$DURATION" \
       --server-pid "$server_pid" --quiet --json "$pre.tput.json" > /dev/null
     echo $(( $(cpu_us) - c0 )) > "$pre.cpu_us"
+    rss_kib VmRSS > "$pre.rss_load"; rss_kib VmHWM > "$pre.hwm"
     api GET "/$IDX/_stats/search" > "$pre.stats1.json"
     echo "$r $label $pre" >> "$work/runs.list"
     stop_server
@@ -179,6 +181,7 @@ done
 
 python3 "$here/report.py" --runs "$work/runs.list" --docs "$DOCS" --seed "$SEED" \
   --pool "$POOL" --clients "$CLIENTS" --duration "$DURATION" --class-dir "$work" \
-  --command "bench/scale/run.sh${ORIG_ARGS:+ $ORIG_ARGS}" > "$OUT"
+  --store "$work/store.json" --build-stats "$DATA_DIR/scale-build.json" \
+  --json "${OUT%.md}.json" --command "bench/scale/run.sh${ORIG_ARGS:+ $ORIG_ARGS}" > "$OUT"
 cat "$OUT"
 log "table in $OUT"
