@@ -3,14 +3,16 @@
 # docs/s").  Loads DOCS synthlogs documents (seed SEED) in requests of
 # BULK_DOCS documents, one request at a time, into a fresh ZSTD index
 # (refresh_interval -1, translog durability DURABILITY, by default request:
-# every request is fsync'd) of a fresh data directory, for each server binary given
-# (alternating A B, B A, ... over REPEATS), and prints per run
-#   docs/s       documents over the wall time of the requests
-#   CPU s        the server's CPU time over the load (thread schedstat)
+# every request is fsync'd) of a fresh data directory, from CLIENTS clients
+# (each sends every CLIENTS-th request, one at a time), for each server
+# binary given (alternating A B, B A, ... over REPEATS), and prints per run
+#   docs/s       documents over the wall time of the requests and the
+#                _refresh after them (the last buffer becoming a segment)
+#   CPU s        the server's CPU time over both (thread schedstat)
 #   docs/CPU s   documents per server CPU second (robust against other load
 #                on the machine)
-# then the medians (min-max) per server.  The refresh and merge after the
-# load are not timed.  Run with --help for options.
+# then the medians (min-max) per server.  Merges after the load are not
+# timed.  Run with --help for options.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +22,7 @@ DOCS=1000000          # documents loaded
 SEED=1                # synthlogs seed
 BULK_DOCS=20000       # documents per _bulk request
 REPEATS=3             # runs per server; medians are reported
+CLIENTS=1             # concurrent _bulk clients
 DURABILITY=request    # index.translog.durability: request (fsync per request) or async
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 SERVERS=()            # LABEL=BINARY
@@ -34,6 +37,7 @@ usage: bench/scale/bulk.sh [options]
   --seed S         synthlogs seed (default $SEED)
   --bulk N         documents per _bulk request (default $BULK_DOCS)
   --repeats N      runs per server (default $REPEATS)
+  --clients N      concurrent clients, one request at a time each (default $CLIENTS)
   --durability D   index.translog.durability, request or async (default $DURABILITY)
   --build DIR      build directory with synthlogs (default $BUILD_DIR)
   -h, --help       this text
@@ -51,6 +55,7 @@ while (($#)); do
     --seed) SEED=$2; shift 2 ;;
     --bulk) BULK_DOCS=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
+    --clients) CLIENTS=$2; shift 2 ;;
     --durability) DURABILITY=$2; shift 2 ;;
     --build) BUILD_DIR=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -86,12 +91,20 @@ for ((r = 1; r <= REPEATS; r++)); do
     curl -sS -f -XPUT "$URL/$IDX" -H 'Content-Type: application/json' \
       -d '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"'"$DURABILITY"'"}}}}' > /dev/null
     c0=$(cpu_us); t0=$(date +%s%N)
-    for f in "$work"/chunk.*; do
-      curl -sS -XPOST "$URL/_bulk" -H 'Content-Type: application/x-ndjson' \
-        --data-binary @"$f" -o "$work/out"
-      head -c 200 "$work/out" | grep -q '"errors":false' \
-        || { echo "bulk bench: errors in $f: $(head -c 300 "$work/out")" >&2; exit 1; }
+    pids=()
+    for ((k = 0; k < CLIENTS; k++)); do
+      ( i=0
+        for f in "$work"/chunk.*; do
+          ((i++ % CLIENTS == k)) || continue
+          curl -sS -XPOST "$URL/_bulk" -H 'Content-Type: application/x-ndjson' \
+            --data-binary @"$f" -o "$work/out.$k"
+          head -c 200 "$work/out.$k" | grep -q '"errors":false' \
+            || { echo "bulk bench: errors in $f: $(head -c 300 "$work/out.$k")" >&2; exit 1; }
+        done ) &
+      pids+=($!)
     done
+    for p in "${pids[@]}"; do wait "$p" || exit 1; done
+    curl -sS -f -XPOST "$URL/$IDX/_refresh" > /dev/null
     t1=$(date +%s%N); c1=$(cpu_us)
     stop_server
     awk -v l="$label" -v r="$r" -v n="$DOCS" -v w=$(( (t1 - t0) / 1000 )) -v c=$(( c1 - c0 )) \
