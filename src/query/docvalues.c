@@ -242,6 +242,8 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
         v->kind == FDS_JV_NULL || v->path_len != strlen(f->src) ||
         memcmp(v->path, f->src, v->path_len))
         return 0;
+    if (v->from_null && strcmp(f->name, f->src))
+        return 0; /* a parent's null_value: a multi-field takes its own only */
     dv_raw r = {.kind = v->kind};
     const char *s = v->kind == FDS_JV_TRUE ? "true"
                   : v->kind == FDS_JV_FALSE ? "false" : v->str;
@@ -376,7 +378,12 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
     dv_collect c = {.f = f};
     fds_err e;
     fds_err_clear(&e);
-    (void)fds__json_scan(src, len, dv_cb, &c, &e); /* a stored doc parses */
+    /* a stored doc parses; the mapping's view of it gives null_value and
+     * copy_to values and leaves disabled objects out */
+    if (req->mapping)
+        (void)fds__doc_scan(req->mapping, false, src, len, dv_cb, &c, &e);
+    else
+        (void)fds__json_scan(src, len, dv_cb, &c, &e);
     int rc = c.oom ? FDS_ENOMEM : 0;
     int type = f->type;
     if (c.n > 1 && !f->fetch) /* doc-value order; `fields` keeps _source's */
