@@ -209,7 +209,7 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
     f->index = true;
     f->parent = parent_of(m, path, len);
     if (f->parent && f->parent->type != FDS_FT_OBJECT)
-        f->is_subfield = true;
+        f->is_subfield = f->parent->has_subs = true;
     m->fields[m->nfields++] = f;
     if (m->nfields * 2 > m->hash_cap &&
         rehash(m, m->hash_cap ? m->hash_cap * 2 : 64)) {
@@ -562,6 +562,8 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         if (!f)
             return FDS_ENOMEM;
         f->is_subfield = sub;
+        if (sub && f->parent)
+            f->parent->has_subs = true;
     }
     cJSON *en = cJSON_GetObjectItemCaseSensitive(def, "enabled");
     if (en) {
@@ -1304,6 +1306,11 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
     if (!f)
         *enomem = true;
     return f;
+}
+
+bool fds_mapping_source_enabled(const fds_mapping *m)
+{
+    return !m->source_disabled;
 }
 
 /* ---- index-time dynamic mapping ------------------------------------------- */

@@ -44,6 +44,7 @@ typedef struct fds_mfield {
     char type_name[16];  /* ES type name as given ("integer", "float") */
     int ignore_above;    /* keyword: chars; 0 = none */
     bool is_subfield;    /* multi-field ("fields") of parent */
+    bool has_subs;       /* has multi-fields */
     bool index;          /* "index": false -> not searchable */
     struct fds_mfield *parent; /* for sub-fields / object children */
     struct fds_date_format *dfmt; /* date: "format" (malloc'd), NULL = default */
