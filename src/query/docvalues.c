@@ -655,6 +655,10 @@ int fds_doc_dv_record(const fds_mapping *m, const uint8_t *src, size_t len,
         fds_strbuf_free(&b);
         return FDS_ENOMEM;
     }
+    if (!b.len) {
+        fds_strbuf_free(&b);
+        return 0;
+    }
     *out = (uint8_t *)fds_strbuf_take(&b, out_len);
     return 0;
 }

@@ -565,6 +565,39 @@ static void test_doc_params(void)
     fds_mapping_free(m);
 }
 
+/* The stored record of a document without _source: the doc-value fields by
+ * full path, values in document order (nulls as null_value, multi-fields
+ * and copy_to targets included, keywords past ignore_above, text, unmapped
+ * paths and disabled objects left out), and nothing at all for a document
+ * of text only. */
+static void test_dv_record(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":false},\"properties\":{"
+                        "\"t\":{\"type\":\"text\",\"fields\":{\"k\":{\"type\":\"keyword\","
+                        "\"ignore_above\":5}}},"
+                        "\"k\":{\"type\":\"keyword\",\"null_value\":\"N\",\"copy_to\":\"c\"},"
+                        "\"c\":{\"type\":\"keyword\"},\"n\":{\"type\":\"long\"},"
+                        "\"b\":{\"type\":\"boolean\"},\"o\":{\"enabled\":false},"
+                        "\"u\":{\"type\":\"text\"}}}", &err) == 0);
+    ASSERT(!fds_mapping_source_enabled(m));
+    const char *doc = "{\"t\":[\"short\",\"too long\"],\"k\":[\"b\\\"q\",null],\"n\":2,"
+                      "\"b\":\"true\",\"o\":{\"n\":1},\"u\":\"text only\",\"x\":1}";
+    uint8_t *rec = NULL;
+    size_t len = 0;
+    ASSERT(fds_doc_dv_record(m, (const uint8_t *)doc, strlen(doc), &rec, &len) == 0);
+    const char *want = "{\"b\":[\"true\"],\"c\":[\"b\\\"q\"],\"k\":[\"b\\\"q\",\"N\"],"
+                       "\"n\":[2],\"t.k\":[\"short\"]}";
+    ASSERT(rec && len == strlen(want) && !memcmp(rec, want, len));
+    if (rec && len != strlen(want))
+        fprintf(stderr, "record: %.*s\n", (int)len, rec);
+    free(rec);
+    ASSERT(fds_doc_dv_record(m, (const uint8_t *)"{\"u\":\"x\"}", 9, &rec, &len) == 0);
+    ASSERT(rec == NULL && len == 0);
+    fds_mapping_free(m);
+}
+
 /* A block's competitive impacts (format 4): "a" once in short docs and
  * three times in long ones gives two pairs, (short norm, 1) then (long
  * norm, 3); "x1", always once in the long docs, gives none ((max tf, min
@@ -950,6 +983,7 @@ int main(void)
     test_float_format();
     test_doc_map_refused();
     test_doc_params();
+    test_dv_record();
     test_golden();
     test_impacts();
     test_empty();
