@@ -242,16 +242,24 @@ static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
         }
         op->check_seq_no = true;
     }
-    if (ver || vt) {
-        if (!vt || strcmp(vt, "external") || !ver) {
+    if (vt && strcmp(vt, "internal") && strcmp(vt, "external") &&
+        strcmp(vt, "external_gte")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "No version type match [%s]", vt);
+        return false;
+    }
+    if (ver || (vt && strcmp(vt, "internal"))) {
+        if (!vt || !strcmp(vt, "internal") || !ver) {
             fds_resp_errorf(o, 400, "action_request_validation_exception",
                             "Validation Failed: 1: internal versioning can not be "
                             "used for optimistic concurrency control. Please use "
                             "`if_seq_no` and `if_primary_term` instead;");
             return false;
         }
+        op->version_type = strcmp(vt, "external_gte") ? FDS_VERSION_EXTERNAL
+                                                      : FDS_VERSION_EXTERNAL_GTE;
         op->external_version = strtoll(ver, &end, 10);
-        if (*end || op->external_version < 1) {
+        if (!*ver || *end || op->external_version < 0) {
             fds_resp_errorf(o, 400, "illegal_argument_exception",
                             "failed to parse [version] with value [%s]", ver);
             return false;
@@ -1233,6 +1241,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
+        bool has_version = false, gte = false;
         for (cJSON *m = a->child->child; m && !rc; m = m->next) {
             if (!strcmp(m->string, "_index") && cJSON_IsString(m))
                 it->index = strdup(m->valuestring);
@@ -1254,9 +1263,12 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                 rc = meta_long(m, line, &it->op.if_primary_term, err);
             } else if (!strcmp(m->string, "version") && cJSON_IsNumber(m)) {
                 rc = meta_long(m, line, &it->op.external_version, err);
+                has_version = true;
             } else if (!strcmp(m->string, "version_type") && cJSON_IsString(m) &&
-                       !strcmp(m->valuestring, "external")) {
+                       (!strcmp(m->valuestring, "external") ||
+                        !strcmp(m->valuestring, "external_gte"))) {
                 /* the version given is external: applied with "version" */
+                gte = m->valuestring[8] != 0;
             } else if (!strcmp(m->string, "pipeline") && cJSON_IsString(m)) {
                 free(it->pipeline);
                 if (!(it->pipeline = strdup(m->valuestring)))
@@ -1301,6 +1313,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         cJSON_Delete(a);
         if (rc)
             break;
+        if (has_version)
+            it->op.version_type = gte ? FDS_VERSION_EXTERNAL_GTE : FDS_VERSION_EXTERNAL;
         if (!it->index)
             it->index = default_index ? strdup(default_index) : NULL;
         if (!it->index) {
