@@ -385,8 +385,8 @@ static bool ip_literal(const char *s)
  * type at mapping time as Elasticsearch 8 does.  A field mapped again must
  * give the same value ("Cannot update parameter [null_value]").  0,
  * FDS_EINVAL (err) or FDS_ENOMEM. */
-static int parse_null_value(fds_mfield *f, const cJSON *nv, bool existed,
-                            fds_err *err)
+static int parse_null_value(fds_mapping *m, fds_mfield *f, const cJSON *nv,
+                            bool existed, fds_err *err)
 {
     char *text = NULL;
     int kind = FDS_JV_STRING;
@@ -433,14 +433,16 @@ static int parse_null_value(fds_mfield *f, const cJSON *nv, bool existed,
     f->null_text = text;
     f->null_len = text ? strlen(text) : 0;
     f->null_kind = kind;
+    if (text)
+        m->nvalue_params++;
     return 0;
 }
 
 /* Field f's "copy_to": a field path or a list of them.  A field mapped
  * again must name the same list (the readers of fds__doc_scan take it
  * without the lock).  0, FDS_EINVAL (err) or FDS_ENOMEM. */
-static int parse_copy_to(fds_mfield *f, const cJSON *ct, bool sub, bool existed,
-                         fds_err *err)
+static int parse_copy_to(fds_mapping *m, fds_mfield *f, const cJSON *ct, bool sub,
+                         bool existed, fds_err *err)
 {
     if (sub)
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
@@ -486,6 +488,8 @@ static int parse_copy_to(fds_mfield *f, const cJSON *ct, bool sub, bool existed,
     }
     f->copy_to = list;
     f->ncopy = (unsigned)n;
+    if (n)
+        m->nvalue_params++;
     return 0;
 }
 
@@ -616,13 +620,13 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         f->index = cJSON_IsTrue(ix);
     cJSON *nv = cJSON_GetObjectItemCaseSensitive(def, "null_value");
     if (nv) {
-        int rc = parse_null_value(f, nv, existed, err);
+        int rc = parse_null_value(m, f, nv, existed, err);
         if (rc)
             return rc;
     }
     cJSON *ct = cJSON_GetObjectItemCaseSensitive(def, "copy_to");
     if (ct) {
-        int rc = parse_copy_to(f, ct, sub, existed, err);
+        int rc = parse_copy_to(m, f, ct, sub, existed, err);
         if (rc)
             return rc;
     }
@@ -1173,6 +1177,8 @@ static int dscan_cb(void *arg, const fds_jval *v, fds_err *err)
 int fds__doc_scan(const fds_mapping *m, bool locked, const uint8_t *src,
                   size_t len, fds_jval_fn cb, void *arg, fds_err *err)
 {
+    if (!m->root_disabled && !m->ndisabled && !m->nvalue_params)
+        return fds__json_scan(src, len, cb, arg, err); /* nothing to apply */
     dscan d = {m, locked, cb, arg};
     return fds__json_scan(src, len, dscan_cb, &d, err);
 }

@@ -86,8 +86,10 @@ struct fds_mapping {
     /* the root's "enabled": false: nothing of a document is indexed */
     bool root_disabled;
     /* objects with "enabled": false (0: no value needs the ancestor check
-     * of fds__doc_scan) */
-    unsigned ndisabled;
+     * of fds__doc_scan) and fields with a null_value or copy_to (0 with
+     * ndisabled 0: fds__doc_scan reports values as fds__json_scan does,
+     * without a lookup) */
+    unsigned ndisabled, nvalue_params;
 };
 /* Most formats in a root "dynamic_date_formats" list. */
 #define FDS_DYNAMIC_DATE_FORMATS_MAX 8
