@@ -479,8 +479,10 @@ static int um_cb(void *arg, const fds_jval *v, fds_err *err)
         return 0;
     const fds_mfield *mf = fds__mapping_find_locked(c->req->mapping, v->path,
                                                     v->path_len);
-    if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT)
-        return 0; /* mapped: the mapped entries answer it */
+    if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT &&
+        !fds__path_disabled(c->req->mapping, v->path, v->path_len))
+        return 0; /* mapped: the mapped entries answer it (not under a
+                     disabled object, whose contents are unmapped) */
     fds_dv_group *g = NULL;
     for (size_t i = 0; i < c->n && !g; i++)
         if (strlen(c->g[i].name) == v->path_len &&

@@ -1145,6 +1145,14 @@ const fds_jval *fds__null_as(const fds_mfield *f, const fds_jval *v,
     return tmp;
 }
 
+bool fds__path_disabled(const fds_mapping *m, const char *path, size_t len)
+{
+    if (m->root_disabled)
+        return true;
+    dscan d = {m, false, NULL, NULL};
+    return m->ndisabled && under_disabled(&d, path, len);
+}
+
 /* Report v at field f (NULL: unmapped), a null as f's null_value. */
 static int emit_field(const dscan *d, const fds_jval *v, const fds_mfield *f,
                       fds_err *err)

@@ -178,6 +178,10 @@ int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
 int fds__doc_scan(const fds_mapping *m, bool locked, const uint8_t *src,
                   size_t len, fds_jval_fn cb, void *arg, fds_err *err);
 
+/* Is `path` (len bytes) inside an object with "enabled": false (or is the
+ * root disabled), so that nothing there is mapped?  Takes the read lock. */
+bool fds__path_disabled(const fds_mapping *m, const char *path, size_t len);
+
 /* The value field f takes for v: v itself unless v is a null or stands
  * for one (from_null, a parent's null_value); then f's null_value in *tmp
  * (from_null set), or, when f has none, v for a null and NULL (no value)

@@ -177,6 +177,15 @@ class DisabledObjects(ServerTestCase):
         hit = self.req("POST", "/dis/_search", {"query": {"term": {"user": "d"}},
                                                 "docvalue_fields": ["meta.k"]})[1]["hits"]["hits"][0]
         self.assertNotIn("fields", hit)
+        # its contents are unmapped: `fields` gives them with include_unmapped only
+        out = self.req("POST", "/dis/_search", {"query": {"terms": {"user": ["b", "d"]}},
+                                                "sort": ["user"],
+                                                "fields": ["session.*", {
+            "field": "meta.*", "include_unmapped": True}, {
+            "field": "session.*", "include_unmapped": True}]})[1]
+        self.assertEqual([h.get("fields") for h in out["hits"]["hits"]],
+                         [{"session.x": ["not a number"], "session.y": [3]},
+                          {"meta.k": ["q"], "session.x.deep": [True]}])
         self.assertError(self.req("PUT", "/dis/_mapping", {"properties": {
             "session": {"type": "object", "enabled": True}}}), 400, "mapper_parsing_exception")
         out = self.assertError(self.req("PUT", "/dis2", {"mappings": {"properties": {
