@@ -714,9 +714,9 @@ static int parse_dynamic_date_formats(const cJSON *v, fds_date_format **out,
 
 /* The root's "_source": {"enabled": bool} (*enabled = 1 or 0).  Its
  * includes, excludes and mode are refused: we keep a source whole or not
- * at all.  Once a mapping has fields, enabled cannot change (as
- * Elasticsearch's SourceFieldMapper: "Cannot update parameter [enabled]").
- * 0 or FDS_EINVAL (err). */
+ * at all.  In a sealed mapping enabled cannot change (Elasticsearch's
+ * SourceFieldMapper: "Cannot update parameter [enabled]").  0 or
+ * FDS_EINVAL (err). */
 static int parse_source(const fds_mapping *m, const cJSON *v, int *enabled,
                         fds_err *err)
 {
@@ -735,7 +735,7 @@ static int parse_source(const fds_mapping *m, const cJSON *v, int *enabled,
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
                                 "Failed to parse mapping: [_source.enabled] must "
                                 "be a boolean");
-        if ((bool)!on != m->source_disabled && (m->nfields || m->source_disabled))
+        if ((bool)!on != m->source_disabled && m->sealed)
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "Mapper for [_source] conflicts with existing "
                                 "mapper:\n\tCannot update parameter [enabled] "
@@ -789,7 +789,7 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
             rc = parse_source(m, it, &source, err);
         } else if (!strcmp(k, "enabled")) {
             enabled = bool_param(it);
-            if (enabled < 0 || (m->nfields && (bool)!enabled != m->root_disabled))
+            if (enabled < 0 || (m->sealed && (bool)!enabled != m->root_disabled))
                 rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
                                   enabled < 0 ? "Failed to parse mapping: [enabled] "
                                                 "must be a boolean"
@@ -1320,6 +1320,13 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
     if (!f)
         *enomem = true;
     return f;
+}
+
+void fds_mapping_seal(fds_mapping *m)
+{
+    pthread_rwlock_wrlock(&m->lock);
+    m->sealed = true;
+    pthread_rwlock_unlock(&m->lock);
 }
 
 bool fds_mapping_source_enabled(const fds_mapping *m)

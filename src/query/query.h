@@ -132,6 +132,12 @@ int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
 int fds_mapping_fields_of_type(const fds_mapping *m, int type, char ***out,
                                size_t *n);
 
+/* From now on a merge may not change the root's `_source.enabled` or
+ * `enabled` (FDS_EINVAL, "Cannot update parameter [enabled]"), as
+ * Elasticsearch's mapping updates may not: the mapping of an existing
+ * index (PUT /{index}/_mapping), not one being composed for a new index. */
+void fds_mapping_seal(fds_mapping *m);
+
 /* false when the mapping has "_source": {"enabled": false}: documents are
  * indexed, and stored as fds_doc_dv_record() makes them; no answer shows
  * a `_source`.  Fixed once the mapping has fields. */

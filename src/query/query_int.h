@@ -85,6 +85,7 @@ struct fds_mapping {
     bool source_disabled;
     /* the root's "enabled": false: nothing of a document is indexed */
     bool root_disabled;
+    bool sealed;         /* fds_mapping_seal: those two no longer change */
     /* objects with "enabled": false (0: no value needs the ancestor check
      * of fds__doc_scan) and fields with a null_value or copy_to (0 with
      * ndisabled 0: fds__doc_scan reports values as fds__json_scan does,

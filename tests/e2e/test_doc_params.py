@@ -102,19 +102,30 @@ class SourceDisabled(ServerTestCase):
             out = self.assertError(self.req("PUT", "/srcbad", {"mappings": {"_source": bad}}),
                                    400, "mapper_parsing_exception")
             self.assertIn("is not supported", out["error"]["reason"])
-        # a text-only index keeps zero-byte records: merge, restart, read
-        self.req("PUT", "/textonly", {"mappings": {"_source": {"enabled": False},
-                                                   "properties": {"t": {"type": "text"}}}})
-        for i in range(3):
-            self.req("PUT", "/textonly/_doc/%d?refresh=true" % i, {"t": "x%d y" % i})
-        self.assertEqual(self.req("POST", "/textonly/_forcemerge?max_num_segments=1")[0], 200)
+        # a text-only index keeps zero-byte records (a codec with a
+        # dictionary trains one on nothing): merge, restart, read
+        codecs = ("default", "ZSTD", "best_compression", "lucene_best_compression")
+        for codec in codecs:
+            name = "textonly-" + codec.lower()
+            st, out, _ = self.req("PUT", "/" + name, {
+                "settings": {"index.codec": codec},
+                "mappings": {"_source": {"enabled": False},
+                             "properties": {"t": {"type": "text"}}}})
+            self.assertEqual(st, 200, out)
+            for i in range(3):
+                self.req("PUT", "/%s/_doc/%d?refresh=true" % (name, i), {"t": "x%d y" % i})
+            self.assertEqual(self.req("POST", "/%s/_count" % name)[1]["count"], 3, codec)
+            self.assertEqual(self.req("POST", "/%s/_forcemerge?max_num_segments=1"
+                                      % name)[0], 200, codec)
         self.req("PUT", "/nosrc/_doc/r1", {"k": "restart", "n": 3})  # in the translog only
         self.srv.stop()
         self.srv.start()
-        out = self.req("GET", "/textonly/_doc/1")[1]
-        self.assertEqual((out["found"], "_source" in out), (True, False))
-        self.assertEqual(self.req("POST", "/textonly/_count",
-                                  {"query": {"match": {"t": "y"}}})[1]["count"], 3)
+        for codec in codecs:
+            name = "textonly-" + codec.lower()
+            out = self.req("GET", "/%s/_doc/1" % name)[1]
+            self.assertEqual((out["found"], "_source" in out), (True, False))
+            self.assertEqual(self.req("POST", "/%s/_count" % name,
+                                      {"query": {"match": {"t": "y"}}})[1]["count"], 3, codec)
         self.req("POST", "/nosrc/_refresh")
         hits = self.req("POST", "/nosrc/_search", {"query": {"term": {"k": "restart"}},
                                                    "docvalue_fields": ["n"]})[1]["hits"]["hits"]

@@ -455,6 +455,21 @@ static void test_empty(void)
     fds_mapping_free(m);
 }
 
+/* Write w's segment to a temporary file, free w, and open the segment
+ * (NULL on failure, which is reported); the file is unlinked. */
+static fds_sidx *write_open(fds_sidx_writer *w)
+{
+    fds_err err;
+    char path[] = "/tmp/fds-qseg-XXXXXX";
+    close(mkstemp(path));
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s = NULL;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    unlink(path);
+    return s;
+}
+
 /* Hits of query `q` over one segment of docs `docs` under mapping m. */
 static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
                          const char *q)
@@ -463,13 +478,7 @@ static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
     fds_err err;
     for (size_t i = 0; i < n; i++)
         ASSERT(add_doc(w, (uint32_t)i, docs[i], &err) == 0);
-    char path[] = "/tmp/fds-qparams-XXXXXX";
-    close(mkstemp(path));
-    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
-    fds_sidx_writer_free(w);
-    fds_sidx *s = NULL;
-    ASSERT(fds_sidx_open(path, &s, &err) == 0);
-    unlink(path);
+    fds_sidx *s = write_open(w);
     fds_search_request *r = NULL;
     uint64_t total = UINT64_MAX;
     fds_search_result res;
@@ -553,7 +562,9 @@ static void test_doc_params(void)
                                      "\"null_value\":\"X\"}}}", &err) == FDS_EINVAL);
     ASSERT(strstr(err.reason, "Cannot update parameter [null_value]"));
     ASSERT(merge_lit(m, "{\"properties\":{\"o\":{\"enabled\":true}}}", &err) == FDS_EINVAL);
-    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":false}}", &err) == FDS_EINVAL);
+    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":false}}", &err) == 0);
+    fds_mapping_seal(m); /* an existing index's: it no longer changes */
+    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":true}}", &err) == FDS_EINVAL);
     ASSERT(strstr(err.reason, "Cannot update parameter [enabled]"));
     fds_mapping_free(m);
     /* the root's enabled: false indexes nothing */
@@ -611,13 +622,7 @@ static void test_impacts(void)
         ASSERT(add_doc(w, i, i % 2 ? "{\"msg\":\"a\"}"
                                    : "{\"msg\":\"a a a x1 x2 x3 x4 x5 x6 x7 x8\"}",
                        &err) == 0);
-    char path[] = "/tmp/fds-qimp-XXXXXX";
-    close(mkstemp(path));
-    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
-    fds_sidx_writer_free(w);
-    fds_sidx *s = NULL;
-    ASSERT(fds_sidx_open(path, &s, &err) == 0);
-    unlink(path);
+    fds_sidx *s = write_open(w);
     const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
     fds_sterm t;
     ASSERT(f && fds__sidx_term(s, f, "a", 1, &t) == 0);
