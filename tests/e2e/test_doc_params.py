@@ -301,6 +301,10 @@ class CopyTo(ServerTestCase):
         self.assertEqual(hit["fields"], {"tags": ["Smith", "x"],
                                          "full.keyword": ["John", "Smith"],
                                          "full": ["John", "Smith"]})
+        # a target highlights from the values copied into it
+        hit = self.req("POST", "/ct/_search", {"query": {"match": {"full": "smith"}},
+                                               "highlight": {"fields": {"full": {}}}})[1]
+        self.assertEqual(hit["hits"]["hits"][0]["highlight"], {"full": ["<em>Smith</em>"]})
         # a copied value that does not fit its target refuses the document
         self.req("PUT", "/ct/_mapping", {"properties": {
             "num": {"type": "long"}, "s": {"type": "keyword", "copy_to": "num"}}})
