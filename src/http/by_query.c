@@ -94,6 +94,16 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
     unsigned nseg;
     const fds_search_segment *segs = fds_index_view_segments(v, &nseg);
     int rc = 0;
+    if (n && j->mode != FDS__SCAN_DELETE &&
+        !fds_mapping_source_enabled(fds_index_mapping(j->from))) {
+        /* AbstractAsyncBulkByScrollAction: nothing to write back or copy */
+        size_t il;
+        const char *id = fds_sidx_doc_id(segs[sr->hits[0].seg].sidx,
+                                         sr->hits[0].doc, &il);
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[%s][_doc][%.*s] didn't store _source",
+                            fds_index_name(j->from), (int)il, id ? id : "");
+    }
     if (n && j->mode != FDS__SCAN_DELETE)
         rc = fds_index_view_fetch(v, sr->hits, n, b->srcs, b->lens, e);
     for (size_t k = 0; !rc && k < n; k++) {

@@ -242,16 +242,24 @@ static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
         }
         op->check_seq_no = true;
     }
-    if (ver || vt) {
-        if (!vt || strcmp(vt, "external") || !ver) {
+    if (vt && strcmp(vt, "internal") && strcmp(vt, "external") &&
+        strcmp(vt, "external_gte")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "No version type match [%s]", vt);
+        return false;
+    }
+    if (ver || (vt && strcmp(vt, "internal"))) {
+        if (!vt || !strcmp(vt, "internal") || !ver) {
             fds_resp_errorf(o, 400, "action_request_validation_exception",
                             "Validation Failed: 1: internal versioning can not be "
                             "used for optimistic concurrency control. Please use "
                             "`if_seq_no` and `if_primary_term` instead;");
             return false;
         }
+        op->version_type = strcmp(vt, "external_gte") ? FDS_VERSION_EXTERNAL
+                                                      : FDS_VERSION_EXTERNAL_GTE;
         op->external_version = strtoll(ver, &end, 10);
-        if (*end || op->external_version < 1) {
+        if (!*ver || *end || op->external_version < 0) {
             fds_resp_errorf(o, 400, "illegal_argument_exception",
                             "failed to parse [version] with value [%s]", ver);
             return false;
@@ -364,10 +372,11 @@ static int get_doc(fds_index *ix, const get_mode *m, const char *id, size_t id_l
 }
 
 /* A GetResult of Elasticsearch (get answers and mget docs): found, with
- * `_source` as `sp` selects it, or {"found":false}. */
+ * `_source` as `sp` selects it (none when the index keeps no `_source`:
+ * `nosrc`), or {"found":false}. */
 static void put_get_result(fds_strbuf *b, const char *index, const char *id,
                            size_t id_len, const fds_doc *d,
-                           const fds__source_spec *sp)
+                           const fds__source_spec *sp, bool nosrc)
 {
     fds_strbuf_puts(b, "{\"_index\":");
     sb_json_str(b, index);
@@ -384,7 +393,7 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
         fds_strbuf_put_json_string(b, d->routing, d->routing_len);
     }
     fds_strbuf_puts(b, ",\"found\":true");
-    if (sp->fetch) {
+    if (sp->fetch && !nosrc) {
         fds_strbuf_puts(b, ",\"_source\":");
         fds__source_spec_put(b, sp, d->src, d->src_len);
     }
@@ -489,6 +498,7 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
                           "different than the one provided [%lld]", id,
                           (long long)d.version, (long long)want_version);
     bool source_only = !strcmp(r->seg[1], "_source");
+    bool nosrc = !fds_mapping_source_enabled(fds_index_mapping(ix));
     fds_strbuf b = {0};
     int status = 200;
     if (rc == FDS_ENOTFOUND && source_only) {
@@ -496,13 +506,17 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
         fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
                      "Document not found [%s]/[%s]", fds_index_name(ix), id);
     } else if (rc == FDS_ENOTFOUND) {
-        put_get_result(&b, fds_index_name(ix), id, strlen(id), NULL, &sp);
+        put_get_result(&b, fds_index_name(ix), id, strlen(id), NULL, &sp, nosrc);
         status = 404;
         rc = 0;
+    } else if (!rc && source_only && nosrc) {
+        /* RestGetSourceAction: a document without a source */
+        rc = fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
+                          "Source not found [%s]/[%s]", fds_index_name(ix), id);
     } else if (!rc && source_only) {
         fds__source_spec_put(&b, &sp, d.src, d.src_len);
     } else if (!rc) {
-        put_get_result(&b, fds_index_name(ix), id, strlen(id), &d, &sp);
+        put_get_result(&b, fds_index_name(ix), id, strlen(id), &d, &sp, nosrc);
     }
     if (rc && !e.index[0])
         snprintf(e.index, sizeof e.index, "%s", fds_index_name(ix));
@@ -692,14 +706,15 @@ void fds_h_mget(fds_req *r, fds_resp *o)
         if (i)
             fds_strbuf_putc(&b, ',');
         if (drc == FDS_ENOTFOUND && ix) {
-            put_get_result(&b, md->index, md->id, md->id_len, NULL, &sp);
+            put_get_result(&b, md->index, md->id, md->id_len, NULL, &sp, false);
         } else if (drc) {
             if (!de.index[0])
                 snprintf(de.index, sizeof de.index, "%s", md->index);
             put_get_failure(&b, md, &de);
         } else {
             put_get_result(&b, fds_index_name(ix), md->id, md->id_len, &d,
-                           md->src.given ? &md->src : &sp);
+                           md->src.given ? &md->src : &sp,
+                           !fds_mapping_source_enabled(fds_index_mapping(ix)));
         }
         free(d.src);
         fds_index_release(ix);
@@ -926,6 +941,13 @@ static void update_run(fds_index *ix, const upd_req *u, bool refresh,
             op->type = FDS_OP_CREATE;
         } else if (rc) {
             w->code = rc;
+            return;
+        } else if (!fds_mapping_source_enabled(fds_index_mapping(ix))) {
+            /* UpdateHelper: nothing to merge the change into */
+            free(cur.src);
+            fds_err_clear(&w->err);
+            w->code = fds_err_setk(&w->err, FDS_EINVAL, FDS_KIND_SOURCE_MISSING,
+                                   "[%s]: document source missing", w->id);
             return;
         } else {
             bool modified = false;
@@ -1219,6 +1241,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
+        bool has_version = false, gte = false;
         for (cJSON *m = a->child->child; m && !rc; m = m->next) {
             if (!strcmp(m->string, "_index") && cJSON_IsString(m))
                 it->index = strdup(m->valuestring);
@@ -1240,9 +1263,12 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                 rc = meta_long(m, line, &it->op.if_primary_term, err);
             } else if (!strcmp(m->string, "version") && cJSON_IsNumber(m)) {
                 rc = meta_long(m, line, &it->op.external_version, err);
+                has_version = true;
             } else if (!strcmp(m->string, "version_type") && cJSON_IsString(m) &&
-                       !strcmp(m->valuestring, "external")) {
+                       (!strcmp(m->valuestring, "external") ||
+                        !strcmp(m->valuestring, "external_gte"))) {
                 /* the version given is external: applied with "version" */
+                gte = m->valuestring[8] != 0;
             } else if (!strcmp(m->string, "pipeline") && cJSON_IsString(m)) {
                 free(it->pipeline);
                 if (!(it->pipeline = strdup(m->valuestring)))
@@ -1287,6 +1313,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         cJSON_Delete(a);
         if (rc)
             break;
+        if (has_version)
+            it->op.version_type = gte ? FDS_VERSION_EXTERNAL_GTE : FDS_VERSION_EXTERNAL;
         if (!it->index)
             it->index = default_index ? strdup(default_index) : NULL;
         if (!it->index) {

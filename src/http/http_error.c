@@ -43,6 +43,7 @@ static const kind_row KIND_TABLE[FDS_KIND_COUNT_] = {
     [FDS_KIND_INVALID_ALIAS_NAME] = {400, "invalid_alias_name_exception"},
     [FDS_KIND_ALIASES_NOT_FOUND] = {404, "aliases_not_found_exception"},
     [FDS_KIND_TEMPLATE_MISSING] = {404, "index_template_missing_exception"},
+    [FDS_KIND_SOURCE_MISSING] = {400, "document_source_missing_exception"},
     [FDS_KIND_TOO_MANY_BUCKETS] = {400, "too_many_buckets_exception"},
     [FDS_KIND_INDEX_BLOCK] = {403, "cluster_block_exception"},
 };

@@ -349,6 +349,13 @@ static void prepare_shard(fds_req *r, shard_run *sh, const shard_run *owner,
             set.max_result_window = UINT32_MAX; /* a scroll pages through all */
         sh->rc = parse_for(r, fds_index_mapping(sh->ix), &set, count, &sh->req,
                            &sh->err);
+        /* FetchSourcePhase: a filter needs a source to filter */
+        if (!sh->rc && (sh->req->nincludes || sh->req->nexcludes) &&
+            !fds_mapping_source_enabled(fds_index_mapping(sh->ix)))
+            sh->rc = fds_err_setk(&sh->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "unable to fetch fields from _source field: "
+                                  "_source is disabled in the mappings for "
+                                  "index [%s]", fds_index_name(sh->ix));
         if (!sh->rc && sh->alias_filter)
             sh->rc = fds_search_request_add_filter(sh->req, sh->alias_filter,
                                                    strlen(sh->alias_filter),

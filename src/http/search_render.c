@@ -73,8 +73,9 @@ static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
             fds_dv_groups_free(g, ng);
             continue;
         }
-        bool twice = false;
-        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice; j++)
+        /* without `_source`, `fields` has no values to show instead */
+        bool twice = false, nosrc = r->mapping && !fds_mapping_source_enabled(r->mapping);
+        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice && !nosrc; j++)
             twice = r->dv[j].fetch && !r->dv[j].unmapped &&
                     !strcmp(r->dv[j].name, r->dv[k].name);
         if (twice)
@@ -435,14 +436,18 @@ char *fds_search_render(const fds_search_request *req,
             fds_strbuf_puts(&b, ",\"_routing\":");
             fds_strbuf_put_json_string(&b, rt, rl);
         }
-        if (want_source && src[i]) {
+        const fds_search_request *hr = hs->req_of ? hs->req_of(hs->arg, h->seg) : NULL;
+        /* an index without `_source` keeps the doc values only: no
+         * `_source`, nothing to highlight */
+        const fds_mapping *hm = (hr ? hr : req)->mapping;
+        bool has_src = !hm || fds_mapping_source_enabled(hm);
+        if (want_source && src[i] && has_src) {
             fds_strbuf_puts(&b, ",\"_source\":");
             put_source(&b, req, src[i], slen[i]);
         }
-        const fds_search_request *hr = hs->req_of ? hs->req_of(hs->arg, h->seg) : NULL;
         if (fetch && src[i] && put_docvalues(&b, hr ? hr : req, src[i], slen[i]))
             b.oom = true;
-        if (fetch && src[i] && req->hl &&
+        if (fetch && src[i] && has_src && req->hl &&
             fds_highlight_put(req->hl, (hr ? hr : req)->query, src[i],
                               slen[i], &b))
             b.oom = true;

@@ -29,6 +29,7 @@
 
 #include "datemath.h"
 #include "dsl_parse_int.h"
+#include "fds_strbuf.h"
 #include "fds_text.h"
 #include "numfmt.h"
 
@@ -219,6 +220,7 @@ typedef struct dv_raw {
 
 typedef struct dv_collect {
     const fds_dv_field *f;
+    bool record;    /* reading an fds_doc_dv_record: keys are full paths */
     dv_raw *v;
     size_t n, cap;
     bool oom;
@@ -238,10 +240,13 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
     (void)err;
     dv_collect *c = arg;
     const fds_dv_field *f = c->f;
+    const char *at = c->record ? f->name : f->src;
     if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
-        v->kind == FDS_JV_NULL || v->path_len != strlen(f->src) ||
-        memcmp(v->path, f->src, v->path_len))
+        v->kind == FDS_JV_NULL || v->path_len != strlen(at) ||
+        memcmp(v->path, at, v->path_len))
         return 0;
+    if (v->from_null && strcmp(f->name, f->src))
+        return 0; /* a parent's null_value: a multi-field takes its own only */
     dv_raw r = {.kind = v->kind};
     const char *s = v->kind == FDS_JV_TRUE ? "true"
                   : v->kind == FDS_JV_FALSE ? "false" : v->str;
@@ -376,7 +381,19 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
     dv_collect c = {.f = f};
     fds_err e;
     fds_err_clear(&e);
-    (void)fds__json_scan(src, len, dv_cb, &c, &e); /* a stored doc parses */
+    /* a stored doc parses; the mapping's view of it gives null_value and
+     * copy_to values and leaves disabled objects out.  Without `_source`
+     * the stored record holds the doc values; `fields`, read from
+     * `_source`, has none (Elasticsearch 8.3+ skips them) */
+    if (req->mapping && req->mapping->source_disabled) {
+        c.record = true;
+        if (!f->fetch && len)
+            (void)fds__json_scan(src, len, dv_cb, &c, &e);
+    } else if (req->mapping) {
+        (void)fds__doc_scan(req->mapping, false, src, len, dv_cb, &c, &e);
+    } else {
+        (void)fds__json_scan(src, len, dv_cb, &c, &e);
+    }
     int rc = c.oom ? FDS_ENOMEM : 0;
     int type = f->type;
     if (c.n > 1 && !f->fetch) /* doc-value order; `fields` keeps _source's */
@@ -462,8 +479,10 @@ static int um_cb(void *arg, const fds_jval *v, fds_err *err)
         return 0;
     const fds_mfield *mf = fds__mapping_find_locked(c->req->mapping, v->path,
                                                     v->path_len);
-    if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT)
-        return 0; /* mapped: the mapped entries answer it */
+    if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT &&
+        !fds__path_disabled(c->req->mapping, v->path, v->path_len))
+        return 0; /* mapped: the mapped entries answer it (not under a
+                     disabled object, whose contents are unmapped) */
     fds_dv_group *g = NULL;
     for (size_t i = 0; i < c->n && !g; i++)
         if (strlen(c->g[i].name) == v->path_len &&
@@ -508,7 +527,7 @@ int fds_unmapped_values(const fds_search_request *req, size_t k,
     fds_err_clear(&e);
     *out = NULL;
     *n = 0;
-    if (req->mapping)
+    if (req->mapping && !req->mapping->source_disabled)
         (void)fds__json_scan(src, len, um_cb, &c, &e);
     if (c.oom) {
         fds_dv_groups_free(c.g, c.n);
@@ -526,4 +545,122 @@ void fds_dv_groups_free(fds_dv_group *g, size_t n)
         fds_dv_values_free(g[i].v, g[i].n);
     }
     free(g);
+}
+
+/* ---- the stored record of a document without _source ---------------------- */
+
+/* One value of the record: the field's path (the mapping's, stable) and the
+ * value's JSON text in `text`, in document order (seq). */
+typedef struct rec_val {
+    const char *path;
+    size_t off, len;
+    size_t seq;
+} rec_val;
+
+typedef struct rec_ctx {
+    const fds_mapping *m;
+    fds_strbuf text;
+    rec_val *v;
+    size_t n, cap;
+    bool oom;
+} rec_ctx;
+
+/* Does field f keep value v in its doc values? */
+static bool rec_takes(const fds_mfield *f, const fds_jval *v)
+{
+    if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT ||
+        f->type == FDS_FT_NONE || fds__value_check(f, v, NULL))
+        return false;
+    return f->type != FDS_FT_KEYWORD || !f->ignore_above ||
+           chars(v->str, v->str_len) <= (size_t)f->ignore_above;
+}
+
+static void rec_add(rec_ctx *c, const fds_mfield *f, const fds_jval *v)
+{
+    if (!rec_takes(f, v))
+        return;
+    if (fds__grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) {
+        c->oom = true;
+        return;
+    }
+    size_t off = c->text.len;
+    if (v->kind == FDS_JV_STRING)
+        fds_strbuf_put_json_string(&c->text, v->str, v->str_len);
+    else
+        fds_strbuf_put(&c->text, v->str, v->str_len);
+    c->oom |= c->text.oom;
+    c->v[c->n] = (rec_val){f->path, off, c->text.len - off, c->n};
+    c->n++;
+}
+
+static int rec_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    rec_ctx *c = arg;
+    if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+        v->kind == FDS_JV_NULL)
+        return 0;
+    fds_mapping *m = (fds_mapping *)c->m;
+    pthread_rwlock_rdlock(&m->lock);
+    const fds_mfield *f = fds__mapping_find(m, v->path, v->path_len);
+    if (f)
+        rec_add(c, f, v);
+    for (size_t i = 0; f && f->has_subs && i < m->nfields; i++) {
+        const fds_mfield *s = m->fields[i];
+        fds_jval tmp;
+        const fds_jval *sv;
+        if (s->parent == f && s->is_subfield && (sv = fds__null_as(s, v, &tmp)))
+            rec_add(c, s, sv);
+    }
+    pthread_rwlock_unlock(&m->lock);
+    return 0;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const rec_val *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+int fds_doc_dv_record(const fds_mapping *m, const uint8_t *src, size_t len,
+                      uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    rec_ctx c = {.m = m};
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds__doc_scan(m, false, src, len, rec_cb, &c, &e);
+    if (rc == FDS_ENOMEM)
+        c.oom = true;
+    if (c.n)
+        qsort(c.v, c.n, sizeof *c.v, rec_cmp);
+    fds_strbuf b = {0};
+    for (size_t i = 0; i < c.n && !c.oom; i++) {
+        bool first = !i || strcmp(c.v[i].path, c.v[i - 1].path);
+        if (first) {
+            fds_strbuf_puts(&b, i ? "]," : "{");
+            fds_strbuf_put_json_string(&b, c.v[i].path, strlen(c.v[i].path));
+            fds_strbuf_puts(&b, ":[");
+        } else {
+            fds_strbuf_putc(&b, ',');
+        }
+        fds_strbuf_put(&b, c.text.p + c.v[i].off, c.v[i].len);
+    }
+    if (c.n)
+        fds_strbuf_puts(&b, "]}");
+    bool oom = c.oom || b.oom;
+    free(c.v);
+    fds_strbuf_free(&c.text);
+    if (oom) {
+        fds_strbuf_free(&b);
+        return FDS_ENOMEM;
+    }
+    if (!b.len) {
+        fds_strbuf_free(&b);
+        return 0;
+    }
+    *out = (uint8_t *)fds_strbuf_take(&b, out_len);
+    return 0;
 }

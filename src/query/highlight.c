@@ -44,6 +44,11 @@ struct fds_highlight {
     hl_field *f;
     size_t nf;
     fds_query *hq; /* the top-level highlight_query (owned), or NULL */
+    /* the mapping parsed against (may be NULL): a source is read as
+     * indexing reads it, copy_to targets and null_values included and
+     * disabled objects left out, as Elasticsearch's value fetchers read
+     * a field's source paths */
+    const fds_mapping *m;
 };
 
 void fds_highlight_free(fds_highlight *h)
@@ -508,7 +513,8 @@ int fds_highlight_put(const fds_highlight *h, const fds_query *q,
     hl_scan sc = {h, NULL, 0, 0, NULL, false};
     fds_err err;
     fds_err_clear(&err);
-    int rc = fds__json_scan(src, len, scan_cb, &sc, &err);
+    int rc = h->m ? fds__doc_scan(h->m, false, src, len, scan_cb, &sc, &err)
+                  : fds__json_scan(src, len, scan_cb, &sc, &err);
     if (rc != FDS_ENOMEM)
         rc = 0; /* a source that does not scan highlights nothing */
     bool open = false;
@@ -737,6 +743,7 @@ int fds__dsl_highlight(fds__dsl_ctx *c, const cJSON *j, fds_highlight **out)
     fds_highlight *h = calloc(1, sizeof *h);
     if (!h)
         return FDS_ENOMEM;
+    h->m = c->m;
     hl_field g;
     memset(&g, 0, sizeof g);
     g.o.fragment_size = 100;

@@ -38,6 +38,7 @@ typedef struct scanner {
     size_t nk, kvcap;
     int depth;
     bool body;      /* a request body: no paths, FDS_KIND_CONTENT_PARSE */
+    int quiet;      /* > 0: inside a value the callback skipped */
     fds_jval_fn cb;
     void *arg;
     fds_err *err;
@@ -250,9 +251,23 @@ static int parse_number(scanner *sc, size_t *end)
 static int emit_val(scanner *sc, int kind, const char *str, size_t len,
                     size_t off)
 {
+    if (sc->quiet)
+        return 0;
     sc->path[sc->plen] = 0;
-    fds_jval v = {kind, sc->path, sc->plen, str, len, off};
+    fds_jval v = {kind, sc->path, sc->plen, str, len, off, false, false};
     return sc->cb ? sc->cb(sc->arg, &v, sc->err) : 0;
+}
+
+/* The start of an object or array reported: 0 to walk it as usual, 1 to
+ * walk it quietly (FDS__JSCAN_SKIP), or the callback's error. */
+static int emit_open(scanner *sc, int kind, size_t off)
+{
+    int rc = emit_val(sc, kind, NULL, 0, off);
+    if (rc == FDS__JSCAN_SKIP) {
+        sc->quiet++;
+        return 1;
+    }
+    return rc;
 }
 
 static int key_cmp(const void *a, const void *b, void *ka)
@@ -404,6 +419,40 @@ static int parse_object(scanner *sc)
     return 0;
 }
 
+/* The elements of an array, sc->i at its '['. */
+static int parse_array(scanner *sc)
+{
+    int rc = enter(sc);
+    if (rc)
+        return rc;
+    sc->i++;
+    ws(sc);
+    if (sc->i < sc->n && sc->s[sc->i] == ']') {
+        sc->i++;
+        sc->depth--;
+        return 0;
+    }
+    for (;;) {
+        rc = parse_value(sc);
+        if (rc)
+            return rc;
+        ws(sc);
+        if (sc->i >= sc->n)
+            return fail(sc, sc->i, "unexpected end of input in array");
+        if (sc->s[sc->i] == ',') {
+            sc->i++;
+            continue;
+        }
+        if (sc->s[sc->i] == ']') {
+            sc->i++;
+            break;
+        }
+        return fail(sc, sc->i, "expected ',' or ']'");
+    }
+    sc->depth--;
+    return 0;
+}
+
 static int parse_value(scanner *sc)
 {
     ws(sc);
@@ -413,39 +462,21 @@ static int parse_value(scanner *sc)
     size_t off = sc->i;
     int rc;
     switch (c) {
-    case '{':
-        rc = emit_val(sc, FDS_JV_OBJECT, NULL, 0, off);
-        return rc ? rc : parse_object(sc);
+    case '{': {
+        int q = emit_open(sc, FDS_JV_OBJECT, off);
+        if (q < 0)
+            return q;
+        rc = parse_object(sc);
+        sc->quiet -= q;
+        return rc;
+    }
     case '[': {
-        rc = emit_val(sc, FDS_JV_ARRAY, NULL, 0, off);
-        if (rc || (rc = enter(sc)))
-            return rc;
-        sc->i++;
-        ws(sc);
-        if (sc->i < sc->n && sc->s[sc->i] == ']') {
-            sc->i++;
-            sc->depth--;
-            return 0;
-        }
-        for (;;) {
-            rc = parse_value(sc);
-            if (rc)
-                return rc;
-            ws(sc);
-            if (sc->i >= sc->n)
-                return fail(sc, sc->i, "unexpected end of input in array");
-            if (sc->s[sc->i] == ',') {
-                sc->i++;
-                continue;
-            }
-            if (sc->s[sc->i] == ']') {
-                sc->i++;
-                break;
-            }
-            return fail(sc, sc->i, "expected ',' or ']'");
-        }
-        sc->depth--;
-        return 0;
+        int q = emit_open(sc, FDS_JV_ARRAY, off);
+        if (q < 0)
+            return q;
+        rc = parse_array(sc);
+        sc->quiet -= q;
+        return rc;
     }
     case '"': {
         size_t blen = 0;

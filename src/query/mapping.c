@@ -14,6 +14,7 @@
  * sub-field (ignore_above 256), integers -> long, other numbers -> float,
  * booleans -> boolean, objects -> object; null adds nothing.
  */
+#include <arpa/inet.h>
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,17 @@
 #include "fds_hash.h"
 #include "datemath.h"
 #include "query_int.h"
+
+static void mfield_free(fds_mfield *f)
+{
+    free(f->path);
+    free(f->dfmt);
+    free(f->null_text);
+    for (unsigned i = 0; i < f->ncopy; i++)
+        free(f->copy_to[i]);
+    free(f->copy_to);
+    free(f);
+}
 
 fds_mapping *fds_mapping_create(void)
 {
@@ -37,11 +49,8 @@ void fds_mapping_free(fds_mapping *m)
 {
     if (!m)
         return;
-    for (size_t i = 0; i < m->nfields; i++) {
-        free(m->fields[i]->path);
-        free(m->fields[i]->dfmt);
-        free(m->fields[i]);
-    }
+    for (size_t i = 0; i < m->nfields; i++)
+        mfield_free(m->fields[i]);
     free(m->fields);
     free(m->hash);
     free(m->ddf);
@@ -200,7 +209,7 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
     f->index = true;
     f->parent = parent_of(m, path, len);
     if (f->parent && f->parent->type != FDS_FT_OBJECT)
-        f->is_subfield = true;
+        f->is_subfield = f->parent->has_subs = true;
     m->fields[m->nfields++] = f;
     if (m->nfields * 2 > m->hash_cap &&
         rehash(m, m->hash_cap ? m->hash_cap * 2 : 64)) {
@@ -256,8 +265,10 @@ static const struct mparam {
     {"eager_global_ordinals", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "false"},
     {"ignore_malformed", T(FDS_FT_LONG) | T(FDS_FT_DOUBLE) | T(FDS_FT_DATE), "false"},
     {"format", T(FDS_FT_DATE), NULL},
-    {"enabled", T(FDS_FT_OBJECT), "true"},
+    {"enabled", T(FDS_FT_OBJECT), NULL},
     {"dynamic", T(FDS_FT_OBJECT), "true"},
+    {"null_value", T_DV, NULL},
+    {"copy_to", T_LEAF, NULL},
 };
 #undef T
 
@@ -340,6 +351,184 @@ static int check_unchanged(const fds_mfield *f, const cJSON *def, fds_err *err)
     return 0;
 }
 
+/* ---- null_value, copy_to, enabled ------------------------------------------ */
+
+/* The reason Elasticsearch 8's mapper gives for a null_value of field f
+ * that does not parse as its type (after "Error parsing [null_value] on
+ * field [f]: "). */
+static int null_value_error(const fds_mfield *f, const char *text, fds_err *err)
+{
+    char why[FDS_FIELD_PATH_MAX + 160];
+    if (!strcmp(f->type_name, "ip"))
+        snprintf(why, sizeof why, "'%s' is not an IP string literal.", text);
+    else if (f->type == FDS_FT_DATE)
+        snprintf(why, sizeof why, "failed to parse date field [%s] with format [%s]",
+                 text, f->dfmt ? f->dfmt->text : FDS_DATE_FORMAT_DEFAULT_TEXT);
+    else if (f->type == FDS_FT_BOOLEAN)
+        snprintf(why, sizeof why, "Failed to parse value [%s] as only [true] or "
+                 "[false] are allowed.", text);
+    else
+        snprintf(why, sizeof why, "For input string: \"%s\"", text);
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                        "Failed to parse mapping: Error parsing [null_value] on "
+                        "field [%s]: %s", f->path, why);
+}
+
+/* Is s an IPv4 or IPv6 literal (InetAddresses.forString's forms)? */
+static bool ip_literal(const char *s)
+{
+    unsigned char buf[16];
+    return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+/* Field f's "null_value" (a JSON scalar; null means none), parsed as f's
+ * type at mapping time as Elasticsearch 8 does.  A field mapped again must
+ * give the same value ("Cannot update parameter [null_value]").  0,
+ * FDS_EINVAL (err) or FDS_ENOMEM. */
+static int parse_null_value(fds_mapping *m, fds_mfield *f, const cJSON *nv,
+                            bool existed, fds_err *err)
+{
+    char *text = NULL;
+    int kind = FDS_JV_STRING;
+    if (cJSON_IsNull(nv)) {
+        /* none */
+    } else if (cJSON_IsString(nv)) {
+        text = strdup(nv->valuestring);
+    } else if (cJSON_IsBool(nv)) {
+        kind = cJSON_IsTrue(nv) ? FDS_JV_TRUE : FDS_JV_FALSE;
+        text = strdup(cJSON_IsTrue(nv) ? "true" : "false");
+    } else if (cJSON_IsNumber(nv)) {
+        kind = FDS_JV_NUMBER;
+        text = cJSON_PrintUnformatted(nv);
+    } else {
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "Failed to parse mapping: Error parsing [null_value] "
+                            "on field [%s]: a null_value is a string, a number "
+                            "or a boolean", f->path);
+    }
+    if (!cJSON_IsNull(nv) && !text)
+        return FDS_ENOMEM;
+    if (f->type == FDS_FT_KEYWORD && kind != FDS_JV_STRING)
+        kind = FDS_JV_STRING; /* a keyword reads any scalar as its text */
+    int rc = 0;
+    if (text) {
+        fds_jval v = {kind, f->path, f->path_len, text, strlen(text), 0, false, false};
+        bool ok = !strcmp(f->type_name, "ip") ? ip_literal(text)
+                                               : fds__value_check(f, &v, NULL) == 0;
+        if (!ok)
+            rc = null_value_error(f, text, err);
+    }
+    bool same = (!text && !f->null_text) ||
+                (text && f->null_text && !strcmp(text, f->null_text));
+    if (!rc && existed && !same)
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "Mapper for [%s] conflicts with existing mapper:\n"
+                          "\tCannot update parameter [null_value] from [%s] to "
+                          "[%s]", f->path, f->null_text ? f->null_text : "null",
+                          text ? text : "null");
+    if (rc || existed) {
+        free(text);
+        return rc;
+    }
+    f->null_text = text;
+    f->null_len = text ? strlen(text) : 0;
+    f->null_kind = kind;
+    if (text)
+        m->nvalue_params++;
+    return 0;
+}
+
+/* Field f's "copy_to": a field path or a list of them.  A field mapped
+ * again must name the same list (the readers of fds__doc_scan take it
+ * without the lock).  0, FDS_EINVAL (err) or FDS_ENOMEM. */
+static int parse_copy_to(fds_mapping *m, fds_mfield *f, const cJSON *ct, bool sub,
+                         bool existed, fds_err *err)
+{
+    if (sub)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "copy_to in multi fields is not allowed. Found the "
+                            "copy_to in field [%s] which is within a multi "
+                            "field.", f->path + (f->parent ? f->parent->path_len + 1 : 0));
+    int n = cJSON_IsString(ct) ? 1 : cJSON_IsArray(ct) ? cJSON_GetArraySize(ct) : -1;
+    for (int i = 0; i < n; i++) {
+        const cJSON *e = cJSON_IsString(ct) ? ct : cJSON_GetArrayItem(ct, i);
+        if (!cJSON_IsString(e) || !e->valuestring[0] ||
+            strlen(e->valuestring) >= FDS_FIELD_PATH_MAX)
+            n = -1;
+    }
+    if (n < 0 || n > (int)FDS_COPY_TO_MAX)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "Failed to parse mapping: [copy_to] on field [%s] "
+                            "must be a field name or a list of at most %u",
+                            f->path, FDS_COPY_TO_MAX);
+    if (existed) {
+        bool same = (unsigned)n == f->ncopy;
+        for (int i = 0; same && i < n; i++) {
+            const cJSON *e = cJSON_IsString(ct) ? ct : cJSON_GetArrayItem(ct, i);
+            same = !strcmp(e->valuestring, f->copy_to[i]);
+        }
+        if (!same)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Mapper for [%s] conflicts with existing "
+                                "mapper:\n\tCannot update parameter [copy_to]",
+                                f->path);
+        return 0;
+    }
+    char **list = n ? calloc((size_t)n, sizeof *list) : NULL;
+    if (n && !list)
+        return FDS_ENOMEM;
+    for (int i = 0; i < n; i++) {
+        const cJSON *e = cJSON_IsString(ct) ? ct : cJSON_GetArrayItem(ct, i);
+        if (!(list[i] = strdup(e->valuestring))) {
+            while (i)
+                free(list[--i]);
+            free(list);
+            return FDS_ENOMEM;
+        }
+    }
+    f->copy_to = list;
+    f->ncopy = (unsigned)n;
+    if (n)
+        m->nvalue_params++;
+    return 0;
+}
+
+/* After a merge: every copy_to target that is mapped is a field with
+ * values, not an object or a multi-field (Elasticsearch's
+ * FieldMapper.validate).  Caller holds the write lock. */
+static int check_copy_targets(const fds_mapping *m, fds_err *err)
+{
+    for (size_t i = 0; i < m->nfields; i++) {
+        const fds_mfield *f = m->fields[i];
+        for (unsigned k = 0; k < f->ncopy; k++) {
+            const fds_mfield *t = fds__mapping_find(m, f->copy_to[k],
+                                                    strlen(f->copy_to[k]));
+            if (t && t->is_subfield)
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "[copy_to] may not be used to copy to a "
+                                    "multi-field: [%s]", t->path);
+            if (t && t->type == FDS_FT_OBJECT)
+                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                    "Cannot copy to field [%s] since it is "
+                                    "mapped as an object", t->path);
+        }
+    }
+    return 0;
+}
+
+/* A boolean mapping parameter (true, false, or their strings): 1, 0, or
+ * -1 when it is neither. */
+static int bool_param(const cJSON *v)
+{
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v);
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "true"))
+        return 1;
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "false"))
+        return 0;
+    return -1;
+}
+
 static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
@@ -371,11 +560,30 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         if (crc)
             return crc;
     }
+    bool existed = f != NULL;
     if (!f) {
         f = fds__mapping_add(m, path, len, type, tname);
         if (!f)
             return FDS_ENOMEM;
         f->is_subfield = sub;
+        if (sub && f->parent)
+            f->parent->has_subs = true;
+    }
+    cJSON *en = cJSON_GetObjectItemCaseSensitive(def, "enabled");
+    if (en) {
+        int on = bool_param(en);
+        if (on < 0)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "Failed to parse mapping: [enabled] on field [%s] "
+                                "must be a boolean", path);
+        if (existed && (bool)!on != f->disabled)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "the [enabled] parameter can't be updated for "
+                                "the object mapping [%s]", path);
+        if (!on && !f->disabled) {
+            f->disabled = true;
+            m->ndisabled++;
+        }
     }
     cJSON *ia = cJSON_GetObjectItemCaseSensitive(def, "ignore_above");
     if (ia) {
@@ -410,6 +618,18 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
     cJSON *ix = cJSON_GetObjectItemCaseSensitive(def, "index");
     if (cJSON_IsBool(ix))
         f->index = cJSON_IsTrue(ix);
+    cJSON *nv = cJSON_GetObjectItemCaseSensitive(def, "null_value");
+    if (nv) {
+        int rc = parse_null_value(m, f, nv, existed, err);
+        if (rc)
+            return rc;
+    }
+    cJSON *ct = cJSON_GetObjectItemCaseSensitive(def, "copy_to");
+    if (ct) {
+        int rc = parse_copy_to(m, f, ct, sub, existed, err);
+        if (rc)
+            return rc;
+    }
     if (props) {
         if (type != FDS_FT_OBJECT)
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
@@ -492,6 +712,41 @@ static int parse_dynamic_date_formats(const cJSON *v, fds_date_format **out,
 }
 
 
+/* The root's "_source": {"enabled": bool} (*enabled = 1 or 0).  Its
+ * includes, excludes and mode are refused: we keep a source whole or not
+ * at all.  In a sealed mapping enabled cannot change (Elasticsearch's
+ * SourceFieldMapper: "Cannot update parameter [enabled]").  0 or
+ * FDS_EINVAL (err). */
+static int parse_source(const fds_mapping *m, const cJSON *v, int *enabled,
+                        fds_err *err)
+{
+    if (!cJSON_IsObject(v))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "Failed to parse mapping: [_source] must be an object");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        if (strcmp(it->string, "enabled"))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "[_source] parameter [%s] is not supported: a "
+                                "source is kept whole (enabled: true) or not at "
+                                "all (enabled: false)", it->string);
+        int on = bool_param(it);
+        if (on < 0)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                "Failed to parse mapping: [_source.enabled] must "
+                                "be a boolean");
+        if ((bool)!on != m->source_disabled && m->sealed)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Mapper for [_source] conflicts with existing "
+                                "mapper:\n\tCannot update parameter [enabled] "
+                                "from [%s] to [%s]",
+                                m->source_disabled ? "false" : "true",
+                                on ? "true" : "false");
+        *enabled = on;
+    }
+    return 0;
+}
+
 int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                            fds_err *err)
 {
@@ -513,9 +768,9 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
     cJSON *it;
     /* the root's parameters: properties, dynamic and date_detection
      * (applied), and the others with the one value we implement */
-    static const char *const root_fixed[][2] = {
-        {"numeric_detection", "false"}, {"_source", "{\"enabled\":true}"}};
-    int dynamic = -1, dates = -1;
+    static const char *const root_fixed[][2] = {{"numeric_detection", "false"}};
+    enum { NFIXED = sizeof root_fixed / sizeof *root_fixed };
+    int dynamic = -1, dates = -1, source = -1, enabled = -1;
     fds_date_format *ddf = NULL;
     int nddf = -1;
     cJSON_ArrayForEach(it, body) {
@@ -530,7 +785,18 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                 break;
             continue;
         }
-        if (!strcmp(k, "dynamic")) {
+        if (!strcmp(k, "_source")) {
+            rc = parse_source(m, it, &source, err);
+        } else if (!strcmp(k, "enabled")) {
+            enabled = bool_param(it);
+            if (enabled < 0 || (m->sealed && (bool)!enabled != m->root_disabled))
+                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                                  enabled < 0 ? "Failed to parse mapping: [enabled] "
+                                                "must be a boolean"
+                                              : "the [enabled] parameter can't be "
+                                                "updated for the object mapping "
+                                                "[_doc]");
+        } else if (!strcmp(k, "dynamic")) {
             const char *v = cJSON_IsString(it) ? it->valuestring : NULL;
             if (cJSON_IsTrue(it) || (v && !strcmp(v, "true")))
                 dynamic = FDS_DYNAMIC_TRUE;
@@ -555,11 +821,11 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
                                   "[date_detection] must be a boolean");
         } else {
             size_t j = 0;
-            while (j < 2 && strcmp(k, root_fixed[j][0]))
+            while (j < NFIXED && strcmp(k, root_fixed[j][0]))
                 j++;
-            char *v = j < 2 ? cJSON_PrintUnformatted(it) : NULL;
+            char *v = j < NFIXED ? cJSON_PrintUnformatted(it) : NULL;
             bool same = v && !strcmp(v, root_fixed[j][1]);
-            if (j == 2)
+            if (j == NFIXED)
                 rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
                                   "Root mapping definition has unsupported "
                                   "parameters:  [%s]", k);
@@ -580,6 +846,12 @@ int fds_mapping_merge_json(fds_mapping *m, const char *json, size_t len,
         m->dynamic = dynamic;
     if (!rc && dates >= 0)
         m->no_date_detection = !dates;
+    if (!rc && source >= 0)
+        m->source_disabled = !source;
+    if (!rc && enabled >= 0)
+        m->root_disabled = !enabled;
+    if (!rc)
+        rc = check_copy_targets(m, err);
     if (!rc && nddf >= 0) {
         free(m->ddf);
         m->ddf = ddf;
@@ -624,9 +896,20 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
+    bool kids = false;
+    for (size_t i = 0; i < n && !kids; i++)
+        kids = sorted[i]->parent == f && !sorted[i]->is_subfield;
     if (f->type == FDS_FT_OBJECT) {
-        cJSON *p = cJSON_AddObjectToObject(o, "properties");
-        add_children(m, sorted, n, f, false, p);
+        /* Elasticsearch's ObjectMapper names the type of an object
+         * without properties only */
+        if (f->disabled && !kids)
+            cJSON_AddStringToObject(o, "type", "object");
+        if (f->disabled)
+            cJSON_AddFalseToObject(o, "enabled");
+        if (!f->disabled || kids) {
+            cJSON *p = cJSON_AddObjectToObject(o, "properties");
+            add_children(m, sorted, n, f, false, p);
+        }
         return o;
     }
     cJSON_AddStringToObject(o, "type", f->type_name);
@@ -636,6 +919,17 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
         cJSON_AddStringToObject(o, "format", f->dfmt->text);
     if (!f->index)
         cJSON_AddBoolToObject(o, "index", false);
+    if (f->null_text) {
+        cJSON *nv = f->null_kind == FDS_JV_NUMBER ? cJSON_CreateRaw(f->null_text)
+                  : f->null_kind == FDS_JV_STRING ? cJSON_CreateString(f->null_text)
+                  : cJSON_CreateBool(f->null_kind == FDS_JV_TRUE);
+        cJSON_AddItemToObject(o, "null_value", nv);
+    }
+    if (f->ncopy) {
+        cJSON *ct = cJSON_AddArrayToObject(o, "copy_to");
+        for (unsigned i = 0; ct && i < f->ncopy; i++)
+            cJSON_AddItemToArray(ct, cJSON_CreateString(f->copy_to[i]));
+    }
     bool any = false;
     for (size_t i = 0; i < n; i++)
         if (sorted[i]->parent == f && sorted[i]->is_subfield)
@@ -666,6 +960,12 @@ char *fds_mapping_to_json(const fds_mapping *m)
                                                                          : "false");
             if (m->no_date_detection)
                 cJSON_AddFalseToObject(root, "date_detection");
+            if (m->root_disabled)
+                cJSON_AddFalseToObject(root, "enabled");
+            if (m->source_disabled) {
+                cJSON *so = cJSON_AddObjectToObject(root, "_source");
+                cJSON_AddFalseToObject(so, "enabled");
+            }
             if (m->ddf_set) {
                 cJSON *a = cJSON_AddArrayToObject(root, "dynamic_date_formats");
                 for (unsigned i = 0; a && i < m->nddf; i++)
@@ -803,6 +1103,94 @@ int fds__value_error(const fds_mfield *f, const fds_jval *v, const uint8_t *src,
                         l, c, f->path, f->type_name, n, v->str);
 }
 
+/* ---- a document as the mapping sees it ------------------------------------ */
+
+typedef struct dscan {
+    const fds_mapping *m;
+    bool locked;
+    fds_jval_fn cb;
+    void *arg;
+} dscan;
+
+static const fds_mfield *dfind(const dscan *d, const char *p, size_t n)
+{
+    return d->locked ? fds__mapping_find(d->m, p, n)
+                     : fds__mapping_find_locked(d->m, p, n);
+}
+
+/* Is p, or an object above it, an object with "enabled": false? */
+static bool under_disabled(const dscan *d, const char *p, size_t n)
+{
+    for (size_t k = 1; k <= n; k++)
+        if (k == n || p[k] == '.') {
+            const fds_mfield *f = dfind(d, p, k);
+            if (f && f->disabled)
+                return true;
+        }
+    return false;
+}
+
+const fds_jval *fds__null_as(const fds_mfield *f, const fds_jval *v,
+                             fds_jval *tmp)
+{
+    if (v->kind != FDS_JV_NULL && !v->from_null)
+        return v;
+    if (!f || !f->null_text)
+        return v->kind == FDS_JV_NULL ? v : NULL;
+    *tmp = *v;
+    tmp->kind = f->null_kind;
+    tmp->str = f->null_text;
+    tmp->str_len = f->null_len;
+    tmp->from_null = true;
+    return tmp;
+}
+
+bool fds__path_disabled(const fds_mapping *m, const char *path, size_t len)
+{
+    if (m->root_disabled)
+        return true;
+    dscan d = {m, false, NULL, NULL};
+    return m->ndisabled && under_disabled(&d, path, len);
+}
+
+/* Report v at field f (NULL: unmapped), a null as f's null_value. */
+static int emit_field(const dscan *d, const fds_jval *v, const fds_mfield *f,
+                      fds_err *err)
+{
+    fds_jval tmp;
+    return d->cb(d->arg, fds__null_as(f, v, &tmp), err);
+}
+
+static int dscan_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    const dscan *d = arg;
+    bool open = v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY;
+    if (d->m->root_disabled ||
+        (d->m->ndisabled && under_disabled(d, v->path, v->path_len)))
+        return open ? FDS__JSCAN_SKIP : 0;
+    const fds_mfield *f = dfind(d, v->path, v->path_len);
+    int rc = emit_field(d, v, f, err);
+    if (rc || open || !f || !f->ncopy)
+        return rc;
+    for (unsigned i = 0; i < f->ncopy && !rc; i++) {
+        fds_jval cv = *v;
+        cv.path = f->copy_to[i];
+        cv.path_len = strlen(cv.path);
+        cv.copied = true;
+        rc = emit_field(d, &cv, dfind(d, cv.path, cv.path_len), err);
+    }
+    return rc;
+}
+
+int fds__doc_scan(const fds_mapping *m, bool locked, const uint8_t *src,
+                  size_t len, fds_jval_fn cb, void *arg, fds_err *err)
+{
+    if (!m->root_disabled && !m->ndisabled && !m->nvalue_params)
+        return fds__json_scan(src, len, cb, arg, err); /* nothing to apply */
+    dscan d = {m, locked, cb, arg};
+    return fds__json_scan(src, len, dscan_cb, &d, err);
+}
+
 typedef struct vctx {
     const fds_mapping *m;
     const uint8_t *src;
@@ -826,7 +1214,7 @@ int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
     vctx c = {m, src, len};
     fds_mapping *mm = (fds_mapping *)m;
     pthread_rwlock_rdlock(&mm->lock);
-    int rc = fds__json_scan(src, len, validate_cb, &c, err);
+    int rc = fds__doc_scan(m, true, src, len, validate_cb, &c, err);
     pthread_rwlock_unlock(&mm->lock);
     return rc;
 }
@@ -934,6 +1322,18 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const fds_jval *v,
     return f;
 }
 
+void fds_mapping_seal(fds_mapping *m)
+{
+    pthread_rwlock_wrlock(&m->lock);
+    m->sealed = true;
+    pthread_rwlock_unlock(&m->lock);
+}
+
+bool fds_mapping_source_enabled(const fds_mapping *m)
+{
+    return !m->source_disabled;
+}
+
 /* ---- index-time dynamic mapping ------------------------------------------- */
 
 typedef struct mapctx {
@@ -980,11 +1380,8 @@ static void mapping_truncate(fds_mapping *m, size_t keep)
 {
     if (m->nfields <= keep)
         return;
-    for (size_t k = keep; k < m->nfields; k++) {
-        free(m->fields[k]->path);
-        free(m->fields[k]->dfmt);
-        free(m->fields[k]);
-    }
+    for (size_t k = keep; k < m->nfields; k++)
+        mfield_free(m->fields[k]);
     m->nfields = keep;
     memset(m->hash, 0, m->hash_cap * sizeof *m->hash);
     for (size_t k = 0; k < m->nfields; k++) {
@@ -1001,7 +1398,7 @@ int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err)
     mapctx c = {m, src, len};
     pthread_rwlock_wrlock(&m->lock);
     size_t before = m->nfields;
-    int rc = fds__json_scan(src, len, map_cb, &c, err);
+    int rc = fds__doc_scan(m, true, src, len, map_cb, &c, err);
     if (rc) /* a refused document leaves the mapping as it was (as in ES) */
         mapping_truncate(m, before);
     pthread_rwlock_unlock(&m->lock);

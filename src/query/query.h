@@ -132,6 +132,34 @@ int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
 int fds_mapping_fields_of_type(const fds_mapping *m, int type, char ***out,
                                size_t *n);
 
+/* From now on a merge may not change the root's `_source.enabled` or
+ * `enabled` (FDS_EINVAL, "Cannot update parameter [enabled]"), as
+ * Elasticsearch's mapping updates may not: the mapping of an existing
+ * index (PUT /{index}/_mapping), not one being composed for a new index. */
+void fds_mapping_seal(fds_mapping *m);
+
+/* false when the mapping has "_source": {"enabled": false}: documents are
+ * indexed, and stored as fds_doc_dv_record() makes them; no answer shows
+ * a `_source`.  Fixed once the mapping has fields. */
+bool fds_mapping_source_enabled(const fds_mapping *m);
+
+/*
+ * What an index whose `_source` is disabled keeps of a document in its
+ * stored fields: the values its doc values hold, which docvalue_fields
+ * reads back (Elasticsearch keeps them in doc-value columns; our segment
+ * columns keep one value per document, so the stored record keeps them
+ * all).  The record is a JSON object of the full paths of the mapped
+ * keyword, ip, numeric, date and boolean fields (multi-fields and copy_to
+ * targets included) to arrays of their values in document order, nulls
+ * replaced by null_value, keywords past ignore_above left out; text
+ * fields, unmapped paths and disabled objects keep nothing.  A document
+ * with no such value gives an empty record (*out_len 0).  *out is
+ * malloc'd (caller frees; NULL when *out_len is 0).  `src` is a document
+ * the mapping accepted (fds_doc_map).  Returns 0 or FDS_ENOMEM.
+ */
+int fds_doc_dv_record(const fds_mapping *m, const uint8_t *src, size_t len,
+                      uint8_t **out, size_t *out_len);
+
 /* ---- per-segment inverted index: writer -------------------------------- */
 
 typedef struct fds_sidx_writer fds_sidx_writer;

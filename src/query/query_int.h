@@ -22,6 +22,7 @@
 #define FDS_TRACK_TOTAL_DEFAULT 10000 /* ES default track_total_hits */
 #define FDS_POSTINGS_BLOCK 128        /* doc ids per postings block */
 #define FDS_TOKEN_MAX_CHARS 255       /* StandardAnalyzer maxTokenLength */
+#define FDS_COPY_TO_MAX 16            /* targets of one field's copy_to (ours) */
 #define FDS_BM25_K1 1.2f
 #define FDS_BM25_B 0.75f
 
@@ -43,9 +44,23 @@ typedef struct fds_mfield {
     char type_name[16];  /* ES type name as given ("integer", "float") */
     int ignore_above;    /* keyword: chars; 0 = none */
     bool is_subfield;    /* multi-field ("fields") of parent */
+    bool has_subs;       /* has multi-fields */
     bool index;          /* "index": false -> not searchable */
     struct fds_mfield *parent; /* for sub-fields / object children */
     struct fds_date_format *dfmt; /* date: "format" (malloc'd), NULL = default */
+    /* object "enabled": false: its contents stay in `_source` only, never
+     * parsed, mapped or indexed (Elasticsearch's ObjectMapper.enabled) */
+    bool disabled;
+    /* "null_value": what a JSON null (or a null array element) indexes as,
+     * as a JSON value of kind null_kind (FDS_JV_STRING, NUMBER, TRUE or
+     * FALSE) with text null_text (malloc'd, null_len bytes); NULL = none */
+    char *null_text;
+    size_t null_len;
+    int null_kind;
+    /* "copy_to": full paths of the fields its values are also indexed
+     * into (malloc'd array of malloc'd strings), ncopy of them */
+    char **copy_to;
+    unsigned ncopy;
 } fds_mfield;
 
 struct fds_mapping {
@@ -65,6 +80,17 @@ struct fds_mapping {
     struct fds_date_format *ddf;
     unsigned nddf;
     bool ddf_set;        /* the list was given (an empty one included) */
+    /* "_source": {"enabled": false}: documents are indexed, and their
+     * stored record keeps only what feeds doc values (fds_doc_dv_record) */
+    bool source_disabled;
+    /* the root's "enabled": false: nothing of a document is indexed */
+    bool root_disabled;
+    bool sealed;         /* fds_mapping_seal: those two no longer change */
+    /* objects with "enabled": false (0: no value needs the ancestor check
+     * of fds__doc_scan) and fields with a null_value or copy_to (0 with
+     * ndisabled 0: fds__doc_scan reports values as fds__json_scan does,
+     * without a lookup) */
+    unsigned ndisabled, nvalue_params;
 };
 /* Most formats in a root "dynamic_date_formats" list. */
 #define FDS_DYNAMIC_DATE_FORMATS_MAX 8
@@ -108,6 +134,10 @@ fds_mfield *fds__mapping_dynamic(fds_mapping *m, const struct fds_jval *v,
 
 /* ---- JSON scanner over raw bytes ---------------------------------------- */
 
+/* A scan callback's answer at the start of an object or array: walk its
+ * contents (checking them) without reporting them. */
+#define FDS__JSCAN_SKIP 1
+
 enum { FDS_JV_STRING, FDS_JV_NUMBER, FDS_JV_TRUE, FDS_JV_FALSE, FDS_JV_NULL,
        FDS_JV_OBJECT, FDS_JV_ARRAY };
 
@@ -118,10 +148,15 @@ typedef struct fds_jval {
     const char *str;   /* unescaped string (STRING) or raw number text */
     size_t str_len;
     size_t offset;     /* byte offset of the value in the document */
+    /* set by fds__doc_scan: the value is a field's null_value standing for
+     * a JSON null (its multi-fields take their own), or a value copied to
+     * this path by copy_to */
+    bool from_null, copied;
 } fds_jval;
 
 /* Called for every scalar and at the start of every object/array value.
- * Returns 0 to continue, or a negative code to stop (returned by scan). */
+ * Returns 0 to continue, FDS__JSCAN_SKIP at an object/array start to walk
+ * it unreported, or a negative code to stop (returned by scan). */
 typedef int (*fds_jval_fn)(void *arg, const fds_jval *v, fds_err *err);
 
 /* Scan a JSON document: must be an object; checks UTF-8, duplicate keys,
@@ -132,6 +167,30 @@ int fds__json_scan(const uint8_t *src, size_t len, fds_jval_fn cb, void *arg,
  * fds__json_scan does, with empty paths (cb may be NULL). */
 int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
                         void *arg, fds_err *err);
+/* fds__json_scan as the mapping sees a document (Elasticsearch's
+ * DocumentParser): values under an object with "enabled": false (or all,
+ * with the root's) are not reported; a null at a field with a null_value
+ * is reported as that value (from_null set); after each value (a null
+ * included) of a field with copy_to, the same value is reported again at
+ * each target path (copied set, and a null there takes the target's
+ * null_value), targets' own copy_to not followed.  `locked`: the caller
+ * holds m's lock (read or write); else each lookup takes the read lock.
+ * Returns as fds__json_scan. */
+int fds__doc_scan(const fds_mapping *m, bool locked, const uint8_t *src,
+                  size_t len, fds_jval_fn cb, void *arg, fds_err *err);
+
+/* Is `path` (len bytes) inside an object with "enabled": false (or is the
+ * root disabled), so that nothing there is mapped?  Takes the read lock. */
+bool fds__path_disabled(const fds_mapping *m, const char *path, size_t len);
+
+/* The value field f takes for v: v itself unless v is a null or stands
+ * for one (from_null, a parent's null_value); then f's null_value in *tmp
+ * (from_null set), or, when f has none, v for a null and NULL (no value)
+ * for a parent's null_value (a multi-field takes its own, as
+ * Elasticsearch's multi-fields parse the null again). */
+const fds_jval *fds__null_as(const fds_mfield *f, const fds_jval *v,
+                             fds_jval *tmp);
+
 /* "[line:col]" for an error message. */
 void fds__json_linecol(const uint8_t *src, size_t len, size_t off, int *line,
                        int *col);

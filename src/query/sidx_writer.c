@@ -360,9 +360,11 @@ static int doc_cb(void *arg, const fds_jval *v, fds_err *err)
     for (unsigned i = 0; i < f->nsubs && !rc; i++) {
         wfield *s = f->subs[i];
         fds__conv sv = {0, 0};
-        if (fds__value_check(s->mf, v, &sv))
+        fds_jval tmp;
+        const fds_jval *sub = fds__null_as(s->mf, v, &tmp);
+        if (!sub || fds__value_check(s->mf, sub, &sv))
             continue; /* a multi-field that cannot take the value skips it */
-        rc = index_value(w, s, v, &sv);
+        rc = index_value(w, s, sub, &sv);
     }
     return rc;
 }
@@ -498,7 +500,7 @@ int fds_sidx_writer_add(fds_sidx_writer *w, uint32_t doc, const char *id,
     w->srclen = len;
     w->doc = doc;
     w->ntouched = 0;
-    int rc = fds__json_scan(src, len, doc_cb, w, err);
+    int rc = fds__doc_scan(w->m, false, src, len, doc_cb, w, err);
     if (rc) {
         rollback(w);
         return rc;

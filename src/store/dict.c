@@ -107,11 +107,18 @@ bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
     return want;
 }
 
+/* The sample when every document stored is empty (an index without
+ * `_source` whose documents have no doc values, fds_doc_dv_record): a
+ * codec with a dictionary needs one, so it gets the bytes such records
+ * are made of. */
+#define FDS_DICT_EMPTY_SAMPLE "{\"\":[\"\",0,true,false]}"
+
 /*
  * Train a dictionary for `codec` from the sources of `docs` (the index's
  * first documents), store it in the catalogue and digest it.  When zstd's
  * trainer refuses (too few samples) the sampled bytes themselves serve as a
- * raw-content dictionary (zstd manual: "dictionary ... can be any content").
+ * raw-content dictionary (zstd manual: "dictionary ... can be any content");
+ * when they are no bytes at all, FDS_DICT_EMPTY_SAMPLE does.
  */
 int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
                             const fds_index_settings *set, const fds_dict **out,
@@ -141,6 +148,20 @@ int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
             lens[k++] = docs[i].src_len;
             off += docs[i].src_len;
         }
+    if (!total) {
+        uint8_t *e = realloc(samples, sizeof FDS_DICT_EMPTY_SAMPLE);
+        if (!e) {
+            free(samples);
+            free(lens);
+            free(dict);
+            return FDS_ENOMEM;
+        }
+        samples = e;
+        total = sizeof FDS_DICT_EMPTY_SAMPLE - 1;
+        memcpy(samples, FDS_DICT_EMPTY_SAMPLE, total);
+        lens[0] = total;
+        ns = 1;
+    }
     size_t dlen = 0;
     int rc = fds_dict_train(codec, samples, lens, (unsigned)ns, cap, dict, &dlen);
     if (rc || dlen == 0) {

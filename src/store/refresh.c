@@ -61,6 +61,42 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
 }
 
 
+/* The stored records of `docs` for an index whose `_source` is disabled
+ * (fds_doc_dv_record): a copy of the list whose src are the records,
+ * malloc'd like the list (stored_free).  0 or FDS_ENOMEM. */
+static int stored_records(const fds_index *ix, const fds__bufdoc *docs,
+                          size_t n, fds__bufdoc **out)
+{
+    fds__bufdoc *c = calloc(n ? n : 1, sizeof *c);
+    if (!c)
+        return FDS_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        c[i] = docs[i];
+        c[i].src = NULL;
+        c[i].src_len = 0;
+        if (docs[i].src &&
+            fds_doc_dv_record(ix->mapping, docs[i].src, docs[i].src_len,
+                              &c[i].src, &c[i].src_len)) {
+            while (i)
+                free(c[--i].src);
+            free(c);
+            return FDS_ENOMEM;
+        }
+        if (!c[i].src)
+            c[i].src = (uint8_t *)""; /* a zero-byte record, not a tombstone */
+    }
+    *out = c;
+    return 0;
+}
+
+static void stored_free(fds__bufdoc *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++)
+        if (c[i].src_len)
+            free(c[i].src);
+    free(c);
+}
+
 /*
  * Build segment files for `docs` (live sources only), open them.  A doc
  * with src NULL is read through `ld` (may be NULL when every src is set);
@@ -81,10 +117,19 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     const fds_dict *dict = NULL;
     fds_dict *relevel = NULL;
     int rc = 0, level = 0;
+    /* without `_source` the stored fields keep the doc-value records (a
+     * merge copies them as they are); the .tim is indexed from the sources */
+    fds__bufdoc *stored = NULL;
+    if (!tim_from && !fds_mapping_source_enabled(ix->mapping) &&
+        (rc = stored_records(ix, docs, n, &stored)))
+        return fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+    const fds__bufdoc *kept = stored ? stored : docs;
     if (fds_codec_uses_dict(set->codec.codec)) {
         dict = retrain ? NULL : fds__dict_current_level(ix, set->codec.codec, &level);
-        if (!dict && (rc = fds__dict_train(ix, docs, n, set, &dict, err)))
+        if (!dict && (rc = fds__dict_train(ix, kept, n, set, &dict, err))) {
+            stored_free(stored, n);
             return rc;
+        }
         /* the level changed (a static setting, while closed): digest the
          * same dictionary for the new level, for this segment only */
         if (level && level != set->codec.level && !copy) {
@@ -92,14 +137,17 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
             const uint8_t *db = fds_dict_bytes(dict, &dl);
             rc = fds_dict_create(fds_dict_id(dict), set->codec.codec,
                                  set->codec.level, db, dl, &relevel);
-            if (rc)
+            if (rc) {
+                stored_free(stored, n);
                 return rc;
+            }
             dict = relevel;
         }
     }
     uint64_t gen = ix->next_gen++;
-    rc = fds__seg_write(ix, gen, docs, n, ld, &set->codec, dict, copy, ncopy,
+    rc = fds__seg_write(ix, gen, kept, n, ld, &set->codec, dict, copy, ncopy,
                         err);
+    stored_free(stored, n);
     fds_dict_free(relevel);
     if (rc)
         return rc;

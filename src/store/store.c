@@ -896,8 +896,10 @@ int fds_index_check_mapping(fds_index *ix, const char *json, size_t len,
     int rc = copy && cur ? 0 : FDS_ENOMEM;
     if (!rc)
         rc = fds_mapping_merge_json(copy, cur, strlen(cur), err);
-    if (!rc)
+    if (!rc) {
+        fds_mapping_seal(copy); /* an update of an existing index */
         rc = fds_mapping_merge_json(copy, json, len, err);
+    }
     free(cur);
     fds_mapping_free(copy);
     return rc;
@@ -910,6 +912,7 @@ int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
         return fds__index_failed(ix, err);
     pthread_mutex_lock(&ix->wmu);
     /* on a copy first: a refused change leaves no field behind */
+    fds_mapping_seal(ix->mapping);
     int rc = fds_index_check_mapping(ix, json, len, err);
     if (!rc)
         rc = fds_mapping_merge_json(ix->mapping, json, len, err);

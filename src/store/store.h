@@ -436,6 +436,9 @@ typedef enum fds_op_type {
     FDS_OP_DELETE = 2,
 } fds_op_type;
 
+/* fds_write_op.version_type */
+enum { FDS_VERSION_INTERNAL = 0, FDS_VERSION_EXTERNAL, FDS_VERSION_EXTERNAL_GTE };
+
 typedef struct fds_write_op {
     fds_op_type type;
     const char *id;   /* NULL for INDEX: the store assigns one */
@@ -450,8 +453,11 @@ typedef struct fds_write_op {
     bool check_seq_no;
     int64_t if_seq_no;
     int64_t if_primary_term;
-    /* version_type=external: > 0 sets the version, which must be higher
-     * than the current one; 0 = internal versioning */
+    /* version_type (Elasticsearch's VersionType): FDS_VERSION_EXTERNAL
+     * sets the version to external_version (>= 0), which must be higher
+     * than the current one, FDS_VERSION_EXTERNAL_GTE higher or equal;
+     * FDS_VERSION_INTERNAL (0) counts versions up from 1 */
+    int version_type;
     int64_t external_version;
     /* Elasticsearch's routing: the shard is fds_routing_shard(routing)
      * when routing is not NULL, of the id otherwise; kept with the

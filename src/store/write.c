@@ -191,11 +191,13 @@ static int op_check_version(const fds_write_op *op, fds_write_result *r,
                             "was found", r->id, (long long)op->if_seq_no,
                             (long long)op->if_primary_term);
     }
-    if (op->external_version > 0 && state == 1 && ver >= op->external_version)
+    bool gte = op->version_type == FDS_VERSION_EXTERNAL_GTE;
+    if (op->version_type != FDS_VERSION_INTERNAL && state == 1 &&
+        (gte ? ver > op->external_version : ver >= op->external_version))
         return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
                             "[%s]: version conflict, current version [%lld] "
-                            "is higher or equal to the one provided [%lld]",
-                            r->id, (long long)ver,
+                            "is higher%s than the one provided [%lld]",
+                            r->id, (long long)ver, gte ? "" : " or equal",
                             (long long)op->external_version);
     if (op->type == FDS_OP_CREATE && state == 1)
         return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
@@ -240,7 +242,8 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
     } else {
         r->found = op->type == FDS_OP_DELETE;
         r->created = state == 0;
-        r->version = op->external_version > 0 ? op->external_version : ver + 1;
+        r->version = op->version_type != FDS_VERSION_INTERNAL ? op->external_version
+                                                              : ver + 1;
         r->seq_no = seq;
     }
     *batch_ids_slot(seen, res, r->id, idl, r->shard) = i + 1;

@@ -180,6 +180,22 @@ class Errors(unittest.TestCase):
         st, b, _ = self.srv.request("PUT", "/e/_doc/ext?version=5&version_type=external",
                                     {"v": 2})
         self.assertEqual(st, 409)
+        # external versions start at 0; external_gte takes an equal version
+        # (VersionType.EXTERNAL_GTE), and a bulk item names its own
+        st, b, _ = self.srv.request("PUT", "/e/_doc/gte?version=0&version_type=external", {})
+        self.assertEqual((st, b["_version"]), (201, 0))
+        for ver, status in ((0, 200), (5, 200), (5, 200), (4, 409)):
+            st, b, _ = self.srv.request("PUT", "/e/_doc/gte?version=%d&version_type="
+                                        "external_gte" % ver, {"v": ver})
+            self.assertEqual(st, status, b)
+        self.assertEqual(b["error"]["reason"], "[gte]: version conflict, current version "
+                         "[5] is higher than the one provided [4]")
+        st, b, _ = self.srv.request("POST", "/_bulk", '{"index":{"_index":"e","_id":"gte",'
+                                    '"version":5,"version_type":"external_gte"}}\n{}\n',
+                                    {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(b["items"][0]["index"]["_version"], 5, b)
+        self.assertEqual(self.srv.request("PUT", "/e/_doc/gte?version=1&version_type=wrong",
+                                          {})[0], 400)
 
     def test_unknown_url_parameter(self):
         b = self.assertError(self.srv.request("PUT", "/e/_doc/p?foo=bar", {"v": 1}),

@@ -81,6 +81,39 @@ class OfficialClient(ServerTestCase):
             raise_on_error=False)
         self.assertEqual(errors[0]["update"]["status"], 404)
 
+    def test_document_side_mappings(self):
+        """_source disabled, copy_to, null_value and a disabled object
+        through the client's own calls."""
+        es = self.es
+        es.indices.create(index="pdoc", body={"mappings": {
+            "_source": {"enabled": False},
+            "properties": {"first": {"type": "keyword", "copy_to": "name"},
+                           "last": {"type": "keyword", "copy_to": "name"},
+                           "name": {"type": "keyword"},
+                           "level": {"type": "keyword", "null_value": "unset"},
+                           "raw": {"type": "object", "enabled": False}}}})
+        es.index(index="pdoc", id="1", body={"first": "Ada", "last": "Lovelace",
+                                              "level": None, "raw": {"any": [1, "x"]}},
+                 refresh=True)
+        doc = es.get(index="pdoc", id="1")
+        self.assertTrue(doc["found"])
+        self.assertNotIn("_source", doc)
+        r = es.search(index="pdoc", body={"query": {"bool": {"filter": [
+            {"term": {"name": "Lovelace"}}, {"term": {"level": "unset"}}]}},
+            "docvalue_fields": ["name", "level"]})
+        self.assertEqual(r["hits"]["hits"][0]["fields"],
+                         {"name": ["Ada", "Lovelace"], "level": ["unset"]})
+        self.assertEqual(es.count(index="pdoc", body={"query": {"exists": {
+            "field": "raw.any"}}})["count"], 0)
+        with self.assertRaises(elasticsearch.RequestError) as cm:
+            es.update(index="pdoc", id="1", body={"doc": {"level": "x"}})
+        self.assertEqual(cm.exception.error, "document_source_missing_exception")
+        with self.assertRaises(elasticsearch.NotFoundError):
+            es.get_source(index="pdoc", id="1")
+        m = es.indices.get_mapping(index="pdoc")["pdoc"]["mappings"]
+        self.assertEqual(m["_source"], {"enabled": False})
+        self.assertEqual(m["properties"]["raw"], {"type": "object", "enabled": False})
+
     def test_routing_errors(self):
         with self.assertRaises(elasticsearch.RequestError) as cm:
             self.es.transport.perform_request("GET", "/_ingest/pipeline/x")

@@ -90,14 +90,15 @@ class PutMapping(ServerTestCase):
         self.assertEqual(self.req("GET", "/pm-a/_mapping")[1]["pm-a"]["mappings"][
             "dynamic"], "strict")
 
-    def test_source_disabled_refused(self):
-        # _source must stay enabled: get, search, update and reindex need it
-        b = self.assertError(self.req("PUT", "/pm-src", {"mappings": {
-            "_source": {"enabled": False}}}), 400, "mapper_parsing_exception")
-        self.assertIn("[_source]", b["error"]["reason"])
-        self.assertError(self.req("PUT", "/pm-a/_mapping",
-                                  {"_source": {"enabled": False}}),
-                         400, "mapper_parsing_exception")
+    def test_source_enabled_cannot_change(self):
+        # set when the index is created; a mapping update may not change it
+        b = self.assertError(self.req("PUT", "/pm-a/_mapping",
+                                      {"_source": {"enabled": False}}),
+                             400, "illegal_argument_exception")
+        self.assertIn("Cannot update parameter [enabled] from [true] to [false]",
+                      b["error"]["reason"])
+        self.assertEqual(self.req("PUT", "/pm-a/_mapping",
+                                  {"_source": {"enabled": True}})[0], 200)
 
     def test_write_index_only(self):
         st, b, _ = self.req("POST", "/_aliases", {"actions": [

@@ -455,6 +455,160 @@ static void test_empty(void)
     fds_mapping_free(m);
 }
 
+/* Write w's segment to a temporary file, free w, and open the segment
+ * (NULL on failure, which is reported); the file is unlinked. */
+static fds_sidx *write_open(fds_sidx_writer *w)
+{
+    fds_err err;
+    char path[] = "/tmp/fds-qseg-XXXXXX";
+    close(mkstemp(path));
+    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
+    fds_sidx_writer_free(w);
+    fds_sidx *s = NULL;
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    unlink(path);
+    return s;
+}
+
+/* Hits of query `q` over one segment of docs `docs` under mapping m. */
+static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
+                         const char *q)
+{
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    for (size_t i = 0; i < n; i++)
+        ASSERT(add_doc(w, (uint32_t)i, docs[i], &err) == 0);
+    fds_sidx *s = write_open(w);
+    fds_search_request *r = NULL;
+    uint64_t total = UINT64_MAX;
+    fds_search_result res;
+    fds_search_segment seg = {s, NULL};
+    if (s && fds_search_parse(q, strlen(q), m, 0, &r, &err) == 0 &&
+        fds_search_execute(r, &seg, 1, &res, &err) == 0) {
+        total = res.total;
+        fds_search_result_free(&res);
+    }
+    fds_search_request_free(r);
+    fds_sidx_close(s);
+    return total;
+}
+
+/* null_value, copy_to and objects with "enabled": false, as Elasticsearch
+ * 8's DocumentParser applies them: a null indexes as the null_value (a
+ * multi-field takes its own), a copied value is indexed at the target (a
+ * null there takes the target's null_value; the target's copy_to is not
+ * followed), and nothing under a disabled object is mapped or indexed. */
+static int merge_lit(fds_mapping *m, const char *json, fds_err *err)
+{
+    fds_err_clear(err);
+    return fds_mapping_merge_json(m, json, strlen(json), err);
+}
+
+static void test_doc_params(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    const char *def =
+        "{\"properties\":{\"k\":{\"type\":\"keyword\",\"null_value\":\"NULL\","
+        "\"copy_to\":[\"all\"],\"fields\":{\"r\":{\"type\":\"keyword\"}}},"
+        "\"n\":{\"type\":\"integer\",\"null_value\":\"7\"},"
+        "\"all\":{\"type\":\"keyword\",\"null_value\":\"ALLNULL\",\"copy_to\":\"more\"},"
+        "\"more\":{\"type\":\"keyword\"},"
+        "\"o\":{\"type\":\"object\",\"enabled\":false,"
+        "\"properties\":{\"x\":{\"type\":\"keyword\"}}}}}";
+    ASSERT(fds_mapping_merge_json(m, def, strlen(def), &err) == 0);
+    const char *docs[] = {
+        "{\"k\":null,\"n\":null,\"o\":{\"x\":\"v\",\"y\":{\"z\":[1,\"a\",{}]}}}",
+        "{\"k\":\"a\",\"o\":\"a concrete value\"}",
+        "{\"k\":[\"b\",null],\"o.x\":\"v\",\"o\":[{\"x\":\"v\"}]}"};
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"term\":{\"k\":\"NULL\"}}}") == 2);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"term\":{\"k.r\":\"NULL\"}}}") == 0);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"term\":{\"n\":7}}}") == 1);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"exists\":{\"field\":\"n\"}}}") == 1);
+    /* the copy of a null is the target's null: ALLNULL, never NULL */
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"term\":{\"all\":\"ALLNULL\"}}}") == 2);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"term\":{\"all\":\"NULL\"}}}") == 0);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"terms\":{\"all\":[\"a\",\"b\"]}}}") == 2);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"exists\":{\"field\":\"more\"}}}") == 0);
+    ASSERT(count_of(m, docs, 3, "{\"query\":{\"exists\":{\"field\":\"o.x\"}}}") == 0);
+    /* validation and dynamic mapping never look under the disabled object */
+    for (size_t i = 0; i < 3; i++) {
+        ASSERT(validate(m, docs[i], &err) == 0);
+        fds_err_clear(&err);
+        ASSERT(fds_doc_map(m, (const uint8_t *)docs[i], strlen(docs[i]), &err) == 0);
+    }
+    fds_field_info fi;
+    ASSERT(fds_mapping_field(m, "o.y", 3, &fi) == FDS_ENOTFOUND);
+    ASSERT(fds_mapping_field(m, "o.y.z", 5, &fi) == FDS_ENOTFOUND);
+    /* a copied value is checked against its target */
+    ASSERT(merge_lit(m, "{\"properties\":{\"s\":{\"type\":\"keyword\","
+                                     "\"copy_to\":\"n\"}}}", &err) == 0);
+    ASSERT(validate(m, "{\"s\":\"abc\"}", &err) == FDS_EINVAL);
+    ASSERT(err.kind == FDS_KIND_DOCUMENT_PARSE && strstr(err.reason, "[n]"));
+    /* the parameters survive the JSON round trip */
+    char *j = fds_mapping_to_json(m);
+    ASSERT(j && strstr(j, "\"o\":{\"enabled\":false,\"properties\":{\"x\""));
+    ASSERT(j && strstr(j, "\"null_value\":\"7\""));
+    ASSERT(j && strstr(j, "\"copy_to\":[\"all\"]"));
+    fds_mapping *m2 = fds_mapping_create();
+    ASSERT(j && fds_mapping_merge_json(m2, j, strlen(j), &err) == 0);
+    char *j2 = fds_mapping_to_json(m2);
+    ASSERT(j && j2 && !strcmp(j, j2));
+    free(j);
+    free(j2);
+    fds_mapping_free(m2);
+    /* parameters that cannot change */
+    ASSERT(merge_lit(m, "{\"properties\":{\"k\":{\"type\":\"keyword\","
+                                     "\"null_value\":\"X\"}}}", &err) == FDS_EINVAL);
+    ASSERT(strstr(err.reason, "Cannot update parameter [null_value]"));
+    ASSERT(merge_lit(m, "{\"properties\":{\"o\":{\"enabled\":true}}}", &err) == FDS_EINVAL);
+    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":false}}", &err) == 0);
+    fds_mapping_seal(m); /* an existing index's: it no longer changes */
+    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":true}}", &err) == FDS_EINVAL);
+    ASSERT(strstr(err.reason, "Cannot update parameter [enabled]"));
+    fds_mapping_free(m);
+    /* the root's enabled: false indexes nothing */
+    m = fds_mapping_create();
+    ASSERT(merge_lit(m, "{\"enabled\":false}", &err) == 0);
+    const char *d1[] = {"{\"a\":\"x\",\"b\":{\"c\":1}}"};
+    ASSERT(count_of(m, d1, 1, "{\"query\":{\"exists\":{\"field\":\"a\"}}}") == 0);
+    ASSERT(fds_mapping_field(m, "a", 1, &fi) == FDS_ENOTFOUND);
+    fds_mapping_free(m);
+}
+
+/* The stored record of a document without _source: the doc-value fields by
+ * full path, values in document order (nulls as null_value, multi-fields
+ * and copy_to targets included, keywords past ignore_above, text, unmapped
+ * paths and disabled objects left out), and nothing at all for a document
+ * of text only. */
+static void test_dv_record(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    ASSERT(merge_lit(m, "{\"_source\":{\"enabled\":false},\"properties\":{"
+                        "\"t\":{\"type\":\"text\",\"fields\":{\"k\":{\"type\":\"keyword\","
+                        "\"ignore_above\":5}}},"
+                        "\"k\":{\"type\":\"keyword\",\"null_value\":\"N\",\"copy_to\":\"c\"},"
+                        "\"c\":{\"type\":\"keyword\"},\"n\":{\"type\":\"long\"},"
+                        "\"b\":{\"type\":\"boolean\"},\"o\":{\"enabled\":false},"
+                        "\"u\":{\"type\":\"text\"}}}", &err) == 0);
+    ASSERT(!fds_mapping_source_enabled(m));
+    const char *doc = "{\"t\":[\"short\",\"too long\"],\"k\":[\"b\\\"q\",null],\"n\":2,"
+                      "\"b\":\"true\",\"o\":{\"n\":1},\"u\":\"text only\",\"x\":1}";
+    uint8_t *rec = NULL;
+    size_t len = 0;
+    ASSERT(fds_doc_dv_record(m, (const uint8_t *)doc, strlen(doc), &rec, &len) == 0);
+    const char *want = "{\"b\":[\"true\"],\"c\":[\"b\\\"q\"],\"k\":[\"b\\\"q\",\"N\"],"
+                       "\"n\":[2],\"t.k\":[\"short\"]}";
+    ASSERT(rec && len == strlen(want) && !memcmp(rec, want, len));
+    if (rec && len != strlen(want))
+        fprintf(stderr, "record: %.*s\n", (int)len, rec);
+    free(rec);
+    ASSERT(fds_doc_dv_record(m, (const uint8_t *)"{\"u\":\"x\"}", 9, &rec, &len) == 0);
+    ASSERT(rec == NULL && len == 0);
+    fds_mapping_free(m);
+}
+
 /* A block's competitive impacts (format 4): "a" once in short docs and
  * three times in long ones gives two pairs, (short norm, 1) then (long
  * norm, 3); "x1", always once in the long docs, gives none ((max tf, min
@@ -468,13 +622,7 @@ static void test_impacts(void)
         ASSERT(add_doc(w, i, i % 2 ? "{\"msg\":\"a\"}"
                                    : "{\"msg\":\"a a a x1 x2 x3 x4 x5 x6 x7 x8\"}",
                        &err) == 0);
-    char path[] = "/tmp/fds-qimp-XXXXXX";
-    close(mkstemp(path));
-    ASSERT(fds_sidx_writer_write(w, path, &err) == 0);
-    fds_sidx_writer_free(w);
-    fds_sidx *s = NULL;
-    ASSERT(fds_sidx_open(path, &s, &err) == 0);
-    unlink(path);
+    fds_sidx *s = write_open(w);
     const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
     fds_sterm t;
     ASSERT(f && fds__sidx_term(s, f, "a", 1, &t) == 0);
@@ -839,6 +987,8 @@ int main(void)
     test_date_print();
     test_float_format();
     test_doc_map_refused();
+    test_doc_params();
+    test_dv_record();
     test_golden();
     test_impacts();
     test_empty();
