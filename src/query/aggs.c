@@ -130,6 +130,15 @@ typedef struct anode {
     uint32_t nslots, dense_owners;
     /* a batch's docs that reached a bucket, and the bucket */
     uint32_t *bdoc, *bown;
+    /* top_hits: a heap of the best from + size hits per owner (m_count
+     * counts the docs, th_max the best score), the segment's field of each
+     * sort key, the docs of earlier segments (_doc sort values) */
+    heap *th_heap;
+    float *th_max;
+    uint32_t thcap;
+    const fds_sfield *th_sf[FDS_SORT_VALUES_MAX];
+    uint64_t docbase;
+    unsigned si;
     /* the result being built: owners' first bucket (after grouping) */
     uint32_t *grp_start, *grp_ord;
     uint32_t ngrp;
@@ -177,6 +186,10 @@ static void anode_free(anode *n)
     }
     free(n->m_hll);
     free(n->m_td);
+    for (uint32_t i = 0; n->th_heap && i < n->thcap; i++)
+        free(n->th_heap[i].h);
+    free(n->th_heap);
+    free(n->th_max);
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
@@ -394,6 +407,20 @@ static int metric_room(anode *n, uint32_t owner)
             return FDS_ENOMEM;
         memset(d + n->mcap, 0, (nc - n->mcap) * sizeof *d);
         n->m_td = d;
+    }
+    if (t == FDS_AGG_TOP_HITS) {
+        heap *h = realloc(n->th_heap, nc * sizeof *h);
+        if (h)
+            n->th_heap = h;
+        float *mx = h ? realloc(n->th_max, nc * sizeof *mx) : NULL;
+        if (!mx)
+            return FDS_ENOMEM;
+        n->th_max = mx;
+        for (uint32_t i = n->thcap; i < nc; i++) {
+            h[i] = (heap){.req = n->a->th};
+            mx[i] = NAN;
+        }
+        n->thcap = nc;
     }
     n->mcap = nc;
     return 0;
@@ -806,6 +833,78 @@ static inline bool gather(fds__aggs_run *r, anode *n, uint32_t o, uint64_t key,
     return true;
 }
 
+/* Does top_hits request q read scores (by _score, or track_scores)? */
+static bool fds__aggs_need_score_req(const fds_search_request *q)
+{
+    bool need = q->nsort == 0 || q->track_scores;
+    for (unsigned k = 0; k < q->nsort; k++)
+        need |= q->sort[k].kind == FDS_SORT_SCORE;
+    return need;
+}
+
+static bool need_score_tree(const fds_agg *a)
+{
+    if (a->type == FDS_AGG_TOP_HITS)
+        return fds__aggs_need_score_req(a->th);
+    for (size_t k = 0; k < a->nsubs; k++)
+        if (need_score_tree(a->subs[k]))
+            return true;
+    return false;
+}
+
+bool fds__aggs_need_score(const fds__aggs_run *r)
+{
+    return need_score_tree(r->root);
+}
+
+/* The score of doc d of the run's batch (docs in increasing order). */
+static float batch_score(const fds__aggs_run *r, uint32_t d)
+{
+    size_t lo = 0, hi = r->b.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->b.doc[mid] < d)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->b.n && r->b.doc[lo] == d ? r->b.score[lo] : NAN;
+}
+
+/* top_hits over a batch: each doc, with its score and sort values, offered
+ * to its owner's heap (Elasticsearch's TopHitsAggregator: a TopFieldCollector
+ * of from + size per owning bucket). */
+static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                             const uint32_t *own, size_t cnt)
+{
+    const fds_search_request *q = n->a->th;
+    size_t k = (size_t)q->from + q->size;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t o = own ? own[i] : 0;
+        heap *hp = &n->th_heap[o];
+        n->m_count[o]++;
+        if (!k)
+            continue;
+        if (!hp->h) {
+            if (!(hp->h = malloc(k * sizeof *hp->h))) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            hp->cap = k;
+        }
+        fds_hit h = {.seg = n->si, .doc = docs[i], .score = NAN};
+        if (fds__aggs_need_score_req(q)) {
+            h.score = batch_score(r, docs[i]);
+            if (!isnan(h.score) && !(h.score <= n->th_max[o]))
+                n->th_max[o] = h.score;
+        }
+        h.nsort = q->nsort;
+        for (unsigned s = 0; s < q->nsort; s++)
+            fds__sort_value(q, s, n->th_sf[s], n->docbase, &h);
+        fds__heap_offer(hp, &h);
+    }
+}
+
 /* Metrics over a batch. */
 static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
@@ -824,6 +923,10 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
     if (a->type == FDS_AGG_PERCENTILES || a->type == FDS_AGG_PERCENTILE_RANKS) {
         collect_digest(r, n, docs, own, cnt);
+        return;
+    }
+    if (a->type == FDS_AGG_TOP_HITS) {
+        collect_top_hits(r, n, docs, own, cnt);
         return;
     }
     if (a->type == FDS_AGG_VALUE_COUNT) {
@@ -1122,6 +1225,15 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     n->dense = NULL;
     n->nslots = n->dense_owners = 0;
     n->sx = sx;
+    n->si = si;
+    n->docbase = 0;
+    for (unsigned k = 0; k < si; k++)
+        n->docbase += fds_sidx_max_doc(r->x->segs[k].sidx);
+    for (unsigned k = 0; a->th && k < a->th->nsort; k++)
+        n->th_sf[k] = a->th->sort[k].kind == FDS_SORT_FIELD
+                          ? fds__sidx_field(sx, a->th->sort[k].field,
+                                            a->th->sort[k].field_len)
+                          : NULL;
     n->f = a->field && !a->unmapped ? fds__sidx_field(sx, a->field, strlen(a->field))
                                     : NULL;
     const fds_sfield *f = n->f;
@@ -1236,6 +1348,7 @@ void fds_agg_result_free(fds_agg_result *r)
     for (size_t i = 0; i < r->nb; i++)
         bucket_clear(r->agg, &r->b[i]);
     free(r->b);
+    free(r->hits);
     fds_hll_free(r->hll);
     fds_tdigest_free(r->td);
     free(r);
@@ -1356,6 +1469,7 @@ static fds_agg_result *result_new(const fds_agg *a)
     r->agg = a;
     r->min = INFINITY;
     r->max = -INFINITY;
+    r->max_score = NAN;
     r->key_double = a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_DOUBLE;
     return r;
 }
@@ -1385,6 +1499,17 @@ static int group(anode *n, uint32_t nowners)
 }
 
 static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners);
+
+static int hit_cmp(const void *x, const void *y, void *req)
+{
+    return fds__hit_cmp(req, x, y);
+}
+
+static int agg_hit_cmp(const void *x, const void *y, void *req)
+{
+    return fds__hit_cmp(req, &((const fds_agg_hit *)x)->h,
+                        &((const fds_agg_hit *)y)->h);
+}
 
 /* A composite's page: its buckets in key order after `after`, at most
  * `size` of them (a shard's first `size` are enough: the merged first
@@ -1474,6 +1599,24 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
     if (!r)
         return NULL;
     r->nshards = 1;
+    if (a->type == FDS_AGG_TOP_HITS) {
+        if (owner >= n->mcap)
+            return r;
+        r->count = n->m_count[owner];
+        r->max_score = n->th_max[owner];
+        heap *hp = &n->th_heap[owner];
+        if (!hp->n)
+            return r;
+        qsort_r(hp->h, hp->n, sizeof *hp->h, hit_cmp, (void *)a->th);
+        if (!(r->hits = malloc(hp->n * sizeof *r->hits))) {
+            free(r);
+            return NULL;
+        }
+        for (size_t i = 0; i < hp->n; i++)
+            r->hits[i] = (fds_agg_hit){hp->h[i], a->th};
+        r->nhits = hp->n;
+        return r;
+    }
     if (fds_agg_is_metric(a->type)) {
         if (owner < n->mcap) {
             r->count = n->m_count[owner];
@@ -1806,6 +1949,42 @@ static int fill_empty(red *R, fds_agg_result *r, fds_agg_bucket *have, size_t nh
     return R->rc;
 }
 
+/* top_hits (Elasticsearch's InternalTopHits.reduce): the shards' hits
+ * merged in the request's order -- equal hits by segment, which is shard
+ * order, then doc, as Lucene's TopDocs.merge breaks ties by shard index
+ * -- and [from, from + size) of them kept; the docs summed, the best
+ * score the best of the shards'.  Into r (freed on ENOMEM). */
+static fds_agg_result *reduce_top_hits(red *R, fds_agg_result *r,
+                                       fds_agg_result *const *in, size_t n)
+{
+    const fds_search_request *q = r->agg->th;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += in[i]->nhits;
+        r->count += in[i]->count;
+        if (!isnan(in[i]->max_score) && !(in[i]->max_score <= r->max_score))
+            r->max_score = in[i]->max_score;
+    }
+    fds_agg_hit *all = malloc((total ? total : 1) * sizeof *all);
+    if (!all) {
+        fds_agg_result_free(r);
+        R->rc = FDS_ENOMEM;
+        return NULL;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(all + m, in[i]->hits, in[i]->nhits * sizeof *all);
+        m += in[i]->nhits;
+    }
+    qsort_r(all, m, sizeof *all, agg_hit_cmp, (void *)q);
+    size_t from = q->from < m ? q->from : m;
+    size_t keep = m - from < q->size ? m - from : q->size;
+    memmove(all, all + from, keep * sizeof *all);
+    r->hits = all;
+    r->nhits = keep;
+    return r;
+}
+
 static fds_agg_result *reduce(red *R, const fds_agg *a,
                               fds_agg_result *const *in, size_t n)
 {
@@ -1815,6 +1994,8 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
         return NULL;
     }
     r->reduced = true;
+    if (a->type == FDS_AGG_TOP_HITS)
+        return reduce_top_hits(R, r, in, n);
     if (fds_agg_is_metric(a->type)) {
         double sc = 0, qc = 0;
         for (size_t i = 0; i < n; i++) {
@@ -2013,6 +2194,17 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
         return NULL;
     }
     return r;
+}
+
+void fds_aggs_rebase(fds_agg_result *r, uint32_t seg0)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nhits; i++)
+        r->hits[i].h.seg += seg0;
+    for (size_t i = 0; i < r->nb; i++)
+        for (size_t k = 0; r->b[i].subs && k < r->agg->nsubs; k++)
+            fds_aggs_rebase(r->b[i].subs[k], seg0);
 }
 
 int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,

@@ -19,9 +19,11 @@ typedef struct fds__aggs_run fds__aggs_run;
  * aggregation runs over the batch in a tight loop. */
 #define FDS__AGG_BATCH 512u
 
-/* The head of an fds__aggs_run: the docs not yet collected. */
+/* The head of an fds__aggs_run: the docs not yet collected, and their
+ * scores (NaN unless fds__aggs_need_score). */
 typedef struct fds__aggs_buf {
     uint32_t doc[FDS__AGG_BATCH];
+    float score[FDS__AGG_BATCH];
     size_t n;
 } fds__aggs_buf;
 
@@ -36,11 +38,16 @@ int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
 /* Docs of segment si come next.  0, FDS_ENOMEM, FDS_EINVAL (a field of an
  * aggregation has several values in one doc of the segment); err filled. */
 int fds__aggs_segment(fds__aggs_run *r, unsigned si);
-/* Count live matching doc `doc` of the current segment (an error is kept
- * for fds__aggs_finish); inline, as it runs for every match. */
-static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc)
+/* Does an aggregation of r read the matches' scores (a top_hits by
+ * _score, or with track_scores)?  Then fds__aggs_collect takes them. */
+bool fds__aggs_need_score(const fds__aggs_run *r);
+/* Count live matching doc `doc` of the current segment, whose score is
+ * `score` (NaN when not needed); an error is kept for fds__aggs_finish;
+ * inline, as it runs for every match. */
+static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc, float score)
 {
     fds__aggs_buf *b = (fds__aggs_buf *)r;
+    b->score[b->n] = score;
     b->doc[b->n++] = doc;
     if (b->n == FDS__AGG_BATCH)
         fds__aggs_flush(r);

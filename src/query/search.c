@@ -78,6 +78,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
     bool min_score = !isnan(req->min_score);
+    bool ag_score = r->ag && fds__aggs_need_score(r->ag);
     bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag;
     uint32_t resume = NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
@@ -107,8 +108,11 @@ static int segment_daat(run *r, unsigned si, it *iter)
         if (min_score && (sc = iter->score(iter)) < req->min_score)
             continue; /* neither a hit nor counted */
         r->count++;
-        if (r->ag)
-            fds__aggs_collect(r->ag, d);
+        if (r->ag) {
+            if (ag_score && isnan(sc))
+                sc = iter->score(iter);
+            fds__aggs_collect(r->ag, d, sc);
+        }
         if (!r->k) {
             if (r->counting && r->count > r->limit && !r->ag)
                 break;
@@ -122,7 +126,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
                 continue;
         }
         if (r->need_score)
-            h.score = min_score ? sc : iter->score(iter);
+            h.score = !isnan(sc) ? sc : iter->score(iter);
         if (quick && req->nsort == 1 && !req->nafter && !r->need_score &&
             hp->n == hp->cap) {
             h.nsort = 1; /* key 0 filled by the quick check */
