@@ -128,6 +128,11 @@ typedef struct anode {
      * (nslots 0: none); UINT32_MAX marks a slot include/exclude drops */
     uint32_t *dense;
     uint32_t nslots, dense_owners;
+    /* the dense table holds doc counts, not buckets: a terms with no subs
+     * and no `missing` counts (owner, slot) pairs and opens the buckets at
+     * the segment's end (flat_fold) */
+    bool flat;
+    bool allp;      /* every doc of the segment has a value of f */
     /* a batch's docs that reached a bucket, and the bucket */
     uint32_t *bdoc, *bown;
     /* top_hits: a heap of the best from + size hits per owner (m_count
@@ -953,10 +958,117 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
 }
 
+/* terms with flat counts over a batch: one count per (owner, slot) in
+ * the dense table; a doc whose owner is past it goes the bucket way.  The
+ * column's reads are hoisted: the counts' stores could alias them. */
+static void collect_terms_flat(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                               const uint32_t *own, size_t cnt)
+{
+    const fds_sfield *f = n->f;
+    bool kw = n->a->ftype == FDS_FT_KEYWORD;
+    const uint32_t ns = n->nslots;
+    const uint8_t *const col = f->col, *const present = f->present;
+    const unsigned w = kw ? f->ord_bits : f->num_bits;
+    uint32_t *dense = n->dense, owners = n->dense_owners;
+    const bool allp = n->allp;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        uint32_t slot = (uint32_t)fds__bits_get(col, (uint64_t)d * w, w);
+        if (kw) { /* packed as ordinal + 1, 0 = none */
+            if (!slot--)
+                continue;
+        } else if (!allp && !fds__bit(present, d)) {
+            continue;
+        }
+        if (o < owners) {
+            dense[(size_t)o * ns + slot]++;
+            continue;
+        }
+        if (dense_at(n, o, 0)) {
+            dense = n->dense;
+            owners = n->dense_owners;
+            dense[(size_t)o * ns + slot]++;
+            continue;
+        }
+        uint64_t key;
+        if (kw) {
+            bool oom = false;
+            uint32_t id = kw_value(n, d, &oom);
+            if (oom || id == UINT32_MAX) {
+                r->rc = oom ? FDS_ENOMEM : r->rc;
+                continue;
+            }
+            key = id;
+        } else {
+            key = (uint64_t)(f->num_min + (int64_t)slot);
+        }
+        uint32_t b = bucket_at(n, o, key);
+        if (b == UINT32_MAX) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        n->b_count[b]++;
+    }
+}
+
+/* The flat counts of the segment into buckets (include/exclude applied
+ * here, as collect_terms applies them per doc), the table zeroed. */
+static int flat_fold(anode *n)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    bool kw = a->ftype == FDS_FT_KEYWORD;
+    for (uint32_t o = 0; o < n->dense_owners; o++)
+        for (uint32_t slot = 0; slot < n->nslots; slot++) {
+            uint32_t *c = &n->dense[(size_t)o * n->nslots + slot];
+            if (!*c)
+                continue;
+            uint64_t key;
+            if (kw) {
+                if (!n->ordmap[slot]) {
+                    uint32_t len;
+                    const char *str = fds__sidx_term_str(f, slot, &len);
+                    uint32_t id = intern(n, str, len);
+                    if (id == UINT32_MAX)
+                        return FDS_ENOMEM;
+                    n->ordmap[slot] = id + 1;
+                }
+                uint32_t id = n->ordmap[slot] - 1;
+                const char *str = n->arena + n->soff[id];
+                size_t sl = n->slen[id];
+                key = id;
+                if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
+                    kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl)) {
+                    *c = 0;
+                    continue;
+                }
+            } else {
+                int64_t l = f->num_min + (int64_t)slot;
+                double v = (double)l;
+                key = (uint64_t)l;
+                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+                    in_list(a->excl_d, a->nexcl, v)) {
+                    *c = 0;
+                    continue;
+                }
+            }
+            uint32_t b = bucket(n, o, key);
+            if (b == UINT32_MAX)
+                return FDS_ENOMEM;
+            n->b_count[b] += *c;
+            *c = 0;
+        }
+    return 0;
+}
+
 /* terms over a batch. */
 static void collect_terms(fds__aggs_run *r, anode *n, const uint32_t *docs,
                           const uint32_t *own, size_t cnt)
 {
+    if (n->flat) {
+        collect_terms_flat(r, n, docs, own, cnt);
+        return;
+    }
     const fds_agg *a = n->a;
     const fds_sfield *f = n->f;
     bool kw = a->ftype == FDS_FT_KEYWORD;
@@ -1023,12 +1135,73 @@ static void collect_terms(fds__aggs_run *r, anode *n, const uint32_t *docs,
     pass_down(r, n, m);
 }
 
+/* date_histogram over a batch of a segment whose integer column has the
+ * values (no `missing`, no hard_bounds): each value in the last key's
+ * interval [dk_lo, dk_hi) of the same owner joins its bucket without a
+ * lookup, and the counts of a run of them are added at once. */
+static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                         const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    const uint8_t *const col = f->col, *const present = f->present;
+    const unsigned w = f->num_bits;
+    const bool raw = w == FDS_SIDX_NUM_RAW;
+    const int64_t base = f->num_min;
+    uint32_t *const bdoc = n->bdoc, *const bown = n->bown;
+    /* the interval docs join without a lookup: [lo, hi) of owner `cur`
+     * (empty when the key's interval is not known) */
+    int64_t key = n->dk_lo, lo = n->dk_valid ? n->dk_lo : 1;
+    int64_t hi = n->dk_valid ? n->dk_hi : 0;
+    uint32_t cur = UINT32_MAX, b = 0;
+    size_t m = 0, m0 = 0; /* docs gathered; since the bucket changed */
+    const bool allp = n->allp;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        if (!allp && !fds__bit(present, d))
+            continue;
+        int64_t l = raw ? (int64_t)fds__get_u64(col + (size_t)d * 8)
+                        : (int64_t)((uint64_t)base +
+                                    fds__bits_get(col, (uint64_t)d * w, w));
+        if (__builtin_expect(l < lo || l >= hi || o != cur, 0)) {
+            if (l < lo || l >= hi) {
+                key = date_key(a, l);
+                int64_t next = date_next(a, key);
+                lo = next > key ? key : 1;
+                hi = next > key ? next : 0;
+            }
+            if (cur != UINT32_MAX)
+                n->b_count[b] += m - m0;
+            m0 = m;
+            if ((b = bucket_at(n, o, (uint64_t)key)) == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            cur = o;
+        }
+        bdoc[m] = d;
+        bown[m++] = b;
+    }
+    if (cur != UINT32_MAX)
+        n->b_count[b] += m - m0;
+    n->dk_valid = hi > lo;
+    n->dk_lo = key;
+    n->dk_hi = hi;
+    pass_down(r, n, m);
+}
+
 /* histogram, date_histogram, missing, filter over a batch: one bucket
  * per doc at most. */
 static void collect_single(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
 {
     const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    if (a->type == FDS_AGG_DATE_HISTOGRAM && f && f->col &&
+        f->kind != FDS_FT_DOUBLE && !a->has_missing && !a->has_hard) {
+        collect_date(r, n, docs, own, cnt);
+        return;
+    }
     size_t m = 0;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t d = docs[i], o = own ? own[i] : 0;
@@ -1213,6 +1386,15 @@ void fds__aggs_flush(fds__aggs_run *r)
 
 /* ---- segments ------------------------------------------------------------------ */
 
+/* Are bits [0, n) of `bits` all set? */
+static bool all_present(const uint8_t *bits, uint32_t n)
+{
+    for (uint32_t i = 0; i < n / 8; i++)
+        if (bits[i] != 0xff)
+            return false;
+    return n % 8 == 0 || (bits[n / 8] | (uint8_t)(0xffu << (n % 8))) == 0xff;
+}
+
 /* Point n's subtree at segment si.  0, FDS_ENOMEM, FDS_EINVAL (a field with
  * several values per doc in this segment). */
 static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
@@ -1269,6 +1451,8 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
                  f->num_bits <= FDS__AGG_SLOT_BITS)
             n->nslots = 1u << f->num_bits;
     }
+    n->flat = n->nslots && !a->nsubs && !a->has_missing;
+    n->allp = f && f->col && all_present(f->present, fds_sidx_max_doc(sx));
     for (size_t i = 0; i < a->nfilters; i++) {
         fds__it_free(n->fit[i]);
         n->fit[i] = fds__build(r->x, n->fc[i], sx);
@@ -1283,6 +1467,23 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     }
     for (size_t k = 0; k < a->nsrcs; k++) {
         int rc = seg_begin(r, n->srcn[k], si);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The end of the current segment for n's subtree: flat counts folded
+ * into buckets.  0 or FDS_ENOMEM. */
+static int seg_end(anode *n)
+{
+    if (n->flat && n->dense) {
+        int rc = flat_fold(n);
+        if (rc)
+            return rc;
+    }
+    for (size_t k = 0; k < n->a->nsubs; k++) {
+        int rc = seg_end(n->kids[k]);
         if (rc)
             return rc;
     }
@@ -1310,8 +1511,13 @@ int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
 int fds__aggs_segment(fds__aggs_run *r, unsigned si)
 {
     flush(r); /* the previous segment's docs, while its columns are set */
-    if (r->rc)
+    if (!r->rc)
+        r->rc = seg_end(r->top);
+    if (r->rc) {
+        if (r->rc == FDS_ENOMEM)
+            fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
         return r->rc;
+    }
     int rc = seg_begin(r, r->top, si);
     if (rc == FDS_ENOMEM)
         fds_err_setk(r->err, rc, FDS_KIND_INTERNAL, "out of memory");
@@ -1724,6 +1930,8 @@ int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out)
 {
     *out = NULL;
     flush(r);
+    if (!r->rc)
+        r->rc = seg_end(r->top);
     if (r->rc) {
         if (r->rc == FDS_ENOMEM)
             fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");

@@ -52,6 +52,25 @@ static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc, float score
     if (b->n == FDS__AGG_BATCH)
         fds__aggs_flush(r);
 }
+/* fds__aggs_collect of every doc in [lo, hi) of the current segment (all
+ * live and matching): a match_all over a segment without deletions, for
+ * aggregations that do not read scores (the buffer's are left unset). */
+static inline void fds__aggs_collect_range(fds__aggs_run *r, uint32_t lo,
+                                           uint32_t hi)
+{
+    fds__aggs_buf *b = (fds__aggs_buf *)r;
+    while (lo < hi) {
+        size_t k = FDS__AGG_BATCH - b->n;
+        if (k > hi - lo)
+            k = hi - lo;
+        for (size_t i = 0; i < k; i++)
+            b->doc[b->n + i] = lo + (uint32_t)i;
+        b->n += k;
+        lo += (uint32_t)k;
+        if (b->n == FDS__AGG_BATCH)
+            fds__aggs_flush(r);
+    }
+}
 /* The shard's partial result (free with fds_agg_result_free).  0 or the
  * first error of the collection (err filled). */
 int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out);

@@ -58,6 +58,51 @@ static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
                                 r->limit, cnt);
 }
 
+/* A match_all over segment si with no page and no scores (size 0 with
+ * aggregations, counting): its live docs in order without the iterator,
+ * stopping where segment_daat would.  0. */
+static int segment_all(run *r, unsigned si)
+{
+    const fds_search_segment *sg = &r->x.segs[si];
+    uint32_t max = fds_sidx_max_doc(sg->sidx);
+    /* no deletions: every doc, a run at a time */
+    for (uint32_t d = 0; !sg->live && d < max; d += FDS__DEADLINE_EVERY) {
+        uint32_t e = max - d < FDS__DEADLINE_EVERY ? max : d + FDS__DEADLINE_EVERY;
+        if (r->ag) {
+            fds__aggs_collect_range(r->ag, d, e);
+            r->count += e - d;
+        } else if (r->counting && r->count + (e - d) > r->limit) {
+            r->count = r->limit + 1; /* past the limit: counting stops */
+            return 0;
+        } else {
+            r->count += e - d;
+        }
+        if (e < max && fds__past_deadline(&r->x))
+            return 0;
+    }
+    for (uint32_t d = 0; sg->live && d < max; d++) {
+        if ((d + 1) % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(&r->x))
+            break;
+        if (!fds__is_live(sg, d))
+            continue;
+        r->count++;
+        if (r->ag)
+            fds__aggs_collect(r->ag, d, NAN);
+        else if (r->counting && r->count > r->limit)
+            break;
+    }
+    return 0;
+}
+
+/* Can segment_all run segment si in place of the iterator? */
+static bool all_docs(const run *r)
+{
+    const fds_search_request *req = r->x.req;
+    return !r->k && isnan(req->min_score) &&
+           (!req->query || req->query->type == FDS_Q_MATCH_ALL) &&
+           !(r->ag && fds__aggs_need_score(r->ag));
+}
+
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
 static int segment_daat(run *r, unsigned si, it *iter)
 {
@@ -169,7 +214,9 @@ static int run_segments(run *r, fds_err *err)
             fds__it_free(iter);
             return rc;
         }
-        if (r->by_score && !req->nafter && isnan(req->min_score) && !r->ag &&
+        if (all_docs(r)) {
+            rc = segment_all(r, si);
+        } else if (r->by_score && !req->nafter && isnan(req->min_score) && !r->ag &&
             fds__disjunction_terms(iter, &ts, &nt)) {
             rc = segment_terms(r, si, ts, nt);
             free(ts);
