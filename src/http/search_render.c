@@ -316,15 +316,21 @@ static cJSON *ex_json(const fds_explanation *e)
     return o;
 }
 
-/* The explanation of hit i as JSON (malloc'd), or NULL. */
-static char *explain_at(const fds_search_result *res, size_t i)
+/* Explanation e as JSON (malloc'd), or NULL (none, or not printable). */
+static char *explain_text(const fds_explanation *e)
 {
-    if (!res->explain || !res->explain[i])
+    if (!e || ex_nonfinite(e))
         return NULL;
-    cJSON *o = ex_json(res->explain[i]);
+    cJSON *o = ex_json(e);
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
+}
+
+/* The explanation of hit i as JSON (malloc'd), or NULL. */
+static char *explain_at(const fds_search_result *res, size_t i)
+{
+    return res->explain ? explain_text(res->explain[i]) : NULL;
 }
 
 /* A non-finite value has no JSON form; the explanations are left out then
@@ -552,8 +558,10 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
                 hs->req_of ? hs->req_of(hs->arg, hits[i].seg) : NULL;
             if (i)
                 fds_strbuf_putc(b, ',');
+            char *es = explain_text(r->hits[i].x);
             put_hit(b, q, q, page ? page : q, &hits[i], shows_source(q),
-                    src[i], slen[i], segs, "", hs, NULL);
+                    src[i], slen[i], segs, "", hs, es);
+            free(es);
         }
         fds_strbuf_puts(b, "]}}");
     }

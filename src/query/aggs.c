@@ -116,6 +116,7 @@ typedef struct anode {
     uint32_t *fdoc;         /* the iterators' current docs */
     uint32_t *flast;        /* and the last doc asked for */
     exec *x;                /* the search (filters' iterators) */
+    const cnode *query;     /* top_hits: the search's query (explain) */
     const fds_sidx *sx;     /* the current segment */
     bool *fstarted;
     /* date_histogram: the last key's interval [dk_lo, dk_hi) */
@@ -152,6 +153,7 @@ typedef struct anode {
 struct fds__aggs_run {
     fds__aggs_buf b;    /* first: fds__aggs_collect appends to it */
     const fds_agg *root;
+    const cnode *query; /* the search's, for top_hits' explanations */
     anode *top;
     exec *x;
     int rc;
@@ -1490,15 +1492,27 @@ static int seg_end(anode *n)
     return 0;
 }
 
-int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
-                    fds_err *err)
+/* n's subtree explains top_hits with `query`. */
+static void set_query(anode *n, const cnode *query)
+{
+    if (!n)
+        return;
+    n->query = query;
+    for (size_t k = 0; k < n->a->nsubs; k++)
+        set_query(n->kids[k], query);
+}
+
+int fds__aggs_begin(exec *x, const fds_agg *root, const cnode *query,
+                    fds__aggs_run **out, fds_err *err)
 {
     fds__aggs_run *r = calloc(1, sizeof *r);
     if (r) {
         r->root = root;
+        r->query = query;
         r->x = x;
         r->err = err;
         r->top = anode_new(x, root);
+        set_query(r->top, query);
     }
     if (!r || !r->top) {
         free(r);
@@ -1554,6 +1568,8 @@ void fds_agg_result_free(fds_agg_result *r)
     for (size_t i = 0; i < r->nb; i++)
         bucket_clear(r->agg, &r->b[i]);
     free(r->b);
+    for (size_t i = 0; !r->reduced && i < r->nhits; i++)
+        fds_explanation_free(r->hits[i].x);
     free(r->hits);
     fds_hll_free(r->hll);
     fds_tdigest_free(r->td);
@@ -1819,8 +1835,20 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
             return NULL;
         }
         for (size_t i = 0; i < hp->n; i++)
-            r->hits[i] = (fds_agg_hit){hp->h[i], a->th};
+            r->hits[i] = (fds_agg_hit){hp->h[i], a->th, NULL};
         r->nhits = hp->n;
+        if (a->th->explain && n->query) {
+            fds_explanation **ex = calloc(hp->n, sizeof *ex);
+            int rc = ex ? fds__explain_hits(n->x, n->query, hp->h, hp->n, ex)
+                        : FDS_ENOMEM;
+            for (size_t i = 0; ex && i < hp->n; i++)
+                r->hits[i].x = ex[i];
+            free(ex);
+            if (rc) {
+                fds_agg_result_free(r);
+                return NULL;
+            }
+        }
         return r;
     }
     if (fds_agg_is_metric(a->type)) {

@@ -188,6 +188,9 @@ typedef struct fds_agg_result fds_agg_result;
 typedef struct fds_agg_hit {
     fds_hit h;
     const struct fds_search_request *req;
+    /* explain: why it scored what it did (owned by the shard's result; a
+     * reduced result points at its inputs') */
+    fds_explanation *x;
 } fds_agg_hit;
 
 /* A bucket: its key (by the aggregation's type: key_s for keyword terms,

@@ -840,10 +840,6 @@ int fds__dsl_top_hits(fds__dsl_ctx *c, const cJSON *j, const char *name,
         if (rc)
             break;
     }
-    if (!rc && r->explain)
-        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "[top_hits] parameter [explain] is not supported by "
-                          "fieldstore");
     if (!rc && (uint64_t)r->from + r->size > r->max_window)
         rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                           "Top hits result window is too large, the top hits "

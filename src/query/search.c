@@ -317,7 +317,7 @@ int fds_search_execute(const fds_search_request *req,
     int64_t tt = req->count_only ? INT64_MAX : req->track_total;
     r.counting = tt != FDS_TRACK_TOTAL_NONE;
     r.limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);
-    int rc = req->aggs ? fds__aggs_begin(&r.x, req->aggs, &r.ag, err) : 0;
+    int rc = req->aggs ? fds__aggs_begin(&r.x, req->aggs, root, &r.ag, err) : 0;
     if (!rc)
         rc = run_segments(&r, err);
     if (!rc && r.ag)

@@ -1,7 +1,7 @@
 """top_hits as Elasticsearch 8 answers it: the best hits of each bucket (the
 "latest log line per host" dashboard panel), with size, from, sort,
 _source filtering, docvalue_fields, fields, version, seq_no_primary_term,
-stored_fields, track_scores and highlight, merged over the segments and
+stored_fields, track_scores, explain and highlight, merged over the segments and
 shards of an index and over several indices; and the 400s of what it does
 not take.  Expected hits are worked out by brute force over the documents
 (every sort key unique, so no tie decides an answer)."""
@@ -169,6 +169,17 @@ class TopHits(ServerTestCase):
         h, = out["aggregations"]["top"]["hits"]["hits"]
         self.assertEqual(set(h), {"_index", "_score", "sort"})
 
+    def test_explain(self):
+        out = self.search("th-a", {"size": 1, "explain": True,
+                                   "query": {"match": {"msg": "slow"}},
+                                   "aggs": {"top": {"top_hits": {"size": 1, "explain": True}}}})
+        h, = out["aggregations"]["top"]["hits"]["hits"]
+        page, = out["hits"]["hits"]
+        self.assertEqual((h["_id"], h["_score"]), (page["_id"], page["_score"]))
+        self.assertEqual(h["_explanation"], page["_explanation"])
+        out = self.search("th-a", {"size": 0, "aggs": {"top": {"top_hits": {"size": 1}}}})
+        self.assertNotIn("_explanation", out["aggregations"]["top"]["hits"]["hits"][0])
+
     def test_highlight(self):
         out = self.search("th-b", {"size": 0, "query": {"match": {"msg": "failed"}},
                                    "aggs": {"top": {"top_hits": {
@@ -191,7 +202,6 @@ class TopHits(ServerTestCase):
 
     def test_refused(self):
         for th, etype, part in (
-                ({"explain": True}, "illegal_argument_exception", "[explain]"),
                 ({"script_fields": {"x": {"script": "1"}}}, "illegal_argument_exception",
                  "script_fields"),
                 ({"query": {"match_all": {}}}, "x_content_parse_exception",
