@@ -459,6 +459,21 @@ num_value(const anode *n, uint32_t d, double *dv, int64_t *lv)
     return false;
 }
 
+/* The string id of ordinal o of the segment's field, interned on first
+ * sight; UINT32_MAX on ENOMEM. */
+static uint32_t ord_id(anode *n, uint32_t o)
+{
+    if (!n->ordmap[o]) {
+        uint32_t len;
+        const char *s = fds__sidx_term_str(n->f, o, &len);
+        uint32_t id = intern(n, s, len);
+        if (id == UINT32_MAX)
+            return UINT32_MAX;
+        n->ordmap[o] = id + 1;
+    }
+    return n->ordmap[o] - 1;
+}
+
 /* The keyword string id of doc d for n, UINT32_MAX when none (or ENOMEM:
  * *oom set). */
 static inline uint32_t kw_value(anode *n, uint32_t d, bool *oom)
@@ -479,17 +494,9 @@ static inline uint32_t kw_value(anode *n, uint32_t d, bool *oom)
         }
         return n->missing_sid - 1;
     }
-    if (!n->ordmap[o]) {
-        uint32_t len;
-        const char *s = fds__sidx_term_str(f, o, &len);
-        uint32_t id = intern(n, s, len);
-        if (id == UINT32_MAX) {
-            *oom = true;
-            return UINT32_MAX;
-        }
-        n->ordmap[o] = id + 1;
-    }
-    return n->ordmap[o] - 1;
+    uint32_t id = ord_id(n, o);
+    *oom |= id == UINT32_MAX;
+    return id;
 }
 
 static bool has_value(const anode *n, uint32_t d)
@@ -1027,15 +1034,9 @@ static int flat_fold(anode *n)
                 continue;
             uint64_t key;
             if (kw) {
-                if (!n->ordmap[slot]) {
-                    uint32_t len;
-                    const char *str = fds__sidx_term_str(f, slot, &len);
-                    uint32_t id = intern(n, str, len);
-                    if (id == UINT32_MAX)
-                        return FDS_ENOMEM;
-                    n->ordmap[slot] = id + 1;
-                }
-                uint32_t id = n->ordmap[slot] - 1;
+                uint32_t id = ord_id(n, slot);
+                if (id == UINT32_MAX)
+                    return FDS_ENOMEM;
                 const char *str = n->arena + n->soff[id];
                 size_t sl = n->slen[id];
                 key = id;
