@@ -1392,7 +1392,14 @@ void fds__aggs_flush(fds__aggs_run *r)
 /* Are bits [0, n) of `bits` all set? */
 static bool all_present(const uint8_t *bits, uint32_t n)
 {
-    for (uint32_t i = 0; i < n / 8; i++)
+    uint32_t i = 0;
+    for (; i + 8 <= n / 8; i += 8) { /* a word at a time */
+        uint64_t w;
+        memcpy(&w, bits + i, 8);
+        if (w != ~0ull)
+            return false;
+    }
+    for (; i < n / 8; i++)
         if (bits[i] != 0xff)
             return false;
     return n % 8 == 0 || (bits[n / 8] | (uint8_t)(0xffu << (n % 8))) == 0xff;
