@@ -1152,12 +1152,21 @@ static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
     const bool raw = w == FDS_SIDX_NUM_RAW;
     const int64_t base = f->num_min;
     uint32_t *const bdoc = n->bdoc, *const bown = n->bown;
+    /* one flat terms below: counted here, the bucket being its owner
+     * (docs whose owner its table cannot hold go down as usual) */
+    anode *t = a->nsubs == 1 && n->kids[0]->flat ? n->kids[0] : NULL;
+    const bool tkw = t && t->a->ftype == FDS_FT_KEYWORD, tallp = t && t->allp;
+    const uint8_t *const tcol = t ? t->f->col : NULL;
+    const uint8_t *const tpresent = t ? t->f->present : NULL;
+    const unsigned tw = !t ? 0 : tkw ? t->f->ord_bits : t->f->num_bits;
+    uint32_t *row = NULL; /* t's counts of owner b */
     /* the interval docs join without a lookup: [lo, hi) of owner `cur`
      * (empty when the key's interval is not known) */
     int64_t key = n->dk_lo, lo = n->dk_valid ? n->dk_lo : 1;
     int64_t hi = n->dk_valid ? n->dk_hi : 0;
     uint32_t cur = UINT32_MAX, b = 0;
-    size_t m = 0, m0 = 0; /* docs gathered; since the bucket changed */
+    size_t m = 0;             /* docs for the subs */
+    uint64_t k = 0, k0 = 0;   /* docs counted; since the bucket changed */
     const bool allp = n->allp;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t d = docs[i], o = own ? own[i] : 0;
@@ -1174,19 +1183,31 @@ static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
                 hi = next > key ? next : 0;
             }
             if (cur != UINT32_MAX)
-                n->b_count[b] += m - m0;
-            m0 = m;
+                n->b_count[b] += k - k0;
+            k0 = k;
             if ((b = bucket_at(n, o, (uint64_t)key)) == UINT32_MAX) {
                 r->rc = FDS_ENOMEM;
                 return;
             }
             cur = o;
+            row = t ? dense_at(t, b, 0) : NULL;
+        }
+        k++;
+        if (row) {
+            uint32_t slot = (uint32_t)fds__bits_get(tcol, (uint64_t)d * tw, tw);
+            if (tkw) { /* packed as ordinal + 1, 0 = none */
+                if (slot--)
+                    row[slot]++;
+            } else if (tallp || fds__bit(tpresent, d)) {
+                row[slot]++;
+            }
+            continue;
         }
         bdoc[m] = d;
         bown[m++] = b;
     }
     if (cur != UINT32_MAX)
-        n->b_count[b] += m - m0;
+        n->b_count[b] += k - k0;
     n->dk_valid = hi > lo;
     n->dk_lo = key;
     n->dk_hi = hi;

@@ -190,6 +190,17 @@ static gagg *gen(int depth)
         while (n-- > 0 && g->nsubs < 3)
             g->subs[g->nsubs++] = gen(depth + 1);
     }
+    if (depth == 0 && g->type < G_AVG && !g->nsubs && rnd(3) == 0) {
+        /* the dashboard's shape: one terms without subs under a bucket
+         * aggregation (counted in the parent's loop when it can be) */
+        gagg *t = calloc(1, sizeof *t);
+        snprintf(t->name, sizeof t->name, "a%d", name_seq++);
+        t->type = G_TERMS;
+        t->field = (int[]){F_KW, F_KW2, F_NUM}[rnd(3)];
+        t->size = 1 + (int)rnd(12);
+        t->order = (int[]){0, 1, 2, 4}[rnd(4)];
+        g->subs[g->nsubs++] = t;
+    }
     return g;
 }
 
