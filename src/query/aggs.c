@@ -15,16 +15,22 @@
  * a tight loop and passes the docs that reached a bucket, with the bucket,
  * to its subs.  Work per matching doc is one column read and one bucket
  * lookup per aggregation it reaches: terms find the bucket in a dense
- * (owner, segment ordinal or packed value) table, date_histogram reuses
- * the last key's interval, anything else probes the table (memo of the
- * last lookup first).  State is bounded by (matching docs x aggregations);
- * the answer's buckets by FDS_AGG_MAX_BUCKETS.
+ * (owner, segment ordinal or packed value) table -- or, with no subs to
+ * feed, only count in it (flat: buckets opened at the segment's end) --,
+ * date_histogram reuses the last key's interval in a loop of its own (and
+ * counts a flat terms right below it there), anything else probes the
+ * table (memo of the last lookup first).  top_hits keeps a heap of the
+ * best from + size hits per owner, ordered as the search orders its page
+ * (fds__hit_cmp with the top_hits request).  State is bounded by
+ * (matching docs x aggregations); the answer's buckets by
+ * FDS_AGG_MAX_BUCKETS.
  *
  * The reduce (fds_aggs_reduce) is Elasticsearch's: InternalTerms (merge by
  * key, doc_count_error_upper_bound, sum_other_doc_count, order, size),
  * InternalHistogram / InternalDateHistogram (merge by key, min_doc_count,
  * empty buckets between the bounds: emptyBucketInfo), InternalRange,
- * InternalFilters, InternalStats / InternalExtendedStats.
+ * InternalFilters, InternalStats / InternalExtendedStats, InternalTopHits
+ * (TopDocs.merge of the shards' hits, then [from, from + size)).
  */
 #include <math.h>
 #include <stdio.h>
@@ -967,6 +973,34 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
 }
 
+/* A flat terms' column as its loops read it (hoisted: the counts' stores
+ * could alias the node's fields). */
+typedef struct flatcol {
+    const uint8_t *col, *present;
+    unsigned w;       /* bits per packed ordinal or value */
+    bool kw, allp;
+} flatcol;
+
+static inline flatcol flat_col(const anode *n)
+{
+    bool kw = n->a->ftype == FDS_FT_KEYWORD;
+    return (flatcol){n->f->col, n->f->present, kw ? n->f->ord_bits : n->f->num_bits,
+                     kw, n->allp};
+}
+
+/* The slot of doc d in c (its ordinal, or its packed value); false when
+ * it has none. */
+static inline bool flat_slot(const flatcol *c, uint32_t d, uint32_t *slot)
+{
+    uint32_t v = (uint32_t)fds__bits_get(c->col, (uint64_t)d * c->w, c->w);
+    if (c->kw) { /* packed as ordinal + 1, 0 = none */
+        *slot = v - 1;
+        return v != 0;
+    }
+    *slot = v;
+    return c->allp || fds__bit(c->present, d);
+}
+
 /* terms with flat counts over a batch: one count per (owner, slot) in
  * the dense table; a doc whose owner is past it goes the bucket way.  The
  * column's reads are hoisted: the counts' stores could alias them. */
@@ -974,21 +1008,14 @@ static void collect_terms_flat(fds__aggs_run *r, anode *n, const uint32_t *docs,
                                const uint32_t *own, size_t cnt)
 {
     const fds_sfield *f = n->f;
-    bool kw = n->a->ftype == FDS_FT_KEYWORD;
+    const flatcol c = flat_col(n);
+    const bool kw = c.kw;
     const uint32_t ns = n->nslots;
-    const uint8_t *const col = f->col, *const present = f->present;
-    const unsigned w = kw ? f->ord_bits : f->num_bits;
     uint32_t *dense = n->dense, owners = n->dense_owners;
-    const bool allp = n->allp;
     for (size_t i = 0; i < cnt; i++) {
-        uint32_t d = docs[i], o = own ? own[i] : 0;
-        uint32_t slot = (uint32_t)fds__bits_get(col, (uint64_t)d * w, w);
-        if (kw) { /* packed as ordinal + 1, 0 = none */
-            if (!slot--)
-                continue;
-        } else if (!allp && !fds__bit(present, d)) {
+        uint32_t d = docs[i], o = own ? own[i] : 0, slot;
+        if (!flat_slot(&c, d, &slot))
             continue;
-        }
         if (o < owners) {
             dense[(size_t)o * ns + slot]++;
             continue;
@@ -1155,10 +1182,7 @@ static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
     /* one flat terms below: counted here, the bucket being its owner
      * (docs whose owner its table cannot hold go down as usual) */
     anode *t = a->nsubs == 1 && n->kids[0]->flat ? n->kids[0] : NULL;
-    const bool tkw = t && t->a->ftype == FDS_FT_KEYWORD, tallp = t && t->allp;
-    const uint8_t *const tcol = t ? t->f->col : NULL;
-    const uint8_t *const tpresent = t ? t->f->present : NULL;
-    const unsigned tw = !t ? 0 : tkw ? t->f->ord_bits : t->f->num_bits;
+    const flatcol tc = t ? flat_col(t) : (flatcol){0};
     uint32_t *row = NULL; /* t's counts of owner b */
     /* the interval docs join without a lookup: [lo, hi) of owner `cur`
      * (empty when the key's interval is not known) */
@@ -1194,13 +1218,9 @@ static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
         }
         k++;
         if (row) {
-            uint32_t slot = (uint32_t)fds__bits_get(tcol, (uint64_t)d * tw, tw);
-            if (tkw) { /* packed as ordinal + 1, 0 = none */
-                if (slot--)
-                    row[slot]++;
-            } else if (tallp || fds__bit(tpresent, d)) {
+            uint32_t slot;
+            if (flat_slot(&tc, d, &slot))
                 row[slot]++;
-            }
             continue;
         }
         bdoc[m] = d;

@@ -17,6 +17,11 @@
  * min_doc_count applied, search.max_buckets checked); src/http renders the
  * reduced tree (src/http/aggs_render.c).
  *
+ * top_hits is a metric whose state is hits: (segment, doc, score, sort
+ * values) of the shard's search; src/http makes their segments the
+ * response's (fds_aggs_rebase) before the reduce and fetches their
+ * `_source` to render them as the search renders its page.
+ *
  * Each value column holds one value per doc (a keyword column the smallest
  * term); a segment in which a field has several values in one document
  * makes an aggregation on it fail (FDS_EINVAL) rather than count wrong.
