@@ -200,6 +200,21 @@ class TopHits(ServerTestCase):
             self.assertEqual([h["_id"] for h in got],
                              [did for _, did, _ in self.expect(mine, "t", False, 0, 2)])
 
+    def test_empty_composite_unmapped(self):
+        out = self.search("th-a", {"size": 0, "query": {"term": {"host": "nope"}},
+                                   "aggs": {"top": {"top_hits": {}}}})
+        self.assertEqual(out["aggregations"]["top"], {"hits": {
+            "total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}})
+        out = self.search("th-a", {"size": 0, "aggs": {"c": {
+            "composite": {"sources": [{"h": {"terms": {"field": "host"}}}], "size": 2},
+            "aggs": {"top": {"top_hits": {"size": 1, "_source": False, "sort": [
+                {"nosuch": {"order": "asc", "unmapped_type": "long"}}, {"t": "desc"}]}}}}}})
+        for b in out["aggregations"]["c"]["buckets"]:
+            mine = [e for e in self.all_docs(["th-a"]) if e[2]["host"] == b["key"]["h"]]
+            (ix, did, d), = self.expect(mine, "t", True, 0, 1)
+            h, = b["top"]["hits"]["hits"]
+            self.assertEqual((h["_id"], h["sort"]), (did, [None, d["t"]]))
+
     def test_refused(self):
         for th, etype, part in (
                 ({"script_fields": {"x": {"script": "1"}}}, "illegal_argument_exception",
