@@ -854,7 +854,7 @@ static inline bool gather(fds__aggs_run *r, anode *n, uint32_t o, uint64_t key,
 }
 
 /* Does top_hits request q read scores (by _score, or track_scores)? */
-static bool fds__aggs_need_score_req(const fds_search_request *q)
+static bool th_needs_score(const fds_search_request *q)
 {
     bool need = q->nsort == 0 || q->track_scores;
     for (unsigned k = 0; k < q->nsort; k++)
@@ -865,7 +865,7 @@ static bool fds__aggs_need_score_req(const fds_search_request *q)
 static bool need_score_tree(const fds_agg *a)
 {
     if (a->type == FDS_AGG_TOP_HITS)
-        return fds__aggs_need_score_req(a->th);
+        return th_needs_score(a->th);
     for (size_t k = 0; k < a->nsubs; k++)
         if (need_score_tree(a->subs[k]))
             return true;
@@ -899,6 +899,7 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
 {
     const fds_search_request *q = n->a->th;
     size_t k = (size_t)q->from + q->size;
+    bool scored = th_needs_score(q);
     for (size_t i = 0; i < cnt; i++) {
         uint32_t o = own ? own[i] : 0;
         heap *hp = &n->th_heap[o];
@@ -913,7 +914,7 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
             hp->cap = k;
         }
         fds_hit h = {.seg = n->si, .doc = docs[i], .score = NAN};
-        if (fds__aggs_need_score_req(q)) {
+        if (scored) {
             h.score = batch_score(r, docs[i]);
             if (!isnan(h.score) && !(h.score <= n->th_max[o]))
                 n->th_max[o] = h.score;
