@@ -900,6 +900,7 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
     const fds_search_request *q = n->a->th;
     size_t k = (size_t)q->from + q->size;
     bool scored = th_needs_score(q);
+    fds_hit h = {.seg = n->si, .nsort = q->nsort}; /* each doc's, in turn */
     for (size_t i = 0; i < cnt; i++) {
         uint32_t o = own ? own[i] : 0;
         heap *hp = &n->th_heap[o];
@@ -913,14 +914,22 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
             }
             hp->cap = k;
         }
-        fds_hit h = {.seg = n->si, .doc = docs[i], .score = NAN};
+        h.doc = docs[i];
+        h.score = NAN;
         if (scored) {
             h.score = batch_score(r, docs[i]);
             if (!isnan(h.score) && !(h.score <= n->th_max[o]))
                 n->th_max[o] = h.score;
         }
-        h.nsort = q->nsort;
-        for (unsigned s = 0; s < q->nsort; s++)
+        unsigned s = 0;
+        if (q->nsort && hp->n == hp->cap) {
+            /* a full heap: worse than its worst on the first key is out */
+            fds__sort_value(q, 0, n->th_sf[0], n->docbase, &h);
+            if (fds__key_cmp(q, 0, &h, &hp->h[0]) > 0)
+                continue;
+            s = 1;
+        }
+        for (; s < q->nsort; s++)
             fds__sort_value(q, s, n->th_sf[s], n->docbase, &h);
         fds__heap_offer(hp, &h);
     }
