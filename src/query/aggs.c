@@ -128,6 +128,10 @@ typedef struct anode {
     /* date_histogram: the last key's interval [dk_lo, dk_hi) */
     int64_t dk_lo, dk_hi;
     bool dk_valid;
+    /* date_histogram of fixed-length intervals without a named zone: keys
+     * of this segment as slots (key - dk_min) / dk_len of the dense
+     * table (nslots of them; 0: none), for docs not in time order */
+    int64_t dk_min, dk_len;
     /* the bucket of the last lookup (UINT32_MAX: none) */
     uint32_t last_owner, last_ord;
     uint64_t last_key;
@@ -1212,16 +1216,25 @@ static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
         if (__builtin_expect(l < lo || l >= hi || o != cur, 0)) {
             if (l < lo || l >= hi) {
                 key = date_key(a, l);
-                int64_t next = date_next(a, key);
+                int64_t next = n->nslots ? key + n->dk_len : date_next(a, key);
                 lo = next > key ? key : 1;
                 hi = next > key ? next : 0;
             }
+            /* the key's slot: a new interval, or another owner's bucket */
+            uint64_t slot = n->nslots ? (uint64_t)(key - n->dk_min) /
+                                            (uint64_t)n->dk_len
+                                      : UINT64_MAX;
+            uint32_t *ds = slot < n->nslots ? dense_at(n, o, (uint32_t)slot) : NULL;
             if (cur != UINT32_MAX)
                 n->b_count[b] += k - k0;
             k0 = k;
-            if ((b = bucket_at(n, o, (uint64_t)key)) == UINT32_MAX) {
+            if (ds && *ds) {
+                b = *ds - 1;
+            } else if ((b = bucket_at(n, o, (uint64_t)key)) == UINT32_MAX) {
                 r->rc = FDS_ENOMEM;
                 return;
+            } else if (ds) {
+                *ds = b + 1;
             }
             cur = o;
             row = t ? dense_at(t, b, 0) : NULL;
@@ -1512,7 +1525,20 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
                  f->num_bits <= FDS__AGG_SLOT_BITS)
             n->nslots = 1u << f->num_bits;
     }
-    n->flat = n->nslots && !a->nsubs && !a->has_missing;
+    /* date_histogram keys as slots: fixed-length intervals (fixed_interval,
+     * or a calendar unit up to a week) in UTC or a fixed offset, over the
+     * packed column's range [num_min, num_min + 2^num_bits) */
+    if (a->type == FDS_AGG_DATE_HISTOGRAM && f && f->col && !a->tz.id[0] &&
+        f->kind != FDS_FT_DOUBLE && f->num_bits < 63 && a->cal <= FDS_CAL_WEEK) {
+        n->dk_len = a->cal ? CAL_MS[a->cal] : a->fixed_ms;
+        n->dk_min = date_key(a, f->num_min);
+        int64_t top = (int64_t)((uint64_t)f->num_min + ((1ull << f->num_bits) - 1));
+        uint64_t span = top < f->num_min ? UINT64_MAX /* overflow */
+                      : (uint64_t)(date_key(a, top) - n->dk_min) / (uint64_t)n->dk_len + 1;
+        if (n->dk_len > 0 && span <= FDS__AGG_DENSE_MAX)
+            n->nslots = (uint32_t)span;
+    }
+    n->flat = a->type == FDS_AGG_TERMS && n->nslots && !a->nsubs && !a->has_missing;
     n->allp = f && f->col && all_present(f->present, fds_sidx_max_doc(sx));
     for (size_t i = 0; i < a->nfilters; i++) {
         fds__it_free(n->fit[i]);
