@@ -109,15 +109,25 @@ static void put_as_string(fds_strbuf *b, const fds_agg *a, const char *name,
     put_date_string(b, a, (int64_t)v);
 }
 
-static void render_one(fds_strbuf *b, const fds_agg_result *r, bool typed);
+/* What a render carries down the tree: typed_keys, and where top_hits
+ * read their hits (the first error of a fetch kept). */
+typedef struct rctx {
+    bool typed;
+    const fds_search_segment *segs;
+    const fds_hit_source *hs;
+    fds_err *err;
+    int rc;
+} rctx;
+
+static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx);
 
 /* The subs of bucket bk, each as ,"name":{...}. */
 static void put_subs(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
-                     bool typed)
+                     rctx *rx)
 {
     for (size_t k = 0; bk->subs && k < a->nsubs; k++) {
         fds_strbuf_putc(b, ',');
-        render_one(b, bk->subs[k], typed);
+        render_one(b, bk->subs[k], rx);
     }
 }
 
@@ -274,10 +284,10 @@ static void range_key(const fds_agg *a, const fds_agg_range *rg, char *out,
 
 /* One bucket's members after its key: doc_count, subs, closing brace. */
 static void bucket_tail(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
-                        bool typed)
+                        rctx *rx)
 {
     fds_strbuf_printf(b, "\"doc_count\":%llu", (unsigned long long)bk->doc_count);
-    put_subs(b, a, bk, typed);
+    put_subs(b, a, bk, rx);
     fds_strbuf_putc(b, '}');
 }
 
@@ -302,7 +312,7 @@ static void put_ckey(fds_strbuf *b, const fds_agg *a, const fds_agg_ckey *ck)
 
 /* composite: after_key (the last bucket's key, when there is one) and the
  * buckets with their keys. */
-static void render_composite(fds_strbuf *b, const fds_agg_result *r, bool typed)
+static void render_composite(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
 {
     const fds_agg *a = r->agg;
     fds_strbuf_putc(b, '{');
@@ -316,12 +326,12 @@ static void render_composite(fds_strbuf *b, const fds_agg_result *r, bool typed)
         fds_strbuf_puts(b, i ? ",{\"key\":" : "{\"key\":");
         put_ckey(b, a, r->b[i].ck);
         fds_strbuf_putc(b, ',');
-        bucket_tail(b, a, &r->b[i], typed);
+        bucket_tail(b, a, &r->b[i], rx);
     }
     fds_strbuf_puts(b, "]}");
 }
 
-static void render_buckets(fds_strbuf *b, const fds_agg_result *r, bool typed)
+static void render_buckets(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
 {
     const fds_agg *a = r->agg;
     int t = a->type;
@@ -418,15 +428,15 @@ static void render_buckets(fds_strbuf *b, const fds_agg_result *r, bool typed)
             fds_strbuf_putc(b, '{');
             break;
         }
-        bucket_tail(b, a, bk, typed);
+        bucket_tail(b, a, bk, rx);
     }
     fds_strbuf_puts(b, keyed ? "}}" : "]}");
 }
 
-static void render_one(fds_strbuf *b, const fds_agg_result *r, bool typed)
+static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
 {
     const fds_agg *a = r->agg;
-    if (typed) {
+    if (rx->typed) {
         fds_strbuf_putc(b, '"');
         fds_strbuf_puts(b, typed_name(r));
         fds_strbuf_putc(b, '#');
@@ -442,26 +452,33 @@ static void render_one(fds_strbuf *b, const fds_agg_result *r, bool typed)
     } else {
         put_key(b, a->name);
     }
-    if (fds_agg_is_metric(a->type)) {
+    if (a->type == FDS_AGG_TOP_HITS) {
+        if (!rx->rc)
+            rx->rc = fds__agg_hits_put(b, r, rx->segs, rx->hs, rx->err);
+    } else if (fds_agg_is_metric(a->type)) {
         render_metric(b, r);
     } else if (a->type == FDS_AGG_COMPOSITE) {
-        render_composite(b, r, typed);
+        render_composite(b, r, rx);
     } else if (a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING) {
         fds_strbuf_putc(b, '{');
-        bucket_tail(b, a, &r->b[0], typed);
+        bucket_tail(b, a, &r->b[0], rx);
     } else {
-        render_buckets(b, r, typed);
+        render_buckets(b, r, rx);
     }
 }
 
-void fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys)
+int fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys,
+                     const fds_search_segment *segs, const fds_hit_source *hs,
+                     fds_err *err)
 {
+    rctx rx = {.typed = typed_keys, .segs = segs, .hs = hs, .err = err};
     fds_strbuf_puts(b, "\"aggregations\":{");
     const fds_agg *a = root->agg;
     for (size_t k = 0; root->nb && k < a->nsubs; k++) {
         if (k)
             fds_strbuf_putc(b, ',');
-        render_one(b, root->b[0].subs[k], typed_keys);
+        render_one(b, root->b[0].subs[k], &rx);
     }
     fds_strbuf_putc(b, '}');
+    return rx.rc;
 }

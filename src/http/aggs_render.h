@@ -9,6 +9,7 @@
 
 #include "aggs.h"
 #include "fds_strbuf.h"
+#include "search_render.h"
 
 /*
  * Append `"aggregations":{...}` for the reduced root result `root` (from
@@ -16,9 +17,14 @@
  * "type#name" when `typed_keys` (Elasticsearch's typed_keys URL parameter:
  * sterms/lterms/dterms for terms by key type, the type name otherwise).
  * Numbers print as Java's Double.toString does ("1.0", "1.5E7"), missing
- * metric values as null.  Out of memory shows as b->oom.
+ * metric values as null; top_hits' hits as fds__agg_hits_put renders them
+ * from `segs` and `hs` (both may be NULL: no `_id`, no `_source`).  Returns
+ * 0 or a top_hits fetch's error (err filled); out of memory shows as
+ * b->oom.
  */
-void fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys);
+int fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys,
+                     const fds_search_segment *segs, const fds_hit_source *hs,
+                     fds_err *err);
 
 /* Java's Double.toString(d) into out (FDS_AGG_DOUBLE_STR bytes), "null"
  * for NaN and infinities (not JSON numbers).  Returns the length. */

@@ -238,20 +238,29 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
  * answer `*out` as `"aggregations":{...}`.  0 or an FDS_E* code (e
  * filled: too_many_buckets_exception, out of memory). */
 static int splice_aggs(fds_req *r, const search_run *s, const fds_agg *root,
+                       const fds_search_segment *segs, const fds_hit_source *hs,
                        char **out, size_t *len, fds_err *e)
 {
     fds_agg_result *parts[s->nok ? s->nok : 1];
     size_t np = 0;
     for (size_t k = 0; k < s->nok; k++)
-        if (s->sh[s->ok[k]].res.aggs)
+        if (s->sh[s->ok[k]].res.aggs) {
+            /* top_hits' hits: the response's segment numbers */
+            fds_aggs_rebase(s->sh[s->ok[k]].res.aggs, s->sh[s->ok[k]].seg0);
             parts[np++] = s->sh[s->ok[k]].res.aggs;
+        }
     fds_agg_result *red = NULL;
     int rc = fds_aggs_reduce(root, parts, np, &red, e);
     if (rc)
         return rc;
     fds_strbuf b = FDS_STRBUF_INIT;
-    fds__aggs_render(&b, red, fds_req_param_bool(r, "typed_keys", false));
+    rc = fds__aggs_render(&b, red, fds_req_param_bool(r, "typed_keys", false),
+                          segs, hs, e);
     fds_agg_result_free(red);
+    if (rc) {
+        fds_strbuf_free(&b);
+        return rc;
+    }
     rc = b.oom ? FDS_ENOMEM : splice_member(out, len, b.p, b.len);
     fds_strbuf_free(&b);
     if (rc)
@@ -715,7 +724,7 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
         if (!out)
             rc = e->code ? e->code : FDS_ENOMEM;
         if (out && !count && pg.aggs &&
-            (rc = splice_aggs(r, s, pg.aggs, &out, out_len, e))) {
+            (rc = splice_aggs(r, s, pg.aggs, segs, &hs, &out, out_len, e))) {
             free(out);
             out = NULL;
         }

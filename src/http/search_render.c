@@ -9,6 +9,7 @@
  * Explanations come from src/query as data (fds_explanation) and are printed
  * with cJSON.
  */
+#include "aggs.h"
 #include "highlight.h"
 #include "search_render.h"
 
@@ -316,15 +317,21 @@ static cJSON *ex_json(const fds_explanation *e)
     return o;
 }
 
-/* The explanation of hit i as JSON (malloc'd), or NULL. */
-static char *explain_at(const fds_search_result *res, size_t i)
+/* Explanation e as JSON (malloc'd), or NULL (none, or not printable). */
+static char *explain_text(const fds_explanation *e)
 {
-    if (!res->explain || !res->explain[i])
+    if (!e || ex_nonfinite(e))
         return NULL;
-    cJSON *o = ex_json(res->explain[i]);
+    cJSON *o = ex_json(e);
     char *s = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     return s;
+}
+
+/* The explanation of hit i as JSON (malloc'd), or NULL. */
+static char *explain_at(const fds_search_result *res, size_t i)
+{
+    return res->explain ? explain_text(res->explain[i]) : NULL;
 }
 
 /* A non-finite value has no JSON form; the explanations are left out then
@@ -337,6 +344,94 @@ static bool explain_printable(const fds_search_result *res)
         if (res->explain[i] && ex_nonfinite(res->explain[i]))
             return false;
     return true;
+}
+
+/* One hit object {"_index", "_id", ..., "sort", "_explanation"} of the
+ * request `req` (the hit's shape: stored_fields, version, _source
+ * filtering, sort keys, highlight), its `fields` from `dvr`'s
+ * docvalue_fields and its highlight of `hlr`'s query (each index resolves
+ * them against its own mapping), `_source` bytes src[0..slen) (NULL:
+ * none fetched), the explanation's JSON text `es` (NULL: none). */
+static void put_hit(fds_strbuf *b, const fds_search_request *req,
+                    const fds_search_request *dvr, const fds_search_request *hlr,
+                    const fds_hit *h, bool want_source, const uint8_t *src,
+                    size_t slen, const fds_search_segment *segs,
+                    const char *index_name, const fds_hit_source *hs,
+                    const char *es)
+{
+    const char *ixn = hs->index_of ? hs->index_of(hs->arg, h->seg) : NULL;
+    if (!ixn)
+        ixn = index_name;
+    fds_strbuf_puts(b, "{\"_index\":");
+    fds_strbuf_put_json_string(b, ixn, strlen(ixn));
+    if (req->stored_fields != FDS_STORED_FIELDS_NONE) {
+        size_t idl = 0;
+        const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
+                              : NULL;
+        fds_strbuf_puts(b, ",\"_id\":");
+        fds_strbuf_put_json_string(b, id ? id : "", id ? idl : 0);
+    }
+    if (req->version || req->seq_no_primary_term) {
+        int64_t ver = -1, seq = -1;
+        if (hs->meta)
+            hs->meta(hs->arg, h, &ver, &seq);
+        if (req->version)
+            fds_strbuf_printf(b, ",\"_version\":%lld", (long long)ver);
+        if (req->seq_no_primary_term)
+            fds_strbuf_printf(b, ",\"_seq_no\":%lld,\"_primary_term\":1",
+                              (long long)seq);
+    }
+    fds_strbuf_puts(b, ",\"_score\":");
+    sb_float(b, h->score);
+    size_t rl = 0;
+    const char *rt = hs->routing ? hs->routing(hs->arg, h, &rl) : NULL;
+    if (rt) {
+        fds_strbuf_puts(b, ",\"_routing\":");
+        fds_strbuf_put_json_string(b, rt, rl);
+    }
+    /* an index without `_source` keeps the doc values only: no `_source`,
+     * nothing to highlight */
+    bool has_src = !dvr->mapping || fds_mapping_source_enabled(dvr->mapping);
+    if (want_source && src && has_src) {
+        fds_strbuf_puts(b, ",\"_source\":");
+        put_source(b, req, src, slen);
+    }
+    if (src && put_docvalues(b, dvr, src, slen))
+        b->oom = true;
+    if (src && has_src && req->hl &&
+        fds_highlight_put(req->hl, hlr->query, src, slen, b))
+        b->oom = true;
+    if (h->nsort) {
+        fds_strbuf_puts(b, ",\"sort\":[");
+        for (uint32_t k = 0; k < h->nsort; k++) {
+            if (k)
+                fds_strbuf_put(b, ",", 1);
+            const fds_sort_spec *s = &req->sort[k];
+            if (s->kind == FDS_SORT_SCORE) {
+                sb_float(b, (float)h->sort_num[k]);
+            } else if (s->kind == FDS_SORT_FIELD &&
+                       s->ftype == FDS_FT_KEYWORD) {
+                if (h->sort_str[k])
+                    fds_strbuf_put_json_string(b, h->sort_str[k], h->sort_str_len[k]);
+                else
+                    fds_strbuf_puts(b, "null");
+            } else if (isnan(h->sort_num[k])) {
+                /* ES prints the missing-value sentinel; null is clearer */
+                fds_strbuf_puts(b, "null");
+            } else if (s->kind == FDS_SORT_FIELD &&
+                       s->ftype == FDS_FT_DOUBLE) {
+                fds_strbuf_printf(b, "%.17g", h->sort_num[k]);
+            } else { /* exact digits, past 2^53 too */
+                fds_strbuf_printf(b, "%lld", (long long)h->sort_long[k]);
+            }
+        }
+        fds_strbuf_puts(b, "]");
+    }
+    if (es) {
+        fds_strbuf_puts(b, ",\"_explanation\":");
+        fds_strbuf_puts(b, es);
+    }
+    fds_strbuf_put(b, "}", 1);
 }
 
 char *fds_search_render(const fds_search_request *req,
@@ -403,87 +498,15 @@ char *fds_search_render(const fds_search_request *req,
     sb_float(&b, res->max_score);
     fds_strbuf_puts(&b, ",\"hits\":[");
     for (size_t i = 0; i < res->nhits; i++) {
-        const fds_hit *h = &res->hits[i];
         if (i)
             fds_strbuf_put(&b, ",", 1);
-        const char *ixn = hs->index_of ? hs->index_of(hs->arg, h->seg) : NULL;
-        if (!ixn)
-            ixn = index_name;
-        fds_strbuf_puts(&b, "{\"_index\":");
-        fds_strbuf_put_json_string(&b, ixn, strlen(ixn));
-        if (req->stored_fields != FDS_STORED_FIELDS_NONE) {
-            size_t idl = 0;
-            const char *id = segs ? fds_sidx_doc_id(segs[h->seg].sidx, h->doc, &idl)
-                                  : NULL;
-            fds_strbuf_puts(&b, ",\"_id\":");
-            fds_strbuf_put_json_string(&b, id ? id : "", id ? idl : 0);
-        }
-        if (req->version || req->seq_no_primary_term) {
-            int64_t ver = -1, seq = -1;
-            if (hs->meta)
-                hs->meta(hs->arg, h, &ver, &seq);
-            if (req->version)
-                fds_strbuf_printf(&b, ",\"_version\":%lld", (long long)ver);
-            if (req->seq_no_primary_term)
-                fds_strbuf_printf(&b, ",\"_seq_no\":%lld,\"_primary_term\":1",
-                                  (long long)seq);
-        }
-        fds_strbuf_puts(&b, ",\"_score\":");
-        sb_float(&b, h->score);
-        size_t rl = 0;
-        const char *rt = hs->routing ? hs->routing(hs->arg, h, &rl) : NULL;
-        if (rt) {
-            fds_strbuf_puts(&b, ",\"_routing\":");
-            fds_strbuf_put_json_string(&b, rt, rl);
-        }
-        const fds_search_request *hr = hs->req_of ? hs->req_of(hs->arg, h->seg) : NULL;
-        /* an index without `_source` keeps the doc values only: no
-         * `_source`, nothing to highlight */
-        const fds_mapping *hm = (hr ? hr : req)->mapping;
-        bool has_src = !hm || fds_mapping_source_enabled(hm);
-        if (want_source && src[i] && has_src) {
-            fds_strbuf_puts(&b, ",\"_source\":");
-            put_source(&b, req, src[i], slen[i]);
-        }
-        if (fetch && src[i] && put_docvalues(&b, hr ? hr : req, src[i], slen[i]))
-            b.oom = true;
-        if (fetch && src[i] && has_src && req->hl &&
-            fds_highlight_put(req->hl, (hr ? hr : req)->query, src[i],
-                              slen[i], &b))
-            b.oom = true;
-        if (h->nsort) {
-            fds_strbuf_puts(&b, ",\"sort\":[");
-            for (uint32_t k = 0; k < h->nsort; k++) {
-                if (k)
-                    fds_strbuf_put(&b, ",", 1);
-                const fds_sort_spec *s = &req->sort[k];
-                if (s->kind == FDS_SORT_SCORE) {
-                    sb_float(&b, (float)h->sort_num[k]);
-                } else if (s->kind == FDS_SORT_FIELD &&
-                           s->ftype == FDS_FT_KEYWORD) {
-                    if (h->sort_str[k])
-                        fds_strbuf_put_json_string(&b, h->sort_str[k], h->sort_str_len[k]);
-                    else
-                        fds_strbuf_puts(&b, "null");
-                } else if (isnan(h->sort_num[k])) {
-                    /* ES prints the missing-value sentinel; null is clearer */
-                    fds_strbuf_puts(&b, "null");
-                } else if (s->kind == FDS_SORT_FIELD &&
-                           s->ftype == FDS_FT_DOUBLE) {
-                    fds_strbuf_printf(&b, "%.17g", h->sort_num[k]);
-                } else { /* exact digits, past 2^53 too */
-                    fds_strbuf_printf(&b, "%lld", (long long)h->sort_long[k]);
-                }
-            }
-            fds_strbuf_puts(&b, "]");
-        }
         char *es = expl ? explain_at(res, i) : NULL;
-        if (es) {
-            fds_strbuf_puts(&b, ",\"_explanation\":");
-            fds_strbuf_puts(&b, es);
-            free(es);
-        }
-        fds_strbuf_put(&b, "}", 1);
+        const fds_search_request *hr =
+            hs->req_of ? hs->req_of(hs->arg, res->hits[i].seg) : NULL;
+        put_hit(&b, req, hr ? hr : req, hr ? hr : req, &res->hits[i],
+                want_source, fetch ? src[i] : NULL, fetch ? slen[i] : 0,
+                segs, index_name, hs, es);
+        free(es);
     }
     fds_strbuf_puts(&b, "]}}");
     free(src);
@@ -497,6 +520,62 @@ done:
     if (out_len)
         *out_len = b.len;
     return b.p;
+}
+
+/* Does a hit of `req` show `_source` (else it may still be fetched for
+ * docvalue_fields, fields or highlight)? */
+static bool shows_source(const fds_search_request *req)
+{
+    return req->source && (req->stored_fields == FDS_STORED_FIELDS_DEFAULT ||
+                           req->source_asked);
+}
+
+int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
+                      const fds_search_segment *segs, const fds_hit_source *hs,
+                      fds_err *err)
+{
+    static const fds_hit_source none;
+    if (!hs)
+        hs = &none;
+    size_t n = r->nhits;
+    fds_hit *hits = malloc((n ? n : 1) * sizeof *hits);
+    const uint8_t **src = calloc(n ? n : 1, sizeof *src);
+    size_t *slen = calloc(n ? n : 1, sizeof *slen);
+    int rc = hits && src && slen ? 0 : FDS_ENOMEM;
+    bool fetch = false;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const fds_search_request *q = r->hits[i].req;
+        hits[i] = r->hits[i].h;
+        fetch |= shows_source(q) || q->ndv_asked || q->nfields_asked || q->hl;
+    }
+    fetch &= hs->fetch != NULL;
+    if (!rc && fetch && n && (rc = hs->fetch(hs->arg, hits, n, src, slen, err)))
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "fetching _source failed");
+    if (!rc) {
+        fds_strbuf_printf(b, "{\"hits\":{\"total\":{\"value\":%llu,"
+                             "\"relation\":\"eq\"},\"max_score\":",
+                          (unsigned long long)r->count);
+        sb_float(b, r->max_score);
+        fds_strbuf_puts(b, ",\"hits\":[");
+        for (size_t i = 0; i < n; i++) {
+            const fds_search_request *q = r->hits[i].req;
+            const fds_search_request *page =
+                hs->req_of ? hs->req_of(hs->arg, hits[i].seg) : NULL;
+            if (i)
+                fds_strbuf_putc(b, ',');
+            char *es = explain_text(r->hits[i].x);
+            put_hit(b, q, q, page ? page : q, &hits[i], shows_source(q),
+                    src[i], slen[i], segs, "", hs, es);
+            free(es);
+        }
+        fds_strbuf_puts(b, "]}}");
+    }
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+    free(hits);
+    free(src);
+    free(slen);
+    return rc;
 }
 
 void fds__source_put(fds_strbuf *b, char **includes, size_t nincludes,

@@ -86,6 +86,22 @@ char *fds_search_render(const fds_search_request *req,
                         size_t *out_len, fds_err *err);
 
 /*
+ * Append top_hits result `r` (aggs.h; its hits' segments index `segs`,
+ * the response's array: fds_aggs_rebase) to `b` as Elasticsearch's
+ * InternalTopHits prints it: {"hits":{"total":{"value":N,"relation":"eq"},
+ * "max_score":S,"hits":[...]}}, each hit as a search hit of its top_hits
+ * request (`_index`, `_id`, `_score` -- null when sorted by a field without
+ * track_scores --, `_source`, `fields`, `highlight` of the search's query,
+ * `sort`) with `_source` and the rest from `hs` as fds_search_render takes
+ * them (NULL: none).  Returns 0, FDS_ENOMEM or the fetch's error (err
+ * filled); out of memory in b shows as b->oom.
+ */
+struct fds_agg_result;
+int fds__agg_hits_put(fds_strbuf *b, const struct fds_agg_result *r,
+                      const fds_search_segment *segs, const fds_hit_source *hs,
+                      fds_err *err);
+
+/*
  * Append the stored `_source` bytes s[0..n) to `b` filtered as a search's
  * `_source` filtering does (wildcard include and exclude patterns over
  * dotted paths; none of either = the whole source), the selected members

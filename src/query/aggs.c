@@ -15,16 +15,22 @@
  * a tight loop and passes the docs that reached a bucket, with the bucket,
  * to its subs.  Work per matching doc is one column read and one bucket
  * lookup per aggregation it reaches: terms find the bucket in a dense
- * (owner, segment ordinal or packed value) table, date_histogram reuses
- * the last key's interval, anything else probes the table (memo of the
- * last lookup first).  State is bounded by (matching docs x aggregations);
- * the answer's buckets by FDS_AGG_MAX_BUCKETS.
+ * (owner, segment ordinal or packed value) table -- or, with no subs to
+ * feed, only count in it (flat: buckets opened at the segment's end) --,
+ * date_histogram reuses the last key's interval in a loop of its own (and
+ * counts a flat terms right below it there), anything else probes the
+ * table (memo of the last lookup first).  top_hits keeps a heap of the
+ * best from + size hits per owner, ordered as the search orders its page
+ * (fds__hit_cmp with the top_hits request).  State is bounded by
+ * (matching docs x aggregations); the answer's buckets by
+ * FDS_AGG_MAX_BUCKETS.
  *
  * The reduce (fds_aggs_reduce) is Elasticsearch's: InternalTerms (merge by
  * key, doc_count_error_upper_bound, sum_other_doc_count, order, size),
  * InternalHistogram / InternalDateHistogram (merge by key, min_doc_count,
  * empty buckets between the bounds: emptyBucketInfo), InternalRange,
- * InternalFilters, InternalStats / InternalExtendedStats.
+ * InternalFilters, InternalStats / InternalExtendedStats, InternalTopHits
+ * (TopDocs.merge of the shards' hits, then [from, from + size)).
  */
 #include <math.h>
 #include <stdio.h>
@@ -116,11 +122,16 @@ typedef struct anode {
     uint32_t *fdoc;         /* the iterators' current docs */
     uint32_t *flast;        /* and the last doc asked for */
     exec *x;                /* the search (filters' iterators) */
+    const cnode *query;     /* top_hits: the search's query (explain) */
     const fds_sidx *sx;     /* the current segment */
     bool *fstarted;
     /* date_histogram: the last key's interval [dk_lo, dk_hi) */
     int64_t dk_lo, dk_hi;
     bool dk_valid;
+    /* date_histogram of fixed-length intervals without a named zone: keys
+     * of this segment as slots (key - dk_min) / dk_len of the dense
+     * table (nslots of them; 0: none), for docs not in time order */
+    int64_t dk_min, dk_len;
     /* the bucket of the last lookup (UINT32_MAX: none) */
     uint32_t last_owner, last_ord;
     uint64_t last_key;
@@ -128,8 +139,22 @@ typedef struct anode {
      * (nslots 0: none); UINT32_MAX marks a slot include/exclude drops */
     uint32_t *dense;
     uint32_t nslots, dense_owners;
+    /* the dense table holds doc counts, not buckets: a terms with no subs
+     * and no `missing` counts (owner, slot) pairs and opens the buckets at
+     * the segment's end (flat_fold) */
+    bool flat;
+    bool allp;      /* every doc of the segment has a value of f */
     /* a batch's docs that reached a bucket, and the bucket */
     uint32_t *bdoc, *bown;
+    /* top_hits: a heap of the best from + size hits per owner (m_count
+     * counts the docs, th_max the best score), the segment's field of each
+     * sort key, the docs of earlier segments (_doc sort values) */
+    heap *th_heap;
+    float *th_max;
+    uint32_t thcap;
+    const fds_sfield *th_sf[FDS_SORT_VALUES_MAX];
+    uint64_t docbase;
+    unsigned si;
     /* the result being built: owners' first bucket (after grouping) */
     uint32_t *grp_start, *grp_ord;
     uint32_t ngrp;
@@ -138,6 +163,7 @@ typedef struct anode {
 struct fds__aggs_run {
     fds__aggs_buf b;    /* first: fds__aggs_collect appends to it */
     const fds_agg *root;
+    const cnode *query; /* the search's, for top_hits' explanations */
     anode *top;
     exec *x;
     int rc;
@@ -177,6 +203,10 @@ static void anode_free(anode *n)
     }
     free(n->m_hll);
     free(n->m_td);
+    for (uint32_t i = 0; n->th_heap && i < n->thcap; i++)
+        free(n->th_heap[i].h);
+    free(n->th_heap);
+    free(n->th_max);
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
@@ -395,6 +425,20 @@ static int metric_room(anode *n, uint32_t owner)
         memset(d + n->mcap, 0, (nc - n->mcap) * sizeof *d);
         n->m_td = d;
     }
+    if (t == FDS_AGG_TOP_HITS) {
+        heap *h = realloc(n->th_heap, nc * sizeof *h);
+        if (h)
+            n->th_heap = h;
+        float *mx = h ? realloc(n->th_max, nc * sizeof *mx) : NULL;
+        if (!mx)
+            return FDS_ENOMEM;
+        n->th_max = mx;
+        for (uint32_t i = n->thcap; i < nc; i++) {
+            h[i] = (heap){.req = n->a->th};
+            mx[i] = NAN;
+        }
+        n->thcap = nc;
+    }
     n->mcap = nc;
     return 0;
 }
@@ -425,6 +469,21 @@ num_value(const anode *n, uint32_t d, double *dv, int64_t *lv)
     return false;
 }
 
+/* The string id of ordinal o of the segment's field, interned on first
+ * sight; UINT32_MAX on ENOMEM. */
+static uint32_t ord_id(anode *n, uint32_t o)
+{
+    if (!n->ordmap[o]) {
+        uint32_t len;
+        const char *s = fds__sidx_term_str(n->f, o, &len);
+        uint32_t id = intern(n, s, len);
+        if (id == UINT32_MAX)
+            return UINT32_MAX;
+        n->ordmap[o] = id + 1;
+    }
+    return n->ordmap[o] - 1;
+}
+
 /* The keyword string id of doc d for n, UINT32_MAX when none (or ENOMEM:
  * *oom set). */
 static inline uint32_t kw_value(anode *n, uint32_t d, bool *oom)
@@ -445,17 +504,9 @@ static inline uint32_t kw_value(anode *n, uint32_t d, bool *oom)
         }
         return n->missing_sid - 1;
     }
-    if (!n->ordmap[o]) {
-        uint32_t len;
-        const char *s = fds__sidx_term_str(f, o, &len);
-        uint32_t id = intern(n, s, len);
-        if (id == UINT32_MAX) {
-            *oom = true;
-            return UINT32_MAX;
-        }
-        n->ordmap[o] = id + 1;
-    }
-    return n->ordmap[o] - 1;
+    uint32_t id = ord_id(n, o);
+    *oom |= id == UINT32_MAX;
+    return id;
 }
 
 static bool has_value(const anode *n, uint32_t d)
@@ -806,6 +857,88 @@ static inline bool gather(fds__aggs_run *r, anode *n, uint32_t o, uint64_t key,
     return true;
 }
 
+/* Does top_hits request q read scores (by _score, or track_scores)? */
+static bool th_needs_score(const fds_search_request *q)
+{
+    bool need = q->nsort == 0 || q->track_scores;
+    for (unsigned k = 0; k < q->nsort; k++)
+        need |= q->sort[k].kind == FDS_SORT_SCORE;
+    return need;
+}
+
+static bool need_score_tree(const fds_agg *a)
+{
+    if (a->type == FDS_AGG_TOP_HITS)
+        return th_needs_score(a->th);
+    for (size_t k = 0; k < a->nsubs; k++)
+        if (need_score_tree(a->subs[k]))
+            return true;
+    return false;
+}
+
+bool fds__aggs_need_score(const fds__aggs_run *r)
+{
+    return need_score_tree(r->root);
+}
+
+/* The score of doc d of the run's batch (docs in increasing order). */
+static float batch_score(const fds__aggs_run *r, uint32_t d)
+{
+    size_t lo = 0, hi = r->b.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->b.doc[mid] < d)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->b.n && r->b.doc[lo] == d ? r->b.score[lo] : NAN;
+}
+
+/* top_hits over a batch: each doc, with its score and sort values, offered
+ * to its owner's heap (Elasticsearch's TopHitsAggregator: a TopFieldCollector
+ * of from + size per owning bucket). */
+static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                             const uint32_t *own, size_t cnt)
+{
+    const fds_search_request *q = n->a->th;
+    size_t k = (size_t)q->from + q->size;
+    bool scored = th_needs_score(q);
+    fds_hit h = {.seg = n->si, .nsort = q->nsort}; /* each doc's, in turn */
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t o = own ? own[i] : 0;
+        heap *hp = &n->th_heap[o];
+        n->m_count[o]++;
+        if (!k)
+            continue;
+        if (!hp->h) {
+            if (!(hp->h = malloc(k * sizeof *hp->h))) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            hp->cap = k;
+        }
+        h.doc = docs[i];
+        h.score = NAN;
+        if (scored) {
+            h.score = batch_score(r, docs[i]);
+            if (!isnan(h.score) && !(h.score <= n->th_max[o]))
+                n->th_max[o] = h.score;
+        }
+        unsigned s = 0;
+        if (q->nsort && hp->n == hp->cap) {
+            /* a full heap: worse than its worst on the first key is out */
+            fds__sort_value(q, 0, n->th_sf[0], n->docbase, &h);
+            if (fds__key_cmp(q, 0, &h, &hp->h[0]) > 0)
+                continue;
+            s = 1;
+        }
+        for (; s < q->nsort; s++)
+            fds__sort_value(q, s, n->th_sf[s], n->docbase, &h);
+        fds__heap_offer(hp, &h);
+    }
+}
+
 /* Metrics over a batch. */
 static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
@@ -824,6 +957,10 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
     if (a->type == FDS_AGG_PERCENTILES || a->type == FDS_AGG_PERCENTILE_RANKS) {
         collect_digest(r, n, docs, own, cnt);
+        return;
+    }
+    if (a->type == FDS_AGG_TOP_HITS) {
+        collect_top_hits(r, n, docs, own, cnt);
         return;
     }
     if (a->type == FDS_AGG_VALUE_COUNT) {
@@ -850,10 +987,132 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
 }
 
+/* A flat terms' column as its loops read it (hoisted: the counts' stores
+ * could alias the node's fields). */
+typedef struct flatcol {
+    const uint8_t *col, *present;
+    unsigned w;       /* bits per packed ordinal or value */
+    bool kw, allp;
+} flatcol;
+
+static inline flatcol flat_col(const anode *n)
+{
+    bool kw = n->a->ftype == FDS_FT_KEYWORD;
+    return (flatcol){n->f->col, n->f->present, kw ? n->f->ord_bits : n->f->num_bits,
+                     kw, n->allp};
+}
+
+/* The slot of doc d in c (its ordinal, or its packed value); false when
+ * it has none. */
+static inline bool flat_slot(const flatcol *c, uint32_t d, uint32_t *slot)
+{
+    uint32_t v = (uint32_t)fds__bits_get(c->col, (uint64_t)d * c->w, c->w);
+    if (c->kw) { /* packed as ordinal + 1, 0 = none */
+        *slot = v - 1;
+        return v != 0;
+    }
+    *slot = v;
+    return c->allp || fds__bit(c->present, d);
+}
+
+/* terms with flat counts over a batch: one count per (owner, slot) in
+ * the dense table; a doc whose owner is past it goes the bucket way.  The
+ * column's reads are hoisted: the counts' stores could alias them. */
+static void collect_terms_flat(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                               const uint32_t *own, size_t cnt)
+{
+    const fds_sfield *f = n->f;
+    const flatcol c = flat_col(n);
+    const bool kw = c.kw;
+    const uint32_t ns = n->nslots;
+    uint32_t *dense = n->dense, owners = n->dense_owners;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0, slot;
+        if (!flat_slot(&c, d, &slot))
+            continue;
+        if (o < owners) {
+            dense[(size_t)o * ns + slot]++;
+            continue;
+        }
+        if (dense_at(n, o, 0)) {
+            dense = n->dense;
+            owners = n->dense_owners;
+            dense[(size_t)o * ns + slot]++;
+            continue;
+        }
+        uint64_t key;
+        if (kw) {
+            bool oom = false;
+            uint32_t id = kw_value(n, d, &oom);
+            if (oom || id == UINT32_MAX) {
+                r->rc = oom ? FDS_ENOMEM : r->rc;
+                continue;
+            }
+            key = id;
+        } else {
+            key = (uint64_t)(f->num_min + (int64_t)slot);
+        }
+        uint32_t b = bucket_at(n, o, key);
+        if (b == UINT32_MAX) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        n->b_count[b]++;
+    }
+}
+
+/* The flat counts of the segment into buckets (include/exclude applied
+ * here, as collect_terms applies them per doc), the table zeroed. */
+static int flat_fold(anode *n)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    bool kw = a->ftype == FDS_FT_KEYWORD;
+    for (uint32_t o = 0; o < n->dense_owners; o++)
+        for (uint32_t slot = 0; slot < n->nslots; slot++) {
+            uint32_t *c = &n->dense[(size_t)o * n->nslots + slot];
+            if (!*c)
+                continue;
+            uint64_t key;
+            if (kw) {
+                uint32_t id = ord_id(n, slot);
+                if (id == UINT32_MAX)
+                    return FDS_ENOMEM;
+                const char *str = n->arena + n->soff[id];
+                size_t sl = n->slen[id];
+                key = id;
+                if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
+                    kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl)) {
+                    *c = 0;
+                    continue;
+                }
+            } else {
+                int64_t l = f->num_min + (int64_t)slot;
+                double v = (double)l;
+                key = (uint64_t)l;
+                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+                    in_list(a->excl_d, a->nexcl, v)) {
+                    *c = 0;
+                    continue;
+                }
+            }
+            uint32_t b = bucket(n, o, key);
+            if (b == UINT32_MAX)
+                return FDS_ENOMEM;
+            n->b_count[b] += *c;
+            *c = 0;
+        }
+    return 0;
+}
+
 /* terms over a batch. */
 static void collect_terms(fds__aggs_run *r, anode *n, const uint32_t *docs,
                           const uint32_t *own, size_t cnt)
 {
+    if (n->flat) {
+        collect_terms_flat(r, n, docs, own, cnt);
+        return;
+    }
     const fds_agg *a = n->a;
     const fds_sfield *f = n->f;
     bool kw = a->ftype == FDS_FT_KEYWORD;
@@ -920,12 +1179,96 @@ static void collect_terms(fds__aggs_run *r, anode *n, const uint32_t *docs,
     pass_down(r, n, m);
 }
 
+/* date_histogram over a batch of a segment whose integer column has the
+ * values (no `missing`, no hard_bounds): each value in the last key's
+ * interval [dk_lo, dk_hi) of the same owner joins its bucket without a
+ * lookup, and the counts of a run of them are added at once. */
+static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
+                         const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    const uint8_t *const col = f->col, *const present = f->present;
+    const unsigned w = f->num_bits;
+    const bool raw = w == FDS_SIDX_NUM_RAW;
+    const int64_t base = f->num_min;
+    uint32_t *const bdoc = n->bdoc, *const bown = n->bown;
+    /* one flat terms below: counted here, the bucket being its owner
+     * (docs whose owner its table cannot hold go down as usual) */
+    anode *t = a->nsubs == 1 && n->kids[0]->flat ? n->kids[0] : NULL;
+    const flatcol tc = t ? flat_col(t) : (flatcol){0};
+    uint32_t *row = NULL; /* t's counts of owner b */
+    /* the interval docs join without a lookup: [lo, hi) of owner `cur`
+     * (empty when the key's interval is not known) */
+    int64_t key = n->dk_lo, lo = n->dk_valid ? n->dk_lo : 1;
+    int64_t hi = n->dk_valid ? n->dk_hi : 0;
+    uint32_t cur = UINT32_MAX, b = 0;
+    size_t m = 0;             /* docs for the subs */
+    uint64_t k = 0, k0 = 0;   /* docs counted; since the bucket changed */
+    const bool allp = n->allp;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        if (!allp && !fds__bit(present, d))
+            continue;
+        int64_t l = raw ? (int64_t)fds__get_u64(col + (size_t)d * 8)
+                        : (int64_t)((uint64_t)base +
+                                    fds__bits_get(col, (uint64_t)d * w, w));
+        if (__builtin_expect(l < lo || l >= hi || o != cur, 0)) {
+            if (l < lo || l >= hi) {
+                key = date_key(a, l);
+                int64_t next = n->nslots ? key + n->dk_len : date_next(a, key);
+                lo = next > key ? key : 1;
+                hi = next > key ? next : 0;
+            }
+            /* the key's slot: a new interval, or another owner's bucket */
+            uint64_t slot = n->nslots ? (uint64_t)(key - n->dk_min) /
+                                            (uint64_t)n->dk_len
+                                      : UINT64_MAX;
+            uint32_t *ds = slot < n->nslots ? dense_at(n, o, (uint32_t)slot) : NULL;
+            if (cur != UINT32_MAX)
+                n->b_count[b] += k - k0;
+            k0 = k;
+            if (ds && *ds) {
+                b = *ds - 1;
+            } else if ((b = bucket_at(n, o, (uint64_t)key)) == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            } else if (ds) {
+                *ds = b + 1;
+            }
+            cur = o;
+            row = t ? dense_at(t, b, 0) : NULL;
+        }
+        k++;
+        if (row) {
+            uint32_t slot;
+            if (flat_slot(&tc, d, &slot))
+                row[slot]++;
+            continue;
+        }
+        bdoc[m] = d;
+        bown[m++] = b;
+    }
+    if (cur != UINT32_MAX)
+        n->b_count[b] += k - k0;
+    n->dk_valid = hi > lo;
+    n->dk_lo = key;
+    n->dk_hi = hi;
+    pass_down(r, n, m);
+}
+
 /* histogram, date_histogram, missing, filter over a batch: one bucket
  * per doc at most. */
 static void collect_single(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
 {
     const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    if (a->type == FDS_AGG_DATE_HISTOGRAM && f && f->col &&
+        f->kind != FDS_FT_DOUBLE && !a->has_missing && !a->has_hard) {
+        collect_date(r, n, docs, own, cnt);
+        return;
+    }
     size_t m = 0;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t d = docs[i], o = own ? own[i] : 0;
@@ -1110,6 +1453,22 @@ void fds__aggs_flush(fds__aggs_run *r)
 
 /* ---- segments ------------------------------------------------------------------ */
 
+/* Are bits [0, n) of `bits` all set? */
+static bool all_present(const uint8_t *bits, uint32_t n)
+{
+    uint32_t i = 0;
+    for (; i + 8 <= n / 8; i += 8) { /* a word at a time */
+        uint64_t w;
+        memcpy(&w, bits + i, 8);
+        if (w != ~0ull)
+            return false;
+    }
+    for (; i < n / 8; i++)
+        if (bits[i] != 0xff)
+            return false;
+    return n % 8 == 0 || (bits[n / 8] | (uint8_t)(0xffu << (n % 8))) == 0xff;
+}
+
 /* Point n's subtree at segment si.  0, FDS_ENOMEM, FDS_EINVAL (a field with
  * several values per doc in this segment). */
 static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
@@ -1122,6 +1481,15 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     n->dense = NULL;
     n->nslots = n->dense_owners = 0;
     n->sx = sx;
+    n->si = si;
+    n->docbase = 0;
+    for (unsigned k = 0; k < si; k++)
+        n->docbase += fds_sidx_max_doc(r->x->segs[k].sidx);
+    for (unsigned k = 0; a->th && k < a->th->nsort; k++)
+        n->th_sf[k] = a->th->sort[k].kind == FDS_SORT_FIELD
+                          ? fds__sidx_field(sx, a->th->sort[k].field,
+                                            a->th->sort[k].field_len)
+                          : NULL;
     n->f = a->field && !a->unmapped ? fds__sidx_field(sx, a->field, strlen(a->field))
                                     : NULL;
     const fds_sfield *f = n->f;
@@ -1157,6 +1525,21 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
                  f->num_bits <= FDS__AGG_SLOT_BITS)
             n->nslots = 1u << f->num_bits;
     }
+    /* date_histogram keys as slots: fixed-length intervals (fixed_interval,
+     * or a calendar unit up to a week) in UTC or a fixed offset, over the
+     * packed column's range [num_min, num_min + 2^num_bits) */
+    if (a->type == FDS_AGG_DATE_HISTOGRAM && f && f->col && !a->tz.id[0] &&
+        f->kind != FDS_FT_DOUBLE && f->num_bits < 63 && a->cal <= FDS_CAL_WEEK) {
+        n->dk_len = a->cal ? CAL_MS[a->cal] : a->fixed_ms;
+        n->dk_min = date_key(a, f->num_min);
+        int64_t top = (int64_t)((uint64_t)f->num_min + ((1ull << f->num_bits) - 1));
+        uint64_t span = top < f->num_min ? UINT64_MAX /* overflow */
+                      : (uint64_t)(date_key(a, top) - n->dk_min) / (uint64_t)n->dk_len + 1;
+        if (n->dk_len > 0 && span <= FDS__AGG_DENSE_MAX)
+            n->nslots = (uint32_t)span;
+    }
+    n->flat = a->type == FDS_AGG_TERMS && n->nslots && !a->nsubs && !a->has_missing;
+    n->allp = f && f->col && all_present(f->present, fds_sidx_max_doc(sx));
     for (size_t i = 0; i < a->nfilters; i++) {
         fds__it_free(n->fit[i]);
         n->fit[i] = fds__build(r->x, n->fc[i], sx);
@@ -1177,15 +1560,44 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     return 0;
 }
 
-int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
-                    fds_err *err)
+/* The end of the current segment for n's subtree: flat counts folded
+ * into buckets.  0 or FDS_ENOMEM. */
+static int seg_end(anode *n)
+{
+    if (n->flat && n->dense) {
+        int rc = flat_fold(n);
+        if (rc)
+            return rc;
+    }
+    for (size_t k = 0; k < n->a->nsubs; k++) {
+        int rc = seg_end(n->kids[k]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* n's subtree explains top_hits with `query`. */
+static void set_query(anode *n, const cnode *query)
+{
+    if (!n)
+        return;
+    n->query = query;
+    for (size_t k = 0; k < n->a->nsubs; k++)
+        set_query(n->kids[k], query);
+}
+
+int fds__aggs_begin(exec *x, const fds_agg *root, const cnode *query,
+                    fds__aggs_run **out, fds_err *err)
 {
     fds__aggs_run *r = calloc(1, sizeof *r);
     if (r) {
         r->root = root;
+        r->query = query;
         r->x = x;
         r->err = err;
         r->top = anode_new(x, root);
+        set_query(r->top, query);
     }
     if (!r || !r->top) {
         free(r);
@@ -1198,8 +1610,13 @@ int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
 int fds__aggs_segment(fds__aggs_run *r, unsigned si)
 {
     flush(r); /* the previous segment's docs, while its columns are set */
-    if (r->rc)
+    if (!r->rc)
+        r->rc = seg_end(r->top);
+    if (r->rc) {
+        if (r->rc == FDS_ENOMEM)
+            fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
         return r->rc;
+    }
     int rc = seg_begin(r, r->top, si);
     if (rc == FDS_ENOMEM)
         fds_err_setk(r->err, rc, FDS_KIND_INTERNAL, "out of memory");
@@ -1236,6 +1653,9 @@ void fds_agg_result_free(fds_agg_result *r)
     for (size_t i = 0; i < r->nb; i++)
         bucket_clear(r->agg, &r->b[i]);
     free(r->b);
+    for (size_t i = 0; !r->reduced && i < r->nhits; i++)
+        fds_explanation_free(r->hits[i].x);
+    free(r->hits);
     fds_hll_free(r->hll);
     fds_tdigest_free(r->td);
     free(r);
@@ -1356,6 +1776,7 @@ static fds_agg_result *result_new(const fds_agg *a)
     r->agg = a;
     r->min = INFINITY;
     r->max = -INFINITY;
+    r->max_score = NAN;
     r->key_double = a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_DOUBLE;
     return r;
 }
@@ -1385,6 +1806,17 @@ static int group(anode *n, uint32_t nowners)
 }
 
 static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners);
+
+static int hit_cmp(const void *x, const void *y, void *req)
+{
+    return fds__hit_cmp(req, x, y);
+}
+
+static int agg_hit_cmp(const void *x, const void *y, void *req)
+{
+    return fds__hit_cmp(req, &((const fds_agg_hit *)x)->h,
+                        &((const fds_agg_hit *)y)->h);
+}
 
 /* A composite's page: its buckets in key order after `after`, at most
  * `size` of them (a shard's first `size` are enough: the merged first
@@ -1474,6 +1906,36 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
     if (!r)
         return NULL;
     r->nshards = 1;
+    if (a->type == FDS_AGG_TOP_HITS) {
+        if (owner >= n->mcap)
+            return r;
+        r->count = n->m_count[owner];
+        r->max_score = n->th_max[owner];
+        heap *hp = &n->th_heap[owner];
+        if (!hp->n)
+            return r;
+        qsort_r(hp->h, hp->n, sizeof *hp->h, hit_cmp, (void *)a->th);
+        if (!(r->hits = malloc(hp->n * sizeof *r->hits))) {
+            free(r);
+            return NULL;
+        }
+        for (size_t i = 0; i < hp->n; i++)
+            r->hits[i] = (fds_agg_hit){hp->h[i], a->th, NULL};
+        r->nhits = hp->n;
+        if (a->th->explain && n->query) {
+            fds_explanation **ex = calloc(hp->n, sizeof *ex);
+            int rc = ex ? fds__explain_hits(n->x, n->query, hp->h, hp->n, ex)
+                        : FDS_ENOMEM;
+            for (size_t i = 0; ex && i < hp->n; i++)
+                r->hits[i].x = ex[i];
+            free(ex);
+            if (rc) {
+                fds_agg_result_free(r);
+                return NULL;
+            }
+        }
+        return r;
+    }
     if (fds_agg_is_metric(a->type)) {
         if (owner < n->mcap) {
             r->count = n->m_count[owner];
@@ -1581,6 +2043,8 @@ int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out)
 {
     *out = NULL;
     flush(r);
+    if (!r->rc)
+        r->rc = seg_end(r->top);
     if (r->rc) {
         if (r->rc == FDS_ENOMEM)
             fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
@@ -1806,6 +2270,42 @@ static int fill_empty(red *R, fds_agg_result *r, fds_agg_bucket *have, size_t nh
     return R->rc;
 }
 
+/* top_hits (Elasticsearch's InternalTopHits.reduce): the shards' hits
+ * merged in the request's order -- equal hits by segment, which is shard
+ * order, then doc, as Lucene's TopDocs.merge breaks ties by shard index
+ * -- and [from, from + size) of them kept; the docs summed, the best
+ * score the best of the shards'.  Into r (freed on ENOMEM). */
+static fds_agg_result *reduce_top_hits(red *R, fds_agg_result *r,
+                                       fds_agg_result *const *in, size_t n)
+{
+    const fds_search_request *q = r->agg->th;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += in[i]->nhits;
+        r->count += in[i]->count;
+        if (!isnan(in[i]->max_score) && !(in[i]->max_score <= r->max_score))
+            r->max_score = in[i]->max_score;
+    }
+    fds_agg_hit *all = malloc((total ? total : 1) * sizeof *all);
+    if (!all) {
+        fds_agg_result_free(r);
+        R->rc = FDS_ENOMEM;
+        return NULL;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(all + m, in[i]->hits, in[i]->nhits * sizeof *all);
+        m += in[i]->nhits;
+    }
+    qsort_r(all, m, sizeof *all, agg_hit_cmp, (void *)q);
+    size_t from = q->from < m ? q->from : m;
+    size_t keep = m - from < q->size ? m - from : q->size;
+    memmove(all, all + from, keep * sizeof *all);
+    r->hits = all;
+    r->nhits = keep;
+    return r;
+}
+
 static fds_agg_result *reduce(red *R, const fds_agg *a,
                               fds_agg_result *const *in, size_t n)
 {
@@ -1815,6 +2315,8 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
         return NULL;
     }
     r->reduced = true;
+    if (a->type == FDS_AGG_TOP_HITS)
+        return reduce_top_hits(R, r, in, n);
     if (fds_agg_is_metric(a->type)) {
         double sc = 0, qc = 0;
         for (size_t i = 0; i < n; i++) {
@@ -2013,6 +2515,17 @@ static fds_agg_result *reduce(red *R, const fds_agg *a,
         return NULL;
     }
     return r;
+}
+
+void fds_aggs_rebase(fds_agg_result *r, uint32_t seg0)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nhits; i++)
+        r->hits[i].h.seg += seg0;
+    for (size_t i = 0; i < r->nb; i++)
+        for (size_t k = 0; r->b[i].subs && k < r->agg->nsubs; k++)
+            fds_aggs_rebase(r->b[i].subs[k], seg0);
 }
 
 int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,

@@ -17,6 +17,11 @@
  * min_doc_count applied, search.max_buckets checked); src/http renders the
  * reduced tree (src/http/aggs_render.c).
  *
+ * top_hits is a metric whose state is hits: (segment, doc, score, sort
+ * values) of the shard's search; src/http makes their segments the
+ * response's (fds_aggs_rebase) before the reduce and fetches their
+ * `_source` to render them as the search renders its page.
+ *
  * Each value column holds one value per doc (a keyword column the smallest
  * term); a segment in which a field has several values in one document
  * makes an aggregation on it fail (FDS_EINVAL) rather than count wrong.
@@ -30,6 +35,7 @@
 
 #include "datemath.h"
 #include "fds_error.h"
+#include "query.h"
 
 /* Elasticsearch's search.max_buckets default: buckets of one response. */
 #define FDS_AGG_MAX_BUCKETS 65536u
@@ -63,6 +69,7 @@ typedef enum fds_agg_type {
     FDS_AGG_MISSING,
     FDS_AGG_COMPOSITE, /* top level only; srcs are its terms/histogram/
                           date_histogram sources */
+    FDS_AGG_TOP_HITS,  /* the best hits of a bucket (th: their request) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -165,6 +172,9 @@ typedef struct fds_agg {
     size_t nsrcs;
     fds_agg_ckey *after;
     bool has_after;
+    /* top_hits: from, size, sort, _source, docvalue_fields, ... as a
+     * search request without a query (owned; dsl_parse.c) */
+    struct fds_search_request *th;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;
@@ -175,6 +185,18 @@ void fds_agg_free(fds_agg *a);
 /* ---- results ------------------------------------------------------------- */
 
 typedef struct fds_agg_result fds_agg_result;
+
+/* One hit of a top_hits result: its segment (of the shard's search, made
+ * the response's by fds_aggs_rebase), doc, score and sort values, and the
+ * top_hits request of its index that made it (the hit's shape: _source
+ * filtering, docvalue_fields resolved against that index's mapping). */
+typedef struct fds_agg_hit {
+    fds_hit h;
+    const struct fds_search_request *req;
+    /* explain: why it scored what it did (owned by the shard's result; a
+     * reduced result points at its inputs') */
+    fds_explanation *x;
+} fds_agg_hit;
 
 /* A bucket: its key (by the aggregation's type: key_s for keyword terms,
  * key_l for long/date/boolean terms and date_histogram, key_d for double
@@ -206,6 +228,12 @@ struct fds_agg_result {
     uint64_t other_doc_count; /* terms: sum_other_doc_count */
     int64_t err;       /* terms: doc_count_error_upper_bound (-1 unknown) */
     uint32_t nshards;  /* terms: shard results reduced into this one */
+    /* top_hits: the best hits, best first (malloc'd; a shard's
+     * from + size, the reduced answer's [from, from + size)), the docs of
+     * the bucket (`count`) and the best score (NaN: not scored) */
+    fds_agg_hit *hits;
+    size_t nhits;
+    float max_score;
     bool reduced;      /* fds_aggs_reduce made it (final form) */
 };
 
@@ -229,6 +257,12 @@ void fds_agg_result_free(fds_agg_result *r);
  */
 int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
                     fds_agg_result **out, fds_err *err);
+
+/* Add seg0 to the segment of every top_hits hit in the tree r: a shard's
+ * result, whose segments are the shard's, made those of an array in which
+ * the shard's segments start at seg0 (the response's, which gives the
+ * hits' `_id`, `_index` and `_source`, and orders equal hits by shard). */
+void fds_aggs_rebase(fds_agg_result *r, uint32_t seg0);
 
 /* The value of metric result r for a stat (FDS_AGG_STAT_*): NaN when it
  * has none (no values; a sum of nothing is 0); cardinality's estimate. */

@@ -19,9 +19,11 @@ typedef struct fds__aggs_run fds__aggs_run;
  * aggregation runs over the batch in a tight loop. */
 #define FDS__AGG_BATCH 512u
 
-/* The head of an fds__aggs_run: the docs not yet collected. */
+/* The head of an fds__aggs_run: the docs not yet collected, and their
+ * scores (NaN unless fds__aggs_need_score). */
 typedef struct fds__aggs_buf {
     uint32_t doc[FDS__AGG_BATCH];
+    float score[FDS__AGG_BATCH];
     size_t n;
 } fds__aggs_buf;
 
@@ -30,20 +32,45 @@ typedef struct fds__aggs_buf {
 void fds__aggs_flush(fds__aggs_run *r);
 
 /* A collector of the tree `root` for the search x (its filters are
- * compiled with x's statistics).  0 or FDS_ENOMEM (err filled). */
-int fds__aggs_begin(exec *x, const fds_agg *root, fds__aggs_run **out,
-                    fds_err *err);
+ * compiled with x's statistics) whose compiled query is `query` (what a
+ * top_hits with explain explains).  0 or FDS_ENOMEM (err filled). */
+int fds__aggs_begin(exec *x, const fds_agg *root, const cnode *query,
+                    fds__aggs_run **out, fds_err *err);
 /* Docs of segment si come next.  0, FDS_ENOMEM, FDS_EINVAL (a field of an
  * aggregation has several values in one doc of the segment); err filled. */
 int fds__aggs_segment(fds__aggs_run *r, unsigned si);
-/* Count live matching doc `doc` of the current segment (an error is kept
- * for fds__aggs_finish); inline, as it runs for every match. */
-static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc)
+/* Does an aggregation of r read the matches' scores (a top_hits by
+ * _score, or with track_scores)?  Then fds__aggs_collect takes them. */
+bool fds__aggs_need_score(const fds__aggs_run *r);
+/* Count live matching doc `doc` of the current segment, whose score is
+ * `score` (NaN when not needed); an error is kept for fds__aggs_finish;
+ * inline, as it runs for every match. */
+static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc, float score)
 {
     fds__aggs_buf *b = (fds__aggs_buf *)r;
+    b->score[b->n] = score;
     b->doc[b->n++] = doc;
     if (b->n == FDS__AGG_BATCH)
         fds__aggs_flush(r);
+}
+/* fds__aggs_collect of every doc in [lo, hi) of the current segment (all
+ * live and matching): a match_all over a segment without deletions, for
+ * aggregations that do not read scores (the buffer's are left unset). */
+static inline void fds__aggs_collect_range(fds__aggs_run *r, uint32_t lo,
+                                           uint32_t hi)
+{
+    fds__aggs_buf *b = (fds__aggs_buf *)r;
+    while (lo < hi) {
+        size_t k = FDS__AGG_BATCH - b->n;
+        if (k > hi - lo)
+            k = hi - lo;
+        for (size_t i = 0; i < k; i++)
+            b->doc[b->n + i] = lo + (uint32_t)i;
+        b->n += k;
+        lo += (uint32_t)k;
+        if (b->n == FDS__AGG_BATCH)
+            fds__aggs_flush(r);
+    }
 }
 /* The shard's partial result (free with fds_agg_result_free).  0 or the
  * first error of the collection (err filled). */

@@ -43,11 +43,12 @@ static const struct {
     {"filters", FDS_AGG_FILTERS},
     {"missing", FDS_AGG_MISSING},
     {"composite", FDS_AGG_COMPOSITE},
+    {"top_hits", FDS_AGG_TOP_HITS},
 };
 
 /* Aggregation types Elasticsearch has that we do not (yet). */
 static const char *const UNSUPPORTED[] = {
-    "top_hits", "significant_terms", "significant_text", "rare_terms",
+    "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "auto_date_histogram", "variable_width_histogram",
     "geo_bounds", "geo_centroid", "geohash_grid", "geotile_grid", "nested",
     "reverse_nested", "global", "sampler", "diversified_sampler",
@@ -110,6 +111,7 @@ void fds_agg_free(fds_agg *a)
     }
     free(a->srcs);
     free(a->after);
+    fds_search_request_free(a->th);
     for (size_t i = 0; i < a->nsubs; i++)
         fds_agg_free(a->subs[i]);
     free(a->subs);
@@ -668,6 +670,8 @@ static int parse_params(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     int t = a->type;
     if (t == FDS_AGG_COMPOSITE)
         return parse_composite(c, a, b);
+    if (t == FDS_AGG_TOP_HITS)
+        return fds__dsl_top_hits(c, b, a->name, &a->th);
     if (t == FDS_AGG_FILTER) {
         a->filters = calloc(1, sizeof *a->filters);
         if (!a->filters)
@@ -1138,7 +1142,7 @@ static int parse_one(fds__dsl_ctx *c, fds_agg *parent, const cJSON *def,
     char *paths[FDS_AGG_ORDER_MAX] = {NULL};
     int rc = parse_params(c, a, body, paths);
     if (!rc && subs) {
-        if (fds_agg_is_metric(a->type))
+        if (fds_agg_is_metric(a->type) || a->type == FDS_AGG_TOP_HITS)
             rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_QUERY_PARSE,
                               "Aggregator [%s] of type [%s] cannot accept "
                               "sub-aggregations", name,

@@ -799,6 +799,67 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
                         fds__dsl_jtype(it), k);
 }
 
+/* Keys of a top_hits body (Elasticsearch's TopHitsAggregationBuilder):
+ * those read as a search body reads them; script_fields is refused as
+ * the search refuses it. */
+static const char *const TOP_HITS_KEYS[] = {
+    "from", "size", "sort", "_source", "docvalue_fields", "fields",
+    "highlight", "explain", "version", "seq_no_primary_term",
+    "stored_fields", "track_scores", "script_fields", NULL};
+
+int fds__dsl_top_hits(fds__dsl_ctx *c, const cJSON *j, const char *name,
+                      fds_search_request **out)
+{
+    *out = NULL;
+    if (!cJSON_IsObject(j))
+        return fds__dsl_err(c->err, "Expected [START_OBJECT] under [top_hits], "
+                                    "but got a [%s] in [%s]",
+                            fds__dsl_jtype(j), name);
+    fds_search_request *r = calloc(1, sizeof *r);
+    if (!r)
+        return fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                            "out of memory");
+    r->size = FDS_TOP_HITS_SIZE;
+    r->track_total = FDS_TRACK_TOTAL_NONE;
+    r->source = true;
+    r->mapping = c->m;
+    r->lim = *c->lim;
+    r->max_window = FDS_MAX_INNER_RESULT_WINDOW;
+    r->min_score = NAN;
+    int rc = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, j) {
+        size_t i = 0;
+        while (TOP_HITS_KEYS[i] && strcmp(TOP_HITS_KEYS[i], it->string))
+            i++;
+        if (!TOP_HITS_KEYS[i])
+            rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                              "[top_hits] unknown field [%s]", it->string);
+        else
+            rc = body_key(c, r, it, 0);
+        if (rc)
+            break;
+    }
+    if (!rc && (uint64_t)r->from + r->size > r->max_window)
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "Top hits result window is too large, the top hits "
+                          "aggregator [%s]'s from + size must be less than or "
+                          "equal to: [%u] but was [%llu]. This limit can be set "
+                          "by changing the [index.max_inner_result_window] "
+                          "index level setting.", name, r->max_window,
+                          (unsigned long long)r->from + r->size);
+    if (!rc) /* no point in time here: refuses _shard_doc */
+        rc = pit_tiebreak(r, c->err);
+    if (!rc)
+        rc = stored_check(r, c->err);
+    if (rc) {
+        fds_search_request_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
 /* The parsed body (cJSON_Delete), or NULL with err filled. */
 static cJSON *parse_json(const char *body, size_t len, fds_err *err)
 {

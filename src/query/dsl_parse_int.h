@@ -190,4 +190,18 @@ struct fds_agg;
  * FDS_E* code with c->err filled. */
 int fds__dsl_aggs(fds__dsl_ctx *c, const cJSON *j, struct fds_agg **out);
 
+/* top_hits' defaults and bound: Elasticsearch's TopHitsAggregationBuilder
+ * size 3 and index.max_inner_result_window 100 (from + size). */
+#define FDS_TOP_HITS_SIZE 3
+#define FDS_MAX_INNER_RESULT_WINDOW 100u
+/* The top_hits body `j` of aggregation `name` as a request (from, size,
+ * sort, _source, docvalue_fields, fields, highlight, explain, version,
+ * seq_no_primary_term, stored_fields, track_scores: as a search body takes
+ * them; its query is the search's); *out freed with
+ * fds_search_request_free.  0 or an FDS_E* code with c->err filled:
+ * FDS_EPARSE for an unknown key, FDS_EINVAL for script_fields (not
+ * supported) and from + size past FDS_MAX_INNER_RESULT_WINDOW. */
+int fds__dsl_top_hits(fds__dsl_ctx *c, const cJSON *j, const char *name,
+                      struct fds_search_request **out);
+
 #endif

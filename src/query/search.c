@@ -58,6 +58,51 @@ static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
                                 r->limit, cnt);
 }
 
+/* A match_all over segment si with no page and no scores (size 0 with
+ * aggregations, counting): its live docs in order without the iterator,
+ * stopping where segment_daat would.  0. */
+static int segment_all(run *r, unsigned si)
+{
+    const fds_search_segment *sg = &r->x.segs[si];
+    uint32_t max = fds_sidx_max_doc(sg->sidx);
+    /* no deletions: every doc, a run at a time */
+    for (uint32_t d = 0; !sg->live && d < max; d += FDS__DEADLINE_EVERY) {
+        uint32_t e = max - d < FDS__DEADLINE_EVERY ? max : d + FDS__DEADLINE_EVERY;
+        if (r->ag) {
+            fds__aggs_collect_range(r->ag, d, e);
+            r->count += e - d;
+        } else if (r->counting && r->count + (e - d) > r->limit) {
+            r->count = r->limit + 1; /* past the limit: counting stops */
+            return 0;
+        } else {
+            r->count += e - d;
+        }
+        if (e < max && fds__past_deadline(&r->x))
+            return 0;
+    }
+    for (uint32_t d = 0; sg->live && d < max; d++) {
+        if ((d + 1) % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(&r->x))
+            break;
+        if (!fds__is_live(sg, d))
+            continue;
+        r->count++;
+        if (r->ag)
+            fds__aggs_collect(r->ag, d, NAN);
+        else if (r->counting && r->count > r->limit)
+            break;
+    }
+    return 0;
+}
+
+/* Can segment_all run segment si in place of the iterator? */
+static bool all_docs(const run *r)
+{
+    const fds_search_request *req = r->x.req;
+    return !r->k && isnan(req->min_score) &&
+           (!req->query || req->query->type == FDS_Q_MATCH_ALL) &&
+           !(r->ag && fds__aggs_need_score(r->ag));
+}
+
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
 static int segment_daat(run *r, unsigned si, it *iter)
 {
@@ -78,6 +123,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
     bool min_score = !isnan(req->min_score);
+    bool ag_score = r->ag && fds__aggs_need_score(r->ag);
     bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag;
     uint32_t resume = NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
@@ -107,8 +153,11 @@ static int segment_daat(run *r, unsigned si, it *iter)
         if (min_score && (sc = iter->score(iter)) < req->min_score)
             continue; /* neither a hit nor counted */
         r->count++;
-        if (r->ag)
-            fds__aggs_collect(r->ag, d);
+        if (r->ag) {
+            if (ag_score && isnan(sc))
+                sc = iter->score(iter);
+            fds__aggs_collect(r->ag, d, sc);
+        }
         if (!r->k) {
             if (r->counting && r->count > r->limit && !r->ag)
                 break;
@@ -122,7 +171,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
                 continue;
         }
         if (r->need_score)
-            h.score = min_score ? sc : iter->score(iter);
+            h.score = !isnan(sc) ? sc : iter->score(iter);
         if (quick && req->nsort == 1 && !req->nafter && !r->need_score &&
             hp->n == hp->cap) {
             h.nsort = 1; /* key 0 filled by the quick check */
@@ -165,7 +214,9 @@ static int run_segments(run *r, fds_err *err)
             fds__it_free(iter);
             return rc;
         }
-        if (r->by_score && !req->nafter && isnan(req->min_score) && !r->ag &&
+        if (all_docs(r)) {
+            rc = segment_all(r, si);
+        } else if (r->by_score && !req->nafter && isnan(req->min_score) && !r->ag &&
             fds__disjunction_terms(iter, &ts, &nt)) {
             rc = segment_terms(r, si, ts, nt);
             free(ts);
@@ -266,7 +317,7 @@ int fds_search_execute(const fds_search_request *req,
     int64_t tt = req->count_only ? INT64_MAX : req->track_total;
     r.counting = tt != FDS_TRACK_TOTAL_NONE;
     r.limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);
-    int rc = req->aggs ? fds__aggs_begin(&r.x, req->aggs, &r.ag, err) : 0;
+    int rc = req->aggs ? fds__aggs_begin(&r.x, req->aggs, root, &r.ag, err) : 0;
     if (!rc)
         rc = run_segments(&r, err);
     if (!rc && r.ag)

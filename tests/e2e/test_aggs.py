@@ -380,7 +380,7 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "cannot accept sub-aggregations")
         self.err({"m": {"terms": {"field": "kw"}, "avg": {"field": "n"}}},
                  "parsing_exception", "Found two aggregation type definitions")
-        self.err({"m": {"top_hits": {"size": 1}}}, "illegal_argument_exception",
+        self.err({"m": {"top_metrics": {"size": 1}}}, "illegal_argument_exception",
                  "not supported by fieldstore yet")
         self.err({"m": {"composite": {"sources": [{"a": {"terms": {
             "field": "kw", "missing_bucket": True}}}]}}},

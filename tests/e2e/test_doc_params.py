@@ -91,6 +91,18 @@ class SourceDisabled(ServerTestCase):
         self.assertEqual(self.req("POST", "/nosrc/_delete_by_query",
                                   {"query": {"term": {"_id": "new"}}})[0], 200)
 
+    def test_top_hits_without_source(self):
+        self.req("POST", "/_bulk?refresh=true",
+                 '{"index":{"_index":"nosrc","_id":"th1"}}\n{"k":"th","n":3}\n', NDJSON)
+        st, out, _ = self.req("POST", "/nosrc/_search", {"size": 0, "aggs": {"t": {
+            "top_hits": {"size": 1, "docvalue_fields": ["n"],
+                         "sort": [{"n": "asc"}]}}}, "query": {"term": {"k": "th"}}})
+        self.assertEqual(st, 200, out)
+        hit = out["aggregations"]["t"]["hits"]["hits"][0]
+        # the stored record holds doc values, never shown as a _source
+        self.assertEqual((hit["_id"], hit["fields"]), ("th1", {"n": [3]}))
+        self.assertNotIn("_source", hit)
+
     def test_mapping_and_restart(self):
         m = self.req("GET", "/nosrc/_mapping")[1]["nosrc"]["mappings"]
         self.assertEqual(m["_source"], {"enabled": False})

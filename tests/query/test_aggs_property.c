@@ -11,7 +11,9 @@
  * Each round splits the documents into 1-5 segments at random cut points,
  * deletes some docs through the live bitsets and runs random trees (terms
  * with sub-metrics and metric orders, histogram, date_histogram with time
- * zones and min_doc_count 0, range, filter, missing, metrics under buckets)
+ * zones and min_doc_count 0, range, filter, missing, metrics and top_hits
+ * (from, size, one or two sort keys with missing first or last: the hits'
+ * ids against a brute-force sort whose ties go by doc order) under buckets)
  * under random queries, first as one shard, then as two shards reduced
  * together (terms with a shard_size above the distinct count, so the
  * answer is exact).  The result must be identical to the brute-force one
@@ -95,7 +97,7 @@ static void make_docs(void)
 /* ---- random trees ----------------------------------------------------------- */
 
 enum { G_TERMS, G_HISTO, G_DHISTO, G_RANGE, G_FILTER, G_MISSING, G_AVG, G_SUM,
-       G_MIN, G_MAX, G_COUNT, G_STATS, G_CARD, NG };
+       G_MIN, G_MAX, G_COUNT, G_STATS, G_CARD, G_TOPHITS, NG };
 
 typedef struct gagg {
     int type, field;
@@ -110,6 +112,9 @@ typedef struct gagg {
     double from[3], to[3];   /* range */
     int nranges;
     char fval[8];            /* filter: kw2 term */
+    int hfrom, nsort;        /* top_hits: from, size (in size), sort keys: */
+    int sfield[2];           /*   field (F_*), descending, missing first */
+    bool sdesc[2], smfirst[2];
     struct gagg *subs[3];
     int nsubs;
 } gagg;
@@ -155,6 +160,16 @@ static gagg *gen(int depth)
     case G_MISSING:
         g->field = (int)rnd(NF);
         break;
+    case G_TOPHITS: /* one or two field keys (ties: the doc order) */
+        g->size = (int)rnd(5);
+        g->hfrom = rnd(3) ? 0 : (int)rnd(4);
+        g->nsort = 1 + (int)rnd(2);
+        for (int k = 0; k < g->nsort; k++) {
+            g->sfield[k] = (int[]){F_KW, F_KW2, F_NUM, F_DBL, F_TS}[rnd(5)];
+            g->sdesc[k] = rnd(2);
+            g->smfirst[k] = !rnd(3);
+        }
+        break;
     case G_CARD: /* exact below the sketch's switch (3072 hashes) */
         g->field = (int[]){F_KW, F_KW2, F_NUM, F_DBL, F_TS}[rnd(5)];
         break;
@@ -175,6 +190,17 @@ static gagg *gen(int depth)
         while (n-- > 0 && g->nsubs < 3)
             g->subs[g->nsubs++] = gen(depth + 1);
     }
+    if (depth == 0 && g->type < G_AVG && !g->nsubs && rnd(3) == 0) {
+        /* the dashboard's shape: one terms without subs under a bucket
+         * aggregation (counted in the parent's loop when it can be) */
+        gagg *t = calloc(1, sizeof *t);
+        snprintf(t->name, sizeof t->name, "a%d", name_seq++);
+        t->type = G_TERMS;
+        t->field = (int[]){F_KW, F_KW2, F_NUM}[rnd(3)];
+        t->size = 1 + (int)rnd(12);
+        t->order = (int[]){0, 1, 2, 4}[rnd(4)];
+        g->subs[g->nsubs++] = t;
+    }
     return g;
 }
 
@@ -188,7 +214,7 @@ static void gfree(gagg *g)
 static const char *gtype_name[NG] = {"terms", "histogram", "date_histogram",
                                      "range", "filter", "missing", "avg", "sum",
                                      "min", "max", "value_count", "stats",
-                                     "cardinality"};
+                                     "cardinality", "top_hits"};
 
 static double num_of(const doc *d, int f)
 {
@@ -244,6 +270,16 @@ static void to_json(const gagg *g, fds_strbuf *b, int shard_size)
         break;
     case G_FILTER:
         fds_strbuf_printf(b, "{\"term\":{\"kw2\":\"%s\"}}", g->fval);
+        break;
+    case G_TOPHITS:
+        fds_strbuf_printf(b, "{\"size\":%d,\"from\":%d,\"_source\":false,\"sort\":[",
+                          g->size, g->hfrom);
+        for (int k = 0; k < g->nsort; k++)
+            fds_strbuf_printf(b, "%s{\"%s\":{\"order\":\"%s\",\"missing\":\"%s\"}}",
+                              k ? "," : "", fname[g->sfield[k]],
+                              g->sdesc[k] ? "desc" : "asc",
+                              g->smfirst[k] ? "_first" : "_last");
+        fds_strbuf_puts(b, "]}");
         break;
     default:
         fds_strbuf_printf(b, "{\"field\":\"%s\"}", fname[g->field]);
@@ -399,6 +435,35 @@ static int dcmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* top_hits' order of docs x, y (indices into D): the sort keys, missing
+ * values first or last, then the doc order (shard, segment, doc). */
+static const gagg *th_g;
+static int th_cmp(const void *pa, const void *pb)
+{
+    int x = *(const int *)pa, y = *(const int *)pb;
+    for (int k = 0; k < th_g->nsort; k++) {
+        int f = th_g->sfield[k];
+        bool hx = D[x].has[f], hy = D[y].has[f];
+        int c;
+        if (!hx || !hy) {
+            c = hx == hy ? 0 : (!hx == th_g->smfirst[k]) ? -1 : 1;
+            if (c)
+                return c;
+            continue;
+        }
+        if (f == F_KW || f == F_KW2) {
+            c = strcmp(f == F_KW ? D[x].kw : D[x].kw2, f == F_KW ? D[y].kw : D[y].kw2);
+            c = c < 0 ? -1 : c > 0;
+        } else {
+            double vx = num_of(&D[x], f), vy = num_of(&D[y], f);
+            c = vx < vy ? -1 : vx > vy;
+        }
+        if (c)
+            return th_g->sdesc[k] ? -c : c;
+    }
+    return x < y ? -1 : x > y;
+}
+
 static void bf_eval(const gagg *g, const int *ix, int n, fds_strbuf *b)
 {
     fds_strbuf_printf(b, "%s{", g->name);
@@ -549,6 +614,15 @@ static void bf_eval(const gagg *g, const int *ix, int n, fds_strbuf *b)
         free(seen);
         break;
     }
+    case G_TOPHITS: {
+        memcpy(sub, ix, (size_t)n * sizeof *sub);
+        th_g = g;
+        qsort(sub, (size_t)n, sizeof *sub, th_cmp);
+        fds_strbuf_printf(b, "total=%d", n);
+        for (int i = g->hfrom; i < n && i < g->hfrom + g->size; i++)
+            fds_strbuf_printf(b, ",%d", sub[i]);
+        break;
+    }
     default: {
         double m[5];
         bf_metric(g, ix, n, m);
@@ -572,6 +646,9 @@ static void bf_eval(const gagg *g, const int *ix, int n, fds_strbuf *b)
 /* ---- the engine's result, in the same canonical form --------------------------- */
 
 static void rs_eval(const gagg *g, const fds_agg_result *r, fds_strbuf *b);
+
+/* The segments top_hits' hits index (the shards' in order). */
+static const fds_search_segment *rs_segs;
 
 static void rs_bucket(const gagg *g, const char *key, const fds_agg_bucket *bk,
                       fds_strbuf *b)
@@ -619,6 +696,15 @@ static void rs_eval(const gagg *g, const fds_agg_result *r, fds_strbuf *b)
     case G_FILTER:
     case G_MISSING:
         rs_bucket(g, "", &r->b[0], b);
+        break;
+    case G_TOPHITS:
+        fds_strbuf_printf(b, "total=%llu", (unsigned long long)r->count);
+        for (size_t i = 0; i < r->nhits; i++) {
+            size_t idl = 0;
+            const fds_hit *h = &r->hits[i].h;
+            const char *id = fds_sidx_doc_id(rs_segs[h->seg].sidx, h->doc, &idl);
+            fds_strbuf_printf(b, ",%.*s", (int)idl, id);
+        }
         break;
     default:
         if (g->type == G_COUNT) {
@@ -770,6 +856,15 @@ static void check_tree(int round, int ti, const gagg *g, int q, shard *sh,
     fds_agg_result *red = NULL;
     fds_err err;
     fds_err_clear(&err);
+    /* top_hits' hits: segment numbers of the shards' segments in a row */
+    fds_search_segment segs[2 * SEG_MAX];
+    unsigned nseg = 0;
+    for (int s = 0; s < nsh; s++) {
+        fds_aggs_rebase(parts[s], nseg);
+        for (unsigned k = 0; k < sh[s].nseg; k++)
+            segs[nseg++] = sh[s].segs[k];
+    }
+    rs_segs = segs;
     int rc = fds_aggs_reduce(rq[0]->aggs, parts, (size_t)nsh, &red, &err);
     /* brute force over the live matching docs */
     int *ix = malloc(NDOCS * sizeof *ix), n = 0;

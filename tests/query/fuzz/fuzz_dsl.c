@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fds_err_clear(&err);
             if (fds_aggs_reduce(r->aggs, parts, 2, &red, &err) == 0) {
                 fds_strbuf b = FDS_STRBUF_INIT;
-                fds__aggs_render(&b, red, size & 1);
+                fds__aggs_render(&b, red, size & 1, NULL, NULL, &err);
                 fds_strbuf_free(&b);
                 fds_agg_result_free(red);
             } else if (err.code == 0) {
