@@ -147,11 +147,6 @@ bool fds__buf_over(fds_store *s)
     return atomic_load(&s->buf_mem) > atomic_load(&s->buf_limit);
 }
 
-bool fds__buf_flush_due(fds_store *s)
-{
-    return atomic_load(&s->buf_mem) > atomic_load(&s->buf_limit) / 2;
-}
-
 void fds__buf_lost(fds_index *ix)
 {
     if (!ix->failure)

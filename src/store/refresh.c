@@ -447,7 +447,7 @@ void fds__index_buffer_flush(fds_index *ix)
     pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&ix->wmu);
     bool go = ix->buf.n > 0 && ix->open && !ix->failure &&
-              fds__buf_flush_due(ix->st);
+              fds__buf_over(ix->st);
     pthread_mutex_unlock(&ix->wmu);
     fds_err err;
     fds_err_clear(&err);

@@ -964,7 +964,7 @@ static void *background(void *arg)
             pthread_mutex_unlock(&ix->wmu);
             if (pending && ((set.refresh_interval_ms >= 0 &&
                              now - last_refresh >= set.refresh_interval_ms) ||
-                            fds__buf_flush_due(s))) {
+                            fds__buf_over(s))) {
                 fds_err err;
                 fds_err_clear(&err);
                 if (fds_index_refresh(ix, &err))

@@ -292,17 +292,11 @@ void fds__buf_free(fds__buffer *b);
  * documents of ~594 source bytes took ~745 MiB, ~190 bytes more each).
  * fds__buf_account (caller holds ix->wmu) brings st->buf_mem up to date
  * after ix->buf or ix->frozen changed; fds__buf_over: the buffers of all
- * indices together are past the limit (a write waits for a flush first);
- * fds__buf_flush_due: past half of it (a write's index is flushed after
- * it).  Flushing at half lets the next writes fill the other half while
- * a frozen buffer becomes a segment, so a bulk load from two clients keeps
- * both cores busy (one builds a segment, one parses and logs the next
- * batch) and the total stays within the limit.
+ * indices together are past the limit.
  */
 #define FDS__BUF_DOC_OVERHEAD 192u
 void fds__buf_account(fds_index *ix);
 bool fds__buf_over(fds_store *s);
-bool fds__buf_flush_due(fds_store *s);
 
 /* buffer.c: the translog rows, in the caller's transaction (caller holds
  * db_mu).  fds__translog_prepare gives the insert statement (finalize it);

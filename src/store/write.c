@@ -362,17 +362,17 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     pthread_mutex_unlock(&s->db_mu);
     if (full)
         rc = fds__index_blocked(ix, err);
-    bool due = false;
+    bool over = false;
     if (!rc) {
         ix->next_seq = seq;
         pthread_mutex_lock(&ix->buf_mu);
         rc = apply_to_buffer(ix, ops, res, n);
         fds__buf_account(ix);
-        due = fds__buf_flush_due(s);
+        over = fds__buf_over(s);
         pthread_mutex_unlock(&ix->buf_mu);
     }
     pthread_mutex_unlock(&ix->wmu);
-    if (!rc && due && !refresh)
+    if (!rc && over && !refresh)
         fds__index_buffer_flush(ix);
     if (!rc && refresh) {
         /* the writes are committed: a failed refresh (disk full) leaves them
