@@ -85,6 +85,7 @@ int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
     out->path_len = f->path_len;
     out->type = f->type;
     out->index = f->index;
+    out->index_options = f->index_options;
     out->float32 = fds__round_ftype(f, 0.1) != 0.1; /* float, half_float */
     out->date_format = f->dfmt;
     return 0;
@@ -251,7 +252,7 @@ static const struct mparam {
     {"analyzer", T(FDS_FT_TEXT), "\"standard\""},
     {"search_analyzer", T(FDS_FT_TEXT), "\"standard\""},
     {"similarity", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "\"BM25\""},
-    {"index_options", T(FDS_FT_TEXT), "\"freqs\""},
+    {"index_options", T(FDS_FT_TEXT), NULL},
     {"fielddata", T(FDS_FT_TEXT), "false"},
     {"eager_global_ordinals", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "false"},
     {"ignore_malformed", T(FDS_FT_LONG) | T(FDS_FT_DOUBLE) | T(FDS_FT_DATE), "false"},
@@ -340,6 +341,39 @@ static int check_unchanged(const fds_mfield *f, const cJSON *def, fds_err *err)
     return 0;
 }
 
+/* Names of fds_index_options values (query.h), as Elasticsearch writes
+ * them. */
+static const char *const INDEX_OPTIONS[] = {"positions", "docs", "freqs"};
+
+/* A text field's "index_options" into *io (FDS_IO_POSITIONS when absent).
+ * Elasticsearch's values are docs, freqs, positions and offsets; offsets
+ * (which a highlighter reads instead of re-analysing) is refused, not kept
+ * and ignored.  0 or FDS_EINVAL (kind MAPPING_PARSE, Elasticsearch's
+ * words for an unknown value). */
+static int parse_index_options(const char *path, const cJSON *def, int *io,
+                               fds_err *err)
+{
+    *io = FDS_IO_POSITIONS;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(def, "index_options");
+    if (!v)
+        return 0;
+    const char *s = cJSON_IsString(v) ? v->valuestring : "";
+    for (int i = 0; i < (int)(sizeof INDEX_OPTIONS / sizeof *INDEX_OPTIONS); i++)
+        if (!strcmp(s, INDEX_OPTIONS[i])) {
+            *io = i;
+            return 0;
+        }
+    if (!strcmp(s, "offsets"))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "[index_options] of [\"offsets\"] on field [%s] is "
+                            "not supported: only \"docs\", \"freqs\" and "
+                            "\"positions\" are", path);
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                        "Unknown value [%s] for field [index_options] - "
+                        "accepted values are [positions, docs, freqs, offsets]",
+                        s);
+}
+
 static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
@@ -359,9 +393,18 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
                             "No handler for type [%s] declared on field [%s]",
                             tname, path);
     int prc = check_params(path, tname, type, def, err);
+    int io = FDS_IO_POSITIONS;
+    if (!prc && type == FDS_FT_TEXT)
+        prc = parse_index_options(path, def, &io, err);
     if (prc)
         return prc;
     fds_mfield *f = fds__mapping_find(m, path, len);
+    if (f && type == FDS_FT_TEXT && f->index_options != io)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Mapper for [%s] conflicts with existing mapper:\n"
+                            "\tCannot update parameter [index_options] from "
+                            "[%s] to [%s]", path,
+                            INDEX_OPTIONS[f->index_options], INDEX_OPTIONS[io]);
     if (f && (f->type != type || strcmp(f->type_name, tname)))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "mapper [%s] cannot be changed from type [%s] to "
@@ -376,6 +419,7 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         if (!f)
             return FDS_ENOMEM;
         f->is_subfield = sub;
+        f->index_options = (uint8_t)io;
     }
     cJSON *ia = cJSON_GetObjectItemCaseSensitive(def, "ignore_above");
     if (ia) {
@@ -636,6 +680,9 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
         cJSON_AddStringToObject(o, "format", f->dfmt->text);
     if (!f->index)
         cJSON_AddBoolToObject(o, "index", false);
+    if (f->type == FDS_FT_TEXT && f->index_options != FDS_IO_POSITIONS)
+        cJSON_AddStringToObject(o, "index_options",
+                                INDEX_OPTIONS[f->index_options]);
     bool any = false;
     for (size_t i = 0; i < n; i++)
         if (sorted[i]->parent == f && sorted[i]->is_subfield)

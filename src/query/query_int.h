@@ -44,6 +44,7 @@ typedef struct fds_mfield {
     int ignore_above;    /* keyword: chars; 0 = none */
     bool is_subfield;    /* multi-field ("fields") of parent */
     bool index;          /* "index": false -> not searchable */
+    uint8_t index_options; /* text: fds_index_options (query.h) */
     struct fds_mfield *parent; /* for sub-fields / object children */
     struct fds_date_format *dfmt; /* date: "format" (malloc'd), NULL = default */
 } fds_mfield;
