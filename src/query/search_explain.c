@@ -78,6 +78,18 @@ static const char *qname(const fds_query *q, char *buf, size_t cap)
                  : q->pkind == FDS_PAT_WILDCARD ? "wildcard" : "regexp",
                  (int)q->term_len, q->term);
         return buf;
+    case FDS_Q_PHRASE: {
+        size_t o = (size_t)snprintf(buf, cap, "weight(%.*s:\"", (int)q->field_len,
+                                    q->field);
+        for (size_t i = 0; i < q->nvals && o < cap; i++)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? " " : "",
+                                  q->vals[i]);
+        if (o < cap && q->slop)
+            o += (size_t)snprintf(buf + o, cap - o, "\"~%d)", q->slop);
+        else if (o < cap)
+            snprintf(buf + o, cap - o, "\")");
+        return buf;
+    }
     case FDS_Q_CONST: return "ConstantScore";
     case FDS_Q_DISMAX: return "max plus tie_breaker times others of:";
     case FDS_Q_BOOSTING: return "boosting";
