@@ -92,6 +92,16 @@ bool fds__dsl_not_searchable(fds__dsl_ctx *c, const fds_field_info *f);
 /* The "boost" member of object o, 1 when absent. */
 float fds__dsl_boost(const cJSON *o);
 fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body);
+/* The tokens of text s[0..n) (the standard analyzer), each a malloc'd copy
+ * t[i] of l[i] bytes; free with fds__dsl_toks_free (also after an error). */
+typedef struct fds__dsl_toks {
+    char **t;
+    size_t *l;
+    size_t n, cap;
+} fds__dsl_toks;
+/* 0 or FDS_ENOMEM. */
+int fds__dsl_tokens(const char *s, size_t n, fds__dsl_toks *v);
+void fds__dsl_toks_free(fds__dsl_toks *v);
 fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body);

@@ -35,33 +35,6 @@
  * (FuzzyQuery.defaultMaxExpansions). */
 #define PHRASE_PREFIX_MAX_EXPANSIONS 50
 
-typedef struct ptoks {
-    char **t;
-    size_t *l;
-    size_t n, cap;
-} ptoks;
-
-static int ptok_cb(void *arg, const char *t, size_t n)
-{
-    ptoks *v = arg;
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 8;
-        char **nt = realloc(v->t, nc * sizeof *nt);
-        if (!nt)
-            return FDS_ENOMEM;
-        v->t = nt;
-        size_t *nl = realloc(v->l, nc * sizeof *nl);
-        if (!nl)
-            return FDS_ENOMEM;
-        v->l = nl;
-        v->cap = nc;
-    }
-    if (!(v->t[v->n] = fds__dsl_dupn(t, n)))
-        return FDS_ENOMEM;
-    v->l[v->n++] = n;
-    return 0;
-}
-
 static fds_query *oom(fds__dsl_ctx *c)
 {
     fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
@@ -72,12 +45,9 @@ fds_query *fds__dsl_phrase_new(fds__dsl_ctx *c, const fds_field_info *f,
                                const char *s, size_t n,
                                const fds__phrase_opts *o)
 {
-    ptoks v = {0};
-    if (fds_analyze(s, n, ptok_cb, &v)) {
-        for (size_t i = 0; i < v.n; i++)
-            free(v.t[i]);
-        free(v.t);
-        free(v.l);
+    fds__dsl_toks v = {0};
+    if (fds__dsl_tokens(s, n, &v)) {
+        fds__dsl_toks_free(&v);
         return oom(c);
     }
     fds_query *q = NULL;
@@ -107,10 +77,7 @@ fds_query *fds__dsl_phrase_new(fds__dsl_ctx *c, const fds_field_info *f,
         v.l = NULL;
         v.n = 0;
     }
-    for (size_t i = 0; i < v.n; i++)
-        free(v.t[i]);
-    free(v.t);
-    free(v.l);
+    fds__dsl_toks_free(&v);
     if (q)
         q->boost = o->boost;
     else if (!c->err->code)

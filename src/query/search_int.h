@@ -139,6 +139,9 @@ void fds__cnode_free(cnode *c); /* NULL is a no-op */
 it *fds__build(exec *x, const cnode *c, const fds_sidx *sx);
 /* The best score any doc can reach under `i` (INFINITY if unknown). */
 float fds__it_max(it *i);
+/* First ordinal of f whose term is >= key[0..n) (the dictionary is sorted
+ * by bytes); f->nterms when none is. */
+uint32_t fds__ord_lower_bound(const fds_sfield *f, const char *key, size_t n);
 /* advance() of a term iterator (identifies one). */
 uint32_t fds__term_adv(it *i, uint32_t target);
 /* Is `root` a disjunction of scored terms (MaxScore-able)?  Then *out is a

@@ -816,6 +816,11 @@ static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
     return lo;
 }
 
+uint32_t fds__ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
+{
+    return ord_lower_bound(f, key, n);
+}
+
 /* Every term of f matching the pattern of q into s: the ordinals that
  * start with the pattern's literal lead only (a prefix is a range of
  * ordinals), each term's docs once. */

@@ -95,22 +95,6 @@ static float phrase_idf(uint64_t N, uint64_t n)
 
 /* ---- compile ------------------------------------------------------------------ */
 
-/* First ordinal of f whose term is >= key. */
-static uint32_t lower_bound(const fds_sfield *f, const char *key, size_t n)
-{
-    uint32_t lo = 0, hi = f->nterms;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2, l;
-        const char *t = fds__sidx_term_str(f, mid, &l);
-        int c = memcmp(t, key, l < n ? l : n);
-        if (c < 0 || (c == 0 && l < n))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static int push_val(fds_query *e, size_t *cap, const char *t, size_t n)
 {
     if (e->nvals == *cap) {
@@ -166,7 +150,7 @@ fds_query *fds__phrase_expand(exec *x, const fds_query *q)
             fds__sidx_field(x->segs[s].sidx, q->field, q->field_len);
         if (!f || f->kind != FDS_FT_TEXT)
             continue;
-        for (uint32_t o = lower_bound(f, pre, pn); o < f->nterms; o++) {
+        for (uint32_t o = fds__ord_lower_bound(f, pre, pn); o < f->nterms; o++) {
             uint32_t l;
             const char *t = fds__sidx_term_str(f, o, &l);
             if (l < pn || memcmp(t, pre, pn))
