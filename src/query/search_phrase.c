@@ -85,6 +85,9 @@ typedef struct phrase_it {
     /* sloppy matcher state, one per slot */
     size_t *idx;          /* current position index */
     bool *inq;            /* in the queue */
+    size_t *lead;         /* slots by doc frequency, rarest first: the
+                             conjunction leads with the rarest term, as
+                             Lucene's ConjunctionDISI orders by cost */
 } phrase_it;
 
 static float phrase_idf(uint64_t N, uint64_t n)
@@ -479,15 +482,16 @@ uint32_t fds__phrase_adv(it *i, uint32_t target)
     exec *x = i->x;
     if (target == NO_MORE)
         return i->doc = NO_MORE;
+    pslot *s0 = &ph->s[ph->lead[0]];
     for (;;) {
-        uint32_t d = slot_advance(&ph->s[0], x, target);
+        uint32_t d = slot_advance(s0, x, target);
         for (size_t k = 1; k < ph->ns && d != NO_MORE;) {
-            uint32_t e = slot_advance(&ph->s[k], x, d);
+            uint32_t e = slot_advance(&ph->s[ph->lead[k]], x, d);
             if (e == d) {
                 k++;
                 continue;
             }
-            d = e == NO_MORE ? NO_MORE : slot_advance(&ph->s[0], x, e);
+            d = e == NO_MORE ? NO_MORE : slot_advance(s0, x, e);
             k = 1;
         }
         if (d == NO_MORE)
@@ -538,6 +542,7 @@ static void phrase_destroy(it *i)
     free(ph->s);
     free(ph->idx);
     free(ph->inq);
+    free(ph->lead);
     free(ph);
 }
 
@@ -589,7 +594,9 @@ int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
     ph->s = calloc(ph->ns, sizeof *ph->s);
     ph->idx = calloc(ph->ns, sizeof *ph->idx);
     ph->inq = calloc(ph->ns, sizeof *ph->inq);
-    int rc = (!ph->s || !ph->idx || !ph->inq) ? FDS_ENOMEM : 0;
+    ph->lead = calloc(ph->ns, sizeof *ph->lead);
+    uint64_t *sdf = calloc(ph->ns, sizeof *sdf);
+    int rc = (!ph->s || !ph->idx || !ph->inq || !ph->lead || !sdf) ? FDS_ENOMEM : 0;
     bool empty = false;
     uint64_t df = 0;
     for (size_t k = 0; k < ph->ns && !rc && !empty; k++) {
@@ -605,6 +612,7 @@ int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
             if (p) {
                 s->alt[s->nalt++] = p;
                 df += p->t.df;
+                sdf[k] += p->t.df;
             }
         }
         empty = !s->nalt;
@@ -620,8 +628,16 @@ int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
     if (rc || empty) {
         ph->ns = ph->s ? ph->ns : 0;
         phrase_destroy((it *)ph);
+        free(sdf);
         return rc;
     }
+    for (size_t k = 0; k < ph->ns; k++) { /* insertion sort: a few slots */
+        size_t j = k;
+        for (; j > 0 && sdf[ph->lead[j - 1]] > sdf[k]; j--)
+            ph->lead[j] = ph->lead[j - 1];
+        ph->lead[j] = k;
+    }
+    free(sdf);
     if (!x->no_stats)
         x->total_postings += df;
     *out = (it *)ph;
