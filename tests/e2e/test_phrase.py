@@ -142,6 +142,12 @@ class Phrase(ServerTestCase):
         # inside a phrase match)
         self.assertIn("<em>quick</em> <em>brown</em>", h["0"]["highlight"]["t"][0])
 
+    def test_profile(self):
+        out = self.q({"match_phrase": {"t": {"query": "quick brown", "slop": 2}}},
+                     profile=True)
+        q = out["profile"]["shards"][0]["searches"][0]["query"][0]
+        self.assertEqual((q["type"], q["description"]), ("PhraseQuery", 't:"quick brown"~2'))
+
     def test_without_positions(self):
         for f in ("f", "d"):
             c = self.err({"match_phrase": {f: "quick brown"}})
