@@ -22,6 +22,7 @@
 
 #include "fds_hash.h"
 #include "datemath.h"
+#include "positions.h" /* FDS_POSITION_MAX */
 #include "query_int.h"
 
 fds_mapping *fds_mapping_create(void)
@@ -199,6 +200,7 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
     f->type = type;
     snprintf(f->type_name, sizeof f->type_name, "%s", type_name);
     f->index = true;
+    f->pos_gap = FDS_POSITION_INCREMENT_GAP;
     f->parent = parent_of(m, path, len);
     if (f->parent && f->parent->type != FDS_FT_OBJECT)
         f->is_subfield = true;
@@ -253,6 +255,7 @@ static const struct mparam {
     {"search_analyzer", T(FDS_FT_TEXT), "\"standard\""},
     {"similarity", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "\"BM25\""},
     {"index_options", T(FDS_FT_TEXT), NULL},
+    {"position_increment_gap", T(FDS_FT_TEXT), NULL},
     {"fielddata", T(FDS_FT_TEXT), "false"},
     {"eager_global_ordinals", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "false"},
     {"ignore_malformed", T(FDS_FT_LONG) | T(FDS_FT_DOUBLE) | T(FDS_FT_DATE), "false"},
@@ -374,6 +377,34 @@ static int parse_index_options(const char *path, const cJSON *def, int *io,
                         s);
 }
 
+/* A text field's "position_increment_gap" into *gap (the default when
+ * absent): a non-negative integer, and only with positions, as
+ * Elasticsearch's TextFieldMapper checks.  0 or FDS_EINVAL. */
+static int parse_pos_gap(const char *path, const cJSON *def, int io,
+                         uint32_t *gap, fds_err *err)
+{
+    *gap = FDS_POSITION_INCREMENT_GAP;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(def, "position_increment_gap");
+    if (!v)
+        return 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    if (d < 0 || d > (double)FDS_POSITION_MAX || d != floor(d)) {
+        char got[32] = "?";
+        if (cJSON_IsNumber(v))
+            snprintf(got, sizeof got, "%g", v->valuedouble);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "[position_increment_gap] on field [%s] must be a "
+                            "non-negative integer, got [%s]", path,
+                            cJSON_IsString(v) ? v->valuestring : got);
+    }
+    if (io != FDS_IO_POSITIONS)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "Cannot set position_increment_gap on field [%s] "
+                            "without positions enabled", path);
+    *gap = (uint32_t)d;
+    return 0;
+}
+
 static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
@@ -394,8 +425,11 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
                             tname, path);
     int prc = check_params(path, tname, type, def, err);
     int io = FDS_IO_POSITIONS;
+    uint32_t gap = FDS_POSITION_INCREMENT_GAP;
     if (!prc && type == FDS_FT_TEXT)
         prc = parse_index_options(path, def, &io, err);
+    if (!prc && type == FDS_FT_TEXT)
+        prc = parse_pos_gap(path, def, io, &gap, err);
     if (prc)
         return prc;
     fds_mfield *f = fds__mapping_find(m, path, len);
@@ -405,6 +439,11 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
                             "\tCannot update parameter [index_options] from "
                             "[%s] to [%s]", path,
                             INDEX_OPTIONS[f->index_options], INDEX_OPTIONS[io]);
+    if (f && type == FDS_FT_TEXT && f->pos_gap != gap)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Mapper for [%s] conflicts with existing mapper:\n"
+                            "\tCannot update parameter [position_increment_gap] "
+                            "from [%u] to [%u]", path, f->pos_gap, gap);
     if (f && (f->type != type || strcmp(f->type_name, tname)))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "mapper [%s] cannot be changed from type [%s] to "
@@ -420,6 +459,7 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
             return FDS_ENOMEM;
         f->is_subfield = sub;
         f->index_options = (uint8_t)io;
+        f->pos_gap = gap;
     }
     cJSON *ia = cJSON_GetObjectItemCaseSensitive(def, "ignore_above");
     if (ia) {
@@ -683,6 +723,8 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
     if (f->type == FDS_FT_TEXT && f->index_options != FDS_IO_POSITIONS)
         cJSON_AddStringToObject(o, "index_options",
                                 INDEX_OPTIONS[f->index_options]);
+    if (f->type == FDS_FT_TEXT && f->pos_gap != FDS_POSITION_INCREMENT_GAP)
+        cJSON_AddNumberToObject(o, "position_increment_gap", f->pos_gap);
     bool any = false;
     for (size_t i = 0; i < n; i++)
         if (sorted[i]->parent == f && sorted[i]->is_subfield)

@@ -22,6 +22,10 @@
 #define FDS_TRACK_TOTAL_DEFAULT 10000 /* ES default track_total_hits */
 #define FDS_POSTINGS_BLOCK 128        /* doc ids per postings block */
 #define FDS_TOKEN_MAX_CHARS 255       /* StandardAnalyzer maxTokenLength */
+/* Positions between the last token of a value and the first of the next
+ * value of the same text field in a document, unless the mapping says:
+ * Elasticsearch's default position_increment_gap (TextFieldMapper). */
+#define FDS_POSITION_INCREMENT_GAP 100u
 #define FDS_BM25_K1 1.2f
 #define FDS_BM25_B 0.75f
 
@@ -45,6 +49,7 @@ typedef struct fds_mfield {
     bool is_subfield;    /* multi-field ("fields") of parent */
     bool index;          /* "index": false -> not searchable */
     uint8_t index_options; /* text: fds_index_options (query.h) */
+    uint32_t pos_gap;    /* text: position_increment_gap */
     struct fds_mfield *parent; /* for sub-fields / object children */
     struct fds_date_format *dfmt; /* date: "format" (malloc'd), NULL = default */
 } fds_mfield;

@@ -122,8 +122,8 @@
  *     gaps).  A singleton term (inline in the dictionary) has one block.
  *   Positions follow the analyzer: token i of a value is at the position of
  *   the one before plus 1, and each value of an array after the first
- *   starts FDS_POSITION_INCREMENT_GAP (100, Elasticsearch's
- *   position_increment_gap of text fields) positions further, as Lucene's
+ *   starts the field's position_increment_gap (mapping; 100 by default,
+ *   FDS_POSITION_INCREMENT_GAP) positions further, as Lucene's
  *   IndexingChain adds Analyzer.getPositionIncrementGap between values.
  *   The writer puts a term's positions right after its postings (or where
  *   they would be, for a singleton).
@@ -178,10 +178,6 @@
  * bytes of padding). */
 #define FDS_SIDX_POS_TABLE_BYTES(n, w) \
     (FDS_SIDX_POS_HDR + ((uint64_t)(n) * (w) + 7) / 8 + 8)
-/* Positions between the last token of a value and the first of the next
- * value of the same field in a document: Elasticsearch's default
- * position_increment_gap of text fields (TextFieldMapper). */
-#define FDS_POSITION_INCREMENT_GAP 100u
 #define FDS_SIDX_NO_ORD 0xFFFFFFFFu
 #define FDS_SIDX_NUM_RAW 64u      /* numeric column of raw 8-byte values */
 #define FDS_SIDX_NUM_PACK_MAX 56u /* widest packed integer column */

@@ -323,7 +323,7 @@ static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
         /* each value after the first starts position_increment_gap
          * positions after the last token of the one before */
         if (f->nvals++)
-            f->next_pos += FDS_POSITION_INCREMENT_GAP;
+            f->next_pos += f->mf->pos_gap;
         if (f->next_pos > FDS_POSITION_MAX)
             return FDS_ETOOBIG;
         return fds_analyze(v->str, v->str_len, on_token, &c);

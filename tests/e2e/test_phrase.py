@@ -100,6 +100,36 @@ class Phrase(ServerTestCase):
         self.assertEqual(self.ids({"match_phrase": {"t": {"query": "brown fox", "slop": 100}}}),
                          ["0", "1", "2", "3"])
 
+    def test_position_increment_gap_mapping(self):
+        st, out, _ = self.req("PUT", "/gap", {"mappings": {"properties": {
+            "t": {"type": "text", "position_increment_gap": 0},
+            "u": {"type": "text", "position_increment_gap": 10}}}})
+        self.assertEqual(st, 200, out)
+        self.req("PUT", "/gap/_doc/1?refresh=true",
+                 {"t": ["john abraham", "lincoln smith"], "u": ["john abraham", "lincoln smith"]})
+        # gap 0: the values run on; gap 10: slop 10 spans it
+        self.assertEqual(self.ids({"match_phrase": {"t": "abraham lincoln"}}, "gap"), ["1"])
+        self.assertEqual(self.ids({"match_phrase": {"u": {"query": "abraham lincoln",
+                                                          "slop": 9}}}, "gap"), [])
+        self.assertEqual(self.ids({"match_phrase": {"u": {"query": "abraham lincoln",
+                                                          "slop": 10}}}, "gap"), ["1"])
+        st, out, _ = self.req("GET", "/gap/_mapping")
+        props = out["gap"]["mappings"]["properties"]
+        self.assertEqual((props["t"]["position_increment_gap"],
+                          props["u"]["position_increment_gap"]), (0, 10))
+        for body, what in (
+                ({"type": "text", "position_increment_gap": -1}, "must be a non-negative"),
+                ({"type": "text", "index_options": "freqs", "position_increment_gap": 5},
+                 "without positions enabled"),
+                ({"type": "keyword", "position_increment_gap": 5}, "unknown parameter")):
+            st, out, _ = self.req("PUT", "/gap2", {"mappings": {"properties": {"x": body}}})
+            self.assertEqual(st, 400, out)
+            self.assertIn(what, out["error"]["reason"])
+        st, out, _ = self.req("PUT", "/gap/_mapping", {"properties": {
+            "u": {"type": "text", "position_increment_gap": 11}}})
+        self.assertEqual(st, 400, out)
+        self.assertIn("Cannot update parameter [position_increment_gap]", out["error"]["reason"])
+
     def test_prefix(self):
         self.assertEqual(self.ids({"match_phrase_prefix": {"t": "quick br"}}), ["0", "3", "4"])
         # the last term a prefix, one position: any expansion
