@@ -274,8 +274,12 @@ static uint32_t pc_advance(pcur *p, exec *x, uint32_t target)
         p->i = p->pi = 0;
         p->pp = p->pdata + po;
     }
-    while (p->docs[p->i] < target)
+    while (p->i < p->n && p->docs[p->i] < target)
         p->i++;
+    if (p->i == p->n) { /* the block ends before its skip entry says */
+        x->corrupt = 1;
+        return p->doc = NO_MORE;
+    }
     return p->doc = p->docs[p->i];
 }
 
