@@ -98,20 +98,14 @@ static float phrase_idf(uint64_t N, uint64_t n)
 
 /* ---- compile ------------------------------------------------------------------ */
 
-static int push_val(fds_query *e, size_t *cap, const char *t, size_t n)
+/* Append a copy of t[0..n) to e's values; *cap and *lcap are the
+ * capacities of e->vals and e->val_lens.  0 or FDS_ENOMEM. */
+static int push_val(fds_query *e, size_t *cap, size_t *lcap, const char *t,
+                    size_t n)
 {
-    if (e->nvals == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        char **v = realloc(e->vals, nc * sizeof *v);
-        if (!v)
-            return FDS_ENOMEM;
-        e->vals = v;
-        size_t *l = realloc(e->val_lens, nc * sizeof *l);
-        if (!l)
-            return FDS_ENOMEM;
-        e->val_lens = l;
-        *cap = nc;
-    }
+    if (fds__grow((void **)&e->vals, cap, e->nvals + 1, sizeof *e->vals) ||
+        fds__grow((void **)&e->val_lens, lcap, e->nvals + 1, sizeof *e->val_lens))
+        return FDS_ENOMEM;
     char *d = malloc(n + 1);
     if (!d)
         return FDS_ENOMEM;
@@ -133,7 +127,7 @@ static bool has_val(const fds_query *e, size_t from, const char *t, size_t n)
 fds_query *fds__phrase_expand(exec *x, const fds_query *q)
 {
     fds_query *e = fds__query_new(FDS_Q_PHRASE);
-    size_t cap = 0;
+    size_t cap = 0, lcap = 0;
     if (!e || !(e->field = malloc(q->field_len + 1)))
         goto oom;
     memcpy(e->field, q->field, q->field_len + 1);
@@ -143,7 +137,7 @@ fds_query *fds__phrase_expand(exec *x, const fds_query *q)
     e->slop = q->slop;
     e->npos = q->npos;
     for (size_t i = 0; i + 1 < q->npos; i++)
-        if (push_val(e, &cap, q->vals[i], q->val_lens[i]))
+        if (push_val(e, &cap, &lcap, q->vals[i], q->val_lens[i]))
             goto oom;
     const char *pre = q->vals[q->npos - 1];
     size_t pn = q->val_lens[q->npos - 1], first = e->nvals, got = 0;
@@ -160,7 +154,7 @@ fds_query *fds__phrase_expand(exec *x, const fds_query *q)
                 break;
             if (has_val(e, first, t, l))
                 continue;
-            if (push_val(e, &cap, t, l))
+            if (push_val(e, &cap, &lcap, t, l))
                 goto oom;
             if ((int)++got >= max)
                 break;
