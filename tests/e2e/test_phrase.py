@@ -168,6 +168,15 @@ class Phrase(ServerTestCase):
         h = {x["_id"]: x for x in out["hits"]["hits"]}
         self.assertIn('t:"quick brown"', h["0"]["_explanation"]["description"])
         self.assertAlmostEqual(h["0"]["_explanation"]["value"], h["0"]["_score"], places=5)
+        e = h["0"]["_explanation"]["details"][0]
+        self.assertEqual(e["description"],
+                         "score(freq=1), computed as boost * idf * tf from:")
+        idf_node = e["details"][1]
+        self.assertEqual(idf_node["description"], "idf, sum of:")
+        self.assertAlmostEqual(idf_node["value"], sum(x["value"] for x in idf_node["details"]),
+                               places=5)
+        self.assertAlmostEqual(e["value"], e["details"][0]["value"] * idf_node["value"] *
+                               e["details"][2]["value"], places=5)
         # the phrase's terms are highlighted (Elasticsearch marks only those
         # inside a phrase match)
         self.assertIn("<em>quick</em> <em>brown</em>", h["0"]["highlight"]["t"][0])
