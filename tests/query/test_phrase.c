@@ -12,7 +12,9 @@
  *     random phrase (exact, with repeats; sloppy, distinct terms) must
  *     match exactly the live docs an exhaustive evaluator finds over the
  *     documents' own tokens, exact phrases with the BM25 score of their
- *     phrase frequency and summed idfs, in both views (unmerged, merged).
+ *     phrase frequency and summed idfs, in both views (unmerged, merged);
+ *     so must exact match_phrase_prefix queries whose last word is cut to
+ *     a prefix ("ab" expands to ab and abc).
  * Run: test_phrase GOLDEN_V4_SIDX [ROUNDS] [SEED].
  */
 #include <math.h>
@@ -42,7 +44,8 @@ static uint32_t rnd(uint32_t n)
     return (uint32_t)(rng % n);
 }
 
-static const char *const WORDS[VOCAB] = {"ab", "cd", "ef", "gh", "ij"};
+/* "ab" and "abc" share a prefix, for match_phrase_prefix */
+static const char *const WORDS[VOCAB] = {"ab", "abc", "ef", "gh", "ij"};
 
 static void tmp_path(char *p, size_t cap)
 {
@@ -206,17 +209,26 @@ static void make_doc(tdoc *d, unsigned id)
 
 /* Exact phrase frequency of q[0..n) in d: starting positions p with q[k]
  * at p + k. */
+static const char *g_prefix; /* the last term of a prefix phrase, or NULL */
+
+static bool tok_is(uint8_t tok, const uint8_t *q, unsigned k, unsigned n)
+{
+    if (g_prefix && k == n - 1)
+        return !strncmp(WORDS[tok], g_prefix, strlen(g_prefix));
+    return tok == q[k];
+}
+
 static unsigned ref_exact(const tdoc *d, const uint8_t *q, unsigned n)
 {
     unsigned f = 0;
     for (unsigned i = 0; i < d->ntok; i++) {
-        if (d->tok[i] != q[0])
+        if (!tok_is(d->tok[i], q, 0, n))
             continue;
         bool ok = true;
         for (unsigned k = 1; k < n && ok; k++) {
             bool hit = false;
             for (unsigned j = 0; j < d->ntok && !hit; j++)
-                hit = d->tok[j] == q[k] && d->pos[j] == d->pos[i] + k;
+                hit = tok_is(d->tok[j], q, k, n) && d->pos[j] == d->pos[i] + k;
             ok = hit;
         }
         f += ok;
@@ -267,8 +279,11 @@ static float ref_score(const view *v, const uint8_t *q, unsigned n, unsigned fre
         }
     float idf = 0;
     for (unsigned k = 0; k < n; k++)
-        idf += (float)log(1.0 + ((double)N - (double)df[q[k]] + 0.5) /
-                                    ((double)df[q[k]] + 0.5));
+        for (unsigned w = 0; w < VOCAB; w++) /* a prefix: every expansion */
+            if ((g_prefix && k == n - 1) ? df[w] && tok_is((uint8_t)w, q, k, n)
+                                         : w == q[k])
+                idf += (float)log(1.0 + ((double)N - (double)df[w] + 0.5) /
+                                            ((double)df[w] + 0.5));
     float avgdl = (float)((double)ttf / (double)N);
     float dl = (float)fds__norm_decode(fds__norm_encode(d->ntok));
     float ninv = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) + FDS_BM25_B * dl / avgdl));
@@ -281,11 +296,11 @@ static void check_view(const view *v, const fds_mapping *m, const uint8_t *q,
     char body[512];
     size_t o = (size_t)snprintf(body, sizeof body,
                                 "{\"size\":1000,\"track_total_hits\":true,"
-                                "\"query\":{\"match_phrase\":{\"t\":{\"slop\":%u,"
-                                "\"query\":\"", slop);
+                                "\"query\":{\"match_phrase%s\":{\"t\":{\"slop\":%u,"
+                                "\"query\":\"", g_prefix ? "_prefix" : "", slop);
     for (unsigned k = 0; k < n; k++)
         o += (size_t)snprintf(body + o, sizeof body - o, "%s%s", k ? " " : "",
-                              WORDS[q[k]]);
+                              g_prefix && k == n - 1 ? g_prefix : WORDS[q[k]]);
     snprintf(body + o, sizeof body - o, "\"}}}}");
     fds_search_result r;
     fds_err err;
@@ -341,6 +356,12 @@ static void queries(const view *v, const fds_mapping *m)
                     }
         }
         check_view(v, m, q, n, slop);
+        if (!slop) { /* the same phrase with its last word cut to a prefix */
+            static const char *const PREFIXES[] = {"ab", "a", "e"};
+            g_prefix = PREFIXES[rnd(3)];
+            check_view(v, m, q, n, 0);
+            g_prefix = NULL;
+        }
     }
 }
 
