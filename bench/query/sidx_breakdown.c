@@ -6,8 +6,9 @@
  *
  * Parts (bytes): term dictionary (bit-packed entries), term bytes (strings
  * first written for the field; strings shared with an earlier field are
- * counted there), skip entries, postings blocks, norms, doc values (presence
- * bitset + column), the _id table, and the rest (header, field
+ * counted there), skip entries, postings blocks, positions (format 5: the
+ * field's positions table, each term's block offsets and positions),
+ * norms, doc values (presence bitset + column), the _id table, and the rest (header, field
  * descriptors and names, alignment, footer).  Layout: src/query/sidx_format.h.
  */
 #include <stdio.h>
@@ -15,14 +16,40 @@
 #include <string.h>
 
 #include "fds_error.h"
+#include "positions.h"
 #include "postings.h"
 #include "query.h"
 #include "sidx_int.h"
 
-enum { P_ENTRIES, P_TBYTES, P_SKIP, P_POST, P_NORMS, P_DV, P_IDS, P_N };
+enum { P_ENTRIES, P_TBYTES, P_SKIP, P_POST, P_POS, P_NORMS, P_DV, P_IDS, P_N };
 static const char *pname[P_N] = {"term dict", "term bytes", "skip entries",
-                                 "postings blocks", "norms", "doc values",
-                                 "_id table"};
+                                 "postings blocks", "positions", "norms",
+                                 "doc values", "_id table"};
+
+/* Bytes of the positions of term t (ordinal o) of f: block offsets and
+ * every posting's positions (decoded block by block for the tfs). */
+static uint64_t term_positions(const fds_sidx *s, const fds_sfield *f,
+                               uint32_t o, fds_sterm *t)
+{
+    const uint8_t *p0 = fds__sidx_term_pos(s, f, o), *end = s->map + s->len;
+    const uint8_t *q = p0 + (size_t)(t->nblocks - 1) * 4;
+    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK], base = 0;
+    if (!t->skip)
+        return (uint64_t)(q - p0) + (uint64_t)fds_positions_decode(q, end, 1, NULL);
+    for (uint32_t b = 0; b < t->nblocks; b++) {
+        const uint8_t *sk = t->skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        unsigned n = sk[13] + 1u;
+        if (fds_postings_decode_block(fds__skip_block(t, sk), t->end, n, base,
+                                      s->max_doc, docs, tfs) < 0)
+            break;
+        for (unsigned i = 0; i < n; i++) {
+            long k = fds_positions_decode(q, end, tfs[i], NULL);
+            q += k > 0 ? k : 0;
+        }
+        base = fds__get_u32(sk) + 1;
+    }
+    return (uint64_t)(q - p0);
+}
 
 /* Offsets of term strings already counted (open addressing). */
 typedef struct { uint64_t *v; size_t cap, n; } oset;
@@ -63,14 +90,16 @@ int main(int argc, char **argv)
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
     oset seen = {0};
     if (per_field)
-        printf("%-28s %7s %7s %9s %9s %9s %9s %7s %9s\n", "field", "terms",
-               "single", "entries", "tbytes", "skip", "postings", "norms",
-               "docvalues");
+        printf("%-28s %7s %7s %9s %9s %9s %9s %9s %7s %9s\n", "field", "terms",
+               "single", "entries", "tbytes", "skip", "postings", "positions",
+               "norms", "docvalues");
     for (uint32_t i = 0; i < s->nfields; i++) {
         const fds_sfield *f = &s->fields[i];
         uint64_t p[P_N] = {0}, single = 0;
         
         p[P_ENTRIES] = FDS_SIDX_DICT_BYTES(f->nterms, f->wentry);
+        if (f->pos)
+            p[P_POS] = FDS_SIDX_POS_TABLE_BYTES(f->nterms, f->wpos);
         for (uint32_t o = 0; o < f->nterms; o++) {
             uint32_t len;
             const char *str = fds__sidx_term_str(f, o, &len);
@@ -78,6 +107,8 @@ int main(int argc, char **argv)
                 p[P_TBYTES] += len;
             fds_sterm t;
             fds__sidx_term_at(s, f, o, &t);
+            if (f->pos)
+                p[P_POS] += term_positions(s, f, o, &t);
             if (!t.skip) {
                 single++;
                 continue;
@@ -102,13 +133,13 @@ int main(int argc, char **argv)
         for (int k = 0; k < P_N; k++)
             tot[k] += p[k];
         if (per_field)
-            printf("%-28.*s %7u %7llu %9llu %9llu %9llu %9llu %7llu %9llu\n",
+            printf("%-28.*s %7u %7llu %9llu %9llu %9llu %9llu %9llu %7llu %9llu\n",
                    (int)f->name_len, f->name, f->nterms,
                    (unsigned long long)single,
                    (unsigned long long)p[P_ENTRIES],
                    (unsigned long long)p[P_TBYTES],
                    (unsigned long long)p[P_SKIP], (unsigned long long)p[P_POST],
-                   (unsigned long long)p[P_NORMS], (unsigned long long)p[P_DV]);
+                   (unsigned long long)p[P_POS], (unsigned long long)p[P_NORMS], (unsigned long long)p[P_DV]);
     }
     tot[P_IDS] = ((uint64_t)md + 1) * 4 + (uint64_t)md * 4 + s->idbytes_len;
     uint64_t file = fds_sidx_file_bytes(s), sum = 0;

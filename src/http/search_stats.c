@@ -277,6 +277,22 @@ static const char *describe(const fds_query *q, desc_buf *d)
         dstr(d, q->fz_edits < 0 ? "~AUTO" : e);
         break;
     }
+    case FDS_Q_PHRASE: { /* PhraseQuery.toString: f:"a b"~2 */
+        type = q->phrase_prefix ? "MultiPhrasePrefixQuery" : "PhraseQuery";
+        dfield(d, q);
+        dstr(d, "\"");
+        for (size_t i = 0; i < q->nvals; i++) {
+            if (i)
+                dstr(d, " ");
+            dput(d, q->vals[i], q->val_lens[i]);
+        }
+        dstr(d, q->phrase_prefix ? "*\"" : "\"");
+        char e[16];
+        snprintf(e, sizeof e, "~%d", q->slop);
+        if (q->slop)
+            dstr(d, e);
+        break;
+    }
     case FDS_Q_CONST:
     case FDS_Q_DISMAX:
     case FDS_Q_BOOSTING: {

@@ -92,6 +92,16 @@ bool fds__dsl_not_searchable(fds__dsl_ctx *c, const fds_field_info *f);
 /* The "boost" member of object o, 1 when absent. */
 float fds__dsl_boost(const cJSON *o);
 fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body);
+/* The tokens of text s[0..n) (the standard analyzer), each a malloc'd copy
+ * t[i] of l[i] bytes; free with fds__dsl_toks_free (also after an error). */
+typedef struct fds__dsl_toks {
+    char **t;
+    size_t *l;
+    size_t n, cap;
+} fds__dsl_toks;
+/* 0 or FDS_ENOMEM. */
+int fds__dsl_tokens(const char *s, size_t n, fds__dsl_toks *v);
+void fds__dsl_toks_free(fds__dsl_toks *v);
 fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body);
@@ -135,6 +145,29 @@ int fds__dsl_fuzzy_field(fds__dsl_ctx *c, const fds_field_info *f);
 fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
 
+/* ---- dsl_parse_phrase.c --------------------------------------------------- */
+
+/* Options of a phrase (match_phrase, match_phrase_prefix and the queries
+ * rewritten into them). */
+typedef struct fds__phrase_opts {
+    int slop;            /* Lucene's PhraseQuery slop, >= 0 */
+    bool prefix;         /* match_phrase_prefix: the last term a prefix */
+    int max_expansions;  /* prefix: terms the prefix expands to */
+    bool zero_all;       /* zero_terms_query all (else none) */
+    float boost;
+} fds__phrase_opts;
+
+/* The phrase query of text s[0..n) on text field f: match_none/match_all
+ * (no token), a term (one), FDS_Q_PHRASE (several, or a prefix).  NULL
+ * with c->err filled: out of memory, or a field indexed without positions
+ * (query_shard_exception). */
+fds_query *fds__dsl_phrase_new(fds__dsl_ctx *c, const fds_field_info *f,
+                               const char *s, size_t n,
+                               const fds__phrase_opts *o);
+/* match_phrase (`prefix` false) and match_phrase_prefix. */
+fds_query *fds__dsl_match_phrase(fds__dsl_ctx *c, const cJSON *body,
+                                 bool prefix);
+
 /* ---- dsl_parse_mm.c ------------------------------------------------------ */
 
 /* multi_match: rewritten into the dis_max (best_fields) or bool should
@@ -174,6 +207,7 @@ typedef struct fds__qs_opts {
     bool analyze_wildcard;     /* accepted; wildcard terms are normalized */
     bool simple;               /* simple_query_string syntax */
     const char *time_zone;     /* for ranges on date fields; NULL: UTC */
+    int phrase_slop;           /* slop of a quoted phrase without ~N */
 } fds__qs_opts;
 
 /* Lucene query string `q` into a query (NULL on error, c->err filled). */

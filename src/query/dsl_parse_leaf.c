@@ -190,15 +190,9 @@ static fds_query *term_query(const char *field, int ftype, const char *t,
     return q;
 }
 
-typedef struct tokv {
-    char **t;
-    size_t *l;
-    size_t n, cap;
-} tokv;
-
 static int tok_cb(void *arg, const char *t, size_t n)
 {
-    tokv *v = arg;
+    fds__dsl_toks *v = arg;
     if (v->n == v->cap) {
         size_t nc = v->cap ? v->cap * 2 : 8;
         char **nt = realloc(v->t, nc * sizeof *nt);
@@ -218,7 +212,12 @@ static int tok_cb(void *arg, const char *t, size_t n)
     return 0;
 }
 
-static void tokv_free(tokv *v)
+int fds__dsl_tokens(const char *s, size_t n, fds__dsl_toks *v)
+{
+    return fds_analyze(s, n, tok_cb, v);
+}
+
+void fds__dsl_toks_free(fds__dsl_toks *v)
 {
     for (size_t i = 0; i < v->n; i++)
         free(v->t[i]);
@@ -336,9 +335,9 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     } else if (f->type != FDS_FT_TEXT) {
         q = eq_query(c, f, val, "match");
     } else {
-        tokv v = {0};
-        if (fds_analyze(s, n, tok_cb, &v)) {
-            tokv_free(&v);
+        fds__dsl_toks v = {0};
+        if (fds__dsl_tokens(s, n, &v)) {
+            fds__dsl_toks_free(&v);
             fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                          "out of memory");
             return NULL;
@@ -363,13 +362,13 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
                 int k;
                 if (fds__dsl_msm(c, msm, (int)q->nshould, &k)) {
                     fds__query_free(q);
-                    tokv_free(&v);
+                    fds__dsl_toks_free(&v);
                     return NULL;
                 }
                 q->msm = k > 0 ? k : 1;
             }
         }
-        tokv_free(&v);
+        fds__dsl_toks_free(&v);
     }
     if (q)
         q->boost = boost;

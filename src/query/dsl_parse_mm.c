@@ -12,8 +12,16 @@
  *   most_fields            {"bool": {"should": [match per field],
  *                                    "boost": b}}
  *
+ *   phrase, phrase_prefix  {"dis_max": {"queries": [match_phrase(_prefix)
+ *                                       per field], ...}}
+ *
  * each per-field match carrying the query's operator,
- * minimum_should_match, fuzziness options and the field's `^boost`.
+ * minimum_should_match, fuzziness options and the field's `^boost`; each
+ * match_phrase(_prefix) its slop, max_expansions (phrase_prefix) and
+ * zero_terms_query (MultiMatchQueryParser builds them with the same
+ * options; fuzziness is refused there, as Elasticsearch's "Fuzziness not
+ * allowed for type [phrase]", and operator and minimum_should_match do not
+ * apply to a phrase).
  * `fields` entries may be patterns (`*`, `user*^2`): a pattern resolves to
  * every mapped leaf field it matches, sorted by path (Elasticsearch's
  * QueryParserHelper.resolveMappingFields; a field matched twice multiplies
@@ -21,9 +29,8 @@
  * makes the query lenient as Elasticsearch does: a field that cannot take
  * the text (a number field and "abc") matches nothing instead of failing.
  *
- * Refused with 400: cross_fields and bool_prefix (not implemented),
- * phrase and phrase_prefix (no term positions are indexed), an analyzer
- * other than standard, unknown keys.
+ * Refused with 400: cross_fields and bool_prefix (not implemented), an
+ * analyzer other than standard, unknown keys.
  */
 #include <math.h>
 #include <stdio.h>
@@ -146,6 +153,26 @@ static bool match_opt(const char *k)
     return false;
 }
 
+/* The options of a per-field match_phrase (`prefix`: _prefix) taken from
+ * the multi_match body: slop, zero_terms_query, max_expansions.  NULL on
+ * ENOMEM. */
+static cJSON *phrase_opts(const cJSON *body, bool prefix)
+{
+    static const char *const keys[] = {"slop", "zero_terms_query",
+                                       "max_expansions"};
+    cJSON *o = cJSON_CreateObject();
+    for (size_t i = 0; o && i < (prefix ? 3u : 2u); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, keys[i]);
+        cJSON *d = v ? cJSON_Duplicate(v, true) : NULL;
+        if (v && (!d || !cJSON_AddItemToObject(o, keys[i], d))) {
+            cJSON_Delete(d);
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 /* Whether a per-field match `m` fails to parse (a number field and text
  * it cannot take): lenient drops it. */
 static int count_tok(void *arg, const char *t, size_t n)
@@ -219,12 +246,15 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
             break;
     }
     const char *t = "best_fields";
+    bool phrase = false;
     if (!rc && type) {
         t = cJSON_IsString(type) ? type->valuestring : "";
-        if (!strcmp(t, "phrase") || !strcmp(t, "phrase_prefix"))
+        phrase = !strcmp(t, "phrase") || !strcmp(t, "phrase_prefix");
+        if (phrase && cJSON_GetObjectItemCaseSensitive(opts, "fuzziness"))
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                              "[multi_match] type [%s] needs term positions, "
-                              "which fieldstore does not index", t);
+                              "Fuzziness not allowed for type [%s]", t);
+        else if (phrase)
+            ;
         else if (!strcmp(t, "cross_fields") || !strcmp(t, "bool_prefix"))
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                               "[multi_match] type [%s] is not supported", t);
@@ -276,7 +306,9 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
     lenient |= fs.all;
     cJSON *out = NULL;
     if (!rc) {
-        bool best = !strcmp(t, "best_fields");
+        bool best = !strcmp(t, "best_fields") || phrase;
+        const char *leaf = !phrase ? "match"
+                           : t[6] ? "match_phrase_prefix" : "match_phrase";
         out = cJSON_CreateObject();
         cJSON *top = out ? cJSON_AddObjectToObject(out, best ? "dis_max"
                                                              : "bool")
@@ -290,8 +322,10 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
             cJSON_AddNumberToObject(top, "boost", boost);
         for (size_t i = 0; list && i < fs.n; i++) {
             cJSON *m = cJSON_CreateObject();
-            cJSON *mb = m ? cJSON_AddObjectToObject(m, "match") : NULL;
-            cJSON *fb = mb ? cJSON_Duplicate(opts, true) : NULL;
+            cJSON *mb = m ? cJSON_AddObjectToObject(m, leaf) : NULL;
+            cJSON *fb = mb ? (phrase ? phrase_opts(body, t[6] != 0)
+                                     : cJSON_Duplicate(opts, true))
+                           : NULL;
             if (!fb || !cJSON_AddItemToObject(mb, fs.v[i].path, fb)) {
                 cJSON_Delete(fb);
                 cJSON_Delete(m);

@@ -17,9 +17,11 @@
  * combined with AND / && / OR / || / NOT / ! / + / - by Lucene's
  * QueryParserBase.addClause rules under default_operator; `word~` and
  * `word~N` (N <= 2) are fuzzy queries (AUTO without N).  A quoted phrase
- * is refused (phrase queries need positions, which the index does not
- * keep).  simple_query_string reads `+` (AND), `|` (OR), `-` (NOT), `( )`,
- * a trailing `*` (prefix) and `\` escapes only; everything else is text.
+ * `"a b"` is a match_phrase on each default field, with the slop of a
+ * following `~N` or else phrase_slop (Lucene's handleQuotedTerm; 0 by
+ * default).  simple_query_string reads `+` (AND), `|` (OR), `-` (NOT),
+ * `( )`, `"phrases"` with `~N`, a trailing `*` (prefix) and `\` escapes
+ * only; everything else is text.
  *
  * Bounds: groups nest at most FDS_MAX_NESTED_DEPTH deep, and every leaf
  * counts against FDS_MAX_CLAUSE_COUNT (through fds__dsl_query).
@@ -206,6 +208,14 @@ static fds_query *term_on(qsp *p, const char *field, const term *t,
     return leaf(p, "wildcard", field, cJSON_CreateString(t->raw));
 }
 
+typedef struct phrase_arg {
+    const char *text;
+    int slop;
+} phrase_arg;
+
+/* A quoted phrase on one field: match_phrase with its slop. */
+static fds_query *phrase_cb(qsp *p, const char *field, void *arg);
+
 /* The default fields' queries for one term combined: dis_max (tie 0, as
  * Elasticsearch's best_fields) over several, the one itself, or
  * match_none for none. */
@@ -294,6 +304,60 @@ static fds_query *fuzzy_on(qsp *p, const char *field, const term *t, int edits)
     }
     free(low);
     return b ? leaf(p, "fuzzy", field, b) : NULL;
+}
+
+static fds_query *phrase_cb(qsp *p, const char *field, void *arg)
+{
+    const phrase_arg *a = arg;
+    cJSON *b = cJSON_CreateObject();
+    if (!b || !cJSON_AddStringToObject(b, "query", a->text) ||
+        !cJSON_AddNumberToObject(b, "slop", a->slop)) {
+        cJSON_Delete(b);
+        return NULL;
+    }
+    return leaf(p, "match_phrase", field, b);
+}
+
+/* A quoted phrase at p->i (the opening quote) and its `~N`. */
+static fds_query *parse_phrase(qsp *p, const char *field)
+{
+    char *buf = malloc(QS_TERM_MAX);
+    if (!buf)
+        return NULL;
+    size_t bn = 0;
+    for (p->i++; p->i < p->n && p->s[p->i] != '"'; p->i++) {
+        if (p->s[p->i] == '\\' && p->i + 1 < p->n)
+            p->i++;
+        if (bn + 1 >= QS_TERM_MAX) {
+            free(buf);
+            return qs_fail(p, "a phrase is too long", NULL);
+        }
+        buf[bn++] = p->s[p->i];
+    }
+    buf[bn] = 0;
+    if (p->i >= p->n) {
+        free(buf);
+        return qs_fail(p, "a phrase is not closed with '\"'", NULL);
+    }
+    p->i++;
+    phrase_arg a = {buf, p->o->phrase_slop};
+    if (p->i < p->n && p->s[p->i] == '~') { /* "a b"~N: N read as a float */
+        size_t e = ++p->i;
+        while (e < p->n && (isdigit((unsigned char)p->s[e]) || p->s[e] == '.'))
+            e++;
+        if (e > p->i) {
+            char num[32];
+            size_t l = e - p->i < sizeof num - 1 ? e - p->i : sizeof num - 1;
+            memcpy(num, p->s + p->i, l);
+            num[l] = 0;
+            double v = strtod(num, NULL);
+            a.slop = v > 2147483647.0 ? 2147483647 : (int)v;
+        }
+        p->i = e;
+    }
+    fds_query *q = on_fields(p, field, phrase_cb, &a);
+    free(buf);
+    return q;
 }
 
 static fds_query *term_cb(qsp *p, const char *field, void *arg)
@@ -394,9 +458,9 @@ static fds_query *parse_clause(qsp *p, const char *field)
         }
         p->i++;
     } else if (ch == '"') {
-        return qs_fail(p, "phrase queries are not supported: they need "
-                          "term positions, which the index does not keep",
-                       NULL);
+        q = parse_phrase(p, field);
+        if (!q)
+            return NULL;
     } else if (!p->o->simple && (ch == '[' || ch == '{')) {
         p->i++;
         q = parse_range(p, field, ch == '[');
@@ -679,6 +743,10 @@ fds_query *fds__dsl_query_string(fds__dsl_ctx *c, const cJSON *body,
             boost = (float)it->valuedouble;
         else if (!simple && !strcmp(k, "tie_breaker") && cJSON_IsNumber(it))
             tie = (float)it->valuedouble;
+        else if (!simple && !strcmp(k, "phrase_slop") && cJSON_IsNumber(it) &&
+                 it->valuedouble >= 0 && it->valuedouble <= 2147483647.0 &&
+                 it->valuedouble == floor(it->valuedouble))
+            o.phrase_slop = (int)it->valuedouble;
         else if (!simple && !strcmp(k, "time_zone") && cJSON_IsString(it)) {
             /* date ranges only (Kibana sends it); checked here, as
              * Elasticsearch's builder reads it with ZoneId.of */

@@ -281,6 +281,8 @@ fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
     fds_query *q = NULL;
     if (!strcmp(t, "match")) {
         q = fds__dsl_match(c, b);
+    } else if (!strcmp(t, "match_phrase") || !strcmp(t, "match_phrase_prefix")) {
+        q = fds__dsl_match_phrase(c, b, t[12] != 0);
     } else if (!strcmp(t, "match_all") || !strcmp(t, "match_none")) {
         if (!cJSON_IsObject(b)) {
             fds__dsl_err(c->err,

@@ -353,6 +353,13 @@ static bool q_matches(const fds_query *q, const char *path, bool require,
         return false;
     case FDS_Q_PATTERN:
         return q->pat && fds__term_pat_match(q->pat, s, n);
+    case FDS_Q_PHRASE: /* each term of the phrase, wherever it is */
+        for (size_t i = 0; i < q->nvals; i++)
+            if (q->phrase_prefix && i + 1 == q->npos
+                    ? n >= q->val_lens[i] && !memcmp(q->vals[i], s, q->val_lens[i])
+                    : q->val_lens[i] == n && !memcmp(q->vals[i], s, n))
+                return true;
+        return false;
     case FDS_Q_FUZZY: {
         if ((size_t)q->fz_prefix > n || q->term_len < (size_t)q->fz_prefix ||
             memcmp(q->term, s, (size_t)q->fz_prefix))

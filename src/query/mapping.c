@@ -23,6 +23,7 @@
 
 #include "fds_hash.h"
 #include "datemath.h"
+#include "positions.h" /* FDS_POSITION_MAX */
 #include "query_int.h"
 
 static void mfield_free(fds_mfield *f)
@@ -94,6 +95,7 @@ int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
     out->path_len = f->path_len;
     out->type = f->type;
     out->index = f->index;
+    out->index_options = f->index_options;
     out->float32 = fds__round_ftype(f, 0.1) != 0.1; /* float, half_float */
     out->date_format = f->dfmt;
     return 0;
@@ -207,6 +209,7 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
     f->type = type;
     snprintf(f->type_name, sizeof f->type_name, "%s", type_name);
     f->index = true;
+    f->pos_gap = FDS_POSITION_INCREMENT_GAP;
     f->parent = parent_of(m, path, len);
     if (f->parent && f->parent->type != FDS_FT_OBJECT)
         f->is_subfield = f->parent->has_subs = true;
@@ -260,7 +263,8 @@ static const struct mparam {
     {"analyzer", T(FDS_FT_TEXT), "\"standard\""},
     {"search_analyzer", T(FDS_FT_TEXT), "\"standard\""},
     {"similarity", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "\"BM25\""},
-    {"index_options", T(FDS_FT_TEXT), "\"freqs\""},
+    {"index_options", T(FDS_FT_TEXT), NULL},
+    {"position_increment_gap", T(FDS_FT_TEXT), NULL},
     {"fielddata", T(FDS_FT_TEXT), "false"},
     {"eager_global_ordinals", T(FDS_FT_TEXT) | T(FDS_FT_KEYWORD), "false"},
     {"ignore_malformed", T(FDS_FT_LONG) | T(FDS_FT_DOUBLE) | T(FDS_FT_DATE), "false"},
@@ -529,6 +533,67 @@ static int bool_param(const cJSON *v)
     return -1;
 }
 
+/* Names of fds_index_options values (query.h), as Elasticsearch writes
+ * them. */
+static const char *const INDEX_OPTIONS[] = {"positions", "docs", "freqs"};
+
+/* A text field's "index_options" into *io (FDS_IO_POSITIONS when absent).
+ * Elasticsearch's values are docs, freqs, positions and offsets; offsets
+ * (which a highlighter reads instead of re-analysing) is refused, not kept
+ * and ignored.  0 or FDS_EINVAL (kind MAPPING_PARSE, Elasticsearch's
+ * words for an unknown value). */
+static int parse_index_options(const char *path, const cJSON *def, int *io,
+                               fds_err *err)
+{
+    *io = FDS_IO_POSITIONS;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(def, "index_options");
+    if (!v)
+        return 0;
+    const char *s = cJSON_IsString(v) ? v->valuestring : "";
+    for (int i = 0; i < (int)(sizeof INDEX_OPTIONS / sizeof *INDEX_OPTIONS); i++)
+        if (!strcmp(s, INDEX_OPTIONS[i])) {
+            *io = i;
+            return 0;
+        }
+    if (!strcmp(s, "offsets"))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "[index_options] of [\"offsets\"] on field [%s] is "
+                            "not supported: only \"docs\", \"freqs\" and "
+                            "\"positions\" are", path);
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                        "Unknown value [%s] for field [index_options] - "
+                        "accepted values are [positions, docs, freqs, offsets]",
+                        s);
+}
+
+/* A text field's "position_increment_gap" into *gap (the default when
+ * absent): a non-negative integer, and only with positions, as
+ * Elasticsearch's TextFieldMapper checks.  0 or FDS_EINVAL. */
+static int parse_pos_gap(const char *path, const cJSON *def, int io,
+                         uint32_t *gap, fds_err *err)
+{
+    *gap = FDS_POSITION_INCREMENT_GAP;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(def, "position_increment_gap");
+    if (!v)
+        return 0;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    if (d < 0 || d > (double)FDS_POSITION_MAX || d != floor(d)) {
+        char got[32] = "?";
+        if (cJSON_IsNumber(v))
+            snprintf(got, sizeof got, "%g", v->valuedouble);
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "[position_increment_gap] on field [%s] must be a "
+                            "non-negative integer, got [%s]", path,
+                            cJSON_IsString(v) ? v->valuestring : got);
+    }
+    if (io != FDS_IO_POSITIONS)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_MAPPING_PARSE,
+                            "Cannot set position_increment_gap on field [%s] "
+                            "without positions enabled", path);
+    *gap = (uint32_t)d;
+    return 0;
+}
+
 static int merge_field(fds_mapping *m, const char *path, size_t len,
                        cJSON *def, bool sub, fds_err *err)
 {
@@ -548,9 +613,26 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
                             "No handler for type [%s] declared on field [%s]",
                             tname, path);
     int prc = check_params(path, tname, type, def, err);
+    int io = FDS_IO_POSITIONS;
+    uint32_t gap = FDS_POSITION_INCREMENT_GAP;
+    if (!prc && type == FDS_FT_TEXT)
+        prc = parse_index_options(path, def, &io, err);
+    if (!prc && type == FDS_FT_TEXT)
+        prc = parse_pos_gap(path, def, io, &gap, err);
     if (prc)
         return prc;
     fds_mfield *f = fds__mapping_find(m, path, len);
+    if (f && type == FDS_FT_TEXT && f->index_options != io)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Mapper for [%s] conflicts with existing mapper:\n"
+                            "\tCannot update parameter [index_options] from "
+                            "[%s] to [%s]", path,
+                            INDEX_OPTIONS[f->index_options], INDEX_OPTIONS[io]);
+    if (f && type == FDS_FT_TEXT && f->pos_gap != gap)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Mapper for [%s] conflicts with existing mapper:\n"
+                            "\tCannot update parameter [position_increment_gap] "
+                            "from [%u] to [%u]", path, f->pos_gap, gap);
     if (f && (f->type != type || strcmp(f->type_name, tname)))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "mapper [%s] cannot be changed from type [%s] to "
@@ -566,6 +648,8 @@ static int merge_field(fds_mapping *m, const char *path, size_t len,
         if (!f)
             return FDS_ENOMEM;
         f->is_subfield = sub;
+        f->index_options = (uint8_t)io;
+        f->pos_gap = gap;
         if (sub && f->parent)
             f->parent->has_subs = true;
     }
@@ -930,6 +1014,11 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
         for (unsigned i = 0; ct && i < f->ncopy; i++)
             cJSON_AddItemToArray(ct, cJSON_CreateString(f->copy_to[i]));
     }
+    if (f->type == FDS_FT_TEXT && f->index_options != FDS_IO_POSITIONS)
+        cJSON_AddStringToObject(o, "index_options",
+                                INDEX_OPTIONS[f->index_options]);
+    if (f->type == FDS_FT_TEXT && f->pos_gap != FDS_POSITION_INCREMENT_GAP)
+        cJSON_AddNumberToObject(o, "position_increment_gap", f->pos_gap);
     bool any = false;
     for (size_t i = 0; i < n; i++)
         if (sorted[i]->parent == f && sorted[i]->is_subfield)

@@ -60,6 +60,15 @@ typedef enum fds_ftype {
 typedef struct fds_mapping fds_mapping;
 
 /* What a search needs to know of one mapped field. */
+/* A text field's "index_options": what its postings keep (Lucene's
+ * IndexOptions).  Positions, Elasticsearch's default for text, are what
+ * phrase queries need; docs keeps every term frequency at 1. */
+typedef enum fds_index_options {
+    FDS_IO_POSITIONS = 0,
+    FDS_IO_DOCS,
+    FDS_IO_FREQS,
+} fds_index_options;
+
 typedef struct fds_field_info {
     const char *path; /* dotted path, NUL-terminated; owned by the mapping,
                          valid as long as it (fields are never removed) */
@@ -67,6 +76,7 @@ typedef struct fds_field_info {
     int type;         /* fds_ftype */
     bool index;       /* false: mapped with "index": false (not searchable) */
     bool float32;     /* float / half_float: values kept at float precision */
+    int index_options; /* text: fds_index_options */
     /* date: the mapping's `format` (datemath.h), NULL for the default
      * strict_date_optional_time||epoch_millis; owned by the mapping */
     const struct fds_date_format *date_format;

@@ -23,6 +23,10 @@
 #define FDS_POSTINGS_BLOCK 128        /* doc ids per postings block */
 #define FDS_TOKEN_MAX_CHARS 255       /* StandardAnalyzer maxTokenLength */
 #define FDS_COPY_TO_MAX 16            /* targets of one field's copy_to (ours) */
+/* Positions between the last token of a value and the first of the next
+ * value of the same text field in a document, unless the mapping says:
+ * Elasticsearch's default position_increment_gap (TextFieldMapper). */
+#define FDS_POSITION_INCREMENT_GAP 100u
 #define FDS_BM25_K1 1.2f
 #define FDS_BM25_B 0.75f
 
@@ -46,6 +50,8 @@ typedef struct fds_mfield {
     bool is_subfield;    /* multi-field ("fields") of parent */
     bool has_subs;       /* has multi-fields */
     bool index;          /* "index": false -> not searchable */
+    uint8_t index_options; /* text: fds_index_options (query.h) */
+    uint32_t pos_gap;    /* text: position_increment_gap */
     struct fds_mfield *parent; /* for sub-fields / object children */
     struct fds_date_format *dfmt; /* date: "format" (malloc'd), NULL = default */
     /* object "enabled": false: its contents stay in `_source` only, never

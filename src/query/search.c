@@ -302,6 +302,15 @@ int fds_search_execute(const fds_search_request *req,
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                             "out of memory");
     r.root = root;
+    if (r.x.nopos) {
+        const fds_query *q = r.x.nopos;
+        fds__cnode_free(root);
+        /* Lucene's PhraseWeight refuses such a field */
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                            "field:[%.*s] was indexed without position data; "
+                            "cannot run PhraseQuery", (int)q->field_len,
+                            q->field);
+    }
     r.k = req->count_only ? 0 : (size_t)req->from + req->size;
     r.hp = (heap){.cap = r.k, .req = req};
     if (r.k && !(r.hp.h = malloc(r.k * sizeof *r.hp.h))) {

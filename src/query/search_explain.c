@@ -78,11 +78,86 @@ static const char *qname(const fds_query *q, char *buf, size_t cap)
                  : q->pkind == FDS_PAT_WILDCARD ? "wildcard" : "regexp",
                  (int)q->term_len, q->term);
         return buf;
+    case FDS_Q_PHRASE: {
+        size_t o = (size_t)snprintf(buf, cap, "%.*s:\"", (int)q->field_len,
+                                    q->field);
+        for (size_t i = 0; i < q->nvals && o < cap; i++)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? " " : "",
+                                  q->vals[i]);
+        if (o < cap && q->slop)
+            o += (size_t)snprintf(buf + o, cap - o, "\"~%d", q->slop);
+        else if (o < cap)
+            snprintf(buf + o, cap - o, "\"");
+        return buf;
+    }
     case FDS_Q_CONST: return "ConstantScore";
     case FDS_Q_DISMAX: return "max plus tie_breaker times others of:";
     case FDS_Q_BOOSTING: return "boosting";
     default: return "query";
     }
+}
+
+/* BM25's tf node for frequency `freq` ("freq, occurrences of term within
+ * document", or a phrase's `what`) at norm byte nb. */
+static fds_explanation *tf_node(const cnode *c, float freq, uint8_t nb,
+                                const char *what)
+{
+    float tfv = freq / (freq + FDS_BM25_K1 *
+                                   (1 - FDS_BM25_B + FDS_BM25_B *
+                                    (float)fds__norm_decode(nb) / c->avgdl));
+    fds_explanation *tfn = ex_node(tfv, "tf, computed as freq / (freq + k1 * (1 - "
+                                        "b + b * dl / avgdl)) from:");
+    ex_add(tfn, ex_node(freq, what));
+    ex_add(tfn, ex_node(FDS_BM25_K1, "k1, term saturation parameter"));
+    ex_add(tfn, ex_node(FDS_BM25_B, "b, length normalization parameter"));
+    ex_add(tfn, ex_node((float)fds__norm_decode(nb), "dl, length of field"));
+    ex_add(tfn, ex_node(c->avgdl, "avgdl, average length of field"));
+    return tfn;
+}
+
+/* A phrase's explanation at doc d (its iterator i is on d), as Lucene's
+ * PhraseWeight explains: boost, "idf, sum of:" the terms' idfs, tf of the
+ * phrase frequency. */
+static fds_explanation *explain_phrase(exec *x, const cnode *c, it *i,
+                                       unsigned si, uint32_t d, const char *name)
+{
+    const fds_query *q = c->q;
+    const fds_sidx *sx = x->segs[si].sidx;
+    const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+    uint8_t nb = f && f->norms ? f->norms[d] : 1;
+    float sc = i->score(i), freq = fds__phrase_freq(i);
+    char buf[512];
+    snprintf(buf, sizeof buf, "weight(%s in %u) [PerFieldSimilarity], result of:",
+             name, d);
+    fds_explanation *o = ex_node(sc, buf);
+    snprintf(buf, sizeof buf, "score(freq=%g), computed as boost * idf * tf from:",
+             (double)freq);
+    fds_explanation *s2 = ex_node(sc, buf);
+    ex_add(s2, ex_node(c->boost, "boost"));
+    fds_explanation *idf = ex_node(c->idf, "idf, sum of:");
+    for (size_t k = 0; k < q->nvals; k++) {
+        uint64_t n = 0;
+        for (unsigned s = 0; s < x->nseg; s++) {
+            const fds_sfield *g = fds__sidx_field(x->segs[s].sidx, q->field, q->field_len);
+            fds_sterm t;
+            if (g && fds__sidx_term(x->segs[s].sidx, g, q->vals[k], q->val_lens[k], &t) == 0)
+                n += t.df;
+        }
+        if (!n)
+            continue;
+        float v = (float)log(1.0 + ((double)c->N - (double)n + 0.5) / ((double)n + 0.5));
+        snprintf(buf, sizeof buf, "idf(%s), computed as log(1 + (N - n + 0.5) / "
+                 "(n + 0.5)) from:", q->vals[k]);
+        fds_explanation *e = ex_node(v, buf);
+        ex_add(e, ex_node((float)n, "n, number of documents containing term"));
+        ex_add(e, ex_node((float)c->N, "N, total number of documents with field"));
+        ex_add(idf, e);
+    }
+    ex_add(s2, idf);
+    ex_add(s2, tf_node(c, freq, nb, "phraseFreq=sum of 1 / (1 + matchLength) over "
+                                    "the matches"));
+    ex_add(o, s2);
+    return o;
 }
 
 /* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
@@ -161,18 +236,11 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
             ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));
             ex_add(idf, ex_node((float)c->N, "N, total number of documents with field"));
             ex_add(s2, idf);
-            float tfv = (float)tf / ((float)tf + FDS_BM25_K1 *
-                                     (1 - FDS_BM25_B + FDS_BM25_B *
-                                      (float)fds__norm_decode(nb) / c->avgdl));
-            fds_explanation *tfn = ex_node(tfv, "tf, computed as freq / (freq + k1 * (1 - "
-                                      "b + b * dl / avgdl)) from:");
-            ex_add(tfn, ex_node((float)tf, "freq, occurrences of term within document"));
-            ex_add(tfn, ex_node(FDS_BM25_K1, "k1, term saturation parameter"));
-            ex_add(tfn, ex_node(FDS_BM25_B, "b, length normalization parameter"));
-            ex_add(tfn, ex_node((float)fds__norm_decode(nb), "dl, length of field"));
-            ex_add(tfn, ex_node(c->avgdl, "avgdl, average length of field"));
-            ex_add(s2, tfn);
+            ex_add(s2, tf_node(c, (float)tf, nb,
+                               "freq, occurrences of term within document"));
             ex_add(o, s2);
+        } else if (q->type == FDS_Q_PHRASE && i->advance == fds__phrase_adv) {
+            o = explain_phrase(x, c, i, si, d, qname(q, buf, sizeof buf));
         } else {
             o = ex_node(i->score(i), qname(q, buf, sizeof buf));
         }

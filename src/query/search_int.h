@@ -56,6 +56,10 @@ typedef struct exec {
      * passing it stops the search with what it has (timed_out) */
     uint64_t deadline_ns;
     bool timed_out;
+    /* a phrase on a field some segment holds without positions (its
+     * segment predates them or the field is mapped without): the search
+     * is refused (search_phrase.c) */
+    const fds_query *nopos;
 } exec;
 
 /* Has the search passed its deadline?  Sets x->timed_out.  Checked once per
@@ -135,11 +139,32 @@ void fds__cnode_free(cnode *c); /* NULL is a no-op */
 it *fds__build(exec *x, const cnode *c, const fds_sidx *sx);
 /* The best score any doc can reach under `i` (INFINITY if unknown). */
 float fds__it_max(it *i);
+/* First ordinal of f whose term is >= key[0..n) (the dictionary is sorted
+ * by bytes); f->nterms when none is. */
+uint32_t fds__ord_lower_bound(const fds_sfield *f, const char *key, size_t n);
 /* advance() of a term iterator (identifies one). */
 uint32_t fds__term_adv(it *i, uint32_t target);
 /* Is `root` a disjunction of scored terms (MaxScore-able)?  Then *out is a
  * malloc'd array of its *n term iterators (caller frees the array). */
 bool fds__disjunction_terms(it *root, term_it ***out, size_t *n);
+
+/* ---- phrases (search_phrase.c) --------------------------------------------- */
+
+/* The expansion of a match_phrase_prefix `q` (phrase_prefix set) over x's
+ * segments: a phrase with the prefix's terms as the last alternatives, the
+ * should-bool of their term queries (one position) or match_none (none).
+ * NULL on ENOMEM; the caller frees it. */
+fds_query *fds__phrase_expand(exec *x, const fds_query *q);
+/* Collection statistics of phrase c->q into c (weight = boost * the sum
+ * of the terms' idfs); sets x->nopos for a segment without positions. */
+void fds__phrase_stats(exec *x, cnode *c);
+/* The iterator of phrase c over segment sx into *out (NULL: no doc of sx
+ * can match).  0 or FDS_ENOMEM. */
+int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out);
+/* advance() of a phrase iterator (identifies one). */
+uint32_t fds__phrase_adv(it *i, uint32_t target);
+/* The phrase frequency of a phrase iterator's current doc. */
+float fds__phrase_freq(const it *i);
 
 /* ---- collection (search_collect.c) --------------------------------------- */
 

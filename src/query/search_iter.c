@@ -309,9 +309,11 @@ static void merge_should_terms(cnode *c, const fds_query *q)
 
 cnode *fds__compile(exec *x, const fds_query *q)
 {
-    if (q->type == FDS_Q_FUZZY) {
-        uint64_t maxdf;
-        fds_query *e = fz_expand(x, q, &maxdf);
+    if (q->type == FDS_Q_FUZZY ||
+        (q->type == FDS_Q_PHRASE && q->phrase_prefix)) {
+        uint64_t maxdf = 0;
+        fds_query *e = q->type == FDS_Q_FUZZY ? fz_expand(x, q, &maxdf)
+                                              : fds__phrase_expand(x, q);
         cnode *c = e ? fds__compile(x, e) : NULL;
         if (!c) {
             fds__query_free(e);
@@ -369,6 +371,8 @@ cnode *fds__compile(exec *x, const fds_query *q)
         c->boost = q->boost;
         c->weight = c->boost * c->idf;
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
+    } else if (q->type == FDS_Q_PHRASE) {
+        fds__phrase_stats(x, c);
     }
     return c;
 }
@@ -812,6 +816,11 @@ static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
     return lo;
 }
 
+uint32_t fds__ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
+{
+    return ord_lower_bound(f, key, n);
+}
+
 /* Every term of f matching the pattern of q into s: the ordinals that
  * start with the pattern's literal lead only (a prefix is a range of
  * ordinals), each term's docs once. */
@@ -1014,6 +1023,12 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         bool_destroy((it *)b);
         return NULL;
     }
+    case FDS_Q_PHRASE: {
+        it *p;
+        if (fds__phrase_build(x, c, sx, &p))
+            return NULL;
+        return p ? p : it_alloc(sizeof(it), x, c);
+    }
     default:
         return it_alloc(sizeof(it), x, c);
     }
@@ -1026,6 +1041,8 @@ float fds__it_max(it *i)
         return 0;
     if (i->advance == fds__term_adv)
         return term_ub((term_it *)i);
+    if (i->advance == fds__phrase_adv) /* a BM25 score stays below it */
+        return i->c->weight;
     if (i->advance == bool_adv) {
         bool_it *b = (bool_it *)i;
         const fds_query *q = i->c->q;

@@ -33,6 +33,9 @@ typedef enum fds_qtype {
     FDS_Q_BOOSTING,  /* must[0] scored, times `tie` where should[0] matches */
     FDS_Q_FUZZY,     /* `term` within fz_edits edits: the top fz_max_exp terms
                         of the dictionaries, BM25 with blended doc freqs */
+    FDS_Q_PHRASE,    /* vals[] at consecutive positions of a text field,
+                        within `slop`; with phrase_prefix the last is a
+                        prefix expanded to fz_max_exp terms (search_phrase.c) */
 } fds_qtype;
 
 struct fds_term_pat; /* term_pat.h */
@@ -70,6 +73,14 @@ typedef struct fds_query {
      * else 2), prefix_length, max_expansions, transpositions */
     int fz_edits, fz_lo, fz_hi, fz_prefix, fz_max_exp;
     bool fz_transp;
+    /* PHRASE: the phrase has npos positions; vals[i] is the term at
+     * position i for i < npos - 1, and vals[npos - 1 .. nvals) are the
+     * alternatives at the last one (one, unless a prefix was expanded);
+     * slop (Lucene's PhraseQuery slop, >= 0); phrase_prefix: vals[npos -
+     * 1] is a prefix still to expand (match_phrase_prefix) */
+    size_t npos;
+    int slop;
+    bool phrase_prefix;
     /* for explanations: "match" text it came from, NULL otherwise */
 } fds_query;
 

@@ -16,18 +16,23 @@
  * per part and field.  Version 3 changed only the footer checksum, from
  * CRC-32 (IEEE) to CRC-32C, the checksum of the codec blocks.  Version 4
  * added the competitive impacts of a block (below); a version 3 file reads
- * as one whose blocks have none (its skip entries hold 0 there).
+ * as one whose blocks have none (its skip entries hold 0 there).  Version 5
+ * added term positions for text fields (the positions directory, below);
+ * the postings are unchanged, so a version 3 or 4 file reads as one whose
+ * fields have no positions (header word 48 is 0 there), and a phrase query
+ * on such a field is refused.
  *
  * Header (64 bytes)
  *   0  u8[8] magic "FDSSIDX1"
- *   8  u32   format version (FDS_SIDX_VERSION = 4; 3 is read too)
+ *   8  u32   format version (FDS_SIDX_VERSION = 5; 3 and 4 are read too)
  *  12  u32   max_doc
  *  16  u32   nfields
  *  20  u32   header length (64)
  *  24  u64   fields_off: nfields field descriptors, sorted by name
  *  32  u64   ids_off: the _id table
  *  40  u64   file_len (whole file, footer included)
- *  48  u64   0 (reserved)
+ *  48  u64   pos_dir_off: the positions directory, 0 when no field has
+ *            positions (always 0 before version 5)
  *  56  u64   0 (reserved)
  *
  * Field descriptor (64 bytes)
@@ -35,7 +40,9 @@
  *   8  u32   name_len
  *  12  u8    kind (fds_ftype: TEXT, KEYWORD, LONG, DOUBLE, DATE, BOOLEAN)
  *  13  u8    flags: 1 = has norms, 2 = numeric column, 4 = ordinal column,
- *            8 = numeric column of a field with several values in a doc
+ *            8 = numeric column of a field with several values in a doc,
+ *            16 = positions (a text field indexed with index_options
+ *            "positions", Elasticsearch's default; version 5)
  *  14  u8    KEYWORD: ord_bits, bits per packed ordinal (0..32); else 0
  *  15  u8    numeric column: num_bits, bits per packed integer (0..56), or
  *            64 (FDS_SIDX_NUM_RAW) for raw 8-byte values (DOUBLE always);
@@ -100,6 +107,27 @@
  *   The per-block (max tf, min norm) pair bounds every BM25 score in the
  *   block, which is what block-max WAND needs to skip a block.
  *
+ * Positions (version 5), kept apart from the postings so that a query
+ * without phrases never touches them, as Lucene keeps .pos apart from .doc:
+ *   the directory at pos_dir_off: nfields u64, the offset of field i's
+ *     positions table, 0 for a field without positions (flag 16 clear);
+ *   a field's positions table (FDS_SIDX_POS_TABLE_BYTES(nterms, w)): u8 w,
+ *     bits per entry (<= FDS_SIDX_DICT_WMAX), 7 zero bytes, then nterms
+ *     entries of w bits (LSB first, as the term dictionary), the absolute
+ *     offset of term ordinal i's positions, then 8 zero bytes;
+ *   a term's positions: nblocks - 1 u32 offsets of the positions of the
+ *     term's postings blocks 1.. (relative to the end of these offsets;
+ *     block 0's start there), then, for every posting in doc order, its tf
+ *     positions (positions.h: LEB128 varints, the first position then the
+ *     gaps).  A singleton term (inline in the dictionary) has one block.
+ *   Positions follow the analyzer: token i of a value is at the position of
+ *   the one before plus 1, and each value of an array after the first
+ *   starts the field's position_increment_gap (mapping; 100 by default,
+ *   FDS_POSITION_INCREMENT_GAP) positions further, as Lucene's
+ *   IndexingChain adds Analyzer.getPositionIncrementGap between values.
+ *   The writer puts a term's positions right after its postings (or where
+ *   they would be, for a singleton).
+ *
  * _id table at ids_off
  *   u32 offsets[max_doc + 1] (relative to the id bytes), u32 by_id[max_doc]
  *   (doc ids ordered by id bytes, for binary search), padding to 8, id bytes.
@@ -119,7 +147,8 @@
 
 #define FDS_SIDX_MAGIC "FDSSIDX1"
 #define FDS_SIDX_END_MAGIC "FDSE"
-#define FDS_SIDX_VERSION 4u
+#define FDS_SIDX_VERSION 5u
+#define FDS_SIDX_VERSION_POS 5u /* first version with positions */
 #define FDS_SIDX_VERSION_MIN 3u  /* oldest version fds_sidx_open reads */
 /* Most impacts pairs kept per block, and so the most bytes they take (a u8
  * norm and a varint tf of at most 5 bytes each). */
@@ -143,6 +172,12 @@
  * holds its first); set by the writer, kept by merges when any input has
  * it.  Aggregations refuse such a column rather than count one value. */
 #define FDS_SIDX_F_MULTI 8u
+#define FDS_SIDX_F_POS 16u /* text field with positions (version 5) */
+#define FDS_SIDX_POS_HDR 8u
+/* Bytes of a positions table of n entries of w bits (header, entries, 8
+ * bytes of padding). */
+#define FDS_SIDX_POS_TABLE_BYTES(n, w) \
+    (FDS_SIDX_POS_HDR + ((uint64_t)(n) * (w) + 7) / 8 + 8)
 #define FDS_SIDX_NO_ORD 0xFFFFFFFFu
 #define FDS_SIDX_NUM_RAW 64u      /* numeric column of raw 8-byte values */
 #define FDS_SIDX_NUM_PACK_MAX 56u /* widest packed integer column */

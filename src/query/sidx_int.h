@@ -30,6 +30,10 @@ typedef struct fds_sfield {
      * doc of the block has a value), computed at open; lets a sorted search
      * visit the most promising blocks first and stop early */
     double *blk_min, *blk_max;
+    /* FDS_SIDX_F_POS: the positions table, nterms entries of wpos bits
+     * (sidx_format.h); NULL without positions */
+    const uint8_t *pos;
+    unsigned wpos;
 } fds_sfield;
 
 #define FDS_DV_BLOCK 1024u
@@ -64,6 +68,16 @@ const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
                                uint32_t *len);
 void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
                        fds_sterm *t);
+
+/* The positions of term ordinal `ord` of field f (which has positions):
+ * nblocks - 1 u32 block offsets, then the positions bytes (sidx_format.h).
+ * Bounds: the end of the mapped file. */
+static inline const uint8_t *fds__sidx_term_pos(const fds_sidx *s,
+                                                const fds_sfield *f,
+                                                uint32_t ord)
+{
+    return s->map + fds__bits_get(f->pos, (uint64_t)ord * f->wpos, f->wpos);
+}
 
 /* Bytes of the impacts of the block of skip entry `sk` (sidx_format.h; 0
  * when it has none). */

@@ -18,7 +18,10 @@
  * The output is the file fds_sidx_writer would write for the same live
  * documents in the same order: same terms, ordinals, postings blocks, norms,
  * columns and _id table; term strings shared by fields are stored once (one
- * pass over the sorted terms of every field and input at once).
+ * pass over the sorted terms of every field and input at once).  Positions
+ * are copied doc by doc (a doc's positions bytes do not depend on where it
+ * sits, positions.h); a text field keeps them only when every input that
+ * has it does, as Lucene's FieldInfos keep the lowest IndexOptions.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "positions.h"
 #include "sidx_int.h"
 
 /* Bytes buffered before a write(2) of the output. */
@@ -239,8 +243,15 @@ typedef struct merger {
     size_t plen, pcap;
     uint8_t *skips;
     size_t nskip, skipcap;
+    /* one term's output positions, and where its blocks 1.. start */
+    uint8_t *posb;
+    size_t poslen, poscap;
+    uint32_t *posblk;
+    size_t nposblk, posblkcap;
+    uint64_t *pos_dir;     /* per output field: its positions table, 0 none */
+    uint64_t pos_dir_off;  /* the positions directory, 0 none */
     /* one field's term entries */
-    struct ment { uint64_t so, ptr; uint32_t sl, df; } *ents;
+    struct ment { uint64_t so, ptr, pos; uint32_t sl, df; } *ents;
     size_t ne, ecap;
 } merger;
 
@@ -293,6 +304,8 @@ static int collect_fields(merger *g)
                 }
                 mf->in[i] = sf;
                 mf->flags |= sf->flags & FDS_SIDX_F_MULTI;
+                if (!(sf->flags & FDS_SIDX_F_POS))
+                    mf->flags &= ~FDS_SIDX_F_POS;
                 if (sf->nterms &&
                     !(mf->so[i] = malloc((size_t)sf->nterms * sizeof **mf->so))) {
                     free(at);
@@ -424,16 +437,54 @@ static int acc_add(merger *g, tacc *a, uint32_t doc, uint32_t tf, uint8_t norm)
     return ++a->n == FDS_POSTINGS_BLOCK ? acc_flush(g, a) : 0;
 }
 
-/* The live postings of input term (f, ord) of input m, remapped, into a. */
+/* The positions of one posting with term frequency tf at *pp (bounded by
+ * end; *pp moves past them) appended to the term's output positions when
+ * `keep`, noting a new block's start when a is at one.  0, FDS_ECORRUPT,
+ * FDS_ENOMEM. */
+static int copy_doc_positions(merger *g, const tacc *a, const uint8_t **pp,
+                              const uint8_t *end, uint32_t tf, bool keep)
+{
+    long k = fds_positions_decode(*pp, end, tf, NULL);
+    if (k < 0)
+        return FDS_ECORRUPT;
+    if (keep) {
+        if (!a->n && a->df) {
+            if (grow((void **)&g->posblk, &g->posblkcap, g->nposblk + 1,
+                     sizeof *g->posblk))
+                return FDS_ENOMEM;
+            if (g->poslen > UINT32_MAX)
+                return FDS_ETOOBIG;
+            g->posblk[g->nposblk++] = (uint32_t)g->poslen;
+        }
+        if (grow((void **)&g->posb, &g->poscap, g->poslen + (size_t)k, 1))
+            return FDS_ENOMEM;
+        memcpy(g->posb + g->poslen, *pp, (size_t)k);
+        g->poslen += (size_t)k;
+    }
+    *pp += k;
+    return 0;
+}
+
+/* The live postings of input term (f, ord) of input m, remapped, into a;
+ * with their positions when `pos`. */
 static int copy_postings(merger *g, const min *m, const fds_sfield *f,
-                         uint32_t ord, tacc *a)
+                         uint32_t ord, tacc *a, bool pos)
 {
     fds_sterm t;
     fds__sidx_term_at(m->s, f, ord, &t);
+    const uint8_t *pp = NULL, *pend = m->s->map + m->s->len - FDS_SIDX_FOOTER_LEN;
+    const uint8_t *p0 = NULL;
+    if (pos) {
+        p0 = fds__sidx_term_pos(m->s, f, ord);
+        pp = p0 += (size_t)(t.nblocks - 1) * 4;
+    }
     if (!t.skip) {
-        if (in_live(m, t.one_doc))
-            return acc_add(g, a, in_doc(m, t.one_doc), t.one_tf,
-                           f->norms ? f->norms[t.one_doc] : 1);
+        if (in_live(m, t.one_doc)) {
+            int rc = pos ? copy_doc_positions(g, a, &pp, pend, 1, true) : 0;
+            return rc ? rc
+                      : acc_add(g, a, in_doc(m, t.one_doc), t.one_tf,
+                                f->norms ? f->norms[t.one_doc] : 1);
+        }
         return 0;
     }
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
@@ -445,10 +496,18 @@ static int copy_postings(merger *g, const min *m, const fds_sfield *f,
                                            n, base, m->s->max_doc, docs, tfs);
         if (k < 0)
             return FDS_ECORRUPT;
+        if (pos && b) {
+            uint32_t bo = fds__get_u32(p0 - (size_t)(t.nblocks - 1) * 4 +
+                                       (size_t)(b - 1) * 4);
+            if (bo > (size_t)(pend - p0))
+                return FDS_ECORRUPT;
+            pp = p0 + bo;
+        }
         for (unsigned i = 0; i < n; i++) {
-            if (!in_live(m, docs[i]))
-                continue;
-            int rc = acc_add(g, a, in_doc(m, docs[i]), tfs[i],
+            bool live = in_live(m, docs[i]);
+            int rc = pos ? copy_doc_positions(g, a, &pp, pend, tfs[i], live) : 0;
+            if (!rc && live)
+                rc = acc_add(g, a, in_doc(m, docs[i]), tfs[i],
                              f->norms ? f->norms[docs[i]] : 1);
             if (rc)
                 return rc;
@@ -464,6 +523,8 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
                        uint64_t *sum_ttf, uint64_t *terms_off)
 {
     mfield *mf = &g->fs[k];
+    bool pos = (mf->flags & FDS_SIDX_F_POS) != 0;
+    uint64_t max_pos = 0;
     size_t n = heap_fill(g->heap, g->fs, k, k + 1, g->nin);
     uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0, seen = 0;
     g->ne = 0;
@@ -478,13 +539,14 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
         uint32_t len = g->heap[0].len;
         tacc a = {.min_norm = 255};
         g->plen = g->nskip = 0;
+        g->poslen = g->nposblk = 0;
         while (n && !bytes_cmp(g->heap[0].str, g->heap[0].len, str, len)) {
             grp[ng++] = g->heap[0];
             n = heap_next(g->heap, n, g->fs);
         }
         for (unsigned i = 0; i < ng && !rc; i++)
             rc = copy_postings(g, &g->in[grp[i].input], mf->in[grp[i].input],
-                               grp[i].ord, &a);
+                               grp[i].ord, &a, pos);
         if (++seen % MERGE_DROP_TERMS == 0)
             drop_input_pages(g);
         if (!rc)
@@ -493,7 +555,14 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
             continue; /* every doc of the term deleted: no entry */
         for (unsigned i = 0; ordmap && i < ng; i++)
             ordmap[grp[i].input][grp[i].ord] = (uint32_t)g->ne;
-        uint64_t ptr;
+        uint64_t ptr, po = 0;
+        if (pos) { /* where the writer puts them: before the postings */
+            po = g->o.pos;
+            for (size_t b = 0; b < g->nposblk; b++)
+                mo_u32(&g->o, g->posblk[b]);
+            mo_put(&g->o, g->posb, g->poslen);
+            max_pos = po > max_pos ? po : max_pos;
+        }
         if (a.df == 1 && a.first_tf == 1) {
             ptr = (uint64_t)a.first_doc << 1 | 1;
         } else {
@@ -512,7 +581,7 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
             rc = FDS_ECORRUPT;
             break;
         }
-        g->ents[g->ne++] = (struct ment){so, ptr, len, a.df};
+        g->ents[g->ne++] = (struct ment){so, ptr, po, len, a.df};
         max_so = so > max_so ? so : max_so;
         max_sl = len > max_sl ? len : max_sl;
         max_df = a.df - 1 > max_df ? a.df - 1 : max_df;
@@ -544,6 +613,20 @@ static int write_terms(merger *g, size_t k, uint32_t **ordmap, uint32_t *nt,
     mo_put(&g->o, d, dl);
     free(d);
     *nt = (uint32_t)g->ne;
+    if (!pos)
+        return 0;
+    unsigned wp = fds__bit_width(max_pos);
+    size_t pl = (size_t)FDS_SIDX_POS_TABLE_BYTES(g->ne, wp);
+    uint8_t *pt = calloc(pl, 1);
+    if (!pt)
+        return FDS_ENOMEM;
+    pt[0] = (uint8_t)wp;
+    for (size_t i = 0; i < g->ne; i++)
+        fds__bits_put(pt + FDS_SIDX_POS_HDR, (uint64_t)i * wp, wp, g->ents[i].pos);
+    mo_align(&g->o);
+    g->pos_dir[k] = g->o.pos;
+    mo_put(&g->o, pt, pl);
+    free(pt);
     return 0;
 }
 
@@ -775,6 +858,7 @@ static int finish_file(merger *g, uint64_t ids_off)
     fds__put_u64(h + 24, FDS_SIDX_HEADER_LEN);
     fds__put_u64(h + 32, ids_off);
     fds__put_u64(h + 40, g->o.pos + FDS_SIDX_FOOTER_LEN);
+    fds__put_u64(h + 48, g->pos_dir_off);
     size_t hl = FDS_SIDX_HEADER_LEN + g->nf * FDS_SIDX_FIELD_LEN;
     if (pwrite(g->o.fd, h, hl, 0) != (ssize_t)hl) {
         g->o.eno = errno;
@@ -830,6 +914,9 @@ static void merger_free(merger *g)
     free(g->pbuf);
     free(g->skips);
     free(g->ents);
+    free(g->posb);
+    free(g->posblk);
+    free(g->pos_dir);
 }
 
 /* Output doc ids: inputs in order, their live docs in order. */
@@ -876,6 +963,7 @@ int fds_sidx_merge(const fds_sidx *const *in, const uint8_t *const *live,
     if (!rc && (!(g.heap = malloc((nheap ? nheap : 1) * sizeof *g.heap)) ||
                 !(g.grp = malloc((n ? n : 1) * sizeof *g.grp)) ||
                 !(g.o.buf = malloc(MERGE_OUT_BUF)) ||
+                !(g.pos_dir = calloc(g.nf ? g.nf : 1, sizeof *g.pos_dir)) ||
                 !(g.hdr = calloc(1, FDS_SIDX_HEADER_LEN +
                                         g.nf * FDS_SIDX_FIELD_LEN))))
         rc = FDS_ENOMEM;
@@ -902,6 +990,18 @@ int fds_sidx_merge(const fds_sidx *const *in, const uint8_t *const *live,
     }
     for (size_t k = 0; !rc && !g.o.rc && k < g.nf; k++)
         rc = write_field(&g, k);
+    bool any_pos = false;
+    for (size_t k = 0; k < g.nf; k++)
+        any_pos |= g.pos_dir && g.pos_dir[k];
+    if (!rc && !g.o.rc && any_pos) { /* the directory, as the writer puts it */
+        mo_align(&g.o);
+        g.pos_dir_off = g.o.pos;
+        for (size_t k = 0; k < g.nf; k++) {
+            uint8_t b8[8];
+            fds__put_u64(b8, g.pos_dir[k]);
+            mo_put(&g.o, b8, 8);
+        }
+    }
     if (!rc && !g.o.rc)
         rc = write_ids(&g, &ids_off);
     if (!rc && !g.o.rc)

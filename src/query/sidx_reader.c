@@ -234,6 +234,35 @@ static int validate_field(fds_sidx *s, uint32_t i, uint64_t fields_off,
     return 0;
 }
 
+/* The positions of field i (flag FDS_SIDX_F_POS) from the directory at
+ * dir_off: its table in bounds, and every term's block offsets.  The
+ * positions bytes themselves are bounds-checked as they are decoded. */
+static int validate_positions(fds_sidx *s, uint32_t i, uint64_t dir_off,
+                              size_t body, fds_err *err)
+{
+    fds_sfield *f = &s->fields[i];
+    bool flag = (f->flags & FDS_SIDX_F_POS) != 0;
+    uint64_t off = dir_off ? fds__get_u64(s->map + dir_off + (size_t)i * 8) : 0;
+    if (flag != (off != 0) || (flag && f->kind != FDS_FT_TEXT))
+        return corrupt(err, s->path, "bad positions directory");
+    if (!flag)
+        return 0;
+    if (!in_file(body, off, FDS_SIDX_POS_HDR) ||
+        s->map[off] > FDS_SIDX_DICT_WMAX ||
+        !in_file(body, off, FDS_SIDX_POS_TABLE_BYTES(f->nterms, s->map[off])))
+        return corrupt(err, s->path, "positions table out of bounds");
+    f->wpos = s->map[off];
+    f->pos = s->map + off + FDS_SIDX_POS_HDR;
+    for (uint32_t t = 0; t < f->nterms; t++) {
+        fds_sterm st;
+        fds__sidx_term_at(s, f, t, &st);
+        uint64_t po = fds__bits_get(f->pos, (uint64_t)t * f->wpos, f->wpos);
+        if (!in_file(body, po, (uint64_t)(st.nblocks - 1) * 4))
+            return corrupt(err, s->path, "term positions out of bounds");
+    }
+    return 0;
+}
+
 /* Per-block (FDS_DV_BLOCK docs) min and max of every numeric column, NaN
  * for a block without values; for range and sort skipping.  Returns 0 or
  * FDS_ENOMEM. */
@@ -311,8 +340,14 @@ static int validate(fds_sidx *s, fds_err *err)
     s->fields = calloc(s->nfields ? s->nfields : 1, sizeof *s->fields);
     if (!s->fields)
         return FDS_ENOMEM;
+    uint64_t dir_off = 0;
+    if (fds__get_u32(s->map + 8) >= FDS_SIDX_VERSION_POS)
+        dir_off = fds__get_u64(s->map + 48);
+    if (dir_off && !in_file(body, dir_off, (uint64_t)s->nfields * 8))
+        return corrupt(err, s->path, "positions directory out of bounds");
     for (uint32_t i = 0; i < s->nfields; i++) {
-        if ((rc = validate_field(s, i, fields_off, body, err)))
+        if ((rc = validate_field(s, i, fields_off, body, err)) ||
+            (rc = validate_positions(s, i, dir_off, body, err)))
             return rc;
         madvise(s->map, s->len, MADV_DONTNEED); /* see validate_header */
     }

@@ -8,7 +8,10 @@
  * 2-3 bytes a posting -- until the write turns them into 128-doc blocks with
  * skip data.  A document is indexed into per-field scratch lists first and
  * committed only when all its values were accepted, so a rejected document
- * leaves no postings behind.
+ * leaves no postings behind.  A text field indexed with positions keeps
+ * each term's positions (positions.h) in a second byte string, written
+ * after the term's postings with an offset table of its own, so that the
+ * postings blocks are the same with or without positions.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "positions.h"
 #include "postings.h"
 #include "query_int.h"
 #include "sidx_format.h"
@@ -27,6 +31,8 @@ typedef struct wterm {
     uint64_t ttf;
     uint8_t *buf;        /* varint (gap, tf) pairs */
     uint32_t blen, bcap;
+    uint8_t *pos;        /* positions of each posting (positions.h) */
+    uint32_t plen, pcap;
 } wterm;
 
 typedef struct wfield {
@@ -55,8 +61,16 @@ typedef struct wfield {
     size_t ncur, ccap;
     bool touched, has_val;
     bool multi;            /* numeric: a doc had several values */
+    bool positions;        /* text with index_options positions */
     fds__conv val;
     uint32_t ntok;
+    /* text: position of each token of cur (the next one's in next_pos),
+     * values of the field seen in the current doc */
+    uint32_t *cpos;
+    size_t cpcap;
+    uint32_t next_pos, nvals;
+    uint64_t *keys;        /* scratch of commit_field: term id << 32 | position */
+    size_t kcap;
 } wfield;
 
 struct fds_sidx_writer {
@@ -92,8 +106,12 @@ fds_sidx_writer *fds_sidx_writer_create(fds_mapping *m)
 
 static void wfield_free(wfield *f)
 {
-    for (uint32_t i = 0; i < f->nterms; i++)
+    for (uint32_t i = 0; i < f->nterms; i++) {
         free(f->terms[i].buf);
+        free(f->terms[i].pos);
+    }
+    free(f->cpos);
+    free(f->keys);
     free(f->terms);
     free(f->arena);
     free(f->th);
@@ -162,6 +180,7 @@ static wfield *wfield_add(fds_sidx_writer *w, fds_mfield *mf)
         return NULL;
     f->mf = mf;
     f->kind = mf->type;
+    f->positions = mf->type == FDS_FT_TEXT && mf->index_options == FDS_IO_POSITIONS;
     if (grow((void **)&w->fields, &w->fcap, w->nfields + 1, sizeof *w->fields)) {
         free(f);
         return NULL;
@@ -248,6 +267,11 @@ static int cur_push(wfield *f, uint32_t id)
 {
     if (grow((void **)&f->cur, &f->ccap, f->ncur + 1, sizeof *f->cur))
         return FDS_ENOMEM;
+    if (f->kind == FDS_FT_TEXT) {
+        if (grow((void **)&f->cpos, &f->cpcap, f->ncur + 1, sizeof *f->cpos))
+            return FDS_ENOMEM;
+        f->cpos[f->ncur] = f->next_pos++;
+    }
     f->cur[f->ncur++] = id;
     return 0;
 }
@@ -296,6 +320,12 @@ static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
     case FDS_FT_TEXT: {
         tokctx c = {f, 0};
         f->has_val = true;
+        /* each value after the first starts position_increment_gap
+         * positions after the last token of the one before */
+        if (f->nvals++)
+            f->next_pos += f->mf->pos_gap;
+        if (f->next_pos > FDS_POSITION_MAX)
+            return FDS_ETOOBIG;
         return fds_analyze(v->str, v->str_len, on_token, &c);
     }
     case FDS_FT_KEYWORD: {
@@ -376,6 +406,7 @@ static void rollback(fds_sidx_writer *w)
         f->touched = f->has_val = false;
         f->ncur = 0;
         f->ntok = 0;
+        f->next_pos = f->nvals = 0;
     }
     w->ntouched = 0;
 }
@@ -383,6 +414,12 @@ static void rollback(fds_sidx_writer *w)
 static int u32cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int u64cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
@@ -449,7 +486,7 @@ static int commit_field(wfield *f, uint32_t doc)
     if (f->ncur == 0)
         return 0;
     f->doc_count++;
-    if (f->kind == FDS_FT_TEXT)
+    if (f->kind == FDS_FT_TEXT && f->mf->index_options != FDS_IO_DOCS)
         f->sum_ttf += f->ncur;
     if (f->kind == FDS_FT_KEYWORD) {
         uint32_t best = f->cur[0];
@@ -458,18 +495,43 @@ static int commit_field(wfield *f, uint32_t doc)
                 best = f->cur[i];
         f->mintid[doc] = best;
     }
-    if (f->ncur > 1)
+    if (f->kind == FDS_FT_TEXT) {
+        /* (term id, position) pairs sorted: each term's positions ascend */
+        if (grow((void **)&f->keys, &f->kcap, f->ncur, sizeof *f->keys))
+            return FDS_ENOMEM;
+        for (size_t i = 0; i < f->ncur; i++)
+            f->keys[i] = (uint64_t)f->cur[i] << 32 | f->cpos[i];
+        qsort(f->keys, f->ncur, sizeof *f->keys, u64cmp);
+        for (size_t i = 0; i < f->ncur; i++) {
+            f->cur[i] = (uint32_t)(f->keys[i] >> 32);
+            f->cpos[i] = (uint32_t)f->keys[i];
+        }
+    } else if (f->ncur > 1) {
         qsort(f->cur, f->ncur, sizeof *f->cur, u32cmp);
+    }
     for (size_t i = 0; i < f->ncur;) {
         size_t j = i + 1;
         while (j < f->ncur && f->cur[j] == f->cur[i])
             j++;
         wterm *t = &f->terms[f->cur[i]];
-        /* keyword fields index docs only (Lucene IndexOptions.DOCS): tf 1,
-         * and sumTotalTermFreq = sumDocFreq */
-        uint32_t tf = f->kind == FDS_FT_KEYWORD ? 1 : (uint32_t)(j - i);
-        if (f->kind == FDS_FT_KEYWORD)
+        /* keyword fields, and text fields with index_options docs, index
+         * docs only (Lucene IndexOptions.DOCS): tf 1, and sumTotalTermFreq
+         * = sumDocFreq */
+        bool docs_only = f->kind == FDS_FT_KEYWORD ||
+                         f->mf->index_options == FDS_IO_DOCS;
+        uint32_t tf = docs_only ? 1 : (uint32_t)(j - i);
+        if (docs_only)
             f->sum_ttf++;
+        if (f->positions) {
+            size_t pcap = t->pcap;
+            if (grow((void **)&t->pos, &pcap,
+                     t->plen + FDS_POSITIONS_BOUND(j - i), 1))
+                return FDS_ENOMEM;
+            t->pcap = (uint32_t)pcap;
+            t->plen += (uint32_t)fds_positions_encode(f->cpos + i,
+                                                      (uint32_t)(j - i),
+                                                      t->pos + t->plen);
+        }
         uint32_t gap = t->last_doc == UINT32_MAX ? doc : doc - t->last_doc - 1;
         size_t bcap = t->bcap;
         if (grow((void **)&t->buf, &bcap, t->blen + 10, 1))
@@ -716,6 +778,29 @@ static int write_postings(obuf *b, const wfield *f, const wterm *t,
     return 0;
 }
 
+/* The positions of term t (layout: sidx_format.h): the offsets of blocks
+ * 1.. in its positions, then its positions bytes.  Returns their offset in
+ * b (b->oom set when out of memory). */
+static size_t write_positions(obuf *b, const wterm *t)
+{
+    uint32_t nblocks = (t->df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
+    size_t at = ob_reserve(b, (size_t)(nblocks - 1) * 4);
+    const uint8_t *p = t->buf, *end = t->buf + t->blen;
+    const uint8_t *q = t->pos, *qe = t->pos + t->plen;
+    for (uint32_t i = 0; i < t->df && !b->oom; i++) {
+        if (i && i % FDS_POSTINGS_BLOCK == 0)
+            fds__put_u32(b->p + at + (i / FDS_POSTINGS_BLOCK - 1) * 4,
+                         (uint32_t)(q - t->pos));
+        uint32_t gap = 0, tf = 1;
+        p += fds__varint_get(p, end, &gap);
+        p += fds__varint_get(p, end, &tf);
+        long k = fds_positions_decode(q, qe, tf, NULL);
+        q += k > 0 ? k : 0;
+    }
+    ob_put(b, t->pos, t->plen);
+    return at;
+}
+
 /* Sort the terms of f that have postings into *order (term ids by bytes) and
  * map each term id to its ordinal in *ordmap (FDS_SIDX_NO_ORD: none); both
  * are malloc'd, the caller frees them.  Returns the count, *order == NULL
@@ -749,17 +834,21 @@ static uint32_t sort_terms(wfield *f, uint32_t **order, uint32_t **ordmap)
  * stored in *terms_off.  Returns 0 or FDS_ENOMEM (or sets b->oom). */
 static int write_term_dict(obuf *b, strpool *pool, const wfield *f,
                            const uint32_t *order, uint32_t nt,
-                           uint32_t max_doc, size_t *terms_off)
+                           uint32_t max_doc, size_t *terms_off,
+                           size_t *pos_off)
 {
     int rc = 0;
-    *terms_off = 0;
+    *terms_off = *pos_off = 0;
     uint64_t *e_so = calloc(nt ? nt : 1, sizeof *e_so);
     uint64_t *e_ptr = calloc(nt ? nt : 1, sizeof *e_ptr);
-    if (!e_so || !e_ptr) {
+    uint64_t *e_pos = calloc(nt ? nt : 1, sizeof *e_pos);
+    if (!e_so || !e_ptr || !e_pos) {
         free(e_so);
         free(e_ptr);
+        free(e_pos);
         return FDS_ENOMEM;
     }
+    uint64_t max_pos = 0;
     uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
     for (uint32_t i = 0; i < nt && !b->oom; i++) {
         const wterm *t = &f->terms[order[i]];
@@ -775,6 +864,10 @@ static int write_term_dict(obuf *b, strpool *pool, const wfield *f,
     }
     for (uint32_t i = 0; i < nt && !b->oom && !rc; i++) {
         const wterm *t = &f->terms[order[i]];
+        if (f->positions) {
+            e_pos[i] = write_positions(b, t);
+            max_pos = e_pos[i] > max_pos ? e_pos[i] : max_pos;
+        }
         if (t->df == 1) {
             uint32_t gap = 0, tf = 1;
             const uint8_t *q = t->buf, *qe = t->buf + t->blen;
@@ -815,8 +908,21 @@ static int write_term_dict(obuf *b, strpool *pool, const wfield *f,
             }
         }
     }
+    if (!rc && !b->oom && f->positions) {
+        unsigned wp = fds__bit_width(max_pos);
+        ob_align(b);
+        *pos_off = ob_reserve(b, (size_t)FDS_SIDX_POS_TABLE_BYTES(nt, wp));
+        if (!b->oom) {
+            uint8_t *d = b->p + *pos_off;
+            d[0] = (uint8_t)wp;
+            for (uint32_t i = 0; i < nt; i++)
+                fds__bits_put(d + FDS_SIDX_POS_HDR, (uint64_t)i * wp, wp,
+                              e_pos[i]);
+        }
+    }
     free(e_so);
     free(e_ptr);
+    free(e_pos);
     return rc;
 }
 
@@ -887,7 +993,7 @@ static unsigned write_num_column(obuf *b, const wfield *f, uint32_t max_doc)
  * and column, then its descriptor at fields_off (layout: sidx_format.h).
  * Returns 0 or FDS_ENOMEM (or sets b->oom). */
 static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
-                       size_t fields_off, uint32_t max_doc)
+                       size_t fields_off, uint32_t max_doc, uint64_t *pos_dir)
 {
     if (ensure_docs(f, max_doc ? max_doc - 1 : 0))
         return FDS_ENOMEM;
@@ -897,8 +1003,10 @@ static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
     uint32_t nt = sort_terms(f, &order, &ordmap);
     if (!order)
         return FDS_ENOMEM;
-    size_t terms_off;
-    int rc = write_term_dict(b, pool, f, order, nt, max_doc, &terms_off);
+    size_t terms_off, pos_off;
+    int rc = write_term_dict(b, pool, f, order, nt, max_doc, &terms_off,
+                             &pos_off);
+    pos_dir[k] = pos_off;
     free(order);
     if (rc) {
         free(ordmap);
@@ -910,6 +1018,8 @@ static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
         ob_align(b);
         norms_off = ob_put(b, f->norms, max_doc);
         flags |= FDS_SIDX_F_NORMS;
+        if (f->positions)
+            flags |= FDS_SIDX_F_POS;
     }
     ob_align(b);
     size_t words = ((size_t)max_doc + 63) / 64;
@@ -952,9 +1062,19 @@ static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
 /* The _id table, then the header (at offset 0) and the footer with the
  * checksum.  Returns 0 or FDS_ENOMEM (or sets b->oom). */
 static int write_ids_and_footer(obuf *b, const fds_sidx_writer *w, size_t nf,
-                                size_t fields_off)
+                                size_t fields_off, const uint64_t *pos_dir)
 {
     uint32_t max_doc = w->ndocs;
+    size_t pos_dir_off = 0;
+    bool any_pos = false;
+    for (size_t k = 0; k < nf; k++)
+        any_pos |= pos_dir[k] != 0;
+    if (any_pos) {
+        ob_align(b);
+        pos_dir_off = ob_reserve(b, nf * 8);
+        for (size_t k = 0; k < nf && !b->oom; k++)
+            fds__put_u64(b->p + pos_dir_off + k * 8, pos_dir[k]);
+    }
     ob_align(b);
     size_t ids_off = b->len;
     size_t at = ob_reserve(b, ((size_t)max_doc + 1) * 4);
@@ -987,6 +1107,7 @@ static int write_ids_and_footer(obuf *b, const fds_sidx_writer *w, size_t nf,
     fds__put_u64(h + 24, fields_off);
     fds__put_u64(h + 32, ids_off);
     fds__put_u64(h + 40, b->len);
+    fds__put_u64(h + 48, pos_dir_off);
     fds__put_u32(b->p + foot, fds_crc32c(0, b->p, foot));
     memcpy(b->p + foot + 4, FDS_SIDX_END_MAGIC, 4);
     return 0;
@@ -1040,15 +1161,21 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
             fs[nf++] = w->fields[i];
     qsort(fs, nf, sizeof *fs, wfield_name_cmp);
 
+    uint64_t *pos_dir = calloc(nf ? nf : 1, sizeof *pos_dir);
+    if (!pos_dir) {
+        free(fs);
+        return FDS_ENOMEM;
+    }
     ob_reserve(&b, FDS_SIDX_HEADER_LEN);
     size_t fields_off = ob_reserve(&b, nf * FDS_SIDX_FIELD_LEN);
     int rc = 0;
     for (size_t k = 0; k < nf && !b.oom && !rc; k++)
-        rc = write_field(&b, &pool, fs[k], k, fields_off, max_doc);
+        rc = write_field(&b, &pool, fs[k], k, fields_off, max_doc, pos_dir);
     free(fs);
     free(pool.slot);
     if (!rc && !b.oom)
-        rc = write_ids_and_footer(&b, w, nf, fields_off);
+        rc = write_ids_and_footer(&b, w, nf, fields_off, pos_dir);
+    free(pos_dir);
     if (b.oom || rc) {
         free(b.p);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,

@@ -134,10 +134,11 @@ class QueryTypes(ServerTestCase):
         st, out, _ = self.req("POST", "/qt/_search", {"query": {"query_string": {
             "query": "n:abc"}}})
         self.assertEqual(st, 400, out)
+        self.assertEqual(qs("\"red fox\"", fields=["t"]), ["0"])
         st, out, _ = self.req("POST", "/qt/_search", {"query": {"query_string": {
-            "query": "\"red fox\""}}})
+            "query": "t:\"red fox"}}})
         self.assertEqual(st, 400, out)
-        self.assertIn("phrase queries", out["error"]["root_cause"][0]["reason"])
+        self.assertIn("not closed", out["error"]["root_cause"][0]["reason"])
         sq = lambda q, **o: self.ids({"simple_query_string": dict(o, query=q)})
         self.assertEqual(sq("red -fox", fields=["t"], default_operator="and"), ["2"])
         self.assertEqual(sq("bro* | jumps", fields=["t"]), ["1", "3"])

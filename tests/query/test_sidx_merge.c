@@ -6,12 +6,13 @@
  * are merged, and the result is compared, field by field, term by term and
  * doc by doc, with one writer's file of the same live documents in the same
  * order: term strings and ordinals, doc freqs, every posting and skip entry
- * (but its offset), norms, presence, columns, doc_count, sum_ttf and the
- * _id table.  Run: test_sidx_merge NGINX_LOG [DOCS].
+ * (but its offset), the positions of text terms (block offsets and bytes),
+ * norms, presence, columns, doc_count, sum_ttf and the _id table.  Run: test_sidx_merge NGINX_LOG [DOCS].
  */
 #include <stdint.h>
 #include <unistd.h>
 
+#include "positions.h"
 #include "qtest.h"
 #include "query.h"
 #include "sidx_int.h"
@@ -59,6 +60,21 @@ static uint32_t postings(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
     return n;
 }
 
+/* Bytes of the positions of term (f, ord) of s, whose n postings have the
+ * frequencies tfs (its block offsets and every posting's positions). */
+static size_t positions_len(const fds_sidx *s, const fds_sfield *f,
+                            uint32_t ord, const uint32_t *tfs, uint32_t n)
+{
+    const uint8_t *p = fds__sidx_term_pos(s, f, ord);
+    const uint8_t *end = s->map + s->len, *q = p + (n + 127) / 128 * 4 - 4;
+    for (uint32_t i = 0; i < n; i++) {
+        long k = fds_positions_decode(q, end, tfs[i], NULL);
+        ASSERT(k > 0);
+        q += k > 0 ? k : 0;
+    }
+    return (size_t)(q - p);
+}
+
 static void compare(const fds_sidx *a, const fds_sidx *b)
 {
     ASSERT_EQ(a->max_doc, b->max_doc);
@@ -93,6 +109,13 @@ static void compare(const fds_sidx *a, const fds_sidx *b)
                 ASSERT_MEM(da, db, na * 4);
                 ASSERT_MEM(ta, tb, na * 4);
                 ASSERT_MEM(sa, sb, (na + 127) / 128 * FDS_SIDX_SKIP_LEN);
+            }
+            ASSERT_EQ(x->pos != NULL, y->pos != NULL);
+            if (na == nb && x->pos && y->pos) {
+                size_t la = positions_len(a, x, t, ta, na);
+                ASSERT_EQ(la, positions_len(b, y, t, tb, nb));
+                ASSERTF(!memcmp(fds__sidx_term_pos(a, x, t), fds__sidx_term_pos(b, y, t), la),
+                        "%.*s term %u positions", (int)x->name_len, x->name, t);
             }
         }
         for (uint32_t d = 0; d < md; d++) {
