@@ -258,6 +258,11 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
 int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
                             const char *index_name, fds_err *err);
 
+/* ---- resize (resize.c) ------------------------------------------------------- */
+enum { FDS_RESIZE_CLONE, FDS_RESIZE_SHRINK, FDS_RESIZE_SPLIT };
+/* POST|PUT /{index}/_clone|_shrink|_split/{target}: `type` FDS_RESIZE_*. */
+void fds_h_resize(fds_req *r, fds_resp *o, int type);
+
 /* Shared by handlers: the index named by path segment `i`, or an error
  * response (and NULL). */
 fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i);

@@ -571,6 +571,9 @@ static void h_search(fds_req *r, fds_resp *o) { fds_h_search(r, o, false); }
 static void h_count(fds_req *r, fds_resp *o) { fds_h_search(r, o, true); }
 static void h_delete_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, true); }
 static void h_update_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, false); }
+static void h_clone(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_CLONE); }
+static void h_shrink(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_SHRINK); }
+static void h_split(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_SPLIT); }
 
 /* One endpoint: a path pattern of '/'-separated segments, where "{}"
  * matches any one segment (an index name, an id, a metric list), the
@@ -595,6 +598,7 @@ static const char *const P_EXPR[] = {EXPR_PARAMS, NULL};
 static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
 static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
+static const char *const P_RESIZE[] = {"copy_settings", NULL};
 static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
 static const char *const P_CAT_SHARDS[] = {CAT_PARAMS, EXPR_PARAMS, "bytes", NULL};
 static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
@@ -716,6 +720,9 @@ static const route_def ROUTES[] = {
     {"{}/_pit", M_POST, fds_h_pit_open, NULL},
     {"{}/_delete_by_query", M_POST, h_delete_by_query, NULL},
     {"{}/_update_by_query", M_POST, h_update_by_query, NULL},
+    {"{}/_clone/{}", M_POST | M_PUT, h_clone, P_RESIZE},
+    {"{}/_shrink/{}", M_POST | M_PUT, h_shrink, P_RESIZE},
+    {"{}/_split/{}", M_POST | M_PUT, h_split, P_RESIZE},
 };
 
 /* Does `pattern` match the request's segments? */

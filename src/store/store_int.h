@@ -210,6 +210,13 @@ struct fds_store {
     size_t naliases;
     fds__tmpl *tmpls;
     size_t ntmpls;
+    /* targets of resizes running now (resize.c), under mu: their names
+     * are taken although no index has them yet */
+    struct fds__resizing {
+        char name[FDS_INDEX_NAME_MAX + 1];
+        char uuid[33];
+    } *resizing;
+    size_t nresizing;
 };
 
 struct fds_index_view {
@@ -246,6 +253,26 @@ void fds__index_unlink(fds_store *s, fds_index *ix);
  * "index" or "alias", with `kind`). */
 int fds__check_name(const char *name, const char *what, int kind,
                     fds_err *err);
+
+/* store.c: helpers of index creation shared with resize.c.
+ * fds__name_taken (caller holds mu): 0 when no index, alias or running
+ * resize has `name`, else FDS_EEXIST (kind ALREADY_EXISTS, "index [x/uuid]
+ * already exists") or FDS_EINVAL (kind INVALID_INDEX_NAME, "already exists
+ * as alias").  fds__index_alloc: a new in-memory index (refs 1, not in the
+ * node's list) or NULL; fds__index_shards_set: nshards and routing_shards
+ * from ix->settings; fds__make_uuid: a base64url random uuid (22 chars);
+ * fds__mkdir_p: 0 or FDS_EIO; fds__rm_rf: remove a tree, errors ignored. */
+int fds__name_taken(fds_store *s, const char *name, fds_err *err);
+fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
+                            const char *uuid);
+void fds__index_shards_set(fds_index *ix);
+void fds__make_uuid(char out[33]);
+int fds__mkdir_p(const char *path);
+void fds__rm_rf(const char *path);
+/* The name prefix of a resize's target row until its last transaction
+ * names it (no index name may start with '_'): a row found with it at
+ * start-up is an interrupted resize, deleted with its folder. */
+#define FDS__RESIZE_PREFIX "_resizing-"
 
 /* store.c: wall-clock milliseconds; the errors every index operation gives
  * (each fills err->index with the index name and returns the code):
