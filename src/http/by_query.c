@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "search_request.h"
 #include "tasks.h"
@@ -35,12 +36,16 @@ void fds__scan_job_free(void *job)
     free(j->q);
     free(j->df);
     free(j->default_operator);
+    free(j->routing);
+    fds__source_spec_free(&j->filter);
     free(j);
 }
 
 /* The running counters of a job (BulkByScrollTask.Status). */
 typedef struct scan_counts {
     uint64_t total, created, updated, deleted, batches, conflicts;
+    uint64_t throttled_ms;
+    double rps; /* requests_per_second; 0: unthrottled (shown as -1) */
 } scan_counts;
 
 static void put_counts(cJSON *j, const scan_counts *c)
@@ -55,8 +60,8 @@ static void put_counts(cJSON *j, const scan_counts *c)
     cJSON *rt = cJSON_AddObjectToObject(j, "retries");
     cJSON_AddNumberToObject(rt, "bulk", 0);
     cJSON_AddNumberToObject(rt, "search", 0);
-    cJSON_AddNumberToObject(j, "throttled_millis", 0);
-    cJSON_AddNumberToObject(j, "requests_per_second", -1);
+    cJSON_AddNumberToObject(j, "throttled_millis", (double)c->throttled_ms);
+    cJSON_AddNumberToObject(j, "requests_per_second", c->rps > 0 ? c->rps : -1);
     cJSON_AddNumberToObject(j, "throttled_until_millis", 0);
 }
 
@@ -82,6 +87,7 @@ typedef struct scan_bufs {
     fds_write_result *res;
     const uint8_t **srcs;
     size_t *lens;
+    fds_strbuf *filtered; /* source._source applied, per document */
 } scan_bufs;
 
 /* Batch `sr` (n hits of view v) written as j's mode asks, counted into c;
@@ -108,6 +114,25 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
                                                  &op->routing_len);
         if (j->mode == FDS__SCAN_REINDEX) {
             op->type = j->create ? FDS_OP_CREATE : FDS_OP_INDEX;
+            if (j->routing) { /* dest.routing: discard, or =value */
+                bool discard = !strcmp(j->routing, "discard");
+                op->routing = discard ? NULL : j->routing + 1;
+                op->routing_len = discard ? 0 : strlen(j->routing + 1);
+            }
+            if (j->external) { /* the source's version, kept if higher */
+                int64_t seq;
+                fds_index_view_doc_meta(v, h->seg, h->doc, &op->external_version, &seq);
+            }
+            if (j->filter.given) {
+                b->filtered[k].len = 0;
+                fds__source_spec_put(&b->filtered[k], &j->filter, b->srcs[k], b->lens[k]);
+                if (b->filtered[k].oom || !b->filtered[k].p) {
+                    rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+                    break;
+                }
+                b->srcs[k] = (const uint8_t *)b->filtered[k].p;
+                b->lens[k] = b->filtered[k].len;
+            }
         } else {
             int64_t ver, seq;
             fds_index_view_doc_meta(v, h->seg, h->doc, &ver, &seq);
@@ -149,6 +174,29 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
     return rc;
 }
 
+/* requests_per_second: wait until `done` documents have taken at least
+ * done / rps seconds since t0 (microseconds), as Elasticsearch's
+ * WorkerBulkByScrollTaskState delays the next batch, in steps of at most
+ * SCAN_THROTTLE_STEP_MS so that a cancel is seen; the wait is added to
+ * *throttled_ms. */
+#define SCAN_THROTTLE_STEP_MS 100
+static void scan_throttle(fds__task *t, uint64_t t0, double rps, uint64_t done,
+                          uint64_t *throttled_ms)
+{
+    uint64_t due = t0 + (uint64_t)((double)done / rps * 1e6);
+    for (;;) {
+        uint64_t now = (uint64_t)fds_now_us();
+        if (now >= due || fds__task_cancelled(t))
+            return;
+        uint64_t step = due - now;
+        if (step > SCAN_THROTTLE_STEP_MS * 1000)
+            step = SCAN_THROTTLE_STEP_MS * 1000;
+        struct timespec ts = {(time_t)(step / 1000000), (long)(step % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        *throttled_ms += step / 1000;
+    }
+}
+
 cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
 {
     uint64_t t0 = (uint64_t)fds_now_us();
@@ -167,37 +215,60 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     fds_index_view *v = NULL;
     if (!rc)
         rc = fds_index_view_acquire(j->from, &v, e);
-    if (!rc) { /* in _doc order, batch after batch, nothing counted */
+    if (!rc) { /* in _doc order (source.sort's, then _doc's), batch after
+                * batch, nothing counted */
         req->from = 0;
         req->size = j->batch;
         req->track_total = FDS_TRACK_TOTAL_NONE;
-        req->nsort = 1;
-        req->sort[0] = (fds_sort_spec){.kind = FDS_SORT_DOC};
+        if (req->nsort >= FDS_SORT_VALUES_MAX)
+            rc = fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "[sort] of a reindex takes at most %d keys",
+                              FDS_SORT_VALUES_MAX - 1);
+        else
+            req->sort[req->nsort++] = (fds_sort_spec){.kind = FDS_SORT_DOC};
     }
     unsigned nseg = 0;
     const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
-    scan_counts c = {0};
+    scan_counts c = {.rps = j->rps};
     cJSON *failures = cJSON_CreateArray();
     scan_bufs b = {calloc(j->batch, sizeof *b.ops), calloc(j->batch, sizeof *b.res),
-                   calloc(j->batch, sizeof *b.srcs), calloc(j->batch, sizeof *b.lens)};
-    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !failures))
+                   calloc(j->batch, sizeof *b.srcs), calloc(j->batch, sizeof *b.lens),
+                   calloc(j->batch, sizeof *b.filtered)};
+    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !b.filtered || !failures))
         rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     bool stop = false, cancelled = false;
-    while (!rc && !stop && c.total < j->max_docs) {
+    for (;;) {
+        /* max_docs counts what was processed; with conflicts=proceed what
+         * was written (a conflict does not use one up), as in Elasticsearch 8 */
+        uint64_t done = j->proceed ? c.created + c.updated + c.deleted : c.total;
+        if (rc || stop || done >= j->max_docs)
+            break;
         if ((cancelled = fds__task_cancelled(t)))
             break;
         fds_search_result sr;
         if ((rc = fds_search_execute(req, segs, nseg, &sr, e)))
             break;
         size_t n = sr.nhits;
-        if (n > j->max_docs - c.total)
-            n = (size_t)(j->max_docs - c.total);
+        if (n > j->max_docs - done)
+            n = (size_t)(j->max_docs - done);
         rc = scan_batch(j, v, &sr, n, &b, &c, failures, &stop, e);
-        if (!rc && n) { /* the next batch starts after this one's last doc */
-            req->nafter = 1;
-            req->after[0] = (fds_after_val){.lnum = sr.hits[n - 1].sort_long[0],
-                                            .num = sr.hits[n - 1].sort_num[0]};
+        if (!rc && n) { /* the next batch starts after this one's last hit */
+            const fds_hit *last = &sr.hits[n - 1];
+            for (unsigned k = 0; k < req->nsort; k++) {
+                free(req->after[k].str);
+                req->after[k] = (fds_after_val){.lnum = last->sort_long[k],
+                                                .num = last->sort_num[k]};
+                if (last->sort_str[k] &&
+                    !(req->after[k].str = strndup(last->sort_str[k],
+                                                  last->sort_str_len[k])))
+                    rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+                req->after[k].str_len = last->sort_str_len[k];
+                req->after[k].is_null = !last->sort_str[k] && last->sort_num[k] != last->sort_num[k];
+            }
+            req->nafter = req->nsort;
         }
+        if (!rc && j->rps > 0)
+            scan_throttle(t, t0, j->rps, c.total, &c.throttled_ms);
         size_t got = sr.nhits;
         fds_search_result_free(&sr);
         if (t) {
@@ -205,7 +276,7 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
             put_counts(st, &c);
             fds__task_status(t, st);
         }
-        if (got < j->batch)
+        if (got < j->batch && n == got) /* (a clipped batch goes on) */
             break;
     }
     fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
@@ -215,6 +286,9 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     free(b.res);
     free(b.srcs);
     free(b.lens);
+    for (size_t k = 0; b.filtered && k < j->batch; k++)
+        fds_strbuf_free(&b.filtered[k]);
+    free(b.filtered);
     fds_search_request_free(req);
     fds_index_view_release(v);
     if (rc) {
@@ -252,20 +326,35 @@ static cJSON *scan_task(void *arg, fds__task *t, int *status)
     return j;
 }
 
+double fds__scan_rps(fds_req *r)
+{
+    const char *rps = fds_req_param(r, "requests_per_second");
+    double v = rps ? strtod(rps, NULL) : -1;
+    return v > 0 ? v : 0;
+}
+
 bool fds__scan_params_ok(fds_req *r, fds_resp *o)
 {
     const char *sl = fds_req_param(r, "slices");
-    if (sl && strcmp(sl, "1") && strcmp(sl, "auto")) {
+    char *end = NULL;
+    long n = sl ? strtol(sl, &end, 10) : 1;
+    if (sl && strcmp(sl, "auto") && (!*sl || *end || n < 1)) {
         fds_resp_errorf(o, 400, "illegal_argument_exception",
-                        "[slices] other than 1 or auto is not supported: an "
-                        "index is one shard, so auto is one slice");
+                        "[slices] must be a positive integer or the string \"auto\"");
         return false;
     }
     const char *rps = fds_req_param(r, "requests_per_second");
-    if (rps && strcmp(rps, "-1")) {
+    double v = rps ? strtod(rps, &end) : -1;
+    if (rps && (!*rps || *end || (v <= 0 && v != -1))) {
         fds_resp_errorf(o, 400, "illegal_argument_exception",
-                        "[requests_per_second] throttling is not supported; "
-                        "only -1 (unthrottled)");
+                        "[requests_per_second] must be a float greater than 0. Use -1 "
+                        "to disable throttling.");
+        return false;
+    }
+    if (sl && strcmp(sl, "auto") && n > 1) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[slices] above 1 is not supported: a job is one scan (auto "
+                        "is one slice)");
         return false;
     }
     return true;

@@ -70,6 +70,15 @@ typedef struct fds__scan_job {
     bool refresh;      /* refresh the written index at the end */
     /* by-query: the URL's q, df and default_operator (malloc'd; NULL) */
     char *q, *df, *default_operator;
+    /* reindex: dest.version_type external (the source's _version, which
+     * must be above the destination's); dest.routing "discard" or
+     * "=value" (malloc'd; NULL: keep each document's); source._source
+     * (the parts of each source copied; owned) */
+    bool external;
+    char *routing;
+    fds__source_spec filter;
+    /* requests_per_second: documents a second at most (0: unthrottled) */
+    double rps;
 } fds__scan_job;
 
 /* Free a job (NULL is a no-op); also an fds__task_spawn arg_free. */
@@ -84,10 +93,12 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e);
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description);
 
-/* The URL's `slices` (1 or auto only: one shard per index) and
- * `requests_per_second` (-1 only: no throttling); false with a 400 in `o`
- * for other values. */
+/* The URL's `slices` (a positive integer or auto; above 1 refused: a job
+ * is one scan) and `requests_per_second` (a float above 0, or
+ * -1 for none), Elasticsearch's words for bad values: false with a 400 in
+ * `o`.  fds__scan_rps: its value as documents a second, 0 for none. */
 bool fds__scan_params_ok(fds_req *r, fds_resp *o);
+double fds__scan_rps(fds_req *r);
 
 /* A CLOCK_REALTIME time `ms` milliseconds from now, for
  * pthread_cond_timedwait (tasks.c). */

@@ -693,6 +693,10 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     }
     fds_index *ix = s->indices[at];
     pthread_mutex_lock(&ix->refresh_mu);
+    /* no write may pass its check between the rows' deletion and the
+     * index's: its translog rows would outlive the index under an id a
+     * new index can get (SQLite reuses the largest rowid) */
+    pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&s->db_mu);
     int rc = fds__cat_begin(s->db, true, err);
     if (!rc)
@@ -702,6 +706,9 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     if (rc)
         fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
+    if (!rc)
+        atomic_store(&ix->deleted, true);
+    pthread_mutex_unlock(&ix->wmu);
     if (!rc)
         fds__index_unlink(s, ix);
     pthread_mutex_unlock(&ix->refresh_mu);
