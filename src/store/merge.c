@@ -68,17 +68,11 @@ static bool merge_too_dirty(fds__seg *const *segs, unsigned n)
            dirty * MERGE_DIRTY_PERCENT_DIVISOR > blocks;
 }
 
-/* Where a merge's documents come from: docs[i] is doc where[i].doc of
- * input where[i].seg, read in order through one cursor. */
-typedef struct merge_src {
-    fds_index *ix;
-    fds__seg *const *segs;
-    const struct merge_where { uint32_t seg, doc; } *where;
-    fds__seg_cursor cur;
-} merge_src;
+typedef fds__merge_src merge_src;
+#define merge_load fds__merge_load
 
-static int merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
-                      fds_err *err)
+int fds__merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
+                    fds_err *err)
 {
     merge_src *m = ctx;
     return fds__seg_cursor_read(m->ix, &m->cur, m->segs[m->where[i].seg],
@@ -162,7 +156,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     for (unsigned i = from; i < from + count; i++)
         total += v->segs[i]->max_doc;
     fds__bufdoc *docs = calloc(total + 1, sizeof *docs);
-    struct merge_where *where = malloc((total + 1) * sizeof *where);
+    fds__merge_where *where = malloc((total + 1) * sizeof *where);
     merge_src ms = {.ix = ix, .segs = v->segs, .where = where};
     ms.cur.cc = fds_codec_ctx_create();
     fds__doc_loader ld = {merge_load, &ms};

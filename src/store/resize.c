@@ -44,23 +44,6 @@
 
 uint32_t fds_index_routing_shards(const fds_index *ix) { return ix->routing_shards; }
 
-/* Where the documents of one target shard come from: docs[i] is doc
- * where[i].doc of view segment where[i].seg, read through one cursor. */
-typedef struct rz_src {
-    fds_index *from;
-    fds__seg *const *segs;
-    const struct rz_where { uint32_t seg, doc; } *where;
-    fds__seg_cursor cur;
-} rz_src;
-
-static int rz_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
-                   fds_err *err)
-{
-    rz_src *m = ctx;
-    return fds__seg_cursor_read(m->from, &m->cur, m->segs[m->where[i].seg],
-                                m->where[i].doc, src, len, err);
-}
-
 /* fsync the target's folder: its hard links are names in it. */
 static int rz_sync_dir(const fds_index *ix, fds_err *err)
 {
@@ -167,12 +150,12 @@ static int rz_build(fds_index *to, fds_index *from, const fds_index_view *v,
     for (unsigned k = 0; k < n; k++)
         total += v->segs[segs[k]]->max_doc;
     fds__bufdoc *docs = calloc(total + 1, sizeof *docs);
-    struct rz_where *where = malloc((total + 1) * sizeof *where);
+    fds__merge_where *where = malloc((total + 1) * sizeof *where);
     const fds_sidx **tin = calloc(n + 1, sizeof *tin);
     uint8_t **tlive = calloc(n + 1, sizeof *tlive);
-    rz_src ms = {.from = from, .segs = v->segs, .where = where};
+    fds__merge_src ms = {.ix = from, .segs = v->segs, .where = where};
     ms.cur.cc = fds_codec_ctx_create();
-    fds__doc_loader ld = {rz_load, &ms};
+    fds__doc_loader ld = {fds__merge_load, &ms};
     int rc = docs && where && tin && tlive && ms.cur.cc ? 0 : FDS_ENOMEM;
     size_t nd = 0;
     int64_t max_seq = 0;
@@ -209,7 +192,7 @@ static int rz_build(fds_index *to, fds_index *from, const fds_index_view *v,
     for (size_t i = 0; !rc && train && i < nd; i++) {
         const uint8_t *src;
         size_t len;
-        if ((rc = rz_load(&ms, i, &src, &len, err)))
+        if ((rc = fds__merge_load(&ms, i, &src, &len, err)))
             break;
         if (!(docs[i].src = malloc(len + 1))) {
             rc = FDS_ENOMEM;

@@ -484,6 +484,22 @@ typedef struct fds__seg_cursor {
 int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
                          uint32_t doc, const uint8_t **src, size_t *len,
                          fds_err *err);
+/* merge.c: where a merge's (or a resize's) documents come from: docs[i]
+ * is doc where[i].doc of segs[where[i].seg], read in order through one
+ * cursor of index `ix` (whose dictionaries decode them); fds__merge_load
+ * is its fds__doc_loader function. */
+typedef struct fds__merge_where {
+    uint32_t seg, doc;
+} fds__merge_where;
+typedef struct fds__merge_src {
+    fds_index *ix;
+    fds__seg *const *segs;
+    const fds__merge_where *where;
+    fds__seg_cursor cur;
+} fds__merge_src;
+int fds__merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
+                    fds_err *err);
+
 /* Decode doc `doc` of `sg` into the calling thread's codec scratch. */
 int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
                       const uint8_t **src, size_t *len, fds_err *err);
