@@ -12,6 +12,7 @@
  * since the snapshot is a version conflict: counted and skipped with
  * conflicts=proceed, else the job stops there (409).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,10 +198,137 @@ static void scan_throttle(fds__task *t, uint64_t t0, double rps, uint64_t done,
     }
 }
 
-cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
+/* The status of a job's slices as a task shows it while it runs, kept by
+ * their threads under mu. */
+typedef struct scan_shared {
+    pthread_mutex_t mu;
+    fds__task *t;
+    struct scan_slice *sl;
+    uint32_t n;
+} scan_shared;
+
+/* One slice of a job: the source shards s with s % nslices == id (with
+ * one slice, every segment as one search, so _doc order spans shards). */
+typedef struct scan_slice {
+    fds__scan_job *j;
+    scan_shared *sh;
+    uint32_t id, nslices;
+    uint64_t max_docs;  /* its part of the job's (Elasticsearch divides it) */
+    double rps;         /* its part of requests_per_second; 0: none */
+    uint64_t t0;        /* microseconds */
+    scan_counts c;      /* its own thread's */
+    scan_counts shown;  /* c as of its last batch, under sh->mu */
+    cJSON *failures;
+    bool cancelled;
+    int rc;
+    fds_err e;
+} scan_slice;
+
+/* A status object: the slices' counts summed, each slice's with more
+ * than one (BulkByScrollTask.Status with its "slices"). */
+static cJSON *slices_status(const scan_slice *sl, uint32_t n, bool shown)
 {
-    uint64_t t0 = (uint64_t)fds_now_us();
-    *status = 200;
+    scan_counts sum = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        const scan_counts *c = shown ? &sl[i].shown : &sl[i].c;
+        sum.total += c->total;
+        sum.created += c->created;
+        sum.updated += c->updated;
+        sum.deleted += c->deleted;
+        sum.batches += c->batches;
+        sum.conflicts += c->conflicts;
+        sum.throttled_ms += c->throttled_ms;
+        sum.rps += c->rps;
+    }
+    cJSON *st = cJSON_CreateObject();
+    put_counts(st, &sum);
+    if (n > 1) {
+        cJSON *arr = cJSON_AddArrayToObject(st, "slices");
+        for (uint32_t i = 0; i < n; i++) {
+            cJSON *one = cJSON_CreateObject();
+            cJSON_AddNumberToObject(one, "slice_id", i);
+            put_counts(one, shown ? &sl[i].shown : &sl[i].c);
+            cJSON_AddItemToArray(arr, one);
+        }
+    }
+    return st;
+}
+
+static void slice_report(scan_slice *s)
+{
+    scan_shared *sh = s->sh;
+    pthread_mutex_lock(&sh->mu);
+    s->shown = s->c;
+    if (sh->t)
+        fds__task_status(sh->t, slices_status(sh->sl, sh->n, true));
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Scan segments segs[off, off+n) of view v (one shard's run, or all) in
+ * batches as the slice's job asks.  Caller frees req's after values. */
+static int scan_range(scan_slice *s, fds_search_request *req, fds_index_view *v,
+                      const fds_search_segment *segs, unsigned off, unsigned n,
+                      scan_bufs *b, bool *stop)
+{
+    fds__scan_job *j = s->j;
+    scan_counts *c = &s->c;
+    fds_err *e = &s->e;
+    int rc = 0;
+    for (unsigned k = 0; k < req->nafter; k++) {
+        free(req->after[k].str);
+        req->after[k].str = NULL;
+    }
+    req->nafter = 0;
+    for (;;) {
+        /* max_docs counts what was processed; with conflicts=proceed what
+         * was written (a conflict does not use one up), as in Elasticsearch 8 */
+        uint64_t done = j->proceed ? c->created + c->updated + c->deleted : c->total;
+        if (rc || *stop || done >= s->max_docs)
+            break;
+        if ((s->cancelled = fds__task_cancelled(s->sh->t)))
+            break;
+        fds_search_result sr;
+        if ((rc = fds_search_execute(req, segs + off, n, &sr, e)))
+            break;
+        size_t nh = sr.nhits;
+        if (nh > s->max_docs - done)
+            nh = (size_t)(s->max_docs - done);
+        for (size_t k = 0; k < sr.nhits; k++)
+            sr.hits[k].seg += off; /* the view's numbering */
+        rc = scan_batch(j, v, &sr, nh, b, c, s->failures, stop, e);
+        if (!rc && nh) { /* the next batch starts after this one's last hit */
+            const fds_hit *last = &sr.hits[nh - 1];
+            for (unsigned k = 0; k < req->nsort; k++) {
+                free(req->after[k].str);
+                req->after[k] = (fds_after_val){.lnum = last->sort_long[k],
+                                                .num = last->sort_num[k]};
+                if (last->sort_str[k] &&
+                    !(req->after[k].str = strndup(last->sort_str[k],
+                                                  last->sort_str_len[k])))
+                    rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+                req->after[k].str_len = last->sort_str_len[k];
+                req->after[k].is_null =
+                    !last->sort_str[k] && last->sort_num[k] != last->sort_num[k];
+            }
+            req->nafter = req->nsort;
+        }
+        if (!rc && s->rps > 0)
+            scan_throttle(s->sh->t, s->t0, s->rps, c->total, &c->throttled_ms);
+        size_t got = sr.nhits;
+        fds_search_result_free(&sr);
+        slice_report(s);
+        if (got < j->batch && nh == got) /* (a clipped batch goes on) */
+            break;
+    }
+    return rc;
+}
+
+/* Run one slice (a thread's start routine with more than one). */
+static void *slice_run(void *arg)
+{
+    scan_slice *s = arg;
+    fds__scan_job *j = s->j;
+    fds_err *e = &s->e;
     fds_search_request *req = NULL;
     int rc = fds_search_parse_window(j->query ? j->query : "",
                                      j->query ? strlen(j->query) : 0,
@@ -212,6 +340,7 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     for (size_t k = 0; !rc && k < 3; k++)
         if (vals[k])
             rc = fds_search_apply_param(req, keys[k], vals[k], e);
+    /* each slice its own view: a fetch uses the view's buffer */
     fds_index_view *v = NULL;
     if (!rc)
         rc = fds_index_view_acquire(j->from, &v, e);
@@ -229,59 +358,23 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     }
     unsigned nseg = 0;
     const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
-    scan_counts c = {.rps = j->rps};
-    cJSON *failures = cJSON_CreateArray();
     scan_bufs b = {calloc(j->batch, sizeof *b.ops), calloc(j->batch, sizeof *b.res),
                    calloc(j->batch, sizeof *b.srcs), calloc(j->batch, sizeof *b.lens),
                    calloc(j->batch, sizeof *b.filtered)};
-    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !b.filtered || !failures))
+    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !b.filtered || !s->failures))
         rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    bool stop = false, cancelled = false;
-    for (;;) {
-        /* max_docs counts what was processed; with conflicts=proceed what
-         * was written (a conflict does not use one up), as in Elasticsearch 8 */
-        uint64_t done = j->proceed ? c.created + c.updated + c.deleted : c.total;
-        if (rc || stop || done >= j->max_docs)
-            break;
-        if ((cancelled = fds__task_cancelled(t)))
-            break;
-        fds_search_result sr;
-        if ((rc = fds_search_execute(req, segs, nseg, &sr, e)))
-            break;
-        size_t n = sr.nhits;
-        if (n > j->max_docs - done)
-            n = (size_t)(j->max_docs - done);
-        rc = scan_batch(j, v, &sr, n, &b, &c, failures, &stop, e);
-        if (!rc && n) { /* the next batch starts after this one's last hit */
-            const fds_hit *last = &sr.hits[n - 1];
-            for (unsigned k = 0; k < req->nsort; k++) {
-                free(req->after[k].str);
-                req->after[k] = (fds_after_val){.lnum = last->sort_long[k],
-                                                .num = last->sort_num[k]};
-                if (last->sort_str[k] &&
-                    !(req->after[k].str = strndup(last->sort_str[k],
-                                                  last->sort_str_len[k])))
-                    rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-                req->after[k].str_len = last->sort_str_len[k];
-                req->after[k].is_null = !last->sort_str[k] && last->sort_num[k] != last->sort_num[k];
-            }
-            req->nafter = req->nsort;
-        }
-        if (!rc && j->rps > 0)
-            scan_throttle(t, t0, j->rps, c.total, &c.throttled_ms);
-        size_t got = sr.nhits;
-        fds_search_result_free(&sr);
-        if (t) {
-            cJSON *st = cJSON_CreateObject();
-            put_counts(st, &c);
-            fds__task_status(t, st);
-        }
-        if (got < j->batch && n == got) /* (a clipped batch goes on) */
-            break;
+    bool stop = false;
+    if (!rc && s->nslices == 1)
+        rc = scan_range(s, req, v, segs, 0, nseg, &b, &stop);
+    for (unsigned a = 0; !rc && s->nslices > 1 && a < nseg && !stop && !s->cancelled;) {
+        uint32_t shard = fds_index_view_segment_shard(v, a);
+        unsigned end = a;
+        while (end < nseg && fds_index_view_segment_shard(v, end) == shard)
+            end++;
+        if (shard % s->nslices == s->id)
+            rc = scan_range(s, req, v, segs, a, end - a, &b, &stop);
+        a = end;
     }
-    fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
-    if (!rc && j->refresh)
-        rc = fds_index_refresh(to, e);
     free(b.ops);
     free(b.res);
     free(b.srcs);
@@ -291,23 +384,81 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     free(b.filtered);
     fds_search_request_free(req);
     fds_index_view_release(v);
-    if (rc) {
-        cJSON_Delete(failures);
-        return NULL;
+    s->rc = rc;
+    return NULL;
+}
+
+cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
+{
+    uint64_t t0 = (uint64_t)fds_now_us();
+    *status = 200;
+    uint32_t n = j->slices ? j->slices : 1;
+    scan_shared sh = {.t = t, .n = n};
+    pthread_mutex_init(&sh.mu, NULL);
+    scan_slice *sl = calloc(n, sizeof *sl);
+    pthread_t *th = calloc(n, sizeof *th);
+    bool *started = calloc(n, sizeof *started);
+    int rc = sl && th && started ? 0 : fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                                    "out of memory");
+    sh.sl = sl;
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        /* Elasticsearch's division of max_docs and of the rate */
+        uint64_t md = j->max_docs == UINT64_MAX ? UINT64_MAX
+                      : j->max_docs / n + (i < j->max_docs % n);
+        sl[i] = (scan_slice){.j = j, .sh = &sh, .id = i, .nslices = n, .max_docs = md,
+                             .rps = j->rps / n, .t0 = t0, .failures = cJSON_CreateArray()};
+        sl[i].c.rps = sl[i].rps;
+        fds_err_clear(&sl[i].e);
     }
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddNumberToObject(out, "took", (double)(((uint64_t)fds_now_us() - t0) / 1000));
-    cJSON_AddBoolToObject(out, "timed_out", 0);
-    put_counts(out, &c);
-    if (cancelled)
-        cJSON_AddStringToObject(out, "canceled", "by user request");
-    cJSON_AddItemToObject(out, "failures", failures);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, failures) { /* the worst failure's status */
-        int s = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(f, "status"));
-        if (s > *status)
-            *status = s;
+    if (!rc && n == 1)
+        slice_run(&sl[0]);
+    for (uint32_t i = 0; !rc && n > 1 && i < n; i++)
+        started[i] = pthread_create(&th[i], NULL, slice_run, &sl[i]) == 0;
+    for (uint32_t i = 0; !rc && n > 1 && i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            sl[i].rc = fds_err_setk(&sl[i].e, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                    "cannot start slice [%u]", i);
     }
+    bool cancelled = false;
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        cancelled |= sl[i].cancelled;
+        if (sl[i].rc && !rc) { /* the first slice's error is the job's */
+            rc = sl[i].rc;
+            *e = sl[i].e;
+        }
+    }
+    fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
+    if (!rc && j->refresh)
+        rc = fds_index_refresh(to, e);
+    cJSON *out = NULL, *failures = rc ? NULL : cJSON_CreateArray();
+    if (failures) {
+        out = slices_status(sl, n, false);
+        cJSON_AddNumberToObject(out, "took",
+                                (double)(((uint64_t)fds_now_us() - t0) / 1000));
+        cJSON_AddBoolToObject(out, "timed_out", 0);
+        if (cancelled)
+            cJSON_AddStringToObject(out, "canceled", "by user request");
+        for (uint32_t i = 0; i < n; i++) {
+            cJSON *f;
+            while (sl[i].failures && (f = cJSON_DetachItemFromArray(sl[i].failures, 0)))
+                cJSON_AddItemToArray(failures, f);
+        }
+        cJSON_AddItemToObject(out, "failures", failures);
+        const cJSON *f;
+        cJSON_ArrayForEach(f, failures) { /* the worst failure's status */
+            int s = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(f, "status"));
+            if (s > *status)
+                *status = s;
+        }
+    }
+    for (uint32_t i = 0; sl && i < n; i++)
+        cJSON_Delete(sl[i].failures);
+    free(sl);
+    free(th);
+    free(started);
+    pthread_mutex_destroy(&sh.mu);
     return out;
 }
 
@@ -351,18 +502,35 @@ bool fds__scan_params_ok(fds_req *r, fds_resp *o)
                         "to disable throttling.");
         return false;
     }
-    if (sl && strcmp(sl, "auto") && n > 1) {
+    return true;
+}
+
+/* The URL's slices for job j (checked by fds__scan_params_ok): auto is
+ * the source's shard count, as Elasticsearch picks it; more slices than
+ * shards are refused (a slice is a set of shards here). */
+static bool scan_slices(fds_req *r, fds_resp *o, fds__scan_job *j)
+{
+    const char *sl = fds_req_param(r, "slices");
+    uint32_t shards = fds_index_nshards(j->from);
+    unsigned long n = !sl ? 1 : !strcmp(sl, "auto") ? shards : strtoul(sl, NULL, 10);
+    if (n > shards) {
         fds_resp_errorf(o, 400, "illegal_argument_exception",
-                        "[slices] above 1 is not supported: a job is one scan (auto "
-                        "is one slice)");
+                        "[slices] of [%lu] is more than the [%u] shards of [%s]: a slice "
+                        "is a set of shards in fieldstore (auto is one slice a shard)",
+                        n, shards, fds_index_name(j->from));
         return false;
     }
+    j->slices = (uint32_t)n;
     return true;
 }
 
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description)
 {
+    if (!scan_slices(r, o, j)) {
+        fds__scan_job_free(j);
+        return;
+    }
     if (fds_req_param_bool(r, "wait_for_completion", true)) {
         fds_err e;
         fds_err_clear(&e);

@@ -79,6 +79,9 @@ typedef struct fds__scan_job {
     fds__source_spec filter;
     /* requests_per_second: documents a second at most (0: unthrottled) */
     double rps;
+    /* slices run at once, each on its own thread: slice i takes the
+     * source shards s with s % slices == i (0 or 1: one scan of all) */
+    uint32_t slices;
 } fds__scan_job;
 
 /* Free a job (NULL is a no-op); also an fds__task_spawn arg_free. */
@@ -89,12 +92,13 @@ void fds__scan_job_free(void *job);
  * Elasticsearch takes the worst failure's), or NULL with `e` filled. */
 cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e);
 /* Answer a job: run it now (wait_for_completion, the default), or as a
- * task ({"task":"node:id"}) with wait_for_completion=false.  Takes `j`. */
+ * task ({"task":"node:id"}) with wait_for_completion=false, in the URL's
+ * `slices` (the counts summed, each slice's under "slices").  Takes `j`. */
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description);
 
-/* The URL's `slices` (a positive integer or auto; above 1 refused: a job
- * is one scan) and `requests_per_second` (a float above 0, or
+/* The URL's `slices` (a positive integer or auto; fds__scan_answer
+ * refuses more than the source has shards) and `requests_per_second` (a float above 0, or
  * -1 for none), Elasticsearch's words for bad values: false with a 400 in
  * `o`.  fds__scan_rps: its value as documents a second, 0 for none. */
 bool fds__scan_params_ok(fds_req *r, fds_resp *o);

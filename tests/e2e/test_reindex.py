@@ -76,6 +76,35 @@ class Reindex(ServerTestCase):
         self.reindex({"source": {"index": "rs"}, "dest": {"index": "r3"}})
         self.assertEqual(self.req("GET", "/r3/_doc/4?routing=k1")[1]["_routing"], "k1")
 
+    def test_slices(self):
+        lines = []
+        for i in range(120):
+            lines.append(json.dumps({"index": {"_index": "sl", "_id": str(i)}}))
+            lines.append(json.dumps({"n": i}))
+        self.req("PUT", "/sl", {"settings": {"number_of_shards": 4}})
+        self.req("POST", "/_bulk?refresh=true", "\n".join(lines) + "\n",
+                 headers={"Content-Type": "application/x-ndjson"})
+        st, shards, _ = self.req("GET", "/_cat/shards/sl?format=json")
+        per_shard = sorted(int(r["docs"]) for r in shards)
+        # auto: one slice a shard, each on its own thread
+        st, b, _ = self.reindex({"source": {"index": "sl", "size": 7}, "dest": {"index": "sl1"}},
+                                "&slices=auto")
+        self.assertEqual((st, b["created"], len(b["slices"])), (200, 120, 4), b)
+        self.assertEqual(sorted(s["created"] for s in b["slices"]), per_shard)
+        self.assertEqual([s["slice_id"] for s in b["slices"]], [0, 1, 2, 3])
+        self.assertEqual(self.req("GET", "/sl1/_count")[1]["count"], 120)
+        # two slices of two shards each; max_docs divided between them
+        st, b, _ = self.reindex({"max_docs": 9, "source": {"index": "sl"},
+                                 "dest": {"index": "sl2"}}, "&slices=2")
+        self.assertEqual((b["created"], [s["total"] for s in b["slices"]]), (9, [5, 4]), b)
+        # by-query too
+        st, b, _ = self.req("POST", "/sl1/_delete_by_query?refresh=true&slices=1",
+                            {"query": {"range": {"n": {"lt": 60}}}})
+        self.assertEqual((b["deleted"], "slices" in b), (60, False))
+        self.assertError(self.req("POST", "/_reindex?slices=5", {
+            "source": {"index": "sl"}, "dest": {"index": "sl3"}}), 400,
+            "illegal_argument_exception")
+
     def test_requests_per_second(self):
         t0 = time.time()
         st, b, _ = self.reindex({"source": {"index": "rs", "size": 10}, "dest": {"index": "t1"}},
