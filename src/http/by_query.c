@@ -123,6 +123,7 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
             if (j->external) { /* the source's version, kept if higher */
                 int64_t seq;
                 fds_index_view_doc_meta(v, h->seg, h->doc, &op->external_version, &seq);
+                op->external_gte = j->external_gte;
             }
             if (j->filter.given) {
                 b->filtered[k].len = 0;

@@ -1691,7 +1691,7 @@ static bool reindex_url_ok(fds_req *r, fds_resp *o, uint64_t max_docs)
  * source.sort's) and in batches of source.size, with max_docs (with
  * conflicts=proceed: documents written, as Elasticsearch 8 counts),
  * source._source (the parts copied), dest.op_type (index or create),
- * dest.version_type (internal, external), dest.routing (keep, discard,
+ * dest.version_type (internal, external, external_gte), dest.routing (keep, discard,
  * =value) and conflicts (abort or proceed on a version conflict).  A scan
  * with search_after, so each batch starts where the last one ended.
  */
@@ -1832,11 +1832,12 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
         goto out;
     }
     const cJSON *vt = cJSON_GetObjectItemCaseSensitive(dst, "version_type");
-    bool external = cJSON_IsString(vt) && !strcmp(vt->valuestring, "external");
-    if (vt && !external && !(cJSON_IsString(vt) && !strcmp(vt->valuestring, "internal"))) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
-                        "[dest.version_type] [%s] is not supported: internal or "
-                        "external", cJSON_IsString(vt) ? vt->valuestring : "?");
+    const char *vts = cJSON_IsString(vt) ? vt->valuestring : "";
+    bool gte = !strcmp(vts, "external_gte");
+    bool external = gte || !strcmp(vts, "external");
+    if (vt && !external && strcmp(vts, "internal")) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception", "No version type match [%s]",
+                        vts);
         goto out;
     }
     if (external && create) {
@@ -1888,7 +1889,8 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
                          .query = qbody, .max_docs = max_docs,
                          .batch = (uint32_t)batch, .create = create,
                          .proceed = proceed, .refresh = want_refresh(r),
-                         .external = external, .routing = j->routing,
+                         .external = external, .external_gte = gte,
+                         .routing = j->routing,
                          .filter = filter, .rps = fds__scan_rps(r)};
     from = to = NULL;
     qbody = NULL;

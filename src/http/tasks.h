@@ -71,10 +71,10 @@ typedef struct fds__scan_job {
     /* by-query: the URL's q, df and default_operator (malloc'd; NULL) */
     char *q, *df, *default_operator;
     /* reindex: dest.version_type external (the source's _version, which
-     * must be above the destination's); dest.routing "discard" or
+     * must be above the destination's; external_gte: or equal to it); dest.routing "discard" or
      * "=value" (malloc'd; NULL: keep each document's); source._source
      * (the parts of each source copied; owned) */
-    bool external;
+    bool external, external_gte;
     char *routing;
     fds__source_spec filter;
     /* requests_per_second: documents a second at most (0: unthrottled) */

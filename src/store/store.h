@@ -474,8 +474,10 @@ typedef struct fds_write_op {
     int64_t if_seq_no;
     int64_t if_primary_term;
     /* version_type=external: > 0 sets the version, which must be higher
-     * than the current one; 0 = internal versioning */
+     * than the current one (with external_gte, version_type=external_gte:
+     * higher or equal); 0 = internal versioning */
     int64_t external_version;
+    bool external_gte;
     /* Elasticsearch's routing: the shard is fds_routing_shard(routing)
      * when routing is not NULL, of the id otherwise; kept with the
      * document (at most FDS_ROUTING_MAX bytes, else the op fails with

@@ -191,11 +191,14 @@ static int op_check_version(const fds_write_op *op, fds_write_result *r,
                             "was found", r->id, (long long)op->if_seq_no,
                             (long long)op->if_primary_term);
     }
-    if (op->external_version > 0 && state == 1 && ver >= op->external_version)
+    if (op->external_version > 0 && state == 1 &&
+        (ver > op->external_version ||
+         (ver == op->external_version && !op->external_gte)))
         return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
                             "[%s]: version conflict, current version [%lld] "
-                            "is higher or equal to the one provided [%lld]",
+                            "is higher %sthan the one provided [%lld]",
                             r->id, (long long)ver,
+                            op->external_gte ? "" : "or equal to ",
                             (long long)op->external_version);
     if (op->type == FDS_OP_CREATE && state == 1)
         return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,

@@ -63,6 +63,14 @@ class Reindex(ServerTestCase):
         self.assertEqual((b["created"], b["version_conflicts"]), (39, 1), b)
         self.assertEqual(self.req("GET", "/v1/_doc/1")[1]["_source"], {"old": 1})
         self.assertEqual(self.req("GET", "/v1/_doc/2")[1]["_version"], 1)
+        # external_gte: an equal version is written again, a lower one not
+        self.req("PUT", "/v2/_doc/1?version=1&version_type=external&refresh=true", {"old": 1})
+        self.req("PUT", "/v2/_doc/2?version=2&version_type=external&refresh=true", {"old": 2})
+        st, b, _ = self.reindex({"source": {"index": "rs"}, "conflicts": "proceed",
+                                 "dest": {"index": "v2", "version_type": "external_gte"}})
+        self.assertEqual((b["created"], b["updated"], b["version_conflicts"]), (38, 1, 1), b)
+        self.assertEqual(self.req("GET", "/v2/_doc/1")[1]["_source"]["n"], 1)
+        self.assertEqual(self.req("GET", "/v2/_doc/2")[1]["_source"], {"old": 2})
         st, b, _ = self.reindex({"source": {"index": "rs"},
                                  "dest": {"index": "v1", "version_type": "internal"}})
         self.assertEqual(b["updated"], 39 + 1, b)
@@ -150,8 +158,8 @@ class Reindex(ServerTestCase):
                  "Unsupported fields in [remote]: [weird]"),
                 ("", dict(body, dest={"index": "e1", "pipeline": "p"}),
                  "illegal_argument_exception", None),
-                ("", dict(body, dest={"index": "e1", "version_type": "external_gte"}),
-                 "illegal_argument_exception", None),
+                ("", dict(body, dest={"index": "e1", "version_type": "force"}),
+                 "illegal_argument_exception", "No version type match [force]"),
                 ("", dict(body, dest={"index": "e1", "routing": "bad"}),
                  "illegal_argument_exception", None)):
             self.assertError(self.req("POST", "/_reindex" + q, b), 400, etype, reason)
