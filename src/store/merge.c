@@ -71,6 +71,16 @@ static bool merge_too_dirty(fds__seg *const *segs, unsigned n)
 typedef fds__merge_src merge_src;
 #define merge_load fds__merge_load
 
+void fds__merge_doc(fds__bufdoc *o, const fds__seg *sg, uint32_t doc)
+{
+    size_t idl;
+    o->id = (char *)fds_sidx_doc_id(sg->sidx, doc, &idl);
+    o->id_len = idl;
+    o->version = fds__seg_version(sg, doc);
+    o->seq_no = fds__seg_seqno(sg, doc);
+    o->routing = (char *)fds__routes_get(&sg->routes, doc, &o->routing_len);
+}
+
 int fds__merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
                     fds_err *err)
 {
@@ -168,13 +178,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         for (uint32_t d = 0; d < sg->max_doc; d++) {
             if (!fds__live_get(v->lives[i], d))
                 continue;
-            size_t idl;
-            fds__bufdoc *o = &docs[nd];
-            o->id = (char *)fds_sidx_doc_id(sg->sidx, d, &idl);
-            o->id_len = idl;
-            o->version = fds__seg_version(sg, d);
-            o->seq_no = fds__seg_seqno(sg, d);
-            o->routing = (char *)fds__routes_get(&sg->routes, d, &o->routing_len);
+            fds__merge_doc(&docs[nd], sg, d);
             where[nd].seg = i;
             where[nd++].doc = d;
         }

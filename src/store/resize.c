@@ -12,17 +12,22 @@
  * split's shard t the part of source shard t/f the formula gives it, so
  * `?routing=` finds every document where Elasticsearch would.
  *
- * How a target shard is made:
- *   - a source segment whose live documents all go to one target shard and
- *     that needs no dictionary (every clone and shrink of an index written
- *     with a dictionary-free codec) is hard-linked, both files, with its
- *     live docs, routing values and sequence numbers: no byte is copied,
- *     as Elasticsearch hard-links Lucene segments;
- *   - otherwise the shard's documents are re-encoded into one new segment
- *     (the merge path: sources decoded a block at a time, the .tim merged
- *     from the inputs' with the documents of other shards left out), with
- *     the target's codec settings and its own dictionary (block headers
- *     name their dictionary's catalogue id, which is per index).
+ * The target first gets a copy of each source dictionary (its own
+ * catalogue rows: a block names its dictionary by row id, which is per
+ * index).  Then, how a target shard is made:
+ *   - a source segment whose live documents all go to one target shard
+ *     (every segment of a clone or a shrink) is copied with its live docs,
+ *     routing values and sequence numbers: its .tim hard-linked, its .fdt
+ *     too when it needs no dictionary, else written block for block with
+ *     each block's dictionary id changed to the copy's
+ *     (fds__seg_copy_redict; nothing decoded), as Elasticsearch hard-links
+ *     Lucene segments;
+ *   - the documents of the other segments (a split's) are re-encoded into
+ *     one new segment per target shard (the merge path: sources decoded a
+ *     block at a time, the .tim merged from the inputs' with the documents
+ *     of other shards left out), with the target's codec settings and the
+ *     copied dictionary (trained anew only when the target's codec has
+ *     none).
  *
  * Crash safety: the target's catalogue row is written first under a name
  * no index can have (FDS__RESIZE_PREFIX + uuid), its segments are
@@ -98,15 +103,19 @@ static int rz_add(fds_index *to, fds__seg *sg, fds__live *live)
     return 0;
 }
 
-/* Hard-link view segment `i` into `to` as its shard `t`. */
+/* Copy view segment `i` into `to` as its shard `t`: its .tim hard-linked,
+ * its .fdt too when it needs no dictionary, else copied with its blocks
+ * naming `dict_id`, to's copy of its dictionary. */
 static int rz_link(fds_index *to, const fds_index_view *v, unsigned i,
-                   uint32_t t, fds_err *err)
+                   uint32_t t, uint32_t dict_id, fds_err *err)
 {
     const fds__seg *in = v->segs[i];
     uint64_t gen = to->next_gen++;
     char *fdt = fds__seg_path(to, gen, "fdt"), *tim = fds__seg_path(to, gen, "tim");
     int rc = fdt && tim ? 0 : FDS_ENOMEM;
-    if (!rc && (link(in->fdt_path, fdt) || link(in->tim_path, tim)))
+    if (!rc && in->dict_id)
+        rc = fds__seg_copy_redict(to, in, gen, dict_id, err);
+    if (!rc && ((!in->dict_id && link(in->fdt_path, fdt)) || link(in->tim_path, tim)))
         rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot link [%s] into [%s]: %s",
                           in->name, to->dir, strerror(errno));
     fds__seg *sg = NULL;
@@ -171,13 +180,8 @@ static int rz_build(fds_index *to, fds_index *from, const fds_index_view *v,
             if (!fds__live_get(v->lives[i], d) || shard_of[i][d] != t)
                 continue;
             tlive[k][d >> 3] |= (uint8_t)(1u << (d & 7));
-            size_t idl;
             fds__bufdoc *o = &docs[nd];
-            o->id = (char *)fds_sidx_doc_id(sg->sidx, d, &idl);
-            o->id_len = idl;
-            o->version = fds__seg_version(sg, d);
-            o->seq_no = fds__seg_seqno(sg, d);
-            o->routing = (char *)fds__routes_get(&sg->routes, d, &o->routing_len);
+            fds__merge_doc(o, sg, d);
             o->shard = t;
             if (o->seq_no > max_seq)
                 max_seq = o->seq_no;
@@ -230,8 +234,10 @@ static int rz_build(fds_index *to, fds_index *from, const fds_index_view *v,
     return rc;
 }
 
-/* Make every shard of `to` from the view v of `from`. */
+/* Make every shard of `to` from the view v of `from`; to holds from's
+ * dictionary from_ids[k] as to_ids[k] (k < ndict). */
 static int rz_shards(fds_index *to, fds_index *from, const fds_index_view *v,
+                     const uint32_t *from_ids, const uint32_t *to_ids, size_t ndict,
                      fds_err *err)
 {
     uint32_t **shard_of = calloc(v->nsegs + 1, sizeof *shard_of);
@@ -261,8 +267,14 @@ static int rz_shards(fds_index *to, fds_index *from, const fds_index_view *v,
     for (uint32_t t = 0; t < to->nshards && !rc; t++) {
         unsigned n = 0;
         for (unsigned i = 0; i < v->nsegs && !rc; i++) {
-            if (only[i] == (int32_t)t && v->segs[i]->dict_id == 0)
-                rc = rz_link(to, v, i, t, err);
+            /* to's id of the segment's dictionary: 0 for none, or not
+             * found (UINT32_MAX) */
+            uint32_t d = v->segs[i]->dict_id ? UINT32_MAX : 0;
+            for (size_t k = 0; d && k < ndict; k++)
+                if (from_ids[k] == v->segs[i]->dict_id)
+                    d = to_ids[k];
+            if (only[i] == (int32_t)t && d != UINT32_MAX)
+                rc = rz_link(to, v, i, t, d, err);
             else if (only[i] == (int32_t)t || only[i] == -1)
                 segs[n++] = i;
         }
@@ -287,13 +299,11 @@ static int rz_row(fds_store *s, fds_index *ix, fds_err *err)
         rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
                                      "next_seq, crc) VALUES(?,?,?,?,?)", &st, err);
     if (!rc) {
-        uint32_t crc = fds__crc_bytes(0, ix->name, strlen(ix->name));
-        crc = fds__crc_bytes(crc, ix->uuid, strlen(ix->uuid));
         sqlite3_bind_text(st, 1, ix->name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, ix->uuid, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, ix->created_ms);
         sqlite3_bind_int64(st, 4, ix->next_seq);
-        sqlite3_bind_int64(st, 5, fds__crc_i64(crc, ix->created_ms));
+        sqlite3_bind_int64(st, 5, fds__index_row_crc(ix->name, ix->uuid, ix->created_ms));
         rc = fds__cat_step_done(s->db, st, err);
         ix->id = sqlite3_last_insert_rowid(s->db);
     }
@@ -321,11 +331,9 @@ static int rz_name(fds_store *s, fds_index *ix, const char *target,
         rc = fds__cat_prepare(s->db, "UPDATE indices SET name=?, next_gen=?, "
                                      "crc=? WHERE id=?", &st, err);
     if (!rc) {
-        uint32_t crc = fds__crc_bytes(0, target, strlen(target));
-        crc = fds__crc_bytes(crc, ix->uuid, strlen(ix->uuid));
         sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)ix->next_gen);
-        sqlite3_bind_int64(st, 3, fds__crc_i64(crc, ix->created_ms));
+        sqlite3_bind_int64(st, 3, fds__index_row_crc(target, ix->uuid, ix->created_ms));
         sqlite3_bind_int64(st, 4, ix->id);
         rc = fds__cat_step_done(s->db, st, err);
     }
@@ -401,12 +409,20 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
     bool row = false;
     if (!rc)
         row = !(rc = rz_row(s, ix, err));
+    /* the source's dictionaries, for the blocks copied and the target's
+     * first segments (no training where the source has one) */
+    uint32_t *from_ids = NULL, *to_ids = NULL;
+    size_t ndict = 0;
+    if (!rc)
+        rc = fds__dict_copy_all(ix, src, &from_ids, &to_ids, &ndict, err);
     fds_index_view *v = NULL;
     if (!rc)
         rc = fds_index_view_acquire(src, &v, err);
     if (!rc)
-        rc = rz_shards(ix, src, v, err);
+        rc = rz_shards(ix, src, v, from_ids, to_ids, ndict, err);
     fds_index_view_release(v);
+    free(from_ids);
+    free(to_ids);
     if (!rc)
         rc = rz_sync_dir(ix, err);
     pthread_mutex_lock(&s->mu);

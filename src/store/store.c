@@ -508,6 +508,13 @@ int fds__check_name(const char *name, const char *what, int kind,
     return 0;
 }
 
+uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms)
+{
+    uint32_t crc = fds__crc_bytes(0, name, strlen(name));
+    crc = fds__crc_bytes(crc, uuid, strlen(uuid));
+    return fds__crc_i64(crc, created_ms);
+}
+
 int fds__name_taken(fds_store *s, const char *name, fds_err *err)
 {
     for (size_t i = 0; i < s->naliases; i++)
@@ -579,12 +586,10 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
         rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
                                      "crc) VALUES(?,?,?,?)", &st, err);
     if (!rc) {
-        uint32_t crc = fds__crc_bytes(0, name, strlen(name));
-        crc = fds__crc_bytes(crc, uuid, strlen(uuid));
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, ix->created_ms);
-        sqlite3_bind_int64(st, 4, fds__crc_i64(crc, ix->created_ms));
+        sqlite3_bind_int64(st, 4, fds__index_row_crc(name, uuid, ix->created_ms));
         rc = fds__cat_step_done(s->db, st, err);
         ix->id = sqlite3_last_insert_rowid(s->db);
     }

@@ -369,8 +369,9 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
  * of `src` (refreshed first) with its _version, _seq_no and routing, each
  * in the target shard of its routing; `naliases` aliases of the target
  * (their `index` is ignored).  The caller checks the shard counts and the
- * source's write block.  Segments are hard-linked where a whole segment
- * goes to one shard and needs no dictionary, re-encoded otherwise.
+ * source's write block.  A segment whose documents all go to one shard
+ * is copied (hard-linked, or block for block with its dictionary's new id),
+ * the documents of the others re-encoded.
  * Crash-safe: the target is named by its last catalogue transaction, a
  * crash before leaves nothing (see resize.c).  Blocks the caller until
  * done.  Returns 0, or the errors of fds_store_create_index (the target

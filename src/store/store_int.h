@@ -263,6 +263,9 @@ int fds__check_name(const char *name, const char *what, int kind,
  * from ix->settings; fds__make_uuid: a base64url random uuid (22 chars);
  * fds__mkdir_p: 0 or FDS_EIO; fds__rm_rf: remove a tree, errors ignored. */
 int fds__name_taken(fds_store *s, const char *name, fds_err *err);
+/* The checksum of an indices row (FDS_CRC_COLS_INDICES: name, uuid,
+ * created_ms). */
+uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms);
 fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
                             const char *uuid);
 void fds__index_shards_set(fds_index *ix);
@@ -373,6 +376,13 @@ bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
 int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
                     const fds_index_settings *set, const fds_dict **out,
                     fds_err *err);
+/* A resize: a copy of every dictionary of `from` stored for `to` (new
+ * catalogue rows, committed, each digested at to's codec level), in
+ * from's order, so the newest stays the current one.  from_ids[i] ->
+ * to_ids[i] for the *n copies (arrays malloc'd, caller frees).  Returns 0,
+ * FDS_ESQL, FDS_ENOMEM or the fds_dict_create code. */
+int fds__dict_copy_all(fds_index *to, fds_index *from, uint32_t **from_ids,
+                       uint32_t **to_ids, size_t *n, fds_err *err);
 /* Start-up: digest every dictionary row of ix.  Returns 0, FDS_ESQL,
  * FDS_ECORRUPT (a row that does not decompress to raw_len bytes) or the
  * fds_dict_create code. */
@@ -452,6 +462,14 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    fds__seg *const *copy, unsigned ncopy, fds_err *err);
 int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
                   fds__seg **out, fds_err *err);
+/* Write seg_<gen>.fdt of `to` as a copy of `in`'s, every block (and the
+ * footer) naming dictionary `dict_id` instead (fds_block_set_dict): what a
+ * resize copies when `to` holds in's dictionary under that id.  No block
+ * is decoded.  Returns 0, FDS_EIO (err names the file), FDS_ECORRUPT (a
+ * block or the block index fails its checks), FDS_EINVAL, FDS_ENOMEM; the
+ * file is removed on error. */
+int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
+                         uint32_t dict_id, fds_err *err);
 int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
                     uint64_t *offset, uint32_t *len, uint32_t *doc_base);
 int64_t fds__seg_version(const fds__seg *sg, uint32_t doc);
@@ -499,6 +517,9 @@ typedef struct fds__merge_src {
 } fds__merge_src;
 int fds__merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
                     fds_err *err);
+/* *o as doc `doc` of sg (id, version, seq_no and routing pointing into
+ * sg's mapped files and rows; src and shard untouched). */
+void fds__merge_doc(fds__bufdoc *o, const fds__seg *sg, uint32_t doc);
 
 /* Decode doc `doc` of `sg` into the calling thread's codec scratch. */
 int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
