@@ -235,7 +235,7 @@ void fds_h_root(fds_req *r, fds_resp *o)
     /* Elasticsearch 8's keys (clients read number, build_flavor and the
      * tagline); no "distribution", which OpenSearch clients take for
      * OpenSearch */
-    cJSON_AddStringToObject(v, "number", "8.11.0");
+    cJSON_AddStringToObject(v, "number", FDS__ES_VERSION);
     cJSON_AddStringToObject(v, "build_flavor", "default");
     cJSON_AddStringToObject(v, "build_type", "tar");
     cJSON_AddStringToObject(v, "build_hash", "fieldstore-" FDS_VERSION);

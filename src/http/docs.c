@@ -1631,6 +1631,52 @@ static bool reindex_max_docs(fds_resp *o, const cJSON *v, const char *text, uint
     return true;
 }
 
+/* remote.<name>, a time value, read as Elasticsearch's
+ * TimeValue.parseTimeValue reads one: a whole number and a unit (nanos,
+ * micros, ms, s, m, h, d), or -1 / 0.  False with its error in `o`: a
+ * missing unit is "unit is missing or unrecognized"; a number that is not
+ * one, a parse_exception caused by Java's NumberFormatException ("borked"
+ * ends in the unit d: "For input string: \"borke\""). */
+static bool remote_timeout_ok(fds_resp *o, const cJSON *remote, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(remote, name);
+    if (!cJSON_IsString(v) || !strcmp(v->valuestring, "-1") || !strcmp(v->valuestring, "0"))
+        return true;
+    static const char *const units[] = {"nanos", "micros", "ms", "s", "m", "h", "d"};
+    const char *t = v->valuestring;
+    size_t n = strlen(t), k = 0, ul = 0;
+    while (k < 7 && !((ul = strlen(units[k])) <= n && !strcmp(t + n - ul, units[k])))
+        k++;
+    if (k == 7) {
+        fds_resp_errorf(o, 400, "parse_exception", "failed to parse setting [%s] with "
+                        "value [%s] as a time value: unit is missing or unrecognized",
+                        name, t);
+        return false;
+    }
+    char num[64];
+    snprintf(num, sizeof num, "%.*s", (int)(n - ul), t);
+    char *end;
+    strtoll(num, &end, 10);
+    if (num[0] && !*end)
+        return true;
+    cJSON *err = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(err, "error");
+    char reason[160], cause[120];
+    snprintf(reason, sizeof reason, "failed to parse [%s]", t);
+    snprintf(cause, sizeof cause, "For input string: \"%s\"", num);
+    cJSON *root = cJSON_AddArrayToObject(e, "root_cause"), *r0 = cJSON_CreateObject();
+    cJSON_AddStringToObject(r0, "type", "parse_exception");
+    cJSON_AddStringToObject(r0, "reason", reason);
+    cJSON_AddItemToArray(root, r0);
+    cJSON_AddStringToObject(e, "type", "parse_exception");
+    cJSON_AddStringToObject(e, "reason", reason);
+    cJSON *cb = cJSON_AddObjectToObject(e, "caused_by");
+    cJSON_AddStringToObject(cb, "type", "number_format_exception");
+    cJSON_AddStringToObject(cb, "reason", cause);
+    cJSON_AddNumberToObject(err, "status", 400);
+    fds_resp_json(o, 400, err);
+    return false;
+}
+
 /* source.remote, refused in Elasticsearch's words where it has them: its
  * host must be scheme://host:port[/prefix], no other member than those
  * RemoteInfo reads, and the host in reindex.remote.whitelist -- which is
@@ -1649,6 +1695,9 @@ static void reindex_remote(fds_resp *o, const cJSON *remote)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "[host] must be of the form [scheme]://[host]:[port]"
                                "(/[pathPrefix])? but was [%s]", host);
+    if (!remote_timeout_ok(o, remote, "socket_timeout") ||
+        !remote_timeout_ok(o, remote, "connect_timeout"))
+        return;
     static const char *const known[] = {"host", "username", "password", "headers",
                                         "socket_timeout", "connect_timeout"};
     char extra[256] = "";
@@ -1863,6 +1912,11 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     /* the query and sort as a search body */
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(src, "query");
     const cJSON *sort = cJSON_GetObjectItemCaseSensitive(src, "sort");
+    if (szb) /* Elasticsearch's deprecations (ReindexRequest's PARSER) */
+        fds_resp_warn(o, "Deprecated field [size] used, expected [max_docs] instead");
+    if (sort)
+        fds_resp_warn(o, "The sort option in reindex is deprecated. Instead consider "
+                         "using query filtering to find the desired subset of data.");
     if (q || sort) {
         cJSON *w = cJSON_CreateObject();
         if (q)

@@ -15,6 +15,9 @@
 #include "http.h"
 
 #define FDS_PATH_SEGMENTS_MAX 8
+#define FDS_RESP_WARNINGS_MAX 4
+/* The Elasticsearch version the node answers as (GET /, Warning headers) */
+#define FDS__ES_VERSION "8.11.0"
 #define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
 #define FDS__NODE_NAME "fieldstore-0" /* and its name */
 
@@ -44,7 +47,17 @@ typedef struct fds_resp {
     bool close;                    /* answer with "Connection: close" and end */
     const char *www_authenticate;  /* static string, or NULL */
     char allow[64];                /* a 405's Allow header ("GET,HEAD"), or "" */
+    /* deprecation warnings, each a Warning header (fds_resp_warn) */
+    const char *warnings[FDS_RESP_WARNINGS_MAX];
+    unsigned nwarnings;
 } fds_resp;
+
+/* Add deprecation warning `text` (a static string without '"' or '\\')
+ * to the answer, as Elasticsearch's HeaderWarning sends one: a header
+ * `Warning: 299 Elasticsearch-<version> "text"` (RFC 7234 §5.5, code 299
+ * "miscellaneous persistent warning").  Past FDS_RESP_WARNINGS_MAX it is
+ * dropped; the same text twice is sent once. */
+void fds_resp_warn(fds_resp *o, const char *text);
 
 /* A URL query parameter, percent-decoded; "" for a bare flag ("?v"); NULL
  * when absent (or out of memory).  The copy belongs to the request and stays

@@ -84,6 +84,15 @@ void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
     o->content_type = content_type ? content_type : "application/json";
 }
 
+void fds_resp_warn(fds_resp *o, const char *text)
+{
+    for (unsigned i = 0; i < o->nwarnings; i++)
+        if (!strcmp(o->warnings[i], text))
+            return;
+    if (o->nwarnings < FDS_RESP_WARNINGS_MAX)
+        o->warnings[o->nwarnings++] = text;
+}
+
 void fds_resp_json(fds_resp *o, int status, cJSON *json)
 {
     char *s = json ? cJSON_PrintUnformatted(json) : NULL;
@@ -1079,6 +1088,12 @@ static enum MHD_Result queue_answer(struct MHD_Connection *conn, fds_resp *o)
         MHD_add_response_header(resp, "Allow", o->allow);
     if (o->close)
         MHD_add_response_header(resp, "Connection", "close");
+    for (unsigned i = 0; i < o->nwarnings; i++) {
+        char w[512];
+        snprintf(w, sizeof w, "299 Elasticsearch-" FDS__ES_VERSION " \"%s\"",
+                 o->warnings[i]);
+        MHD_add_response_header(resp, "Warning", w);
+    }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)o->status, resp);
     MHD_destroy_response(resp);
     return ret;

@@ -3,6 +3,7 @@ max_docs, max_docs with conflicts=proceed, dest.version_type, dest.routing
 (keep, discard, =value), requests_per_second as a real rate limit, and the
 validation errors in Elasticsearch's words (remote, slices, max_docs,
 conflicts, from, stored_fields, _source: false, dest.pipeline)."""
+import http.client
 import json
 import time
 
@@ -44,6 +45,27 @@ class Reindex(ServerTestCase):
         self.assertEqual((st, b["created"], b["batches"]), (200, 3, 2), b)
         st, s, _ = self.req("GET", "/f3/_search", {"sort": "n"})
         self.assertEqual([h["_id"] for h in s["hits"]["hits"]], ["37", "38", "39"])
+
+    def test_deprecation_warnings(self):
+        """Elasticsearch's Warning headers for source.sort and the body's
+        size; none for a request without them."""
+        def warnings(body):
+            c = http.client.HTTPConnection("127.0.0.1", self.srv.port, timeout=30)
+            c.request("POST", "/_reindex?refresh=true", json.dumps(body),
+                      {"Content-Type": "application/json"})
+            r = c.getresponse()
+            r.read()
+            c.close()
+            return r.status, [v for k, v in r.getheaders() if k.lower() == "warning"]
+        st, w = warnings({"size": 1, "source": {"index": "rs", "sort": "order"},
+                          "dest": {"index": "w1"}})
+        self.assertEqual(st, 200)
+        self.assertEqual(w, [
+            '299 Elasticsearch-8.11.0 "Deprecated field [size] used, expected [max_docs] instead"',
+            '299 Elasticsearch-8.11.0 "The sort option in reindex is deprecated. Instead '
+            'consider using query filtering to find the desired subset of data."'])
+        self.assertEqual(warnings({"source": {"index": "rs"}, "dest": {"index": "w2"}}),
+                         (200, []))
 
     def test_max_docs_with_conflicts_proceed(self):
         self.reindex({"source": {"index": "rs", "query": {"range": {"n": {"lt": 5}}}},
@@ -156,6 +178,11 @@ class Reindex(ServerTestCase):
                 ("", {"source": {"index": "rs", "remote": {"host": "http://h:9200", "weird": 1}},
                       "dest": {"index": "e1"}}, "illegal_argument_exception",
                  "Unsupported fields in [remote]: [weird]"),
+                ("", {"source": {"index": "rs", "remote": {"host": "http://h:9200",
+                                                           "socket_timeout": "10"}},
+                      "dest": {"index": "e1"}}, "parse_exception",
+                 "failed to parse setting [socket_timeout] with value [10] as a time value: "
+                 "unit is missing or unrecognized"),
                 ("", dict(body, dest={"index": "e1", "pipeline": "p"}),
                  "illegal_argument_exception", None),
                 ("", dict(body, dest={"index": "e1", "version_type": "force"}),
@@ -168,4 +195,10 @@ class Reindex(ServerTestCase):
             "dest": {"index": "e1"}}), 400, "illegal_argument_exception")
         self.assertIn("[other:9200] not whitelisted in reindex.remote.whitelist",
                       b["error"]["reason"])
+        b = self.assertError(self.req("POST", "/_reindex", {
+            "source": {"index": "rs", "remote": {"host": "http://h:9200",
+                                                 "connect_timeout": "borked"}},
+            "dest": {"index": "e1"}}), 400, "parse_exception", "failed to parse [borked]")
+        self.assertEqual(b["error"]["caused_by"], {"type": "number_format_exception",
+                                                   "reason": 'For input string: "borke"'})
         self.assertEqual(self.req("HEAD", "/e1")[0], 404)
