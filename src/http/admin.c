@@ -3,6 +3,7 @@
  * mappings, open/close, refresh, flush, force-merge, stats, _cat, nodes).
  */
 #include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,11 +644,47 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
     return rc;
 }
 
+int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies)
+{
+    const char *v = fds_req_param(r, "wait_for_active_shards");
+    *copies = 1; /* index.write.wait_for_active_shards: the primary */
+    if (!v || !strcmp(v, "index-setting"))
+        return 0;
+    if (!strcmp(v, "all")) {
+        *copies = FDS__ACTIVE_ALL;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n > INT32_MAX || n < INT32_MIN) {
+        fds_resp_errorf(o, 400, "number_format_exception", "For input string: \"%s\"", v);
+        return -1;
+    }
+    if (n < 0) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "shard count cannot be a negative value");
+        return -1;
+    }
+    *copies = n;
+    return 0;
+}
+
+bool fds__active_shards_acked(long copies, uint32_t replicas)
+{
+    /* one node: the primary is the only copy that ever starts, so more
+     * is what Elasticsearch answers after its timeout */
+    return copies == FDS__ACTIVE_ALL ? replicas == 0 : copies <= 1;
+}
+
 void fds_h_index_create(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
+    long copies;
+    if (fds__active_shards_wanted(r, o, &copies))
+        return;
     if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
     int rc = fds__index_create(r->store, r->seg[0], body, &e);
@@ -657,7 +694,17 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
             snprintf(e.index, sizeof e.index, "%s", r->seg[0]);
         return fds_resp_error(o, &e);
     }
-    acknowledged(o, r->seg[0]);
+    fds_index *ix = NULL;
+    fds_index_settings set = {.number_of_replicas = 0};
+    if (!fds_store_get_index(r->store, r->seg[0], &ix, NULL))
+        fds_index_get_settings(ix, &set);
+    fds_index_release(ix);
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "acknowledged", 1);
+    cJSON_AddBoolToObject(j, "shards_acknowledged",
+                          fds__active_shards_acked(copies, set.number_of_replicas));
+    cJSON_AddStringToObject(j, "index", r->seg[0]);
+    fds_resp_json(o, 200, j);
 }
 
 /* The indices DELETE /{expr} names, as Elasticsearch resolves it for a

@@ -266,6 +266,18 @@ int fds__template_body(fds_store *st, const char *name, const cJSON *body,
  * errors, and the body's (FDS_EPARSE / FDS_EINVAL). */
 int fds__index_create(fds_store *st, const char *name, const cJSON *body,
                       fds_err *err);
+/* The URL's wait_for_active_shards (admin.c; ActiveShardCount.parseString):
+ * *copies the shard copies to wait for -- 1 when absent or
+ * "index-setting" (index.write.wait_for_active_shards' default), a count,
+ * or FDS__ACTIVE_ALL.  0, or -1 with Elasticsearch's 400 in `o` (not a
+ * number: number_format_exception; negative).  fds__active_shards_acked:
+ * whether that many copies of every shard of an index of `replicas`
+ * replicas are active -- the answer's shards_acknowledged (on one node,
+ * more than the primary never is, which Elasticsearch answers after its
+ * timeout; fieldstore answers at once). */
+#define FDS__ACTIVE_ALL (-2L)
+int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies);
+bool fds__active_shards_acked(long copies, uint32_t replicas);
 /* Settings given as JSON (nested or dotted, with or without "index.") onto
  * `set` as for a new index (admin.c).  0 or FDS_EINVAL. */
 int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,

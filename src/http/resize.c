@@ -127,6 +127,9 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
         return fds_resp_errorf(o, 400, "illegal_argument_exception",
                                "parameter [copy_settings] can not be explicitly set "
                                "to [%s]", cs);
+    long copies;
+    if (fds__active_shards_wanted(r, o, &copies))
+        return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
@@ -236,7 +239,8 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
         } else {
             cJSON *j = cJSON_CreateObject();
             cJSON_AddBoolToObject(j, "acknowledged", 1);
-            cJSON_AddBoolToObject(j, "shards_acknowledged", 1);
+            cJSON_AddBoolToObject(j, "shards_acknowledged",
+                                  fds__active_shards_acked(copies, set.number_of_replicas));
             cJSON_AddStringToObject(j, "index", target);
             fds_resp_json(o, 200, j);
         }

@@ -152,6 +152,27 @@ class Resize(ServerTestCase):
         self.assertEqual(st, 200, b)
         self.check_same_placement("p-one3", 3, {"number_of_routing_shards": 6})
 
+    def test_wait_for_active_shards(self):
+        """One node holds only primaries: waiting for more copies answers
+        shards_acknowledged false, as Elasticsearch does after its timeout."""
+        self.make("w-src", 2)
+        for q, replicas, acked in (("", 0, True), ("?wait_for_active_shards=1", 0, True),
+                                   ("?wait_for_active_shards=all", 0, True),
+                                   ("?wait_for_active_shards=2", 0, False),
+                                   ("?wait_for_active_shards=all", 1, False),
+                                   ("?wait_for_active_shards=index-setting", 1, True)):
+            target = "w-%d-%d" % (replicas, abs(hash(q)) % 1000)
+            st, b, _ = self.req("POST", "/w-src/_clone/%s%s" % (target, q),
+                                {"settings": {"index.number_of_replicas": replicas}})
+            self.assertEqual((st, b.get("shards_acknowledged")), (200, acked), (q, b))
+            st, b, _ = self.req("PUT", "/c%s%s" % (target, q),
+                                {"settings": {"number_of_replicas": replicas}})
+            self.assertEqual((st, b.get("shards_acknowledged")), (200, acked), (q, b))
+        self.assertError(self.req("POST", "/w-src/_clone/w-x?wait_for_active_shards=many"),
+                         400, "number_format_exception", 'For input string: "many"')
+        self.assertError(self.req("PUT", "/w-y?wait_for_active_shards=-1"), 400,
+                         "illegal_argument_exception", "shard count cannot be a negative value")
+
     def test_clone(self):
         self.make("c-src", 3)
         st, b, _ = self.req("DELETE", "/c-src/_doc/3?refresh=true")
