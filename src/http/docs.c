@@ -186,7 +186,9 @@ static int index_for_write(fds_store *st, const char *name, fds_index **ix,
         return rc;
     }
     fds_err_clear(&e);
-    rc = fds__index_create(st, name, NULL, &e);
+    rc = fds__auto_create_check(st, name, &e);
+    if (!rc)
+        rc = fds__index_create(st, name, NULL, &e);
     if (rc && rc != FDS_EEXIST) {
         *err = e;
         return rc;

@@ -157,6 +157,12 @@ bool fds__unblocked_or_answer(fds_resp *o, fds_index **ixs, size_t n, int level)
 /* action.destructive_requires_name as it stands (transient, else
  * persistent, else Elasticsearch 8's default true). */
 bool fds__destructive_requires_name(fds_store *st);
+/* May a write create missing index `index` (action.auto_create_index as it
+ * stands)?  0, or FDS_ENOTFOUND (kind INDEX_NOT_FOUND) in
+ * Elasticsearch's words: "no such index [x] and [action.auto_create_index]
+ * is [false]", "... ([a,b]) doesn't match", "... contains [-x] which
+ * forbids automatic creation of the index". */
+int fds__auto_create_check(fds_store *st, const char *index, fds_err *err);
 void fds_h_open_close(fds_req *r, fds_resp *o, bool open);
 void fds_h_refresh(fds_req *r, fds_resp *o);
 void fds_h_flush(fds_req *r, fds_resp *o);
