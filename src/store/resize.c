@@ -394,11 +394,11 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
         fds__index_shards_set(ix);
         ix->created_ms = fds__now_ms();
         ix->next_gen = 1;
-        pthread_mutex_lock(&src->wmu);
+        pthread_mutex_lock(&src->wmu); /* (a mapping changes under it) */
         ix->next_seq = src->next_seq;
-        pthread_mutex_unlock(&src->wmu);
         if (!(mj = fds_mapping_to_json(src->mapping)))
             rc = FDS_ENOMEM;
+        pthread_mutex_unlock(&src->wmu);
     }
     if (!rc)
         rc = fds_mapping_merge_json(ix->mapping, mj, strlen(mj), err);
