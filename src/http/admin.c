@@ -569,6 +569,24 @@ int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
     return rc;
 }
 
+int fds__alias_names_resolve(fds_alias *a, size_t n, fds_err *e)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].alias[0] != '<')
+            continue;
+        char name[FDS_INDEX_NAME_MAX + 2];
+        int rc = fds_index_name_resolve(a[i].alias, name, sizeof name, e);
+        char *dup = rc ? NULL : strdup(name);
+        if (!rc && !dup)
+            rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        if (rc)
+            return rc;
+        free(a[i].alias);
+        a[i].alias = dup;
+    }
+    return 0;
+}
+
 /* The parts of a create-index body: settings applied to `set`, the
  * mappings as JSON text (*mapping malloc'd or NULL), the aliases. */
 static int create_body_parts(const cJSON *body, const char *name,
@@ -591,6 +609,8 @@ static int create_body_parts(const cJSON *body, const char *name,
                 rc = FDS_ENOMEM;
         } else if (!strcmp(c->string, "aliases")) {
             rc = fds__aliases_from_json(c, aliases, naliases, e);
+            if (!rc)
+                rc = fds__alias_names_resolve(*aliases, *naliases, e);
         } else {
             rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
                               "unknown key [%s] for create index", c->string);
@@ -685,25 +705,29 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     long copies;
     if (fds__active_shards_wanted(r, o, &copies))
         return;
+    /* <logs-{now/d}>: the name of today (Elasticsearch resolves it) */
+    char name[FDS_INDEX_NAME_MAX + 2];
+    if (fds_index_name_resolve(r->seg[0], name, sizeof name, &e))
+        return fds_resp_error(o, &e);
     if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    int rc = fds__index_create(r->store, r->seg[0], body, &e);
+    int rc = fds__index_create(r->store, name, body, &e);
     cJSON_Delete(body);
     if (rc) {
         if (!e.index[0])
-            snprintf(e.index, sizeof e.index, "%s", r->seg[0]);
+            snprintf(e.index, sizeof e.index, "%s", name);
         return fds_resp_error(o, &e);
     }
     fds_index *ix = NULL;
     fds_index_settings set = {.number_of_replicas = 0};
-    if (!fds_store_get_index(r->store, r->seg[0], &ix, NULL))
+    if (!fds_store_get_index(r->store, name, &ix, NULL))
         fds_index_get_settings(ix, &set);
     fds_index_release(ix);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "acknowledged", 1);
     cJSON_AddBoolToObject(j, "shards_acknowledged",
                           fds__active_shards_acked(copies, set.number_of_replicas));
-    cJSON_AddStringToObject(j, "index", r->seg[0]);
+    cJSON_AddStringToObject(j, "index", name);
     fds_resp_json(o, 200, j);
 }
 

@@ -284,6 +284,10 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
 #define FDS__ACTIVE_ALL (-2L)
 int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies);
 bool fds__active_shards_acked(long copies, uint32_t replicas);
+/* Every alias name of a[0, n) given as `<...>` date math resolved now
+ * (admin.c, fds_index_name_resolve), as Elasticsearch resolves the aliases
+ * of a new index.  0, FDS_EINVAL, FDS_ENOMEM. */
+int fds__alias_names_resolve(fds_alias *a, size_t n, fds_err *e);
 /* Settings given as JSON (nested or dotted, with or without "index.") onto
  * `set` as for a new index (admin.c).  0 or FDS_EINVAL. */
 int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "http_int.h"
+#include "index_expr.h"
 
 /* Body members of a resize (ResizeRequest.PARSER). */
 static const char *const RESIZE_KEYS[] = {"settings", "aliases", "max_primary_shard_size"};
@@ -160,7 +161,13 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
         }
     }
     const cJSON *settings = cJSON_GetObjectItemCaseSensitive(body, "settings");
-    const char *target = r->seg[2];
+    /* both names may be <date math> (TransportResizeAction resolves them) */
+    char target[FDS_INDEX_NAME_MAX + 2], source[FDS_INDEX_NAME_MAX + 2];
+    if (fds_index_name_resolve(r->seg[2], target, sizeof target, &e) ||
+        fds_index_name_resolve(r->seg[0], source, sizeof source, &e)) {
+        cJSON_Delete(body);
+        return fds_resp_error(o, &e);
+    }
     if (type == FDS_RESIZE_SPLIT && !setting_given(settings, "number_of_shards", NULL)) {
         cJSON_Delete(body);
         return fds_resp_errorf(o, 400, "action_request_validation_exception",
@@ -168,7 +175,7 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
                                "required for split operations;");
     }
     fds_index *src = NULL;
-    int rc = fds_store_get_index(r->store, r->seg[0], &src, &e);
+    int rc = fds_store_get_index(r->store, source, &src, &e);
     if (rc) {
         cJSON_Delete(body);
         return fds_resp_error(o, &e);
@@ -199,6 +206,8 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
         if (!rc)
             rc = fds__aliases_from_json(cJSON_GetObjectItemCaseSensitive(body, "aliases"),
                                         &aliases, &naliases, &e);
+        if (!rc)
+            rc = fds__alias_names_resolve(aliases, naliases, &e);
         for (size_t i = 0; !rc && i < naliases; i++)
             rc = fds__alias_filter_check(&aliases[i], fds_index_mapping(src), &e);
         /* (checked again under the store's lock when it is made) */

@@ -289,8 +289,9 @@ static int rz_shards(fds_index *to, fds_index *from, const fds_index_view *v,
     return rc;
 }
 
-/* The target's row and settings under the temporary name, committed. */
-static int rz_row(fds_store *s, fds_index *ix, fds_err *err)
+/* The target's row and settings under the temporary name `tmp`,
+ * committed. */
+static int rz_row(fds_store *s, fds_index *ix, const char *tmp, fds_err *err)
 {
     pthread_mutex_lock(&s->db_mu);
     sqlite3_stmt *st = NULL;
@@ -299,11 +300,11 @@ static int rz_row(fds_store *s, fds_index *ix, fds_err *err)
         rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
                                      "next_seq, crc) VALUES(?,?,?,?,?)", &st, err);
     if (!rc) {
-        sqlite3_bind_text(st, 1, ix->name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, ix->uuid, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, ix->created_ms);
         sqlite3_bind_int64(st, 4, ix->next_seq);
-        sqlite3_bind_int64(st, 5, fds__index_row_crc(ix->name, ix->uuid, ix->created_ms));
+        sqlite3_bind_int64(st, 5, fds__index_row_crc(tmp, ix->uuid, ix->created_ms));
         rc = fds__cat_step_done(s->db, st, err);
         ix->id = sqlite3_last_insert_rowid(s->db);
     }
@@ -385,7 +386,7 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
         return rc;
     /* the buffer too: every acknowledged document is in a segment */
     rc = fds_index_refresh(src, err);
-    fds_index *ix = rc ? NULL : fds__index_alloc(s, 0, tmp, uuid);
+    fds_index *ix = rc ? NULL : fds__index_alloc(s, 0, target, uuid);
     if (!rc && !ix)
         rc = FDS_ENOMEM;
     char *mj = NULL;
@@ -408,7 +409,7 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
                           ix->dir, strerror(errno));
     bool row = false;
     if (!rc)
-        row = !(rc = rz_row(s, ix, err));
+        row = !(rc = rz_row(s, ix, tmp, err));
     /* the source's dictionaries, for the blocks copied and the target's
      * first segments (no training where the source has one) */
     uint32_t *from_ids = NULL, *to_ids = NULL;
@@ -428,23 +429,22 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
     pthread_mutex_lock(&s->mu);
     if (!rc)
         rc = rz_name(s, ix, target, aliases, naliases, err);
+    bool committed = !rc;
     fds_index **list = NULL;
     if (!rc) {
-        snprintf(ix->name, sizeof ix->name, "%s", target);
         if ((list = realloc(s->indices, (s->nindices + 1) * sizeof *list))) {
             s->indices = list;
             s->indices[s->nindices++] = ix;
             if (naliases)
                 fds__aliases_adopt(s, target, aliases, naliases);
         } else {
-            /* committed: the next start-up serves it */
+            /* committed, files in place: the next start-up serves it */
             rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-            row = false;
         }
     }
     rz_unreserve(s, target);
     pthread_mutex_unlock(&s->mu);
-    if (rc && row) {
+    if (rc && row && !committed) {
         fds_err ignore;
         pthread_mutex_lock(&s->db_mu);
         if (!fds__cat_begin(s->db, true, &ignore) &&
@@ -454,7 +454,8 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
         pthread_mutex_unlock(&s->db_mu);
     }
     if (rc && ix) {
-        fds__rm_rf(ix->dir);
+        if (!committed)
+            fds__rm_rf(ix->dir);
         fds_index_release(ix);
     }
     return rc;

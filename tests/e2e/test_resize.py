@@ -152,6 +152,24 @@ class Resize(ServerTestCase):
         self.assertEqual(st, 200, b)
         self.check_same_placement("p-one3", 3, {"number_of_routing_shards": 6})
 
+    def test_date_math_names(self):
+        """<...> date math in a created index's name and its aliases, and
+        in a resize's source and target, as Elasticsearch resolves them."""
+        from urllib.parse import quote
+        st, b, _ = self.req("PUT", "/" + quote("<dm-{2022-12-31||/d{yyyy-MM-dd}}>", safe=""),
+                            {"aliases": {"<dma-{2022-12-31||/d{yyyy-MM-dd}}>": {}}})
+        self.assertEqual((st, b["index"]), (200, "dm-2022-12-31"), b)
+        self.assertEqual(self.req("HEAD", "/_alias/dma-2022-12-31")[0], 200)
+        self.req("PUT", "/dm-2022-12-31/_block/write")
+        st, b, _ = self.req("POST", "/%s/_clone/%s" % (
+            quote("<dm-{2022-12-31||/d{yyyy-MM-dd}}>", safe=""),
+            quote("<dmc-{2022-12-31||+1d/d{yyyy.MM.dd}}>", safe="")),
+            {"aliases": {"<dmca-{2022-12-31||/M{yyyy-MM}}>": {}}})
+        self.assertEqual((st, b["index"]), (200, "dmc-2023.01.01"), b)
+        self.assertEqual(self.req("HEAD", "/_alias/dmca-2022-12")[0], 200)
+        self.assertError(self.req("PUT", "/" + quote("<dm-{2022-12-31||/q}>", safe="")),
+                         400, "illegal_argument_exception")
+
     def test_wait_for_active_shards(self):
         """One node holds only primaries: waiting for more copies answers
         shards_acknowledged false, as Elasticsearch does after its timeout."""
