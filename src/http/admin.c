@@ -723,10 +723,15 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     if (!fds_store_get_index(r->store, name, &ix, NULL))
         fds_index_get_settings(ix, &set);
     fds_index_release(ix);
+    fds__index_created(o, name, copies, set.number_of_replicas);
+}
+
+void fds__index_created(fds_resp *o, const char *name, long copies, uint32_t replicas)
+{
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "acknowledged", 1);
     cJSON_AddBoolToObject(j, "shards_acknowledged",
-                          fds__active_shards_acked(copies, set.number_of_replicas));
+                          fds__active_shards_acked(copies, replicas));
     cJSON_AddStringToObject(j, "index", name);
     fds_resp_json(o, 200, j);
 }

@@ -284,6 +284,10 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
 #define FDS__ACTIVE_ALL (-2L)
 int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies);
 bool fds__active_shards_acked(long copies, uint32_t replicas);
+/* The answer to a new index (create, resize): {"acknowledged":true,
+ * "shards_acknowledged":...,"index":name}, shards acknowledged as
+ * fds__active_shards_acked says for `copies` of `replicas`. */
+void fds__index_created(fds_resp *o, const char *name, long copies, uint32_t replicas);
 /* Every alias name of a[0, n) given as `<...>` date math resolved now
  * (admin.c, fds_index_name_resolve), as Elasticsearch resolves the aliases
  * of a new index.  0, FDS_EINVAL, FDS_ENOMEM. */

@@ -246,12 +246,7 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
                 fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
             fds_resp_error(o, &e);
         } else {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddBoolToObject(j, "acknowledged", 1);
-            cJSON_AddBoolToObject(j, "shards_acknowledged",
-                                  fds__active_shards_acked(copies, set.number_of_replicas));
-            cJSON_AddStringToObject(j, "index", target);
-            fds_resp_json(o, 200, j);
+            fds__index_created(o, target, copies, set.number_of_replicas);
         }
     }
     fds_aliases_free(aliases, naliases);
