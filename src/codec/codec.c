@@ -755,6 +755,20 @@ int fds_block_rebase(uint8_t *blk, size_t len, uint64_t new_doc_base)
     return 0;
 }
 
+int fds_block_set_dict(uint8_t *blk, size_t len, uint32_t dict_id)
+{
+    fds_block_info bi;
+    int r = block_check(blk, len, &bi);
+    if (r)
+        return r;
+    if (fds_codec_uses_dict(bi.codec) != (dict_id != 0))
+        return FDS_EINVAL;
+    size_t body = bi.encoded_len - FDS__CRC_LEN;
+    put_u32(blk + 8, dict_id);
+    put_u32(blk + body, fds_crc32c(0, blk, body));
+    return 0;
+}
+
 /* zstd: decode whole zstd blocks until at least `need` bytes are out.
  * Full decodes (need == n) use the one-shot API and must end the frame. */
 static int dec_zstd(fds_codec_ctx *c, const fds_dict *dict, const uint8_t *src,

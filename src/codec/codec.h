@@ -181,6 +181,16 @@ int fds_block_info_read(const uint8_t *blk, size_t len, fds_block_info *out);
  */
 int fds_block_rebase(uint8_t *blk, size_t len, uint64_t new_doc_base);
 
+/*
+ * Rewrite the dictionary id an encoded block names, in place: a copy of
+ * the block into an index that holds the same dictionary under another
+ * catalogue id (a resize) stays valid, as the payload and the header's
+ * dictionary content hash are unchanged.  Returns 0, FDS_ECORRUPT (the
+ * block fails its checks), FDS_EINVAL (dict_id 0 for a codec that uses a
+ * dictionary, or not 0 for one that does not).
+ */
+int fds_block_set_dict(uint8_t *blk, size_t len, uint32_t dict_id);
+
 /* A decoded (prefix of a) block, pointing into the context's scratch buffer:
  * valid until the next decode on the same context. */
 typedef struct fds_block_view {

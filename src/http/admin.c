@@ -3,6 +3,7 @@
  * mappings, open/close, refresh, flush, force-merge, stats, _cat, nodes).
  */
 #include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,7 +236,7 @@ void fds_h_root(fds_req *r, fds_resp *o)
     /* Elasticsearch 8's keys (clients read number, build_flavor and the
      * tagline); no "distribution", which OpenSearch clients take for
      * OpenSearch */
-    cJSON_AddStringToObject(v, "number", "8.11.0");
+    cJSON_AddStringToObject(v, "number", FDS__ES_VERSION);
     cJSON_AddStringToObject(v, "build_flavor", "default");
     cJSON_AddStringToObject(v, "build_type", "tar");
     cJSON_AddStringToObject(v, "build_hash", "fieldstore-" FDS_VERSION);
@@ -568,6 +569,24 @@ int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
     return rc;
 }
 
+int fds__alias_names_resolve(fds_alias *a, size_t n, fds_err *e)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].alias[0] != '<')
+            continue;
+        char name[FDS_INDEX_NAME_MAX + 2];
+        int rc = fds_index_name_resolve(a[i].alias, name, sizeof name, e);
+        char *dup = rc ? NULL : strdup(name);
+        if (!rc && !dup)
+            rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        if (rc)
+            return rc;
+        free(a[i].alias);
+        a[i].alias = dup;
+    }
+    return 0;
+}
+
 /* The parts of a create-index body: settings applied to `set`, the
  * mappings as JSON text (*mapping malloc'd or NULL), the aliases. */
 static int create_body_parts(const cJSON *body, const char *name,
@@ -590,6 +609,8 @@ static int create_body_parts(const cJSON *body, const char *name,
                 rc = FDS_ENOMEM;
         } else if (!strcmp(c->string, "aliases")) {
             rc = fds__aliases_from_json(c, aliases, naliases, e);
+            if (!rc)
+                rc = fds__alias_names_resolve(*aliases, *naliases, e);
         } else {
             rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
                               "unknown key [%s] for create index", c->string);
@@ -643,21 +664,76 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
     return rc;
 }
 
+int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies)
+{
+    const char *v = fds_req_param(r, "wait_for_active_shards");
+    *copies = 1; /* index.write.wait_for_active_shards: the primary */
+    if (!v || !strcmp(v, "index-setting"))
+        return 0;
+    if (!strcmp(v, "all")) {
+        *copies = FDS__ACTIVE_ALL;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n > INT32_MAX || n < INT32_MIN) {
+        fds_resp_errorf(o, 400, "number_format_exception", "For input string: \"%s\"", v);
+        return -1;
+    }
+    if (n < 0) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "shard count cannot be a negative value");
+        return -1;
+    }
+    *copies = n;
+    return 0;
+}
+
+bool fds__active_shards_acked(long copies, uint32_t replicas)
+{
+    /* one node: the primary is the only copy that ever starts, so more
+     * is what Elasticsearch answers after its timeout */
+    return copies == FDS__ACTIVE_ALL ? replicas == 0 : copies <= 1;
+}
+
 void fds_h_index_create(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
+    long copies;
+    if (fds__active_shards_wanted(r, o, &copies))
+        return;
+    /* <logs-{now/d}>: the name of today (Elasticsearch resolves it) */
+    char name[FDS_INDEX_NAME_MAX + 2];
+    if (fds_index_name_resolve(r->seg[0], name, sizeof name, &e))
+        return fds_resp_error(o, &e);
     if (fds__body_checked(r, &body, &e))
         return fds_resp_error(o, &e);
-    int rc = fds__index_create(r->store, r->seg[0], body, &e);
+    int rc = fds__index_create(r->store, name, body, &e);
     cJSON_Delete(body);
     if (rc) {
         if (!e.index[0])
-            snprintf(e.index, sizeof e.index, "%s", r->seg[0]);
+            snprintf(e.index, sizeof e.index, "%s", name);
         return fds_resp_error(o, &e);
     }
-    acknowledged(o, r->seg[0]);
+    fds_index *ix = NULL;
+    fds_index_settings set = {.number_of_replicas = 0};
+    if (!fds_store_get_index(r->store, name, &ix, NULL))
+        fds_index_get_settings(ix, &set);
+    fds_index_release(ix);
+    fds__index_created(o, name, copies, set.number_of_replicas);
+}
+
+void fds__index_created(fds_resp *o, const char *name, long copies, uint32_t replicas)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddBoolToObject(j, "acknowledged", 1);
+    cJSON_AddBoolToObject(j, "shards_acknowledged",
+                          fds__active_shards_acked(copies, replicas));
+    cJSON_AddStringToObject(j, "index", name);
+    fds_resp_json(o, 200, j);
 }
 
 /* The indices DELETE /{expr} names, as Elasticsearch resolves it for a

@@ -12,9 +12,11 @@
  * since the snapshot is a version conflict: counted and skipped with
  * conflicts=proceed, else the job stops there (409).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "search_request.h"
 #include "tasks.h"
@@ -35,12 +37,16 @@ void fds__scan_job_free(void *job)
     free(j->q);
     free(j->df);
     free(j->default_operator);
+    free(j->routing);
+    fds__source_spec_free(&j->filter);
     free(j);
 }
 
 /* The running counters of a job (BulkByScrollTask.Status). */
 typedef struct scan_counts {
     uint64_t total, created, updated, deleted, batches, conflicts;
+    uint64_t throttled_ms;
+    double rps; /* requests_per_second; 0: unthrottled (shown as -1) */
 } scan_counts;
 
 static void put_counts(cJSON *j, const scan_counts *c)
@@ -55,8 +61,8 @@ static void put_counts(cJSON *j, const scan_counts *c)
     cJSON *rt = cJSON_AddObjectToObject(j, "retries");
     cJSON_AddNumberToObject(rt, "bulk", 0);
     cJSON_AddNumberToObject(rt, "search", 0);
-    cJSON_AddNumberToObject(j, "throttled_millis", 0);
-    cJSON_AddNumberToObject(j, "requests_per_second", -1);
+    cJSON_AddNumberToObject(j, "throttled_millis", (double)c->throttled_ms);
+    cJSON_AddNumberToObject(j, "requests_per_second", c->rps > 0 ? c->rps : -1);
     cJSON_AddNumberToObject(j, "throttled_until_millis", 0);
 }
 
@@ -82,6 +88,7 @@ typedef struct scan_bufs {
     fds_write_result *res;
     const uint8_t **srcs;
     size_t *lens;
+    fds_strbuf *filtered; /* source._source applied, per document */
 } scan_bufs;
 
 /* Batch `sr` (n hits of view v) written as j's mode asks, counted into c;
@@ -118,6 +125,27 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
                                                  &op->routing_len);
         if (j->mode == FDS__SCAN_REINDEX) {
             op->type = j->create ? FDS_OP_CREATE : FDS_OP_INDEX;
+            if (j->routing) { /* dest.routing: discard, or =value */
+                bool discard = !strcmp(j->routing, "discard");
+                op->routing = discard ? NULL : j->routing + 1;
+                op->routing_len = discard ? 0 : strlen(j->routing + 1);
+            }
+            if (j->external) { /* the source's version, kept if higher */
+                int64_t seq;
+                fds_index_view_doc_meta(v, h->seg, h->doc, &op->external_version, &seq);
+                op->version_type = j->external_gte ? FDS_VERSION_EXTERNAL_GTE
+                                                   : FDS_VERSION_EXTERNAL;
+            }
+            if (j->filter.given) {
+                b->filtered[k].len = 0;
+                fds__source_spec_put(&b->filtered[k], &j->filter, b->srcs[k], b->lens[k]);
+                if (b->filtered[k].oom || !b->filtered[k].p) {
+                    rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+                    break;
+                }
+                b->srcs[k] = (const uint8_t *)b->filtered[k].p;
+                b->lens[k] = b->filtered[k].len;
+            }
         } else {
             int64_t ver, seq;
             fds_index_view_doc_meta(v, h->seg, h->doc, &ver, &seq);
@@ -159,10 +187,160 @@ static int scan_batch(fds__scan_job *j, fds_index_view *v, const fds_search_resu
     return rc;
 }
 
-cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
+/* requests_per_second: wait until `done` documents have taken at least
+ * done / rps seconds since t0 (microseconds), as Elasticsearch's
+ * WorkerBulkByScrollTaskState delays the next batch, in steps of at most
+ * SCAN_THROTTLE_STEP_MS so that a cancel is seen; the wait is added to
+ * *throttled_ms. */
+#define SCAN_THROTTLE_STEP_MS 100
+static void scan_throttle(fds__task *t, uint64_t t0, double rps, uint64_t done,
+                          uint64_t *throttled_ms)
 {
-    uint64_t t0 = (uint64_t)fds_now_us();
-    *status = 200;
+    uint64_t due = t0 + (uint64_t)((double)done / rps * 1e6);
+    for (;;) {
+        uint64_t now = (uint64_t)fds_now_us();
+        if (now >= due || fds__task_cancelled(t))
+            return;
+        uint64_t step = due - now;
+        if (step > SCAN_THROTTLE_STEP_MS * 1000)
+            step = SCAN_THROTTLE_STEP_MS * 1000;
+        struct timespec ts = {(time_t)(step / 1000000), (long)(step % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        *throttled_ms += step / 1000;
+    }
+}
+
+/* The status of a job's slices as a task shows it while it runs, kept by
+ * their threads under mu. */
+typedef struct scan_shared {
+    pthread_mutex_t mu;
+    fds__task *t;
+    struct scan_slice *sl;
+    uint32_t n;
+} scan_shared;
+
+/* One slice of a job: the source shards s with s % nslices == id (with
+ * one slice, every segment as one search, so _doc order spans shards). */
+typedef struct scan_slice {
+    fds__scan_job *j;
+    scan_shared *sh;
+    uint32_t id, nslices;
+    uint64_t max_docs;  /* its part of the job's (Elasticsearch divides it) */
+    double rps;         /* its part of requests_per_second; 0: none */
+    uint64_t t0;        /* microseconds */
+    scan_counts c;      /* its own thread's */
+    scan_counts shown;  /* c as of its last batch, under sh->mu */
+    cJSON *failures;
+    bool cancelled;
+    int rc;
+    fds_err e;
+} scan_slice;
+
+/* A status object: the slices' counts summed, each slice's with more
+ * than one (BulkByScrollTask.Status with its "slices"). */
+static cJSON *slices_status(const scan_slice *sl, uint32_t n, bool shown)
+{
+    scan_counts sum = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        const scan_counts *c = shown ? &sl[i].shown : &sl[i].c;
+        sum.total += c->total;
+        sum.created += c->created;
+        sum.updated += c->updated;
+        sum.deleted += c->deleted;
+        sum.batches += c->batches;
+        sum.conflicts += c->conflicts;
+        sum.throttled_ms += c->throttled_ms;
+        sum.rps += c->rps;
+    }
+    cJSON *st = cJSON_CreateObject();
+    put_counts(st, &sum);
+    if (n > 1) {
+        cJSON *arr = cJSON_AddArrayToObject(st, "slices");
+        for (uint32_t i = 0; i < n; i++) {
+            cJSON *one = cJSON_CreateObject();
+            cJSON_AddNumberToObject(one, "slice_id", i);
+            put_counts(one, shown ? &sl[i].shown : &sl[i].c);
+            cJSON_AddItemToArray(arr, one);
+        }
+    }
+    return st;
+}
+
+static void slice_report(scan_slice *s)
+{
+    scan_shared *sh = s->sh;
+    pthread_mutex_lock(&sh->mu);
+    s->shown = s->c;
+    if (sh->t)
+        fds__task_status(sh->t, slices_status(sh->sl, sh->n, true));
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Scan segments segs[off, off+n) of view v (one shard's run, or all) in
+ * batches as the slice's job asks.  Caller frees req's after values. */
+static int scan_range(scan_slice *s, fds_search_request *req, fds_index_view *v,
+                      const fds_search_segment *segs, unsigned off, unsigned n,
+                      scan_bufs *b, bool *stop)
+{
+    fds__scan_job *j = s->j;
+    scan_counts *c = &s->c;
+    fds_err *e = &s->e;
+    int rc = 0;
+    for (unsigned k = 0; k < req->nafter; k++) {
+        free(req->after[k].str);
+        req->after[k].str = NULL;
+    }
+    req->nafter = 0;
+    for (;;) {
+        /* max_docs counts what was processed; with conflicts=proceed what
+         * was written (a conflict does not use one up), as in Elasticsearch 8 */
+        uint64_t done = j->proceed ? c->created + c->updated + c->deleted : c->total;
+        if (rc || *stop || done >= s->max_docs)
+            break;
+        if ((s->cancelled = fds__task_cancelled(s->sh->t)))
+            break;
+        fds_search_result sr;
+        if ((rc = fds_search_execute(req, segs + off, n, &sr, e)))
+            break;
+        size_t nh = sr.nhits;
+        if (nh > s->max_docs - done)
+            nh = (size_t)(s->max_docs - done);
+        for (size_t k = 0; k < sr.nhits; k++)
+            sr.hits[k].seg += off; /* the view's numbering */
+        rc = scan_batch(j, v, &sr, nh, b, c, s->failures, stop, e);
+        if (!rc && nh) { /* the next batch starts after this one's last hit */
+            const fds_hit *last = &sr.hits[nh - 1];
+            for (unsigned k = 0; k < req->nsort; k++) {
+                free(req->after[k].str);
+                req->after[k] = (fds_after_val){.lnum = last->sort_long[k],
+                                                .num = last->sort_num[k]};
+                if (last->sort_str[k] &&
+                    !(req->after[k].str = strndup(last->sort_str[k],
+                                                  last->sort_str_len[k])))
+                    rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+                req->after[k].str_len = last->sort_str_len[k];
+                req->after[k].is_null =
+                    !last->sort_str[k] && last->sort_num[k] != last->sort_num[k];
+            }
+            req->nafter = req->nsort;
+        }
+        if (!rc && s->rps > 0)
+            scan_throttle(s->sh->t, s->t0, s->rps, c->total, &c->throttled_ms);
+        size_t got = sr.nhits;
+        fds_search_result_free(&sr);
+        slice_report(s);
+        if (got < j->batch && nh == got) /* (a clipped batch goes on) */
+            break;
+    }
+    return rc;
+}
+
+/* Run one slice (a thread's start routine with more than one). */
+static void *slice_run(void *arg)
+{
+    scan_slice *s = arg;
+    fds__scan_job *j = s->j;
+    fds_err *e = &s->e;
     fds_search_request *req = NULL;
     int rc = fds_search_parse_window(j->query ? j->query : "",
                                      j->query ? strlen(j->query) : 0,
@@ -174,76 +352,125 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     for (size_t k = 0; !rc && k < 3; k++)
         if (vals[k])
             rc = fds_search_apply_param(req, keys[k], vals[k], e);
+    /* each slice its own view: a fetch uses the view's buffer */
     fds_index_view *v = NULL;
     if (!rc)
         rc = fds_index_view_acquire(j->from, &v, e);
-    if (!rc) { /* in _doc order, batch after batch, nothing counted */
+    if (!rc) { /* in _doc order (source.sort's, then _doc's), batch after
+                * batch, nothing counted */
         req->from = 0;
         req->size = j->batch;
         req->track_total = FDS_TRACK_TOTAL_NONE;
-        req->nsort = 1;
-        req->sort[0] = (fds_sort_spec){.kind = FDS_SORT_DOC};
+        if (req->nsort >= FDS_SORT_VALUES_MAX)
+            rc = fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "[sort] of a reindex takes at most %d keys",
+                              FDS_SORT_VALUES_MAX - 1);
+        else
+            req->sort[req->nsort++] = (fds_sort_spec){.kind = FDS_SORT_DOC};
     }
     unsigned nseg = 0;
     const fds_search_segment *segs = rc ? NULL : fds_index_view_segments(v, &nseg);
-    scan_counts c = {0};
-    cJSON *failures = cJSON_CreateArray();
     scan_bufs b = {calloc(j->batch, sizeof *b.ops), calloc(j->batch, sizeof *b.res),
-                   calloc(j->batch, sizeof *b.srcs), calloc(j->batch, sizeof *b.lens)};
-    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !failures))
+                   calloc(j->batch, sizeof *b.srcs), calloc(j->batch, sizeof *b.lens),
+                   calloc(j->batch, sizeof *b.filtered)};
+    if (!rc && (!b.ops || !b.res || !b.srcs || !b.lens || !b.filtered || !s->failures))
         rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    bool stop = false, cancelled = false;
-    while (!rc && !stop && c.total < j->max_docs) {
-        if ((cancelled = fds__task_cancelled(t)))
-            break;
-        fds_search_result sr;
-        if ((rc = fds_search_execute(req, segs, nseg, &sr, e)))
-            break;
-        size_t n = sr.nhits;
-        if (n > j->max_docs - c.total)
-            n = (size_t)(j->max_docs - c.total);
-        rc = scan_batch(j, v, &sr, n, &b, &c, failures, &stop, e);
-        if (!rc && n) { /* the next batch starts after this one's last doc */
-            req->nafter = 1;
-            req->after[0] = (fds_after_val){.lnum = sr.hits[n - 1].sort_long[0],
-                                            .num = sr.hits[n - 1].sort_num[0]};
-        }
-        size_t got = sr.nhits;
-        fds_search_result_free(&sr);
-        if (t) {
-            cJSON *st = cJSON_CreateObject();
-            put_counts(st, &c);
-            fds__task_status(t, st);
-        }
-        if (got < j->batch)
-            break;
+    bool stop = false;
+    if (!rc && s->nslices == 1)
+        rc = scan_range(s, req, v, segs, 0, nseg, &b, &stop);
+    for (unsigned a = 0; !rc && s->nslices > 1 && a < nseg && !stop && !s->cancelled;) {
+        uint32_t shard = fds_index_view_segment_shard(v, a);
+        unsigned end = a;
+        while (end < nseg && fds_index_view_segment_shard(v, end) == shard)
+            end++;
+        if (shard % s->nslices == s->id)
+            rc = scan_range(s, req, v, segs, a, end - a, &b, &stop);
+        a = end;
     }
-    fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
-    if (!rc && j->refresh)
-        rc = fds_index_refresh(to, e);
     free(b.ops);
     free(b.res);
     free(b.srcs);
     free(b.lens);
+    for (size_t k = 0; b.filtered && k < j->batch; k++)
+        fds_strbuf_free(&b.filtered[k]);
+    free(b.filtered);
     fds_search_request_free(req);
     fds_index_view_release(v);
-    if (rc) {
-        cJSON_Delete(failures);
-        return NULL;
+    s->rc = rc;
+    return NULL;
+}
+
+cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
+{
+    uint64_t t0 = (uint64_t)fds_now_us();
+    *status = 200;
+    uint32_t n = j->slices ? j->slices : 1;
+    scan_shared sh = {.t = t, .n = n};
+    pthread_mutex_init(&sh.mu, NULL);
+    scan_slice *sl = calloc(n, sizeof *sl);
+    pthread_t *th = calloc(n, sizeof *th);
+    bool *started = calloc(n, sizeof *started);
+    int rc = sl && th && started ? 0 : fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                                    "out of memory");
+    sh.sl = sl;
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        /* Elasticsearch's division of max_docs and of the rate */
+        uint64_t md = j->max_docs == UINT64_MAX ? UINT64_MAX
+                      : j->max_docs / n + (i < j->max_docs % n);
+        sl[i] = (scan_slice){.j = j, .sh = &sh, .id = i, .nslices = n, .max_docs = md,
+                             .rps = j->rps / n, .t0 = t0, .failures = cJSON_CreateArray()};
+        sl[i].c.rps = sl[i].rps;
+        fds_err_clear(&sl[i].e);
     }
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddNumberToObject(out, "took", (double)(((uint64_t)fds_now_us() - t0) / 1000));
-    cJSON_AddBoolToObject(out, "timed_out", 0);
-    put_counts(out, &c);
-    if (cancelled)
-        cJSON_AddStringToObject(out, "canceled", "by user request");
-    cJSON_AddItemToObject(out, "failures", failures);
-    const cJSON *f;
-    cJSON_ArrayForEach(f, failures) { /* the worst failure's status */
-        int s = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(f, "status"));
-        if (s > *status)
-            *status = s;
+    if (!rc && n == 1)
+        slice_run(&sl[0]);
+    for (uint32_t i = 0; !rc && n > 1 && i < n; i++)
+        started[i] = pthread_create(&th[i], NULL, slice_run, &sl[i]) == 0;
+    for (uint32_t i = 0; !rc && n > 1 && i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else
+            sl[i].rc = fds_err_setk(&sl[i].e, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                                    "cannot start slice [%u]", i);
     }
+    bool cancelled = false;
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        cancelled |= sl[i].cancelled;
+        if (sl[i].rc && !rc) { /* the first slice's error is the job's */
+            rc = sl[i].rc;
+            *e = sl[i].e;
+        }
+    }
+    fds_index *to = j->mode == FDS__SCAN_REINDEX ? j->to : j->from;
+    if (!rc && j->refresh)
+        rc = fds_index_refresh(to, e);
+    cJSON *out = NULL, *failures = rc ? NULL : cJSON_CreateArray();
+    if (failures) {
+        out = slices_status(sl, n, false);
+        cJSON_AddNumberToObject(out, "took",
+                                (double)(((uint64_t)fds_now_us() - t0) / 1000));
+        cJSON_AddBoolToObject(out, "timed_out", 0);
+        if (cancelled)
+            cJSON_AddStringToObject(out, "canceled", "by user request");
+        for (uint32_t i = 0; i < n; i++) {
+            cJSON *f;
+            while (sl[i].failures && (f = cJSON_DetachItemFromArray(sl[i].failures, 0)))
+                cJSON_AddItemToArray(failures, f);
+        }
+        cJSON_AddItemToObject(out, "failures", failures);
+        const cJSON *f;
+        cJSON_ArrayForEach(f, failures) { /* the worst failure's status */
+            int s = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(f, "status"));
+            if (s > *status)
+                *status = s;
+        }
+    }
+    for (uint32_t i = 0; sl && i < n; i++)
+        cJSON_Delete(sl[i].failures);
+    free(sl);
+    free(th);
+    free(started);
+    pthread_mutex_destroy(&sh.mu);
     return out;
 }
 
@@ -262,28 +489,76 @@ static cJSON *scan_task(void *arg, fds__task *t, int *status)
     return j;
 }
 
+double fds__scan_rps(fds_req *r)
+{
+    const char *rps = fds_req_param(r, "requests_per_second");
+    double v = rps ? strtod(rps, NULL) : -1;
+    return v > 0 ? v : 0;
+}
+
 bool fds__scan_params_ok(fds_req *r, fds_resp *o)
 {
     const char *sl = fds_req_param(r, "slices");
-    if (sl && strcmp(sl, "1") && strcmp(sl, "auto")) {
+    char *end = NULL;
+    long n = sl ? strtol(sl, &end, 10) : 1;
+    if (sl && strcmp(sl, "auto") && (!*sl || *end || n < 1)) {
         fds_resp_errorf(o, 400, "illegal_argument_exception",
-                        "[slices] other than 1 or auto is not supported: an "
-                        "index is one shard, so auto is one slice");
+                        "[slices] must be a positive integer or the string \"auto\"");
         return false;
     }
     const char *rps = fds_req_param(r, "requests_per_second");
-    if (rps && strcmp(rps, "-1")) {
+    double v = rps ? strtod(rps, &end) : -1;
+    if (rps && (!*rps || *end || (v <= 0 && v != -1))) {
         fds_resp_errorf(o, 400, "illegal_argument_exception",
-                        "[requests_per_second] throttling is not supported; "
-                        "only -1 (unthrottled)");
+                        "[requests_per_second] must be a float greater than 0. Use -1 "
+                        "to disable throttling.");
         return false;
     }
+    return true;
+}
+
+/* slices=auto: one slice a shard up to this many (Elasticsearch's
+ * BulkByScrollParallelizationHelper.AUTO_SLICE_CEILING) */
+#define SCAN_AUTO_SLICES_MAX 20
+/* slices=N at most: each slice is a thread */
+#define SCAN_SLICES_MAX 64
+
+/* The URL's slices for job j (checked by fds__scan_params_ok): auto is
+ * the source's shard count up to SCAN_AUTO_SLICES_MAX, as Elasticsearch
+ * picks it; more slices than shards (a slice is a set of shards here) or
+ * than SCAN_SLICES_MAX are refused. */
+static bool scan_slices(fds_req *r, fds_resp *o, fds__scan_job *j)
+{
+    const char *sl = fds_req_param(r, "slices");
+    uint32_t shards = fds_index_nshards(j->from);
+    unsigned long n = !sl ? 1
+                    : !strcmp(sl, "auto") ? (shards < SCAN_AUTO_SLICES_MAX ? shards
+                                                                       : SCAN_AUTO_SLICES_MAX)
+                                          : strtoul(sl, NULL, 10);
+    if (n > SCAN_SLICES_MAX) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[slices] of [%lu] is more than fieldstore runs at once [%d]", n,
+                        SCAN_SLICES_MAX);
+        return false;
+    }
+    if (n > shards) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "[slices] of [%lu] is more than the [%u] shards of [%s]: a slice "
+                        "is a set of shards in fieldstore (auto is one slice a shard)",
+                        n, shards, fds_index_name(j->from));
+        return false;
+    }
+    j->slices = (uint32_t)n;
     return true;
 }
 
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description)
 {
+    if (!scan_slices(r, o, j)) {
+        fds__scan_job_free(j);
+        return;
+    }
     if (fds_req_param_bool(r, "wait_for_completion", true)) {
         fds_err e;
         fds_err_clear(&e);

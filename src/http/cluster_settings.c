@@ -1,7 +1,10 @@
 /*
- * cluster_settings.c: GET and PUT /_cluster/settings for the one cluster
- * setting fieldstore has, action.destructive_requires_name (Elasticsearch
- * 8's default true: DELETE /{index} refuses wildcards and _all).  Persistent
+ * cluster_settings.c: GET and PUT /_cluster/settings for the cluster
+ * settings fieldstore has: action.destructive_requires_name
+ * (Elasticsearch 8's default true: DELETE /{index} refuses wildcards and
+ * _all) and action.auto_create_index (which missing indices a write may
+ * create: true, false, or a comma list of +/- index patterns, the first
+ * match deciding, as AutoCreateIndex reads it).  Persistent
  * values live in the catalogue's meta table (fds_store_meta_*), so they
  * outlive a restart; transient ones live in this process only (one server
  * per process) and win over persistent ones, as in Elasticsearch.  Any
@@ -13,18 +16,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_text.h"
 #include "http_int.h"
 
-/* The cluster settings: name, default (boolean text). */
+/* The cluster settings: name, default, and whether the value is a
+ * boolean (else an auto-create pattern list, auto_create_parse). */
 static const struct {
     const char *name;
     const char *dflt;
+    bool boolean;
 } CLUSTER_SETTINGS[] = {
-    {"action.destructive_requires_name", "true"},
+    {"action.destructive_requires_name", "true", true},
+    {"action.auto_create_index", "true", false},
 };
 #define NSETTINGS (sizeof CLUSTER_SETTINGS / sizeof *CLUSTER_SETTINGS)
 #define META_PREFIX "cluster." /* meta table key: prefix + setting name */
-#define BOOL_TEXT_MAX 8        /* "true", "false" and the NUL */
+#define BOOL_TEXT_MAX 256      /* a value and its NUL (a pattern list) */
+/* action.auto_create_index patterns at most */
+#define AUTO_CREATE_PATTERNS_MAX 32
 
 static pthread_mutex_t transient_mu = PTHREAD_MUTEX_INITIALIZER;
 static char transient[NSETTINGS][BOOL_TEXT_MAX]; /* "" = not set */
@@ -46,16 +55,86 @@ static bool persistent_value(fds_store *st, size_t k, char *buf)
     return fds_store_meta_get(st, key, buf, BOOL_TEXT_MAX) == 0;
 }
 
-bool fds__destructive_requires_name(fds_store *st)
+/* The value of setting `name` in effect (transient, else persistent,
+ * else the default) into v[BOOL_TEXT_MAX]. */
+static void setting_value(fds_store *st, const char *name, char *v)
 {
-    size_t k = (size_t)setting_of("action.destructive_requires_name");
-    char v[BOOL_TEXT_MAX];
+    size_t k = (size_t)setting_of(name);
     pthread_mutex_lock(&transient_mu);
-    snprintf(v, sizeof v, "%s", transient[k]);
+    snprintf(v, BOOL_TEXT_MAX, "%s", transient[k]);
     pthread_mutex_unlock(&transient_mu);
     if (!v[0] && !persistent_value(st, k, v))
-        snprintf(v, sizeof v, "%s", CLUSTER_SETTINGS[k].dflt);
+        snprintf(v, BOOL_TEXT_MAX, "%s", CLUSTER_SETTINGS[k].dflt);
+}
+
+bool fds__destructive_requires_name(fds_store *st)
+{
+    char v[BOOL_TEXT_MAX];
+    setting_value(st, "action.destructive_requires_name", v);
     return !strcmp(v, "true");
+}
+
+/* action.auto_create_index as AutoCreateIndex.AutoCreate reads it: "true"
+ * or "false" (*all set, 1 or 0), or patterns split at commas into
+ * pats[0, *n) (in place in buf), each with a leading '+' (or none: include)
+ * or '-' (exclude) into incl[].  False for an empty pattern or a bare sign. */
+static bool auto_create_parse(char *buf, int *all, char **pats, bool *incl, size_t *n)
+{
+    *n = 0;
+    *all = !strcmp(buf, "true") ? 1 : !strcmp(buf, "false") ? 0 : -1;
+    if (*all >= 0)
+        return true;
+    for (char *p = buf, *next; p; p = next) {
+        next = strchr(p, ',');
+        if (next)
+            *next++ = 0;
+        while (*p == ' ')
+            p++;
+        size_t l = strlen(p);
+        while (l && p[l - 1] == ' ')
+            p[--l] = 0;
+        bool sign = *p == '+' || *p == '-';
+        if (!l || (sign && l == 1) || *n == AUTO_CREATE_PATTERNS_MAX)
+            return false;
+        incl[*n] = *p != '-';
+        pats[(*n)++] = sign ? p + 1 : p;
+    }
+    return true;
+}
+
+int fds__auto_create_check(fds_store *st, const char *index, fds_err *err)
+{
+    char v[BOOL_TEXT_MAX], shown[BOOL_TEXT_MAX];
+    setting_value(st, "action.auto_create_index", v);
+    snprintf(shown, sizeof shown, "%s", v);
+    char *pats[AUTO_CREATE_PATTERNS_MAX];
+    bool incl[AUTO_CREATE_PATTERNS_MAX];
+    size_t n;
+    int all;
+    int rc = 0;
+    if (!auto_create_parse(v, &all, pats, incl, &n) || all == 1)
+        return 0; /* (a stored value that does not parse was refused on PUT) */
+    if (all == 0)
+        rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s] and [action.auto_create_index] is "
+                          "[false]", index);
+    for (size_t i = 0; all && i < n; i++)
+        if (fds_glob_match(pats[i], index, strlen(index))) {
+            if (incl[i])
+                return 0;
+            rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                              "no such index [%s] and [action.auto_create_index] "
+                              "contains [-%s] which forbids automatic creation of the "
+                              "index", index, pats[i]);
+            break;
+        }
+    if (!rc)
+        rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
+                          "no such index [%s] and [action.auto_create_index] ([%s]) "
+                          "doesn't match", index, shown);
+    if (err)
+        snprintf(err->index, sizeof err->index, "%s", index);
+    return rc;
 }
 
 /* Add `name` = `value` to `j`, flat or nested at its dots. */
@@ -136,7 +215,21 @@ static int read_changes(fds_resp *o, const cJSON *obj, const char *prefix,
         }
         const char *v = cJSON_IsTrue(c) ? "true" : cJSON_IsFalse(c) ? "false"
                         : cJSON_IsString(c) ? c->valuestring : NULL;
-        if (!cJSON_IsNull(c) && (!v || (strcmp(v, "true") && strcmp(v, "false")))) {
+        if (!CLUSTER_SETTINGS[k].boolean && !cJSON_IsNull(c)) {
+            char buf[BOOL_TEXT_MAX], *pats[AUTO_CREATE_PATTERNS_MAX];
+            bool incl[AUTO_CREATE_PATTERNS_MAX];
+            size_t np;
+            int all;
+            snprintf(buf, sizeof buf, "%s", v ? v : "");
+            if (!v || strlen(v) >= sizeof buf ||
+                !auto_create_parse(buf, &all, pats, incl, &np)) {
+                fds_resp_errorf(o, 400, "illegal_argument_exception",
+                                "Can't parse [%s] for setting [%s] must be either "
+                                "[true, false, or a comma separated list of index "
+                                "patterns]", v ? v : "", name);
+                return -1;
+            }
+        } else if (!cJSON_IsNull(c) && (!v || (strcmp(v, "true") && strcmp(v, "false")))) {
             char *txt = cJSON_PrintUnformatted(c);
             fds_resp_errorf(o, 400, "illegal_argument_exception",
                             "Failed to parse value [%s] as only [true] or "

@@ -15,6 +15,9 @@
 #include "http.h"
 
 #define FDS_PATH_SEGMENTS_MAX 8
+#define FDS_RESP_WARNINGS_MAX 4
+/* The Elasticsearch version the node answers as (GET /, Warning headers) */
+#define FDS__ES_VERSION "8.11.0"
 #define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
 #define FDS__NODE_NAME "fieldstore-0" /* and its name */
 
@@ -44,7 +47,17 @@ typedef struct fds_resp {
     bool close;                    /* answer with "Connection: close" and end */
     const char *www_authenticate;  /* static string, or NULL */
     char allow[64];                /* a 405's Allow header ("GET,HEAD"), or "" */
+    /* deprecation warnings, each a Warning header (fds_resp_warn) */
+    const char *warnings[FDS_RESP_WARNINGS_MAX];
+    unsigned nwarnings;
 } fds_resp;
+
+/* Add deprecation warning `text` (a static string without '"' or '\\')
+ * to the answer, as Elasticsearch's HeaderWarning sends one: a header
+ * `Warning: 299 Elasticsearch-<version> "text"` (RFC 7234 §5.5, code 299
+ * "miscellaneous persistent warning").  Past FDS_RESP_WARNINGS_MAX it is
+ * dropped; the same text twice is sent once. */
+void fds_resp_warn(fds_resp *o, const char *text);
 
 /* A URL query parameter, percent-decoded; "" for a bare flag ("?v"); NULL
  * when absent (or out of memory).  The copy belongs to the request and stays
@@ -144,6 +157,12 @@ bool fds__unblocked_or_answer(fds_resp *o, fds_index **ixs, size_t n, int level)
 /* action.destructive_requires_name as it stands (transient, else
  * persistent, else Elasticsearch 8's default true). */
 bool fds__destructive_requires_name(fds_store *st);
+/* May a write create missing index `index` (action.auto_create_index as it
+ * stands)?  0, or FDS_ENOTFOUND (kind INDEX_NOT_FOUND) in
+ * Elasticsearch's words: "no such index [x] and [action.auto_create_index]
+ * is [false]", "... ([a,b]) doesn't match", "... contains [-x] which
+ * forbids automatic creation of the index". */
+int fds__auto_create_check(fds_store *st, const char *index, fds_err *err);
 void fds_h_open_close(fds_req *r, fds_resp *o, bool open);
 void fds_h_refresh(fds_req *r, fds_resp *o);
 void fds_h_flush(fds_req *r, fds_resp *o);
@@ -253,10 +272,35 @@ int fds__template_body(fds_store *st, const char *name, const cJSON *body,
  * errors, and the body's (FDS_EPARSE / FDS_EINVAL). */
 int fds__index_create(fds_store *st, const char *name, const cJSON *body,
                       fds_err *err);
+/* The URL's wait_for_active_shards (admin.c; ActiveShardCount.parseString):
+ * *copies the shard copies to wait for -- 1 when absent or
+ * "index-setting" (index.write.wait_for_active_shards' default), a count,
+ * or FDS__ACTIVE_ALL.  0, or -1 with Elasticsearch's 400 in `o` (not a
+ * number: number_format_exception; negative).  fds__active_shards_acked:
+ * whether that many copies of every shard of an index of `replicas`
+ * replicas are active -- the answer's shards_acknowledged (on one node,
+ * more than the primary never is, which Elasticsearch answers after its
+ * timeout; fieldstore answers at once). */
+#define FDS__ACTIVE_ALL (-2L)
+int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies);
+bool fds__active_shards_acked(long copies, uint32_t replicas);
+/* The answer to a new index (create, resize): {"acknowledged":true,
+ * "shards_acknowledged":...,"index":name}, shards acknowledged as
+ * fds__active_shards_acked says for `copies` of `replicas`. */
+void fds__index_created(fds_resp *o, const char *name, long copies, uint32_t replicas);
+/* Every alias name of a[0, n) given as `<...>` date math resolved now
+ * (admin.c, fds_index_name_resolve), as Elasticsearch resolves the aliases
+ * of a new index.  0, FDS_EINVAL, FDS_ENOMEM. */
+int fds__alias_names_resolve(fds_alias *a, size_t n, fds_err *e);
 /* Settings given as JSON (nested or dotted, with or without "index.") onto
  * `set` as for a new index (admin.c).  0 or FDS_EINVAL. */
 int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
                             const char *index_name, fds_err *err);
+
+/* ---- resize (resize.c) ------------------------------------------------------- */
+enum { FDS_RESIZE_CLONE, FDS_RESIZE_SHRINK, FDS_RESIZE_SPLIT };
+/* POST|PUT /{index}/_clone|_shrink|_split/{target}: `type` FDS_RESIZE_*. */
+void fds_h_resize(fds_req *r, fds_resp *o, int type);
 
 /* Shared by handlers: the index named by path segment `i`, or an error
  * response (and NULL). */

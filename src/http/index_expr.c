@@ -364,6 +364,16 @@ static int date_math_names(const char *expr, char *buf, size_t cap,
     return 0;
 }
 
+int fds_index_name_resolve(const char *name, char *out, size_t cap, fds_err *err)
+{
+    size_t l = strlen(name);
+    if (l < 2 || name[0] != '<' || name[l - 1] != '>') {
+        snprintf(out, cap, "%s", name);
+        return 0;
+    }
+    return date_math_names(name, out, cap, err);
+}
+
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err)

@@ -57,6 +57,13 @@ int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
  * closed concrete name with ignore_unavailable false is *not* raised here
  * (the search on it reports it); FDS_ENOMEM.
  */
+/* One index or alias name as a create or resize takes it: `<...>` date
+ * math resolved now (Elasticsearch's resolveDateMathExpression, e.g.
+ * <logs-{now/d}> -> logs-2026.12.01), any other name copied.  Writes
+ * out[0, cap); 0, or FDS_EINVAL (kind INVALID_ARGUMENT, "invalid date math
+ * expression [...]") when it does not parse or fit. */
+int fds_index_name_resolve(const char *name, char *out, size_t cap, fds_err *err);
+
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err);

@@ -84,6 +84,15 @@ void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
     o->content_type = content_type ? content_type : "application/json";
 }
 
+void fds_resp_warn(fds_resp *o, const char *text)
+{
+    for (unsigned i = 0; i < o->nwarnings; i++)
+        if (!strcmp(o->warnings[i], text))
+            return;
+    if (o->nwarnings < FDS_RESP_WARNINGS_MAX)
+        o->warnings[o->nwarnings++] = text;
+}
+
 void fds_resp_json(fds_resp *o, int status, cJSON *json)
 {
     char *s = json ? cJSON_PrintUnformatted(json) : NULL;
@@ -571,6 +580,9 @@ static void h_search(fds_req *r, fds_resp *o) { fds_h_search(r, o, false); }
 static void h_count(fds_req *r, fds_resp *o) { fds_h_search(r, o, true); }
 static void h_delete_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, true); }
 static void h_update_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, false); }
+static void h_clone(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_CLONE); }
+static void h_shrink(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_SHRINK); }
+static void h_split(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_SPLIT); }
 
 /* One endpoint: a path pattern of '/'-separated segments, where "{}"
  * matches any one segment (an index name, an id, a metric list), the
@@ -595,6 +607,7 @@ static const char *const P_EXPR[] = {EXPR_PARAMS, NULL};
 static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
 static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
+static const char *const P_RESIZE[] = {"copy_settings", NULL};
 static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
 static const char *const P_CAT_SHARDS[] = {CAT_PARAMS, EXPR_PARAMS, "bytes", NULL};
 static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
@@ -716,6 +729,9 @@ static const route_def ROUTES[] = {
     {"{}/_pit", M_POST, fds_h_pit_open, NULL},
     {"{}/_delete_by_query", M_POST, h_delete_by_query, NULL},
     {"{}/_update_by_query", M_POST, h_update_by_query, NULL},
+    {"{}/_clone/{}", M_POST | M_PUT, h_clone, P_RESIZE},
+    {"{}/_shrink/{}", M_POST | M_PUT, h_shrink, P_RESIZE},
+    {"{}/_split/{}", M_POST | M_PUT, h_split, P_RESIZE},
 };
 
 /* Does `pattern` match the request's segments? */
@@ -1072,6 +1088,12 @@ static enum MHD_Result queue_answer(struct MHD_Connection *conn, fds_resp *o)
         MHD_add_response_header(resp, "Allow", o->allow);
     if (o->close)
         MHD_add_response_header(resp, "Connection", "close");
+    for (unsigned i = 0; i < o->nwarnings; i++) {
+        char w[512];
+        snprintf(w, sizeof w, "299 Elasticsearch-" FDS__ES_VERSION " \"%s\"",
+                 o->warnings[i]);
+        MHD_add_response_header(resp, "Warning", w);
+    }
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)o->status, resp);
     MHD_destroy_response(resp);
     return ret;

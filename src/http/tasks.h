@@ -70,6 +70,18 @@ typedef struct fds__scan_job {
     bool refresh;      /* refresh the written index at the end */
     /* by-query: the URL's q, df and default_operator (malloc'd; NULL) */
     char *q, *df, *default_operator;
+    /* reindex: dest.version_type external (the source's _version, which
+     * must be above the destination's; external_gte: or equal to it); dest.routing "discard" or
+     * "=value" (malloc'd; NULL: keep each document's); source._source
+     * (the parts of each source copied; owned) */
+    bool external, external_gte;
+    char *routing;
+    fds__source_spec filter;
+    /* requests_per_second: documents a second at most (0: unthrottled) */
+    double rps;
+    /* slices run at once, each on its own thread: slice i takes the
+     * source shards s with s % slices == i (0 or 1: one scan of all) */
+    uint32_t slices;
 } fds__scan_job;
 
 /* Free a job (NULL is a no-op); also an fds__task_spawn arg_free. */
@@ -80,14 +92,17 @@ void fds__scan_job_free(void *job);
  * Elasticsearch takes the worst failure's), or NULL with `e` filled. */
 cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e);
 /* Answer a job: run it now (wait_for_completion, the default), or as a
- * task ({"task":"node:id"}) with wait_for_completion=false.  Takes `j`. */
+ * task ({"task":"node:id"}) with wait_for_completion=false, in the URL's
+ * `slices` (the counts summed, each slice's under "slices").  Takes `j`. */
 void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
                       const char *action, const char *description);
 
-/* The URL's `slices` (1 or auto only: one shard per index) and
- * `requests_per_second` (-1 only: no throttling); false with a 400 in `o`
- * for other values. */
+/* The URL's `slices` (a positive integer or auto; fds__scan_answer
+ * refuses more than the source has shards) and `requests_per_second` (a float above 0, or
+ * -1 for none), Elasticsearch's words for bad values: false with a 400 in
+ * `o`.  fds__scan_rps: its value as documents a second, 0 for none. */
 bool fds__scan_params_ok(fds_req *r, fds_resp *o);
+double fds__scan_rps(fds_req *r);
 
 /* A CLOCK_REALTIME time `ms` milliseconds from now, for
  * pthread_cond_timedwait (tasks.c). */

@@ -112,6 +112,9 @@ bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
  * codec with a dictionary needs one, so it gets the bytes such records
  * are made of. */
 #define FDS_DICT_EMPTY_SAMPLE "{\"\":[\"\",0,true,false]}"
+static int dict_store(fds_index *ix, fds_codec_id codec, int level,
+                      const uint8_t *dict, size_t dlen, uint64_t total,
+                      uint32_t *idp, fds_err *err);
 
 /*
  * Train a dictionary for `codec` from the sources of `docs` (the index's
@@ -168,16 +171,31 @@ int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
         dlen = total < cap ? total : cap;
         memcpy(dict, samples + total - dlen, dlen);
     }
+    uint32_t id = 0;
+    rc = dict_store(ix, codec, set->codec.level, dict, dlen, total, &id, err);
+    if (!rc)
+        *out = fds__index_dict(ix, id);
+    free(samples);
+    free(lens);
+    free(dict);
+    return rc;
+}
+
+/* Store dictionary bytes dict[0, dlen) of `codec` (trained on `total`
+ * bytes) as a new catalogue row of ix and digest it at `level`: *id its
+ * row id.  0, FDS_ENOMEM, FDS_ESQL or the fds_dict_create code. */
+static int dict_store(fds_index *ix, fds_codec_id codec, int level,
+                      const uint8_t *dict, size_t dlen, uint64_t total,
+                      uint32_t *idp, fds_err *err)
+{
     size_t zcap = ZSTD_compressBound(dlen);
     uint8_t *z = malloc(zcap);
     size_t zlen = z ? ZSTD_compress(z, zcap, dict, dlen, DICT_STORE_LEVEL) : 0;
     if (!z || ZSTD_isError(zlen)) {
         free(z);
-        free(samples);
-        free(lens);
-        free(dict);
         return FDS_ENOMEM;
     }
+    int rc;
     sqlite3 *db = ix->st->db;
     pthread_mutex_lock(&ix->st->db_mu);
     sqlite3_stmt *st = NULL;
@@ -202,13 +220,38 @@ int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
     pthread_mutex_unlock(&ix->st->db_mu);
     free(z);
     if (!rc)
-        rc = fds__dict_add(ix, (uint32_t)id, codec, set->codec.level, dict,
-                            dlen, zlen, total, err);
-    if (!rc)
-        *out = fds__index_dict(ix, (uint32_t)id);
-    free(samples);
-    free(lens);
-    free(dict);
+        rc = fds__dict_add(ix, (uint32_t)id, codec, level, dict, dlen, zlen, total,
+                           err);
+    *idp = (uint32_t)id;
+    return rc;
+}
+
+int fds__dict_copy_all(fds_index *to, fds_index *from, uint32_t **from_ids,
+                       uint32_t **to_ids, size_t *n, fds_err *err)
+{
+    *n = 0;
+    pthread_mutex_lock(&from->dict_mu);
+    size_t nd = from->ndicts;
+    fds__dictent *ents = malloc((nd + 1) * sizeof *ents);
+    if (ents)
+        memcpy(ents, from->dicts, nd * sizeof *ents);
+    pthread_mutex_unlock(&from->dict_mu);
+    /* (an entry's fds_dict lives as long as `from`, which the caller holds) */
+    *from_ids = malloc((nd + 1) * sizeof **from_ids);
+    *to_ids = malloc((nd + 1) * sizeof **to_ids);
+    int rc = ents && *from_ids && *to_ids ? 0 : FDS_ENOMEM;
+    for (size_t i = 0; !rc && i < nd; i++) {
+        size_t len;
+        const uint8_t *bytes = fds_dict_bytes(ents[i].dict, &len);
+        int level = ents[i].codec == to->settings.codec.codec ? to->settings.codec.level
+                                                              : ents[i].level;
+        rc = dict_store(to, ents[i].codec, level, bytes, len, ents[i].sample_bytes,
+                        &(*to_ids)[i], err);
+        (*from_ids)[i] = ents[i].id;
+        if (!rc)
+            *n = i + 1;
+    }
+    free(ents);
     return rc;
 }
 

@@ -68,17 +68,21 @@ static bool merge_too_dirty(fds__seg *const *segs, unsigned n)
            dirty * MERGE_DIRTY_PERCENT_DIVISOR > blocks;
 }
 
-/* Where a merge's documents come from: docs[i] is doc where[i].doc of
- * input where[i].seg, read in order through one cursor. */
-typedef struct merge_src {
-    fds_index *ix;
-    fds__seg *const *segs;
-    const struct merge_where { uint32_t seg, doc; } *where;
-    fds__seg_cursor cur;
-} merge_src;
+typedef fds__merge_src merge_src;
+#define merge_load fds__merge_load
 
-static int merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
-                      fds_err *err)
+void fds__merge_doc(fds__bufdoc *o, const fds__seg *sg, uint32_t doc)
+{
+    size_t idl;
+    o->id = (char *)fds_sidx_doc_id(sg->sidx, doc, &idl);
+    o->id_len = idl;
+    o->version = fds__seg_version(sg, doc);
+    o->seq_no = fds__seg_seqno(sg, doc);
+    o->routing = (char *)fds__routes_get(&sg->routes, doc, &o->routing_len);
+}
+
+int fds__merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
+                    fds_err *err)
 {
     merge_src *m = ctx;
     return fds__seg_cursor_read(m->ix, &m->cur, m->segs[m->where[i].seg],
@@ -162,7 +166,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     for (unsigned i = from; i < from + count; i++)
         total += v->segs[i]->max_doc;
     fds__bufdoc *docs = calloc(total + 1, sizeof *docs);
-    struct merge_where *where = malloc((total + 1) * sizeof *where);
+    fds__merge_where *where = malloc((total + 1) * sizeof *where);
     merge_src ms = {.ix = ix, .segs = v->segs, .where = where};
     ms.cur.cc = fds_codec_ctx_create();
     fds__doc_loader ld = {merge_load, &ms};
@@ -174,13 +178,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         for (uint32_t d = 0; d < sg->max_doc; d++) {
             if (!fds__live_get(v->lives[i], d))
                 continue;
-            size_t idl;
-            fds__bufdoc *o = &docs[nd];
-            o->id = (char *)fds_sidx_doc_id(sg->sidx, d, &idl);
-            o->id_len = idl;
-            o->version = fds__seg_version(sg, d);
-            o->seq_no = fds__seg_seqno(sg, d);
-            o->routing = (char *)fds__routes_get(&sg->routes, d, &o->routing_len);
+            fds__merge_doc(&docs[nd], sg, d);
             where[nd].seg = i;
             where[nd++].doc = d;
         }

@@ -294,6 +294,70 @@ out:
     return rc;
 }
 
+int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
+                         uint32_t dict_id, fds_err *err)
+{
+    char *path = fds__seg_path(to, gen, "fdt");
+    if (!path)
+        return FDS_ENOMEM;
+    int rc = 0;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot create [%s]: %s", path,
+                          strerror(errno));
+        free(path);
+        return rc;
+    }
+    const uint8_t *f = in->map + in->map_len - FDT_FOOTER;
+    uint64_t index_off = fds__get_u64(f), at = FDT_HEADER;
+    bytes blk = {0};
+    rc = write_all(fd, in->map, FDT_HEADER) ? FDS_EIO : 0;
+    for (uint32_t b = 0; !rc && b < in->nblocks; b++) {
+        const uint8_t *e = in->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+        uint64_t off = fds__get_u64(e);
+        uint32_t len = fds__get_u32(e + 12);
+        if (off != at || off + len > index_off) {
+            rc = FDS_ECORRUPT;
+            break;
+        }
+        if (!(rc = bytes_reserve(&blk, len))) {
+            memcpy(blk.p, in->map + off, len);
+            rc = fds_block_set_dict(blk.p, len, dict_id);
+        }
+        if (!rc && write_all(fd, blk.p, len))
+            rc = FDS_EIO;
+        at += len;
+        if (off >= FDS__DROP_CHUNK && b % 64 == 0)
+            fds__drop_pages(in->map, 0, off);
+    }
+    /* the tail as it is, but the footer's dictionary id and checksum */
+    size_t tail = in->map_len - (size_t)index_off;
+    if (!rc && at != index_off)
+        rc = FDS_ECORRUPT;
+    if (!rc && !(rc = bytes_reserve(&blk, tail))) {
+        memcpy(blk.p, in->map + index_off, tail);
+        uint8_t *nf = blk.p + tail - FDT_FOOTER;
+        fds__put_u32(nf + 28, dict_id);
+        fds__put_u32(nf + 48, fds_crc32c(0, blk.p, tail - FDT_FOOTER + 48));
+        if (write_all(fd, blk.p, tail) || fsync(fd) != 0)
+            rc = FDS_EIO;
+    }
+    fds__drop_pages(in->map, 0, in->map_len);
+    if (rc == FDS_EIO)
+        rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot write [%s]: %s", path,
+                          strerror(errno));
+    else if (rc)
+        rc = fds_err_setk(err, rc, rc == FDS_ENOMEM ? FDS_KIND_INTERNAL : FDS_KIND_CORRUPT,
+                          "[%s] segment [%s]: %s", to->name, in->name,
+                          rc == FDS_ENOMEM ? "out of memory" : "damaged block index");
+    close(fd);
+    if (rc)
+        unlink(path);
+    free(path);
+    free(blk.p);
+    return rc;
+}
+
 int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
                   fds_err *err)
 {

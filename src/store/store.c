@@ -35,7 +35,7 @@ int64_t fds__now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int mkdir_p(const char *path)
+int fds__mkdir_p(const char *path)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
@@ -51,7 +51,7 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
-static void rm_rf(const char *path)
+void fds__rm_rf(const char *path)
 {
     DIR *d = opendir(path);
     if (d) {
@@ -61,7 +61,7 @@ static void rm_rf(const char *path)
                 continue;
             char sub[4096];
             snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            rm_rf(sub);
+            fds__rm_rf(sub);
         }
         closedir(d);
         rmdir(path);
@@ -70,8 +70,8 @@ static void rm_rf(const char *path)
     }
 }
 
-static fds_index *index_alloc(fds_store *s, int64_t id, const char *name,
-                              const char *uuid)
+fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
+                             const char *uuid)
 {
     fds_index *ix = calloc(1, sizeof *ix);
     if (!ix)
@@ -164,7 +164,7 @@ bool fds_index_is_open(fds_index *ix)
  * read must never pass for a complete one), memory ran out, or the translog
  * did not replay completely (acknowledged writes would be lost). */
 /* ix->nshards and ix->routing_shards from ix->settings. */
-static void index_shards_set(fds_index *ix)
+void fds__index_shards_set(fds_index *ix)
 {
     ix->nshards = ix->settings.number_of_shards ? ix->settings.number_of_shards : 1;
     ix->routing_shards = ix->settings.number_of_routing_shards
@@ -193,7 +193,7 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
     int rc = fds__settings_load(s, ix->id, &ix->settings, err);
     if (!rc)
         rc = fds_settings_check_shards(&ix->settings, err);
-    index_shards_set(ix);
+    fds__index_shards_set(ix);
     if (!rc)
         rc = fds__mapping_load(s, ix, err);
     if (!rc)
@@ -247,7 +247,7 @@ static void index_remove_orphans(fds_index *ix)
 
 int fds_store_open(const char *dir, fds_store **out, fds_err *err)
 {
-    if (mkdir_p(dir))
+    if (fds__mkdir_p(dir))
         return fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
                             "cannot create data directory [%s]: %s", dir,
                             strerror(errno));
@@ -267,7 +267,7 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/indices", dir);
-    int rc = mkdir_p(path) ? FDS_EIO : 0;
+    int rc = fds__mkdir_p(path) ? FDS_EIO : 0;
     snprintf(path, sizeof path, "%s/catalog.sqlite", dir);
     if (!rc)
         rc = fds__cat_open(path, &s->db, err);
@@ -281,8 +281,22 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
                                  ", crc FROM indices ORDER BY name", &st, err);
     bool names_damaged = false; /* an index row whose uuid cannot be trusted */
     int row = 0;
+    int64_t *unfinished = NULL; /* rows of resizes a crash interrupted */
+    size_t nunfinished = 0;
     while (!rc && (row = fds__cat_row(s->db, st, "indices", err)) == 1) {
-        fds_index *ix = index_alloc(s, sqlite3_column_int64(st, 0),
+        const char *row_name = (const char *)sqlite3_column_text(st, 1);
+        if (row_name && !strncmp(row_name, FDS__RESIZE_PREFIX,
+                                 strlen(FDS__RESIZE_PREFIX))) {
+            int64_t *q = realloc(unfinished, (nunfinished + 1) * sizeof *q);
+            if (!q) {
+                rc = FDS_ENOMEM;
+                break;
+            }
+            unfinished = q;
+            unfinished[nunfinished++] = sqlite3_column_int64(st, 0);
+            continue;
+        }
+        fds_index *ix = fds__index_alloc(s, sqlite3_column_int64(st, 0),
                                     (const char *)sqlite3_column_text(st, 1),
                                     (const char *)sqlite3_column_text(st, 2));
         if (!ix) {
@@ -336,6 +350,18 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         sqlite3_finalize(st);
     if (!rc)
         rc = fds__metadata_load(s, err);
+    /* a resize's target is named only by its last transaction: the rows of
+     * one a crash interrupted go, and its folder with the unknown ones */
+    for (size_t i = 0; !rc && i < nunfinished; i++) {
+        rc = fds__cat_begin(s->db, true, err);
+        if (!rc)
+            rc = fds__index_rows_delete(s, unfinished[i], err);
+        if (!rc)
+            rc = fds__cat_commit(s->db, err);
+        if (rc)
+            fds__cat_rollback(s->db);
+    }
+    free(unfinished);
     if (rc) {
         fds_store_close(s);
         return rc;
@@ -359,7 +385,7 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
             if (!known) {
                 char p[4096];
                 snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-                rm_rf(p);
+                fds__rm_rf(p);
             }
         }
         closedir(d);
@@ -378,6 +404,7 @@ void fds_store_close(fds_store *s)
     for (size_t i = 0; i < s->nindices; i++)
         fds_index_release(s->indices[i]);
     free(s->indices);
+    free(s->resizing);
     fds__metadata_free(s);
     if (s->db)
         sqlite3_close(s->db);
@@ -390,7 +417,7 @@ void fds_store_close(fds_store *s)
 /* A new index uuid as Elasticsearch's UUIDs.randomBase64UUID makes it:
  * 16 random bytes with the RFC 4122 version-4 and variant bits set, in
  * base64url without padding -- 22 characters, safe as a directory name. */
-static void make_uuid(char out[33])
+void fds__make_uuid(char out[33])
 {
     uint8_t b[16];
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -481,6 +508,33 @@ int fds__check_name(const char *name, const char *what, int kind,
     return 0;
 }
 
+uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms)
+{
+    uint32_t crc = fds__crc_bytes(0, name, strlen(name));
+    crc = fds__crc_bytes(crc, uuid, strlen(uuid));
+    return fds__crc_i64(crc, created_ms);
+}
+
+int fds__name_taken(fds_store *s, const char *name, fds_err *err)
+{
+    for (size_t i = 0; i < s->naliases; i++)
+        if (!strcmp(s->aliases[i].alias, name))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
+                                "Invalid index name [%s], already exists as "
+                                "alias", name);
+    for (size_t i = 0; i < s->nindices; i++)
+        if (!strcmp(s->indices[i]->name, name))
+            return fds_err_setk(err, FDS_EEXIST, FDS_KIND_ALREADY_EXISTS,
+                                "index [%s/%s] already exists", name,
+                                s->indices[i]->uuid);
+    for (size_t i = 0; i < s->nresizing; i++)
+        if (!strcmp(s->resizing[i].name, name))
+            return fds_err_setk(err, FDS_EEXIST, FDS_KIND_ALREADY_EXISTS,
+                                "index [%s/%s] already exists", name,
+                                s->resizing[i].uuid);
+    return 0;
+}
+
 int fds_store_create_index(fds_store *s, const char *name,
                            const fds_index_settings *settings,
                            const char *mapping_json, fds_err *err)
@@ -501,36 +555,26 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
     if (rc)
         return rc;
     char uuid[33];
-    make_uuid(uuid);
+    fds__make_uuid(uuid);
     pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < s->naliases; i++)
-        if (!strcmp(s->aliases[i].alias, name)) {
-            pthread_mutex_unlock(&s->mu);
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
-                                "Invalid index name [%s], already exists as "
-                                "alias", name);
-        }
-    for (size_t i = 0; i < s->nindices; i++)
-        if (!strcmp(s->indices[i]->name, name)) {
-            pthread_mutex_unlock(&s->mu);
-            return fds_err_setk(err, FDS_EEXIST, FDS_KIND_ALREADY_EXISTS,
-                                "index [%s/%s] already exists", name,
-                                s->indices[i]->uuid);
-        }
-    fds_index *ix = index_alloc(s, 0, name, uuid);
+    if ((rc = fds__name_taken(s, name, err))) {
+        pthread_mutex_unlock(&s->mu);
+        return rc;
+    }
+    fds_index *ix = fds__index_alloc(s, 0, name, uuid);
     if (!ix) {
         pthread_mutex_unlock(&s->mu);
         return FDS_ENOMEM;
     }
     ix->settings = *settings;
-    index_shards_set(ix);
+    fds__index_shards_set(ix);
     ix->created_ms = fds__now_ms();
     ix->next_gen = 1;
     if (mapping_json &&
         (rc = fds_mapping_merge_json(ix->mapping, mapping_json,
                                      strlen(mapping_json), err)))
         goto fail;
-    if (mkdir_p(ix->dir)) {
+    if (fds__mkdir_p(ix->dir)) {
         rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
                           "cannot create [%s]: %s", ix->dir, strerror(errno));
         goto fail;
@@ -542,12 +586,10 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
         rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
                                      "crc) VALUES(?,?,?,?)", &st, err);
     if (!rc) {
-        uint32_t crc = fds__crc_bytes(0, name, strlen(name));
-        crc = fds__crc_bytes(crc, uuid, strlen(uuid));
         sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, ix->created_ms);
-        sqlite3_bind_int64(st, 4, fds__crc_i64(crc, ix->created_ms));
+        sqlite3_bind_int64(st, 4, fds__index_row_crc(name, uuid, ix->created_ms));
         rc = fds__cat_step_done(s->db, st, err);
         ix->id = sqlite3_last_insert_rowid(s->db);
     }
@@ -563,7 +605,7 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
         fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
     if (rc) {
-        rm_rf(ix->dir);
+        fds__rm_rf(ix->dir);
         goto fail;
     }
     fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
@@ -640,7 +682,7 @@ void fds__index_unlink(fds_store *s, fds_index *ix)
             (s->nindices - at - 1) * sizeof *s->indices);
     s->nindices--;
     /* mapped files stay readable for views still open */
-    rm_rf(ix->dir);
+    fds__rm_rf(ix->dir);
 }
 
 int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
@@ -656,6 +698,10 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     }
     fds_index *ix = s->indices[at];
     pthread_mutex_lock(&ix->refresh_mu);
+    /* no write may pass its check between the rows' deletion and the
+     * index's: its translog rows would outlive the index under an id a
+     * new index can get (SQLite reuses the largest rowid) */
+    pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&s->db_mu);
     int rc = fds__cat_begin(s->db, true, err);
     if (!rc)
@@ -665,6 +711,9 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     if (rc)
         fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
+    if (!rc)
+        atomic_store(&ix->deleted, true);
+    pthread_mutex_unlock(&ix->wmu);
     if (!rc)
         fds__index_unlink(s, ix);
     pthread_mutex_unlock(&ix->refresh_mu);

@@ -360,6 +360,30 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
                                    const fds_alias *aliases, size_t naliases,
                                    fds_err *err);
 
+/*
+ * Resize (Elasticsearch's _clone, _shrink and _split; resize.c): create
+ * index `target` with `settings` (the caller's: number_of_shards the
+ * target's, number_of_routing_shards the source's in effect when the
+ * source has more than one shard, so that every document's shard follows
+ * from its source shard), the mapping of `src` and every live document
+ * of `src` (refreshed first) with its _version, _seq_no and routing, each
+ * in the target shard of its routing; `naliases` aliases of the target
+ * (their `index` is ignored).  The caller checks the shard counts and the
+ * source's write block.  A segment whose documents all go to one shard
+ * is copied (hard-linked, or block for block with its dictionary's new id),
+ * the documents of the others re-encoded.
+ * Crash-safe: the target is named by its last catalogue transaction, a
+ * crash before leaves nothing (see resize.c).  Blocks the caller until
+ * done.  Returns 0, or the errors of fds_store_create_index (the target
+ * exists or is being made: FDS_EEXIST), of fds_index_refresh on `src`
+ * (FDS_ECLOSED for a closed one), FDS_EIO (a link or write failed),
+ * FDS_ESQL, FDS_ENOMEM; on error nothing of the target remains.
+ */
+int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
+                           const fds_index_settings *settings,
+                           const fds_alias *aliases, size_t naliases,
+                           fds_err *err);
+
 /* ---- templates ------------------------------------------------------------ */
 
 /* Kinds of template, each its own name space. */
@@ -539,6 +563,9 @@ int fds_index_get_routed(fds_index *ix, const char *id, size_t id_len,
 /* The shard count (index.number_of_shards, fixed at creation) and the
  * shard of a routing value (NULL routing: of the id) for this index. */
 uint32_t fds_index_nshards(const fds_index *ix);
+/* index.number_of_routing_shards in effect (given, or the default for the
+ * shard count: fds_routing_shards_default). */
+uint32_t fds_index_routing_shards(const fds_index *ix);
 uint32_t fds_index_shard_of(const fds_index *ix, const char *routing,
                             size_t len);
 

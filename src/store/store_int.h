@@ -210,6 +210,13 @@ struct fds_store {
     size_t naliases;
     fds__tmpl *tmpls;
     size_t ntmpls;
+    /* targets of resizes running now (resize.c), under mu: their names
+     * are taken although no index has them yet */
+    struct fds__resizing {
+        char name[FDS_INDEX_NAME_MAX + 1];
+        char uuid[33];
+    } *resizing;
+    size_t nresizing;
 };
 
 struct fds_index_view {
@@ -246,6 +253,29 @@ void fds__index_unlink(fds_store *s, fds_index *ix);
  * "index" or "alias", with `kind`). */
 int fds__check_name(const char *name, const char *what, int kind,
                     fds_err *err);
+
+/* store.c: helpers of index creation shared with resize.c.
+ * fds__name_taken (caller holds mu): 0 when no index, alias or running
+ * resize has `name`, else FDS_EEXIST (kind ALREADY_EXISTS, "index [x/uuid]
+ * already exists") or FDS_EINVAL (kind INVALID_INDEX_NAME, "already exists
+ * as alias").  fds__index_alloc: a new in-memory index (refs 1, not in the
+ * node's list) or NULL; fds__index_shards_set: nshards and routing_shards
+ * from ix->settings; fds__make_uuid: a base64url random uuid (22 chars);
+ * fds__mkdir_p: 0 or FDS_EIO; fds__rm_rf: remove a tree, errors ignored. */
+int fds__name_taken(fds_store *s, const char *name, fds_err *err);
+/* The checksum of an indices row (FDS_CRC_COLS_INDICES: name, uuid,
+ * created_ms). */
+uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms);
+fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
+                            const char *uuid);
+void fds__index_shards_set(fds_index *ix);
+void fds__make_uuid(char out[33]);
+int fds__mkdir_p(const char *path);
+void fds__rm_rf(const char *path);
+/* The name prefix of a resize's target row until its last transaction
+ * names it (no index name may start with '_'): a row found with it at
+ * start-up is an interrupted resize, deleted with its folder. */
+#define FDS__RESIZE_PREFIX "_resizing-"
 
 /* store.c: wall-clock milliseconds; the errors every index operation gives
  * (each fills err->index with the index name and returns the code):
@@ -346,6 +376,13 @@ bool fds__dict_wants_retrain(fds_index *ix, const fds_index_settings *set,
 int fds__dict_train(fds_index *ix, const fds__bufdoc *docs, size_t n,
                     const fds_index_settings *set, const fds_dict **out,
                     fds_err *err);
+/* A resize: a copy of every dictionary of `from` stored for `to` (new
+ * catalogue rows, committed, each digested at to's codec level), in
+ * from's order, so the newest stays the current one.  from_ids[i] ->
+ * to_ids[i] for the *n copies (arrays malloc'd, caller frees).  Returns 0,
+ * FDS_ESQL, FDS_ENOMEM or the fds_dict_create code. */
+int fds__dict_copy_all(fds_index *to, fds_index *from, uint32_t **from_ids,
+                       uint32_t **to_ids, size_t *n, fds_err *err);
 /* Start-up: digest every dictionary row of ix.  Returns 0, FDS_ESQL,
  * FDS_ECORRUPT (a row that does not decompress to raw_len bytes) or the
  * fds_dict_create code. */
@@ -425,6 +462,14 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    fds__seg *const *copy, unsigned ncopy, fds_err *err);
 int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
                   fds__seg **out, fds_err *err);
+/* Write seg_<gen>.fdt of `to` as a copy of `in`'s, every block (and the
+ * footer) naming dictionary `dict_id` instead (fds_block_set_dict): what a
+ * resize copies when `to` holds in's dictionary under that id.  No block
+ * is decoded.  Returns 0, FDS_EIO (err names the file), FDS_ECORRUPT (a
+ * block or the block index fails its checks), FDS_EINVAL, FDS_ENOMEM; the
+ * file is removed on error. */
+int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
+                         uint32_t dict_id, fds_err *err);
 int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
                     uint64_t *offset, uint32_t *len, uint32_t *doc_base);
 int64_t fds__seg_version(const fds__seg *sg, uint32_t doc);
@@ -457,6 +502,25 @@ typedef struct fds__seg_cursor {
 int fds__seg_cursor_read(fds_index *ix, fds__seg_cursor *c, const fds__seg *sg,
                          uint32_t doc, const uint8_t **src, size_t *len,
                          fds_err *err);
+/* merge.c: where a merge's (or a resize's) documents come from: docs[i]
+ * is doc where[i].doc of segs[where[i].seg], read in order through one
+ * cursor of index `ix` (whose dictionaries decode them); fds__merge_load
+ * is its fds__doc_loader function. */
+typedef struct fds__merge_where {
+    uint32_t seg, doc;
+} fds__merge_where;
+typedef struct fds__merge_src {
+    fds_index *ix;
+    fds__seg *const *segs;
+    const fds__merge_where *where;
+    fds__seg_cursor cur;
+} fds__merge_src;
+int fds__merge_load(void *ctx, size_t i, const uint8_t **src, size_t *len,
+                    fds_err *err);
+/* *o as doc `doc` of sg (id, version, seq_no and routing pointing into
+ * sg's mapped files and rows; src and shard untouched). */
+void fds__merge_doc(fds__bufdoc *o, const fds__seg *sg, uint32_t doc);
+
 /* Decode doc `doc` of `sg` into the calling thread's codec scratch. */
 int fds__seg_read_doc(fds_index *ix, const fds__seg *sg, uint32_t doc,
                       const uint8_t **src, size_t *len, fds_err *err);

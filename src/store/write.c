@@ -196,8 +196,8 @@ static int op_check_version(const fds_write_op *op, fds_write_result *r,
         (gte ? ver > op->external_version : ver >= op->external_version))
         return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,
                             "[%s]: version conflict, current version [%lld] "
-                            "is higher%s than the one provided [%lld]",
-                            r->id, (long long)ver, gte ? "" : " or equal",
+                            "is higher %s the one provided [%lld]",
+                            r->id, (long long)ver, gte ? "than" : "or equal to",
                             (long long)op->external_version);
     if (op->type == FDS_OP_CREATE && state == 1)
         return fds_err_setk(e, FDS_ECONFLICT, FDS_KIND_CONFLICT,

@@ -267,8 +267,32 @@ static void test_corruption(void)
         ASSERT_EQ(bi.doc_base, 123456789012ull);
         check_block(c, d, b, len, docs.bytes + docs.offs[300], docs.lens + 300,
                     n, 123456789012ull);
+        /* A new dictionary id keeps the block valid for a dictionary of
+         * the same bytes under that id, and only for it. */
+        if (d) {
+            size_t dl;
+            const uint8_t *db = fds_dict_bytes(d, &dl);
+            fds_dict *same = NULL;
+            ASSERT_EQ(fds_dict_create(fds_dict_id(d) + 1000, c, 3, db, dl, &same), 0);
+            ASSERT_EQ(fds_block_set_dict(b, len, fds_dict_id(d) + 1000), 0);
+            ASSERT_EQ(fds_block_info_read(b, len, &bi), 0);
+            ASSERT_EQ(bi.dict_id, fds_dict_id(d) + 1000);
+            check_block(c, same, b, len, docs.bytes + docs.offs[300], docs.lens + 300,
+                        n, 123456789012ull);
+            fds_block_view v;
+            ASSERT_EQ(fds_block_decode(ctx, b, len, d, UINT32_MAX, &v), FDS_EDICT);
+            ASSERT_EQ(fds_block_set_dict(b, len, 0), FDS_EINVAL);
+            ASSERT_EQ(fds_block_set_dict(b, len, fds_dict_id(d)), 0);
+            fds_dict_free(same);
+        } else {
+            ASSERT_EQ(fds_block_set_dict(b, len, 7), FDS_EINVAL);
+            ASSERT_EQ(fds_block_set_dict(b, len, 0), 0);
+        }
+        check_block(c, d, b, len, docs.bytes + docs.offs[300], docs.lens + 300,
+                    n, 123456789012ull);
         b[20] ^= 1;
         ASSERT_EQ(fds_block_rebase(b, len, 5), FDS_ECORRUPT);
+        ASSERT_EQ(fds_block_set_dict(b, len, 0), FDS_ECORRUPT);
         free(b);
     }
 }

@@ -493,8 +493,7 @@ class Documents(ServerTestCase):
         # refused, not ignored
         for body, reason in (
                 ({"source": {"index": "rx"}, "dest": {"index": "x"}, "script": {}}, "[script]"),
-                ({"source": {"index": "rx", "_source": ["n"]}, "dest": {"index": "x"}}, "[_source]"),
-                ({"source": {"index": "rx"}, "dest": {"index": "x", "pipeline": "p"}}, "[pipeline]"),
+                ({"source": {"index": "rx"}, "dest": {"index": "x", "pipeline": "p"}}, "pipeline"),
                 ({"source": {"index": "rx"}, "dest": {"index": "x"}, "bogus": 1}, "[bogus]")):
             st, b, _ = self.req("POST", "/_reindex", body)
             self.assertEqual(st, 400, b)

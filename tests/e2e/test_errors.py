@@ -210,7 +210,7 @@ class Errors(unittest.TestCase):
         self.assertIn("[e]", b["error"]["reason"])
         self.assertError(self.srv.request("POST", "/_reindex", {
             "source": {"index": "e", "remote": {"host": "x"}},
-            "dest": {"index": "e9"}}), 400, "x_content_parse_exception")
+            "dest": {"index": "e9"}}), 400, "illegal_argument_exception")
         self.assertError(self.srv.request("POST", "/_reindex", {
             "source": {"index": "e", "query": {"bogus": {}}},
             "dest": {"index": "e9"}}), 400, "parsing_exception")

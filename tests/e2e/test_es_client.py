@@ -51,6 +51,31 @@ class OfficialClient(ServerTestCase):
             es.update(index="pc", id="1", body={"script": {"source": "ctx._source.a++"}})
         self.assertIn("scripts are not supported", cm.exception.info["error"]["reason"])
 
+    def test_resize(self):
+        es = self.es
+        es.indices.create(index="pr", body={"settings": {"number_of_shards": 4}})
+        helpers.bulk(es, ({"_index": "pr", "_id": str(i), "n": i} for i in range(50)),
+                     refresh=True)
+        with self.assertRaises(elasticsearch.TransportError) as cm:
+            es.indices.shrink(index="pr", target="pr1")
+        self.assertEqual(cm.exception.error, "illegal_state_exception")
+        es.indices.put_settings(index="pr", body={"index.blocks.write": True})
+        r = es.indices.shrink(index="pr", target="pr1",
+                              body={"settings": {"index.blocks.write": None}})
+        self.assertEqual(r, {"acknowledged": True, "shards_acknowledged": True,
+                             "index": "pr1"})
+        r = es.indices.split(index="pr", target="pr8",
+                             body={"settings": {"index.number_of_shards": 8}})
+        self.assertEqual(r["index"], "pr8")
+        es.indices.clone(index="pr", target="prc", body={"aliases": {"prc-a": {}}})
+        for name, shards in (("pr1", 1), ("pr8", 8), ("prc-a", 4)):
+            self.assertEqual(es.count(index=name)["count"], 50)
+        self.assertEqual(es.search(index="pr8", body={"size": 0})["_shards"]["total"], 8)
+        es.index(index="pr1", id="new", body={"n": -1})
+        with self.assertRaises(elasticsearch.RequestError) as cm:
+            es.indices.clone(index="pr", target="pr1")
+        self.assertEqual(cm.exception.error, "resource_already_exists_exception")
+
     def test_mget(self):
         es = self.es
         es.index(index="pm", id="1", body={"x": 1, "y": {"z": 2}})

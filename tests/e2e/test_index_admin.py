@@ -2,8 +2,9 @@
 (new fields on live indices, conflicts refused on every index alike,
 committed before the answer), GET .../_mapping/field/{fields}, the
 index.blocks.* settings with their effects and PUT /{index}/_block/{block},
-DELETE /{index} under action.destructive_requires_name and the
-/_cluster/settings that holds it, HEAD over several indices."""
+DELETE /{index} under action.destructive_requires_name, writes under
+action.auto_create_index and the /_cluster/settings that holds them, HEAD
+over several indices."""
 import unittest
 
 from fdsserver import Server, ServerTestCase
@@ -273,6 +274,9 @@ class DestructiveRequiresName(ServerTestCase):
 
     def tearDown(self):
         self.req("PUT", "/_cluster/settings", {
+            "persistent": {"action.auto_create_index": None},
+            "transient": {"action.auto_create_index": None}})
+        self.req("PUT", "/_cluster/settings", {
             "persistent": {"action.destructive_requires_name": None},
             "transient": {"action.destructive_requires_name": None}})
 
@@ -288,7 +292,8 @@ class DestructiveRequiresName(ServerTestCase):
         st, b, _ = self.req("GET", "/_cluster/settings")
         self.assertEqual((st, b), (200, {"persistent": {}, "transient": {}}))
         b = self.req("GET", "/_cluster/settings?include_defaults=true&flat_settings=true")[1]
-        self.assertEqual(b["defaults"], {"action.destructive_requires_name": "true"})
+        self.assertEqual(b["defaults"], {"action.destructive_requires_name": "true",
+                                         "action.auto_create_index": "true"})
         st, b, _ = self.req("PUT", "/_cluster/settings?flat_settings=true", {
             "persistent": {"action.destructive_requires_name": "false"}})
         self.assertEqual((st, b), (200, {"acknowledged": True, "transient": {},
@@ -322,6 +327,42 @@ class DestructiveRequiresName(ServerTestCase):
         # nothing applied
         self.assertEqual(self.req("GET", "/_cluster/settings")[1],
                          {"persistent": {}, "transient": {}})
+
+    def test_auto_create_index(self):
+        """action.auto_create_index: which missing indices a write (a
+        document, a bulk item, a reindex's destination) may create, in
+        Elasticsearch's words when it may not."""
+        def put(value):
+            return self.req("PUT", "/_cluster/settings",
+                            {"persistent": {"action.auto_create_index": value}})
+        self.assertEqual(put(False)[0], 200)
+        self.assertError(self.req("PUT", "/ac-1/_doc/1", {"a": 1}), 404,
+                         "index_not_found_exception",
+                         "no such index [ac-1] and [action.auto_create_index] is [false]")
+        self.assertEqual(self.req("PUT", "/dr-1/_doc/1?refresh=true", {"a": 1})[0], 201)
+        self.assertEqual(put("-ac-x*,ac-*,+logs")[0], 200)
+        self.assertEqual(self.req("PUT", "/ac-1/_doc/1", {"a": 1})[0], 201)
+        self.assertError(self.req("PUT", "/ac-x1/_doc/1", {"a": 1}), 404,
+                         "index_not_found_exception",
+                         "no such index [ac-x1] and [action.auto_create_index] contains "
+                         "[-ac-x*] which forbids automatic creation of the index")
+        self.assertError(self.req("POST", "/_reindex", {"source": {"index": "dr-1"},
+                                                        "dest": {"index": "other"}}),
+                         404, "index_not_found_exception",
+                         "no such index [other] and [action.auto_create_index] "
+                         "([-ac-x*,ac-*,+logs]) doesn't match")
+        st, b, _ = self.req("POST", "/_bulk", '{"index":{"_index":"logs"}}\n{"a":1}\n'
+                            '{"index":{"_index":"nope"}}\n{"a":1}\n',
+                            headers={"Content-Type": "application/x-ndjson"})
+        self.assertEqual([i["index"]["status"] for i in b["items"]], [201, 404])
+        # a pattern list that does not parse is refused, nothing stored
+        for bad in ("a,,b", "-", "a,+"):
+            self.assertError(put(bad), 400, "illegal_argument_exception",
+                             "Can't parse [%s] for setting [action.auto_create_index] must "
+                             "be either [true, false, or a comma separated list of index "
+                             "patterns]" % bad)
+        st, b, _ = self.req("GET", "/_cluster/settings?flat_settings=true")
+        self.assertEqual(b["persistent"], {"action.auto_create_index": "-ac-x*,ac-*,+logs"})
 
     def test_head_several(self):
         self.assertEqual(self.req("HEAD", "/dr-1,dr-2")[0], 200)

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
@@ -1262,6 +1263,105 @@ static void test_shards(void)
     fds_store_close(s);
 }
 
+/* The shard count of each shard of ix, into out[0, nshards). */
+static void shard_counts(fds_index *ix, uint64_t *out)
+{
+    for (uint32_t sh = 0; sh < fds_index_nshards(ix); sh++) {
+        fds_index_stats st;
+        fds_index_shard_stats_get(ix, sh, &st);
+        out[sh] = st.docs_count;
+    }
+}
+
+/* Resize (clone, shrink, split): every document in the target shard of
+ * its id, with its source; segments copied for a clone and a shrink of a
+ * ZSTD index (blocks naming the target's copy of the dictionary), a split
+ * re-encoded; all kept across a reopen; a taken name refused; start-up
+ * removes the row and folder of a resize a crash interrupted. */
+static void test_resize(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("resize", data, "src", "index.number_of_shards", "4",
+                                &s, &ix), 0);
+    fds_index_settings set;
+    fds_index_get_settings(ix, &set);
+    REQUIRE_EQ(fds_settings_set(&set, "index.codec", "ZSTD", NULL), 0);
+    REQUIRE_EQ(fds_index_put_settings(ix, &set, NULL), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 300, true), 0);
+    REQUIRE_EQ(put_docs(ix, 300, 400, false), 0); /* buffered: refreshed first */
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_settings t = set;
+    REQUIRE_EQ(fds_store_resize_index(s, ix, "clone", &t, NULL, 0, &e), 0);
+    t.number_of_shards = 2;
+    REQUIRE_EQ(fds_store_resize_index(s, ix, "shrunk", &t, NULL, 0, &e), 0);
+    t.number_of_shards = 8;
+    REQUIRE_EQ(fds_store_resize_index(s, ix, "split", &t, NULL, 0, &e), 0);
+    REQUIRE_EQ(fds_store_resize_index(s, ix, "split", &t, NULL, 0, &e), FDS_EEXIST);
+    REQUIRE_EQ(e.kind, FDS_KIND_ALREADY_EXISTS);
+    uint64_t src[4], cl[4], sh[2], sp[8];
+    shard_counts(ix, src);
+    fds_index_release(ix);
+    fds_store_close(s);
+    /* an interrupted resize: a row under the temporary name, a folder */
+    REQUIRE_EQ(cat_sql(data, "INSERT INTO indices(name, uuid, created_ms) VALUES('"
+                             FDS__RESIZE_PREFIX "x', 'halfmade', 0); INSERT INTO "
+                             "settings(index_id, key, value) SELECT id, 'index.codec', "
+                             "'ZSTD' FROM indices WHERE uuid='halfmade'"), 0);
+    char path[1100];
+    snprintf(path, sizeof path, "%s/indices/halfmade", data);
+    REQUIRE_EQ(mkdir(path, 0755), 0);
+    const char *names[] = {"clone", "shrunk", "split"};
+    uint64_t *counts[] = {cl, sh, sp};
+    uint32_t want[] = {4, 2, 8};
+    for (int k = 0; k < 3; k++) {
+        REQUIRE_EQ(reopen(data, names[k], &s, &ix), 0);
+        REQUIRE(fds_index_failure(ix) == NULL);
+        REQUIRE_EQ(fds_index_nshards(ix), want[k]);
+        REQUIRE_EQ(fds_index_routing_shards(ix), 1024u);
+        shard_counts(ix, counts[k]);
+        for (int i = 0; i < 400; i++) {
+            char id[16];
+            snprintf(id, sizeof id, "%d", i);
+            if (!doc_is(ix, i))
+                REQUIRE(doc_is(ix, i));
+            fds_doc d;
+            REQUIRE_EQ(fds_index_get_routed(ix, id, strlen(id), NULL, 0, false, &d, NULL), 0);
+            free(d.src);
+        }
+        fds_segment_info *segs;
+        size_t n;
+        REQUIRE_EQ(fds_index_segments(ix, &segs, &n), 0);
+        for (size_t i = 0; i < n; i++) /* the copy of the source's dictionary */
+            REQUIRE(segs[i].dict_id != 0 && segs[i].codec == FDS_CODEC_ZSTD);
+        free(segs);
+        if (k == 0)
+            REQUIRE_EQ(put_docs(ix, 400, 410, true), 0); /* a writable clone */
+        fds_index_release(ix);
+        fds_store_close(s);
+    }
+    for (int i = 0; i < 4; i++)
+        REQUIRE_EQ(cl[i], src[i]);
+    REQUIRE_EQ(sh[0], src[0] + src[1]);
+    REQUIRE_EQ(sh[1], src[2] + src[3]);
+    for (int i = 0; i < 4; i++) /* source shard i splits into 2i and 2i+1 */
+        REQUIRE_EQ(sp[2 * i] + sp[2 * i + 1], src[i]);
+    REQUIRE_EQ(count_files(path), -1);
+    char cat[4096];
+    sqlite3 *db = cat_open(data, cat);
+    sqlite3_stmt *st = NULL;
+    REQUIRE(db != NULL);
+    REQUIRE_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM indices WHERE substr(name, "
+                                      "1, 1) = '_' OR uuid = 'halfmade'", -1, &st, NULL),
+               SQLITE_OK);
+    REQUIRE_EQ(sqlite3_step(st), SQLITE_ROW);
+    REQUIRE_EQ(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 /* Aliases and templates: atomic alias actions with Elasticsearch's rules,
  * kept across a reopen, dropped with their index; a damaged alias row is
  * left out at start-up; a schema-2 catalogue gains both tables. */
@@ -1417,6 +1517,7 @@ int main(void)
     test_settings();
     test_routing();
     test_shards();
+    test_resize();
     test_lifecycle();
     test_row_loop_error();
     test_catalog_read_error();
