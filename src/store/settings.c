@@ -87,7 +87,12 @@ static const struct {
     {"index.blocks.write", FDS_SETTING_DYNAMIC},
     {"index.blocks.metadata", FDS_SETTING_DYNAMIC},
     {"index.blocks.read_only_allow_delete", FDS_SETTING_DYNAMIC},
+    {"index.routing.rebalance.enable", FDS_SETTING_DYNAMIC},
 };
+
+/* index.routing.rebalance.enable's values, by FDS_REBALANCE_*. */
+static const char *const REBALANCE[FDS_REBALANCE_COUNT] = {"all", "primaries",
+                                                          "replicas", "none"};
 
 /* index.blocks.<name> of each FDS_BLOCK_* bit, lowest bit first. */
 static const char *const BLOCK_NAMES[FDS_BLOCK_COUNT] = {
@@ -312,6 +317,22 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
         *(uint32_t *)((char *)s + LIMITS[k].off) = (uint32_t)x;
     } else if (!strcmp(key, "index.hidden")) {
         return parse_bool(value, &s->hidden, err);
+    } else if (!strcmp(key, "index.routing.rebalance.enable")) {
+        unsigned k = 0;
+        while (k < FDS_REBALANCE_COUNT && strcasecmp(value, REBALANCE[k]))
+            k++;
+        if (k == FDS_REBALANCE_COUNT) {
+            char up[64];
+            size_t i = 0;
+            for (; value[i] && i + 1 < sizeof up; i++)
+                up[i] = (char)toupper((unsigned char)value[i]);
+            up[i] = 0;
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "No enum constant org.elasticsearch.cluster."
+                                "routing.allocation.decider."
+                                "EnableAllocationDecider.Rebalance.%s", up);
+        }
+        s->rebalance = k;
     } else if (block_of(key)) {
         bool on;
         if (parse_bool(value, &on, err))
@@ -360,6 +381,7 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
         KV(LIMITS[i].key, "%u",
            *(const uint32_t *)((const char *)s + LIMITS[i].off));
     KV("index.hidden", "%s", s->hidden ? "true" : "false");
+    KV("index.routing.rebalance.enable", "%s", REBALANCE[s->rebalance]);
     static const char *const BLOCK_KEYS[FDS_BLOCK_COUNT] = {
         BLOCKS_PREFIX "read_only", BLOCKS_PREFIX "read", BLOCKS_PREFIX "write",
         BLOCKS_PREFIX "metadata", BLOCKS_PREFIX "read_only_allow_delete"};

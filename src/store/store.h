@@ -92,7 +92,17 @@ typedef struct fds_index_settings {
     bool hidden;                 /* dynamic: index.hidden, left out of
                                     wildcards unless expand_wildcards=hidden */
     unsigned blocks;             /* dynamic: index.blocks.*, FDS_BLOCK_* bits */
+    /* dynamic: index.routing.rebalance.enable, FDS_REBALANCE_* (which of
+     * the index's shard copies may move to another node).  One node has
+     * no other node to move them to, so every value keeps them where they
+     * are, as "none" asks; the value is kept and shown. */
+    unsigned rebalance;
 } fds_index_settings;
+
+/* index.routing.rebalance.enable values (Elasticsearch's
+ * EnableAllocationDecider.Rebalance), in its order; ALL is the default. */
+enum { FDS_REBALANCE_ALL, FDS_REBALANCE_PRIMARIES, FDS_REBALANCE_REPLICAS,
+       FDS_REBALANCE_NONE, FDS_REBALANCE_COUNT };
 
 /* The index blocks (index.blocks.<name>, all dynamic booleans), each with
  * Elasticsearch's block id (IndexMetadata.INDEX_*_BLOCK). */

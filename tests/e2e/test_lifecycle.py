@@ -111,6 +111,23 @@ class Lifecycle(unittest.TestCase):
         st, b, _ = self.req("PUT", "/st/_settings", {"index.uuid": "x"})
         self.assertEqual(st, 400)
 
+    def test_rebalance_setting(self):
+        # one node: no copy can move, whatever the value; it is kept
+        self.assertEqual(self.req("PUT", "/rb", {"settings": {
+            "routing.rebalance.enable": "none"}})[0], 200)
+        flat = lambda: self.req("GET", "/rb/_settings?flat_settings=true")[1]["rb"]["settings"]
+        self.assertEqual(flat()["index.routing.rebalance.enable"], "none")
+        st, b, _ = self.req("PUT", "/rb/_settings", {"index.routing.rebalance.enable": "some"})
+        self.assertEqual(st, 400, b)
+        self.assertEqual(b["error"]["reason"], "No enum constant org.elasticsearch.cluster."
+                         "routing.allocation.decider.EnableAllocationDecider.Rebalance.SOME")
+        self.assertEqual(self.req("PUT", "/rb/_settings", {
+            "index.routing.rebalance.enable": "primaries"})[0], 200)
+        self.assertEqual(flat()["index.routing.rebalance.enable"], "primaries")
+        self.assertEqual(self.req("PUT", "/rb/_settings", {
+            "index.routing.rebalance.enable": None})[0], 200)
+        self.assertNotIn("index.routing.rebalance.enable", flat())
+
     def test_codec_change_then_forcemerge(self):
         self.req("PUT", "/cc", {"settings": {"index.codec": "default",
                                               "index.refresh_interval": "-1"}})
