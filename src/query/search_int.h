@@ -88,6 +88,7 @@ typedef struct term_it {
     uint32_t xb_blk;     /* block_bound_exact's cache: block + 1 (0 none) */
     float xb;            /* and its bound */
     float ub;            /* max over all blocks of the block bound */
+    uint32_t tfmax;      /* max term frequency over all blocks (with ub) */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */

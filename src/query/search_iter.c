@@ -500,6 +500,21 @@ uint32_t fds__term_adv(it *i, uint32_t target)
     return i->doc = t->docs[t->i]; /* the block's last doc is >= target */
 }
 
+/* fds__term_adv(t, d) for d > t's doc, the common case (d in the decoded
+ * block) inline: a MaxScore probe. */
+static inline void term_seek(term_it *t, uint32_t d)
+{
+    if (t->blk != NO_MORE && d <= skip_last(t, t->blk)) {
+        uint32_t i = t->i;
+        while (t->docs[i] < d)
+            i++;
+        t->i = i;
+        t->b.doc = t->docs[i];
+    } else {
+        fds__term_adv(&t->b, d);
+    }
+}
+
 static float term_score(it *i)
 {
     term_it *t = (term_it *)i;
@@ -519,6 +534,8 @@ static float term_ub(term_it *t)
             /* neighbouring blocks mostly share their (max tf, min norm) */
             const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
             uint32_t tf = fds__get_u32(sk + 8);
+            if (tf > t->tfmax)
+                t->tfmax = tf;
             if (tf == ptf && sk[12] == pnorm)
                 continue;
             ptf = tf;
@@ -1292,6 +1309,64 @@ static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
         lim[k] = (double)th / BOUND_SLACK(nt - k) - suf[k];
 }
 
+/* Per-doc probe limits of run_maxscore from the doc's norm: all the terms
+ * are of one field, so a doc's score for ts[k] is at most
+ * score(tfmax of ts[k] over the segment, the doc's norm byte) -- on a url
+ * field far below the window bound, which is the score of the block's
+ * shortest doc.  Filled for the norm bytes candidates have, once per k-th
+ * score. */
+typedef struct norm_lims {
+    const uint8_t *norms; /* the terms' one norms column; NULL: not used */
+    size_t nt;
+    double *suf;          /* [256][nt + 1]: sum of the bounds of ts[k..] */
+    double *lim;          /* [nt][256]: limits as probe_limits', for th[] */
+    float th[256];        /* the k-th score lim's column is for (NAN: none) */
+    uint64_t have[4];     /* bit n set: suf's row n is filled */
+} norm_lims;
+
+/* Set up n for ts[0..nt) (off when the terms do not share one norms
+ * column).  0 or FDS_ENOMEM. */
+static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
+{
+    memset(n, 0, sizeof *n);
+    for (size_t k = 0; k < nt; k++)
+        if (!ts[k]->norms || ts[k]->norms != ts[0]->norms)
+            return 0;
+    n->suf = malloc(256 * (2 * nt + 1) * sizeof *n->suf);
+    if (!n->suf)
+        return FDS_ENOMEM;
+    n->lim = n->suf + 256 * (nt + 1);
+    n->norms = ts[0]->norms;
+    n->nt = nt;
+    for (int i = 0; i < 256; i++)
+        n->th[i] = NAN;
+    return 0;
+}
+
+/* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
+ * byte nb at k-th score th: (double)s <= it means s cannot beat th with
+ * ts[k..], by the per-norm bounds. */
+static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
+{
+    size_t nt = n->nt;
+    double *suf = n->suf + (size_t)nb * (nt + 1);
+    if (!((n->have[nb >> 6] >> (nb & 63)) & 1)) {
+        suf[nt] = 0;
+        for (size_t k = nt; k-- > 0;) {
+            term_ub(ts[k]); /* fills tfmax */
+            suf[k] = suf[k + 1] + fds__term_score_tf(ts[k]->b.c,
+                                                     ts[k]->tfmax, nb);
+        }
+        n->have[nb >> 6] |= 1ull << (nb & 63);
+    }
+    if (!(n->th[nb] == th)) {
+        for (size_t k = 0; k < nt; k++)
+            n->lim[k * 256 + nb] =
+                (double)th / BOUND_SLACK(nt - k) - suf[k];
+        n->th[nb] = th;
+    }
+}
+
 /*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
@@ -1299,11 +1374,16 @@ static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
  * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW): each term's
  * bound over the window comes from its skip data; the longest tail ts[e..]
  * of terms whose bounds sum to no more than the k-th score are
- * "non-essential" -- a doc matching only those cannot enter the page.  The essential terms ts[0..e) are scored term at a time
- * into the accumulator (their union is the candidate set); each live
- * candidate then probes the non-essential terms in order, stopping as soon
- * as its partial score plus the bounds left cannot beat the k-th score.  A
- * window with no essential term is skipped without decoding a block.
+ * "non-essential" -- a doc matching only those cannot enter the page.  The
+ * essential terms ts[0..e) are scored term at a time into the accumulator
+ * (their union is the candidate set).  The live candidates then take the
+ * non-essential terms one at a time, in order, as a list in doc order (as
+ * MaxScoreBulkScorer.scoreNonEssentialClauses does since Lucene 9.10):
+ * before term k the list drops every doc whose partial score plus the
+ * bounds of ts[k..] cannot beat the k-th score -- the window bounds, and
+ * the per-norm bounds of norm_lims -- and the survivors are merged with
+ * term k's postings.  A window with no essential term is skipped without
+ * decoding a block; its hits are offered at its end.
  * Scores are summed in the order of `ts` whatever the split, the same
  * floats as run_taat's.  0 or FDS_ENOMEM.
  */
@@ -1317,10 +1397,20 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     float *wub = malloc(nt * sizeof *wub);
     double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
     double *lim = malloc((nt + 1) * sizeof *lim); /* probe_limits */
-    if (!wub || !suf || !lim) {
+    norm_lims nl = {0};
+    /* the window's candidates: offsets, partial scores, norm bytes */
+    uint16_t *cw = malloc(TAAT_WINDOW * sizeof *cw);
+    float *cs = malloc(TAAT_WINDOW * sizeof *cs);
+    uint8_t *cn = malloc(TAAT_WINDOW);
+    if (!wub || !suf || !lim || !cw || !cs || !cn ||
+        norm_lims_init(&nl, ts, nt)) {
+        free(cw);
+        free(cs);
+        free(cn);
         free(wub);
         free(suf);
         free(lim);
+        free(nl.suf);
         return FDS_ENOMEM;
     }
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
@@ -1378,32 +1468,53 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
         probe_limits(lim, suf, e, nt, th);
+        size_t n = 0;
         while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
-            uint32_t d = lo + w;
-            float s = acc[w];
-            size_t k = e;
-            for (; k < nt; k++) {
-                if ((double)s <= lim[k])
-                    break;
-                term_it *t = ts[k];
-                if (t->b.doc < d)
-                    fds__term_adv(&t->b, d);
-                if (t->b.doc == d) {
-                    x->scored++;
-                    s += term_score_fast(t, t->tfs[t->i],
-                                         t->norms ? t->norms[d] : 1);
+            cw[n] = (uint16_t)w;
+            cs[n] = acc[w];
+            if (nl.norms)
+                norm_fill(&nl, ts, cn[n] = nl.norms[lo + w], th);
+            n++;
+        }
+        uint64_t scored = 0;
+        for (size_t k = e; k < nt && n; k++) {
+            size_t kept = 0;
+            double lk = lim[k];
+            const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
+            for (size_t i = 0; i < n; i++) {
+                double sc = cs[i];
+                if (sc > lk && (!ln || sc > ln[cn[i]])) {
+                    cw[kept] = cw[i];
+                    cn[kept] = cn[i];
+                    cs[kept++] = cs[i];
                 }
             }
-            if (k == nt && s > th) {
-                offer(hp, si, d, s, &th);
-                probe_limits(lim, suf, e, nt, th);
+            n = kept;
+            term_it *t = ts[k];
+            const uint8_t *norms = t->norms;
+            for (size_t i = 0; i < n; i++) {
+                uint32_t d = lo + cw[i];
+                if (t->b.doc < d)
+                    term_seek(t, d);
+                if (t->b.doc == d) {
+                    scored++;
+                    cs[i] += term_score_fast(t, t->tfs[t->i],
+                                             norms ? norms[d] : 1);
+                }
             }
         }
+        x->scored += scored;
+        for (size_t i = 0; i < n; i++)
+            offer(hp, si, lo + cw[i], cs[i], &th);
         lo = hi;
     }
+    free(cw);
+    free(cs);
+    free(cn);
     free(wub);
     free(suf);
     free(lim);
+    free(nl.suf);
     return 0;
 }
 
