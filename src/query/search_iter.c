@@ -1156,23 +1156,21 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
             t->b.doc = t->docs[0];
             continue;
         }
-        uint32_t j = t->i, n = t->n;
+        uint32_t j = t->i, n = t->n, end = n;
+        if (t->docs[n - 1] >= hi) /* the window ends in this block */
+            for (end = j; t->docs[end] < hi; end++)
+                ;
         if (!score) {
-            for (; j < n && t->docs[j] < hi; j++) {
+            for (; j < end; j++) {
                 uint32_t w = t->docs[j] - lo;
                 seen[w >> 6] |= 1ull << (w & 63);
             }
         }
-        for (; j < n && t->docs[j] < hi; j++) {
+        const uint8_t *norms = t->norms;
+        for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j], w = d - lo;
-            float sc = term_score_fast(t, t->tfs[j], t->norms ? t->norms[d] : 1);
-            uint64_t bit = 1ull << (w & 63);
-            if (seen[w >> 6] & bit) {
-                acc[w] += sc;
-            } else {
-                seen[w >> 6] |= bit;
-                acc[w] = sc;
-            }
+            acc[w] += term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
+            seen[w >> 6] |= 1ull << (w & 63);
         }
         if (score)
             x->scored += j - t->i;
@@ -1190,10 +1188,13 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
 }
 
 /* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
- * start at 0, seen[0]) that is live in `sg`; false when there is none. */
+ * start at 0, seen[0]) that is live in `sg`, its score in *s; false when
+ * there is none.  Resets the accumulator of every doc it passes to 0 (so
+ * that taat_term adds to 0 in the next window): a window's bitset must be
+ * walked to its end. */
 static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
                              uint64_t *m, const fds_search_segment *sg,
-                             uint32_t lo, uint32_t *w)
+                             uint32_t lo, float *acc, uint32_t *w, float *s)
 {
     for (;;) {
         while (!*m) {
@@ -1203,6 +1204,8 @@ static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
         }
         *w = *wi * 64 + (uint32_t)__builtin_ctzll(*m);
         *m &= *m - 1;
+        *s = acc[*w];
+        acc[*w] = 0;
         if (fds__is_live(sg, lo + *w))
             return true;
     }
@@ -1236,7 +1239,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
-    float acc[TAAT_WINDOW];
+    float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit)
             return lo;
@@ -1254,10 +1257,11 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         float th = fds__theta(hp);
         uint32_t wi = 0, w, nw = (hi - lo + 63) / 64;
         uint64_t m = seen[0];
-        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+        float s;
+        while (next_live(seen, nw, &wi, &m, sg, lo, acc, &w, &s)) {
             (*count)++;
             if (hp->cap)
-                offer(hp, si, lo + w, acc[w], &th);
+                offer(hp, si, lo + w, s, &th);
         }
     }
     return NO_MORE;
@@ -1367,6 +1371,80 @@ static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
     }
 }
 
+/* The scores of the postings of t's decoded block into t->sc (once per
+ * block). */
+static void block_scores(term_it *t)
+{
+    if (t->sc_blk == t->blk + 1)
+        return;
+    const uint8_t *norms = t->norms;
+    for (uint32_t j = 0; j < t->n; j++)
+        t->sc[j] = term_score_fast(t, t->tfs[j], norms ? norms[t->docs[j]] : 1);
+    t->sc_blk = t->blk + 1;
+}
+
+/* Candidates per posting of a term in the window below which probe_term
+ * seeks each candidate instead of merging the two lists. */
+#define PROBE_MERGE_MIN_DENSITY 8u
+
+/*
+ * Add term t's score to the candidates of the window [lo, hi) that it
+ * matches: cs[i] += its score at doc lo + cw[i] (cw ascending, n of them).
+ * When the candidates are dense among t's postings (the common case on a
+ * whole url: the candidates of `d9` mostly hold `d8`), the two lists are
+ * merged with branch-free steps and scores taken from the block's score
+ * array (a match adds its score, a miss adds 0, which leaves a float
+ * unchanged); otherwise each candidate seeks.  Returns the postings
+ * scored.
+ */
+static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
+                           const uint16_t *cw, float *cs, size_t n)
+{
+    uint64_t hits = 0;
+    /* t's postings expected in the window, by its density */
+    uint64_t exp = (uint64_t)t->t.df * (hi - lo) / (t->max_doc ? t->max_doc : 1);
+    if (n * PROBE_MERGE_MIN_DENSITY < exp) {
+        const uint8_t *norms = t->norms;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t d = lo + cw[i];
+            if (t->b.doc < d)
+                term_seek(t, d);
+            if (t->b.doc == d) {
+                hits++;
+                cs[i] += term_score_fast(t, t->tfs[t->i], norms ? norms[d] : 1);
+            }
+        }
+        return hits;
+    }
+    size_t i = 0;
+    while (i < n) {
+        uint32_t d = lo + cw[i];
+        if (t->b.doc < d)
+            term_seek(t, d);
+        if (t->b.doc == NO_MORE)
+            break;
+        block_scores(t);
+        const uint32_t *pd = t->docs;
+        uint32_t j = t->i, m = t->n;
+        while (i < n && j < m) {
+            uint32_t a = lo + cw[i], b = pd[j];
+            float v = a == b ? t->sc[j] : 0.0f;
+            cs[i] += v;
+            hits += a == b;
+            i += a <= b;
+            j += b <= a;
+        }
+        if (j < m) { /* the candidates ran out inside the block */
+            t->i = j;
+            t->b.doc = pd[j];
+        } else { /* the block ran out: the next candidate seeks past it */
+            t->i = m - 1;
+            t->b.doc = pd[m - 1];
+        }
+    }
+    return hits;
+}
+
 /*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
@@ -1393,7 +1471,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
-    float acc[TAAT_WINDOW];
+    float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     float *wub = malloc(nt * sizeof *wub);
     double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
     double *lim = malloc((nt + 1) * sizeof *lim); /* probe_limits */
@@ -1469,9 +1547,10 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint64_t m = seen[0];
         probe_limits(lim, suf, e, nt, th);
         size_t n = 0;
-        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+        float sc;
+        while (next_live(seen, nw, &wi, &m, sg, lo, acc, &w, &sc)) {
             cw[n] = (uint16_t)w;
-            cs[n] = acc[w];
+            cs[n] = sc;
             if (nl.norms)
                 norm_fill(&nl, ts, cn[n] = nl.norms[lo + w], th);
             n++;
@@ -1490,18 +1569,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 }
             }
             n = kept;
-            term_it *t = ts[k];
-            const uint8_t *norms = t->norms;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t d = lo + cw[i];
-                if (t->b.doc < d)
-                    term_seek(t, d);
-                if (t->b.doc == d) {
-                    scored++;
-                    cs[i] += term_score_fast(t, t->tfs[t->i],
-                                             norms ? norms[d] : 1);
-                }
-            }
+            scored += probe_term(ts[k], lo, hi, cw, cs, n);
         }
         x->scored += scored;
         for (size_t i = 0; i < n; i++)
