@@ -12,6 +12,7 @@
 #ifndef FDS_SEARCH_INT_H
 #define FDS_SEARCH_INT_H
 
+#include <stdatomic.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -188,13 +189,37 @@ bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
 int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
                        const fds_sfield *const *sf, uint64_t docbase,
                        uint32_t from, heap *hp);
-/* A disjunction of terms `ts` (reordered) in segment `si`, ranked by score:
- * counts hits term at a time while *count <= limit (if `counting`), then
- * MaxScore with block bounds for the rest (search_iter.c).  0 or
- * FDS_ENOMEM. */
-int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,
-                         heap *hp, uint64_t *count, uint64_t limit,
-                         bool counting);
+/* The first pass over a disjunction of the terms ts[0..nt) in segment si
+ * (reorders ts by weight, rare terms first, the order every doc's score is
+ * summed in): counts hits term at a time while *count <= limit (if
+ * `counting`) and offers them to hp.  Returns the first doc the MaxScore
+ * pass must start at, NO_MORE when the segment is done (or there is no
+ * page). */
+uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
+                                size_t nt, heap *hp, uint64_t *count,
+                                uint64_t limit, bool counting);
+/* Order terms as fds__count_disjunction does (weight descending, ties in
+ * query order: a stable insertion sort, the weights are collection-wide,
+ * so every segment and slice sums in one order). */
+void fds__order_terms(term_it **ts, size_t nt);
+
+/* The k-th scores two slices of one segment's MaxScore pass publish to
+ * each other, float bits (slice 0 holds the lower doc ids). */
+typedef struct fds__slice_th {
+    _Atomic uint32_t th[2];
+} fds__slice_th;
+
+/* MaxScore over the docs [from, to) of segment si (search_iter.c), terms
+ * ordered and positioned at or before `from`; with `sh` (NULL: alone),
+ * this is slice `me` (0 or 1) and prunes by the other slice's k-th score
+ * too.  Every cnode's norm cache must be filled (fds__cnode_fill) before
+ * two slices run at once.  0 or FDS_ENOMEM. */
+int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
+                      heap *hp, uint32_t from, uint32_t to,
+                      fds__slice_th *sh, int me);
+/* Fill the BM25 norm cache of a term's cnode for every norm byte, so that
+ * scoring only reads it (threads may then share it). */
+void fds__cnode_fill(cnode *c);
 
 /* ---- explanations (search_explain.c) ------------------------------------- */
 

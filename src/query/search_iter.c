@@ -1371,6 +1371,34 @@ static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
     }
 }
 
+/* The k-th score slice `me` of a segment must beat: its page's, or the
+ * other slice's when that is higher -- lowered by one ulp for slice 0,
+ * whose docs win ties against slice 1's (lower doc ids), so that a doc
+ * scoring exactly slice 1's k-th score is still offered. */
+static inline float slice_theta(const heap *hp, fds__slice_th *sh, int me)
+{
+    float th = fds__theta(hp);
+    if (!sh)
+        return th;
+    uint32_t b = atomic_load_explicit(&sh->th[1 - me], memory_order_relaxed);
+    float o;
+    memcpy(&o, &b, sizeof o);
+    if (me == 0)
+        o = nextafterf(o, -INFINITY);
+    return o > th ? o : th;
+}
+
+/* Publish slice me's page's k-th score to the other slice. */
+static inline void slice_publish(const heap *hp, fds__slice_th *sh, int me)
+{
+    if (!sh)
+        return;
+    float th = fds__theta(hp);
+    uint32_t b;
+    memcpy(&b, &th, sizeof b);
+    atomic_store_explicit(&sh->th[me], b, memory_order_relaxed);
+}
+
 /* The scores of the postings of t's decoded block into t->sc (once per
  * block). */
 static void block_scores(term_it *t)
@@ -1463,13 +1491,16 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
  * term k's postings.  A window with no essential term is skipped without
  * decoding a block; its hits are offered at its end.
  * Scores are summed in the order of `ts` whatever the split, the same
- * floats as run_taat's.  0 or FDS_ENOMEM.
+ * floats as run_taat's.  Docs [from, to) only; with `sh`, the k-th score
+ * is the better of the page's and the other slice's (slice_theta).  0 or
+ * FDS_ENOMEM.
  */
-static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
-                        heap *hp, uint32_t from)
+int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
+                      heap *hp, uint32_t from, uint32_t to,
+                      fds__slice_th *sh, int me)
 {
     const fds_search_segment *sg = &x->segs[si];
-    uint32_t max_doc = ts[0]->max_doc;
+    uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
     float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     float *wub = malloc(nt * sizeof *wub);
@@ -1496,7 +1527,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     for (uint32_t lo = from; lo < max_doc;) {
         if (fds__past_deadline(x))
             break;
-        float th0 = fds__theta(hp);
+        float th0 = slice_theta(hp, sh, me);
         if (th0 > -INFINITY) {
             if (isnan(gsum)) {
                 gsum = 0;
@@ -1517,7 +1548,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 first = ts[k]->b.doc;
         }
         if (first >= hi) { /* nothing here: jump to the next posting */
-            if (first == NO_MORE)
+            if (first >= max_doc)
                 break;
             lo = first;
             continue;
@@ -1525,7 +1556,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         suf[nt] = 0;
         for (size_t k = nt; k-- > 0;)
             suf[k] = suf[k + 1] + wub[k];
-        float th = fds__theta(hp);
+        float th = slice_theta(hp, sh, me);
         size_t e = nt; /* ts[e..] non-essential */
         /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
         while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
@@ -1574,6 +1605,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         x->scored += scored;
         for (size_t i = 0; i < n; i++)
             offer(hp, si, lo + cw[i], cs[i], &th);
+        slice_publish(hp, sh, me);
         lo = hi;
     }
     free(cw);
@@ -1586,11 +1618,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     return 0;
 }
 
-/* Order the terms of a disjunction by weight (boost * idf) descending, ties
- * in query order (a stable insertion sort: few terms) -- rare terms first,
- * so that the frequent ones form the non-essential tail of run_maxscore.
- * The weights are collection-wide, so every segment sums in one order. */
-static void order_terms(term_it **ts, size_t nt)
+void fds__order_terms(term_it **ts, size_t nt)
 {
     for (size_t i = 1; i < nt; i++) {
         term_it *t = ts[i];
@@ -1614,20 +1642,19 @@ bool fds__past_deadline(exec *x)
     return x->timed_out;
 }
 
-int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,
-                         heap *hp, uint64_t *count, uint64_t limit,
-                         bool counting)
+uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
+                                size_t nt, heap *hp, uint64_t *count,
+                                uint64_t limit, bool counting)
 {
-    order_terms(ts, nt);
+    fds__order_terms(ts, nt);
     for (size_t i = 0; i < nt; i++)
         ts[i]->b.advance(&ts[i]->b, 0);
-    uint32_t next = 0;
-    if (counting) {
-        next = run_taat(x, si, ts, nt, hp, count, limit);
-        if (next == NO_MORE)
-            return 0;
-    }
-    if (!hp->cap)
-        return 0;
-    return run_maxscore(x, si, ts, nt, hp, next);
+    uint32_t next = counting ? run_taat(x, si, ts, nt, hp, count, limit) : 0;
+    return hp->cap ? next : NO_MORE;
+}
+
+void fds__cnode_fill(cnode *c)
+{
+    for (unsigned nb = 0; nb < 256; nb++)
+        (void)fds__term_score_tf(c, 1, (uint8_t)nb);
 }
