@@ -1134,13 +1134,14 @@ static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
  * acc[d - lo] += score, seen bit set (acc starts at the first score, so a
  * doc's sum runs over its terms in the order the caller passes them).
+ * tok (NULL: not kept): tok[d - lo] += tf, 0 outside seen like acc.
  * score false: only mark.  `prune` (NULL: none), for the only term that
  * makes candidates: its blocks that cannot beat the k-th score are passed
  * over undecoded.  Leaves the cursor on its first doc >= hi (or NO_MORE);
  * `t` must be on a doc >= lo.
  */
 static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
-                      uint64_t *seen, float *acc, bool score,
+                      uint64_t *seen, float *acc, uint32_t *tok, bool score,
                       const lead_prune *prune)
 {
     while (t->b.doc < hi) {
@@ -1171,6 +1172,8 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
             uint32_t d = t->docs[j], w = d - lo;
             acc[w] += term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
             seen[w >> 6] |= 1ull << (w & 63);
+            if (tok)
+                tok[w] += t->tfs[j];
         }
         if (score)
             x->scored += j - t->i;
@@ -1188,13 +1191,15 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
 }
 
 /* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
- * start at 0, seen[0]) that is live in `sg`, its score in *s; false when
- * there is none.  Resets the accumulator of every doc it passes to 0 (so
- * that taat_term adds to 0 in the next window): a window's bitset must be
- * walked to its end. */
-static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
-                             uint64_t *m, const fds_search_segment *sg,
-                             uint32_t lo, float *acc, uint32_t *w, float *s)
+ * start at 0, seen[0]) that is live in `sg`, its score in *s (and its
+ * tokens in *tk, with tok); false when there is none.  Resets the
+ * accumulators of every doc it passes to 0 (so that taat_term adds to 0 in
+ * the next window): a window's bitset must be walked to its end. */
+static inline bool next_live_tok(const uint64_t *seen, uint32_t nw,
+                                 uint32_t *wi, uint64_t *m,
+                                 const fds_search_segment *sg, uint32_t lo,
+                                 float *acc, uint32_t *tok, uint32_t *w,
+                                 float *s, uint32_t *tk)
 {
     for (;;) {
         while (!*m) {
@@ -1206,9 +1211,21 @@ static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
         *m &= *m - 1;
         *s = acc[*w];
         acc[*w] = 0;
+        if (tok) {
+            *tk = tok[*w];
+            tok[*w] = 0;
+        }
         if (fds__is_live(sg, lo + *w))
             return true;
     }
+}
+
+
+static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
+                             uint64_t *m, const fds_search_segment *sg,
+                             uint32_t lo, float *acc, uint32_t *w, float *s)
+{
+    return next_live_tok(seen, nw, wi, m, sg, lo, acc, NULL, w, s, NULL);
 }
 
 /* Offer doc d of segment si with score s if it beats *th; *th follows. */
@@ -1250,7 +1267,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
-            taat_term(x, ts[k], lo, hi, seen, acc, hp->cap != 0, NULL);
+            taat_term(x, ts[k], lo, hi, seen, acc, NULL, hp->cap != 0, NULL);
         }
         if (!any)
             continue;
@@ -1326,10 +1343,31 @@ typedef struct norm_lims {
     double *lim;          /* [nt][256]: limits as probe_limits', for th[] */
     float th[256];        /* the k-th score lim's column is for (NAN: none) */
     uint64_t have[4];     /* bit n set: suf's row n is filled */
+    /* token budgets (budget_row), NULL when the terms are not distinct */
+    double **bud;         /* [256]: NULL or [nt + 1][rcap + 1] */
+    uint32_t rcap;        /* sum of the terms' tfmax: more tokens add nothing */
+    double *mg;           /* scratch: rcap marginal scores */
 } norm_lims;
 
+/* Token budgets are kept when the terms' largest frequencies sum to at
+ * most this (a table of (terms + 1) x (sum + 1) doubles per norm byte). */
+#define BUDGET_MAX_TOKENS 1024u
+
+static void norm_lims_free(norm_lims *n)
+{
+    for (int i = 0; n->bud && i < 256; i++)
+        free(n->bud[i]);
+    free(n->bud);
+    free(n->mg);
+    free(n->suf);
+    n->bud = NULL;
+    n->mg = NULL;
+    n->suf = NULL;
+}
+
 /* Set up n for ts[0..nt) (off when the terms do not share one norms
- * column).  0 or FDS_ENOMEM. */
+ * column; no token budgets when two clauses have one term).  0 or
+ * FDS_ENOMEM. */
 static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
 {
     memset(n, 0, sizeof *n);
@@ -1344,7 +1382,81 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     n->nt = nt;
     for (int i = 0; i < 256; i++)
         n->th[i] = NAN;
+    for (size_t a = 0; a < nt; a++) /* budgets: one clause per term */
+        for (size_t b = a + 1; b < nt; b++)
+            if (same_term(ts[a]->b.c->q, ts[b]->b.c->q))
+                return 0;
+    uint64_t rcap = 0;
+    for (size_t k = 0; k < nt; k++) {
+        term_ub(ts[k]); /* fills tfmax */
+        rcap += ts[k]->tfmax;
+    }
+    if (rcap > BUDGET_MAX_TOKENS)
+        return 0;
+    n->rcap = (uint32_t)rcap;
+    n->bud = calloc(256, sizeof *n->bud);
+    n->mg = malloc((rcap + 1) * sizeof *n->mg);
+    if (!n->bud || !n->mg) {
+        norm_lims_free(n);
+        return FDS_ENOMEM;
+    }
     return 0;
+}
+
+/* The most tokens a doc of norm byte nb has: norm_encode rounds down
+ * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
+static uint32_t norm_max_len(uint8_t nb)
+{
+    return nb == UINT8_MAX ? UINT32_MAX : fds__norm_decode(nb + 1) - 1;
+}
+
+/*
+ * Token budget bounds for docs of norm byte nb: row k, column r (r <=
+ * rcap) bounds what ts[k..] can add to a doc with r tokens not yet
+ * accounted for.  A doc's term frequencies over distinct terms sum to at
+ * most its length (every token is one posting of one term), so the
+ * terms' scores are bounded by the r best marginal gains
+ * score(tf) - score(tf - 1), tf <= tfmax, over ts[k..] -- a prefix of each
+ * term's gains is what a doc can take, and the r largest gains in the
+ * union sum to no less than any such choice, concave or not.  As sums of
+ * the floats that a doc adds, they need the same BOUND_SLACK as suf.
+ */
+static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
+{
+    if (n->bud[nb])
+        return n->bud[nb];
+    size_t nt = n->nt, w = (size_t)n->rcap + 1;
+    double *b = malloc((nt + 1) * w * sizeof *b);
+    if (!b)
+        return NULL; /* no budget bound for this norm */
+    double *mg = n->mg;
+    size_t nm = 0;
+    for (size_t r = 0; r < w; r++)
+        b[nt * w + r] = 0;
+    for (size_t k = nt; k-- > 0;) {
+        /* merge ts[k]'s gains into mg (descending) */
+        const cnode *c = ts[k]->b.c;
+        double prev = 0;
+        for (uint32_t tf = 1; tf <= ts[k]->tfmax; tf++) {
+            double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
+            prev = v;
+            size_t i = nm++;
+            while (i > 0 && mg[i - 1] < g) {
+                mg[i] = mg[i - 1];
+                i--;
+            }
+            mg[i] = g;
+        }
+        double *row = b + k * w, sum = 0;
+        row[0] = 0;
+        for (size_t r = 1; r < w; r++) {
+            if (r <= nm)
+                sum += mg[r - 1];
+            row[r] = sum;
+        }
+    }
+    n->bud[nb] = b;
+    return b;
 }
 
 /* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
@@ -1426,7 +1538,8 @@ static void block_scores(term_it *t)
  * scored.
  */
 static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
-                           const uint16_t *cw, float *cs, size_t n)
+                           const uint16_t *cw, float *cs, uint32_t *ct,
+                           size_t n)
 {
     uint64_t hits = 0;
     /* t's postings expected in the window, by its density */
@@ -1440,6 +1553,8 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
             if (t->b.doc == d) {
                 hits++;
                 cs[i] += term_score_fast(t, t->tfs[t->i], norms ? norms[d] : 1);
+                if (ct)
+                    ct[i] += t->tfs[t->i];
             }
         }
         return hits;
@@ -1454,10 +1569,18 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
         block_scores(t);
         const uint32_t *pd = t->docs;
         uint32_t j = t->i, m = t->n;
-        while (i < n && j < m) {
+        const uint32_t *tfs = t->tfs;
+        while (ct && i < n && j < m) {
             uint32_t a = lo + cw[i], b = pd[j];
-            float v = a == b ? t->sc[j] : 0.0f;
-            cs[i] += v;
+            cs[i] += a == b ? t->sc[j] : 0.0f;
+            ct[i] += a == b ? tfs[j] : 0;
+            hits += a == b;
+            i += a <= b;
+            j += b <= a;
+        }
+        while (!ct && i < n && j < m) {
+            uint32_t a = lo + cw[i], b = pd[j];
+            cs[i] += a == b ? t->sc[j] : 0.0f;
             hits += a == b;
             i += a <= b;
             j += b <= a;
@@ -1486,9 +1609,9 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
  * non-essential terms one at a time, in order, as a list in doc order (as
  * MaxScoreBulkScorer.scoreNonEssentialClauses does since Lucene 9.10):
  * before term k the list drops every doc whose partial score plus the
- * bounds of ts[k..] cannot beat the k-th score -- the window bounds, and
- * the per-norm bounds of norm_lims -- and the survivors are merged with
- * term k's postings.  A window with no essential term is skipped without
+ * bounds of ts[k..] cannot beat the k-th score -- the window bounds, the
+ * per-norm bounds of norm_lims and the token budget of the doc's length
+ * (budget_row) -- and the survivors are merged with term k's postings.  A window with no essential term is skipped without
  * decoding a block; its hits are offered at its end.
  * Scores are summed in the order of `ts` whatever the split, the same
  * floats as run_taat's.  Docs [from, to) only; with `sh`, the k-th score
@@ -1511,15 +1634,20 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     uint16_t *cw = malloc(TAAT_WINDOW * sizeof *cw);
     float *cs = malloc(TAAT_WINDOW * sizeof *cs);
     uint8_t *cn = malloc(TAAT_WINDOW);
-    if (!wub || !suf || !lim || !cw || !cs || !cn ||
+    /* tokens of each doc's terms so far: window accumulator, candidates */
+    uint32_t *tok = calloc(TAAT_WINDOW, sizeof *tok);
+    uint32_t *ct = malloc(TAAT_WINDOW * sizeof *ct);
+    if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct ||
         norm_lims_init(&nl, ts, nt)) {
         free(cw);
         free(cs);
         free(cn);
+        free(tok);
+        free(ct);
         free(wub);
         free(suf);
         free(lim);
-        free(nl.suf);
+        norm_lims_free(&nl);
         return FDS_ENOMEM;
     }
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
@@ -1572,16 +1700,20 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 t->b.advance(&t->b, lo);
             /* one essential term: its hopeless blocks make no candidates */
             lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
-            taat_term(x, t, lo, hi, seen, acc, true, e == 1 ? &lp : NULL);
+            taat_term(x, t, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
+                      e == 1 ? &lp : NULL);
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
         probe_limits(lim, suf, e, nt, th);
         size_t n = 0;
         float sc;
-        while (next_live(seen, nw, &wi, &m, sg, lo, acc, &w, &sc)) {
+        uint32_t tk = 0;
+        while (next_live_tok(seen, nw, &wi, &m, sg, lo, acc,
+                             nl.bud ? tok : NULL, &w, &sc, &tk)) {
             cw[n] = (uint16_t)w;
             cs[n] = sc;
+            ct[n] = tk;
             if (nl.norms)
                 norm_fill(&nl, ts, cn[n] = nl.norms[lo + w], th);
             n++;
@@ -1589,18 +1721,29 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint64_t scored = 0;
         for (size_t k = e; k < nt && n; k++) {
             size_t kept = 0;
-            double lk = lim[k];
+            double lk = lim[k], slack = BOUND_SLACK(nt - k);
             const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
+            size_t bw = (size_t)nl.rcap + 1;
             for (size_t i = 0; i < n; i++) {
                 double sc = cs[i];
-                if (sc > lk && (!ln || sc > ln[cn[i]])) {
-                    cw[kept] = cw[i];
-                    cn[kept] = cn[i];
-                    cs[kept++] = cs[i];
+                if (sc <= lk || (ln && sc <= ln[cn[i]]))
+                    continue;
+                const double *br = nl.bud ? budget_row(&nl, ts, cn[i]) : NULL;
+                if (br) { /* the tokens the doc has left for ts[k..] */
+                    uint32_t len = norm_max_len(cn[i]);
+                    uint32_t r = len - ct[i]; /* ct <= the doc's length */
+                    if (r > nl.rcap)
+                        r = nl.rcap;
+                    if ((sc + br[k * bw + r]) * slack <= (double)th)
+                        continue;
                 }
+                cw[kept] = cw[i];
+                cn[kept] = cn[i];
+                ct[kept] = ct[i];
+                cs[kept++] = cs[i];
             }
             n = kept;
-            scored += probe_term(ts[k], lo, hi, cw, cs, n);
+            scored += probe_term(ts[k], lo, hi, cw, cs, nl.bud ? ct : NULL, n);
         }
         x->scored += scored;
         for (size_t i = 0; i < n; i++)
@@ -1614,7 +1757,9 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     free(wub);
     free(suf);
     free(lim);
-    free(nl.suf);
+    norm_lims_free(&nl);
+    free(tok);
+    free(ct);
     return 0;
 }
 
