@@ -72,12 +72,73 @@ typedef struct slice_run {
     int rc;
 } slice_run;
 
-static void *slice_main(void *arg)
+static void slice_run_upper(slice_run *s)
 {
-    slice_run *s = arg;
     s->rc = fds__run_maxscore(&s->x, s->si, s->ts, s->nt, &s->hp, s->from,
                               s->to, s->sh, 1);
+}
+
+/* The one thread that runs upper slices, started on first use and kept
+ * (a thread per query would cost its start each time, and its CPU time
+ * would leave the process's per-thread accounts with it).  One slice at
+ * a time: slices only run when no other search does. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    slice_run *job;  /* handed to the thread, NULL once it is done */
+    bool started, busy, failed;
+} slicer = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+            PTHREAD_COND_INITIALIZER, NULL, false, false, false};
+
+static void *slicer_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&slicer.mu);
+    for (;;) {
+        while (!slicer.job)
+            pthread_cond_wait(&slicer.go, &slicer.mu);
+        slice_run *s = slicer.job;
+        pthread_mutex_unlock(&slicer.mu);
+        slice_run_upper(s);
+        pthread_mutex_lock(&slicer.mu);
+        slicer.job = NULL;
+        pthread_cond_broadcast(&slicer.done);
+    }
     return NULL;
+}
+
+/* Hand s to the slicer thread; false when it is busy or cannot start. */
+static bool slicer_submit(slice_run *s)
+{
+    pthread_mutex_lock(&slicer.mu);
+    if (!slicer.started && !slicer.failed) {
+        pthread_t t;
+        pthread_attr_t at;
+        bool ok = pthread_attr_init(&at) == 0;
+        ok = ok && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0;
+        ok = ok && pthread_create(&t, &at, slicer_main, NULL) == 0;
+        pthread_attr_destroy(&at);
+        slicer.started = ok;
+        slicer.failed = !ok;
+    }
+    bool ok = slicer.started && !slicer.busy;
+    if (ok) {
+        slicer.busy = true;
+        slicer.job = s;
+        pthread_cond_signal(&slicer.go);
+    }
+    pthread_mutex_unlock(&slicer.mu);
+    return ok;
+}
+
+/* Wait for the job slicer_submit handed over. */
+static void slicer_wait(void)
+{
+    pthread_mutex_lock(&slicer.mu);
+    while (slicer.job)
+        pthread_cond_wait(&slicer.done, &slicer.mu);
+    slicer.busy = false;
+    pthread_mutex_unlock(&slicer.mu);
 }
 
 /* Slices are no smaller than this many docs. */
@@ -104,9 +165,9 @@ static bool slice_worth(term_it **ts, size_t nt, uint32_t from)
 }
 
 /* The MaxScore pass of segment si from `from` in two slices, the upper
- * half on a second thread over iterators of its own, the two pages merged
- * into r's.  Runs both halves here when no thread can be started.  0 or
- * FDS_ENOMEM. */
+ * half on the slicer thread over iterators of its own, the two pages
+ * merged into r's.  Runs both halves here when the slicer is busy or
+ * cannot start.  0 or FDS_ENOMEM. */
 static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
                           uint32_t from)
 {
@@ -138,13 +199,12 @@ static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
     atomic_init(&sh.th[0], b0);
     atomic_init(&sh.th[1], b1);
     s.sh = &sh;
-    pthread_t t;
-    bool threaded = pthread_create(&t, NULL, slice_main, &s) == 0;
+    bool threaded = slicer_submit(&s);
     rc = fds__run_maxscore(&r->x, si, ts, nt, &r->hp, from, mid, &sh, 0);
     if (threaded)
-        pthread_join(t, NULL);
+        slicer_wait();
     else
-        slice_main(&s);
+        slice_run_upper(&s);
     if (!rc)
         rc = s.rc;
     for (size_t i = 0; !rc && i < s.hp.n; i++)

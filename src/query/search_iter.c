@@ -24,6 +24,9 @@
  * bounds from the (max tf, min norm) block impacts in the skip lists:
  * frequent low-idf terms only probe the candidates of the rare ones, and
  * windows no doc of which can enter the page are skipped undecoded.
+ * Candidates are also dropped by bounds at their own norm and by the
+ * token budget of their length (norm_lims), and a large segment's pass may
+ * run as two slices on two threads sharing their k-th scores (search.c).
  * Everything else is evaluated document at a time.  Ties between equal
  * scores go to the lower (segment, doc), like Lucene, so a candidate must
  * score strictly above the current k-th score.  A disjunction sums a doc's
