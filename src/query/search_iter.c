@@ -1374,6 +1374,8 @@ static void norm_lims_free(norm_lims *n)
 static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
 {
     memset(n, 0, sizeof *n);
+    if (nt < 2) /* one term: never probed */
+        return 0;
     for (size_t k = 0; k < nt; k++)
         if (!ts[k]->norms || ts[k]->norms != ts[0]->norms)
             return 0;
