@@ -1348,13 +1348,17 @@ typedef struct norm_lims {
     uint64_t have[4];     /* bit n set: suf's row n is filled */
     /* token budgets (budget_row), NULL when the terms are not distinct */
     double **bud;         /* [256]: NULL or [nt + 1][rcap + 1] */
-    uint32_t rcap;        /* sum of the terms' tfmax: more tokens add nothing */
+    uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
+                             terms' tfmax at most: more add nothing) */
     double *mg;           /* scratch: rcap marginal scores */
+    size_t bud_bytes;     /* allocated to bud[] so far */
 } norm_lims;
 
-/* Token budgets are kept when the terms' largest frequencies sum to at
- * most this (a table of (terms + 1) x (sum + 1) doubles per norm byte). */
-#define BUDGET_MAX_TOKENS 1024u
+/* Token budgets cover docs with fewer than this many tokens left (a table
+ * of (terms + 1) x (this + 1) doubles per norm byte), and their tables
+ * take at most BUDGET_MAX_BYTES per search: norms past it go without. */
+#define BUDGET_MAX_TOKENS 256u
+#define BUDGET_MAX_BYTES (4u << 20)
 
 static void norm_lims_free(norm_lims *n)
 {
@@ -1396,11 +1400,9 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
         term_ub(ts[k]); /* fills tfmax */
         rcap += ts[k]->tfmax;
     }
-    if (rcap > BUDGET_MAX_TOKENS)
-        return 0;
-    n->rcap = (uint32_t)rcap;
+    n->rcap = rcap < BUDGET_MAX_TOKENS ? (uint32_t)rcap : BUDGET_MAX_TOKENS;
     n->bud = calloc(256, sizeof *n->bud);
-    n->mg = malloc((rcap + 1) * sizeof *n->mg);
+    n->mg = malloc((n->rcap + 1) * sizeof *n->mg);
     if (!n->bud || !n->mg) {
         norm_lims_free(n);
         return FDS_ENOMEM;
@@ -1416,7 +1418,7 @@ static uint32_t norm_max_len(uint8_t nb)
 }
 
 /*
- * Token budget bounds for docs of norm byte nb: row k, column r (r <=
+ * Token budget bounds for docs of norm byte nb: row k, column r (r <
  * rcap) bounds what ts[k..] can add to a doc with r tokens not yet
  * accounted for.  A doc's term frequencies over distinct terms sum to at
  * most its length (every token is one posting of one term), so the
@@ -1425,15 +1427,21 @@ static uint32_t norm_max_len(uint8_t nb)
  * term's gains is what a doc can take, and the r largest gains in the
  * union sum to no less than any such choice, concave or not.  As sums of
  * the floats that a doc adds, they need the same BOUND_SLACK as suf.
+ * NULL (no budget bound for the norm) past BUDGET_MAX_BYTES or out of
+ * memory.
  */
 static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
 {
     if (n->bud[nb])
         return n->bud[nb];
     size_t nt = n->nt, w = (size_t)n->rcap + 1;
-    double *b = malloc((nt + 1) * w * sizeof *b);
-    if (!b)
+    size_t sz = (nt + 1) * w * sizeof(double);
+    if (n->bud_bytes + sz > BUDGET_MAX_BYTES)
         return NULL; /* no budget bound for this norm */
+    double *b = malloc(sz);
+    if (!b)
+        return NULL;
+    n->bud_bytes += sz;
     double *mg = n->mg;
     size_t nm = 0;
     for (size_t r = 0; r < w; r++)
@@ -1445,7 +1453,10 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
         for (uint32_t tf = 1; tf <= ts[k]->tfmax; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
-            size_t i = nm++;
+            /* only the rcap largest are ever summed */
+            if (nm == n->rcap && (!nm || mg[nm - 1] >= g))
+                continue;
+            size_t i = nm < n->rcap ? nm++ : nm - 1;
             while (i > 0 && mg[i - 1] < g) {
                 mg[i] = mg[i - 1];
                 i--;
@@ -1737,9 +1748,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 if (br) { /* the tokens the doc has left for ts[k..] */
                     uint32_t len = norm_max_len(cn[i]);
                     uint32_t r = len - ct[i]; /* ct <= the doc's length */
-                    if (r > nl.rcap)
-                        r = nl.rcap;
-                    if ((sc + br[k * bw + r]) * slack <= (double)th)
+                    if (r < nl.rcap &&
+                        (sc + br[k * bw + r]) * slack <= (double)th)
                         continue;
                 }
                 cw[kept] = cw[i];
