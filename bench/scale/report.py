@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reduce bench/scale/run.sh repeats to one Markdown table (medians).
+"""Reduce bench/scale/run.sh repeats to one Markdown table (medians, min–max).
 
 usage: report.py --runs LIST --class-dir DIR [--docs N --seed S --pool N
                  --clients N --duration S --command CMD]
@@ -41,6 +41,14 @@ def read_int(path):
 
 def mib(kib):
     return kib / 1024.0 if kib is not None else None
+
+
+def mr(xs, nd=2):
+    """The median of xs and, over several repeats, their range: "m (lo–hi)"."""
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2:
+        return fmt(med(xs), nd)
+    return f"{fmt(med(xs), nd)} ({fmt(min(xs), nd)}–{fmt(max(xs), nd)})"
 
 
 def query_us(path):
@@ -94,26 +102,26 @@ def main():
     out.append(f"# Engine at scale ({a.docs} docs, seed {a.seed}, 1 segment, ZSTD)\n")
     out.append(f"Command: `{a.command}`\n")
     nrep = max(len(v) for v in tput.values())
-    out.append(f"Medians over {nrep} repeats per server, servers alternating.\n")
+    out.append(f"Medians over {nrep} repeats per server (min–max), servers alternating.\n")
     out.append(f"## One client, every body of the {a.pool}-query pool once\n")
     out.append("| server | class | bodies | p50 ms | p99 ms | max ms | server CPU ms / query |")
     out.append("|---|---|---:|---:|---:|---:|---:|")
     for label in labels:
         for c in classes:
             v = one[(label, c)]
-            out.append(f"| {label} | {c} | {counts[c]} | {fmt(med(x[0] for x in v), 3)} | "
-                       f"{fmt(med(x[1] for x in v), 3)} | {fmt(med(x[2] for x in v), 3)} | "
-                       f"{fmt(med(x[3] for x in v), 3)} |")
+            out.append(f"| {label} | {c} | {counts[c]} | {mr([x[0] for x in v], 3)} | "
+                       f"{mr([x[1] for x in v], 3)} | {mr([x[2] for x in v], 3)} | "
+                       f"{mr([x[3] for x in v], 3)} |")
     out.append(f"\n## {a.clients} clients, loadgen default mix, {a.duration} s\n")
     out.append("| server | QPS | server CPU % | QPS / server CPU % | QPS per server core | "
                "query phase % of server CPU (1 client) | query / (query + fetch) % (8 clients) |")
     out.append("|---|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         v = tput[label]
-        qpc = med(x[2] for x in v)
-        out.append(f"| {label} | {fmt(med(x[0] for x in v), 0)} | {fmt(med(x[1] for x in v), 1)} | "
-                   f"{fmt(qpc, 2)} | {fmt(qpc * 100 if qpc else None, 0)} | "
-                   f"{fmt(med(x[3] for x in v), 1)} | {fmt(med(x[4] for x in v), 1)} |")
+        qpc = [x[2] * 100 if x[2] else None for x in v]
+        out.append(f"| {label} | {mr([x[0] for x in v], 0)} | {mr([x[1] for x in v], 1)} | "
+                   f"{mr([x[2] for x in v], 2)} | {mr(qpc, 0)} | "
+                   f"{mr([x[3] for x in v], 1)} | {mr([x[4] for x in v], 1)} |")
     out.append("\n## Server memory (MiB)\n")
     out.append("| server | RSS after a warm pass | RSS under 8 clients | peak (VmHWM) |")
     out.append("|---|---:|---:|---:|")

@@ -76,19 +76,24 @@ long fds_postings_decode_block(const uint8_t *p, const uint8_t *end,
     if ((size_t)(end - p) >= nbytes + 8) {
         /* fast path: one unaligned 8-byte load per value (w <= 32 and a
          * shift <= 7 fit in 64 bits); the 8 bytes past the packed gaps are
-         * inside [p, end) */
+         * inside [p, end).  The gaps are unpacked first (no dependency
+         * between values), then summed; ids only grow, so the last one
+         * bounds them all */
         for (unsigned i = 0; i < n; i++) {
             uint64_t bit = (uint64_t)i * w, v;
             __builtin_memcpy(&v, p + (bit >> 3), 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
             v = __builtin_bswap64(v);
 #endif
-            uint64_t d = next + ((v >> (bit & 7)) & mask);
-            if (d >= max_doc)
-                return FDS_ECORRUPT;
+            docs[i] = (uint32_t)((v >> (bit & 7)) & mask);
+        }
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t d = next + docs[i];
             docs[i] = (uint32_t)d;
             next = d + 1;
         }
+        if (n && next > max_doc)
+            return FDS_ECORRUPT;
         goto freqs;
     }
     for (unsigned i = 0; i < n; i++) {

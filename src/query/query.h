@@ -292,6 +292,13 @@ int fds_search_execute(const fds_search_request *req,
                        const fds_search_segment *segs, unsigned nseg,
                        fds_search_result *out, fds_err *err);
 void fds_search_result_free(fds_search_result *r);
+/* A disjunction's MaxScore pass over one segment runs on two threads when
+ * its terms hold at least `postings` postings in the docs left after
+ * counting and no other search runs in the process (search.c,
+ * SLICE_MIN_POSTINGS by default, over at least 2 x 8192 docs).  For tests
+ * and benchmarks: 0 slices every disjunction with two docs left, whatever
+ * their size; UINT64_MAX never. */
+void fds_search_set_slice_min(uint64_t postings);
 /* The order of hits of request `req` (of fds_search_execute's results):
  * <0 if a comes before b -- better score, or sort keys in order --,
  * >0 if after; ties go by (seg, doc), as Lucene's TopDocs.merge breaks

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "aggs_int.h"
 #include "postings.h"
@@ -39,8 +42,185 @@ typedef struct run {
     fds__aggs_run *ag;
 } run;
 
+/* A segment's MaxScore pass runs as two slices of its docs on two threads
+ * when the postings of its terms add up to at least this many (about 2 ms
+ * of one core; below it a thread costs more than it gains) and no other
+ * search is running in the process (under load the cores are busy with
+ * other requests: a second thread would only add its overhead).  As
+ * Lucene's IndexSearcher slices with a MaxScoreAccumulator shared between
+ * them: each slice keeps its own page and prunes by the better of its own
+ * and the other's k-th score. */
+#define SLICE_MIN_POSTINGS 400000u
+
+static uint64_t slice_min_postings = SLICE_MIN_POSTINGS;
+static atomic_uint searches_running;
+
+void fds_search_set_slice_min(uint64_t postings)
+{
+    slice_min_postings = postings;
+}
+
+/* Slice 1 of a segment's MaxScore pass, on its own thread. */
+typedef struct slice_run {
+    exec x;
+    unsigned si;
+    term_it **ts;
+    size_t nt;
+    heap hp;
+    uint32_t from, to;
+    fds__slice_th *sh;
+    int rc;
+} slice_run;
+
+static void slice_run_upper(slice_run *s)
+{
+    s->rc = fds__run_maxscore(&s->x, s->si, s->ts, s->nt, &s->hp, s->from,
+                              s->to, s->sh, 1);
+}
+
+/* The one thread that runs upper slices, started on first use and kept
+ * (a thread per query would cost its start each time, and its CPU time
+ * would leave the process's per-thread accounts with it).  One slice at
+ * a time: slices only run when no other search does. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    slice_run *job;  /* handed to the thread, NULL once it is done */
+    bool started, busy, failed;
+} slicer = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+            PTHREAD_COND_INITIALIZER, NULL, false, false, false};
+
+static void *slicer_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&slicer.mu);
+    for (;;) {
+        while (!slicer.job)
+            pthread_cond_wait(&slicer.go, &slicer.mu);
+        slice_run *s = slicer.job;
+        pthread_mutex_unlock(&slicer.mu);
+        slice_run_upper(s);
+        pthread_mutex_lock(&slicer.mu);
+        slicer.job = NULL;
+        pthread_cond_broadcast(&slicer.done);
+    }
+    return NULL;
+}
+
+/* Hand s to the slicer thread; false when it is busy or cannot start. */
+static bool slicer_submit(slice_run *s)
+{
+    pthread_mutex_lock(&slicer.mu);
+    if (!slicer.started && !slicer.failed) {
+        pthread_t t;
+        pthread_attr_t at;
+        bool ok = pthread_attr_init(&at) == 0;
+        ok = ok && pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0;
+        ok = ok && pthread_create(&t, &at, slicer_main, NULL) == 0;
+        pthread_attr_destroy(&at);
+        slicer.started = ok;
+        slicer.failed = !ok;
+    }
+    bool ok = slicer.started && !slicer.busy;
+    if (ok) {
+        slicer.busy = true;
+        slicer.job = s;
+        pthread_cond_signal(&slicer.go);
+    }
+    pthread_mutex_unlock(&slicer.mu);
+    return ok;
+}
+
+/* Wait for the job slicer_submit handed over. */
+static void slicer_wait(void)
+{
+    pthread_mutex_lock(&slicer.mu);
+    while (slicer.job)
+        pthread_cond_wait(&slicer.done, &slicer.mu);
+    slicer.busy = false;
+    pthread_mutex_unlock(&slicer.mu);
+}
+
+/* Slices are no smaller than this many docs. */
+#define SLICE_MIN_DOCS 8192u
+
+static bool slice_worth(term_it **ts, size_t nt, uint32_t from)
+{
+    static long cpus = -1;
+    if (cpus < 0)
+        cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if ((cpus < 2 && slice_min_postings) || nt < 2 ||
+        atomic_load(&searches_running) > 1)
+        return false;
+    uint64_t p = 0;
+    for (size_t k = 0; k < nt; k++)
+        p += ts[k]->t.df;
+    uint32_t max_doc = ts[0]->max_doc;
+    /* the postings left after the counting pass, by the docs left */
+    p = max_doc ? p / max_doc * (max_doc - from) +
+                      p % max_doc * (max_doc - from) / max_doc
+                : 0;
+    uint32_t min_docs = slice_min_postings ? SLICE_MIN_DOCS : 1;
+    return p >= slice_min_postings && max_doc - from >= 2 * min_docs;
+}
+
+/* The MaxScore pass of segment si from `from` in two slices, the upper
+ * half on the slicer thread over iterators of its own, the two pages
+ * merged into r's.  Runs both halves here when the slicer is busy or
+ * cannot start.  0 or FDS_ENOMEM. */
+static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
+                          uint32_t from)
+{
+    uint32_t max_doc = ts[0]->max_doc, mid = from + (max_doc - from) / 2;
+    slice_run s = {.x = r->x, .si = si, .from = mid, .to = max_doc,
+                   .hp = {.cap = r->hp.cap, .req = r->hp.req}};
+    s.x.no_stats = 1;
+    s.x.scored = 0;
+    it *iter = fds__build(&s.x, r->root, r->x.segs[si].sidx);
+    int rc = FDS_ENOMEM;
+    if (!iter || !(s.hp.h = malloc(s.hp.cap * sizeof *s.hp.h)) ||
+        !fds__disjunction_terms(iter, &s.ts, &s.nt))
+        goto out;
+    if (s.nt != nt) { /* cannot happen: the same tree over the same segment */
+        rc = fds__run_maxscore(&r->x, si, ts, nt, &r->hp, from, max_doc,
+                               NULL, 0);
+        goto out;
+    }
+    fds__order_terms(s.ts, nt);
+    for (size_t k = 0; k < nt; k++) {
+        fds__cnode_fill((cnode *)ts[k]->b.c);
+        s.ts[k]->b.advance(&s.ts[k]->b, mid);
+    }
+    fds__slice_th sh;
+    float th = fds__theta(&r->hp), none = -INFINITY;
+    uint32_t b0, b1;
+    memcpy(&b0, &th, sizeof b0);
+    memcpy(&b1, &none, sizeof b1);
+    atomic_init(&sh.th[0], b0);
+    atomic_init(&sh.th[1], b1);
+    s.sh = &sh;
+    bool threaded = slicer_submit(&s);
+    rc = fds__run_maxscore(&r->x, si, ts, nt, &r->hp, from, mid, &sh, 0);
+    if (threaded)
+        slicer_wait();
+    else
+        slice_run_upper(&s);
+    if (!rc)
+        rc = s.rc;
+    for (size_t i = 0; !rc && i < s.hp.n; i++)
+        fds__heap_offer(&r->hp, &s.hp.h[i]);
+    r->x.scored += s.x.scored;
+    r->x.corrupt |= s.x.corrupt;
+    r->x.timed_out |= s.x.timed_out;
+out:
+    free(s.ts);
+    free(s.hp.h);
+    fds__it_free(iter);
+    return rc;
+}
+
 /* Segment si over the terms `ts` of a disjunction (counting, then
- * MaxScore).  0 or FDS_ENOMEM. */
+ * MaxScore, in two slices when worth it).  0 or FDS_ENOMEM. */
 static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
 {
     /* exact counts without iterating: one term, no deletions */
@@ -54,8 +234,14 @@ static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
     }
     if (!nt)
         return 0;
-    return fds__run_disjunction(&r->x, si, ts, nt, &r->hp, &r->count,
-                                r->limit, cnt);
+    uint32_t from = fds__count_disjunction(&r->x, si, ts, nt, &r->hp,
+                                           &r->count, r->limit, cnt);
+    if (from == NO_MORE)
+        return 0;
+    if (slice_worth(ts, nt, from))
+        return segment_sliced(r, si, ts, nt, from);
+    return fds__run_maxscore(&r->x, si, ts, nt, &r->hp, from, NO_MORE, NULL,
+                             0);
 }
 
 /* A match_all over segment si with no page and no scores (size 0 with
@@ -283,9 +469,9 @@ static void finish(run *r, fds_search_result *out)
     out->postings_total = r->x.total_postings;
 }
 
-int fds_search_execute(const fds_search_request *req,
-                       const fds_search_segment *segs, unsigned nseg,
-                       fds_search_result *out, fds_err *err)
+static int execute(const fds_search_request *req,
+                   const fds_search_segment *segs, unsigned nseg,
+                   fds_search_result *out, fds_err *err)
 {
     memset(out, 0, sizeof *out);
     out->max_score = NAN;
@@ -355,6 +541,16 @@ int fds_search_execute(const fds_search_request *req,
     }
     finish(&r, out);
     return 0;
+}
+
+int fds_search_execute(const fds_search_request *req,
+                       const fds_search_segment *segs, unsigned nseg,
+                       fds_search_result *out, fds_err *err)
+{
+    atomic_fetch_add(&searches_running, 1);
+    int rc = execute(req, segs, nseg, out, err);
+    atomic_fetch_sub(&searches_running, 1);
+    return rc;
 }
 
 void fds_search_result_free(fds_search_result *r)

@@ -12,6 +12,7 @@
 #ifndef FDS_SEARCH_INT_H
 #define FDS_SEARCH_INT_H
 
+#include <stdatomic.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -92,10 +93,13 @@ typedef struct term_it {
     uint32_t xb_blk;     /* block_bound_exact's cache: block + 1 (0 none) */
     float xb;            /* and its bound */
     float ub;            /* max over all blocks of the block bound */
+    uint32_t tfmax;      /* max term frequency over all blocks (with ub) */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    uint32_t sc_blk;     /* block + 1 whose scores sc holds (0: none) */
+    float sc[FDS_POSTINGS_BLOCK]; /* MaxScore probes: score per posting */
 } term_it;
 
 static inline void fds__it_free(it *i)
@@ -210,13 +214,37 @@ bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
 int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
                        const fds_sfield *const *sf, uint64_t docbase,
                        uint32_t from, heap *hp);
-/* A disjunction of terms `ts` (reordered) in segment `si`, ranked by score:
- * counts hits term at a time while *count <= limit (if `counting`), then
- * MaxScore with block bounds for the rest (search_iter.c).  0 or
- * FDS_ENOMEM. */
-int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,
-                         heap *hp, uint64_t *count, uint64_t limit,
-                         bool counting);
+/* The first pass over a disjunction of the terms ts[0..nt) in segment si
+ * (reorders ts by weight, rare terms first, the order every doc's score is
+ * summed in): counts hits term at a time while *count <= limit (if
+ * `counting`) and offers them to hp.  Returns the first doc the MaxScore
+ * pass must start at, NO_MORE when the segment is done (or there is no
+ * page). */
+uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
+                                size_t nt, heap *hp, uint64_t *count,
+                                uint64_t limit, bool counting);
+/* Order terms as fds__count_disjunction does (weight descending, ties in
+ * query order: a stable insertion sort, the weights are collection-wide,
+ * so every segment and slice sums in one order). */
+void fds__order_terms(term_it **ts, size_t nt);
+
+/* The k-th scores two slices of one segment's MaxScore pass publish to
+ * each other, float bits (slice 0 holds the lower doc ids). */
+typedef struct fds__slice_th {
+    _Atomic uint32_t th[2];
+} fds__slice_th;
+
+/* MaxScore over the docs [from, to) of segment si (search_iter.c), terms
+ * ordered and positioned at or before `from`; with `sh` (NULL: alone),
+ * this is slice `me` (0 or 1) and prunes by the other slice's k-th score
+ * too.  Every cnode's norm cache must be filled (fds__cnode_fill) before
+ * two slices run at once.  0 or FDS_ENOMEM. */
+int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
+                      heap *hp, uint32_t from, uint32_t to,
+                      fds__slice_th *sh, int me);
+/* Fill the BM25 norm cache of a term's cnode for every norm byte, so that
+ * scoring only reads it (threads may then share it). */
+void fds__cnode_fill(cnode *c);
 
 /* ---- explanations (search_explain.c) ------------------------------------- */
 

@@ -24,6 +24,9 @@
  * bounds from the (max tf, min norm) block impacts in the skip lists:
  * frequent low-idf terms only probe the candidates of the rare ones, and
  * windows no doc of which can enter the page are skipped undecoded.
+ * Candidates are also dropped by bounds at their own norm and by the
+ * token budget of their length (norm_lims), and a large segment's pass may
+ * run as two slices on two threads sharing their k-th scores (search.c).
  * Everything else is evaluated document at a time.  Ties between equal
  * scores go to the lower (segment, doc), like Lucene, so a candidate must
  * score strictly above the current k-th score.  A disjunction sums a doc's
@@ -504,6 +507,21 @@ uint32_t fds__term_adv(it *i, uint32_t target)
     return i->doc = t->docs[t->i]; /* the block's last doc is >= target */
 }
 
+/* fds__term_adv(t, d) for d > t's doc, the common case (d in the decoded
+ * block) inline: a MaxScore probe. */
+static inline void term_seek(term_it *t, uint32_t d)
+{
+    if (t->blk != NO_MORE && d <= skip_last(t, t->blk)) {
+        uint32_t i = t->i;
+        while (t->docs[i] < d)
+            i++;
+        t->i = i;
+        t->b.doc = t->docs[i];
+    } else {
+        fds__term_adv(&t->b, d);
+    }
+}
+
 static float term_score(it *i)
 {
     term_it *t = (term_it *)i;
@@ -523,6 +541,8 @@ static float term_ub(term_it *t)
             /* neighbouring blocks mostly share their (max tf, min norm) */
             const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
             uint32_t tf = fds__get_u32(sk + 8);
+            if (tf > t->tfmax)
+                t->tfmax = tf;
             if (tf == ptf && sk[12] == pnorm)
                 continue;
             ptf = tf;
@@ -1134,13 +1154,14 @@ static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
  * acc[d - lo] += score, seen bit set (acc starts at the first score, so a
  * doc's sum runs over its terms in the order the caller passes them).
+ * tok (NULL: not kept): tok[d - lo] += tf, 0 outside seen like acc.
  * score false: only mark.  `prune` (NULL: none), for the only term that
  * makes candidates: its blocks that cannot beat the k-th score are passed
  * over undecoded.  Leaves the cursor on its first doc >= hi (or NO_MORE);
  * `t` must be on a doc >= lo.
  */
 static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
-                      uint64_t *seen, float *acc, bool score,
+                      uint64_t *seen, float *acc, uint32_t *tok, bool score,
                       const lead_prune *prune)
 {
     while (t->b.doc < hi) {
@@ -1156,23 +1177,23 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
             t->b.doc = t->docs[0];
             continue;
         }
-        uint32_t j = t->i, n = t->n;
+        uint32_t j = t->i, n = t->n, end = n;
+        if (t->docs[n - 1] >= hi) /* the window ends in this block */
+            for (end = j; t->docs[end] < hi; end++)
+                ;
         if (!score) {
-            for (; j < n && t->docs[j] < hi; j++) {
+            for (; j < end; j++) {
                 uint32_t w = t->docs[j] - lo;
                 seen[w >> 6] |= 1ull << (w & 63);
             }
         }
-        for (; j < n && t->docs[j] < hi; j++) {
+        const uint8_t *norms = t->norms;
+        for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j], w = d - lo;
-            float sc = term_score_fast(t, t->tfs[j], t->norms ? t->norms[d] : 1);
-            uint64_t bit = 1ull << (w & 63);
-            if (seen[w >> 6] & bit) {
-                acc[w] += sc;
-            } else {
-                seen[w >> 6] |= bit;
-                acc[w] = sc;
-            }
+            acc[w] += term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
+            seen[w >> 6] |= 1ull << (w & 63);
+            if (tok)
+                tok[w] += t->tfs[j];
         }
         if (score)
             x->scored += j - t->i;
@@ -1190,10 +1211,15 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
 }
 
 /* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
- * start at 0, seen[0]) that is live in `sg`; false when there is none. */
-static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
-                             uint64_t *m, const fds_search_segment *sg,
-                             uint32_t lo, uint32_t *w)
+ * start at 0, seen[0]) that is live in `sg`, its score in *s (and its
+ * tokens in *tk, with tok); false when there is none.  Resets the
+ * accumulators of every doc it passes to 0 (so that taat_term adds to 0 in
+ * the next window): a window's bitset must be walked to its end. */
+static inline bool next_live_tok(const uint64_t *seen, uint32_t nw,
+                                 uint32_t *wi, uint64_t *m,
+                                 const fds_search_segment *sg, uint32_t lo,
+                                 float *acc, uint32_t *tok, uint32_t *w,
+                                 float *s, uint32_t *tk)
 {
     for (;;) {
         while (!*m) {
@@ -1203,9 +1229,23 @@ static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
         }
         *w = *wi * 64 + (uint32_t)__builtin_ctzll(*m);
         *m &= *m - 1;
+        *s = acc[*w];
+        acc[*w] = 0;
+        if (tok) {
+            *tk = tok[*w];
+            tok[*w] = 0;
+        }
         if (fds__is_live(sg, lo + *w))
             return true;
     }
+}
+
+
+static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
+                             uint64_t *m, const fds_search_segment *sg,
+                             uint32_t lo, float *acc, uint32_t *w, float *s)
+{
+    return next_live_tok(seen, nw, wi, m, sg, lo, acc, NULL, w, s, NULL);
 }
 
 /* Offer doc d of segment si with score s if it beats *th; *th follows. */
@@ -1236,7 +1276,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
-    float acc[TAAT_WINDOW];
+    float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit)
             return lo;
@@ -1247,17 +1287,18 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
-            taat_term(x, ts[k], lo, hi, seen, acc, hp->cap != 0, NULL);
+            taat_term(x, ts[k], lo, hi, seen, acc, NULL, hp->cap != 0, NULL);
         }
         if (!any)
             continue;
         float th = fds__theta(hp);
         uint32_t wi = 0, w, nw = (hi - lo + 63) / 64;
         uint64_t m = seen[0];
-        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
+        float s;
+        while (next_live(seen, nw, &wi, &m, sg, lo, acc, &w, &s)) {
             (*count)++;
             if (hp->cap)
-                offer(hp, si, lo + w, acc[w], &th);
+                offer(hp, si, lo + w, s, &th);
         }
     }
     return NO_MORE;
@@ -1309,6 +1350,285 @@ static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
         lim[k] = (double)th / BOUND_SLACK(nt - k) - suf[k];
 }
 
+/* Per-doc probe limits of run_maxscore from the doc's norm: all the terms
+ * are of one field, so a doc's score for ts[k] is at most
+ * score(tfmax of ts[k] over the segment, the doc's norm byte) -- on a url
+ * field far below the window bound, which is the score of the block's
+ * shortest doc.  Filled for the norm bytes candidates have, once per k-th
+ * score. */
+typedef struct norm_lims {
+    const uint8_t *norms; /* the terms' one norms column; NULL: not used */
+    size_t nt;
+    double *suf;          /* [256][nt + 1]: sum of the bounds of ts[k..] */
+    double *lim;          /* [nt][256]: limits as probe_limits', for th[] */
+    float th[256];        /* the k-th score lim's column is for (NAN: none) */
+    uint64_t have[4];     /* bit n set: suf's row n is filled */
+    /* token budgets (budget_row), NULL when the terms are not distinct */
+    double **bud;         /* [256]: NULL or [nt + 1][rcap + 1] */
+    uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
+                             terms' tfmax at most: more add nothing) */
+    double *mg;           /* scratch: rcap marginal scores */
+    size_t bud_bytes;     /* allocated to bud[] so far */
+} norm_lims;
+
+/* Token budgets cover docs with fewer than this many tokens left (a table
+ * of (terms + 1) x (this + 1) doubles per norm byte), and their tables
+ * take at most BUDGET_MAX_BYTES per search: norms past it go without. */
+#define BUDGET_MAX_TOKENS 256u
+#define BUDGET_MAX_BYTES (4u << 20)
+
+static void norm_lims_free(norm_lims *n)
+{
+    for (int i = 0; n->bud && i < 256; i++)
+        free(n->bud[i]);
+    free(n->bud);
+    free(n->mg);
+    free(n->suf);
+    n->bud = NULL;
+    n->mg = NULL;
+    n->suf = NULL;
+}
+
+/* Set up n for ts[0..nt) (off when the terms do not share one norms
+ * column; no token budgets when two clauses have one term).  0 or
+ * FDS_ENOMEM. */
+static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
+{
+    memset(n, 0, sizeof *n);
+    if (nt < 2) /* one term: never probed */
+        return 0;
+    for (size_t k = 0; k < nt; k++)
+        if (!ts[k]->norms || ts[k]->norms != ts[0]->norms)
+            return 0;
+    n->suf = malloc(256 * (2 * nt + 1) * sizeof *n->suf);
+    if (!n->suf)
+        return FDS_ENOMEM;
+    n->lim = n->suf + 256 * (nt + 1);
+    n->norms = ts[0]->norms;
+    n->nt = nt;
+    for (int i = 0; i < 256; i++)
+        n->th[i] = NAN;
+    for (size_t a = 0; a < nt; a++) /* budgets: one clause per term */
+        for (size_t b = a + 1; b < nt; b++)
+            if (same_term(ts[a]->b.c->q, ts[b]->b.c->q))
+                return 0;
+    uint64_t rcap = 0;
+    for (size_t k = 0; k < nt; k++) {
+        term_ub(ts[k]); /* fills tfmax */
+        rcap += ts[k]->tfmax;
+    }
+    n->rcap = rcap < BUDGET_MAX_TOKENS ? (uint32_t)rcap : BUDGET_MAX_TOKENS;
+    n->bud = calloc(256, sizeof *n->bud);
+    n->mg = malloc((n->rcap + 1) * sizeof *n->mg);
+    if (!n->bud || !n->mg) {
+        norm_lims_free(n);
+        return FDS_ENOMEM;
+    }
+    return 0;
+}
+
+/* The most tokens a doc of norm byte nb has: norm_encode rounds down
+ * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
+static uint32_t norm_max_len(uint8_t nb)
+{
+    return nb == UINT8_MAX ? UINT32_MAX : fds__norm_decode(nb + 1) - 1;
+}
+
+/*
+ * Token budget bounds for docs of norm byte nb: row k, column r (r <
+ * rcap) bounds what ts[k..] can add to a doc with r tokens not yet
+ * accounted for.  A doc's term frequencies over distinct terms sum to at
+ * most its length (every token is one posting of one term), so the
+ * terms' scores are bounded by the r best marginal gains
+ * score(tf) - score(tf - 1), tf <= tfmax, over ts[k..] -- a prefix of each
+ * term's gains is what a doc can take, and the r largest gains in the
+ * union sum to no less than any such choice, concave or not.  As sums of
+ * the floats that a doc adds, they need the same BOUND_SLACK as suf.
+ * NULL (no budget bound for the norm) past BUDGET_MAX_BYTES or out of
+ * memory.
+ */
+static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
+{
+    if (n->bud[nb])
+        return n->bud[nb];
+    size_t nt = n->nt, w = (size_t)n->rcap + 1;
+    size_t sz = (nt + 1) * w * sizeof(double);
+    if (n->bud_bytes + sz > BUDGET_MAX_BYTES)
+        return NULL; /* no budget bound for this norm */
+    double *b = malloc(sz);
+    if (!b)
+        return NULL;
+    n->bud_bytes += sz;
+    double *mg = n->mg;
+    size_t nm = 0;
+    for (size_t r = 0; r < w; r++)
+        b[nt * w + r] = 0;
+    for (size_t k = nt; k-- > 0;) {
+        /* merge ts[k]'s gains into mg (descending) */
+        const cnode *c = ts[k]->b.c;
+        double prev = 0;
+        for (uint32_t tf = 1; tf <= ts[k]->tfmax; tf++) {
+            double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
+            prev = v;
+            /* only the rcap largest are ever summed */
+            if (nm == n->rcap && (!nm || mg[nm - 1] >= g))
+                continue;
+            size_t i = nm < n->rcap ? nm++ : nm - 1;
+            while (i > 0 && mg[i - 1] < g) {
+                mg[i] = mg[i - 1];
+                i--;
+            }
+            mg[i] = g;
+        }
+        double *row = b + k * w, sum = 0;
+        row[0] = 0;
+        for (size_t r = 1; r < w; r++) {
+            if (r <= nm)
+                sum += mg[r - 1];
+            row[r] = sum;
+        }
+    }
+    n->bud[nb] = b;
+    return b;
+}
+
+/* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
+ * byte nb at k-th score th: (double)s <= it means s cannot beat th with
+ * ts[k..], by the per-norm bounds. */
+static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
+{
+    size_t nt = n->nt;
+    double *suf = n->suf + (size_t)nb * (nt + 1);
+    if (!((n->have[nb >> 6] >> (nb & 63)) & 1)) {
+        suf[nt] = 0;
+        for (size_t k = nt; k-- > 0;) {
+            term_ub(ts[k]); /* fills tfmax */
+            suf[k] = suf[k + 1] + fds__term_score_tf(ts[k]->b.c,
+                                                     ts[k]->tfmax, nb);
+        }
+        n->have[nb >> 6] |= 1ull << (nb & 63);
+    }
+    if (!(n->th[nb] == th)) {
+        for (size_t k = 0; k < nt; k++)
+            n->lim[k * 256 + nb] =
+                (double)th / BOUND_SLACK(nt - k) - suf[k];
+        n->th[nb] = th;
+    }
+}
+
+/* The k-th score slice `me` of a segment must beat: its page's, or the
+ * other slice's when that is higher -- lowered by one ulp for slice 0,
+ * whose docs win ties against slice 1's (lower doc ids), so that a doc
+ * scoring exactly slice 1's k-th score is still offered. */
+static inline float slice_theta(const heap *hp, fds__slice_th *sh, int me)
+{
+    float th = fds__theta(hp);
+    if (!sh)
+        return th;
+    uint32_t b = atomic_load_explicit(&sh->th[1 - me], memory_order_relaxed);
+    float o;
+    memcpy(&o, &b, sizeof o);
+    if (me == 0)
+        o = nextafterf(o, -INFINITY);
+    return o > th ? o : th;
+}
+
+/* Publish slice me's page's k-th score to the other slice. */
+static inline void slice_publish(const heap *hp, fds__slice_th *sh, int me)
+{
+    if (!sh)
+        return;
+    float th = fds__theta(hp);
+    uint32_t b;
+    memcpy(&b, &th, sizeof b);
+    atomic_store_explicit(&sh->th[me], b, memory_order_relaxed);
+}
+
+/* The scores of the postings of t's decoded block into t->sc (once per
+ * block). */
+static void block_scores(term_it *t)
+{
+    if (t->sc_blk == t->blk + 1)
+        return;
+    const uint8_t *norms = t->norms;
+    for (uint32_t j = 0; j < t->n; j++)
+        t->sc[j] = term_score_fast(t, t->tfs[j], norms ? norms[t->docs[j]] : 1);
+    t->sc_blk = t->blk + 1;
+}
+
+/* Candidates per posting of a term in the window below which probe_term
+ * seeks each candidate instead of merging the two lists. */
+#define PROBE_MERGE_MIN_DENSITY 8u
+
+/*
+ * Add term t's score to the candidates of the window [lo, hi) that it
+ * matches: cs[i] += its score at doc lo + cw[i] (cw ascending, n of them).
+ * When the candidates are dense among t's postings (the common case on a
+ * whole url: the candidates of `d9` mostly hold `d8`), the two lists are
+ * merged with branch-free steps and scores taken from the block's score
+ * array (a match adds its score, a miss adds 0, which leaves a float
+ * unchanged); otherwise each candidate seeks.  Returns the postings
+ * scored.
+ */
+static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
+                           const uint16_t *cw, float *cs, uint32_t *ct,
+                           size_t n)
+{
+    uint64_t hits = 0;
+    /* t's postings expected in the window, by its density */
+    uint64_t exp = (uint64_t)t->t.df * (hi - lo) / (t->max_doc ? t->max_doc : 1);
+    if (n * PROBE_MERGE_MIN_DENSITY < exp) {
+        const uint8_t *norms = t->norms;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t d = lo + cw[i];
+            if (t->b.doc < d)
+                term_seek(t, d);
+            if (t->b.doc == d) {
+                hits++;
+                cs[i] += term_score_fast(t, t->tfs[t->i], norms ? norms[d] : 1);
+                if (ct)
+                    ct[i] += t->tfs[t->i];
+            }
+        }
+        return hits;
+    }
+    size_t i = 0;
+    while (i < n) {
+        uint32_t d = lo + cw[i];
+        if (t->b.doc < d)
+            term_seek(t, d);
+        if (t->b.doc == NO_MORE)
+            break;
+        block_scores(t);
+        const uint32_t *pd = t->docs;
+        uint32_t j = t->i, m = t->n;
+        const uint32_t *tfs = t->tfs;
+        while (ct && i < n && j < m) {
+            uint32_t a = lo + cw[i], b = pd[j];
+            cs[i] += a == b ? t->sc[j] : 0.0f;
+            ct[i] += a == b ? tfs[j] : 0;
+            hits += a == b;
+            i += a <= b;
+            j += b <= a;
+        }
+        while (!ct && i < n && j < m) {
+            uint32_t a = lo + cw[i], b = pd[j];
+            cs[i] += a == b ? t->sc[j] : 0.0f;
+            hits += a == b;
+            i += a <= b;
+            j += b <= a;
+        }
+        if (j < m) { /* the candidates ran out inside the block */
+            t->i = j;
+            t->b.doc = pd[j];
+        } else { /* the block ran out: the next candidate seeks past it */
+            t->i = m - 1;
+            t->b.doc = pd[m - 1];
+        }
+    }
+    return hits;
+}
+
 /*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
@@ -1316,28 +1636,51 @@ static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
  * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW): each term's
  * bound over the window comes from its skip data; the longest tail ts[e..]
  * of terms whose bounds sum to no more than the k-th score are
- * "non-essential" -- a doc matching only those cannot enter the page.  The essential terms ts[0..e) are scored term at a time
- * into the accumulator (their union is the candidate set); each live
- * candidate then probes the non-essential terms in order, stopping as soon
- * as its partial score plus the bounds left cannot beat the k-th score.  A
- * window with no essential term is skipped without decoding a block.
+ * "non-essential" -- a doc matching only those cannot enter the page.  The
+ * essential terms ts[0..e) are scored term at a time into the accumulator
+ * (their union is the candidate set).  The live candidates then take the
+ * non-essential terms one at a time, in order, as a list in doc order (as
+ * MaxScoreBulkScorer.scoreNonEssentialClauses does since Lucene 9.10):
+ * before term k the list drops every doc whose partial score plus the
+ * bounds of ts[k..] cannot beat the k-th score -- the window bounds, the
+ * per-norm bounds of norm_lims and the token budget of the doc's length
+ * (budget_row) -- and the survivors are merged with term k's postings.  A window with no essential term is skipped without
+ * decoding a block; its hits are offered at its end.
  * Scores are summed in the order of `ts` whatever the split, the same
- * floats as run_taat's.  0 or FDS_ENOMEM.
+ * floats as run_taat's.  Docs [from, to) only; with `sh`, the k-th score
+ * is the better of the page's and the other slice's (slice_theta).  0 or
+ * FDS_ENOMEM.
  */
-static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
-                        heap *hp, uint32_t from)
+int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
+                      heap *hp, uint32_t from, uint32_t to,
+                      fds__slice_th *sh, int me)
 {
     const fds_search_segment *sg = &x->segs[si];
-    uint32_t max_doc = ts[0]->max_doc;
+    uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
-    float acc[TAAT_WINDOW];
+    float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     float *wub = malloc(nt * sizeof *wub);
     double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
     double *lim = malloc((nt + 1) * sizeof *lim); /* probe_limits */
-    if (!wub || !suf || !lim) {
+    norm_lims nl = {0};
+    /* the window's candidates: offsets, partial scores, norm bytes */
+    uint16_t *cw = malloc(TAAT_WINDOW * sizeof *cw);
+    float *cs = malloc(TAAT_WINDOW * sizeof *cs);
+    uint8_t *cn = malloc(TAAT_WINDOW);
+    /* tokens of each doc's terms so far: window accumulator, candidates */
+    uint32_t *tok = calloc(TAAT_WINDOW, sizeof *tok);
+    uint32_t *ct = malloc(TAAT_WINDOW * sizeof *ct);
+    if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct ||
+        norm_lims_init(&nl, ts, nt)) {
+        free(cw);
+        free(cs);
+        free(cn);
+        free(tok);
+        free(ct);
         free(wub);
         free(suf);
         free(lim);
+        norm_lims_free(&nl);
         return FDS_ENOMEM;
     }
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
@@ -1345,7 +1688,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     for (uint32_t lo = from; lo < max_doc;) {
         if (fds__past_deadline(x))
             break;
-        float th0 = fds__theta(hp);
+        float th0 = slice_theta(hp, sh, me);
         if (th0 > -INFINITY) {
             if (isnan(gsum)) {
                 gsum = 0;
@@ -1366,7 +1709,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 first = ts[k]->b.doc;
         }
         if (first >= hi) { /* nothing here: jump to the next posting */
-            if (first == NO_MORE)
+            if (first >= max_doc)
                 break;
             lo = first;
             continue;
@@ -1374,7 +1717,7 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         suf[nt] = 0;
         for (size_t k = nt; k-- > 0;)
             suf[k] = suf[k + 1] + wub[k];
-        float th = fds__theta(hp);
+        float th = slice_theta(hp, sh, me);
         size_t e = nt; /* ts[e..] non-essential */
         /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
         while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
@@ -1390,45 +1733,69 @@ static int run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 t->b.advance(&t->b, lo);
             /* one essential term: its hopeless blocks make no candidates */
             lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
-            taat_term(x, t, lo, hi, seen, acc, true, e == 1 ? &lp : NULL);
+            taat_term(x, t, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
+                      e == 1 ? &lp : NULL);
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
         probe_limits(lim, suf, e, nt, th);
-        while (next_live(seen, nw, &wi, &m, sg, lo, &w)) {
-            uint32_t d = lo + w;
-            float s = acc[w];
-            size_t k = e;
-            for (; k < nt; k++) {
-                if ((double)s <= lim[k])
-                    break;
-                term_it *t = ts[k];
-                if (t->b.doc < d)
-                    fds__term_adv(&t->b, d);
-                if (t->b.doc == d) {
-                    x->scored++;
-                    s += term_score_fast(t, t->tfs[t->i],
-                                         t->norms ? t->norms[d] : 1);
-                }
-            }
-            if (k == nt && s > th) {
-                offer(hp, si, d, s, &th);
-                probe_limits(lim, suf, e, nt, th);
-            }
+        size_t n = 0;
+        float sc;
+        uint32_t tk = 0;
+        while (next_live_tok(seen, nw, &wi, &m, sg, lo, acc,
+                             nl.bud ? tok : NULL, &w, &sc, &tk)) {
+            cw[n] = (uint16_t)w;
+            cs[n] = sc;
+            ct[n] = tk;
+            if (nl.norms)
+                norm_fill(&nl, ts, cn[n] = nl.norms[lo + w], th);
+            n++;
         }
+        uint64_t scored = 0;
+        for (size_t k = e; k < nt && n; k++) {
+            size_t kept = 0;
+            double lk = lim[k], slack = BOUND_SLACK(nt - k);
+            const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
+            size_t bw = (size_t)nl.rcap + 1;
+            for (size_t i = 0; i < n; i++) {
+                double sc = cs[i];
+                if (sc <= lk || (ln && sc <= ln[cn[i]]))
+                    continue;
+                const double *br = nl.bud ? budget_row(&nl, ts, cn[i]) : NULL;
+                if (br) { /* the tokens the doc has left for ts[k..] */
+                    uint32_t len = norm_max_len(cn[i]);
+                    uint32_t r = len - ct[i]; /* ct <= the doc's length */
+                    if (r < nl.rcap &&
+                        (sc + br[k * bw + r]) * slack <= (double)th)
+                        continue;
+                }
+                cw[kept] = cw[i];
+                cn[kept] = cn[i];
+                ct[kept] = ct[i];
+                cs[kept++] = cs[i];
+            }
+            n = kept;
+            scored += probe_term(ts[k], lo, hi, cw, cs, nl.bud ? ct : NULL, n);
+        }
+        x->scored += scored;
+        for (size_t i = 0; i < n; i++)
+            offer(hp, si, lo + cw[i], cs[i], &th);
+        slice_publish(hp, sh, me);
         lo = hi;
     }
+    free(cw);
+    free(cs);
+    free(cn);
     free(wub);
     free(suf);
     free(lim);
+    norm_lims_free(&nl);
+    free(tok);
+    free(ct);
     return 0;
 }
 
-/* Order the terms of a disjunction by weight (boost * idf) descending, ties
- * in query order (a stable insertion sort: few terms) -- rare terms first,
- * so that the frequent ones form the non-essential tail of run_maxscore.
- * The weights are collection-wide, so every segment sums in one order. */
-static void order_terms(term_it **ts, size_t nt)
+void fds__order_terms(term_it **ts, size_t nt)
 {
     for (size_t i = 1; i < nt; i++) {
         term_it *t = ts[i];
@@ -1452,20 +1819,19 @@ bool fds__past_deadline(exec *x)
     return x->timed_out;
 }
 
-int fds__run_disjunction(exec *x, unsigned si, term_it **ts, size_t nt,
-                         heap *hp, uint64_t *count, uint64_t limit,
-                         bool counting)
+uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
+                                size_t nt, heap *hp, uint64_t *count,
+                                uint64_t limit, bool counting)
 {
-    order_terms(ts, nt);
+    fds__order_terms(ts, nt);
     for (size_t i = 0; i < nt; i++)
         ts[i]->b.advance(&ts[i]->b, 0);
-    uint32_t next = 0;
-    if (counting) {
-        next = run_taat(x, si, ts, nt, hp, count, limit);
-        if (next == NO_MORE)
-            return 0;
-    }
-    if (!hp->cap)
-        return 0;
-    return run_maxscore(x, si, ts, nt, hp, next);
+    uint32_t next = counting ? run_taat(x, si, ts, nt, hp, count, limit) : 0;
+    return hp->cap ? next : NO_MORE;
+}
+
+void fds__cnode_fill(cnode *c)
+{
+    for (unsigned nb = 0; nb < 256; nb++)
+        (void)fds__term_score_tf(c, 1, (uint8_t)nb);
 }

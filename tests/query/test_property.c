@@ -11,7 +11,9 @@
  * exact ids for field sorts, search_after pages, the same page with
  * bit-identical scores whether hits are counted or not (track_total_hits
  * true, false, a number), and how many postings were scored of those the
- * terms had (MaxScore skips most of them).  Whole-url queries, some with
+ * terms had (MaxScore skips most of them); with a fourth argument
+ * `sliced`, every MaxScore pass runs as two slices on two threads.
+ * Whole-url queries, some with
  * frequent words repeated (merged into boosted clauses, the heaviest of the
  * query, as the percent-encoded bytes of non-ASCII urls are).
  */
@@ -1107,19 +1109,26 @@ static void check_count_only(int qi, const bq *q, size_t nc)
  * track_total_hits true (every hit scored by the counting pass) and false
  * (pruning from the first doc) give the same hits with bit-identical
  * scores as `res`. */
+static bool sliced; /* MaxScore in two slices: also compare with one */
+
 static void check_same_hits(int qi, const bq *q, int size, int from,
                             const fds_search_result *res)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < (sliced ? 3 : 2); k++) {
         cJSON *body = cJSON_CreateObject();
         cJSON_AddItemToObject(body, "query", to_json(q));
         cJSON_AddNumberToObject(body, "size", size);
         cJSON_AddNumberToObject(body, "from", from);
-        cJSON_AddBoolToObject(body, "track_total_hits", k == 0);
+        if (k < 2)
+            cJSON_AddBoolToObject(body, "track_total_hits", k == 0);
         char *text = cJSON_PrintUnformatted(body);
         cJSON_Delete(body);
         fds_search_request *rq;
+        if (k == 2)
+            fds_search_set_slice_min(UINT64_MAX);
         fds_search_result o = run(text, &rq);
+        if (k == 2)
+            fds_search_set_slice_min(0);
         bool same = rq && o.nhits == res->nhits;
         for (size_t i = 0; same && i < o.nhits; i++)
             same = o.hits[i].seg == res->hits[i].seg &&
@@ -1127,8 +1136,10 @@ static void check_same_hits(int qi, const bq *q, int size, int from,
                    !memcmp(&o.hits[i].score, &res->hits[i].score,
                            sizeof o.hits[i].score);
         if (!same) {
-            fprintf(stderr, "q%d hits differ with track_total_hits %s\n", qi,
-                    k == 0 ? "true" : "false");
+            fprintf(stderr, "q%d hits differ %s\n", qi,
+                    k == 0 ? "with track_total_hits true"
+                    : k == 1 ? "with track_total_hits false"
+                             : "in one slice");
             fds_test_failures++;
         }
         fds_search_result_free(&o);
@@ -1277,6 +1288,10 @@ int main(int argc, char **argv)
     int nq = argc > 2 ? atoi(argv[2]) : NQUERIES;
     if (argc > 3)
         rng = strtoull(argv[3], NULL, 0) | 1;
+    if (argc > 4 && !strcmp(argv[4], "sliced")) {
+        sliced = true;
+        fds_search_set_slice_min(0); /* every MaxScore pass on two threads */
+    }
     qt_docs docs;
     if (qt_load(path, &docs, 100000)) {
         fprintf(stderr, "cannot read %s\n", path);
