@@ -269,7 +269,7 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     fds_query fz; /* fuzziness and its options, when given */
     memset(&fz, 0, sizeof fz);
     fds__dsl_fuzzy_defaults(&fz);
-    bool fuzzy = false;
+    bool fuzzy = false, zero_all = false, lenient = false;
     if (cJSON_IsObject(fld)) {
         const cJSON *it;
         val = NULL;
@@ -290,8 +290,32 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
             else if (!strcmp(k, "operator")) op = it;
             else if (!strcmp(k, "minimum_should_match")) msm = it;
             else if (!strcmp(k, "boost")) boost = (float)it->valuedouble;
-            else if (!strcmp(k, "analyzer") || !strcmp(k, "lenient") ||
-                     !strcmp(k, "zero_terms_query") || !strcmp(k, "_name") ||
+            else if (!strcmp(k, "analyzer")) {
+                /* the one analyzer text fields have */
+                if (!cJSON_IsString(it) || strcmp(it->valuestring, "standard")) {
+                    fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                                 "[match] analyzer [%s] not found",
+                                 cJSON_IsString(it) ? it->valuestring : "?");
+                    return NULL;
+                }
+            } else if (!strcmp(k, "zero_terms_query")) {
+                if (cJSON_IsString(it) && !strcasecmp(it->valuestring, "all"))
+                    zero_all = true;
+                else if (!cJSON_IsString(it) || strcasecmp(it->valuestring, "none")) {
+                    fds__dsl_err(c->err, "Unsupported zero_terms_query value [%s]",
+                                 cJSON_IsString(it) ? it->valuestring : "?");
+                    return NULL;
+                }
+            } else if (!strcmp(k, "lenient")) {
+                if (!cJSON_IsBool(it)) {
+                    fds__dsl_err(c->err, "[match] query does not support [%s]", k);
+                    return NULL;
+                }
+                lenient = cJSON_IsTrue(it);
+            }
+            /* no synonyms are analysed, so both values of
+             * auto_generate_synonyms_phrase_query give the same query */
+            else if (!strcmp(k, "_name") ||
                      !strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
             else {
                 fds__dsl_err(c->err, "[match] query does not support [%s]", k);
@@ -334,6 +358,12 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
         q = term_query(f->path, f->type, s, n);
     } else if (f->type != FDS_FT_TEXT) {
         q = eq_query(c, f, val, "match");
+        if (!q && lenient && c->err && c->err->code == FDS_EINVAL) {
+            /* lenient: a value the field's type cannot read matches
+             * nothing (Elasticsearch's MatchQuery with lenient) */
+            fds_err_clear(c->err);
+            q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+        }
     } else {
         fds__dsl_toks v = {0};
         if (fds__dsl_tokens(s, n, &v)) {
@@ -343,7 +373,7 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
             return NULL;
         }
         if (v.n == 0) {
-            q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+            q = fds__dsl_qnew(zero_all ? FDS_Q_MATCH_ALL : FDS_Q_MATCH_NONE, NULL);
         } else if (v.n == 1 && !msm) {
             q = term_query(f->path, f->type, v.t[0], v.l[0]);
         } else {

@@ -44,6 +44,26 @@ class QueryTypes(ServerTestCase):
     def scores(self, query):
         return {h["_id"]: h["_score"] for h in self.q(query)["hits"]["hits"]}
 
+    def test_match_options(self):
+        # zero_terms_query: a text without tokens matches nothing or all
+        self.assertEqual(self.ids({"match": {"t": {"query": "!!"}}}), [])
+        self.assertEqual(self.ids({"match": {"t": {"query": "!!",
+                                                   "zero_terms_query": "all"}}}),
+                         ["0", "1", "2", "3"])
+        out = self.q({"match": {"t": {"query": "x", "zero_terms_query": "most"}}}, 400)
+        self.assertEqual(out["error"]["root_cause"][0]["reason"],
+                         "Unsupported zero_terms_query value [most]")
+        # analyzer: the standard one is the only one there is
+        self.assertEqual(self.ids({"match": {"t": {"query": "fox", "analyzer": "standard"}}}),
+                         ["0", "1"])
+        out = self.q({"match": {"t": {"query": "fox", "analyzer": "whitespace"}}}, 400)
+        self.assertEqual(out["error"]["root_cause"][0]["reason"],
+                         "[match] analyzer [whitespace] not found")
+        # lenient: a value a long cannot read matches nothing instead of failing
+        self.q({"match": {"n": {"query": "two"}}}, 400)
+        self.assertEqual(self.ids({"match": {"n": {"query": "two", "lenient": True}}}), [])
+        self.assertEqual(self.ids({"match": {"n": {"query": "2", "lenient": True}}}), ["1"])
+
     def test_prefix_wildcard_regexp(self):
         self.assertEqual(self.ids({"prefix": {"k": "P"}}), ["1", "2"])
         self.assertEqual(self.ids({"prefix": {"k": {"value": "g", "case_insensitive": True}}}),
