@@ -51,6 +51,60 @@ class OfficialClient(ServerTestCase):
             es.update(index="pc", id="1", body={"script": {"source": "ctx._source.a++"}})
         self.assertIn("scripts are not supported", cm.exception.info["error"]["reason"])
 
+    def test_aliases_and_templates(self):
+        es = self.es
+        # a composable template with a component, applied to daily indices
+        # that a first bulk write creates, as a log shipper makes them
+        es.cluster.put_component_template(name="pc-ts", body={"template": {
+            "mappings": {"properties": {"@timestamp": {"type": "date"}}}}})
+        es.indices.put_index_template(name="pc-logs", body={
+            "index_patterns": ["pclogs-*"], "priority": 5, "composed_of": ["pc-ts"],
+            "template": {"settings": {"number_of_shards": 2},
+                         "mappings": {"properties": {"host": {"type": "keyword"}}},
+                         "aliases": {"pclogs": {}}}})
+        days = ["pclogs-2026.12.01", "pclogs-2026.12.02"]
+        helpers.bulk(es, ({"_index": days[i % 2], "_id": str(i), "host": "h%d" % (i % 3),
+                           "@timestamp": "2026-12-0%dT10:00:00Z" % (i % 2 + 1)}
+                          for i in range(30)), refresh=True)
+        for d in days:
+            m = es.indices.get_mapping(index=d)[d]["mappings"]["properties"]
+            self.assertEqual((m["host"]["type"], m["@timestamp"]["type"]), ("keyword", "date"))
+            self.assertEqual(es.indices.get_settings(index=d)[d]["settings"]["index"]
+                             ["number_of_shards"], "2")
+        self.assertEqual(es.count(index="pclogs")["count"], 30)
+        self.assertIn("pc-logs", {t["name"] for t in es.indices.get_index_template(
+            name="pc-*")["index_templates"]})
+        # aliases: a filtered one over both days, searched and listed
+        es.indices.update_aliases(body={"actions": [
+            {"add": {"index": "pclogs-*", "alias": "pc-h1",
+                     "filter": {"term": {"host": "h1"}}}}]})
+        self.assertEqual(es.count(index="pc-h1")["count"], 10)
+        r = es.search(index="pc-h1", body={"size": 30})
+        self.assertEqual({h["_source"]["host"] for h in r["hits"]["hits"]}, {"h1"})
+        self.assertEqual({h["_index"] for h in r["hits"]["hits"]}, set(days))
+        rows = es.cat.aliases(name="pc-h1", format="json")
+        self.assertEqual(sorted(r["index"] for r in rows), days)
+        es.indices.put_alias(index=days[0], name="pc-write", body={"is_write_index": True})
+        es.index(index="pc-write", id="w1", body={"host": "h9"}, refresh=True)
+        self.assertEqual(es.get(index=days[0], id="w1")["_source"], {"host": "h9"})
+        self.assertTrue(es.indices.exists_alias(name="pc-write"))
+        es.indices.delete_alias(index=days[0], name="pc-write")
+        self.assertFalse(es.indices.exists_alias(name="pc-write"))
+        with self.assertRaises(elasticsearch.RequestError) as cm:
+            es.indices.create(index="pc-h1")  # an alias already has the name
+        self.assertEqual(cm.exception.error, "invalid_index_name_exception")
+        # a legacy template too, and every kind deleted again
+        es.indices.put_template(name="pc-legacy", body={
+            "index_patterns": ["pcold-*"], "mappings": {"properties": {"n": {"type": "long"}}}})
+        es.index(index="pcold-1", id="1", body={"n": 3})
+        self.assertEqual(es.indices.get_mapping(index="pcold-1")["pcold-1"]["mappings"]
+                         ["properties"]["n"]["type"], "long")
+        es.indices.delete_template(name="pc-legacy")
+        es.indices.delete_index_template(name="pc-logs")
+        es.cluster.delete_component_template(name="pc-ts")
+        with self.assertRaises(elasticsearch.NotFoundError):
+            es.indices.get_index_template(name="pc-logs")
+
     def test_resize(self):
         es = self.es
         es.indices.create(index="pr", body={"settings": {"number_of_shards": 4}})
