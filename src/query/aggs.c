@@ -2294,7 +2294,8 @@ static fds_agg_result *reduce_top_hits(red *R, fds_agg_result *r,
     }
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        memcpy(all + m, in[i]->hits, in[i]->nhits * sizeof *all);
+        if (in[i]->nhits) /* no hits: hits may be NULL */
+            memcpy(all + m, in[i]->hits, in[i]->nhits * sizeof *all);
         m += in[i]->nhits;
     }
     qsort_r(all, m, sizeof *all, agg_hit_cmp, (void *)q);

@@ -233,7 +233,7 @@ int fds__dict_copy_all(fds_index *to, fds_index *from, uint32_t **from_ids,
     pthread_mutex_lock(&from->dict_mu);
     size_t nd = from->ndicts;
     fds__dictent *ents = malloc((nd + 1) * sizeof *ents);
-    if (ents)
+    if (ents && nd)
         memcpy(ents, from->dicts, nd * sizeof *ents);
     pthread_mutex_unlock(&from->dict_mu);
     /* (an entry's fds_dict lives as long as `from`, which the caller holds) */

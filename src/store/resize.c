@@ -202,7 +202,8 @@ static int rz_build(fds_index *to, fds_index *from, const fds_index_view *v,
             rc = FDS_ENOMEM;
             break;
         }
-        memcpy(docs[i].src, src, len);
+        if (len) /* an empty record (no _source) may come as NULL */
+            memcpy(docs[i].src, src, len);
         docs[i].src_len = len;
     }
     fds__tim_inputs tim_from = {tin, (const uint8_t *const *)tlive, n};

@@ -231,7 +231,8 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
             if ((rc = fds__doc_src(docs, i, ld, &src, &len, err)) ||
                 (rc = bytes_reserve(&raw, len)))
                 goto out;
-            memcpy(raw.p + raw.n, src, len);
+            if (len) /* an empty record: raw.p may still be NULL */
+                memcpy(raw.p + raw.n, src, len);
             raw.n += len;
             lens[nd++] = (uint32_t)len;
             i++;
