@@ -236,8 +236,7 @@ int fds__dsl_leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
                             qname);
     const cJSON *it, *found = NULL;
     cJSON_ArrayForEach(it, body) {
-        if (strcmp(it->string, "boost") == 0 ||
-            strcmp(it->string, "_name") == 0)
+        if (strcmp(it->string, "boost") == 0)
             continue;
         if (found)
             return fds__dsl_err(c->err,
@@ -315,8 +314,7 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
             }
             /* no synonyms are analysed, so both values of
              * auto_generate_synonyms_phrase_query give the same query */
-            else if (!strcmp(k, "_name") ||
-                     !strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
+            else if (!strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
             else {
                 fds__dsl_err(c->err, "[match] query does not support [%s]", k);
                 return NULL;
@@ -421,6 +419,14 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
     if (cJSON_IsObject(fld)) {
         val = cJSON_GetObjectItemCaseSensitive(fld, "value");
         boost = fds__dsl_boost(fld);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, fld) /* every other key would be ignored */
+            if (strcmp(it->string, "value") && strcmp(it->string, "boost") &&
+                !(!strcmp(it->string, "case_insensitive") && cJSON_IsFalse(it))) {
+                fds__dsl_err(c->err, "[term] query does not support [%s]",
+                             it->string);
+                return NULL;
+            }
         if (!val) {
             fds__dsl_err(c->err, "[term] query does not support [%s]",
                  fld->child ? fld->child->string : "");

@@ -237,7 +237,7 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
             cJSON *d = cJSON_Duplicate(it, true);
             if (!d || !cJSON_AddItemToObject(opts, k, d))
                 rc = FDS_ENOMEM;
-        } else if (strcmp(k, "_name") && strcmp(k, "slop") &&
+        } else if (strcmp(k, "slop") &&
                    strcmp(k, "cutoff_frequency")) {
             rc = fds__dsl_err(c->err, "[multi_match] query does not support "
                                       "[%s]", k);

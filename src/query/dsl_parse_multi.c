@@ -195,7 +195,7 @@ fds_query *fds__dsl_pattern(fds__dsl_ctx *c, const char *name,
                                   "[regexp] max_determinized_states must be "
                                   "a number from 1 to %d",
                                   FDS_REGEX_MAX_STATES);
-            else if (strcmp(k, "_name"))
+            else
                 rc = fds__dsl_err(c->err, "[%s] query does not support [%s]",
                                   name, k);
             if (rc)
@@ -245,7 +245,7 @@ static int only_keys(fds__dsl_ctx *c, const char *qname, const cJSON *body,
                             "query name", qname);
     const cJSON *it;
     cJSON_ArrayForEach(it, body) {
-        bool ok = !strcmp(it->string, "boost") || !strcmp(it->string, "_name");
+        bool ok = !strcmp(it->string, "boost");
         for (size_t i = 0; !ok && allowed[i]; i++)
             ok = !strcmp(it->string, allowed[i]);
         if (!ok)
@@ -470,8 +470,7 @@ fds_query *fds__dsl_fuzzy(fds__dsl_ctx *c, const cJSON *body)
                 val = it;
             else if (!strcmp(k, "boost") && cJSON_IsNumber(it))
                 boost = (float)it->valuedouble;
-            else if (strcmp(k, "_name") &&
-                     (rc = fds__dsl_fuzzy_opt(c, k, it, &opts)) == 1)
+            else if ((rc = fds__dsl_fuzzy_opt(c, k, it, &opts)) == 1)
                 rc = fds__dsl_err(c->err, "[fuzzy] query does not support [%s]", k);
             if (rc)
                 return NULL;

@@ -139,7 +139,7 @@ fds_query *fds__dsl_match_phrase(fds__dsl_ctx *c, const cJSON *body,
                     rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
                                       "[%s] analyzer [%s] not found", qname,
                                       cJSON_IsString(it) ? it->valuestring : "?");
-            } else if (strcmp(k, "_name")) {
+            } else {
                 rc = fds__dsl_err(c->err, "[%s] query does not support [%s]",
                                   qname, k);
             }

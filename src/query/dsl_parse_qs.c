@@ -762,8 +762,7 @@ fds_query *fds__dsl_query_string(fds__dsl_ctx *c, const cJSON *body,
                   !strcmp(it->valuestring, "best_fields")) ||
                  (!strcmp(k, "allow_leading_wildcard") && cJSON_IsTrue(it)) ||
                  (simple && !strcmp(k, "flags") && cJSON_IsString(it) &&
-                  !strcmp(it->valuestring, "ALL")) ||
-                 !strcmp(k, "_name"))
+                  !strcmp(it->valuestring, "ALL")))
             continue;
         else
             rc = fds__dsl_err(c->err, "[%s] query does not support [%s] "

@@ -212,7 +212,7 @@ static fds_query *parse_bool(fds__dsl_ctx *c, const cJSON *body)
             msm = it;
         else if (!strcmp(k, "boost"))
             q->boost = (float)it->valuedouble;
-        else if (!strcmp(k, "_name") || !strcmp(k, "adjust_pure_negative"))
+        else if (!strcmp(k, "adjust_pure_negative"))
             continue;
         else
             rc = fds__dsl_err(c->err, "[bool] query does not support [%s]", k);

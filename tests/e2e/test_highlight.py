@@ -95,7 +95,7 @@ class MultiMatch(Base):
         self.assertEqual(self.scores({"multi_match": {
             "query": "abc", "fields": ["n", "title"], "lenient": True}}), {})
         s = self.scores({"multi_match": {"query": "fox", "fields": ["title"],
-                                         "boost": 2, "_name": "x"}})
+                                         "boost": 2}})
         s1 = self.scores({"multi_match": {"query": "fox", "fields": ["title"]}})
         self.assertAlmostEqual(s["0"], 2 * s1["0"], places=5)
 

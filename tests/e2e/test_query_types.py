@@ -64,6 +64,18 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(self.ids({"match": {"n": {"query": "two", "lenient": True}}}), [])
         self.assertEqual(self.ids({"match": {"n": {"query": "2", "lenient": True}}}), ["1"])
 
+    def test_named_queries_refused(self):
+        # no hit could list matched_queries: _name is refused, not ignored
+        for q, name in (({"match": {"t": {"query": "fox", "_name": "a"}}}, "match"),
+                        ({"term": {"k": {"value": "GET", "_name": "a"}}}, "term"),
+                        ({"bool": {"must": [{"match_all": {}}], "_name": "a"}}, "bool"),
+                        ({"match_phrase": {"t": {"query": "red fox", "_name": "a"}}},
+                         "match_phrase"),
+                        ({"query_string": {"query": "fox", "_name": "a"}}, "query_string")):
+            out = self.q(q, 400)
+            self.assertIn("[%s] query does not support [_name]" % name,
+                          out["error"]["root_cause"][0]["reason"], q)
+
     def test_prefix_wildcard_regexp(self):
         self.assertEqual(self.ids({"prefix": {"k": "P"}}), ["1", "2"])
         self.assertEqual(self.ids({"prefix": {"k": {"value": "g", "case_insensitive": True}}}),
