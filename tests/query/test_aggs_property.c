@@ -7,7 +7,10 @@
  *
  * Documents have a keyword field with a skewed distribution, a second
  * small keyword field, a long, a double (multiples of 0.25, so that every
- * sum is exact in either order) and a date, each missing from some docs.
+ * sum is exact in either order) and a date, each missing from some docs;
+ * or, in some rounds without deletions, as an access log: the keyword,
+ * the long (mostly one value) and the date in every doc, dates in doc
+ * order.
  * Each round splits the documents into 1-5 segments at random cut points,
  * deletes some docs through the live bitsets and runs random trees (terms
  * with sub-metrics and metric orders, histogram, date_histogram with time
@@ -63,12 +66,17 @@ typedef struct doc {
 
 static doc D[NDOCS];
 
-static void make_docs(void)
+/* logs: as an access log -- every doc has kw, num and ts, ts in doc order
+ * and num mostly one value (the runs of one bucket and one key that
+ * aggs.c counts apart) */
+static void make_docs(bool logs)
 {
     for (int i = 0; i < NDOCS; i++) {
         doc *d = &D[i];
         for (int f = 0; f < NF; f++)
             d->has[f] = rnd(10) != 0;
+        if (logs)
+            d->has[F_KW] = d->has[F_NUM] = d->has[F_TS] = true;
         /* skewed: k0 most frequent */
         unsigned k = rnd(4) ? rnd(4) : rnd(14);
         snprintf(d->kw, sizeof d->kw, "k%u", k);
@@ -76,6 +84,11 @@ static void make_docs(void)
         d->num = (long long)rnd(551) - 50;
         d->dbl = ((double)rnd(4000) - 1000) * 0.25;
         d->ts = BASE_MS + (long long)(rnd(1u << 31) % (uint64_t)SPAN_MS);
+        if (logs) {
+            d->num = rnd(10) ? 200 : d->num;
+            d->ts = BASE_MS + (long long)i * (SPAN_MS / NDOCS) +
+                    (long long)rnd(1000);
+        }
         char *p = d->json;
         size_t cap = sizeof d->json;
         int w = snprintf(p, cap, "{");
@@ -992,7 +1005,6 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : NROUNDS;
     if (argc > 2)
         rng = strtoull(argv[2], NULL, 0) | 1;
-    make_docs();
     fds_mapping *m = fds_mapping_create();
     fds_err err;
     fds_err_clear(&err);
@@ -1001,6 +1013,8 @@ int main(int argc, char **argv)
     ASSERT(mkdtemp(dir) != NULL);
     int trees = 0;
     for (int r = 0; r < rounds && fds_test_failures < 10; r++) {
+        if (r % 4 < 2) /* rounds 0, 4, ... have no deletions */
+            make_docs(r % 4 == 0 && r % 8 != 0);
         for (int i = 0; i < NDOCS; i++)
             D[i].live = r % 4 == 0 || rnd(15) != 0;
         int split = (int)rnd(NDOCS);
