@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "search_ctx.h"
 #include "search_request.h"
 #include "tasks.h"
 
@@ -716,6 +717,17 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
         cJSON_Delete(w);
     }
     cJSON_Delete(body);
+    char *looked = NULL; /* the query with its terms lookups fetched */
+    size_t ll;
+    if (j->query &&
+        fds__terms_lookup(r->store, j->query, strlen(j->query), &looked, &ll, &e)) {
+        fds__scan_job_free(j);
+        return fds_resp_error(o, &e);
+    }
+    if (looked) {
+        free(j->query);
+        j->query = looked;
+    }
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix) {
         fds__scan_job_free(j);

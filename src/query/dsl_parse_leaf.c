@@ -479,8 +479,8 @@ fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
     if (cJSON_IsObject(fld) && (cJSON_GetObjectItemCaseSensitive(fld, "index") ||
                                 cJSON_GetObjectItemCaseSensitive(fld, "path"))) {
         fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                     "[terms] lookup (index, id, path) is not supported: give "
-                     "the terms as an array");
+                     "[terms] lookup (index, id, path) is not supported in "
+                     "this request: give the terms as an array");
         return NULL;
     }
     if (!cJSON_IsArray(fld)) {

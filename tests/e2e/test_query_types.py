@@ -198,11 +198,11 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(q["description"], "(k:P* | t:fax~1)")
 
     def test_kibana_shapes(self):
-        # script_fields {} asks for nothing; a terms lookup is refused clearly
+        # script_fields {} asks for nothing; a terms lookup takes doc 1's k
         out = self.q({"match_all": {}}, script_fields={})
         self.assertEqual(len(out["hits"]["hits"]), 4)
-        out = self.q({"terms": {"k": {"index": "qt", "id": "1", "path": "k"}}}, status=400)
-        self.assertIn("lookup", out["error"]["root_cause"][0]["reason"])
+        self.assertEqual(self.ids({"terms": {"k": {"index": "qt", "id": "1", "path": "k"}}}),
+                         ["1"])
 
     def test_limits(self):
         out = self.q({"terms": {"k": ["a", "b", "c", "d"]}}, status=400)
@@ -287,6 +287,94 @@ class QueryTypes(ServerTestCase):
         st, out, _ = self.req("POST", "/qt/_search?size=1&track_total_hits=false"
                               "&rest_total_hits_as_int=true")
         self.assertEqual(out["hits"]["total"], -1)
+
+
+class TermsLookup(ServerTestCase):
+    """The terms query's lookup form fetches the terms from a document, as
+    Elasticsearch's TermsLookup (search/170_terms_query.yml)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        st, body, _ = cls.srv.request("PUT", "/tl", {
+            "settings": {"index.max_terms_count": 2, "index.number_of_shards": 2},
+            "mappings": {"properties": {"user": {"type": "keyword"},
+                                        "followers": {"type": "keyword"},
+                                        "n": {"type": "long"}}}})
+        assert st == 200, body
+        docs = [("u1", {"user": "u1", "followers": ["u2", "u3"], "n": 1}),
+                ("u2", {"user": "u2", "followers": ["u1", "u3", "u4"], "n": 2}),
+                ("u3", {"user": "u3", "followers": ["u1"], "n": 3}),
+                ("u4", {"user": "u4", "n": 4})]
+        for i, d in docs:
+            st, body, _ = cls.srv.request("PUT", "/tl/_doc/" + i, d)
+            assert st in (200, 201), body
+        # the lists: nested objects, a dotted key, numbers; one routed doc
+        st, body, _ = cls.srv.request("PUT", "/lists", {
+            "settings": {"index.number_of_shards": 2}})  # r's shard is not x's
+        assert st == 200, body
+        for path, d in [("/lists/_doc/a", {"g": [{"who": "u4"}, {"who": ["u3"]}]}),
+                        ("/lists/_doc/b", {"g.who": "u1", "nums": [2, 4]}),
+                        ("/lists/_doc/r?routing=x", {"g": {"who": "u2"}})]:
+            st, body, _ = cls.srv.request("PUT", path, d)
+            assert st in (200, 201), body
+        cls.srv.request("POST", "/tl,lists/_refresh")
+
+    def ids(self, terms, path="/tl/_search", status=200):
+        st, out, _ = self.req("POST", path, {"query": {"terms": terms}})
+        self.assertEqual(st, status, out)
+        return out if status != 200 else sorted(h["_id"] for h in out["hits"]["hits"])
+
+    def test_lookup(self):
+        self.assertEqual(self.ids({"user": {"index": "tl", "id": "u1", "path": "followers"}}),
+                         ["u2", "u3"])
+        # values under arrays of objects, and a key holding the dots
+        self.assertEqual(self.ids({"user": {"index": "lists", "id": "a", "path": "g.who"}}),
+                         ["u3", "u4"])
+        self.assertEqual(self.ids({"user": {"index": "lists", "id": "b", "path": "g.who"}}),
+                         ["u1"])
+        self.assertEqual(self.ids({"n": {"index": "lists", "id": "b", "path": "nums"}}),
+                         ["u2", "u4"])
+        # a doc written with a routing is found with it only
+        self.assertEqual(self.ids({"user": {"index": "lists", "id": "r", "path": "g.who"}}), [])
+        self.assertEqual(self.ids({"user": {"index": "lists", "id": "r", "path": "g.who",
+                                            "routing": "x"}}), ["u2"])
+        # no document, or no value at the path: no terms, no hits
+        self.assertEqual(self.ids({"user": {"index": "tl", "id": "u9", "path": "followers"}}), [])
+        self.assertEqual(self.ids({"user": {"index": "tl", "id": "u4", "path": "followers"}}), [])
+        # inside a bool, and in _count
+        st, out, _ = self.req("POST", "/tl/_count", {"query": {"bool": {"filter": [
+            {"terms": {"user": {"index": "tl", "id": "u1", "path": "followers"}}}]}}})
+        self.assertEqual((st, out["count"]), (200, 2), out)
+
+    def test_lookup_errors(self):
+        # the fetched terms count against index.max_terms_count
+        out = self.ids({"user": {"index": "tl", "id": "u2", "path": "followers"}}, status=400)
+        self.assertIn("has exceeded the allowed maximum of [2]", out["error"]["reason"])
+        out = self.ids({"user": {"index": "nope", "id": "u1", "path": "followers"}}, status=404)
+        self.assertEqual(out["error"]["type"], "index_not_found_exception")
+        out = self.ids({"user": {"index": "tl", "id": "u1"}}, status=400)
+        self.assertEqual(out["error"]["reason"],
+                         "[terms] query lookup element requires specifying the path.")
+        out = self.ids({"user": {"index": "tl", "id": "u1", "path": "followers", "x": 1}},
+                       status=400)
+        self.assertEqual(out["error"]["type"], "parsing_exception")
+        out = self.ids({"user": {"index": "tl", "id": 1, "path": "followers"}}, status=400)
+        self.assertIn("must be a string", out["error"]["reason"])
+
+    def test_lookup_in_msearch_and_delete_by_query(self):
+        body = ('{"index":"tl"}\n'
+                '{"query":{"terms":{"user":{"index":"tl","id":"u3","path":"followers"}}}}\n')
+        st, out, _ = self.req("POST", "/_msearch", body,
+                              headers={"Content-Type": "application/x-ndjson"})
+        self.assertEqual(st, 200, out)
+        self.assertEqual([h["_id"] for h in out["responses"][0]["hits"]["hits"]], ["u1"])
+        st, out, _ = self.req("PUT", "/tl_copy/_doc/u1?refresh=true", {"user": "u1"})
+        self.assertIn(st, (200, 201), out)
+        st, out, _ = self.req("POST", "/tl_copy/_delete_by_query?refresh=true", {
+            "query": {"terms": {"user": {"index": "tl", "id": "u3", "path": "followers"}}}})
+        self.assertEqual((st, out.get("deleted")), (200, 1), out)
+        self.req("DELETE", "/tl_copy")
 
 
 class DocvalueFields(ServerTestCase):
