@@ -843,10 +843,10 @@ static void collect_digest(fds__aggs_run *r, anode *n, const uint32_t *docs,
 /* Kahan summation (Elasticsearch's CompensatedSum). */
 static inline void kahan(double *sum, double *comp, double v)
 {
-    if (!isfinite(v)) {
+    if (!isfinite(v))
         *sum += v;
+    if (!isfinite(*sum)) /* Inf or NaN stays (CompensatedSum.add) */
         return;
-    }
     double y = v - *comp;
     double t = *sum + y;
     *comp = (t - *sum) - y;
@@ -952,6 +952,56 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
 }
 
 /* Metrics over a batch. */
+/* Docs a metric run sums in each of its METRIC_LANES compensated sums:
+ * doc i of the run into lane i % METRIC_LANES, so that a run of one owner
+ * (a whole-index avg, or one date_histogram bucket's) is not one chain of
+ * dependent additions; the lanes are then added into the owner's sum. */
+#define METRIC_LANES 4u
+
+/* sum/avg/min/max/stats/extended_stats of the k docs `docs` (all of one
+ * owner o, every doc valued: n->allp, no `missing`) into o's state. */
+static void metric_run(anode *n, const uint32_t *docs, size_t k, uint32_t o,
+                       bool sq)
+{
+    const fds_sfield *f = n->f;
+    const bool dbl = f->kind == FDS_FT_DOUBLE;
+    double s[METRIC_LANES] = {0}, sc[METRIC_LANES] = {0};
+    double q[METRIC_LANES] = {0}, qc[METRIC_LANES] = {0};
+    double mn = n->m_min[o], mx = n->m_max[o];
+    for (size_t i = 0; i < k; i++) {
+        uint32_t d = docs[i];
+        double v = dbl ? fds__col_f64(f, d) : (double)fds__col_i64(f, d);
+        unsigned l = i % METRIC_LANES;
+        kahan(&s[l], &sc[l], v);
+        if (sq)
+            kahan(&q[l], &qc[l], v * v);
+        mn = v < mn ? v : mn;
+        mx = v > mx ? v : mx;
+    }
+    for (unsigned l = 0; l < METRIC_LANES; l++) {
+        kahan(&n->m_sum[o], &n->m_sumc[o], s[l]);
+        kahan(&n->m_sum[o], &n->m_sumc[o], -sc[l]);
+        if (sq) {
+            kahan(&n->m_sq[o], &n->m_sqc[o], q[l]);
+            kahan(&n->m_sq[o], &n->m_sqc[o], -qc[l]);
+        }
+    }
+    n->m_count[o] += k;
+    n->m_min[o] = mn;
+    n->m_max[o] = mx;
+}
+
+/* Does metric n take runs of docs by metric_run (a sum-like metric over
+ * a column every doc of the segment has, no `missing`)? */
+static bool run_metric(const anode *n)
+{
+    int t = n->a->type;
+    return (t == FDS_AGG_AVG || t == FDS_AGG_SUM || t == FDS_AGG_MIN ||
+            t == FDS_AGG_MAX || t == FDS_AGG_STATS ||
+            t == FDS_AGG_EXTENDED_STATS) &&
+           n->f && n->f->col && n->allp && !n->a->has_missing;
+}
+
 static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
                            const uint32_t *own, size_t cnt)
 {
@@ -982,6 +1032,15 @@ static void collect_metric(fds__aggs_run *r, anode *n, const uint32_t *docs,
         return;
     }
     bool sq = a->type == FDS_AGG_EXTENDED_STATS;
+    if (run_metric(n)) { /* a run per owner */
+        for (size_t i = 0, j; i < cnt; i = j) {
+            uint32_t o = own ? own[i] : 0;
+            for (j = i + 1; j < cnt && (!own || own[j] == o); j++)
+                ;
+            metric_run(n, docs + i, j - i, o, sq);
+        }
+        return;
+    }
     for (size_t i = 0; i < cnt; i++) {
         double v;
         int64_t l;
@@ -1297,11 +1356,22 @@ static void collect_date(fds__aggs_run *r, anode *n, const uint32_t *docs,
     uint64_t k = 0, k0 = 0;   /* docs counted; since the bucket changed */
     const bool allp = n->allp;
     /* at the top with every doc valued: runs of one bucket by date_run */
-    const bool runs = !own && allp && !raw && (!t || lanes) && !a->nsubs == !t;
+    /* ... each run to one sum-like metric below as a whole */
+    anode *mk = a->nsubs == 1 && run_metric(n->kids[0]) ? n->kids[0] : NULL;
+    const bool sq = mk && mk->a->type == FDS_AGG_EXTENDED_STATS;
+    const bool runs = !own && allp && !raw &&
+                      (t ? lanes : mk || !a->nsubs);
     for (size_t i = 0; i < cnt; i++) {
         if (runs && cur != UINT32_MAX && (!t || row)) {
             size_t j = date_run(col, w, (uint64_t)base, lo, hi, docs, i, cnt,
                                 &tc, row, ls);
+            if (mk && j > i) {
+                if (metric_room(mk, b)) {
+                    r->rc = FDS_ENOMEM;
+                    return;
+                }
+                metric_run(mk, docs + i, j - i, b, sq);
+            }
             k += j - i;
             if ((i = j) == cnt)
                 break;
