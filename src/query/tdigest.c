@@ -17,6 +17,7 @@
 #include "tdigest.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,88 @@ static td_merging *md_clone(const td_merging *s)
 
 /* K_2 with the weight limit: the most weight a centroid at q may hold is
  * n q (1 - q) / normalizer (ScaleFunction.K_2.max / normalizer). */
+/* A double's bits as an unsigned key in the doubles' order (-0 as +0:
+ * they compare equal, so their ties go by index too). */
+static inline uint64_t order_key(double x)
+{
+    uint64_t u;
+    if (x == 0)
+        x = 0; /* +0 */
+    memcpy(&u, &x, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+/* Radix passes of RADIX_BITS over the 64-bit keys. */
+#define RADIX_BITS 8u
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+
+/*
+ * order[0..n) = 0..n sorted by v[] with ties by index, as
+ * Sort.stableSort orders them, where the first nb values are in any order
+ * and v[nb..n) ascend already (the centroids): the first nb by an LSD
+ * radix sort of their order_key (stable, so ties stay in index order;
+ * a pass whose byte all keys share is skipped), then merged with the
+ * rest, a tie taking the lower index first.  False on out of memory
+ * (order untouched).
+ */
+static bool sort_order(const double *v, size_t nb, size_t n, size_t *order)
+{
+    uint64_t *key = malloc((2 * nb + 1) * sizeof *key);
+    size_t *tmp = malloc((n + 1) * sizeof *tmp);
+    if (!key || !tmp) {
+        free(key);
+        free(tmp);
+        return false;
+    }
+    uint64_t *k2 = key + nb;
+    size_t *a = order, *b = tmp;
+    for (size_t i = 0; i < nb; i++) {
+        a[i] = i;
+        key[i] = order_key(v[i]);
+    }
+    /* every pass's counts in one read of the keys */
+    size_t cnt[64 / RADIX_BITS][RADIX_BUCKETS];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < nb; i++)
+        for (unsigned p = 0; p < 64 / RADIX_BITS; p++)
+            cnt[p][(key[i] >> (p * RADIX_BITS)) & (RADIX_BUCKETS - 1)]++;
+    for (unsigned p = 0; p < 64 / RADIX_BITS; p++) {
+        unsigned sh = p * RADIX_BITS;
+        size_t *c = cnt[p];
+        if (!nb || c[(key[0] >> sh) & (RADIX_BUCKETS - 1)] == nb)
+            continue; /* one byte for all: the pass changes nothing */
+        size_t pos = 0;
+        for (unsigned d = 0; d < RADIX_BUCKETS; d++) {
+            size_t x = c[d];
+            c[d] = pos;
+            pos += x;
+        }
+        for (size_t i = 0; i < nb; i++) {
+            size_t at = c[(key[i] >> sh) & (RADIX_BUCKETS - 1)]++;
+            b[at] = a[i];
+            k2[at] = key[i];
+        }
+        size_t *t = a;
+        a = b;
+        b = t;
+        uint64_t *tk = key;
+        key = k2;
+        k2 = tk;
+    }
+    /* merge a[0..nb) with nb..n into b, then into order */
+    size_t i = 0, j = nb, o = 0;
+    while (i < nb && j < n)
+        b[o++] = v[a[i]] <= v[j] ? a[i++] : j++;
+    while (i < nb)
+        b[o++] = a[i++];
+    while (j < n)
+        b[o++] = j++;
+    memcpy(order, b, n * sizeof *order);
+    free(key < k2 ? key : k2); /* the one allocation */
+    free(tmp);
+    return true;
+}
+
 static double k2_normalizer(double compression, double n)
 {
     return compression / (TD_K2_LOG_FACTOR * log(n / compression) + TD_K2_OFFSET);
@@ -194,10 +277,13 @@ static void md_sweep(td_merging *d, double *in_mean, double *in_weight, size_t i
 {
     memcpy(in_mean + in_count, d->mean, d->last * sizeof *in_mean);
     memcpy(in_weight + in_count, d->weight, d->last * sizeof *in_weight);
+    size_t nb = in_count;
     in_count += d->last;
-    for (size_t i = 0; i < in_count; i++)
-        order[i] = i;
-    qsort_r(order, in_count, sizeof *order, cmp_order, in_mean);
+    if (!sort_order(in_mean, nb, in_count, order)) { /* no memory: in place */
+        for (size_t i = 0; i < in_count; i++)
+            order[i] = i;
+        qsort_r(order, in_count, sizeof *order, cmp_order, in_mean);
+    }
     d->total += unmerged;
     if (backwards) {
         for (size_t i = 0, j = in_count - 1; i < j; i++, j--) {
