@@ -201,11 +201,14 @@ static inline uint64_t order_key(double x)
  * and v[nb..n) ascend already (the centroids): the first nb by an LSD
  * radix sort of their order_key (stable, so ties stay in index order;
  * a pass whose byte all keys share is skipped), then merged with the
- * rest, a tie taking the lower index first.  False on out of memory
- * (order untouched).
+ * rest, a tie taking the lower index first.  False on out of memory,
+ * or when v[nb..n) do not ascend after all (order untouched).
  */
 static bool sort_order(const double *v, size_t nb, size_t n, size_t *order)
 {
+    for (size_t j = nb + 1; j < n; j++)
+        if (v[j - 1] > v[j]) /* a rounding put a mean past the next */
+            return false;
     uint64_t *key = malloc((2 * nb + 1) * sizeof *key);
     size_t *tmp = malloc((n + 1) * sizeof *tmp);
     if (!key || !tmp) {
@@ -279,7 +282,7 @@ static void md_sweep(td_merging *d, double *in_mean, double *in_weight, size_t i
     memcpy(in_weight + in_count, d->weight, d->last * sizeof *in_weight);
     size_t nb = in_count;
     in_count += d->last;
-    if (!sort_order(in_mean, nb, in_count, order)) { /* no memory: in place */
+    if (!sort_order(in_mean, nb, in_count, order)) { /* the general sort */
         for (size_t i = 0; i < in_count; i++)
             order[i] = i;
         qsort_r(order, in_count, sizeof *order, cmp_order, in_mean);
