@@ -162,6 +162,11 @@ typedef struct anode {
      * sort key, the docs of earlier segments (_doc sort values) */
     heap *th_heap;
     float *th_max;
+    /* top_hits of one doc by one integer sort key (th_fast): per owner the
+     * best value of the segment so far and its doc (UINT32_MAX: none),
+     * offered to the heap at the segment's end */
+    int64_t *th_bv;
+    uint32_t *th_bd;
     uint32_t thcap;
     const fds_sfield *th_sf[FDS_SORT_VALUES_MAX];
     uint64_t docbase;
@@ -218,6 +223,8 @@ static void anode_free(anode *n)
         free(n->th_heap[i].h);
     free(n->th_heap);
     free(n->th_max);
+    free(n->th_bv);
+    free(n->th_bd);
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
@@ -445,9 +452,17 @@ static int metric_room(anode *n, uint32_t owner)
         if (!mx)
             return FDS_ENOMEM;
         n->th_max = mx;
+        int64_t *bv = realloc(n->th_bv, nc * sizeof *bv);
+        if (bv)
+            n->th_bv = bv;
+        uint32_t *bd = bv ? realloc(n->th_bd, nc * sizeof *bd) : NULL;
+        if (!bd)
+            return FDS_ENOMEM;
+        n->th_bd = bd;
         for (uint32_t i = n->thcap; i < nc; i++) {
             h[i] = (heap){.req = n->a->th};
             mx[i] = NAN;
+            bd[i] = UINT32_MAX;
         }
         n->thcap = nc;
     }
@@ -910,6 +925,61 @@ static float batch_score(const fds__aggs_run *r, uint32_t d)
 /* top_hits over a batch: each doc, with its score and sort values, offered
  * to its owner's heap (Elasticsearch's TopHitsAggregator: a TopFieldCollector
  * of from + size per owning bucket). */
+/* Offer doc h->doc (h->score set) of owner o to its top_hits heap, its
+ * sort values filled.  0 or FDS_ENOMEM. */
+static int th_offer(anode *n, uint32_t o, fds_hit *h)
+{
+    const fds_search_request *q = n->a->th;
+    heap *hp = &n->th_heap[o];
+    if (!hp->h) {
+        size_t k = (size_t)q->from + q->size;
+        if (!(hp->h = malloc(k * sizeof *hp->h)))
+            return FDS_ENOMEM;
+        hp->cap = k;
+    }
+    unsigned s = 0;
+    if (q->nsort && hp->n == hp->cap) {
+        /* a full heap: worse than its worst on the first key is out */
+        fds__sort_value(q, 0, n->th_sf[0], n->docbase, h);
+        if (fds__key_cmp(q, 0, h, &hp->h[0]) > 0)
+            return 0;
+        s = 1;
+    }
+    for (; s < q->nsort; s++)
+        fds__sort_value(q, s, n->th_sf[s], n->docbase, h);
+    fds__heap_offer(hp, h);
+    return 0;
+}
+
+/* Is n a top_hits of one doc, without scores, by one key that is an
+ * integer column of the segment?  Then each owner's best doc of the
+ * segment is found by comparing values alone (collect_top_hits) and
+ * offered once (th_flush). */
+static bool th_fast(const anode *n)
+{
+    const fds_search_request *q = n->a->th;
+    const fds_sfield *f = n->th_sf[0];
+    return !th_needs_score(q) && q->from == 0 && q->size == 1 && q->nsort == 1 &&
+           q->sort[0].kind == FDS_SORT_FIELD && f && f->col &&
+           f->kind != FDS_FT_KEYWORD && f->kind != FDS_FT_DOUBLE;
+}
+
+/* The segment's best doc of each owner (th_fast) to the heaps, and the
+ * bests cleared.  0 or FDS_ENOMEM. */
+static int th_flush(anode *n)
+{
+    for (uint32_t o = 0; n->th_bd && o < n->thcap; o++) {
+        if (n->th_bd[o] == UINT32_MAX)
+            continue;
+        fds_hit h = {.seg = n->si, .nsort = n->a->th->nsort, .doc = n->th_bd[o],
+                     .score = NAN};
+        n->th_bd[o] = UINT32_MAX;
+        if (th_offer(n, o, &h))
+            return FDS_ENOMEM;
+    }
+    return 0;
+}
+
 static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
                              const uint32_t *own, size_t cnt)
 {
@@ -917,19 +987,36 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
     size_t k = (size_t)q->from + q->size;
     bool scored = th_needs_score(q);
     fds_hit h = {.seg = n->si, .nsort = q->nsort}; /* each doc's, in turn */
+    if (th_fast(n)) { /* the best value per owner; ties: the first doc */
+        const fds_sfield *f = n->th_sf[0];
+        const bool desc = q->sort[0].desc;
+        int64_t *bv = n->th_bv;
+        uint32_t *bd = n->th_bd;
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t o = own ? own[i] : 0, d = docs[i];
+            n->m_count[o]++;
+            if (!fds__bit(f->present, d)) { /* missing: the heap places it */
+                h.doc = d;
+                h.score = NAN;
+                if (th_offer(n, o, &h)) {
+                    r->rc = FDS_ENOMEM;
+                    return;
+                }
+                continue;
+            }
+            int64_t v = fds__col_i64(f, d);
+            if (bd[o] == UINT32_MAX || (desc ? v > bv[o] : v < bv[o])) {
+                bv[o] = v;
+                bd[o] = d;
+            }
+        }
+        return;
+    }
     for (size_t i = 0; i < cnt; i++) {
         uint32_t o = own ? own[i] : 0;
-        heap *hp = &n->th_heap[o];
         n->m_count[o]++;
         if (!k)
             continue;
-        if (!hp->h) {
-            if (!(hp->h = malloc(k * sizeof *hp->h))) {
-                r->rc = FDS_ENOMEM;
-                return;
-            }
-            hp->cap = k;
-        }
         h.doc = docs[i];
         h.score = NAN;
         if (scored) {
@@ -937,17 +1024,10 @@ static void collect_top_hits(fds__aggs_run *r, anode *n, const uint32_t *docs,
             if (!isnan(h.score) && !(h.score <= n->th_max[o]))
                 n->th_max[o] = h.score;
         }
-        unsigned s = 0;
-        if (q->nsort && hp->n == hp->cap) {
-            /* a full heap: worse than its worst on the first key is out */
-            fds__sort_value(q, 0, n->th_sf[0], n->docbase, &h);
-            if (fds__key_cmp(q, 0, &h, &hp->h[0]) > 0)
-                continue;
-            s = 1;
+        if (th_offer(n, o, &h)) {
+            r->rc = FDS_ENOMEM;
+            return;
         }
-        for (; s < q->nsort; s++)
-            fds__sort_value(q, s, n->th_sf[s], n->docbase, &h);
-        fds__heap_offer(hp, &h);
     }
 }
 
@@ -1741,6 +1821,8 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
  * into buckets.  0 or FDS_ENOMEM. */
 static int seg_end(anode *n)
 {
+    if (n->a->type == FDS_AGG_TOP_HITS && th_flush(n))
+        return FDS_ENOMEM;
     if (n->flat && n->dense) {
         int rc = flat_fold(n);
         if (rc)
