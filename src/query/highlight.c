@@ -291,6 +291,15 @@ int fds_hl_fragments(const char *t, size_t n, const fds_hl_mark *m, size_t nm,
 
 /* Levenshtein (with transpositions when asked) distance of a and b, at
  * most max + 1. */
+/* Does token s[0..n) match vals[i] of phrase q (a prefix of it for the
+ * last position of a phrase_prefix not expanded)? */
+static bool phrase_term(const fds_query *q, size_t i, const char *s, size_t n)
+{
+    return q->phrase_prefix && i + 1 == q->npos
+               ? n >= q->val_lens[i] && !memcmp(q->vals[i], s, q->val_lens[i])
+               : q->val_lens[i] == n && !memcmp(q->vals[i], s, n);
+}
+
 static int edit_distance(const char *a, size_t an, const char *b, size_t bn,
                          bool transp, int max)
 {
@@ -318,28 +327,38 @@ static int edit_distance(const char *a, size_t an, const char *b, size_t bn,
 /* Does a leaf of q that is on `path` (any field when !require) match the
  * token s[0..n)?  A bool's must_not and a boosting's negative do not
  * highlight. */
+/* Is q a compound whose clauses can mark (bool but not must_not, dis_max,
+ * constant_score, a boosting's positive)?  Then l/c hold its lists. */
+static bool compound(const fds_query *q, fds_query *const *l[3], size_t c[3])
+{
+    if (q->type != FDS_Q_BOOL && q->type != FDS_Q_CONST &&
+        q->type != FDS_Q_DISMAX && q->type != FDS_Q_BOOSTING)
+        return false;
+    l[0] = q->must;
+    l[1] = q->should;
+    l[2] = q->filter;
+    c[0] = q->nmust;
+    c[1] = q->type == FDS_Q_BOOSTING ? 0 : q->nshould;
+    c[2] = q->nfilter;
+    return true;
+}
+
+/* Does token s[0..n) of field `path` match a term of q?  A phrase of
+ * slop 0 does not count here (its matches are whole sequences:
+ * phrase_marks); one with slop marks each of its terms wherever it is. */
 static bool q_matches(const fds_query *q, const char *path, bool require,
                       const char *s, size_t n)
 {
+    fds_query *const *l[3];
+    size_t c[3];
     if (!q)
         return false;
-    switch (q->type) {
-    case FDS_Q_BOOL:
-    case FDS_Q_CONST:
-    case FDS_Q_DISMAX:
-    case FDS_Q_BOOSTING: {
-        fds_query *const *l[3] = {q->must, q->should, q->filter};
-        size_t c[3] = {q->nmust, q->nshould, q->nfilter};
-        if (q->type == FDS_Q_BOOSTING)
-            c[1] = 0;
+    if (compound(q, l, c)) {
         for (int k = 0; k < 3; k++)
             for (size_t i = 0; i < c[k]; i++)
                 if (q_matches(l[k][i], path, require, s, n))
                     return true;
         return false;
-    }
-    default:
-        break;
     }
     if (!q->field || (require && strcmp(q->field, path)))
         return false;
@@ -353,11 +372,9 @@ static bool q_matches(const fds_query *q, const char *path, bool require,
         return false;
     case FDS_Q_PATTERN:
         return q->pat && fds__term_pat_match(q->pat, s, n);
-    case FDS_Q_PHRASE: /* each term of the phrase, wherever it is */
-        for (size_t i = 0; i < q->nvals; i++)
-            if (q->phrase_prefix && i + 1 == q->npos
-                    ? n >= q->val_lens[i] && !memcmp(q->vals[i], s, q->val_lens[i])
-                    : q->val_lens[i] == n && !memcmp(q->vals[i], s, n))
+    case FDS_Q_PHRASE: /* sloppy: each term of the phrase, wherever it is */
+        for (size_t i = 0; q->slop && i < q->nvals; i++)
+            if (phrase_term(q, i, s, n))
                 return true;
         return false;
     case FDS_Q_FUZZY: {
@@ -426,19 +443,24 @@ static int scan_cb(void *arg, const fds_jval *v, fds_err *err)
     return 0;
 }
 
+/* A token of the value: its bytes in the value and in mark_ctx.text. */
+typedef struct hl_tok {
+    size_t start, end, off, len;
+} hl_tok;
+
 typedef struct mark_ctx {
     const fds_query *q;
     const hl_field *f;
     fds_hl_mark *m;
     size_t n, cap;
+    /* every token, for phrases (tok NULL: none kept) */
+    hl_tok *tok;
+    size_t ntok, tokcap;
+    fds_strbuf text;
 } mark_ctx;
 
-static int mark_cb(void *arg, const char *tok, size_t len, size_t start,
-                   size_t end)
+static int add_mark(mark_ctx *mc, size_t start, size_t end)
 {
-    mark_ctx *mc = arg;
-    if (!q_matches(mc->q, mc->f->path, mc->f->require, tok, len))
-        return 0;
     if (mc->n == mc->cap) {
         size_t nc = mc->cap ? mc->cap * 2 : 16;
         fds_hl_mark *nm = realloc(mc->m, nc * sizeof *nm);
@@ -450,6 +472,105 @@ static int mark_cb(void *arg, const char *tok, size_t len, size_t start,
     mc->m[mc->n].start = start;
     mc->m[mc->n++].end = end;
     return 0;
+}
+
+static int mark_cb(void *arg, const char *tok, size_t len, size_t start,
+                   size_t end)
+{
+    mark_ctx *mc = arg;
+    if (mc->tokcap) {
+        if (mc->ntok == mc->tokcap) {
+            size_t nc = mc->tokcap * 2;
+            hl_tok *nt = realloc(mc->tok, nc * sizeof *nt);
+            if (!nt)
+                return FDS_ENOMEM;
+            mc->tok = nt;
+            mc->tokcap = nc;
+        }
+        mc->tok[mc->ntok++] = (hl_tok){start, end, mc->text.len, len};
+        fds_strbuf_put(&mc->text, tok, len);
+        if (mc->text.oom)
+            return FDS_ENOMEM;
+    }
+    if (!q_matches(mc->q, mc->f->path, mc->f->require, tok, len))
+        return 0;
+    return add_mark(mc, start, end);
+}
+
+/* Is there a phrase of slop 0 on field `path` in q? */
+static bool has_exact_phrase(const fds_query *q, const char *path, bool require)
+{
+    fds_query *const *l[3];
+    size_t c[3];
+    if (!q)
+        return false;
+    if (compound(q, l, c)) {
+        for (int k = 0; k < 3; k++)
+            for (size_t i = 0; i < c[k]; i++)
+                if (has_exact_phrase(l[k][i], path, require))
+                    return true;
+        return false;
+    }
+    return q->type == FDS_Q_PHRASE && !q->slop && q->npos && q->field &&
+           (!require || !strcmp(q->field, path));
+}
+
+/* Marks for every match of q's phrases of slop 0 in the value's tokens:
+ * each token of a sequence at consecutive positions that the phrase's
+ * terms match (the last position: any of its alternatives), as the
+ * unified highlighter marks the positions of a phrase's matches only.
+ * 0 or FDS_ENOMEM. */
+static int phrase_marks(const fds_query *q, mark_ctx *mc)
+{
+    fds_query *const *l[3];
+    size_t c[3];
+    if (!q)
+        return 0;
+    if (compound(q, l, c)) {
+        for (int k = 0; k < 3; k++)
+            for (size_t i = 0; i < c[k]; i++) {
+                int rc = phrase_marks(l[k][i], mc);
+                if (rc)
+                    return rc;
+            }
+        return 0;
+    }
+    if (!has_exact_phrase(q, mc->f->path, mc->f->require))
+        return 0;
+    size_t np = q->npos;
+    for (size_t p = 0; p + np <= mc->ntok; p++) {
+        bool ok = true;
+        for (size_t i = 0; ok && i < np; i++) {
+            const hl_tok *t = &mc->tok[p + i];
+            const char *s = mc->text.p + t->off;
+            ok = phrase_term(q, i, s, t->len);
+            for (size_t a = np; !ok && i + 1 == np && a < q->nvals; a++)
+                ok = q->val_lens[a] == t->len && !memcmp(q->vals[a], s, t->len);
+        }
+        for (size_t i = 0; ok && i < np; i++) {
+            int rc = add_mark(mc, mc->tok[p + i].start, mc->tok[p + i].end);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static int mark_cmp(const void *a, const void *b)
+{
+    const fds_hl_mark *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The marks sorted and each once (a token a term and a phrase mark). */
+static void marks_sort(mark_ctx *mc)
+{
+    qsort(mc->m, mc->n, sizeof *mc->m, mark_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < mc->n; i++)
+        if (!k || mc->m[i].start >= mc->m[k - 1].end)
+            mc->m[k++] = mc->m[i];
+    mc->n = k;
 }
 
 /* The fragments of one field (its values in v) as a JSON array member
@@ -466,11 +587,20 @@ static int put_field(const hl_field *f, const fds_query *q, const hl_val *v,
             continue;
         if (want > 0 && got >= want)
             break;
-        mark_ctx mc = {q, f, NULL, 0, 0};
+        mark_ctx mc = {q, f, NULL, 0, 0, NULL, 0, 0, {0}};
         if (f->ftype == FDS_FT_KEYWORD) {
             rc = mark_cb(&mc, v[i].s, v[i].n, 0, v[i].n);
         } else {
-            rc = fds_analyze_offsets(v[i].s, v[i].n, mark_cb, &mc);
+            bool ph = has_exact_phrase(q, f->path, f->require);
+            if (ph && !(mc.tok = malloc(16 * sizeof *mc.tok)))
+                rc = FDS_ENOMEM;
+            mc.tokcap = mc.tok ? 16 : 0;
+            if (!rc)
+                rc = fds_analyze_offsets(v[i].s, v[i].n, mark_cb, &mc);
+            if (!rc && ph && !(rc = phrase_marks(q, &mc)))
+                marks_sort(&mc);
+            free(mc.tok);
+            fds_strbuf_free(&mc.text);
         }
         fds_hl_frag_opts o = f->o;
         if (want > 0)

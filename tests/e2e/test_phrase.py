@@ -177,9 +177,36 @@ class Phrase(ServerTestCase):
                                places=5)
         self.assertAlmostEqual(e["value"], e["details"][0]["value"] * idf_node["value"] *
                                e["details"][2]["value"], places=5)
-        # the phrase's terms are highlighted (Elasticsearch marks only those
-        # inside a phrase match)
-        self.assertIn("<em>quick</em> <em>brown</em>", h["0"]["highlight"]["t"][0])
+        # only the tokens of a phrase match are marked, as Elasticsearch's
+        # unified highlighter marks them
+        self.assertEqual(h["0"]["highlight"]["t"], ["the <em>quick</em> <em>brown</em> fox"])
+        self.assertEqual(h["3"]["highlight"]["t"],
+                         ["quick <em>quick</em> <em>brown</em> brown fox"])
+        self.assertEqual(h["4"]["highlight"]["t"], ["brownie <em>quick</em> <em>brown</em>"])
+        # a term query beside the phrase marks its term everywhere
+        out = self.q({"bool": {"must": [{"match_phrase": {"t": "quick brown"}}],
+                               "should": [{"term": {"t": "fox"}}]}},
+                     highlight={"fields": {"t": {}}})
+        h = {x["_id"]: x for x in out["hits"]["hits"]}
+        self.assertEqual(h["3"]["highlight"]["t"],
+                         ["quick <em>quick</em> <em>brown</em> brown <em>fox</em>"])
+        # a prefix phrase, and quoted phrases of query_string
+        out = self.q({"match_phrase_prefix": {"t": "quick br"}},
+                     highlight={"fields": {"t": {}}})
+        h = {x["_id"]: x for x in out["hits"]["hits"]}
+        self.assertEqual(h["3"]["highlight"]["t"],
+                         ["quick <em>quick</em> <em>brown</em> brown fox"])
+        out = self.q({"query_string": {"query": '"brown fox"', "default_field": "t"}},
+                     highlight={"fields": {"t": {}}})
+        h = {x["_id"]: x for x in out["hits"]["hits"]}
+        self.assertEqual(h["0"]["highlight"]["t"], ["the quick <em>brown</em> <em>fox</em>"])
+        self.assertEqual(h["3"]["highlight"]["t"],
+                         ["quick quick brown <em>brown</em> <em>fox</em>"])
+        # with slop, each term of the phrase is marked wherever it is
+        out = self.q({"match_phrase": {"t": {"query": "quick brown", "slop": 1}}},
+                     highlight={"fields": {"t": {}}})
+        h = {x["_id"]: x for x in out["hits"]["hits"]}
+        self.assertEqual(h["1"]["highlight"]["t"], ["<em>quick</em> fox <em>brown</em>"])
 
     def test_profile(self):
         out = self.q({"match_phrase": {"t": {"query": "quick brown", "slop": 2}}},
