@@ -477,6 +477,7 @@ static void terminate_count(search_run *s)
 typedef struct merged_hit {
     fds_hit h;
     fds_explanation *x;
+    fds_matched *mq; /* the shard's, or NULL */
 } merged_hit;
 
 static int merged_cmp(const void *a, const void *b, void *arg)
@@ -515,31 +516,37 @@ static int merge_hits(search_run *s, const fds_search_request *page,
     if (!all)
         return FDS_ENOMEM;
     size_t m = 0;
-    bool explain = false;
+    bool explain = false, named = false;
     for (size_t k = 0; k < s->nok; k++) {
         shard_run *sh = &s->sh[s->ok[k]];
         for (size_t i = 0; i < sh->res.nhits; i++) {
             all[m].h = sh->res.hits[i];
             all[m].h.seg += sh->seg0;
+            all[m].mq = sh->res.matched ? &sh->res.matched[i] : NULL;
             all[m++].x = sh->res.explain ? sh->res.explain[i] : NULL;
         }
         explain |= sh->res.explain != NULL;
+        named |= sh->res.matched != NULL;
     }
     qsort_r(all, m, sizeof *all, merged_cmp, (void *)page);
     size_t from = page->from < m ? page->from : m;
     size_t n = m - from < page->size ? m - from : page->size;
     out->hits = malloc((n ? n : 1) * sizeof *out->hits);
     out->explain = explain ? calloc(n ? n : 1, sizeof *out->explain) : NULL;
-    if (!out->hits || (explain && !out->explain)) {
+    out->matched = named ? calloc(n ? n : 1, sizeof *out->matched) : NULL;
+    if (!out->hits || (explain && !out->explain) || (named && !out->matched)) {
         free(all);
         free(out->hits);
         free(out->explain);
+        free(out->matched);
         return FDS_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         out->hits[i] = all[from + i].h;
         if (explain)
             out->explain[i] = all[from + i].x;
+        if (named && all[from + i].mq) /* the names stay the shard's */
+            out->matched[i] = *all[from + i].mq;
     }
     out->nhits = n;
     free(all);
@@ -733,6 +740,7 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
         fds_err_setk(e, rc, FDS_KIND_INTERNAL, "out of memory");
     free(merged.hits);
     free(merged.explain);
+    free(merged.matched);
     free(fail);
     free(segs);
     fds_search_request_free(empty);

@@ -357,7 +357,7 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
                     const fds_hit *h, bool want_source, const uint8_t *src,
                     size_t slen, const fds_search_segment *segs,
                     const char *index_name, const fds_hit_source *hs,
-                    const char *es)
+                    const char *es, const fds_matched *mq)
 {
     const char *ixn = hs->index_of ? hs->index_of(hs->arg, h->seg) : NULL;
     if (!ixn)
@@ -424,6 +424,15 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
             } else { /* exact digits, past 2^53 too */
                 fds_strbuf_printf(b, "%lld", (long long)h->sort_long[k]);
             }
+        }
+        fds_strbuf_puts(b, "]");
+    }
+    if (mq && mq->n) { /* Elasticsearch leaves it out when empty */
+        fds_strbuf_puts(b, ",\"matched_queries\":[");
+        for (size_t k = 0; k < mq->n; k++) {
+            if (k)
+                fds_strbuf_putc(b, ',');
+            fds_strbuf_put_json_string(b, mq->names[k], strlen(mq->names[k]));
         }
         fds_strbuf_puts(b, "]");
     }
@@ -505,7 +514,7 @@ char *fds_search_render(const fds_search_request *req,
             hs->req_of ? hs->req_of(hs->arg, res->hits[i].seg) : NULL;
         put_hit(&b, req, hr ? hr : req, hr ? hr : req, &res->hits[i],
                 want_source, fetch ? src[i] : NULL, fetch ? slen[i] : 0,
-                segs, index_name, hs, es);
+                segs, index_name, hs, es, res->matched ? &res->matched[i] : NULL);
         free(es);
     }
     fds_strbuf_puts(&b, "]}}");
@@ -565,7 +574,7 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
                 fds_strbuf_putc(b, ',');
             char *es = explain_text(r->hits[i].x);
             put_hit(b, q, q, page ? page : q, &hits[i], shows_source(q),
-                    src[i], slen[i], segs, "", hs, es);
+                    src[i], slen[i], segs, "", hs, es, NULL);
             free(es);
         }
         fds_strbuf_puts(b, "]}}");

@@ -173,6 +173,12 @@ fds_query *fds__dsl_match_phrase(fds__dsl_ctx *c, const cJSON *body,
 /* multi_match: rewritten into the dis_max (best_fields) or bool should
  * (most_fields) of per-field match queries and parsed as that. */
 fds_query *fds__dsl_multi_match(fds__dsl_ctx *c, const cJSON *body);
+/* cb(arg, path) for each mapped leaf field (text, keyword, numeric, date,
+ * boolean) whose path matches glob `pat`, in type then mapping order (the
+ * paths are the callee's only for the call); stops at cb's first non-zero
+ * return, which it returns (or FDS_ENOMEM). */
+int fds__dsl_fields_matching(fds__dsl_ctx *c, const char *pat,
+                             int (*cb)(void *arg, const char *path), void *arg);
 
 /* ---- highlight.c ---------------------------------------------------------- */
 

@@ -761,6 +761,68 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
     return q;
 }
 
+/* Leaf fields an exists pattern may resolve to (more: 400 too_many_clauses,
+ * as indices.query.bool.max_clause_count bounds Elasticsearch's). */
+#define EXISTS_MAX_FIELDS 1024
+
+/* One field of an exists pattern into the should list. */
+typedef struct exists_acc {
+    cJSON *should;
+    size_t n;
+} exists_acc;
+
+static int exists_add(void *arg, const char *path)
+{
+    exists_acc *a = arg;
+    if (++a->n > EXISTS_MAX_FIELDS)
+        return FDS_ETOOBIG;
+    cJSON *e = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(e, "exists");
+    if (!in || !cJSON_AddStringToObject(in, "field", path) ||
+        !cJSON_AddItemToArray(a->should, e)) {
+        cJSON_Delete(e);
+        return FDS_ENOMEM;
+    }
+    return 0;
+}
+
+/* exists over the mapped leaf fields matching glob `pat` (Elasticsearch's
+ * ExistsQueryBuilder: a pattern, or an object's "name.*"): none matches
+ * nothing, one is that field's exists, several a constant_score of a bool
+ * should of their exists. */
+static fds_query *exists_pattern(fds__dsl_ctx *c, const char *pat, float boost)
+{
+    cJSON *should = cJSON_CreateArray();
+    exists_acc acc = {should, 0};
+    int rc = should ? fds__dsl_fields_matching(c, pat, exists_add, &acc) : FDS_ENOMEM;
+    size_t n = acc.n;
+    fds_query *q = NULL;
+    if (!rc && n == 0) {
+        q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    } else if (!rc) {
+        cJSON *w = cJSON_CreateObject(), *cs = cJSON_AddObjectToObject(w, "constant_score");
+        cJSON *f = cs ? cJSON_AddObjectToObject(cs, "filter") : NULL;
+        cJSON *bl = f ? cJSON_AddObjectToObject(f, "bool") : NULL;
+        if (bl && cJSON_AddItemToObject(bl, "should", should) &&
+            cJSON_AddNumberToObject(cs, "boost", boost)) {
+            should = NULL;
+            q = fds__dsl_query(c, w);
+        } else {
+            rc = FDS_ENOMEM;
+        }
+        cJSON_Delete(w);
+    }
+    cJSON_Delete(should);
+    if (rc == FDS_ETOOBIG)
+        fds_err_setk(c->err, rc, FDS_KIND_TOO_MANY_CLAUSES,
+                     "[exists] field pattern [%s] matches more than %d fields", pat,
+                     EXISTS_MAX_FIELDS);
+    else if (rc)
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    if (q && n <= 1)
+        q->boost = boost;
+    return q;
+}
+
 fds_query *fds__dsl_exists(fds__dsl_ctx *c, const cJSON *b)
 {
     fds_query *q = NULL;
@@ -769,15 +831,33 @@ fds_query *fds__dsl_exists(fds__dsl_ctx *c, const cJSON *b)
                           : NULL;
     if (!cJSON_IsString(fl)) {
         fds__dsl_err(c->err, "[exists] must be provided with a [field]");
-    } else {
-        fds_field_info fb;
-        const fds_field_info *f = fds__dsl_field(c, fl->valuestring, &fb);
-        q = (!f || f->type == FDS_FT_OBJECT)
-                ? fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL)
-                : fds__dsl_qnew(FDS_Q_EXISTS, f->path);
-        if (q)
-            q->boost = fds__dsl_boost(b);
+        return NULL;
     }
+    float boost = fds__dsl_boost(b);
+    fds_field_info fb;
+    const char *name = fl->valuestring;
+    const fds_field_info *f = strchr(name, '*') ? NULL : fds__dsl_field(c, name, &fb);
+    if (f && f->type != FDS_FT_OBJECT) {
+        q = fds__dsl_qnew(FDS_Q_EXISTS, f->path);
+    } else if (strchr(name, '*')) {
+        return exists_pattern(c, name, boost);
+    } else if (f) { /* an object: any field under it */
+        size_t n = strlen(name);
+        char *pat = malloc(n + 3);
+        if (!pat) {
+            fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+            return NULL;
+        }
+        memcpy(pat, name, n);
+        memcpy(pat + n, ".*", 3);
+        q = exists_pattern(c, pat, boost);
+        free(pat);
+        return q;
+    } else {
+        q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
+    }
+    if (q)
+        q->boost = boost;
     return q;
 }
 

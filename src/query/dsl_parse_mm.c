@@ -50,6 +50,31 @@
 static const int MM_TYPES[] = {FDS_FT_TEXT, FDS_FT_KEYWORD, FDS_FT_LONG,
                                FDS_FT_DOUBLE, FDS_FT_DATE, FDS_FT_BOOLEAN};
 
+int fds__dsl_fields_matching(fds__dsl_ctx *c, const char *pat,
+                             int (*cb)(void *arg, const char *path), void *arg)
+{
+    int rc = 0;
+    for (size_t t = 0; !rc && c->m && t < sizeof MM_TYPES / sizeof *MM_TYPES;
+         t++) {
+        char **paths = NULL;
+        size_t np = 0;
+        rc = fds_mapping_fields_of_type(c->m, MM_TYPES[t], &paths, &np);
+        for (size_t i = 0; i < np; i++) {
+            if (!rc && fds_glob_match(pat, paths[i], strlen(paths[i])))
+                rc = cb(arg, paths[i]);
+            free(paths[i]);
+        }
+        free(paths);
+    }
+    return rc;
+}
+
+/* mm_add of a pattern's field with the entry's boost. */
+typedef struct mm_pat {
+    struct mm_fields *fs;
+    float boost;
+} mm_pat;
+
 typedef struct mm_field {
     char *path;
     float boost;
@@ -89,6 +114,12 @@ static int mm_add(mm_fields *fs, const char *path, size_t n, float boost)
     return 0;
 }
 
+static int mm_pat_add(void *arg, const char *path)
+{
+    mm_pat *mp = arg;
+    return mm_add(mp->fs, path, strlen(path), mp->boost);
+}
+
 static int by_path(const void *a, const void *b)
 {
     return strcmp(((const mm_field *)a)->path, ((const mm_field *)b)->path);
@@ -117,18 +148,8 @@ static int mm_entry(fds__dsl_ctx *c, const char *e, mm_fields *fs)
     } else {
         fs->all |= !strcmp(pat, "*");
         size_t first = fs->n;
-        for (size_t t = 0; !rc && c->m && t < sizeof MM_TYPES / sizeof *MM_TYPES;
-             t++) {
-            char **paths = NULL;
-            size_t np = 0;
-            rc = fds_mapping_fields_of_type(c->m, MM_TYPES[t], &paths, &np);
-            for (size_t i = 0; i < np; i++) {
-                if (!rc && fds_glob_match(pat, paths[i], strlen(paths[i])))
-                    rc = mm_add(fs, paths[i], strlen(paths[i]), boost);
-                free(paths[i]);
-            }
-            free(paths);
-        }
+        mm_pat mp = {fs, boost};
+        rc = fds__dsl_fields_matching(c, pat, mm_pat_add, &mp);
         if (!rc)
             qsort(fs->v + first, fs->n - first, sizeof *fs->v, by_path);
     }

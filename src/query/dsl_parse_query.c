@@ -251,7 +251,63 @@ static size_t leaves(const fds_query *q)
     return k;
 }
 
+static fds_query *dsl_query(fds__dsl_ctx *c, const cJSON *j);
+
+/* The `_name` member of query body b ({"TYPE": b}): b's own (compound
+ * queries, match_all, multi_match, query_string, terms, ...) or that of
+ * its one field's options object (match, term, range, prefix, ...).
+ * NULL when there is none. */
+static cJSON *name_member(const cJSON *b)
+{
+    if (!cJSON_IsObject(b))
+        return NULL;
+    cJSON *n = cJSON_GetObjectItemCaseSensitive(b, "_name");
+    if (n)
+        return n;
+    const cJSON *f = b->child;
+    return f && !f->next && cJSON_IsObject(f)
+               ? cJSON_GetObjectItemCaseSensitive(f, "_name")
+               : NULL;
+}
+
 fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
+{
+    const cJSON *nm = cJSON_IsObject(j) && j->child && !j->child->next
+                          ? name_member(j->child)
+                          : NULL;
+    if (!nm)
+        return dsl_query(c, j);
+    if (!cJSON_IsString(nm)) {
+        fds__dsl_err(c->err, "[%s] query does not support [_name] of type [%s]: "
+                             "a name is a string", j->child->string,
+                     fds__dsl_jtype(nm));
+        return NULL;
+    }
+    /* the query parsed without its name, which it then takes */
+    cJSON *copy = cJSON_Duplicate(j, true);
+    cJSON *cn = copy ? name_member(copy->child) : NULL;
+    char *name = cn ? strdup(cn->valuestring) : NULL;
+    if (!name) {
+        cJSON_Delete(copy);
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        return NULL;
+    }
+    cJSON *parent = cJSON_GetObjectItemCaseSensitive(copy->child, "_name") == cn
+                        ? copy->child
+                        : copy->child->child;
+    cJSON_Delete(cJSON_DetachItemViaPointer(parent, cn));
+    fds_query *q = dsl_query(c, copy);
+    cJSON_Delete(copy);
+    if (!q) {
+        free(name);
+        return NULL;
+    }
+    free(q->name);
+    q->name = name;
+    return q;
+}
+
+static fds_query *dsl_query(fds__dsl_ctx *c, const cJSON *j)
 {
     if (!cJSON_IsObject(j)) {
         fds__dsl_err(c->err,

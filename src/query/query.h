@@ -278,6 +278,9 @@ typedef struct fds_search_result {
     uint64_t postings_total;  /* postings of the query's terms (bench) */
     fds_explanation **explain; /* explain[i] explains hits[i] (nhits
                                   entries), NULL unless "explain" was asked */
+    struct fds_matched *matched; /* matched[i]: the named queries hits[i]
+                                    matches (nhits entries), NULL unless
+                                    the query names some */
     bool timed_out;        /* the request's timeout stopped it: partial */
     /* the request's aggregations over every matching doc, this shard's
      * partial form (aggs.h: fds_aggs_reduce finishes it); NULL without */
@@ -307,5 +310,14 @@ int fds_hit_cmp(const struct fds_search_request *req, const fds_hit *a,
                 const fds_hit *b);
 /* Free an explanation tree (NULL is a no-op). */
 void fds_explanation_free(fds_explanation *e);
+
+/* The `_name`s of the query's nodes one hit matches (its matched_queries),
+ * in the query's order (a node before its clauses); names malloc'd. */
+typedef struct fds_matched {
+    char **names;
+    size_t n;
+} fds_matched;
+/* Free n of them and the array (NULL is a no-op). */
+void fds_matched_free(fds_matched *m, size_t n);
 
 #endif

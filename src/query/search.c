@@ -527,6 +527,14 @@ static int execute(const fds_search_request *req,
                                               ne, out->explain)
                           : FDS_ENOMEM;
     }
+    if (!rc && fds__query_named(req->query) && hp->n > req->from) {
+        qsort_r(hp->h, hp->n, sizeof *hp->h, hit_qsort_cmp, (void *)req);
+        size_t nm = hp->n - req->from;
+        out->matched = calloc(nm, sizeof *out->matched);
+        rc = out->matched ? fds__named_hits(&r.x, root, hp->h + req->from, nm,
+                                            out->matched)
+                          : FDS_ENOMEM;
+    }
     fds__cnode_free(root);
     if (rc) {
         fds_agg_result_free(out->aggs);
@@ -534,6 +542,8 @@ static int execute(const fds_search_request *req,
         fds__explain_free(out->explain,
                           hp->n > req->from ? hp->n - req->from : 0);
         out->explain = NULL;
+        fds_matched_free(out->matched, hp->n > req->from ? hp->n - req->from : 0);
+        out->matched = NULL;
         free(hp->h);
         if (rc == FDS_ENOMEM)
             fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
@@ -558,11 +568,13 @@ void fds_search_result_free(fds_search_result *r)
     if (!r)
         return;
     fds__explain_free(r->explain, r->nhits);
+    fds_matched_free(r->matched, r->nhits);
     free(r->hits);
     fds_agg_result_free(r->aggs);
     r->aggs = NULL;
     r->hits = NULL;
     r->explain = NULL;
+    r->matched = NULL;
     r->nhits = 0;
 }
 
@@ -589,6 +601,7 @@ void fds__query_free(fds_query *q)
     if (!q)
         return;
     free(q->field);
+    free(q->name);
     free(q->term);
     for (size_t i = 0; i < q->nvals; i++)
         free(q->vals[i]);

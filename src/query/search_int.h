@@ -255,4 +255,13 @@ int fds__explain_hits(exec *x, const cnode *root, const fds_hit *h, size_t n,
 /* Free n explanations and the array (NULL is a no-op). */
 void fds__explain_free(fds_explanation **e, size_t n);
 
+/* ---- named queries (search_named.c) -------------------------------------- */
+
+/* Does q or a clause under it have a `_name`? */
+bool fds__query_named(const fds_query *q);
+/* out[i] (zeroed by the caller) = the names of root's nodes that hit h[i]
+ * matches, each node run again on the hit's doc.  0 or FDS_ENOMEM. */
+int fds__named_hits(exec *x, const cnode *root, const fds_hit *h, size_t n,
+                    fds_matched *out);
+
 #endif

@@ -317,6 +317,10 @@ cnode *fds__compile(exec *x, const fds_query *q)
         uint64_t maxdf = 0;
         fds_query *e = q->type == FDS_Q_FUZZY ? fz_expand(x, q, &maxdf)
                                               : fds__phrase_expand(x, q);
+        if (e && q->name && !e->name && !(e->name = strdup(q->name))) {
+            fds__query_free(e); /* the expansion answers to q's name */
+            return NULL;
+        }
         cnode *c = e ? fds__compile(x, e) : NULL;
         if (!c) {
             fds__query_free(e);

@@ -43,6 +43,8 @@ struct fds_term_pat; /* term_pat.h */
 typedef struct fds_query {
     int type;         /* fds_qtype */
     float boost;      /* 1.0 by default */
+    char *name;       /* `_name` (named queries: a hit lists the names of
+                         the ones it matches in matched_queries), or NULL */
     char *field;      /* TERM, TERMS, RANGE, EXISTS */
     size_t field_len;
     int ftype;        /* fds_ftype of the field at parse time */

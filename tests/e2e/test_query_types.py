@@ -64,17 +64,37 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(self.ids({"match": {"n": {"query": "two", "lenient": True}}}), [])
         self.assertEqual(self.ids({"match": {"n": {"query": "2", "lenient": True}}}), ["1"])
 
-    def test_named_queries_refused(self):
-        # no hit could list matched_queries: _name is refused, not ignored
-        for q, name in (({"match": {"t": {"query": "fox", "_name": "a"}}}, "match"),
-                        ({"term": {"k": {"value": "GET", "_name": "a"}}}, "term"),
-                        ({"bool": {"must": [{"match_all": {}}], "_name": "a"}}, "bool"),
-                        ({"match_phrase": {"t": {"query": "red fox", "_name": "a"}}},
-                         "match_phrase"),
-                        ({"query_string": {"query": "fox", "_name": "a"}}, "query_string")):
-            out = self.q(q, 400)
-            self.assertIn("[%s] query does not support [_name]" % name,
-                          out["error"]["root_cause"][0]["reason"], q)
+    def test_named_queries(self):
+        # each hit lists the _names of the queries it matches (in no set
+        # order, as in Elasticsearch: compared sorted)
+        def matched(query, **extra):
+            out = self.q(query, **extra)
+            return {h["_id"]: sorted(h["matched_queries"]) if "matched_queries" in h else None
+                    for h in out["hits"]["hits"]}
+        got = matched({"bool": {"should": [
+            {"match": {"t": {"query": "fox", "_name": "fox"}}},
+            {"term": {"k": {"value": "PUT", "_name": "put"}}},
+            {"match_phrase": {"t": {"query": "red fox", "_name": "red fox"}}},
+            {"range": {"n": {"gte": 2, "_name": "n2"}}}], "_name": "any"}})
+        self.assertEqual(got, {"0": ["any", "fox", "red fox"], "1": ["any", "fox", "n2"],
+                               "2": ["any", "n2", "put"], "3": ["any", "n2"]})
+        # filter context, must_not, query_string, fuzzy, prefix, terms, exists
+        got = matched({"bool": {"filter": [{"exists": {"field": "t", "_name": "e"}}],
+                                "must_not": [{"term": {"k": {"value": "GET", "_name": "g"}}}],
+                                "should": [
+            {"query_string": {"query": "t:bear", "_name": "qs"}},
+            {"fuzzy": {"t": {"value": "jumsp", "_name": "fz"}}},
+            {"prefix": {"k": {"value": "PO", "_name": "pre"}}},
+            {"terms": {"n": [3, 4], "_name": "tt"}}]}})
+        self.assertEqual(got, {"1": ["e", "fz", "pre"], "2": ["e", "tt"], "3": ["e", "qs", "tt"]})
+        # no name matched: the key is left out, as Elasticsearch does
+        got = matched({"bool": {"should": [{"match_all": {}},
+                                           {"term": {"k": {"value": "x", "_name": "x"}}}]}})
+        self.assertEqual(set(got.values()), {None})
+        # a name is a string
+        out = self.q({"term": {"k": {"value": "GET", "_name": 5}}}, 400)
+        self.assertIn("[term] query does not support [_name] of type",
+                      out["error"]["root_cause"][0]["reason"])
 
     def test_prefix_wildcard_regexp(self):
         self.assertEqual(self.ids({"prefix": {"k": "P"}}), ["1", "2"])
@@ -289,6 +309,39 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(out["hits"]["total"], -1)
 
 
+class ExistsPatterns(ServerTestCase):
+    """exists on an object field (any field under it) and on a field
+    pattern, as Elasticsearch's ExistsQueryBuilder resolves them."""
+
+    def test_object_and_pattern(self):
+        st, out, _ = self.req("PUT", "/ex", {"mappings": {"properties": {
+            "g": {"properties": {"who": {"type": "keyword"}, "n": {"type": "long"},
+                                 "deep": {"properties": {"t": {"type": "text"}}}}},
+            "h": {"type": "long"}}}})
+        self.assertEqual(st, 200, out)
+        for i, d in enumerate([{"g": {"who": "x"}}, {"g": {"n": 1}}, {"h": 1},
+                               {"g": {"deep": {"t": "a b"}}}, {"g": {}}]):
+            st, out, _ = self.req("PUT", "/ex/_doc/%d" % i, d)
+            self.assertIn(st, (200, 201), out)
+        self.req("POST", "/ex/_refresh")
+
+        def ids(field, boost=None):
+            q = {"field": field}
+            if boost:
+                q["boost"] = boost
+            st, out, _ = self.req("POST", "/ex/_search", {"query": {"exists": q}})
+            self.assertEqual(st, 200, out)
+            return sorted((h["_id"], h["_score"]) for h in out["hits"]["hits"])
+        self.assertEqual(ids("g"), [("0", 1.0), ("1", 1.0), ("3", 1.0)])
+        self.assertEqual(ids("g.deep"), [("3", 1.0)])
+        self.assertEqual(ids("g*", boost=3), [("0", 3.0), ("1", 3.0), ("3", 3.0)])
+        self.assertEqual(ids("*.who"), [("0", 1.0)])
+        self.assertEqual(ids("h"), [("2", 1.0)])
+        self.assertEqual(ids("nothing*"), [])
+        self.assertEqual(ids("nothing"), [])
+        self.req("DELETE", "/ex")
+
+
 class TermsLookup(ServerTestCase):
     """The terms query's lookup form fetches the terms from a document, as
     Elasticsearch's TermsLookup (search/170_terms_query.yml)."""
@@ -361,6 +414,18 @@ class TermsLookup(ServerTestCase):
         self.assertEqual(out["error"]["type"], "parsing_exception")
         out = self.ids({"user": {"index": "tl", "id": 1, "path": "followers"}}, status=400)
         self.assertIn("must be a string", out["error"]["reason"])
+
+    def test_named_queries_over_shards_and_indices(self):
+        # tl has two shards: the names come with each shard's hits
+        st, out, _ = self.req("POST", "/tl,lists/_search", {"query": {"bool": {"should": [
+            {"terms": {"user": {"index": "tl", "id": "u1", "path": "followers"},
+                       "_name": "u1's"}},
+            {"range": {"n": {"gte": 3, "_name": "n3"}}},
+            {"exists": {"field": "g.who", "_name": "lists"}}]}}})
+        self.assertEqual(st, 200, out)
+        got = {h["_id"]: sorted(h.get("matched_queries", [])) for h in out["hits"]["hits"]}
+        self.assertEqual(got, {"u2": ["u1's"], "u3": ["n3", "u1's"], "u4": ["n3"],
+                               "a": ["lists"], "b": ["lists"], "r": ["lists"]})
 
     def test_lookup_in_msearch_and_delete_by_query(self):
         body = ('{"index":"tl"}\n'
