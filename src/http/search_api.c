@@ -40,7 +40,7 @@ static const char *const SEARCH_PARAMS[] = {
     "lenient", "q", "track_total_hits", "_source", "_source_includes",
     "_source_excludes", "sort", "explain", "version", "seq_no_primary_term",
     "stored_fields", "rest_total_hits_as_int", "track_scores", "timeout",
-    "docvalue_fields", "min_score"};
+    "docvalue_fields", "min_score", "include_named_queries_score"};
 
 /* "scroll" and "profile" first: `_count` takes the list without them.
  * routing narrows the shards searched; preference (one copy of each
@@ -55,7 +55,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
     "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after",
     "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
-    NULL};
+    "include_named_queries_score", NULL};
 const char *const *const fds__search_url_params = SEARCH_OK_PARAMS;
 
 /* shard_run.shard of a run over every shard of its index at once: the

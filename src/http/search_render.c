@@ -428,13 +428,20 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
         fds_strbuf_puts(b, "]");
     }
     if (mq && mq->n) { /* Elasticsearch leaves it out when empty */
-        fds_strbuf_puts(b, ",\"matched_queries\":[");
+        /* a list of names, or with include_named_queries_score an object
+         * of their scores */
+        fds_strbuf_puts(b, req->named_scores ? ",\"matched_queries\":{"
+                                             : ",\"matched_queries\":[");
         for (size_t k = 0; k < mq->n; k++) {
             if (k)
                 fds_strbuf_putc(b, ',');
             fds_strbuf_put_json_string(b, mq->names[k], strlen(mq->names[k]));
+            if (req->named_scores) {
+                fds_strbuf_putc(b, ':');
+                sb_float(b, mq->scores[k]);
+            }
         }
-        fds_strbuf_puts(b, "]");
+        fds_strbuf_puts(b, req->named_scores ? "}" : "]");
     }
     if (es) {
         fds_strbuf_puts(b, ",\"_explanation\":");

@@ -1242,6 +1242,8 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
         snprintf(req->q_df, sizeof req->q_df, "%s", value);
         return 0;
     }
+    if (!strcmp(key, "include_named_queries_score"))
+        return url_flag(key, value, &req->named_scores, err);
     if (!strcmp(key, "default_operator")) {
         if (strcasecmp(value, "and") && strcasecmp(value, "or"))
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,

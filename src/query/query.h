@@ -315,6 +315,7 @@ void fds_explanation_free(fds_explanation *e);
  * in the query's order (a node before its clauses); names malloc'd. */
 typedef struct fds_matched {
     char **names;
+    float *scores; /* scores[k]: of names[k]'s query on the hit */
     size_t n;
 } fds_matched;
 /* Free n of them and the array (NULL is a no-op). */

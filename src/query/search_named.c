@@ -23,16 +23,25 @@ bool fds__query_named(const fds_query *q)
     return false;
 }
 
-/* Append `name` to m.  0 or FDS_ENOMEM. */
-static int add_name(fds_matched *m, const char *name)
+/* Append `name` with its query's score to m, unless it is there already
+ * (a name given twice is listed once, its first query's score: names are
+ * keys in Elasticsearch).  0 or FDS_ENOMEM. */
+static int add_name(fds_matched *m, const char *name, float score)
 {
+    for (size_t k = 0; k < m->n; k++)
+        if (!strcmp(m->names[k], name))
+            return 0;
     char **nn = realloc(m->names, (m->n + 1) * sizeof *nn);
     if (!nn)
         return FDS_ENOMEM;
     m->names = nn;
+    float *ns = realloc(m->scores, (m->n + 1) * sizeof *ns);
+    if (!ns)
+        return FDS_ENOMEM;
+    m->scores = ns;
     if (!(nn[m->n] = strdup(name)))
         return FDS_ENOMEM;
-    m->n++;
+    ns[m->n++] = score;
     return 0;
 }
 
@@ -46,8 +55,9 @@ static int walk(exec *x, const cnode *c, unsigned si, uint32_t d,
         if (!i)
             return FDS_ENOMEM;
         bool hit = i->advance(i, d) == d;
+        float score = hit ? i->score(i) : 0;
         fds__it_free(i);
-        if (hit && add_name(m, c->q->name))
+        if (hit && add_name(m, c->q->name, score))
             return FDS_ENOMEM;
     }
     for (size_t k = 0; k < c->nkids; k++) {
@@ -76,6 +86,7 @@ void fds_matched_free(fds_matched *m, size_t n)
         for (size_t k = 0; k < m[i].n; k++)
             free(m[i].names[k]);
         free(m[i].names);
+        free(m[i].scores);
     }
     free(m);
 }

@@ -186,6 +186,9 @@ struct fds_search_request {
     bool explain;
     bool count_only;         /* _count */
     bool track_scores;
+    /* include_named_queries_score (URL): matched_queries maps each name to
+     * the score of its query on the hit */
+    bool named_scores;
     fds_sort_spec sort[FDS_SORT_VALUES_MAX];
     unsigned nsort;          /* 0 = by _score */
     fds_after_val after[FDS_SORT_VALUES_MAX];

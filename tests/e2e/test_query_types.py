@@ -91,6 +91,21 @@ class QueryTypes(ServerTestCase):
         got = matched({"bool": {"should": [{"match_all": {}},
                                            {"term": {"k": {"value": "x", "_name": "x"}}}]}})
         self.assertEqual(set(got.values()), {None})
+        # include_named_queries_score: each name's query's score on the hit;
+        # a name given twice is listed once
+        st, out, _ = self.req("POST", "/qt/_search?include_named_queries_score=true", {
+            "size": 5, "query": {"bool": {"should": [
+                {"term": {"k": {"value": "PUT", "_name": "put"}}},
+                {"constant_score": {"filter": {"match": {"t": "red"}}, "boost": 3,
+                                    "_name": "red"}},
+                {"match_all": {"_name": "put"}}]}}})
+        self.assertEqual(st, 200, out)
+        h = {x["_id"]: x for x in out["hits"]["hits"]}
+        self.assertEqual(set(h["2"]["matched_queries"]), {"put", "red"})
+        self.assertEqual(h["2"]["matched_queries"]["red"], 3.0)
+        self.assertAlmostEqual(h["2"]["matched_queries"]["put"] + 3.0, h["2"]["_score"] - 1.0,
+                               places=5)  # the term's BM25, the boost, match_all's 1
+        self.assertEqual(h["3"]["matched_queries"], {"put": 1.0})
         # a name is a string
         out = self.q({"term": {"k": {"value": "GET", "_name": 5}}}, 400)
         self.assertIn("[term] query does not support [_name] of type",
