@@ -530,9 +530,24 @@ static float term_score(it *i)
     return fds__term_score_tf(i->c, t->tfs[t->i], norm);
 }
 
-/* Max over all blocks of the block bound (cached). */
+/* Max over all blocks of the block bound (cached): over the term's
+ * frontier when the segment has it (every block's (max tf, min norm) is
+ * dominated by a frontier pair, and the score is monotone in both, so the
+ * max is the same float). */
 static float term_ub(term_it *t)
 {
+    if (isnan(t->ub) && t->t.front) {
+        float ub = 0;
+        for (uint32_t k = 0; k < t->t.nfront; k++) {
+            const fds_spair *p = &t->t.front[k];
+            float bb = fds__term_score_tf(t->b.c, p->tf, p->norm);
+            if (bb > ub)
+                ub = bb;
+            if (p->tf > t->tfmax)
+                t->tfmax = p->tf;
+        }
+        t->ub = ub;
+    }
     if (isnan(t->ub)) {
         float ub = 0;
         uint32_t ptf = 0;
@@ -1406,6 +1421,7 @@ typedef struct norm_lims {
     double **bud;         /* [256]: NULL or [nt + 1][rcap + 1] */
     uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
                              terms' tfmax at most: more add nothing) */
+    uint32_t maxlen[256]; /* norm_max_len per norm byte, with budgets */
     double *mg;           /* scratch: rcap marginal scores */
     size_t bud_bytes;     /* allocated to bud[] so far */
 } norm_lims;
@@ -1426,6 +1442,13 @@ static void norm_lims_free(norm_lims *n)
     n->bud = NULL;
     n->mg = NULL;
     n->suf = NULL;
+}
+
+/* The most tokens a doc of norm byte nb has: norm_encode rounds down
+ * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
+static uint32_t norm_max_len(uint8_t nb)
+{
+    return nb == UINT8_MAX ? UINT32_MAX : fds__norm_decode(nb + 1) - 1;
 }
 
 /* Set up n for ts[0..nt) (off when the terms do not share one norms
@@ -1457,6 +1480,8 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
         rcap += ts[k]->tfmax;
     }
     n->rcap = rcap < BUDGET_MAX_TOKENS ? (uint32_t)rcap : BUDGET_MAX_TOKENS;
+    for (int nb = 0; nb < 256; nb++)
+        n->maxlen[nb] = norm_max_len((uint8_t)nb);
     n->bud = calloc(256, sizeof *n->bud);
     n->mg = malloc((n->rcap + 1) * sizeof *n->mg);
     if (!n->bud || !n->mg) {
@@ -1464,13 +1489,6 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
         return FDS_ENOMEM;
     }
     return 0;
-}
-
-/* The most tokens a doc of norm byte nb has: norm_encode rounds down
- * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
-static uint32_t norm_max_len(uint8_t nb)
-{
-    return nb == UINT8_MAX ? UINT32_MAX : fds__norm_decode(nb + 1) - 1;
 }
 
 /*
@@ -1536,16 +1554,16 @@ static const double *norm_suf(norm_lims *n, term_it **ts, uint8_t nb);
 /* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
  * byte nb at k-th score th: (double)s <= it means s cannot beat th with
  * ts[k..], by the per-norm bounds. */
-static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
+static inline void norm_fill(norm_lims *n, term_it **ts, uint8_t nb,
+                             float th)
 {
+    if (n->th[nb] == th)
+        return;
     size_t nt = n->nt;
     const double *suf = norm_suf(n, ts, nb);
-    if (!(n->th[nb] == th)) {
-        for (size_t k = 0; k < nt; k++)
-            n->lim[k * 256 + nb] =
-                (double)th / BOUND_SLACK(nt - k) - suf[k];
-        n->th[nb] = th;
-    }
+    for (size_t k = 0; k < nt; k++)
+        n->lim[k * 256 + nb] = (double)th / BOUND_SLACK(nt - k) - suf[k];
+    n->th[nb] = th;
 }
 
 /* The sum over every term of its score at its largest frequency, for a
@@ -1943,7 +1961,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                     continue;
                 const double *br = nl.bud ? budget_row(&nl, ts, cn[i]) : NULL;
                 if (br) { /* the tokens the doc has left for ts[k..] */
-                    uint32_t len = norm_max_len(cn[i]);
+                    uint32_t len = nl.maxlen[cn[i]];
                     uint32_t r = len - ct[i]; /* ct <= the doc's length */
                     if (r < nl.rcap &&
                         (sc + br[k * bw + r]) * slack <= (double)th)
