@@ -174,7 +174,22 @@ freqs:
                 tfs[i] = 1;
         return (long)(p - s);
     }
-    for (unsigned i = 0; i < n; i++) {
+    unsigned i = 0;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* 8 one-byte frequencies at a time (no continuation bit, no 0) */
+    while (i + 8 <= n && end - p >= 8) {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+        const uint64_t lo7 = 0x0101010101010101ull, hi = lo7 << 7;
+        if ((v & hi) || ((v - lo7) & ~v & hi)) /* a varint, or a 0 */
+            break;
+        for (unsigned k = 0; k < 8; k++)
+            tfs[i + k] = (uint32_t)(v >> (8 * k)) & 0xFF;
+        i += 8;
+        p += 8;
+    }
+#endif
+    for (; i < n; i++) {
         uint32_t t;
         if (p < end && *p < 0x80) {
             t = *p++;

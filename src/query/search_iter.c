@@ -1422,7 +1422,7 @@ typedef struct norm_lims {
     uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
                              terms' tfmax at most: more add nothing) */
     uint32_t maxlen[256]; /* norm_max_len per norm byte, with budgets */
-    double *mg;           /* scratch: rcap marginal scores */
+    double *mg;           /* scratch of budget_row */
     size_t bud_bytes;     /* allocated to bud[] so far */
 } norm_lims;
 
@@ -1483,7 +1483,10 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     for (int nb = 0; nb < 256; nb++)
         n->maxlen[nb] = norm_max_len((uint8_t)nb);
     n->bud = calloc(256, sizeof *n->bud);
-    n->mg = malloc((n->rcap + 1) * sizeof *n->mg);
+    uint32_t tmax = 0; /* budget_row's scratch: 2 lists and a term's */
+    for (size_t k = 0; k < nt; k++)
+        tmax = ts[k]->tfmax > tmax ? ts[k]->tfmax : tmax;
+    n->mg = malloc((2 * ((size_t)n->rcap + 1) + tmax) * sizeof *n->mg);
     if (!n->bud || !n->mg) {
         norm_lims_free(n);
         return FDS_ENOMEM;
@@ -1516,27 +1519,35 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
     if (!b)
         return NULL;
     n->bud_bytes += sz;
-    double *mg = n->mg;
-    size_t nm = 0;
+    /* mg: the rcap largest gains of ts[k..], descending; tg: ts[k]'s own,
+     * sorted (they come nearly sorted: BM25 is concave in tf) */
+    double *mg = n->mg, *m2 = mg + w, *tg = m2 + w;
+    size_t nm = 0, cap = n->rcap;
     for (size_t r = 0; r < w; r++)
         b[nt * w + r] = 0;
     for (size_t k = nt; k-- > 0;) {
-        /* merge ts[k]'s gains into mg (descending) */
         const cnode *c = ts[k]->b.c;
         double prev = 0;
+        size_t ng = 0;
         for (uint32_t tf = 1; tf <= ts[k]->tfmax; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
-            /* only the rcap largest are ever summed */
-            if (nm == n->rcap && (!nm || mg[nm - 1] >= g))
-                continue;
-            size_t i = nm < n->rcap ? nm++ : nm - 1;
-            while (i > 0 && mg[i - 1] < g) {
-                mg[i] = mg[i - 1];
+            size_t i = ng++;
+            while (i > 0 && tg[i - 1] < g) {
+                tg[i] = tg[i - 1];
                 i--;
             }
-            mg[i] = g;
+            tg[i] = g;
         }
+        /* merge, keeping only the cap largest (the only ones ever summed) */
+        size_t a = 0, t = 0, o = 0;
+        while (o < cap && (a < nm || t < ng))
+            m2[o++] = t >= ng || (a < nm && mg[a] >= tg[t]) ? mg[a++]
+                                                            : tg[t++];
+        double *sw = mg;
+        mg = m2;
+        m2 = sw;
+        nm = o;
         double *row = b + k * w, sum = 0;
         row[0] = 0;
         for (size_t r = 1; r < w; r++) {
@@ -1959,7 +1970,9 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 double sc = cs[i];
                 if (sc <= lk || (ln && sc <= ln[cn[i]]))
                     continue;
-                const double *br = nl.bud ? budget_row(&nl, ts, cn[i]) : NULL;
+                const double *br = !nl.bud ? NULL
+                                 : nl.bud[cn[i]] ? nl.bud[cn[i]]
+                                                 : budget_row(&nl, ts, cn[i]);
                 if (br) { /* the tokens the doc has left for ts[k..] */
                     uint32_t len = nl.maxlen[cn[i]];
                     uint32_t r = len - ct[i]; /* ct <= the doc's length */
