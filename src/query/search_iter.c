@@ -25,7 +25,10 @@
  * frequent low-idf terms only probe the candidates of the rare ones, and
  * windows no doc of which can enter the page are skipped undecoded.
  * Candidates are also dropped by bounds at their own norm and by the
- * token budget of their length (norm_lims), and a large segment's pass may
+ * token budget of their length (norm_lims); a doc that these rule out
+ * whatever its terms is not even scored by the essential terms, which are
+ * the fewest that the norms still let through need (norm_gate,
+ * norm_essential); and a large segment's pass may
  * run as two slices on two threads sharing their k-th scores (search.c).
  * Everything else is evaluated document at a time.  Ties between equal
  * scores go to the lower (segment, doc), like Lucene, so a candidate must
