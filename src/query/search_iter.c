@@ -25,7 +25,10 @@
  * frequent low-idf terms only probe the candidates of the rare ones, and
  * windows no doc of which can enter the page are skipped undecoded.
  * Candidates are also dropped by bounds at their own norm and by the
- * token budget of their length (norm_lims), and a large segment's pass may
+ * token budget of their length (norm_lims); a doc that these rule out
+ * whatever its terms is not even scored by the essential terms, which are
+ * the fewest that the norms still let through need (norm_gate,
+ * norm_essential); and a large segment's pass may
  * run as two slices on two threads sharing their k-th scores (search.c).
  * Everything else is evaluated document at a time.  Ties between equal
  * scores go to the lower (segment, doc), like Lucene, so a candidate must
@@ -534,9 +537,24 @@ static float term_score(it *i)
     return fds__term_score_tf(i->c, t->tfs[t->i], norm);
 }
 
-/* Max over all blocks of the block bound (cached). */
+/* Max over all blocks of the block bound (cached): over the term's
+ * frontier when the segment has it (every block's (max tf, min norm) is
+ * dominated by a frontier pair, and the score is monotone in both, so the
+ * max is the same float). */
 static float term_ub(term_it *t)
 {
+    if (isnan(t->ub) && t->t.front) {
+        float ub = 0;
+        for (uint32_t k = 0; k < t->t.nfront; k++) {
+            const fds_spair *p = &t->t.front[k];
+            float bb = fds__term_score_tf(t->b.c, p->tf, p->norm);
+            if (bb > ub)
+                ub = bb;
+            if (p->tf > t->tfmax)
+                t->tfmax = p->tf;
+        }
+        t->ub = ub;
+    }
     if (isnan(t->ub)) {
         float ub = 0;
         uint32_t ptf = 0;
@@ -1154,6 +1172,25 @@ static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
            ((double)block_bound_exact(t, b) + p->rest) * p->slack <= (double)p->th;
 }
 
+/* Docs a MaxScore window's essential terms need not score at all: the
+ * bound of a doc's whole score from its norm byte alone (norm_lims: every
+ * term at its largest frequency, and the token budget of the doc's
+ * length), times BOUND_SLACK(nt) and rounded up to a float, per norm byte
+ * on first use.  A doc whose bound is <= th (the window's k-th score)
+ * cannot enter the page whatever its terms: on a url field, most docs are
+ * far too short or too long for a whole url's terms. */
+typedef struct norm_gate {
+    float val[256];         /* NAN: not computed yet */
+    float th;
+    struct norm_lims *nl;
+    term_it **ts;
+    double *gains;          /* scratch of gate_budget, NULL: no budgets */
+    float eth;              /* the k-th score e is for (NAN: none) */
+    size_t e;               /* norm_essential at eth */
+} norm_gate;
+
+static float gate_fill(norm_gate *g, uint8_t nb);
+
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
  * acc[d - lo] += score, seen bit set (acc starts at the first score, so a
@@ -1161,12 +1198,13 @@ static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
  * tok (NULL: not kept): tok[d - lo] += tf, 0 outside seen like acc.
  * score false: only mark.  `prune` (NULL: none), for the only term that
  * makes candidates: its blocks that cannot beat the k-th score are passed
- * over undecoded.  Leaves the cursor on its first doc >= hi (or NO_MORE);
- * `t` must be on a doc >= lo.
+ * over undecoded.  `gate` (NULL: none; t must have norms): docs it rules
+ * out are neither scored nor marked.  Leaves the cursor on its first doc
+ * >= hi (or NO_MORE); `t` must be on a doc >= lo.
  */
 static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
                       uint64_t *seen, float *acc, uint32_t *tok, bool score,
-                      const lead_prune *prune)
+                      const lead_prune *prune, norm_gate *gate)
 {
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
@@ -1192,6 +1230,24 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
             }
         }
         const uint8_t *norms = t->norms;
+        uint32_t from = j, ruled = 0;
+        const float *gv = gate ? gate->val : NULL;
+        float gth = gate ? gate->th : 0;
+        for (; gate && j < end; j++) { /* gate implies norms */
+            uint32_t d = t->docs[j], w = d - lo;
+            uint8_t nb = norms[d];
+            float v = gv[nb];
+            if (isnan(v)) /* not computed yet */
+                v = gate_fill(gate, nb);
+            if (v <= gth) {
+                ruled++; /* the doc's length alone rules it out */
+                continue;
+            }
+            acc[w] += term_score_fast(t, t->tfs[j], nb);
+            seen[w >> 6] |= 1ull << (w & 63);
+            if (tok)
+                tok[w] += t->tfs[j];
+        }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j], w = d - lo;
             acc[w] += term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
@@ -1200,7 +1256,7 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
                 tok[w] += t->tfs[j];
         }
         if (score)
-            x->scored += j - t->i;
+            x->scored += j - from - ruled;
         if (j < n) {
             t->i = j;
             t->b.doc = t->docs[j];
@@ -1291,7 +1347,8 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
-            taat_term(x, ts[k], lo, hi, seen, acc, NULL, hp->cap != 0, NULL);
+            taat_term(x, ts[k], lo, hi, seen, acc, NULL, hp->cap != 0, NULL,
+                      NULL);
         }
         if (!any)
             continue;
@@ -1371,7 +1428,8 @@ typedef struct norm_lims {
     double **bud;         /* [256]: NULL or [nt + 1][rcap + 1] */
     uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
                              terms' tfmax at most: more add nothing) */
-    double *mg;           /* scratch: rcap marginal scores */
+    uint32_t maxlen[256]; /* norm_max_len per norm byte, with budgets */
+    double *mg;           /* scratch of budget_row */
     size_t bud_bytes;     /* allocated to bud[] so far */
 } norm_lims;
 
@@ -1391,6 +1449,13 @@ static void norm_lims_free(norm_lims *n)
     n->bud = NULL;
     n->mg = NULL;
     n->suf = NULL;
+}
+
+/* The most tokens a doc of norm byte nb has: norm_encode rounds down
+ * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
+static uint32_t norm_max_len(uint8_t nb)
+{
+    return nb == UINT8_MAX ? UINT32_MAX : fds__norm_decode(nb + 1) - 1;
 }
 
 /* Set up n for ts[0..nt) (off when the terms do not share one norms
@@ -1422,20 +1487,18 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
         rcap += ts[k]->tfmax;
     }
     n->rcap = rcap < BUDGET_MAX_TOKENS ? (uint32_t)rcap : BUDGET_MAX_TOKENS;
+    for (int nb = 0; nb < 256; nb++)
+        n->maxlen[nb] = norm_max_len((uint8_t)nb);
     n->bud = calloc(256, sizeof *n->bud);
-    n->mg = malloc((n->rcap + 1) * sizeof *n->mg);
+    uint32_t tmax = 0; /* budget_row's scratch: 2 lists and a term's */
+    for (size_t k = 0; k < nt; k++)
+        tmax = ts[k]->tfmax > tmax ? ts[k]->tfmax : tmax;
+    n->mg = malloc((2 * ((size_t)n->rcap + 1) + tmax) * sizeof *n->mg);
     if (!n->bud || !n->mg) {
         norm_lims_free(n);
         return FDS_ENOMEM;
     }
     return 0;
-}
-
-/* The most tokens a doc of norm byte nb has: norm_encode rounds down
- * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
-static uint32_t norm_max_len(uint8_t nb)
-{
-    return nb == UINT8_MAX ? UINT32_MAX : fds__norm_decode(nb + 1) - 1;
 }
 
 /*
@@ -1463,27 +1526,35 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
     if (!b)
         return NULL;
     n->bud_bytes += sz;
-    double *mg = n->mg;
-    size_t nm = 0;
+    /* mg: the rcap largest gains of ts[k..], descending; tg: ts[k]'s own,
+     * sorted (they come nearly sorted: BM25 is concave in tf) */
+    double *mg = n->mg, *m2 = mg + w, *tg = m2 + w;
+    size_t nm = 0, cap = n->rcap;
     for (size_t r = 0; r < w; r++)
         b[nt * w + r] = 0;
     for (size_t k = nt; k-- > 0;) {
-        /* merge ts[k]'s gains into mg (descending) */
         const cnode *c = ts[k]->b.c;
         double prev = 0;
+        size_t ng = 0;
         for (uint32_t tf = 1; tf <= ts[k]->tfmax; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
-            /* only the rcap largest are ever summed */
-            if (nm == n->rcap && (!nm || mg[nm - 1] >= g))
-                continue;
-            size_t i = nm < n->rcap ? nm++ : nm - 1;
-            while (i > 0 && mg[i - 1] < g) {
-                mg[i] = mg[i - 1];
+            size_t i = ng++;
+            while (i > 0 && tg[i - 1] < g) {
+                tg[i] = tg[i - 1];
                 i--;
             }
-            mg[i] = g;
+            tg[i] = g;
         }
+        /* merge, keeping only the cap largest (the only ones ever summed) */
+        size_t a = 0, t = 0, o = 0;
+        while (o < cap && (a < nm || t < ng))
+            m2[o++] = t >= ng || (a < nm && mg[a] >= tg[t]) ? mg[a++]
+                                                            : tg[t++];
+        double *sw = mg;
+        mg = m2;
+        m2 = sw;
+        nm = o;
         double *row = b + k * w, sum = 0;
         row[0] = 0;
         for (size_t r = 1; r < w; r++) {
@@ -1496,10 +1567,26 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
     return b;
 }
 
+static const double *norm_suf(norm_lims *n, term_it **ts, uint8_t nb);
+
 /* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
  * byte nb at k-th score th: (double)s <= it means s cannot beat th with
  * ts[k..], by the per-norm bounds. */
-static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
+static inline void norm_fill(norm_lims *n, term_it **ts, uint8_t nb,
+                             float th)
+{
+    if (n->th[nb] == th)
+        return;
+    size_t nt = n->nt;
+    const double *suf = norm_suf(n, ts, nb);
+    for (size_t k = 0; k < nt; k++)
+        n->lim[k * 256 + nb] = (double)th / BOUND_SLACK(nt - k) - suf[k];
+    n->th[nb] = th;
+}
+
+/* The sum over every term of its score at its largest frequency, for a
+ * doc of norm byte nb (suf's row nb of norm_lims, filled on first use). */
+static const double *norm_suf(norm_lims *n, term_it **ts, uint8_t nb)
 {
     size_t nt = n->nt;
     double *suf = n->suf + (size_t)nb * (nt + 1);
@@ -1512,12 +1599,120 @@ static void norm_fill(norm_lims *n, term_it **ts, uint8_t nb, float th)
         }
         n->have[nb >> 6] |= 1ull << (nb & 63);
     }
-    if (!(n->th[nb] == th)) {
-        for (size_t k = 0; k < nt; k++)
-            n->lim[k * 256 + nb] =
-                (double)th / BOUND_SLACK(nt - k) - suf[k];
-        n->th[nb] = th;
+    return suf;
+}
+
+/* Sum of the r largest of v[0..n) (r < n; v is reordered): Hoare's
+ * selection, expected O(n). */
+static double top_sum(double *v, size_t n, size_t r)
+{
+    size_t lo = 0, hi = n; /* the r-th largest is in v[lo..hi) */
+    while (hi - lo > 1) {
+        double p = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi - 1;
+        while (i <= j) { /* v[..i) >= p, v(j..] <= p */
+            while (v[i] > p)
+                i++;
+            while (v[j] < p)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i++] = v[j];
+                v[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (r <= j)
+            hi = j + 1;
+        else if (r >= i)
+            lo = i;
+        else
+            break; /* v[j+1..i) all equal p and hold position r */
     }
+    double s = 0;
+    for (size_t k = 0; k < r; k++)
+        s += v[k];
+    return s;
+}
+
+/* budget_row's row 0 at r tokens (r < rcap) without the table: the r
+ * largest marginal gains over every term's first min(tfmax, r)
+ * frequencies (a doc of r tokens has no term more often). */
+static double gate_budget(norm_gate *g, uint8_t nb, uint32_t r)
+{
+    norm_lims *n = g->nl;
+    size_t m = 0;
+    for (size_t k = 0; k < n->nt; k++) {
+        const cnode *c = g->ts[k]->b.c;
+        uint32_t top = g->ts[k]->tfmax < r ? g->ts[k]->tfmax : r;
+        double prev = 0;
+        for (uint32_t tf = 1; tf <= top; tf++) {
+            double v = (double)fds__term_score_tf(c, tf, nb);
+            g->gains[m++] = v - prev;
+            prev = v;
+        }
+    }
+    if (m <= r) {
+        double s = 0;
+        for (size_t k = 0; k < m; k++)
+            s += g->gains[k];
+        return s;
+    }
+    return top_sum(g->gains, m, r);
+}
+
+static float gate_fill(norm_gate *g, uint8_t nb)
+{
+    norm_lims *n = g->nl;
+    double b = norm_suf(n, g->ts, nb)[0];
+    uint32_t len = norm_max_len(nb);
+    if (g->gains && len < n->rcap) { /* the token budget of every term */
+        double bb = gate_budget(g, nb, len);
+        if (bb < b)
+            b = bb;
+    }
+    b *= BOUND_SLACK(n->nt);
+    float f = (float)b;
+    if ((double)f < b)
+        f = nextafterf(f, INFINITY);
+    return g->val[nb] = f;
+}
+
+/*
+ * The essential terms by the norms (MaxScore's split with per-norm
+ * bounds): the fewest leading terms ts[0..e) such that, at every norm
+ * byte the gate lets through at k-th score th, the terms ts[e..] at
+ * their largest frequency sum to no more than th (with their slack).  A
+ * doc matching none of ts[0..e) cannot enter the page: its norm is ruled
+ * out, or the rest cannot lift it above th.  0 when the gate rules out
+ * every norm.  On a whole url of tens of rare terms, which only docs of
+ * about its length can reach, this is a few terms where the window
+ * bounds (the best doc of each term's blocks, of any length) need most.
+ * Cached per th.
+ */
+static size_t norm_essential(norm_gate *g, float th)
+{
+    if (g->eth == th)
+        return g->e;
+    norm_lims *n = g->nl;
+    size_t nt = n->nt, e = 0;
+    for (int nb = 0; nb < 256 && e < nt; nb++) {
+        float v = g->val[nb];
+        if (isnan(v))
+            v = gate_fill(g, (uint8_t)nb);
+        if (v <= th)
+            continue;
+        const double *suf = norm_suf(n, g->ts, (uint8_t)nb);
+        size_t k = nt;
+        while (k > e && suf[k - 1] * BOUND_SLACK(nt - k + 1) <= (double)th)
+            k--;
+        e = k;
+    }
+    g->eth = th;
+    g->e = e;
+    return e;
 }
 
 /* The k-th score slice `me` of a segment must beat: its page's, or the
@@ -1674,8 +1869,19 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     /* tokens of each doc's terms so far: window accumulator, candidates */
     uint32_t *tok = calloc(TAAT_WINDOW, sizeof *tok);
     uint32_t *ct = malloc(TAAT_WINDOW * sizeof *ct);
-    if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct ||
-        norm_lims_init(&nl, ts, nt)) {
+    norm_gate gate = {.nl = &nl, .ts = ts, .eth = NAN};
+    for (int i = 0; i < 256; i++)
+        gate.val[i] = NAN;
+    int rc = norm_lims_init(&nl, ts, nt);
+    if (!rc && nl.bud) { /* gate_budget's gains: at most rcap per term */
+        size_t m = 1;
+        for (size_t k = 0; k < nt; k++)
+            m += ts[k]->tfmax < nl.rcap ? ts[k]->tfmax : nl.rcap;
+        if (!(gate.gains = malloc(m * sizeof *gate.gains)))
+            rc = FDS_ENOMEM;
+    }
+    if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct || rc) {
+        free(gate.gains);
         free(cw);
         free(cs);
         free(cn);
@@ -1726,11 +1932,17 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
         while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
             e--;
+        if (nl.norms && e > 0) {
+            size_t en = norm_essential(&gate, th);
+            if (en < e)
+                e = en;
+        }
         if (e == 0) { /* no doc of the window can enter the page */
             lo = hi;
             continue;
         }
         memset(seen, 0, nw * sizeof *seen);
+        gate.th = th;
         for (size_t k = 0; k < e; k++) {
             term_it *t = ts[k];
             if (t->b.doc < lo)
@@ -1738,7 +1950,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             /* one essential term: its hopeless blocks make no candidates */
             lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
             taat_term(x, t, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
-                      e == 1 ? &lp : NULL);
+                      e == 1 ? &lp : NULL, nl.norms ? &gate : NULL);
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
@@ -1765,9 +1977,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 double sc = cs[i];
                 if (sc <= lk || (ln && sc <= ln[cn[i]]))
                     continue;
-                const double *br = nl.bud ? budget_row(&nl, ts, cn[i]) : NULL;
+                const double *br = !nl.bud ? NULL
+                                 : nl.bud[cn[i]] ? nl.bud[cn[i]]
+                                                 : budget_row(&nl, ts, cn[i]);
                 if (br) { /* the tokens the doc has left for ts[k..] */
-                    uint32_t len = norm_max_len(cn[i]);
+                    uint32_t len = nl.maxlen[cn[i]];
                     uint32_t r = len - ct[i]; /* ct <= the doc's length */
                     if (r < nl.rcap &&
                         (sc + br[k * bw + r]) * slack <= (double)th)
@@ -1787,6 +2001,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         slice_publish(hp, sh, me);
         lo = hi;
     }
+    free(gate.gains);
     free(cw);
     free(cs);
     free(cn);

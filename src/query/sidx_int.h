@@ -9,6 +9,25 @@
 #include "postings.h"
 #include "sidx_format.h"
 
+/* One (max term frequency, min norm byte) pair of a term's skip entries
+ * (sidx_format.h): every block's pair is dominated by one of a term's
+ * frontier pairs (a higher or equal frequency at a lower or equal norm). */
+typedef struct fds_spair {
+    uint32_t tf;
+    uint8_t norm;
+} fds_spair;
+
+/* A term's frontier: its pairs pairs[off .. off + n) of its field, in
+ * increasing norm (and frequency) order. */
+typedef struct fds_sfront {
+    uint32_t ord, off, n;
+} fds_sfront;
+
+/* Terms of at least this many blocks have their frontier computed when
+ * the file is opened (a BM25 bound of all their blocks then costs a few
+ * pairs, not a pass over their skip list). */
+#define FDS_SFRONT_MIN_BLOCKS 64u
+
 typedef struct fds_sfield {
     const char *name;
     uint32_t name_len;
@@ -34,12 +53,22 @@ typedef struct fds_sfield {
      * (sidx_format.h); NULL without positions */
     const uint8_t *pos;
     unsigned wpos;
+    /* the frontiers of the terms of FDS_SFRONT_MIN_BLOCKS blocks or more,
+     * by ordinal (computed at open from the skip entries), and their
+     * pairs; NULL when none */
+    fds_sfront *fronts;
+    uint32_t nfronts;
+    fds_spair *pairs;
 } fds_sfield;
 
 #define FDS_DV_BLOCK 1024u
 
 typedef struct fds_sterm {
     uint32_t ord, df, nblocks;
+    /* the term's frontier (nfront pairs), NULL when not computed: a bound
+     * over all its blocks is the best over these pairs */
+    const fds_spair *front;
+    uint32_t nfront;
     uint32_t one_doc, one_tf; /* df == 1: the posting (skip, data NULL) */
     const uint8_t *skip;  /* nblocks x 16 bytes */
     const uint8_t *data;  /* blocks */

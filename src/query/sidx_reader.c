@@ -3,8 +3,13 @@
  * mmap, verifies its checksum and every offset once, then serves term
  * lookups by binary search with no further allocation.  Nothing of the file
  * is copied to the heap: its pages are the kernel's page cache, resident
- * in the server only while searches touch them (RssFile, not RssAnon).  A file that fails any
- * check gives FDS_ECORRUPT naming the path, never an out-of-bounds read.
+ * in the server only while searches touch them (RssFile, not RssAnon).
+ * The heap holds only what open derives: numeric blocks' min and max, and
+ * for each term of FDS_SFRONT_MIN_BLOCKS blocks or more the frontier of
+ * its skip entries' (max tf, min norm) pairs (a few pairs a term, found
+ * while the skip entries are checked; 40 KB for the 10M-doc index of
+ * bench/scale, 1 pair each).  A file that fails any check gives
+ * FDS_ECORRUPT naming the path, never an out-of-bounds read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +110,39 @@ static int validate_skips(const fds_sidx *s, size_t body, uint64_t po,
     return 0;
 }
 
+/* Append to f the frontier of the skip list of ordinal ord (nb >=
+ * FDS_SFRONT_MIN_BLOCKS entries at sk, already checked): the largest
+ * frequency per min norm byte, kept where no lower norm has a frequency as
+ * high.  *cap: the entries of f->fronts allocated, *pcap of f->pairs.
+ * 0 or FDS_ENOMEM. */
+static int add_front(fds_sfield *f, uint32_t ord, const uint8_t *sk,
+                     uint64_t nb, size_t *cap, size_t *pcap)
+{
+    uint32_t best[256] = {0};
+    for (uint64_t b = 0; b < nb; b++, sk += FDS_SIDX_SKIP_LEN) {
+        uint32_t tf = fds__get_u32(sk + 8);
+        if (tf > best[sk[12]])
+            best[sk[12]] = tf;
+    }
+    uint32_t off = 0, n = 0, top = 0;
+    if (f->nfronts)
+        off = f->fronts[f->nfronts - 1].off + f->fronts[f->nfronts - 1].n;
+    for (int nbyte = 0; nbyte < 256; nbyte++) {
+        if (best[nbyte] <= top) /* dominated (or no block) */
+            continue;
+        top = best[nbyte];
+        if (fds__grow((void **)&f->pairs, pcap, (size_t)off + n + 1,
+                      sizeof *f->pairs))
+            return FDS_ENOMEM;
+        f->pairs[off + n++] = (fds_spair){top, (uint8_t)nbyte};
+    }
+    if (fds__grow((void **)&f->fronts, cap, (size_t)f->nfronts + 1,
+                  sizeof *f->fronts))
+        return FDS_ENOMEM;
+    f->fronts[f->nfronts++] = (fds_sfront){ord, off, n};
+    return 0;
+}
+
 /* The term dictionary of field f (descriptor d): entry widths, bounds of
  * every term's bytes, singletons and skip lists. */
 static int validate_terms(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
@@ -125,6 +163,7 @@ static int validate_terms(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
         return corrupt(err, path, "term dictionary out of bounds");
     f->terms = m + terms_off + FDS_SIDX_DICT_HDR;
     f->tbytes = m + tb;
+    size_t cap = 0, pcap = 0; /* of f->fronts, f->pairs */
     for (uint32_t t = 0; t < f->nterms; t++) {
         uint64_t bit = (uint64_t)t * f->wentry;
         uint64_t so = fds__bits_get(f->terms, bit, f->w[0]);
@@ -141,6 +180,10 @@ static int validate_terms(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
         }
         int rc = validate_skips(s, body, po, df, err);
         if (rc)
+            return rc;
+        uint64_t nb = (df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
+        if (nb >= FDS_SFRONT_MIN_BLOCKS &&
+            (rc = add_front(f, t, m + po, nb, &cap, &pcap)))
             return rc;
     }
     return 0;
@@ -422,6 +465,8 @@ void fds_sidx_close(fds_sidx *s)
     for (uint32_t i = 0; s->fields && i < s->nfields; i++) {
         free(s->fields[i].blk_min);
         free(s->fields[i].blk_max);
+        free(s->fields[i].fronts);
+        free(s->fields[i].pairs);
     }
     free(s->fields);
     free(s->path);
@@ -505,12 +550,30 @@ void fds__sidx_term_at(const fds_sidx *s, const fds_sfield *f, uint32_t ord,
     t->df = (uint32_t)fds__bits_get(f->terms, bit, f->w[2]) + 1;
     t->nblocks = (t->df + FDS_POSTINGS_BLOCK - 1) / FDS_POSTINGS_BLOCK;
     if (ptr & 1) { /* inline singleton: see fds__sterm_inline */
+        t->front = NULL;
+        t->nfront = 0;
         t->one_doc = (uint32_t)(ptr >> 1);
         t->one_tf = 1;
         t->skip = t->data = t->end = NULL;
         return;
     }
     t->one_doc = t->one_tf = 0;
+    t->front = NULL;
+    t->nfront = 0;
+    if (t->nblocks >= FDS_SFRONT_MIN_BLOCKS) {
+        uint32_t lo = 0, hi = f->nfronts; /* fronts are by ordinal */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (f->fronts[mid].ord < ord)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < f->nfronts && f->fronts[lo].ord == ord) {
+            t->front = f->pairs + f->fronts[lo].off;
+            t->nfront = f->fronts[lo].n;
+        }
+    }
     t->skip = s->map + (ptr >> 1);
     t->data = t->skip + (size_t)t->nblocks * FDS_SIDX_SKIP_LEN;
     t->end = s->map + s->len - FDS_SIDX_FOOTER_LEN;

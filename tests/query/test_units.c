@@ -100,6 +100,29 @@ static void test_postings(void)
         ASSERT(fds_postings_decode_block(buf, buf + len, n, base,
                                          docs[n - 1], d2, t2) < 0);
     }
+    /* full blocks (the constant-width unpacking) of every gap width 0..32,
+     * the widest gap 2^w - 1 at a varying place */
+    for (unsigned w = 0; w <= 32; w++) {
+        uint32_t base = w == 32 ? 0 : 7, d = base;
+        uint64_t maxg = w == 32 ? 0xF0000000ull : (1ull << w) - 1;
+        uint64_t small = maxg < 1000 ? maxg : 1000; /* the other gaps */
+        for (unsigned i = 0; i < 128; i++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t g = i == (w * 5) % 128 ? maxg : (r >> 20) % (small + 1);
+            docs[i] = d + (uint32_t)g;
+            d = docs[i] + 1;
+            tfs[i] = w % 3 ? 1 : 1 + (uint32_t)(r >> 61);
+        }
+        size_t len = fds_postings_encode_block(docs, tfs, 128, base, buf);
+        ASSERT_EQ_U(buf[0] & 0x3Fu, w);
+        long got = fds_postings_decode_block(buf, buf + len, 128, base,
+                                             UINT32_MAX, d2, t2);
+        ASSERT(got == (long)len);
+        ASSERT(memcmp(docs, d2, sizeof docs) == 0 &&
+               memcmp(tfs, t2, sizeof tfs) == 0);
+        ASSERT(fds_postings_decode_block(buf, buf + len, 128, base,
+                                         docs[127], d2, t2) < 0);
+    }
     int64_t ms;
     ASSERT(fds__parse_date("2019-01-22T03:56:14+03:30", 25, false, &ms) == 0);
     ASSERT(ms == 1548116774000LL);
@@ -640,6 +663,86 @@ static void test_impacts(void)
     fds_mapping_free(m);
 }
 
+/* The frontier fds_sidx_open computes for a term of many blocks: exactly
+ * the skip entries' (max tf, min norm) pairs no other block dominates, in
+ * increasing norm and frequency; and top-k pages over such terms are the
+ * exhaustive ones to the bit (term bounds come from it). */
+static void test_fronts(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    uint64_t r = 99;
+    uint32_t ndocs = (FDS_SFRONT_MIN_BLOCKS + 6) * FDS_POSTINGS_BLOCK;
+    for (uint32_t i = 0; i < ndocs; i++) {
+        char doc[256] = "{\"msg\":\"a";
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned tf = (unsigned)(r >> 61), len = (unsigned)(r >> 40) % 20;
+        for (unsigned k = 0; k < tf; k++)
+            strcat(doc, " a");
+        for (unsigned k = 0; k < len; k++)
+            strcat(doc, k % 3 ? " b" : " c");
+        strcat(doc, "\"}");
+        ASSERT(add_doc(w, i, doc, &err) == 0);
+    }
+    fds_sidx *s = write_open(w);
+    const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
+    fds_sterm t;
+    ASSERT(f && fds__sidx_term(s, f, "a", 1, &t) == 0);
+    ASSERT(f && t.front && t.nfront > 0);
+    for (uint32_t b = 0; f && t.front && b < t.nblocks; b++) {
+        const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        uint32_t tf = fds__get_u32(sk + 8);
+        bool covered = false, dominated = false;
+        for (uint32_t k = 0; k < t.nfront; k++) {
+            const fds_spair *p = &t.front[k];
+            covered |= p->tf >= tf && p->norm <= sk[12];
+            if (k)
+                ASSERT(p->norm > t.front[k - 1].norm &&
+                       p->tf > t.front[k - 1].tf);
+        }
+        ASSERT(covered);
+        for (uint32_t c = 0; c < t.nblocks; c++) { /* a frontier pair? */
+            const uint8_t *o = t.skip + (size_t)c * FDS_SIDX_SKIP_LEN;
+            dominated |= (fds__get_u32(o + 8) > tf && o[12] <= sk[12]) ||
+                         (fds__get_u32(o + 8) >= tf && o[12] < sk[12]);
+        }
+        bool listed = false;
+        for (uint32_t k = 0; k < t.nfront; k++)
+            listed |= t.front[k].tf == tf && t.front[k].norm == sk[12];
+        ASSERT(listed == !dominated);
+    }
+    static const char *const q[] = {
+        "{\"query\":{\"match\":{\"msg\":\"a c\"}},\"size\":10%s}",
+        "{\"query\":{\"match\":{\"msg\":\"a\"}},\"size\":5%s}",
+        "{\"query\":{\"match\":{\"msg\":\"b a\"}},\"size\":3%s}"};
+    fds_search_segment seg = {.sidx = s};
+    for (size_t i = 0; s && i < sizeof q / sizeof *q; i++) {
+        fds_search_result res[2];
+        for (int ex = 0; ex < 2; ex++) {
+            char body[160];
+            snprintf(body, sizeof body, q[i],
+                     ex ? ",\"track_total_hits\":true"
+                        : ",\"track_total_hits\":false");
+            fds_search_request *rq = NULL;
+            ASSERT(fds_search_parse(body, strlen(body), m, 0, &rq, &err) == 0);
+            ASSERT(rq && fds_search_execute(rq, &seg, 1, &res[ex], &err) == 0);
+            fds_search_request_free(rq);
+        }
+        ASSERT(res[0].nhits == res[1].nhits && res[0].nhits > 0);
+        for (size_t h = 0; h < res[0].nhits && h < res[1].nhits; h++)
+            ASSERT(res[0].hits[h].doc == res[1].hits[h].doc &&
+                   memcmp(&res[0].hits[h].score, &res[1].hits[h].score,
+                          sizeof(float)) == 0);
+        ASSERT(i == 1 ? res[0].postings_scored <= res[1].postings_scored
+                      : res[0].postings_scored < res[1].postings_scored);
+        fds_search_result_free(&res[0]);
+        fds_search_result_free(&res[1]);
+    }
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
 /* Golden check of the .sidx format: the same documents must give the same
  * bytes.  A deliberate format change bumps FDS_SIDX_VERSION and updates
  * these constants (run with FDS_GOLDEN_PRINT=1 to print them). */
@@ -991,6 +1094,7 @@ int main(void)
     test_dv_record();
     test_golden();
     test_impacts();
+    test_fronts();
     test_empty();
     test_analyzer();
     test_postings();
