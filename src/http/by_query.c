@@ -343,10 +343,14 @@ static void *slice_run(void *arg)
     fds__scan_job *j = s->j;
     fds_err *e = &s->e;
     fds_search_request *req = NULL;
-    int rc = fds_search_parse_window(j->query ? j->query : "",
+    fds_search_limits lim;
+    fds_search_limits_default(&lim);
+    lim.max_result_window = UINT32_MAX;
+    lim.lookup = j->st ? fds__terms_lookup : NULL;
+    lim.lookup_arg = j->st;
+    int rc = fds_search_parse_limits(j->query ? j->query : "",
                                      j->query ? strlen(j->query) : 0,
-                                     fds_index_mapping(j->from), UINT32_MAX, 0,
-                                     &req, e);
+                                     fds_index_mapping(j->from), &lim, 0, &req, e);
     /* df and default_operator first: they apply to a later q */
     const char *const keys[] = {"df", "default_operator", "q"};
     const char *const vals[] = {j->df, j->default_operator, j->q};
@@ -717,23 +721,13 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
         cJSON_Delete(w);
     }
     cJSON_Delete(body);
-    char *looked = NULL; /* the query with its terms lookups fetched */
-    size_t ll;
-    if (j->query &&
-        fds__terms_lookup(r->store, j->query, strlen(j->query), &looked, &ll, &e)) {
-        fds__scan_job_free(j);
-        return fds_resp_error(o, &e);
-    }
-    if (looked) {
-        free(j->query);
-        j->query = looked;
-    }
     fds_index *ix = fds_req_index(r, o, 0);
     if (!ix) {
         fds__scan_job_free(j);
         return;
     }
     j->from = ix;
+    j->st = r->store;
     char desc[FDS_REQ_PATH_MAX + 32];
     snprintf(desc, sizeof desc, "%s [%s]", del ? "delete-by-query" : "update-by-query",
              fds_index_name(ix));

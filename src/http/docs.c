@@ -1970,7 +1970,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
         goto out;
     }
     *j = (fds__scan_job){.mode = FDS__SCAN_REINDEX, .from = from, .to = to,
-                         .query = qbody, .max_docs = max_docs,
+                         .st = r->store, .query = qbody, .max_docs = max_docs,
                          .batch = (uint32_t)batch, .create = create,
                          .proceed = proceed, .refresh = want_refresh(r),
                          .external = external, .external_gte = gte,

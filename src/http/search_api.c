@@ -313,6 +313,8 @@ static int parse_for(fds_req *r, const fds_mapping *m,
         lim.max_regex_length = set->max_regex_length;
         lim.max_rescore_window = set->max_rescore_window;
     }
+    lim.lookup = fds__terms_lookup;
+    lim.lookup_arg = r->store;
     int rc = fds_search_parse_limits(r->body, r->body_len, m, &lim,
                                      count ? 1 : 0, req, e);
     for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
@@ -891,31 +893,9 @@ void fds_h_search_shards(fds_req *r, fds_resp *o)
     fds_resp_json(o, 200, j);
 }
 
-static void search(fds_req *r, fds_resp *o, bool count, long long t0);
-
 void fds_h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = fds_now_us();
-    char *body;
-    size_t len;
-    fds_err e;
-    fds_err_clear(&e);
-    if (fds__terms_lookup(r->store, r->body, r->body_len, &body, &len, &e))
-        return fds_resp_error(o, &e);
-    if (!body)
-        return search(r, o, count, t0);
-    const char *was = r->body; /* the request's, for the search's length */
-    size_t was_len = r->body_len;
-    r->body = body;
-    r->body_len = len;
-    search(r, o, count, t0);
-    r->body = was;
-    r->body_len = was_len;
-    free(body);
-}
-
-static void search(fds_req *r, fds_resp *o, bool count, long long t0)
-{
     if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
         return;
     /* the parameters that change nothing an answer shows still take only

@@ -74,15 +74,11 @@ bool fds__scroll_begin(fds_req *r, fds_resp *o, const char *keep_alive,
  * 200, else drop it. */
 void fds__scroll_end(fds__search_hooks *hk, fds_resp *o);
 
-/* The body with each terms lookup ({"terms": {FIELD: {"index", "id",
- * "path", "routing"}}}) replaced by the terms it fetches (terms_lookup.c):
- * *out a malloc'd body of *out_len bytes, NUL-terminated, or NULL when
- * the body has none.  0, or an error in e: a malformed lookup
- * (FDS_EINVAL, parsing_exception), the lookup's index missing
- * (FDS_ENOTFOUND, index_not_found_exception), the store's read errors,
- * FDS_ENOMEM. */
-int fds__terms_lookup(fds_store *st, const char *body, size_t len, char **out,
-                      size_t *out_len, fds_err *e);
+/* fds_search_limits.lookup over the store `arg` (terms_lookup.c): the
+ * values at `path` of document `id` of `index` for a terms lookup. */
+int fds__terms_lookup(void *arg, const char *index, const char *id,
+                      const char *routing, const char *path, struct cJSON **out,
+                      fds_err *e);
 
 /* True when the search body has a top-level `pit` member. */
 bool fds__body_has_pit(fds_req *r);

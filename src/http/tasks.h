@@ -62,6 +62,7 @@ typedef struct fds__scan_job {
     int mode;          /* FDS__SCAN_* */
     fds_index *from;   /* the index read (a reference, released by free) */
     fds_index *to;     /* reindex: the index written (the same) */
+    fds_store *st;     /* the store (terms lookups of the query) */
     char *query;       /* {"query":...} search body (malloc'd), NULL = all */
     uint64_t max_docs; /* documents processed at most; UINT64_MAX = all */
     uint32_t batch;    /* documents read and written at a time */

@@ -991,6 +991,8 @@ void fds_search_limits_default(fds_search_limits *l)
     l->max_terms_count = FDS_MAX_TERMS_COUNT;
     l->max_regex_length = FDS_MAX_REGEX_LENGTH;
     l->max_rescore_window = FDS_MAX_RESCORE_WINDOW;
+    l->lookup = NULL;
+    l->lookup_arg = NULL;
 }
 
 int fds_search_parse_window(const char *body, size_t len,

@@ -43,7 +43,11 @@ typedef struct fds__dsl_ctx {
     size_t nraw;
     int64_t now_ms; /* the request's "now" in date math (0: not read yet) */
     const fds_search_limits *lim; /* the index's limits (never NULL) */
+    unsigned lookups; /* terms lookups so far, at most FDS_TERMS_LOOKUP_MAX */
 } fds__dsl_ctx;
+
+/* Terms lookups per request: each fetches a document. */
+#define FDS_TERMS_LOOKUP_MAX 64u
 
 /* ---- helpers (dsl_parse_query.c) ----------------------------------------- */
 

@@ -471,18 +471,89 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
     return q;
 }
 
+static fds_query *terms_of(fds__dsl_ctx *c, const cJSON *body, const cJSON *fld);
+
+/* The terms of a lookup object `lk` ({"index", "id", "path", "routing"}:
+ * Elasticsearch's TermsLookup) fetched by the request's lookup callback,
+ * as a new array named like lk; NULL with c->err filled. */
+static cJSON *lookup_terms(fds__dsl_ctx *c, const cJSON *lk)
+{
+    const char *v[4] = {NULL, NULL, NULL, NULL}; /* index, id, path, routing */
+    static const char *const keys[4] = {"index", "id", "path", "routing"};
+    const cJSON *it;
+    cJSON_ArrayForEach(it, lk) {
+        size_t k = 0;
+        while (k < 4 && strcmp(it->string, keys[k]))
+            k++;
+        if (k == 4) {
+            fds__dsl_err(c->err, "[terms] query does not support [%s] within "
+                                 "lookup element", it->string);
+            return NULL;
+        }
+        char buf[8];
+        const char *s;
+        size_t n;
+        if (!cJSON_IsString(it)) {
+            fds__dsl_err(c->err, "[terms] query lookup element [%s] must be a "
+                                 "string", keys[k]);
+            return NULL;
+        }
+        if (!fds__dsl_scalar(c, it, buf, sizeof buf, &s, &n) ||
+            n != strlen(it->valuestring)) {
+            fds__dsl_err(c->err, "[terms] query lookup element [%s] has a NUL "
+                                 "character", keys[k]);
+            return NULL;
+        }
+        v[k] = it->valuestring;
+    }
+    for (size_t k = 0; k < 3; k++)
+        if (!v[k]) {
+            fds__dsl_err(c->err, "[terms] query lookup element requires "
+                                 "specifying the %s.", keys[k]);
+            return NULL;
+        }
+    if (!c->lim->lookup) {
+        fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                     "[terms] lookup (index, id, path) is not supported in "
+                     "this request: give the terms as an array");
+        return NULL;
+    }
+    if (++c->lookups > FDS_TERMS_LOOKUP_MAX) {
+        fds_err_setk(c->err, FDS_ETOOBIG, FDS_KIND_INVALID_ARGUMENT,
+                     "a search may hold at most %u terms lookups",
+                     FDS_TERMS_LOOKUP_MAX);
+        return NULL;
+    }
+    cJSON *arr = NULL;
+    if (c->lim->lookup(c->lim->lookup_arg, v[0], v[1], v[3], v[2], &arr, c->err))
+        return NULL;
+    arr->string = lk->string; /* borrowed: the field's name */
+    arr->type |= cJSON_StringIsConst;
+    return arr;
+}
+
 fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
     if (fds__dsl_leaf_field(c, body, "terms", &fld))
         return NULL;
     if (cJSON_IsObject(fld) && (cJSON_GetObjectItemCaseSensitive(fld, "index") ||
+                                cJSON_GetObjectItemCaseSensitive(fld, "id") ||
                                 cJSON_GetObjectItemCaseSensitive(fld, "path"))) {
-        fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                     "[terms] lookup (index, id, path) is not supported in "
-                     "this request: give the terms as an array");
-        return NULL;
+        cJSON *looked = lookup_terms(c, fld);
+        if (!looked)
+            return NULL;
+        fds_query *q = terms_of(c, body, looked);
+        cJSON_Delete(looked);
+        return q;
     }
+    return terms_of(c, body, fld);
+}
+
+/* The terms query of field array fld (body: the query's object, for its
+ * boost); NULL with c->err filled. */
+static fds_query *terms_of(fds__dsl_ctx *c, const cJSON *body, const cJSON *fld)
+{
     if (!cJSON_IsArray(fld)) {
         fds__dsl_err(c->err, "[terms] query does not support [%s]",
                      fld->string);

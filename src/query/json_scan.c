@@ -14,6 +14,7 @@
  * FDS_KIND_CONTENT_PARSE and worded as Elasticsearch's JSON parser words
  * them ("[1:44] Duplicate field 'includes'").
  */
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -569,4 +570,42 @@ int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
                         void *arg, fds_err *err)
 {
     return scan((const uint8_t *)src, len, true, cb, arg, err);
+}
+
+typedef struct values_at {
+    const char *path;
+    size_t plen;
+    cJSON *out;
+} values_at;
+
+static int values_at_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    values_at *x = arg;
+    if (v->path_len != x->plen || memcmp(v->path, x->path, x->plen))
+        return 0;
+    cJSON *e = NULL;
+    if (v->kind == FDS_JV_STRING || v->kind == FDS_JV_NUMBER) {
+        char *s = strndup(v->str, v->str_len); /* cut at a NUL, as cJSON */
+        e = s ? cJSON_CreateString(s) : NULL;
+        free(s);
+    } else if (v->kind == FDS_JV_TRUE || v->kind == FDS_JV_FALSE) {
+        e = cJSON_CreateBool(v->kind == FDS_JV_TRUE);
+    } else {
+        return 0; /* null, or an object or array starting */
+    }
+    if (!e || !cJSON_AddItemToArray(x->out, e)) {
+        cJSON_Delete(e);
+        return FDS_ENOMEM;
+    }
+    return 0;
+}
+
+int fds_json_values_at(const uint8_t *src, size_t len, const char *path,
+                       cJSON *out)
+{
+    values_at x = {path, strlen(path), out};
+    fds_err err;
+    fds_err_clear(&err);
+    return fds__json_scan(src, len, values_at_cb, &x, &err);
 }

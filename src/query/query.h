@@ -44,6 +44,17 @@
  */
 int fds_json_check_body(const char *src, size_t len, fds_err *err);
 
+/*
+ * The scalars of JSON document src[0..len) at the dotted `path` -- through
+ * arrays and objects, a key holding dots too, as Elasticsearch's
+ * XContentMapValues.extractRawValues reads them -- appended to the cJSON
+ * array `out`: strings, numbers as strings of their digits (none lost to
+ * a double), booleans; nulls and objects add nothing.  Returns 0,
+ * FDS_EPARSE (not a JSON object: out keeps what came before), FDS_ENOMEM.
+ */
+int fds_json_values_at(const uint8_t *src, size_t len, const char *path,
+                       struct cJSON *out);
+
 /* ---- mappings (Elasticsearch field types) ----------------------------- */
 
 typedef enum fds_ftype {

@@ -144,6 +144,17 @@ typedef struct fds_search_limits {
     uint32_t max_terms_count;     /* index.max_terms_count: terms query (65536) */
     uint32_t max_regex_length;    /* index.max_regex_length: regexp (1000) */
     uint32_t max_rescore_window;  /* index.max_rescore_window (10000) */
+    /* A terms query's lookup form {"index", "id", "path", "routing"}
+     * (NULL: refused, 400): *out a new cJSON array of the values at the
+     * dotted `path` of document `id` of `index` (routing NULL: the id's
+     * own shard) -- strings, numbers as strings of their digits (so that
+     * no digit is lost), booleans; empty when there is no such document.
+     * 0, or an error in err (the index missing: FDS_ENOTFOUND, kind
+     * INDEX_NOT_FOUND).  The caller (src/http) supplies it. */
+    int (*lookup)(void *arg, const char *index, const char *id,
+                  const char *routing, const char *path, struct cJSON **out,
+                  fds_err *err);
+    void *lookup_arg;
 } fds_search_limits;
 
 #define FDS_MAX_DOCVALUE_FIELDS 100

@@ -415,6 +415,67 @@ class TermsLookup(ServerTestCase):
             {"terms": {"user": {"index": "tl", "id": "u1", "path": "followers"}}}]}}})
         self.assertEqual((st, out["count"]), (200, 2), out)
 
+    def test_lookup_values_keep_their_digits(self):
+        # numbers come from the source's digits, not through a double
+        st, out, _ = self.req("PUT", "/big", {"mappings": {"properties": {
+            "uid": {"type": "long"}, "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        for i, d in [("1", {"uid": 1234567890123456789, "k": "1234567890123456789"}),
+                     ("2", {"uid": 1234567890123456768, "k": "x"}),
+                     ("3", {"uid": 1, "k": "1.0"})]:
+            self.req("PUT", "/big/_doc/" + i, d)
+        self.req("PUT", "/big/_doc/src1", '{"f":[1234567890123456789]}')
+        self.req("PUT", "/big/_doc/src2", '{"f":[1.0]}')
+        self.req("POST", "/big/_refresh")
+        def hits(field, src):
+            return self.ids({field: {"index": "big", "id": src, "path": "f"}}, path="/big/_search")
+        self.assertEqual(hits("uid", "src1"), ["1"])
+        self.assertEqual(hits("k", "src1"), ["1"])
+        self.assertEqual(hits("k", "src2"), ["3"])
+        self.assertEqual(hits("uid", "src2"), ["3"])
+        self.req("DELETE", "/big")
+
+    def test_lookup_only_in_queries(self):
+        # a terms aggregation named like a lookup key is no lookup
+        st, out, _ = self.req("POST", "/tl/_search", {"size": 0, "aggs": {
+            "terms": {"terms": {"field": "user"},
+                      "aggs": {"path": {"terms": {"field": "n"}},
+                               "id": {"max": {"field": "n"}}}}}})
+        self.assertEqual(st, 200, out)
+        self.assertEqual(len(out["aggregations"]["terms"]["buckets"]), 4)
+        # in a filter aggregation it is one
+        st, out, _ = self.req("POST", "/tl/_search", {"size": 0, "aggs": {"f": {"filter": {
+            "terms": {"user": {"index": "tl", "id": "u1", "path": "followers"}}}}}})
+        self.assertEqual((st, out["aggregations"]["f"]["doc_count"]), (200, 2), out)
+        # escaped keys are the same keys
+        st, out, _ = self.req("POST", "/tl/_search",
+                              '{"query":{"terms":{"user":{"ind\\u0065x":"tl","\\u0069d":"u1",'
+                              '"p\\u0061th":"followers"}}}}')
+        self.assertEqual((st, out["hits"]["total"]["value"]), (200, 2), out)
+
+    def test_lookup_source_alias_and_nul(self):
+        st, out, _ = self.req("PUT", "/nosrc", {"mappings": {"_source": {"enabled": False},
+                                                             "properties": {"f": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, out)
+        self.req("PUT", "/nosrc/_doc/1?refresh=true", {"f": ["u2"]})
+        # an index that keeps no _source gives no terms, as in Elasticsearch
+        self.assertEqual(self.ids({"user": {"index": "nosrc", "id": "1", "path": "f"}}), [])
+        self.req("DELETE", "/nosrc")
+        # an alias of one index will do; of two, 400
+        self.req("POST", "/_aliases", {"actions": [{"add": {"index": "tl", "alias": "tla"}},
+                                                   {"add": {"index": "tl", "alias": "two"}},
+                                                   {"add": {"index": "lists", "alias": "two"}}]})
+        self.assertEqual(self.ids({"user": {"index": "tla", "id": "u1", "path": "followers"}}),
+                         ["u2", "u3"])
+        out = self.ids({"user": {"index": "two", "id": "u1", "path": "followers"}}, status=400)
+        self.assertIn("more than one index", out["error"]["reason"])
+        self.req("POST", "/_aliases", {"actions": [{"remove": {"index": "*", "alias": "tla"}},
+                                                   {"remove": {"index": "*", "alias": "two"}}]})
+        # a NUL in an id is refused, not cut
+        out = self.ids({"user": {"index": "tl", "id": "u1\u0000x", "path": "followers"}},
+                       status=400)
+        self.assertIn("NUL", out["error"]["reason"])
+
     def test_lookup_errors(self):
         # the fetched terms count against index.max_terms_count
         out = self.ids({"user": {"index": "tl", "id": "u2", "path": "followers"}}, status=400)
