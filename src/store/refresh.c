@@ -48,6 +48,7 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
             uint32_t doc;
             fds__live *cur = newlive[i] ? newlive[i] : ix->lives[i];
             if (ix->segs[i]->shard != docs[k].shard ||
+                !fds__seg_may_hold(ix->segs[i], docs[k].id, docs[k].id_len) ||
                 fds_sidx_find_id(ix->segs[i]->sidx, docs[k].id, docs[k].id_len,
                                  &doc) != 0 ||
                 !fds__live_get(cur, doc))

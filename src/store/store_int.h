@@ -63,6 +63,8 @@ typedef struct fds__seg {
     uint32_t shard;          /* the shard it belongs to (catalogue row) */
     fds__routes routes;      /* its documents' routing values (catalogue row) */
     fds_sidx *sidx;
+    uint64_t *id_bloom;      /* fds__seg_may_hold; NULL: none (say yes) */
+    uint64_t id_bloom_mask;  /* bits in id_bloom - 1 (a power of two) */
     atomic_bool dropped;     /* no longer live: remove files at last unref */
 } fds__seg;
 
@@ -504,6 +506,20 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
  * file is removed on error. */
 int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
                          uint32_t dict_id, fds_err *err);
+/*
+ * Might sg hold a document with this id?  false: it certainly does not;
+ * true: look it up (fds_sidx_find_id).  A Bloom filter of the segment's
+ * ids built at fds__seg_open (in memory only, nothing on disk): every
+ * write looks each id up in every segment of its shard, and so does a
+ * refresh for the deletes it applies, a binary search over the ids per
+ * segment that is mostly a miss.  FDS__ID_BLOOM_BITS_PER_DOC bits a doc
+ * (rounded up to a power of two) and FDS__ID_BLOOM_PROBES probes give
+ * about 0.5% false positives (Bloom 1970; (1 - e^(-kn/m))^k with
+ * m/n = 12, k = 4).
+ */
+#define FDS__ID_BLOOM_BITS_PER_DOC 12u
+#define FDS__ID_BLOOM_PROBES 4u
+bool fds__seg_may_hold(const fds__seg *sg, const char *id, size_t len);
 int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
                     uint64_t *offset, uint32_t *len, uint32_t *doc_base);
 int64_t fds__seg_version(const fds__seg *sg, uint32_t doc);

@@ -32,6 +32,7 @@ static bool segs_find_live(fds_index *ix, const char *id, size_t len,
     for (unsigned i = ix->nsegs; i-- > 0 && !found;) {
         uint32_t doc;
         if (ix->segs[i]->shard == shard &&
+            fds__seg_may_hold(ix->segs[i], id, len) &&
             fds_sidx_find_id(ix->segs[i]->sidx, id, len, &doc) == 0 &&
             fds__live_get(ix->lives[i], doc)) {
             found = true;
