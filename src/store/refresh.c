@@ -7,6 +7,10 @@
  * saves the mapping and trims the translog; then the new set is published.
  * A crash before the commit leaves the old state plus the translog, after
  * it the new state.  fds__build_segment and fds__publish serve merges too.
+ * A big refresh builds its documents as two segments on two threads
+ * (refresh_parts), each writing its .fdt on a thread beside its .tim
+ * (fdt_job); the flusher thread at the end of this file refreshes full
+ * write buffers while writers go on (store_int.h).
  */
 #include <fcntl.h>
 #include <malloc.h>
