@@ -665,15 +665,9 @@ void fds__buffer_wait(fds_index *ix)
 /* One pass: every index, while the buffers are over the limit. */
 static void flush_pass(fds_store *s)
 {
-    pthread_mutex_lock(&s->mu);
-    size_t n = s->nindices;
-    fds_index **v = malloc((n + 1) * sizeof *v);
-    for (size_t i = 0; v && i < n; i++) {
-        v[i] = s->indices[i];
-        atomic_fetch_add(&v[i]->refs, 1);
-    }
-    pthread_mutex_unlock(&s->mu);
-    for (size_t i = 0; v && i < n; i++) {
+    size_t n;
+    fds_index **v = fds__indices_pin(s, &n);
+    for (size_t i = 0; i < n; i++) {
         if (fds__buf_over(s) && !atomic_load(&s->stop))
             fds__index_buffer_flush(v[i]);
         fds_index_release(v[i]);

@@ -993,6 +993,21 @@ int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
     return rc;
 }
 
+fds_index **fds__indices_pin(fds_store *s, size_t *n)
+{
+    pthread_mutex_lock(&s->mu);
+    *n = s->nindices;
+    fds_index **v = malloc((*n + 1) * sizeof *v);
+    for (size_t i = 0; v && i < *n; i++) {
+        v[i] = s->indices[i];
+        atomic_fetch_add(&v[i]->refs, 1);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!v)
+        *n = 0;
+    return v;
+}
+
 static void *background(void *arg)
 {
     fds_store *s = arg;
@@ -1001,14 +1016,8 @@ static void *background(void *arg)
         struct timespec ts = {0, BG_TICK_MS * 1000000L};
         nanosleep(&ts, NULL);
         int64_t now = fds__now_ms();
-        pthread_mutex_lock(&s->mu);
-        size_t n = s->nindices;
-        fds_index **v = malloc((n + 1) * sizeof *v);
-        for (size_t i = 0; v && i < n; i++) {
-            v[i] = s->indices[i];
-            atomic_fetch_add(&v[i]->refs, 1);
-        }
-        pthread_mutex_unlock(&s->mu);
+        size_t n;
+        fds_index **v = fds__indices_pin(s, &n);
         /* below the free-space floor: no new segment files (the writes
          * wait in the translog, searches serve what is committed) */
         bool low = fds__disk_low(s);

@@ -296,6 +296,10 @@ void fds__rm_rf(const char *path);
  * FDS_ENOTFOUND for a deleted or unknown index, FDS_ECLOSED for a closed
  * one, FDS_ECORRUPT with the load failure for a failed one. */
 int64_t fds__now_ms(void);
+/* store.c: the node's indices now, each with a reference taken (release
+ * each with fds_index_release, free the array); *n of them, NULL and 0
+ * when out of memory. */
+fds_index **fds__indices_pin(fds_store *s, size_t *n);
 int fds__index_not_found(fds_err *err, const char *name);
 int fds__index_closed(fds_index *ix, fds_err *err);
 int fds__index_failed(fds_index *ix, fds_err *err);
