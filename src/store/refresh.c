@@ -8,8 +8,7 @@
  * A crash before the commit leaves the old state plus the translog, after
  * it the new state.  fds__build_segment and fds__publish serve merges too.
  * A big refresh builds its documents as two segments on two threads
- * (refresh_parts), each writing its .fdt on a thread beside its .tim
- * (fdt_job); the flusher thread at the end of this file refreshes full
+ * (refresh_parts); the flusher thread at the end of this file refreshes full
  * write buffers while writers go on (store_int.h).
  */
 #include <fcntl.h>
@@ -105,36 +104,6 @@ static void stored_free(fds__bufdoc *c, size_t n)
 }
 
 /*
- * The stored-fields file of a refresh, written on a thread of its own
- * while the refreshing thread builds the inverted index of the same
- * documents: the two read the same sources and share nothing else (the
- * block codec uses the calling thread's context, fds_codec_ctx_thread).
- * Worth a thread from FDT_THREAD_MIN_DOCS documents on; below that a
- * refresh writes both files on its own thread (thread start-up and a codec
- * context per thread cost more than the overlap gains).
- */
-#define FDT_THREAD_MIN_DOCS 256
-
-typedef struct fdt_job {
-    fds_index *ix;
-    uint64_t gen;
-    const fds__bufdoc *docs;
-    size_t n;
-    const fds_codec_params *p;
-    const fds_dict *dict;
-    int rc;
-    fds_err err;
-} fdt_job;
-
-static void *fdt_job_run(void *arg)
-{
-    fdt_job *j = arg;
-    j->rc = fds__seg_write(j->ix, j->gen, j->docs, j->n, NULL, j->p, j->dict,
-                           NULL, 0, &j->err);
-    return NULL;
-}
-
-/*
  * Build segment files for `docs` (live sources only), open them.  A doc
  * with src NULL is read through `ld` (may be NULL when every src is set);
  * the .tim is indexed from the sources, or, for a merge (`tim_from` not
@@ -184,22 +153,12 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     /* the parts of one refresh build concurrently (refresh_parts); every
      * other caller holds refresh_mu alone */
     uint64_t gen = __atomic_fetch_add(&ix->next_gen, 1, __ATOMIC_RELAXED);
-    /* a refresh (every source in memory, the .tim indexed from them):
-     * the .fdt on a second thread, see fdt_job */
-    fdt_job job = {ix, gen, kept, n, &set->codec, dict, 0, {0}};
-    pthread_t fdt_thread;
-    bool fdt_async = !ld && !copy && !tim_from && n >= FDT_THREAD_MIN_DOCS;
-    fds_err_clear(&job.err);
-    if (fdt_async && pthread_create(&fdt_thread, NULL, fdt_job_run, &job))
-        fdt_async = false;
-    if (!fdt_async) {
-        rc = fds__seg_write(ix, gen, kept, n, ld, &set->codec, dict, copy,
-                            ncopy, err);
-        stored_free(stored, n);
-        fds_dict_free(relevel);
-        if (rc)
-            return rc;
-    }
+    rc = fds__seg_write(ix, gen, kept, n, ld, &set->codec, dict, copy, ncopy,
+                        err);
+    stored_free(stored, n);
+    fds_dict_free(relevel);
+    if (rc)
+        return rc;
     char *tim = fds__seg_path(ix, gen, "tim");
     fds_sidx_writer *w = tim_from ? NULL : fds_sidx_writer_create(ix->mapping);
     if (!tim || (!w && !tim_from))
@@ -230,16 +189,6 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     if (!rc && w)
         rc = fds_sidx_writer_write(w, tim, err);
     fds_sidx_writer_free(w);
-    if (fdt_async) {
-        pthread_join(fdt_thread, NULL);
-        stored_free(stored, n);
-        fds_dict_free(relevel);
-        if (job.rc) { /* the .fdt's error first, as written in sequence */
-            if (err)
-                *err = job.err;
-            rc = job.rc;
-        }
-    }
     if (!rc)
         rc = fsync_dir(ix->dir) ? fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
                                                "cannot sync [%s]", ix->dir)
