@@ -8,7 +8,9 @@
 # binary given (alternating A B, B A, ... over REPEATS), and prints per run
 #   docs/s       documents over the wall time of the requests and the
 #                _refresh after them (the last buffer becoming a segment)
-#   CPU s        the server's CPU time over both (thread schedstat)
+#   CPU s        the server's CPU time over both (/proc/PID/stat utime +
+#                stime: it keeps the time of threads that ended, which a sum
+#                of live threads' schedstat would miss)
 #   docs/CPU s   documents per server CPU second (robust against other load
 #                on the machine)
 # then the medians (min-max) per server.  Merges after the load are not
@@ -69,7 +71,15 @@ for b in "$SYNTHLOGS" "${SERVERS[@]#*=}"; do
 done
 
 work=$(mktemp -d /tmp/fieldstore-bulk.XXXXXX)
-. "$here/server.sh" # stop_server, cpu_us
+. "$here/server.sh" # stop_server
+
+# The server's CPU time so far, microseconds, threads that ended included:
+# utime + stime of /proc/PID/stat (fields 14 and 15 after the command name,
+# in clock ticks).
+proc_cpu_us() {
+  local hz; hz=$(getconf CLK_TCK)
+  sed 's/.*) //' /proc/"$server_pid"/stat | awk -v hz="$hz" '{printf "%d\n", ($12 + $13) * 1e6 / hz}'
+}
 trap 'stop_server; rm -rf "$work"' EXIT
 IDX=bulk-bench
 "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
@@ -90,7 +100,7 @@ for ((r = 1; r <= REPEATS; r++)); do
     URL=http://127.0.0.1:$(cat "$work/port")
     curl -sS -f -XPUT "$URL/$IDX" -H 'Content-Type: application/json' \
       -d '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"'"$DURABILITY"'"}}}}' > /dev/null
-    c0=$(cpu_us); t0=$(date +%s%N)
+    c0=$(proc_cpu_us); t0=$(date +%s%N)
     pids=()
     for ((k = 0; k < CLIENTS; k++)); do
       ( i=0
@@ -105,7 +115,7 @@ for ((r = 1; r <= REPEATS; r++)); do
     done
     for p in "${pids[@]}"; do wait "$p" || exit 1; done
     curl -sS -f -XPOST "$URL/$IDX/_refresh" > /dev/null
-    t1=$(date +%s%N); c1=$(cpu_us)
+    t1=$(date +%s%N); c1=$(proc_cpu_us)
     stop_server
     awk -v l="$label" -v r="$r" -v n="$DOCS" -v w=$(( (t1 - t0) / 1000 )) -v c=$(( c1 - c0 )) \
       'BEGIN {printf "%s run %d: %.0f docs/s, %.1f CPU s, %.0f docs/CPU s\n", l, r, n / (w / 1e6), c / 1e6, n / (c / 1e6)}' \

@@ -142,9 +142,13 @@ static int emit(const cpinfo *cps, size_t s, size_t e, uint8_t *sbuf,
             out = *heap;
         }
         size_t n = 0;
-        for (size_t i = s; i < end; i++)
-            n += (size_t)utf8proc_encode_char(utf8proc_tolower(cps[i].cp),
-                                              out + n);
+        for (size_t i = s; i < end; i++) {
+            int32_t c = cps[i].cp;
+            if (c < 0x80) /* ASCII: utf8proc's answer, without its tables */
+                out[n++] = (uint8_t)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+            else
+                n += (size_t)utf8proc_encode_char(utf8proc_tolower(c), out + n);
+        }
         int rc;
         if (oc)
             rc = oc->fn(oc->arg, (const char *)out, n, cps[s].off,
@@ -174,9 +178,9 @@ static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
     size_t n = 0;
     const uint8_t *p = (const uint8_t *)text, *end = p + len;
     while (p < end) {
-        int32_t c;
-        ssize_t k = utf8proc_iterate(p, end - p, &c);
-        if (k <= 0) {
+        int32_t c = *p;
+        ssize_t k = 1;
+        if (c >= 0x80 && (k = utf8proc_iterate(p, end - p, &c)) <= 0) {
             c = 0xFFFD;
             k = 1;
         }

@@ -1482,9 +1482,48 @@ static void mapping_truncate(fds_mapping *m, size_t keep)
     }
 }
 
+/* What map_check_cb answers for a value that would add a field: the
+ * document needs the write lock.  Never leaves fds_doc_map. */
+#define MAP_NEEDS_FIELD (-1000)
+
+/* map_cb for a mapping that must not change (read lock): the same checks,
+ * MAP_NEEDS_FIELD where map_cb would add a field. */
+static int map_check_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    mapctx *c = arg;
+    int src = strict_check(c->m, v, err);
+    if (src)
+        return src;
+    fds_mfield *f = fds__mapping_find(c->m, v->path, v->path_len);
+    if (!f) {
+        bool adds = c->m->dynamic == FDS_DYNAMIC_TRUE &&
+                    (v->kind == FDS_JV_STRING || v->kind == FDS_JV_NUMBER ||
+                     v->kind == FDS_JV_TRUE || v->kind == FDS_JV_FALSE ||
+                     v->kind == FDS_JV_OBJECT);
+        return adds ? MAP_NEEDS_FIELD : 0;
+    }
+    if (fds__value_check(f, v, NULL))
+        return fds__value_error(f, v, c->src, c->len, err);
+    return 0;
+}
+
 int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err)
 {
     mapctx c = {m, src, len};
+    /* most documents add no field: checked under the read lock, so that
+     * concurrent writers and refreshes do not wait for each other; up to
+     * the first value that would add one, both passes see the same
+     * mapping and answer alike */
+    fds_err cerr;
+    fds_err_clear(&cerr);
+    pthread_rwlock_rdlock(&m->lock);
+    int crc = fds__doc_scan(m, true, src, len, map_check_cb, &c, &cerr);
+    pthread_rwlock_unlock(&m->lock);
+    if (crc != MAP_NEEDS_FIELD) {
+        if (crc && err && !err->code)
+            *err = cerr;
+        return crc;
+    }
     pthread_rwlock_wrlock(&m->lock);
     size_t before = m->nfields;
     int rc = fds__doc_scan(m, true, src, len, map_cb, &c, err);

@@ -140,11 +140,22 @@ void fds__buf_account(fds_index *ix)
     else
         atomic_fetch_sub(&ix->st->buf_mem, ix->buf_accounted - cur);
     ix->buf_accounted = cur;
+    uint64_t fz = ix->frozen.mem;
+    if (fz >= ix->frozen_accounted)
+        atomic_fetch_add(&ix->st->frozen_mem, fz - ix->frozen_accounted);
+    else
+        atomic_fetch_sub(&ix->st->frozen_mem, ix->frozen_accounted - fz);
+    ix->frozen_accounted = fz;
 }
 
 bool fds__buf_over(fds_store *s)
 {
-    return atomic_load(&s->buf_mem) > atomic_load(&s->buf_limit);
+    /* the two counters change one after the other (fds__buf_account):
+     * for a moment the difference is off by what one refresh froze or
+     * freed, which the next check sees right */
+    uint64_t fz = atomic_load(&s->frozen_mem);
+    uint64_t mem = atomic_load(&s->buf_mem);
+    return mem > fz && mem - fz > atomic_load(&s->buf_limit);
 }
 
 void fds__buf_lost(fds_index *ix)

@@ -7,12 +7,17 @@
  * saves the mapping and trims the translog; then the new set is published.
  * A crash before the commit leaves the old state plus the translog, after
  * it the new state.  fds__build_segment and fds__publish serve merges too.
+ * A big refresh builds its documents as two segments on two threads
+ * (refresh_parts); the flusher thread at the end of this file refreshes full
+ * write buffers while writers go on (store_int.h).
  */
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -46,6 +51,7 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
             uint32_t doc;
             fds__live *cur = newlive[i] ? newlive[i] : ix->lives[i];
             if (ix->segs[i]->shard != docs[k].shard ||
+                !fds__seg_may_hold(ix->segs[i], docs[k].id, docs[k].id_len) ||
                 fds_sidx_find_id(ix->segs[i]->sidx, docs[k].id, docs[k].id_len,
                                  &doc) != 0 ||
                 !fds__live_get(cur, doc))
@@ -144,7 +150,9 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
             dict = relevel;
         }
     }
-    uint64_t gen = ix->next_gen++;
+    /* the parts of one refresh build concurrently (refresh_parts); every
+     * other caller holds refresh_mu alone */
+    uint64_t gen = __atomic_fetch_add(&ix->next_gen, 1, __ATOMIC_RELAXED);
     rc = fds__seg_write(ix, gen, kept, n, ld, &set->codec, dict, copy, ncopy,
                         err);
     stored_free(stored, n);
@@ -277,6 +285,87 @@ void fds__heap_release(void)
     malloc_trim(0);
 }
 
+/*
+ * A refresh of many documents builds its segment in parts, one segment
+ * each, on threads of their own: building the inverted index is most of a
+ * refresh's work and runs on one thread per segment, so two parts keep
+ * two cores busy while writers fill the next buffer (measured with
+ * bench/scale/bulk.sh, docs/benchmarks.md).  Parts are consecutive runs of
+ * the shard's documents in arrival order, published in that order, so the
+ * newest copy of an id stays in the newest segment (ids within one refresh
+ * are distinct anyway).  Below REFRESH_PART_MIN_DOCS documents a part is
+ * not worth its extra segment (merges fold them later), and the first
+ * refresh of a dictionary codec trains the dictionary in one piece.
+ */
+#define REFRESH_PARTS 2
+#define REFRESH_PART_MIN_DOCS 4096
+
+typedef struct build_job {
+    fds_index *ix;
+    const fds__bufdoc *docs;
+    size_t n;
+    const fds_index_settings *set;
+    fds__seg *sg;
+    int rc;
+    fds_err err;
+} build_job;
+
+static void *build_job_run(void *arg)
+{
+    build_job *j = arg;
+    j->rc = fds__build_segment(j->ix, j->docs, j->n, NULL, j->set, NULL, 0,
+                               false, NULL, &j->sg, &j->err);
+    return NULL;
+}
+
+static unsigned refresh_parts(fds_index *ix, const fds_index_settings *set,
+                              size_t nd)
+{
+    int level;
+    if (nd < REFRESH_PARTS * REFRESH_PART_MIN_DOCS)
+        return 1;
+    if (fds_codec_uses_dict(set->codec.codec) &&
+        !fds__dict_current_level(ix, set->codec.codec, &level))
+        return 1;
+    return REFRESH_PARTS;
+}
+
+/* The segments of docs[0, nd) (one shard's) into sgs[*nsg...]: in
+ * refresh_parts parts, all but the last on threads of their own.  On error
+ * the segments built are still added to sgs (the caller drops them).
+ * Returns 0 or the first part's error (err filled). */
+static int build_parts(fds_index *ix, const fds__bufdoc *docs, size_t nd,
+                       const fds_index_settings *set, fds__seg **sgs,
+                       unsigned *nsg, fds_err *err)
+{
+    unsigned parts = refresh_parts(ix, set, nd);
+    build_job job[REFRESH_PARTS];
+    pthread_t th[REFRESH_PARTS];
+    bool started[REFRESH_PARTS] = {0};
+    for (unsigned p = 0; p < parts; p++) {
+        size_t a = nd * p / parts, b = nd * (p + 1) / parts;
+        job[p] = (build_job){ix, docs + a, b - a, set, NULL, 0, {0}};
+        fds_err_clear(&job[p].err);
+        if (p + 1 < parts)
+            started[p] = pthread_create(&th[p], NULL, build_job_run, &job[p]) == 0;
+        if (!started[p])
+            build_job_run(&job[p]);
+    }
+    int rc = 0;
+    for (unsigned p = 0; p < parts; p++) {
+        if (started[p])
+            pthread_join(th[p], NULL);
+        if (job[p].sg)
+            sgs[(*nsg)++] = job[p].sg;
+        if (job[p].rc && !rc) {
+            rc = job[p].rc;
+            if (err)
+                *err = job[p].err;
+        }
+    }
+    return rc;
+}
+
 /* The refresh itself; caller holds refresh_mu. */
 static int refresh_locked(fds_index *ix, fds_err *err)
 {
@@ -290,9 +379,11 @@ static int refresh_locked(fds_index *ix, fds_err *err)
     memset(&ix->buf, 0, sizeof ix->buf);
     ix->buf.max_seq = -1;
     pthread_mutex_unlock(&ix->buf_mu);
+    fds__buf_account(ix); /* frozen: no longer counts against the limit */
     fds_index_settings set = ix->settings;
     ix->last_refresh_ms = fds__now_ms();
     pthread_mutex_unlock(&ix->wmu);
+    fds__flush_progress(ix->st);
 
     int rc = 0;
     fds__buffer *fz = &ix->frozen;
@@ -304,7 +395,7 @@ static int refresh_locked(fds_index *ix, fds_err *err)
     fds__bufdoc *docs = malloc(fz->n * sizeof *docs);
     uint32_t nsh = ix->nshards;
     size_t *first = calloc((size_t)nsh + 1, sizeof *first);
-    fds__seg **sgs = calloc((size_t)nsh + 1, sizeof *sgs);
+    fds__seg **sgs = calloc((size_t)nsh * REFRESH_PARTS + 1, sizeof *sgs);
     unsigned nsg = 0;
     unsigned upto = ix->nsegs; /* stable: only refresh/merge change it */
     fds__live **newlive = NULL;
@@ -338,11 +429,13 @@ static int refresh_locked(fds_index *ix, fds_err *err)
         size_t nd = first[sh + 1] - first[sh];
         if (!nd)
             continue;
-        rc = fds__build_segment(ix, docs + first[sh], nd, NULL, &set, NULL, 0,
-                                false, NULL, &sgs[nsg], err);
-        if (!rc) {
-            sgs[nsg]->shard = sh;
-            rc = fds__routes_from_docs(&sgs[nsg++]->routes, docs + first[sh], nd);
+        unsigned from = nsg;
+        rc = build_parts(ix, docs + first[sh], nd, &set, sgs, &nsg, err);
+        for (unsigned k = from, at = 0; k < nsg && !rc; k++) {
+            sgs[k]->shard = sh;
+            rc = fds__routes_from_docs(&sgs[k]->routes, docs + first[sh] + at,
+                                       sgs[k]->max_doc);
+            at += sgs[k]->max_doc;
         }
     }
     if (!rc) {
@@ -418,6 +511,7 @@ done:
     fds__buf_account(ix);
     pthread_mutex_unlock(&ix->buf_mu);
     pthread_mutex_unlock(&ix->wmu);
+    fds__flush_progress(ix->st);
     if (built)
         fds__heap_release();
     return rc;
@@ -456,4 +550,96 @@ void fds__index_buffer_flush(fds_index *ix)
                         "segment failed (the writes stay in the translog): "
                         "%s\n", ix->name, err.reason);
     pthread_mutex_unlock(&ix->refresh_mu);
+}
+
+/* ---- the flusher thread (store_int.h) ------------------------------------ */
+
+/* How long a writer waiting for buffer room sleeps between checks, in
+ * milliseconds, should a wake-up be missed (it is woken at every freeze
+ * and at the end of every refresh and flusher pass). */
+#define FLUSH_WAIT_TICK_MS 100
+/* Flusher passes a writer waits for at most: one may have started before
+ * its buffer was full; the next one flushes it or finds nothing it can
+ * flush (the index closed or failed, the refresh failed). */
+#define FLUSH_WAIT_PASSES 2
+
+void fds__flush_progress(fds_store *s)
+{
+    pthread_mutex_lock(&s->flush_mu);
+    pthread_cond_broadcast(&s->flushed_cv);
+    pthread_mutex_unlock(&s->flush_mu);
+}
+
+/* Caller holds flush_mu. */
+static void flush_request(fds_store *s)
+{
+    s->flush_wanted = true;
+    pthread_cond_signal(&s->flush_cv);
+}
+
+void fds__buffer_flush_async(fds_index *ix)
+{
+    fds_store *s = ix->st;
+    if (!atomic_load(&s->flusher_started)) {
+        fds__index_buffer_flush(ix);
+        return;
+    }
+    pthread_mutex_lock(&s->flush_mu);
+    flush_request(s);
+    pthread_mutex_unlock(&s->flush_mu);
+}
+
+void fds__buffer_wait(fds_index *ix)
+{
+    fds_store *s = ix->st;
+    if (!atomic_load(&s->flusher_started)) {
+        fds__index_buffer_flush(ix);
+        return;
+    }
+    pthread_mutex_lock(&s->flush_mu);
+    uint64_t until = s->flushes_done + FLUSH_WAIT_PASSES;
+    while (fds__buf_over(s) && s->flushes_done < until &&
+           !atomic_load(&s->stop)) {
+        flush_request(s);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += FLUSH_WAIT_TICK_MS * 1000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->flushed_cv, &s->flush_mu, &ts);
+    }
+    pthread_mutex_unlock(&s->flush_mu);
+}
+
+/* One pass: every index, while the buffers are over the limit. */
+static void flush_pass(fds_store *s)
+{
+    size_t n;
+    fds_index **v = fds__indices_pin(s, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (fds__buf_over(s) && !atomic_load(&s->stop))
+            fds__index_buffer_flush(v[i]);
+        fds_index_release(v[i]);
+    }
+    free(v);
+}
+
+void *fds__flusher_main(void *arg)
+{
+    fds_store *s = arg;
+    pthread_mutex_lock(&s->flush_mu);
+    while (!atomic_load(&s->stop)) {
+        if (!s->flush_wanted) {
+            pthread_cond_wait(&s->flush_cv, &s->flush_mu);
+            continue;
+        }
+        s->flush_wanted = false;
+        pthread_mutex_unlock(&s->flush_mu);
+        flush_pass(s);
+        pthread_mutex_lock(&s->flush_mu);
+        s->flushes_done++;
+        pthread_cond_broadcast(&s->flushed_cv);
+    }
+    pthread_mutex_unlock(&s->flush_mu);
+    return NULL;
 }

@@ -60,6 +60,8 @@
 #include "fds_hash.h"
 #include "store_int.h"
 
+static void id_bloom_build(fds__seg *sg);
+
 #define FDT_MAGIC "FDSFDT02"
 #define FDT_END_MAGIC "FDSEND01"
 #define FDT_FOOTER 64
@@ -453,6 +455,7 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
         goto fail;
     }
     sg->tim_bytes = fds_sidx_file_bytes(sg->sidx);
+    id_bloom_build(sg);
     *out = sg;
     return 0;
 corrupt:
@@ -463,6 +466,52 @@ corrupt:
 fail:
     fds__seg_unref(sg);
     return rc;
+}
+
+/* The k probe positions of an id: double hashing of one FNV-1a (Kirsch
+ * and Mitzenmacher 2006, "Less hashing, same performance"). */
+static void id_bloom_probes(const char *id, size_t len, uint64_t *h1,
+                            uint64_t *h2)
+{
+    uint64_t h = fds_fnv1a64(id, len);
+    *h1 = h;
+    *h2 = (h >> 32 | h << 32) | 1;
+}
+
+/* sg->id_bloom from the ids of sg's .tim; none when out of memory. */
+static void id_bloom_build(fds__seg *sg)
+{
+    uint64_t bits = 64;
+    while (bits < (uint64_t)sg->max_doc * FDS__ID_BLOOM_BITS_PER_DOC)
+        bits <<= 1;
+    sg->id_bloom = calloc(bits / 64, sizeof *sg->id_bloom);
+    if (!sg->id_bloom)
+        return;
+    sg->id_bloom_mask = bits - 1;
+    for (uint32_t d = 0; d < sg->max_doc; d++) {
+        size_t len;
+        const char *id = fds_sidx_doc_id(sg->sidx, d, &len);
+        uint64_t h1, h2;
+        id_bloom_probes(id, len, &h1, &h2);
+        for (unsigned k = 0; k < FDS__ID_BLOOM_PROBES; k++) {
+            uint64_t b = (h1 + k * h2) & sg->id_bloom_mask;
+            sg->id_bloom[b >> 6] |= 1ull << (b & 63);
+        }
+    }
+}
+
+bool fds__seg_may_hold(const fds__seg *sg, const char *id, size_t len)
+{
+    if (!sg->id_bloom)
+        return true;
+    uint64_t h1, h2;
+    id_bloom_probes(id, len, &h1, &h2);
+    for (unsigned k = 0; k < FDS__ID_BLOOM_PROBES; k++) {
+        uint64_t b = (h1 + k * h2) & sg->id_bloom_mask;
+        if (!(sg->id_bloom[b >> 6] >> (b & 63) & 1))
+            return false;
+    }
+    return true;
 }
 
 void fds__seg_unref(fds__seg *sg)
@@ -480,6 +529,7 @@ void fds__seg_unref(fds__seg *sg)
     }
     free(sg->fdt_path);
     free(sg->tim_path);
+    free(sg->id_bloom);
     fds__routes_free(&sg->routes);
     free(sg);
 }

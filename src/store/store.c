@@ -261,6 +261,10 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     atomic_init(&s->min_free, 0);
     atomic_init(&s->buf_mem, 0);
     atomic_init(&s->buf_limit, fds_index_buffer_default());
+    atomic_init(&s->frozen_mem, 0);
+    pthread_mutex_init(&s->flush_mu, NULL);
+    pthread_cond_init(&s->flush_cv, NULL);
+    pthread_cond_init(&s->flushed_cv, NULL);
     if (!s->dir) {
         fds_store_close(s);
         return FDS_ENOMEM;
@@ -401,6 +405,12 @@ void fds_store_close(fds_store *s)
     atomic_store(&s->stop, true);
     if (s->bg_started)
         pthread_join(s->bg, NULL);
+    pthread_mutex_lock(&s->flush_mu);
+    pthread_cond_broadcast(&s->flush_cv);
+    pthread_cond_broadcast(&s->flushed_cv);
+    pthread_mutex_unlock(&s->flush_mu);
+    if (atomic_load(&s->flusher_started))
+        pthread_join(s->flusher, NULL);
     for (size_t i = 0; i < s->nindices; i++)
         fds_index_release(s->indices[i]);
     free(s->indices);
@@ -410,6 +420,9 @@ void fds_store_close(fds_store *s)
         sqlite3_close(s->db);
     pthread_mutex_destroy(&s->db_mu);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->flush_mu);
+    pthread_cond_destroy(&s->flush_cv);
+    pthread_cond_destroy(&s->flushed_cv);
     free(s->dir);
     free(s);
 }
@@ -980,6 +993,21 @@ int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
     return rc;
 }
 
+fds_index **fds__indices_pin(fds_store *s, size_t *n)
+{
+    pthread_mutex_lock(&s->mu);
+    *n = s->nindices;
+    fds_index **v = malloc((*n + 1) * sizeof *v);
+    for (size_t i = 0; v && i < *n; i++) {
+        v[i] = s->indices[i];
+        atomic_fetch_add(&v[i]->refs, 1);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!v)
+        *n = 0;
+    return v;
+}
+
 static void *background(void *arg)
 {
     fds_store *s = arg;
@@ -988,14 +1016,8 @@ static void *background(void *arg)
         struct timespec ts = {0, BG_TICK_MS * 1000000L};
         nanosleep(&ts, NULL);
         int64_t now = fds__now_ms();
-        pthread_mutex_lock(&s->mu);
-        size_t n = s->nindices;
-        fds_index **v = malloc((n + 1) * sizeof *v);
-        for (size_t i = 0; v && i < n; i++) {
-            v[i] = s->indices[i];
-            atomic_fetch_add(&v[i]->refs, 1);
-        }
-        pthread_mutex_unlock(&s->mu);
+        size_t n;
+        fds_index **v = fds__indices_pin(s, &n);
         /* below the free-space floor: no new segment files (the writes
          * wait in the translog, searches serve what is committed) */
         bool low = fds__disk_low(s);
@@ -1043,6 +1065,9 @@ int fds_store_start_background(fds_store *s)
     if (pthread_create(&s->bg, NULL, background, s) != 0)
         return FDS_ENOMEM;
     s->bg_started = true;
+    if (pthread_create(&s->flusher, NULL, fds__flusher_main, s) != 0)
+        return FDS_ENOMEM;
+    atomic_store(&s->flusher_started, true);
     return 0;
 }
 

@@ -256,12 +256,15 @@ void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes);
  * indices.memory.index_buffer_size: documents written since their index's
  * last refresh are held on the heap (fds__buffer), counted as source plus
  * id plus FDS__BUF_DOC_OVERHEAD bytes each.  When a write batch leaves the
- * buffers of all indices together above `bytes`, the writing index is
- * refreshed before the batch is answered (its buffer becomes a segment,
- * published at once: see fds__index_buffer_flush in refresh.c for how this
- * differs from Elasticsearch), and the background thread refreshes indices
- * with buffered documents while the total stays above it.  So with
- * refresh_interval -1, a bulk load still writes a segment per `bytes` of
+ * buffers of all indices together above `bytes`, the batch is answered and
+ * the flusher thread refreshes the writing index (its buffer becomes a
+ * segment, published at once: see fds__index_buffer_flush in refresh.c for
+ * how this differs from Elasticsearch) while writers fill a new buffer; a
+ * batch that finds that one full too waits until the flusher has taken it
+ * (store_int.h, fds__buffer_wait), so the buffers hold at most about twice
+ * `bytes`.  The background thread refreshes indices with buffered
+ * documents while the total stays above it.  So with refresh_interval -1, a
+ * bulk load still writes a segment (or two, refresh.c) per `bytes` of
  * buffer.  The default (fds_index_buffer_default): 10% of physical memory,
  * at most FDS_INDEX_BUFFER_DEFAULT_MAX, at least FDS_INDEX_BUFFER_MIN.
  *

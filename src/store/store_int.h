@@ -63,6 +63,8 @@ typedef struct fds__seg {
     uint32_t shard;          /* the shard it belongs to (catalogue row) */
     fds__routes routes;      /* its documents' routing values (catalogue row) */
     fds_sidx *sidx;
+    uint64_t *id_bloom;      /* fds__seg_may_hold; NULL: none (say yes) */
+    uint64_t id_bloom_mask;  /* bits in id_bloom - 1 (a power of two) */
     atomic_bool dropped;     /* no longer live: remove files at last unref */
 } fds__seg;
 
@@ -166,6 +168,7 @@ struct fds_index {
     fds__buffer frozen;         /* being refreshed; still visible to gets */
     uint64_t buf_accounted;     /* buf.mem + frozen.mem as counted in
                                    st->buf_mem (fds__buf_account) */
+    uint64_t frozen_accounted;  /* frozen.mem as counted in st->frozen_mem */
 
     pthread_mutex_t refresh_mu; /* one refresh or merge at a time */
     int64_t last_refresh_ms;
@@ -204,6 +207,17 @@ struct fds_store {
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
     _Atomic uint64_t buf_mem;   /* write buffers of every index, bytes */
     _Atomic uint64_t buf_limit; /* fds_store_set_index_buffer_size */
+    _Atomic uint64_t frozen_mem; /* the part of buf_mem in frozen buffers
+                                    (being written as segments) */
+    /* the flusher thread (refresh.c, fds__flusher_main): writes full
+     * write buffers as segments while writers fill new ones */
+    pthread_mutex_t flush_mu;
+    pthread_cond_t flush_cv;    /* wakes the flusher: flush_wanted or stop */
+    pthread_cond_t flushed_cv;  /* wakes writers waiting for buffer room */
+    bool flush_wanted;          /* under flush_mu */
+    uint64_t flushes_done;      /* under flush_mu: refreshes ended */
+    pthread_t flusher;
+    atomic_bool flusher_started;
     /* aliases and templates as the catalogue holds them (metadata.c),
      * under mu */
     fds_alias *aliases;         /* sorted by alias, then index */
@@ -282,6 +296,10 @@ void fds__rm_rf(const char *path);
  * FDS_ENOTFOUND for a deleted or unknown index, FDS_ECLOSED for a closed
  * one, FDS_ECORRUPT with the load failure for a failed one. */
 int64_t fds__now_ms(void);
+/* store.c: the node's indices now, each with a reference taken (release
+ * each with fds_index_release, free the array); *n of them, NULL and 0
+ * when out of memory. */
+fds_index **fds__indices_pin(fds_store *s, size_t *n);
 int fds__index_not_found(fds_err *err, const char *name);
 int fds__index_closed(fds_index *ix, fds_err *err);
 int fds__index_failed(fds_index *ix, fds_err *err);
@@ -320,9 +338,10 @@ void fds__buf_free(fds__buffer *b);
  * beyond its source and id: the fds__bufdoc, two malloc headers, its hash
  * slot and the doubling slack of both arrays (measured: 1M synthlogs
  * documents of ~594 source bytes took ~745 MiB, ~190 bytes more each).
- * fds__buf_account (caller holds ix->wmu) brings st->buf_mem up to date
- * after ix->buf or ix->frozen changed; fds__buf_over: the buffers of all
- * indices together are past the limit.
+ * fds__buf_account (caller holds ix->wmu) brings st->buf_mem and
+ * st->frozen_mem up to date after ix->buf or ix->frozen changed;
+ * fds__buf_over: the buffers of all indices together, less the frozen
+ * ones a refresh is writing, are past the limit.
  */
 #define FDS__BUF_DOC_OVERHEAD 192u
 void fds__buf_account(fds_index *ix);
@@ -442,6 +461,27 @@ void fds__heap_release(void);
  * refresh_mu is held, they no longer are.  Errors are logged: the writes
  * are committed to the translog already. */
 void fds__index_buffer_flush(fds_index *ix);
+/*
+ * refresh.c: the flusher thread.  A write batch that leaves the write
+ * buffers over their limit asks for a flush (fds__buffer_flush_async) and
+ * answers at once: the flusher freezes the full buffer and writes it as a
+ * segment while writers fill a new one, so ingest and segment building
+ * run on two cores.  A batch that finds the buffers (frozen ones not
+ * counted, fds__buf_over) over the limit waits (fds__buffer_wait) until
+ * the flusher has frozen the full buffer, or two refreshes ended (one that
+ * failed keeps its documents in the buffer: the writer goes on rather
+ * than wait for ever, as before), or the node stops; without a flusher
+ * (no background threads) both flush on the writer's thread, as before.
+ * The buffers thus hold at most about twice the limit (a frozen one and a
+ * full one) plus the batches in flight.  fds__flush_progress wakes the
+ * waiters (a freeze or the end of a refresh); fds__flusher_main is the
+ * thread (argument: the fds_store), stopped by s->stop and a broadcast
+ * of flush_cv.
+ */
+void fds__buffer_flush_async(fds_index *ix);
+void fds__buffer_wait(fds_index *ix);
+void fds__flush_progress(fds_store *s);
+void *fds__flusher_main(void *arg);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg **added, unsigned nadded, fds__seg **removed,
                  unsigned nremoved);
@@ -470,6 +510,20 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen,
  * file is removed on error. */
 int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
                          uint32_t dict_id, fds_err *err);
+/*
+ * Might sg hold a document with this id?  false: it certainly does not;
+ * true: look it up (fds_sidx_find_id).  A Bloom filter of the segment's
+ * ids built at fds__seg_open (in memory only, nothing on disk): every
+ * write looks each id up in every segment of its shard, and so does a
+ * refresh for the deletes it applies, a binary search over the ids per
+ * segment that is mostly a miss.  FDS__ID_BLOOM_BITS_PER_DOC bits a doc
+ * (rounded up to a power of two) and FDS__ID_BLOOM_PROBES probes give
+ * about 0.5% false positives (Bloom 1970; (1 - e^(-kn/m))^k with
+ * m/n = 12, k = 4).
+ */
+#define FDS__ID_BLOOM_BITS_PER_DOC 12u
+#define FDS__ID_BLOOM_PROBES 4u
+bool fds__seg_may_hold(const fds__seg *sg, const char *id, size_t len);
 int fds__seg_locate(const fds__seg *sg, uint32_t doc, uint32_t *block,
                     uint64_t *offset, uint32_t *len, uint32_t *doc_base);
 int64_t fds__seg_version(const fds__seg *sg, uint32_t doc);

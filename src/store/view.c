@@ -58,6 +58,7 @@ static int segs_get(fds_index *ix, const char *id, size_t id_len,
     for (unsigned i = v->nsegs; i-- > 0;) {
         uint32_t doc;
         if (v->segs[i]->shard != shard ||
+            !fds__seg_may_hold(v->segs[i], id, id_len) ||
             fds_sidx_find_id(v->segs[i]->sidx, id, id_len, &doc) != 0 ||
             !fds__live_get(v->lives[i], doc))
             continue;

@@ -4,10 +4,11 @@
  * checks), appended to the translog in one catalogue transaction (fsync'd
  * before the reply with durability=request), and only after that commit
  * applied to the in-memory buffer (buffer.c).  A batch that leaves the
- * node's write buffers past --index-buffer-size turns this index's buffer
- * into a segment before it answers (fds__index_buffer_flush); a batch that
- * finds them past it waits for that (or flushes) before it is applied, so
- * writers do not keep filling the buffer while a full one is written.
+ * node's write buffers past --index-buffer-size asks the flusher thread to
+ * turn this index's buffer into a segment and answers
+ * (fds__buffer_flush_async); a batch that finds them past it waits until
+ * the full buffer is frozen (fds__buffer_wait) before it is applied, so
+ * writers fill one new buffer while a full one is written, no more.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ static bool segs_find_live(fds_index *ix, const char *id, size_t len,
     for (unsigned i = ix->nsegs; i-- > 0 && !found;) {
         uint32_t doc;
         if (ix->segs[i]->shard == shard &&
+            fds__seg_may_hold(ix->segs[i], id, len) &&
             fds_sidx_find_id(ix->segs[i]->sidx, id, len, &doc) == 0 &&
             fds__live_get(ix->lives[i], doc)) {
             found = true;
@@ -207,15 +209,54 @@ static int op_check_version(const fds_write_op *op, fds_write_result *r,
     return 0;
 }
 
+/* Would op_decide get as far as mapping op's document (its id and
+ * routing valid, not a delete)?  The checks of op_id and op_decide before
+ * fds_doc_map, without assigning an id. */
+static bool op_maps(const fds_write_op *op)
+{
+    char msg[FDS_ERR_REASON_MAX];
+    return op->type != FDS_OP_DELETE &&
+           !fds_write_id_validate(op->id, op->id_len, false, msg, sizeof msg) &&
+           !(op->id && op->id_len == 0) &&
+           !(op->routing && op->routing_len > FDS_ROUTING_MAX);
+}
+
+/*
+ * Map (parse, validate, add dynamic fields for) the documents of a batch
+ * before the batch takes wmu: the most expensive step of a write, so two
+ * writers parse on two cores and only the decisions, the translog commit
+ * and the copy into the buffer are serialized.  mapped[i] is
+ * fds_doc_map's answer for op i (res[i].err filled when not 0), 0 for an
+ * op it does not map (op_maps).  Mapping changes of a document whose write
+ * later fails stay, as with any later step (query.h, fds_doc_map).
+ */
+static void premap_batch(fds_index *ix, const fds_write_op *ops, size_t n,
+                         fds_write_result *res, int *mapped)
+{
+    for (size_t i = 0; i < n; i++) {
+        mapped[i] = 0;
+        if (!op_maps(&ops[i]))
+            continue;
+        fds_err_clear(&res[i].err);
+        mapped[i] = fds_doc_map(ix->mapping, ops[i].src, ops[i].src_len,
+                                &res[i].err);
+    }
+}
+
 /* Decide op i of the batch with sequence number `seq`: fills res[i] (id,
- * version, seq_no, created/found, or code and err).  Returns res[i].code:
- * 0 when the op goes to the translog. */
+ * version, seq_no, created/found, or code and err).  `mapped`: the
+ * premap_batch answer of op i (with res[i].err), or NULL to map here.
+ * Returns res[i].code: 0 when the op goes to the translog. */
 static int op_decide(fds_index *ix, const fds_write_op *ops,
                      fds_write_result *res, batch_ids *seen, size_t i,
-                     int64_t seq)
+                     int64_t seq, const int *mapped)
 {
     const fds_write_op *op = &ops[i];
     fds_write_result *r = &res[i];
+    int mrc = mapped ? mapped[i] : 0;
+    fds_err merr;
+    if (mrc)
+        merr = r->err;
     memset(r, 0, sizeof *r);
     if ((r->code = op_id(ix, op, r)))
         return r->code;
@@ -227,7 +268,11 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
                                       op->routing_len);
     size_t idl = strlen(r->id);
     r->shard = fds__shard_of(ix, r->id, idl, op->routing, op->routing_len);
-    if (op->type != FDS_OP_DELETE &&
+    if (mrc) {
+        r->err = merr;
+        return r->code = mrc;
+    }
+    if (!mapped && op->type != FDS_OP_DELETE &&
         (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
         return r->code;
     int64_t ver = 0, cur_seq = -1;
@@ -306,14 +351,22 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     /* buffers already over the limit (a flush is running, or another
      * index's buffer is full): wait for it, or flush, before adding more */
     if (fds__buf_over(ix->st))
-        fds__index_buffer_flush(ix);
+        fds__buffer_wait(ix);
     batch_ids seen;
     if (batch_ids_init(&seen, n))
         return FDS_ENOMEM;
+    /* an index that is not open maps nothing: the batch fails below */
+    pthread_mutex_lock(&ix->meta_mu);
+    bool open = ix->open && !ix->failure && !atomic_load(&ix->deleted);
+    pthread_mutex_unlock(&ix->meta_mu);
+    int *mapped = open ? malloc((n + 1) * sizeof *mapped) : NULL;
+    if (mapped)
+        premap_batch(ix, ops, n, res, mapped);
     pthread_mutex_lock(&ix->wmu);
     if (!ix->open || ix->failure || atomic_load(&ix->deleted)) {
         pthread_mutex_unlock(&ix->wmu);
         free(seen.slots);
+        free(mapped);
         return atomic_load(&ix->deleted) ? fds__index_not_found(err, ix->name)
                                          : fds__index_closed(ix, err);
     }
@@ -322,11 +375,13 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     if (brc) {
         pthread_mutex_unlock(&ix->wmu);
         free(seen.slots);
+        free(mapped);
         return brc;
     }
     if (fds__disk_low(s)) {
         pthread_mutex_unlock(&ix->wmu);
         free(seen.slots);
+        free(mapped);
         return fds__index_blocked(ix, err);
     }
     bool durable = ix->settings.durability == FDS_DURABILITY_REQUEST;
@@ -338,7 +393,7 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     /* decide every op first; apply to the buffer only after the commit */
     int64_t seq0 = ix->next_seq, seq = seq0;
     for (size_t i = 0; i < n && !rc; i++) {
-        if (op_decide(ix, ops, res, &seen, i, seq))
+        if (op_decide(ix, ops, res, &seen, i, seq, mapped))
             continue;
         rc = fds__translog_append(s->db, ins, ix->id, seq, &ops[i], &res[i], err);
         seq++;
@@ -346,6 +401,7 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     if (ins)
         sqlite3_finalize(ins);
     free(seen.slots);
+    free(mapped);
     if (!rc && seq != seq0) {
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE indices SET next_seq=%lld WHERE id=%lld",
@@ -373,7 +429,7 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     }
     pthread_mutex_unlock(&ix->wmu);
     if (!rc && over && !refresh)
-        fds__index_buffer_flush(ix);
+        fds__buffer_flush_async(ix);
     if (!rc && refresh) {
         /* the writes are committed: a failed refresh (disk full) leaves them
          * in the translog for the next one, and must not read as a failed

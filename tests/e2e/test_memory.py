@@ -15,11 +15,17 @@ it stays at 5-65 MiB (the spread is thread caches and codec contexts).
 
 WriteBufferLimit: a server with a small --index-buffer-size writes segments
 during a bulk load with refresh_interval -1 and loses or doubles no
-document; bad values of the option stop it at start-up."""
+document; bad values of the option stop it at start-up.
+
+ConcurrentBulk: several clients load one index at once while the flusher
+writes full buffers as segments (in parts, on threads of their own) and
+each client's documents add a field of their own to the mapping; every
+document is then found with its last version, none lost or doubled."""
 import json
 import os
 import subprocess
 import tempfile
+import threading
 import unittest
 
 from fdsserver import SERVER, Server, ServerTestCase
@@ -164,6 +170,97 @@ class WriteBufferLimit(unittest.TestCase):
             self.assertIn(b"bad --index-buffer-size [" + bad.encode() + b"]",
                           p.stderr)
             os.rmdir(d)
+
+
+# Buffers of ~10,000 of these documents: a flush is big enough to be
+# built in two parts (refresh.c, REFRESH_PART_MIN_DOCS), and
+# CB_CLIENTS * CB_BATCHES batches fill it several times.
+CB_LIMIT = "4mb"
+CB_CLIENTS = 3
+CB_BATCHES = 8
+CB_BATCH = 2000
+CB_REWRITE = 500        # ids of its own first batch each client rewrites last
+CB_FIELDS = ({"kind": "long", "value": 7}, {"kind": "text", "value": "alpha beta"},
+             {"kind": "boolean", "value": True})
+
+
+class ConcurrentBulk(unittest.TestCase):
+    """Concurrent _bulk clients, a flusher writing segments meanwhile:
+    count and get every id afterwards."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server(extra_args=["--index-buffer-size", CB_LIMIT]).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.srv.cleanup()
+
+    def client(self, k, errors):
+        try:
+            own = CB_FIELDS[k]["value"]
+            for b in range(CB_BATCHES + 1):
+                rnd = 1 if b == CB_BATCHES else 0
+                ids = range(CB_REWRITE) if rnd else range(b * CB_BATCH, (b + 1) * CB_BATCH)
+                lines = []
+                for i in ids:
+                    lines.append('{"index":{"_id":"c%d-%d"}}' % (k, i))
+                    lines.append(json.dumps({
+                        "n": i, "client": k, "round": rnd, "f%d" % k: own,
+                        "msg": "GET /shop/%d/item/%d?q=%d HTTP/1.1" % (k, i, i % 17)}))
+                st, body, _ = self.srv.request("POST", "/cb/_bulk", "\n".join(lines) + "\n")
+                if st != 200 or body["errors"]:
+                    errors.append((k, b, st, str(body)[:300]))
+                    return
+        except Exception as e:  # reported by the test thread
+            errors.append((k, repr(e)))
+
+    def test_clients_load_one_index_at_once(self):
+        st, _, _ = self.srv.request("PUT", "/cb", {"settings": {
+            "index.refresh_interval": "-1", "index.number_of_replicas": 0}})
+        self.assertEqual(st, 200)
+        errors = []
+        threads = [threading.Thread(target=self.client, args=(k, errors))
+                   for k in range(CB_CLIENTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        st, segs, _ = self.srv.request("GET", "/_cat/segments/cb?format=json")
+        self.assertEqual(st, 200)
+        self.assertGreater(len(segs), 1, "no segment written during the load")
+        st, _, _ = self.srv.request("POST", "/cb/_refresh")
+        self.assertEqual(st, 200)
+        total = CB_CLIENTS * CB_BATCHES * CB_BATCH
+        st, b, _ = self.srv.request("GET", "/cb/_count")
+        self.assertEqual((st, b["count"]), (200, total))
+        for k in range(CB_CLIENTS):
+            ids = ["c%d-%d" % (k, i) for i in range(CB_BATCHES * CB_BATCH)]
+            for at in range(0, len(ids), 4000):
+                st, b, _ = self.srv.request("POST", "/cb/_mget?_source=n,round",
+                                            {"ids": ids[at:at + 4000]})
+                self.assertEqual(st, 200)
+                for d in b["docs"]:
+                    self.assertTrue(d["found"], d)
+                    n = int(d["_id"].split("-")[1])
+                    self.assertEqual(d["_source"]["n"], n, d)
+                    rewritten = n < CB_REWRITE
+                    self.assertEqual(d["_source"]["round"], 1 if rewritten else 0, d)
+                    self.assertEqual(d["_version"], 2 if rewritten else 1, d)
+            st, b, _ = self.srv.request("GET", "/cb/_count",
+                                        {"query": {"term": {"client": k}}})
+            self.assertEqual(b["count"], CB_BATCHES * CB_BATCH)
+        st, b, _ = self.srv.request("GET", "/cb/_count",
+                                    {"query": {"term": {"round": 1}}})
+        self.assertEqual(b["count"], CB_CLIENTS * CB_REWRITE)
+        st, m, _ = self.srv.request("GET", "/cb/_mapping")
+        props = m["cb"]["mappings"]["properties"]
+        for k, f in enumerate(CB_FIELDS):
+            self.assertEqual(props["f%d" % k]["type"], f["kind"], props)
+        st, b, _ = self.srv.request("GET", "/cb/_count",
+                                    {"query": {"match": {"f1": "beta"}}})
+        self.assertEqual(b["count"], CB_BATCHES * CB_BATCH)
 
 
 if __name__ == "__main__":
