@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,13 +32,6 @@
 #include "http.h"
 #include "store.h"
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
 
 #define FDS_LOCK_FILE "node.lock"
 
@@ -241,10 +235,15 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* SIGINT and SIGTERM blocked here, before any thread starts (threads
+     * inherit the mask), and taken by sigwait below: a handler and pause()
+     * would miss a signal that a worker thread takes, or one that comes
+     * between the flag's test and pause() */
+    sigset_t stop_sigs;
+    sigemptyset(&stop_sigs);
+    sigaddset(&stop_sigs, SIGINT);
+    sigaddset(&stop_sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
 
     if (!loopback(opt.bind) && !opt.users)
         fprintf(stderr, "fieldstore: WARNING: listening on %s without --users: anyone "
@@ -290,8 +289,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "fieldstore: listening on %s://%s:%u (data %s, pid %d%s)\n",
             opt.tls_cert ? "https" : "http", opt.bind, fds_http_port(srv), data,
             (int)getpid(), opt.users ? ", basic auth" : "");
-    while (!stop_flag)
-        pause();
+    int sig = 0;
+    while (sigwait(&stop_sigs, &sig) != 0)
+        ;
     fprintf(stderr, "fieldstore: stopping\n");
     fds_http_stop(srv);
     fds_store_close(store);
