@@ -52,6 +52,7 @@ int fds_json_check_body(const char *src, size_t len, fds_err *err);
  * a double), booleans; nulls and objects add nothing.  Returns 0,
  * FDS_EPARSE (not a JSON object: out keeps what came before), FDS_ENOMEM.
  */
+struct cJSON;
 int fds_json_values_at(const uint8_t *src, size_t len, const char *path,
                        struct cJSON *out);
 
