@@ -259,10 +259,9 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
             if (!d || !cJSON_AddItemToObject(opts, k, d))
                 rc = FDS_ENOMEM;
         } else if (strcmp(k, "slop")) {
-            /* slop goes to the phrase types (phrase_opts); best_fields and
-             * most_fields take it as Elasticsearch does, for the phrases
-             * an analyzer with synonyms makes, which ours never does.
-             * cutoff_frequency, removed in 8.0, falls here */
+            /* slop goes to the phrase types (phrase_opts), checked with
+             * the type below; cutoff_frequency, removed in 8.0, falls
+             * here */
             rc = fds__dsl_err(c->err, "[multi_match] query does not support "
                                       "[%s]", k);
         }
@@ -286,6 +285,15 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
             rc = fds__dsl_err(c->err, "[multi_match] query does not support "
                                       "type %s", t);
     }
+    /* best_fields and most_fields take slop in Elasticsearch for the
+     * phrases an analyzer with synonyms makes; the standard analyzer makes
+     * none, so a slop other than the default 0 would change nothing */
+    const cJSON *sl = cJSON_GetObjectItemCaseSensitive(body, "slop");
+    if (!rc && !phrase && sl && !(cJSON_IsNumber(sl) && sl->valuedouble == 0))
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[multi_match] [slop] changes nothing for type [%s]: "
+                          "the standard analyzer makes no phrases to loosen "
+                          "(use type phrase or phrase_prefix)", t);
     if (!rc && !query)
         rc = fds__dsl_err(c->err, "No text specified for multi_match query");
     if (!rc && !cJSON_IsString(query) && !cJSON_IsNumber(query) &&

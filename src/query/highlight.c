@@ -324,23 +324,45 @@ static int edit_distance(const char *a, size_t an, const char *b, size_t bn,
     return d[an][bn];
 }
 
-/* Does a leaf of q that is on `path` (any field when !require) match the
- * token s[0..n)?  A bool's must_not and a boosting's negative do not
- * highlight. */
-/* Is q a compound whose clauses can mark (bool but not must_not, dis_max,
- * constant_score, a boosting's positive)?  Then l/c hold its lists. */
-static bool compound(const fds_query *q, fds_query *const *l[3], size_t c[3])
+/* fn(leaf, arg) for each leaf of q that can mark, in order: the clauses
+ * of a bool (not its must_not), dis_max, constant_score and a boosting's
+ * positive, recursively.  Stops at fn's first non-zero return and
+ * returns it; 0 when every call returned 0 (or q is NULL). */
+static int each_leaf(const fds_query *q, int (*fn)(const fds_query *, void *),
+                     void *arg)
 {
+    if (!q)
+        return 0;
     if (q->type != FDS_Q_BOOL && q->type != FDS_Q_CONST &&
         q->type != FDS_Q_DISMAX && q->type != FDS_Q_BOOSTING)
-        return false;
-    l[0] = q->must;
-    l[1] = q->should;
-    l[2] = q->filter;
-    c[0] = q->nmust;
-    c[1] = q->type == FDS_Q_BOOSTING ? 0 : q->nshould;
-    c[2] = q->nfilter;
-    return true;
+        return fn(q, arg);
+    fds_query *const *l[3] = {q->must, q->should, q->filter};
+    size_t c[3] = {q->nmust, q->type == FDS_Q_BOOSTING ? 0 : q->nshould,
+                   q->nfilter};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < c[k]; i++) {
+            int rc = each_leaf(l[k][i], fn, arg);
+            if (rc)
+                return rc;
+        }
+    return 0;
+}
+
+/* A token of field `path` (any field when !require), for leaf_matches. */
+typedef struct tok_q {
+    const char *path;
+    bool require;
+    const char *s;
+    size_t n;
+} tok_q;
+
+static bool leaf_matches(const fds_query *q, const char *path, bool require,
+                         const char *s, size_t n);
+
+static int leaf_matches_cb(const fds_query *q, void *arg)
+{
+    const tok_q *t = arg;
+    return leaf_matches(q, t->path, t->require, t->s, t->n);
 }
 
 /* Does token s[0..n) of field `path` match a term of q?  A phrase of
@@ -349,17 +371,14 @@ static bool compound(const fds_query *q, fds_query *const *l[3], size_t c[3])
 static bool q_matches(const fds_query *q, const char *path, bool require,
                       const char *s, size_t n)
 {
-    fds_query *const *l[3];
-    size_t c[3];
-    if (!q)
-        return false;
-    if (compound(q, l, c)) {
-        for (int k = 0; k < 3; k++)
-            for (size_t i = 0; i < c[k]; i++)
-                if (q_matches(l[k][i], path, require, s, n))
-                    return true;
-        return false;
-    }
+    tok_q t = {path, require, s, n};
+    return each_leaf(q, leaf_matches_cb, &t) != 0;
+}
+
+/* leaf_matches for one leaf q. */
+static bool leaf_matches(const fds_query *q, const char *path, bool require,
+                         const char *s, size_t n)
+{
     if (!q->field || (require && strcmp(q->field, path)))
         return false;
     switch (q->type) {
@@ -497,45 +516,29 @@ static int mark_cb(void *arg, const char *tok, size_t len, size_t start,
     return add_mark(mc, start, end);
 }
 
-/* Is there a phrase of slop 0 on field `path` in q? */
-static bool has_exact_phrase(const fds_query *q, const char *path, bool require)
+/* Is leaf q a phrase of slop 0 on the field of `arg` (a hl_field)? */
+static int exact_phrase_cb(const fds_query *q, void *arg)
 {
-    fds_query *const *l[3];
-    size_t c[3];
-    if (!q)
-        return false;
-    if (compound(q, l, c)) {
-        for (int k = 0; k < 3; k++)
-            for (size_t i = 0; i < c[k]; i++)
-                if (has_exact_phrase(l[k][i], path, require))
-                    return true;
-        return false;
-    }
+    const hl_field *f = arg;
     return q->type == FDS_Q_PHRASE && !q->slop && q->npos && q->field &&
-           (!require || !strcmp(q->field, path));
+           (!f->require || !strcmp(q->field, f->path));
+}
+
+/* Is there a phrase of slop 0 on field f in q? */
+static bool has_exact_phrase(const fds_query *q, const hl_field *f)
+{
+    return each_leaf(q, exact_phrase_cb, (void *)f) != 0;
 }
 
 /* Marks for every match of q's phrases of slop 0 in the value's tokens:
  * each token of a sequence at consecutive positions that the phrase's
  * terms match (the last position: any of its alternatives), as the
  * unified highlighter marks the positions of a phrase's matches only.
- * 0 or FDS_ENOMEM. */
-static int phrase_marks(const fds_query *q, mark_ctx *mc)
+ * For each_leaf over the query, arg a mark_ctx: 0 or FDS_ENOMEM. */
+static int phrase_marks(const fds_query *q, void *arg)
 {
-    fds_query *const *l[3];
-    size_t c[3];
-    if (!q)
-        return 0;
-    if (compound(q, l, c)) {
-        for (int k = 0; k < 3; k++)
-            for (size_t i = 0; i < c[k]; i++) {
-                int rc = phrase_marks(l[k][i], mc);
-                if (rc)
-                    return rc;
-            }
-        return 0;
-    }
-    if (!has_exact_phrase(q, mc->f->path, mc->f->require))
+    mark_ctx *mc = arg;
+    if (!exact_phrase_cb(q, (void *)mc->f))
         return 0;
     size_t np = q->npos;
     for (size_t p = 0; p + np <= mc->ntok; p++) {
@@ -591,13 +594,13 @@ static int put_field(const hl_field *f, const fds_query *q, const hl_val *v,
         if (f->ftype == FDS_FT_KEYWORD) {
             rc = mark_cb(&mc, v[i].s, v[i].n, 0, v[i].n);
         } else {
-            bool ph = has_exact_phrase(q, f->path, f->require);
+            bool ph = has_exact_phrase(q, f);
             if (ph && !(mc.tok = malloc(16 * sizeof *mc.tok)))
                 rc = FDS_ENOMEM;
             mc.tokcap = mc.tok ? 16 : 0;
             if (!rc)
                 rc = fds_analyze_offsets(v[i].s, v[i].n, mark_cb, &mc);
-            if (!rc && ph && !(rc = phrase_marks(q, &mc)))
+            if (!rc && ph && !(rc = each_leaf(q, phrase_marks, &mc)))
                 marks_sort(&mc);
             free(mc.tok);
             fds_strbuf_free(&mc.text);

@@ -45,6 +45,10 @@ typedef struct td_merging {
     size_t tcap, tused;
     double unmerged;    /* weight of the buffered points */
     size_t *order;      /* sort permutation, tcap entries */
+    /* sort_order's scratch (keys, permutation), grown to the largest sweep
+     * and kept: one allocation per digest, not per sweep */
+    uint64_t *rkey;
+    size_t *rtmp, rcap;
     double min, max;
 } td_merging;
 
@@ -117,6 +121,8 @@ static void md_free(td_merging *d)
     free(d->tmean);
     free(d->tweight);
     free(d->order);
+    free(d->rkey);
+    free(d->rtmp);
     free(d);
 }
 
@@ -162,6 +168,9 @@ static td_merging *md_clone(const td_merging *s)
     if (!d)
         return NULL;
     *d = *s;
+    d->rkey = NULL; /* scratch: the clone grows its own */
+    d->rtmp = NULL;
+    d->rcap = 0;
     d->mean = malloc(s->cap * sizeof *d->mean);
     d->weight = malloc(s->cap * sizeof *d->weight);
     d->tmean = malloc(s->tcap * sizeof *d->tmean);
@@ -201,22 +210,28 @@ static inline uint64_t order_key(double x)
  * and v[nb..n) ascend already (the centroids): the first nb by an LSD
  * radix sort of their order_key (stable, so ties stay in index order;
  * a pass whose byte all keys share is skipped), then merged with the
- * rest, a tie taking the lower index first.  False on out of memory,
- * or when v[nb..n) do not ascend after all (order untouched).
+ * rest, a tie taking the lower index first.  The scratch is d's (grown
+ * here).  False on out of memory, or when v[nb..n) do not ascend after
+ * all (order untouched).
  */
-static bool sort_order(const double *v, size_t nb, size_t n, size_t *order)
+static bool sort_order(td_merging *d, const double *v, size_t nb, size_t n,
+                       size_t *order)
 {
     for (size_t j = nb + 1; j < n; j++)
         if (v[j - 1] > v[j]) /* a rounding put a mean past the next */
             return false;
-    uint64_t *key = malloc((2 * nb + 1) * sizeof *key);
-    size_t *tmp = malloc((n + 1) * sizeof *tmp);
-    if (!key || !tmp) {
-        free(key);
-        free(tmp);
-        return false;
+    if (d->rcap < n + 1) {
+        uint64_t *rk = realloc(d->rkey, 2 * (n + 1) * sizeof *rk);
+        if (rk)
+            d->rkey = rk;
+        size_t *rt = rk ? realloc(d->rtmp, (n + 1) * sizeof *rt) : NULL;
+        if (!rt)
+            return false;
+        d->rtmp = rt;
+        d->rcap = n + 1;
     }
-    uint64_t *k2 = key + nb;
+    uint64_t *key = d->rkey, *k2 = key + nb;
+    size_t *tmp = d->rtmp;
     size_t *a = order, *b = tmp;
     for (size_t i = 0; i < nb; i++) {
         a[i] = i;
@@ -259,9 +274,8 @@ static bool sort_order(const double *v, size_t nb, size_t n, size_t *order)
         b[o++] = a[i++];
     while (j < n)
         b[o++] = j++;
-    memcpy(order, b, n * sizeof *order);
-    free(key < k2 ? key : k2); /* the one allocation */
-    free(tmp);
+    if (b != order) /* an odd count of passes merged into order itself */
+        memcpy(order, b, n * sizeof *order);
     return true;
 }
 
@@ -282,7 +296,7 @@ static void md_sweep(td_merging *d, double *in_mean, double *in_weight, size_t i
     memcpy(in_weight + in_count, d->weight, d->last * sizeof *in_weight);
     size_t nb = in_count;
     in_count += d->last;
-    if (!sort_order(in_mean, nb, in_count, order)) { /* the general sort */
+    if (!sort_order(d, in_mean, nb, in_count, order)) { /* the general sort */
         for (size_t i = 0; i < in_count; i++)
             order[i] = i;
         qsort_r(order, in_count, sizeof *order, cmp_order, in_mean);
