@@ -215,7 +215,7 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
                        const fds_sfield *const *sf, uint64_t docbase,
                        uint32_t from, heap *hp);
 /* The first pass over a disjunction of the terms ts[0..nt) in segment si
- * (reorders ts by weight, rare terms first, the order every doc's score is
+ * (reorders ts by weight per posting, rare terms first, the order every doc's score is
  * summed in): counts hits term at a time while *count <= limit (if
  * `counting`) and offers them to hp.  Returns the first doc the MaxScore
  * pass must start at, NO_MORE when the segment is done (or there is no
@@ -223,9 +223,13 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
 uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
                                 size_t nt, heap *hp, uint64_t *count,
                                 uint64_t limit, bool counting);
-/* Order terms as fds__count_disjunction does (weight descending, ties in
- * query order: a stable insertion sort, the weights are collection-wide,
- * so every segment and slice sums in one order). */
+/* Order terms as fds__count_disjunction does: by weight over collection
+ * doc count descending (MaxScoreBulkScorer.partitionScorers' maxWindowScore
+ * / cost, Lucene 9.9), ties in query order.  Without boosts this is weight
+ * descending; a frequent term boosted by its repeats in the query (a whole
+ * url's hex pairs) sorts last, so MaxScore makes it non-essential first and
+ * it only probes the rarer terms' candidates.  A stable insertion sort on
+ * collection-wide figures: every segment and slice sums in one order. */
 void fds__order_terms(term_it **ts, size_t nt);
 
 /* The k-th scores two slices of one segment's MaxScore pass publish to

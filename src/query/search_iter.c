@@ -33,7 +33,7 @@
  * Everything else is evaluated document at a time.  Ties between equal
  * scores go to the lower (segment, doc), like Lucene, so a candidate must
  * score strictly above the current k-th score.  A disjunction sums a doc's
- * term scores in one order (weight descending) in both passes, so a page
+ * term scores in one order (weight per posting descending) in both passes, so a page
  * does not depend on how far hits were counted; bounds compared with the
  * k-th score carry the float summation slack (BOUND_SLACK).
  */
@@ -2014,12 +2014,21 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     return 0;
 }
 
+/* A term's bound per posting: its weight over its collection-wide doc
+ * count (MaxScoreBulkScorer's maxWindowScore / cost). */
+static double term_gain(const term_it *t)
+{
+    const cnode *c = t->b.c;
+    return (double)c->weight / (double)(c->n ? c->n : 1);
+}
+
 void fds__order_terms(term_it **ts, size_t nt)
 {
     for (size_t i = 1; i < nt; i++) {
         term_it *t = ts[i];
+        double g = term_gain(t);
         size_t j = i;
-        while (j > 0 && ts[j - 1]->b.c->weight < t->b.c->weight) {
+        while (j > 0 && term_gain(ts[j - 1]) < g) {
             ts[j] = ts[j - 1];
             j--;
         }
