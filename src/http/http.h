@@ -36,7 +36,8 @@ typedef struct fds_http_server fds_http_server;
 typedef struct fds_http_options {
     const char *bind;        /* IPv4 address, default "127.0.0.1" */
     uint16_t port;           /* 0 = FDS_HTTP_DEFAULT_PORT */
-    unsigned threads;        /* worker threads, 0 = number of CPUs */
+    unsigned threads;        /* HTTP threads and as many write threads
+                                (server.c), 0 = number of CPUs */
     uint64_t max_body;       /* 0 = FDS_HTTP_MAX_BODY */
     unsigned head_timeout_s; /* whole request head, 0 = FDS_HTTP_HEAD_TIMEOUT_S */
     uint64_t min_body_rate;  /* bytes/s, 0 = FDS_HTTP_MIN_BODY_RATE */

@@ -47,6 +47,8 @@
 
 #define FDS_HTTP_BASIC_CHALLENGE "Basic realm=\"security\" charset=\"UTF-8\""
 
+typedef struct write_job write_job;
+
 struct fds_http_server {
     struct MHD_Daemon *d;
     fds_store *store;
@@ -55,6 +57,14 @@ struct fds_http_server {
     fds__guard *guard;
     fds__users *users;
     char *tls_cert, *tls_key; /* PEM text, kept while the daemon runs */
+    /* the write threads and their queue (see "Write threads") */
+    pthread_mutex_t wq_mu;
+    pthread_cond_t wq_cv;
+    write_job *wq_head, *wq_tail;
+    bool wq_stop;               /* under wq_mu: run requests inline */
+    bool wq_ready;              /* wq_mu and wq_cv initialized */
+    pthread_t *writers;
+    unsigned nwriters;
 };
 
 /* Per-connection-request state (MHD's con_cls). */
@@ -63,6 +73,10 @@ typedef struct req_state {
     size_t len, cap;
     bool too_big;
     int guard_refusal; /* over a connection cap: fds__guard_head's answer */
+    /* a request run on a write thread: its answer, made there, queued
+     * when the connection is resumed (see "Write threads") */
+    bool answered;
+    fds_resp out;
 } req_state;
 
 long long fds_now_us(void)
@@ -560,6 +574,9 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
 enum {
     M_GET = 1u << 0, M_HEAD = 1u << 1, M_POST = 1u << 2, M_PUT = 1u << 3,
     M_DELETE = 1u << 4,
+    /* not a method: the route writes documents or builds segments, and
+     * runs on a write thread, not on the HTTP thread (write_defer) */
+    R_WRITES = 1u << 8,
 };
 static const char *const METHOD_NAMES[] = {"GET", "HEAD", "POST", "PUT", "DELETE"};
 #define METHOD_COUNT (sizeof METHOD_NAMES / sizeof *METHOD_NAMES)
@@ -618,10 +635,10 @@ static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
  * that matches both path and method answers. */
 static const route_def ROUTES[] = {
     {"", M_GET | M_HEAD, fds_h_root, P_NONE},
-    {"_bulk", M_POST | M_PUT, fds_h_bulk, NULL},
+    {"_bulk", M_POST | M_PUT | R_WRITES, fds_h_bulk, NULL},
     {"_mget", M_GET | M_POST, fds_h_mget, NULL},
-    {"_refresh", M_POST | M_GET, fds_h_refresh, P_EXPR},
-    {"_reindex", M_POST, fds_h_reindex, NULL},
+    {"_refresh", M_POST | M_GET | R_WRITES, fds_h_refresh, P_EXPR},
+    {"_reindex", M_POST | R_WRITES, fds_h_reindex, NULL},
     {"_search", M_GET | M_POST, h_search, NULL},
     {"_count", M_GET | M_POST, h_count, NULL},
     {"_msearch", M_GET | M_POST, fds_h_msearch, NULL},
@@ -703,22 +720,22 @@ static const route_def ROUTES[] = {
     {"{}/_msearch", M_GET | M_POST, fds_h_msearch, NULL},
     {"{}/_field_caps", M_GET | M_POST, fds_h_field_caps, NULL},
     {"{}/_async_search", M_POST, fds_h_async_submit, NULL},
-    {"{}/_bulk", M_POST | M_PUT, fds_h_bulk, NULL},
+    {"{}/_bulk", M_POST | M_PUT | R_WRITES, fds_h_bulk, NULL},
     {"{}/_mget", M_GET | M_POST, fds_h_mget, NULL},
-    {"{}/_refresh", M_POST | M_GET, fds_h_refresh, P_EXPR},
-    {"{}/_flush", M_POST | M_GET, fds_h_flush, P_EXPR},
-    {"{}/_forcemerge", M_POST, fds_h_forcemerge, P_FORCEMERGE},
+    {"{}/_refresh", M_POST | M_GET | R_WRITES, fds_h_refresh, P_EXPR},
+    {"{}/_flush", M_POST | M_GET | R_WRITES, fds_h_flush, P_EXPR},
+    {"{}/_forcemerge", M_POST | R_WRITES, fds_h_forcemerge, P_FORCEMERGE},
     {"{}/_open", M_POST, h_open, P_NONE},
     {"{}/_close", M_POST, h_close, P_NONE},
     {"{}/_stats", M_GET, fds_h_stats, P_NONE},
     {"{}/_stats/{}", M_GET, fds_h_stats, P_NONE},
-    {"{}/_doc", M_POST, h_doc_index, NULL},
+    {"{}/_doc", M_POST | R_WRITES, h_doc_index, NULL},
     {"{}/_doc/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
-    {"{}/_doc/{}", M_PUT | M_POST, h_doc_index, NULL},
-    {"{}/_doc/{}", M_DELETE, fds_h_doc_delete, NULL},
-    {"{}/_create/{}", M_PUT | M_POST, h_doc_create, NULL},
+    {"{}/_doc/{}", M_PUT | M_POST | R_WRITES, h_doc_index, NULL},
+    {"{}/_doc/{}", M_DELETE | R_WRITES, fds_h_doc_delete, NULL},
+    {"{}/_create/{}", M_PUT | M_POST | R_WRITES, h_doc_create, NULL},
     {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
-    {"{}/_update/{}", M_POST, fds_h_update, NULL},
+    {"{}/_update/{}", M_POST | R_WRITES, fds_h_update, NULL},
     {"{}/_alias", M_GET, fds_h_alias_get, NULL},
     {"{}/_aliases", M_GET, fds_h_alias_get, NULL},
     {"{}/_alias/{}", M_GET | M_HEAD, fds_h_alias_get, NULL},
@@ -727,11 +744,11 @@ static const route_def ROUTES[] = {
     {"{}/_alias/{}", M_DELETE, fds_h_alias_delete, NULL},
     {"{}/_aliases/{}", M_DELETE, fds_h_alias_delete, NULL},
     {"{}/_pit", M_POST, fds_h_pit_open, NULL},
-    {"{}/_delete_by_query", M_POST, h_delete_by_query, NULL},
-    {"{}/_update_by_query", M_POST, h_update_by_query, NULL},
-    {"{}/_clone/{}", M_POST | M_PUT, h_clone, P_RESIZE},
-    {"{}/_shrink/{}", M_POST | M_PUT, h_shrink, P_RESIZE},
-    {"{}/_split/{}", M_POST | M_PUT, h_split, P_RESIZE},
+    {"{}/_delete_by_query", M_POST | R_WRITES, h_delete_by_query, NULL},
+    {"{}/_update_by_query", M_POST | R_WRITES, h_update_by_query, NULL},
+    {"{}/_clone/{}", M_POST | M_PUT | R_WRITES, h_clone, P_RESIZE},
+    {"{}/_shrink/{}", M_POST | M_PUT | R_WRITES, h_shrink, P_RESIZE},
+    {"{}/_split/{}", M_POST | M_PUT | R_WRITES, h_split, P_RESIZE},
 };
 
 /* Does `pattern` match the request's segments? */
@@ -839,20 +856,32 @@ static void method_not_allowed(fds_req *r, fds_resp *o, unsigned allowed)
     fds_resp_json(o, 405, j);
 }
 
-static void route(fds_req *r, fds_resp *o)
+/* The route that answers r's path and method, or NULL; *allowed: the
+ * methods of the routes that match its path (for a 405 or OPTIONS). */
+static const route_def *route_find(const fds_req *r, unsigned *allowed)
 {
-    unsigned m = method_bit(r->method), allowed = 0;
+    unsigned m = method_bit(r->method);
     if (m == M_HEAD)
         m |= M_GET;
+    *allowed = 0;
     for (size_t i = 0; i < sizeof ROUTES / sizeof *ROUTES; i++) {
         if (!route_matches(ROUTES[i].pattern, r))
             continue;
-        if (ROUTES[i].methods & m) {
-            if (ROUTES[i].params && !fds_req_check_params(r, o, ROUTES[i].params))
-                return;
-            return ROUTES[i].fn(r, o);
-        }
-        allowed |= ROUTES[i].methods;
+        if (ROUTES[i].methods & m)
+            return &ROUTES[i];
+        *allowed |= ROUTES[i].methods;
+    }
+    return NULL;
+}
+
+static void route(fds_req *r, fds_resp *o)
+{
+    unsigned allowed;
+    const route_def *rt = route_find(r, &allowed);
+    if (rt) {
+        if (rt->params && !fds_req_check_params(r, o, rt->params))
+            return;
+        return rt->fn(r, o);
     }
     if (allowed && fds_req_is(r, "OPTIONS")) {
         /* handleOptionsRequest: 200, no body, the methods in Allow */
@@ -883,6 +912,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req_state *st = *con_cls;
     if (st) {
         free(st->body);
+        free(st->out.body); /* a write thread's answer never queued */
         free(st);
         fds__guard_done(srv->guard, c);
     }
@@ -1143,6 +1173,179 @@ static enum MHD_Result body_over_limit(fds_http_server *srv,
     return MHD_NO;
 }
 
+/* Answer the complete request of `st` on `conn` into *o: admission,
+ * routing and the handler, then the output's filter_path and pretty.  On
+ * the connection's HTTP thread, or on a write thread while the connection
+ * is suspended (nothing else touches it then). */
+static void serve(fds_http_server *srv, struct MHD_Connection *conn,
+                  req_state *st, const char *url, const char *method,
+                  fds_resp *o)
+{
+    fds_req r = {0};
+    r.store = srv->store;
+    r.method = method;
+    r.conn = conn;
+    r.url = url;
+    r.start_us = fds_now_us();
+    r.body = st->body ? st->body : "";
+    if (st->body)
+        st->body[st->len] = 0;
+    r.body_len = st->len;
+
+    /* split the raw path, then unescape each segment */
+    char *path = strdup(url);
+    int split = path ? fds__path_split(path, r.seg, &r.nseg) : FDS_PATH_TOO_MANY;
+    bool bad = split == FDS_PATH_TOO_MANY, bad_text = split == FDS_PATH_BAD_TEXT;
+    if (!admit(srv, &r, url, o)) {
+        /* answered */
+    } else if (st->too_big) {
+        fds_resp_errorf(o, 413, "content_too_long_exception",
+                        "request body is too large: more than [%llu] bytes "
+                        "(http.max_content_length)",
+                        (unsigned long long)srv->max_body);
+    } else if (bad_text) {
+        fds_resp_errorf(o, 400, "illegal_argument_exception",
+                        "the request path must be valid UTF-8 without NUL "
+                        "characters (%%00)");
+    } else if (bad) {
+        no_handler(&r, o);
+    } else {
+        route(&r, o);
+    }
+    shape_output(&r, o);
+    free(path);
+    for (unsigned i = 0; i < r.nparams; i++)
+        free(r.params[i]);
+    free(r.params);
+}
+
+/*
+ * Write threads: Elasticsearch's "write" thread pool.  libmicrohttpd's
+ * thread pool gives each connection one HTTP thread for its life, and a
+ * thread serves its connections one request at a time: a _bulk request
+ * (parsing, the translog commit, waiting for write buffer room: 200-300
+ * ms for 5,000 documents at 1M) held up every search on a connection that
+ * shared its thread for as long (measured: searches stalled 140-300 ms
+ * beside a _bulk loop, docs/benchmarks.md "Searches beside a _bulk
+ * loop").  So a request whose route writes (R_WRITES) is handed to
+ * a write thread (as many as HTTP threads, --threads): its connection is
+ * suspended (MHD_suspend_connection), a write thread runs serve() and
+ * resumes it, and libmicrohttpd calls answer() again, which queues the
+ * answer.  The HTTP threads go on reading and answering other
+ * connections meanwhile.  The queue holds at most one request per
+ * connection (the connection waits for its answer), so the connection cap
+ * bounds it.  Once fds_http_stop has begun, requests run inline.
+ */
+struct write_job {
+    write_job *next;
+    struct MHD_Connection *conn;
+    req_state *st;
+    char *url, *method;
+};
+
+static void *write_main(void *arg)
+{
+    fds_http_server *srv = arg;
+    pthread_setname_np(pthread_self(), "fds-write");
+    pthread_mutex_lock(&srv->wq_mu);
+    for (;;) {
+        while (!srv->wq_head && !srv->wq_stop)
+            pthread_cond_wait(&srv->wq_cv, &srv->wq_mu);
+        write_job *j = srv->wq_head;
+        if (!j)
+            break; /* stopping, and every queued request answered */
+        srv->wq_head = j->next;
+        if (!srv->wq_head)
+            srv->wq_tail = NULL;
+        pthread_mutex_unlock(&srv->wq_mu);
+        fds_resp o = {0};
+        serve(srv, j->conn, j->st, j->url, j->method, &o);
+        j->st->out = o;
+        j->st->answered = true;
+        MHD_resume_connection(j->conn);
+        free(j->url);
+        free(j->method);
+        free(j);
+        pthread_mutex_lock(&srv->wq_mu);
+    }
+    pthread_mutex_unlock(&srv->wq_mu);
+    return NULL;
+}
+
+/* Does the request go to a write thread (its route writes)? */
+static bool route_writes(fds_http_server *srv, struct MHD_Connection *conn,
+                         const char *url, const char *method)
+{
+    char *path = strdup(url);
+    fds_req r = {.store = srv->store, .method = method, .conn = conn, .url = url};
+    bool w = false;
+    unsigned allowed;
+    if (path && fds__path_split(path, r.seg, &r.nseg) == 0) {
+        const route_def *rt = route_find(&r, &allowed);
+        w = rt && (rt->methods & R_WRITES);
+    }
+    free(path);
+    return w;
+}
+
+/* Hand a write request to the write threads: true when queued (the
+ * connection is suspended until its answer is made), false to serve it
+ * here (not a write, no write threads, stopping, out of memory). */
+static bool write_defer(fds_http_server *srv, struct MHD_Connection *conn,
+                        req_state *st, const char *url, const char *method)
+{
+    if (!srv->nwriters || st->too_big || !route_writes(srv, conn, url, method))
+        return false;
+    write_job *j = calloc(1, sizeof *j);
+    if (j) {
+        j->conn = conn;
+        j->st = st;
+        j->url = strdup(url);
+        j->method = strdup(method);
+    }
+    if (!j || !j->url || !j->method) {
+        if (j) {
+            free(j->url);
+            free(j->method);
+        }
+        free(j);
+        return false;
+    }
+    pthread_mutex_lock(&srv->wq_mu);
+    if (srv->wq_stop) {
+        pthread_mutex_unlock(&srv->wq_mu);
+        free(j->url);
+        free(j->method);
+        free(j);
+        return false;
+    }
+    MHD_suspend_connection(conn);
+    if (srv->wq_tail)
+        srv->wq_tail->next = j;
+    else
+        srv->wq_head = j;
+    srv->wq_tail = j;
+    pthread_cond_signal(&srv->wq_cv);
+    pthread_mutex_unlock(&srv->wq_mu);
+    return true;
+}
+
+/* Stop the write threads once every queued request is answered; later
+ * requests run inline. */
+static void writers_stop(fds_http_server *srv)
+{
+    if (!srv->writers)
+        return;
+    pthread_mutex_lock(&srv->wq_mu);
+    srv->wq_stop = true;
+    pthread_cond_broadcast(&srv->wq_cv);
+    pthread_mutex_unlock(&srv->wq_mu);
+    for (unsigned i = 0; i < srv->nwriters; i++)
+        pthread_join(srv->writers[i], NULL);
+    free(srv->writers);
+    srv->writers = NULL; /* nwriters stays: wq_stop sends requests inline */
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
                               const char *url, const char *method,
                               const char *version, const char *upload,
@@ -1184,44 +1387,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
         st->len += n;
         return MHD_YES;
     }
-    fds__guard_busy(srv->guard, conn);
-    fds_resp o = {0};
-    fds_req r = {0};
-    r.store = srv->store;
-    r.method = method;
-    r.conn = conn;
-    r.url = url;
-    r.start_us = fds_now_us();
-    r.body = st->body ? st->body : "";
-    if (st->body)
-        st->body[st->len] = 0;
-    r.body_len = st->len;
-
-    /* split the raw path, then unescape each segment */
-    char *path = strdup(url);
-    int split = path ? fds__path_split(path, r.seg, &r.nseg) : FDS_PATH_TOO_MANY;
-    bool bad = split == FDS_PATH_TOO_MANY, bad_text = split == FDS_PATH_BAD_TEXT;
-    if (!admit(srv, &r, url, &o)) {
-        /* answered */
-    } else if (st->too_big) {
-        fds_resp_errorf(&o, 413, "content_too_long_exception",
-                        "request body is too large: more than [%llu] bytes "
-                        "(http.max_content_length)",
-                        (unsigned long long)srv->max_body);
-    } else if (bad_text) {
-        fds_resp_errorf(&o, 400, "illegal_argument_exception",
-                        "the request path must be valid UTF-8 without NUL "
-                        "characters (%%00)");
-    } else if (bad) {
-        no_handler(&r, &o);
-    } else {
-        route(&r, &o);
+    if (st->answered) { /* resumed: a write thread made the answer */
+        fds_resp o = st->out;
+        st->out.body = NULL;
+        return queue_answer(conn, &o);
     }
-    shape_output(&r, &o);
-    free(path);
-    for (unsigned i = 0; i < r.nparams; i++)
-        free(r.params[i]);
-    free(r.params);
+    fds__guard_busy(srv->guard, conn);
+    if (write_defer(srv, conn, st, url, method))
+        return MHD_YES;
+    fds_resp o = {0};
+    serve(srv, conn, st, url, method, &o);
     return queue_answer(conn, &o);
 }
 
@@ -1307,7 +1482,8 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
                          "bad bind address [%s]", opt->bind);
         goto fail;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     if (opt->tls_cert || opt->tls_key) {
         if (!opt->tls_cert || !opt->tls_key) {
             rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -1344,6 +1520,17 @@ int fds_http_start(fds_store *store, const fds_http_options *opt,
     if ((rc = fds__guard_create(&go, &srv->guard)) || (rc = fds__ctx_start()) ||
         (rc = fds__tasks_start(store)) || (rc = fds__async_start()))
         goto fail;
+    pthread_mutex_init(&srv->wq_mu, NULL);
+    pthread_cond_init(&srv->wq_cv, NULL);
+    srv->wq_ready = true;
+    if (!(srv->writers = calloc(threads, sizeof *srv->writers))) {
+        rc = FDS_ENOMEM;
+        goto fail;
+    }
+    /* fewer write threads than asked still work; none: requests inline */
+    while (srv->nwriters < threads &&
+           !pthread_create(&srv->writers[srv->nwriters], NULL, write_main, srv))
+        srv->nwriters++;
     /* TLS options must come before the end marker; an empty pair is skipped */
     srv->d = MHD_start_daemon(
         flags, 0, NULL, NULL, answer, srv,
@@ -1380,8 +1567,13 @@ void fds_http_stop(fds_http_server *srv)
 {
     if (!srv)
         return;
+    writers_stop(srv); /* no connection stays suspended */
     if (srv->d)
         MHD_stop_daemon(srv->d);
+    if (srv->wq_ready) {
+        pthread_mutex_destroy(&srv->wq_mu);
+        pthread_cond_destroy(&srv->wq_cv);
+    }
     fds__async_stop();
     fds__tasks_stop();
     fds__ctx_stop();

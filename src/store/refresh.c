@@ -627,6 +627,7 @@ static void flush_pass(fds_store *s)
 void *fds__flusher_main(void *arg)
 {
     fds_store *s = arg;
+    fds__thread_background("fds-flusher");
     pthread_mutex_lock(&s->flush_mu);
     while (!atomic_load(&s->stop)) {
         if (!s->flush_wanted) {

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -1008,9 +1010,20 @@ fds_index **fds__indices_pin(fds_store *s, size_t *n)
     return v;
 }
 
+void fds__thread_background(const char *name)
+{
+    pthread_setname_np(pthread_self(), name);
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int cur = getpriority(PRIO_PROCESS, tid);
+    if (!errno && cur < FDS__BACKGROUND_NICE)
+        (void)setpriority(PRIO_PROCESS, tid, FDS__BACKGROUND_NICE);
+}
+
 static void *background(void *arg)
 {
     fds_store *s = arg;
+    fds__thread_background("fds-background");
     int64_t last_sync = fds__now_ms();
     while (!atomic_load(&s->stop)) {
         struct timespec ts = {0, BG_TICK_MS * 1000000L};

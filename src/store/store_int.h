@@ -482,6 +482,28 @@ void fds__buffer_flush_async(fds_index *ix);
 void fds__buffer_wait(fds_index *ix);
 void fds__flush_progress(fds_store *s);
 void *fds__flusher_main(void *arg);
+/*
+ * store.c: the calling thread becomes a background thread of the node:
+ * named `name` (pthread_setname_np, at most 15 bytes: top -H, perf and
+ * /proc/PID/task/TID/comm show it) and run at nice FDS__BACKGROUND_NICE,
+ * or its own if that is higher already (setpriority on its own tid; on
+ * Linux the nice value is per thread, and threads it starts, a refresh's
+ * part threads, inherit it).  The flusher
+ * and the background thread (periodic refreshes, merges) call it first.
+ * Why: with their part threads they can keep both cores busy beside a
+ * _bulk loop; at the HTTP threads' priority a search then waited behind
+ * them for the CPU (30-85 ms for 5-10 ms of CPU, measured), and a new
+ * connection went to the thread serving searches while the idle HTTP
+ * thread waited to run, so a _bulk request held that search up for its
+ * whole 200-300 ms (docs/benchmarks.md, "Searches beside a _bulk loop").
+ * Nice 10 weighs 110 against nice 0's 1024 (the kernel's
+ * sched_prio_to_weight): the background takes what the HTTP threads
+ * leave, and still about a tenth of a core they want, so a lock it holds
+ * (refresh_mu, segs_lock for a publish) is not held for long.  Errors are
+ * ignored: the thread then runs at the normal priority, as before.
+ */
+#define FDS__BACKGROUND_NICE 10
+void fds__thread_background(const char *name);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg **added, unsigned nadded, fds__seg **removed,
                  unsigned nremoved);

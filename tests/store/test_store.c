@@ -5,15 +5,20 @@
  * damaged segment file, a catalogue that cannot be read, row checksums and
  * the schema-1 migration, merges published in one step, _forcemerge after
  * an emptied segment, a wrapping block offset, deletes of missing ids,
- * re-encoding of incomplete blocks, the free-space floor, and searches
- * that run while a write holds the write path.
+ * re-encoding of incomplete blocks, the free-space floor, searches
+ * that run while a write holds the write path, and the background
+ * threads' lower priority.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
@@ -942,6 +947,74 @@ static void test_dirty_blocks_reencoded(void)
 /* Below the free-space floor writes are refused with Elasticsearch's
  * flood-stage block and nothing of them is kept; gets keep serving; once
  * the floor is met again writes go through by themselves. */
+/* The nice value of this process's thread named `name` (its comm), or
+ * INT_MIN while there is none. */
+static int thread_nice(const char *name)
+{
+    int nice = INT_MIN;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *de;
+    while (d && nice == INT_MIN && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        if (strcmp(buf, name))
+            continue;
+        /* stat: pid (comm) state, then nice is field 19 (proc(5)) */
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", de->d_name);
+        f = fopen(path, "r");
+        n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        char *p = strrchr(buf, ')');
+        for (int field = 2; p && field < 19; field++)
+            p = strchr(p + 1, ' ');
+        if (p)
+            nice = atoi(p + 1);
+    }
+    if (d)
+        closedir(d);
+    return nice;
+}
+
+/* The flusher and the background thread run below the priority of the
+ * threads that answer requests (store_int.h, fds__thread_background);
+ * the thread that starts them keeps its own. */
+static void test_background_threads_niced(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/bgnice", dir);
+    fds_store *s;
+    fds_err e;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+    errno = 0;
+    int mine = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    REQUIRE_EQ(errno, 0);
+    int want = mine > FDS__BACKGROUND_NICE ? mine : FDS__BACKGROUND_NICE;
+    REQUIRE_EQ(fds_store_start_background(s), 0);
+    /* each thread names and renices itself as it starts: wait for both */
+    int fl = INT_MIN, bg = INT_MIN;
+    for (int i = 0; i < 5000 && (fl != want || bg != want); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        fl = thread_nice("fds-flusher");
+        bg = thread_nice("fds-background");
+    }
+    ASSERT_EQ(fl, want);
+    ASSERT_EQ(bg, want);
+    ASSERT_EQ(getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid)), mine);
+    fds_store_close(s);
+}
+
 static void test_min_free_disk(void)
 {
     char data[1024];
@@ -1531,6 +1604,7 @@ int main(void)
     test_delete_missing_and_limits();
     test_dirty_blocks_reencoded();
     test_min_free_disk();
+    test_background_threads_niced();
     test_aliases_templates();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
