@@ -1,7 +1,7 @@
 /*
  * merge.c: merging segments, always within one shard.  The background
- * policy merges the smallest adjacent run when a shard has more than
- * FDS_MERGE_SEGMENTS_MAX segments; _forcemerge merges each shard down to
+ * policy merges the most balanced adjacent run when a shard has more than
+ * FDS_MERGE_SEGMENTS_MAX segments (merge_pick); _forcemerge merges each shard down to
  * N, then rewrites segments with deletes, other
  * codec settings or an under-trained dictionary.  Inputs free of deletes
  * and written with today's codec, level, block size and dictionary have
@@ -10,6 +10,7 @@
  * The merged segment takes the place of the first input, so doc order
  * (newest last) holds for id lookups.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,37 +313,62 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     return rc;
 }
 
-/* Tiered-lite policy: when a shard has more than FDS_MERGE_SEGMENTS_MAX
- * segments, merge the smallest adjacent run of them. */
+/* Sizes below this many docs count as this many when merges are scored,
+ * so that tiny segments (a periodic refresh of a few docs) look alike
+ * (TieredMergePolicy's floorSegmentMB, in docs). */
+#define MERGE_FLOOR_DOCS 1024u
+
+bool fds__merge_pick(const uint64_t *docs, unsigned n, unsigned *from,
+                     unsigned *count)
+{
+    if (n <= FDS_MERGE_SEGMENTS_MAX)
+        return false;
+    double best_skew = INFINITY;
+    uint64_t best_total = UINT64_MAX;
+    for (unsigned w = 2; w <= FDS_MERGE_SEGMENTS_MAX / 2 + 1; w++)
+        for (unsigned f = 0; f + w <= n; f++) {
+            uint64_t total = 0, big = 0;
+            for (unsigned i = f; i < f + w; i++) {
+                uint64_t d = docs[i] < MERGE_FLOOR_DOCS ? MERGE_FLOOR_DOCS
+                                                        : docs[i];
+                total += d;
+                if (d > big)
+                    big = d;
+            }
+            double skew = (double)big / (double)total;
+            if (skew < best_skew || (skew == best_skew && total < best_total)) {
+                best_skew = skew;
+                best_total = total;
+                *from = f;
+                *count = w;
+            }
+        }
+    return true;
+}
+
 void fds__index_maybe_merge(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
     for (unsigned a = 0; a < ix->nsegs && fds_index_is_open(ix);) {
-        unsigned b = shard_run_end(ix, a), n = b - a;
-        if (n <= FDS_MERGE_SEGMENTS_MAX) {
+        unsigned b = shard_run_end(ix, a), from = 0, count = 0;
+        uint64_t *docs = malloc((b - a) * sizeof *docs);
+        for (unsigned i = a; docs && i < b; i++)
+            docs[i - a] = ix->segs[i]->max_doc;
+        bool pick = docs && fds__merge_pick(docs, b - a, &from, &count);
+        free(docs);
+        if (!pick || count < 2) {
             a = b;
             continue;
         }
-        unsigned width = n - FDS_MERGE_SEGMENTS_MAX / 2;
-        unsigned best = a;
-        uint64_t best_docs = UINT64_MAX;
-        for (unsigned f = a; f + width <= b; f++) {
-            uint64_t d = 0;
-            for (unsigned i = f; i < f + width; i++)
-                d += ix->segs[i]->max_doc;
-            if (d < best_docs) {
-                best_docs = d;
-                best = f;
-            }
-        }
+        from += a;
         fds_err err;
         fds_err_clear(&err);
-        if (merge_range(ix, best, width, &err)) {
+        if (merge_range(ix, from, count, &err)) {
             fprintf(stderr, "fieldstore: [%s] merge failed: %s\n", ix->name,
                     err.reason);
             break;
         }
-        a = shard_run_end(ix, a);
+        /* the shard's run has shrunk: look at it again from its start */
     }
     pthread_mutex_unlock(&ix->refresh_mu);
 }

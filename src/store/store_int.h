@@ -508,6 +508,23 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg **added, unsigned nadded, fds__seg **removed,
                  unsigned nremoved);
 
+/*
+ * merge.c: the merge policy.  When a shard has more than
+ * FDS_MERGE_SEGMENTS_MAX segments (docs[0..n): their max_doc, oldest
+ * first), the adjacent run to merge (doc order is kept for id lookups):
+ * of the runs of 2 to FDS_MERGE_SEGMENTS_MAX / 2 + 1 segments, the most
+ * balanced, the least skew -- its largest segment over its total, as
+ * Lucene's TieredMergePolicy scores merges, sizes floored at 1,024 docs
+ * (its floorSegmentMB) -- ties to the smaller total, then the earlier run;
+ * its first index in *from and its length in *count.  False (nothing
+ * written) when n is within bounds.  Balanced merges rewrite each doc
+ * about log(N) times; merging the run of fewest docs, as before, merged
+ * one big segment with the newest small ones again and again (each doc
+ * rewritten 14 times over 100 refreshes of two parts, 94 times over 500;
+ * now 2.6 and 3.5: tests/store/test_store.c test_merge_policy).
+ */
+bool fds__merge_pick(const uint64_t *docs, unsigned n, unsigned *from,
+                     unsigned *count);
 /* merge.c: the background merge policy for one index (errors are logged). */
 void fds__index_maybe_merge(fds_index *ix);
 

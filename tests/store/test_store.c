@@ -1582,6 +1582,69 @@ static void test_aliases_templates(void)
     fds_store_close(s);
 }
 
+/* The merge policy over a simulated build: refreshes of two parts, then
+ * the merges fds__merge_pick asks for until the shard is within bounds.
+ * Returns the docs rewritten by merges over the docs written; -1 on a
+ * pick outside the list or a shard left over bounds. */
+static double merge_policy_run(unsigned refreshes, bool uneven)
+{
+    uint64_t segs[FDS_MERGE_SEGMENTS_MAX + 2];
+    unsigned n = 0;
+    uint64_t written = 0, rewritten = 0, lcg = 12345;
+    for (unsigned r = 0; r < refreshes; r++) {
+        for (int part = 0; part < 2; part++) {
+            uint64_t d = 50000;
+            if (uneven) { /* periodic refreshes of a few docs among full ones */
+                lcg = lcg * 6364136223846793005u + 1442695040888963407u;
+                d = (lcg >> 33) % 4 ? 1 + (lcg >> 40) % 500 : 50000;
+            }
+            segs[n++] = d;
+            written += d;
+            unsigned from, count;
+            while (fds__merge_pick(segs, n, &from, &count)) {
+                if (count < 2 || from + count > n)
+                    return -1;
+                uint64_t sum = 0;
+                for (unsigned i = from; i < from + count; i++)
+                    sum += segs[i];
+                rewritten += sum;
+                segs[from] = sum;
+                memmove(segs + from + 1, segs + from + count,
+                        (n - from - count) * sizeof *segs);
+                n -= count - 1;
+            }
+            if (n > FDS_MERGE_SEGMENTS_MAX)
+                return -1;
+        }
+    }
+    return (double)rewritten / (double)written;
+}
+
+/* Merges stay balanced: each doc is rewritten a few times (about log N),
+ * not once per merge of the shard as when the run of fewest docs was
+ * merged (that policy: 14x over 100 refreshes, 94x over 500). */
+static void test_merge_policy(void)
+{
+    uint64_t few[FDS_MERGE_SEGMENTS_MAX] = {0};
+    unsigned from = 99, count = 99;
+    ASSERT(!fds__merge_pick(few, FDS_MERGE_SEGMENTS_MAX, &from, &count));
+    ASSERT(from == 99 && count == 99);
+    /* one big segment and small ones: the small ones merge, not the big */
+    uint64_t tail[FDS_MERGE_SEGMENTS_MAX + 1] = {1000000};
+    for (unsigned i = 1; i <= FDS_MERGE_SEGMENTS_MAX; i++)
+        tail[i] = 50000;
+    ASSERT(fds__merge_pick(tail, FDS_MERGE_SEGMENTS_MAX + 1, &from, &count));
+    ASSERT(from >= 1 && count >= 2);
+    double a100 = merge_policy_run(100, false);
+    double a500 = merge_policy_run(500, false);
+    double u500 = merge_policy_run(500, true);
+    printf("merge policy: docs rewritten per doc written: %.2f (100 "
+           "refreshes), %.2f (500), %.2f (500, uneven)\n", a100, a500, u500);
+    ASSERT(a100 >= 0 && a100 < 4);
+    ASSERT(a500 >= 0 && a500 < 6);
+    ASSERT(u500 >= 0 && u500 < 6);
+}
+
 int main(void)
 {
     dir = mkdtemp(tmpl);
@@ -1597,6 +1660,7 @@ int main(void)
     test_catalog_checksums();
     test_catalog_migration();
     test_catalog_migration_v2();
+    test_merge_policy();
     test_merge_is_one_step();
     test_search_not_behind_write();
     test_forcemerge_after_empty_rewrite();
