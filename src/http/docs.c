@@ -1174,6 +1174,93 @@ static int meta_long(const cJSON *m, size_t line, int64_t *out, fds_err *err)
     return 0;
 }
 
+/* The keys a plain action line may give (see action_plain). */
+enum { PLAIN_INDEX, PLAIN_ID, PLAIN_ROUTING, PLAIN_NKEYS };
+
+static const char *const PLAIN_KEYS[PLAIN_NKEYS] = {"_index", "_id", "routing"};
+
+/* An action line as bulk clients write nearly all of them:
+ * {"index":{"_index":"logs","_id":"42"}}, compact. */
+typedef struct plain_action {
+    const char *action;          /* "index", "create", "delete" or "update" */
+    const char *val[PLAIN_NKEYS]; /* into the line; NULL: not given */
+    size_t len[PLAIN_NKEYS];
+} plain_action;
+
+/* A JSON string at p[0..end) of printable ASCII without escapes: its
+ * length up to the closing quote, or -1. */
+static ptrdiff_t plain_string(const char *p, const char *end)
+{
+    const char *q = p;
+    while (q < end && *q != '"') {
+        if (*q < 0x20 || *q > 0x7e || *q == '\\')
+            return -1;
+        q++;
+    }
+    return q < end ? q - p : -1;
+}
+
+/* Whether the action line p[0..end) is a plain one: with no whitespace,
+ * one action holding only "_index", "_id" and "routing" (each at most
+ * once) with string values of printable ASCII and no escapes.  Such a line
+ * is valid UTF-8 and JSON with no duplicate key, and means to the general
+ * parser of bulk_parse what `pa` says; any other line (spaces, numbers,
+ * other keys, errors) goes to that parser, which words the errors. */
+static bool action_plain(const char *p, const char *end, plain_action *pa)
+{
+    static const char *const ACTIONS[] = {"index", "create", "delete", "update"};
+    memset(pa, 0, sizeof *pa);
+    if (end - p < 2 || p[0] != '{' || p[1] != '"')
+        return false;
+    p += 2;
+    ptrdiff_t l = plain_string(p, end);
+    for (size_t a = 0; l > 0 && a < sizeof ACTIONS / sizeof *ACTIONS; a++)
+        if ((size_t)l == strlen(ACTIONS[a]) && !memcmp(p, ACTIONS[a], (size_t)l))
+            pa->action = ACTIONS[a];
+    if (!pa->action)
+        return false;
+    p += l + 1;
+    if (end - p < 2 || p[0] != ':' || p[1] != '{')
+        return false;
+    p += 2;
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        for (;;) {
+            if (p >= end || *p != '"')
+                return false;
+            p++;
+            if ((l = plain_string(p, end)) < 0)
+                return false;
+            int k = 0;
+            while (k < PLAIN_NKEYS && !((size_t)l == strlen(PLAIN_KEYS[k]) &&
+                                        !memcmp(p, PLAIN_KEYS[k], (size_t)l)))
+                k++;
+            if (k == PLAIN_NKEYS || pa->val[k])
+                return false;
+            p += l + 1;
+            if (end - p < 2 || p[0] != ':' || p[1] != '"')
+                return false;
+            p += 2;
+            if ((l = plain_string(p, end)) < 0)
+                return false;
+            pa->val[k] = p;
+            pa->len[k] = (size_t)l;
+            p += l + 1;
+            if (p < end && *p == ',') {
+                p++;
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            return false;
+        }
+    }
+    return end - p == 1 && *p == '}';
+}
+
 /* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
 static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                       size_t *nout, fds_err *err)
@@ -1191,13 +1278,18 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             p = le + 1;
             continue;
         }
-        if (!fds_utf8_valid((const uint8_t *)p, (size_t)(le - p))) {
+        plain_action pa;
+        bool plain = action_plain(p, le, &pa);
+        cJSON *a = NULL;
+        if (!plain &&
+            !fds_utf8_valid((const uint8_t *)p, (size_t)(le - p))) {
             /* as Elasticsearch's JSON parser: the whole request is refused */
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
                               "Invalid UTF-8 in action/metadata line [%zu]", line);
             break;
         }
-        cJSON *a = cJSON_ParseWithLength(p, (size_t)(le - p));
+        if (!plain)
+            a = cJSON_ParseWithLength(p, (size_t)(le - p));
         if (a && (rc = fds_json_check_body(p, (size_t)(le - p), err))) {
             cJSON_Delete(a);
             break;
@@ -1209,15 +1301,15 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cJSON_Delete(a);
             break;
         }
-        if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
-            !cJSON_IsObject(a->child)) {
+        if (!plain && (!a || !cJSON_IsObject(a) || !a->child ||
+                       a->child->next || !cJSON_IsObject(a->child))) {
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                              "Malformed action/metadata line [%zu], expected "
                              "START_OBJECT with one action", line);
             cJSON_Delete(a);
             break;
         }
-        const char *act = a->child->string;
+        const char *act = plain ? pa.action : a->child->string;
         if (strcmp(act, "index") && strcmp(act, "create") &&
             strcmp(act, "delete") && strcmp(act, "update")) {
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
@@ -1244,7 +1336,18 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
         bool has_version = false, gte = false;
-        for (cJSON *m = a->child->child; m && !rc; m = m->next) {
+        if (plain) {
+            if (pa.val[PLAIN_INDEX] &&
+                !(it->index = strndup(pa.val[PLAIN_INDEX], pa.len[PLAIN_INDEX])))
+                rc = FDS_ENOMEM;
+            if (pa.val[PLAIN_ID])
+                bulk_set_id(it, pa.val[PLAIN_ID], pa.len[PLAIN_ID]);
+            if (pa.val[PLAIN_ROUTING] &&
+                !(it->routing = strndup(pa.val[PLAIN_ROUTING],
+                                        pa.len[PLAIN_ROUTING])))
+                rc = FDS_ENOMEM;
+        }
+        for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next) {
             if (!strcmp(m->string, "_index") && cJSON_IsString(m))
                 it->index = strdup(m->valuestring);
             else if (!strcmp(m->string, "_id") && cJSON_IsString(m)) {
