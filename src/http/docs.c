@@ -1082,7 +1082,8 @@ typedef struct bulk_item {
     char action[8];          /* "index", "create", "delete", "update" */
     char *index;             /* malloc'd */
     fds_write_op op;
-    fds_write_result res;
+    fds_write_result *res;   /* the item's in bulk_parse's array of
+                                results, contiguous in item order */
     char *pipeline;          /* malloc'd, or NULL: the request's */
     int require_alias;       /* -1: the request's; 0; 1 */
     char *routing;           /* malloc'd, or NULL: the request's */
@@ -1154,7 +1155,7 @@ static void bulk_set_id(bulk_item *it, const char *id, size_t len)
     it->op.id = strndup(id, len);
     it->op.id_len = it->op.id ? len : 0;
     if (!it->op.id)
-        it->res.code = fds_err_setk(&it->res.err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+        it->res->code = fds_err_setk(&it->res->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                                     "out of memory copying the _id");
 }
 
@@ -1266,10 +1267,16 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                       size_t *nout, fds_err *err)
 {
     const char *p = r->body, *end = r->body + r->body_len;
-    size_t cap = 256, n = 0, line = 0;
-    bulk_item *items = calloc(cap, sizeof *items);
+    /* an item per line at most: one allocation, never grown, with the
+     * results of the items after them */
+    size_t cap = 1, n = 0, line = 0;
+    for (const char *q = p; q < end && (q = memchr(q, '\n', (size_t)(end - q)));
+         q++)
+        cap++;
+    bulk_item *items = calloc(cap, sizeof *items + sizeof(fds_write_result));
     if (!items)
         return FDS_ENOMEM;
+    fds_write_result *results = (fds_write_result *)(items + cap);
     int rc = 0;
     while (p < end && !rc) {
         const char *le = line_end(p, end);
@@ -1319,18 +1326,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cJSON_Delete(a);
             break;
         }
-        if (n == cap) {
-            bulk_item *q = realloc(items, cap * 2 * sizeof *q);
-            if (!q) {
-                rc = FDS_ENOMEM;
-                cJSON_Delete(a);
-                break;
-            }
-            memset(q + cap, 0, cap * sizeof *q);
-            items = q;
-            cap *= 2;
-        }
-        bulk_item *it = &items[n++];
+        bulk_item *it = &items[n];
+        it->res = &results[n++];
         it->require_alias = -1;
         it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
@@ -1502,7 +1499,7 @@ static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
         const bulk_item *it = &items[i];
         char msg[FDS_ERR_REASON_MAX];
         bool required = it->op.type == FDS_OP_DELETE || !strcmp(it->action, "update");
-        if (!it->res.code &&
+        if (!it->res->code &&
             fds_write_id_validate(it->op.id, it->op.id_len, required, msg, sizeof msg))
             fds_strbuf_printf(&b, "%u: %s;", ++nerr, msg);
     }
@@ -1523,10 +1520,10 @@ static const char *const BULK_PARAMS[] = {
 /* Fail item `it` before it is written, with the error in `e`. */
 static void bulk_item_fail(bulk_item *it, const fds_err *e)
 {
-    it->res.code = e->code ? e->code : FDS_EINVAL;
-    it->res.err = *e;
+    it->res->code = e->code ? e->code : FDS_EINVAL;
+    it->res->err = *e;
     if (it->op.id)
-        snprintf(it->res.id, sizeof it->res.id, "%.*s", (int)it->op.id_len,
+        snprintf(it->res->id, sizeof it->res->id, "%.*s", (int)it->op.id_len,
                  it->op.id);
 }
 
@@ -1539,7 +1536,7 @@ static void bulk_check_opts(fds_req *r, bulk_item *items, size_t n)
     bool require_alias = fds_req_param_bool(r, "require_alias", false);
     for (size_t i = 0; i < n; i++) {
         bulk_item *it = &items[i];
-        if (it->res.code)
+        if (it->res->code)
             continue;
         fds_err e;
         fds_err_clear(&e);
@@ -1574,7 +1571,7 @@ static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *ur
         bulk_item_fail(it, &e);
     } else {
         fds_write_op op;
-        update_run(ix, &u, refresh, &op, &it->res, &it->upd);
+        update_run(ix, &u, refresh, &op, it->res, &it->upd);
         it->op.type = op.type;
     }
     fds__source_spec_free(&u.src);
@@ -1612,7 +1609,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
             j = i + 1; /* an update goes alone: it reads the current doc */
         size_t m = 0;
         for (size_t k = i; k < j; k++)
-            m += !items[k].res.code;
+            m += !items[k].res->code;
         if (!m) { /* all refused already: the index is not even created */
             i = j;
             continue;
@@ -1629,8 +1626,10 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
                 items[k].index = concrete;
             }
         }
+        /* results go straight to the items' when none failed already */
         fds_write_op *ops = malloc(m * sizeof *ops);
-        fds_write_result *res = malloc(m * sizeof *res);
+        fds_write_result *res = m == j - i ? items[i].res
+                                           : malloc(m * sizeof *res);
         if (ix && ops && res && !strcmp(items[i].action, "update")) {
             bulk_update(ix, &items[i], &url_src, false);
             if (refresh)
@@ -1640,18 +1639,26 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
              * not be copied) are answered as they are, never written */
             m = 0;
             for (size_t k = i; k < j; k++)
-                if (!items[k].res.code)
+                if (!items[k].res->code)
                     ops[m++] = items[k].op;
             fds_err be;
             fds_err_clear(&be);
             int brc = fds_index_write(ix, ops, m, res, false, &be);
+            bool direct = res == items[i].res;
             for (size_t k = i, q = 0; k < j; k++) {
-                if (items[k].res.code)
+                if (direct) {
+                    if (brc) { /* not what the write left in it */
+                        memset(items[k].res, 0, sizeof *items[k].res);
+                        bulk_item_fail(&items[k], &be);
+                    }
+                    continue;
+                }
+                if (items[k].res->code)
                     continue;
                 if (brc)
                     bulk_item_fail(&items[k], &be);
                 else
-                    items[k].res = res[q];
+                    *items[k].res = res[q];
                 q++;
             }
             if (refresh)
@@ -1660,23 +1667,24 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
             if (!ie.code)
                 ie.code = FDS_ENOMEM;
             for (size_t k = i; k < j; k++)
-                if (!items[k].res.code)
+                if (!items[k].res->code)
                     bulk_item_fail(&items[k], &ie);
         }
         free(ops);
-        free(res);
+        if (res != items[i].res)
+            free(res);
         fds_index_release(ix);
         i = j;
     }
     bool errors = false;
     for (size_t i = 0; i < n; i++)
-        errors |= items[i].res.code != 0;
+        errors |= items[i].res->code != 0;
     fds_strbuf b = {0};
     fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
               (fds_now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
         fds_strbuf_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
-        write_item(&b, items[i].index, &items[i].op, &items[i].res, true,
+        write_item(&b, items[i].index, &items[i].op, items[i].res, true,
                    forced_refresh(r), &items[i].upd);
         fds_strbuf_puts(&b, "}");
     }
