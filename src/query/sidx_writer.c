@@ -458,6 +458,41 @@ static int u64cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A field's terms in one document are few (a URL or a user agent: 5-30
+ * tokens): below this many, an insertion sort in place beats qsort's
+ * merge sort and its call per comparison. */
+#define DOC_TERMS_INSERTION_MAX 48
+
+static void sort_u64(uint64_t *v, size_t n)
+{
+    if (n > DOC_TERMS_INSERTION_MAX) {
+        qsort(v, n, sizeof *v, u64cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static void sort_u32(uint32_t *v, size_t n)
+{
+    if (n > DOC_TERMS_INSERTION_MAX) {
+        qsort(v, n, sizeof *v, u32cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 static int ensure_docs(wfield *f, uint32_t doc)
 {
     if (doc < f->dcap)
@@ -536,13 +571,13 @@ static int commit_field(wfield *f, uint32_t doc)
             return FDS_ENOMEM;
         for (size_t i = 0; i < f->ncur; i++)
             f->keys[i] = (uint64_t)f->cur[i] << 32 | f->cpos[i];
-        qsort(f->keys, f->ncur, sizeof *f->keys, u64cmp);
+        sort_u64(f->keys, f->ncur);
         for (size_t i = 0; i < f->ncur; i++) {
             f->cur[i] = (uint32_t)(f->keys[i] >> 32);
             f->cpos[i] = (uint32_t)f->keys[i];
         }
     } else if (f->ncur > 1) {
-        qsort(f->cur, f->ncur, sizeof *f->cur, u32cmp);
+        sort_u32(f->cur, f->ncur);
     }
     for (size_t i = 0; i < f->ncur;) {
         size_t j = i + 1;
