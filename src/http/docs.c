@@ -32,6 +32,20 @@ static void sb_json_str(fds_strbuf *b, const char *s)
     fds_strbuf_put_json_string(b, s, strlen(s));
 }
 
+/* The decimal text of v (what "%lld" writes), without printf: a _bulk
+ * answer writes three numbers per item. */
+static void sb_i64(fds_strbuf *b, int64_t v)
+{
+    char t[24], *p = t + sizeof t;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    fds_strbuf_put(b, p, (size_t)(t + sizeof t - p));
+}
+
 static void sb_resp(fds_resp *o, int status, fds_strbuf *b)
 {
     if (b->oom) {
@@ -142,18 +156,25 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
         return;
     }
     bool noop = u && u->noop;
-    fds_strbuf_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":%d,"
-                 "\"successful\":%d,\"failed\":0},\"_seq_no\":%lld,"
-                 "\"_primary_term\":1",
-              (long long)w->version, noop ? "noop" : result_word(op, w),
-              refreshed && !noop ? "\"forced_refresh\":true," : "", !noop, !noop,
-              (long long)w->seq_no);
+    fds_strbuf_puts(b, ",\"_version\":");
+    sb_i64(b, w->version);
+    fds_strbuf_puts(b, ",\"result\":\"");
+    fds_strbuf_puts(b, noop ? "noop" : result_word(op, w));
+    fds_strbuf_puts(b, refreshed && !noop ? "\",\"forced_refresh\":true," : "\",");
+    fds_strbuf_puts(b, noop ? "\"_shards\":{\"total\":0,\"successful\":0,"
+                              "\"failed\":0},\"_seq_no\":"
+                            : "\"_shards\":{\"total\":1,\"successful\":1,"
+                              "\"failed\":0},\"_seq_no\":");
+    sb_i64(b, w->seq_no);
+    fds_strbuf_puts(b, ",\"_primary_term\":1");
     if (u && u->get.len) {
         fds_strbuf_puts(b, ",\"get\":");
         fds_strbuf_put(b, u->get.p, u->get.len);
     }
-    if (with_status)
-        fds_strbuf_printf(b, ",\"status\":%d", item_status(op, w));
+    if (with_status) {
+        fds_strbuf_puts(b, ",\"status\":");
+        sb_i64(b, item_status(op, w));
+    }
     fds_strbuf_puts(b, "}");
 }
 
@@ -1513,6 +1534,9 @@ static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
     return rc;
 }
 
+/* Bytes of the answer reserved per item at once (it grows as needed). */
+#define BULK_ITEM_ANSWER_BYTES 200
+
 static const char *const BULK_PARAMS[] = {
     "refresh", "routing", "pipeline", "require_alias", "_source",
     "_source_includes", "_source_excludes", NULL};
@@ -1680,10 +1704,14 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     for (size_t i = 0; i < n; i++)
         errors |= items[i].res->code != 0;
     fds_strbuf b = {0};
+    /* a created item's answer is ~190 bytes with a short index and id */
+    fds_strbuf_reserve(&b, n * BULK_ITEM_ANSWER_BYTES);
     fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
               (fds_now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
-        fds_strbuf_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
+        fds_strbuf_puts(&b, i ? ",{\"" : "{\"");
+        fds_strbuf_puts(&b, items[i].action);
+        fds_strbuf_puts(&b, "\":");
         write_item(&b, items[i].index, &items[i].op, items[i].res, true,
                    forced_refresh(r), &items[i].upd);
         fds_strbuf_puts(&b, "}");
