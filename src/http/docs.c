@@ -32,6 +32,20 @@ static void sb_json_str(fds_strbuf *b, const char *s)
     fds_strbuf_put_json_string(b, s, strlen(s));
 }
 
+/* The decimal text of v (what "%lld" writes), without printf: a _bulk
+ * answer writes three numbers per item. */
+static void sb_i64(fds_strbuf *b, int64_t v)
+{
+    char t[24], *p = t + sizeof t;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    fds_strbuf_put(b, p, (size_t)(t + sizeof t - p));
+}
+
 static void sb_resp(fds_resp *o, int status, fds_strbuf *b)
 {
     if (b->oom) {
@@ -142,18 +156,25 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
         return;
     }
     bool noop = u && u->noop;
-    fds_strbuf_printf(b, ",\"_version\":%lld,\"result\":\"%s\",%s\"_shards\":{\"total\":%d,"
-                 "\"successful\":%d,\"failed\":0},\"_seq_no\":%lld,"
-                 "\"_primary_term\":1",
-              (long long)w->version, noop ? "noop" : result_word(op, w),
-              refreshed && !noop ? "\"forced_refresh\":true," : "", !noop, !noop,
-              (long long)w->seq_no);
+    fds_strbuf_puts(b, ",\"_version\":");
+    sb_i64(b, w->version);
+    fds_strbuf_puts(b, ",\"result\":\"");
+    fds_strbuf_puts(b, noop ? "noop" : result_word(op, w));
+    fds_strbuf_puts(b, refreshed && !noop ? "\",\"forced_refresh\":true," : "\",");
+    fds_strbuf_puts(b, noop ? "\"_shards\":{\"total\":0,\"successful\":0,"
+                              "\"failed\":0},\"_seq_no\":"
+                            : "\"_shards\":{\"total\":1,\"successful\":1,"
+                              "\"failed\":0},\"_seq_no\":");
+    sb_i64(b, w->seq_no);
+    fds_strbuf_puts(b, ",\"_primary_term\":1");
     if (u && u->get.len) {
         fds_strbuf_puts(b, ",\"get\":");
         fds_strbuf_put(b, u->get.p, u->get.len);
     }
-    if (with_status)
-        fds_strbuf_printf(b, ",\"status\":%d", item_status(op, w));
+    if (with_status) {
+        fds_strbuf_puts(b, ",\"status\":");
+        sb_i64(b, item_status(op, w));
+    }
     fds_strbuf_puts(b, "}");
 }
 
@@ -1082,7 +1103,8 @@ typedef struct bulk_item {
     char action[8];          /* "index", "create", "delete", "update" */
     char *index;             /* malloc'd */
     fds_write_op op;
-    fds_write_result res;
+    fds_write_result *res;   /* the item's in bulk_parse's array of
+                                results, contiguous in item order */
     char *pipeline;          /* malloc'd, or NULL: the request's */
     int require_alias;       /* -1: the request's; 0; 1 */
     char *routing;           /* malloc'd, or NULL: the request's */
@@ -1154,7 +1176,7 @@ static void bulk_set_id(bulk_item *it, const char *id, size_t len)
     it->op.id = strndup(id, len);
     it->op.id_len = it->op.id ? len : 0;
     if (!it->op.id)
-        it->res.code = fds_err_setk(&it->res.err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+        it->res->code = fds_err_setk(&it->res->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                                     "out of memory copying the _id");
 }
 
@@ -1174,15 +1196,108 @@ static int meta_long(const cJSON *m, size_t line, int64_t *out, fds_err *err)
     return 0;
 }
 
+/* The keys a plain action line may give (see action_plain). */
+enum { PLAIN_INDEX, PLAIN_ID, PLAIN_ROUTING, PLAIN_NKEYS };
+
+static const char *const PLAIN_KEYS[PLAIN_NKEYS] = {"_index", "_id", "routing"};
+
+/* An action line as bulk clients write nearly all of them:
+ * {"index":{"_index":"logs","_id":"42"}}, compact. */
+typedef struct plain_action {
+    const char *action;          /* "index", "create", "delete" or "update" */
+    const char *val[PLAIN_NKEYS]; /* into the line; NULL: not given */
+    size_t len[PLAIN_NKEYS];
+} plain_action;
+
+/* A JSON string at p[0..end) of printable ASCII without escapes: its
+ * length up to the closing quote, or -1. */
+static ptrdiff_t plain_string(const char *p, const char *end)
+{
+    const char *q = p;
+    while (q < end && *q != '"') {
+        if (*q < 0x20 || *q > 0x7e || *q == '\\')
+            return -1;
+        q++;
+    }
+    return q < end ? q - p : -1;
+}
+
+/* Whether the action line p[0..end) is a plain one: with no whitespace,
+ * one action holding only "_index", "_id" and "routing" (each at most
+ * once) with string values of printable ASCII and no escapes.  Such a line
+ * is valid UTF-8 and JSON with no duplicate key, and means to the general
+ * parser of bulk_parse what `pa` says; any other line (spaces, numbers,
+ * other keys, errors) goes to that parser, which words the errors. */
+static bool action_plain(const char *p, const char *end, plain_action *pa)
+{
+    static const char *const ACTIONS[] = {"index", "create", "delete", "update"};
+    memset(pa, 0, sizeof *pa);
+    if (end - p < 2 || p[0] != '{' || p[1] != '"')
+        return false;
+    p += 2;
+    ptrdiff_t l = plain_string(p, end);
+    for (size_t a = 0; l > 0 && a < sizeof ACTIONS / sizeof *ACTIONS; a++)
+        if ((size_t)l == strlen(ACTIONS[a]) && !memcmp(p, ACTIONS[a], (size_t)l))
+            pa->action = ACTIONS[a];
+    if (!pa->action)
+        return false;
+    p += l + 1;
+    if (end - p < 2 || p[0] != ':' || p[1] != '{')
+        return false;
+    p += 2;
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        for (;;) {
+            if (p >= end || *p != '"')
+                return false;
+            p++;
+            if ((l = plain_string(p, end)) < 0)
+                return false;
+            int k = 0;
+            while (k < PLAIN_NKEYS && !((size_t)l == strlen(PLAIN_KEYS[k]) &&
+                                        !memcmp(p, PLAIN_KEYS[k], (size_t)l)))
+                k++;
+            if (k == PLAIN_NKEYS || pa->val[k])
+                return false;
+            p += l + 1;
+            if (end - p < 2 || p[0] != ':' || p[1] != '"')
+                return false;
+            p += 2;
+            if ((l = plain_string(p, end)) < 0)
+                return false;
+            pa->val[k] = p;
+            pa->len[k] = (size_t)l;
+            p += l + 1;
+            if (p < end && *p == ',') {
+                p++;
+                continue;
+            }
+            if (p < end && *p == '}') {
+                p++;
+                break;
+            }
+            return false;
+        }
+    }
+    return end - p == 1 && *p == '}';
+}
+
 /* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
 static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                       size_t *nout, fds_err *err)
 {
     const char *p = r->body, *end = r->body + r->body_len;
-    size_t cap = 256, n = 0, line = 0;
-    bulk_item *items = calloc(cap, sizeof *items);
+    /* an item per line at most: one allocation, never grown, with the
+     * results of the items after them */
+    size_t cap = 1, n = 0, line = 0;
+    for (const char *q = p; q < end && (q = memchr(q, '\n', (size_t)(end - q)));
+         q++)
+        cap++;
+    bulk_item *items = calloc(cap, sizeof *items + sizeof(fds_write_result));
     if (!items)
         return FDS_ENOMEM;
+    fds_write_result *results = (fds_write_result *)(items + cap);
     int rc = 0;
     while (p < end && !rc) {
         const char *le = line_end(p, end);
@@ -1191,13 +1306,18 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             p = le + 1;
             continue;
         }
-        if (!fds_utf8_valid((const uint8_t *)p, (size_t)(le - p))) {
+        plain_action pa;
+        bool plain = action_plain(p, le, &pa);
+        cJSON *a = NULL;
+        if (!plain &&
+            !fds_utf8_valid((const uint8_t *)p, (size_t)(le - p))) {
             /* as Elasticsearch's JSON parser: the whole request is refused */
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
                               "Invalid UTF-8 in action/metadata line [%zu]", line);
             break;
         }
-        cJSON *a = cJSON_ParseWithLength(p, (size_t)(le - p));
+        if (!plain)
+            a = cJSON_ParseWithLength(p, (size_t)(le - p));
         if (a && (rc = fds_json_check_body(p, (size_t)(le - p), err))) {
             cJSON_Delete(a);
             break;
@@ -1209,15 +1329,15 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cJSON_Delete(a);
             break;
         }
-        if (!a || !cJSON_IsObject(a) || !a->child || a->child->next ||
-            !cJSON_IsObject(a->child)) {
+        if (!plain && (!a || !cJSON_IsObject(a) || !a->child ||
+                       a->child->next || !cJSON_IsObject(a->child))) {
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                              "Malformed action/metadata line [%zu], expected "
                              "START_OBJECT with one action", line);
             cJSON_Delete(a);
             break;
         }
-        const char *act = a->child->string;
+        const char *act = plain ? pa.action : a->child->string;
         if (strcmp(act, "index") && strcmp(act, "create") &&
             strcmp(act, "delete") && strcmp(act, "update")) {
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
@@ -1227,24 +1347,25 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cJSON_Delete(a);
             break;
         }
-        if (n == cap) {
-            bulk_item *q = realloc(items, cap * 2 * sizeof *q);
-            if (!q) {
-                rc = FDS_ENOMEM;
-                cJSON_Delete(a);
-                break;
-            }
-            memset(q + cap, 0, cap * sizeof *q);
-            items = q;
-            cap *= 2;
-        }
-        bulk_item *it = &items[n++];
+        bulk_item *it = &items[n];
+        it->res = &results[n++];
         it->require_alias = -1;
         it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
         bool has_version = false, gte = false;
-        for (cJSON *m = a->child->child; m && !rc; m = m->next) {
+        if (plain) {
+            if (pa.val[PLAIN_INDEX] &&
+                !(it->index = strndup(pa.val[PLAIN_INDEX], pa.len[PLAIN_INDEX])))
+                rc = FDS_ENOMEM;
+            if (pa.val[PLAIN_ID])
+                bulk_set_id(it, pa.val[PLAIN_ID], pa.len[PLAIN_ID]);
+            if (pa.val[PLAIN_ROUTING] &&
+                !(it->routing = strndup(pa.val[PLAIN_ROUTING],
+                                        pa.len[PLAIN_ROUTING])))
+                rc = FDS_ENOMEM;
+        }
+        for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next) {
             if (!strcmp(m->string, "_index") && cJSON_IsString(m))
                 it->index = strdup(m->valuestring);
             else if (!strcmp(m->string, "_id") && cJSON_IsString(m)) {
@@ -1399,7 +1520,7 @@ static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
         const bulk_item *it = &items[i];
         char msg[FDS_ERR_REASON_MAX];
         bool required = it->op.type == FDS_OP_DELETE || !strcmp(it->action, "update");
-        if (!it->res.code &&
+        if (!it->res->code &&
             fds_write_id_validate(it->op.id, it->op.id_len, required, msg, sizeof msg))
             fds_strbuf_printf(&b, "%u: %s;", ++nerr, msg);
     }
@@ -1413,6 +1534,9 @@ static int bulk_validate(const bulk_item *items, size_t n, fds_err *err)
     return rc;
 }
 
+/* Bytes of the answer reserved per item at once (it grows as needed). */
+#define BULK_ITEM_ANSWER_BYTES 200
+
 static const char *const BULK_PARAMS[] = {
     "refresh", "routing", "pipeline", "require_alias", "_source",
     "_source_includes", "_source_excludes", NULL};
@@ -1420,10 +1544,10 @@ static const char *const BULK_PARAMS[] = {
 /* Fail item `it` before it is written, with the error in `e`. */
 static void bulk_item_fail(bulk_item *it, const fds_err *e)
 {
-    it->res.code = e->code ? e->code : FDS_EINVAL;
-    it->res.err = *e;
+    it->res->code = e->code ? e->code : FDS_EINVAL;
+    it->res->err = *e;
     if (it->op.id)
-        snprintf(it->res.id, sizeof it->res.id, "%.*s", (int)it->op.id_len,
+        snprintf(it->res->id, sizeof it->res->id, "%.*s", (int)it->op.id_len,
                  it->op.id);
 }
 
@@ -1436,7 +1560,7 @@ static void bulk_check_opts(fds_req *r, bulk_item *items, size_t n)
     bool require_alias = fds_req_param_bool(r, "require_alias", false);
     for (size_t i = 0; i < n; i++) {
         bulk_item *it = &items[i];
-        if (it->res.code)
+        if (it->res->code)
             continue;
         fds_err e;
         fds_err_clear(&e);
@@ -1471,7 +1595,7 @@ static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *ur
         bulk_item_fail(it, &e);
     } else {
         fds_write_op op;
-        update_run(ix, &u, refresh, &op, &it->res, &it->upd);
+        update_run(ix, &u, refresh, &op, it->res, &it->upd);
         it->op.type = op.type;
     }
     fds__source_spec_free(&u.src);
@@ -1509,7 +1633,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
             j = i + 1; /* an update goes alone: it reads the current doc */
         size_t m = 0;
         for (size_t k = i; k < j; k++)
-            m += !items[k].res.code;
+            m += !items[k].res->code;
         if (!m) { /* all refused already: the index is not even created */
             i = j;
             continue;
@@ -1526,8 +1650,10 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
                 items[k].index = concrete;
             }
         }
+        /* results go straight to the items' when none failed already */
         fds_write_op *ops = malloc(m * sizeof *ops);
-        fds_write_result *res = malloc(m * sizeof *res);
+        fds_write_result *res = m == j - i ? items[i].res
+                                           : malloc(m * sizeof *res);
         if (ix && ops && res && !strcmp(items[i].action, "update")) {
             bulk_update(ix, &items[i], &url_src, false);
             if (refresh)
@@ -1537,18 +1663,26 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
              * not be copied) are answered as they are, never written */
             m = 0;
             for (size_t k = i; k < j; k++)
-                if (!items[k].res.code)
+                if (!items[k].res->code)
                     ops[m++] = items[k].op;
             fds_err be;
             fds_err_clear(&be);
             int brc = fds_index_write(ix, ops, m, res, false, &be);
+            bool direct = res == items[i].res;
             for (size_t k = i, q = 0; k < j; k++) {
-                if (items[k].res.code)
+                if (direct) {
+                    if (brc) { /* not what the write left in it */
+                        memset(items[k].res, 0, sizeof *items[k].res);
+                        bulk_item_fail(&items[k], &be);
+                    }
+                    continue;
+                }
+                if (items[k].res->code)
                     continue;
                 if (brc)
                     bulk_item_fail(&items[k], &be);
                 else
-                    items[k].res = res[q];
+                    *items[k].res = res[q];
                 q++;
             }
             if (refresh)
@@ -1557,23 +1691,28 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
             if (!ie.code)
                 ie.code = FDS_ENOMEM;
             for (size_t k = i; k < j; k++)
-                if (!items[k].res.code)
+                if (!items[k].res->code)
                     bulk_item_fail(&items[k], &ie);
         }
         free(ops);
-        free(res);
+        if (res != items[i].res)
+            free(res);
         fds_index_release(ix);
         i = j;
     }
     bool errors = false;
     for (size_t i = 0; i < n; i++)
-        errors |= items[i].res.code != 0;
+        errors |= items[i].res->code != 0;
     fds_strbuf b = {0};
+    /* a created item's answer is ~190 bytes with a short index and id */
+    fds_strbuf_reserve(&b, n * BULK_ITEM_ANSWER_BYTES);
     fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
               (fds_now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
-        fds_strbuf_printf(&b, "%s{\"%s\":", i ? "," : "", items[i].action);
-        write_item(&b, items[i].index, &items[i].op, &items[i].res, true,
+        fds_strbuf_puts(&b, i ? ",{\"" : "{\"");
+        fds_strbuf_puts(&b, items[i].action);
+        fds_strbuf_puts(&b, "\":");
+        write_item(&b, items[i].index, &items[i].op, items[i].res, true,
                    forced_refresh(r), &items[i].upd);
         fds_strbuf_puts(&b, "}");
     }

@@ -256,8 +256,88 @@ static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
     return rc;
 }
 
+/* wb_class() of each ASCII byte, as a digit ("1" WB_ALETTER, "2"
+ * WB_NUMERIC, "4" WB_EXTNUMLET, "6" WB_MIDLETTER, "7" WB_MIDNUMLET, "8"
+ * WB_MIDNUM, "0" WB_OTHER). */
+static const char WB_ASCII[129] =
+    "00000000000000000000000000000000"
+    "00000007000080702222222222680000"
+    "01111111111111111111111111100004"
+    "01111111111111111111111111100000";
+
+/* Whether text[0..len) is all ASCII (eight bytes at a time). */
+static bool all_ascii(const uint8_t *p, size_t len)
+{
+    size_t i = 0;
+    for (; len - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & 0x8080808080808080u)
+            return false;
+    }
+    for (; i < len; i++)
+        if (p[i] & 0x80)
+            return false;
+    return true;
+}
+
+/* analyze() for ASCII text, without its code-point array: in ASCII no
+ * class is Extend, Katakana or Ideographic, so a word is a run of
+ * ALetter, Numeric and ExtendNumLet, through MidLetter or MidNumLet
+ * between two ALetters and MidNum or MidNumLet between two Numerics
+ * (the rules analyze() applies), with at least one letter or digit. */
+static int analyze_ascii(const uint8_t *t, size_t n, fds_token_fn cb,
+                         void *arg)
+{
+    uint8_t out[FDS_TOKEN_MAX_CHARS];
+    size_t i = 0;
+    while (i < n) {
+        int c = WB_ASCII[t[i]] - '0';
+        if (c != WB_ALETTER && c != WB_NUMERIC && c != WB_EXTNUMLET) {
+            i++;
+            continue;
+        }
+        size_t s = i, j = i + 1;
+        bool word = c != WB_EXTNUMLET;
+        int last = c;
+        while (j < n) {
+            int d = WB_ASCII[t[j]] - '0';
+            if (d == WB_ALETTER || d == WB_NUMERIC || d == WB_EXTNUMLET) {
+                last = d;
+                word |= d != WB_EXTNUMLET;
+                j++;
+                continue;
+            }
+            if (j + 1 >= n)
+                break;
+            int e = WB_ASCII[t[j + 1]] - '0';
+            if (!((last == WB_ALETTER && e == WB_ALETTER &&
+                   (d == WB_MIDLETTER || d == WB_MIDNUMLET)) ||
+                  (last == WB_NUMERIC && e == WB_NUMERIC &&
+                   (d == WB_MIDNUM || d == WB_MIDNUMLET))))
+                break;
+            last = e;
+            j += 2;
+        }
+        for (size_t a = s; word && a < j;) {
+            size_t b = j - a > FDS_TOKEN_MAX_CHARS ? a + FDS_TOKEN_MAX_CHARS : j;
+            for (size_t k = a; k < b; k++)
+                out[k - a] = (uint8_t)(t[k] >= 'A' && t[k] <= 'Z'
+                                           ? t[k] + ('a' - 'A') : t[k]);
+            int rc = cb(arg, (const char *)out, b - a);
+            if (rc)
+                return rc;
+            a = b;
+        }
+        i = j;
+    }
+    return 0;
+}
+
 int fds_analyze(const char *text, size_t len, fds_token_fn cb, void *arg)
 {
+    if (all_ascii((const uint8_t *)text, len))
+        return analyze_ascii((const uint8_t *)text, len, cb, arg);
     return analyze(text, len, cb, arg, NULL);
 }
 

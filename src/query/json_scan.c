@@ -129,8 +129,22 @@ static int parse_string(scanner *sc, char **buf, size_t *cap, size_t *blen)
     for (;;) {
         if (sc->i >= sc->n)
             return fail(sc, start, "unterminated string");
-        /* copy a run of plain bytes */
+        /* copy a run of plain bytes: eight at a time while none of them
+         * is '"', '\\' or below 0x20 (the "has a zero byte" and "has a byte
+         * less than n" tests of Anderson's Bit Twiddling Hacks; bytes of
+         * 0x80 and above are plain here, checked as UTF-8 below) */
         size_t r = sc->i;
+        const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+        while (sc->n - r >= 8) {
+            uint64_t w, q, b;
+            memcpy(&w, sc->s + r, 8);
+            q = w ^ (ones * '"');
+            b = w ^ (ones * '\\');
+            if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) &
+                highs)
+                break;
+            r += 8;
+        }
         while (r < sc->n && sc->s[r] != '"' && sc->s[r] != '\\' &&
                sc->s[r] >= 0x20)
             r++;
@@ -281,6 +295,13 @@ static int key_cmp(const void *a, const void *b, void *ka)
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* key_cmp(x, y) == 0, lengths first: most keys of an object differ in
+ * length, which spares the call to memcmp. */
+static inline bool key_eq(const kent *x, const kent *y, const char *ka)
+{
+    return x->len == y->len && memcmp(ka + x->off, ka + y->off, x->len) == 0;
+}
+
 static int check_dups(scanner *sc, size_t kstart)
 {
     size_t cnt = sc->nk - kstart;
@@ -290,7 +311,7 @@ static int check_dups(scanner *sc, size_t kstart)
     if (cnt <= 32) {
         for (size_t a = 1; a < cnt; a++)
             for (size_t b = 0; b < a; b++)
-                if (key_cmp(&k[a], &k[b], sc->ka) == 0)
+                if (key_eq(&k[a], &k[b], sc->ka))
                     goto dup_at_a;
         return 0;
     dup_at_a:;
@@ -298,7 +319,7 @@ static int check_dups(scanner *sc, size_t kstart)
         for (; a < cnt; a++) {
             size_t b = 0;
             for (; b < a; b++)
-                if (key_cmp(&k[a], &k[b], sc->ka) == 0)
+                if (key_eq(&k[a], &k[b], sc->ka))
                     break;
             if (b < a)
                 break;

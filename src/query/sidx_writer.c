@@ -46,7 +46,7 @@ typedef struct wfield {
     size_t alen, acap;
     wterm *terms;
     uint32_t nterms, tcap;
-    uint32_t *th;
+    uint64_t *th;          /* open addressing: term_slot(); 0 = empty */
     uint32_t thcap;
     /* per doc */
     uint8_t *norms;
@@ -252,32 +252,44 @@ static inline uint64_t term_hash(const char *t, size_t len)
     return h ^ (h >> 32);
 }
 
+/* A slot of a field's term table: the term's hash (its top 32 bits) and
+ * its id + 1.  The table is probed from the hash's low bits of those 32,
+ * so a probe compares the hash before it reads the term (another cache
+ * line) and growing the table rehashes without reading any term. */
+#define TERM_SLOT(hash32, id) ((uint64_t)(hash32) << 32 | ((id) + 1))
+
 static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
 {
     if (f->nterms * 2 >= f->thcap) {
         uint32_t cap = f->thcap ? f->thcap * 2 : 256;
-        uint32_t *h = calloc(cap, sizeof *h);
+        uint64_t *h = calloc(cap, sizeof *h);
         if (!h)
             return FDS_ENOMEM;
-        for (uint32_t k = 0; k < f->nterms; k++) {
-            size_t i = term_hash(f->arena + f->terms[k].off, f->terms[k].len) &
-                       (cap - 1);
+        for (uint32_t k = 0; k < f->thcap; k++) {
+            uint64_t e = f->th[k];
+            if (!e)
+                continue;
+            size_t i = (uint32_t)(e >> 32) & (cap - 1);
             while (h[i])
                 i = (i + 1) & (cap - 1);
-            h[i] = k + 1;
+            h[i] = e;
         }
         free(f->th);
         f->th = h;
         f->thcap = cap;
     }
-    size_t mask = f->thcap - 1, i = term_hash(t, len) & mask;
+    uint32_t hash = (uint32_t)(term_hash(t, len) >> 32);
+    size_t mask = f->thcap - 1, i = hash & mask;
     for (;; i = (i + 1) & mask) {
-        uint32_t e = f->th[i];
+        uint64_t e = f->th[i];
         if (!e)
             break;
-        wterm *x = &f->terms[e - 1];
+        if ((uint32_t)(e >> 32) != hash)
+            continue;
+        uint32_t k = (uint32_t)e - 1;
+        wterm *x = &f->terms[k];
         if (x->len == len && memcmp(f->arena + x->off, t, len) == 0) {
-            *id = e - 1;
+            *id = k;
             return 0;
         }
     }
@@ -293,7 +305,7 @@ static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
     x->len = (uint32_t)len;
     x->last_doc = UINT32_MAX;
     f->alen += len;
-    f->th[i] = f->nterms + 1;
+    f->th[i] = TERM_SLOT(hash, f->nterms);
     *id = f->nterms++;
     return 0;
 }
@@ -458,6 +470,41 @@ static int u64cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A field's terms in one document are few (a URL or a user agent: 5-30
+ * tokens): below this many, an insertion sort in place beats qsort's
+ * merge sort and its call per comparison. */
+#define DOC_TERMS_INSERTION_MAX 48
+
+static void sort_u64(uint64_t *v, size_t n)
+{
+    if (n > DOC_TERMS_INSERTION_MAX) {
+        qsort(v, n, sizeof *v, u64cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static void sort_u32(uint32_t *v, size_t n)
+{
+    if (n > DOC_TERMS_INSERTION_MAX) {
+        qsort(v, n, sizeof *v, u32cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint32_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 static int ensure_docs(wfield *f, uint32_t doc)
 {
     if (doc < f->dcap)
@@ -536,13 +583,13 @@ static int commit_field(wfield *f, uint32_t doc)
             return FDS_ENOMEM;
         for (size_t i = 0; i < f->ncur; i++)
             f->keys[i] = (uint64_t)f->cur[i] << 32 | f->cpos[i];
-        qsort(f->keys, f->ncur, sizeof *f->keys, u64cmp);
+        sort_u64(f->keys, f->ncur);
         for (size_t i = 0; i < f->ncur; i++) {
             f->cur[i] = (uint32_t)(f->keys[i] >> 32);
             f->cpos[i] = (uint32_t)f->keys[i];
         }
     } else if (f->ncur > 1) {
-        qsort(f->cur, f->ncur, sizeof *f->cur, u32cmp);
+        sort_u32(f->cur, f->ncur);
     }
     for (size_t i = 0; i < f->ncur;) {
         size_t j = i + 1;

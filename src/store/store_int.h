@@ -198,6 +198,9 @@ struct fds_store {
     char *dir;
     sqlite3 *db;
     pthread_mutex_t db_mu;      /* one transaction at a time */
+    uint64_t tl_batches;        /* under db_mu: write batches committed to
+                                   the translog (the background thread
+                                   vacuums only when this stood still) */
     pthread_mutex_t mu;         /* the index list */
     fds_index **indices;
     size_t nindices;

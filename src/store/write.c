@@ -410,6 +410,8 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     }
     if (!rc)
         rc = fds__cat_commit(s->db, err);
+    if (!rc && seq != seq0)
+        s->tl_batches++;
     /* nothing of the batch is durable: with the disk full, say so as
      * Elasticsearch does (before the rollback resets the error code) */
     bool full = rc == FDS_ESQL && sqlite3_errcode(s->db) == SQLITE_FULL;

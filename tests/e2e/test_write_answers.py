@@ -67,6 +67,47 @@ class WriteAnswers(ServerTestCase):
                          "if _id is specified it must not be empty")
         self.assertEqual(res["items"][1]["index"]["status"], 201)
 
+    def test_compact_and_spaced_action_lines_answer_alike(self):
+        # compact lines of string _index, _id and routing take a shorter
+        # path than the others; both must mean the same, errors included
+        def lines(sp):
+            return ndjson(
+                '{"index":{"_index":"b10","_id":"a","routing":"r1"}}', '{"f":1}',
+                '{"create":{"_index":"b10","_id":"a","routing":"r1"}}', '{"f":2}',
+                '{"index":{}}', '{"f":3}',
+                '{"create":{"_id":"c","_index":"b10"}}', '{"f":4}',
+                '{"update":{"_index":"b10","_id":"c"}}', '{"doc":{"f":5}}',
+                '{"delete":{"_index":"b10","_id":"a","routing":"r1"}}',
+                '{"index":{"_index":"b10","_id":""}}', '{"f":6}',
+                '{"index":{"_index":"B10","_id":"d"}}', '{"f":7}').replace(
+                    '":', '" :' if sp else '":')
+
+        def strip(res):
+            for item in res["items"]:
+                for a in item.values():
+                    a.pop("_seq_no", None)
+                    if a.get("_id") not in ("a", "c", "d", ""):
+                        a["_id"] = "<assigned>"
+            res.pop("took")
+            return res
+
+        answers = []
+        for sp in (False, True):
+            self.req("DELETE", "/b10")
+            st, res, _ = self.req("POST", "/b10/_bulk?refresh=true", lines(sp))
+            self.assertEqual(st, 200, res)
+            answers.append(strip(res))
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual([list(i.values())[0]["status"] for i in answers[0]["items"]],
+                         [201, 409, 201, 201, 200, 200, 400, 400])
+        # a duplicate key or an unknown one is refused as before
+        for line in ('{"index":{"_index":"b10","_index":"b11"}}',
+                     '{"index":{"_index":"b10","_idx":"1"}}',
+                     '{"index":{"_index":"b10","_id":"1"}} x',
+                     '{"index":{"_index":"b10","_id":"1"}'):
+            st, res, _ = self.req("POST", "/_bulk", ndjson(line, '{"f":1}'))
+            self.assertEqual(st, 400, (line, res))
+
     # 2. ids
 
     def test_id_too_long(self):
