@@ -1168,6 +1168,23 @@ static const char *number_id_text(const char *p, const char *end, size_t *len)
     return NULL;
 }
 
+/* Does the JSON text p[0..end) escape a NUL (\u0000, an odd run of
+ * backslashes before the u)?  Bounded by the line's length. */
+static bool escaped_nul(const char *p, const char *end)
+{
+    size_t bs = 0;
+    for (const char *q = p; q < end; q++) {
+        if (*q == '\\') {
+            bs++;
+            continue;
+        }
+        if (*q == 'u' && bs % 2 && end - q >= 5 && !memcmp(q + 1, "0000", 4))
+            return true;
+        bs = 0;
+    }
+    return false;
+}
+
 /* Set it->op.id to a copy of id[0..len).  A failed copy fails the item
  * (it must never become a write under an assigned id). */
 static void bulk_set_id(bulk_item *it, const char *id, size_t len)
@@ -1334,6 +1351,17 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                              "Malformed action/metadata line [%zu], expected "
                              "START_OBJECT with one action", line);
+            cJSON_Delete(a);
+            break;
+        }
+        if (!plain && escaped_nul(p, le)) {
+            /* the parser's strings end at a NUL: an _id would be cut short
+             * (as "%00" in a path is refused, server.c) */
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                              "Malformed action/metadata line [%zu]: a string "
+                              "holds a NUL character (\\u0000), which "
+                              "_index, _id, routing and pipeline cannot",
+                              line);
             cJSON_Delete(a);
             break;
         }

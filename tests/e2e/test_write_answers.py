@@ -140,6 +140,23 @@ class WriteAnswers(ServerTestCase):
         self.assertIn("Invalid UTF-8", b["error"]["reason"])
         self.assertEqual(self.count("b5"), None)
 
+    def test_escaped_nul_in_action_line_refused(self):
+        # "n\u0000ul" was cut to the id "n", overwriting that document
+        self.req("PUT", "/b10/_doc/n?refresh=true", {"x": 1})
+        for line in ('{"index":{"_index":"b10","_id":"n\\u0000ul"}}',
+                     '{ "index" : { "_index":"b10", "_id":"n\\u0000z" } }',
+                     '{"index":{"_index":"b10","_id":"m","routing":"\\u0000"}}'):
+            b = self.assertError(self.req("POST", "/_bulk", ndjson(line, '{"x":2}')),
+                                 400, "illegal_argument_exception")
+            self.assertIn("NUL character", b["error"]["reason"])
+        st, doc, _ = self.req("GET", "/b10/_doc/n")
+        self.assertEqual((st, doc["_version"], doc["_source"]), (200, 1, {"x": 1}))
+        # an escaped backslash before "u0000" is text, not a NUL
+        st, body, _ = self.req("POST", "/_bulk?refresh=true", ndjson(
+            '{"index":{"_index":"b10","_id":"a\\\\u0000"}}', '{"x":3}'))
+        self.assertEqual(st, 200, body)
+        self.assertEqual(body["items"][0]["index"]["_id"], "a\\u0000")
+
     # 3. a double beyond range
 
     def test_infinite_double_refused_with_its_cause(self):
