@@ -25,8 +25,8 @@ usage() {
 usage: bench/scale/sizes.sh --data-root DIR [options]
 
 For each size N in --sizes: bench/scale/run.sh --data DIR/dN --docs N
-(building the index the first time: 10M documents take about an hour on 2
-cores and ~2.3 GB of disk), then one table of all sizes into OUT.
+(building the index the first time: 10M documents took 6 min on 2 cores,
+and 2.8 GB of disk), then one table of all sizes into OUT.
 
 options:
   --data-root DIR   where the indices are built and kept (required)
