@@ -1466,6 +1466,16 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             break;
         if (has_version)
             it->op.version_type = gte ? FDS_VERSION_EXTERNAL_GTE : FDS_VERSION_EXTERNAL;
+        if (has_version && it->op.external_version < 0) {
+            /* VersionType.EXTERNAL.validateVersionForWrites: version >= 0,
+             * checked by BulkRequest#validate for the whole request */
+            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                              "Validation Failed: 1: illegal version value "
+                              "[%lld] for version type [%s];",
+                              (long long)it->op.external_version,
+                              gte ? "EXTERNAL_GTE" : "EXTERNAL");
+            break;
+        }
         if (!it->index)
             it->index = default_index ? strdup(default_index) : NULL;
         if (!it->index) {

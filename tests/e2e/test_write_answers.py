@@ -157,6 +157,21 @@ class WriteAnswers(ServerTestCase):
         self.assertEqual(st, 200, body)
         self.assertEqual(body["items"][0]["index"]["_id"], "a\\u0000")
 
+    def test_negative_external_version_refused(self):
+        # was stored as "_version": -1
+        for vt in ("external", "external_gte"):
+            body = ndjson('{"index":{"_index":"b11","_id":"v","version":-1,'
+                          '"version_type":"%s"}}' % vt, '{"x":1}')
+            self.assertError(self.req("POST", "/_bulk", body), 400,
+                             "action_request_validation_exception",
+                             "Validation Failed: 1: illegal version value [-1] "
+                             "for version type [%s];" % vt.upper())
+        self.assertEqual(self.count("b11"), None)
+        body = ndjson('{"index":{"_index":"b11","_id":"v","version":0,'
+                      '"version_type":"external"}}', '{"x":1}')
+        st, b, _ = self.req("POST", "/_bulk?refresh=true", body)
+        self.assertEqual((st, b["items"][0]["index"]["_version"]), (200, 0), b)
+
     # 3. a double beyond range
 
     def test_infinite_double_refused_with_its_cause(self):
