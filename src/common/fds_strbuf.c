@@ -112,3 +112,15 @@ void fds_strbuf_free(fds_strbuf *b)
     b->len = b->cap = 0;
     b->oom = 0;
 }
+
+int fds_strbuf_put_i64(fds_strbuf *b, int64_t v)
+{
+    char t[24], *p = t + sizeof t;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--p = '-';
+    return fds_strbuf_put(b, p, (size_t)(t + sizeof t - p));
+}

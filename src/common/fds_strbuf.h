@@ -16,6 +16,7 @@
 #define FDS_STRBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct fds_strbuf {
     char *p;    /* heap bytes, owned by the buffer; NULL while empty */
@@ -46,6 +47,10 @@ int fds_strbuf_putc(fds_strbuf *b, char c);
  * the format fails (vsnprintf < 0; nothing appended). */
 int fds_strbuf_printf(fds_strbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Append v in decimal, as "%lld" writes it, without printf (a _bulk
+ * answer writes three numbers per item).  Returns 0 or FDS_ENOMEM. */
+int fds_strbuf_put_i64(fds_strbuf *b, int64_t v);
 
 /* Append s[0..n) as a JSON string literal, quotes included, escaped by the
  * rules of fds_json_escape() (fds_text.h).  Returns 0 or FDS_ENOMEM. */

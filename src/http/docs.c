@@ -32,20 +32,6 @@ static void sb_json_str(fds_strbuf *b, const char *s)
     fds_strbuf_put_json_string(b, s, strlen(s));
 }
 
-/* The decimal text of v (what "%lld" writes), without printf: a _bulk
- * answer writes three numbers per item. */
-static void sb_i64(fds_strbuf *b, int64_t v)
-{
-    char t[24], *p = t + sizeof t;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do
-        *--p = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-        *--p = '-';
-    fds_strbuf_put(b, p, (size_t)(t + sizeof t - p));
-}
-
 static void sb_resp(fds_resp *o, int status, fds_strbuf *b)
 {
     if (b->oom) {
@@ -157,7 +143,7 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
     }
     bool noop = u && u->noop;
     fds_strbuf_puts(b, ",\"_version\":");
-    sb_i64(b, w->version);
+    fds_strbuf_put_i64(b, w->version);
     fds_strbuf_puts(b, ",\"result\":\"");
     fds_strbuf_puts(b, noop ? "noop" : result_word(op, w));
     fds_strbuf_puts(b, refreshed && !noop ? "\",\"forced_refresh\":true," : "\",");
@@ -165,7 +151,7 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
                               "\"failed\":0},\"_seq_no\":"
                             : "\"_shards\":{\"total\":1,\"successful\":1,"
                               "\"failed\":0},\"_seq_no\":");
-    sb_i64(b, w->seq_no);
+    fds_strbuf_put_i64(b, w->seq_no);
     fds_strbuf_puts(b, ",\"_primary_term\":1");
     if (u && u->get.len) {
         fds_strbuf_puts(b, ",\"get\":");
@@ -173,7 +159,7 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
     }
     if (with_status) {
         fds_strbuf_puts(b, ",\"status\":");
-        sb_i64(b, item_status(op, w));
+        fds_strbuf_put_i64(b, item_status(op, w));
     }
     fds_strbuf_puts(b, "}");
 }
@@ -710,8 +696,13 @@ void fds_h_mget(fds_req *r, fds_resp *o)
     int rc = get_params(r, &gm, &sp, &e);
     if (!rc)
         rc = fds_body_json(r, &body, &e);
+    bool nul = false;
     if (!rc && body)
-        rc = fds_json_check_body(r->body, r->body_len, &e);
+        rc = fds_json_check_body_nul(r->body, r->body_len, &nul, &e);
+    if (!rc && nul) /* an _id or _index cut short would be another doc's */
+        rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                          "a string of the body holds a NUL character "
+                          "(\\u0000), which _index, _id and routing cannot");
     if (!rc)
         rc = mget_parse(body, r->nseg == 2 ? r->seg[0] : NULL, &docs, &n, &e);
     fds_strbuf b = {0};
@@ -1168,23 +1159,6 @@ static const char *number_id_text(const char *p, const char *end, size_t *len)
     return NULL;
 }
 
-/* Does the JSON text p[0..end) escape a NUL (\u0000, an odd run of
- * backslashes before the u)?  Bounded by the line's length. */
-static bool escaped_nul(const char *p, const char *end)
-{
-    size_t bs = 0;
-    for (const char *q = p; q < end; q++) {
-        if (*q == '\\') {
-            bs++;
-            continue;
-        }
-        if (*q == 'u' && bs % 2 && end - q >= 5 && !memcmp(q + 1, "0000", 4))
-            return true;
-        bs = 0;
-    }
-    return false;
-}
-
 /* Set it->op.id to a copy of id[0..len).  A failed copy fails the item
  * (it must never become a write under an assigned id). */
 static void bulk_set_id(bulk_item *it, const char *id, size_t len)
@@ -1335,7 +1309,9 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         }
         if (!plain)
             a = cJSON_ParseWithLength(p, (size_t)(le - p));
-        if (a && (rc = fds_json_check_body(p, (size_t)(le - p), err))) {
+        bool nul = false;
+        if (a && (rc = fds_json_check_body_nul(p, (size_t)(le - p), &nul,
+                                               err))) {
             cJSON_Delete(a);
             break;
         }
@@ -1354,7 +1330,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             cJSON_Delete(a);
             break;
         }
-        if (!plain && escaped_nul(p, le)) {
+        if (nul) {
             /* the parser's strings end at a NUL: an _id would be cut short
              * (as "%00" in a path is refused, server.c) */
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,

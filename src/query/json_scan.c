@@ -587,6 +587,24 @@ int fds_json_check_body(const char *src, size_t len, fds_err *err)
     return scan((const uint8_t *)src, len, true, NULL, NULL, err);
 }
 
+static int nul_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    if (v->kind == FDS_JV_STRING && memchr(v->str, 0, v->str_len))
+        *(bool *)arg = true;
+    return 0;
+}
+
+int fds_json_check_body_nul(const char *src, size_t len, bool *nul,
+                            fds_err *err)
+{
+    *nul = false;
+    int rc = scan((const uint8_t *)src, len, true, nul_cb, nul, err);
+    if (rc)
+        *nul = false;
+    return rc;
+}
+
 int fds__json_scan_body(const char *src, size_t len, fds_jval_fn cb,
                         void *arg, fds_err *err)
 {

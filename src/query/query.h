@@ -43,6 +43,13 @@
  * FDS_ENOMEM.
  */
 int fds_json_check_body(const char *src, size_t len, fds_err *err);
+/* fds_json_check_body, and in *nul whether a string value of the body
+ * holds a NUL (\u0000): cJSON, which builds the handlers' trees, cuts a
+ * string at its NUL, so a handler that takes names from strings (ids,
+ * indices, routings) refuses such a body instead of using a shorter name.
+ * Same returns as fds_json_check_body; *nul is false on an error. */
+int fds_json_check_body_nul(const char *src, size_t len, bool *nul,
+                            fds_err *err);
 
 /*
  * The scalars of JSON document src[0..len) at the dotted `path` -- through

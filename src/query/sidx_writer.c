@@ -475,35 +475,25 @@ static int u64cmp(const void *a, const void *b)
  * merge sort and its call per comparison. */
 #define DOC_TERMS_INSERTION_MAX 48
 
-static void sort_u64(uint64_t *v, size_t n)
-{
-    if (n > DOC_TERMS_INSERTION_MAX) {
-        qsort(v, n, sizeof *v, u64cmp);
-        return;
+/* sort_<T>(v, n): v[0..n) ascending, by insertion up to
+ * DOC_TERMS_INSERTION_MAX entries, else qsort with `cmp`. */
+#define DEFINE_SMALL_SORT(name, type, cmp)                                   \
+    static void name(type *v, size_t n)                                     \
+    {                                                                        \
+        if (n > DOC_TERMS_INSERTION_MAX) {                                   \
+            qsort(v, n, sizeof *v, cmp);                                     \
+            return;                                                          \
+        }                                                                    \
+        for (size_t i = 1; i < n; i++) {                                     \
+            type x = v[i];                                                   \
+            size_t j = i;                                                    \
+            for (; j > 0 && v[j - 1] > x; j--)                               \
+                v[j] = v[j - 1];                                             \
+            v[j] = x;                                                        \
+        }                                                                    \
     }
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
-static void sort_u32(uint32_t *v, size_t n)
-{
-    if (n > DOC_TERMS_INSERTION_MAX) {
-        qsort(v, n, sizeof *v, u32cmp);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) {
-        uint32_t x = v[i];
-        size_t j = i;
-        for (; j > 0 && v[j - 1] > x; j--)
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
+DEFINE_SMALL_SORT(sort_u64, uint64_t, u64cmp)
+DEFINE_SMALL_SORT(sort_u32, uint32_t, u32cmp)
 
 static int ensure_docs(wfield *f, uint32_t doc)
 {

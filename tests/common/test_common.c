@@ -128,6 +128,18 @@ static void test_strbuf(void)
     ASSERT_EQ(fds_strbuf_put_json_string(&b, "q\"", 2), 0);
     ASSERT_STR(b.p, "x=42/y \"q\\\"\"");
     ASSERT_EQ(b.len, strlen(b.p));
+    /* integers as printf's %lld writes them, at both ends of int64_t */
+    fds_strbuf n = FDS_STRBUF_INIT;
+    const int64_t iv[] = {0, 7, -1, 1234567890123, INT64_MAX, INT64_MIN};
+    char want[200] = "";
+    for (size_t i = 0; i < sizeof iv / sizeof *iv; i++) {
+        ASSERT_EQ(fds_strbuf_put_i64(&n, iv[i]), 0);
+        ASSERT_EQ(fds_strbuf_putc(&n, ','), 0);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%lld,",
+                 (long long)iv[i]);
+    }
+    ASSERT_STR(n.p, want);
+    fds_strbuf_free(&n);
     /* growth past the first allocation keeps every byte */
     for (int i = 0; i < 1000; i++)
         ASSERT_EQ(fds_strbuf_put(&b, "0123456789", 10), 0);

@@ -151,6 +151,10 @@ class WriteAnswers(ServerTestCase):
             self.assertIn("NUL character", b["error"]["reason"])
         st, doc, _ = self.req("GET", "/b10/_doc/n")
         self.assertEqual((st, doc["_version"], doc["_source"]), (200, 1, {"x": 1}))
+        # _mget's ids go through the same check
+        b = self.assertError(self.req("POST", "/b10/_mget", '{"ids":["n\\u0000x"]}'),
+                             400, "illegal_argument_exception")
+        self.assertIn("NUL character", b["error"]["reason"])
         # an escaped backslash before "u0000" is text, not a NUL
         st, body, _ = self.req("POST", "/_bulk?refresh=true", ndjson(
             '{"index":{"_index":"b10","_id":"a\\\\u0000"}}', '{"x":3}'))
