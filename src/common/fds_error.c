@@ -39,8 +39,17 @@ static void format_text(char *buf, size_t cap, const char *fmt, va_list ap)
 
 void fds_err_clear(fds_err *e)
 {
-    if (e)
-        memset(e, 0, sizeof *e);
+    if (!e)
+        return;
+    /* the strings are read up to their NUL: clearing their first bytes is
+     * clearing them, without writing the struct's ~1 KiB (a _bulk clears
+     * one per item) */
+    e->code = 0;
+    e->kind = 0;
+    e->reason[0] = 0;
+    e->index[0] = 0;
+    e->cause_kind = 0;
+    e->cause[0] = 0;
 }
 
 int fds_err_setk(fds_err *e, int code, int kind, const char *fmt, ...)

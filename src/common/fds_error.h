@@ -100,7 +100,8 @@ typedef struct fds_err {
     char cause[FDS_ERR_CAUSE_MAX];
 } fds_err;
 
-/* Clear a detail struct so the next fds_err_setk() takes. */
+/* Clear a detail struct so the next fds_err_setk() takes (its strings
+ * become ""; the bytes after their NUL are left as they were). */
 void fds_err_clear(fds_err *e);
 
 /*
