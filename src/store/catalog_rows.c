@@ -100,33 +100,42 @@ static uint32_t segment_crc(const fds_index *ix, const fds__seg *sg,
                           sg->routes.len);
 }
 
+/* Persist the live docs of segment sg (its row's live, del_count and crc,
+ * or the row deleted when nothing is live); in the caller's
+ * transaction. */
+int fds__segment_live_save(fds_index *ix, const fds__seg *sg,
+                           const fds__live *live, fds_err *err)
+{
+    sqlite3 *db = ix->st->db;
+    sqlite3_stmt *st;
+    int rc;
+    bool empty = live->del_count == live->max_doc;
+    if (empty)
+        rc = fds__cat_prepare(db, "DELETE FROM segments WHERE id=?3", &st, err);
+    else
+        rc = fds__cat_prepare(db, "UPDATE segments SET live=?1, del_count=?2, "
+                                  "crc=?4 WHERE id=?3", &st, err);
+    if (rc)
+        return rc;
+    if (!empty) {
+        size_t nb = (live->max_doc + 7) / 8;
+        sqlite3_bind_blob(st, 1, live->bits, (int)nb, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, (int)live->del_count);
+        sqlite3_bind_int64(st, 4, segment_crc(ix, sg, live->del_count,
+                                              live->bits, nb));
+    }
+    sqlite3_bind_int64(st, 3, sg->id);
+    return fds__cat_step_done(db, st, err);
+}
+
 /* Persist live-docs changes; in the caller's transaction. */
 int fds__lives_save(fds_index *ix, fds__live **newlive, unsigned n,
                       fds_err *err)
 {
-    sqlite3 *db = ix->st->db;
     for (unsigned i = 0; i < n; i++) {
-        if (!newlive[i])
-            continue;
-        sqlite3_stmt *st;
         int rc;
-        if (newlive[i]->del_count == newlive[i]->max_doc)
-            rc = fds__cat_prepare(db, "DELETE FROM segments WHERE id=?3", &st, err);
-        else
-            rc = fds__cat_prepare(db, "UPDATE segments SET live=?1, del_count=?2, "
-                                      "crc=?4 WHERE id=?3", &st, err);
-        if (rc)
-            return rc;
-        if (newlive[i]->del_count != newlive[i]->max_doc) {
-            size_t nb = (newlive[i]->max_doc + 7) / 8;
-            sqlite3_bind_blob(st, 1, newlive[i]->bits, (int)nb, SQLITE_STATIC);
-            sqlite3_bind_int(st, 2, (int)newlive[i]->del_count);
-            sqlite3_bind_int64(st, 4, segment_crc(ix, ix->segs[i],
-                                                  newlive[i]->del_count,
-                                                  newlive[i]->bits, nb));
-        }
-        sqlite3_bind_int64(st, 3, ix->segs[i]->id);
-        if ((rc = fds__cat_step_done(db, st, err)))
+        if (newlive[i] &&
+            (rc = fds__segment_live_save(ix, ix->segs[i], newlive[i], err)))
             return rc;
     }
     return 0;

@@ -136,14 +136,58 @@ static int merge_materialize(merge_src *m, fds__bufdoc *docs, size_t n,
     return 0;
 }
 
-/* The end of the run of published segments of the shard of segs[a]
- * (the list is grouped by shard).  Caller holds refresh_mu. */
-static unsigned shard_run_end(const fds_index *ix, unsigned a)
+/* The run [*a, *b) of published segments of the first shard >= shard
+ * (the list is grouped by shard, ascending); false when there is none.
+ * Positions move while a merge builds (a refresh drops segments it
+ * emptied), so callers find a shard's run again after each merge.  Caller
+ * holds refresh_mu. */
+static bool shard_run(const fds_index *ix, uint32_t shard, unsigned *a,
+                      unsigned *b)
 {
-    unsigned b = a;
-    while (b < ix->nsegs && ix->segs[b]->shard == ix->segs[a]->shard)
-        b++;
-    return b;
+    unsigned i = 0;
+    while (i < ix->nsegs && ix->segs[i]->shard < shard)
+        i++;
+    if (i == ix->nsegs)
+        return false;
+    unsigned j = i;
+    while (j < ix->nsegs && ix->segs[j]->shard == ix->segs[i]->shard)
+        j++;
+    *a = i;
+    *b = j;
+    return true;
+}
+
+/*
+ * The live docs of a merged segment: its docs k = where[k] (input seg,
+ * doc) were live when the merge took its view v; a refresh that ran while
+ * it was being built may have replaced or deleted some (their bits
+ * cleared in the input's published bitset, or the whole input dropped
+ * once nothing in it was live).  Those deletes carry over to the merged
+ * segment, as Lucene's IndexWriter.commitMergedDeletes carries the
+ * deletes of a merge's inputs.  *out: NULL when every doc is still live,
+ * else a new bitset of nd docs.  Caller holds refresh_mu.  0 or
+ * FDS_ENOMEM.
+ */
+static int carry_deletes(const fds_index *ix, const fds_index_view *v,
+                         const fds__merge_where *where, size_t nd,
+                         fds__live **out)
+{
+    *out = NULL;
+    for (size_t k = 0; k < nd;) { /* an input's docs are consecutive */
+        uint32_t si = where[k].seg;
+        unsigned p = 0;
+        while (p < ix->nsegs && ix->segs[p] != v->segs[si])
+            p++;
+        for (; k < nd && where[k].seg == si; k++) {
+            if (p < ix->nsegs && fds__live_get(ix->lives[p], where[k].doc))
+                continue;
+            if (!*out && !(*out = fds__live_copy(NULL, (uint32_t)nd)))
+                return FDS_ENOMEM;
+            (*out)->bits[k >> 3] &= (uint8_t)~(1u << (k & 7));
+            (*out)->del_count++;
+        }
+    }
+    return 0;
 }
 
 /* Merge segments [from, from+count) of the published list (all of one
@@ -152,8 +196,13 @@ static unsigned shard_run_end(const fds_index *ix, unsigned a)
  * one input block at a time while the new .fdt is written, not held on the
  * heap, unless a dictionary is trained from them; the .tim is merged from
  * the inputs' .tim files (fds_sidx_merge), never from sources.  Ids point
- * into the inputs' mapped .tim files, which the view keeps open.  Caller
- * holds refresh_mu. */
+ * into the inputs' mapped .tim files, which the view keeps open.
+ * Caller holds merge_mu and refresh_mu; refresh_mu is let go while the
+ * merged segment is built (the long part), so refreshes and flushes go on
+ * meanwhile, and taken again to publish it with the deletes they made
+ * (carry_deletes).  Only merges take segments out of the set, and
+ * merge_mu keeps them one at a time: the inputs stay published,
+ * adjacent, until this one publishes. */
 static int merge_range(fds_index *ix, unsigned from, unsigned count,
                        fds_err *err)
 {
@@ -163,6 +212,7 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     int rc = fds_index_view_acquire(ix, &v, err);
     if (rc)
         return rc;
+    pthread_mutex_unlock(&ix->refresh_mu);
     size_t total = 0;
     for (unsigned i = from; i < from + count; i++)
         total += v->segs[i]->max_doc;
@@ -228,6 +278,18 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     }
     free(tin);
     free(tlive);
+    pthread_mutex_lock(&ix->refresh_mu);
+    fds__live *mlive = NULL;
+    if (!rc && merged)
+        rc = carry_deletes(ix, v, where, nd, &mlive);
+    if (mlive && mlive->del_count == mlive->max_doc) {
+        /* everything it holds was deleted meanwhile: the inputs just go */
+        fds__live_unref(mlive);
+        mlive = NULL;
+        atomic_store(&merged->dropped, true);
+        fds__seg_unref(merged);
+        merged = NULL;
+    }
     if (!rc) {
         sqlite3 *db = ix->st->db;
         pthread_mutex_lock(&ix->st->db_mu);
@@ -238,6 +300,8 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
                 max_seq = docs[i].seq_no;
         if (!rc && merged)
             rc = fds__segment_insert(ix, merged, max_seq, err);
+        if (!rc && mlive)
+            rc = fds__segment_live_save(ix, merged, mlive, err);
         for (unsigned i = from; i < from + count && !rc; i++) {
             char sql[128];
             snprintf(sql, sizeof sql, "DELETE FROM segments WHERE id=%lld",
@@ -254,11 +318,13 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         /* one step: the merged segment takes the place of the first merged
          * one (doc order, newest last, is kept for id lookups) as the
          * inputs leave */
-        rc = fds__publish(ix, NULL, 0, merged ? &merged : NULL, merged ? 1 : 0,
+        rc = fds__publish(ix, NULL, 0, merged ? &merged : NULL,
+                          merged ? &mlive : NULL, merged ? 1 : 0,
                           v->segs + from, count);
         if (!rc)
-            merged = NULL;
+            merged = NULL, mlive = NULL;
     }
+    fds__live_unref(mlive);
     if (merged) {
         atomic_store(&merged->dropped, true);
         fds__seg_unref(merged);
@@ -273,6 +339,24 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     return rc;
 }
 
+/* Should _forcemerge rewrite published segment i on its own: it has
+ * deletes to expunge, was written with other codec settings (a codec
+ * change applies to old segments here) or an under-trained dictionary.
+ * Caller holds refresh_mu. */
+static bool wants_rewrite(fds_index *ix, const fds_index_settings *set,
+                          unsigned i)
+{
+    const fds__seg *sg = ix->segs[i];
+    bool stale = sg->codec != (uint32_t)set->codec.codec ||
+                 sg->block_size != set->codec.block_size ||
+                 sg->max_docs_per_block != set->codec.max_docs_per_block ||
+                 ((set->codec.codec == FDS_CODEC_ZSTD ||
+                   set->codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
+                  sg->level != (uint32_t)set->codec.level);
+    return stale || ix->lives[i] ||
+           fds__dict_wants_retrain(ix, set, sg->raw_bytes);
+}
+
 int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
 {
     int rc = fds_index_refresh(ix, err);
@@ -280,36 +364,36 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
         return rc;
     if (max_segments == 0)
         max_segments = 1;
+    pthread_mutex_lock(&ix->merge_mu);
     pthread_mutex_lock(&ix->refresh_mu);
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
-    /* each shard's run of the (shard-grouped) list down to max_segments */
-    for (unsigned a = 0; !rc && a < ix->nsegs;) {
-        unsigned b = shard_run_end(ix, a);
+    /* each shard's run of the (shard-grouped) list down to max_segments:
+     * one merge per shard, of the segments published when it starts */
+    unsigned a, b;
+    for (uint32_t sh = 0; !rc && shard_run(ix, sh, &a, &b);) {
+        sh = ix->segs[a]->shard + 1;
         if (b - a > max_segments)
             rc = merge_range(ix, a, b - a - max_segments + 1, err);
-        a = rc ? b : shard_run_end(ix, a); /* the run has shrunk */
     }
-    /* what is left: expunge deletes, and rewrite segments written with other
-     * codec settings (a codec change applies to old segments here) */
-    for (unsigned i = 0; !rc && i < ix->nsegs;) {
-        const fds__seg *sg = ix->segs[i];
-        bool stale = sg->codec != (uint32_t)set.codec.codec ||
-                     sg->block_size != set.codec.block_size ||
-                     sg->max_docs_per_block != set.codec.max_docs_per_block ||
-                     ((set.codec.codec == FDS_CODEC_ZSTD ||
-                       set.codec.codec == FDS_CODEC_ZSTD_NO_DICT) &&
-                      sg->level != (uint32_t)set.codec.level);
-        if (stale || ix->lives[i] ||
-            fds__dict_wants_retrain(ix, &set, ix->segs[i]->raw_bytes)) {
-            unsigned before = ix->nsegs;
-            rc = merge_range(ix, i, 1, err);
-            if (ix->nsegs < before)
-                continue; /* no live docs left: the next one is now at i */
-        }
-        i++;
-    }
+    /* what is left: each segment that wants_rewrite now, by generation
+     * (its position may move while another one is rewritten) */
+    uint64_t *gens = malloc((ix->nsegs + 1) * sizeof *gens);
+    size_t ng = 0;
+    if (!gens && !rc)
+        rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    for (unsigned i = 0; !rc && i < ix->nsegs; i++)
+        if (wants_rewrite(ix, &set, i))
+            gens[ng++] = ix->segs[i]->gen;
+    for (size_t g = 0; !rc && g < ng; g++)
+        for (unsigned i = 0; i < ix->nsegs; i++)
+            if (ix->segs[i]->gen == gens[g]) {
+                rc = merge_range(ix, i, 1, err);
+                break;
+            }
+    free(gens);
     pthread_mutex_unlock(&ix->refresh_mu);
+    pthread_mutex_unlock(&ix->merge_mu);
     return rc;
 }
 
@@ -348,27 +432,34 @@ bool fds__merge_pick(const uint64_t *docs, unsigned n, unsigned *from,
 
 void fds__index_maybe_merge(fds_index *ix)
 {
+    pthread_mutex_lock(&ix->merge_mu);
     pthread_mutex_lock(&ix->refresh_mu);
-    for (unsigned a = 0; a < ix->nsegs && fds_index_is_open(ix);) {
-        unsigned b = shard_run_end(ix, a), from = 0, count = 0;
+    /* refreshes go on while a merge builds: at most as many merges per
+     * call as segments at its start, so that one index under a steady
+     * load does not keep the merge thread from the others */
+    unsigned budget = ix->nsegs, a, b;
+    for (uint32_t sh = 0; budget && shard_run(ix, sh, &a, &b) &&
+                          fds_index_is_open(ix);) {
+        unsigned from = 0, count = 0;
         uint64_t *docs = malloc((b - a) * sizeof *docs);
         for (unsigned i = a; docs && i < b; i++)
             docs[i - a] = ix->segs[i]->max_doc;
         bool pick = docs && fds__merge_pick(docs, b - a, &from, &count);
         free(docs);
         if (!pick || count < 2) {
-            a = b;
+            sh = ix->segs[a]->shard + 1;
             continue;
         }
-        from += a;
+        budget--;
         fds_err err;
         fds_err_clear(&err);
-        if (merge_range(ix, from, count, &err)) {
+        if (merge_range(ix, a + from, count, &err)) {
             fprintf(stderr, "fieldstore: [%s] merge failed: %s\n", ix->name,
                     err.reason);
             break;
         }
-        /* the shard's run has shrunk: look at it again from its start */
+        /* the shard's run has shrunk: look at it again */
     }
     pthread_mutex_unlock(&ix->refresh_mu);
+    pthread_mutex_unlock(&ix->merge_mu);
 }

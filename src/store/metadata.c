@@ -380,6 +380,7 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
             if (locked[k] == ix)
                 ix = NULL;
         if (ix) {
+            pthread_mutex_lock(&ix->merge_mu);
             pthread_mutex_lock(&ix->refresh_mu);
             locked[nlocked++] = ix;
         }
@@ -410,8 +411,10 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
         for (size_t g = 0; g < ngone; g++)
             fds__index_unlink(s, gone[g]);
     }
-    for (size_t k = 0; k < nlocked; k++)
+    for (size_t k = 0; k < nlocked; k++) {
         pthread_mutex_unlock(&locked[k]->refresh_mu);
+        pthread_mutex_unlock(&locked[k]->merge_mu);
+    }
     pthread_mutex_unlock(&s->mu);
     for (size_t g = 0; !rc && g < ngone; g++)
         fds_index_release(gone[g]);

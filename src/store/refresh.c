@@ -150,8 +150,9 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
             dict = relevel;
         }
     }
-    /* the parts of one refresh build concurrently (refresh_parts); every
-     * other caller holds refresh_mu alone */
+    /* the parts of one refresh build concurrently (refresh_parts), and a
+     * merge (merge_mu, not refresh_mu) beside a refresh: generations are
+     * taken atomically */
     uint64_t gen = __atomic_fetch_add(&ix->next_gen, 1, __ATOMIC_RELAXED);
     rc = fds__seg_write(ix, gen, kept, n, ld, &set->codec, dict, copy, ncopy,
                         err);
@@ -210,16 +211,17 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
 /* Replace the published set in one step (one segs_lock write section, so
  * a view sees either the old set or the new one, never a merge's inputs
  * gone without its output): drop segments whose new live set is empty and
- * the `nremoved` segments of `removed` (all of one shard), swap changed
- * bitsets, and put the `nadded` segments of `added` (the set takes their
- * references): with segments removed (a merge, nadded 1) where the first
- * removed one was, else each at the end of its shard's run, so that the
- * set stays grouped by shard, oldest first within a shard.  Caller holds
- * refresh_mu; takes segs_lock.  Returns 0 or FDS_ENOMEM (nothing
- * changed). */
+ * the `nremoved` segments of `removed` (all of one shard; one no longer
+ * published is passed over), swap changed bitsets, and put the `nadded`
+ * segments of `added` with their live docs added_lives[k] (NULL, or an
+ * entry NULL: all live; the set takes the references of both): with
+ * segments removed (a merge, nadded 1) where the first removed one was,
+ * else each at the end of its shard's run, so that the set stays grouped
+ * by shard, oldest first within a shard.  Caller holds refresh_mu; takes
+ * segs_lock.  Returns 0 or FDS_ENOMEM (nothing changed). */
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
-                 fds__seg **added, unsigned nadded, fds__seg **removed,
-                 unsigned nremoved)
+                 fds__seg **added, fds__live **added_lives, unsigned nadded,
+                 fds__seg **removed, unsigned nremoved)
 {
     pthread_rwlock_wrlock(&ix->segs_lock);
     unsigned cap = ix->nsegs + nadded + 1;
@@ -249,8 +251,8 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
             for (unsigned r = 0; r < nremoved; r++)
                 merged_away |= removed[r] == sg;
             if (merged_away && left) { /* doc order: newest last */
-                segs[k] = added[nadded - left--];
-                lives[k++] = NULL;
+                lives[k] = added_lives ? added_lives[nadded - left] : NULL;
+                segs[k++] = added[nadded - left--];
             }
             atomic_store(&sg->dropped, true);
             fds__seg_unref(sg);
@@ -268,7 +270,7 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
         memmove(segs + at + 1, segs + at, (k - at) * sizeof *segs);
         memmove(lives + at + 1, lives + at, (k - at) * sizeof *lives);
         segs[at] = a;
-        lives[at] = NULL;
+        lives[at] = added_lives ? added_lives[nadded - left] : NULL;
         k++;
     }
     free(ix->segs);
@@ -457,7 +459,7 @@ static int refresh_locked(fds_index *ix, fds_err *err)
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     if (!rc)
-        rc = fds__publish(ix, newlive, upto, sgs, nsg, NULL, 0);
+        rc = fds__publish(ix, newlive, upto, sgs, NULL, nsg, NULL, 0);
 out:
     if (rc) {
         for (unsigned k = 0; k < nsg; k++) {

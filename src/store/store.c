@@ -92,6 +92,7 @@ fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
     pthread_mutex_init(&ix->wmu, NULL);
     pthread_mutex_init(&ix->meta_mu, NULL);
     pthread_mutex_init(&ix->buf_mu, NULL);
+    pthread_mutex_init(&ix->merge_mu, NULL);
     pthread_mutex_init(&ix->refresh_mu, NULL);
     pthread_mutex_init(&ix->dict_mu, NULL);
     pthread_rwlock_init(&ix->segs_lock, NULL);
@@ -127,6 +128,7 @@ static void index_free(fds_index *ix)
     pthread_mutex_destroy(&ix->wmu);
     pthread_mutex_destroy(&ix->meta_mu);
     pthread_mutex_destroy(&ix->buf_mu);
+    pthread_mutex_destroy(&ix->merge_mu);
     pthread_mutex_destroy(&ix->refresh_mu);
     pthread_mutex_destroy(&ix->dict_mu);
     pthread_rwlock_destroy(&ix->segs_lock);
@@ -407,6 +409,8 @@ void fds_store_close(fds_store *s)
     atomic_store(&s->stop, true);
     if (s->bg_started)
         pthread_join(s->bg, NULL);
+    if (s->merger_started)
+        pthread_join(s->merger, NULL);
     pthread_mutex_lock(&s->flush_mu);
     pthread_cond_broadcast(&s->flush_cv);
     pthread_cond_broadcast(&s->flushed_cv);
@@ -712,6 +716,7 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
         return fds__index_not_found(err, name);
     }
     fds_index *ix = s->indices[at];
+    pthread_mutex_lock(&ix->merge_mu); /* a running merge ends first */
     pthread_mutex_lock(&ix->refresh_mu);
     /* no write may pass its check between the rows' deletion and the
      * index's: its translog rows would outlive the index under an id a
@@ -732,6 +737,7 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     if (!rc)
         fds__index_unlink(s, ix);
     pthread_mutex_unlock(&ix->refresh_mu);
+    pthread_mutex_unlock(&ix->merge_mu);
     pthread_mutex_unlock(&s->mu);
     if (!rc)
         fds_index_release(ix);
@@ -1056,7 +1062,6 @@ static void *background(void *arg)
                     fprintf(stderr, "fieldstore: [%s] refresh failed: %s\n",
                             ix->name, err.reason);
             }
-            fds__index_maybe_merge(ix);
             fds_index_release(ix);
         }
         free(v);
@@ -1082,6 +1087,31 @@ static void *background(void *arg)
     return NULL;
 }
 
+/* The merge thread: background merges (merge.c, fds__index_maybe_merge)
+ * on a thread of their own, as Lucene's ConcurrentMergeScheduler runs
+ * them beside indexing, so that a long merge holds up neither the
+ * periodic refreshes of the background thread nor the translog syncs. */
+static void *merger(void *arg)
+{
+    fds_store *s = arg;
+    fds__thread_background("fds-merge");
+    while (!atomic_load(&s->stop)) {
+        struct timespec ts = {0, BG_TICK_MS * 1000000L};
+        nanosleep(&ts, NULL);
+        size_t n;
+        fds_index **v = fds__indices_pin(s, &n);
+        /* below the free-space floor: no new segment files */
+        bool low = fds__disk_low(s);
+        for (size_t i = 0; v && i < n; i++) {
+            if (!low && !atomic_load(&s->stop))
+                fds__index_maybe_merge(v[i]);
+            fds_index_release(v[i]);
+        }
+        free(v);
+    }
+    return NULL;
+}
+
 int fds_store_start_background(fds_store *s)
 {
     if (s->bg_started)
@@ -1089,6 +1119,9 @@ int fds_store_start_background(fds_store *s)
     if (pthread_create(&s->bg, NULL, background, s) != 0)
         return FDS_ENOMEM;
     s->bg_started = true;
+    if (pthread_create(&s->merger, NULL, merger, s) != 0)
+        return FDS_ENOMEM;
+    s->merger_started = true;
     if (pthread_create(&s->flusher, NULL, fds__flusher_main, s) != 0)
         return FDS_ENOMEM;
     atomic_store(&s->flusher_started, true);

@@ -170,7 +170,12 @@ struct fds_index {
                                    st->buf_mem (fds__buf_account) */
     uint64_t frozen_accounted;  /* frozen.mem as counted in st->frozen_mem */
 
-    pthread_mutex_t refresh_mu; /* one refresh or merge at a time */
+    pthread_mutex_t merge_mu;   /* one merge at a time (background or
+                                   _forcemerge); taken before refresh_mu,
+                                   which a merge holds only to pick its
+                                   inputs and to publish (merge.c) */
+    pthread_mutex_t refresh_mu; /* one refresh at a time, and the
+                                   published set's changes */
     int64_t last_refresh_ms;
 
     pthread_rwlock_t segs_lock; /* the published segment list, grouped by
@@ -204,8 +209,10 @@ struct fds_store {
     pthread_mutex_t mu;         /* the index list */
     fds_index **indices;
     size_t nindices;
-    pthread_t bg;
+    pthread_t bg;               /* periodic refreshes, translog syncs */
     bool bg_started;
+    pthread_t merger;           /* background merges (store.c, merger) */
+    bool merger_started;
     atomic_bool stop;
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
     _Atomic uint64_t buf_mem;   /* write buffers of every index, bytes */
@@ -414,13 +421,17 @@ int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err);
  * holds db_mu).  Each returns 0, FDS_ESQL (err names the statement) or,
  * for settings_load, the FDS_EINVAL of a stored value that no longer
  * parses.  fds__lives_save writes the non-NULL entries of newlive[0, n)
- * for ix->segs[0, n); fds__segment_insert sets sg->id and saves next_gen. */
+ * for ix->segs[0, n), fds__segment_live_save one segment's (a segment
+ * with nothing live loses its row); fds__segment_insert sets sg->id and
+ * saves next_gen. */
 int fds__settings_save(fds_store *s, int64_t index_id,
                        const fds_index_settings *set, fds_err *err);
 int fds__settings_load(fds_store *s, int64_t index_id,
                        fds_index_settings *set, fds_err *err);
 int fds__lives_save(fds_index *ix, fds__live **newlive, unsigned n,
                     fds_err *err);
+int fds__segment_live_save(fds_index *ix, const fds__seg *sg,
+                           const fds__live *live, fds_err *err);
 int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
                         fds_err *err);
 int fds__mapping_save(fds_index *ix, fds_err *err);
@@ -491,8 +502,9 @@ void *fds__flusher_main(void *arg);
  * /proc/PID/task/TID/comm show it) and run at nice FDS__BACKGROUND_NICE,
  * or its own if that is higher already (setpriority on its own tid; on
  * Linux the nice value is per thread, and threads it starts, a refresh's
- * part threads, inherit it).  The flusher
- * and the background thread (periodic refreshes, merges) call it first.
+ * part threads, inherit it).  The flusher,
+ * the background thread (periodic refreshes) and the merge thread call it
+ * first.
  * Why: with their part threads they can keep both cores busy beside a
  * _bulk loop; at the HTTP threads' priority a search then waited behind
  * them for the CPU (30-85 ms for 5-10 ms of CPU, measured), and a new
@@ -508,8 +520,8 @@ void *fds__flusher_main(void *arg);
 #define FDS__BACKGROUND_NICE 10
 void fds__thread_background(const char *name);
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
-                 fds__seg **added, unsigned nadded, fds__seg **removed,
-                 unsigned nremoved);
+                 fds__seg **added, fds__live **added_lives, unsigned nadded,
+                 fds__seg **removed, unsigned nremoved);
 
 /*
  * merge.c: the merge policy.  When a shard has more than

@@ -11,12 +11,15 @@ import threading
 import time
 import unittest
 
-from fdsserver import ServerTestCase
+from fdsserver import ServerTestCase, convert
 
 DOCS = 2000
 SEARCHES_MIN = 3000
 MERGES_MIN = 50
 TIME_LIMIT_S = 60
+# the long merge: ROUNDS refreshed copies of the real sample (10k lines each)
+ROUNDS = 10
+WRITE_EVERY_S = 0.01
 
 
 class MergeVisibility(ServerTestCase):
@@ -108,6 +111,57 @@ class MergeVisibility(ServerTestCase):
         self.assertGreaterEqual(counts["search"], 500)
         st, b, _ = self.req("GET", "/mv/_count")
         self.assertEqual(b["count"], DOCS)
+
+    def test_refreshes_go_on_while_a_merge_runs(self):
+        """A force-merge of ~80k real documents holds the refresh lock only
+        to pick its inputs and to publish: single-document writes with
+        ?refresh=true, sent while it runs, are answered and searchable
+        before it ends (before, each waited for the whole merge).  Ordering,
+        not timing: the merge must outlast a handful of one-doc refreshes."""
+        st, _, _ = self.req("PUT", "/lm", {"settings": {
+            "index.refresh_interval": "-1"}})
+        self.assertEqual(st, 200)
+        docs = convert("json").decode().splitlines()
+        for r in range(ROUNDS):  # ROUNDS segments
+            body = "".join('{"index":{"_id":"%d-%d"}}\n%s\n' % (r, i, d)
+                           for i, d in enumerate(docs))
+            st, b, _ = self.req("POST", "/lm/_bulk?refresh=true", body,
+                                {"Content-Type": "application/x-ndjson"})
+            self.assertEqual(st, 200)
+            self.assertFalse(b["errors"])
+        # a delete in every segment: the merge re-encodes every document
+        # (clean inputs would have their blocks copied, much faster)
+        body = "".join('{"delete":{"_id":"%d-0"}}\n' % r for r in range(ROUNDS))
+        st, b, _ = self.req("POST", "/lm/_bulk?refresh=true", body,
+                            {"Content-Type": "application/x-ndjson"})
+        self.assertFalse(b["errors"])
+        total = ROUNDS * (len(docs) - 1)
+        merged = threading.Event()
+        answer = {}
+
+        def force_merge():
+            answer["merge"] = self.req("POST", "/lm/_forcemerge?max_num_segments=1")
+            merged.set()
+
+        t = threading.Thread(target=force_merge)
+        t.start()
+        during, n = 0, 0
+        time.sleep(0.3)  # the merge has taken its inputs by now
+        while not merged.is_set() and n < 1000:
+            st, b, _ = self.req("PUT", "/lm/_doc/w%d?refresh=true" % n,
+                                {"message": "written beside a merge"})
+            self.assertEqual(st, 201, b)
+            n += 1
+            if not merged.is_set():
+                during += 1
+            time.sleep(WRITE_EVERY_S)
+        t.join()
+        self.assertEqual(answer["merge"][0], 200, answer["merge"])
+        print("\n%d of %d refreshed writes answered while the merge ran"
+              % (during, n))
+        self.assertGreaterEqual(during, 3)
+        st, b, _ = self.req("GET", "/lm/_count")
+        self.assertEqual(b["count"], total + n)
 
 
 if __name__ == "__main__":
