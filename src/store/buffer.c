@@ -7,19 +7,35 @@
  * lookups: FNV-1a, open addressing with linear probing, at most half full.
  *
  * The translog is the durable twin of the buffer: one catalogue row per
- * accepted operation, translog(index_id, seq, op, doc_id, version, source,
- * crc, shard, routing) with op an fds_op_type, doc_id the id bytes, source
- * the document bytes verbatim (NULL for a delete), shard the document's
- * shard, routing the write's routing value (NULL for none) and crc the
- * row checksum of catalog.c over the other eight columns; a row failing it at replay fails the index
- * (FDS_ECORRUPT) instead of replaying a damaged document.  Rows are appended by the write path in its
- * transaction, replayed into the buffer at start-up, and dropped up to a
- * segment's highest seq_no in the refresh transaction that registers it.
+ * write batch, translog_batches(index_id, first_seq, last_seq, ops, crc),
+ * its accepted operations in seq order, as Elasticsearch's translog
+ * appends a request's operations to its file in one write.  `ops` holds
+ * one record per operation, little-endian (fds__tlop_next reads them):
+ *   u8 op (an fds_op_type), i64 seq, i64 version, u32 shard,
+ *   u32 id length, the id bytes,
+ *   u32 routing length + 1 (0: no routing), the routing bytes,
+ *   u32 source length + 1 (0: no source, a delete), the document bytes
+ * and crc is the row checksum of catalog.c over the other four columns; a
+ * row failing it, or a record that does not parse, at replay fails the
+ * index (FDS_ECORRUPT) instead of replaying a damaged document.  Rows are
+ * appended by the write path in its transaction, replayed into the buffer
+ * at start-up, and dropped once a segment holds every operation of theirs
+ * (last_seq up to its highest seq_no), in the refresh transaction that
+ * registers it: a batch goes into one buffer whole, under the index's
+ * write lock, so no refresh splits one.  One row per batch, not per
+ * operation: a row per document cost a quarter of a _bulk's server CPU
+ * (SQLite's B-tree inserts and deletes of two trees per document,
+ * measured with bench/scale/bulk.sh; docs/benchmarks.md).
+ *
+ * Catalogues of schema 3 and before kept one row per operation in
+ * `translog` (index_id, seq, op, doc_id, version, source, crc, shard,
+ * routing); rows left there are replayed first and trimmed the same way.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_bytes.h"
 #include "fds_hash.h"
 #include "catalog.h"
 #include "store_int.h"
@@ -170,53 +186,148 @@ void fds__buf_lost(fds_index *ix)
 
 /* ---- the translog ------------------------------------------------------- */
 
-int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err)
+/* The fixed bytes of a record: op, seq, version, shard and three lengths. */
+#define TLOP_FIXED (1 + 8 + 8 + 4 + 4 + 4 + 4)
+
+size_t fds__tlop_size(const fds_write_op *op, const fds_write_result *r)
 {
-    return fds__cat_prepare(db, "INSERT INTO translog(index_id, seq, op, doc_id, "
-                                "version, source, crc, shard, routing) "
-                                "VALUES(?,?,?,?,?,?,?,?,?)", ins, err);
+    return TLOP_FIXED + strlen(r->id) + (op->routing ? op->routing_len : 0) +
+           (op->type == FDS_OP_DELETE ? 0 : op->src_len);
 }
 
-int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
-                         int64_t seq, const fds_write_op *op,
-                         const fds_write_result *r, fds_err *err)
+uint8_t *fds__tlop_put(uint8_t *p, const fds_write_op *op,
+                       const fds_write_result *r)
 {
-    sqlite3_reset(ins);
     size_t idl = strlen(r->id);
-    const void *src = op->type == FDS_OP_DELETE ? NULL
-                      : op->src ? (const void *)op->src : "";
-    uint32_t crc = fds__crc_i64(0, index_id);
-    crc = fds__crc_i64(crc, seq);
-    crc = fds__crc_i64(crc, op->type);
-    crc = fds__crc_bytes(crc, r->id, idl);
-    crc = fds__crc_i64(crc, r->version);
-    crc = fds__crc_bytes(crc, src, src ? op->src_len : 0);
-    crc = fds__crc_i64(crc, r->shard);
-    crc = fds__crc_bytes(crc, op->routing, op->routing ? op->routing_len : 0);
-    sqlite3_bind_int64(ins, 1, index_id);
-    sqlite3_bind_int64(ins, 2, seq);
-    sqlite3_bind_int(ins, 3, op->type);
-    sqlite3_bind_blob(ins, 4, r->id, (int)idl, SQLITE_STATIC);
-    sqlite3_bind_int64(ins, 5, r->version);
-    if (!src)
-        sqlite3_bind_null(ins, 6);
-    else
-        sqlite3_bind_blob(ins, 6, src, (int)op->src_len, SQLITE_STATIC);
-    sqlite3_bind_int64(ins, 7, crc);
-    sqlite3_bind_int64(ins, 8, r->shard);
-    if (op->routing)
-        sqlite3_bind_blob(ins, 9, op->routing ? op->routing : "",
-                          (int)op->routing_len, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(ins, 9);
-    if (sqlite3_step(ins) != SQLITE_DONE)
-        return fds_err_setk(err, FDS_ESQL, FDS_KIND_INTERNAL, "translog: %s",
-                            sqlite3_errmsg(db));
-    return 0;
+    *p++ = (uint8_t)op->type;
+    fds__put_u64(p, (uint64_t)r->seq_no);
+    fds__put_u64(p + 8, (uint64_t)r->version);
+    fds__put_u32(p + 16, r->shard);
+    fds__put_u32(p + 20, (uint32_t)idl);
+    p += 24;
+    memcpy(p, r->id, idl);
+    p += idl;
+    fds__put_u32(p, op->routing ? (uint32_t)op->routing_len + 1 : 0);
+    p += 4;
+    if (op->routing && op->routing_len)
+        memcpy(p, op->routing, op->routing_len);
+    p += op->routing ? op->routing_len : 0;
+    bool src = op->type != FDS_OP_DELETE;
+    fds__put_u32(p, src ? (uint32_t)op->src_len + 1 : 0);
+    p += 4;
+    if (src && op->src_len)
+        memcpy(p, op->src, op->src_len);
+    return p + (src ? op->src_len : 0);
 }
 
-/* Replay ix's translog rows into ix->buf in seq order (at start-up). */
-int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
+/* `n` bytes at *p (advanced), or NULL when fewer are left. */
+static const uint8_t *take(const uint8_t **p, const uint8_t *end, size_t n)
+{
+    if ((size_t)(end - *p) < n)
+        return NULL;
+    const uint8_t *q = *p;
+    *p += n;
+    return q;
+}
+
+int fds__tlop_next(const uint8_t **p, const uint8_t *end, fds__tlop *o)
+{
+    if (*p == end)
+        return 0;
+    const uint8_t *h = take(p, end, 25);
+    if (!h || h[0] > FDS_OP_DELETE)
+        return -1;
+    o->op = h[0];
+    o->seq = (int64_t)fds__get_u64(h + 1);
+    o->version = (int64_t)fds__get_u64(h + 9);
+    o->shard = fds__get_u32(h + 17);
+    o->id_len = fds__get_u32(h + 21);
+    const uint8_t *id = take(p, end, o->id_len), *rl = id ? take(p, end, 4) : NULL;
+    if (!rl)
+        return -1;
+    uint32_t r = fds__get_u32(rl);
+    o->routing_len = r ? r - 1 : 0;
+    const uint8_t *rt = take(p, end, o->routing_len), *sl = rt ? take(p, end, 4) : NULL;
+    if (!sl)
+        return -1;
+    uint32_t sn = fds__get_u32(sl);
+    o->src_len = sn ? sn - 1 : 0;
+    const uint8_t *src = take(p, end, o->src_len);
+    if (!src || (sn == 0) != (o->op == FDS_OP_DELETE))
+        return -1;
+    o->id = (const char *)id;
+    o->routing = r ? (const char *)rt : NULL;
+    o->src = sn ? src : NULL;
+    return 1;
+}
+
+int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
+                         int64_t last_seq, const uint8_t *ops, size_t len,
+                         fds_err *err)
+{
+    if (len > INT32_MAX) /* sqlite3_bind_blob's length is an int */
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "a write batch of %zu bytes is too large for the "
+                            "translog (at most %d)", len, INT32_MAX);
+    sqlite3_stmt *ins;
+    int rc = fds__cat_prepare(db, "INSERT INTO translog_batches(index_id, "
+                                  "first_seq, last_seq, ops, crc) "
+                                  "VALUES(?,?,?,?,?)", &ins, err);
+    if (rc)
+        return rc;
+    uint32_t crc = fds__crc_i64(0, index_id);
+    crc = fds__crc_i64(crc, first_seq);
+    crc = fds__crc_i64(crc, last_seq);
+    crc = fds__crc_bytes(crc, ops, len);
+    sqlite3_bind_int64(ins, 1, index_id);
+    sqlite3_bind_int64(ins, 2, first_seq);
+    sqlite3_bind_int64(ins, 3, last_seq);
+    sqlite3_bind_blob(ins, 4, ops, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 5, crc);
+    return fds__cat_step_done(db, ins, err);
+}
+
+/* Put one replayed operation into ix->buf (copies its bytes): 0,
+ * FDS_ENOMEM, or FDS_ECORRUPT for a shard the index does not have. */
+static int replay_put(fds_index *ix, const fds__tlop *o, fds_err *err)
+{
+    if (o->shard >= ix->nshards)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] translog entry seq_no [%lld] names shard "
+                            "[%u] of %u", ix->name, (long long)o->seq,
+                            o->shard, ix->nshards);
+    char *id = malloc(o->id_len + 1);
+    uint8_t *src = o->src ? malloc(o->src_len + 1) : NULL;
+    char *routing = o->routing ? malloc(o->routing_len + 1) : NULL;
+    if (!id || (o->src && !src) || (o->routing && !routing)) {
+        free(id);
+        free(src);
+        free(routing);
+        return FDS_ENOMEM;
+    }
+    memcpy(id, o->id, o->id_len);
+    id[o->id_len] = 0;
+    if (src && o->src_len)
+        memcpy(src, o->src, o->src_len);
+    if (routing) {
+        if (o->routing_len)
+            memcpy(routing, o->routing, o->routing_len);
+        routing[o->routing_len] = 0;
+    }
+    int rc = fds__buf_put(&ix->buf, id, o->id_len, src, src ? o->src_len : 0,
+                          o->version, o->seq, o->shard, routing,
+                          routing ? o->routing_len : 0);
+    if (rc) {
+        free(id);
+        free(src);
+        free(routing);
+    }
+    return rc;
+}
+
+/* Replay the rows of ix's schema-3 `translog` table (one per operation)
+ * into ix->buf in seq order. */
+static int replay_rows(fds_store *s, fds_index *ix, fds_err *err)
 {
     sqlite3_stmt *st;
     int rc;
@@ -237,56 +348,90 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
                               (long long)sqlite3_column_int64(st, 0));
             break;
         }
-        size_t il = (size_t)sqlite3_column_bytes(st, 2);
-        size_t sl = (size_t)sqlite3_column_bytes(st, 4);
-        char *id = malloc(il + 1);
-        uint8_t *src = NULL;
-        if (id) {
-            memcpy(id, sqlite3_column_blob(st, 2), il);
-            id[il] = 0;
-        }
-        if (sqlite3_column_int(st, 1) != FDS_OP_DELETE) {
-            src = malloc(sl + 1);
-            if (src && sl)
-                memcpy(src, sqlite3_column_blob(st, 4), sl);
-        }
-        if (!id || (!src && sqlite3_column_int(st, 1) != FDS_OP_DELETE)) {
-            free(id);
-            free(src);
-            rc = FDS_ENOMEM;
-            break;
-        }
         int64_t shard = sqlite3_column_int64(st, 5);
-        char *routing = NULL;
-        size_t rl = (size_t)sqlite3_column_bytes(st, 6);
-        if (sqlite3_column_type(st, 6) != SQLITE_NULL &&
-            (routing = malloc(rl + 1)) != NULL) {
-            memcpy(routing, rl ? sqlite3_column_blob(st, 6) : "", rl);
-            routing[rl] = 0;
-        } else if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-            free(id);
-            free(src);
-            rc = FDS_ENOMEM;
-            break;
+        bool del = sqlite3_column_int(st, 1) == FDS_OP_DELETE;
+        fds__tlop o = {
+            .op = sqlite3_column_int(st, 1),
+            .seq = sqlite3_column_int64(st, 0),
+            .version = sqlite3_column_int64(st, 3),
+            .shard = shard < 0 || shard > UINT32_MAX ? UINT32_MAX
+                                                     : (uint32_t)shard,
+            .id = sqlite3_column_blob(st, 2),
+            .id_len = (size_t)sqlite3_column_bytes(st, 2),
+            .src = del ? NULL : (const uint8_t *)"",
+            .routing = sqlite3_column_type(st, 6) == SQLITE_NULL ? NULL : "",
+            .routing_len = (size_t)sqlite3_column_bytes(st, 6),
+        };
+        if (!del && sqlite3_column_blob(st, 4)) {
+            o.src = sqlite3_column_blob(st, 4);
+            o.src_len = (size_t)sqlite3_column_bytes(st, 4);
         }
-        if (shard < 0 || shard >= ix->nshards) {
-            free(id);
-            free(src);
-            free(routing);
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] translog entry seq_no [%lld] names shard "
-                              "[%lld] of %u", ix->name,
-                              (long long)sqlite3_column_int64(st, 0),
-                              (long long)shard, ix->nshards);
-            break;
-        }
-        rc = fds__buf_put(&ix->buf, id, il, src, src ? sl : 0,
-                     sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 0),
-                     (uint32_t)shard, routing, routing ? rl : 0);
+        if (o.routing && o.routing_len)
+            o.routing = sqlite3_column_blob(st, 6);
+        if (!o.id)
+            o.id = "";
+        rc = replay_put(ix, &o, err);
     }
     if (!rc && row < 0)
         rc = row;
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* Replay ix's translog_batches rows into ix->buf in seq order. */
+static int replay_batches(fds_store *s, fds_index *ix, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(s->db, "SELECT " FDS_CRC_COLS_TRANSLOG_BATCHES
+                                      ", crc FROM translog_batches "
+                                      "WHERE index_id=? ORDER BY first_seq",
+                               &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, ix->id);
+    int row = 0;
+    while (!rc && (row = fds__cat_row(s->db, st, "translog_batches", err)) == 1) {
+        int64_t first = sqlite3_column_int64(st, 1), last = sqlite3_column_int64(st, 2);
+        if (!fds__cat_row_ok(st, 0, FDS_CRC_NCOLS_TRANSLOG_BATCHES)) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] translog entries seq_no [%lld] to [%lld] "
+                              "fail their checksum (damaged catalogue); not "
+                              "replayed, nothing removed", ix->name,
+                              (long long)first, (long long)last);
+            break;
+        }
+        const uint8_t *p = sqlite3_column_blob(st, 3);
+        const uint8_t *end = p ? p + sqlite3_column_bytes(st, 3) : p;
+        fds__tlop o;
+        int got;
+        int64_t prev = first - 1;
+        while (!rc && (got = fds__tlop_next(&p, end, &o)) == 1) {
+            if (o.seq <= prev || o.seq > last)
+                break;
+            prev = o.seq;
+            rc = replay_put(ix, &o, err);
+        }
+        if (!rc && (got != 0 || prev != last))
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] translog entries seq_no [%lld] to [%lld] "
+                              "do not parse after seq_no [%lld] (damaged "
+                              "catalogue); not replayed, nothing removed",
+                              ix->name, (long long)first, (long long)last,
+                              (long long)prev);
+    }
+    if (!rc && row < 0)
+        rc = row;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Replay ix's translog into ix->buf in seq order (at start-up): the rows
+ * of the schema-3 table first (all older than any batch row). */
+int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
+{
+    int rc = replay_rows(s, ix, err);
+    if (!rc)
+        rc = replay_batches(s, ix, err);
     if (rc == FDS_ENOMEM)
         fds_err_setk(err, rc, FDS_KIND_INTERNAL, "translog of [%s]: out of "
                      "memory replaying it into the write buffer", ix->name);
@@ -295,9 +440,11 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
 
 int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err)
 {
-    char sql[160];
+    char sql[256];
     snprintf(sql, sizeof sql, "DELETE FROM translog WHERE index_id=%lld "
-                              "AND seq<=%lld",
-             (long long)ix->id, (long long)max_seq);
+                              "AND seq<=%lld; DELETE FROM translog_batches "
+                              "WHERE index_id=%lld AND last_seq<=%lld",
+             (long long)ix->id, (long long)max_seq, (long long)ix->id,
+             (long long)max_seq);
     return fds__cat_exec(ix->st->db, sql, err);
 }

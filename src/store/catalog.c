@@ -2,7 +2,7 @@
  * catalog.c: the SQLite catalogue (DESIGN.md §4), the commit point of
  * fieldstore.  WAL mode; one connection guarded by fds_store.db_mu.
  *
- * Schema (version 3, PRAGMA user_version):
+ * Schema (version 4, PRAGMA user_version):
  *   indices(id, name UNIQUE, uuid, created_ms, open, next_seq, next_gen, crc)
  *   settings(index_id, key, value, crc)      one row per index.* setting
  *   mappings(index_id, json, crc)            src/query's mapping JSON
@@ -10,8 +10,12 @@
  *                                            bytes: a zstd frame
  *   segments(id, index_id, gen, max_doc, live, del_count, max_seq, crc,
  *            shard, routing)         routing: fds__routes' blob or NULL
+ *   translog_batches(index_id, first_seq, last_seq, ops, crc)
+ *                                    one row per write batch, its
+ *                                    operations' records (buffer.c)
  *   translog(index_id, seq, op, doc_id, version, source, crc, shard,
- *            routing)                routing: the write's, or NULL
+ *            routing)                schema 3's translog, a row per
+ *                                    operation: replayed, never written
  *   aliases(alias, index_id, filter, index_routing, search_routing,
  *           is_write_index, is_hidden, crc)   one row per (alias, index);
  *                                            the flags NULL when not given
@@ -40,7 +44,11 @@
  * row, in one transaction; each row whose checksum holds under the
  * version-2 columns gets the new one, a row that fails it keeps its old
  * checksum and so still fails; it also gains the (empty) aliases and templates
- * tables: the schema below creates what is missing.
+ * tables: the schema below creates what is missing.  A version-3
+ * catalogue gains the empty translog_batches table the same way; its
+ * `translog` rows are replayed and trimmed as before, and new writes go to
+ * the new table.  A build of schema 3 refuses a version-4 catalogue
+ * rather than miss the writes of its translog_batches.
  *
  * A refresh or merge changes segments, live docs and the translog in one
  * transaction (fds__cat_begin / fds__cat_commit).
@@ -53,7 +61,7 @@
 #include "catalog.h"
 #include "codec.h"
 
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 
 static const char *SCHEMA =
     /* pages freed when translog rows are dropped return to the file system
@@ -92,8 +100,11 @@ static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS templates(kind INTEGER NOT NULL, name TEXT NOT "
     "NULL, json TEXT NOT NULL, crc INTEGER NOT NULL DEFAULT 0, "
     "PRIMARY KEY(kind, name));"
-    "INSERT OR REPLACE INTO meta VALUES('schema_version','3');"
-    "PRAGMA user_version=3;";
+    "CREATE TABLE IF NOT EXISTS translog_batches(index_id INTEGER NOT NULL, "
+    "first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, ops BLOB NOT "
+    "NULL, crc INTEGER NOT NULL, PRIMARY KEY(index_id, first_seq));"
+    "INSERT OR REPLACE INTO meta VALUES('schema_version','4');"
+    "PRAGMA user_version=4;";
 
 /* The tables schema 3 gave shard and routing columns, with the columns
  * their checksum covered in schema 2. */
@@ -119,6 +130,8 @@ static const struct {
     {"translog", FDS_CRC_COLS_TRANSLOG, FDS_CRC_NCOLS_TRANSLOG, 1},
     {"aliases", FDS_CRC_COLS_ALIASES, FDS_CRC_NCOLS_ALIASES, 3},
     {"templates", FDS_CRC_COLS_TEMPLATES, FDS_CRC_NCOLS_TEMPLATES, 3},
+    {"translog_batches", FDS_CRC_COLS_TRANSLOG_BATCHES,
+     FDS_CRC_NCOLS_TRANSLOG_BATCHES, 4},
 };
 
 uint32_t fds__crc_i64(uint32_t crc, int64_t v)
@@ -218,8 +231,8 @@ static int add_shard_columns(sqlite3 *db, fds_err *err)
 }
 
 /* The end of a migration's transaction: with `rc` 0 mark the catalogue
- * schema 3 and commit, else (or when that fails) roll back.  Returns the
- * code of the migration. */
+ * schema 3 and commit, else (or when that fails) roll back (SCHEMA then
+ * takes it to SCHEMA_VERSION).  Returns the code of the migration. */
 static int migration_commit(sqlite3 *db, int rc, fds_err *err)
 {
     if (!rc)

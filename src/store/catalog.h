@@ -52,6 +52,8 @@ int fds__cat_step_done(sqlite3 *db, sqlite3_stmt *st, fds_err *err);
 #define FDS_CRC_COLS_TRANSLOG \
     "index_id, seq, op, doc_id, version, source, shard, routing"
 #define FDS_CRC_NCOLS_TRANSLOG 8
+#define FDS_CRC_COLS_TRANSLOG_BATCHES "index_id, first_seq, last_seq, ops"
+#define FDS_CRC_NCOLS_TRANSLOG_BATCHES 4
 #define FDS_CRC_COLS_ALIASES "alias, index_id, filter, index_routing, " \
     "search_routing, is_write_index, is_hidden"
 #define FDS_CRC_NCOLS_ALIASES 7

@@ -671,7 +671,7 @@ int fds_store_get_index(fds_store *s, const char *name, fds_index **out,
 int fds__index_rows_delete(fds_store *s, int64_t id, fds_err *err)
 {
     const char *tables[] = {"settings", "mappings", "dictionaries", "segments",
-                            "translog", "aliases"};
+                            "translog", "translog_batches", "aliases"};
     int rc = 0;
     for (size_t t = 0; t < sizeof tables / sizeof *tables && !rc; t++) {
         char sql[128];

@@ -357,14 +357,34 @@ void fds__buf_free(fds__buffer *b);
 void fds__buf_account(fds_index *ix);
 bool fds__buf_over(fds_store *s);
 
-/* buffer.c: the translog rows, in the caller's transaction (caller holds
- * db_mu).  fds__translog_prepare gives the insert statement (finalize it);
- * fds__translog_append writes op with the id, version of result `r` as
- * sequence number `seq`.  Both return 0 or FDS_ESQL. */
-int fds__translog_prepare(sqlite3 *db, sqlite3_stmt **ins, fds_err *err);
-int fds__translog_append(sqlite3 *db, sqlite3_stmt *ins, int64_t index_id,
-                         int64_t seq, const fds_write_op *op,
-                         const fds_write_result *r, fds_err *err);
+/* buffer.c: the translog (the layout of a batch row's records at the top
+ * of buffer.c).  fds__tlop_size: the bytes of op's record with the id,
+ * version, seq_no and shard of its result `r`; fds__tlop_put writes it at
+ * p and returns the end.  fds__translog_append inserts one batch row of
+ * records ops[0, len) for seqs [first_seq, last_seq), in the caller's
+ * transaction (caller holds db_mu): 0, FDS_ESQL, or FDS_EINVAL for a
+ * batch over 2 GiB.  fds__tlop_next reads the record at *p (advanced)
+ * into *o, pointing into the row: 1, 0 at `end`, -1 for bytes that are no
+ * record (an op other than index, create or delete, a length past `end`,
+ * a source on a delete or none on a write). */
+typedef struct fds__tlop {
+    int op;                 /* fds_op_type */
+    int64_t seq, version;
+    uint32_t shard;
+    const char *id;
+    size_t id_len;
+    const char *routing;    /* NULL: none */
+    size_t routing_len;
+    const uint8_t *src;     /* NULL: a delete */
+    size_t src_len;
+} fds__tlop;
+size_t fds__tlop_size(const fds_write_op *op, const fds_write_result *r);
+uint8_t *fds__tlop_put(uint8_t *p, const fds_write_op *op,
+                       const fds_write_result *r);
+int fds__tlop_next(const uint8_t **p, const uint8_t *end, fds__tlop *o);
+int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
+                         int64_t last_seq, const uint8_t *ops, size_t len,
+                         fds_err *err);
 /* routing.c: a segment's routing values.  fds__routes_from_docs fills r
  * from docs[0, n) (doc i = docs[i]; those with a routing); _parse from a
  * catalogue blob of a segment of max_doc docs (copied; FDS_ECORRUPT for a

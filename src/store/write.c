@@ -391,23 +391,35 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
         return fds__index_blocked(ix, err);
     }
     bool durable = ix->settings.durability == FDS_DURABILITY_REQUEST;
-    pthread_mutex_lock(&s->db_mu);
-    int rc = fds__cat_begin(s->db, durable, err);
-    sqlite3_stmt *ins = NULL;
-    if (!rc)
-        rc = fds__translog_prepare(s->db, &ins, err);
-    /* decide every op first; apply to the buffer only after the commit */
+    /* decide every op first (wmu keeps the index's writes one at a time);
+     * then one translog row of the accepted ops, and the buffer only after
+     * the commit */
     int64_t seq0 = ix->next_seq, seq = seq0;
-    for (size_t i = 0; i < n && !rc; i++) {
+    size_t tl_len = 0;
+    for (size_t i = 0; i < n; i++) {
         if (op_decide(ix, ops, res, &seen, i, seq, mapped))
             continue;
-        rc = fds__translog_append(s->db, ins, ix->id, seq, &ops[i], &res[i], err);
+        tl_len += fds__tlop_size(&ops[i], &res[i]);
         seq++;
     }
-    if (ins)
-        sqlite3_finalize(ins);
     free(seen.slots);
     free(mapped);
+    int rc = 0;
+    uint8_t *tl = seq != seq0 ? malloc(tl_len) : NULL;
+    if (seq != seq0 && !tl)
+        rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory "
+                          "writing the translog of a batch of %zu operations",
+                          n);
+    uint8_t *tp = tl;
+    for (size_t i = 0; tl && i < n; i++)
+        if (!res[i].code)
+            tp = fds__tlop_put(tp, &ops[i], &res[i]);
+    pthread_mutex_lock(&s->db_mu);
+    if (!rc)
+        rc = fds__cat_begin(s->db, durable, err);
+    if (!rc && seq != seq0)
+        rc = fds__translog_append(s->db, ix->id, seq0, seq - 1, tl, tl_len, err);
+    free(tl);
     if (!rc && seq != seq0) {
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE indices SET next_seq=%lld WHERE id=%lld",

@@ -1,19 +1,22 @@
 /*
  * fuzz_catalog: fuzz target for the catalogue rows the store decodes when
- * it opens (src/store/catalog_rows.c, dict.c): a segment's live-docs
- * bitset, the mapping JSON, the settings rows and a dictionary blob.
+ * it opens (src/store/catalog_rows.c, dict.c, buffer.c): a segment's
+ * live-docs bitset, the mapping JSON, the settings rows, a dictionary blob
+ * and a translog batch's records.
  *
  * At start a template store is built once in a temporary folder: index
  * "logs" (ZSTD with a trained dictionary), 600 real documents from the
  * bundled sample in two segments, 37 of them deleted (so the first segment
- * has a live-docs row).  Each input replaces one kind of row in a copy of
+ * has a live-docs row), then a batch of 20 more and a delete left in the
+ * translog (one translog_batches row).  Each input replaces one kind of row in a copy of
  * the catalogue (the segment files are hard links), then the store is
  * opened and the index searched, its docs fetched and got by id, and
- * closed.  Input: byte 0 selects the row (value % 4), the rest is the row:
+ * closed.  Input: byte 0 selects the row (value % 5), the rest is the row:
  *   0  live docs: 4 bytes little-endian del_count, then the bitset blob
  *   1  mapping JSON
  *   2  settings: "key=value" lines
  *   3  dictionary: 4 bytes little-endian raw_len, then the zstd blob
+ *   4  translog batch: its records (buffer.c's layout)
  * The replaced rows' checksums are recomputed (fds__cat_rechecksum), so the
  * decoders behind the row checksums are reached; with bit 7 of byte 0 set
  * they are left stale, which must mark the index failed.
@@ -38,11 +41,12 @@
 #define CAT_DOCS 600          /* docs of the template index */
 #define CAT_SEGMENT_DOCS 300  /* docs per template segment */
 #define CAT_DELETE_EVERY 8    /* every 8th doc of segment 1 is deleted */
+#define CAT_TRANSLOG_DOCS 20  /* docs left in the translog, then a delete */
 #define CAT_DICT_SIZE "4kb"   /* a small dictionary keeps its seed small */
 #define CAT_PATH_MAX 4096
 #define CAT_STALE_CRC 0x80   /* byte 0 bit: keep the rows' old checksums */
 
-enum { ROW_LIVE, ROW_MAPPING, ROW_SETTINGS, ROW_DICT, ROW_KINDS };
+enum { ROW_LIVE, ROW_MAPPING, ROW_SETTINGS, ROW_DICT, ROW_TRANSLOG, ROW_KINDS };
 
 #define CAT_TMP_MAX 256       /* the template folder name, bytes */
 static char g_tmpl[CAT_TMP_MAX], g_work[CAT_TMP_MAX + 8], g_uuid[64];
@@ -51,6 +55,22 @@ static void die(const char *what, const fds_err *e)
 {
     fprintf(stderr, "fuzz_catalog: %s: %s\n", what, e ? e->reason : "");
     abort();
+}
+
+/* The document of log line `line` (the `seq`-th): malloc'd JSON of *len
+ * bytes, or NULL for a line that does not parse (fds_logparse). */
+static char *line_doc(const char *line, uint32_t seq, size_t *len)
+{
+    fds_logrec rec;
+    if (fds_logparse_line(line, strcspn(line, "\n"), &rec, NULL, NULL))
+        return NULL;
+    fds_logparse_derive(&rec, FDS_LOGPARSE_HOST_DEFAULT, 1, seq);
+    size_t cap = fds_logparse_json_bound(&rec);
+    char *src = malloc(cap);
+    *len = 0;
+    if (!src || fds_logparse_json(&rec, src, cap, len))
+        die("format", NULL);
+    return src;
 }
 
 /* The first CAT_DOCS lines of the sample as documents (fds_logparse). */
@@ -67,15 +87,9 @@ static void put_docs(fds_index *ix)
     fds_err e;
     uint32_t n = 0, total = 0;
     while (total < CAT_DOCS && fgets(line, sizeof line, f)) {
-        fds_logrec rec;
-        size_t len = strcspn(line, "\n");
-        if (fds_logparse_line(line, len, &rec, NULL, NULL))
+        size_t sl;
+        if (!(srcs[n] = line_doc(line, total, &sl)))
             continue;
-        fds_logparse_derive(&rec, FDS_LOGPARSE_HOST_DEFAULT, 1, total);
-        size_t cap = fds_logparse_json_bound(&rec), sl = 0;
-        srcs[n] = malloc(cap);
-        if (!srcs[n] || fds_logparse_json(&rec, srcs[n], cap, &sl))
-            die("format", NULL);
         snprintf(ids[n], sizeof ids[n], "%u", total);
         ops[n] = (fds_write_op){.type = FDS_OP_INDEX, .id = ids[n],
                                 .id_len = strlen(ids[n]),
@@ -90,7 +104,6 @@ static void put_docs(fds_index *ix)
             n = 0;
         }
     }
-    fclose(f);
     for (uint32_t d = 0; d < CAT_SEGMENT_DOCS; d += CAT_DELETE_EVERY) {
         char id[16];
         snprintf(id, sizeof id, "%u", d);
@@ -102,6 +115,31 @@ static void put_docs(fds_index *ix)
     fds_err_clear(&e);
     if (fds_index_refresh(ix, &e))
         die("refresh", &e);
+    /* one batch left in the translog: copies of the first documents under
+     * new ids, one with a routing, and a delete */
+    if (fseek(f, 0, SEEK_SET))
+        die("rewind " FDS_FUZZ_DATASET, NULL);
+    static char tids[CAT_TRANSLOG_DOCS][16];
+    for (n = 0; n < CAT_TRANSLOG_DOCS && fgets(line, sizeof line, f);) {
+        size_t sl;
+        if (!(srcs[n] = line_doc(line, n, &sl)))
+            continue;
+        snprintf(tids[n], sizeof tids[n], "t%u", n);
+        ops[n] = (fds_write_op){.type = FDS_OP_INDEX, .id = tids[n],
+                                .id_len = strlen(tids[n]),
+                                .src = (const uint8_t *)srcs[n], .src_len = sl};
+        if (n == 1)
+            ops[n].routing = "r1", ops[n].routing_len = 2;
+        n++;
+    }
+    uint32_t nw = n;
+    ops[n++] = (fds_write_op){.type = FDS_OP_DELETE, .id = "9", .id_len = 1};
+    fds_err_clear(&e);
+    if (fds_index_write(ix, ops, n, res, false, &e))
+        die("translog batch", &e);
+    for (uint32_t i = 0; i < nw; i++)
+        free(srcs[i]);
+    fclose(f);
 }
 
 static void build_template(void)
@@ -272,16 +310,20 @@ static void write_rows(const uint8_t *data, size_t size)
         }
         break;
     }
-    default:
+    case ROW_DICT:
         if (n < 4)
             break;
         exec_sql(db, "UPDATE dictionaries SET bytes=?1, raw_len=?2",
                  p + 4, n - 4, 0, le32(p));
         break;
+    default:
+        exec_sql(db, "UPDATE translog_batches SET ops=?1", p, n, 0, 0);
+        break;
     }
     if (!(data[0] & CAT_STALE_CRC)) {
-        static const char *const table[ROW_KINDS] = {"segments", "mappings",
-                                                     "settings", "dictionaries"};
+        static const char *const table[ROW_KINDS] = {
+            "segments", "mappings", "settings", "dictionaries",
+            "translog_batches"};
         fds_err e;
         fds_err_clear(&e);
         if (fds__cat_rechecksum(db, table[data[0] % ROW_KINDS], NULL, &e))
@@ -322,10 +364,13 @@ static void use_store(void)
         }
         fds_search_request_free(req);
         fds_index_view_release(v);
-        for (unsigned d = 0; d < CAT_DOCS; d += 97) {
+        for (unsigned d = 0; d < CAT_DOCS + 97; d += 97) {
             char id[16];
             fds_doc doc;
-            snprintf(id, sizeof id, "%u", d);
+            if (d < CAT_DOCS)
+                snprintf(id, sizeof id, "%u", d);
+            else /* one the translog holds */
+                snprintf(id, sizeof id, "t1");
             if (fds_index_get(ix, id, strlen(id), &doc, &e) == 0)
                 free(doc.src);
         }
@@ -346,9 +391,10 @@ static void write_seeds(const char *dir)
         "SELECT del_count, live FROM segments WHERE live IS NOT NULL",
         "SELECT 0, json FROM mappings",
         "SELECT 0, group_concat(key || '=' || value, char(10)) FROM settings",
-        "SELECT raw_len, bytes FROM dictionaries"};
+        "SELECT raw_len, bytes FROM dictionaries",
+        "SELECT 0, ops FROM translog_batches"};
     static const char *const name[ROW_KINDS] = {"live", "mapping", "settings",
-                                                "dict"};
+                                                "dict", "translog"};
     for (int k = 0; k < ROW_KINDS; k++) {
         sqlite3_stmt *st;
         sqlite3_prepare_v2(db, sql[k], -1, &st, NULL);
@@ -360,7 +406,7 @@ static void write_seeds(const char *dir)
             uint32_t num = (uint32_t)sqlite3_column_int64(st, 0);
             uint8_t head[5] = {(uint8_t)k, (uint8_t)num, (uint8_t)(num >> 8),
                                (uint8_t)(num >> 16), (uint8_t)(num >> 24)};
-            /* mapping and settings rows have no number in front */
+            /* mapping, settings and translog rows have no number in front */
             fwrite(head, 1, k == ROW_LIVE || k == ROW_DICT ? 5 : 1, f);
             fwrite(sqlite3_column_blob(st, 1), 1,
                    (size_t)sqlite3_column_bytes(st, 1), f);

@@ -282,7 +282,7 @@ static void test_catalog_read_error(void)
     int files = count_files(folder);
     REQUIRE_EQ(files, 2);
     const char *tables[] = {"indices", "settings", "mappings", "dictionaries",
-                            "segments", "translog"};
+                            "segments", "translog_batches"};
     for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
         REQUIRE_EQ(damage_table(data, tables[t]), 0);
         fds_err_clear(&e);
@@ -400,7 +400,8 @@ static void test_catalog_checksums(void)
         {"settings", "value", "key='index.codec'", "settings [index.codec]", 0},
         {"mappings", "json", "1", "mappings", 2},
         {"dictionaries", "bytes", "1", "dictionaries", 40},
-        {"translog", "source", "1", "translog", 3},
+        /* byte 40: in the first record's document (buffer.c's layout) */
+        {"translog_batches", "ops", "1", "translog", 40},
         {"indices", "uuid", "name='c'", "indices", 0},
     };
     for (size_t b = 0; b < sizeof blobs / sizeof *blobs; b++) {
@@ -465,11 +466,11 @@ static void test_catalog_migration(void)
     fds_index_release(ix);
     fds_store_close(s);
     /* a catalogue of a newer schema is refused, untouched */
-    REQUIRE_EQ(cat_sql(data, "PRAGMA user_version=4;"), 0);
+    REQUIRE_EQ(cat_sql(data, "PRAGMA user_version=5;"), 0);
     fds_err e;
     fds_err_clear(&e);
     REQUIRE_EQ(fds_store_open(data, &s, &e), FDS_ESQL);
-    REQUIRE(strstr(e.reason, "schema version 4") != NULL);
+    REQUIRE(strstr(e.reason, "schema version 5") != NULL);
 }
 
 /* Rewrite the crc of every row of `table` in the catalogue of `data` as a
@@ -537,6 +538,90 @@ static void test_catalog_migration_v2(void)
                             "PRAGMA user_version=2;"), 0);
     REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
     REQUIRE(fds_index_failure(ix) != NULL);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
+/* The number of rows of `table` in the catalogue of `data` (-1: error). */
+static long cat_count(const char *data, const char *table)
+{
+    char path[4096], sql[128];
+    sqlite3 *db = cat_open(data, path);
+    if (!db)
+        return -1;
+    sqlite3_stmt *st;
+    long n = -1;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A schema-3 catalogue kept its translog as a row per operation in
+ * `translog`: those rows are replayed at open (writes and a delete), the
+ * catalogue becomes schema 4, new writes go to translog_batches, and a
+ * refresh trims both. */
+static void test_catalog_translog_v3(void)
+{
+    char data[1024], path[4096];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("v3", data, "c", NULL, NULL, &s, &ix), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 100, true), 0);
+    fds_index_release(ix);
+    fds_store_close(s);
+    sqlite3 *db = cat_open(data, path);
+    REQUIRE(db != NULL);
+    sqlite3_stmt *st;
+    REQUIRE_EQ(sqlite3_prepare_v2(db, "INSERT INTO translog(index_id, seq, op, "
+                                      "doc_id, version, source, crc, shard, "
+                                      "routing) VALUES((SELECT id FROM indices "
+                                      "WHERE name='c'), ?, ?, ?, ?, ?, 0, 0, "
+                                      "NULL)", -1, &st, NULL), SQLITE_OK);
+    for (int k = 100; k <= 110; k++) { /* 100..109 written, then 5 deleted */
+        char id[16], *src = doc_json(k);
+        snprintf(id, sizeof id, "%d", k == 110 ? 5 : k);
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, 1000 + k);
+        sqlite3_bind_int(st, 2, k == 110 ? FDS_OP_DELETE : FDS_OP_INDEX);
+        sqlite3_bind_blob(st, 3, id, (int)strlen(id), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 4, k == 110 ? 2 : 1);
+        if (k == 110)
+            sqlite3_bind_null(st, 5);
+        else
+            sqlite3_bind_blob(st, 5, src, (int)strlen(src), SQLITE_TRANSIENT);
+        free(src);
+        REQUIRE_EQ(sqlite3_step(st), SQLITE_DONE);
+    }
+    sqlite3_finalize(st);
+    fds_err e;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds__cat_rechecksum(db, "translog", NULL, &e), 0);
+    REQUIRE_EQ(sqlite3_exec(db, "DROP TABLE translog_batches;"
+                                "UPDATE meta SET value='3';"
+                                "PRAGMA user_version=3;", NULL, NULL, NULL),
+               SQLITE_OK);
+    sqlite3_close(db);
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) == NULL);
+    REQUIRE(doc_is(ix, 1) && doc_is(ix, 99) && doc_is(ix, 100) && doc_is(ix, 109));
+    fds_doc d;
+    REQUIRE_EQ(fds_index_get(ix, "5", 1, &d, NULL), FDS_ENOTFOUND);
+    REQUIRE_EQ(put_docs(ix, 200, 210, false), 0); /* translog only */
+    REQUIRE_EQ(cat_count(data, "translog_batches"), 1);
+    REQUIRE_EQ(cat_count(data, "translog"), 11);
+    fds_index_release(ix);
+    fds_store_close(s);
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0); /* both kinds replayed */
+    REQUIRE(doc_is(ix, 100) && doc_is(ix, 209));
+    REQUIRE_EQ(fds_index_get(ix, "5", 1, &d, NULL), FDS_ENOTFOUND);
+    REQUIRE_EQ(fds_index_refresh(ix, &e), 0);
+    REQUIRE_EQ(cat_count(data, "translog"), 0);
+    REQUIRE_EQ(cat_count(data, "translog_batches"), 0);
+    REQUIRE(doc_is(ix, 100) && doc_is(ix, 209));
     fds_index_release(ix);
     fds_store_close(s);
 }
@@ -1660,6 +1745,7 @@ int main(void)
     test_catalog_checksums();
     test_catalog_migration();
     test_catalog_migration_v2();
+    test_catalog_translog_v3();
     test_merge_policy();
     test_merge_is_one_step();
     test_search_not_behind_write();
