@@ -6,25 +6,39 @@
  * terms should be the ones Elasticsearch's `standard` analyzer produces for
  * log data (URLs, user agents, Persian product names).
  *
- * utf8proc gives general categories, not the Word_Break property, so the
- * Word_Break classes are approximated:
- *   ALetter      = L* and Nl (Hebrew_Letter folded in; Thai/Lao/Khmer and
- *                  other scripts Lucene segments with dictionaries are
- *                  treated as ALetter runs -- a simplification)
- *   Numeric      = Nd (includes Arabic-Indic and Persian digits)
- *   Katakana     = the Katakana blocks
- *   Ideographic  = Han and Hiragana (one token per character, as Lucene)
- *   ExtendNumLet = Pc (the underscore and friends)
- *   Extend/Format/ZWJ = Mn, Mc, Me, Cf (so ZWNJ inside Persian words keeps
- *                  the word whole, rule WB4)
- *   MidLetter, MidNumLet, MidNum, Single_Quote = the code points listed in
- *                  UAX #29 table 3 (':' '.' ',' ';' '\'' and their kin).
- * Rules applied: WB4, WB5, WB6/7, WB8, WB9, WB10, WB11/12, WB13, WB13a/b;
- * emoji (WB3c, WB15/16) and Hebrew quote rules (WB7a-c) are not applied.
- * Segments without a letter, digit or ideograph are not tokens (as Lucene).
+ * The tokenizer is Lucene 9's StandardTokenizerImpl.jflex written out by
+ * hand.  At each position it takes the longest of its rules' matches (on a
+ * tie the earlier rule, which gives the same text):
+ *   <ALPHANUM>, <NUM>, <KATAKANA>, <HANGUL>
+ *                 the UAX #29 word rules WB5-WB13b, WB4 extenders kept in the
+ *                 token (Hangul is ALetter; Lucene's separate types change no
+ *                 text; the Hebrew quote rules WB7a-c are not applied);
+ *   <SOUTHEAST_ASIAN>  a run of Line_Break=Complex_Context (Thai, Lao,
+ *                 Myanmar, Khmer ...) with its extenders;
+ *   <IDEOGRAPHIC>, <HIRAGANA>  one Han or Hiragana character and its
+ *                 extenders.
+ * Anything else is skipped, one code point at a time; so are emoji, which
+ * Lucene makes <EMOJI> tokens.  Lucene's token types are not reported
+ * (nothing here needs them).
+ *
+ * Word_Break classes (UAX #29 section 4.1, table 3) come from utf8proc: the
+ * grapheme boundclass Extend/ZWJ and the general categories Mc and Cf give
+ * Extend (Format and ZWJ behave alike here, WB4), L* and Nl ALetter, Nd
+ * Numeric, Pc ExtendNumLet; the rows of analysis_wb.h (made from the Unicode
+ * data by tools/wb_ranges.pl) correct the rest: U+200B ZERO WIDTH SPACE is
+ * Cf but not Format, so it separates; U+200C ZWNJ is Extend, so a Persian
+ * word stays whole; Katakana, Hebrew_Letter, the Mid* punctuation, and the
+ * Complex_Context, Han and Hiragana sets.
+ *
+ * Differences from Lucene 9 that remain: the Unicode version (utf8proc
+ * 2.8's 15.0 and the table's 14.0 where Lucene has 12.1: code points
+ * assigned since are classified here, unassigned there), and tokens are
+ * split at FDS_TOKEN_MAX_CHARS code points where Lucene counts UTF-16
+ * units.
  */
 #include "analysis.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -32,12 +46,38 @@
 #include "fds_error.h"
 #include "query_int.h"
 
+/* Word_Break classes, in the low bits of cpinfo.cls.  WB_EXTEND stands for
+ * Extend, Format and ZWJ (WB4 treats them alike); Hebrew_Letter is ALetter
+ * to the word rules applied; Regional_Indicator is no word's. */
 enum {
-    WB_OTHER, WB_ALETTER, WB_NUMERIC, WB_KATAKANA, WB_EXTNUMLET, WB_IDEO,
-    WB_MIDLETTER, WB_MIDNUMLET, WB_MIDNUM, WB_EXTEND
+    WB_OTHER, WB_ALETTER, WB_NUMERIC, WB_KATAKANA, WB_EXTNUMLET, WB_HEBREW,
+    WB_MIDLETTER, WB_MIDNUMLET, WB_MIDNUM, WB_EXTEND, WB_RI
 };
+#define WB_CLASS 0x0F   /* the class bits of cpinfo.cls */
+#define WB_F_SA 0x20    /* Line_Break=Complex_Context (not a word letter) */
+#define WB_F_IDEO 0x40  /* Script=Han or Hiragana, not a word letter */
 
-static int wb_class(int32_t c)
+#include "analysis_wb.h"
+
+/* The row of WB_RANGES holding c, or NULL. */
+static const wb_range *wb_range_find(uint32_t c)
+{
+    size_t lo = 0, hi = sizeof WB_RANGES / sizeof WB_RANGES[0];
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (c > WB_RANGES[m].hi)
+            lo = m + 1;
+        else if (c < WB_RANGES[m].lo)
+            hi = m;
+        else
+            return &WB_RANGES[m];
+    }
+    return NULL;
+}
+
+/* The class byte (WB_* | WB_F_*) of code point c, from utf8proc and
+ * WB_RANGES: the definition.  wb_class() reads the BMP from a table of it. */
+static int wb_class_of(int32_t c)
 {
     if (c < 0x80) {
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
@@ -52,54 +92,77 @@ static int wb_class(int32_t c)
         default: return WB_OTHER;
         }
     }
-    switch (c) {
-    case 0xB7: case 0x387: case 0x55F: case 0x5F4: case 0x2027: case 0xFE13:
-    case 0xFE55: case 0xFF1A:
-        return WB_MIDLETTER;
-    case 0x2018: case 0x2019: case 0x2024: case 0xFE52: case 0xFF07:
-    case 0xFF0E:
-        return WB_MIDNUMLET;
-    case 0x37E: case 0x589: case 0x60C: case 0x60D: case 0x66C: case 0x7F8:
-    case 0x2044: case 0xFE10: case 0xFE14: case 0xFE50: case 0xFE54:
-    case 0xFF0C: case 0xFF1B:
-        return WB_MIDNUM;
-    case 0x66B: /* Arabic decimal separator is Numeric in Word_Break */
-        return WB_NUMERIC;
-    default: break;
+    const utf8proc_property_t *p = utf8proc_get_property(c);
+    int cls;
+    if (p->boundclass == UTF8PROC_BOUNDCLASS_EXTEND ||
+        p->boundclass == UTF8PROC_BOUNDCLASS_ZWJ) {
+        cls = WB_EXTEND; /* Grapheme_Extend (with ZWNJ) and Emoji_Modifier */
+    } else {
+        switch (p->category) {
+        case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
+        case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
+        case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_NL:
+            cls = WB_ALETTER;
+            break;
+        case UTF8PROC_CATEGORY_ND:
+            cls = WB_NUMERIC;
+            break;
+        case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC:
+        case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_CF:
+            cls = WB_EXTEND;
+            break;
+        case UTF8PROC_CATEGORY_PC:
+            cls = WB_EXTNUMLET;
+            break;
+        default:
+            cls = WB_OTHER;
+        }
     }
-    if ((c >= 0x30A0 && c <= 0x30FF) || (c >= 0x31F0 && c <= 0x31FF) ||
-        (c >= 0xFF66 && c <= 0xFF9F) || (c >= 0x3031 && c <= 0x3035))
-        return WB_KATAKANA;
-    if ((c >= 0x3040 && c <= 0x309F) || (c >= 0x3400 && c <= 0x4DBF) ||
-        (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) ||
-        (c >= 0x20000 && c <= 0x3FFFF))
-        return WB_IDEO;
-    switch (utf8proc_category(c)) {
-    case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT: case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_NL:
-        return WB_ALETTER;
-    case UTF8PROC_CATEGORY_ND:
-        return WB_NUMERIC;
-    case UTF8PROC_CATEGORY_MN: case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_CF:
-        return WB_EXTEND;
-    case UTF8PROC_CATEGORY_PC:
-        return WB_EXTNUMLET;
-    default:
-        return WB_OTHER;
+    const wb_range *r;
+    if (p->category != UTF8PROC_CATEGORY_CN &&
+        (r = wb_range_find((uint32_t)c))) {
+        if (r->cls & (WB_F_SA | WB_F_IDEO))
+            cls = (cls == WB_EXTEND ? WB_EXTEND : WB_OTHER) | r->cls;
+        else
+            cls = r->cls;
     }
+    return cls;
 }
 
+/* wb_class_of() of each BMP code point, made once: a text's code points
+ * are classified with one load instead of a utf8proc look-up and a search
+ * of WB_RANGES (64 KiB, shared read-only by all threads). */
+static uint8_t wb_bmp[0x10000];
+static pthread_once_t wb_bmp_once = PTHREAD_ONCE_INIT;
+
+static void wb_bmp_init(void)
+{
+    for (int32_t c = 0; c < 0x10000; c++)
+        wb_bmp[c] = (uint8_t)wb_class_of(c);
+}
+
+/* wb_class_of(c); wb_bmp_init() has run. */
+static int wb_class(int32_t c)
+{
+    return c < 0x10000 ? wb_bmp[c] : wb_class_of(c);
+}
+
+static bool wb_ahletter(int a)
+{
+    return a == WB_ALETTER || a == WB_HEBREW;
+}
+
+/* Whether b continues a word whose last class is a (WB5, WB8-WB10, WB13,
+ * WB13a/b). */
 static bool wb_joins(int a, int b)
 {
     switch (b) {
-    case WB_ALETTER: case WB_NUMERIC:
-        return a == WB_ALETTER || a == WB_NUMERIC || a == WB_EXTNUMLET;
+    case WB_ALETTER: case WB_HEBREW: case WB_NUMERIC:
+        return wb_ahletter(a) || a == WB_NUMERIC || a == WB_EXTNUMLET;
     case WB_KATAKANA:
         return a == WB_KATAKANA || a == WB_EXTNUMLET;
     case WB_EXTNUMLET:
-        return a == WB_ALETTER || a == WB_NUMERIC || a == WB_KATAKANA ||
+        return wb_ahletter(a) || a == WB_NUMERIC || a == WB_KATAKANA ||
                a == WB_EXTNUMLET;
     default:
         return false;
@@ -108,9 +171,57 @@ static bool wb_joins(int a, int b)
 
 typedef struct cpinfo {
     int32_t cp;
-    uint8_t cls;
+    uint8_t cls; /* WB_* class | WB_F_* flags */
     uint32_t off; /* byte offset of the code point in the text */
 } cpinfo;
+
+static bool cp_extend(const cpinfo *x)
+{
+    return (x->cls & WB_CLASS) == WB_EXTEND;
+}
+
+/* The first index from i that is not Extend/Format/ZWJ (WB4). */
+static size_t skip_extend(const cpinfo *cps, size_t n, size_t i)
+{
+    while (i < n && cp_extend(&cps[i]))
+        i++;
+    return i;
+}
+
+/*
+ * The end of the word (StandardTokenizerImpl's <ALPHANUM>/<NUM> rules:
+ * UAX #29 WB5-WB13b with WB4) that starts at cps[s], a letter, digit,
+ * katakana or ExtendNumLet.  *word tells whether it holds a letter or a
+ * digit: a run of ExtendNumLet alone is no token.
+ */
+static size_t word_end(const cpinfo *cps, size_t n, size_t s, bool *word)
+{
+    int last = cps[s].cls & WB_CLASS;
+    size_t j = skip_extend(cps, n, s + 1);
+    *word = last != WB_EXTNUMLET;
+    while (j < n) {
+        int d = cps[j].cls & WB_CLASS;
+        if (wb_joins(last, d)) {
+            last = d;
+            if (d != WB_EXTNUMLET)
+                *word = true;
+            j = skip_extend(cps, n, j + 1);
+            continue;
+        }
+        if (d != WB_MIDLETTER && d != WB_MIDNUMLET && d != WB_MIDNUM)
+            break;
+        size_t k = skip_extend(cps, n, j + 1);
+        int e = k < n ? cps[k].cls & WB_CLASS : WB_OTHER;
+        if (!((wb_ahletter(last) && wb_ahletter(e) &&
+               (d == WB_MIDLETTER || d == WB_MIDNUMLET)) || /* WB6/7 */
+              (last == WB_NUMERIC && e == WB_NUMERIC &&
+               (d == WB_MIDNUM || d == WB_MIDNUMLET)))) /* WB11/12 */
+            break;
+        last = e;
+        j = skip_extend(cps, n, k + 1);
+    }
+    return j;
+}
 
 /* Where emit() reports offsets (NULL: plain fds_analyze). */
 typedef struct offs_cb {
@@ -164,6 +275,33 @@ static int emit(const cpinfo *cps, size_t s, size_t e, uint8_t *sbuf,
 
 #define FDS__ANALYZE_STACK 256
 
+/* The end of the token StandardTokenizerImpl matches at cps[i], or i. */
+static size_t token_end(const cpinfo *cps, size_t n, size_t i, size_t *noword)
+{
+    const cpinfo *x = &cps[i];
+    int c = x->cls & WB_CLASS;
+    size_t end = i;
+    if (i >= *noword && (wb_ahletter(c) || c == WB_NUMERIC ||
+                         c == WB_KATAKANA || c == WB_EXTNUMLET)) {
+        bool word;
+        size_t j = word_end(cps, n, i, &word);
+        if (word)
+            end = j;
+        else
+            *noword = j; /* nor from the ExtendNumLets up to j */
+    }
+    if (end > i)
+        return end;
+    if (x->cls & WB_F_SA) {
+        for (end = i + 1; end < n && ((cps[end].cls & WB_F_SA) ||
+                                      cp_extend(&cps[end])); end++)
+            ;
+    } else if (x->cls & WB_F_IDEO) {
+        end = skip_extend(cps, n, i + 1);
+    }
+    return end;
+}
+
 static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
                    offs_cb *oc)
 {
@@ -175,6 +313,7 @@ static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
         if (!cps)
             return FDS_ENOMEM;
     }
+    pthread_once(&wb_bmp_once, wb_bmp_init);
     size_t n = 0;
     const uint8_t *p = (const uint8_t *)text, *end = p + len;
     while (p < end) {
@@ -199,56 +338,16 @@ static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
     uint8_t *heap = NULL;
     size_t hcap = 0;
     int rc = 0;
-    size_t i = 0;
+    size_t i = 0, noword = 0;
     while (i < n && rc == 0) {
-        int c = cps[i].cls;
-        if (c != WB_ALETTER && c != WB_NUMERIC && c != WB_KATAKANA &&
-            c != WB_EXTNUMLET && c != WB_IDEO) {
-            i++;
-            continue;
-        }
-        size_t s = i, j = i + 1;
-        bool word = c != WB_EXTNUMLET;
-        while (j < n && cps[j].cls == WB_EXTEND)
-            j++;
-        if (c != WB_IDEO) {
-            int last = c;
-            for (;;) {
-                if (j >= n)
-                    break;
-                int d = cps[j].cls;
-                if (wb_joins(last, d)) {
-                    last = d;
-                    if (d != WB_EXTNUMLET)
-                        word = true;
-                    j++;
-                } else if (d == WB_MIDLETTER || d == WB_MIDNUMLET ||
-                           d == WB_MIDNUM) {
-                    size_t k = j + 1;
-                    while (k < n && cps[k].cls == WB_EXTEND)
-                        k++;
-                    if (k >= n)
-                        break;
-                    int e = cps[k].cls;
-                    bool ok = (last == WB_ALETTER && e == WB_ALETTER &&
-                               (d == WB_MIDLETTER || d == WB_MIDNUMLET)) ||
-                              (last == WB_NUMERIC && e == WB_NUMERIC &&
-                               (d == WB_MIDNUM || d == WB_MIDNUMLET));
-                    if (!ok)
-                        break;
-                    last = e;
-                    j = k + 1;
-                } else {
-                    break;
-                }
-                while (j < n && cps[j].cls == WB_EXTEND)
-                    j++;
-            }
-        }
-        if (word)
-            rc = emit(cps, s, j, stack_buf, sizeof stack_buf, &heap, &hcap,
+        size_t j = token_end(cps, n, i, &noword);
+        if (j > i) {
+            rc = emit(cps, i, j, stack_buf, sizeof stack_buf, &heap, &hcap,
                       cb, arg, oc);
-        i = j;
+            i = j;
+        } else {
+            i++;
+        }
     }
     free(heap);
     if (cps != stack_cps)
@@ -282,8 +381,8 @@ static bool all_ascii(const uint8_t *p, size_t len)
 }
 
 /* analyze() for ASCII text, without its code-point array: in ASCII no
- * class is Extend, Katakana or Ideographic, so a word is a run of
- * ALetter, Numeric and ExtendNumLet, through MidLetter or MidNumLet
+ * class is Extend, Katakana, Hebrew_Letter or Ideographic, so a word is a
+ * run of ALetter, Numeric and ExtendNumLet, through MidLetter or MidNumLet
  * between two ALetters and MidNum or MidNumLet between two Numerics
  * (the rules analyze() applies), with at least one letter or digit. */
 static int analyze_ascii(const uint8_t *t, size_t n, fds_token_fn cb,

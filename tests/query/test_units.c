@@ -65,6 +65,20 @@ static void test_analyzer(void)
     ASSERT_STR(an(""), "");
     /* invalid UTF-8 separates tokens */
     ASSERT_STR(an("ab\xff" "cd"), "ab|cd");
+    /* Word_Break classes (UAX #29 table 3), the tokens of Lucene's
+     * StandardTokenizer: U+200B ZERO WIDTH SPACE is Cf but not Format, so
+     * it separates; the soft hyphen and word joiner (Format), ZWNJ (Extend)
+     * and ZWJ stay inside a word (WB4) */
+    ASSERT_STR(an("x\u200By"), "x|y");
+    ASSERT_STR(an("soft\u00ADhyphen word\u2060joiner zw\u200Cnj zw\u200Dj"),
+               "soft\u00ADhyphen|word\u2060joiner|zw\u200Cnj|zw\u200Dj");
+    /* Thai runs apart from digits (Line_Break=Complex_Context), the
+     * katakana middle dot (Other), Kangxi radicals and U+3007 (Han, one a
+     * token), a combining voiced mark (Extend) */
+    ASSERT_STR(an("ไทย123 ภาษาไทย"), "ไทย|123|ภาษาไทย");
+    ASSERT_STR(an("カタ・カナ"), "カタ|カナ");
+    ASSERT_STR(an("⺀〇々一"), "⺀|〇|々|一");
+    ASSERT_STR(an("\u3099あ\u3099"), "あ\u3099");
     /* long tokens are split at 255 characters */
     char longw[600];
     memset(longw, 'a', 600);
