@@ -12,7 +12,7 @@
  *   <ALPHANUM>, <NUM>, <KATAKANA>, <HANGUL>
  *                 the UAX #29 word rules WB5-WB13b, WB4 extenders kept in the
  *                 token (Hangul is ALetter; Lucene's separate types change no
- *                 text; the Hebrew quote rules WB7a-c are not applied);
+ *                 text);
  *   <SOUTHEAST_ASIAN>  a run of Line_Break=Complex_Context (Thai, Lao,
  *                 Myanmar, Khmer ...) with its extenders;
  *   <IDEOGRAPHIC>, <HIRAGANA>  one Han or Hiragana character and its
@@ -47,11 +47,12 @@
 #include "query_int.h"
 
 /* Word_Break classes, in the low bits of cpinfo.cls.  WB_EXTEND stands for
- * Extend, Format and ZWJ (WB4 treats them alike); Hebrew_Letter is ALetter
- * to the word rules applied; Regional_Indicator is no word's. */
+ * Extend, Format and ZWJ (WB4 treats them alike); WB_SQUOTE and WB_DQUOTE
+ * differ from MidNumLet and Other only after a Hebrew letter (WB7a-c). */
 enum {
     WB_OTHER, WB_ALETTER, WB_NUMERIC, WB_KATAKANA, WB_EXTNUMLET, WB_HEBREW,
-    WB_MIDLETTER, WB_MIDNUMLET, WB_MIDNUM, WB_EXTEND, WB_RI
+    WB_MIDLETTER, WB_MIDNUMLET, WB_MIDNUM, WB_EXTEND, WB_SQUOTE, WB_DQUOTE,
+    WB_RI
 };
 #define WB_CLASS 0x0F   /* the class bits of cpinfo.cls */
 #define WB_F_SA 0x20    /* Line_Break=Complex_Context (not a word letter) */
@@ -86,7 +87,9 @@ static int wb_class_of(int32_t c)
             return WB_NUMERIC;
         switch (c) {
         case ':': return WB_MIDLETTER;
-        case '.': case '\'': return WB_MIDNUMLET;
+        case '.': return WB_MIDNUMLET;
+        case '\'': return WB_SQUOTE;
+        case '"': return WB_DQUOTE;
         case ',': case ';': return WB_MIDNUM;
         case '_': return WB_EXTNUMLET;
         default: return WB_OTHER;
@@ -153,17 +156,18 @@ static bool wb_ahletter(int a)
 }
 
 /* Whether b continues a word whose last class is a (WB5, WB8-WB10, WB13,
- * WB13a/b). */
+ * WB13a/b); a is WB_SQUOTE after a Hebrew letter's apostrophe (WB7a). */
 static bool wb_joins(int a, int b)
 {
     switch (b) {
     case WB_ALETTER: case WB_HEBREW: case WB_NUMERIC:
-        return wb_ahletter(a) || a == WB_NUMERIC || a == WB_EXTNUMLET;
+        return wb_ahletter(a) || a == WB_NUMERIC || a == WB_EXTNUMLET ||
+               a == WB_SQUOTE;
     case WB_KATAKANA:
         return a == WB_KATAKANA || a == WB_EXTNUMLET;
     case WB_EXTNUMLET:
         return wb_ahletter(a) || a == WB_NUMERIC || a == WB_KATAKANA ||
-               a == WB_EXTNUMLET;
+               a == WB_EXTNUMLET || a == WB_SQUOTE;
     default:
         return false;
     }
@@ -193,32 +197,56 @@ static size_t skip_extend(const cpinfo *cps, size_t n, size_t i)
  * UAX #29 WB5-WB13b with WB4) that starts at cps[s], a letter, digit,
  * katakana or ExtendNumLet.  *word tells whether it holds a letter or a
  * digit: a run of ExtendNumLet alone is no token.
+ *
+ * The jflex rule is a sequence of items: runs of letters through MidLetter
+ * (WB6/7), runs of digits through MidNum (WB11/12), and the Hebrew items
+ * Hebrew_Letter Single_Quote (WB7a) and Hebrew_Letter Double_Quote
+ * Hebrew_Letter (WB7b/c), next to each other (WB9/10) or through
+ * ExtendNumLet (WB13a/b).  A Hebrew item must start at its first letter, so
+ * a Hebrew letter reached through a Mid* takes no quote ("item" below).
+ * After a Hebrew item `last` is WB_SQUOTE: only a next item or an
+ * ExtendNumLet may follow.
  */
 static size_t word_end(const cpinfo *cps, size_t n, size_t s, bool *word)
 {
     int last = cps[s].cls & WB_CLASS;
+    bool item = true; /* the last letter may start an item */
     size_t j = skip_extend(cps, n, s + 1);
     *word = last != WB_EXTNUMLET;
     while (j < n) {
         int d = cps[j].cls & WB_CLASS;
         if (wb_joins(last, d)) {
             last = d;
+            item = true;
             if (d != WB_EXTNUMLET)
                 *word = true;
             j = skip_extend(cps, n, j + 1);
             continue;
         }
-        if (d != WB_MIDLETTER && d != WB_MIDNUMLET && d != WB_MIDNUM)
+        if (d != WB_MIDLETTER && d != WB_MIDNUMLET && d != WB_MIDNUM &&
+            d != WB_SQUOTE && d != WB_DQUOTE)
             break;
         size_t k = skip_extend(cps, n, j + 1);
         int e = k < n ? cps[k].cls & WB_CLASS : WB_OTHER;
-        if (!((wb_ahletter(last) && wb_ahletter(e) &&
-               (d == WB_MIDLETTER || d == WB_MIDNUMLET)) || /* WB6/7 */
-              (last == WB_NUMERIC && e == WB_NUMERIC &&
-               (d == WB_MIDNUM || d == WB_MIDNUMLET)))) /* WB11/12 */
+        bool hebrew = last == WB_HEBREW && item;
+        if (hebrew && d == WB_SQUOTE) { /* WB7a (a letter may follow) */
+            last = WB_SQUOTE;
+            j = k;
+        } else if (hebrew && d == WB_DQUOTE && e == WB_HEBREW) { /* WB7b/c */
+            last = WB_SQUOTE;
+            j = skip_extend(cps, n, k + 1);
+        } else if ((wb_ahletter(last) && wb_ahletter(e) &&
+                    (d == WB_MIDLETTER || d == WB_MIDNUMLET ||
+                     d == WB_SQUOTE)) || /* WB6/7 */
+                   (last == WB_NUMERIC && e == WB_NUMERIC &&
+                    (d == WB_MIDNUM || d == WB_MIDNUMLET ||
+                     d == WB_SQUOTE))) { /* WB11/12 */
+            last = e;
+            item = false;
+            j = skip_extend(cps, n, k + 1);
+        } else {
             break;
-        last = e;
-        j = skip_extend(cps, n, k + 1);
+        }
     }
     return j;
 }
@@ -357,7 +385,8 @@ static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
 
 /* wb_class() of each ASCII byte, as a digit ("1" WB_ALETTER, "2"
  * WB_NUMERIC, "4" WB_EXTNUMLET, "6" WB_MIDLETTER, "7" WB_MIDNUMLET, "8"
- * WB_MIDNUM, "0" WB_OTHER). */
+ * WB_MIDNUM, "0" WB_OTHER), with the apostrophe as MidNumLet and the
+ * quotation mark as Other: they differ only after a Hebrew letter. */
 static const char WB_ASCII[129] =
     "00000000000000000000000000000000"
     "00000007000080702222222222680000"

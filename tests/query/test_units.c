@@ -72,9 +72,11 @@ static void test_analyzer(void)
     ASSERT_STR(an("x\u200By"), "x|y");
     ASSERT_STR(an("soft\u00ADhyphen word\u2060joiner zw\u200Cnj zw\u200Dj"),
                "soft\u00ADhyphen|word\u2060joiner|zw\u200Cnj|zw\u200Dj");
-    /* Thai runs apart from digits (Line_Break=Complex_Context), the
-     * katakana middle dot (Other), Kangxi radicals and U+3007 (Han, one a
-     * token), a combining voiced mark (Extend) */
+    /* Hebrew quotes (WB7a-c; not after a Mid*, as the jflex rule), Thai runs
+     * apart from digits (Line_Break=Complex_Context), the katakana middle
+     * dot (Other), Kangxi radicals and U+3007 (Han, one a token), a
+     * combining voiced mark (Extend) */
+    ASSERT_STR(an("א'ב צה' א\"ב a.ב\"ג"), "א'ב|צה'|א\"ב|a.ב|ג");
     ASSERT_STR(an("ไทย123 ภาษาไทย"), "ไทย|123|ภาษาไทย");
     ASSERT_STR(an("カタ・カナ"), "カタ|カナ");
     ASSERT_STR(an("⺀〇々一"), "⺀|〇|々|一");
