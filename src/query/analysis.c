@@ -4,11 +4,18 @@
  * Why: every text field and every `match` query goes through here, so the
  * same bytes must produce the same terms at index and at query time, and the
  * terms should be the ones Elasticsearch's `standard` analyzer produces for
- * log data (URLs, user agents, Persian product names).
+ * log data (URLs, user agents, Persian product names, emoji in messages).
  *
  * The tokenizer is Lucene 9's StandardTokenizerImpl.jflex written out by
  * hand.  At each position it takes the longest of its rules' matches (on a
  * tie the earlier rule, which gives the same text):
+ *   <EMOJI>       emoji sequences (UTS #51 emoji_sequence, as the jflex's
+ *                 rule in place of UAX #29 WB3c/WB15/WB16): an emoji
+ *                 character (Extended_Pictographic) or a lone modifier, its
+ *                 extenders and an optional U+FE0F, such elements joined by
+ *                 ZWJ (leading ZWJs included), a tag sequence ending in
+ *                 U+E007F, a keycap [0-9#*] U+FE0F? U+20E3, a pair of
+ *                 regional indicators (a flag);
  *   <ALPHANUM>, <NUM>, <KATAKANA>, <HANGUL>
  *                 the UAX #29 word rules WB5-WB13b, WB4 extenders kept in the
  *                 token (Hangul is ALetter; Lucene's separate types change no
@@ -17,9 +24,8 @@
  *                 Myanmar, Khmer ...) with its extenders;
  *   <IDEOGRAPHIC>, <HIRAGANA>  one Han or Hiragana character and its
  *                 extenders.
- * Anything else is skipped, one code point at a time; so are emoji, which
- * Lucene makes <EMOJI> tokens.  Lucene's token types are not reported
- * (nothing here needs them).
+ * Anything else is skipped, one code point at a time.  Lucene's token types
+ * are not reported (nothing here needs them).
  *
  * Word_Break classes (UAX #29 section 4.1, table 3) come from utf8proc: the
  * grapheme boundclass Extend/ZWJ and the general categories Mc and Cf give
@@ -28,7 +34,8 @@
  * data by tools/wb_ranges.pl) correct the rest: U+200B ZERO WIDTH SPACE is
  * Cf but not Format, so it separates; U+200C ZWNJ is Extend, so a Persian
  * word stays whole; Katakana, Hebrew_Letter, the Mid* punctuation, and the
- * Complex_Context, Han and Hiragana sets.
+ * Complex_Context, Han and Hiragana sets.  Extended_Pictographic is the
+ * boundclass utf8proc stores for it.
  *
  * Differences from Lucene 9 that remain: the Unicode version (utf8proc
  * 2.8's 15.0 and the table's 14.0 where Lucene has 12.1: code points
@@ -55,8 +62,20 @@ enum {
     WB_RI
 };
 #define WB_CLASS 0x0F   /* the class bits of cpinfo.cls */
+#define WB_F_EMOJI 0x10 /* Extended_Pictographic: an emoji character */
 #define WB_F_SA 0x20    /* Line_Break=Complex_Context (not a word letter) */
 #define WB_F_IDEO 0x40  /* Script=Han or Hiragana, not a word letter */
+
+/* Code points of the emoji rules (UTS #51 section 1.4). */
+#define CP_ZWJ 0x200D
+#define CP_VS16 0xFE0F        /* emoji presentation selector */
+#define CP_VS15 0xFE0E        /* text presentation selector */
+#define CP_KEYCAP 0x20E3      /* COMBINING ENCLOSING KEYCAP */
+#define CP_TAG_FIRST 0xE0020  /* tag_spec: U+E0020..U+E007E */
+#define CP_TAG_LAST 0xE007E
+#define CP_TAG_TERM 0xE007F   /* CANCEL TAG */
+#define CP_MODIFIER_FIRST 0x1F3FB /* Emoji_Modifier: the skin tones */
+#define CP_MODIFIER_LAST 0x1F3FF
 
 #include "analysis_wb.h"
 
@@ -74,6 +93,15 @@ static const wb_range *wb_range_find(uint32_t c)
             return &WB_RANGES[m];
     }
     return NULL;
+}
+
+/* Whether unassigned c is Extended_Pictographic: emoji-data.txt gives the
+ * property to the unassigned code points of U+1F000..U+1FAFF and
+ * U+1FC00..U+1FFFD, so emoji newer than our Unicode data still are emoji
+ * (utf8proc knows only assigned ones). */
+static bool emoji_reserved(int32_t c)
+{
+    return (c >= 0x1F000 && c <= 0x1FAFF) || (c >= 0x1FC00 && c <= 0x1FFFD);
 }
 
 /* The class byte (WB_* | WB_F_*) of code point c, from utf8proc and
@@ -129,6 +157,10 @@ static int wb_class_of(int32_t c)
         else
             cls = r->cls;
     }
+    if (p->boundclass == UTF8PROC_BOUNDCLASS_EXTENDED_PICTOGRAPHIC ||
+        p->boundclass == UTF8PROC_BOUNDCLASS_E_ZWG ||
+        (p->category == UTF8PROC_CATEGORY_CN && emoji_reserved(c)))
+        cls |= WB_F_EMOJI;
     return cls;
 }
 
@@ -251,6 +283,107 @@ static size_t word_end(const cpinfo *cps, size_t n, size_t s, bool *word)
     return j;
 }
 
+/* Extend, Format or ZWJ but not a presentation selector: what the emoji
+ * rule's ExtFmtZwjSansPresSel lets follow an element. */
+static bool emoji_extend(const cpinfo *x)
+{
+    return cp_extend(x) && x->cp != CP_VS16 && x->cp != CP_VS15;
+}
+
+static size_t skip_emoji_extend(const cpinfo *cps, size_t n, size_t i)
+{
+    while (i < n && emoji_extend(&cps[i]))
+        i++;
+    return i;
+}
+
+static bool emoji_modifier(int32_t c)
+{
+    return c >= CP_MODIFIER_FIRST && c <= CP_MODIFIER_LAST;
+}
+
+/* Whether cps[i] may start StandardTokenizerImpl's emoji rule (digits may,
+ * as keycaps, but their <NUM> match is never shorter). */
+static bool emoji_start(const cpinfo *x)
+{
+    return (x->cls & WB_F_EMOJI) || (x->cls & WB_CLASS) == WB_RI ||
+           x->cp == '#' || x->cp == '*' || x->cp == CP_ZWJ ||
+           emoji_modifier(x->cp);
+}
+
+/*
+ * The end of the longest match of StandardTokenizerImpl's emoji rule at
+ * cps[i] (Lucene 9; UTS #51 emoji_sequence), or i for none.  With X the
+ * extenders of emoji_extend() and E an element, (ZWJ* (emoji X* VS16? |
+ * modifier X*)):
+ *   E (ZWJ E)*  |  E tag_spec+ tag_term  |  [#*0-9] X* VS16? KEYCAP X*  |
+ *   RI (Extend|Format|ZWJ)* RI (Extend|Format|ZWJ)*
+ * X includes ZWJ and the modifiers, so "emoji ZWJ modifier" is one element
+ * or two; the scan keeps to what either reading allows.
+ */
+static size_t emoji_end(const cpinfo *cps, size_t n, size_t i)
+{
+    int32_t c = cps[i].cp;
+    if ((cps[i].cls & WB_CLASS) == WB_RI) { /* a flag, VS16 or not */
+        size_t j = skip_extend(cps, n, i + 1);
+        return j < n && (cps[j].cls & WB_CLASS) == WB_RI
+                   ? skip_extend(cps, n, j + 1) : i;
+    }
+    if (c == '#' || c == '*' || (c >= '0' && c <= '9')) { /* a keycap */
+        size_t j = i + 1;
+        bool keycap = false;
+        for (; j < n && emoji_extend(&cps[j]); j++)
+            keycap |= cps[j].cp == CP_KEYCAP;
+        if (j + 1 < n && cps[j].cp == CP_VS16 && cps[j + 1].cp == CP_KEYCAP)
+            return skip_emoji_extend(cps, n, j + 2);
+        return keycap ? j : i;
+    }
+    size_t j = i;
+    while (j < n && cps[j].cp == CP_ZWJ)
+        j++;
+    if (j >= n || !((cps[j].cls & WB_F_EMOJI) || emoji_modifier(cps[j].cp)))
+        return i;
+    bool vs = cps[j].cls & WB_F_EMOJI; /* a VS16 may end this element */
+    bool joined = false;               /* a second element: no tags */
+    bool zwj = false;                  /* the last code point is a ZWJ */
+    size_t end = ++j;
+    while (j < n) {
+        const cpinfo *x = &cps[j];
+        if (emoji_extend(x)) {
+            zwj = x->cp == CP_ZWJ;
+            end = ++j;
+        } else if (zwj && (x->cls & WB_F_EMOJI)) { /* ZWJ E */
+            vs = true;
+            joined = true;
+            zwj = false;
+            end = ++j;
+        } else if (vs && x->cp == CP_VS16) {
+            end = ++j; /* the element ends here: ZWJ+ E, or tags */
+            size_t k = j;
+            while (k < n && cps[k].cp == CP_ZWJ)
+                k++;
+            if (k > j && k < n &&
+                ((cps[k].cls & WB_F_EMOJI) || emoji_modifier(cps[k].cp))) {
+                vs = cps[k].cls & WB_F_EMOJI;
+                joined = true;
+                end = j = k + 1;
+                continue;
+            }
+            if (!joined) {
+                for (k = j; k < n && cps[k].cp >= CP_TAG_FIRST &&
+                            cps[k].cp <= CP_TAG_LAST; k++)
+                    ;
+                if (k > j && k < n && cps[k].cp == CP_TAG_TERM)
+                    end = k + 1;
+            }
+            break;
+        } else {
+            break;
+        }
+    }
+    return end;
+}
+
 /* Where emit() reports offsets (NULL: plain fds_analyze). */
 typedef struct offs_cb {
     fds_token_off_fn fn;
@@ -318,6 +451,11 @@ static size_t token_end(const cpinfo *cps, size_t n, size_t i, size_t *noword)
         else
             *noword = j; /* nor from the ExtendNumLets up to j */
     }
+    if (emoji_start(x)) {
+        size_t j = emoji_end(cps, n, i);
+        if (j >= end)
+            end = j;
+    }
     if (end > i)
         return end;
     if (x->cls & WB_F_SA) {
@@ -373,6 +511,9 @@ static int analyze(const char *text, size_t len, fds_token_fn cb, void *arg,
             rc = emit(cps, i, j, stack_buf, sizeof stack_buf, &heap, &hcap,
                       cb, arg, oc);
             i = j;
+        } else if (cps[i].cp == CP_ZWJ) {
+            while (i < n && cps[i].cp == CP_ZWJ) /* none starts an emoji */
+                i++;
         } else {
             i++;
         }
@@ -410,8 +551,9 @@ static bool all_ascii(const uint8_t *p, size_t len)
 }
 
 /* analyze() for ASCII text, without its code-point array: in ASCII no
- * class is Extend, Katakana, Hebrew_Letter or Ideographic, so a word is a
- * run of ALetter, Numeric and ExtendNumLet, through MidLetter or MidNumLet
+ * class is Extend, Katakana, Hebrew_Letter or Ideographic and no emoji
+ * sequence can form (a keycap needs U+20E3), so a word is a run of
+ * ALetter, Numeric and ExtendNumLet, through MidLetter or MidNumLet
  * between two ALetters and MidNum or MidNumLet between two Numerics
  * (the rules analyze() applies), with at least one letter or digit. */
 static int analyze_ascii(const uint8_t *t, size_t n, fds_token_fn cb,
