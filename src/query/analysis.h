@@ -3,11 +3,14 @@
  * tools).
  *
  * Elasticsearch's `standard` analyzer is Lucene's StandardTokenizer (word
- * boundaries of Unicode UAX #29) followed by LowerCaseFilter.  We follow the
- * UAX #29 word rules using utf8proc's general categories to approximate the
- * Word_Break property (see analysis.c for where this simplifies), then lower
- * case every code point with utf8proc_tolower.  Tokens longer than
- * FDS_TOKEN_MAX_CHARS (255) code points are split, as Lucene does.
+ * boundaries of Unicode UAX #29, section 4.1, and emoji sequences of UTS
+ * #51) followed by LowerCaseFilter.  We follow Lucene 9's
+ * StandardTokenizerImpl.jflex: its word, emoji, Complex_Context (Thai ...)
+ * and Han/Hiragana rules, with the Word_Break property taken from utf8proc
+ * and a table made from the Unicode data (see analysis.c for what remains
+ * different), then lower case every code point with utf8proc_tolower.
+ * Tokens longer than FDS_TOKEN_MAX_CHARS (255) code points are split, as
+ * Lucene does.
  */
 #ifndef FDS_ANALYSIS_H
 #define FDS_ANALYSIS_H

@@ -113,6 +113,16 @@ MERGE = [
     b'{}\n{"a":{"b":{"c":[{"d":1}]}}}',
 ]
 
+# fuzz_analyze: text for the standard analyzer (scripts, joiners, emoji)
+ANALYZE = [
+    "Mozilla/5.0 (compatible; AhrefsBot/6.1; +http://ahrefs.com/robot/) U.S.A. 1,000.5 it's foo_bar",
+    "گوشی موبایل سامسونگ می\u200cخواهم قیمت ۱۲۳۴ تومان ٫٬",
+    "中文😀テスト ひらがな👍日本 カタ・カナ ｶﾞ ⺀〇々 훈민정음 ไทย123 ภาษาไทย",
+    "I \u2764\ufe0f logs \U0001F44D\U0001F3FD \U0001F1EE\U0001F1F7 1\ufe0f\u20e3 #\ufe0e "
+    "\U0001F468\u200d\U0001F469\u200d\U0001F467 \U0001F3F4\U000E0067\U000E0062\U000E007F ©™",
+    "א'ב צה' א\"ב a.ב\"ג x\u200by soft\u00adhyphen \u2b55\ufe0e\u200d\u2b55 _\u200d\U0001F600",
+]
+
 
 def main():
     build = os.path.abspath(sys.argv[1])
@@ -142,6 +152,8 @@ def main():
         write("fuzz_httpc", "resp-%02d" % i, r)
     for i, m in enumerate(MERGE):
         write("fuzz_json_merge", "merge-%02d" % i, m)
+    for i, t in enumerate(ANALYZE):
+        write("fuzz_analyze", "text-%02d" % i, t)
     # the catalogue rows of the target's template store (run over any seeds)
     os.makedirs(os.path.join(corpus, "fuzz_catalog"))
     subprocess.run([os.path.join(build, "tests/fuzz/fuzz_catalog"), "0",

@@ -32,6 +32,12 @@ static void test_offsets(void)
     offs o = {{0}, 0};
     ASSERT_EQ(fds_analyze_offsets("Héllo, World! U.S.A.", 21, off_cb, &o), 0);
     ASSERT_STR(o.out, "héllo@0-6|world@8-13|u.s.a@15-20");
+    /* emoji tokens: byte offsets of the whole sequence */
+    const char *e = "I \u2764\uFE0F logs \U0001F44D\U0001F3FD";
+    o.n = 0;
+    ASSERT_EQ(fds_analyze_offsets(e, strlen(e), off_cb, &o), 0);
+    ASSERT_STR(o.out, "i@0-1|\u2764\uFE0F@2-8|logs@9-13|"
+                      "\U0001F44D\U0001F3FD@14-22");
 }
 
 static const char *frags(const char *t, const fds_hl_mark *m, size_t nm,

@@ -1,7 +1,7 @@
 /*
  * test_units: unit tests of src/query and the DSL -- the analyzer (ASCII,
- * Persian, CJK, URLs, user agents), the postings block codec, dates and
- * norms, mapping inference and explicit mappings, document validation
+ * Persian, CJK, URLs, user agents, emoji), the postings block codec, dates
+ * and norms, mapping inference and explicit mappings, document validation
  * errors, exact integers beyond 2^53, DSL errors, _source filtering,
  * explain, and a damaged segment index file.
  */
@@ -65,6 +65,55 @@ static void test_analyzer(void)
     ASSERT_STR(an(""), "");
     /* invalid UTF-8 separates tokens */
     ASSERT_STR(an("ab\xff" "cd"), "ab|cd");
+    /* Word_Break classes (UAX #29 table 3), the tokens of Lucene's
+     * StandardTokenizer: U+200B ZERO WIDTH SPACE is Cf but not Format, so
+     * it separates; the soft hyphen and word joiner (Format), ZWNJ (Extend)
+     * and ZWJ stay inside a word (WB4) */
+    ASSERT_STR(an("x\u200By"), "x|y");
+    ASSERT_STR(an("soft\u00ADhyphen word\u2060joiner zw\u200Cnj zw\u200Dj"),
+               "soft\u00ADhyphen|word\u2060joiner|zw\u200Cnj|zw\u200Dj");
+    /* Hebrew quotes (WB7a-c; not after a Mid*, as the jflex rule), Thai runs
+     * apart from digits (Line_Break=Complex_Context), the katakana middle
+     * dot (Other), Kangxi radicals and U+3007 (Han, one a token), a
+     * combining voiced mark (Extend) */
+    ASSERT_STR(an("א'ב צה' א\"ב a.ב\"ג"), "א'ב|צה'|א\"ב|a.ב|ג");
+    ASSERT_STR(an("ไทย123 ภาษาไทย"), "ไทย|123|ภาษาไทย");
+    ASSERT_STR(an("カタ・カナ"), "カタ|カナ");
+    ASSERT_STR(an("⺀〇々一"), "⺀|〇|々|一");
+    ASSERT_STR(an("\u3099あ\u3099"), "あ\u3099");
+    /* emoji: StandardTokenizer's <EMOJI> tokens (presentation, modifier,
+     * flag, keycap, ZWJ and tag sequences), lower case leaves them be */
+    ASSERT_STR(an("I \u2764\uFE0F logs \U0001F44D\U0001F3FD"),
+               "i|\u2764\uFE0F|logs|\U0001F44D\U0001F3FD");
+    ASSERT_STR(an("\U0001F1EE\U0001F1F7 flag"), "\U0001F1EE\U0001F1F7|flag");
+    ASSERT_STR(an("1\uFE0F\u20E3 keycap #\uFE0F\u20E3"),
+               "1\uFE0F\u20E3|keycap|#\uFE0F\u20E3");
+    ASSERT_STR(an("\U0001F468\u200D\U0001F469\u200D\U0001F467 family"),
+               "\U0001F468\u200D\U0001F469\u200D\U0001F467|family");
+    ASSERT_STR(an("中文😀テスト ひらがな👍日本"),
+               "中|文|😀|テスト|ひ|ら|が|な|👍|日|本");
+    ASSERT_STR(an("poo💩poo 💩💩 Copyright © 2019"),
+               "poo|💩|poo|💩|💩|copyright|©|2019");
+    ASSERT_STR(an("\U0001F1FA\U0001F1F8\U0001F1FA\U0001F1F8\U0001F1FA"),
+               "\U0001F1FA\U0001F1F8|\U0001F1FA\U0001F1F8"); /* a lone RI is none */
+    ASSERT_STR(an("\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"),
+               "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F");
+    ASSERT_STR(an("\U0001F468\U0001F3FC\u200D\u2695\uFE0F"),
+               "\U0001F468\U0001F3FC\u200D\u2695\uFE0F");
+    /* the text presentation selector ends an emoji; a ZWJ may start one */
+    ASSERT_STR(an("#\uFE0E 3\uFE0E \u2B55\uFE0E\u200D\u2B55\uFE0E"),
+               "3\uFE0E|\u2B55|\u200D\u2B55");
+    /* a lone skin tone is an emoji; after a letter it extends the word
+     * (Emoji_Modifier is Extend since Unicode 11: Lucene 9's tables) */
+    ASSERT_STR(an("\U0001F3FD a\U0001F3FD"), "\U0001F3FD|a\U0001F3FD");
+    /* a letter that is also an emoji: the longer match */
+    ASSERT_STR(an("\u24C2\uFE0F \u2139x"), "\u24DC\uFE0F|\u2139x");
+    /* long runs of joiners stay linear and make no token */
+    char zwj[3 * 4000 + 1];
+    for (int i = 0; i < 4000; i++)
+        memcpy(zwj + 3 * i, "\u200D", 3);
+    zwj[3 * 4000] = 0;
+    ASSERT_STR(an(zwj), "");
     /* long tokens are split at 255 characters */
     char longw[600];
     memset(longw, 'a', 600);
