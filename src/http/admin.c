@@ -1155,10 +1155,27 @@ static void shards_ok(cJSON *j, int n)
     cJSON_AddNumberToObject(s, "failed", 0);
 }
 
+/* Is `name` an item of index expression `expr` as it is (not through a
+ * wildcard or an alias)? */
+static bool expr_item_is(const char *expr, const char *name)
+{
+    size_t l = strlen(name);
+    for (const char *p = expr; p && *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == l && !memcmp(p, name, l))
+            return true;
+        p += k + (p[k] == ',');
+    }
+    return false;
+}
+
 /* Run `fn` on every open index the path's index expression names (every
  * index for "/_refresh"), as Elasticsearch's broadcast actions do:
  * wildcards expand to open indices, a missing name is a 404 unless
- * ignore_unavailable. */
+ * ignore_unavailable.  An index deleted after the expression was resolved
+ * is a 404 when the expression names it, and otherwise left out, as
+ * Elasticsearch's broadcast leaves out a shard whose index is gone
+ * (TransportActions.isShardNotAvailableException). */
 static void each_index(fds_req *r, fds_resp *o,
                        int (*fn)(fds_index *, void *, fds_err *), void *arg)
 {
@@ -1177,6 +1194,13 @@ static void each_index(fds_req *r, fds_resp *o,
         if (!fds_index_is_open(ixs[i]) && !expr)
             continue;
         rc = fn(ixs[i], arg, &e);
+        if (rc == FDS_ENOTFOUND &&
+            (opts.ignore_unavailable ||
+             !expr_item_is(expr, fds_index_name(ixs[i])))) {
+            fds_err_clear(&e);
+            rc = 0;
+            continue;
+        }
         count += (int)fds_index_nshards(ixs[i]);
     }
     fds_index_expr_free(ixs, n);

@@ -281,6 +281,8 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
     if (max_segments == 0)
         max_segments = 1;
     pthread_mutex_lock(&ix->refresh_mu);
+    /* deleted (or closed) since the refresh let go of refresh_mu */
+    rc = fds__index_usable(ix, err);
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
     /* each shard's run of the (shard-grouped) list down to max_segments */
@@ -349,7 +351,7 @@ bool fds__merge_pick(const uint64_t *docs, unsigned n, unsigned *from,
 void fds__index_maybe_merge(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
-    for (unsigned a = 0; a < ix->nsegs && fds_index_is_open(ix);) {
+    for (unsigned a = 0; a < ix->nsegs && !fds__index_usable(ix, NULL);) {
         unsigned b = shard_run_end(ix, a), from = 0, count = 0;
         uint64_t *docs = malloc((b - a) * sizeof *docs);
         for (unsigned i = a; docs && i < b; i++)
