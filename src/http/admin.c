@@ -744,6 +744,8 @@ static int delete_targets(fds_req *r, char ***names, size_t *n, fds_err *e)
     fds_index_expr_opts o = {.allow_no_indices = true, .expand_open = true,
                              .expand_closed = true};
     int rc = fds_index_expr_opts_read(cat_param_cb, r, &o, e);
+    if (!rc)
+        rc = fds_index_expr_check(r->seg[0], e);
     char **all = NULL;
     size_t nall = 0;
     if (!rc && fds_store_list_indices(r->store, &all, &nall))
@@ -855,17 +857,17 @@ static cJSON *mapping_json(fds_index *ix)
     return j ? j : cJSON_CreateObject();
 }
 
-/* The indices the path's first segment names (every index for a path that
- * starts with a '_' endpoint), open and closed, as Elasticsearch's get
- * index and get mapping expand them (an expression that matches nothing
- * answers {}).  False with the error answered. */
-static bool path_indices(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
+/* The indices index expression `expr` names (NULL: every index), open and
+ * closed, as Elasticsearch's get index and get mapping expand them (an
+ * expression that matches nothing answers {}).  False with the error
+ * answered. */
+static bool path_indices(fds_req *r, fds_resp *o, const char *expr,
+                         fds_index ***ixs, size_t *n)
 {
     fds_err e;
     fds_err_clear(&e);
     fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
                                 .expand_closed = true};
-    const char *expr = r->nseg >= 1 && r->seg[0][0] != '_' ? r->seg[0] : NULL;
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, ixs, n, &e)) {
         fds_resp_error(o, &e);
@@ -874,11 +876,14 @@ static bool path_indices(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
     return true;
 }
 
+/* GET /{index}: also what GET /_bulk and other API paths without a GET
+ * endpoint reach, as in Elasticsearch, whose resolver then refuses the
+ * '_' name (fds_index_expr_check). */
 void fds_h_index_get(fds_req *r, fds_resp *o)
 {
     fds_index **ixs;
     size_t n;
-    if (!path_indices(r, o, &ixs, &n))
+    if (!path_indices(r, o, r->seg[0], &ixs, &n))
         return;
     cJSON *j = cJSON_CreateObject();
     for (size_t i = 0; i < n; i++) {
@@ -1096,11 +1101,12 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
     acknowledged(o, NULL);
 }
 
+/* GET /_mapping[s] (every index) and GET /{index}/_mapping[s]. */
 void fds_h_mapping_get(fds_req *r, fds_resp *o)
 {
     fds_index **ixs;
     size_t n;
-    if (!path_indices(r, o, &ixs, &n))
+    if (!path_indices(r, o, r->nseg >= 2 ? r->seg[0] : NULL, &ixs, &n))
         return;
     if (!fds__unblocked_or_answer(o, ixs, n, FDS_BLOCK_LEVEL_METADATA_READ))
         return;
@@ -1149,10 +1155,27 @@ static void shards_ok(cJSON *j, int n)
     cJSON_AddNumberToObject(s, "failed", 0);
 }
 
+/* Is `name` an item of index expression `expr` as it is (not through a
+ * wildcard or an alias)? */
+static bool expr_item_is(const char *expr, const char *name)
+{
+    size_t l = strlen(name);
+    for (const char *p = expr; p && *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == l && !memcmp(p, name, l))
+            return true;
+        p += k + (p[k] == ',');
+    }
+    return false;
+}
+
 /* Run `fn` on every open index the path's index expression names (every
  * index for "/_refresh"), as Elasticsearch's broadcast actions do:
  * wildcards expand to open indices, a missing name is a 404 unless
- * ignore_unavailable. */
+ * ignore_unavailable.  An index deleted after the expression was resolved
+ * is a 404 when the expression names it, and otherwise left out, as
+ * Elasticsearch's broadcast leaves out a shard whose index is gone
+ * (TransportActions.isShardNotAvailableException). */
 static void each_index(fds_req *r, fds_resp *o,
                        int (*fn)(fds_index *, void *, fds_err *), void *arg)
 {
@@ -1162,7 +1185,8 @@ static void each_index(fds_req *r, fds_resp *o,
     fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true};
     fds_index **ixs = NULL;
     size_t n = 0;
-    const char *expr = r->nseg >= 1 && r->seg[0][0] != '_' ? r->seg[0] : NULL;
+    /* /_refresh has no expression; /{index}/_refresh, _flush, ... do */
+    const char *expr = r->nseg >= 2 ? r->seg[0] : NULL;
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
         return fds_resp_error(o, &e);
@@ -1170,6 +1194,13 @@ static void each_index(fds_req *r, fds_resp *o,
         if (!fds_index_is_open(ixs[i]) && !expr)
             continue;
         rc = fn(ixs[i], arg, &e);
+        if (rc == FDS_ENOTFOUND &&
+            (opts.ignore_unavailable ||
+             !expr_item_is(expr, fds_index_name(ixs[i])))) {
+            fds_err_clear(&e);
+            rc = 0;
+            continue;
+        }
         count += (int)fds_index_nshards(ixs[i]);
     }
     fds_index_expr_free(ixs, n);

@@ -671,10 +671,11 @@ void fds_h_alias_delete(fds_req *r, fds_resp *o)
 /* ---- GET /_alias ------------------------------------------------------------ */
 
 /* The request's index expression and alias names: /_alias[/{name}],
- * /{index}/_alias[/{name}]. */
+ * /_aliases, /{index}/_alias[es][/{name}].  The routes with a literal first
+ * segment come first, so /_alias/x is a name and /_x/_alias an expression. */
 static void get_parts(fds_req *r, const char **expr, const char **names)
 {
-    bool top = r->seg[0][0] == '_';
+    bool top = r->nseg == 1 || (r->nseg == 2 && !strcmp(r->seg[0], "_alias"));
     *expr = top ? NULL : r->seg[0];
     unsigned at = top ? 1 : 2;
     *names = r->nseg > at ? r->seg[at] : NULL;

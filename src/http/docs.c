@@ -6,6 +6,8 @@
  * numbers as doubles), so responses splice stored bytes into the JSON text
  * instead of re-printing them.
  */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1119,12 +1121,15 @@ static bool blank(const char *p, const char *e)
     return true;
 }
 
-/* The text of the number an action line gives as its `_id`: Elasticsearch
- * reads a numeric _id as its text, so 9007199254740993 keeps every digit (a
- * double would not).  Scans p[0..end) for the key "_id" in the action's
- * object (depth 2); NULL when not there. */
-static const char *number_id_text(const char *p, const char *end, size_t *len)
+/* The text of the number an action line gives to `key` (`_id`, `routing`,
+ * ...): Elasticsearch reads such a number as its text, so 9007199254740993
+ * keeps every digit (a double would not) and 1.0 stays "1.0".  Scans
+ * p[0..end) for `key` in the action's object (depth 2); NULL when not
+ * there. */
+static const char *member_number_text(const char *p, const char *end,
+                                      const char *key, size_t *len)
 {
+    size_t kl = strlen(key);
     int depth = 0;
     while (p < end) {
         char ch = *p++;
@@ -1139,11 +1144,11 @@ static const char *number_id_text(const char *p, const char *end, size_t *len)
             p += *p == '\\' ? 2 : 1;
         if (p >= end)
             return NULL;
-        bool is_id = depth == 2 && p - s == 3 && !memcmp(s, "_id", 3);
+        bool is_key = depth == 2 && (size_t)(p - s) == kl && !memcmp(s, key, kl);
         const char *q = ++p;
         while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
             q++;
-        if (!is_id || q >= end || *q != ':')
+        if (!is_key || q >= end || *q != ':')
             continue;
         for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r');)
             q++;
@@ -1185,6 +1190,98 @@ static int meta_long(const cJSON *m, size_t line, int64_t *out, fds_err *err)
                             "got [%.17g]", line, m->string, v);
     *out = (int64_t)v;
     return 0;
+}
+
+/* Size of the buffer meta_text writes a number's text to when the line
+ * does not show it: %.17g of any double fits. */
+#define META_NUMBER_TEXT_MAX 32
+
+/* The text Elasticsearch's parser.text() reads from the value of member m
+ * of action line p[0..end) -- a string, number or boolean, the only values
+ * the caller passes: the string itself, the number as written
+ * (member_number_text; `buf` holds cJSON's value should the text not be
+ * found), "true" or "false".  Its length in *len. */
+static const char *meta_text(const cJSON *m, const char *p, const char *end,
+                             char buf[META_NUMBER_TEXT_MAX], size_t *len)
+{
+    if (cJSON_IsString(m)) {
+        *len = strlen(m->valuestring); /* a NUL inside was refused */
+        return m->valuestring;
+    }
+    if (cJSON_IsBool(m)) {
+        *len = cJSON_IsTrue(m) ? 4 : 5;
+        return cJSON_IsTrue(m) ? "true" : "false";
+    }
+    const char *t = member_number_text(p, end, m->string, len);
+    if (t)
+        return t;
+    *len = (size_t)snprintf(buf, META_NUMBER_TEXT_MAX, "%.17g", m->valuedouble);
+    return buf;
+}
+
+/* A long given as a string ("version":"5"), as Elasticsearch's parser
+ * coerces it (AbstractXContentParser.toLong with coerce): a whole number,
+ * else a decimal one truncated toward zero, within int64_t.  Returns 0 or
+ * FDS_EPARSE with Elasticsearch's reason. */
+static int text_long(const char *t, size_t n, int64_t *out, fds_err *err)
+{
+    char *s = strndup(t, n);
+    if (!s)
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    char *e = NULL;
+    errno = 0;
+    long long v = isdigit((unsigned char)s[0]) || s[0] == '-' || s[0] == '+'
+                      ? strtoll(s, &e, 10) : 0;
+    int rc = 0;
+    if (e && !*e && errno != ERANGE) {
+        *out = v;
+        free(s);
+        return 0;
+    }
+    /* BigDecimal's syntax: a sign, digits with at most one point (one
+     * digit at least), an exponent */
+    size_t i = s[0] == '-' || s[0] == '+', digits = 0;
+    while (i < n && isdigit((unsigned char)s[i]))
+        i++, digits++;
+    if (i < n && s[i] == '.')
+        for (i++; i < n && isdigit((unsigned char)s[i]);)
+            i++, digits++;
+    if (digits && i < n && (s[i] == 'e' || s[i] == 'E')) {
+        if (++i < n && (s[i] == '-' || s[i] == '+'))
+            i++;
+        size_t d0 = i;
+        while (i < n && isdigit((unsigned char)s[i]))
+            i++;
+        if (i == d0)
+            digits = 0;
+    }
+    long double d = digits && i == n ? strtold(s, NULL) : 0;
+    if (!digits || i != n)
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                          "For input string: \"%s\"", s);
+    else if (!(d < 9223372036854775808.0L && d > -9223372036854775809.0L))
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                          "Value [%s] is out of range for a long", s);
+    else
+        *out = (int64_t)truncl(d);
+    free(s);
+    return rc;
+}
+
+/* A long member of an action line (if_seq_no, if_primary_term, version,
+ * retry_on_conflict): a number (meta_long) or a string that holds one
+ * (text_long).  Returns 0 or FDS_EPARSE. */
+static int meta_long_any(const cJSON *m, size_t line, int64_t *out,
+                         fds_err *err)
+{
+    if (cJSON_IsNumber(m))
+        return meta_long(m, line, out, err);
+    if (cJSON_IsString(m))
+        return text_long(m->valuestring, strlen(m->valuestring), out, err);
+    return fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                        "Action/metadata line [%zu]: [%s] must be a long, "
+                        "got [%s]", line, m->string,
+                        cJSON_IsTrue(m) ? "true" : "false");
 }
 
 /* The keys a plain action line may give (see action_plain). */
@@ -1272,6 +1369,103 @@ static bool action_plain(const char *p, const char *end, plain_action *pa)
         }
     }
     return end - p == 1 && *p == '}';
+}
+
+/* Duplicate t[0..n) into *dst (freeing what it held).  0 or FDS_ENOMEM. */
+static int meta_dup(char **dst, const char *t, size_t n)
+{
+    free(*dst);
+    *dst = strndup(t, n);
+    return *dst ? 0 : FDS_ENOMEM;
+}
+
+/* Member m of action line p[0..end) (number `line`) into item `it`, as
+ * Elasticsearch's BulkRequestParser reads it: any value of `_index`,
+ * `_id`, `routing`, `pipeline`, `op_type` and `version_type` is taken as
+ * its text ("_id": 1 is the id "1", "_id": true the id "true"); the longs
+ * take a number or a string holding one; `require_alias` a boolean or
+ * "true"/"false"; a null is ignored whatever the key; an array, or an
+ * object other than `_source` and `dynamic_templates`, is refused.
+ * Returns 0, FDS_EPARSE (err filled) or FDS_ENOMEM. */
+static int bulk_meta(bulk_item *it, const cJSON *m, const char *p,
+                     const char *end, size_t line, bool *has_version,
+                     bool *gte, fds_err *err)
+{
+    const char *k = m->string;
+    if (cJSON_IsNull(m))
+        return 0;
+    if (cJSON_IsArray(m) || (cJSON_IsObject(m) && strcmp(k, "_source") &&
+                             strcmp(k, "dynamic_templates")))
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                            "Malformed action/metadata line [%zu], expected a "
+                            "simple value for field [%s] but found [%s]", line,
+                            k, cJSON_IsArray(m) ? "START_ARRAY" : "START_OBJECT");
+    char nbuf[META_NUMBER_TEXT_MAX];
+    size_t tl = 0;
+    const char *t = cJSON_IsObject(m) ? NULL : meta_text(m, p, end, nbuf, &tl);
+    int64_t v = 0;
+    int rc = 0;
+    if (!strcmp(k, "_index")) {
+        rc = meta_dup(&it->index, t, tl);
+    } else if (!strcmp(k, "_id")) {
+        bulk_set_id(it, t, tl);
+    } else if (!strcmp(k, "routing")) {
+        rc = meta_dup(&it->routing, t, tl);
+    } else if (!strcmp(k, "pipeline")) {
+        rc = meta_dup(&it->pipeline, t, tl);
+    } else if (!strcmp(k, "if_seq_no")) {
+        it->op.check_seq_no = true;
+        rc = meta_long_any(m, line, &it->op.if_seq_no, err);
+    } else if (!strcmp(k, "if_primary_term")) {
+        rc = meta_long_any(m, line, &it->op.if_primary_term, err);
+    } else if (!strcmp(k, "version")) {
+        rc = meta_long_any(m, line, &it->op.external_version, err);
+        *has_version = true;
+    } else if (!strcmp(k, "version_type")) {
+        /* the version given is external: applied with "version" */
+        if ((tl == 8 || tl == 12) && !memcmp(t, "external_gte", tl))
+            *gte = tl == 12;
+        else if (!(tl == 8 && !memcmp(t, "internal", 8)))
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                              "No version type match [%.*s]", (int)tl, t);
+    } else if (!strcmp(k, "require_alias")) {
+        if (cJSON_IsBool(m) || (tl == 4 && !memcmp(t, "true", 4)) ||
+            (tl == 5 && !memcmp(t, "false", 5)))
+            it->require_alias = t[0] == 't';
+        else
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                              "Failed to parse value [%.*s] as only [true] or "
+                              "[false] are allowed.", (int)tl, t);
+    } else if (!strcmp(k, "retry_on_conflict")) {
+        rc = meta_long_any(m, line, &v, err);
+        if (!rc && (v < 0 || v > FDS_UPDATE_RETRIES_MAX))
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                              "Action/metadata line [%zu]: "
+                              "[retry_on_conflict] must be from 0 to %d",
+                              line, FDS_UPDATE_RETRIES_MAX);
+        it->retries = (int)v;
+    } else if (!strcmp(k, "_source")) {
+        /* the "get" of an update's answer; an index or create item has
+         * none (Elasticsearch reads it for every action) */
+        rc = fds__source_spec_json(m, &it->src, err);
+    } else if (!strcmp(k, "op_type") && !strcmp(it->action, "index")) {
+        if (tl == 6 && !memcmp(t, "create", 6))
+            snprintf(it->action, sizeof it->action, "create");
+        else if (!(tl == 5 && !memcmp(t, "index", 5)))
+            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                              "Action/metadata line [%zu]: opType must be "
+                              "'create' or 'index', found: [%.*s]", line,
+                              (int)tl, t);
+    } else if (!strcmp(k, "dynamic_templates") && cJSON_IsObject(m)) {
+        it->dynamic_templates = m->child != NULL;
+    } else {
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                          "Action/metadata line [%zu] contains an unknown "
+                          "parameter [%s]", line, k);
+    }
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    return rc;
 }
 
 /* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
@@ -1369,74 +1563,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                                         pa.len[PLAIN_ROUTING])))
                 rc = FDS_ENOMEM;
         }
-        for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next) {
-            if (!strcmp(m->string, "_index") && cJSON_IsString(m))
-                it->index = strdup(m->valuestring);
-            else if (!strcmp(m->string, "_id") && cJSON_IsString(m)) {
-                bulk_set_id(it, m->valuestring, strlen(m->valuestring));
-            } else if (!strcmp(m->string, "_id") && cJSON_IsNumber(m)) {
-                size_t nl = 0;
-                const char *num = number_id_text(p, le, &nl);
-                char buf[32];
-                if (!num) { /* not found in the text: cJSON's value */
-                    nl = (size_t)snprintf(buf, sizeof buf, "%.17g", m->valuedouble);
-                    num = buf;
-                }
-                bulk_set_id(it, num, nl);
-            } else if (!strcmp(m->string, "if_seq_no") && cJSON_IsNumber(m)) {
-                it->op.check_seq_no = true;
-                rc = meta_long(m, line, &it->op.if_seq_no, err);
-            } else if (!strcmp(m->string, "if_primary_term") && cJSON_IsNumber(m)) {
-                rc = meta_long(m, line, &it->op.if_primary_term, err);
-            } else if (!strcmp(m->string, "version") && cJSON_IsNumber(m)) {
-                rc = meta_long(m, line, &it->op.external_version, err);
-                has_version = true;
-            } else if (!strcmp(m->string, "version_type") && cJSON_IsString(m) &&
-                       (!strcmp(m->valuestring, "external") ||
-                        !strcmp(m->valuestring, "external_gte"))) {
-                /* the version given is external: applied with "version" */
-                gte = m->valuestring[8] != 0;
-            } else if (!strcmp(m->string, "pipeline") && cJSON_IsString(m)) {
-                free(it->pipeline);
-                if (!(it->pipeline = strdup(m->valuestring)))
-                    rc = FDS_ENOMEM;
-            } else if (!strcmp(m->string, "require_alias") && cJSON_IsBool(m)) {
-                it->require_alias = cJSON_IsTrue(m);
-            } else if (!strcmp(m->string, "routing") &&
-                       (cJSON_IsString(m) || cJSON_IsNull(m))) {
-                free(it->routing);
-                it->routing = NULL;
-                if (cJSON_IsString(m) && !(it->routing = strdup(m->valuestring)))
-                    rc = FDS_ENOMEM;
-            } else if (!strcmp(m->string, "retry_on_conflict") && cJSON_IsNumber(m)) {
-                int64_t v = 0;
-                rc = meta_long(m, line, &v, err);
-                if (!rc && (v < 0 || v > FDS_UPDATE_RETRIES_MAX))
-                    rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                                      "Action/metadata line [%zu]: "
-                                      "[retry_on_conflict] must be from 0 to %d",
-                                      line, FDS_UPDATE_RETRIES_MAX);
-                it->retries = (int)v;
-            } else if (!strcmp(m->string, "_source")) {
-                /* the "get" of an update's answer; an index or create item
-                 * has none (Elasticsearch reads it for every action) */
-                rc = fds__source_spec_json(m, &it->src, err);
-            } else if (!strcmp(m->string, "op_type") && cJSON_IsString(m) &&
-                       !strcmp(act, "index")) {
-                if (!strcmp(m->valuestring, "create"))
-                    snprintf(it->action, sizeof it->action, "create");
-                else if (strcmp(m->valuestring, "index"))
-                    rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                                      "Action/metadata line [%zu]: opType must be "
-                                      "'create' or 'index', found: [%s]", line,
-                                      m->valuestring);
-            } else if (!strcmp(m->string, "dynamic_templates") && cJSON_IsObject(m)) {
-                it->dynamic_templates = m->child != NULL;
-            } else
-                rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                                 "Action/metadata line [%zu] contains an unknown "
-                                 "parameter [%s]", line, m->string);
-        }
+        for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next)
+            rc = bulk_meta(it, m, p, le, line, &has_version, &gte, err);
         cJSON_Delete(a);
         if (rc)
             break;

@@ -33,6 +33,27 @@ static int not_found(fds_err *err, const char *name)
     return rc;
 }
 
+int fds_index_expr_check(const char *expr, fds_err *err)
+{
+    bool wild_seen = false;
+    for (const char *p = expr; p && *p;) {
+        size_t l = strcspn(p, ",");
+        const char *base = p[0] == '-' && l > 1 && wild_seen ? p + 1 : p;
+        size_t bl = l - (size_t)(base - p);
+        if (bl && base[0] == '_' && !(bl == 4 && !memcmp(base, "_all", 4))) {
+            fds_err_clear(err);
+            int rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
+                                  "Invalid index name [%.*s], must not start "
+                                  "with '_'.", (int)bl, base);
+            snprintf(err->index, sizeof err->index, "%.*s", (int)bl, base);
+            return rc;
+        }
+        wild_seen |= memchr(p, '*', l) || (l == 4 && !memcmp(p, "_all", 4));
+        p += l + (p[l] == ',');
+    }
+    return 0;
+}
+
 static int read_flag(const char *v, const char *name, bool *out, fds_err *err)
 {
     if (!v)
@@ -407,6 +428,9 @@ int fds_index_expr_resolve_filtered(fds_store *st, const char *expr,
     }
     if (filters)
         *filters = NULL;
+    int vrc = fds_index_expr_check(expr, err);
+    if (vrc)
+        return vrc;
     /* one concrete index name, the common case: no listing of the node */
     if (expr && *expr && !strpbrk(expr, ",*") && strcmp(expr, "_all") &&
         !fds_store_alias_exists(st, expr)) {

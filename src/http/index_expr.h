@@ -57,6 +57,19 @@ int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
  * closed concrete name with ignore_unavailable false is *not* raised here
  * (the search on it reports it); FDS_ENOMEM.
  */
+/*
+ * Check the items of `expr` (NUL-terminated; NULL is fine) as
+ * Elasticsearch's IndexNameExpressionResolver validates each resource
+ * expression before it resolves any: an item (after a '-' that excludes,
+ * which counts only after a wildcard) starting with '_' other than `_all`
+ * names no index or alias but an API, reached here because the path
+ * matched no endpoint of that name for the request's method (GET /_bulk
+ * falls through to get index).  Returns 0, or FDS_EINVAL (kind
+ * INVALID_INDEX_NAME, "Invalid index name [_bulk], must not start with
+ * '_'.", err->index set).  fds_index_expr_resolve checks this itself.
+ */
+int fds_index_expr_check(const char *expr, fds_err *err);
+
 /* One index or alias name as a create or resize takes it: `<...>` date
  * math resolved now (Elasticsearch's resolveDateMathExpression, e.g.
  * <logs-{now/d}> -> logs-2026.12.01), any other name copied.  Writes

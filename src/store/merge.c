@@ -366,6 +366,8 @@ int fds_index_forcemerge(fds_index *ix, unsigned max_segments, fds_err *err)
         max_segments = 1;
     pthread_mutex_lock(&ix->merge_mu);
     pthread_mutex_lock(&ix->refresh_mu);
+    /* deleted (or closed) since the refresh let go of refresh_mu */
+    rc = fds__index_usable(ix, err);
     fds_index_settings set;
     fds_index_get_settings(ix, &set);
     /* each shard's run of the (shard-grouped) list down to max_segments:
@@ -439,7 +441,7 @@ void fds__index_maybe_merge(fds_index *ix)
      * load does not keep the merge thread from the others */
     unsigned budget = ix->nsegs, a, b;
     for (uint32_t sh = 0; budget && shard_run(ix, sh, &a, &b) &&
-                          fds_index_is_open(ix);) {
+                          !fds__index_usable(ix, NULL);) {
         unsigned from = 0, count = 0;
         uint64_t *docs = malloc((b - a) * sizeof *docs);
         for (unsigned i = a; docs && i < b; i++)

@@ -372,9 +372,10 @@ static int build_parts(fds_index *ix, const fds__bufdoc *docs, size_t nd,
 static int refresh_locked(fds_index *ix, fds_err *err)
 {
     pthread_mutex_lock(&ix->wmu);
-    if (!ix->open || ix->failure) {
+    int urc = fds__index_usable(ix, err);
+    if (urc) {
         pthread_mutex_unlock(&ix->wmu);
-        return fds__index_closed(ix, err);
+        return urc;
     }
     pthread_mutex_lock(&ix->buf_mu);
     ix->frozen = ix->buf;
@@ -542,7 +543,7 @@ void fds__index_buffer_flush(fds_index *ix)
 {
     pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&ix->wmu);
-    bool go = ix->buf.n > 0 && ix->open && !ix->failure &&
+    bool go = ix->buf.n > 0 && !fds__index_usable(ix, NULL) &&
               fds__buf_over(ix->st);
     pthread_mutex_unlock(&ix->wmu);
     fds_err err;

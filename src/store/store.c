@@ -777,6 +777,15 @@ int fds__index_failed(fds_index *ix, fds_err *err)
     return rc;
 }
 
+int fds__index_usable(fds_index *ix, fds_err *err)
+{
+    if (atomic_load(&ix->deleted))
+        return fds__index_not_found(err, ix->name);
+    if (!fds_index_is_open(ix))
+        return fds__index_closed(ix, err);
+    return 0;
+}
+
 int fds__index_closed(fds_index *ix, fds_err *err)
 {
     if (ix->failure)
@@ -1050,7 +1059,7 @@ static void *background(void *arg)
             fds_index_settings set;
             fds_index_get_settings(ix, &set);
             pthread_mutex_lock(&ix->wmu);
-            bool pending = ix->buf.n > 0 && ix->open && !ix->failure;
+            bool pending = ix->buf.n > 0 && !fds__index_usable(ix, NULL);
             int64_t last_refresh = ix->last_refresh_ms;
             pthread_mutex_unlock(&ix->wmu);
             if (pending && ((set.refresh_interval_ms >= 0 &&

@@ -585,8 +585,10 @@ uint32_t fds_index_shard_of(const fds_index *ix, const char *routing,
 /* Turn the buffer into a segment and commit it (no-op when empty): train the
  * dictionary on first use, write and fsync both files, then one catalogue
  * transaction (segment, live docs, mapping, translog trim).  Returns 0,
- * FDS_ECLOSED, FDS_EIO (err names the file), FDS_ESQL, FDS_ENOMEM; on error
- * the documents stay buffered and in the translog. */
+ * FDS_ENOTFOUND (kind INDEX_NOT_FOUND) when the index was deleted since
+ * the caller found it, FDS_ECLOSED, FDS_EIO (err names the file),
+ * FDS_ESQL, FDS_ENOMEM; on error the documents stay buffered and in the
+ * translog. */
 int fds_index_refresh(fds_index *ix, fds_err *err);
 /* Refresh, then merge each shard down to at most `max_segments` (0 counts
  * as 1) segments, expunge deletes, and rewrite segments written with other codec

@@ -313,6 +313,12 @@ fds_index **fds__indices_pin(fds_store *s, size_t *n);
 int fds__index_not_found(fds_err *err, const char *name);
 int fds__index_closed(fds_index *ix, fds_err *err);
 int fds__index_failed(fds_index *ix, fds_err *err);
+/* store.c: 0 when `ix` takes writes, refreshes and merges; else the not
+ * found error for an index deleted since the caller found it (its folder
+ * is gone: nothing may be written there) or the closed (failed) one.
+ * Caller holds wmu or refresh_mu, which a delete takes before it marks
+ * the index deleted, so the answer holds until the caller lets go. */
+int fds__index_usable(fds_index *ix, fds_err *err);
 /* store.c: the free-space floor.  fds__disk_low: the data directory's file
  * system has less free than s->min_free (false when unset or statvfs
  * fails).  fds__index_blocked fills err (replacing what it held) with the

@@ -369,12 +369,12 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     if (mapped)
         premap_batch(ix, ops, n, res, mapped);
     pthread_mutex_lock(&ix->wmu);
-    if (!ix->open || ix->failure || atomic_load(&ix->deleted)) {
+    int urc = fds__index_usable(ix, err);
+    if (urc) {
         pthread_mutex_unlock(&ix->wmu);
         free(seen.slots);
         free(mapped);
-        return atomic_load(&ix->deleted) ? fds__index_not_found(err, ix->name)
-                                         : fds__index_closed(ix, err);
+        return urc;
     }
     fds_store *s = ix->st;
     int brc = fds_index_check_block(ix, FDS_BLOCK_LEVEL_WRITE, err);

@@ -78,6 +78,46 @@ class Documents(ServerTestCase):
     def test_underscore_name_is_still_an_index_name(self):
         self.assertError(self.req("PUT", "/_foo"), 400, "invalid_index_name_exception")
 
+    def test_api_path_without_the_method_is_no_index_expression(self):
+        # GET /_bulk has no endpoint of its own: it reaches get index (GET
+        # /{index}), whose resolver refuses a '_' name instead of taking
+        # it for every index (IndexNameExpressionResolver
+        # validateResourceExpression)
+        self.put("rt1", "1", {"a": 1})
+        for method, path, name in (("GET", "/_bulk", "_bulk"),
+                                   ("GET", "/_reindex", "_reindex"),
+                                   ("GET", "/_pit", "_pit"),
+                                   ("DELETE", "/_bulk", "_bulk"),
+                                   ("POST", "/_bulk/_refresh", "_bulk"),
+                                   ("POST", "/_bulk/_forcemerge", "_bulk"),
+                                   ("GET", "/_bulk/_mapping", "_bulk"),
+                                   ("GET", "/_bulk/_alias", "_bulk"),
+                                   ("GET", "/rt1,_bulk", "_bulk"),
+                                   ("GET", "/rt*,-_bulk", "_bulk")):
+            b = self.assertError(
+                self.req(method, path), 400, "invalid_index_name_exception",
+                "Invalid index name [%s], must not start with '_'." % name)
+            self.assertEqual(b["error"]["index"], name)
+            self.assertNotIn("rt1", json.dumps(b))
+        st, _, raw = self.raw_request("HEAD", "/_bulk")
+        self.assertEqual((st, raw), (400, b""))
+        self.assertEqual(self.raw_request("HEAD", "/rt1")[0], 200)
+        # nothing was deleted; the real GET endpoints and _all still answer
+        st, b, _ = self.req("GET", "/rt1")
+        self.assertEqual(st, 200, b)
+        for path in ("/_all", "/*", "/rt1,_all", "/_mapping", "/_alias",
+                     "/_all/_mapping"):
+            st, b, _ = self.req("GET", path)
+            self.assertEqual(st, 200, (path, b))
+            self.assertIn("rt1", b, path)
+        st, b, _ = self.req("GET", "/_refresh")
+        self.assertEqual(st, 200, b)
+        self.assertError(self.req("GET", "/_mget"), 400,
+                         "action_request_validation_exception")
+        # a method no route of the path takes is still a 405
+        st, h, raw = self.raw_request("POST", "/_tasks")
+        self.assertEqual(st, 405, raw)
+
     # 2. _update
 
     def test_partial_doc_merges_objects_and_keeps_digits(self):

@@ -95,6 +95,55 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(self.req("HEAD", "/co")[0], 404)
         self.assertEqual(self.req("GET", "/co/_doc/1")[0], 404)
 
+    def test_refresh_and_forcemerge_beside_delete(self):
+        # a refresh or force-merge that found its indices before a DELETE
+        # took one of them answers as if it ran before the delete (200) or
+        # with index_not_found for the index it names (404): never a
+        # failed write into the removed folder
+        rounds = 8
+        bulk = "".join('{"index":{}}\n{"n":%d,"t":"doc %d"}\n' % (k, k)
+                       for k in range(300))
+        answers = []
+        for op in ("_refresh", "_forcemerge"):
+            for i in range(rounds):
+                for form in ("one", "list", "wildcard"):
+                    names = ["rd-%s-%s-%d-%d" % (op[1:], form, i, k)
+                             for k in range(3 if form != "one" else 1)]
+                    for name in names:
+                        self.req("PUT", "/" + name, {})
+                        # two segments, and a buffer for the refresh to write
+                        self.req("POST", "/%s/_bulk?refresh=true" % name, bulk)
+                        self.req("POST", "/%s/_bulk" % name, bulk)
+                    target = {"one": names[0], "list": ",".join(names),
+                              "wildcard": names[0][:-2] + "-*"}[form]
+                    gone = names[-1]
+                    out = {}
+
+                    def run(key, method, path):
+                        out[key] = self.req(method, path)
+
+                    ts = [threading.Thread(target=run,
+                                           args=("op", "POST", "/%s/%s" % (target, op))),
+                          threading.Thread(target=run, args=("del", "DELETE", "/" + gone))]
+                    for t in ts:
+                        t.start()
+                    for t in ts:
+                        t.join()
+                    self.assertEqual(out["del"][0], 200, out["del"])
+                    st, b, raw = out["op"]
+                    answers.append(st)
+                    if st != 200:
+                        self.assertEqual(st, 404, (op, form, b))
+                        self.assertEqual(b["error"]["type"], "index_not_found_exception", b)
+                        self.assertEqual(b["error"]["reason"], "no such index [%s]" % gone)
+                        self.assertEqual(b["error"]["resource.id"], gone)
+                    self.assertNotIn(self.srv.data.encode(), raw)
+                    for name in names[:-1]:
+                        self.assertEqual(self.req("POST", "/%s/_refresh" % name)[0], 200)
+                        self.assertEqual(self.req("DELETE", "/" + name)[0], 200)
+        self.assertEqual(len(answers), 2 * rounds * 3)
+        self.assertEqual(self.req("GET", "/_cluster/health")[1]["status"], "green")
+
     def test_settings_defaults_and_dynamic(self):
         self.req("PUT", "/st", {"settings": {"index": {"codec": "best_compression"}}})
         st, b, _ = self.req("GET", "/st/_settings?include_defaults=true&flat_settings=true")

@@ -108,6 +108,69 @@ class WriteAnswers(ServerTestCase):
             st, res, _ = self.req("POST", "/_bulk", ndjson(line, '{"f":1}'))
             self.assertEqual(st, 400, (line, res))
 
+    def test_action_line_values_of_any_type_are_their_text(self):
+        # BulkRequestParser reads _index, _id, routing and pipeline with
+        # parser.text() for any value (a number as written, true/false),
+        # the longs with longValue() (a string holding one too), and skips
+        # a null whatever the key; an array or object is refused
+        body = ndjson(
+            '{"index":{"_id":true}}', '{"f":1}',
+            '{"index":{"_id":1}}', '{"f":2}',
+            '{"index":{"_id":9007199254740993,"routing":2}}', '{"f":3}',
+            '{"create":{"_id":1.50, "routing":false}}', '{"f":4}',
+            '{"index":{"_index":13,"_id":"x"}}', '{"f":5}',
+            '{"index":{"_id":"n","routing":null,"pipeline":null,"foo":null}}', '{"f":6}',
+            '{"index":{"_id":"p","pipeline":"_none","require_alias":"false"}}', '{"f":7}',
+            '{"index":{"_id":"v","version":"5","version_type":"external"}}', '{"f":8}')
+        st, res, _ = self.req("POST", "/b12/_bulk?refresh=true", body)
+        self.assertEqual(st, 200, res)
+        items = [list(i.values())[0] for i in res["items"]]
+        self.assertEqual([(i["_index"], i["_id"], i["status"]) for i in items],
+                         [("b12", "true", 201), ("b12", "1", 201),
+                          ("b12", "9007199254740993", 201), ("b12", "1.50", 201),
+                          ("13", "x", 201), ("b12", "n", 201), ("b12", "p", 201),
+                          ("b12", "v", 201)])
+        self.assertEqual(items[7]["_version"], 5)
+        for id, routing in (("9007199254740993", "2"), ("1.50", "false")):
+            st, doc, _ = self.req("GET", "/b12/_doc/%s?routing=%s" % (id, routing))
+            self.assertEqual((st, doc.get("_routing")), (200, routing), doc)
+        # a number answers as the same text in a string does (the compact
+        # string line takes the short path, the number the general one)
+        answers = []
+        for line in ('{"index":{"_index":"b13","_id":"7","routing":"3"}}',
+                     '{"index":{"_index":"b13","_id":7,"routing":3}}'):
+            self.req("DELETE", "/b13")
+            st, res, _ = self.req("POST", "/_bulk", ndjson(line, '{"f":1}'))
+            self.assertEqual(st, 200, res)
+            res.pop("took")
+            answers.append(res)
+        self.assertEqual(answers[0], answers[1])
+        self.assertEqual(answers[0]["items"][0]["index"]["_id"], "7")
+        for line, reason in (
+                ('{"index":{"_id":[1]}}', "Malformed action/metadata line [1], "
+                 "expected a simple value for field [_id] but found [START_ARRAY]"),
+                ('{"index":{"routing":{"a":1}}}', "Malformed action/metadata line "
+                 "[1], expected a simple value for field [routing] but found "
+                 "[START_OBJECT]"),
+                ('{"index":{"_index":["b12"]}}', "Malformed action/metadata line "
+                 "[1], expected a simple value for field [_index] but found "
+                 "[START_ARRAY]"),
+                ('{"index":{"pipeline":{}}}', "Malformed action/metadata line [1], "
+                 "expected a simple value for field [pipeline] but found "
+                 "[START_OBJECT]"),
+                ('{"index":{"foo":[]}}', "Malformed action/metadata line [1], "
+                 "expected a simple value for field [foo] but found [START_ARRAY]"),
+                ('{"index":{"version":"abc","version_type":"external"}}',
+                 'For input string: "abc"'),
+                ('{"index":{"if_seq_no":"99999999999999999999","if_primary_term":1}}',
+                 "Value [99999999999999999999] is out of range for a long"),
+                ('{"index":{"require_alias":"yes"}}',
+                 "Failed to parse value [yes] as only [true] or [false] are allowed."),
+                ('{"index":{"version_type":"foo"}}', "No version type match [foo]")):
+            self.assertError(self.req("POST", "/b12/_bulk", ndjson(line, '{"f":1}')),
+                             400, "illegal_argument_exception", reason)
+        self.assertEqual(self.count("b12"), 7)  # the 8th went to index 13
+
     # 2. ids
 
     def test_id_too_long(self):
