@@ -69,7 +69,10 @@ Values are medians over repeats.  Output: the table on stdout and in OUT.
 options:
   --data DIR        data directory to build into / reuse (required)
   --server L=BIN    a fieldstore binary to measure, labelled L (repeatable;
-                    default: current=BUILD/fieldstore)
+                    default: current=BUILD/fieldstore).  The first one builds
+                    or opens DIR itself, so name the oldest build first: each
+                    server is measured on a copy of DIR, but one that
+                    migrates DIR's catalogue locks older builds out of it
   --docs N          documents (default $DOCS)
   --seed S          synthlogs and loadgen seed (default $SEED)
   --pool N          query bodies (default $POOL)
@@ -143,6 +146,21 @@ cp "$work/pool.ndjson" "$work/class.all.ndjson" # the targets are over the whole
 stop_server
 
 # ---- measure: servers alternately, REPEATS times ------------------------------
+# Each server gets its own copy of the data directory: the catalogue copied,
+# the segment files (never changed in place) hard-linked.  A newer build may
+# migrate the catalogue to a schema an older one then refuses to open.
+server_data() { # LABEL -> prints the copy's path
+  local d=$work/data.$1 f sub
+  if [[ ! -d $d ]]; then
+    mkdir -p "$d/indices"
+    for f in "$DATA_DIR"/catalog.sqlite*; do cp "$f" "$d/"; done
+    for sub in "$DATA_DIR"/indices/*/; do
+      mkdir "$d/indices/$(basename "$sub")"
+      for f in "$sub"*; do ln "$f" "$d/indices/$(basename "$sub")/"; done
+    done
+  fi
+  echo "$d"
+}
 : > "$work/runs.list"
 for ((r = 1; r <= REPEATS; r++)); do
   order=("${SERVERS[@]}")
@@ -151,7 +169,7 @@ for ((r = 1; r <= REPEATS; r++)); do
   fi
   for s in "${order[@]}"; do
     label=${s%%=*}; bin=${s#*=}; pre=$work/r$r.$label
-    start_server "$bin"
+    start_server "$bin" "$(server_data "$label")"
     log "repeat $r: $label ($bin)"
     # one pass over the whole pool first: page cache and lazily built state
     "$LOADGEN" --port "$PORT" --index "$IDX" --bodies "$work/pool.ndjson" --clients 1 \
