@@ -1387,9 +1387,13 @@ static int meta_dup(char **dst, const char *t, size_t n)
  * "true"/"false"; a null is ignored whatever the key; an array, or an
  * object other than `_source` and `dynamic_templates`, is refused.
  * Returns 0, FDS_EPARSE (err filled) or FDS_ENOMEM. */
+/* Elasticsearch's Versions.MATCH_ANY: the version of a write that gives
+ * none */
+#define BULK_VERSION_MATCH_ANY (-3)
+
 static int bulk_meta(bulk_item *it, const cJSON *m, const char *p,
                      const char *end, size_t line, bool *has_version,
-                     bool *gte, fds_err *err)
+                     int *vtype, fds_err *err)
 {
     const char *k = m->string;
     if (cJSON_IsNull(m))
@@ -1422,10 +1426,12 @@ static int bulk_meta(bulk_item *it, const cJSON *m, const char *p,
         rc = meta_long_any(m, line, &it->op.external_version, err);
         *has_version = true;
     } else if (!strcmp(k, "version_type")) {
-        /* the version given is external: applied with "version" */
+        /* an fds_version_type, checked with "version" by the caller */
         if ((tl == 8 || tl == 12) && !memcmp(t, "external_gte", tl))
-            *gte = tl == 12;
-        else if (!(tl == 8 && !memcmp(t, "internal", 8)))
+            *vtype = tl == 12 ? FDS_VERSION_EXTERNAL_GTE : FDS_VERSION_EXTERNAL;
+        else if (tl == 8 && !memcmp(t, "internal", 8))
+            *vtype = FDS_VERSION_INTERNAL;
+        else
             rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
                               "No version type match [%.*s]", (int)tl, t);
     } else if (!strcmp(k, "require_alias")) {
@@ -1551,7 +1557,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
-        bool has_version = false, gte = false;
+        bool has_version = false;
+        int vtype = FDS_VERSION_INTERNAL;
         if (plain) {
             if (pa.val[PLAIN_INDEX] &&
                 !(it->index = strndup(pa.val[PLAIN_INDEX], pa.len[PLAIN_INDEX])))
@@ -1564,20 +1571,34 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                 rc = FDS_ENOMEM;
         }
         for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next)
-            rc = bulk_meta(it, m, p, le, line, &has_version, &gte, err);
+            rc = bulk_meta(it, m, p, le, line, &has_version, &vtype, err);
         cJSON_Delete(a);
         if (rc)
             break;
-        if (has_version)
-            it->op.version_type = gte ? FDS_VERSION_EXTERNAL_GTE : FDS_VERSION_EXTERNAL;
-        if (has_version && it->op.external_version < 0) {
-            /* VersionType.EXTERNAL.validateVersionForWrites: version >= 0,
-             * checked by BulkRequest#validate for the whole request */
+        /* DocWriteRequest.validateSeqNoBasedCASParams, checked by
+         * BulkRequest#validate for the whole request: an external version
+         * must be >= 0 (no version is Versions.MATCH_ANY, -3), and internal
+         * versioning takes no version at all */
+        if (vtype != FDS_VERSION_INTERNAL) {
+            if (!has_version)
+                it->op.external_version = BULK_VERSION_MATCH_ANY;
+            it->op.version_type = vtype;
+            if (it->op.external_version < 0) {
+                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                                  "Validation Failed: 1: illegal version value "
+                                  "[%lld] for version type [%s];",
+                                  (long long)it->op.external_version,
+                                  vtype == FDS_VERSION_EXTERNAL_GTE
+                                      ? "EXTERNAL_GTE" : "EXTERNAL");
+                break;
+            }
+        } else if (has_version &&
+                   it->op.external_version != BULK_VERSION_MATCH_ANY) {
             rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
-                              "Validation Failed: 1: illegal version value "
-                              "[%lld] for version type [%s];",
-                              (long long)it->op.external_version,
-                              gte ? "EXTERNAL_GTE" : "EXTERNAL");
+                              "Validation Failed: 1: internal versioning can "
+                              "not be used for optimistic concurrency control. "
+                              "Please use `if_seq_no` and `if_primary_term` "
+                              "instead;");
             break;
         }
         if (!it->index)

@@ -239,6 +239,35 @@ class WriteAnswers(ServerTestCase):
         st, b, _ = self.req("POST", "/_bulk?refresh=true", body)
         self.assertEqual((st, b["items"][0]["index"]["_version"]), (200, 0), b)
 
+    def test_bulk_version_needs_an_external_type(self):
+        # a version with internal versioning (the default) is refused as
+        # DocWriteRequest.validateSeqNoBasedCASParams refuses it: it was
+        # applied as an external version
+        for meta in ('"version":5', '"version":5,"version_type":"internal"',
+                     '"version":"5"'):
+            body = ndjson('{"index":{"_index":"vt1","_id":"v",%s}}' % meta,
+                          '{"x":1}')
+            self.assertError(self.req("POST", "/_bulk", body), 400,
+                             "action_request_validation_exception",
+                             "Validation Failed: 1: internal versioning can not "
+                             "be used for optimistic concurrency control. Please "
+                             "use `if_seq_no` and `if_primary_term` instead;")
+        # an external type with no version: Versions.MATCH_ANY (-3); it
+        # was accepted and the type ignored
+        for vt in ("external", "external_gte"):
+            body = ndjson('{"index":{"_index":"vt1","_id":"v","version_type":"%s"}}'
+                          % vt, '{"x":1}')
+            self.assertError(self.req("POST", "/_bulk", body), 400,
+                             "action_request_validation_exception",
+                             "Validation Failed: 1: illegal version value [-3] "
+                             "for version type [%s];" % vt.upper())
+        self.assertEqual(self.count("vt1"), None)
+        # internal with no version is the default: accepted
+        body = ndjson('{"index":{"_index":"vt1","_id":"v","version_type":"internal"}}',
+                      '{"x":1}')
+        st, b, _ = self.req("POST", "/_bulk?refresh=true", body)
+        self.assertEqual((st, b["items"][0]["index"]["_version"]), (200, 1), b)
+
     # 3. a double beyond range
 
     def test_infinite_double_refused_with_its_cause(self):
