@@ -198,6 +198,13 @@ static int dict_store(fds_index *ix, fds_codec_id codec, int level,
     int rc;
     sqlite3 *db = ix->st->db;
     pthread_mutex_lock(&ix->st->db_mu);
+    if (atomic_load(&ix->deleted)) {
+        /* deleted while a merge trained this: no row for an index id a
+         * new index may get (set under db_mu, store.c) */
+        pthread_mutex_unlock(&ix->st->db_mu);
+        free(z);
+        return fds__index_not_found(err, ix->name);
+    }
     sqlite3_stmt *st = NULL;
     rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
                               "sample_bytes, bytes, crc) VALUES(?,?,?,?,?,?)",

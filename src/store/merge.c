@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "store_int.h"
@@ -279,6 +280,19 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     free(tin);
     free(tlive);
     pthread_mutex_lock(&ix->refresh_mu);
+    /* deleted meanwhile (a delete does not wait for a merge): what was
+     * built goes, with the folder the delete may have failed to remove
+     * while this wrote into it */
+    bool gone = atomic_load(&ix->deleted);
+    if (gone) { /* the index is what failed, whatever the build said */
+        fds_err_clear(err);
+        rc = fds__index_not_found(err, ix->name);
+        if (merged) {
+            atomic_store(&merged->dropped, true);
+            fds__seg_unref(merged);
+            merged = NULL;
+        }
+    }
     fds__live *mlive = NULL;
     if (!rc && merged)
         rc = carry_deletes(ix, v, where, nd, &mlive);
@@ -335,6 +349,8 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
     free(where);
     fds_codec_ctx_free(ms.cur.cc);
     fds_index_view_release(v);
+    if (gone)
+        rmdir(ix->dir); /* fails, harmlessly, if anything is left in it */
     fds__heap_release();
     return rc;
 }
@@ -456,8 +472,9 @@ void fds__index_maybe_merge(fds_index *ix)
         fds_err err;
         fds_err_clear(&err);
         if (merge_range(ix, a + from, count, &err)) {
-            fprintf(stderr, "fieldstore: [%s] merge failed: %s\n", ix->name,
-                    err.reason);
+            if (!atomic_load(&ix->deleted))
+                fprintf(stderr, "fieldstore: [%s] merge failed: %s\n",
+                        ix->name, err.reason);
             break;
         }
         /* the shard's run has shrunk: look at it again */

@@ -380,7 +380,6 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
             if (locked[k] == ix)
                 ix = NULL;
         if (ix) {
-            pthread_mutex_lock(&ix->merge_mu);
             pthread_mutex_lock(&ix->refresh_mu);
             locked[nlocked++] = ix;
         }
@@ -401,6 +400,8 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
         rc = fds__cat_commit(s->db, err);
     if (rc)
         fds__cat_rollback(s->db);
+    for (size_t g = 0; !rc && g < ngone; g++) /* under db_mu, as a delete */
+        atomic_store(&gone[g]->deleted, true);
     pthread_mutex_unlock(&s->db_mu);
     if (!rc) {
         fds_aliases_free(s->aliases, s->naliases);
@@ -411,10 +412,8 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
         for (size_t g = 0; g < ngone; g++)
             fds__index_unlink(s, gone[g]);
     }
-    for (size_t k = 0; k < nlocked; k++) {
+    for (size_t k = 0; k < nlocked; k++)
         pthread_mutex_unlock(&locked[k]->refresh_mu);
-        pthread_mutex_unlock(&locked[k]->merge_mu);
-    }
     pthread_mutex_unlock(&s->mu);
     for (size_t g = 0; !rc && g < ngone; g++)
         fds_index_release(gone[g]);

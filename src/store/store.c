@@ -716,7 +716,8 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
         return fds__index_not_found(err, name);
     }
     fds_index *ix = s->indices[at];
-    pthread_mutex_lock(&ix->merge_mu); /* a running merge ends first */
+    /* not merge_mu: a running merge finds the index deleted when it
+     * publishes, and drops what it built (merge.c, merge_range) */
     pthread_mutex_lock(&ix->refresh_mu);
     /* no write may pass its check between the rows' deletion and the
      * index's: its translog rows would outlive the index under an id a
@@ -730,14 +731,13 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
         rc = fds__cat_commit(s->db, err);
     if (rc)
         fds__cat_rollback(s->db);
-    pthread_mutex_unlock(&s->db_mu);
-    if (!rc)
+    else /* under db_mu: a merge's dictionary sees it (dict.c) */
         atomic_store(&ix->deleted, true);
+    pthread_mutex_unlock(&s->db_mu);
     pthread_mutex_unlock(&ix->wmu);
     if (!rc)
         fds__index_unlink(s, ix);
     pthread_mutex_unlock(&ix->refresh_mu);
-    pthread_mutex_unlock(&ix->merge_mu);
     pthread_mutex_unlock(&s->mu);
     if (!rc)
         fds_index_release(ix);

@@ -6,6 +6,7 @@ run back to back; searchers count them continuously and GET random ids.
 
 Bounded in time: it stops after SEARCHES_MIN counted searches once
 MERGES_MIN merges have run, or after TIME_LIMIT_S, whichever comes first."""
+import os
 import random
 import threading
 import time
@@ -112,41 +113,54 @@ class MergeVisibility(ServerTestCase):
         st, b, _ = self.req("GET", "/mv/_count")
         self.assertEqual(b["count"], DOCS)
 
-    def test_refreshes_go_on_while_a_merge_runs(self):
-        """A force-merge of ~80k real documents holds the refresh lock only
-        to pick its inputs and to publish: single-document writes with
-        ?refresh=true, sent while it runs, are answered and searchable
-        before it ends (before, each waited for the whole merge).  Ordering,
-        not timing: the merge must outlast a handful of one-doc refreshes."""
-        st, _, _ = self.req("PUT", "/lm", {"settings": {
+    def load_for_a_long_merge(self, index):
+        """ROUNDS refreshed copies of the real sample in `index`, with a
+        delete in every segment, so that a force-merge re-encodes every
+        document (clean inputs would have their blocks copied, much
+        faster); returns the live document count."""
+        st, _, _ = self.req("PUT", "/" + index, {"settings": {
             "index.refresh_interval": "-1"}})
         self.assertEqual(st, 200)
         docs = convert("json").decode().splitlines()
         for r in range(ROUNDS):  # ROUNDS segments
             body = "".join('{"index":{"_id":"%d-%d"}}\n%s\n' % (r, i, d)
                            for i, d in enumerate(docs))
-            st, b, _ = self.req("POST", "/lm/_bulk?refresh=true", body,
+            st, b, _ = self.req("POST", "/%s/_bulk?refresh=true" % index, body,
                                 {"Content-Type": "application/x-ndjson"})
             self.assertEqual(st, 200)
             self.assertFalse(b["errors"])
-        # a delete in every segment: the merge re-encodes every document
-        # (clean inputs would have their blocks copied, much faster)
         body = "".join('{"delete":{"_id":"%d-0"}}\n' % r for r in range(ROUNDS))
-        st, b, _ = self.req("POST", "/lm/_bulk?refresh=true", body,
+        st, b, _ = self.req("POST", "/%s/_bulk?refresh=true" % index, body,
                             {"Content-Type": "application/x-ndjson"})
         self.assertFalse(b["errors"])
-        total = ROUNDS * (len(docs) - 1)
-        merged = threading.Event()
-        answer = {}
+        return ROUNDS * (len(docs) - 1)
+
+    def start_force_merge(self, index):
+        """POST /index/_forcemerge?max_num_segments=1 on a thread: (the
+        thread, an Event set once it is answered, a dict whose "merge"
+        then holds the answer); then 0.3 s for the merge to take its
+        inputs."""
+        merged, answer = threading.Event(), {}
 
         def force_merge():
-            answer["merge"] = self.req("POST", "/lm/_forcemerge?max_num_segments=1")
+            answer["merge"] = self.req(
+                "POST", "/%s/_forcemerge?max_num_segments=1" % index)
             merged.set()
 
         t = threading.Thread(target=force_merge)
         t.start()
+        time.sleep(0.3)
+        return t, merged, answer
+
+    def test_refreshes_go_on_while_a_merge_runs(self):
+        """A force-merge of ~100k real documents holds the refresh lock only
+        to pick its inputs and to publish: single-document writes with
+        ?refresh=true, sent while it runs, are answered and searchable
+        before it ends (before, each waited for the whole merge).  Ordering,
+        not timing: the merge must outlast a handful of one-doc refreshes."""
+        total = self.load_for_a_long_merge("lm")
+        t, merged, answer = self.start_force_merge("lm")
         during, n = 0, 0
-        time.sleep(0.3)  # the merge has taken its inputs by now
         while not merged.is_set() and n < 1000:
             st, b, _ = self.req("PUT", "/lm/_doc/w%d?refresh=true" % n,
                                 {"message": "written beside a merge"})
@@ -162,6 +176,30 @@ class MergeVisibility(ServerTestCase):
         self.assertGreaterEqual(during, 3)
         st, b, _ = self.req("GET", "/lm/_count")
         self.assertEqual(b["count"], total + n)
+
+    def test_delete_does_not_wait_for_a_merge(self):
+        """DELETE of an index whose force-merge runs is answered at once (it
+        waited for the whole merge, holding the node's index list: every
+        request naming an index waited too); the merge finds the index gone
+        when it would publish, answers 404 and leaves no folder behind."""
+        self.load_for_a_long_merge("dm")
+        st, b, _ = self.req("GET", "/dm/_settings")
+        uuid = b["dm"]["settings"]["index"]["uuid"]
+        folder = os.path.join(self.srv.data, "indices", uuid)
+        self.assertTrue(os.path.isdir(folder))
+        t, merged, answer = self.start_force_merge("dm")
+        st, b, _ = self.req("DELETE", "/dm")
+        deleted_first = not merged.is_set()
+        self.assertEqual(st, 200, b)
+        st, b, _ = self.req("PUT", "/dm2", {})  # the node answers meanwhile
+        self.assertEqual(st, 200, b)
+        t.join()
+        self.assertTrue(deleted_first, "the delete waited for the merge")
+        self.assertError(answer["merge"], 404, "index_not_found_exception")
+        self.assertFalse(os.path.exists(folder), os.listdir(folder)
+                         if os.path.isdir(folder) else None)
+        st, _, _ = self.req("GET", "/dm/_count")
+        self.assertEqual(st, 404)
 
 
 if __name__ == "__main__":
