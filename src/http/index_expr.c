@@ -35,20 +35,18 @@ static int not_found(fds_err *err, const char *name)
 
 int fds_index_expr_check(const char *expr, fds_err *err)
 {
-    bool wild_seen = false;
     for (const char *p = expr; p && *p;) {
         size_t l = strcspn(p, ",");
-        const char *base = p[0] == '-' && l > 1 && wild_seen ? p + 1 : p;
-        size_t bl = l - (size_t)(base - p);
-        if (bl && base[0] == '_' && !(bl == 4 && !memcmp(base, "_all", 4))) {
+        /* the item as given: "-_x" excludes, it does not start with '_'
+         * (validateAliasOrIndex runs before the '-' is taken off) */
+        if (l && p[0] == '_' && !(l == 4 && !memcmp(p, "_all", 4))) {
             fds_err_clear(err);
             int rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_INDEX_NAME,
                                   "Invalid index name [%.*s], must not start "
-                                  "with '_'.", (int)bl, base);
-            snprintf(err->index, sizeof err->index, "%.*s", (int)bl, base);
+                                  "with '_'.", (int)l, p);
+            snprintf(err->index, sizeof err->index, "%.*s", (int)l, p);
             return rc;
         }
-        wild_seen |= memchr(p, '*', l) || (l == 4 && !memcmp(p, "_all", 4));
         p += l + (p[l] == ',');
     }
     return 0;

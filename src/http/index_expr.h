@@ -60,8 +60,8 @@ int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
 /*
  * Check the items of `expr` (NUL-terminated; NULL is fine) as
  * Elasticsearch's IndexNameExpressionResolver validates each resource
- * expression before it resolves any: an item (after a '-' that excludes,
- * which counts only after a wildcard) starting with '_' other than `_all`
+ * expression before it resolves any: an item as given (so "-_x", an
+ * exclusion, passes) starting with '_' other than `_all`
  * names no index or alias but an API, reached here because the path
  * matched no endpoint of that name for the request's method (GET /_bulk
  * falls through to get index).  Returns 0, or FDS_EINVAL (kind
