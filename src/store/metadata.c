@@ -386,6 +386,11 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
     }
     if (rc == FDS_ENOMEM)
         fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    /* and their write locks, as a delete takes it: no write may commit
+     * translog rows between the rows' deletion and the index's (they would
+     * outlive it under an id a new index can get) */
+    for (size_t k = 0; k < nlocked; k++)
+        pthread_mutex_lock(&locked[k]->wmu);
     pthread_mutex_lock(&s->db_mu);
     if (!rc)
         rc = fds__cat_begin(s->db, true, err);
@@ -412,8 +417,10 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
         for (size_t g = 0; g < ngone; g++)
             fds__index_unlink(s, gone[g]);
     }
-    for (size_t k = 0; k < nlocked; k++)
+    for (size_t k = 0; k < nlocked; k++) {
+        pthread_mutex_unlock(&locked[k]->wmu);
         pthread_mutex_unlock(&locked[k]->refresh_mu);
+    }
     pthread_mutex_unlock(&s->mu);
     for (size_t g = 0; !rc && g < ngone; g++)
         fds_index_release(gone[g]);

@@ -542,22 +542,31 @@ static void test_catalog_migration_v2(void)
     fds_store_close(s);
 }
 
-/* The number of rows of `table` in the catalogue of `data` (-1: error). */
-static long cat_count(const char *data, const char *table)
+/* The rows of the catalogue of `data` that `sql` (a SELECT count(*))
+ * counts, while a store may have it open (-1: error). */
+static long cat_query_count(const char *data, const char *sql)
 {
-    char path[4096], sql[128];
+    char path[4096];
     sqlite3 *db = cat_open(data, path);
     if (!db)
         return -1;
+    sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt *st;
     long n = -1;
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         n = (long)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     sqlite3_close(db);
     return n;
+}
+
+/* The number of rows of `table` in the catalogue of `data` (-1: error). */
+static long cat_count(const char *data, const char *table)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+    return cat_query_count(data, sql);
 }
 
 /* A schema-3 catalogue kept its translog as a row per operation in
@@ -623,6 +632,59 @@ static void test_catalog_translog_v3(void)
     REQUIRE_EQ(cat_count(data, "translog_batches"), 0);
     REQUIRE(doc_is(ix, 100) && doc_is(ix, 209));
     fds_index_release(ix);
+    fds_store_close(s);
+}
+
+typedef struct victim_writer {
+    fds_index *ix;
+    int batches;
+} victim_writer;
+
+/* Write batches of unrefreshed docs until the index is gone. */
+static void *write_victim(void *arg)
+{
+    victim_writer *w = arg;
+    for (int b = 0; b < 2000; b++, w->batches++)
+        if (put_docs(w->ix, b * 50, b * 50 + 50, false))
+            break;
+    return NULL;
+}
+
+/* An alias action removing an index while a writer writes to it: no
+ * translog row outlives the index (the remove took its refresh lock but
+ * not its write lock, so a batch could commit between the rows' deletion
+ * and the index's; a new index given the freed id replayed it). */
+static void test_remove_index_beside_writes(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("rmidx", data, "victim", NULL, NULL, &s, &ix), 0);
+    for (int round = 0; round < 20; round++) {
+        if (round) {
+            fds_err e;
+            fds_err_clear(&e);
+            fds_index_settings set;
+            fds_index_settings_default(&set);
+            REQUIRE_EQ(fds_store_create_index(s, "victim", &set, NULL, &e), 0);
+            REQUIRE_EQ(fds_store_get_index(s, "victim", &ix, &e), 0);
+        }
+        victim_writer w = {ix, 0};
+        pthread_t t;
+        REQUIRE_EQ(pthread_create(&t, NULL, write_victim, &w), 0);
+        struct timespec ts = {0, (long)(1 + round % 5) * 1000000L};
+        nanosleep(&ts, NULL);
+        fds_alias_action act = {.op = FDS_ALIAS_REMOVE_INDEX,
+                                .a = {.index = "victim"}};
+        fds_err e;
+        fds_err_clear(&e);
+        REQUIRE_EQ(fds_store_aliases_update(s, &act, 1, &e), 0);
+        pthread_join(t, NULL);
+        fds_index_release(ix);
+        REQUIRE_EQ(cat_query_count(data, "SELECT count(*) FROM translog_batches "
+                                         "WHERE index_id NOT IN "
+                                         "(SELECT id FROM indices)"), 0);
+    }
     fds_store_close(s);
 }
 
@@ -1746,6 +1808,7 @@ int main(void)
     test_catalog_migration();
     test_catalog_migration_v2();
     test_catalog_translog_v3();
+    test_remove_index_beside_writes();
     test_merge_policy();
     test_merge_is_one_step();
     test_search_not_behind_write();
