@@ -9,7 +9,9 @@
  * The translog is the durable twin of the buffer: one catalogue row per
  * write batch, translog_batches(index_id, first_seq, last_seq, ops, crc),
  * its accepted operations in seq order, as Elasticsearch's translog
- * appends a request's operations to its file in one write.  `ops` holds
+ * appends a request's operations to its file in one write (a batch of
+ * more than 64 MiB of records takes several rows: write.c,
+ * TRANSLOG_ROW_BYTES).  `ops` holds
  * one record per operation, little-endian (fds__tlop_next reads them):
  *   u8 op (an fds_op_type), i64 seq, i64 version, u32 shard,
  *   u32 id length, the id bytes,
@@ -267,8 +269,9 @@ int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
 {
     if (len > INT32_MAX) /* sqlite3_bind_blob's length is an int */
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "a write batch of %zu bytes is too large for the "
-                            "translog (at most %d)", len, INT32_MAX);
+                            "a write of %zu bytes is larger than the "
+                            "translog takes (%d bytes)", len,
+                            sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1));
     sqlite3_stmt *ins;
     int rc = fds__cat_prepare(db, "INSERT INTO translog_batches(index_id, "
                                   "first_seq, last_seq, ops, crc) "
@@ -282,8 +285,16 @@ int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
     sqlite3_bind_int64(ins, 1, index_id);
     sqlite3_bind_int64(ins, 2, first_seq);
     sqlite3_bind_int64(ins, 3, last_seq);
-    sqlite3_bind_blob(ins, 4, ops, (int)len, SQLITE_STATIC);
     sqlite3_bind_int64(ins, 5, crc);
+    if (sqlite3_bind_blob(ins, 4, ops, (int)len, SQLITE_STATIC) != SQLITE_OK) {
+        /* SQLITE_TOOBIG: a document over SQLite's value limit */
+        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "a write of %zu bytes is larger than the translog "
+                          "takes (%d bytes)", len,
+                          sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1));
+        sqlite3_finalize(ins);
+        return rc;
+    }
     return fds__cat_step_done(db, ins, err);
 }
 

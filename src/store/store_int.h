@@ -366,10 +366,10 @@ bool fds__buf_over(fds_store *s);
 /* buffer.c: the translog (the layout of a batch row's records at the top
  * of buffer.c).  fds__tlop_size: the bytes of op's record with the id,
  * version, seq_no and shard of its result `r`; fds__tlop_put writes it at
- * p and returns the end.  fds__translog_append inserts one batch row of
- * records ops[0, len) for seqs [first_seq, last_seq), in the caller's
- * transaction (caller holds db_mu): 0, FDS_ESQL, or FDS_EINVAL for a
- * batch over 2 GiB.  fds__tlop_next reads the record at *p (advanced)
+ * p and returns the end.  fds__translog_append inserts one row of
+ * records ops[0, len) for seqs [first_seq, last_seq], in the caller's
+ * transaction (caller holds db_mu): 0, FDS_ESQL, or FDS_EINVAL for more
+ * bytes than SQLite takes in a value (SQLITE_LIMIT_LENGTH).  fds__tlop_next reads the record at *p (advanced)
  * into *o, pointing into the row: 1, 0 at `end`, -1 for bytes that are no
  * record (an op other than index, create or delete, a length past `end`,
  * a source on a delete or none on a write). */

@@ -351,6 +351,19 @@ static int apply_to_buffer(fds_index *ix, const fds_write_op *ops,
     return rc;
 }
 
+/* A batch's translog rows hold at most this many bytes of records each
+ * (one record alone may be larger): SQLite refuses a value over its
+ * SQLITE_MAX_LENGTH, 1,000,000,000 bytes by default, and a row is read
+ * whole at replay. */
+#define TRANSLOG_ROW_BYTES (64u << 20)
+
+/* One translog row of a batch: records [off, off + len) of its buffer,
+ * seq_nos first..last. */
+typedef struct tl_row {
+    size_t off, len;
+    int64_t first, last;
+} tl_row;
+
 int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
                     fds_write_result *res, bool refresh, fds_err *err)
 {
@@ -406,20 +419,34 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     free(mapped);
     int rc = 0;
     uint8_t *tl = seq != seq0 ? malloc(tl_len) : NULL;
-    if (seq != seq0 && !tl)
+    tl_row *rows = seq != seq0 ? malloc((size_t)(seq - seq0) * sizeof *rows) : NULL;
+    size_t nrows = 0;
+    if (seq != seq0 && (!tl || !rows))
         rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory "
                           "writing the translog of a batch of %zu operations",
                           n);
     uint8_t *tp = tl;
-    for (size_t i = 0; tl && i < n; i++)
-        if (!res[i].code)
-            tp = fds__tlop_put(tp, &ops[i], &res[i]);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (res[i].code)
+            continue;
+        size_t sz = fds__tlop_size(&ops[i], &res[i]);
+        tl_row *r = nrows ? &rows[nrows - 1] : NULL;
+        if (!r || (r->len && r->len + sz > TRANSLOG_ROW_BYTES)) {
+            r = &rows[nrows++];
+            *r = (tl_row){(size_t)(tp - tl), 0, res[i].seq_no, res[i].seq_no};
+        }
+        tp = fds__tlop_put(tp, &ops[i], &res[i]);
+        r->len += sz;
+        r->last = res[i].seq_no;
+    }
     pthread_mutex_lock(&s->db_mu);
     if (!rc)
         rc = fds__cat_begin(s->db, durable, err);
-    if (!rc && seq != seq0)
-        rc = fds__translog_append(s->db, ix->id, seq0, seq - 1, tl, tl_len, err);
+    for (size_t k = 0; !rc && k < nrows; k++)
+        rc = fds__translog_append(s->db, ix->id, rows[k].first, rows[k].last,
+                                  tl + rows[k].off, rows[k].len, err);
     free(tl);
+    free(rows);
     if (!rc && seq != seq0) {
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE indices SET next_seq=%lld WHERE id=%lld",

@@ -635,6 +635,56 @@ static void test_catalog_translog_v3(void)
     fds_store_close(s);
 }
 
+/* A batch larger than a translog row takes (64 MiB of records) is
+ * written as several rows, replayed whole (one row took it all and SQLite
+ * refused a value over 1e9 bytes: every item failed). */
+static void test_translog_rows_of_a_large_batch(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("bigbatch", data, "b", NULL, NULL, &s, &ix), 0);
+    fds_store_set_index_buffer_size(s, 1ull << 30); /* no flush: rows stay */
+    enum { NDOCS = 3, PAD = 25 << 20 };
+    char *src[NDOCS], ids[NDOCS][8];
+    fds_write_op ops[NDOCS];
+    fds_write_result *res = calloc(NDOCS, sizeof *res);
+    for (int i = 0; i < NDOCS; i++) {
+        src[i] = malloc(PAD + 32);
+        int h = snprintf(src[i], 32, "{\"n\":%d,\"pad\":\"", i);
+        memset(src[i] + h, 'a' + i, PAD);
+        memcpy(src[i] + h + PAD, "\"}", 3);
+        snprintf(ids[i], sizeof ids[i], "big%d", i);
+        ops[i] = (fds_write_op){.type = FDS_OP_INDEX, .id = ids[i],
+                                .id_len = strlen(ids[i]),
+                                .src = (const uint8_t *)src[i],
+                                .src_len = strlen(src[i])};
+    }
+    fds_err e;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_index_write(ix, ops, NDOCS, res, false, &e), 0);
+    for (int i = 0; i < NDOCS; i++)
+        REQUIRE_EQ(res[i].code, 0);
+    REQUIRE_EQ(cat_count(data, "translog_batches"), 2); /* 50 MiB + 25 MiB */
+    fds_index_release(ix);
+    fds_store_close(s);
+    REQUIRE_EQ(reopen(data, "b", &s, &ix), 0);
+    fds_store_set_index_buffer_size(s, 1ull << 30);
+    for (int i = 0; i < NDOCS; i++) {
+        fds_doc d;
+        REQUIRE_EQ(fds_index_get(ix, ids[i], strlen(ids[i]), &d, NULL), 0);
+        REQUIRE(d.src_len == strlen(src[i]) && !memcmp(d.src, src[i], d.src_len));
+        REQUIRE_EQ(d.seq_no, res[i].seq_no);
+        free(d.src);
+        free(src[i]);
+    }
+    free(res);
+    REQUIRE_EQ(fds_index_refresh(ix, &e), 0);
+    REQUIRE_EQ(cat_count(data, "translog_batches"), 0);
+    fds_index_release(ix);
+    fds_store_close(s);
+}
+
 typedef struct victim_writer {
     fds_index *ix;
     int batches;
@@ -1809,6 +1859,7 @@ int main(void)
     test_catalog_migration_v2();
     test_catalog_translog_v3();
     test_remove_index_beside_writes();
+    test_translog_rows_of_a_large_batch();
     test_merge_policy();
     test_merge_is_one_step();
     test_search_not_behind_write();
