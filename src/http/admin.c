@@ -1343,31 +1343,68 @@ static cJSON *index_stats_json(const fds_index_stats *st, const fds__search_sum 
     return p;
 }
 
+/* `acc` += `st`, field by field. */
+static void index_stats_add(fds_index_stats *acc, const fds_index_stats *st)
+{
+    acc->docs_count += st->docs_count;
+    acc->docs_deleted += st->docs_deleted;
+    acc->buffered_docs += st->buffered_docs;
+    acc->segments += st->segments;
+    acc->store_bytes += st->store_bytes;
+    acc->stored_fields_bytes += st->stored_fields_bytes;
+    acc->postings_bytes += st->postings_bytes;
+    acc->other_bytes += st->other_bytes;
+    acc->raw_source_bytes += st->raw_source_bytes;
+}
+
+/* GET /_stats[/{metric}] and /{index}/_stats[/{metric}]: the indices of
+ * the expression (default every index; IndicesStatsRequest's options:
+ * wildcards expand to open indices, none is no error), each with its
+ * sections, and their sums under `_all`. */
 void fds_h_stats(fds_req *r, fds_resp *o)
 {
-    const char *metrics = r->nseg == 3 ? r->seg[2] : NULL;
+    bool every = !strcmp(r->seg[0], "_stats");
+    const char *expr = every ? NULL : r->seg[0];
+    const char *metrics = r->nseg == (every ? 2u : 3u) ? r->seg[r->nseg - 1] : NULL;
     if (!metrics_check(r, o, metrics, INDEX_METRICS))
         return;
-    fds_index *ix = fds_req_index(r, o, 0);
-    if (!ix)
-        return;
-    fds_index_stats st;
-    fds_index_stats_get(ix, &st);
-    fds__search_sum ss = {0};
-    fds__search_sum_add(&ss, fds_index_search_stats(ix));
+    fds_err e;
+    fds_err_clear(&e);
+    fds_index_expr_opts opts = FDS_INDEX_EXPR_SEARCH_DEFAULTS;
+    fds_index **ixs = NULL;
+    size_t n = 0;
+    if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
+        fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
+        return fds_resp_error(o, &e);
+    fds_index_stats sum = {0};
+    fds__search_sum ssum = {0};
+    unsigned shards = 0;
+    for (size_t i = 0; i < n; i++)
+        shards += fds_index_nshards(ixs[i]);
     cJSON *j = cJSON_CreateObject();
-    shards_ok(j, (int)fds_index_nshards(ix));
+    shards_ok(j, (int)shards);
     cJSON *all = cJSON_AddObjectToObject(j, "_all");
-    cJSON_AddItemToObject(all, "primaries", index_stats_json(&st, &ss, metrics));
-    cJSON_AddItemToObject(all, "total", index_stats_json(&st, &ss, metrics));
     cJSON *ind = cJSON_AddObjectToObject(j, "indices");
-    cJSON *x = cJSON_AddObjectToObject(ind, fds_index_name(ix));
-    cJSON_AddStringToObject(x, "uuid", fds_index_uuid(ix));
-    cJSON_AddStringToObject(x, "health", "green");
-    cJSON_AddStringToObject(x, "status", fds_index_is_open(ix) ? "open" : "close");
-    cJSON_AddItemToObject(x, "primaries", index_stats_json(&st, &ss, metrics));
-    cJSON_AddItemToObject(x, "total", index_stats_json(&st, &ss, metrics));
-    fds_index_release(ix);
+    for (size_t i = 0; i < n; i++) {
+        fds_index *ix = ixs[i];
+        fds_index_stats st;
+        fds_index_stats_get(ix, &st);
+        fds__search_sum ss = {0};
+        fds__search_sum_add(&ss, fds_index_search_stats(ix));
+        fds__search_sum_add(&ssum, fds_index_search_stats(ix));
+        index_stats_add(&sum, &st);
+        cJSON *x = cJSON_AddObjectToObject(ind, fds_index_name(ix));
+        cJSON_AddStringToObject(x, "uuid", fds_index_uuid(ix));
+        cJSON_AddStringToObject(x, "health", "green");
+        cJSON_AddStringToObject(x, "status",
+                                fds_index_is_open(ix) ? "open" : "close");
+        cJSON_AddItemToObject(x, "primaries", index_stats_json(&st, &ss, metrics));
+        cJSON_AddItemToObject(x, "total", index_stats_json(&st, &ss, metrics));
+        fds_index_release(ix);
+    }
+    free(ixs);
+    cJSON_AddItemToObject(all, "primaries", index_stats_json(&sum, &ssum, metrics));
+    cJSON_AddItemToObject(all, "total", index_stats_json(&sum, &ssum, metrics));
     fds_resp_json(o, 200, j);
 }
 

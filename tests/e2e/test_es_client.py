@@ -130,6 +130,40 @@ class OfficialClient(ServerTestCase):
             es.indices.clone(index="pr", target="pr1")
         self.assertEqual(cm.exception.error, "resource_already_exists_exception")
 
+    def test_index_stats(self):
+        # GET /_stats (the client's indices.stats()), a metric, wildcards:
+        # every index of the expression and their sums under _all (GET
+        # /_stats fell through to get index)
+        es = self.es
+        for name, n in (("st-a", 3), ("st-b", 2)):
+            helpers.bulk(es, ({"_index": name, "_id": str(i), "v": i}
+                              for i in range(n)), refresh=True)
+        r = es.indices.stats()
+        self.assertIn("st-a", r["indices"])
+        self.assertIn("st-b", r["indices"])
+        counts = {k: v["primaries"]["docs"]["count"]
+                  for k, v in r["indices"].items()}
+        self.assertEqual((counts["st-a"], counts["st-b"]), (3, 2))
+        self.assertEqual(r["_all"]["primaries"]["docs"]["count"],
+                         sum(counts.values()))
+        r = es.indices.stats(index="st-*", metric="docs")
+        self.assertEqual(sorted(r["indices"]), ["st-a", "st-b"])
+        self.assertEqual(r["_all"]["primaries"]["docs"]["count"], 5)
+        self.assertNotIn("store", r["_all"]["primaries"])
+        self.assertEqual(r["_shards"]["total"], 2)
+        for path in ("/_all/_stats/docs", "/*/_stats/docs", "/st-a,st-b/_stats/docs",
+                     "/_stats/docs"):
+            st, b, _ = self.req("GET", path)
+            self.assertEqual(st, 200, (path, b))
+            self.assertEqual(b["indices"]["st-a"]["total"]["docs"]["count"], 3)
+        st, b, _ = self.req("GET", "/st-none*/_stats")
+        self.assertEqual((st, b["indices"], b["_all"]["primaries"]["docs"]["count"]),
+                         (200, {}, 0))
+        with self.assertRaises(elasticsearch.NotFoundError):
+            es.indices.stats(index="st-missing")
+        with self.assertRaises(elasticsearch.RequestError):
+            es.indices.stats(metric="nope")
+
     def test_mget(self):
         es = self.es
         es.index(index="pm", id="1", body={"x": 1, "y": {"z": 2}})
