@@ -638,6 +638,8 @@ static const route_def ROUTES[] = {
     {"_bulk", M_POST | M_PUT | R_WRITES, fds_h_bulk, NULL},
     {"_mget", M_GET | M_POST, fds_h_mget, NULL},
     {"_refresh", M_POST | M_GET | R_WRITES, fds_h_refresh, P_EXPR},
+    {"_flush", M_POST | M_GET | R_WRITES, fds_h_flush, P_EXPR},
+    {"_forcemerge", M_POST | R_WRITES, fds_h_forcemerge, P_FORCEMERGE},
     {"_stats", M_GET, fds_h_stats, P_EXPR},
     {"_stats/{}", M_GET, fds_h_stats, P_EXPR},
     {"_reindex", M_POST | R_WRITES, fds_h_reindex, NULL},

@@ -113,6 +113,13 @@ class Documents(ServerTestCase):
             self.assertIn("rt1", b, path)
         st, b, _ = self.req("GET", "/_refresh")
         self.assertEqual(st, 200, b)
+        # _flush and _forcemerge of every index, as Elasticsearch's
+        # /_flush and /_forcemerge routes (were 405)
+        for method, path in (("POST", "/_flush"), ("GET", "/_flush"),
+                             ("POST", "/_forcemerge?max_num_segments=1")):
+            st, b, _ = self.req(method, path)
+            self.assertEqual(st, 200, (path, b))
+            self.assertGreaterEqual(b["_shards"]["successful"], 1, path)
         self.assertError(self.req("GET", "/_mget"), 400,
                          "action_request_validation_exception")
         # a method no route of the path takes is still a 405
