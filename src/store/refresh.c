@@ -539,8 +539,29 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
  * shows only with refresh_interval -1 or long intervals: documents become
  * searchable once the buffer fills, not only at the next refresh.
  */
+/*
+ * Merges falling behind: with more than MERGE_BEHIND_SEGMENTS published
+ * segments, a full-buffer flush waits for the running merge to end first
+ * (merge_mu taken and let go), so that writers, which wait for buffer room,
+ * slow down to what merging keeps up with -- Elasticsearch's index
+ * throttling, Lucene's ConcurrentMergeScheduler stalling indexing threads
+ * past maxMergeCount.  Without it, flushes never paused for a merge (they
+ * have not since merges left the refresh lock), and a 2M-doc load ended
+ * with 42 segments instead of 17 and a force-merge twice as long
+ * (docs/benchmarks.md).  Explicit refreshes (_refresh, ?refresh=true) and
+ * periodic ones never wait.
+ */
+#define MERGE_BEHIND_SEGMENTS (2 * FDS_MERGE_SEGMENTS_MAX)
+
 void fds__index_buffer_flush(fds_index *ix)
 {
+    pthread_rwlock_rdlock(&ix->segs_lock);
+    bool behind = ix->nsegs > MERGE_BEHIND_SEGMENTS * ix->nshards;
+    pthread_rwlock_unlock(&ix->segs_lock);
+    if (behind) {
+        pthread_mutex_lock(&ix->merge_mu);
+        pthread_mutex_unlock(&ix->merge_mu);
+    }
     pthread_mutex_lock(&ix->refresh_mu);
     pthread_mutex_lock(&ix->wmu);
     bool go = ix->buf.n > 0 && !fds__index_usable(ix, NULL) &&
