@@ -838,17 +838,6 @@ void fds_h_index_delete(fds_req *r, fds_resp *o)
     acknowledged(o, NULL);
 }
 
-void fds_h_index_exists(fds_req *r, fds_resp *o)
-{
-    fds_index *ix = NULL;
-    if (fds_store_get_index(r->store, r->seg[0], &ix, NULL) == 0) {
-        fds_index_release(ix);
-        fds_resp_raw(o, 200, strdup(""), 0, NULL);
-    } else {
-        fds_resp_raw(o, 404, strdup(""), 0, NULL);
-    }
-}
-
 static cJSON *mapping_json(fds_index *ix)
 {
     char *m = fds_mapping_to_json(fds_index_mapping(ix));

@@ -140,7 +140,6 @@ void fds_h_cluster_health(fds_req *r, fds_resp *o);
 void fds_h_index_create(fds_req *r, fds_resp *o);
 void fds_h_index_delete(fds_req *r, fds_resp *o);
 void fds_h_index_get(fds_req *r, fds_resp *o);
-void fds_h_index_exists(fds_req *r, fds_resp *o);
 void fds_h_settings_get(fds_req *r, fds_resp *o);
 void fds_h_settings_put(fds_req *r, fds_resp *o);
 void fds_h_mapping_get(fds_req *r, fds_resp *o);
