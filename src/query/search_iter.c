@@ -1187,6 +1187,8 @@ typedef struct norm_gate {
     double *gains;          /* scratch of gate_budget, NULL: no budgets */
     float eth;              /* the k-th score e is for (NAN: none) */
     size_t e;               /* norm_essential at eth */
+    size_t ek[256];         /* per norm byte: its own e at eth (nt: none
+                               yet); it only falls as the k-th score rises */
 } norm_gate;
 
 static float gate_fill(norm_gate *g, uint8_t nb);
@@ -1425,7 +1427,8 @@ typedef struct norm_lims {
     float th[256];        /* the k-th score lim's column is for (NAN: none) */
     uint64_t have[4];     /* bit n set: suf's row n is filled */
     /* token budgets (budget_row), NULL when the terms are not distinct */
-    double **bud;         /* [256]: NULL or [nt + 1][rcap + 1] */
+    double **bud;         /* [256]: NULL or [nt + 1][bw[nb]] */
+    uint32_t bw[256];     /* columns of bud[nb]: min(maxlen, rcap) + 1 */
     uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
                              terms' tfmax at most: more add nothing) */
     uint32_t maxlen[256]; /* norm_max_len per norm byte, with budgets */
@@ -1512,14 +1515,16 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
  * union sum to no less than any such choice, concave or not.  As sums of
  * the floats that a doc adds, they need the same BOUND_SLACK as suf.
  * NULL (no budget bound for the norm) past BUDGET_MAX_BYTES or out of
- * memory.
+ * memory.  A row has bw[nb] = min(maxlen, rcap) + 1 columns: no doc of
+ * the norm has more tokens to spend, nor a term more often than that.
  */
 static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
 {
     if (n->bud[nb])
         return n->bud[nb];
-    size_t nt = n->nt, w = (size_t)n->rcap + 1;
-    size_t sz = (nt + 1) * w * sizeof(double);
+    size_t nt = n->nt;
+    size_t cap = n->maxlen[nb] < n->rcap ? n->maxlen[nb] : n->rcap;
+    size_t w = cap + 1, sz = (nt + 1) * w * sizeof(double);
     if (n->bud_bytes + sz > BUDGET_MAX_BYTES)
         return NULL; /* no budget bound for this norm */
     double *b = malloc(sz);
@@ -1528,15 +1533,16 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
     n->bud_bytes += sz;
     /* mg: the rcap largest gains of ts[k..], descending; tg: ts[k]'s own,
      * sorted (they come nearly sorted: BM25 is concave in tf) */
-    double *mg = n->mg, *m2 = mg + w, *tg = m2 + w;
-    size_t nm = 0, cap = n->rcap;
+    double *mg = n->mg, *m2 = mg + n->rcap + 1, *tg = m2 + n->rcap + 1;
+    size_t nm = 0;
     for (size_t r = 0; r < w; r++)
         b[nt * w + r] = 0;
     for (size_t k = nt; k-- > 0;) {
         const cnode *c = ts[k]->b.c;
         double prev = 0;
         size_t ng = 0;
-        for (uint32_t tf = 1; tf <= ts[k]->tfmax; tf++) {
+        uint32_t top = ts[k]->tfmax < cap ? ts[k]->tfmax : (uint32_t)cap;
+        for (uint32_t tf = 1; tf <= top; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
             size_t i = ng++;
@@ -1563,6 +1569,7 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
             row[r] = sum;
         }
     }
+    n->bw[nb] = (uint32_t)w;
     n->bud[nb] = b;
     return b;
 }
@@ -1684,13 +1691,18 @@ static float gate_fill(norm_gate *g, uint8_t nb)
  * The essential terms by the norms (MaxScore's split with per-norm
  * bounds): the fewest leading terms ts[0..e) such that, at every norm
  * byte the gate lets through at k-th score th, the terms ts[e..] at
- * their largest frequency sum to no more than th (with their slack).  A
+ * their largest frequency -- or, tighter on a url of repeated hex pairs,
+ * within the token budget of the norm's longest doc (budget_row: a doc
+ * matching none of ts[..e) has every token for ts[e..]) -- sum to no more
+ * than th (with their slack).  A
  * doc matching none of ts[0..e) cannot enter the page: its norm is ruled
  * out, or the rest cannot lift it above th.  0 when the gate rules out
  * every norm.  On a whole url of tens of rare terms, which only docs of
  * about its length can reach, this is a few terms where the window
  * bounds (the best doc of each term's blocks, of any length) need most.
- * Cached per th.
+ * Cached per th; each norm's own split only moves down as th rises (the
+ * k-th score never falls), so the terms walked over a search are at most
+ * 256 * nt.
  */
 static size_t norm_essential(norm_gate *g, float th)
 {
@@ -1698,17 +1710,34 @@ static size_t norm_essential(norm_gate *g, float th)
         return g->e;
     norm_lims *n = g->nl;
     size_t nt = n->nt, e = 0;
+    if (!(g->eth < th)) /* the first call (NAN), or a lower k-th score */
+        for (int nb = 0; nb < 256; nb++)
+            g->ek[nb] = nt;
     for (int nb = 0; nb < 256 && e < nt; nb++) {
         float v = g->val[nb];
         if (isnan(v))
             v = gate_fill(g, (uint8_t)nb);
         if (v <= th)
             continue;
+        if (g->ek[nb] <= e)
+            continue; /* its split is at or below e already */
         const double *suf = norm_suf(n, g->ts, (uint8_t)nb);
-        size_t k = nt;
-        while (k > e && suf[k - 1] * BOUND_SLACK(nt - k + 1) <= (double)th)
+        /* with the norm's token budget, when it has one: a doc matching
+         * none of ts[..k) has all its tokens for ts[k..] */
+        const double *br = n->bud ? budget_row(n, g->ts, (uint8_t)nb) : NULL;
+        uint32_t len = n->bud ? n->maxlen[nb] : UINT32_MAX;
+        size_t bw = br ? n->bw[nb] : 0, k = g->ek[nb];
+        while (k > 0) {
+            double b = suf[k - 1];
+            if (br && len < n->rcap && br[(k - 1) * bw + len] < b)
+                b = br[(k - 1) * bw + len];
+            if (b * BOUND_SLACK(nt - k + 1) > (double)th)
+                break;
             k--;
-        e = k;
+        }
+        g->ek[nb] = k;
+        if (k > e)
+            e = k;
     }
     g->eth = th;
     g->e = e;
@@ -1844,7 +1873,10 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
  * bounds of ts[k..] cannot beat the k-th score -- the window bounds, the
  * per-norm bounds of norm_lims and the token budget of the doc's length
  * (budget_row) -- and the survivors are merged with term k's postings.  A window with no essential term is skipped without
- * decoding a block; its hits are offered at its end.
+ * decoding a block; its hits are offered at its end.  The terms
+ * essential by the norms alone (norm_essential) do not depend on the
+ * window: the next window starts at the first of their next postings, so
+ * that the windows follow a url's rare terms, not the doc space.
  * Scores are summed in the order of `ts` whatever the split, the same
  * floats as run_taat's.  Docs [from, to) only; with `sh`, the k-th score
  * is the better of the page's and the other slice's (slice_theta).  0 or
@@ -1907,6 +1939,22 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             }
             if (gsum * BOUND_SLACK(nt - 1) <= (double)th0)
                 break; /* the page is final: nothing left can beat it */
+        }
+        if (nl.norms && th0 > -INFINITY) {
+            /* a doc before the next posting of every term essential by
+             * the norms cannot enter the page, whatever the window */
+            size_t en = norm_essential(&gate, th0);
+            uint32_t nx = NO_MORE;
+            for (size_t k = 0; k < en; k++) {
+                if (ts[k]->b.doc < lo)
+                    ts[k]->b.advance(&ts[k]->b, lo);
+                if (ts[k]->b.doc < nx)
+                    nx = ts[k]->b.doc;
+            }
+            if (nx >= max_doc)
+                break;
+            if (nx > lo)
+                lo = nx;
         }
         uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
         if (win < TAAT_WINDOW)
@@ -1972,7 +2020,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             size_t kept = 0;
             double lk = lim[k], slack = BOUND_SLACK(nt - k);
             const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
-            size_t bw = (size_t)nl.rcap + 1;
             for (size_t i = 0; i < n; i++) {
                 double sc = cs[i];
                 if (sc <= lk || (ln && sc <= ln[cn[i]]))
@@ -1984,7 +2031,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                     uint32_t len = nl.maxlen[cn[i]];
                     uint32_t r = len - ct[i]; /* ct <= the doc's length */
                     if (r < nl.rcap &&
-                        (sc + br[k * bw + r]) * slack <= (double)th)
+                        (sc + br[k * nl.bw[cn[i]] + r]) * slack <= (double)th)
                         continue;
                 }
                 cw[kept] = cw[i];
