@@ -85,6 +85,23 @@ fds_mfield *fds__mapping_find_locked(const fds_mapping *m, const char *path,
     return f;
 }
 
+const fds_mfield *fds__mapping_keyword_sub(const fds_mapping *m,
+                                           const char *path, size_t len)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    const fds_mfield *k = NULL;
+    pthread_rwlock_rdlock(&mm->lock);
+    const fds_mfield *t = fds__mapping_find(m, path, len);
+    for (size_t i = 0; t && t->type == FDS_FT_TEXT && t->has_subs &&
+                       i < m->nfields && !k; i++) {
+        const fds_mfield *f = m->fields[i];
+        if (f->is_subfield && f->parent == t && f->type == FDS_FT_KEYWORD)
+            k = f;
+    }
+    pthread_rwlock_unlock(&mm->lock);
+    return k;
+}
+
 int fds_mapping_field(const fds_mapping *m, const char *path, size_t len,
                       fds_field_info *out)
 {

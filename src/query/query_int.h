@@ -112,6 +112,12 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
 /* Look up with the read lock taken and released. */
 fds_mfield *fds__mapping_find_locked(const fds_mapping *m, const char *path,
                                      size_t len);
+/* A keyword multi-field of text field `path` (the dynamic mapping's
+ * "keyword" of a string), with the read lock taken and released; NULL
+ * when `path` is not a text field or has none.  The field lives as long
+ * as the mapping. */
+const fds_mfield *fds__mapping_keyword_sub(const fds_mapping *m,
+                                           const char *path, size_t len);
 
 /* ---- values against a mapped field ---------------------------------------- */
 

@@ -1858,6 +1858,137 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
 }
 
 /*
+ * Scores memoized by field value.  On a text field no doc of the segment
+ * gave more than one value (FDS_SIDX_F_SINGLE), a doc with an ordinal in
+ * the field's keyword multi-field holds exactly that ordinal's string, so
+ * two docs of one ordinal have the same terms, frequencies and norm, and
+ * the same score to the bit (terms are summed in the order of ts whatever
+ * the window).  Access logs repeat a url thousands of times: once a doc of
+ * an ordinal has been scored in full (its exact score) or dropped by the
+ * bounds (its score cannot beat a k-th score, which only rises), every
+ * later doc of that ordinal is decided by one lookup, without probing a
+ * term.  Open addressing on ordinal + 1 (0: empty), doubling from
+ * ORD_MEMO_FIRST to ORD_MEMO_MAX slots, then full (further ordinals are
+ * scored as before).
+ */
+#define ORD_MEMO_FIRST 1024u
+#define ORD_MEMO_MAX (1u << 16)
+
+typedef struct ord_memo {
+    const fds_sfield *kf;  /* the keyword column; NULL: no memo */
+    uint32_t *key;         /* ordinal + 1, 0 = empty */
+    float *val;            /* exact score, or -INFINITY: cannot enter */
+    uint32_t cap, n;
+    /* per window: the candidates' ordinals (FDS_SIDX_NO_ORD: none), and
+     * the docs decided by the memo that enter the page (offsets, scores) */
+    uint32_t *co;
+    uint16_t *rw;
+    float *rs;
+    size_t nr;
+} ord_memo;
+
+static void memo_free(ord_memo *m)
+{
+    free(m->key);
+    free(m->val);
+    free(m->co);
+    free(m->rw);
+    free(m->rs);
+    memset(m, 0, sizeof *m);
+}
+
+/* Turn the memo on for segment si when ts (all of one text field, nl.norms
+ * set) allow it: the field is single-valued in the segment and has a
+ * keyword multi-field with an ordinal column there.  Off (kf NULL) when
+ * not, or out of memory (the pass runs without it). */
+static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts)
+{
+    memset(m, 0, sizeof *m);
+    const fds_query *q = ts[0]->b.c->q;
+    const fds_sidx *sx = x->segs[si].sidx;
+    const fds_sfield *tf = fds__sidx_field(sx, q->field, q->field_len);
+    if (!tf || !(tf->flags & FDS_SIDX_F_SINGLE) || !x->req->mapping)
+        return;
+    const fds_mfield *k =
+        fds__mapping_keyword_sub(x->req->mapping, q->field, q->field_len);
+    const fds_sfield *kf = k ? fds__sidx_field(sx, k->path, k->path_len) : NULL;
+    if (!kf || !(kf->flags & FDS_SIDX_F_ORDCOL) || !kf->ord_bits)
+        return;
+    m->key = calloc(ORD_MEMO_FIRST, sizeof *m->key);
+    m->val = malloc(ORD_MEMO_FIRST * sizeof *m->val);
+    m->co = malloc(TAAT_WINDOW * sizeof *m->co);
+    m->rw = malloc(TAAT_WINDOW * sizeof *m->rw);
+    m->rs = malloc(TAAT_WINDOW * sizeof *m->rs);
+    if (!m->key || !m->val || !m->co || !m->rw || !m->rs) {
+        memo_free(m);
+        return;
+    }
+    m->cap = ORD_MEMO_FIRST;
+    m->kf = kf;
+}
+
+static inline uint32_t memo_slot(const ord_memo *m, uint32_t o)
+{
+    return (uint32_t)(((uint64_t)(o + 1) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (m->cap - 1);
+}
+
+/* The memo's value for ordinal o, NULL when it has none. */
+static inline const float *memo_get(const ord_memo *m, uint32_t o)
+{
+    for (uint32_t i = memo_slot(m, o);; i = (i + 1) & (m->cap - 1)) {
+        if (m->key[i] == o + 1)
+            return &m->val[i];
+        if (!m->key[i])
+            return NULL;
+    }
+}
+
+static void memo_put(ord_memo *m, uint32_t o, float v);
+
+/* Double the table (false at ORD_MEMO_MAX or out of memory). */
+static bool memo_grow(ord_memo *m)
+{
+    if (m->cap >= ORD_MEMO_MAX)
+        return false;
+    ord_memo o = *m;
+    uint32_t *key = calloc((size_t)m->cap * 2, sizeof *key);
+    float *val = malloc((size_t)m->cap * 2 * sizeof *val);
+    if (!key || !val) {
+        free(key);
+        free(val);
+        return false;
+    }
+    m->key = key;
+    m->val = val;
+    m->cap *= 2;
+    m->n = 0;
+    for (uint32_t i = 0; i < o.cap; i++)
+        if (o.key[i])
+            memo_put(m, o.key[i] - 1, o.val[i]);
+    free(o.key);
+    free(o.val);
+    return true;
+}
+
+/* Record ordinal o's exact score, or -INFINITY (cannot enter).  A full
+ * table at ORD_MEMO_MAX takes no new ordinal. */
+static void memo_put(ord_memo *m, uint32_t o, float v)
+{
+    if (o == FDS_SIDX_NO_ORD)
+        return;
+    if ((m->n + 1) * 4 > m->cap * 3 && !memo_grow(m))
+        return;
+    uint32_t i = memo_slot(m, o);
+    while (m->key[i] && m->key[i] != o + 1)
+        i = (i + 1) & (m->cap - 1);
+    if (!m->key[i])
+        m->n++;
+    m->key[i] = o + 1;
+    m->val[i] = v;
+}
+
+/*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
  * window-local bounds from the block impacts).  Per window of docs from
@@ -1912,7 +2043,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         if (!(gate.gains = malloc(m * sizeof *gate.gains)))
             rc = FDS_ENOMEM;
     }
+    ord_memo memo = {0};
+    if (!rc && nl.norms)
+        memo_init(&memo, x, si, ts);
     if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct || rc) {
+        memo_free(&memo);
         free(gate.gains);
         free(cw);
         free(cs);
@@ -2006,8 +2141,21 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         size_t n = 0;
         float sc;
         uint32_t tk = 0;
+        memo.nr = 0;
         while (next_live_tok(seen, nw, &wi, &m, sg, lo, acc,
                              nl.bud ? tok : NULL, &w, &sc, &tk)) {
+            if (memo.kf) {
+                uint32_t o = fds__col_ord(memo.kf, lo + w);
+                const float *v = o == FDS_SIDX_NO_ORD ? NULL : memo_get(&memo, o);
+                if (v) { /* decided by a doc of the same value */
+                    if (*v > th) {
+                        memo.rw[memo.nr] = (uint16_t)w;
+                        memo.rs[memo.nr++] = *v;
+                    }
+                    continue;
+                }
+                memo.co[n] = o;
+            }
             cw[n] = (uint16_t)w;
             cs[n] = sc;
             ct[n] = tk;
@@ -2022,18 +2170,23 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
             for (size_t i = 0; i < n; i++) {
                 double sc = cs[i];
-                if (sc <= lk || (ln && sc <= ln[cn[i]]))
-                    continue;
-                const double *br = !nl.bud ? NULL
+                bool out = sc <= lk || (ln && sc <= ln[cn[i]]);
+                const double *br = out || !nl.bud ? NULL
                                  : nl.bud[cn[i]] ? nl.bud[cn[i]]
                                                  : budget_row(&nl, ts, cn[i]);
                 if (br) { /* the tokens the doc has left for ts[k..] */
                     uint32_t len = nl.maxlen[cn[i]];
                     uint32_t r = len - ct[i]; /* ct <= the doc's length */
-                    if (r < nl.rcap &&
-                        (sc + br[k * nl.bw[cn[i]] + r]) * slack <= (double)th)
-                        continue;
+                    out = r < nl.rcap &&
+                          (sc + br[k * nl.bw[cn[i]] + r]) * slack <= (double)th;
                 }
+                if (out) { /* and so is every doc of its value */
+                    if (memo.kf)
+                        memo_put(&memo, memo.co[i], -INFINITY);
+                    continue;
+                }
+                if (memo.kf)
+                    memo.co[kept] = memo.co[i];
                 cw[kept] = cw[i];
                 cn[kept] = cn[i];
                 ct[kept] = ct[i];
@@ -2043,11 +2196,24 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             scored += probe_term(ts[k], lo, hi, cw, cs, nl.bud ? ct : NULL, n);
         }
         x->scored += scored;
-        for (size_t i = 0; i < n; i++)
-            offer(hp, si, lo + cw[i], cs[i], &th);
+        if (memo.kf) { /* survivors are scored in full */
+            for (size_t i = 0; i < n; i++)
+                memo_put(&memo, memo.co[i], cs[i]);
+        }
+        /* offered in doc order: the survivors and the docs the memo let in */
+        for (size_t i = 0, r = 0; i < n || r < memo.nr;) {
+            if (r < memo.nr && (i >= n || memo.rw[r] < cw[i])) {
+                offer(hp, si, lo + memo.rw[r], memo.rs[r], &th);
+                r++;
+            } else {
+                offer(hp, si, lo + cw[i], cs[i], &th);
+                i++;
+            }
+        }
         slice_publish(hp, sh, me);
         lo = hi;
     }
+    memo_free(&memo);
     free(gate.gains);
     free(cw);
     free(cs);

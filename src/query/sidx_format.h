@@ -42,7 +42,9 @@
  *  13  u8    flags: 1 = has norms, 2 = numeric column, 4 = ordinal column,
  *            8 = numeric column of a field with several values in a doc,
  *            16 = positions (a text field indexed with index_options
- *            "positions", Elasticsearch's default; version 5)
+ *            "positions", Elasticsearch's default; version 5),
+ *            32 = a text field no doc gave several values (version 5
+ *            files of later writers; FDS_SIDX_F_SINGLE)
  *  14  u8    KEYWORD: ord_bits, bits per packed ordinal (0..32); else 0
  *  15  u8    numeric column: num_bits, bits per packed integer (0..56), or
  *            64 (FDS_SIDX_NUM_RAW) for raw 8-byte values (DOUBLE always);
@@ -173,6 +175,13 @@
  * it.  Aggregations refuse such a column rather than count one value. */
 #define FDS_SIDX_F_MULTI 8u
 #define FDS_SIDX_F_POS 16u /* text field with positions (version 5) */
+/* text field: no doc gave it more than one value, so a doc whose keyword
+ * multi-field has an ordinal holds exactly that string here, and docs of
+ * one ordinal score alike on this field (the MaxScore pass memoizes by
+ * it, search_iter.c).  Set by the writer, kept by merges only when every
+ * input has it.  An addition to version 5: a file without it (older
+ * writers) only goes without the memo, and older readers ignore it. */
+#define FDS_SIDX_F_SINGLE 32u
 #define FDS_SIDX_POS_HDR 8u
 /* Bytes of a positions table of n entries of w bits (header, entries, 8
  * bytes of padding). */

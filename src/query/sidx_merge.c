@@ -306,6 +306,8 @@ static int collect_fields(merger *g)
                 mf->flags |= sf->flags & FDS_SIDX_F_MULTI;
                 if (!(sf->flags & FDS_SIDX_F_POS))
                     mf->flags &= ~FDS_SIDX_F_POS;
+                if (!(sf->flags & FDS_SIDX_F_SINGLE))
+                    mf->flags &= ~FDS_SIDX_F_SINGLE;
                 if (sf->nterms &&
                     !(mf->so[i] = malloc((size_t)sf->nterms * sizeof **mf->so))) {
                     free(at);

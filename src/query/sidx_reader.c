@@ -230,7 +230,8 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
     }
     if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
         (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||
-        ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)))
+        ((f->kind == FDS_FT_TEXT) != ((f->flags & FDS_SIDX_F_NORMS) != 0)) ||
+        ((f->flags & FDS_SIDX_F_SINGLE) && f->kind != FDS_FT_TEXT))
         return corrupt(err, path, "field flags do not match its kind");
     if (f->kind == FDS_FT_KEYWORD)
         for (uint32_t dd = 0; dd < s->max_doc; dd++) {

@@ -60,7 +60,7 @@ typedef struct wfield {
     uint32_t *cur;
     size_t ncur, ccap;
     bool touched, has_val;
-    bool multi;            /* numeric: a doc had several values */
+    bool multi;            /* numeric, text: a doc had several values */
     bool positions;        /* text with index_options positions */
     fds__conv val;
     uint32_t ntok;
@@ -369,8 +369,10 @@ static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
         f->has_val = true;
         /* each value after the first starts position_increment_gap
          * positions after the last token of the one before */
-        if (f->nvals++)
+        if (f->nvals++) {
             f->next_pos += f->mf->pos_gap;
+            f->multi = true;
+        }
         if (f->next_pos > FDS_POSITION_MAX)
             return FDS_ETOOBIG;
         return fds_analyze(v->str, v->str_len, on_token, &c);
@@ -1119,6 +1121,8 @@ static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
         flags |= FDS_SIDX_F_NORMS;
         if (f->positions)
             flags |= FDS_SIDX_F_POS;
+        if (!f->multi)
+            flags |= FDS_SIDX_F_SINGLE;
     }
     ob_align(b);
     size_t words = ((size_t)max_doc + 63) / 64;

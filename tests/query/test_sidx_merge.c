@@ -170,10 +170,13 @@ int main(int argc, char **argv)
         live[s] = calloc((nd + 7) / 8 + 1, 1);
         for (uint32_t d = 0; d < nd; d++) {
             char id[32];
-            /* input 2 ends with a field no other input has; input 3 reuses
-             * ids of input 0 (deleted there below) */
+            /* input 2 ends with a field no other input has, and gives url
+             * two values (its url is not single-valued, so neither is the
+             * merged one); input 3 reuses ids of input 0 (deleted there
+             * below) */
             const char *json = d + from < to ? docs.json[from + d]
-                                             : "{\"only_here\":\"solo term\",\"n2\":7}";
+                                             : "{\"only_here\":\"solo term\",\"n2\":7,"
+                                               "\"url\":[\"/a b\",\"/c\"]}";
             snprintf(id, sizeof id, "%s%zu", s == 3 && d % 9 == 0 ? "" : "x",
                      s == 3 && d % 9 == 0 ? (size_t)d : from + d);
             fds_err_clear(&err);
@@ -212,6 +215,10 @@ int main(int argc, char **argv)
     ASSERTF(fds_sidx_open(outpath, &b, &err) == 0, "%s", err.reason);
     if (a && b)
         compare(a, b);
+    const fds_sfield *fu = b ? fds__sidx_field(b, "url", 3) : NULL;
+    const fds_sfield *fa = b ? fds__sidx_field(b, "user_agent", 10) : NULL;
+    ASSERT(fu && !(fu->flags & FDS_SIDX_F_SINGLE));
+    ASSERT(fa && (fa->flags & FDS_SIDX_F_SINGLE));
     printf("merged %u live docs of %zu; .sidx %llu bytes (writer: %llu)\n",
            rdoc, docs.n + 1, (unsigned long long)(b ? fds_sidx_file_bytes(b) : 0),
            (unsigned long long)(a ? fds_sidx_file_bytes(a) : 0));
