@@ -1993,8 +1993,9 @@ static void memo_put(ord_memo *m, uint32_t o, float v)
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
  * window-local bounds from the block impacts).  Per window of docs from
  * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW): each term's
- * bound over the window comes from its skip data; the longest tail ts[e..]
- * of terms whose bounds sum to no more than the k-th score are
+ * bound over the window comes from its skip data (for the terms the norms
+ * already make non-essential, its bound over the segment); the longest
+ * tail ts[e..] of terms whose bounds sum to no more than the k-th score are
  * "non-essential" -- a doc matching only those cannot enter the page.  The
  * essential terms ts[0..e) are scored term at a time into the accumulator
  * (their union is the candidate set).  The live candidates then take the
@@ -2075,10 +2076,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             if (gsum * BOUND_SLACK(nt - 1) <= (double)th0)
                 break; /* the page is final: nothing left can beat it */
         }
+        size_t en = nt; /* the terms essential by the norms alone */
         if (nl.norms && th0 > -INFINITY) {
             /* a doc before the next posting of every term essential by
              * the norms cannot enter the page, whatever the window */
-            size_t en = norm_essential(&gate, th0);
+            en = norm_essential(&gate, th0);
             uint32_t nx = NO_MORE;
             for (size_t k = 0; k < en; k++) {
                 if (ts[k]->b.doc < lo)
@@ -2097,7 +2099,10 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint32_t nw = (hi - lo + 63) / 64; /* words of `seen` in use */
         uint32_t first = NO_MORE;
         for (size_t k = 0; k < nt; k++) {
-            wub[k] = term_window_bound(ts[k], lo, hi);
+            /* past the norm split, the segment's bound: reading every
+             * term's skip data per window cost more than its bounds saved */
+            wub[k] = k < en ? term_window_bound(ts[k], lo, hi)
+                            : term_ub(ts[k]);
             if (ts[k]->b.doc < first)
                 first = ts[k]->b.doc;
         }
