@@ -1885,7 +1885,16 @@ typedef struct ord_memo {
     uint16_t *rw;
     float *rs;
     size_t nr;
+    /* candidates whose ordinal was read, and those the memo decided: a
+     * pass whose values are long (past ignore_above, no ordinal) or all
+     * distinct stops reading them (ORD_MEMO_TRIAL, ORD_MEMO_MIN_HITS) */
+    uint64_t reads, hits;
 } ord_memo;
+
+/* Candidates read before the memo may give up, and the share of them it
+ * must have decided (1/16) to be kept. */
+#define ORD_MEMO_TRIAL 2048u
+#define ORD_MEMO_MIN_HITS(reads) ((reads) / 16)
 
 static void memo_free(ord_memo *m)
 {
@@ -2147,12 +2156,17 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         float sc;
         uint32_t tk = 0;
         memo.nr = 0;
+        if (memo.kf && memo.reads >= ORD_MEMO_TRIAL &&
+            memo.hits < ORD_MEMO_MIN_HITS(memo.reads))
+            memo.kf = NULL; /* not worth its reads: off from this window */
         while (next_live_tok(seen, nw, &wi, &m, sg, lo, acc,
                              nl.bud ? tok : NULL, &w, &sc, &tk)) {
             if (memo.kf) {
                 uint32_t o = fds__col_ord(memo.kf, lo + w);
                 const float *v = o == FDS_SIDX_NO_ORD ? NULL : memo_get(&memo, o);
+                memo.reads++;
                 if (v) { /* decided by a doc of the same value */
+                    memo.hits++;
                     if (*v > th) {
                         memo.rw[memo.nr] = (uint16_t)w;
                         memo.rs[memo.nr++] = *v;
