@@ -175,7 +175,9 @@
  * it.  Aggregations refuse such a column rather than count one value. */
 #define FDS_SIDX_F_MULTI 8u
 #define FDS_SIDX_F_POS 16u /* text field with positions (version 5) */
-/* text field: no doc gave it more than one value, so a doc whose keyword
+/* text field: no doc gave it more than one value, and no multi-field of
+ * any field took a value except through its parent (a dotted key naming a
+ * multi-field, a copy_to into one), so a doc whose keyword
  * multi-field has an ordinal holds exactly that string here, and docs of
  * one ordinal score alike on this field (the MaxScore pass memoizes by
  * it, search_iter.c).  Set by the writer, kept by merges only when every

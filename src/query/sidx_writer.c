@@ -91,6 +91,10 @@ struct fds_sidx_writer {
     size_t srclen;
     uint32_t doc;
     int oom;
+    /* a multi-field took a value that did not come through its parent (a
+     * dotted key such as "url.keyword", a copy_to into it): its values are
+     * no longer its parent's, so no text field is FDS_SIDX_F_SINGLE */
+    bool sub_direct;
 };
 
 #define grow fds__grow
@@ -425,6 +429,8 @@ static int doc_cb(void *arg, const fds_jval *v, fds_err *err)
     }
     if (v->kind == FDS_JV_ARRAY)
         return 0;
+    if (f->mf->is_subfield)
+        w->sub_direct = true;
     fds__conv cv = {0, 0};
     if (fds__value_check(f->mf, v, &cv))
         return fds__value_error(f->mf, v, w->src, w->srclen, err);
@@ -1259,9 +1265,12 @@ int fds_sidx_writer_write(fds_sidx_writer *w, const char *path, fds_err *err)
     if (!fs)
         return FDS_ENOMEM;
     size_t nf = 0;
-    for (size_t i = 0; i < w->nfields; i++)
+    for (size_t i = 0; i < w->nfields; i++) {
+        if (w->fields[i]->kind == FDS_FT_TEXT && w->sub_direct)
+            w->fields[i]->multi = true; /* not FDS_SIDX_F_SINGLE */
         if (w->fields[i]->kind != FDS_FT_OBJECT)
             fs[nf++] = w->fields[i];
+    }
     qsort(fs, nf, sizeof *fs, wfield_name_cmp);
 
     uint64_t *pos_dir = calloc(nf ? nf : 1, sizeof *pos_dir);

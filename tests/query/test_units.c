@@ -869,7 +869,8 @@ static void test_budget_split(void)
  * a, b and c (8,192 postings without the memo).  A segment where one doc
  * gives the field two values has no memo: that doc's ordinal is its
  * smallest value, "q q q q q q", which 100 single-valued docs before it
- * hold too, with a lower score. */
+ * hold too, with a lower score; nor does one where a doc gives the keyword
+ * multi-field a value of its own. */
 static void test_value_memo(void)
 {
     fds_mapping *m = fds_mapping_create();
@@ -903,6 +904,26 @@ static void test_value_memo(void)
     pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"r q\"}}", 20, res);
     if (s) {
         ASSERT(res[0].hits[0].doc == 301 && res[0].hits[1].doc == 0);
+        fds_search_result_free(&res[0]);
+        fds_search_result_free(&res[1]);
+    }
+    fds_sidx_close(s);
+
+    /* a value given to the multi-field itself ("msg.keyword", as a copy_to
+     * into it would): doc 129's keyword holds "b c" and "a", its ordinal is
+     * doc 0's, and its text is not -- no memo in such a segment */
+    w = fds_sidx_writer_create(m);
+    for (uint32_t i = 0; i < 130; i++)
+        ASSERT(add_doc(w, i, i == 0 ? "{\"msg\":\"a\"}"
+                             : i < 129 ? "{\"msg\":\"z\"}"
+                                       : "{\"msg\":\"b c\",\"msg.keyword\":\"a\"}",
+                       &err) == 0);
+    s = write_open(w);
+    f = s ? fds__sidx_field(s, "msg", 3) : NULL;
+    ASSERT(f && !(f->flags & FDS_SIDX_F_SINGLE));
+    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"a b c\"}}", 1, res);
+    if (s) {
+        ASSERT(res[0].hits[0].doc == 129);
         fds_search_result_free(&res[0]);
         fds_search_result_free(&res[1]);
     }
