@@ -2163,7 +2163,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                              nl.bud ? tok : NULL, &w, &sc, &tk)) {
             if (memo.kf) {
                 uint32_t o = fds__col_ord(memo.kf, lo + w);
-                const float *v = o == FDS_SIDX_NO_ORD ? NULL : memo_get(&memo, o);
+                const float *v =
+                    o == FDS_SIDX_NO_ORD ? NULL : memo_get(&memo, o);
                 memo.reads++;
                 if (v) { /* decided by a doc of the same value */
                     memo.hits++;
