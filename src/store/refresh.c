@@ -529,17 +529,6 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
 }
 
 /*
- * Elasticsearch's IndexingMemoryController: once the indexing buffers of
- * the node pass indices.memory.index_buffer_size, Lucene's IndexWriter
- * flushes a segment regardless of refresh_interval; Elasticsearch makes
- * it searchable only at the next refresh.  Here the segment is published
- * at once: this is an ordinary refresh, so realtime gets, version checks
- * and deletes see one consistent set, and nothing (an unpublished segment
- * with deletes still to apply) waits between two states.  The difference
- * shows only with refresh_interval -1 or long intervals: documents become
- * searchable once the buffer fills, not only at the next refresh.
- */
-/*
  * Merges falling behind: with more than MERGE_BEHIND_SEGMENTS published
  * segments, a full-buffer flush waits for the running merge to end first
  * (merge_mu taken and let go), so that writers, which wait for buffer room,
@@ -553,6 +542,17 @@ int fds_index_refresh(fds_index *ix, fds_err *err)
  */
 #define MERGE_BEHIND_SEGMENTS (2 * FDS_MERGE_SEGMENTS_MAX)
 
+/*
+ * Elasticsearch's IndexingMemoryController: once the indexing buffers of
+ * the node pass indices.memory.index_buffer_size, Lucene's IndexWriter
+ * flushes a segment regardless of refresh_interval; Elasticsearch makes
+ * it searchable only at the next refresh.  Here the segment is published
+ * at once: this is an ordinary refresh, so realtime gets, version checks
+ * and deletes see one consistent set, and nothing (an unpublished segment
+ * with deletes still to apply) waits between two states.  The difference
+ * shows only with refresh_interval -1 or long intervals: documents become
+ * searchable once the buffer fills, not only at the next refresh.
+ */
 void fds__index_buffer_flush(fds_index *ix)
 {
     pthread_rwlock_rdlock(&ix->segs_lock);

@@ -821,6 +821,27 @@ static void pages_agree(fds_mapping *m, fds_sidx *s, const char *q,
                       sizeof(float)) == 0);
 }
 
+/* A segment of n docs, doc i's source doc_of(i), under mapping m (NULL
+ * after a failed ASSERT). */
+static fds_sidx *segment_of(fds_mapping *m, uint32_t n,
+                            const char *(*doc_of)(uint32_t))
+{
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    for (uint32_t i = 0; i < n; i++)
+        ASSERT(add_doc(w, i, doc_of(i), &err) == 0);
+    return write_open(w);
+}
+
+/* 3-token docs of a and b, "r a b" every 256th from doc 100. */
+static const char *budget_doc(uint32_t i)
+{
+    static const char *const other[] = {
+        "{\"msg\":\"a a b\"}", "{\"msg\":\"a b b\"}", "{\"msg\":\"a a a\"}",
+        "{\"msg\":\"b b b\"}", "{\"msg\":\"a b c\"}"};
+    return i % 256 == 100 ? "{\"msg\":\"r a b\"}" : other[i % 5];
+}
+
 /* A whole-url query's frequent terms, repeated in the query, leave the
  * essential set by the token budget of the docs' length (norm_essential):
  * every doc has 3 tokens, "a" and "b" come 40 times each in the query, so
@@ -832,17 +853,7 @@ static void pages_agree(fds_mapping *m, fds_sidx *s, const char *q,
 static void test_budget_split(void)
 {
     fds_mapping *m = fds_mapping_create();
-    fds_sidx_writer *w = fds_sidx_writer_create(m);
-    fds_err err;
-    static const char *const other[] = {"a a b", "a b b", "a a a", "b b b",
-                                        "a b c"};
-    for (uint32_t i = 0; i < 8192; i++) {
-        char doc[64];
-        snprintf(doc, sizeof doc, "{\"msg\":\"%s\"}",
-                 i % 256 == 100 ? "r a b" : other[i % 5]);
-        ASSERT(add_doc(w, i, doc, &err) == 0);
-    }
-    fds_sidx *s = write_open(w);
+    fds_sidx *s = segment_of(m, 8192, budget_doc);
     char q[512];
     int o = snprintf(q, sizeof q, "{\"query\":{\"match\":{\"msg\":\"r");
     for (int k = 0; k < 40; k++)
@@ -862,72 +873,72 @@ static void test_budget_split(void)
     fds_mapping_free(m);
 }
 
+/* 2,048 docs "r a b c" among "a b c z": they score alike. */
+static const char *memo_equal(uint32_t i)
+{
+    return i % 4 ? "{\"msg\":\"a b c z\"}" : "{\"msg\":\"r a b c\"}";
+}
+
+/* Doc 301 gives msg two values; its keyword ordinal is its smallest value,
+ * "q q q q q q", which every fourth doc before it holds alone. */
+static const char *memo_two_values(uint32_t i)
+{
+    return i == 301 ? "{\"msg\":[\"r q\",\"q q q q q q\"]}"
+           : i % 4  ? "{\"msg\":\"a b c z\"}"
+                    : "{\"msg\":\"q q q q q q\"}";
+}
+
+/* Doc 129 gives the keyword multi-field a value of its own (as a copy_to
+ * into it would): its keyword holds "b c" and "a", so its ordinal is doc
+ * 0's, and its text is not. */
+static const char *memo_direct(uint32_t i)
+{
+    return i == 0 ? "{\"msg\":\"a\"}"
+           : i < 129 ? "{\"msg\":\"z\"}"
+                     : "{\"msg\":\"b c\",\"msg.keyword\":\"a\"}";
+}
+
 /* The MaxScore pass decides a doc by another of the same value (its
  * keyword multi-field's ordinal) when the text field is single-valued in
- * the segment: 2,048 docs "r a b c" score alike, and once the page holds
- * 10 of them the rest are dropped by one lookup each instead of probing
- * a, b and c (8,192 postings without the memo).  A segment where one doc
- * gives the field two values has no memo: that doc's ordinal is its
- * smallest value, "q q q q q q", which 100 single-valued docs before it
- * hold too, with a lower score; nor does one where a doc gives the keyword
- * multi-field a value of its own. */
+ * the segment: of 2,048 docs "r a b c", once the page holds 10 the rest
+ * are dropped by one lookup each instead of probing a, b and c (2,432
+ * postings scored; 8,480 without the memo).  The two other segments must
+ * go without it, or their odd doc is decided by another's score and
+ * missing from the page. */
 static void test_value_memo(void)
 {
+    static const struct {
+        const char *(*doc_of)(uint32_t);
+        uint32_t n;
+        const char *q;
+        unsigned size, hit;  /* page size; hits[hit] must be doc `doc` */
+        uint32_t doc;
+        bool single;         /* FDS_SIDX_F_SINGLE expected on msg */
+        uint64_t max_scored; /* postings scored without counting, at most */
+    } c[] = {
+        {memo_equal, 8192, "{\"query\":{\"match\":{\"msg\":\"r a b c\"}}", 10,
+         9, 36, true, 3000},
+        {memo_two_values, 400, "{\"query\":{\"match\":{\"msg\":\"r q\"}}", 20,
+         0, 301, false, UINT64_MAX},
+        {memo_direct, 130, "{\"query\":{\"match\":{\"msg\":\"a b c\"}}", 1, 0,
+         129, false, UINT64_MAX},
+    };
     fds_mapping *m = fds_mapping_create();
-    fds_sidx_writer *w = fds_sidx_writer_create(m);
-    fds_err err;
-    for (uint32_t i = 0; i < 8192; i++)
-        ASSERT(add_doc(w, i, i % 4 ? "{\"msg\":\"a b c z\"}"
-                                   : "{\"msg\":\"r a b c\"}", &err) == 0);
-    fds_sidx *s = write_open(w);
-    const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
-    ASSERT(f && (f->flags & FDS_SIDX_F_SINGLE));
-    const char *q = "{\"query\":{\"match\":{\"msg\":\"r a b c\"}}";
-    fds_search_result res[2];
-    pages_agree(m, s, q, 10, res);
-    if (s) {
-        ASSERT(res[0].hits[9].doc == 36);
-        ASSERT(res[0].postings_scored < 3000);
-        fds_search_result_free(&res[0]);
-        fds_search_result_free(&res[1]);
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        fds_sidx *s = segment_of(m, c[k].n, c[k].doc_of);
+        const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
+        ASSERT(f && ((f->flags & FDS_SIDX_F_SINGLE) != 0) == c[k].single);
+        fds_search_result res[2];
+        pages_agree(m, s, c[k].q, c[k].size, res);
+        if (s) {
+            ASSERT(res[0].nhits > c[k].hit &&
+                   res[0].hits[c[k].hit].doc == c[k].doc);
+            ASSERT(res[0].postings_scored <= c[k].max_scored);
+            fds_search_result_free(&res[0]);
+            fds_search_result_free(&res[1]);
+        }
+        fds_sidx_close(s);
     }
-    fds_sidx_close(s);
-
-    w = fds_sidx_writer_create(m);
-    for (uint32_t i = 0; i < 400; i++)
-        ASSERT(add_doc(w, i, i == 301 ? "{\"msg\":[\"r q\",\"q q q q q q\"]}"
-                             : i % 4 ? "{\"msg\":\"a b c z\"}"
-                                     : "{\"msg\":\"q q q q q q\"}", &err) == 0);
-    s = write_open(w);
-    f = s ? fds__sidx_field(s, "msg", 3) : NULL;
-    ASSERT(f && !(f->flags & FDS_SIDX_F_SINGLE));
-    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"r q\"}}", 20, res);
-    if (s) {
-        ASSERT(res[0].hits[0].doc == 301 && res[0].hits[1].doc == 0);
-        fds_search_result_free(&res[0]);
-        fds_search_result_free(&res[1]);
-    }
-    fds_sidx_close(s);
-
-    /* a value given to the multi-field itself ("msg.keyword", as a copy_to
-     * into it would): doc 129's keyword holds "b c" and "a", its ordinal is
-     * doc 0's, and its text is not -- no memo in such a segment */
-    w = fds_sidx_writer_create(m);
-    for (uint32_t i = 0; i < 130; i++)
-        ASSERT(add_doc(w, i, i == 0 ? "{\"msg\":\"a\"}"
-                             : i < 129 ? "{\"msg\":\"z\"}"
-                                       : "{\"msg\":\"b c\",\"msg.keyword\":\"a\"}",
-                       &err) == 0);
-    s = write_open(w);
-    f = s ? fds__sidx_field(s, "msg", 3) : NULL;
-    ASSERT(f && !(f->flags & FDS_SIDX_F_SINGLE));
-    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"a b c\"}}", 1, res);
-    if (s) {
-        ASSERT(res[0].hits[0].doc == 129);
-        fds_search_result_free(&res[0]);
-        fds_search_result_free(&res[1]);
-    }
-    fds_sidx_close(s);
     fds_mapping_free(m);
 }
 
