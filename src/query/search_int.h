@@ -98,8 +98,6 @@ typedef struct term_it {
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
-    uint32_t sc_blk;     /* block + 1 whose scores sc holds (0: none) */
-    float sc[FDS_POSTINGS_BLOCK]; /* MaxScore probes: score per posting */
 } term_it;
 
 static inline void fds__it_free(it *i)

@@ -1772,18 +1772,6 @@ static inline void slice_publish(const heap *hp, fds__slice_th *sh, int me)
     atomic_store_explicit(&sh->th[me], b, memory_order_relaxed);
 }
 
-/* The scores of the postings of t's decoded block into t->sc (once per
- * block). */
-static void block_scores(term_it *t)
-{
-    if (t->sc_blk == t->blk + 1)
-        return;
-    const uint8_t *norms = t->norms;
-    for (uint32_t j = 0; j < t->n; j++)
-        t->sc[j] = term_score_fast(t, t->tfs[j], norms ? norms[t->docs[j]] : 1);
-    t->sc_blk = t->blk + 1;
-}
-
 /* Candidates per posting of a term in the window below which probe_term
  * seeks each candidate instead of merging the two lists. */
 #define PROBE_MERGE_MIN_DENSITY 8u
@@ -1793,9 +1781,9 @@ static void block_scores(term_it *t)
  * matches: cs[i] += its score at doc lo + cw[i] (cw ascending, n of them).
  * When the candidates are dense among t's postings (the common case on a
  * whole url: the candidates of `d9` mostly hold `d8`), the two lists are
- * merged with branch-free steps and scores taken from the block's score
- * array (a match adds its score, a miss adds 0, which leaves a float
- * unchanged); otherwise each candidate seeks.  Returns the postings
+ * merged with branch-free steps that list the matches, and only the
+ * matches are scored (most candidates miss: scoring the whole block cost
+ * more than the merge); otherwise each candidate seeks.  Returns the postings
  * scored.
  */
 static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
@@ -1821,31 +1809,35 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
         return hits;
     }
     size_t i = 0;
+    const uint8_t *norms = t->norms;
     while (i < n) {
         uint32_t d = lo + cw[i];
         if (t->b.doc < d)
             term_seek(t, d);
         if (t->b.doc == NO_MORE)
             break;
-        block_scores(t);
-        const uint32_t *pd = t->docs;
+        const uint32_t *pd = t->docs, *tfs = t->tfs;
         uint32_t j = t->i, m = t->n;
-        const uint32_t *tfs = t->tfs;
-        while (ct && i < n && j < m) {
+        /* the matches, (candidate, posting) pairs: j moves on every match,
+         * so a block has at most m <= FDS_POSTINGS_BLOCK of them */
+        uint16_t mi[FDS_POSTINGS_BLOCK], mj[FDS_POSTINGS_BLOCK];
+        size_t h = 0;
+        while (i < n && j < m) {
             uint32_t a = lo + cw[i], b = pd[j];
-            cs[i] += a == b ? t->sc[j] : 0.0f;
-            ct[i] += a == b ? tfs[j] : 0;
-            hits += a == b;
+            mi[h & (FDS_POSTINGS_BLOCK - 1)] = (uint16_t)i;
+            mj[h & (FDS_POSTINGS_BLOCK - 1)] = (uint16_t)j;
+            h += a == b;
             i += a <= b;
             j += b <= a;
         }
-        while (!ct && i < n && j < m) {
-            uint32_t a = lo + cw[i], b = pd[j];
-            cs[i] += a == b ? t->sc[j] : 0.0f;
-            hits += a == b;
-            i += a <= b;
-            j += b <= a;
+        /* scores of the matches only: most candidates miss */
+        for (size_t q = 0; q < h; q++) {
+            uint32_t pj = mj[q];
+            cs[mi[q]] += term_score_fast(t, tfs[pj], norms ? norms[pd[pj]] : 1);
+            if (ct)
+                ct[mi[q]] += tfs[pj];
         }
+        hits += h;
         if (j < m) { /* the candidates ran out inside the block */
             t->i = j;
             t->b.doc = pd[j];
