@@ -35,7 +35,9 @@
  * score strictly above the current k-th score.  A disjunction sums a doc's
  * term scores in one order (weight per posting descending) in both passes, so a page
  * does not depend on how far hits were counted; bounds compared with the
- * k-th score carry the float summation slack (BOUND_SLACK).
+ * k-th score carry the float summation slack (BOUND_SLACK), but for the
+ * per-norm bound summed as floats in that same order (norm_chain), which
+ * is exact and rules out docs that tie the k-th score.
  */
 #include <math.h>
 #include <stdio.h>
@@ -1423,6 +1425,8 @@ typedef struct norm_lims {
     const uint8_t *norms; /* the terms' one norms column; NULL: not used */
     size_t nt;
     double *suf;          /* [256][nt + 1]: sum of the bounds of ts[k..] */
+    float *uf;            /* [256][nt]: ts[k]'s bound, the float a doc of
+                             the norm adds at most (with suf's row) */
     double *lim;          /* [nt][256]: limits as probe_limits', for th[] */
     float th[256];        /* the k-th score lim's column is for (NAN: none) */
     uint64_t have[4];     /* bit n set: suf's row n is filled */
@@ -1449,9 +1453,11 @@ static void norm_lims_free(norm_lims *n)
     free(n->bud);
     free(n->mg);
     free(n->suf);
+    free(n->uf);
     n->bud = NULL;
     n->mg = NULL;
     n->suf = NULL;
+    n->uf = NULL;
 }
 
 /* The most tokens a doc of norm byte nb has: norm_encode rounds down
@@ -1473,8 +1479,11 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
         if (!ts[k]->norms || ts[k]->norms != ts[0]->norms)
             return 0;
     n->suf = malloc(256 * (2 * nt + 1) * sizeof *n->suf);
-    if (!n->suf)
+    n->uf = malloc(256 * nt * sizeof *n->uf);
+    if (!n->suf || !n->uf) {
+        norm_lims_free(n);
         return FDS_ENOMEM;
+    }
     n->lim = n->suf + 256 * (nt + 1);
     n->norms = ts[0]->norms;
     n->nt = nt;
@@ -1597,16 +1606,44 @@ static const double *norm_suf(norm_lims *n, term_it **ts, uint8_t nb)
 {
     size_t nt = n->nt;
     double *suf = n->suf + (size_t)nb * (nt + 1);
+    float *uf = n->uf + (size_t)nb * nt;
     if (!((n->have[nb >> 6] >> (nb & 63)) & 1)) {
         suf[nt] = 0;
         for (size_t k = nt; k-- > 0;) {
             term_ub(ts[k]); /* fills tfmax */
-            suf[k] = suf[k + 1] + fds__term_score_tf(ts[k]->b.c,
-                                                     ts[k]->tfmax, nb);
+            float u = fds__term_score_tf(ts[k]->b.c, ts[k]->tfmax, nb);
+            uf[k] = u > 0 ? u : 0; /* a term not matched adds nothing */
+            suf[k] = suf[k + 1] + uf[k];
         }
         n->have[nb >> 6] |= 1ull << (nb & 63);
     }
     return suf;
+}
+
+/*
+ * The most a doc of norm byte nb (norm_suf's row filled) can score when
+ * its float sum over ts[..k) is s: s plus each term's bound uf, added as
+ * floats in the order a doc's score is summed.  IEEE addition rounds
+ * monotonically (a <= a', b <= b' gives fl(a + b) <= fl(a' + b')), so
+ * this bounds the doc's own float sum exactly, with no BOUND_SLACK: a doc
+ * that ties the k-th score at its norm -- a long url repeated thousands
+ * of times, whose copies have no keyword ordinal for the value memo -- is
+ * ruled out without probing the terms it has left.  O(nt - k): only for
+ * bounds the slack leaves in doubt (chain_doubt).
+ */
+static float norm_chain(const norm_lims *n, uint8_t nb, size_t k, float s)
+{
+    const float *uf = n->uf + (size_t)nb * n->nt;
+    for (size_t j = k; j < n->nt; j++)
+        s += uf[j];
+    return s;
+}
+
+/* Is the double bound b of a sum of m floats within its slack of th, so
+ * that norm_chain may rule out what BOUND_SLACK(m) keeps? */
+static inline bool chain_doubt(double b, size_t m, float th)
+{
+    return b <= (double)th * BOUND_SLACK(m);
 }
 
 /* Sum of the r largest of v[0..n) (r < n; v is reordered): Hoare's
@@ -1684,7 +1721,8 @@ static float gate_fill(norm_gate *g, uint8_t nb)
     float f = (float)b;
     if ((double)f < b)
         f = nextafterf(f, INFINITY);
-    return g->val[nb] = f;
+    float c = norm_chain(n, nb, 0, 0.0f); /* exact, once per norm */
+    return g->val[nb] = c < f ? c : f;
 }
 
 /*
@@ -1731,7 +1769,9 @@ static size_t norm_essential(norm_gate *g, float th)
             double b = suf[k - 1];
             if (br && len < n->rcap && br[(k - 1) * bw + len] < b)
                 b = br[(k - 1) * bw + len];
-            if (b * BOUND_SLACK(nt - k + 1) > (double)th)
+            if (b * BOUND_SLACK(nt - k + 1) > (double)th &&
+                !(chain_doubt(suf[k - 1], nt - k + 1, th) &&
+                  norm_chain(n, (uint8_t)nb, k - 1, 0.0f) <= th))
                 break;
             k--;
         }
@@ -2192,6 +2232,10 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                     out = r < nl.rcap &&
                           (sc + br[k * nl.bw[cn[i]] + r]) * slack <= (double)th;
                 }
+                if (!out && ln &&
+                    chain_doubt(sc + nl.suf[(size_t)cn[i] * (nt + 1) + k],
+                                nt - k, th))
+                    out = norm_chain(&nl, cn[i], k, cs[i]) <= th;
                 if (out) { /* and so is every doc of its value */
                     if (memo.kf)
                         memo_put(&memo, memo.co[i], -INFINITY);

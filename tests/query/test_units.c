@@ -942,6 +942,42 @@ static void test_value_memo(void)
     fds_mapping_free(m);
 }
 
+/* Ten 28-letter words: past ignore_above (256) together, so the keyword
+ * multi-field has no ordinal for the whole value and the memo is off. */
+#define TIE_W(c) #c "aaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define TIE_ALL TIE_W(a) " " TIE_W(b) " " TIE_W(c) " " TIE_W(d) " " \
+    TIE_W(e) " " TIE_W(f) " " TIE_W(g) " " TIE_W(h) " " TIE_W(i) " " TIE_W(j)
+
+/* Every third doc the whole ten words, the others two or three of them. */
+static const char *tie_doc(uint32_t i)
+{
+    return i % 3 == 0 ? "{\"msg\":\"" TIE_ALL "\"}"
+           : i % 3 == 1 ? "{\"msg\":\"" TIE_W(a) " " TIE_W(b) "\"}"
+                        : "{\"msg\":\"" TIE_W(c) " " TIE_W(d) " " TIE_W(e) "\"}";
+}
+
+/* 2,000 copies of a long value tie the page's 10 (the first copies): the
+ * float bound of their norm, summed term by term in the order a score is
+ * (norm_chain), is their score, so the norm is ruled out and the copies
+ * past the page are not probed -- 642 postings scored, 20,212 with the
+ * double bound and its slack alone, which cannot tell a tie from a win. */
+static void test_tie_chain(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx *s = segment_of(m, 6000, tie_doc);
+    fds_search_result res[2];
+    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"" TIE_ALL "\"}}",
+                10, res);
+    if (s) {
+        ASSERT(res[0].nhits == 10 && res[0].hits[9].doc == 27);
+        ASSERT(res[0].postings_scored <= 2000);
+        fds_search_result_free(&res[0]);
+        fds_search_result_free(&res[1]);
+    }
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
 /* Golden check of the .sidx format: the same documents must give the same
  * bytes.  A deliberate format change bumps FDS_SIDX_VERSION (or, for an
  * addition older readers ignore, such as FDS_SIDX_F_SINGLE, documents it
@@ -1298,6 +1334,7 @@ int main(void)
     test_fronts();
     test_budget_split();
     test_value_memo();
+    test_tie_chain();
     test_empty();
     test_analyzer();
     test_postings();
