@@ -807,12 +807,10 @@ size_t fds__sidx_impacts(const uint32_t *tfs, const uint8_t *nbs, unsigned n,
         }
     if (m <= 1)
         return 0;
-    unsigned group = (m + FDS_SIDX_IMPACTS_MAX - 1) / FDS_SIDX_IMPACTS_MAX;
     size_t o = 0;
-    for (unsigned g = 0; g < m; g += group) {
-        unsigned last = g + group < m ? g + group - 1 : m - 1;
+    for (unsigned g = 0; g < m; g++) {
         out[o++] = pn[g];
-        o += fds__varint_put(out + o, pt[last]);
+        o += fds__varint_put(out + o, pt[g]);
     }
     return o;
 }
