@@ -2030,6 +2030,129 @@ static void memo_put(ord_memo *m, uint32_t o, float v)
 }
 
 /*
+ * The least frequencies at which a lone term beats a k-th score, per norm
+ * byte: a block's (norm, tf) impact pair is competitive when its tf is at
+ * least need[norm].  BM25 is nondecreasing in tf (each float operation
+ * rounds monotonically), so a binary search over [1, tfmax] finds it with
+ * the very floats a doc's score is; filled lazily, and anew when the k-th
+ * score rises (a few dozen times on a frequent term).  Deciding a block
+ * is then integer compares, no division per pair.
+ */
+typedef struct tf_need {
+    float th;             /* the k-th score need is for */
+    uint64_t have[4];     /* bit n set: need[n] filled */
+    uint32_t need[256];   /* UINT32_MAX: no tf of the term is enough */
+} tf_need;
+
+static uint32_t need_fill(tf_need *nd, term_it *t, uint8_t nb)
+{
+    uint32_t lo = 1, hi = t->tfmax ? t->tfmax : 1;
+    if (!(fds__term_score_tf(t->b.c, hi, nb) > nd->th)) {
+        lo = UINT32_MAX;
+    } else {
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (fds__term_score_tf(t->b.c, mid, nb) > nd->th)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+    }
+    nd->have[nb >> 6] |= 1ull << (nb & 63);
+    return nd->need[nb] = lo;
+}
+
+static inline uint32_t need_at(tf_need *nd, term_it *t, uint8_t nb)
+{
+    if (__builtin_expect((nd->have[nb >> 6] >> (nb & 63)) & 1, 1))
+        return nd->need[nb];
+    return need_fill(nd, t, nb);
+}
+
+/* Can a doc of block b of t beat nd->th?  By (max tf, min norm) first,
+ * then by the block's impacts (sidx_format.h), which are exact. */
+static bool block_competitive(term_it *t, uint32_t b, tf_need *nd)
+{
+    const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    if (fds__get_u32(sk + 8) < need_at(nd, t, sk[12]))
+        return false;
+    uint32_t ilen = fds__skip_ilen(sk);
+    const uint8_t *p = fds__skip_impacts(&t->t, sk), *end = p + ilen;
+    while (p < end) {
+        uint8_t nb = *p++;
+        uint32_t tf;
+        if (p < end && *p < 0x80) { /* a one-byte tf, the common case */
+            tf = *p++;
+        } else {
+            size_t k = fds__varint_get(p, end, &tf);
+            if (!k)
+                return true; /* damaged impacts: decode and see */
+            p += k;
+        }
+        if (tf >= need_at(nd, t, nb))
+            return true;
+    }
+    return ilen == 0; /* none: (max tf, min norm) is the block's pair */
+}
+
+/*
+ * Top-k of a lone term over docs [from, to): block by block, passing over
+ * every block whose impacts cannot beat the k-th score (tf_need), without
+ * the MaxScore windows (one term has no other to probe).  On `match
+ * url:D8` at 10M docs the pass reads 11,000 skip entries and decodes a few
+ * dozen blocks.  The scores are term_score_fast's, as in every other
+ * pass.  Stops once the k-th score reaches the term's bound.  0.
+ */
+static int run_one_term(exec *x, unsigned si, term_it *t, heap *hp,
+                        uint32_t from, uint32_t to, fds__slice_th *sh,
+                        int me)
+{
+    const fds_search_segment *sg = &x->segs[si];
+    uint32_t end = to < t->max_doc ? to : t->max_doc;
+    if (t->b.doc < from)
+        t->b.advance(&t->b, from);
+    if (t->b.doc >= end)
+        return 0;
+    float ub = term_ub(t); /* fills tfmax */
+    tf_need nd = {.th = NAN};
+    const uint8_t *norms = t->norms;
+    uint32_t b = t->blk, j = t->i; /* the cursor's block is decoded */
+    for (uint32_t seen = 0; b < t->t.nblocks; b++, j = 0, seen++) {
+        if (b != t->blk && skip_last(t, b - 1) + 1 >= end)
+            break; /* the block starts past the range */
+        if (seen % 64 == 63 && fds__past_deadline(x))
+            break;
+        float th = slice_theta(hp, sh, me);
+        if (th >= ub)
+            break; /* the page is final */
+        if (th > -INFINITY) {
+            if (!(nd.th == th)) {
+                nd.th = th;
+                memset(nd.have, 0, sizeof nd.have);
+            }
+            if (!block_competitive(t, b, &nd))
+                continue;
+        }
+        if (b != t->blk && decode_block(t, b))
+            return 0; /* damaged: x->corrupt is set */
+        uint32_t n = t->n, scored = 0;
+        for (; j < n && t->docs[j] < end; j++) {
+            uint32_t d = t->docs[j];
+            if (!fds__is_live(sg, d))
+                continue;
+            float s = term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
+            scored++;
+            offer(hp, si, d, s, &th);
+        }
+        x->scored += scored;
+        slice_publish(hp, sh, me);
+        if (j < n)
+            break; /* the range ends in this block */
+    }
+    return 0;
+}
+
+/*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
  * window-local bounds from the block impacts).  Per window of docs from
@@ -2059,6 +2182,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                       heap *hp, uint32_t from, uint32_t to,
                       fds__slice_th *sh, int me)
 {
+    if (nt == 1)
+        return run_one_term(x, si, ts[0], hp, from, to, sh, me);
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];

@@ -989,6 +989,35 @@ static void test_tie_chain(void)
     fds_mapping_free(m);
 }
 
+/* Docs 0-9 "a a a"; then "a" and a long doc holding a 3 times, in turn. */
+static const char *lone_doc(uint32_t i)
+{
+    return i < 10 ? "{\"msg\":\"a a a\"}"
+           : i % 2 ? "{\"msg\":\"a\"}"
+                   : "{\"msg\":\"a a a b c d e f g h i j k l m n o p\"}";
+}
+
+/* A lone term's page is its first ten docs, and every later block is
+ * passed over undecoded: their (max tf, min norm) pair, tf 3 at one token,
+ * would beat the page, but their impacts (tf 1 at one token, tf 3 at 18)
+ * do not (run_one_term, block_competitive).  128 postings scored of
+ * 20,000. */
+static void test_lone_term(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx *s = segment_of(m, 20000, lone_doc);
+    fds_search_result res[2];
+    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"a\"}}", 10, res);
+    if (s) {
+        ASSERT(res[0].nhits == 10 && res[0].hits[9].doc == 9);
+        ASSERT(res[0].postings_scored <= 128);
+        fds_search_result_free(&res[0]);
+        fds_search_result_free(&res[1]);
+    }
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
 /* Golden check of the .sidx format: the same documents must give the same
  * bytes.  A deliberate format change bumps FDS_SIDX_VERSION (or, for an
  * addition older readers ignore, such as FDS_SIDX_F_SINGLE, documents it
@@ -1346,6 +1375,7 @@ int main(void)
     test_budget_split();
     test_value_memo();
     test_tie_chain();
+    test_lone_term();
     test_empty();
     test_analyzer();
     test_postings();
