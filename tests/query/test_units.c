@@ -967,28 +967,6 @@ static const char *tie_doc(uint32_t i)
                         : "{\"msg\":\"" TIE_W(c) " " TIE_W(d) " " TIE_W(e) "\"}";
 }
 
-/* 2,000 copies of a long value tie the page's 10 (the first copies): the
- * float bound of their norm, summed term by term in the order a score is
- * (norm_chain), is their score, so the norm is ruled out and the copies
- * past the page are not probed -- 642 postings scored, 20,212 with the
- * double bound and its slack alone, which cannot tell a tie from a win. */
-static void test_tie_chain(void)
-{
-    fds_mapping *m = fds_mapping_create();
-    fds_sidx *s = segment_of(m, 6000, tie_doc);
-    fds_search_result res[2];
-    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"" TIE_ALL "\"}}",
-                10, res);
-    if (s) {
-        ASSERT(res[0].nhits == 10 && res[0].hits[9].doc == 27);
-        ASSERT(res[0].postings_scored <= 2000);
-        fds_search_result_free(&res[0]);
-        fds_search_result_free(&res[1]);
-    }
-    fds_sidx_close(s);
-    fds_mapping_free(m);
-}
-
 /* Docs 0-9 "a a a"; then "a" and a long doc holding a 3 times, in turn. */
 static const char *lone_doc(uint32_t i)
 {
@@ -997,24 +975,46 @@ static const char *lone_doc(uint32_t i)
                    : "{\"msg\":\"a a a b c d e f g h i j k l m n o p\"}";
 }
 
-/* A lone term's page is its first ten docs, and every later block is
- * passed over undecoded: their (max tf, min norm) pair, tf 3 at one token,
- * would beat the page, but their impacts (tf 1 at one token, tf 3 at 18)
- * do not (run_one_term, block_competitive).  128 postings scored of
- * 20,000. */
-static void test_lone_term(void)
+/* Pages whose bounds must rule out almost every doc, each the exhaustive
+ * page to the bit (pages_agree), its last hit the doc given, and no more
+ * postings scored than given:
+ * - 2,000 copies of a long value tie the page's 10 (the first copies):
+ *   the float bound of their norm, summed term by term in the order a
+ *   score is (norm_chain), is their score, so the norm is ruled out and
+ *   the copies past the page are not probed -- 642 postings scored,
+ *   20,212 with the double bound and its slack alone, which cannot tell a
+ *   tie from a win;
+ * - a lone term's page is its first ten docs, and every later block is
+ *   passed over undecoded: their (max tf, min norm) pair, tf 3 at one
+ *   token, would beat the page, but their impacts (tf 1 at one token, tf
+ *   3 at 18) do not (run_one_term, block_competitive) -- 128 postings
+ *   scored of 20,000. */
+static void test_pruned_pages(void)
 {
+    static const struct {
+        const char *(*doc_of)(uint32_t);
+        uint32_t n;
+        const char *q;
+        uint32_t last;       /* the page's 10th hit */
+        uint64_t max_scored; /* postings scored without counting, at most */
+    } c[] = {
+        {tie_doc, 6000,
+         "{\"query\":{\"match\":{\"msg\":\"" TIE_ALL "\"}}", 27, 2000},
+        {lone_doc, 20000, "{\"query\":{\"match\":{\"msg\":\"a\"}}", 9, 128},
+    };
     fds_mapping *m = fds_mapping_create();
-    fds_sidx *s = segment_of(m, 20000, lone_doc);
-    fds_search_result res[2];
-    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"a\"}}", 10, res);
-    if (s) {
-        ASSERT(res[0].nhits == 10 && res[0].hits[9].doc == 9);
-        ASSERT(res[0].postings_scored <= 128);
-        fds_search_result_free(&res[0]);
-        fds_search_result_free(&res[1]);
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        fds_sidx *s = segment_of(m, c[k].n, c[k].doc_of);
+        fds_search_result res[2];
+        pages_agree(m, s, c[k].q, 10, res);
+        if (s) {
+            ASSERT(res[0].nhits == 10 && res[0].hits[9].doc == c[k].last);
+            ASSERT(res[0].postings_scored <= c[k].max_scored);
+            fds_search_result_free(&res[0]);
+            fds_search_result_free(&res[1]);
+        }
+        fds_sidx_close(s);
     }
-    fds_sidx_close(s);
     fds_mapping_free(m);
 }
 
@@ -1374,8 +1374,7 @@ int main(void)
     test_fronts();
     test_budget_split();
     test_value_memo();
-    test_tie_chain();
-    test_lone_term();
+    test_pruned_pages();
     test_empty();
     test_analyzer();
     test_postings();
