@@ -86,6 +86,7 @@ typedef struct term_it {
     it b;
     fds_sterm t;
     const uint8_t *norms;
+    const uint64_t *norm_seen; /* the field's norm bytes docs have */
     uint32_t max_doc;
     uint32_t blk, n, i;  /* decoded block, its size, position */
     uint32_t wblk;       /* MaxScore: no block before it overlaps a window

@@ -949,6 +949,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         t->t = st;
         fds__sterm_inline(&t->t, f->norms, t->skip1, t->blk1);
         t->norms = f->norms;
+        t->norm_seen = f->norm_seen;
         t->max_doc = max_doc;
         t->blk = NO_MORE;
         t->b.advance = fds__term_adv;
@@ -1423,6 +1424,7 @@ static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
  * score. */
 typedef struct norm_lims {
     const uint8_t *norms; /* the terms' one norms column; NULL: not used */
+    const uint64_t *seen; /* its norm bytes that docs have */
     size_t nt;
     double *suf;          /* [256][nt + 1]: sum of the bounds of ts[k..] */
     float *uf;            /* [256][nt]: ts[k]'s bound, the float a doc of
@@ -1486,6 +1488,7 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     }
     n->lim = n->suf + 256 * (nt + 1);
     n->norms = ts[0]->norms;
+    n->seen = ts[0]->norm_seen;
     n->nt = nt;
     for (int i = 0; i < 256; i++)
         n->th[i] = NAN;
@@ -1752,6 +1755,8 @@ static size_t norm_essential(norm_gate *g, float th)
         for (int nb = 0; nb < 256; nb++)
             g->ek[nb] = nt;
     for (int nb = 0; nb < 256 && e < nt; nb++) {
+        if (n->seen && !((n->seen[nb >> 6] >> (nb & 63)) & 1))
+            continue; /* no doc of the segment has it */
         float v = g->val[nb];
         if (isnan(v))
             v = gate_fill(g, (uint8_t)nb);

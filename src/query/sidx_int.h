@@ -43,6 +43,7 @@ typedef struct fds_sfield {
     unsigned wentry;
     const uint8_t *tbytes;
     const uint8_t *norms;   /* NULL without norms */
+    uint64_t norm_seen[4];  /* bit n set: some doc has norm byte n */
     const uint8_t *present; /* bitset */
     const uint8_t *col;     /* column after the bitset, NULL for text */
     /* numeric columns: min and max value per FDS_DV_BLOCK docs (NaN when no

@@ -202,6 +202,8 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
         if (!in_file(body, norms_off, md))
             return corrupt(err, path, "norms out of bounds");
         f->norms = m + norms_off;
+        for (uint64_t i = 0; i < md; i++) /* the norms docs have */
+            f->norm_seen[f->norms[i] >> 6] |= 1ull << (f->norms[i] & 63);
     }
     f->ord_bits = d[14];
     if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))

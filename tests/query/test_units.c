@@ -702,6 +702,13 @@ static void test_impacts(void)
         const uint8_t *sk = t.skip, *imp = fds__skip_impacts(&t, sk);
         uint8_t short_nb = f->norms[1], long_nb = f->norms[0];
         ASSERT(short_nb < long_nb);
+        /* the field's norm bytes that docs have: these two alone */
+        unsigned seen = 0;
+        for (int w = 0; w < 4; w++)
+            seen += (unsigned)__builtin_popcountll(f->norm_seen[w]);
+        ASSERT_EQ_U(seen, 2u);
+        ASSERT((f->norm_seen[short_nb >> 6] >> (short_nb & 63)) & 1);
+        ASSERT((f->norm_seen[long_nb >> 6] >> (long_nb & 63)) & 1);
         ASSERT_EQ_U(fds__skip_ilen(sk), 4u);
         ASSERT(imp[0] == short_nb && imp[1] == 1 && imp[2] == long_nb && imp[3] == 3);
         ASSERT(fds__get_u32(sk + 8) == 3 && sk[12] == short_nb);
