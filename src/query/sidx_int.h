@@ -18,10 +18,19 @@ typedef struct fds_spair {
 } fds_spair;
 
 /* A term's frontier: its pairs pairs[off .. off + n) of its field, in
- * increasing norm (and frequency) order. */
+ * increasing norm (and frequency) order; and its groups of
+ * FDS_SGROUP_BLOCKS blocks: group g's frontier is the field's
+ * gpairs[gidx[goff + g] .. gidx[goff + g + 1]). */
 typedef struct fds_sfront {
     uint32_t ord, off, n;
+    uint32_t goff;
 } fds_sfront;
+
+/* Blocks per group of a term's group frontiers: the frontier of the
+ * impacts of all its blocks (Lucene keeps such a second level of impacts
+ * every 32 blocks too, Lucene90SkipWriter), so that a lone term's pass
+ * passes over 32 blocks that cannot beat the k-th score at once. */
+#define FDS_SGROUP_BLOCKS 32u
 
 /* Terms of at least this many blocks have their frontier computed when
  * the file is opened (a BM25 bound of all their blocks then costs a few
@@ -60,6 +69,10 @@ typedef struct fds_sfield {
     fds_sfront *fronts;
     uint32_t nfronts;
     fds_spair *pairs;
+    /* the group frontiers of those terms (fds_sfront), from the impacts of
+     * their blocks, computed at open; NULL when none */
+    uint32_t *gidx;
+    fds_spair *gpairs;
 } fds_sfield;
 
 #define FDS_DV_BLOCK 1024u
@@ -70,6 +83,10 @@ typedef struct fds_sterm {
      * over all its blocks is the best over these pairs */
     const fds_spair *front;
     uint32_t nfront;
+    /* with the frontier: group g's frontier (FDS_SGROUP_BLOCKS blocks) is
+     * gpairs[grp[g] .. grp[g + 1]); NULL when not computed */
+    const uint32_t *grp;
+    const fds_spair *gpairs;
     uint32_t one_doc, one_tf; /* df == 1: the posting (skip, data NULL) */
     const uint8_t *skip;  /* nblocks x 16 bytes */
     const uint8_t *data;  /* blocks */

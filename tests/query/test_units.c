@@ -982,6 +982,34 @@ static const char *lone_doc(uint32_t i)
                    : "{\"msg\":\"a a a b c d e f g h i j k l m n o p\"}";
 }
 
+/* The group frontiers open computes for a term of 157 blocks (lone_doc's
+ * "a"): group 0 (docs 0-4,095) has (1 token, tf 1) and (3 tokens, tf 3),
+ * which dominates (18 tokens, tf 3); group 1 has no 3-token doc, so
+ * (18 tokens, tf 3) is on its frontier.  From the blocks' (max tf, min
+ * norm) alone both would be the one pair (1 token, tf 3). */
+static void test_group_fronts(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx *s = segment_of(m, 20000, lone_doc);
+    const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
+    fds_sterm t;
+    ASSERT(f && fds__sidx_term(s, f, "a", 1, &t) == 0);
+    if (f && t.grp) {
+        uint8_t n1 = f->norms[11], n3 = f->norms[0], n18 = f->norms[10];
+        ASSERT(n1 < n3 && n3 < n18);
+        ASSERT_EQ_U(t.grp[1] - t.grp[0], 2u);
+        ASSERT(t.gpairs[t.grp[0]].norm == n1 && t.gpairs[t.grp[0]].tf == 1);
+        ASSERT(t.gpairs[t.grp[0] + 1].norm == n3 &&
+               t.gpairs[t.grp[0] + 1].tf == 3);
+        ASSERT_EQ_U(t.grp[2] - t.grp[1], 2u);
+        ASSERT(t.gpairs[t.grp[1] + 1].norm == n18 &&
+               t.gpairs[t.grp[1] + 1].tf == 3);
+    }
+    ASSERT(!f || t.grp); /* 157 blocks: it has them */
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
 /* Pages whose bounds must rule out almost every doc, each the exhaustive
  * page to the bit (pages_agree), its last hit the doc given, and no more
  * postings scored than given:
@@ -998,6 +1026,7 @@ static const char *lone_doc(uint32_t i)
  *   scored of 20,000. */
 static void test_pruned_pages(void)
 {
+    test_group_fronts();
     static const struct {
         const char *(*doc_of)(uint32_t);
         uint32_t n;
