@@ -2165,11 +2165,13 @@ static int run_one_term(exec *x, unsigned si, term_it *t, heap *hp,
             float s = term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
             scored++;
             offer(hp, si, d, s, &th);
+            if (th >= ub)
+                break; /* the page is final */
         }
         x->scored += scored;
         slice_publish(hp, sh, me);
         if (j < n)
-            break; /* the range ends in this block */
+            break; /* the range ends in this block, or the page is final */
     }
     return 0;
 }
