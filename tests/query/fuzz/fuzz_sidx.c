@@ -24,6 +24,9 @@ static fds_mapping *g_map;
 
 static const char *g_queries[] = {
     "{\"query\":{\"match\":{\"url\":\"image filter m\"}},\"size\":5}",
+    /* one term: the lone-term pass over block and group impacts */
+    "{\"query\":{\"match\":{\"url\":\"filter\"}},\"size\":3,"
+    "\"track_total_hits\":false}",
     "{\"query\":{\"term\":{\"method.keyword\":\"GET\"}},\"track_total_hits\":true}",
     "{\"query\":{\"bool\":{\"must\":[{\"match\":{\"method\":\"get\"}}],"
     "\"filter\":[{\"range\":{\"status\":{\"gte\":200}}}]}},\"sort\":[{\"@timestamp\":\"desc\"}]}",
