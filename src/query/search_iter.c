@@ -427,6 +427,23 @@ static inline float term_score_fast(term_it *t, uint32_t tf, uint8_t norm)
     return t->tf1[norm];
 }
 
+/* Fill tf1 for every norm byte a doc of the field has (norm_seen; 1 for
+ * a field without norms), so that a term-at-a-time loop reads it without
+ * testing have1 per posting (score_tf1). */
+static void tf1_fill(term_it *t)
+{
+    for (unsigned nb = 0; nb < 256; nb++)
+        if (!t->norms ? nb == 1 : (t->norm_seen[nb >> 6] >> (nb & 63)) & 1)
+            (void)term_score_fast(t, 1, (uint8_t)nb);
+    t->tf1_all = true;
+}
+
+/* term_score_fast after tf1_fill: nb is a norm byte of a doc's. */
+static inline float score_tf1(const term_it *t, uint32_t tf, uint8_t nb)
+{
+    return tf == 1 ? t->tf1[nb] : fds__term_score_tf(t->b.c, tf, nb);
+}
+
 static float block_bound(const term_it *t, uint32_t b)
 {
     const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
@@ -1211,6 +1228,8 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
                       uint64_t *seen, float *acc, uint32_t *tok, bool score,
                       const lead_prune *prune, norm_gate *gate)
 {
+    if (score && !t->tf1_all)
+        tf1_fill(t);
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
             uint32_t nb = t->blk + 1;
@@ -1248,14 +1267,14 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
                 ruled++; /* the doc's length alone rules it out */
                 continue;
             }
-            acc[w] += term_score_fast(t, t->tfs[j], nb);
+            acc[w] += score_tf1(t, t->tfs[j], nb);
             seen[w >> 6] |= 1ull << (w & 63);
             if (tok)
                 tok[w] += t->tfs[j];
         }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j], w = d - lo;
-            acc[w] += term_score_fast(t, t->tfs[j], norms ? norms[d] : 1);
+            acc[w] += score_tf1(t, t->tfs[j], norms ? norms[d] : 1);
             seen[w >> 6] |= 1ull << (w & 63);
             if (tok)
                 tok[w] += t->tfs[j];
