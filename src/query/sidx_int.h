@@ -133,6 +133,21 @@ static inline uint32_t fds__skip_ilen(const uint8_t *sk)
     return sk[14] | (uint32_t)sk[15] << 8;
 }
 
+/* The next (norm byte, tf) pair of a block's impacts, from *p (advanced)
+ * up to end: 1 and the pair, 0 at the end, -1 when the pair does not
+ * decode (a damaged file: the caller falls back to the block's (max tf,
+ * min norm), which bounds it too). */
+static inline int fds__impact_next(const uint8_t **p, const uint8_t *end,
+                                   uint8_t *nb, uint32_t *tf)
+{
+    if (*p >= end)
+        return 0;
+    *nb = *(*p)++;
+    size_t k = fds__varint_get(*p, end, tf);
+    *p += k;
+    return k ? 1 : -1;
+}
+
 /* The impacts (fds__skip_ilen(sk) bytes) of the block of skip entry `sk` of
  * term t. */
 static inline const uint8_t *fds__skip_impacts(const fds_sterm *t,

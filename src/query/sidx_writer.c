@@ -795,24 +795,17 @@ size_t fds__sidx_impacts(const uint32_t *tfs, const uint8_t *nbs, unsigned n,
     for (unsigned i = 0; i < n; i++)
         if (tfs[i] > best[nbs[i]])
             best[nbs[i]] = tfs[i];
-    uint8_t pn[FDS_POSTINGS_BLOCK];
-    uint32_t pt[FDS_POSTINGS_BLOCK];
     unsigned m = 0;
     uint32_t top = 0;
+    size_t o = 0;
     for (unsigned nb = 0; nb < 256; nb++)
         if (best[nb] > top) {
             top = best[nb];
-            pn[m] = (uint8_t)nb;
-            pt[m++] = top;
+            out[o++] = (uint8_t)nb;
+            o += fds__varint_put(out + o, top);
+            m++;
         }
-    if (m <= 1)
-        return 0;
-    size_t o = 0;
-    for (unsigned g = 0; g < m; g++) {
-        out[o++] = pn[g];
-        o += fds__varint_put(out + o, pt[g]);
-    }
-    return o;
+    return m > 1 ? o : 0; /* one pair: (max tf, min norm) says it all */
 }
 
 /* Write postings of term t (docs from its varint buffer) into b. */

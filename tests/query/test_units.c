@@ -1026,7 +1026,6 @@ static void test_group_fronts(void)
  *   scored of 20,000. */
 static void test_pruned_pages(void)
 {
-    test_group_fronts();
     static const struct {
         const char *(*doc_of)(uint32_t);
         uint32_t n;
@@ -1410,6 +1409,7 @@ int main(void)
     test_fronts();
     test_budget_split();
     test_value_memo();
+    test_group_fronts();
     test_pruned_pages();
     test_empty();
     test_analyzer();
