@@ -173,7 +173,9 @@ static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
 {
     uint32_t max_doc = ts[0]->max_doc, mid = from + (max_doc - from) / 2;
     slice_run s = {.x = r->x, .si = si, .from = mid, .to = max_doc,
-                   .hp = {.cap = r->hp.cap, .req = r->hp.req}};
+                   .hp = {.cap = r->hp.cap, .req = r->hp.req,
+                          .floored = r->hp.floored,
+                          .floor = r->hp.floor}};
     s.x.no_stats = 1;
     s.x.scored = 0;
     it *iter = fds__build(&s.x, r->root, r->x.segs[si].sidx);

@@ -176,6 +176,12 @@ typedef struct heap {
     fds_hit *h;
     size_t n, cap;
     const fds_search_request *req;
+    /* with `floored`, a score the page's k-th score is known to reach (k
+     * live docs of the search score at least its next float up: the
+     * seeded k-th score of fds__count_disjunction), so a hit must beat it
+     * too; false: none */
+    bool floored;
+    float floor;
 } heap;
 
 
@@ -184,13 +190,15 @@ static inline bool fds__is_live(const fds_search_segment *s, uint32_t d)
     return !s->live || fds__bit(s->live, d);
 }
 
-/* The score a hit must beat to enter the page: -INFINITY while it has room,
- * INFINITY when there is no page at all (_count, size 0: nothing enters). */
+/* The score a hit must beat to enter the page: -INFINITY while it has room
+ * (or its floor, when it has one and that is higher), INFINITY when there
+ * is no page at all (_count, size 0: nothing enters). */
 static inline float fds__theta(const heap *hp)
 {
     if (!hp->cap)
         return INFINITY;
-    return hp->n < hp->cap ? -INFINITY : hp->h[0].score;
+    float th = hp->n < hp->cap ? -INFINITY : hp->h[0].score;
+    return hp->floored && hp->floor > th ? hp->floor : th;
 }
 
 

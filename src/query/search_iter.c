@@ -1964,18 +1964,34 @@ static void memo_free(ord_memo *m)
  * set) allow it: the field is single-valued in the segment and has a
  * keyword multi-field with an ordinal column there.  Off (kf NULL) when
  * not, or out of memory (the pass runs without it). */
-static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts)
+/* The keyword column whose ordinal decides the score of a doc over the
+ * terms ts[0..nt) (ord_memo's argument), NULL when there is none: the
+ * terms must share one text field's norms. */
+static const fds_sfield *ord_column(exec *x, unsigned si, term_it **ts,
+                                    size_t nt)
 {
-    memset(m, 0, sizeof *m);
+    for (size_t k = 0; k < nt; k++)
+        if (!ts[k]->norms || ts[k]->norms != ts[0]->norms)
+            return NULL;
     const fds_query *q = ts[0]->b.c->q;
     const fds_sidx *sx = x->segs[si].sidx;
     const fds_sfield *tf = fds__sidx_field(sx, q->field, q->field_len);
     if (!tf || !(tf->flags & FDS_SIDX_F_SINGLE) || !x->req->mapping)
-        return;
+        return NULL;
     const fds_mfield *k =
         fds__mapping_keyword_sub(x->req->mapping, q->field, q->field_len);
     const fds_sfield *kf = k ? fds__sidx_field(sx, k->path, k->path_len) : NULL;
     if (!kf || !(kf->flags & FDS_SIDX_F_ORDCOL) || !kf->ord_bits)
+        return NULL;
+    return kf;
+}
+
+static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
+                      size_t nt)
+{
+    memset(m, 0, sizeof *m);
+    const fds_sfield *kf = ord_column(x, si, ts, nt);
+    if (!kf)
         return;
     m->key = calloc(ORD_MEMO_FIRST, sizeof *m->key);
     m->val = malloc(ORD_MEMO_FIRST * sizeof *m->val);
@@ -2248,7 +2264,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     }
     ord_memo memo = {0};
     if (!rc && nl.norms)
-        memo_init(&memo, x, si, ts);
+        memo_init(&memo, x, si, ts, nt);
     if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct || rc) {
         memo_free(&memo);
         free(gate.gains);
@@ -2476,11 +2492,228 @@ bool fds__past_deadline(exec *x)
     return x->timed_out;
 }
 
+/*
+ * Threshold estimation before the first pass (Kane & Tompa, "Split-lists
+ * and initial thresholds for WAND-based search", SIGIR 2018).  MaxScore
+ * from an empty page scores the first docs of the frequent terms before
+ * the k-th score means anything; on a whole url (tens of terms: a few rare
+ * ones -- the product id, the words of its name -- and hex pairs in most
+ * docs, repeated in the query) pruning only bites near the final k-th
+ * score, which the url's own copies set.  So:
+ *   1. the postings of the rarest terms, at most SEED_MAX_POSTINGS (terms
+ *      taken in the order of ts, each while it fits), are merged in doc
+ *      order into per-doc partial sums;
+ *   2. live docs of one value are one group (ord_column: same terms, same
+ *      norm, the same score to the bit; the group's docs all hold the rare
+ *      terms, so all are among these postings); a doc without an ordinal
+ *      is a group of its own;
+ *   3. the SEED_FULL groups of the best partial sums are scored in full, a
+ *      doc of each, over every term (the copies of the url among them);
+ *   4. hp's floor becomes the float below the k-th best of those scores,
+ *      counting a group as its docs, and the partial sums of the others.
+ * Sound: a doc's sum over a subset of the terms, as floats in the order of
+ * ts, is at most its score (the other terms add scores >= 0 and IEEE
+ * addition rounds monotonically), and a full sum is the score itself (the
+ * same floats in the same order as run_taat and run_maxscore); so k live
+ * docs score at least the k-th best s, the page's k-th score is >= s, and
+ * a doc scoring below s cannot enter the page (one that ties s still may,
+ * by its doc id: hence the float below).  Only for pages of at most
+ * SEED_MAX_K hits and terms of finite, non-negative weights.  Costs at most
+ * SEED_MAX_POSTINGS postings and SEED_FULL * nt seeks; leaves every term
+ * unpositioned (blk NO_MORE) for the caller to advance from doc 0.
+ */
+#define SEED_MAX_POSTINGS 1024u
+#define SEED_MAX_K 128u
+#define SEED_MAX_SEEKS 512u
+
+typedef struct seed_group {
+    uint32_t doc;  /* its first live doc */
+    uint32_t ord;  /* its value's ordinal, FDS_SIDX_NO_ORD: none */
+    uint32_t n;    /* its live docs */
+    float s;       /* the partial sum, then the full score */
+} seed_group;
+
+/* Keep the cap best of a min-heap top[0..*nh) of floats with s. */
+static void top_push(float *top, size_t *nh, size_t cap, float s)
+{
+    size_t i;
+    if (*nh < cap) {
+        for (i = (*nh)++; i > 0 && top[(i - 1) / 2] > s; i = (i - 1) / 2)
+            top[i] = top[(i - 1) / 2];
+        top[i] = s;
+        return;
+    }
+    if (!(s > top[0]))
+        return;
+    for (i = 0;;) {
+        size_t c = 2 * i + 1;
+        if (c >= cap)
+            break;
+        if (c + 1 < cap && top[c + 1] < top[c])
+            c++;
+        if (!(top[c] < s))
+            break;
+        top[i] = top[c];
+        i = c;
+    }
+    top[i] = s;
+}
+
+static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
+                       heap *hp)
+{
+    bool all = false;
+    if (nt < 2 || !hp->cap || hp->cap > SEED_MAX_K)
+        return false;
+    uint64_t left = SEED_MAX_POSTINGS, total = 0;
+    for (size_t k = 0; k < nt; k++) {
+        float w = ts[k]->b.c->weight;
+        if (!(w >= 0) || isinf(w))
+            return false;
+        if (ts[k]->t.df <= left) {
+            left -= ts[k]->t.df;
+            total += ts[k]->t.df;
+        }
+    }
+    if (total < hp->cap)
+        return false; /* fewer docs than the page */
+    /* the selected terms: those 1. took, in the order of ts */
+    uint32_t *sel = malloc(nt * sizeof *sel);
+    seed_group *g = malloc(total * sizeof *g);
+    uint32_t *slot = calloc(2 * SEED_MAX_POSTINGS, sizeof *slot);
+    size_t ns = 0;
+    if (!sel || !g || !slot)
+        goto out;
+    left = SEED_MAX_POSTINGS;
+    for (size_t k = 0; k < nt; k++)
+        if (ts[k]->t.df <= left) {
+            left -= ts[k]->t.df;
+            sel[ns++] = (uint32_t)k;
+            ts[k]->b.advance(&ts[k]->b, 0);
+        }
+    const fds_search_segment *sg = &x->segs[si];
+    const fds_sfield *kf = ord_column(x, si, ts, nt);
+    size_t ng = 0;
+    uint64_t scored = 0;
+    for (;;) { /* 1, 2: at most `total` docs */
+        uint32_t d = NO_MORE;
+        for (size_t j = 0; j < ns; j++)
+            if (ts[sel[j]]->b.doc < d)
+                d = ts[sel[j]]->b.doc;
+        if (d == NO_MORE)
+            break;
+        float s = 0;
+        for (size_t j = 0; j < ns; j++) {
+            term_it *t = ts[sel[j]];
+            if (t->b.doc != d)
+                continue;
+            s += term_score_fast(t, t->tfs[t->i], t->norms ? t->norms[d] : 1);
+            scored++;
+            fds__term_adv(&t->b, d + 1);
+        }
+        if (!fds__is_live(sg, d))
+            continue;
+        uint32_t o = kf ? fds__col_ord(kf, d) : FDS_SIDX_NO_ORD;
+        if (o != FDS_SIDX_NO_ORD) { /* slot: group index + 1, 0 = empty */
+            uint32_t h = (o * 2654435761u) & (2 * SEED_MAX_POSTINGS - 1);
+            while (slot[h] && g[slot[h] - 1].ord != o)
+                h = (h + 1) & (2 * SEED_MAX_POSTINGS - 1);
+            if (slot[h]) {
+                g[slot[h] - 1].n++;
+                continue;
+            }
+            slot[h] = (uint32_t)ng + 1;
+        }
+        g[ng++] = (seed_group){.doc = d, .ord = o, .n = 1, .s = s};
+    }
+    x->scored += scored;
+    /* 3: every group in full, when that is cheap (groups are in doc
+     * order: their first docs) */
+    bool full = ng * nt <= SEED_MAX_SEEKS;
+    for (size_t j = 0; j < ns; j++)
+        ts[sel[j]]->blk = NO_MORE; /* back to doc 0 */
+    for (size_t k = 0; k < nt && full; k++)
+        ts[k]->b.advance(&ts[k]->b, 0);
+    for (size_t i = 0; i < ng && full; i++) {
+        uint32_t d = g[i].doc;
+        float s = 0;
+        for (size_t k = 0; k < nt; k++) {
+            term_it *t = ts[k];
+            if (t->b.doc < d)
+                t->b.advance(&t->b, d);
+            if (t->b.doc == d)
+                s += term_score_fast(t, t->tfs[t->i],
+                                     t->norms ? t->norms[d] : 1);
+        }
+        x->scored += nt;
+        g[i].s = s;
+    }
+    /* 4 */
+    float top[SEED_MAX_K];
+    size_t nh = 0, cap = hp->cap;
+    for (size_t i = 0; i < ng; i++)
+        for (uint32_t c = 0; c < g[i].n && c < cap; c++)
+            top_push(top, &nh, cap, g[i].s);
+    if (nh == cap) {
+        float f = nextafterf(top[0], -INFINITY);
+        if (!hp->floored || f > hp->floor) {
+            hp->floored = true;
+            hp->floor = f;
+        }
+        all = full;
+    }
+out:
+    for (size_t k = 0; k < nt; k++)
+        ts[k]->blk = NO_MORE; /* the caller advances it from doc 0 */
+    free(sel);
+    free(g);
+    free(slot);
+    return all;
+}
+
+/* Does segment si hold more than limit - count live matches of the
+ * disjunction ts[0..nt), by the doc count of its most frequent term less
+ * the segment's deleted docs?  A disjunction matches every doc of each of
+ * its terms. */
+static bool sure_count(exec *x, unsigned si, term_it **ts, size_t nt,
+                       uint64_t count, uint64_t limit)
+{
+    uint64_t df = 0;
+    for (size_t k = 0; k < nt; k++)
+        if (ts[k]->t.df > df)
+            df = ts[k]->t.df;
+    if (count > limit || df <= limit - count)
+        return false;
+    const fds_search_segment *sg = &x->segs[si];
+    uint64_t dead = 0;
+    if (sg->live) { /* a set bit is a live doc */
+        uint32_t max_doc = ts[0]->max_doc, live = 0;
+        for (uint32_t i = 0; i < max_doc / 8; i++)
+            live += (unsigned)__builtin_popcount(sg->live[i]);
+        if (max_doc % 8)
+            live += (unsigned)__builtin_popcount(sg->live[max_doc / 8] &
+                                                 ((1u << (max_doc % 8)) - 1));
+        dead = max_doc - live;
+    }
+    return df > dead && df - dead > limit - count;
+}
+
 uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
                                 size_t nt, heap *hp, uint64_t *count,
                                 uint64_t limit, bool counting)
 {
     fds__order_terms(ts, nt);
+    bool seeded = seed_floor(x, si, ts, nt, hp);
+    /* the count already past the limit: skip counting, where the seed
+     * scored every group of its docs in full -- its k-th score stands in
+     * for the one counting would have warmed up (a seed over a common term
+     * does not: a whole /filter/ url's best docs hold many mid-frequency
+     * terms, not its rarest one) -- or there is no page */
+    if (counting && (seeded || !hp->cap) &&
+        sure_count(x, si, ts, nt, *count, limit)) {
+        *count = limit + 1;
+        counting = false;
+    }
     for (size_t i = 0; i < nt; i++)
         ts[i]->b.advance(&ts[i]->b, 0);
     uint32_t next = counting ? run_taat(x, si, ts, nt, hp, count, limit) : 0;

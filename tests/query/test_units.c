@@ -814,20 +814,28 @@ static void test_fronts(void)
  * closing brace) with size `size` over segment s, counting none
  * (track_total_hits false: the MaxScore pass from the first doc) into
  * res[0] and every hit (true: every posting scored term at a time) into
- * res[1], and check the two pages are the same docs with the same score
- * bits.  The caller frees both results (when s is not NULL). */
+ * res[1], and check that the two pages are the same docs with the same
+ * score bits, and the docs of the doc-at-a-time pass (which has no bound,
+ * nor any k-th score but the page's), scores within 1e-6.  The caller
+ * frees both results (when s is not NULL). */
 static void pages_agree(fds_mapping *m, fds_sidx *s, const char *q,
                         unsigned size, fds_search_result res[2])
 {
     fds_err err;
     fds_search_segment seg = {.sidx = s};
-    for (int ex = 0; s && ex < 2; ex++) {
+    fds_search_result ref = {0};
+    /* 0: pruned, 1: counted, 2: "min_score" 0, which takes the
+     * doc-at-a-time path (no counting pass, no MaxScore, no seeded k-th
+     * score) and rules out no match */
+    for (int ex = 0; s && ex < 3; ex++) {
         char body[600];
-        snprintf(body, sizeof body, "%s,\"size\":%u,\"track_total_hits\":%s}",
-                 q, size, ex ? "true" : "false");
+        snprintf(body, sizeof body, "%s,\"size\":%u,\"track_total_hits\":%s%s}",
+                 q, size, ex == 1 ? "true" : "false",
+                 ex == 2 ? ",\"min_score\":0" : "");
         fds_search_request *rq = NULL;
         ASSERT(fds_search_parse(body, strlen(body), m, 0, &rq, &err) == 0);
-        ASSERT(rq && fds_search_execute(rq, &seg, 1, &res[ex], &err) == 0);
+        ASSERT(rq && fds_search_execute(rq, &seg, 1, ex < 2 ? &res[ex] : &ref,
+                                        &err) == 0);
         fds_search_request_free(rq);
     }
     if (!s)
@@ -837,6 +845,14 @@ static void pages_agree(fds_mapping *m, fds_sidx *s, const char *q,
         ASSERT(res[0].hits[h].doc == res[1].hits[h].doc &&
                memcmp(&res[0].hits[h].score, &res[1].hits[h].score,
                       sizeof(float)) == 0);
+    /* the doc-at-a-time pass sums a doc's terms in query order: its
+     * scores may differ in the last bits */
+    ASSERT(res[0].nhits == ref.nhits);
+    for (size_t h = 0; h < res[0].nhits && h < ref.nhits; h++)
+        ASSERT(res[0].hits[h].doc == ref.hits[h].doc &&
+               fabsf(res[0].hits[h].score - ref.hits[h].score) <=
+                   1e-6f * ref.hits[h].score);
+    fds_search_result_free(&ref);
 }
 
 /* A segment of n docs, doc i's source doc_of(i), under mapping m (NULL
@@ -1006,6 +1022,79 @@ static void test_group_fronts(void)
                t.gpairs[t.grp[1] + 1].tf == 3);
     }
     ASSERT(!f || t.grp); /* 157 blocks: it has them */
+    fds_sidx_close(s);
+    fds_mapping_free(m);
+}
+
+/* Docs 0-599 "r2 a", 1000-1599 "r1 a", the others "a b": r1 and r2 have
+ * the same doc count, so "r1 a" and "r2 a" score the same float. */
+static const char *seed_tie_doc(uint32_t i)
+{
+    return i < 600 ? "{\"msg\":\"r2 a\"}"
+           : i >= 1000 && i < 1600 ? "{\"msg\":\"r1 a\"}"
+                                   : "{\"msg\":\"a b\"}";
+}
+
+/* The seeded k-th score (seed_floor): the postings of r1 (600, within the
+ * seed's 1,024; r2's 600 more are not) make one value group of 600 docs,
+ * scored in full, so the page's 10th score is known before any pass --
+ * but docs 0-9 tie it with lower doc ids and are the page: a doc that
+ * ties the seeded score must still enter (the floor is the float below
+ * it).  Then the count, with docs 0-1,099 deleted: "r1 r2" matches
+ * 1,200 docs but only r1's last 500 are live, so with track_total_hits
+ * 550 the count past the limit must not be declared from r2's doc count
+ * (600) without the deleted docs -- nor with size 0, where no page is
+ * seeded. */
+static void test_seeded_floor(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_sidx *s = segment_of(m, 4000, seed_tie_doc);
+    fds_search_result res[2];
+    pages_agree(m, s, "{\"query\":{\"match\":{\"msg\":\"r1 r2 a\"}}", 10, res);
+    if (s) {
+        ASSERT(res[0].nhits == 10 && res[0].hits[0].doc == 0 &&
+               res[0].hits[9].doc == 9);
+        fds_search_result_free(&res[0]);
+        fds_search_result_free(&res[1]);
+    }
+    /* docs 0-1,099 deleted: "r1 b" matches r1's 500 live docs and the
+     * 2,400 live "a b" */
+    static uint8_t live[4000 / 8];
+    memset(live, 0xff, sizeof live);
+    for (uint32_t d = 0; d < 1100; d++)
+        live[d / 8] &= (uint8_t)~(1u << (d % 8));
+    fds_search_segment seg = {.sidx = s, .live = live};
+    static const struct {
+        const char *q;
+        unsigned size, tth;
+        uint64_t total;
+        bool gte;
+    } c[] = {
+        {"\"match\":{\"msg\":\"r1 b\"}", 10, 2800, 2800, true},
+        {"\"match\":{\"msg\":\"r1 b\"}", 10, 3000, 2900, false},
+        {"\"match\":{\"msg\":\"r1 b\"}", 0, 3000, 2900, false},
+        {"\"match\":{\"msg\":\"r1 r2\"}", 10, 550, 500, false},
+        {"\"match\":{\"msg\":\"r1 r2\"}", 0, 550, 500, false},
+        {"\"match\":{\"msg\":\"r1 r2\"}", 10, 400, 400, true},
+    };
+    for (size_t k = 0; s && k < sizeof c / sizeof *c; k++) {
+        char body[300];
+        snprintf(body, sizeof body,
+                 "{\"query\":{%s},\"size\":%u,\"track_total_hits\":%u}",
+                 c[k].q, c[k].size, c[k].tth);
+        fds_err err;
+        fds_search_request *rq = NULL;
+        fds_search_result r = {0};
+        ASSERT(fds_search_parse(body, strlen(body), m, 0, &rq, &err) == 0);
+        ASSERT(rq && fds_search_execute(rq, &seg, 1, &r, &err) == 0);
+        if (r.total != c[k].total || r.total_is_lower_bound != c[k].gte)
+            fprintf(stderr, "case %zu: total %llu%s\n", k,
+                    (unsigned long long)r.total,
+                    r.total_is_lower_bound ? " gte" : "");
+        ASSERT(r.total == c[k].total && r.total_is_lower_bound == c[k].gte);
+        fds_search_request_free(rq);
+        fds_search_result_free(&r);
+    }
     fds_sidx_close(s);
     fds_mapping_free(m);
 }
@@ -1411,6 +1500,7 @@ int main(void)
     test_value_memo();
     test_group_fronts();
     test_pruned_pages();
+    test_seeded_floor();
     test_empty();
     test_analyzer();
     test_postings();
