@@ -1201,7 +1201,6 @@ typedef struct norm_gate {
     float th;
     struct norm_lims *nl;
     term_it **ts;
-    double *gains;          /* scratch of gate_budget, NULL: no budgets */
     float eth;              /* the k-th score e is for (NAN: none) */
     size_t e;               /* norm_essential at eth */
     size_t ek[256];         /* per norm byte: its own e at eth (nt: none
@@ -1454,7 +1453,9 @@ typedef struct norm_lims {
     uint32_t rcap;        /* budgets of fewer tokens only (the sum of the
                              terms' tfmax at most: more add nothing) */
     uint32_t maxlen[256]; /* norm_max_len per norm byte, with budgets */
-    double *mg;           /* scratch of budget_row */
+    double *col;          /* [256][nt + 1]: budget_col's columns */
+    uint64_t have_col[4]; /* bit n set: col's row n is filled */
+    double *mg;           /* scratch of budget_row and budget_col */
     size_t bud_bytes;     /* allocated to bud[] so far */
 } norm_lims;
 
@@ -1470,10 +1471,12 @@ static void norm_lims_free(norm_lims *n)
         free(n->bud[i]);
     free(n->bud);
     free(n->mg);
+    free(n->col);
     free(n->suf);
     free(n->uf);
     n->bud = NULL;
     n->mg = NULL;
+    n->col = NULL;
     n->suf = NULL;
     n->uf = NULL;
 }
@@ -1525,7 +1528,8 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     for (size_t k = 0; k < nt; k++)
         tmax = ts[k]->tfmax > tmax ? ts[k]->tfmax : tmax;
     n->mg = malloc((2 * ((size_t)n->rcap + 1) + tmax) * sizeof *n->mg);
-    if (!n->bud || !n->mg) {
+    n->col = malloc(256 * (nt + 1) * sizeof *n->col);
+    if (!n->bud || !n->mg || !n->col) {
         norm_lims_free(n);
         return FDS_ENOMEM;
     }
@@ -1666,65 +1670,63 @@ static inline bool chain_doubt(double b, size_t m, float th)
     return b <= (double)th * BOUND_SLACK(m);
 }
 
-/* Sum of the r largest of v[0..n) (r < n; v is reordered): Hoare's
- * selection, expected O(n). */
-static double top_sum(double *v, size_t n, size_t r)
+/*
+ * Column maxlen[nb] of budget_row's table for norm byte nb (maxlen <
+ * rcap; n->bud set): col[k] bounds what ts[k..] add to a doc of the norm
+ * that matches none of ts[..k) -- the sum of the maxlen largest marginal
+ * gains of ts[k..] -- which is all the norm split (norm_essential) and
+ * the gate (row 0) read.  A min-heap of the len best gains so far, the
+ * terms added from the last: O(gains * log len) per norm, where the
+ * whole table costs O(nt * len) merges and writes.  The heap's sum is
+ * kept by adding and subtracting doubles of floats (a relative error
+ * near 2^-45 at most, far inside BOUND_SLACK's margin).  Filled on first
+ * use.
+ */
+static const double *budget_col(norm_lims *n, term_it **ts, uint8_t nb)
 {
-    size_t lo = 0, hi = n; /* the r-th largest is in v[lo..hi) */
-    while (hi - lo > 1) {
-        double p = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi - 1;
-        while (i <= j) { /* v[..i) >= p, v(j..] <= p */
-            while (v[i] > p)
-                i++;
-            while (v[j] < p)
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i++] = v[j];
-                v[j] = t;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (r <= j)
-            hi = j + 1;
-        else if (r >= i)
-            lo = i;
-        else
-            break; /* v[j+1..i) all equal p and hold position r */
-    }
-    double s = 0;
-    for (size_t k = 0; k < r; k++)
-        s += v[k];
-    return s;
-}
-
-/* budget_row's row 0 at r tokens (r < rcap) without the table: the r
- * largest marginal gains over every term's first min(tfmax, r)
- * frequencies (a doc of r tokens has no term more often). */
-static double gate_budget(norm_gate *g, uint8_t nb, uint32_t r)
-{
-    norm_lims *n = g->nl;
-    size_t m = 0;
-    for (size_t k = 0; k < n->nt; k++) {
-        const cnode *c = g->ts[k]->b.c;
-        uint32_t top = g->ts[k]->tfmax < r ? g->ts[k]->tfmax : r;
+    size_t nt = n->nt;
+    double *col = n->col + (size_t)nb * (nt + 1);
+    if ((n->have_col[nb >> 6] >> (nb & 63)) & 1)
+        return col;
+    uint32_t len = n->maxlen[nb];
+    double *h = n->mg, sum = 0; /* rcap + 1 >= len entries */
+    size_t nh = 0;
+    col[nt] = 0;
+    for (size_t k = nt; k-- > 0;) {
+        const cnode *c = ts[k]->b.c;
+        uint32_t top = ts[k]->tfmax < len ? ts[k]->tfmax : len;
         double prev = 0;
         for (uint32_t tf = 1; tf <= top; tf++) {
-            double v = (double)fds__term_score_tf(c, tf, nb);
-            g->gains[m++] = v - prev;
+            double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
+            size_t i;
+            if (nh < len) { /* sift up */
+                for (i = nh++; i > 0 && h[(i - 1) / 2] > g; i = (i - 1) / 2)
+                    h[i] = h[(i - 1) / 2];
+                h[i] = g;
+                sum += g;
+                continue;
+            }
+            if (!(g > h[0]))
+                continue;
+            sum += g - h[0];
+            for (i = 0;;) { /* the root replaced: sift down */
+                size_t ch = 2 * i + 1;
+                if (ch >= nh)
+                    break;
+                if (ch + 1 < nh && h[ch + 1] < h[ch])
+                    ch++;
+                if (!(h[ch] < g))
+                    break;
+                h[i] = h[ch];
+                i = ch;
+            }
+            h[i] = g;
         }
+        col[k] = sum;
     }
-    if (m <= r) {
-        double s = 0;
-        for (size_t k = 0; k < m; k++)
-            s += g->gains[k];
-        return s;
-    }
-    return top_sum(g->gains, m, r);
+    n->have_col[nb >> 6] |= 1ull << (nb & 63);
+    return col;
 }
 
 static float gate_fill(norm_gate *g, uint8_t nb)
@@ -1732,8 +1734,8 @@ static float gate_fill(norm_gate *g, uint8_t nb)
     norm_lims *n = g->nl;
     double b = norm_suf(n, g->ts, nb)[0];
     uint32_t len = norm_max_len(nb);
-    if (g->gains && len < n->rcap) { /* the token budget of every term */
-        double bb = gate_budget(g, nb, len);
+    if (n->bud && len < n->rcap) { /* the token budget of every term */
+        double bb = budget_col(n, g->ts, nb)[0];
         if (bb < b)
             b = bb;
     }
@@ -1750,7 +1752,7 @@ static float gate_fill(norm_gate *g, uint8_t nb)
  * bounds): the fewest leading terms ts[0..e) such that, at every norm
  * byte the gate lets through at k-th score th, the terms ts[e..] at
  * their largest frequency -- or, tighter on a url of repeated hex pairs,
- * within the token budget of the norm's longest doc (budget_row: a doc
+ * within the token budget of the norm's longest doc (budget_col: a doc
  * matching none of ts[..e) has every token for ts[e..]) -- sum to no more
  * than th (with their slack).  A
  * doc matching none of ts[0..e) cannot enter the page: its norm is ruled
@@ -1784,13 +1786,14 @@ static size_t norm_essential(norm_gate *g, float th)
         const double *suf = norm_suf(n, g->ts, (uint8_t)nb);
         /* with the norm's token budget, when it has one: a doc matching
          * none of ts[..k) has all its tokens for ts[k..] */
-        const double *br = n->bud ? budget_row(n, g->ts, (uint8_t)nb) : NULL;
-        uint32_t len = n->bud ? n->maxlen[nb] : UINT32_MAX;
-        size_t bw = br ? n->bw[nb] : 0, k = g->ek[nb];
+        const double *bc = n->bud && n->maxlen[nb] < n->rcap
+                               ? budget_col(n, g->ts, (uint8_t)nb)
+                               : NULL;
+        size_t k = g->ek[nb];
         while (k > 0) {
             double b = suf[k - 1];
-            if (br && len < n->rcap && br[(k - 1) * bw + len] < b)
-                b = br[(k - 1) * bw + len];
+            if (bc && bc[k - 1] < b)
+                b = bc[k - 1];
             if (b * BOUND_SLACK(nt - k + 1) > (double)th &&
                 !(chain_doubt(suf[k - 1], nt - k + 1, th) &&
                   norm_chain(n, (uint8_t)nb, k - 1, 0.0f) <= th))
@@ -2255,19 +2258,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     for (int i = 0; i < 256; i++)
         gate.val[i] = NAN;
     int rc = norm_lims_init(&nl, ts, nt);
-    if (!rc && nl.bud) { /* gate_budget's gains: at most rcap per term */
-        size_t m = 1;
-        for (size_t k = 0; k < nt; k++)
-            m += ts[k]->tfmax < nl.rcap ? ts[k]->tfmax : nl.rcap;
-        if (!(gate.gains = malloc(m * sizeof *gate.gains)))
-            rc = FDS_ENOMEM;
-    }
     ord_memo memo = {0};
     if (!rc && nl.norms)
         memo_init(&memo, x, si, ts, nt);
     if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct || rc) {
         memo_free(&memo);
-        free(gate.gains);
         free(cw);
         free(cs);
         free(cn);
@@ -2446,7 +2441,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         lo = hi;
     }
     memo_free(&memo);
-    free(gate.gains);
     free(cw);
     free(cs);
     free(cn);
