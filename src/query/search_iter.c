@@ -1670,6 +1670,35 @@ static inline bool chain_doubt(double b, size_t m, float th)
     return b <= (double)th * BOUND_SLACK(m);
 }
 
+/* Keep the cap (> 0) largest values offered to the min-heap h[0..*nh):
+ * offer v.  Returns what the sum of the heap grew by (0: v not kept). */
+static double keep_largest(double *h, size_t *nh, size_t cap, double v)
+{
+    size_t i;
+    if (*nh < cap) { /* sift up */
+        for (i = (*nh)++; i > 0 && h[(i - 1) / 2] > v; i = (i - 1) / 2)
+            h[i] = h[(i - 1) / 2];
+        h[i] = v;
+        return v;
+    }
+    if (!(v > h[0]))
+        return 0;
+    double grew = v - h[0];
+    for (i = 0;;) { /* the root replaced: sift down */
+        size_t c = 2 * i + 1;
+        if (c >= *nh)
+            break;
+        if (c + 1 < *nh && h[c + 1] < h[c])
+            c++;
+        if (!(h[c] < v))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+    return grew;
+}
+
 /*
  * Column maxlen[nb] of budget_row's table for norm byte nb (maxlen <
  * rcap; n->bud set): col[k] bounds what ts[k..] add to a doc of the norm
@@ -1699,29 +1728,7 @@ static const double *budget_col(norm_lims *n, term_it **ts, uint8_t nb)
         for (uint32_t tf = 1; tf <= top; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
-            size_t i;
-            if (nh < len) { /* sift up */
-                for (i = nh++; i > 0 && h[(i - 1) / 2] > g; i = (i - 1) / 2)
-                    h[i] = h[(i - 1) / 2];
-                h[i] = g;
-                sum += g;
-                continue;
-            }
-            if (!(g > h[0]))
-                continue;
-            sum += g - h[0];
-            for (i = 0;;) { /* the root replaced: sift down */
-                size_t ch = 2 * i + 1;
-                if (ch >= nh)
-                    break;
-                if (ch + 1 < nh && h[ch + 1] < h[ch])
-                    ch++;
-                if (!(h[ch] < g))
-                    break;
-                h[i] = h[ch];
-                i = ch;
-            }
-            h[i] = g;
+            sum += keep_largest(h, &nh, len, g);
         }
         col[k] = sum;
     }
@@ -2527,32 +2534,6 @@ typedef struct seed_group {
     float s;       /* the partial sum, then the full score */
 } seed_group;
 
-/* Keep the cap best of a min-heap top[0..*nh) of floats with s. */
-static void top_push(float *top, size_t *nh, size_t cap, float s)
-{
-    size_t i;
-    if (*nh < cap) {
-        for (i = (*nh)++; i > 0 && top[(i - 1) / 2] > s; i = (i - 1) / 2)
-            top[i] = top[(i - 1) / 2];
-        top[i] = s;
-        return;
-    }
-    if (!(s > top[0]))
-        return;
-    for (i = 0;;) {
-        size_t c = 2 * i + 1;
-        if (c >= cap)
-            break;
-        if (c + 1 < cap && top[c + 1] < top[c])
-            c++;
-        if (!(top[c] < s))
-            break;
-        top[i] = top[c];
-        i = c;
-    }
-    top[i] = s;
-}
-
 static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
                        heap *hp)
 {
@@ -2643,13 +2624,13 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
         g[i].s = s;
     }
     /* 4 */
-    float top[SEED_MAX_K];
+    double top[SEED_MAX_K]; /* floats, exactly */
     size_t nh = 0, cap = hp->cap;
     for (size_t i = 0; i < ng; i++)
         for (uint32_t c = 0; c < g[i].n && c < cap; c++)
-            top_push(top, &nh, cap, g[i].s);
+            (void)keep_largest(top, &nh, cap, g[i].s);
     if (nh == cap) {
-        float f = nextafterf(top[0], -INFINITY);
+        float f = nextafterf((float)top[0], -INFINITY);
         if (!hp->floored || f > hp->floor) {
             hp->floored = true;
             hp->floor = f;
