@@ -1044,7 +1044,9 @@ static const char *seed_tie_doc(uint32_t i)
  * 1,200 docs but only r1's last 500 are live, so with track_total_hits
  * 550 the count past the limit must not be declared from r2's doc count
  * (600) without the deleted docs -- nor with size 0, where no page is
- * seeded. */
+ * seeded.  Every page is the doc-at-a-time pass's, with a count sure
+ * from a doc count and no seed too (a warm-up of WARM_HITS hits, then
+ * MaxScore). */
 static void test_seeded_floor(void)
 {
     fds_mapping *m = fds_mapping_create();
@@ -1076,24 +1078,35 @@ static void test_seeded_floor(void)
         {"\"match\":{\"msg\":\"r1 r2\"}", 10, 550, 500, false},
         {"\"match\":{\"msg\":\"r1 r2\"}", 0, 550, 500, false},
         {"\"match\":{\"msg\":\"r1 r2\"}", 10, 400, 400, true},
+        /* no term within the seed's postings: a warm-up, then MaxScore */
+        {"\"match\":{\"msg\":\"b a\"}", 10, 100, 100, true},
+        {"\"match\":{\"msg\":\"r1 a b\"}", 10, 100, 100, true},
     };
     for (size_t k = 0; s && k < sizeof c / sizeof *c; k++) {
-        char body[300];
-        snprintf(body, sizeof body,
-                 "{\"query\":{%s},\"size\":%u,\"track_total_hits\":%u}",
-                 c[k].q, c[k].size, c[k].tth);
-        fds_err err;
-        fds_search_request *rq = NULL;
-        fds_search_result r = {0};
-        ASSERT(fds_search_parse(body, strlen(body), m, 0, &rq, &err) == 0);
-        ASSERT(rq && fds_search_execute(rq, &seg, 1, &r, &err) == 0);
-        if (r.total != c[k].total || r.total_is_lower_bound != c[k].gte)
+        fds_search_result r[2] = {{0}, {0}};
+        for (int ex = 0; ex < 2; ex++) { /* 1: doc at a time, the reference */
+            char body[300];
+            snprintf(body, sizeof body,
+                     "{\"query\":{%s},\"size\":%u,\"track_total_hits\":%u%s}",
+                     c[k].q, c[k].size, c[k].tth, ex ? ",\"min_score\":0" : "");
+            fds_err err;
+            fds_search_request *rq = NULL;
+            ASSERT(fds_search_parse(body, strlen(body), m, 0, &rq, &err) == 0);
+            ASSERT(rq && fds_search_execute(rq, &seg, 1, &r[ex], &err) == 0);
+            fds_search_request_free(rq);
+        }
+        if (r[0].total != c[k].total || r[0].total_is_lower_bound != c[k].gte)
             fprintf(stderr, "case %zu: total %llu%s\n", k,
-                    (unsigned long long)r.total,
-                    r.total_is_lower_bound ? " gte" : "");
-        ASSERT(r.total == c[k].total && r.total_is_lower_bound == c[k].gte);
-        fds_search_request_free(rq);
-        fds_search_result_free(&r);
+                    (unsigned long long)r[0].total,
+                    r[0].total_is_lower_bound ? " gte" : "");
+        ASSERT(r[0].total == c[k].total && r[0].total_is_lower_bound == c[k].gte);
+        ASSERT(r[0].nhits == r[1].nhits);
+        for (size_t h = 0; h < r[0].nhits && h < r[1].nhits; h++)
+            ASSERT(r[0].hits[h].doc == r[1].hits[h].doc &&
+                   fabsf(r[0].hits[h].score - r[1].hits[h].score) <=
+                       1e-6f * r[1].hits[h].score);
+        fds_search_result_free(&r[0]);
+        fds_search_result_free(&r[1]);
     }
     fds_sidx_close(s);
     fds_mapping_free(m);
