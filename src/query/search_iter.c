@@ -18,8 +18,10 @@
  * boost.
  *
  * Top-k by score: a disjunction of terms (a `match` on a text field, a
- * single `term`, a bool of should-terms) is counted term at a time up to
- * track_total_hits, then finished by MaxScore (Turtle & Flood 1995, as
+ * single `term`, a bool of should-terms) first gets a k-th score from its
+ * rarest terms' docs (seed_floor), is counted term at a time up to
+ * track_total_hits (unless one term's doc count settles it), then
+ * finished by MaxScore (Turtle & Flood 1995, as
  * Lucene 9's MaxScoreBulkScorer) over windows of docs with per-window term
  * bounds from the (max tf, min norm) block impacts in the skip lists:
  * frequent low-idf terms only probe the candidates of the rare ones, and
