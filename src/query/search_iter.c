@@ -1219,12 +1219,16 @@ static float gate_fill(norm_gate *g, uint8_t nb);
  * score false: only mark.  `prune` (NULL: none), for the only term that
  * makes candidates: its blocks that cannot beat the k-th score are passed
  * over undecoded.  `gate` (NULL: none; t must have norms): docs it rules
- * out are neither scored nor marked.  Leaves the cursor on its first doc
+ * out are neither scored nor marked, and neither are docs no earlier term
+ * marked whose norm does not need t, the k-th term of the order, to be
+ * essential (gate->ek, when norm_essential ran at the gate's k-th score:
+ * such a doc must hold one of the terms before its own split, which all
+ * come before t, to enter the page).  Leaves the cursor on its first doc
  * >= hi (or NO_MORE); `t` must be on a doc >= lo.
  */
-static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
-                      uint64_t *seen, float *acc, uint32_t *tok, bool score,
-                      const lead_prune *prune, norm_gate *gate)
+static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
+                      uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
+                      bool score, const lead_prune *prune, norm_gate *gate)
 {
     if (score && !t->tf1_all)
         tf1_fill(t);
@@ -1255,13 +1259,16 @@ static void taat_term(exec *x, term_it *t, uint32_t lo, uint32_t hi,
         uint32_t from = j, ruled = 0;
         const float *gv = gate ? gate->val : NULL;
         float gth = gate ? gate->th : 0;
+        /* per norm byte, the split norm_essential found at gth */
+        const size_t *ek = gate && k && gate->eth == gth ? gate->ek : NULL;
         for (; gate && j < end; j++) { /* gate implies norms */
             uint32_t d = t->docs[j], w = d - lo;
             uint8_t nb = norms[d];
             float v = gv[nb];
             if (isnan(v)) /* not computed yet */
                 v = gate_fill(gate, nb);
-            if (v <= gth) {
+            if (v <= gth || (ek && ek[nb] <= k &&
+                             !((seen[w >> 6] >> (w & 63)) & 1))) {
                 ruled++; /* the doc's length alone rules it out */
                 continue;
             }
@@ -1369,8 +1376,8 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
-            taat_term(x, ts[k], lo, hi, seen, acc, NULL, hp->cap != 0, NULL,
-                      NULL);
+            taat_term(x, ts[k], k, lo, hi, seen, acc, NULL, hp->cap != 0,
+                      NULL, NULL);
         }
         if (!any)
             continue;
@@ -2359,7 +2366,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 t->b.advance(&t->b, lo);
             /* one essential term: its hopeless blocks make no candidates */
             lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
-            taat_term(x, t, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
+            taat_term(x, t, k, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
                       e == 1 ? &lp : NULL, nl.norms ? &gate : NULL);
         }
         uint32_t wi = 0, w;
