@@ -1979,10 +1979,6 @@ static void memo_free(ord_memo *m)
     memset(m, 0, sizeof *m);
 }
 
-/* Turn the memo on for segment si when ts (all of one text field, nl.norms
- * set) allow it: the field is single-valued in the segment and has a
- * keyword multi-field with an ordinal column there.  Off (kf NULL) when
- * not, or out of memory (the pass runs without it). */
 /* The keyword column whose ordinal decides the score of a doc over the
  * terms ts[0..nt) (ord_memo's argument), NULL when there is none: the
  * terms must share one text field's norms. */
@@ -2005,6 +2001,10 @@ static const fds_sfield *ord_column(exec *x, unsigned si, term_it **ts,
     return kf;
 }
 
+/* Turn the memo on for segment si when ts (all of one text field, nl.norms
+ * set) allow it: the field is single-valued in the segment and has a
+ * keyword multi-field with an ordinal column there.  Off (kf NULL) when
+ * not, or out of memory (the pass runs without it). */
 static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
                       size_t nt)
 {
@@ -2517,10 +2517,11 @@ bool fds__past_deadline(exec *x)
  *      norm, the same score to the bit; the group's docs all hold the rare
  *      terms, so all are among these postings); a doc without an ordinal
  *      is a group of its own;
- *   3. the SEED_FULL groups of the best partial sums are scored in full, a
- *      doc of each, over every term (the copies of the url among them);
- *   4. hp's floor becomes the float below the k-th best of those scores,
- *      counting a group as its docs, and the partial sums of the others.
+ *   3. when groups x terms is at most SEED_MAX_SEEKS, every group is
+ *      scored in full, a doc of each, over every term (the copies of the
+ *      url among them);
+ *   4. hp's floor becomes the float below the k-th best of those scores
+ *      (else of the partial sums), counting a group as its live docs.
  * Sound: a doc's sum over a subset of the terms, as floats in the order of
  * ts, is at most its score (the other terms add scores >= 0 and IEEE
  * addition rounds monotonically), and a full sum is the score itself (the
@@ -2529,8 +2530,10 @@ bool fds__past_deadline(exec *x)
  * a doc scoring below s cannot enter the page (one that ties s still may,
  * by its doc id: hence the float below).  Only for pages of at most
  * SEED_MAX_K hits and terms of finite, non-negative weights.  Costs at most
- * SEED_MAX_POSTINGS postings and SEED_FULL * nt seeks; leaves every term
- * unpositioned (blk NO_MORE) for the caller to advance from doc 0.
+ * SEED_MAX_POSTINGS postings and SEED_MAX_SEEKS seeks; leaves every term
+ * unpositioned (blk NO_MORE) for the caller to advance from doc 0.  True
+ * when a floor was set from every group scored in full (a floor that
+ * stands in for counting's warm-up).
  */
 #define SEED_MAX_POSTINGS 1024u
 #define SEED_MAX_K 128u
@@ -2677,7 +2680,9 @@ static bool sure_count(exec *x, unsigned si, term_it **ts, size_t nt,
         return false;
     const fds_search_segment *sg = &x->segs[si];
     uint64_t dead = 0;
-    if (sg->live) { /* a set bit is a live doc */
+    if (sg->live && sg->deleted_known) {
+        dead = sg->deleted;
+    } else if (sg->live) { /* a set bit is a live doc */
         uint32_t max_doc = ts[0]->max_doc, live = 0;
         for (uint32_t i = 0; i < max_doc / 8; i++)
             live += (unsigned)__builtin_popcount(sg->live[i]);

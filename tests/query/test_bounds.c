@@ -93,7 +93,7 @@ static void seg_build(const char **docs, size_t n)
     fds_sidx_writer_free(w);
     ASSERT(fds_sidx_open(path, &seg_sidx, &err) == 0);
     unlink(path);
-    seg = (fds_search_segment){seg_sidx, NULL};
+    seg = (fds_search_segment){.sidx = seg_sidx};
     seg_docs = docs;
 }
 

@@ -102,7 +102,7 @@ static void test_v4(const char *path)
     fds_mapping *m = fds_mapping_create();
     const char *map = "{\"properties\":{\"msg\":{\"type\":\"text\"}}}";
     ASSERT(fds_mapping_merge_json(m, map, strlen(map), &err) == 0);
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
     fds_search_result r;
     /* docs: "the quick brown fox", "quick fox brown", ["brown", "fox jumps"] */
     ASSERT(run("{\"query\":{\"match\":{\"msg\":\"fox\"}}}", m, &seg, 1, &r,
@@ -150,7 +150,7 @@ static void test_index_options(void)
     ASSERT(fds__sidx_term(s, d, "x", 1, &t) == 0 && t.one_tf == 1);
     ASSERT_EQ_U(d->sum_ttf, 2u);
     ASSERT_EQ_U(f->sum_ttf, 3u);
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
     fds_search_result r;
     ASSERT(run("{\"query\":{\"match_phrase\":{\"f\":\"x y\"}}}", m, &seg, 1, &r,
                &err) == FDS_EINVAL);
@@ -394,7 +394,7 @@ static void test_property(unsigned rounds)
             ASSERT(fds_sidx_writer_write(w, paths[s], &err) == 0);
             fds_sidx_writer_free(w);
             ASSERT(fds_sidx_open(paths[s], &sx[s], &err) == 0);
-            un.seg[s] = (fds_search_segment){sx[s], live[s]};
+            un.seg[s] = (fds_search_segment){.sidx = sx[s], .live = live[s]};
             un.max_doc[s] = DOCS_PER_SEG;
         }
         queries(&un, m);
@@ -412,7 +412,7 @@ static void test_property(unsigned rounds)
                     mv.src[0][md++] = &docs[s][i];
         ASSERT_EQ_U(md, fds_sidx_max_doc(sx[NSEG]));
         mv.max_doc[0] = md;
-        mv.seg[0] = (fds_search_segment){sx[NSEG], NULL};
+        mv.seg[0] = (fds_search_segment){.sidx = sx[NSEG]};
         for (uint32_t i = 0; i < DOCS_PER_SEG; i++)
             mv.src[1][i] = &docs[2][i];
         mv.max_doc[1] = DOCS_PER_SEG;

@@ -304,7 +304,7 @@ static void test_mapping(void)
     size_t il;
     const char *id = fds_sidx_doc_id(s, 1, &il);
     ASSERT(id && il == 1 && id[0] == '1');
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
 
     struct { const char *body; uint64_t total; } cases[] = {
         {"{\"query\":{\"match\":{\"msg\":\"ghost\"}}}", 0},
@@ -439,7 +439,7 @@ static void test_dsl(void)
     fds_sidx *s;
     ASSERT(fds_sidx_open(path, &s, &err) == 0);
     unlink(path);
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
     fds_search_result res;
     ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
     size_t len;
@@ -510,7 +510,7 @@ static void test_empty(void)
     ASSERT(fds_sidx_find_id(s, "x", 1, &d) == FDS_ENOTFOUND);
     fds_search_request *r;
     ASSERT(fds_search_parse("", 0, m, 0, &r, &err) == 0);
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
     fds_search_result res;
     for (unsigned n = 0; n <= 1; n++) {
         ASSERT(fds_search_execute(r, &seg, n, &res, &err) == 0);
@@ -554,7 +554,7 @@ static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
     fds_search_request *r = NULL;
     uint64_t total = UINT64_MAX;
     fds_search_result res;
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
     if (s && fds_search_parse(q, strlen(q), m, 0, &r, &err) == 0 &&
         fds_search_execute(r, &seg, 1, &res, &err) == 0) {
         total = res.total;
@@ -1065,8 +1065,12 @@ static void test_seeded_floor(void)
     memset(live, 0xff, sizeof live);
     for (uint32_t d = 0; d < 1100; d++)
         live[d / 8] &= (uint8_t)~(1u << (d % 8));
-    fds_search_segment seg = {.sidx = s, .live = live};
-    static const struct {
+    /* the deleted docs counted from the bitset, then as the view gives
+     * them */
+    fds_search_segment segs[2] = {{.sidx = s, .live = live},
+                                  {.sidx = s, .live = live, .deleted = 1100,
+                                   .deleted_known = true}};
+    static const struct seed_case {
         const char *q;
         unsigned size, tth;
         uint64_t total;
@@ -1082,24 +1086,26 @@ static void test_seeded_floor(void)
         {"\"match\":{\"msg\":\"b a\"}", 10, 100, 100, true},
         {"\"match\":{\"msg\":\"r1 a b\"}", 10, 100, 100, true},
     };
-    for (size_t k = 0; s && k < sizeof c / sizeof *c; k++) {
+    for (size_t k = 0; s && k < 2 * (sizeof c / sizeof *c); k++) {
+        const fds_search_segment *seg = &segs[k % 2];
+        const struct seed_case *ck = &c[k / 2];
         fds_search_result r[2] = {{0}, {0}};
         for (int ex = 0; ex < 2; ex++) { /* 1: doc at a time, the reference */
             char body[300];
             snprintf(body, sizeof body,
                      "{\"query\":{%s},\"size\":%u,\"track_total_hits\":%u%s}",
-                     c[k].q, c[k].size, c[k].tth, ex ? ",\"min_score\":0" : "");
+                     ck->q, ck->size, ck->tth, ex ? ",\"min_score\":0" : "");
             fds_err err;
             fds_search_request *rq = NULL;
             ASSERT(fds_search_parse(body, strlen(body), m, 0, &rq, &err) == 0);
-            ASSERT(rq && fds_search_execute(rq, &seg, 1, &r[ex], &err) == 0);
+            ASSERT(rq && fds_search_execute(rq, seg, 1, &r[ex], &err) == 0);
             fds_search_request_free(rq);
         }
-        if (r[0].total != c[k].total || r[0].total_is_lower_bound != c[k].gte)
+        if (r[0].total != ck->total || r[0].total_is_lower_bound != ck->gte)
             fprintf(stderr, "case %zu: total %llu%s\n", k,
                     (unsigned long long)r[0].total,
                     r[0].total_is_lower_bound ? " gte" : "");
-        ASSERT(r[0].total == c[k].total && r[0].total_is_lower_bound == c[k].gte);
+        ASSERT(r[0].total == ck->total && r[0].total_is_lower_bound == ck->gte);
         ASSERT(r[0].nhits == r[1].nhits);
         for (size_t h = 0; h < r[0].nhits && h < r[1].nhits; h++)
             ASSERT(r[0].hits[h].doc == r[1].hits[h].doc &&

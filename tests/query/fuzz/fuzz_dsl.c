@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
-    fds_search_segment seg = {g_sidx, NULL};
+    fds_search_segment seg = {.sidx = g_sidx};
     fds_search_result res;
     fds_err_clear(&err);
     if (fds_search_execute(r, &seg, 1, &res, &err) == 0) {

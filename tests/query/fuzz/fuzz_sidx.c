@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fds_sidx_find_id(s, id, l, &d);
     }
     fds_sidx_find_id(s, "d1", 2, &d);
-    fds_search_segment seg = {s, NULL};
+    fds_search_segment seg = {.sidx = s};
     for (size_t q = 0; q < sizeof g_queries / sizeof g_queries[0]; q++) {
         fds_search_request *r;
         fds_err_clear(&err);
