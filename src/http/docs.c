@@ -1371,6 +1371,17 @@ static bool action_plain(const char *p, const char *end, plain_action *pa)
     return end - p == 1 && *p == '}';
 }
 
+/* What item `it` owns (its strings, its update's source spec). */
+static void bulk_item_free(bulk_item *it)
+{
+    free(it->index);
+    free((char *)it->op.id);
+    free(it->pipeline);
+    free(it->routing);
+    free(it->upd.get.p);
+    fds__source_spec_free(&it->src);
+}
+
 /* Duplicate t[0..n) into *dst (freeing what it held).  0 or FDS_ENOMEM. */
 static int meta_dup(char **dst, const char *t, size_t n)
 {
@@ -1617,8 +1628,7 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
         if (p >= end) {
             /* an action line last, with no source line: Elasticsearch's
              * parser stops there and drops it */
-            free(it->index);
-            free((char *)it->op.id);
+            bulk_item_free(it);
             memset(it, 0, sizeof *it);
             n--;
             break;
@@ -1645,14 +1655,8 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
 
 static void bulk_items_free(bulk_item *items, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(items[i].index);
-        free((char *)items[i].op.id);
-        free(items[i].pipeline);
-        free(items[i].routing);
-        free(items[i].upd.get.p);
-        fds__source_spec_free(&items[i].src);
-    }
+    for (size_t i = 0; i < n; i++)
+        bulk_item_free(&items[i]);
     free(items);
 }
 
