@@ -2628,11 +2628,12 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
             term_it *t = ts[k];
             if (t->b.doc < d)
                 t->b.advance(&t->b, d);
-            if (t->b.doc == d)
+            if (t->b.doc == d) {
                 s += term_score_fast(t, t->tfs[t->i],
                                      t->norms ? t->norms[d] : 1);
+                x->scored++;
+            }
         }
-        x->scored += nt;
         g[i].s = s;
     }
     /* 4 */
