@@ -253,15 +253,15 @@ typedef struct fds_search_request fds_search_request; /* search_request.h */
 void fds_search_request_free(fds_search_request *r); /* NULL is a no-op */
 
 /* One segment as a search sees it.  `live` is a bitset of max_doc bits
- * (bit set = live), or NULL when no doc of the segment is deleted.  With
- * `deleted_known`, `deleted` is the number of its clear bits (the view
- * fills it from the store's count); else a search that needs it counts
- * the bits. */
+ * (bit set = live), or NULL when no doc of the segment is deleted;
+ * `deleted` is the number of its clear bits among the max_doc (0 without
+ * `live`), as Lucene's LeafReader.numDeletedDocs: whoever sets `live`
+ * sets it (the index view from the store's count).  A search takes a
+ * term's doc count less `deleted` as live matches it is sure of. */
 typedef struct fds_search_segment {
     const fds_sidx *sidx;
     const uint8_t *live;
     uint32_t deleted;
-    bool deleted_known;
 } fds_search_segment;
 
 #define FDS_SORT_VALUES_MAX 4

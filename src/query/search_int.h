@@ -223,11 +223,14 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
                        const fds_sfield *const *sf, uint64_t docbase,
                        uint32_t from, heap *hp);
 /* The first pass over a disjunction of the terms ts[0..nt) in segment si
- * (reorders ts by weight per posting, rare terms first, the order every doc's score is
- * summed in): counts hits term at a time while *count <= limit (if
- * `counting`) and offers them to hp.  Returns the first doc the MaxScore
- * pass must start at, NO_MORE when the segment is done (or there is no
- * page). */
+ * (reorders ts by weight per posting, rare terms first, the order every
+ * doc's score is summed in).  Seeds hp's floor from the rarest terms'
+ * docs; then, if `counting`, counts hits term at a time while *count <=
+ * limit and offers them to hp -- unless one term's doc count less the
+ * segment's deleted docs already passes limit: *count becomes limit + 1
+ * and at most 1,000 hits are scored, to warm up a page the seed did not
+ * settle.  Returns the first doc the MaxScore pass must start at, NO_MORE
+ * when the segment is done (or there is no page). */
 uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
                                 size_t nt, heap *hp, uint64_t *count,
                                 uint64_t limit, bool counting);

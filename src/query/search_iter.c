@@ -547,6 +547,13 @@ static inline void term_seek(term_it *t, uint32_t d)
     }
 }
 
+/* Undo a term's advances: its next advance, to any doc, searches the
+ * skip list from block 0 (fds__term_adv). */
+static inline void term_rewind(term_it *t)
+{
+    t->blk = NO_MORE;
+}
+
 static float term_score(it *i)
 {
     term_it *t = (term_it *)i;
@@ -2531,7 +2538,7 @@ bool fds__past_deadline(exec *x)
  * by its doc id: hence the float below).  Only for pages of at most
  * SEED_MAX_K hits and terms of finite, non-negative weights.  Costs at most
  * SEED_MAX_POSTINGS postings and SEED_MAX_SEEKS seeks; leaves every term
- * unpositioned (blk NO_MORE) for the caller to advance from doc 0.  True
+ * rewound (term_rewind) for the caller to advance from doc 0.  True
  * when a floor was set from every group scored in full (a floor that
  * stands in for counting's warm-up).
  */
@@ -2549,35 +2556,43 @@ typedef struct seed_group {
 static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
                        heap *hp)
 {
-    bool all = false;
     if (nt < 2 || !hp->cap || hp->cap > SEED_MAX_K)
         return false;
+    /* the selected terms (1.), in the order of ts */
+    uint32_t *sel = malloc(nt * sizeof *sel);
+    if (!sel)
+        return false;
+    size_t ns = 0;
     uint64_t left = SEED_MAX_POSTINGS, total = 0;
     for (size_t k = 0; k < nt; k++) {
         float w = ts[k]->b.c->weight;
-        if (!(w >= 0) || isinf(w))
+        if (!(w >= 0) || isinf(w)) {
+            free(sel);
             return false;
+        }
         if (ts[k]->t.df <= left) {
             left -= ts[k]->t.df;
             total += ts[k]->t.df;
+            sel[ns++] = (uint32_t)k;
         }
     }
-    if (total < hp->cap)
-        return false; /* fewer docs than the page */
-    /* the selected terms: those 1. took, in the order of ts */
-    uint32_t *sel = malloc(nt * sizeof *sel);
+    if (total < hp->cap) { /* fewer docs than the page */
+        free(sel);
+        return false;
+    }
+    /* open addressing on ordinals: slot = group index + 1, 0 = empty; at
+     * least twice as many slots as docs */
+    uint32_t mask = 1;
+    while (mask < 2 * total)
+        mask *= 2;
+    mask--;
+    bool all = false;
     seed_group *g = malloc(total * sizeof *g);
-    uint32_t *slot = calloc(2 * SEED_MAX_POSTINGS, sizeof *slot);
-    size_t ns = 0;
-    if (!sel || !g || !slot)
+    uint32_t *slot = calloc((size_t)mask + 1, sizeof *slot);
+    if (!g || !slot)
         goto out;
-    left = SEED_MAX_POSTINGS;
-    for (size_t k = 0; k < nt; k++)
-        if (ts[k]->t.df <= left) {
-            left -= ts[k]->t.df;
-            sel[ns++] = (uint32_t)k;
-            ts[k]->b.advance(&ts[k]->b, 0);
-        }
+    for (size_t j = 0; j < ns; j++)
+        ts[sel[j]]->b.advance(&ts[sel[j]]->b, 0);
     const fds_search_segment *sg = &x->segs[si];
     const fds_sfield *kf = ord_column(x, si, ts, nt);
     size_t ng = 0;
@@ -2601,10 +2616,10 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
         if (!fds__is_live(sg, d))
             continue;
         uint32_t o = kf ? fds__col_ord(kf, d) : FDS_SIDX_NO_ORD;
-        if (o != FDS_SIDX_NO_ORD) { /* slot: group index + 1, 0 = empty */
-            uint32_t h = (o * 2654435761u) & (2 * SEED_MAX_POSTINGS - 1);
+        if (o != FDS_SIDX_NO_ORD) {
+            uint32_t h = (o * 2654435761u) & mask;
             while (slot[h] && g[slot[h] - 1].ord != o)
-                h = (h + 1) & (2 * SEED_MAX_POSTINGS - 1);
+                h = (h + 1) & mask;
             if (slot[h]) {
                 g[slot[h] - 1].n++;
                 continue;
@@ -2617,8 +2632,8 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
     /* 3: every group in full, when that is cheap (groups are in doc
      * order: their first docs) */
     bool full = ng * nt <= SEED_MAX_SEEKS;
-    for (size_t j = 0; j < ns; j++)
-        ts[sel[j]]->blk = NO_MORE; /* back to doc 0 */
+    for (size_t j = 0; j < ns && full; j++)
+        term_rewind(ts[sel[j]]);
     for (size_t k = 0; k < nt && full; k++)
         ts[k]->b.advance(&ts[k]->b, 0);
     for (size_t i = 0; i < ng && full; i++) {
@@ -2652,7 +2667,7 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
     }
 out:
     for (size_t k = 0; k < nt; k++)
-        ts[k]->blk = NO_MORE; /* the caller advances it from doc 0 */
+        term_rewind(ts[k]); /* the caller advances it from doc 0 */
     free(sel);
     free(g);
     free(slot);
@@ -2668,8 +2683,8 @@ out:
 
 /* Does segment si hold more than limit - count live matches of the
  * disjunction ts[0..nt), by the doc count of its most frequent term less
- * the segment's deleted docs?  A disjunction matches every doc of each of
- * its terms. */
+ * the segment's deleted docs (fds_search_segment.deleted)?  A disjunction
+ * matches every doc of each of its terms. */
 static bool sure_count(exec *x, unsigned si, term_it **ts, size_t nt,
                        uint64_t count, uint64_t limit)
 {
@@ -2679,19 +2694,7 @@ static bool sure_count(exec *x, unsigned si, term_it **ts, size_t nt,
             df = ts[k]->t.df;
     if (count > limit || df <= limit - count)
         return false;
-    const fds_search_segment *sg = &x->segs[si];
-    uint64_t dead = 0;
-    if (sg->live && sg->deleted_known) {
-        dead = sg->deleted;
-    } else if (sg->live) { /* a set bit is a live doc */
-        uint32_t max_doc = ts[0]->max_doc, live = 0;
-        for (uint32_t i = 0; i < max_doc / 8; i++)
-            live += (unsigned)__builtin_popcount(sg->live[i]);
-        if (max_doc % 8)
-            live += (unsigned)__builtin_popcount(sg->live[max_doc / 8] &
-                                                 ((1u << (max_doc % 8)) - 1));
-        dead = max_doc - live;
-    }
+    uint64_t dead = x->segs[si].live ? x->segs[si].deleted : 0;
     return df > dead && df - dead > limit - count;
 }
 

@@ -162,7 +162,6 @@ int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err)
         v->ss[i].sidx = v->segs[i]->sidx;
         v->ss[i].live = v->lives[i] ? v->lives[i]->bits : NULL;
         v->ss[i].deleted = v->lives[i] ? v->lives[i]->del_count : 0;
-        v->ss[i].deleted_known = true;
     }
     pthread_rwlock_unlock(&ix->segs_lock);
     v->nsegs = n;

@@ -395,6 +395,8 @@ static void test_property(unsigned rounds)
             fds_sidx_writer_free(w);
             ASSERT(fds_sidx_open(paths[s], &sx[s], &err) == 0);
             un.seg[s] = (fds_search_segment){.sidx = sx[s], .live = live[s]};
+            for (unsigned i = 0; i < DOCS_PER_SEG; i++)
+                un.seg[s].deleted += !((live[s][i / 8] >> (i % 8)) & 1);
             un.max_doc[s] = DOCS_PER_SEG;
         }
         queries(&un, m);

@@ -1350,6 +1350,9 @@ int main(int argc, char **argv)
         unlink(p);
         segs[s].sidx = sidx[s];
         segs[s].live = s == 0 ? NULL : live[s];
+        segs[s].deleted = 0;
+        for (uint32_t k = 0; segs[s].live && k < n; k++)
+            segs[s].deleted += !((live[s][k / 8] >> (k % 8)) & 1);
     }
     rmdir(dir);
     for (int qi = 0; qi < nq && fds_test_failures < 20; qi++)
