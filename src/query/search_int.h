@@ -98,6 +98,8 @@ typedef struct term_it {
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
     bool tf1_all;        /* tf1 holds every norm byte the field's docs have */
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
+    /* from here on not zeroed when allocated (it_alloc_part): written
+     * before read */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
 } term_it;

@@ -42,6 +42,7 @@
  * is exact and rules out docs that tie the k-th score.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +447,21 @@ static inline float score_tf1(const term_it *t, uint32_t tf, uint8_t nb)
     return tf == 1 ? t->tf1[nb] : fds__term_score_tf(t->b.c, tf, nb);
 }
 
+/* Terms with fewer postings than this are scored through term_score_fast
+ * (a have1 test per posting) rather than filling tf1 for every norm byte
+ * of the field first: a whole url's rare terms, each in a few hundred
+ * docs, cost a division per norm byte the field has (~150 on the 1M
+ * bench) for a table they read a few times. */
+#define TF1_FILL_MIN_DF 1024u
+
+/* A posting's score in a term-at-a-time loop: from the tf1 table when
+ * tf1_fill ran (`filled`), else term_score_fast.  The same float. */
+static inline float score_taat(term_it *t, uint32_t tf, uint8_t nb,
+                               bool filled)
+{
+    return filled ? score_tf1(t, tf, nb) : term_score_fast(t, tf, nb);
+}
+
 static float block_bound(const term_it *t, uint32_t b)
 {
     const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
@@ -527,9 +543,21 @@ uint32_t fds__term_adv(it *i, uint32_t target)
         if (lo >= t->t.nblocks || decode_block(t, lo))
             return i->doc = NO_MORE;
     }
-    while (t->i < t->n && t->docs[t->i] < target)
-        t->i++;
-    return i->doc = t->docs[t->i]; /* the block's last doc is >= target */
+    /* the first doc >= target (the block's last one is): a linear scan
+     * for a near target, else a binary search over the rest of the block */
+    uint32_t j = t->i, n = t->n;
+    if (n - j > 16 && t->docs[j + 15] < target) {
+        j += 16;
+        for (uint32_t len = n - j; len > 1;) {
+            uint32_t half = len / 2;
+            j = t->docs[j + half - 1] < target ? j + half : j;
+            len -= half;
+        }
+    }
+    while (j < n && t->docs[j] < target)
+        j++;
+    t->i = j;
+    return i->doc = t->docs[j];
 }
 
 /* fds__term_adv(t, d) for d > t's doc, the common case (d in the decoded
@@ -818,11 +846,15 @@ static void bool_destroy(it *i)
     free(b);
 }
 
-static void *it_alloc(size_t sz, exec *x, const cnode *c)
+/* An iterator of sz bytes, the first `zero` of them zeroed (the rest is
+ * written before it is read: a term's decoded block and its tf1 table,
+ * 2 KiB that a whole url's 70 terms would clear for nothing). */
+static void *it_alloc_part(size_t sz, size_t zero, exec *x, const cnode *c)
 {
-    it *i = calloc(1, sz);
+    it *i = malloc(sz);
     if (!i)
         return NULL;
+    memset(i, 0, zero);
     i->doc = NO_MORE - 1; /* not started */
     i->x = x;
     i->c = c;
@@ -830,6 +862,11 @@ static void *it_alloc(size_t sz, exec *x, const cnode *c)
     i->score = const_score;
     i->advance = none_adv;
     return i;
+}
+
+static void *it_alloc(size_t sz, exec *x, const cnode *c)
+{
+    return it_alloc_part(sz, sz, x, c);
 }
 
 /* The docs of term t (of field f) into s's bitset.  0, or -1 when a block
@@ -966,7 +1003,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) ||
             fds__sidx_term(sx, f, q->term, q->term_len, &st))
             return it_alloc(sizeof(it), x, c);
-        term_it *t = it_alloc(sizeof *t, x, c);
+        term_it *t = it_alloc_part(sizeof *t, offsetof(term_it, tf1), x, c);
         if (!t)
             return NULL;
         t->t = st;
@@ -1216,7 +1253,7 @@ typedef struct norm_gate {
                                yet); it only falls as the k-th score rises */
 } norm_gate;
 
-static float gate_fill(norm_gate *g, uint8_t nb);
+static float gate_fill(norm_gate *g, uint8_t nb, float th);
 
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
@@ -1237,8 +1274,9 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                       uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
                       bool score, const lead_prune *prune, norm_gate *gate)
 {
-    if (score && !t->tf1_all)
+    if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         tf1_fill(t);
+    bool filled = t->tf1_all;
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
             uint32_t nb = t->blk + 1;
@@ -1273,20 +1311,20 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
             uint8_t nb = norms[d];
             float v = gv[nb];
             if (isnan(v)) /* not computed yet */
-                v = gate_fill(gate, nb);
+                v = gate_fill(gate, nb, gth);
             if (v <= gth || (ek && ek[nb] <= k &&
                              !((seen[w >> 6] >> (w & 63)) & 1))) {
                 ruled++; /* the doc's length alone rules it out */
                 continue;
             }
-            acc[w] += score_tf1(t, t->tfs[j], nb);
+            acc[w] += score_taat(t, t->tfs[j], nb, filled);
             seen[w >> 6] |= 1ull << (w & 63);
             if (tok)
                 tok[w] += t->tfs[j];
         }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j], w = d - lo;
-            acc[w] += score_tf1(t, t->tfs[j], norms ? norms[d] : 1);
+            acc[w] += score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled);
             seen[w >> 6] |= 1ull << (w & 63);
             if (tok)
                 tok[w] += t->tfs[j];
@@ -1497,6 +1535,31 @@ static void norm_lims_free(norm_lims *n)
     n->uf = NULL;
 }
 
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Are ts[0..nt), terms of one field of one segment (one norms column),
+ * distinct terms?  By their ordinals in the field's term dictionary,
+ * sorted: O(nt log nt) where comparing the queries pairwise was O(nt^2)
+ * memcmp.  False out of memory (no budgets: a looser bound). */
+static bool distinct_terms(term_it **ts, size_t nt)
+{
+    uint32_t *o = malloc(nt * sizeof *o);
+    if (!o)
+        return false;
+    for (size_t k = 0; k < nt; k++)
+        o[k] = ts[k]->t.ord;
+    qsort(o, nt, sizeof *o, u32_cmp);
+    bool ok = true;
+    for (size_t k = 1; k < nt && ok; k++)
+        ok = o[k] != o[k - 1];
+    free(o);
+    return ok;
+}
+
 /* The most tokens a doc of norm byte nb has: norm_encode rounds down
  * (Lucene's SmallFloat.intToByte4), so fewer than the next byte's. */
 static uint32_t norm_max_len(uint8_t nb)
@@ -1527,10 +1590,8 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     n->nt = nt;
     for (int i = 0; i < 256; i++)
         n->th[i] = NAN;
-    for (size_t a = 0; a < nt; a++) /* budgets: one clause per term */
-        for (size_t b = a + 1; b < nt; b++)
-            if (same_term(ts[a]->b.c->q, ts[b]->b.c->q))
-                return 0;
+    if (!distinct_terms(ts, nt)) /* budgets: one clause per term */
+        return 0;
     uint64_t rcap = 0;
     for (size_t k = 0; k < nt; k++) {
         term_ub(ts[k]); /* fills tfmax */
@@ -1752,10 +1813,13 @@ static const double *budget_col(norm_lims *n, term_it **ts, uint8_t nb)
     return col;
 }
 
-static float gate_fill(norm_gate *g, uint8_t nb)
+static float gate_fill(norm_gate *g, uint8_t nb, float th)
 {
     norm_lims *n = g->nl;
     double b = norm_suf(n, g->ts, nb)[0];
+    float c = norm_chain(n, nb, 0, 0.0f); /* exact, once per norm */
+    if (c <= th) /* out at th, and so at every later (higher) k-th score */
+        return g->val[nb] = c;
     uint32_t len = norm_max_len(nb);
     if (n->bud && len < n->rcap) { /* the token budget of every term */
         double bb = budget_col(n, g->ts, nb)[0];
@@ -1766,7 +1830,6 @@ static float gate_fill(norm_gate *g, uint8_t nb)
     float f = (float)b;
     if ((double)f < b)
         f = nextafterf(f, INFINITY);
-    float c = norm_chain(n, nb, 0, 0.0f); /* exact, once per norm */
     return g->val[nb] = c < f ? c : f;
 }
 
@@ -1801,7 +1864,7 @@ static size_t norm_essential(norm_gate *g, float th)
             continue; /* no doc of the segment has it */
         float v = g->val[nb];
         if (isnan(v))
-            v = gate_fill(g, (uint8_t)nb);
+            v = gate_fill(g, (uint8_t)nb, th);
         if (v <= th)
             continue;
         if (g->ek[nb] <= e)
