@@ -1472,17 +1472,17 @@ static float term_window_bound(term_it *t, uint32_t lo, uint32_t hi)
     return ub;
 }
 
-/* lim[k] for k in [e, nt): a candidate whose partial score s over ts[..k)
- * has (double)s <= lim[k] cannot beat the k-th score th with the terms
- * left, whose window bounds sum to suf[k]: the test
- * (s + suf[k]) * BOUND_SLACK(nt - k) <= th solved for s once per k-th
- * score rather than per candidate and term (double rounding is far inside
- * the slack). */
-static void probe_limits(double *lim, const double *suf, size_t e, size_t nt,
-                         float th)
+/* The probe limit before term k of nt: a candidate whose partial score s
+ * over ts[..k) has (double)s <= it cannot beat the k-th score th with the
+ * terms left, whose window bounds sum to suf_k: the test
+ * (s + suf_k) * BOUND_SLACK(nt - k) <= th solved for s once per window
+ * and term rather than per candidate (double rounding is far inside the
+ * slack).  Taken only for the terms a window's candidates reach: a whole
+ * url's 70 terms cost 70 divisions a window where its few candidates
+ * are gone after a handful. */
+static inline double probe_limit(double suf_k, size_t k, size_t nt, float th)
 {
-    for (size_t k = e; k < nt; k++)
-        lim[k] = (double)th / BOUND_SLACK(nt - k) - suf[k];
+    return (double)th / BOUND_SLACK(nt - k) - suf_k;
 }
 
 /* Per-doc probe limits of run_maxscore from the doc's norm: all the terms
@@ -1498,7 +1498,7 @@ typedef struct norm_lims {
     double *suf;          /* [256][nt + 1]: sum of the bounds of ts[k..] */
     float *uf;            /* [256][nt]: ts[k]'s bound, the float a doc of
                              the norm adds at most (with suf's row) */
-    double *lim;          /* [nt][256]: limits as probe_limits', for th[] */
+    double *lim;          /* [nt][256]: limits as probe_limit's, for th[] */
     float th[256];        /* the k-th score lim's column is for (NAN: none) */
     uint64_t have[4];     /* bit n set: suf's row n is filled */
     /* token budgets (budget_row), NULL when the terms are not distinct */
@@ -1696,7 +1696,7 @@ static inline void norm_fill(norm_lims *n, term_it **ts, uint8_t nb,
     size_t nt = n->nt;
     const double *suf = norm_suf(n, ts, nb);
     for (size_t k = 0; k < nt; k++)
-        n->lim[k * 256 + nb] = (double)th / BOUND_SLACK(nt - k) - suf[k];
+        n->lim[k * 256 + nb] = probe_limit(suf[k], k, nt, th);
     n->th[nb] = th;
 }
 
@@ -2330,8 +2330,9 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     uint64_t seen[TAAT_WINDOW / 64];
     float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     float *wub = malloc(nt * sizeof *wub);
-    double *suf = malloc((nt + 1) * sizeof *suf); /* suf[k]: sum wub[k..] */
-    double *lim = malloc((nt + 1) * sizeof *lim); /* probe_limits */
+    /* suf[k]: sum wub[k..]; then gsuf[k]: the same sum of the segment
+     * bounds, which is suf's tail past the norm split in every window */
+    double *suf = malloc(2 * (nt + 1) * sizeof *suf), *gsuf = suf + nt + 1;
     norm_lims nl = {0};
     /* the window's candidates: offsets, partial scores, norm bytes */
     uint16_t *cw = malloc(TAAT_WINDOW * sizeof *cw);
@@ -2347,7 +2348,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     ord_memo memo = {0};
     if (!rc && nl.norms)
         memo_init(&memo, x, si, ts, nt);
-    if (!wub || !suf || !lim || !cw || !cs || !cn || !tok || !ct || rc) {
+    if (!wub || !suf || !cw || !cs || !cn || !tok || !ct || rc) {
         memo_free(&memo);
         free(cw);
         free(cs);
@@ -2356,10 +2357,12 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         free(ct);
         free(wub);
         free(suf);
-        free(lim);
         norm_lims_free(&nl);
         return FDS_ENOMEM;
     }
+    gsuf[nt] = 0;
+    for (size_t k = nt; k-- > 0;)
+        gsuf[k] = gsuf[k + 1] + term_ub(ts[k]);
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
     uint32_t win = MAXSCORE_FIRST_WINDOW;
     for (uint32_t lo = from; lo < max_doc;) {
@@ -2398,10 +2401,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint32_t nw = (hi - lo + 63) / 64; /* words of `seen` in use */
         uint32_t first = NO_MORE;
         for (size_t k = 0; k < nt; k++) {
-            /* past the norm split, the segment's bound: reading every
-             * term's skip data per window cost more than its bounds saved */
-            wub[k] = k < en ? term_window_bound(ts[k], lo, hi)
-                            : term_ub(ts[k]);
+            /* past the norm split, the segment's bound (gsuf): reading
+             * every term's skip data per window cost more than its bounds
+             * saved */
+            if (k < en)
+                wub[k] = term_window_bound(ts[k], lo, hi);
             if (ts[k]->b.doc < first)
                 first = ts[k]->b.doc;
         }
@@ -2411,11 +2415,13 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             lo = first;
             continue;
         }
-        suf[nt] = 0;
-        for (size_t k = nt; k-- > 0;)
+        memcpy(suf + en, gsuf + en, (nt + 1 - en) * sizeof *suf);
+        for (size_t k = en; k-- > 0;)
             suf[k] = suf[k + 1] + wub[k];
         float th = slice_theta(hp, sh, me);
-        size_t e = nt; /* ts[e..] non-essential */
+        /* ts[e..] non-essential; ts[en..] are at the window's start k-th
+         * score already, and so at th >= it */
+        size_t e = en;
         /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
         while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
             e--;
@@ -2441,7 +2447,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
-        probe_limits(lim, suf, e, nt, th);
         size_t n = 0;
         float sc;
         uint32_t tk = 0;
@@ -2476,7 +2481,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint64_t scored = 0;
         for (size_t k = e; k < nt && n; k++) {
             size_t kept = 0;
-            double lk = lim[k], slack = BOUND_SLACK(nt - k);
+            double lk = probe_limit(suf[k], k, nt, th);
+            double slack = BOUND_SLACK(nt - k);
             const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
             for (size_t i = 0; i < n; i++) {
                 double sc = cs[i];
@@ -2532,7 +2538,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     free(cn);
     free(wub);
     free(suf);
-    free(lim);
     norm_lims_free(&nl);
     free(tok);
     free(ct);
