@@ -1251,6 +1251,8 @@ typedef struct norm_gate {
     size_t e;               /* norm_essential at eth */
     size_t ek[256];         /* per norm byte: its own e at eth (nt: none
                                yet); it only falls as the k-th score rises */
+    unsigned cut;           /* every norm byte >= cut is out (norm_cut);
+                               256: none known */
 } norm_gate;
 
 static float gate_fill(norm_gate *g, uint8_t nb, float th);
@@ -1304,11 +1306,16 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
         uint32_t from = j, ruled = 0;
         const float *gv = gate ? gate->val : NULL;
         float gth = gate ? gate->th : 0;
+        unsigned gcut = gate ? gate->cut : 256;
         /* per norm byte, the split norm_essential found at gth */
         const size_t *ek = gate && k && gate->eth == gth ? gate->ek : NULL;
         for (; gate && j < end; j++) { /* gate implies norms */
             uint32_t d = t->docs[j], w = d - lo;
             uint8_t nb = norms[d];
+            if (nb >= gcut) {
+                ruled++; /* too long for the page */
+                continue;
+            }
             float v = gv[nb];
             if (isnan(v)) /* not computed yet */
                 v = gate_fill(gate, nb, gth);
@@ -1833,6 +1840,42 @@ static float gate_fill(norm_gate *g, uint8_t nb, float th)
     return g->val[nb] = c < f ? c : f;
 }
 
+/* The chain bound of norm byte nb (norm_chain over every term). */
+static float chain_at(norm_gate *g, unsigned nb)
+{
+    (void)norm_suf(g->nl, g->ts, (uint8_t)nb);
+    return norm_chain(g->nl, (uint8_t)nb, 0, 0.0f);
+}
+
+/*
+ * Lower g->cut to the least norm byte whose chain bound is <= th, so that
+ * every norm byte from it on is out without its own bound.  The chain
+ * bound does not rise with the norm byte: a longer doc scores each term's
+ * frequency no higher (BM25's length normalization, each step a rounded
+ * IEEE operation, which is monotone), and the chain adds the terms' bounds
+ * in one order.  The first call searches [0, 256) by halves; later ones,
+ * at higher k-th scores, walk down from the cut (it only falls).  A url
+ * of tens of terms rules out most norm bytes this way, each of which
+ * norm_essential would otherwise have filled (norm_suf, norm_chain).
+ */
+static void norm_cut(norm_gate *g, float th)
+{
+    if (g->cut == 256) {
+        unsigned lo = 0, hi = 256; /* the answer is in [lo, hi] */
+        while (lo < hi) {
+            unsigned mid = lo + (hi - lo) / 2;
+            if (chain_at(g, mid) <= th)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        g->cut = lo;
+        return;
+    }
+    while (g->cut > 0 && chain_at(g, g->cut - 1) <= th)
+        g->cut--;
+}
+
 /*
  * The essential terms by the norms (MaxScore's split with per-norm
  * bounds): the fewest leading terms ts[0..e) such that, at every norm
@@ -1856,10 +1899,13 @@ static size_t norm_essential(norm_gate *g, float th)
         return g->e;
     norm_lims *n = g->nl;
     size_t nt = n->nt, e = 0;
-    if (!(g->eth < th)) /* the first call (NAN), or a lower k-th score */
+    if (!(g->eth < th)) { /* the first call (NAN), or a lower k-th score */
         for (int nb = 0; nb < 256; nb++)
             g->ek[nb] = nt;
-    for (int nb = 0; nb < 256 && e < nt; nb++) {
+        g->cut = 256;
+    }
+    norm_cut(g, th);
+    for (int nb = 0; nb < (int)g->cut && e < nt; nb++) {
         if (n->seen && !((n->seen[nb >> 6] >> (nb & 63)) & 1))
             continue; /* no doc of the segment has it */
         float v = g->val[nb];
@@ -2341,7 +2387,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     /* tokens of each doc's terms so far: window accumulator, candidates */
     uint32_t *tok = calloc(TAAT_WINDOW, sizeof *tok);
     uint32_t *ct = malloc(TAAT_WINDOW * sizeof *ct);
-    norm_gate gate = {.nl = &nl, .ts = ts, .eth = NAN};
+    norm_gate gate = {.nl = &nl, .ts = ts, .eth = NAN, .cut = 256};
     for (int i = 0; i < 256; i++)
         gate.val[i] = NAN;
     int rc = norm_lims_init(&nl, ts, nt);

@@ -1244,7 +1244,7 @@ static int check_query(int qi)
         }
         /* completeness: the k-th score matches, nobody clearly better is
          * missing from the page */
-        if (want_hits) {
+        if (want_hits && res.nhits) { /* (none: counted a failure above) */
             double kth = c[from + want_hits - 1].s;
             double got = res.hits[res.nhits - 1].score;
             if (fabs(kth - got) > 1e-4 * fmax(1, kth)) {
