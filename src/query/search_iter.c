@@ -518,6 +518,25 @@ static int decode_block(term_it *t, uint32_t b)
     return 0;
 }
 
+/* The first position from t->i in t's decoded block whose doc is >=
+ * target (its last doc is): a linear scan for a near target, else a
+ * binary search over the rest of the block. */
+static inline uint32_t block_find(const term_it *t, uint32_t target)
+{
+    uint32_t j = t->i, n = t->n;
+    if (n - j > 16 && t->docs[j + 15] < target) {
+        j += 16;
+        for (uint32_t len = n - j; len > 1;) {
+            uint32_t half = len / 2;
+            j = t->docs[j + half - 1] < target ? j + half : j;
+            len -= half;
+        }
+    }
+    while (j < n && t->docs[j] < target)
+        j++;
+    return j;
+}
+
 uint32_t fds__term_adv(it *i, uint32_t target)
 {
     term_it *t = (term_it *)i;
@@ -543,21 +562,8 @@ uint32_t fds__term_adv(it *i, uint32_t target)
         if (lo >= t->t.nblocks || decode_block(t, lo))
             return i->doc = NO_MORE;
     }
-    /* the first doc >= target (the block's last one is): a linear scan
-     * for a near target, else a binary search over the rest of the block */
-    uint32_t j = t->i, n = t->n;
-    if (n - j > 16 && t->docs[j + 15] < target) {
-        j += 16;
-        for (uint32_t len = n - j; len > 1;) {
-            uint32_t half = len / 2;
-            j = t->docs[j + half - 1] < target ? j + half : j;
-            len -= half;
-        }
-    }
-    while (j < n && t->docs[j] < target)
-        j++;
-    t->i = j;
-    return i->doc = t->docs[j];
+    t->i = block_find(t, target);
+    return i->doc = t->docs[t->i];
 }
 
 /* fds__term_adv(t, d) for d > t's doc, the common case (d in the decoded
@@ -565,11 +571,8 @@ uint32_t fds__term_adv(it *i, uint32_t target)
 static inline void term_seek(term_it *t, uint32_t d)
 {
     if (t->blk != NO_MORE && d <= skip_last(t, t->blk)) {
-        uint32_t i = t->i;
-        while (t->docs[i] < d)
-            i++;
-        t->i = i;
-        t->b.doc = t->docs[i];
+        t->i = block_find(t, d);
+        t->b.doc = t->docs[t->i];
     } else {
         fds__term_adv(&t->b, d);
     }
