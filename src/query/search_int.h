@@ -30,6 +30,14 @@ void fds__query_free(fds_query *q);
 
 /* ---- compiled query (per search) ---------------------------------------- */
 
+/* A term's field and dictionary entry in one segment (cnode.seg). */
+typedef struct cnode_seg {
+    const fds_sidx *sx;
+    const fds_sfield *f; /* NULL: the segment has no such field */
+    bool found;          /* the term is in f's dictionary: t */
+    fds_sterm t;
+} cnode_seg;
+
 typedef struct cnode {
     const fds_query *q;
     /* TERM: collection statistics over all segments */
@@ -40,6 +48,10 @@ typedef struct cnode {
     float cache[256];    /* Lucene's normInverse per norm byte, on first use */
     uint64_t have[4];    /* bit n set: cache[n] computed */
     bool dup;            /* a should term merged into an earlier equal one */
+    /* TERM: per segment of the search, what compiling looked up (the
+     * field, the term), so that building its iterators does not look the
+     * term up again; NULL when not kept */
+    struct cnode_seg *seg;
     struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
     fds_query *owned;    /* FUZZY: the expansion q points to (freed with it) */

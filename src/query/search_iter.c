@@ -64,6 +64,7 @@ void fds__cnode_free(cnode *c)
     for (size_t i = 0; i < c->nkids; i++)
         fds__cnode_free(c->kids[i]);
     free(c->kids);
+    free(c->seg);
     fds__query_free(c->owned);
     free(c);
 }
@@ -369,16 +370,25 @@ cnode *fds__compile(exec *x, const fds_query *q)
             merge_should_terms(c, q);
     } else if (q->type == FDS_Q_TERM) {
         uint64_t N = 0, n = 0, sttf = 0;
+        c->seg = x->nseg ? malloc(x->nseg * sizeof *c->seg) : NULL;
         for (unsigned s = 0; s < x->nseg; s++) {
             const fds_sfield *f =
                 fds__sidx_field(x->segs[s].sidx, q->field, q->field_len);
+            cnode_seg *cs = c->seg ? &c->seg[s] : NULL;
+            if (cs)
+                *cs = (cnode_seg){.sx = x->segs[s].sidx, .f = f};
             if (!f)
                 continue;
             N += f->doc_count;
             sttf += f->sum_ttf;
             fds_sterm t;
-            if (fds__sidx_term(x->segs[s].sidx, f, q->term, q->term_len, &t) == 0)
+            if (fds__sidx_term(x->segs[s].sidx, f, q->term, q->term_len, &t) == 0) {
                 n += t.df;
+                if (cs) {
+                    cs->found = true;
+                    cs->t = t;
+                }
+            }
         }
         c->N = N;
         c->n = n;
@@ -987,6 +997,20 @@ static float boosting_score(it *i)
     return v * i->c->q->boost;
 }
 
+/* What compiling term cnode c looked up in segment sx (NULL: not kept). */
+static const cnode_seg *term_seg(const exec *x, const cnode *c,
+                                 const fds_sidx *sx)
+{
+    if (!c->seg)
+        return NULL;
+    if (x->cur_seg < x->nseg && c->seg[x->cur_seg].sx == sx)
+        return &c->seg[x->cur_seg];
+    for (unsigned s = 0; s < x->nseg; s++)
+        if (c->seg[s].sx == sx)
+            return &c->seg[s];
+    return NULL;
+}
+
 it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
 {
     const fds_query *q = c->q;
@@ -1001,10 +1025,14 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         return (it *)a;
     }
     case FDS_Q_TERM: {
-        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+        const cnode_seg *cs = term_seg(x, c, sx);
+        const fds_sfield *f =
+            cs ? cs->f : fds__sidx_field(sx, q->field, q->field_len);
         fds_sterm st;
+        if (cs && cs->found)
+            st = cs->t;
         if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) ||
-            fds__sidx_term(sx, f, q->term, q->term_len, &st))
+            (cs ? !cs->found : fds__sidx_term(sx, f, q->term, q->term_len, &st) != 0))
             return it_alloc(sizeof(it), x, c);
         term_it *t = it_alloc_part(sizeof *t, offsetof(term_it, tf1), x, c);
         if (!t)
