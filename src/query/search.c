@@ -486,13 +486,16 @@ static int execute(const fds_search_request *req,
     }
     fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f, .msm = -1};
     cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
-    if (!root)
+    if (!root) {
+        fds__exec_release(&r.x);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                             "out of memory");
+    }
     r.root = root;
     if (r.x.nopos) {
         const fds_query *q = r.x.nopos;
         fds__cnode_free(root);
+        fds__exec_release(&r.x);
         /* Lucene's PhraseWeight refuses such a field */
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
                             "field:[%.*s] was indexed without position data; "
@@ -503,6 +506,7 @@ static int execute(const fds_search_request *req,
     r.hp = (heap){.cap = r.k, .req = req};
     if (r.k && !(r.hp.h = malloc(r.k * sizeof *r.hp.h))) {
         fds__cnode_free(root);
+        fds__exec_release(&r.x);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                             "out of memory");
     }
@@ -538,6 +542,7 @@ static int execute(const fds_search_request *req,
                           : FDS_ENOMEM;
     }
     fds__cnode_free(root);
+    fds__exec_release(&r.x);
     if (rc) {
         fds_agg_result_free(out->aggs);
         out->aggs = NULL;

@@ -38,6 +38,17 @@ typedef struct cnode_seg {
     fds_sterm t;
 } cnode_seg;
 
+/* Lucene's BM25 normInverse, 1 / (k1 * (1 - b + b * dl / avgdl)), per
+ * norm byte for one avgdl, filled on first use: shared by every term of a
+ * search with that avgdl (the terms of one field), so that a whole url's
+ * 70 terms divide once per norm byte, not 70 times (fds__norm_inv_get). */
+typedef struct fds__norm_inv {
+    float avgdl;
+    float cache[256];
+    uint64_t have[4]; /* bit n set: cache[n] computed */
+    struct fds__norm_inv *next;
+} fds__norm_inv;
+
 typedef struct cnode {
     const fds_query *q;
     /* TERM: collection statistics over all segments */
@@ -45,8 +56,7 @@ typedef struct cnode {
     float boost;         /* q->boost, or the sum over merged duplicates */
     float idf, avgdl;
     uint64_t N, n;
-    float cache[256];    /* Lucene's normInverse per norm byte, on first use */
-    uint64_t have[4];    /* bit n set: cache[n] computed */
+    fds__norm_inv *ni;   /* TERM, PHRASE: the normInverse table of avgdl */
     bool dup;            /* a should term merged into an earlier equal one */
     /* TERM: per segment of the search, what compiling looked up (the
      * field, the term), so that building its iterators does not look the
@@ -73,7 +83,15 @@ typedef struct exec {
      * segment predates them or the field is mapped without): the search
      * is refused (search_phrase.c) */
     const fds_query *nopos;
+    fds__norm_inv *ninv; /* the search's normInverse tables, one per avgdl */
 } exec;
+
+/* The normInverse table of avgdl in x (made, empty, on first ask); NULL
+ * out of memory.  Owned by x: fds__exec_release frees them. */
+fds__norm_inv *fds__norm_inv_get(exec *x, float avgdl);
+
+/* Free what x owns (its normInverse tables); x stays usable as empty. */
+void fds__exec_release(exec *x);
 
 /* Has the search passed its deadline?  Sets x->timed_out.  Checked once per
  * window or per FDS__DEADLINE_EVERY docs, so a timeout is noticed within
@@ -128,17 +146,16 @@ static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
                                       uint8_t norm)
 {
     float w = c->weight;
-    if (!((c->have[norm >> 6] >> (norm & 63)) & 1)) {
-        /* filled lazily (a query touches few norm values); the cnode
-         * belongs to this search only */
-        cnode *m = (cnode *)c;
+    fds__norm_inv *m = c->ni; /* this search's only */
+    if (!((m->have[norm >> 6] >> (norm & 63)) & 1)) {
+        /* filled lazily (a query touches few norm values) */
         m->cache[norm] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
                                                 FDS_BM25_B *
                                                     (float)fds__norm_decode(norm) /
-                                                    c->avgdl));
+                                                    m->avgdl));
         m->have[norm >> 6] |= 1ull << (norm & 63);
     }
-    return w - w / (1.0f + (float)tf * c->cache[norm]);
+    return w - w / (1.0f + (float)tf * m->cache[norm]);
 }
 
 /* Queries compiled and iterated as a bool of their clauses (bool itself,

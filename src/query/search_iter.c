@@ -57,6 +57,30 @@ static float bm25_idf(uint64_t N, uint64_t n)
     return (float)log(1.0 + ((double)N - (double)n + 0.5) / ((double)n + 0.5));
 }
 
+fds__norm_inv *fds__norm_inv_get(exec *x, float avgdl)
+{
+    for (fds__norm_inv *m = x->ninv; m; m = m->next)
+        if (!memcmp(&m->avgdl, &avgdl, sizeof avgdl)) /* the same bits */
+            return m;
+    fds__norm_inv *m = malloc(sizeof *m);
+    if (!m)
+        return NULL;
+    m->avgdl = avgdl;
+    memset(m->have, 0, sizeof m->have);
+    m->next = x->ninv;
+    x->ninv = m;
+    return m;
+}
+
+void fds__exec_release(exec *x)
+{
+    while (x->ninv) {
+        fds__norm_inv *m = x->ninv;
+        x->ninv = m->next;
+        free(m);
+    }
+}
+
 void fds__cnode_free(cnode *c)
 {
     if (!c)
@@ -398,6 +422,11 @@ cnode *fds__compile(exec *x, const fds_query *q)
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
     } else if (q->type == FDS_Q_PHRASE) {
         fds__phrase_stats(x, c);
+    }
+    if ((q->type == FDS_Q_TERM || q->type == FDS_Q_PHRASE) &&
+        !(c->ni = fds__norm_inv_get(x, c->avgdl))) {
+        fds__cnode_free(c);
+        return NULL;
     }
     return c;
 }
