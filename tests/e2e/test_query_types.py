@@ -44,6 +44,22 @@ class QueryTypes(ServerTestCase):
     def scores(self, query):
         return {h["_id"]: h["_score"] for h in self.q(query)["hits"]["hits"]}
 
+    def test_boost_range(self):
+        # a negative boost is refused (Elasticsearch's checkNegativeBoost), at
+        # any depth, and so is one past the float range (an infinite score
+        # is not JSON); 0 is a boost like any other
+        for q in ({"match": {"t": {"query": "fox", "boost": -1}}},
+                  {"bool": {"should": [{"term": {"k": {"value": "a", "boost": -0.5}}}]}},
+                  {"constant_score": {"filter": {"match_all": {}}, "boost": -2}}):
+            out = self.q(q, 400)
+            self.assertEqual(out["error"]["root_cause"][0]["reason"],
+                             "negative [boost] are not allowed.", q)
+        out = self.q({"match": {"t": {"query": "fox quick", "boost": 1e39}}}, 400)
+        self.assertEqual(out["error"]["root_cause"][0]["reason"],
+                         "[boost] must be a finite number")
+        out = self.q({"match": {"t": {"query": "fox", "boost": 0}}})
+        self.assertEqual({h["_score"] for h in out["hits"]["hits"]}, {0.0})
+
     def test_match_options(self):
         # zero_terms_query: a text without tokens matches nothing or all
         self.assertEqual(self.ids({"match": {"t": {"query": "!!"}}}), [])
