@@ -160,6 +160,12 @@ static fds_explanation *explain_phrase(exec *x, const cnode *c, it *i,
     return o;
 }
 
+/* A matching should clause's score and its clause. */
+typedef struct should_val {
+    float v;
+    const cnode *c;
+} should_val;
+
 /* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
 static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
                                      uint32_t d)
@@ -167,10 +173,23 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
     const fds_sidx *sx = x->segs[si].sidx;
     const fds_query *q = c->q;
     char buf[512];
+    if (q->type == FDS_Q_BOOL && !q->nmust && !q->nshould && !q->nfilter &&
+        !q->nmust_not) /* bool {}: match_all, as Elasticsearch rewrites it */
+        return ex_node(q->boost, "*:*");
     if (q->type == FDS_Q_BOOL) {
         size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
         fds_explanation *o = ex_node(0, "sum of:");
         float sum = 0;
+        /* should clauses summed by gain (fds__should_by_gain): their
+         * values, added after the must clauses as bool_score does */
+        bool gain = fds__should_by_gain(c);
+        should_val *sv = gain && q->nshould ? malloc(q->nshould * sizeof *sv)
+                                            : NULL;
+        size_t nsv = 0;
+        if (gain && q->nshould && !sv) {
+            fds_explanation_free(o);
+            return NULL;
+        }
         size_t k = 0;
         int nshould = 0;
         bool ok = true;
@@ -190,8 +209,14 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
                         ok = false;
                     continue;
                 }
-                if (l == 1)
+                if (l == 1) {
                     nshould++;
+                    if (gain) { /* summed below, in bool_score's order */
+                        sv[nsv++] = (should_val){e->value, c->kids[k]};
+                        ex_add(o, e);
+                        continue;
+                    }
+                }
                 if (l == 2) {
                     fds_explanation *f =
                         ex_node(0, "match on required clause, product of:");
@@ -206,9 +231,23 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
         int msm = q->msm >= 0 ? q->msm
                               : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
         if (!ok || nshould < msm || !o) {
+            free(sv);
             fds_explanation_free(o);
             return NULL;
         }
+        for (size_t i = 1; i < nsv; i++) { /* stable, as order_should */
+            should_val v = sv[i];
+            double g = fds__sum_gain(v.c);
+            size_t j = i;
+            while (j > 0 && fds__sum_gain(sv[j - 1].c) < g) {
+                sv[j] = sv[j - 1];
+                j--;
+            }
+            sv[j] = v;
+        }
+        for (size_t i = 0; i < nsv; i++)
+            sum += sv[i].v;
+        free(sv);
         o->value = sum * q->boost;
         return o;
     }

@@ -274,6 +274,18 @@ uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
  * collection-wide figures: every segment and slice sums in one order. */
 void fds__order_terms(term_it **ts, size_t nt);
 
+/* A clause's bound per posting: its weight over its collection-wide doc
+ * count (MaxScoreBulkScorer's maxWindowScore / cost), the key of
+ * fds__order_terms. */
+double fds__sum_gain(const cnode *c);
+
+/* Does bool c sum its should clauses by fds__sum_gain descending (ties in
+ * query order) rather than in query order?  When all of them are terms:
+ * the shape the MaxScore passes take, so that a doc-at-a-time search
+ * (min_score, explain) adds the same floats in the same order and gives
+ * the same score to the bit. */
+bool fds__should_by_gain(const cnode *c);
+
 /* The k-th scores two slices of one segment's MaxScore pass publish to
  * each other, float bits (slice 0 holds the lower doc ids). */
 typedef struct fds__slice_th {

@@ -1040,6 +1040,8 @@ static const cnode_seg *term_seg(const exec *x, const cnode *c,
     return NULL;
 }
 
+static void order_should(bool_it *b);
+
 it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
 {
     const fds_query *q = c->q;
@@ -1158,6 +1160,8 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         for (size_t i = 0; i < q->nmust_not; i++, k++)
             if (!(b->excl[b->nexcl++] = fds__build(x, c->kids[k], sx)))
                 goto oom;
+        if (fds__should_by_gain(c))
+            order_should(b);
         if (q->msm >= 0)
             b->msm = q->msm;
         else
@@ -2650,13 +2654,12 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     return 0;
 }
 
-/* A term's bound per posting: its weight over its collection-wide doc
- * count (MaxScoreBulkScorer's maxWindowScore / cost). */
-static double term_gain(const term_it *t)
+double fds__sum_gain(const cnode *c)
 {
-    const cnode *c = t->b.c;
     return (double)c->weight / (double)(c->n ? c->n : 1);
 }
+
+static double term_gain(const term_it *t) { return fds__sum_gain(t->b.c); }
 
 void fds__order_terms(term_it **ts, size_t nt)
 {
@@ -2669,6 +2672,36 @@ void fds__order_terms(term_it **ts, size_t nt)
             j--;
         }
         ts[j] = t;
+    }
+}
+
+bool fds__should_by_gain(const cnode *c)
+{
+    const fds_query *q = c->q;
+    if (q->type != FDS_Q_BOOL)
+        return false;
+    for (size_t i = 0; i < q->nshould; i++) {
+        const cnode *k = c->kids[q->nmust + i];
+        if (!k->dup && k->q->type != FDS_Q_TERM)
+            return false;
+    }
+    return true;
+}
+
+/* A bool's should iterators in its summation order (fds__should_by_gain):
+ * the order of fds__order_terms, so that the doc-at-a-time path
+ * (bool_score) adds a doc's term scores as the MaxScore passes do. */
+static void order_should(bool_it *b)
+{
+    for (size_t i = 1; i < b->nshould; i++) {
+        it *t = b->should[i];
+        double g = fds__sum_gain(t->c);
+        size_t j = i;
+        while (j > 0 && fds__sum_gain(b->should[j - 1]->c) < g) {
+            b->should[j] = b->should[j - 1];
+            j--;
+        }
+        b->should[j] = t;
     }
 }
 

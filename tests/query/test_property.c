@@ -207,6 +207,9 @@ enum { Q_MATCH, Q_KW, Q_NUM, Q_RANGE, Q_BOOL, Q_ALL, Q_EXISTS, Q_PREFIX, Q_WILD,
        Q_REGEXP, Q_CONST, Q_DISMAX, Q_BOOSTING, Q_FUZZY, Q_MM };
 
 #define FZ_SEL_MAX 8
+/* Tokens of a match text the brute force scores (a whole url of the
+ * sample has up to a few hundred). */
+#define QTOK_MAX 512
 
 typedef struct bq {
     int type;
@@ -215,7 +218,7 @@ typedef struct bq {
     int op_and, msm;  /* msm 0 = none */
     long long lo, hi;
     int has_lo, has_hi, lo_incl, hi_incl;
-    tok qtok[64];     /* analyzed match text */
+    tok qtok[QTOK_MAX]; /* analyzed match text, every token */
     char ere[300];    /* Q_REGEXP: the same pattern in POSIX ERE, anchored */
     double boost;     /* Q_CONST: boost; Q_DISMAX: tie; Q_BOOSTING: negative_boost */
     /* Q_FUZZY: options, and the expansion the brute force computed */
@@ -556,9 +559,13 @@ static bq *gen(int depth)
             int f0 = 0;
             void *arg[2] = {&tmp, &f0};
             fds_analyze(q->text, strlen(q->text), collect, arg);
+            if (tmp.ntok[0] > QTOK_MAX) { /* the brute force must see all */
+                fprintf(stderr, "match text of %zu tokens: raise QTOK_MAX\n",
+                        tmp.ntok[0]);
+                exit(1);
+            }
             for (size_t i = 0; i < tmp.ntok[0]; i++)
-                if (q->nqtok < 64)
-                    q->qtok[q->nqtok++] = tmp.toks[0][i];
+                q->qtok[q->nqtok++] = tmp.toks[0][i];
             free(tmp.toks[0]);
         }
         q->op_and = rnd(5) == 0;
@@ -1108,26 +1115,33 @@ static void check_count_only(int qi, const bq *q, size_t nc)
 /* A page ranked by score does not depend on how far hits are counted:
  * track_total_hits true (every hit scored by the counting pass) and false
  * (pruning from the first doc) give the same hits with bit-identical
- * scores as `res`. */
+ * scores as `res`; so does `"min_score": 0`, which no score is below and
+ * which takes the doc-at-a-time path, none of the pruning (the exhaustive
+ * BM25: a disjunction's scores must equal it to the last bit), and each
+ * hit's explanation there has the hit's score as its value. */
 static bool sliced; /* MaxScore in two slices: also compare with one */
 
 static void check_same_hits(int qi, const bq *q, int size, int from,
                             const fds_search_result *res)
 {
-    for (int k = 0; k < (sliced ? 3 : 2); k++) {
+    for (int k = 0; k < (sliced ? 4 : 3); k++) {
         cJSON *body = cJSON_CreateObject();
         cJSON_AddItemToObject(body, "query", to_json(q));
         cJSON_AddNumberToObject(body, "size", size);
         cJSON_AddNumberToObject(body, "from", from);
         if (k < 2)
             cJSON_AddBoolToObject(body, "track_total_hits", k == 0);
+        if (k == 2) {
+            cJSON_AddNumberToObject(body, "min_score", 0);
+            cJSON_AddTrueToObject(body, "explain");
+        }
         char *text = cJSON_PrintUnformatted(body);
         cJSON_Delete(body);
         fds_search_request *rq;
-        if (k == 2)
+        if (k == 3)
             fds_search_set_slice_min(UINT64_MAX);
         fds_search_result o = run(text, &rq);
-        if (k == 2)
+        if (k == 3)
             fds_search_set_slice_min(0);
         bool same = rq && o.nhits == res->nhits;
         for (size_t i = 0; same && i < o.nhits; i++)
@@ -1135,10 +1149,22 @@ static void check_same_hits(int qi, const bq *q, int size, int from,
                    o.hits[i].doc == res->hits[i].doc &&
                    !memcmp(&o.hits[i].score, &res->hits[i].score,
                            sizeof o.hits[i].score);
+        /* and an explanation's value is the score, to the bit */
+        for (size_t i = 0; same && k == 2 && i < o.nhits; i++)
+            if (!o.explain || !o.explain[i] ||
+                memcmp(&o.explain[i]->value, &o.hits[i].score,
+                       sizeof o.hits[i].score)) {
+                fprintf(stderr, "q%d hit %zu: explanation %.9g, score %.9g\n",
+                        qi, i, o.explain && o.explain[i]
+                                   ? o.explain[i]->value : -1.0,
+                        o.hits[i].score);
+                same = false;
+            }
         if (!same) {
             fprintf(stderr, "q%d hits differ %s\n", qi,
                     k == 0 ? "with track_total_hits true"
                     : k == 1 ? "with track_total_hits false"
+                    : k == 2 ? "with min_score 0 (doc at a time) and explain"
                              : "in one slice");
             fds_test_failures++;
         }
