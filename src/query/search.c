@@ -32,7 +32,10 @@ typedef struct run {
     heap hp;
     size_t k;            /* page end (from + size); 0 for _count */
     bool by_score;       /* ranked by _score (no sort) */
-    bool need_score;     /* scores are computed (by score, track_scores) */
+    bool need_score;     /* scores are computed (show_score, min_score) */
+    bool show_score;     /* hits and max_score carry them (by score,
+                            track_scores, a sort on _score); as in
+                            Elasticsearch, min_score alone does not */
     bool counting;       /* track_total_hits is not false */
     uint64_t limit;      /* count hits up to limit + 1 */
     uint64_t count;
@@ -434,13 +437,13 @@ static void finish(run *r, fds_search_result *out)
         qsort_r(hp->h, hp->n, sizeof *hp->h, hit_qsort_cmp, (void *)req);
     if (r->by_score && hp->n)
         out->max_score = hp->h[0].score;
-    else if (r->need_score) {
+    else if (r->show_score) {
         for (size_t i = 0; i < hp->n; i++)
             if (!isnan(hp->h[i].score) &&
                 (isnan(out->max_score) || hp->h[i].score > out->max_score))
                 out->max_score = hp->h[i].score;
     }
-    if (!r->need_score)
+    if (!r->show_score)
         for (size_t i = 0; i < hp->n; i++)
             hp->h[i].score = NAN;
     /* sort values for by-score hits (explicit sort on _score only) */
@@ -511,10 +514,11 @@ static int execute(const fds_search_request *req,
                             "out of memory");
     }
     r.by_score = req->nsort == 0;
-    r.need_score = r.by_score || req->track_scores || !isnan(req->min_score);
+    r.show_score = r.by_score || req->track_scores;
     for (unsigned k = 0; k < req->nsort; k++)
         if (req->sort[k].kind == FDS_SORT_SCORE)
-            r.need_score = true;
+            r.show_score = true;
+    r.need_score = r.show_score || !isnan(req->min_score);
     int64_t tt = req->count_only ? INT64_MAX : req->track_total;
     r.counting = tt != FDS_TRACK_TOTAL_NONE;
     r.limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);

@@ -244,6 +244,18 @@ class QueryTypes(ServerTestCase):
         self.assertEqual(out.get("count"), 1, out)
         st, out, _ = self.req("GET", "/qt/_count?q=t:red&min_score=%f" % cut)
         self.assertEqual(out.get("count"), 1, out)
+        # sorted by a field, hits show no score (null, as Elasticsearch's
+        # TopFieldCollector leaves it) though min_score needs one; with
+        # track_scores they show it
+        out = self.q({"term": {"t": "red"}}, min_score=cut, sort=[{"n": "asc"}])
+        self.assertEqual([(h["_id"], h["_score"]) for h in out["hits"]["hits"]],
+                         [("2", None)])
+        self.assertIsNone(out["hits"]["max_score"])
+        out = self.q({"term": {"t": "red"}}, min_score=cut, sort=["_doc"],
+                     track_scores=True)
+        self.assertEqual([(h["_id"], h["_score"]) for h in out["hits"]["hits"]],
+                         [("2", red["2"])])
+        self.assertEqual(out["hits"]["max_score"], red["2"])
 
     def test_profile_names_the_queries(self):
         st, out, _ = self.req("POST", "/qt/_search", {"profile": True, "size": 1, "query": {
