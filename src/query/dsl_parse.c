@@ -438,6 +438,19 @@ static char *quote_big_ints(const char *s, size_t n, size_t *out_len)
                 bool integral =
                     j == n || (s[j] != '.' && s[j] != 'e' && s[j] != 'E');
                 size_t digits = j - i - (c == '-');
+                if (!integral) { /* the fraction and exponent: kept as they
+                                    are, not read as integers of their own */
+                    if (j < n && s[j] == '.')
+                        for (j++; j < n && s[j] >= '0' && s[j] <= '9';)
+                            j++;
+                    if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+                        j++;
+                        if (j < n && (s[j] == '+' || s[j] == '-'))
+                            j++;
+                        while (j < n && s[j] >= '0' && s[j] <= '9')
+                            j++;
+                    }
+                }
                 if (integral && digits > BIG_INT_DIGITS) {
                     if (o) {
                         o[k++] = '"';

@@ -405,6 +405,14 @@ static void test_exact_strings(void)
     /* a quoted big integer before the string keeps the pairing right */
     ASSERT(total_of("{\"query\":{\"bool\":{\"should\":[{\"term\":{\"n\":"
                     "12345678901234567}},{\"term\":{\"k\":\"a\\u0000b\"}}]}}}") == 2);
+    /* a fraction or exponent of more than 15 digits is a number, not a big
+     * integer to quote (Python's json writes 0.30000000000000004) */
+    ASSERT(total_of("{\"query\":{\"term\":{\"k\":{\"value\":\"a\",\"boost\":"
+                    "1.0000000000000000}}},\"min_score\":0.30000000000000004}") == 1);
+    ASSERT(total_of("{\"query\":{\"range\":{\"n\":{\"gte\":"
+                    "1.0000000000000000001e3,\"lt\":1.2345678901234567e17}}}}") == 1);
+    ASSERT(total_of("{\"query\":{\"range\":{\"n\":{\"gt\":"
+                    "12345678901234567.0000000000000001}}}}") == 0);
     char *out = search("{\"query\":{\"term\":{\"k\":\"a\\u0000b\"}}}", NULL);
     ASSERT(out && strstr(out, "\"_id\":\"0\""));
     free(out);
