@@ -270,26 +270,29 @@ static cJSON *name_member(const cJSON *b)
                : NULL;
 }
 
-/* Set by bad_boost: the boost it found is negative (else not finite). */
-static _Thread_local bool q_boost_neg;
-
-/* Does q or a clause of it carry a negative or non-finite boost?  The
- * top-k passes bound scores as sums of non-negative finite terms, so such
- * a boost would return wrong pages; Elasticsearch refuses negative ones.
- * The clauses a query builds itself (a match's terms) carry its boost. */
-static bool bad_boost(const fds_query *q)
+/* Why q or a clause of it may not be scored, NULL when all is well: a
+ * negative or a non-finite boost.  The top-k passes bound scores as sums
+ * of non-negative finite terms, so such a boost would return wrong pages;
+ * Elasticsearch refuses negative ones (AbstractQueryBuilder
+ * .checkNegativeBoost), and a boost past the float range would make
+ * scores infinite, which JSON cannot carry.  The clauses a query builds
+ * itself (a match's terms, a multi_match's fields^boost) carry boosts of
+ * their own, so the whole tree is walked, once, by the outermost query. */
+static const char *bad_boost(const fds_query *q)
 {
-    if (!(q->boost >= 0) || isinf(q->boost)) {
-        q_boost_neg = q->boost < 0;
-        return true;
-    }
+    if (q->boost < 0)
+        return "negative [boost] are not allowed.";
+    if (!(q->boost >= 0) || isinf(q->boost))
+        return "[boost] must be a finite number";
     fds_query *const *lists[4] = {q->must, q->should, q->filter, q->must_not};
     size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
     for (int l = 0; l < 4; l++)
-        for (size_t i = 0; i < counts[l]; i++)
-            if (lists[l][i] && bad_boost(lists[l][i]))
-                return true;
-    return false;
+        for (size_t i = 0; i < counts[l]; i++) {
+            const char *why = lists[l][i] ? bad_boost(lists[l][i]) : NULL;
+            if (why)
+                return why;
+        }
+    return NULL;
 }
 
 fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j)
@@ -405,12 +408,10 @@ static fds_query *dsl_query(fds__dsl_ctx *c, const cJSON *j)
         fds__dsl_err(c->err, "unknown query [%s]", t);
     }
     c->depth--;
-    if (q && bad_boost(q)) {
+    const char *why = q && !c->depth ? bad_boost(q) : NULL;
+    if (why) {
         fds__query_free(q);
-        /* AbstractQueryBuilder.checkNegativeBoost; a boost past the float
-         * range would make scores infinite, which JSON cannot carry */
-        fds__dsl_err(c->err, q_boost_neg ? "negative [boost] are not allowed."
-                                         : "[boost] must be a finite number");
+        fds__dsl_err(c->err, "%s", why);
         return NULL;
     }
     /* a bool's (and any compound's) clauses counted themselves; terms is

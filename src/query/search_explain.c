@@ -166,6 +166,11 @@ typedef struct should_val {
     const cnode *c;
 } should_val;
 
+static const cnode *should_node(const void *e)
+{
+    return ((const should_val *)e)->c;
+}
+
 /* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
 static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
                                      uint32_t d)
@@ -235,16 +240,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
             fds_explanation_free(o);
             return NULL;
         }
-        for (size_t i = 1; i < nsv; i++) { /* stable, as order_should */
-            should_val v = sv[i];
-            double g = fds__sum_gain(v.c);
-            size_t j = i;
-            while (j > 0 && fds__sum_gain(sv[j - 1].c) < g) {
-                sv[j] = sv[j - 1];
-                j--;
-            }
-            sv[j] = v;
-        }
+        fds__sort_by_gain(sv, nsv, sizeof *sv, should_node);
         for (size_t i = 0; i < nsv; i++)
             sum += sv[i].v;
         free(sv);

@@ -274,10 +274,23 @@ uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
  * collection-wide figures: every segment and slice sums in one order. */
 void fds__order_terms(term_it **ts, size_t nt);
 
-/* A clause's bound per posting: its weight over its collection-wide doc
- * count (MaxScoreBulkScorer's maxWindowScore / cost), the key of
+/* A clause's bound per posting: its weight (boost x idf, a BM25 score)
+ * over its collection-wide doc count, so score per posting; 1 doc when it
+ * has none (MaxScoreBulkScorer's maxWindowScore / cost).  The key of
  * fds__order_terms. */
 double fds__sum_gain(const cnode *c);
+
+/* Largest element fds__sort_by_gain moves, bytes. */
+#define FDS__GAIN_ELEM_MAX 32u
+
+/* Sort v[0..n) (elements of `size` <= FDS__GAIN_ELEM_MAX bytes) by
+ * fds__sum_gain(node(element)) descending, ties keeping their order: a
+ * stable insertion sort, O(n) on sorted input (every segment's terms come
+ * in that order already).  The one order a disjunction's term scores are
+ * summed in, by the MaxScore passes (fds__order_terms), by bool_score and
+ * by explain.  No errors, no allocation. */
+void fds__sort_by_gain(void *v, size_t n, size_t size,
+                       const cnode *(*node)(const void *));
 
 /* Does bool c sum its should clauses by fds__sum_gain descending (ties in
  * query order) rather than in query order?  When all of them are terms:

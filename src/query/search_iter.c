@@ -2659,20 +2659,31 @@ double fds__sum_gain(const cnode *c)
     return (double)c->weight / (double)(c->n ? c->n : 1);
 }
 
-static double term_gain(const term_it *t) { return fds__sum_gain(t->b.c); }
+void fds__sort_by_gain(void *v, size_t n, size_t size,
+                       const cnode *(*node)(const void *))
+{
+    char *a = v, tmp[FDS__GAIN_ELEM_MAX];
+    for (size_t i = 1; i < n; i++) {
+        memcpy(tmp, a + i * size, size);
+        double g = fds__sum_gain(node(tmp));
+        size_t j = i;
+        while (j > 0 && fds__sum_gain(node(a + (j - 1) * size)) < g)
+            j--;
+        if (j < i) {
+            memmove(a + (j + 1) * size, a + j * size, (i - j) * size);
+            memcpy(a + j * size, tmp, size);
+        }
+    }
+}
+
+static const cnode *term_node(const void *e)
+{
+    return (*(term_it *const *)e)->b.c;
+}
 
 void fds__order_terms(term_it **ts, size_t nt)
 {
-    for (size_t i = 1; i < nt; i++) {
-        term_it *t = ts[i];
-        double g = term_gain(t);
-        size_t j = i;
-        while (j > 0 && term_gain(ts[j - 1]) < g) {
-            ts[j] = ts[j - 1];
-            j--;
-        }
-        ts[j] = t;
-    }
+    fds__sort_by_gain(ts, nt, sizeof *ts, term_node);
 }
 
 bool fds__should_by_gain(const cnode *c)
@@ -2688,21 +2699,14 @@ bool fds__should_by_gain(const cnode *c)
     return true;
 }
 
+static const cnode *it_node(const void *e) { return (*(it *const *)e)->c; }
+
 /* A bool's should iterators in its summation order (fds__should_by_gain):
  * the order of fds__order_terms, so that the doc-at-a-time path
  * (bool_score) adds a doc's term scores as the MaxScore passes do. */
 static void order_should(bool_it *b)
 {
-    for (size_t i = 1; i < b->nshould; i++) {
-        it *t = b->should[i];
-        double g = fds__sum_gain(t->c);
-        size_t j = i;
-        while (j > 0 && fds__sum_gain(b->should[j - 1]->c) < g) {
-            b->should[j] = b->should[j - 1];
-            j--;
-        }
-        b->should[j] = t;
-    }
+    fds__sort_by_gain(b->should, b->nshould, sizeof *b->should, it_node);
 }
 
 bool fds__past_deadline(exec *x)
@@ -2760,10 +2764,55 @@ typedef struct seed_group {
     float s;       /* the partial sum, then the full score */
 } seed_group;
 
+/* May a seed bound ts's scores: a page of at most SEED_MAX_K hits, two
+ * terms or more, every weight finite and not negative? */
+static bool seed_fits(term_it **ts, size_t nt, const heap *hp)
+{
+    if (nt < 2 || !hp->cap || hp->cap > SEED_MAX_K)
+        return false;
+    for (size_t k = 0; k < nt; k++) {
+        float w = ts[k]->b.c->weight;
+        if (!(w >= 0) || isinf(w))
+            return false;
+    }
+    return true;
+}
+
+/* Doc d's score over ts[0..nt), each term advanced to d (never back): its
+ * terms' scores added as floats in the order of ts, the sum run_taat and
+ * run_maxscore make, so the score to the bit.  Counts the postings it
+ * scores in x->scored. */
+static float score_in_full(exec *x, term_it **ts, size_t nt, uint32_t d)
+{
+    float s = 0;
+    for (size_t k = 0; k < nt; k++) {
+        term_it *t = ts[k];
+        if (t->b.doc < d)
+            t->b.advance(&t->b, d);
+        if (t->b.doc == d) {
+            s += term_score_fast(t, t->tfs[t->i], t->norms ? t->norms[d] : 1);
+            x->scored++;
+        }
+    }
+    return s;
+}
+
+/* k live docs score at least s (k = hp->cap): the page's k-th score is
+ * >= s, so hp's floor rises to the float below s (a doc tying s may still
+ * enter by its doc id), unless it is higher already. */
+static void raise_floor(heap *hp, float s)
+{
+    float f = nextafterf(s, -INFINITY);
+    if (!hp->floored || f > hp->floor) {
+        hp->floored = true;
+        hp->floor = f;
+    }
+}
+
 static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
                        heap *hp)
 {
-    if (nt < 2 || !hp->cap || hp->cap > SEED_MAX_K)
+    if (!seed_fits(ts, nt, hp))
         return false;
     /* the selected terms (1.), in the order of ts */
     uint32_t *sel = malloc(nt * sizeof *sel);
@@ -2772,11 +2821,6 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
     size_t ns = 0;
     uint64_t left = SEED_MAX_POSTINGS, total = 0;
     for (size_t k = 0; k < nt; k++) {
-        float w = ts[k]->b.c->weight;
-        if (!(w >= 0) || isinf(w)) {
-            free(sel);
-            return false;
-        }
         if (ts[k]->t.df <= left) {
             left -= ts[k]->t.df;
             total += ts[k]->t.df;
@@ -2843,21 +2887,8 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
         term_rewind(ts[sel[j]]);
     for (size_t k = 0; k < nt && full; k++)
         ts[k]->b.advance(&ts[k]->b, 0);
-    for (size_t i = 0; i < ng && full; i++) {
-        uint32_t d = g[i].doc;
-        float s = 0;
-        for (size_t k = 0; k < nt; k++) {
-            term_it *t = ts[k];
-            if (t->b.doc < d)
-                t->b.advance(&t->b, d);
-            if (t->b.doc == d) {
-                s += term_score_fast(t, t->tfs[t->i],
-                                     t->norms ? t->norms[d] : 1);
-                x->scored++;
-            }
-        }
-        g[i].s = s;
-    }
+    for (size_t i = 0; i < ng && full; i++)
+        g[i].s = score_in_full(x, ts, nt, g[i].doc);
     /* 4 */
     double top[SEED_MAX_K]; /* floats, exactly */
     size_t nh = 0, cap = hp->cap;
@@ -2865,11 +2896,7 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
         for (uint32_t c = 0; c < g[i].n && c < cap; c++)
             (void)keep_largest(top, &nh, cap, g[i].s);
     if (nh == cap) {
-        float f = nextafterf((float)top[0], -INFINITY);
-        if (!hp->floored || f > hp->floor) {
-            hp->floored = true;
-            hp->floor = f;
-        }
+        raise_floor(hp, (float)top[0]);
         all = full;
     }
 out:
@@ -2898,8 +2925,8 @@ out:
  * Costs at most CONJ_SEED_STEPS advances of each of its terms and cap x nt
  * seeks.  Leaves every term rewound.  True when the floor was set: it then
  * stands in for the warm-up (WARM_HITS).  Over the 109 whole-url bodies of
- * the 1M scale index it replaced all 42 warm-ups and cut their query
- * phase's instructions by 12% (docs/benchmarks.md); more terms than 6
+ * the 1M scale index it replaced all 42 warm-ups and cut the class's
+ * query-phase instructions by 12% (docs/benchmarks.md); more terms than 6
  * make the intersection dearer than it is selective.
  */
 #define CONJ_SEED_TERMS 6u
@@ -2908,14 +2935,11 @@ out:
 static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
                       heap *hp)
 {
-    if (nt < 2 || !hp->cap || hp->cap > SEED_MAX_K)
+    if (!seed_fits(ts, nt, hp))
         return false;
     term_it *c[CONJ_SEED_TERMS]; /* the rarest terms, fewest docs first */
     size_t r = 0;
     for (size_t k = 0; k < nt; k++) {
-        float w = ts[k]->b.c->weight;
-        if (!(w >= 0) || isinf(w))
-            return false;
         size_t j = r < CONJ_SEED_TERMS ? r++ : CONJ_SEED_TERMS;
         while (j > 0 && c[j - 1]->t.df > ts[k]->t.df) {
             if (j < CONJ_SEED_TERMS)
@@ -2962,28 +2986,12 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
     size_t nh = 0;
     for (size_t k = 0; k < nt; k++)
         ts[k]->b.advance(&ts[k]->b, 0);
-    for (size_t i = 0; i < nd; i++) {
-        float s = 0;
-        for (size_t k = 0; k < nt; k++) {
-            term_it *t = ts[k];
-            if (t->b.doc < docs[i])
-                t->b.advance(&t->b, docs[i]);
-            if (t->b.doc == docs[i]) {
-                s += term_score_fast(t, t->tfs[t->i],
-                                     t->norms ? t->norms[docs[i]] : 1);
-                x->scored++;
-            }
-        }
-        (void)keep_largest(top, &nh, hp->cap, s);
-    }
+    for (size_t i = 0; i < nd; i++)
+        (void)keep_largest(top, &nh, hp->cap,
+                           score_in_full(x, ts, nt, docs[i]));
     for (size_t k = 0; k < nt; k++)
         term_rewind(ts[k]); /* the caller advances it from doc 0 */
-    /* 3 */
-    float f = nextafterf((float)top[0], -INFINITY);
-    if (!hp->floored || f > hp->floor) {
-        hp->floored = true;
-        hp->floor = f;
-    }
+    raise_floor(hp, (float)top[0]); /* 3 */
     return true;
 }
 
