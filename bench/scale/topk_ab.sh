@@ -15,24 +15,31 @@
 #          --seg LABEL=SEGMENT.tim [--seg ...]
 #          --bin LABEL=TOPK_CPU [--bin ...] [--repeats N] [--runs R]
 #          [--out FILE]
+#        bench/scale/topk_ab.sh --map MAPPING.json --bodies DIR
+#          --pair LABEL=TOPK_CPU@SEGMENT.tim [--pair ...] [...]
 #   --map      the index mapping ({"properties": ...}; sqlite3
 #              DIR/catalog.sqlite 'select json from mappings')
 #   --bodies   a directory of class.NAME.ndjson files (run.sh's work
 #              directory keeps them: keyword, url-1, url-n)
 #   --seg      a segment index file (DATA/indices/UUID/seg_N.tim), labelled
 #   --bin      a topk_cpu binary (build/bench/scale/topk_cpu of a build)
+#   --pair     a binary with its own segment file, for builds that write
+#              different formats of the same documents (an older build
+#              cannot read a newer file); pairs alternate as --bin does,
+#              their rows under segment "-" 
 #   --repeats  alternating repeats (default 3); --runs: topk_cpu -r (2)
 #   --out      Markdown table (default results/scale-topk.md)
 set -euo pipefail
 ARGS="$*"
 MAP= BODIES= OUT=results/scale-topk.md REPEATS=3 RUNS=2
-SEGS=() BINS=()
+SEGS=() BINS=() PAIRS=()
 while [ $# -gt 0 ]; do
   case $1 in
     --map) MAP=$2; shift 2 ;;
     --bodies) BODIES=$2; shift 2 ;;
     --seg) SEGS+=("$2"); shift 2 ;;
     --bin) BINS+=("$2"); shift 2 ;;
+    --pair) PAIRS+=("$2"); shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
@@ -40,12 +47,24 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done
-if [ -z "$MAP" ] || [ -z "$BODIES" ] || [ ${#SEGS[@]} -eq 0 ] || [ ${#BINS[@]} -eq 0 ]; then
-  echo "need --map, --bodies, --seg and --bin (--help)" >&2
+if [ -z "$MAP" ] || [ -z "$BODIES" ] ||
+   { [ ${#PAIRS[@]} -eq 0 ] && { [ ${#SEGS[@]} -eq 0 ] || [ ${#BINS[@]} -eq 0 ]; }; }; then
+  echo "need --map, --bodies, and --seg and --bin, or --pair (--help)" >&2
   exit 2
 fi
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
+for f in "$BODIES"/class.*.ndjson; do
+  [ ${#PAIRS[@]} -gt 0 ] || break
+  c=${f##*/class.}; c=${c%.ndjson}
+  for r in $(seq "$REPEATS"); do
+    for p in "${PAIRS[@]}"; do
+      bs=${p#*=}
+      line=$("${bs%@*}" -r "$RUNS" "$MAP" "${bs##*@}" "$f" | tail -1)
+      echo "- $c ${p%%=*} $line" >>"$raw"
+    done
+  done
+done
 for s in "${SEGS[@]}"; do
   for f in "$BODIES"/class.*.ndjson; do
     c=${f##*/class.}; c=${c%.ndjson}

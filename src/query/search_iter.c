@@ -2113,8 +2113,10 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
 /*
  * Scores memoized by field value.  On a text field no doc of the segment
  * gave more than one value (FDS_SIDX_F_SINGLE), a doc with an ordinal in
- * the field's keyword multi-field holds exactly that ordinal's string, so
- * two docs of one ordinal have the same terms, frequencies and norm, and
+ * the field's keyword multi-field holds exactly that ordinal's string, and
+ * so does a doc with a value id there (FDS_SIDX_F_VALUES: a long value,
+ * past the keyword's ignore_above, that other docs hold too), so two docs
+ * of one key (val_key) have the same terms, frequencies and norm, and
  * the same score to the bit (terms are summed in the order of ts whatever
  * the window).  Access logs repeat a url thousands of times: once a doc of
  * an ordinal has been scored in full (its exact score) or dropped by the
@@ -2127,9 +2129,31 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
 #define ORD_MEMO_FIRST 1024u
 #define ORD_MEMO_MAX (1u << 16)
 
+/* The columns that name the value of a doc on the text field of a
+ * disjunction's terms: the keyword multi-field's ordinals (kf) and the
+ * field's own value ids (vf, FDS_SIDX_F_VALUES), either NULL.  A value's
+ * key is its keyword ordinal when it has one, else kn + its value id: a
+ * function of the string alone (the keyword skips a value by its length,
+ * and value ids are given by it), one key per string. */
+typedef struct val_cols {
+    const fds_sfield *kf, *vf;
+    uint32_t kn; /* kf's terms: the first key of a value id */
+} val_cols;
+
+/* Doc d's key (val_cols), or FDS_SIDX_NO_ORD: none. */
+static inline uint32_t val_key(const val_cols *c, uint32_t d)
+{
+    uint32_t o = c->kf ? fds__col_ord(c->kf, d) : FDS_SIDX_NO_ORD;
+    if (o != FDS_SIDX_NO_ORD || !c->vf)
+        return o;
+    uint32_t v = fds__val_id(c->vf, d);
+    return v == FDS_SIDX_NO_ORD ? v : c->kn + v;
+}
+
 typedef struct ord_memo {
-    const fds_sfield *kf;  /* the keyword column; NULL: no memo */
-    uint32_t *key;         /* ordinal + 1, 0 = empty */
+    bool on;               /* false: no memo */
+    val_cols vc;           /* the keys */
+    uint32_t *key;         /* key + 1, 0 = empty */
     float *val;            /* exact score, or -INFINITY: cannot enter */
     uint32_t cap, n;
     /* per window: the candidates' ordinals (FDS_SIDX_NO_ORD: none), and
@@ -2159,38 +2183,46 @@ static void memo_free(ord_memo *m)
     memset(m, 0, sizeof *m);
 }
 
-/* The keyword column whose ordinal decides the score of a doc over the
- * terms ts[0..nt) (ord_memo's argument), NULL when there is none: the
- * terms must share one text field's norms. */
-static const fds_sfield *ord_column(exec *x, unsigned si, term_it **ts,
-                                    size_t nt)
+/* The columns whose keys decide the score of a doc over the terms
+ * ts[0..nt) of segment si (val_cols), into *c; false when there are none:
+ * the terms must share one text field's norms, single-valued in the
+ * segment. */
+static bool value_cols(exec *x, unsigned si, term_it **ts, size_t nt,
+                       val_cols *c)
 {
+    *c = (val_cols){0};
     for (size_t k = 0; k < nt; k++)
         if (!ts[k]->norms || ts[k]->norms != ts[0]->norms)
-            return NULL;
+            return false;
     const fds_query *q = ts[0]->b.c->q;
     const fds_sidx *sx = x->segs[si].sidx;
     const fds_sfield *tf = fds__sidx_field(sx, q->field, q->field_len);
     if (!tf || !(tf->flags & FDS_SIDX_F_SINGLE) || !x->req->mapping)
-        return NULL;
+        return false;
     const fds_mfield *k =
         fds__mapping_keyword_sub(x->req->mapping, q->field, q->field_len);
     const fds_sfield *kf = k ? fds__sidx_field(sx, k->path, k->path_len) : NULL;
-    if (!kf || !(kf->flags & FDS_SIDX_F_ORDCOL) || !kf->ord_bits)
-        return NULL;
-    return kf;
+    if (kf && (kf->flags & FDS_SIDX_F_ORDCOL) && kf->ord_bits) {
+        c->kf = kf;
+        c->kn = kf->nterms;
+    }
+    /* keys + 1 must fit 32 bits (ord_memo) */
+    if ((tf->flags & FDS_SIDX_F_VALUES) &&
+        (uint64_t)c->kn + tf->nvals < FDS_SIDX_NO_ORD - 1)
+        c->vf = tf;
+    return c->kf || c->vf;
 }
 
 /* Turn the memo on for segment si when ts (all of one text field, nl.norms
- * set) allow it: the field is single-valued in the segment and has a
- * keyword multi-field with an ordinal column there.  Off (kf NULL) when
- * not, or out of memory (the pass runs without it). */
+ * set) allow it: the field is single-valued in the segment and has keys
+ * there (value_cols).  Off when not, or out of memory (the pass runs
+ * without it). */
 static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
                       size_t nt)
 {
     memset(m, 0, sizeof *m);
-    const fds_sfield *kf = ord_column(x, si, ts, nt);
-    if (!kf)
+    val_cols vc;
+    if (!value_cols(x, si, ts, nt, &vc))
         return;
     m->key = calloc(ORD_MEMO_FIRST, sizeof *m->key);
     m->val = malloc(ORD_MEMO_FIRST * sizeof *m->val);
@@ -2202,7 +2234,8 @@ static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
         return;
     }
     m->cap = ORD_MEMO_FIRST;
-    m->kf = kf;
+    m->vc = vc;
+    m->on = true;
 }
 
 static inline uint32_t memo_slot(const ord_memo *m, uint32_t o)
@@ -2561,13 +2594,13 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         float sc;
         uint32_t tk = 0;
         memo.nr = 0;
-        if (memo.kf && memo.reads >= ORD_MEMO_TRIAL &&
+        if (memo.on && memo.reads >= ORD_MEMO_TRIAL &&
             memo.hits < ORD_MEMO_MIN_HITS(memo.reads))
-            memo.kf = NULL; /* not worth its reads: off from this window */
+            memo.on = false; /* not worth its reads: off from this window */
         while (next_live_tok(seen, nw, &wi, &m, sg, lo, acc,
                              nl.bud ? tok : NULL, &w, &sc, &tk)) {
-            if (memo.kf) {
-                uint32_t o = fds__col_ord(memo.kf, lo + w);
+            if (memo.on) {
+                uint32_t o = val_key(&memo.vc, lo + w);
                 const float *v =
                     o == FDS_SIDX_NO_ORD ? NULL : memo_get(&memo, o);
                 memo.reads++;
@@ -2610,11 +2643,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                     chain_doubt(sc + norm_suf(&nl, ts, cn[i])[k], nt - k, th))
                     out = norm_chain(&nl, cn[i], k, cs[i]) <= th;
                 if (out) { /* and so is every doc of its value */
-                    if (memo.kf)
+                    if (memo.on)
                         memo_put(&memo, memo.co[i], -INFINITY);
                     continue;
                 }
-                if (memo.kf)
+                if (memo.on)
                     memo.co[kept] = memo.co[i];
                 cw[kept] = cw[i];
                 cn[kept] = cn[i];
@@ -2625,7 +2658,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             scored += probe_term(ts[k], lo, hi, cw, cs, nl.bud ? ct : NULL, n);
         }
         x->scored += scored;
-        if (memo.kf) { /* survivors are scored in full */
+        if (memo.on) { /* survivors are scored in full */
             for (size_t i = 0; i < n; i++)
                 memo_put(&memo, memo.co[i], cs[i]);
         }
@@ -2731,7 +2764,7 @@ bool fds__past_deadline(exec *x)
  *   1. the postings of the rarest terms, at most SEED_MAX_POSTINGS (terms
  *      taken in the order of ts, each while it fits), are merged in doc
  *      order into per-doc partial sums;
- *   2. live docs of one value are one group (ord_column: same terms, same
+ *   2. live docs of one value are one group (value_cols: same terms, same
  *      norm, the same score to the bit; the group's docs all hold the rare
  *      terms, so all are among these postings); a doc without an ordinal
  *      is a group of its own;
@@ -2845,7 +2878,8 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
     for (size_t j = 0; j < ns; j++)
         ts[sel[j]]->b.advance(&ts[sel[j]]->b, 0);
     const fds_search_segment *sg = &x->segs[si];
-    const fds_sfield *kf = ord_column(x, si, ts, nt);
+    val_cols vc;
+    bool keyed = value_cols(x, si, ts, nt, &vc);
     size_t ng = 0;
     uint64_t scored = 0;
     for (;;) { /* 1, 2: at most `total` docs */
@@ -2866,7 +2900,7 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
         }
         if (!fds__is_live(sg, d))
             continue;
-        uint32_t o = kf ? fds__col_ord(kf, d) : FDS_SIDX_NO_ORD;
+        uint32_t o = keyed ? val_key(&vc, d) : FDS_SIDX_NO_ORD;
         if (o != FDS_SIDX_NO_ORD) {
             uint32_t h = (o * 2654435761u) & mask;
             while (slot[h] && g[slot[h] - 1].ord != o)

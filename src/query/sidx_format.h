@@ -27,7 +27,8 @@
  * among the first 40 blocks a search entered), and a one-term search at
  * 10M docs score 170,903 postings for 72 entries into its page.  A
  * version 3 to 5 file reads as before (its merged pairs still bound their
- * blocks).
+ * blocks).  Version 7 added value ids to single-valued text fields (flag
+ * 64, below); a version 3 to 6 file reads as one whose fields have none.
  *
  * Header (64 bytes)
  *   0  u8[8] magic "FDSSIDX1"
@@ -51,8 +52,10 @@
  *            16 = positions (a text field indexed with index_options
  *            "positions", Elasticsearch's default; version 5),
  *            32 = a text field no doc gave several values (version 5
- *            files of later writers; FDS_SIDX_F_SINGLE)
- *  14  u8    KEYWORD: ord_bits, bits per packed ordinal (0..32); else 0
+ *            files of later writers; FDS_SIDX_F_SINGLE),
+ *            64 = a text field with value ids (version 7; FDS_SIDX_F_VALUES)
+ *  14  u8    KEYWORD: ord_bits, bits per packed ordinal (0..32); TEXT with
+ *            flag 64: bits per packed value id (0..32); else 0
  *  15  u8    numeric column: num_bits, bits per packed integer (0..56), or
  *            64 (FDS_SIDX_NUM_RAW) for raw 8-byte values (DOUBLE always);
  *            else 0
@@ -71,7 +74,36 @@
  *            LONG, DATE, BOOLEAN with num_bits <= 56: i64 min, then max_doc
  *              values of num_bits bits, value - min (0 for docs without a
  *              value), then 8 zero bytes;
+ *            TEXT with flag 64: u64 vals_off, the offset of the value
+ *              table (below), then max_doc values of ord_bits bits, the
+ *              value id + 1 of the doc's value (0 = none), then 8 zero
+ *              bytes;
+ *            TEXT without it: nothing after the bitset;
  *            otherwise max_doc i64 (or f64 bit patterns for DOUBLE).
+ *
+ * Value table of a text field (at the vals_off of its column; version 7,
+ * flag 64, set only with flag 32, and only when a doc of the segment has a
+ * value of more than FDS_SIDX_VALUE_MIN_BYTES bytes: a "long" value).  A
+ * long value has a value id, its rank among the table's values sorted by
+ * bytes, when the long values repeat (FDS_SIDX_VALS_DENSE: no more
+ * distinct ones than half the docs holding one; the table is then
+ * complete, flag FDS_SIDX_VALS_COMPLETE), else when another doc of the
+ * segment holds it too.  Two docs of one id hold the same string, so they
+ * have the same terms, frequencies and norm, and score alike on the field
+ * to the bit; the MaxScore pass memoizes by it where the keyword
+ * multi-field, past its ignore_above, has no ordinal (search_iter.c).  A
+ * field of mostly distinct long values (messages) stores only the
+ * repeated ones: the others would cost their bytes and never be looked up
+ * twice.
+ *   0  u32   nvals (0 when no value has an id)
+ *   4  u32   flags: FDS_SIDX_VALS_COMPLETE, every long value has an id
+ *   8  u64   offsets[nvals + 1], relative to the end of this array, of
+ *            each value's bytes (offsets[nvals]: their total)
+ *      then the values' bytes, increasing in byte order.
+ * A merge reads only the inputs' tables, so a doc of a long value keeps an
+ * id only when its input gave it one; when every input's table is
+ * complete (or the input has no long value) the merge writes the table
+ * the writer would for the same live docs.
  *
  * Term dictionary at terms_off (FDS_SIDX_DICT_BYTES(nterms, W))
  *   0  u8[4] widths in bits: w_so, w_sl, w_df, w_ptr (each <= 40)
@@ -157,7 +189,8 @@
 
 #define FDS_SIDX_MAGIC "FDSSIDX1"
 #define FDS_SIDX_END_MAGIC "FDSE"
-#define FDS_SIDX_VERSION 6u
+#define FDS_SIDX_VERSION 7u
+#define FDS_SIDX_VERSION_VALUES 7u /* first version with value ids */
 #define FDS_SIDX_VERSION_POS 5u /* first version with positions */
 #define FDS_SIDX_VERSION_MIN 3u  /* oldest version fds_sidx_open reads */
 /* Most bytes of a block's impacts: a pair per doc at most, a u8 norm and a
@@ -191,6 +224,20 @@
  * input has it.  An addition to version 5: a file without it (older
  * writers) only goes without the memo, and older readers ignore it. */
 #define FDS_SIDX_F_SINGLE 32u
+/* text field (with FDS_SIDX_F_SINGLE): a value table at vals_off and a
+ * value id column after the presence bitset (version 7) */
+#define FDS_SIDX_F_VALUES 64u
+/* Values of at most this many bytes have no value id: a keyword
+ * multi-field of Elasticsearch's dynamic mapping (ignore_above 256
+ * characters, so at most 256 bytes of ASCII) orders them already. */
+#define FDS_SIDX_VALUE_MIN_BYTES 256u
+#define FDS_SIDX_VALS_HDR 8u
+#define FDS_SIDX_VALS_COMPLETE 1u
+/* Do `distinct` long values over `docs` docs repeat enough for every one
+ * to get a value id (the table then holds a string per two docs at
+ * most)? */
+#define FDS_SIDX_VALS_DENSE(distinct, docs) \
+    ((uint64_t)(distinct) * 2 <= (uint64_t)(docs))
 #define FDS_SIDX_POS_HDR 8u
 /* Bytes of a positions table of n entries of w bits (header, entries, 8
  * bytes of padding). */

@@ -73,6 +73,15 @@ typedef struct fds_sfield {
      * their blocks, computed at open; NULL when none */
     uint32_t *gidx;
     fds_spair *gpairs;
+    /* FDS_SIDX_F_VALUES (a text field, version 7): nvals value ids (maybe
+     * 0), the offsets array of the value table (nvals + 1 u64, relative
+     * to vbytes) and the values' bytes; vcol, the column of vbits-bit ids
+     * + 1 after the presence bitset (fds__val_id).  NULL / 0 without
+     * value ids. */
+    uint32_t nvals;
+    unsigned vbits;
+    const uint8_t *voff, *vbytes, *vcol;
+    bool vcomplete;         /* every long value has an id (VALS_COMPLETE) */
 } fds_sfield;
 
 #define FDS_DV_BLOCK 1024u
@@ -103,6 +112,7 @@ struct fds_sidx {
     const uint8_t *byid;     /* max_doc u32 */
     const uint8_t *idbytes;
     size_t idbytes_len;
+    uint32_t version;        /* format version of the file */
 };
 
 const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
@@ -215,16 +225,41 @@ static inline double fds__col_f64(const fds_sfield *f, uint32_t d)
     __builtin_memcpy(&x, &u, 8);
     return x;
 }
+/* Value d of a packed column of w-bit values + 1 (0 = none, read as
+ * FDS_SIDX_NO_ORD), which ends with 8 bytes of padding
+ * (FDS_SIDX_ORD_BYTES). */
+static inline uint32_t fds__packed_id(const uint8_t *col, unsigned w,
+                                      uint32_t d)
+{
+    if (!w)
+        return FDS_SIDX_NO_ORD;
+    uint64_t bit = (uint64_t)d * w;
+    uint64_t v = fds__get_u64(col + (bit >> 3)) >> (bit & 7);
+    return (uint32_t)(v & ((1ull << w) - 1)) - 1u;
+}
+
 /* Ordinal of doc d's smallest term, FDS_SIDX_NO_ORD for none (packed as
  * ordinal + 1, 0 = none; see sidx_format.h). */
 static inline uint32_t fds__col_ord(const fds_sfield *f, uint32_t d)
 {
-    unsigned w = f->ord_bits;
-    if (!w)
-        return FDS_SIDX_NO_ORD;
-    uint64_t bit = (uint64_t)d * w;
-    uint64_t v = fds__get_u64(f->col + (bit >> 3)) >> (bit & 7);
-    return (uint32_t)(v & ((1ull << w) - 1)) - 1u;
+    return fds__packed_id(f->col, f->ord_bits, d);
+}
+
+/* The value id of doc d on text field f (FDS_SIDX_F_VALUES), or
+ * FDS_SIDX_NO_ORD: none (no value, a short one, one without an id, or no
+ * value ids in f).  Ids are < f->nvals (checked at open). */
+static inline uint32_t fds__val_id(const fds_sfield *f, uint32_t d)
+{
+    return fds__packed_id(f->vcol, f->vbits, d);
+}
+
+/* The bytes of value id v (< f->nvals) of text field f, *len of them. */
+static inline const char *fds__val_str(const fds_sfield *f, uint32_t v,
+                                       uint64_t *len)
+{
+    uint64_t a = fds__get_u64(f->voff + (size_t)v * 8);
+    *len = fds__get_u64(f->voff + (size_t)v * 8 + 8) - a;
+    return (const char *)f->vbytes + a;
 }
 
 #endif

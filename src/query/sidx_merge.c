@@ -144,6 +144,8 @@ typedef struct mfield {
     const fds_sfield **in; /* ninputs entries */
     uint64_t **so;         /* per input, the output offset of each term's
                               string (string pass) */
+    bool vals_ok;          /* text: every input that has the field was
+                              written with value ids (version 7) */
 } mfield;
 
 /* The live docs of all inputs in output order:
@@ -285,7 +287,8 @@ static int collect_fields(merger *g)
         mf->name = best->name;
         mf->name_len = best->name_len;
         mf->kind = best->kind;
-        mf->flags = best->flags;
+        mf->flags = best->flags & ~FDS_SIDX_F_VALUES; /* write_values */
+        mf->vals_ok = true;
         mf->in = calloc(g->nin, sizeof *mf->in);
         mf->so = calloc(g->nin, sizeof *mf->so);
         if (!mf->in || !mf->so) {
@@ -308,6 +311,8 @@ static int collect_fields(merger *g)
                     mf->flags &= ~FDS_SIDX_F_POS;
                 if (!(sf->flags & FDS_SIDX_F_SINGLE))
                     mf->flags &= ~FDS_SIDX_F_SINGLE;
+                if (s->version < FDS_SIDX_VERSION_VALUES)
+                    mf->vals_ok = false;
                 if (sf->nterms &&
                     !(mf->so[i] = malloc((size_t)sf->nterms * sizeof **mf->so))) {
                     free(at);
@@ -644,6 +649,146 @@ static bool mit_next(const merger *g, mit *it)
     return false;
 }
 
+/* An input's value id, for sorting them by bytes across inputs. */
+typedef struct vref {
+    const fds_sfield *f;
+    uint32_t in, v;
+} vref;
+
+static int vref_cmp(const void *a, const void *b)
+{
+    const vref *x = a, *y = b;
+    uint64_t lx, ly;
+    const char *px = fds__val_str(x->f, x->v, &lx);
+    const char *py = fds__val_str(y->f, y->v, &ly);
+    return bytes_cmp(px, (size_t)lx, py, (size_t)ly);
+}
+
+/*
+ * The value ids of text field k (sidx_format.h), after its presence
+ * bitset: the values of the inputs' tables that live docs hold, ranked by
+ * bytes -- all of them when every input's table is complete (or the input
+ * has no long value) and they repeat (FDS_SIDX_VALS_DENSE), else those two
+ * live docs hold -- as a column of ids (the table's offset first) and the
+ * table.  Sets FDS_SIDX_F_VALUES and *bits (the column's width) unless no
+ * input has a long value.  With complete inputs this is what the writer
+ * writes for the same live docs; a long value no input gave an id (held
+ * once in each of two sparse tables) has none after the merge either.
+ */
+static int write_values(merger *g, size_t k, unsigned *bits)
+{
+    mfield *mf = &g->fs[k];
+    uint32_t md = g->max_doc;
+    uint32_t **cnt = calloc(g->nin, sizeof *cnt);
+    size_t nr = 0;
+    bool complete = true, any = false;
+    int rc = cnt ? 0 : FDS_ENOMEM;
+    for (unsigned i = 0; i < g->nin && !rc; i++) {
+        const fds_sfield *f = mf->in[i];
+        if (!f || !(f->flags & FDS_SIDX_F_VALUES))
+            continue; /* no long value */
+        any = true;
+        complete &= f->vcomplete;
+        if (!f->nvals)
+            continue;
+        if (!(cnt[i] = calloc(f->nvals, sizeof **cnt))) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        for (uint32_t d = 0; d < g->in[i].s->max_doc; d++) {
+            uint32_t v = in_live(&g->in[i], d) ? fds__val_id(f, d)
+                                               : FDS_SIDX_NO_ORD;
+            if (v != FDS_SIDX_NO_ORD && !cnt[i][v]++)
+                nr++;
+        }
+    }
+    *bits = 0;
+    vref *r = rc || !nr ? NULL : malloc(nr * sizeof *r);
+    if (!rc && nr && !r)
+        rc = FDS_ENOMEM;
+    size_t n = 0;
+    for (unsigned i = 0; i < g->nin && r; i++)
+        for (uint32_t v = 0; cnt[i] && v < mf->in[i]->nvals; v++)
+            if (cnt[i][v])
+                r[n++] = (vref){mf->in[i], i, v};
+    if (r)
+        qsort(r, n, sizeof *r, vref_cmp);
+    /* equal strings are neighbours: a group per string, its live docs */
+    uint64_t docs = 0;
+    uint32_t distinct = 0;
+    for (size_t a = 0, b; a < n; a = b, distinct++)
+        for (b = a; b < n && (b == a || !vref_cmp(&r[a], &r[b])); b++)
+            docs += cnt[r[b].in][r[b].v];
+    bool dense = complete && FDS_SIDX_VALS_DENSE(distinct, docs);
+    uint64_t min = dense ? 1 : 2;
+    if (rc || !any || (complete && !docs)) { /* no live doc has one */
+        for (unsigned i = 0; cnt && i < g->nin; i++)
+            free(cnt[i]);
+        free(cnt);
+        free(r);
+        return rc;
+    }
+    /* each group's rank + 1 in place of each input's count (0: no id) */
+    uint32_t nv = 0;
+    uint64_t total = 0;
+    for (size_t a = 0, b; a < n; a = b) {
+        uint64_t gd = 0, len;
+        fds__val_str(r[a].f, r[a].v, &len);
+        for (b = a; b < n && (b == a || !vref_cmp(&r[a], &r[b])); b++)
+            gd += cnt[r[b].in][r[b].v];
+        uint32_t id = gd >= min ? nv + 1 : 0;
+        for (size_t c = a; c < b; c++)
+            cnt[r[c].in][r[c].v] = id;
+        if (id) { /* one of the group stands for it in the table */
+            total += len;
+            r[nv++] = r[a];
+        }
+    }
+    while (*bits < 32 && ((uint64_t)1 << *bits) <= nv)
+        (*bits)++;
+    size_t cl = 8 + (size_t)FDS_SIDX_ORD_BYTES(md, *bits);
+    uint8_t *col = calloc(cl, 1);
+    if (!col)
+        rc = FDS_ENOMEM;
+    for (mit it = {0}; !rc && *bits && mit_next(g, &it);) {
+        const fds_sfield *f = mf->in[it.i];
+        uint32_t v = f && cnt[it.i] ? fds__val_id(f, it.d) : FDS_SIDX_NO_ORD;
+        if (v != FDS_SIDX_NO_ORD && cnt[it.i][v])
+            fds__bits_put(col + 8, (uint64_t)in_doc(&g->in[it.i], it.d) * *bits,
+                          *bits, cnt[it.i][v]);
+    }
+    if (!rc) {
+        uint64_t at = (g->o.pos + cl + 7) & ~(uint64_t)7;
+        fds__put_u64(col, at);
+        mo_put(&g->o, col, cl);
+        mo_align(&g->o);
+        mo_u32(&g->o, nv);
+        mo_u32(&g->o, dense ? FDS_SIDX_VALS_COMPLETE : 0);
+        uint8_t b8[8];
+        uint64_t off = 0;
+        for (uint32_t x = 0; x <= nv; x++) {
+            uint64_t len = 0;
+            if (x < nv)
+                fds__val_str(r[x].f, r[x].v, &len);
+            fds__put_u64(b8, x < nv ? off : total);
+            mo_put(&g->o, b8, 8);
+            off += len;
+        }
+        for (uint32_t x = 0; x < nv; x++) {
+            uint64_t len;
+            const char *p = fds__val_str(r[x].f, r[x].v, &len);
+            mo_put(&g->o, p, (size_t)len);
+        }
+        mf->flags |= FDS_SIDX_F_VALUES;
+    }
+    free(col);
+    for (unsigned i = 0; cnt && i < g->nin; i++)
+        free(cnt[i]);
+    free(cnt);
+    free(r);
+    return rc;
+}
+
 /* Norms (text), presence bitset and column of field k, in output doc
  * order; counts the docs with terms into *doc_count. */
 static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
@@ -737,6 +882,9 @@ static int write_columns(merger *g, size_t k, uint32_t *const *ordmap,
         mo_put(&g->o, col, cl);
     free(col);
     free(pres);
+    if (!rc && mf->kind == FDS_FT_TEXT && (mf->flags & FDS_SIDX_F_SINGLE) &&
+        mf->vals_ok)
+        rc = write_values(g, k, ord_bits);
     return rc;
 }
 

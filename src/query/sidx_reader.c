@@ -70,6 +70,7 @@ static int validate_header(fds_sidx *s, uint64_t *fields_off,
     if (fds__get_u32(m + 8) < FDS_SIDX_VERSION_MIN ||
         fds__get_u32(m + 8) > FDS_SIDX_VERSION)
         return corrupt(err, path, "unsupported format version");
+    s->version = fds__get_u32(m + 8);
     size_t body = len - FDS_SIDX_FOOTER_LEN;
     s->max_doc = fds__get_u32(m + 12);
     s->nfields = fds__get_u32(m + 16);
@@ -249,6 +250,59 @@ static int validate_terms(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
     return 0;
 }
 
+/* The value table and id column (col: after the presence bitset) of text
+ * field f (FDS_SIDX_F_VALUES): in bounds, known flags, values longer than
+ * FDS_SIDX_VALUE_MIN_BYTES in strictly increasing byte order, ids in
+ * range, each held by a doc with the field. */
+static int validate_values(const fds_sidx *s, fds_sfield *f,
+                           const uint8_t *col, size_t body, fds_err *err)
+{
+    const char *path = s->path;
+    uint64_t off = fds__get_u64(col);
+    if (!in_file(body, off, FDS_SIDX_VALS_HDR))
+        return corrupt(err, path, "value table out of bounds");
+    uint64_t n = fds__get_u32(s->map + off);
+    uint32_t vflags = fds__get_u32(s->map + off + 4);
+    if (!in_file(body, off + FDS_SIDX_VALS_HDR, (n + 1) * 8) ||
+        (f->vbits < 32 && n >= (1ull << f->vbits)) ||
+        (vflags & ~FDS_SIDX_VALS_COMPLETE))
+        return corrupt(err, path, "value table out of bounds");
+    f->vcomplete = (vflags & FDS_SIDX_VALS_COMPLETE) != 0;
+    f->nvals = (uint32_t)n;
+    f->voff = s->map + off + FDS_SIDX_VALS_HDR;
+    f->vbytes = f->voff + (n + 1) * 8;
+    if (fds__get_u64(f->voff) != 0 ||
+        !in_file(body, (uint64_t)(f->vbytes - s->map),
+                 fds__get_u64(f->voff + n * 8)))
+        return corrupt(err, path, "value table out of bounds");
+    const char *prev = NULL;
+    uint64_t plen = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        uint64_t a = fds__get_u64(f->voff + (size_t)v * 8);
+        uint64_t b = fds__get_u64(f->voff + (size_t)v * 8 + 8);
+        if (b < a || b - a <= FDS_SIDX_VALUE_MIN_BYTES ||
+            b > fds__get_u64(f->voff + n * 8))
+            return corrupt(err, path, "bad value table");
+        uint64_t len;
+        const char *p = fds__val_str(f, v, &len);
+        if (prev) {
+            int c = memcmp(prev, p, plen < len ? plen : len);
+            if (c > 0 || (c == 0 && plen >= len))
+                return corrupt(err, path, "values not sorted");
+        }
+        prev = p;
+        plen = len;
+    }
+    f->vcol = col + 8;
+    for (uint32_t dd = 0; dd < s->max_doc; dd++) {
+        uint32_t v = fds__val_id(f, dd);
+        if (v != FDS_SIDX_NO_ORD &&
+            (v >= f->nvals || !fds__bit(f->present, dd)))
+            return corrupt(err, path, "value id out of range");
+    }
+    return 0;
+}
+
 /* Norms, presence bitmap and column of field f (descriptor d): widths,
  * bounds, flags against the kind, keyword ordinals in range. */
 static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
@@ -266,6 +320,15 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
             f->norm_seen[f->norms[i] >> 6] |= 1ull << (f->norms[i] & 63);
     }
     f->ord_bits = d[14];
+    bool vals = (f->flags & FDS_SIDX_F_VALUES) != 0;
+    if (vals) { /* the width is the value column's */
+        f->vbits = f->ord_bits;
+        f->ord_bits = 0;
+        if (f->vbits > 32 || f->kind != FDS_FT_TEXT ||
+            !(f->flags & FDS_SIDX_F_SINGLE) ||
+            s->version < FDS_SIDX_VERSION_VALUES)
+            return corrupt(err, path, "bad value ids");
+    }
     if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
         return corrupt(err, path, "bad ordinal width");
     f->num_bits = d[15];
@@ -277,6 +340,7 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
     bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
     uint64_t col_len = (f->flags & FDS_SIDX_F_ORDCOL)
                            ? FDS_SIDX_ORD_BYTES(md, f->ord_bits)
+                       : vals ? 8 + FDS_SIDX_ORD_BYTES(md, f->vbits)
                        : !(f->flags & FDS_SIDX_F_NUMCOL) ? 0
                        : f->num_bits == FDS_SIDX_NUM_RAW
                            ? md * 8
@@ -301,7 +365,8 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
             if (o != FDS_SIDX_NO_ORD && o >= f->nterms)
                 return corrupt(err, path, "ordinal out of range");
         }
-    return 0;
+    return vals ? validate_values(s, f, m + col_off + words * 8, body, err)
+                : 0;
 }
 
 /* Field descriptor i: name, kind, counts, then its terms and columns, and

@@ -71,6 +71,21 @@ typedef struct wfield {
     uint32_t next_pos, nvals;
     uint64_t *keys;        /* scratch of commit_field: term id << 32 | position */
     size_t kcap;
+    /* text: the values longer than FDS_SIDX_VALUE_MIN_BYTES (value ids,
+     * sidx_format.h): their bytes in varena, each once (wval, by a table
+     * of index + 1 in vh), the docs holding each (cnt), the value of each
+     * doc (vid, UINT32_MAX: none) and of the current one (cur_v) */
+    char *varena;
+    size_t valen, vacap;
+    struct wval {
+        size_t off;
+        uint32_t len, cnt;
+    } *vals;
+    uint32_t nv, vcap;
+    uint32_t *vh;
+    uint32_t vhcap;
+    uint32_t *vid;
+    uint32_t cur_v;
 } wfield;
 
 struct fds_sidx_writer {
@@ -124,6 +139,10 @@ static void wfield_free(wfield *f)
     free(f->col);
     free(f->mintid);
     free(f->cur);
+    free(f->varena);
+    free(f->vals);
+    free(f->vh);
+    free(f->vid);
     free(f);
 }
 
@@ -185,6 +204,7 @@ static wfield *wfield_add(fds_sidx_writer *w, fds_mfield *mf)
     f->mf = mf;
     f->kind = mf->type;
     f->positions = mf->type == FDS_FT_TEXT && mf->index_options == FDS_IO_POSITIONS;
+    f->cur_v = UINT32_MAX;
     if (grow((void **)&w->fields, &w->fcap, w->nfields + 1, sizeof *w->fields)) {
         free(f);
         return NULL;
@@ -339,6 +359,52 @@ static int touch(fds_sidx_writer *w, wfield *f)
     return 0;
 }
 
+/* The index in f->vals of the value s[0..n) (n > FDS_SIDX_VALUE_MIN_BYTES),
+ * added with no docs when new: 0 and *v, or FDS_ENOMEM. */
+static int value_intern(wfield *f, const char *s, size_t n, uint32_t *v)
+{
+    if (n > UINT32_MAX || f->nv == UINT32_MAX - 1)
+        return FDS_ETOOBIG;
+    if ((f->nv + 1) * 2 > f->vhcap) {
+        uint32_t cap = f->vhcap ? f->vhcap * 2 : 64;
+        uint32_t *h = calloc(cap, sizeof *h);
+        if (!h)
+            return FDS_ENOMEM;
+        for (uint32_t k = 0; k < f->nv; k++) {
+            uint64_t x = term_hash(f->varena + f->vals[k].off, f->vals[k].len);
+            size_t i = x & (cap - 1);
+            while (h[i])
+                i = (i + 1) & (cap - 1);
+            h[i] = k + 1;
+        }
+        free(f->vh);
+        f->vh = h;
+        f->vhcap = cap;
+    }
+    size_t mask = f->vhcap - 1, i = term_hash(s, n) & mask;
+    for (;; i = (i + 1) & mask) {
+        uint32_t e = f->vh[i];
+        if (!e)
+            break;
+        const struct wval *x = &f->vals[e - 1];
+        if (x->len == n && !memcmp(f->varena + x->off, s, n)) {
+            *v = e - 1;
+            return 0;
+        }
+    }
+    size_t vcap = f->vcap;
+    if (grow((void **)&f->varena, &f->vacap, f->valen + n, 1) ||
+        grow((void **)&f->vals, &vcap, (size_t)f->nv + 1, sizeof *f->vals))
+        return FDS_ENOMEM;
+    f->vcap = (uint32_t)vcap;
+    memcpy(f->varena + f->valen, s, n);
+    f->vals[f->nv] = (struct wval){f->valen, (uint32_t)n, 0};
+    f->valen += n;
+    f->vh[i] = f->nv + 1;
+    *v = f->nv++;
+    return 0;
+}
+
 typedef struct tokctx {
     wfield *f;
     int rc;
@@ -379,6 +445,9 @@ static int index_value(fds_sidx_writer *w, wfield *f, const fds_jval *v,
         }
         if (f->next_pos > FDS_POSITION_MAX)
             return FDS_ETOOBIG;
+        if (!f->multi && v->str_len > FDS_SIDX_VALUE_MIN_BYTES &&
+            (rc = value_intern(f, v->str, v->str_len, &f->cur_v)))
+            return rc;
         return fds_analyze(v->str, v->str_len, on_token, &c);
     }
     case FDS_FT_KEYWORD: {
@@ -462,6 +531,7 @@ static void rollback(fds_sidx_writer *w)
         f->ncur = 0;
         f->ntok = 0;
         f->next_pos = f->nvals = 0;
+        f->cur_v = UINT32_MAX;
     }
     w->ntouched = 0;
 }
@@ -522,6 +592,11 @@ static int ensure_docs(wfield *f, uint32_t doc)
             return FDS_ENOMEM;
         memset(n + f->dcap, 0, nc - f->dcap);
         f->norms = n;
+        uint32_t *v = realloc(f->vid, nc * 4);
+        if (!v)
+            return FDS_ENOMEM;
+        memset(v + f->dcap, 0xff, (nc - f->dcap) * 4);
+        f->vid = v;
     } else if (f->kind == FDS_FT_KEYWORD) {
         uint32_t *t = realloc(f->mintid, nc * 4);
         if (!t)
@@ -561,8 +636,13 @@ static int commit_field(wfield *f, uint32_t doc)
             f->col[doc] = f->val.l;
         return 0;
     }
-    if (f->kind == FDS_FT_TEXT)
+    if (f->kind == FDS_FT_TEXT) {
         f->norms[doc] = fds__norm_encode(f->ntok);
+        if (f->cur_v != UINT32_MAX && !f->multi) { /* one value, long */
+            f->vid[doc] = f->cur_v;
+            f->vals[f->cur_v].cnt++;
+        }
+    }
     if (f->ncur == 0)
         return 0;
     f->doc_count++;
@@ -1087,6 +1167,83 @@ static unsigned write_num_column(obuf *b, const wfield *f, uint32_t max_doc)
     return num_bits;
 }
 
+static int wval_cmp(const void *a, const void *b, void *ctx)
+{
+    const wfield *f = ctx;
+    const struct wval *x = &f->vals[*(const uint32_t *)a];
+    const struct wval *y = &f->vals[*(const uint32_t *)b];
+    int c = memcmp(f->varena + x->off, f->varena + y->off,
+                   x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len < y->len ? -1 : x->len > y->len);
+}
+
+/* The value ids of text field f (sidx_format.h), written after its
+ * presence bitset: the id column (the table's offset first) and the
+ * value table.  Every long value has one when they repeat on average
+ * (FDS_SIDX_VALS_DENSE: the table is complete), else those two docs or
+ * more hold.  False, with nothing written, when no doc has a long value;
+ * else sets *bits, the column's width (0 when no value has an id), or
+ * b->oom. */
+static bool write_values(obuf *b, const wfield *f, uint32_t max_doc,
+                         unsigned *bits)
+{
+    uint64_t docs = 0;
+    uint32_t distinct = 0, rep = 0;
+    for (uint32_t i = 0; i < f->nv; i++) {
+        docs += f->vals[i].cnt; /* 0: interned by a doc rolled back */
+        distinct += f->vals[i].cnt >= 1;
+        rep += f->vals[i].cnt >= 2;
+    }
+    if (!docs)
+        return false;
+    bool dense = FDS_SIDX_VALS_DENSE(distinct, docs);
+    uint32_t n = dense ? distinct : rep, min = dense ? 1 : 2;
+    uint32_t *order = malloc(((size_t)n + 1) * sizeof *order);
+    uint32_t *rank = malloc((size_t)f->nv * sizeof *rank);
+    if (!order || !rank) {
+        free(order);
+        free(rank);
+        b->oom = 1;
+        return true;
+    }
+    n = 0;
+    for (uint32_t i = 0; i < f->nv; i++) {
+        rank[i] = UINT32_MAX;
+        if (f->vals[i].cnt >= min)
+            order[n++] = i;
+    }
+    qsort_r(order, n, sizeof *order, wval_cmp, (void *)f);
+    *bits = 0;
+    while (*bits < 32 && ((uint64_t)1 << *bits) <= n)
+        (*bits)++;
+    size_t col = ob_reserve(b, 8 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, *bits));
+    ob_align(b);
+    size_t at = ob_reserve(b, FDS_SIDX_VALS_HDR + ((size_t)n + 1) * 8);
+    uint64_t total = 0;
+    for (uint32_t r = 0; r < n && !b->oom; r++) {
+        const struct wval *v = &f->vals[order[r]];
+        rank[order[r]] = r;
+        fds__put_u64(b->p + at + FDS_SIDX_VALS_HDR + (size_t)r * 8, total);
+        ob_put(b, f->varena + v->off, v->len);
+        total += v->len;
+    }
+    if (!b->oom) {
+        fds__put_u32(b->p + at, n);
+        fds__put_u32(b->p + at + 4, dense ? FDS_SIDX_VALS_COMPLETE : 0);
+        fds__put_u64(b->p + at + FDS_SIDX_VALS_HDR + (size_t)n * 8, total);
+        for (uint32_t d = 0; d < max_doc && *bits; d++) {
+            uint32_t v = f->vid[d];
+            if (v != UINT32_MAX && rank[v] != UINT32_MAX)
+                fds__bits_put(b->p + col + 8, (uint64_t)d * *bits, *bits,
+                              (uint64_t)rank[v] + 1);
+        }
+        fds__put_u64(b->p + col, at);
+    }
+    free(order);
+    free(rank);
+    return true;
+}
+
 /* Field k: its name, term dictionary and postings, norms, presence bitmap
  * and column, then its descriptor at fields_off (layout: sidx_format.h).
  * Returns 0 or FDS_ENOMEM (or sets b->oom). */
@@ -1133,7 +1290,11 @@ static int write_field(obuf *b, strpool *pool, wfield *f, size_t k,
     if (f->kind == FDS_FT_KEYWORD) {
         flags |= FDS_SIDX_F_ORDCOL;
         ord_bits = write_ord_column(b, f, ordmap, nt, max_doc);
-    } else if (f->kind != FDS_FT_TEXT) {
+    } else if (f->kind == FDS_FT_TEXT) {
+        if ((flags & FDS_SIDX_F_SINGLE) &&
+            write_values(b, f, max_doc, &ord_bits))
+            flags |= FDS_SIDX_F_VALUES; /* ord_bits: the id column's width */
+    } else {
         flags |= FDS_SIDX_F_NUMCOL;
         if (f->multi)
             flags |= FDS_SIDX_F_MULTI;

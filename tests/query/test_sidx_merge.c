@@ -75,7 +75,50 @@ static size_t positions_len(const fds_sidx *s, const fds_sfield *f,
     return (size_t)(q - p);
 }
 
-static void compare(const fds_sidx *a, const fds_sidx *b)
+/* Value ids of text field x of a (the writer's file) and y of b (the
+ * merge's): every id of b names the string a's doc holds under its own
+ * id; with `exact`, the same ids on the same docs.  Returns the docs b
+ * gave an id. */
+static uint32_t compare_values(const fds_sfield *x, const fds_sfield *y,
+                               uint32_t md, bool exact)
+{
+    uint32_t n = 0;
+    if (exact) {
+        ASSERT_EQ(x->nvals, y->nvals);
+        ASSERT_EQ(x->vbits, y->vbits);
+    }
+    for (uint32_t d = 0; d < md; d++) {
+        uint32_t vx = fds__val_id(x, d), vy = fds__val_id(y, d);
+        if (exact)
+            ASSERT_EQ(vx, vy);
+        if (vy == FDS_SIDX_NO_ORD)
+            continue;
+        n++;
+        ASSERTF(vx != FDS_SIDX_NO_ORD,
+                "%.*s doc %u: an id only after the merge", (int)x->name_len,
+                x->name, d);
+        if (vx == FDS_SIDX_NO_ORD)
+            continue;
+        uint64_t lx, ly;
+        const char *px = fds__val_str(x, vx, &lx);
+        const char *py = fds__val_str(y, vy, &ly);
+        ASSERTF(lx == ly && !memcmp(px, py, (size_t)lx), "%.*s doc %u value",
+                (int)x->name_len, x->name, d);
+    }
+    return n;
+}
+
+/* Docs with a value id in any field of s. */
+static uint32_t docs_with_ids(const fds_sidx *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nfields; i++)
+        for (uint32_t d = 0; d < s->max_doc; d++)
+            n += fds__val_id(&s->fields[i], d) != FDS_SIDX_NO_ORD;
+    return n;
+}
+
+static void compare(const fds_sidx *a, const fds_sidx *b, bool exact_vals)
 {
     ASSERT_EQ(a->max_doc, b->max_doc);
     ASSERT_EQ(a->nfields, b->nfields);
@@ -88,7 +131,19 @@ static void compare(const fds_sidx *a, const fds_sidx *b)
         ASSERT_EQ(x->name_len, y->name_len);
         ASSERTF(!memcmp(x->name, y->name, x->name_len), "field %u", i);
         ASSERT_EQ(x->kind, y->kind);
-        ASSERT_EQ(x->flags, y->flags);
+        /* value ids: the merge may have fewer (compare_values) */
+        ASSERT_EQ(x->flags & ~FDS_SIDX_F_VALUES, y->flags & ~FDS_SIDX_F_VALUES);
+        /* a complete table after the merge is the writer's */
+        bool exact = exact_vals ||
+                     ((y->flags & FDS_SIDX_F_VALUES) && y->vcomplete);
+        if (exact)
+            ASSERT_EQ(x->flags, y->flags);
+        if (x->kind == FDS_FT_TEXT && exact)
+            ASSERT_EQ(x->vcomplete, y->vcomplete);
+        if (x->kind == FDS_FT_TEXT)
+            compare_values(x, y,
+                           a->max_doc < b->max_doc ? a->max_doc : b->max_doc,
+                           exact);
         ASSERTF(x->doc_count == y->doc_count, "%.*s doc_count %u vs %u",
                 (int)x->name_len, x->name, x->doc_count, y->doc_count);
         ASSERTF(x->nterms == y->nterms, "%.*s nterms %u vs %u", (int)x->name_len,
@@ -177,6 +232,25 @@ int main(int argc, char **argv)
             const char *json = d + from < to ? docs.json[from + d]
                                              : "{\"only_here\":\"solo term\",\"n2\":7,"
                                                "\"url\":[\"/a b\",\"/c\"]}";
+            /* every 7th doc a long value past FDS_SIDX_VALUE_MIN_BYTES,
+             * of field lv: one of 13 repeated in every input, one held
+             * once in each input, or one held by a single doc (the long
+             * values repeat: every one has an id, in complete tables); of
+             * field uv, another 7th: a value of its own, or one of 2
+             * (mostly distinct: only the repeated ones have ids, and the
+             * one held once in each input none after the merge) */
+            char lv[512];
+            if (d + from < to && d % 7 == 3) {
+                unsigned v = d % 91 == 3 ? 1000u : d % 91 == 10 ? 2000u + s
+                                                   : (from + d) % 13;
+                snprintf(lv, sizeof lv, "{\"lv\":\"%0300u %s\"}",
+                         d == 3 ? 9999u : v, "tail");
+                json = lv;
+            } else if (d + from < to && d % 7 == 5) {
+                unsigned v = d == 5 ? 9999u : d % 70 == 5 ? d % 140 : from + d;
+                snprintf(lv, sizeof lv, "{\"uv\":\"%0300u %s\"}", v, "tail");
+                json = lv;
+            }
             snprintf(id, sizeof id, "%s%zu", s == 3 && d % 9 == 0 ? "" : "x",
                      s == 3 && d % 9 == 0 ? (size_t)d : from + d);
             fds_err_clear(&err);
@@ -214,14 +288,26 @@ int main(int argc, char **argv)
     ASSERT(fds_sidx_open(refpath, &a, &err) == 0);
     ASSERTF(fds_sidx_open(outpath, &b, &err) == 0, "%s", err.reason);
     if (a && b)
-        compare(a, b);
+        compare(a, b, false);
     const fds_sfield *fu = b ? fds__sidx_field(b, "url", 3) : NULL;
     const fds_sfield *fa = b ? fds__sidx_field(b, "user_agent", 10) : NULL;
     ASSERT(fu && !(fu->flags & FDS_SIDX_F_SINGLE));
     ASSERT(fa && (fa->flags & FDS_SIDX_F_SINGLE));
-    printf("merged %u live docs of %zu; .sidx %llu bytes (writer: %llu)\n",
+    /* lv: complete tables, the same ids; uv: sparse, the value held once
+     * per input has an id only in the writer's */
+    const fds_sfield *la = a ? fds__sidx_field(a, "lv", 2) : NULL;
+    const fds_sfield *lb = b ? fds__sidx_field(b, "lv", 2) : NULL;
+    const fds_sfield *ua = a ? fds__sidx_field(a, "uv", 2) : NULL;
+    const fds_sfield *ub = b ? fds__sidx_field(b, "uv", 2) : NULL;
+    ASSERT(la && lb && la->vcomplete && lb->vcomplete && la->nvals > 13);
+    ASSERT(ua && ub && !ua->vcomplete && !ub->vcomplete && ub->nvals >= 2 &&
+           ub->nvals < ua->nvals);
+    uint32_t ida = a ? docs_with_ids(a) : 0, idb = b ? docs_with_ids(b) : 0;
+    ASSERT(ida > 0 && idb > 0 && idb < ida);
+    printf("merged %u live docs of %zu; .sidx %llu bytes (writer: %llu); "
+           "docs with a value id %u (writer: %u)\n",
            rdoc, docs.n + 1, (unsigned long long)(b ? fds_sidx_file_bytes(b) : 0),
-           (unsigned long long)(a ? fds_sidx_file_bytes(a) : 0));
+           (unsigned long long)(a ? fds_sidx_file_bytes(a) : 0), idb, ida);
     /* one input, nothing deleted: the same file content */
     char onepath[64];
     tmp_path(onepath, sizeof onepath);
@@ -230,7 +316,7 @@ int main(int argc, char **argv)
     fds_sidx *c = NULL;
     ASSERT(fds_sidx_open(onepath, &c, &err) == 0);
     if (c)
-        compare(in[1], c);
+        compare(in[1], c, true);
     fds_sidx_close(a);
     fds_sidx_close(b);
     fds_sidx_close(c);

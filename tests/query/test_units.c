@@ -913,6 +913,24 @@ static const char *memo_equal(uint32_t i)
     return i % 4 ? "{\"msg\":\"a b c z\"}" : "{\"msg\":\"r a b c\"}";
 }
 
+/* Words that pad a value past ignore_above (256 bytes) and the
+ * FDS_SIDX_VALUE_MIN_BYTES of value ids: 10 of 27 letters and a space. */
+#define PAD_W "zzzzzzzzzzzzzzzzzzzzzzzzzzz "
+#define PAD10 PAD_W PAD_W PAD_W PAD_W PAD_W PAD_W PAD_W PAD_W PAD_W PAD_W
+
+/* memo_equal with long values, which have no keyword ordinal: 1,024 docs
+ * of "r a b c" and 11 pad words, 1,024 of it and 10 (shorter: the
+ * page), the others "a a a b c z" (whose a, 3 times, keeps the norm
+ * bounds of the long docs above their scores: the bounds alone do not
+ * rule out their copies).  Two value ids; 2,464 postings scored, 4,480
+ * without them. */
+static const char *memo_long(uint32_t i)
+{
+    return i % 4 == 0   ? "{\"msg\":\"r a b c " PAD10 PAD_W "\"}"
+           : i % 4 == 2 ? "{\"msg\":\"r a b c " PAD10 "\"}"
+                        : "{\"msg\":\"a a a b c z\"}";
+}
+
 /* Doc 301 gives msg two values; its keyword ordinal is its smallest value,
  * "q q q q q q", which every fourth doc before it holds alone. */
 static const char *memo_two_values(uint32_t i)
@@ -936,9 +954,10 @@ static const char *memo_direct(uint32_t i)
  * keyword multi-field's ordinal) when the text field is single-valued in
  * the segment: of 2,048 docs "r a b c", once the page holds 10 the rest
  * are dropped by one lookup each instead of probing a, b and c (2,432
- * postings scored; 8,480 without the memo).  The two other segments must
- * go without it, or their odd doc is decided by another's score and
- * missing from the page. */
+ * postings scored; 8,480 without the memo).  Long values, which have no
+ * ordinal, are decided by their value ids the same way (memo_long).  The
+ * two other segments must go without it, or their odd doc is decided by
+ * another's score and missing from the page. */
 static void test_value_memo(void)
 {
     static const struct {
@@ -956,12 +975,16 @@ static void test_value_memo(void)
          0, 301, false, UINT64_MAX},
         {memo_direct, 130, "{\"query\":{\"match\":{\"msg\":\"a b c\"}}", 1, 0,
          129, false, UINT64_MAX},
+        {memo_long, 8192, "{\"query\":{\"match\":{\"msg\":\"r a b c\"}}", 10,
+         9, 38, true, 3000},
     };
     fds_mapping *m = fds_mapping_create();
     for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
         fds_sidx *s = segment_of(m, c[k].n, c[k].doc_of);
         const fds_sfield *f = s ? fds__sidx_field(s, "msg", 3) : NULL;
         ASSERT(f && ((f->flags & FDS_SIDX_F_SINGLE) != 0) == c[k].single);
+        /* the long values have value ids, the short ones none */
+        ASSERT(f && f->nvals == (c[k].doc_of == memo_long ? 2u : 0u));
         fds_search_result res[2];
         pages_agree(m, s, c[k].q, c[k].size, res);
         if (s) {
@@ -977,17 +1000,26 @@ static void test_value_memo(void)
 }
 
 /* Ten 28-letter words: past ignore_above (256) together, so the keyword
- * multi-field has no ordinal for the whole value and the memo is off. */
+ * multi-field has no ordinal for the whole value. */
 #define TIE_W(c) #c "aaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define TIE_ALL TIE_W(a) " " TIE_W(b) " " TIE_W(c) " " TIE_W(d) " " \
     TIE_W(e) " " TIE_W(f) " " TIE_W(g) " " TIE_W(h) " " TIE_W(i) " " TIE_W(j)
 
-/* Every third doc the whole ten words, the others two or three of them. */
+/* Every third doc the whole ten words, the others two or three of them.
+ * The whole-value docs differ in case (the letters of doc i's bits upper
+ * case): the same terms and norm, but no two hold one string, so none has
+ * a value id and the memo is off. */
 static const char *tie_doc(uint32_t i)
 {
-    return i % 3 == 0 ? "{\"msg\":\"" TIE_ALL "\"}"
-           : i % 3 == 1 ? "{\"msg\":\"" TIE_W(a) " " TIE_W(b) "\"}"
-                        : "{\"msg\":\"" TIE_W(c) " " TIE_W(d) " " TIE_W(e) "\"}";
+    static char buf[sizeof "{\"msg\":\"" TIE_ALL "\"}"];
+    if (i % 3)
+        return i % 3 == 1 ? "{\"msg\":\"" TIE_W(a) " " TIE_W(b) "\"}"
+                          : "{\"msg\":\"" TIE_W(c) " " TIE_W(d) " " TIE_W(e) "\"}";
+    memcpy(buf, "{\"msg\":\"" TIE_ALL "\"}", sizeof buf);
+    for (unsigned b = 0; b < 27; b++) /* the first word's 27 a's */
+        if ((i >> b) & 1)
+            buf[8 + 1 + b] = (char)(buf[8 + 1 + b] - 'a' + 'A');
+    return buf;
 }
 
 /* Docs 0-9 "a a a"; then "a" and a long doc holding a 3 times, in turn. */
@@ -1161,8 +1193,12 @@ static void test_pruned_pages(void)
  * addition older readers ignore, such as FDS_SIDX_F_SINGLE, documents it
  * in sidx_format.h) and updates these constants (run with
  * FDS_GOLDEN_PRINT=1 to print them). */
-#define GOLDEN_LEN 1304u
-#define GOLDEN_CRC 0x9c756014u
+#define GOLDEN_LEN 2840u
+#define GOLDEN_CRC 0x26f35bcdu
+#define GOLDEN_BRANDS \
+    "b571%2Cb288%2Cb70%2Cb57%2Cb6%2Cb265%2Cb332%2Cb173%2Cb469%2Cb351%2C" \
+    "b525%2Cb474%2Cb586%2Cb212%2Cb213%2Cb648%2Cb186%2Cb481%2Cb226%2C" \
+    "b570%2Cb80%2Cb270%2Cb903%2Cb883%2Cb152%2Cb249%2Cb20%2Cb701%2Cb5"
 static void test_golden(void)
 {
     static const char *docs[] = {
@@ -1171,11 +1207,14 @@ static void test_golden(void)
         "\"request_time\":0.25,\"ok\":true}",
         "{\"@timestamp\":\"2019-01-22T03:57:01+03:30\",\"method\":\"POST\","
         "\"url\":\"/m/filter/b113\",\"status\":404}",
+        /* twice: a long url's value id (version 7) */
+        "{\"url\":\"/filter/" GOLDEN_BRANDS "%2C" GOLDEN_BRANDS "\"}",
+        "{\"url\":\"/filter/" GOLDEN_BRANDS "%2C" GOLDEN_BRANDS "\"}",
     };
     fds_mapping *m = fds_mapping_create();
     fds_sidx_writer *w = fds_sidx_writer_create(m);
     fds_err err;
-    for (uint32_t i = 0; i < 2; i++)
+    for (uint32_t i = 0; i < 4; i++)
         ASSERT(add_doc(w, i, docs[i], &err) == 0);
     char path[] = "/tmp/fds-qgold-XXXXXX";
     close(mkstemp(path));
@@ -1193,6 +1232,17 @@ static void test_golden(void)
         printf("golden: len %zu crc 0x%08x\n", n, crc);
     ASSERT_EQ_U(n, GOLDEN_LEN);
     ASSERT_EQ_U(crc, GOLDEN_CRC);
+    fds_sidx *s = NULL;
+    FILE *g = fopen(path, "wb"); /* the bytes read back: one value id */
+    ASSERT(g && fwrite(buf, 1, n, g) == n);
+    if (g)
+        fclose(g);
+    ASSERT(fds_sidx_open(path, &s, &err) == 0);
+    const fds_sfield *u = s ? fds__sidx_field(s, "url", 3) : NULL;
+    ASSERT(u && u->nvals == 1 && u->vcomplete && fds__val_id(u, 2) == 0 &&
+           fds__val_id(u, 3) == 0 && fds__val_id(u, 0) == FDS_SIDX_NO_ORD);
+    fds_sidx_close(s);
+    unlink(path);
     fds_mapping_free(m);
 }
 

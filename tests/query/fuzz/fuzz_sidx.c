@@ -19,6 +19,14 @@
 #include "query_int.h"
 #include "sidx_format.h"
 
+/* brand ids: with "/filter/", a url of 272 bytes, past
+ * FDS_SIDX_VALUE_MIN_BYTES */
+#define LONG_URL_TAIL \
+    "b1%2Cb22%2Cb333%2Cb4444%2Cb5%2Cb66%2Cb777%2Cb8888%2Cb9%2Cb10%2Cb11%2C" \
+    "b12%2Cb13%2Cb14%2Cb15%2Cb16%2Cb17%2Cb18%2Cb19%2Cb20%2Cb21%2Cb22%2C" \
+    "b23%2Cb24%2Cb25%2Cb26%2Cb27%2Cb28%2Cb29%2Cb30%2Cb31%2Cb32%2Cb33%2C" \
+    "b34%2Cb35%2Cb36%2Cb37%2Cb38%2Cb39%2Cb40%2Cb41%2Cb42%2Cb43%2Cb44"
+
 static char g_path[64];
 static fds_mapping *g_map;
 
@@ -38,6 +46,9 @@ static const char *g_queries[] = {
     "{\"query\":{\"match_phrase\":{\"url\":{\"query\":\"productmodel image\","
     "\"slop\":3}}},\"explain\":true}",
     "{\"query\":{\"match_phrase_prefix\":{\"url\":\"m filter b1\"}}}",
+    /* a whole long url: the value memo over value ids */
+    "{\"query\":{\"match\":{\"url\":\"/filter/" LONG_URL_TAIL " image\"}},"
+    "\"size\":2,\"track_total_hits\":false}",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -133,6 +144,8 @@ int main(int argc, char **argv)
         "{\"@timestamp\":\"2019-01-22T03:57:01+03:30\",\"method\":\"POST\","
         "\"url\":\"/m/filter/b113\",\"status\":404,\"request_time\":1.5}",
         "{\"method\":\"GET\",\"url\":\"/\",\"status\":304}",
+        /* a long url, repeated: a value table and value ids (format 7) */
+        "{\"method\":\"GET\",\"url\":\"/filter/" LONG_URL_TAIL "\"}",
     };
     fds_sidx_writer *w = fds_sidx_writer_create(g_map);
     fds_err err;
@@ -141,8 +154,8 @@ int main(int argc, char **argv)
         char id[16];
         snprintf(id, sizeof id, "d%u", i);
         fds_err_clear(&err);
-        fds_sidx_writer_add(w, i, id, strlen(id), (const uint8_t *)docs[i % 3],
-                            strlen(docs[i % 3]), &err);
+        fds_sidx_writer_add(w, i, id, strlen(id), (const uint8_t *)docs[i % 4],
+                            strlen(docs[i % 4]), &err);
     }
     char seedpath[] = "/tmp/fds-fuzzseed-XXXXXX";
     close(mkstemp(seedpath));
