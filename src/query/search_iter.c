@@ -1672,9 +1672,12 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     for (int nb = 0; nb < 256; nb++)
         n->maxlen[nb] = norm_max_len((uint8_t)nb);
     n->bud = calloc(256, sizeof *n->bud);
-    uint32_t tmax = 0; /* budget_row's scratch: 2 lists and a term's */
+    /* budget_row's scratch: 2 lists and a term's gains, of which it takes
+     * at most rcap (a damaged file's tfmax may claim billions) */
+    uint32_t tmax = 0;
     for (size_t k = 0; k < nt; k++)
         tmax = ts[k]->tfmax > tmax ? ts[k]->tfmax : tmax;
+    tmax = tmax < n->rcap ? tmax : n->rcap;
     n->mg = malloc((2 * ((size_t)n->rcap + 1) + tmax) * sizeof *n->mg);
     n->col = malloc(256 * (nt + 1) * sizeof *n->col);
     if (!n->bud || !n->mg || !n->col) {
