@@ -713,12 +713,17 @@ static int write_values(merger *g, size_t k, unsigned *bits)
                 r[n++] = (vref){mf->in[i], i, v};
     if (r)
         qsort(r, n, sizeof *r, vref_cmp);
-    /* equal strings are neighbours: a group per string, its live docs */
-    uint64_t docs = 0;
+    /* equal strings are neighbours: a group per string (its first
+     * element's gd, the group's live docs; 0 elsewhere) */
+    uint64_t docs = 0, *gd = r ? calloc(n, sizeof *gd) : NULL;
     uint32_t distinct = 0;
-    for (size_t a = 0, b; a < n; a = b, distinct++)
+    if (r && !gd)
+        rc = FDS_ENOMEM;
+    for (size_t a = 0, b; gd && a < n; a = b, distinct++) {
         for (b = a; b < n && (b == a || !vref_cmp(&r[a], &r[b])); b++)
-            docs += cnt[r[b].in][r[b].v];
+            gd[a] += cnt[r[b].in][r[b].v];
+        docs += gd[a];
+    }
     bool dense = complete && FDS_SIDX_VALS_DENSE(distinct, docs);
     uint64_t min = dense ? 1 : 2;
     if (rc || !any || (complete && !docs)) { /* no live doc has one */
@@ -726,24 +731,24 @@ static int write_values(merger *g, size_t k, unsigned *bits)
             free(cnt[i]);
         free(cnt);
         free(r);
+        free(gd);
         return rc;
     }
     /* each group's rank + 1 in place of each input's count (0: no id) */
     uint32_t nv = 0;
     uint64_t total = 0;
     for (size_t a = 0, b; a < n; a = b) {
-        uint64_t gd = 0, len;
-        fds__val_str(r[a].f, r[a].v, &len);
-        for (b = a; b < n && (b == a || !vref_cmp(&r[a], &r[b])); b++)
-            gd += cnt[r[b].in][r[b].v];
-        uint32_t id = gd >= min ? nv + 1 : 0;
-        for (size_t c = a; c < b; c++)
-            cnt[r[c].in][r[c].v] = id;
+        uint32_t id = gd[a] >= min ? nv + 1 : 0;
+        for (b = a; b < n && (b == a || !gd[b]); b++)
+            cnt[r[b].in][r[b].v] = id;
         if (id) { /* one of the group stands for it in the table */
+            uint64_t len;
+            fds__val_str(r[a].f, r[a].v, &len);
             total += len;
             r[nv++] = r[a];
         }
     }
+    free(gd);
     while (*bits < 32 && ((uint64_t)1 << *bits) <= nv)
         (*bits)++;
     size_t cl = 8 + (size_t)FDS_SIDX_ORD_BYTES(md, *bits);

@@ -73,7 +73,7 @@ typedef struct wfield {
     size_t kcap;
     /* text: the values longer than FDS_SIDX_VALUE_MIN_BYTES (value ids,
      * sidx_format.h): their bytes in varena, each once (wval, by a table
-     * of index + 1 in vh), the docs holding each (cnt), the value of each
+     * of TERM_SLOTs in vh), the docs holding each (cnt), the value of each
      * doc (vid, UINT32_MAX: none) and of the current one (cur_v) */
     char *varena;
     size_t valen, vacap;
@@ -82,7 +82,7 @@ typedef struct wfield {
         uint32_t len, cnt;
     } *vals;
     uint32_t nv, vcap;
-    uint32_t *vh;
+    uint64_t *vh;
     uint32_t vhcap;
     uint32_t *vid;
     uint32_t cur_v;
@@ -282,26 +282,42 @@ static inline uint64_t term_hash(const char *t, size_t len)
  * line) and growing the table rehashes without reading any term. */
 #define TERM_SLOT(hash32, id) ((uint64_t)(hash32) << 32 | ((id) + 1))
 
+/* Make the TERM_SLOT table *tab of *cap slots (a power of two, 0 before
+ * the first call) room for a key more than its n, kept at most half
+ * full (slots_reserve): doubled from `first` slots, its slots moved by
+ * their stored hashes (slots_grow).  0 or FDS_ENOMEM (the table
+ * unchanged). */
+static int slots_grow(uint64_t **tab, uint32_t *cap, uint32_t first)
+{
+    uint32_t nc = *cap ? *cap * 2 : first;
+    uint64_t *h = calloc(nc, sizeof *h);
+    if (!h)
+        return FDS_ENOMEM;
+    for (uint32_t k = 0; k < *cap; k++) {
+        uint64_t e = (*tab)[k];
+        if (!e)
+            continue;
+        size_t i = (uint32_t)(e >> 32) & (nc - 1);
+        while (h[i])
+            i = (i + 1) & (nc - 1);
+        h[i] = e;
+    }
+    free(*tab);
+    *tab = h;
+    *cap = nc;
+    return 0;
+}
+
+static inline int slots_reserve(uint64_t **tab, uint32_t *cap, uint32_t n,
+                                uint32_t first)
+{
+    return (uint64_t)(n + 1) * 2 <= *cap ? 0 : slots_grow(tab, cap, first);
+}
+
 static int term_intern(wfield *f, const char *t, size_t len, uint32_t *id)
 {
-    if (f->nterms * 2 >= f->thcap) {
-        uint32_t cap = f->thcap ? f->thcap * 2 : 256;
-        uint64_t *h = calloc(cap, sizeof *h);
-        if (!h)
-            return FDS_ENOMEM;
-        for (uint32_t k = 0; k < f->thcap; k++) {
-            uint64_t e = f->th[k];
-            if (!e)
-                continue;
-            size_t i = (uint32_t)(e >> 32) & (cap - 1);
-            while (h[i])
-                i = (i + 1) & (cap - 1);
-            h[i] = e;
-        }
-        free(f->th);
-        f->th = h;
-        f->thcap = cap;
-    }
+    if (slots_reserve(&f->th, &f->thcap, f->nterms, 256))
+        return FDS_ENOMEM;
     uint32_t hash = (uint32_t)(term_hash(t, len) >> 32);
     size_t mask = f->thcap - 1, i = hash & mask;
     for (;; i = (i + 1) & mask) {
@@ -360,35 +376,26 @@ static int touch(fds_sidx_writer *w, wfield *f)
 }
 
 /* The index in f->vals of the value s[0..n) (n > FDS_SIDX_VALUE_MIN_BYTES),
- * added with no docs when new: 0 and *v, or FDS_ENOMEM. */
+ * added with no docs when new (the bytes copied into f->varena): 0 and
+ * *v; FDS_ETOOBIG past 2^32 - 2 values or bytes; FDS_ENOMEM.  The table
+ * is a term table's (TERM_SLOT, slots_reserve). */
 static int value_intern(wfield *f, const char *s, size_t n, uint32_t *v)
 {
     if (n > UINT32_MAX || f->nv == UINT32_MAX - 1)
         return FDS_ETOOBIG;
-    if ((f->nv + 1) * 2 > f->vhcap) {
-        uint32_t cap = f->vhcap ? f->vhcap * 2 : 64;
-        uint32_t *h = calloc(cap, sizeof *h);
-        if (!h)
-            return FDS_ENOMEM;
-        for (uint32_t k = 0; k < f->nv; k++) {
-            uint64_t x = term_hash(f->varena + f->vals[k].off, f->vals[k].len);
-            size_t i = x & (cap - 1);
-            while (h[i])
-                i = (i + 1) & (cap - 1);
-            h[i] = k + 1;
-        }
-        free(f->vh);
-        f->vh = h;
-        f->vhcap = cap;
-    }
-    size_t mask = f->vhcap - 1, i = term_hash(s, n) & mask;
+    if (slots_reserve(&f->vh, &f->vhcap, f->nv, 64))
+        return FDS_ENOMEM;
+    uint32_t hash = (uint32_t)(term_hash(s, n) >> 32);
+    size_t mask = f->vhcap - 1, i = hash & mask;
     for (;; i = (i + 1) & mask) {
-        uint32_t e = f->vh[i];
+        uint64_t e = f->vh[i];
         if (!e)
             break;
-        const struct wval *x = &f->vals[e - 1];
+        if ((uint32_t)(e >> 32) != hash)
+            continue;
+        const struct wval *x = &f->vals[(uint32_t)e - 1];
         if (x->len == n && !memcmp(f->varena + x->off, s, n)) {
-            *v = e - 1;
+            *v = (uint32_t)e - 1;
             return 0;
         }
     }
@@ -400,7 +407,7 @@ static int value_intern(wfield *f, const char *s, size_t n, uint32_t *v)
     memcpy(f->varena + f->valen, s, n);
     f->vals[f->nv] = (struct wval){f->valen, (uint32_t)n, 0};
     f->valen += n;
-    f->vh[i] = f->nv + 1;
+    f->vh[i] = TERM_SLOT(hash, f->nv);
     *v = f->nv++;
     return 0;
 }
