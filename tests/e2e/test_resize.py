@@ -174,12 +174,15 @@ class Resize(ServerTestCase):
         """One node holds only primaries: waiting for more copies answers
         shards_acknowledged false, as Elasticsearch does after its timeout."""
         self.make("w-src", 2)
-        for q, replicas, acked in (("", 0, True), ("?wait_for_active_shards=1", 0, True),
-                                   ("?wait_for_active_shards=all", 0, True),
-                                   ("?wait_for_active_shards=2", 0, False),
-                                   ("?wait_for_active_shards=all", 1, False),
-                                   ("?wait_for_active_shards=index-setting", 1, True)):
-            target = "w-%d-%d" % (replicas, abs(hash(q)) % 1000)
+        # one target name per case (a name from hash(q) % 1000, which
+        # Python salts per process, collided now and then: "already exists")
+        for i, (q, replicas, acked) in enumerate((
+                ("", 0, True), ("?wait_for_active_shards=1", 0, True),
+                ("?wait_for_active_shards=all", 0, True),
+                ("?wait_for_active_shards=2", 0, False),
+                ("?wait_for_active_shards=all", 1, False),
+                ("?wait_for_active_shards=index-setting", 1, True))):
+            target = "w-%d-%d" % (replicas, i)
             st, b, _ = self.req("POST", "/w-src/_clone/%s%s" % (target, q),
                                 {"settings": {"index.number_of_replicas": replicas}})
             self.assertEqual((st, b.get("shards_acknowledged")), (200, acked), (q, b))
