@@ -2,7 +2,7 @@
  * topk_cpu: CPU time and counted work of the query phase for a file of
  * search bodies over one segment index file, without a server.
  *
- * Usage: topk_cpu [-r REPS] [-t] [-v] [-x] MAPPING.json SEGMENT.tim BODIES
+ * Usage: topk_cpu [-r REPS] [-c KIB] [-t] [-v] [-x] MAPPING.json SEGMENT.tim BODIES
  *   MAPPING.json  the index mapping ({"properties": ...}, as the catalogue
  *                 keeps it: sqlite3 DIR/catalog.sqlite 'select json from
  *                 mappings')
@@ -10,6 +10,10 @@
  *                 searched alone, without deletions
  *   BODIES        one search body per line (bench/scale's class files)
  *   -r REPS       runs per body (default 5); the least CPU time is kept
+ *   -c KIB        before each run, write KIB kibibytes of scratch memory,
+ *                 as a server's fetch phase and HTTP work between two
+ *                 searches do, so that the search starts with cold caches
+ *                 (default 0: each run finds what the last left cached)
  *   -t            let a MaxScore pass run as two slices (default: never,
  *                 so CPU time is one thread's work, which is what QPS per
  *                 server core under many clients pays)
@@ -124,21 +128,23 @@ static bool exhaustive_differs(const char *body, size_t len,
 int main(int argc, char **argv)
 {
     int reps = 5, opt;
+    size_t evict = 0; /* bytes written before each run */
     bool slices = false, verbose = false, check = false;
-    while ((opt = getopt(argc, argv, "r:tvxh")) != -1) {
+    while ((opt = getopt(argc, argv, "r:c:tvxh")) != -1) {
         switch (opt) {
         case 'r': reps = atoi(optarg); break;
+        case 'c': evict = (size_t)strtoull(optarg, NULL, 10) << 10; break;
         case 't': slices = true; break;
         case 'v': verbose = true; break;
         case 'x': check = true; break;
         default:
-            fprintf(stderr, "usage: %s [-r REPS] [-t] [-v] [-x] MAPPING.json "
+            fprintf(stderr, "usage: %s [-r REPS] [-c KIB] [-t] [-v] [-x] MAPPING.json "
                             "SEGMENT.tim BODIES.ndjson\n", argv[0]);
             return 2;
         }
     }
     if (argc - optind != 3 || reps < 1) {
-        fprintf(stderr, "usage: %s [-r REPS] [-t] [-v] [-x] MAPPING.json "
+        fprintf(stderr, "usage: %s [-r REPS] [-c KIB] [-t] [-v] [-x] MAPPING.json "
                         "SEGMENT.tim BODIES.ndjson\n", argv[0]);
         return 2;
     }
@@ -156,6 +162,11 @@ int main(int argc, char **argv)
         return 1;
     }
     fds_search_segment seg = {.sidx = sx, .live = NULL};
+    unsigned char *scratch = evict ? malloc(evict) : NULL;
+    if (evict && !scratch) {
+        fprintf(stderr, "cannot allocate %zu bytes of scratch\n", evict);
+        return 1;
+    }
     size_t cap = 1024, nb = 0;
     double *cpu = malloc(cap * sizeof *cpu);
     uint64_t scored = 0, hash = 1469598103934665603ull, mismatches = 0;
@@ -173,6 +184,8 @@ int main(int argc, char **argv)
         double best = INFINITY;
         fds_search_result res;
         for (int k = 0; k < reps; k++) {
+            if (scratch) /* a different byte each time: stores do happen */
+                memset(scratch, (int)(nb + (size_t)k) & 0xff, evict);
             double a = cpu_us();
             if (fds_search_execute(r, &seg, 1, &res, &err)) {
                 fprintf(stderr, "body %zu: %s\n", nb, err.reason);
@@ -223,6 +236,7 @@ int main(int argc, char **argv)
            cpu[(size_t)ceil(0.99 * (double)nb) - 1], cpu[nb - 1],
            (unsigned long long)scored, (unsigned long long)hash);
     free(cpu);
+    free(scratch);
     free(mj);
     free(bodies);
     fds_sidx_close(sx);

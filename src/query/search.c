@@ -46,14 +46,21 @@ typedef struct run {
 } run;
 
 /* A segment's MaxScore pass runs as two slices of its docs on two threads
- * when the postings of its terms add up to at least this many (about 2 ms
- * of one core; below it a thread costs more than it gains) and no other
- * search is running in the process (under load the cores are busy with
- * other requests: a second thread would only add its overhead).  As
+ * when the postings of its terms add up to at least this many and no
+ * other search is running in the process (under load the cores are busy
+ * with other requests: a second thread would only add its overhead).  As
  * Lucene's IndexSearcher slices with a MaxScoreAccumulator shared between
  * them: each slice keeps its own page and prunes by the better of its own
- * and the other's k-th score. */
-#define SLICE_MIN_POSTINGS 400000u
+ * and the other's k-th score.  A slice pays a thread's wake-up and its
+ * own iterators, norm bounds and token budgets, so slicing pays only for
+ * passes of milliseconds; since MaxScore skips most postings, that takes
+ * millions of them.  At 400,000 (the bound before the pruning of
+ * docs/query.md), every url-n body of the 1M scale index that sliced took
+ * longer (the slowest 1.10 -> 1.35 ms; the class 12.4 -> 18.0 ms of query
+ * phase over its 109 bodies); at 4,000,000 none slices at 1M, and at 10M
+ * the class takes 51-55 ms against 45-48 sliced at 400,000 and 62 never
+ * sliced (bench/scale, docs/benchmarks.md). */
+#define SLICE_MIN_POSTINGS 4000000u
 
 static uint64_t slice_min_postings = SLICE_MIN_POSTINGS;
 static atomic_uint searches_running;
@@ -481,12 +488,8 @@ static int execute(const fds_search_request *req,
     memset(out, 0, sizeof *out);
     out->max_score = NAN;
     run r = {.x = {.req = req, .segs = segs, .nseg = nseg}};
-    if (req->timeout_ns > 0) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        r.x.deadline_ns = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec +
-                          (uint64_t)req->timeout_ns;
-    }
+    if (req->timeout_ns > 0)
+        r.x.deadline_ns = fds__now_ns() + (uint64_t)req->timeout_ns;
     fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f, .msm = -1};
     cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
     if (!root) {

@@ -98,6 +98,8 @@ void fds__exec_release(exec *x);
  * a few milliseconds of work. */
 #define FDS__DEADLINE_EVERY 4096u
 bool fds__past_deadline(exec *x);
+/* CLOCK_MONOTONIC now, nanoseconds. */
+uint64_t fds__now_ns(void);
 
 /* ---- iterators (search_iter.c) -------------------------------------------- */
 

@@ -2474,7 +2474,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
     uint64_t seen[TAAT_WINDOW / 64];
-    float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
+    /* 0 outside a window's seen docs, in [0, zeroed): zeroed as the
+     * windows widen, so a pass of a few narrow windows does not write the
+     * whole of acc and tok (cold lines after a fetch phase) */
+    float acc[TAAT_WINDOW];
+    uint32_t zeroed = 0;
     float *wub = malloc(nt * sizeof *wub);
     /* suf[k]: sum wub[k..]; then gsuf[k]: the same sum of the segment
      * bounds, which is suf's tail past the norm split in every window */
@@ -2485,7 +2489,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     float *cs = malloc(TAAT_WINDOW * sizeof *cs);
     uint8_t *cn = malloc(TAAT_WINDOW);
     /* tokens of each doc's terms so far: window accumulator, candidates */
-    uint32_t *tok = calloc(TAAT_WINDOW, sizeof *tok);
+    uint32_t *tok = malloc(TAAT_WINDOW * sizeof *tok);
     uint32_t *ct = malloc(TAAT_WINDOW * sizeof *ct);
     norm_gate gate = {.nl = &nl, .ts = ts, .eth = NAN, .cut = 256};
     for (int i = 0; i < 256; i++)
@@ -2581,6 +2585,11 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             continue;
         }
         memset(seen, 0, nw * sizeof *seen);
+        if (hi - lo > zeroed) {
+            memset(acc + zeroed, 0, (hi - lo - zeroed) * sizeof *acc);
+            memset(tok + zeroed, 0, (hi - lo - zeroed) * sizeof *tok);
+            zeroed = hi - lo;
+        }
         gate.th = th;
         for (size_t k = 0; k < e; k++) {
             term_it *t = ts[k];
@@ -2745,14 +2754,18 @@ static void order_should(bool_it *b)
     fds__sort_by_gain(b->should, b->nshould, sizeof *b->should, it_node);
 }
 
+uint64_t fds__now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 bool fds__past_deadline(exec *x)
 {
     if (!x->deadline_ns || x->timed_out)
         return x->timed_out;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    x->timed_out = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec >
-                   x->deadline_ns;
+    x->timed_out = fds__now_ns() > x->deadline_ns;
     return x->timed_out;
 }
 
