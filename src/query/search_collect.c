@@ -129,6 +129,57 @@ void fds__heap_offer(heap *hp, const fds_hit *hit)
 }
 
 
+/* Does hit (seg, doc, s) come after h in a page by score alone? */
+static inline bool after_score(uint32_t seg, uint32_t doc, float s,
+                               const fds_hit *h)
+{
+    if (s != h->score)
+        return s < h->score;
+    return seg != h->seg ? seg > h->seg : doc > h->doc;
+}
+
+void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
+{
+    fds_hit *h = hp->h;
+    size_t i, n = hp->n;
+    if (hp->cap == 0)
+        return;
+    if (hp->req->nsort) { /* not a page by score: the general order */
+        fds__heap_offer(hp, &(fds_hit){.seg = seg, .doc = doc, .score = s});
+        return;
+    }
+    if (n < hp->cap) { /* a new slot: every field set once */
+        h[n] = (fds_hit){.seg = seg, .doc = doc, .score = s};
+        for (i = n; i > 0;) { /* sift up: the worst hit on top */
+            size_t p = (i - 1) / 2;
+            if (!after_score(seg, doc, s, &h[p]))
+                break;
+            h[i].seg = h[p].seg, h[i].doc = h[p].doc, h[i].score = h[p].score;
+            i = p;
+        }
+        h[i].seg = seg, h[i].doc = doc, h[i].score = s;
+        hp->n = n + 1;
+        return;
+    }
+    if (!after_score(h[0].seg, h[0].doc, h[0].score, &(fds_hit){.seg = seg,
+                     .doc = doc, .score = s}))
+        return; /* not better than the worst */
+    for (i = 0;;) { /* the top replaced: sift down */
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && after_score(h[c + 1].seg, h[c + 1].doc,
+                                     h[c + 1].score, &h[c]))
+            c++; /* the worse child */
+        if (!after_score(h[c].seg, h[c].doc, h[c].score,
+                         &(fds_hit){.seg = seg, .doc = doc, .score = s}))
+            break;
+        h[i].seg = h[c].seg, h[i].doc = h[c].doc, h[i].score = h[c].score;
+        i = c;
+    }
+    h[i].seg = seg, h[i].doc = doc, h[i].score = s;
+}
+
 void fds__sort_value(const fds_search_request *req, unsigned k,
                        const fds_sfield *f, uint64_t docbase, fds_hit *h)
 {

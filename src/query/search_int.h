@@ -237,6 +237,13 @@ static inline float fds__theta(const heap *hp)
 
 /* Offer a hit to the page (kept if it beats the worst one). */
 void fds__heap_offer(heap *hp, const fds_hit *hit);
+/* The same for a page by score alone (hp->req->nsort == 0): doc `doc` of
+ * segment `seg` scoring s.  Its hits are ordered by score, then segment
+ * and doc (as fds__hit_cmp orders them without sort keys), compared in
+ * place and moved by those three fields only -- a hit is 128 bytes, of
+ * which a page by score uses 12.  The MaxScore passes offer every hit
+ * that beats the k-th score here. */
+void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s);
 /* Compare sort key k of two hits: <0 if a sorts first. */
 int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
                  const fds_hit *b);

@@ -1457,8 +1457,7 @@ static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
 static inline void offer(heap *hp, unsigned si, uint32_t d, float s, float *th)
 {
     if (s > *th) {
-        fds_hit h = {.seg = si, .doc = d, .score = s};
-        fds__heap_offer(hp, &h);
+        fds__heap_offer_score(hp, si, d, s);
         *th = fds__theta(hp);
     }
 }
@@ -1835,12 +1834,14 @@ static double keep_largest(double *h, size_t *nh, size_t cap, double v)
     if (!(v > h[0]))
         return 0;
     double grew = v - h[0];
+    size_t n = *nh;
     for (i = 0;;) { /* the root replaced: sift down */
         size_t c = 2 * i + 1;
-        if (c >= *nh)
+        if (c >= n)
             break;
-        if (c + 1 < *nh && h[c + 1] < h[c])
-            c++;
+        /* the lesser child without a branch: which one is a coin toss */
+        double r = c + 1 < n ? h[c + 1] : INFINITY;
+        c += r < h[c];
         if (!(h[c] < v))
             break;
         h[i] = h[c];
