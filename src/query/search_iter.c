@@ -2969,7 +2969,8 @@ out:
  *      (leapfrog, the rarest leading, as Lucene's ConjunctionDISI), for at
  *      most CONJ_SEED_STEPS steps, until hp->cap live docs are found;
  *   2. each is scored in full over every term, the floats in the order of
- *      ts (the order run_maxscore sums in);
+ *      ts (the order run_maxscore sums in), once per value of the field
+ *      (val_cols: a doc of a value scored before scores the same);
  *   3. hp's floor becomes the float below the least of those scores.
  * Sound as seed_floor: k live docs score at least s, so the page's k-th
  * score is >= s, and a doc that ties s may still enter by its doc id.
@@ -3032,14 +3033,24 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
         term_rewind(c[j]);
     if (nd < hp->cap)
         return false;
-    /* 2 */
-    double top[SEED_MAX_K]; /* floats, exactly */
+    /* 2: a doc of a value scored before scores as it did (the value
+     * memo's reasoning: the same tokens, the same norm), so each value is
+     * scored once -- the docs are mostly copies of the url searched */
+    double top[SEED_MAX_K], sc[SEED_MAX_K]; /* floats, exactly */
+    uint32_t key[SEED_MAX_K];
     size_t nh = 0;
+    val_cols vc;
+    bool keyed = value_cols(x, si, ts, nt, &vc);
     for (size_t k = 0; k < nt; k++)
         ts[k]->b.advance(&ts[k]->b, 0);
-    for (size_t i = 0; i < nd; i++)
-        (void)keep_largest(top, &nh, hp->cap,
-                           score_in_full(x, ts, nt, docs[i]));
+    for (size_t i = 0; i < nd; i++) {
+        key[i] = keyed ? val_key(&vc, docs[i]) : FDS_SIDX_NO_ORD;
+        size_t j = 0;
+        while (j < i && (key[i] == FDS_SIDX_NO_ORD || key[j] != key[i]))
+            j++;
+        sc[i] = j < i ? sc[j] : score_in_full(x, ts, nt, docs[i]);
+        (void)keep_largest(top, &nh, hp->cap, sc[i]);
+    }
     for (size_t k = 0; k < nt; k++)
         term_rewind(ts[k]); /* the caller advances it from doc 0 */
     raise_floor(hp, (float)top[0]); /* 3 */
