@@ -386,6 +386,15 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
                     q = NULL;
                 }
             }
+            if (q && !(q->text = malloc(n + 1))) {
+                fds__query_free(q);
+                q = NULL;
+            }
+            if (q) { /* the bytes as given: JSON may hold a NUL */
+                memcpy(q->text, s, n);
+                q->text[n] = 0;
+                q->text_len = n;
+            }
             if (q && msm && !and_op) {
                 int k;
                 if (fds__dsl_msm(c, msm, (int)q->nshould, &k)) {

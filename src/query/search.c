@@ -617,6 +617,7 @@ void fds__query_free(fds_query *q)
     free(q->field);
     free(q->name);
     free(q->term);
+    free(q->text);
     for (size_t i = 0; i < q->nvals; i++)
         free(q->vals[i]);
     free(q->vals);

@@ -3057,6 +3057,72 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
     return true;
 }
 
+/*
+ * A k-th score from the docs whose whole value of the field is the text
+ * of the `match` searched (its keyword sub-field's term): one lookup in
+ * the keyword's term dictionary, one doc scored in full.  Docs of one
+ * value hold the same tokens and norm, so they score alike (the value
+ * memo's reasoning); when k of them are live, the page's k-th score is at
+ * least theirs, and hp's floor rises to the float below it (raise_floor).
+ * Logs repeat their urls: on the 1M scale index 102 of the 109 whole-url
+ * bodies find at least 71 docs of their url this way, and the floor is
+ * then their page's k-th score from the start, where seed_floor and
+ * conj_seed merged and intersected postings and scored groups to reach
+ * it.  Sound for any text: the docs found are scored, not assumed.  Only
+ * for a bool the match made at the top of the query (x->req->query) over
+ * the terms ts of one single-valued field, and pages that fit
+ * SEED_MAX_K.  Leaves every term rewound.  True when the floor was set.
+ */
+static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
+                       heap *hp)
+{
+    const fds_query *q = x->req->query;
+    val_cols vc;
+    if (!q || q->type != FDS_Q_BOOL || !q->text || !q->nshould ||
+        q->nmust || !seed_fits(ts, nt, hp))
+        return false;
+    const fds_query *t0 = ts[0]->b.c->q, *s0 = q->should[0];
+    if (t0->field_len != s0->field_len ||
+        memcmp(t0->field, s0->field, t0->field_len) ||
+        !value_cols(x, si, ts, nt, &vc) || !vc.kf)
+        return false;
+    const fds_search_segment *sg = &x->segs[si];
+    fds_sterm kt;
+    if (fds__sidx_term(sg->sidx, vc.kf, q->text, q->text_len, &kt) ||
+        kt.df < hp->cap || !kt.nblocks)
+        return false;
+    /* its first block: k live docs there, or no floor */
+    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
+    unsigned n = 1;
+    if (!kt.skip) { /* a singleton: the posting is in the term entry */
+        docs[0] = kt.one_doc;
+    } else {
+        const uint8_t *sk = kt.skip;
+        n = sk[13] + 1u;
+        if (n > FDS_POSTINGS_BLOCK ||
+            fds_postings_decode_block(fds__skip_block(&kt, sk), kt.end, n, 0,
+                                      fds_sidx_max_doc(sg->sidx), docs,
+                                      tfs) < 0)
+            return false; /* damaged: the passes that follow will say so */
+    }
+    if (docs[0] >= fds_sidx_max_doc(sg->sidx))
+        return false;
+    uint32_t first = NO_MORE;
+    size_t live = 0;
+    for (unsigned i = 0; i < n && live < hp->cap; i++)
+        if (fds__is_live(sg, docs[i]) && live++ == 0)
+            first = docs[i];
+    if (live < hp->cap)
+        return false;
+    for (size_t k = 0; k < nt; k++)
+        ts[k]->b.advance(&ts[k]->b, 0);
+    float s = score_in_full(x, ts, nt, first);
+    for (size_t k = 0; k < nt; k++)
+        term_rewind(ts[k]); /* the caller advances it from doc 0 */
+    raise_floor(hp, s);
+    return true;
+}
+
 /* Hits scored term at a time before MaxScore when the count is sure
  * without counting but the seed is not: url-n bodies at 1M (topk_cpu, 2
  * runs each) took 17.4-18.5 ms CPU with no warm-up, 16.0-16.1 with 1,000
@@ -3086,7 +3152,8 @@ uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
                                 uint64_t limit, bool counting)
 {
     fds__order_terms(ts, nt);
-    bool seeded = seed_floor(x, si, ts, nt, hp);
+    bool seeded = exact_seed(x, si, ts, nt, hp) ||
+                  seed_floor(x, si, ts, nt, hp);
     /* the count already past the limit: no counting.  The seed's k-th
      * score stands in for the one counting would have warmed up when it
      * scored every group of its docs in full; else (a whole /filter/ url,

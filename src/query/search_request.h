@@ -66,6 +66,11 @@ typedef struct fds_query {
     struct fds_query **must, **should, **filter, **must_not;
     size_t nmust, nshould, nfilter, nmust_not;
     int msm;          /* minimum_should_match; -1 = default */
+    /* BOOL of a text `match`'s terms: the text they were analysed from
+     * (owned; NULL otherwise), which docs holding it as their whole value
+     * score alike (the exact-value seed of search_iter.c) */
+    char *text;
+    size_t text_len;
     /* PATTERN: the compiled pattern (owned) and its kind (FDS_PAT_*) */
     struct fds_term_pat *pat;
     int pkind;

@@ -405,6 +405,9 @@ static void bq_free(bq *q);
 /* Set: gen(0) makes a multi_match (the queries after the main run, so that
  * the main run's random queries stay those of earlier versions). */
 static int gen_mm;
+/* Set: gen(0) makes a match on url of a doc's whole url, nothing added
+ * (the exact-value seed: docs holding the text as their url score alike) */
+static int gen_exact;
 
 static bq *gen(int depth)
 {
@@ -415,6 +418,7 @@ static bq *gen(int depth)
     int r = (int)rnd(10);
     r = depth < 0 ? Q_MATCH
         : depth == 0 && gen_mm ? Q_MM
+        : depth == 0 && gen_exact ? Q_MATCH
         : depth > 1 || r < 6 ? leaf[rnd(10)] : compound[rnd(5)];
     q->type = r;
     switch (r) {
@@ -526,16 +530,18 @@ static bq *gen(int depth)
         q->must[1] = gen(depth + 1);
         break;
     case Q_MATCH:
-        q->field = rnd(NTEXT);
+        q->field = depth == 0 && gen_exact ? F_URL : rnd(NTEXT);
         if (q->field == F_METHOD) {
             static const char *m[] = {"GET", "HEAD", "POST", "get post"};
             snprintf(q->text, sizeof q->text, "%s", m[rnd(4)]);
         } else {
             const bdoc *d = &bd[rnd((uint32_t)nd)];
-            if (q->field == F_URL && d->kw[F_URL] && depth >= 0 && rnd(4) == 0) {
+            bool exact = depth == 0 && gen_exact;
+            if (q->field == F_URL && d->kw[F_URL] && depth >= 0 &&
+                (exact || rnd(4) == 0)) {
                 /* a whole url: tens of terms, several in most docs */
                 int o = snprintf(q->text, sizeof q->text, "%s", d->kw[F_URL]);
-                if (rnd(2) && o > 0 && (size_t)o < sizeof q->text) {
+                if (!exact && rnd(2) && o > 0 && (size_t)o < sizeof q->text) {
                     /* plus frequent words said again and again: merged into
                      * one boosted clause each, the heaviest of the query */
                     char extra[64];
@@ -1385,6 +1391,10 @@ int main(int argc, char **argv)
         check_query(qi);
     gen_mm = 1; /* multi_match against its brute-force dis_max / bool */
     for (int qi = nq; qi < nq + nq / 4 && fds_test_failures < 20; qi++)
+        check_query(qi);
+    gen_mm = 0;
+    gen_exact = 1; /* whole urls, as the value they are */
+    for (int qi = nq + nq / 4; qi < nq + nq / 2 && fds_test_failures < 20; qi++)
         check_query(qi);
     printf("%d queries; postings scored %llu of %llu (%.1f%%)\n", nq,
            (unsigned long long)wand_scored, (unsigned long long)wand_total,
