@@ -20,6 +20,10 @@ MERGES_MIN = 50
 TIME_LIMIT_S = 60
 # the long merge: ROUNDS refreshed copies of the real sample (10k lines each)
 ROUNDS = 10
+# ... and for the refreshes beside it, which must outlast a handful of
+# one-doc refreshes: 100k documents merged in 0.4 s on a quiet machine,
+# before a third write was answered; 400k take long enough for ~60
+REFRESH_ROUNDS = 40
 WRITE_EVERY_S = 0.01
 
 
@@ -113,8 +117,8 @@ class MergeVisibility(ServerTestCase):
         st, b, _ = self.req("GET", "/mv/_count")
         self.assertEqual(b["count"], DOCS)
 
-    def load_for_a_long_merge(self, index):
-        """ROUNDS refreshed copies of the real sample in `index`, with a
+    def load_for_a_long_merge(self, index, rounds=ROUNDS):
+        """`rounds` refreshed copies of the real sample in `index`, with a
         delete in every segment, so that a force-merge re-encodes every
         document (clean inputs would have their blocks copied, much
         faster); returns the live document count."""
@@ -122,18 +126,18 @@ class MergeVisibility(ServerTestCase):
             "index.refresh_interval": "-1"}})
         self.assertEqual(st, 200)
         docs = convert("json").decode().splitlines()
-        for r in range(ROUNDS):  # ROUNDS segments
+        for r in range(rounds):  # `rounds` segments
             body = "".join('{"index":{"_id":"%d-%d"}}\n%s\n' % (r, i, d)
                            for i, d in enumerate(docs))
             st, b, _ = self.req("POST", "/%s/_bulk?refresh=true" % index, body,
                                 {"Content-Type": "application/x-ndjson"})
             self.assertEqual(st, 200)
             self.assertFalse(b["errors"])
-        body = "".join('{"delete":{"_id":"%d-0"}}\n' % r for r in range(ROUNDS))
+        body = "".join('{"delete":{"_id":"%d-0"}}\n' % r for r in range(rounds))
         st, b, _ = self.req("POST", "/%s/_bulk?refresh=true" % index, body,
                             {"Content-Type": "application/x-ndjson"})
         self.assertFalse(b["errors"])
-        return ROUNDS * (len(docs) - 1)
+        return rounds * (len(docs) - 1)
 
     def start_force_merge(self, index):
         """POST /index/_forcemerge?max_num_segments=1 on a thread: (the
@@ -153,12 +157,12 @@ class MergeVisibility(ServerTestCase):
         return t, merged, answer
 
     def test_refreshes_go_on_while_a_merge_runs(self):
-        """A force-merge of ~100k real documents holds the refresh lock only
+        """A force-merge of ~400k real documents holds the refresh lock only
         to pick its inputs and to publish: single-document writes with
         ?refresh=true, sent while it runs, are answered and searchable
         before it ends (before, each waited for the whole merge).  Ordering,
         not timing: the merge must outlast a handful of one-doc refreshes."""
-        total = self.load_for_a_long_merge("lm")
+        total = self.load_for_a_long_merge("lm", REFRESH_ROUNDS)
         t, merged, answer = self.start_force_merge("lm")
         during, n = 0, 0
         while not merged.is_set() and n < 1000:
