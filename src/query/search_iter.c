@@ -1321,10 +1321,18 @@ typedef struct norm_gate {
 
 static float gate_fill(norm_gate *g, uint8_t nb, float th);
 
+/* A window's bitset: a bit per doc in SEEN_WORDS words, then a summary
+ * word seen[SEEN_SUM] with bit i set when word i may have bits, so that a
+ * walk over a window of few candidates (10M docs: most of its 64 words
+ * empty) reads only the words that have some. */
+#define SEEN_WORDS (TAAT_WINDOW / 64)
+#define SEEN_SUM SEEN_WORDS
+
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
- * acc[d - lo] += score, seen bit set (acc starts at the first score, so a
- * doc's sum runs over its terms in the order the caller passes them).
+ * acc[d - lo] += score, seen bit set, and its word's summary bit (acc
+ * starts at the first score, so a doc's sum runs over its terms in the
+ * order the caller passes them).
  * tok (NULL: not kept): tok[d - lo] += tf, 0 outside seen like acc.
  * score false: only mark.  `prune` (NULL: none), for the only term that
  * makes candidates: its blocks that cannot beat the k-th score are passed
@@ -1342,6 +1350,7 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
 {
     if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         tf1_fill(t);
+    uint64_t sw = 0; /* the words of seen this call sets bits in */
     bool filled = t->tf1_all;
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
@@ -1351,7 +1360,7 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                 nb++;
             if (nb >= t->t.nblocks || decode_block(t, nb)) {
                 t->b.doc = NO_MORE;
-                return;
+                break;
             }
             t->b.doc = t->docs[0];
             continue;
@@ -1364,6 +1373,7 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
             for (; j < end; j++) {
                 uint32_t w = t->docs[j] - lo;
                 seen[w >> 6] |= 1ull << (w & 63);
+                sw |= 1ull << (w >> 6);
             }
         }
         const uint8_t *norms = t->norms;
@@ -1390,6 +1400,7 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
             }
             acc[w] += score_taat(t, t->tfs[j], nb, filled);
             seen[w >> 6] |= 1ull << (w & 63);
+            sw |= 1ull << (w >> 6);
             if (tok)
                 tok[w] += t->tfs[j];
         }
@@ -1397,6 +1408,7 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
             uint32_t d = t->docs[j], w = d - lo;
             acc[w] += score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled);
             seen[w >> 6] |= 1ull << (w & 63);
+            sw |= 1ull << (w >> 6);
             if (tok)
                 tok[w] += t->tfs[j];
         }
@@ -1405,14 +1417,15 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
         if (j < n) {
             t->i = j;
             t->b.doc = t->docs[j];
-            return;
+            break;
         }
         if (t->blk + 1 >= t->t.nblocks || decode_block(t, t->blk + 1)) {
             t->b.doc = NO_MORE;
-            return;
+            break;
         }
         t->b.doc = t->docs[0];
     }
+    seen[SEEN_SUM] |= sw;
 }
 
 /* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
@@ -1426,10 +1439,14 @@ static inline bool next_live_tok(const uint64_t *seen, uint32_t nw,
                                  float *acc, uint32_t *tok, uint32_t *w,
                                  float *s, uint32_t *tk)
 {
+    (void)nw; /* the summary word has bits for words < nw only */
     for (;;) {
-        while (!*m) {
-            if (++*wi >= nw)
+        while (!*m) { /* the next word with a bit, by the summary */
+            uint32_t nx = *wi + 1;
+            uint64_t rest = nx < SEEN_WORDS ? seen[SEEN_SUM] >> nx : 0;
+            if (!rest)
                 return false;
+            *wi = nx + (uint32_t)__builtin_ctzll(rest);
             *m = seen[*wi];
         }
         *w = *wi * 64 + (uint32_t)__builtin_ctzll(*m);
@@ -1479,7 +1496,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
 {
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;
-    uint64_t seen[TAAT_WINDOW / 64];
+    uint64_t seen[SEEN_WORDS + 1];
     float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit)
@@ -2474,7 +2491,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         return run_one_term(x, si, ts[0], hp, from, to, sh, me);
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
-    uint64_t seen[TAAT_WINDOW / 64];
+    uint64_t seen[SEEN_WORDS + 1];
     /* 0 outside a window's seen docs, in [0, zeroed): zeroed as the
      * windows widen, so a pass of a few narrow windows does not write the
      * whole of acc and tok (cold lines after a fetch phase) */
@@ -2586,6 +2603,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             continue;
         }
         memset(seen, 0, nw * sizeof *seen);
+        seen[SEEN_SUM] = 0;
         if (hi - lo > zeroed) {
             memset(acc + zeroed, 0, (hi - lo - zeroed) * sizeof *acc);
             memset(tok + zeroed, 0, (hi - lo - zeroed) * sizeof *tok);
