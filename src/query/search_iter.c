@@ -1429,11 +1429,13 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
 }
 
 /* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
- * start at 0, seen[0]) that is live in `sg`, its score in *s (and its
- * tokens in *tk, with tok); false when there is none.  Resets the
- * accumulators of every doc it passes to 0 (so that taat_term adds to 0 in
- * the next window): a window's bitset must be walked to its end. */
-static inline bool next_live_tok(const uint64_t *seen, uint32_t nw,
+ * start at 0 and seen[0], which the caller then clears) that is live in
+ * `sg`, its score in *s (and its tokens in *tk, with tok); false when
+ * there is none.  Resets the accumulators of every doc it passes to 0 (so
+ * that taat_term adds to 0 in the next window), and the bitset's words
+ * and summary as it reads them: a window's bitset must be walked to its
+ * end, and is then all 0 for the next window. */
+static inline bool next_live_tok(uint64_t *seen, uint32_t nw,
                                  uint32_t *wi, uint64_t *m,
                                  const fds_search_segment *sg, uint32_t lo,
                                  float *acc, uint32_t *tok, uint32_t *w,
@@ -1444,10 +1446,13 @@ static inline bool next_live_tok(const uint64_t *seen, uint32_t nw,
         while (!*m) { /* the next word with a bit, by the summary */
             uint32_t nx = *wi + 1;
             uint64_t rest = nx < SEEN_WORDS ? seen[SEEN_SUM] >> nx : 0;
-            if (!rest)
+            if (!rest) {
+                seen[SEEN_SUM] = 0;
                 return false;
+            }
             *wi = nx + (uint32_t)__builtin_ctzll(rest);
             *m = seen[*wi];
+            seen[*wi] = 0;
         }
         *w = *wi * 64 + (uint32_t)__builtin_ctzll(*m);
         *m &= *m - 1;
@@ -1463,7 +1468,7 @@ static inline bool next_live_tok(const uint64_t *seen, uint32_t nw,
 }
 
 
-static inline bool next_live(const uint64_t *seen, uint32_t nw, uint32_t *wi,
+static inline bool next_live(uint64_t *seen, uint32_t nw, uint32_t *wi,
                              uint64_t *m, const fds_search_segment *sg,
                              uint32_t lo, float *acc, uint32_t *w, float *s)
 {
@@ -1516,6 +1521,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         float th = fds__theta(hp);
         uint32_t wi = 0, w, nw = (hi - lo + 63) / 64;
         uint64_t m = seen[0];
+        seen[0] = 0;
         float s;
         while (next_live(seen, nw, &wi, &m, sg, lo, acc, &w, &s)) {
             (*count)++;
@@ -2491,7 +2497,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         return run_one_term(x, si, ts[0], hp, from, to, sh, me);
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
-    uint64_t seen[SEEN_WORDS + 1];
+    uint64_t seen[SEEN_WORDS + 1] = {0}; /* 0 between windows */
     /* 0 outside a window's seen docs, in [0, zeroed): zeroed as the
      * windows widen, so a pass of a few narrow windows does not write the
      * whole of acc and tok (cold lines after a fetch phase) */
@@ -2602,8 +2608,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             lo = hi;
             continue;
         }
-        memset(seen, 0, nw * sizeof *seen);
-        seen[SEEN_SUM] = 0;
         if (hi - lo > zeroed) {
             memset(acc + zeroed, 0, (hi - lo - zeroed) * sizeof *acc);
             memset(tok + zeroed, 0, (hi - lo - zeroed) * sizeof *tok);
@@ -2621,6 +2625,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         }
         uint32_t wi = 0, w;
         uint64_t m = seen[0];
+        seen[0] = 0;
         size_t n = 0;
         float sc;
         uint32_t tk = 0;
