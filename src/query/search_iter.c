@@ -3093,8 +3093,9 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
  * conj_seed merged and intersected postings and scored groups to reach
  * it.  Sound for any text: the docs found are scored, not assumed.  Only
  * for a bool the match made at the top of the query (x->req->query) over
- * the terms ts of one single-valued field, and pages that fit
- * SEED_MAX_K.  Leaves every term rewound.  True when the floor was set.
+ * the terms ts of one single-valued field with norms, and pages that fit
+ * SEED_MAX_K; a doc counts only if it holds the field, at the norm of the
+ * doc scored.  Leaves every term rewound.  True when the floor was set.
  */
 static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
                        heap *hp)
@@ -3128,13 +3129,24 @@ static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
                                       tfs) < 0)
             return false; /* damaged: the passes that follow will say so */
     }
-    if (docs[0] >= fds_sidx_max_doc(sg->sidx))
+    if (docs[0] >= fds_sidx_max_doc(sg->sidx) || !ts[0]->norms)
         return false;
+    /* Only docs that hold the field count: a doc that set the keyword
+     * sub-field directly, in a segment without the field, keeps the term
+     * through a merge into one whose field is single-valued (its norm
+     * byte is 0: no tokens); a doc that holds the field, in such a
+     * segment, took the term from its value. */
+    const uint8_t *norms = ts[0]->norms;
     uint32_t first = NO_MORE;
     size_t live = 0;
-    for (unsigned i = 0; i < n && live < hp->cap; i++)
-        if (fds__is_live(sg, docs[i]) && live++ == 0)
-            first = docs[i];
+    for (unsigned i = 0; i < n && live < hp->cap; i++) {
+        uint32_t d = docs[i];
+        if (!fds__is_live(sg, d) || !norms[d] ||
+            (first != NO_MORE && norms[d] != norms[first]))
+            continue;
+        if (live++ == 0)
+            first = d;
+    }
     if (live < hp->cap)
         return false;
     for (size_t k = 0; k < nt; k++)

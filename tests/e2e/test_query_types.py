@@ -403,6 +403,41 @@ class ScoreBits(ServerTestCase):
                 self.assertEqual(h["_explanation"]["value"], h["_score"], url)
         self.assertEqual(differ, [])
 
+    def test_exact_value_seed_counts_only_docs_with_the_field(self):
+        """The docs whose url.keyword is the match text seed the k-th score
+        (docs/query.md) when k of them hold the url.  A doc that set
+        url.keyword directly, in a segment without url, keeps the term
+        through a force-merge into a segment whose url is single-valued;
+        counted, it cut every hit below the first one's score."""
+        def bulk(docs):
+            body = "".join('{"index":{"_id":"%s"}}\n%s\n' % (i, json.dumps(d))
+                           for i, d in docs)
+            st, out, _ = self.req("POST", "/ev/_bulk?refresh=true", body,
+                                  {"Content-Type": "application/x-ndjson"})
+            self.assertEqual(st, 200, out)
+            self.assertFalse(out["errors"], out)
+        st, out, _ = self.req("PUT", "/ev", {})
+        self.assertEqual(st, 200, out)
+        bulk([(0, {"url": "alpha beta"})] +
+             [(i, {"url": "alpha beta gamma"}) for i in range(1, 6)])
+        bulk([(i, {"other": "z", "url.keyword": "alpha beta"})
+              for i in range(100, 103)])
+        st, out, _ = self.req("POST", "/ev/_forcemerge?max_num_segments=1")
+        self.assertEqual(st, 200, out)
+        for size in range(1, 8):
+            for frm in range(0, 3):
+                body = {"query": {"match": {"url": "alpha beta"}},
+                        "size": size, "from": frm}
+                pages = []
+                for extra in ({}, {"min_score": 0}, {"track_total_hits": True}):
+                    st, out, _ = self.req("POST", "/ev/_search", dict(body, **extra))
+                    self.assertEqual(st, 200, out)
+                    pages.append([(h["_id"], h["_score"]) for h in out["hits"]["hits"]])
+                self.assertEqual(pages[0], pages[1], (size, frm))
+                self.assertEqual(pages[0], pages[2], (size, frm))
+                self.assertEqual(len(pages[0]), max(0, min(size, 6 - frm)), (size, frm))
+        self.req("DELETE", "/ev")
+
 
 class ExistsPatterns(ServerTestCase):
     """exists on an object field (any field under it) and on a field
