@@ -519,6 +519,16 @@ static int check_after(fds_search_request *r, fds_err *err)
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "search_after has %u value(s) but sort has %u.",
                             r->nafter, want);
+    /* a _score key is a float, as Elasticsearch reads it (SearchAfterBuilder
+     * converts a SCORE value with floatValue()): a score printed as its
+     * shortest decimal reads back as a double on either side of the float,
+     * and the docs tying it were skipped or repeated */
+    for (unsigned k = 0; k < want; k++) {
+        fds_after_val *a = &r->after[k];
+        if ((!r->nsort || r->sort[k].kind == FDS_SORT_SCORE) && !a->is_null &&
+            !isnan(a->num))
+            a->num = (double)(float)a->num;
+    }
     for (unsigned k = 0; k < r->nsort; k++) {
         fds_after_val *a = &r->after[k];
         const fds_sort_spec *s = &r->sort[k];

@@ -256,6 +256,40 @@ class SearchOptions(ServerTestCase):
             self.assertIn("Failed to parse search_after value for field [n]",
                           out["error"]["root_cause"][0]["reason"])
 
+    def test_search_after_a_score_that_ties(self):
+        """A _score key is read back as a float, as Elasticsearch reads it:
+        the shortest decimal of a score parses to a double off the float,
+        and the docs tying the page's last score were skipped."""
+        body = "".join('{"index":{"_id":"%d"}}\n{"url":"%s"}\n'
+                       % (i, "/favicon.ico" if i < 10 else "/favicon.ico extra")
+                       for i in range(13))
+        st, out, _ = self.req("POST", "/ties/_bulk?refresh=true", body,
+                              {"Content-Type": "application/x-ndjson"})
+        self.assertEqual(st, 200, out)
+        self.assertFalse(out["errors"])
+        q = {"match": {"url": "/favicon.ico"}}
+        # by _score, then _doc: pages of 3 walk every doc once, in order
+        seen, after = [], None
+        for _ in range(10):
+            body = {"query": q, "size": 3, "sort": ["_score", "_doc"]}
+            if after:
+                body["search_after"] = after
+            st, out, _ = self.req("POST", "/ties/_search", body)
+            self.assertEqual(st, 200, out)
+            hits = out["hits"]["hits"]
+            if not hits:
+                break
+            seen += [h["_id"] for h in hits]
+            after = hits[-1]["sort"]
+        self.assertEqual(seen, [str(i) for i in range(13)])
+        # by score alone: past the tied score come only the lower ones
+        st, out, _ = self.req("POST", "/ties/_search", {"query": q, "size": 20})
+        top = out["hits"]["hits"][0]["_score"]
+        st, out, _ = self.req("POST", "/ties/_search",
+                              {"query": q, "size": 20, "search_after": [top]})
+        self.assertEqual(st, 200, out)
+        self.assertEqual([h["_id"] for h in out["hits"]["hits"]], ["10", "11", "12"])
+
     def test_search_type(self):
         for t in ("query_then_fetch", "dfs_query_then_fetch"):
             self.search(None, "?search_type=" + t)
