@@ -129,13 +129,28 @@ void fds__heap_offer(heap *hp, const fds_hit *hit)
 }
 
 
-/* Does hit (seg, doc, s) come after h in a page by score alone? */
+/* Does hit (seg, doc, s) come after hit h in a page by score alone? */
 static inline bool after_score(uint32_t seg, uint32_t doc, float s,
                                const fds_hit *h)
 {
     if (s != h->score)
         return s < h->score;
     return seg != h->seg ? seg > h->seg : doc > h->doc;
+}
+
+/* Does hit a come after hit b in a page by score alone? */
+static inline bool after_hit(const fds_hit *a, const fds_hit *b)
+{
+    return after_score(a->seg, a->doc, a->score, b);
+}
+
+/* Set the three fields of h that order a page by score. */
+static inline void set_score_hit(fds_hit *h, uint32_t seg, uint32_t doc,
+                                 float s)
+{
+    h->seg = seg;
+    h->doc = doc;
+    h->score = s;
 }
 
 void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
@@ -154,30 +169,30 @@ void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
             size_t p = (i - 1) / 2;
             if (!after_score(seg, doc, s, &h[p]))
                 break;
-            h[i].seg = h[p].seg, h[i].doc = h[p].doc, h[i].score = h[p].score;
+            set_score_hit(&h[i], h[p].seg, h[p].doc, h[p].score);
             i = p;
         }
-        h[i].seg = seg, h[i].doc = doc, h[i].score = s;
+        set_score_hit(&h[i], seg, doc, s);
         hp->n = n + 1;
         return;
     }
-    if (!after_score(h[0].seg, h[0].doc, h[0].score, &(fds_hit){.seg = seg,
-                     .doc = doc, .score = s}))
-        return; /* not better than the worst */
+    /* kept only if the worst hit comes after it */
+    if (!(s > h[0].score ||
+          (s == h[0].score && (seg != h[0].seg ? seg < h[0].seg
+                                               : doc < h[0].doc))))
+        return;
     for (i = 0;;) { /* the top replaced: sift down */
         size_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && after_score(h[c + 1].seg, h[c + 1].doc,
-                                     h[c + 1].score, &h[c]))
+        if (c + 1 < n && after_hit(&h[c + 1], &h[c]))
             c++; /* the worse child */
-        if (!after_score(h[c].seg, h[c].doc, h[c].score,
-                         &(fds_hit){.seg = seg, .doc = doc, .score = s}))
-            break;
-        h[i].seg = h[c].seg, h[i].doc = h[c].doc, h[i].score = h[c].score;
+        if (after_score(seg, doc, s, &h[c]))
+            break; /* the new hit is worse than both children */
+        set_score_hit(&h[i], h[c].seg, h[c].doc, h[c].score);
         i = c;
     }
-    h[i].seg = seg, h[i].doc = doc, h[i].score = s;
+    set_score_hit(&h[i], seg, doc, s);
 }
 
 void fds__sort_value(const fds_search_request *req, unsigned k,

@@ -1327,6 +1327,7 @@ static float gate_fill(norm_gate *g, uint8_t nb, float th);
  * empty) reads only the words that have some. */
 #define SEEN_WORDS (TAAT_WINDOW / 64)
 #define SEEN_SUM SEEN_WORDS
+#define SEEN_START UINT32_MAX /* a walk's cursor before word 0 */
 
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
@@ -1428,23 +1429,21 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
     seen[SEEN_SUM] |= sw;
 }
 
-/* The next doc of a window's bitset seen[0..nw) after the cursor (*wi, *m:
- * start at 0 and seen[0], which the caller then clears) that is live in
+/* The next doc of a window's bitset (SEEN_WORDS words and the summary)
+ * after the cursor (*wi, *m: start at SEEN_START and 0) that is live in
  * `sg`, its score in *s (and its tokens in *tk, with tok); false when
  * there is none.  Resets the accumulators of every doc it passes to 0 (so
  * that taat_term adds to 0 in the next window), and the bitset's words
  * and summary as it reads them: a window's bitset must be walked to its
  * end, and is then all 0 for the next window. */
-static inline bool next_live_tok(uint64_t *seen, uint32_t nw,
-                                 uint32_t *wi, uint64_t *m,
+static inline bool next_live_tok(uint64_t *seen, uint32_t *wi, uint64_t *m,
                                  const fds_search_segment *sg, uint32_t lo,
                                  float *acc, uint32_t *tok, uint32_t *w,
                                  float *s, uint32_t *tk)
 {
-    (void)nw; /* the summary word has bits for words < nw only */
     for (;;) {
         while (!*m) { /* the next word with a bit, by the summary */
-            uint32_t nx = *wi + 1;
+            uint32_t nx = *wi + 1; /* 0 from SEEN_START */
             uint64_t rest = nx < SEEN_WORDS ? seen[SEEN_SUM] >> nx : 0;
             if (!rest) {
                 seen[SEEN_SUM] = 0;
@@ -1468,11 +1467,11 @@ static inline bool next_live_tok(uint64_t *seen, uint32_t nw,
 }
 
 
-static inline bool next_live(uint64_t *seen, uint32_t nw, uint32_t *wi,
+static inline bool next_live(uint64_t *seen, uint32_t *wi,
                              uint64_t *m, const fds_search_segment *sg,
                              uint32_t lo, float *acc, uint32_t *w, float *s)
 {
-    return next_live_tok(seen, nw, wi, m, sg, lo, acc, NULL, w, s, NULL);
+    return next_live_tok(seen, wi, m, sg, lo, acc, NULL, w, s, NULL);
 }
 
 /* Offer doc d of segment si with score s if it beats *th; *th follows. */
@@ -1519,11 +1518,10 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         if (!any)
             continue;
         float th = fds__theta(hp);
-        uint32_t wi = 0, w, nw = (hi - lo + 63) / 64;
-        uint64_t m = seen[0];
-        seen[0] = 0;
+        uint32_t wi = SEEN_START, w;
+        uint64_t m = 0;
         float s;
-        while (next_live(seen, nw, &wi, &m, sg, lo, acc, &w, &s)) {
+        while (next_live(seen, &wi, &m, sg, lo, acc, &w, &s)) {
             (*count)++;
             if (hp->cap)
                 offer(hp, si, lo + w, s, &th);
@@ -2572,7 +2570,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
         if (win < TAAT_WINDOW)
             win *= 2;
-        uint32_t nw = (hi - lo + 63) / 64; /* words of `seen` in use */
         uint32_t first = NO_MORE;
         for (size_t k = 0; k < nt; k++) {
             /* past the norm split, the segment's bound (gsuf): reading
@@ -2623,9 +2620,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             taat_term(x, t, k, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
                       e == 1 ? &lp : NULL, nl.norms ? &gate : NULL);
         }
-        uint32_t wi = 0, w;
-        uint64_t m = seen[0];
-        seen[0] = 0;
+        uint32_t wi = SEEN_START, w;
+        uint64_t m = 0;
         size_t n = 0;
         float sc;
         uint32_t tk = 0;
@@ -2633,7 +2629,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         if (memo.on && memo.reads >= ORD_MEMO_TRIAL &&
             memo.hits < ORD_MEMO_MIN_HITS(memo.reads))
             memo.on = false; /* not worth its reads: off from this window */
-        while (next_live_tok(seen, nw, &wi, &m, sg, lo, acc,
+        while (next_live_tok(seen, &wi, &m, sg, lo, acc,
                              nl.bud ? tok : NULL, &w, &sc, &tk)) {
             if (memo.on) {
                 uint32_t o = val_key(&memo.vc, lo + w);
@@ -3116,21 +3112,14 @@ static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
         kt.df < hp->cap || !kt.nblocks)
         return false;
     /* its first block: k live docs there, or no floor */
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
+    fds__sterm_inline(&kt, vc.kf->norms, skip1, blk1);
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
-    unsigned n = 1;
-    if (!kt.skip) { /* a singleton: the posting is in the term entry */
-        docs[0] = kt.one_doc;
-    } else {
-        const uint8_t *sk = kt.skip;
-        n = sk[13] + 1u;
-        if (n > FDS_POSTINGS_BLOCK ||
-            fds_postings_decode_block(fds__skip_block(&kt, sk), kt.end, n, 0,
-                                      fds_sidx_max_doc(sg->sidx), docs,
-                                      tfs) < 0)
-            return false; /* damaged: the passes that follow will say so */
-    }
-    if (docs[0] >= fds_sidx_max_doc(sg->sidx) || !ts[0]->norms)
-        return false;
+    unsigned n = kt.skip[13] + 1u;
+    if (n > FDS_POSTINGS_BLOCK || !ts[0]->norms ||
+        fds_postings_decode_block(fds__skip_block(&kt, kt.skip), kt.end, n, 0,
+                                  fds_sidx_max_doc(sg->sidx), docs, tfs) < 0)
+        return false; /* damaged: the passes that follow will say so */
     /* Only docs that hold the field count: a doc that set the keyword
      * sub-field directly, in a segment without the field, keeps the term
      * through a merge into one whose field is single-valued (its norm
