@@ -1582,6 +1582,13 @@ static inline double probe_limit(double suf_k, size_t k, size_t nt, float th)
  * field far below the window bound, which is the score of the block's
  * shortest doc.  Filled for the norm bytes candidates have, once per k-th
  * score. */
+/* A term's next marginal gain in budget_top's merge: its value, the
+ * term (an index of ts) and the frequency it is the gain of. */
+typedef struct top_head {
+    double v;
+    uint32_t k, tf;
+} top_head;
+
 typedef struct norm_lims {
     const uint8_t *norms; /* the terms' one norms column; NULL: not used */
     const uint64_t *seen; /* its norm bytes that docs have */
@@ -1602,6 +1609,14 @@ typedef struct norm_lims {
     uint64_t have_col[4]; /* bit n set: col's row n is filled */
     double *mg;           /* scratch of budget_row and budget_col */
     size_t bud_bytes;     /* allocated to bud[] so far */
+    /* budget_top: the weights of the terms of tfmax 1, descending (n1),
+     * the other terms (ts indices, nm), and its merge heap's scratch */
+    double *w1;
+    size_t n1;
+    uint32_t *mt;
+    size_t nm;
+    double wmax;          /* the largest weight; 0: budget_top is off */
+    struct top_head *hd;
 } norm_lims;
 
 /* Token budgets cover docs with fewer than this many tokens left (a table
@@ -1617,10 +1632,16 @@ static void norm_lims_free(norm_lims *n)
     free(n->bud);
     free(n->mg);
     free(n->col);
+    free(n->w1);
+    free(n->mt);
+    free(n->hd);
     free(n->suf);
     free(n->uf);
     n->bud = NULL;
     n->mg = NULL;
+    n->w1 = NULL;
+    n->mt = NULL;
+    n->hd = NULL;
     n->col = NULL;
     n->suf = NULL;
     n->uf = NULL;
@@ -1649,6 +1670,12 @@ static bool distinct_terms(term_it **ts, size_t nt)
         ok = o[k] != o[k - 1];
     free(o);
     return ok;
+}
+
+static int dbl_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
 }
 
 /* The most tokens a doc of norm byte nb has: norm_encode rounds down
@@ -1700,10 +1727,26 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     tmax = tmax < n->rcap ? tmax : n->rcap;
     n->mg = malloc((2 * ((size_t)n->rcap + 1) + tmax) * sizeof *n->mg);
     n->col = malloc(256 * (nt + 1) * sizeof *n->col);
-    if (!n->bud || !n->mg || !n->col) {
+    n->w1 = malloc(nt * sizeof *n->w1);
+    n->mt = malloc(nt * sizeof *n->mt);
+    n->hd = malloc(nt * sizeof *n->hd);
+    if (!n->bud || !n->mg || !n->col || !n->w1 || !n->mt || !n->hd) {
         norm_lims_free(n);
         return FDS_ENOMEM;
     }
+    bool one_shape = true; /* every gain w * m / ... with one m, w > 0 */
+    for (size_t k = 0; k < nt; k++) {
+        double w = ts[k]->b.c->weight;
+        if (ts[k]->tfmax > 1)
+            n->mt[n->nm++] = (uint32_t)k;
+        else if (ts[k]->tfmax == 1)
+            n->w1[n->n1++] = w;
+        n->wmax = w > n->wmax ? w : n->wmax;
+        one_shape &= w > 0 && isfinite(w) && ts[k]->b.c->ni == ts[0]->b.c->ni;
+    }
+    if (!one_shape)
+        n->wmax = 0;
+    qsort(n->w1, n->n1, sizeof *n->w1, dbl_desc);
     return 0;
 }
 
@@ -1841,6 +1884,19 @@ static inline bool chain_doubt(double b, size_t m, float th)
     return b <= (double)th * BOUND_SLACK(m);
 }
 
+/* How far a later marginal gain score(tf') - score(tf' - 1), tf' > tf, of
+ * a term of weight w can exceed the one at tf, as fds__term_score_tf
+ * computes them: in real numbers w - w / (1 + tf * m) is concave in tf,
+ * so the gains fall strictly; each float score is within 4.02 * 2^-24 * w
+ * of its real value (four roundings, IEEE 754), a gain within 2^-20 * w,
+ * and a later gain exceeds an earlier one by less than 2^-19 * w; twice
+ * that here.  INFINITY (no bound) unless w > 0: a negative weight's gains
+ * rise. */
+static inline double gain_tail(float w)
+{
+    return w > 0 && isfinite(w) ? (double)w * 0x1p-18 : INFINITY;
+}
+
 /* Keep the cap (> 0) largest values offered to the min-heap h[0..*nh):
  * offer v.  Returns what the sum of the heap grew by (0: v not kept). */
 static double keep_largest(double *h, size_t *nh, size_t cap, double v)
@@ -1897,16 +1953,94 @@ static const double *budget_col(norm_lims *n, term_it **ts, uint8_t nb)
     for (size_t k = nt; k-- > 0;) {
         const cnode *c = ts[k]->b.c;
         uint32_t top = ts[k]->tfmax < len ? ts[k]->tfmax : len;
-        double prev = 0;
+        double prev = 0, tail = gain_tail(c->weight);
         for (uint32_t tf = 1; tf <= top; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
+            if (nh == len && g + tail <= h[0])
+                break; /* no later gain of the term is kept either */
             sum += keep_largest(h, &nh, len, g);
         }
         col[k] = sum;
     }
     n->have_col[nb >> 6] |= 1ull << (nb & 63);
     return col;
+}
+
+/* Sift the max-heap h[0..nh) of budget_top down from slot i. */
+static void top_sift(top_head *h, size_t nh, size_t i)
+{
+    top_head e = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= nh)
+            break;
+        c += c + 1 < nh && h[c + 1].v > h[c].v;
+        if (!(h[c].v > e.v))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = e;
+}
+
+/*
+ * An upper bound of budget_col's row 0 for norm byte nb (len =
+ * maxlen[nb] < rcap) without its column: the len largest marginal gains
+ * over every term, taken in real arithmetic, where a term of weight w
+ * gains G(tf) = w * m / ((1 + tf * m) * (1 + (tf - 1) * m)) at its tf-th
+ * occurrence (m the norm's float normInverse, fds__term_score_tf), which
+ * falls strictly with tf.  So the largest gains are a merge of each
+ * term's sequence -- one sequence for all the terms of tfmax 1, whose
+ * only gains w * m / (1 + m) come in weight order -- that stops after
+ * len: O(len log terms), where the column offers every gain to a heap.
+ * The float gains a doc's score adds are within 2^-20 * w of these
+ * (gain_tail), which the bound adds len times, and the doubles' own
+ * rounding is inside its last factor.  The gate (gate_fill) needs the
+ * column only for the norms this leaves in.
+ */
+static double budget_top(norm_lims *n, term_it **ts, uint8_t nb)
+{
+    uint32_t len = n->maxlen[nb];
+    if (!(n->wmax > 0))
+        return INFINITY; /* a weight not > 0, or terms of two avgdl */
+    (void)fds__term_score_tf(ts[0]->b.c, 1, nb); /* fills normInverse */
+    double m = ts[0]->b.c->ni->cache[nb];
+    if (!(m > 0) || !isfinite(m))
+        return INFINITY;
+    top_head *h = n->hd;
+    size_t nh = 0;
+    for (size_t i = 0; i < n->nm; i++) { /* every term of tfmax > 1 */
+        uint32_t k = n->mt[i];
+        h[nh++] = (top_head){ts[k]->b.c->weight * m / (1 + m), k, 1};
+    }
+    for (size_t i = nh / 2; i-- > 0;)
+        top_sift(h, nh, i);
+    double c1 = m / (1 + m), sum = 0;
+    size_t p = 0; /* the next of w1 */
+    for (uint32_t took = 0; took < len; took++) {
+        double v1 = p < n->n1 ? n->w1[p] * c1 : -1;
+        if (nh && h[0].v >= v1) {
+            sum += h[0].v;
+            uint32_t tf = h[0].tf + 1;
+            const term_it *t = ts[h[0].k];
+            if (tf > t->tfmax) {
+                h[0] = h[--nh];
+            } else {
+                h[0].v = t->b.c->weight * m /
+                         ((1 + tf * m) * (1 + (tf - 1) * m));
+                h[0].tf = tf;
+            }
+            if (nh)
+                top_sift(h, nh, 0);
+        } else if (v1 >= 0) {
+            sum += v1;
+            p++;
+        } else {
+            break; /* no gains left */
+        }
+    }
+    return (sum + len * n->wmax * 0x1p-20) * (1 + 0x1p-40);
 }
 
 static float gate_fill(norm_gate *g, uint8_t nb, float th)
@@ -1918,9 +2052,14 @@ static float gate_fill(norm_gate *g, uint8_t nb, float th)
         return g->val[nb] = c;
     uint32_t len = norm_max_len(nb);
     if (n->bud && len < n->rcap) { /* the token budget of every term */
-        double bb = budget_col(n, g->ts, nb)[0];
-        if (bb < b)
-            b = bb;
+        double bt = budget_top(n, g->ts, nb);
+        if (bt < b)
+            b = bt;
+        if (b * BOUND_SLACK(n->nt) > (double)th) { /* the column's, exact */
+            double bb = budget_col(n, g->ts, nb)[0];
+            if (bb < b)
+                b = bb;
+        }
     }
     b *= BOUND_SLACK(n->nt);
     float f = (float)b;
