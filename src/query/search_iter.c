@@ -3230,53 +3230,107 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
  * for a bool the match made at the top of the query (x->req->query) over
  * the terms ts of one single-valued field with norms, and pages that fit
  * SEED_MAX_K; a doc counts only if it holds the field, at the norm of the
- * doc scored.  Leaves every term rewound.  True when the floor was set.
+ * doc scored.  A text past the keyword's ignore_above has no term there:
+ * when the field has value ids (val_cols.vf), the text's id is looked up
+ * in the value table and its docs read off the rarest term's postings
+ * (long_value_docs); 6 of the pool's 7 urls past 256 bytes find k docs.
+ * Leaves every term rewound.  True when the floor was set.
  */
+/* Postings of the rarest term exact_seed reads at most, looking for the
+ * docs of a long value (a value id is a read of a cold column each). */
+#define EXACT_SCAN_MAX 1024u
+
+/* The first k live docs among docs[0..n) that hold the field at one norm
+ * byte (see exact_seed): the first of them into *first, true when there
+ * are k. */
+static bool exact_docs(const fds_search_segment *sg, const uint8_t *norms,
+                       const uint32_t *docs, size_t n, size_t k,
+                       uint32_t *first)
+{
+    size_t live = 0;
+    *first = NO_MORE;
+    for (size_t i = 0; i < n && live < k; i++) {
+        uint32_t d = docs[i];
+        if (!fds__is_live(sg, d) || !norms[d] ||
+            (*first != NO_MORE && norms[d] != norms[*first]))
+            continue;
+        if (live++ == 0)
+            *first = d;
+    }
+    return live >= k;
+}
+
+/* Up to cap docs of value id v of text field vf (val_cols.vf), from the
+ * postings of the rarest of ts[0..nt) -- every doc of the value holds all
+ * of its tokens -- reading at most EXACT_SCAN_MAX of them; into docs, the
+ * count returned.  Leaves that term rewound. */
+static size_t long_value_docs(const fds_sfield *vf, uint32_t v, term_it **ts,
+                              size_t nt, uint32_t *docs, size_t cap)
+{
+    term_it *r = ts[0];
+    for (size_t k = 1; k < nt; k++)
+        if (ts[k]->t.df < r->t.df)
+            r = ts[k];
+    size_t n = 0;
+    r->b.advance(&r->b, 0);
+    for (unsigned i = 0; i < EXACT_SCAN_MAX && n < cap && r->b.doc != NO_MORE;
+         i++) {
+        uint32_t d = r->b.doc;
+        if (fds__val_id(vf, d) == v)
+            docs[n++] = d;
+        r->b.advance(&r->b, d + 1);
+    }
+    term_rewind(r);
+    return n;
+}
+
 static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
                        heap *hp)
 {
     const fds_query *q = x->req->query;
     val_cols vc;
     if (!q || q->type != FDS_Q_BOOL || !q->text || !q->nshould ||
-        q->nmust || !seed_fits(ts, nt, hp))
+        q->nmust || !seed_fits(ts, nt, hp) || !ts[0]->norms)
         return false;
     const fds_query *t0 = ts[0]->b.c->q, *s0 = q->should[0];
     if (t0->field_len != s0->field_len ||
         memcmp(t0->field, s0->field, t0->field_len) ||
-        !value_cols(x, si, ts, nt, &vc) || !vc.kf)
+        !value_cols(x, si, ts, nt, &vc))
         return false;
     const fds_search_segment *sg = &x->segs[si];
-    fds_sterm kt;
-    if (fds__sidx_term(sg->sidx, vc.kf, q->text, q->text_len, &kt) ||
-        kt.df < hp->cap || !kt.nblocks)
-        return false;
-    /* its first block: k live docs there, or no floor */
-    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
-    fds__sterm_inline(&kt, vc.kf->norms, skip1, blk1);
-    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
-    unsigned n = kt.skip[13] + 1u;
-    if (n > FDS_POSTINGS_BLOCK || !ts[0]->norms ||
-        fds_postings_decode_block(fds__skip_block(&kt, kt.skip), kt.end, n, 0,
-                                  fds_sidx_max_doc(sg->sidx), docs, tfs) < 0)
-        return false; /* damaged: the passes that follow will say so */
     /* Only docs that hold the field count: a doc that set the keyword
      * sub-field directly, in a segment without the field, keeps the term
      * through a merge into one whose field is single-valued (its norm
      * byte is 0: no tokens); a doc that holds the field, in such a
      * segment, took the term from its value. */
     const uint8_t *norms = ts[0]->norms;
-    uint32_t first = NO_MORE;
-    size_t live = 0;
-    for (unsigned i = 0; i < n && live < hp->cap; i++) {
-        uint32_t d = docs[i];
-        if (!fds__is_live(sg, d) || !norms[d] ||
-            (first != NO_MORE && norms[d] != norms[first]))
-            continue;
-        if (live++ == 0)
-            first = d;
-    }
-    if (live < hp->cap)
+    uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK], first;
+    fds_sterm kt;
+    if (vc.kf && !fds__sidx_term(sg->sidx, vc.kf, q->text, q->text_len, &kt)) {
+        if (kt.df < hp->cap || !kt.nblocks)
+            return false;
+        /* its first block: k live docs there, or no floor */
+        uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
+        fds__sterm_inline(&kt, vc.kf->norms, skip1, blk1);
+        unsigned n = kt.skip[13] + 1u;
+        if (n > FDS_POSTINGS_BLOCK ||
+            fds_postings_decode_block(fds__skip_block(&kt, kt.skip), kt.end, n,
+                                      0, fds_sidx_max_doc(sg->sidx), docs,
+                                      tfs) < 0)
+            return false; /* damaged: the passes that follow will say so */
+        if (!exact_docs(sg, norms, docs, n, hp->cap, &first))
+            return false;
+    } else if (vc.vf && q->text_len > FDS_SIDX_VALUE_MIN_BYTES) {
+        /* past the keyword's ignore_above: the field's own value ids */
+        uint32_t v = fds__sidx_val_find(vc.vf, q->text, q->text_len);
+        size_t n = v == FDS_SIDX_NO_ORD
+                       ? 0
+                       : long_value_docs(vc.vf, v, ts, nt, docs, hp->cap);
+        if (!exact_docs(sg, norms, docs, n, hp->cap, &first))
+            return false;
+    } else {
         return false;
+    }
     for (size_t k = 0; k < nt; k++)
         ts[k]->b.advance(&ts[k]->b, 0);
     float s = score_in_full(x, ts, nt, first);

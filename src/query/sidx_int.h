@@ -120,6 +120,11 @@ const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
 /* 0 and *t filled, or FDS_ENOTFOUND. */
 int fds__sidx_term(const fds_sidx *s, const fds_sfield *f, const char *term,
                    size_t len, fds_sterm *t);
+/* The value id of the bytes s[0..n) in text field f's value table
+ * (FDS_SIDX_F_VALUES: values sorted by bytes, a prefix before a longer
+ * value; sidx_format.h), or FDS_SIDX_NO_ORD: none (also without value
+ * ids).  Binary search, O(log nvals) comparisons. */
+uint32_t fds__sidx_val_find(const fds_sfield *f, const char *s, size_t n);
 /* Term string by ordinal (ord < nterms). */
 const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
                                uint32_t *len);

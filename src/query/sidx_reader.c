@@ -662,6 +662,24 @@ const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
     return NULL;
 }
 
+uint32_t fds__sidx_val_find(const fds_sfield *f, const char *s, size_t n)
+{
+    uint32_t lo = 0, hi = f->nvals;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint64_t len;
+        const char *v = fds__val_str(f, mid, &len);
+        int c = bytes_cmp(v, len, s, n);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return FDS_SIDX_NO_ORD;
+}
+
 const char *fds__sidx_term_str(const fds_sfield *f, uint32_t ord,
                                uint32_t *len)
 {

@@ -438,6 +438,55 @@ class ScoreBits(ServerTestCase):
                 self.assertEqual(len(pages[0]), max(0, min(size, 6 - frm)), (size, frm))
         self.req("DELETE", "/ev")
 
+    def test_exact_value_seed_on_long_values(self):
+        """A url past the keyword's ignore_above (256 bytes) has no keyword
+        term: the seed finds the docs of the url by the field's own value
+        ids (docs/query.md).  Its pages equal the doc-at-a-time ones
+        (min_score) with copies deleted, over two segments and merged,
+        beside urls that hold every term of it and more, or all but one."""
+        url = "/filter/" + "%2C".join("b%d" % i for i in range(70))
+        self.assertGreater(len(url), 256)
+        more = url + "%2Cb999"
+        less = url.replace("%2Cb69", "")
+        twice = url.replace("b7%2C", "b7%2Cb7%2C")
+        docs = ([("c%d" % i, url) for i in range(12)] +
+                [("m%d" % i, more) for i in range(4)] +
+                [("l%d" % i, less) for i in range(4)] +
+                [("t%d" % i, twice) for i in range(4)] +
+                [("f%d" % i, "/filter/b%d%%2Cb%d" % (i, i + 1)) for i in range(30)])
+        random.Random(7).shuffle(docs)
+        st, out, _ = self.req("PUT", "/lv", {})
+        self.assertEqual(st, 200, out)
+        for half in (docs[:len(docs) // 2], docs[len(docs) // 2:]):
+            body = "".join('{"index":{"_id":"%s"}}\n%s\n' % (i, json.dumps({"url": u}))
+                           for i, u in half)
+            st, out, _ = self.req("POST", "/lv/_bulk?refresh=true", body,
+                                  {"Content-Type": "application/x-ndjson"})
+            self.assertEqual(st, 200, out)
+            self.assertFalse(out["errors"], out)
+
+        def check(live):
+            for size in (1, 3, 5, 10, 14):
+                for frm in (0, 2):
+                    body = {"query": {"match": {"url": url}}, "size": size, "from": frm}
+                    pages = []
+                    for extra in ({}, {"min_score": 0}):
+                        st, out, _ = self.req("POST", "/lv/_search", dict(body, **extra))
+                        self.assertEqual(st, 200, out)
+                        pages.append([(h["_id"], h["_score"]) for h in out["hits"]["hits"]])
+                    self.assertEqual(pages[0], pages[1], (live, size, frm))
+                    self.assertEqual(len(pages[0]), size, (live, size, frm))
+
+        check(12)
+        for i in range(9):  # 3 copies left: too few for a page of 5
+            st, out, _ = self.req("DELETE", "/lv/_doc/c%d?refresh=true" % i)
+            self.assertEqual(st, 200, out)
+        check(3)
+        st, out, _ = self.req("POST", "/lv/_forcemerge?max_num_segments=1")
+        self.assertEqual(st, 200, out)
+        check(3)
+        self.req("DELETE", "/lv")
+
 
 class ExistsPatterns(ServerTestCase):
     """exists on an object field (any field under it) and on a field
