@@ -2582,7 +2582,14 @@ static int run_one_term(exec *x, unsigned si, term_it *t, heap *hp,
         if (b != t->blk && decode_block(t, b))
             return 0; /* damaged: x->corrupt is set */
         uint32_t n = t->n, scored = 0;
+        /* a doc of fewer occurrences than the block's least norm needs
+         * at the block's first k-th score cannot enter (the k-th score
+         * only rises): passed over without reading its norm */
+        uint8_t bnorm = t->t.skip[(size_t)b * FDS_SIDX_SKIP_LEN + 12];
+        uint32_t tmin = norms && th > -INFINITY ? need_at(&nd, t, bnorm) : 0;
         for (; j < n && t->docs[j] < end; j++) {
+            if (t->tfs[j] < tmin)
+                continue;
             uint32_t d = t->docs[j];
             if (!fds__is_live(sg, d))
                 continue;
