@@ -1589,6 +1589,12 @@ typedef struct top_head {
     uint32_t k, tf;
 } top_head;
 
+/* A term (an index of ts) and its weight. */
+typedef struct top_term {
+    double w;
+    uint32_t k;
+} top_term;
+
 typedef struct norm_lims {
     const uint8_t *norms; /* the terms' one norms column; NULL: not used */
     const uint64_t *seen; /* its norm bytes that docs have */
@@ -1609,12 +1615,10 @@ typedef struct norm_lims {
     uint64_t have_col[4]; /* bit n set: col's row n is filled */
     double *mg;           /* scratch of budget_row and budget_col */
     size_t bud_bytes;     /* allocated to bud[] so far */
-    /* budget_top: the weights of the terms of tfmax 1, descending (n1),
-     * the other terms (ts indices, nm), and its merge heap's scratch */
-    double *w1;
+    /* budget_top: the terms of tfmax >= 1 by weight, descending (n1),
+     * and its merge heap's scratch */
+    struct top_term *w1;
     size_t n1;
-    uint32_t *mt;
-    size_t nm;
     double wmax;          /* the largest weight; 0: budget_top is off */
     struct top_head *hd;
 } norm_lims;
@@ -1633,14 +1637,12 @@ static void norm_lims_free(norm_lims *n)
     free(n->mg);
     free(n->col);
     free(n->w1);
-    free(n->mt);
     free(n->hd);
     free(n->suf);
     free(n->uf);
     n->bud = NULL;
     n->mg = NULL;
     n->w1 = NULL;
-    n->mt = NULL;
     n->hd = NULL;
     n->col = NULL;
     n->suf = NULL;
@@ -1672,9 +1674,9 @@ static bool distinct_terms(term_it **ts, size_t nt)
     return ok;
 }
 
-static int dbl_desc(const void *a, const void *b)
+static int by_weight(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    double x = ((const top_term *)a)->w, y = ((const top_term *)b)->w;
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -1728,25 +1730,22 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
     n->mg = malloc((2 * ((size_t)n->rcap + 1) + tmax) * sizeof *n->mg);
     n->col = malloc(256 * (nt + 1) * sizeof *n->col);
     n->w1 = malloc(nt * sizeof *n->w1);
-    n->mt = malloc(nt * sizeof *n->mt);
     n->hd = malloc(nt * sizeof *n->hd);
-    if (!n->bud || !n->mg || !n->col || !n->w1 || !n->mt || !n->hd) {
+    if (!n->bud || !n->mg || !n->col || !n->w1 || !n->hd) {
         norm_lims_free(n);
         return FDS_ENOMEM;
     }
     bool one_shape = true; /* every gain w * m / ... with one m, w > 0 */
     for (size_t k = 0; k < nt; k++) {
         double w = ts[k]->b.c->weight;
-        if (ts[k]->tfmax > 1)
-            n->mt[n->nm++] = (uint32_t)k;
-        else if (ts[k]->tfmax == 1)
-            n->w1[n->n1++] = w;
+        if (ts[k]->tfmax)
+            n->w1[n->n1++] = (top_term){w, (uint32_t)k};
         n->wmax = w > n->wmax ? w : n->wmax;
         one_shape &= w > 0 && isfinite(w) && ts[k]->b.c->ni == ts[0]->b.c->ni;
     }
     if (!one_shape)
         n->wmax = 0;
-    qsort(n->w1, n->n1, sizeof *n->w1, dbl_desc);
+    qsort(n->w1, n->n1, sizeof *n->w1, by_weight);
     return 0;
 }
 
@@ -2008,18 +2007,13 @@ static double budget_top(norm_lims *n, term_it **ts, uint8_t nb)
     double m = ts[0]->b.c->ni->cache[nb];
     if (!(m > 0) || !isfinite(m))
         return INFINITY;
+    /* every term's first gain in weight order (w1); a term's later gains
+     * join the heap once its first is taken */
     top_head *h = n->hd;
-    size_t nh = 0;
-    for (size_t i = 0; i < n->nm; i++) { /* every term of tfmax > 1 */
-        uint32_t k = n->mt[i];
-        h[nh++] = (top_head){ts[k]->b.c->weight * m / (1 + m), k, 1};
-    }
-    for (size_t i = nh / 2; i-- > 0;)
-        top_sift(h, nh, i);
+    size_t nh = 0, p = 0;
     double c1 = m / (1 + m), sum = 0;
-    size_t p = 0; /* the next of w1 */
     for (uint32_t took = 0; took < len; took++) {
-        double v1 = p < n->n1 ? n->w1[p] * c1 : -1;
+        double v1 = p < n->n1 ? n->w1[p].w * c1 : -1;
         if (nh && h[0].v >= v1) {
             sum += h[0].v;
             uint32_t tf = h[0].tf + 1;
@@ -2035,7 +2029,15 @@ static double budget_top(norm_lims *n, term_it **ts, uint8_t nb)
                 top_sift(h, nh, 0);
         } else if (v1 >= 0) {
             sum += v1;
-            p++;
+            uint32_t k = n->w1[p++].k;
+            if (ts[k]->tfmax > 1) { /* its second gain: sift up */
+                top_head e = {ts[k]->b.c->weight * m /
+                                  ((1 + 2 * m) * (1 + m)), k, 2};
+                size_t i = nh++;
+                for (; i > 0 && h[(i - 1) / 2].v < e.v; i = (i - 1) / 2)
+                    h[i] = h[(i - 1) / 2];
+                h[i] = e;
+            }
         } else {
             break; /* no gains left */
         }
