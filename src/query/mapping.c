@@ -1209,6 +1209,24 @@ int fds__value_error(const fds_mfield *f, const fds_jval *v, const uint8_t *src,
                         l, c, f->path, f->type_name, n, v->str);
 }
 
+/* A document's value at a multi-field's path ("url.keyword" given as a key
+ * of its own): Elasticsearch's DocumentParser refuses it, since the path
+ * would need the parent field to be an object; indexed, it would give the
+ * sub-field a value its parent does not have.  0 when f is not one. */
+static int subfield_error(const fds_mfield *f, const fds_jval *v,
+                          const uint8_t *src, size_t len, fds_err *err)
+{
+    if (!f || !f->is_subfield || !f->parent)
+        return 0;
+    int l, c;
+    fds__json_linecol(src, len, v->offset, &l, &c);
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_DOCUMENT_PARSE,
+                        "[%d:%d] Could not dynamically add mapping for field "
+                        "[%s]. Existing mapping for [%s] must be of type "
+                        "object but found [%s].",
+                        l, c, f->path, f->parent->path, f->parent->type_name);
+}
+
 /* ---- a document as the mapping sees it ------------------------------------ */
 
 typedef struct dscan {
@@ -1309,6 +1327,8 @@ static int validate_cb(void *arg, const fds_jval *v, fds_err *err)
     fds_mfield *f = fds__mapping_find(c->m, v->path, v->path_len);
     if (!f)
         return 0; /* dynamic: the first value decides */
+    if (!v->copied && subfield_error(f, v, c->src, c->len, err))
+        return FDS_EINVAL;
     if (fds__value_check(f, v, NULL))
         return fds__value_error(f, v, c->src, c->len, err);
     return 0;
@@ -1475,6 +1495,8 @@ static int map_cb(void *arg, const fds_jval *v, fds_err *err)
     fds_mfield *f = fds__mapping_dynamic(c->m, v, &enomem);
     if (enomem)
         return FDS_ENOMEM;
+    if (!v->copied && subfield_error(f, v, c->src, c->len, err))
+        return FDS_EINVAL;
     if (f && fds__value_check(f, v, NULL))
         return fds__value_error(f, v, c->src, c->len, err);
     return 0;
@@ -1519,6 +1541,8 @@ static int map_check_cb(void *arg, const fds_jval *v, fds_err *err)
                      v->kind == FDS_JV_OBJECT);
         return adds ? MAP_NEEDS_FIELD : 0;
     }
+    if (!v->copied && subfield_error(f, v, c->src, c->len, err))
+        return FDS_EINVAL;
     if (fds__value_check(f, v, NULL))
         return fds__value_error(f, v, c->src, c->len, err);
     return 0;

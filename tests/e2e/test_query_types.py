@@ -405,23 +405,33 @@ class ScoreBits(ServerTestCase):
 
     def test_exact_value_seed_counts_only_docs_with_the_field(self):
         """The docs whose url.keyword is the match text seed the k-th score
-        (docs/query.md) when k of them hold the url.  A doc that set
-        url.keyword directly, in a segment without url, keeps the term
-        through a force-merge into a segment whose url is single-valued;
-        counted, it cut every hit below the first one's score."""
-        def bulk(docs):
+        (docs/query.md) when k of them hold the url.  A doc cannot set
+        url.keyword directly (as in Elasticsearch, the path would need url
+        to be an object): counted, such docs cut every hit below the first
+        one's score.  The page is right with them refused."""
+        def bulk(docs, refused=False):
             body = "".join('{"index":{"_id":"%s"}}\n%s\n' % (i, json.dumps(d))
                            for i, d in docs)
             st, out, _ = self.req("POST", "/ev/_bulk?refresh=true", body,
                                   {"Content-Type": "application/x-ndjson"})
             self.assertEqual(st, 200, out)
-            self.assertFalse(out["errors"], out)
+            self.assertEqual(out["errors"], refused, out)
+            for it in out["items"]:
+                if refused:
+                    self.assertEqual(it["index"]["status"], 400, it)
+                    self.assertEqual(it["index"]["error"]["type"],
+                                     "document_parsing_exception", it)
+                    self.assertIn("Existing mapping for [url] must be of type "
+                                  "object but found [text]",
+                                  it["index"]["error"]["reason"], it)
         st, out, _ = self.req("PUT", "/ev", {})
         self.assertEqual(st, 200, out)
         bulk([(0, {"url": "alpha beta"})] +
              [(i, {"url": "alpha beta gamma"}) for i in range(1, 6)])
         bulk([(i, {"other": "z", "url.keyword": "alpha beta"})
-              for i in range(100, 103)])
+              for i in range(100, 103)], refused=True)
+        bulk([(i, {"url": "alpha beta gamma", "url.keyword": "alpha beta"})
+              for i in range(103, 106)], refused=True)
         st, out, _ = self.req("POST", "/ev/_forcemerge?max_num_segments=1")
         self.assertEqual(st, 200, out)
         for size in range(1, 8):
