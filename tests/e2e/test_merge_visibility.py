@@ -20,9 +20,10 @@ MERGES_MIN = 50
 TIME_LIMIT_S = 60
 # the long merge: ROUNDS refreshed copies of the real sample (10k lines each)
 ROUNDS = 10
-# ... and for the refreshes beside it, which must outlast a handful of
-# one-doc refreshes: 100k documents merged in 0.4 s on a quiet machine,
-# before a third write was answered; 400k take long enough for ~60
+# ... and for the refreshes and the DELETE beside it, which must come
+# after the merge took its inputs (0.3 s) and before it ends: 100k
+# documents merged in 0.4 s on a quiet machine, before a third write was
+# answered; 400k take long enough for ~60
 REFRESH_ROUNDS = 40
 WRITE_EVERY_S = 0.01
 
@@ -186,7 +187,7 @@ class MergeVisibility(ServerTestCase):
         waited for the whole merge, holding the node's index list: every
         request naming an index waited too); the merge finds the index gone
         when it would publish, answers 404 and leaves no folder behind."""
-        self.load_for_a_long_merge("dm")
+        self.load_for_a_long_merge("dm", REFRESH_ROUNDS)
         st, b, _ = self.req("GET", "/dm/_settings")
         uuid = b["dm"]["settings"]["index"]["uuid"]
         folder = os.path.join(self.srv.data, "indices", uuid)
