@@ -30,6 +30,23 @@
 #define FDS_BM25_K1 1.2f
 #define FDS_BM25_B 0.75f
 
+/* The weight of a BM25 term or phrase of query boost `boost` and idf
+ * `idf`: Elasticsearch scores with LegacyBM25Similarity
+ * (SimilarityProviders.createBM25Similarity), which hands Lucene's
+ * BM25Similarity the boost times (1 + k1) -- boost * (1 + k1) and then
+ * * idf, each a float product as in Java -- so that its scores are those
+ * of the classic BM25 with the (k1 + 1) numerator: a lone doc's match
+ * scores its idf (0.2876821), 2.2 times Lucene 9's. */
+static inline float fds__bm25_boost(float boost)
+{
+    return boost * (1.0f + FDS_BM25_K1);
+}
+
+static inline float fds__bm25_weight(float boost, float idf)
+{
+    return fds__bm25_boost(boost) * idf;
+}
+
 /* ---- field types (mapping and index) ------------------------------------ */
 
 /* fds_ftype (the field types) is public: query.h. */

@@ -133,7 +133,7 @@ static fds_explanation *explain_phrase(exec *x, const cnode *c, it *i,
     snprintf(buf, sizeof buf, "score(freq=%g), computed as boost * idf * tf from:",
              (double)freq);
     fds_explanation *s2 = ex_node(sc, buf);
-    ex_add(s2, ex_node(c->boost, "boost"));
+    ex_add(s2, ex_node(fds__bm25_boost(c->boost), "boost"));
     fds_explanation *idf = ex_node(c->idf, "idf, sum of:");
     for (size_t k = 0; k < q->nvals; k++) {
         uint64_t n = 0;
@@ -265,7 +265,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
             snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
                      "idf * tf from:", tf);
             fds_explanation *s2 = ex_node(sc, buf);
-            ex_add(s2, ex_node(c->boost, "boost"));
+            ex_add(s2, ex_node(fds__bm25_boost(c->boost), "boost"));
             fds_explanation *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
                                          "0.5) / (n + 0.5)) from:");
             ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));

@@ -3,9 +3,10 @@
  * iterators over postings and columns, BM25 as Lucene computes it, and
  * MaxScore so that a frequent term does not score every posting.
  *
- * Scoring follows Lucene's BM25Similarity (k1 = 1.2, b = 0.75):
+ * Scoring follows Elasticsearch's LegacyBM25Similarity, Lucene's
+ * BM25Similarity (k1 = 1.2, b = 0.75) given the boost times (1 + k1):
  *   idf    = ln(1 + (N - n + 0.5) / (n + 0.5))        (float, like Lucene)
- *   weight = boost * idf
+ *   weight = (boost * (1 + k1)) * idf                 (fds__bm25_weight)
  *   score  = weight - weight / (1 + freq * normInverse[norm])
  *          = weight * freq / (freq + k1 * (1 - b + b * dl / avgdl))
  * with dl = SmallFloat.byte4ToInt(norm byte) (1 for fields without norms),
@@ -339,7 +340,7 @@ static void merge_should_terms(cnode *c, const fds_query *q)
                 sh[j]->dup = true;
             }
         sh[i]->boost = (float)boost;
-        sh[i]->weight = sh[i]->boost * sh[i]->idf;
+        sh[i]->weight = fds__bm25_weight(sh[i]->boost, sh[i]->idf);
     }
 }
 
@@ -364,7 +365,7 @@ cnode *fds__compile(exec *x, const fds_query *q)
             cnode *k = c->kids[i];
             k->n = maxdf;
             k->idf = bm25_idf(k->N, maxdf);
-            k->weight = k->boost * k->idf;
+            k->weight = fds__bm25_weight(k->boost, k->idf);
         }
         return c;
     }
@@ -418,7 +419,7 @@ cnode *fds__compile(exec *x, const fds_query *q)
         c->n = n;
         c->idf = bm25_idf(N, n);
         c->boost = q->boost;
-        c->weight = c->boost * c->idf;
+        c->weight = fds__bm25_weight(c->boost, c->idf);
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
     } else if (q->type == FDS_Q_PHRASE) {
         fds__phrase_stats(x, c);

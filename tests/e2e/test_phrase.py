@@ -20,7 +20,8 @@ DOCS = [
 
 
 def bm25(idf, freq, dl, avgdl):
-    return idf * freq / (freq + 1.2 * (0.25 + 0.75 * dl / avgdl))
+    # Elasticsearch's LegacyBM25Similarity: boost * (1 + k1) * idf * tf
+    return 2.2 * idf * freq / (freq + 1.2 * (0.25 + 0.75 * dl / avgdl))
 
 
 def idf(n, N):

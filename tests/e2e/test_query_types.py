@@ -498,6 +498,37 @@ class ScoreBits(ServerTestCase):
         self.req("DELETE", "/lv")
 
 
+class LegacyBM25(ServerTestCase):
+    """Elasticsearch scores text with LegacyBM25Similarity: Lucene's
+    BM25Similarity handed the boost times (1 + k1), so one doc matching one
+    term scores its idf and explain shows the boost as 2.2 (count's
+    30_min_score REST test shows the thresholds)."""
+
+    def test_scores_and_min_score_as_elasticsearch(self):
+        st, out, _ = self.req("PUT", "/lb", {})
+        self.assertEqual(st, 200, out)
+        st, out, _ = self.req("PUT", "/lb/_doc/1?refresh=true",
+                              {"user": "kimchy", "field": "foo bar"})
+        self.assertIn(st, (200, 201), out)
+        st, out, _ = self.req("POST", "/lb/_search", {
+            "query": {"match": {"user": "kimchy"}}, "explain": True})
+        self.assertEqual(st, 200, out)
+        h = out["hits"]["hits"][0]
+        self.assertEqual(h["_score"], 0.2876821)  # ln(1 + 0.5 / 1.5)
+        tf = h["_explanation"]["details"][0]
+        self.assertEqual(tf["details"][0], {"value": 2.2, "description": "boost",
+                                            "details": []})
+        st, out, _ = self.req("PUT", "/lb/_doc/2?refresh=true",
+                              {"field": "foo bar bar bar bar"})
+        self.assertIn(st, (200, 201), out)
+        for min_score, count in ((0.2, 1), (0.1, 2), (0.5, 0)):
+            st, out, _ = self.req("POST", "/lb/_count?q=field:foo&min_score=%s"
+                                  % min_score)
+            self.assertEqual(st, 200, out)
+            self.assertEqual(out["count"], count, min_score)
+        self.req("DELETE", "/lb")
+
+
 class ExistsPatterns(ServerTestCase):
     """exists on an object field (any field under it) and on a field
     pattern, as Elasticsearch's ExistsQueryBuilder resolves them."""

@@ -287,7 +287,8 @@ static float ref_score(const view *v, const uint8_t *q, unsigned n, unsigned fre
     float avgdl = (float)((double)ttf / (double)N);
     float dl = (float)fds__norm_decode(fds__norm_encode(d->ntok));
     float ninv = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) + FDS_BM25_B * dl / avgdl));
-    return idf - idf / (1.0f + (float)freq * ninv);
+    float w = (1.0f + FDS_BM25_K1) * idf; /* LegacyBM25Similarity's boost */
+    return w - w / (1.0f + (float)freq * ninv);
 }
 
 static void check_view(const view *v, const fds_mapping *m, const uint8_t *q,

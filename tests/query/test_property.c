@@ -166,7 +166,8 @@ static double text_score_df(int f, const char *t, size_t n, const bdoc *d,
         return 0;
     double avgdl = sum / N;
     double dl = bf_norm_len((int)d->ntok[f]);
-    return boost * bf_idf(N, df) * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+    /* Elasticsearch's LegacyBM25Similarity: the (k1 + 1) numerator */
+    return boost * 2.2 * bf_idf(N, df) * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
 }
 
 static double text_score(int f, const char *t, size_t n, const bdoc *d,
@@ -198,7 +199,7 @@ static double kw_score(int f, const char *v, const bdoc *d)
     }
     double N = st->N, df = st->df;
     /* no norms: dl = 1; single-valued: avgdl = 1 */
-    return bf_idf(N, df) * 1.0 / (1.0 + 1.2 * (1 - 0.75 + 0.75 * 1.0 / 1.0));
+    return 2.2 * bf_idf(N, df) * 1.0 / (1.0 + 1.2 * (1 - 0.75 + 0.75 * 1.0 / 1.0));
 }
 
 /* ---- random queries ------------------------------------------------------ */
