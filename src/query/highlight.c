@@ -709,7 +709,7 @@ static int parse_int_opt(fds__dsl_ctx *c, const cJSON *v, const char *k,
 static int parse_opt(fds__dsl_ctx *c, const char *k, const cJSON *v,
                      hl_field *f, fds_query **hq)
 {
-    long x;
+    long x = 0; /* set by parse_int_opt when it returns 0 */
     int rc = 0;
     if (!strcmp(k, "pre_tags")) {
         rc = parse_tags(c, v, k, &f->pre);
