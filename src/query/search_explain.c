@@ -180,7 +180,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
     char buf[512];
     if (q->type == FDS_Q_BOOL && !q->nmust && !q->nshould && !q->nfilter &&
         !q->nmust_not) /* bool {}: match_all, as Elasticsearch rewrites it */
-        return ex_node(q->boost, "*:*");
+        return ex_node(c->boost, "*:*");
     if (q->type == FDS_Q_BOOL) {
         size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
         fds_explanation *o = ex_node(0, "sum of:");
@@ -244,7 +244,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
         for (size_t i = 0; i < nsv; i++)
             sum += sv[i].v;
         free(sv);
-        o->value = sum * q->boost;
+        o->value = sum; /* the clauses carry the bool's boost */
         return o;
     }
     it *i = fds__build(x, c, sx);

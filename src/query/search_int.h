@@ -52,8 +52,16 @@ typedef struct fds__norm_inv {
 typedef struct cnode {
     const fds_query *q;
     /* TERM: collection statistics over all segments */
-    float weight;        /* boost * idf */
-    float boost;         /* q->boost, or the sum over merged duplicates */
+    float weight;        /* TERM, PHRASE: fds__bm25_weight(boost, idf) */
+    /* the boost the query's ancestors pass down, as Lucene's createWeight
+     * does (BoostQuery, BooleanWeight, DisjunctionMaxWeight): the product
+     * of their boosts, 1 at the root and under a boosting query's clauses
+     * (FunctionScoreQuery applies its boost to its result) */
+    float acc;
+    /* q->boost * acc (for a should term, the sum of its merged duplicates'
+     * boosts * acc): a term's or phrase's scorer boost, a constant-score
+     * query's score */
+    float boost;
     float idf, avgdl;
     uint64_t N, n;
     fds__norm_inv *ni;   /* TERM, PHRASE: the normInverse table of avgdl */

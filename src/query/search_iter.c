@@ -287,6 +287,8 @@ static fds_query *fz_expand(exec *x, const fds_query *q, uint64_t *maxdf)
     if (n > (size_t)q->fz_max_exp)
         n = (size_t)q->fz_max_exp;
     r = fds__query_new(n ? FDS_Q_BOOL : FDS_Q_MATCH_NONE);
+    if (r)
+        r->boost = q->boost;
     for (size_t i = 0; r && i < n; i++) {
         fds_query *t = fds__query_new(FDS_Q_TERM);
         fds_query **nl = t ? realloc(r->should, (r->nshould + 1) * sizeof *nl) : NULL;
@@ -305,7 +307,7 @@ static fds_query *fz_expand(exec *x, const fds_query *q, uint64_t *maxdf)
         t->field_len = q->field_len;
         t->term_len = v[i].n;
         t->ftype = q->ftype;
-        t->boost = v[i].boost * q->boost;
+        t->boost = v[i].boost; /* q's boost is the bool's, passed down */
         r->should[r->nshould++] = t;
         if (v[i].df > *maxdf)
             *maxdf = v[i].df;
@@ -339,12 +341,13 @@ static void merge_should_terms(cnode *c, const fds_query *q)
                 boost += sh[j]->q->boost;
                 sh[j]->dup = true;
             }
-        sh[i]->boost = (float)boost;
+        sh[i]->boost = (float)boost * sh[i]->acc;
         sh[i]->weight = fds__bm25_weight(sh[i]->boost, sh[i]->idf);
     }
 }
 
-cnode *fds__compile(exec *x, const fds_query *q)
+/* fds__compile under ancestors whose boosts multiply to acc. */
+static cnode *compile_acc(exec *x, const fds_query *q, float acc)
 {
     if (q->type == FDS_Q_FUZZY ||
         (q->type == FDS_Q_PHRASE && q->phrase_prefix)) {
@@ -355,7 +358,7 @@ cnode *fds__compile(exec *x, const fds_query *q)
             fds__query_free(e); /* the expansion answers to q's name */
             return NULL;
         }
-        cnode *c = e ? fds__compile(x, e) : NULL;
+        cnode *c = e ? compile_acc(x, e, acc) : NULL;
         if (!c) {
             fds__query_free(e);
             return NULL;
@@ -373,6 +376,8 @@ cnode *fds__compile(exec *x, const fds_query *q)
     if (!c)
         return NULL;
     c->q = q;
+    c->acc = acc;
+    c->boost = q->boost * acc;
     if (fds__q_compound(q)) {
         size_t n = q->nmust + q->nshould + q->nfilter + q->nmust_not;
         c->kids = calloc(n ? n : 1, sizeof *c->kids);
@@ -382,9 +387,12 @@ cnode *fds__compile(exec *x, const fds_query *q)
         }
         fds_query **lists[4] = {q->must, q->should, q->filter, q->must_not};
         size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
+        /* the boost passed down to the clauses; a boosting query's is
+         * applied to its result (FunctionScoreQuery) */
+        float down = q->type == FDS_Q_BOOSTING ? 1.0f : q->boost * acc;
         for (int l = 0; l < 4; l++)
             for (size_t i = 0; i < counts[l]; i++) {
-                cnode *k = fds__compile(x, lists[l][i]);
+                cnode *k = compile_acc(x, lists[l][i], down);
                 if (!k) {
                     fds__cnode_free(c);
                     return NULL;
@@ -418,7 +426,6 @@ cnode *fds__compile(exec *x, const fds_query *q)
         c->N = N;
         c->n = n;
         c->idf = bm25_idf(N, n);
-        c->boost = q->boost;
         c->weight = fds__bm25_weight(c->boost, c->idf);
         c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
     } else if (q->type == FDS_Q_PHRASE) {
@@ -434,11 +441,16 @@ cnode *fds__compile(exec *x, const fds_query *q)
 
 
 
+cnode *fds__compile(exec *x, const fds_query *q)
+{
+    return compile_acc(x, q, 1.0f);
+}
+
 static void plain_destroy(it *i) { free(i); }
 
 /* --- none / all --- */
 static uint32_t none_adv(it *i, uint32_t t) { (void)t; return i->doc = NO_MORE; }
-static float const_score(it *i) { return i->c->q->boost; }
+static float const_score(it *i) { return i->c->boost; }
 
 typedef struct all_it {
     it b;
@@ -860,7 +872,7 @@ static float bool_score(it *i)
 {
     bool_it *b = (bool_it *)i;
     if (b->empty_all)
-        return i->c->q->boost;
+        return i->c->boost;
     float s = 0;
     for (size_t k = 0; k < b->nmust; k++)
         s += b->req[k]->score(b->req[k]);
@@ -871,7 +883,7 @@ static float bool_score(it *i)
         if (sh->doc == i->doc)
             s += sh->score(sh);
     }
-    return s * i->c->q->boost;
+    return s; /* the clauses carry the bool's boost (cnode.acc) */
 }
 
 static void bool_destroy(it *i)
@@ -1010,7 +1022,7 @@ static float dismax_score(it *i)
             best = v;
     }
     const fds_query *q = i->c->q;
-    return (best + q->tie * (sum - best)) * q->boost;
+    return best + q->tie * (sum - best); /* boosts passed down */
 }
 
 /* boosting: the positive clause's score, times negative_boost where the
@@ -1024,7 +1036,7 @@ static float boosting_score(it *i)
         neg->advance(neg, i->doc);
     if (neg->doc == i->doc)
         v *= i->c->q->tie;
-    return v * i->c->q->boost;
+    return v * i->c->boost;
 }
 
 /* What compiling term cnode c looked up in segment sx (NULL: not kept). */
@@ -1217,19 +1229,19 @@ float fds__it_max(it *i)
         bool_it *b = (bool_it *)i;
         const fds_query *q = i->c->q;
         if (b->empty_all || q->type == FDS_Q_CONST)
-            return q->boost;
+            return i->c->boost;
         if (q->type == FDS_Q_BOOSTING) /* negative_boost may exceed 1 */
             return fds__it_max(b->req[0]) * (q->tie > 1 ? q->tie : 1) *
-                   q->boost;
+                   i->c->boost;
         /* dis_max: best + tie * rest <= the sum of the clauses' bounds */
         float s = 0;
         for (size_t k = 0; k < b->nmust; k++)
             s += fds__it_max(b->req[k]);
         for (size_t k = 0; k < b->nshould; k++)
             s += fds__it_max(b->should[k]);
-        return s * i->c->q->boost;
+        return s;
     }
-    return i->c->q->boost; /* constant-score iterators */
+    return i->c->boost; /* constant-score iterators */
 }
 
 /* Is the root a disjunction of scored terms (MaxScore-able)? Collect them. */
@@ -1246,10 +1258,8 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
     if (root->advance != bool_adv || root->c->q->type != FDS_Q_BOOL)
         return false;
     bool_it *b = (bool_it *)root;
-    const fds_query *q = root->c->q;
-    if (b->nreq || b->nexcl || b->msm > 1 || !b->nshould || b->empty_all ||
-        q->boost != 1.0f)
-        return false;
+    if (b->nreq || b->nexcl || b->msm > 1 || !b->nshould || b->empty_all)
+        return false; /* a boost is in the terms' weights (cnode.acc) */
     term_it **ts = malloc(b->nshould * sizeof *ts);
     if (!ts)
         return false;

@@ -230,8 +230,7 @@ void fds__phrase_stats(exec *x, cnode *c)
     c->N = N;
     c->n = nsum;
     c->idf = idf;
-    c->boost = q->boost;
-    c->weight = fds__bm25_weight(c->boost, c->idf);
+    c->weight = fds__bm25_weight(c->boost, c->idf); /* boost: compile_acc */
     c->avgdl = N ? (float)((double)sttf / (double)N) : 1.0f;
 }
 

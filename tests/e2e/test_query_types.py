@@ -528,6 +528,40 @@ class LegacyBM25(ServerTestCase):
             self.assertEqual(out["count"], count, min_score)
         self.req("DELETE", "/lb")
 
+    def test_a_boost_is_passed_down_to_each_term(self):
+        """A boost on a query of several clauses goes into each term's
+        weight, as Lucene's BoostQuery and BooleanWeight pass it down:
+        each term scores with boost 3 * 2.2 = 6.6000004, and the sum is of
+        the boosted terms (a bool multiplying its sum by 3 is 1 ulp off,
+        3.7446074)."""
+        st, out, _ = self.req("PUT", "/bq", {})
+        self.assertEqual(st, 200, out)
+        body = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i, json.dumps({"body": d}))
+                       for i, d in enumerate(["a b", "a a b c", "b c d", "a d",
+                                              "c d e f"]))
+        st, out, _ = self.req("POST", "/bq/_bulk?refresh=true", body,
+                              {"Content-Type": "application/x-ndjson"})
+        self.assertFalse(out["errors"], out)
+        st, out, _ = self.req("POST", "/bq/_search", {"explain": True, "query": {
+            "match": {"body": {"query": "a b", "boost": 3}}}})
+        self.assertEqual(st, 200, out)
+        h = out["hits"]["hits"][0]
+        self.assertEqual((h["_id"], h["_score"]), ("0", 3.744608))
+        e = h["_explanation"]
+        self.assertEqual(e["value"], h["_score"])
+        self.assertEqual(len(e["details"]), 2)
+        for term in e["details"]:
+            self.assertEqual(term["value"], 1.872304)
+            self.assertEqual(term["details"][0]["details"][0]["value"], 6.6000004)
+        for q in ({"bool": {"should": [{"match": {"body": "a"}}, {"match": {"body": "b"}}],
+                            "boost": 3}},
+                  {"bool": {"should": [{"match": {"body": {"query": "a", "boost": 3}}},
+                                       {"match": {"body": {"query": "b", "boost": 3}}}]}}):
+            st, out, _ = self.req("POST", "/bq/_search", {"query": q})
+            self.assertEqual(st, 200, out)
+            self.assertEqual(out["hits"]["hits"][0]["_score"], 3.744608, q)
+        self.req("DELETE", "/bq")
+
 
 class ExistsPatterns(ServerTestCase):
     """exists on an object field (any field under it) and on a field
