@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "numfmt.h"
 #include "postings.h"
 #include "search_int.h"
 #include "term_pat.h"
@@ -91,7 +92,6 @@ static const char *qname(const fds_query *q, char *buf, size_t cap)
         return buf;
     }
     case FDS_Q_CONST: return "ConstantScore";
-    case FDS_Q_DISMAX: return "max plus tie_breaker times others of:";
     case FDS_Q_BOOSTING: return "boosting";
     default: return "query";
     }
@@ -245,6 +245,30 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
             sum += sv[i].v;
         free(sv);
         o->value = sum; /* the clauses carry the bool's boost */
+        return o;
+    }
+    if (q->type == FDS_Q_DISMAX) { /* Lucene's DisjunctionMaxWeight */
+        char t[FDS_FLOAT_STR_MAX];
+        fds_float_format(q->tie, t);
+        snprintf(buf, sizeof buf, q->tie != 0.0f
+                     ? "max plus %s times others of:" : "max of:", t);
+        fds_explanation *o = ex_node(0, buf);
+        float best = 0;
+        double other = 0;
+        bool any = false;
+        for (size_t k = 0; o && k < q->nshould; k++) {
+            fds_explanation *e = explain_node(x, c->kids[q->nmust + k], si, d);
+            if (!e)
+                continue;
+            any = true;
+            fds__dismax_add(&best, &other, e->value);
+            ex_add(o, e);
+        }
+        if (!o || !any) {
+            fds_explanation_free(o);
+            return NULL;
+        }
+        o->value = fds__dismax_value(best, other, q->tie);
         return o;
     }
     it *i = fds__build(x, c, sx);

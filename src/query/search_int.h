@@ -168,6 +168,26 @@ static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
     return w - w / (1.0f + (float)tf * m->cache[norm]);
 }
 
+/* One matching clause's score v into a dis_max's best and the sum of the
+ * others, as Lucene's DisjunctionMaxScorer.score() keeps them (the sum in
+ * double, a score equal to the best taking its place). */
+static inline void fds__dismax_add(float *best, double *other, float v)
+{
+    if (v >= *best) {
+        *other += *best;
+        *best = v;
+    } else {
+        *other += v;
+    }
+}
+
+/* A dis_max's score from fds__dismax_add's best and others: best + others
+ * * tie_breaker in double, rounded once to float (Lucene). */
+static inline float fds__dismax_value(float best, double other, float tie)
+{
+    return (float)(best + other * tie);
+}
+
 /* Queries compiled and iterated as a bool of their clauses (bool itself,
  * constant_score, dis_max, boosting). */
 static inline bool fds__q_compound(const fds_query *q)

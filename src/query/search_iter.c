@@ -1005,24 +1005,23 @@ static void bits_add_pattern(bits_it *s, const fds_sidx *sx,
     }
 }
 
-/* dis_max: the best clause plus tie_breaker times the others. */
+/* dis_max: the best clause plus tie_breaker times the others, as Lucene's
+ * DisjunctionMaxScorer adds them: the others' sum in double, one rounding
+ * to float at the end (fds__dismax_add, fds__dismax_value).  The clauses
+ * carry the query's boost (cnode.acc). */
 static float dismax_score(it *i)
 {
     bool_it *b = (bool_it *)i;
-    float best = 0, sum = 0;
+    float best = 0;
+    double other = 0;
     for (size_t k = 0; k < b->nshould; k++) {
         it *sh = b->should[k];
         if (sh->doc == NO_MORE - 1 || sh->doc < i->doc)
             sh->advance(sh, i->doc);
-        if (sh->doc != i->doc)
-            continue;
-        float v = sh->score(sh);
-        sum += v;
-        if (v > best)
-            best = v;
+        if (sh->doc == i->doc)
+            fds__dismax_add(&best, &other, sh->score(sh));
     }
-    const fds_query *q = i->c->q;
-    return best + q->tie * (sum - best); /* boosts passed down */
+    return fds__dismax_value(best, other, i->c->q->tie);
 }
 
 /* boosting: the positive clause's score, times negative_boost where the

@@ -560,6 +560,25 @@ class LegacyBM25(ServerTestCase):
             st, out, _ = self.req("POST", "/bq/_search", {"query": q})
             self.assertEqual(st, 200, out)
             self.assertEqual(out["hits"]["hits"][0]["_score"], 3.744608, q)
+        # dis_max explains as Lucene's DisjunctionMaxWeight: its matching
+        # clauses, "max of:" or "max plus <tie> times others of:"
+        for tie, desc in ((None, "max of:"), (0.3, "max plus 0.3 times others of:")):
+            q = {"dis_max": {"queries": [{"match": {"body": "a"}},
+                                         {"match": {"body": "b"}},
+                                         {"match": {"body": "zzz"}}]}}
+            if tie is not None:
+                q["dis_max"]["tie_breaker"] = tie
+            st, out, _ = self.req("POST", "/bq/_search", {"query": q, "explain": True})
+            self.assertEqual(st, 200, out)
+            for h in out["hits"]["hits"]:
+                e = h["_explanation"]
+                self.assertEqual(e["description"], desc)
+                self.assertEqual(e["value"], h["_score"])
+                vals = [d["value"] for d in e["details"]]
+                self.assertTrue(vals, h)
+                best = max(vals)
+                self.assertAlmostEqual(h["_score"], best + (tie or 0) * (sum(vals) - best),
+                                       places=5)
         self.req("DELETE", "/bq")
 
 
