@@ -1212,11 +1212,13 @@ int fds__value_error(const fds_mfield *f, const fds_jval *v, const uint8_t *src,
 /* A document's value at a multi-field's path ("url.keyword" given as a key
  * of its own): Elasticsearch's DocumentParser refuses it, since the path
  * would need the parent field to be an object; indexed, it would give the
- * sub-field a value its parent does not have.  0 when f is not one. */
+ * sub-field a value its parent does not have.  0 when f is not one, or v
+ * is a copy_to copy (not a key of the document); else FDS_EINVAL, err
+ * filled. */
 static int subfield_error(const fds_mfield *f, const fds_jval *v,
                           const uint8_t *src, size_t len, fds_err *err)
 {
-    if (!f || !f->is_subfield || !f->parent)
+    if (!f || !f->is_subfield || !f->parent || v->copied)
         return 0;
     int l, c;
     fds__json_linecol(src, len, v->offset, &l, &c);
@@ -1327,7 +1329,7 @@ static int validate_cb(void *arg, const fds_jval *v, fds_err *err)
     fds_mfield *f = fds__mapping_find(c->m, v->path, v->path_len);
     if (!f)
         return 0; /* dynamic: the first value decides */
-    if (!v->copied && subfield_error(f, v, c->src, c->len, err))
+    if (subfield_error(f, v, c->src, c->len, err))
         return FDS_EINVAL;
     if (fds__value_check(f, v, NULL))
         return fds__value_error(f, v, c->src, c->len, err);
@@ -1495,7 +1497,7 @@ static int map_cb(void *arg, const fds_jval *v, fds_err *err)
     fds_mfield *f = fds__mapping_dynamic(c->m, v, &enomem);
     if (enomem)
         return FDS_ENOMEM;
-    if (!v->copied && subfield_error(f, v, c->src, c->len, err))
+    if (subfield_error(f, v, c->src, c->len, err))
         return FDS_EINVAL;
     if (f && fds__value_check(f, v, NULL))
         return fds__value_error(f, v, c->src, c->len, err);
@@ -1541,7 +1543,7 @@ static int map_check_cb(void *arg, const fds_jval *v, fds_err *err)
                      v->kind == FDS_JV_OBJECT);
         return adds ? MAP_NEEDS_FIELD : 0;
     }
-    if (!v->copied && subfield_error(f, v, c->src, c->len, err))
+    if (subfield_error(f, v, c->src, c->len, err))
         return FDS_EINVAL;
     if (fds__value_check(f, v, NULL))
         return fds__value_error(f, v, c->src, c->len, err);

@@ -176,11 +176,8 @@ void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
         hp->n = n + 1;
         return;
     }
-    /* kept only if the worst hit comes after it */
-    if (!(s > h[0].score ||
-          (s == h[0].score && (seg != h[0].seg ? seg < h[0].seg
-                                               : doc < h[0].doc))))
-        return;
+    if (after_score(seg, doc, s, &h[0]))
+        return; /* it comes after the worst hit: not kept */
     for (i = 0;;) { /* the top replaced: sift down */
         size_t c = 2 * i + 1;
         if (c >= n)

@@ -197,7 +197,9 @@ static inline bool fds__q_compound(const fds_query *q)
 }
 
 /* The compiled form of `q` for this search (collection statistics summed
- * over x's segments).  NULL on ENOMEM.  Free with fds__cnode_free. */
+ * over x's segments; each node's boost the product of its ancestors' and
+ * its own, cnode.acc and cnode.boost).  Borrows q (and x's segments) for
+ * its life; NULL on ENOMEM.  Free with fds__cnode_free. */
 cnode *fds__compile(exec *x, const fds_query *q);
 void fds__cnode_free(cnode *c); /* NULL is a no-op */
 /* An iterator of `c` over segment `sx`.  NULL on ENOMEM. */

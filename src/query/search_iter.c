@@ -1586,12 +1586,6 @@ static inline double probe_limit(double suf_k, size_t k, size_t nt, float th)
     return (double)th / BOUND_SLACK(nt - k) - suf_k;
 }
 
-/* Per-doc probe limits of run_maxscore from the doc's norm: all the terms
- * are of one field, so a doc's score for ts[k] is at most
- * score(tfmax of ts[k] over the segment, the doc's norm byte) -- on a url
- * field far below the window bound, which is the score of the block's
- * shortest doc.  Filled for the norm bytes candidates have, once per k-th
- * score. */
 /* A term's next marginal gain in budget_top's merge: its value, the
  * term (an index of ts) and the frequency it is the gain of. */
 typedef struct top_head {
@@ -1605,6 +1599,12 @@ typedef struct top_term {
     uint32_t k;
 } top_term;
 
+/* Per-doc probe limits of run_maxscore from the doc's norm: all the terms
+ * are of one field, so a doc's score for ts[k] is at most
+ * score(tfmax of ts[k] over the segment, the doc's norm byte) -- on a url
+ * field far below the window bound, which is the score of the block's
+ * shortest doc.  Filled for the norm bytes candidates have, once per k-th
+ * score. */
 typedef struct norm_lims {
     const uint8_t *norms; /* the terms' one norms column; NULL: not used */
     const uint64_t *seen; /* its norm bytes that docs have */
@@ -3234,27 +3234,6 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
     return true;
 }
 
-/*
- * A k-th score from the docs whose whole value of the field is the text
- * of the `match` searched (its keyword sub-field's term): one lookup in
- * the keyword's term dictionary, one doc scored in full.  Docs of one
- * value hold the same tokens and norm, so they score alike (the value
- * memo's reasoning); when k of them are live, the page's k-th score is at
- * least theirs, and hp's floor rises to the float below it (raise_floor).
- * Logs repeat their urls: on the 1M scale index 102 of the 109 whole-url
- * bodies find at least 71 docs of their url this way, and the floor is
- * then their page's k-th score from the start, where seed_floor and
- * conj_seed merged and intersected postings and scored groups to reach
- * it.  Sound for any text: the docs found are scored, not assumed.  Only
- * for a bool the match made at the top of the query (x->req->query) over
- * the terms ts of one single-valued field with norms, and pages that fit
- * SEED_MAX_K; a doc counts only if it holds the field, at the norm of the
- * doc scored.  A text past the keyword's ignore_above has no term there:
- * when the field has value ids (val_cols.vf), the text's id is looked up
- * in the value table and its docs read off the rarest term's postings
- * (long_value_docs); 6 of the pool's 7 urls past 256 bytes find k docs.
- * Leaves every term rewound.  True when the floor was set.
- */
 /* Postings of the rarest term exact_seed reads at most, looking for the
  * docs of a long value (a value id is a read of a cold column each). */
 #define EXACT_SCAN_MAX 1024u
@@ -3303,6 +3282,27 @@ static size_t long_value_docs(const fds_sfield *vf, uint32_t v, term_it **ts,
     return n;
 }
 
+/*
+ * A k-th score from the docs whose whole value of the field is the text
+ * of the `match` searched (its keyword sub-field's term): one lookup in
+ * the keyword's term dictionary, one doc scored in full.  Docs of one
+ * value hold the same tokens and norm, so they score alike (the value
+ * memo's reasoning); when k of them are live, the page's k-th score is at
+ * least theirs, and hp's floor rises to the float below it (raise_floor).
+ * Logs repeat their urls: on the 1M scale index 102 of the 109 whole-url
+ * bodies find at least 71 docs of their url this way, and the floor is
+ * then their page's k-th score from the start, where seed_floor and
+ * conj_seed merged and intersected postings and scored groups to reach
+ * it.  Sound for any text: the docs found are scored, not assumed.  Only
+ * for a bool the match made at the top of the query (x->req->query) over
+ * the terms ts of one single-valued field with norms, and pages that fit
+ * SEED_MAX_K; a doc counts only if it holds the field, at the norm of the
+ * doc scored.  A text past the keyword's ignore_above has no term there:
+ * when the field has value ids (val_cols.vf), the text's id is looked up
+ * in the value table and its docs read off the rarest term's postings
+ * (long_value_docs); 6 of the pool's 7 urls past 256 bytes find k docs.
+ * Leaves every term rewound.  True when the floor was set.
+ */
 static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
                        heap *hp)
 {
@@ -3318,10 +3318,10 @@ static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
         return false;
     const fds_search_segment *sg = &x->segs[si];
     /* Only docs that hold the field count: a doc that set the keyword
-     * sub-field directly, in a segment without the field, keeps the term
-     * through a merge into one whose field is single-valued (its norm
-     * byte is 0: no tokens); a doc that holds the field, in such a
-     * segment, took the term from its value. */
+     * sub-field directly (refused since, as in Elasticsearch, but a
+     * segment written before may hold one) keeps the term through a merge
+     * into a segment whose field is single-valued, with norm byte 0 when
+     * it had no value of the field. */
     const uint8_t *norms = ts[0]->norms;
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK], first;
     fds_sterm kt;

@@ -405,10 +405,12 @@ class ScoreBits(ServerTestCase):
 
     def test_exact_value_seed_counts_only_docs_with_the_field(self):
         """The docs whose url.keyword is the match text seed the k-th score
-        (docs/query.md) when k of them hold the url.  A doc cannot set
-        url.keyword directly (as in Elasticsearch, the path would need url
-        to be an object): counted, such docs cut every hit below the first
-        one's score.  The page is right with them refused."""
+        (docs/query.md) when k of them hold the url.  A doc that set
+        url.keyword directly was counted among them and cut every hit
+        below the first one's score; such a doc is now refused (as in
+        Elasticsearch, the path would need url to be an object), alone or
+        beside a url, and the pages of the docs that were taken are the
+        doc-at-a-time ones (min_score) and the counted ones."""
         def bulk(docs, refused=False):
             body = "".join('{"index":{"_id":"%s"}}\n%s\n' % (i, json.dumps(d))
                            for i, d in docs)
