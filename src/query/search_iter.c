@@ -2133,10 +2133,8 @@ static void norm_cut(norm_gate *g, float th)
  * k-th score never falls), so the terms walked over a search are at most
  * 256 * nt.
  */
-static size_t norm_essential(norm_gate *g, float th)
+static size_t norm_split(norm_gate *g, float th)
 {
-    if (g->eth == th)
-        return g->e;
     norm_lims *n = g->nl;
     size_t nt = n->nt, e = 0;
     if (!(g->eth < th)) { /* the first call (NAN), or a lower k-th score */
@@ -2179,6 +2177,13 @@ static size_t norm_essential(norm_gate *g, float th)
     g->eth = th;
     g->e = e;
     return e;
+}
+
+/* norm_split at th, kept from the last call at the same k-th score (a
+ * MaxScore pass asks twice per window, and th seldom moves). */
+static inline size_t norm_essential(norm_gate *g, float th)
+{
+    return g->eth == th ? g->e : norm_split(g, th);
 }
 
 /* The k-th score slice `me` of a segment must beat: its page's, or the
@@ -2693,6 +2698,9 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     gsuf[nt] = 0;
     for (size_t k = nt; k-- > 0;)
         gsuf[k] = gsuf[k + 1] + term_ub(ts[k]);
+    /* the window's bound of ts[k..]: its own terms' up to the norm split
+     * en, the segment's past it */
+#define WSUF(k) ((k) < en ? suf[k] : gsuf[k])
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
     uint32_t win = MAXSCORE_FIRST_WINDOW;
     for (uint32_t lo = from; lo < max_doc;) {
@@ -2728,13 +2736,15 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
         if (win < TAAT_WINDOW)
             win *= 2;
+        /* only the terms essential by the norms make candidates: the
+         * others' cursors (probed, not walked) neither bound the window
+         * nor tell whether it has any */
         uint32_t first = NO_MORE;
-        for (size_t k = 0; k < nt; k++) {
+        for (size_t k = 0; k < en; k++) {
             /* past the norm split, the segment's bound (gsuf): reading
              * every term's skip data per window cost more than its bounds
              * saved */
-            if (k < en)
-                wub[k] = term_window_bound(ts[k], lo, hi);
+            wub[k] = term_window_bound(ts[k], lo, hi);
             if (ts[k]->b.doc < first)
                 first = ts[k]->b.doc;
         }
@@ -2744,7 +2754,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             lo = first;
             continue;
         }
-        memcpy(suf + en, gsuf + en, (nt + 1 - en) * sizeof *suf);
+        /* suf[k] for k < en; gsuf[k] past it (WSUF) */
+        suf[en] = gsuf[en];
         for (size_t k = en; k-- > 0;)
             suf[k] = suf[k + 1] + wub[k];
         float th = slice_theta(hp, sh, me);
@@ -2769,12 +2780,14 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             zeroed = hi - lo;
         }
         gate.th = th;
+        /* one essential term: its hopeless blocks make no candidates */
+        lead_prune lp;
+        if (e == 1)
+            lp = (lead_prune){WSUF(1), BOUND_SLACK(nt - 1), th};
         for (size_t k = 0; k < e; k++) {
             term_it *t = ts[k];
             if (t->b.doc < lo)
                 t->b.advance(&t->b, lo);
-            /* one essential term: its hopeless blocks make no candidates */
-            lead_prune lp = {suf[1], BOUND_SLACK(nt - 1), th};
             taat_term(x, t, k, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
                       e == 1 ? &lp : NULL, nl.norms ? &gate : NULL);
         }
@@ -2814,7 +2827,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         uint64_t scored = 0;
         for (size_t k = e; k < nt && n; k++) {
             size_t kept = 0;
-            double lk = probe_limit(suf[k], k, nt, th);
+            double lk = probe_limit(WSUF(k), k, nt, th);
             double slack = BOUND_SLACK(nt - k);
             const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
             for (size_t i = 0; i < n; i++) {
@@ -2865,6 +2878,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         slice_publish(hp, sh, me);
         lo = hi;
     }
+#undef WSUF
     memo_free(&memo);
     free(cw);
     free(cs);
