@@ -192,6 +192,31 @@ void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
     set_score_hit(&h[i], seg, doc, s);
 }
 
+void fds__heap_sort_score(heap *hp)
+{
+    fds_hit *h = hp->h;
+    for (size_t n = hp->n; n > 1; n--) {
+        /* the worst hit (the top) to slot n - 1; the last one sifts down
+         * from the top over the n - 1 slots left */
+        uint32_t seg = h[n - 1].seg, doc = h[n - 1].doc;
+        float s = h[n - 1].score;
+        set_score_hit(&h[n - 1], h[0].seg, h[0].doc, h[0].score);
+        size_t i = 0, m = n - 1;
+        for (;;) {
+            size_t c = 2 * i + 1;
+            if (c >= m)
+                break;
+            if (c + 1 < m && after_hit(&h[c + 1], &h[c]))
+                c++; /* the worse child */
+            if (after_score(seg, doc, s, &h[c]))
+                break;
+            set_score_hit(&h[i], h[c].seg, h[c].doc, h[c].score);
+            i = c;
+        }
+        set_score_hit(&h[i], seg, doc, s);
+    }
+}
+
 void fds__sort_value(const fds_search_request *req, unsigned k,
                        const fds_sfield *f, uint64_t docbase, fds_hit *h)
 {

@@ -487,9 +487,14 @@ static inline float term_score_fast(term_it *t, uint32_t tf, uint8_t norm)
  * testing have1 per posting (score_tf1). */
 static void tf1_fill(term_it *t)
 {
-    for (unsigned nb = 0; nb < 256; nb++)
-        if (!t->norms ? nb == 1 : (t->norm_seen[nb >> 6] >> (nb & 63)) & 1)
-            (void)term_score_fast(t, 1, (uint8_t)nb);
+    if (!t->norms) { /* a keyword field: one entry */
+        (void)term_score_fast(t, 1, 1);
+    } else { /* the set bits only: a short field has a few norm bytes */
+        for (unsigned wd = 0; wd < 4; wd++)
+            for (uint64_t m = t->norm_seen[wd]; m; m &= m - 1)
+                (void)term_score_fast(
+                    t, 1, (uint8_t)(wd * 64 + (unsigned)__builtin_ctzll(m)));
+    }
     t->tf1_all = true;
 }
 
