@@ -153,6 +153,26 @@ static inline void set_score_hit(fds_hit *h, uint32_t seg, uint32_t doc,
     h->score = s;
 }
 
+/* Put hit (seg, doc, s) in the place of the top of the score heap
+ * h[0..n) and sift it down to where it belongs. */
+static inline void score_replace_top(fds_hit *h, size_t n, uint32_t seg,
+                                     uint32_t doc, float s)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && after_hit(&h[c + 1], &h[c]))
+            c++; /* the worse child */
+        if (after_score(seg, doc, s, &h[c]))
+            break; /* the new hit is worse than both children */
+        set_score_hit(&h[i], h[c].seg, h[c].doc, h[c].score);
+        i = c;
+    }
+    set_score_hit(&h[i], seg, doc, s);
+}
+
 void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
 {
     fds_hit *h = hp->h;
@@ -178,18 +198,7 @@ void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
     }
     if (after_score(seg, doc, s, &h[0]))
         return; /* it comes after the worst hit: not kept */
-    for (i = 0;;) { /* the top replaced: sift down */
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && after_hit(&h[c + 1], &h[c]))
-            c++; /* the worse child */
-        if (after_score(seg, doc, s, &h[c]))
-            break; /* the new hit is worse than both children */
-        set_score_hit(&h[i], h[c].seg, h[c].doc, h[c].score);
-        i = c;
-    }
-    set_score_hit(&h[i], seg, doc, s);
+    score_replace_top(h, n, seg, doc, s);
 }
 
 void fds__heap_sort_score(heap *hp)
@@ -201,19 +210,7 @@ void fds__heap_sort_score(heap *hp)
         uint32_t seg = h[n - 1].seg, doc = h[n - 1].doc;
         float s = h[n - 1].score;
         set_score_hit(&h[n - 1], h[0].seg, h[0].doc, h[0].score);
-        size_t i = 0, m = n - 1;
-        for (;;) {
-            size_t c = 2 * i + 1;
-            if (c >= m)
-                break;
-            if (c + 1 < m && after_hit(&h[c + 1], &h[c]))
-                c++; /* the worse child */
-            if (after_score(seg, doc, s, &h[c]))
-                break;
-            set_score_hit(&h[i], h[c].seg, h[c].doc, h[c].score);
-            i = c;
-        }
-        set_score_hit(&h[i], seg, doc, s);
+        score_replace_top(h, n - 1, seg, doc, s);
     }
 }
 
