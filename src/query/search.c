@@ -33,7 +33,6 @@ typedef struct run {
     size_t k;            /* page end (from + size); 0 for _count */
     bool by_score;       /* ranked by _score (no sort) */
     bool need_score;     /* scores are computed (show_score, min_score) */
-    bool page_sorted;    /* hp is no longer a heap: sorted best first */
     bool show_score;     /* hits and max_score carry them (by score,
                             track_scores, a sort on _score); as in
                             Elasticsearch, min_score alone does not */
@@ -434,34 +433,28 @@ static int run_segments(run *r, fds_err *err)
     return 0;
 }
 
-/* The page, max_score and total of a finished search into `out`; takes
- * r->hp.h. */
-/* Sort the page best first, once: a page by score (no NaN, which its
- * heap's order and fds__hit_cmp's tell apart) by the heapsort of the heap
- * it is, any other by qsort_r.  The heap is spent. */
+/* Sort the page of a finished search best first: a page by score (no NaN,
+ * which the heap's order and fds__hit_cmp's tell apart) by the heapsort of
+ * the heap it is, any other by qsort_r.  The heap is spent. */
 static void sort_page(run *r)
 {
     heap *hp = &r->hp;
-    if (r->page_sorted || !hp->n) {
-        r->page_sorted = true;
-        return;
-    }
     bool nan = false;
     for (size_t i = 0; i < hp->n; i++)
         nan |= isnan(hp->h[i].score);
     if (!r->x.req->nsort && !nan)
         fds__heap_sort_score(hp);
-    else
+    else if (hp->n)
         qsort_r(hp->h, hp->n, sizeof *hp->h, hit_qsort_cmp,
                 (void *)r->x.req);
-    r->page_sorted = true;
 }
 
+/* The page (sorted, sort_page), max_score and total of a finished search
+ * into `out`; takes r->hp.h. */
 static void finish(run *r, fds_search_result *out)
 {
     const fds_search_request *req = r->x.req;
     heap *hp = &r->hp;
-    sort_page(r);
     if (r->by_score && hp->n)
         out->max_score = hp->h[0].score;
     else if (r->show_score) {
@@ -552,8 +545,9 @@ static int execute(const fds_search_request *req,
         rc = fds__aggs_finish(r.ag, &out->aggs);
     fds__aggs_end(r.ag);
     heap *hp = &r.hp;
-    if (!rc && req->explain && hp->n > req->from) {
+    if (!rc) /* best first, for explain, named queries and the page */
         sort_page(&r);
+    if (!rc && req->explain && hp->n > req->from) {
         size_t ne = hp->n - req->from;
         out->explain = calloc(ne, sizeof *out->explain);
         rc = out->explain ? fds__explain_hits(&r.x, root, hp->h + req->from,
@@ -561,7 +555,6 @@ static int execute(const fds_search_request *req,
                           : FDS_ENOMEM;
     }
     if (!rc && fds__query_named(req->query) && hp->n > req->from) {
-        sort_page(&r);
         size_t nm = hp->n - req->from;
         out->matched = calloc(nm, sizeof *out->matched);
         rc = out->matched ? fds__named_hits(&r.x, root, hp->h + req->from, nm,

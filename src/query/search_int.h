@@ -274,10 +274,11 @@ void fds__heap_offer(heap *hp, const fds_hit *hit);
  * which a page by score uses 12.  The MaxScore passes offer every hit
  * that beats the k-th score here. */
 void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s);
-/* Sort a page by score alone (hp->req->nsort == 0, filled by
- * fds__heap_offer_score) best first, in place: a heapsort on the heap it
- * already is, moving the three fields such a page uses (qsort_r moved
- * whole 128-byte hits through a comparator call).  The heap is spent. */
+/* Sort a page by score alone (hp->req->nsort == 0; filled by
+ * fds__heap_offer_score, or fds__heap_offer, which keeps the same order
+ * when no score is NaN) best first, in place: a heapsort on the heap it
+ * already is, moving the three fields such a page uses, O(n log n)
+ * compares, no allocation.  The heap is spent; hp->n is unchanged. */
 void fds__heap_sort_score(heap *hp);
 /* Compare sort key k of two hits: <0 if a sorts first. */
 int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,

@@ -403,6 +403,31 @@ class ScoreBits(ServerTestCase):
                 self.assertEqual(h["_explanation"]["value"], h["_score"], url)
         self.assertEqual(differ, [])
 
+    def test_tied_pages_in_one_order_on_every_sort(self):
+        """A page by score is sorted by a heapsort of its heap; an explicit
+        `sort` on `_score` by the general comparator; explain and named
+        queries sort the page before reading it.  Ties (every GET of one
+        url length scores alike) must come out in one order, segment then
+        doc, on all of them."""
+        for q in ({"match": {"method": "GET"}},
+                  {"match": {"url": "product"}},
+                  {"term": {"status": 200}}):
+            body = {"query": q, "size": 40}
+            pages = []
+            for extra in ({}, {"explain": True},
+                          {"query": {"bool": {"should": [dict(q)],
+                                              "_name": "n"}}},
+                          {"sort": ["_score"], "track_scores": True}):
+                st, out, _ = self.req("POST", "/sb/_search", dict(body, **extra))
+                self.assertEqual(st, 200, out)
+                pages.append([(h["_id"], h["_score"]) for h in out["hits"]["hits"]])
+            self.assertEqual(len(pages[0]), 40, q)
+            scores = [s for _, s in pages[0]]
+            self.assertEqual(scores, sorted(scores, reverse=True), q)
+            self.assertGreater(len(scores) - len(set(scores)), 10, q)  # ties
+            for p in pages[1:]:
+                self.assertEqual(p, pages[0], q)
+
     def test_exact_value_seed_counts_only_docs_with_the_field(self):
         """The docs whose url.keyword is the match text seed the k-th score
         (docs/query.md) when k of them hold the url.  A doc that set
