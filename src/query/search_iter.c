@@ -43,6 +43,7 @@
  * is exact and rules out docs that tie the k-th score.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1282,13 +1283,22 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
     return true;
 }
 
-/* Docs per window of the counting and MaxScore passes (Lucene's
- * BooleanScorer uses 2048, MaxScoreBulkScorer at most 65536). */
+/* Docs per window of the counting pass, and of the MaxScore pass while
+ * the terms' window bounds decide its split (Lucene's BooleanScorer uses
+ * 2048, MaxScoreBulkScorer's inner windows 4096). */
 #define TAAT_WINDOW 4096u
 /* The MaxScore pass starts with windows this small and doubles them up to
  * TAAT_WINDOW: the page fills, and the k-th score starts pruning, after a
  * few docs of a frequent term rather than after a whole window. */
 #define MAXSCORE_FIRST_WINDOW 128u
+/* ... and on up to this many while the window bounds lower no window's
+ * split below the norms' (a whole url: the norm split alone decides it),
+ * where a window's fixed costs -- the bounds, the walk, the probes' set-up
+ * -- are paid for a few candidates: at 10M docs a url-n body opened 923
+ * windows of 4096 docs for ~4 candidates each (Lucene's MaxScoreBulkScorer
+ * widens its outer windows for the same reason, below 32 candidates a
+ * window).  A power of 2, at most 65536 (candidates are u16 offsets). */
+#define MAXSCORE_WINDOW_MAX 32768u
 
 /* Relative slack on a sum of score bounds taken in double before it is
  * compared with a float threshold, when the score it bounds is a float sum
@@ -1336,13 +1346,88 @@ typedef struct norm_gate {
 
 static float gate_fill(norm_gate *g, uint8_t nb, float th);
 
-/* A window's bitset: a bit per doc in SEEN_WORDS words, then a summary
- * word seen[SEEN_SUM] with bit i set when word i may have bits, so that a
- * walk over a window of few candidates (10M docs: most of its 64 words
- * empty) reads only the words that have some. */
-#define SEEN_WORDS (TAAT_WINDOW / 64)
+/* A window's bitset: a bit per doc in SEEN_WORDS words, then SEEN_SUMW
+ * summary words from seen[SEEN_SUM], bit i of the lot set when word i may
+ * have bits, so that a walk over a window of few candidates (10M docs:
+ * most of its words empty) reads only the words that have some. */
+#define SEEN_WORDS (MAXSCORE_WINDOW_MAX / 64)
 #define SEEN_SUM SEEN_WORDS
+#define SEEN_SUMW ((SEEN_WORDS + 63) / 64)
 #define SEEN_START UINT32_MAX /* a walk's cursor before word 0 */
+
+/* Mark doc w of a window (its offset) in seen and in the summary. */
+static inline void seen_mark(uint64_t *seen, uint32_t w)
+{
+    seen[w >> 6] |= 1ull << (w & 63);
+    seen[SEEN_SUM + (w >> 12)] |= 1ull << ((w >> 6) & 63);
+}
+
+/*
+ * The arrays of a window, for the counting and MaxScore passes: the
+ * bitset and the accumulators, which are all 0 between passes (a pass
+ * walks every window it marks, and the walk clears what it reads), and
+ * the candidate lists, written before they are read.  ~0.9 MiB; a pass
+ * takes one from a small free list and gives it back, so that a search
+ * neither zeroes nor faults in its accumulators: zeroed per pass, as the
+ * 4096-doc windows' were on the stack, the accumulators of 16384-doc
+ * windows took 20% of the url-n bodies' instructions at 1M docs (12.2 of
+ * 60.9 M), more than the wide windows saved there.
+ */
+typedef struct win_scratch {
+    struct win_scratch *next; /* in the free list */
+    uint64_t seen[SEEN_WORDS + SEEN_SUMW]; /* 0 between passes */
+    float acc[MAXSCORE_WINDOW_MAX];        /* 0 outside seen */
+    uint32_t tok[MAXSCORE_WINDOW_MAX];     /* 0 outside seen */
+    /* the candidates of a MaxScore window: offsets, partial scores, norm
+     * bytes, tokens so far; the value memo's keys, and the offsets and
+     * scores of the docs it lets in */
+    uint16_t cw[MAXSCORE_WINDOW_MAX];
+    float cs[MAXSCORE_WINDOW_MAX];
+    uint8_t cn[MAXSCORE_WINDOW_MAX];
+    uint32_t ct[MAXSCORE_WINDOW_MAX];
+    uint32_t co[MAXSCORE_WINDOW_MAX];
+    uint16_t rw[MAXSCORE_WINDOW_MAX];
+    float rs[MAXSCORE_WINDOW_MAX];
+} win_scratch;
+
+/* Scratch kept for reuse: one per pass running at once, up to this many
+ * (two threads per core on a 2-core machine); more are freed. */
+#define WIN_SCRATCH_KEEP 4u
+
+static pthread_mutex_t win_mu = PTHREAD_MUTEX_INITIALIZER;
+static win_scratch *win_free;
+static unsigned win_nfree;
+
+/* A window scratch with its bitset and accumulators 0, or NULL (out of
+ * memory).  Give it back with win_put once its bitset and accumulators
+ * are 0 again. */
+static win_scratch *win_get(void)
+{
+    pthread_mutex_lock(&win_mu);
+    win_scratch *w = win_free;
+    if (w) {
+        win_free = w->next;
+        win_nfree--;
+    }
+    pthread_mutex_unlock(&win_mu);
+    return w ? w : calloc(1, sizeof *w);
+}
+
+static void win_put(win_scratch *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&win_mu);
+    bool keep = win_nfree < WIN_SCRATCH_KEEP;
+    if (keep) {
+        w->next = win_free;
+        win_free = w;
+        win_nfree++;
+    }
+    pthread_mutex_unlock(&win_mu);
+    if (!keep)
+        free(w);
+}
 
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
@@ -1366,7 +1451,6 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
 {
     if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         tf1_fill(t);
-    uint64_t sw = 0; /* the words of seen this call sets bits in */
     bool filled = t->tf1_all;
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
@@ -1386,11 +1470,8 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
             for (end = j; t->docs[end] < hi; end++)
                 ;
         if (!score) {
-            for (; j < end; j++) {
-                uint32_t w = t->docs[j] - lo;
-                seen[w >> 6] |= 1ull << (w & 63);
-                sw |= 1ull << (w >> 6);
-            }
+            for (; j < end; j++)
+                seen_mark(seen, t->docs[j] - lo);
         }
         const uint8_t *norms = t->norms;
         uint32_t from = j, ruled = 0;
@@ -1415,16 +1496,14 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                 continue;
             }
             acc[w] += score_taat(t, t->tfs[j], nb, filled);
-            seen[w >> 6] |= 1ull << (w & 63);
-            sw |= 1ull << (w >> 6);
+            seen_mark(seen, w);
             if (tok)
                 tok[w] += t->tfs[j];
         }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j], w = d - lo;
             acc[w] += score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled);
-            seen[w >> 6] |= 1ull << (w & 63);
-            sw |= 1ull << (w >> 6);
+            seen_mark(seen, w);
             if (tok)
                 tok[w] += t->tfs[j];
         }
@@ -1441,7 +1520,6 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
         }
         t->b.doc = t->docs[0];
     }
-    seen[SEEN_SUM] |= sw;
 }
 
 /* The next doc of a window's bitset (SEEN_WORDS words and the summary)
@@ -1459,9 +1537,12 @@ static inline bool next_live_tok(uint64_t *seen, uint32_t *wi, uint64_t *m,
     for (;;) {
         while (!*m) { /* the next word with a bit, by the summary */
             uint32_t nx = *wi + 1; /* 0 from SEEN_START */
-            uint64_t rest = nx < SEEN_WORDS ? seen[SEEN_SUM] >> nx : 0;
+            uint64_t rest = 0;
+            while (nx < SEEN_WORDS &&
+                   !(rest = seen[SEEN_SUM + (nx >> 6)] >> (nx & 63)))
+                nx = (nx | 63) + 1; /* the next summary word */
             if (!rest) {
-                seen[SEEN_SUM] = 0;
+                memset(seen + SEEN_SUM, 0, SEEN_SUMW * sizeof *seen);
                 return false;
             }
             *wi = nx + (uint32_t)__builtin_ctzll(rest);
@@ -1515,15 +1596,26 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
 {
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;
-    uint64_t seen[SEEN_WORDS + 1];
-    float acc[TAAT_WINDOW] = {0}; /* 0 outside a window's seen docs */
+    /* a window scratch's bitset and accumulator (0 between windows: the
+     * walk clears them); out of memory, these, zeroed once */
+    win_scratch *ws = win_get();
+    uint64_t seen_own[SEEN_WORDS + SEEN_SUMW];
+    float acc_own[TAAT_WINDOW];
+    uint64_t *seen = ws ? ws->seen : seen_own;
+    float *acc = ws ? ws->acc : acc_own;
+    if (!ws) {
+        memset(seen_own, 0, sizeof seen_own);
+        memset(acc_own, 0, sizeof acc_own);
+    }
+    uint32_t next = NO_MORE;
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
-        if (*count > limit)
-            return lo;
+        if (*count > limit) {
+            next = lo;
+            break;
+        }
         if (fds__past_deadline(x))
-            return NO_MORE;
+            break;
         uint32_t hi = max_doc - lo > TAAT_WINDOW ? lo + TAAT_WINDOW : max_doc;
-        memset(seen, 0, sizeof seen);
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
@@ -1542,7 +1634,8 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
                 offer(hp, si, lo + w, s, &th);
         }
     }
-    return NO_MORE;
+    win_put(ws);
+    return next;
 }
 
 /* Bound of `t` over the docs [lo, hi): the largest block bound of its
@@ -2343,7 +2436,8 @@ typedef struct ord_memo {
     float *val;            /* exact score, or -INFINITY: cannot enter */
     uint32_t cap, n;
     /* per window: the candidates' ordinals (FDS_SIDX_NO_ORD: none), and
-     * the docs decided by the memo that enter the page (offsets, scores) */
+     * the docs decided by the memo that enter the page (offsets, scores);
+     * the pass's window scratch */
     uint32_t *co;
     uint16_t *rw;
     float *rs;
@@ -2363,9 +2457,6 @@ static void memo_free(ord_memo *m)
 {
     free(m->key);
     free(m->val);
-    free(m->co);
-    free(m->rw);
-    free(m->rs);
     memset(m, 0, sizeof *m);
 }
 
@@ -2404,7 +2495,7 @@ static bool value_cols(exec *x, unsigned si, term_it **ts, size_t nt,
  * there (value_cols).  Off when not, or out of memory (the pass runs
  * without it). */
 static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
-                      size_t nt)
+                      size_t nt, win_scratch *ws)
 {
     memset(m, 0, sizeof *m);
     val_cols vc;
@@ -2412,13 +2503,13 @@ static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
         return;
     m->key = calloc(ORD_MEMO_FIRST, sizeof *m->key);
     m->val = malloc(ORD_MEMO_FIRST * sizeof *m->val);
-    m->co = malloc(TAAT_WINDOW * sizeof *m->co);
-    m->rw = malloc(TAAT_WINDOW * sizeof *m->rw);
-    m->rs = malloc(TAAT_WINDOW * sizeof *m->rs);
-    if (!m->key || !m->val || !m->co || !m->rw || !m->rs) {
+    if (!m->key || !m->val) {
         memo_free(m);
         return;
     }
+    m->co = ws->co;
+    m->rw = ws->rw;
+    m->rs = ws->rs;
     m->cap = ORD_MEMO_FIRST;
     m->vc = vc;
     m->on = true;
@@ -2633,7 +2724,8 @@ static int run_one_term(exec *x, unsigned si, term_it *t, heap *hp,
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
  * window-local bounds from the block impacts).  Per window of docs from
- * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW): each term's
+ * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW, and on up to
+ * MAXSCORE_WINDOW_MAX while the window bounds lower no split): each term's
  * bound over the window comes from its skip data (for the terms the norms
  * already make non-essential, its bound over the segment); the longest
  * tail ts[e..] of terms whose bounds sum to no more than the k-th score are
@@ -2663,43 +2755,35 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         return run_one_term(x, si, ts[0], hp, from, to, sh, me);
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
-    uint64_t seen[SEEN_WORDS + 1] = {0}; /* 0 between windows */
-    /* 0 outside a window's seen docs, in [0, zeroed): zeroed as the
-     * windows widen, so a pass of a few narrow windows does not write the
-     * whole of acc and tok (cold lines after a fetch phase) */
-    float acc[TAAT_WINDOW];
-    uint32_t zeroed = 0;
+    /* the window's bitset and accumulators (0 between windows) and its
+     * candidate lists */
+    win_scratch *ws = win_get();
     float *wub = malloc(nt * sizeof *wub);
     /* suf[k]: sum wub[k..]; then gsuf[k]: the same sum of the segment
      * bounds, which is suf's tail past the norm split in every window */
     double *suf = malloc(2 * (nt + 1) * sizeof *suf), *gsuf = suf + nt + 1;
     norm_lims nl = {0};
-    /* the window's candidates: offsets, partial scores, norm bytes */
-    uint16_t *cw = malloc(TAAT_WINDOW * sizeof *cw);
-    float *cs = malloc(TAAT_WINDOW * sizeof *cs);
-    uint8_t *cn = malloc(TAAT_WINDOW);
-    /* tokens of each doc's terms so far: window accumulator, candidates */
-    uint32_t *tok = malloc(TAAT_WINDOW * sizeof *tok);
-    uint32_t *ct = malloc(TAAT_WINDOW * sizeof *ct);
     norm_gate gate = {.nl = &nl, .ts = ts, .eth = NAN, .cut = 256};
     for (int i = 0; i < 256; i++)
         gate.val[i] = NAN;
     int rc = norm_lims_init(&nl, ts, nt);
     ord_memo memo = {0};
-    if (!rc && nl.norms)
-        memo_init(&memo, x, si, ts, nt);
-    if (!wub || !suf || !cw || !cs || !cn || !tok || !ct || rc) {
+    if (!rc && ws && nl.norms)
+        memo_init(&memo, x, si, ts, nt, ws);
+    if (!ws || !wub || !suf || rc) {
         memo_free(&memo);
-        free(cw);
-        free(cs);
-        free(cn);
-        free(tok);
-        free(ct);
+        win_put(ws);
         free(wub);
         free(suf);
         norm_lims_free(&nl);
         return FDS_ENOMEM;
     }
+    uint64_t *seen = ws->seen;
+    float *acc = ws->acc, *cs = ws->cs;
+    uint16_t *cw = ws->cw;
+    uint8_t *cn = ws->cn;
+    /* tokens of each doc's terms so far: window accumulator, candidates */
+    uint32_t *tok = ws->tok, *ct = ws->ct;
     gsuf[nt] = 0;
     for (size_t k = nt; k-- > 0;)
         gsuf[k] = gsuf[k + 1] + term_ub(ts[k]);
@@ -2707,7 +2791,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
      * en, the segment's past it */
 #define WSUF(k) ((k) < en ? suf[k] : gsuf[k])
     double gsum = NAN; /* sum of the terms' bounds over the whole segment */
-    uint32_t win = MAXSCORE_FIRST_WINDOW;
+    uint32_t win = MAXSCORE_FIRST_WINDOW, win_cap = TAAT_WINDOW;
     for (uint32_t lo = from; lo < max_doc;) {
         if (fds__past_deadline(x))
             break;
@@ -2739,8 +2823,10 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
                 lo = nx;
         }
         uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
-        if (win < TAAT_WINDOW)
+        if (win < win_cap)
             win *= 2;
+        else if (win > win_cap)
+            win = win_cap;
         /* only the terms essential by the norms make candidates: the
          * others' cursors (probed, not walked) neither bound the window
          * nor tell whether it has any */
@@ -2770,6 +2856,8 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
         while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
             e--;
+        /* wide windows only while their bounds do not matter */
+        win_cap = e < en ? TAAT_WINDOW : MAXSCORE_WINDOW_MAX;
         if (nl.norms && e > 0) {
             size_t en = norm_essential(&gate, th);
             if (en < e)
@@ -2778,11 +2866,6 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         if (e == 0) { /* no doc of the window can enter the page */
             lo = hi;
             continue;
-        }
-        if (hi - lo > zeroed) {
-            memset(acc + zeroed, 0, (hi - lo - zeroed) * sizeof *acc);
-            memset(tok + zeroed, 0, (hi - lo - zeroed) * sizeof *tok);
-            zeroed = hi - lo;
         }
         gate.th = th;
         /* one essential term: its hopeless blocks make no candidates */
@@ -2885,14 +2968,10 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     }
 #undef WSUF
     memo_free(&memo);
-    free(cw);
-    free(cs);
-    free(cn);
+    win_put(ws);
     free(wub);
     free(suf);
     norm_lims_free(&nl);
-    free(tok);
-    free(ct);
     return 0;
 }
 
