@@ -1429,12 +1429,43 @@ static void win_put(win_scratch *w)
         free(w);
 }
 
+/* A window's candidates as a list in doc order: offsets, partial scores,
+ * tokens so far (the window scratch's cw, cs, ct), n of them. */
+typedef struct cand_list {
+    uint16_t *cw;
+    float *cs;
+    uint32_t *ct;
+    size_t n;
+} cand_list;
+
+/* Posting (offset w, score s, frequency tf) of a window's term: into the
+ * accumulator and bitset, or onto `out` when the term is the window's
+ * only essential one (its postings are then the candidates, in order). */
+static inline void take_posting(uint64_t *seen, float *acc, uint32_t *tok,
+                                cand_list *out, uint32_t w, float s,
+                                uint32_t tf)
+{
+    if (out) {
+        out->cw[out->n] = (uint16_t)w;
+        out->cs[out->n] = s;
+        out->ct[out->n++] = tf;
+        return;
+    }
+    acc[w] += s;
+    seen_mark(seen, w);
+    if (tok)
+        tok[w] += tf;
+}
+
 /*
  * Score the postings of `t` in [lo, hi) into the window's accumulator:
  * acc[d - lo] += score, seen bit set, and its word's summary bit (acc
  * starts at the first score, so a doc's sum runs over its terms in the
  * order the caller passes them).
  * tok (NULL: not kept): tok[d - lo] += tf, 0 outside seen like acc.
+ * `out` (NULL: none), for the window's only essential term (k 0): its
+ * postings go onto the list instead, as Lucene's MaxScoreBulkScorer
+ * scores a lone essential clause without its bitset.
  * score false: only mark.  `prune` (NULL: none), for the only term that
  * makes candidates: its blocks that cannot beat the k-th score are passed
  * over undecoded.  `gate` (NULL: none; t must have norms): docs it rules
@@ -1447,7 +1478,8 @@ static void win_put(win_scratch *w)
  */
 static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                       uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
-                      bool score, const lead_prune *prune, norm_gate *gate)
+                      bool score, const lead_prune *prune, norm_gate *gate,
+                      cand_list *out)
 {
     if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         tf1_fill(t);
@@ -1495,17 +1527,14 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                 ruled++; /* the doc's length alone rules it out */
                 continue;
             }
-            acc[w] += score_taat(t, t->tfs[j], nb, filled);
-            seen_mark(seen, w);
-            if (tok)
-                tok[w] += t->tfs[j];
+            take_posting(seen, acc, tok, out, w,
+                         score_taat(t, t->tfs[j], nb, filled), t->tfs[j]);
         }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
-            uint32_t d = t->docs[j], w = d - lo;
-            acc[w] += score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled);
-            seen_mark(seen, w);
-            if (tok)
-                tok[w] += t->tfs[j];
+            uint32_t d = t->docs[j];
+            take_posting(seen, acc, tok, out, d - lo,
+                         score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled),
+                         t->tfs[j]);
         }
         if (score)
             x->scored += j - from - ruled;
@@ -1620,7 +1649,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
             taat_term(x, ts[k], k, lo, hi, seen, acc, NULL, hp->cap != 0,
-                      NULL, NULL);
+                      NULL, NULL, NULL);
         }
         if (!any)
             continue;
@@ -2870,6 +2899,9 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         gate.th = th;
         /* one essential term: its hopeless blocks make no candidates */
         lead_prune lp;
+        /* one essential term: its postings are the candidates, listed in
+         * doc order straight into cw, cs, ct (no bitset, no walk) */
+        cand_list lead = {cw, cs, ct, 0};
         if (e == 1)
             lp = (lead_prune){WSUF(1), BOUND_SLACK(nt - 1), th};
         for (size_t k = 0; k < e; k++) {
@@ -2877,19 +2909,33 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             if (t->b.doc < lo)
                 t->b.advance(&t->b, lo);
             taat_term(x, t, k, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
-                      e == 1 ? &lp : NULL, nl.norms ? &gate : NULL);
+                      e == 1 ? &lp : NULL, nl.norms ? &gate : NULL,
+                      e == 1 ? &lead : NULL);
         }
         uint32_t wi = SEEN_START, w;
         uint64_t m = 0;
-        size_t n = 0;
+        size_t n = 0, li = 0;
         float sc;
         uint32_t tk = 0;
         memo.nr = 0;
         if (memo.on && memo.reads >= ORD_MEMO_TRIAL &&
             memo.hits < ORD_MEMO_MIN_HITS(memo.reads))
             memo.on = false; /* not worth its reads: off from this window */
-        while (next_live_tok(seen, &wi, &m, sg, lo, acc,
-                             nl.bud ? tok : NULL, &w, &sc, &tk)) {
+        /* the live candidates in doc order, from the lead's list (read at
+         * li >= n: kept ones are written back at n) or the bitset's walk */
+        for (;;) {
+            if (e == 1) {
+                if (li == lead.n)
+                    break;
+                w = cw[li];
+                sc = cs[li];
+                tk = ct[li++];
+                if (!fds__is_live(sg, lo + w))
+                    continue;
+            } else if (!next_live_tok(seen, &wi, &m, sg, lo, acc,
+                                      nl.bud ? tok : NULL, &w, &sc, &tk)) {
+                break;
+            }
             if (memo.on) {
                 uint32_t o = val_key(&memo.vc, lo + w);
                 const float *v =
