@@ -1370,7 +1370,7 @@ static inline void seen_mark(uint64_t *seen, uint32_t w)
  * takes one from a small free list and gives it back, so that a search
  * neither zeroes nor faults in its accumulators: zeroed per pass, as the
  * 4096-doc windows' were on the stack, the accumulators of 16384-doc
- * windows took 20% of the url-n bodies' instructions at 1M docs (12.2 of
+ * windows took 19% of the url-n bodies' instructions at 1M docs (11.4 of
  * 60.9 M), more than the wide windows saved there.
  */
 typedef struct win_scratch {
