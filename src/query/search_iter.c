@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "postings.h"
 #include "search_int.h"
@@ -1390,13 +1391,23 @@ typedef struct win_scratch {
     float rs[MAXSCORE_WINDOW_MAX];
 } win_scratch;
 
-/* Scratch kept for reuse: one per pass running at once, up to this many
- * (two threads per core on a 2-core machine); more are freed. */
-#define WIN_SCRATCH_KEEP 4u
-
 static pthread_mutex_t win_mu = PTHREAD_MUTEX_INITIALIZER;
 static win_scratch *win_free;
 static unsigned win_nfree;
+static long win_keep = -1; /* under win_mu */
+
+/* Scratch kept for reuse (win_mu held): one per pass running at once, up
+ * to one per online core (the HTTP threads, one a core by default) and
+ * two more (the slice thread, a multi-shard search's worker); more are
+ * freed. */
+static unsigned win_keep_max(void)
+{
+    if (win_keep < 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        win_keep = (n > 0 ? n : 2) + 2;
+    }
+    return (unsigned)win_keep;
+}
 
 /* A window scratch with its bitset and accumulators 0, or NULL (out of
  * memory).  Give it back with win_put once its bitset and accumulators
@@ -1418,7 +1429,7 @@ static void win_put(win_scratch *w)
     if (!w)
         return;
     pthread_mutex_lock(&win_mu);
-    bool keep = win_nfree < WIN_SCRATCH_KEEP;
+    bool keep = win_nfree < win_keep_max();
     if (keep) {
         w->next = win_free;
         win_free = w;
