@@ -12,7 +12,10 @@
  * bit-identical scores whether hits are counted or not (track_total_hits
  * true, false, a number), and how many postings were scored of those the
  * terms had (MaxScore skips most of them); with a fourth argument
- * `sliced`, every MaxScore pass runs as two slices on two threads.
+ * `sliced`, every MaxScore pass runs as two slices on two threads; with
+ * `wide`, the sample three times over (ids apart) in a segment of ~26,000
+ * docs with deletes, so that MaxScore's windows widen past 4096 docs
+ * (their bitset's later summary words, the lone essential term's list).
  * Whole-url queries, some with
  * frequent words repeated (merged into boosted clauses, the heaviest of the
  * query, as the percent-encoded bytes of non-ASCII urls are).
@@ -1325,10 +1328,24 @@ int main(int argc, char **argv)
         sliced = true;
         fds_search_set_slice_min(0); /* every MaxScore pass on two threads */
     }
+    bool wide = argc > 4 && !strcmp(argv[4], "wide");
     qt_docs docs;
     if (qt_load(path, &docs, 100000)) {
         fprintf(stderr, "cannot read %s\n", path);
         return 1;
+    }
+    if (wide) { /* the sample three times over, in doc order */
+        size_t n0 = docs.n;
+        docs.json = realloc(docs.json, 3 * n0 * sizeof *docs.json);
+        docs.len = realloc(docs.len, 3 * n0 * sizeof *docs.len);
+        ASSERT(docs.json && docs.len);
+        for (size_t i = n0; i < 3 * n0; i++) {
+            docs.len[i] = docs.len[i % n0];
+            docs.json[i] = malloc(docs.len[i] + 1);
+            ASSERT(docs.json[i] != NULL);
+            memcpy(docs.json[i], docs.json[i % n0], docs.len[i] + 1);
+        }
+        docs.n = 3 * n0;
     }
     nd = docs.n;
     bd = calloc(nd, sizeof *bd);
@@ -1351,6 +1368,10 @@ int main(int argc, char **argv)
     /* segments of uneven sizes, ~5% deleted */
     mapping = fds_mapping_create();
     size_t cut[NSEG + 1] = {0, nd / 7, nd / 2, nd * 4 / 5, nd};
+    if (wide) { /* one large segment with deletes, and three small ones */
+        size_t c[NSEG + 1] = {0, nd / 8, nd / 8 + 100, nd / 8 + 200, nd};
+        memcpy(cut, c, sizeof cut);
+    }
     char dir[] = "/tmp/fds-qprop-XXXXXX";
     ASSERT(mkdtemp(dir) != NULL);
     for (int s = 0; s < NSEG; s++) {
