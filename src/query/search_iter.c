@@ -1296,9 +1296,11 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
  * split below the norms' (a whole url: the norm split alone decides it),
  * where a window's fixed costs -- the bounds, the walk, the probes' set-up
  * -- are paid for a few candidates: at 10M docs a url-n body opened 923
- * windows of 4096 docs for ~4 candidates each (Lucene's MaxScoreBulkScorer
- * widens its outer windows for the same reason, below 32 candidates a
- * window).  A power of 2, at most 65536 (candidates are u16 offsets). */
+ * windows of 4096 docs for ~4 candidates each.  Lucene's
+ * MaxScoreBulkScorer.computeOuterWindowMax widens the windows its bounds
+ * are taken over for the same reason, while they average fewer than 32
+ * candidates per clause.  A power of 2, at most 65536 (candidates are u16
+ * offsets). */
 #define MAXSCORE_WINDOW_MAX 32768u
 
 /* Relative slack on a sum of score bounds taken in double before it is
@@ -1356,11 +1358,19 @@ static float gate_fill(norm_gate *g, uint8_t nb, float th);
 #define SEEN_SUMW ((SEEN_WORDS + 63) / 64)
 #define SEEN_START UINT32_MAX /* a walk's cursor before word 0 */
 
-/* Mark doc w of a window (its offset) in seen and in the summary. */
-static inline void seen_mark(uint64_t *seen, uint32_t w)
+/* Mark doc w of a window (its offset) in seen and in the summary: in
+ * *sw, the first summary word kept in a register, when the window is
+ * `narrow` (at most 4096 docs: every counting window), else in seen's
+ * summary words (a memory write per posting, which cost exact counts 2%
+ * more instructions). */
+static inline void seen_mark(uint64_t *seen, uint64_t *sw, bool narrow,
+                             uint32_t w)
 {
     seen[w >> 6] |= 1ull << (w & 63);
-    seen[SEEN_SUM + (w >> 12)] |= 1ull << ((w >> 6) & 63);
+    if (narrow)
+        *sw |= 1ull << (w >> 6);
+    else
+        seen[SEEN_SUM + (w >> 12)] |= 1ull << ((w >> 6) & 63);
 }
 
 /*
@@ -1452,9 +1462,9 @@ typedef struct cand_list {
 /* Posting (offset w, score s, frequency tf) of a window's term: into the
  * accumulator and bitset, or onto `out` when the term is the window's
  * only essential one (its postings are then the candidates, in order). */
-static inline void take_posting(uint64_t *seen, float *acc, uint32_t *tok,
-                                cand_list *out, uint32_t w, float s,
-                                uint32_t tf)
+static inline void take_posting(uint64_t *seen, uint64_t *sw, bool narrow,
+                                float *acc, uint32_t *tok, cand_list *out,
+                                uint32_t w, float s, uint32_t tf)
 {
     if (out) {
         out->cw[out->n] = (uint16_t)w;
@@ -1463,7 +1473,7 @@ static inline void take_posting(uint64_t *seen, float *acc, uint32_t *tok,
         return;
     }
     acc[w] += s;
-    seen_mark(seen, w);
+    seen_mark(seen, sw, narrow, w);
     if (tok)
         tok[w] += tf;
 }
@@ -1487,14 +1497,16 @@ static inline void take_posting(uint64_t *seen, float *acc, uint32_t *tok,
  * come before t, to enter the page).  Leaves the cursor on its first doc
  * >= hi (or NO_MORE); `t` must be on a doc >= lo.
  */
-static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
-                      uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
-                      bool score, const lead_prune *prune, norm_gate *gate,
-                      cand_list *out)
+static inline __attribute__((always_inline)) void
+taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
+             uint64_t *seen, float *acc, uint32_t *tok, bool score,
+             const lead_prune *prune, norm_gate *gate, cand_list *out,
+             bool narrow)
 {
     if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         tf1_fill(t);
     bool filled = t->tf1_all;
+    uint64_t sw = 0; /* seen's first summary word, for a narrow window */
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
             uint32_t nb = t->blk + 1;
@@ -1514,7 +1526,7 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                 ;
         if (!score) {
             for (; j < end; j++)
-                seen_mark(seen, t->docs[j] - lo);
+                seen_mark(seen, &sw, narrow, t->docs[j] - lo);
         }
         const uint8_t *norms = t->norms;
         uint32_t from = j, ruled = 0;
@@ -1538,12 +1550,12 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
                 ruled++; /* the doc's length alone rules it out */
                 continue;
             }
-            take_posting(seen, acc, tok, out, w,
+            take_posting(seen, &sw, narrow, acc, tok, out, w,
                          score_taat(t, t->tfs[j], nb, filled), t->tfs[j]);
         }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j];
-            take_posting(seen, acc, tok, out, d - lo,
+            take_posting(seen, &sw, narrow, acc, tok, out, d - lo,
                          score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled),
                          t->tfs[j]);
         }
@@ -1560,6 +1572,27 @@ static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
         }
         t->b.doc = t->docs[0];
     }
+    seen[SEEN_SUM] |= sw;
+}
+
+/* taat_term_at, its loops compiled apart for a lone essential term's
+ * list, a narrow window (at most 4096 docs: the first summary word in a
+ * register) and a wide one: a branch per posting on which, in one loop,
+ * cost exact counts 5% more instructions. */
+static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
+                      uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
+                      bool score, const lead_prune *prune, norm_gate *gate,
+                      cand_list *out)
+{
+    if (out)
+        taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
+                     out, true);
+    else if (hi - lo <= 64 * 64)
+        taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
+                     NULL, true);
+    else
+        taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
+                     NULL, false);
 }
 
 /* The next doc of a window's bitset (SEEN_WORDS words and the summary)
