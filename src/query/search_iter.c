@@ -1361,8 +1361,9 @@ static float gate_fill(norm_gate *g, uint8_t nb, float th);
 /* Mark doc w of a window (its offset) in seen and in the summary: in
  * *sw, the first summary word kept in a register, when the window is
  * `narrow` (at most 4096 docs: every counting window), else in seen's
- * summary words (a memory write per posting, which cost exact counts 2%
- * more instructions). */
+ * summary words (a memory write per posting, which cost exact counts of
+ * the url-n bodies at 1M 5.8% more instructions with size 0, 2.3% with a
+ * page of 10). */
 static inline void seen_mark(uint64_t *seen, uint64_t *sw, bool narrow,
                              uint32_t w)
 {
