@@ -1327,6 +1327,17 @@ static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
            ((double)block_bound_exact(t, b) + p->rest) * p->slack <= (double)p->th;
 }
 
+/* The columns that name the value of a doc on the text field of a
+ * disjunction's terms: the keyword multi-field's ordinals (kf) and the
+ * field's own value ids (vf, FDS_SIDX_F_VALUES), either NULL.  A value's
+ * key is its keyword ordinal when it has one, else kn + its value id: a
+ * function of the string alone (the keyword skips a value by its length,
+ * and value ids are given by it), one key per string. */
+typedef struct val_cols {
+    const fds_sfield *kf, *vf;
+    uint32_t kn; /* kf's terms: the first key of a value id */
+} val_cols;
+
 /* Docs a MaxScore window's essential terms need not score at all: the
  * bound of a doc's whole score from its norm byte alone (norm_lims: every
  * term at its largest frequency, and the token budget of the doc's
@@ -1345,9 +1356,16 @@ typedef struct norm_gate {
                                yet); it only falls as the k-th score rises */
     unsigned cut;           /* every norm byte >= cut is out (norm_cut);
                                256: none known */
+    const val_cols *keys;   /* the memo's keys: their cache lines are asked
+                               for as a doc passes (NULL: no memo) */
 } norm_gate;
 
 static float gate_fill(norm_gate *g, uint8_t nb, float th);
+
+/* How many postings ahead the gate asks for a doc's norm byte: at 10M
+ * docs a field's norms are 10 MB, and the gate's reads of them, one after
+ * the other, otherwise wait on memory (bench/scale). */
+#define NORM_PREFETCH 32u
 
 /* A window's bitset: a bit per doc in SEEN_WORDS words, then SEEN_SUMW
  * summary words from seen[SEEN_SUM], bit i of the lot set when word i may
@@ -1536,7 +1554,16 @@ taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
         unsigned gcut = gate ? gate->cut : 256;
         /* per norm byte, the split norm_essential found at gth */
         const size_t *ek = gate && k && gate->eth == gth ? gate->ek : NULL;
+        /* the memo's key columns (val_key): a doc that passes the gate
+         * is a candidate, whose key the memo reads after this pass */
+        const val_cols *keys = gate ? gate->keys : NULL;
+        const uint8_t *kcol = keys && keys->kf ? keys->kf->col : NULL;
+        const uint8_t *vcol = keys && keys->vf ? keys->vf->vcol : NULL;
+        unsigned kbits = kcol ? keys->kf->ord_bits : 0;
+        unsigned vbits = vcol ? keys->vf->vbits : 0;
         for (; gate && j < end; j++) { /* gate implies norms */
+            if (j + NORM_PREFETCH < n)
+                __builtin_prefetch(norms + t->docs[j + NORM_PREFETCH]);
             uint32_t d = t->docs[j], w = d - lo;
             uint8_t nb = norms[d];
             if (nb >= gcut) {
@@ -1551,6 +1578,8 @@ taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
                 ruled++; /* the doc's length alone rules it out */
                 continue;
             }
+            fds__packed_prefetch(kcol, kbits, d);
+            fds__packed_prefetch(vcol, vbits, d);
             take_posting(seen, &sw, narrow, acc, tok, out, w,
                          score_taat(t, t->tfs[j], nb, filled), t->tfs[j]);
         }
@@ -2482,17 +2511,6 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
 #define ORD_MEMO_FIRST 1024u
 #define ORD_MEMO_MAX (1u << 16)
 
-/* The columns that name the value of a doc on the text field of a
- * disjunction's terms: the keyword multi-field's ordinals (kf) and the
- * field's own value ids (vf, FDS_SIDX_F_VALUES), either NULL.  A value's
- * key is its keyword ordinal when it has one, else kn + its value id: a
- * function of the string alone (the keyword skips a value by its length,
- * and value ids are given by it), one key per string. */
-typedef struct val_cols {
-    const fds_sfield *kf, *vf;
-    uint32_t kn; /* kf's terms: the first key of a value id */
-} val_cols;
-
 /* Doc d's key (val_cols), or FDS_SIDX_NO_ORD: none. */
 static inline uint32_t val_key(const val_cols *c, uint32_t d)
 {
@@ -2942,6 +2960,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             continue;
         }
         gate.th = th;
+        gate.keys = memo.on ? &memo.vc : NULL;
         /* one essential term: its hopeless blocks make no candidates */
         lead_prune lp;
         /* one essential term: its postings are the candidates, listed in
