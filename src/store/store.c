@@ -16,9 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +24,7 @@
 
 #include "catalog.h"
 #include "fds_text.h"
+#include "fds_thread.h"
 #include "store_int.h"
 
 #define BG_TICK_MS 100
@@ -1027,12 +1026,7 @@ fds_index **fds__indices_pin(fds_store *s, size_t *n)
 
 void fds__thread_background(const char *name)
 {
-    pthread_setname_np(pthread_self(), name);
-    id_t tid = (id_t)syscall(SYS_gettid);
-    errno = 0;
-    int cur = getpriority(PRIO_PROCESS, tid);
-    if (!errno && cur < FDS__BACKGROUND_NICE)
-        (void)setpriority(PRIO_PROCESS, tid, FDS__BACKGROUND_NICE);
+    fds_thread_lower(name, FDS__BACKGROUND_NICE);
 }
 
 static void *background(void *arg)

@@ -524,10 +524,8 @@ void fds__flush_progress(fds_store *s);
 void *fds__flusher_main(void *arg);
 /*
  * store.c: the calling thread becomes a background thread of the node:
- * named `name` (pthread_setname_np, at most 15 bytes: top -H, perf and
- * /proc/PID/task/TID/comm show it) and run at nice FDS__BACKGROUND_NICE,
- * or its own if that is higher already (setpriority on its own tid; on
- * Linux the nice value is per thread, and threads it starts, a refresh's
+ * named `name` and run at nice FDS__BACKGROUND_NICE, or its own if that
+ * is higher already (fds_thread_lower; threads it starts, a refresh's
  * part threads, inherit it).  The flusher,
  * the background thread (periodic refreshes) and the merge thread call it
  * first.

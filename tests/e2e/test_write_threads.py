@@ -16,6 +16,7 @@ answered while the bulk ran; with the bulk on the only HTTP thread, every
 GET comes before it (neither found) or after it (both found).  No timing is
 asserted: the test waits for the bulk to end either way."""
 import json
+import os
 import threading
 import unittest
 
@@ -93,6 +94,35 @@ class WriteThreads(unittest.TestCase):
         self.assertEqual((st, b["result"]), (404, "not_found"))
         st, b, _ = self.req("GET", "/wc/_bulk")  # 405 as before: no write ran
         self.assertEqual(st, 405, b)
+
+    def thread_nices(self):
+        """{comm: [nice, ...]} over the server's threads (proc(5): nice is
+        the 19th field of a task's stat)."""
+        out = {}
+        base = "/proc/%d/task" % self.srv.proc.pid
+        for tid in os.listdir(base):
+            try:
+                with open("%s/%s/comm" % (base, tid)) as f:
+                    comm = f.read().strip()
+                with open("%s/%s/stat" % (base, tid)) as f:
+                    stat = f.read()
+            except OSError:
+                continue  # the thread ended meanwhile
+            fields = stat[stat.rindex(")") + 2:].split()
+            out.setdefault(comm, []).append(int(fields[16]))
+        return out
+
+    def test_write_threads_run_below_the_http_threads(self):
+        """The write threads run at nice 10 (server.c, FDS_WRITE_NICE), as
+        the flusher does, so that a _bulk loop leaves the CPU to searches;
+        the threads that answer searches keep the process's own."""
+        st, b, _ = self.req("PUT", "/wn/_doc/1", {"x": 1})  # a write ran
+        self.assertIn(st, (200, 201), b)
+        own = os.getpriority(os.PRIO_PROCESS, self.srv.proc.pid)
+        nices = self.thread_nices()
+        self.assertIn("fds-write", nices, nices)
+        self.assertEqual(set(nices["fds-write"]), {max(own, 10)}, nices)
+        self.assertEqual(nices["fieldstore"], [own] * len(nices["fieldstore"]))
 
 
 if __name__ == "__main__":
