@@ -6,8 +6,8 @@ PKGS=(build-essential cmake pkg-config python3 curl zstd
       libzstd-dev zlib1g-dev liblz4-dev libsqlite3-dev libcjson-dev
       libmicrohttpd-dev libutf8proc-dev stress-ng wrk
       libcrypt-dev openssl whois
-      libmurmurhash-dev      # MurmurHash3 for the cardinality sketch (src/query/hll.c)
-      libicu-dev             # time zone rules for named zones (src/query/tz.c)
+      libmurmurhash-dev      # MurmurHash3 for the cardinality sketch (src/query/aggs/hll.c)
+      libicu-dev             # time zone rules for named zones (src/query/time/tz.c)
       python3-elasticsearch  # the official client, in the e2e tests
       clang libclang-rt-dev)  # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes
 missing=()

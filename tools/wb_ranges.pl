@@ -1,9 +1,9 @@
 #!/usr/bin/env perl
-# tools/wb_ranges.pl: prints the rows of src/query/analysis_wb.h, the code
+# tools/wb_ranges.pl: prints the rows of src/query/mapping/analysis_wb.h, the code
 # points whose word-break class the analyzer cannot take from utf8proc's
 # general category alone.
 #
-# The analyzer (src/query/analysis.c, wb_class) starts from the general
+# The analyzer (src/query/mapping/analysis.c, wb_class) starts from the general
 # category and utf8proc's grapheme boundclass:
 #   Grapheme_Extend, Emoji_Modifier, Mc, Cf -> Extend (UAX #29 Extend,
 #                                             Format and ZWJ alike, WB4)
@@ -23,7 +23,7 @@
 #
 # The data is the Unicode version this perl was built with (perl 5.36:
 # Unicode 14).  Usage: perl tools/wb_ranges.pl > rows.txt, then paste the
-# rows into src/query/analysis_wb.h.
+# rows into src/query/mapping/analysis_wb.h.
 use strict;
 use warnings;
 

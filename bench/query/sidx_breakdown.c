@@ -9,17 +9,17 @@
  * counted there), skip entries, postings blocks, positions (format 5: the
  * field's positions table, each term's block offsets and positions),
  * norms, doc values (presence bitset + column), the _id table, and the rest (header, field
- * descriptors and names, alignment, footer).  Layout: src/query/sidx_format.h.
+ * descriptors and names, alignment, footer).  Layout: src/query/index/sidx_format.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fds_error.h"
-#include "positions.h"
-#include "postings.h"
+#include "index/positions.h"
+#include "index/postings.h"
 #include "query.h"
-#include "sidx_int.h"
+#include "index/sidx_int.h"
 
 enum { P_ENTRIES, P_TBYTES, P_SKIP, P_POST, P_POS, P_NORMS, P_DV, P_IDS, P_N };
 static const char *pname[P_N] = {"term dict", "term bytes", "skip entries",

@@ -1,6 +1,6 @@
 /*
  * sketch_accuracy.c: accuracy of the cardinality and percentiles sketches
- * (src/query/hll.c, src/query/tdigest.c) against exact answers.  Not a
+ * (src/query/aggs/hll.c, src/query/aggs/tdigest.c) against exact answers.  Not a
  * timing benchmark: it measures error, prints Markdown tables (the
  * "Sketch accuracy" section of docs/query.md is its output) and a checksum
  * of every estimate, so two runs can be compared byte for byte.
@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hll.h"
+#include "aggs/hll.h"
 #include "sketch_util.h"
-#include "tdigest.h"
+#include "aggs/tdigest.h"
 
 #define DEFAULT_SEEDS 10
 #define TD_COMPRESSION 100.0

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 static double cpu_us(void)
 {

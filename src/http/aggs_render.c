@@ -12,7 +12,7 @@
 
 #include "aggs_render.h"
 #include "query.h"
-#include "tdigest.h"
+#include "aggs/tdigest.h"
 
 size_t fds__java_double(double d, char *out)
 {

@@ -1,5 +1,5 @@
 /*
- * aggs_render.h: reduced aggregation results (src/query/aggs.h) as the
+ * aggs_render.h: reduced aggregation results (src/query/aggs/aggs.h) as the
  * `aggregations` member of Elasticsearch 8's search response.
  */
 #ifndef FDS_AGGS_RENDER_H
@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "aggs.h"
+#include "aggs/aggs.h"
 #include "fds_strbuf.h"
 #include "search_render.h"
 

@@ -19,7 +19,7 @@
 #include "fds_text.h"
 #include "http_int.h"
 #include "index_expr.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 /* Alias actions of one request, at most (a wildcard expands to many). */
 #define FDS_ALIAS_ACTIONS_MAX 4096

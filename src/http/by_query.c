@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "search_ctx.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 #include "tasks.h"
 
 /* Documents read and written at a time (Elasticsearch's scroll_size

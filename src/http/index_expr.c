@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "fds_strbuf.h"
-#include "datemath.h"
+#include "time/datemath.h"
 #include "fds_text.h"
 
 static int bad_value(fds_err *err, const char *name, const char *v)

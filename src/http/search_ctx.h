@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "http_int.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 /* Elasticsearch's search.max_open_scroll_context default: scrolls open at
  * once on the node; one more is refused with 429. */

@@ -9,8 +9,8 @@
  * Explanations come from src/query as data (fds_explanation) and are printed
  * with cJSON.
  */
-#include "aggs.h"
-#include "highlight.h"
+#include "aggs/aggs.h"
+#include "fetch/highlight.h"
 #include "search_render.h"
 
 #include <cJSON.h>
@@ -24,7 +24,7 @@
 
 #include "fds_strbuf.h"
 #include "fds_text.h"
-#include "numfmt.h"
+#include "aggs/numfmt.h"
 
 /* One `fields` member: "name":[values]. */
 static void put_field(fds_strbuf *b, bool *open, const char *name,

@@ -16,7 +16,7 @@
 #include "fds_error.h"
 #include "fds_strbuf.h"
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 /*
  * Callback that fills src[i] / src_len[i] with the stored `_source` bytes of

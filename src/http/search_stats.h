@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "search_request.h"
+#include "ast/search_request.h"
 #include "store.h"
 
 /* Longest query description (and shard id) a profile prints, in bytes;

@@ -31,7 +31,7 @@
 
 #include "fds_text.h"
 #include "http_int.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 /* Component templates one composable template may name. */
 #define FDS_COMPOSED_OF_MAX 64

@@ -248,7 +248,7 @@ double fds__round_ftype(const fds_mfield *f, double v);
 
 /* ---- analysis ------------------------------------------------------------ */
 
-#include "analysis.h"
+#include "mapping/analysis.h"
 
 /* ---- BM25 / norms ------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_analyze: fuzz target for the standard analyzer (src/query/analysis.c):
+ * fuzz_analyze: fuzz target for the standard analyzer (src/query/mapping/analysis.c):
  * fds_analyze and fds_analyze_offsets over any bytes, UTF-8 or not.  Must
  * never crash, leak or read out of bounds, and
  *   - both give the same tokens, in order;
@@ -15,7 +15,7 @@
 
 #include <utf8proc.h>
 
-#include "analysis.h"
+#include "mapping/analysis.h"
 #include "query_int.h"
 
 typedef struct toks {

@@ -35,7 +35,7 @@
 #include "catalog.h"
 #include "logparse.h"
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 #include "store.h"
 
 #define CAT_DOCS 600          /* docs of the template index */

@@ -16,7 +16,7 @@
 #include "fds_text.h"
 #include "http_int.h"
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 /* An answer of the shape GET /logs/_search gives, to filter and re-indent. */
 static const char ANSWER[] =

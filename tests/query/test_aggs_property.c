@@ -1,7 +1,7 @@
 /*
  * test_aggs_property: random aggregation trees over random documents,
  * compared against a brute-force evaluator written here independently of
- * src/query/aggs.c (its own grouping, ordering, histogram keys, calendar
+ * src/query/aggs/aggs.c (its own grouping, ordering, histogram keys, calendar
  * rounding through timegm/gmtime, empty-bucket filling, ranges and
  * filters).
  *
@@ -28,11 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggs.h"
+#include "aggs/aggs.h"
 #include "fds_strbuf.h"
 #include "qtest.h"
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 #define NDOCS 3000
 #define NROUNDS 40

@@ -14,7 +14,7 @@
 #include "qtest.h"
 #include "query.h"
 #include "search_render.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 static fds_mapping *mapping;
 

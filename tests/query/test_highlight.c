@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "mapping/analysis.h"
 #include "fds_test.h"
-#include "highlight.h"
+#include "fetch/highlight.h"
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 
 typedef struct offs {
     char out[512];

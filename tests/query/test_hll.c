@@ -1,5 +1,5 @@
 /*
- * test_hll.c: unit tests of the cardinality sketch (src/query/hll.c):
+ * test_hll.c: unit tests of the cardinality sketch (src/query/aggs/hll.c):
  * the precision rule, the exact phase and its end, the register phase's
  * error at the default threshold, merges equal to the sketch of the union,
  * and the hash functions against MurmurHash3 x64_128 vectors.
@@ -10,8 +10,8 @@
 
 #include "fds_error.h"
 #include "fds_test.h"
-#include "hll.h"
-#include "hll_int.h"
+#include "aggs/hll.h"
+#include "aggs/hll_int.h"
 
 /* HLL's standard error at p = 14 is 1.04 / sqrt(2^14) = 0.81 %; allow three
  * of them (Elasticsearch documents accuracy, not a bound). */

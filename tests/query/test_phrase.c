@@ -21,11 +21,11 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "positions.h"
+#include "index/positions.h"
 #include "qtest.h"
 #include "query.h"
-#include "search_request.h"
-#include "sidx_int.h"
+#include "ast/search_request.h"
+#include "index/sidx_int.h"
 
 #define NSEG 3
 #define DOCS_PER_SEG 120

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "mapping/analysis.h"
 #include "search_render.h"
 #include "qtest.h"
 #include "query.h"

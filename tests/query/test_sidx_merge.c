@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "positions.h"
+#include "index/positions.h"
 #include "qtest.h"
 #include "query.h"
-#include "sidx_int.h"
+#include "index/sidx_int.h"
 
 #define NSEG 4
 #define DEFAULT_DOCS 3000

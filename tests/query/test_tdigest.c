@@ -1,5 +1,5 @@
 /*
- * test_tdigest.c: unit tests of the percentiles sketch (src/query/tdigest.c):
+ * test_tdigest.c: unit tests of the percentiles sketch (src/query/aggs/tdigest.c):
  * exact answers while values are kept (Elasticsearch's Dist.quantile and
  * Dist.cdf rules), rank error on 1e6 values at compression 100, merges of
  * partial digests, cdf monotonicity, weights and argument errors.
@@ -11,7 +11,7 @@
 #include "fds_error.h"
 #include "fds_test.h"
 #include "sketch_util.h"
-#include "tdigest.h"
+#include "aggs/tdigest.h"
 
 #define N_LARGE 1000000
 /* Rank error bounds at compression 100 on 1e6 values: |F(est) - q| where F

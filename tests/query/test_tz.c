@@ -1,5 +1,5 @@
 /*
- * test_tz.c: named time zones (src/query/tz.c) and date math in them,
+ * test_tz.c: named time zones (src/query/time/tz.c) and date math in them,
  * against instants worked out by hand from the zones' published rules:
  * Europe/Paris (CET +01:00, CEST +02:00 from the last Sunday of March
  * 01:00Z to the last Sunday of October 01:00Z), America/New_York (EST
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "datemath.h"
+#include "time/datemath.h"
 #include "fds_test.h"
 
 #define H 3600000LL

@@ -9,17 +9,17 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "datemath.h"
+#include "mapping/analysis.h"
+#include "time/datemath.h"
 #include "search_render.h"
-#include "postings.h"
+#include "index/postings.h"
 #include "qtest.h"
-#include "numfmt.h"
+#include "aggs/numfmt.h"
 #include "query.h"
 #include "query_int.h"
-#include "sidx_format.h"
-#include "sidx_int.h"
-#include "term_pat.h"
+#include "index/sidx_format.h"
+#include "index/sidx_int.h"
+#include "exec/term_pat.h"
 #include "fds_text.h"
 
 /* ---- analyzer ------------------------------------------------------------ */

@@ -28,7 +28,7 @@
 
 #include "catalog.h"
 #include "query.h"
-#include "search_request.h"
+#include "ast/search_request.h"
 #include "fds_test.h"
 #include "store.h"
 #include "store_int.h" /* the catalogue connection, for SQLITE_FULL */

@@ -17,7 +17,7 @@
 #include "fuzz_driver.h"
 #include "query.h"
 #include "query_int.h"
-#include "sidx_format.h"
+#include "index/sidx_format.h"
 
 /* brand ids: with "/filter/", a url of 272 bytes, past
  * FDS_SIDX_VALUE_MIN_BYTES */

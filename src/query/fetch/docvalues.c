@@ -1,0 +1,666 @@
+/*
+ * docvalues.c: `docvalue_fields` and `fields` -- the fields a search asks
+ * for resolved against the mapping at parse time, and each hit's values of
+ * one as Elasticsearch gives them: doc values for docvalue_fields, the
+ * `_source` values parsed by the mapping (in their order) for `fields`.
+ *
+ * The segment columns (sidx_format.h) keep one value per doc -- for a
+ * keyword the smallest term only -- so the values are read from the hit's
+ * `_source` instead and put in doc-value order: keywords sorted by bytes
+ * and deduplicated (SortedSetDocValues), numbers and dates sorted with
+ * duplicates kept (SortedNumericDocValues), booleans as false < true.  A
+ * keyword longer than ignore_above has no doc value; a value the field
+ * cannot take (it was ignored at index time) has none either.  Numbers of
+ * a float field come at float precision, widened to double, as Lucene
+ * stores them.
+ *
+ * Formats: a date prints with the `format` asked for, else the first
+ * format of the mapping's (strict_date_optional_time by default, UTC); a
+ * number with a DecimalFormat pattern of `#`, `0`, `.` and `,` (HALF_EVEN,
+ * as java.text.DecimalFormat rounds).  Anything else is refused at parse
+ * time.  A `fields` entry with include_unmapped also gives the `_source`
+ * paths the mapping lacks (dynamic: false), values as written.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "time/datemath.h"
+#include "dsl/dsl_parse_int.h"
+#include "fds_strbuf.h"
+#include "fds_text.h"
+#include "aggs/numfmt.h"
+
+/* Bytes of one rendered value (a date, a number). */
+#define DV_TEXT_MAX 64
+
+static bool numeric_pattern_ok(const char *f)
+{
+    bool dot = false;
+    for (const char *p = f; *p; p++) {
+        if (*p == '.') {
+            if (dot)
+                return false;
+            dot = true;
+        } else if (*p != '#' && *p != '0' && (*p != ',' || dot)) {
+            return false;
+        }
+    }
+    return *f != 0;
+}
+
+/* A date format we can print: a named format or letters y u M d H m s S
+ * X x Z with quoted text and punctuation. */
+static bool date_pattern_ok(const char *f)
+{
+    size_t n = strcspn(f, "|");
+    static const char *const named[] = {
+        "strict_date_optional_time", "date_optional_time", "epoch_millis",
+        "epoch_second", "strict_date", "date", "strict_date_time",
+        "date_time", "strict_date_optional_time_nanos"};
+    for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+        if (strlen(named[i]) == n && !strncmp(f, named[i], n))
+            return true;
+    bool quoted = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = f[i];
+        if (ch == '\'')
+            quoted = !quoted;
+        else if (!quoted && isalpha((unsigned char)ch) && !strchr("yuMdHmsSXxZ", ch))
+            return false;
+    }
+    return !quoted;
+}
+
+static int text_field_error(fds_err *err, const char *name)
+{
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "Text fields are not optimised for operations that "
+                        "require per-document field data like aggregations "
+                        "and sorting, so these operations are disabled by "
+                        "default. Please use a keyword field instead. "
+                        "Alternatively, set fielddata=true on [%s] in order "
+                        "to load field data by uninverting the inverted "
+                        "index. Note that this can use significant memory.",
+                        name);
+}
+
+/* A zeroed slot after r's fields (r->ndv not yet counting it); NULL on
+ * ENOMEM. */
+static fds_dv_field *dv_slot(fds_search_request *r)
+{
+    fds_dv_field *nd = realloc(r->dv, (r->ndv + 1) * sizeof *nd);
+    if (!nd)
+        return NULL;
+    r->dv = nd;
+    memset(&nd[r->ndv], 0, sizeof *nd);
+    return &nd[r->ndv];
+}
+
+/* Append the resolved field f (named `name`) to r.  0 or an FDS_E* code. */
+static int dv_add(fds_search_request *r, const fds_mfield *f,
+                  const char *fmt, bool fetch, fds_err *err)
+{
+    if (fmt && !strcmp(fmt, "use_field_mapping"))
+        fmt = NULL;
+    if (fmt && fetch && f->type != FDS_FT_DATE)
+        fmt = NULL; /* the fields API formats dates only */
+    if (fmt && (f->type == FDS_FT_KEYWORD || f->type == FDS_FT_BOOLEAN ||
+                f->type == FDS_FT_TEXT))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field [%s] of type [%s] doesn't support formats.",
+                            f->path, f->type_name);
+    if (fmt && f->type == FDS_FT_DATE && !date_pattern_ok(fmt))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[docvalue_fields] date format [%s] is not "
+                            "supported", fmt);
+    if (fmt && f->type != FDS_FT_DATE && !numeric_pattern_ok(fmt))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[docvalue_fields] number format [%s] is not "
+                            "supported: only DecimalFormat patterns of #, 0, "
+                            "'.' and ','", fmt);
+    const char *dfmt = fmt;
+    if (!dfmt && f->type == FDS_FT_DATE && f->dfmt && date_pattern_ok(f->dfmt->text))
+        dfmt = f->dfmt->text;
+    /* a field asked for again: the later entry (its format) wins, and the
+     * hit names it once */
+    for (size_t k = 0; k < r->ndv; k++)
+        if (!r->dv[k].unmapped && r->dv[k].fetch == fetch &&
+            !strcmp(r->dv[k].name, f->path)) {
+            char *nf = dfmt ? strdup(dfmt) : NULL;
+            if (dfmt && !nf)
+                return FDS_ENOMEM;
+            free(r->dv[k].format);
+            r->dv[k].format = nf;
+            return 0;
+        }
+    fds_dv_field *d = dv_slot(r);
+    if (!d)
+        return FDS_ENOMEM;
+    const fds_mfield *src = f->is_subfield && f->parent ? f->parent : f;
+    d->name = strdup(f->path);
+    d->src = strdup(src->path);
+    d->format = dfmt ? strdup(dfmt) : NULL;
+    d->type = f->type;
+    d->fetch = fetch;
+    d->float32 = fds__round_ftype(f, 0.1) != 0.1;
+    d->ignore_above = f->ignore_above;
+    d->dfmt = f->dfmt;
+    if (!d->name || !d->src || (dfmt && !d->format)) {
+        free(d->name);
+        free(d->src);
+        free(d->format);
+        return FDS_ENOMEM;
+    }
+    r->ndv++;
+    return 0;
+}
+
+/* The include_unmapped entry of pattern `name`. */
+static int unmapped_add(fds_search_request *r, const char *name)
+{
+    fds_dv_field *d = dv_slot(r);
+    if (!d)
+        return FDS_ENOMEM;
+    d->fetch = d->unmapped = true;
+    d->type = FDS_FT_NONE;
+    if (!(d->name = strdup(name)))
+        return FDS_ENOMEM;
+    r->ndv++;
+    return 0;
+}
+
+int fds__dv_resolve(fds_search_request *r, const char *name, const char *fmt,
+                    bool fetch, bool unmapped, fds_err *err)
+{
+    const fds_mapping *m = r->mapping;
+    if (!m)
+        return 0;
+    if (unmapped) {
+        int rc = unmapped_add(r, name);
+        if (rc)
+            return rc;
+    }
+    fds_mapping *mm = (fds_mapping *)m;
+    int rc = 0;
+    pthread_rwlock_rdlock(&mm->lock);
+    if (!strchr(name, '*')) {
+        const fds_mfield *f = fds__mapping_find(m, name, strlen(name));
+        if (f && f->type == FDS_FT_TEXT && !fetch)
+            rc = text_field_error(err, name);
+        else if (f && f->type != FDS_FT_OBJECT && f->type != FDS_FT_NONE)
+            rc = dv_add(r, f, fmt, fetch, err);
+        /* unmapped: no values, as in Elasticsearch */
+    } else {
+        /* a pattern: the fields with doc values it matches */
+        for (size_t i = 0; !rc && i < m->nfields; i++) {
+            const fds_mfield *f = m->fields[i];
+            if ((f->type == FDS_FT_TEXT && !fetch) ||
+                f->type == FDS_FT_OBJECT || f->type == FDS_FT_NONE ||
+                !fds_glob_match(name, f->path, f->path_len))
+                continue;
+            rc = dv_add(r, f, fmt, fetch, err);
+        }
+    }
+    pthread_rwlock_unlock(&mm->lock);
+    return rc;
+}
+
+/* ---- values of one hit ------------------------------------------------------ */
+
+typedef struct dv_raw {
+    int kind;       /* FDS_JV_* */
+    char *s;
+    size_t n;
+    int64_t l;
+    double d;
+} dv_raw;
+
+typedef struct dv_collect {
+    const fds_dv_field *f;
+    bool record;    /* reading an fds_doc_dv_record: keys are full paths */
+    dv_raw *v;
+    size_t n, cap;
+    bool oom;
+} dv_collect;
+
+/* Code points of s[0..n) (ignore_above counts characters). */
+static size_t chars(const char *s, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    dv_collect *c = arg;
+    const fds_dv_field *f = c->f;
+    const char *at = c->record ? f->name : f->src;
+    if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+        v->kind == FDS_JV_NULL || v->path_len != strlen(at) ||
+        memcmp(v->path, at, v->path_len))
+        return 0;
+    if (v->from_null && strcmp(f->name, f->src))
+        return 0; /* a parent's null_value: a multi-field takes its own only */
+    dv_raw r = {.kind = v->kind};
+    const char *s = v->kind == FDS_JV_TRUE ? "true"
+                  : v->kind == FDS_JV_FALSE ? "false" : v->str;
+    size_t n = v->kind == FDS_JV_TRUE ? 4 : v->kind == FDS_JV_FALSE ? 5 : v->str_len;
+    bool ok = true;
+    switch (f->type) {
+    case FDS_FT_TEXT:
+        break;
+    case FDS_FT_KEYWORD:
+        ok = !f->ignore_above || chars(s, n) <= (size_t)f->ignore_above;
+        break;
+    case FDS_FT_LONG:
+        ok = fds__parse_long(s, n, true, &r.l) == 0;
+        break;
+    case FDS_FT_DOUBLE:
+        ok = fds__parse_double(s, n, &r.d) == 0;
+        if (ok && f->float32)
+            r.d = (double)(float)r.d;
+        break;
+    case FDS_FT_DATE:
+        ok = v->kind == FDS_JV_NUMBER
+                 ? fds__parse_long(s, n, false, &r.l) == 0
+                 : fds__date_parse(s, n, f->dfmt, 0, &r.l) == 0;
+        break;
+    case FDS_FT_BOOLEAN:
+        ok = fds__parse_bool(s, n, &r.l) == 0;
+        break;
+    default:
+        ok = false;
+    }
+    if (!ok)
+        return 0;
+    if (fds__grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) {
+        c->oom = true;
+        return 0;
+    }
+    r.s = malloc(n + 1);
+    if (!r.s) {
+        c->oom = true;
+        return 0;
+    }
+    memcpy(r.s, s, n);
+    r.s[n] = 0;
+    r.n = n;
+    c->v[c->n++] = r;
+    return 0;
+}
+
+static int raw_cmp(const void *a, const void *b, void *arg)
+{
+    const dv_raw *x = a, *y = b;
+    int type = *(const int *)arg;
+    if (type == FDS_FT_KEYWORD) {
+        int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+        return c ? c : (x->n > y->n) - (x->n < y->n);
+    }
+    if (type == FDS_FT_DOUBLE)
+        return (x->d > y->d) - (x->d < y->d);
+    return (x->l > y->l) - (x->l < y->l);
+}
+
+/* The shortest text strtod reads back as d, with ".0" when integral (Java's
+ * Double.toString as Elasticsearch prints a double). */
+static size_t double_text(double d, char *out, size_t cap)
+{
+    int n = 0;
+    for (int p = 1; p <= 17; p++) {
+        n = snprintf(out, cap, "%.*g", p, d);
+        if (strtod(out, NULL) == d)
+            break;
+    }
+    if (isfinite(d) && !strpbrk(out, ".eEn"))
+        n += snprintf(out + n, cap - (size_t)n, ".0");
+    return (size_t)n;
+}
+
+/* d by DecimalFormat pattern `pat` (checked by numeric_pattern_ok). */
+static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
+{
+    const char *dot = strchr(pat, '.');
+    size_t min_int = 0, min_frac = 0, max_frac = 0, group = 0;
+    const char *ie = dot ? dot : pat + strlen(pat);
+    const char *comma = NULL;
+    for (const char *p = pat; p < ie; p++) {
+        min_int += *p == '0';
+        if (*p == ',')
+            comma = p;
+    }
+    if (comma)
+        for (const char *p = comma + 1; p < ie; p++)
+            group++;
+    for (const char *p = dot ? dot + 1 : ie; *p; p++) {
+        min_frac += *p == '0';
+        max_frac++;
+    }
+    char num[DV_TEXT_MAX * 2];
+    snprintf(num, sizeof num, "%.*f", (int)max_frac, fabs(d));
+    char *fp = strchr(num, '.');
+    size_t ilen = fp ? (size_t)(fp - num) : strlen(num);
+    size_t flen = fp ? strlen(fp + 1) : 0;
+    while (flen > min_frac && fp[flen] == '0')
+        flen--;
+    bool zero_int = ilen == 1 && num[0] == '0';
+    size_t k = 0;
+    if (d < 0 && (!zero_int || flen) && k + 1 < cap)
+        out[k++] = '-';
+    if (zero_int && min_int == 0 && flen)
+        ilen = 0; /* "#.0" prints 0.5 as ".5" */
+    for (size_t pad = ilen; pad < min_int && k + 1 < cap; pad++)
+        out[k++] = '0';
+    for (size_t i = 0; i < ilen && k + 2 < cap; i++) {
+        if (group && i && (ilen - i) % group == 0)
+            out[k++] = ',';
+        out[k++] = num[i];
+    }
+    if (flen && k + 1 < cap) {
+        out[k++] = '.';
+        for (size_t i = 1; i <= flen && k + 1 < cap; i++)
+            out[k++] = fp[i];
+    }
+    out[k] = 0;
+    return k;
+}
+
+int fds_docvalues_of(const fds_search_request *req, size_t k,
+                     const uint8_t *src, size_t len, fds_dv_value **out,
+                     size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    const fds_dv_field *f = &req->dv[k];
+    dv_collect c = {.f = f};
+    fds_err e;
+    fds_err_clear(&e);
+    /* a stored doc parses; the mapping's view of it gives null_value and
+     * copy_to values and leaves disabled objects out.  Without `_source`
+     * the stored record holds the doc values; `fields`, read from
+     * `_source`, has none (Elasticsearch 8.3+ skips them) */
+    if (req->mapping && req->mapping->source_disabled) {
+        c.record = true;
+        if (!f->fetch && len)
+            (void)fds__json_scan(src, len, dv_cb, &c, &e);
+    } else if (req->mapping) {
+        (void)fds__doc_scan(req->mapping, false, src, len, dv_cb, &c, &e);
+    } else {
+        (void)fds__json_scan(src, len, dv_cb, &c, &e);
+    }
+    int rc = c.oom ? FDS_ENOMEM : 0;
+    int type = f->type;
+    if (c.n > 1 && !f->fetch) /* doc-value order; `fields` keeps _source's */
+        qsort_r(c.v, c.n, sizeof *c.v, raw_cmp, &type);
+    fds_dv_value *o = !rc && c.n ? calloc(c.n, sizeof *o) : NULL;
+    if (!rc && c.n && !o)
+        rc = FDS_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; !rc && i < c.n; i++) {
+        const dv_raw *r = &c.v[i];
+        if (type == FDS_FT_KEYWORD && !f->fetch && m && o[m - 1].len == r->n &&
+            !memcmp(o[m - 1].text, r->s, r->n))
+            continue; /* a set: each term once */
+        char buf[DV_TEXT_MAX];
+        const char *t = buf;
+        size_t n;
+        bool quoted = false;
+        if (type == FDS_FT_KEYWORD || type == FDS_FT_TEXT) {
+            t = r->s;
+            n = r->n;
+            quoted = true;
+        } else if (type == FDS_FT_DATE) {
+            n = fds__date_print(r->l, f->format, buf, sizeof buf);
+            quoted = true;
+        } else if (type == FDS_FT_BOOLEAN) {
+            n = (size_t)snprintf(buf, sizeof buf, "%s", r->l ? "true" : "false");
+        } else if (f->format) {
+            n = decimal_text(type == FDS_FT_DOUBLE ? r->d : (double)r->l,
+                             f->format, buf, sizeof buf);
+            quoted = true;
+        } else if (type == FDS_FT_DOUBLE && f->fetch && f->float32) {
+            n = fds_float_format((float)r->d, buf); /* the float, as parsed */
+        } else if (type == FDS_FT_DOUBLE) {
+            n = double_text(r->d, buf, sizeof buf);
+        } else {
+            n = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)r->l);
+        }
+        o[m].text = malloc(n + 1);
+        if (!o[m].text) {
+            rc = FDS_ENOMEM;
+            break;
+        }
+        memcpy(o[m].text, t, n);
+        o[m].text[n] = 0;
+        o[m].len = n;
+        o[m++].quoted = quoted;
+    }
+    for (size_t i = 0; i < c.n; i++)
+        free(c.v[i].s);
+    free(c.v);
+    if (rc) {
+        fds_dv_values_free(o, m);
+        return rc;
+    }
+    *out = o;
+    *nout = m;
+    return 0;
+}
+
+void fds_dv_values_free(fds_dv_value *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i].text);
+    free(v);
+}
+
+/* ---- include_unmapped ---------------------------------------------------- */
+
+typedef struct um_collect {
+    const fds_search_request *req;
+    const char *pat;
+    fds_dv_group *g;
+    size_t n, cap;
+    bool oom;
+} um_collect;
+
+static int um_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    um_collect *c = arg;
+    if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+        v->kind == FDS_JV_NULL || !fds_glob_match(c->pat, v->path, v->path_len))
+        return 0;
+    const fds_mfield *mf = fds__mapping_find_locked(c->req->mapping, v->path,
+                                                    v->path_len);
+    if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT &&
+        !fds__path_disabled(c->req->mapping, v->path, v->path_len))
+        return 0; /* mapped: the mapped entries answer it (not under a
+                     disabled object, whose contents are unmapped) */
+    fds_dv_group *g = NULL;
+    for (size_t i = 0; i < c->n && !g; i++)
+        if (strlen(c->g[i].name) == v->path_len &&
+            !memcmp(c->g[i].name, v->path, v->path_len))
+            g = &c->g[i];
+    if (!g) {
+        if (fds__grow((void **)&c->g, &c->cap, c->n + 1, sizeof *c->g)) {
+            c->oom = true;
+            return 0;
+        }
+        g = &c->g[c->n];
+        memset(g, 0, sizeof *g);
+        if (!(g->name = strndup(v->path, v->path_len))) {
+            c->oom = true;
+            return 0;
+        }
+        c->n++;
+    }
+    const char *s = v->kind == FDS_JV_TRUE ? "true"
+                  : v->kind == FDS_JV_FALSE ? "false" : v->str;
+    size_t n = v->kind == FDS_JV_TRUE ? 4 : v->kind == FDS_JV_FALSE ? 5 : v->str_len;
+    fds_dv_value *nv = realloc(g->v, (g->n + 1) * sizeof *nv);
+    char *t = nv ? malloc(n + 1) : NULL;
+    if (nv)
+        g->v = nv;
+    if (!t) {
+        c->oom = true;
+        return 0;
+    }
+    memcpy(t, s, n);
+    t[n] = 0;
+    g->v[g->n++] = (fds_dv_value){t, n, v->kind == FDS_JV_STRING};
+    return 0;
+}
+
+int fds_unmapped_values(const fds_search_request *req, size_t k,
+                        const uint8_t *src, size_t len, fds_dv_group **out,
+                        size_t *n)
+{
+    um_collect c = {.req = req, .pat = req->dv[k].name};
+    fds_err e;
+    fds_err_clear(&e);
+    *out = NULL;
+    *n = 0;
+    if (req->mapping && !req->mapping->source_disabled)
+        (void)fds__json_scan(src, len, um_cb, &c, &e);
+    if (c.oom) {
+        fds_dv_groups_free(c.g, c.n);
+        return FDS_ENOMEM;
+    }
+    *out = c.g;
+    *n = c.n;
+    return 0;
+}
+
+void fds_dv_groups_free(fds_dv_group *g, size_t n)
+{
+    for (size_t i = 0; g && i < n; i++) {
+        free(g[i].name);
+        fds_dv_values_free(g[i].v, g[i].n);
+    }
+    free(g);
+}
+
+/* ---- the stored record of a document without _source ---------------------- */
+
+/* One value of the record: the field's path (the mapping's, stable) and the
+ * value's JSON text in `text`, in document order (seq). */
+typedef struct rec_val {
+    const char *path;
+    size_t off, len;
+    size_t seq;
+} rec_val;
+
+typedef struct rec_ctx {
+    const fds_mapping *m;
+    fds_strbuf text;
+    rec_val *v;
+    size_t n, cap;
+    bool oom;
+} rec_ctx;
+
+/* Does field f keep value v in its doc values? */
+static bool rec_takes(const fds_mfield *f, const fds_jval *v)
+{
+    if (f->type == FDS_FT_TEXT || f->type == FDS_FT_OBJECT ||
+        f->type == FDS_FT_NONE || fds__value_check(f, v, NULL))
+        return false;
+    return f->type != FDS_FT_KEYWORD || !f->ignore_above ||
+           chars(v->str, v->str_len) <= (size_t)f->ignore_above;
+}
+
+static void rec_add(rec_ctx *c, const fds_mfield *f, const fds_jval *v)
+{
+    if (!rec_takes(f, v))
+        return;
+    if (fds__grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) {
+        c->oom = true;
+        return;
+    }
+    size_t off = c->text.len;
+    if (v->kind == FDS_JV_STRING)
+        fds_strbuf_put_json_string(&c->text, v->str, v->str_len);
+    else
+        fds_strbuf_put(&c->text, v->str, v->str_len);
+    c->oom |= c->text.oom;
+    c->v[c->n] = (rec_val){f->path, off, c->text.len - off, c->n};
+    c->n++;
+}
+
+static int rec_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    rec_ctx *c = arg;
+    if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+        v->kind == FDS_JV_NULL)
+        return 0;
+    fds_mapping *m = (fds_mapping *)c->m;
+    pthread_rwlock_rdlock(&m->lock);
+    const fds_mfield *f = fds__mapping_find(m, v->path, v->path_len);
+    if (f)
+        rec_add(c, f, v);
+    for (size_t i = 0; f && f->has_subs && i < m->nfields; i++) {
+        const fds_mfield *s = m->fields[i];
+        fds_jval tmp;
+        const fds_jval *sv;
+        if (s->parent == f && s->is_subfield && (sv = fds__null_as(s, v, &tmp)))
+            rec_add(c, s, sv);
+    }
+    pthread_rwlock_unlock(&m->lock);
+    return 0;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const rec_val *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+int fds_doc_dv_record(const fds_mapping *m, const uint8_t *src, size_t len,
+                      uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    rec_ctx c = {.m = m};
+    fds_err e;
+    fds_err_clear(&e);
+    int rc = fds__doc_scan(m, false, src, len, rec_cb, &c, &e);
+    if (rc == FDS_ENOMEM)
+        c.oom = true;
+    if (c.n)
+        qsort(c.v, c.n, sizeof *c.v, rec_cmp);
+    fds_strbuf b = {0};
+    for (size_t i = 0; i < c.n && !c.oom; i++) {
+        bool first = !i || strcmp(c.v[i].path, c.v[i - 1].path);
+        if (first) {
+            fds_strbuf_puts(&b, i ? "]," : "{");
+            fds_strbuf_put_json_string(&b, c.v[i].path, strlen(c.v[i].path));
+            fds_strbuf_puts(&b, ":[");
+        } else {
+            fds_strbuf_putc(&b, ',');
+        }
+        fds_strbuf_put(&b, c.text.p + c.v[i].off, c.v[i].len);
+    }
+    if (c.n)
+        fds_strbuf_puts(&b, "]}");
+    bool oom = c.oom || b.oom;
+    free(c.v);
+    fds_strbuf_free(&c.text);
+    if (oom) {
+        fds_strbuf_free(&b);
+        return FDS_ENOMEM;
+    }
+    if (!b.len) {
+        fds_strbuf_free(&b);
+        return 0;
+    }
+    *out = (uint8_t *)fds_strbuf_take(&b, out_len);
+    return 0;
+}

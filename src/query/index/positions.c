@@ -1,0 +1,38 @@
+/*
+ * positions.c: encode/decode one term's positions in one document (see
+ * positions.h and the layout in sidx_format.h).
+ */
+#include "index/positions.h"
+
+#include "query_int.h"
+
+size_t fds_positions_encode(const uint32_t *pos, uint32_t n, uint8_t *out)
+{
+    size_t o = 0;
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        o += fds__varint_put(out + o, pos[i] - prev);
+        prev = pos[i];
+    }
+    return o;
+}
+
+long fds_positions_decode(const uint8_t *p, const uint8_t *end, uint32_t n,
+                          uint32_t *out)
+{
+    const uint8_t *s = p;
+    uint64_t cur = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t g;
+        size_t k = fds__varint_get(p, end, &g);
+        if (!k)
+            return FDS_ECORRUPT;
+        p += k;
+        cur += g;
+        if (cur > FDS_POSITION_MAX)
+            return FDS_ECORRUPT;
+        if (out)
+            out[i] = (uint32_t)cur;
+    }
+    return (long)(p - s);
+}
