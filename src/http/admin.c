@@ -222,11 +222,11 @@ static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
 
 static const char *cat_param_cb(void *arg, const char *name)
 {
-    return fds_req_param(arg, name);
+    return fds__req_param(arg, name);
 }
 
 
-void fds_h_root(fds_req *r, fds_resp *o)
+void fds__h_root(fds_req *r, fds_resp *o)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", NODE_NAME);
@@ -247,7 +247,7 @@ void fds_h_root(fds_req *r, fds_resp *o)
     cJSON_AddStringToObject(v, "minimum_wire_compatibility_version", "7.17.0");
     cJSON_AddStringToObject(v, "minimum_index_compatibility_version", "7.0.0");
     cJSON_AddStringToObject(j, "tagline", "You Know, for Search");
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* An index's health on this one node: red when it failed to load, yellow
@@ -441,24 +441,24 @@ static void health_answer(fds_req *r, fds_resp *o)
 {
     health_want w = {.status = -1, .active = -1};
     const char *v;
-    if ((v = fds_req_param(r, "level"))) {
+    if ((v = fds__req_param(r, "level"))) {
         static const char *const lv[] = {"cluster", "indices", "shards"};
         w.level = -1;
         for (int i = 0; i < 3; i++)
             if (!strcmp(v, lv[i]))
                 w.level = i;
         if (w.level < 0)
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "No enum constant for [level]: [%s] (cluster, "
                                    "indices or shards)", v);
     }
-    if ((v = fds_req_param(r, "wait_for_status")) && !health_status_name(v, &w.status))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+    if ((v = fds__req_param(r, "wait_for_status")) && !health_status_name(v, &w.status))
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "unknown cluster health status [%s]", v);
-    if ((v = fds_req_param(r, "wait_for_nodes")) && *v && !health_nodes(v, &w))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+    if ((v = fds__req_param(r, "wait_for_nodes")) && *v && !health_nodes(v, &w))
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "failed to parse [wait_for_nodes] with value [%s]", v);
-    if ((v = fds_req_param(r, "wait_for_active_shards"))) {
+    if ((v = fds__req_param(r, "wait_for_active_shards"))) {
         char *end;
         long a = strtol(v, &end, 10);
         if (!strcmp(v, "all"))
@@ -466,37 +466,37 @@ static void health_answer(fds_req *r, fds_resp *o)
         else if (end != v && !*end && a >= 0)
             w.active = a;
         else
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "failed to parse [wait_for_active_shards] with "
                                    "value [%s]: a number or all", v);
     }
     static const char *const events[] = {"immediate", "urgent", "high",
                                          "normal", "low", "languid"};
-    if ((v = fds_req_param(r, "wait_for_events"))) {
+    if ((v = fds__req_param(r, "wait_for_events"))) {
         size_t i = 0;
         while (i < 6 && strcmp(v, events[i]))
             i++;
         if (i == 6)
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "No enum constant for [wait_for_events]: [%s]", v);
     }
     static const char *const flags[] = {"wait_for_no_relocating_shards",
                                         "wait_for_no_initializing_shards", "local"};
     for (size_t i = 0; i < 3; i++)
-        if ((v = fds_req_param(r, flags[i])) && *v && strcmp(v, "true") &&
+        if ((v = fds__req_param(r, flags[i])) && *v && strcmp(v, "true") &&
             strcmp(v, "false"))
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "Failed to parse value [%s] as only [true] or "
                                    "[false] are allowed.", v);
-    if ((v = fds_req_param(r, "return_200_for_cluster_health_timeout")) &&
+    if ((v = fds__req_param(r, "return_200_for_cluster_health_timeout")) &&
         strcmp(v, "true") && *v)
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "[return_200_for_cluster_health_timeout] can only be "
                                "true: a timed out health request answers 200, as "
                                "in Elasticsearch 8");
     int64_t wait_ns = 30000000000LL;
-    if ((v = fds_req_param(r, "timeout")) && !fds_time_value_ns(v, false, &wait_ns))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+    if ((v = fds__req_param(r, "timeout")) && !fds_time_value_ns(v, false, &wait_ns))
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "failed to parse setting [timeout] with value [%s] "
                                "as a time value: unit is missing or unrecognized", v);
     if (wait_ns > HEALTH_WAIT_MAX_NS)
@@ -506,7 +506,7 @@ static void health_answer(fds_req *r, fds_resp *o)
     fds_index_expr_opts opts = {.allow_no_indices = true, .expand_open = true,
                                 .expand_closed = true, .expand_hidden = true};
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     const char *expr = r->nseg > 2 ? r->seg[2] : NULL;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -515,9 +515,9 @@ static void health_answer(fds_req *r, fds_resp *o)
         int rc;
         cJSON *j = health_json(r, expr, &opts, &w, &met, &e, &rc);
         if (!j)
-            return rc == FDS_ENOMEM ? fds_resp_errorf(o, 500, "out_of_memory_error",
+            return rc == FDS_ENOMEM ? fds__resp_errorf(o, 500, "out_of_memory_error",
                                                       "out of memory")
-                                    : fds_resp_error(o, &e);
+                                    : fds__resp_error(o, &e);
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
         int64_t spent = (int64_t)(t.tv_sec - t0.tv_sec) * 1000000000LL +
@@ -525,7 +525,7 @@ static void health_answer(fds_req *r, fds_resp *o)
         if (met || spent >= wait_ns) {
             if (!met)
                 cJSON_ReplaceItemInObject(j, "timed_out", cJSON_CreateTrue());
-            return fds_resp_json(o, 200, j);
+            return fds__resp_json(o, 200, j);
         }
         cJSON_Delete(j);
         int64_t nap = wait_ns - spent < HEALTH_POLL_NS ? wait_ns - spent : HEALTH_POLL_NS;
@@ -534,9 +534,9 @@ static void health_answer(fds_req *r, fds_resp *o)
     }
 }
 
-void fds_h_cluster_health(fds_req *r, fds_resp *o)
+void fds__h_cluster_health(fds_req *r, fds_resp *o)
 {
-    if (fds_req_check_params(r, o, HEALTH_PARAMS))
+    if (fds__req_check_params(r, o, HEALTH_PARAMS))
         health_answer(r, o);
 }
 
@@ -548,7 +548,7 @@ static void acknowledged(fds_resp *o, const char *index)
         cJSON_AddBoolToObject(j, "shards_acknowledged", 1);
         cJSON_AddStringToObject(j, "index", index);
     }
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
@@ -666,7 +666,7 @@ int fds__index_create(fds_store *st, const char *name, const cJSON *body,
 
 int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies)
 {
-    const char *v = fds_req_param(r, "wait_for_active_shards");
+    const char *v = fds__req_param(r, "wait_for_active_shards");
     *copies = 1; /* index.write.wait_for_active_shards: the primary */
     if (!v || !strcmp(v, "index-setting"))
         return 0;
@@ -678,11 +678,11 @@ int fds__active_shards_wanted(fds_req *r, fds_resp *o, long *copies)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (!*v || *end || errno || n > INT32_MAX || n < INT32_MIN) {
-        fds_resp_errorf(o, 400, "number_format_exception", "For input string: \"%s\"", v);
+        fds__resp_errorf(o, 400, "number_format_exception", "For input string: \"%s\"", v);
         return -1;
     }
     if (n < 0) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "shard count cannot be a negative value");
         return -1;
     }
@@ -697,7 +697,7 @@ bool fds__active_shards_acked(long copies, uint32_t replicas)
     return copies == FDS__ACTIVE_ALL ? replicas == 0 : copies <= 1;
 }
 
-void fds_h_index_create(fds_req *r, fds_resp *o)
+void fds__h_index_create(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
@@ -708,15 +708,15 @@ void fds_h_index_create(fds_req *r, fds_resp *o)
     /* <logs-{now/d}>: the name of today (Elasticsearch resolves it) */
     char name[FDS_INDEX_NAME_MAX + 2];
     if (fds_index_name_resolve(r->seg[0], name, sizeof name, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     if (fds__body_checked(r, &body, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     int rc = fds__index_create(r->store, name, body, &e);
     cJSON_Delete(body);
     if (rc) {
         if (!e.index[0])
             snprintf(e.index, sizeof e.index, "%s", name);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     fds_index *ix = NULL;
     fds_index_settings set = {.number_of_replicas = 0};
@@ -733,7 +733,7 @@ void fds__index_created(fds_resp *o, const char *name, long copies, uint32_t rep
     cJSON_AddBoolToObject(j, "shards_acknowledged",
                           fds__active_shards_acked(copies, replicas));
     cJSON_AddStringToObject(j, "index", name);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* The indices DELETE /{expr} names, as Elasticsearch resolves it for a
@@ -805,14 +805,14 @@ static int delete_targets(fds_req *r, char ***names, size_t *n, fds_err *e)
     return 0;
 }
 
-void fds_h_index_delete(fds_req *r, fds_resp *o)
+void fds__h_index_delete(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
     if (fds__destructive_requires_name(r->store)) {
         /* DestructiveOperations.hasWildcardUsage */
         if (strchr(r->seg[0], '*') || !strcmp(r->seg[0], "_all"))
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "Wildcard expressions or all indices are not "
                                    "allowed");
     }
@@ -834,7 +834,7 @@ void fds_h_index_delete(fds_req *r, fds_resp *o)
     }
     free(names);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     acknowledged(o, NULL);
 }
 
@@ -859,7 +859,7 @@ static bool path_indices(fds_req *r, fds_resp *o, const char *expr,
                                 .expand_closed = true};
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, ixs, n, &e)) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         return false;
     }
     return true;
@@ -868,7 +868,7 @@ static bool path_indices(fds_req *r, fds_resp *o, const char *expr,
 /* GET /{index}: also what GET /_bulk and other API paths without a GET
  * endpoint reach, as in Elasticsearch, whose resolver then refuses the
  * '_' name (fds_index_expr_check). */
-void fds_h_index_get(fds_req *r, fds_resp *o)
+void fds__h_index_get(fds_req *r, fds_resp *o)
 {
     fds_index **ixs;
     size_t n;
@@ -884,7 +884,7 @@ void fds_h_index_get(fds_req *r, fds_resp *o)
         cJSON_AddItemToObject(x, "settings", settings_json(ixs[i], false, false));
     }
     fds_index_expr_free(ixs, n);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 static bool pattern_list_match(const char *expr, const char *name);
@@ -913,9 +913,9 @@ static cJSON *settings_part(fds_index *ix, bool defaults_part, bool flat,
  * after filtering by `names` (Elasticsearch leaves such indices out). */
 static void settings_add(fds_req *r, cJSON *j, fds_index *ix, const char *names)
 {
-    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    bool flat = fds__req_param_bool(r, "flat_settings", false);
     cJSON *set = settings_part(ix, false, flat, names);
-    cJSON *def = fds_req_param_bool(r, "include_defaults", false)
+    cJSON *def = fds__req_param_bool(r, "include_defaults", false)
                      ? settings_part(ix, true, flat, names) : NULL;
     if (!set->child && (!def || !def->child)) {
         cJSON_Delete(set);
@@ -931,12 +931,12 @@ static void settings_add(fds_req *r, cJSON *j, fds_index *ix, const char *names)
 /* GET /{index}/_settings[/{name}] and GET /_settings[/{name}]: {index}
  * may be a name, a comma list, wildcards or _all; {name} a comma list of
  * setting names or patterns. */
-void fds_h_settings_get(fds_req *r, fds_resp *o)
+void fds__h_settings_get(fds_req *r, fds_resp *o)
 {
     /* "local": one node, so its state is the master's */
     static const char *const params[] = {"flat_settings", "include_defaults",
                                          "local", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
     bool top = !strcmp(r->seg[0], "_settings");
     const char *expr = top ? "_all" : r->seg[0];
@@ -944,14 +944,14 @@ void fds_h_settings_get(fds_req *r, fds_resp *o)
     const char *names = r->nseg > at ? r->seg[at] : NULL;
     cJSON *j = cJSON_CreateObject();
     if (!strpbrk(expr, ",*") && strcmp(expr, "_all")) {
-        fds_index *ix = fds_req_index(r, o, 0);
+        fds_index *ix = fds__req_index(r, o, 0);
         if (!ix) {
             cJSON_Delete(j);
             return;
         }
         settings_add(r, j, ix, names);
         fds_index_release(ix);
-        return fds_resp_json(o, 200, j);
+        return fds__resp_json(o, 200, j);
     }
     char **list = NULL;
     size_t n = 0;
@@ -966,7 +966,7 @@ void fds_h_settings_get(fds_req *r, fds_resp *o)
         free(list[i]);
     }
     free(list);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* Drop from kv[0..*n) the settings `ix` already has (a value other than
@@ -1000,14 +1000,14 @@ static void keep_unset(fds_index *ix, flat_kv *kv, size_t *n)
  * settings an index already has; ?reopen=true applies static settings to
  * an open index by closing it, updating and opening it again, as
  * Elasticsearch 8.12's reopen does.  A null value resets a setting. */
-void fds_h_settings_put(fds_req *r, fds_resp *o)
+void fds__h_settings_put(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "preserve_existing",
                                          "reopen", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
-    bool preserve = fds_req_param_bool(r, "preserve_existing", false);
-    bool reopen = fds_req_param_bool(r, "reopen", false);
+    bool preserve = fds__req_param_bool(r, "preserve_existing", false);
+    bool reopen = fds__req_param_bool(r, "reopen", false);
     fds_err e;
     fds_err_clear(&e);
     fds_index_expr_opts opts = {.expand_open = true, .expand_closed = true};
@@ -1017,7 +1017,7 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
     cJSON *body = NULL;
     int rc = fds_index_expr_opts_read(cat_param_cb, r, &opts, &e);
     if (!rc)
-        rc = fds_body_json(r, &body, &e);
+        rc = fds__body_json(r, &body, &e);
     if (!rc)
         rc = fds_json_check_body(r->body, r->body_len, &e);
     if (!rc && !cJSON_IsObject(body))
@@ -1086,12 +1086,12 @@ void fds_h_settings_put(fds_req *r, fds_resp *o)
     cJSON_Delete(body);
     fds_index_expr_free(ixs, nix);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     acknowledged(o, NULL);
 }
 
 /* GET /_mapping[s] (every index) and GET /{index}/_mapping[s]. */
-void fds_h_mapping_get(fds_req *r, fds_resp *o)
+void fds__h_mapping_get(fds_req *r, fds_resp *o)
 {
     fds_index **ixs;
     size_t n;
@@ -1105,12 +1105,12 @@ void fds_h_mapping_get(fds_req *r, fds_resp *o)
         cJSON_AddItemToObject(x, "mappings", mapping_json(ixs[i]));
     }
     fds_index_expr_free(ixs, n);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
-void fds_h_open_close(fds_req *r, fds_resp *o, bool open)
+void fds__h_open_close(fds_req *r, fds_resp *o, bool open)
 {
-    fds_index *ix = fds_req_index(r, o, 0);
+    fds_index *ix = fds__req_index(r, o, 0);
     if (!ix)
         return;
     fds_err e;
@@ -1122,7 +1122,7 @@ void fds_h_open_close(fds_req *r, fds_resp *o, bool open)
         rc = fds_index_set_open(ix, open, &e);
     if (rc) {
         fds_index_release(ix);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "acknowledged", 1);
@@ -1133,7 +1133,7 @@ void fds_h_open_close(fds_req *r, fds_resp *o, bool open)
         cJSON_AddBoolToObject(x, "closed", 1);
     }
     fds_index_release(ix);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 static void shards_ok(cJSON *j, int n)
@@ -1178,7 +1178,7 @@ static void each_index(fds_req *r, fds_resp *o,
     const char *expr = r->nseg >= 2 ? r->seg[0] : NULL;
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     for (size_t i = 0; !rc && i < n; i++) {
         if (!fds_index_is_open(ixs[i]) && !expr)
             continue;
@@ -1194,10 +1194,10 @@ static void each_index(fds_req *r, fds_resp *o,
     }
     fds_index_expr_free(ixs, n);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     cJSON *j = cJSON_CreateObject();
     shards_ok(j, count);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 static int do_refresh(fds_index *ix, void *arg, fds_err *e)
@@ -1210,26 +1210,26 @@ static int do_merge(fds_index *ix, void *arg, fds_err *e)
     return fds_index_forcemerge(ix, *(unsigned *)arg, e);
 }
 
-void fds_h_refresh(fds_req *r, fds_resp *o)
+void fds__h_refresh(fds_req *r, fds_resp *o)
 {
     each_index(r, o, do_refresh, NULL);
 }
 
-void fds_h_flush(fds_req *r, fds_resp *o)
+void fds__h_flush(fds_req *r, fds_resp *o)
 {
     /* a refresh already commits segments and trims the translog */
     each_index(r, o, do_refresh, NULL);
 }
 
-void fds_h_forcemerge(fds_req *r, fds_resp *o)
+void fds__h_forcemerge(fds_req *r, fds_resp *o)
 {
-    const char *m = fds_req_param(r, "max_num_segments");
+    const char *m = fds__req_param(r, "max_num_segments");
     unsigned max = 1;
     if (m) {
         char *end;
         long v = strtol(m, &end, 10);
         if (*end || v < 1)
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "failed to parse [max_num_segments] with value "
                                    "[%s]", m);
         max = (unsigned)v;
@@ -1303,8 +1303,8 @@ static bool metrics_check(fds_req *r, fds_resp *o, const char *list,
     if (!bad)
         return true;
     char uri[FDS_REQ_PATH_MAX];
-    fds_req_path(r, uri, sizeof uri);
-    fds_resp_errorf(o, 400, "illegal_argument_exception",
+    fds__req_path(r, uri, sizeof uri);
+    fds__resp_errorf(o, 400, "illegal_argument_exception",
                     "request [%s] contains unrecognized metric: [%.*s]", uri,
                     (int)n, bad);
     return false;
@@ -1350,7 +1350,7 @@ static void index_stats_add(fds_index_stats *acc, const fds_index_stats *st)
  * the expression (default every index; IndicesStatsRequest's options:
  * wildcards expand to open indices, none is no error), each with its
  * sections, and their sums under `_all`. */
-void fds_h_stats(fds_req *r, fds_resp *o)
+void fds__h_stats(fds_req *r, fds_resp *o)
 {
     bool every = !strcmp(r->seg[0], "_stats");
     const char *expr = every ? NULL : r->seg[0];
@@ -1364,7 +1364,7 @@ void fds_h_stats(fds_req *r, fds_resp *o)
     size_t n = 0;
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     fds_index_stats sum = {0};
     fds__search_sum ssum = {0};
     unsigned shards = 0;
@@ -1394,14 +1394,14 @@ void fds_h_stats(fds_req *r, fds_resp *o)
     free(ixs);
     cJSON_AddItemToObject(all, "primaries", index_stats_json(&sum, &ssum, metrics));
     cJSON_AddItemToObject(all, "total", index_stats_json(&sum, &ssum, metrics));
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* Elasticsearch's human sizes ("1.2mb"), or plain bytes with ?bytes=b. */
 static char *human_bytes(fds_req *r, uint64_t b)
 {
     char buf[32];
-    const char *unit = fds_req_param(r, "bytes");
+    const char *unit = fds__req_param(r, "bytes");
     if (unit && !strcmp(unit, "b"))
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)b);
     else if (unit && !strcmp(unit, "kb"))
@@ -1460,7 +1460,7 @@ static bool cat_indices_of(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
     if (fds_index_expr_opts_read(cat_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, r->nseg >= 3 ? r->seg[2] : NULL, &opts,
                                ixs, n, &e)) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         return false;
     }
     return true;
@@ -1470,7 +1470,7 @@ static bool cat_indices_of(fds_req *r, fds_resp *o, fds_index ***ixs, size_t *n)
  * column aliases; creation dates, codec and segment count on ?h= only.
  * ?health= keeps the rows of one health; the index expression of the path
  * (default: all) expands to open and closed indices, as cat's does. */
-void fds_h_cat_indices(fds_req *r, fds_resp *o)
+void fds__h_cat_indices(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {
         "health|h", "status|s", "index|i|idx", "uuid|id",
@@ -1480,10 +1480,10 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         "*creation.date|cd", "*creation.date.string|cds", "*codec",
         "*segments.count|sc|segmentsCount"};
     const size_t ncol = sizeof cols / sizeof cols[0];
-    const char *health = fds_req_param(r, "health");
+    const char *health = fds__req_param(r, "health");
     if (health && strcmp(health, "green") && strcmp(health, "yellow") &&
         strcmp(health, "red"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "Invalid value [%s] for [health]: must be "
                                "green, yellow or red", health);
     fds_index **ixs = NULL;
@@ -1524,7 +1524,7 @@ void fds_h_cat_indices(fds_req *r, fds_resp *o)
         rows[nr++] = row;
     }
     fds_index_expr_free(ixs, n);
-    fds_cat_render(r, o, cols, ncol, rows, nr);
+    fds__cat_render(r, o, cols, ncol, rows, nr);
     fds__cat_rows_free(rows, nr, ncol);
 }
 
@@ -1558,7 +1558,7 @@ static bool pattern_list_match(const char *expr, const char *name)
 /* _cat/count: the count of a `_count` over the same index expression and
  * q= (RestCountAction under the cat table), so the two always agree --
  * hidden and closed indices included. */
-void fds_h_cat_count(fds_req *r, fds_resp *o)
+void fds__h_cat_count(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {"epoch", "timestamp", "count"};
     static const char *const passed[] = {"q", "df", "default_operator",
@@ -1567,7 +1567,7 @@ void fds_h_cat_count(fds_req *r, fds_resp *o)
     const char *kv[2 * (sizeof passed / sizeof *passed)];
     unsigned nkv = 0;
     for (size_t i = 0; i < sizeof passed / sizeof *passed; i++) {
-        const char *v = fds_req_param(r, passed[i]);
+        const char *v = fds__req_param(r, passed[i]);
         if (v) {
             kv[2 * nkv] = passed[i];
             kv[2 * nkv++ + 1] = v;
@@ -1585,12 +1585,12 @@ void fds_h_cat_count(fds_req *r, fds_resp *o)
         sub.nseg = 1;
     }
     fds_resp c = {0};
-    fds_h_search(&sub, &c, true);
+    fds__h_search(&sub, &c, true);
     for (unsigned i = 0; i < sub.nparams; i++)
         free(sub.params[i]);
     free(sub.params);
     if (c.status != 200) /* its error, as _count answers it */
-        return fds_resp_raw(o, c.status, c.body, c.len, c.content_type);
+        return fds__resp_raw(o, c.status, c.body, c.len, c.content_type);
     cJSON *j = cJSON_ParseWithLength(c.body ? c.body : "", c.len);
     free(c.body);
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(j, "count");
@@ -1599,7 +1599,7 @@ void fds_h_cat_count(fds_req *r, fds_resp *o)
     row[2] = fmt_u64(cJSON_IsNumber(n) ? (uint64_t)n->valuedouble : 0);
     cJSON_Delete(j);
     char **rows[1] = {row};
-    fds_cat_render(r, o, cols, 3, rows, 1);
+    fds__cat_render(r, o, cols, 3, rows, 1);
     for (int k = 0; k < 3; k++)
         free(row[k]);
 }
@@ -1615,7 +1615,7 @@ static char *health_cell(const cJSON *j, const char *key)
 /* _cat/health is the cluster health answer as a table (Elasticsearch's
  * RestHealthAction renders its ClusterHealthResponse the same way), so
  * the two always agree. */
-void fds_h_cat_health(fds_req *r, fds_resp *o)
+void fds__h_cat_health(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {
         "epoch", "timestamp", "cluster", "status", "node.total", "node.data",
@@ -1623,14 +1623,14 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
         "pending_tasks", "max_task_wait_time", "active_shards_percent"};
     const size_t ncol = sizeof cols / sizeof cols[0];
     static const char *const params[] = {"format", "h", "v", "s", "ts", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
     fds_resp h = {0};
     health_answer(r, &h);
     cJSON *j = h.body ? cJSON_ParseWithLength(h.body, h.len) : NULL;
     free(h.body);
     if (!j)
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     char **names = NULL;
     size_t nindex = 0;
     fds_store_list_indices(r->store, &names, &nindex);
@@ -1664,8 +1664,8 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
      * "text-align:right": with ?v the one row's cells stand right under
      * their headers (the renderer aligns left, so they are padded here;
      * without ?v, or as JSON, a cell is as wide as its text) */
-    const char *fmt = fds_req_param(r, "format");
-    if (fds_req_param_bool(r, "v", false) && !(fmt && !strcmp(fmt, "json")))
+    const char *fmt = fds__req_param(r, "format");
+    if (fds__req_param_bool(r, "v", false) && !(fmt && !strcmp(fmt, "json")))
         for (size_t c = 4; c < ncol; c++) {
             char *p = NULL;
             if (row[c] && asprintf(&p, "%*s", (int)strlen(cols[c]), row[c]) >= 0) {
@@ -1674,14 +1674,14 @@ void fds_h_cat_health(fds_req *r, fds_resp *o)
             }
         }
     /* ts=false leaves the epoch and timestamp columns out */
-    bool ts = fds_req_param_bool(r, "ts", true);
+    bool ts = fds__req_param_bool(r, "ts", true);
     char **rows[1] = {ts ? row : row + 2};
-    fds_cat_render(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2, rows, 1);
+    fds__cat_render(r, o, ts ? cols : cols + 2, ts ? ncol : ncol - 2, rows, 1);
     for (size_t c = 0; c < ncol; c++)
         free(row[c]);
 }
 
-void fds_h_cat_segments(fds_req *r, fds_resp *o)
+void fds__h_cat_segments(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {"index", "shard", "prirep", "ip",
                                        "segment", "generation", "docs.count",
@@ -1728,7 +1728,7 @@ void fds_h_cat_segments(fds_req *r, fds_resp *o)
         free(names[i]);
     }
     free(names);
-    fds_cat_render(r, o, cols, ncol, rows, nr);
+    fds__cat_render(r, o, cols, ncol, rows, nr);
     fds__cat_rows_free(rows, nr, ncol);
 }
 
@@ -1737,7 +1737,7 @@ void fds_h_cat_segments(fds_req *r, fds_resp *o)
  * each replica an UNASSIGNED row, as Elasticsearch lists a one-node
  * cluster's shards; docs and store of an open index's shard are its own
  * (fds_index_shard_stats_get). */
-void fds_h_cat_shards(fds_req *r, fds_resp *o)
+void fds__h_cat_shards(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {
         "index|i|idx", "shard|s|sh", "prirep|p|pr|primaryOrReplica",
@@ -1789,7 +1789,7 @@ void fds_h_cat_shards(fds_req *r, fds_resp *o)
         }
     }
     fds_index_expr_free(ixs, n);
-    fds_cat_render(r, o, cols, ncol, rows, nr);
+    fds__cat_render(r, o, cols, ncol, rows, nr);
     fds__cat_rows_free(rows, nr, ncol);
 }
 
@@ -1833,7 +1833,7 @@ static void process_cpu(uint64_t *total_ms, int *percent)
     getrusage(RUSAGE_SELF, &ru);
     uint64_t cpu = (uint64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
                    (uint64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
-    uint64_t wall = (uint64_t)(fds_now_us() / 1000);
+    uint64_t wall = (uint64_t)(fds__now_us() / 1000);
     pthread_mutex_lock(&mu);
     *percent = 0;
     if (last_wall_ms && wall > last_wall_ms)
@@ -1881,7 +1881,7 @@ static cJSON *node_indices_json(fds_store *store, const char *metrics)
     return index_stats_json(&sum, &ss, metrics);
 }
 
-void fds_h_nodes_stats(fds_req *r, fds_resp *o)
+void fds__h_nodes_stats(fds_req *r, fds_resp *o)
 {
     /* /_nodes/stats[/{metric}[/{index_metric}]] or
      * /_nodes/{node_id}/stats[/{metric}[/{index_metric}]] */
@@ -1933,10 +1933,10 @@ void fds_h_nodes_stats(fds_req *r, fds_resp *o)
         cJSON_AddNumberToObject(pc, "percent", pct);
         cJSON_AddNumberToObject(pc, "total_in_millis", (double)cpu_ms);
     }
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
-void fds_h_cat_nodes(fds_req *r, fds_resp *o)
+void fds__h_cat_nodes(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {"ip", "heap.percent", "ram.percent", "cpu",
                                        "load_1m", "load_5m", "load_15m",
@@ -1964,11 +1964,11 @@ void fds_h_cat_nodes(fds_req *r, fds_resp *o)
     for (size_t i = 0; i < ncol; i++)
         row[i] = buf[i];
     char **rows[1] = {row};
-    fds_cat_render(r, o, cols, ncol, rows, 1);
+    fds__cat_render(r, o, cols, ncol, rows, 1);
 }
 
 /* GET /_cat: the cat endpoints, one per line, as Elasticsearch lists them. */
-void fds_h_cat_help(fds_req *r, fds_resp *o)
+void fds__h_cat_help(fds_req *r, fds_resp *o)
 {
     (void)r;
     static const char text[] = "=^.^=\n/_cat/indices\n/_cat/indices/{index}\n"
@@ -1976,5 +1976,5 @@ void fds_h_cat_help(fds_req *r, fds_resp *o)
                                "/_cat/shards\n/_cat/shards/{index}\n"
                                "/_cat/count\n/_cat/count/{index}\n/_cat/health\n"
                                "/_cat/nodes\n";
-    fds_resp_raw(o, 200, strdup(text), sizeof text - 1, "text/plain; charset=UTF-8");
+    fds__resp_raw(o, 200, strdup(text), sizeof text - 1, "text/plain; charset=UTF-8");
 }

@@ -36,7 +36,7 @@ static const char *const CAT_PARAMS[] = {"format", "h", "v", "s", "help", "local
 
 static const char *param_cb(void *arg, const char *name)
 {
-    return fds_req_param(arg, name);
+    return fds__req_param(arg, name);
 }
 
 /* ---- an alias definition ------------------------------------------------ */
@@ -545,7 +545,7 @@ static void acknowledged(fds_resp *o, bool errors_member)
     cJSON_AddBoolToObject(j, "acknowledged", 1);
     if (errors_member)
         cJSON_AddBoolToObject(j, "errors", 0);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* Apply the gathered actions and answer. */
@@ -557,24 +557,24 @@ static void apply_and_answer(fds_req *r, fds_resp *o, act_list *l,
     int rc = fds_store_aliases_update(r->store, l->v, l->n, &e);
     acts_free(l);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     acknowledged(o, errors_member);
 }
 
-void fds_h_aliases_update(fds_req *r, fds_resp *o)
+void fds__h_aliases_update(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, CHANGE_PARAMS))
+    if (!fds__req_check_params(r, o, CHANGE_PARAMS))
         return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
     if (fds__body_checked(r, &body, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     const cJSON *actions = body ? cJSON_GetObjectItemCaseSensitive(body, "actions")
                                 : NULL;
     if (!cJSON_IsArray(actions)) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: no actions;");
     }
     size_t na = (size_t)cJSON_GetArraySize(actions);
@@ -594,7 +594,7 @@ void fds_h_aliases_update(fds_req *r, fds_resp *o)
                           "Validation Failed: 1: no actions;");
     if (rc) {
         acts_free(&l);
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
     } else {
         apply_and_answer(r, o, &l, true);
     }
@@ -603,15 +603,15 @@ void fds_h_aliases_update(fds_req *r, fds_resp *o)
 }
 
 /* PUT|POST /{index}/_alias/{name} (and _aliases) with an optional body. */
-void fds_h_alias_put(fds_req *r, fds_resp *o)
+void fds__h_alias_put(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, CHANGE_PARAMS))
+    if (!fds__req_check_params(r, o, CHANGE_PARAMS))
         return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
     if (fds__body_checked(r, &body, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     const char *name = r->seg[2];
     fds_alias def = {0};
     int rc = 0;
@@ -639,7 +639,7 @@ void fds_h_alias_put(fds_req *r, fds_resp *o)
     fds_index_expr_free(ixs, n);
     if (rc) {
         acts_free(&l);
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
     } else {
         apply_and_answer(r, o, &l, false);
     }
@@ -648,9 +648,9 @@ void fds_h_alias_put(fds_req *r, fds_resp *o)
 }
 
 /* DELETE /{index}/_alias/{name} (and _aliases): wildcards and _all in both. */
-void fds_h_alias_delete(fds_req *r, fds_resp *o)
+void fds__h_alias_delete(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, CHANGE_PARAMS))
+    if (!fds__req_check_params(r, o, CHANGE_PARAMS))
         return;
     fds_err e;
     fds_err_clear(&e);
@@ -663,7 +663,7 @@ void fds_h_alias_delete(fds_req *r, fds_resp *o)
     fds_index_expr_free(ixs, n);
     if (rc) {
         acts_free(&l);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     apply_and_answer(r, o, &l, false);
 }
@@ -703,11 +703,11 @@ static void missing_names(const fds_alias *al, size_t n, const char *names,
     free(copy);
 }
 
-void fds_h_alias_get(fds_req *r, fds_resp *o)
+void fds__h_alias_get(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, GET_PARAMS))
+    if (!fds__req_check_params(r, o, GET_PARAMS))
         return;
-    bool head = fds_req_is(r, "HEAD");
+    bool head = fds__req_is(r, "HEAD");
     const char *expr, *names;
     get_parts(r, &expr, &names);
     fds_err e;
@@ -720,10 +720,10 @@ void fds_h_alias_get(fds_req *r, fds_resp *o)
     size_t nal = 0;
     if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, expr, &opts, &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     if (fds_store_aliases_list(r->store, &al, &nal)) {
         fds_index_expr_free(ixs, n);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     cJSON *j = cJSON_CreateObject();
     size_t shown = 0;
@@ -750,7 +750,7 @@ void fds_h_alias_get(fds_req *r, fds_resp *o)
     bool missing = names && (miss[0] || !shown);
     if (head) {
         cJSON_Delete(j);
-        return fds_resp_raw(o, missing ? 404 : 200, strdup(""), 0, NULL);
+        return fds__resp_raw(o, missing ? 404 : 200, strdup(""), 0, NULL);
     }
     if (missing && (miss[0] || !strpbrk(names, "*"))) {
         /* Elasticsearch answers 404 with what it found and the names it
@@ -761,25 +761,25 @@ void fds_h_alias_get(fds_req *r, fds_resp *o)
                  miss[0] ? miss : names);
         cJSON_AddStringToObject(j, "error", msg);
         cJSON_AddNumberToObject(j, "status", 404);
-        return fds_resp_json(o, 404, j);
+        return fds__resp_json(o, 404, j);
     }
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* GET /_cat/aliases[/{name}] */
-void fds_h_cat_aliases(fds_req *r, fds_resp *o)
+void fds__h_cat_aliases(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {
         "alias|a", "index|i|idx", "filter|f|fi", "routing.index|ri|routingIndex",
         "routing.search|rs|routingSearch", "is_write_index|w|isWriteIndex"};
     const size_t ncol = sizeof cols / sizeof *cols;
-    if (!fds_req_check_params(r, o, CAT_PARAMS))
+    if (!fds__req_check_params(r, o, CAT_PARAMS))
         return;
     const char *names = r->nseg > 2 ? r->seg[2] : NULL;
     fds_alias *al = NULL;
     size_t nal = 0;
     if (fds_store_aliases_list(r->store, &al, &nal))
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     char ***rows = calloc(nal ? nal : 1, sizeof *rows);
     size_t nr = 0;
     for (size_t i = 0; rows && i < nal; i++) {
@@ -799,6 +799,6 @@ void fds_h_cat_aliases(fds_req *r, fds_resp *o)
         rows[nr++] = row;
     }
     fds_aliases_free(al, nal);
-    fds_cat_render(r, o, cols, ncol, rows, nr);
+    fds__cat_render(r, o, cols, ncol, rows, nr);
     fds__cat_rows_free(rows, nr, ncol);
 }

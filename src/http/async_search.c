@@ -5,7 +5,7 @@
  * runs its Discover and dashboard searches through.
  *
  * A submitted search runs on a thread of its own through the ordinary
- * search handler (fds_h_search, answering into an fds_resp as an _msearch
+ * search handler (fds__h_search, answering into an fds_resp as an _msearch
  * item does); the submitting request waits up to
  * wait_for_completion_timeout for it.  An answer that came in time and
  * was not asked to be kept (keep_on_completion) is returned without an id
@@ -205,8 +205,8 @@ static void *search_main(void *arg)
 {
     asearch *a = arg;
     fds_resp o = {0};
-    a->req.start_us = fds_now_us();
-    fds_h_search(&a->req, &o, false);
+    a->req.start_us = fds__now_us();
+    fds__h_search(&a->req, &o, false);
     pthread_mutex_lock(&A.mu);
     a->resp = o;
     a->running = false;
@@ -222,7 +222,7 @@ static void *search_main(void *arg)
  * parameter is absent); false with a 400 in `o`. */
 static bool time_param(fds_req *r, fds_resp *o, const char *name, int64_t *ms)
 {
-    const char *v = fds_req_param(r, name);
+    const char *v = fds__req_param(r, name);
     int64_t ns;
     if (!v)
         return true;
@@ -231,7 +231,7 @@ static bool time_param(fds_req *r, fds_resp *o, const char *name, int64_t *ms)
         return true;
     }
     if (!fds_time_value_ns(v, false, &ns)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "failed to parse setting [%s] with value [%s] as a time "
                         "value: unit is missing or unrecognized", name, v);
         return false;
@@ -245,7 +245,7 @@ static bool keep_alive_param(fds_req *r, fds_resp *o, int64_t *ms)
     if (!time_param(r, o, "keep_alive", ms))
         return false;
     if (*ms < FDS_ASYNC_KEEP_ALIVE_MIN_MS) {
-        fds_resp_errorf(o, 400, "action_request_validation_exception",
+        fds__resp_errorf(o, 400, "action_request_validation_exception",
                         "Validation Failed: 1: [keep_alive] must be greater or "
                         "equals than 1 second;");
         return false;
@@ -324,7 +324,7 @@ static asearch *as_new(fds_req *r, fds_resp *o)
         goto oom;
     if (f.full) {
         as_free(a);
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "more than %d URL parameters", FDS_ASYNC_KV_MAX);
         return NULL;
     }
@@ -332,7 +332,7 @@ static asearch *as_new(fds_req *r, fds_resp *o)
 oom:
     if (a)
         as_free(a);
-    fds_resp_errorf(o, 500, "exception", "out of memory");
+    fds__resp_errorf(o, 500, "exception", "out of memory");
     return NULL;
 }
 
@@ -421,10 +421,10 @@ static void answer_locked(fds_resp *o, const asearch *a, bool with_id,
     fds_strbuf_puts(&b, "}");
     if (b.oom) {
         free(b.p);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     /* the status answer is 200 whatever the search's */
-    fds_resp_raw(o, failed && !status_only ? a->resp.status : 200, b.p, b.len,
+    fds__resp_raw(o, failed && !status_only ? a->resp.status : 200, b.p, b.len,
                  NULL);
 }
 
@@ -438,7 +438,7 @@ static void wait_locked(asearch *a, int64_t ms)
         rc = pthread_cond_timedwait(&A.cv, &A.mu, &until);
 }
 
-void fds_h_async_submit(fds_req *r, fds_resp *o)
+void fds__h_async_submit(fds_req *r, fds_resp *o)
 {
     /* the search's parameters and the submit's, checked before it runs */
     const char *allowed[FDS_ASYNC_KV_MAX];
@@ -449,11 +449,11 @@ void fds_h_async_submit(fds_req *r, fds_resp *o)
     for (size_t i = 0; i < sizeof SUBMIT_PARAMS / sizeof *SUBMIT_PARAMS; i++)
         allowed[na++] = SUBMIT_PARAMS[i];
     allowed[na] = NULL;
-    if (!fds_req_check_params(r, o, allowed))
+    if (!fds__req_check_params(r, o, allowed))
         return;
     int64_t wait_ms = FDS_ASYNC_WAIT_DEFAULT_MS;
     int64_t keep_ms = FDS_ASYNC_KEEP_ALIVE_DEFAULT_MS;
-    bool keep = fds_req_param_bool(r, "keep_on_completion", false);
+    bool keep = fds__req_param_bool(r, "keep_on_completion", false);
     if (!time_param(r, o, "wait_for_completion_timeout", &wait_ms) ||
         !keep_alive_param(r, o, &keep_ms))
         return;
@@ -465,7 +465,7 @@ void fds_h_async_submit(fds_req *r, fds_resp *o)
     if (A.running >= FDS_ASYNC_RUNNING_MAX || A.stored >= FDS_ASYNC_STORED_MAX) {
         pthread_mutex_unlock(&A.mu);
         as_free(a);
-        return fds_resp_errorf(o, 429, "es_rejected_execution_exception",
+        return fds__resp_errorf(o, 429, "es_rejected_execution_exception",
                                "rejected execution of async search: %d running "
                                "or %d stored at most", FDS_ASYNC_RUNNING_MAX,
                                FDS_ASYNC_STORED_MAX);
@@ -492,7 +492,7 @@ void fds_h_async_submit(fds_req *r, fds_resp *o)
         unlist_locked(a);
         unref_locked(a);
         pthread_mutex_unlock(&A.mu);
-        return fds_resp_errorf(o, 429, "es_rejected_execution_exception",
+        return fds__resp_errorf(o, 429, "es_rejected_execution_exception",
                                "rejected execution of async search: no thread");
     }
     wait_locked(a, wait_ms);
@@ -514,7 +514,7 @@ static asearch *find_locked(fds_req *r, unsigned i, fds_resp *o)
             a->refs++;
             return a;
         }
-    fds_resp_errorf(o, 404, "resource_not_found_exception", "%s", r->seg[i]);
+    fds__resp_errorf(o, 404, "resource_not_found_exception", "%s", r->seg[i]);
     return NULL;
 }
 
@@ -546,28 +546,28 @@ static void by_id(fds_req *r, fds_resp *o, unsigned seg, int what,
         static const char ACK[] = "{\"acknowledged\":true}";
         char *b = strdup(ACK);
         if (!b)
-            return fds_resp_errorf(o, 500, "exception", "out of memory");
-        fds_resp_raw(o, 200, b, sizeof ACK - 1, NULL);
+            return fds__resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_raw(o, 200, b, sizeof ACK - 1, NULL);
     }
 }
 
-void fds_h_async_get(fds_req *r, fds_resp *o)
+void fds__h_async_get(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, GET_PARAMS))
+    if (!fds__req_check_params(r, o, GET_PARAMS))
         return;
     int64_t wait_ms = 0, keep_ms = -1;
     if (!time_param(r, o, "wait_for_completion_timeout", &wait_ms) ||
-        (fds_req_param(r, "keep_alive") && !keep_alive_param(r, o, &keep_ms)))
+        (fds__req_param(r, "keep_alive") && !keep_alive_param(r, o, &keep_ms)))
         return;
     by_id(r, o, 1, BY_ID_GET, wait_ms, keep_ms);
 }
 
-void fds_h_async_status(fds_req *r, fds_resp *o)
+void fds__h_async_status(fds_req *r, fds_resp *o)
 {
     by_id(r, o, 2, BY_ID_STATUS, 0, -1);
 }
 
-void fds_h_async_delete(fds_req *r, fds_resp *o)
+void fds__h_async_delete(fds_req *r, fds_resp *o)
 {
     by_id(r, o, 1, BY_ID_DELETE, 0, -1);
 }

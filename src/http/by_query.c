@@ -74,12 +74,12 @@ static void add_failure(cJSON *failures, fds_index *ix, const fds_write_result *
     cJSON_AddStringToObject(f, "index", fds_index_name(ix));
     cJSON_AddStringToObject(f, "id", w->id);
     cJSON *cause = cJSON_AddObjectToObject(f, "cause");
-    cJSON_AddStringToObject(cause, "type", fds_http_type(&w->err));
+    cJSON_AddStringToObject(cause, "type", fds__http_type(&w->err));
     cJSON_AddStringToObject(cause, "reason", w->err.reason);
     cJSON_AddStringToObject(cause, "index_uuid", fds_index_uuid(ix));
     cJSON_AddStringToObject(cause, "shard", "0"); /* one shard per index */
     cJSON_AddStringToObject(cause, "index", fds_index_name(ix));
-    cJSON_AddNumberToObject(f, "status", w->err.kind ? fds_http_status(&w->err) : 400);
+    cJSON_AddNumberToObject(f, "status", w->err.kind ? fds__http_status(&w->err) : 400);
     cJSON_AddItemToArray(failures, f);
 }
 
@@ -199,7 +199,7 @@ static void scan_throttle(fds__task *t, uint64_t t0, double rps, uint64_t done,
 {
     uint64_t due = t0 + (uint64_t)((double)done / rps * 1e6);
     for (;;) {
-        uint64_t now = (uint64_t)fds_now_us();
+        uint64_t now = (uint64_t)fds__now_us();
         if (now >= due || fds__task_cancelled(t))
             return;
         uint64_t step = due - now;
@@ -407,7 +407,7 @@ static void *slice_run(void *arg)
 
 cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
 {
-    uint64_t t0 = (uint64_t)fds_now_us();
+    uint64_t t0 = (uint64_t)fds__now_us();
     *status = 200;
     uint32_t n = j->slices ? j->slices : 1;
     scan_shared sh = {.t = t, .n = n};
@@ -453,7 +453,7 @@ cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e)
     if (failures) {
         out = slices_status(sl, n, false);
         cJSON_AddNumberToObject(out, "took",
-                                (double)(((uint64_t)fds_now_us() - t0) / 1000));
+                                (double)(((uint64_t)fds__now_us() - t0) / 1000));
         cJSON_AddBoolToObject(out, "timed_out", 0);
         if (cancelled)
             cJSON_AddStringToObject(out, "canceled", "by user request");
@@ -487,7 +487,7 @@ static cJSON *scan_task(void *arg, fds__task *t, int *status)
     cJSON *out = fds__scan_run(arg, t, status, &e);
     if (out)
         return out;
-    *status = fds_http_status(&e);
+    *status = fds__http_status(&e);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddItemToObject(j, "error", fds__error_json(&e));
     cJSON_AddNumberToObject(j, "status", *status);
@@ -496,25 +496,25 @@ static cJSON *scan_task(void *arg, fds__task *t, int *status)
 
 double fds__scan_rps(fds_req *r)
 {
-    const char *rps = fds_req_param(r, "requests_per_second");
+    const char *rps = fds__req_param(r, "requests_per_second");
     double v = rps ? strtod(rps, NULL) : -1;
     return v > 0 ? v : 0;
 }
 
 bool fds__scan_params_ok(fds_req *r, fds_resp *o)
 {
-    const char *sl = fds_req_param(r, "slices");
+    const char *sl = fds__req_param(r, "slices");
     char *end = NULL;
     long n = sl ? strtol(sl, &end, 10) : 1;
     if (sl && strcmp(sl, "auto") && (!*sl || *end || n < 1)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[slices] must be a positive integer or the string \"auto\"");
         return false;
     }
-    const char *rps = fds_req_param(r, "requests_per_second");
+    const char *rps = fds__req_param(r, "requests_per_second");
     double v = rps ? strtod(rps, &end) : -1;
     if (rps && (!*rps || *end || (v <= 0 && v != -1))) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[requests_per_second] must be a float greater than 0. Use -1 "
                         "to disable throttling.");
         return false;
@@ -534,20 +534,20 @@ bool fds__scan_params_ok(fds_req *r, fds_resp *o)
  * than SCAN_SLICES_MAX are refused. */
 static bool scan_slices(fds_req *r, fds_resp *o, fds__scan_job *j)
 {
-    const char *sl = fds_req_param(r, "slices");
+    const char *sl = fds__req_param(r, "slices");
     uint32_t shards = fds_index_nshards(j->from);
     unsigned long n = !sl ? 1
                     : !strcmp(sl, "auto") ? (shards < SCAN_AUTO_SLICES_MAX ? shards
                                                                        : SCAN_AUTO_SLICES_MAX)
                                           : strtoul(sl, NULL, 10);
     if (n > SCAN_SLICES_MAX) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[slices] of [%lu] is more than fieldstore runs at once [%d]", n,
                         SCAN_SLICES_MAX);
         return false;
     }
     if (n > shards) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[slices] of [%lu] is more than the [%u] shards of [%s]: a slice "
                         "is a set of shards in fieldstore (auto is one slice a shard)",
                         n, shards, fds_index_name(j->from));
@@ -564,28 +564,28 @@ void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
         fds__scan_job_free(j);
         return;
     }
-    if (fds_req_param_bool(r, "wait_for_completion", true)) {
+    if (fds__req_param_bool(r, "wait_for_completion", true)) {
         fds_err e;
         fds_err_clear(&e);
         int status;
         cJSON *out = fds__scan_run(j, NULL, &status, &e);
         fds__scan_job_free(j);
         if (!out)
-            return fds_resp_error(o, &e);
-        return fds_resp_json(o, status, out);
+            return fds__resp_error(o, &e);
+        return fds__resp_json(o, status, out);
     }
     char id[64];
     int rc = fds__task_spawn(action, description, scan_task, j, fds__scan_job_free,
                              id, sizeof id);
     if (rc == FDS_ETOOBIG)
-        return fds_resp_errorf(o, 429, "rejected_execution_exception",
+        return fds__resp_errorf(o, 429, "rejected_execution_exception",
                                "[%d] tasks are running already; try again when "
                                "one is done", FDS_TASKS_RUNNING_MAX);
     if (rc)
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "task", id);
-    fds_resp_json(o, 200, out);
+    fds__resp_json(o, 200, out);
 }
 
 /* ---- _delete_by_query and _update_by_query ------------------------------------------ */
@@ -608,13 +608,13 @@ static bool body_ok(const cJSON *body, bool del, fds_resp *o)
         if (!strcmp(k, "query") || !strcmp(k, "max_docs") || !strcmp(k, "conflicts"))
             continue;
         if (!strcmp(k, "script") && !del) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "[script] is not supported: fieldstore runs no "
                             "scripts; _update_by_query without one re-indexes "
                             "each document as it is");
             return false;
         }
-        fds_resp_errorf(o, 400, "x_content_parse_exception",
+        fds__resp_errorf(o, 400, "x_content_parse_exception",
                         "[%s] unknown field [%s]%s",
                         del ? "delete_by_query" : "update_by_query", k,
                         !strcmp(k, "slice") || !strcmp(k, "script")
@@ -644,27 +644,27 @@ static bool count_value(const cJSON *v, const char *s, uint64_t *out)
     return true;
 }
 
-void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
+void fds__h_by_query(fds_req *r, fds_resp *o, bool del)
 {
-    if (!fds_req_check_params(r, o, BY_QUERY_PARAMS))
+    if (!fds__req_check_params(r, o, BY_QUERY_PARAMS))
         return;
     const char *name = del ? "delete_by_query" : "update_by_query";
     if (!fds__scan_params_ok(r, o))
         return;
-    if (fds_req_param(r, "pipeline"))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+    if (fds__req_param(r, "pipeline"))
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "[pipeline] is not supported: fieldstore has no "
                                "ingest pipelines");
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) || fds_json_check_body(r->body, r->body_len, &e)) {
+    if (fds__body_json(r, &body, &e) || fds_json_check_body(r->body, r->body_len, &e)) {
         cJSON_Delete(body);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     if (body && !cJSON_IsObject(body)) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "parse_exception",
+        return fds__resp_errorf(o, 400, "parse_exception",
                                "request body must be a JSON object");
     }
     if (!body_ok(body, del, o)) {
@@ -672,27 +672,27 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
         return;
     }
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(body, "query");
-    const char *uq = fds_req_param(r, "q");
+    const char *uq = fds__req_param(r, "q");
     if (del && !q && !uq) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: query is missing;");
     }
     uint64_t max_docs = UINT64_MAX, batch = SCAN_BATCH;
-    const char *ss = fds_req_param(r, "scroll_size");
+    const char *ss = fds__req_param(r, "scroll_size");
     bool ok = count_value(cJSON_GetObjectItemCaseSensitive(body, "max_docs"), NULL,
                           &max_docs) &&
-              count_value(NULL, fds_req_param(r, "max_docs"), &max_docs) &&
-              count_value(NULL, fds_req_param(r, "size"), &max_docs) &&
+              count_value(NULL, fds__req_param(r, "max_docs"), &max_docs) &&
+              count_value(NULL, fds__req_param(r, "size"), &max_docs) &&
               count_value(NULL, ss, &batch) && batch >= 1 && batch <= SCAN_BATCH_MAX;
     const cJSON *bc = cJSON_GetObjectItemCaseSensitive(body, "conflicts");
-    const char *conf = fds_req_param(r, "conflicts");
+    const char *conf = fds__req_param(r, "conflicts");
     if (!conf && cJSON_IsString(bc))
         conf = bc->valuestring;
     if (!ok || (bc && !cJSON_IsString(bc)) ||
         (conf && strcmp(conf, "proceed") && strcmp(conf, "abort"))) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "_%s takes max_docs (a number), scroll_size (1 to "
                                "%d) and conflicts abort or proceed", name,
                                SCAN_BATCH_MAX);
@@ -700,19 +700,19 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
     fds__scan_job *j = calloc(1, sizeof *j);
     if (!j) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     *j = (fds__scan_job){.mode = del ? FDS__SCAN_DELETE : FDS__SCAN_UPDATE,
                          .max_docs = max_docs, .batch = (uint32_t)batch,
                          .proceed = conf && !strcmp(conf, "proceed")};
-    const char *df = fds_req_param(r, "df"), *op = fds_req_param(r, "default_operator");
+    const char *df = fds__req_param(r, "df"), *op = fds__req_param(r, "default_operator");
     if ((uq && !(j->q = strdup(uq))) || (df && !(j->df = strdup(df))) ||
         (op && !(j->default_operator = strdup(op)))) {
         cJSON_Delete(body);
         fds__scan_job_free(j);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    const char *rf = fds_req_param(r, "refresh");
+    const char *rf = fds__req_param(r, "refresh");
     j->refresh = rf && (!*rf || !strcmp(rf, "true") || !strcmp(rf, "wait_for"));
     if (q) {
         cJSON *w = cJSON_CreateObject();
@@ -721,7 +721,7 @@ void fds_h_by_query(fds_req *r, fds_resp *o, bool del)
         cJSON_Delete(w);
     }
     cJSON_Delete(body);
-    fds_index *ix = fds_req_index(r, o, 0);
+    fds_index *ix = fds__req_index(r, o, 0);
     if (!ix) {
         fds__scan_job_free(j);
         return;

@@ -156,17 +156,17 @@ static void put_setting(cJSON *j, const char *name, const char *value, bool flat
     cJSON_AddStringToObject(at, seg, value);
 }
 
-void fds_h_cluster_settings_get(fds_req *r, fds_resp *o)
+void fds__h_cluster_settings_get(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {"flat_settings", "include_defaults",
                                          "master_timeout", "timeout", "local", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
-    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    bool flat = fds__req_param_bool(r, "flat_settings", false);
     cJSON *j = cJSON_CreateObject();
     cJSON *per = cJSON_AddObjectToObject(j, "persistent");
     cJSON *tr = cJSON_AddObjectToObject(j, "transient");
-    cJSON *def = fds_req_param_bool(r, "include_defaults", false)
+    cJSON *def = fds__req_param_bool(r, "include_defaults", false)
                      ? cJSON_AddObjectToObject(j, "defaults") : NULL;
     for (size_t k = 0; k < NSETTINGS; k++) {
         char v[BOOL_TEXT_MAX];
@@ -180,7 +180,7 @@ void fds_h_cluster_settings_get(fds_req *r, fds_resp *o)
         if (def)
             put_setting(def, CLUSTER_SETTINGS[k].name, CLUSTER_SETTINGS[k].dflt, flat);
     }
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* One requested change: setting index and new value ("" = reset). */
@@ -209,7 +209,7 @@ static int read_changes(fds_resp *o, const cJSON *obj, const char *prefix,
         }
         int k = setting_of(name);
         if (k < 0) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "%s setting [%s], not recognized", scope, name);
             return -1;
         }
@@ -223,7 +223,7 @@ static int read_changes(fds_resp *o, const cJSON *obj, const char *prefix,
             snprintf(buf, sizeof buf, "%s", v ? v : "");
             if (!v || strlen(v) >= sizeof buf ||
                 !auto_create_parse(buf, &all, pats, incl, &np)) {
-                fds_resp_errorf(o, 400, "illegal_argument_exception",
+                fds__resp_errorf(o, 400, "illegal_argument_exception",
                                 "Can't parse [%s] for setting [%s] must be either "
                                 "[true, false, or a comma separated list of index "
                                 "patterns]", v ? v : "", name);
@@ -231,7 +231,7 @@ static int read_changes(fds_resp *o, const cJSON *obj, const char *prefix,
             }
         } else if (!cJSON_IsNull(c) && (!v || (strcmp(v, "true") && strcmp(v, "false")))) {
             char *txt = cJSON_PrintUnformatted(c);
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "Failed to parse value [%s] as only [true] or "
                             "[false] are allowed.",
                             v ? v : txt ? txt : "?");
@@ -239,7 +239,7 @@ static int read_changes(fds_resp *o, const cJSON *obj, const char *prefix,
             return -1;
         }
         if (*n >= CHANGES_MAX) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "too many settings in one request (at most %d)",
                             CHANGES_MAX);
             return -1;
@@ -257,17 +257,17 @@ static int read_changes(fds_resp *o, const cJSON *obj, const char *prefix,
  * any applies; a persistent one is committed to the catalogue before the
  * answer, which lists the applied values as Elasticsearch's
  * ClusterUpdateSettingsResponse does. */
-void fds_h_cluster_settings_put(fds_req *r, fds_resp *o)
+void fds__h_cluster_settings_put(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {"flat_settings", "master_timeout",
                                          "timeout", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
     if (fds__body_checked(r, &body, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     change ch[CHANGES_MAX];
     size_t n = 0;
     const cJSON *c;
@@ -275,7 +275,7 @@ void fds_h_cluster_settings_put(fds_req *r, fds_resp *o)
         bool per = !strcmp(c->string, "persistent");
         if (!per && strcmp(c->string, "transient")) {
             cJSON_Delete(body);
-            return fds_resp_errorf(o, 400, "x_content_parse_exception",
+            return fds__resp_errorf(o, 400, "x_content_parse_exception",
                                    "[cluster_update_settings_request] unknown "
                                    "field [%s]", c->string);
         }
@@ -286,9 +286,9 @@ void fds_h_cluster_settings_put(fds_req *r, fds_resp *o)
     }
     cJSON_Delete(body);
     if (!n)
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: no settings to update;");
-    bool flat = fds_req_param_bool(r, "flat_settings", false);
+    bool flat = fds__req_param_bool(r, "flat_settings", false);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "acknowledged", 1);
     cJSON *per = cJSON_AddObjectToObject(j, "persistent");
@@ -301,7 +301,7 @@ void fds_h_cluster_settings_put(fds_req *r, fds_resp *o)
             if (fds_store_meta_put(r->store, key, ch[i].value[0] ? ch[i].value : NULL,
                                    &e)) {
                 cJSON_Delete(j);
-                return fds_resp_error(o, &e);
+                return fds__resp_error(o, &e);
             }
         } else {
             pthread_mutex_lock(&transient_mu);
@@ -311,5 +311,5 @@ void fds_h_cluster_settings_put(fds_req *r, fds_resp *o)
         if (ch[i].value[0])
             put_setting(ch[i].persistent ? per : tr, name, ch[i].value, flat);
     }
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }

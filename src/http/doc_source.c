@@ -297,9 +297,9 @@ static int add_patterns_json(char ***list, size_t *n, const cJSON *v,
 
 int fds__source_spec_params(fds_req *r, fds__source_spec *s, fds_err *err)
 {
-    const char *src = fds_req_param(r, "_source");
-    const char *inc = fds_req_param(r, "_source_includes");
-    const char *exc = fds_req_param(r, "_source_excludes");
+    const char *src = fds__req_param(r, "_source");
+    const char *inc = fds__req_param(r, "_source_includes");
+    const char *exc = fds__req_param(r, "_source_excludes");
     int rc = 0;
     if (src) {
         s->given = true;

@@ -38,15 +38,15 @@ static void sb_resp(fds_resp *o, int status, fds_strbuf *b)
 {
     if (b->oom) {
         free(b->p);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds_resp_raw(o, status, b->p, b->len, NULL);
+    fds__resp_raw(o, status, b->p, b->len, NULL);
 }
 
 /* ?refresh=true|wait_for|false */
 static bool want_refresh(fds_req *r)
 {
-    const char *v = fds_req_param(r, "refresh");
+    const char *v = fds__req_param(r, "refresh");
     return v && (!*v || !strcmp(v, "true") || !strcmp(v, "wait_for"));
 }
 
@@ -54,11 +54,11 @@ static bool want_refresh(fds_req *r)
  * (answered), as Elasticsearch's WriteRequest.RefreshPolicy.parse. */
 static bool refresh_ok(fds_req *r, fds_resp *o)
 {
-    const char *v = fds_req_param(r, "refresh");
+    const char *v = fds__req_param(r, "refresh");
     if (!v || !*v || !strcmp(v, "true") || !strcmp(v, "false") ||
         !strcmp(v, "wait_for"))
         return true;
-    fds_resp_errorf(o, 400, "illegal_argument_exception",
+    fds__resp_errorf(o, 400, "illegal_argument_exception",
                     "Unknown value for refresh: [%s].", v);
     return false;
 }
@@ -67,7 +67,7 @@ static bool refresh_ok(fds_req *r, fds_resp *o)
  * "forced_refresh": true (DocWriteResponse#innerToXContent). */
 static bool forced_refresh(fds_req *r)
 {
-    const char *v = fds_req_param(r, "refresh");
+    const char *v = fds__req_param(r, "refresh");
     return v && (!*v || !strcmp(v, "true"));
 }
 
@@ -83,7 +83,7 @@ static bool id_valid(fds_resp *o, const fds_write_op *op)
     fds_err_clear(&e);
     fds_err_setk(&e, FDS_EINVAL, FDS_KIND_VALIDATION, "Validation Failed: 1: %s;",
                  msg);
-    fds_resp_error(o, &e);
+    fds__resp_error(o, &e);
     return false;
 }
 
@@ -98,7 +98,7 @@ static int item_status(const fds_write_op *op, const fds_write_result *w)
 {
     if (w->code) {
         if (w->err.kind)
-            return fds_http_status(&w->err);
+            return fds__http_status(&w->err);
         return w->code == FDS_ECONFLICT ? 409 : w->code == FDS_ENOTFOUND ? 404 : 400;
     }
     if (op->type == FDS_OP_DELETE)
@@ -127,7 +127,7 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
     if (w->code) {
         fds_err e = w->err;
         fds_strbuf_printf(b, ",\"status\":%d,\"error\":{\"type\":", item_status(op, w));
-        sb_json_str(b, e.kind ? fds_http_type(&e)
+        sb_json_str(b, e.kind ? fds__http_type(&e)
                                            : "illegal_argument_exception");
         fds_strbuf_puts(b, ",\"reason\":");
         sb_json_str(b, e.reason[0] ? e.reason : fds_strerror(w->code));
@@ -135,7 +135,7 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
         sb_json_str(b, index);
         if (e.cause_kind) {
             fds_strbuf_puts(b, ",\"caused_by\":{\"type\":");
-            sb_json_str(b, fds_http_kind_type(e.cause_kind));
+            sb_json_str(b, fds__http_kind_type(e.cause_kind));
             fds_strbuf_puts(b, ",\"reason\":");
             sb_json_str(b, e.cause);
             fds_strbuf_puts(b, "}");
@@ -167,7 +167,7 @@ static void write_item(fds_strbuf *b, const char *index, const fds_write_op *op,
 }
 
 /* The answer to a single-document write (successful: errors go through
- * fds_resp_error). */
+ * fds__resp_error). */
 static void write_single(fds_resp *o, const char *index, const fds_write_op *op,
                          const fds_write_result *w, bool refreshed,
                          const upd_answer *u)
@@ -231,14 +231,14 @@ static int write_opts_check(fds_store *st, const char *index,
  * Returns false with a 400 in `o` for bad values. */
 static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
 {
-    const char *sq = fds_req_param(r, "if_seq_no");
-    const char *pt = fds_req_param(r, "if_primary_term");
-    const char *ver = fds_req_param(r, "version");
-    const char *vt = fds_req_param(r, "version_type");
+    const char *sq = fds__req_param(r, "if_seq_no");
+    const char *pt = fds__req_param(r, "if_primary_term");
+    const char *ver = fds__req_param(r, "version");
+    const char *vt = fds__req_param(r, "version_type");
     char *end;
     if (sq || pt) {
         if (!sq || !pt) {
-            fds_resp_errorf(o, 400, "action_request_validation_exception",
+            fds__resp_errorf(o, 400, "action_request_validation_exception",
                             "Validation Failed: 1: ifSeqNo is set, but primary "
                             "term is [0];");
             return false;
@@ -247,7 +247,7 @@ static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
         bool bad = *end || op->if_seq_no < 0;
         op->if_primary_term = strtoll(pt, &end, 10);
         if (bad || *end || op->if_primary_term < 1) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "bad [if_seq_no] [%s] or [if_primary_term] [%s]", sq, pt);
             return false;
         }
@@ -255,13 +255,13 @@ static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
     }
     if (vt && strcmp(vt, "internal") && strcmp(vt, "external") &&
         strcmp(vt, "external_gte")) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "No version type match [%s]", vt);
         return false;
     }
     if (ver || (vt && strcmp(vt, "internal"))) {
         if (!vt || !strcmp(vt, "internal") || !ver) {
-            fds_resp_errorf(o, 400, "action_request_validation_exception",
+            fds__resp_errorf(o, 400, "action_request_validation_exception",
                             "Validation Failed: 1: internal versioning can not be "
                             "used for optimistic concurrency control. Please use "
                             "`if_seq_no` and `if_primary_term` instead;");
@@ -271,7 +271,7 @@ static bool concurrency_params(fds_req *r, fds_resp *o, fds_write_op *op)
                                                       : FDS_VERSION_EXTERNAL_GTE;
         op->external_version = strtoll(ver, &end, 10);
         if (!*ver || *end || op->external_version < 0) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "failed to parse [version] with value [%s]", ver);
             return false;
         }
@@ -289,16 +289,16 @@ static bool url_write_opts(fds_req *r, fds_resp *o, fds_write_op *op)
 {
     fds_err e;
     fds_err_clear(&e);
-    op->routing = fds_req_param(r, "routing");
+    op->routing = fds__req_param(r, "routing");
     op->routing_len = op->routing ? strlen(op->routing) : 0;
-    if (!write_opts_check(r->store, r->seg[0], fds_req_param(r, "pipeline"),
-                          fds_req_param_bool(r, "require_alias", false), &e))
+    if (!write_opts_check(r->store, r->seg[0], fds__req_param(r, "pipeline"),
+                          fds__req_param_bool(r, "require_alias", false), &e))
         return true;
-    fds_resp_error(o, &e);
+    fds__resp_error(o, &e);
     return false;
 }
 
-void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
+void fds__h_doc_put(fds_req *r, fds_resp *o, bool create_only)
 {
     if (!refresh_ok(r, o))
         return;
@@ -307,14 +307,14 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
         op.id = r->seg[2];
         op.id_len = strlen(r->seg[2]);
     }
-    const char *vt = fds_req_param(r, "version_type");
-    const char *opt = fds_req_param(r, "op_type");
+    const char *vt = fds__req_param(r, "version_type");
+    const char *opt = fds__req_param(r, "op_type");
     if ((create_only || (opt && !strcmp(opt, "create"))) && vt &&
         strcmp(vt, "internal")) /* IndexRequest#validate, before the version */
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: create operations only "
                                "support internal versioning. use index instead;");
-    if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
+    if (!fds__req_check_params(r, o, WRITE_PARAMS) ||
         !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
         !url_write_opts(r, o, &op))
         return;
@@ -324,12 +324,12 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
     if (index_for_write(r->store, r->seg[0], &ix, &ce)) {
         if (!ce.index[0])
             snprintf(ce.index, sizeof ce.index, "%s", r->seg[0]);
-        return fds_resp_error(o, &ce);
+        return fds__resp_error(o, &ce);
     }
-    const char *op_type = fds_req_param(r, "op_type");
+    const char *op_type = fds__req_param(r, "op_type");
     if (op_type && strcmp(op_type, "create") && strcmp(op_type, "index")) {
         fds_index_release(ix);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "opType must be 'create' or 'index', found: [%s]",
                                op_type);
     }
@@ -343,13 +343,13 @@ void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only)
     int rc = fds_index_write(ix, &op, 1, &w, want_refresh(r), &e);
     if (rc) {
         fds_index_release(ix);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     if (w.code) {
         if (!w.err.index[0])
             snprintf(w.err.index, sizeof w.err.index, "%s", fds_index_name(ix));
         fds_index_release(ix);
-        return fds_resp_error(o, &w.err);
+        return fds__resp_error(o, &w.err);
     }
     write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r), NULL);
     fds_index_release(ix);
@@ -422,7 +422,7 @@ static void put_get_result(fds_strbuf *b, const char *index, const char *id,
  * "true", "false", or "" for true).  Returns 0 or FDS_EINVAL. */
 static int param_bool(fds_req *r, const char *key, bool dflt, bool *out, fds_err *e)
 {
-    const char *v = fds_req_param(r, key);
+    const char *v = fds__req_param(r, key);
     *out = dflt;
     if (!v)
         return 0;
@@ -441,8 +441,8 @@ static int get_params(fds_req *r, get_mode *m, fds__source_spec *sp, fds_err *e)
     if (param_bool(r, "realtime", true, &m->realtime, e) ||
         param_bool(r, "refresh", false, &m->refresh, e))
         return FDS_EINVAL;
-    m->routing = fds_req_param(r, "routing");
-    const char *sf = fds_req_param(r, "stored_fields");
+    m->routing = fds__req_param(r, "routing");
+    const char *sf = fds__req_param(r, "stored_fields");
     int rc = fds__source_spec_params(r, sp, e);
     if (!rc && sf && *sf && !sp->given)
         sp->fetch = false;
@@ -460,8 +460,8 @@ static const char *const GET_PARAMS[] = {
  * FDS_EINVAL for a bad value. */
 static int get_version(fds_req *r, int64_t *out, fds_err *e)
 {
-    const char *v = fds_req_param(r, "version");
-    const char *vt = fds_req_param(r, "version_type");
+    const char *v = fds__req_param(r, "version");
+    const char *vt = fds__req_param(r, "version_type");
     *out = 0;
     if (vt && strcmp(vt, "internal") && strcmp(vt, "external") &&
         strcmp(vt, "external_gte"))
@@ -478,9 +478,9 @@ static int get_version(fds_req *r, int64_t *out, fds_err *e)
     return 0;
 }
 
-void fds_h_doc_get(fds_req *r, fds_resp *o)
+void fds__h_doc_get(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, GET_PARAMS))
+    if (!fds__req_check_params(r, o, GET_PARAMS))
         return;
     get_mode gm;
     fds__source_spec sp = {0};
@@ -488,14 +488,14 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
     fds_err_clear(&e);
     if (get_params(r, &gm, &sp, &e)) {
         fds__source_spec_free(&sp);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     int64_t want_version = 0;
     if (get_version(r, &want_version, &e)) {
         fds__source_spec_free(&sp);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
-    fds_index *ix = fds_req_index(r, o, 0);
+    fds_index *ix = fds__req_index(r, o, 0);
     if (!ix) {
         fds__source_spec_free(&sp);
         return;
@@ -536,7 +536,7 @@ void fds_h_doc_get(fds_req *r, fds_resp *o)
     fds__source_spec_free(&sp);
     if (rc) {
         free(b.p);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     sb_resp(o, status, &b);
 }
@@ -684,9 +684,9 @@ static const char *const MGET_PARAMS[] = {
     "realtime", "refresh", "routing", "preference", "_source", "_source_includes",
     "_source_excludes", "stored_fields", NULL};
 
-void fds_h_mget(fds_req *r, fds_resp *o)
+void fds__h_mget(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, MGET_PARAMS))
+    if (!fds__req_check_params(r, o, MGET_PARAMS))
         return;
     get_mode gm;
     fds__source_spec sp = {0};
@@ -697,7 +697,7 @@ void fds_h_mget(fds_req *r, fds_resp *o)
     size_t n = 0;
     int rc = get_params(r, &gm, &sp, &e);
     if (!rc)
-        rc = fds_body_json(r, &body, &e);
+        rc = fds__body_json(r, &body, &e);
     bool nul = false;
     if (!rc && body)
         rc = fds_json_check_body_nul(r->body, r->body_len, &nul, &e);
@@ -743,18 +743,18 @@ void fds_h_mget(fds_req *r, fds_resp *o)
     fds__source_spec_free(&sp);
     if (rc) {
         free(b.p);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     sb_resp(o, 200, &b);
 }
 
-void fds_h_doc_delete(fds_req *r, fds_resp *o)
+void fds__h_doc_delete(fds_req *r, fds_resp *o)
 {
     if (!refresh_ok(r, o))
         return;
     fds_write_op op = {.type = FDS_OP_DELETE, .id = r->seg[2],
                        .id_len = strlen(r->seg[2])};
-    if (!fds_req_check_params(r, o, WRITE_PARAMS) ||
+    if (!fds__req_check_params(r, o, WRITE_PARAMS) ||
         !concurrency_params(r, o, &op) || !id_valid(o, &op) ||
         !url_write_opts(r, o, &op))
         return;
@@ -764,13 +764,13 @@ void fds_h_doc_delete(fds_req *r, fds_resp *o)
     /* through an alias: its write index */
     int rc = fds__index_or_alias(r->store, r->seg[0], true, &ix, &e);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     fds_write_result w;
     fds_err_clear(&e);
     rc = fds_index_write(ix, &op, 1, &w, want_refresh(r), &e);
     if (rc || w.code) {
         fds_index_release(ix);
-        return fds_resp_error(o, rc ? &e : &w.err);
+        return fds__resp_error(o, rc ? &e : &w.err);
     }
     write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r), NULL);
     fds_index_release(ix);
@@ -856,7 +856,7 @@ static int update_parse(const char *body, size_t len, upd_req *u, fds_err *err)
     u->detect_noop = true;
     cJSON *j = NULL;
     fds_req tmp = {.body = body, .body_len = len};
-    int rc = fds_body_json(&tmp, &j, err);
+    int rc = fds__body_json(&tmp, &j, err);
     if (!rc && j)
         rc = fds_json_check_body(body, len, err);
     if (!rc && j && !cJSON_IsObject(j))
@@ -1035,29 +1035,29 @@ static const char *const UPDATE_PARAMS[] = {
     "refresh", "if_seq_no", "if_primary_term", "retry_on_conflict", "_source",
     "_source_includes", "_source_excludes", "require_alias", "routing", NULL};
 
-void fds_h_update(fds_req *r, fds_resp *o)
+void fds__h_update(fds_req *r, fds_resp *o)
 {
     if (!refresh_ok(r, o))
         return;
     /* an update's id is required, as a delete's is (id_valid) */
     fds_write_op cop = {.type = FDS_OP_DELETE, .id = r->seg[2],
                         .id_len = strlen(r->seg[2])};
-    if (!fds_req_check_params(r, o, UPDATE_PARAMS) ||
+    if (!fds__req_check_params(r, o, UPDATE_PARAMS) ||
         !concurrency_params(r, o, &cop) || !id_valid(o, &cop))
         return;
     upd_req u = {.id = cop.id, .id_len = cop.id_len,
-                 .routing = fds_req_param(r, "routing"),
+                 .routing = fds__req_param(r, "routing"),
                  .check_seq_no = cop.check_seq_no, .if_seq_no = cop.if_seq_no,
                  .if_primary_term = cop.if_primary_term};
     fds_err e;
     fds_err_clear(&e);
     fds__source_spec url_src = {0};
     u.dflt_src = &url_src;
-    const char *retries = fds_req_param(r, "retry_on_conflict");
+    const char *retries = fds__req_param(r, "retry_on_conflict");
     int rc = retries ? parse_retries(retries, &u.retries, &e) : 0;
     if (!rc)
         rc = write_opts_check(r->store, r->seg[0], NULL,
-                              fds_req_param_bool(r, "require_alias", false), &e);
+                              fds__req_param_bool(r, "require_alias", false), &e);
     if (!rc)
         rc = fds__source_spec_params(r, &url_src, &e);
     if (!rc) /* a _source in the body wins over the URL's */
@@ -1071,7 +1071,7 @@ void fds_h_update(fds_req *r, fds_resp *o)
             snprintf(e.index, sizeof e.index, "%s", r->seg[0]);
         fds__source_spec_free(&u.src);
         fds__source_spec_free(&url_src);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     fds_write_op op;
     fds_write_result w;
@@ -1080,7 +1080,7 @@ void fds_h_update(fds_req *r, fds_resp *o)
     if (w.code) {
         if (!w.err.index[0])
             snprintf(w.err.index, sizeof w.err.index, "%s", fds_index_name(ix));
-        fds_resp_error(o, &w.err);
+        fds__resp_error(o, &w.err);
     } else {
         write_single(o, fds_index_name(ix), &op, &w, forced_refresh(r), &a);
     }
@@ -1722,9 +1722,9 @@ static void bulk_item_fail(bulk_item *it, const fds_err *e)
  * checked before anything is written: a refused item fails alone. */
 static void bulk_check_opts(fds_req *r, bulk_item *items, size_t n)
 {
-    const char *pipeline = fds_req_param(r, "pipeline");
-    const char *routing = fds_req_param(r, "routing");
-    bool require_alias = fds_req_param_bool(r, "require_alias", false);
+    const char *pipeline = fds__req_param(r, "pipeline");
+    const char *routing = fds__req_param(r, "routing");
+    bool require_alias = fds__req_param_bool(r, "require_alias", false);
     for (size_t i = 0; i < n; i++) {
         bulk_item *it = &items[i];
         if (it->res->code)
@@ -1768,13 +1768,13 @@ static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *ur
     fds__source_spec_free(&u.src);
 }
 
-void fds_h_bulk(fds_req *r, fds_resp *o)
+void fds__h_bulk(fds_req *r, fds_resp *o)
 {
     if (!refresh_ok(r, o))
         return;
-    if (!fds_req_check_params(r, o, BULK_PARAMS))
+    if (!fds__req_check_params(r, o, BULK_PARAMS))
         return;
-    long long t0 = fds_now_us();
+    long long t0 = fds__now_us();
     const char *dflt = r->nseg == 2 ? r->seg[0] : NULL;
     bulk_item *items = NULL;
     size_t n = 0;
@@ -1874,7 +1874,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     /* a created item's answer is ~190 bytes with a short index and id */
     fds_strbuf_reserve(&b, n * BULK_ITEM_ANSWER_BYTES);
     fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
-              (fds_now_us() - t0) / 1000, errors ? "true" : "false");
+              (fds__now_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
         fds_strbuf_puts(&b, i ? ",{\"" : "{\"");
         fds_strbuf_puts(&b, items[i].action);
@@ -1887,7 +1887,7 @@ void fds_h_bulk(fds_req *r, fds_resp *o)
     sb_resp(o, 200, &b);
     goto out;
 out_err:
-    fds_resp_error(o, &e);
+    fds__resp_error(o, &e);
 out:
     fds__source_spec_free(&url_src);
     bulk_items_free(items, n);
@@ -1936,7 +1936,7 @@ static bool reindex_max_docs(fds_resp *o, const cJSON *v, const char *text, uint
     char buf[32];
     if (v) {
         if (!cJSON_IsNumber(v)) {
-            fds_resp_errorf(o, 400, "x_content_parse_exception",
+            fds__resp_errorf(o, 400, "x_content_parse_exception",
                             "[reindex] failed to parse field [max_docs]");
             return false;
         }
@@ -1946,19 +1946,19 @@ static bool reindex_max_docs(fds_resp *o, const cJSON *v, const char *text, uint
         char *end;
         d = strtod(text, &end);
         if (!*text || *end || d != (double)(long long)d) {
-            fds_resp_errorf(o, 400, "number_format_exception",
+            fds__resp_errorf(o, 400, "number_format_exception",
                             "For input string: \"%s\"", text);
             return false;
         }
         snprintf(buf, sizeof buf, "%s", text);
     }
     if (d < 0) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[max_docs] parameter cannot be negative, found [%s]", buf);
         return false;
     }
     if (*out != UINT64_MAX && *out != (uint64_t)d) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[max_docs] set to two different values [%llu] and [%s]",
                         (unsigned long long)*out, buf);
         return false;
@@ -1984,7 +1984,7 @@ static bool remote_timeout_ok(fds_resp *o, const cJSON *remote, const char *name
     while (k < 7 && !((ul = strlen(units[k])) <= n && !strcmp(t + n - ul, units[k])))
         k++;
     if (k == 7) {
-        fds_resp_errorf(o, 400, "parse_exception", "failed to parse setting [%s] with "
+        fds__resp_errorf(o, 400, "parse_exception", "failed to parse setting [%s] with "
                         "value [%s] as a time value: unit is missing or unrecognized",
                         name, t);
         return false;
@@ -2009,7 +2009,7 @@ static bool remote_timeout_ok(fds_resp *o, const cJSON *remote, const char *name
     cJSON_AddStringToObject(cb, "type", "number_format_exception");
     cJSON_AddStringToObject(cb, "reason", cause);
     cJSON_AddNumberToObject(err, "status", 400);
-    fds_resp_json(o, 400, err);
+    fds__resp_json(o, 400, err);
     return false;
 }
 
@@ -2028,7 +2028,7 @@ static void reindex_remote(fds_resp *o, const cJSON *remote)
         p++;
     if (!sep || sep == host || !colon || colon == sep + 3 || p == colon + 1 ||
         (*p && *p != '/'))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "[host] must be of the form [scheme]://[host]:[port]"
                                "(/[pathPrefix])? but was [%s]", host);
     if (!remote_timeout_ok(o, remote, "socket_timeout") ||
@@ -2047,9 +2047,9 @@ static void reindex_remote(fds_resp *o, const cJSON *remote)
             snprintf(extra + l, sizeof extra - l, "%s%s", l ? "," : "", it->string);
     }
     if (extra[0])
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "Unsupported fields in [remote]: [%s]", extra);
-    fds_resp_errorf(o, 400, "illegal_argument_exception",
+    fds__resp_errorf(o, 400, "illegal_argument_exception",
                     "[%.*s] not whitelisted in reindex.remote.whitelist: fieldstore "
                     "reindexes from its own indices only",
                     (int)(p - (sep + 3)), sep + 3);
@@ -2059,11 +2059,11 @@ static void reindex_remote(fds_resp *o, const cJSON *remote)
  * APIs: fds__scan_params_ok) and max_docs >= slices. */
 static bool reindex_url_ok(fds_req *r, fds_resp *o, uint64_t max_docs)
 {
-    const char *sl = fds_req_param(r, "slices");
+    const char *sl = fds__req_param(r, "slices");
     char *end;
     unsigned long long n = sl ? strtoull(sl, &end, 10) : 1;
     if (sl && *sl && !*end && n >= 1 && max_docs != UINT64_MAX && max_docs < n) {
-        fds_resp_errorf(o, 400, "action_request_validation_exception",
+        fds__resp_errorf(o, 400, "action_request_validation_exception",
                         "Validation Failed: 1: [max_docs] should be >= [slices];");
         return false;
     }
@@ -2080,17 +2080,17 @@ static bool reindex_url_ok(fds_req *r, fds_resp *o, uint64_t max_docs)
  * =value) and conflicts (abort or proceed on a version conflict).  A scan
  * with search_after, so each batch starts where the last one ended.
  */
-void fds_h_reindex(fds_req *r, fds_resp *o)
+void fds__h_reindex(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, REINDEX_PARAMS))
+    if (!fds__req_check_params(r, o, REINDEX_PARAMS))
         return;
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e) ||
+    if (fds__body_json(r, &body, &e) ||
         fds_json_check_body(r->body, r->body_len, &e)) {
         cJSON_Delete(body);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     cJSON *src = cJSON_GetObjectItemCaseSensitive(body, "source");
     cJSON *dst = cJSON_GetObjectItemCaseSensitive(body, "dest");
@@ -2100,7 +2100,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     char *qbody = NULL;
     fds_index *from = NULL, *to = NULL;
     if (body && !cJSON_IsObject(body)) {
-        fds_resp_errorf(o, 400, "parse_exception", "request body must be a JSON object");
+        fds__resp_errorf(o, 400, "parse_exception", "request body must be a JSON object");
         goto out;
     }
     const char *where = "reindex";
@@ -2108,20 +2108,20 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
         (bad = unknown_key(dst, REINDEX_DEST_KEYS, 5)))
         where = "dest";
     if (bad) {
-        fds_resp_errorf(o, 400, "x_content_parse_exception", "[%s] unknown field [%s]",
+        fds__resp_errorf(o, 400, "x_content_parse_exception", "[%s] unknown field [%s]",
                         where, bad);
         goto out;
     }
     if ((bad = unknown_key(src, REINDEX_SOURCE_KEYS, 9))) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, bad);
-        fds_resp_errorf(o, 400, "parsing_exception", "Unknown key for a %s in [%s].",
+        fds__resp_errorf(o, 400, "parsing_exception", "Unknown key for a %s in [%s].",
                         cJSON_IsObject(v) ? "START_OBJECT" : cJSON_IsArray(v) ? "START_ARRAY"
                         : cJSON_IsString(v) ? "VALUE_STRING" : cJSON_IsNumber(v)
                         ? "VALUE_NUMBER" : "VALUE_BOOLEAN", bad);
         goto out;
     }
     if (cJSON_GetObjectItemCaseSensitive(body, "script")) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[script] is not supported: fieldstore runs no scripts");
         goto out;
     }
@@ -2132,14 +2132,14 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     }
     const cJSON *ss = cJSON_GetObjectItemCaseSensitive(src, "size");
     if (ss && !cJSON_IsNumber(ss)) {
-        fds_resp_errorf(o, 400, "number_format_exception", "For input string: \"%s\"",
+        fds__resp_errorf(o, 400, "number_format_exception", "For input string: \"%s\"",
                         cJSON_IsString(ss) ? ss->valuestring : "?");
         goto out;
     }
     const cJSON *cf = cJSON_GetObjectItemCaseSensitive(body, "conflicts");
     bool proceed = cJSON_IsString(cf) && !strcmp(cf->valuestring, "proceed");
     if (cf && !proceed && !(cJSON_IsString(cf) && !strcmp(cf->valuestring, "abort"))) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "conflicts may only be \"proceed\" or \"abort\" but was [%s]",
                         cJSON_IsString(cf) ? cf->valuestring : "?");
         goto out;
@@ -2147,7 +2147,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     uint64_t max_docs = UINT64_MAX, batch = REINDEX_BATCH;
     const cJSON *mdb = cJSON_GetObjectItemCaseSensitive(body, "max_docs");
     const cJSON *szb = cJSON_GetObjectItemCaseSensitive(body, "size");
-    const char *mdp = fds_req_param(r, "max_docs");
+    const char *mdp = fds__req_param(r, "max_docs");
     if ((szb && !reindex_max_docs(o, szb, NULL, &max_docs)) ||
         (mdb && !reindex_max_docs(o, mdb, NULL, &max_docs)) ||
         (mdp && !reindex_max_docs(o, NULL, mdp, &max_docs)) ||
@@ -2179,29 +2179,29 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
             size_t l = strlen(msg);
             snprintf(msg + l, sizeof msg - l, "%d: %s;", i + 1, errs[i]);
         }
-        fds_resp_errorf(o, 400, "action_request_validation_exception", "%s", msg);
+        fds__resp_errorf(o, 400, "action_request_validation_exception", "%s", msg);
         goto out;
     }
     if (!strcmp(si->valuestring, di->valuestring)) {
-        fds_resp_errorf(o, 400, "action_request_validation_exception",
+        fds__resp_errorf(o, 400, "action_request_validation_exception",
                         "Validation Failed: 1: reindex cannot write into an "
                         "index its reading from [%s];", di->valuestring);
         goto out;
     }
     if (cJSON_GetObjectItemCaseSensitive(src, "slice")) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[source.slice] is not supported: use the slices parameter");
         goto out;
     }
     if (cJSON_GetObjectItemCaseSensitive(dst, "pipeline")) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[dest.pipeline] is not supported: fieldstore has no ingest "
                         "pipelines");
         goto out;
     }
     if (ss && (ss->valuedouble < 1 || ss->valuedouble > REINDEX_BATCH_MAX ||
                ss->valuedouble != (double)(uint32_t)ss->valuedouble)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "source.size must be from 1 to %d, got [%g]", REINDEX_BATCH_MAX,
                         ss->valuedouble);
         goto out;
@@ -2211,7 +2211,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     const cJSON *opt = cJSON_GetObjectItemCaseSensitive(dst, "op_type");
     bool create = cJSON_IsString(opt) && !strcmp(opt->valuestring, "create");
     if (opt && !create && !(cJSON_IsString(opt) && !strcmp(opt->valuestring, "index"))) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "opType must be 'create' or 'index', found: [%s]",
                         cJSON_IsString(opt) ? opt->valuestring : "?");
         goto out;
@@ -2221,12 +2221,12 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     bool gte = !strcmp(vts, "external_gte");
     bool external = gte || !strcmp(vts, "external");
     if (vt && !external && strcmp(vts, "internal")) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception", "No version type match [%s]",
+        fds__resp_errorf(o, 400, "illegal_argument_exception", "No version type match [%s]",
                         vts);
         goto out;
     }
     if (external && create) {
-        fds_resp_errorf(o, 400, "action_request_validation_exception",
+        fds__resp_errorf(o, 400, "action_request_validation_exception",
                         "Validation Failed: 1: create operations only support internal "
                         "versioning. use index instead;");
         goto out;
@@ -2236,22 +2236,22 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
     if (rt && (!cJSON_IsString(rt) ||
                (strcmp(rt->valuestring, "keep") && strcmp(rt->valuestring, "discard") &&
                 rt->valuestring[0] != '='))) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "[routing] must be [keep], [discard] or [=<some new value>] but "
                         "was [%s]", cJSON_IsString(rt) ? rt->valuestring : "?");
         goto out;
     }
     if (fsrc && (fds__source_spec_json(fsrc, &filter, &e))) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         goto out;
     }
     /* the query and sort as a search body */
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(src, "query");
     const cJSON *sort = cJSON_GetObjectItemCaseSensitive(src, "sort");
     if (szb) /* Elasticsearch's deprecations (ReindexRequest's PARSER) */
-        fds_resp_warn(o, "Deprecated field [size] used, expected [max_docs] instead");
+        fds__resp_warn(o, "Deprecated field [size] used, expected [max_docs] instead");
     if (sort)
-        fds_resp_warn(o, "The sort option in reindex is deprecated. Instead consider "
+        fds__resp_warn(o, "The sort option in reindex is deprecated. Instead consider "
                          "using query filtering to find the desired subset of data.");
     if (q || sort) {
         cJSON *w = cJSON_CreateObject();
@@ -2272,7 +2272,7 @@ void fds_h_reindex(fds_req *r, fds_resp *o)
         !(j->routing = strdup(rt->valuestring)))
         rc = fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     if (rc) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         goto out;
     }
     *j = (fds__scan_job){.mode = FDS__SCAN_REINDEX, .from = from, .to = to,

@@ -207,7 +207,7 @@ static bool add_runtime(fc_list *l, const fc_query *q, const cJSON *rt,
     cJSON_ArrayForEach(f, rt) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(f, "type");
         if (!cJSON_IsString(t)) {
-            fds_resp_errorf(o, 400, "mapper_parsing_exception",
+            fds__resp_errorf(o, 400, "mapper_parsing_exception",
                             "No type specified for field [%s]",
                             f->string ? f->string : "");
             return false;
@@ -373,7 +373,7 @@ static bool filters_read(fc_query *q, const char *s, fds_resp *o)
         else if (!strcmp(t, "-nested"))
             q->no_nested = true;
         else {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "Unknown field caps filter [%s]", t);
             free(copy);
             return false;
@@ -381,7 +381,7 @@ static bool filters_read(fc_query *q, const char *s, fds_resp *o)
     }
     free(copy);
     if (!ok)
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
     return ok;
 }
 
@@ -393,13 +393,13 @@ static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
     fds_err e;
     fds_err_clear(&e);
     if (fds__body_checked(r, body, &e)) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         return false;
     }
     if (!*body)
         return true;
     if (!cJSON_IsObject(*body)) {
-        fds_resp_errorf(o, 400, "parse_exception",
+        fds__resp_errorf(o, 400, "parse_exception",
                         "request body must be a JSON object");
         return false;
     }
@@ -407,7 +407,7 @@ static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
     cJSON_ArrayForEach(it, *body) {
         if (!strcmp(it->string, "fields")) {
             if (url_fields) {
-                fds_resp_errorf(o, 400, "illegal_argument_exception",
+                fds__resp_errorf(o, 400, "illegal_argument_exception",
                                 "can't specify a request body and [fields] request "
                                 "parameter, either specify a request body or the "
                                 "[fields] parameter");
@@ -418,7 +418,7 @@ static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
                 goto oom;
             cJSON_ArrayForEach(x, arr) {
                 if (!cJSON_IsString(x)) {
-                    fds_resp_errorf(o, 400, "x_content_parse_exception",
+                    fds__resp_errorf(o, 400, "x_content_parse_exception",
                                     "[field_caps_request] failed to parse field [fields]");
                     return false;
                 }
@@ -426,27 +426,27 @@ static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
                     goto oom;
             }
         } else if (!strcmp(it->string, "index_filter")) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "[index_filter] is not supported: every index is "
                             "listed whatever its documents");
             return false;
         } else if (!strcmp(it->string, "runtime_mappings") && cJSON_IsObject(it)) {
             *rt = it;
         } else {
-            fds_resp_errorf(o, 400, "x_content_parse_exception",
+            fds__resp_errorf(o, 400, "x_content_parse_exception",
                             "[field_caps_request] unknown field [%s]", it->string);
             return false;
         }
     }
     return true;
 oom:
-    fds_resp_errorf(o, 500, "exception", "out of memory");
+    fds__resp_errorf(o, 500, "exception", "out of memory");
     return false;
 }
 
 static const char *param_cb(void *arg, const char *name)
 {
-    return fds_req_param(arg, name);
+    return fds__req_param(arg, name);
 }
 
 /* Add index ixs[i]'s records (its mapping and the metadata fields). */
@@ -468,10 +468,10 @@ static void index_records(fc_list *l, const fc_query *q, fds_index *ix, size_t i
     cJSON_Delete(m);
 }
 
-void fds_h_field_caps(fds_req *r, fds_resp *o)
+void fds__h_field_caps(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, FIELD_CAPS_PARAMS) ||
-        !fds_req_param_only(r, o, "include_empty_fields", true))
+    if (!fds__req_check_params(r, o, FIELD_CAPS_PARAMS) ||
+        !fds__req_param_only(r, o, "include_empty_fields", true))
         return;
     fc_query q = {0};
     fc_list l = {0};
@@ -479,21 +479,21 @@ void fds_h_field_caps(fds_req *r, fds_resp *o)
     const cJSON *rt = NULL;
     fds_index **ixs = NULL;
     size_t n = 0;
-    const char *fields = fds_req_param(r, "fields");
-    const char *filters = fds_req_param(r, "filters");
-    q.types = fds_req_param(r, "types");
+    const char *fields = fds__req_param(r, "fields");
+    const char *filters = fds__req_param(r, "filters");
+    q.types = fds__req_param(r, "types");
     if (q.types && !*q.types)
         q.types = NULL;
-    bool unmapped = fds_req_param_bool(r, "include_unmapped", false);
+    bool unmapped = fds__req_param_bool(r, "include_unmapped", false);
     if (fields && !pats_add(&q, fields)) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
         goto done;
     }
     if ((filters && !filters_read(&q, filters, o)) ||
         !body_read(r, &q, fields != NULL, &body, &rt, o))
         goto done;
     if (!q.npats) {
-        fds_resp_errorf(o, 400, "action_request_validation_exception",
+        fds__resp_errorf(o, 400, "action_request_validation_exception",
                         "Validation Failed: 1: specified fields can't be null or "
                         "empty;");
         goto done;
@@ -504,7 +504,7 @@ void fds_h_field_caps(fds_req *r, fds_resp *o)
     const char *expr = r->nseg == 2 ? r->seg[0] : NULL;
     if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
         fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n, NULL, &e)) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         goto done;
     }
     /* a closed index: as search, an error unless ignore_unavailable */
@@ -522,7 +522,7 @@ void fds_h_field_caps(fds_req *r, fds_resp *o)
     }
     n = kept;
     if (e.code) {
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         goto done;
     }
     for (size_t i = 0; i < n; i++)
@@ -530,7 +530,7 @@ void fds_h_field_caps(fds_req *r, fds_resp *o)
     if (rt && !add_runtime(&l, &q, rt, n, o))
         goto done;
     if (l.oom) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
         goto done;
     }
     if (l.n)
@@ -554,11 +554,11 @@ void fds_h_field_caps(fds_req *r, fds_resp *o)
     if (!j || !ia || !f) {
         cJSON_Delete(j);
         cJSON_Delete(f);
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
         goto done;
     }
     cJSON_AddItemToObject(j, "fields", f);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 done:
     for (size_t i = 0; i < l.n; i++) {
         free(l.r[i].name);

@@ -55,7 +55,7 @@ static const kind_row *row_of(const fds_err *e)
     return NULL;
 }
 
-int fds_http_status(const fds_err *e)
+int fds__http_status(const fds_err *e)
 {
     const kind_row *r = row_of(e);
     if (r)
@@ -70,7 +70,7 @@ int fds_http_status(const fds_err *e)
     }
 }
 
-const char *fds_http_type(const fds_err *e)
+const char *fds__http_type(const fds_err *e)
 {
     const kind_row *r = row_of(e);
     if (r)
@@ -83,7 +83,7 @@ const char *fds_http_type(const fds_err *e)
     }
 }
 
-const char *fds_http_kind_type(int kind)
+const char *fds__http_kind_type(int kind)
 {
     if (kind > FDS_KIND_NONE && kind < FDS_KIND_COUNT_)
         return KIND_TABLE[kind].type;

@@ -31,7 +31,7 @@ typedef struct fds_req {
     const char *body;              /* NUL-terminated */
     size_t body_len;
     long long start_us;
-    char **params;                 /* decoded parameter copies (fds_req_param) */
+    char **params;                 /* decoded parameter copies (fds__req_param) */
     unsigned nparams, params_cap;
     /* a request made inside another (an _msearch item): no connection; its
      * parameters are these name/value pairs (2 * nkv strings) */
@@ -47,7 +47,7 @@ typedef struct fds_resp {
     bool close;                    /* answer with "Connection: close" and end */
     const char *www_authenticate;  /* static string, or NULL */
     char allow[64];                /* a 405's Allow header ("GET,HEAD"), or "" */
-    /* deprecation warnings, each a Warning header (fds_resp_warn) */
+    /* deprecation warnings, each a Warning header (fds__resp_warn) */
     const char *warnings[FDS_RESP_WARNINGS_MAX];
     unsigned nwarnings;
 } fds_resp;
@@ -57,19 +57,19 @@ typedef struct fds_resp {
  * `Warning: 299 Elasticsearch-<version> "text"` (RFC 7234 §5.5, code 299
  * "miscellaneous persistent warning").  Past FDS_RESP_WARNINGS_MAX it is
  * dropped; the same text twice is sent once. */
-void fds_resp_warn(fds_resp *o, const char *text);
+void fds__resp_warn(fds_resp *o, const char *text);
 
 /* A URL query parameter, percent-decoded; "" for a bare flag ("?v"); NULL
  * when absent (or out of memory).  The copy belongs to the request and stays
  * valid until its answer is queued. */
-const char *fds_req_param(fds_req *r, const char *key);
-bool fds_req_param_bool(fds_req *r, const char *key, bool dflt);
+const char *fds__req_param(fds_req *r, const char *key);
+bool fds__req_param_bool(fds_req *r, const char *key, bool dflt);
 /* A boolean URL parameter of which only the value `only` (0 false, 1
  * true; -1: both) is implemented: true when it is absent or has such a
  * value; otherwise false with a 400 in `o` (an unparsable value, or the
  * other one, refused by name). */
-bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, int only);
-/* The decoding behind fds_req_param, alone (the fuzz target
+bool fds__req_param_only(fds_req *r, fds_resp *o, const char *key, int only);
+/* The decoding behind fds__req_param, alone (the fuzz target
  * tests/fuzz/fuzz_url.c calls it): a malloc'd, NUL-terminated copy of the
  * raw value `v` (`vlen` bytes) with '+' as space and %XX percent-decoded;
  * NULL when out of memory. */
@@ -85,42 +85,42 @@ int fds__path_split(char *path, char **seg, unsigned *nseg);
 /* True when every URL parameter is in `allowed` (NULL-terminated) or common
  * to all endpoints (pretty, human, filter_path, ...); else answers 400
  * "contains unrecognized parameter" as Elasticsearch does. */
-bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed);
+bool fds__req_check_params(fds_req *r, fds_resp *o, const char *const *allowed);
 /* The request's path from its unescaped segments ("/a/_stats/x"; "" for
  * "/"), cut to `cap` bytes, for error texts. */
 #define FDS_REQ_PATH_MAX 512
-void fds_req_path(fds_req *r, char *buf, size_t cap);
-bool fds_req_is(fds_req *r, const char *method);
-long long fds_now_us(void);
+void fds__req_path(fds_req *r, char *buf, size_t cap);
+bool fds__req_is(fds_req *r, const char *method);
+long long fds__now_us(void);
 
 /* Responses.  All take ownership of what they are given. */
-void fds_resp_json(fds_resp *o, int status, cJSON *json);
-void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
+void fds__resp_json(fds_resp *o, int status, cJSON *json);
+void fds__resp_raw(fds_resp *o, int status, char *body, size_t len,
                   const char *content_type);
 /* Elasticsearch's error shape from a detail (status from err->status, or
  * derived from err->code when 0). */
 /* The HTTP status and Elasticsearch `error.type` of an error: the one table
  * in http_error.c, from its kind (else its code). */
-int fds_http_status(const fds_err *e);
-const char *fds_http_type(const fds_err *e);
+int fds__http_status(const fds_err *e);
+const char *fds__http_type(const fds_err *e);
 /* The Elasticsearch `type` of an fds_err_kind (an error's cause_kind);
  * "exception" for none or an unknown kind. */
-const char *fds_http_kind_type(int kind);
+const char *fds__http_kind_type(int kind);
 
 /* The "error" object of Elasticsearch's error shape for `e` (root_cause,
  * type, reason, ...), for answers that hold errors per item (mget docs).
  * The caller owns it. */
 cJSON *fds__error_json(const fds_err *e);
 /* Answer an error from below src/http: status and type from its kind. */
-void fds_resp_error(fds_resp *o, const fds_err *err);
+void fds__resp_error(fds_resp *o, const fds_err *err);
 /* Answer an error of the edge itself with an explicit status and type. */
-void fds_resp_errorf(fds_resp *o, int status, const char *type,
+void fds__resp_errorf(fds_resp *o, int status, const char *type,
                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Parse a JSON body (empty body -> NULL with 0).  Rejects malformed JSON
  * with a parse_exception / 400 in `err`. */
-int fds_body_json(fds_req *r, cJSON **out, fds_err *err);
-/* fds_body_json, then fds_json_check_body (duplicate keys, bad UTF-8): on
+int fds__body_json(fds_req *r, cJSON **out, fds_err *err);
+/* fds__body_json, then fds_json_check_body (duplicate keys, bad UTF-8): on
  * an error *out is NULL and err filled. */
 int fds__body_checked(fds_req *r, cJSON **out, fds_err *err);
 
@@ -128,26 +128,26 @@ int fds__body_checked(fds_req *r, cJSON **out, fds_err *err);
  * column shown only when ?h= names it), rows of strings (NULL = empty
  * cell); honours ?v, ?h= (names or aliases), ?format=json and ?s= (columns
  * with optional :asc/:desc, numbers compared as numbers). */
-void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
+void fds__cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
 /* Free `n` rows of `ncol` malloc'd cells, and the array (admin.c). */
 void fds__cat_rows_free(char ***rows, size_t n, size_t ncol);
 
 
 /* Handlers (return through `o`). */
-void fds_h_root(fds_req *r, fds_resp *o);
-void fds_h_cluster_health(fds_req *r, fds_resp *o);
-void fds_h_index_create(fds_req *r, fds_resp *o);
-void fds_h_index_delete(fds_req *r, fds_resp *o);
-void fds_h_index_get(fds_req *r, fds_resp *o);
-void fds_h_settings_get(fds_req *r, fds_resp *o);
-void fds_h_settings_put(fds_req *r, fds_resp *o);
-void fds_h_mapping_get(fds_req *r, fds_resp *o);
-void fds_h_mapping_put(fds_req *r, fds_resp *o);       /* mappings.c */
-void fds_h_field_mapping_get(fds_req *r, fds_resp *o); /* mappings.c */
-void fds_h_index_block_put(fds_req *r, fds_resp *o);   /* mappings.c */
-void fds_h_cluster_settings_get(fds_req *r, fds_resp *o); /* cluster_settings.c */
-void fds_h_cluster_settings_put(fds_req *r, fds_resp *o);
+void fds__h_root(fds_req *r, fds_resp *o);
+void fds__h_cluster_health(fds_req *r, fds_resp *o);
+void fds__h_index_create(fds_req *r, fds_resp *o);
+void fds__h_index_delete(fds_req *r, fds_resp *o);
+void fds__h_index_get(fds_req *r, fds_resp *o);
+void fds__h_settings_get(fds_req *r, fds_resp *o);
+void fds__h_settings_put(fds_req *r, fds_resp *o);
+void fds__h_mapping_get(fds_req *r, fds_resp *o);
+void fds__h_mapping_put(fds_req *r, fds_resp *o);       /* mappings.c */
+void fds__h_field_mapping_get(fds_req *r, fds_resp *o); /* mappings.c */
+void fds__h_index_block_put(fds_req *r, fds_resp *o);   /* mappings.c */
+void fds__h_cluster_settings_get(fds_req *r, fds_resp *o); /* cluster_settings.c */
+void fds__h_cluster_settings_put(fds_req *r, fds_resp *o);
 /* True when no index of ixs[0..n) has a block of `level`
  * (fds_block_level); else the first one's cluster_block_exception is
  * answered, the indices are released (fds_index_expr_free) and false
@@ -162,26 +162,26 @@ bool fds__destructive_requires_name(fds_store *st);
  * is [false]", "... ([a,b]) doesn't match", "... contains [-x] which
  * forbids automatic creation of the index". */
 int fds__auto_create_check(fds_store *st, const char *index, fds_err *err);
-void fds_h_open_close(fds_req *r, fds_resp *o, bool open);
-void fds_h_refresh(fds_req *r, fds_resp *o);
-void fds_h_flush(fds_req *r, fds_resp *o);
-void fds_h_forcemerge(fds_req *r, fds_resp *o);
-void fds_h_stats(fds_req *r, fds_resp *o);
-void fds_h_cat_indices(fds_req *r, fds_resp *o);
-void fds_h_cat_segments(fds_req *r, fds_resp *o);
-void fds_h_cat_shards(fds_req *r, fds_resp *o);
-void fds_h_search_shards(fds_req *r, fds_resp *o);
-void fds_h_cat_nodes(fds_req *r, fds_resp *o);
-void fds_h_nodes_stats(fds_req *r, fds_resp *o);
-void fds_h_doc_put(fds_req *r, fds_resp *o, bool create_only);
-void fds_h_doc_get(fds_req *r, fds_resp *o);
-void fds_h_doc_delete(fds_req *r, fds_resp *o);
-void fds_h_update(fds_req *r, fds_resp *o);
-void fds_h_mget(fds_req *r, fds_resp *o);
-void fds_h_cat_count(fds_req *r, fds_resp *o);
-void fds_h_cat_health(fds_req *r, fds_resp *o);
-void fds_h_bulk(fds_req *r, fds_resp *o);
-/* The NDJSON splitting of fds_h_bulk alone (the fuzz target
+void fds__h_open_close(fds_req *r, fds_resp *o, bool open);
+void fds__h_refresh(fds_req *r, fds_resp *o);
+void fds__h_flush(fds_req *r, fds_resp *o);
+void fds__h_forcemerge(fds_req *r, fds_resp *o);
+void fds__h_stats(fds_req *r, fds_resp *o);
+void fds__h_cat_indices(fds_req *r, fds_resp *o);
+void fds__h_cat_segments(fds_req *r, fds_resp *o);
+void fds__h_cat_shards(fds_req *r, fds_resp *o);
+void fds__h_search_shards(fds_req *r, fds_resp *o);
+void fds__h_cat_nodes(fds_req *r, fds_resp *o);
+void fds__h_nodes_stats(fds_req *r, fds_resp *o);
+void fds__h_doc_put(fds_req *r, fds_resp *o, bool create_only);
+void fds__h_doc_get(fds_req *r, fds_resp *o);
+void fds__h_doc_delete(fds_req *r, fds_resp *o);
+void fds__h_update(fds_req *r, fds_resp *o);
+void fds__h_mget(fds_req *r, fds_resp *o);
+void fds__h_cat_count(fds_req *r, fds_resp *o);
+void fds__h_cat_health(fds_req *r, fds_resp *o);
+void fds__h_bulk(fds_req *r, fds_resp *o);
+/* The NDJSON splitting of fds__h_bulk alone (the fuzz target
  * tests/fuzz/fuzz_bulk.c calls it): parse `body` (`len` bytes followed by a
  * NUL) into action/metadata + source items; when it all parses, call
  * `visit` (when not NULL) on each (`op->src` points into `body`); free
@@ -191,15 +191,15 @@ typedef void (*fds__bulk_visit)(void *arg, const char *action,
                                 const char *index, const fds_write_op *op);
 int fds__bulk_parse(const char *body, size_t len, const char *default_index,
                     fds__bulk_visit visit, void *arg, fds_err *err);
-void fds_h_search(fds_req *r, fds_resp *o, bool count);
+void fds__h_search(fds_req *r, fds_resp *o, bool count);
 /* The URL parameters a search takes besides the common ones, "scroll"
  * first, NULL-terminated (search_api.c). */
 extern const char *const *const fds__search_url_params;
 /* _msearch: NDJSON header and body lines, each pair a search (search_api.c). */
-void fds_h_msearch(fds_req *r, fds_resp *o);
-void fds_h_cat_help(fds_req *r, fds_resp *o);
+void fds__h_msearch(fds_req *r, fds_resp *o);
+void fds__h_cat_help(fds_req *r, fds_resp *o);
 /* _field_caps over an index expression (field_caps.c). */
-void fds_h_field_caps(fds_req *r, fds_resp *o);
+void fds__h_field_caps(fds_req *r, fds_resp *o);
 
 /* ---- async search (async_search.c) ---------------------------------------
  * Searches run on a thread of their own, their answers kept in memory
@@ -207,18 +207,18 @@ void fds_h_field_caps(fds_req *r, fds_resp *o);
  * waits for the running searches and frees every stored answer. */
 int fds__async_start(void);
 void fds__async_stop(void);
-void fds_h_async_submit(fds_req *r, fds_resp *o);
-void fds_h_async_get(fds_req *r, fds_resp *o);
-void fds_h_async_status(fds_req *r, fds_resp *o);
-void fds_h_async_delete(fds_req *r, fds_resp *o);
-void fds_h_reindex(fds_req *r, fds_resp *o);
+void fds__h_async_submit(fds_req *r, fds_resp *o);
+void fds__h_async_get(fds_req *r, fds_resp *o);
+void fds__h_async_status(fds_req *r, fds_resp *o);
+void fds__h_async_delete(fds_req *r, fds_resp *o);
+void fds__h_reindex(fds_req *r, fds_resp *o);
 
 /* ---- aliases (aliases.c) ------------------------------------------------------ */
-void fds_h_aliases_update(fds_req *r, fds_resp *o);
-void fds_h_alias_put(fds_req *r, fds_resp *o);
-void fds_h_alias_delete(fds_req *r, fds_resp *o);
-void fds_h_alias_get(fds_req *r, fds_resp *o); /* and HEAD */
-void fds_h_cat_aliases(fds_req *r, fds_resp *o);
+void fds__h_aliases_update(fds_req *r, fds_resp *o);
+void fds__h_alias_put(fds_req *r, fds_resp *o);
+void fds__h_alias_delete(fds_req *r, fds_resp *o);
+void fds__h_alias_get(fds_req *r, fds_resp *o); /* and HEAD */
+void fds__h_cat_aliases(fds_req *r, fds_resp *o);
 /* The `aliases` object of create index and templates ({name: {filter,
  * routing, index_routing, search_routing, is_write_index, is_hidden}})
  * into *out (malloc'd, *n entries, `index` NULL; fds_aliases_free).
@@ -254,11 +254,11 @@ int fds__index_or_alias(fds_store *st, const char *name, bool write,
 /* ---- templates (templates.c) -------------------------------------------------
  * /_index_template, /_component_template and /_template (the kind from the
  * path's first segment). */
-void fds_h_template_put(fds_req *r, fds_resp *o);
-void fds_h_template_get(fds_req *r, fds_resp *o); /* and HEAD */
-void fds_h_template_delete(fds_req *r, fds_resp *o);
-void fds_h_cat_templates(fds_req *r, fds_resp *o);
-void fds_h_simulate_index(fds_req *r, fds_resp *o);
+void fds__h_template_put(fds_req *r, fds_resp *o);
+void fds__h_template_get(fds_req *r, fds_resp *o); /* and HEAD */
+void fds__h_template_delete(fds_req *r, fds_resp *o);
+void fds__h_cat_templates(fds_req *r, fds_resp *o);
+void fds__h_simulate_index(fds_req *r, fds_resp *o);
 /* The create-index body for a new index `name`: the matching templates'
  * settings, mappings and aliases merged as Elasticsearch merges them, then
  * `body` (the request's, may be NULL) over them.  *out is a new object
@@ -299,11 +299,11 @@ int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
 /* ---- resize (resize.c) ------------------------------------------------------- */
 enum { FDS_RESIZE_CLONE, FDS_RESIZE_SHRINK, FDS_RESIZE_SPLIT };
 /* POST|PUT /{index}/_clone|_shrink|_split/{target}: `type` FDS_RESIZE_*. */
-void fds_h_resize(fds_req *r, fds_resp *o, int type);
+void fds__h_resize(fds_req *r, fds_resp *o, int type);
 
 /* Shared by handlers: the index named by path segment `i`, or an error
  * response (and NULL). */
-fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i);
+fds_index *fds__req_index(fds_req *r, fds_resp *o, unsigned i);
 
 /* ---- document sources (doc_source.c) ----------------------------------------- */
 

@@ -16,7 +16,7 @@
 
 static const char *param_cb(void *arg, const char *name)
 {
-    return fds_req_param(arg, name);
+    return fds__req_param(arg, name);
 }
 
 bool fds__unblocked_or_answer(fds_resp *o, fds_index **ixs, size_t n, int level)
@@ -26,7 +26,7 @@ bool fds__unblocked_or_answer(fds_resp *o, fds_index **ixs, size_t n, int level)
     for (size_t i = 0; i < n; i++)
         if (fds_index_check_block(ixs[i], level, &e)) {
             fds_index_expr_free(ixs, n);
-            fds_resp_error(o, &e);
+            fds__resp_error(o, &e);
             return false;
         }
     return true;
@@ -101,11 +101,11 @@ static int keep_write_indices(fds_req *r, fds_index **ixs, size_t *n, fds_err *e
  * conflict on one changes none; each is committed to the catalogue
  * before the answer.  timeout and master_timeout are accepted (one node:
  * nothing to wait for). */
-void fds_h_mapping_put(fds_req *r, fds_resp *o)
+void fds__h_mapping_put(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "write_index_only",
                                          "timeout", "master_timeout", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
     fds_err e;
     fds_err_clear(&e);
@@ -122,7 +122,7 @@ void fds_h_mapping_put(fds_req *r, fds_resp *o)
     if (!rc)
         rc = fds_index_expr_resolve_filtered(r->store, r->seg[0], &opts, &ixs,
                                              &n, NULL, &e);
-    if (!rc && fds_req_param_bool(r, "write_index_only", false))
+    if (!rc && fds__req_param_bool(r, "write_index_only", false))
         rc = keep_write_indices(r, ixs, &n, &e);
     for (size_t i = 0; !rc && i < n; i++)
         rc = fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_WRITE, &e);
@@ -135,10 +135,10 @@ void fds_h_mapping_put(fds_req *r, fds_resp *o)
     cJSON_Delete(body);
     fds_index_expr_free(ixs, n);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "acknowledged", 1);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* Does `name` match one item of the comma list `pats` ('*' wildcards)? */
@@ -198,12 +198,12 @@ static void field_entries(const cJSON *props, const char *prefix,
  * empty "mappings" when no field matches.  include_defaults only at its
  * default false: the mapping shown is the explicit one, and the defaults
  * of every parameter are not listed, so true is refused. */
-void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
+void fds__h_field_mapping_get(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "include_defaults",
                                          "local", NULL};
-    if (!fds_req_check_params(r, o, params) ||
-        !fds_req_param_only(r, o, "include_defaults", false))
+    if (!fds__req_check_params(r, o, params) ||
+        !fds__req_param_only(r, o, "include_defaults", false))
         return;
     bool top = !strcmp(r->seg[0], "_mapping");
     const char *expr = top ? NULL : r->seg[0];
@@ -216,7 +216,7 @@ void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
     size_t n = 0;
     if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
         fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n, NULL, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     if (!fds__unblocked_or_answer(o, ixs, n, FDS_BLOCK_LEVEL_METADATA_READ))
         return;
     cJSON *j = cJSON_CreateObject();
@@ -231,7 +231,7 @@ void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
         cJSON_Delete(m);
     }
     fds_index_expr_free(ixs, n);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 /* PUT /{index}/_block/{block}: Elasticsearch 7.9's add index block API,
@@ -239,20 +239,20 @@ void fds_h_field_mapping_get(fds_req *r, fds_resp *o)
  * index.blocks.{block} on every open index the expression names (missing
  * names are errors, as AddIndexBlockRequest's strictExpandOpen), each
  * committed before the answer. */
-void fds_h_index_block_put(fds_req *r, fds_resp *o)
+void fds__h_index_block_put(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {FDS_INDEX_EXPR_PARAMS, "timeout",
                                          "master_timeout", NULL};
     static const unsigned API_BLOCKS[] = {FDS_BLOCK_METADATA, FDS_BLOCK_READ,
                                           FDS_BLOCK_READ_ONLY, FDS_BLOCK_WRITE};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
     unsigned bit = 0;
     for (size_t i = 0; i < sizeof API_BLOCKS / sizeof *API_BLOCKS; i++)
         if (!strcmp(r->seg[2], fds_block_name(API_BLOCKS[i])))
             bit = API_BLOCKS[i];
     if (!bit)
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "No block found with name [%s]", r->seg[2]);
     fds_err e;
     fds_err_clear(&e);
@@ -282,6 +282,6 @@ void fds_h_index_block_put(fds_req *r, fds_resp *o)
     }
     fds_index_expr_free(ixs, n);
     if (rc)
-        return fds_resp_error(o, &e);
-    fds_resp_json(o, 200, j);
+        return fds__resp_error(o, &e);
+    fds__resp_json(o, 200, j);
 }

@@ -55,7 +55,7 @@ static bool shards_ok(fds_resp *o, int type, uint32_t n, uint32_t m, uint32_t ro
 {
     if (type == FDS_RESIZE_CLONE) {
         if (n != m) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "the number of target shards (%u) must be the same as "
                             "the number of  source shards ( %u)", m, n);
             return false;
@@ -63,33 +63,33 @@ static bool shards_ok(fds_resp *o, int type, uint32_t n, uint32_t m, uint32_t ro
         return true;
     }
     if (type == FDS_RESIZE_SHRINK && n < m) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "the number of target shards [%u] must be less that the "
                         "number of source shards [%u]", m, n);
         return false;
     }
     /* getRoutingFactor */
     if (n < m && (m % n || m / n <= 1)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "the number of source shards [%u] must be a factor of [%u]", n, m);
         return false;
     }
     if (n > m && (n % m || n / m <= 1)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "the number of source shards [%u] must be a multiple of [%u]",
                         n, m);
         return false;
     }
     if (type == FDS_RESIZE_SPLIT) { /* assertSplitMetadata */
         if (n > m) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "the number of source shards [%u] must be less that the "
                             "number of target shards [%u]", n, m);
             return false;
         }
         uint32_t r = n == 1 ? m : routing;
         if (r % m) {
-            fds_resp_errorf(o, 500, "illegal_state_exception",
+            fds__resp_errorf(o, 500, "illegal_state_exception",
                             "the number of routing shards [%u] must be a multiple of "
                             "the target shards [%u]", r, m);
             return false;
@@ -111,7 +111,7 @@ static bool target_shards(fds_resp *o, const cJSON *settings, int type, uint32_t
     double d = cJSON_IsNumber(v) ? v->valuedouble
              : cJSON_IsString(v) ? strtod(v->valuestring, NULL) : -1;
     if (d < 1 || d > FDS_SHARDS_MAX || d != (double)(uint32_t)d) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "Failed to parse value [%s] for setting "
                         "[index.number_of_shards] must be >= 1 and <= %d",
                         cJSON_IsString(v) ? v->valuestring : "?", FDS_SHARDS_MAX);
@@ -121,11 +121,11 @@ static bool target_shards(fds_resp *o, const cJSON *settings, int type, uint32_t
     return true;
 }
 
-void fds_h_resize(fds_req *r, fds_resp *o, int type)
+void fds__h_resize(fds_req *r, fds_resp *o, int type)
 {
-    const char *cs = fds_req_param(r, "copy_settings");
+    const char *cs = fds__req_param(r, "copy_settings");
     if (cs && strcmp(cs, "true") && strcmp(cs, ""))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "parameter [copy_settings] can not be explicitly set "
                                "to [%s]", cs);
     long copies;
@@ -135,10 +135,10 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
     fds_err_clear(&e);
     cJSON *body = NULL;
     if (fds__body_checked(r, &body, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     if (body && !cJSON_IsObject(body)) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "parse_exception",
+        return fds__resp_errorf(o, 400, "parse_exception",
                                "request body must be a JSON object");
     }
     const cJSON *it;
@@ -147,13 +147,13 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
         while (k < 3 && strcmp(RESIZE_KEYS[k], it->string))
             k++;
         if (k == 3 || (k < 2 && !cJSON_IsObject(it))) {
-            fds_resp_errorf(o, 400, "x_content_parse_exception",
+            fds__resp_errorf(o, 400, "x_content_parse_exception",
                             "[resize_request] unknown field [%s]", it->string);
             cJSON_Delete(body);
             return;
         }
         if (k == 2) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "[max_primary_shard_size] is not supported by fieldstore: "
                             "give index.number_of_shards");
             cJSON_Delete(body);
@@ -166,11 +166,11 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
     if (fds_index_name_resolve(r->seg[2], target, sizeof target, &e) ||
         fds_index_name_resolve(r->seg[0], source, sizeof source, &e)) {
         cJSON_Delete(body);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     if (type == FDS_RESIZE_SPLIT && !setting_given(settings, "number_of_shards", NULL)) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: index.number_of_shards is "
                                "required for split operations;");
     }
@@ -178,7 +178,7 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
     int rc = fds_store_get_index(r->store, source, &src, &e);
     if (rc) {
         cJSON_Delete(body);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     uint32_t n = fds_index_nshards(src), routing = fds_index_routing_shards(src), m = 0;
     fds_index_settings set;
@@ -188,7 +188,7 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
     bool ok = target_shards(o, settings, type, n, &m) && shards_ok(o, type, n, m, routing);
     if (ok && setting_given(settings, "number_of_routing_shards", NULL) &&
         !(type == FDS_RESIZE_SPLIT && n == 1)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "cannot provide index.number_of_routing_shards on resize");
         ok = false;
     }
@@ -223,16 +223,16 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
         fds_index_release(t);
         ok = !rc;
         if (rc)
-            fds_resp_error(o, &e);
+            fds__resp_error(o, &e);
     }
     if (ok && fds_index_check_block(src, FDS_BLOCK_LEVEL_WRITE, NULL) == 0) {
-        fds_resp_errorf(o, 500, "illegal_state_exception",
+        fds__resp_errorf(o, 500, "illegal_state_exception",
                         "index %s must be read-only to resize index. use "
                         "\"index.blocks.write=true\"", fds_index_name(src));
         ok = false;
     }
     if (ok && type == FDS_RESIZE_SHRINK && n == 1) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "can't shrink an index with only one shard");
         ok = false;
     }
@@ -244,7 +244,7 @@ void fds_h_resize(fds_req *r, fds_resp *o, int type)
                 snprintf(e.index, sizeof e.index, "%s", target);
             if (rc == FDS_ENOMEM && !e.code)
                 fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-            fds_resp_error(o, &e);
+            fds__resp_error(o, &e);
         } else {
             fds__index_created(o, target, copies, set.number_of_replicas);
         }

@@ -254,7 +254,7 @@ static int splice_aggs(fds_req *r, const search_run *s, const fds_agg *root,
     if (rc)
         return rc;
     fds_strbuf b = FDS_STRBUF_INIT;
-    rc = fds__aggs_render(&b, red, fds_req_param_bool(r, "typed_keys", false),
+    rc = fds__aggs_render(&b, red, fds__req_param_bool(r, "typed_keys", false),
                           segs, hs, e);
     fds_agg_result_free(red);
     if (rc) {
@@ -318,7 +318,7 @@ static int parse_for(fds_req *r, const fds_mapping *m,
     int rc = fds_search_parse_limits(r->body, r->body_len, m, &lim,
                                      count ? 1 : 0, req, e);
     for (size_t i = 0; !rc && i < sizeof SEARCH_PARAMS / sizeof *SEARCH_PARAMS; i++) {
-        const char *val = fds_req_param(r, SEARCH_PARAMS[i]);
+        const char *val = fds__req_param(r, SEARCH_PARAMS[i]);
         if (val)
             rc = fds_search_apply_param(*req, SEARCH_PARAMS[i], val, e);
     }
@@ -559,7 +559,7 @@ static int merge_hits(search_run *s, const fds_search_request *page,
  * {"type","reason","index_uuid","index"}. */
 static void put_cause(fds_strbuf *b, const shard_run *sh)
 {
-    const char *type = fds_http_type(&sh->err);
+    const char *type = fds__http_type(&sh->err);
     const char *name = fds_index_name(sh->ix), *uuid = fds_index_uuid(sh->ix);
     fds_strbuf_puts(b, "{\"type\":");
     fds_strbuf_put_json_string(b, type, strlen(type));
@@ -610,12 +610,12 @@ static void all_failed(fds_resp *o, const search_run *s)
         put_cause(&b, &s->sh[i]);
         fds_strbuf_puts(&b, "}");
     }
-    fds_strbuf_printf(&b, "]},\"status\":%d}", fds_http_status(&s->sh[0].err));
+    fds_strbuf_printf(&b, "]},\"status\":%d}", fds__http_status(&s->sh[0].err));
     if (b.oom) {
         free(b.p);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds_resp_raw(o, fds_http_status(&s->sh[0].err), b.p, b.len, NULL);
+    fds__resp_raw(o, fds__http_status(&s->sh[0].err), b.p, b.len, NULL);
 }
 
 /* `_shards.failures` of the shards that failed, as a JSON array text
@@ -651,7 +651,7 @@ static char *failures_json(const search_run *s)
 
 static const char *req_param_cb(void *arg, const char *name)
 {
-    return fds_req_param(arg, name);
+    return fds__req_param(arg, name);
 }
 
 /* The search of `s`'s shards rendered, or NULL with e filled. */
@@ -725,7 +725,7 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
             f0[k] = fds__phase_begin(ss[k], FDS__PHASE_FETCH);
         }
         out = fds_search_render(&pg, res, segs, "",
-                                (long)((fds_now_us() - t0) / 1000), &hs,
+                                (long)((fds__now_us() - t0) / 1000), &hs,
                                 out_len, e);
         for (size_t k = 0; fetch && k < s->nok; k++)
             s->fetch_ns = fds__phase_end(ss[k], FDS__PHASE_FETCH, f0[k],
@@ -849,9 +849,9 @@ static const char *const SEARCH_SHARDS_PARAMS[] = {
  * search of the expression would ask (plan_shards: `routing` narrows them
  * as it narrows a search), each group one shard's copies -- the primary,
  * on the one node. */
-void fds_h_search_shards(fds_req *r, fds_resp *o)
+void fds__h_search_shards(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, SEARCH_SHARDS_PARAMS))
+    if (!fds__req_check_params(r, o, SEARCH_SHARDS_PARAMS))
         return;
     fds_err e;
     fds_err_clear(&e);
@@ -859,11 +859,11 @@ void fds_h_search_shards(fds_req *r, fds_resp *o)
     fds_index **ixs = NULL;
     size_t n = 0;
     if (search_indices(r, &opts, &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     search_run s = {0};
-    if (plan_shards(fds_req_param(r, "routing"), false, ixs, n, &s)) {
+    if (plan_shards(fds__req_param(r, "routing"), false, ixs, n, &s)) {
         fds_index_expr_free(ixs, n);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     cJSON *j = cJSON_CreateObject();
     cJSON *node = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "nodes"),
@@ -890,36 +890,36 @@ void fds_h_search_shards(fds_req *r, fds_resp *o)
     free(s.sh);
     free(s.ok);
     fds_index_expr_free(ixs, n);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
-void fds_h_search(fds_req *r, fds_resp *o, bool count)
+void fds__h_search(fds_req *r, fds_resp *o, bool count)
 {
-    long long t0 = fds_now_us();
-    if (!fds_req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
+    long long t0 = fds__now_us();
+    if (!fds__req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
         return;
     /* the parameters that change nothing an answer shows still take only
      * the values Elasticsearch takes (RestSearchAction parses them) */
     static const char *const flags[] = {"request_cache", "ccs_minimize_roundtrips",
                                         "typed_keys"};
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
-        if (!fds_req_param_only(r, o, flags[i], -1))
+        if (!fds__req_param_only(r, o, flags[i], -1))
             return;
-    const char *brs = fds_req_param(r, "batched_reduce_size");
+    const char *brs = fds__req_param(r, "batched_reduce_size");
     if (brs) {
         char *end;
         long v = strtol(brs, &end, 10);
         if (end == brs || *end || v < 2)
-            return fds_resp_errorf(o, 400, "action_request_validation_exception",
+            return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                    "Validation Failed: 1: batchedReduceSize must "
                                    "be >= 2;");
     }
     /* checked before the indices are resolved, as Elasticsearch validates
      * the request first */
-    const char *ta = fds_req_param(r, "terminate_after");
+    const char *ta = fds__req_param(r, "terminate_after");
     long long tav = 0;
     if (ta && !count)
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "[terminate_after] is supported by _count only: "
                                "a search would have to collect its hits from the "
                                "first documents only");
@@ -927,7 +927,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         char *end;
         tav = strtoll(ta, &end, 10);
         if (!*ta || *end || tav < 0)
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "terminateAfter must be > 0");
     }
     if (!count && fds__body_has_pit(r))
@@ -943,12 +943,12 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
     if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e) ||
         fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n,
                                         &filters, &e))
-        return fds_resp_error(o, &e);
-    const char *st = fds_req_param(r, "search_type");
+        return fds__resp_error(o, &e);
+    const char *st = fds__req_param(r, "search_type");
     if (st && strcmp(st, "query_then_fetch") && strcmp(st, "dfs_query_then_fetch")) {
         fds_index_expr_free(ixs, n);
         fds_index_expr_filters_free(filters, n);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "No search type for [%s]", st);
     }
     /* a closed index among them: Elasticsearch's index_closed_exception,
@@ -957,7 +957,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_READ, &e)) {
             fds_index_expr_free(ixs, n);
             fds_index_expr_filters_free(filters, n);
-            return fds_resp_error(o, &e);
+            return fds__resp_error(o, &e);
         }
         if (fds_index_is_open(ixs[i]))
             continue;
@@ -967,7 +967,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
             snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
             fds_index_expr_free(ixs, n);
             fds_index_expr_filters_free(filters, n);
-            return fds_resp_error(o, &e);
+            return fds__resp_error(o, &e);
         }
         fds_index_release(ixs[i]);
         free(filters[i]);
@@ -976,16 +976,16 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
         n--;
         i--;
     }
-    bool profile = !count && (fds_req_param_bool(r, "profile", false) ||
+    bool profile = !count && (fds__req_param_bool(r, "profile", false) ||
                               fds__body_wants_profile(r->body, r->body_len));
-    const char *routing = fds_req_param(r, "routing");
+    const char *routing = fds__req_param(r, "routing");
     fds__search_hooks hk;
-    const char *scroll = count ? NULL : fds_req_param(r, "scroll");
+    const char *scroll = count ? NULL : fds__req_param(r, "scroll");
     for (size_t i = 0; scroll && routing && i < n; i++)
         if (fds_index_nshards(ixs[i]) > 1) {
             fds_index_expr_free(ixs, n);
             fds_index_expr_filters_free(filters, n);
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "[routing] with [scroll] over an index of "
                                    "several shards is not supported");
         }
@@ -1003,7 +1003,7 @@ void fds_h_search(fds_req *r, fds_resp *o, bool count)
 void fds__search_held(fds_req *r, fds_resp *o, fds_index **ixs, size_t n,
                       const fds__search_hooks *hk)
 {
-    search_shards(r, o, ixs, NULL, n, false, 0, false, fds_now_us(), NULL, NULL,
+    search_shards(r, o, ixs, NULL, n, false, 0, false, fds__now_us(), NULL, NULL,
                   hk);
 }
 
@@ -1032,7 +1032,7 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
 {
     fds_err e;
     fds_err_clear(&e);
-    const char *st = fds_req_param(r, "search_type");
+    const char *st = fds__req_param(r, "search_type");
     search_run s = {.terminate_after = tav, .hk = hk};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
     int prc = plan_shards(routing, hk != NULL, ixs, n, &s);
@@ -1041,7 +1041,7 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
         free(s.ok);
         free(boosts);
         drop_indices(ixs, filters, n, hk);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     for (size_t i = 0; i < n; i++)
         boosts[i] = 1.0f;
@@ -1059,8 +1059,8 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
         free(boosts);
         drop_indices(ixs, filters, n, hk);
         if (!*bad)
-            return fds_resp_error(o, &e);
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_error(o, &e);
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "[%s] is supported on one shard at a time; "
                                "[%zu] shards matched (each shard scores with "
                                "its own term statistics)", bad, s.n);
@@ -1124,9 +1124,9 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
         fds_err_setk(&e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     }
     if (out)
-        fds_resp_raw(o, 200, out, out_len, NULL);
+        fds__resp_raw(o, 200, out, out_len, NULL);
     else if (!wrapped)
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
     for (size_t k = 0; out && hk && hk->keep && k < s.nok; k++) {
         shard_run *sh = &s.sh[s.ok[k]];
         if (hk->keep(hk->arg, s.ok[k], sh->ix, sh->v, sh->req))
@@ -1188,7 +1188,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
             if (cJSON_IsFalse(it) ||
                 (cJSON_IsString(it) && !strcmp(it->valuestring, "false"))) {
                 free(index);
-                return fds_resp_errorf(o, 400, "illegal_argument_exception",
+                return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                        "[allow_partial_search_results] false is "
                                        "not supported: a failed index is reported "
                                        "in _shards.failures");
@@ -1215,7 +1215,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
             kv[2 * nkv + 1] = it->child->valuestring; /* the first of a list */
         } else {
             free(index);
-            return fds_resp_errorf(o, 400, "illegal_argument_exception",
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                    "[%s] in the metadata section must be a "
                                    "string or a boolean", k);
         }
@@ -1223,7 +1223,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
     }
     for (size_t i = 0; i < sizeof MSEARCH_PASSED / sizeof *MSEARCH_PASSED &&
                        nkv < MSEARCH_KV_MAX; i++) {
-        const char *v = fds_req_param(r, MSEARCH_PASSED[i]);
+        const char *v = fds__req_param(r, MSEARCH_PASSED[i]);
         bool given = false;
         for (unsigned k = 0; k < nkv; k++)
             given |= !strcmp(kv[2 * k], MSEARCH_PASSED[i]);
@@ -1236,7 +1236,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
         index = strdup(r->seg[0]);
     char search[] = "_search";
     fds_req sub = {.store = r->store, .method = "POST", .url = r->url,
-                   .body = b, .body_len = bl, .start_us = fds_now_us(),
+                   .body = b, .body_len = bl, .start_us = fds__now_us(),
                    .kv = kv, .nkv = nkv};
     if (index && *index) {
         sub.seg[0] = index;
@@ -1250,12 +1250,12 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
     char *body = malloc(bl + 1);
     if (!body) {
         free(index);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     memcpy(body, b, bl);
     body[bl] = 0;
     sub.body = body;
-    fds_h_search(&sub, o, false);
+    fds__h_search(&sub, o, false);
     for (unsigned i = 0; i < sub.nparams; i++)
         free(sub.params[i]);
     free(sub.params);
@@ -1277,7 +1277,7 @@ static bool msearch_header_ok(const cJSON *h, fds_resp *o)
                                               sizeof *MSEARCH_HEADER_KEYS; j++)
             known = !strcmp(k, MSEARCH_HEADER_KEYS[j]);
         if (!known) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "key [%s] is not supported in the metadata section", k);
             return false;
         }
@@ -1292,20 +1292,20 @@ typedef struct msearch_pair {
     size_t bl;
 } msearch_pair;
 
-void fds_h_msearch(fds_req *r, fds_resp *o)
+void fds__h_msearch(fds_req *r, fds_resp *o)
 {
-    long long t0 = fds_now_us();
-    if (!fds_req_check_params(r, o, MSEARCH_PARAMS))
+    long long t0 = fds__now_us();
+    if (!fds__req_check_params(r, o, MSEARCH_PARAMS))
         return;
-    const char *mc = fds_req_param(r, "max_concurrent_searches");
+    const char *mc = fds__req_param(r, "max_concurrent_searches");
     if (mc && (atoi(mc) < 1 || strspn(mc, "0123456789") != strlen(mc)))
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "maxConcurrentSearches must be positive");
     if (r->body_len == 0)
-        return fds_resp_errorf(o, 400, "parse_exception",
+        return fds__resp_errorf(o, 400, "parse_exception",
                                "request body or source parameter is required");
     if (r->body[r->body_len - 1] != '\n')
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "The msearch request must be terminated by a "
                                "newline [\n]");
     /* read and check every pair first: at most one per two lines */
@@ -1314,7 +1314,7 @@ void fds_h_msearch(fds_req *r, fds_resp *o)
         cap += r->body[i] == '\n';
     msearch_pair *pairs = calloc(cap / 2 + 1, sizeof *pairs);
     if (!pairs)
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     size_t np = 0;
     bool ok = true;
     const char *p = r->body, *end = r->body + r->body_len;
@@ -1327,7 +1327,7 @@ void fds_h_msearch(fds_req *r, fds_resp *o)
         }
         const char *b = hl + 1;
         if (b >= end) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "msearch header line %zu has no body line", np + 1);
             ok = false;
             break;
@@ -1339,9 +1339,9 @@ void fds_h_msearch(fds_req *r, fds_resp *o)
         if (!cJSON_IsObject(h) || fds_json_check_body(p, hlen, &e)) {
             cJSON_Delete(h);
             if (e.code)
-                fds_resp_error(o, &e);
+                fds__resp_error(o, &e);
             else
-                fds_resp_errorf(o, 400, "parse_exception",
+                fds__resp_errorf(o, 400, "parse_exception",
                                 "msearch header line %zu is not a JSON object",
                                 np + 1);
             ok = false;
@@ -1377,7 +1377,7 @@ void fds_h_msearch(fds_req *r, fds_resp *o)
     }
     fds_strbuf all = {0};
     fds_strbuf_printf(&all, "{\"took\":%lld,\"responses\":[",
-                      (fds_now_us() - t0) / 1000);
+                      (fds__now_us() - t0) / 1000);
     if (out.len)
         fds_strbuf_put(&all, out.p, out.len);
     fds_strbuf_puts(&all, "]}");
@@ -1385,7 +1385,7 @@ void fds_h_msearch(fds_req *r, fds_resp *o)
     free(out.p);
     if (oom) {
         free(all.p);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds_resp_raw(o, 200, all.p, all.len, NULL);
+    fds__resp_raw(o, 200, all.p, all.len, NULL);
 }

@@ -450,13 +450,13 @@ static bool keep_alive(const char *v, const char *name, int64_t *ms, fds_resp *o
         if (!strcmp(end, units[i].unit))
             got = x * units[i].ms;
     if (isnan(got)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "failed to parse setting [%s] with value [%s] as a time "
                         "value: unit is missing or unrecognized", name, v ? v : "");
         return false;
     }
     if (got > (double)FDS_MAX_KEEP_ALIVE_MS) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "Keep alive for request (%s) is too large. It must be "
                         "less than (1d). This limit can be set by changing the "
                         "[search.max_keep_alive] cluster level setting.", v);
@@ -474,9 +474,9 @@ static ctx *ctx_lookup(const char *id, int kind, const char *bad, fds_resp *o)
     bool malformed;
     ctx *c = ctx_find(id, kind, &malformed);
     if (!c && malformed)
-        fds_resp_errorf(o, 400, "illegal_argument_exception", "%s", bad);
+        fds__resp_errorf(o, 400, "illegal_argument_exception", "%s", bad);
     else if (!c)
-        fds_resp_errorf(o, 404, "search_context_missing_exception",
+        fds__resp_errorf(o, 404, "search_context_missing_exception",
                         "No search context found for id [%s]", id);
     return c;
 }
@@ -490,10 +490,10 @@ static void ctx_search(fds_req *r, fds_resp *o, ctx *c, int64_t ms,
     pthread_mutex_lock(&c->mu);
     if (ms >= 0)
         c->keep_alive_ms = ms;
-    c->total_as_int = fds_req_param_bool(r, "rest_total_hits_as_int", false);
+    c->total_as_int = fds__req_param_bool(r, "rest_total_hits_as_int", false);
     fds_index **ixs = malloc((c->n ? c->n : 1) * sizeof *ixs);
     if (!ixs) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
     } else {
         for (size_t k = 0; k < c->n; k++)
             ixs[k] = c->sh[k].ix;
@@ -650,7 +650,7 @@ bool fds__scroll_begin(fds_req *r, fds_resp *o, const char *keep, size_t n,
     bool full;
     ctx *c = ctx_new(CTX_SCROLL, n, ms, &full);
     if (full) {
-        fds_resp_errorf(o, 429, "too_many_scroll_contexts_exception",
+        fds__resp_errorf(o, 429, "too_many_scroll_contexts_exception",
                         "Trying to create too many scroll contexts. Must be less "
                         "than or equal to: [%d]. This limit can be set by "
                         "changing the [search.max_open_scroll_context] setting.",
@@ -658,10 +658,10 @@ bool fds__scroll_begin(fds_req *r, fds_resp *o, const char *keep, size_t n,
         return false;
     }
     if (!c) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
         return false;
     }
-    c->no_cache = fds_req_param_bool(r, "request_cache", false);
+    c->no_cache = fds__req_param_bool(r, "request_cache", false);
     *hk = (fds__search_hooks){.arg = c, .scroll = true, .prepare = scroll_first,
                               .page = scroll_page, .keep = scroll_keep,
                               .id_key = "_scroll_id", .id = c->id};
@@ -696,12 +696,12 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
     fds_err e;
     fds_err_clear(&e);
     *body = NULL;
-    if (fds_body_json(r, body, &e)) {
-        fds_resp_error(o, &e);
+    if (fds__body_json(r, body, &e)) {
+        fds__resp_error(o, &e);
         return false;
     }
     if (*body && !cJSON_IsObject(*body)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "Malformed content, must start with an object");
         cJSON_Delete(*body);
         return false;
@@ -712,7 +712,7 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
         bool shape = cJSON_IsString(it) ||
                      (!strcmp(it->string, "scroll_id") && cJSON_IsArray(it));
         if (!known || !shape) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "Unknown parameter [%s] in request body or parameter "
                             "is of the wrong type[%s] ", it->string,
                             cJSON_IsString(it) ? "VALUE_STRING"
@@ -725,24 +725,24 @@ static bool scroll_args(fds_req *r, fds_resp *o, cJSON **body, const char **id)
     const cJSON *bid = cJSON_GetObjectItemCaseSensitive(*body, "scroll_id");
     *id = cJSON_IsString(bid) ? bid->valuestring
         : bid ? NULL
-        : r->nseg == 3 ? r->seg[2] : fds_req_param(r, "scroll_id");
+        : r->nseg == 3 ? r->seg[2] : fds__req_param(r, "scroll_id");
     return true;
 }
 
-void fds_h_scroll(fds_req *r, fds_resp *o)
+void fds__h_scroll(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, SCROLL_PARAMS))
+    if (!fds__req_check_params(r, o, SCROLL_PARAMS))
         return;
     cJSON *body;
     const char *id;
     if (!scroll_args(r, o, &body, &id))
         return;
     const cJSON *bk = cJSON_GetObjectItemCaseSensitive(body, "scroll");
-    const char *keep = cJSON_IsString(bk) ? bk->valuestring : fds_req_param(r, "scroll");
+    const char *keep = cJSON_IsString(bk) ? bk->valuestring : fds__req_param(r, "scroll");
     int64_t ms = -1;
     if (!id || !*id) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: scrollId is missing;");
     }
     if (keep && !keep_alive(keep, "scroll", &ms, o)) {
@@ -765,7 +765,7 @@ static void freed_answer(fds_resp *o, unsigned freed)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "succeeded", 1);
     cJSON_AddNumberToObject(j, "num_freed", freed);
-    fds_resp_json(o, freed ? 200 : 404, j);
+    fds__resp_json(o, freed ? 200 : 404, j);
 }
 
 /* Free every listed context of `kind`; how many. */
@@ -810,9 +810,9 @@ static int clear_list(char *s, unsigned *freed)
     return 0;
 }
 
-void fds_h_scroll_clear(fds_req *r, fds_resp *o)
+void fds__h_scroll_clear(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, SCROLL_PARAMS))
+    if (!fds__req_check_params(r, o, SCROLL_PARAMS))
         return;
     cJSON *body;
     const char *ids; /* one id, a comma list or _all */
@@ -840,14 +840,14 @@ void fds_h_scroll_clear(fds_req *r, fds_resp *o)
         }
     } else {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: no scroll ids specified;");
     }
     cJSON_Delete(body);
     if (rc == FDS_ENOMEM)
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     if (rc < 0)
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "Cannot parse scroll id");
     freed_answer(o, freed);
 }
@@ -861,16 +861,16 @@ static const char *const PIT_PARAMS[] = {"keep_alive", "ignore_unavailable",
 
 static const char *param_cb(void *arg, const char *name)
 {
-    return fds_req_param(arg, name);
+    return fds__req_param(arg, name);
 }
 
-void fds_h_pit_open(fds_req *r, fds_resp *o)
+void fds__h_pit_open(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, PIT_PARAMS))
+    if (!fds__req_check_params(r, o, PIT_PARAMS))
         return;
-    const char *keep = fds_req_param(r, "keep_alive");
+    const char *keep = fds__req_param(r, "keep_alive");
     if (!keep)
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: [keep_alive] is not specified;");
     int64_t ms;
     if (!keep_alive(keep, "keep_alive", &ms, o))
@@ -882,7 +882,7 @@ void fds_h_pit_open(fds_req *r, fds_resp *o)
     size_t n = 0;
     if (fds_index_expr_opts_read(param_cb, r, &opts, &e) ||
         fds_index_expr_resolve(r->store, r->seg[0], &opts, &ixs, &n, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     bool full;
     ctx *c = ctx_new(CTX_PIT, n, ms, &full);
     int rc = c ? 0 : FDS_ENOMEM;
@@ -904,7 +904,7 @@ void fds_h_pit_open(fds_req *r, fds_resp *o)
     if (rc) {
         if (c)
             ctx_unref(c);
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     }
     ctx_list(c);
     fds_strbuf b = {0};
@@ -912,29 +912,29 @@ void fds_h_pit_open(fds_req *r, fds_resp *o)
                           "%zu,\"skipped\":0,\"failed\":0}}", c->id, n, n);
     if (b.oom) {
         free(b.p);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds_resp_raw(o, 200, b.p, b.len, NULL);
+    fds__resp_raw(o, 200, b.p, b.len, NULL);
 }
 
-void fds_h_pit_close(fds_req *r, fds_resp *o)
+void fds__h_pit_close(fds_req *r, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
     cJSON *body = NULL;
-    if (fds_body_json(r, &body, &e))
-        return fds_resp_error(o, &e);
+    if (fds__body_json(r, &body, &e))
+        return fds__resp_error(o, &e);
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(body, "id");
     if (!cJSON_IsString(id)) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: point in time id must be "
                                "specified;");
     }
     int rc = ctx_clear(id->valuestring, CTX_PIT);
     cJSON_Delete(body);
     if (rc < 0)
-        return fds_resp_errorf(o, 400, "illegal_argument_exception",
+        return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "invalid id: cannot parse point in time id");
     freed_answer(o, (unsigned)rc);
 }
@@ -963,12 +963,12 @@ static int pit_prepare(void *arg, size_t k, fds_index *ix, fds_search_request *r
 void fds__pit_search(fds_req *r, fds_resp *o)
 {
     if (r->nseg > 1)
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: [indices] cannot be used "
                                "with point in time. Do not specify any index with "
                                "point in time.;");
-    if (fds_req_param(r, "scroll"))
-        return fds_resp_errorf(o, 400, "action_request_validation_exception",
+    if (fds__req_param(r, "scroll"))
+        return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                "Validation Failed: 1: using [point in time] is "
                                "not allowed in a scroll context;");
     cJSON *root = cJSON_ParseWithLength(r->body, r->body_len);
@@ -983,7 +983,7 @@ void fds__pit_search(fds_req *r, fds_resp *o)
             shape &= !strcmp(it->string, "id") || !strcmp(it->string, "keep_alive");
     if (!shape) {
         cJSON_Delete(root);
-        return fds_resp_errorf(o, 400, "x_content_parse_exception",
+        return fds__resp_errorf(o, 400, "x_content_parse_exception",
                                "[pit] takes {\"id\": string, \"keep_alive\": "
                                "time value}");
     }

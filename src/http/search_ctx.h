@@ -91,9 +91,9 @@ void fds__ctx_counts(unsigned *scrolls, unsigned *pits);
 
 /* Handlers: GET|POST /_search/scroll[/{id}], DELETE /_search/scroll[/{ids}],
  * POST /{index}/_pit, DELETE /_pit. */
-void fds_h_scroll(fds_req *r, fds_resp *o);
-void fds_h_scroll_clear(fds_req *r, fds_resp *o);
-void fds_h_pit_open(fds_req *r, fds_resp *o);
-void fds_h_pit_close(fds_req *r, fds_resp *o);
+void fds__h_scroll(fds_req *r, fds_resp *o);
+void fds__h_scroll_clear(fds_req *r, fds_resp *o);
+void fds__h_pit_open(fds_req *r, fds_resp *o);
+void fds__h_pit_close(fds_req *r, fds_resp *o);
 
 #endif

@@ -44,7 +44,7 @@ typedef const char *(*fds_index_of_fn)(void *arg, uint32_t seg);
 
 /* The parsed request of the index segment `seg` belongs to (each index
  * resolves docvalue_fields against its own mapping); NULL: the page's. */
-typedef const fds_search_request *(*fds_req_of_fn)(void *arg, uint32_t seg);
+typedef const fds_search_request *(*fds__req_of_fn)(void *arg, uint32_t seg);
 
 /* `_shards` of the answer: `total` shards searched, `failed` of them
  * failed, `failures` their JSON array text (NULL when none). */
@@ -64,7 +64,7 @@ typedef struct fds_hit_source {
     fds_fetch_fn fetch;
     fds_meta_fn meta;
     fds_index_of_fn index_of;
-    fds_req_of_fn req_of;
+    fds__req_of_fn req_of;
     fds_routing_fn routing;
     const fds_shards_info *shards;
     void *arg;

@@ -80,7 +80,7 @@ typedef struct req_state {
     fds_resp out;
 } req_state;
 
-long long fds_now_us(void)
+long long fds__now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -89,7 +89,7 @@ long long fds_now_us(void)
 
 /* ---- responses --------------------------------------------------------- */
 
-void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
+void fds__resp_raw(fds_resp *o, int status, char *body, size_t len,
                   const char *content_type)
 {
     free(o->body);
@@ -99,7 +99,7 @@ void fds_resp_raw(fds_resp *o, int status, char *body, size_t len,
     o->content_type = content_type ? content_type : "application/json";
 }
 
-void fds_resp_warn(fds_resp *o, const char *text)
+void fds__resp_warn(fds_resp *o, const char *text)
 {
     for (unsigned i = 0; i < o->nwarnings; i++)
         if (!strcmp(o->warnings[i], text))
@@ -108,16 +108,16 @@ void fds_resp_warn(fds_resp *o, const char *text)
         o->warnings[o->nwarnings++] = text;
 }
 
-void fds_resp_json(fds_resp *o, int status, cJSON *json)
+void fds__resp_json(fds_resp *o, int status, cJSON *json)
 {
     char *s = json ? cJSON_PrintUnformatted(json) : NULL;
     cJSON_Delete(json);
     if (!s) {
-        fds_resp_raw(o, 500, strdup("{\"error\":\"out of memory\",\"status\":500}"),
+        fds__resp_raw(o, 500, strdup("{\"error\":\"out of memory\",\"status\":500}"),
                      38, NULL);
         return;
     }
-    fds_resp_raw(o, status, s, strlen(s), NULL);
+    fds__resp_raw(o, status, s, strlen(s), NULL);
 }
 
 /* The error object of Elasticsearch (ElasticsearchException#toXContent). */
@@ -140,7 +140,7 @@ static cJSON *error_object(const fds_err *e, const char *type, const char *hname
     cJSON *err = cJSON_Duplicate(cause, 1);
     if (e->cause_kind) { /* in the error, not its root_cause (as in ES) */
         cJSON *by = cJSON_AddObjectToObject(err, "caused_by");
-        cJSON_AddStringToObject(by, "type", fds_http_kind_type(e->cause_kind));
+        cJSON_AddStringToObject(by, "type", fds__http_kind_type(e->cause_kind));
         cJSON_AddStringToObject(by, "reason", e->cause);
     }
     cJSON *rc = cJSON_AddArrayToObject(err, "root_cause");
@@ -161,7 +161,7 @@ static cJSON *error_object(const fds_err *e, const char *type, const char *hname
 
 cJSON *fds__error_json(const fds_err *e)
 {
-    return error_object(e, fds_http_type(e), NULL, NULL);
+    return error_object(e, fds__http_type(e), NULL, NULL);
 }
 
 /* Answer `e` with an explicit status and type (the edge's own errors). */
@@ -171,15 +171,15 @@ static void send_error(fds_resp *o, const fds_err *e, int status, const char *ty
     cJSON *j = cJSON_CreateObject();
     cJSON_AddItemToObject(j, "error", error_object(e, type, hname, hval));
     cJSON_AddNumberToObject(j, "status", status);
-    fds_resp_json(o, status, j);
+    fds__resp_json(o, status, j);
 }
 
-void fds_resp_error(fds_resp *o, const fds_err *e)
+void fds__resp_error(fds_resp *o, const fds_err *e)
 {
-    send_error(o, e, fds_http_status(e), fds_http_type(e), NULL, NULL);
+    send_error(o, e, fds__http_status(e), fds__http_type(e), NULL, NULL);
 }
 
-void fds_resp_errorf(fds_resp *o, int status, const char *type,
+void fds__resp_errorf(fds_resp *o, int status, const char *type,
                      const char *fmt, ...)
 {
     fds_err e;
@@ -194,12 +194,12 @@ void fds_resp_errorf(fds_resp *o, int status, const char *type,
 
 /* ---- requests ----------------------------------------------------------- */
 
-bool fds_req_is(fds_req *r, const char *method)
+bool fds__req_is(fds_req *r, const char *method)
 {
     return !strcmp(r->method, method);
 }
 
-const char *fds_req_param(fds_req *r, const char *key)
+const char *fds__req_param(fds_req *r, const char *key)
 {
     const char *v = NULL;
     size_t vlen = 0;
@@ -283,7 +283,7 @@ static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind,
     return MHD_NO;
 }
 
-void fds_req_path(fds_req *r, char *buf, size_t cap)
+void fds__req_path(fds_req *r, char *buf, size_t cap)
 {
     buf[0] = 0;
     for (unsigned i = 0; i < r->nseg; i++) {
@@ -292,7 +292,7 @@ void fds_req_path(fds_req *r, char *buf, size_t cap)
     }
 }
 
-bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
+bool fds__req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
 {
     param_check pc = {allowed, ""};
     if (r->conn)
@@ -302,42 +302,42 @@ bool fds_req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
     if (!pc.bad[0])
         return true;
     char uri[FDS_REQ_PATH_MAX];
-    fds_req_path(r, uri, sizeof uri);
-    fds_resp_errorf(o, 400, "illegal_argument_exception",
+    fds__req_path(r, uri, sizeof uri);
+    fds__resp_errorf(o, 400, "illegal_argument_exception",
                     "request [%s] contains unrecognized parameter: [%s]",
                     uri[0] ? uri : "/", pc.bad);
     return false;
 }
 
-bool fds_req_param_bool(fds_req *r, const char *key, bool dflt)
+bool fds__req_param_bool(fds_req *r, const char *key, bool dflt)
 {
-    const char *v = fds_req_param(r, key);
+    const char *v = fds__req_param(r, key);
     if (!v)
         return dflt;
     return *v == 0 || !strcmp(v, "true");
 }
 
-bool fds_req_param_only(fds_req *r, fds_resp *o, const char *key, int only)
+bool fds__req_param_only(fds_req *r, fds_resp *o, const char *key, int only)
 {
-    const char *v = fds_req_param(r, key);
+    const char *v = fds__req_param(r, key);
     if (!v)
         return true;
     bool t = *v == 0 || !strcmp(v, "true");
     if (!t && strcmp(v, "false")) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "Failed to parse value [%s] as only [true] or [false] "
                         "are allowed.", v);
         return false;
     }
     if (only < 0 || t == (only != 0))
         return true;
-    fds_resp_errorf(o, 400, "illegal_argument_exception",
+    fds__resp_errorf(o, 400, "illegal_argument_exception",
                     "[%s=%s] is not supported: only [%s] is", key, v,
                     only ? "true" : "false");
     return false;
 }
 
-int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
+int fds__body_json(fds_req *r, cJSON **out, fds_err *err)
 {
     *out = NULL;
     size_t i = 0;
@@ -367,7 +367,7 @@ int fds_body_json(fds_req *r, cJSON **out, fds_err *err)
 
 int fds__body_checked(fds_req *r, cJSON **out, fds_err *err)
 {
-    int rc = fds_body_json(r, out, err);
+    int rc = fds__body_json(r, out, err);
     if (!rc)
         rc = fds_json_check_body(r->body, r->body_len, err);
     if (rc) {
@@ -377,7 +377,7 @@ int fds__body_checked(fds_req *r, cJSON **out, fds_err *err)
     return rc;
 }
 
-fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
+fds_index *fds__req_index(fds_req *r, fds_resp *o, unsigned i)
 {
     fds_index *ix = NULL;
     fds_err e;
@@ -387,7 +387,7 @@ fds_index *fds_req_index(fds_req *r, fds_resp *o, unsigned i)
         if (!e.code)
             fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                         "no such index");
-        fds_resp_error(o, &e);
+        fds__resp_error(o, &e);
         return NULL;
     }
     return ix;
@@ -415,7 +415,7 @@ static bool col_named(const char *spec, const char *want, size_t len)
 static int cat_cols(fds_req *r, const char *const *cols, size_t ncol,
                     size_t *sel, size_t cap)
 {
-    const char *h = fds_req_param(r, "h");
+    const char *h = fds__req_param(r, "h");
     int n = 0;
     if (!h || !*h) {
         for (size_t i = 0; i < ncol && (size_t)n < cap; i++)
@@ -487,7 +487,7 @@ static const char *col_title(const char *spec, char *buf, size_t cap)
     return buf;
 }
 
-void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
+void fds__cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows)
 {
     size_t sel[32];
@@ -496,7 +496,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
     const char *tt[32];
     for (int c = 0; c < ns; c++)
         tt[c] = col_title(cols[sel[c]], title[c], sizeof title[c]);
-    const char *s = fds_req_param(r, "s");
+    const char *s = fds__req_param(r, "s");
     cat_sort cs = {.n = 0};
     for (const char *p = s ? s : ""; *p && cs.n < 8;) {
         const char *e = strchr(p, ',');
@@ -507,7 +507,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
         while (i < ncol && !col_named(cols[i], p, nl))
             i++;
         if (i == ncol)
-            return fds_resp_errorf(o, 400, "unsupported_operation_exception",
+            return fds__resp_errorf(o, 400, "unsupported_operation_exception",
                                    "Unable to sort by unknown sort key `%.*s`",
                                    (int)nl, p);
         cs.col[cs.n] = i;
@@ -516,7 +516,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
     }
     if (cs.n && nrows > 1)
         qsort_r(rows, nrows, sizeof *rows, cat_row_cmp, &cs);
-    const char *fmt = fds_req_param(r, "format");
+    const char *fmt = fds__req_param(r, "format");
     if (fmt && !strcmp(fmt, "json")) {
         cJSON *arr = cJSON_CreateArray();
         for (size_t i = 0; i < nrows; i++) {
@@ -530,10 +530,10 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
             }
             cJSON_AddItemToArray(arr, o1);
         }
-        fds_resp_json(o, 200, arr);
+        fds__resp_json(o, 200, arr);
         return;
     }
-    bool v = fds_req_param_bool(r, "v", false);
+    bool v = fds__req_param_bool(r, "v", false);
     size_t w[32] = {0};
     for (int c = 0; c < ns; c++) {
         if (v)
@@ -550,7 +550,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
         cap += (w[c] + 1) * (nrows + 1);
     char *out = malloc(cap + nrows + 2);
     if (!out) {
-        fds_resp_errorf(o, 500, "exception", "out of memory");
+        fds__resp_errorf(o, 500, "exception", "out of memory");
         return;
     }
     for (size_t i = v ? 0 : 1; i <= nrows; i++) {
@@ -566,7 +566,7 @@ void fds_cat_render(fds_req *r, fds_resp *o, const char *const *cols,
         out[len++] = '\n';
     }
     out[len] = 0;
-    fds_resp_raw(o, 200, out, len, "text/plain; charset=UTF-8");
+    fds__resp_raw(o, 200, out, len, "text/plain; charset=UTF-8");
 }
 
 /* ---- routing -------------------------------------------------------------- */
@@ -590,17 +590,17 @@ static unsigned method_bit(const char *m)
     return 0;
 }
 
-static void h_doc_create(fds_req *r, fds_resp *o) { fds_h_doc_put(r, o, true); }
-static void h_doc_index(fds_req *r, fds_resp *o) { fds_h_doc_put(r, o, false); }
-static void h_open(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, true); }
-static void h_close(fds_req *r, fds_resp *o) { fds_h_open_close(r, o, false); }
-static void h_search(fds_req *r, fds_resp *o) { fds_h_search(r, o, false); }
-static void h_count(fds_req *r, fds_resp *o) { fds_h_search(r, o, true); }
-static void h_delete_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, true); }
-static void h_update_by_query(fds_req *r, fds_resp *o) { fds_h_by_query(r, o, false); }
-static void h_clone(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_CLONE); }
-static void h_shrink(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_SHRINK); }
-static void h_split(fds_req *r, fds_resp *o) { fds_h_resize(r, o, FDS_RESIZE_SPLIT); }
+static void h_doc_create(fds_req *r, fds_resp *o) { fds__h_doc_put(r, o, true); }
+static void h_doc_index(fds_req *r, fds_resp *o) { fds__h_doc_put(r, o, false); }
+static void h_open(fds_req *r, fds_resp *o) { fds__h_open_close(r, o, true); }
+static void h_close(fds_req *r, fds_resp *o) { fds__h_open_close(r, o, false); }
+static void h_search(fds_req *r, fds_resp *o) { fds__h_search(r, o, false); }
+static void h_count(fds_req *r, fds_resp *o) { fds__h_search(r, o, true); }
+static void h_delete_by_query(fds_req *r, fds_resp *o) { fds__h_by_query(r, o, true); }
+static void h_update_by_query(fds_req *r, fds_resp *o) { fds__h_by_query(r, o, false); }
+static void h_clone(fds_req *r, fds_resp *o) { fds__h_resize(r, o, FDS_RESIZE_CLONE); }
+static void h_shrink(fds_req *r, fds_resp *o) { fds__h_resize(r, o, FDS_RESIZE_SHRINK); }
+static void h_split(fds_req *r, fds_resp *o) { fds__h_resize(r, o, FDS_RESIZE_SPLIT); }
 
 /* One endpoint: a path pattern of '/'-separated segments, where "{}"
  * matches any one segment (an index name, an id, a metric list), the
@@ -635,120 +635,120 @@ static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
  * the routes whose first segment is literal come first: the first route
  * that matches both path and method answers. */
 static const route_def ROUTES[] = {
-    {"", M_GET | M_HEAD, fds_h_root, P_NONE},
-    {"_bulk", M_POST | M_PUT | R_WRITES, fds_h_bulk, NULL},
-    {"_mget", M_GET | M_POST, fds_h_mget, NULL},
-    {"_refresh", M_POST | M_GET | R_WRITES, fds_h_refresh, P_EXPR},
-    {"_flush", M_POST | M_GET | R_WRITES, fds_h_flush, P_EXPR},
-    {"_forcemerge", M_POST | R_WRITES, fds_h_forcemerge, P_FORCEMERGE},
-    {"_stats", M_GET, fds_h_stats, P_EXPR},
-    {"_stats/{}", M_GET, fds_h_stats, P_EXPR},
-    {"_reindex", M_POST | R_WRITES, fds_h_reindex, NULL},
+    {"", M_GET | M_HEAD, fds__h_root, P_NONE},
+    {"_bulk", M_POST | M_PUT | R_WRITES, fds__h_bulk, NULL},
+    {"_mget", M_GET | M_POST, fds__h_mget, NULL},
+    {"_refresh", M_POST | M_GET | R_WRITES, fds__h_refresh, P_EXPR},
+    {"_flush", M_POST | M_GET | R_WRITES, fds__h_flush, P_EXPR},
+    {"_forcemerge", M_POST | R_WRITES, fds__h_forcemerge, P_FORCEMERGE},
+    {"_stats", M_GET, fds__h_stats, P_EXPR},
+    {"_stats/{}", M_GET, fds__h_stats, P_EXPR},
+    {"_reindex", M_POST | R_WRITES, fds__h_reindex, NULL},
     {"_search", M_GET | M_POST, h_search, NULL},
     {"_count", M_GET | M_POST, h_count, NULL},
-    {"_msearch", M_GET | M_POST, fds_h_msearch, NULL},
-    {"_field_caps", M_GET | M_POST, fds_h_field_caps, NULL},
-    {"_async_search", M_POST, fds_h_async_submit, NULL},
-    {"_async_search/status/{}", M_GET, fds_h_async_status, P_NONE},
-    {"_async_search/{}", M_GET, fds_h_async_get, NULL},
-    {"_async_search/{}", M_DELETE, fds_h_async_delete, P_NONE},
-    {"_settings", M_GET, fds_h_settings_get, NULL},
-    {"_settings", M_PUT, fds_h_settings_put, NULL},
-    {"_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
-    {"_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
-    {"_mapping/field/{}", M_GET, fds_h_field_mapping_get, NULL},
-    {"_settings/{}", M_GET, fds_h_settings_get, NULL},
-    {"_cluster/health", M_GET, fds_h_cluster_health, NULL},
-    {"_cluster/health/{}", M_GET, fds_h_cluster_health, NULL},
-    {"_cluster/settings", M_GET, fds_h_cluster_settings_get, NULL},
-    {"_cluster/settings", M_PUT, fds_h_cluster_settings_put, NULL},
-    {"_cat", M_GET, fds_h_cat_help, P_NONE},
-    {"_cat/indices", M_GET, fds_h_cat_indices, P_CAT_INDICES},
-    {"_cat/indices/{}", M_GET, fds_h_cat_indices, P_CAT_INDICES},
-    {"_cat/segments", M_GET, fds_h_cat_segments, P_CAT_SEGMENTS},
-    {"_cat/segments/{}", M_GET, fds_h_cat_segments, P_CAT_SEGMENTS},
-    {"_cat/shards", M_GET, fds_h_cat_shards, P_CAT_SHARDS},
-    {"_cat/shards/{}", M_GET, fds_h_cat_shards, P_CAT_SHARDS},
-    {"_cat/nodes", M_GET, fds_h_cat_nodes, P_CAT},
-    {"_cat/count", M_GET, fds_h_cat_count, NULL},
-    {"_cat/count/{}", M_GET, fds_h_cat_count, NULL},
-    {"_cat/health", M_GET, fds_h_cat_health, NULL},
-    {"_nodes/stats", M_GET, fds_h_nodes_stats, P_NONE},
-    {"_nodes/stats/{}", M_GET, fds_h_nodes_stats, P_NONE},
-    {"_nodes/stats/{}/{}", M_GET, fds_h_nodes_stats, P_NONE},
-    {"_nodes/{}/stats", M_GET, fds_h_nodes_stats, P_NONE},
-    {"_nodes/{}/stats/{}", M_GET, fds_h_nodes_stats, P_NONE},
-    {"_nodes/{}/stats/{}/{}", M_GET, fds_h_nodes_stats, P_NONE},
-    {"_aliases", M_POST, fds_h_aliases_update, NULL},
-    {"_aliases", M_GET, fds_h_alias_get, NULL},
-    {"_alias", M_GET, fds_h_alias_get, NULL},
-    {"_alias/{}", M_GET | M_HEAD, fds_h_alias_get, NULL},
-    {"_cat/aliases", M_GET, fds_h_cat_aliases, NULL},
-    {"_cat/aliases/{}", M_GET, fds_h_cat_aliases, NULL},
-    {"_cat/templates", M_GET, fds_h_cat_templates, NULL},
-    {"_cat/templates/{}", M_GET, fds_h_cat_templates, NULL},
-    {"_index_template/_simulate_index/{}", M_POST, fds_h_simulate_index, NULL},
-    {"_index_template", M_GET, fds_h_template_get, NULL},
-    {"_component_template", M_GET, fds_h_template_get, NULL},
-    {"_template", M_GET, fds_h_template_get, NULL},
-    {"_index_template/{}", M_GET | M_HEAD, fds_h_template_get, NULL},
-    {"_component_template/{}", M_GET | M_HEAD, fds_h_template_get, NULL},
-    {"_template/{}", M_GET | M_HEAD, fds_h_template_get, NULL},
-    {"_index_template/{}", M_PUT | M_POST, fds_h_template_put, NULL},
-    {"_component_template/{}", M_PUT | M_POST, fds_h_template_put, NULL},
-    {"_template/{}", M_PUT | M_POST, fds_h_template_put, NULL},
-    {"_index_template/{}", M_DELETE, fds_h_template_delete, NULL},
-    {"_component_template/{}", M_DELETE, fds_h_template_delete, NULL},
-    {"_template/{}", M_DELETE, fds_h_template_delete, NULL},
-    {"_search/scroll", M_GET | M_POST, fds_h_scroll, NULL},
-    {"_search/scroll", M_DELETE, fds_h_scroll_clear, NULL},
-    {"_search/scroll/{}", M_GET | M_POST, fds_h_scroll, NULL},
-    {"_search/scroll/{}", M_DELETE, fds_h_scroll_clear, NULL},
-    {"_pit", M_DELETE, fds_h_pit_close, NULL},
-    {"_tasks", M_GET, fds_h_tasks_list, NULL},
-    {"_tasks/{}", M_GET, fds_h_task_get, NULL},
-    {"_tasks/{}/_cancel", M_POST, fds_h_task_cancel, NULL},
-    {"{}", M_PUT, fds_h_index_create, P_NONE},
-    {"{}", M_DELETE, fds_h_index_delete, P_EXPR},
-    {"{}", M_GET | M_HEAD, fds_h_index_get, P_EXPR_LOCAL},
-    {"{}/_settings", M_GET, fds_h_settings_get, NULL},
-    {"{}/_settings", M_PUT, fds_h_settings_put, NULL},
-    {"{}/_settings/{}", M_GET, fds_h_settings_get, NULL},
-    {"{}/_mapping", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
-    {"{}/_mappings", M_GET, fds_h_mapping_get, P_EXPR_LOCAL},
-    {"{}/_mapping", M_PUT | M_POST, fds_h_mapping_put, NULL},
-    {"{}/_mapping/field/{}", M_GET, fds_h_field_mapping_get, NULL},
-    {"{}/_block/{}", M_PUT, fds_h_index_block_put, NULL},
+    {"_msearch", M_GET | M_POST, fds__h_msearch, NULL},
+    {"_field_caps", M_GET | M_POST, fds__h_field_caps, NULL},
+    {"_async_search", M_POST, fds__h_async_submit, NULL},
+    {"_async_search/status/{}", M_GET, fds__h_async_status, P_NONE},
+    {"_async_search/{}", M_GET, fds__h_async_get, NULL},
+    {"_async_search/{}", M_DELETE, fds__h_async_delete, P_NONE},
+    {"_settings", M_GET, fds__h_settings_get, NULL},
+    {"_settings", M_PUT, fds__h_settings_put, NULL},
+    {"_mapping", M_GET, fds__h_mapping_get, P_EXPR_LOCAL},
+    {"_mappings", M_GET, fds__h_mapping_get, P_EXPR_LOCAL},
+    {"_mapping/field/{}", M_GET, fds__h_field_mapping_get, NULL},
+    {"_settings/{}", M_GET, fds__h_settings_get, NULL},
+    {"_cluster/health", M_GET, fds__h_cluster_health, NULL},
+    {"_cluster/health/{}", M_GET, fds__h_cluster_health, NULL},
+    {"_cluster/settings", M_GET, fds__h_cluster_settings_get, NULL},
+    {"_cluster/settings", M_PUT, fds__h_cluster_settings_put, NULL},
+    {"_cat", M_GET, fds__h_cat_help, P_NONE},
+    {"_cat/indices", M_GET, fds__h_cat_indices, P_CAT_INDICES},
+    {"_cat/indices/{}", M_GET, fds__h_cat_indices, P_CAT_INDICES},
+    {"_cat/segments", M_GET, fds__h_cat_segments, P_CAT_SEGMENTS},
+    {"_cat/segments/{}", M_GET, fds__h_cat_segments, P_CAT_SEGMENTS},
+    {"_cat/shards", M_GET, fds__h_cat_shards, P_CAT_SHARDS},
+    {"_cat/shards/{}", M_GET, fds__h_cat_shards, P_CAT_SHARDS},
+    {"_cat/nodes", M_GET, fds__h_cat_nodes, P_CAT},
+    {"_cat/count", M_GET, fds__h_cat_count, NULL},
+    {"_cat/count/{}", M_GET, fds__h_cat_count, NULL},
+    {"_cat/health", M_GET, fds__h_cat_health, NULL},
+    {"_nodes/stats", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_nodes/stats/{}", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_nodes/stats/{}/{}", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_nodes/{}/stats", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_nodes/{}/stats/{}", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_nodes/{}/stats/{}/{}", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_aliases", M_POST, fds__h_aliases_update, NULL},
+    {"_aliases", M_GET, fds__h_alias_get, NULL},
+    {"_alias", M_GET, fds__h_alias_get, NULL},
+    {"_alias/{}", M_GET | M_HEAD, fds__h_alias_get, NULL},
+    {"_cat/aliases", M_GET, fds__h_cat_aliases, NULL},
+    {"_cat/aliases/{}", M_GET, fds__h_cat_aliases, NULL},
+    {"_cat/templates", M_GET, fds__h_cat_templates, NULL},
+    {"_cat/templates/{}", M_GET, fds__h_cat_templates, NULL},
+    {"_index_template/_simulate_index/{}", M_POST, fds__h_simulate_index, NULL},
+    {"_index_template", M_GET, fds__h_template_get, NULL},
+    {"_component_template", M_GET, fds__h_template_get, NULL},
+    {"_template", M_GET, fds__h_template_get, NULL},
+    {"_index_template/{}", M_GET | M_HEAD, fds__h_template_get, NULL},
+    {"_component_template/{}", M_GET | M_HEAD, fds__h_template_get, NULL},
+    {"_template/{}", M_GET | M_HEAD, fds__h_template_get, NULL},
+    {"_index_template/{}", M_PUT | M_POST, fds__h_template_put, NULL},
+    {"_component_template/{}", M_PUT | M_POST, fds__h_template_put, NULL},
+    {"_template/{}", M_PUT | M_POST, fds__h_template_put, NULL},
+    {"_index_template/{}", M_DELETE, fds__h_template_delete, NULL},
+    {"_component_template/{}", M_DELETE, fds__h_template_delete, NULL},
+    {"_template/{}", M_DELETE, fds__h_template_delete, NULL},
+    {"_search/scroll", M_GET | M_POST, fds__h_scroll, NULL},
+    {"_search/scroll", M_DELETE, fds__h_scroll_clear, NULL},
+    {"_search/scroll/{}", M_GET | M_POST, fds__h_scroll, NULL},
+    {"_search/scroll/{}", M_DELETE, fds__h_scroll_clear, NULL},
+    {"_pit", M_DELETE, fds__h_pit_close, NULL},
+    {"_tasks", M_GET, fds__h_tasks_list, NULL},
+    {"_tasks/{}", M_GET, fds__h_task_get, NULL},
+    {"_tasks/{}/_cancel", M_POST, fds__h_task_cancel, NULL},
+    {"{}", M_PUT, fds__h_index_create, P_NONE},
+    {"{}", M_DELETE, fds__h_index_delete, P_EXPR},
+    {"{}", M_GET | M_HEAD, fds__h_index_get, P_EXPR_LOCAL},
+    {"{}/_settings", M_GET, fds__h_settings_get, NULL},
+    {"{}/_settings", M_PUT, fds__h_settings_put, NULL},
+    {"{}/_settings/{}", M_GET, fds__h_settings_get, NULL},
+    {"{}/_mapping", M_GET, fds__h_mapping_get, P_EXPR_LOCAL},
+    {"{}/_mappings", M_GET, fds__h_mapping_get, P_EXPR_LOCAL},
+    {"{}/_mapping", M_PUT | M_POST, fds__h_mapping_put, NULL},
+    {"{}/_mapping/field/{}", M_GET, fds__h_field_mapping_get, NULL},
+    {"{}/_block/{}", M_PUT, fds__h_index_block_put, NULL},
     {"{}/_search", M_GET | M_POST, h_search, NULL},
-    {"{}/_search_shards", M_GET | M_POST, fds_h_search_shards, NULL},
+    {"{}/_search_shards", M_GET | M_POST, fds__h_search_shards, NULL},
     {"{}/_count", M_GET | M_POST, h_count, NULL},
-    {"{}/_msearch", M_GET | M_POST, fds_h_msearch, NULL},
-    {"{}/_field_caps", M_GET | M_POST, fds_h_field_caps, NULL},
-    {"{}/_async_search", M_POST, fds_h_async_submit, NULL},
-    {"{}/_bulk", M_POST | M_PUT | R_WRITES, fds_h_bulk, NULL},
-    {"{}/_mget", M_GET | M_POST, fds_h_mget, NULL},
-    {"{}/_refresh", M_POST | M_GET | R_WRITES, fds_h_refresh, P_EXPR},
-    {"{}/_flush", M_POST | M_GET | R_WRITES, fds_h_flush, P_EXPR},
-    {"{}/_forcemerge", M_POST | R_WRITES, fds_h_forcemerge, P_FORCEMERGE},
+    {"{}/_msearch", M_GET | M_POST, fds__h_msearch, NULL},
+    {"{}/_field_caps", M_GET | M_POST, fds__h_field_caps, NULL},
+    {"{}/_async_search", M_POST, fds__h_async_submit, NULL},
+    {"{}/_bulk", M_POST | M_PUT | R_WRITES, fds__h_bulk, NULL},
+    {"{}/_mget", M_GET | M_POST, fds__h_mget, NULL},
+    {"{}/_refresh", M_POST | M_GET | R_WRITES, fds__h_refresh, P_EXPR},
+    {"{}/_flush", M_POST | M_GET | R_WRITES, fds__h_flush, P_EXPR},
+    {"{}/_forcemerge", M_POST | R_WRITES, fds__h_forcemerge, P_FORCEMERGE},
     {"{}/_open", M_POST, h_open, P_NONE},
     {"{}/_close", M_POST, h_close, P_NONE},
-    {"{}/_stats", M_GET, fds_h_stats, P_EXPR},
-    {"{}/_stats/{}", M_GET, fds_h_stats, P_EXPR},
+    {"{}/_stats", M_GET, fds__h_stats, P_EXPR},
+    {"{}/_stats/{}", M_GET, fds__h_stats, P_EXPR},
     {"{}/_doc", M_POST | R_WRITES, h_doc_index, NULL},
-    {"{}/_doc/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
+    {"{}/_doc/{}", M_GET | M_HEAD, fds__h_doc_get, NULL},
     {"{}/_doc/{}", M_PUT | M_POST | R_WRITES, h_doc_index, NULL},
-    {"{}/_doc/{}", M_DELETE | R_WRITES, fds_h_doc_delete, NULL},
+    {"{}/_doc/{}", M_DELETE | R_WRITES, fds__h_doc_delete, NULL},
     {"{}/_create/{}", M_PUT | M_POST | R_WRITES, h_doc_create, NULL},
-    {"{}/_source/{}", M_GET | M_HEAD, fds_h_doc_get, NULL},
-    {"{}/_update/{}", M_POST | R_WRITES, fds_h_update, NULL},
-    {"{}/_alias", M_GET, fds_h_alias_get, NULL},
-    {"{}/_aliases", M_GET, fds_h_alias_get, NULL},
-    {"{}/_alias/{}", M_GET | M_HEAD, fds_h_alias_get, NULL},
-    {"{}/_alias/{}", M_PUT | M_POST, fds_h_alias_put, NULL},
-    {"{}/_aliases/{}", M_PUT | M_POST, fds_h_alias_put, NULL},
-    {"{}/_alias/{}", M_DELETE, fds_h_alias_delete, NULL},
-    {"{}/_aliases/{}", M_DELETE, fds_h_alias_delete, NULL},
-    {"{}/_pit", M_POST, fds_h_pit_open, NULL},
+    {"{}/_source/{}", M_GET | M_HEAD, fds__h_doc_get, NULL},
+    {"{}/_update/{}", M_POST | R_WRITES, fds__h_update, NULL},
+    {"{}/_alias", M_GET, fds__h_alias_get, NULL},
+    {"{}/_aliases", M_GET, fds__h_alias_get, NULL},
+    {"{}/_alias/{}", M_GET | M_HEAD, fds__h_alias_get, NULL},
+    {"{}/_alias/{}", M_PUT | M_POST, fds__h_alias_put, NULL},
+    {"{}/_aliases/{}", M_PUT | M_POST, fds__h_alias_put, NULL},
+    {"{}/_alias/{}", M_DELETE, fds__h_alias_delete, NULL},
+    {"{}/_aliases/{}", M_DELETE, fds__h_alias_delete, NULL},
+    {"{}/_pit", M_POST, fds__h_pit_open, NULL},
     {"{}/_delete_by_query", M_POST | R_WRITES, h_delete_by_query, NULL},
     {"{}/_update_by_query", M_POST | R_WRITES, h_update_by_query, NULL},
     {"{}/_clone/{}", M_POST | M_PUT | R_WRITES, h_clone, P_RESIZE},
@@ -826,7 +826,7 @@ static void no_handler(fds_req *r, fds_resp *o)
              r->method);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "error", msg);
-    fds_resp_json(o, 400, j);
+    fds__resp_json(o, 400, j);
 }
 
 /* The methods of `allowed` as "GET, HEAD" into list (cap bytes), and as
@@ -858,7 +858,7 @@ static void method_not_allowed(fds_req *r, fds_resp *o, unsigned allowed)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "error", msg);
     cJSON_AddNumberToObject(j, "status", 405);
-    fds_resp_json(o, 405, j);
+    fds__resp_json(o, 405, j);
 }
 
 /* The route that answers r's path and method, or NULL; *allowed: the
@@ -884,15 +884,15 @@ static void route(fds_req *r, fds_resp *o)
     unsigned allowed;
     const route_def *rt = route_find(r, &allowed);
     if (rt) {
-        if (rt->params && !fds_req_check_params(r, o, rt->params))
+        if (rt->params && !fds__req_check_params(r, o, rt->params))
             return;
         return rt->fn(r, o);
     }
-    if (allowed && fds_req_is(r, "OPTIONS")) {
+    if (allowed && fds__req_is(r, "OPTIONS")) {
         /* handleOptionsRequest: 200, no body, the methods in Allow */
         char list[64];
         allow_list(o, allowed, list, sizeof list);
-        return fds_resp_raw(o, 200, strdup(""), 0, "text/plain; charset=UTF-8");
+        return fds__resp_raw(o, 200, strdup(""), 0, "text/plain; charset=UTF-8");
     }
     if (allowed)
         return method_not_allowed(r, o, allowed);
@@ -961,7 +961,7 @@ static bool early_answer(fds_http_server *srv, struct MHD_Connection *conn,
     MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &h);
     o->close = true;
     if (st->guard_refusal) {
-        fds_resp_errorf(o, 429, "rejected_execution_exception",
+        fds__resp_errorf(o, 429, "rejected_execution_exception",
                         "too many connections %s; try again later",
                         st->guard_refusal == 1 ? "from this client address"
                                                : "to this node");
@@ -970,18 +970,18 @@ static bool early_answer(fds_http_server *srv, struct MHD_Connection *conn,
     /* RFC 9112 §6.3: both framings, or disagreeing lengths, make the
      * message length unknowable: 400 and close. */
     if (h.nte && h.ncl) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "a request must not carry both Content-Length and "
                         "Transfer-Encoding");
         return true;
     }
     if (h.cl_differ) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "a request must not carry different Content-Length values");
         return true;
     }
     if (h.nte && !(h.nte == 1 && h.te_chunked)) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "unsupported Transfer-Encoding (only chunked is accepted)");
         return true;
     }
@@ -989,14 +989,14 @@ static bool early_answer(fds_http_server *srv, struct MHD_Connection *conn,
         char *end = NULL;
         unsigned long long n = strtoull(h.cl, &end, 10);
         if (end == h.cl || *end) {
-            fds_resp_errorf(o, 400, "illegal_argument_exception",
+            fds__resp_errorf(o, 400, "illegal_argument_exception",
                             "bad Content-Length [%s]", h.cl);
             return true;
         }
         /* Declared too big: refuse now, before "100 Continue" and before
          * reading a byte of it. */
         if (n > srv->max_body) {
-            fds_resp_errorf(o, 413, "content_too_long_exception",
+            fds__resp_errorf(o, 413, "content_too_long_exception",
                             "request body is too large: [%llu] bytes, more than "
                             "[%llu] (http.max_content_length)", n,
                             (unsigned long long)srv->max_body);
@@ -1014,7 +1014,7 @@ static void simple_error(fds_resp *o, int status, const char *reason)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "error", reason);
     cJSON_AddNumberToObject(j, "status", status);
-    fds_resp_json(o, status, j);
+    fds__resp_json(o, status, j);
 }
 
 /* Body content types Elasticsearch 8 takes as JSON (XContentType): the
@@ -1087,7 +1087,7 @@ static void shape_output(fds_req *r, fds_resp *o)
 {
     if (!o->body || strncmp(o->content_type, "application/json", 16))
         return;
-    const char *fp = fds_req_param(r, "filter_path");
+    const char *fp = fds__req_param(r, "filter_path");
     char *t = NULL;
     size_t tn = 0;
     if (fp && *fp && !fds__json_filter(o->body, o->len, fp, &t, &tn)) {
@@ -1095,7 +1095,7 @@ static void shape_output(fds_req *r, fds_resp *o)
         o->body = t;
         o->len = tn;
     }
-    const char *pretty = fds_req_param(r, "pretty");
+    const char *pretty = fds__req_param(r, "pretty");
     if (pretty && strcmp(pretty, "false") &&
         !fds__json_pretty(o->body, o->len, &t, &tn)) {
         free(o->body);
@@ -1107,7 +1107,7 @@ static void shape_output(fds_req *r, fds_resp *o)
 static enum MHD_Result queue_answer(struct MHD_Connection *conn, fds_resp *o)
 {
     if (!o->body)
-        fds_resp_errorf(o, 500, "exception", "no response");
+        fds__resp_errorf(o, 500, "exception", "no response");
     /* for HEAD libmicrohttpd sends this Content-Length and no body */
     struct MHD_Response *resp = MHD_create_response_from_buffer(
         o->len, o->body, MHD_RESPMEM_MUST_FREE);
@@ -1154,7 +1154,7 @@ static enum MHD_Result body_over_limit(fds_http_server *srv,
     if (srv->tls_cert || !ci)
         return MHD_NO;
     fds_resp o = {0};
-    fds_resp_errorf(&o, 413, "content_too_long_exception",
+    fds__resp_errorf(&o, 413, "content_too_long_exception",
                     "request body is too large: more than [%llu] bytes "
                     "(http.max_content_length)",
                     (unsigned long long)srv->max_body);
@@ -1191,7 +1191,7 @@ static void serve(fds_http_server *srv, struct MHD_Connection *conn,
     r.method = method;
     r.conn = conn;
     r.url = url;
-    r.start_us = fds_now_us();
+    r.start_us = fds__now_us();
     r.body = st->body ? st->body : "";
     if (st->body)
         st->body[st->len] = 0;
@@ -1204,12 +1204,12 @@ static void serve(fds_http_server *srv, struct MHD_Connection *conn,
     if (!admit(srv, &r, url, o)) {
         /* answered */
     } else if (st->too_big) {
-        fds_resp_errorf(o, 413, "content_too_long_exception",
+        fds__resp_errorf(o, 413, "content_too_long_exception",
                         "request body is too large: more than [%llu] bytes "
                         "(http.max_content_length)",
                         (unsigned long long)srv->max_body);
     } else if (bad_text) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "the request path must be valid UTF-8 without NUL "
                         "characters (%%00)");
     } else if (bad) {

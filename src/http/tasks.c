@@ -250,13 +250,13 @@ static int task_no(const char *id, uint64_t *no, fds_resp *o)
     char *end;
     unsigned long long v = colon ? strtoull(colon + 1, &end, 10) : 0;
     if (!colon || colon == id || !colon[1] || *end) {
-        fds_resp_errorf(o, 400, "illegal_argument_exception",
+        fds__resp_errorf(o, 400, "illegal_argument_exception",
                         "malformed task id %s", id);
         return -1;
     }
     if ((size_t)(colon - id) != strlen(FDS__NODE_ID) ||
         memcmp(id, FDS__NODE_ID, strlen(FDS__NODE_ID))) {
-        fds_resp_errorf(o, 404, "resource_not_found_exception",
+        fds__resp_errorf(o, 404, "resource_not_found_exception",
                         "task [%s] belongs to the node [%.*s] which isn't part "
                         "of the cluster and there is no record of the task",
                         id, (int)(colon - id), id);
@@ -291,15 +291,15 @@ static int64_t timeout_ms(const char *v, int64_t dflt)
     return mul < 0 ? dflt : (int64_t)(x * mul);
 }
 
-void fds_h_task_get(fds_req *r, fds_resp *o)
+void fds__h_task_get(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, TASK_GET_PARAMS))
+    if (!fds__req_check_params(r, o, TASK_GET_PARAMS))
         return;
     uint64_t no;
     if (task_no(r->seg[1], &no, o))
         return;
-    bool wait = fds_req_param_bool(r, "wait_for_completion", false);
-    int64_t ms = timeout_ms(fds_req_param(r, "timeout"), FDS_TASKS_WAIT_DEFAULT_MS);
+    bool wait = fds__req_param_bool(r, "wait_for_completion", false);
+    int64_t ms = timeout_ms(fds__req_param(r, "timeout"), FDS_TASKS_WAIT_DEFAULT_MS);
     struct timespec until;
     fds__abstime_in(&until, ms);
     pthread_mutex_lock(&T.mu);
@@ -311,13 +311,13 @@ void fds_h_task_get(fds_req *r, fds_resp *o)
     }
     if (!t) {
         pthread_mutex_unlock(&T.mu);
-        return fds_resp_errorf(o, 404, "resource_not_found_exception",
+        return fds__resp_errorf(o, 404, "resource_not_found_exception",
                                "task [%s] isn't running and hasn't stored its "
                                "results", r->seg[1]);
     }
     if (wait && !t->done) {
         pthread_mutex_unlock(&T.mu);
-        return fds_resp_errorf(o, 408, "timeout_exception",
+        return fds__resp_errorf(o, 408, "timeout_exception",
                                "Timed out waiting for completion of task [%s]",
                                r->seg[1]);
     }
@@ -331,7 +331,7 @@ void fds_h_task_get(fds_req *r, fds_resp *o)
         cJSON_AddItemToObject(j, "error", cJSON_Duplicate(err ? err : t->response, 1));
     }
     pthread_mutex_unlock(&T.mu);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
 static const char *const TASK_LIST_PARAMS[] = {
@@ -352,13 +352,13 @@ static bool action_match(const char *list, const char *action)
     return m;
 }
 
-void fds_h_tasks_list(fds_req *r, fds_resp *o)
+void fds__h_tasks_list(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, TASK_LIST_PARAMS))
+    if (!fds__req_check_params(r, o, TASK_LIST_PARAMS))
         return;
-    const char *actions = fds_req_param(r, "actions");
-    bool detailed = fds_req_param_bool(r, "detailed", false);
-    const char *gb = fds_req_param(r, "group_by");
+    const char *actions = fds__req_param(r, "actions");
+    bool detailed = fds__req_param_bool(r, "detailed", false);
+    const char *gb = fds__req_param(r, "group_by");
     bool flat = gb && (!strcmp(gb, "none") || !strcmp(gb, "parents"));
     cJSON *j = cJSON_CreateObject();
     cJSON *tasks;
@@ -383,14 +383,14 @@ void fds_h_tasks_list(fds_req *r, fds_resp *o)
         cJSON_AddItemToObject(tasks, id, task_info(t, detailed));
     }
     pthread_mutex_unlock(&T.mu);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
-void fds_h_task_cancel(fds_req *r, fds_resp *o)
+void fds__h_task_cancel(fds_req *r, fds_resp *o)
 {
     static const char *const params[] = {"actions", "nodes", "parent_task_id",
                                          "wait_for_completion", NULL};
-    if (!fds_req_check_params(r, o, params))
+    if (!fds__req_check_params(r, o, params))
         return;
     uint64_t no;
     if (task_no(r->seg[1], &no, o))
@@ -399,7 +399,7 @@ void fds_h_task_cancel(fds_req *r, fds_resp *o)
     fds__task *t = find_locked(no);
     if (!t || t->done) {
         pthread_mutex_unlock(&T.mu);
-        return fds_resp_errorf(o, 404, "resource_not_found_exception",
+        return fds__resp_errorf(o, 404, "resource_not_found_exception",
                                "task [%s] is not running", r->seg[1]);
     }
     t->cancelled = true;
@@ -410,5 +410,5 @@ void fds_h_task_cancel(fds_req *r, fds_resp *o)
     cJSON_AddItemToObject(cJSON_AddObjectToObject(node, "tasks"), r->seg[1],
                           task_info(t, false));
     pthread_mutex_unlock(&T.mu);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }

@@ -49,9 +49,9 @@ void fds__task_status(fds__task *t, cJSON *status);
 /* Was the task cancelled (POST /_tasks/{id}/_cancel)?  False for NULL. */
 bool fds__task_cancelled(fds__task *t);
 
-void fds_h_tasks_list(fds_req *r, fds_resp *o);
-void fds_h_task_get(fds_req *r, fds_resp *o);
-void fds_h_task_cancel(fds_req *r, fds_resp *o);
+void fds__h_tasks_list(fds_req *r, fds_resp *o);
+void fds__h_task_get(fds_req *r, fds_resp *o);
+void fds__h_task_cancel(fds_req *r, fds_resp *o);
 
 /* ---- the by-query scan (by_query.c) ----------------------------------------- */
 
@@ -110,6 +110,6 @@ double fds__scan_rps(fds_req *r);
 void fds__abstime_in(struct timespec *t, int64_t ms);
 
 /* POST /{index}/_delete_by_query (del) and /{index}/_update_by_query. */
-void fds_h_by_query(fds_req *r, fds_resp *o, bool del);
+void fds__h_by_query(fds_req *r, fds_resp *o, bool del);
 
 #endif

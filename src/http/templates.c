@@ -606,12 +606,12 @@ static void ack(fds_resp *o)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddBoolToObject(j, "acknowledged", 1);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
-void fds_h_template_put(fds_req *r, fds_resp *o)
+void fds__h_template_put(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, PUT_PARAMS))
+    if (!fds__req_check_params(r, o, PUT_PARAMS))
         return;
     fds_template_kind kind = path_kind(r);
     const char *name = r->seg[1];
@@ -619,20 +619,20 @@ void fds_h_template_put(fds_req *r, fds_resp *o)
     fds_err_clear(&e);
     cJSON *body = NULL;
     if (fds__body_checked(r, &body, &e))
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     if (!cJSON_IsObject(body)) {
         cJSON_Delete(body);
-        return fds_resp_errorf(o, 400, "parse_exception",
+        return fds__resp_errorf(o, 400, "parse_exception",
                                "request body is required");
     }
-    bool create = fds_req_param_bool(r, "create", false);
+    bool create = fds__req_param_bool(r, "create", false);
     int rc = check_template_name(name, &e);
     if (!rc && kind == FDS_TEMPLATE_INDEX)
         rc = check_composable(r->store, name, body, create, &e);
     else if (!rc && kind == FDS_TEMPLATE_COMPONENT)
         rc = check_component(name, body, &e);
     else if (!rc) {
-        const char *ord = fds_req_param(r, "order");
+        const char *ord = fds__req_param(r, "order");
         if (ord && !cJSON_GetObjectItemCaseSensitive(body, "order"))
             cJSON_AddNumberToObject(body, "order", atof(ord));
         rc = check_legacy(name, body, &e);
@@ -658,7 +658,7 @@ void fds_h_template_put(fds_req *r, fds_resp *o)
     free(json);
     cJSON_Delete(body);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     ack(o);
 }
 
@@ -741,15 +741,15 @@ static cJSON *shown(fds_template_kind kind, const cJSON *doc)
     return j;
 }
 
-void fds_h_template_get(fds_req *r, fds_resp *o)
+void fds__h_template_get(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, GET_PARAMS))
+    if (!fds__req_check_params(r, o, GET_PARAMS))
         return;
     fds_template_kind kind = path_kind(r);
     const char *names = r->nseg > 1 ? r->seg[1] : NULL;
     tmpl_set t;
     if (set_load(r->store, kind, &t))
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     cJSON *list = kind == FDS_TEMPLATE_LEGACY ? cJSON_CreateObject()
                                               : cJSON_CreateArray();
     size_t hits = 0;
@@ -770,39 +770,39 @@ void fds_h_template_get(fds_req *r, fds_resp *o)
     }
     set_free(&t);
     bool missing = names && !hits && !strchr(names, '*');
-    if (fds_req_is(r, "HEAD")) {
+    if (fds__req_is(r, "HEAD")) {
         cJSON_Delete(list);
-        return fds_resp_raw(o, missing || (names && !hits) ? 404 : 200,
+        return fds__resp_raw(o, missing || (names && !hits) ? 404 : 200,
                             strdup(""), 0, NULL);
     }
     if (missing && kind == FDS_TEMPLATE_LEGACY)
-        return fds_resp_json(o, 404, list);
+        return fds__resp_json(o, 404, list);
     if (missing) {
         cJSON_Delete(list);
-        return fds_resp_errorf(o, 404, "resource_not_found_exception",
+        return fds__resp_errorf(o, 404, "resource_not_found_exception",
                                "%s matching [%s] not found",
                                kind == FDS_TEMPLATE_INDEX ? "index template"
                                                           : "component template",
                                names);
     }
     if (kind == FDS_TEMPLATE_LEGACY)
-        return fds_resp_json(o, 200, list);
+        return fds__resp_json(o, 200, list);
     cJSON *j = cJSON_CreateObject();
     cJSON_AddItemToObject(j, kind == FDS_TEMPLATE_INDEX ? "index_templates"
                                                         : "component_templates",
                           list);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }
 
-void fds_h_template_delete(fds_req *r, fds_resp *o)
+void fds__h_template_delete(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, DELETE_PARAMS))
+    if (!fds__req_check_params(r, o, DELETE_PARAMS))
         return;
     fds_template_kind kind = path_kind(r);
     const char *names = r->seg[1];
     tmpl_set t, ix = {0};
     if (set_load(r->store, kind, &t))
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     fds_err e;
     fds_err_clear(&e);
     int rc = 0;
@@ -842,7 +842,7 @@ void fds_h_template_delete(fds_req *r, fds_resp *o)
             rc = fds_store_template_delete(r->store, kind, t.names[i], &e);
     set_free(&t);
     if (rc)
-        return fds_resp_error(o, &e);
+        return fds__resp_error(o, &e);
     ack(o);
 }
 
@@ -854,21 +854,21 @@ static char *list_text(const cJSON *doc, const char *key)
     return strdup(buf);
 }
 
-void fds_h_cat_templates(fds_req *r, fds_resp *o)
+void fds__h_cat_templates(fds_req *r, fds_resp *o)
 {
     static const char *const cols[] = {"name|n", "index_patterns|t",
                                        "order|o|p", "version|v",
                                        "composed_of|c"};
     const size_t ncol = sizeof cols / sizeof *cols;
-    if (!fds_req_check_params(r, o, CAT_PARAMS))
+    if (!fds__req_check_params(r, o, CAT_PARAMS))
         return;
     const char *names = r->nseg > 2 ? r->seg[2] : NULL;
     tmpl_set sets[2];
     if (set_load(r->store, FDS_TEMPLATE_INDEX, &sets[0]))
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     if (set_load(r->store, FDS_TEMPLATE_LEGACY, &sets[1])) {
         set_free(&sets[0]);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     char ***rows = calloc(sets[0].n + sets[1].n + 1, sizeof *rows);
     size_t nr = 0;
@@ -896,15 +896,15 @@ void fds_h_cat_templates(fds_req *r, fds_resp *o)
         }
     set_free(&sets[0]);
     set_free(&sets[1]);
-    fds_cat_render(r, o, cols, ncol, rows, nr);
+    fds__cat_render(r, o, cols, ncol, rows, nr);
     fds__cat_rows_free(rows, nr, ncol);
 }
 
 /* POST /_index_template/_simulate_index/{name}: the settings, mappings and
  * aliases index `name` would be created with. */
-void fds_h_simulate_index(fds_req *r, fds_resp *o)
+void fds__h_simulate_index(fds_req *r, fds_resp *o)
 {
-    if (!fds_req_check_params(r, o, SIMULATE_PARAMS))
+    if (!fds__req_check_params(r, o, SIMULATE_PARAMS))
         return;
     const char *name = r->seg[2];
     cJSON *acc = empty_body();
@@ -913,7 +913,7 @@ void fds_h_simulate_index(fds_req *r, fds_resp *o)
     if (!acc || templates_layers(r->store, name, acc, &matched, which,
                                  sizeof which)) {
         cJSON_Delete(acc);
-        return fds_resp_errorf(o, 500, "exception", "out of memory");
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
     cJSON *j = cJSON_CreateObject();
     cJSON *t = cJSON_AddObjectToObject(j, "template");
@@ -926,5 +926,5 @@ void fds_h_simulate_index(fds_req *r, fds_resp *o)
                           cJSON_DetachItemFromObjectCaseSensitive(acc, "aliases"));
     cJSON_AddItemToObject(j, "overlapping", cJSON_CreateArray());
     cJSON_Delete(acc);
-    fds_resp_json(o, 200, j);
+    fds__resp_json(o, 200, j);
 }

@@ -124,12 +124,12 @@ typedef struct anode {
     const fds_sfield *f;
     uint32_t *ordmap;       /* segment ordinal -> string id + 1 (0: not yet) */
     uint32_t missing_sid;   /* id of the keyword `missing` value + 1 */
-    cnode **fc;             /* filters: compiled once */
-    it **fit;               /* and their iterators over the segment */
+    fds__cnode **fc;             /* filters: compiled once */
+    fds__it **fit;               /* and their iterators over the segment */
     uint32_t *fdoc;         /* the iterators' current docs */
     uint32_t *flast;        /* and the last doc asked for */
-    exec *x;                /* the search (filters' iterators) */
-    const cnode *query;     /* top_hits: the search's query (explain) */
+    fds__exec *x;                /* the search (filters' iterators) */
+    const fds__cnode *query;     /* top_hits: the search's query (explain) */
     const fds_sidx *sx;     /* the current segment */
     bool *fstarted;
     /* date_histogram: the last key's interval [dk_lo, dk_hi) */
@@ -160,7 +160,7 @@ typedef struct anode {
     /* top_hits: a heap of the best from + size hits per owner (m_count
      * counts the docs, th_max the best score), the segment's field of each
      * sort key, the docs of earlier segments (_doc sort values) */
-    heap *th_heap;
+    fds__heap *th_heap;
     float *th_max;
     /* top_hits of one doc by one integer sort key (th_fast): per owner the
      * best value of the segment so far and its doc (UINT32_MAX: none),
@@ -179,9 +179,9 @@ typedef struct anode {
 struct fds__aggs_run {
     fds__aggs_buf b;    /* first: fds__aggs_collect appends to it */
     const fds_agg *root;
-    const cnode *query; /* the search's, for top_hits' explanations */
+    const fds__cnode *query; /* the search's, for top_hits' explanations */
     anode *top;
-    exec *x;
+    fds__exec *x;
     int rc;
     fds_err *err;
 };
@@ -246,7 +246,7 @@ static void anode_free(anode *n)
     free(n);
 }
 
-static anode *anode_new(exec *x, const fds_agg *a)
+static anode *anode_new(fds__exec *x, const fds_agg *a)
 {
     anode *n = calloc(1, sizeof *n);
     if (!n)
@@ -445,7 +445,7 @@ static int metric_room(anode *n, uint32_t owner)
         n->m_td = d;
     }
     if (t == FDS_AGG_TOP_HITS) {
-        heap *h = realloc(n->th_heap, nc * sizeof *h);
+        fds__heap *h = realloc(n->th_heap, nc * sizeof *h);
         if (h)
             n->th_heap = h;
         float *mx = h ? realloc(n->th_max, nc * sizeof *mx) : NULL;
@@ -460,7 +460,7 @@ static int metric_room(anode *n, uint32_t owner)
             return FDS_ENOMEM;
         n->th_bd = bd;
         for (uint32_t i = n->thcap; i < nc; i++) {
-            h[i] = (heap){.req = n->a->th};
+            h[i] = (fds__heap){.req = n->a->th};
             mx[i] = NAN;
             bd[i] = UINT32_MAX;
         }
@@ -726,7 +726,7 @@ static bool kw_in_list(char *const *v, const size_t *len, size_t n,
  * then the iterator starts again. */
 static bool filter_match(anode *n, size_t i, uint32_t d)
 {
-    it *t = n->fit[i];
+    fds__it *t = n->fit[i];
     if (t && n->fstarted[i] && d < n->flast[i]) {
         fds__it_free(t);
         t = n->fit[i] = fds__build(n->x, n->fc[i], n->sx);
@@ -930,7 +930,7 @@ static float batch_score(const fds__aggs_run *r, uint32_t d)
 static int th_offer(anode *n, uint32_t o, fds_hit *h)
 {
     const fds_search_request *q = n->a->th;
-    heap *hp = &n->th_heap[o];
+    fds__heap *hp = &n->th_heap[o];
     if (!hp->h) {
         size_t k = (size_t)q->from + q->size;
         if (!(hp->h = malloc(k * sizeof *hp->h)))
@@ -1837,7 +1837,7 @@ static int seg_end(anode *n)
 }
 
 /* n's subtree explains top_hits with `query`. */
-static void set_query(anode *n, const cnode *query)
+static void set_query(anode *n, const fds__cnode *query)
 {
     if (!n)
         return;
@@ -1846,7 +1846,7 @@ static void set_query(anode *n, const cnode *query)
         set_query(n->kids[k], query);
 }
 
-int fds__aggs_begin(exec *x, const fds_agg *root, const cnode *query,
+int fds__aggs_begin(fds__exec *x, const fds_agg *root, const fds__cnode *query,
                     fds__aggs_run **out, fds_err *err)
 {
     fds__aggs_run *r = calloc(1, sizeof *r);
@@ -2170,7 +2170,7 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
             return r;
         r->count = n->m_count[owner];
         r->max_score = n->th_max[owner];
-        heap *hp = &n->th_heap[owner];
+        fds__heap *hp = &n->th_heap[owner];
         if (!hp->n)
             return r;
         qsort_r(hp->h, hp->n, sizeof *hp->h, hit_cmp, (void *)a->th);

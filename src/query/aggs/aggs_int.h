@@ -34,7 +34,7 @@ void fds__aggs_flush(fds__aggs_run *r);
 /* A collector of the tree `root` for the search x (its filters are
  * compiled with x's statistics) whose compiled query is `query` (what a
  * top_hits with explain explains).  0 or FDS_ENOMEM (err filled). */
-int fds__aggs_begin(exec *x, const fds_agg *root, const cnode *query,
+int fds__aggs_begin(fds__exec *x, const fds_agg *root, const fds__cnode *query,
                     fds__aggs_run **out, fds_err *err);
 /* Docs of segment si come next.  0, FDS_ENOMEM, FDS_EINVAL (a field of an
  * aggregation has several values in one doc of the segment); err filled. */

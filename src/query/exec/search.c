@@ -27,9 +27,9 @@ static int hit_qsort_cmp(const void *a, const void *b, void *req)
 
 /* State of one search across its segments. */
 typedef struct run {
-    exec x;
-    const cnode *root;
-    heap hp;
+    fds__exec x;
+    const fds__cnode *root;
+    fds__heap hp;
     size_t k;            /* page end (from + size); 0 for _count */
     bool by_score;       /* ranked by _score (no sort) */
     bool need_score;     /* scores are computed (show_score, min_score) */
@@ -72,11 +72,11 @@ void fds_search_set_slice_min(uint64_t postings)
 
 /* Slice 1 of a segment's MaxScore pass, on its own thread. */
 typedef struct slice_run {
-    exec x;
+    fds__exec x;
     unsigned si;
-    term_it **ts;
+    fds__term_it **ts;
     size_t nt;
-    heap hp;
+    fds__heap hp;
     uint32_t from, to;
     fds__slice_th *sh;
     int rc;
@@ -154,7 +154,7 @@ static void slicer_wait(void)
 /* Slices are no smaller than this many docs. */
 #define SLICE_MIN_DOCS 8192u
 
-static bool slice_worth(term_it **ts, size_t nt, uint32_t from)
+static bool slice_worth(fds__term_it **ts, size_t nt, uint32_t from)
 {
     static long cpus = -1;
     if (cpus < 0)
@@ -178,7 +178,7 @@ static bool slice_worth(term_it **ts, size_t nt, uint32_t from)
  * half on the slicer thread over iterators of its own, the two pages
  * merged into r's.  Runs both halves here when the slicer is busy or
  * cannot start.  0 or FDS_ENOMEM. */
-static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
+static int segment_sliced(run *r, unsigned si, fds__term_it **ts, size_t nt,
                           uint32_t from)
 {
     uint32_t max_doc = ts[0]->max_doc, mid = from + (max_doc - from) / 2;
@@ -188,7 +188,7 @@ static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
                           .floor = r->hp.floor}};
     s.x.no_stats = 1;
     s.x.scored = 0;
-    it *iter = fds__build(&s.x, r->root, r->x.segs[si].sidx);
+    fds__it *iter = fds__build(&s.x, r->root, r->x.segs[si].sidx);
     int rc = FDS_ENOMEM;
     if (!iter || !(s.hp.h = malloc(s.hp.cap * sizeof *s.hp.h)) ||
         !fds__disjunction_terms(iter, &s.ts, &s.nt))
@@ -200,7 +200,7 @@ static int segment_sliced(run *r, unsigned si, term_it **ts, size_t nt,
     }
     fds__order_terms(s.ts, nt);
     for (size_t k = 0; k < nt; k++) {
-        fds__cnode_fill((cnode *)ts[k]->b.c);
+        fds__cnode_fill((fds__cnode *)ts[k]->b.c);
         s.ts[k]->b.advance(&s.ts[k]->b, mid);
     }
     fds__slice_th sh;
@@ -233,7 +233,7 @@ out:
 
 /* Segment si over the terms `ts` of a disjunction (counting, then
  * MaxScore, in two slices when worth it).  0 or FDS_ENOMEM. */
-static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
+static int segment_terms(run *r, unsigned si, fds__term_it **ts, size_t nt)
 {
     /* exact counts without iterating: one term, no deletions */
     bool fast = nt == 1 && !r->x.segs[si].live;
@@ -248,11 +248,11 @@ static int segment_terms(run *r, unsigned si, term_it **ts, size_t nt)
         return 0;
     uint32_t from = fds__count_disjunction(&r->x, si, ts, nt, &r->hp,
                                            &r->count, r->limit, cnt);
-    if (from == NO_MORE)
+    if (from == FDS__NO_MORE)
         return 0;
     if (slice_worth(ts, nt, from))
         return segment_sliced(r, si, ts, nt, from);
-    return fds__run_maxscore(&r->x, si, ts, nt, &r->hp, from, NO_MORE, NULL,
+    return fds__run_maxscore(&r->x, si, ts, nt, &r->hp, from, FDS__NO_MORE, NULL,
                              0);
 }
 
@@ -302,11 +302,11 @@ static bool all_docs(const run *r)
 }
 
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
-static int segment_daat(run *r, unsigned si, it *iter)
+static int segment_daat(run *r, unsigned si, fds__it *iter)
 {
     const fds_search_request *req = r->x.req;
     const fds_sidx *sx = r->x.segs[si].sidx;
-    heap *hp = &r->hp;
+    fds__heap *hp = &r->hp;
     const fds_sfield *sf[FDS_SORT_VALUES_MAX] = {NULL};
     for (unsigned q = 0; q < req->nsort; q++)
         if (req->sort[q].kind == FDS_SORT_FIELD)
@@ -323,7 +323,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
     bool min_score = !isnan(req->min_score);
     bool ag_score = r->ag && fds__aggs_need_score(r->ag);
     bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag;
-    uint32_t resume = NO_MORE;
+    uint32_t resume = FDS__NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t visited = 0;
     /* sorted by _doc ascending and not counting: docs arrive in page order,
@@ -341,7 +341,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
             return 0;
         start = local > 0 ? (uint32_t)local : 0;
     }
-    for (uint32_t d = iter->advance(iter, start); d != NO_MORE;
+    for (uint32_t d = iter->advance(iter, start); d != FDS__NO_MORE;
          d = iter->advance(iter, d + 1)) {
         if (++visited % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(&r->x))
             break;
@@ -389,7 +389,7 @@ static int segment_daat(run *r, unsigned si, it *iter)
             }
         }
     }
-    if (resume != NO_MORE)
+    if (resume != FDS__NO_MORE)
         return fds__sorted_blocks(&r->x, r->root, si, sf, r->docbase, resume,
                                   hp);
     return 0;
@@ -402,10 +402,10 @@ static int run_segments(run *r, fds_err *err)
     for (unsigned si = 0; si < r->x.nseg && !fds__past_deadline(&r->x); si++) {
         r->x.cur_seg = si;
         const fds_sidx *sx = r->x.segs[si].sidx;
-        it *iter = fds__build(&r->x, r->root, sx);
+        fds__it *iter = fds__build(&r->x, r->root, sx);
         if (!iter)
             return FDS_ENOMEM;
-        term_it **ts = NULL;
+        fds__term_it **ts = NULL;
         size_t nt = 0;
         int rc = 0;
         if (r->ag && (rc = fds__aggs_segment(r->ag, si))) {
@@ -438,7 +438,7 @@ static int run_segments(run *r, fds_err *err)
  * the heap it is, any other by qsort_r.  The heap is spent. */
 static void sort_page(run *r)
 {
-    heap *hp = &r->hp;
+    fds__heap *hp = &r->hp;
     bool nan = false;
     for (size_t i = 0; i < hp->n; i++)
         nan |= isnan(hp->h[i].score);
@@ -454,7 +454,7 @@ static void sort_page(run *r)
 static void finish(run *r, fds_search_result *out)
 {
     const fds_search_request *req = r->x.req;
-    heap *hp = &r->hp;
+    fds__heap *hp = &r->hp;
     if (r->by_score && hp->n)
         out->max_score = hp->h[0].score;
     else if (r->show_score) {
@@ -504,7 +504,7 @@ static int execute(const fds_search_request *req,
     if (req->timeout_ns > 0)
         r.x.deadline_ns = fds__now_ns() + (uint64_t)req->timeout_ns;
     fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f, .msm = -1};
-    cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
+    fds__cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
     if (!root) {
         fds__exec_release(&r.x);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
@@ -522,7 +522,7 @@ static int execute(const fds_search_request *req,
                             q->field);
     }
     r.k = req->count_only ? 0 : (size_t)req->from + req->size;
-    r.hp = (heap){.cap = r.k, .req = req};
+    r.hp = (fds__heap){.cap = r.k, .req = req};
     if (r.k && !(r.hp.h = malloc(r.k * sizeof *r.hp.h))) {
         fds__cnode_free(root);
         fds__exec_release(&r.x);
@@ -544,7 +544,7 @@ static int execute(const fds_search_request *req,
     if (!rc && r.ag)
         rc = fds__aggs_finish(r.ag, &out->aggs);
     fds__aggs_end(r.ag);
-    heap *hp = &r.hp;
+    fds__heap *hp = &r.hp;
     if (!rc) /* best first, for explain, named queries and the page */
         sort_page(&r);
     if (!rc && req->explain && hp->n > req->from) {

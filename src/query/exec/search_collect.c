@@ -86,7 +86,7 @@ int fds__hit_cmp(const fds_search_request *req, const fds_hit *a,
     return a->doc < b->doc ? -1 : a->doc > b->doc;
 }
 
-static void sift_down(heap *hp, size_t i)
+static void sift_down(fds__heap *hp, size_t i)
 {
     /* max-heap on "worse": the top is the worst hit */
     for (;;) {
@@ -104,7 +104,7 @@ static void sift_down(heap *hp, size_t i)
     }
 }
 
-void fds__heap_offer(heap *hp, const fds_hit *hit)
+void fds__heap_offer(fds__heap *hp, const fds_hit *hit)
 {
     if (hp->cap == 0)
         return;
@@ -173,7 +173,7 @@ static inline void score_replace_top(fds_hit *h, size_t n, uint32_t seg,
     set_score_hit(&h[i], seg, doc, s);
 }
 
-void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
+void fds__heap_offer_score(fds__heap *hp, uint32_t seg, uint32_t doc, float s)
 {
     fds_hit *h = hp->h;
     size_t i, n = hp->n;
@@ -201,7 +201,7 @@ void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s)
     score_replace_top(h, n, seg, doc, s);
 }
 
-void fds__heap_sort_score(heap *hp)
+void fds__heap_sort_score(fds__heap *hp)
 {
     fds_hit *h = hp->h;
     for (size_t n = hp->n; n > 1; n--) {
@@ -289,9 +289,9 @@ static int blk_asc(const void *a, const void *b)
  * asc), stopping at the first block whose best value is worse than the
  * page's last hit.  Each visited block gets a fresh iterator.
  */
-int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
+int fds__sorted_blocks(fds__exec *x, const fds__cnode *root, unsigned si,
                          const fds_sfield *const *sf, uint64_t docbase,
-                         uint32_t from, heap *hp)
+                         uint32_t from, fds__heap *hp)
 {
     const fds_search_request *req = x->req;
     const fds_sfield *f = sf[0];
@@ -327,7 +327,7 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
         best.sort_long[0] = desc ? INT64_MAX : INT64_MIN;
         if (hp->n == hp->cap && fds__key_cmp(req, 0, &best, &hp->h[0]) > 0)
             break;
-        it *r = fds__build(x, root, sx);
+        fds__it *r = fds__build(x, root, sx);
         if (!r) {
             rc = FDS_ENOMEM;
             break;
@@ -358,7 +358,7 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
 
 /* Fill sort values of a hit; returns false if it is not after search_after.
  * `sf` holds the segment's field for each sort key (NULL if absent). */
-bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
+bool fds__sort_values(fds__exec *x, const fds_sfield *const *sf, uint64_t docbase,
                         fds_hit *h)
 {
     const fds_search_request *req = x->req;

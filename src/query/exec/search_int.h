@@ -26,17 +26,17 @@ fds_query *fds__query_new(int type);
 /* Free a query tree (NULL is a no-op). */
 void fds__query_free(fds_query *q);
 
-#define NO_MORE UINT32_MAX /* an iterator's doc once it is exhausted */
+#define FDS__NO_MORE UINT32_MAX /* an iterator's doc once it is exhausted */
 
 /* ---- compiled query (per search) ---------------------------------------- */
 
 /* A term's field and dictionary entry in one segment (cnode.seg). */
-typedef struct cnode_seg {
+typedef struct fds__cnode_seg {
     const fds_sidx *sx;
     const fds_sfield *f; /* NULL: the segment has no such field */
     bool found;          /* the term is in f's dictionary: t */
     fds_sterm t;
-} cnode_seg;
+} fds__cnode_seg;
 
 /* Lucene's BM25 normInverse, 1 / (k1 * (1 - b + b * dl / avgdl)), per
  * norm byte for one avgdl, filled on first use: shared by every term of a
@@ -49,7 +49,7 @@ typedef struct fds__norm_inv {
     struct fds__norm_inv *next;
 } fds__norm_inv;
 
-typedef struct cnode {
+typedef struct fds__cnode {
     const fds_query *q;
     /* TERM: collection statistics over all segments */
     float weight;        /* TERM, PHRASE: fds__bm25_weight(boost, idf) */
@@ -69,13 +69,13 @@ typedef struct cnode {
     /* TERM: per segment of the search, what compiling looked up (the
      * field, the term), so that building its iterators does not look the
      * term up again; NULL when not kept */
-    struct cnode_seg *seg;
-    struct cnode **kids; /* BOOL: must, should, filter, must_not in order */
+    struct fds__cnode_seg *seg;
+    struct fds__cnode **kids; /* BOOL: must, should, filter, must_not in order */
     size_t nkids;
     fds_query *owned;    /* FUZZY: the expansion q points to (freed with it) */
-} cnode;
+} fds__cnode;
 
-typedef struct exec {
+typedef struct fds__exec {
     const fds_search_request *req;
     const fds_search_segment *segs;
     unsigned nseg;
@@ -92,38 +92,38 @@ typedef struct exec {
      * is refused (search_phrase.c) */
     const fds_query *nopos;
     fds__norm_inv *ninv; /* the search's normInverse tables, one per avgdl */
-} exec;
+} fds__exec;
 
 /* The normInverse table of avgdl in x (made, empty, on first ask); NULL
  * out of memory.  Owned by x: fds__exec_release frees them. */
-fds__norm_inv *fds__norm_inv_get(exec *x, float avgdl);
+fds__norm_inv *fds__norm_inv_get(fds__exec *x, float avgdl);
 
 /* Free what x owns (its normInverse tables); x stays usable as empty. */
-void fds__exec_release(exec *x);
+void fds__exec_release(fds__exec *x);
 
 /* Has the search passed its deadline?  Sets x->timed_out.  Checked once per
  * window or per FDS__DEADLINE_EVERY docs, so a timeout is noticed within
  * a few milliseconds of work. */
 #define FDS__DEADLINE_EVERY 4096u
-bool fds__past_deadline(exec *x);
+bool fds__past_deadline(fds__exec *x);
 /* CLOCK_MONOTONIC now, nanoseconds. */
 uint64_t fds__now_ns(void);
 
 /* ---- iterators (search_iter.c) -------------------------------------------- */
 
-typedef struct it it;
-struct it {
+typedef struct fds__it fds__it;
+struct fds__it {
     uint32_t doc;
-    uint32_t (*advance)(it *, uint32_t target);
-    float (*score)(it *);
-    void (*destroy)(it *);
-    exec *x;
-    const cnode *c;
+    uint32_t (*advance)(fds__it *, uint32_t target);
+    float (*score)(fds__it *);
+    void (*destroy)(fds__it *);
+    fds__exec *x;
+    const fds__cnode *c;
 };
 
 /* Iterator over one term's postings (block by block, skip list bounds). */
-typedef struct term_it {
-    it b;
+typedef struct fds__term_it {
+    fds__it b;
     fds_sterm t;
     const uint8_t *norms;
     const uint64_t *norm_seen; /* the field's norm bytes docs have */
@@ -142,9 +142,9 @@ typedef struct term_it {
      * before read */
     float tf1[256];      /* score at tf = 1 per norm byte (lazy) */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
-} term_it;
+} fds__term_it;
 
-static inline void fds__it_free(it *i)
+static inline void fds__it_free(fds__it *i)
 {
     if (i)
         i->destroy(i);
@@ -152,7 +152,7 @@ static inline void fds__it_free(it *i)
 
 /* BM25 score of a term at (tf, norm byte), Lucene's formula (search_iter.c
  * header); inline because every scored posting goes through it. */
-static inline float fds__term_score_tf(const cnode *c, uint32_t tf,
+static inline float fds__term_score_tf(const fds__cnode *c, uint32_t tf,
                                       uint8_t norm)
 {
     float w = c->weight;
@@ -200,20 +200,20 @@ static inline bool fds__q_compound(const fds_query *q)
  * over x's segments; each node's boost the product of its ancestors' and
  * its own, cnode.acc and cnode.boost).  Borrows q (and x's segments) for
  * its life; NULL on ENOMEM.  Free with fds__cnode_free. */
-cnode *fds__compile(exec *x, const fds_query *q);
-void fds__cnode_free(cnode *c); /* NULL is a no-op */
+fds__cnode *fds__compile(fds__exec *x, const fds_query *q);
+void fds__cnode_free(fds__cnode *c); /* NULL is a no-op */
 /* An iterator of `c` over segment `sx`.  NULL on ENOMEM. */
-it *fds__build(exec *x, const cnode *c, const fds_sidx *sx);
+fds__it *fds__build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx);
 /* The best score any doc can reach under `i` (INFINITY if unknown). */
-float fds__it_max(it *i);
+float fds__it_max(fds__it *i);
 /* First ordinal of f whose term is >= key[0..n) (the dictionary is sorted
  * by bytes); f->nterms when none is. */
 uint32_t fds__ord_lower_bound(const fds_sfield *f, const char *key, size_t n);
 /* advance() of a term iterator (identifies one). */
-uint32_t fds__term_adv(it *i, uint32_t target);
+uint32_t fds__term_adv(fds__it *i, uint32_t target);
 /* Is `root` a disjunction of scored terms (MaxScore-able)?  Then *out is a
  * malloc'd array of its *n term iterators (caller frees the array). */
-bool fds__disjunction_terms(it *root, term_it ***out, size_t *n);
+bool fds__disjunction_terms(fds__it *root, fds__term_it ***out, size_t *n);
 
 /* ---- phrases (search_phrase.c) --------------------------------------------- */
 
@@ -221,21 +221,21 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n);
  * segments: a phrase with the prefix's terms as the last alternatives, the
  * should-bool of their term queries (one position) or match_none (none).
  * NULL on ENOMEM; the caller frees it. */
-fds_query *fds__phrase_expand(exec *x, const fds_query *q);
+fds_query *fds__phrase_expand(fds__exec *x, const fds_query *q);
 /* Collection statistics of phrase c->q into c (weight = boost * the sum
  * of the terms' idfs); sets x->nopos for a segment without positions. */
-void fds__phrase_stats(exec *x, cnode *c);
+void fds__phrase_stats(fds__exec *x, fds__cnode *c);
 /* The iterator of phrase c over segment sx into *out (NULL: no doc of sx
  * can match).  0 or FDS_ENOMEM. */
-int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out);
+int fds__phrase_build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx, fds__it **out);
 /* advance() of a phrase iterator (identifies one). */
-uint32_t fds__phrase_adv(it *i, uint32_t target);
+uint32_t fds__phrase_adv(fds__it *i, uint32_t target);
 /* The phrase frequency of a phrase iterator's current doc. */
-float fds__phrase_freq(const it *i);
+float fds__phrase_freq(const fds__it *i);
 
 /* ---- collection (search_collect.c) --------------------------------------- */
 
-typedef struct heap {
+typedef struct fds__heap {
     fds_hit *h;
     size_t n, cap;
     const fds_search_request *req;
@@ -245,7 +245,7 @@ typedef struct heap {
      * too; false: none */
     bool floored;
     float floor;
-} heap;
+} fds__heap;
 
 
 static inline bool fds__is_live(const fds_search_segment *s, uint32_t d)
@@ -256,7 +256,7 @@ static inline bool fds__is_live(const fds_search_segment *s, uint32_t d)
 /* The score a hit must beat to enter the page: -INFINITY while it has room
  * (or its floor, when it has one and that is higher), INFINITY when there
  * is no page at all (_count, size 0: nothing enters). */
-static inline float fds__theta(const heap *hp)
+static inline float fds__theta(const fds__heap *hp)
 {
     if (!hp->cap)
         return INFINITY;
@@ -266,20 +266,20 @@ static inline float fds__theta(const heap *hp)
 
 
 /* Offer a hit to the page (kept if it beats the worst one). */
-void fds__heap_offer(heap *hp, const fds_hit *hit);
+void fds__heap_offer(fds__heap *hp, const fds_hit *hit);
 /* The same for a page by score alone (hp->req->nsort == 0): doc `doc` of
  * segment `seg` scoring s.  Its hits are ordered by score, then segment
  * and doc (as fds__hit_cmp orders them without sort keys), compared in
  * place and moved by those three fields only -- a hit is 128 bytes, of
  * which a page by score uses 12.  The MaxScore passes offer every hit
  * that beats the k-th score here. */
-void fds__heap_offer_score(heap *hp, uint32_t seg, uint32_t doc, float s);
+void fds__heap_offer_score(fds__heap *hp, uint32_t seg, uint32_t doc, float s);
 /* Sort a page by score alone (hp->req->nsort == 0; filled by
  * fds__heap_offer_score, or fds__heap_offer, which keeps the same order
  * when no score is NaN) best first, in place: a heapsort on the heap it
  * already is, moving the three fields such a page uses, O(n log n)
  * compares, no allocation.  The heap is spent; hp->n is unchanged. */
-void fds__heap_sort_score(heap *hp);
+void fds__heap_sort_score(fds__heap *hp);
 /* Compare sort key k of two hits: <0 if a sorts first. */
 int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
                  const fds_hit *b);
@@ -291,13 +291,13 @@ void fds__sort_value(const fds_search_request *req, unsigned k,
                      const fds_sfield *f, uint64_t docbase, fds_hit *h);
 /* Fill sort values of a hit; false if it is not after search_after.
  * `sf` holds the segment's field for each sort key (NULL if absent). */
-bool fds__sort_values(exec *x, const fds_sfield *const *sf, uint64_t docbase,
+bool fds__sort_values(fds__exec *x, const fds_sfield *const *sf, uint64_t docbase,
                       fds_hit *h);
 /* The rest of segment `si` from doc `from`, best numeric block first
  * (search_collect.c).  0 or FDS_ENOMEM. */
-int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
+int fds__sorted_blocks(fds__exec *x, const fds__cnode *root, unsigned si,
                        const fds_sfield *const *sf, uint64_t docbase,
-                       uint32_t from, heap *hp);
+                       uint32_t from, fds__heap *hp);
 /* The first pass over a disjunction of the terms ts[0..nt) in segment si
  * (reorders ts by weight per posting, rare terms first, the order every
  * doc's score is summed in).  Seeds hp's floor from the rarest terms'
@@ -305,10 +305,10 @@ int fds__sorted_blocks(exec *x, const cnode *root, unsigned si,
  * limit and offers them to hp -- unless one term's doc count less the
  * segment's deleted docs already passes limit: *count becomes limit + 1
  * and at most 1,000 hits are scored, to warm up a page the seed did not
- * settle.  Returns the first doc the MaxScore pass must start at, NO_MORE
+ * settle.  Returns the first doc the MaxScore pass must start at, FDS__NO_MORE
  * when the segment is done (or there is no page). */
-uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
-                                size_t nt, heap *hp, uint64_t *count,
+uint32_t fds__count_disjunction(fds__exec *x, unsigned si, fds__term_it **ts,
+                                size_t nt, fds__heap *hp, uint64_t *count,
                                 uint64_t limit, bool counting);
 /* Order terms as fds__count_disjunction does: by weight over collection
  * doc count descending (MaxScoreBulkScorer.partitionScorers' maxWindowScore
@@ -317,13 +317,13 @@ uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
  * url's hex pairs) sorts last, so MaxScore makes it non-essential first and
  * it only probes the rarer terms' candidates.  A stable insertion sort on
  * collection-wide figures: every segment and slice sums in one order. */
-void fds__order_terms(term_it **ts, size_t nt);
+void fds__order_terms(fds__term_it **ts, size_t nt);
 
 /* A clause's bound per posting: its weight (boost x idf, a BM25 score)
  * over its collection-wide doc count, so score per posting; 1 doc when it
  * has none (MaxScoreBulkScorer's maxWindowScore / cost).  The key of
  * fds__order_terms. */
-double fds__sum_gain(const cnode *c);
+double fds__sum_gain(const fds__cnode *c);
 
 /* Largest element fds__sort_by_gain moves, bytes. */
 #define FDS__GAIN_ELEM_MAX 32u
@@ -335,14 +335,14 @@ double fds__sum_gain(const cnode *c);
  * summed in, by the MaxScore passes (fds__order_terms), by bool_score and
  * by explain.  No errors, no allocation. */
 void fds__sort_by_gain(void *v, size_t n, size_t size,
-                       const cnode *(*node)(const void *));
+                       const fds__cnode *(*node)(const void *));
 
 /* Does bool c sum its should clauses by fds__sum_gain descending (ties in
  * query order) rather than in query order?  When all of them are terms:
  * the shape the MaxScore passes take, so that a doc-at-a-time search
  * (min_score, explain) adds the same floats in the same order and gives
  * the same score to the bit. */
-bool fds__should_by_gain(const cnode *c);
+bool fds__should_by_gain(const fds__cnode *c);
 
 /* The k-th scores two slices of one segment's MaxScore pass publish to
  * each other, float bits (slice 0 holds the lower doc ids). */
@@ -355,18 +355,18 @@ typedef struct fds__slice_th {
  * this is slice `me` (0 or 1) and prunes by the other slice's k-th score
  * too.  Every cnode's norm cache must be filled (fds__cnode_fill) before
  * two slices run at once.  0 or FDS_ENOMEM. */
-int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
-                      heap *hp, uint32_t from, uint32_t to,
+int fds__run_maxscore(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+                      fds__heap *hp, uint32_t from, uint32_t to,
                       fds__slice_th *sh, int me);
 /* Fill the BM25 norm cache of a term's cnode for every norm byte, so that
  * scoring only reads it (threads may then share it). */
-void fds__cnode_fill(cnode *c);
+void fds__cnode_fill(fds__cnode *c);
 
 /* ---- explanations (search_explain.c) ------------------------------------- */
 
 /* One explanation per hit h[0..n-1] into out[0..n-1] (each non-NULL unless
  * out of memory).  Returns 0 or FDS_ENOMEM. */
-int fds__explain_hits(exec *x, const cnode *root, const fds_hit *h, size_t n,
+int fds__explain_hits(fds__exec *x, const fds__cnode *root, const fds_hit *h, size_t n,
                       fds_explanation **out);
 /* Free n explanations and the array (NULL is a no-op). */
 void fds__explain_free(fds_explanation **e, size_t n);
@@ -377,7 +377,7 @@ void fds__explain_free(fds_explanation **e, size_t n);
 bool fds__query_named(const fds_query *q);
 /* out[i] (zeroed by the caller) = the names of root's nodes that hit h[i]
  * matches, each node run again on the hit's doc.  0 or FDS_ENOMEM. */
-int fds__named_hits(exec *x, const cnode *root, const fds_hit *h, size_t n,
+int fds__named_hits(fds__exec *x, const fds__cnode *root, const fds_hit *h, size_t n,
                     fds_matched *out);
 
 #endif

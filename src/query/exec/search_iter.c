@@ -60,7 +60,7 @@ static float bm25_idf(uint64_t N, uint64_t n)
     return (float)log(1.0 + ((double)N - (double)n + 0.5) / ((double)n + 0.5));
 }
 
-fds__norm_inv *fds__norm_inv_get(exec *x, float avgdl)
+fds__norm_inv *fds__norm_inv_get(fds__exec *x, float avgdl)
 {
     for (fds__norm_inv *m = x->ninv; m; m = m->next)
         if (!memcmp(&m->avgdl, &avgdl, sizeof avgdl)) /* the same bits */
@@ -75,7 +75,7 @@ fds__norm_inv *fds__norm_inv_get(exec *x, float avgdl)
     return m;
 }
 
-void fds__exec_release(exec *x)
+void fds__exec_release(fds__exec *x)
 {
     while (x->ninv) {
         fds__norm_inv *m = x->ninv;
@@ -84,7 +84,7 @@ void fds__exec_release(exec *x)
     }
 }
 
-void fds__cnode_free(cnode *c)
+void fds__cnode_free(fds__cnode *c)
 {
     if (!c)
         return;
@@ -181,7 +181,7 @@ static uint32_t ord_lower_bound(const fds_sfield *f, const char *key, size_t n);
 
 /* The terms of q's expansion in every segment (sorted by term, equal terms
  * merged with their doc freqs summed) into *out.  0 or FDS_ENOMEM. */
-static int fz_collect(exec *x, const fds_query *q, const int32_t *qc,
+static int fz_collect(fds__exec *x, const fds_query *q, const int32_t *qc,
                       size_t qn, int edits, size_t pbytes, fz_cand **out,
                       size_t *nout)
 {
@@ -248,7 +248,7 @@ static int fz_collect(exec *x, const fds_query *q, const int32_t *qc,
 
 /* The query a fuzzy query runs as (see above); NULL on ENOMEM.  *maxdf is
  * the blended doc freq (0: none, the plain term). */
-static fds_query *fz_expand(exec *x, const fds_query *q, uint64_t *maxdf)
+static fds_query *fz_expand(fds__exec *x, const fds_query *q, uint64_t *maxdf)
 {
     *maxdf = 0;
     size_t qn;
@@ -331,9 +331,9 @@ static bool same_term(const fds_query *a, const fds_query *b)
  * should clause is required ("url": "/a/b/a" scores `a` once at boost 2,
  * and iterates its postings once).  The merged-away kids stay in place,
  * marked dup, so kids keep lining up with the query's lists. */
-static void merge_should_terms(cnode *c, const fds_query *q)
+static void merge_should_terms(fds__cnode *c, const fds_query *q)
 {
-    cnode **sh = c->kids + q->nmust;
+    fds__cnode **sh = c->kids + q->nmust;
     for (size_t i = 0; i < q->nshould; i++) {
         if (sh[i]->dup || sh[i]->q->type != FDS_Q_TERM)
             continue;
@@ -349,7 +349,7 @@ static void merge_should_terms(cnode *c, const fds_query *q)
 }
 
 /* fds__compile under ancestors whose boosts multiply to acc. */
-static cnode *compile_acc(exec *x, const fds_query *q, float acc)
+static fds__cnode *compile_acc(fds__exec *x, const fds_query *q, float acc)
 {
     if (q->type == FDS_Q_FUZZY ||
         (q->type == FDS_Q_PHRASE && q->phrase_prefix)) {
@@ -360,21 +360,21 @@ static cnode *compile_acc(exec *x, const fds_query *q, float acc)
             fds__query_free(e); /* the expansion answers to q's name */
             return NULL;
         }
-        cnode *c = e ? compile_acc(x, e, acc) : NULL;
+        fds__cnode *c = e ? compile_acc(x, e, acc) : NULL;
         if (!c) {
             fds__query_free(e);
             return NULL;
         }
         c->owned = e;
         for (size_t i = 0; maxdf && i < c->nkids; i++) { /* blended */
-            cnode *k = c->kids[i];
+            fds__cnode *k = c->kids[i];
             k->n = maxdf;
             k->idf = bm25_idf(k->N, maxdf);
             k->weight = fds__bm25_weight(k->boost, k->idf);
         }
         return c;
     }
-    cnode *c = calloc(1, sizeof *c);
+    fds__cnode *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->q = q;
@@ -394,7 +394,7 @@ static cnode *compile_acc(exec *x, const fds_query *q, float acc)
         float down = q->type == FDS_Q_BOOSTING ? 1.0f : q->boost * acc;
         for (int l = 0; l < 4; l++)
             for (size_t i = 0; i < counts[l]; i++) {
-                cnode *k = compile_acc(x, lists[l][i], down);
+                fds__cnode *k = compile_acc(x, lists[l][i], down);
                 if (!k) {
                     fds__cnode_free(c);
                     return NULL;
@@ -409,9 +409,9 @@ static cnode *compile_acc(exec *x, const fds_query *q, float acc)
         for (unsigned s = 0; s < x->nseg; s++) {
             const fds_sfield *f =
                 fds__sidx_field(x->segs[s].sidx, q->field, q->field_len);
-            cnode_seg *cs = c->seg ? &c->seg[s] : NULL;
+            fds__cnode_seg *cs = c->seg ? &c->seg[s] : NULL;
             if (cs)
-                *cs = (cnode_seg){.sx = x->segs[s].sidx, .f = f};
+                *cs = (fds__cnode_seg){.sx = x->segs[s].sidx, .f = f};
             if (!f)
                 continue;
             N += f->doc_count;
@@ -443,37 +443,37 @@ static cnode *compile_acc(exec *x, const fds_query *q, float acc)
 
 
 
-cnode *fds__compile(exec *x, const fds_query *q)
+fds__cnode *fds__compile(fds__exec *x, const fds_query *q)
 {
     return compile_acc(x, q, 1.0f);
 }
 
-static void plain_destroy(it *i) { free(i); }
+static void plain_destroy(fds__it *i) { free(i); }
 
 /* --- none / all --- */
-static uint32_t none_adv(it *i, uint32_t t) { (void)t; return i->doc = NO_MORE; }
-static float const_score(it *i) { return i->c->boost; }
+static uint32_t none_adv(fds__it *i, uint32_t t) { (void)t; return i->doc = FDS__NO_MORE; }
+static float const_score(fds__it *i) { return i->c->boost; }
 
 typedef struct all_it {
-    it b;
+    fds__it b;
     uint32_t max_doc;
 } all_it;
 
-static uint32_t all_adv(it *i, uint32_t t)
+static uint32_t all_adv(fds__it *i, uint32_t t)
 {
     all_it *a = (all_it *)i;
-    return i->doc = t < a->max_doc ? t : NO_MORE;
+    return i->doc = t < a->max_doc ? t : FDS__NO_MORE;
 }
 
 /* --- term (term_it: search_int.h) --- */
-static inline uint32_t skip_last(const term_it *t, uint32_t b)
+static inline uint32_t skip_last(const fds__term_it *t, uint32_t b)
 {
     return fds__get_u32(t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN);
 }
 
 /* Score at (tf, norm); tf = 1 (most postings) from a lazily filled table,
  * the same float as fds__term_score_tf. */
-static inline float term_score_fast(term_it *t, uint32_t tf, uint8_t norm)
+static inline float term_score_fast(fds__term_it *t, uint32_t tf, uint8_t norm)
 {
     if (tf != 1)
         return fds__term_score_tf(t->b.c, tf, norm);
@@ -487,7 +487,7 @@ static inline float term_score_fast(term_it *t, uint32_t tf, uint8_t norm)
 /* Fill tf1 for every norm byte a doc of the field has (norm_seen; 1 for
  * a field without norms), so that a term-at-a-time loop reads it without
  * testing have1 per posting (score_tf1). */
-static void tf1_fill(term_it *t)
+static void tf1_fill(fds__term_it *t)
 {
     if (!t->norms) { /* a keyword field: one entry */
         (void)term_score_fast(t, 1, 1);
@@ -501,7 +501,7 @@ static void tf1_fill(term_it *t)
 }
 
 /* term_score_fast after tf1_fill: nb is a norm byte of a doc's. */
-static inline float score_tf1(const term_it *t, uint32_t tf, uint8_t nb)
+static inline float score_tf1(const fds__term_it *t, uint32_t tf, uint8_t nb)
 {
     return tf == 1 ? t->tf1[nb] : fds__term_score_tf(t->b.c, tf, nb);
 }
@@ -515,13 +515,13 @@ static inline float score_tf1(const term_it *t, uint32_t tf, uint8_t nb)
 
 /* A posting's score in a term-at-a-time loop: from the tf1 table when
  * tf1_fill ran (`filled`), else term_score_fast.  The same float. */
-static inline float score_taat(term_it *t, uint32_t tf, uint8_t nb,
+static inline float score_taat(fds__term_it *t, uint32_t tf, uint8_t nb,
                                bool filled)
 {
     return filled ? score_tf1(t, tf, nb) : term_score_fast(t, tf, nb);
 }
 
-static float block_bound(const term_it *t, uint32_t b)
+static float block_bound(const fds__term_it *t, uint32_t b)
 {
     const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
     return fds__term_score_tf(t->b.c, fds__get_u32(s + 8), s[12]);
@@ -531,7 +531,7 @@ static float block_bound(const term_it *t, uint32_t b)
  * score over its (norm, tf) pairs, never above block_bound; block_bound
  * itself when the block has none.  The last block asked is cached (window
  * bounds and lead pruning ask for the same or the next block). */
-static float block_bound_exact(term_it *t, uint32_t b)
+static float block_bound_exact(fds__term_it *t, uint32_t b)
 {
     if (t->xb_blk == b + 1)
         return t->xb;
@@ -559,7 +559,7 @@ static float block_bound_exact(term_it *t, uint32_t b)
     return ub;
 }
 
-static int decode_block(term_it *t, uint32_t b)
+static int decode_block(fds__term_it *t, uint32_t b)
 {
     const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
     uint32_t base = b ? skip_last(t, b - 1) + 1 : 0;
@@ -580,7 +580,7 @@ static int decode_block(term_it *t, uint32_t b)
 /* The first position from t->i in t's decoded block whose doc is >=
  * target (its last doc is): a linear scan for a near target, else a
  * binary search over the rest of the block. */
-static inline uint32_t block_find(const term_it *t, uint32_t target)
+static inline uint32_t block_find(const fds__term_it *t, uint32_t target)
 {
     uint32_t j = t->i, n = t->n;
     if (n - j > 16 && t->docs[j + 15] < target) {
@@ -596,13 +596,13 @@ static inline uint32_t block_find(const term_it *t, uint32_t target)
     return j;
 }
 
-uint32_t fds__term_adv(it *i, uint32_t target)
+uint32_t fds__term_adv(fds__it *i, uint32_t target)
 {
-    term_it *t = (term_it *)i;
-    if (target == NO_MORE)
-        return i->doc = NO_MORE;
-    if (t->blk == NO_MORE || target > skip_last(t, t->blk)) {
-        uint32_t lo = t->blk == NO_MORE ? 0 : t->blk + 1, hi = t->t.nblocks;
+    fds__term_it *t = (fds__term_it *)i;
+    if (target == FDS__NO_MORE)
+        return i->doc = FDS__NO_MORE;
+    if (t->blk == FDS__NO_MORE || target > skip_last(t, t->blk)) {
+        uint32_t lo = t->blk == FDS__NO_MORE ? 0 : t->blk + 1, hi = t->t.nblocks;
         /* gallop then binary search for the first block ending >= target */
         uint32_t step = 1;
         while (lo + step < hi && skip_last(t, lo + step) < target) {
@@ -619,7 +619,7 @@ uint32_t fds__term_adv(it *i, uint32_t target)
                 hi = mid;
         }
         if (lo >= t->t.nblocks || decode_block(t, lo))
-            return i->doc = NO_MORE;
+            return i->doc = FDS__NO_MORE;
     }
     t->i = block_find(t, target);
     return i->doc = t->docs[t->i];
@@ -627,9 +627,9 @@ uint32_t fds__term_adv(it *i, uint32_t target)
 
 /* fds__term_adv(t, d) for d > t's doc, the common case (d in the decoded
  * block) inline: a MaxScore probe. */
-static inline void term_seek(term_it *t, uint32_t d)
+static inline void term_seek(fds__term_it *t, uint32_t d)
 {
-    if (t->blk != NO_MORE && d <= skip_last(t, t->blk)) {
+    if (t->blk != FDS__NO_MORE && d <= skip_last(t, t->blk)) {
         t->i = block_find(t, d);
         t->b.doc = t->docs[t->i];
     } else {
@@ -639,14 +639,14 @@ static inline void term_seek(term_it *t, uint32_t d)
 
 /* Undo a term's advances: its next advance, to any doc, searches the
  * skip list from block 0 (fds__term_adv). */
-static inline void term_rewind(term_it *t)
+static inline void term_rewind(fds__term_it *t)
 {
-    t->blk = NO_MORE;
+    t->blk = FDS__NO_MORE;
 }
 
-static float term_score(it *i)
+static float term_score(fds__it *i)
 {
-    term_it *t = (term_it *)i;
+    fds__term_it *t = (fds__term_it *)i;
     i->x->scored++;
     uint8_t norm = t->norms ? t->norms[i->doc] : 1;
     return fds__term_score_tf(i->c, t->tfs[t->i], norm);
@@ -656,7 +656,7 @@ static float term_score(it *i)
  * frontier when the segment has it (every block's (max tf, min norm) is
  * dominated by a frontier pair, and the score is monotone in both, so the
  * max is the same float). */
-static float term_ub(term_it *t)
+static float term_ub(fds__term_it *t)
 {
     if (isnan(t->ub) && t->t.front) {
         float ub = 0;
@@ -695,7 +695,7 @@ static float term_ub(term_it *t)
 
 /* --- column scans: range, exists --- */
 typedef struct col_it {
-    it b;
+    fds__it b;
     const fds_sfield *f;
     uint32_t max_doc;
     const fds_query *q;
@@ -745,51 +745,51 @@ static bool range_match(const col_it *r, uint32_t d)
     }
 }
 
-static uint32_t range_adv(it *i, uint32_t t)
+static uint32_t range_adv(fds__it *i, uint32_t t)
 {
     col_it *r = (col_it *)i;
     for (uint32_t d = t; d < r->max_doc; d++)
         if (range_match(r, d))
             return i->doc = d;
-    return i->doc = NO_MORE;
+    return i->doc = FDS__NO_MORE;
 }
 
-static uint32_t exists_adv(it *i, uint32_t t)
+static uint32_t exists_adv(fds__it *i, uint32_t t)
 {
     col_it *r = (col_it *)i;
     for (uint32_t d = t; d < r->max_doc; d++)
         if (fds__bit(r->f->present, d))
             return i->doc = d;
-    return i->doc = NO_MORE;
+    return i->doc = FDS__NO_MORE;
 }
 
 /* --- bitset (terms, ids) --- */
 typedef struct bits_it {
-    it b;
+    fds__it b;
     uint64_t *bits;
     uint32_t max_doc;
 } bits_it;
 
-static uint32_t bits_adv(it *i, uint32_t t)
+static uint32_t bits_adv(fds__it *i, uint32_t t)
 {
     bits_it *s = (bits_it *)i;
     if (t >= s->max_doc)
-        return i->doc = NO_MORE;
+        return i->doc = FDS__NO_MORE;
     uint32_t w = t / 64;
     uint64_t cur = s->bits[w] & (~0ull << (t % 64));
     uint32_t nw = (s->max_doc + 63) / 64;
     for (;;) {
         if (cur) {
             uint32_t d = w * 64 + (uint32_t)__builtin_ctzll(cur);
-            return i->doc = d < s->max_doc ? d : NO_MORE;
+            return i->doc = d < s->max_doc ? d : FDS__NO_MORE;
         }
         if (++w >= nw)
-            return i->doc = NO_MORE;
+            return i->doc = FDS__NO_MORE;
         cur = s->bits[w];
     }
 }
 
-static void bits_destroy(it *i)
+static void bits_destroy(fds__it *i)
 {
     free(((bits_it *)i)->bits);
     free(i);
@@ -797,37 +797,37 @@ static void bits_destroy(it *i)
 
 /* --- bool --- */
 typedef struct bool_it {
-    it b;
-    it **req;    /* must then filter */
+    fds__it b;
+    fds__it **req;    /* must then filter */
     size_t nreq, nmust;
-    it **should;
+    fds__it **should;
     size_t nshould;
-    it **excl;
+    fds__it **excl;
     size_t nexcl;
     int msm;
     bool empty_all; /* bool {} = match_all */
     uint32_t max_doc;
 } bool_it;
 
-static uint32_t bool_adv(it *i, uint32_t target)
+static uint32_t bool_adv(fds__it *i, uint32_t target)
 {
     bool_it *b = (bool_it *)i;
     if (b->empty_all)
-        return i->doc = target < b->max_doc ? target : NO_MORE;
+        return i->doc = target < b->max_doc ? target : FDS__NO_MORE;
     for (;;) {
-        if (target == NO_MORE)
-            return i->doc = NO_MORE;
+        if (target == FDS__NO_MORE)
+            return i->doc = FDS__NO_MORE;
         uint32_t d;
         if (b->nreq) {
             d = target;
             size_t agree = 0, k = 0;
             while (agree < b->nreq) {
-                it *r = b->req[k];
+                fds__it *r = b->req[k];
                 uint32_t rd = r->doc;
-                if (rd == NO_MORE - 1 || rd < d)
+                if (rd == FDS__NO_MORE - 1 || rd < d)
                     rd = r->advance(r, d);
-                if (rd == NO_MORE)
-                    return i->doc = NO_MORE;
+                if (rd == FDS__NO_MORE)
+                    return i->doc = FDS__NO_MORE;
                 if (rd == d) {
                     agree++;
                 } else {
@@ -837,23 +837,23 @@ static uint32_t bool_adv(it *i, uint32_t target)
                 k = (k + 1) % b->nreq;
             }
         } else {
-            d = NO_MORE;
+            d = FDS__NO_MORE;
             for (size_t k = 0; k < b->nshould; k++) {
-                it *s = b->should[k];
+                fds__it *s = b->should[k];
                 uint32_t sd = s->doc;
-                if (sd == NO_MORE - 1 || sd < target)
+                if (sd == FDS__NO_MORE - 1 || sd < target)
                     sd = s->advance(s, target);
                 if (sd < d)
                     d = sd;
             }
-            if (d == NO_MORE)
-                return i->doc = NO_MORE;
+            if (d == FDS__NO_MORE)
+                return i->doc = FDS__NO_MORE;
         }
         bool ok = true;
         for (size_t k = 0; k < b->nexcl && ok; k++) {
-            it *e = b->excl[k];
+            fds__it *e = b->excl[k];
             uint32_t ed = e->doc;
-            if (ed == NO_MORE - 1 || ed < d)
+            if (ed == FDS__NO_MORE - 1 || ed < d)
                 ed = e->advance(e, d);
             if (ed == d)
                 ok = false;
@@ -861,9 +861,9 @@ static uint32_t bool_adv(it *i, uint32_t target)
         if (ok && b->msm > 0) {
             int cnt = 0;
             for (size_t k = 0; k < b->nshould; k++) {
-                it *s = b->should[k];
+                fds__it *s = b->should[k];
                 uint32_t sd = s->doc;
-                if (sd == NO_MORE - 1 || sd < d)
+                if (sd == FDS__NO_MORE - 1 || sd < d)
                     sd = s->advance(s, d);
                 cnt += sd == d;
             }
@@ -875,7 +875,7 @@ static uint32_t bool_adv(it *i, uint32_t target)
     }
 }
 
-static float bool_score(it *i)
+static float bool_score(fds__it *i)
 {
     bool_it *b = (bool_it *)i;
     if (b->empty_all)
@@ -884,8 +884,8 @@ static float bool_score(it *i)
     for (size_t k = 0; k < b->nmust; k++)
         s += b->req[k]->score(b->req[k]);
     for (size_t k = 0; k < b->nshould; k++) {
-        it *sh = b->should[k];
-        if (sh->doc == NO_MORE - 1 || sh->doc < i->doc)
+        fds__it *sh = b->should[k];
+        if (sh->doc == FDS__NO_MORE - 1 || sh->doc < i->doc)
             sh->advance(sh, i->doc);
         if (sh->doc == i->doc)
             s += sh->score(sh);
@@ -893,7 +893,7 @@ static float bool_score(it *i)
     return s; /* the clauses carry the bool's boost (cnode.acc) */
 }
 
-static void bool_destroy(it *i)
+static void bool_destroy(fds__it *i)
 {
     bool_it *b = (bool_it *)i;
     for (size_t k = 0; k < b->nreq; k++)
@@ -911,13 +911,13 @@ static void bool_destroy(it *i)
 /* An iterator of sz bytes, the first `zero` of them zeroed (the rest is
  * written before it is read: a term's decoded block and its tf1 table,
  * 2 KiB that a whole url's 70 terms would clear for nothing). */
-static void *it_alloc_part(size_t sz, size_t zero, exec *x, const cnode *c)
+static void *it_alloc_part(size_t sz, size_t zero, fds__exec *x, const fds__cnode *c)
 {
-    it *i = malloc(sz);
+    fds__it *i = malloc(sz);
     if (!i)
         return NULL;
     memset(i, 0, zero);
-    i->doc = NO_MORE - 1; /* not started */
+    i->doc = FDS__NO_MORE - 1; /* not started */
     i->x = x;
     i->c = c;
     i->destroy = plain_destroy;
@@ -926,7 +926,7 @@ static void *it_alloc_part(size_t sz, size_t zero, exec *x, const cnode *c)
     return i;
 }
 
-static void *it_alloc(size_t sz, exec *x, const cnode *c)
+static void *it_alloc(size_t sz, fds__exec *x, const fds__cnode *c)
 {
     return it_alloc_part(sz, sz, x, c);
 }
@@ -934,7 +934,7 @@ static void *it_alloc(size_t sz, exec *x, const cnode *c)
 /* The docs of term t (of field f) into s's bitset.  0, or -1 when a block
  * does not decode (x->corrupt set). */
 static int bits_add_sterm(bits_it *s, const fds_sfield *f,
-                          const fds_sterm *term, exec *x)
+                          const fds_sterm *term, fds__exec *x)
 {
     fds_sterm tt = *term, *t = &tt; /* inlined into this frame's buffers */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
@@ -957,7 +957,7 @@ static int bits_add_sterm(bits_it *s, const fds_sfield *f,
 }
 
 static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,
-                         const char *v, size_t len, exec *x)
+                         const char *v, size_t len, fds__exec *x)
 {
     fds_sterm t;
     if (fds__sidx_term(sx, f, v, len, &t))
@@ -991,7 +991,7 @@ uint32_t fds__ord_lower_bound(const fds_sfield *f, const char *key, size_t n)
  * start with the pattern's literal lead only (a prefix is a range of
  * ordinals), each term's docs once. */
 static void bits_add_pattern(bits_it *s, const fds_sidx *sx,
-                             const fds_sfield *f, const fds_query *q, exec *x)
+                             const fds_sfield *f, const fds_query *q, fds__exec *x)
 {
     size_t ln;
     const char *lead = fds__term_pat_lead(q->pat, &ln);
@@ -1016,14 +1016,14 @@ static void bits_add_pattern(bits_it *s, const fds_sidx *sx,
  * DisjunctionMaxScorer adds them: the others' sum in double, one rounding
  * to float at the end (fds__dismax_add, fds__dismax_value).  The clauses
  * carry the query's boost (cnode.acc). */
-static float dismax_score(it *i)
+static float dismax_score(fds__it *i)
 {
     bool_it *b = (bool_it *)i;
     float best = 0;
     double other = 0;
     for (size_t k = 0; k < b->nshould; k++) {
-        it *sh = b->should[k];
-        if (sh->doc == NO_MORE - 1 || sh->doc < i->doc)
+        fds__it *sh = b->should[k];
+        if (sh->doc == FDS__NO_MORE - 1 || sh->doc < i->doc)
             sh->advance(sh, i->doc);
         if (sh->doc == i->doc)
             fds__dismax_add(&best, &other, sh->score(sh));
@@ -1033,12 +1033,12 @@ static float dismax_score(it *i)
 
 /* boosting: the positive clause's score, times negative_boost where the
  * negative clause matches too. */
-static float boosting_score(it *i)
+static float boosting_score(fds__it *i)
 {
     bool_it *b = (bool_it *)i;
     float v = b->req[0]->score(b->req[0]);
-    it *neg = b->should[0];
-    if (neg->doc == NO_MORE - 1 || neg->doc < i->doc)
+    fds__it *neg = b->should[0];
+    if (neg->doc == FDS__NO_MORE - 1 || neg->doc < i->doc)
         neg->advance(neg, i->doc);
     if (neg->doc == i->doc)
         v *= i->c->q->tie;
@@ -1046,7 +1046,7 @@ static float boosting_score(it *i)
 }
 
 /* What compiling term cnode c looked up in segment sx (NULL: not kept). */
-static const cnode_seg *term_seg(const exec *x, const cnode *c,
+static const fds__cnode_seg *term_seg(const fds__exec *x, const fds__cnode *c,
                                  const fds_sidx *sx)
 {
     if (!c->seg)
@@ -1061,7 +1061,7 @@ static const cnode_seg *term_seg(const exec *x, const cnode *c,
 
 static void order_should(bool_it *b);
 
-it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
+fds__it *fds__build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx)
 {
     const fds_query *q = c->q;
     uint32_t max_doc = fds_sidx_max_doc(sx);
@@ -1072,10 +1072,10 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             a->max_doc = max_doc;
             a->b.advance = all_adv;
         }
-        return (it *)a;
+        return (fds__it *)a;
     }
     case FDS_Q_TERM: {
-        const cnode_seg *cs = term_seg(x, c, sx);
+        const fds__cnode_seg *cs = term_seg(x, c, sx);
         const fds_sfield *f =
             cs ? cs->f : fds__sidx_field(sx, q->field, q->field_len);
         fds_sterm st;
@@ -1083,8 +1083,8 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             st = cs->t;
         if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) ||
             (cs ? !cs->found : fds__sidx_term(sx, f, q->term, q->term_len, &st) != 0))
-            return it_alloc(sizeof(it), x, c);
-        term_it *t = it_alloc_part(sizeof *t, offsetof(term_it, tf1), x, c);
+            return it_alloc(sizeof(fds__it), x, c);
+        fds__term_it *t = it_alloc_part(sizeof *t, offsetof(fds__term_it, tf1), x, c);
         if (!t)
             return NULL;
         t->t = st;
@@ -1092,19 +1092,19 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         t->norms = f->norms;
         t->norm_seen = f->norm_seen;
         t->max_doc = max_doc;
-        t->blk = NO_MORE;
+        t->blk = FDS__NO_MORE;
         t->b.advance = fds__term_adv;
         t->b.score = term_score;
         if (!x->no_stats)
             x->total_postings += st.df;
         t->ub = NAN; /* computed when first needed (term_ub) */
-        return (it *)t;
+        return (fds__it *)t;
     }
     case FDS_Q_RANGE:
     case FDS_Q_EXISTS: {
         const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
         if (!f || (q->type == FDS_Q_RANGE && f->kind == FDS_FT_TEXT))
-            return it_alloc(sizeof(it), x, c);
+            return it_alloc(sizeof(fds__it), x, c);
         col_it *r = it_alloc(sizeof *r, x, c);
         if (!r)
             return NULL;
@@ -1112,7 +1112,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         r->q = q;
         r->max_doc = max_doc;
         r->b.advance = q->type == FDS_Q_RANGE ? range_adv : exists_adv;
-        return (it *)r;
+        return (fds__it *)r;
     }
     case FDS_Q_TERMS:
     case FDS_Q_PATTERN:
@@ -1143,7 +1143,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
                 for (size_t k = 0; k < q->nvals; k++)
                     bits_add_term(s, sx, f, q->vals[k], q->val_lens[k], x);
         }
-        return (it *)s;
+        return (fds__it *)s;
     }
     case FDS_Q_CONST:
     case FDS_Q_DISMAX:
@@ -1157,11 +1157,11 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
         b->b.destroy = bool_destroy;
         b->max_doc = max_doc;
         size_t n = c->nkids ? c->nkids : 1;
-        b->req = calloc(n, sizeof(it *));
-        b->should = calloc(n, sizeof(it *));
-        b->excl = calloc(n, sizeof(it *));
+        b->req = calloc(n, sizeof(fds__it *));
+        b->should = calloc(n, sizeof(fds__it *));
+        b->excl = calloc(n, sizeof(fds__it *));
         if (!b->req || !b->should || !b->excl) {
-            bool_destroy((it *)b);
+            bool_destroy((fds__it *)b);
             return NULL;
         }
         size_t k = 0;
@@ -1198,7 +1198,7 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
                 goto oom;
             a->max_doc = max_doc;
             a->b.advance = all_adv;
-            b->req[b->nreq++] = (it *)a;
+            b->req[b->nreq++] = (fds__it *)a;
         }
         if (q->type == FDS_Q_CONST)
             b->b.score = const_score;
@@ -1206,29 +1206,29 @@ it *fds__build(exec *x, const cnode *c, const fds_sidx *sx)
             b->b.score = dismax_score;
         else if (q->type == FDS_Q_BOOSTING)
             b->b.score = boosting_score;
-        return (it *)b;
+        return (fds__it *)b;
     oom:
-        bool_destroy((it *)b);
+        bool_destroy((fds__it *)b);
         return NULL;
     }
     case FDS_Q_PHRASE: {
-        it *p;
+        fds__it *p;
         if (fds__phrase_build(x, c, sx, &p))
             return NULL;
-        return p ? p : it_alloc(sizeof(it), x, c);
+        return p ? p : it_alloc(sizeof(fds__it), x, c);
     }
     default:
-        return it_alloc(sizeof(it), x, c);
+        return it_alloc(sizeof(fds__it), x, c);
     }
 }
 
 /* Upper bound of the score of any doc the iterator returns. */
-float fds__it_max(it *i)
+float fds__it_max(fds__it *i)
 {
     if (i->advance == none_adv)
         return 0;
     if (i->advance == fds__term_adv)
-        return term_ub((term_it *)i);
+        return term_ub((fds__term_it *)i);
     if (i->advance == fds__phrase_adv) /* a BM25 score stays below it */
         return i->c->weight;
     if (i->advance == bool_adv) {
@@ -1251,13 +1251,13 @@ float fds__it_max(it *i)
 }
 
 /* Is the root a disjunction of scored terms (MaxScore-able)? Collect them. */
-bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
+bool fds__disjunction_terms(fds__it *root, fds__term_it ***out, size_t *n)
 {
     if (root->advance == fds__term_adv) {
-        *out = malloc(sizeof(term_it *));
+        *out = malloc(sizeof(fds__term_it *));
         if (!*out)
             return false;
-        (*out)[0] = (term_it *)root;
+        (*out)[0] = (fds__term_it *)root;
         *n = 1;
         return true;
     }
@@ -1266,14 +1266,14 @@ bool fds__disjunction_terms(it *root, term_it ***out, size_t *n)
     bool_it *b = (bool_it *)root;
     if (b->nreq || b->nexcl || b->msm > 1 || !b->nshould || b->empty_all)
         return false; /* a boost is in the terms' weights (cnode.acc) */
-    term_it **ts = malloc(b->nshould * sizeof *ts);
+    fds__term_it **ts = malloc(b->nshould * sizeof *ts);
     if (!ts)
         return false;
     size_t k = 0;
     for (size_t i = 0; i < b->nshould; i++) {
-        it *s = b->should[i];
+        fds__it *s = b->should[i];
         if (s->advance == fds__term_adv)
-            ts[k++] = (term_it *)s;
+            ts[k++] = (fds__term_it *)s;
         else if (s->advance != none_adv) {
             free(ts);
             return false;
@@ -1321,7 +1321,7 @@ typedef struct lead_prune {
     float th;
 } lead_prune;
 
-static bool block_hopeless(term_it *t, uint32_t b, const lead_prune *p)
+static bool block_hopeless(fds__term_it *t, uint32_t b, const lead_prune *p)
 {
     return ((double)block_bound(t, b) + p->rest) * p->slack <= (double)p->th ||
            ((double)block_bound_exact(t, b) + p->rest) * p->slack <= (double)p->th;
@@ -1349,7 +1349,7 @@ typedef struct norm_gate {
     float val[256];         /* NAN: not computed yet */
     float th;
     struct norm_lims *nl;
-    term_it **ts;
+    fds__term_it **ts;
     float eth;              /* the k-th score e is for (NAN: none) */
     size_t e;               /* norm_essential at eth */
     size_t ek[256];         /* per norm byte: its own e at eth (nt: none
@@ -1514,10 +1514,10 @@ static inline void take_posting(uint64_t *seen, uint64_t *sw, bool narrow,
  * essential (gate->ek, when norm_essential ran at the gate's k-th score:
  * such a doc must hold one of the terms before its own split, which all
  * come before t, to enter the page).  Leaves the cursor on its first doc
- * >= hi (or NO_MORE); `t` must be on a doc >= lo.
+ * >= hi (or FDS__NO_MORE); `t` must be on a doc >= lo.
  */
 static inline __attribute__((always_inline)) void
-taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
+taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
              uint64_t *seen, float *acc, uint32_t *tok, bool score,
              const lead_prune *prune, norm_gate *gate, cand_list *out,
              bool narrow)
@@ -1533,7 +1533,7 @@ taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
                    block_hopeless(t, nb, prune))
                 nb++;
             if (nb >= t->t.nblocks || decode_block(t, nb)) {
-                t->b.doc = NO_MORE;
+                t->b.doc = FDS__NO_MORE;
                 break;
             }
             t->b.doc = t->docs[0];
@@ -1597,7 +1597,7 @@ taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
             break;
         }
         if (t->blk + 1 >= t->t.nblocks || decode_block(t, t->blk + 1)) {
-            t->b.doc = NO_MORE;
+            t->b.doc = FDS__NO_MORE;
             break;
         }
         t->b.doc = t->docs[0];
@@ -1609,7 +1609,7 @@ taat_term_at(exec *x, term_it *t, size_t k, uint32_t lo, uint32_t hi,
  * list, a narrow window (at most 4096 docs: the first summary word in a
  * register) and a wide one: a branch per posting on which, in one loop,
  * cost exact counts 5% more instructions. */
-static void taat_term(exec *x, term_it *t, size_t k, uint32_t lo,
+static void taat_term(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo,
                       uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
                       bool score, const lead_prune *prune, norm_gate *gate,
                       cand_list *out)
@@ -1674,7 +1674,7 @@ static inline bool next_live(uint64_t *seen, uint32_t *wi,
 }
 
 /* Offer doc d of segment si with score s if it beats *th; *th follows. */
-static inline void offer(heap *hp, unsigned si, uint32_t d, float s, float *th)
+static inline void offer(fds__heap *hp, unsigned si, uint32_t d, float s, float *th)
 {
     if (s > *th) {
         fds__heap_offer_score(hp, si, d, s);
@@ -1692,10 +1692,10 @@ static inline void offer(heap *hp, unsigned si, uint32_t d, float s, float *th)
  * indirect calls: this is the cost of counting hits up to track_total_hits
  * (10,000 by default).  Without a page (hp->cap 0: _count, size 0) docs are
  * only marked and counted, never scored.  Returns the first doc not yet
- * visited (NO_MORE when the segment is done), once *count > limit.
+ * visited (FDS__NO_MORE when the segment is done), once *count > limit.
  */
-static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
-                         heap *hp, uint64_t *count, uint64_t limit)
+static uint32_t run_taat(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+                         fds__heap *hp, uint64_t *count, uint64_t limit)
 {
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;
@@ -1710,7 +1710,7 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
         memset(seen_own, 0, sizeof seen_own);
         memset(acc_own, 0, sizeof acc_own);
     }
-    uint32_t next = NO_MORE;
+    uint32_t next = FDS__NO_MORE;
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit) {
             next = lo;
@@ -1743,11 +1743,11 @@ static uint32_t run_taat(exec *x, unsigned si, term_it **ts, size_t nt,
 
 /* Bound of `t` over the docs [lo, hi): the largest block bound of its
  * blocks that overlap the window, from the skip data alone (0: none). */
-static float term_window_bound(term_it *t, uint32_t lo, uint32_t hi)
+static float term_window_bound(fds__term_it *t, uint32_t lo, uint32_t hi)
 {
     if (t->b.doc >= hi)
         return 0;
-    uint32_t b = t->blk == NO_MORE || t->blk < t->wblk ? t->wblk : t->blk;
+    uint32_t b = t->blk == FDS__NO_MORE || t->blk < t->wblk ? t->wblk : t->blk;
     while (b < t->t.nblocks && skip_last(t, b) < lo)
         b++;
     t->wblk = b; /* a term no candidate probes lags: do not rescan */
@@ -1870,7 +1870,7 @@ static int u32_cmp(const void *a, const void *b)
  * distinct terms?  By their ordinals in the field's term dictionary,
  * sorted: O(nt log nt) where comparing the queries pairwise was O(nt^2)
  * memcmp.  False out of memory (no budgets: a looser bound). */
-static bool distinct_terms(term_it **ts, size_t nt)
+static bool distinct_terms(fds__term_it **ts, size_t nt)
 {
     uint32_t *o = malloc(nt * sizeof *o);
     if (!o)
@@ -1901,7 +1901,7 @@ static uint32_t norm_max_len(uint8_t nb)
 /* Set up n for ts[0..nt) (off when the terms do not share one norms
  * column; no token budgets when two clauses have one term).  0 or
  * FDS_ENOMEM. */
-static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
+static int norm_lims_init(norm_lims *n, fds__term_it **ts, size_t nt)
 {
     memset(n, 0, sizeof *n);
     if (nt < 2) /* one term: never probed */
@@ -1974,7 +1974,7 @@ static int norm_lims_init(norm_lims *n, term_it **ts, size_t nt)
  * memory.  A row has bw[nb] = min(maxlen, rcap) + 1 columns: no doc of
  * the norm has more tokens to spend, nor a term more often than that.
  */
-static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
+static const double *budget_row(norm_lims *n, fds__term_it **ts, uint8_t nb)
 {
     if (n->bud[nb])
         return n->bud[nb];
@@ -1994,7 +1994,7 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
     for (size_t r = 0; r < w; r++)
         b[nt * w + r] = 0;
     for (size_t k = nt; k-- > 0;) {
-        const cnode *c = ts[k]->b.c;
+        const fds__cnode *c = ts[k]->b.c;
         double prev = 0;
         size_t ng = 0;
         uint32_t top = ts[k]->tfmax < cap ? ts[k]->tfmax : (uint32_t)cap;
@@ -2030,12 +2030,12 @@ static const double *budget_row(norm_lims *n, term_it **ts, uint8_t nb)
     return b;
 }
 
-static const double *norm_suf(norm_lims *n, term_it **ts, uint8_t nb);
+static const double *norm_suf(norm_lims *n, fds__term_it **ts, uint8_t nb);
 
 /* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
  * byte nb at k-th score th: (double)s <= it means s cannot beat th with
  * ts[k..], by the per-norm bounds. */
-static inline void norm_fill(norm_lims *n, term_it **ts, uint8_t nb,
+static inline void norm_fill(norm_lims *n, fds__term_it **ts, uint8_t nb,
                              float th)
 {
     if (n->th[nb] == th)
@@ -2049,7 +2049,7 @@ static inline void norm_fill(norm_lims *n, term_it **ts, uint8_t nb,
 
 /* The sum over every term of its score at its largest frequency, for a
  * doc of norm byte nb (suf's row nb of norm_lims, filled on first use). */
-static const double *norm_suf(norm_lims *n, term_it **ts, uint8_t nb)
+static const double *norm_suf(norm_lims *n, fds__term_it **ts, uint8_t nb)
 {
     size_t nt = n->nt;
     double *suf = n->suf + (size_t)nb * (nt + 1);
@@ -2150,7 +2150,7 @@ static double keep_largest(double *h, size_t *nh, size_t cap, double v)
  * near 2^-45 at most, far inside BOUND_SLACK's margin).  Filled on first
  * use.
  */
-static const double *budget_col(norm_lims *n, term_it **ts, uint8_t nb)
+static const double *budget_col(norm_lims *n, fds__term_it **ts, uint8_t nb)
 {
     size_t nt = n->nt;
     double *col = n->col + (size_t)nb * (nt + 1);
@@ -2161,7 +2161,7 @@ static const double *budget_col(norm_lims *n, term_it **ts, uint8_t nb)
     size_t nh = 0;
     col[nt] = 0;
     for (size_t k = nt; k-- > 0;) {
-        const cnode *c = ts[k]->b.c;
+        const fds__cnode *c = ts[k]->b.c;
         uint32_t top = ts[k]->tfmax < len ? ts[k]->tfmax : len;
         double prev = 0, tail = gain_tail(c->weight);
         for (uint32_t tf = 1; tf <= top; tf++) {
@@ -2209,7 +2209,7 @@ static void top_sift(top_head *h, size_t nh, size_t i)
  * rounding is inside its last factor.  The gate (gate_fill) needs the
  * column only for the norms this leaves in.
  */
-static double budget_top(norm_lims *n, term_it **ts, uint8_t nb)
+static double budget_top(norm_lims *n, fds__term_it **ts, uint8_t nb)
 {
     uint32_t len = n->maxlen[nb];
     if (!(n->wmax > 0))
@@ -2228,7 +2228,7 @@ static double budget_top(norm_lims *n, term_it **ts, uint8_t nb)
         if (nh && h[0].v >= v1) {
             sum += h[0].v;
             uint32_t tf = h[0].tf + 1;
-            const term_it *t = ts[h[0].k];
+            const fds__term_it *t = ts[h[0].k];
             if (tf > t->tfmax) {
                 h[0] = h[--nh];
             } else {
@@ -2391,7 +2391,7 @@ static inline size_t norm_essential(norm_gate *g, float th)
  * other slice's when that is higher -- lowered by one ulp for slice 0,
  * whose docs win ties against slice 1's (lower doc ids), so that a doc
  * scoring exactly slice 1's k-th score is still offered. */
-static inline float slice_theta(const heap *hp, fds__slice_th *sh, int me)
+static inline float slice_theta(const fds__heap *hp, fds__slice_th *sh, int me)
 {
     float th = fds__theta(hp);
     if (!sh)
@@ -2405,7 +2405,7 @@ static inline float slice_theta(const heap *hp, fds__slice_th *sh, int me)
 }
 
 /* Publish slice me's page's k-th score to the other slice. */
-static inline void slice_publish(const heap *hp, fds__slice_th *sh, int me)
+static inline void slice_publish(const fds__heap *hp, fds__slice_th *sh, int me)
 {
     if (!sh)
         return;
@@ -2429,7 +2429,7 @@ static inline void slice_publish(const heap *hp, fds__slice_th *sh, int me)
  * more than the merge); otherwise each candidate seeks.  Returns the postings
  * scored.
  */
-static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
+static uint64_t probe_term(fds__term_it *t, uint32_t lo, uint32_t hi,
                            const uint16_t *cw, float *cs, uint32_t *ct,
                            size_t n)
 {
@@ -2457,7 +2457,7 @@ static uint64_t probe_term(term_it *t, uint32_t lo, uint32_t hi,
         uint32_t d = lo + cw[i];
         if (t->b.doc < d)
             term_seek(t, d);
-        if (t->b.doc == NO_MORE)
+        if (t->b.doc == FDS__NO_MORE)
             break;
         const uint32_t *pd = t->docs, *tfs = t->tfs;
         uint32_t j = t->i, m = t->n;
@@ -2556,7 +2556,7 @@ static void memo_free(ord_memo *m)
  * ts[0..nt) of segment si (val_cols), into *c; false when there are none:
  * the terms must share one text field's norms, single-valued in the
  * segment. */
-static bool value_cols(exec *x, unsigned si, term_it **ts, size_t nt,
+static bool value_cols(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
                        val_cols *c)
 {
     *c = (val_cols){0};
@@ -2586,7 +2586,7 @@ static bool value_cols(exec *x, unsigned si, term_it **ts, size_t nt,
  * set) allow it: the field is single-valued in the segment and has keys
  * there (value_cols).  Off when not, or out of memory (the pass runs
  * without it). */
-static void memo_init(ord_memo *m, exec *x, unsigned si, term_it **ts,
+static void memo_init(ord_memo *m, fds__exec *x, unsigned si, fds__term_it **ts,
                       size_t nt, win_scratch *ws)
 {
     memset(m, 0, sizeof *m);
@@ -2683,7 +2683,7 @@ typedef struct tf_need {
     uint32_t need[256];   /* UINT32_MAX: no tf of the term is enough */
 } tf_need;
 
-static uint32_t need_fill(tf_need *nd, term_it *t, uint8_t nb)
+static uint32_t need_fill(tf_need *nd, fds__term_it *t, uint8_t nb)
 {
     uint32_t lo = 1, hi = t->tfmax ? t->tfmax : 1;
     if (!(fds__term_score_tf(t->b.c, hi, nb) > nd->th)) {
@@ -2701,7 +2701,7 @@ static uint32_t need_fill(tf_need *nd, term_it *t, uint8_t nb)
     return nd->need[nb] = lo;
 }
 
-static inline uint32_t need_at(tf_need *nd, term_it *t, uint8_t nb)
+static inline uint32_t need_at(tf_need *nd, fds__term_it *t, uint8_t nb)
 {
     if (__builtin_expect((nd->have[nb >> 6] >> (nb & 63)) & 1, 1))
         return nd->need[nb];
@@ -2710,7 +2710,7 @@ static inline uint32_t need_at(tf_need *nd, term_it *t, uint8_t nb)
 
 /* Can a doc of block b of t beat nd->th?  By (max tf, min norm) first,
  * then by the block's impacts (sidx_format.h), which are exact. */
-static bool block_competitive(term_it *t, uint32_t b, tf_need *nd)
+static bool block_competitive(fds__term_it *t, uint32_t b, tf_need *nd)
 {
     const uint8_t *sk = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
     if (fds__get_u32(sk + 8) < need_at(nd, t, sk[12]))
@@ -2728,7 +2728,7 @@ static bool block_competitive(term_it *t, uint32_t b, tf_need *nd)
 
 /* Can a doc of group g (FDS_SGROUP_BLOCKS blocks) of t beat nd->th?  By
  * the group's frontier of its blocks' impacts (t->t.grp set). */
-static bool group_competitive(term_it *t, uint32_t g, tf_need *nd)
+static bool group_competitive(fds__term_it *t, uint32_t g, tf_need *nd)
 {
     for (uint32_t i = t->t.grp[g]; i < t->t.grp[g + 1]; i++)
         if (t->t.gpairs[i].tf >= need_at(nd, t, t->t.gpairs[i].norm))
@@ -2746,7 +2746,7 @@ static bool group_competitive(term_it *t, uint32_t g, tf_need *nd)
  * same floats as every other pass's.  Stops once the k-th score reaches
  * the term's bound.  0.
  */
-static int run_one_term(exec *x, unsigned si, term_it *t, heap *hp,
+static int run_one_term(fds__exec *x, unsigned si, fds__term_it *t, fds__heap *hp,
                         uint32_t from, uint32_t to, fds__slice_th *sh,
                         int me)
 {
@@ -2839,8 +2839,8 @@ static int run_one_term(exec *x, unsigned si, term_it *t, heap *hp,
  * is the better of the page's and the other slice's (slice_theta).  0 or
  * FDS_ENOMEM.
  */
-int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
-                      heap *hp, uint32_t from, uint32_t to,
+int fds__run_maxscore(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+                      fds__heap *hp, uint32_t from, uint32_t to,
                       fds__slice_th *sh, int me)
 {
     if (nt == 1)
@@ -2902,7 +2902,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
             /* a doc before the next posting of every term essential by
              * the norms cannot enter the page, whatever the window */
             en = norm_essential(&gate, th0);
-            uint32_t nx = NO_MORE;
+            uint32_t nx = FDS__NO_MORE;
             for (size_t k = 0; k < en; k++) {
                 if (ts[k]->b.doc < lo)
                     ts[k]->b.advance(&ts[k]->b, lo);
@@ -2922,7 +2922,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         /* only the terms essential by the norms make candidates: the
          * others' cursors (probed, not walked) neither bound the window
          * nor tell whether it has any */
-        uint32_t first = NO_MORE;
+        uint32_t first = FDS__NO_MORE;
         for (size_t k = 0; k < en; k++) {
             /* past the norm split, the segment's bound (gsuf): reading
              * every term's skip data per window cost more than its bounds
@@ -2969,7 +2969,7 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
         if (e == 1)
             lp = (lead_prune){WSUF(1), BOUND_SLACK(nt - 1), th};
         for (size_t k = 0; k < e; k++) {
-            term_it *t = ts[k];
+            fds__term_it *t = ts[k];
             if (t->b.doc < lo)
                 t->b.advance(&t->b, lo);
             taat_term(x, t, k, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
@@ -3085,13 +3085,13 @@ int fds__run_maxscore(exec *x, unsigned si, term_it **ts, size_t nt,
     return 0;
 }
 
-double fds__sum_gain(const cnode *c)
+double fds__sum_gain(const fds__cnode *c)
 {
     return (double)c->weight / (double)(c->n ? c->n : 1);
 }
 
 void fds__sort_by_gain(void *v, size_t n, size_t size,
-                       const cnode *(*node)(const void *))
+                       const fds__cnode *(*node)(const void *))
 {
     char *a = v, tmp[FDS__GAIN_ELEM_MAX];
     for (size_t i = 1; i < n; i++) {
@@ -3107,30 +3107,30 @@ void fds__sort_by_gain(void *v, size_t n, size_t size,
     }
 }
 
-static const cnode *term_node(const void *e)
+static const fds__cnode *term_node(const void *e)
 {
-    return (*(term_it *const *)e)->b.c;
+    return (*(fds__term_it *const *)e)->b.c;
 }
 
-void fds__order_terms(term_it **ts, size_t nt)
+void fds__order_terms(fds__term_it **ts, size_t nt)
 {
     fds__sort_by_gain(ts, nt, sizeof *ts, term_node);
 }
 
-bool fds__should_by_gain(const cnode *c)
+bool fds__should_by_gain(const fds__cnode *c)
 {
     const fds_query *q = c->q;
     if (q->type != FDS_Q_BOOL)
         return false;
     for (size_t i = 0; i < q->nshould; i++) {
-        const cnode *k = c->kids[q->nmust + i];
+        const fds__cnode *k = c->kids[q->nmust + i];
         if (!k->dup && k->q->type != FDS_Q_TERM)
             return false;
     }
     return true;
 }
 
-static const cnode *it_node(const void *e) { return (*(it *const *)e)->c; }
+static const fds__cnode *it_node(const void *e) { return (*(fds__it *const *)e)->c; }
 
 /* A bool's should iterators in its summation order (fds__should_by_gain):
  * the order of fds__order_terms, so that the doc-at-a-time path
@@ -3147,7 +3147,7 @@ uint64_t fds__now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-bool fds__past_deadline(exec *x)
+bool fds__past_deadline(fds__exec *x)
 {
     if (!x->deadline_ns || x->timed_out)
         return x->timed_out;
@@ -3201,7 +3201,7 @@ typedef struct seed_group {
 
 /* May a seed bound ts's scores: a page of at most SEED_MAX_K hits, two
  * terms or more, every weight finite and not negative? */
-static bool seed_fits(term_it **ts, size_t nt, const heap *hp)
+static bool seed_fits(fds__term_it **ts, size_t nt, const fds__heap *hp)
 {
     if (nt < 2 || !hp->cap || hp->cap > SEED_MAX_K)
         return false;
@@ -3217,11 +3217,11 @@ static bool seed_fits(term_it **ts, size_t nt, const heap *hp)
  * terms' scores added as floats in the order of ts, the sum run_taat and
  * run_maxscore make, so the score to the bit.  Counts the postings it
  * scores in x->scored. */
-static float score_in_full(exec *x, term_it **ts, size_t nt, uint32_t d)
+static float score_in_full(fds__exec *x, fds__term_it **ts, size_t nt, uint32_t d)
 {
     float s = 0;
     for (size_t k = 0; k < nt; k++) {
-        term_it *t = ts[k];
+        fds__term_it *t = ts[k];
         if (t->b.doc < d)
             t->b.advance(&t->b, d);
         if (t->b.doc == d) {
@@ -3235,7 +3235,7 @@ static float score_in_full(exec *x, term_it **ts, size_t nt, uint32_t d)
 /* k live docs score at least s (k = hp->cap): the page's k-th score is
  * >= s, so hp's floor rises to the float below s (a doc tying s may still
  * enter by its doc id), unless it is higher already. */
-static void raise_floor(heap *hp, float s)
+static void raise_floor(fds__heap *hp, float s)
 {
     float f = nextafterf(s, -INFINITY);
     if (!hp->floored || f > hp->floor) {
@@ -3244,8 +3244,8 @@ static void raise_floor(heap *hp, float s)
     }
 }
 
-static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
-                       heap *hp)
+static bool seed_floor(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+                       fds__heap *hp)
 {
     if (!seed_fits(ts, nt, hp))
         return false;
@@ -3285,15 +3285,15 @@ static bool seed_floor(exec *x, unsigned si, term_it **ts, size_t nt,
     size_t ng = 0;
     uint64_t scored = 0;
     for (;;) { /* 1, 2: at most `total` docs */
-        uint32_t d = NO_MORE;
+        uint32_t d = FDS__NO_MORE;
         for (size_t j = 0; j < ns; j++)
             if (ts[sel[j]]->b.doc < d)
                 d = ts[sel[j]]->b.doc;
-        if (d == NO_MORE)
+        if (d == FDS__NO_MORE)
             break;
         float s = 0;
         for (size_t j = 0; j < ns; j++) {
-            term_it *t = ts[sel[j]];
+            fds__term_it *t = ts[sel[j]];
             if (t->b.doc != d)
                 continue;
             s += term_score_fast(t, t->tfs[t->i], t->norms ? t->norms[d] : 1);
@@ -3369,12 +3369,12 @@ out:
 #define CONJ_SEED_TERMS 6u
 #define CONJ_SEED_STEPS 2048u
 
-static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
-                      heap *hp)
+static bool conj_seed(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+                      fds__heap *hp)
 {
     if (!seed_fits(ts, nt, hp))
         return false;
-    term_it *c[CONJ_SEED_TERMS]; /* the rarest terms, fewest docs first */
+    fds__term_it *c[CONJ_SEED_TERMS]; /* the rarest terms, fewest docs first */
     size_t r = 0;
     for (size_t k = 0; k < nt; k++) {
         size_t j = r < CONJ_SEED_TERMS ? r++ : CONJ_SEED_TERMS;
@@ -3398,7 +3398,7 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
             fds__term_adv(&c[0]->b, d);
         d = c[0]->b.doc;
         bool all = true;
-        for (size_t j = 1; j < r && all && d != NO_MORE; j++) {
+        for (size_t j = 1; j < r && all && d != FDS__NO_MORE; j++) {
             if (c[j]->b.doc < d)
                 fds__term_adv(&c[j]->b, d);
             if (c[j]->b.doc != d) {
@@ -3406,7 +3406,7 @@ static bool conj_seed(exec *x, unsigned si, term_it **ts, size_t nt,
                 d = c[j]->b.doc;
             }
         }
-        if (d == NO_MORE)
+        if (d == FDS__NO_MORE)
             break;
         if (all) {
             if (fds__is_live(sg, d))
@@ -3454,11 +3454,11 @@ static bool exact_docs(const fds_search_segment *sg, const uint8_t *norms,
                        uint32_t *first)
 {
     size_t live = 0;
-    *first = NO_MORE;
+    *first = FDS__NO_MORE;
     for (size_t i = 0; i < n && live < k; i++) {
         uint32_t d = docs[i];
         if (!fds__is_live(sg, d) || !norms[d] ||
-            (*first != NO_MORE && norms[d] != norms[*first]))
+            (*first != FDS__NO_MORE && norms[d] != norms[*first]))
             continue;
         if (live++ == 0)
             *first = d;
@@ -3470,16 +3470,16 @@ static bool exact_docs(const fds_search_segment *sg, const uint8_t *norms,
  * postings of the rarest of ts[0..nt) -- every doc of the value holds all
  * of its tokens -- reading at most EXACT_SCAN_MAX of them; into docs, the
  * count returned.  Leaves that term rewound. */
-static size_t long_value_docs(const fds_sfield *vf, uint32_t v, term_it **ts,
+static size_t long_value_docs(const fds_sfield *vf, uint32_t v, fds__term_it **ts,
                               size_t nt, uint32_t *docs, size_t cap)
 {
-    term_it *r = ts[0];
+    fds__term_it *r = ts[0];
     for (size_t k = 1; k < nt; k++)
         if (ts[k]->t.df < r->t.df)
             r = ts[k];
     size_t n = 0;
     r->b.advance(&r->b, 0);
-    for (unsigned i = 0; i < EXACT_SCAN_MAX && n < cap && r->b.doc != NO_MORE;
+    for (unsigned i = 0; i < EXACT_SCAN_MAX && n < cap && r->b.doc != FDS__NO_MORE;
          i++) {
         uint32_t d = r->b.doc;
         if (fds__val_id(vf, d) == v)
@@ -3511,8 +3511,8 @@ static size_t long_value_docs(const fds_sfield *vf, uint32_t v, term_it **ts,
  * (long_value_docs); 6 of the pool's 7 urls past 256 bytes find k docs.
  * Leaves every term rewound.  True when the floor was set.
  */
-static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
-                       heap *hp)
+static bool exact_seed(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+                       fds__heap *hp)
 {
     const fds_query *q = x->req->query;
     val_cols vc;
@@ -3578,7 +3578,7 @@ static bool exact_seed(exec *x, unsigned si, term_it **ts, size_t nt,
  * disjunction ts[0..nt), by the doc count of its most frequent term less
  * the segment's deleted docs (fds_search_segment.deleted)?  A disjunction
  * matches every doc of each of its terms. */
-static bool sure_count(exec *x, unsigned si, term_it **ts, size_t nt,
+static bool sure_count(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
                        uint64_t count, uint64_t limit)
 {
     uint64_t df = 0;
@@ -3591,8 +3591,8 @@ static bool sure_count(exec *x, unsigned si, term_it **ts, size_t nt,
     return df > dead && df - dead > limit - count;
 }
 
-uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
-                                size_t nt, heap *hp, uint64_t *count,
+uint32_t fds__count_disjunction(fds__exec *x, unsigned si, fds__term_it **ts,
+                                size_t nt, fds__heap *hp, uint64_t *count,
                                 uint64_t limit, bool counting)
 {
     fds__order_terms(ts, nt);
@@ -3617,10 +3617,10 @@ uint32_t fds__count_disjunction(exec *x, unsigned si, term_it **ts,
     uint32_t next = counting ? run_taat(x, si, ts, nt, hp, count, limit)
                     : warm   ? run_taat(x, si, ts, nt, hp, &hits, warm)
                              : 0;
-    return hp->cap ? next : NO_MORE;
+    return hp->cap ? next : FDS__NO_MORE;
 }
 
-void fds__cnode_fill(cnode *c)
+void fds__cnode_fill(fds__cnode *c)
 {
     for (unsigned nb = 0; nb < 256; nb++)
         (void)fds__term_score_tf(c, 1, (uint8_t)nb);

@@ -56,7 +56,7 @@ typedef struct pcur {
     const uint8_t *pdata; /* positions of block 0 */
     const uint8_t *end;   /* end of the mapped file */
     uint32_t max_doc;
-    uint32_t blk;         /* decoded block, NO_MORE: none */
+    uint32_t blk;         /* decoded block, FDS__NO_MORE: none */
     uint32_t n, i;        /* docs in it, current one */
     const uint8_t *pp;    /* positions of docs[pi] */
     uint32_t pi;
@@ -75,7 +75,7 @@ typedef struct pslot {
 } pslot;
 
 typedef struct phrase_it {
-    it b;
+    fds__it b;
     pslot *s;
     size_t ns;
     const uint8_t *norms;
@@ -124,7 +124,7 @@ static bool has_val(const fds_query *e, size_t from, const char *t, size_t n)
     return false;
 }
 
-fds_query *fds__phrase_expand(exec *x, const fds_query *q)
+fds_query *fds__phrase_expand(fds__exec *x, const fds_query *q)
 {
     fds_query *e = fds__query_new(FDS_Q_PHRASE);
     size_t cap = 0, lcap = 0;
@@ -198,7 +198,7 @@ oom:
     return NULL;
 }
 
-void fds__phrase_stats(exec *x, cnode *c)
+void fds__phrase_stats(fds__exec *x, fds__cnode *c)
 {
     const fds_query *q = c->q;
     uint64_t N = 0, sttf = 0;
@@ -241,16 +241,16 @@ static inline uint32_t pc_last(const pcur *p, uint32_t b)
     return fds__get_u32(p->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN);
 }
 
-/* Move p to its first doc >= target (NO_MORE past the end). */
-static uint32_t pc_advance(pcur *p, exec *x, uint32_t target)
+/* Move p to its first doc >= target (FDS__NO_MORE past the end). */
+static uint32_t pc_advance(pcur *p, fds__exec *x, uint32_t target)
 {
-    if (p->doc != NO_MORE - 1 && p->doc >= target)
+    if (p->doc != FDS__NO_MORE - 1 && p->doc >= target)
         return p->doc;
-    uint32_t b = p->blk == NO_MORE ? 0 : p->blk;
+    uint32_t b = p->blk == FDS__NO_MORE ? 0 : p->blk;
     while (b < p->t.nblocks && pc_last(p, b) < target)
         b++;
     if (b == p->t.nblocks)
-        return p->doc = NO_MORE;
+        return p->doc = FDS__NO_MORE;
     if (b != p->blk) {
         const uint8_t *sk = p->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
         p->n = (unsigned)sk[13] + 1;
@@ -261,7 +261,7 @@ static uint32_t pc_advance(pcur *p, exec *x, uint32_t target)
                                       p->tfs) < 0 ||
             po > (size_t)(p->end - p->pdata)) {
             x->corrupt = 1;
-            return p->doc = NO_MORE;
+            return p->doc = FDS__NO_MORE;
         }
         p->blk = b;
         p->i = p->pi = 0;
@@ -271,7 +271,7 @@ static uint32_t pc_advance(pcur *p, exec *x, uint32_t target)
         p->i++;
     if (p->i == p->n) { /* the block ends before its skip entry says */
         x->corrupt = 1;
-        return p->doc = NO_MORE;
+        return p->doc = FDS__NO_MORE;
     }
     return p->doc = p->docs[p->i];
 }
@@ -298,9 +298,9 @@ static int pc_positions(pcur *p, pslot *s)
     return 0;
 }
 
-static uint32_t slot_advance(pslot *s, exec *x, uint32_t target)
+static uint32_t slot_advance(pslot *s, fds__exec *x, uint32_t target)
 {
-    uint32_t d = NO_MORE;
+    uint32_t d = FDS__NO_MORE;
     for (size_t a = 0; a < s->nalt; a++) {
         uint32_t k = pc_advance(s->alt[a], x, target);
         d = k < d ? k : d;
@@ -473,51 +473,51 @@ static float sloppy_freq(phrase_it *ph)
 
 /* ---- the iterator --------------------------------------------------------------- */
 
-uint32_t fds__phrase_adv(it *i, uint32_t target)
+uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
 {
     phrase_it *ph = (phrase_it *)i;
-    exec *x = i->x;
-    if (target == NO_MORE)
-        return i->doc = NO_MORE;
+    fds__exec *x = i->x;
+    if (target == FDS__NO_MORE)
+        return i->doc = FDS__NO_MORE;
     pslot *s0 = &ph->s[ph->lead[0]];
     for (;;) {
         uint32_t d = slot_advance(s0, x, target);
-        for (size_t k = 1; k < ph->ns && d != NO_MORE;) {
+        for (size_t k = 1; k < ph->ns && d != FDS__NO_MORE;) {
             uint32_t e = slot_advance(&ph->s[ph->lead[k]], x, d);
             if (e == d) {
                 k++;
                 continue;
             }
-            d = e == NO_MORE ? NO_MORE : slot_advance(s0, x, e);
+            d = e == FDS__NO_MORE ? FDS__NO_MORE : slot_advance(s0, x, e);
             k = 1;
         }
-        if (d == NO_MORE)
-            return i->doc = NO_MORE;
+        if (d == FDS__NO_MORE)
+            return i->doc = FDS__NO_MORE;
         int rc = 0;
         for (size_t k = 0; k < ph->ns && !rc; k++)
             rc = slot_positions(&ph->s[k]);
         if (rc) {
             x->corrupt = 1; /* out of memory too: the search cannot answer */
-            return i->doc = NO_MORE;
+            return i->doc = FDS__NO_MORE;
         }
         ph->freq = ph->slop && ph->ns > 1 ? sloppy_freq(ph) : exact_freq(ph);
         if (ph->freq > 0)
             return i->doc = d;
         target = d + 1;
-        if (target == NO_MORE)
-            return i->doc = NO_MORE;
+        if (target == FDS__NO_MORE)
+            return i->doc = FDS__NO_MORE;
     }
 }
 
-float fds__phrase_freq(const it *i)
+float fds__phrase_freq(const fds__it *i)
 {
     return ((const phrase_it *)i)->freq;
 }
 
-static float phrase_score(it *i)
+static float phrase_score(fds__it *i)
 {
     phrase_it *ph = (phrase_it *)i;
-    const cnode *c = i->c;
+    const fds__cnode *c = i->c;
     i->x->scored++;
     uint8_t nb = ph->norms ? ph->norms[i->doc] : 1;
     /* BM25Scorer: normInverse in float, as Lucene's cache holds it */
@@ -527,7 +527,7 @@ static float phrase_score(it *i)
     return c->weight - c->weight / (1.0f + ph->freq * ninv);
 }
 
-static void phrase_destroy(it *i)
+static void phrase_destroy(fds__it *i)
 {
     phrase_it *ph = (phrase_it *)i;
     for (size_t k = 0; k < ph->ns; k++) {
@@ -563,12 +563,12 @@ static pcur *pc_open(const fds_sidx *sx, const fds_sfield *f, const char *t,
     p->pdata = p->ptab + (size_t)(st.nblocks - 1) * 4;
     p->end = sx->map + sx->len - FDS_SIDX_FOOTER_LEN;
     p->max_doc = fds_sidx_max_doc(sx);
-    p->blk = NO_MORE;
-    p->doc = NO_MORE - 1;
+    p->blk = FDS__NO_MORE;
+    p->doc = FDS__NO_MORE - 1;
     return p;
 }
 
-int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
+int fds__phrase_build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx, fds__it **out)
 {
     const fds_query *q = c->q;
     *out = NULL;
@@ -579,7 +579,7 @@ int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
     phrase_it *ph = calloc(1, sizeof *ph);
     if (!ph)
         return FDS_ENOMEM;
-    ph->b.doc = NO_MORE - 1;
+    ph->b.doc = FDS__NO_MORE - 1;
     ph->b.x = x;
     ph->b.c = c;
     ph->b.advance = fds__phrase_adv;
@@ -624,7 +624,7 @@ int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
     }
     if (rc || empty) {
         ph->ns = ph->s ? ph->ns : 0;
-        phrase_destroy((it *)ph);
+        phrase_destroy((fds__it *)ph);
         free(sdf);
         return rc;
     }
@@ -637,6 +637,6 @@ int fds__phrase_build(exec *x, const cnode *c, const fds_sidx *sx, it **out)
     free(sdf);
     if (!x->no_stats)
         x->total_postings += df;
-    *out = (it *)ph;
+    *out = (fds__it *)ph;
     return 0;
 }

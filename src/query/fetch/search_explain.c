@@ -99,7 +99,7 @@ static const char *qname(const fds_query *q, char *buf, size_t cap)
 
 /* BM25's tf node for frequency `freq` ("freq, occurrences of term within
  * document", or a phrase's `what`) at norm byte nb. */
-static fds_explanation *tf_node(const cnode *c, float freq, uint8_t nb,
+static fds_explanation *tf_node(const fds__cnode *c, float freq, uint8_t nb,
                                 const char *what)
 {
     float tfv = freq / (freq + FDS_BM25_K1 *
@@ -118,7 +118,7 @@ static fds_explanation *tf_node(const cnode *c, float freq, uint8_t nb,
 /* A phrase's explanation at doc d (its iterator i is on d), as Lucene's
  * PhraseWeight explains: boost, "idf, sum of:" the terms' idfs, tf of the
  * phrase frequency. */
-static fds_explanation *explain_phrase(exec *x, const cnode *c, it *i,
+static fds_explanation *explain_phrase(fds__exec *x, const fds__cnode *c, fds__it *i,
                                        unsigned si, uint32_t d, const char *name)
 {
     const fds_query *q = c->q;
@@ -163,16 +163,16 @@ static fds_explanation *explain_phrase(exec *x, const cnode *c, it *i,
 /* A matching should clause's score and its clause. */
 typedef struct should_val {
     float v;
-    const cnode *c;
+    const fds__cnode *c;
 } should_val;
 
-static const cnode *should_node(const void *e)
+static const fds__cnode *should_node(const void *e)
 {
     return ((const should_val *)e)->c;
 }
 
 /* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
-static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
+static fds_explanation *explain_node(fds__exec *x, const fds__cnode *c, unsigned si,
                                      uint32_t d)
 {
     const fds_sidx *sx = x->segs[si].sidx;
@@ -271,14 +271,14 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
         o->value = fds__dismax_value(best, other, q->tie);
         return o;
     }
-    it *i = fds__build(x, c, sx);
+    fds__it *i = fds__build(x, c, sx);
     if (!i)
         return NULL;
     uint32_t got = i->advance(i, d);
     fds_explanation *o = NULL;
     if (got == d) {
         if (q->type == FDS_Q_TERM && i->advance == fds__term_adv) {
-            term_it *t = (term_it *)i;
+            fds__term_it *t = (fds__term_it *)i;
             uint32_t tf = t->tfs[t->i];
             uint8_t nb = t->norms ? t->norms[d] : 1;
             float sc = fds__term_score_tf(c, tf, nb);
@@ -309,7 +309,7 @@ static fds_explanation *explain_node(exec *x, const cnode *c, unsigned si,
 }
 
 /* One explanation per hit into out[0..n-1]; 0 or FDS_ENOMEM. */
-int fds__explain_hits(exec *x, const cnode *root, const fds_hit *h,
+int fds__explain_hits(fds__exec *x, const fds__cnode *root, const fds_hit *h,
                         size_t n, fds_explanation **out)
 {
     uint64_t scored = x->scored, tp = x->total_postings;

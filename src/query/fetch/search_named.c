@@ -47,11 +47,11 @@ static int add_name(fds_matched *m, const char *name, float score)
 
 /* The names under c (pre-order, c first) that doc d of segment si
  * matches, into m.  0 or FDS_ENOMEM. */
-static int walk(exec *x, const cnode *c, unsigned si, uint32_t d,
+static int walk(fds__exec *x, const fds__cnode *c, unsigned si, uint32_t d,
                 fds_matched *m)
 {
     if (c->q->name) {
-        it *i = fds__build(x, c, x->segs[si].sidx);
+        fds__it *i = fds__build(x, c, x->segs[si].sidx);
         if (!i)
             return FDS_ENOMEM;
         bool hit = i->advance(i, d) == d;
@@ -68,7 +68,7 @@ static int walk(exec *x, const cnode *c, unsigned si, uint32_t d,
     return 0;
 }
 
-int fds__named_hits(exec *x, const cnode *root, const fds_hit *h, size_t n,
+int fds__named_hits(fds__exec *x, const fds__cnode *root, const fds_hit *h, size_t n,
                     fds_matched *out)
 {
     uint64_t scored = x->scored, tp = x->total_postings;
