@@ -18,13 +18,9 @@
 #include <stdint.h>
 
 #include "ast/search_request.h"
+#include "ast/ast_int.h"
 #include "index/sidx_int.h"
 
-/* A query node of `type` (fds_qtype) with the defaults of the DSL: boost 1,
- * minimum_should_match -1, open ranges.  NULL on ENOMEM. */
-fds_query *fds__query_new(int type);
-/* Free a query tree (NULL is a no-op). */
-void fds__query_free(fds_query *q);
 
 #define FDS__NO_MORE UINT32_MAX /* an iterator's doc once it is exhausted */
 

@@ -1,0 +1,83 @@
+/*
+ * ast.c: the lifetime of the parsed search (ast/search_request.h): a query
+ * node with the DSL's defaults, and the destructors of the query tree and
+ * of a whole request with its aggregation, highlight, sort and `_source`
+ * parts.  The parsers (src/query/dsl) build these trees, the executor
+ * (src/query/exec) and the fetch phase read them; neither owns this code.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ast/ast_int.h"
+#include "aggs/aggs.h"
+#include "exec/term_pat.h"
+#include "fetch/highlight.h"
+
+fds_query *fds__query_new(int type)
+{
+    fds_query *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->type = type;
+    q->boost = 1.0f;
+    q->msm = -1;
+    q->lo_l = INT64_MIN;
+    q->hi_l = INT64_MAX;
+    q->lo_d = -INFINITY;
+    q->hi_d = INFINITY;
+    q->lo_d_incl = q->hi_d_incl = true;
+    return q;
+}
+
+void fds__query_free(fds_query *q)
+{
+    if (!q)
+        return;
+    free(q->field);
+    free(q->name);
+    free(q->term);
+    free(q->text);
+    for (size_t i = 0; i < q->nvals; i++)
+        free(q->vals[i]);
+    free(q->vals);
+    free(q->val_lens);
+    free(q->lo_s);
+    free(q->hi_s);
+    fds__term_pat_free(q->pat);
+    fds_query **lists[4] = {q->must, q->should, q->filter, q->must_not};
+    size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
+    for (int l = 0; l < 4; l++) {
+        for (size_t i = 0; i < counts[l]; i++)
+            fds__query_free(lists[l][i]);
+        free(lists[l]);
+    }
+    free(q);
+}
+
+void fds_search_request_free(fds_search_request *r)
+{
+    if (!r)
+        return;
+    fds__query_free(r->query);
+    fds_agg_free(r->aggs);
+    fds_highlight_free(r->hl);
+    for (unsigned k = 0; k < r->nsort; k++)
+        free(r->sort[k].field);
+    for (unsigned k = 0; k < r->nafter; k++)
+        free(r->after[k].str);
+    for (size_t i = 0; i < r->nincludes; i++)
+        free(r->includes[i]);
+    for (size_t i = 0; i < r->nexcludes; i++)
+        free(r->excludes[i]);
+    free(r->includes);
+    free(r->excludes);
+    for (size_t i = 0; i < r->ndv; i++) {
+        free(r->dv[i].name);
+        free(r->dv[i].src);
+        free(r->dv[i].format);
+    }
+    free(r->dv);
+    free(r);
+}
+
