@@ -21,7 +21,7 @@
 # with how the index was built (bulk / refresh / force-merge seconds, docs/s,
 # peak RSS, kept in DIR/scale-build.json) and its store and stored-fields
 # bytes per document, and prints the medians over repeats as a Markdown table into
-# results/scale.md.  Run with --help for options and units.
+# results/scale-1m.md (--out for another size).  Run with --help for options and units.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +36,7 @@ DURATION=10           # measured seconds of the throughput run
 WARMUP=2              # warm-up seconds of the throughput run
 BULK_DOCS=20000       # documents per _bulk request
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-OUT=$ROOT/results/scale.md
+OUT=$ROOT/results/scale-1m.md
 DATA_DIR=""
 SERVERS=()            # LABEL=BINARY, measured alternately
 ORIG_ARGS="$*"
@@ -80,7 +80,7 @@ options:
   --clients N       throughput clients (default $CLIENTS)
   --duration S      throughput seconds (default $DURATION)
   --build DIR       build directory with synthlogs, loadgen (default $BUILD_DIR)
-  --out FILE        Markdown output (default results/scale.md)
+  --out FILE        Markdown output (default results/scale-1m.md; JSON beside it)
   -h, --help        this text
 
 time: building 1M docs takes ~6 min on 2 cores; each repeat and server then
