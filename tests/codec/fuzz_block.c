@@ -8,10 +8,11 @@
  * stopping at the CRC.  A decode may fail with FDS_ECORRUPT / FDS_EDICT, but
  * must never crash, read out of bounds or claim more docs than the header.
  *
- * Without -fsanitize=fuzzer (FDS_FUZZ_DRIVER defined) a small driver main
- * builds seed blocks of every codec from embedded log lines and runs random
+ * Run by the shared driver (tests/fuzz/fuzz_driver.h): under libFuzzer in
+ * the fuzzing build, or as ctest's plain driver, which starts from seed
+ * blocks of every codec built from embedded log lines and runs random
  * mutations of them (flips, overwrites, inserts, deletes, truncations,
- * splices) for a number of seconds with a fixed seed:
+ * splices, 32-bit header values) for a number of seconds with a fixed seed:
  *   fuzz_block [--seconds S] [--seed N] [--write-seeds DIR] [FILE...]
  * FILE arguments are extra seeds (e.g. the golden .blk files).
  */
@@ -20,9 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define FUZZ_MAX_INPUT (1u << 20)
+/* The driver: inputs up to 1 MiB (a Lucene-layout chunk is 480 KiB), seeds
+ * written as .blk files. */
+#define FDS_FUZZ_MAX_INPUT (1u << 20)
+#define FDS_FUZZ_SEED_EXT ".blk"
+#include "../fuzz/fuzz_driver.h"
 
 static fds_dict *fz_zdict, *fz_ddict;
 
@@ -78,7 +82,7 @@ static void fz_decode(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fz_init();
-    if (size > FUZZ_MAX_INPUT)
+    if (size > FDS_FUZZ_MAX_INPUT)
         return 0;
     fz_decode(data, size);
     /* Again with the checksum fixed up where the header says it is. */
@@ -97,26 +101,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
 }
 
-#ifdef FDS_FUZZ_DRIVER
-typedef struct { uint8_t *p; size_t n; } fz_buf;
-
-static uint64_t fz_rng;
-static uint64_t fz_next(void)
-{
-    fz_rng ^= fz_rng << 13; fz_rng ^= fz_rng >> 7; fz_rng ^= fz_rng << 17;
-    return fz_rng;
-}
-
-static void fz_add_seed(fz_buf **seeds, size_t *n, const uint8_t *p, size_t len)
-{
-    *seeds = realloc(*seeds, (*n + 1) * sizeof **seeds);
-    (*seeds)[*n].p = malloc(len ? len : 1);
-    memcpy((*seeds)[*n].p, p, len);
-    (*seeds)[*n].n = len;
-    (*n)++;
-}
-
-static void fz_make_seeds(fz_buf **seeds, size_t *n)
+#ifndef FDS_LIBFUZZER
+/* Seeds: a block of 1 and one of 24 documents of every codec. */
+int fds_fuzz_builtin_seeds(fds_fuzz_seeds *s)
 {
     static const fds_codec_id codecs[] = {
         FDS_CODEC_LZ4, FDS_CODEC_ZSTD, FDS_CODEC_ZSTD_NO_DICT,
@@ -124,6 +111,7 @@ static void fz_make_seeds(fz_buf **seeds, size_t *n)
     uint8_t raw[8192];
     uint32_t lens[24];
     size_t len = 0;
+    fz_init();
     for (int i = 0; i < 24; i++) {
         size_t l = (i % 5 == 3) ? 0 : 120 + (size_t)(i * 37) % 200;
         for (size_t k = 0; k < l; k++)
@@ -139,119 +127,15 @@ static void fz_make_seeds(fz_buf **seeds, size_t *n)
             uint8_t *b = malloc(cap);
             const fds_dict *d = codecs[c] == FDS_CODEC_ZSTD ? fz_zdict
                               : codecs[c] == FDS_CODEC_DEFLATE ? fz_ddict : NULL;
-            if (fds_block_encode(fds_codec_ctx_thread(), &p, d, 42, raw, lens,
-                                 nd, b, cap, &out))
+            if (!b || fds_block_encode(fds_codec_ctx_thread(), &p, d, 42, raw, lens,
+                                       nd, b, cap, &out))
                 abort();
-            fz_add_seed(seeds, n, b, out);
+            int rc = fds_fuzz_seed_add(s, b, out);
             free(b);
+            if (rc)
+                return rc;
         }
     }
-}
-
-static void fz_mutate(fz_buf *m, const fz_buf *seeds, size_t nseeds)
-{
-    int k = 1 + (int)(fz_next() % 4);
-    for (int j = 0; j < k; j++) {
-        size_t pos = m->n ? fz_next() % m->n : 0;
-        switch (fz_next() % 7) {
-        case 0: if (m->n) m->p[pos] ^= (uint8_t)(1u << (fz_next() % 8)); break;
-        case 1: if (m->n) m->p[pos] = (uint8_t)fz_next(); break;
-        case 2: if (m->n) m->n = pos; break; /* truncate */
-        case 3: /* delete a run */
-            if (m->n) {
-                size_t l = 1 + fz_next() % 16;
-                if (pos + l > m->n) l = m->n - pos;
-                memmove(m->p + pos, m->p + pos + l, m->n - pos - l);
-                m->n -= l;
-            }
-            break;
-        case 4: /* insert random bytes */
-            if (m->n + 16 <= FUZZ_MAX_INPUT) {
-                size_t l = 1 + fz_next() % 16;
-                memmove(m->p + pos + l, m->p + pos, m->n - pos);
-                for (size_t i = 0; i < l; i++) m->p[pos + i] = (uint8_t)fz_next();
-                m->n += l;
-            }
-            break;
-        case 5: /* interesting header values */
-            if (m->n >= 40) {
-                static const uint32_t vals[] = {0, 1, 0x7fffffff, 0xffffffff, 0x80, 16384};
-                uint32_t v = vals[fz_next() % 6];
-                size_t at = (fz_next() % 10) * 4;
-                memcpy(m->p + at, &v, 4);
-            }
-            break;
-        default: { /* splice the tail of another seed */
-            const fz_buf *o = &seeds[fz_next() % nseeds];
-            size_t from = o->n ? fz_next() % o->n : 0;
-            size_t l = o->n - from;
-            if (pos + l <= FUZZ_MAX_INPUT) {
-                memcpy(m->p + pos, o->p + from, l);
-                m->n = pos + l;
-            }
-        }
-        }
-    }
-}
-
-int main(int argc, char **argv)
-{
-    double seconds = 3;
-    fz_rng = 0x9E3779B97F4A7C15ull;
-    const char *write_dir = NULL;
-    fz_init();
-    fz_buf *seeds = NULL;
-    size_t nseeds = 0;
-    fz_make_seeds(&seeds, &nseeds);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) fz_rng = strtoull(argv[++i], NULL, 0) | 1;
-        else if (!strcmp(argv[i], "--write-seeds") && i + 1 < argc) write_dir = argv[++i];
-        else if (!strcmp(argv[i], "--help")) {
-            printf("usage: fuzz_block [--seconds S (default 3)] [--seed N] "
-                   "[--write-seeds DIR] [SEED_FILE...]\n");
-            return 0;
-        } else {
-            FILE *f = fopen(argv[i], "rb");
-            if (!f) { fprintf(stderr, "cannot open %s\n", argv[i]); return 2; }
-            uint8_t *b = malloc(FUZZ_MAX_INPUT);
-            size_t n = fread(b, 1, FUZZ_MAX_INPUT, f);
-            fclose(f);
-            fz_add_seed(&seeds, &nseeds, b, n);
-            free(b);
-        }
-    }
-    if (write_dir) {
-        for (size_t i = 0; i < nseeds; i++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/seed-%03zu.blk", write_dir, i);
-            FILE *f = fopen(path, "wb");
-            if (!f || fwrite(seeds[i].p, 1, seeds[i].n, f) != seeds[i].n) return 2;
-            fclose(f);
-        }
-        return 0;
-    }
-    /* Every seed must decode as it is. */
-    for (size_t i = 0; i < nseeds; i++)
-        LLVMFuzzerTestOneInput(seeds[i].p, seeds[i].n);
-    fz_buf m = {malloc(FUZZ_MAX_INPUT + 64), 0};
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    unsigned long iters = 0;
-    do {
-        for (int b = 0; b < 256; b++, iters++) {
-            const fz_buf *s = &seeds[fz_next() % nseeds];
-            memcpy(m.p, s->p, s->n);
-            m.n = s->n;
-            fz_mutate(&m, seeds, nseeds);
-            LLVMFuzzerTestOneInput(m.p, m.n);
-        }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
-    printf("fuzz_block: %lu inputs from %zu seeds, no crash\n", iters, nseeds);
-    free(m.p);
-    for (size_t i = 0; i < nseeds; i++) free(seeds[i].p);
-    free(seeds);
     return 0;
 }
 #endif

@@ -17,6 +17,7 @@
 
 #include "mapping/analysis.h"
 #include "query_int.h"
+#include "fuzz_driver.h"
 
 typedef struct toks {
     const char *text;

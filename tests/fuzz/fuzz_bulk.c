@@ -14,6 +14,7 @@
 
 #include "http_int.h"
 #include "query.h"
+#include "fuzz_driver.h"
 
 typedef struct bulk_sink {
     fds_sidx_writer *w;

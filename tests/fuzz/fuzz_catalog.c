@@ -37,6 +37,7 @@
 #include "query.h"
 #include "ast/search_request.h"
 #include "store.h"
+#include "fuzz_driver.h"
 
 #define CAT_DOCS 600          /* docs of the template index */
 #define CAT_SEGMENT_DOCS 300  /* docs per template segment */

@@ -14,6 +14,7 @@
 
 #include "http_int.h"
 #include "query.h"
+#include "fuzz_driver.h"
 
 static bool accepted(const char *s, size_t n)
 {

@@ -17,6 +17,7 @@
 #include "http_int.h"
 #include "query.h"
 #include "ast/search_request.h"
+#include "fuzz_driver.h"
 
 /* An answer of the shape GET /logs/_search gives, to filter and re-indent. */
 static const char ANSWER[] =

@@ -132,8 +132,8 @@ def main():
     subprocess.run([os.path.join(build, "tests/codec/fuzz_block"), "--seconds", "0",
                     "--write-seeds", os.path.join(corpus, "fuzz_block")], check=True)
     os.makedirs(os.path.join(corpus, "fuzz_sidx"))
-    subprocess.run([os.path.join(build, "tests/query/fuzz_sidx"), "--write-seed",
-                    os.path.join(corpus, "fuzz_sidx", "seg-300docs")], check=True)
+    subprocess.run([os.path.join(build, "tests/query/fuzz_sidx"), "--write-seeds",
+                    os.path.join(corpus, "fuzz_sidx")], check=True)
     lines = log_lines()
     for i, line in enumerate(lines):
         write("fuzz_logparse", "line-%02d" % i, line)

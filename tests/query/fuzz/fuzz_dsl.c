@@ -4,12 +4,17 @@
  * aggregation tree is also reduced from two copies of the segment's
  * partial, as two shards, and rendered).
  * Must never crash, leak or read out of bounds; errors are fine.
+ * Run by the shared driver (tests/fuzz/fuzz_driver.h); its plain build
+ * starts from the search bodies below:  fuzz_dsl [SECONDS] [DIR...]
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "aggs_render.h"
 #include "search_render.h"
-#include "fuzz_driver.h"
+#include "../../fuzz/fuzz_driver.h"
 #include "query.h"
 
 static fds_mapping *g_map;
@@ -102,9 +107,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef FDS_LIBFUZZER
-int main(int argc, char **argv)
+/* Seeds: bodies that reach every query type, sorts, paging, aggregations. */
+int fds_fuzz_builtin_seeds(fds_fuzz_seeds *s)
 {
-    double secs = argc > 1 ? atof(argv[1]) : 3;
     static const char *seeds[] = {
         "",
         "{\"size\":0,\"aggs\":{\"h\":{\"date_histogram\":{\"field\":\"@timestamp\","
@@ -152,15 +157,9 @@ int main(int argc, char **argv)
         "negative_boost\":0.5}},\"docvalue_fields\":[{\"field\":\"request_tim"
         "e\",\"format\":\"#,##0.00\"},\"tags*\"]}",
     };
-    fz_seed s[sizeof seeds / sizeof seeds[0]];
-    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
-        s[i].p = (const uint8_t *)seeds[i];
-        s[i].n = strlen(seeds[i]);
-    }
-    unsigned long runs = fz_run(s, sizeof seeds / sizeof seeds[0], secs);
-    printf("fuzz_dsl: %lu inputs\n", runs);
-    fds_sidx_close(g_sidx);
-    fds_mapping_free(g_map);
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        if (fds_fuzz_seed_add(s, (const uint8_t *)seeds[i], strlen(seeds[i])))
+            return -1;
     return 0;
 }
 #endif

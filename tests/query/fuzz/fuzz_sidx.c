@@ -7,14 +7,18 @@
  * searches without reading out of bounds -- phrase queries among them, so
  * that the positions decoder (positions.h) and the positions directory and
  * tables (format 5) are fuzzed too.
- *   fuzz_sidx [SECONDS]            the plain driver (ctest)
- *   fuzz_sidx --write-seed FILE    its seed file, for tests/fuzz/corpus
+ * Run by the shared driver (tests/fuzz/fuzz_driver.h):
+ *   fuzz_sidx [SECONDS] [DIR...]     the plain driver (ctest)
+ *   fuzz_sidx --write-seeds DIR      its seed files, for tests/fuzz/corpus
  */
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "search_render.h"
-#include "fuzz_driver.h"
+#include "../../fuzz/fuzz_driver.h"
 #include "query.h"
 #include "query_int.h"
 #include "index/sidx_format.h"
@@ -118,7 +122,6 @@ static void setup(void)
         abort();
 }
 
-#ifdef FDS_LIBFUZZER
 static void remove_input_file(void)
 {
     unlink(g_path);
@@ -131,12 +134,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     atexit(remove_input_file);
     return 0;
 }
-#else
-int main(int argc, char **argv)
+
+#ifndef FDS_LIBFUZZER
+/* Seeds: a real small segment file, with and without checksum repair. */
+int fds_fuzz_builtin_seeds(fds_fuzz_seeds *s)
 {
-    double secs = argc > 1 ? atof(argv[1]) : 3;
-    setup();
-    /* seed: a real small segment file, with and without checksum repair */
     static const char *docs[] = {
         "{\"@timestamp\":\"2019-01-22T03:56:14+03:30\",\"method\":\"GET\","
         "\"url\":\"/image/60844/productModel/200x200\",\"status\":200,"
@@ -162,26 +164,17 @@ int main(int argc, char **argv)
     fds_sidx_writer_write(w, seedpath, &err);
     fds_sidx_writer_free(w);
     FILE *f = fopen(seedpath, "rb");
-    static uint8_t file[FZ_MAX];
-    size_t n = fread(file + 1, 1, sizeof file - 1, f);
-    fclose(f);
+    static uint8_t file[FDS_FUZZ_MAX_INPUT];
+    size_t n = f ? fread(file + 1, 1, sizeof file - 1, f) : 0;
+    if (f)
+        fclose(f);
     unlink(seedpath);
-    static uint8_t file2[FZ_MAX];
-    memcpy(file2, file, n + 1);
-    file[0] = 1;  /* repair checksum after mutation */
-    file2[0] = 0; /* keep bytes as they are */
-    if (argc > 2 && !strcmp(argv[1], "--write-seed")) {
-        /* the seed as a file, for the libFuzzer corpus (tests/fuzz/corpus) */
-        FILE *o = fopen(argv[2], "wb");
-        if (!o || fwrite(file, 1, n + 1, o) != n + 1 || fclose(o))
-            return 1;
-        return 0;
-    }
-    fz_seed s[2] = {{file, n + 1}, {file2, n + 1}};
-    unsigned long runs = fz_run(s, 2, secs);
-    printf("fuzz_sidx: %lu inputs (seed file %zu bytes)\n", runs, n);
-    unlink(g_path);
-    fds_mapping_free(g_map);
-    return 0;
+    if (!n)
+        return -1;
+    file[0] = 1; /* repair checksum after mutation */
+    if (fds_fuzz_seed_add(s, file, n + 1))
+        return -1;
+    file[0] = 0; /* keep bytes as they are */
+    return fds_fuzz_seed_add(s, file, n + 1);
 }
 #endif
