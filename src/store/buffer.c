@@ -33,9 +33,11 @@
  * `translog` (index_id, seq, op, doc_id, version, source, crc, shard,
  * routing); rows left there are replayed first and trimmed the same way.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fds_bytes.h"
 #include "fds_hash.h"
@@ -458,4 +460,57 @@ int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err)
              (long long)ix->id, (long long)max_seq, (long long)ix->id,
              (long long)max_seq);
     return fds__cat_exec(ix->st->db, sql, err);
+}
+
+/* ---- the node's buffer limit (--index-buffer-size) ---- */
+
+static uint64_t phys_ram(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+uint64_t fds_index_buffer_default(void)
+{
+    uint64_t v = phys_ram() / 100 * FDS_INDEX_BUFFER_DEFAULT_PERCENT;
+    if (v > FDS_INDEX_BUFFER_DEFAULT_MAX || v == 0)
+        v = FDS_INDEX_BUFFER_DEFAULT_MAX;
+    return v < FDS_INDEX_BUFFER_MIN ? FDS_INDEX_BUFFER_MIN : v;
+}
+
+int fds_index_buffer_parse(const char *value, uint64_t *out, fds_err *err)
+{
+    const char *pct = value ? strchr(value, '%') : NULL;
+    uint64_t ram = phys_ram(), v = 0;
+    bool ok = value && *value;
+    if (ok && pct) {
+        char *end;
+        errno = 0;
+        double p = strtod(value, &end);
+        ok = !errno && end == pct && !pct[1] && p > 0 && p <= 100 && ram;
+        v = ok ? (uint64_t)((double)ram * p / 100) : 0;
+    } else if (ok) {
+        long long x;
+        ok = !fds__parse_bytes(value, &x) && x >= 0;
+        v = ok ? (uint64_t)x : 0;
+    }
+    if (!ok)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "bad --index-buffer-size [%s]: a byte size (\"64mb\", "
+                            "\"67108864\") or a percentage of physical memory "
+                            "(\"10%%\", more than 0 and at most 100)",
+                            value ? value : "");
+    if (v < FDS_INDEX_BUFFER_MIN || (ram && v > ram))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "bad --index-buffer-size [%s]: %llu bytes, must be "
+                            "at least %u bytes and at most the physical memory "
+                            "(%llu bytes)", value, (unsigned long long)v,
+                            FDS_INDEX_BUFFER_MIN, (unsigned long long)ram);
+    *out = v;
+    return 0;
+}
+
+void fds_store_set_index_buffer_size(fds_store *s, uint64_t bytes)
+{
+    atomic_store(&s->buf_limit, bytes);
 }

@@ -309,3 +309,30 @@ int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
     sqlite3_finalize(st);
     return rc;
 }
+
+uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms)
+{
+    uint32_t crc = fds__crc_bytes(0, name, strlen(name));
+    crc = fds__crc_bytes(crc, uuid, strlen(uuid));
+    return fds__crc_i64(crc, created_ms);
+}
+
+int fds__index_rows_delete(fds_store *s, int64_t id, fds_err *err)
+{
+    const char *tables[] = {"settings", "mappings", "dictionaries", "segments",
+                            "translog", "translog_batches", "aliases"};
+    int rc = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof *tables && !rc; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "DELETE FROM %s WHERE index_id=%lld", tables[t],
+                 (long long)id);
+        rc = fds__cat_exec(s->db, sql, err);
+    }
+    if (!rc) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "DELETE FROM indices WHERE id=%lld",
+                 (long long)id);
+        rc = fds__cat_exec(s->db, sql, err);
+    }
+    return rc;
+}

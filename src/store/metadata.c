@@ -698,3 +698,50 @@ void fds__metadata_free(fds_store *s)
     s->tmpls = NULL;
     s->ntmpls = 0;
 }
+
+/* ---- the node's key-value rows (meta) ---- */
+
+int fds_store_meta_get(fds_store *s, const char *key, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&s->db_mu);
+    sqlite3_stmt *st;
+    int rc = fds__cat_prepare(s->db, "SELECT value FROM meta WHERE key=?", &st, NULL);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        int row = fds__cat_row(s->db, st, "meta", NULL);
+        if (row < 0)
+            rc = row;
+        else if (row == 0 || sqlite3_column_type(st, 0) == SQLITE_NULL)
+            rc = FDS_ENOTFOUND;
+        else
+            snprintf(buf, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&s->db_mu);
+    return rc;
+}
+
+int fds_store_meta_put(fds_store *s, const char *key, const char *value,
+                       fds_err *err)
+{
+    pthread_mutex_lock(&s->db_mu);
+    sqlite3_stmt *st = NULL;
+    int rc = fds__cat_begin(s->db, true, err);
+    if (!rc)
+        rc = fds__cat_prepare(s->db, value ? "INSERT OR REPLACE INTO meta "
+                                             "VALUES(?,?)"
+                                           : "DELETE FROM meta WHERE key=?",
+                              &st, err);
+    if (!rc) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        if (value)
+            sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+        rc = fds__cat_step_done(s->db, st, err);
+    }
+    if (!rc)
+        rc = fds__cat_commit(s->db, err);
+    if (rc)
+        fds__cat_rollback(s->db);
+    pthread_mutex_unlock(&s->db_mu);
+    return rc;
+}

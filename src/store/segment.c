@@ -47,6 +47,9 @@
  * level, block size and dictionary copies their blocks byte for byte (only
  * the doc base in each block header is rewritten, fds_block_rebase), as
  * Lucene's stored-fields merge copies "clean" chunks.
+ *
+ * Also the live-docs bitsets (fds__live) that go with a published segment
+ * (which of its docs are not deleted).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +69,34 @@ static void id_bloom_build(fds__seg *sg);
 #define FDT_END_MAGIC "FDSEND01"
 #define FDT_FOOTER 64
 #define FDT_HEADER 8
+
+/* ---- live-docs bitsets (fds__live) ---- */
+
+void fds__live_unref(fds__live *l)
+{
+    if (l && atomic_fetch_sub(&l->refs, 1) == 1)
+        free(l);
+}
+
+fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
+{
+    size_t nb = (max_doc + 7) / 8;
+    fds__live *l = malloc(sizeof *l + nb + 1);
+    if (!l)
+        return NULL;
+    atomic_init(&l->refs, 1);
+    l->max_doc = max_doc;
+    if (old) {
+        memcpy(l->bits, old->bits, nb);
+        l->del_count = old->del_count;
+    } else {
+        memset(l->bits, 0xFF, nb);
+        l->del_count = 0;
+    }
+    return l;
+}
+
+/* ---- the segment ---- */
 
 char *fds__seg_path(const fds_index *ix, uint64_t gen, const char *ext)
 {
