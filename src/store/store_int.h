@@ -416,8 +416,9 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
 int fds__parse_bytes(const char *v, long long *out);
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
-/* refresh.c: shared with merges (caller holds refresh_mu).
- * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
+/* segment_build.c: shared by refreshes, merges and resizes (caller holds
+ * refresh_mu).  fds__build_segment writes and opens a segment of `docs`
+ * (see segment_build.c);
  * fds__publish swaps the published segment set in one step. */
 typedef struct fds__tim_inputs {
     const fds_sidx *const *in;  /* the merge's inputs, in doc order */
@@ -466,6 +467,7 @@ void fds__buffer_flush_async(fds_index *ix);
 void fds__buffer_wait(fds_index *ix);
 void fds__flush_progress(fds_store *s);
 void *fds__flusher_main(void *arg);
+/* segment_build.c: swap the published set (see there). */
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg **added, fds__live **added_lives, unsigned nadded,
                  fds__seg **removed, unsigned nremoved);
