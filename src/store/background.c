@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "catalog.h"
 #include "store_int.h"
 
 #define BG_TICK_MS 100
@@ -61,12 +62,9 @@ static void *background(void *arg)
              * holes, ~5% of the CPU of a _bulk load (perf, 2 clients).  The
              * file stays at its high-water mark meanwhile: about the
              * translog of two write buffers. */
-            if (s->tl_batches == last_batches)
-                sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL,
-                             NULL);
+            bool vacuum = s->tl_batches == last_batches;
             last_batches = s->tl_batches;
-            sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-                                      NULL, NULL);
+            fds__cat_upkeep(s->db, vacuum);
             pthread_mutex_unlock(&s->db_mu);
             last_sync = now;
         }

@@ -114,35 +114,17 @@ static int dict_store(fds_index *ix, fds_codec_id codec, int level,
         free(z);
         return FDS_ENOMEM;
     }
-    int rc;
-    sqlite3 *db = ix->st->db;
     pthread_mutex_lock(&ix->st->db_mu);
     if (atomic_load(&ix->deleted)) {
         /* deleted while a merge trained this: no row for an index id a
-         * new index may get (set under db_mu, store.c) */
+         * new index may get (set under db_mu, indices.c) */
         pthread_mutex_unlock(&ix->st->db_mu);
         free(z);
         return fds__index_not_found(err, ix->name);
     }
-    sqlite3_stmt *st = NULL;
-    rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
-                              "sample_bytes, bytes, crc) VALUES(?,?,?,?,?,?)",
-                          &st, err);
     int64_t id = 0;
-    if (!rc) {
-        uint32_t crc = fds__crc_i64(0, ix->id);
-        crc = fds__crc_i64(crc, codec);
-        crc = fds__crc_i64(crc, (int64_t)dlen);
-        crc = fds__crc_i64(crc, (int64_t)total);
-        sqlite3_bind_int64(st, 6, fds__crc_bytes(crc, z, zlen));
-        sqlite3_bind_int64(st, 1, ix->id);
-        sqlite3_bind_int(st, 2, codec);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)dlen);
-        sqlite3_bind_int64(st, 4, (sqlite3_int64)total);
-        sqlite3_bind_blob(st, 5, z, (int)zlen, SQLITE_STATIC);
-        rc = fds__cat_step_done(db, st, err);
-        id = sqlite3_last_insert_rowid(db);
-    }
+    int rc = fds__cat_dict_insert(ix->st->db, ix->id, codec, (int64_t)dlen,
+                                  (int64_t)total, z, zlen, &id, err);
     pthread_mutex_unlock(&ix->st->db_mu);
     free(z);
     if (!rc)
@@ -181,45 +163,35 @@ int fds__dict_copy_all(fds_index *to, fds_index *from, uint32_t **from_ids,
     return rc;
 }
 
+/* Digest one dictionaries row of ix (fds__cat_dict_each; ctx: ix). */
+static int dict_load_row(void *ctx, const fds__cat_dict_row *r, fds_err *err)
+{
+    fds_index *ix = ctx;
+    uint32_t id = (uint32_t)r->id;
+    if (!r->row_ok)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] dictionary [%u]: catalogue row dictionaries "
+                            "fails its checksum (damaged catalogue)",
+                            ix->name, id);
+    size_t raw_len = (size_t)r->raw_len;
+    uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
+    size_t got = raw ? ZSTD_decompress(raw, raw_len, r->bytes, r->len) : 0;
+    int rc;
+    if (!raw || ZSTD_isError(got) || got != raw_len)
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "[%s] dictionary [%u] in the catalogue is damaged",
+                          ix->name, id);
+    else
+        rc = fds__dict_add(ix, id, (fds_codec_id)r->codec,
+                           ix->settings.codec.level, raw, raw_len, r->len,
+                           (uint64_t)r->sample_bytes, err);
+    free(raw);
+    return rc;
+}
+
 /* Load and digest every dictionary of ix from the catalogue (at
  * start-up; their level is the index's current codec level). */
 int fds__dict_load(fds_store *s, fds_index *ix, fds_err *err)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, codec, raw_len, bytes, "
-                                      "sample_bytes, " FDS_CRC_COLS_DICTIONARIES
-                                      ", crc FROM dictionaries WHERE "
-                                      "index_id=? ORDER BY id", &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    int row = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "dictionaries", err)) == 1) {
-        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
-        if (!fds__cat_row_ok(st, 5, FDS_CRC_NCOLS_DICTIONARIES)) {
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] dictionary [%u]: catalogue row dictionaries "
-                              "fails its checksum (damaged catalogue)",
-                              ix->name, id);
-            break;
-        }
-        size_t raw_len = (size_t)sqlite3_column_int64(st, 2);
-        size_t zlen = (size_t)sqlite3_column_bytes(st, 3);
-        uint8_t *raw = raw_len <= FDS_BLOCK_SIZE_MAX ? malloc(raw_len + 1) : NULL;
-        size_t got = raw ? ZSTD_decompress(raw, raw_len, sqlite3_column_blob(st, 3),
-                                           zlen) : 0;
-        if (!raw || ZSTD_isError(got) || got != raw_len)
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] dictionary [%u] in the catalogue is damaged",
-                              ix->name, id);
-        else
-            rc = fds__dict_add(ix, id, (fds_codec_id)sqlite3_column_int(st, 1),
-                                ix->settings.codec.level, raw, raw_len, zlen,
-                                (uint64_t)sqlite3_column_int64(st, 4), err);
-        free(raw);
-    }
-    if (!rc && row < 0)
-        rc = row;
-    sqlite3_finalize(st);
-    return rc;
+    return fds__cat_dicts_read(s->db, ix->id, dict_load_row, ix, err);
 }

@@ -57,28 +57,16 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
     }
     pthread_mutex_lock(&s->db_mu);
     rc = fds__cat_begin(s->db, true, err);
-    sqlite3_stmt *st = NULL;
     if (!rc)
-        rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
-                                     "crc) VALUES(?,?,?,?)", &st, err);
-    if (!rc) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, ix->created_ms);
-        sqlite3_bind_int64(st, 4, fds__index_row_crc(name, uuid, ix->created_ms));
-        rc = fds__cat_step_done(s->db, st, err);
-        ix->id = sqlite3_last_insert_rowid(s->db);
-    }
+        rc = fds__cat_index_insert(s->db, name, uuid, ix->created_ms, 0,
+                                   &ix->id, err);
     if (!rc)
         rc = fds__settings_save(s, ix->id, settings, err);
     if (!rc)
         rc = fds__mapping_save(ix, err);
     if (!rc && naliases)
         rc = fds__aliases_insert(s, ix->id, name, aliases, naliases, err);
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
-    if (rc)
-        fds__cat_rollback(s->db);
+    rc = fds__cat_end(s->db, rc, NULL, err);
     pthread_mutex_unlock(&s->db_mu);
     if (rc) {
         fds__rm_rf(ix->dir);
@@ -138,12 +126,9 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     pthread_mutex_lock(&s->db_mu);
     int rc = fds__cat_begin(s->db, true, err);
     if (!rc)
-        rc = fds__index_rows_delete(s, ix->id, err);
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
-    if (rc)
-        fds__cat_rollback(s->db);
-    else /* under db_mu: a merge's dictionary sees it (dict.c) */
+        rc = fds__cat_index_delete(s->db, ix->id, err);
+    rc = fds__cat_end(s->db, rc, NULL, err);
+    if (!rc) /* under db_mu: a merge's dictionary sees it (dict_train.c) */
         atomic_store(&ix->deleted, true);
     pthread_mutex_unlock(&s->db_mu);
     pthread_mutex_unlock(&ix->wmu);
@@ -186,10 +171,7 @@ int fds_index_set_open(fds_index *ix, bool open, fds_err *err)
         return fds__index_failed(ix, err);
     pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&ix->st->db_mu);
-    char sql[128];
-    snprintf(sql, sizeof sql, "UPDATE indices SET open=%d WHERE id=%lld",
-             open ? 1 : 0, (long long)ix->id);
-    int rc = fds__cat_exec(ix->st->db, sql, err);
+    int rc = fds__cat_index_set_open(ix->st->db, ix->id, open, err);
     pthread_mutex_unlock(&ix->st->db_mu);
     if (!rc) {
         pthread_mutex_lock(&ix->meta_mu);
@@ -210,10 +192,7 @@ int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
     int rc = fds__cat_begin(ix->st->db, true, err);
     if (!rc)
         rc = fds__settings_save(ix->st, ix->id, set, err);
-    if (!rc)
-        rc = fds__cat_commit(ix->st->db, err);
-    if (rc)
-        fds__cat_rollback(ix->st->db);
+    rc = fds__cat_end(ix->st->db, rc, NULL, err);
     pthread_mutex_unlock(&ix->st->db_mu);
     if (!rc) {
         pthread_mutex_lock(&ix->meta_mu);
@@ -257,10 +236,7 @@ int fds_index_put_mapping(fds_index *ix, const char *json, size_t len,
         rc = fds__cat_begin(ix->st->db, true, err);
         if (!rc)
             rc = fds__mapping_save(ix, err);
-        if (!rc)
-            rc = fds__cat_commit(ix->st->db, err);
-        if (rc)
-            fds__cat_rollback(ix->st->db);
+        rc = fds__cat_end(ix->st->db, rc, NULL, err);
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     pthread_mutex_unlock(&ix->wmu);

@@ -316,16 +316,9 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
             rc = fds__segment_insert(ix, merged, max_seq, err);
         if (!rc && mlive)
             rc = fds__segment_live_save(ix, merged, mlive, err);
-        for (unsigned i = from; i < from + count && !rc; i++) {
-            char sql[128];
-            snprintf(sql, sizeof sql, "DELETE FROM segments WHERE id=%lld",
-                     (long long)v->segs[i]->id);
-            rc = fds__cat_exec(db, sql, err);
-        }
-        if (!rc)
-            rc = fds__cat_commit(db, err);
-        if (rc)
-            fds__cat_rollback(db);
+        for (unsigned i = from; i < from + count && !rc; i++)
+            rc = fds__cat_segment_delete(db, v->segs[i]->id, err);
+        rc = fds__cat_end(db, rc, NULL, err);
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     if (!rc) {

@@ -221,10 +221,7 @@ static int refresh_locked(fds_index *ix, fds_err *err)
             rc = fds__translog_trim(ix, fz->max_seq, err);
         if (!rc && nsg)
             rc = fds__mapping_save(ix, err);
-        if (!rc)
-            rc = fds__cat_commit(db, err);
-        if (rc)
-            fds__cat_rollback(db);
+        rc = fds__cat_end(db, rc, NULL, err);
         pthread_mutex_unlock(&ix->st->db_mu);
     }
     if (!rc)

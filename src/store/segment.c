@@ -60,6 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "fds_hash.h"
 #include "store_int.h"
 
@@ -805,4 +806,82 @@ int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
     free(refs);
     free(offs);
     return rc;
+}
+
+/* ---- loading the published set at start-up ---- */
+
+/* Open the segment of one segments row of ix with its live docs and
+ * append both to ix->segs / ix->lives (fds__cat_seg_each; ctx: ix). */
+static int segment_load(void *ctx, const fds__cat_seg_row *r, fds_err *err)
+{
+    fds_index *ix = ctx;
+    fds__seg *sg = NULL;
+    if (!r->row_ok || r->shard < 0 || r->shard >= ix->nshards)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] segment [seg_%lld]: catalogue row segments "
+                            "(live docs, deleted count, max_doc, max_seq) "
+                            "fails its checksum (damaged catalogue)", ix->name,
+                            (long long)r->gen);
+    int rc = fds__seg_open(ix, r->id, (uint64_t)r->gen, &sg, err);
+    if (rc)
+        return rc;
+    sg->max_seq = r->max_seq;
+    sg->shard = (uint32_t)r->shard;
+    if (r->has_routing &&
+        (rc = fds__routes_parse(&sg->routes, r->routing, r->routing_len,
+                                sg->max_doc))) {
+        if (rc == FDS_ECORRUPT)
+            fds_err_setk(err, rc, FDS_KIND_CORRUPT, "[%s] segment [%s]: "
+                         "damaged routing values", ix->name, sg->name);
+        fds__seg_unref(sg);
+        return rc;
+    }
+    if (r->max_doc != sg->max_doc) {
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "[%s] segment [%s]: the catalogue says %lld docs, "
+                          "the stored-fields file %u", ix->name, sg->name,
+                          (long long)r->max_doc, sg->max_doc);
+        fds__seg_unref(sg);
+        return rc;
+    }
+    fds__live *lv = NULL;
+    if (r->has_live) {
+        size_t nb = (sg->max_doc + 7) / 8;
+        if (r->live_len != nb) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] segment [%s]: live docs of wrong size",
+                              ix->name, sg->name);
+            fds__seg_unref(sg);
+            return rc;
+        }
+        /* (NULL would read as "all live": deleted docs back) */
+        if (!(lv = fds__live_copy(NULL, sg->max_doc))) {
+            fds__seg_unref(sg);
+            return FDS_ENOMEM;
+        }
+        memcpy(lv->bits, r->live, nb);
+        lv->del_count = r->del_count;
+    }
+    fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
+    fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
+    if (q)
+        ix->segs = q;
+    if (l)
+        ix->lives = l;
+    if (!q || !l) {
+        fds__seg_unref(sg);
+        fds__live_unref(lv);
+        return FDS_ENOMEM;
+    }
+    ix->segs[ix->nsegs] = sg;
+    ix->lives[ix->nsegs++] = lv;
+    return 0;
+}
+
+/* Open every segment the catalogue lists for ix, by shard, oldest first
+ * within a shard, with its live docs, into ix->segs / ix->lives (at
+ * start-up). */
+int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    return fds__cat_segments_read(s->db, ix->id, segment_load, ix, err);
 }

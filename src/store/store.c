@@ -81,13 +81,108 @@ static void index_remove_orphans(fds_index *ix)
     closedir(d);
 }
 
-int fds_store_open(const char *dir, fds_store **out, fds_err *err)
+/* What the start-up scan of the indices rows gathers. */
+typedef struct open_scan {
+    fds_store *s;
+    bool names_damaged;      /* an index row whose uuid cannot be trusted */
+    int64_t *unfinished;     /* rows of resizes a crash interrupted */
+    size_t nunfinished;
+} open_scan;
+
+/* One indices row at start-up (fds__cat_index_each; ctx: the open_scan):
+ * an interrupted resize's row is noted, any other index is loaded into
+ * the node's list, failed (kept, with why) or, for a failure that must
+ * stop start-up, the error returned. */
+static int index_row_open(void *ctx, const fds__cat_index_row *r, fds_err *err)
 {
-    if (fds__mkdir_p(dir))
-        return fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
-                            "cannot create data directory [%s]: %s", dir,
-                            strerror(errno));
+    open_scan *o = ctx;
+    fds_store *s = o->s;
+    if (r->name && !strncmp(r->name, FDS__RESIZE_PREFIX,
+                            strlen(FDS__RESIZE_PREFIX))) {
+        int64_t *q = realloc(o->unfinished, (o->nunfinished + 1) * sizeof *q);
+        if (!q)
+            return FDS_ENOMEM;
+        o->unfinished = q;
+        o->unfinished[o->nunfinished++] = r->id;
+        return 0;
+    }
+    fds_index *ix = fds__index_alloc(s, r->id, r->name, r->uuid);
+    if (!ix)
+        return FDS_ENOMEM;
+    ix->created_ms = r->created_ms;
+    ix->open = r->open;
+    ix->next_seq = r->next_seq;
+    ix->next_gen = r->next_gen;
+    fds_err lerr;
+    fds_err_clear(&lerr);
+    bool fatal = false;
+    int lrc, rc = 0;
+    if (!r->row_ok) {
+        o->names_damaged = true;
+        lrc = fds_err_setk(&lerr, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                           "catalogue row indices (name, uuid, creation "
+                           "date) fails its checksum (damaged catalogue)");
+    } else {
+        lrc = index_load(s, ix, &lerr, &fatal);
+    }
+    if (lrc && fatal) {
+        rc = fds_err_setk(err, lrc, lerr.kind ? lerr.kind : FDS_KIND_INTERNAL,
+                          "index [%s] cannot be loaded, start-up stopped "
+                          "(no file was removed): %s", ix->name,
+                          lerr.reason[0] ? lerr.reason : fds_strerror(lrc));
+    } else if (lrc) {
+        /* serve the other indices; this one reports why it failed and
+         * keeps its files untouched for inspection or repair */
+        ix->failure = strdup(lerr.reason[0] ? lerr.reason
+                                            : fds_strerror(lerr.code));
+        fprintf(stderr, "fieldstore: index [%s] failed to load: %s\n",
+                ix->name, ix->failure);
+    }
+    if (!rc) {
+        fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
+        if (!q)
+            rc = FDS_ENOMEM;
+        else {
+            s->indices = q;
+            s->indices[s->nindices++] = ix;
+        }
+    }
+    if (rc)
+        fds_index_release(ix);
+    return rc;
+}
+
+/* Remove the folders of DATA/indices that no index of s names; none when
+ * a damaged row may name one wrongly. */
+static void remove_unknown_folders(fds_store *s, bool names_damaged)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/indices", s->dir);
+    DIR *d = names_damaged ? NULL : opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < s->nindices && !known; i++)
+            known = !strcmp(s->indices[i]->uuid, e->d_name);
+        if (!known) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+            fds__rm_rf(p);
+        }
+    }
+    closedir(d);
+}
+
+/* A new fds_store for `dir` with its locks and counters, the catalogue not
+ * yet open: 0 or FDS_ENOMEM (*out NULL). */
+static int store_alloc(const char *dir, fds_store **out)
+{
     fds_store *s = calloc(1, sizeof *s);
+    *out = NULL;
     if (!s)
         return FDS_ENOMEM;
     s->dir = strdup(dir);
@@ -105,9 +200,23 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         fds_store_close(s);
         return FDS_ENOMEM;
     }
+    *out = s;
+    return 0;
+}
+
+int fds_store_open(const char *dir, fds_store **out, fds_err *err)
+{
+    if (fds__mkdir_p(dir))
+        return fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
+                            "cannot create data directory [%s]: %s", dir,
+                            strerror(errno));
+    fds_store *s;
+    int rc = store_alloc(dir, &s);
+    if (rc)
+        return rc;
     char path[4096];
     snprintf(path, sizeof path, "%s/indices", dir);
-    int rc = fds__mkdir_p(path) ? FDS_EIO : 0;
+    rc = fds__mkdir_p(path) ? FDS_EIO : 0;
     snprintf(path, sizeof path, "%s/catalog.sqlite", dir);
     if (!rc)
         rc = fds__cat_open(path, &s->db, err);
@@ -115,93 +224,19 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         fds_store_close(s);
         return rc;
     }
-    sqlite3_stmt *st;
-    rc = fds__cat_prepare(s->db, "SELECT id, name, uuid, created_ms, open, "
-                                 "next_seq, next_gen, " FDS_CRC_COLS_INDICES
-                                 ", crc FROM indices ORDER BY name", &st, err);
-    bool names_damaged = false; /* an index row whose uuid cannot be trusted */
-    int row = 0;
-    int64_t *unfinished = NULL; /* rows of resizes a crash interrupted */
-    size_t nunfinished = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "indices", err)) == 1) {
-        const char *row_name = (const char *)sqlite3_column_text(st, 1);
-        if (row_name && !strncmp(row_name, FDS__RESIZE_PREFIX,
-                                 strlen(FDS__RESIZE_PREFIX))) {
-            int64_t *q = realloc(unfinished, (nunfinished + 1) * sizeof *q);
-            if (!q) {
-                rc = FDS_ENOMEM;
-                break;
-            }
-            unfinished = q;
-            unfinished[nunfinished++] = sqlite3_column_int64(st, 0);
-            continue;
-        }
-        fds_index *ix = fds__index_alloc(s, sqlite3_column_int64(st, 0),
-                                    (const char *)sqlite3_column_text(st, 1),
-                                    (const char *)sqlite3_column_text(st, 2));
-        if (!ix) {
-            rc = FDS_ENOMEM;
-            break;
-        }
-        ix->created_ms = sqlite3_column_int64(st, 3);
-        ix->open = sqlite3_column_int(st, 4) != 0;
-        ix->next_seq = sqlite3_column_int64(st, 5);
-        ix->next_gen = (uint64_t)sqlite3_column_int64(st, 6);
-        fds_err lerr;
-        fds_err_clear(&lerr);
-        bool fatal = false;
-        int lrc;
-        if (!fds__cat_row_ok(st, 7, FDS_CRC_NCOLS_INDICES)) {
-            names_damaged = true;
-            lrc = fds_err_setk(&lerr, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                               "catalogue row indices (name, uuid, creation "
-                               "date) fails its checksum (damaged catalogue)");
-        } else {
-            lrc = index_load(s, ix, &lerr, &fatal);
-        }
-        if (lrc && fatal) {
-            rc = fds_err_setk(err, lrc, lerr.kind ? lerr.kind : FDS_KIND_INTERNAL,
-                              "index [%s] cannot be loaded, start-up stopped "
-                              "(no file was removed): %s", ix->name,
-                              lerr.reason[0] ? lerr.reason : fds_strerror(lrc));
-        } else if (lrc) {
-            /* serve the other indices; this one reports why it failed and
-             * keeps its files untouched for inspection or repair */
-            ix->failure = strdup(lerr.reason[0] ? lerr.reason
-                                                : fds_strerror(lerr.code));
-            fprintf(stderr, "fieldstore: index [%s] failed to load: %s\n",
-                    ix->name, ix->failure);
-        }
-        if (!rc) {
-            fds_index **q = realloc(s->indices, (s->nindices + 1) * sizeof *q);
-            if (!q)
-                rc = FDS_ENOMEM;
-            else {
-                s->indices = q;
-                s->indices[s->nindices++] = ix;
-            }
-        }
-        if (rc)
-            fds_index_release(ix);
-    }
-    if (!rc && row < 0)
-        rc = row;
-    if (st)
-        sqlite3_finalize(st);
+    open_scan scan = {.s = s};
+    rc = fds__cat_indices_read(s->db, index_row_open, &scan, err);
     if (!rc)
         rc = fds__metadata_load(s, err);
     /* a resize's target is named only by its last transaction: the rows of
      * one a crash interrupted go, and its folder with the unknown ones */
-    for (size_t i = 0; !rc && i < nunfinished; i++) {
+    for (size_t i = 0; !rc && i < scan.nunfinished; i++) {
         rc = fds__cat_begin(s->db, true, err);
         if (!rc)
-            rc = fds__index_rows_delete(s, unfinished[i], err);
-        if (!rc)
-            rc = fds__cat_commit(s->db, err);
-        if (rc)
-            fds__cat_rollback(s->db);
+            rc = fds__cat_index_delete(s->db, scan.unfinished[i], err);
+        rc = fds__cat_end(s->db, rc, NULL, err);
     }
-    free(unfinished);
+    free(scan.unfinished);
     if (rc) {
         fds_store_close(s);
         return rc;
@@ -211,25 +246,7 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
     for (size_t i = 0; i < s->nindices; i++)
         if (!s->indices[i]->failure)
             index_remove_orphans(s->indices[i]);
-    /* (no folder is removed when a damaged row may name one wrongly) */
-    snprintf(path, sizeof path, "%s/indices", dir);
-    DIR *d = names_damaged ? NULL : opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (e->d_name[0] == '.')
-                continue;
-            bool known = false;
-            for (size_t i = 0; i < s->nindices && !known; i++)
-                known = !strcmp(s->indices[i]->uuid, e->d_name);
-            if (!known) {
-                char p[4096];
-                snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-                fds__rm_rf(p);
-            }
-        }
-        closedir(d);
-    }
+    remove_unknown_folders(s, scan.names_damaged);
     *out = s;
     return 0;
 }
@@ -254,8 +271,7 @@ void fds_store_close(fds_store *s)
     free(s->indices);
     free(s->resizing);
     fds__metadata_free(s);
-    if (s->db)
-        sqlite3_close(s->db);
+    fds__cat_close(s->db);
     pthread_mutex_destroy(&s->db_mu);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->flush_mu);

@@ -306,10 +306,9 @@ bool fds__buf_over(fds_store *s);
 /* buffer.c: the translog (the layout of a batch row's records at the top
  * of buffer.c).  fds__tlop_size: the bytes of op's record with the id,
  * version, seq_no and shard of its result `r`; fds__tlop_put writes it at
- * p and returns the end.  fds__translog_append inserts one row of
- * records ops[0, len) for seqs [first_seq, last_seq], in the caller's
- * transaction (caller holds db_mu): 0, FDS_ESQL, or FDS_EINVAL for more
- * bytes than SQLite takes in a value (SQLITE_LIMIT_LENGTH).  fds__tlop_next reads the record at *p (advanced)
+ * p and returns the end (a batch's records go into one row:
+ * fds__cat_translog_append, catalog_log.c).  fds__tlop_next reads the
+ * record at *p (advanced)
  * into *o, pointing into the row: 1, 0 at `end`, -1 for bytes that are no
  * record (an op other than index, create or delete, a length past `end`,
  * a source on a delete or none on a write). */
@@ -328,9 +327,6 @@ size_t fds__tlop_size(const fds_write_op *op, const fds_write_result *r);
 uint8_t *fds__tlop_put(uint8_t *p, const fds_write_op *op,
                        const fds_write_result *r);
 int fds__tlop_next(const uint8_t **p, const uint8_t *end, fds__tlop *o);
-int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
-                         int64_t last_seq, const uint8_t *ops, size_t len,
-                         fds_err *err);
 /* routing.c: a segment's routing values.  fds__routes_from_docs fills r
  * from docs[0, n) (doc i = docs[i]; those with a routing); _parse from a
  * catalogue blob of a segment of max_doc docs (copied; FDS_ECORRUPT for a
@@ -398,13 +394,6 @@ int fds__segment_live_save(fds_index *ix, const fds__seg *sg,
 int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
                         fds_err *err);
 int fds__mapping_save(fds_index *ix, fds_err *err);
-/* catalog_rows.c: an index's catalogue rows deleted in the caller's
- * transaction (db_mu held); the checksum of an indices row
- * (FDS_CRC_COLS_INDICES: name, uuid, created_ms). */
-int fds__index_rows_delete(fds_store *s, int64_t id, fds_err *err);
-/* The checksum of an indices row (FDS_CRC_COLS_INDICES: name, uuid,
- * created_ms). */
-uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms);
 /* Start-up loads: the stored mapping merged into ix->mapping (0, FDS_ESQL,
  * the parse error of a damaged mapping); every segment row opened with its
  * live docs into ix->segs/ix->lives, oldest first (0, FDS_ESQL, FDS_ENOMEM,
@@ -414,6 +403,7 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
 /* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
  * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
 int fds__parse_bytes(const char *v, long long *out);
+/* segment.c: the start-up load of the segments rows (see above). */
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
 /* segment_build.c: shared by refreshes, merges and resizes (caller holds
