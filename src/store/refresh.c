@@ -136,6 +136,93 @@ static int build_parts(fds_index *ix, const fds__bufdoc *docs, size_t nd,
     return rc;
 }
 
+/* A failed refresh keeps its documents: the frozen buffer goes back in
+ * front of the writes buffered since (caller holds refresh_mu; takes wmu
+ * and buf_mu).  Out of memory on the way fails the index (fds__buf_lost). */
+static void refresh_restore(fds_index *ix)
+{
+    fds__buffer *fz = &ix->frozen;
+    pthread_mutex_lock(&ix->wmu);
+    pthread_mutex_lock(&ix->buf_mu);
+    fds__buffer newer = ix->buf;
+    ix->buf = *fz;
+    memset(fz, 0, sizeof *fz);
+    fz->max_seq = -1;
+    size_t i = 0;
+    for (; i < newer.n; i++)
+        if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
+                         newer.docs[i].src, newer.docs[i].src_len,
+                         newer.docs[i].version, newer.docs[i].seq_no,
+                         newer.docs[i].shard, newer.docs[i].routing,
+                         newer.docs[i].routing_len))
+            break;
+    if (i < newer.n) {
+        /* out of memory: the buffer lacks acknowledged writes that the
+         * translog holds.  Stop the index before a refresh could trim
+         * them; a restart replays them. */
+        for (; i < newer.n; i++) {
+            free(newer.docs[i].id);
+            free(newer.docs[i].src);
+            free(newer.docs[i].routing);
+        }
+        pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
+        fds__buf_lost(ix);
+        pthread_mutex_unlock(&ix->meta_mu);
+    }
+    free(newer.docs);
+    free(newer.slots);
+    fds__buf_account(ix);
+    pthread_mutex_unlock(&ix->buf_mu);
+    pthread_mutex_unlock(&ix->wmu);
+}
+
+/* Live sources of the frozen buffer fz by shard, in arrival order within
+ * a shard, into docs (fz->n entries): those of shard sh are
+ * docs[first[sh], first[sh + 1]) (first: nsh + 1 entries, zeroed).
+ * 0 or FDS_ENOMEM. */
+static int split_by_shard(const fds__buffer *fz, uint32_t nsh,
+                          fds__bufdoc *docs, size_t *first)
+{
+    for (size_t i = 0; i < fz->n; i++)
+        if (fz->docs[i].src)
+            first[fz->docs[i].shard + 1]++;
+    for (uint32_t sh = 0; sh < nsh; sh++)
+        first[sh + 1] += first[sh];
+    size_t *at = calloc((size_t)nsh + 1, sizeof *at);
+    if (!at)
+        return FDS_ENOMEM;
+    memcpy(at, first, ((size_t)nsh + 1) * sizeof *at);
+    for (size_t i = 0; i < fz->n; i++)
+        if (fz->docs[i].src)
+            docs[at[fz->docs[i].shard]++] = fz->docs[i];
+    free(at);
+    return 0;
+}
+
+/* The refresh's one catalogue transaction: the nsg new segments (their
+ * documents up to seq max_seq), the changed live docs of the published
+ * segments [0, upto), the translog trimmed to max_seq and, with a new
+ * segment, the mapping.  Caller holds refresh_mu; takes db_mu. */
+static int refresh_commit(fds_index *ix, fds__seg **sgs, unsigned nsg,
+                          fds__live **newlive, unsigned upto, int64_t max_seq,
+                          fds_err *err)
+{
+    sqlite3 *db = ix->st->db;
+    pthread_mutex_lock(&ix->st->db_mu);
+    int rc = fds__cat_begin(db, true, err);
+    for (unsigned k = 0; k < nsg && !rc; k++)
+        rc = fds__segment_insert(ix, sgs[k], max_seq, err);
+    if (!rc)
+        rc = fds__lives_save(ix, newlive, upto, err);
+    if (!rc)
+        rc = fds__translog_trim(ix, max_seq, err);
+    if (!rc && nsg)
+        rc = fds__mapping_save(ix, err);
+    rc = fds__cat_end(db, rc, NULL, err);
+    pthread_mutex_unlock(&ix->st->db_mu);
+    return rc;
+}
+
 /* The refresh itself; caller holds refresh_mu. */
 static int refresh_locked(fds_index *ix, fds_err *err)
 {
@@ -174,23 +261,8 @@ static int refresh_locked(fds_index *ix, fds_err *err)
         rc = FDS_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < fz->n; i++)
-        if (fz->docs[i].src)
-            first[fz->docs[i].shard + 1]++;
-    for (uint32_t sh = 0; sh < nsh; sh++)
-        first[sh + 1] += first[sh];
-    {
-        size_t *at = calloc((size_t)nsh + 1, sizeof *at);
-        if (!at) {
-            rc = FDS_ENOMEM;
-            goto out;
-        }
-        memcpy(at, first, ((size_t)nsh + 1) * sizeof *at);
-        for (size_t i = 0; i < fz->n; i++)
-            if (fz->docs[i].src)
-                docs[at[fz->docs[i].shard]++] = fz->docs[i];
-        free(at);
-    }
+    if ((rc = split_by_shard(fz, nsh, docs, first)))
+        goto out;
     newlive = calloc(upto + 1, sizeof *newlive);
     if (!newlive)
         rc = FDS_ENOMEM;
@@ -209,21 +281,8 @@ static int refresh_locked(fds_index *ix, fds_err *err)
             at += sgs[k]->max_doc;
         }
     }
-    if (!rc) {
-        sqlite3 *db = ix->st->db;
-        pthread_mutex_lock(&ix->st->db_mu);
-        rc = fds__cat_begin(db, true, err);
-        for (unsigned k = 0; k < nsg && !rc; k++)
-            rc = fds__segment_insert(ix, sgs[k], fz->max_seq, err);
-        if (!rc)
-            rc = fds__lives_save(ix, newlive, upto, err);
-        if (!rc)
-            rc = fds__translog_trim(ix, fz->max_seq, err);
-        if (!rc && nsg)
-            rc = fds__mapping_save(ix, err);
-        rc = fds__cat_end(db, rc, NULL, err);
-        pthread_mutex_unlock(&ix->st->db_mu);
-    }
+    if (!rc)
+        rc = refresh_commit(ix, sgs, nsg, newlive, upto, fz->max_seq, err);
     if (!rc)
         rc = fds__publish(ix, newlive, upto, sgs, NULL, nsg, NULL, 0);
 out:
@@ -234,39 +293,7 @@ out:
         }
         for (unsigned i = 0; newlive && i < upto; i++)
             fds__live_unref(newlive[i]);
-        /* keep the docs: put them back in front of newer writes */
-        pthread_mutex_lock(&ix->wmu);
-        pthread_mutex_lock(&ix->buf_mu);
-        fds__buffer newer = ix->buf;
-        ix->buf = *fz;
-        memset(fz, 0, sizeof *fz);
-        fz->max_seq = -1;
-        size_t i = 0;
-        for (; i < newer.n; i++)
-            if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
-                             newer.docs[i].src, newer.docs[i].src_len,
-                             newer.docs[i].version, newer.docs[i].seq_no,
-                             newer.docs[i].shard, newer.docs[i].routing,
-                             newer.docs[i].routing_len))
-                break;
-        if (i < newer.n) {
-            /* out of memory: the buffer lacks acknowledged writes that the
-             * translog holds.  Stop the index before a refresh could trim
-             * them; a restart replays them. */
-            for (; i < newer.n; i++) {
-                free(newer.docs[i].id);
-                free(newer.docs[i].src);
-                free(newer.docs[i].routing);
-            }
-            pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
-            fds__buf_lost(ix);
-            pthread_mutex_unlock(&ix->meta_mu);
-        }
-        free(newer.docs);
-        free(newer.slots);
-        fds__buf_account(ix);
-        pthread_mutex_unlock(&ix->buf_mu);
-        pthread_mutex_unlock(&ix->wmu);
+        refresh_restore(ix);
     }
     free(newlive);
     free(docs);

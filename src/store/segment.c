@@ -189,6 +189,77 @@ static void put_column(bytes *tail, const fds__bufdoc *docs, size_t n,
     }
 }
 
+/* Append the blocks of the ncopy segments of `copy` to the .fdt being
+ * written on fd, each rebased to its doc base in the new segment
+ * (fds_block_rebase), their pages dropped from the resident set as the
+ * copy goes on (FDS__DROP_CHUNK); *nblocks, *copied and *raw_total grow.
+ * 0, or an error: *io set for a failed write (errno tells why, err not
+ * filled), else err filled or FDS_ENOMEM. */
+static int copy_blocks(fds_index *ix, int fd, fds__seg *const *copy,
+                       unsigned ncopy, bytes *tail, bytes *enc, uint64_t *off,
+                       uint32_t *nblocks, uint32_t *copied,
+                       uint64_t *raw_total, bool *io, fds_err *err)
+{
+    int rc;
+    uint64_t dropped = 0; /* pages of the copied input left resident below */
+    uint32_t base = 0;
+    for (unsigned c = 0; c < ncopy; c++) {
+        const fds__seg *sg = copy[c];
+        for (uint32_t b = 0; b < sg->nblocks; b++) {
+            const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+            uint32_t len = fds__get_u32(e + 12);
+            uint32_t sbase = fds__get_u32(e + 8);
+            enc->n = 0;
+            if ((rc = bytes_reserve(enc, len)))
+                return rc;
+            memcpy(enc->p, sg->map + fds__get_u64(e), len);
+            if ((rc = fds_block_rebase(enc->p, len, base + sbase)))
+                return fds_err_setk(err, rc, FDS_KIND_CORRUPT,
+                                    "[%s] segment [%s] block [%u]: cannot "
+                                    "copy: %s", ix->name, sg->name, b,
+                                    fds_strerror(rc));
+            if ((rc = put_block(fd, tail, off, enc->p, len, base + sbase))) {
+                *io = true;
+                return rc;
+            }
+            (*nblocks)++;
+            (*copied)++;
+            if (fds__get_u64(e) >= dropped + FDS__DROP_CHUNK) {
+                fds__drop_pages(sg->map, dropped, fds__get_u64(e));
+                dropped = fds__get_u64(e);
+            }
+        }
+        fds__drop_pages(sg->map, 0, sg->map_len);
+        dropped = 0;
+        base += sg->max_doc;
+        *raw_total += sg->raw_bytes;
+    }
+    return 0;
+}
+
+/* Append the 64-byte footer (layout at the top of this file) to `tail`,
+ * which has room for it; its checksum covers tail's bytes so far. */
+static void put_footer(bytes *tail, uint64_t index_off, uint32_t nblocks,
+                       size_t n, uint64_t raw_total, const fds_codec_params *p,
+                       const fds_dict *dict, uint32_t copied)
+{
+    uint8_t *f = tail->p + tail->n;
+    fds__put_u64(f, index_off);
+    fds__put_u32(f + 8, nblocks);
+    fds__put_u32(f + 12, (uint32_t)n);
+    fds__put_u64(f + 16, raw_total);
+    fds__put_u32(f + 24, (uint32_t)p->codec);
+    fds__put_u32(f + 28, dict ? fds_dict_id(dict) : 0);
+    fds__put_u32(f + 32, (uint32_t)p->level);
+    fds__put_u32(f + 36, p->block_size);
+    fds__put_u32(f + 40, p->max_docs_per_block);
+    fds__put_u32(f + 44, copied);
+    fds__put_u32(f + 48, fds_crc32c(0, tail->p, tail->n + 48));
+    fds__put_u32(f + 52, 0);
+    memcpy(f + 56, FDT_END_MAGIC, 8);
+    tail->n += FDT_FOOTER;
+}
+
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    size_t n, const fds__doc_loader *ld,
                    const fds_codec_params *p, const fds_dict *dict,
@@ -218,39 +289,12 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         goto io;
 
     uint32_t copied = 0;
-    uint64_t dropped = 0; /* pages of the copied input left resident below */
     size_t i = n; /* with copy sources, every block comes from them */
-    uint32_t base = 0;
-    for (unsigned c = 0; copy && c < ncopy; c++) {
-        const fds__seg *sg = copy[c];
-        for (uint32_t b = 0; b < sg->nblocks; b++) {
-            const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
-            uint32_t len = fds__get_u32(e + 12);
-            uint32_t sbase = fds__get_u32(e + 8);
-            enc.n = 0;
-            if ((rc = bytes_reserve(&enc, len)))
-                goto out;
-            memcpy(enc.p, sg->map + fds__get_u64(e), len);
-            if ((rc = fds_block_rebase(enc.p, len, base + sbase))) {
-                fds_err_setk(err, rc, FDS_KIND_CORRUPT,
-                             "[%s] segment [%s] block [%u]: cannot copy: %s",
-                             ix->name, sg->name, b, fds_strerror(rc));
-                goto out;
-            }
-            if ((rc = put_block(fd, &tail, &off, enc.p, len, base + sbase)))
-                goto io;
-            nblocks++;
-            copied++;
-            if (fds__get_u64(e) >= dropped + FDS__DROP_CHUNK) {
-                fds__drop_pages(sg->map, dropped, fds__get_u64(e));
-                dropped = fds__get_u64(e);
-            }
-        }
-        fds__drop_pages(sg->map, 0, sg->map_len);
-        dropped = 0;
-        base += sg->max_doc;
-        raw_total += sg->raw_bytes;
-    }
+    bool io = false;
+    if (copy &&
+        (rc = copy_blocks(ix, fd, copy, ncopy, &tail, &enc, &off, &nblocks,
+                          &copied, &raw_total, &io, err)))
+        goto fail;
     if (!copy)
         i = 0;
     while (i < n) {
@@ -294,26 +338,15 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         goto out;
     put_column(&tail, docs, n, false);
     put_column(&tail, docs, n, true);
-    uint8_t *f = tail.p + tail.n;
-    fds__put_u64(f, off);
-    fds__put_u32(f + 8, nblocks);
-    fds__put_u32(f + 12, (uint32_t)n);
-    fds__put_u64(f + 16, raw_total);
-    fds__put_u32(f + 24, (uint32_t)p->codec);
-    fds__put_u32(f + 28, dict ? fds_dict_id(dict) : 0);
-    fds__put_u32(f + 32, (uint32_t)p->level);
-    fds__put_u32(f + 36, p->block_size);
-    fds__put_u32(f + 40, p->max_docs_per_block);
-    fds__put_u32(f + 44, copied);
-    fds__put_u32(f + 48, fds_crc32c(0, tail.p, tail.n + 48));
-    fds__put_u32(f + 52, 0);
-    memcpy(f + 56, FDT_END_MAGIC, 8);
-    tail.n += FDT_FOOTER;
+    put_footer(&tail, off, nblocks, n, raw_total, p, dict, copied);
     if ((rc = write_all(fd, tail.p, tail.n)))
         goto io;
     if (fsync(fd) != 0)
         goto io;
     goto out;
+fail:
+    if (!io)
+        goto out;
 io:
     rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot write [%s]: %s",
                       path, strerror(errno));

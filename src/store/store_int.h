@@ -211,7 +211,7 @@ struct fds_store {
     size_t nindices;
     pthread_t bg;               /* periodic refreshes, translog syncs */
     bool bg_started;
-    pthread_t merger;           /* background merges (store.c, merger) */
+    pthread_t merger;           /* background merges (background.c) */
     bool merger_started;
     atomic_bool stop;
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
