@@ -13,7 +13,7 @@
 #include "store.h"
 
 /* index.c: after the commit that deleted its catalogue rows
- * (fds__index_rows_delete, catalog_rows.c), fds__index_unlink (mu and the
+ * (fds__cat_index_delete, catalog_index.c), fds__index_unlink (mu and the
  * index's refresh_mu held) takes ix out of the node and removes its files,
  * leaving the caller's reference to release; the caller drops its aliases
  * from the node's list first (fds__aliases_forget_index). */
