@@ -33,9 +33,11 @@
  * `translog` (index_id, seq, op, doc_id, version, source, crc, shard,
  * routing); rows left there are replayed first and trimmed the same way.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fds_bytes.h"
 #include "fds_hash.h"
@@ -263,41 +265,6 @@ int fds__tlop_next(const uint8_t **p, const uint8_t *end, fds__tlop *o)
     return 1;
 }
 
-int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
-                         int64_t last_seq, const uint8_t *ops, size_t len,
-                         fds_err *err)
-{
-    if (len > INT32_MAX) /* sqlite3_bind_blob's length is an int */
-        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "a write of %zu bytes is larger than the "
-                            "translog takes (%d bytes)", len,
-                            sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1));
-    sqlite3_stmt *ins;
-    int rc = fds__cat_prepare(db, "INSERT INTO translog_batches(index_id, "
-                                  "first_seq, last_seq, ops, crc) "
-                                  "VALUES(?,?,?,?,?)", &ins, err);
-    if (rc)
-        return rc;
-    uint32_t crc = fds__crc_i64(0, index_id);
-    crc = fds__crc_i64(crc, first_seq);
-    crc = fds__crc_i64(crc, last_seq);
-    crc = fds__crc_bytes(crc, ops, len);
-    sqlite3_bind_int64(ins, 1, index_id);
-    sqlite3_bind_int64(ins, 2, first_seq);
-    sqlite3_bind_int64(ins, 3, last_seq);
-    sqlite3_bind_int64(ins, 5, crc);
-    if (sqlite3_bind_blob(ins, 4, ops, (int)len, SQLITE_STATIC) != SQLITE_OK) {
-        /* SQLITE_TOOBIG: a document over SQLite's value limit */
-        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "a write of %zu bytes is larger than the translog "
-                          "takes (%d bytes)", len,
-                          sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1));
-        sqlite3_finalize(ins);
-        return rc;
-    }
-    return fds__cat_step_done(db, ins, err);
-}
-
 /* Put one replayed operation into ix->buf (copies its bytes): 0,
  * FDS_ENOMEM, or FDS_ECORRUPT for a shard the index does not have. */
 static int replay_put(fds_index *ix, const fds__tlop *o, fds_err *err)
@@ -336,103 +303,66 @@ static int replay_put(fds_index *ix, const fds__tlop *o, fds_err *err)
     return rc;
 }
 
-/* Replay the rows of ix's schema-3 `translog` table (one per operation)
- * into ix->buf in seq order. */
-static int replay_rows(fds_store *s, fds_index *ix, fds_err *err)
+/* One row of ix's schema-3 `translog` table (one per operation) into
+ * ix->buf (fds__cat_tlop_each; ctx: ix). */
+static int replay_op(void *ctx, const fds__cat_tlop_row *r, fds_err *err)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT seq, op, doc_id, version, source, "
-                                      "shard, routing, " FDS_CRC_COLS_TRANSLOG
-                                      ", crc "
-                                      "FROM translog "
-                                      "WHERE index_id=? ORDER BY seq", &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    int row = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "translog", err)) == 1) {
-        if (!fds__cat_row_ok(st, 7, FDS_CRC_NCOLS_TRANSLOG)) {
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] translog entry seq_no [%lld] fails its "
-                              "checksum (damaged catalogue); not replayed, "
-                              "nothing removed", ix->name,
-                              (long long)sqlite3_column_int64(st, 0));
-            break;
-        }
-        int64_t shard = sqlite3_column_int64(st, 5);
-        bool del = sqlite3_column_int(st, 1) == FDS_OP_DELETE;
-        fds__tlop o = {
-            .op = sqlite3_column_int(st, 1),
-            .seq = sqlite3_column_int64(st, 0),
-            .version = sqlite3_column_int64(st, 3),
-            .shard = shard < 0 || shard > UINT32_MAX ? UINT32_MAX
-                                                     : (uint32_t)shard,
-            .id = sqlite3_column_blob(st, 2),
-            .id_len = (size_t)sqlite3_column_bytes(st, 2),
-            .src = del ? NULL : (const uint8_t *)"",
-            .routing = sqlite3_column_type(st, 6) == SQLITE_NULL ? NULL : "",
-            .routing_len = (size_t)sqlite3_column_bytes(st, 6),
-        };
-        if (!del && sqlite3_column_blob(st, 4)) {
-            o.src = sqlite3_column_blob(st, 4);
-            o.src_len = (size_t)sqlite3_column_bytes(st, 4);
-        }
-        if (o.routing && o.routing_len)
-            o.routing = sqlite3_column_blob(st, 6);
-        if (!o.id)
-            o.id = "";
-        rc = replay_put(ix, &o, err);
+    fds_index *ix = ctx;
+    if (!r->row_ok)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] translog entry seq_no [%lld] fails its "
+                            "checksum (damaged catalogue); not replayed, "
+                            "nothing removed", ix->name, (long long)r->seq);
+    bool del = r->op == FDS_OP_DELETE;
+    fds__tlop o = {
+        .op = r->op,
+        .seq = r->seq,
+        .version = r->version,
+        .shard = r->shard < 0 || r->shard > UINT32_MAX ? UINT32_MAX
+                                                       : (uint32_t)r->shard,
+        .id = r->doc_id ? r->doc_id : "",
+        .id_len = r->doc_id_len,
+        .src = del ? NULL : (const uint8_t *)"",
+        .routing = !r->has_routing ? NULL : r->routing ? r->routing : "",
+        .routing_len = r->routing_len,
+    };
+    if (!del && r->source) {
+        o.src = r->source;
+        o.src_len = r->source_len;
     }
-    if (!rc && row < 0)
-        rc = row;
-    sqlite3_finalize(st);
-    return rc;
+    return replay_put(ix, &o, err);
 }
 
-/* Replay ix's translog_batches rows into ix->buf in seq order. */
-static int replay_batches(fds_store *s, fds_index *ix, fds_err *err)
+/* One translog_batches row of ix into ix->buf, its records in seq order
+ * (fds__cat_batch_each; ctx: ix). */
+static int replay_batch(void *ctx, const fds__cat_batch_row *r, fds_err *err)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT " FDS_CRC_COLS_TRANSLOG_BATCHES
-                                      ", crc FROM translog_batches "
-                                      "WHERE index_id=? ORDER BY first_seq",
-                               &st, err)))
-        return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
-    int row = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "translog_batches", err)) == 1) {
-        int64_t first = sqlite3_column_int64(st, 1), last = sqlite3_column_int64(st, 2);
-        if (!fds__cat_row_ok(st, 0, FDS_CRC_NCOLS_TRANSLOG_BATCHES)) {
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] translog entries seq_no [%lld] to [%lld] "
-                              "fail their checksum (damaged catalogue); not "
-                              "replayed, nothing removed", ix->name,
-                              (long long)first, (long long)last);
+    fds_index *ix = ctx;
+    int64_t first = r->first_seq, last = r->last_seq;
+    if (!r->row_ok)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] translog entries seq_no [%lld] to [%lld] "
+                            "fail their checksum (damaged catalogue); not "
+                            "replayed, nothing removed", ix->name,
+                            (long long)first, (long long)last);
+    const uint8_t *p = r->ops;
+    const uint8_t *end = p ? p + r->len : p;
+    fds__tlop o;
+    int got, rc = 0;
+    int64_t prev = first - 1;
+    while (!rc && (got = fds__tlop_next(&p, end, &o)) == 1) {
+        if (o.seq <= prev || o.seq > last)
             break;
-        }
-        const uint8_t *p = sqlite3_column_blob(st, 3);
-        const uint8_t *end = p ? p + sqlite3_column_bytes(st, 3) : p;
-        fds__tlop o;
-        int got;
-        int64_t prev = first - 1;
-        while (!rc && (got = fds__tlop_next(&p, end, &o)) == 1) {
-            if (o.seq <= prev || o.seq > last)
-                break;
-            prev = o.seq;
-            rc = replay_put(ix, &o, err);
-        }
-        if (!rc && (got != 0 || prev != last))
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] translog entries seq_no [%lld] to [%lld] "
-                              "do not parse after seq_no [%lld] (damaged "
-                              "catalogue); not replayed, nothing removed",
-                              ix->name, (long long)first, (long long)last,
-                              (long long)prev);
+        prev = o.seq;
+        rc = replay_put(ix, &o, err);
     }
-    if (!rc && row < 0)
-        rc = row;
-    sqlite3_finalize(st);
+    if (!rc && (got != 0 || prev != last))
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "[%s] translog entries seq_no [%lld] to [%lld] "
+                          "do not parse after seq_no [%lld] (damaged "
+                          "catalogue); not replayed, nothing removed",
+                          ix->name, (long long)first, (long long)last,
+                          (long long)prev);
     return rc;
 }
 
@@ -440,9 +370,9 @@ static int replay_batches(fds_store *s, fds_index *ix, fds_err *err)
  * of the schema-3 table first (all older than any batch row). */
 int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
 {
-    int rc = replay_rows(s, ix, err);
+    int rc = fds__cat_translog_ops_read(s->db, ix->id, replay_op, ix, err);
     if (!rc)
-        rc = replay_batches(s, ix, err);
+        rc = fds__cat_translog_batches_read(s->db, ix->id, replay_batch, ix, err);
     if (rc == FDS_ENOMEM)
         fds_err_setk(err, rc, FDS_KIND_INTERNAL, "translog of [%s]: out of "
                      "memory replaying it into the write buffer", ix->name);
@@ -451,11 +381,58 @@ int fds__translog_replay(fds_store *s, fds_index *ix, fds_err *err)
 
 int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err)
 {
-    char sql[256];
-    snprintf(sql, sizeof sql, "DELETE FROM translog WHERE index_id=%lld "
-                              "AND seq<=%lld; DELETE FROM translog_batches "
-                              "WHERE index_id=%lld AND last_seq<=%lld",
-             (long long)ix->id, (long long)max_seq, (long long)ix->id,
-             (long long)max_seq);
-    return fds__cat_exec(ix->st->db, sql, err);
+    return fds__cat_translog_trim(ix->st->db, ix->id, max_seq, err);
+}
+
+/* ---- the node's buffer limit (--index-buffer-size) ---- */
+
+static uint64_t phys_ram(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+uint64_t fds_index_buffer_default(void)
+{
+    uint64_t v = phys_ram() / 100 * FDS_INDEX_BUFFER_DEFAULT_PERCENT;
+    if (v > FDS_INDEX_BUFFER_DEFAULT_MAX || v == 0)
+        v = FDS_INDEX_BUFFER_DEFAULT_MAX;
+    return v < FDS_INDEX_BUFFER_MIN ? FDS_INDEX_BUFFER_MIN : v;
+}
+
+int fds_index_buffer_parse(const char *value, uint64_t *out, fds_err *err)
+{
+    const char *pct = value ? strchr(value, '%') : NULL;
+    uint64_t ram = phys_ram(), v = 0;
+    bool ok = value && *value;
+    if (ok && pct) {
+        char *end;
+        errno = 0;
+        double p = strtod(value, &end);
+        ok = !errno && end == pct && !pct[1] && p > 0 && p <= 100 && ram;
+        v = ok ? (uint64_t)((double)ram * p / 100) : 0;
+    } else if (ok) {
+        long long x;
+        ok = !fds__parse_bytes(value, &x) && x >= 0;
+        v = ok ? (uint64_t)x : 0;
+    }
+    if (!ok)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "bad --index-buffer-size [%s]: a byte size (\"64mb\", "
+                            "\"67108864\") or a percentage of physical memory "
+                            "(\"10%%\", more than 0 and at most 100)",
+                            value ? value : "");
+    if (v < FDS_INDEX_BUFFER_MIN || (ram && v > ram))
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "bad --index-buffer-size [%s]: %llu bytes, must be "
+                            "at least %u bytes and at most the physical memory "
+                            "(%llu bytes)", value, (unsigned long long)v,
+                            FDS_INDEX_BUFFER_MIN, (unsigned long long)ram);
+    *out = v;
+    return 0;
+}
+
+void fds_store_set_index_buffer_size(fds_store *s, uint64_t bytes)
+{
+    atomic_store(&s->buf_limit, bytes);
 }

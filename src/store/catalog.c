@@ -51,7 +51,7 @@
  * rather than miss the writes of its translog_batches.
  *
  * A refresh or merge changes segments, live docs and the translog in one
- * transaction (fds__cat_begin / fds__cat_commit).
+ * transaction (fds__cat_begin / fds__cat_end).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -237,11 +237,9 @@ static int migration_commit(sqlite3 *db, int rc, fds_err *err)
 {
     if (!rc)
         rc = fds__cat_exec(db, "INSERT OR REPLACE INTO meta VALUES"
-                               "('schema_version','3'); PRAGMA user_version=3;"
-                               "COMMIT", err);
-    if (rc)
-        fds__cat_rollback(db);
-    return rc;
+                               "('schema_version','3'); PRAGMA user_version=3;",
+                           err);
+    return fds__cat_end(db, rc, NULL, err);
 }
 
 /* Schema 1 -> 3: add the crc and shard columns and checksum every row as
@@ -386,6 +384,12 @@ fail:
     return FDS_ESQL;
 }
 
+void fds__cat_close(sqlite3 *db)
+{
+    if (db)
+        sqlite3_close(db);
+}
+
 int fds__cat_exec(sqlite3 *db, const char *sql, fds_err *err)
 {
     char *msg = NULL;
@@ -404,15 +408,28 @@ int fds__cat_begin(sqlite3 *db, bool durable, fds_err *err)
     return rc ? rc : fds__cat_exec(db, "BEGIN IMMEDIATE", err);
 }
 
-int fds__cat_commit(sqlite3 *db, fds_err *err)
-{
-    return fds__cat_exec(db, "COMMIT", err);
-}
-
-void fds__cat_rollback(sqlite3 *db)
+static void cat_rollback(sqlite3 *db)
 {
     if (!sqlite3_get_autocommit(db))
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int fds__cat_end(sqlite3 *db, int rc, bool *full, fds_err *err)
+{
+    if (!rc)
+        rc = fds__cat_exec(db, "COMMIT", err);
+    if (full)
+        *full = rc == FDS_ESQL && sqlite3_errcode(db) == SQLITE_FULL;
+    if (rc)
+        cat_rollback(db);
+    return rc;
+}
+
+void fds__cat_upkeep(sqlite3 *db, bool vacuum)
+{
+    if (vacuum)
+        sqlite3_exec(db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 }
 
 int fds__cat_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,

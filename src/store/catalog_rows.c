@@ -1,9 +1,9 @@
 /*
- * catalog_rows.c: an index's rows in the catalogue other than translog and
- * dictionaries: settings, mapping, segments with their live docs, saved
- * inside the caller's transaction (they take no lock; the caller holds
- * db_mu) and loaded at start-up.  The schema and the SQLite helpers are in
- * catalog.c.
+ * catalog_rows.c: an index's data rows in the catalogue other than the
+ * translog: settings, mapping, segments with their live docs, and
+ * dictionaries, saved inside the caller's transaction (they take no lock;
+ * the caller holds db_mu) and read at start-up.  The schema and the SQLite
+ * helpers are in catalog.c; the indices rows in catalog_index.c.
  *
  * Rows: settings(index_id, key, value, crc), one per index.* setting as
  * text (fds_settings_to_kv); mappings(index_id, json, crc); segments(id,
@@ -165,12 +165,8 @@ int fds__segment_insert(fds_index *ix, fds__seg *sg, int64_t max_seq,
         sqlite3_bind_null(st, 7);
     rc = fds__cat_step_done(db, st, err);
     sg->id = sqlite3_last_insert_rowid(db);
-    if (!rc) {
-        char sql[160];
-        snprintf(sql, sizeof sql, "UPDATE indices SET next_gen=%llu WHERE id=%lld",
-                 (unsigned long long)ix->next_gen, (long long)ix->id);
-        rc = fds__cat_exec(db, sql, err);
-    }
+    if (!rc)
+        rc = fds__cat_index_set_next_gen(db, ix->id, ix->next_gen, err);
     return rc;
 }
 
@@ -218,91 +214,105 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err)
     return rc;
 }
 
-/* Open every segment the catalogue lists for ix, by shard, oldest first
- * within a shard, with its live docs, into ix->segs / ix->lives (at
- * start-up). */
-int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
+int fds__cat_segment_delete(sqlite3 *db, int64_t id, fds_err *err)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "DELETE FROM segments WHERE id=%lld",
+             (long long)id);
+    return fds__cat_exec(db, sql, err);
+}
+
+int fds__cat_segments_read(sqlite3 *db, int64_t index_id,
+                           fds__cat_seg_each each, void *ctx, fds_err *err)
 {
     sqlite3_stmt *st;
     int rc;
-    if ((rc = fds__cat_prepare(s->db, "SELECT id, gen, live, del_count, max_doc, "
-                                      "max_seq, shard, routing, "
-                                      FDS_CRC_COLS_SEGMENTS
-                                      ", crc FROM segments WHERE index_id=? "
-                                      "ORDER BY shard, gen",
+    if ((rc = fds__cat_prepare(db, "SELECT id, gen, live, del_count, max_doc, "
+                                   "max_seq, shard, routing, "
+                                   FDS_CRC_COLS_SEGMENTS
+                                   ", crc FROM segments WHERE index_id=? "
+                                   "ORDER BY shard, gen",
                                &st, err)))
         return rc;
-    sqlite3_bind_int64(st, 1, ix->id);
+    sqlite3_bind_int64(st, 1, index_id);
     int row = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "segments", err)) == 1) {
-        fds__seg *sg = NULL;
-        int64_t shard = sqlite3_column_int64(st, 6);
-        if (!fds__cat_row_ok(st, 8, FDS_CRC_NCOLS_SEGMENTS) || shard < 0 ||
-            shard >= ix->nshards) {
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] segment [seg_%lld]: catalogue row segments "
-                              "(live docs, deleted count, max_doc, max_seq) "
-                              "fails its checksum (damaged catalogue)", ix->name,
-                              (long long)sqlite3_column_int64(st, 1));
-            break;
+    while (!rc && (row = fds__cat_row(db, st, "segments", err)) == 1) {
+        fds__cat_seg_row r = {
+            .id = sqlite3_column_int64(st, 0),
+            .gen = sqlite3_column_int64(st, 1),
+            .del_count = (uint32_t)sqlite3_column_int(st, 3),
+            .max_doc = sqlite3_column_int64(st, 4),
+            .max_seq = sqlite3_column_int64(st, 5),
+            .shard = sqlite3_column_int64(st, 6),
+            .row_ok = fds__cat_row_ok(st, 8, FDS_CRC_NCOLS_SEGMENTS),
+        };
+        if ((r.has_live = sqlite3_column_type(st, 2) == SQLITE_BLOB)) {
+            r.live = sqlite3_column_blob(st, 2);
+            r.live_len = (size_t)sqlite3_column_bytes(st, 2);
         }
-        rc = fds__seg_open(ix, sqlite3_column_int64(st, 0),
-                           (uint64_t)sqlite3_column_int64(st, 1), &sg, err);
-        if (rc)
-            break;
-        sg->max_seq = sqlite3_column_int64(st, 5);
-        sg->shard = (uint32_t)shard;
-        if (sqlite3_column_type(st, 7) == SQLITE_BLOB &&
-            (rc = fds__routes_parse(&sg->routes, sqlite3_column_blob(st, 7),
-                                    (size_t)sqlite3_column_bytes(st, 7),
-                                    sg->max_doc))) {
-            if (rc == FDS_ECORRUPT)
-                fds_err_setk(err, rc, FDS_KIND_CORRUPT, "[%s] segment [%s]: "
-                             "damaged routing values", ix->name, sg->name);
-            fds__seg_unref(sg);
-            break;
+        if ((r.has_routing = sqlite3_column_type(st, 7) == SQLITE_BLOB)) {
+            r.routing = sqlite3_column_blob(st, 7);
+            r.routing_len = (size_t)sqlite3_column_bytes(st, 7);
         }
-        if (sqlite3_column_int64(st, 4) != sg->max_doc) {
-            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                              "[%s] segment [%s]: the catalogue says %lld docs, "
-                              "the stored-fields file %u", ix->name, sg->name,
-                              (long long)sqlite3_column_int64(st, 4), sg->max_doc);
-            fds__seg_unref(sg);
-            break;
+        rc = each(ctx, &r, err);
+    }
+    if (!rc && row < 0)
+        rc = row;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int fds__cat_dict_insert(sqlite3 *db, int64_t index_id, int codec,
+                         int64_t raw_len, int64_t sample_bytes,
+                         const void *bytes, size_t len, int64_t *id,
+                         fds_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = fds__cat_prepare(db, "INSERT INTO dictionaries(index_id, codec, raw_len, "
+                                  "sample_bytes, bytes, crc) VALUES(?,?,?,?,?,?)",
+                              &st, err);
+    if (rc)
+        return rc;
+    uint32_t crc = fds__crc_i64(0, index_id);
+    crc = fds__crc_i64(crc, codec);
+    crc = fds__crc_i64(crc, raw_len);
+    crc = fds__crc_i64(crc, sample_bytes);
+    sqlite3_bind_int64(st, 6, fds__crc_bytes(crc, bytes, len));
+    sqlite3_bind_int64(st, 1, index_id);
+    sqlite3_bind_int(st, 2, codec);
+    sqlite3_bind_int64(st, 3, raw_len);
+    sqlite3_bind_int64(st, 4, sample_bytes);
+    sqlite3_bind_blob(st, 5, bytes, (int)len, SQLITE_STATIC);
+    rc = fds__cat_step_done(db, st, err);
+    *id = sqlite3_last_insert_rowid(db);
+    return rc;
+}
+
+int fds__cat_dicts_read(sqlite3 *db, int64_t index_id, fds__cat_dict_each each,
+                        void *ctx, fds_err *err)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = fds__cat_prepare(db, "SELECT id, codec, raw_len, bytes, "
+                                   "sample_bytes, " FDS_CRC_COLS_DICTIONARIES
+                                   ", crc FROM dictionaries WHERE "
+                                   "index_id=? ORDER BY id", &st, err)))
+        return rc;
+    sqlite3_bind_int64(st, 1, index_id);
+    int row = 0;
+    while (!rc && (row = fds__cat_row(db, st, "dictionaries", err)) == 1) {
+        fds__cat_dict_row r = {
+            .id = sqlite3_column_int64(st, 0),
+            .row_ok = fds__cat_row_ok(st, 5, FDS_CRC_NCOLS_DICTIONARIES),
+        };
+        if (r.row_ok) {
+            r.raw_len = sqlite3_column_int64(st, 2);
+            r.bytes = sqlite3_column_blob(st, 3);
+            r.len = (size_t)sqlite3_column_bytes(st, 3);
+            r.codec = sqlite3_column_int(st, 1);
+            r.sample_bytes = sqlite3_column_int64(st, 4);
         }
-        fds__live *lv = NULL;
-        if (sqlite3_column_type(st, 2) == SQLITE_BLOB) {
-            size_t nb = (sg->max_doc + 7) / 8;
-            if ((size_t)sqlite3_column_bytes(st, 2) != nb) {
-                rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
-                                  "[%s] segment [%s]: live docs of wrong size",
-                                  ix->name, sg->name);
-                fds__seg_unref(sg);
-                break;
-            }
-            /* (NULL would read as "all live": deleted docs back) */
-            if (!(lv = fds__live_copy(NULL, sg->max_doc))) {
-                rc = FDS_ENOMEM;
-                fds__seg_unref(sg);
-                break;
-            }
-            memcpy(lv->bits, sqlite3_column_blob(st, 2), nb);
-            lv->del_count = (uint32_t)sqlite3_column_int(st, 3);
-        }
-        fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
-        fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
-        if (q)
-            ix->segs = q;
-        if (l)
-            ix->lives = l;
-        if (!q || !l) {
-            rc = FDS_ENOMEM;
-            fds__seg_unref(sg);
-            fds__live_unref(lv);
-            break;
-        }
-        ix->segs[ix->nsegs] = sg;
-        ix->lives[ix->nsegs++] = lv;
+        rc = each(ctx, &r, err);
     }
     if (!rc && row < 0)
         rc = row;

@@ -191,6 +191,90 @@ static int carry_deletes(const fds_index *ix, const fds_index_view *v,
     return 0;
 }
 
+/* Whether a merge of v->segs[from, from + count) copies their blocks
+ * unchanged: clean inputs written with today's settings (`set`), not too
+ * dirty, and no new dictionary to train. */
+static bool merge_can_copy(fds_index *ix, const fds_index_view *v,
+                           unsigned from, unsigned count,
+                           const fds_index_settings *set, bool retrain)
+{
+    bool copy = !retrain;
+    const fds_dict *cur = fds_codec_uses_dict(set->codec.codec)
+                              ? fds__dict_current(ix, set->codec.codec) : NULL;
+    for (unsigned i = from; i < from + count && copy; i++) {
+        const fds__seg *sg = v->segs[i];
+        copy = !v->lives[i] && sg->codec == (uint32_t)set->codec.codec &&
+               sg->dict_id == (cur ? fds_dict_id(cur) : 0) &&
+               sg->block_size == set->codec.block_size &&
+               sg->max_docs_per_block == set->codec.max_docs_per_block &&
+               (sg->level == (uint32_t)set->codec.level ||
+                (set->codec.codec != FDS_CODEC_ZSTD &&
+                 set->codec.codec != FDS_CODEC_ZSTD_NO_DICT));
+    }
+    if (copy && merge_too_dirty(v->segs + from, count))
+        copy = false;
+    return copy;
+}
+
+/* Build the merged segment of the nd live docs of v->segs[from, from +
+ * count) (their blocks copied when `copy`), its .tim merged from the
+ * inputs', with the shard and routing values of its docs: *merged, left
+ * NULL when nd is 0.  0 or the build's error. */
+static int merge_build(fds_index *ix, const fds_index_view *v, unsigned from,
+                       unsigned count, const fds_index_settings *set,
+                       const fds__bufdoc *docs, size_t nd,
+                       const fds__doc_loader *ld, bool copy, bool retrain,
+                       fds__seg **merged, fds_err *err)
+{
+    int rc = 0;
+    const fds_sidx **tin = calloc(count, sizeof *tin);
+    const uint8_t **tlive = calloc(count, sizeof *tlive);
+    if (!tin || !tlive)
+        rc = FDS_ENOMEM;
+    for (unsigned i = 0; !rc && i < count; i++) {
+        tin[i] = v->segs[from + i]->sidx;
+        tlive[i] = v->lives[from + i] ? v->lives[from + i]->bits : NULL;
+    }
+    fds__tim_inputs tim_from = {tin, tlive, count};
+    if (!rc && nd)
+        rc = fds__build_segment(ix, docs, nd, ld, set,
+                                copy ? v->segs + from : NULL, copy ? count : 0,
+                                retrain, &tim_from, merged, err);
+    if (!rc && *merged) {
+        (*merged)->shard = v->segs[from]->shard;
+        rc = fds__routes_from_docs(&(*merged)->routes, docs, nd);
+    }
+    free(tin);
+    free(tlive);
+    return rc;
+}
+
+/* The merge's one catalogue transaction: the merged segment's row (if
+ * any) with its live docs `mlive` (NULL: all live), the inputs' rows
+ * gone.  Caller holds refresh_mu; takes db_mu. */
+static int merge_commit(fds_index *ix, const fds_index_view *v, unsigned from,
+                        unsigned count, const fds__bufdoc *docs, size_t nd,
+                        fds__seg *merged, const fds__live *mlive,
+                        fds_err *err)
+{
+    sqlite3 *db = ix->st->db;
+    pthread_mutex_lock(&ix->st->db_mu);
+    int rc = fds__cat_begin(db, true, err);
+    int64_t max_seq = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (docs[i].seq_no > max_seq)
+            max_seq = docs[i].seq_no;
+    if (!rc && merged)
+        rc = fds__segment_insert(ix, merged, max_seq, err);
+    if (!rc && mlive)
+        rc = fds__segment_live_save(ix, merged, mlive, err);
+    for (unsigned i = from; i < from + count && !rc; i++)
+        rc = fds__cat_segment_delete(db, v->segs[i]->id, err);
+    rc = fds__cat_end(db, rc, NULL, err);
+    pthread_mutex_unlock(&ix->st->db_mu);
+    return rc;
+}
+
 /* Merge segments [from, from+count) of the published list (all of one
  * shard) into one,
  * re-encoding live docs with the current settings.  Sources are decoded
@@ -244,41 +328,11 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         (retrain || !fds__dict_current_level(ix, set.codec.codec, &cur_level)))
         rc = merge_materialize(&ms, docs, nd, err);
     /* clean inputs written with today's settings: copy their blocks */
-    bool copy = !retrain;
-    const fds_dict *cur = fds_codec_uses_dict(set.codec.codec)
-                              ? fds__dict_current(ix, set.codec.codec) : NULL;
-    for (unsigned i = from; i < from + count && copy; i++) {
-        const fds__seg *sg = v->segs[i];
-        copy = !v->lives[i] && sg->codec == (uint32_t)set.codec.codec &&
-               sg->dict_id == (cur ? fds_dict_id(cur) : 0) &&
-               sg->block_size == set.codec.block_size &&
-               sg->max_docs_per_block == set.codec.max_docs_per_block &&
-               (sg->level == (uint32_t)set.codec.level ||
-                (set.codec.codec != FDS_CODEC_ZSTD &&
-                 set.codec.codec != FDS_CODEC_ZSTD_NO_DICT));
-    }
-    if (copy && merge_too_dirty(v->segs + from, count))
-        copy = false;
+    bool copy = merge_can_copy(ix, v, from, count, &set, retrain);
     fds__seg *merged = NULL;
-    const fds_sidx **tin = calloc(count, sizeof *tin);
-    const uint8_t **tlive = calloc(count, sizeof *tlive);
-    if (!tin || !tlive)
-        rc = FDS_ENOMEM;
-    for (unsigned i = 0; !rc && i < count; i++) {
-        tin[i] = v->segs[from + i]->sidx;
-        tlive[i] = v->lives[from + i] ? v->lives[from + i]->bits : NULL;
-    }
-    fds__tim_inputs tim_from = {tin, tlive, count};
-    if (!rc && nd)
-        rc = fds__build_segment(ix, docs, nd, &ld, &set,
-                                copy ? v->segs + from : NULL, copy ? count : 0,
-                                retrain, &tim_from, &merged, err);
-    if (!rc && merged) {
-        merged->shard = v->segs[from]->shard;
-        rc = fds__routes_from_docs(&merged->routes, docs, nd);
-    }
-    free(tin);
-    free(tlive);
+    if (!rc)
+        rc = merge_build(ix, v, from, count, &set, docs, nd, &ld, copy,
+                         retrain, &merged, err);
     pthread_mutex_lock(&ix->refresh_mu);
     /* deleted meanwhile (a delete does not wait for a merge): what was
      * built goes, with the folder the delete may have failed to remove
@@ -304,30 +358,8 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
         fds__seg_unref(merged);
         merged = NULL;
     }
-    if (!rc) {
-        sqlite3 *db = ix->st->db;
-        pthread_mutex_lock(&ix->st->db_mu);
-        rc = fds__cat_begin(db, true, err);
-        int64_t max_seq = 0;
-        for (size_t i = 0; i < nd; i++)
-            if (docs[i].seq_no > max_seq)
-                max_seq = docs[i].seq_no;
-        if (!rc && merged)
-            rc = fds__segment_insert(ix, merged, max_seq, err);
-        if (!rc && mlive)
-            rc = fds__segment_live_save(ix, merged, mlive, err);
-        for (unsigned i = from; i < from + count && !rc; i++) {
-            char sql[128];
-            snprintf(sql, sizeof sql, "DELETE FROM segments WHERE id=%lld",
-                     (long long)v->segs[i]->id);
-            rc = fds__cat_exec(db, sql, err);
-        }
-        if (!rc)
-            rc = fds__cat_commit(db, err);
-        if (rc)
-            fds__cat_rollback(db);
-        pthread_mutex_unlock(&ix->st->db_mu);
-    }
+    if (!rc)
+        rc = merge_commit(ix, v, from, count, docs, nd, merged, mlive, err);
     if (!rc) {
         /* one step: the merged segment takes the place of the first merged
          * one (doc order, newest last, is kept for id lookups) as the

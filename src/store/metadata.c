@@ -166,75 +166,6 @@ void fds__aliases_forget_index(fds_store *s, const char *index)
 
 /* ---- rows ------------------------------------------------------------------- */
 
-static uint32_t crc_opt_text(uint32_t crc, const char *t)
-{
-    return fds__crc_bytes(crc, t, t ? strlen(t) : 0);
-}
-
-static uint32_t crc_opt_flag(uint32_t crc, int v)
-{
-    return v < 0 ? fds__crc_bytes(crc, NULL, 0) : fds__crc_i64(crc, v);
-}
-
-static void bind_opt_text(sqlite3_stmt *st, int col, const char *t)
-{
-    if (t)
-        sqlite3_bind_text(st, col, t, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, col);
-}
-
-static void bind_opt_flag(sqlite3_stmt *st, int col, int v)
-{
-    if (v >= 0)
-        sqlite3_bind_int(st, col, v);
-    else
-        sqlite3_bind_null(st, col);
-}
-
-/* INSERT OR REPLACE the row of (a->alias, index_id). */
-static int alias_row_put(fds_store *s, int64_t index_id, const fds_alias *a,
-                         fds_err *err)
-{
-    sqlite3_stmt *st;
-    int rc = fds__cat_prepare(s->db, "INSERT OR REPLACE INTO aliases(alias, "
-                                     "index_id, filter, index_routing, "
-                                     "search_routing, is_write_index, "
-                                     "is_hidden, crc) VALUES(?,?,?,?,?,?,?,?)",
-                              &st, err);
-    if (rc)
-        return rc;
-    uint32_t crc = fds__crc_bytes(0, a->alias, strlen(a->alias));
-    crc = fds__crc_i64(crc, index_id);
-    crc = crc_opt_text(crc, a->filter);
-    crc = crc_opt_text(crc, a->index_routing);
-    crc = crc_opt_text(crc, a->search_routing);
-    crc = crc_opt_flag(crc, a->is_write_index);
-    crc = crc_opt_flag(crc, a->is_hidden);
-    sqlite3_bind_text(st, 1, a->alias, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, index_id);
-    bind_opt_text(st, 3, a->filter);
-    bind_opt_text(st, 4, a->index_routing);
-    bind_opt_text(st, 5, a->search_routing);
-    bind_opt_flag(st, 6, a->is_write_index);
-    bind_opt_flag(st, 7, a->is_hidden);
-    sqlite3_bind_int64(st, 8, crc);
-    return fds__cat_step_done(s->db, st, err);
-}
-
-static int alias_row_del(fds_store *s, int64_t index_id, const char *alias,
-                         fds_err *err)
-{
-    sqlite3_stmt *st;
-    int rc = fds__cat_prepare(s->db, "DELETE FROM aliases WHERE alias=? AND "
-                                     "index_id=?", &st, err);
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, alias, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, index_id);
-    return fds__cat_step_done(s->db, st, err);
-}
-
 int fds_alias_name_check(const char *name, fds_err *err)
 {
     return fds__check_name(name, "alias", FDS_KIND_INVALID_ALIAS_NAME, err);
@@ -263,7 +194,7 @@ int fds__aliases_insert(fds_store *s, int64_t index_id, const char *index,
                               "stream exists with the same name as the alias",
                               a[i].alias);
         if (!rc)
-            rc = alias_row_put(s, index_id, &a[i], err);
+            rc = fds__cat_alias_put(s->db, index_id, &a[i], err);
     }
     return rc;
 }
@@ -326,7 +257,7 @@ static int action_apply(fds_store *s, alias_vec *w, const fds_alias_action *act,
     case FDS_ALIAS_ADD:
         rc = alias_name_check(s, a->alias, err);
         if (!rc)
-            rc = alias_row_put(s, ix->id, a, err);
+            rc = fds__cat_alias_put(s->db, ix->id, a, err);
         if (!rc && (at = vec_find(w, a->alias, ix->name)) < w->n)
             vec_del(w, at);
         if (!rc)
@@ -339,12 +270,12 @@ static int action_apply(fds_store *s, alias_vec *w, const fds_alias_action *act,
                                       FDS_KIND_ALIASES_NOT_FOUND,
                                       "aliases [%s] missing", a->alias)
                        : 0;
-        rc = alias_row_del(s, ix->id, a->alias, err);
+        rc = fds__cat_alias_delete(s->db, ix->id, a->alias, err);
         if (!rc)
             vec_del(w, at);
         return rc;
     case FDS_ALIAS_REMOVE_INDEX:
-        rc = fds__index_rows_delete(s, ix->id, err);
+        rc = fds__cat_index_delete(s->db, ix->id, err);
         for (size_t i = 0; !rc && i < w->n;)
             if (!strcmp(w->v[i].index, ix->name))
                 vec_del(w, i);
@@ -401,10 +332,7 @@ int fds_store_aliases_update(fds_store *s, const fds_alias_action *acts,
             qsort(w.v, w.n, sizeof *w.v, alias_cmp);
         rc = aliases_check(&w, err);
     }
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
-    if (rc)
-        fds__cat_rollback(s->db);
+    rc = fds__cat_end(s->db, rc, NULL, err);
     for (size_t g = 0; !rc && g < ngone; g++) /* under db_mu, as a delete */
         atomic_store(&gone[g]->deleted, true);
     pthread_mutex_unlock(&s->db_mu);
@@ -475,27 +403,11 @@ int fds_store_template_put(fds_store *s, fds_template_kind kind,
     if (rc == FDS_ENOMEM)
         fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
     pthread_mutex_lock(&s->db_mu);
-    sqlite3_stmt *st = NULL;
     if (!rc)
         rc = fds__cat_begin(s->db, true, err);
     if (!rc)
-        rc = fds__cat_prepare(s->db, "INSERT OR REPLACE INTO templates(kind, "
-                                     "name, json, crc) VALUES(?,?,?,?)", &st,
-                              err);
-    if (!rc) {
-        uint32_t crc = fds__crc_i64(0, kind);
-        crc = fds__crc_bytes(crc, name, strlen(name));
-        crc = fds__crc_bytes(crc, json, strlen(json));
-        sqlite3_bind_int(st, 1, kind);
-        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, json, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, crc);
-        rc = fds__cat_step_done(s->db, st, err);
-    }
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
-    if (rc)
-        fds__cat_rollback(s->db);
+        rc = fds__cat_template_put(s->db, kind, name, json, err);
+    rc = fds__cat_end(s->db, rc, NULL, err);
     pthread_mutex_unlock(&s->db_mu);
     if (!rc && at < s->ntmpls) {
         free(s->tmpls[at].json);
@@ -525,19 +437,8 @@ int fds_store_template_delete(fds_store *s, fds_template_kind kind,
         rc = fds_err_setk(err, FDS_ENOTFOUND, FDS_KIND_NOT_FOUND,
                           "template [%s] not found", name);
     pthread_mutex_lock(&s->db_mu);
-    sqlite3_stmt *st = NULL;
     if (!rc)
-        rc = fds__cat_prepare(s->db, "DELETE FROM templates WHERE kind=? AND "
-                                     "name=?", &st, err);
-    if (!rc) {
-        sqlite3_bind_int(st, 1, kind);
-        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-        rc = fds__cat_exec(s->db, "PRAGMA synchronous=FULL", err);
-        if (rc)
-            sqlite3_finalize(st);
-        else
-            rc = fds__cat_step_done(s->db, st, err);
-    }
+        rc = fds__cat_template_delete(s->db, kind, name, err);
     pthread_mutex_unlock(&s->db_mu);
     if (!rc) {
         free(s->tmpls[at].name);
@@ -591,48 +492,29 @@ int fds_store_templates_list(fds_store *s, fds_template_kind kind,
 
 /* ---- start-up ------------------------------------------------------------------ */
 
-static const char *col_text(sqlite3_stmt *st, int c)
+/* One aliases row into the working list (fds__cat_alias_each; ctx: an
+ * alias_vec): a damaged row, or one naming no index, is left out and said
+ * so on stderr. */
+static int alias_load(void *ctx, const fds__cat_alias_row *r, fds_err *err)
 {
-    return (const char *)sqlite3_column_text(st, c);
-}
-
-static int col_flag(sqlite3_stmt *st, int c)
-{
-    return sqlite3_column_type(st, c) == SQLITE_NULL ? -1
-                                                     : sqlite3_column_int(st, c) != 0;
+    alias_vec *w = ctx;
+    if (!r->row_ok || !r->index) {
+        fprintf(stderr, "fieldstore: catalogue row aliases [%s] of index "
+                        "id [%lld] fails its checksum or names no index "
+                        "(damaged catalogue): the alias is left out\n",
+                r->a.alias ? r->a.alias : "", (long long)r->index_id);
+        return 0;
+    }
+    if (vec_add(w, &r->a, r->index))
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                            "out of memory");
+    return 0;
 }
 
 static int aliases_load(fds_store *s, fds_err *err)
 {
-    sqlite3_stmt *st;
-    int rc = fds__cat_prepare(s->db, "SELECT (SELECT name FROM indices WHERE "
-                                     "id=index_id), " FDS_CRC_COLS_ALIASES
-                                     ", crc FROM aliases", &st, err);
     alias_vec w = {0};
-    int row = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "aliases", err)) == 1) {
-        const char *index = col_text(st, 0);
-        if (!fds__cat_row_ok(st, 1, FDS_CRC_NCOLS_ALIASES) || !index) {
-            fprintf(stderr, "fieldstore: catalogue row aliases [%s] of index "
-                            "id [%lld] fails its checksum or names no index "
-                            "(damaged catalogue): the alias is left out\n",
-                    col_text(st, 1) ? col_text(st, 1) : "",
-                    (long long)sqlite3_column_int64(st, 2));
-            continue;
-        }
-        fds_alias a = {.alias = (char *)col_text(st, 1),
-                       .filter = (char *)col_text(st, 3),
-                       .index_routing = (char *)col_text(st, 4),
-                       .search_routing = (char *)col_text(st, 5),
-                       .is_write_index = col_flag(st, 6),
-                       .is_hidden = col_flag(st, 7)};
-        if (vec_add(&w, &a, index))
-            rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
-                              "out of memory");
-    }
-    if (!rc && row < 0)
-        rc = row;
-    sqlite3_finalize(st);
+    int rc = fds__cat_aliases_read(s->db, alias_load, &w, err);
     if (rc) {
         fds_aliases_free(w.v, w.n);
         return rc;
@@ -644,36 +526,36 @@ static int aliases_load(fds_store *s, fds_err *err)
     return 0;
 }
 
+/* One templates row into s->tmpls (fds__cat_template_each; ctx: the
+ * store): a damaged row is left out and said so on stderr. */
+static int template_load(void *ctx, const fds__cat_template_row *r,
+                         fds_err *err)
+{
+    fds_store *s = ctx;
+    if (!r->row_ok) {
+        fprintf(stderr, "fieldstore: catalogue row templates [%s] fails "
+                        "its checksum (damaged catalogue): the template "
+                        "is left out\n", r->name ? r->name : "");
+        return 0;
+    }
+    fds__tmpl *g = realloc(s->tmpls, (s->ntmpls + 1) * sizeof *g);
+    char *n = strdup(r->name), *j = strdup(r->json);
+    if (!g || !n || !j) {
+        free(n);
+        free(j);
+        if (g)
+            s->tmpls = g;
+        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                            "out of memory");
+    }
+    s->tmpls = g;
+    s->tmpls[s->ntmpls++] = (fds__tmpl){r->kind, n, j};
+    return 0;
+}
+
 static int templates_load(fds_store *s, fds_err *err)
 {
-    sqlite3_stmt *st;
-    int rc = fds__cat_prepare(s->db, "SELECT " FDS_CRC_COLS_TEMPLATES
-                                     ", crc FROM templates", &st, err);
-    int row = 0;
-    while (!rc && (row = fds__cat_row(s->db, st, "templates", err)) == 1) {
-        if (!fds__cat_row_ok(st, 0, FDS_CRC_NCOLS_TEMPLATES)) {
-            fprintf(stderr, "fieldstore: catalogue row templates [%s] fails "
-                            "its checksum (damaged catalogue): the template "
-                            "is left out\n", col_text(st, 1) ? col_text(st, 1) : "");
-            continue;
-        }
-        fds__tmpl *g = realloc(s->tmpls, (s->ntmpls + 1) * sizeof *g);
-        char *n = strdup(col_text(st, 1)), *j = strdup(col_text(st, 2));
-        if (!g || !n || !j) {
-            free(n);
-            free(j);
-            rc = fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
-                              "out of memory");
-            if (g)
-                s->tmpls = g;
-            break;
-        }
-        s->tmpls = g;
-        s->tmpls[s->ntmpls++] = (fds__tmpl){sqlite3_column_int(st, 0), n, j};
-    }
-    if (!rc && row < 0)
-        rc = row;
-    sqlite3_finalize(st);
+    int rc = fds__cat_templates_read(s->db, template_load, s, err);
     if (!rc && s->ntmpls)
         qsort(s->tmpls, s->ntmpls, sizeof *s->tmpls, tmpl_cmp);
     return rc;
@@ -697,4 +579,26 @@ void fds__metadata_free(fds_store *s)
     free(s->tmpls);
     s->tmpls = NULL;
     s->ntmpls = 0;
+}
+
+/* ---- the node's key-value rows (meta) ---- */
+
+int fds_store_meta_get(fds_store *s, const char *key, char *buf, size_t cap)
+{
+    pthread_mutex_lock(&s->db_mu);
+    int rc = fds__cat_meta_get(s->db, key, buf, cap, NULL);
+    pthread_mutex_unlock(&s->db_mu);
+    return rc;
+}
+
+int fds_store_meta_put(fds_store *s, const char *key, const char *value,
+                       fds_err *err)
+{
+    pthread_mutex_lock(&s->db_mu);
+    int rc = fds__cat_begin(s->db, true, err);
+    if (!rc)
+        rc = fds__cat_meta_put(s->db, key, value, err);
+    rc = fds__cat_end(s->db, rc, NULL, err);
+    pthread_mutex_unlock(&s->db_mu);
+    return rc;
 }

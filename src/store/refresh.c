@@ -6,13 +6,12 @@
  * new live docs of older segments whose documents it replaced or deleted,
  * saves the mapping and trims the translog; then the new set is published.
  * A crash before the commit leaves the old state plus the translog, after
- * it the new state.  fds__build_segment and fds__publish serve merges too.
+ * it the new state.  Building a segment and publishing the new set are
+ * segment_build.c, shared with merges and resizes.
  * A big refresh builds its documents as two segments on two threads
  * (refresh_parts); the flusher thread at the end of this file refreshes full
  * write buffers while writers go on (store_int.h).
  */
-#include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,16 +21,6 @@
 
 #include "catalog.h"
 #include "store_int.h"
-
-static int fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return FDS_EIO;
-    int rc = fsync(fd) == 0 ? 0 : FDS_EIO;
-    close(fd);
-    return rc;
-}
 
 typedef struct live_change {
     unsigned seg;           /* index in ix->segs at the time of the change */
@@ -64,227 +53,6 @@ static int collect_deletes(fds_index *ix, unsigned upto, const fds__bufdoc *docs
             break;
         }
     return 0;
-}
-
-
-/* The stored records of `docs` for an index whose `_source` is disabled
- * (fds_doc_dv_record): a copy of the list whose src are the records,
- * malloc'd like the list (stored_free).  0 or FDS_ENOMEM. */
-static int stored_records(const fds_index *ix, const fds__bufdoc *docs,
-                          size_t n, fds__bufdoc **out)
-{
-    fds__bufdoc *c = calloc(n ? n : 1, sizeof *c);
-    if (!c)
-        return FDS_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        c[i] = docs[i];
-        c[i].src = NULL;
-        c[i].src_len = 0;
-        if (docs[i].src &&
-            fds_doc_dv_record(ix->mapping, docs[i].src, docs[i].src_len,
-                              &c[i].src, &c[i].src_len)) {
-            while (i)
-                free(c[--i].src);
-            free(c);
-            return FDS_ENOMEM;
-        }
-        if (!c[i].src)
-            c[i].src = (uint8_t *)""; /* a zero-byte record, not a tombstone */
-    }
-    *out = c;
-    return 0;
-}
-
-static void stored_free(fds__bufdoc *c, size_t n)
-{
-    for (size_t i = 0; c && i < n; i++)
-        if (c[i].src_len)
-            free(c[i].src);
-    free(c);
-}
-
-/*
- * Build segment files for `docs` (live sources only), open them.  A doc
- * with src NULL is read through `ld` (may be NULL when every src is set);
- * the .tim is indexed from the sources, or, for a merge (`tim_from` not
- * NULL; `docs` are then the live docs of its inputs in order), merged from
- * the inputs' .tim files without reading a source (fds_sidx_merge);
- * training a dictionary (retrain, or none yet) reads docs[].src only, so a
- * caller that may train sets every src.  On success *out is the new
- * segment (not yet published or registered).
- */
-int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
-                         const fds__doc_loader *ld,
-                         const fds_index_settings *set, fds__seg *const *copy,
-                         unsigned ncopy, bool retrain,
-                         const fds__tim_inputs *tim_from, fds__seg **out,
-                         fds_err *err)
-{
-    const fds_dict *dict = NULL;
-    fds_dict *relevel = NULL;
-    int rc = 0, level = 0;
-    /* without `_source` the stored fields keep the doc-value records (a
-     * merge copies them as they are); the .tim is indexed from the sources */
-    fds__bufdoc *stored = NULL;
-    if (!tim_from && !fds_mapping_source_enabled(ix->mapping) &&
-        (rc = stored_records(ix, docs, n, &stored)))
-        return fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
-    const fds__bufdoc *kept = stored ? stored : docs;
-    if (fds_codec_uses_dict(set->codec.codec)) {
-        dict = retrain ? NULL : fds__dict_current_level(ix, set->codec.codec, &level);
-        if (!dict && (rc = fds__dict_train(ix, kept, n, set, &dict, err))) {
-            stored_free(stored, n);
-            return rc;
-        }
-        /* the level changed (a static setting, while closed): digest the
-         * same dictionary for the new level, for this segment only */
-        if (level && level != set->codec.level && !copy) {
-            size_t dl;
-            const uint8_t *db = fds_dict_bytes(dict, &dl);
-            rc = fds_dict_create(fds_dict_id(dict), set->codec.codec,
-                                 set->codec.level, db, dl, &relevel);
-            if (rc) {
-                stored_free(stored, n);
-                return rc;
-            }
-            dict = relevel;
-        }
-    }
-    /* the parts of one refresh build concurrently (refresh_parts), and a
-     * merge (merge_mu, not refresh_mu) beside a refresh: generations are
-     * taken atomically */
-    uint64_t gen = __atomic_fetch_add(&ix->next_gen, 1, __ATOMIC_RELAXED);
-    rc = fds__seg_write(ix, gen, kept, n, ld, &set->codec, dict, copy, ncopy,
-                        err);
-    stored_free(stored, n);
-    fds_dict_free(relevel);
-    if (rc)
-        return rc;
-    char *tim = fds__seg_path(ix, gen, "tim");
-    fds_sidx_writer *w = tim_from ? NULL : fds_sidx_writer_create(ix->mapping);
-    if (!tim || (!w && !tim_from))
-        rc = FDS_ENOMEM;
-    if (!rc && tim_from)
-        rc = fds_sidx_merge(tim_from->in, tim_from->live, tim_from->n, tim, err);
-    for (size_t i = 0; i < n && !rc && w; i++) {
-        fds_err derr;
-        fds_err_clear(&derr);
-        const uint8_t *src;
-        size_t len;
-        if ((rc = fds__doc_src(docs, i, ld, &src, &len, err)))
-            break;
-        rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
-                                 src, len, &derr);
-        if (rc == FDS_EINVAL || rc == FDS_EPARSE) {
-            /* an acknowledged document must never block the index: keep it
-             * stored (get works) with no indexed fields, and say so */
-            fprintf(stderr, "fieldstore: [%s] document [%.*s] kept but not "
-                            "searchable: %s\n", ix->name, (int)docs[i].id_len,
-                    docs[i].id, derr.reason);
-            rc = fds_sidx_writer_add(w, (uint32_t)i, docs[i].id, docs[i].id_len,
-                                     (const uint8_t *)"{}", 2, err);
-        } else if (rc) {
-            *err = derr;
-        }
-    }
-    if (!rc && w)
-        rc = fds_sidx_writer_write(w, tim, err);
-    fds_sidx_writer_free(w);
-    if (!rc)
-        rc = fsync_dir(ix->dir) ? fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
-                                               "cannot sync [%s]", ix->dir)
-                                : 0;
-    if (!rc)
-        rc = fds__seg_open(ix, 0, gen, out, err);
-    if (rc) {
-        char *fdt = fds__seg_path(ix, gen, "fdt");
-        if (fdt)
-            unlink(fdt);
-        if (tim)
-            unlink(tim);
-        free(fdt);
-    }
-    free(tim);
-    return rc;
-}
-
-/* Replace the published set in one step (one segs_lock write section, so
- * a view sees either the old set or the new one, never a merge's inputs
- * gone without its output): drop segments whose new live set is empty and
- * the `nremoved` segments of `removed` (all of one shard; one no longer
- * published is passed over), swap changed bitsets, and put the `nadded`
- * segments of `added` with their live docs added_lives[k] (NULL, or an
- * entry NULL: all live; the set takes the references of both): with
- * segments removed (a merge, nadded 1) where the first removed one was,
- * else each at the end of its shard's run, so that the set stays grouped
- * by shard, oldest first within a shard.  Caller holds refresh_mu; takes
- * segs_lock.  Returns 0 or FDS_ENOMEM (nothing changed). */
-int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
-                 fds__seg **added, fds__live **added_lives, unsigned nadded,
-                 fds__seg **removed, unsigned nremoved)
-{
-    pthread_rwlock_wrlock(&ix->segs_lock);
-    unsigned cap = ix->nsegs + nadded + 1;
-    fds__seg **segs = malloc(cap * sizeof *segs);
-    fds__live **lives = malloc(cap * sizeof *lives);
-    if (!segs || !lives) {
-        pthread_rwlock_unlock(&ix->segs_lock);
-        free(segs);
-        free(lives);
-        return FDS_ENOMEM;
-    }
-    unsigned k = 0, left = nadded; /* added[nadded - left ...] still to place */
-    for (unsigned i = 0; i < ix->nsegs; i++) {
-        fds__seg *sg = ix->segs[i];
-        fds__live *lv = ix->lives[i];
-        bool gone = false;
-        for (unsigned r = 0; r < nremoved; r++)
-            gone |= removed[r] == sg;
-        if (i < upto && newlive && newlive[i]) {
-            fds__live_unref(lv);
-            lv = newlive[i];
-            if (lv->del_count == lv->max_doc)
-                gone = true;
-        }
-        if (gone) {
-            bool merged_away = false;
-            for (unsigned r = 0; r < nremoved; r++)
-                merged_away |= removed[r] == sg;
-            if (merged_away && left) { /* doc order: newest last */
-                lives[k] = added_lives ? added_lives[nadded - left] : NULL;
-                segs[k++] = added[nadded - left--];
-            }
-            atomic_store(&sg->dropped, true);
-            fds__seg_unref(sg);
-            fds__live_unref(lv);
-            continue;
-        }
-        segs[k] = sg;
-        lives[k++] = lv;
-    }
-    for (; left; left--) {
-        fds__seg *a = added[nadded - left];
-        unsigned at = k;
-        while (at > 0 && segs[at - 1]->shard > a->shard)
-            at--;
-        memmove(segs + at + 1, segs + at, (k - at) * sizeof *segs);
-        memmove(lives + at + 1, lives + at, (k - at) * sizeof *lives);
-        segs[at] = a;
-        lives[at] = added_lives ? added_lives[nadded - left] : NULL;
-        k++;
-    }
-    free(ix->segs);
-    free(ix->lives);
-    ix->segs = segs;
-    ix->lives = lives;
-    ix->nsegs = k;
-    pthread_rwlock_unlock(&ix->segs_lock);
-    return 0;
-}
-
-void fds__heap_release(void)
-{
-    malloc_trim(0);
 }
 
 /*
@@ -368,6 +136,93 @@ static int build_parts(fds_index *ix, const fds__bufdoc *docs, size_t nd,
     return rc;
 }
 
+/* A failed refresh keeps its documents: the frozen buffer goes back in
+ * front of the writes buffered since (caller holds refresh_mu; takes wmu
+ * and buf_mu).  Out of memory on the way fails the index (fds__buf_lost). */
+static void refresh_restore(fds_index *ix)
+{
+    fds__buffer *fz = &ix->frozen;
+    pthread_mutex_lock(&ix->wmu);
+    pthread_mutex_lock(&ix->buf_mu);
+    fds__buffer newer = ix->buf;
+    ix->buf = *fz;
+    memset(fz, 0, sizeof *fz);
+    fz->max_seq = -1;
+    size_t i = 0;
+    for (; i < newer.n; i++)
+        if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
+                         newer.docs[i].src, newer.docs[i].src_len,
+                         newer.docs[i].version, newer.docs[i].seq_no,
+                         newer.docs[i].shard, newer.docs[i].routing,
+                         newer.docs[i].routing_len))
+            break;
+    if (i < newer.n) {
+        /* out of memory: the buffer lacks acknowledged writes that the
+         * translog holds.  Stop the index before a refresh could trim
+         * them; a restart replays them. */
+        for (; i < newer.n; i++) {
+            free(newer.docs[i].id);
+            free(newer.docs[i].src);
+            free(newer.docs[i].routing);
+        }
+        pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
+        fds__buf_lost(ix);
+        pthread_mutex_unlock(&ix->meta_mu);
+    }
+    free(newer.docs);
+    free(newer.slots);
+    fds__buf_account(ix);
+    pthread_mutex_unlock(&ix->buf_mu);
+    pthread_mutex_unlock(&ix->wmu);
+}
+
+/* Live sources of the frozen buffer fz by shard, in arrival order within
+ * a shard, into docs (fz->n entries): those of shard sh are
+ * docs[first[sh], first[sh + 1]) (first: nsh + 1 entries, zeroed).
+ * 0 or FDS_ENOMEM. */
+static int split_by_shard(const fds__buffer *fz, uint32_t nsh,
+                          fds__bufdoc *docs, size_t *first)
+{
+    for (size_t i = 0; i < fz->n; i++)
+        if (fz->docs[i].src)
+            first[fz->docs[i].shard + 1]++;
+    for (uint32_t sh = 0; sh < nsh; sh++)
+        first[sh + 1] += first[sh];
+    size_t *at = calloc((size_t)nsh + 1, sizeof *at);
+    if (!at)
+        return FDS_ENOMEM;
+    memcpy(at, first, ((size_t)nsh + 1) * sizeof *at);
+    for (size_t i = 0; i < fz->n; i++)
+        if (fz->docs[i].src)
+            docs[at[fz->docs[i].shard]++] = fz->docs[i];
+    free(at);
+    return 0;
+}
+
+/* The refresh's one catalogue transaction: the nsg new segments (their
+ * documents up to seq max_seq), the changed live docs of the published
+ * segments [0, upto), the translog trimmed to max_seq and, with a new
+ * segment, the mapping.  Caller holds refresh_mu; takes db_mu. */
+static int refresh_commit(fds_index *ix, fds__seg **sgs, unsigned nsg,
+                          fds__live **newlive, unsigned upto, int64_t max_seq,
+                          fds_err *err)
+{
+    sqlite3 *db = ix->st->db;
+    pthread_mutex_lock(&ix->st->db_mu);
+    int rc = fds__cat_begin(db, true, err);
+    for (unsigned k = 0; k < nsg && !rc; k++)
+        rc = fds__segment_insert(ix, sgs[k], max_seq, err);
+    if (!rc)
+        rc = fds__lives_save(ix, newlive, upto, err);
+    if (!rc)
+        rc = fds__translog_trim(ix, max_seq, err);
+    if (!rc && nsg)
+        rc = fds__mapping_save(ix, err);
+    rc = fds__cat_end(db, rc, NULL, err);
+    pthread_mutex_unlock(&ix->st->db_mu);
+    return rc;
+}
+
 /* The refresh itself; caller holds refresh_mu. */
 static int refresh_locked(fds_index *ix, fds_err *err)
 {
@@ -406,23 +261,8 @@ static int refresh_locked(fds_index *ix, fds_err *err)
         rc = FDS_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < fz->n; i++)
-        if (fz->docs[i].src)
-            first[fz->docs[i].shard + 1]++;
-    for (uint32_t sh = 0; sh < nsh; sh++)
-        first[sh + 1] += first[sh];
-    {
-        size_t *at = calloc((size_t)nsh + 1, sizeof *at);
-        if (!at) {
-            rc = FDS_ENOMEM;
-            goto out;
-        }
-        memcpy(at, first, ((size_t)nsh + 1) * sizeof *at);
-        for (size_t i = 0; i < fz->n; i++)
-            if (fz->docs[i].src)
-                docs[at[fz->docs[i].shard]++] = fz->docs[i];
-        free(at);
-    }
+    if ((rc = split_by_shard(fz, nsh, docs, first)))
+        goto out;
     newlive = calloc(upto + 1, sizeof *newlive);
     if (!newlive)
         rc = FDS_ENOMEM;
@@ -441,24 +281,8 @@ static int refresh_locked(fds_index *ix, fds_err *err)
             at += sgs[k]->max_doc;
         }
     }
-    if (!rc) {
-        sqlite3 *db = ix->st->db;
-        pthread_mutex_lock(&ix->st->db_mu);
-        rc = fds__cat_begin(db, true, err);
-        for (unsigned k = 0; k < nsg && !rc; k++)
-            rc = fds__segment_insert(ix, sgs[k], fz->max_seq, err);
-        if (!rc)
-            rc = fds__lives_save(ix, newlive, upto, err);
-        if (!rc)
-            rc = fds__translog_trim(ix, fz->max_seq, err);
-        if (!rc && nsg)
-            rc = fds__mapping_save(ix, err);
-        if (!rc)
-            rc = fds__cat_commit(db, err);
-        if (rc)
-            fds__cat_rollback(db);
-        pthread_mutex_unlock(&ix->st->db_mu);
-    }
+    if (!rc)
+        rc = refresh_commit(ix, sgs, nsg, newlive, upto, fz->max_seq, err);
     if (!rc)
         rc = fds__publish(ix, newlive, upto, sgs, NULL, nsg, NULL, 0);
 out:
@@ -469,39 +293,7 @@ out:
         }
         for (unsigned i = 0; newlive && i < upto; i++)
             fds__live_unref(newlive[i]);
-        /* keep the docs: put them back in front of newer writes */
-        pthread_mutex_lock(&ix->wmu);
-        pthread_mutex_lock(&ix->buf_mu);
-        fds__buffer newer = ix->buf;
-        ix->buf = *fz;
-        memset(fz, 0, sizeof *fz);
-        fz->max_seq = -1;
-        size_t i = 0;
-        for (; i < newer.n; i++)
-            if (fds__buf_put(&ix->buf, newer.docs[i].id, newer.docs[i].id_len,
-                             newer.docs[i].src, newer.docs[i].src_len,
-                             newer.docs[i].version, newer.docs[i].seq_no,
-                             newer.docs[i].shard, newer.docs[i].routing,
-                             newer.docs[i].routing_len))
-                break;
-        if (i < newer.n) {
-            /* out of memory: the buffer lacks acknowledged writes that the
-             * translog holds.  Stop the index before a refresh could trim
-             * them; a restart replays them. */
-            for (; i < newer.n; i++) {
-                free(newer.docs[i].id);
-                free(newer.docs[i].src);
-                free(newer.docs[i].routing);
-            }
-            pthread_mutex_lock(&ix->meta_mu); /* failure: see store_int.h */
-            fds__buf_lost(ix);
-            pthread_mutex_unlock(&ix->meta_mu);
-        }
-        free(newer.docs);
-        free(newer.slots);
-        fds__buf_account(ix);
-        pthread_mutex_unlock(&ix->buf_mu);
-        pthread_mutex_unlock(&ix->wmu);
+        refresh_restore(ix);
     }
     free(newlive);
     free(docs);

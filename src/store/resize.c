@@ -80,10 +80,7 @@ static int rz_register(fds_index *to, fds__seg *sg, int64_t max_seq,
         to->segs = segs;
         to->nsegs = n;
     }
-    if (!rc)
-        rc = fds__cat_commit(db, err);
-    if (rc)
-        fds__cat_rollback(db);
+    rc = fds__cat_end(db, rc, NULL, err);
     pthread_mutex_unlock(&to->st->db_mu);
     return rc;
 }
@@ -295,28 +292,15 @@ static int rz_shards(fds_index *to, fds_index *from, const fds_index_view *v,
 static int rz_row(fds_store *s, fds_index *ix, const char *tmp, fds_err *err)
 {
     pthread_mutex_lock(&s->db_mu);
-    sqlite3_stmt *st = NULL;
     int rc = fds__cat_begin(s->db, true, err);
     if (!rc)
-        rc = fds__cat_prepare(s->db, "INSERT INTO indices(name, uuid, created_ms, "
-                                     "next_seq, crc) VALUES(?,?,?,?,?)", &st, err);
-    if (!rc) {
-        sqlite3_bind_text(st, 1, tmp, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, ix->uuid, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, ix->created_ms);
-        sqlite3_bind_int64(st, 4, ix->next_seq);
-        sqlite3_bind_int64(st, 5, fds__index_row_crc(tmp, ix->uuid, ix->created_ms));
-        rc = fds__cat_step_done(s->db, st, err);
-        ix->id = sqlite3_last_insert_rowid(s->db);
-    }
+        rc = fds__cat_index_insert(s->db, tmp, ix->uuid, ix->created_ms,
+                                   ix->next_seq, &ix->id, err);
     if (!rc)
         rc = fds__settings_save(s, ix->id, &ix->settings, err);
     if (!rc)
         rc = fds__mapping_save(ix, err);
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
-    if (rc)
-        fds__cat_rollback(s->db);
+    rc = fds__cat_end(s->db, rc, NULL, err);
     pthread_mutex_unlock(&s->db_mu);
     return rc;
 }
@@ -327,24 +311,13 @@ static int rz_name(fds_store *s, fds_index *ix, const char *target,
                    const fds_alias *aliases, size_t naliases, fds_err *err)
 {
     pthread_mutex_lock(&s->db_mu);
-    sqlite3_stmt *st = NULL;
     int rc = fds__cat_begin(s->db, true, err);
     if (!rc)
-        rc = fds__cat_prepare(s->db, "UPDATE indices SET name=?, next_gen=?, "
-                                     "crc=? WHERE id=?", &st, err);
-    if (!rc) {
-        sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)ix->next_gen);
-        sqlite3_bind_int64(st, 3, fds__index_row_crc(target, ix->uuid, ix->created_ms));
-        sqlite3_bind_int64(st, 4, ix->id);
-        rc = fds__cat_step_done(s->db, st, err);
-    }
+        rc = fds__cat_index_rename(s->db, ix->id, target, ix->uuid,
+                                   ix->created_ms, ix->next_gen, err);
     if (!rc && naliases)
         rc = fds__aliases_insert(s, ix->id, target, aliases, naliases, err);
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
-    if (rc)
-        fds__cat_rollback(s->db);
+    rc = fds__cat_end(s->db, rc, NULL, err);
     pthread_mutex_unlock(&s->db_mu);
     return rc;
 }
@@ -448,10 +421,9 @@ int fds_store_resize_index(fds_store *s, fds_index *src, const char *target,
     if (rc && row && !committed) {
         fds_err ignore;
         pthread_mutex_lock(&s->db_mu);
-        if (!fds__cat_begin(s->db, true, &ignore) &&
-            (fds__index_rows_delete(s, ix->id, &ignore) ||
-             fds__cat_commit(s->db, &ignore)))
-            fds__cat_rollback(s->db);
+        if (!fds__cat_begin(s->db, true, &ignore))
+            fds__cat_end(s->db, fds__cat_index_delete(s->db, ix->id, &ignore),
+                         NULL, &ignore);
         pthread_mutex_unlock(&s->db_mu);
     }
     if (rc && ix) {

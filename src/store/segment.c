@@ -47,6 +47,9 @@
  * level, block size and dictionary copies their blocks byte for byte (only
  * the doc base in each block header is rewritten, fds_block_rebase), as
  * Lucene's stored-fields merge copies "clean" chunks.
+ *
+ * Also the live-docs bitsets (fds__live) that go with a published segment
+ * (which of its docs are not deleted).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "fds_hash.h"
 #include "store_int.h"
 
@@ -66,6 +70,34 @@ static void id_bloom_build(fds__seg *sg);
 #define FDT_END_MAGIC "FDSEND01"
 #define FDT_FOOTER 64
 #define FDT_HEADER 8
+
+/* ---- live-docs bitsets (fds__live) ---- */
+
+void fds__live_unref(fds__live *l)
+{
+    if (l && atomic_fetch_sub(&l->refs, 1) == 1)
+        free(l);
+}
+
+fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
+{
+    size_t nb = (max_doc + 7) / 8;
+    fds__live *l = malloc(sizeof *l + nb + 1);
+    if (!l)
+        return NULL;
+    atomic_init(&l->refs, 1);
+    l->max_doc = max_doc;
+    if (old) {
+        memcpy(l->bits, old->bits, nb);
+        l->del_count = old->del_count;
+    } else {
+        memset(l->bits, 0xFF, nb);
+        l->del_count = 0;
+    }
+    return l;
+}
+
+/* ---- the segment ---- */
 
 char *fds__seg_path(const fds_index *ix, uint64_t gen, const char *ext)
 {
@@ -157,6 +189,77 @@ static void put_column(bytes *tail, const fds__bufdoc *docs, size_t n,
     }
 }
 
+/* Append the blocks of the ncopy segments of `copy` to the .fdt being
+ * written on fd, each rebased to its doc base in the new segment
+ * (fds_block_rebase), their pages dropped from the resident set as the
+ * copy goes on (FDS__DROP_CHUNK); *nblocks, *copied and *raw_total grow.
+ * 0, or an error: *io set for a failed write (errno tells why, err not
+ * filled), else err filled or FDS_ENOMEM. */
+static int copy_blocks(fds_index *ix, int fd, fds__seg *const *copy,
+                       unsigned ncopy, bytes *tail, bytes *enc, uint64_t *off,
+                       uint32_t *nblocks, uint32_t *copied,
+                       uint64_t *raw_total, bool *io, fds_err *err)
+{
+    int rc;
+    uint64_t dropped = 0; /* pages of the copied input left resident below */
+    uint32_t base = 0;
+    for (unsigned c = 0; c < ncopy; c++) {
+        const fds__seg *sg = copy[c];
+        for (uint32_t b = 0; b < sg->nblocks; b++) {
+            const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+            uint32_t len = fds__get_u32(e + 12);
+            uint32_t sbase = fds__get_u32(e + 8);
+            enc->n = 0;
+            if ((rc = bytes_reserve(enc, len)))
+                return rc;
+            memcpy(enc->p, sg->map + fds__get_u64(e), len);
+            if ((rc = fds_block_rebase(enc->p, len, base + sbase)))
+                return fds_err_setk(err, rc, FDS_KIND_CORRUPT,
+                                    "[%s] segment [%s] block [%u]: cannot "
+                                    "copy: %s", ix->name, sg->name, b,
+                                    fds_strerror(rc));
+            if ((rc = put_block(fd, tail, off, enc->p, len, base + sbase))) {
+                *io = true;
+                return rc;
+            }
+            (*nblocks)++;
+            (*copied)++;
+            if (fds__get_u64(e) >= dropped + FDS__DROP_CHUNK) {
+                fds__drop_pages(sg->map, dropped, fds__get_u64(e));
+                dropped = fds__get_u64(e);
+            }
+        }
+        fds__drop_pages(sg->map, 0, sg->map_len);
+        dropped = 0;
+        base += sg->max_doc;
+        *raw_total += sg->raw_bytes;
+    }
+    return 0;
+}
+
+/* Append the 64-byte footer (layout at the top of this file) to `tail`,
+ * which has room for it; its checksum covers tail's bytes so far. */
+static void put_footer(bytes *tail, uint64_t index_off, uint32_t nblocks,
+                       size_t n, uint64_t raw_total, const fds_codec_params *p,
+                       const fds_dict *dict, uint32_t copied)
+{
+    uint8_t *f = tail->p + tail->n;
+    fds__put_u64(f, index_off);
+    fds__put_u32(f + 8, nblocks);
+    fds__put_u32(f + 12, (uint32_t)n);
+    fds__put_u64(f + 16, raw_total);
+    fds__put_u32(f + 24, (uint32_t)p->codec);
+    fds__put_u32(f + 28, dict ? fds_dict_id(dict) : 0);
+    fds__put_u32(f + 32, (uint32_t)p->level);
+    fds__put_u32(f + 36, p->block_size);
+    fds__put_u32(f + 40, p->max_docs_per_block);
+    fds__put_u32(f + 44, copied);
+    fds__put_u32(f + 48, fds_crc32c(0, tail->p, tail->n + 48));
+    fds__put_u32(f + 52, 0);
+    memcpy(f + 56, FDT_END_MAGIC, 8);
+    tail->n += FDT_FOOTER;
+}
+
 int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
                    size_t n, const fds__doc_loader *ld,
                    const fds_codec_params *p, const fds_dict *dict,
@@ -186,39 +289,12 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         goto io;
 
     uint32_t copied = 0;
-    uint64_t dropped = 0; /* pages of the copied input left resident below */
     size_t i = n; /* with copy sources, every block comes from them */
-    uint32_t base = 0;
-    for (unsigned c = 0; copy && c < ncopy; c++) {
-        const fds__seg *sg = copy[c];
-        for (uint32_t b = 0; b < sg->nblocks; b++) {
-            const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
-            uint32_t len = fds__get_u32(e + 12);
-            uint32_t sbase = fds__get_u32(e + 8);
-            enc.n = 0;
-            if ((rc = bytes_reserve(&enc, len)))
-                goto out;
-            memcpy(enc.p, sg->map + fds__get_u64(e), len);
-            if ((rc = fds_block_rebase(enc.p, len, base + sbase))) {
-                fds_err_setk(err, rc, FDS_KIND_CORRUPT,
-                             "[%s] segment [%s] block [%u]: cannot copy: %s",
-                             ix->name, sg->name, b, fds_strerror(rc));
-                goto out;
-            }
-            if ((rc = put_block(fd, &tail, &off, enc.p, len, base + sbase)))
-                goto io;
-            nblocks++;
-            copied++;
-            if (fds__get_u64(e) >= dropped + FDS__DROP_CHUNK) {
-                fds__drop_pages(sg->map, dropped, fds__get_u64(e));
-                dropped = fds__get_u64(e);
-            }
-        }
-        fds__drop_pages(sg->map, 0, sg->map_len);
-        dropped = 0;
-        base += sg->max_doc;
-        raw_total += sg->raw_bytes;
-    }
+    bool io = false;
+    if (copy &&
+        (rc = copy_blocks(ix, fd, copy, ncopy, &tail, &enc, &off, &nblocks,
+                          &copied, &raw_total, &io, err)))
+        goto fail;
     if (!copy)
         i = 0;
     while (i < n) {
@@ -262,26 +338,15 @@ int fds__seg_write(fds_index *ix, uint64_t gen, const fds__bufdoc *docs,
         goto out;
     put_column(&tail, docs, n, false);
     put_column(&tail, docs, n, true);
-    uint8_t *f = tail.p + tail.n;
-    fds__put_u64(f, off);
-    fds__put_u32(f + 8, nblocks);
-    fds__put_u32(f + 12, (uint32_t)n);
-    fds__put_u64(f + 16, raw_total);
-    fds__put_u32(f + 24, (uint32_t)p->codec);
-    fds__put_u32(f + 28, dict ? fds_dict_id(dict) : 0);
-    fds__put_u32(f + 32, (uint32_t)p->level);
-    fds__put_u32(f + 36, p->block_size);
-    fds__put_u32(f + 40, p->max_docs_per_block);
-    fds__put_u32(f + 44, copied);
-    fds__put_u32(f + 48, fds_crc32c(0, tail.p, tail.n + 48));
-    fds__put_u32(f + 52, 0);
-    memcpy(f + 56, FDT_END_MAGIC, 8);
-    tail.n += FDT_FOOTER;
+    put_footer(&tail, off, nblocks, n, raw_total, p, dict, copied);
     if ((rc = write_all(fd, tail.p, tail.n)))
         goto io;
     if (fsync(fd) != 0)
         goto io;
     goto out;
+fail:
+    if (!io)
+        goto out;
 io:
     rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO, "cannot write [%s]: %s",
                       path, strerror(errno));
@@ -774,4 +839,82 @@ int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
     free(refs);
     free(offs);
     return rc;
+}
+
+/* ---- loading the published set at start-up ---- */
+
+/* Open the segment of one segments row of ix with its live docs and
+ * append both to ix->segs / ix->lives (fds__cat_seg_each; ctx: ix). */
+static int segment_load(void *ctx, const fds__cat_seg_row *r, fds_err *err)
+{
+    fds_index *ix = ctx;
+    fds__seg *sg = NULL;
+    if (!r->row_ok || r->shard < 0 || r->shard >= ix->nshards)
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] segment [seg_%lld]: catalogue row segments "
+                            "(live docs, deleted count, max_doc, max_seq) "
+                            "fails its checksum (damaged catalogue)", ix->name,
+                            (long long)r->gen);
+    int rc = fds__seg_open(ix, r->id, (uint64_t)r->gen, &sg, err);
+    if (rc)
+        return rc;
+    sg->max_seq = r->max_seq;
+    sg->shard = (uint32_t)r->shard;
+    if (r->has_routing &&
+        (rc = fds__routes_parse(&sg->routes, r->routing, r->routing_len,
+                                sg->max_doc))) {
+        if (rc == FDS_ECORRUPT)
+            fds_err_setk(err, rc, FDS_KIND_CORRUPT, "[%s] segment [%s]: "
+                         "damaged routing values", ix->name, sg->name);
+        fds__seg_unref(sg);
+        return rc;
+    }
+    if (r->max_doc != sg->max_doc) {
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "[%s] segment [%s]: the catalogue says %lld docs, "
+                          "the stored-fields file %u", ix->name, sg->name,
+                          (long long)r->max_doc, sg->max_doc);
+        fds__seg_unref(sg);
+        return rc;
+    }
+    fds__live *lv = NULL;
+    if (r->has_live) {
+        size_t nb = (sg->max_doc + 7) / 8;
+        if (r->live_len != nb) {
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] segment [%s]: live docs of wrong size",
+                              ix->name, sg->name);
+            fds__seg_unref(sg);
+            return rc;
+        }
+        /* (NULL would read as "all live": deleted docs back) */
+        if (!(lv = fds__live_copy(NULL, sg->max_doc))) {
+            fds__seg_unref(sg);
+            return FDS_ENOMEM;
+        }
+        memcpy(lv->bits, r->live, nb);
+        lv->del_count = r->del_count;
+    }
+    fds__seg **q = realloc(ix->segs, (ix->nsegs + 1) * sizeof *q);
+    fds__live **l = realloc(ix->lives, (ix->nsegs + 1) * sizeof *l);
+    if (q)
+        ix->segs = q;
+    if (l)
+        ix->lives = l;
+    if (!q || !l) {
+        fds__seg_unref(sg);
+        fds__live_unref(lv);
+        return FDS_ENOMEM;
+    }
+    ix->segs[ix->nsegs] = sg;
+    ix->lives[ix->nsegs++] = lv;
+    return 0;
+}
+
+/* Open every segment the catalogue lists for ix, by shard, oldest first
+ * within a shard, with its live docs, into ix->segs / ix->lives (at
+ * start-up). */
+int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err)
+{
+    return fds__cat_segments_read(s->db, ix->id, segment_load, ix, err);
 }

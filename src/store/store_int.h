@@ -211,7 +211,7 @@ struct fds_store {
     size_t nindices;
     pthread_t bg;               /* periodic refreshes, translog syncs */
     bool bg_started;
-    pthread_t merger;           /* background merges (store.c, merger) */
+    pthread_t merger;           /* background merges (background.c) */
     bool merger_started;
     atomic_bool stop;
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
@@ -266,69 +266,9 @@ int fds__aliases_insert(fds_store *s, int64_t index_id, const char *index,
 void fds__aliases_forget_index(fds_store *s, const char *index);
 void fds__aliases_adopt(fds_store *s, const char *index, const fds_alias *a,
                         size_t n);
-/* store.c: an index's catalogue rows deleted in the caller's transaction
- * (db_mu held); after the commit, fds__index_unlink (mu and the index's
- * refresh_mu held) takes it out of the node and removes its files, leaving
- * the caller's reference to release. */
-int fds__index_rows_delete(fds_store *s, int64_t id, fds_err *err);
-void fds__index_unlink(fds_store *s, fds_index *ix);
-/* store.c: Elasticsearch's index-name rules (MetadataCreateIndexService.
- * validateIndexOrAliasName), worded for an index or an alias (`what`
- * "index" or "alias", with `kind`). */
-int fds__check_name(const char *name, const char *what, int kind,
-                    fds_err *err);
-
-/* store.c: helpers of index creation shared with resize.c.
- * fds__name_taken (caller holds mu): 0 when no index, alias or running
- * resize has `name`, else FDS_EEXIST (kind ALREADY_EXISTS, "index [x/uuid]
- * already exists") or FDS_EINVAL (kind INVALID_INDEX_NAME, "already exists
- * as alias").  fds__index_alloc: a new in-memory index (refs 1, not in the
- * node's list) or NULL; fds__index_shards_set: nshards and routing_shards
- * from ix->settings; fds__make_uuid: a base64url random uuid (22 chars);
- * fds__mkdir_p: 0 or FDS_EIO; fds__rm_rf: remove a tree, errors ignored. */
-int fds__name_taken(fds_store *s, const char *name, fds_err *err);
-/* The checksum of an indices row (FDS_CRC_COLS_INDICES: name, uuid,
- * created_ms). */
-uint32_t fds__index_row_crc(const char *name, const char *uuid, int64_t created_ms);
-fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
-                            const char *uuid);
-void fds__index_shards_set(fds_index *ix);
-void fds__make_uuid(char out[33]);
-int fds__mkdir_p(const char *path);
-void fds__rm_rf(const char *path);
-/* The name prefix of a resize's target row until its last transaction
- * names it (no index name may start with '_'): a row found with it at
- * start-up is an interrupted resize, deleted with its folder. */
-#define FDS__RESIZE_PREFIX "_resizing-"
-
-/* store.c: wall-clock milliseconds; the errors every index operation gives
- * (each fills err->index with the index name and returns the code):
- * FDS_ENOTFOUND for a deleted or unknown index, FDS_ECLOSED for a closed
- * one, FDS_ECORRUPT with the load failure for a failed one. */
-int64_t fds__now_ms(void);
-/* store.c: the node's indices now, each with a reference taken (release
- * each with fds_index_release, free the array); *n of them, NULL and 0
- * when out of memory. */
-fds_index **fds__indices_pin(fds_store *s, size_t *n);
-int fds__index_not_found(fds_err *err, const char *name);
-int fds__index_closed(fds_index *ix, fds_err *err);
-int fds__index_failed(fds_index *ix, fds_err *err);
-/* store.c: 0 when `ix` takes writes, refreshes and merges; else the not
- * found error for an index deleted since the caller found it (its folder
- * is gone: nothing may be written there) or the closed (failed) one.
- * Caller holds wmu or refresh_mu, which a delete takes before it marks
- * the index deleted, so the answer holds until the caller lets go. */
-int fds__index_usable(fds_index *ix, fds_err *err);
-/* store.c: the free-space floor.  fds__disk_low: the data directory's file
- * system has less free than s->min_free (false when unset or statvfs
- * fails).  fds__index_blocked fills err (replacing what it held) with the
- * cluster-block error of ix and returns FDS_EIO. */
-bool fds__disk_low(fds_store *s);
-int fds__index_blocked(fds_index *ix, fds_err *err);
-
 void fds__seg_unref(fds__seg *sg);
 
-/* view.c: live-docs bitsets.  fds__live_copy gives a new bitset of
+/* segment.c: live-docs bitsets.  fds__live_copy gives a new bitset of
  * `max_doc` docs (refs 1) copied from `old`, or all live when `old` is
  * NULL; NULL on allocation failure.  fds__live_unref accepts NULL. */
 fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc);
@@ -366,10 +306,9 @@ bool fds__buf_over(fds_store *s);
 /* buffer.c: the translog (the layout of a batch row's records at the top
  * of buffer.c).  fds__tlop_size: the bytes of op's record with the id,
  * version, seq_no and shard of its result `r`; fds__tlop_put writes it at
- * p and returns the end.  fds__translog_append inserts one row of
- * records ops[0, len) for seqs [first_seq, last_seq], in the caller's
- * transaction (caller holds db_mu): 0, FDS_ESQL, or FDS_EINVAL for more
- * bytes than SQLite takes in a value (SQLITE_LIMIT_LENGTH).  fds__tlop_next reads the record at *p (advanced)
+ * p and returns the end (a batch's records go into one row:
+ * fds__cat_translog_append, catalog_log.c).  fds__tlop_next reads the
+ * record at *p (advanced)
  * into *o, pointing into the row: 1, 0 at `end`, -1 for bytes that are no
  * record (an op other than index, create or delete, a length past `end`,
  * a source on a delete or none on a write). */
@@ -388,9 +327,6 @@ size_t fds__tlop_size(const fds_write_op *op, const fds_write_result *r);
 uint8_t *fds__tlop_put(uint8_t *p, const fds_write_op *op,
                        const fds_write_result *r);
 int fds__tlop_next(const uint8_t **p, const uint8_t *end, fds__tlop *o);
-int fds__translog_append(sqlite3 *db, int64_t index_id, int64_t first_seq,
-                         int64_t last_seq, const uint8_t *ops, size_t len,
-                         fds_err *err);
 /* routing.c: a segment's routing values.  fds__routes_from_docs fills r
  * from docs[0, n) (doc i = docs[i]; those with a routing); _parse from a
  * catalogue blob of a segment of max_doc docs (copied; FDS_ECORRUPT for a
@@ -402,9 +338,6 @@ int fds__routes_parse(fds__routes *r, const void *blob, size_t len,
 const char *fds__routes_get(const fds__routes *r, uint32_t doc, size_t *len);
 void fds__routes_free(fds__routes *r);
 
-/* The shard of a routing value of ix (NULL: of the id); store.c. */
-uint32_t fds__shard_of(const fds_index *ix, const char *id, size_t id_len,
-                       const char *routing, size_t rlen);
 /* Drop ix's translog rows with seq <= max_seq (in the refresh transaction).
  * Returns 0 or FDS_ESQL. */
 int fds__translog_trim(fds_index *ix, int64_t max_seq, fds_err *err);
@@ -470,10 +403,12 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
 /* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
  * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
 int fds__parse_bytes(const char *v, long long *out);
+/* segment.c: the start-up load of the segments rows (see above). */
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 
-/* refresh.c: shared with merges (caller holds refresh_mu).
- * fds__build_segment writes and opens a segment of `docs` (see refresh.c);
+/* segment_build.c: shared by refreshes, merges and resizes (caller holds
+ * refresh_mu).  fds__build_segment writes and opens a segment of `docs`
+ * (see segment_build.c);
  * fds__publish swaps the published segment set in one step. */
 typedef struct fds__tim_inputs {
     const fds_sidx *const *in;  /* the merge's inputs, in doc order */
@@ -522,27 +457,7 @@ void fds__buffer_flush_async(fds_index *ix);
 void fds__buffer_wait(fds_index *ix);
 void fds__flush_progress(fds_store *s);
 void *fds__flusher_main(void *arg);
-/*
- * store.c: the calling thread becomes a background thread of the node:
- * named `name` and run at nice FDS__BACKGROUND_NICE, or its own if that
- * is higher already (fds_thread_lower; threads it starts, a refresh's
- * part threads, inherit it).  The flusher,
- * the background thread (periodic refreshes) and the merge thread call it
- * first.
- * Why: with their part threads they can keep both cores busy beside a
- * _bulk loop; at the HTTP threads' priority a search then waited behind
- * them for the CPU (30-85 ms for 5-10 ms of CPU, measured), and a new
- * connection went to the thread serving searches while the idle HTTP
- * thread waited to run, so a _bulk request held that search up for its
- * whole 200-300 ms (docs/benchmarks.md, "Searches beside a _bulk loop").
- * Nice 10 weighs 110 against nice 0's 1024 (the kernel's
- * sched_prio_to_weight): the background takes what the HTTP threads
- * leave, and still about a tenth of a core they want, so a lock it holds
- * (refresh_mu, segs_lock for a publish) is not held for long.  Errors are
- * ignored: the thread then runs at the normal priority, as before.
- */
-#define FDS__BACKGROUND_NICE 10
-void fds__thread_background(const char *name);
+/* segment_build.c: swap the published set (see there). */
 int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
                  fds__seg **added, fds__live **added_lives, unsigned nadded,
                  fds__seg **removed, unsigned nremoved);
@@ -662,5 +577,7 @@ static inline bool fds__live_get(const fds__live *l, uint32_t doc)
 {
     return !l || (l->bits[doc >> 3] >> (doc & 7)) & 1;
 }
+
+#include "index.h"
 
 #endif

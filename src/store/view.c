@@ -3,38 +3,14 @@
  * its live-docs bitsets (reference counts, no copies), so a search or get
  * sees one consistent set while a refresh or merge publishes a new one; a
  * merged-away segment's files go when the last view releases it.  Also the
- * live-docs bitsets themselves (fds__live), the realtime get (buffer first,
- * then segments) and the statistics of the published set.
+ * realtime get (buffer first, then segments) and the statistics of the
+ * published set.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store_int.h"
-
-void fds__live_unref(fds__live *l)
-{
-    if (l && atomic_fetch_sub(&l->refs, 1) == 1)
-        free(l);
-}
-
-fds__live *fds__live_copy(const fds__live *old, uint32_t max_doc)
-{
-    size_t nb = (max_doc + 7) / 8;
-    fds__live *l = malloc(sizeof *l + nb + 1);
-    if (!l)
-        return NULL;
-    atomic_init(&l->refs, 1);
-    l->max_doc = max_doc;
-    if (old) {
-        memcpy(l->bits, old->bits, nb);
-        l->del_count = old->del_count;
-    } else {
-        memset(l->bits, 0xFF, nb);
-        l->del_count = 0;
-    }
-    return l;
-}
 
 /* out's `_routing`: `rt` (len bytes, at most FDS_ROUTING_MAX) or none. */
 static void doc_routing(fds_doc *out, const char *rt, size_t len)

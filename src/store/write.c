@@ -443,25 +443,19 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     if (!rc)
         rc = fds__cat_begin(s->db, durable, err);
     for (size_t k = 0; !rc && k < nrows; k++)
-        rc = fds__translog_append(s->db, ix->id, rows[k].first, rows[k].last,
-                                  tl + rows[k].off, rows[k].len, err);
+        rc = fds__cat_translog_append(s->db, ix->id, rows[k].first,
+                                      rows[k].last, tl + rows[k].off,
+                                      rows[k].len, err);
     free(tl);
     free(rows);
-    if (!rc && seq != seq0) {
-        char sql[128];
-        snprintf(sql, sizeof sql, "UPDATE indices SET next_seq=%lld WHERE id=%lld",
-                 (long long)seq, (long long)ix->id);
-        rc = fds__cat_exec(s->db, sql, err);
-    }
-    if (!rc)
-        rc = fds__cat_commit(s->db, err);
+    if (!rc && seq != seq0)
+        rc = fds__cat_index_set_next_seq(s->db, ix->id, seq, err);
+    /* nothing of the batch is durable: with the disk full, say so as
+     * Elasticsearch does (`full`, read before the rollback resets it) */
+    bool full = false;
+    rc = fds__cat_end(s->db, rc, &full, err);
     if (!rc && seq != seq0)
         s->tl_batches++;
-    /* nothing of the batch is durable: with the disk full, say so as
-     * Elasticsearch does (before the rollback resets the error code) */
-    bool full = rc == FDS_ESQL && sqlite3_errcode(s->db) == SQLITE_FULL;
-    if (rc)
-        fds__cat_rollback(s->db);
     pthread_mutex_unlock(&s->db_mu);
     if (full)
         rc = fds__index_blocked(ix, err);
