@@ -277,7 +277,7 @@ struct fds_highlight;
 int fds__dsl_highlight(fds__dsl_ctx *c, const cJSON *j,
                        struct fds_highlight **out);
 
-/* ---- docvalues.c ---------------------------------------------------------- */
+/* ---- dsl_docvalues.c ---------------------------------------------------------- */
 
 /* docvalue_fields entry (`fetch`: a `fields` entry) `name` (a field or a
  * pattern) with `fmt` (NULL: the mapping's) resolved into r->dv: a text

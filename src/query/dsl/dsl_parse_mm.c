@@ -345,9 +345,17 @@ static int mm_field_json(const cJSON *body, const mm_args *a,
 static fds_query *mm_field_query(fds__dsl_ctx *c, const cJSON *m,
                                  bool phrase)
 {
+    const cJSON *b = m->child;
+    /* the dispatcher takes a member named `_name` for the query's name, so
+     * a field of that name is refused as its written DSL would be */
+    if (!strcmp(b->child->string, "_name")) {
+        fds__dsl_err(c->err, "[%s] query does not support [_name] of type "
+                             "[%s]: a name is a string", b->string,
+                     fds__dsl_jtype(b->child));
+        return NULL;
+    }
     if (fds__dsl_depth_enter(c))
         return NULL;
-    const cJSON *b = m->child;
     fds_query *q = phrase ? fds__dsl_match_phrase(c, b, b->string[12] != 0)
                           : fds__dsl_match(c, b);
     c->depth--;

@@ -112,6 +112,57 @@ static int url_source(fds_search_request *req, const char *key,
     return rc ? rc : fds__dsl_stored_check(req, err);
 }
 
+/* ?track_total_hits=: true (or empty), false, or a count (-1: all). */
+static int url_track_total(fds_search_request *req, const char *value,
+                           fds_err *err)
+{
+    if (!strcmp(value, "true") || !*value)
+        req->track_total = INT64_MAX;
+    else if (!strcmp(value, "false"))
+        req->track_total = FDS_TRACK_TOTAL_NONE;
+    else {
+        char *e;
+        long long n = strtoll(value, &e, 10);
+        if (*e || !*value)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[track_total_hits] must be true, false or "
+                                "a number, got [%s]", value);
+        if (n < -1)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[track_total_hits] parameter must be "
+                                "positive or equals to -1, got %lld", n);
+        req->track_total = n == -1 ? INT64_MAX : n;
+    }
+    return 0;
+}
+
+/* ?version=, ?seq_no_primary_term=, ?rest_total_hits_as_int=,
+ * ?track_scores=: URL booleans; rest_total_hits_as_int turns exact
+ * counting on. */
+static int url_flag_key(fds_search_request *req, const char *key,
+                        const char *value, fds_err *err)
+{
+    bool on = false;
+    int rc = url_flag(key, value, &on, err);
+    if (rc)
+        return rc;
+    *(key[0] == 'v'   ? &req->version
+      : key[0] == 's' ? &req->seq_no_primary_term
+      : key[0] == 'r' ? &req->total_as_int
+                      : &req->track_scores) = on;
+    /* a number must be exact (RestSearchAction): counting is turned on
+     * unless it was limited explicitly, which is refused */
+    if (key[0] == 'r' && on && req->track_total == FDS_TRACK_TOTAL_DEFAULT)
+        req->track_total = INT64_MAX;
+    else if (key[0] == 'r' && on && req->track_total != INT64_MAX &&
+             req->track_total != FDS_TRACK_TOTAL_NONE)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[rest_total_hits_as_int] cannot be used if the "
+                            "tracking of total hits is not accurate, got %lld",
+                            (long long)req->track_total);
+    return 0;
+}
+
 int fds_search_apply_param(fds_search_request *req, const char *key,
                            const char *value, fds_err *err)
 {
@@ -128,26 +179,8 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
             *dst = old; /* a refused parameter leaves the request unchanged */
         return rc;
     }
-    if (!strcmp(key, "track_total_hits")) {
-        if (!strcmp(value, "true") || !*value)
-            req->track_total = INT64_MAX;
-        else if (!strcmp(value, "false"))
-            req->track_total = FDS_TRACK_TOTAL_NONE;
-        else {
-            char *e;
-            long long n = strtoll(value, &e, 10);
-            if (*e || !*value)
-                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                    "[track_total_hits] must be true, false or "
-                                    "a number, got [%s]", value);
-            if (n < -1)
-                return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                    "[track_total_hits] parameter must be "
-                                    "positive or equals to -1, got %lld", n);
-            req->track_total = n == -1 ? INT64_MAX : n;
-        }
-        return 0;
-    }
+    if (!strcmp(key, "track_total_hits"))
+        return url_track_total(req, value, err);
     if (!strcmp(key, "explain")) {
         req->explain = strcmp(value, "false") != 0;
         return 0;
@@ -198,27 +231,8 @@ int fds_search_apply_param(fds_search_request *req, const char *key,
         return 0;
     }
     if (!strcmp(key, "version") || !strcmp(key, "seq_no_primary_term") ||
-        !strcmp(key, "rest_total_hits_as_int") || !strcmp(key, "track_scores")) {
-        bool on = false;
-        int rc = url_flag(key, value, &on, err);
-        if (rc)
-            return rc;
-        *(key[0] == 'v'   ? &req->version
-          : key[0] == 's' ? &req->seq_no_primary_term
-          : key[0] == 'r' ? &req->total_as_int
-                          : &req->track_scores) = on;
-        /* a number must be exact (RestSearchAction): counting is turned on
-         * unless it was limited explicitly, which is refused */
-        if (key[0] == 'r' && on && req->track_total == FDS_TRACK_TOTAL_DEFAULT)
-            req->track_total = INT64_MAX;
-        else if (key[0] == 'r' && on && req->track_total != INT64_MAX &&
-                 req->track_total != FDS_TRACK_TOTAL_NONE)
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                                "[rest_total_hits_as_int] cannot be used if the "
-                                "tracking of total hits is not accurate, got %lld",
-                                (long long)req->track_total);
-        return 0;
-    }
+        !strcmp(key, "rest_total_hits_as_int") || !strcmp(key, "track_scores"))
+        return url_flag_key(req, key, value, err);
     if (!strcmp(key, "_source") || !strcmp(key, "_source_includes") ||
         !strcmp(key, "_source_excludes"))
         return url_source(req, key, value, err);
