@@ -1,9 +1,10 @@
 /*
  * ast.c: the lifetime of the parsed search (ast/search_request.h): a query
- * node with the DSL's defaults, and the destructors of the query tree and
- * of a whole request with its aggregation, highlight, sort and `_source`
- * parts.  The parsers (src/query/dsl) build these trees, the executor
- * (src/query/exec) and the fetch phase read them; neither owns this code.
+ * node with the DSL's defaults, and the destructors of the query tree, of
+ * the highlight tree (ast/highlight_tree.h) and of a whole request with
+ * its aggregation, highlight, sort and `_source` parts.  The parsers
+ * (src/query/dsl) build these trees, the executor (src/query/exec) and the
+ * fetch phase read them; neither owns this code.
  */
 #include <math.h>
 #include <stdint.h>
@@ -12,7 +13,7 @@
 #include "ast/ast_int.h"
 #include "aggs/aggs.h"
 #include "exec/term_pat.h"
-#include "fetch/highlight.h"
+#include "ast/highlight_tree.h"
 
 fds_query *fds__query_new(int type)
 {
@@ -53,6 +54,22 @@ void fds__query_free(fds_query *q)
         free(lists[l]);
     }
     free(q);
+}
+
+void fds_highlight_free(fds_highlight *h)
+{
+    if (!h)
+        return;
+    for (size_t i = 0; i < h->nf; i++) {
+        free(h->f[i].path);
+        free(h->f[i].src_path);
+        free(h->f[i].pre);
+        free(h->f[i].post);
+        fds__query_free(h->f[i].hq);
+    }
+    free(h->f);
+    fds__query_free(h->hq);
+    free(h);
 }
 
 void fds_search_request_free(fds_search_request *r)

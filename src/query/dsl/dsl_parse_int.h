@@ -2,14 +2,23 @@
  * dsl_parse_int.h: what the files of the query DSL parser share.  Nothing
  * outside them includes it.
  *
- *   dsl_parse.c        the body keys (_source, sort, search_after,
- *                      track_total_hits, from/size), URL parameters and q=
- *   dsl_parse_query.c  shared helpers, bool and the query dispatch
+ *   dsl_util.c         the shared helpers (errors, values as text, field
+ *                      lookup, query nodes, tokens); they call no parser
+ *   dsl_parse.c        the body: entry points, raw strings, the keys of a
+ *                      search alone (query, track_total_hits, aggs, ...)
+ *   dsl_hits.c         the keys that shape the hits (a search's and
+ *                      top_hits'): from/size, explain, version, ...
+ *   dsl_source.c       _source, stored_fields, docvalue_fields, fields
+ *   dsl_sort.c         sort, search_after, the point-in-time tiebreaker
+ *   dsl_url.c          the URL parameters of _search, q= among them
+ *   dsl_highlight.c    highlight, into ast/highlight_tree.h
+ *   dsl_parse_query.c  the query dispatch (`_name`, depth, clause count)
+ *   dsl_parse_compound.c  bool, constant_score, dis_max, boosting
  *   dsl_parse_leaf.c   leaf queries: match, term, terms, range, exists, ids
- *   dsl_parse_multi.c  multi-term queries (prefix, wildcard, regexp) and
- *                      the compound ones (constant_score, dis_max, boosting)
+ *   dsl_parse_multi.c  multi-term queries (prefix, wildcard, regexp, fuzzy)
+ *   dsl_parse_phrase.c match_phrase and match_phrase_prefix
  *   dsl_parse_qs.c     query_string, simple_query_string and q=
- *   dsl_parse_mm.c     multi_match, rewritten into dis_max / bool of match
+ *   dsl_parse_mm.c     multi_match: the dis_max / bool of per-field match
  *
  * Every function that fails fills the context's fds_err (first error wins)
  * and returns NULL or a negative FDS_E* code.
@@ -49,7 +58,7 @@ typedef struct fds__dsl_ctx {
 /* Terms lookups per request: each fetches a document. */
 #define FDS_TERMS_LOOKUP_MAX 64u
 
-/* ---- helpers (dsl_parse_query.c) ----------------------------------------- */
+/* ---- helpers (dsl_util.c): they call no parser --------------------------- */
 
 /* Fill err with kind FDS_KIND_QUERY_PARSE; returns FDS_EPARSE. */
 int fds__dsl_err(fds_err *err, const char *fmt, ...)
@@ -78,15 +87,6 @@ int fds__dsl_push(fds_query ***list, size_t *n, fds_query *k);
  * integer / negative / percentage forms) into *out (>= 0).  0 or
  * FDS_EPARSE. */
 int fds__dsl_msm(fds__dsl_ctx *c, const cJSON *v, int n, int *out);
-/* The query object `j` ({"<type>": body}); NULL on error.  Counts its leaf
- * clauses into c->clauses and refuses more than FDS_MAX_CLAUSE_COUNT (kind
- * FDS_KIND_TOO_MANY_CLAUSES) and deeper nesting than FDS_MAX_NESTED_DEPTH
- * (kind FDS_KIND_INVALID_ARGUMENT), in Elasticsearch's words. */
-fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j);
-
-/* ---- leaf queries (dsl_parse_leaf.c); `body` is the value under the query
- * name; NULL on error ------------------------------------------------------ */
-
 /* The single "field": value member of a leaf query body (boost and _name
  * skipped) into *fld.  0 or FDS_EPARSE. */
 int fds__dsl_leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
@@ -95,7 +95,6 @@ int fds__dsl_leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
 bool fds__dsl_not_searchable(fds__dsl_ctx *c, const fds_field_info *f);
 /* The "boost" member of object o, 1 when absent. */
 float fds__dsl_boost(const cJSON *o);
-fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body);
 /* The tokens of text s[0..n) (the standard analyzer), each a malloc'd copy
  * t[i] of l[i] bytes; free with fds__dsl_toks_free (also after an error). */
 typedef struct fds__dsl_toks {
@@ -106,6 +105,50 @@ typedef struct fds__dsl_toks {
 /* 0 or FDS_ENOMEM. */
 int fds__dsl_tokens(const char *s, size_t n, fds__dsl_toks *v);
 void fds__dsl_toks_free(fds__dsl_toks *v);
+/* s[0..n) lower-cased code point by code point, as the standard
+ * analyzer normalizes a wildcard pattern for a text field
+ * (Elasticsearch's StringFieldType.normalizeWildcardPattern); malloc'd,
+ * *out_len bytes; NULL on ENOMEM. */
+char *fds__dsl_lower(const char *s, size_t n, size_t *out_len);
+/* cb(arg, path) for each mapped leaf field (text, keyword, numeric, date,
+ * boolean) whose path matches glob `pat`, in type then mapping order (the
+ * paths are the callee's only for the call); stops at cb's first non-zero
+ * return, which it returns (or FDS_ENOMEM). */
+int fds__dsl_fields_matching(fds__dsl_ctx *c, const char *pat,
+                             int (*cb)(void *arg, const char *path), void *arg);
+
+/* The bookkeeping of the dispatcher, for it and for the queries that build
+ * their clauses themselves (multi_match, exists on a pattern): one more
+ * query level, refused past FDS_MAX_NESTED_DEPTH (FDS_ETOOBIG, kind
+ * FDS_KIND_INVALID_ARGUMENT; c->depth stays raised, as the parse fails);
+ * the leaf clauses of q (Lucene's clause-count visitor: a bool counts
+ * through its clauses); n more clauses counted for q, which is returned,
+ * or freed and NULL past FDS_MAX_CLAUSE_COUNT (kind
+ * FDS_KIND_TOO_MANY_CLAUSES). */
+int fds__dsl_depth_enter(fds__dsl_ctx *c);
+size_t fds__dsl_leaves(const fds_query *q);
+fds_query *fds__dsl_count(fds__dsl_ctx *c, fds_query *q, size_t n);
+
+/* ---- the dispatcher (dsl_parse_query.c) ---------------------------------- */
+
+/* The query object `j` ({"<type>": body}); NULL on error.  Counts its leaf
+ * clauses into c->clauses and refuses more than FDS_MAX_CLAUSE_COUNT (kind
+ * FDS_KIND_TOO_MANY_CLAUSES) and deeper nesting than FDS_MAX_NESTED_DEPTH
+ * (kind FDS_KIND_INVALID_ARGUMENT), in Elasticsearch's words. */
+fds_query *fds__dsl_query(fds__dsl_ctx *c, const cJSON *j);
+
+/* ---- compound queries (dsl_parse_compound.c); they parse their clauses
+ * through fds__dsl_query ---------------------------------------------------- */
+
+fds_query *fds__dsl_bool(fds__dsl_ctx *c, const cJSON *body);
+fds_query *fds__dsl_constant_score(fds__dsl_ctx *c, const cJSON *body);
+fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body);
+fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
+
+/* ---- leaf queries (dsl_parse_leaf.c); `body` is the value under the query
+ * name; NULL on error ------------------------------------------------------ */
+
+fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_terms(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body);
@@ -114,11 +157,6 @@ fds_query *fds__dsl_ids(fds__dsl_ctx *c, const cJSON *body);
 
 /* ---- dsl_parse_multi.c ---------------------------------------------------- */
 
-/* s[0..n) lower-cased code point by code point, as the standard
- * analyzer normalizes a wildcard pattern for a text field
- * (Elasticsearch's StringFieldType.normalizeWildcardPattern); malloc'd,
- * *out_len bytes; NULL on ENOMEM. */
-char *fds__dsl_lower(const char *s, size_t n, size_t *out_len);
 /* A multi-term query of `kind` (FDS_PAT_*) with pattern v[0..n) on field
  * f (NULL or an object: match_none), for query `qname` (its messages):
  * refused on other than text and keyword fields, past
@@ -131,7 +169,6 @@ fds_query *fds__dsl_pattern_new(fds__dsl_ctx *c, const char *qname,
 /* prefix, wildcard, regexp (`name` says which). */
 fds_query *fds__dsl_pattern(fds__dsl_ctx *c, const char *name,
                             const cJSON *body);
-fds_query *fds__dsl_constant_score(fds__dsl_ctx *c, const cJSON *body);
 fds_query *fds__dsl_fuzzy(fds__dsl_ctx *c, const cJSON *body);
 /* Elasticsearch's fuzzy defaults into q (AUTO, prefix 0, 50 expansions,
  * transpositions). */
@@ -146,8 +183,6 @@ int fds__dsl_fuzzy_opt(fds__dsl_ctx *c, const char *k, const cJSON *v,
 int fds__dsl_make_fuzzy(fds__dsl_ctx *c, fds_query *q, const fds_query *opts);
 /* 0 for a text or keyword field, else Elasticsearch's refusal. */
 int fds__dsl_fuzzy_field(fds__dsl_ctx *c, const fds_field_info *f);
-fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body);
-fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body);
 
 /* ---- dsl_parse_phrase.c --------------------------------------------------- */
 
@@ -174,17 +209,66 @@ fds_query *fds__dsl_match_phrase(fds__dsl_ctx *c, const cJSON *body,
 
 /* ---- dsl_parse_mm.c ------------------------------------------------------ */
 
-/* multi_match: rewritten into the dis_max (best_fields) or bool should
- * (most_fields) of per-field match queries and parsed as that. */
+/* multi_match: the dis_max (best_fields, phrase types) or bool should
+ * (most_fields) of per-field match (match_phrase) queries. */
 fds_query *fds__dsl_multi_match(fds__dsl_ctx *c, const cJSON *body);
-/* cb(arg, path) for each mapped leaf field (text, keyword, numeric, date,
- * boolean) whose path matches glob `pat`, in type then mapping order (the
- * paths are the callee's only for the call); stops at cb's first non-zero
- * return, which it returns (or FDS_ENOMEM). */
-int fds__dsl_fields_matching(fds__dsl_ctx *c, const char *pat,
-                             int (*cb)(void *arg, const char *path), void *arg);
 
-/* ---- highlight.c ---------------------------------------------------------- */
+/* ---- the search body (dsl_parse.c, dsl_hits.c, dsl_source.c, dsl_sort.c)
+ * and its URL parameters (dsl_url.c); each fills err and returns 0 or an
+ * FDS_E* code ---------------------------------------------------------------- */
+
+/* "min_score": a finite number (or its text). */
+int fds__dsl_min_score(fds_search_request *r, const cJSON *v, fds_err *err);
+/* A search `timeout` as Elasticsearch's TimeValue reads it, -1 for none. */
+int fds__dsl_timeout(fds_search_request *r, const char *v, fds_err *err);
+
+/* One of the keys that shape the hits (from, size, sort, _source,
+ * stored_fields, docvalue_fields, fields, highlight, explain,
+ * track_scores, version, seq_no_primary_term, script_fields, rescore) into
+ * r: 0, an FDS_E* code, or 1 when `it` is none of them. */
+int fds__dsl_hits_key(fds__dsl_ctx *c, fds_search_request *r,
+                      const cJSON *it);
+/* from + size within r->max_window (index.max_result_window). */
+int fds__dsl_window_check(const fds_search_request *r, fds_err *err);
+/* A number (or its text) in [0, 2^31) for `name` into *out. */
+int fds__dsl_nonneg(const cJSON *v, const char *name, uint32_t *out,
+                    fds_err *err);
+
+/* A string or an array of strings into a new list *out of *n (a list given
+ * before replaced).  0, FDS_EPARSE (not strings, the old list kept),
+ * FDS_ENOMEM.  fds__dsl_str_list_free frees one. */
+int fds__dsl_str_list(const cJSON *v, char ***out, size_t *n);
+void fds__dsl_str_list_free(char **l, size_t n);
+/* `_source` (a boolean, patterns, or {includes, excludes}). */
+int fds__dsl_source(fds_search_request *r, const cJSON *v, fds_err *err);
+/* At most FDS_SOURCE_PATTERNS_MAX patterns of FDS_SOURCE_PATTERN_LEN_MAX
+ * bytes (FDS_ETOOBIG). */
+int fds__dsl_source_limits(const fds_search_request *r, fds_err *err);
+/* stored_fields: a name or a list of names ("_none_", "_source"). */
+int fds__dsl_stored_fields(fds_search_request *r, const cJSON *v,
+                           fds_err *err);
+/* stored_fields _none_ with an explicit `_source` is refused (FDS_EINVAL). */
+int fds__dsl_stored_check(const fds_search_request *r, fds_err *err);
+/* docvalue_fields (appended, at most index.max_docvalue_fields_search). */
+int fds__dsl_docvalue(fds_search_request *r, const cJSON *v, fds_err *err);
+/* fields (the fields API). */
+int fds__dsl_fields(fds_search_request *r, const cJSON *v, fds_err *err);
+/* Elasticsearch's "Trying to retrieve too many <what>" of index.<setting>;
+ * returns FDS_EINVAL. */
+int fds__dsl_too_many(fds_err *err, const char *what, uint32_t max,
+                      size_t got, const char *setting);
+
+/* sort: a name, {name: order or options}, or an array of them. */
+int fds__dsl_sort(fds__dsl_ctx *c, fds_search_request *r, const cJSON *v);
+/* search_after: one scalar per sort key, kept as given. */
+int fds__dsl_search_after(fds_search_request *r, const cJSON *it,
+                          fds_err *err);
+/* search_after read against the sort, once both are known. */
+int fds__dsl_after_check(fds_search_request *r, fds_err *err);
+/* The `_shard_doc` tiebreaker of a point in time (refused without one). */
+int fds__dsl_pit_tiebreak(fds_search_request *r, fds_err *err);
+
+/* ---- dsl_highlight.c ---------------------------------------------------------- */
 
 struct fds_highlight;
 /* The body's `highlight` object `j` into *out (replacing one there): its
@@ -193,7 +277,7 @@ struct fds_highlight;
 int fds__dsl_highlight(fds__dsl_ctx *c, const cJSON *j,
                        struct fds_highlight **out);
 
-/* ---- docvalues.c ---------------------------------------------------------- */
+/* ---- dsl_docvalues.c ---------------------------------------------------------- */
 
 /* docvalue_fields entry (`fetch`: a `fields` entry) `name` (a field or a
  * pattern) with `fmt` (NULL: the mapping's) resolved into r->dv: a text
@@ -238,10 +322,10 @@ int fds__dsl_aggs(fds__dsl_ctx *c, const cJSON *j, struct fds_agg **out);
  * size 3 and index.max_inner_result_window 100 (from + size). */
 #define FDS_TOP_HITS_SIZE 3
 #define FDS_MAX_INNER_RESULT_WINDOW 100u
-/* The top_hits body `j` of aggregation `name` as a request (from, size,
- * sort, _source, docvalue_fields, fields, highlight, explain, version,
- * seq_no_primary_term, stored_fields, track_scores: as a search body takes
- * them; its query is the search's); *out freed with
+/* The top_hits body `j` of aggregation `name` as a request (dsl_hits.c:
+ * from, size, sort, _source, docvalue_fields, fields, highlight, explain,
+ * version, seq_no_primary_term, stored_fields, track_scores: as a search
+ * body takes them; its query is the search's); *out freed with
  * fds_search_request_free.  0 or an FDS_E* code with c->err filled:
  * FDS_EPARSE for an unknown key, FDS_EINVAL for script_fields (not
  * supported) and from + size past FDS_MAX_INNER_RESULT_WINDOW. */

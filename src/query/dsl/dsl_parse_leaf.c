@@ -58,20 +58,6 @@ static int not_a_number(fds__dsl_ctx *c, const fds_field_info *f,
                         "For input string: \"%.*s\"", (int)n, s);
 }
 
-/* A text field mapped with "index": false has no postings and no doc
- * values: a query on it is Elasticsearch's "Cannot search on field [f]
- * since it is not indexed" (other types still answer from their doc
- * values, as Elasticsearch 8 does).  True with the error filled. */
-bool fds__dsl_not_searchable(fds__dsl_ctx *c, const fds_field_info *f)
-{
-    if (!f || f->index || f->type != FDS_FT_TEXT)
-        return false;
-    fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
-                 "failed to create query: Cannot search on field [%s] since it "
-                 "is not indexed.", f->path);
-    return true;
-}
-
 /*
  * A bound or value `v` of a numeric/date/boolean field: *d as a double, *l
  * as a long (exact from integer text, else the double saturated; *over says
@@ -190,72 +176,120 @@ static fds_query *term_query(const char *field, int ftype, const char *t,
     return q;
 }
 
-static int tok_cb(void *arg, const char *t, size_t n)
-{
-    fds__dsl_toks *v = arg;
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : 8;
-        char **nt = realloc(v->t, nc * sizeof *nt);
-        if (!nt)
-            return FDS_ENOMEM;
-        v->t = nt;
-        size_t *nl = realloc(v->l, nc * sizeof *nl);
-        if (!nl)
-            return FDS_ENOMEM;
-        v->l = nl;
-        v->cap = nc;
-    }
-    v->t[v->n] = fds__dsl_dupn(t, n);
-    if (!v->t[v->n])
-        return FDS_ENOMEM;
-    v->l[v->n++] = n;
-    return 0;
-}
+/* The options of a match query's field object. */
+typedef struct match_opts {
+    const cJSON *val, *op, *msm;
+    float boost;
+    fds_query fz; /* fuzziness and its options, when given */
+    bool fuzzy, zero_all, lenient;
+} match_opts;
 
-int fds__dsl_tokens(const char *s, size_t n, fds__dsl_toks *v)
+/* The members of the field object `fld` of a match into o (o->val the
+ * text).  0, or an FDS_E* code with the error filled. */
+static int match_read(fds__dsl_ctx *c, const cJSON *fld, match_opts *o)
 {
-    return fds_analyze(s, n, tok_cb, v);
-}
-
-void fds__dsl_toks_free(fds__dsl_toks *v)
-{
-    for (size_t i = 0; i < v->n; i++)
-        free(v->t[i]);
-    free(v->t);
-    free(v->l);
-}
-
-/* The single "field": value member of a leaf query body. */
-int fds__dsl_leaf_field(fds__dsl_ctx *c, const cJSON *body, const char *qname,
-                      const cJSON **fld)
-{
-    if (!cJSON_IsObject(body))
-        return fds__dsl_err(c->err,
-                            "[%s] query malformed, no start_object after "
-                            "query name",
-                            qname);
-    const cJSON *it, *found = NULL;
-    cJSON_ArrayForEach(it, body) {
-        if (strcmp(it->string, "boost") == 0)
+    const cJSON *it;
+    cJSON_ArrayForEach(it, fld) {
+        const char *k = it->string;
+        int frc = !strcmp(k, "fuzzy_transpositions") || !strcmp(k, "fuzziness") ||
+                          !strcmp(k, "prefix_length") || !strcmp(k, "max_expansions") ||
+                          !strcmp(k, "fuzzy_rewrite")
+                      ? fds__dsl_fuzzy_opt(c, k, it, &o->fz)
+                      : 1;
+        if (frc == 0) {
+            o->fuzzy |= !strcmp(k, "fuzziness");
             continue;
-        if (found)
-            return fds__dsl_err(c->err,
-                                "[%s] query doesn't support multiple fields, "
-                                "found [%s] and [%s]",
-                                qname, found->string, it->string);
-        found = it;
+        }
+        if (frc < 0)
+            return frc;
+        if (!strcmp(k, "query")) o->val = it;
+        else if (!strcmp(k, "operator")) o->op = it;
+        else if (!strcmp(k, "minimum_should_match")) o->msm = it;
+        else if (!strcmp(k, "boost")) o->boost = (float)it->valuedouble;
+        else if (!strcmp(k, "analyzer")) {
+            /* the one analyzer text fields have */
+            if (!cJSON_IsString(it) || strcmp(it->valuestring, "standard"))
+                return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
+                                    "[match] analyzer [%s] not found",
+                                    cJSON_IsString(it) ? it->valuestring : "?");
+        } else if (!strcmp(k, "zero_terms_query")) {
+            if (cJSON_IsString(it) && !strcasecmp(it->valuestring, "all"))
+                o->zero_all = true;
+            else if (!cJSON_IsString(it) || strcasecmp(it->valuestring, "none"))
+                return fds__dsl_err(c->err, "Unsupported zero_terms_query "
+                                            "value [%s]", cJSON_IsString(it)
+                                            ? it->valuestring : "?");
+        } else if (!strcmp(k, "lenient")) {
+            if (!cJSON_IsBool(it))
+                return fds__dsl_err(c->err, "[match] query does not support "
+                                            "[%s]", k);
+            o->lenient = cJSON_IsTrue(it);
+        }
+        /* no synonyms are analysed, so both values of
+         * auto_generate_synonyms_phrase_query give the same query */
+        else if (!strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
+        else
+            return fds__dsl_err(c->err, "[match] query does not support [%s]",
+                                k);
     }
-    if (!found)
-        return fds__dsl_err(c->err, "[%s] query requires a field", qname);
-    *fld = found;
+    if (!o->val)
+        return fds__dsl_err(c->err, "No text specified for text query");
     return 0;
 }
 
-float fds__dsl_boost(const cJSON *o)
+/* The match of text s[0..n) on text field f: match_none / match_all (no
+ * token, zero_terms_query), a term (one token), else a bool of the terms
+ * (must with operator and, should with minimum_should_match) keeping the
+ * text.  NULL on error (the error filled but for ENOMEM). */
+static fds_query *match_text(fds__dsl_ctx *c, const fds_field_info *f,
+                             const char *s, size_t n, const match_opts *o,
+                             bool and_op)
 {
-    const cJSON *b =
-        cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "boost") : NULL;
-    return cJSON_IsNumber(b) ? (float)b->valuedouble : 1.0f;
+    fds_query *q = NULL;
+    fds__dsl_toks v = {0};
+    if (fds__dsl_tokens(s, n, &v)) {
+        fds__dsl_toks_free(&v);
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        return NULL;
+    }
+    if (v.n == 0) {
+        q = fds__dsl_qnew(o->zero_all ? FDS_Q_MATCH_ALL : FDS_Q_MATCH_NONE,
+                          NULL);
+    } else if (v.n == 1 && !o->msm) {
+        q = term_query(f->path, f->type, v.t[0], v.l[0]);
+    } else {
+        q = fds__dsl_qnew(FDS_Q_BOOL, NULL);
+        for (size_t i = 0; q && i < v.n; i++) {
+            fds_query *t = term_query(f->path, f->type, v.t[i], v.l[i]);
+            if (!t ||
+                (and_op ? fds__dsl_push(&q->must, &q->nmust, t)
+                        : fds__dsl_push(&q->should, &q->nshould, t))) {
+                fds__query_free(t);
+                fds__query_free(q);
+                q = NULL;
+            }
+        }
+        if (q && !(q->text = malloc(n + 1))) {
+            fds__query_free(q);
+            q = NULL;
+        }
+        if (q) { /* the bytes as given: JSON may hold a NUL */
+            memcpy(q->text, s, n);
+            q->text[n] = 0;
+            q->text_len = n;
+        }
+        if (q && o->msm && !and_op) {
+            int k;
+            if (fds__dsl_msm(c, o->msm, (int)q->nshould, &k)) {
+                fds__query_free(q);
+                q = NULL;
+            } else {
+                q->msm = k > 0 ? k : 1;
+            }
+        }
+    }
+    fds__dsl_toks_free(&v);
+    return q;
 }
 
 fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
@@ -263,68 +297,17 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     const cJSON *fld;
     if (fds__dsl_leaf_field(c, body, "match", &fld))
         return NULL;
-    const cJSON *val = fld, *op = NULL, *msm = NULL;
-    float boost = 1.0f;
-    fds_query fz; /* fuzziness and its options, when given */
-    memset(&fz, 0, sizeof fz);
-    fds__dsl_fuzzy_defaults(&fz);
-    bool fuzzy = false, zero_all = false, lenient = false;
+    match_opts o;
+    memset(&o, 0, sizeof o);
+    o.val = fld;
+    o.boost = 1.0f;
+    fds__dsl_fuzzy_defaults(&o.fz);
     if (cJSON_IsObject(fld)) {
-        const cJSON *it;
-        val = NULL;
-        cJSON_ArrayForEach(it, fld) {
-            const char *k = it->string;
-            int frc = !strcmp(k, "fuzzy_transpositions") || !strcmp(k, "fuzziness") ||
-                              !strcmp(k, "prefix_length") || !strcmp(k, "max_expansions") ||
-                              !strcmp(k, "fuzzy_rewrite")
-                          ? fds__dsl_fuzzy_opt(c, k, it, &fz)
-                          : 1;
-            if (frc == 0) {
-                fuzzy |= !strcmp(k, "fuzziness");
-                continue;
-            }
-            if (frc < 0)
-                return NULL;
-            if (!strcmp(k, "query")) val = it;
-            else if (!strcmp(k, "operator")) op = it;
-            else if (!strcmp(k, "minimum_should_match")) msm = it;
-            else if (!strcmp(k, "boost")) boost = (float)it->valuedouble;
-            else if (!strcmp(k, "analyzer")) {
-                /* the one analyzer text fields have */
-                if (!cJSON_IsString(it) || strcmp(it->valuestring, "standard")) {
-                    fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
-                                 "[match] analyzer [%s] not found",
-                                 cJSON_IsString(it) ? it->valuestring : "?");
-                    return NULL;
-                }
-            } else if (!strcmp(k, "zero_terms_query")) {
-                if (cJSON_IsString(it) && !strcasecmp(it->valuestring, "all"))
-                    zero_all = true;
-                else if (!cJSON_IsString(it) || strcasecmp(it->valuestring, "none")) {
-                    fds__dsl_err(c->err, "Unsupported zero_terms_query value [%s]",
-                                 cJSON_IsString(it) ? it->valuestring : "?");
-                    return NULL;
-                }
-            } else if (!strcmp(k, "lenient")) {
-                if (!cJSON_IsBool(it)) {
-                    fds__dsl_err(c->err, "[match] query does not support [%s]", k);
-                    return NULL;
-                }
-                lenient = cJSON_IsTrue(it);
-            }
-            /* no synonyms are analysed, so both values of
-             * auto_generate_synonyms_phrase_query give the same query */
-            else if (!strcmp(k, "auto_generate_synonyms_phrase_query")) continue;
-            else {
-                fds__dsl_err(c->err, "[match] query does not support [%s]", k);
-                return NULL;
-            }
-        }
-        if (!val) {
-            fds__dsl_err(c->err, "No text specified for text query");
+        o.val = NULL;
+        if (match_read(c, fld, &o))
             return NULL;
-        }
     }
+    const cJSON *val = o.val, *op = o.op;
     char buf[64];
     const char *s;
     size_t n;
@@ -348,7 +331,7 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     fds_query *q = NULL;
     if (fds__dsl_not_searchable(c, f))
         return NULL;
-    if (fuzzy && f && f->type != FDS_FT_OBJECT && fds__dsl_fuzzy_field(c, f))
+    if (o.fuzzy && f && f->type != FDS_FT_OBJECT && fds__dsl_fuzzy_field(c, f))
         return NULL;
     if (!f || f->type == FDS_FT_OBJECT) {
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
@@ -356,62 +339,20 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
         q = term_query(f->path, f->type, s, n);
     } else if (f->type != FDS_FT_TEXT) {
         q = eq_query(c, f, val, "match");
-        if (!q && lenient && c->err && c->err->code == FDS_EINVAL) {
+        if (!q && o.lenient && c->err && c->err->code == FDS_EINVAL) {
             /* lenient: a value the field's type cannot read matches
              * nothing (Elasticsearch's MatchQuery with lenient) */
             fds_err_clear(c->err);
             q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
         }
     } else {
-        fds__dsl_toks v = {0};
-        if (fds__dsl_tokens(s, n, &v)) {
-            fds__dsl_toks_free(&v);
-            fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
-                         "out of memory");
-            return NULL;
-        }
-        if (v.n == 0) {
-            q = fds__dsl_qnew(zero_all ? FDS_Q_MATCH_ALL : FDS_Q_MATCH_NONE, NULL);
-        } else if (v.n == 1 && !msm) {
-            q = term_query(f->path, f->type, v.t[0], v.l[0]);
-        } else {
-            q = fds__dsl_qnew(FDS_Q_BOOL, NULL);
-            for (size_t i = 0; q && i < v.n; i++) {
-                fds_query *t = term_query(f->path, f->type, v.t[i], v.l[i]);
-                if (!t ||
-                    (and_op ? fds__dsl_push(&q->must, &q->nmust, t)
-                            : fds__dsl_push(&q->should, &q->nshould, t))) {
-                    fds__query_free(t);
-                    fds__query_free(q);
-                    q = NULL;
-                }
-            }
-            if (q && !(q->text = malloc(n + 1))) {
-                fds__query_free(q);
-                q = NULL;
-            }
-            if (q) { /* the bytes as given: JSON may hold a NUL */
-                memcpy(q->text, s, n);
-                q->text[n] = 0;
-                q->text_len = n;
-            }
-            if (q && msm && !and_op) {
-                int k;
-                if (fds__dsl_msm(c, msm, (int)q->nshould, &k)) {
-                    fds__query_free(q);
-                    fds__dsl_toks_free(&v);
-                    return NULL;
-                }
-                q->msm = k > 0 ? k : 1;
-            }
-        }
-        fds__dsl_toks_free(&v);
+        q = match_text(c, f, s, n, &o, and_op);
     }
     if (q)
-        q->boost = boost;
+        q->boost = o.boost;
     else if (!c->err || !c->err->code)
         fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    if (q && fuzzy && fds__dsl_make_fuzzy(c, q, &fz)) {
+    if (q && o.fuzzy && fds__dsl_make_fuzzy(c, q, &o.fz)) {
         fds__query_free(q);
         return NULL;
     }
@@ -845,60 +786,96 @@ fds_query *fds__dsl_range(fds__dsl_ctx *c, const cJSON *body)
  * as indices.query.bool.max_clause_count bounds Elasticsearch's). */
 #define EXISTS_MAX_FIELDS 1024
 
-/* One field of an exists pattern into the should list. */
+/* The fields of an exists pattern, collected before any is parsed. */
 typedef struct exists_acc {
-    cJSON *should;
+    char **paths;
     size_t n;
 } exists_acc;
 
 static int exists_add(void *arg, const char *path)
 {
     exists_acc *a = arg;
-    if (++a->n > EXISTS_MAX_FIELDS)
+    if (a->n >= EXISTS_MAX_FIELDS)
         return FDS_ETOOBIG;
-    cJSON *e = cJSON_CreateObject(), *in = cJSON_AddObjectToObject(e, "exists");
-    if (!in || !cJSON_AddStringToObject(in, "field", path) ||
-        !cJSON_AddItemToArray(a->should, e)) {
-        cJSON_Delete(e);
+    char **np = realloc(a->paths, (a->n + 1) * sizeof *np);
+    if (!np)
         return FDS_ENOMEM;
-    }
+    a->paths = np;
+    if (!(np[a->n] = fds__dsl_dupn(path, strlen(path))))
+        return FDS_ENOMEM;
+    a->n++;
     return 0;
+}
+
+/* {"exists": {"field": path}} of one mapped leaf field, parsed one level
+ * below c->depth and counted as the dispatcher counts it.  NULL on error. */
+static fds_query *exists_one(fds__dsl_ctx *c, const char *path)
+{
+    if (fds__dsl_depth_enter(c))
+        return NULL;
+    cJSON *b = cJSON_CreateObject();
+    fds_query *q = b && cJSON_AddStringToObject(b, "field", path)
+                       ? fds__dsl_exists(c, b)
+                       : NULL;
+    cJSON_Delete(b);
+    c->depth--;
+    return q ? fds__dsl_count(c, q, fds__dsl_leaves(q)) : NULL;
+}
+
+/* The constant_score (boost) of a bool should of the exists of each path,
+ * built as the dispatcher builds {"constant_score": {"filter": {"bool":
+ * {"should": [{"exists": {"field": path}}, ...]}}, "boost": boost}}: two
+ * levels deeper, each exists a third and one clause.  NULL on error. */
+static fds_query *exists_any(fds__dsl_ctx *c, char *const *paths, size_t n,
+                             float boost)
+{
+    if (fds__dsl_depth_enter(c) || fds__dsl_depth_enter(c))
+        return NULL;
+    fds_query *b = fds__dsl_qnew(FDS_Q_BOOL, NULL);
+    for (size_t i = 0; b && i < n; i++) {
+        fds_query *e = exists_one(c, paths[i]);
+        if (!e || fds__dsl_push(&b->should, &b->nshould, e)) {
+            fds__query_free(e);
+            fds__query_free(b);
+            return NULL;
+        }
+    }
+    c->depth -= 2;
+    fds_query *q = b ? fds__dsl_qnew(FDS_Q_CONST, NULL) : NULL;
+    if (!q || fds__dsl_push(&q->filter, &q->nfilter, b)) {
+        fds__query_free(b);
+        fds__query_free(q);
+        return NULL;
+    }
+    q->boost = boost;
+    return q;
 }
 
 /* exists over the mapped leaf fields matching glob `pat` (Elasticsearch's
  * ExistsQueryBuilder: a pattern, or an object's "name.*"): none matches
- * nothing, one is that field's exists, several a constant_score of a bool
- * should of their exists. */
+ * nothing, any other number a constant_score of a bool should of their
+ * exists. */
 static fds_query *exists_pattern(fds__dsl_ctx *c, const char *pat, float boost)
 {
-    cJSON *should = cJSON_CreateArray();
-    exists_acc acc = {should, 0};
-    int rc = should ? fds__dsl_fields_matching(c, pat, exists_add, &acc) : FDS_ENOMEM;
-    size_t n = acc.n;
+    exists_acc acc = {0};
+    int rc = fds__dsl_fields_matching(c, pat, exists_add, &acc);
     fds_query *q = NULL;
-    if (!rc && n == 0) {
+    if (!rc && acc.n == 0)
         q = fds__dsl_qnew(FDS_Q_MATCH_NONE, NULL);
-    } else if (!rc) {
-        cJSON *w = cJSON_CreateObject(), *cs = cJSON_AddObjectToObject(w, "constant_score");
-        cJSON *f = cs ? cJSON_AddObjectToObject(cs, "filter") : NULL;
-        cJSON *bl = f ? cJSON_AddObjectToObject(f, "bool") : NULL;
-        if (bl && cJSON_AddItemToObject(bl, "should", should) &&
-            cJSON_AddNumberToObject(cs, "boost", boost)) {
-            should = NULL;
-            q = fds__dsl_query(c, w);
-        } else {
-            rc = FDS_ENOMEM;
-        }
-        cJSON_Delete(w);
-    }
-    cJSON_Delete(should);
+    else if (!rc)
+        q = exists_any(c, acc.paths, acc.n, boost);
+    for (size_t i = 0; i < acc.n; i++)
+        free(acc.paths[i]);
+    free(acc.paths);
     if (rc == FDS_ETOOBIG)
         fds_err_setk(c->err, rc, FDS_KIND_TOO_MANY_CLAUSES,
                      "[exists] field pattern [%s] matches more than %d fields", pat,
                      EXISTS_MAX_FIELDS);
     else if (rc)
         fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    if (q && n <= 1)
+    else if (!q && c->err && !c->err->code)
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    if (q && acc.n == 0)
         q->boost = boost;
     return q;
 }

@@ -2,10 +2,11 @@
  * dsl_parse_mm.c: the multi_match query, as Elasticsearch 8's
  * MultiMatchQueryBuilder builds it.
  *
- * The query is rewritten, as Elasticsearch's MultiMatchQueryParser does,
- * into the compound query it stands for and parsed by the ordinary DSL
- * parser, so that its scores are by construction those of the same query
- * built by hand:
+ * The query is built, as Elasticsearch's MultiMatchQueryParser does, as
+ * the compound query it stands for -- each per-field query written as its
+ * DSL and parsed by the match / match_phrase parsers, counted against the
+ * nesting and clause bounds as the dispatcher counts them -- so that its
+ * scores are by construction those of the same query built by hand:
  *
  *   best_fields (default)  {"dis_max": {"queries": [match per field],
  *                                       "tie_breaker": t, "boost": b}}
@@ -45,29 +46,6 @@
 /* At most this many fields after patterns are resolved (Elasticsearch's
  * indices.query.bool.max_clause_count bounds the same thing). */
 #define MM_MAX_FIELDS 1024
-
-/* The leaf field types a pattern resolves to. */
-static const int MM_TYPES[] = {FDS_FT_TEXT, FDS_FT_KEYWORD, FDS_FT_LONG,
-                               FDS_FT_DOUBLE, FDS_FT_DATE, FDS_FT_BOOLEAN};
-
-int fds__dsl_fields_matching(fds__dsl_ctx *c, const char *pat,
-                             int (*cb)(void *arg, const char *path), void *arg)
-{
-    int rc = 0;
-    for (size_t t = 0; !rc && c->m && t < sizeof MM_TYPES / sizeof *MM_TYPES;
-         t++) {
-        char **paths = NULL;
-        size_t np = 0;
-        rc = fds_mapping_fields_of_type(c->m, MM_TYPES[t], &paths, &np);
-        for (size_t i = 0; i < np; i++) {
-            if (!rc && fds_glob_match(pat, paths[i], strlen(paths[i])))
-                rc = cb(arg, paths[i]);
-            free(paths[i]);
-        }
-        free(paths);
-    }
-    return rc;
-}
 
 /* mm_add of a pattern's field with the entry's boost. */
 typedef struct mm_pat {
@@ -194,8 +172,7 @@ static cJSON *phrase_opts(const cJSON *body, bool prefix)
     return o;
 }
 
-/* Whether a per-field match `m` fails to parse (a number field and text
- * it cannot take): lenient drops it. */
+/* fds_analyze callback: counts the tokens into *(size_t *)arg. */
 static int count_tok(void *arg, const char *t, size_t n)
 {
     (void)t;
@@ -204,49 +181,43 @@ static int count_tok(void *arg, const char *t, size_t n)
     return 0;
 }
 
-static bool mm_fails(fds__dsl_ctx *c, const cJSON *m)
-{
-    fds_err scratch = {0};
-    fds__dsl_ctx c2 = *c;
-    c2.err = &scratch;
-    fds_query *q = fds__dsl_query(&c2, m);
-    fds__query_free(q);
-    return q == NULL;
-}
+/* The members of a multi_match body, as read by mm_read. */
+typedef struct mm_args {
+    const cJSON *query, *fields, *type, *tb, *zt;
+    bool lenient;
+    float boost;
+    cJSON *opts;       /* the per-field match options (owned) */
+    const char *t;     /* the type, "best_fields" by default */
+    bool phrase;       /* type phrase or phrase_prefix */
+    bool zt_all;       /* zero_terms_query all */
+} mm_args;
 
-/* The rewritten query of the body (a cJSON tree, caller frees), or NULL
- * with c->err filled. */
-static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
+/* The body's members into a (a->opts created).  0 or an FDS_E* code
+ * (err filled, but for FDS_ENOMEM). */
+static int mm_read(fds__dsl_ctx *c, const cJSON *body, mm_args *a)
 {
-    if (!cJSON_IsObject(body)) {
-        fds__dsl_err(c->err, "[multi_match] query malformed, no start_object "
-                             "after query name");
-        return NULL;
-    }
-    const cJSON *query = NULL, *fields = NULL, *type = NULL, *tb = NULL,
-                *zt = NULL, *it;
-    bool lenient = false;
-    float boost = 1.0f;
-    cJSON *opts = cJSON_CreateObject();
-    if (!opts)
-        return NULL;
+    a->boost = 1.0f;
+    a->t = "best_fields";
+    if (!(a->opts = cJSON_CreateObject()))
+        return FDS_ENOMEM;
     int rc = 0;
+    const cJSON *it;
     cJSON_ArrayForEach(it, body) {
         const char *k = it->string;
         if (!strcmp(k, "query")) {
-            query = it;
+            a->query = it;
         } else if (!strcmp(k, "fields")) {
-            fields = it;
+            a->fields = it;
         } else if (!strcmp(k, "type")) {
-            type = it;
+            a->type = it;
         } else if (!strcmp(k, "tie_breaker")) {
-            tb = it;
+            a->tb = it;
         } else if (!strcmp(k, "zero_terms_query")) {
-            zt = it;
+            a->zt = it;
         } else if (!strcmp(k, "boost") && cJSON_IsNumber(it)) {
-            boost = (float)it->valuedouble;
+            a->boost = (float)it->valuedouble;
         } else if (!strcmp(k, "lenient") && cJSON_IsBool(it)) {
-            lenient = cJSON_IsTrue(it);
+            a->lenient = cJSON_IsTrue(it);
         } else if (!strcmp(k, "analyzer")) {
             if (!cJSON_IsString(it) || strcmp(it->valuestring, "standard"))
                 rc = fds_err_setk(c->err, FDS_EINVAL,
@@ -256,7 +227,7 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
                                   cJSON_IsString(it) ? it->valuestring : "?");
         } else if (match_opt(k)) {
             cJSON *d = cJSON_Duplicate(it, true);
-            if (!d || !cJSON_AddItemToObject(opts, k, d))
+            if (!d || !cJSON_AddItemToObject(a->opts, k, d))
                 rc = FDS_ENOMEM;
         } else if (strcmp(k, "slop")) {
             /* slop goes to the phrase types (phrase_opts), checked with
@@ -268,15 +239,22 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
         if (rc)
             break;
     }
-    const char *t = "best_fields";
-    bool phrase = false;
-    if (!rc && type) {
-        t = cJSON_IsString(type) ? type->valuestring : "";
-        phrase = !strcmp(t, "phrase") || !strcmp(t, "phrase_prefix");
-        if (phrase && cJSON_GetObjectItemCaseSensitive(opts, "fuzziness"))
+    return rc;
+}
+
+/* The type, slop, query, tie_breaker and zero_terms_query of a checked
+ * (a->t, a->phrase, a->zt_all set).  0 or an FDS_E* code, err filled. */
+static int mm_check(fds__dsl_ctx *c, const cJSON *body, mm_args *a)
+{
+    int rc = 0;
+    if (a->type) {
+        const char *t = a->t = cJSON_IsString(a->type) ? a->type->valuestring
+                                                        : "";
+        a->phrase = !strcmp(t, "phrase") || !strcmp(t, "phrase_prefix");
+        if (a->phrase && cJSON_GetObjectItemCaseSensitive(a->opts, "fuzziness"))
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                               "Fuzziness not allowed for type [%s]", t);
-        else if (phrase)
+        else if (a->phrase)
             ;
         else if (!strcmp(t, "cross_fields") || !strcmp(t, "bool_prefix"))
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -289,11 +267,12 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
      * phrases an analyzer with synonyms makes; the standard analyzer makes
      * none, so a slop other than the default 0 would change nothing */
     const cJSON *sl = cJSON_GetObjectItemCaseSensitive(body, "slop");
-    if (!rc && !phrase && sl && !(cJSON_IsNumber(sl) && sl->valuedouble == 0))
+    if (!rc && !a->phrase && sl && !(cJSON_IsNumber(sl) && sl->valuedouble == 0))
         rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                           "[multi_match] [slop] changes nothing for type [%s]: "
                           "the standard analyzer makes no phrases to loosen "
-                          "(use type phrase or phrase_prefix)", t);
+                          "(use type phrase or phrase_prefix)", a->t);
+    const cJSON *query = a->query, *tb = a->tb, *zt = a->zt;
     if (!rc && !query)
         rc = fds__dsl_err(c->err, "No text specified for multi_match query");
     if (!rc && !cJSON_IsString(query) && !cJSON_IsNumber(query) &&
@@ -304,112 +283,192 @@ static cJSON *mm_rewrite(fds__dsl_ctx *c, const cJSON *body)
                       tb->valuedouble > 1))
         rc = fds__dsl_err(c->err, "[multi_match] tie_breaker must be a number "
                                   "in [0, 1]");
-    bool zt_all = false;
     if (!rc && zt) {
         if (cJSON_IsString(zt) && (!strcasecmp(zt->valuestring, "all") ||
                                    !strcasecmp(zt->valuestring, "none")))
-            zt_all = !strcasecmp(zt->valuestring, "all");
+            a->zt_all = !strcasecmp(zt->valuestring, "all");
         else
             rc = fds__dsl_err(c->err, "Unsupported zero_terms_query value "
                                       "[%s]", cJSON_IsString(zt)
                                       ? zt->valuestring : "?");
     }
-    mm_fields fs = {0};
-    if (!rc) {
-        if (!fields) {
-            rc = mm_entry(c, "*", &fs);
-        } else if (cJSON_IsString(fields)) {
-            rc = mm_entry(c, fields->valuestring, &fs);
-        } else if (cJSON_IsArray(fields)) {
-            cJSON_ArrayForEach(it, fields) {
-                if (!cJSON_IsString(it)) {
-                    rc = fds__dsl_err(c->err, "[multi_match] fields must be "
-                                              "strings");
-                    break;
-                }
-                if ((rc = mm_entry(c, it->valuestring, &fs)))
-                    break;
-            }
-        } else {
-            rc = fds__dsl_err(c->err, "[multi_match] unknown token [%s] "
-                                      "after [fields]", fds__dsl_jtype(fields));
-        }
+    return rc;
+}
+
+/* The `fields` of the body (none: `*`) resolved into fs.  0 or an FDS_E*
+ * code. */
+static int mm_fields_of(fds__dsl_ctx *c, const cJSON *fields, mm_fields *fs)
+{
+    if (!fields)
+        return mm_entry(c, "*", fs);
+    if (cJSON_IsString(fields))
+        return mm_entry(c, fields->valuestring, fs);
+    if (!cJSON_IsArray(fields))
+        return fds__dsl_err(c->err, "[multi_match] unknown token [%s] "
+                                    "after [fields]", fds__dsl_jtype(fields));
+    const cJSON *it;
+    cJSON_ArrayForEach(it, fields) {
+        if (!cJSON_IsString(it))
+            return fds__dsl_err(c->err, "[multi_match] fields must be "
+                                        "strings");
+        int rc = mm_entry(c, it->valuestring, fs);
+        if (rc)
+            return rc;
     }
-    lenient |= fs.all;
-    cJSON *out = NULL;
-    if (!rc) {
-        bool best = !strcmp(t, "best_fields") || phrase;
-        const char *leaf = !phrase ? "match"
-                           : t[6] ? "match_phrase_prefix" : "match_phrase";
-        out = cJSON_CreateObject();
-        cJSON *top = out ? cJSON_AddObjectToObject(out, best ? "dis_max"
-                                                             : "bool")
-                         : NULL;
-        cJSON *list = top ? cJSON_AddArrayToObject(top, best ? "queries"
-                                                             : "should")
-                          : NULL;
-        if (top && best && tb)
-            cJSON_AddNumberToObject(top, "tie_breaker", tb->valuedouble);
-        if (top)
-            cJSON_AddNumberToObject(top, "boost", boost);
-        for (size_t i = 0; list && i < fs.n; i++) {
-            cJSON *m = cJSON_CreateObject();
-            cJSON *mb = m ? cJSON_AddObjectToObject(m, leaf) : NULL;
-            cJSON *fb = mb ? (phrase ? phrase_opts(body, t[6] != 0)
-                                     : cJSON_Duplicate(opts, true))
-                           : NULL;
-            if (!fb || !cJSON_AddItemToObject(mb, fs.v[i].path, fb)) {
-                cJSON_Delete(fb);
-                cJSON_Delete(m);
-                rc = FDS_ENOMEM;
-                break;
-            }
-            cJSON_AddItemToObject(fb, "query", cJSON_Duplicate(query, true));
-            cJSON_AddNumberToObject(fb, "boost", fs.v[i].boost);
-            if (lenient && mm_fails(c, m)) {
-                cJSON_Delete(m);
-                continue;
-            }
-            cJSON_AddItemToArray(list, m);
-        }
-        if (!rc && (!list || !cJSON_GetArraySize(list))) {
-            /* no field can take the text */
-            cJSON_Delete(out);
-            out = cJSON_CreateObject();
-            if (out)
-                cJSON_AddObjectToObject(out, "match_none");
-        }
-        if (!rc && zt_all && cJSON_IsString(query)) {
-            size_t ntok = 0;
-            fds_analyze(query->valuestring, strlen(query->valuestring),
-                        count_tok, &ntok);
-            if (ntok == 0) {
-                cJSON_Delete(out);
-                out = cJSON_CreateObject();
-                if (out)
-                    cJSON_AddObjectToObject(out, "match_all");
-            }
-        }
+    return 0;
+}
+
+/* The per-field query of field i ({"<leaf>": {"<path>": {options, query,
+ * boost}}}, as Elasticsearch's MultiMatchQueryParser builds it) into *m.
+ * 0 or FDS_ENOMEM. */
+static int mm_field_json(const cJSON *body, const mm_args *a,
+                         const mm_field *f, const char *leaf, cJSON **m)
+{
+    *m = cJSON_CreateObject();
+    cJSON *mb = *m ? cJSON_AddObjectToObject(*m, leaf) : NULL;
+    cJSON *fb = mb ? (a->phrase ? phrase_opts(body, a->t[6] != 0)
+                                : cJSON_Duplicate(a->opts, true))
+                   : NULL;
+    if (!fb || !cJSON_AddItemToObject(mb, f->path, fb)) {
+        cJSON_Delete(fb);
+        cJSON_Delete(*m);
+        *m = NULL;
+        return FDS_ENOMEM;
     }
-    mm_fields_free(&fs);
-    cJSON_Delete(opts);
-    if (rc == FDS_ENOMEM || (!rc && !out))
-        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    if (rc) {
-        cJSON_Delete(out);
+    cJSON_AddItemToObject(fb, "query", cJSON_Duplicate(a->query, true));
+    cJSON_AddNumberToObject(fb, "boost", f->boost);
+    return 0;
+}
+
+/* The per-field query m parsed one level below c->depth, counted as the
+ * dispatcher (dsl_parse_query.c) counts a leaf.  NULL on error. */
+static fds_query *mm_field_query(fds__dsl_ctx *c, const cJSON *m,
+                                 bool phrase)
+{
+    const cJSON *b = m->child;
+    /* the dispatcher takes a member named `_name` for the query's name, so
+     * a field of that name is refused as its written DSL would be */
+    if (!strcmp(b->child->string, "_name")) {
+        fds__dsl_err(c->err, "[%s] query does not support [_name] of type "
+                             "[%s]: a name is a string", b->string,
+                     fds__dsl_jtype(b->child));
         return NULL;
     }
-    return out;
+    if (fds__dsl_depth_enter(c))
+        return NULL;
+    fds_query *q = phrase ? fds__dsl_match_phrase(c, b, b->string[12] != 0)
+                          : fds__dsl_match(c, b);
+    c->depth--;
+    if (q)
+        return fds__dsl_count(c, q, fds__dsl_leaves(q));
+    if (c->err && !c->err->code)
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    return NULL;
+}
+
+/* Whether the per-field query m fails to parse (a number field and text
+ * it cannot take), tried on a copy of the context c0 as it was before the
+ * first field: lenient drops it. */
+static bool mm_fails(const fds__dsl_ctx *c0, const cJSON *m, bool phrase)
+{
+    fds_err scratch = {0};
+    fds__dsl_ctx c2 = *c0;
+    c2.err = &scratch;
+    fds_query *q = mm_field_query(&c2, m, phrase);
+    fds__query_free(q);
+    return q == NULL;
+}
+
+/* A match_none or match_all (`type`) in place of the rewrite, counted as
+ * the one leaf clause it is.  NULL on error. */
+static fds_query *mm_whole(fds__dsl_ctx *c, int type)
+{
+    fds_query *q = fds__dsl_qnew(type, NULL);
+    if (!q) {
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        return NULL;
+    }
+    return fds__dsl_count(c, q, 1);
+}
+
+/* The dis_max (best_fields, phrase types) or bool should (most_fields) of
+ * one per-field query for each field of fs, built as the dispatcher would
+ * build it from the rewritten DSL: a field a lenient query cannot take is
+ * left out, none left is match_none, and no token with zero_terms_query
+ * all is match_all.  NULL on error, c->err filled. */
+static fds_query *mm_build(fds__dsl_ctx *c, const cJSON *body,
+                           const mm_args *a, const mm_fields *fs,
+                           bool lenient)
+{
+    if (a->zt_all && cJSON_IsString(a->query)) {
+        size_t ntok = 0;
+        fds_analyze(a->query->valuestring, strlen(a->query->valuestring),
+                    count_tok, &ntok);
+        if (ntok == 0)
+            return mm_whole(c, FDS_Q_MATCH_ALL);
+    }
+    bool best = !strcmp(a->t, "best_fields") || a->phrase;
+    const char *leaf = !a->phrase ? "match"
+                       : a->t[6] ? "match_phrase_prefix" : "match_phrase";
+    const fds__dsl_ctx c0 = *c;
+    fds_query *top = fds__dsl_qnew(best ? FDS_Q_DISMAX : FDS_Q_BOOL, NULL);
+    if (!top) {
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        return NULL;
+    }
+    top->boost = a->boost;
+    if (best)
+        top->tie = a->tb ? (float)a->tb->valuedouble : 0.0f;
+    for (size_t i = 0; i < fs->n; i++) {
+        cJSON *m;
+        if (mm_field_json(body, a, &fs->v[i], leaf, &m)) {
+            fds__query_free(top);
+            fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                         "out of memory");
+            return NULL;
+        }
+        if (lenient && mm_fails(&c0, m, a->phrase)) {
+            cJSON_Delete(m);
+            continue;
+        }
+        fds_query *k = mm_field_query(c, m, a->phrase);
+        cJSON_Delete(m);
+        if (!k || fds__dsl_push(&top->should, &top->nshould, k)) {
+            fds__query_free(k);
+            fds__query_free(top);
+            if (c->err && !c->err->code)
+                fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL,
+                             "out of memory");
+            return NULL;
+        }
+    }
+    if (!top->nshould) { /* no field can take the text */
+        fds__query_free(top);
+        return mm_whole(c, FDS_Q_MATCH_NONE);
+    }
+    return top;
 }
 
 fds_query *fds__dsl_multi_match(fds__dsl_ctx *c, const cJSON *body)
 {
-    cJSON *j = mm_rewrite(c, body);
-    if (!j)
+    if (!cJSON_IsObject(body)) {
+        fds__dsl_err(c->err, "[multi_match] query malformed, no start_object "
+                             "after query name");
         return NULL;
-    c->depth--; /* the rewritten object takes multi_match's own level */
-    fds_query *q = fds__dsl_query(c, j);
-    c->depth++;
-    cJSON_Delete(j);
+    }
+    mm_args a = {0};
+    int rc = mm_read(c, body, &a);
+    if (!a.opts)
+        return NULL;
+    if (!rc)
+        rc = mm_check(c, body, &a);
+    mm_fields fs = {0};
+    if (!rc)
+        rc = mm_fields_of(c, a.fields, &fs);
+    fds_query *q = rc ? NULL : mm_build(c, body, &a, &fs, a.lenient || fs.all);
+    mm_fields_free(&fs);
+    cJSON_Delete(a.opts);
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     return q;
 }

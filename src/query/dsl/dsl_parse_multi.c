@@ -1,6 +1,6 @@
 /*
- * dsl_parse_multi.c: the multi-term queries -- prefix, wildcard, regexp --
- * and the compound queries constant_score, dis_max and boosting.
+ * dsl_parse_multi.c: the multi-term queries -- prefix, wildcard, regexp
+ * and fuzzy (with the fuzzy options a `match` takes too).
  *
  * A multi-term query keeps its compiled pattern (term_pat.h) and is
  * expanded per segment over the term dictionary when it runs
@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <utf8proc.h>
 
 #include "dsl/dsl_parse_int.h"
 #include "exec/term_pat.h"
@@ -61,29 +60,6 @@ static int re_flags(fds__dsl_ctx *c, const char *s, unsigned *out)
     }
     *out = f;
     return 0;
-}
-
-char *fds__dsl_lower(const char *s, size_t n, size_t *out_len)
-{
-    char *o = malloc(n * 4 + 1);
-    if (!o)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        utf8proc_int32_t ch;
-        utf8proc_ssize_t w = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-                                              (utf8proc_ssize_t)(n - i), &ch);
-        if (w <= 0) {
-            o[k++] = s[i++];
-            continue;
-        }
-        k += (size_t)utf8proc_encode_char(utf8proc_tolower(ch),
-                                          (utf8proc_uint8_t *)o + k);
-        i += (size_t)w;
-    }
-    o[k] = 0;
-    *out_len = k;
-    return o;
 }
 
 fds_query *fds__dsl_pattern_new(fds__dsl_ctx *c, const char *qname,
@@ -220,122 +196,6 @@ fds_query *fds__dsl_pattern(fds__dsl_ctx *c, const char *name,
                                         max_states);
     if (q)
         q->boost = boost;
-    return q;
-}
-
-/* The query object member `key` of body (required). */
-static fds_query *sub_query(fds__dsl_ctx *c, const char *qname,
-                            const cJSON *body, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, key);
-    if (!v) {
-        fds__dsl_err(c->err, "[%s] requires '%s' element", qname, key);
-        return NULL;
-    }
-    return fds__dsl_query(c, v);
-}
-
-/* Members of a compound body other than `allowed` are refused. */
-static int only_keys(fds__dsl_ctx *c, const char *qname, const cJSON *body,
-                     const char *const *allowed)
-{
-    if (!cJSON_IsObject(body))
-        return fds__dsl_err(c->err,
-                            "[%s] query malformed, no start_object after "
-                            "query name", qname);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, body) {
-        bool ok = !strcmp(it->string, "boost");
-        for (size_t i = 0; !ok && allowed[i]; i++)
-            ok = !strcmp(it->string, allowed[i]);
-        if (!ok)
-            return fds__dsl_err(c->err, "[%s] query does not support [%s]",
-                                qname, it->string);
-    }
-    return 0;
-}
-
-/* A compound node holding k in list (filter/should/must). */
-static fds_query *wrap(fds_query *k, fds_query ***list, size_t *n,
-                       fds_query *q)
-{
-    if (!k || !q || fds__dsl_push(list, n, k)) {
-        fds__query_free(k);
-        fds__query_free(q);
-        return NULL;
-    }
-    return q;
-}
-
-fds_query *fds__dsl_constant_score(fds__dsl_ctx *c, const cJSON *body)
-{
-    static const char *const keys[] = {"filter", NULL};
-    if (only_keys(c, "constant_score", body, keys))
-        return NULL;
-    fds_query *k = sub_query(c, "constant_score", body, "filter");
-    fds_query *q = k ? fds__dsl_qnew(FDS_Q_CONST, NULL) : NULL;
-    if (q)
-        q->boost = fds__dsl_boost(body);
-    return q ? wrap(k, &q->filter, &q->nfilter, q)
-             : (fds__query_free(k), NULL);
-}
-
-fds_query *fds__dsl_dis_max(fds__dsl_ctx *c, const cJSON *body)
-{
-    static const char *const keys[] = {"queries", "tie_breaker", NULL};
-    if (only_keys(c, "dis_max", body, keys))
-        return NULL;
-    const cJSON *qs = cJSON_GetObjectItemCaseSensitive(body, "queries");
-    const cJSON *tb = cJSON_GetObjectItemCaseSensitive(body, "tie_breaker");
-    if (!cJSON_IsArray(qs) || !cJSON_GetArraySize(qs)) {
-        fds__dsl_err(c->err, "[dis_max] requires 'queries' field with at "
-                             "least one clause");
-        return NULL;
-    }
-    if (tb && (!cJSON_IsNumber(tb) || tb->valuedouble < 0 ||
-               tb->valuedouble > 1)) {
-        fds__dsl_err(c->err, "[dis_max] tie_breaker must be a number in "
-                             "[0, 1]");
-        return NULL;
-    }
-    fds_query *q = fds__dsl_qnew(FDS_Q_DISMAX, NULL);
-    if (!q)
-        return NULL;
-    q->boost = fds__dsl_boost(body);
-    q->tie = tb ? (float)tb->valuedouble : 0.0f;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, qs) {
-        fds_query *k = fds__dsl_query(c, it);
-        if (!wrap(k, &q->should, &q->nshould, q))
-            return NULL; /* q freed */
-    }
-    return q;
-}
-
-fds_query *fds__dsl_boosting(fds__dsl_ctx *c, const cJSON *body)
-{
-    static const char *const keys[] = {"positive", "negative",
-                                       "negative_boost", NULL};
-    if (only_keys(c, "boosting", body, keys))
-        return NULL;
-    const cJSON *nb = cJSON_GetObjectItemCaseSensitive(body, "negative_boost");
-    if (!cJSON_IsNumber(nb) || nb->valuedouble < 0 || !isfinite(nb->valuedouble)) {
-        fds__dsl_err(c->err, "[boosting] query requires 'negative_boost' to "
-                             "be set to be a positive value'");
-        return NULL;
-    }
-    fds_query *q = fds__dsl_qnew(FDS_Q_BOOSTING, NULL);
-    if (!q)
-        return NULL;
-    q->boost = fds__dsl_boost(body);
-    q->tie = (float)nb->valuedouble;
-    q->msm = 0;
-    if (!wrap(sub_query(c, "boosting", body, "positive"),
-              &q->must, &q->nmust, q))
-        return NULL;
-    if (!wrap(sub_query(c, "boosting", body, "negative"),
-              &q->should, &q->nshould, q))
-        return NULL;
     return q;
 }
 

@@ -408,6 +408,7 @@ static int boost_after(qsp *p, fds_query *q)
 }
 
 static fds_query *parse_query(qsp *p, const char *field);
+static fds_query *parse_clause(qsp *p, const char *field);
 
 /* [a TO b] or {a TO b} after its bracket. */
 static fds_query *parse_range(qsp *p, const char *field, bool lo_incl)
@@ -432,6 +433,120 @@ static fds_query *parse_range(qsp *p, const char *field, bool lo_incl)
 }
 
 /* One clause: a group, a range, a regexp, a term (maybe field:...). */
+/* A /regexp/ clause on `field` (NULL: the default fields). */
+static fds_query *clause_regexp(qsp *p, const char *field)
+{
+    size_t e = p->i + 1;
+    while (e < p->n && p->s[e] != '/')
+        e += p->s[e] == '\\' && e + 1 < p->n ? 2 : 1;
+    if (e >= p->n)
+        return qs_fail(p, "a regular expression is not closed with '/'",
+                       NULL);
+    term *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    size_t len = e - p->i - 1;
+    if (len >= QS_TERM_MAX) {
+        free(t);
+        return qs_fail(p, "a term is too long", NULL);
+    }
+    memcpy(t->plain, p->s + p->i + 1, len);
+    t->plain[len] = 0;
+    t->pn = len;
+    p->i = e + 1;
+    term_arg a = {t, true, -2};
+    fds_query *q = on_fields(p, field, term_cb, &a);
+    free(t);
+    return q;
+}
+
+/* A >x, >=x, <x or <=x clause (`ch` its first character). */
+static fds_query *clause_compare(qsp *p, const char *field, char ch)
+{
+    fds_query *q;
+    bool gt = ch == '>';
+    p->i++;
+    bool incl = p->i < p->n && p->s[p->i] == '=';
+    p->i += incl;
+    term *t = malloc(sizeof *t);
+    if (!t || read_term(p, t)) {
+        free(t);
+        return t ? qs_fail(p, "a term is too long", NULL) : NULL;
+    }
+    range_arg a = {gt ? t->plain : NULL, gt ? NULL : t->plain, incl, incl};
+    q = on_fields(p, field, range_cb, &a);
+    free(t);
+    return q;
+}
+
+/* A term clause: `field:clause`, `_exists_:field`, a word, a wildcard
+ * or a fuzzy term (~N), with its ^boost. */
+static fds_query *clause_term(qsp *p, const char *field)
+{
+    fds_query *q;
+    term *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    if (read_term(p, t)) {
+        free(t);
+        return qs_fail(p, "a term is too long", NULL);
+    }
+    if (!p->o->simple && !field && p->i < p->n && p->s[p->i] == ':' &&
+        t->pn) {
+        p->i++;
+        if (!strcmp(t->plain, "_exists_")) {
+            term *f = malloc(sizeof *f);
+            if (!f || (skip_ws(p), read_term(p, f))) {
+                free(f);
+                free(t);
+                return NULL;
+            }
+            cJSON *b = cJSON_CreateString(f->plain);
+            q = leaf(p, "exists", "field", b);
+            free(f);
+        } else {
+            /* `*:` is every field, as with no field */
+            q = parse_clause(p, strcmp(t->plain, "*") ? t->plain : NULL);
+        }
+        free(t);
+        return q && boost_after(p, q) ? (fds__query_free(q), NULL) : q;
+    }
+    if (!t->pn) {
+        free(t);
+        char bad[2] = {p->i < p->n ? p->s[p->i] : ' ', 0};
+        return qs_fail(p, "unexpected character ", bad);
+    }
+    int fz = -2;
+    if (p->i < p->n && p->s[p->i] == '~') { /* fuzzy: ~, ~0, ~1, ~2 */
+        p->i++;
+        fz = -1;
+        if (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '2' &&
+            (p->i + 1 >= p->n || !isdigit((unsigned char)p->s[p->i + 1]))) {
+            fz = p->s[p->i++] - '0';
+        } else if (p->i < p->n && isdigit((unsigned char)p->s[p->i])) {
+            free(t);
+            return qs_fail(p, "a fuzzy term takes at most 2 edits", NULL);
+        }
+        if (t->wild) {
+            free(t);
+            return qs_fail(p, "a wildcard term cannot be fuzzy", NULL);
+        }
+    }
+    term_arg a = {t, false, fz};
+    const fds__qs_opts *o = p->o;
+    if (!field && !o->nfields && (!o->df || !*o->df) && fz == -2 &&
+        !strcmp(t->plain, "*") && !t->escaped)
+        q = fds__dsl_qnew(FDS_Q_MATCH_ALL, NULL); /* `*`, `*:*` */
+    else
+        q = on_fields(p, field, term_cb, &a);
+    free(t);
+    if (q && boost_after(p, q)) {
+        fds__query_free(q);
+        return NULL;
+    }
+    return q;
+}
+
 static fds_query *parse_clause(qsp *p, const char *field)
 {
     skip_ws(p);
@@ -465,97 +580,11 @@ static fds_query *parse_clause(qsp *p, const char *field)
         p->i++;
         q = parse_range(p, field, ch == '[');
     } else if (!p->o->simple && ch == '/') {
-        size_t e = p->i + 1;
-        while (e < p->n && p->s[e] != '/')
-            e += p->s[e] == '\\' && e + 1 < p->n ? 2 : 1;
-        if (e >= p->n)
-            return qs_fail(p, "a regular expression is not closed with '/'",
-                           NULL);
-        term *t = malloc(sizeof *t);
-        if (!t)
-            return NULL;
-        size_t len = e - p->i - 1;
-        if (len >= QS_TERM_MAX) {
-            free(t);
-            return qs_fail(p, "a term is too long", NULL);
-        }
-        memcpy(t->plain, p->s + p->i + 1, len);
-        t->plain[len] = 0;
-        t->pn = len;
-        p->i = e + 1;
-        term_arg a = {t, true, -2};
-        q = on_fields(p, field, term_cb, &a);
-        free(t);
+        q = clause_regexp(p, field);
     } else if (!p->o->simple && (ch == '>' || ch == '<')) {
-        bool gt = ch == '>';
-        p->i++;
-        bool incl = p->i < p->n && p->s[p->i] == '=';
-        p->i += incl;
-        term *t = malloc(sizeof *t);
-        if (!t || read_term(p, t)) {
-            free(t);
-            return t ? qs_fail(p, "a term is too long", NULL) : NULL;
-        }
-        range_arg a = {gt ? t->plain : NULL, gt ? NULL : t->plain, incl, incl};
-        q = on_fields(p, field, range_cb, &a);
-        free(t);
+        q = clause_compare(p, field, ch);
     } else {
-        term *t = malloc(sizeof *t);
-        if (!t)
-            return NULL;
-        if (read_term(p, t)) {
-            free(t);
-            return qs_fail(p, "a term is too long", NULL);
-        }
-        if (!p->o->simple && !field && p->i < p->n && p->s[p->i] == ':' &&
-            t->pn) {
-            p->i++;
-            if (!strcmp(t->plain, "_exists_")) {
-                term *f = malloc(sizeof *f);
-                if (!f || (skip_ws(p), read_term(p, f))) {
-                    free(f);
-                    free(t);
-                    return NULL;
-                }
-                cJSON *b = cJSON_CreateString(f->plain);
-                q = leaf(p, "exists", "field", b);
-                free(f);
-            } else {
-                /* `*:` is every field, as with no field */
-                q = parse_clause(p, strcmp(t->plain, "*") ? t->plain : NULL);
-            }
-            free(t);
-            return q && boost_after(p, q) ? (fds__query_free(q), NULL) : q;
-        }
-        if (!t->pn) {
-            free(t);
-            char bad[2] = {p->i < p->n ? p->s[p->i] : ' ', 0};
-            return qs_fail(p, "unexpected character ", bad);
-        }
-        int fz = -2;
-        if (p->i < p->n && p->s[p->i] == '~') { /* fuzzy: ~, ~0, ~1, ~2 */
-            p->i++;
-            fz = -1;
-            if (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '2' &&
-                (p->i + 1 >= p->n || !isdigit((unsigned char)p->s[p->i + 1]))) {
-                fz = p->s[p->i++] - '0';
-            } else if (p->i < p->n && isdigit((unsigned char)p->s[p->i])) {
-                free(t);
-                return qs_fail(p, "a fuzzy term takes at most 2 edits", NULL);
-            }
-            if (t->wild) {
-                free(t);
-                return qs_fail(p, "a wildcard term cannot be fuzzy", NULL);
-            }
-        }
-        term_arg a = {t, false, fz};
-        const fds__qs_opts *o = p->o;
-        if (!field && !o->nfields && (!o->df || !*o->df) && fz == -2 &&
-            !strcmp(t->plain, "*") && !t->escaped)
-            q = fds__dsl_qnew(FDS_Q_MATCH_ALL, NULL); /* `*`, `*:*` */
-        else
-            q = on_fields(p, field, term_cb, &a);
-        free(t);
+        return clause_term(p, field);
     }
     if (q && boost_after(p, q)) {
         fds__query_free(q);

@@ -1,6 +1,7 @@
 /*
  * highlight.h: the search body's `highlight` (Elasticsearch 8's
- * HighlightBuilder), parsed into the request and rendered per hit.
+ * HighlightBuilder) rendered per hit; the parsed tree is
+ * ast/highlight_tree.h, its parser dsl/dsl_highlight.c.
  *
  * No term positions or offsets are indexed, so a hit's fields are
  * highlighted as Lucene's UnifiedHighlighter does with its ANALYSIS offset
@@ -18,20 +19,14 @@
 #include <stdint.h>
 
 #include "fds_strbuf.h"
-#include "ast/search_request.h"
+#include "ast/highlight_tree.h"
 
 /* Bounds of the work one hit's highlighting does. */
-#define FDS_HL_MAX_FRAGMENTS 100         /* number_of_fragments at most */
 #define FDS_HL_MAX_ANALYZED (1u << 20)   /* bytes of a field value analysed
                                           * (Elasticsearch's
                                           * index.highlight.max_analyzed_offset
                                           * is 1000000) */
 #define FDS_HL_MAX_OUT (4u << 20)        /* bytes of highlight per hit */
-#define FDS_HL_MAX_FIELDS 256            /* fields a request highlights */
-
-typedef struct fds_highlight fds_highlight;
-
-void fds_highlight_free(fds_highlight *h); /* NULL is a no-op */
 
 /*
  * Append `,"highlight":{"<field>":["fragment", ...], ...}` for a hit whose
@@ -50,18 +45,7 @@ typedef struct fds_hl_mark {
     size_t start, end;
 } fds_hl_mark;
 
-/* Fragment options (Elasticsearch's defaults in brackets). */
-typedef struct fds_hl_frag_opts {
-    const char *pre, *post;   /* ["<em>"], ["</em>"] */
-    size_t fragment_size;     /* [100] bytes */
-    int number_of_fragments;  /* [5]; 0 = the whole text */
-    size_t no_match_size;     /* [0] */
-    bool order_score;         /* order: score */
-    bool html;                /* encoder: html */
-    int scanner;              /* FDS_HL_SENTENCE [unified], _WORD, _CHARS */
-} fds_hl_frag_opts;
-
-enum { FDS_HL_SENTENCE, FDS_HL_WORD, FDS_HL_CHARS };
+/* fds_hl_frag_opts: ast/highlight_tree.h. */
 
 /*
  * The fragments of text t[0..n) with the sorted, disjoint marks m[0..nm):

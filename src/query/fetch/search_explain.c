@@ -171,6 +171,142 @@ static const fds__cnode *should_node(const void *e)
     return ((const should_val *)e)->c;
 }
 
+static fds_explanation *explain_node(fds__exec *x, const fds__cnode *c,
+                                     unsigned si, uint32_t d);
+
+/* Explanation of bool node c (Lucene's BooleanWeight: the sum of the
+ * matching scoring clauses); NULL if it does not match. */
+static fds_explanation *explain_bool(fds__exec *x, const fds__cnode *c,
+                                     unsigned si, uint32_t d)
+{
+    const fds_query *q = c->q;
+    size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
+    fds_explanation *o = ex_node(0, "sum of:");
+    float sum = 0;
+    /* should clauses summed by gain (fds__should_by_gain): their
+     * values, added after the must clauses as bool_score does */
+    bool gain = fds__should_by_gain(c);
+    should_val *sv = gain && q->nshould ? malloc(q->nshould * sizeof *sv)
+                                        : NULL;
+    size_t nsv = 0;
+    if (gain && q->nshould && !sv) {
+        fds_explanation_free(o);
+        return NULL;
+    }
+    size_t k = 0;
+    int nshould = 0;
+    bool ok = true;
+    for (int l = 0; l < 4; l++)
+        for (size_t i = 0; i < counts[l]; i++, k++) {
+            if (c->kids[k]->dup) /* counted in the first equal term */
+                continue;
+            fds_explanation *e = explain_node(x, c->kids[k], si, d);
+            if (l == 3) {
+                if (e)
+                    ok = false;
+                fds_explanation_free(e);
+                continue;
+            }
+            if (!e) {
+                if (l != 1)
+                    ok = false;
+                continue;
+            }
+            if (l == 1) {
+                nshould++;
+                if (gain) { /* summed below, in bool_score's order */
+                    sv[nsv++] = (should_val){e->value, c->kids[k]};
+                    ex_add(o, e);
+                    continue;
+                }
+            }
+            if (l == 2) {
+                fds_explanation *f =
+                    ex_node(0, "match on required clause, product of:");
+                ex_add(f, ex_node(0, "# clause"));
+                ex_add(f, e);
+                ex_add(o, f);
+                continue;
+            }
+            sum += e->value;
+            ex_add(o, e);
+        }
+    int msm = q->msm >= 0 ? q->msm
+                          : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
+    if (!ok || nshould < msm || !o) {
+        free(sv);
+        fds_explanation_free(o);
+        return NULL;
+    }
+    fds__sort_by_gain(sv, nsv, sizeof *sv, should_node);
+    for (size_t i = 0; i < nsv; i++)
+        sum += sv[i].v;
+    free(sv);
+    o->value = sum; /* the clauses carry the bool's boost */
+    return o;
+}
+
+/* Explanation of dis_max node c (Lucene's DisjunctionMaxWeight); NULL if
+ * it does not match. */
+static fds_explanation *explain_dismax(fds__exec *x, const fds__cnode *c,
+                                       unsigned si, uint32_t d)
+{
+    const fds_query *q = c->q;
+    char buf[512];
+    char t[FDS_FLOAT_STR_MAX];
+    fds_float_format(q->tie, t);
+    snprintf(buf, sizeof buf, q->tie != 0.0f
+                 ? "max plus %s times others of:" : "max of:", t);
+    fds_explanation *o = ex_node(0, buf);
+    float best = 0;
+    double other = 0;
+    bool any = false;
+    for (size_t k = 0; o && k < q->nshould; k++) {
+        fds_explanation *e = explain_node(x, c->kids[q->nmust + k], si, d);
+        if (!e)
+            continue;
+        any = true;
+        fds__dismax_add(&best, &other, e->value);
+        ex_add(o, e);
+    }
+    if (!o || !any) {
+        fds_explanation_free(o);
+        return NULL;
+    }
+    o->value = fds__dismax_value(best, other, q->tie);
+    return o;
+}
+
+/* Explanation of the BM25 score of term iterator i on doc d (Lucene's
+ * BM25Similarity explain). */
+static fds_explanation *explain_term(const fds__cnode *c, fds__it *i,
+                                     uint32_t d)
+{
+    const fds_query *q = c->q;
+    char buf[512];
+    fds__term_it *t = (fds__term_it *)i;
+    uint32_t tf = t->tfs[t->i];
+    uint8_t nb = t->norms ? t->norms[d] : 1;
+    float sc = fds__term_score_tf(c, tf, nb);
+    snprintf(buf, sizeof buf, "weight(%.*s:%.*s in %u) "
+             "[PerFieldSimilarity], result of:", (int)q->field_len,
+             q->field, (int)q->term_len, q->term, d);
+    fds_explanation *o = ex_node(sc, buf);
+    snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
+             "idf * tf from:", tf);
+    fds_explanation *s2 = ex_node(sc, buf);
+    ex_add(s2, ex_node(fds__bm25_boost(c->boost), "boost"));
+    fds_explanation *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
+                                 "0.5) / (n + 0.5)) from:");
+    ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));
+    ex_add(idf, ex_node((float)c->N, "N, total number of documents with field"));
+    ex_add(s2, idf);
+    ex_add(s2, tf_node(c, (float)tf, nb,
+                       "freq, occurrences of term within document"));
+    ex_add(o, s2);
+    return o;
+}
+
 /* Explanation of `c` for doc `d` of segment si; NULL if it does not match. */
 static fds_explanation *explain_node(fds__exec *x, const fds__cnode *c, unsigned si,
                                      uint32_t d)
@@ -181,96 +317,10 @@ static fds_explanation *explain_node(fds__exec *x, const fds__cnode *c, unsigned
     if (q->type == FDS_Q_BOOL && !q->nmust && !q->nshould && !q->nfilter &&
         !q->nmust_not) /* bool {}: match_all, as Elasticsearch rewrites it */
         return ex_node(c->boost, "*:*");
-    if (q->type == FDS_Q_BOOL) {
-        size_t counts[4] = {q->nmust, q->nshould, q->nfilter, q->nmust_not};
-        fds_explanation *o = ex_node(0, "sum of:");
-        float sum = 0;
-        /* should clauses summed by gain (fds__should_by_gain): their
-         * values, added after the must clauses as bool_score does */
-        bool gain = fds__should_by_gain(c);
-        should_val *sv = gain && q->nshould ? malloc(q->nshould * sizeof *sv)
-                                            : NULL;
-        size_t nsv = 0;
-        if (gain && q->nshould && !sv) {
-            fds_explanation_free(o);
-            return NULL;
-        }
-        size_t k = 0;
-        int nshould = 0;
-        bool ok = true;
-        for (int l = 0; l < 4; l++)
-            for (size_t i = 0; i < counts[l]; i++, k++) {
-                if (c->kids[k]->dup) /* counted in the first equal term */
-                    continue;
-                fds_explanation *e = explain_node(x, c->kids[k], si, d);
-                if (l == 3) {
-                    if (e)
-                        ok = false;
-                    fds_explanation_free(e);
-                    continue;
-                }
-                if (!e) {
-                    if (l != 1)
-                        ok = false;
-                    continue;
-                }
-                if (l == 1) {
-                    nshould++;
-                    if (gain) { /* summed below, in bool_score's order */
-                        sv[nsv++] = (should_val){e->value, c->kids[k]};
-                        ex_add(o, e);
-                        continue;
-                    }
-                }
-                if (l == 2) {
-                    fds_explanation *f =
-                        ex_node(0, "match on required clause, product of:");
-                    ex_add(f, ex_node(0, "# clause"));
-                    ex_add(f, e);
-                    ex_add(o, f);
-                    continue;
-                }
-                sum += e->value;
-                ex_add(o, e);
-            }
-        int msm = q->msm >= 0 ? q->msm
-                              : (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
-        if (!ok || nshould < msm || !o) {
-            free(sv);
-            fds_explanation_free(o);
-            return NULL;
-        }
-        fds__sort_by_gain(sv, nsv, sizeof *sv, should_node);
-        for (size_t i = 0; i < nsv; i++)
-            sum += sv[i].v;
-        free(sv);
-        o->value = sum; /* the clauses carry the bool's boost */
-        return o;
-    }
-    if (q->type == FDS_Q_DISMAX) { /* Lucene's DisjunctionMaxWeight */
-        char t[FDS_FLOAT_STR_MAX];
-        fds_float_format(q->tie, t);
-        snprintf(buf, sizeof buf, q->tie != 0.0f
-                     ? "max plus %s times others of:" : "max of:", t);
-        fds_explanation *o = ex_node(0, buf);
-        float best = 0;
-        double other = 0;
-        bool any = false;
-        for (size_t k = 0; o && k < q->nshould; k++) {
-            fds_explanation *e = explain_node(x, c->kids[q->nmust + k], si, d);
-            if (!e)
-                continue;
-            any = true;
-            fds__dismax_add(&best, &other, e->value);
-            ex_add(o, e);
-        }
-        if (!o || !any) {
-            fds_explanation_free(o);
-            return NULL;
-        }
-        o->value = fds__dismax_value(best, other, q->tie);
-        return o;
-    }
+    if (q->type == FDS_Q_BOOL)
+        return explain_bool(x, c, si, d);
+    if (q->type == FDS_Q_DISMAX)
+        return explain_dismax(x, c, si, d);
     fds__it *i = fds__build(x, c, sx);
     if (!i)
         return NULL;
@@ -278,26 +328,7 @@ static fds_explanation *explain_node(fds__exec *x, const fds__cnode *c, unsigned
     fds_explanation *o = NULL;
     if (got == d) {
         if (q->type == FDS_Q_TERM && i->advance == fds__term_adv) {
-            fds__term_it *t = (fds__term_it *)i;
-            uint32_t tf = t->tfs[t->i];
-            uint8_t nb = t->norms ? t->norms[d] : 1;
-            float sc = fds__term_score_tf(c, tf, nb);
-            snprintf(buf, sizeof buf, "weight(%.*s:%.*s in %u) "
-                     "[PerFieldSimilarity], result of:", (int)q->field_len,
-                     q->field, (int)q->term_len, q->term, d);
-            o = ex_node(sc, buf);
-            snprintf(buf, sizeof buf, "score(freq=%u.0), computed as boost * "
-                     "idf * tf from:", tf);
-            fds_explanation *s2 = ex_node(sc, buf);
-            ex_add(s2, ex_node(fds__bm25_boost(c->boost), "boost"));
-            fds_explanation *idf = ex_node(c->idf, "idf, computed as log(1 + (N - n + "
-                                         "0.5) / (n + 0.5)) from:");
-            ex_add(idf, ex_node((float)c->n, "n, number of documents containing term"));
-            ex_add(idf, ex_node((float)c->N, "N, total number of documents with field"));
-            ex_add(s2, idf);
-            ex_add(s2, tf_node(c, (float)tf, nb,
-                               "freq, occurrences of term within document"));
-            ex_add(o, s2);
+            o = explain_term(c, i, d);
         } else if (q->type == FDS_Q_PHRASE && i->advance == fds__phrase_adv) {
             o = explain_phrase(x, c, i, si, d, qname(q, buf, sizeof buf));
         } else {
