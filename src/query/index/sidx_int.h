@@ -211,6 +211,15 @@ static inline void fds__sterm_inline(fds_sterm *t, const uint8_t *norms,
     t->end = blk + n;
 }
 
+/* Byte order of a[0..al) and b[0..bl): memcmp, then the shorter first
+ * (the order of terms and _ids in a .sidx file). */
+static inline int fds__bytes_cmp(const void *a, size_t al, const void *b,
+                                 size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : (al < bl ? -1 : al > bl);
+}
+
 static inline bool fds__bit(const uint8_t *bits, uint32_t d)
 {
     return (bits[d >> 3] >> (d & 7)) & 1;

@@ -616,12 +616,6 @@ const char *fds_sidx_doc_id(const fds_sidx *s, uint32_t doc, size_t *len)
     return (const char *)s->idbytes + a;
 }
 
-static int bytes_cmp(const void *a, size_t al, const void *b, size_t bl)
-{
-    int c = memcmp(a, b, al < bl ? al : bl);
-    return c ? c : (al < bl ? -1 : al > bl);
-}
-
 int fds_sidx_find_id(const fds_sidx *s, const char *id, size_t id_len,
                      uint32_t *doc)
 {
@@ -631,7 +625,7 @@ int fds_sidx_find_id(const fds_sidx *s, const char *id, size_t id_len,
         uint32_t d = fds__get_u32(s->byid + mid * 4);
         size_t l;
         const char *x = fds_sidx_doc_id(s, d, &l);
-        int c = bytes_cmp(x, l, id, id_len);
+        int c = fds__bytes_cmp(x, l, id, id_len);
         if (c == 0) {
             *doc = d;
             return 0;
@@ -651,7 +645,7 @@ const fds_sfield *fds__sidx_field(const fds_sidx *s, const char *name,
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const fds_sfield *f = &s->fields[mid];
-        int c = bytes_cmp(f->name, f->name_len, name, len);
+        int c = fds__bytes_cmp(f->name, f->name_len, name, len);
         if (c == 0)
             return f;
         if (c < 0)
@@ -669,7 +663,7 @@ uint32_t fds__sidx_val_find(const fds_sfield *f, const char *s, size_t n)
         uint32_t mid = lo + (hi - lo) / 2;
         uint64_t len;
         const char *v = fds__val_str(f, mid, &len);
-        int c = bytes_cmp(v, len, s, n);
+        int c = fds__bytes_cmp(v, len, s, n);
         if (c == 0)
             return mid;
         if (c < 0)
@@ -741,7 +735,7 @@ int fds__sidx_term(const fds_sidx *s, const fds_sfield *f, const char *term,
         size_t mid = lo + (hi - lo) / 2;
         uint32_t l;
         const char *x = fds__sidx_term_str(f, (uint32_t)mid, &l);
-        int c = bytes_cmp(x, l, term, len);
+        int c = fds__bytes_cmp(x, l, term, len);
         if (c == 0) {
             fds__sidx_term_at(s, f, (uint32_t)mid, t);
             return 0;

@@ -1,7 +1,7 @@
 /*
- * datemath.c: range dates with formats, fixed-offset time zones and date
- * math (see datemath.h; Elasticsearch's JavaDateMathParser); named zones'
- * rules are in tz.c.  Every loop is
+ * datemath.c: range dates with formats and date math (see datemath.h;
+ * Elasticsearch's JavaDateMathParser); time zones, fixed and named, are
+ * in tz.c.  Every loop is
  * bounded by the length of its text.
  */
 #include "time/datemath.h"
@@ -44,44 +44,6 @@ unsigned fds__date_formats(const char *s, size_t n)
         i = e + 2;
     }
     return bits;
-}
-
-static bool two_digits(const char *s, size_t n, size_t *i, int *v)
-{
-    if (*i + 2 > n || s[*i] < '0' || s[*i] > '9' || s[*i + 1] < '0' ||
-        s[*i + 1] > '9')
-        return false;
-    *v = (s[*i] - '0') * 10 + (s[*i + 1] - '0');
-    *i += 2;
-    return true;
-}
-
-bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms)
-{
-    size_t i = 0;
-    if (n >= 3 && (!memcmp(s, "UTC", 3) || !memcmp(s, "GMT", 3)))
-        i = 3;
-    if (i == n || (n == 1 && s[0] == 'Z')) {
-        *offset_ms = 0;
-        return n > 0;
-    }
-    if (s[i] != '+' && s[i] != '-')
-        return false;
-    int sign = s[i++] == '-' ? -1 : 1, h = 0, m = 0;
-    if (i + 1 == n && s[i] >= '0' && s[i] <= '9') { /* "+5" */
-        h = s[i++] - '0';
-    } else {
-        if (!two_digits(s, n, &i, &h))
-            return false;
-        if (i < n && s[i] == ':')
-            i++;
-        if (i < n && !two_digits(s, n, &i, &m))
-            return false;
-    }
-    if (i != n || h > 18 || m > 59)
-        return false;
-    *offset_ms = sign * ((int64_t)h * 3600000 + (int64_t)m * 60000);
-    return true;
 }
 
 /* Does the ISO text carry its own offset (Z or +hh:mm after the time)? */

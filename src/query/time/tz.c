@@ -1,6 +1,6 @@
 /*
- * tz.c: named time zones (datemath.h's fds_tz) through ICU's copy of the tz
- * database.  Elasticsearch reads `time_zone` with java.time's ZoneId, whose
+ * tz.c: time zones (tz.h's fds_tz): fixed offsets as Elasticsearch writes
+ * them, and named zones through ICU's copy of the tz database.  Elasticsearch reads `time_zone` with java.time's ZoneId, whose
  * offsets change with the date (daylight saving time, rule changes);
  * keeping that database is outside what fieldstore is for, so the rules
  * come from ICU (Debian's libicu).
@@ -15,7 +15,7 @@
  * date_histogram bucket boundary and per printed key, never per document
  * of a bucket.  If ICU fails (out of memory) the offset used is 0.
  */
-#include "time/datemath.h"
+#include "time/tz.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -87,6 +87,45 @@ static UCalendar *calendar(const char *id)
 {
     tz_cache *c = cache(id);
     return c ? c->cal : NULL;
+}
+
+/* Two decimal digits at s[*i] into *v, *i moved past them. */
+static bool two_digits(const char *s, size_t n, size_t *i, int *v)
+{
+    if (*i + 2 > n || s[*i] < '0' || s[*i] > '9' || s[*i + 1] < '0' ||
+        s[*i + 1] > '9')
+        return false;
+    *v = (s[*i] - '0') * 10 + (s[*i + 1] - '0');
+    *i += 2;
+    return true;
+}
+
+bool fds__time_zone(const char *s, size_t n, int64_t *offset_ms)
+{
+    size_t i = 0;
+    if (n >= 3 && (!memcmp(s, "UTC", 3) || !memcmp(s, "GMT", 3)))
+        i = 3;
+    if (i == n || (n == 1 && s[0] == 'Z')) {
+        *offset_ms = 0;
+        return n > 0;
+    }
+    if (s[i] != '+' && s[i] != '-')
+        return false;
+    int sign = s[i++] == '-' ? -1 : 1, h = 0, m = 0;
+    if (i + 1 == n && s[i] >= '0' && s[i] <= '9') { /* "+5" */
+        h = s[i++] - '0';
+    } else {
+        if (!two_digits(s, n, &i, &h))
+            return false;
+        if (i < n && s[i] == ':')
+            i++;
+        if (i < n && !two_digits(s, n, &i, &m))
+            return false;
+    }
+    if (i != n || h > 18 || m > 59)
+        return false;
+    *offset_ms = sign * ((int64_t)h * 3600000 + (int64_t)m * 60000);
+    return true;
 }
 
 int fds__tz_parse(const char *s, size_t n, fds_tz *tz)
