@@ -389,6 +389,161 @@ static const fds__cnode_seg *term_seg(const fds__exec *x, const fds__cnode *c,
 
 static void order_should(bool_it *b);
 
+/* A term's iterator over its postings in sx (match none when sx has no
+ * such term).  NULL on ENOMEM. */
+static fds__it *build_term(fds__exec *x, const fds__cnode *c,
+                           const fds_sidx *sx, uint32_t max_doc)
+{
+    const fds_query *q = c->q;
+    const fds__cnode_seg *cs = term_seg(x, c, sx);
+    const fds_sfield *f =
+        cs ? cs->f : fds__sidx_field(sx, q->field, q->field_len);
+    fds_sterm st;
+    if (cs && cs->found)
+        st = cs->t;
+    if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) ||
+        (cs ? !cs->found : fds__sidx_term(sx, f, q->term, q->term_len, &st) != 0))
+        return it_alloc(sizeof(fds__it), x, c);
+    fds__term_it *t = it_alloc_part(sizeof *t, offsetof(fds__term_it, tf1), x, c);
+    if (!t)
+        return NULL;
+    t->t = st;
+    fds__sterm_inline(&t->t, f->norms, t->skip1, t->blk1);
+    t->norms = f->norms;
+    t->norm_seen = f->norm_seen;
+    t->max_doc = max_doc;
+    t->blk = FDS__NO_MORE;
+    t->b.advance = fds__term_adv;
+    t->b.score = term_score;
+    if (!x->no_stats)
+        x->total_postings += st.df;
+    t->ub = NAN; /* computed when first needed (fds__term_ub) */
+    return (fds__it *)t;
+}
+
+/* A range or exists query's scan of its field's column in sx.  NULL on
+ * ENOMEM. */
+static fds__it *build_column(fds__exec *x, const fds__cnode *c,
+                             const fds_sidx *sx, uint32_t max_doc)
+{
+    const fds_query *q = c->q;
+    const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+    if (!f || (q->type == FDS_Q_RANGE && f->kind == FDS_FT_TEXT))
+        return it_alloc(sizeof(fds__it), x, c);
+    col_it *r = it_alloc(sizeof *r, x, c);
+    if (!r)
+        return NULL;
+    r->f = f;
+    r->q = q;
+    r->max_doc = max_doc;
+    r->b.advance = q->type == FDS_Q_RANGE ? range_adv : exists_adv;
+    return (fds__it *)r;
+}
+
+/* A terms, pattern or ids query's bitset of the docs of sx it matches.
+ * NULL on ENOMEM. */
+static fds__it *build_bits(fds__exec *x, const fds__cnode *c,
+                           const fds_sidx *sx, uint32_t max_doc)
+{
+    const fds_query *q = c->q;
+    bits_it *s = it_alloc(sizeof *s, x, c);
+    if (!s)
+        return NULL;
+    s->max_doc = max_doc;
+    s->bits = calloc(((size_t)max_doc + 63) / 64 + 1, 8);
+    if (!s->bits) {
+        free(s);
+        return NULL;
+    }
+    s->b.advance = bits_adv;
+    s->b.destroy = bits_destroy;
+    if (q->type == FDS_Q_IDS) {
+        for (size_t k = 0; k < q->nvals; k++) {
+            uint32_t d;
+            if (fds_sidx_find_id(sx, q->vals[k], q->val_lens[k], &d) == 0)
+                s->bits[d / 64] |= 1ull << (d % 64);
+        }
+    } else {
+        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
+        bool terms = f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD);
+        if (terms && q->type == FDS_Q_PATTERN)
+            bits_add_pattern(s, sx, f, q, x);
+        else if (terms)
+            for (size_t k = 0; k < q->nvals; k++)
+                bits_add_term(s, sx, f, q->vals[k], q->val_lens[k], x);
+    }
+    return (fds__it *)s;
+}
+
+/* A bool, constant_score, dis_max or boosting query's iterator over its
+ * clauses' iterators in sx.  NULL on ENOMEM. */
+static fds__it *build_bool(fds__exec *x, const fds__cnode *c,
+                           const fds_sidx *sx, uint32_t max_doc)
+{
+    const fds_query *q = c->q;
+    bool_it *b = it_alloc(sizeof *b, x, c);
+    if (!b)
+        return NULL;
+    b->b.advance = bool_adv;
+    b->b.score = bool_score;
+    b->b.destroy = bool_destroy;
+    b->max_doc = max_doc;
+    size_t n = c->nkids ? c->nkids : 1;
+    b->req = calloc(n, sizeof(fds__it *));
+    b->should = calloc(n, sizeof(fds__it *));
+    b->excl = calloc(n, sizeof(fds__it *));
+    if (!b->req || !b->should || !b->excl) {
+        bool_destroy((fds__it *)b);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < q->nmust; i++, k++)
+        if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
+            goto oom;
+    b->nmust = b->nreq;
+    for (size_t i = 0; i < q->nshould; i++, k++)
+        if (!c->kids[k]->dup &&
+            !(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
+            goto oom;
+    for (size_t i = 0; i < q->nfilter; i++, k++)
+        if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
+            goto oom;
+    for (size_t i = 0; i < q->nmust_not; i++, k++)
+        if (!(b->excl[b->nexcl++] = fds__build(x, c->kids[k], sx)))
+            goto oom;
+    if (fds__should_by_gain(c))
+        order_should(b);
+    if (q->msm >= 0)
+        b->msm = q->msm;
+    else
+        b->msm = (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
+    if (b->msm > (int)q->nshould) {
+        /* cannot be satisfied (children are still freed by destroy) */
+        b->b.advance = none_adv;
+    }
+    if (!q->nmust && !q->nshould && !q->nfilter && !q->nmust_not)
+        b->empty_all = true;
+    if (!q->nmust && !q->nshould && !q->nfilter && q->nmust_not) {
+        /* only must_not: everything else */
+        all_it *a = it_alloc(sizeof *a, x, c);
+        if (!a)
+            goto oom;
+        a->max_doc = max_doc;
+        a->b.advance = all_adv;
+        b->req[b->nreq++] = (fds__it *)a;
+    }
+    if (q->type == FDS_Q_CONST)
+        b->b.score = const_score;
+    else if (q->type == FDS_Q_DISMAX)
+        b->b.score = dismax_score;
+    else if (q->type == FDS_Q_BOOSTING)
+        b->b.score = boosting_score;
+    return (fds__it *)b;
+oom:
+    bool_destroy((fds__it *)b);
+    return NULL;
+}
+
 fds__it *fds__build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx)
 {
     const fds_query *q = c->q;
@@ -402,143 +557,20 @@ fds__it *fds__build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx)
         }
         return (fds__it *)a;
     }
-    case FDS_Q_TERM: {
-        const fds__cnode_seg *cs = term_seg(x, c, sx);
-        const fds_sfield *f =
-            cs ? cs->f : fds__sidx_field(sx, q->field, q->field_len);
-        fds_sterm st;
-        if (cs && cs->found)
-            st = cs->t;
-        if (!f || (f->kind != FDS_FT_TEXT && f->kind != FDS_FT_KEYWORD) ||
-            (cs ? !cs->found : fds__sidx_term(sx, f, q->term, q->term_len, &st) != 0))
-            return it_alloc(sizeof(fds__it), x, c);
-        fds__term_it *t = it_alloc_part(sizeof *t, offsetof(fds__term_it, tf1), x, c);
-        if (!t)
-            return NULL;
-        t->t = st;
-        fds__sterm_inline(&t->t, f->norms, t->skip1, t->blk1);
-        t->norms = f->norms;
-        t->norm_seen = f->norm_seen;
-        t->max_doc = max_doc;
-        t->blk = FDS__NO_MORE;
-        t->b.advance = fds__term_adv;
-        t->b.score = term_score;
-        if (!x->no_stats)
-            x->total_postings += st.df;
-        t->ub = NAN; /* computed when first needed (fds__term_ub) */
-        return (fds__it *)t;
-    }
+    case FDS_Q_TERM:
+        return build_term(x, c, sx, max_doc);
     case FDS_Q_RANGE:
-    case FDS_Q_EXISTS: {
-        const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
-        if (!f || (q->type == FDS_Q_RANGE && f->kind == FDS_FT_TEXT))
-            return it_alloc(sizeof(fds__it), x, c);
-        col_it *r = it_alloc(sizeof *r, x, c);
-        if (!r)
-            return NULL;
-        r->f = f;
-        r->q = q;
-        r->max_doc = max_doc;
-        r->b.advance = q->type == FDS_Q_RANGE ? range_adv : exists_adv;
-        return (fds__it *)r;
-    }
+    case FDS_Q_EXISTS:
+        return build_column(x, c, sx, max_doc);
     case FDS_Q_TERMS:
     case FDS_Q_PATTERN:
-    case FDS_Q_IDS: {
-        bits_it *s = it_alloc(sizeof *s, x, c);
-        if (!s)
-            return NULL;
-        s->max_doc = max_doc;
-        s->bits = calloc(((size_t)max_doc + 63) / 64 + 1, 8);
-        if (!s->bits) {
-            free(s);
-            return NULL;
-        }
-        s->b.advance = bits_adv;
-        s->b.destroy = bits_destroy;
-        if (q->type == FDS_Q_IDS) {
-            for (size_t k = 0; k < q->nvals; k++) {
-                uint32_t d;
-                if (fds_sidx_find_id(sx, q->vals[k], q->val_lens[k], &d) == 0)
-                    s->bits[d / 64] |= 1ull << (d % 64);
-            }
-        } else {
-            const fds_sfield *f = fds__sidx_field(sx, q->field, q->field_len);
-            bool terms = f && (f->kind == FDS_FT_TEXT || f->kind == FDS_FT_KEYWORD);
-            if (terms && q->type == FDS_Q_PATTERN)
-                bits_add_pattern(s, sx, f, q, x);
-            else if (terms)
-                for (size_t k = 0; k < q->nvals; k++)
-                    bits_add_term(s, sx, f, q->vals[k], q->val_lens[k], x);
-        }
-        return (fds__it *)s;
-    }
+    case FDS_Q_IDS:
+        return build_bits(x, c, sx, max_doc);
     case FDS_Q_CONST:
     case FDS_Q_DISMAX:
     case FDS_Q_BOOSTING:
-    case FDS_Q_BOOL: {
-        bool_it *b = it_alloc(sizeof *b, x, c);
-        if (!b)
-            return NULL;
-        b->b.advance = bool_adv;
-        b->b.score = bool_score;
-        b->b.destroy = bool_destroy;
-        b->max_doc = max_doc;
-        size_t n = c->nkids ? c->nkids : 1;
-        b->req = calloc(n, sizeof(fds__it *));
-        b->should = calloc(n, sizeof(fds__it *));
-        b->excl = calloc(n, sizeof(fds__it *));
-        if (!b->req || !b->should || !b->excl) {
-            bool_destroy((fds__it *)b);
-            return NULL;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < q->nmust; i++, k++)
-            if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
-                goto oom;
-        b->nmust = b->nreq;
-        for (size_t i = 0; i < q->nshould; i++, k++)
-            if (!c->kids[k]->dup &&
-                !(b->should[b->nshould++] = fds__build(x, c->kids[k], sx)))
-                goto oom;
-        for (size_t i = 0; i < q->nfilter; i++, k++)
-            if (!(b->req[b->nreq++] = fds__build(x, c->kids[k], sx)))
-                goto oom;
-        for (size_t i = 0; i < q->nmust_not; i++, k++)
-            if (!(b->excl[b->nexcl++] = fds__build(x, c->kids[k], sx)))
-                goto oom;
-        if (fds__should_by_gain(c))
-            order_should(b);
-        if (q->msm >= 0)
-            b->msm = q->msm;
-        else
-            b->msm = (q->nshould && !q->nmust && !q->nfilter) ? 1 : 0;
-        if (b->msm > (int)q->nshould) {
-            /* cannot be satisfied (children are still freed by destroy) */
-            b->b.advance = none_adv;
-        }
-        if (!q->nmust && !q->nshould && !q->nfilter && !q->nmust_not)
-            b->empty_all = true;
-        if (!q->nmust && !q->nshould && !q->nfilter && q->nmust_not) {
-            /* only must_not: everything else */
-            all_it *a = it_alloc(sizeof *a, x, c);
-            if (!a)
-                goto oom;
-            a->max_doc = max_doc;
-            a->b.advance = all_adv;
-            b->req[b->nreq++] = (fds__it *)a;
-        }
-        if (q->type == FDS_Q_CONST)
-            b->b.score = const_score;
-        else if (q->type == FDS_Q_DISMAX)
-            b->b.score = dismax_score;
-        else if (q->type == FDS_Q_BOOSTING)
-            b->b.score = boosting_score;
-        return (fds__it *)b;
-    oom:
-        bool_destroy((fds__it *)b);
-        return NULL;
-    }
+    case FDS_Q_BOOL:
+        return build_bool(x, c, sx, max_doc);
     case FDS_Q_PHRASE: {
         fds__it *p;
         if (fds__phrase_build(x, c, sx, &p))

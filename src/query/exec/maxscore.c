@@ -480,275 +480,423 @@ static int run_one_term(fds__exec *x, unsigned si, fds__term_it *t, fds__heap *h
     return 0;
 }
 
+/* One MaxScore pass over a segment's docs: its terms and page, the window
+ * scratch, the bounds of every term over the window (wub, suf) and the
+ * segment (gsuf), the norm bounds and gate, and the value memo. */
+typedef struct ms_pass {
+    fds__exec *x;
+    unsigned si;
+    fds__term_it **ts;
+    size_t nt;
+    fds__heap *hp;
+    fds__slice_th *sh;
+    int me;
+    const fds_search_segment *sg;
+    uint32_t max_doc;   /* the pass's end: min(to, the segment's max doc) */
+    fds__win_scratch *ws;
+    float *wub;         /* [nt]: each term's bound over the window */
+    /* suf[k]: sum wub[k..]; then gsuf[k]: the same sum of the segment
+     * bounds, which is suf's tail past the norm split in every window */
+    double *suf, *gsuf;
+    fds__norm_lims nl;
+    fds__norm_gate gate;
+    ord_memo memo;
+    double gsum;        /* sum of the terms' segment bounds (NAN: not yet) */
+    uint32_t win, win_cap; /* the next window's size, and its cap */
+    /* one essential term: its hopeless blocks make no candidates (lp),
+     * and its postings are the candidates, listed in doc order straight
+     * into cw, cs, ct (no bitset, no walk) */
+    fds__lead_prune lp;
+    fds__cand_list lead;
+} ms_pass;
+
+/* Set up p for the terms ts[0..nt) (nt >= 2) of segment si: 0 or
+ * FDS_ENOMEM (p then holds nothing).  Free with ms_close. */
+static int ms_open(ms_pass *p, fds__exec *x, unsigned si, fds__term_it **ts,
+                   size_t nt, fds__heap *hp, uint32_t to, fds__slice_th *sh,
+                   int me)
+{
+    *p = (ms_pass){.x = x, .si = si, .ts = ts, .nt = nt, .hp = hp, .sh = sh,
+                   .me = me, .sg = &x->segs[si],
+                   .max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc,
+                   .gsum = NAN, .win = MAXSCORE_FIRST_WINDOW,
+                   .win_cap = TAAT_WINDOW};
+    /* the window's bitset and accumulators (0 between windows) and its
+     * candidate lists */
+    p->ws = fds__win_get();
+    p->wub = malloc(nt * sizeof *p->wub);
+    p->suf = malloc(2 * (nt + 1) * sizeof *p->suf);
+    p->gsuf = p->suf ? p->suf + nt + 1 : NULL;
+    p->gate = (fds__norm_gate){.nl = &p->nl, .ts = ts, .eth = NAN, .cut = 256};
+    for (int i = 0; i < 256; i++)
+        p->gate.val[i] = NAN;
+    int rc = fds__norm_lims_init(&p->nl, ts, nt);
+    if (!rc && p->ws && p->nl.norms)
+        memo_init(&p->memo, x, si, ts, nt, p->ws);
+    if (!p->ws || !p->wub || !p->suf || rc) {
+        memo_free(&p->memo);
+        fds__win_put(p->ws);
+        free(p->wub);
+        free(p->suf);
+        fds__norm_lims_free(&p->nl);
+        return FDS_ENOMEM;
+    }
+    p->lead = (fds__cand_list){p->ws->cw, p->ws->cs, p->ws->ct, 0};
+    p->gsuf[nt] = 0;
+    for (size_t k = nt; k-- > 0;)
+        p->gsuf[k] = p->gsuf[k + 1] + fds__term_ub(ts[k]);
+    return 0;
+}
+
+static void ms_close(ms_pass *p)
+{
+    memo_free(&p->memo);
+    fds__win_put(p->ws);
+    free(p->wub);
+    free(p->suf);
+    fds__norm_lims_free(&p->nl);
+}
+
+/* The window's bound of ts[k..]: its own terms' up to the norm split en,
+ * the segment's past it. */
+static inline double ms_wsuf(const ms_pass *p, size_t en, size_t k)
+{
+    return k < en ? p->suf[k] : p->gsuf[k];
+}
+
+/* The outcomes of picking a window. */
+enum { MS_WINDOW, MS_SKIP, MS_DONE };
+
+/*
+ * Pick the window from *lo: MS_DONE when the pass is over (deadline, a
+ * final page, no posting left), MS_SKIP when the window has no posting of
+ * a term that makes candidates (*lo moved to the next one), else
+ * MS_WINDOW with the window [*lo, *hi), the terms essential by the norms
+ * alone at its start in *en (nt: no norm split), and the window bounds of
+ * those terms in p->wub and p->suf.
+ */
+static int ms_pick_window(ms_pass *p, uint32_t *lo, uint32_t *hi, size_t *en)
+{
+    fds__term_it **ts = p->ts;
+    size_t nt = p->nt;
+    if (fds__past_deadline(p->x))
+        return MS_DONE;
+    float th0 = slice_theta(p->hp, p->sh, p->me);
+    if (th0 > -INFINITY) {
+        if (isnan(p->gsum)) {
+            p->gsum = 0;
+            for (size_t k = 0; k < nt; k++)
+                p->gsum += fds__term_ub(ts[k]);
+        }
+        if (p->gsum * BOUND_SLACK(nt - 1) <= (double)th0)
+            return MS_DONE; /* the page is final: nothing left can beat it */
+    }
+    *en = nt; /* the terms essential by the norms alone */
+    if (p->nl.norms && th0 > -INFINITY) {
+        /* a doc before the next posting of every term essential by the
+         * norms cannot enter the page, whatever the window */
+        *en = fds__norm_essential(&p->gate, th0);
+        uint32_t nx = FDS__NO_MORE;
+        for (size_t k = 0; k < *en; k++) {
+            if (ts[k]->b.doc < *lo)
+                ts[k]->b.advance(&ts[k]->b, *lo);
+            if (ts[k]->b.doc < nx)
+                nx = ts[k]->b.doc;
+        }
+        if (nx >= p->max_doc)
+            return MS_DONE;
+        if (nx > *lo)
+            *lo = nx;
+    }
+    *hi = p->max_doc - *lo > p->win ? *lo + p->win : p->max_doc;
+    if (p->win < p->win_cap)
+        p->win *= 2;
+    else if (p->win > p->win_cap)
+        p->win = p->win_cap;
+    /* only the terms essential by the norms make candidates: the others'
+     * cursors (probed, not walked) neither bound the window nor tell
+     * whether it has any */
+    uint32_t first = FDS__NO_MORE;
+    for (size_t k = 0; k < *en; k++) {
+        /* past the norm split, the segment's bound (gsuf): reading every
+         * term's skip data per window cost more than its bounds saved */
+        p->wub[k] = term_window_bound(ts[k], *lo, *hi);
+        if (ts[k]->b.doc < first)
+            first = ts[k]->b.doc;
+    }
+    if (first >= *hi) { /* nothing here: jump to the next posting */
+        if (first >= p->max_doc)
+            return MS_DONE;
+        *lo = first;
+        return MS_SKIP;
+    }
+    /* suf[k] for k < en; gsuf[k] past it (ms_wsuf) */
+    p->suf[*en] = p->gsuf[*en];
+    for (size_t k = *en; k-- > 0;)
+        p->suf[k] = p->suf[k + 1] + p->wub[k];
+    return MS_WINDOW;
+}
+
+/*
+ * Partition the terms at k-th score th: the essential ones are ts[0..e),
+ * the result; ts[e..] are non-essential, their bounds over the window
+ * (ts[en..]: over the segment, at the window's start k-th score already,
+ * and so at th >= it) summing to no more than th, and, with norms, past
+ * the split of every norm the gate lets through.  Sets the cap of the
+ * next window: wide windows only while their bounds do not matter.  0:
+ * no doc of the window can enter the page.
+ */
+static size_t ms_partition(ms_pass *p, size_t en, float th)
+{
+    size_t nt = p->nt, e = en;
+    /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
+    while (e > 0 && p->suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
+        e--;
+    p->win_cap = e < en ? TAAT_WINDOW : MAXSCORE_WINDOW_MAX;
+    if (p->nl.norms && e > 0) {
+        size_t ne = fds__norm_essential(&p->gate, th);
+        if (ne < e)
+            e = ne;
+    }
+    return e;
+}
+
+/* Score the essential terms ts[0..e) over [lo, hi) into the window's
+ * accumulator, or, one essential term, onto p->lead. */
+static void ms_score_essential(ms_pass *p, uint32_t lo, uint32_t hi,
+                               size_t e, size_t en, float th)
+{
+    fds__win_scratch *ws = p->ws;
+    p->gate.th = th;
+    p->gate.keys = p->memo.on ? &p->memo.vc : NULL;
+    p->lead.n = 0;
+    if (e == 1)
+        p->lp = (fds__lead_prune){ms_wsuf(p, en, 1), BOUND_SLACK(p->nt - 1),
+                                  th};
+    for (size_t k = 0; k < e; k++) {
+        fds__term_it *t = p->ts[k];
+        if (t->b.doc < lo)
+            t->b.advance(&t->b, lo);
+        fds__taat_term(p->x, t, k, lo, hi, ws->seen, ws->acc,
+                       p->nl.bud ? ws->tok : NULL, true,
+                       e == 1 ? &p->lp : NULL, p->nl.norms ? &p->gate : NULL,
+                       e == 1 ? &p->lead : NULL);
+    }
+}
+
+/*
+ * The window's live candidates in doc order, from the lead's list (e 1;
+ * read at li >= n: kept ones are written back at n) or the bitset's
+ * walk, into cw, cs, ct (and cn, their norm bytes, with norms); a doc the
+ * value memo decides goes onto its list instead when it enters the page.
+ * Returns how many were listed.
+ */
+static size_t ms_candidates(ms_pass *p, uint32_t lo, size_t e, float th)
+{
+    fds__win_scratch *ws = p->ws;
+    ord_memo *memo = &p->memo;
+    uint16_t *cw = ws->cw;
+    float *cs = ws->cs;
+    uint32_t *ct = ws->ct;
+    uint32_t wi = SEEN_START, w;
+    uint64_t m = 0;
+    size_t n = 0, li = 0;
+    float sc;
+    uint32_t tk = 0;
+    memo->nr = 0;
+    if (memo->on && memo->reads >= ORD_MEMO_TRIAL &&
+        memo->hits < ORD_MEMO_MIN_HITS(memo->reads))
+        memo->on = false; /* not worth its reads: off from this window */
+    for (;;) {
+        if (e == 1) {
+            if (li == p->lead.n)
+                break;
+            w = cw[li];
+            sc = cs[li];
+            tk = ct[li++];
+            if (!fds__is_live(p->sg, lo + w))
+                continue;
+        } else if (!fds__next_live_tok(ws->seen, &wi, &m, p->sg, lo, ws->acc,
+                                       p->nl.bud ? ws->tok : NULL, &w, &sc,
+                                       &tk)) {
+            break;
+        }
+        if (memo->on) {
+            uint32_t o = fds__val_key(&memo->vc, lo + w);
+            const float *v = o == FDS_SIDX_NO_ORD ? NULL : memo_get(memo, o);
+            memo->reads++;
+            if (v) { /* decided by a doc of the same value */
+                memo->hits++;
+                if (*v > th) {
+                    memo->rw[memo->nr] = (uint16_t)w;
+                    memo->rs[memo->nr++] = *v;
+                }
+                continue;
+            }
+            memo->co[n] = o;
+        }
+        cw[n] = (uint16_t)w;
+        cs[n] = sc;
+        ct[n] = tk;
+        if (p->nl.norms)
+            fds__norm_fill(&p->nl, p->ts, ws->cn[n] = p->nl.norms[lo + w], th);
+        n++;
+    }
+    return n;
+}
+
+/*
+ * The non-essential terms ts[e..] over the window's n candidates, one at
+ * a time in order: before term k the list drops every doc whose partial
+ * score plus the bounds of ts[k..] cannot beat th -- the window bounds,
+ * the per-norm bounds and the token budget of the doc's length -- (and,
+ * with the memo, every doc of its value), and the survivors are merged
+ * with term k's postings.  Returns the survivors, scored in full.
+ */
+static size_t ms_score_rest(ms_pass *p, uint32_t lo, uint32_t hi, size_t e,
+                            size_t en, float th, size_t n)
+{
+    fds__win_scratch *ws = p->ws;
+    fds__norm_lims *nl = &p->nl;
+    ord_memo *memo = &p->memo;
+    fds__term_it **ts = p->ts;
+    size_t nt = p->nt;
+    uint16_t *cw = ws->cw;
+    float *cs = ws->cs;
+    uint8_t *cn = ws->cn;
+    uint32_t *ct = ws->ct;
+    uint64_t scored = 0;
+    for (size_t k = e; k < nt && n; k++) {
+        size_t kept = 0;
+        double lk = fds__probe_limit(ms_wsuf(p, en, k), k, nt, th);
+        double slack = BOUND_SLACK(nt - k);
+        const double *ln = nl->norms ? nl->lim + k * 256 : NULL;
+        for (size_t i = 0; i < n; i++) {
+            double sc = cs[i];
+            bool out = sc <= lk || (ln && sc <= ln[cn[i]]);
+            const double *br = out || !nl->bud ? NULL
+                             : nl->bud[cn[i]] ? nl->bud[cn[i]]
+                                              : fds__budget_row(nl, ts, cn[i]);
+            if (br) { /* the tokens the doc has left for ts[k..] */
+                uint32_t len = nl->maxlen[cn[i]];
+                uint32_t r = len - ct[i]; /* ct <= the doc's length */
+                out = r < nl->rcap &&
+                      (sc + br[k * nl->bw[cn[i]] + r]) * slack <= (double)th;
+            }
+            if (!out && ln &&
+                fds__chain_doubt(sc + fds__norm_suf(nl, ts, cn[i])[k], nt - k, th))
+                out = fds__norm_chain(nl, cn[i], k, cs[i]) <= th;
+            if (out) { /* and so is every doc of its value */
+                if (memo->on)
+                    memo_put(memo, memo->co[i], -INFINITY);
+                continue;
+            }
+            if (memo->on)
+                memo->co[kept] = memo->co[i];
+            cw[kept] = cw[i];
+            cn[kept] = cn[i];
+            ct[kept] = ct[i];
+            cs[kept++] = cs[i];
+        }
+        n = kept;
+        scored += probe_term(ts[k], lo, hi, cw, cs, nl->bud ? ct : NULL, n);
+    }
+    p->x->scored += scored;
+    return n;
+}
+
+/* Offer the window's n survivors and the docs the memo let in, in doc
+ * order; the survivors' scores go into the memo. */
+static void ms_offer(ms_pass *p, uint32_t lo, size_t n, float th)
+{
+    ord_memo *memo = &p->memo;
+    const uint16_t *cw = p->ws->cw;
+    const float *cs = p->ws->cs;
+    if (memo->on) { /* survivors are scored in full */
+        for (size_t i = 0; i < n; i++)
+            memo_put(memo, memo->co[i], cs[i]);
+    }
+    for (size_t i = 0, r = 0; i < n || r < memo->nr;) {
+        if (r < memo->nr && (i >= n || memo->rw[r] < cw[i])) {
+            fds__offer(p->hp, p->si, lo + memo->rw[r], memo->rs[r], &th);
+            r++;
+        } else {
+            fds__offer(p->hp, p->si, lo + cw[i], cs[i], &th);
+            i++;
+        }
+    }
+    slice_publish(p->hp, p->sh, p->me);
+}
+
 /*
  * MaxScore pass (Turtle & Flood, "Query evaluation: strategies and
  * optimizations", IP&M 1995; as Lucene 9's MaxScoreBulkScorer does it, with
- * window-local bounds from the block impacts).  Per window of docs from
- * `from` (MAXSCORE_FIRST_WINDOW, doubling up to TAAT_WINDOW, and on up to
- * MAXSCORE_WINDOW_MAX while the window bounds lower no split): each term's
- * bound over the window comes from its skip data (for the terms the norms
- * already make non-essential, its bound over the segment); the longest
- * tail ts[e..] of terms whose bounds sum to no more than the k-th score are
- * "non-essential" -- a doc matching only those cannot enter the page.  The
- * essential terms ts[0..e) are scored term at a time into the accumulator
- * (their union is the candidate set).  The live candidates then take the
- * non-essential terms one at a time, in order, as a list in doc order (as
+ * window-local bounds from the block impacts), in its steps: pick the
+ * window (ms_pick_window), partition the terms into essential and
+ * non-essential ones (ms_partition), score the window (the essential
+ * terms, the candidates they make, the non-essential terms over those,
+ * the offers).  Per window of docs from `from` (MAXSCORE_FIRST_WINDOW,
+ * doubling up to TAAT_WINDOW, and on up to MAXSCORE_WINDOW_MAX while the
+ * window bounds lower no split): each term's bound over the window comes
+ * from its skip data (for the terms the norms already make non-essential,
+ * its bound over the segment); the longest tail ts[e..] of terms whose
+ * bounds sum to no more than the k-th score are "non-essential" -- a doc
+ * matching only those cannot enter the page.  The essential terms
+ * ts[0..e) are scored term at a time into the accumulator (their union is
+ * the candidate set).  The live candidates then take the non-essential
+ * terms one at a time, in order, as a list in doc order (as
  * MaxScoreBulkScorer.scoreNonEssentialClauses does since Lucene 9.10):
  * before term k the list drops every doc whose partial score plus the
  * bounds of ts[k..] cannot beat the k-th score -- the window bounds, the
- * per-norm bounds of fds__norm_lims and the token budget of the doc's length
- * (fds__budget_row) -- and the survivors are merged with term k's postings.  A window with no essential term is skipped without
- * decoding a block; its hits are offered at its end.  The terms
- * essential by the norms alone (fds__norm_essential) do not depend on the
- * window: the next window starts at the first of their next postings, so
- * that the windows follow a url's rare terms, not the doc space.
- * Scores are summed in the order of `ts` whatever the split, the same
- * floats as fds__run_taat's.  Docs [from, to) only; with `sh`, the k-th score
- * is the better of the page's and the other slice's (slice_theta).  0 or
- * FDS_ENOMEM.
+ * per-norm bounds of fds__norm_lims and the token budget of the doc's
+ * length (fds__budget_row) -- and the survivors are merged with term k's
+ * postings.  A window with no essential term is skipped without decoding
+ * a block; its hits are offered at its end.  The terms essential by the
+ * norms alone (fds__norm_essential) do not depend on the window: the next
+ * window starts at the first of their next postings, so that the windows
+ * follow a url's rare terms, not the doc space.  Scores are summed in the
+ * order of `ts` whatever the split, the same floats as fds__run_taat's.
+ * Docs [from, to) only; with `sh`, the k-th score is the better of the
+ * page's and the other slice's (slice_theta).  0 or FDS_ENOMEM.
  */
+/* fds__run_maxscore over two terms or more, its steps in turn.  Kept out
+ * of line: compiled into one function with run_one_term, it cost the lone
+ * term's loop two more instructions per posting than before the pass was
+ * cut into steps (the url-1 bodies of bench/scale under callgrind, +2%);
+ * apart, one. */
+static __attribute__((noinline)) int
+run_terms(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
+          fds__heap *hp, uint32_t from, uint32_t to, fds__slice_th *sh, int me)
+{
+    ms_pass p;
+    if (ms_open(&p, x, si, ts, nt, hp, to, sh, me))
+        return FDS_ENOMEM;
+    for (uint32_t lo = from, hi; lo < p.max_doc;) {
+        size_t en;
+        int r = ms_pick_window(&p, &lo, &hi, &en);
+        if (r == MS_DONE)
+            break;
+        if (r == MS_SKIP)
+            continue;
+        float th = slice_theta(hp, sh, me);
+        size_t e = ms_partition(&p, en, th);
+        if (e > 0) { /* else no doc of the window can enter the page */
+            ms_score_essential(&p, lo, hi, e, en, th);
+            size_t n = ms_candidates(&p, lo, e, th);
+            n = ms_score_rest(&p, lo, hi, e, en, th, n);
+            ms_offer(&p, lo, n, th);
+        }
+        lo = hi;
+    }
+    ms_close(&p);
+    return 0;
+}
+
 int fds__run_maxscore(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
                       fds__heap *hp, uint32_t from, uint32_t to,
                       fds__slice_th *sh, int me)
 {
     if (nt == 1)
         return run_one_term(x, si, ts[0], hp, from, to, sh, me);
-    const fds_search_segment *sg = &x->segs[si];
-    uint32_t max_doc = to < ts[0]->max_doc ? to : ts[0]->max_doc;
-    /* the window's bitset and accumulators (0 between windows) and its
-     * candidate lists */
-    fds__win_scratch *ws = fds__win_get();
-    float *wub = malloc(nt * sizeof *wub);
-    /* suf[k]: sum wub[k..]; then gsuf[k]: the same sum of the segment
-     * bounds, which is suf's tail past the norm split in every window */
-    double *suf = malloc(2 * (nt + 1) * sizeof *suf), *gsuf = suf + nt + 1;
-    fds__norm_lims nl = {0};
-    fds__norm_gate gate = {.nl = &nl, .ts = ts, .eth = NAN, .cut = 256};
-    for (int i = 0; i < 256; i++)
-        gate.val[i] = NAN;
-    int rc = fds__norm_lims_init(&nl, ts, nt);
-    ord_memo memo = {0};
-    if (!rc && ws && nl.norms)
-        memo_init(&memo, x, si, ts, nt, ws);
-    if (!ws || !wub || !suf || rc) {
-        memo_free(&memo);
-        fds__win_put(ws);
-        free(wub);
-        free(suf);
-        fds__norm_lims_free(&nl);
-        return FDS_ENOMEM;
-    }
-    uint64_t *seen = ws->seen;
-    float *acc = ws->acc, *cs = ws->cs;
-    uint16_t *cw = ws->cw;
-    uint8_t *cn = ws->cn;
-    /* tokens of each doc's terms so far: window accumulator, candidates */
-    uint32_t *tok = ws->tok, *ct = ws->ct;
-    gsuf[nt] = 0;
-    for (size_t k = nt; k-- > 0;)
-        gsuf[k] = gsuf[k + 1] + fds__term_ub(ts[k]);
-    /* the window's bound of ts[k..]: its own terms' up to the norm split
-     * en, the segment's past it */
-#define WSUF(k) ((k) < en ? suf[k] : gsuf[k])
-    double gsum = NAN; /* sum of the terms' bounds over the whole segment */
-    uint32_t win = MAXSCORE_FIRST_WINDOW, win_cap = TAAT_WINDOW;
-    for (uint32_t lo = from; lo < max_doc;) {
-        if (fds__past_deadline(x))
-            break;
-        float th0 = slice_theta(hp, sh, me);
-        if (th0 > -INFINITY) {
-            if (isnan(gsum)) {
-                gsum = 0;
-                for (size_t k = 0; k < nt; k++)
-                    gsum += fds__term_ub(ts[k]);
-            }
-            if (gsum * BOUND_SLACK(nt - 1) <= (double)th0)
-                break; /* the page is final: nothing left can beat it */
-        }
-        size_t en = nt; /* the terms essential by the norms alone */
-        if (nl.norms && th0 > -INFINITY) {
-            /* a doc before the next posting of every term essential by
-             * the norms cannot enter the page, whatever the window */
-            en = fds__norm_essential(&gate, th0);
-            uint32_t nx = FDS__NO_MORE;
-            for (size_t k = 0; k < en; k++) {
-                if (ts[k]->b.doc < lo)
-                    ts[k]->b.advance(&ts[k]->b, lo);
-                if (ts[k]->b.doc < nx)
-                    nx = ts[k]->b.doc;
-            }
-            if (nx >= max_doc)
-                break;
-            if (nx > lo)
-                lo = nx;
-        }
-        uint32_t hi = max_doc - lo > win ? lo + win : max_doc;
-        if (win < win_cap)
-            win *= 2;
-        else if (win > win_cap)
-            win = win_cap;
-        /* only the terms essential by the norms make candidates: the
-         * others' cursors (probed, not walked) neither bound the window
-         * nor tell whether it has any */
-        uint32_t first = FDS__NO_MORE;
-        for (size_t k = 0; k < en; k++) {
-            /* past the norm split, the segment's bound (gsuf): reading
-             * every term's skip data per window cost more than its bounds
-             * saved */
-            wub[k] = term_window_bound(ts[k], lo, hi);
-            if (ts[k]->b.doc < first)
-                first = ts[k]->b.doc;
-        }
-        if (first >= hi) { /* nothing here: jump to the next posting */
-            if (first >= max_doc)
-                break;
-            lo = first;
-            continue;
-        }
-        /* suf[k] for k < en; gsuf[k] past it (WSUF) */
-        suf[en] = gsuf[en];
-        for (size_t k = en; k-- > 0;)
-            suf[k] = suf[k + 1] + wub[k];
-        float th = slice_theta(hp, sh, me);
-        /* ts[e..] non-essential; ts[en..] are at the window's start k-th
-         * score already, and so at th >= it */
-        size_t e = en;
-        /* a doc matching only ts[e-1..] sums nt - e + 1 terms */
-        while (e > 0 && suf[e - 1] * BOUND_SLACK(nt - e) <= (double)th)
-            e--;
-        /* wide windows only while their bounds do not matter */
-        win_cap = e < en ? TAAT_WINDOW : MAXSCORE_WINDOW_MAX;
-        if (nl.norms && e > 0) {
-            size_t en = fds__norm_essential(&gate, th);
-            if (en < e)
-                e = en;
-        }
-        if (e == 0) { /* no doc of the window can enter the page */
-            lo = hi;
-            continue;
-        }
-        gate.th = th;
-        gate.keys = memo.on ? &memo.vc : NULL;
-        /* one essential term: its hopeless blocks make no candidates */
-        fds__lead_prune lp;
-        /* one essential term: its postings are the candidates, listed in
-         * doc order straight into cw, cs, ct (no bitset, no walk) */
-        fds__cand_list lead = {cw, cs, ct, 0};
-        if (e == 1)
-            lp = (fds__lead_prune){WSUF(1), BOUND_SLACK(nt - 1), th};
-        for (size_t k = 0; k < e; k++) {
-            fds__term_it *t = ts[k];
-            if (t->b.doc < lo)
-                t->b.advance(&t->b, lo);
-            fds__taat_term(x, t, k, lo, hi, seen, acc, nl.bud ? tok : NULL, true,
-                      e == 1 ? &lp : NULL, nl.norms ? &gate : NULL,
-                      e == 1 ? &lead : NULL);
-        }
-        uint32_t wi = SEEN_START, w;
-        uint64_t m = 0;
-        size_t n = 0, li = 0;
-        float sc;
-        uint32_t tk = 0;
-        memo.nr = 0;
-        if (memo.on && memo.reads >= ORD_MEMO_TRIAL &&
-            memo.hits < ORD_MEMO_MIN_HITS(memo.reads))
-            memo.on = false; /* not worth its reads: off from this window */
-        /* the live candidates in doc order, from the lead's list (read at
-         * li >= n: kept ones are written back at n) or the bitset's walk */
-        for (;;) {
-            if (e == 1) {
-                if (li == lead.n)
-                    break;
-                w = cw[li];
-                sc = cs[li];
-                tk = ct[li++];
-                if (!fds__is_live(sg, lo + w))
-                    continue;
-            } else if (!fds__next_live_tok(seen, &wi, &m, sg, lo, acc,
-                                      nl.bud ? tok : NULL, &w, &sc, &tk)) {
-                break;
-            }
-            if (memo.on) {
-                uint32_t o = fds__val_key(&memo.vc, lo + w);
-                const float *v =
-                    o == FDS_SIDX_NO_ORD ? NULL : memo_get(&memo, o);
-                memo.reads++;
-                if (v) { /* decided by a doc of the same value */
-                    memo.hits++;
-                    if (*v > th) {
-                        memo.rw[memo.nr] = (uint16_t)w;
-                        memo.rs[memo.nr++] = *v;
-                    }
-                    continue;
-                }
-                memo.co[n] = o;
-            }
-            cw[n] = (uint16_t)w;
-            cs[n] = sc;
-            ct[n] = tk;
-            if (nl.norms)
-                fds__norm_fill(&nl, ts, cn[n] = nl.norms[lo + w], th);
-            n++;
-        }
-        uint64_t scored = 0;
-        for (size_t k = e; k < nt && n; k++) {
-            size_t kept = 0;
-            double lk = fds__probe_limit(WSUF(k), k, nt, th);
-            double slack = BOUND_SLACK(nt - k);
-            const double *ln = nl.norms ? nl.lim + k * 256 : NULL;
-            for (size_t i = 0; i < n; i++) {
-                double sc = cs[i];
-                bool out = sc <= lk || (ln && sc <= ln[cn[i]]);
-                const double *br = out || !nl.bud ? NULL
-                                 : nl.bud[cn[i]] ? nl.bud[cn[i]]
-                                                 : fds__budget_row(&nl, ts, cn[i]);
-                if (br) { /* the tokens the doc has left for ts[k..] */
-                    uint32_t len = nl.maxlen[cn[i]];
-                    uint32_t r = len - ct[i]; /* ct <= the doc's length */
-                    out = r < nl.rcap &&
-                          (sc + br[k * nl.bw[cn[i]] + r]) * slack <= (double)th;
-                }
-                if (!out && ln &&
-                    fds__chain_doubt(sc + fds__norm_suf(&nl, ts, cn[i])[k], nt - k, th))
-                    out = fds__norm_chain(&nl, cn[i], k, cs[i]) <= th;
-                if (out) { /* and so is every doc of its value */
-                    if (memo.on)
-                        memo_put(&memo, memo.co[i], -INFINITY);
-                    continue;
-                }
-                if (memo.on)
-                    memo.co[kept] = memo.co[i];
-                cw[kept] = cw[i];
-                cn[kept] = cn[i];
-                ct[kept] = ct[i];
-                cs[kept++] = cs[i];
-            }
-            n = kept;
-            scored += probe_term(ts[k], lo, hi, cw, cs, nl.bud ? ct : NULL, n);
-        }
-        x->scored += scored;
-        if (memo.on) { /* survivors are scored in full */
-            for (size_t i = 0; i < n; i++)
-                memo_put(&memo, memo.co[i], cs[i]);
-        }
-        /* offered in doc order: the survivors and the docs the memo let in */
-        for (size_t i = 0, r = 0; i < n || r < memo.nr;) {
-            if (r < memo.nr && (i >= n || memo.rw[r] < cw[i])) {
-                fds__offer(hp, si, lo + memo.rw[r], memo.rs[r], &th);
-                r++;
-            } else {
-                fds__offer(hp, si, lo + cw[i], cs[i], &th);
-                i++;
-            }
-        }
-        slice_publish(hp, sh, me);
-        lo = hi;
-    }
-#undef WSUF
-    memo_free(&memo);
-    fds__win_put(ws);
-    free(wub);
-    free(suf);
-    fds__norm_lims_free(&nl);
-    return 0;
+    return run_terms(x, si, ts, nt, hp, from, to, sh, me);
 }
