@@ -2,28 +2,28 @@
  * maxscore.c: the top-k pass of a disjunction of terms ranked by score.
  *
  * A disjunction of terms (a `match` on a text field, a single `term`, a
- * bool of should-terms) first gets a k-th score from its rarest terms'
- * docs (seed.c), is counted term at a time up to track_total_hits (unless
- * one term's doc count settles it; taat.c), then finished here by
- * MaxScore (Turtle & Flood 1995, as Lucene 9's MaxScoreBulkScorer) over
- * windows of docs with per-window term bounds from the (max tf, min norm)
- * block impacts in the skip lists: frequent low-idf terms only probe the
+ * bool of should-terms) first gets a k-th score from its rarest terms' docs
+ * (seed.c), is counted term at a time up to track_total_hits (unless one
+ * term's doc count settles it; taat.c), then finished here by MaxScore
+ * (Turtle & Flood 1995, as Lucene 9's MaxScoreBulkScorer) over windows of
+ * docs with per-window term bounds from the (max tf, min norm) block
+ * impacts in the skip lists: frequent low-idf terms only probe the
  * candidates of the rare ones, and windows no doc of which can enter the
  * page are skipped undecoded.  Candidates are also dropped by bounds at
- * their own norm and by the token budget of their length (norms.c); a
- * doc that these rule out whatever its terms is not even scored by the
+ * their own norm and by the token budget of their length (norms.c); a doc
+ * that these rule out whatever its terms is not even scored by the
  * essential terms, which are the fewest that the norms still let through
- * need (fds__norm_gate, fds__norm_essential); docs of one field value are decided
- * once (the value memo); and a large segment's pass may run as two slices
- * on two threads sharing their k-th scores (search.c).  Ties between
+ * need (fds__norm_gate, fds__norm_essential); docs of one field value are
+ * decided once (the value memo); and a large segment's pass may run as two
+ * slices on two threads sharing their k-th scores (search.c).  Ties between
  * equal scores go to the lower (segment, doc), like Lucene, so a candidate
  * must score strictly above the current k-th score.  A disjunction sums a
  * doc's term scores in one order (weight per posting descending) in every
  * pass, so a page does not depend on how far hits were counted; bounds
  * compared with the k-th score carry the float summation slack
  * (BOUND_SLACK), but for the per-norm bound summed as floats in that same
- * order (fds__norm_chain), which is exact and rules out docs that tie the k-th
- * score.
+ * order (fds__norm_chain), which is exact and rules out docs that tie the
+ * k-th score.
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -55,7 +55,8 @@ static float term_window_bound(fds__term_it *t, uint32_t lo, uint32_t hi)
         }
         /* the impacts only when the coarse bound could raise the max */
         if (cb > ub) {
-            float bb = fds__skip_ilen(sk) ? fds__term_blk_bound_exact(t, b) : cb;
+            float bb =
+                fds__skip_ilen(sk) ? fds__term_blk_bound_exact(t, b) : cb;
             if (bb > ub)
                 ub = bb;
         }
@@ -122,7 +123,8 @@ static uint64_t probe_term(fds__term_it *t, uint32_t lo, uint32_t hi,
                 fds__term_seek(t, d);
             if (t->b.doc == d) {
                 hits++;
-                cs[i] += fds__term_score_fast(t, t->tfs[t->i], norms ? norms[d] : 1);
+                cs[i] += fds__term_score_fast(t, t->tfs[t->i],
+                                              norms ? norms[d] : 1);
                 if (ct)
                     ct[i] += t->tfs[t->i];
             }
@@ -154,7 +156,8 @@ static uint64_t probe_term(fds__term_it *t, uint32_t lo, uint32_t hi,
         /* scores of the matches only: most candidates miss */
         for (size_t q = 0; q < h; q++) {
             uint32_t pj = mj[q];
-            cs[mi[q]] += fds__term_score_fast(t, tfs[pj], norms ? norms[pd[pj]] : 1);
+            cs[mi[q]] += fds__term_score_fast(t, tfs[pj],
+                                              norms ? norms[pd[pj]] : 1);
             if (ct)
                 ct[mi[q]] += tfs[pj];
         }
@@ -225,7 +228,7 @@ static void memo_free(ord_memo *m)
  * the terms must share one text field's norms, single-valued in the
  * segment. */
 bool fds__value_cols(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
-                       fds__val_cols *c)
+                     fds__val_cols *c)
 {
     *c = (fds__val_cols){0};
     for (size_t k = 0; k < nt; k++)
@@ -784,7 +787,8 @@ static size_t ms_score_rest(ms_pass *p, uint32_t lo, uint32_t hi, size_t e,
                       (sc + br[k * nl->bw[cn[i]] + r]) * slack <= (double)th;
             }
             if (!out && ln &&
-                fds__chain_doubt(sc + fds__norm_suf(nl, ts, cn[i])[k], nt - k, th))
+                fds__chain_doubt(sc + fds__norm_suf(nl, ts, cn[i])[k], nt - k,
+                                 th))
                 out = fds__norm_chain(nl, cn[i], k, cs[i]) <= th;
             if (out) { /* and so is every doc of its value */
                 if (memo->on)

@@ -278,7 +278,8 @@ double fds__keep_largest(double *h, size_t *nh, size_t cap, double v)
  * near 2^-45 at most, far inside BOUND_SLACK's margin).  Filled on first
  * use.
  */
-static const double *budget_col(fds__norm_lims *n, fds__term_it **ts, uint8_t nb)
+static const double *budget_col(fds__norm_lims *n, fds__term_it **ts,
+                                uint8_t nb)
 {
     size_t nt = n->nt;
     double *col = n->col + (size_t)nb * (nt + 1);
@@ -425,7 +426,8 @@ static float chain_at(fds__norm_gate *g, unsigned nb)
  * in one order.  The first call searches [0, 256) by halves; later ones,
  * at higher k-th scores, walk down from the cut (it only falls).  A url
  * of tens of terms rules out most norm bytes this way, each of which
- * fds__norm_essential would otherwise have filled (fds__norm_suf, fds__norm_chain).
+ * fds__norm_essential would otherwise have filled (fds__norm_suf,
+ * fds__norm_chain).
  */
 static void norm_cut(fds__norm_gate *g, float th)
 {

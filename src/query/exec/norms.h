@@ -22,7 +22,8 @@
  * slack).  Taken only for the terms a window's candidates reach: a whole
  * url's 70 terms cost 70 divisions a window where its few candidates
  * are gone after a handful. */
-static inline double fds__probe_limit(double suf_k, size_t k, size_t nt, float th)
+static inline double fds__probe_limit(double suf_k, size_t k, size_t nt,
+                                      float th)
 {
     return (double)th / BOUND_SLACK(nt - k) - suf_k;
 }
@@ -40,7 +41,8 @@ typedef struct fds__norm_lims {
     double *suf;          /* [256][nt + 1]: sum of the bounds of ts[k..] */
     float *uf;            /* [256][nt]: ts[k]'s bound, the float a doc of
                              the norm adds at most (with suf's row) */
-    double *lim;          /* [nt][256]: limits as fds__probe_limit's, for th[] */
+    double *lim;          /* [nt][256]: limits as fds__probe_limit's, for
+                             th[] */
     float th[256];        /* the k-th score lim's column is for (NAN: none) */
     uint64_t have[4];     /* bit n set: suf's row n is filled */
     /* token budgets (fds__budget_row), NULL when the terms are not distinct */
@@ -63,7 +65,8 @@ typedef struct fds__norm_lims {
 
 /* The sum over every term of its score at its largest frequency, for a
  * doc of norm byte nb (suf's row nb of fds__norm_lims, filled on first use). */
-static inline const double *fds__norm_suf(fds__norm_lims *n, fds__term_it **ts, uint8_t nb)
+static inline const double *fds__norm_suf(fds__norm_lims *n,
+                                          fds__term_it **ts, uint8_t nb)
 {
     size_t nt = n->nt;
     double *suf = n->suf + (size_t)nb * (nt + 1);
@@ -84,8 +87,8 @@ static inline const double *fds__norm_suf(fds__norm_lims *n, fds__term_it **ts, 
 /* Make n->lim[k * 256 + nb] hold, for every k, the limit of a doc of norm
  * byte nb at k-th score th: (double)s <= it means s cannot beat th with
  * ts[k..], by the per-norm bounds. */
-static inline void fds__norm_fill(fds__norm_lims *n, fds__term_it **ts, uint8_t nb,
-                             float th)
+static inline void fds__norm_fill(fds__norm_lims *n, fds__term_it **ts,
+                                  uint8_t nb, float th)
 {
     if (n->th[nb] == th)
         return;
@@ -108,7 +111,8 @@ static inline void fds__norm_fill(fds__norm_lims *n, fds__term_it **ts, uint8_t 
  * norm byte for the gate, and in the norm split and the candidate filter
  * only where the slack leaves a bound in doubt (fds__chain_doubt).
  */
-static inline float fds__norm_chain(const fds__norm_lims *n, uint8_t nb, size_t k, float s)
+static inline float fds__norm_chain(const fds__norm_lims *n, uint8_t nb,
+                                    size_t k, float s)
 {
     const float *uf = n->uf + (size_t)nb * n->nt;
     for (size_t j = k; j < n->nt; j++)

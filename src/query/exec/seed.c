@@ -82,7 +82,8 @@ static float score_in_full(fds__exec *x, fds__term_it **ts, size_t nt, uint32_t 
         if (t->b.doc < d)
             t->b.advance(&t->b, d);
         if (t->b.doc == d) {
-            s += fds__term_score_fast(t, t->tfs[t->i], t->norms ? t->norms[d] : 1);
+            s += fds__term_score_fast(t, t->tfs[t->i],
+                                      t->norms ? t->norms[d] : 1);
             x->scored++;
         }
     }
@@ -153,7 +154,8 @@ static bool seed_floor(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
             fds__term_it *t = ts[sel[j]];
             if (t->b.doc != d)
                 continue;
-            s += fds__term_score_fast(t, t->tfs[t->i], t->norms ? t->norms[d] : 1);
+            s += fds__term_score_fast(t, t->tfs[t->i],
+                                      t->norms ? t->norms[d] : 1);
             scored++;
             fds__term_adv(&t->b, d + 1);
         }

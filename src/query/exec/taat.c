@@ -23,17 +23,22 @@
 #define TF1_FILL_MIN_DF 1024u
 
 /* A posting's score in a term-at-a-time loop: from the tf1 table when
- * fds__term_tf1_fill ran (`filled`), else fds__term_score_fast.  The same float. */
+ * fds__term_tf1_fill ran (`filled`), else fds__term_score_fast.  The
+ * same float. */
 static inline float score_taat(fds__term_it *t, uint32_t tf, uint8_t nb,
                                bool filled)
 {
-    return filled ? fds__term_score_tf1(t, tf, nb) : fds__term_score_fast(t, tf, nb);
+    return filled ? fds__term_score_tf1(t, tf, nb)
+                  : fds__term_score_fast(t, tf, nb);
 }
 
-static bool block_hopeless(fds__term_it *t, uint32_t b, const fds__lead_prune *p)
+static bool block_hopeless(fds__term_it *t, uint32_t b,
+                           const fds__lead_prune *p)
 {
-    return ((double)fds__term_blk_bound(t, b) + p->rest) * p->slack <= (double)p->th ||
-           ((double)fds__term_blk_bound_exact(t, b) + p->rest) * p->slack <= (double)p->th;
+    return ((double)fds__term_blk_bound(t, b) + p->rest) * p->slack <=
+               (double)p->th ||
+           ((double)fds__term_blk_bound_exact(t, b) + p->rest) * p->slack <=
+               (double)p->th;
 }
 
 /* How many postings ahead the gate asks for a doc's norm byte: at 10M
@@ -147,8 +152,8 @@ static inline void take_posting(uint64_t *seen, uint64_t *sw, bool narrow,
 static inline __attribute__((always_inline)) void
 taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
              uint64_t *seen, float *acc, uint32_t *tok, bool score,
-             const fds__lead_prune *prune, fds__norm_gate *gate, fds__cand_list *out,
-             bool narrow)
+             const fds__lead_prune *prune, fds__norm_gate *gate,
+             fds__cand_list *out, bool narrow)
 {
     if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         fds__term_tf1_fill(t);
@@ -157,7 +162,8 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
     while (t->b.doc < hi) {
         if (prune && block_hopeless(t, t->blk, prune)) {
             uint32_t nb = t->blk + 1;
-            while (nb < t->t.nblocks && fds__term_blk_last(t, nb - 1) + 1 < hi &&
+            while (nb < t->t.nblocks &&
+                   fds__term_blk_last(t, nb - 1) + 1 < hi &&
                    block_hopeless(t, nb, prune))
                 nb++;
             if (nb >= t->t.nblocks || fds__term_decode_block(t, nb)) {
@@ -224,7 +230,8 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
             t->b.doc = t->docs[j];
             break;
         }
-        if (t->blk + 1 >= t->t.nblocks || fds__term_decode_block(t, t->blk + 1)) {
+        if (t->blk + 1 >= t->t.nblocks ||
+            fds__term_decode_block(t, t->blk + 1)) {
             t->b.doc = FDS__NO_MORE;
             break;
         }
@@ -238,9 +245,9 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
  * register) and a wide one: a branch per posting on which, in one loop,
  * cost exact counts 5% more instructions. */
 void fds__taat_term(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo,
-                      uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
-                      bool score, const fds__lead_prune *prune, fds__norm_gate *gate,
-                      fds__cand_list *out)
+                    uint32_t hi, uint64_t *seen, float *acc, uint32_t *tok,
+                    bool score, const fds__lead_prune *prune,
+                    fds__norm_gate *gate, fds__cand_list *out)
 {
     if (out)
         taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
@@ -273,7 +280,7 @@ static inline bool next_live(uint64_t *seen, uint32_t *wi,
  * visited (FDS__NO_MORE when the segment is done), once *count > limit.
  */
 uint32_t fds__run_taat(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
-                         fds__heap *hp, uint64_t *count, uint64_t limit)
+                       fds__heap *hp, uint64_t *count, uint64_t limit)
 {
     const fds_search_segment *sg = &x->segs[si];
     uint32_t max_doc = ts[0]->max_doc;

@@ -44,9 +44,10 @@ void fds__term_tf1_fill(fds__term_it *t)
 }
 
 /* Bound of block b from its competitive impacts (sidx_format.h): the best
- * score over its (norm, tf) pairs, never above fds__term_blk_bound; fds__term_blk_bound
- * itself when the block has none.  The last block asked is cached (window
- * bounds and lead pruning ask for the same or the next block). */
+ * score over its (norm, tf) pairs, never above fds__term_blk_bound;
+ * fds__term_blk_bound itself when the block has none.  The last block
+ * asked is cached (window bounds and lead pruning ask for the same or the
+ * next block). */
 float fds__term_blk_bound_exact(fds__term_it *t, uint32_t b)
 {
     if (t->xb_blk == b + 1)

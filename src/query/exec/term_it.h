@@ -34,7 +34,8 @@ static inline uint32_t fds__term_blk_last(const fds__term_it *t, uint32_t b)
 
 /* Score at (tf, norm); tf = 1 (most postings) from a lazily filled table,
  * the same float as fds__term_score_tf. */
-static inline float fds__term_score_fast(fds__term_it *t, uint32_t tf, uint8_t norm)
+static inline float fds__term_score_fast(fds__term_it *t, uint32_t tf,
+                                         uint8_t norm)
 {
     if (tf != 1)
         return fds__term_score_tf(t->b.c, tf, norm);
@@ -45,8 +46,10 @@ static inline float fds__term_score_fast(fds__term_it *t, uint32_t tf, uint8_t n
     return t->tf1[norm];
 }
 
-/* fds__term_score_fast after fds__term_tf1_fill: nb is a norm byte of a doc's. */
-static inline float fds__term_score_tf1(const fds__term_it *t, uint32_t tf, uint8_t nb)
+/* fds__term_score_fast after fds__term_tf1_fill: nb is a norm byte of a
+ * doc's. */
+static inline float fds__term_score_tf1(const fds__term_it *t, uint32_t tf,
+                                        uint8_t nb)
 {
     return tf == 1 ? t->tf1[nb] : fds__term_score_tf(t->b.c, tf, nb);
 }
@@ -60,7 +63,8 @@ static inline float fds__term_blk_bound(const fds__term_it *t, uint32_t b)
 /* The first position from t->i in t's decoded block whose doc is >=
  * target (its last doc is): a linear scan for a near target, else a
  * binary search over the rest of the block. */
-static inline uint32_t fds__term_blk_find(const fds__term_it *t, uint32_t target)
+static inline uint32_t fds__term_blk_find(const fds__term_it *t,
+                                          uint32_t target)
 {
     uint32_t j = t->i, n = t->n;
     if (n - j > 16 && t->docs[j + 15] < target) {

@@ -130,10 +130,10 @@ void fds__win_put(fds__win_scratch *w); /* NULL is a no-op */
  * that fds__taat_term adds to 0 in the next window), and the bitset's words
  * and summary as it reads them: a window's bitset must be walked to its
  * end, and is then all 0 for the next window. */
-static inline bool fds__next_live_tok(uint64_t *seen, uint32_t *wi, uint64_t *m,
-                                 const fds_search_segment *sg, uint32_t lo,
-                                 float *acc, uint32_t *tok, uint32_t *w,
-                                 float *s, uint32_t *tk)
+static inline bool fds__next_live_tok(uint64_t *seen, uint32_t *wi,
+                                      uint64_t *m, const fds_search_segment *sg,
+                                      uint32_t lo, float *acc, uint32_t *tok,
+                                      uint32_t *w, float *s, uint32_t *tk)
 {
     for (;;) {
         while (!*m) { /* the next word with a bit, by the summary */
@@ -164,7 +164,8 @@ static inline bool fds__next_live_tok(uint64_t *seen, uint32_t *wi, uint64_t *m,
 }
 
 /* Offer doc d of segment si with score s if it beats *th; *th follows. */
-static inline void fds__offer(fds__heap *hp, unsigned si, uint32_t d, float s, float *th)
+static inline void fds__offer(fds__heap *hp, unsigned si, uint32_t d,
+                              float s, float *th)
 {
     if (s > *th) {
         fds__heap_offer_score(hp, si, d, s);
@@ -177,7 +178,7 @@ static inline void fds__offer(fds__heap *hp, unsigned si, uint32_t d, float s, f
  * the terms must share one text field's norms, single-valued in the
  * segment (maxscore.c, with the value memo). */
 bool fds__value_cols(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
-                fds__val_cols *c);
+                     fds__val_cols *c);
 
 /* The norm gate of a MaxScore pass (norms.h). */
 typedef struct fds__norm_gate fds__norm_gate;
