@@ -3,8 +3,12 @@
  * build and run searches.  Nothing outside src/query includes it.
  *
  *   dsl_parse.c       query DSL -> fds_search_request
- *   search_iter.c     compiled query, iterators over postings and columns,
- *                     BM25, MaxScore and the counting pass
+ *   compile.c         compiled query (statistics, BM25 weights, fuzzy)
+ *   exec_state.c      normInverse tables, the deadline
+ *   iter.c, term_it.c iterators over postings and columns, score bounds
+ *   taat.c, norms.c,  the passes of a disjunction ranked by score: term at
+ *   maxscore.c,       a time, norm bounds, MaxScore, seeds and counts
+ *   seed.c            (window.h, norms.h, term_it.h: what they share)
  *   search_collect.c  top-k heap, sort keys, search_after, sorted blocks
  *   search_explain.c  explanations (fds_explanation trees)
  *   search.c          fds_search_execute() and object lifetimes
@@ -105,7 +109,7 @@ bool fds__past_deadline(fds__exec *x);
 /* CLOCK_MONOTONIC now, nanoseconds. */
 uint64_t fds__now_ns(void);
 
-/* ---- iterators (search_iter.c) -------------------------------------------- */
+/* ---- iterators (iter.c, term_it.c) ---------------------------------------- */
 
 typedef struct fds__it fds__it;
 struct fds__it {
@@ -146,7 +150,7 @@ static inline void fds__it_free(fds__it *i)
         i->destroy(i);
 }
 
-/* BM25 score of a term at (tf, norm byte), Lucene's formula (search_iter.c
+/* BM25 score of a term at (tf, norm byte), Lucene's formula (compile.c
  * header); inline because every scored posting goes through it. */
 static inline float fds__term_score_tf(const fds__cnode *c, uint32_t tf,
                                       uint8_t norm)
@@ -346,7 +350,7 @@ typedef struct fds__slice_th {
     _Atomic uint32_t th[2];
 } fds__slice_th;
 
-/* MaxScore over the docs [from, to) of segment si (search_iter.c), terms
+/* MaxScore over the docs [from, to) of segment si (maxscore.c), terms
  * ordered and positioned at or before `from`; with `sh` (NULL: alone),
  * this is slice `me` (0 or 1) and prunes by the other slice's k-th score
  * too.  Every cnode's norm cache must be filled (fds__cnode_fill) before

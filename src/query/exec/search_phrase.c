@@ -92,7 +92,7 @@ typedef struct phrase_it {
 
 static float phrase_idf(uint64_t N, uint64_t n)
 {
-    /* BM25Similarity.idf, as bm25_idf in search_iter.c */
+    /* BM25Similarity.idf, as bm25_idf in compile.c */
     return (float)log(1.0 + ((double)N - (double)n + 0.5) / ((double)n + 0.5));
 }
 

@@ -1,0 +1,102 @@
+/*
+ * term_it.h: a term iterator's cursor over its posting list (fds__term_it,
+ * search_int.h) -- the skip list's block bounds, finding a doc in a
+ * decoded block, BM25 at tf 1 from a per-iterator table.  Every pass that
+ * walks postings (the iterators, the counting pass, MaxScore, the norm
+ * bounds, the seeds) takes these steps per posting, so they are static
+ * inline here; the steps taken once per block or per term (decoding,
+ * advancing through the skip list, bounds) are calls into term_it.c.
+ */
+#ifndef FDS_EXEC_TERM_IT_H
+#define FDS_EXEC_TERM_IT_H
+
+#include <math.h>
+
+#include "index/postings.h"
+#include "exec/search_int.h"
+
+/* Fill tf1 for every norm byte a doc of the field has (term_it.c). */
+void fds__term_tf1_fill(fds__term_it *t);
+/* Bound of block b from its competitive impacts (term_it.c). */
+float fds__term_blk_bound_exact(fds__term_it *t, uint32_t b);
+/* Decode block b into t's buffers: 0, or -1 when it does not decode
+ * (x->corrupt set; term_it.c). */
+int fds__term_decode_block(fds__term_it *t, uint32_t b);
+/* Max over all blocks of the block bound, cached (term_it.c). */
+float fds__term_ub(fds__term_it *t);
+
+/* The last doc of block b of t (its skip entry). */
+
+static inline uint32_t fds__term_blk_last(const fds__term_it *t, uint32_t b)
+{
+    return fds__get_u32(t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN);
+}
+
+/* Score at (tf, norm); tf = 1 (most postings) from a lazily filled table,
+ * the same float as fds__term_score_tf. */
+static inline float fds__term_score_fast(fds__term_it *t, uint32_t tf,
+                                         uint8_t norm)
+{
+    if (tf != 1)
+        return fds__term_score_tf(t->b.c, tf, norm);
+    if (!((t->have1[norm >> 6] >> (norm & 63)) & 1)) {
+        t->tf1[norm] = fds__term_score_tf(t->b.c, 1, norm);
+        t->have1[norm >> 6] |= 1ull << (norm & 63);
+    }
+    return t->tf1[norm];
+}
+
+/* fds__term_score_fast after fds__term_tf1_fill: nb is a norm byte of a
+ * doc's. */
+static inline float fds__term_score_tf1(const fds__term_it *t, uint32_t tf,
+                                        uint8_t nb)
+{
+    return tf == 1 ? t->tf1[nb] : fds__term_score_tf(t->b.c, tf, nb);
+}
+
+static inline float fds__term_blk_bound(const fds__term_it *t, uint32_t b)
+{
+    const uint8_t *s = t->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    return fds__term_score_tf(t->b.c, fds__get_u32(s + 8), s[12]);
+}
+
+/* The first position from t->i in t's decoded block whose doc is >=
+ * target (its last doc is): a linear scan for a near target, else a
+ * binary search over the rest of the block. */
+static inline uint32_t fds__term_blk_find(const fds__term_it *t,
+                                          uint32_t target)
+{
+    uint32_t j = t->i, n = t->n;
+    if (n - j > 16 && t->docs[j + 15] < target) {
+        j += 16;
+        for (uint32_t len = n - j; len > 1;) {
+            uint32_t half = len / 2;
+            j = t->docs[j + half - 1] < target ? j + half : j;
+            len -= half;
+        }
+    }
+    while (j < n && t->docs[j] < target)
+        j++;
+    return j;
+}
+
+/* fds__term_adv(t, d) for d > t's doc, the common case (d in the decoded
+ * block) inline: a MaxScore probe. */
+static inline void fds__term_seek(fds__term_it *t, uint32_t d)
+{
+    if (t->blk != FDS__NO_MORE && d <= fds__term_blk_last(t, t->blk)) {
+        t->i = fds__term_blk_find(t, d);
+        t->b.doc = t->docs[t->i];
+    } else {
+        fds__term_adv(&t->b, d);
+    }
+}
+
+/* Undo a term's advances: its next advance, to any doc, searches the
+ * skip list from block 0 (fds__term_adv). */
+static inline void fds__term_rewind(fds__term_it *t)
+{
+    t->blk = FDS__NO_MORE;
+}
+
+#endif
