@@ -5,6 +5,8 @@
 #ifndef FDS_SIDX_INT_H
 #define FDS_SIDX_INT_H
 
+#include <string.h>
+
 #include "query_int.h"
 #include "index/postings.h"
 #include "index/sidx_format.h"
