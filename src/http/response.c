@@ -43,6 +43,15 @@ void fds__resp_json(fds_resp *o, int status, cJSON *json)
     fds__resp_raw(o, status, s, strlen(s), NULL);
 }
 
+void fds__resp_strbuf(fds_resp *o, int status, fds_strbuf *b)
+{
+    if (b->oom) {
+        free(b->p);
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
+    }
+    fds__resp_raw(o, status, b->p, b->len, NULL);
+}
+
 /* The error object of Elasticsearch (ElasticsearchException#toXContent). */
 static cJSON *error_object(const fds_err *e, const char *type, const char *hname,
                            const char *hval)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "fds_error.h"
+#include "fds_strbuf.h"
 
 #define FDS_RESP_WARNINGS_MAX 4
 
@@ -41,6 +42,10 @@ void fds__resp_json(fds_resp *o, int status, cJSON *json);
  * "application/json". */
 void fds__resp_raw(fds_resp *o, int status, char *body, size_t len,
                   const char *content_type);
+
+/* The text built in `b` as the answer (b->p is taken over), or a 500 when
+ * building it ran out of memory (b->oom; b->p is freed). */
+void fds__resp_strbuf(fds_resp *o, int status, fds_strbuf *b);
 
 /* The "error" object of Elasticsearch's error shape for `e` (root_cause,
  * type, reason, ...), for answers that hold errors per item (mget docs).
