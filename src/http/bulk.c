@@ -414,6 +414,117 @@ static int bulk_meta(bulk_item *it, const cJSON *m, const char *p,
     return rc;
 }
 
+/* Action/metadata line p[0..le) (line number `line`): its action in
+ * *act, and either its plain fields (*plain, pa) or its parsed JSON (*a,
+ * the caller deletes it; *act points into it).  0, or FDS_EPARSE /
+ * FDS_EINVAL with `err` filled (then *a is NULL): the whole request is
+ * refused, as Elasticsearch's parser refuses it. */
+static int bulk_action_line(const char *p, const char *le, size_t line,
+                            plain_action *pa, bool *plain, cJSON **a,
+                            const char **act, fds_err *err)
+{
+    *plain = action_plain(p, le, pa);
+    *a = NULL;
+    if (!*plain &&
+        !fds_utf8_valid((const uint8_t *)p, (size_t)(le - p)))
+        /* as Elasticsearch's JSON parser: the whole request is refused */
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                            "Invalid UTF-8 in action/metadata line [%zu]", line);
+    cJSON *j = *plain ? NULL : cJSON_ParseWithLength(p, (size_t)(le - p));
+    bool nul = false;
+    int rc;
+    if (j && (rc = fds_json_check_body_nul(p, (size_t)(le - p), &nul, err)))
+        goto fail;
+    if (j && cJSON_IsObject(j) && !j->child) {
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                          "Malformed action/metadata line [%zu], expected "
+                          "FIELD_NAME but found [END_OBJECT]", line);
+        goto fail;
+    }
+    if (!*plain && (!j || !cJSON_IsObject(j) || !j->child ||
+                    j->child->next || !cJSON_IsObject(j->child))) {
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                         "Malformed action/metadata line [%zu], expected "
+                         "START_OBJECT with one action", line);
+        goto fail;
+    }
+    if (nul) {
+        /* the parser's strings end at a NUL: an _id would be cut short
+         * (as "%00" in a path is refused, request.c) */
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                          "Malformed action/metadata line [%zu]: a string "
+                          "holds a NUL character (\\u0000), which "
+                          "_index, _id, routing and pipeline cannot",
+                          line);
+        goto fail;
+    }
+    *act = *plain ? pa->action : j->child->string;
+    if (strcmp(*act, "index") && strcmp(*act, "create") &&
+        strcmp(*act, "delete") && strcmp(*act, "update")) {
+        rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
+                         "Malformed action/metadata line [%zu], expected "
+                         "field [create], [delete], [index] or [update] but "
+                         "found [%s]", line, *act);
+        goto fail;
+    }
+    *a = j;
+    return 0;
+fail:
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* Item `it` from its action line: the plain fields `pa` or each member
+ * of the metadata `a`, then the version checks of BulkRequest#validate.
+ * 0, FDS_ENOMEM, or an error with `err` filled. */
+static int bulk_item_meta(bulk_item *it, bool plain, const plain_action *pa,
+                          const cJSON *a, const char *p, const char *le,
+                          size_t line, fds_err *err)
+{
+    int rc = 0;
+    bool has_version = false;
+    int vtype = FDS_VERSION_INTERNAL;
+    if (plain) {
+        if (pa->val[PLAIN_INDEX] &&
+            !(it->index = strndup(pa->val[PLAIN_INDEX], pa->len[PLAIN_INDEX])))
+            rc = FDS_ENOMEM;
+        if (pa->val[PLAIN_ID])
+            bulk_set_id(it, pa->val[PLAIN_ID], pa->len[PLAIN_ID]);
+        if (pa->val[PLAIN_ROUTING] &&
+            !(it->routing = strndup(pa->val[PLAIN_ROUTING],
+                                    pa->len[PLAIN_ROUTING])))
+            rc = FDS_ENOMEM;
+    }
+    for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next)
+        rc = bulk_meta(it, m, p, le, line, &has_version, &vtype, err);
+    if (rc)
+        return rc;
+    /* DocWriteRequest.validateSeqNoBasedCASParams, checked by
+     * BulkRequest#validate for the whole request: an external version
+     * must be >= 0 (no version is Versions.MATCH_ANY, -3), and internal
+     * versioning takes no version at all */
+    if (vtype != FDS_VERSION_INTERNAL) {
+        if (!has_version)
+            it->op.external_version = BULK_VERSION_MATCH_ANY;
+        it->op.version_type = vtype;
+        if (it->op.external_version < 0)
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                                "Validation Failed: 1: illegal version value "
+                                "[%lld] for version type [%s];",
+                                (long long)it->op.external_version,
+                                vtype == FDS_VERSION_EXTERNAL_GTE
+                                    ? "EXTERNAL_GTE" : "EXTERNAL");
+    } else if (has_version &&
+               it->op.external_version != BULK_VERSION_MATCH_ANY) {
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                            "Validation Failed: 1: internal versioning can "
+                            "not be used for optimistic concurrency control. "
+                            "Please use `if_seq_no` and `if_primary_term` "
+                            "instead;");
+    }
+    return 0;
+}
+
 /* Parse the NDJSON body into items.  Returns 0 or fills err (400). */
 static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
                       size_t *nout, fds_err *err)
@@ -438,109 +549,21 @@ static int bulk_parse(fds_req *r, const char *default_index, bulk_item **out,
             continue;
         }
         plain_action pa;
-        bool plain = action_plain(p, le, &pa);
-        cJSON *a = NULL;
-        if (!plain &&
-            !fds_utf8_valid((const uint8_t *)p, (size_t)(le - p))) {
-            /* as Elasticsearch's JSON parser: the whole request is refused */
-            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
-                              "Invalid UTF-8 in action/metadata line [%zu]", line);
+        bool plain;
+        cJSON *a;
+        const char *act = NULL;
+        if ((rc = bulk_action_line(p, le, line, &pa, &plain, &a, &act, err)))
             break;
-        }
-        if (!plain)
-            a = cJSON_ParseWithLength(p, (size_t)(le - p));
-        bool nul = false;
-        if (a && (rc = fds_json_check_body_nul(p, (size_t)(le - p), &nul,
-                                               err))) {
-            cJSON_Delete(a);
-            break;
-        }
-        if (a && cJSON_IsObject(a) && !a->child) {
-            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                              "Malformed action/metadata line [%zu], expected "
-                              "FIELD_NAME but found [END_OBJECT]", line);
-            cJSON_Delete(a);
-            break;
-        }
-        if (!plain && (!a || !cJSON_IsObject(a) || !a->child ||
-                       a->child->next || !cJSON_IsObject(a->child))) {
-            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                             "Malformed action/metadata line [%zu], expected "
-                             "START_OBJECT with one action", line);
-            cJSON_Delete(a);
-            break;
-        }
-        if (nul) {
-            /* the parser's strings end at a NUL: an _id would be cut short
-             * (as "%00" in a path is refused, server.c) */
-            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                              "Malformed action/metadata line [%zu]: a string "
-                              "holds a NUL character (\\u0000), which "
-                              "_index, _id, routing and pipeline cannot",
-                              line);
-            cJSON_Delete(a);
-            break;
-        }
-        const char *act = plain ? pa.action : a->child->string;
-        if (strcmp(act, "index") && strcmp(act, "create") &&
-            strcmp(act, "delete") && strcmp(act, "update")) {
-            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_INVALID_ARGUMENT,
-                             "Malformed action/metadata line [%zu], expected "
-                             "field [create], [delete], [index] or [update] but "
-                             "found [%s]", line, act);
-            cJSON_Delete(a);
-            break;
-        }
         bulk_item *it = &items[n];
         it->res = &results[n++];
         it->require_alias = -1;
         it->retries = -1;
         snprintf(it->action, sizeof it->action, "%s", act);
         act = it->action; /* `a` is freed below */
-        bool has_version = false;
-        int vtype = FDS_VERSION_INTERNAL;
-        if (plain) {
-            if (pa.val[PLAIN_INDEX] &&
-                !(it->index = strndup(pa.val[PLAIN_INDEX], pa.len[PLAIN_INDEX])))
-                rc = FDS_ENOMEM;
-            if (pa.val[PLAIN_ID])
-                bulk_set_id(it, pa.val[PLAIN_ID], pa.len[PLAIN_ID]);
-            if (pa.val[PLAIN_ROUTING] &&
-                !(it->routing = strndup(pa.val[PLAIN_ROUTING],
-                                        pa.len[PLAIN_ROUTING])))
-                rc = FDS_ENOMEM;
-        }
-        for (cJSON *m = a ? a->child->child : NULL; m && !rc; m = m->next)
-            rc = bulk_meta(it, m, p, le, line, &has_version, &vtype, err);
+        rc = bulk_item_meta(it, plain, &pa, a, p, le, line, err);
         cJSON_Delete(a);
         if (rc)
             break;
-        /* DocWriteRequest.validateSeqNoBasedCASParams, checked by
-         * BulkRequest#validate for the whole request: an external version
-         * must be >= 0 (no version is Versions.MATCH_ANY, -3), and internal
-         * versioning takes no version at all */
-        if (vtype != FDS_VERSION_INTERNAL) {
-            if (!has_version)
-                it->op.external_version = BULK_VERSION_MATCH_ANY;
-            it->op.version_type = vtype;
-            if (it->op.external_version < 0) {
-                rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
-                                  "Validation Failed: 1: illegal version value "
-                                  "[%lld] for version type [%s];",
-                                  (long long)it->op.external_version,
-                                  vtype == FDS_VERSION_EXTERNAL_GTE
-                                      ? "EXTERNAL_GTE" : "EXTERNAL");
-                break;
-            }
-        } else if (has_version &&
-                   it->op.external_version != BULK_VERSION_MATCH_ANY) {
-            rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_VALIDATION,
-                              "Validation Failed: 1: internal versioning can "
-                              "not be used for optimistic concurrency control. "
-                              "Please use `if_seq_no` and `if_primary_term` "
-                              "instead;");
-            break;
-        }
         if (!it->index)
             it->index = default_index ? strdup(default_index) : NULL;
         if (!it->index) {
@@ -697,6 +720,101 @@ static void bulk_update(fds_index *ix, bulk_item *it, const fds__source_spec *ur
     fds__source_spec_free(&u.src);
 }
 
+/* Write one batch: it[0..n), consecutive items on one index (or a
+ * single update), `m` of them not refused already.  The index is found
+ * or created (fds__index_for_write; an alias's items are answered with
+ * the index), the items written in one fds_index_write (an update alone,
+ * through doc_update.c) and each item's result set; refresh: refresh the
+ * index after. */
+static void bulk_batch(fds_req *r, bulk_item *it, size_t n, size_t m,
+                       const fds__source_spec *url_src, bool refresh)
+{
+    fds_index *ix = NULL;
+    fds_err ie;
+    fds_err_clear(&ie);
+    fds__index_for_write(r->store, it[0].index, &ix, &ie);
+    for (size_t k = 0; ix && k < n; k++) { /* an alias: answer the index */
+        char *concrete = strcmp(it[k].index, fds_index_name(ix))
+                             ? strdup(fds_index_name(ix)) : NULL;
+        if (concrete) {
+            free(it[k].index);
+            it[k].index = concrete;
+        }
+    }
+    /* results go straight to the items' when none failed already */
+    fds_write_op *ops = malloc(m * sizeof *ops);
+    fds_write_result *res = m == n ? it[0].res : malloc(m * sizeof *res);
+    if (ix && ops && res && !strcmp(it[0].action, "update")) {
+        bulk_update(ix, &it[0], url_src, false);
+        if (refresh)
+            fds_index_refresh(ix, NULL);
+    } else if (ix && ops && res) {
+        /* items that failed already (a refused option, an id that could
+         * not be copied) are answered as they are, never written */
+        m = 0;
+        for (size_t k = 0; k < n; k++)
+            if (!it[k].res->code)
+                ops[m++] = it[k].op;
+        fds_err be;
+        fds_err_clear(&be);
+        int brc = fds_index_write(ix, ops, m, res, false, &be);
+        bool direct = res == it[0].res;
+        for (size_t k = 0, q = 0; k < n; k++) {
+            if (direct) {
+                if (brc) { /* not what the write left in it */
+                    memset(it[k].res, 0, sizeof *it[k].res);
+                    bulk_item_fail(&it[k], &be);
+                }
+                continue;
+            }
+            if (it[k].res->code)
+                continue;
+            if (brc)
+                bulk_item_fail(&it[k], &be);
+            else
+                *it[k].res = res[q];
+            q++;
+        }
+        if (refresh)
+            fds_index_refresh(ix, NULL);
+    } else {
+        if (!ie.code)
+            ie.code = FDS_ENOMEM;
+        for (size_t k = 0; k < n; k++)
+            if (!it[k].res->code)
+                bulk_item_fail(&it[k], &ie);
+    }
+    free(ops);
+    if (res != it[0].res)
+        free(res);
+    fds_index_release(ix);
+}
+
+/* The answer of a _bulk: took (since t0, microseconds), errors, and
+ * each item's write result in request order. */
+static void bulk_answer(fds_req *r, fds_resp *o, const bulk_item *items,
+                        size_t n, long long t0)
+{
+    bool errors = false;
+    for (size_t i = 0; i < n; i++)
+        errors |= items[i].res->code != 0;
+    fds_strbuf b = {0};
+    /* a created item's answer is ~190 bytes with a short index and id */
+    fds_strbuf_reserve(&b, n * BULK_ITEM_ANSWER_BYTES);
+    fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
+              (fds__now_us() - t0) / 1000, errors ? "true" : "false");
+    for (size_t i = 0; i < n; i++) {
+        fds_strbuf_puts(&b, i ? ",{\"" : "{\"");
+        fds_strbuf_puts(&b, items[i].action);
+        fds_strbuf_puts(&b, "\":");
+        fds__write_item(&b, items[i].index, &items[i].op, items[i].res, true,
+                   fds__forced_refresh(r), &items[i].upd);
+        fds_strbuf_puts(&b, "}");
+    }
+    fds_strbuf_puts(&b, "]}");
+    fds__resp_strbuf(o, 200, &b);
+}
+
 void fds__h_bulk(fds_req *r, fds_resp *o)
 {
     if (!fds__refresh_ok(r, o))
@@ -734,86 +852,10 @@ void fds__h_bulk(fds_req *r, fds_resp *o)
             i = j;
             continue;
         }
-        fds_index *ix = NULL;
-        fds_err ie;
-        fds_err_clear(&ie);
-        fds__index_for_write(r->store, items[i].index, &ix, &ie);
-        for (size_t k = i; ix && k < j; k++) { /* an alias: answer the index */
-            char *concrete = strcmp(items[k].index, fds_index_name(ix))
-                                 ? strdup(fds_index_name(ix)) : NULL;
-            if (concrete) {
-                free(items[k].index);
-                items[k].index = concrete;
-            }
-        }
-        /* results go straight to the items' when none failed already */
-        fds_write_op *ops = malloc(m * sizeof *ops);
-        fds_write_result *res = m == j - i ? items[i].res
-                                           : malloc(m * sizeof *res);
-        if (ix && ops && res && !strcmp(items[i].action, "update")) {
-            bulk_update(ix, &items[i], &url_src, false);
-            if (refresh)
-                fds_index_refresh(ix, NULL);
-        } else if (ix && ops && res) {
-            /* items that failed already (a refused option, an id that could
-             * not be copied) are answered as they are, never written */
-            m = 0;
-            for (size_t k = i; k < j; k++)
-                if (!items[k].res->code)
-                    ops[m++] = items[k].op;
-            fds_err be;
-            fds_err_clear(&be);
-            int brc = fds_index_write(ix, ops, m, res, false, &be);
-            bool direct = res == items[i].res;
-            for (size_t k = i, q = 0; k < j; k++) {
-                if (direct) {
-                    if (brc) { /* not what the write left in it */
-                        memset(items[k].res, 0, sizeof *items[k].res);
-                        bulk_item_fail(&items[k], &be);
-                    }
-                    continue;
-                }
-                if (items[k].res->code)
-                    continue;
-                if (brc)
-                    bulk_item_fail(&items[k], &be);
-                else
-                    *items[k].res = res[q];
-                q++;
-            }
-            if (refresh)
-                fds_index_refresh(ix, NULL);
-        } else {
-            if (!ie.code)
-                ie.code = FDS_ENOMEM;
-            for (size_t k = i; k < j; k++)
-                if (!items[k].res->code)
-                    bulk_item_fail(&items[k], &ie);
-        }
-        free(ops);
-        if (res != items[i].res)
-            free(res);
-        fds_index_release(ix);
+        bulk_batch(r, items + i, j - i, m, &url_src, refresh);
         i = j;
     }
-    bool errors = false;
-    for (size_t i = 0; i < n; i++)
-        errors |= items[i].res->code != 0;
-    fds_strbuf b = {0};
-    /* a created item's answer is ~190 bytes with a short index and id */
-    fds_strbuf_reserve(&b, n * BULK_ITEM_ANSWER_BYTES);
-    fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
-              (fds__now_us() - t0) / 1000, errors ? "true" : "false");
-    for (size_t i = 0; i < n; i++) {
-        fds_strbuf_puts(&b, i ? ",{\"" : "{\"");
-        fds_strbuf_puts(&b, items[i].action);
-        fds_strbuf_puts(&b, "\":");
-        fds__write_item(&b, items[i].index, &items[i].op, items[i].res, true,
-                   fds__forced_refresh(r), &items[i].upd);
-        fds_strbuf_puts(&b, "}");
-    }
-    fds_strbuf_puts(&b, "]}");
-    fds__resp_strbuf(o, 200, &b);
+    bulk_answer(r, o, items, n, t0);
     goto out;
 out_err:
     fds__resp_error(o, &e);
