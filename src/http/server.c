@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "async_search.h"
 #include "auth.h"
 #include "fds_thread.h"
 #include "guard.h"
@@ -36,7 +37,6 @@
 #include "router.h"
 #include "search_ctx.h" /* fds__ctx_start, fds__ctx_stop */
 #include "tasks.h"
-
 
 /* Seconds a connection may stay idle or trickle a request before it is
  * closed: short enough that half-sent requests cannot hold every slot for

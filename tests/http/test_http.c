@@ -1,6 +1,6 @@
 /*
  * test_http.c: unit tests of src/http's request, response and _cat
- * helpers.  Requests are built in memory as inner requests (no
+ * helpers, and of the route table's choice of the write threads.  Requests are built in memory as inner requests (no
  * connection: their URL parameters are name/value pairs), so nothing here
  * needs a server, a socket or a store.
  */
@@ -12,6 +12,7 @@
 #include "fds_test.h"
 #include "request.h"
 #include "response.h"
+#include "router.h"
 
 /* An inner request with URL parameters kv (2 * n strings) and a body. */
 static fds_req req_kv(const char *const *kv, unsigned n, const char *body)
@@ -390,6 +391,41 @@ static void test_cat_json_and_errors(void)
     free(o.body);
 }
 
+/* ---- router.c ----------------------------------------------------------------- */
+
+/* Does METHOD PATH go to a write thread?  -1: the path does not split. */
+static int writes(const char *method, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    fds_req r = {.method = method};
+    if (fds__path_split(buf, r.seg, &r.nseg))
+        return -1;
+    return fds__route_writes(&r);
+}
+
+static void test_route_writes(void)
+{
+    ASSERT_EQ(writes("POST", "/_bulk"), 1);
+    ASSERT_EQ(writes("PUT", "/logs/_bulk"), 1);
+    ASSERT_EQ(writes("PUT", "/logs/_doc/1"), 1);
+    ASSERT_EQ(writes("POST", "/logs/_doc"), 1);
+    ASSERT_EQ(writes("DELETE", "/logs/_doc/1"), 1);
+    ASSERT_EQ(writes("POST", "/logs/_update/1"), 1);
+    ASSERT_EQ(writes("POST", "/_reindex"), 1);
+    ASSERT_EQ(writes("POST", "/logs/_clone/copy"), 1);
+    /* reads, and index admin that builds no segment, stay on the HTTP thread */
+    ASSERT_EQ(writes("GET", "/logs/_doc/1"), 0);
+    ASSERT_EQ(writes("HEAD", "/logs/_doc/1"), 0); /* HEAD takes GET's route */
+    ASSERT_EQ(writes("POST", "/logs/_search"), 0);
+    ASSERT_EQ(writes("PUT", "/logs"), 0);
+    ASSERT_EQ(writes("GET", "/_cat/indices"), 0);
+    /* no route: not a write */
+    ASSERT_EQ(writes("GET", "/_bulk"), 0);
+    ASSERT_EQ(writes("POST", "/logs/_doc/1/extra"), 0);
+    ASSERT_EQ(writes("PATCH", "/logs/_doc/1"), 0);
+}
+
 int main(void)
 {
     RUN(test_param_decode);
@@ -402,5 +438,6 @@ int main(void)
     RUN(test_warnings_and_bodies);
     RUN(test_cat_text);
     RUN(test_cat_json_and_errors);
+    RUN(test_route_writes);
     TEST_DONE();
 }
