@@ -406,24 +406,26 @@ static int writes(const char *method, const char *path)
 
 static void test_route_writes(void)
 {
-    ASSERT_EQ(writes("POST", "/_bulk"), 1);
-    ASSERT_EQ(writes("PUT", "/logs/_bulk"), 1);
-    ASSERT_EQ(writes("PUT", "/logs/_doc/1"), 1);
-    ASSERT_EQ(writes("POST", "/logs/_doc"), 1);
-    ASSERT_EQ(writes("DELETE", "/logs/_doc/1"), 1);
-    ASSERT_EQ(writes("POST", "/logs/_update/1"), 1);
-    ASSERT_EQ(writes("POST", "/_reindex"), 1);
-    ASSERT_EQ(writes("POST", "/logs/_clone/copy"), 1);
-    /* reads, and index admin that builds no segment, stay on the HTTP thread */
-    ASSERT_EQ(writes("GET", "/logs/_doc/1"), 0);
-    ASSERT_EQ(writes("HEAD", "/logs/_doc/1"), 0); /* HEAD takes GET's route */
-    ASSERT_EQ(writes("POST", "/logs/_search"), 0);
-    ASSERT_EQ(writes("PUT", "/logs"), 0);
-    ASSERT_EQ(writes("GET", "/_cat/indices"), 0);
-    /* no route: not a write */
-    ASSERT_EQ(writes("GET", "/_bulk"), 0);
-    ASSERT_EQ(writes("POST", "/logs/_doc/1/extra"), 0);
-    ASSERT_EQ(writes("PATCH", "/logs/_doc/1"), 0);
+    static const struct {
+        const char *method, *path;
+        int writes;
+    } cases[] = {
+        {"POST", "/_bulk", 1}, {"PUT", "/logs/_bulk", 1},
+        {"PUT", "/logs/_doc/1", 1}, {"POST", "/logs/_doc", 1},
+        {"DELETE", "/logs/_doc/1", 1}, {"POST", "/logs/_update/1", 1},
+        {"POST", "/_reindex", 1}, {"POST", "/logs/_clone/copy", 1},
+        /* reads, and index admin that builds no segment, stay on the HTTP
+         * thread; HEAD takes GET's route */
+        {"GET", "/logs/_doc/1", 0}, {"HEAD", "/logs/_doc/1", 0},
+        {"POST", "/logs/_search", 0}, {"PUT", "/logs", 0},
+        {"GET", "/_cat/indices", 0},
+        /* no route: not a write */
+        {"GET", "/_bulk", 0}, {"POST", "/logs/_doc/1/extra", 0},
+        {"PATCH", "/logs/_doc/1", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        ASSERTF(writes(cases[i].method, cases[i].path) == cases[i].writes,
+                "%s %s", cases[i].method, cases[i].path);
 }
 
 int main(void)
