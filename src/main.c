@@ -154,12 +154,19 @@ static void usage(FILE *f)
             FDS_HTTP_MAX_PER_IP);
 }
 
-int main(int argc, char **argv)
+/* The command line's settings. */
+typedef struct cli {
+    const char *data, *port_file;
+    fds_http_options opt;
+    long long min_free;    /* --min-free-disk, bytes */
+    uint64_t index_buffer; /* --index-buffer-size, bytes */
+} cli;
+
+/* Read the command line into *cl (its defaults set by the caller): -1 to
+ * go on, else the exit status (0 after --help, 2 for a bad option, with
+ * the reason on stderr). */
+static int parse_args(int argc, char **argv, cli *cl)
 {
-    mallopt(M_MMAP_THRESHOLD, FDS_MALLOC_MMAP_THRESHOLD);
-    mallopt(M_TRIM_THRESHOLD, FDS_MALLOC_TRIM_THRESHOLD);
-    const char *data = "./data", *port_file = NULL;
-    fds_http_options opt = {.bind = "127.0.0.1", .port = FDS_HTTP_DEFAULT_PORT};
     static const struct option longopts[] = {
         {"data", required_argument, NULL, 'd'},
         {"bind", required_argument, NULL, 'b'},
@@ -178,21 +185,19 @@ int main(int argc, char **argv)
         {"index-buffer-size", required_argument, NULL, 'B'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    long long min_free = 0;
-    uint64_t index_buffer = fds_index_buffer_default();
     int c;
     while ((c = getopt_long(argc, argv, "d:b:p:t:m:f:h", longopts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
-        case 'd': data = optarg; break;
-        case 'b': opt.bind = optarg; break;
+        case 'd': cl->data = optarg; break;
+        case 'b': cl->opt.bind = optarg; break;
         case 'p': {
             long v = strtol(optarg, &end, 10);
             if (*end || v < 0 || v > 65535) {
                 fprintf(stderr, "fieldstore: bad --port [%s]\n", optarg);
                 return 2;
             }
-            opt.port = (uint16_t)v;
+            cl->opt.port = (uint16_t)v;
             break;
         }
         case 't': {
@@ -201,7 +206,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "fieldstore: bad --threads [%s]\n", optarg);
                 return 2;
             }
-            opt.threads = (unsigned)v;
+            cl->opt.threads = (unsigned)v;
             break;
         }
         case 'm': {
@@ -211,13 +216,13 @@ int main(int argc, char **argv)
                                 "bytes)\n", optarg, FDS_HTTP_MAX_BODY_CAP);
                 return 2;
             }
-            opt.max_body = (uint64_t)v;
+            cl->opt.max_body = (uint64_t)v;
             break;
         }
-        case 'f': port_file = optarg; break;
-        case 'C': opt.tls_cert = optarg; break;
-        case 'K': opt.tls_key = optarg; break;
-        case 'u': opt.users = optarg; break;
+        case 'f': cl->port_file = optarg; break;
+        case 'C': cl->opt.tls_cert = optarg; break;
+        case 'K': cl->opt.tls_key = optarg; break;
+        case 'u': cl->opt.users = optarg; break;
         case 'T': case 'R': case 'N': case 'I': {
             long long v;
             const char *name = c == 'T' ? "--head-timeout" : c == 'R' ? "--min-body-rate"
@@ -225,18 +230,18 @@ int main(int argc, char **argv)
             if (parse_uint(name, optarg, 1, c == 'R' ? (1LL << 40) : 1000000, &v))
                 return 2;
             if (c == 'T')
-                opt.head_timeout_s = (unsigned)v;
+                cl->opt.head_timeout_s = (unsigned)v;
             else if (c == 'R')
-                opt.min_body_rate = (uint64_t)v;
+                cl->opt.min_body_rate = (uint64_t)v;
             else if (c == 'N')
-                opt.max_connections = (unsigned)v;
+                cl->opt.max_connections = (unsigned)v;
             else
-                opt.max_per_ip = (unsigned)v;
+                cl->opt.max_per_ip = (unsigned)v;
             break;
         }
         case 'F':
-            min_free = strtoll(optarg, &end, 10);
-            if (*end || min_free < 0) {
+            cl->min_free = strtoll(optarg, &end, 10);
+            if (*end || cl->min_free < 0) {
                 fprintf(stderr, "fieldstore: bad --min-free-disk [%s]\n", optarg);
                 return 2;
             }
@@ -244,7 +249,7 @@ int main(int argc, char **argv)
         case 'B': {
             fds_err e;
             fds_err_clear(&e);
-            if (fds_index_buffer_parse(optarg, &index_buffer, &e)) {
+            if (fds_index_buffer_parse(optarg, &cl->index_buffer, &e)) {
                 fprintf(stderr, "fieldstore: %s\n", e.reason);
                 return 2;
             }
@@ -258,6 +263,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    mallopt(M_MMAP_THRESHOLD, FDS_MALLOC_MMAP_THRESHOLD);
+    mallopt(M_TRIM_THRESHOLD, FDS_MALLOC_TRIM_THRESHOLD);
+    cli cl = {.data = "./data",
+              .opt = {.bind = "127.0.0.1", .port = FDS_HTTP_DEFAULT_PORT},
+              .index_buffer = fds_index_buffer_default()};
+    int rc = parse_args(argc, argv, &cl);
+    if (rc >= 0)
+        return rc;
     signal(SIGPIPE, SIG_IGN);
     /* SIGINT and SIGTERM blocked here, before any thread starts (threads
      * inherit the mask), and taken by sigwait below: a handler and pause()
@@ -269,27 +287,27 @@ int main(int argc, char **argv)
     sigaddset(&stop_sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
 
-    if (!loopback(opt.bind) && !opt.users)
+    if (!loopback(cl.opt.bind) && !cl.opt.users)
         fprintf(stderr, "fieldstore: WARNING: listening on %s without --users: anyone "
                         "who can reach this address can read, change and delete every "
-                        "index (no authentication)%s\n", opt.bind,
-                opt.tls_cert ? "" : ", over plain HTTP");
-    if (lock_data_dir(data))
+                        "index (no authentication)%s\n", cl.opt.bind,
+                cl.opt.tls_cert ? "" : ", over plain HTTP");
+    if (lock_data_dir(cl.data))
         return 1;
     raise_nofile();
 
     fds_err err;
     fds_err_clear(&err);
     fds_store *store = NULL;
-    if (fds_store_open(data, &store, &err)) {
-        fprintf(stderr, "fieldstore: cannot open data directory [%s]: %s\n", data,
+    if (fds_store_open(cl.data, &store, &err)) {
+        fprintf(stderr, "fieldstore: cannot open data directory [%s]: %s\n", cl.data,
                 err.reason[0] ? err.reason : "error");
         return 1;
     }
-    fds_store_set_min_free_disk(store, (uint64_t)min_free);
-    fds_store_set_index_buffer_size(store, index_buffer);
+    fds_store_set_min_free_disk(store, (uint64_t)cl.min_free);
+    fds_store_set_index_buffer_size(store, cl.index_buffer);
     fds_http_server *srv = NULL;
-    if (fds_http_start(store, &opt, &srv, &err)) {
+    if (fds_http_start(store, &cl.opt, &srv, &err)) {
         fprintf(stderr, "fieldstore: %s\n", err.reason);
         fds_store_close(store);
         return 1;
@@ -300,19 +318,19 @@ int main(int argc, char **argv)
         fds_store_close(store);
         return 1;
     }
-    if (port_file) {
+    if (cl.port_file) {
         char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
+        snprintf(tmp, sizeof tmp, "%s.tmp", cl.port_file);
         FILE *f = fopen(tmp, "w");
         if (f) {
             fprintf(f, "%u\n", fds_http_port(srv));
             fclose(f);
-            rename(tmp, port_file);
+            rename(tmp, cl.port_file);
         }
     }
     fprintf(stderr, "fieldstore: listening on %s://%s:%u (data %s, pid %d%s)\n",
-            opt.tls_cert ? "https" : "http", opt.bind, fds_http_port(srv), data,
-            (int)getpid(), opt.users ? ", basic auth" : "");
+            cl.opt.tls_cert ? "https" : "http", cl.opt.bind, fds_http_port(srv), cl.data,
+            (int)getpid(), cl.opt.users ? ", basic auth" : "");
     int sig = 0;
     while (sigwait(&stop_sigs, &sig) != 0)
         ;

@@ -16,11 +16,12 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "auth.h"
 
 #define FDS_USERS_LINE_MAX 4096 /* longest line of a users file */
 

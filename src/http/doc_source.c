@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "doc_source.h"
 #include "search_render.h"
 
 /* Member pairs one object level of a merge may compare (see merge_object):

@@ -22,8 +22,11 @@
 #include <string.h>
 
 #include "fds_text.h"
-#include "http_int.h"
+#include "handlers.h"
+#include "http_int.h" /* fds__names_match (aliases.c) */
 #include "index_expr.h"
+#include "request.h"
+#include "response.h"
 #include "query.h"
 
 /* The URL parameters _field_caps reads.  include_empty_fields (8.13) only

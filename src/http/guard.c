@@ -30,7 +30,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "http_int.h"
+#include "guard.h"
+#include "request.h" /* fds__now_us */
 
 #define FDS_GUARD_TICK_US 200000LL          /* reaper period */
 #define FDS_GUARD_REFUSED_GRACE_US 1000000LL /* an over-cap client's time to send a head */

@@ -6,7 +6,8 @@
  * Elasticsearch 8's (ElasticsearchException subclasses and their
  * RestStatus).
  */
-#include "http_int.h"
+#include "http_error.h"
+#include "response.h"
 
 typedef struct kind_row {
     int status;

@@ -14,11 +14,14 @@
  * kept (as Elasticsearch chains two filtering generators).
  */
 #include <fnmatch.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "fds_error.h"
+#include "fds_strbuf.h"
+#include "json_out.h"
 
 #define FDS_FILTER_PATHS_MAX 32 /* comma-separated paths in one filter_path */
 #define FDS_FILTER_DEPTH_MAX 16 /* dotted segments in one path */

@@ -164,6 +164,91 @@ static void dnum(desc_buf *d, const fds_query *q, bool hi)
     dstr(d, b);
 }
 
+static const char *describe(const fds_query *q, desc_buf *d);
+
+/* A range query as Lucene prints it: TermRangeQuery on keywords
+ * (f:[a TO b}), IndexOrDocValuesQuery on numbers; its type. */
+static const char *describe_range(const fds_query *q, desc_buf *d)
+{
+    const char *type;
+    dfield(d, q);
+    if (q->ftype == FDS_FT_KEYWORD) {
+        type = "TermRangeQuery";
+        dstr(d, q->lo_s && q->lo_s_incl ? "[" : "{");
+        if (q->lo_s)
+            dput(d, q->lo_s, q->lo_s_len);
+        else
+            dstr(d, "*");
+        dstr(d, " TO ");
+        if (q->hi_s)
+            dput(d, q->hi_s, q->hi_s_len);
+        else
+            dstr(d, "*");
+        dstr(d, q->hi_s && q->hi_s_incl ? "]" : "}");
+    } else {
+        type = "IndexOrDocValuesQuery";
+        bool dbl = q->ftype == FDS_FT_DOUBLE;
+        dstr(d, !dbl || q->lo_d_incl ? "[" : "{");
+        dnum(d, q, false);
+        dstr(d, " TO ");
+        dnum(d, q, true);
+        dstr(d, !dbl || q->hi_d_incl ? "]" : "}");
+    }
+    return type;
+}
+
+/* BooleanQuery.toString: its clauses marked +, (none), #, -, a nested
+ * bool in parentheses. */
+static void describe_bool(const fds_query *q, desc_buf *d)
+{
+    struct {
+        const char *mark;
+        fds_query **qs;
+        size_t n;
+    } cl[] = {{"+", q->must, q->nmust}, {"", q->should, q->nshould},
+              {"#", q->filter, q->nfilter}, {"-", q->must_not, q->nmust_not}};
+    bool first = true;
+    for (size_t c = 0; c < 4; c++)
+        for (size_t i = 0; i < cl[c].n; i++) {
+            if (!first)
+                dstr(d, " ");
+            first = false;
+            dstr(d, cl[c].mark);
+            bool paren = cl[c].qs[i]->type == FDS_Q_BOOL;
+            if (paren)
+                dstr(d, "(");
+            desc_buf sub = {.len = 0};
+            sub.p[0] = 0;
+            describe(cl[c].qs[i], &sub);
+            dput(d, sub.p, sub.len);
+            if (paren)
+                dstr(d, ")");
+        }
+}
+
+/* A query around others (constant_score, dis_max, boosting) as Lucene
+ * prints it; its type. */
+static const char *describe_wrapper(const fds_query *q, desc_buf *d)
+{
+    const char *type = q->type == FDS_Q_CONST ? "ConstantScoreQuery"
+         : q->type == FDS_Q_DISMAX ? "DisjunctionMaxQuery" : "FunctionScoreQuery";
+    dstr(d, q->type == FDS_Q_CONST ? "ConstantScore(" : "(");
+    fds_query *const *k = q->type == FDS_Q_CONST ? q->filter
+                        : q->type == FDS_Q_DISMAX ? q->should : q->must;
+    size_t n = q->type == FDS_Q_CONST ? q->nfilter
+             : q->type == FDS_Q_DISMAX ? q->nshould : q->nmust;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            dstr(d, " | ");
+        desc_buf sub = {.len = 0};
+        sub.p[0] = 0;
+        describe(k[i], &sub);
+        dput(d, sub.p, sub.len);
+    }
+    dstr(d, ")");
+    return type;
+}
+
 /* Lucene's class name and Query.toString() of `q`, as Elasticsearch's
  * profile prints them ("TermQuery", "method:get"; "BooleanQuery",
  * "+a:x -b:y"). */
@@ -200,29 +285,7 @@ static const char *describe(const fds_query *q, desc_buf *d)
         dstr(d, ")");
         break;
     case FDS_Q_RANGE:
-        dfield(d, q);
-        if (q->ftype == FDS_FT_KEYWORD) {
-            type = "TermRangeQuery";
-            dstr(d, q->lo_s && q->lo_s_incl ? "[" : "{");
-            if (q->lo_s)
-                dput(d, q->lo_s, q->lo_s_len);
-            else
-                dstr(d, "*");
-            dstr(d, " TO ");
-            if (q->hi_s)
-                dput(d, q->hi_s, q->hi_s_len);
-            else
-                dstr(d, "*");
-            dstr(d, q->hi_s && q->hi_s_incl ? "]" : "}");
-        } else {
-            type = "IndexOrDocValuesQuery";
-            bool dbl = q->ftype == FDS_FT_DOUBLE;
-            dstr(d, !dbl || q->lo_d_incl ? "[" : "{");
-            dnum(d, q, false);
-            dstr(d, " TO ");
-            dnum(d, q, true);
-            dstr(d, !dbl || q->hi_d_incl ? "]" : "}");
-        }
+        type = describe_range(q, d);
         break;
     case FDS_Q_EXISTS:
         type = "FieldExistsQuery";
@@ -230,33 +293,10 @@ static const char *describe(const fds_query *q, desc_buf *d)
         dput(d, q->field, q->field_len);
         dstr(d, "]");
         break;
-    case FDS_Q_BOOL: {
+    case FDS_Q_BOOL:
         type = "BooleanQuery";
-        struct {
-            const char *mark;
-            fds_query **qs;
-            size_t n;
-        } cl[] = {{"+", q->must, q->nmust}, {"", q->should, q->nshould},
-                  {"#", q->filter, q->nfilter}, {"-", q->must_not, q->nmust_not}};
-        bool first = true;
-        for (size_t c = 0; c < 4; c++)
-            for (size_t i = 0; i < cl[c].n; i++) {
-                if (!first)
-                    dstr(d, " ");
-                first = false;
-                dstr(d, cl[c].mark);
-                bool paren = cl[c].qs[i]->type == FDS_Q_BOOL;
-                if (paren)
-                    dstr(d, "(");
-                desc_buf sub = {.len = 0};
-                sub.p[0] = 0;
-                describe(cl[c].qs[i], &sub);
-                dput(d, sub.p, sub.len);
-                if (paren)
-                    dstr(d, ")");
-            }
+        describe_bool(q, d);
         break;
-    }
     case FDS_Q_PATTERN:
         type = q->pkind == FDS_PAT_PREFIX     ? "PrefixQuery"
              : q->pkind == FDS_PAT_WILDCARD ? "WildcardQuery"
@@ -295,25 +335,9 @@ static const char *describe(const fds_query *q, desc_buf *d)
     }
     case FDS_Q_CONST:
     case FDS_Q_DISMAX:
-    case FDS_Q_BOOSTING: {
-        type = q->type == FDS_Q_CONST ? "ConstantScoreQuery"
-             : q->type == FDS_Q_DISMAX ? "DisjunctionMaxQuery" : "FunctionScoreQuery";
-        dstr(d, q->type == FDS_Q_CONST ? "ConstantScore(" : "(");
-        fds_query *const *k = q->type == FDS_Q_CONST ? q->filter
-                            : q->type == FDS_Q_DISMAX ? q->should : q->must;
-        size_t n = q->type == FDS_Q_CONST ? q->nfilter
-                 : q->type == FDS_Q_DISMAX ? q->nshould : q->nmust;
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                dstr(d, " | ");
-            desc_buf sub = {.len = 0};
-            sub.p[0] = 0;
-            describe(k[i], &sub);
-            dput(d, sub.p, sub.len);
-        }
-        dstr(d, ")");
+    case FDS_Q_BOOSTING:
+        type = describe_wrapper(q, d);
         break;
-    }
     default:
         break;
     }

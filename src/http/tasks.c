@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "handlers.h"
+#include "node.h"
 #include "tasks.h"
 
 struct fds__task {

@@ -12,7 +12,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "http_int.h"
+#include "doc_source.h"
+#include "request.h"
+#include "response.h"
+#include "store.h"
 
 /* Tasks running at once; one more is refused with 429 (each is a thread). */
 #define FDS_TASKS_RUNNING_MAX 64
@@ -49,9 +52,8 @@ void fds__task_status(fds__task *t, cJSON *status);
 /* Was the task cancelled (POST /_tasks/{id}/_cancel)?  False for NULL. */
 bool fds__task_cancelled(fds__task *t);
 
-void fds__h_tasks_list(fds_req *r, fds_resp *o);
-void fds__h_task_get(fds_req *r, fds_resp *o);
-void fds__h_task_cancel(fds_req *r, fds_resp *o);
+/* The task handlers (GET /_tasks, GET /_tasks/{id}, POST
+ * /_tasks/{id}/_cancel) are in handlers.h. */
 
 /* ---- the by-query scan (by_query.c) ----------------------------------------- */
 
@@ -108,8 +110,5 @@ double fds__scan_rps(fds_req *r);
 /* A CLOCK_REALTIME time `ms` milliseconds from now, for
  * pthread_cond_timedwait (tasks.c). */
 void fds__abstime_in(struct timespec *t, int64_t ms);
-
-/* POST /{index}/_delete_by_query (del) and /{index}/_update_by_query. */
-void fds__h_by_query(fds_req *r, fds_resp *o, bool del);
 
 #endif

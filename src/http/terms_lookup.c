@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
 #include "index_expr.h"
 #include "search_ctx.h"
 
