@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "doc_source.h"
+#include "fds_json_skip.h"
 #include "search_render.h"
 
 /* Member pairs one object level of a merge may compare (see merge_object):
@@ -29,36 +30,6 @@ static size_t ws(const char *s, size_t n, size_t i)
     return i;
 }
 
-/* One past the JSON value that starts at s[i]. */
-static size_t value_end(const char *s, size_t n, size_t i)
-{
-    if (i >= n)
-        return n;
-    if (s[i] == '"') {
-        for (i++; i < n && s[i] != '"'; i++)
-            if (s[i] == '\\')
-                i++;
-        return i < n ? i + 1 : n;
-    }
-    if (s[i] == '{' || s[i] == '[') {
-        size_t depth = 0;
-        while (i < n) {
-            if (s[i] == '"') {
-                i = value_end(s, n, i);
-                continue;
-            }
-            if (s[i] == '{' || s[i] == '[')
-                depth++;
-            else if ((s[i] == '}' || s[i] == ']') && --depth == 0)
-                return i + 1;
-            i++;
-        }
-        return n;
-    }
-    while (i < n && !strchr(",}] \t\r\n", s[i]))
-        i++;
-    return i;
-}
 
 /* A member of an object: key with its quotes, and value. */
 typedef struct member {
@@ -73,11 +44,11 @@ static bool next_member(const char *s, size_t n, size_t *i, member *m)
     if (p >= n || s[p] != '"')
         return false;
     m->ks = p;
-    m->ke = value_end(s, n, p);
+    m->ke = fds_json_skip(s, n, p);
     p = ws(s, n, m->ke);
     p = ws(s, n, p + 1); /* the ':' */
     m->vs = p;
-    m->ve = value_end(s, n, p);
+    m->ve = fds_json_skip(s, n, p);
     p = ws(s, n, m->ve);
     if (p < n && s[p] == ',')
         p++;
@@ -147,8 +118,8 @@ static bool value_equal(const char *a, size_t an, size_t ai, const char *b,
         while (i < an && j < bn && a[i] != ']' && b[j] != ']') {
             if (!value_equal(a, an, i, b, bn, j))
                 return false;
-            i = ws(a, an, value_end(a, an, i));
-            j = ws(b, bn, value_end(b, bn, j));
+            i = ws(a, an, fds_json_skip(a, an, i));
+            j = ws(b, bn, fds_json_skip(b, bn, j));
             if (i < an && a[i] == ',')
                 i = ws(a, an, i + 1);
             if (j < bn && b[j] == ',')
@@ -156,7 +127,7 @@ static bool value_equal(const char *a, size_t an, size_t ai, const char *b,
         }
         return i < an && j < bn && a[i] == ']' && b[j] == ']';
     }
-    size_t ae = value_end(a, an, ai), be = value_end(b, bn, bi);
+    size_t ae = fds_json_skip(a, an, ai), be = fds_json_skip(b, bn, bi);
     return ae - ai == be - bi && !memcmp(a + ai, b + bi, ae - ai);
 }
 

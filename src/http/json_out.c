@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fds_error.h"
+#include "fds_json_skip.h"
 #include "fds_strbuf.h"
 #include "json_out.h"
 
@@ -37,37 +38,14 @@ static const char *ws(const char *p, const char *e)
 /* End of the string starting at the quote `p`. */
 static const char *str_end(const char *p, const char *e)
 {
-    for (p++; p < e && *p != '"'; p++)
-        if (*p == '\\')
-            p++;
-    return p < e ? p + 1 : e;
+    return p + fds_json_skip_string(p, (size_t)(e - p), 0);
 }
 
 /* End of the value starting at `p` (after whitespace). */
 static const char *skip_value(const char *p, const char *e)
 {
     p = ws(p, e);
-    if (p >= e)
-        return e;
-    if (*p == '"')
-        return str_end(p, e);
-    if (*p == '{' || *p == '[') {
-        int depth = 0;
-        for (; p < e; p++) {
-            if (*p == '"') {
-                p = str_end(p, e) - 1;
-            } else if (*p == '{' || *p == '[') {
-                depth++;
-            } else if (*p == '}' || *p == ']') {
-                if (--depth == 0)
-                    return p + 1;
-            }
-        }
-        return e;
-    }
-    while (p < e && !strchr(",}] \t\r\n", *p))
-        p++;
-    return p;
+    return p + fds_json_skip(p, (size_t)(e - p), 0);
 }
 
 /* ---- filter_path ------------------------------------------------------------ */

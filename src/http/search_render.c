@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_json_skip.h"
 #include "fds_strbuf.h"
 #include "fds_text.h"
 #include "aggs/numfmt.h"
@@ -151,40 +152,6 @@ static size_t skip_ws(const uint8_t *s, size_t n, size_t i)
     return i;
 }
 
-/* End of the JSON value starting at i (validated source). */
-static size_t skip_value(const uint8_t *s, size_t n, size_t i)
-{
-    if (i >= n)
-        return n;
-    if (s[i] == '"') {
-        i++;
-        while (i < n && s[i] != '"')
-            i += s[i] == '\\' ? 2 : 1;
-        return i < n ? i + 1 : n;
-    }
-    if (s[i] == '{' || s[i] == '[') {
-        int depth = 0;
-        while (i < n) {
-            uint8_t c = s[i];
-            if (c == '"') {
-                i = skip_value(s, n, i);
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if (c == '}' || c == ']') {
-                if (--depth == 0)
-                    return i + 1;
-            }
-            i++;
-        }
-        return n;
-    }
-    while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
-           s[i] != '\n' && s[i] != '\r' && s[i] != '\t')
-        i++;
-    return i;
-}
 
 static void filter_object(fds_strbuf *b, const fds_search_request *r,
                           const uint8_t *s, size_t n, size_t i, char *path,
@@ -194,7 +161,7 @@ static void filter_object(fds_strbuf *b, const fds_search_request *r,
     bool first = true;
     i = skip_ws(s, n, i + 1);
     while (i < n && s[i] != '}') {
-        size_t ks = i, ke = skip_value(s, n, i);
+        size_t ks = i, ke = fds_json_skip((const char *)s, n, i);
         /* key text without quotes (escapes kept: good enough for matching) */
         size_t kl = ke - ks >= 2 ? ke - ks - 2 : 0;
         size_t np = plen;
@@ -208,7 +175,7 @@ static void filter_object(fds_strbuf *b, const fds_search_request *r,
         i = skip_ws(s, n, ke);
         if (i < n && s[i] == ':')
             i = skip_ws(s, n, i + 1);
-        size_t vs = i, ve = skip_value(s, n, i);
+        size_t vs = i, ve = fds_json_skip((const char *)s, n, i);
         bool excluded = false, included = r->nincludes == 0, below = false;
         for (size_t k = 0; k < r->nexcludes; k++)
             if (pat_covers(r->excludes[k], path, np))
