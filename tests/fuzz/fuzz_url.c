@@ -1,5 +1,5 @@
 /*
- * fuzz_url: fuzz target for the request-URL decoding of src/http/server.c:
+ * fuzz_url: fuzz target for the request-URL decoding of src/http/request.c:
  * the path split on '/' with each segment percent-decoded
  * (fds__path_split) and the URL parameters ('+' and %XX decoding,
  * fds__param_decode), then what parameters drive: `filter_path` and

@@ -68,7 +68,7 @@ typedef struct fds_query {
     int msm;          /* minimum_should_match; -1 = default */
     /* BOOL of a text `match`'s terms: the text they were analysed from
      * (owned; NULL otherwise), which docs holding it as their whole value
-     * score alike (the exact-value seed of search_iter.c) */
+     * score alike (the exact-value seed of exec/seed.c) */
     char *text;
     size_t text_len;
     /* PATTERN: the compiled pattern (owned) and its kind (FDS_PAT_*) */

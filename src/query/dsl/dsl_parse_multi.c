@@ -4,14 +4,14 @@
  *
  * A multi-term query keeps its compiled pattern (term_pat.h) and is
  * expanded per segment over the term dictionary when it runs
- * (search_iter.c): Elasticsearch's default rewrite, constant_score(_blended),
+ * (exec/iter.c): Elasticsearch's default rewrite, constant_score(_blended),
  * scores every match with the query's boost, so no term statistics are
  * needed and there is no bound on the terms it visits (a bitset of docs is
  * filled, as Lucene's MultiTermQueryConstantScoreBlendedWrapper does past
  * 16 terms).  Other `rewrite` methods are refused.
  *
  * A fuzzy query (and a `match` with `fuzziness`) keeps its term and edit
- * options; it is expanded when the search compiles (search_iter.c) over
+ * options; it is expanded when the search compiles (exec/compile.c) over
  * every segment, as Lucene's FuzzyQuery with its default rewrite
  * (TopTermsBlendedFreqScoringRewrite) does.
  */

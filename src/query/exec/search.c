@@ -1,7 +1,7 @@
 /*
  * search.c: fds_search_execute() -- one pass over the segments of a
  * search, each by MaxScore when the query is a disjunction of terms
- * ranked by score (search_iter.c), else document at a time into the top-k
+ * ranked by score (maxscore.c), else document at a time into the top-k
  * heap (search_collect.c); counting up to track_total_hits; explanations
  * (search_explain.c); and the lifetimes of results, queries and requests.
  */

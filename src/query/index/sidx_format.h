@@ -91,7 +91,7 @@
  * segment holds it too.  Two docs of one id hold the same string, so they
  * have the same terms, frequencies and norm, and score alike on the field
  * to the bit; the MaxScore pass memoizes by it where the keyword
- * multi-field, past its ignore_above, has no ordinal (search_iter.c).  A
+ * multi-field, past its ignore_above, has no ordinal (exec/maxscore.c).  A
  * field of mostly distinct long values (messages) stores only the
  * repeated ones: the others would cost their bytes and never be looked up
  * twice.
@@ -220,7 +220,7 @@
  * multi-field, a copy_to into one), so a doc whose keyword
  * multi-field has an ordinal holds exactly that string here, and docs of
  * one ordinal score alike on this field (the MaxScore pass memoizes by
- * it, search_iter.c).  Set by the writer, kept by merges only when every
+ * it, exec/maxscore.c).  Set by the writer, kept by merges only when every
  * input has it.  An addition to version 5: a file without it (older
  * writers) only goes without the memo, and older readers ignore it. */
 #define FDS_SIDX_F_SINGLE 32u
