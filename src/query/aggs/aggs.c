@@ -11,7 +11,7 @@
  * id of the term string interned by the aggregation, reached from a
  * segment's ordinal through a per-segment cache -- so buckets of all
  * segments of a shard meet by value.  The search hands the matching docs
- * over in batches of FDS__AGG_BATCH; each aggregation runs over a batch in
+ * over in batches of FDS__COLLECT_BATCH; each aggregation runs over a batch in
  * a tight loop and passes the docs that reached a bucket, with the bucket,
  * to its subs.  Work per matching doc is one column read and one bucket
  * lookup per aggregation it reaches: terms find the bucket in a dense
@@ -37,7 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggs/aggs_int.h"
+#include "aggs/aggs_collector.h"
+#include "exec/filter_match.h"
 #include "aggs/hll.h"
 #include "aggs/tdigest.h"
 
@@ -124,14 +125,10 @@ typedef struct anode {
     const fds_sfield *f;
     uint32_t *ordmap;       /* segment ordinal -> string id + 1 (0: not yet) */
     uint32_t missing_sid;   /* id of the keyword `missing` value + 1 */
-    fds__cnode **fc;             /* filters: compiled once */
-    fds__it **fit;               /* and their iterators over the segment */
-    uint32_t *fdoc;         /* the iterators' current docs */
-    uint32_t *flast;        /* and the last doc asked for */
+    fds__filter **flt;      /* filter(s): their queries (filter_match.h) */
     fds__exec *x;                /* the search (filters' iterators) */
     const fds__cnode *query;     /* top_hits: the search's query (explain) */
     const fds_sidx *sx;     /* the current segment */
-    bool *fstarted;
     /* date_histogram: the last key's interval [dk_lo, dk_hi) */
     int64_t dk_lo, dk_hi;
     bool dk_valid;
@@ -176,8 +173,14 @@ typedef struct anode {
     uint32_t ngrp;
 } anode;
 
+typedef struct fds__aggs_run fds__aggs_run;
+
 struct fds__aggs_run {
-    fds__aggs_buf b;    /* first: fds__aggs_collect appends to it */
+    fds__collector c;   /* first: execution appends docs to its batch */
+    /* the batch being collected (batch_score looks scores up in it) */
+    const uint32_t *bdoc;
+    const float *bscore;
+    size_t bn;
     const fds_agg *root;
     const fds__cnode *query; /* the search's, for top_hits' explanations */
     anode *top;
@@ -228,15 +231,9 @@ static void anode_free(anode *n)
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
-    for (size_t i = 0; n->fit && i < n->a->nfilters; i++)
-        fds__it_free(n->fit[i]);
-    for (size_t i = 0; n->fc && i < n->a->nfilters; i++)
-        fds__cnode_free(n->fc[i]);
-    free(n->fc);
-    free(n->fit);
-    free(n->fdoc);
-    free(n->flast);
-    free(n->fstarted);
+    for (size_t i = 0; n->flt && i < n->a->nfilters; i++)
+        fds__filter_free(n->flt[i]);
+    free(n->flt);
     free(n->grp_start);
     free(n->grp_ord);
     free(n->dense);
@@ -255,8 +252,8 @@ static anode *anode_new(fds__exec *x, const fds_agg *a)
     n->x = x;
     n->last_ord = UINT32_MAX;
     n->kids = calloc(a->nsubs + 1, sizeof *n->kids);
-    n->bdoc = malloc(FDS__AGG_BATCH * sizeof *n->bdoc);
-    n->bown = malloc(FDS__AGG_BATCH * sizeof *n->bown);
+    n->bdoc = malloc(FDS__COLLECT_BATCH * sizeof *n->bdoc);
+    n->bown = malloc(FDS__COLLECT_BATCH * sizeof *n->bown);
     if (!n->kids || !n->bdoc || !n->bown) {
         free(n->kids);
         free(n->bdoc);
@@ -279,17 +276,12 @@ static anode *anode_new(fds__exec *x, const fds_agg *a)
             return NULL;
         }
     if (a->nfilters) {
-        n->fc = calloc(a->nfilters, sizeof *n->fc);
-        n->fit = calloc(a->nfilters, sizeof *n->fit);
-        n->fdoc = calloc(a->nfilters, sizeof *n->fdoc);
-        n->flast = calloc(a->nfilters, sizeof *n->flast);
-        n->fstarted = calloc(a->nfilters, sizeof *n->fstarted);
-        if (!n->fc || !n->fit || !n->fdoc || !n->fstarted || !n->flast) {
+        if (!(n->flt = calloc(a->nfilters, sizeof *n->flt))) {
             anode_free(n);
             return NULL;
         }
         for (size_t i = 0; i < a->nfilters; i++)
-            if (!(n->fc[i] = fds__compile(x, a->filters[i]))) {
+            if (fds__filter_new(x, a->filters[i], &n->flt[i])) {
                 anode_free(n);
                 return NULL;
             }
@@ -721,27 +713,6 @@ static bool kw_in_list(char *const *v, const size_t *len, size_t n,
     return false;
 }
 
-/* Does filter i of n match doc d?  Docs come in increasing order, except
- * under a range or filters parent, which passes a batch once per bucket:
- * then the iterator starts again. */
-static bool filter_match(anode *n, size_t i, uint32_t d)
-{
-    fds__it *t = n->fit[i];
-    if (t && n->fstarted[i] && d < n->flast[i]) {
-        fds__it_free(t);
-        t = n->fit[i] = fds__build(n->x, n->fc[i], n->sx);
-        n->fstarted[i] = false;
-    }
-    if (!t)
-        return false;
-    n->flast[i] = d;
-    if (!n->fstarted[i] || n->fdoc[i] < d) {
-        n->fdoc[i] = t->advance(t, d);
-        n->fstarted[i] = true;
-    }
-    return n->fdoc[i] == d;
-}
-
 /* The bucket of (owner, key), through the node's last-bucket memo (docs
  * of one bucket often come in runs: time-ordered logs under a
  * date_histogram) and, for keys that are small slots of the segment
@@ -903,23 +874,20 @@ static bool need_score_tree(const fds_agg *a)
     return false;
 }
 
-bool fds__aggs_need_score(const fds__aggs_run *r)
-{
-    return need_score_tree(r->root);
-}
-
 /* The score of doc d of the run's batch (docs in increasing order). */
 static float batch_score(const fds__aggs_run *r, uint32_t d)
 {
-    size_t lo = 0, hi = r->b.n;
+    size_t lo = 0, hi = r->bn;
+    if (!r->bscore)
+        return NAN;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (r->b.doc[mid] < d)
+        if (r->bdoc[mid] < d)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < r->b.n && r->b.doc[lo] == d ? r->b.score[lo] : NAN;
+    return lo < r->bn && r->bdoc[lo] == d ? r->bscore[lo] : NAN;
 }
 
 /* top_hits over a batch: each doc, with its score and sort values, offered
@@ -1558,7 +1526,7 @@ static void collect_single(fds__aggs_run *r, anode *n, const uint32_t *docs,
             break;
         }
         case FDS_AGG_FILTER:
-            if (!filter_match(n, 0, d))
+            if (!fds__filter_match(n->flt[0], d))
                 continue;
             break;
         default: /* missing */
@@ -1580,7 +1548,7 @@ static void collect_multi(fds__aggs_run *r, anode *n, const uint32_t *docs,
     const fds_agg *a = n->a;
     bool ranges = a->type != FDS_AGG_FILTERS;
     size_t nkeys = ranges ? a->nranges : a->nfilters + a->other_bucket;
-    uint8_t hit[FDS__AGG_BATCH];
+    uint8_t hit[FDS__COLLECT_BATCH];
     memset(hit, 0, cnt);
     for (size_t k = 0; k < nkeys && !r->rc; k++) {
         bool other = !ranges && k == a->nfilters;
@@ -1597,7 +1565,7 @@ static void collect_multi(fds__aggs_run *r, anode *n, const uint32_t *docs,
                 if (hit[i])
                     continue;
             } else {
-                if (!filter_match(n, k, d))
+                if (!fds__filter_match(n->flt[k], d))
                     continue;
                 hit[i] = 1;
             }
@@ -1689,17 +1657,18 @@ static void collect_batch(fds__aggs_run *r, anode *n, const uint32_t *docs,
     }
 }
 
-/* The docs buffered so far to the tree. */
-static void flush(fds__aggs_run *r)
+/* A batch of the execution's docs to the tree (collector ops.collect). */
+static void collect(fds__collector *c, const uint32_t *docs,
+                    const float *scores, size_t cnt)
 {
-    if (r->b.n && !r->rc)
-        collect_batch(r, r->top, r->b.doc, NULL, r->b.n);
-    r->b.n = 0;
-}
-
-void fds__aggs_flush(fds__aggs_run *r)
-{
-    flush(r);
+    fds__aggs_run *r = (fds__aggs_run *)c;
+    if (!cnt || r->rc)
+        return;
+    r->bdoc = docs;
+    r->bscore = scores;
+    r->bn = cnt;
+    collect_batch(r, r->top, docs, NULL, cnt);
+    r->bn = 0;
 }
 
 /* ---- segments ------------------------------------------------------------------ */
@@ -1722,10 +1691,10 @@ static bool all_present(const uint8_t *bits, uint32_t n)
 
 /* Point n's subtree at segment si.  0, FDS_ENOMEM, FDS_EINVAL (a field with
  * several values per doc in this segment). */
-static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
+static int seg_begin(fds__aggs_run *r, anode *n, const fds__leaf *leaf)
 {
     const fds_agg *a = n->a;
-    const fds_sidx *sx = r->x->segs[si].sidx;
+    const fds_sidx *sx = leaf->seg->sidx;
     free(n->ordmap);
     n->ordmap = NULL;
     free(n->dense);
@@ -1735,10 +1704,8 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
     n->lane_owner = UINT32_MAX;
     n->nslots = n->dense_owners = 0;
     n->sx = sx;
-    n->si = si;
-    n->docbase = 0;
-    for (unsigned k = 0; k < si; k++)
-        n->docbase += fds_sidx_max_doc(r->x->segs[k].sidx);
+    n->si = leaf->ord;
+    n->docbase = leaf->docbase;
     for (unsigned k = 0; a->th && k < a->th->nsort; k++)
         n->th_sf[k] = a->th->sort[k].kind == FDS_SORT_FIELD
                           ? fds__sidx_field(sx, a->th->sort[k].field,
@@ -1797,20 +1764,16 @@ static int seg_begin(fds__aggs_run *r, anode *n, unsigned si)
         !(n->lanes = calloc((size_t)FLAT_LANES * n->nslots, sizeof *n->lanes)))
         return FDS_ENOMEM;
     n->allp = f && f->col && all_present(f->present, fds_sidx_max_doc(sx));
-    for (size_t i = 0; i < a->nfilters; i++) {
-        fds__it_free(n->fit[i]);
-        n->fit[i] = fds__build(r->x, n->fc[i], sx);
-        n->fstarted[i] = false;
-        if (!n->fit[i])
+    for (size_t i = 0; i < a->nfilters; i++)
+        if (fds__filter_segment(n->flt[i], sx))
             return FDS_ENOMEM;
-    }
     for (size_t k = 0; k < a->nsubs; k++) {
-        int rc = seg_begin(r, n->kids[k], si);
+        int rc = seg_begin(r, n->kids[k], leaf);
         if (rc)
             return rc;
     }
     for (size_t k = 0; k < a->nsrcs; k++) {
-        int rc = seg_begin(r, n->srcn[k], si);
+        int rc = seg_begin(r, n->srcn[k], leaf);
         if (rc)
             return rc;
     }
@@ -1846,11 +1809,66 @@ static void set_query(anode *n, const fds__cnode *query)
         set_query(n->kids[k], query);
 }
 
-int fds__aggs_begin(fds__exec *x, const fds_agg *root, const fds__cnode *query,
-                    fds__aggs_run **out, fds_err *err)
+/* The current segment's state closed (seg_end).  0 or the run's first
+ * error (err filled for FDS_ENOMEM). */
+static int close_segment(fds__aggs_run *r)
+{
+    if (!r->rc)
+        r->rc = seg_end(r->top);
+    if (r->rc == FDS_ENOMEM)
+        fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
+    return r->rc;
+}
+
+/* Segment `leaf` starts: the previous one's state closed (ops.set_segment). */
+static int set_segment(fds__collector *c, const fds__leaf *leaf)
+{
+    fds__aggs_run *r = (fds__aggs_run *)c;
+    if (close_segment(r))
+        return r->rc;
+    int rc = seg_begin(r, r->top, leaf);
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(r->err, rc, FDS_KIND_INTERNAL, "out of memory");
+    return r->rc = rc;
+}
+
+static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners);
+
+/* The shard's result tree into out->aggs (ops.finish). */
+static int finish(fds__collector *c, fds_search_result *out)
+{
+    fds__aggs_run *r = (fds__aggs_run *)c;
+    out->aggs = NULL;
+    if (close_segment(r))
+        return r->rc;
+    out->aggs = build(r->top, 0, 1);
+    if (!out->aggs)
+        return fds_err_setk(r->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+    return 0;
+}
+
+static void run_free(fds__collector *c)
+{
+    fds__aggs_run *r = (fds__aggs_run *)c;
+    anode_free(r->top);
+    free(r);
+}
+
+static const fds__collector_ops aggs_ops = {
+    .set_segment = set_segment,
+    .collect = collect,
+    .finish = finish,
+    .free = run_free,
+};
+
+int fds__aggs_collector_new(fds__exec *x, const fds_agg *root,
+                            const fds__cnode *query, fds_err *err,
+                            fds__collector **out)
 {
     fds__aggs_run *r = calloc(1, sizeof *r);
     if (r) {
+        r->c.ops = &aggs_ops;
+        r->c.needs_scores = need_score_tree(root);
         r->root = root;
         r->query = query;
         r->x = x;
@@ -1862,32 +1880,8 @@ int fds__aggs_begin(fds__exec *x, const fds_agg *root, const fds__cnode *query,
         free(r);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     }
-    *out = r;
+    *out = &r->c;
     return 0;
-}
-
-int fds__aggs_segment(fds__aggs_run *r, unsigned si)
-{
-    flush(r); /* the previous segment's docs, while its columns are set */
-    if (!r->rc)
-        r->rc = seg_end(r->top);
-    if (r->rc) {
-        if (r->rc == FDS_ENOMEM)
-            fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
-        return r->rc;
-    }
-    int rc = seg_begin(r, r->top, si);
-    if (rc == FDS_ENOMEM)
-        fds_err_setk(r->err, rc, FDS_KIND_INTERNAL, "out of memory");
-    return r->rc = rc;
-}
-
-void fds__aggs_end(fds__aggs_run *r)
-{
-    if (!r)
-        return;
-    anode_free(r->top);
-    free(r);
 }
 
 /* ---- shard results --------------------------------------------------------- */
@@ -2296,23 +2290,6 @@ static fds_agg_result *build(anode *n, uint32_t owner, uint32_t nowners)
         }
     }
     return r;
-}
-
-int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out)
-{
-    *out = NULL;
-    flush(r);
-    if (!r->rc)
-        r->rc = seg_end(r->top);
-    if (r->rc) {
-        if (r->rc == FDS_ENOMEM)
-            fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
-        return r->rc;
-    }
-    *out = build(r->top, 0, 1);
-    if (!*out)
-        return fds_err_setk(r->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    return 0;
 }
 
 /* ---- reduce --------------------------------------------------------------------- */
