@@ -41,6 +41,7 @@
 #include "exec/filter_match.h"
 #include "aggs/hll.h"
 #include "aggs/tdigest.h"
+#include "fds_time.h"
 
 /* Entries of a terms aggregation's dense (owner, slot) table: 4 MiB. */
 #define FDS__AGG_DENSE_MAX (1u << 20)
@@ -538,58 +539,27 @@ static bool has_value(const anode *n, uint32_t d)
 
 /* ---- date rounding (fixed offsets) ------------------------------------------- */
 
-static int64_t floordiv(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-/* Howard Hinnant's days_from_civil / civil_from_days. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-#define DAY_MS 86400000ll
+#define DAY_MS FDS_MS_PER_DAY
 
 /* Transitions a named zone's rounding steps back over (zone_round). */
 #define TZ_ROUND_DEPTH 4
 static const int64_t CAL_MS[] = {0, 1000, 60000, 3600000, DAY_MS, 7 * DAY_MS};
 
+/* Months of a calendar unit of a month or longer. */
+static unsigned cal_months(int cal)
+{
+    return cal == FDS_CAL_MONTH ? 1 : cal == FDS_CAL_QUARTER ? 3 : 12;
+}
+
 /* Local milliseconds rounded down to the calendar unit. */
 static int64_t cal_floor(int cal, int64_t local)
 {
     if (cal <= FDS_CAL_DAY)
-        return floordiv(local, CAL_MS[cal]) * CAL_MS[cal];
-    int64_t days = floordiv(local, DAY_MS);
+        return fds_floor_div(local, CAL_MS[cal]) * CAL_MS[cal];
+    int64_t days = fds_days_from_ms(local, NULL);
     if (cal == FDS_CAL_WEEK) /* weeks start on Monday; 1970-01-01 was a Thursday */
-        return (floordiv(days + 3, 7) * 7 - 3) * DAY_MS;
-    int64_t y;
-    unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
-    if (cal == FDS_CAL_QUARTER)
-        m = (m - 1) / 3 * 3 + 1;
-    else if (cal == FDS_CAL_YEAR)
-        m = 1;
-    return days_from_civil(y, m, 1) * DAY_MS;
+        return (fds_floor_div(days + 3, 7) * 7 - 3) * DAY_MS;
+    return fds_months_floor_ms(local, cal_months(cal));
 }
 
 /* The next calendar unit after local (a unit start). */
@@ -597,16 +567,7 @@ static int64_t cal_next(int cal, int64_t local)
 {
     if (cal <= FDS_CAL_WEEK)
         return local + CAL_MS[cal];
-    int64_t y;
-    unsigned m, d;
-    civil_from_days(floordiv(local, DAY_MS), &y, &m, &d);
-    unsigned add = cal == FDS_CAL_MONTH ? 1 : cal == FDS_CAL_QUARTER ? 3 : 12;
-    m += add;
-    while (m > 12) {
-        m -= 12;
-        y++;
-    }
-    return days_from_civil(y, m, 1) * DAY_MS;
+    return fds_months_add_ms(local, cal_months(cal));
 }
 
 /* Local time `local` rounded down (r) as the instant of a key for value
@@ -622,7 +583,7 @@ static int64_t zone_round(const fds_agg *a, int64_t u, int depth)
     int64_t local = u + fds__tz_offset(&a->tz, u);
     bool day = a->cal >= FDS_CAL_DAY;
     int64_t r = a->cal ? cal_floor(a->cal, local)
-                       : floordiv(local, a->fixed_ms) * a->fixed_ms;
+                       : fds_floor_div(local, a->fixed_ms) * a->fixed_ms;
     int64_t t;
     if (!fds__tz_local_exists(&a->tz, r)) {
         int64_t g = fds__tz_to_utc(&a->tz, r, false);
@@ -646,7 +607,7 @@ static int64_t date_key(const fds_agg *a, int64_t v)
         return zone_round(a, v - a->offset_ms, 0) + a->offset_ms;
     int64_t tz = a->tz.fixed_ms, local = v - a->offset_ms + tz;
     int64_t r = a->cal ? cal_floor(a->cal, local)
-                       : floordiv(local, a->fixed_ms) * a->fixed_ms;
+                       : fds_floor_div(local, a->fixed_ms) * a->fixed_ms;
     return r - tz + a->offset_ms;
 }
 
@@ -2784,21 +2745,16 @@ int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
 
 /* ---- date formatting ------------------------------------------------------------ */
 
-static const char *const MONTHS[] = {"January", "February", "March", "April",
-                                     "May", "June", "July", "August",
-                                     "September", "October", "November",
-                                     "December"};
-
 /* One pattern (fds__date_format_parse's letters) into out. */
 static size_t format_pattern(const char *p, int64_t ms, const fds_tz *zone,
                              char *out, size_t cap)
 {
     int64_t tz = fds__tz_offset(zone, ms);
     int64_t local = ms + tz;
-    int64_t days = floordiv(local, DAY_MS), in_day = local - days * DAY_MS;
+    int64_t in_day, days = fds_days_from_ms(local, &in_day);
     int64_t y;
     unsigned mo, d;
-    civil_from_days(days, &y, &mo, &d);
+    fds_civil_from_days(days, &y, &mo, &d);
     size_t o = 0;
     for (size_t i = 0; p[i];) {
         char ch = p[i];
@@ -2817,8 +2773,8 @@ static size_t format_pattern(const char *p, int64_t ms, const fds_tz *zone,
             w = run == 2 ? snprintf(tmp, sizeof tmp, "%02lld", (long long)(y % 100))
                          : snprintf(tmp, sizeof tmp, "%0*lld", (int)run, (long long)y);
         } else if (ch == 'M') {
-            w = run >= 4 ? snprintf(tmp, sizeof tmp, "%s", MONTHS[mo - 1])
-              : run == 3 ? snprintf(tmp, sizeof tmp, "%.3s", MONTHS[mo - 1])
+            w = run >= 4 ? snprintf(tmp, sizeof tmp, "%s", fds_month_name(mo))
+              : run == 3 ? snprintf(tmp, sizeof tmp, "%.3s", fds_month_name(mo))
                          : snprintf(tmp, sizeof tmp, "%0*u", (int)run, mo);
         } else if (ch == 'd') {
             w = snprintf(tmp, sizeof tmp, "%0*u", (int)run, d);
@@ -2880,7 +2836,7 @@ size_t fds_agg_date_format(int64_t ms, const fds_date_format *f, const fds_tz *t
     if (bits & FDS_DF_DATE)
         return format_pattern("yyyy-MM-dd", ms, tz, out, cap);
     if (bits & FDS_DF_EPOCH_SECOND && !(bits & FDS_DF_EPOCH_MILLIS))
-        w = snprintf(out, cap, "%lld", (long long)floordiv(ms, 1000));
+        w = snprintf(out, cap, "%lld", (long long)fds_floor_div(ms, 1000));
     else
         w = snprintf(out, cap, "%lld", (long long)ms);
     return w > 0 && (size_t)w < cap ? (size_t)w : 0;
