@@ -200,9 +200,21 @@ void fds__aggs_collect_multi(fds__aggs_run *r, fds__anode *n,
 void fds__aggs_collect_composite(fds__aggs_run *r, fds__anode *n,
                                  const uint32_t *docs, const uint32_t *own,
                                  size_t cnt);
-void fds__aggs_collect_metric(fds__aggs_run *r, fds__anode *n,
-                              const uint32_t *docs, const uint32_t *own,
-                              size_t cnt);
+void fds__aggs_collect_cardinality(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt);
+void fds__aggs_collect_percentiles(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt);
+void fds__aggs_collect_top_hits(fds__aggs_run *r, fds__anode *n,
+                                const uint32_t *docs, const uint32_t *own,
+                                size_t cnt);
+void fds__aggs_collect_value_count(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt);
+void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
+                             const uint32_t *docs, const uint32_t *own,
+                             size_t cnt);
 /* The flat counts of the segment into buckets.  0 or FDS_ENOMEM. */
 int fds__aggs_flat_fold(fds__anode *n);
 /* Does top_hits request q read scores (by _score, or track_scores)? */

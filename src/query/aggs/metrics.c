@@ -257,36 +257,65 @@ bool fds__aggs_run_metric(const fds__anode *n)
            n->f && n->f->col && n->allp && !n->a->has_missing;
 }
 
-void fds__aggs_collect_metric(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
-                              const uint32_t *own, size_t cnt)
+/* The metric arrays of n hold every owner of the batch: false on ENOMEM
+ * (r->rc set). */
+static bool owners_room(fds__aggs_run *r, fds__anode *n, const uint32_t *own,
+                        size_t cnt)
 {
-    const fds_agg *a = n->a;
     uint32_t mo = 0;
     for (size_t i = 0; own && i < cnt; i++)
         mo = own[i] > mo ? own[i] : mo;
     if (fds__aggs_metric_room(n, mo)) {
         r->rc = FDS_ENOMEM;
-        return;
+        return false;
     }
-    if (a->type == FDS_AGG_CARDINALITY) {
+    return true;
+}
+
+void fds__aggs_collect_cardinality(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt)
+{
+    if (owners_room(r, n, own, cnt))
         collect_cardinality(r, n, docs, own, cnt);
-        return;
-    }
-    if (a->type == FDS_AGG_PERCENTILES || a->type == FDS_AGG_PERCENTILE_RANKS) {
+}
+
+void fds__aggs_collect_percentiles(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt)
+{
+    if (owners_room(r, n, own, cnt))
         collect_digest(r, n, docs, own, cnt);
-        return;
-    }
-    if (a->type == FDS_AGG_TOP_HITS) {
+}
+
+void fds__aggs_collect_top_hits(fds__aggs_run *r, fds__anode *n,
+                                const uint32_t *docs, const uint32_t *own,
+                                size_t cnt)
+{
+    if (owners_room(r, n, own, cnt))
         collect_top_hits(r, n, docs, own, cnt);
+}
+
+void fds__aggs_collect_value_count(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt)
+{
+    if (!owners_room(r, n, own, cnt))
         return;
-    }
-    if (a->type == FDS_AGG_VALUE_COUNT) {
-        for (size_t i = 0; i < cnt; i++)
-            if (a->has_missing || has_value(n, docs[i]))
-                n->m_count[own ? own[i] : 0]++;
+    for (size_t i = 0; i < cnt; i++)
+        if (n->a->has_missing || has_value(n, docs[i]))
+            n->m_count[own ? own[i] : 0]++;
+}
+
+/* sum, avg, min, max, stats, extended_stats: runs of one owner by
+ * fds__aggs_metric_run when the column allows, else doc by doc. */
+void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
+                             const uint32_t *docs, const uint32_t *own,
+                             size_t cnt)
+{
+    if (!owners_room(r, n, own, cnt))
         return;
-    }
-    bool sq = a->type == FDS_AGG_EXTENDED_STATS;
+    bool sq = n->a->type == FDS_AGG_EXTENDED_STATS;
     if (fds__aggs_run_metric(n)) { /* a run per owner */
         for (size_t i = 0, j; i < cnt; i = j) {
             uint32_t o = own ? own[i] : 0;
