@@ -37,6 +37,36 @@ void fds_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
+int64_t fds_months_floor_ms(int64_t ms, unsigned months)
+{
+    int64_t y;
+    unsigned m, d;
+    fds_civil_from_days(fds_days_from_ms(ms, NULL), &y, &m, &d);
+    m = (m - 1) / months * months + 1;
+    return fds_days_from_civil(y, m, 1) * FDS_MS_PER_DAY;
+}
+
+int64_t fds_months_add_ms(int64_t ms, unsigned months)
+{
+    int64_t y;
+    unsigned m, d;
+    fds_civil_from_days(fds_days_from_ms(ms, NULL), &y, &m, &d);
+    m += months;
+    while (m > 12) {
+        m -= 12;
+        y++;
+    }
+    return fds_days_from_civil(y, m, 1) * FDS_MS_PER_DAY;
+}
+
+const char *fds_month_name(unsigned m)
+{
+    static const char *const names[] = {
+        "January", "February", "March", "April", "May", "June", "July",
+        "August", "September", "October", "November", "December"};
+    return names[m - 1];
+}
+
 bool fds_time_value_ns(const char *s, bool allow_minus_one, int64_t *ns)
 {
     static const struct { const char *unit; double ns; } units[] = {

@@ -23,6 +23,39 @@ int64_t fds_days_from_civil(int64_t y, unsigned m, unsigned d);
  * 1970-01-01) into *y, *m (1..12), *d (1..31). */
 void fds_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 
+/* Milliseconds of a day (UTC days: no leap seconds, as Java's time). */
+#define FDS_MS_PER_DAY 86400000LL
+
+/* a / b rounded toward negative infinity (b > 0 or b < 0, not 0). */
+static inline int64_t fds_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* The day number (days since 1970-01-01) of epoch milliseconds ms, and
+ * in *in_day (when not NULL) the milliseconds since that day's start
+ * (0..FDS_MS_PER_DAY). */
+static inline int64_t fds_days_from_ms(int64_t ms, int64_t *in_day)
+{
+    int64_t days = fds_floor_div(ms, FDS_MS_PER_DAY);
+    if (in_day)
+        *in_day = ms - days * FDS_MS_PER_DAY;
+    return days;
+}
+
+/* The first millisecond of the unit of `months` months (1, 3, 12: month,
+ * quarter, year; units start in January) that holds epoch milliseconds
+ * ms. */
+int64_t fds_months_floor_ms(int64_t ms, unsigned months);
+
+/* The first millisecond of the month `months` months after the month
+ * that holds epoch milliseconds ms. */
+int64_t fds_months_add_ms(int64_t ms, unsigned months);
+
+/* English name of month m (1..12), "January".."December". */
+const char *fds_month_name(unsigned m);
+
 /* Whether `y` is a leap year of the proleptic Gregorian calendar (every
  * 4th year, except centuries not divisible by 4 centuries). */
 static inline int fds_is_leap_year(long long y)

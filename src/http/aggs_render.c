@@ -331,7 +331,107 @@ static void render_composite(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
     fds_strbuf_puts(b, "]}");
 }
 
-static void render_buckets(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+/* A bucket's key members of each bucket type, and the bucket's opening
+ * '{' (keyed: its name first). */
+static void key_terms(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
+                      bool keyed)
+{
+    (void)keyed;
+    fds_strbuf_puts(b, "{\"key\":");
+    if (a->ftype == FDS_FT_KEYWORD) {
+        fds_strbuf_put_json_string(b, bk->key_s, bk->key_len);
+    } else if (a->ftype == FDS_FT_DOUBLE) {
+        put_double(b, bk->key_d);
+    } else {
+        fds_strbuf_printf(b, "%lld", (long long)bk->key_l);
+        if (a->ftype == FDS_FT_DATE) {
+            fds_strbuf_puts(b, ",\"key_as_string\":");
+            put_date_string(b, a, bk->key_l);
+        } else if (a->ftype == FDS_FT_BOOLEAN) {
+            fds_strbuf_puts(b, bk->key_l ? ",\"key_as_string\":\"true\""
+                                         : ",\"key_as_string\":\"false\"");
+        }
+    }
+    fds_strbuf_putc(b, ',');
+}
+
+static void key_histogram(fds_strbuf *b, const fds_agg *a,
+                          const fds_agg_bucket *bk, bool keyed)
+{
+    (void)a;
+    if (keyed) {
+        char k[300];
+        fds__java_double(bk->key_d, k);
+        put_key(b, k);
+    }
+    fds_strbuf_puts(b, "{\"key\":");
+    put_double(b, bk->key_d);
+    fds_strbuf_putc(b, ',');
+}
+
+static void key_date_histogram(fds_strbuf *b, const fds_agg *a,
+                               const fds_agg_bucket *bk, bool keyed)
+{
+    if (keyed) {
+        char k[300];
+        fds_agg_date_format(bk->key_l, a->has_fmt ? &a->fmt : NULL, &a->tz, k,
+                            sizeof k);
+        put_key(b, k);
+    }
+    fds_strbuf_puts(b, "{\"key_as_string\":");
+    put_date_string(b, a, bk->key_l);
+    fds_strbuf_printf(b, ",\"key\":%lld,", (long long)bk->key_l);
+}
+
+/* One bound of a range ("from" / "to"), with its date string for a
+ * date_range. */
+static void range_bound(fds_strbuf *b, const fds_agg *a, const char *name,
+                        double v)
+{
+    if (isinf(v))
+        return;
+    fds_strbuf_printf(b, "\"%s\":", name);
+    put_double(b, v);
+    if (a->type == FDS_AGG_DATE_RANGE) {
+        fds_strbuf_printf(b, ",\"%s_as_string\":", name);
+        put_date_string(b, a, (int64_t)v);
+    }
+    fds_strbuf_putc(b, ',');
+}
+
+static void key_range(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
+                      bool keyed)
+{
+    const fds_agg_range *rg = &a->ranges[bk->key_l];
+    char k[300];
+    range_key(a, rg, k, sizeof k);
+    if (keyed) {
+        put_key(b, k);
+        fds_strbuf_putc(b, '{');
+    } else {
+        fds_strbuf_puts(b, "{\"key\":");
+        fds_strbuf_put_json_string(b, k, strlen(k));
+        fds_strbuf_putc(b, ',');
+    }
+    range_bound(b, a, "from", rg->from);
+    range_bound(b, a, "to", rg->to);
+}
+
+static void key_filters(fds_strbuf *b, const fds_agg *a,
+                        const fds_agg_bucket *bk, bool keyed)
+{
+    if (keyed)
+        put_key(b, (size_t)bk->key_l < a->nfilters ? a->filter_keys[bk->key_l]
+                                                   : a->other_key);
+    fds_strbuf_putc(b, '{');
+}
+
+typedef void (*key_fn)(fds_strbuf *b, const fds_agg *a,
+                       const fds_agg_bucket *bk, bool keyed);
+
+/* A multi-bucket aggregation: its buckets, each opened by `key`. */
+static void render_buckets(fds_strbuf *b, const fds_agg_result *r, rctx *rx,
+                           key_fn key)
 {
     const fds_agg *a = r->agg;
     int t = a->type;
@@ -344,94 +444,87 @@ static void render_buckets(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
                           (unsigned long long)r->other_doc_count);
     fds_strbuf_puts(b, keyed ? "\"buckets\":{" : "\"buckets\":[");
     for (size_t i = 0; i < r->nb; i++) {
-        const fds_agg_bucket *bk = &r->b[i];
-        char k[300];
         if (i)
             fds_strbuf_putc(b, ',');
-        switch (t) {
-        case FDS_AGG_TERMS:
-            fds_strbuf_puts(b, "{\"key\":");
-            if (a->ftype == FDS_FT_KEYWORD) {
-                fds_strbuf_put_json_string(b, bk->key_s, bk->key_len);
-            } else if (a->ftype == FDS_FT_DOUBLE) {
-                put_double(b, bk->key_d);
-            } else {
-                fds_strbuf_printf(b, "%lld", (long long)bk->key_l);
-                if (a->ftype == FDS_FT_DATE) {
-                    fds_strbuf_puts(b, ",\"key_as_string\":");
-                    put_date_string(b, a, bk->key_l);
-                } else if (a->ftype == FDS_FT_BOOLEAN) {
-                    fds_strbuf_puts(b, bk->key_l ? ",\"key_as_string\":\"true\""
-                                                 : ",\"key_as_string\":\"false\"");
-                }
-            }
-            fds_strbuf_putc(b, ',');
-            break;
-        case FDS_AGG_HISTOGRAM:
-            if (keyed) {
-                fds__java_double(bk->key_d, k);
-                put_key(b, k);
-            }
-            fds_strbuf_puts(b, "{\"key\":");
-            put_double(b, bk->key_d);
-            fds_strbuf_putc(b, ',');
-            break;
-        case FDS_AGG_DATE_HISTOGRAM:
-            if (keyed) {
-                fds_agg_date_format(bk->key_l, a->has_fmt ? &a->fmt : NULL,
-                                    &a->tz, k, sizeof k);
-                put_key(b, k);
-            }
-            fds_strbuf_puts(b, "{\"key_as_string\":");
-            put_date_string(b, a, bk->key_l);
-            fds_strbuf_printf(b, ",\"key\":%lld,", (long long)bk->key_l);
-            break;
-        case FDS_AGG_RANGE:
-        case FDS_AGG_DATE_RANGE: {
-            const fds_agg_range *rg = &a->ranges[bk->key_l];
-            range_key(a, rg, k, sizeof k);
-            if (keyed) {
-                put_key(b, k);
-                fds_strbuf_putc(b, '{');
-            } else {
-                fds_strbuf_puts(b, "{\"key\":");
-                fds_strbuf_put_json_string(b, k, strlen(k));
-                fds_strbuf_putc(b, ',');
-            }
-            if (!isinf(rg->from)) {
-                fds_strbuf_puts(b, "\"from\":");
-                put_double(b, rg->from);
-                if (t == FDS_AGG_DATE_RANGE) {
-                    fds_strbuf_puts(b, ",\"from_as_string\":");
-                    put_date_string(b, a, (int64_t)rg->from);
-                }
-                fds_strbuf_putc(b, ',');
-            }
-            if (!isinf(rg->to)) {
-                fds_strbuf_puts(b, "\"to\":");
-                put_double(b, rg->to);
-                if (t == FDS_AGG_DATE_RANGE) {
-                    fds_strbuf_puts(b, ",\"to_as_string\":");
-                    put_date_string(b, a, (int64_t)rg->to);
-                }
-                fds_strbuf_putc(b, ',');
-            }
-            break;
-        }
-        case FDS_AGG_FILTERS:
-            if (keyed)
-                put_key(b, (size_t)bk->key_l < a->nfilters
-                               ? a->filter_keys[bk->key_l] : a->other_key);
-            fds_strbuf_putc(b, '{');
-            break;
-        default:
-            fds_strbuf_putc(b, '{');
-            break;
-        }
-        bucket_tail(b, a, bk, rx);
+        key(b, a, &r->b[i], keyed);
+        bucket_tail(b, a, &r->b[i], rx);
     }
     fds_strbuf_puts(b, keyed ? "}}" : "]}");
 }
+
+static void render_terms(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    render_buckets(b, r, rx, key_terms);
+}
+
+static void render_histogram(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    render_buckets(b, r, rx, key_histogram);
+}
+
+static void render_date_histogram(fds_strbuf *b, const fds_agg_result *r,
+                                  rctx *rx)
+{
+    render_buckets(b, r, rx, key_date_histogram);
+}
+
+static void render_range(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    render_buckets(b, r, rx, key_range);
+}
+
+static void render_filters(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    render_buckets(b, r, rx, key_filters);
+}
+
+/* filter, missing: one bucket, its members in the aggregation's object. */
+static void render_single(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    fds_strbuf_putc(b, '{');
+    bucket_tail(b, r->agg, &r->b[0], rx);
+}
+
+static void render_metric_entry(fds_strbuf *b, const fds_agg_result *r,
+                                rctx *rx)
+{
+    (void)rx;
+    render_metric(b, r);
+}
+
+static void render_top_hits(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    if (!rx->rc)
+        rx->rc = fds__agg_hits_put(b, r, rx->segs, rx->hs, rx->err);
+}
+
+/* The render entry of each aggregation type (the registry's render
+ * column, src/query/aggs/registry.c, kept here: only src/http writes
+ * JSON). */
+static void (*const RENDER[FDS_AGG_TYPE_COUNT_])(fds_strbuf *b,
+                                                 const fds_agg_result *r,
+                                                 rctx *rx) = {
+    [FDS_AGG_TERMS] = render_terms,
+    [FDS_AGG_AVG] = render_metric_entry,
+    [FDS_AGG_SUM] = render_metric_entry,
+    [FDS_AGG_MIN] = render_metric_entry,
+    [FDS_AGG_MAX] = render_metric_entry,
+    [FDS_AGG_VALUE_COUNT] = render_metric_entry,
+    [FDS_AGG_STATS] = render_metric_entry,
+    [FDS_AGG_EXTENDED_STATS] = render_metric_entry,
+    [FDS_AGG_CARDINALITY] = render_metric_entry,
+    [FDS_AGG_PERCENTILES] = render_metric_entry,
+    [FDS_AGG_PERCENTILE_RANKS] = render_metric_entry,
+    [FDS_AGG_DATE_HISTOGRAM] = render_date_histogram,
+    [FDS_AGG_HISTOGRAM] = render_histogram,
+    [FDS_AGG_RANGE] = render_range,
+    [FDS_AGG_DATE_RANGE] = render_range,
+    [FDS_AGG_FILTER] = render_single,
+    [FDS_AGG_FILTERS] = render_filters,
+    [FDS_AGG_MISSING] = render_single,
+    [FDS_AGG_COMPOSITE] = render_composite,
+    [FDS_AGG_TOP_HITS] = render_top_hits,
+};
 
 static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
 {
@@ -452,19 +545,7 @@ static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
     } else {
         put_key(b, a->name);
     }
-    if (a->type == FDS_AGG_TOP_HITS) {
-        if (!rx->rc)
-            rx->rc = fds__agg_hits_put(b, r, rx->segs, rx->hs, rx->err);
-    } else if (fds_agg_is_metric(a->type)) {
-        render_metric(b, r);
-    } else if (a->type == FDS_AGG_COMPOSITE) {
-        render_composite(b, r, rx);
-    } else if (a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING) {
-        fds_strbuf_putc(b, '{');
-        bucket_tail(b, a, &r->b[0], rx);
-    } else {
-        render_buckets(b, r, rx);
-    }
+    RENDER[a->type](b, r, rx);
 }
 
 int fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys,

@@ -7,7 +7,7 @@
  * (fds_search_request.aggs: a root node of type FDS_AGG_ROOT whose subs are
  * the top-level aggregations).  fds_search_execute visits every live doc the
  * query matches -- whatever the page, track_total_hits or `size: 0` -- and
- * collects it into per-shard state keyed by the bucket's value (aggs.c,
+ * collects it into per-shard state keyed by the bucket's value (collect.c,
  * Elasticsearch's "owning bucket ordinal" design: every bucket of every
  * bucket aggregation has an ordinal, the sub-aggregations' state is indexed
  * by it).  At the end of the shard the state becomes an fds_agg_result tree
@@ -117,6 +117,9 @@ typedef struct fds_agg_range {
 typedef struct fds_agg {
     char *name;
     int type;          /* fds_agg_type */
+    /* the type's registry entry (src/query/aggs/agg_kind.h), set by the
+     * parser: how it parses, collects and reduces */
+    const struct fds__agg_kind *kind;
     /* the field (NULL for filter(s) and the root) */
     char *field;
     int ftype;         /* fds_ftype of the field in the mapping */

@@ -1,80 +1,385 @@
 /*
- * aggs_int.h: the aggregation collector the search engine drives
- * (src/query only; aggs.c).
+ * aggs_int.h: what the files of src/query/aggs share (nothing else
+ * includes it): the per-aggregation run state (fds__anode, Elasticsearch's
+ * bucket-ordinal design), the collector's state, and the hot helpers of
+ * collection, static inline so that every collector loop keeps them in
+ * line.
  *
- * fds_search_execute with a request that has aggregations calls
- * fds__aggs_begin once, fds__aggs_segment before each segment's docs,
- * fds__aggs_collect for every live doc the query matches (in doc order),
- * then fds__aggs_finish for the shard's result and fds__aggs_end.
+ * Collection follows Elasticsearch's bucket-ordinal design
+ * (LeafBucketCollector.collect(doc, owningBucketOrd)): each bucket
+ * aggregation gives every bucket it opens an ordinal; its sub-aggregations
+ * keep their state in arrays indexed by that ordinal.  A bucket is found by
+ * (owning ordinal, key) in an open-addressing table (table.c); keys are the
+ * value itself (long, date, double bits, histogram key) or, for keyword
+ * terms, the id of the term string interned by the aggregation, reached
+ * from a segment's ordinal through a per-segment cache -- so buckets of all
+ * segments of a shard meet by value.  The search hands the matching docs
+ * over in batches of FDS__COLLECT_BATCH (collect.c); each aggregation runs
+ * over a batch in a tight loop (buckets.c, metrics.c) and passes the docs
+ * that reached a bucket, with the bucket, to its subs.  State is bounded by
+ * (matching docs x aggregations); the answer's buckets by
+ * FDS_AGG_MAX_BUCKETS.
  */
 #ifndef FDS_AGGS_INT_H
 #define FDS_AGGS_INT_H
 
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggs/agg_kind.h"
 #include "aggs/aggs.h"
+#include "aggs/hll.h"
+#include "aggs/tdigest.h"
+#include "exec/collector.h"
+#include "exec/filter_match.h"
 #include "exec/search_int.h"
 
-typedef struct fds__aggs_run fds__aggs_run;
+/* Entries of a terms aggregation's dense (owner, slot) table: 4 MiB. */
+#define FDS__AGG_DENSE_MAX (1u << 20)
 
-/* Docs collected at a time: the query's matches are buffered and each
- * aggregation runs over the batch in a tight loop. */
-#define FDS__AGG_BATCH 512u
+/* Widest packed integer column whose values are dense slots. */
+#define FDS__AGG_SLOT_BITS 16u
 
-/* The head of an fds__aggs_run: the docs not yet collected, and their
- * scores (NaN unless fds__aggs_need_score). */
-typedef struct fds__aggs_buf {
-    uint32_t doc[FDS__AGG_BATCH];
-    float score[FDS__AGG_BATCH];
-    size_t n;
-} fds__aggs_buf;
+/* A flat terms of one owner at a time counts into this many interleaved
+ * tables, doc i into table i % FLAT_LANES: on log data one key holds most
+ * docs (status 200 in 9 of 10 lines), and one table would chain every
+ * increment on the store before it.  For tables of at most
+ * FLAT_LANES_MAX_SLOTS slots (16 KiB of lanes). */
+#define FLAT_LANES 4u
+#define FLAT_LANES_MAX_SLOTS 1024u
 
-/* Collect the buffered docs now (fds__aggs_collect calls it when the
- * buffer is full). */
-void fds__aggs_flush(fds__aggs_run *r);
+/* Bytes of a composite key tuple: one 8-byte value per source. */
+#define FDS__AGG_CK_BYTES 8u
 
-/* A collector of the tree `root` for the search x (its filters are
- * compiled with x's statistics) whose compiled query is `query` (what a
- * top_hits with explain explains).  0 or FDS_ENOMEM (err filled). */
-int fds__aggs_begin(fds__exec *x, const fds_agg *root, const fds__cnode *query,
-                    fds__aggs_run **out, fds_err *err);
-/* Docs of segment si come next.  0, FDS_ENOMEM, FDS_EINVAL (a field of an
- * aggregation has several values in one doc of the segment); err filled. */
-int fds__aggs_segment(fds__aggs_run *r, unsigned si);
-/* Does an aggregation of r read the matches' scores (a top_hits by
- * _score, or with track_scores)?  Then fds__aggs_collect takes them. */
-bool fds__aggs_need_score(const fds__aggs_run *r);
-/* Count live matching doc `doc` of the current segment, whose score is
- * `score` (NaN when not needed); an error is kept for fds__aggs_finish;
- * inline, as it runs for every match. */
-static inline void fds__aggs_collect(fds__aggs_run *r, uint32_t doc, float score)
+typedef struct fds__bslot {
+    uint64_t key;
+    uint32_t owner;
+    uint32_t ord; /* UINT32_MAX: empty */
+} fds__bslot;
+
+typedef struct fds__bmap {
+    fds__bslot *s;
+    size_t cap, n; /* cap a power of two */
+} fds__bmap;
+
+static inline uint64_t fds__bmap_mix(uint64_t k, uint32_t o)
 {
-    fds__aggs_buf *b = (fds__aggs_buf *)r;
-    b->score[b->n] = score;
-    b->doc[b->n++] = doc;
-    if (b->n == FDS__AGG_BATCH)
-        fds__aggs_flush(r);
+    uint64_t h = (k ^ ((uint64_t)o << 32 | o)) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
 }
-/* fds__aggs_collect of every doc in [lo, hi) of the current segment (all
- * live and matching): a match_all over a segment without deletions, for
- * aggregations that do not read scores (the buffer's are left unset). */
-static inline void fds__aggs_collect_range(fds__aggs_run *r, uint32_t lo,
-                                           uint32_t hi)
+
+typedef struct fds__anode {
+    const fds_agg *a;
+    struct fds__anode **kids;
+    struct fds__anode **srcn;    /* composite: one node per source */
+    /* buckets: ordinal -> owner, key, count */
+    fds__bmap map;
+    uint32_t nb, bcap;
+    uint32_t *b_owner;
+    uint64_t *b_key, *b_count;
+    /* keyword terms: interned strings (key = id) */
+    char *arena;
+    size_t alen, acap;
+    uint64_t *soff; /* offset << 24 | len would cap lengths; two arrays */
+    uint32_t *slen;
+    uint32_t ns, scap;
+    fds__bmap smap;      /* (hash, 0) -> string id */
+    /* metrics, by owner */
+    uint32_t mcap;
+    uint64_t *m_count;
+    double *m_sum, *m_sumc, *m_sq, *m_sqc, *m_min, *m_max;
+    fds_hll **m_hll;       /* cardinality */
+    fds_tdigest **m_td;    /* percentiles, percentile_ranks */
+    uint64_t *ordhash;     /* cardinality of a keyword: hash per ordinal */
+    uint8_t *ordhash_have;
+    /* the current segment */
+    const fds_sfield *f;
+    uint32_t *ordmap;       /* segment ordinal -> string id + 1 (0: not yet) */
+    uint32_t missing_sid;   /* id of the keyword `missing` value + 1 */
+    fds__filter **flt;      /* filter(s): their queries (filter_match.h) */
+    fds__exec *x;                /* the search (filters' iterators) */
+    const fds__cnode *query;     /* top_hits: the search's query (explain) */
+    const fds_sidx *sx;     /* the current segment */
+    /* date_histogram: the last key's interval [dk_lo, dk_hi) */
+    int64_t dk_lo, dk_hi;
+    bool dk_valid;
+    /* date_histogram of fixed-length intervals without a named zone: keys
+     * of this segment as slots (key - dk_min) / dk_len of the dense
+     * table (nslots of them; 0: none), for docs not in time order */
+    int64_t dk_min, dk_len;
+    /* the bucket of the last lookup (UINT32_MAX: none) */
+    uint32_t last_owner, last_ord;
+    uint64_t last_key;
+    /* terms: dense owner x slot -> bucket + 1 table for this segment
+     * (nslots 0: none); UINT32_MAX marks a slot include/exclude drops */
+    uint32_t *dense;
+    uint32_t nslots, dense_owners;
+    /* the dense table holds doc counts, not buckets: a terms with no subs
+     * and no `missing` counts (owner, slot) pairs and opens the buckets at
+     * the segment's end (fds__aggs_flat_fold) */
+    bool flat;
+    /* a flat terms' counts of one owner (lane_owner; UINT32_MAX: none) in
+     * FLAT_LANES interleaved tables of nslots (NULL: not used), added into
+     * the dense table by lanes_flush */
+    uint32_t *lanes, lane_owner;
+    bool allp;      /* every doc of the segment has a value of f */
+    /* a batch's docs that reached a bucket, and the bucket */
+    uint32_t *bdoc, *bown;
+    /* top_hits: a heap of the best from + size hits per owner (m_count
+     * counts the docs, th_max the best score), the segment's field of each
+     * sort key, the docs of earlier segments (_doc sort values) */
+    fds__heap *th_heap;
+    float *th_max;
+    /* top_hits of one doc by one integer sort key (th_fast): per owner the
+     * best value of the segment so far and its doc (UINT32_MAX: none),
+     * offered to the heap at the segment's end */
+    int64_t *th_bv;
+    uint32_t *th_bd;
+    uint32_t thcap;
+    const fds_sfield *th_sf[FDS_SORT_VALUES_MAX];
+    uint64_t docbase;
+    unsigned si;
+    /* the result being built: owners' first bucket (after grouping) */
+    uint32_t *grp_start, *grp_ord;
+    uint32_t ngrp;
+} fds__anode;
+
+struct fds__aggs_run {
+    fds__collector c;   /* first: execution appends docs to its batch */
+    /* the batch being collected (batch_score looks scores up in it) */
+    const uint32_t *bdoc;
+    const float *bscore;
+    size_t bn;
+    const fds_agg *root;
+    const fds__cnode *query; /* the search's, for top_hits' explanations */
+    fds__anode *top;
+    fds__exec *x;
+    int rc;
+    fds_err *err;
+};
+
+/* ---- the bucket table and the node's state (table.c) ---------------------- */
+
+/* The bucket of (owner, key), opened if new; UINT32_MAX on ENOMEM. */
+uint32_t fds__aggs_bucket_open(fds__anode *n, uint32_t owner, uint64_t key);
+/* Look a bucket up without opening it; UINT32_MAX when absent. */
+uint32_t fds__aggs_bucket_find(const fds__anode *n, uint32_t owner,
+                               uint64_t key);
+/* The id of string s in n's table, interned if new; UINT32_MAX on ENOMEM. */
+uint32_t fds__aggs_intern(fds__anode *n, const char *s, size_t len);
+/* The string id of ordinal o of the segment's field, interned on first
+ * sight; UINT32_MAX on ENOMEM. */
+uint32_t fds__aggs_ord_id(fds__anode *n, uint32_t o);
+/* Metric arrays hold `owner`.  0 or FDS_ENOMEM. */
+int fds__aggs_metric_room(fds__anode *n, uint32_t owner);
+
+/* ---- date_histogram and histogram keys (dates.c) ------------------------- */
+
+/* A date_histogram's key of value v (epoch ms). */
+int64_t fds__aggs_date_key(const fds_agg *a, int64_t v);
+/* The key after `key`. */
+int64_t fds__aggs_date_next(const fds_agg *a, int64_t key);
+/* The fixed length of a's intervals in ms (fixed_interval, or a calendar
+ * unit up to a week); 0 for months and longer. */
+int64_t fds__aggs_date_len(const fds_agg *a);
+/* A histogram's key of value v. */
+double fds__aggs_histo_key(const fds_agg *a, double v);
+
+/* ---- collection by type (buckets.c, metrics.c: registry entries) ---------- */
+
+void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n,
+                             const uint32_t *docs, const uint32_t *own,
+                             size_t cnt);
+void fds__aggs_collect_single(fds__aggs_run *r, fds__anode *n,
+                              const uint32_t *docs, const uint32_t *own,
+                              size_t cnt);
+void fds__aggs_collect_multi(fds__aggs_run *r, fds__anode *n,
+                             const uint32_t *docs, const uint32_t *own,
+                             size_t cnt);
+void fds__aggs_collect_composite(fds__aggs_run *r, fds__anode *n,
+                                 const uint32_t *docs, const uint32_t *own,
+                                 size_t cnt);
+void fds__aggs_collect_cardinality(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt);
+void fds__aggs_collect_percentiles(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt);
+void fds__aggs_collect_top_hits(fds__aggs_run *r, fds__anode *n,
+                                const uint32_t *docs, const uint32_t *own,
+                                size_t cnt);
+void fds__aggs_collect_value_count(fds__aggs_run *r, fds__anode *n,
+                                   const uint32_t *docs, const uint32_t *own,
+                                   size_t cnt);
+void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
+                             const uint32_t *docs, const uint32_t *own,
+                             size_t cnt);
+/* The flat counts of the segment into buckets.  0 or FDS_ENOMEM. */
+int fds__aggs_flat_fold(fds__anode *n);
+/* Does top_hits request q read scores (by _score, or track_scores)? */
+bool fds__aggs_th_needs_score(const fds_search_request *q);
+/* The segment's best doc of each owner of a one-key top_hits to the heaps.
+ * 0 or FDS_ENOMEM. */
+int fds__aggs_th_flush(fds__anode *n);
+/* sum/avg/min/max/stats/extended_stats of the k docs `docs` (all of owner
+ * o, every doc valued) into o's state; sq: sums of squares too. */
+void fds__aggs_metric_run(fds__anode *n, const uint32_t *docs, size_t k,
+                          uint32_t o, bool sq);
+/* Does metric n take runs of docs by fds__aggs_metric_run? */
+bool fds__aggs_run_metric(const fds__anode *n);
+
+/* ---- shard results (results.c) --------------------------------------------- */
+
+/* The result of node n for owner `owner` of nowners.  NULL on ENOMEM. */
+fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner,
+                                uint32_t nowners);
+fds_agg_result *fds__aggs_result_new(const fds_agg *a);
+/* Free what bucket bk of aggregation a holds and zero it. */
+void fds__aggs_bucket_clear(const fds_agg *a, fds_agg_bucket *bk);
+/* Which kind of key a's buckets have (keyword, integer, double). */
+int fds__aggs_key_class(const fds_agg *a);
+int fds__aggs_ck_cmp(const fds_agg *a, const fds_agg_ckey *x,
+                     const fds_agg_ckey *y);
+/* Key order of buckets x and y of result r. */
+int fds__aggs_key_cmp(const fds_agg_result *r, const fds_agg_bucket *x,
+                      const fds_agg_bucket *y);
+/* qsort_r order of buckets by the aggregation's `order` (arg: result). */
+int fds__aggs_order_cmp(const void *pa, const void *pb, void *arg);
+/* qsort_r order of fds_agg_hit by a top_hits request (req). */
+int fds__aggs_hit_cmp(const void *x, const void *y, void *req);
+/* A composite's page of buckets after `after`, at most `size`. */
+void fds__aggs_composite_page(fds_agg_result *r);
+
+/* ---- reduce by type (reduce.c: registry entries) ------------------------- */
+
+fds_agg_result *fds__aggs_reduce_top_hits(fds__aggs_red *R, fds_agg_result *r,
+                                          fds_agg_result *const *in, size_t n);
+fds_agg_result *fds__aggs_reduce_metric(fds__aggs_red *R, fds_agg_result *r,
+                                        fds_agg_result *const *in, size_t n);
+fds_agg_result *fds__aggs_reduce_fixed(fds__aggs_red *R, fds_agg_result *r,
+                                       fds_agg_result *const *in, size_t n);
+fds_agg_result *fds__aggs_reduce_keyed(fds__aggs_red *R, fds_agg_result *r,
+                                       fds_agg_result *const *in, size_t n);
+
+/* ---- values of a doc ------------------------------------------------------- */
+
+/* The numeric value of doc d for n (its field or `missing`). */
+static inline __attribute__((always_inline)) bool
+num_value(const fds__anode *n, uint32_t d, double *dv, int64_t *lv)
 {
-    fds__aggs_buf *b = (fds__aggs_buf *)r;
-    while (lo < hi) {
-        size_t k = FDS__AGG_BATCH - b->n;
-        if (k > hi - lo)
-            k = hi - lo;
-        for (size_t i = 0; i < k; i++)
-            b->doc[b->n + i] = lo + (uint32_t)i;
-        b->n += k;
-        lo += (uint32_t)k;
-        if (b->n == FDS__AGG_BATCH)
-            fds__aggs_flush(r);
+    const fds_sfield *f = n->f;
+    if (f && f->col && fds__bit(f->present, d)) {
+        if (f->kind == FDS_FT_DOUBLE) {
+            *dv = fds__col_f64(f, d);
+            *lv = *dv >= 0x1p63 ? INT64_MAX : *dv < -0x1p63 ? INT64_MIN
+                                                           : (int64_t)*dv;
+        } else {
+            *lv = fds__col_i64(f, d);
+            *dv = (double)*lv;
+        }
+        return true;
     }
+    if (n->a->has_missing) {
+        *dv = n->a->missing_d;
+        *lv = n->a->missing_l;
+        return true;
+    }
+    return false;
 }
-/* The shard's partial result (free with fds_agg_result_free).  0 or the
- * first error of the collection (err filled). */
-int fds__aggs_finish(fds__aggs_run *r, fds_agg_result **out);
-void fds__aggs_end(fds__aggs_run *r); /* NULL is a no-op */
+
+static inline bool has_value(const fds__anode *n, uint32_t d)
+{
+    const fds_sfield *f = n->f;
+    if (!f || !f->col || !fds__bit(f->present, d))
+        return false;
+    return f->kind != FDS_FT_KEYWORD || fds__col_ord(f, d) != FDS_SIDX_NO_ORD;
+}
+
+static inline uint64_t dbits(double d)
+{
+    uint64_t u;
+    if (d == 0)
+        d = 0; /* -0.0 and 0.0 are one key */
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static inline double bitsd(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+static inline bool in_list(const double *v, size_t n, double x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+static inline bool kw_in_list(char *const *v, const size_t *len, size_t n,
+                       const char *s, size_t sl)
+{
+    for (size_t i = 0; i < n; i++)
+        if (len[i] == sl && !memcmp(v[i], s, sl))
+            return true;
+    return false;
+}
+
+/* Dense table entry of (owner, slot), NULL when outside the table (grown
+ * on demand up to FDS__AGG_DENSE_MAX entries). */
+static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
+{
+    if (owner >= n->dense_owners) {
+        if (!n->nslots || (uint64_t)(owner + 1) * n->nslots > FDS__AGG_DENSE_MAX)
+            return NULL;
+        uint32_t no = n->dense_owners ? n->dense_owners : 1;
+        while (no <= owner)
+            no *= 2;
+        if ((uint64_t)no * n->nslots > FDS__AGG_DENSE_MAX)
+            no = owner + 1;
+        uint32_t *t = realloc(n->dense, (size_t)no * n->nslots * sizeof *t);
+        if (!t)
+            return NULL;
+        memset(t + (size_t)n->dense_owners * n->nslots, 0,
+               (size_t)(no - n->dense_owners) * n->nslots * sizeof *t);
+        n->dense = t;
+        n->dense_owners = no;
+    }
+    return &n->dense[(size_t)owner * n->nslots + slot];
+}
+
+/* Collect docs[0..cnt) (owners own[0..cnt), NULL: all 0) into node n by
+ * its type's registry entry, unless the run has failed. */
+static inline void fds__aggs_collect_node(fds__aggs_run *r, fds__anode *n,
+                                          const uint32_t *docs,
+                                          const uint32_t *own, size_t cnt)
+{
+    if (!r->rc)
+        n->a->kind->collect(r, n, docs, own, cnt);
+}
+
+/* Pass the m docs gathered in n->bdoc / n->bown to the subs. */
+static inline void pass_down(fds__aggs_run *r, fds__anode *n, size_t m)
+{
+    for (size_t k = 0; m && k < n->a->nsubs; k++)
+        fds__aggs_collect_node(r, n->kids[k], n->bdoc, n->bown, m);
+}
+
+/* Kahan summation (Elasticsearch's CompensatedSum). */
+static inline void kahan(double *sum, double *comp, double v)
+{
+    if (!isfinite(v))
+        *sum += v;
+    if (!isfinite(*sum)) /* Inf or NaN stays (CompensatedSum.add) */
+        return;
+    double y = v - *comp;
+    double t = *sum + y;
+    *comp = (t - *sum) - y;
+    *sum = t;
+}
 
 #endif

@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggs/aggs_int.h"
+#include "aggs/aggs_collector.h"
+#include "exec/collector.h"
 #include "index/postings.h"
 #include "fetch/highlight.h"
 #include "exec/search_int.h"
@@ -40,9 +41,9 @@ typedef struct run {
     uint64_t limit;      /* count hits up to limit + 1 */
     uint64_t count;
     uint64_t docbase;    /* doc ids of earlier segments (_doc sort) */
-    /* aggregations: every live match goes to them, so nothing stops a
-     * segment early (NULL without aggregations) */
-    fds__aggs_run *ag;
+    /* the collector of the aggregations: every live match goes to it, so
+     * nothing stops a segment early (NULL without aggregations) */
+    fds__collector *ag;
 } run;
 
 /* A segment's MaxScore pass runs as two slices of its docs on two threads
@@ -267,7 +268,7 @@ static int segment_all(run *r, unsigned si)
     for (uint32_t d = 0; !sg->live && d < max; d += FDS__DEADLINE_EVERY) {
         uint32_t e = max - d < FDS__DEADLINE_EVERY ? max : d + FDS__DEADLINE_EVERY;
         if (r->ag) {
-            fds__aggs_collect_range(r->ag, d, e);
+            fds__collector_add_range(r->ag, d, e);
             r->count += e - d;
         } else if (r->counting && r->count + (e - d) > r->limit) {
             r->count = r->limit + 1; /* past the limit: counting stops */
@@ -285,7 +286,7 @@ static int segment_all(run *r, unsigned si)
             continue;
         r->count++;
         if (r->ag)
-            fds__aggs_collect(r->ag, d, NAN);
+            fds__collector_add(r->ag, d, NAN);
         else if (r->counting && r->count > r->limit)
             break;
     }
@@ -298,7 +299,7 @@ static bool all_docs(const run *r)
     const fds_search_request *req = r->x.req;
     return !r->k && isnan(req->min_score) &&
            (!req->query || req->query->type == FDS_Q_MATCH_ALL) &&
-           !(r->ag && fds__aggs_need_score(r->ag));
+           !(r->ag && r->ag->needs_scores);
 }
 
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
@@ -321,7 +322,7 @@ static int segment_daat(run *r, unsigned si, fds__it *iter)
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
     bool min_score = !isnan(req->min_score);
-    bool ag_score = r->ag && fds__aggs_need_score(r->ag);
+    bool ag_score = r->ag && r->ag->needs_scores;
     bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag;
     uint32_t resume = FDS__NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
@@ -354,7 +355,7 @@ static int segment_daat(run *r, unsigned si, fds__it *iter)
         if (r->ag) {
             if (ag_score && isnan(sc))
                 sc = iter->score(iter);
-            fds__aggs_collect(r->ag, d, sc);
+            fds__collector_add(r->ag, d, sc);
         }
         if (!r->k) {
             if (r->counting && r->count > r->limit && !r->ag)
@@ -408,7 +409,9 @@ static int run_segments(run *r, fds_err *err)
         fds__term_it **ts = NULL;
         size_t nt = 0;
         int rc = 0;
-        if (r->ag && (rc = fds__aggs_segment(r->ag, si))) {
+        fds__leaf leaf = {.ord = si, .seg = &r->x.segs[si],
+                          .docbase = r->docbase};
+        if (r->ag && (rc = fds__collector_set_segment(r->ag, &leaf))) {
             fds__it_free(iter);
             return rc;
         }
@@ -538,12 +541,14 @@ static int execute(const fds_search_request *req,
     int64_t tt = req->count_only ? INT64_MAX : req->track_total;
     r.counting = tt != FDS_TRACK_TOTAL_NONE;
     r.limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);
-    int rc = req->aggs ? fds__aggs_begin(&r.x, req->aggs, root, &r.ag, err) : 0;
+    int rc = req->aggs ? fds__aggs_collector_new(&r.x, req->aggs, root, err,
+                                                 &r.ag)
+                       : 0;
     if (!rc)
         rc = run_segments(&r, err);
     if (!rc && r.ag)
-        rc = fds__aggs_finish(r.ag, &out->aggs);
-    fds__aggs_end(r.ag);
+        rc = fds__collector_finish(r.ag, out);
+    fds__collector_free(r.ag);
     fds__heap *hp = &r.hp;
     if (!rc) /* best first, for explain, named queries and the page */
         sort_page(&r);

@@ -1,0 +1,587 @@
+/*
+ * buckets.c: collection of the bucket aggregations over a batch of docs.
+ * terms find the bucket in a dense (owner, segment ordinal or packed
+ * value) table -- or, with no subs to feed, only count in it (flat:
+ * buckets opened at the segment's end); date_histogram reuses the last
+ * key's interval in a loop of its own (and counts a flat terms right below
+ * it there); histogram, missing, filter take one bucket per doc at most;
+ * range, date_range and filters may put a doc in several; composite
+ * interns each doc's tuple of source values.
+ */
+#include "aggs/aggs_int.h"
+
+/* The keyword string id of doc d for n, UINT32_MAX when none (or ENOMEM:
+ * *oom set). */
+static inline uint32_t kw_value(fds__anode *n, uint32_t d, bool *oom)
+{
+    const fds_sfield *f = n->f;
+    uint32_t o = f && f->col && fds__bit(f->present, d) ? fds__col_ord(f, d)
+                                                        : FDS_SIDX_NO_ORD;
+    if (o == FDS_SIDX_NO_ORD) {
+        if (!n->a->has_missing)
+            return UINT32_MAX;
+        if (!n->missing_sid) {
+            uint32_t id = fds__aggs_intern(n, n->a->missing_s, n->a->missing_len);
+            if (id == UINT32_MAX) {
+                *oom = true;
+                return UINT32_MAX;
+            }
+            n->missing_sid = id + 1;
+        }
+        return n->missing_sid - 1;
+    }
+    uint32_t id = fds__aggs_ord_id(n, o);
+    *oom |= id == UINT32_MAX;
+    return id;
+}
+
+/* The bucket of (owner, key), through the node's last-bucket memo (docs
+ * of one bucket often come in runs: time-ordered logs under a
+ * date_histogram) and, for keys that are small slots of the segment
+ * (keyword ordinals, narrow packed integers), a dense owner x slot table;
+ * UINT32_MAX on ENOMEM. */
+static inline uint32_t bucket_at(fds__anode *n, uint32_t owner, uint64_t key)
+{
+    if (n->last_ord != UINT32_MAX && n->last_owner == owner && n->last_key == key)
+        return n->last_ord;
+    uint32_t b = fds__aggs_bucket_open(n, owner, key);
+    n->last_owner = owner;
+    n->last_key = key;
+    n->last_ord = b;
+    return b;
+}
+
+/* Count doc d into the bucket (owner o, key) and gather it for the subs
+ * at n->bdoc / n->bown[*m].  False on ENOMEM (r->rc set). */
+static inline bool gather(fds__aggs_run *r, fds__anode *n, uint32_t o, uint64_t key,
+                          uint32_t d, size_t *m)
+{
+    uint32_t b = bucket_at(n, o, key);
+    if (b == UINT32_MAX) {
+        r->rc = FDS_ENOMEM;
+        return false;
+    }
+    n->b_count[b]++;
+    n->bdoc[*m] = d;
+    n->bown[(*m)++] = b;
+    return true;
+}
+
+/* A flat terms' column as its loops read it (hoisted: the counts' stores
+ * could alias the node's fields). */
+typedef struct flatcol {
+    const uint8_t *col, *present;
+    unsigned w;       /* bits per packed ordinal or value */
+    bool kw, allp;
+} flatcol;
+
+static inline flatcol flat_col(const fds__anode *n)
+{
+    bool kw = n->a->ftype == FDS_FT_KEYWORD;
+    return (flatcol){n->f->col, n->f->present, kw ? n->f->ord_bits : n->f->num_bits,
+                     kw, n->allp};
+}
+
+/* The slot of doc d in c (its ordinal, or its packed value); false when
+ * it has none. */
+static inline bool flat_slot(const flatcol *c, uint32_t d, uint32_t *slot)
+{
+    uint32_t v = (uint32_t)fds__bits_get(c->col, (uint64_t)d * c->w, c->w);
+    if (c->kw) { /* packed as ordinal + 1, 0 = none */
+        *slot = v - 1;
+        return v != 0;
+    }
+    *slot = v;
+    return c->allp || fds__bit(c->present, d);
+}
+
+/* Add n's lanes into its dense row of lane_owner (which dense_at made)
+ * and clear them. */
+static void lanes_flush(fds__anode *n)
+{
+    if (n->lane_owner == UINT32_MAX)
+        return;
+    const uint32_t ns = n->nslots;
+    uint32_t *row = n->dense + (size_t)n->lane_owner * ns, *l = n->lanes;
+    for (uint32_t s = 0; s < ns; s++) {
+        uint32_t c = 0;
+        for (uint32_t k = 0; k < FLAT_LANES; k++) {
+            c += l[k * ns + s];
+            l[k * ns + s] = 0;
+        }
+        row[s] += c;
+    }
+    n->lane_owner = UINT32_MAX;
+}
+
+/* The counts of flat terms n for owner o from now on: its lanes (NULL:
+ * none, or no row for o), flushed first when they held another owner's. */
+static uint32_t *lanes_for(fds__anode *n, uint32_t o)
+{
+    if (!n->lanes)
+        return NULL;
+    if (n->lane_owner != o) {
+        lanes_flush(n);
+        if (!dense_at(n, o, 0))
+            return NULL;
+        n->lane_owner = o;
+    }
+    return n->lanes;
+}
+
+/* terms with flat counts over a batch: one count per (owner, slot) in
+ * the dense table; a doc whose owner is past it goes the bucket way.  The
+ * column's reads are hoisted: the counts' stores could alias them. */
+static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                               const uint32_t *own, size_t cnt)
+{
+    const fds_sfield *f = n->f;
+    const flatcol c = flat_col(n);
+    const bool kw = c.kw;
+    const uint32_t ns = n->nslots;
+    uint32_t *lanes = own ? NULL : lanes_for(n, 0);
+    if (lanes) { /* one owner: the interleaved tables */
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t slot;
+            if (flat_slot(&c, docs[i], &slot))
+                lanes[(i % FLAT_LANES) * ns + slot]++;
+        }
+        return;
+    }
+    uint32_t *dense = n->dense, owners = n->dense_owners;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0, slot;
+        if (!flat_slot(&c, d, &slot))
+            continue;
+        if (o < owners) {
+            dense[(size_t)o * ns + slot]++;
+            continue;
+        }
+        if (dense_at(n, o, 0)) {
+            dense = n->dense;
+            owners = n->dense_owners;
+            dense[(size_t)o * ns + slot]++;
+            continue;
+        }
+        uint64_t key;
+        if (kw) {
+            bool oom = false;
+            uint32_t id = kw_value(n, d, &oom);
+            if (oom || id == UINT32_MAX) {
+                r->rc = oom ? FDS_ENOMEM : r->rc;
+                continue;
+            }
+            key = id;
+        } else {
+            key = (uint64_t)(f->num_min + (int64_t)slot);
+        }
+        uint32_t b = bucket_at(n, o, key);
+        if (b == UINT32_MAX) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        n->b_count[b]++;
+    }
+}
+
+/* The flat counts of the segment into buckets (include/exclude applied
+ * here, as collect_terms applies them per doc), the table zeroed. */
+int fds__aggs_flat_fold(fds__anode *n)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    bool kw = a->ftype == FDS_FT_KEYWORD;
+    lanes_flush(n);
+    for (uint32_t o = 0; o < n->dense_owners; o++)
+        for (uint32_t slot = 0; slot < n->nslots; slot++) {
+            uint32_t *c = &n->dense[(size_t)o * n->nslots + slot];
+            if (!*c)
+                continue;
+            uint64_t key;
+            if (kw) {
+                uint32_t id = fds__aggs_ord_id(n, slot);
+                if (id == UINT32_MAX)
+                    return FDS_ENOMEM;
+                const char *str = n->arena + n->soff[id];
+                size_t sl = n->slen[id];
+                key = id;
+                if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
+                    kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl)) {
+                    *c = 0;
+                    continue;
+                }
+            } else {
+                int64_t l = f->num_min + (int64_t)slot;
+                double v = (double)l;
+                key = (uint64_t)l;
+                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+                    in_list(a->excl_d, a->nexcl, v)) {
+                    *c = 0;
+                    continue;
+                }
+            }
+            uint32_t b = fds__aggs_bucket_open(n, o, key);
+            if (b == UINT32_MAX)
+                return FDS_ENOMEM;
+            n->b_count[b] += *c;
+            *c = 0;
+        }
+    return 0;
+}
+
+/* terms over a batch. */
+void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                             const uint32_t *own, size_t cnt)
+{
+    if (n->flat) {
+        collect_terms_flat(r, n, docs, own, cnt);
+        return;
+    }
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    bool kw = a->ftype == FDS_FT_KEYWORD;
+    bool filt = a->nincl || a->nexcl;
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0, b;
+        /* a dense slot: the ordinal, or the packed integer */
+        uint32_t slot = UINT32_MAX;
+        if (n->nslots && fds__bit(f->present, d))
+            slot = kw ? fds__col_ord(f, d)
+                      : (uint32_t)fds__bits_get(f->col, (uint64_t)d * f->num_bits,
+                                                f->num_bits);
+        uint32_t *ds = slot < n->nslots ? dense_at(n, o, slot) : NULL;
+        if (ds && *ds) {
+            b = *ds - 1;
+        } else {
+            uint64_t key;
+            if (kw) {
+                bool oom = false;
+                uint32_t id = kw_value(n, d, &oom);
+                if (oom)
+                    r->rc = FDS_ENOMEM;
+                if (id == UINT32_MAX)
+                    continue;
+                if (filt) {
+                    const char *s = n->arena + n->soff[id];
+                    size_t sl = n->slen[id];
+                    if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, s, sl)) ||
+                        kw_in_list(a->excl, a->excl_len, a->nexcl, s, sl)) {
+                        if (ds)
+                            *ds = UINT32_MAX; /* filtered out: remembered */
+                        continue;
+                    }
+                }
+                key = id;
+            } else {
+                double v;
+                int64_t l;
+                if (!num_value(n, d, &v, &l))
+                    continue;
+                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+                    in_list(a->excl_d, a->nexcl, v)) {
+                    if (ds)
+                        *ds = UINT32_MAX;
+                    continue;
+                }
+                key = a->ftype == FDS_FT_DOUBLE ? dbits(v) : (uint64_t)l;
+            }
+            b = bucket_at(n, o, key);
+            if (b == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            if (ds)
+                *ds = b + 1;
+        }
+        if (b == UINT32_MAX - 1) /* the filtered-out mark */
+            continue;
+        n->b_count[b]++;
+        n->bdoc[m] = d;
+        n->bown[m++] = b;
+    }
+    pass_down(r, n, m);
+}
+
+/* The run of docs[i..cnt) whose values of the packed column (col, w
+ * bits over base) lie in [lo, hi), each counted into row at its slot of
+ * tc (lane (i % FLAT_LANES) * ls) when row is not NULL; returns the index
+ * of the first doc outside.  Every doc has a value.  Kept apart from
+ * collect_date so that the loop has its few values in registers. */
+static __attribute__((noinline)) size_t
+date_run(const uint8_t *col, unsigned w, uint64_t base, int64_t lo, int64_t hi,
+         const uint32_t *docs, size_t i, size_t cnt, const flatcol *tc,
+         uint32_t *row, size_t ls)
+{
+    if (!row) {
+        for (; i < cnt; i++) {
+            int64_t l = (int64_t)(base + fds__bits_get(col, (uint64_t)docs[i] * w, w));
+            if (l < lo || l >= hi)
+                break;
+        }
+        return i;
+    }
+    const flatcol c = *tc;
+    for (; i < cnt; i++) {
+        uint32_t d = docs[i], slot;
+        int64_t l = (int64_t)(base + fds__bits_get(col, (uint64_t)d * w, w));
+        if (l < lo || l >= hi)
+            break;
+        if (flat_slot(&c, d, &slot))
+            row[(i % FLAT_LANES) * ls + slot]++;
+    }
+    return i;
+}
+
+/* date_histogram over a batch of a segment whose integer column has the
+ * values (no `missing`, no hard_bounds): each value in the last key's
+ * interval [dk_lo, dk_hi) of the same owner joins its bucket without a
+ * lookup, and the counts of a run of them are added at once. */
+static void collect_date(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                         const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    const uint8_t *const col = f->col, *const present = f->present;
+    const unsigned w = f->num_bits;
+    const bool raw = w == FDS_SIDX_NUM_RAW;
+    const int64_t base = f->num_min;
+    uint32_t *const bdoc = n->bdoc, *const bown = n->bown;
+    /* one flat terms below: counted here, the bucket being its owner
+     * (docs whose owner its table cannot hold go down as usual) */
+    fds__anode *t = a->nsubs == 1 && n->kids[0]->flat ? n->kids[0] : NULL;
+    const flatcol tc = t ? flat_col(t) : (flatcol){0};
+    uint32_t *row = NULL; /* t's counts of owner b */
+    /* at the top (one owner a batch, buckets changing seldom) row is t's
+     * lanes, doc k into lane k % FLAT_LANES (lane stride ns; 0: row) */
+    const bool lanes = t && !own && t->lanes;
+    const size_t ls = lanes ? t->nslots : 0;
+    /* the interval docs join without a lookup: [lo, hi) of owner `cur`
+     * (empty when the key's interval is not known) */
+    int64_t key = n->dk_lo, lo = n->dk_valid ? n->dk_lo : 1;
+    int64_t hi = n->dk_valid ? n->dk_hi : 0;
+    uint32_t cur = UINT32_MAX, b = 0;
+    size_t m = 0;             /* docs for the subs */
+    uint64_t k = 0, k0 = 0;   /* docs counted; since the bucket changed */
+    const bool allp = n->allp;
+    /* at the top with every doc valued: runs of one bucket by date_run */
+    /* ... each run to one sum-like metric below as a whole */
+    fds__anode *mk = a->nsubs == 1 && fds__aggs_run_metric(n->kids[0]) ? n->kids[0] : NULL;
+    const bool sq = mk && mk->a->type == FDS_AGG_EXTENDED_STATS;
+    const bool runs = !own && allp && !raw &&
+                      (t ? lanes : mk || !a->nsubs);
+    for (size_t i = 0; i < cnt; i++) {
+        if (runs && cur != UINT32_MAX && (!t || row)) {
+            size_t j = date_run(col, w, (uint64_t)base, lo, hi, docs, i, cnt,
+                                &tc, row, ls);
+            if (mk && j > i) {
+                if (fds__aggs_metric_room(mk, b)) {
+                    r->rc = FDS_ENOMEM;
+                    return;
+                }
+                fds__aggs_metric_run(mk, docs + i, j - i, b, sq);
+            }
+            k += j - i;
+            if ((i = j) == cnt)
+                break;
+        }
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        if (!allp && !fds__bit(present, d))
+            continue;
+        int64_t l = raw ? (int64_t)fds__get_u64(col + (size_t)d * 8)
+                        : (int64_t)((uint64_t)base +
+                                    fds__bits_get(col, (uint64_t)d * w, w));
+        if (__builtin_expect(l < lo || l >= hi || o != cur, 0)) {
+            if (l < lo || l >= hi) {
+                key = fds__aggs_date_key(a, l);
+                int64_t next = n->nslots ? key + n->dk_len : fds__aggs_date_next(a, key);
+                lo = next > key ? key : 1;
+                hi = next > key ? next : 0;
+            }
+            /* the key's slot: a new interval, or another owner's bucket */
+            uint64_t slot = n->nslots ? (uint64_t)(key - n->dk_min) /
+                                            (uint64_t)n->dk_len
+                                      : UINT64_MAX;
+            uint32_t *ds = slot < n->nslots ? dense_at(n, o, (uint32_t)slot) : NULL;
+            if (cur != UINT32_MAX)
+                n->b_count[b] += k - k0;
+            k0 = k;
+            if (ds && *ds) {
+                b = *ds - 1;
+            } else if ((b = bucket_at(n, o, (uint64_t)key)) == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            } else if (ds) {
+                *ds = b + 1;
+            }
+            cur = o;
+            row = !t ? NULL : lanes ? lanes_for(t, b) : dense_at(t, b, 0);
+        }
+        k++;
+        if (row) {
+            uint32_t slot;
+            if (flat_slot(&tc, d, &slot))
+                row[(k % FLAT_LANES) * ls + slot]++;
+            continue;
+        }
+        if (!a->nsubs)
+            continue;
+        bdoc[m] = d;
+        bown[m++] = b;
+    }
+    if (cur != UINT32_MAX)
+        n->b_count[b] += k - k0;
+    n->dk_valid = hi > lo;
+    n->dk_lo = key;
+    n->dk_hi = hi;
+    pass_down(r, n, m);
+}
+
+/* histogram, date_histogram, missing, filter over a batch: one bucket
+ * per doc at most. */
+void fds__aggs_collect_single(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                              const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    const fds_sfield *f = n->f;
+    if (a->type == FDS_AGG_DATE_HISTOGRAM && f && f->col &&
+        f->kind != FDS_FT_DOUBLE && !a->has_missing && !a->has_hard) {
+        collect_date(r, n, docs, own, cnt);
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], o = own ? own[i] : 0;
+        uint64_t key = 0;
+        double v;
+        int64_t l;
+        switch (a->type) {
+        case FDS_AGG_HISTOGRAM: {
+            if (!num_value(n, d, &v, &l) || isnan(v))
+                continue;
+            /* Elasticsearch's NumericHistogramAggregator tests the key
+             * before the offset is added back against the hard bounds */
+            double kb = floor((v - a->offset) / a->interval) * a->interval;
+            if (a->has_hard && (kb < a->hard_min || kb > a->hard_max))
+                continue;
+            key = dbits(kb + a->offset);
+            break;
+        }
+        case FDS_AGG_DATE_HISTOGRAM: {
+            if (!num_value(n, d, &v, &l))
+                continue;
+            /* a bucket is the interval [key, next key): a value inside the
+             * last one has its key without the division */
+            int64_t k;
+            if (n->dk_valid && l >= n->dk_lo && l < n->dk_hi) {
+                k = n->dk_lo;
+            } else {
+                k = fds__aggs_date_key(a, l);
+                n->dk_lo = k;
+                n->dk_hi = fds__aggs_date_next(a, k);
+                n->dk_valid = n->dk_hi > k;
+            }
+            if (a->has_hard && ((double)k < a->hard_min || (double)k > a->hard_max))
+                continue;
+            key = (uint64_t)k;
+            break;
+        }
+        case FDS_AGG_FILTER:
+            if (!fds__filter_match(n->flt[0], d))
+                continue;
+            break;
+        default: /* missing */
+            if (has_value(n, d))
+                continue;
+            break;
+        }
+        if (!gather(r, n, o, key, d, &m))
+            return;
+    }
+    pass_down(r, n, m);
+}
+
+/* range, date_range, filters over a batch: a doc may be in several
+ * buckets, so the subs get the batch once per bucket key. */
+void fds__aggs_collect_multi(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                             const uint32_t *own, size_t cnt)
+{
+    const fds_agg *a = n->a;
+    bool ranges = a->type != FDS_AGG_FILTERS;
+    size_t nkeys = ranges ? a->nranges : a->nfilters + a->other_bucket;
+    uint8_t hit[FDS__COLLECT_BATCH];
+    memset(hit, 0, cnt);
+    for (size_t k = 0; k < nkeys && !r->rc; k++) {
+        bool other = !ranges && k == a->nfilters;
+        size_t m = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t d = docs[i], o = own ? own[i] : 0;
+            double v;
+            int64_t l;
+            if (ranges) {
+                if (!num_value(n, d, &v, &l) || !(v >= a->ranges[k].from &&
+                                                  v < a->ranges[k].to))
+                    continue;
+            } else if (other) {
+                if (hit[i])
+                    continue;
+            } else {
+                if (!fds__filter_match(n->flt[k], d))
+                    continue;
+                hit[i] = 1;
+            }
+            if (!gather(r, n, o, k, d, &m))
+                return;
+        }
+        pass_down(r, n, m);
+    }
+}
+
+/* composite over a batch (top level: owner 0): each doc's tuple of source
+ * values (a keyword as its id in the source's string table, a number as
+ * its key bits), interned; docs missing a source value are left out. */
+void fds__aggs_collect_composite(fds__aggs_run *r, fds__anode *n,
+                                 const uint32_t *docs, const uint32_t *own,
+                                 size_t cnt)
+{
+    const fds_agg *a = n->a;
+    uint8_t tup[FDS_AGG_ORDER_MAX * 4 * FDS__AGG_CK_BYTES];
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i];
+        size_t k;
+        for (k = 0; k < a->nsrcs; k++) {
+            fds__anode *sn = n->srcn[k];
+            const fds_agg *s = sn->a;
+            uint64_t key;
+            double v;
+            int64_t l;
+            if (s->type == FDS_AGG_TERMS && s->ftype == FDS_FT_KEYWORD) {
+                bool oom = false;
+                uint32_t id = kw_value(sn, d, &oom);
+                if (oom)
+                    r->rc = FDS_ENOMEM;
+                if (id == UINT32_MAX)
+                    break;
+                key = id;
+            } else {
+                if (!num_value(sn, d, &v, &l) || isnan(v))
+                    break;
+                key = s->type == FDS_AGG_HISTOGRAM ? dbits(fds__aggs_histo_key(s, v))
+                    : s->type == FDS_AGG_DATE_HISTOGRAM ? (uint64_t)fds__aggs_date_key(s, l)
+                    : s->ftype == FDS_FT_DOUBLE ? dbits(v) : (uint64_t)l;
+            }
+            memcpy(tup + k * FDS__AGG_CK_BYTES, &key, FDS__AGG_CK_BYTES);
+        }
+        if (k < a->nsrcs)
+            continue;
+        uint32_t id = fds__aggs_intern(n, (const char *)tup, a->nsrcs * FDS__AGG_CK_BYTES);
+        if (id == UINT32_MAX) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        if (!gather(r, n, 0, id, d, &m))
+            return;
+    }
+    pass_down(r, n, m);
+}
