@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "search_stats.h"
-#include "exec/term_pat.h" /* FDS_PAT_*: the kinds of a multi-term query */
+#include "index/term_pat.h" /* FDS_PAT_*: the kinds of a multi-term query */
 
 uint64_t fds__mono_ns(void)
 {

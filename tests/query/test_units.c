@@ -19,7 +19,7 @@
 #include "query_int.h"
 #include "index/sidx_format.h"
 #include "index/sidx_int.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 #include "fds_text.h"
 
 /* ---- analyzer ------------------------------------------------------------ */

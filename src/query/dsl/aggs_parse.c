@@ -40,49 +40,6 @@ static int oom(fds__dsl_ctx *c)
     return fds_err_setk(c->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
 }
 
-void fds_agg_free(fds_agg *a)
-{
-    if (!a)
-        return;
-    free(a->name);
-    free(a->field);
-    free(a->missing_s);
-    for (size_t i = 0; i < a->nincl; i++)
-        free(a->incl[i]);
-    for (size_t i = 0; i < a->nexcl; i++)
-        free(a->excl[i]);
-    free(a->incl);
-    free(a->excl);
-    free(a->incl_len);
-    free(a->excl_len);
-    free(a->incl_d);
-    free(a->excl_d);
-    for (size_t i = 0; i < a->nranges; i++)
-        free(a->ranges[i].key);
-    free(a->ranges);
-    for (size_t i = 0; i < a->nfilters; i++) {
-        fds__query_free(a->filters[i]);
-        if (a->filter_keys)
-            free(a->filter_keys[i]);
-    }
-    free(a->filters);
-    free(a->filter_keys);
-    free(a->other_key);
-    free(a->pcts);
-    for (size_t i = 0; i < a->nsrcs; i++) {
-        fds_agg_free(a->srcs[i]);
-        if (a->after)
-            free(a->after[i].s);
-    }
-    free(a->srcs);
-    free(a->after);
-    fds_search_request_free(a->th);
-    for (size_t i = 0; i < a->nsubs; i++)
-        fds_agg_free(a->subs[i]);
-    free(a->subs);
-    free(a);
-}
-
 static const char *const STAT_NAMES[] = {"value", "count", "min", "max",
                                          "avg", "sum"};
 

@@ -22,7 +22,7 @@
 #include <strings.h>
 
 #include "dsl/dsl_parse_int.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 /* Regexp flags by name (Elasticsearch's RegexpFlag). */
 static const struct {

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "exec/search_int.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 static float bm25_idf(uint64_t N, uint64_t n)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "exec/term_it.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 static void plain_destroy(fds__it *i) { free(i); }
 

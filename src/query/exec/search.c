@@ -19,7 +19,7 @@
 #include "index/postings.h"
 #include "fetch/highlight.h"
 #include "exec/search_int.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 static int hit_qsort_cmp(const void *a, const void *b, void *req)
 {

@@ -15,7 +15,7 @@
 #include "exec/search_int.h"
 #include "fds_text.h"
 #include "fetch/highlight.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 /* Passages considered per value before the best are kept. */
 #define HL_MAX_PASSAGES 4096

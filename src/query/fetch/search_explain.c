@@ -13,7 +13,7 @@
 #include "aggs/numfmt.h"
 #include "index/postings.h"
 #include "exec/search_int.h"
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 /* ---- explanations (Lucene/Elasticsearch "explain" shape) ----------------- */
 

@@ -10,7 +10,7 @@
  * repetition {n,m} copies the fragment with its targets moved.  Every
  * instruction counts against the state bound before it is written.
  */
-#include "exec/term_pat.h"
+#include "index/term_pat.h"
 
 #include <stdlib.h>
 #include <string.h>
