@@ -25,7 +25,7 @@
 #include "fds_json_skip.h"
 #include "fds_strbuf.h"
 #include "fds_text.h"
-#include "aggs/numfmt.h"
+#include "fds_numfmt.h"
 
 /* One `fields` member: "name":[values]. */
 static void put_field(fds_strbuf *b, bool *open, const char *name,

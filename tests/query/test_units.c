@@ -14,7 +14,7 @@
 #include "search_render.h"
 #include "index/postings.h"
 #include "qtest.h"
-#include "aggs/numfmt.h"
+#include "fds_numfmt.h"
 #include "query.h"
 #include "query_int.h"
 #include "index/sidx_format.h"

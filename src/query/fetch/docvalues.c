@@ -32,7 +32,7 @@
 #include "exec/search_int.h"
 #include "fds_strbuf.h"
 #include "fds_text.h"
-#include "aggs/numfmt.h"
+#include "fds_numfmt.h"
 
 /* Bytes of one rendered value (a date, a number). */
 #define DV_TEXT_MAX 64

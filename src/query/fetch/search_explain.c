@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggs/numfmt.h"
+#include "fds_numfmt.h"
 #include "index/postings.h"
 #include "exec/search_int.h"
 #include "index/term_pat.h"

@@ -1,5 +1,5 @@
 /*
- * numfmt.h: float rendering for search responses (scores, max_score).
+ * fds_numfmt.h: float rendering for search responses (scores, max_score).
  *
  * Elasticsearch prints scores as Java floats: the shortest decimal that
  * reads back as the same float, with a decimal point ("1.0", "0.2876821").

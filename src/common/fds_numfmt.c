@@ -1,6 +1,6 @@
 /*
- * numfmt.c: shortest round-trip float formatting without printf (see
- * numfmt.h for why).
+ * fds_numfmt.c: shortest round-trip float formatting without printf (see
+ * fds_numfmt.h for why).
  *
  * For p = 1..9 significant digits: D = |f| * 10^s rounded half-even, with
  * s = p - 1 - X and X the decimal exponent, computed exactly on the float's
@@ -13,7 +13,7 @@
  * trailing zeros removed).  The fast path is limited to [1e-5, 1e9) so that
  * every product fits in 128 bits; other values use the snprintf loop.
  */
-#include "aggs/numfmt.h"
+#include "fds_numfmt.h"
 
 #include <math.h>
 #include <stdint.h>
