@@ -16,6 +16,7 @@
 #include "fds_time.h"
 #include "fds_text.h"
 #include "http_int.h"
+#include "index_rules.h"
 #include "index_expr.h"
 #include "search_stats.h"
 
@@ -26,12 +27,8 @@
 
 /* ---- settings: JSON <-> flat keys --------------------------------------- */
 
-typedef struct flat_kv {
-    char key[160];
-    char value[256];
-} flat_kv;
-
-#define FLAT_MAX 64
+typedef fds_setting_text flat_kv;
+#define FLAT_MAX FDS_SETTINGS_GIVEN_MAX
 
 /* Flatten {"index":{"codec":"ZSTD"}} / {"index.codec":"ZSTD"} / {"codec":..}
  * into "index.codec"="ZSTD".  Returns 0 or FDS_EINVAL (err filled). */
@@ -114,63 +111,6 @@ static void nest(cJSON *root, const char *key, const char *value)
         return;
     }
     cJSON_AddStringToObject(at, p, value);
-}
-
-/* Apply flat settings to `set`, checking kinds unless `creating`. */
-static int apply_settings(fds_index_settings *set, const flat_kv *kv, size_t n,
-                          bool creating, bool index_open, const char *index_name,
-                          const char *uuid, fds_err *err)
-{
-    char statics[512] = "";
-    bool level_given = false, codec_given = false;
-    for (size_t i = 0; i < n; i++) {
-        /* read-only informational settings Elasticsearch returns */
-        if (!strcmp(kv[i].key, "index.uuid") ||
-            !strcmp(kv[i].key, "index.creation_date") ||
-            !strcmp(kv[i].key, "index.provided_name") ||
-            !strncmp(kv[i].key, "index.version.", 14))
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                               "final %s setting [%s], not updateable",
-                               index_name, kv[i].key);
-        fds_setting_kind k = fds_setting_kind_of(kv[i].key);
-        if (k == FDS_SETTING_UNKNOWN)
-            return fds_settings_set(set, kv[i].key, kv[i].value, err);
-        if (!creating && k == FDS_SETTING_FINAL)
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                               "final %s setting [%s], not updateable",
-                               index_name, kv[i].key);
-        if (!creating && k == FDS_SETTING_STATIC && index_open) {
-            size_t l = strlen(statics);
-            snprintf(statics + l, sizeof statics - l, "%s%s", l ? ", " : "",
-                     kv[i].key);
-            continue;
-        }
-        const char *v = kv[i].value;
-        if (!strcmp(kv[i].key, "index.codec"))
-            codec_given = true;
-        else if (*v && (!strcmp(kv[i].key, "index.compression.zstd.level") ||
-                        !strcmp(kv[i].key, "index.codec.compression_level")))
-            level_given = true;
-        fds_index_settings def;
-        fds_index_settings_default(&def);
-        fds_setting_kv dk[FDS_SETTINGS_MAX]; /* v may point into it below */
-        if (!*v) { /* null: back to the default */
-            size_t dn = fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
-            for (size_t j = 0; j < dn; j++)
-                if (!strcmp(dk[j].key, kv[i].key) ||
-                    (!strcmp(kv[i].key, "index.codec.compression_level") &&
-                     !strcmp(dk[j].key, "index.compression.zstd.level")))
-                    v = dk[j].value;
-        }
-        int rc = fds_settings_set(set, kv[i].key, v, err);
-        if (rc)
-            return rc;
-    }
-    if (statics[0])
-        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                           "Can't update non dynamic settings [[%s]] for open "
-                           "indices [[%s/%s]]", statics, index_name, uuid);
-    return fds_settings_check(set, level_given, codec_given, err);
 }
 
 static cJSON *settings_json(fds_index *ix, bool defaults_part, bool flat)
@@ -564,7 +504,7 @@ int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
     int rc = kv ? flatten(settings, "", kv, &n, err)
                 : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     if (!rc)
-        rc = apply_settings(set, kv, n, true, false, index_name, "", err);
+        rc = fds_settings_apply(set, kv, n, true, false, index_name, "", err);
     free(kv);
     return rc;
 }
@@ -969,30 +909,6 @@ void fds__h_settings_get(fds_req *r, fds_resp *o)
     fds__resp_json(o, 200, j);
 }
 
-/* Drop from kv[0..*n) the settings `ix` already has (a value other than
- * the default, as GET /_settings shows them): ?preserve_existing=true. */
-static void keep_unset(fds_index *ix, flat_kv *kv, size_t *n)
-{
-    fds_index_settings set, def;
-    fds_index_get_settings(ix, &set);
-    fds_index_settings_default(&def);
-    fds_setting_kv cur[FDS_SETTINGS_MAX], dk[FDS_SETTINGS_MAX];
-    size_t nc = fds_settings_to_kv(&set, cur, FDS_SETTINGS_MAX);
-    size_t dn = fds_settings_to_kv(&def, dk, FDS_SETTINGS_MAX);
-    size_t w = 0;
-    for (size_t i = 0; i < *n; i++) {
-        bool have = false;
-        for (size_t j = 0; j < nc; j++)
-            if (!strcmp(cur[j].key, kv[i].key))
-                have = j >= dn || strcmp(cur[j].value, dk[j].value) ||
-                       !strcmp(kv[i].key, "index.number_of_shards") ||
-                       !strcmp(kv[i].key, "index.number_of_replicas");
-        if (!have)
-            kv[w++] = kv[i];
-    }
-    *n = w;
-}
-
 /* PUT /{index}/_settings and PUT /_settings: {index} is an expression
  * (default: open and closed indices, missing names and no match are
  * errors, as UpdateSettingsRequest's IndicesOptions).  Every index is
@@ -1025,62 +941,24 @@ void fds__h_settings_put(fds_req *r, fds_resp *o)
                          "Validation Failed: 1: no settings to update;");
     if (!rc)
         rc = fds_index_expr_resolve(r->store, expr, &opts, &ixs, &nix, &e);
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv), *mine = calloc(FLAT_MAX, sizeof *kv);
+    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
     fds_index_settings *sets = calloc(nix ? nix : 1, sizeof *sets);
     bool *bounce = calloc(nix ? nix : 1, sizeof *bounce);
     size_t n = 0;
-    if (!rc && (!kv || !mine || !sets || !bounce))
+    if (!rc && (!kv || !sets || !bounce))
         rc = FDS_ENOMEM;
     if (!rc) {
         cJSON *st = cJSON_GetObjectItemCaseSensitive(body, "settings");
         rc = flatten(st && cJSON_IsObject(st) ? st : body, "", kv, &n, &e);
     }
-    /* a change of index.blocks.* alone passes the metadata blocks, as
-     * Elasticsearch's update settings lets blocks be lifted */
-    bool blocks_only = true;
-    for (size_t i = 0; !rc && i < n; i++)
-        blocks_only &= !strncmp(kv[i].key, "index.blocks.", strlen("index.blocks."));
+    fds_settings_update u = {.kv = kv, .n = n, .preserve_existing = preserve,
+                             .reopen = reopen};
     /* every index first: nothing changes unless all of them can */
-    for (size_t i = 0; !rc && i < nix; i++) {
-        if (!blocks_only &&
-            (rc = fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_METADATA_WRITE, &e)))
-            break;
-        size_t m = n;
-        memcpy(mine, kv, n * sizeof *kv);
-        if (preserve)
-            keep_unset(ixs[i], mine, &m);
-        bool open = fds_index_is_open(ixs[i]);
-        fds_index_get_settings(ixs[i], &sets[i]);
-        rc = apply_settings(&sets[i], mine, m, false, open && !reopen,
-                            fds_index_name(ixs[i]), fds_index_uuid(ixs[i]), &e);
-        if (!rc && open && reopen) {
-            /* only when a static setting is among them */
-            fds_index_settings probe;
-            fds_index_get_settings(ixs[i], &probe);
-            fds_err pe;
-            fds_err_clear(&pe);
-            bounce[i] = apply_settings(&probe, mine, m, false, true,
-                                       fds_index_name(ixs[i]),
-                                       fds_index_uuid(ixs[i]), &pe) != 0;
-        }
-    }
-    for (size_t i = 0; !rc && i < nix; i++) {
-        if (bounce[i])
-            rc = fds_index_set_open(ixs[i], false, &e);
-        if (!rc)
-            rc = fds_index_put_settings(ixs[i], &sets[i], &e);
-        if (bounce[i]) {
-            fds_err oe;
-            fds_err_clear(&oe);
-            int orc = fds_index_set_open(ixs[i], true, &oe);
-            if (!rc && orc) {
-                rc = orc;
-                e = oe;
-            }
-        }
-    }
+    for (size_t i = 0; !rc && i < nix; i++)
+        rc = fds_index_settings_plan(ixs[i], &u, &sets[i], &bounce[i], &e);
+    for (size_t i = 0; !rc && i < nix; i++)
+        rc = fds_index_settings_commit(ixs[i], &sets[i], bounce[i], &e);
     free(kv);
-    free(mine);
     free(sets);
     free(bounce);
     cJSON_Delete(body);
