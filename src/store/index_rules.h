@@ -14,6 +14,18 @@
 
 #include "store.h"
 
+/* ---- the final settings guard (settings.c) ------------------------------ */
+
+/*
+ * Does `next` keep every final setting of `cur`?  0, or FDS_EINVAL (kind
+ * INVALID_ARGUMENT, "final <name> setting [<key>], not updateable") for
+ * the first one it changes.  fds_index_put_settings calls it, so no caller
+ * changes a final setting of an existing index.
+ */
+int fds_settings_check_final(const fds_index_settings *cur,
+                             const fds_index_settings *next, const char *name,
+                             fds_err *err);
+
 /* ---- settings changes (settings_rules.c) -------------------------------- */
 
 /* One setting as text, its full name and its value ("index.codec" =
@@ -80,15 +92,5 @@ int fds_index_settings_commit(fds_index *ix, const fds_index_settings *set,
  * both. */
 int fds_index_update_settings(fds_index *ix, const fds_settings_update *u,
                               fds_err *err);
-
-/*
- * Does `next` keep every final setting of `cur`?  0, or FDS_EINVAL (kind
- * INVALID_ARGUMENT, "final <name> setting [<key>], not updateable") for
- * the first one it changes.  fds_index_put_settings calls it, so no caller
- * changes a final setting of an existing index.
- */
-int fds_settings_check_final(const fds_index_settings *cur,
-                             const fds_index_settings *next, const char *name,
-                             fds_err *err);
 
 #endif

@@ -85,26 +85,6 @@ int fds_settings_apply(fds_index_settings *set, const fds_setting_text *kv,
     return fds_settings_check(set, level_given, codec_given, err);
 }
 
-int fds_settings_check_final(const fds_index_settings *cur,
-                             const fds_index_settings *next, const char *name,
-                             fds_err *err)
-{
-    fds_setting_kv a[FDS_SETTINGS_MAX], b[FDS_SETTINGS_MAX];
-    size_t na = fds_settings_to_kv(cur, a, FDS_SETTINGS_MAX);
-    size_t nb = fds_settings_to_kv(next, b, FDS_SETTINGS_MAX);
-    for (size_t j = 0; j < nb; j++) {
-        if (fds_setting_kind_of(b[j].key) != FDS_SETTING_FINAL)
-            continue;
-        const char *was = NULL;
-        for (size_t i = 0; i < na && !was; i++)
-            if (!strcmp(a[i].key, b[j].key))
-                was = a[i].value;
-        if (!was || strcmp(was, b[j].value))
-            return not_updateable(err, name, b[j].key);
-    }
-    return 0;
-}
-
 /* Drop from kv[0..*n) the settings `ix` already has (a value other than
  * the default, as GET /_settings shows them): preserve_existing. */
 static void keep_unset(fds_index *ix, fds_setting_text *kv, size_t *n)
