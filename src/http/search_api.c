@@ -1,29 +1,19 @@
 /*
- * search_api.c: `_search` and `_count` over an index expression
- * (index_expr.h): `/{expr}/_search`, `/_search`, `/_all/_count`, ...
- *
- * Every (index, shard) pair is one shard of the search (index.number_of_
- * shards of each index, or those a `routing` names), searched as
- * Elasticsearch's query-then-fetch does: the body is parsed against the
- * index's mapping, the query runs over that shard's segments (one view
- * per index, its segments grouped by shard) with the shard's own term
- * statistics and keeps its best from + size hits; the query phases run in
- * parallel, up to one thread per core (run_query_phase; one shard runs on
- * the request's thread).  The coordinating step merges those lists in the
- * request's order (score or sort keys, then shard order -- index, then
- * shard -- then doc, as Lucene's TopDocs.merge breaks ties), cuts the page
- * and fetches `_source` from each hit's index.  A shard whose search fails
- * is a shard failure in `_shards.failures` while the others answer; when
- * all fail, the first failure is the answer (as Elasticsearch's "all
- * shards failed" carries its root cause).
+ * search_api.c: `_search`, `_count`, `_search_shards` and `_msearch` over
+ * an index expression (index_expr.h): `/{expr}/_search`, `/_search`,
+ * `/_all/_count`, ...  This file parses each shard's request (the body
+ * against the shard's index's mapping, with the URL parameters, alias
+ * filters and indices_boost) and answers; the shard coordinator
+ * (src/search/shard_search.h) plans the shards, runs the query phases,
+ * merges the hits and fetches the page.  A shard whose search fails is a
+ * shard failure in `_shards.failures` while the others answer; when all
+ * fail, the first failure is the answer (as Elasticsearch's "all shards
+ * failed" carries its root cause).
  */
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fds_strbuf.h"
 #include "fds_text.h"
@@ -33,6 +23,7 @@
 #include "aggs_render.h"
 #include "search_render.h"
 #include "search_stats.h"
+#include "shard_search.h"
 
 /* URL parameters Elasticsearch's search accepts that we apply. */
 static const char *const SEARCH_PARAMS[] = {
@@ -58,145 +49,20 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "include_named_queries_score", NULL};
 const char *const *const fds__search_url_params = SEARCH_OK_PARAMS;
 
-/* shard_run.shard of a run over every shard of its index at once: the
- * runs of a scroll or point in time, whose held contexts keep one view and
- * one cursor per index (search_ctx.c). */
-#define ALL_SHARDS UINT32_MAX
 
-/* Threads of one search's query phase at most (run_query_phase), whatever
- * the core count. */
-#define SEARCH_THREADS_MAX 64
-
-/* One shard of the search: its parsed request, its index's view, the run
- * of the view's segments that are this shard's, and its result.  The
- * first shard run of an index (`owner`) holds the index reference and the
- * view; the index's other shard runs share them. */
-typedef struct shard_run {
-    fds_index *ix;
-    uint32_t shard;
-    bool owner;
-    char *alias_filter; /* the filtered aliases' query ANDed in, or NULL */
-    float index_boost;  /* indices_boost: its scores multiplied by this */
-    fds_search_request *req;
-    fds_index_view *v;
-    const fds_search_segment *segs;
-    unsigned nseg;
-    unsigned vseg0; /* its first segment in the view */
-    unsigned seg0; /* its first segment in the merged segment array */
-    fds_search_result res;
-    uint32_t from, size; /* the page asked for, before several shards widen it */
-    uint64_t query_ns;
-    int rc;
-    fds_err err;
-    bool held;     /* ix and v belong to a scroll or point in time */
-    bool held_req; /* and req too */
-} shard_run;
-
-/* The search as a whole: the shards that answered, in index order. */
-typedef struct search_run {
-    shard_run *sh;
-    size_t n;
-    size_t nok;
-    unsigned *ok;  /* indices into sh of the shards that answered */
-    uint64_t fetch_ns;           /* the fetch phase (render) */
-    uint64_t terminate_after;    /* _count: docs counted per shard at most; 0 = all */
-    bool terminated_early;       /* a shard reached terminate_after */
-    uint64_t load_ns, load_docs; /* what fetching `_source` cost */
-    const fds__search_hooks *hk; /* a scroll or point in time, or NULL */
-} search_run;
-
-/* The answering shard that global segment `seg` belongs to. */
-static shard_run *shard_of(const search_run *s, uint32_t seg)
+/* The query phase counted in the index's search stats (search_stats.c). */
+static uint64_t query_begin(fds_search_stats *ss)
 {
-    size_t lo = 0, hi = s->nok;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (s->sh[s->ok[mid]].seg0 <= seg)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return &s->sh[s->ok[lo]];
+    return fds__phase_begin(ss, FDS__PHASE_QUERY);
 }
 
-static const char *index_of_cb(void *arg, uint32_t seg)
+static uint64_t query_end(fds_search_stats *ss, uint64_t t0, bool ok)
 {
-    return fds_index_name(shard_of(arg, seg)->ix);
+    return fds__phase_end(ss, FDS__PHASE_QUERY, t0, ok);
 }
 
-static const fds_search_request *req_of_cb(void *arg, uint32_t seg)
-{
-    return shard_of(arg, seg)->req;
-}
-
-static void meta_cb(void *arg, const fds_hit *h, int64_t *version,
-                    int64_t *seq_no)
-{
-    shard_run *sh = shard_of(arg, h->seg);
-    fds_index_view_doc_meta(sh->v, h->seg - sh->seg0 + sh->vseg0, h->doc,
-                            version, seq_no);
-}
-
-static const char *routing_cb(void *arg, const fds_hit *h, size_t *len)
-{
-    shard_run *sh = shard_of(arg, h->seg);
-    return fds_index_view_doc_routing(sh->v, h->seg - sh->seg0 + sh->vseg0,
-                                      h->doc, len);
-}
-
-/* `_source` of the page: each index's hits fetched from its view in one
- * call (hits of a block decode it once), with their segment numbers made
- * the view's again. */
-static int fetch_cb(void *arg, const fds_hit *hits, size_t n,
-                    const uint8_t **src, size_t *len, fds_err *err)
-{
-    search_run *s = arg;
-    uint64_t t0 = fds__mono_ns();
-    if (s->nok == 1 && s->sh[s->ok[0]].vseg0 == 0) {
-        int rc = fds_index_view_fetch(s->sh[s->ok[0]].v, hits, n, src, len, err);
-        s->load_ns += fds__mono_ns() - t0;
-        s->load_docs += n;
-        return rc;
-    }
-    fds_hit *local = malloc((n ? n : 1) * sizeof *local);
-    size_t *at = malloc((n ? n : 1) * sizeof *at);
-    const uint8_t **ls = malloc((n ? n : 1) * sizeof *ls);
-    size_t *ll = malloc((n ? n : 1) * sizeof *ll);
-    int rc = local && at && ls && ll ? 0 : FDS_ENOMEM;
-    /* one fetch per view (an index's shards share one, and a fetch
-     * invalidates what the last one on the view gave) */
-    for (size_t k = 0; !rc && k < s->nok; k++) {
-        fds_index_view *v = s->sh[s->ok[k]].v;
-        bool done = false;
-        for (size_t j = 0; j < k && !done; j++)
-            done = s->sh[s->ok[j]].v == v;
-        if (done)
-            continue;
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++) {
-            const shard_run *sh = shard_of(s, hits[i].seg);
-            if (sh->v == v) {
-                local[m] = hits[i];
-                local[m].seg = local[m].seg - sh->seg0 + sh->vseg0;
-                at[m++] = i;
-            }
-        }
-        if (m && !(rc = fds_index_view_fetch(v, local, m, ls, ll, err)))
-            for (size_t i = 0; i < m; i++) {
-                src[at[i]] = ls[i];
-                len[at[i]] = ll[i];
-            }
-    }
-    if (rc == FDS_ENOMEM)
-        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
-    free(local);
-    free(at);
-    free(ls);
-    free(ll);
-    s->load_ns += fds__mono_ns() - t0;
-    s->load_docs += n;
-    return rc;
-}
+static const fds_search_clock SEARCH_CLOCK = {
+    .now_ns = fds__mono_ns, .query_begin = query_begin, .query_end = query_end};
 
 /* Splice `,<member>` (plen bytes, e.g. `"profile":{...}`) before the
  * closing brace of the JSON object `*out` (*len bytes).  Returns 0 or
@@ -237,7 +103,7 @@ static int splice_profile(char **out, size_t *len, const fds__profile *p)
 /* The shards' aggregations reduced (fds_aggs_reduce) and spliced into the
  * answer `*out` as `"aggregations":{...}`.  0 or an FDS_E* code (e
  * filled: too_many_buckets_exception, out of memory). */
-static int splice_aggs(fds_req *r, const search_run *s, const fds_agg *root,
+static int splice_aggs(fds_req *r, const fds_shard_search *s, const fds_agg *root,
                        const fds_search_segment *segs, const fds_hit_source *hs,
                        char **out, size_t *len, fds_err *e)
 {
@@ -325,27 +191,12 @@ static int parse_for(fds_req *r, const fds_mapping *m,
     return rc;
 }
 
-/* The run of view segments of `shard`: [*first, *first + *n). */
-static void shard_segments(const fds_index_view *v, uint32_t shard,
-                           unsigned *first, unsigned *n)
-{
-    unsigned nseg, a = 0;
-    fds_index_view_segments(v, &nseg);
-    while (a < nseg && fds_index_view_segment_shard(v, a) < shard)
-        a++;
-    unsigned b = a;
-    while (b < nseg && fds_index_view_segment_shard(v, b) == shard)
-        b++;
-    *first = a;
-    *n = b - a;
-}
-
 /* Before the query phase, on the request's thread: parse the body for the
  * shard's index and (the owner) acquire the index's view; take the
  * shard's run of segments.  `owner` is the index's first shard run, whose
  * view a later one shares.  With several shards each keeps its best
  * from + size hits (the page is cut after the merge). */
-static void prepare_shard(fds_req *r, shard_run *sh, const shard_run *owner,
+static void prepare_shard(fds_req *r, fds_shard_run *sh, const fds_shard_run *owner,
                           bool count, bool several, const fds__search_hooks *hk,
                           size_t k)
 {
@@ -376,188 +227,18 @@ static void prepare_shard(fds_req *r, shard_run *sh, const shard_run *owner,
     }
     if (!sh->rc && hk && hk->prepare)
         sh->rc = hk->prepare(hk->arg, k, sh->ix, sh->req, &sh->err);
-    if (!sh->rc) {
-        sh->from = sh->req->from;
-        sh->size = sh->req->size;
-    }
-    if (!sh->rc && several) {
-        sh->req->size += sh->req->from;
-        sh->req->from = 0;
-    }
-    if (!sh->rc && hk && hk->view)
-        sh->v = hk->view(hk->arg, k), sh->held = true;
-    else if (!sh->rc && sh->owner)
-        sh->rc = fds_index_view_acquire(sh->ix, &sh->v, &sh->err);
-    else if (!sh->rc && !(sh->v = owner->v)) {
-        sh->rc = owner->rc;
-        sh->err = owner->err;
-    }
-    if (!sh->rc) {
-        const fds_search_segment *all = fds_index_view_segments(sh->v, &sh->nseg);
-        if (sh->shard != ALL_SHARDS)
-            shard_segments(sh->v, sh->shard, &sh->vseg0, &sh->nseg);
-        sh->segs = all + sh->vseg0;
-    }
-    if (sh->rc && !sh->err.index[0])
-        snprintf(sh->err.index, sizeof sh->err.index, "%s",
-                 fds_index_name(sh->ix));
-}
-
-/* The query phase of one prepared shard (any thread). */
-static void query_shard(shard_run *sh)
-{
-    if (sh->rc)
-        return;
-    fds_search_stats *ss = fds_index_search_stats(sh->ix);
-    uint64_t q0 = fds__phase_begin(ss, FDS__PHASE_QUERY);
-    sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res, &sh->err);
-    sh->query_ns = fds__phase_end(ss, FDS__PHASE_QUERY, q0, !sh->rc);
-    if (sh->rc && !sh->err.index[0])
-        snprintf(sh->err.index, sizeof sh->err.index, "%s",
-                 fds_index_name(sh->ix));
-}
-
-/* The shards of a query phase, taken one at a time by the threads. */
-typedef struct query_pool {
-    shard_run *sh;
-    size_t n;
-    atomic_size_t next;
-} query_pool;
-
-static void *query_worker(void *arg)
-{
-    query_pool *p = arg;
-    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
-        query_shard(&p->sh[i]);
-    return NULL;
-}
-
-/* The query phase of every shard of `s`: in parallel on up to one thread
- * per online core (the request's thread is one of them), each thread
- * taking the next shard not yet taken; a single shard runs here without a
- * thread.  A thread that cannot be started leaves its share to the
- * others. */
-static void run_query_phase(search_run *s)
-{
-    if (s->n <= 1) {
-        if (s->n)
-            query_shard(&s->sh[0]);
-        return;
-    }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nthreads = cpus > 1 ? (size_t)cpus : 1;
-    if (nthreads > s->n)
-        nthreads = s->n;
-    if (nthreads > SEARCH_THREADS_MAX)
-        nthreads = SEARCH_THREADS_MAX;
-    query_pool p = {.sh = s->sh, .n = s->n};
-    atomic_init(&p.next, 0);
-    pthread_t th[SEARCH_THREADS_MAX];
-    size_t started = 0;
-    for (size_t t = 1; t < nthreads; t++)
-        if (pthread_create(&th[started], NULL, query_worker, &p) == 0)
-            started++;
-    query_worker(&p);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(th[t], NULL);
-}
-
-/* terminate_after on `_count`: each shard stops at that many documents, so
- * its count is the smaller of the two (exact: counting visits every match). */
-static void terminate_count(search_run *s)
-{
-    for (size_t k = 0; s->terminate_after && k < s->nok; k++) {
-        fds_search_result *res = &s->sh[s->ok[k]].res;
-        if (res->total >= s->terminate_after) {
-            res->total = s->terminate_after;
-            s->terminated_early = true;
-        }
-    }
-}
-
-/* A hit and what explains it, for the merge. */
-typedef struct merged_hit {
-    fds_hit h;
-    fds_explanation *x;
-    fds_matched *mq; /* the shard's, or NULL */
-} merged_hit;
-
-static int merged_cmp(const void *a, const void *b, void *arg)
-{
-    return fds_hit_cmp(arg, &((const merged_hit *)a)->h,
-                       &((const merged_hit *)b)->h);
-}
-
-/* The answering shards' hits merged into `out` (hits and explanations
- * malloc'd; explanation trees still owned by the shards), the page
- * [from, from + size) of the request `page`. */
-static int merge_hits(search_run *s, const fds_search_request *page,
-                      fds_search_result *out)
-{
-    memset(out, 0, sizeof *out);
-    out->max_score = NAN;
-    size_t total = 0;
-    for (size_t k = 0; k < s->nok; k++) {
-        const fds_search_result *res = &s->sh[s->ok[k]].res;
-        total += res->nhits;
-        out->total += res->total;
-        out->total_is_lower_bound |= res->total_is_lower_bound;
-        out->timed_out |= res->timed_out;
-        if (!isnan(res->max_score) &&
-            (isnan(out->max_score) || res->max_score > out->max_score))
-            out->max_score = res->max_score;
-    }
-    /* a finite track_total_hits: counted up to it, as one shard would */
-    if (!page->count_only && page->track_total >= 0 &&
-        page->track_total != INT64_MAX &&
-        out->total > (uint64_t)page->track_total) {
-        out->total = (uint64_t)page->track_total;
-        out->total_is_lower_bound = true;
-    }
-    merged_hit *all = malloc((total ? total : 1) * sizeof *all);
-    if (!all)
-        return FDS_ENOMEM;
-    size_t m = 0;
-    bool explain = false, named = false;
-    for (size_t k = 0; k < s->nok; k++) {
-        shard_run *sh = &s->sh[s->ok[k]];
-        for (size_t i = 0; i < sh->res.nhits; i++) {
-            all[m].h = sh->res.hits[i];
-            all[m].h.seg += sh->seg0;
-            all[m].mq = sh->res.matched ? &sh->res.matched[i] : NULL;
-            all[m++].x = sh->res.explain ? sh->res.explain[i] : NULL;
-        }
-        explain |= sh->res.explain != NULL;
-        named |= sh->res.matched != NULL;
-    }
-    qsort_r(all, m, sizeof *all, merged_cmp, (void *)page);
-    size_t from = page->from < m ? page->from : m;
-    size_t n = m - from < page->size ? m - from : page->size;
-    out->hits = malloc((n ? n : 1) * sizeof *out->hits);
-    out->explain = explain ? calloc(n ? n : 1, sizeof *out->explain) : NULL;
-    out->matched = named ? calloc(n ? n : 1, sizeof *out->matched) : NULL;
-    if (!out->hits || (explain && !out->explain) || (named && !out->matched)) {
-        free(all);
-        free(out->hits);
-        free(out->explain);
-        free(out->matched);
-        return FDS_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        out->hits[i] = all[from + i].h;
-        if (explain)
-            out->explain[i] = all[from + i].x;
-        if (named && all[from + i].mq) /* the names stay the shard's */
-            out->matched[i] = *all[from + i].mq;
-    }
-    out->nhits = n;
-    free(all);
-    return 0;
+    /* a scroll's or point in time's view, asked for once the shard is
+     * ready */
+    fds_index_view *held = NULL;
+    bool use_held = !sh->rc && hk && hk->view;
+    if (use_held)
+        held = hk->view(hk->arg, k);
+    fds_shard_run_ready(sh, owner, several, use_held ? &held : NULL);
 }
 
 /* A shard failure's cause as Elasticsearch prints it:
  * {"type","reason","index_uuid","index"}. */
-static void put_cause(fds_strbuf *b, const shard_run *sh)
+static void put_cause(fds_strbuf *b, const fds_shard_run *sh)
 {
     const char *type = fds__http_type(&sh->err);
     const char *name = fds_index_name(sh->ix), *uuid = fds_index_uuid(sh->ix);
@@ -584,7 +265,7 @@ static bool shard_level(const fds_err *e)
 /* Every shard failed with a shard-level cause: 400
  * search_phase_execution_exception "all shards failed", root causes one
  * per distinct cause, failed_shards each shard's (grouped). */
-static void all_failed(fds_resp *o, const search_run *s)
+static void all_failed(fds_resp *o, const fds_shard_search *s)
 {
     fds_strbuf b = {0};
     fds_strbuf_puts(&b, "{\"error\":{\"root_cause\":[");
@@ -620,7 +301,7 @@ static void all_failed(fds_resp *o, const search_run *s)
 
 /* `_shards.failures` of the shards that failed, as a JSON array text
  * (malloc'd), or NULL when none failed. */
-static char *failures_json(const search_run *s)
+static char *failures_json(const fds_shard_search *s)
 {
     if (s->nok == s->n)
         return NULL;
@@ -628,7 +309,7 @@ static char *failures_json(const search_run *s)
     fds_strbuf_puts(&b, "[");
     bool first = true;
     for (size_t i = 0; i < s->n; i++) {
-        const shard_run *sh = &s->sh[i];
+        const fds_shard_run *sh = &s->sh[i];
         if (!sh->rc)
             continue;
         if (!first)
@@ -655,7 +336,8 @@ static const char *req_param_cb(void *arg, const char *name)
 }
 
 /* The search of `s`'s shards rendered, or NULL with e filled. */
-static char *render(fds_req *r, search_run *s, bool count, long long t0,
+static char *render(fds_req *r, fds_shard_search *s,
+                    const fds__search_hooks *hk, bool count, long long t0,
                     size_t *out_len, fds_err *e)
 {
     fds_mapping *none = NULL;
@@ -687,7 +369,7 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     merged.max_score = NAN;
     int rc = segs ? 0 : FDS_ENOMEM;
     for (size_t k = 0; !rc && k < s->nok; k++) {
-        shard_run *sh = &s->sh[s->ok[k]];
+        fds_shard_run *sh = &s->sh[s->ok[k]];
         memcpy(segs + sh->seg0, sh->segs, sh->nseg * sizeof *segs);
     }
     char *fail = failures_json(s);
@@ -698,25 +380,25 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
                                                     ? s->terminated_early
                                                     : -1};
     if (!rc && s->nok > 1)
-        rc = merge_hits(s, &pg, &merged);
-    if (!rc && s->hk && s->hk->page) { /* each hit's shard, for the cursors */
+        rc = fds_shard_search_merge(s, &pg, &merged);
+    if (!rc && hk && hk->page) { /* each hit's shard, for the cursors */
         size_t *shard = malloc((res->nhits ? res->nhits : 1) * sizeof *shard);
         unsigned *seg0 = malloc((s->n ? s->n : 1) * sizeof *seg0);
         rc = shard && seg0 ? 0 : FDS_ENOMEM;
         for (size_t k = 0; !rc && k < s->n; k++)
             seg0[k] = s->sh[k].seg0;
         for (size_t i = 0; !rc && i < res->nhits; i++)
-            shard[i] = (size_t)(shard_of(s, res->hits[i].seg) - s->sh);
+            shard[i] = (size_t)(fds_shard_search_shard_of(s, res->hits[i].seg) - s->sh);
         if (!rc)
-            s->hk->page(s->hk->arg, &pg, res, shard, seg0);
+            hk->page(hk->arg, &pg, res, shard, seg0);
         free(shard);
         free(seg0);
     }
     char *out = NULL;
     if (!rc) {
-        fds_hit_source hs = {.fetch = fetch_cb, .meta = meta_cb,
-                             .index_of = index_of_cb, .req_of = req_of_cb,
-                             .routing = routing_cb, .shards = &info, .arg = s};
+        fds_hit_source hs = {.fetch = fds_shard_search_fetch, .meta = fds_shard_search_meta,
+                             .index_of = fds_shard_search_index_of, .req_of = fds_shard_search_req_of,
+                             .routing = fds_shard_search_routing, .shards = &info, .arg = s};
         fds_search_stats *ss[s->nok ? s->nok : 1];
         uint64_t f0[s->nok ? s->nok : 1];
         bool fetch = !count && res->nhits > 0;
@@ -750,85 +432,6 @@ static char *render(fds_req *r, search_run *s, bool count, long long t0,
     return out;
 }
 
-static void search_run_free(search_run *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        if (s->sh[i].held_req)
-            s->sh[i].req = NULL;
-        if (s->sh[i].held) {
-            s->sh[i].v = NULL;
-            s->sh[i].ix = NULL;
-        }
-        fds_search_result_free(&s->sh[i].res);
-        fds_search_request_free(s->sh[i].req);
-        if (s->sh[i].owner) {
-            fds_index_view_release(s->sh[i].v);
-            fds_index_release(s->sh[i].ix);
-        }
-        free(s->sh[i].alias_filter);
-    }
-    free(s->sh);
-    free(s->ok);
-}
-
-/* The shard run of the index of s->sh[i] that owns its view. */
-static size_t owner_of(const search_run *s, size_t i)
-{
-    while (i > 0 && !s->sh[i].owner)
-        i--;
-    return i;
-}
-
-/* The shards to search: of each of the `n` indices, every shard, or with
- * `routing` (comma-separated values, OperationRouting#searchShards) the
- * shards those values route to, in shard order; with `whole` (a scroll or
- * point in time, whose held contexts keep a view and a cursor per index)
- * one run per index over all its shards (ALL_SHARDS), numbered as the
- * indices.  Fills s->sh and s->ok (calloc'd) and s->n; the first run of
- * each index is its owner.  Returns 0 or FDS_ENOMEM. */
-static int plan_shards(const char *routing, bool whole, fds_index **ixs,
-                       size_t n, search_run *s)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += whole ? 1 : fds_index_nshards(ixs[i]);
-    s->sh = calloc(total ? total : 1, sizeof *s->sh);
-    s->ok = calloc(total ? total : 1, sizeof *s->ok);
-    if (!s->sh || !s->ok) {
-        free(s->sh);
-        free(s->ok);
-        s->sh = NULL;
-        s->ok = NULL;
-        return FDS_ENOMEM;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (whole) {
-            s->sh[k++] = (shard_run){.ix = ixs[i], .shard = ALL_SHARDS, .owner = true};
-            continue;
-        }
-        uint32_t nsh = fds_index_nshards(ixs[i]);
-        bool want[FDS_SHARDS_MAX] = {0};
-        for (const char *p = routing; p && nsh > 1;) {
-            const char *c = strchr(p, ',');
-            size_t len = c ? (size_t)(c - p) : strlen(p);
-            want[fds_index_shard_of(ixs[i], p, len)] = true;
-            p = c ? c + 1 : NULL;
-        }
-        size_t first = k;
-        for (uint32_t sh = 0; sh < nsh; sh++) {
-            if (routing && nsh > 1 && !want[sh])
-                continue;
-            s->sh[k].ix = ixs[i];
-            s->sh[k].shard = sh;
-            s->sh[k].owner = k == first;
-            k++;
-        }
-    }
-    s->n = k;
-    return 0;
-}
-
 /* The indices of a search's path expression (with the expression URL
  * parameters); /_search and /_count have none: every index.  Returns 0 or
  * the error in `e`; `opts` gets what the URL says. */
@@ -846,7 +449,7 @@ static const char *const SEARCH_SHARDS_PARAMS[] = {
     NULL};
 
 /* GET|POST /{index}/_search_shards (SearchShardsAction): the shards a
- * search of the expression would ask (plan_shards: `routing` narrows them
+ * search of the expression would ask (fds_shard_search_plan: `routing` narrows them
  * as it narrows a search), each group one shard's copies -- the primary,
  * on the one node. */
 void fds__h_search_shards(fds_req *r, fds_resp *o)
@@ -860,8 +463,8 @@ void fds__h_search_shards(fds_req *r, fds_resp *o)
     size_t n = 0;
     if (search_indices(r, &opts, &ixs, &n, &e))
         return fds__resp_error(o, &e);
-    search_run s = {0};
-    if (plan_shards(fds__req_param(r, "routing"), false, ixs, n, &s)) {
+    fds_shard_search s = {0};
+    if (fds_shard_search_plan(fds__req_param(r, "routing"), false, ixs, n, &s)) {
         fds_index_expr_free(ixs, n);
         return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
@@ -1033,9 +636,9 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     fds_err e;
     fds_err_clear(&e);
     const char *st = fds__req_param(r, "search_type");
-    search_run s = {.terminate_after = tav, .hk = hk};
+    fds_shard_search s = {.terminate_after = tav, .clock = &SEARCH_CLOCK};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
-    int prc = plan_shards(routing, hk != NULL, ixs, n, &s);
+    int prc = fds_shard_search_plan(routing, hk != NULL, ixs, n, &s);
     if (prc || !boosts) {
         free(s.sh);
         free(s.ok);
@@ -1080,16 +683,13 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     }
     for (size_t k = 0; k < s.n; k++)
         if (!s.sh[k].rc)
-            prepare_shard(r, &s.sh[k], &s.sh[s.sh[k].owner ? k : owner_of(&s, k)],
+            prepare_shard(r, &s.sh[k], &s.sh[s.sh[k].owner ? k : fds_shard_search_owner_of(&s, k)],
                           count, s.n > 1, hk, k);
-    run_query_phase(&s);
-    for (size_t i = 0; i < s.n; i++)
-        if (!s.sh[i].rc)
-            s.ok[s.nok++] = (unsigned)i;
+    fds_shard_search_query(&s);
     free(ixs);
     fds_index_expr_filters_free(filters, n);
     free(boosts);
-    terminate_count(&s);
+    fds_shard_search_terminate_count(&s);
     size_t out_len = 0;
     char *out = NULL;
     bool wrapped = false;
@@ -1100,10 +700,10 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
             wrapped = true;
         }
     } else {
-        out = render(r, &s, count, t0, &out_len, &e);
+        out = render(r, &s, hk, count, t0, &out_len, &e);
     }
     if (out && profile) {
-        shard_run *sh = &s.sh[0];
+        fds_shard_run *sh = &s.sh[0];
         fds__profile prof = {.node_id = FDS__NODE_ID,
                              .index = fds_index_name(sh->ix),
                              .query = sh->req->query,
@@ -1128,11 +728,11 @@ static void search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     else if (!wrapped)
         fds__resp_error(o, &e);
     for (size_t k = 0; out && hk && hk->keep && k < s.nok; k++) {
-        shard_run *sh = &s.sh[s.ok[k]];
+        fds_shard_run *sh = &s.sh[s.ok[k]];
         if (hk->keep(hk->arg, s.ok[k], sh->ix, sh->v, sh->req))
             sh->ix = NULL, sh->v = NULL, sh->req = NULL;
     }
-    search_run_free(&s);
+    fds_shard_search_free(&s);
 }
 
 /* ---- _msearch ---------------------------------------------------------------- */
