@@ -12,17 +12,7 @@
 
 #include "http_int.h"
 #include "ast/search_request.h"
-
-/* Elasticsearch's search.max_open_scroll_context default: scrolls open at
- * once on the node; one more is refused with 429. */
-#define FDS_MAX_OPEN_SCROLL_CONTEXT 500
-/* Elasticsearch's search.max_keep_alive default (24h), milliseconds: a
- * longer scroll or keep_alive is refused. */
-#define FDS_MAX_KEEP_ALIVE_MS (24ll * 3600 * 1000)
-/* How often the reaper thread frees expired contexts, milliseconds (so an
- * idle server frees one within this long of its expiry; every scroll and
- * point-in-time request also reaps). */
-#define FDS_CTX_REAP_INTERVAL_MS 1000
+#include "search_contexts.h"
 
 /*
  * How search_api.c's search runs over a held context.  Shards are numbered
@@ -61,7 +51,8 @@ void fds__search_held(fds_req *r, fds_resp *o, fds_index **ixs, size_t n,
                       const fds__search_hooks *hk);
 
 /* Start/stop the context table and its reaper thread (fds_http_start and
- * fds_http_stop).  Stopping frees every context.  0 or FDS_ENOMEM. */
+ * fds_http_stop; search_contexts.h).  Stopping frees every context.  0 or
+ * FDS_ENOMEM. */
 int fds__ctx_start(void);
 void fds__ctx_stop(void);
 
