@@ -93,4 +93,52 @@ int fds_index_settings_commit(fds_index *ix, const fds_index_settings *set,
 int fds_index_update_settings(fds_index *ix, const fds_settings_update *u,
                               fds_err *err);
 
+/* ---- resize (resize_rules.c) --------------------------------------------- */
+
+/* What a resize makes of its source (the order of src/http's resize
+ * types). */
+typedef enum fds_resize_kind {
+    FDS_RESIZE_KIND_CLONE = 0,
+    FDS_RESIZE_KIND_SHRINK,
+    FDS_RESIZE_KIND_SPLIT,
+} fds_resize_kind;
+
+/*
+ * A resize of a source of `n` shards and `routing` routing shards into `m`
+ * shards, checked as Elasticsearch checks it (IndexMetadata's
+ * selectCloneShard, selectShrinkShards, selectSplitShard,
+ * getRoutingFactor, assertSplitMetadata), then `routing_given`
+ * (index.number_of_routing_shards in the request) refused but for a split
+ * of one shard.  Returns 0, FDS_EINVAL (kind INVALID_ARGUMENT, 400 in
+ * Elasticsearch) or FDS_EINVAL kind ILLEGAL_STATE (its
+ * IllegalStateException, 500: routing shards not a multiple of the
+ * target's).
+ */
+int fds_resize_check_shards(fds_resize_kind kind, uint32_t n, uint32_t m,
+                            uint32_t routing, bool routing_given, fds_err *e);
+
+/*
+ * The target's settings `set` (the source's with the request's over
+ * them) given the target's `m` shards: with more than one source shard,
+ * the source's `routing` shards (so that each document's target shard
+ * follows from its source shard; 0 when they are m's default), then
+ * fds_settings_check_shards.  Returns 0 or its FDS_EINVAL.
+ */
+int fds_resize_target_settings(fds_index_settings *set, uint32_t n, uint32_t m,
+                               uint32_t routing, fds_err *e);
+
+/*
+ * The checks of a resize of `src` into the new index `target` after its
+ * settings and aliases, in Elasticsearch's order: the target does not
+ * exist as an index (FDS_EEXIST, kind ALREADY_EXISTS, e->index the target)
+ * nor as an alias (FDS_EINVAL, kind INVALID_INDEX_NAME; both checked again
+ * under the store's lock when it is made), the source blocks writes
+ * (FDS_EINVAL, kind ILLEGAL_STATE: "index x must be read-only to resize
+ * index. use \"index.blocks.write=true\""), a shrink's source has more
+ * than one shard (FDS_EINVAL, kind INVALID_ARGUMENT).  Returns 0 or one of
+ * those.
+ */
+int fds_resize_check_target(fds_store *st, fds_index *src, const char *target,
+                            fds_resize_kind kind, fds_err *e);
+
 #endif

@@ -4,7 +4,8 @@
  * cannot change, through fds_index_update_settings nor through
  * fds_index_put_settings; a static one (index.codec) is refused while the
  * index is open, taken once it is closed, and taken with reopen; a dynamic
- * one changes at once; the error texts are Elasticsearch's.
+ * one changes at once; the error texts are Elasticsearch's.  The resize
+ * rules too: shard counts, routing shards, the source's write block.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "store.h"
 
 static char tmpl[] = "/tmp/fds-settings-rules-XXXXXX";
+static fds_store *st;
 static fds_index *ix; /* "logs", one shard, LZ4 */
 
 static fds_settings_update one(fds_setting_text *kv, const char *key,
@@ -99,7 +101,34 @@ static void test_dynamic(void)
     ASSERT_EQ(set.refresh_interval_ms, FDS_REFRESH_INTERVAL_DEFAULT_MS);
 }
 
-static fds_store *st;
+
+static void test_resize_rules(void)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_resize_check_shards(FDS_RESIZE_KIND_CLONE, 1, 2, 0, false, &e),
+              FDS_EINVAL);
+    ASSERT_STR(e.reason, "the number of target shards (2) must be the same as "
+                         "the number of  source shards ( 1)");
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_resize_check_shards(FDS_RESIZE_KIND_SPLIT, 1, 3, 0, true, &e), 0);
+    ASSERT_EQ(fds_resize_check_shards(FDS_RESIZE_KIND_SPLIT, 2, 4, 1024, true, &e),
+              FDS_EINVAL);
+    ASSERT_STR(e.reason, "cannot provide index.number_of_routing_shards on resize");
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_resize_check_shards(FDS_RESIZE_KIND_SPLIT, 2, 4, 6, false, &e),
+              FDS_EINVAL);
+    ASSERT_EQ(e.kind, FDS_KIND_ILLEGAL_STATE);
+    /* the source must block writes first */
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_resize_check_target(st, ix, "copy", FDS_RESIZE_KIND_CLONE, &e),
+              FDS_EINVAL);
+    ASSERT_STR(e.reason, "index logs must be read-only to resize index. use "
+                         "\"index.blocks.write=true\"");
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_resize_check_target(st, ix, "logs", FDS_RESIZE_KIND_CLONE, &e),
+              FDS_EEXIST);
+}
 
 /* Store `dir` with index "logs" of the default settings. */
 static void setup(const char *dir)
@@ -123,6 +152,7 @@ int main(void)
         RUN(test_final);
         RUN(test_static);
         RUN(test_dynamic);
+        RUN(test_resize_rules);
     }
     fds_index_release(ix);
     fds_store_close(st);
