@@ -2,7 +2,11 @@
  * index_expr.h: index expressions -- the `{index}` part of a URL such as
  * `logs-*,-logs-old,metrics`, `_all` or none -- resolved to the indices
  * they name, as Elasticsearch's IndexNameExpressionResolver does with its
- * IndicesOptions (ignore_unavailable, allow_no_indices, expand_wildcards).
+ * IndicesOptions (ignore_unavailable, allow_no_indices, expand_wildcards):
+ * wildcards expanded, aliases resolved to their indices (with their
+ * filters), date math in names.  A rule of the store's, so that every
+ * caller names indices the same way; src/http only reads the URL's
+ * options through a parameter callback.
  */
 #ifndef FDS_INDEX_EXPR_H
 #define FDS_INDEX_EXPR_H
