@@ -13,24 +13,6 @@
 #include "http_int.h"
 #include "index_expr.h"
 
-int fds__alias_names_resolve(fds_alias *a, size_t n, fds_err *e)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (a[i].alias[0] != '<')
-            continue;
-        char name[FDS_INDEX_NAME_MAX + 2];
-        int rc = fds_index_name_resolve(a[i].alias, name, sizeof name, e);
-        char *dup = rc ? NULL : strdup(name);
-        if (!rc && !dup)
-            rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-        if (rc)
-            return rc;
-        free(a[i].alias);
-        a[i].alias = dup;
-    }
-    return 0;
-}
-
 /* The parts of a create-index body: settings applied to `set`, the
  * mappings as JSON text (*mapping malloc'd or NULL), the aliases. */
 static int create_body_parts(const cJSON *body, const char *name,
@@ -54,7 +36,7 @@ static int create_body_parts(const cJSON *body, const char *name,
         } else if (!strcmp(c->string, "aliases")) {
             rc = fds__aliases_from_json(c, aliases, naliases, e);
             if (!rc)
-                rc = fds__alias_names_resolve(*aliases, *naliases, e);
+                rc = fds_alias_names_resolve(*aliases, *naliases, e);
         } else {
             rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
                               "unknown key [%s] for create index", c->string);

@@ -147,7 +147,7 @@ static int target_parts(fds_store *st, fds_index *src, const cJSON *body,
         rc = fds__aliases_from_json(cJSON_GetObjectItemCaseSensitive(body, "aliases"),
                                     aliases, naliases, e);
     if (!rc)
-        rc = fds__alias_names_resolve(*aliases, *naliases, e);
+        rc = fds_alias_names_resolve(*aliases, *naliases, e);
     for (size_t i = 0; !rc && i < *naliases; i++)
         rc = fds__alias_filter_check(&(*aliases)[i], fds_index_mapping(src), e);
     if (!rc)

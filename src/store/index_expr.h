@@ -81,6 +81,12 @@ int fds_index_expr_check(const char *expr, fds_err *err);
  * expression [...]") when it does not parse or fit. */
 int fds_index_name_resolve(const char *name, char *out, size_t cap, fds_err *err);
 
+/* Every alias name of a[0, n) given as `<...>` date math resolved now (as
+ * fds_index_name_resolve), as Elasticsearch resolves the aliases of a new
+ * index; a[i].alias is replaced (freed and malloc'd).  0, FDS_EINVAL,
+ * FDS_ENOMEM (kind INTERNAL). */
+int fds_alias_names_resolve(fds_alias *a, size_t n, fds_err *err);
+
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err);
