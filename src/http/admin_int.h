@@ -19,11 +19,6 @@ static inline const char *fds__admin_param_cb(void *arg, const char *name)
     return fds__req_param(arg, name);
 }
 
-/* ---- index_lifecycle.c ---------------------------------------------------- */
-
-/* "_shards": n total, n successful, 0 failed, into `j`. */
-void fds__shards_ok(cJSON *j, int n);
-
 /* ---- index_settings.c ----------------------------------------------------- */
 
 /* {"acknowledged":true}, and with `index` also "shards_acknowledged" and
@@ -40,6 +35,8 @@ bool fds__pattern_list_match(const char *expr, const char *name);
 
 /* ---- index_stats.c -------------------------------------------------------- */
 
+/* "_shards": n total, n successful, 0 failed, into `j`. */
+void fds__shards_ok(cJSON *j, int n);
 /* Index stats metrics Elasticsearch knows, NULL-terminated. */
 extern const char *const FDS__INDEX_METRICS[];
 /* True when the comma-separated metric list `list` (NULL = every metric)

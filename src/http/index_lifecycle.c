@@ -359,14 +359,6 @@ void fds__h_open_close(fds_req *r, fds_resp *o, bool open)
     fds__resp_json(o, 200, j);
 }
 
-void fds__shards_ok(cJSON *j, int n)
-{
-    cJSON *s = cJSON_AddObjectToObject(j, "_shards");
-    cJSON_AddNumberToObject(s, "total", n);
-    cJSON_AddNumberToObject(s, "successful", n);
-    cJSON_AddNumberToObject(s, "failed", 0);
-}
-
 /* Is `name` an item of index expression `expr` as it is (not through a
  * wildcard or an alias)? */
 static bool expr_item_is(const char *expr, const char *name)

@@ -16,6 +16,14 @@
 
 #define NODE_NAME FDS__NODE_NAME
 
+void fds__shards_ok(cJSON *j, int n)
+{
+    cJSON *s = cJSON_AddObjectToObject(j, "_shards");
+    cJSON_AddNumberToObject(s, "total", n);
+    cJSON_AddNumberToObject(s, "successful", n);
+    cJSON_AddNumberToObject(s, "failed", 0);
+}
+
 /* An index's health on this one node: red when it failed to load, yellow
  * when it asks for replicas (no second node can hold them), else green
  * (closed or open).  Its unassigned shard copies go to *unassigned. */
