@@ -2,7 +2,8 @@
  * mappings.c: the mapping endpoints that change or look into one field --
  * PUT /{index}/_mapping (add fields to live indices, Elasticsearch's put
  * mapping API) and GET [/{index}]/_mapping/field/{fields} (the get field
- * mapping API).  GET /{index}/_mapping, the whole mapping, is admin.c's.
+ * mapping API).  GET /{index}/_mapping, the whole mapping, is
+ * index_lifecycle.c's.
  * Also PUT /{index}/_block/{block}, which sets an index.blocks.* setting.
  */
 #include <cJSON.h>

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "index_rules.h"
 #include "store_int.h"
 
 int fds_store_create_index(fds_store *s, const char *name,
@@ -188,8 +189,14 @@ int fds_index_put_settings(fds_index *ix, const fds_index_settings *set,
     if (ix->failure)
         return fds__index_failed(ix, err);
     pthread_mutex_lock(&ix->wmu);
+    /* writers hold wmu: ix->settings is stable here */
+    int rc = fds_settings_check_final(&ix->settings, set, ix->name, err);
+    if (rc) {
+        pthread_mutex_unlock(&ix->wmu);
+        return rc;
+    }
     pthread_mutex_lock(&ix->st->db_mu);
-    int rc = fds__cat_begin(ix->st->db, true, err);
+    rc = fds__cat_begin(ix->st->db, true, err);
     if (!rc)
         rc = fds__settings_save(ix->st, ix->id, set, err);
     rc = fds__cat_end(ix->st->db, rc, NULL, err);

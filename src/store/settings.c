@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "index_rules.h"
 #include "store.h"
 
 /* Elasticsearch's defaults (IndexSettings). */
@@ -208,6 +209,9 @@ static int limit_of(const char *key)
     return -1;
 }
 
+/* One branch per setting family, each a parse, a range check and the
+ * member it sets, kept whole so that a setting's syntax, bounds and error
+ * text read in one place beside its neighbours'. */
 int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
                      fds_err *err)
 {
@@ -421,5 +425,27 @@ int fds_settings_check_shards(const fds_index_settings *s, fds_err *err)
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "the number of source shards [%u] must be a "
                             "factor of [%u]", n, r);
+    return 0;
+}
+
+int fds_settings_check_final(const fds_index_settings *cur,
+                             const fds_index_settings *next, const char *name,
+                             fds_err *err)
+{
+    fds_setting_kv a[FDS_SETTINGS_MAX], b[FDS_SETTINGS_MAX];
+    size_t na = fds_settings_to_kv(cur, a, FDS_SETTINGS_MAX);
+    size_t nb = fds_settings_to_kv(next, b, FDS_SETTINGS_MAX);
+    for (size_t j = 0; j < nb; j++) {
+        if (fds_setting_kind_of(b[j].key) != FDS_SETTING_FINAL)
+            continue;
+        const char *was = NULL;
+        for (size_t i = 0; i < na && !was; i++)
+            if (!strcmp(a[i].key, b[j].key))
+                was = a[i].value;
+        if (!was || strcmp(was, b[j].value))
+            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "final %s setting [%s], not updateable", name,
+                                b[j].key);
+    }
     return 0;
 }

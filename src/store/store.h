@@ -435,9 +435,11 @@ const char *fds_index_failure(const fds_index *ix);
  * writes with FDS_ECLOSED).  Returns 0, FDS_ESQL, FDS_ECORRUPT (a failed
  * index). */
 int fds_index_set_open(fds_index *ix, bool open, fds_err *err);
-/* Replace the settings (the HTTP layer checks static/final/dynamic rules).
- * Persisted in the catalogue before it returns; codec settings apply to
- * segments written from then on.  Returns 0, FDS_ESQL, FDS_ECORRUPT. */
+/* Replace the settings; a change of a final setting is refused (FDS_EINVAL,
+ * index_rules.h's fds_settings_check_final), and fds_index_update_settings
+ * checks static and dynamic rules too.  Persisted in the catalogue before
+ * it returns; codec settings apply to segments written from then on.
+ * Returns 0, FDS_EINVAL, FDS_ESQL, FDS_ECORRUPT. */
 int fds_index_put_settings(fds_index *ix, const fds_index_settings *s,
                            fds_err *err);
 /*

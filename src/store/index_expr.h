@@ -2,7 +2,11 @@
  * index_expr.h: index expressions -- the `{index}` part of a URL such as
  * `logs-*,-logs-old,metrics`, `_all` or none -- resolved to the indices
  * they name, as Elasticsearch's IndexNameExpressionResolver does with its
- * IndicesOptions (ignore_unavailable, allow_no_indices, expand_wildcards).
+ * IndicesOptions (ignore_unavailable, allow_no_indices, expand_wildcards):
+ * wildcards expanded, aliases resolved to their indices (with their
+ * filters), date math in names.  A rule of the store's, so that every
+ * caller names indices the same way; src/http only reads the URL's
+ * options through a parameter callback.
  */
 #ifndef FDS_INDEX_EXPR_H
 #define FDS_INDEX_EXPR_H
@@ -76,6 +80,12 @@ int fds_index_expr_check(const char *expr, fds_err *err);
  * out[0, cap); 0, or FDS_EINVAL (kind INVALID_ARGUMENT, "invalid date math
  * expression [...]") when it does not parse or fit. */
 int fds_index_name_resolve(const char *name, char *out, size_t cap, fds_err *err);
+
+/* Every alias name of a[0, n) given as `<...>` date math resolved now (as
+ * fds_index_name_resolve), as Elasticsearch resolves the aliases of a new
+ * index; a[i].alias is replaced (freed and malloc'd).  0, FDS_EINVAL,
+ * FDS_ENOMEM (kind INTERNAL). */
+int fds_alias_names_resolve(fds_alias *a, size_t n, fds_err *err);
 
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,

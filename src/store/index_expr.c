@@ -393,6 +393,24 @@ int fds_index_name_resolve(const char *name, char *out, size_t cap, fds_err *err
     return date_math_names(name, out, cap, err);
 }
 
+int fds_alias_names_resolve(fds_alias *a, size_t n, fds_err *e)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].alias[0] != '<')
+            continue;
+        char name[FDS_INDEX_NAME_MAX + 2];
+        int rc = fds_index_name_resolve(a[i].alias, name, sizeof name, e);
+        char *dup = rc ? NULL : strdup(name);
+        if (!rc && !dup)
+            rc = fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
+        if (rc)
+            return rc;
+        free(a[i].alias);
+        a[i].alias = dup;
+    }
+    return 0;
+}
+
 int fds_index_expr_resolve(fds_store *st, const char *expr,
                            const fds_index_expr_opts *o, fds_index ***out,
                            size_t *n, fds_err *err)
