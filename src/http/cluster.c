@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fds_clock.h"
 #include "admin_int.h"
 #include "fds_time.h"
 #include "http_int.h"
@@ -290,8 +291,7 @@ static void health_answer(fds_req *r, fds_resp *o)
     if (fds_index_expr_opts_read(fds__admin_param_cb, r, &opts, &e))
         return fds__resp_error(o, &e);
     const char *expr = r->nseg > 2 ? r->seg[2] : NULL;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = fds_mono_ns();
     for (;;) {
         bool met;
         int rc;
@@ -300,10 +300,7 @@ static void health_answer(fds_req *r, fds_resp *o)
             return rc == FDS_ENOMEM ? fds__resp_errorf(o, 500, "out_of_memory_error",
                                                       "out of memory")
                                     : fds__resp_error(o, &e);
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        int64_t spent = (int64_t)(t.tv_sec - t0.tv_sec) * 1000000000LL +
-                        (t.tv_nsec - t0.tv_nsec);
+        int64_t spent = (int64_t)(fds_mono_ns() - t0);
         if (met || spent >= wait_ns) {
             if (!met)
                 cJSON_ReplaceItemInObject(j, "timed_out", cJSON_CreateTrue());

@@ -41,7 +41,7 @@ static uint64_t query_end(fds_search_stats *ss, uint64_t t0, bool ok)
 }
 
 static const fds_search_clock SEARCH_CLOCK = {
-    .now_ns = fds__mono_ns, .query_begin = query_begin, .query_end = query_end};
+    .now_ns = fds_mono_ns, .query_begin = query_begin, .query_end = query_end};
 
 /* Splice `,<member>` (plen bytes, e.g. `"profile":{...}`) before the
  * closing brace of the JSON object `*out` (*len bytes).  Returns 0 or

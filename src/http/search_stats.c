@@ -28,13 +28,6 @@
 #include "search_stats.h"
 #include "index/term_pat.h" /* FDS_PAT_*: the kinds of a multi-term query */
 
-uint64_t fds__mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 #define RELAXED memory_order_relaxed
 
 uint64_t fds__phase_begin(fds_search_stats *s, fds__phase ph)
@@ -42,12 +35,12 @@ uint64_t fds__phase_begin(fds_search_stats *s, fds__phase ph)
     atomic_fetch_add_explicit(ph == FDS__PHASE_QUERY ? &s->query_current
                                                      : &s->fetch_current,
                               1, RELAXED);
-    return fds__mono_ns();
+    return fds_mono_ns();
 }
 
 uint64_t fds__phase_end(fds_search_stats *s, fds__phase ph, uint64_t t0, bool ok)
 {
-    uint64_t ns = fds__mono_ns() - t0;
+    uint64_t ns = fds_mono_ns() - t0;
     bool q = ph == FDS__PHASE_QUERY;
     atomic_fetch_sub_explicit(q ? &s->query_current : &s->fetch_current, 1,
                               RELAXED);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ast/search_request.h"
+#include "fds_clock.h"
 #include "store.h"
 
 /* Longest query description (and shard id) a profile prints, in bytes;
@@ -20,11 +21,9 @@
 
 typedef enum fds__phase { FDS__PHASE_QUERY, FDS__PHASE_FETCH } fds__phase;
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t fds__mono_ns(void);
 
 /* Start a phase of `s`: its *_current goes up.  Returns the start time
- * (fds__mono_ns) to give to fds__phase_end. */
+ * (fds_mono_ns, fds_clock.h) to give to fds__phase_end. */
 uint64_t fds__phase_begin(fds_search_stats *s, fds__phase ph);
 /* End it: *_current goes down and, when `ok`, *_total counts it and its
  * time is added (a failed phase is not counted, as in Elasticsearch).

@@ -34,17 +34,10 @@ void fds__exec_release(fds__exec *x)
     }
 }
 
-uint64_t fds__now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 bool fds__past_deadline(fds__exec *x)
 {
     if (!x->deadline_ns || x->timed_out)
         return x->timed_out;
-    x->timed_out = fds__now_ns() > x->deadline_ns;
+    x->timed_out = fds_mono_ns() > x->deadline_ns;
     return x->timed_out;
 }

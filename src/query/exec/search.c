@@ -505,7 +505,7 @@ static int execute(const fds_search_request *req,
     out->max_score = NAN;
     run r = {.x = {.req = req, .segs = segs, .nseg = nseg}};
     if (req->timeout_ns > 0)
-        r.x.deadline_ns = fds__now_ns() + (uint64_t)req->timeout_ns;
+        r.x.deadline_ns = fds_mono_ns() + (uint64_t)req->timeout_ns;
     fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f, .msm = -1};
     fds__cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
     if (!root) {

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fds_clock.h"
 #include "ast/search_request.h"
 #include "ast/ast_int.h"
 #include "index/sidx_int.h"
@@ -106,8 +107,6 @@ void fds__exec_release(fds__exec *x);
  * a few milliseconds of work. */
 #define FDS__DEADLINE_EVERY 4096u
 bool fds__past_deadline(fds__exec *x);
-/* CLOCK_MONOTONIC now, nanoseconds. */
-uint64_t fds__now_ns(void);
 
 /* ---- iterators (iter.c, term_it.c) ---------------------------------------- */
 
