@@ -18,7 +18,6 @@
 /* ---- limits ------------------------------------------------------------ */
 
 #define FDS_KEYWORD_IGNORE_ABOVE 256  /* dynamic .keyword ignore_above (chars) */
-#define FDS_MAX_RESULT_WINDOW 10000   /* ES index.max_result_window */
 #define FDS_TRACK_TOTAL_DEFAULT 10000 /* ES default track_total_hits */
 #define FDS_POSTINGS_BLOCK 128        /* doc ids per postings block */
 #define FDS_TOKEN_MAX_CHARS 255       /* StandardAnalyzer maxTokenLength */

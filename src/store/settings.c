@@ -10,16 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ast/search_request.h" /* FDS_MAX_*: the search limits' defaults */
 #include "index_rules.h"
 #include "store.h"
-
-/* Elasticsearch's defaults (IndexSettings). */
-#define MAX_RESULT_WINDOW_DEFAULT 10000
-#define MAX_DOCVALUE_FIELDS_DEFAULT 100
-#define MAX_SCRIPT_FIELDS_DEFAULT 32
-#define MAX_TERMS_COUNT_DEFAULT 65536
-#define MAX_REGEX_LENGTH_DEFAULT 1000
-#define MAX_RESCORE_WINDOW_DEFAULT 10000
 
 void fds_index_settings_default(fds_index_settings *s)
 {
@@ -33,12 +26,12 @@ void fds_index_settings_default(fds_index_settings *s)
     s->number_of_replicas = 0; /* one node: no replica could be assigned */
     s->refresh_interval_ms = FDS_REFRESH_INTERVAL_DEFAULT_MS;
     s->durability = FDS_DURABILITY_REQUEST;
-    s->max_result_window = MAX_RESULT_WINDOW_DEFAULT;
-    s->max_docvalue_fields_search = MAX_DOCVALUE_FIELDS_DEFAULT;
-    s->max_script_fields = MAX_SCRIPT_FIELDS_DEFAULT;
-    s->max_terms_count = MAX_TERMS_COUNT_DEFAULT;
-    s->max_regex_length = MAX_REGEX_LENGTH_DEFAULT;
-    s->max_rescore_window = MAX_RESCORE_WINDOW_DEFAULT;
+    s->max_result_window = FDS_MAX_RESULT_WINDOW;
+    s->max_docvalue_fields_search = FDS_MAX_DOCVALUE_FIELDS;
+    s->max_script_fields = FDS_MAX_SCRIPT_FIELDS;
+    s->max_terms_count = FDS_MAX_TERMS_COUNT;
+    s->max_regex_length = FDS_MAX_REGEX_LENGTH;
+    s->max_rescore_window = FDS_MAX_RESCORE_WINDOW;
 }
 
 /* The search limits: a uint32 member of fds_index_settings each, all

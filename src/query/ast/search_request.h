@@ -162,6 +162,11 @@ typedef struct fds_search_limits {
     void *lookup_arg;
 } fds_search_limits;
 
+/* Elasticsearch's index.max_result_window, index.max_docvalue_fields_search,
+ * index.max_script_fields, index.max_regex_length and
+ * index.max_rescore_window defaults (IndexSettings): the store's index
+ * settings start from the same names. */
+#define FDS_MAX_RESULT_WINDOW 10000
 #define FDS_MAX_DOCVALUE_FIELDS 100
 #define FDS_MAX_SCRIPT_FIELDS 32
 #define FDS_MAX_REGEX_LENGTH 1000
