@@ -15,7 +15,8 @@
 
 #include "doc_write.h"
 #include "http_error.h"
-#include "http_int.h" /* fds__index_or_alias, fds__auto_create_check, fds__index_create */
+#include "http_int.h" /* fds__index_or_alias, fds__auto_create_check */
+#include "index_rules.h" /* fds_store_create_index_from */
 
 /* ?refresh=true|wait_for|false */
 bool fds__want_refresh(fds_req *r)
@@ -165,7 +166,7 @@ int fds__index_for_write(fds_store *st, const char *name, fds_index **ix,
     fds_err_clear(&e);
     rc = fds__auto_create_check(st, name, &e);
     if (!rc)
-        rc = fds__index_create(st, name, NULL, &e);
+        rc = fds_store_create_index_from(st, name, NULL, &e);
     if (rc && rc != FDS_EEXIST) {
         *err = e;
         return rc;
