@@ -2,10 +2,11 @@
  * aliases.c: Elasticsearch's index alias endpoints -- POST /_aliases
  * (add, remove, remove_index actions, applied together or not at all),
  * PUT|POST|DELETE /{index}/_alias(es)/{name}, GET|HEAD /_alias(es),
- * /_alias/{name}, /{index}/_alias[/{name}], GET /_cat/aliases -- and the
- * alias helpers other endpoints share: the `aliases` object of create
- * index and templates, an index's aliases in GET /{index}, and the one
- * index a single-document read or write through an alias goes to.
+ * /_alias/{name}, /{index}/_alias[/{name}], GET /_cat/aliases -- and an
+ * index's aliases as GET /{index} shows them.  The `aliases` object of
+ * create index and templates is read by the store (src/store/index_json.c),
+ * and so is the one index a single-document read or write through an
+ * alias goes to (src/store/alias_target.c).
  *
  * The store (fds_store_aliases_update) keeps the pairs and checks the
  * rules that span actions; here names and wildcards are expanded, bodies
@@ -71,82 +72,6 @@ cJSON *fds__index_aliases_json(fds_store *st, const char *index)
             cJSON_AddItemToObject(j, al[i].alias, alias_def_json(&al[i]));
     fds_aliases_free(al, n);
     return j;
-}
-
-/* ---- single-index operations through an alias ------------------------------ */
-
-int fds__alias_target(fds_store *st, const char *name, bool write,
-                      fds_index **ix, fds_err *err)
-{
-    fds_alias *al = NULL;
-    size_t n = 0;
-    if (fds_store_aliases_list(st, &al, &n))
-        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    size_t first = n, count = 0, writer = n, writers = 0;
-    char list[512] = "";
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(al[i].alias, name))
-            continue;
-        if (first == n)
-            first = i;
-        count++;
-        size_t l = strlen(list);
-        snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", al[i].index);
-        if (al[i].is_write_index == 1) {
-            writer = i;
-            writers++;
-        }
-    }
-    int rc = 0;
-    const fds_alias *pick = NULL;
-    if (!count)
-        rc = FDS_ENOTFOUND; /* not an alias: err untouched */
-    else if (write && writers == 1)
-        pick = &al[writer];
-    else if (write && count == 1 && al[first].is_write_index != 0)
-        pick = &al[first];
-    else if (write)
-        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "no write index is defined for alias [%s]. The write "
-                          "index may be explicitly disabled using "
-                          "is_write_index=false or the alias points to multiple "
-                          "indices without one being designated as a write "
-                          "index", name);
-    else if (count == 1)
-        pick = &al[first];
-    else
-        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "alias [%s] has more than one index associated with "
-                          "it [%s], can't execute a single index op", name, list);
-    if (pick && write && pick->index_routing)
-        rc = fds_err_setk(err, FDS_EUNSUPPORTED, FDS_KIND_INVALID_ARGUMENT,
-                          "alias [%s] has [index_routing] [%s]: writes through "
-                          "it are not supported, fieldstore does not keep a "
-                          "document's [_routing]", name, pick->index_routing);
-    if (pick && !rc)
-        rc = fds_store_get_index(st, pick->index, ix, err);
-    fds_aliases_free(al, n);
-    return rc;
-}
-
-int fds__index_or_alias(fds_store *st, const char *name, bool write,
-                        fds_index **ix, fds_err *err)
-{
-    fds_err e;
-    fds_err_clear(&e);
-    int rc = fds_store_get_index(st, name, ix, &e);
-    if (rc == FDS_ENOTFOUND) {
-        fds_err ae;
-        fds_err_clear(&ae);
-        int arc = fds__alias_target(st, name, write, ix, &ae);
-        if (arc != FDS_ENOTFOUND || ae.code) { /* an alias: its answer */
-            rc = arc;
-            e = ae;
-        }
-    }
-    if (rc && err)
-        *err = e;
-    return rc;
 }
 
 /* ---- POST /_aliases and PUT/DELETE /{index}/_alias/{name} ---------------- */

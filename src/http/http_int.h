@@ -60,20 +60,6 @@ extern const char *const *const fds__search_url_params;
 bool fds__names_match(const char *pats, const char *s);
 /* {alias: {...}} of index `index`, as GET /{index} shows it (caller owns). */
 cJSON *fds__index_aliases_json(fds_store *st, const char *index);
-/* The one index a single-document operation through alias `name` goes
- * to: for a read, the alias's only index; for a write, its write index
- * (the only index unless that says is_write_index false, or the one of
- * several that says true).  Returns 0 with a reference in *ix;
- * FDS_ENOTFOUND with err untouched when no alias has the name; FDS_EINVAL
- * (kind INVALID_ARGUMENT) in Elasticsearch's words for no write index or
- * several indices; FDS_EUNSUPPORTED for a write to an alias with
- * index_routing (routing is not kept). */
-int fds__alias_target(fds_store *st, const char *name, bool write,
-                      fds_index **ix, fds_err *err);
-/* Index `name`, or else fds__alias_target's answer for it; with neither,
- * FDS_ENOTFOUND with the index_not_found error in err (may be NULL). */
-int fds__index_or_alias(fds_store *st, const char *name, bool write,
-                        fds_index **ix, fds_err *err);
 
 /* ---- templates and index creation (templates.c, admin.c) --------------------- */
 /* Create index `name` from a create-index body (NULL: defaults): the

@@ -231,6 +231,23 @@ int fds_store_template_add(fds_store *st, fds_template_kind kind,
                            const char *name, const struct cJSON *body,
                            bool create, fds_err *err);
 
+/* ---- a single index by name or alias (alias_target.c) ------------------- */
+
+/* The one index a single-document operation through alias `name` goes
+ * to: for a read, the alias's only index; for a write, its write index
+ * (the only index unless that says is_write_index false, or the one of
+ * several that says true).  Returns 0 with a reference in *ix;
+ * FDS_ENOTFOUND with err untouched when no alias has the name; FDS_EINVAL
+ * (kind INVALID_ARGUMENT) in Elasticsearch's words for no write index or
+ * several indices; FDS_EUNSUPPORTED for a write to an alias with
+ * index_routing (routing is not kept). */
+int fds_store_alias_target(fds_store *st, const char *name, bool write,
+                           fds_index **ix, fds_err *err);
+/* Index `name`, or else fds_store_alias_target's answer for it; with neither,
+ * FDS_ENOTFOUND with the index_not_found error in err (may be NULL). */
+int fds_store_index_or_alias(fds_store *st, const char *name, bool write,
+                             fds_index **ix, fds_err *err);
+
 /* ---- creating an index (index_create.c) --------------------------------- */
 
 /* A create-index request, parsed: what the caller gives of its own. */
