@@ -92,7 +92,8 @@ static int alias_layer(create_parts *p, const fds_alias *a)
 /* No template matched: the request's parts as they are. */
 static int request_parts(const fds_index_create_req *req, create_parts *p)
 {
-    memcpy(p->kv, req->settings, req->nsettings * sizeof *p->kv);
+    if (req->nsettings)
+        memcpy(p->kv, req->settings, req->nsettings * sizeof *p->kv);
     p->n = req->nsettings;
     if (req->mappings && !(p->mapping = strdup(req->mappings)))
         return FDS_ENOMEM;
