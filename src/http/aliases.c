@@ -2,10 +2,11 @@
  * aliases.c: Elasticsearch's index alias endpoints -- POST /_aliases
  * (add, remove, remove_index actions, applied together or not at all),
  * PUT|POST|DELETE /{index}/_alias(es)/{name}, GET|HEAD /_alias(es),
- * /_alias/{name}, /{index}/_alias[/{name}], GET /_cat/aliases -- and the
- * alias helpers other endpoints share: the `aliases` object of create
- * index and templates, an index's aliases in GET /{index}, and the one
- * index a single-document read or write through an alias goes to.
+ * /_alias/{name}, /{index}/_alias[/{name}], GET /_cat/aliases -- and an
+ * index's aliases as GET /{index} shows them.  The `aliases` object of
+ * create index and templates is read by the store (src/store/index_json.c),
+ * and so is the one index a single-document read or write through an
+ * alias goes to (src/store/alias_target.c).
  *
  * The store (fds_store_aliases_update) keeps the pairs and checks the
  * rules that span actions; here names and wildcards are expanded, bodies
@@ -37,141 +38,6 @@ static const char *const CAT_PARAMS[] = {"format", "h", "v", "s", "help", "local
 static const char *param_cb(void *arg, const char *name)
 {
     return fds__req_param(arg, name);
-}
-
-/* ---- an alias definition ------------------------------------------------ */
-
-void fds__alias_def_clear(fds_alias *a)
-{
-    fds_alias_clear(a);
-    a->is_write_index = a->is_hidden = -1;
-}
-
-/* A routing value: a string, or a number as Elasticsearch takes it. */
-static char *routing_text(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return strdup(v->valuestring);
-    if (cJSON_IsNumber(v)) {
-        char b[32];
-        snprintf(b, sizeof b, "%lld", (long long)v->valuedouble);
-        return strdup(b);
-    }
-    return NULL;
-}
-
-/* One member of an alias body (filter, routing, index_routing,
- * search_routing, is_write_index, is_hidden) into `a`.  1 when the key is
- * none of these, 0 when taken, or an FDS_E code. */
-static int alias_member(const cJSON *m, fds_alias *a, fds_err *err)
-{
-    const char *k = m->string;
-    if (!strcmp(k, "filter")) {
-        if (!cJSON_IsObject(m))
-            return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                                "[filter] must be an object");
-        free(a->filter);
-        a->filter = cJSON_PrintUnformatted(m);
-        return a->filter ? 0 : FDS_ENOMEM;
-    }
-    bool both = !strcmp(k, "routing");
-    if (both || !strcmp(k, "index_routing") || !strcmp(k, "search_routing")) {
-        char *v = routing_text(m);
-        if (!v)
-            return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                                "[%s] must be a string", k);
-        if (both || k[0] == 'i') {
-            free(a->index_routing);
-            a->index_routing = strdup(v);
-        }
-        if (both || k[0] == 's') {
-            free(a->search_routing);
-            a->search_routing = strdup(v);
-        }
-        free(v);
-        return 0;
-    }
-    int *flag = !strcmp(k, "is_write_index") ? &a->is_write_index
-              : !strcmp(k, "is_hidden")      ? &a->is_hidden
-                                             : NULL;
-    if (!flag)
-        return 1;
-    if (cJSON_IsNull(m))
-        *flag = -1;
-    else if (cJSON_IsBool(m))
-        *flag = cJSON_IsTrue(m);
-    else if (cJSON_IsString(m) && (!strcmp(m->valuestring, "true") ||
-                                   !strcmp(m->valuestring, "false")))
-        *flag = m->valuestring[0] == 't'; /* Elasticsearch reads "true" too */
-    else
-        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                            "[%s] must be a boolean", k);
-    return 0;
-}
-
-/* An alias body ({filter, routing, ...}) into `a` (cleared first; the name
- * is the caller's to set).  0, FDS_EPARSE (kind PARSE), FDS_ENOMEM. */
-static int alias_body(const cJSON *b, const char *name, fds_alias *a,
-                      fds_err *err)
-{
-    fds__alias_def_clear(a);
-    if (b && !cJSON_IsObject(b))
-        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                            "alias [%s] must be an object", name);
-    for (const cJSON *m = b ? b->child : NULL; m; m = m->next) {
-        int rc = alias_member(m, a, err);
-        if (rc == 1)
-            rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                              "unknown field [%s] in alias [%s]", m->string,
-                              name);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-int fds__aliases_from_json(const cJSON *obj, fds_alias **out, size_t *n,
-                           fds_err *err)
-{
-    *out = NULL;
-    *n = 0;
-    if (!obj)
-        return 0;
-    if (!cJSON_IsObject(obj))
-        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                            "[aliases] must be an object");
-    size_t cnt = (size_t)cJSON_GetArraySize(obj);
-    fds_alias *v = calloc(cnt ? cnt : 1, sizeof *v);
-    if (!v)
-        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    int rc = 0;
-    size_t k = 0;
-    for (const cJSON *c = obj->child; c && !rc; c = c->next, k++) {
-        rc = alias_body(c, c->string, &v[k], err);
-        if (!rc && !(v[k].alias = strdup(c->string)))
-            rc = FDS_ENOMEM;
-    }
-    if (rc) {
-        fds_aliases_free(v, k);
-        return rc;
-    }
-    *out = v;
-    *n = k;
-    return 0;
-}
-
-int fds__alias_filter_check(const fds_alias *a, const fds_mapping *m,
-                            fds_err *err)
-{
-    if (!a->filter)
-        return 0;
-    fds_err fe;
-    fds_err_clear(&fe);
-    if (!fds_query_check(a->filter, strlen(a->filter), m, &fe))
-        return 0;
-    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                        "failed to parse filter for alias [%s]: %s", a->alias,
-                        fe.reason);
 }
 
 /* The JSON Elasticsearch shows for an alias of an index (GET _alias). */
@@ -206,82 +72,6 @@ cJSON *fds__index_aliases_json(fds_store *st, const char *index)
             cJSON_AddItemToObject(j, al[i].alias, alias_def_json(&al[i]));
     fds_aliases_free(al, n);
     return j;
-}
-
-/* ---- single-index operations through an alias ------------------------------ */
-
-int fds__alias_target(fds_store *st, const char *name, bool write,
-                      fds_index **ix, fds_err *err)
-{
-    fds_alias *al = NULL;
-    size_t n = 0;
-    if (fds_store_aliases_list(st, &al, &n))
-        return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    size_t first = n, count = 0, writer = n, writers = 0;
-    char list[512] = "";
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(al[i].alias, name))
-            continue;
-        if (first == n)
-            first = i;
-        count++;
-        size_t l = strlen(list);
-        snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", al[i].index);
-        if (al[i].is_write_index == 1) {
-            writer = i;
-            writers++;
-        }
-    }
-    int rc = 0;
-    const fds_alias *pick = NULL;
-    if (!count)
-        rc = FDS_ENOTFOUND; /* not an alias: err untouched */
-    else if (write && writers == 1)
-        pick = &al[writer];
-    else if (write && count == 1 && al[first].is_write_index != 0)
-        pick = &al[first];
-    else if (write)
-        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "no write index is defined for alias [%s]. The write "
-                          "index may be explicitly disabled using "
-                          "is_write_index=false or the alias points to multiple "
-                          "indices without one being designated as a write "
-                          "index", name);
-    else if (count == 1)
-        pick = &al[first];
-    else
-        rc = fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "alias [%s] has more than one index associated with "
-                          "it [%s], can't execute a single index op", name, list);
-    if (pick && write && pick->index_routing)
-        rc = fds_err_setk(err, FDS_EUNSUPPORTED, FDS_KIND_INVALID_ARGUMENT,
-                          "alias [%s] has [index_routing] [%s]: writes through "
-                          "it are not supported, fieldstore does not keep a "
-                          "document's [_routing]", name, pick->index_routing);
-    if (pick && !rc)
-        rc = fds_store_get_index(st, pick->index, ix, err);
-    fds_aliases_free(al, n);
-    return rc;
-}
-
-int fds__index_or_alias(fds_store *st, const char *name, bool write,
-                        fds_index **ix, fds_err *err)
-{
-    fds_err e;
-    fds_err_clear(&e);
-    int rc = fds_store_get_index(st, name, ix, &e);
-    if (rc == FDS_ENOTFOUND) {
-        fds_err ae;
-        fds_err_clear(&ae);
-        int arc = fds__alias_target(st, name, write, ix, &ae);
-        if (arc != FDS_ENOTFOUND || ae.code) { /* an alias: its answer */
-            rc = arc;
-            e = ae;
-        }
-    }
-    if (rc && err)
-        *err = e;
-    return rc;
 }
 
 /* ---- POST /_aliases and PUT/DELETE /{index}/_alias/{name} ---------------- */
@@ -474,7 +264,7 @@ static int parse_action(fds_store *st, const cJSON *item, act_list *l,
                             "[%s] must be an object", type);
     char *indices = NULL, *aliases = NULL;
     int must_exist = -1;
-    fds__alias_def_clear(def);
+    fds_alias_def_clear(def);
     int rc = name_list(cJSON_GetObjectItemCaseSensitive(body, "index"),
                        cJSON_GetObjectItemCaseSensitive(body, "indices"),
                        "indices", &indices, err);
@@ -491,7 +281,7 @@ static int parse_action(fds_store *st, const cJSON *item, act_list *l,
             must_exist = cJSON_IsTrue(m);
             continue;
         }
-        if (op == FDS_ALIAS_ADD && (rc = alias_member(m, def, err)) != 1)
+        if (op == FDS_ALIAS_ADD && (rc = fds_alias_member_from_json(m, def, err)) != 1)
             continue;
         rc = fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
                           "[%s] unknown field [%s]", type, k);
@@ -527,7 +317,7 @@ static int parse_action(fds_store *st, const cJSON *item, act_list *l,
              t && !rc; t = strtok_r(NULL, ",", &sv)) {
             fds_alias probe = *def;
             probe.alias = t;
-            rc = fds__alias_filter_check(&probe, fds_index_mapping(ixs[i]), err);
+            rc = fds_alias_filter_check(&probe, fds_index_mapping(ixs[i]), err);
             if (!rc)
                 rc = acts_add(l, op, t, ixn, def, false, err);
         }
@@ -615,11 +405,11 @@ void fds__h_alias_put(fds_req *r, fds_resp *o)
     const char *name = r->seg[2];
     fds_alias def = {0};
     int rc = 0;
-    fds__alias_def_clear(&def);
+    fds_alias_def_clear(&def);
     for (const cJSON *m = body ? body->child : NULL; m && !rc; m = m->next) {
         if (!strcmp(m->string, "index") || !strcmp(m->string, "alias"))
             continue; /* the path says them */
-        if ((rc = alias_member(m, &def, &e)) == 1)
+        if ((rc = fds_alias_member_from_json(m, &def, &e)) == 1)
             rc = fds_err_setk(&e, FDS_EPARSE, FDS_KIND_PARSE,
                               "[aliases] unknown field [%s]", m->string);
     }
@@ -631,7 +421,7 @@ void fds__h_alias_put(fds_req *r, fds_resp *o)
     for (size_t i = 0; !rc && i < n; i++) {
         fds_alias probe = def;
         probe.alias = (char *)name;
-        rc = fds__alias_filter_check(&probe, fds_index_mapping(ixs[i]), &e);
+        rc = fds_alias_filter_check(&probe, fds_index_mapping(ixs[i]), &e);
         if (!rc)
             rc = acts_add(&l, FDS_ALIAS_ADD, name, fds_index_name(ixs[i]), &def,
                           false, &e);
@@ -643,7 +433,7 @@ void fds__h_alias_put(fds_req *r, fds_resp *o)
     } else {
         apply_and_answer(r, o, &l, false);
     }
-    fds__alias_def_clear(&def);
+    fds_alias_def_clear(&def);
     cJSON_Delete(body);
 }
 

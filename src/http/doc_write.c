@@ -15,7 +15,8 @@
 
 #include "doc_write.h"
 #include "http_error.h"
-#include "http_int.h" /* fds__index_or_alias, fds__auto_create_check, fds__index_create */
+#include "http_int.h" /* fds__auto_create_check */
+#include "index_rules.h" /* fds_store_create_index_from, fds_store_index_or_alias */
 
 /* ?refresh=true|wait_for|false */
 bool fds__want_refresh(fds_req *r)
@@ -146,7 +147,7 @@ void fds__write_single(fds_resp *o, const char *index, const fds_write_op *op,
 }
 
 /* The index `name` a write goes to: the index, or the write index of the
- * alias of that name (fds__alias_target), or, when neither exists, a new
+ * alias of that name (fds_store_alias_target), or, when neither exists, a new
  * index created from the templates that match the name, as Elasticsearch
  * does on writes (action.auto_create_index).  Returns 0 or an error code
  * with `err` filled. */
@@ -155,7 +156,7 @@ int fds__index_for_write(fds_store *st, const char *name, fds_index **ix,
 {
     fds_err e;
     fds_err_clear(&e);
-    int rc = fds__index_or_alias(st, name, true, ix, &e);
+    int rc = fds_store_index_or_alias(st, name, true, ix, &e);
     if (rc != FDS_ENOTFOUND || e.kind != FDS_KIND_INDEX_NOT_FOUND ||
         strcmp(e.index, name)) { /* not a missing name: an answer */
         if (rc)
@@ -165,7 +166,7 @@ int fds__index_for_write(fds_store *st, const char *name, fds_index **ix,
     fds_err_clear(&e);
     rc = fds__auto_create_check(st, name, &e);
     if (!rc)
-        rc = fds__index_create(st, name, NULL, &e);
+        rc = fds_store_create_index_from(st, name, NULL, &e);
     if (rc && rc != FDS_EEXIST) {
         *err = e;
         return rc;

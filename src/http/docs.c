@@ -19,7 +19,7 @@
 #include "doc_source.h"
 #include "doc_write.h"
 #include "handlers.h"
-#include "http_int.h" /* fds__index_or_alias (aliases.c) */
+#include "http_int.h" /* index_rules.h: fds_store_index_or_alias */
 #include "req_index.h"
 #include "request.h"
 #include "response.h"
@@ -464,7 +464,7 @@ void fds__h_mget(fds_req *r, fds_resp *o)
         fds_err_clear(&de);
         fds_index *ix = NULL;
         fds_doc d = {0};
-        int drc = fds__index_or_alias(r->store, md->index, false, &ix, &de);
+        int drc = fds_store_index_or_alias(r->store, md->index, false, &ix, &de);
         if (!drc)
             drc = get_doc(ix, &gm, md->id, md->id_len,
                           md->has_routing ? md->routing : NULL, &d, &de);
@@ -511,7 +511,7 @@ void fds__h_doc_delete(fds_req *r, fds_resp *o)
     fds_err e;
     fds_err_clear(&e);
     /* through an alias: its write index */
-    int rc = fds__index_or_alias(r->store, r->seg[0], true, &ix, &e);
+    int rc = fds_store_index_or_alias(r->store, r->seg[0], true, &ix, &e);
     if (rc)
         return fds__resp_error(o, &e);
     fds_write_result w;

@@ -23,6 +23,7 @@
 #include "handlers.h"
 #include "http.h"
 #include "http_error.h"
+#include "index_rules.h"
 #include "json_out.h"
 #include "node.h"
 #include "req_index.h"
@@ -54,49 +55,18 @@ int fds__auto_create_check(fds_store *st, const char *index, fds_err *err);
 extern const char *const *const fds__search_url_params;
 
 /* ---- aliases (aliases.c) ------------------------------------------------------ */
-/* The `aliases` object of create index and templates ({name: {filter,
- * routing, index_routing, search_routing, is_write_index, is_hidden}})
- * into *out (malloc'd, *n entries, `index` NULL; fds_aliases_free).
- * NULL obj: none.  0, FDS_EPARSE (kind PARSE), FDS_ENOMEM. */
-int fds__aliases_from_json(const cJSON *obj, fds_alias **out, size_t *n,
-                           fds_err *err);
 /* Does the comma list `pats` (wildcards, `_all`; NULL: everything) name
  * `s`? */
 bool fds__names_match(const char *pats, const char *s);
-/* Empty `a` (free its strings; flags -1). */
-void fds__alias_def_clear(fds_alias *a);
-/* `a`'s filter parsed against mapping `m`: 0, or FDS_EINVAL (kind
- * INVALID_ARGUMENT, "failed to parse filter for alias [a]: why"). */
-int fds__alias_filter_check(const fds_alias *a, const fds_mapping *m,
-                            fds_err *err);
 /* {alias: {...}} of index `index`, as GET /{index} shows it (caller owns). */
 cJSON *fds__index_aliases_json(fds_store *st, const char *index);
-/* The one index a single-document operation through alias `name` goes
- * to: for a read, the alias's only index; for a write, its write index
- * (the only index unless that says is_write_index false, or the one of
- * several that says true).  Returns 0 with a reference in *ix;
- * FDS_ENOTFOUND with err untouched when no alias has the name; FDS_EINVAL
- * (kind INVALID_ARGUMENT) in Elasticsearch's words for no write index or
- * several indices; FDS_EUNSUPPORTED for a write to an alias with
- * index_routing (routing is not kept). */
-int fds__alias_target(fds_store *st, const char *name, bool write,
-                      fds_index **ix, fds_err *err);
-/* Index `name`, or else fds__alias_target's answer for it; with neither,
- * FDS_ENOTFOUND with the index_not_found error in err (may be NULL). */
-int fds__index_or_alias(fds_store *st, const char *name, bool write,
-                        fds_index **ix, fds_err *err);
 
 /* ---- templates and index creation (templates.c, admin.c) --------------------- */
-/* The create-index body for a new index `name`: the matching templates'
- * settings, mappings and aliases merged as Elasticsearch merges them, then
- * `body` (the request's, may be NULL) over them.  *out is a new object
- * (caller deletes).  0, FDS_ENOMEM. */
-int fds__template_body(fds_store *st, const char *name, const cJSON *body,
-                       cJSON **out, fds_err *err);
-/* Create index `name` from a create-index body (NULL: defaults) with the
- * templates applied (admin.c): settings, mappings, aliases; their filters
- * are checked against the new mapping.  fds_store_create_index_aliased's
- * errors, and the body's (FDS_EPARSE / FDS_EINVAL). */
+/* Create index `name` from a create-index body (NULL: defaults): the
+ * body parsed into an fds_index_create_req and given to
+ * fds_store_create_index_from, which applies the templates
+ * (index_lifecycle.c).  Its errors, and the body's (FDS_EPARSE /
+ * FDS_EINVAL). */
 int fds__index_create(fds_store *st, const char *name, const cJSON *body,
                       fds_err *err);
 /* The URL's wait_for_active_shards (admin.c; ActiveShardCount.parseString):
@@ -115,13 +85,5 @@ bool fds__active_shards_acked(long copies, uint32_t replicas);
  * "shards_acknowledged":...,"index":name}, shards acknowledged as
  * fds__active_shards_acked says for `copies` of `replicas`. */
 void fds__index_created(fds_resp *o, const char *name, long copies, uint32_t replicas);
-/* Every alias name of a[0, n) given as `<...>` date math resolved now
- * (admin.c, fds_index_name_resolve), as Elasticsearch resolves the aliases
- * of a new index.  0, FDS_EINVAL, FDS_ENOMEM. */
-int fds__alias_names_resolve(fds_alias *a, size_t n, fds_err *e);
-/* Settings given as JSON (nested or dotted, with or without "index.") onto
- * `set` as for a new index (admin.c).  0 or FDS_EINVAL. */
-int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
-                            const char *index_name, fds_err *err);
 
 #endif

@@ -12,12 +12,14 @@
 #include "fds_text.h"
 #include "http_int.h"
 #include "index_expr.h"
+#include "index_rules.h"
 
-/* The parts of a create-index body: settings applied to `set`, the
- * mappings as JSON text (*mapping malloc'd or NULL), the aliases. */
-static int create_body_parts(const cJSON *body, const char *name,
-                             fds_index_settings *set, char **mapping,
-                             fds_alias **aliases, size_t *naliases, fds_err *e)
+/* The parts of a create-index body, parsed into `req`: the settings as
+ * texts (kv has FDS_SETTINGS_GIVEN_MAX slots), the mappings as JSON text
+ * (*mapping malloc'd or NULL), the aliases (*aliases, fds_aliases_free). */
+static int create_body_parts(const cJSON *body, fds_index_create_req *req,
+                             fds_setting_text *kv, char **mapping,
+                             fds_alias **aliases, fds_err *e)
 {
     if (body && !cJSON_IsObject(body))
         return fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
@@ -25,7 +27,9 @@ static int create_body_parts(const cJSON *body, const char *name,
     int rc = 0;
     for (const cJSON *c = body ? body->child : NULL; c && !rc; c = c->next) {
         if (!strcmp(c->string, "settings")) {
-            rc = fds__settings_from_json(c, set, name, e);
+            rc = fds_settings_json_flatten(c, kv, &req->nsettings, e);
+            req->settings = kv;
+            req->settings_given = true;
         } else if (!strcmp(c->string, "mappings")) {
             if (!cJSON_IsObject(c))
                 rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_MAPPING_PARSE,
@@ -33,10 +37,13 @@ static int create_body_parts(const cJSON *body, const char *name,
                                   "an object");
             else if (!(*mapping = cJSON_PrintUnformatted(c)))
                 rc = FDS_ENOMEM;
+            req->mappings = *mapping;
         } else if (!strcmp(c->string, "aliases")) {
-            rc = fds__aliases_from_json(c, aliases, naliases, e);
-            if (!rc)
-                rc = fds_alias_names_resolve(*aliases, *naliases, e);
+            fds_aliases_free(*aliases, req->naliases);
+            *aliases = NULL;
+            req->naliases = 0;
+            rc = fds_aliases_from_json(c, aliases, &req->naliases, e);
+            req->aliases = *aliases;
         } else {
             rc = fds_err_setk(e, FDS_EPARSE, FDS_KIND_PARSE,
                               "unknown key [%s] for create index", c->string);
@@ -45,48 +52,22 @@ static int create_body_parts(const cJSON *body, const char *name,
     return rc;
 }
 
-/* Every alias filter checked against the mapping the new index will have. */
-static int check_alias_filters(const char *mapping, const fds_alias *a,
-                               size_t n, fds_err *e)
-{
-    bool any = false;
-    for (size_t i = 0; i < n; i++)
-        any |= a[i].filter != NULL;
-    if (!any)
-        return 0;
-    fds_mapping *m = fds_mapping_create();
-    int rc = m ? 0 : FDS_ENOMEM;
-    if (!rc && mapping)
-        rc = fds_mapping_merge_json(m, mapping, strlen(mapping), e);
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = fds__alias_filter_check(&a[i], m, e);
-    fds_mapping_free(m);
-    return rc;
-}
-
 int fds__index_create(fds_store *st, const char *name, const cJSON *body,
                       fds_err *e)
 {
-    cJSON *merged = NULL;
-    int rc = fds__template_body(st, name, body, &merged, e);
-    fds_index_settings set;
-    fds_index_settings_default(&set);
+    fds_index_create_req req = {0};
+    fds_setting_text *kv = calloc(FDS_SETTINGS_GIVEN_MAX, sizeof *kv);
     char *mapping = NULL;
     fds_alias *aliases = NULL;
-    size_t naliases = 0;
+    int rc = kv ? create_body_parts(body, &req, kv, &mapping, &aliases, e)
+                : FDS_ENOMEM;
     if (!rc)
-        rc = create_body_parts(merged, name, &set, &mapping, &aliases,
-                               &naliases, e);
-    if (!rc)
-        rc = check_alias_filters(mapping, aliases, naliases, e);
-    if (!rc)
-        rc = fds_store_create_index_aliased(st, name, &set, mapping, aliases,
-                                            naliases, e);
+        rc = fds_store_create_index_from(st, name, &req, e);
     if (rc == FDS_ENOMEM && !e->code)
         fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    fds_aliases_free(aliases, naliases);
+    fds_aliases_free(aliases, req.naliases);
     free(mapping);
-    cJSON_Delete(merged);
+    free(kv);
     return rc;
 }
 

@@ -16,55 +16,6 @@
 
 /* ---- settings: JSON <-> flat keys --------------------------------------- */
 
-typedef fds_setting_text flat_kv;
-#define FLAT_MAX FDS_SETTINGS_GIVEN_MAX
-
-/* Flatten {"index":{"codec":"ZSTD"}} / {"index.codec":"ZSTD"} / {"codec":..}
- * into "index.codec"="ZSTD".  Returns 0 or FDS_EINVAL (err filled). */
-static int flatten(const cJSON *obj, const char *prefix, flat_kv *kv,
-                   size_t *n, fds_err *err)
-{
-    for (const cJSON *c = obj->child; c; c = c->next) {
-        char key[160];
-        if (prefix[0])
-            snprintf(key, sizeof key, "%.80s.%.78s", prefix, c->string);
-        else
-            snprintf(key, sizeof key, "%s", c->string);
-        if (cJSON_IsObject(c)) {
-            int rc = flatten(c, key, kv, n, err);
-            if (rc)
-                return rc;
-            continue;
-        }
-        if (*n == FLAT_MAX)
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                               "too many settings");
-        flat_kv *o = &kv[(*n)++];
-        if (strncmp(key, "index.", 6))
-            snprintf(o->key, sizeof o->key, "index.%s", key);
-        else
-            snprintf(o->key, sizeof o->key, "%s", key);
-        if (cJSON_IsString(c))
-            snprintf(o->value, sizeof o->value, "%s", c->valuestring);
-        else if (cJSON_IsBool(c))
-            snprintf(o->value, sizeof o->value, "%s", cJSON_IsTrue(c) ? "true" : "false");
-        else if (cJSON_IsNumber(c)) {
-            double d = c->valuedouble;
-            if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(long long)d)
-                snprintf(o->value, sizeof o->value, "%lld", (long long)d);
-            else
-                snprintf(o->value, sizeof o->value, "%g", d);
-        } else if (cJSON_IsNull(c)) {
-            o->value[0] = 0; /* reset to default */
-        } else {
-            return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                               "setting [%s] must be a string, number or boolean",
-                               o->key);
-        }
-    }
-    return 0;
-}
-
 /* Add "a.b.c" = value into nested objects under `root`; when a name along
  * the path already holds a value (index.codec vs index.codec.block_size),
  * the rest of the path stays one dotted key. */
@@ -156,24 +107,6 @@ void fds__acknowledged(fds_resp *o, const char *index)
         cJSON_AddStringToObject(j, "index", index);
     }
     fds__resp_json(o, 200, j);
-}
-
-int fds__settings_from_json(const cJSON *settings, fds_index_settings *set,
-                            const char *index_name, fds_err *err)
-{
-    if (!settings)
-        return 0;
-    if (!cJSON_IsObject(settings))
-        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_PARSE,
-                            "[settings] must be an object");
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
-    size_t n = 0;
-    int rc = kv ? flatten(settings, "", kv, &n, err)
-                : fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
-    if (!rc)
-        rc = fds_settings_apply(set, kv, n, true, false, index_name, "", err);
-    free(kv);
-    return rc;
 }
 
 /* Does `name` (an index, a setting) match the comma-separated expression
@@ -302,7 +235,7 @@ void fds__h_settings_put(fds_req *r, fds_resp *o)
                          "Validation Failed: 1: no settings to update;");
     if (!rc)
         rc = fds_index_expr_resolve(r->store, expr, &opts, &ixs, &nix, &e);
-    flat_kv *kv = calloc(FLAT_MAX, sizeof *kv);
+    fds_setting_text *kv = calloc(FDS_SETTINGS_GIVEN_MAX, sizeof *kv);
     fds_index_settings *sets = calloc(nix ? nix : 1, sizeof *sets);
     bool *bounce = calloc(nix ? nix : 1, sizeof *bounce);
     size_t n = 0;
@@ -310,7 +243,8 @@ void fds__h_settings_put(fds_req *r, fds_resp *o)
         rc = FDS_ENOMEM;
     if (!rc) {
         cJSON *st = cJSON_GetObjectItemCaseSensitive(body, "settings");
-        rc = flatten(st && cJSON_IsObject(st) ? st : body, "", kv, &n, &e);
+        rc = fds_settings_json_flatten(st && cJSON_IsObject(st) ? st : body, kv,
+                                       &n, &e);
     }
     fds_settings_update u = {.kv = kv, .n = n, .preserve_existing = preserve,
                              .reopen = reopen};

@@ -2,7 +2,7 @@
  * req_index.c: the index a request's path names -- an index, or an alias
  * with one index -- or the index_not_found answer.
  */
-#include "http_int.h" /* fds__index_or_alias (aliases.c) */
+#include "http_int.h" /* index_rules.h: fds_store_index_or_alias */
 #include "req_index.h"
 
 fds_index *fds__req_index(fds_req *r, fds_resp *o, unsigned i)
@@ -11,7 +11,7 @@ fds_index *fds__req_index(fds_req *r, fds_resp *o, unsigned i)
     fds_err e;
     fds_err_clear(&e);
     /* an alias's one index too */
-    if (i >= r->nseg || fds__index_or_alias(r->store, r->seg[i], false, &ix, &e)) {
+    if (i >= r->nseg || fds_store_index_or_alias(r->store, r->seg[i], false, &ix, &e)) {
         if (!e.code)
             fds_err_setk(&e, FDS_ENOTFOUND, FDS_KIND_INDEX_NOT_FOUND,
                         "no such index");

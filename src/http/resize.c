@@ -140,16 +140,16 @@ static int target_parts(fds_store *st, fds_index *src, const cJSON *body,
         setting_given(settings, "number_of_routing_shards", NULL), e);
     /* the source's settings with the body's over them */
     if (!rc)
-        rc = fds__settings_from_json(settings, set, target, e);
+        rc = fds_settings_from_json(settings, set, target, e);
     if (!rc)
         rc = fds_resize_target_settings(set, n, m, routing, e);
     if (!rc)
-        rc = fds__aliases_from_json(cJSON_GetObjectItemCaseSensitive(body, "aliases"),
+        rc = fds_aliases_from_json(cJSON_GetObjectItemCaseSensitive(body, "aliases"),
                                     aliases, naliases, e);
     if (!rc)
         rc = fds_alias_names_resolve(*aliases, *naliases, e);
     for (size_t i = 0; !rc && i < *naliases; i++)
-        rc = fds__alias_filter_check(&(*aliases)[i], fds_index_mapping(src), e);
+        rc = fds_alias_filter_check(&(*aliases)[i], fds_index_mapping(src), e);
     if (!rc)
         rc = fds_resize_check_target(st, src, target, (fds_resize_kind)type, e);
     return rc;
