@@ -355,124 +355,176 @@ static void arm_timer(worker *w, uint64_t at)
     timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-static void *worker_main(void *arg)
-{
-    worker *w = arg;
-    const fds_lg_config *cfg = w->cfg;
-    const int open = cfg->rate > 0;
-    const uint64_t timeout_ns = (uint64_t)(cfg->timeout_s * 1e9);
-    struct epoll_event evs[FDS_LG_MAX_EVENTS];
-    uint64_t last_housekeep = 0;
-    int issuing = 1;
-    uint64_t drain_deadline = 0;
+/* A worker's phase: issuing until the window ends or a stop is requested,
+ * then draining until every request has an answer or drain_deadline (ns)
+ * passes. */
+typedef struct phase {
+    int issuing;
+    uint64_t drain_deadline;
+} phase;
 
-    /* every thread starts its schedule at t0 together */
+/* Every thread starts its schedule at t0 together. */
+static inline void wait_for_t0(void)
+{
     struct timespec t0 = {(time_t)(g_t0 / 1000000000u), (long)(g_t0 % 1000000000u)};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t0, NULL) == EINTR)
         ;
+}
+
+/* End of the window, or an early stop: stop issuing, start draining. */
+static inline void check_window_end(phase *ph, uint64_t now, uint64_t timeout_ns)
+{
+    if (!ph->issuing)
+        return;
+    int stop = atomic_load_explicit(&g_stop, memory_order_relaxed);
+    if (now >= g_m1 || stop) {
+        ph->issuing = 0;
+        ph->drain_deadline = (stop ? atomic_load(&g_stop_at) : g_m1) + timeout_ns;
+        if (now > ph->drain_deadline)
+            ph->drain_deadline = now;
+    }
+}
+
+/* Closed loop: a request on every idle connection not in connect back-off. */
+static inline void dispatch_closed(worker *w, phase *ph, uint64_t now, uint64_t timeout_ns)
+{
+    int n = w->nidle;
+    memcpy(w->scratch, w->idle, (size_t)n * sizeof(int));
+    w->nidle = 0;
+    for (int i = 0; i < n; i++) {
+        conn *c = &w->conns[w->scratch[i]];
+        if (!ph->issuing || c->retry_at > now) {
+            w->idle[w->nidle++] = w->scratch[i];
+            continue;
+        }
+        if (!may_issue(w->cfg)) {
+            ph->issuing = 0;
+            ph->drain_deadline = now + timeout_ns;
+            w->idle[w->nidle++] = w->scratch[i];
+            continue;
+        }
+        issue(w, c, now, now); /* may push c back at once on failure */
+    }
+}
+
+/* Open loop, the schedule: every k with due_time(k) <= now, and due before
+ * m1, while a connection is idle; the backlog's high-water mark. */
+static inline void dispatch_open(worker *w, phase *ph, uint64_t now, uint64_t timeout_ns)
+{
+    uint64_t due = count_due(w, now);
+    if (due > w->window_count)
+        due = w->window_count;
+    if (due > w->issued && due - w->issued > w->max_backlog)
+        w->max_backlog = due - w->issued;
+    while (w->issued < due && w->nidle > 0) {
+        if (!may_issue(w->cfg)) {
+            ph->issuing = 0;
+            ph->drain_deadline = now + timeout_ns;
+            break;
+        }
+        conn *c = &w->conns[w->idle[--w->nidle]];
+        uint64_t t = due_time(w, w->issued++);
+        issue(w, c, t, now);
+    }
+}
+
+/* Draining: 1 when nothing is in flight or still due, or when the drain
+ * deadline has passed -- then whatever is still in flight or waiting has
+ * timed out. */
+static inline int drained(worker *w, const phase *ph, uint64_t now, int open)
+{
+    uint64_t inflight = atomic_load_explicit(&w->a_inflight, memory_order_relaxed);
+    int backlog_left = open && !atomic_load(&g_stop) && w->issued < w->window_count;
+    if (inflight == 0 && !backlog_left)
+        return 1;
+    if (now < ph->drain_deadline)
+        return 0;
+    for (int i = 0; i < w->nconns; i++) {
+        conn *c = &w->conns[i];
+        if (c->state != C_IDLE)
+            complete(w, c, O_TIMEOUT, now);
+    }
+    if (open && !atomic_load(&g_stop))
+        for (; w->issued < w->window_count; w->issued++)
+            if (in_window(due_time(w, w->issued)))
+                w->err[O_TIMEOUT]++;
+    return 1;
+}
+
+/* Per-request timeouts, checked every FDS_LG_HOUSEKEEP_MS. */
+static inline void expire_requests(worker *w, uint64_t now, uint64_t *last_housekeep)
+{
+    if (now - *last_housekeep < FDS_LG_HOUSEKEEP_MS * 1000000u)
+        return;
+    *last_housekeep = now;
+    for (int i = 0; i < w->nconns; i++) {
+        conn *c = &w->conns[i];
+        if (c->state != C_IDLE && now > c->t_deadline)
+            complete(w, c, O_TIMEOUT, now);
+    }
+}
+
+/* How long epoll_wait may sleep (ms): until the next due request of the
+ * open loop (on the timerfd), 1 ms while a closed-loop connection is in
+ * back-off, else FDS_LG_HOUSEKEEP_MS. */
+static inline int wait_ms(worker *w, const phase *ph, uint64_t now, int open)
+{
+    int ms = FDS_LG_HOUSEKEEP_MS;
+    if (open && w->nidle > 0 && !atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+        uint64_t t = due_time(w, w->issued);
+        if (w->issued < w->window_count) {
+            if (t <= now)
+                ms = 0;
+            else
+                arm_timer(w, t);
+        }
+    }
+    if (!open && ph->issuing && w->nidle > 0)
+        ms = 1; /* a connection in back-off after a failed connect */
+    return ms;
+}
+
+/* The n events epoll_wait returned: the timerfd (drained), or a connection. */
+static inline void handle_events(worker *w, const struct epoll_event *evs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (evs[i].data.u32 == UINT32_MAX) {
+            uint64_t exp;
+            ssize_t r = read(w->tfd, &exp, sizeof exp);
+            (void)r;
+            continue;
+        }
+        on_event(w, &w->conns[evs[i].data.u32], evs[i].events);
+    }
+}
+
+/* One measurement thread: the event loop over its share of the connections
+ * until it has drained (the steps above are static inline, so the loop
+ * costs what it did as one function). */
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    const int open = w->cfg->rate > 0;
+    const uint64_t timeout_ns = (uint64_t)(w->cfg->timeout_s * 1e9);
+    struct epoll_event evs[FDS_LG_MAX_EVENTS];
+    uint64_t last_housekeep = 0;
+    phase ph = {.issuing = 1, .drain_deadline = 0};
+
+    wait_for_t0();
     for (;;) {
         uint64_t now = now_ns();
-        /* end of the window, or an early stop: stop issuing, start draining */
-        if (issuing) {
-            int stop = atomic_load_explicit(&g_stop, memory_order_relaxed);
-            if (now >= g_m1 || stop) {
-                issuing = 0;
-                drain_deadline = (stop ? atomic_load(&g_stop_at) : g_m1) + timeout_ns;
-                if (now > drain_deadline)
-                    drain_deadline = now;
-            }
-        }
-        /* dispatch */
+        check_window_end(&ph, now, timeout_ns);
         if (!open) {
-            if (issuing) {
-                int n = w->nidle;
-                memcpy(w->scratch, w->idle, (size_t)n * sizeof(int));
-                w->nidle = 0;
-                for (int i = 0; i < n; i++) {
-                    conn *c = &w->conns[w->scratch[i]];
-                    if (!issuing || c->retry_at > now) {
-                        w->idle[w->nidle++] = w->scratch[i];
-                        continue;
-                    }
-                    if (!may_issue(cfg)) {
-                        issuing = 0;
-                        drain_deadline = now + timeout_ns;
-                        w->idle[w->nidle++] = w->scratch[i];
-                        continue;
-                    }
-                    issue(w, c, now, now); /* may push c back at once on failure */
-                }
-            }
+            if (ph.issuing)
+                dispatch_closed(w, &ph, now, timeout_ns);
         } else if (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
-            /* the schedule: every k with due_time(k) <= now, and due before m1 */
-            uint64_t due = count_due(w, now);
-            if (due > w->window_count)
-                due = w->window_count;
-            if (due > w->issued && due - w->issued > w->max_backlog)
-                w->max_backlog = due - w->issued;
-            while (w->issued < due && w->nidle > 0) {
-                if (!may_issue(cfg)) {
-                    issuing = 0;
-                    drain_deadline = now + timeout_ns;
-                    break;
-                }
-                conn *c = &w->conns[w->idle[--w->nidle]];
-                uint64_t t = due_time(w, w->issued++);
-                issue(w, c, t, now);
-            }
+            dispatch_open(w, &ph, now, timeout_ns);
         }
-        /* drained? */
-        uint64_t inflight = atomic_load_explicit(&w->a_inflight, memory_order_relaxed);
-        if (!issuing) {
-            int backlog_left = open && !atomic_load(&g_stop) && w->issued < w->window_count;
-            if (inflight == 0 && !backlog_left)
-                break;
-            if (now >= drain_deadline) {
-                /* whatever is still in flight or waiting has timed out */
-                for (int i = 0; i < w->nconns; i++) {
-                    conn *c = &w->conns[i];
-                    if (c->state != C_IDLE)
-                        complete(w, c, O_TIMEOUT, now);
-                }
-                if (open && !atomic_load(&g_stop))
-                    for (; w->issued < w->window_count; w->issued++)
-                        if (in_window(due_time(w, w->issued)))
-                            w->err[O_TIMEOUT]++;
-                break;
-            }
-        }
-        /* per-request timeouts */
-        if (now - last_housekeep >= FDS_LG_HOUSEKEEP_MS * 1000000u) {
-            last_housekeep = now;
-            for (int i = 0; i < w->nconns; i++) {
-                conn *c = &w->conns[i];
-                if (c->state != C_IDLE && now > c->t_deadline)
-                    complete(w, c, O_TIMEOUT, now);
-            }
-        }
-        /* wait */
-        int wait_ms = FDS_LG_HOUSEKEEP_MS;
-        if (open && w->nidle > 0 && !atomic_load_explicit(&g_stop, memory_order_relaxed)) {
-            uint64_t t = due_time(w, w->issued);
-            if (w->issued < w->window_count) {
-                if (t <= now)
-                    wait_ms = 0;
-                else
-                    arm_timer(w, t);
-            }
-        }
-        if (!open && issuing && w->nidle > 0)
-            wait_ms = 1; /* a connection in back-off after a failed connect */
-        int n = epoll_wait(w->epfd, evs, FDS_LG_MAX_EVENTS, wait_ms);
-        for (int i = 0; i < n; i++) {
-            if (evs[i].data.u32 == UINT32_MAX) {
-                uint64_t exp;
-                ssize_t r = read(w->tfd, &exp, sizeof exp);
-                (void)r;
-                continue;
-            }
-            on_event(w, &w->conns[evs[i].data.u32], evs[i].events);
-        }
+        if (!ph.issuing && drained(w, &ph, now, open))
+            break;
+        expire_requests(w, now, &last_housekeep);
+        int n = epoll_wait(w->epfd, evs, FDS_LG_MAX_EVENTS, wait_ms(w, &ph, now, open));
+        handle_events(w, evs, n);
     }
     for (int i = 0; i < w->nconns; i++) {
         conn_close(w, &w->conns[i]);

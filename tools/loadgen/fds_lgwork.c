@@ -164,25 +164,27 @@ static int add_tokens(vlist *l, const char *s)
     return 0;
 }
 
-int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
-                     const char *host_header, const char *index, const char *fields,
-                     int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
-                     size_t msglen)
+/* The non-empty names of comma-separated `fields` (at most
+ * FDS_LGWORK_MAX_FIELDS), pointing into `fbuf`; their count, 0 if none. */
+static int split_fields(const char *fields, char *fbuf, size_t fbuflen,
+                        char *names[FDS_LGWORK_MAX_FIELDS])
 {
-    memset(w, 0, sizeof *w);
-    char fbuf[1024];
-    snprintf(fbuf, sizeof fbuf, "%s", fields);
-    char *names[FDS_LGWORK_MAX_FIELDS];
+    snprintf(fbuf, fbuflen, "%s", fields);
     int nf = 0;
     for (char *t = strtok(fbuf, ","); t && nf < FDS_LGWORK_MAX_FIELDS; t = strtok(NULL, ","))
         if (*t)
             names[nf++] = t;
-    if (nf == 0) {
-        snprintf(msg, msglen, "--fields is empty");
-        return FDS_EINVAL;
-    }
-    char path[512], body[256];
-    snprintf(path, sizeof path, "/%s/_search", index);
+    return nf;
+}
+
+/* The first `sample_docs` documents of `path` (POST /{index}/_search with
+ * match_all): the parsed answer in *root (caller deletes) and its hits.hits
+ * array in *hits.  0, or an FDS_E* code with a sentence in `msg`. */
+static int sample_docs_fetch(const struct sockaddr_storage *addr, socklen_t addrlen,
+                             const char *host_header, const char *path, int sample_docs,
+                             cJSON **root, cJSON **hits, char *msg, size_t msglen)
+{
+    char body[256];
     snprintf(body, sizeof body, "{\"query\":{\"match_all\":{}},\"size\":%d,\"from\":0}",
              sample_docs);
     int status = 0;
@@ -199,24 +201,30 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
         free(resp);
         return FDS_ENOTFOUND;
     }
-    cJSON *root = cJSON_Parse(resp);
+    *root = cJSON_Parse(resp);
     free(resp);
-    cJSON *hits = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(root, "hits"), "hits");
-    if (!cJSON_IsArray(hits)) {
+    *hits = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(*root, "hits"), "hits");
+    if (!cJSON_IsArray(*hits)) {
         snprintf(msg, msglen, "sampling values: %s answer has no hits.hits array", path);
-        cJSON_Delete(root);
+        cJSON_Delete(*root);
         return FDS_EPARSE;
     }
-    vlist vals[FDS_LGWORK_MAX_FIELDS], urltok[FDS_LGWORK_MAX_FIELDS];
-    memset(vals, 0, sizeof vals);
-    memset(urltok, 0, sizeof urltok);
-    cJSON *hit;
+    return 0;
+}
+
+/* Every value of the nf fields in the hits' _source into vals[f] (numbers
+ * as their decimal text, booleans as true/false), and for `url` also its
+ * alphanumeric tokens into urltok[f].  0 or FDS_ENOMEM. */
+static int collect_values(const cJSON *hits, char *const *names, int nf, vlist *vals,
+                          vlist *urltok)
+{
+    const cJSON *hit;
     cJSON_ArrayForEach(hit, hits)
     {
-        cJSON *src = cJSON_GetObjectItemCaseSensitive(hit, "_source");
-        for (int f = 0; f < nf && rc == 0; f++) {
-            cJSON *v = cJSON_GetObjectItemCaseSensitive(src, names[f]);
+        const cJSON *src = cJSON_GetObjectItemCaseSensitive(hit, "_source");
+        for (int f = 0; f < nf; f++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, names[f]);
             char num[64];
             const char *s = NULL;
             if (cJSON_IsString(v))
@@ -232,26 +240,27 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
                 s = cJSON_IsTrue(v) ? "true" : "false";
             if (!s || !*s)
                 continue;
-            rc = vl_add(&vals[f], s, strlen(s));
+            int rc = vl_add(&vals[f], s, strlen(s));
             if (rc == 0 && strcmp(names[f], "url") == 0)
                 rc = add_tokens(&urltok[f], s);
+            if (rc)
+                return rc;
         }
     }
-    cJSON_Delete(root);
-    int usable = 0;
-    for (int f = 0; f < nf; f++) {
-        usable += vals[f].n > 0;
-        w->nvalues += vals[f].n;
-    }
-    if (rc == 0 && usable == 0) {
-        snprintf(msg, msglen,
-                 "sampling values: none of the fields '%s' has a value in the first %d documents "
-                 "of index '%s'",
-                 fields, sample_docs, index);
-        rc = FDS_ENOTFOUND;
-    }
+    return 0;
+}
+
+/* `pool` match query messages POSTed to `path`: a field uniformly among
+ * those with values, then (for a field with url tokens, every other pick)
+ * a token or a whole value, all drawn with splitmix64 from `seed`.
+ * 0 or FDS_ENOMEM. */
+static int make_queries(fds_lgwork *w, const char *host_header, const char *path,
+                        char *const *names, int nf, const vlist *vals, const vlist *urltok,
+                        size_t pool, uint64_t seed, int size)
+{
     uint64_t st = seed;
     size_t cap = 0;
+    int rc = 0;
     for (size_t i = 0; i < pool && rc == 0; i++) {
         int f;
         do
@@ -269,13 +278,53 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
         cJSON_AddNumberToObject(q, "size", size);
         char *b = cJSON_PrintUnformatted(q);
         cJSON_Delete(q);
-        if (!b) {
-            rc = FDS_ENOMEM;
-            break;
-        }
+        if (!b)
+            return FDS_ENOMEM;
         rc = add_msg(w, &cap, host_header, "POST", path, b);
         free(b);
     }
+    return rc;
+}
+
+int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
+                     const char *host_header, const char *index, const char *fields,
+                     int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
+                     size_t msglen)
+{
+    memset(w, 0, sizeof *w);
+    char fbuf[1024];
+    char *names[FDS_LGWORK_MAX_FIELDS];
+    int nf = split_fields(fields, fbuf, sizeof fbuf, names);
+    if (nf == 0) {
+        snprintf(msg, msglen, "--fields is empty");
+        return FDS_EINVAL;
+    }
+    char path[512];
+    snprintf(path, sizeof path, "/%s/_search", index);
+    cJSON *root, *hits;
+    int rc = sample_docs_fetch(addr, addrlen, host_header, path, sample_docs, &root, &hits, msg,
+                               msglen);
+    if (rc)
+        return rc;
+    vlist vals[FDS_LGWORK_MAX_FIELDS], urltok[FDS_LGWORK_MAX_FIELDS];
+    memset(vals, 0, sizeof vals);
+    memset(urltok, 0, sizeof urltok);
+    rc = collect_values(hits, names, nf, vals, urltok);
+    cJSON_Delete(root);
+    int usable = 0;
+    for (int f = 0; f < nf; f++) {
+        usable += vals[f].n > 0;
+        w->nvalues += vals[f].n;
+    }
+    if (rc == 0 && usable == 0) {
+        snprintf(msg, msglen,
+                 "sampling values: none of the fields '%s' has a value in the first %d documents "
+                 "of index '%s'",
+                 fields, sample_docs, index);
+        rc = FDS_ENOTFOUND;
+    }
+    if (rc == 0)
+        rc = make_queries(w, host_header, path, names, nf, vals, urltok, pool, seed, size);
     for (int f = 0; f < nf; f++) {
         vl_free(&vals[f]);
         vl_free(&urltok[f]);
