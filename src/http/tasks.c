@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fds_clock.h"
 #include "handlers.h"
 #include "node.h"
 #include "tasks.h"
@@ -49,24 +50,6 @@ static struct {
     unsigned running, done;
     bool stopping;
 } T = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-void fds__abstime_in(struct timespec *t, int64_t ms)
-{
-    clock_gettime(CLOCK_REALTIME, t);
-    t->tv_sec += ms / 1000;
-    t->tv_nsec += (ms % 1000) * 1000000L;
-    if (t->tv_nsec >= 1000000000L) {
-        t->tv_sec++;
-        t->tv_nsec -= 1000000000L;
-    }
-}
 
 static void task_free(fds__task *t)
 {
@@ -130,7 +113,7 @@ static void *task_main(void *arg)
     pthread_mutex_lock(&T.mu);
     t->response = resp;
     t->resp_status = status;
-    t->run_ns = mono_ns() - t->start_ns;
+    t->run_ns = fds_mono_ns() - t->start_ns;
     t->done = true;
     T.running--;
     T.done++;
@@ -159,7 +142,7 @@ int fds__task_spawn(const char *action, const char *description,
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     t->start_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-    t->start_ns = mono_ns();
+    t->start_ns = fds_mono_ns();
     t->fn = fn;
     t->arg = arg;
     t->arg_free = arg_free;
@@ -237,7 +220,7 @@ static cJSON *task_info(const fds__task *t, bool detailed)
         cJSON_AddStringToObject(j, "description", t->description);
     cJSON_AddNumberToObject(j, "start_time_in_millis", (double)t->start_ms);
     cJSON_AddNumberToObject(j, "running_time_in_nanos",
-                            (double)(t->done ? t->run_ns : mono_ns() - t->start_ns));
+                            (double)(t->done ? t->run_ns : fds_mono_ns() - t->start_ns));
     cJSON_AddBoolToObject(j, "cancellable", 1);
     cJSON_AddBoolToObject(j, "cancelled", t->cancelled);
     cJSON_AddObjectToObject(j, "headers");
@@ -303,7 +286,7 @@ void fds__h_task_get(fds_req *r, fds_resp *o)
     bool wait = fds__req_param_bool(r, "wait_for_completion", false);
     int64_t ms = timeout_ms(fds__req_param(r, "timeout"), FDS_TASKS_WAIT_DEFAULT_MS);
     struct timespec until;
-    fds__abstime_in(&until, ms);
+    fds_abstime_in_ms(&until, ms);
     pthread_mutex_lock(&T.mu);
     fds__task *t = find_locked(no);
     int rc = 0;

@@ -107,8 +107,4 @@ void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
 bool fds__scan_params_ok(fds_req *r, fds_resp *o);
 double fds__scan_rps(fds_req *r);
 
-/* A CLOCK_REALTIME time `ms` milliseconds from now, for
- * pthread_cond_timedwait (tasks.c). */
-void fds__abstime_in(struct timespec *t, int64_t ms);
-
 #endif
