@@ -458,7 +458,7 @@ void fds__h_reindex(fds_req *r, fds_resp *o)
         fds__resp_error(o, &e);
         goto out;
     }
-    *j = (fds__scan_job){.mode = FDS__SCAN_REINDEX, .from = from, .to = to,
+    *j = (fds__scan_job){.mode = FDS_SCAN_REINDEX, .from = from, .to = to,
                          .st = r->store, .query = qbody, .max_docs = p.max_docs,
                          .batch = (uint32_t)p.batch, .create = p.create,
                          .proceed = p.proceed, .refresh = fds__want_refresh(r),

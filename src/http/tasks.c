@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,8 @@ struct fds__task {
     cJSON *status;         /* under T.mu */
     cJSON *response;       /* when done */
     int resp_status;
-    bool done, cancelled;
+    bool done;
+    fds_scan_control ctl;  /* its cancel flag (atomic) and progress */
     struct fds__task *next; /* the table: newest first */
 };
 
@@ -73,7 +75,7 @@ void fds__tasks_stop(void)
     pthread_mutex_lock(&T.mu);
     T.stopping = true;
     for (fds__task *t = T.list; t; t = t->next)
-        t->cancelled = true;
+        atomic_store(&t->ctl.cancelled, true);
     while (T.running)
         pthread_cond_wait(&T.cv, &T.mu);
     fds__task *all = T.list;
@@ -138,6 +140,7 @@ int fds__task_spawn(const char *action, const char *description,
         arg_free(arg);
         return FDS_ENOMEM;
     }
+    atomic_init(&t->ctl.cancelled, false);
     snprintf(t->action, sizeof t->action, "%s", action);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -193,14 +196,9 @@ void fds__task_status(fds__task *t, cJSON *status)
     pthread_mutex_unlock(&T.mu);
 }
 
-bool fds__task_cancelled(fds__task *t)
+fds_scan_control *fds__task_control(fds__task *t)
 {
-    if (!t)
-        return false;
-    pthread_mutex_lock(&T.mu);
-    bool c = t->cancelled;
-    pthread_mutex_unlock(&T.mu);
-    return c;
+    return t ? &t->ctl : NULL;
 }
 
 /* ---- the API ---------------------------------------------------------------------- */
@@ -222,7 +220,7 @@ static cJSON *task_info(const fds__task *t, bool detailed)
     cJSON_AddNumberToObject(j, "running_time_in_nanos",
                             (double)(t->done ? t->run_ns : fds_mono_ns() - t->start_ns));
     cJSON_AddBoolToObject(j, "cancellable", 1);
-    cJSON_AddBoolToObject(j, "cancelled", t->cancelled);
+    cJSON_AddBoolToObject(j, "cancelled", atomic_load(&t->ctl.cancelled));
     cJSON_AddObjectToObject(j, "headers");
     return j;
 }
@@ -387,7 +385,7 @@ void fds__h_task_cancel(fds_req *r, fds_resp *o)
         return fds__resp_errorf(o, 404, "resource_not_found_exception",
                                "task [%s] is not running", r->seg[1]);
     }
-    t->cancelled = true;
+    atomic_store(&t->ctl.cancelled, true);
     cJSON *j = cJSON_CreateObject();
     cJSON *node = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "nodes"),
                                           FDS__NODE_ID);

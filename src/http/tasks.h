@@ -1,7 +1,8 @@
 /*
  * tasks.h: background tasks (Elasticsearch's task management API) and the
- * by-query scan they run -- `_delete_by_query`, `_update_by_query` and
- * `_reindex` (internal to src/http; tasks.c, by_query.c).
+ * by-query jobs they run -- `_delete_by_query`, `_update_by_query` and
+ * `_reindex`, whose scan is the engine's (src/search/by_query_scan.h) --
+ * (internal to src/http; tasks.c, by_query.c).
  */
 #ifndef FDS_TASKS_H
 #define FDS_TASKS_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "by_query_scan.h"
 #include "doc_source.h"
 #include "request.h"
 #include "response.h"
@@ -49,19 +51,21 @@ int fds__task_spawn(const char *action, const char *description,
  * /_tasks shows it while it runs.  t NULL (a job run inline) is a no-op
  * that frees it. */
 void fds__task_status(fds__task *t, cJSON *status);
-/* Was the task cancelled (POST /_tasks/{id}/_cancel)?  False for NULL. */
-bool fds__task_cancelled(fds__task *t);
+/* The task's scan control (its cancel flag, set by POST
+ * /_tasks/{id}/_cancel, and its progress report), owned by the task; NULL
+ * for NULL (a job run inline). */
+fds_scan_control *fds__task_control(fds__task *t);
 
 /* The task handlers (GET /_tasks, GET /_tasks/{id}, POST
  * /_tasks/{id}/_cancel) are in handlers.h. */
 
 /* ---- the by-query scan (by_query.c) ----------------------------------------- */
 
-enum { FDS__SCAN_REINDEX, FDS__SCAN_DELETE, FDS__SCAN_UPDATE };
-
-/* One reindex, delete-by-query or update-by-query. */
+/* One reindex, delete-by-query or update-by-query as the request gave it
+ * (the strings and references it owns); fds__scan_run hands it to the
+ * engine's scan (by_query_scan.h) and renders what that did. */
 typedef struct fds__scan_job {
-    int mode;          /* FDS__SCAN_* */
+    fds_scan_mode mode;
     fds_index *from;   /* the index read (a reference, released by free) */
     fds_index *to;     /* reindex: the index written (the same) */
     fds_store *st;     /* the store (terms lookups of the query) */
