@@ -187,38 +187,18 @@ bool fds__scan_params_ok(fds_req *r, fds_resp *o)
     return true;
 }
 
-/* slices=auto: one slice a shard up to this many (Elasticsearch's
- * BulkByScrollParallelizationHelper.AUTO_SLICE_CEILING) */
-#define SCAN_AUTO_SLICES_MAX 20
-/* slices=N at most: each slice is a thread */
-#define SCAN_SLICES_MAX 64
-
-/* The URL's slices for job j (checked by fds__scan_params_ok): auto is
- * the source's shard count up to SCAN_AUTO_SLICES_MAX, as Elasticsearch
- * picks it; more slices than shards (a slice is a set of shards here) or
- * than SCAN_SLICES_MAX are refused. */
+/* The URL's slices for job j (checked by fds__scan_params_ok), as the
+ * engine allows them (fds_scan_slices): false with a 400 in `o`. */
 static bool scan_slices(fds_req *r, fds_resp *o, fds__scan_job *j)
 {
     const char *sl = fds__req_param(r, "slices");
-    uint32_t shards = fds_index_nshards(j->from);
-    unsigned long n = !sl ? 1
-                    : !strcmp(sl, "auto") ? (shards < SCAN_AUTO_SLICES_MAX ? shards
-                                                                       : SCAN_AUTO_SLICES_MAX)
-                                          : strtoul(sl, NULL, 10);
-    if (n > SCAN_SLICES_MAX) {
-        fds__resp_errorf(o, 400, "illegal_argument_exception",
-                        "[slices] of [%lu] is more than fieldstore runs at once [%d]", n,
-                        SCAN_SLICES_MAX);
+    fds_err e;
+    fds_err_clear(&e);
+    if (fds_scan_slices(j->from, sl && !strcmp(sl, "auto"), sl ? strtoul(sl, NULL, 10) : 1,
+                        &j->slices, &e)) {
+        fds__resp_error(o, &e);
         return false;
     }
-    if (n > shards) {
-        fds__resp_errorf(o, 400, "illegal_argument_exception",
-                        "[slices] of [%lu] is more than the [%u] shards of [%s]: a slice "
-                        "is a set of shards in fieldstore (auto is one slice a shard)",
-                        n, shards, fds_index_name(j->from));
-        return false;
-    }
-    j->slices = (uint32_t)n;
     return true;
 }
 

@@ -436,6 +436,26 @@ static int collect(scan_slice *sl, uint32_t n, fds_scan_result *out, fds_err *e)
     return 0;
 }
 
+int fds_scan_slices(fds_index *from, bool is_auto, unsigned long requested,
+                    uint32_t *out, fds_err *e)
+{
+    uint32_t shards = fds_index_nshards(from);
+    unsigned long n = !is_auto ? requested
+                    : shards < FDS_SCAN_AUTO_SLICES_MAX ? shards
+                                                        : FDS_SCAN_AUTO_SLICES_MAX;
+    if (n > FDS_SCAN_SLICES_MAX)
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[slices] of [%lu] is more than fieldstore runs at once [%d]",
+                            n, FDS_SCAN_SLICES_MAX);
+    if (n > shards)
+        return fds_err_setk(e, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[slices] of [%lu] is more than the [%u] shards of [%s]: a "
+                            "slice is a set of shards in fieldstore (auto is one slice "
+                            "a shard)", n, shards, fds_index_name(from));
+    *out = (uint32_t)n;
+    return 0;
+}
+
 int fds_scan_run(const fds_scan_spec *j, fds_scan_control *ctl, fds_scan_result *out,
                  fds_err *e)
 {

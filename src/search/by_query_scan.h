@@ -108,6 +108,20 @@ typedef struct fds_scan_result {
     bool cancelled;
 } fds_scan_result;
 
+/* slices=auto: one slice a shard up to this many (Elasticsearch's
+ * BulkByScrollParallelizationHelper.AUTO_SLICE_CEILING). */
+#define FDS_SCAN_AUTO_SLICES_MAX 20
+/* Slices of one scan at most: each slice is a thread. */
+#define FDS_SCAN_SLICES_MAX 64
+
+/* The slices of a scan of `from` into *out: `requested` (>= 1), or with
+ * `is_auto` the source's shard count up to FDS_SCAN_AUTO_SLICES_MAX, as
+ * Elasticsearch picks it.  0, or FDS_EINVAL (kind INVALID_ARGUMENT) for
+ * more than FDS_SCAN_SLICES_MAX or more than the source has shards (a
+ * slice is a set of shards here). */
+int fds_scan_slices(fds_index *from, bool is_auto, unsigned long requested,
+                    uint32_t *out, fds_err *e);
+
 /* Run scan `s` (ctl: its task's control, or NULL for none) to its end, a
  * failure that stops it, max_docs or a cancel; then refresh the written
  * index if s->refresh.  0 with *out filled (caller frees), or an error of

@@ -3,8 +3,8 @@
  * itself, with no HTTP layer in front: deletes of the matching documents
  * in batches, max_docs divided among slices, a version conflict that stops
  * the scan (its failure kept) or is counted with conflicts=proceed, the
- * source rewrite of a reindex, the progress report after each batch, and a
- * cancel seen before the first batch.
+ * source rewrite of a reindex, the progress report after each batch, a
+ * cancel seen before the first batch, and the slice count's rule.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -124,6 +124,15 @@ static void test_slices_divide_max_docs(void)
     fds_scan_counts_sum(r.slices, r.nslices, &sum);
     ASSERT_EQ(sum.total, 0);
     fds_scan_result_free(&r);
+    /* the slice count: auto is the shard count; more than shards refused */
+    uint32_t n = 0;
+    ASSERT_EQ(fds_scan_slices(ix, true, 0, &n, &e), 0);
+    ASSERT_EQ(n, 2);
+    fds_err_clear(&e);
+    ASSERT_EQ(fds_scan_slices(ix, false, 3, &n, &e), FDS_EINVAL);
+    ASSERT_EQ(e.kind, FDS_KIND_INVALID_ARGUMENT);
+    ASSERT_STR(e.reason, "[slices] of [3] is more than the [2] shards of [upd]: a slice "
+                         "is a set of shards in fieldstore (auto is one slice a shard)");
     fds_index_release(ix);
 }
 
