@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "by_query.h"
 #include "search_ctx.h"
-#include "tasks.h"
 
 /* Documents read and written at a time (Elasticsearch's scroll_size
  * default) and at most (index.max_result_window). */

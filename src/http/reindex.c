@@ -15,7 +15,7 @@
 #include "handlers.h"
 #include "request.h"
 #include "response.h"
-#include "tasks.h"
+#include "by_query.h"
 
 #define REINDEX_BATCH 1000      /* documents read and written at a time */
 #define REINDEX_BATCH_MAX 10000 /* source.size at most (index.max_result_window) */
