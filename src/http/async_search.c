@@ -32,6 +32,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "fds_clock.h"
 #include "fds_strbuf.h"
 #include "fds_time.h"
 #include "http_int.h"
@@ -157,7 +158,7 @@ static void *reaper_main(void *arg)
     pthread_mutex_lock(&A.mu);
     while (!A.stop) {
         struct timespec t;
-        fds__abstime_in(&t, FDS_ASYNC_REAP_INTERVAL_MS);
+        fds_abstime_in_ms(&t, FDS_ASYNC_REAP_INTERVAL_MS);
         pthread_cond_timedwait(&A.cv, &A.mu, &t);
         reap_locked();
     }
@@ -432,7 +433,7 @@ static void answer_locked(fds_resp *o, const asearch *a, bool with_id,
 static void wait_locked(asearch *a, int64_t ms)
 {
     struct timespec until;
-    fds__abstime_in(&until, ms);
+    fds_abstime_in_ms(&until, ms);
     int rc = 0;
     while (a->running && !A.stop && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&A.cv, &A.mu, &until);

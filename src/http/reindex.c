@@ -15,7 +15,7 @@
 #include "handlers.h"
 #include "request.h"
 #include "response.h"
-#include "tasks.h"
+#include "by_query.h"
 
 #define REINDEX_BATCH 1000      /* documents read and written at a time */
 #define REINDEX_BATCH_MAX 10000 /* source.size at most (index.max_result_window) */
@@ -458,7 +458,7 @@ void fds__h_reindex(fds_req *r, fds_resp *o)
         fds__resp_error(o, &e);
         goto out;
     }
-    *j = (fds__scan_job){.mode = FDS__SCAN_REINDEX, .from = from, .to = to,
+    *j = (fds__scan_job){.mode = FDS_SCAN_REINDEX, .from = from, .to = to,
                          .st = r->store, .query = qbody, .max_docs = p.max_docs,
                          .batch = (uint32_t)p.batch, .create = p.create,
                          .proceed = p.proceed, .refresh = fds__want_refresh(r),

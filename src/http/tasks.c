@@ -15,11 +15,13 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fds_clock.h"
 #include "handlers.h"
 #include "node.h"
 #include "tasks.h"
@@ -37,7 +39,8 @@ struct fds__task {
     cJSON *status;         /* under T.mu */
     cJSON *response;       /* when done */
     int resp_status;
-    bool done, cancelled;
+    bool done;
+    fds_scan_control ctl;  /* its cancel flag (atomic) and progress */
     struct fds__task *next; /* the table: newest first */
 };
 
@@ -49,24 +52,6 @@ static struct {
     unsigned running, done;
     bool stopping;
 } T = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-void fds__abstime_in(struct timespec *t, int64_t ms)
-{
-    clock_gettime(CLOCK_REALTIME, t);
-    t->tv_sec += ms / 1000;
-    t->tv_nsec += (ms % 1000) * 1000000L;
-    if (t->tv_nsec >= 1000000000L) {
-        t->tv_sec++;
-        t->tv_nsec -= 1000000000L;
-    }
-}
 
 static void task_free(fds__task *t)
 {
@@ -90,7 +75,7 @@ void fds__tasks_stop(void)
     pthread_mutex_lock(&T.mu);
     T.stopping = true;
     for (fds__task *t = T.list; t; t = t->next)
-        t->cancelled = true;
+        atomic_store(&t->ctl.cancelled, true);
     while (T.running)
         pthread_cond_wait(&T.cv, &T.mu);
     fds__task *all = T.list;
@@ -130,7 +115,7 @@ static void *task_main(void *arg)
     pthread_mutex_lock(&T.mu);
     t->response = resp;
     t->resp_status = status;
-    t->run_ns = mono_ns() - t->start_ns;
+    t->run_ns = fds_mono_ns() - t->start_ns;
     t->done = true;
     T.running--;
     T.done++;
@@ -155,11 +140,12 @@ int fds__task_spawn(const char *action, const char *description,
         arg_free(arg);
         return FDS_ENOMEM;
     }
+    atomic_init(&t->ctl.cancelled, false);
     snprintf(t->action, sizeof t->action, "%s", action);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     t->start_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-    t->start_ns = mono_ns();
+    t->start_ns = fds_mono_ns();
     t->fn = fn;
     t->arg = arg;
     t->arg_free = arg_free;
@@ -210,14 +196,9 @@ void fds__task_status(fds__task *t, cJSON *status)
     pthread_mutex_unlock(&T.mu);
 }
 
-bool fds__task_cancelled(fds__task *t)
+fds_scan_control *fds__task_control(fds__task *t)
 {
-    if (!t)
-        return false;
-    pthread_mutex_lock(&T.mu);
-    bool c = t->cancelled;
-    pthread_mutex_unlock(&T.mu);
-    return c;
+    return t ? &t->ctl : NULL;
 }
 
 /* ---- the API ---------------------------------------------------------------------- */
@@ -237,9 +218,9 @@ static cJSON *task_info(const fds__task *t, bool detailed)
         cJSON_AddStringToObject(j, "description", t->description);
     cJSON_AddNumberToObject(j, "start_time_in_millis", (double)t->start_ms);
     cJSON_AddNumberToObject(j, "running_time_in_nanos",
-                            (double)(t->done ? t->run_ns : mono_ns() - t->start_ns));
+                            (double)(t->done ? t->run_ns : fds_mono_ns() - t->start_ns));
     cJSON_AddBoolToObject(j, "cancellable", 1);
-    cJSON_AddBoolToObject(j, "cancelled", t->cancelled);
+    cJSON_AddBoolToObject(j, "cancelled", atomic_load(&t->ctl.cancelled));
     cJSON_AddObjectToObject(j, "headers");
     return j;
 }
@@ -303,7 +284,7 @@ void fds__h_task_get(fds_req *r, fds_resp *o)
     bool wait = fds__req_param_bool(r, "wait_for_completion", false);
     int64_t ms = timeout_ms(fds__req_param(r, "timeout"), FDS_TASKS_WAIT_DEFAULT_MS);
     struct timespec until;
-    fds__abstime_in(&until, ms);
+    fds_abstime_in_ms(&until, ms);
     pthread_mutex_lock(&T.mu);
     fds__task *t = find_locked(no);
     int rc = 0;
@@ -404,7 +385,7 @@ void fds__h_task_cancel(fds_req *r, fds_resp *o)
         return fds__resp_errorf(o, 404, "resource_not_found_exception",
                                "task [%s] is not running", r->seg[1]);
     }
-    t->cancelled = true;
+    atomic_store(&t->ctl.cancelled, true);
     cJSON *j = cJSON_CreateObject();
     cJSON *node = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j, "nodes"),
                                           FDS__NODE_ID);

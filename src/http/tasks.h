@@ -1,7 +1,6 @@
 /*
- * tasks.h: background tasks (Elasticsearch's task management API) and the
- * by-query scan they run -- `_delete_by_query`, `_update_by_query` and
- * `_reindex` (internal to src/http; tasks.c, by_query.c).
+ * tasks.h: background tasks (Elasticsearch's task management API), which
+ * run the by-query jobs of by_query.h (internal to src/http; tasks.c).
  */
 #ifndef FDS_TASKS_H
 #define FDS_TASKS_H
@@ -12,7 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "doc_source.h"
+#include "by_query_scan.h"
 #include "request.h"
 #include "response.h"
 #include "store.h"
@@ -49,66 +48,12 @@ int fds__task_spawn(const char *action, const char *description,
  * /_tasks shows it while it runs.  t NULL (a job run inline) is a no-op
  * that frees it. */
 void fds__task_status(fds__task *t, cJSON *status);
-/* Was the task cancelled (POST /_tasks/{id}/_cancel)?  False for NULL. */
-bool fds__task_cancelled(fds__task *t);
+/* The task's scan control (its cancel flag, set by POST
+ * /_tasks/{id}/_cancel, and its progress report), owned by the task; NULL
+ * for NULL (a job run inline). */
+fds_scan_control *fds__task_control(fds__task *t);
 
 /* The task handlers (GET /_tasks, GET /_tasks/{id}, POST
  * /_tasks/{id}/_cancel) are in handlers.h. */
-
-/* ---- the by-query scan (by_query.c) ----------------------------------------- */
-
-enum { FDS__SCAN_REINDEX, FDS__SCAN_DELETE, FDS__SCAN_UPDATE };
-
-/* One reindex, delete-by-query or update-by-query. */
-typedef struct fds__scan_job {
-    int mode;          /* FDS__SCAN_* */
-    fds_index *from;   /* the index read (a reference, released by free) */
-    fds_index *to;     /* reindex: the index written (the same) */
-    fds_store *st;     /* the store (terms lookups of the query) */
-    char *query;       /* {"query":...} search body (malloc'd), NULL = all */
-    uint64_t max_docs; /* documents processed at most; UINT64_MAX = all */
-    uint32_t batch;    /* documents read and written at a time */
-    bool create;       /* reindex: dest.op_type create */
-    bool proceed;      /* conflicts=proceed: count version conflicts, go on */
-    bool refresh;      /* refresh the written index at the end */
-    /* by-query: the URL's q, df and default_operator (malloc'd; NULL) */
-    char *q, *df, *default_operator;
-    /* reindex: dest.version_type external (the source's _version, which
-     * must be above the destination's; external_gte: or equal to it); dest.routing "discard" or
-     * "=value" (malloc'd; NULL: keep each document's); source._source
-     * (the parts of each source copied; owned) */
-    bool external, external_gte;
-    char *routing;
-    fds__source_spec filter;
-    /* requests_per_second: documents a second at most (0: unthrottled) */
-    double rps;
-    /* slices run at once, each on its own thread: slice i takes the
-     * source shards s with s % slices == i (0 or 1: one scan of all) */
-    uint32_t slices;
-} fds__scan_job;
-
-/* Free a job (NULL is a no-op); also an fds__task_spawn arg_free. */
-void fds__scan_job_free(void *job);
-/* Run `j` (t: its task, or NULL inline): Elasticsearch's
- * BulkByScrollResponse as JSON (caller owns) with the HTTP status it
- * answers with (409 after a version conflict with conflicts=abort, as
- * Elasticsearch takes the worst failure's), or NULL with `e` filled. */
-cJSON *fds__scan_run(fds__scan_job *j, fds__task *t, int *status, fds_err *e);
-/* Answer a job: run it now (wait_for_completion, the default), or as a
- * task ({"task":"node:id"}) with wait_for_completion=false, in the URL's
- * `slices` (the counts summed, each slice's under "slices").  Takes `j`. */
-void fds__scan_answer(fds_req *r, fds_resp *o, fds__scan_job *j,
-                      const char *action, const char *description);
-
-/* The URL's `slices` (a positive integer or auto; fds__scan_answer
- * refuses more than the source has shards) and `requests_per_second` (a float above 0, or
- * -1 for none), Elasticsearch's words for bad values: false with a 400 in
- * `o`.  fds__scan_rps: its value as documents a second, 0 for none. */
-bool fds__scan_params_ok(fds_req *r, fds_resp *o);
-double fds__scan_rps(fds_req *r);
-
-/* A CLOCK_REALTIME time `ms` milliseconds from now, for
- * pthread_cond_timedwait (tasks.c). */
-void fds__abstime_in(struct timespec *t, int64_t ms);
 
 #endif

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fds_clock.h"
 #include "search_contexts.h"
 /* The parser's track_total_hits when none is given (Elasticsearch's
  * default, 10000): a scroll counts exactly instead. */
@@ -61,18 +62,6 @@ static uint64_t mono_ns(void)
 static int64_t now_ms(void)
 {
     return (int64_t)(mono_ns() / 1000000);
-}
-
-/* CLOCK_REALTIME `ms` milliseconds from now, for pthread_cond_timedwait. */
-static void abstime_in(struct timespec *t, int64_t ms)
-{
-    clock_gettime(CLOCK_REALTIME, t);
-    t->tv_sec += ms / 1000;
-    t->tv_nsec += (ms % 1000) * 1000000L;
-    if (t->tv_nsec >= 1000000000L) {
-        t->tv_sec++;
-        t->tv_nsec -= 1000000000L;
-    }
 }
 
 /* The contexts' counters of the indices a context holds (search stats):
@@ -183,7 +172,7 @@ static void *reaper_main(void *arg)
     pthread_mutex_lock(&T.mu);
     while (!T.stop) {
         struct timespec t;
-        abstime_in(&t, FDS_CTX_REAP_INTERVAL_MS);
+        fds_abstime_in_ms(&t, FDS_CTX_REAP_INTERVAL_MS);
         pthread_cond_timedwait(&T.cv, &T.mu, &t);
         if (T.stop)
             break;
