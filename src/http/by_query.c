@@ -349,7 +349,8 @@ void fds__h_by_query(fds_req *r, fds_resp *o, bool del)
     }
     *j = (fds__scan_job){.mode = del ? FDS_SCAN_DELETE : FDS_SCAN_UPDATE,
                          .max_docs = max_docs, .batch = (uint32_t)batch,
-                         .proceed = conf && !strcmp(conf, "proceed")};
+                         .proceed = conf && !strcmp(conf, "proceed"),
+                         .rps = fds__scan_rps(r)};
     const char *df = fds__req_param(r, "df"), *op = fds__req_param(r, "default_operator");
     if ((uq && !(j->q = strdup(uq))) || (df && !(j->df = strdup(df))) ||
         (op && !(j->default_operator = strdup(op)))) {

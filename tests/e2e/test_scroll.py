@@ -294,6 +294,20 @@ class ByQuery(ServerTestCase):
         self.assertEqual((st, b["deleted"]), (200, n3), b)
         self.assertEqual(self.req("GET", "/dq/_count?q=g:3")[1]["count"], 0)
 
+    def test_requests_per_second(self):
+        # a by-query scan is throttled as _reindex is: 40 documents in
+        # batches of 10 at 40 a second, so the last batch waits until 1 s
+        self.load("rq", 40)
+        for path, key in (("/rq/_update_by_query", "updated"),
+                          ("/rq/_delete_by_query", "deleted")):
+            t0 = time.time()
+            st, b, _ = self.req("POST", path + "?refresh=true&scroll_size=10"
+                                "&requests_per_second=40", {"query": {"match_all": {}}})
+            took = time.time() - t0
+            self.assertEqual((st, b[key], b["requests_per_second"]), (200, 40, 40), b)
+            self.assertGreaterEqual(took, 0.9, b)
+            self.assertGreater(b["throttled_millis"], 500, b)
+
     def test_update_by_query(self):
         self.load("uq", 300)
         st, b, _ = self.req("POST", "/uq/_update_by_query?refresh=true",
