@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "admin_int.h"
 #include "cat.h"
 #include "fds_clock.h"
-#include "admin_int.h"
 #include "fds_time.h"
 #include "handlers.h"
 #include "index_expr.h"
