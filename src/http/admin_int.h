@@ -1,7 +1,8 @@
 /*
  * admin_int.h: what the index and cluster administration files of
  * src/http share (index_lifecycle.c, index_settings.c, index_stats.c,
- * cluster.c): answers, name matching and the cells of the _cat tables.
+ * cluster.c): answers, settings and stats as JSON, and the cells of the
+ * _cat tables.
  * Each group names the file that defines it.
  */
 #ifndef FDS_ADMIN_INT_H
@@ -10,7 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "http_int.h"
+#include "request.h"
+#include "response.h"
 #include "search_stats.h"
 
 /* A request parameter by name, for the callbacks of index_expr.h. */
@@ -28,10 +30,6 @@ void fds__acknowledged(fds_resp *o, const char *index);
  * informational uuid, creation date and name) or those left at their
  * default (true); nested objects, or `flat` dotted keys.  Caller frees. */
 cJSON *fds__settings_json(fds_index *ix, bool defaults_part, bool flat);
-/* Does `name` (an index, a setting) match the comma-separated expression
- * `expr` (names, `*` wildcards, `_all`; Elasticsearch's Regex.simpleMatch
- * over a list)? */
-bool fds__pattern_list_match(const char *expr, const char *name);
 
 /* ---- index_stats.c -------------------------------------------------------- */
 
@@ -49,11 +47,9 @@ bool fds__metrics_check(fds_req *r, fds_resp *o, const char *list,
 /* One `primaries`/`total` object: the sections `metrics` asks for. */
 cJSON *fds__index_stats_json(const fds_index_stats *st, const fds__search_sum *ss,
                              const char *metrics);
-/* Cell texts (malloc'd, NULL on no memory): a number; a size as
- * Elasticsearch's human text ("1.2mb") or ?bytes= units; the epoch seconds
+/* Cell texts (malloc'd, NULL on no memory): a number; the epoch seconds
  * and HH:MM:SS of now. */
 char *fds__fmt_u64(uint64_t v);
-char *fds__human_bytes(fds_req *r, uint64_t b);
 void fds__cat_time(char **epoch, char **stamp);
 /* An index's health on this one node ("green", "yellow", "red"), and its
  * unassigned shard copies into *unassigned. */

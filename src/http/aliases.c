@@ -17,10 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aliases.h"
+#include "cat.h"
+#include "fds_strbuf.h"
 #include "fds_text.h"
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
-#include "ast/search_request.h"
+#include "index_rules.h"
+#include "request.h"
+#include "response.h"
 
 /* Alias actions of one request, at most (a wildcard expands to many). */
 #define FDS_ALIAS_ACTIONS_MAX 4096

@@ -32,10 +32,15 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "async_search.h"
+#include "doc_source.h"
 #include "fds_clock.h"
 #include "fds_strbuf.h"
 #include "fds_time.h"
-#include "http_int.h"
+#include "handlers.h"
+#include "request.h"
+#include "response.h"
+#include "search_api.h"
 #include "tasks.h"
 
 /* Async searches running at once (each is a thread); one more is refused

@@ -12,6 +12,10 @@
 #include <string.h>
 
 #include "by_query.h"
+#include "doc_source.h"
+#include "handlers.h"
+#include "http_error.h"
+#include "req_index.h"
 #include "search_ctx.h"
 
 /* Documents read and written at a time (Elasticsearch's scroll_size

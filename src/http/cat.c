@@ -184,3 +184,13 @@ void fds__cat_render(fds_req *r, fds_resp *o, const char *const *cols,
     out[len] = 0;
     fds__resp_raw(o, 200, out, len, "text/plain; charset=UTF-8");
 }
+
+void fds__cat_rows_free(char ***rows, size_t n, size_t ncol)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t c = 0; c < ncol; c++)
+            free(rows[i][c]);
+        free(rows[i]);
+    }
+    free(rows);
+}

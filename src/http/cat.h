@@ -23,5 +23,8 @@
  * reorders rows[] in place; the rows stay the caller's. */
 void fds__cat_render(fds_req *r, fds_resp *o, const char *const *cols,
                     size_t ncol, char ***rows, size_t nrows);
+/* Free `n` rows of `ncol` malloc'd cells (NULL cells allowed), and the
+ * array. */
+void fds__cat_rows_free(char ***rows, size_t n, size_t ncol);
 
 #endif

@@ -13,11 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fds_clock.h"
 #include "admin_int.h"
+#include "cat.h"
+#include "fds_clock.h"
 #include "fds_time.h"
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
+#include "node.h"
+#include "request.h"
+#include "response.h"
 #include "search_stats.h"
 
 #define NODE_ID FDS__NODE_ID

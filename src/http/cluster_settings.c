@@ -16,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_settings.h"
 #include "fds_text.h"
-#include "http_int.h"
+#include "handlers.h"
+#include "request.h"
+#include "response.h"
 
 /* The cluster settings: name, default, and whether the value is a
  * boolean (else an auto-create pattern list, auto_create_parse). */

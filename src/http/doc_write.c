@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster_settings.h"
 #include "doc_write.h"
+#include "fds_strbuf.h"
 #include "http_error.h"
-#include "http_int.h" /* fds__auto_create_check */
 #include "index_rules.h" /* fds_store_create_index_from, fds_store_index_or_alias */
+#include "request.h"
+#include "response.h"
 
 /* ?refresh=true|wait_for|false */
 bool fds__want_refresh(fds_req *r)

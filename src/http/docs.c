@@ -18,8 +18,9 @@
 
 #include "doc_source.h"
 #include "doc_write.h"
+#include "fds_strbuf.h"
 #include "handlers.h"
-#include "http_int.h" /* index_rules.h: fds_store_index_or_alias */
+#include "index_rules.h"
 #include "req_index.h"
 #include "request.h"
 #include "response.h"

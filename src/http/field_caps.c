@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aliases.h"
 #include "fds_text.h"
 #include "handlers.h"
-#include "http_int.h" /* fds__names_match (aliases.c) */
 #include "index_expr.h"
 #include "request.h"
 #include "response.h"

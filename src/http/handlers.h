@@ -75,6 +75,8 @@ void fds__h_async_submit(fds_req *r, fds_resp *o);
 void fds__h_async_get(fds_req *r, fds_resp *o);
 void fds__h_async_status(fds_req *r, fds_resp *o);
 void fds__h_async_delete(fds_req *r, fds_resp *o);
+/* GET|POST /_search/scroll[/{id}], DELETE /_search/scroll[/{ids}],
+ * POST /{index}/_pit, DELETE /_pit (search_ctx.c). */
 void fds__h_scroll(fds_req *r, fds_resp *o);
 void fds__h_scroll_clear(fds_req *r, fds_resp *o);
 void fds__h_pit_open(fds_req *r, fds_resp *o);

@@ -9,10 +9,17 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "aliases.h"
+#include "cluster_settings.h"
 #include "fds_text.h"
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
+#include "index_lifecycle.h"
 #include "index_rules.h"
+#include "mappings.h"
+#include "req_index.h"
+#include "request.h"
+#include "response.h"
 
 /* The parts of a create-index body, parsed into `req`: the settings as
  * texts (kv has FDS_SETTINGS_GIVEN_MAX slots), the mappings as JSON text

@@ -10,9 +10,12 @@
 #include <string.h>
 
 #include "admin_int.h"
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
 #include "index_rules.h"
+#include "req_index.h"
+#include "request.h"
+#include "response.h"
 
 /* ---- settings: JSON <-> flat keys --------------------------------------- */
 
@@ -112,7 +115,7 @@ void fds__acknowledged(fds_resp *o, const char *index)
 /* Does `name` (an index, a setting) match the comma-separated expression
  * `expr` (names, `*` wildcards, `_all`; Elasticsearch's Regex.simpleMatch
  * over a list)? */
-bool fds__pattern_list_match(const char *expr, const char *name)
+static bool pattern_list_match(const char *expr, const char *name)
 {
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s", expr);
@@ -132,7 +135,7 @@ static cJSON *settings_part(fds_index *ix, bool defaults_part, bool flat,
     cJSON *all = fds__settings_json(ix, defaults_part, true);
     cJSON *keep = cJSON_CreateObject();
     for (cJSON *c = all->child; c; c = c->next) {
-        if (!fds__pattern_list_match(names, c->string))
+        if (!pattern_list_match(names, c->string))
             continue;
         if (flat)
             cJSON_AddStringToObject(keep, c->string, c->valuestring);
@@ -192,7 +195,7 @@ void fds__h_settings_get(fds_req *r, fds_resp *o)
     fds_store_list_indices(r->store, &list, &n);
     for (size_t i = 0; i < n; i++) {
         fds_index *ix;
-        if (fds__pattern_list_match(expr, list[i]) &&
+        if (pattern_list_match(expr, list[i]) &&
             fds_store_get_index(r->store, list[i], &ix, NULL) == 0) {
             settings_add(r, j, ix, names);
             fds_index_release(ix);

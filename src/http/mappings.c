@@ -12,8 +12,11 @@
 #include <string.h>
 
 #include "fds_text.h"
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
+#include "mappings.h"
+#include "request.h"
+#include "response.h"
 
 static const char *param_cb(void *arg, const char *name)
 {

@@ -2,8 +2,10 @@
  * req_index.c: the index a request's path names -- an index, or an alias
  * with one index -- or the index_not_found answer.
  */
-#include "http_int.h" /* index_rules.h: fds_store_index_or_alias */
+#include "index_rules.h"
 #include "req_index.h"
+#include "request.h"
+#include "response.h"
 
 fds_index *fds__req_index(fds_req *r, fds_resp *o, unsigned i)
 {

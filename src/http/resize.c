@@ -22,14 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
+#include "index_lifecycle.h"
 #include "index_rules.h"
+#include "request.h"
+#include "response.h"
 
 _Static_assert(FDS_RESIZE_CLONE == (int)FDS_RESIZE_KIND_CLONE &&
                    FDS_RESIZE_SHRINK == (int)FDS_RESIZE_KIND_SHRINK &&
                    FDS_RESIZE_SPLIT == (int)FDS_RESIZE_KIND_SPLIT,
-               "the resize types of http_int.h and index_rules.h");
+               "the resize types of handlers.h and index_rules.h");
 
 /* Body members of a resize (ResizeRequest.PARSER). */
 static const char *const RESIZE_KEYS[] = {"settings", "aliases", "max_primary_shard_size"};

@@ -12,9 +12,12 @@
 #include <string.h>
 
 #include "fds_strbuf.h"
-#include "fds_text.h"
-#include "http_int.h"
+#include "handlers.h"
 #include "index_expr.h"
+#include "node.h"
+#include "request.h"
+#include "response.h"
+#include "search_api.h"
 #include "search_ctx.h"
 #include "search_run.h"
 #include "search_stats.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fds_strbuf.h"
+#include "handlers.h"
 #include "index_expr.h"
 #include "search_ctx.h"
 

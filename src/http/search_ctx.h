@@ -10,11 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "http_int.h"
-#include "ast/search_request.h"
+#include "request.h"
+#include "response.h"
 #include "search_contexts.h"
 #include "search_run.h"
-
+#include "ast/search_request.h"
 /* Start/stop the context table and its reaper thread (fds_http_start and
  * fds_http_stop; search_contexts.h).  Stopping frees every context.  0 or
  * FDS_ENOMEM. */
@@ -38,12 +38,5 @@ void fds__pit_search(fds_req *r, fds_resp *o);
 /* Contexts open now: scrolls and points in time (for _nodes/_stats
  * open_contexts and scroll_current). */
 void fds__ctx_counts(unsigned *scrolls, unsigned *pits);
-
-/* Handlers: GET|POST /_search/scroll[/{id}], DELETE /_search/scroll[/{ids}],
- * POST /{index}/_pit, DELETE /_pit. */
-void fds__h_scroll(fds_req *r, fds_resp *o);
-void fds__h_scroll_clear(fds_req *r, fds_resp *o);
-void fds__h_pit_open(fds_req *r, fds_resp *o);
-void fds__h_pit_close(fds_req *r, fds_resp *o);
 
 #endif

@@ -13,8 +13,11 @@
 
 #include "aggs_render.h"
 #include "fds_strbuf.h"
-#include "http_int.h"
+#include "http_error.h"
 #include "index_expr.h"
+#include "node.h"
+#include "request.h"
+#include "response.h"
 #include "search_render.h"
 #include "search_run.h"
 #include "search_stats.h"

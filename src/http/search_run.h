@@ -12,8 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http_int.h"
 #include "index_expr.h"
+#include "request.h"
+#include "response.h"
 #include "ast/search_request.h"
 
 /*

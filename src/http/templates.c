@@ -14,10 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fds_text.h"
-#include "http_int.h"
+#include "aliases.h"
+#include "cat.h"
+#include "handlers.h"
 #include "index_rules.h"
-#include "ast/search_request.h"
+#include "request.h"
+#include "response.h"
 
 /* URL parameters of the endpoints, as Elasticsearch 8 lists them (the
  * timeouts change nothing on one node; `cause` is only logged there). */

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "index_expr.h"
-#include "search_ctx.h"
+#include "search_run.h"
 
 /* The one index `name` (or an alias of exactly one) names; 0 or an error
  * in e. */

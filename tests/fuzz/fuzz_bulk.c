@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "bulk.h"
 #include "query.h"
 #include "fuzz_driver.h"
 

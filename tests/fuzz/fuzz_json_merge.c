@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_int.h"
+#include "doc_source.h"
+#include "fds_strbuf.h"
 #include "query.h"
 #include "fuzz_driver.h"
 

@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "fds_text.h"
-#include "http_int.h"
+#include "json_out.h"
+#include "request.h"
 #include "query.h"
 #include "ast/search_request.h"
 #include "fuzz_driver.h"
