@@ -321,7 +321,7 @@ int fds_search_execute(const fds_search_request *req,
 void fds_search_result_free(fds_search_result *r);
 /* A disjunction's MaxScore pass over one segment runs on two threads when
  * its terms hold at least `postings` postings in the docs left after
- * counting and no other search runs in the process (search.c,
+ * counting and no other search runs in the process (exec/run.c,
  * SLICE_MIN_POSTINGS by default, over at least 2 x 8192 docs).  For tests
  * and benchmarks: 0 slices every disjunction with two docs left, whatever
  * their size; UINT64_MAX never. */

@@ -1,6 +1,6 @@
 /*
  * agg_kind.h: the shape of an aggregation type's registry entry
- * (src/query only; the table is registry.c's).
+ * (src/query only; the table is dsl/registry.c).
  *
  * As Elasticsearch's SearchModule registers each aggregation with its
  * parser, its aggregator and its reduce, every type has one entry:

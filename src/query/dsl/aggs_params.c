@@ -1,7 +1,7 @@
 /*
  * aggs_params.c: each aggregation type's body into its fds_agg's
  * parameters, with Elasticsearch 8's parameter names, defaults and errors
- * (the registry, src/query/aggs/registry.c, names these parsers; the
+ * (the registry, src/query/dsl/registry.c, names these parsers; the
  * aggregation tree around them is aggs_parse.c's).
  *
  * Every parameter read here has its effect in src/query/aggs; a parameter

@@ -1,6 +1,6 @@
 /*
  * aggs_params.h: each aggregation type's parser of its body (src/query
- * only; aggs_params.c), as the registry (src/query/aggs/registry.c) names
+ * only; aggs_params.c), as the registry (src/query/dsl/registry.c) names
  * them: the shape is fds__agg_kind.parse (aggs/agg_kind.h).
  */
 #ifndef FDS_AGGS_PARAMS_H

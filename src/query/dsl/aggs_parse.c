@@ -4,7 +4,7 @@
  *
  * The tree is read here: names, nesting, sub-aggregations, `order` paths
  * checked against the subs; each type's body is read by its parser, found
- * by name in the registry (src/query/aggs/registry.c; the parsers are
+ * by name in the registry (src/query/dsl/registry.c; the parsers are
  * aggs_params.c's).  An unknown aggregation type is refused as
  * Elasticsearch's named-object registry does (parsing_exception "Unknown
  * aggregation type [x]"), a type it has and we do not by name.
@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "aggs/aggs.h"
-#include "aggs/registry.h"
+#include "dsl/registry.h"
 #include "dsl/dsl_parse_int.h"
 
 /* Aggregation types Elasticsearch has that we do not (yet). */

@@ -15,7 +15,7 @@
  * essential terms, which are the fewest that the norms still let through
  * need (fds__norm_gate, fds__norm_essential); docs of one field value are
  * decided once (the value memo); and a large segment's pass may run as two
- * slices on two threads sharing their k-th scores (search.c).  Ties between
+ * slices on two threads sharing their k-th scores (run.c).  Ties between
  * equal scores go to the lower (segment, doc), like Lucene, so a candidate
  * must score strictly above the current k-th score.  A disjunction sums a
  * doc's term scores in one order (weight per posting descending) in every

@@ -11,7 +11,8 @@
  *   seed.c            (window.h, norms.h, term_it.h: what they share)
  *   search_collect.c  top-k heap, sort keys, search_after, sorted blocks
  *   search_explain.c  explanations (fds_explanation trees)
- *   search.c          fds_search_execute() and object lifetimes
+ *   run.c             the passes over the segments (run.h; the driver,
+ *                     fds_search_execute(), is src/query/search.c)
  */
 #ifndef FDS_SEARCH_INT_H
 #define FDS_SEARCH_INT_H

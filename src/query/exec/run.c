@@ -1,9 +1,11 @@
 /*
- * search.c: fds_search_execute() -- one pass over the segments of a
- * search, each by MaxScore when the query is a disjunction of terms
- * ranked by score (maxscore.c), else document at a time into the top-k
- * heap (search_collect.c); counting up to track_total_hits; explanations
- * (search_explain.c); and the lifetimes of results, queries and requests.
+ * run.c: one search's passes over its segments -- each by MaxScore when
+ * the query is a disjunction of terms ranked by score (maxscore.c), else
+ * document at a time into the top-k heap (search_collect.c), every live
+ * match also to the one collector it is given (the aggregations);
+ * counting up to track_total_hits; the page sorted and finished.  The
+ * driver that compiles, builds the collector and fetches explanations
+ * and named queries is src/query/search.c (run.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,37 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aggs/aggs_collector.h"
 #include "exec/collector.h"
-#include "index/postings.h"
-#include "fetch/highlight.h"
+#include "exec/run.h"
 #include "exec/search_int.h"
+#include "index/postings.h"
 #include "index/term_pat.h"
 
 static int hit_qsort_cmp(const void *a, const void *b, void *req)
 {
     return fds__hit_cmp(req, a, b);
 }
-
-/* State of one search across its segments. */
-typedef struct run {
-    fds__exec x;
-    const fds__cnode *root;
-    fds__heap hp;
-    size_t k;            /* page end (from + size); 0 for _count */
-    bool by_score;       /* ranked by _score (no sort) */
-    bool need_score;     /* scores are computed (show_score, min_score) */
-    bool show_score;     /* hits and max_score carry them (by score,
-                            track_scores, a sort on _score); as in
-                            Elasticsearch, min_score alone does not */
-    bool counting;       /* track_total_hits is not false */
-    uint64_t limit;      /* count hits up to limit + 1 */
-    uint64_t count;
-    uint64_t docbase;    /* doc ids of earlier segments (_doc sort) */
-    /* the collector of the aggregations: every live match goes to it, so
-     * nothing stops a segment early (NULL without aggregations) */
-    fds__collector *ag;
-} run;
 
 /* A segment's MaxScore pass runs as two slices of its docs on two threads
  * when the postings of its terms add up to at least this many and no
@@ -179,7 +160,7 @@ static bool slice_worth(fds__term_it **ts, size_t nt, uint32_t from)
  * half on the slicer thread over iterators of its own, the two pages
  * merged into r's.  Runs both halves here when the slicer is busy or
  * cannot start.  0 or FDS_ENOMEM. */
-static int segment_sliced(run *r, unsigned si, fds__term_it **ts, size_t nt,
+static int segment_sliced(fds__run *r, unsigned si, fds__term_it **ts, size_t nt,
                           uint32_t from)
 {
     uint32_t max_doc = ts[0]->max_doc, mid = from + (max_doc - from) / 2;
@@ -234,7 +215,7 @@ out:
 
 /* Segment si over the terms `ts` of a disjunction (counting, then
  * MaxScore, in two slices when worth it).  0 or FDS_ENOMEM. */
-static int segment_terms(run *r, unsigned si, fds__term_it **ts, size_t nt)
+static int segment_terms(fds__run *r, unsigned si, fds__term_it **ts, size_t nt)
 {
     /* exact counts without iterating: one term, no deletions */
     bool fast = nt == 1 && !r->x.segs[si].live;
@@ -260,7 +241,7 @@ static int segment_terms(run *r, unsigned si, fds__term_it **ts, size_t nt)
 /* A match_all over segment si with no page and no scores (size 0 with
  * aggregations, counting): its live docs in order without the iterator,
  * stopping where segment_daat would.  0. */
-static int segment_all(run *r, unsigned si)
+static int segment_all(fds__run *r, unsigned si)
 {
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t max = fds_sidx_max_doc(sg->sidx);
@@ -294,7 +275,7 @@ static int segment_all(run *r, unsigned si)
 }
 
 /* Can segment_all run segment si in place of the iterator? */
-static bool all_docs(const run *r)
+static bool all_docs(const fds__run *r)
 {
     const fds_search_request *req = r->x.req;
     return !r->k && isnan(req->min_score) &&
@@ -303,7 +284,7 @@ static bool all_docs(const run *r)
 }
 
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
-static int segment_daat(run *r, unsigned si, fds__it *iter)
+static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
 {
     const fds_search_request *req = r->x.req;
     const fds_sidx *sx = r->x.segs[si].sidx;
@@ -396,9 +377,9 @@ static int segment_daat(run *r, unsigned si, fds__it *iter)
     return 0;
 }
 
-/* Every segment in turn.  0, FDS_ENOMEM, FDS_ECORRUPT (err filled). */
-static int run_segments(run *r, fds_err *err)
+int fds__run_segments(fds__run *r, fds__collector *ag, fds_err *err)
 {
+    r->ag = ag;
     const fds_search_request *req = r->x.req;
     for (unsigned si = 0; si < r->x.nseg && !fds__past_deadline(&r->x); si++) {
         r->x.cur_seg = si;
@@ -436,10 +417,7 @@ static int run_segments(run *r, fds_err *err)
     return 0;
 }
 
-/* Sort the page of a finished search best first: a page by score (no NaN,
- * which the heap's order and fds__hit_cmp's tell apart) by the heapsort of
- * the heap it is, any other by qsort_r.  The heap is spent. */
-static void sort_page(run *r)
+void fds__run_sort_page(fds__run *r)
 {
     fds__heap *hp = &r->hp;
     bool nan = false;
@@ -452,9 +430,7 @@ static void sort_page(run *r)
                 (void *)r->x.req);
 }
 
-/* The page (sorted, sort_page), max_score and total of a finished search
- * into `out`; takes r->hp.h. */
-static void finish(run *r, fds_search_result *out)
+void fds__run_finish(fds__run *r, fds_search_result *out)
 {
     const fds_search_request *req = r->x.req;
     fds__heap *hp = &r->hp;
@@ -497,115 +473,67 @@ static void finish(run *r, fds_search_result *out)
     out->postings_total = r->x.total_postings;
 }
 
-static int execute(const fds_search_request *req,
-                   const fds_search_segment *segs, unsigned nseg,
-                   fds_search_result *out, fds_err *err)
+
+int fds__run_open(fds__run *r, const fds_search_request *req,
+                  const fds_search_segment *segs, unsigned nseg, fds_err *err)
 {
-    memset(out, 0, sizeof *out);
-    out->max_score = NAN;
-    run r = {.x = {.req = req, .segs = segs, .nseg = nseg}};
+    *r = (fds__run){.x = {.req = req, .segs = segs, .nseg = nseg}};
     if (req->timeout_ns > 0)
-        r.x.deadline_ns = fds_mono_ns() + (uint64_t)req->timeout_ns;
-    fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f, .msm = -1};
-    fds__cnode *root = fds__compile(&r.x, req->query ? req->query : &all);
+        r->x.deadline_ns = fds_mono_ns() + (uint64_t)req->timeout_ns;
+    /* no query: match_all (static: the compiled query keeps pointing at
+     * it after this returns) */
+    static const fds_query all = {.type = FDS_Q_MATCH_ALL, .boost = 1.0f,
+                                  .msm = -1};
+    fds__cnode *root = fds__compile(&r->x, req->query ? req->query : &all);
     if (!root) {
-        fds__exec_release(&r.x);
+        fds__exec_release(&r->x);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                             "out of memory");
     }
-    r.root = root;
-    if (r.x.nopos) {
-        const fds_query *q = r.x.nopos;
+    r->root = root;
+    if (r->x.nopos) {
+        const fds_query *q = r->x.nopos;
         fds__cnode_free(root);
-        fds__exec_release(&r.x);
+        fds__exec_release(&r->x);
         /* Lucene's PhraseWeight refuses such a field */
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_QUERY_SHARD,
                             "field:[%.*s] was indexed without position data; "
                             "cannot run PhraseQuery", (int)q->field_len,
                             q->field);
     }
-    r.k = req->count_only ? 0 : (size_t)req->from + req->size;
-    r.hp = (fds__heap){.cap = r.k, .req = req};
-    if (r.k && !(r.hp.h = malloc(r.k * sizeof *r.hp.h))) {
+    r->k = req->count_only ? 0 : (size_t)req->from + req->size;
+    r->hp = (fds__heap){.cap = r->k, .req = req};
+    if (r->k && !(r->hp.h = malloc(r->k * sizeof *r->hp.h))) {
         fds__cnode_free(root);
-        fds__exec_release(&r.x);
+        fds__exec_release(&r->x);
         return fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL,
                             "out of memory");
     }
-    r.by_score = req->nsort == 0;
-    r.show_score = r.by_score || req->track_scores;
+    r->by_score = req->nsort == 0;
+    r->show_score = r->by_score || req->track_scores;
     for (unsigned k = 0; k < req->nsort; k++)
         if (req->sort[k].kind == FDS_SORT_SCORE)
-            r.show_score = true;
-    r.need_score = r.show_score || !isnan(req->min_score);
+            r->show_score = true;
+    r->need_score = r->show_score || !isnan(req->min_score);
     int64_t tt = req->count_only ? INT64_MAX : req->track_total;
-    r.counting = tt != FDS_TRACK_TOTAL_NONE;
-    r.limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);
-    int rc = req->aggs ? fds__aggs_collector_new(&r.x, req->aggs, root, err,
-                                                 &r.ag)
-                       : 0;
-    if (!rc)
-        rc = run_segments(&r, err);
-    if (!rc && r.ag)
-        rc = fds__collector_finish(r.ag, out);
-    fds__collector_free(r.ag);
-    fds__heap *hp = &r.hp;
-    if (!rc) /* best first, for explain, named queries and the page */
-        sort_page(&r);
-    if (!rc && req->explain && hp->n > req->from) {
-        size_t ne = hp->n - req->from;
-        out->explain = calloc(ne, sizeof *out->explain);
-        rc = out->explain ? fds__explain_hits(&r.x, root, hp->h + req->from,
-                                              ne, out->explain)
-                          : FDS_ENOMEM;
-    }
-    if (!rc && fds__query_named(req->query) && hp->n > req->from) {
-        size_t nm = hp->n - req->from;
-        out->matched = calloc(nm, sizeof *out->matched);
-        rc = out->matched ? fds__named_hits(&r.x, root, hp->h + req->from, nm,
-                                            out->matched)
-                          : FDS_ENOMEM;
-    }
-    fds__cnode_free(root);
-    fds__exec_release(&r.x);
-    if (rc) {
-        fds_agg_result_free(out->aggs);
-        out->aggs = NULL;
-        fds__explain_free(out->explain,
-                          hp->n > req->from ? hp->n - req->from : 0);
-        out->explain = NULL;
-        fds_matched_free(out->matched, hp->n > req->from ? hp->n - req->from : 0);
-        out->matched = NULL;
-        free(hp->h);
-        if (rc == FDS_ENOMEM)
-            fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
-        return rc;
-    }
-    finish(&r, out);
+    r->counting = tt != FDS_TRACK_TOTAL_NONE;
+    r->limit = tt == INT64_MAX ? UINT64_MAX : (uint64_t)(tt < 0 ? 0 : tt);
     return 0;
 }
 
-int fds_search_execute(const fds_search_request *req,
-                       const fds_search_segment *segs, unsigned nseg,
-                       fds_search_result *out, fds_err *err)
+void fds__run_close(fds__run *r)
 {
-    atomic_fetch_add(&searches_running, 1);
-    int rc = execute(req, segs, nseg, out, err);
-    atomic_fetch_sub(&searches_running, 1);
-    return rc;
+    fds__cnode_free(r->root);
+    r->root = NULL;
+    fds__exec_release(&r->x);
 }
 
-void fds_search_result_free(fds_search_result *r)
+void fds__run_enter(void)
 {
-    if (!r)
-        return;
-    fds__explain_free(r->explain, r->nhits);
-    fds_matched_free(r->matched, r->nhits);
-    free(r->hits);
-    fds_agg_result_free(r->aggs);
-    r->aggs = NULL;
-    r->hits = NULL;
-    r->explain = NULL;
-    r->matched = NULL;
-    r->nhits = 0;
+    atomic_fetch_add(&searches_running, 1);
+}
+
+void fds__run_leave(void)
+{
+    atomic_fetch_sub(&searches_running, 1);
 }

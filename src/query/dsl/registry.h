@@ -3,8 +3,8 @@
  * fds_agg_type (src/query only; registry.c holds the table, agg_kind.h
  * its entries' shape).
  */
-#ifndef FDS_AGGS_REGISTRY_H
-#define FDS_AGGS_REGISTRY_H
+#ifndef FDS_DSL_REGISTRY_H
+#define FDS_DSL_REGISTRY_H
 
 #include "aggs/agg_kind.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "aggs/aggs_int.h"
-#include "aggs/registry.h"
+#include "dsl/registry.h"
 #include "dsl/aggs_params.h"
 
 /* Indexed by fds_agg_type. */
