@@ -4,7 +4,7 @@
  *
  * As Elasticsearch's SearchModule registers each aggregation with its
  * parser, its aggregator and its reduce, every type has one entry:
- * its name, how its body parses (src/query/dsl), how it collects a batch
+ * how its body parses (src/query/dsl), how it collects a batch
  * of docs (collect.c drives it) and how the shards' results of it merge
  * (reduce.c drives it); src/http keeps the matching render table.  The
  * parser sets each fds_agg's `kind` to its entry, and the code that runs
@@ -27,9 +27,7 @@ typedef struct fds__anode fds__anode;
 typedef struct fds__aggs_red fds__aggs_red;
 
 typedef struct fds__agg_kind {
-    const char *name;  /* Elasticsearch's type name ("" for the root) */
     int type;          /* fds_agg_type */
-    bool metric;       /* no buckets, no sub-aggregations */
     /* The body b of aggregation a (a->name, a->type, a->kind set) into
      * a's parameters; paths[0..FDS_AGG_ORDER_MAX) receive the metric
      * paths of a terms or histogram `order` (malloc'd; the caller checks

@@ -38,12 +38,6 @@
 #include "query.h"
 #include "ast/agg_tree.h"
 
-/* Elasticsearch's name of an aggregation type ("terms", "date_histogram";
- * "" for the root); for typed_keys and messages. */
-const char *fds_agg_type_name(int type);
-/* Is it a metric (no buckets)? */
-bool fds_agg_is_metric(int type);
-
 /* ---- results ------------------------------------------------------------- */
 
 typedef struct fds_agg_result fds_agg_result;

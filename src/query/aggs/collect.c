@@ -189,7 +189,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
                             "field [%s] has several values in one document: "
                             "aggregation [%s] of type [%s] reads one value per "
                             "document and does not support multi-valued fields",
-                            a->field, a->name, a->kind->name);
+                            a->field, a->name, fds_agg_type_name(a->type));
     if (f && f->kind == FDS_FT_KEYWORD && f->nterms &&
         !(n->ordmap = calloc(f->nterms, sizeof *n->ordmap)))
         return FDS_ENOMEM;

@@ -317,7 +317,7 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
     r->nshards = 1;
     if (a->type == FDS_AGG_TOP_HITS)
         return build_top_hits(n, owner, r);
-    if (a->kind->metric) {
+    if (fds_agg_is_metric(a->type)) {
         if (owner < n->mcap) {
             r->count = n->m_count[owner];
             r->sum = n->m_sum[owner];

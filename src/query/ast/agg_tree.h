@@ -51,6 +51,16 @@ typedef enum fds_agg_type {
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
+/* ast/agg_types.c: */
+/* Elasticsearch's name of an aggregation type ("terms", "date_histogram";
+ * "" for the root); for typed_keys and messages. */
+const char *fds_agg_type_name(int type);
+/* Is it a metric (no buckets)? */
+bool fds_agg_is_metric(int type);
+/* The type named `name` ("terms"), or -1 when none is (the root has
+ * no name). */
+int fds_agg_type_of(const char *name);
+
 /* What a terms order key sorts on. */
 enum { FDS_AGG_ORD_COUNT, FDS_AGG_ORD_KEY, FDS_AGG_ORD_METRIC };
 /* Which value of a (multi-value) metric: `value`, or a stats member. */

@@ -1,6 +1,6 @@
 /*
- * registry.c: one entry per aggregation type -- its name, parser,
- * collector and reduce (agg_kind.h) -- as Elasticsearch's SearchModule
+ * registry.c: one entry per aggregation type -- its parser, collector
+ * and reduce (agg_kind.h; its name is ast/agg_types.c's) -- as Elasticsearch's SearchModule
  * registers each aggregation.  Adding a type is adding its functions and
  * one line here (and its render entry in src/http/aggs_render.c).
  */
@@ -12,62 +12,50 @@
 
 /* Indexed by fds_agg_type. */
 static const fds__agg_kind KINDS[FDS_AGG_TYPE_COUNT_] = {
-    [FDS_AGG_ROOT] = {"", FDS_AGG_ROOT, false, NULL, NULL,
+    [FDS_AGG_ROOT] = {FDS_AGG_ROOT, NULL, NULL,
                       fds__aggs_reduce_fixed},
-    [FDS_AGG_TERMS] = {"terms", FDS_AGG_TERMS, false, fds__agg_parse_terms,
+    [FDS_AGG_TERMS] = {FDS_AGG_TERMS, fds__agg_parse_terms,
                        fds__aggs_collect_terms, fds__aggs_reduce_keyed},
-    [FDS_AGG_AVG] = {"avg", FDS_AGG_AVG, true, fds__agg_parse_stats,
+    [FDS_AGG_AVG] = {FDS_AGG_AVG, fds__agg_parse_stats,
                      fds__aggs_collect_stats, fds__aggs_reduce_metric},
-    [FDS_AGG_SUM] = {"sum", FDS_AGG_SUM, true, fds__agg_parse_stats,
+    [FDS_AGG_SUM] = {FDS_AGG_SUM, fds__agg_parse_stats,
                      fds__aggs_collect_stats, fds__aggs_reduce_metric},
-    [FDS_AGG_MIN] = {"min", FDS_AGG_MIN, true, fds__agg_parse_stats,
+    [FDS_AGG_MIN] = {FDS_AGG_MIN, fds__agg_parse_stats,
                      fds__aggs_collect_stats, fds__aggs_reduce_metric},
-    [FDS_AGG_MAX] = {"max", FDS_AGG_MAX, true, fds__agg_parse_stats,
+    [FDS_AGG_MAX] = {FDS_AGG_MAX, fds__agg_parse_stats,
                      fds__aggs_collect_stats, fds__aggs_reduce_metric},
-    [FDS_AGG_VALUE_COUNT] = {"value_count", FDS_AGG_VALUE_COUNT, true,
-                             fds__agg_parse_stats, fds__aggs_collect_value_count,
+    [FDS_AGG_VALUE_COUNT] = {FDS_AGG_VALUE_COUNT, fds__agg_parse_stats, fds__aggs_collect_value_count,
                              fds__aggs_reduce_metric},
-    [FDS_AGG_STATS] = {"stats", FDS_AGG_STATS, true, fds__agg_parse_stats,
+    [FDS_AGG_STATS] = {FDS_AGG_STATS, fds__agg_parse_stats,
                        fds__aggs_collect_stats, fds__aggs_reduce_metric},
-    [FDS_AGG_EXTENDED_STATS] = {"extended_stats", FDS_AGG_EXTENDED_STATS, true,
-                                fds__agg_parse_stats, fds__aggs_collect_stats,
+    [FDS_AGG_EXTENDED_STATS] = {FDS_AGG_EXTENDED_STATS, fds__agg_parse_stats, fds__aggs_collect_stats,
                                 fds__aggs_reduce_metric},
-    [FDS_AGG_CARDINALITY] = {"cardinality", FDS_AGG_CARDINALITY, true,
-                             fds__agg_parse_cardinality,
+    [FDS_AGG_CARDINALITY] = {FDS_AGG_CARDINALITY, fds__agg_parse_cardinality,
                              fds__aggs_collect_cardinality,
                              fds__aggs_reduce_metric},
-    [FDS_AGG_PERCENTILES] = {"percentiles", FDS_AGG_PERCENTILES, true,
-                             fds__agg_parse_percentiles,
+    [FDS_AGG_PERCENTILES] = {FDS_AGG_PERCENTILES, fds__agg_parse_percentiles,
                              fds__aggs_collect_percentiles,
                              fds__aggs_reduce_metric},
-    [FDS_AGG_PERCENTILE_RANKS] = {"percentile_ranks", FDS_AGG_PERCENTILE_RANKS,
-                                  true, fds__agg_parse_percentiles,
+    [FDS_AGG_PERCENTILE_RANKS] = {FDS_AGG_PERCENTILE_RANKS, fds__agg_parse_percentiles,
                                   fds__aggs_collect_percentiles,
                                   fds__aggs_reduce_metric},
-    [FDS_AGG_DATE_HISTOGRAM] = {"date_histogram", FDS_AGG_DATE_HISTOGRAM, false,
-                                fds__agg_parse_histogram,
+    [FDS_AGG_DATE_HISTOGRAM] = {FDS_AGG_DATE_HISTOGRAM, fds__agg_parse_histogram,
                                 fds__aggs_collect_single, fds__aggs_reduce_keyed},
-    [FDS_AGG_HISTOGRAM] = {"histogram", FDS_AGG_HISTOGRAM, false,
-                           fds__agg_parse_histogram, fds__aggs_collect_single,
+    [FDS_AGG_HISTOGRAM] = {FDS_AGG_HISTOGRAM, fds__agg_parse_histogram, fds__aggs_collect_single,
                            fds__aggs_reduce_keyed},
-    [FDS_AGG_RANGE] = {"range", FDS_AGG_RANGE, false, fds__agg_parse_range,
+    [FDS_AGG_RANGE] = {FDS_AGG_RANGE, fds__agg_parse_range,
                        fds__aggs_collect_multi, fds__aggs_reduce_fixed},
-    [FDS_AGG_DATE_RANGE] = {"date_range", FDS_AGG_DATE_RANGE, false,
-                            fds__agg_parse_range, fds__aggs_collect_multi,
+    [FDS_AGG_DATE_RANGE] = {FDS_AGG_DATE_RANGE, fds__agg_parse_range, fds__aggs_collect_multi,
                             fds__aggs_reduce_fixed},
-    [FDS_AGG_FILTER] = {"filter", FDS_AGG_FILTER, false, fds__agg_parse_filter,
+    [FDS_AGG_FILTER] = {FDS_AGG_FILTER, fds__agg_parse_filter,
                         fds__aggs_collect_single, fds__aggs_reduce_fixed},
-    [FDS_AGG_FILTERS] = {"filters", FDS_AGG_FILTERS, false,
-                         fds__agg_parse_filters, fds__aggs_collect_multi,
+    [FDS_AGG_FILTERS] = {FDS_AGG_FILTERS, fds__agg_parse_filters, fds__aggs_collect_multi,
                          fds__aggs_reduce_fixed},
-    [FDS_AGG_MISSING] = {"missing", FDS_AGG_MISSING, false,
-                         fds__agg_parse_missing, fds__aggs_collect_single,
+    [FDS_AGG_MISSING] = {FDS_AGG_MISSING, fds__agg_parse_missing, fds__aggs_collect_single,
                          fds__aggs_reduce_fixed},
-    [FDS_AGG_COMPOSITE] = {"composite", FDS_AGG_COMPOSITE, false,
-                           fds__agg_parse_composite,
+    [FDS_AGG_COMPOSITE] = {FDS_AGG_COMPOSITE, fds__agg_parse_composite,
                            fds__aggs_collect_composite, fds__aggs_reduce_keyed},
-    [FDS_AGG_TOP_HITS] = {"top_hits", FDS_AGG_TOP_HITS, false,
-                          fds__agg_parse_top_hits, fds__aggs_collect_top_hits,
+    [FDS_AGG_TOP_HITS] = {FDS_AGG_TOP_HITS, fds__agg_parse_top_hits, fds__aggs_collect_top_hits,
                           fds__aggs_reduce_top_hits},
 };
 
@@ -78,20 +66,6 @@ const fds__agg_kind *fds__agg_kind_of(int type)
 
 const fds__agg_kind *fds__agg_kind_find(const char *name)
 {
-    for (int t = FDS_AGG_ROOT + 1; t < FDS_AGG_TYPE_COUNT_; t++)
-        if (!strcmp(KINDS[t].name, name))
-            return &KINDS[t];
-    return NULL;
-}
-
-const char *fds_agg_type_name(int type)
-{
-    const fds__agg_kind *k = fds__agg_kind_of(type);
-    return k ? k->name : "";
-}
-
-bool fds_agg_is_metric(int type)
-{
-    const fds__agg_kind *k = fds__agg_kind_of(type);
-    return k && k->metric;
+    int t = fds_agg_type_of(name);
+    return t > FDS_AGG_ROOT ? &KINDS[t] : NULL;
 }
