@@ -63,6 +63,14 @@ static inline int fds_is_leap_year(long long y)
     return (y % 4 == 0 && y % 100 != 0) || y % (4 * 100) == 0;
 }
 
+/* Days in month m (1..12) of year y: 28 to 31. */
+static inline unsigned fds_days_in_month(long long y, unsigned m)
+{
+    static const unsigned char DAYS[12] = {31, 28, 31, 30, 31, 30,
+                                           31, 31, 30, 31, 30, 31};
+    return DAYS[m - 1] + (m == 2 && fds_is_leap_year(y));
+}
+
 /* A duration as Elasticsearch's TimeValue.parseTimeValue reads it: a
  * non-negative number and a unit (nanos, micros, ms, s, m, h, d), e.g.
  * "30s", "1.5m", "0ms"; "-1" when `allow_minus_one` (Elasticsearch's

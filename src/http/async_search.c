@@ -211,7 +211,7 @@ static void *search_main(void *arg)
 {
     asearch *a = arg;
     fds_resp o = {0};
-    a->req.start_us = fds__now_us();
+    a->req.start_us = (long long)fds_mono_us();
     fds__h_search(&a->req, &o, false);
     pthread_mutex_lock(&A.mu);
     a->resp = o;

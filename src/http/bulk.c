@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_clock.h"
 #include "bulk.h"
 #include "doc_source.h"
 #include "doc_update.h"
@@ -802,7 +803,7 @@ static void bulk_answer(fds_req *r, fds_resp *o, const bulk_item *items,
     /* a created item's answer is ~190 bytes with a short index and id */
     fds_strbuf_reserve(&b, n * BULK_ITEM_ANSWER_BYTES);
     fds_strbuf_printf(&b, "{\"took\":%lld,\"errors\":%s,\"items\":[",
-              (fds__now_us() - t0) / 1000, errors ? "true" : "false");
+              ((long long)fds_mono_us() - t0) / 1000, errors ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
         fds_strbuf_puts(&b, i ? ",{\"" : "{\"");
         fds_strbuf_puts(&b, items[i].action);
@@ -821,7 +822,7 @@ void fds__h_bulk(fds_req *r, fds_resp *o)
         return;
     if (!fds__req_check_params(r, o, BULK_PARAMS))
         return;
-    long long t0 = fds__now_us();
+    long long t0 = (long long)fds_mono_us();
     const char *dflt = r->nseg == 2 ? r->seg[0] : NULL;
     bulk_item *items = NULL;
     size_t n = 0;

@@ -440,7 +440,7 @@ static void process_cpu(uint64_t *total_ms, int *percent)
     getrusage(RUSAGE_SELF, &ru);
     uint64_t cpu = (uint64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
                    (uint64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
-    uint64_t wall = (uint64_t)(fds__now_us() / 1000);
+    uint64_t wall = (uint64_t)((long long)fds_mono_us() / 1000);
     pthread_mutex_lock(&mu);
     *percent = 0;
     if (last_wall_ms && wall > last_wall_ms)

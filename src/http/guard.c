@@ -30,8 +30,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "fds_clock.h"
 #include "guard.h"
-#include "request.h" /* fds__now_us */
+#include "request.h"
 
 #define FDS_GUARD_TICK_US 200000LL          /* reaper period */
 #define FDS_GUARD_REFUSED_GRACE_US 1000000LL /* an over-cap client's time to send a head */
@@ -83,7 +84,7 @@ static void *reap(void *arg)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-        int64_t now = fds__now_us();
+        int64_t now = (long long)fds_mono_us();
         for (guard_conn *c = g->head.next; c != &g->head; c = c->next)
             if (!c->shut && c->deadline_us <= now) {
                 shutdown(c->fd, SHUT_RDWR);
@@ -188,7 +189,7 @@ void fds__guard_notify(void *cls, struct MHD_Connection *conn, void **socket_con
         g->total++;
         c->refused_total = g->total > g->o.max_connections;
         c->refused_ip = c->ip && c->ip->n > g->o.max_per_ip;
-        c->deadline_us = fds__now_us() + ((c->refused_ip || c->refused_total)
+        c->deadline_us = (long long)fds_mono_us() + ((c->refused_ip || c->refused_total)
                                              ? FDS_GUARD_REFUSED_GRACE_US
                                              : sec_us(g->o.head_timeout_s));
         c->next = g->head.next;
@@ -225,7 +226,7 @@ int fds__guard_head(fds__guard *g, struct MHD_Connection *conn)
         return 0;
     pthread_mutex_lock(&g->mu);
     int refused = c->refused_ip ? 1 : c->refused_total ? 2 : 0;
-    int64_t now = fds__now_us();
+    int64_t now = (long long)fds_mono_us();
     c->phase = PH_BODY;
     c->body_start_us = now;
     c->body_got = 0;
@@ -269,5 +270,5 @@ void fds__guard_busy(fds__guard *g, struct MHD_Connection *conn)
 
 void fds__guard_done(fds__guard *g, struct MHD_Connection *conn)
 {
-    set_phase(g, conn, PH_HEAD, fds__now_us() + sec_us(g->o.idle_timeout_s));
+    set_phase(g, conn, PH_HEAD, (long long)fds_mono_us() + sec_us(g->o.idle_timeout_s));
 }

@@ -14,13 +14,6 @@
 #include "query.h" /* fds_json_check_body */
 #include "request.h"
 
-long long fds__now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 bool fds__req_is(fds_req *r, const char *method)
 {
     return !strcmp(r->method, method);

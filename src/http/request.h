@@ -68,8 +68,6 @@ bool fds__req_check_params(fds_req *r, fds_resp *o, const char *const *allowed);
 #define FDS_REQ_PATH_MAX 512
 void fds__req_path(fds_req *r, char *buf, size_t cap);
 bool fds__req_is(fds_req *r, const char *method);
-/* CLOCK_MONOTONIC in microseconds (a request's start_us, its took). */
-long long fds__now_us(void);
 
 /* Parse a JSON body (empty body -> NULL with 0).  Rejects malformed JSON
  * with a parse_exception / 400 in `err`. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_clock.h"
 #include "fds_strbuf.h"
 #include "handlers.h"
 #include "index_expr.h"
@@ -109,7 +110,7 @@ void fds__h_search_shards(fds_req *r, fds_resp *o)
 
 void fds__h_search(fds_req *r, fds_resp *o, bool count)
 {
-    long long t0 = fds__now_us();
+    long long t0 = (long long)fds_mono_us();
     if (!fds__req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
         return;
     /* the parameters that change nothing an answer shows still take only
@@ -315,7 +316,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
         index = strdup(r->seg[0]);
     char search[] = "_search";
     fds_req sub = {.store = r->store, .method = "POST", .url = r->url,
-                   .body = b, .body_len = bl, .start_us = fds__now_us(),
+                   .body = b, .body_len = bl, .start_us = (long long)fds_mono_us(),
                    .kv = kv, .nkv = nkv};
     if (index && *index) {
         sub.seg[0] = index;
@@ -373,7 +374,7 @@ typedef struct msearch_pair {
 
 void fds__h_msearch(fds_req *r, fds_resp *o)
 {
-    long long t0 = fds__now_us();
+    long long t0 = (long long)fds_mono_us();
     if (!fds__req_check_params(r, o, MSEARCH_PARAMS))
         return;
     const char *mc = fds__req_param(r, "max_concurrent_searches");
@@ -456,7 +457,7 @@ void fds__h_msearch(fds_req *r, fds_resp *o)
     }
     fds_strbuf all = {0};
     fds_strbuf_printf(&all, "{\"took\":%lld,\"responses\":[",
-                      (fds__now_us() - t0) / 1000);
+                      ((long long)fds_mono_us() - t0) / 1000);
     if (out.len)
         fds_strbuf_put(&all, out.p, out.len);
     fds_strbuf_puts(&all, "]}");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_clock.h"
 #include "aggs_render.h"
 #include "fds_strbuf.h"
 #include "http_error.h"
@@ -378,7 +379,7 @@ static char *render(fds_req *r, fds_shard_search *s,
             f0[k] = fds__phase_begin(ss[k], FDS__PHASE_FETCH);
         }
         out = fds_search_render(&pg, res, segs, "",
-                                (long)((fds__now_us() - t0) / 1000), &hs,
+                                (long)(((long long)fds_mono_us() - t0) / 1000), &hs,
                                 out_len, e);
         for (size_t k = 0; fetch && k < s->nok; k++)
             s->fetch_ns = fds__phase_end(ss[k], FDS__PHASE_FETCH, f0[k],
@@ -406,7 +407,7 @@ static char *render(fds_req *r, fds_shard_search *s,
 void fds__search_held(fds_req *r, fds_resp *o, fds_index **ixs, size_t n,
                       const fds__search_hooks *hk)
 {
-    fds__search_shards(r, o, ixs, NULL, n, false, 0, false, fds__now_us(), NULL, NULL,
+    fds__search_shards(r, o, ixs, NULL, n, false, 0, false, (long long)fds_mono_us(), NULL, NULL,
                   hk);
 }
 

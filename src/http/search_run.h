@@ -55,7 +55,7 @@ typedef struct fds__search_hooks {
  * entry: none); `opts` resolve the body's indices_boost (NULL: no boosts,
  * as for a held scroll whose requests carry them).  `count`: a _count
  * (terminate_after `tav` per shard, 0 none); `profile` adds the profile;
- * t0: the request's start (fds__now_us) for `took`.
+ * t0: the request's start (fds_mono_us) for `took`.
  */
 void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
                         char **filters, size_t n, bool count, uint64_t tav,

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fds_clock.h"
 #include "async_search.h"
 #include "auth.h"
 #include "fds_thread.h"
@@ -369,7 +370,7 @@ static void serve(fds_http_server *srv, struct MHD_Connection *conn,
     r.method = method;
     r.conn = conn;
     r.url = url;
-    r.start_us = fds__now_us();
+    r.start_us = (long long)fds_mono_us();
     r.body = st->body ? st->body : "";
     if (st->body)
         st->body[st->len] = 0;

@@ -126,9 +126,7 @@ int fds__parse_date(const char *s, size_t n, bool allow_epoch, int64_t *ms)
         return FDS_EINVAL;
     if (mo < 1 || mo > 12 || d < 1 || d > 31)
         return FDS_EINVAL;
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (d > mdays[mo - 1] ||
-        (mo == 2 && d == 29 && !fds_is_leap_year(y)))
+    if ((unsigned)d > fds_days_in_month(y, (unsigned)mo))
         return FDS_EINVAL;
     int64_t off_min = 0;
     if (i < n && s[i] == 'T') {

@@ -216,8 +216,7 @@ static int parse_pattern(const char *s, size_t n, const char *p, const fds_tz *t
     if (i != n || y < 0 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 ||
         se > 59)
         return -1;
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (d > mdays[mo - 1] + (mo == 2 && fds_is_leap_year(y)))
+    if ((unsigned)d > fds_days_in_month(y, (unsigned)mo))
         return -1;
     int64_t days = fds_days_from_civil(y, (unsigned)mo, (unsigned)d);
     int64_t local = (days * 86400 + h * 3600 + mi * 60 + se) * 1000 + frac_ms;
@@ -290,8 +289,7 @@ static int64_t add_months(int64_t t, int64_t k)
     int64_t mi = y * 12 + (m - 1) + k;
     y = mi >= 0 ? mi / 12 : -((-mi + 11) / 12);
     m = (unsigned)(mi - y * 12) + 1;
-    static const unsigned mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    unsigned last = mdays[m - 1] + (m == 2 && fds_is_leap_year(y));
+    unsigned last = fds_days_in_month(y, m);
     if (d > last)
         d = last;
     return fds_days_from_civil(y, m, d) * MS_PER_DAY + rem;
