@@ -230,14 +230,14 @@ static void freed_answer(fds_resp *o, unsigned freed)
     fds__resp_json(o, freed ? 200 : 404, j);
 }
 
-/* Clear the ids of one comma-separated list `s` (modified); -1 when one is
- * not an id. */
+/* Clear the ids of one comma-separated list `s` (modified); FDS_EPARSE
+ * when one is not an id. */
 static int clear_list(char *s, unsigned *freed)
 {
     for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
         int rc = fds_search_ctx_clear(tok, FDS_CTX_SCROLL);
         if (rc < 0)
-            return -1;
+            return FDS_EPARSE;
         *freed += (unsigned)rc;
     }
     return 0;
@@ -263,13 +263,15 @@ void fds__h_scroll_clear(fds_req *r, fds_resp *o)
     } else if (cJSON_IsArray(bid)) {
         for (const cJSON *it = bid->child; it && !rc; it = it->next) {
             if (!cJSON_IsString(it)) {
-                rc = -1;
+                rc = FDS_EPARSE;
                 break;
             }
             if (!strcmp(it->valuestring, "_all"))
                 freed += fds_search_ctx_clear_all(FDS_CTX_SCROLL);
             else if ((rc = fds_search_ctx_clear(it->valuestring, FDS_CTX_SCROLL)) > 0)
                 freed++, rc = 0;
+            else if (rc < 0) /* not an id (fds_search_ctx_clear's -1) */
+                rc = FDS_EPARSE;
         }
     } else {
         cJSON_Delete(body);
@@ -277,11 +279,11 @@ void fds__h_scroll_clear(fds_req *r, fds_resp *o)
                                "Validation Failed: 1: no scroll ids specified;");
     }
     cJSON_Delete(body);
-    if (rc == FDS_ENOMEM)
-        return fds__resp_errorf(o, 500, "exception", "out of memory");
-    if (rc < 0)
+    if (rc == FDS_EPARSE)
         return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "Cannot parse scroll id");
+    if (rc < 0)
+        return fds__resp_errorf(o, 500, "exception", "out of memory");
     freed_answer(o, freed);
 }
 

@@ -148,6 +148,16 @@ class Scroll(ServerTestCase):
         self.assertEqual((st, b["error"]["type"]), (404, "search_context_missing_exception"))
         st, b, _ = self.req("POST", "/_search/scroll", {"scroll_id": "not an id!"})
         self.assertEqual(st, 400)
+        # clearing an id that does not parse: Elasticsearch's 400, in each form
+        live = self.req("POST", "/sr/_search?scroll=1m", {})[1]["_scroll_id"]
+        for method, path, body in (
+                ("DELETE", "/_search/scroll", {"scroll_id": "garbage"}),
+                ("DELETE", "/_search/scroll", {"scroll_id": ["garbage", live]}),
+                ("DELETE", "/_search/scroll/garbage", None)):
+            st, b, _ = self.req(method, path, body)
+            self.assertEqual((st, b["error"]["type"], b["error"]["reason"]),
+                             (400, "illegal_argument_exception", "Cannot parse scroll id"), b)
+        self.req("DELETE", "/_search/scroll/" + live)
         st, b, _ = self.req("POST", "/_search/scroll", {"scroll_id": "x", "bogus": 1})
         self.assertEqual(st, 400)
         self.assertIn("Unknown parameter [bogus]", b["error"]["reason"])
