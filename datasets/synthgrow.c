@@ -385,11 +385,34 @@ static int fds__sg_url_run(const char *s, size_t k, size_t j, size_t len)
     return 1;
 }
 
-/* Whether the digit run at s[k] of an agent is a version number (numbers
- * glued to letters, such as Win64 or Build/MMB29P, are names). */
-static int fds__sg_agent_run(const char *s, size_t k)
+/* How a digit run s[k..j) of an agent is renewed: 0 kept (a name such as
+ * Win64 or Build/MMB29P, a 0 minor, a 5+ digit date such as Gecko/20100101),
+ * 1 a major version right after '/' (Chrome/71: moved by -3..+3), 2 a later
+ * component of a dotted or underscored version (3578 in 71.0.3578.98, 2 in
+ * iOS 10_3_2: new digits of the same length). */
+enum { SG_AGENT_KEEP, SG_AGENT_MAJOR, SG_AGENT_MINOR };
+static int fds__sg_agent_run(const char *s, size_t k, size_t j)
 {
-    return !(k > 0 && (fds__sg_alpha(s[k - 1]) || s[k - 1] == '_'));
+    if (k > 0 && fds__sg_alpha(s[k - 1])) return SG_AGENT_KEEP;
+    if (k >= 2 && (s[k - 1] == '.' || s[k - 1] == '_') && fds__sg_digit(s[k - 2]))
+        return j - k >= 2 || s[k] != '0' ? SG_AGENT_MINOR : SG_AGENT_KEEP;
+    if (k > 0 && s[k - 1] == '/' && j - k <= 4) return SG_AGENT_MAJOR;
+    return SG_AGENT_KEEP;
+}
+
+/* Write major version s[0..d) (d <= 4) moved by -3..+3 (not 0), >= 1. */
+static void fds__sg_major(fds__sg_buf *b, const char *s, size_t d, uint64_t *st)
+{
+    unsigned v = 0;
+    for (size_t k = 0; k < d; k++) v = v * 10 + (unsigned)(s[k] - '0');
+    int delta = (int)(fds__sg_next(st) % 6) - 3; /* -3..2 */
+    if (delta >= 0) delta++;                      /* -3..-1, 1..3 */
+    int nv = (int)v + delta;
+    if (nv < 1) nv = (int)v - delta;
+    char tmp[8];
+    size_t n = 0;
+    do tmp[n++] = (char)('0' + nv % 10); while ((nv /= 10) > 0);
+    while (n) fds__sg_putc(b, tmp[--n]);
 }
 
 #define FDS__SG_AGENT_KEEP "Mozilla/5.0"
@@ -449,9 +472,9 @@ static int fds__sg_make_url(const fds_synthgrow *g, fds__sg_buf *b,
     return can;
 }
 
-/* A user agent with version numbers renewed (each run with probability
- * 1/2).  Returns whether s has a version number; with b NULL writes
- * nothing. */
+/* A user agent with version numbers renewed, each with probability 1/2
+ * (see fds__sg_agent_run; "Mozilla/5.0" kept).  Returns whether s has a
+ * renewable number; with b NULL writes nothing. */
 static int fds__sg_make_agent(fds__sg_buf *b, const char *s, size_t len,
                               uint64_t key)
 {
@@ -467,12 +490,16 @@ static int fds__sg_make_agent(fds__sg_buf *b, const char *s, size_t len,
         } else if (fds__sg_digit(s[k])) {
             size_t j = k;
             while (j < len && fds__sg_digit(s[j])) j++;
-            int renew = fds__sg_agent_run(s, k);
-            can |= renew;
-            if (b && renew && (fds__sg_next(&st) & 1))
-                fds__sg_renew(b, s + k, j - k, 0, &st);
-            else if (b)
+            int how = fds__sg_agent_run(s, k, j);
+            can |= how != SG_AGENT_KEEP;
+            if (!b) {
+            } else if (how == SG_AGENT_KEEP || !(fds__sg_next(&st) & 1)) {
                 fds__sg_put(b, s + k, j - k);
+            } else if (how == SG_AGENT_MAJOR) {
+                fds__sg_major(b, s + k, j - k, &st);
+            } else {
+                fds__sg_renew(b, s + k, j - k, 0, &st);
+            }
             k = j;
         } else {
             if (b) fds__sg_putc(b, s[k]);
