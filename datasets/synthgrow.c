@@ -85,9 +85,11 @@
 #define FDS__SG_GOLDEN 0x9e3779b97f4a7c15ull
 
 /* Kinds of a document's value, 2 bits per field in kinds[] (field f at bit
- * 2f).  The agent's slot is set on client roots only: SG_NEW for a new
- * agent, else the template's (read as ORIG). */
-enum { SG_COPY, SG_NEW, SG_ORIG };
+ * 2f).  SG_RETRIED is a NEW value that needed a retry (its attempt is in the
+ * retry map; only those roots look there).  The agent's slot is set on
+ * client roots only: SG_NEW or SG_RETRIED for a new agent, else the
+ * template's (read as ORIG). */
+enum { SG_COPY, SG_NEW, SG_ORIG, SG_RETRIED };
 
 /* Random streams (each field has its own). */
 enum { SG_FRESH, SG_PICK, SG_TEMPLATE, SG_MAKE, SG_KINDS };
@@ -592,20 +594,22 @@ static fds_logslice fds__sg_build(fds_synthgrow *g, int f, uint64_t root,
     return (fds_logslice){b->p, b->len};
 }
 
-/* Field f's value of document n whose root is `root`, NEW (`is_new`) or
- * ORIG.  At root == n the value is written for the first time: a NEW value
- * is made unlike every earlier value if it can be, and counted. */
-static int fds__sg_value(fds_synthgrow *g, int f, uint64_t root, int is_new,
+/* Field f's value of document n whose root is `root`, of kind `kind` (in
+ * the agent's slot for the agent).  At root == n the value is written for
+ * the first time: a NEW value is made unlike every earlier value if it can
+ * be (a retry turns the root's kind to SG_RETRIED), and counted. */
+static int fds__sg_value(fds_synthgrow *g, int f, uint64_t root, int kind,
                          uint64_t n, fds_logslice *v)
 {
-    if (!is_new) {
+    if (kind != SG_NEW && kind != SG_RETRIED) {
         *v = fds__sg_field(&g->recs[fds__sg_template(g, f, root)], f);
         if (root != n) return 0;
         return fds__distinct_add(&g->seen[f], fds__distinct_hash(v->ptr, v->len)) < 0
                    ? FDS_ENOMEM : 0;
     }
     if (root != n) {
-        *v = fds__sg_build(g, f, root, fds__sg_retry_get(&g->retry[f], root));
+        int attempt = kind == SG_RETRIED ? fds__sg_retry_get(&g->retry[f], root) : 0;
+        *v = fds__sg_build(g, f, root, attempt);
         return g->out[f].oom ? FDS_ENOMEM : 0;
     }
     for (int a = 0; a < FDS__SG_ATTEMPTS; a++) {
@@ -613,8 +617,11 @@ static int fds__sg_value(fds_synthgrow *g, int f, uint64_t root, int is_new,
         if (g->out[f].oom) return FDS_ENOMEM;
         int added = fds__distinct_add(&g->seen[f], fds__distinct_hash(v->ptr, v->len));
         if (added < 0) return FDS_ENOMEM;
-        if (added || a == FDS__SG_ATTEMPTS - 1)
-            return a > 0 ? fds__sg_retry_put(&g->retry[f], root, a) : 0;
+        if (added || a == FDS__SG_ATTEMPTS - 1) {
+            if (a == 0) return 0;
+            g->kinds[n - 1] |= (uint8_t)(SG_RETRIED << (2 * f));
+            return fds__sg_retry_put(&g->retry[f], root, a);
+        }
     }
     return 0;
 }
@@ -823,20 +830,15 @@ int fds_synthgrow_doc(fds_synthgrow *g, uint64_t n, fds_logrec *rec)
     *rec = *req;
     rec->remote_user = cli->remote_user;
     rec->x_forwarded_for = cli->x_forwarded_for;
-    int err = fds__sg_value(g, FDS_SYNTHGROW_URL, ru,
-                            fds__sg_kind(g, FDS_SYNTHGROW_URL, ru) == SG_NEW, n,
-                            &rec->url);
-    if (!err)
-        err = fds__sg_value(g, FDS_SYNTHGROW_REFERRER, rr,
-                            fds__sg_kind(g, FDS_SYNTHGROW_REFERRER, rr) == SG_NEW,
-                            n, &rec->referrer);
-    if (!err)
-        err = fds__sg_value(g, FDS_SYNTHGROW_ADDR, rc,
-                            fds__sg_kind(g, FDS_SYNTHGROW_ADDR, rc) == SG_NEW, n,
-                            &rec->remote_addr);
-    if (!err)
-        err = fds__sg_value(g, FDS_SYNTHGROW_AGENT, rc,
-                            fds__sg_kind(g, FDS_SYNTHGROW_AGENT, rc) == SG_NEW, n,
-                            &rec->user_agent);
+    static const int order[FDS_SYNTHGROW_FIELDS] = {
+        FDS_SYNTHGROW_URL, FDS_SYNTHGROW_REFERRER, FDS_SYNTHGROW_ADDR,
+        FDS_SYNTHGROW_AGENT};
+    const uint64_t roots[FDS_SYNTHGROW_FIELDS] = {ru, rr, rc, rc};
+    fds_logslice *dst[FDS_SYNTHGROW_FIELDS] = {&rec->url, &rec->referrer,
+                                               &rec->remote_addr, &rec->user_agent};
+    int err = 0;
+    for (int k = 0; k < FDS_SYNTHGROW_FIELDS && !err; k++)
+        err = fds__sg_value(g, order[k], roots[k], fds__sg_kind(g, order[k], roots[k]),
+                            n, dst[k]);
     return err;
 }
