@@ -319,6 +319,7 @@ static int fds__sg_retry_put(fds__sg_retry *m, uint64_t root, int attempt)
 
 static void fds__sg_put(fds__sg_buf *b, const char *s, size_t n)
 {
+    if (n == 0) return;
     if (b->len + n > b->cap) {
         size_t ncap = b->cap ? b->cap : 256;
         while (ncap < b->len + n) ncap *= 2;
