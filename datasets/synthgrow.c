@@ -17,15 +17,15 @@
  *
  * How often NEW: the law D(n) = K n^beta is fitted on the sample's prefixes
  * (least squares of log2 D over log2 n at lines N/10, N/5, N/2, N; the
- * bundled sample gives beta 0.91 url, 0.78 remote_addr, 0.75 user_agent,
+ * bundled sample gives beta 0.92 url, 0.78 remote_addr, 0.74 user_agent,
  * 0.77 referrer).  Document n is NEW with probability
  *     P(n) = dD/dn / m + (D(n) - seen) / tau(n),        clamped to [0, 1],
  * where m is the share of sample lines whose value can be renewed (a NEW
  * document that draws "/settings/logo" or referrer "-" takes it as ORIG),
- * "seen" the distinct values written so far, and tau(n) = n/4: the second
+ * "seen" the distinct values written so far, and tau(n) = n/16: the second
  * term pulls the count back to the law (values that came out equal to an
  * earlier one, sample values that ORIG documents brought in).  Else it is
- * ORIG with probability min(1/2, N/(2n)), so the first documents, like the
+ * ORIG with probability min(1/4, N/(4n)), so the first documents, like the
  * sample, are spread over many values (the sample's head keeps its share:
  * crawlers, the logo, the home page), and COPY otherwise.  D(n) is read from
  * per-1/64-octave tables with a linear step inside; all of it is integer
@@ -76,7 +76,7 @@
 #define FDS__SG_BUCKETS ((FDS__SG_EXP_MAX + 1) << FDS__SG_STEP_BITS)
 #define FDS__SG_P_ONE ((uint64_t)1 << 32) /* probability 1 in thresholds */
 #define FDS__SG_T_FRAC 8             /* fractional bits of law counts */
-#define FDS__SG_RELAX_DIV 16          /* tau(n) = n / 16 documents */
+#define FDS__SG_RELAX_DIV 16         /* tau(n) = n / 16 documents */
 #define FDS__SG_RELAX_MIN 16
 #define FDS__SG_DIFF_MAX ((int64_t)1 << 36) /* |law - seen| clamp, Q8 */
 #define FDS__SG_ATTEMPTS 8           /* tries to make a value not seen before */
@@ -264,7 +264,7 @@ static uint64_t fds__sg_threshold(const fds_synthgrow *g, int f, uint64_t n)
     return t < 0 ? 0 : (uint64_t)t > FDS__SG_P_ONE ? FDS__SG_P_ONE : (uint64_t)t;
 }
 
-/* P(ORIG | not NEW) at document n, times 2^32: min(1/2, N / 2n). */
+/* P(ORIG | not NEW) at document n, times 2^32: min(1/4, N / 4n). */
 static uint64_t fds__sg_orig(const fds_synthgrow *g, uint64_t n)
 {
     return n <= g->nrec ? FDS__SG_P_ONE / 4 : ((uint64_t)g->nrec << 30) / n;
