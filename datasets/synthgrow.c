@@ -59,7 +59,8 @@
  *   attempt number in a small map so copies rebuild the same bytes.
  *
  * Memory: 1 byte per document (kinds), ~16 bytes per distinct value (the
- * seen-sets), the retry map: about 100 MB at 10M documents.
+ * seen-sets), the retry map: 131 MB peak RSS at 10M documents.  Documents
+ * are numbered below 2^57 (the tables' range).
  */
 #include "synthgrow.h"
 
@@ -92,7 +93,7 @@
 enum { SG_COPY, SG_NEW, SG_ORIG, SG_RETRIED };
 
 /* Random streams (each field has its own). */
-enum { SG_FRESH, SG_PICK, SG_TEMPLATE, SG_MAKE, SG_KINDS };
+enum { SG_FRESH, SG_PICK, SG_TEMPLATE, SG_MAKE, SG_STREAMS };
 
 /* Growable output buffer of one field. */
 typedef struct fds__sg_buf {
@@ -111,7 +112,7 @@ struct fds_synthgrow {
     const fds_logrec *recs;
     uint32_t nrec;
     uint64_t next;                               /* next document number */
-    uint64_t base[FDS_SYNTHGROW_FIELDS][SG_KINDS]; /* per-stream hash keys */
+    uint64_t base[FDS_SYNTHGROW_FIELDS][SG_STREAMS]; /* per-stream hash keys */
     int64_t beta[FDS_SYNTHGROW_FIELDS], log2k[FDS_SYNTHGROW_FIELDS]; /* Q24 */
     /* Per 1/64-octave bucket b of n, at its lower bound: D(n) (Q8), dD/dn
      * (Q32) and dD/dn / m (Q32, capped at 1). */
@@ -740,9 +741,9 @@ int fds_synthgrow_create(const fds_logrec *recs, size_t nrec, uint64_t seed,
     g->nrec = (uint32_t)nrec;
     g->next = 1;
     for (int f = 0; f < FDS_SYNTHGROW_FIELDS; f++)
-        for (int k = 0; k < SG_KINDS; k++)
+        for (int k = 0; k < SG_STREAMS; k++)
             g->base[f][k] = fds__distinct_mix(
-                seed ^ fds__distinct_mix((uint64_t)(f * SG_KINDS + k + 1) * FDS__SG_GOLDEN));
+                seed ^ fds__distinct_mix((uint64_t)(f * SG_STREAMS + k + 1) * FDS__SG_GOLDEN));
     int rc = fds__sg_words(g);
     g->renewable = rc ? NULL : malloc(nrec);
     if (!rc && !g->renewable) rc = FDS_ENOMEM;
