@@ -92,7 +92,12 @@ def law_at(laws, n):
 
 
 def read_stats(path):
-    text = sys.stdin.read() if path == "-" else open(path).read()
+    """The rows of a `synthlogs --stats` table in file path (- for stdin)."""
+    return parse_stats(sys.stdin.read() if path == "-" else open(path).read())
+
+
+def parse_stats(text):
+    """[(docs, [url, remote_addr, user_agent, referrer])] of --stats text."""
     rows = []
     for line in text.splitlines():
         parts = line.split("\t")

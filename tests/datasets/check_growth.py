@@ -60,11 +60,7 @@ finally:
     sys.stdin = saved
 
 # --stats counts what was written.
-rows = {}
-for line in err.splitlines():
-    parts = line.split("\t")
-    if len(parts) == 5 and parts[0].isdigit():
-        rows[int(parts[0])] = [int(p) for p in parts[1:]]
+rows = dict(heaps.parse_stats(err))
 lines = out.decode("utf-8").split("\n")[:-1]
 if len(lines) != N:
     fail(f"{len(lines)} documents, expected {N}")
