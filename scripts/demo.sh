@@ -13,7 +13,10 @@
 #   ROUNDS=4             rounds, direction alternating: A B C, C B A, ...
 #   DEMO_BACKGROUND=1    stress-ng during the test; 0 turns it off
 #   DEMO_BACKGROUND_SPEC=cpu=2,load=50   two workers, each busy 50% of a core
-#   DEMO_DOCS=N          N synthetic documents (synthlogs) instead of the log
+#   DEMO_DOCS=N          N synthetic documents (synthlogs) instead of the log:
+#                        vocabularies that grow as a real log's (the default)
+#   SYNTH_ARGS=--resample  extra synthlogs options; --resample: the earlier
+#                        corpus, whose vocabularies stay the sample's
 #   DEMO_BULK_DOCS=5000  documents per _bulk request
 #   DATASET=PATH         the nginx log (default: the bundled 10k-line sample)
 #
@@ -57,8 +60,10 @@ echo "demo: fieldstore pid $server_pid on $URL"
 
 if [[ -n "$DEMO_DOCS" ]]; then
   echo "demo: generating $DEMO_DOCS synthetic documents (synthlogs)"
-  "$BUILD_DIR/datasets/synthlogs" --docs "$DEMO_DOCS" --format json -o "$work/docs.json"
-  source_desc="$DEMO_DOCS synthetic documents (synthlogs, seed 1)"
+  read -r -a synth_args <<< "${SYNTH_ARGS:-}"
+  "$BUILD_DIR/datasets/synthlogs" ${synth_args[@]+"${synth_args[@]}"} --docs "$DEMO_DOCS" \
+    --format json -o "$work/docs.json"
+  source_desc="$DEMO_DOCS synthetic documents (synthlogs${SYNTH_ARGS:+ $SYNTH_ARGS}, seed 1)"
 else
   "$BUILD_DIR/datasets/nginx2json" --format json "$DATASET" > "$work/docs.json"
   source_desc="$(wc -l < "$work/docs.json") documents of $DATASET"
