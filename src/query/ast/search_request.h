@@ -104,6 +104,10 @@ typedef struct fds_sort_spec {
     int ftype;
     bool desc;
     bool missing_first;
+    /* a date key's `format` (malloc'd, NULL: epoch milliseconds): the
+     * hit's sort value is printed in it, as Elasticsearch's FieldSortBuilder
+     * formats it with the field's DocValueFormat */
+    char *format;
 } fds_sort_spec;
 
 /* search_after value for one sort key */

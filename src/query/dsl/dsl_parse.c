@@ -164,6 +164,22 @@ int fds__dsl_min_score(fds_search_request *r, const cJSON *v,
     return 0;
 }
 
+/* "runtime_mappings": none defined (Kibana sends {} with every search of
+ * a data view without runtime fields) costs nothing; a runtime field would
+ * need a script, which this store does not run, so one is refused. */
+static int runtime_mappings(const cJSON *it, fds_err *err)
+{
+    if (!cJSON_IsObject(it))
+        return fds__dsl_err(err, "Expected map for runtime_mappings, got a %s",
+                            fds__dsl_jtype(it));
+    if (it->child)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[runtime_mappings] is not supported: runtime "
+                            "field [%s] needs a script, and scripts are not "
+                            "run here", it->child->string);
+    return 0;
+}
+
 /* One top-level key `it` of a search body: query and min_score (the only
  * keys of a `_count` body), the keys that shape the hits (dsl_hits.c),
  * then those of a search alone.  0 or an FDS_E* code. */
@@ -202,6 +218,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return 0;
     if (!strcmp(k, "aggs") || !strcmp(k, "aggregations"))
         return fds__dsl_aggs(c, it, &r->aggs);
+    if (!strcmp(k, "runtime_mappings"))
+        return runtime_mappings(it, err);
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
 }
