@@ -336,6 +336,91 @@ class Kibana(ServerTestCase):
         self.assertEqual(buckets[0]["key_as_string"], "2019-01-22T04:00:00.000+03:30")
         self.assertEqual(r["hits"]["total"]["value"], len(self.window))
 
+    def test_field_statistics(self):
+        """The field popover of Discover's sidebar (unified_field_list/
+        server/services/field_stats.ts: fetchAndCalculateFieldStats,
+        getNumberHistogram, getStringSamples, getDateHistogram): the time
+        range and the query in a bool filter, aggregations in a `sampler`
+        of shard_size 5000 (min, max, value_count, terms of 10; then a
+        histogram of a tenth of the range), a date_histogram for dates."""
+        w = self.window
+
+        def stats(aggs):
+            return self.search({"size": 0, "track_total_hits": True,
+                                "query": {"bool": {"filter": [
+                                    {"range": {"@timestamp": {
+                                        "gte": GTE, "lte": LTE,
+                                        "format": "strict_date_optional_time"}}},
+                                    {"bool": {"must": [], "filter": [], "should": [],
+                                              "must_not": []}}]}},
+                                "aggs": aggs, "runtime_mappings": {}}, SYNC)
+
+        # a number: min, max, how many, top values, then the histogram
+        r = stats({"sample": {"sampler": {"shard_size": 5000}, "aggs": {
+            "min_value": {"min": {"field": "body_bytes_sent"}},
+            "max_value": {"max": {"field": "body_bytes_sent"}},
+            "sample_count": {"value_count": {"field": "body_bytes_sent"}},
+            "top_values": {"terms": {"field": "body_bytes_sent", "size": 10}}}}})
+        sample = r["aggregations"]["sample"]
+        b = [d["bytes"] for d in w]
+        self.assertEqual(sample["doc_count"], len(w))  # fewer than 5000: all
+        self.assertEqual((sample["min_value"]["value"], sample["max_value"]["value"]),
+                         (min(b), max(b)))
+        self.assertEqual(sample["sample_count"]["value"], len(b))
+        c = {}
+        for x in b:
+            c[x] = c.get(x, 0) + 1
+        self.assertEqual([(x["key"], x["doc_count"]) for x in sample["top_values"]["buckets"]],
+                         sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+        step = -(-(max(b) - min(b)) // 10)
+        r = stats({"sample": {"sampler": {"shard_size": 5000}, "aggs": {
+            "histo": {"histogram": {"field": "body_bytes_sent", "interval": step}}}}})
+        h = {}
+        for x in b:
+            h[x - x % step] = h.get(x - x % step, 0) + 1
+        lo = min(b) - min(b) % step  # histogram's min_doc_count 0: the gaps too
+        self.assertEqual([(x["key"], x["doc_count"])
+                          for x in r["aggregations"]["sample"]["histo"]["buckets"]],
+                         [(k, h.get(k, 0)) for k in range(lo, max(b) + 1, step)])
+        # a string: how many and the top values
+        r = stats({"sample": {"sampler": {"shard_size": 5000}, "aggs": {
+            "sample_count": {"value_count": {"field": "method"}},
+            "top_values": {"terms": {"field": "method", "size": 10, "shard_size": 25}}}}})
+        m = {}
+        for d in w:
+            m[d["method"]] = m.get(d["method"], 0) + 1
+        self.assertEqual([(x["key"], x["doc_count"]) for x in
+                          r["aggregations"]["sample"]["top_values"]["buckets"]],
+                         sorted(m.items(), key=lambda kv: (-kv[1], kv[0])))
+        # a sample smaller than the matches: the first documents (all
+        # score alike), in index order -- the log's order
+        r = stats({"sample": {"sampler": {"shard_size": 500}, "aggs": {
+            "top_values": {"terms": {"field": "status", "size": 10}}}}})
+        first = {}
+        for d in w[:500]:
+            first[d["status"]] = first.get(d["status"], 0) + 1
+        self.assertEqual(r["aggregations"]["sample"]["doc_count"], 500)
+        self.assertEqual([(x["key"], x["doc_count"]) for x in
+                          r["aggregations"]["sample"]["top_values"]["buckets"]],
+                         sorted(first.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+        # a date: its histogram over the range
+        span = iso_ms(LTE) - iso_ms(GTE)
+        step = span // 10
+        r = stats({"histo": {"date_histogram": {"field": "@timestamp",
+                                                "fixed_interval": "%dms" % step}}})
+        per = {}
+        for d in w:
+            per[d["t"] - d["t"] % step] = per.get(d["t"] - d["t"] % step, 0) + 1
+        self.assertEqual([(x["key"], x["doc_count"])
+                          for x in r["aggregations"]["histo"]["buckets"]],
+                         sorted(per.items()))
+        # a sampler under a scoring query: refused, not a different sample
+        st, e, _ = self.req("POST", "/%s/_search" % INDEX, {
+            "size": 0, "query": {"match": {"user_agent": "googlebot"}},
+            "aggs": {"s": {"sampler": {"shard_size": 10}}}})
+        self.assertEqual(st, 400, e)
+        self.assertIn("[sampler]", e["error"]["reason"])
+
     # -- Lens --------------------------------------------------------------------
 
     def test_lens_top_values_over_time(self):

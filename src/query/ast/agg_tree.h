@@ -51,6 +51,9 @@ typedef enum fds_agg_type {
     FDS_AGG_TOP_METRICS, /* top_hits of the metric fields alone (th: the
                             request it reads as: size, one sort key, the
                             metrics as `fields`), rendered as `top` */
+    FDS_AGG_SAMPLER,   /* one bucket: the first shard_size docs a shard
+                          matches (its best by score, the query scoring
+                          none) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 

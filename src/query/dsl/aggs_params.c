@@ -885,3 +885,28 @@ int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     }
     return rc;
 }
+
+/* Elasticsearch's SamplerAggregationBuilder default shard_size. */
+#define SAMPLER_SHARD_SIZE 100
+
+/* sampler (Kibana's field statistics send {"shard_size": 5000} around
+ * their min, max, value_count and terms): one bucket of the first
+ * shard_size documents each shard matches. */
+int fds__agg_parse_sampler(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                           char **paths)
+{
+    (void)paths;
+    if (!cJSON_IsObject(b))
+        return fds__dsl_err(c->err, "Expected [START_OBJECT] under [sampler], "
+                                    "but got a [%s] in [%s]",
+                            fds__dsl_jtype(b), a->name);
+    a->shard_size = SAMPLER_SHARD_SIZE;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, b) {
+        if (strcmp(it->string, "shard_size"))
+            return fds__dsl_err(c->err, "[sampler] unknown field [%s]", it->string);
+        if (fds__dsl_nonneg(it, "shard_size", &a->shard_size, c->err))
+            return c->err->code;
+    }
+    return 0;
+}

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ast/agg_tree.h"
 #include "time/datemath.h"
 #include "dsl/dsl_parse_int.h"
 #include "fds_time.h"
@@ -224,6 +225,59 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
                         fds__dsl_jtype(it), k);
 }
 
+/* Does q give every doc it matches the same score (no query: match_all)?
+ * Filters, and a bool whose scoring clauses are all such. */
+static bool constant_score(const fds_query *q)
+{
+    if (!q)
+        return true;
+    switch (q->type) {
+    case FDS_Q_MATCH_ALL: case FDS_Q_MATCH_NONE: case FDS_Q_TERMS:
+    case FDS_Q_RANGE: case FDS_Q_EXISTS: case FDS_Q_IDS: case FDS_Q_PATTERN:
+    case FDS_Q_CONST:
+        return true;
+    case FDS_Q_BOOL:
+        if (q->nshould)
+            return false; /* a doc scores more the more clauses it matches */
+        for (size_t i = 0; i < q->nmust; i++)
+            if (!constant_score(q->must[i]))
+                return false;
+        return q->nmust <= 1;
+    default:
+        return false;
+    }
+}
+
+static const fds_agg *find_sampler(const fds_agg *a)
+{
+    if (!a)
+        return NULL;
+    if (a->type == FDS_AGG_SAMPLER)
+        return a;
+    for (size_t k = 0; k < a->nsubs; k++) {
+        const fds_agg *s = find_sampler(a->subs[k]);
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+/* A sampler takes a shard's best documents by score, and collects the
+ * first ones it matches (buckets.c): under a query whose scores differ
+ * those are not the same documents, so it is refused. */
+static int sampler_check(const fds_search_request *r, fds_err *err)
+{
+    const fds_agg *s = find_sampler(r->aggs);
+    if (!s || constant_score(r->query))
+        return 0;
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "[sampler] [%s] under a scoring query is not "
+                        "supported: its sample is taken in document order, "
+                        "which is the order of the best scores only when "
+                        "every document scores the same (put the query in a "
+                        "bool filter)", s->name);
+}
+
 /* The parsed body (cJSON_Delete), or NULL with err filled. */
 static cJSON *parse_json(const char *body, size_t len, fds_err *err)
 {
@@ -421,6 +475,8 @@ int fds_search_parse_limits(const char *body, size_t len,
         rc = fds__dsl_window_check(r, err);
     if (!rc)
         rc = fds__dsl_stored_check(r, err);
+    if (!rc)
+        rc = sampler_check(r, err);
     raw_free(&c);
     cJSON_Delete(root);
     free(quoted);
