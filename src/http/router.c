@@ -123,6 +123,7 @@ static const route_def ROUTES[] = {
     {"_nodes/{}/stats", M_GET, fds__h_nodes_stats, P_NONE},
     {"_nodes/{}/stats/{}", M_GET, fds__h_nodes_stats, P_NONE},
     {"_nodes/{}/stats/{}/{}", M_GET, fds__h_nodes_stats, P_NONE},
+    {"_resolve/index/{}", M_GET, fds__h_resolve_index, NULL},
     {"_aliases", M_POST, fds__h_aliases_update, NULL},
     {"_aliases", M_GET, fds__h_alias_get, NULL},
     {"_alias", M_GET, fds__h_alias_get, NULL},

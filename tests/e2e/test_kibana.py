@@ -178,6 +178,38 @@ class Kibana(ServerTestCase):
         self.assertEqual(st, 404, r)
         self.assertEqual(r["error"]["type"], "index_not_found_exception")
 
+    def test_data_view_resolve_index(self):
+        """The data view editor's list of matching sources
+        (data_view_editor: /internal/index-pattern-management/resolve_index
+        calls indices.resolveIndex with expand_wildcards open, or all with
+        hidden sources shown) and the has-data check over every source."""
+        st, r, _ = self.req("POST", "/_aliases", {"actions": [
+            {"add": {"index": INDEX, "alias": "weblogs"}}]})
+        self.assertEqual(st, 200, r)
+        st, r, _ = self.req("PUT", "/.kibana-like", {})
+        self.assertEqual(st, 200, r)
+        try:
+            st, r, _ = self.req("GET", "/_resolve/index/ngin*?expand_wildcards=open")
+            self.assertEqual((st, r), (200, {
+                "indices": [{"name": INDEX, "aliases": ["weblogs"], "attributes": ["open"]}],
+                "aliases": [], "data_streams": []}))
+            st, r, _ = self.req("GET", "/_resolve/index/*?expand_wildcards=open")
+            self.assertEqual([i["name"] for i in r["indices"]], [INDEX])
+            self.assertEqual(r["aliases"], [{"name": "weblogs", "indices": [INDEX]}])
+            st, r, _ = self.req("GET", "/_resolve/index/*?expand_wildcards=all")
+            self.assertEqual([i["name"] for i in r["indices"]], [".kibana-like", INDEX])
+            st, r, _ = self.req("GET", "/_resolve/index/*,-web*?expand_wildcards=open")
+            self.assertEqual(r["aliases"], [])
+            st, r, _ = self.req("GET", "/_resolve/index/nomatch*?expand_wildcards=open")
+            self.assertEqual((st, r), (200, {"indices": [], "aliases": [], "data_streams": []}))
+            st, r, _ = self.req("GET", "/_resolve/index/nomatch")
+            self.assertEqual(st, 404, r)
+            self.assertEqual(r["error"]["type"], "index_not_found_exception")
+        finally:
+            self.req("POST", "/_aliases", {"actions": [
+                {"remove": {"index": INDEX, "alias": "weblogs"}}]})
+            self.req("DELETE", "/.kibana-like")
+
     # -- Discover ----------------------------------------------------------------
 
     def check_hits(self, r, docs, size=500):
