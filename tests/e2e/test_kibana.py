@@ -154,6 +154,36 @@ class Kibana(ServerTestCase):
         self.assertFalse(r["is_partial"], r)
         return r
 
+    # -- Kibana starting -----------------------------------------------------------
+
+    def test_startup_version_check(self):
+        """Kibana checks every node's version before it starts and polls it
+        after (core's elasticsearch/version_check/ensure_es_version.ts:
+        nodes.info with filter_path nodes.*.version,
+        nodes.*.http.publish_address, nodes.*.ip; node_id _all and metric
+        _none in later 8.x)."""
+        st, root, _ = self.req("GET", "/")
+        self.assertEqual(st, 200)
+        fp = "filter_path=nodes.*.version,nodes.*.http.publish_address,nodes.*.ip"
+        st, r, _ = self.req("GET", "/_nodes?" + fp)
+        self.assertEqual(st, 200, r)
+        (node,) = r["nodes"].values()
+        self.assertEqual(node, {"ip": "127.0.0.1", "version": root["version"]["number"],
+                                "http": {"publish_address": "127.0.0.1:%d" % self.srv.port}})
+        st, r, _ = self.req("GET", "/_nodes/_all/_none?" + fp)
+        self.assertEqual(st, 200, r)
+        self.assertEqual(list(r["nodes"].values()),
+                         [{"ip": "127.0.0.1", "version": root["version"]["number"]}])
+        st, r, _ = self.req("GET", "/_nodes/http")
+        (node,) = r["nodes"].values()
+        self.assertEqual(set(node) - {"name", "transport_address", "host", "ip", "version",
+                                      "build_flavor", "build_type", "build_hash", "roles",
+                                      "attributes"}, {"http"})
+        st, r, _ = self.req("GET", "/_nodes/no-such-node")
+        self.assertEqual((st, r["nodes"], r["_nodes"]["total"]), (200, {}, 0))
+        st, r, _ = self.req("GET", "/_nodes/_all/jvm")
+        self.assertEqual(st, 400, r)
+
     # -- creating a data view ------------------------------------------------
 
     def test_data_view_field_caps(self):
