@@ -662,6 +662,31 @@ class Kibana(ServerTestCase):
             self.assertIn(t["metrics"]["remote_addr"],
                           {d["ip"] for d in mine if d["t"] == first})
 
+    def test_lens_filters_and_intervals(self):
+        """Lens' Filters operation (buckets/filters.ts: each KQL filter
+        compiled, keyed by its label) and Intervals (histogram.ts: interval,
+        min_doc_count 1 as `min_doc_count: false` writes it) with a count."""
+        w = self.window
+        kql = lambda f, v: {"bool": {"must": [], "filter": [{"bool": {"should": [
+            {"match": {f: v}}], "minimum_should_match": 1}}], "should": [], "must_not": []}}
+        r = self.search(esaggs_body({
+            "0": {"filters": {"filters": {"method : GET": kql("method", "GET"),
+                                          "status : 404": kql("status", 404)}},
+                  "aggs": {"1": {"cardinality": {"field": "remote_addr"}}}},
+            "2": {"histogram": {"field": "status", "interval": 100, "min_doc_count": 1}}}))
+        f = r["aggregations"]["0"]["buckets"]
+        get = [d for d in w if d["method"] == "GET"]
+        nf = [d for d in w if d["status"] == 404]
+        self.assertEqual((f["method : GET"]["doc_count"], f["method : GET"]["1"]["value"]),
+                         (len(get), len({d["ip"] for d in get})))
+        self.assertEqual((f["status : 404"]["doc_count"], f["status : 404"]["1"]["value"]),
+                         (len(nf), len({d["ip"] for d in nf})))
+        per = {}
+        for d in w:
+            per[d["status"] // 100 * 100] = per.get(d["status"] // 100 * 100, 0) + 1
+        self.assertEqual([(b["key"], b["doc_count"]) for b in r["aggregations"]["2"]["buckets"]],
+                         sorted(per.items()))
+
     def test_lens_last_value_errors(self):
         """top_metrics refuses what Elasticsearch refuses, in its shape."""
         for body, reason in [
