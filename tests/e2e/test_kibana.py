@@ -441,6 +441,33 @@ class Kibana(ServerTestCase):
             self.assertEqual(frag.replace(HL_PRE, "").replace(HL_POST, ""),
                              h["fields"]["user_agent"][0])
 
+    def test_discover_single_document(self):
+        """Discover's document view (discover's use_es_doc_search.ts
+        buildSearchBody: the id and its index in a bool filter, every field
+        with include_unmapped, version) for one line of the log."""
+        i = len(self.lines) // 2
+        d = self.lines[i]
+        r = self.search({
+            "query": {"bool": {"filter": [{"ids": {"values": [str(i + 1)]}},
+                                          {"term": {"_index": INDEX}}]}},
+            "stored_fields": ["*"], "script_fields": {}, "version": True,
+            "_source": False, "runtime_mappings": {},
+            "fields": [{"field": "*", "include_unmapped": "true"}]}, SYNC)
+        self.assertEqual(r["hits"]["total"], {"value": 1, "relation": "eq"})
+        (h,) = r["hits"]["hits"]
+        self.assertEqual((h["_id"], h["_index"], h["_version"]), (str(i + 1), INDEX, 1))
+        f = h["fields"]
+        self.assertEqual((f["@timestamp"], f["status"], f["body_bytes_sent"], f["method"],
+                          f["remote_addr"], f["user_agent"]),
+                         ([iso(d["t"])], [d["status"]], [d["bytes"]], [d["method"]],
+                          [d["ip"]], [d["ua"]]))
+        # `_index` terms: every document of the index, or none
+        for q, want in [({"term": {"_index": INDEX}}, len(self.lines)),
+                        ({"term": {"_index": "other"}}, 0),
+                        ({"terms": {"_index": ["other", INDEX]}}, len(self.lines))]:
+            st, r, _ = self.req("POST", "/%s/_count" % INDEX, {"query": q})
+            self.assertEqual((st, r["count"]), (200, want), q)
+
     def test_discover_histogram(self):
         """Discover's histogram: 8.0-8.7 as the date_histogram agg of the
         document request (discover's get_chart_agg_configs.ts; date_histogram.ts

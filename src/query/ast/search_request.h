@@ -164,6 +164,10 @@ typedef struct fds_search_limits {
                   const char *routing, const char *path, struct cJSON **out,
                   fds_err *err);
     void *lookup_arg;
+    /* The name of the index the request is parsed for (NULL: none known),
+     * which `term` and `terms` on the `_index` metadata field compare
+     * their values with: all of its documents, or none. */
+    const char *index_name;
 } fds_search_limits;
 
 /* Elasticsearch's index.max_result_window, index.max_docvalue_fields_search,

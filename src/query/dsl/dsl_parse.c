@@ -411,6 +411,7 @@ void fds_search_limits_default(fds_search_limits *l)
     l->max_rescore_window = FDS_MAX_RESCORE_WINDOW;
     l->lookup = NULL;
     l->lookup_arg = NULL;
+    l->index_name = NULL;
 }
 
 int fds_search_parse_window(const char *body, size_t len,
