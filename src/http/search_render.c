@@ -11,6 +11,7 @@
  */
 #include "aggs/aggs.h"
 #include "fetch/highlight.h"
+#include "time/datemath.h"
 #include "search_render.h"
 
 #include <cJSON.h>
@@ -26,6 +27,10 @@
 #include "fds_strbuf.h"
 #include "fds_text.h"
 #include "fds_numfmt.h"
+
+/* Room for a date sort value printed in its sort's `format` (a pattern's
+ * text is copied, so a longer one is cut here). */
+#define SORT_DATE_TEXT_MAX 128
 
 /* One `fields` member: "name":[values]. */
 static void put_field(fds_strbuf *b, bool *open, const char *name,
@@ -388,6 +393,12 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
             } else if (s->kind == FDS_SORT_FIELD &&
                        s->ftype == FDS_FT_DOUBLE) {
                 fds_strbuf_printf(b, "%.17g", h->sort_num[k]);
+            } else if (s->format && s->ftype == FDS_FT_DATE) {
+                char d[SORT_DATE_TEXT_MAX];
+                size_t n = fds__date_print(h->sort_long[k], s->format, d, sizeof d);
+                if (n >= sizeof d)
+                    n = sizeof d - 1;
+                fds_strbuf_put_json_string(b, d, n);
             } else { /* exact digits, past 2^53 too */
                 fds_strbuf_printf(b, "%lld", (long long)h->sort_long[k]);
             }
@@ -558,6 +569,82 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
     free(hits);
     free(src);
     free(slen);
+    return rc;
+}
+
+/* One metric value of a hit: the first of its `fields` values, or null. */
+static void put_metric(fds_strbuf *b, const cJSON *fields, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fields, name);
+    char *t = cJSON_IsArray(v) && v->child ? cJSON_PrintUnformatted(v->child)
+                                           : NULL;
+    fds_strbuf_puts(b, t ? t : "null");
+    if (v && v->child && !t)
+        b->oom = 1;
+    free(t);
+}
+
+/* Does a `fields` entry before k name q->dv[k]'s field (a metric is both
+ * its include_unmapped entry and, when mapped, its field's)? */
+static bool named_before(const fds_search_request *q, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (q->dv[i].fetch && !strcmp(q->dv[i].name, q->dv[k].name))
+            return true;
+    return false;
+}
+
+int fds__agg_top_metrics_put(fds_strbuf *b, const struct fds_agg_result *r,
+                             const fds_search_segment *segs,
+                             const fds_hit_source *hs, fds_err *err)
+{
+    /* the hits as top_hits renders them, then reshaped: one rendering of
+     * a hit's fields and sort values for both */
+    fds_strbuf t = FDS_STRBUF_INIT;
+    int rc = fds__agg_hits_put(&t, r, segs, hs, err);
+    if (!rc && t.oom)
+        rc = FDS_ENOMEM;
+    cJSON *j = rc ? NULL : cJSON_ParseWithLength(t.p, t.len);
+    fds_strbuf_free(&t);
+    if (!rc && !j)
+        rc = FDS_ENOMEM;
+    const cJSON *hits = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(j, "hits"), "hits");
+    const fds_search_request *q = r->agg->th;
+    if (!rc) {
+        fds_strbuf_puts(b, "{\"top\":[");
+        const cJSON *h;
+        bool first = true;
+        cJSON_ArrayForEach(h, hits) {
+            if (!first)
+                fds_strbuf_putc(b, ',');
+            first = false;
+            char *s = cJSON_PrintUnformatted(
+                cJSON_GetObjectItemCaseSensitive(h, "sort"));
+            fds_strbuf_puts(b, "{\"sort\":");
+            fds_strbuf_puts(b, s ? s : "[]");
+            b->oom |= !s;
+            free(s);
+            fds_strbuf_puts(b, ",\"metrics\":{");
+            const cJSON *fields = cJSON_GetObjectItemCaseSensitive(h, "fields");
+            bool firstm = true;
+            for (size_t k = 0; k < q->ndv; k++) {
+                if (!q->dv[k].fetch || named_before(q, k))
+                    continue;
+                if (!firstm)
+                    fds_strbuf_putc(b, ',');
+                firstm = false;
+                fds_strbuf_put_json_string(b, q->dv[k].name, strlen(q->dv[k].name));
+                fds_strbuf_putc(b, ':');
+                put_metric(b, fields, q->dv[k].name);
+            }
+            fds_strbuf_puts(b, "}}");
+        }
+        fds_strbuf_puts(b, "]}");
+    }
+    cJSON_Delete(j);
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
     return rc;
 }
 

@@ -102,6 +102,17 @@ int fds__agg_hits_put(fds_strbuf *b, const struct fds_agg_result *r,
                       fds_err *err);
 
 /*
+ * A top_metrics result `r` (its hits as fds__agg_hits_put gathers them) to
+ * `b` as Elasticsearch's InternalTopMetrics prints it: {"top":[{"sort":
+ * [v], "metrics":{"field": value, ...}}, ...]}, each metric the first value
+ * of the hit's `fields` entry (null when the document has none), in the
+ * order the request names them.  Returns as fds__agg_hits_put.
+ */
+int fds__agg_top_metrics_put(fds_strbuf *b, const struct fds_agg_result *r,
+                             const fds_search_segment *segs,
+                             const fds_hit_source *hs, fds_err *err);
+
+/*
  * Append the stored `_source` bytes s[0..n) to `b` filtered as a search's
  * `_source` filtering does (wildcard include and exclude patterns over
  * dotted paths; none of either = the whole source), the selected members

@@ -380,8 +380,10 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "cannot accept sub-aggregations")
         self.err({"m": {"terms": {"field": "kw"}, "avg": {"field": "n"}}},
                  "parsing_exception", "Found two aggregation type definitions")
-        self.err({"m": {"top_metrics": {"size": 1}}}, "illegal_argument_exception",
-                 "not supported by fieldstore yet")
+        self.err({"m": {"multi_terms": {"terms": [{"field": "kw"}, {"field": "n"}]}}},
+                 "illegal_argument_exception", "not supported by fieldstore yet")
+        self.err({"m": {"top_metrics": {"size": 1}}}, "parsing_exception",
+                 "Required [metrics]")
         self.err({"m": {"composite": {"sources": [{"a": {"terms": {
             "field": "kw", "missing_bucket": True}}}]}}},
             "illegal_argument_exception", "[missing_bucket] is not supported")

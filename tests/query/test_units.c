@@ -1585,8 +1585,73 @@ static void test_term_pat(void)
     }
 }
 
+/* What Kibana's bodies add: runtime_mappings {}, a sort key's format,
+ * top_metrics and sampler, each accepted as sent and refused where its
+ * effect cannot be had. */
+static void test_dsl_kibana(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    const char *mj = "{\"properties\":{\"msg\":{\"type\":\"text\"},"
+                     "\"n\":{\"type\":\"long\"},\"k\":{\"type\":\"keyword\"},"
+                     "\"t\":{\"type\":\"date\"}}}";
+    ASSERT(fds_mapping_merge_json(m, mj, strlen(mj), &err) == 0);
+    ASSERT(parse_err(m, "{\"runtime_mappings\":{},\"script_fields\":{}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"runtime_mappings\":{\"h\":{\"type\":\"long\"}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT(strstr(err.reason, "runtime field [h]") != NULL);
+    ASSERT(parse_err(m, "{\"runtime_mappings\":[]}", &err) == FDS_EPARSE);
+    fds_search_request *r = NULL;
+    const char *b = "{\"sort\":[{\"t\":{\"order\":\"desc\",\"format\":"
+                    "\"strict_date_optional_time\",\"unmapped_type\":\"boolean\"}},"
+                    "{\"_doc\":{\"order\":\"desc\",\"unmapped_type\":\"boolean\"}},"
+                    "{\"gone\":{\"format\":\"epoch_millis\",\"unmapped_type\":\"long\"}}]}";
+    fds_err_clear(&err);
+    ASSERT(fds_search_parse(b, strlen(b), m, 0, &r, &err) == 0);
+    ASSERT(r && r->nsort == 3 && r->sort[0].format &&
+           !strcmp(r->sort[0].format, "strict_date_optional_time") &&
+           !r->sort[1].format && !r->sort[2].format);
+    fds_search_request_free(r);
+    ASSERT(parse_err(m, "{\"sort\":[{\"k\":{\"format\":\"yyyy\"}}]}", &err) == FDS_EINVAL);
+    ASSERT_STR(err.reason, "Field [k] doesn't support formats.");
+    ASSERT(parse_err(m, "{\"sort\":[{\"n\":{\"format\":\"#.0\"}}]}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"sort\":[{\"t\":{\"format\":\"QQQ\"}}]}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"sort\":[{\"t\":{\"format\":7}}]}", &err) == FDS_EPARSE);
+    /* top_metrics */
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":{\"t\":\"desc\"}}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":[{\"field\":\"n\"},"
+                        "{\"field\":\"k\"}],\"size\":10,\"sort\":[{\"n\":\"asc\"}]}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"size\":11,\"sort\":{\"t\":\"desc\"}}}}}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"msg\"},"
+                        "\"sort\":{\"t\":\"desc\"}}}}}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":[{\"t\":\"desc\"},{\"n\":\"asc\"}]}}}}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"}}}}}",
+                     &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":{\"t\":\"desc\"},\"x\":1}}}}", &err) == FDS_EPARSE);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":{\"t\":\"desc\"}},\"aggs\":{\"s\":{\"sum\":{\"field\":"
+                        "\"n\"}}}}}}", &err) != 0); /* no sub-aggregations */
+    /* sampler: under no query or filters only; not under a scoring one */
+    ASSERT(parse_err(m, "{\"aggs\":{\"s\":{\"sampler\":{\"shard_size\":5000},\"aggs\":{"
+                        "\"m\":{\"min\":{\"field\":\"n\"}}}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"query\":{\"bool\":{\"must\":[],\"filter\":[{\"match\":{"
+                        "\"msg\":\"a\"}}],\"should\":[],\"must_not\":[]}},\"aggs\":{\"s\":"
+                        "{\"sampler\":{}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"query\":{\"match\":{\"msg\":\"a\"}},\"aggs\":{\"s\":"
+                        "{\"sampler\":{}}}}", &err) == FDS_EINVAL);
+    ASSERT(strstr(err.reason, "[sampler] [s]") != NULL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"s\":{\"sampler\":{\"field\":\"n\"}}}}", &err) ==
+           FDS_EPARSE);
+    fds_mapping_free(m);
+}
+
 int main(void)
 {
+    test_dsl_kibana();
     test_term_pat();
     test_date_print();
     test_float_format();

@@ -48,6 +48,12 @@ typedef enum fds_agg_type {
     FDS_AGG_COMPOSITE, /* top level only; srcs are its terms/histogram/
                           date_histogram sources */
     FDS_AGG_TOP_HITS,  /* the best hits of a bucket (th: their request) */
+    FDS_AGG_TOP_METRICS, /* top_hits of the metric fields alone (th: the
+                            request it reads as: size, one sort key, the
+                            metrics as `fields`), rendered as `top` */
+    FDS_AGG_SAMPLER,   /* one bucket: the first shard_size docs a shard
+                          matches (its best by score, the query scoring
+                          none) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -57,6 +63,8 @@ typedef enum fds_agg_type {
 const char *fds_agg_type_name(int type);
 /* Is it a metric (no buckets)? */
 bool fds_agg_is_metric(int type);
+/* Does it keep whole hits (top_hits, top_metrics: `th`)? */
+bool fds_agg_keeps_hits(int type);
 /* The type named `name` ("terms"), or -1 when none is (the root has
  * no name). */
 int fds_agg_type_of(const char *name);

@@ -762,3 +762,151 @@ int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     (void)paths;
     return fds__dsl_top_hits(c, b, a->name, &a->th);
 }
+
+/* Elasticsearch's index.top_metrics_max_size default (no such setting
+ * here: the bound is fixed). */
+#define TOP_METRICS_MAX_SIZE 10
+
+/* A top_metrics `metrics` entry {"field": name} into `fields`, the
+ * top_hits `fields` list it reads as (include_unmapped, so an unmapped
+ * metric keeps its place and answers null).  0 or an FDS_E* code. */
+static int top_metric_add(fds__dsl_ctx *c, const char *agg, const cJSON *m,
+                          cJSON *fields)
+{
+    const cJSON *f = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "field")
+                                       : NULL;
+    if (!cJSON_IsString(f) || cJSON_GetArraySize(m) != 1)
+        return fds__dsl_err(c->err, "[%s] [metrics] takes objects of one "
+                                    "[field] each", agg);
+    fds_field_info fb;
+    const fds_field_info *fi = fds__dsl_field(c, f->valuestring, &fb);
+    if (fi && (fi->type == FDS_FT_TEXT || fi->type == FDS_FT_OBJECT))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field [%s] of type [%s] is not supported for "
+                            "aggregation [top_metrics]", f->valuestring,
+                            fi->type == FDS_FT_TEXT ? "text" : "object");
+    cJSON *e = cJSON_CreateObject();
+    if (!e || !cJSON_AddStringToObject(e, "field", f->valuestring) ||
+        !cJSON_AddTrueToObject(e, "include_unmapped")) {
+        cJSON_Delete(e);
+        return fds__aggp_oom(c);
+    }
+    cJSON_AddItemToArray(fields, e);
+    return 0;
+}
+
+/*
+ * top_metrics (Elasticsearch's TopMetricsAggregationBuilder; Kibana's Lens
+ * "last value" sends {"metrics": {"field": F}, "size": 1, "sort":
+ * {"@timestamp": "desc"}}): the top `size` documents by one sort key, each
+ * with its metric fields' values.  It is read as the top_hits request
+ * {"size", "sort", "_source": false, "fields": metrics} -- so it collects
+ * and reduces as top_hits does -- with a date sort key printed as the
+ * field's format prints it, as Elasticsearch's SortValue does.
+ */
+int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                               char **paths)
+{
+    (void)paths;
+    if (!cJSON_IsObject(b))
+        return fds__dsl_err(c->err, "Expected [START_OBJECT] under "
+                                    "[top_metrics], but got a [%s] in [%s]",
+                            fds__dsl_jtype(b), a->name);
+    const cJSON *metrics = NULL, *size = NULL, *sort = NULL, *it;
+    cJSON_ArrayForEach(it, b) {
+        if (!strcmp(it->string, "metrics")) metrics = it;
+        else if (!strcmp(it->string, "size")) size = it;
+        else if (!strcmp(it->string, "sort")) sort = it;
+        else
+            return fds__dsl_err(c->err, "[top_metrics] unknown field [%s]",
+                                it->string);
+    }
+    if (!metrics)
+        return fds__dsl_err(c->err, "Required [metrics]");
+    if (!sort)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[top_metrics] [%s] needs a [sort]", a->name);
+    if (cJSON_IsArray(sort) && cJSON_GetArraySize(sort) != 1)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "only one sort is supported but found [%d]",
+                            cJSON_GetArraySize(sort));
+    if (cJSON_IsObject(sort) && cJSON_GetArraySize(sort) != 1)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "only one sort is supported but found [%d]",
+                            cJSON_GetArraySize(sort));
+    uint32_t n = 1;
+    if (size && fds__dsl_nonneg(size, "size", &n, c->err))
+        return c->err->code;
+    if (n < 1 || n > TOP_METRICS_MAX_SIZE)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            n < 1 ? "[size] must be more than 0 but was [%u]"
+                                  : "[top_metrics.size] must not be more than "
+                                    "[10] but was [%u]. This limit can be set "
+                                    "by changing the [index.top_metrics_max_size] "
+                                    "index level setting.", n);
+    cJSON *th = cJSON_CreateObject();
+    cJSON *fields = th ? cJSON_AddArrayToObject(th, "fields") : NULL;
+    cJSON *sc = cJSON_Duplicate(sort, true);
+    if (!fields || !sc || !cJSON_AddNumberToObject(th, "size", n) ||
+        !cJSON_AddFalseToObject(th, "_source")) {
+        cJSON_Delete(sc);
+        cJSON_Delete(th);
+        return fds__aggp_oom(c);
+    }
+    cJSON_AddItemToObject(th, "sort", sc);
+    int rc = 0;
+    if (cJSON_IsArray(metrics)) {
+        cJSON_ArrayForEach(it, metrics)
+            if (!rc)
+                rc = top_metric_add(c, a->name, it, fields);
+    } else {
+        rc = top_metric_add(c, a->name, metrics, fields);
+    }
+    if (!rc && !cJSON_GetArraySize(fields))
+        rc = fds__dsl_err(c->err, "[%s] [metrics] names no field", a->name);
+    if (!rc)
+        rc = fds__dsl_top_hits(c, th, a->name, &a->th);
+    cJSON_Delete(th);
+    /* a date key's value as its field's format prints it */
+    for (unsigned k = 0; !rc && k < a->th->nsort; k++) {
+        fds_sort_spec *s = &a->th->sort[k];
+        fds_field_info fb;
+        const fds_field_info *fi = s->kind == FDS_SORT_FIELD && !s->format &&
+                                           s->ftype == FDS_FT_DATE
+                                       ? fds__dsl_field(c, s->field, &fb)
+                                       : NULL;
+        if (!fi)
+            continue;
+        const char *fmt = fi->date_format ? fi->date_format->text : NULL;
+        s->format = strdup(fmt && fds__dsl_date_format_ok(fmt)
+                               ? fmt : "strict_date_optional_time");
+        if (!s->format)
+            rc = fds__aggp_oom(c);
+    }
+    return rc;
+}
+
+/* Elasticsearch's SamplerAggregationBuilder default shard_size. */
+#define SAMPLER_SHARD_SIZE 100
+
+/* sampler (Kibana's field statistics send {"shard_size": 5000} around
+ * their min, max, value_count and terms): one bucket of the first
+ * shard_size documents each shard matches. */
+int fds__agg_parse_sampler(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                           char **paths)
+{
+    (void)paths;
+    if (!cJSON_IsObject(b))
+        return fds__dsl_err(c->err, "Expected [START_OBJECT] under [sampler], "
+                                    "but got a [%s] in [%s]",
+                            fds__dsl_jtype(b), a->name);
+    a->shard_size = SAMPLER_SHARD_SIZE;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, b) {
+        if (strcmp(it->string, "shard_size"))
+            return fds__dsl_err(c->err, "[sampler] unknown field [%s]", it->string);
+        if (fds__dsl_nonneg(it, "shard_size", &a->shard_size, c->err))
+            return c->err->code;
+    }
+    return 0;
+}
