@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # bench/scale/bulk.sh: _bulk indexing speed (DESIGN.md section 9: ">= 40k
-# docs/s").  Loads DOCS synthlogs documents (seed SEED) in requests of
+# docs/s").  Loads DOCS documents -- synthlogs output (seed SEED) or the
+# first DOCS lines of a JSON-lines file (--data) -- in requests of
 # BULK_DOCS documents, one request at a time, into a fresh ZSTD index
-# (refresh_interval -1, translog durability DURABILITY, by default request:
-# every request is fsync'd) of a fresh data directory, from CLIENTS clients
+# created with MAPPING (by default datasets/nginx-mapping.json, as
+# scripts/demo.sh does; refresh_interval -1, translog durability
+# DURABILITY, by default request: every request is fsync'd) of a fresh
+# data directory, from CLIENTS clients
 # (each sends every CLIENTS-th request, one at a time), for each server
 # binary given (alternating A B, B A, ... over REPEATS), and prints per run
 #   docs/s       documents over the wall time of the requests and the
@@ -26,6 +29,8 @@ BULK_DOCS=20000       # documents per _bulk request
 REPEATS=3             # runs per server; medians are reported
 CLIENTS=1             # concurrent _bulk clients
 DURABILITY=request    # index.translog.durability: request (fsync per request) or async
+DATA=                 # JSON lines (one document a line) instead of synthlogs
+MAPPING=$ROOT/datasets/nginx-mapping.json  # mapping body or {"mappings": body}; "none": dynamic
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 SERVERS=()            # LABEL=BINARY
 
@@ -35,7 +40,11 @@ usage: bench/scale/bulk.sh [options]
 
   --server L=BIN   a fieldstore binary, labelled L (repeatable; default
                    current=BUILD/fieldstore)
-  --docs N         documents (default $DOCS)
+  --docs N         documents (default $DOCS; with --data, at most the file's lines)
+  --data FILE      JSON lines, one document a line (e.g. nginx2json or
+                   synthlogs --format json output) instead of synthlogs
+  --mapping FILE   the index mapping (default datasets/nginx-mapping.json;
+                   "none": dynamic mapping)
   --seed S         synthlogs seed (default $SEED)
   --bulk N         documents per _bulk request (default $BULK_DOCS)
   --repeats N      runs per server (default $REPEATS)
@@ -57,6 +66,8 @@ while (($#)); do
     --server) SERVERS+=("$2"); shift 2 ;;
     --docs) DOCS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
+    --data) DATA=$2; shift 2 ;;
+    --mapping) MAPPING=$2; shift 2 ;;
     --bulk) BULK_DOCS=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
     --clients) CLIENTS=$2; shift 2 ;;
@@ -68,9 +79,14 @@ while (($#)); do
 done
 ((${#SERVERS[@]})) || SERVERS=("current=$BUILD_DIR/fieldstore")
 SYNTHLOGS=$BUILD_DIR/datasets/synthlogs
-for b in "$SYNTHLOGS" "${SERVERS[@]#*=}"; do
+for b in "${SERVERS[@]#*=}"; do
   [[ -x $b ]] || { echo "bulk bench: $b missing; build first" >&2; exit 1; }
 done
+if [[ -n $DATA ]]; then
+  [[ -r $DATA ]] || { echo "bulk bench: cannot read $DATA" >&2; exit 1; }
+else
+  [[ -x $SYNTHLOGS ]] || { echo "bulk bench: $SYNTHLOGS missing; build first" >&2; exit 1; }
+fi
 
 work=$(mktemp -d /tmp/fieldstore-bulk.XXXXXX)
 . "$here/server.sh" # stop_server
@@ -84,8 +100,28 @@ proc_cpu_us() {
 }
 trap 'stop_server; rm -rf "$work"' EXIT
 IDX=bulk-bench
-synth --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
-  | split -l $((2 * BULK_DOCS)) - "$work/chunk."
+if [[ -n $DATA ]]; then
+  # an action line with the line number as _id before each document, as
+  # synthlogs --format bulk and scripts/demo.sh write them
+  head -n "$DOCS" "$DATA" \
+    | awk -v idx="$IDX" '{ printf "{\"index\":{\"_index\":\"%s\",\"_id\":\"%d\"}}\n%s\n", idx, NR, $0 }' \
+    | split -l $((2 * BULK_DOCS)) - "$work/chunk."
+  DOCS=$(( $(cat "$work"/chunk.* | wc -l) / 2 ))
+else
+  synth --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
+    | split -l $((2 * BULK_DOCS)) - "$work/chunk."
+fi
+# the create body: ZSTD, no periodic refresh, the durability asked, and
+# the mapping (a file holding the mapping body or {"mappings": body})
+python3 - "$MAPPING" "$DURABILITY" > "$work/create.json" <<'PY'
+import json, sys
+body = {"settings": {"index": {"codec": "ZSTD", "refresh_interval": "-1",
+                               "translog": {"durability": sys.argv[2]}}}}
+if sys.argv[1] != "none":
+    m = json.load(open(sys.argv[1]))
+    body["mappings"] = m.get("mappings", m)
+print(json.dumps(body))
+PY
 
 : > "$work/runs"
 for ((r = 1; r <= REPEATS; r++)); do
@@ -101,7 +137,7 @@ for ((r = 1; r <= REPEATS; r++)); do
     for _ in $(seq 600); do [[ -s $work/port ]] && break; sleep 0.05; done
     URL=http://127.0.0.1:$(cat "$work/port")
     curl -sS -f -XPUT "$URL/$IDX" -H 'Content-Type: application/json' \
-      -d '{"settings":{"index":{"codec":"ZSTD","refresh_interval":"-1","translog":{"durability":"'"$DURABILITY"'"}}}}' > /dev/null
+      --data-binary @"$work/create.json" > /dev/null
     c0=$(proc_cpu_us); t0=$(date +%s%N)
     pids=()
     for ((k = 0; k < CLIENTS; k++)); do

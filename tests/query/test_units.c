@@ -542,15 +542,10 @@ static fds_sidx *write_open(fds_sidx_writer *w)
     return s;
 }
 
-/* Hits of query `q` over one segment of docs `docs` under mapping m. */
-static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
-                         const char *q)
+/* Hits of query q over segment s under mapping m (UINT64_MAX on error). */
+static uint64_t count_in(fds_mapping *m, fds_sidx *s, const char *q)
 {
-    fds_sidx_writer *w = fds_sidx_writer_create(m);
     fds_err err;
-    for (size_t i = 0; i < n; i++)
-        ASSERT(add_doc(w, (uint32_t)i, docs[i], &err) == 0);
-    fds_sidx *s = write_open(w);
     fds_search_request *r = NULL;
     uint64_t total = UINT64_MAX;
     fds_search_result res;
@@ -561,6 +556,19 @@ static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
         fds_search_result_free(&res);
     }
     fds_search_request_free(r);
+    return total;
+}
+
+/* Hits of query `q` over one segment of docs `docs` under mapping m. */
+static uint64_t count_of(fds_mapping *m, const char *const *docs, size_t n,
+                         const char *q)
+{
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    fds_err err;
+    for (size_t i = 0; i < n; i++)
+        ASSERT(add_doc(w, (uint32_t)i, docs[i], &err) == 0);
+    fds_sidx *s = write_open(w);
+    uint64_t total = count_in(m, s, q);
     fds_sidx_close(s);
     return total;
 }
@@ -889,6 +897,55 @@ static void pages_agree(fds_mapping *m, fds_sidx *s, const char *q,
                fabsf(res[0].hits[h].score - ref.hits[h].score) <=
                    1e-6f * ref.hits[h].score);
     fds_search_result_free(&ref);
+}
+
+/* A document's terms are interned together once it is scanned
+ * (sidx_writer.c, pend_resolve): a doc of 600 new terms grows the term
+ * table in the middle of its own lookups, a term repeats within the doc
+ * and in a keyword field, a rejected doc's terms get no postings, and
+ * positions are those of the tokens in order (phrases). */
+static void test_doc_terms_batched(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    ASSERT(merge_lit(m, "{\"properties\":{\"msg\":{\"type\":\"text\","
+                        "\"fields\":{\"raw\":{\"type\":\"keyword\"}}},"
+                        "\"k\":{\"type\":\"keyword\"},"
+                        "\"n\":{\"type\":\"integer\"}}}", &err) == 0);
+    static char big[8192];
+    size_t o = (size_t)snprintf(big, sizeof big, "{\"msg\":\"");
+    for (int i = 0; i < 600; i++)
+        o += (size_t)snprintf(big + o, sizeof big - o, "w%d ", i);
+    snprintf(big + o, sizeof big - o, "w7\",\"k\":\"w7\"}");
+    fds_sidx_writer *w = fds_sidx_writer_create(m);
+    ASSERT(add_doc(w, 0, big, &err) == 0);
+    ASSERT(add_doc(w, 1, "{\"msg\":\"ghost w1 spook\",\"k\":\"boo\","
+                         "\"n\":\"x\"}", &err) != 0);
+    ASSERT(add_doc(w, 1, "{\"msg\":\"w7 w599 zz\",\"k\":\"zz\"}", &err) == 0);
+    fds_sidx *s = write_open(w);
+    struct { const char *q; uint64_t total; } cases[] = {
+        {"{\"query\":{\"match\":{\"msg\":\"w599\"}}}", 2},
+        {"{\"query\":{\"match\":{\"msg\":\"w300\"}}}", 1},
+        {"{\"query\":{\"match\":{\"msg\":\"ghost spook\"}}}", 0},
+        {"{\"query\":{\"term\":{\"k\":\"boo\"}}}", 0},
+        {"{\"query\":{\"term\":{\"k\":\"w7\"}}}", 1},
+        {"{\"query\":{\"term\":{\"k\":\"zz\"}}}", 1},
+        {"{\"query\":{\"term\":{\"msg.raw\":\"w7 w599 zz\"}}}", 1},
+        {"{\"query\":{\"match_phrase\":{\"msg\":\"w598 w599 w7\"}}}", 1},
+        {"{\"query\":{\"match_phrase\":{\"msg\":\"w7 w599\"}}}", 1},
+        {"{\"query\":{\"match_phrase\":{\"msg\":\"w6 w7 w8\"}}}", 1},
+        {"{\"query\":{\"match_phrase\":{\"msg\":\"w7 w8 w10\"}}}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint64_t got = count_in(m, s, cases[i].q);
+        if (got != cases[i].total)
+            fprintf(stderr, "batched terms: %s: %llu hits, want %llu\n",
+                    cases[i].q, (unsigned long long)got,
+                    (unsigned long long)cases[i].total);
+        ASSERT(got == cases[i].total);
+    }
+    fds_sidx_close(s);
+    fds_mapping_free(m);
 }
 
 /* A segment of n docs, doc i's source doc_of(i), under mapping m (NULL
@@ -1662,6 +1719,7 @@ int main(void)
     test_impacts();
     test_fronts();
     test_budget_split();
+    test_doc_terms_batched();
     test_value_memo();
     test_group_fronts();
     test_pruned_pages();

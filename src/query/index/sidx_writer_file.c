@@ -96,9 +96,11 @@ typedef struct strpool {
     size_t cap, n;
 } strpool;
 
-/* Offset of `s` in b (written now if new), SIZE_MAX when out of memory.
- * Terms are at most FDS_TERM_MAX_BYTES long (fits the 16-bit length). */
-static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
+/* Offset of `s` in b (written now if new), SIZE_MAX when out of memory;
+ * `hash` is term_hash(s, n).  Terms are at most FDS_TERM_MAX_BYTES long
+ * (fits the 16-bit length). */
+static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n,
+                         uint64_t hash)
 {
     if (n > 0xFFFF) { /* not interned */
         size_t at = ob_put(b, s, n);
@@ -123,7 +125,7 @@ static size_t str_intern(strpool *sp, obuf *b, const char *s, size_t n)
         sp->slot = ns;
         sp->cap = nc;
     }
-    size_t h = (size_t)term_hash(s, n) & (sp->cap - 1);
+    size_t h = (size_t)hash & (sp->cap - 1);
     for (; sp->slot[h]; h = (h + 1) & (sp->cap - 1)) {
         uint64_t v = sp->slot[h] - 1;
         size_t off = (size_t)(v >> 16), len = (size_t)(v & 0xFFFF);
@@ -221,7 +223,8 @@ static size_t write_positions(obuf *b, const wterm *t)
     size_t at = ob_reserve(b, (size_t)(nblocks - 1) * 4);
     const uint8_t *p = t->buf, *end = t->buf + t->blen;
     const uint8_t *q = t->pos, *qe = t->pos + t->plen;
-    for (uint32_t i = 0; i < t->df && !b->oom; i++) {
+    /* one block (most terms): no offsets, nothing to decode */
+    for (uint32_t i = 0; nblocks > 1 && i < t->df && !b->oom; i++) {
         if (i && i % FDS_POSTINGS_BLOCK == 0)
             fds__put_u32(b->p + at + (i / FDS_POSTINGS_BLOCK - 1) * 4,
                          (uint32_t)(q - t->pos));
@@ -277,6 +280,9 @@ static uint32_t sort_terms(wfield *f, uint32_t **order, uint32_t **ordmap)
     return nt;
 }
 
+/* Terms hashed ahead in write_term_dict's interning of term bytes. */
+#define STR_AHEAD 8
+
 /* The term dictionary of f: term bytes go to one pool for the file
  * (term_bytes_off = 0), each distinct string stored once (a text field and
  * its keyword sub-field share most of their terms); then the postings; then
@@ -300,9 +306,36 @@ static int write_term_dict(obuf *b, strpool *pool, const wfield *f,
     }
     uint64_t max_pos = 0;
     uint64_t max_so = 0, max_sl = 0, max_df = 0, max_ptr = 0;
+    /* the terms come in byte order, their records and bytes scattered:
+     * the record of the term 3 * STR_AHEAD on is prefetched, the bytes of
+     * the one 2 * STR_AHEAD on, and the one STR_AHEAD on is hashed and its
+     * pool slot prefetched, so that the loads overlap (as pend_resolve's
+     * in sidx_writer.c) */
+    uint64_t ahead[STR_AHEAD];
+    for (uint32_t i = 0; i < nt && i < 3 * STR_AHEAD; i++) {
+        const wterm *u = &f->terms[order[i]];
+        if (i < STR_AHEAD)
+            ahead[i] = term_hash(f->arena + u->off, u->len);
+        else if (i < 2 * STR_AHEAD)
+            __builtin_prefetch(f->arena + u->off);
+        else
+            __builtin_prefetch(u);
+    }
     for (uint32_t i = 0; i < nt && !b->oom; i++) {
         const wterm *t = &f->terms[order[i]];
-        size_t at = str_intern(pool, b, f->arena + t->off, t->len);
+        uint64_t hash = ahead[i % STR_AHEAD];
+        if (i + 3 * STR_AHEAD < nt)
+            __builtin_prefetch(&f->terms[order[i + 3 * STR_AHEAD]]);
+        if (i + 2 * STR_AHEAD < nt)
+            __builtin_prefetch(f->arena + f->terms[order[i + 2 * STR_AHEAD]].off);
+        if (i + STR_AHEAD < nt) {
+            const wterm *u = &f->terms[order[i + STR_AHEAD]];
+            uint64_t hu = term_hash(f->arena + u->off, u->len);
+            ahead[(i + STR_AHEAD) % STR_AHEAD] = hu;
+            if (pool->cap)
+                __builtin_prefetch(&pool->slot[hu & (pool->cap - 1)]);
+        }
+        size_t at = str_intern(pool, b, f->arena + t->off, t->len, hash);
         if (at == SIZE_MAX) {
             rc = FDS_ENOMEM;
             break;

@@ -95,6 +95,16 @@ struct fds_sidx_writer {
     size_t srclen;
     uint32_t doc;
     int oom;
+    /* the current doc's terms, interned once the doc is scanned
+     * (pend_resolve in sidx_writer.c): each with its field, its slot in
+     * the field's cur, its bytes in pbytes and its hash */
+    struct wpend {
+        wfield *f;
+        uint32_t slot, off, len, hash;
+    } *pend;
+    size_t npend, pendcap;
+    char *pbytes;
+    size_t pblen, pbcap;
     /* a multi-field took a value that did not come through its parent (a
      * dotted key such as "url.keyword", a copy_to into it): its values are
      * no longer its parent's, so no text field is FDS_SIDX_F_SINGLE */
