@@ -169,7 +169,9 @@ class Aggs(ServerTestCase):
                                               "tdigest": {"compression": 200}}},
                        "pr": {"percentile_ranks": {"field": "n", "values": [200, 1000]}},
                        "pe": {"percentiles": {"field": "unmapped", "percents": [50]}},
-                       "pd": {"percentiles": {"field": "t", "percents": [0]}}})
+                       "pd": {"percentiles": {"field": "t", "percents": [0]}},
+                       # a percent as a numeric string (Grafana's editor)
+                       "ps": {"percentiles": {"field": "n", "percents": ["99", 50]}}})
         self.assertEqual(a["c"], {"value": 3})
         self.assertEqual(a["cn"], {"value": 3})
         self.assertEqual(a["cm"], {"value": 4})
@@ -184,6 +186,8 @@ class Aggs(ServerTestCase):
         self.assertEqual(a["pr"]["values"]["1000.0"], 100.0)
         self.assertEqual(a["pe"], {"values": {"50.0": None}})
         self.assertEqual(a["pd"]["values"]["0.0_as_string"], "2026-01-01T10:00:00.000Z")
+        self.assertEqual(list(a["ps"]["values"]), ["50.0", "99.0"])
+        self.assertEqual(a["ps"]["values"]["50.0"], 200.0)
         # ordered by cardinality, typed
         st, out, _ = self.req("POST", "/a/_search?typed_keys", {"size": 0, "aggs": {
             "k": {"terms": {"field": "kw", "order": {"u": "desc"}},
@@ -199,6 +203,13 @@ class Aggs(ServerTestCase):
                  "illegal_argument_exception", "[values]")
         self.err({"p": {"percentiles": {"field": "n", "percents": [101]}}},
                  "illegal_argument_exception", "percent must be in [0,100]")
+        self.err({"p": {"percentiles": {"field": "n", "percents": ["101"]}}},
+                 "illegal_argument_exception", "percent must be in [0,100], got [101]")
+        for bad in ("5O", True):
+            out = self.err({"p": {"percentiles": {"field": "n", "percents": [bad]}}},
+                           "search_phase_execution_exception", "all shards failed")
+            self.assertEqual(out["error"]["root_cause"][0]["type"], "number_format_exception")
+            self.assertIn("For input string", out["error"]["root_cause"][0]["reason"])
         self.err({"m": {"terms": {"field": "kw", "order": {"q": "desc"}},
                         "aggs": {"q": {"percentiles": {"field": "n"}}}}},
                  "illegal_argument_exception", "Invalid aggregation order path")

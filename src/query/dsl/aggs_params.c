@@ -655,6 +655,26 @@ int fds__agg_parse_cardinality(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                 NULL);
 }
 
+/* A percent as Elasticsearch's parser reads a double: a number, or a
+ * string that is one whole number ("99", as Grafana sends them).  False
+ * for anything else; *v is 0 then. */
+static bool percent_value(const cJSON *p, double *v)
+{
+    *v = 0;
+    if (cJSON_IsNumber(p)) {
+        *v = p->valuedouble;
+        return true;
+    }
+    if (!cJSON_IsString(p) || !*p->valuestring)
+        return false;
+    char *end;
+    double x = strtod(p->valuestring, &end);
+    if (*end)
+        return false;
+    *v = x;
+    return true;
+}
+
 /* percentiles' `percents`, percentile_ranks' `values`: sorted ascending,
  * as Elasticsearch answers them. */
 static int percent_list(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
@@ -672,17 +692,19 @@ static int percent_list(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
         rc = fds__aggp_oom(c);
     for (const cJSON *p = rc ? NULL : e->child; p && !rc; p = p->next) {
         double v;
+        /* a percent is read as Elasticsearch's parser reads a double: a
+         * number or a string holding one (Grafana sends "99") */
         if (a->type == FDS_AGG_PERCENTILE_RANKS) {
             rc = fds__aggp_number(c, a, p, k, &v);
-        } else if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0) ||
-                   p->valuedouble > 100) {
+        } else if (!percent_value(p, &v)) {
+            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
+                              "For input string: \"%s\" in [%s] of [%s]",
+                              cJSON_IsString(p) ? p->valuestring : fds__dsl_jtype(p),
+                              k, a->name);
+        } else if (!(v >= 0) || v > 100) {
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                              "percent must be in [0,100], got [%s]: [%s]",
-                              cJSON_IsNumber(p) ? "a number" : fds__dsl_jtype(p),
+                              "percent must be in [0,100], got [%g]: [%s]", v,
                               a->name);
-            v = 0;
-        } else {
-            v = p->valuedouble;
         }
         a->pcts[a->npcts++] = v;
     }
