@@ -83,6 +83,40 @@ class Aggs(ServerTestCase):
                                        "include": ["NONE", "PUT"]}}})["m"]
         self.assertEqual(a["buckets"], [{"key": "NONE", "doc_count": 1},
                                         {"key": "PUT", "doc_count": 1}])
+        # min_doc_count 0: the values of the docs the query leaves out too,
+        # count 0 (key order among equal counts), `missing` for docs
+        # without one, include/exclude applied, under every parent bucket
+        q = {"term": {"kw": "POST"}}
+        a = self.aggs({"m": {"terms": {"field": "kw", "min_doc_count": 0}}}, query=q)["m"]
+        self.assertEqual(a["buckets"], [{"key": "POST", "doc_count": 1},
+                                        {"key": "GET", "doc_count": 0},
+                                        {"key": "PUT", "doc_count": 0}])
+        a = self.aggs({"m": {"terms": {"field": "n", "min_doc_count": 0, "exclude": [500],
+                                       "order": {"_key": "desc"}}}}, query=q)["m"]
+        self.assertEqual(a["buckets"], [{"key": 404, "doc_count": 1},
+                                        {"key": 200, "doc_count": 0}])
+        a = self.aggs({"m": {"terms": {"field": "kw", "min_doc_count": 0,
+                                       "missing": "NONE", "include": ["NONE", "POST"]}}},
+                      query=q)["m"]
+        self.assertEqual(a["buckets"], [{"key": "POST", "doc_count": 1},
+                                        {"key": "NONE", "doc_count": 0}])
+        a = self.aggs({"f": {"terms": {"field": "flag"},
+                             "aggs": {"m": {"terms": {"field": "kw", "min_doc_count": 0,
+                                                      "size": 2}}}}}, query=q)["f"]
+        self.assertEqual([(b["key_as_string"], b["m"]["buckets"]) for b in a["buckets"]],
+                         [("true", [{"key": "POST", "doc_count": 1},
+                                    {"key": "GET", "doc_count": 0}])])
+        a = self.aggs({"m": {"terms": {"field": "kw", "min_doc_count": 0},
+                             "aggs": {"s": {"sum": {"field": "n"}},
+                                      "h": {"histogram": {"field": "n", "interval": 300,
+                                                          "extended_bounds": {
+                                                              "min": 0, "max": 600}}}}}},
+                      query=q)["m"]
+        self.assertEqual(a["buckets"][2], {"key": "PUT", "doc_count": 0, "s": {"value": 0.0},
+                                           "h": {"buckets": [
+                                               {"key": 0.0, "doc_count": 0},
+                                               {"key": 300.0, "doc_count": 0},
+                                               {"key": 600.0, "doc_count": 0}]}})
         a = self.aggs({"m": {"terms": {"field": "kw", "exclude": ["GET"]}}})["m"]
         self.assertEqual([b["key"] for b in a["buckets"]], ["POST", "PUT"])
         # a query narrows the docs; the page does not
@@ -383,8 +417,6 @@ class Aggs(ServerTestCase):
                  "illegal_argument_exception", "regular expression")
         self.err({"m": {"terms": {"field": "kw", "shard_min_doc_count": 2}}},
                  "illegal_argument_exception", "[shard_min_doc_count] is not supported")
-        self.err({"m": {"terms": {"field": "kw", "min_doc_count": 0}}},
-                 "illegal_argument_exception", "[min_doc_count] 0")
         self.err({"m": {"avg": {"field": "kw"}}}, "illegal_argument_exception",
                  "[keyword] is not supported for aggregation [avg]")
         self.err({"m": {"avg": {"field": "n"}, "aggs": {"s": {"sum": {"field": "n"}}}}},

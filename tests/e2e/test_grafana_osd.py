@@ -32,7 +32,7 @@ LOG = DATASET if os.path.isabs(DATASET) else os.path.join(ROOT, DATASET)
 MAPPING = os.path.join(ROOT, "datasets", "nginx-mapping.json")
 # combined format: addr ident user [time] "request" status bytes "referer" "agent"
 LINE = re.compile(r'^(\S+) \S+ (\S+) \[([^\]]+)\] "([^"]*)" (\d{3}) (\d+|-) '
-                  r'"([^"]*)" "([^"]*)"')
+                  r'"([^"]*)" "([^"]*)" "([^"]*)"')
 INDEX = "logs-2019.01.22"  # Grafana's [logs-]YYYY.MM.DD for the log's UTC day
 NDJSON = {"Content-Type": "application/x-ndjson"}
 # Grafana's highlight tags (client/search_request.go), OpenSearch
@@ -43,7 +43,7 @@ O_POST = "@/opensearch-dashboards-highlighted-field@"
 TEHRAN = datetime.timezone(datetime.timedelta(hours=3, minutes=30))
 
 
-Row = collections.namedtuple("Row", "id ms method url status bytes agent")
+Row = collections.namedtuple("Row", "id ms method url status bytes agent xff addr")
 
 
 def parse_log():
@@ -57,7 +57,8 @@ def parse_log():
         method, _, rest = m.group(4).partition(" ")
         rows.append(Row(i, int(t.timestamp() * 1000), method, rest.split(" ")[0],
                         int(m.group(5)), int(m.group(6).replace("-", "0")),
-                        m.group(8)))
+                        m.group(8), None if m.group(9) == "-" else m.group(9),
+                        m.group(1)))
     return rows
 
 
@@ -381,6 +382,83 @@ class Grafana(LogServer):
         r, = self.msearch(self.URL, [(self.header(), self.logs_body(
             "*", size=10, order="asc", search_after=after))])
         self.check_log_hits(r["hits"]["hits"], newest[i - 10:i][::-1], [])
+
+    def test_logs_volume_by_level(self):
+        # datasource.ts getSupplementaryQuery (LogsVolume) with a log level
+        # field set: terms settings {min_doc_count: '0', size: '0', order:
+        # 'desc', orderBy: '_count', missing: 'unknown'} over a
+        # date_histogram {interval: auto, min_doc_count: '0'}; the backend
+        # (data_query.go addTermsAgg, generateSettingsForDSL) sends
+        # min_doc_count 0, size "0" -> 500, order {_count: desc}.  The level
+        # field here: x_forwarded_for, absent from most lines
+        body = {
+            "aggs": {"2": {
+                "aggs": {"3": {"date_histogram": {
+                    "extended_bounds": {"max": self.to, "min": self.frm},
+                    "field": "@timestamp", "fixed_interval": "60000ms",
+                    "format": "epoch_millis", "min_doc_count": 0}}},
+                "terms": {"field": "x_forwarded_for", "min_doc_count": 0,
+                          "missing": "unknown", "order": {"_count": "desc"},
+                          "size": 500}}},
+            "query": {"bool": {"filter": [
+                self.range_filter(),
+                {"query_string": {"analyze_wildcard": True, "query": "status:200"}}]}},
+            "size": 0}
+        r, = self.msearch(self.URL, [(self.header(), body)])
+        rows = [x for x in self.in_range() if x.status == 200]
+        levels = collections.Counter(x.xff or "unknown" for x in rows)
+        for x in self.rows:  # min_doc_count 0: every value of the index
+            levels[x.xff or "unknown"] += 0
+        self.assertGreater(sum(1 for v in levels.values() if v == 0), 0)
+        got = r["aggregations"]["2"]["buckets"]
+        self.assertEqual([(b["key"], b["doc_count"]) for b in got],
+                         sorted(levels.items(), key=lambda kv: (-kv[1], kv[0])))
+        for b in got:
+            self.check_histogram(b["3"]["buckets"],
+                                 [x for x in rows if (x.xff or "unknown") == b["key"]],
+                                 self.frm, self.to, 60000)
+
+    def test_extended_stats_cardinality_filters_histogram(self):
+        # the editor's other metrics and bucket aggregations as
+        # data_query.go writes them: extended_stats with sigma a string
+        # (settings are strings), cardinality, filters of query strings
+        # (addFiltersAgg), histogram (addHistogramAgg: interval float,
+        # min_doc_count)
+        body = {"aggs": {
+            "1": {"extended_stats": {"field": "body_bytes_sent", "sigma": "2"}},
+            "2": {"cardinality": {"field": "remote_addr"}},
+            "3": {"filters": {"filters": {
+                "method:GET": {"query_string": {"analyze_wildcard": True,
+                                                "query": "method:GET"}},
+                "errors": {"query_string": {"analyze_wildcard": True,
+                                            "query": "status:[500 TO 599]"}}}}},
+            "4": {"histogram": {"field": "status", "interval": 100, "min_doc_count": 0}}},
+            "query": {"bool": {"filter": self.range_filter()}}, "size": 0}
+        r, = self.msearch(self.URL, [(self.header(), body)])
+        rows = self.in_range()
+        a = r["aggregations"]
+        v = [x.bytes for x in rows]
+        n, mean = len(v), sum(v) / len(v)
+        var = sum(x * x for x in v) / n - mean * mean
+        e = a["1"]
+        self.assertEqual((e["count"], e["min"], e["max"], e["sum"]), (n, min(v), max(v), sum(v)))
+        self.assertAlmostEqual(e["avg"], mean)
+        self.assertEqual(e["sum_of_squares"], sum(x * x for x in v))
+        self.assertAlmostEqual(e["variance"] / var, 1, places=9)
+        sd = var ** 0.5
+        self.assertAlmostEqual(e["std_deviation"] / sd, 1, places=9)
+        self.assertAlmostEqual(e["std_deviation_bounds"]["upper"], mean + 2 * sd, places=3)
+        self.assertAlmostEqual(e["std_deviation_bounds"]["lower"], mean - 2 * sd, places=3)
+        # HyperLogLog++ is exact below its precision threshold (3000)
+        addrs = {x.addr for x in rows}
+        self.assertLess(len(addrs), 3000)
+        self.assertEqual(a["2"]["value"], len(addrs))
+        self.assertEqual(a["3"]["buckets"], {
+            "method:GET": {"doc_count": sum(x.method == "GET" for x in rows)},
+            "errors": {"doc_count": sum(500 <= x.status <= 599 for x in rows)}})
+        h = collections.Counter(x.status - x.status % 100 for x in rows)
+        self.assertEqual([(b["key"], b["doc_count"]) for b in a["4"]["buckets"]],
+                         [(float(k), h[k]) for k in range(min(h), max(h) + 1, 100)])
 
     def test_raw_data_and_raw_document(self):
         # data_query.go processDocumentQuery (testdata_request/

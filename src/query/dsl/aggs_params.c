@@ -212,6 +212,27 @@ static int parse_composite(fds__dsl_ctx *c, fds_agg *a, const cJSON *b)
     return 0;
 }
 
+/* A double as Elasticsearch's parser reads one (XContentParser
+ * doubleValue, coercing): a number, or a string that is one whole number
+ * ("99", as Grafana's editor sends percents and sigma).  False for
+ * anything else; *v is 0 then. */
+static bool json_double(const cJSON *p, double *v)
+{
+    *v = 0;
+    if (cJSON_IsNumber(p)) {
+        *v = p->valuedouble;
+        return true;
+    }
+    if (!cJSON_IsString(p) || !*p->valuestring)
+        return false;
+    char *end;
+    double x = strtod(p->valuestring, &end);
+    if (*end)
+        return false;
+    *v = x;
+    return true;
+}
+
 /* `keyed` of a histogram, range or percentiles: a boolean. */
 static int keyed_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
 {
@@ -240,12 +261,8 @@ static int terms_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
             a->shard_size = (uint32_t)u;
         *have_shard_size = true;
     } else if (!strcmp(k, "min_doc_count")) {
+        /* 0: also the terms of the docs that do not match, count 0 */
         rc = fds__aggp_count(c, a, e, k, UINT64_MAX >> 12, &a->min_doc_count);
-        if (!rc && !a->min_doc_count)
-            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                              "[min_doc_count] 0 of [terms] (terms no "
-                              "matching doc has) is not supported by "
-                              "fieldstore");
     } else if (!strcmp(k, "order")) {
         rc = fds__aggp_order(c, a, e, paths);
     } else if (!strcmp(k, "include")) {
@@ -609,13 +626,14 @@ static int stats_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
     const char *k = e->string;
     if (a->type != FDS_AGG_EXTENDED_STATS || strcmp(k, "sigma"))
         return fds__aggp_unknown_field(c, a, k);
-    if (!cJSON_IsNumber(e))
+    double v;
+    if (!json_double(e, &v))
         return fds__aggp_bad_value(c, a, k);
-    if (e->valuedouble < 0)
+    if (!(v >= 0))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[sigma] must be greater than or equal to 0. "
-                            "Found [%g] in [%s]", e->valuedouble, a->name);
-    a->sigma = e->valuedouble;
+                            "Found [%g] in [%s]", v, a->name);
+    a->sigma = v;
     return 0;
 }
 
@@ -655,26 +673,6 @@ int fds__agg_parse_cardinality(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                 NULL);
 }
 
-/* A percent as Elasticsearch's parser reads a double: a number, or a
- * string that is one whole number ("99", as Grafana sends them).  False
- * for anything else; *v is 0 then. */
-static bool percent_value(const cJSON *p, double *v)
-{
-    *v = 0;
-    if (cJSON_IsNumber(p)) {
-        *v = p->valuedouble;
-        return true;
-    }
-    if (!cJSON_IsString(p) || !*p->valuestring)
-        return false;
-    char *end;
-    double x = strtod(p->valuestring, &end);
-    if (*end)
-        return false;
-    *v = x;
-    return true;
-}
-
 /* percentiles' `percents`, percentile_ranks' `values`: sorted ascending,
  * as Elasticsearch answers them. */
 static int percent_list(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
@@ -696,7 +694,7 @@ static int percent_list(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
          * number or a string holding one (Grafana sends "99") */
         if (a->type == FDS_AGG_PERCENTILE_RANKS) {
             rc = fds__aggp_number(c, a, p, k, &v);
-        } else if (!percent_value(p, &v)) {
+        } else if (!json_double(p, &v)) {
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
                               "For input string: \"%s\" in [%s] of [%s]",
                               cJSON_IsString(p) ? p->valuestring : fds__dsl_jtype(p),
