@@ -498,6 +498,12 @@ static void render_top_hits(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
         rx->rc = fds__agg_hits_put(b, r, rx->segs, rx->hs, rx->err);
 }
 
+static void render_top_metrics(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    if (!rx->rc)
+        rx->rc = fds__agg_top_metrics_put(b, r, rx->hs, rx->err);
+}
+
 /* The render entry of each aggregation type (the registry's render
  * column, src/query/aggs/registry.c, kept here: only src/http writes
  * JSON). */
@@ -524,6 +530,7 @@ static void (*const RENDER[FDS_AGG_TYPE_COUNT_])(fds_strbuf *b,
     [FDS_AGG_MISSING] = render_single,
     [FDS_AGG_COMPOSITE] = render_composite,
     [FDS_AGG_TOP_HITS] = render_top_hits,
+    [FDS_AGG_TOP_METRICS] = render_top_metrics,
 };
 
 static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)

@@ -460,6 +460,45 @@ class Grafana(LogServer):
         self.assertEqual([(b["key"], b["doc_count"]) for b in a["4"]["buckets"]],
                          [(float(k), h[k]) for k in range(min(h), max(h) + 1, 100)])
 
+    def test_top_metrics(self):
+        # the "Top Metrics" metric as client/models.go MetricAggregation
+        # marshals it: metrics [{field}], size "1" (a string), sort
+        # [{orderBy: order}] (testdata_response/metric_top_metrics.*)
+        body = {"aggs": {"2": {
+            "aggs": {"1": {"top_metrics": {
+                "metrics": [{"field": "body_bytes_sent"}, {"field": "method"}],
+                "size": "1", "sort": [{"@timestamp": "desc"}]}}},
+            "date_histogram": {"extended_bounds": {"max": self.to, "min": self.frm},
+                               "field": "@timestamp", "fixed_interval": "300000ms",
+                               "format": "epoch_millis", "min_doc_count": 0}}},
+            "query": {"bool": {"filter": self.range_filter()}}, "size": 0}
+        r, = self.msearch(self.URL, [(self.header(), body)])
+        rows = self.in_range()
+        got = r["aggregations"]["2"]["buckets"]
+        self.check_histogram(got, rows, self.frm, self.to, 300000)
+        for b in got:
+            inb = [x for x in rows if x.ms - x.ms % 300000 == b["key"]]
+            if not inb:
+                self.assertEqual(b["1"], {"top": []})
+                continue
+            last = max(x.ms for x in inb)
+            top, = b["1"]["top"]
+            self.assertEqual(top["sort"], [iso_utc(last)])
+            # the newest second's lines: the value is one of theirs
+            self.assertIn((top["metrics"]["body_bytes_sent"], top["metrics"]["method"]),
+                          {(x.bytes, x.method) for x in inb if x.ms == last})
+        # by a numeric key without ties at the top: exact
+        body = {"aggs": {"1": {"top_metrics": {
+            "metrics": {"field": "status"}, "size": "3",
+            "sort": {"body_bytes_sent": "desc"}}}},
+            "query": {"bool": {"filter": self.range_filter()}}, "size": 0}
+        r, = self.msearch(self.URL, [(self.header(), body)])
+        best = sorted(rows, key=lambda x: -x.bytes)[:4]
+        self.assertGreater(best[2].bytes, best[3].bytes)
+        self.assertEqual(r["aggregations"]["1"]["top"],
+                         [{"sort": [x.bytes], "metrics": {"status": x.status}}
+                          for x in best[:3]])
+
     def test_raw_data_and_raw_document(self):
         # data_query.go processDocumentQuery (testdata_request/
         # raw_data.request.line1.json, raw_document.request.line1.json)

@@ -315,7 +315,7 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
     if (!r)
         return NULL;
     r->nshards = 1;
-    if (a->type == FDS_AGG_TOP_HITS)
+    if (a->th) /* top_hits, top_metrics */
         return build_top_hits(n, owner, r);
     if (fds_agg_is_metric(a->type)) {
         if (owner < n->mcap) {

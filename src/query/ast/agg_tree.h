@@ -48,6 +48,9 @@ typedef enum fds_agg_type {
     FDS_AGG_COMPOSITE, /* top level only; srcs are its terms/histogram/
                           date_histogram sources */
     FDS_AGG_TOP_HITS,  /* the best hits of a bucket (th: their request) */
+    FDS_AGG_TOP_METRICS, /* top_hits answered as metrics of the best docs
+                            (th: their request, its docvalue_fields the
+                            metrics) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -160,6 +163,10 @@ typedef struct fds_agg {
     /* top_hits: from, size, sort, _source, docvalue_fields, ... as a
      * search request without a query (owned; dsl_parse.c) */
     struct fds_search_request *th;
+    /* top_metrics: the metrics' field names, in the request's order (th's
+     * docvalue_fields keep the mapped ones only) */
+    char **metrics;
+    size_t nmetrics;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;

@@ -34,6 +34,7 @@ static const struct {
     [FDS_AGG_MISSING] = {"missing", false},
     [FDS_AGG_COMPOSITE] = {"composite", false},
     [FDS_AGG_TOP_HITS] = {"top_hits", false},
+    [FDS_AGG_TOP_METRICS] = {"top_metrics", false},
 };
 
 const char *fds_agg_type_name(int type)

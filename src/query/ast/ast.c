@@ -135,6 +135,9 @@ void fds_agg_free(fds_agg *a)
     free(a->srcs);
     free(a->after);
     fds_search_request_free(a->th);
+    for (size_t i = 0; i < a->nmetrics; i++)
+        free(a->metrics[i]);
+    free(a->metrics);
     for (size_t i = 0; i < a->nsubs; i++)
         fds_agg_free(a->subs[i]);
     free(a->subs);

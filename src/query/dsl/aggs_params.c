@@ -782,3 +782,94 @@ int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     (void)paths;
     return fds__dsl_top_hits(c, b, a->name, &a->th);
 }
+
+/* Elasticsearch's index.top_metrics_max_size default. */
+#define FDS_TOP_METRICS_MAX_SIZE 10
+
+/* One `metrics` entry {"field": name}: appended to docvalue list dv and
+ * to a->metrics. */
+static int top_metric_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *m,
+                            cJSON *dv)
+{
+    const cJSON *f = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "field")
+                                       : NULL;
+    if (!cJSON_IsString(f) || cJSON_GetArraySize(m) != 1 || strchr(f->valuestring, '*'))
+        return fds__aggp_bad_value(c, a, "metrics");
+    if (a->nmetrics == FDS_AGG_LIST_MAX)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[metrics] takes at most %d fields in [%s]",
+                            FDS_AGG_LIST_MAX, a->name);
+    char **ms = realloc(a->metrics, (a->nmetrics + 1) * sizeof *ms);
+    if (!ms)
+        return fds__aggp_oom(c);
+    a->metrics = ms;
+    if (!(ms[a->nmetrics] = strdup(f->valuestring)))
+        return fds__aggp_oom(c);
+    a->nmetrics++;
+    return cJSON_AddItemToArray(dv, cJSON_CreateString(f->valuestring))
+               ? 0 : fds__aggp_oom(c);
+}
+
+/* top_metrics (Elasticsearch's TopMetricsAggregationBuilder): `metrics`
+ * (one {"field": f} or a list of them, required), `sort` (one key; the
+ * score by default), `size` (1, up to FDS_TOP_METRICS_MAX_SIZE; a number
+ * or a numeric string: Grafana sends "1").  Read as the top_hits of that
+ * sort and size without `_source` whose docvalue_fields are the metrics;
+ * rendered as {"top": [{"sort", "metrics"}]}. */
+int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                               char **paths)
+{
+    (void)paths;
+    cJSON *th = cJSON_CreateObject(), *dv = cJSON_CreateArray();
+    if (!th || !dv || !cJSON_AddFalseToObject(th, "_source")) {
+        cJSON_Delete(th);
+        cJSON_Delete(dv);
+        return fds__aggp_oom(c);
+    }
+    cJSON_AddItemToObject(th, "docvalue_fields", dv);
+    double size = 1;
+    int rc = cJSON_IsObject(b) ? 0 : fds__aggp_bad_value(c, a, "top_metrics");
+    const cJSON *e;
+    for (e = rc ? NULL : b->child; e && !rc; e = e->next) {
+        const char *k = e->string;
+        if (!strcmp(k, "metrics")) {
+            const cJSON *m;
+            if (cJSON_IsArray(e))
+                cJSON_ArrayForEach(m, e) {
+                    if ((rc = top_metric_field(c, a, m, dv)))
+                        break;
+                }
+            else
+                rc = top_metric_field(c, a, e, dv);
+        } else if (!strcmp(k, "sort")) {
+            if (cJSON_IsArray(e) && cJSON_GetArraySize(e) > 1)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[top_metrics] only supports sorting on a "
+                                  "single field in [%s]", a->name);
+            else if (!cJSON_AddItemToObject(th, "sort", cJSON_Duplicate(e, true)))
+                rc = fds__aggp_oom(c);
+        } else if (!strcmp(k, "size")) {
+            if (!json_double(e, &size) || size != floor(size) || size < 1)
+                rc = fds__aggp_bad_value(c, a, k);
+            else if (size > FDS_TOP_METRICS_MAX_SIZE)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[top_metrics.size] must not be more than "
+                                  "[%d] but was [%.0f]. This limit can be set "
+                                  "by changing the [index.top_metrics_max_size] "
+                                  "index level setting.",
+                                  FDS_TOP_METRICS_MAX_SIZE, size);
+        } else {
+            rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                              "[top_metrics] unknown field [%s]", k);
+        }
+    }
+    if (!rc && !a->nmetrics)
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[top_metrics] requires [metrics] in [%s]", a->name);
+    if (!rc && !cJSON_AddNumberToObject(th, "size", size))
+        rc = fds__aggp_oom(c);
+    if (!rc)
+        rc = fds__dsl_top_hits(c, th, a->name, &a->th);
+    cJSON_Delete(th);
+    return rc;
+}

@@ -35,5 +35,8 @@ int fds__agg_parse_percentiles(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths);
 int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             char **paths);
+/* top_metrics, read as the top_hits it answers from */
+int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                               char **paths);
 
 #endif

@@ -164,7 +164,7 @@ static int parse_one(fds__dsl_ctx *c, fds_agg *parent, const cJSON *def,
     for (size_t i = 0; i < a->nsrcs; i++) /* composite's sources */
         a->srcs[i]->kind = fds__agg_kind_of(a->srcs[i]->type);
     if (!rc && subs) {
-        if (fds_agg_is_metric(a->type) || a->type == FDS_AGG_TOP_HITS)
+        if (fds_agg_is_metric(a->type) || a->th)
             rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_QUERY_PARSE,
                               "Aggregator [%s] of type [%s] cannot accept "
                               "sub-aggregations", name,

@@ -57,6 +57,8 @@ static const fds__agg_kind KINDS[FDS_AGG_TYPE_COUNT_] = {
                            fds__aggs_collect_composite, fds__aggs_reduce_keyed},
     [FDS_AGG_TOP_HITS] = {FDS_AGG_TOP_HITS, fds__agg_parse_top_hits, fds__aggs_collect_top_hits,
                           fds__aggs_reduce_top_hits},
+    [FDS_AGG_TOP_METRICS] = {FDS_AGG_TOP_METRICS, fds__agg_parse_top_metrics,
+                             fds__aggs_collect_top_hits, fds__aggs_reduce_top_hits},
 };
 
 const fds__agg_kind *fds__agg_kind_of(int type)
