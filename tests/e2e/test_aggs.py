@@ -248,6 +248,85 @@ class Aggs(ServerTestCase):
                         "aggs": {"q": {"percentiles": {"field": "n"}}}}},
                  "illegal_argument_exception", "Invalid aggregation order path")
 
+    # ---- parent pipelines ---------------------------------------------------------
+
+    def test_derivative_cumulative_sum(self):
+        # histogram of x by 2: buckets 0 (1.5, 0.5), 2 (2.5), 4 (4.0), 6 (none), 8 (8.0)
+        def run(**pipes):
+            return self.aggs({"h": {"histogram": {"field": "x", "interval": 2},
+                                    "aggs": dict({"s": {"sum": {"field": "x"}},
+                                                  "a": {"avg": {"field": "x"}},
+                                                  "st": {"stats": {"field": "x"}}},
+                                                 **pipes)}})["h"]["buckets"]
+
+        def col(buckets, name):
+            return [b[name]["value"] if name in b else "absent" for b in buckets]
+        b = run(d={"derivative": {"buckets_path": "s"}},
+                z={"derivative": {"buckets_path": "s", "gap_policy": "insert_zeros"}},
+                k={"derivative": {"buckets_path": "a", "gap_policy": "keep_values"}},
+                c={"cumulative_sum": {"buckets_path": "s"}},
+                cc={"cumulative_sum": {"buckets_path": "_count"}},
+                cm={"cumulative_sum": {"buckets_path": "st.max"}})
+        self.assertEqual([x["key"] for x in b], [0.0, 2.0, 4.0, 6.0, 8.0])
+        self.assertEqual(col(b, "d"), ["absent", 0.5, 1.5, None, None])
+        self.assertEqual(col(b, "z"), ["absent", 0.5, 1.5, -4.0, 8.0])
+        self.assertEqual(col(b, "k"), ["absent", 1.5, 1.5, None, None])
+        self.assertEqual(col(b, "c"), [2.0, 4.5, 8.5, 8.5, 16.5])
+        self.assertEqual(col(b, "cc"), [2.0, 3.0, 4.0, 4.0, 5.0])
+        self.assertEqual(col(b, "cm"), [1.5, 4.0, 8.0, 8.0, 16.0])
+        # a unit: the value per unit of the keys' distance
+        a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                                 "extended_bounds": {"min": T0, "max": T0 + 2 * DAY}},
+                             "aggs": {"d": {"derivative": {"buckets_path": "_count",
+                                                           "unit": "1h",
+                                                           "gap_policy": "insert_zeros"}},
+                                      "n": {"derivative": {"buckets_path": "_count",
+                                                           "unit": "hour"}}}}})
+        b = a["h"]["buckets"]
+        self.assertNotIn("d", b[0])
+        self.assertEqual(b[1]["d"], {"value": -2.0, "normalized_value": -2.0 / 24})
+        self.assertEqual(b[2]["d"], {"value": 1.0, "normalized_value": 1.0 / 24})
+        # skip: Jan 2 has no docs, so neither it nor Jan 3 has a value
+        self.assertEqual([x.get("n") for x in b[:3]], [
+            None, {"value": None, "normalized_value": None},
+            {"value": None, "normalized_value": None}])
+
+    def test_pipeline_errors(self):
+        for aggs, etype, part in (
+                ({"d": {"derivative": {"buckets_path": "_count"}}},
+                 "action_request_validation_exception",
+                 "derivative aggregation [d] must have a histogram, date_histogram"),
+                ({"h": {"histogram": {"field": "x", "interval": 2, "min_doc_count": 1},
+                        "aggs": {"d": {"cumulative_sum": {"buckets_path": "_count"}}}}},
+                 "action_request_validation_exception",
+                 "parent histogram of cumulative_sum aggregation [d] must have "
+                 "min_doc_count of 0"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"d": {"derivative": {"buckets_path": "nope"}}}}},
+                 "illegal_argument_exception", "No aggregation found for path [nope]"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"p": {"percentiles": {"field": "x"}},
+                                 "d": {"derivative": {"buckets_path": "p"}}}}},
+                 "illegal_argument_exception", "buckets_path must reference"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"d": {"cumulative_sum": {"buckets_path": "_count",
+                                                          "gap_policy": "skip"}}}}},
+                 "x_content_parse_exception", "[cumulative_sum] unknown field [gap_policy]"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"d": {"derivative": {"buckets_path": "_count",
+                                                      "gap_policy": "bogus"}}}}},
+                 "illegal_argument_exception", "Unknown gap policy [bogus]"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"d": {"derivative": {}}}}},
+                 "illegal_argument_exception", "[buckets_path] must be set"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"d": {"derivative": {"buckets_path": "_count"},
+                                       "aggs": {"s": {"sum": {"field": "x"}}}}}}},
+                 "parsing_exception", "cannot accept sub-aggregations")):
+            out = self.aggs(aggs, status=400)
+            self.assertEqual(out["error"]["root_cause"][0]["type"], etype, out)
+            self.assertIn(part, out["error"]["root_cause"][0]["reason"])
+
     # ---- date_histogram -----------------------------------------------------------
 
     def test_date_histogram_calendar(self):
@@ -423,7 +502,7 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "cannot accept sub-aggregations")
         self.err({"m": {"terms": {"field": "kw"}, "avg": {"field": "n"}}},
                  "parsing_exception", "Found two aggregation type definitions")
-        self.err({"m": {"top_metrics": {"size": 1}}}, "illegal_argument_exception",
+        self.err({"m": {"rate": {"unit": "day"}}}, "illegal_argument_exception",
                  "not supported by fieldstore yet")
         self.err({"m": {"composite": {"sources": [{"a": {"terms": {
             "field": "kw", "missing_bucket": True}}}]}}},

@@ -156,6 +156,13 @@ class Grafana(LogServer):
         return {"range": {"@timestamp": {"format": "epoch_millis",
                                          "gte": self.frm, "lte": self.to}}}
 
+    def query(self, q):
+        # processQuery: the time range and, when the query box has text,
+        # its query string (models.go QueryStringFilter, analyze_wildcard)
+        return {"bool": {"filter": [
+            self.range_filter(),
+            {"query_string": {"analyze_wildcard": True, "query": q}}]}}
+
     def test_version_and_health(self):
         # datasource.ts getDatabaseVersionUncached: GET / (resource ""),
         # version.number as semver; client/cluster_info.go reads
@@ -266,9 +273,7 @@ class Grafana(LogServer):
                 "terms": {"field": "status", "order": {"1": "desc"}, "size": 3}},
                 "3": {"terms": {"field": "url.keyword", "order": {"_count": "asc"},
                                 "size": 4, "min_doc_count": 1}}},
-            "query": {"bool": {"filter": [
-                self.range_filter(),
-                {"query_string": {"analyze_wildcard": True, "query": "method:GET"}}]}},
+            "query": self.query("method:GET"),
             "size": 0}
         r, = self.msearch(self.URL, [(self.header(), body)])
         rows = [x for x in self.in_range() if x.method == "GET"]
@@ -308,9 +313,7 @@ class Grafana(LogServer):
                         "format": "strict_date_optional_time_nanos"}],
             "highlight": {"fields": {"*": {}}, "fragment_size": 2147483647,
                           "post_tags": [G_POST], "pre_tags": [G_PRE]},
-            "query": {"bool": {"filter": [
-                self.range_filter(),
-                {"query_string": {"analyze_wildcard": True, "query": query}}]}},
+            "query": self.query(query),
             "script_fields": {},
             "size": size,
             "sort": {"@timestamp": {"order": order, "unmapped_type": "boolean"},
@@ -400,9 +403,7 @@ class Grafana(LogServer):
                 "terms": {"field": "x_forwarded_for", "min_doc_count": 0,
                           "missing": "unknown", "order": {"_count": "desc"},
                           "size": 500}}},
-            "query": {"bool": {"filter": [
-                self.range_filter(),
-                {"query_string": {"analyze_wildcard": True, "query": "status:200"}}]}},
+            "query": self.query("status:200"),
             "size": 0}
         r, = self.msearch(self.URL, [(self.header(), body)])
         rows = [x for x in self.in_range() if x.status == 200]
@@ -498,6 +499,45 @@ class Grafana(LogServer):
         self.assertEqual(r["aggregations"]["1"]["top"],
                          [{"sort": [x.bytes], "metrics": {"status": x.status}}
                           for x in best[:3]])
+
+    def test_pipeline_derivative_cumulative_sum(self):
+        # pipeline metrics as data_query.go writes them (aggBuilder.Pipeline:
+        # buckets_path the metric id, "_count" for a count, the settings
+        # as given: derivative's unit) beside the metric they read, under
+        # a date_histogram with min_doc_count 0; 404s leave minutes empty
+        body = {"aggs": {"2": {
+            "aggs": {"1": {"sum": {"field": "body_bytes_sent"}},
+                     "3": {"derivative": {"buckets_path": "1", "unit": "1s"}},
+                     "4": {"cumulative_sum": {"buckets_path": "1"}},
+                     "5": {"derivative": {"buckets_path": "_count"}}},
+            "date_histogram": {"extended_bounds": {"max": self.to, "min": self.frm},
+                               "field": "@timestamp", "fixed_interval": "60000ms",
+                               "format": "epoch_millis", "min_doc_count": 0}}},
+            "query": self.query("status:404"),
+            "size": 0}
+        r, = self.msearch(self.URL, [(self.header(), body)])
+        rows = [x for x in self.in_range() if x.status == 404]
+        got = r["aggregations"]["2"]["buckets"]
+        self.check_histogram(got, rows, self.frm, self.to, 60000)
+        sums = collections.Counter()
+        for x in rows:
+            sums[x.ms - x.ms % 60000] += x.bytes
+        vals = [float(sums[b["key"]]) if b["doc_count"] else None for b in got]
+        self.assertIn(None, vals)  # gaps: the skip policy's nulls
+        acc = 0.0
+        for i, b in enumerate(got):
+            acc += sums[b["key"]]
+            self.assertAlmostEqual(b["4"]["value"], acc)
+            if i == 0:  # no derivative in the first bucket
+                self.assertNotIn("3", b)
+                self.assertNotIn("5", b)
+                continue
+            d = None if None in (vals[i], vals[i - 1]) else vals[i] - vals[i - 1]
+            self.assertEqual(b["3"], {"value": d,
+                                      "normalized_value": None if d is None else d / 60})
+            # an empty bucket has no value under skip, its count neither
+            c = (b["doc_count"], got[i - 1]["doc_count"])
+            self.assertEqual(b["5"], {"value": float(c[0] - c[1]) if all(c) else None})
 
     def test_raw_data_and_raw_document(self):
         # data_query.go processDocumentQuery (testdata_request/

@@ -220,6 +220,10 @@ void fds__aggs_collect_cardinality(fds__aggs_run *r, fds__anode *n,
 void fds__aggs_collect_percentiles(fds__aggs_run *r, fds__anode *n,
                                    const uint32_t *docs, const uint32_t *own,
                                    size_t cnt);
+/* pipelines: nothing to collect (their values come at the final reduce) */
+void fds__aggs_collect_none(fds__aggs_run *r, fds__anode *n,
+                            const uint32_t *docs, const uint32_t *own,
+                            size_t cnt);
 void fds__aggs_collect_top_hits(fds__aggs_run *r, fds__anode *n,
                                 const uint32_t *docs, const uint32_t *own,
                                 size_t cnt);

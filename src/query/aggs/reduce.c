@@ -530,6 +530,74 @@ void fds_aggs_rebase(fds_agg_result *r, uint32_t seg0)
             fds_aggs_rebase(r->b[i].subs[k], seg0);
 }
 
+/* ---- parent pipelines ------------------------------------------------------ */
+
+/* The value a pipeline's buckets_path names in bucket bk, as
+ * BucketHelpers.resolveBucketValue gives it under gap policy `gap`: a
+ * bucket without docs or without a finite value is NaN (skip), 0
+ * (insert_zeros) or keeps a finite value (keep_values). */
+static double path_value(const fds_agg *p, const fds_agg_bucket *bk, int gap)
+{
+    double v = p->bp_count ? (double)bk->doc_count
+                           : fds_agg_metric_value(bk->subs[p->bp_sub], p->bp_stat);
+    if (isfinite(v) && bk->doc_count)
+        return v;
+    if (gap == FDS_GAP_INSERT_ZEROS)
+        return 0;
+    return gap == FDS_GAP_KEEP_VALUES && isfinite(v) ? v : NAN;
+}
+
+/* Pipeline sub k of histogram result r computed over its buckets in key
+ * order (DerivativePipelineAggregator, CumulativeSumPipelineAggregator):
+ * each bucket's result gets `count` 1 when it shows the value at all (not
+ * a derivative's first bucket), the value in `sum` (NaN: null) and a
+ * derivative's value per `unit` in `max`. */
+static void pipeline_run(fds_agg_result *r, size_t k)
+{
+    const fds_agg *p = r->agg->subs[k];
+    bool date = r->agg->type == FDS_AGG_DATE_HISTOGRAM;
+    double acc = 0, last = NAN, last_key = 0;
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_agg_bucket *bk = &r->b[i];
+        fds_agg_result *out = bk->subs ? bk->subs[k] : NULL;
+        double key = date ? (double)bk->key_l : bk->key_d;
+        if (!out)
+            continue;
+        out->count = 0;
+        out->max = NAN;
+        if (p->type == FDS_AGG_CUMULATIVE_SUM) {
+            double v = path_value(p, bk, FDS_GAP_INSERT_ZEROS);
+            if (isfinite(v))
+                acc += v;
+            out->count = 1;
+            out->sum = acc;
+            continue;
+        }
+        double v = path_value(p, bk, p->gap);
+        if (i) {
+            out->count = 1;
+            out->sum = v - last;
+            if (p->unit_ms)
+                out->max = out->sum / ((key - last_key) / (double)p->unit_ms);
+        }
+        last = v;
+        last_key = key;
+    }
+}
+
+/* Every parent pipeline of the tree under r computed, deepest first. */
+static void pipelines(fds_agg_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nb; i++)
+        for (size_t k = 0; r->b[i].subs && k < r->agg->nsubs; k++)
+            pipelines(r->b[i].subs[k]);
+    for (size_t k = 0; k < r->agg->nsubs; k++)
+        if (r->agg->subs[k]->bp)
+            pipeline_run(r, k);
+}
+
 int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
                     fds_agg_result **out, fds_err *err)
 {
@@ -544,5 +612,6 @@ int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
             fds_err_setk(err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
         return R.rc;
     }
+    pipelines(*out);
     return 0;
 }

@@ -51,6 +51,8 @@ typedef enum fds_agg_type {
     FDS_AGG_TOP_METRICS, /* top_hits answered as metrics of the best docs
                             (th: their request, its docvalue_fields the
                             metrics) */
+    FDS_AGG_DERIVATIVE,     /* parent pipelines: computed over a histogram's */
+    FDS_AGG_CUMULATIVE_SUM, /* buckets at the final reduce (bp: their path) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -78,6 +80,11 @@ typedef struct fds_agg_order {
     unsigned sub; /* METRIC: index of the sub-aggregation */
     int stat;     /* METRIC: FDS_AGG_STAT_* */
 } fds_agg_order;
+
+/* gap_policy of a pipeline aggregation (Elasticsearch's BucketHelpers
+ * GapPolicy): a bucket without a value is skipped, counted as 0, or keeps
+ * the value it has. */
+enum { FDS_GAP_SKIP = 0, FDS_GAP_INSERT_ZEROS, FDS_GAP_KEEP_VALUES };
 
 /* Calendar units of a date_histogram's calendar_interval. */
 enum {
@@ -167,6 +174,16 @@ typedef struct fds_agg {
      * docvalue_fields keep the mapped ones only) */
     char **metrics;
     size_t nmetrics;
+    /* derivative, cumulative_sum: buckets_path (owned), resolved against
+     * the siblings to sub bp_sub's stat bp_stat (FDS_AGG_STAT_*) or, with
+     * bp_count, the bucket's doc_count; the gap policy (FDS_GAP_*);
+     * derivative's unit in ms (0: none) */
+    char *bp;
+    unsigned bp_sub;
+    int bp_stat;
+    bool bp_count;
+    int gap;
+    int64_t unit_ms;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;

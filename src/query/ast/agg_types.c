@@ -35,6 +35,8 @@ static const struct {
     [FDS_AGG_COMPOSITE] = {"composite", false},
     [FDS_AGG_TOP_HITS] = {"top_hits", false},
     [FDS_AGG_TOP_METRICS] = {"top_metrics", false},
+    [FDS_AGG_DERIVATIVE] = {"derivative", false},
+    [FDS_AGG_CUMULATIVE_SUM] = {"cumulative_sum", false},
 };
 
 const char *fds_agg_type_name(int type)

@@ -135,6 +135,7 @@ void fds_agg_free(fds_agg *a)
     free(a->srcs);
     free(a->after);
     fds_search_request_free(a->th);
+    free(a->bp);
     for (size_t i = 0; i < a->nmetrics; i++)
         free(a->metrics[i]);
     free(a->metrics);

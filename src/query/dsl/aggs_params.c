@@ -23,6 +23,7 @@
 #include "aggs/tdigest.h"
 #include "dsl/aggs_params.h"
 #include "dsl/aggs_values.h"
+#include "fds_time.h"
 
 /* ---- composite ------------------------------------------------------------- */
 
@@ -781,6 +782,61 @@ int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
 {
     (void)paths;
     return fds__dsl_top_hits(c, b, a->name, &a->th);
+}
+
+/* derivative's `unit`: a fixed length ("1s", "5m", "1d") or a calendar
+ * unit up to a week ("second" .. "week", "1w"), in ms; 0 when neither. */
+static int64_t pipeline_unit_ms(const char *s)
+{
+    static const struct { const char *name; int64_t ms; } UNITS[] = {
+        {"second", 1000}, {"minute", 60000}, {"hour", 3600000},
+        {"day", 86400000}, {"week", 604800000}, {"1w", 604800000}};
+    for (size_t i = 0; i < sizeof UNITS / sizeof *UNITS; i++)
+        if (!strcmp(s, UNITS[i].name))
+            return UNITS[i].ms;
+    int64_t ns;
+    return fds_time_value_ns(s, false, &ns) && ns >= 1000000 ? ns / 1000000 : 0;
+}
+
+int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                            char **paths)
+{
+    (void)paths;
+    static const char *const GAPS[] = {"skip", "insert_zeros", "keep_values"};
+    if (!cJSON_IsObject(b))
+        return fds__aggp_bad_value(c, a, fds_agg_type_name(a->type));
+    int rc = 0;
+    for (const cJSON *e = b->child; e && !rc; e = e->next) {
+        const char *k = e->string;
+        if (!strcmp(k, "buckets_path")) {
+            if (!cJSON_IsString(e) || !*e->valuestring)
+                rc = fds__aggp_bad_value(c, a, k);
+            else if (!(free(a->bp), a->bp = strdup(e->valuestring)))
+                rc = fds__aggp_oom(c);
+        } else if (!strcmp(k, "gap_policy") && a->type == FDS_AGG_DERIVATIVE) {
+            size_t g = 0;
+            while (g < 3 && !(cJSON_IsString(e) && !strcmp(e->valuestring, GAPS[g])))
+                g++;
+            if (g == 3)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "Unknown gap policy [%s] in [%s]",
+                                  cJSON_IsString(e) ? e->valuestring : fds__dsl_jtype(e),
+                                  a->name);
+            a->gap = (int)g;
+        } else if (!strcmp(k, "unit") && a->type == FDS_AGG_DERIVATIVE) {
+            if (!cJSON_IsString(e) || !(a->unit_ms = pipeline_unit_ms(e->valuestring)))
+                rc = fds__aggp_bad_value(c, a, k);
+        } else if (!strcmp(k, "format")) {
+            rc = fds__aggp_unsupported(c, a, k);
+        } else {
+            rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                              "[%s] unknown field [%s]", fds_agg_type_name(a->type), k);
+        }
+    }
+    if (!rc && !a->bp)
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[buckets_path] must be set for aggregation [%s]", a->name);
+    return rc;
 }
 
 /* Elasticsearch's index.top_metrics_max_size default. */

@@ -35,6 +35,10 @@ int fds__agg_parse_percentiles(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths);
 int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             char **paths);
+/* derivative, cumulative_sum: their own keys (buckets_path resolved with
+ * the siblings, aggs_parse.c) */
+int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                            char **paths);
 /* top_metrics, read as the top_hits it answers from */
 int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths);
