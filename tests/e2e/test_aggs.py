@@ -266,7 +266,11 @@ class Aggs(ServerTestCase):
                 k={"derivative": {"buckets_path": "a", "gap_policy": "keep_values"}},
                 c={"cumulative_sum": {"buckets_path": "s"}},
                 cc={"cumulative_sum": {"buckets_path": "_count"}},
-                cm={"cumulative_sum": {"buckets_path": "st.max"}})
+                cm={"cumulative_sum": {"buckets_path": "st.max"}},
+                s1={"serial_diff": {"buckets_path": "s"}},
+                s2={"serial_diff": {"buckets_path": "s", "lag": 2}},
+                sz={"serial_diff": {"buckets_path": "s", "lag": "1",
+                                    "gap_policy": "insert_zeros"}})
         self.assertEqual([x["key"] for x in b], [0.0, 2.0, 4.0, 6.0, 8.0])
         self.assertEqual(col(b, "d"), ["absent", 0.5, 1.5, None, None])
         self.assertEqual(col(b, "z"), ["absent", 0.5, 1.5, -4.0, 8.0])
@@ -274,6 +278,10 @@ class Aggs(ServerTestCase):
         self.assertEqual(col(b, "c"), [2.0, 4.5, 8.5, 8.5, 16.5])
         self.assertEqual(col(b, "cc"), [2.0, 3.0, 4.0, 4.0, 5.0])
         self.assertEqual(col(b, "cm"), [1.5, 4.0, 8.0, 8.0, 16.0])
+        # serial_diff: no entry until `lag` buckets back has a value too
+        self.assertEqual(col(b, "s1"), ["absent", 0.5, 1.5, "absent", "absent"])
+        self.assertEqual(col(b, "s2"), ["absent", "absent", 2.0, "absent", 4.0])
+        self.assertEqual(col(b, "sz"), ["absent", 0.5, 1.5, -4.0, 8.0])
         # a unit: the value per unit of the keys' distance
         a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
                                                  "extended_bounds": {"min": T0, "max": T0 + 2 * DAY}},
@@ -316,6 +324,10 @@ class Aggs(ServerTestCase):
                         "aggs": {"d": {"derivative": {"buckets_path": "_count",
                                                       "gap_policy": "bogus"}}}}},
                  "illegal_argument_exception", "Unknown gap policy [bogus]"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"d": {"serial_diff": {"buckets_path": "_count",
+                                                       "lag": 0}}}}},
+                 "illegal_argument_exception", "[lag] must be a positive integer"),
                 ({"h": {"histogram": {"field": "x", "interval": 2},
                         "aggs": {"d": {"derivative": {}}}}},
                  "illegal_argument_exception", "[buckets_path] must be set"),

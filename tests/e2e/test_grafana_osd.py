@@ -500,7 +500,7 @@ class Grafana(LogServer):
                          [{"sort": [x.bytes], "metrics": {"status": x.status}}
                           for x in best[:3]])
 
-    def test_pipeline_derivative_cumulative_sum(self):
+    def test_pipeline_metrics(self):
         # pipeline metrics as data_query.go writes them (aggBuilder.Pipeline:
         # buckets_path the metric id, "_count" for a count, the settings
         # as given: derivative's unit) beside the metric they read, under
@@ -509,7 +509,9 @@ class Grafana(LogServer):
             "aggs": {"1": {"sum": {"field": "body_bytes_sent"}},
                      "3": {"derivative": {"buckets_path": "1", "unit": "1s"}},
                      "4": {"cumulative_sum": {"buckets_path": "1"}},
-                     "5": {"derivative": {"buckets_path": "_count"}}},
+                     "5": {"derivative": {"buckets_path": "_count"}},
+                     # serial_diff's lag as setFloatPath leaves it: a float
+                     "6": {"serial_diff": {"buckets_path": "1", "lag": 2.0}}},
             "date_histogram": {"extended_bounds": {"max": self.to, "min": self.frm},
                                "field": "@timestamp", "fixed_interval": "60000ms",
                                "format": "epoch_millis", "min_doc_count": 0}}},
@@ -528,6 +530,10 @@ class Grafana(LogServer):
         for i, b in enumerate(got):
             acc += sums[b["key"]]
             self.assertAlmostEqual(b["4"]["value"], acc)
+            if i >= 2 and None not in (vals[i], vals[i - 2]):
+                self.assertEqual(b["6"], {"value": vals[i] - vals[i - 2]})
+            else:
+                self.assertNotIn("6", b)
             if i == 0:  # no derivative in the first bucket
                 self.assertNotIn("3", b)
                 self.assertNotIn("5", b)

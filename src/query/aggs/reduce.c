@@ -548,7 +548,8 @@ static double path_value(const fds_agg *p, const fds_agg_bucket *bk, int gap)
 }
 
 /* Pipeline sub k of histogram result r computed over its buckets in key
- * order (DerivativePipelineAggregator, CumulativeSumPipelineAggregator):
+ * order (DerivativePipelineAggregator, CumulativeSumPipelineAggregator,
+ * SerialDiffPipelineAggregator):
  * each bucket's result gets `count` 1 when it shows the value at all (not
  * a derivative's first bucket), the value in `sum` (NaN: null) and a
  * derivative's value per `unit` in `max`. */
@@ -574,6 +575,14 @@ static void pipeline_run(fds_agg_result *r, size_t k)
             continue;
         }
         double v = path_value(p, bk, p->gap);
+        if (p->type == FDS_AGG_SERIAL_DIFF) {
+            /* SerialDiffPipelineAggregator: a value when this bucket's and
+             * the one `lag` before's are both there, else no entry */
+            double before = i >= p->lag ? path_value(p, &r->b[i - p->lag], p->gap) : NAN;
+            out->count = isfinite(v) && isfinite(before);
+            out->sum = v - before;
+            continue;
+        }
         if (i) {
             out->count = 1;
             out->sum = v - last;

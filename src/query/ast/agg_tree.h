@@ -53,6 +53,7 @@ typedef enum fds_agg_type {
                             metrics) */
     FDS_AGG_DERIVATIVE,     /* parent pipelines: computed over a histogram's */
     FDS_AGG_CUMULATIVE_SUM, /* buckets at the final reduce (bp: their path) */
+    FDS_AGG_SERIAL_DIFF,
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -174,16 +175,18 @@ typedef struct fds_agg {
      * docvalue_fields keep the mapped ones only) */
     char **metrics;
     size_t nmetrics;
-    /* derivative, cumulative_sum: buckets_path (owned), resolved against
+    /* derivative, cumulative_sum, serial_diff: buckets_path (owned),
+     * resolved against
      * the siblings to sub bp_sub's stat bp_stat (FDS_AGG_STAT_*) or, with
      * bp_count, the bucket's doc_count; the gap policy (FDS_GAP_*);
-     * derivative's unit in ms (0: none) */
+     * derivative's unit in ms (0: none); serial_diff's lag (>= 1) */
     char *bp;
     unsigned bp_sub;
     int bp_stat;
     bool bp_count;
     int gap;
     int64_t unit_ms;
+    uint32_t lag;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;

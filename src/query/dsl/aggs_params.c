@@ -806,14 +806,24 @@ int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     if (!cJSON_IsObject(b))
         return fds__aggp_bad_value(c, a, fds_agg_type_name(a->type));
     int rc = 0;
+    a->lag = 1;
     for (const cJSON *e = b->child; e && !rc; e = e->next) {
         const char *k = e->string;
-        if (!strcmp(k, "buckets_path")) {
+        double lag;
+        if (!strcmp(k, "lag") && a->type == FDS_AGG_SERIAL_DIFF) {
+            /* an int as the parser reads one: 5, 5.0 (Grafana) or "5" */
+            if (!json_double(e, &lag) || lag != floor(lag) || lag < 1 ||
+                lag > UINT32_MAX)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[lag] must be a positive integer: [%s]", a->name);
+            else
+                a->lag = (uint32_t)lag;
+        } else if (!strcmp(k, "buckets_path")) {
             if (!cJSON_IsString(e) || !*e->valuestring)
                 rc = fds__aggp_bad_value(c, a, k);
             else if (!(free(a->bp), a->bp = strdup(e->valuestring)))
                 rc = fds__aggp_oom(c);
-        } else if (!strcmp(k, "gap_policy") && a->type == FDS_AGG_DERIVATIVE) {
+        } else if (!strcmp(k, "gap_policy") && a->type != FDS_AGG_CUMULATIVE_SUM) {
             size_t g = 0;
             while (g < 3 && !(cJSON_IsString(e) && !strcmp(e->valuestring, GAPS[g])))
                 g++;
