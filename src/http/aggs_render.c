@@ -551,6 +551,7 @@ static void (*const RENDER[FDS_AGG_TYPE_COUNT_])(fds_strbuf *b,
     [FDS_AGG_DERIVATIVE] = render_pipeline,
     [FDS_AGG_CUMULATIVE_SUM] = render_pipeline,
     [FDS_AGG_SERIAL_DIFF] = render_pipeline,
+    [FDS_AGG_MOVING_FN] = render_pipeline,
 };
 
 static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)

@@ -270,7 +270,21 @@ class Aggs(ServerTestCase):
                 s1={"serial_diff": {"buckets_path": "s"}},
                 s2={"serial_diff": {"buckets_path": "s", "lag": 2}},
                 sz={"serial_diff": {"buckets_path": "s", "lag": "1",
-                                    "gap_policy": "insert_zeros"}})
+                                    "gap_policy": "insert_zeros"}},
+                m1={"moving_fn": {"buckets_path": "s", "window": 2,
+                                  "script": "MovingFunctions.unweightedAvg(values)"}},
+                m2={"moving_fn": {"buckets_path": "s", "window": "2", "shift": 1,
+                                  "script": {"source": "MovingFunctions.max(values)"}}},
+                m3={"moving_fn": {"buckets_path": "s", "window": 3,
+                                  "script": "MovingFunctions.sum(values)"}},
+                m4={"moving_fn": {"buckets_path": "s", "window": 3,
+                                  "script": "MovingFunctions.linearWeightedAvg(values)"}},
+                m5={"moving_fn": {"buckets_path": "s", "window": 2, "script":
+                                  "MovingFunctions.stdDev(values, "
+                                  "MovingFunctions.unweightedAvg(values))"}},
+                m6={"moving_fn": {"buckets_path": "s", "window": 2,
+                                  "script": {"inline": "MovingFunctions.min(values);",
+                                             "lang": "painless"}}})
         self.assertEqual([x["key"] for x in b], [0.0, 2.0, 4.0, 6.0, 8.0])
         self.assertEqual(col(b, "d"), ["absent", 0.5, 1.5, None, None])
         self.assertEqual(col(b, "z"), ["absent", 0.5, 1.5, -4.0, 8.0])
@@ -282,6 +296,14 @@ class Aggs(ServerTestCase):
         self.assertEqual(col(b, "s1"), ["absent", 0.5, 1.5, "absent", "absent"])
         self.assertEqual(col(b, "s2"), ["absent", "absent", 2.0, "absent", 4.0])
         self.assertEqual(col(b, "sz"), ["absent", 0.5, 1.5, -4.0, 8.0])
+        # moving_fn over the values there are (2.0, 2.5, 4.0, 8.0): the
+        # window before each, shifted; the empty bucket has no entry
+        self.assertEqual(col(b, "m1"), [None, 2.0, 2.25, "absent", 3.25])
+        self.assertEqual(col(b, "m2"), [2.0, 2.5, 4.0, "absent", 8.0])
+        self.assertEqual(col(b, "m3"), [0.0, 2.0, 4.5, "absent", 8.5])
+        self.assertEqual(col(b, "m4")[4], (2.0 + 2.5 * 2 + 4.0 * 3) / 6)
+        self.assertEqual(col(b, "m5")[2], 0.25)
+        self.assertEqual(col(b, "m6"), [None, 2.0, 2.0, "absent", 2.5])
         # a unit: the value per unit of the keys' distance
         a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
                                                  "extended_bounds": {"min": T0, "max": T0 + 2 * DAY}},
@@ -300,6 +322,8 @@ class Aggs(ServerTestCase):
             {"value": None, "normalized_value": None}])
 
     def test_pipeline_errors(self):
+        def under_h(pipe):
+            return {"h": {"histogram": {"field": "x", "interval": 2}, "aggs": {"d": pipe}}}
         for aggs, etype, part in (
                 ({"d": {"derivative": {"buckets_path": "_count"}}},
                  "action_request_validation_exception",
@@ -309,31 +333,29 @@ class Aggs(ServerTestCase):
                  "action_request_validation_exception",
                  "parent histogram of cumulative_sum aggregation [d] must have "
                  "min_doc_count of 0"),
-                ({"h": {"histogram": {"field": "x", "interval": 2},
-                        "aggs": {"d": {"derivative": {"buckets_path": "nope"}}}}},
+                (under_h({"derivative": {"buckets_path": "nope"}}),
                  "illegal_argument_exception", "No aggregation found for path [nope]"),
                 ({"h": {"histogram": {"field": "x", "interval": 2},
                         "aggs": {"p": {"percentiles": {"field": "x"}},
                                  "d": {"derivative": {"buckets_path": "p"}}}}},
                  "illegal_argument_exception", "buckets_path must reference"),
-                ({"h": {"histogram": {"field": "x", "interval": 2},
-                        "aggs": {"d": {"cumulative_sum": {"buckets_path": "_count",
-                                                          "gap_policy": "skip"}}}}},
+                (under_h({"cumulative_sum": {"buckets_path": "_count",
+                                              "gap_policy": "skip"}}),
                  "x_content_parse_exception", "[cumulative_sum] unknown field [gap_policy]"),
-                ({"h": {"histogram": {"field": "x", "interval": 2},
-                        "aggs": {"d": {"derivative": {"buckets_path": "_count",
-                                                      "gap_policy": "bogus"}}}}},
+                (under_h({"derivative": {"buckets_path": "_count", "gap_policy": "bogus"}}),
                  "illegal_argument_exception", "Unknown gap policy [bogus]"),
-                ({"h": {"histogram": {"field": "x", "interval": 2},
-                        "aggs": {"d": {"serial_diff": {"buckets_path": "_count",
-                                                       "lag": 0}}}}},
+                (under_h({"serial_diff": {"buckets_path": "_count", "lag": 0}}),
                  "illegal_argument_exception", "[lag] must be a positive integer"),
-                ({"h": {"histogram": {"field": "x", "interval": 2},
-                        "aggs": {"d": {"derivative": {}}}}},
+                (under_h({"moving_fn": {"buckets_path": "_count", "window": 2,
+                                         "script": "params.x * 2"}}),
+                 "illegal_argument_exception", "script [params.x * 2] of [d] is not supported"),
+                (under_h({"moving_fn": {"buckets_path": "_count",
+                                         "script": "MovingFunctions.max(values)"}}),
+                 "illegal_argument_exception", "needs a [script] and a [window]"),
+                (under_h({"derivative": {}}),
                  "illegal_argument_exception", "[buckets_path] must be set"),
-                ({"h": {"histogram": {"field": "x", "interval": 2},
-                        "aggs": {"d": {"derivative": {"buckets_path": "_count"},
-                                       "aggs": {"s": {"sum": {"field": "x"}}}}}}},
+                (under_h({"derivative": {"buckets_path": "_count"},
+                          "aggs": {"s": {"sum": {"field": "x"}}}}),
                  "parsing_exception", "cannot accept sub-aggregations")):
             out = self.aggs(aggs, status=400)
             self.assertEqual(out["error"]["root_cause"][0]["type"], etype, out)

@@ -511,7 +511,10 @@ class Grafana(LogServer):
                      "4": {"cumulative_sum": {"buckets_path": "1"}},
                      "5": {"derivative": {"buckets_path": "_count"}},
                      # serial_diff's lag as setFloatPath leaves it: a float
-                     "6": {"serial_diff": {"buckets_path": "1", "lag": 2.0}}},
+                     "6": {"serial_diff": {"buckets_path": "1", "lag": 2.0}},
+                     # moving_fn with the editor's defaults (window a string)
+                     "7": {"moving_fn": {"buckets_path": "1", "window": "5",
+                                         "script": "MovingFunctions.unweightedAvg(values)"}}},
             "date_histogram": {"extended_bounds": {"max": self.to, "min": self.frm},
                                "field": "@timestamp", "fixed_interval": "60000ms",
                                "format": "epoch_millis", "min_doc_count": 0}}},
@@ -526,6 +529,19 @@ class Grafana(LogServer):
             sums[x.ms - x.ms % 60000] += x.bytes
         vals = [float(sums[b["key"]]) if b["doc_count"] else None for b in got]
         self.assertIn(None, vals)  # gaps: the skip policy's nulls
+        present = [v for v in vals if v is not None]
+        seen = 0
+        for v, b in zip(vals, got):
+            if v is None:
+                self.assertNotIn("7", b)
+                continue
+            win = present[max(0, seen - 5):seen]
+            want = sum(win) / len(win) if win else None
+            if want is None:
+                self.assertEqual(b["7"], {"value": None})
+            else:
+                self.assertAlmostEqual(b["7"]["value"], want)
+            seen += 1
         acc = 0.0
         for i, b in enumerate(got):
             acc += sums[b["key"]]

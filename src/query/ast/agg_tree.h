@@ -54,6 +54,7 @@ typedef enum fds_agg_type {
     FDS_AGG_DERIVATIVE,     /* parent pipelines: computed over a histogram's */
     FDS_AGG_CUMULATIVE_SUM, /* buckets at the final reduce (bp: their path) */
     FDS_AGG_SERIAL_DIFF,
+    FDS_AGG_MOVING_FN, /* one of MovingFunctions over a window (mfn) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -86,6 +87,11 @@ typedef struct fds_agg_order {
  * GapPolicy): a bucket without a value is skipped, counted as 0, or keeps
  * the value it has. */
 enum { FDS_GAP_SKIP = 0, FDS_GAP_INSERT_ZEROS, FDS_GAP_KEEP_VALUES };
+
+/* The MovingFunctions a moving_fn script may call (Elasticsearch's
+ * MovingFunctions), over the window's values. */
+enum { FDS_MFN_MAX = 0, FDS_MFN_MIN, FDS_MFN_SUM, FDS_MFN_UNWEIGHTED_AVG,
+       FDS_MFN_LINEAR_WEIGHTED_AVG, FDS_MFN_STD_DEV };
 
 /* Calendar units of a date_histogram's calendar_interval. */
 enum {
@@ -187,6 +193,11 @@ typedef struct fds_agg {
     int gap;
     int64_t unit_ms;
     uint32_t lag;
+    /* moving_fn: the MovingFunctions call its script is (FDS_MFN_*), the
+     * window (>= 1) and shift */
+    int mfn;
+    uint32_t window;
+    int32_t shift;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;

@@ -38,6 +38,7 @@ static const struct {
     [FDS_AGG_DERIVATIVE] = {"derivative", false},
     [FDS_AGG_CUMULATIVE_SUM] = {"cumulative_sum", false},
     [FDS_AGG_SERIAL_DIFF] = {"serial_diff", false},
+    [FDS_AGG_MOVING_FN] = {"moving_fn", false},
 };
 
 const char *fds_agg_type_name(int type)

@@ -798,6 +798,54 @@ static int64_t pipeline_unit_ms(const char *s)
     return fds_time_value_ns(s, false, &ns) && ns >= 1000000 ? ns / 1000000 : 0;
 }
 
+/* The scripts moving_fn runs: one MovingFunctions call over `values`
+ * (spaces aside), as Elasticsearch's documentation writes them. */
+static const char *const MFN_SCRIPTS[] = {
+    [FDS_MFN_MAX] = "MovingFunctions.max(values)",
+    [FDS_MFN_MIN] = "MovingFunctions.min(values)",
+    [FDS_MFN_SUM] = "MovingFunctions.sum(values)",
+    [FDS_MFN_UNWEIGHTED_AVG] = "MovingFunctions.unweightedAvg(values)",
+    [FDS_MFN_LINEAR_WEIGHTED_AVG] = "MovingFunctions.linearWeightedAvg(values)",
+    [FDS_MFN_STD_DEV] =
+        "MovingFunctions.stdDev(values,MovingFunctions.unweightedAvg(values))"};
+
+/* moving_fn's `script`: a string or {"source"|"inline": ..., "lang":
+ * "painless"}, one of MFN_SCRIPTS; 0 or the error. */
+static int mfn_script(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
+{
+    const cJSON *src = e;
+    if (cJSON_IsObject(e)) {
+        const cJSON *lang = cJSON_GetObjectItemCaseSensitive(e, "lang");
+        src = cJSON_GetObjectItemCaseSensitive(e, "source");
+        if (!src)
+            src = cJSON_GetObjectItemCaseSensitive(e, "inline");
+        if (lang && !(cJSON_IsString(lang) && !strcmp(lang->valuestring, "painless")))
+            src = NULL;
+    }
+    if (!cJSON_IsString(src))
+        return fds__aggp_bad_value(c, a, "script");
+    char norm[128];
+    size_t n = 0;
+    for (const char *p = src->valuestring; *p && n < sizeof norm - 1; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+            norm[n++] = *p;
+    norm[n] = 0;
+    if (n && norm[n - 1] == ';')
+        norm[--n] = 0;
+    for (size_t i = 0; i < sizeof MFN_SCRIPTS / sizeof *MFN_SCRIPTS; i++)
+        if (!strcmp(norm, MFN_SCRIPTS[i])) {
+            a->mfn = (int)i;
+            return 0;
+        }
+    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "[moving_fn] script [%s] of [%s] is not supported by "
+                        "fieldstore: it runs scripts that are one call of "
+                        "MovingFunctions max, min, sum, unweightedAvg, "
+                        "linearWeightedAvg or stdDev(values, "
+                        "MovingFunctions.unweightedAvg(values))",
+                        src->valuestring, a->name);
+}
+
 int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             char **paths)
 {
@@ -806,11 +854,28 @@ int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     if (!cJSON_IsObject(b))
         return fds__aggp_bad_value(c, a, fds_agg_type_name(a->type));
     int rc = 0;
+    bool have_script = false;
     a->lag = 1;
     for (const cJSON *e = b->child; e && !rc; e = e->next) {
         const char *k = e->string;
         double lag;
-        if (!strcmp(k, "lag") && a->type == FDS_AGG_SERIAL_DIFF) {
+        bool mf = a->type == FDS_AGG_MOVING_FN;
+        if (mf && !strcmp(k, "script")) {
+            rc = mfn_script(c, a, e);
+            have_script = true;
+        } else if (mf && (!strcmp(k, "window") || !strcmp(k, "shift"))) {
+            double v; /* ints as the parser reads them: 5, 5.0 or "5" */
+            bool w = k[0] == 'w';
+            if (!json_double(e, &v) || v != floor(v) || (w && (v < 1 || v > UINT32_MAX)) ||
+                (!w && fabs(v) > INT32_MAX))
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[%s] must be %s integer: [%s]", k,
+                                  w ? "a positive" : "an", a->name);
+            else if (w)
+                a->window = (uint32_t)v;
+            else
+                a->shift = (int32_t)v;
+        } else if (!strcmp(k, "lag") && a->type == FDS_AGG_SERIAL_DIFF) {
             /* an int as the parser reads one: 5, 5.0 (Grafana) or "5" */
             if (!json_double(e, &lag) || lag != floor(lag) || lag < 1 ||
                 lag > UINT32_MAX)
@@ -846,6 +911,10 @@ int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     if (!rc && !a->bp)
         rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                           "[buckets_path] must be set for aggregation [%s]", a->name);
+    if (!rc && a->type == FDS_AGG_MOVING_FN && (!have_script || !a->window))
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[moving_fn] of [%s] needs a [script] and a [window]",
+                          a->name);
     return rc;
 }
 

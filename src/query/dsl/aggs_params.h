@@ -35,7 +35,7 @@ int fds__agg_parse_percentiles(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths);
 int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             char **paths);
-/* derivative, cumulative_sum, serial_diff: their own keys (buckets_path resolved with
+/* derivative, cumulative_sum, serial_diff, moving_fn: their own keys (buckets_path resolved with
  * the siblings, aggs_parse.c) */
 int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             char **paths);

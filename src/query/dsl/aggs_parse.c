@@ -30,7 +30,7 @@ static const char *const UNSUPPORTED[] = {
     "scripted_metric", "matrix_stats", "rate", "bucket_script",
     "bucket_selector", "bucket_sort", "avg_bucket", "sum_bucket",
     "max_bucket", "min_bucket", "stats_bucket", "extended_stats_bucket",
-    "percentiles_bucket", "moving_fn", "cumulative_cardinality", "moving_percentiles",
+    "percentiles_bucket", "cumulative_cardinality", "moving_percentiles",
     "normalize", "inference", "categorize_text", "frequent_item_sets",
     "random_sampler", "time_series", "children", "parent", NULL};
 
