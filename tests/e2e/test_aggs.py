@@ -305,8 +305,9 @@ class Aggs(ServerTestCase):
         self.assertEqual(col(b, "m5")[2], 0.25)
         self.assertEqual(col(b, "m6"), [None, 2.0, 2.0, "absent", 2.5])
         # a unit: the value per unit of the keys' distance
+        bounds = {"min": T0, "max": T0 + 2 * DAY}
         a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
-                                                 "extended_bounds": {"min": T0, "max": T0 + 2 * DAY}},
+                                                 "extended_bounds": bounds},
                              "aggs": {"d": {"derivative": {"buckets_path": "_count",
                                                            "unit": "1h",
                                                            "gap_policy": "insert_zeros"}},
