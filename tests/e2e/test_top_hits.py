@@ -3,7 +3,8 @@
 _source filtering, docvalue_fields, fields, version, seq_no_primary_term,
 stored_fields, track_scores, explain and highlight, merged over the
 segments and shards of an index and over several indices; top_metrics,
-answered from the same collection; and the 400s of what they do not take.  Expected hits are worked out by brute force over the documents
+answered from the same collection; and the 400s of what they do not
+take.  Expected hits are worked out by brute force over the documents
 (every sort key unique, so no tie decides an answer)."""
 import json
 import unittest
