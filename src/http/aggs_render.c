@@ -141,6 +141,9 @@ static const char *typed_name(const fds_agg_result *r)
         return "tdigest_percentiles";
     if (a->type == FDS_AGG_PERCENTILE_RANKS)
         return "tdigest_percentile_ranks";
+    if (a->type == FDS_AGG_CUMULATIVE_SUM || a->type == FDS_AGG_SERIAL_DIFF ||
+        a->type == FDS_AGG_MOVING_FN)
+        return "simple_value"; /* InternalSimpleValue */
     if (a->type != FDS_AGG_TERMS)
         return fds_agg_type_name(a->type);
     if (a->unmapped)
@@ -508,7 +511,7 @@ static void render_pipeline(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
     (void)rx;
     fds_strbuf_puts(b, "{\"value\":");
     put_double(b, r->sum);
-    if (r->agg->unit_ms) {
+    if (r->agg->type == FDS_AGG_DERIVATIVE && r->agg->unit_ms) {
         fds_strbuf_puts(b, ",\"normalized_value\":");
         put_double(b, r->max);
     }
@@ -552,6 +555,7 @@ static void (*const RENDER[FDS_AGG_TYPE_COUNT_])(fds_strbuf *b,
     [FDS_AGG_CUMULATIVE_SUM] = render_pipeline,
     [FDS_AGG_SERIAL_DIFF] = render_pipeline,
     [FDS_AGG_MOVING_FN] = render_pipeline,
+    [FDS_AGG_RATE] = render_pipeline,
 };
 
 static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)

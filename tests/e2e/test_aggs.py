@@ -322,6 +322,38 @@ class Aggs(ServerTestCase):
             None, {"value": None, "normalized_value": None},
             {"value": None, "normalized_value": None}])
 
+    def test_rate(self):
+        # per day: Jan 1 (n 200, 200), Jan 2 (none), Jan 3 (404)
+        a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                                 "extended_bounds": {"min": T0,
+                                                                     "max": T0 + 2 * DAY}},
+                             "aggs": {"s": {"rate": {"field": "n", "unit": "hour"}},
+                                      "c": {"rate": {"field": "n", "unit": "1d",
+                                                     "mode": "value_count"}},
+                                      "d": {"rate": {"unit": "week"}},
+                                      "b": {"rate": {"field": "n"}}}}})
+        got = [(b["s"]["value"], b["c"]["value"], b["d"]["value"], b["b"]["value"])
+               for b in a["h"]["buckets"][:3]]
+        self.assertEqual(got, [(400 / 24, 2.0, 14.0, 400.0), (0.0, 0.0, 0.0, 0.0),
+                               (404 / 24, 1.0, 7.0, 404.0)])
+        for aggs, part in (
+                ({"m": {"terms": {"field": "kw"}, "aggs": {"r": {"rate": {"unit": "day"}}}}},
+                 "The rate aggregation can only be used inside a date histogram"),
+                ({"m": {"date_histogram": {"field": "t", "calendar_interval": "month"},
+                        "aggs": {"r": {"rate": {"unit": "day"}}}}},
+                 "calendar_interval of a month or more is not supported"),
+                ({"m": {"date_histogram": {"field": "t", "fixed_interval": "1d"},
+                        "aggs": {"r": {"rate": {"unit": "month"}}}}},
+                 "[rate] unit [month] of [r] is not supported"),
+                ({"m": {"date_histogram": {"field": "t", "fixed_interval": "1d"},
+                        "aggs": {"r": {"rate": {"unit": "5m"}}}}},
+                 "Unsupported unit [5m]"),
+                ({"m": {"date_histogram": {"field": "t", "fixed_interval": "1d"},
+                        "aggs": {"r": {"rate": {"mode": "sum"}}}}},
+                 "The mode parameter is only supported with field")):
+            out = self.aggs(aggs, status=400)
+            self.assertIn(part, out["error"]["root_cause"][0]["reason"])
+
     def test_pipeline_errors(self):
         def under_h(pipe):
             return {"h": {"histogram": {"field": "x", "interval": 2}, "aggs": {"d": pipe}}}
@@ -537,7 +569,7 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "cannot accept sub-aggregations")
         self.err({"m": {"terms": {"field": "kw"}, "avg": {"field": "n"}}},
                  "parsing_exception", "Found two aggregation type definitions")
-        self.err({"m": {"rate": {"unit": "day"}}}, "illegal_argument_exception",
+        self.err({"m": {"rare_terms": {"field": "kw"}}}, "illegal_argument_exception",
                  "not supported by fieldstore yet")
         self.err({"m": {"composite": {"sources": [{"a": {"terms": {
             "field": "kw", "missing_bucket": True}}}]}}},

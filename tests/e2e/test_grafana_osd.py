@@ -95,6 +95,14 @@ class LogServer(ServerTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        try:
+            cls.load()
+        except BaseException:
+            cls.srv.cleanup()  # tearDownClass does not run after a failed setUp
+            raise
+
+    @classmethod
+    def load(cls):
         cls.rows = parse_log()
         with open(MAPPING) as f:
             mapping = json.load(f)
@@ -560,6 +568,28 @@ class Grafana(LogServer):
             # an empty bucket has no value under skip, its count neither
             c = (b["doc_count"], got[i - 1]["doc_count"])
             self.assertEqual(b["5"], {"value": float(c[0] - c[1]) if all(c) else None})
+
+    def test_rate(self):
+        # the "Rate" metric (client/models.go MetricAggregation: field left
+        # out when empty, settings unit and mode as given) in a date_histogram
+        body = {"aggs": {"2": {
+            "aggs": {"1": {"rate": {"field": "body_bytes_sent", "unit": "second"}},
+                     "3": {"rate": {"unit": "hour"}},
+                     "4": {"rate": {"field": "body_bytes_sent", "unit": "minute",
+                                    "mode": "value_count"}}},
+            "date_histogram": {"extended_bounds": {"max": self.to, "min": self.frm},
+                               "field": "@timestamp", "fixed_interval": "60000ms",
+                               "format": "epoch_millis", "min_doc_count": 0}}},
+            "query": self.query("status:404"), "size": 0}
+        r, = self.msearch(self.URL, [(self.header(), body)])
+        rows = [x for x in self.in_range() if x.status == 404]
+        got = r["aggregations"]["2"]["buckets"]
+        self.check_histogram(got, rows, self.frm, self.to, 60000)
+        for b in got:
+            inb = [x for x in rows if x.ms - x.ms % 60000 == b["key"]]
+            self.assertAlmostEqual(b["1"]["value"], sum(x.bytes for x in inb) / 60)
+            self.assertEqual(b["3"]["value"], 60.0 * len(inb))
+            self.assertEqual(b["4"]["value"], float(len(inb)))
 
     def test_raw_data_and_raw_document(self):
         # data_query.go processDocumentQuery (testdata_request/

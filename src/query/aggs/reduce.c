@@ -666,6 +666,25 @@ static void pipeline_run(fds_agg_result *r, size_t k)
     }
 }
 
+/* rate sub k of date_histogram result r (RateAggregator): per bucket the
+ * field's sum (count with value_count; the docs without a field) over
+ * the bucket's length in units, into `sum`; `count` 1. */
+static void rate_run(fds_agg_result *r, size_t k)
+{
+    const fds_agg *p = r->agg->subs[k];
+    int64_t len = fds__aggs_date_len(r->agg);
+    double per = p->unit_ms && len ? (double)len / (double)p->unit_ms : 1;
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_agg_result *out = r->b[i].subs ? r->b[i].subs[k] : NULL;
+        if (!out)
+            continue;
+        double v = !p->field ? (double)r->b[i].doc_count
+                 : p->rate_count ? (double)out->count : out->sum;
+        out->sum = v / per;
+        out->count = 1;
+    }
+}
+
 /* Every parent pipeline of the tree under r computed, deepest first.  0
  * or FDS_ENOMEM. */
 static int pipelines(fds_agg_result *r)
@@ -681,6 +700,8 @@ static int pipelines(fds_agg_result *r)
         if (p->type == FDS_AGG_MOVING_FN) {
             if (moving_fn_run(r, k))
                 return FDS_ENOMEM;
+        } else if (p->type == FDS_AGG_RATE) {
+            rate_run(r, k);
         } else if (p->bp) {
             pipeline_run(r, k);
         }

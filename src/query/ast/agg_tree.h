@@ -55,6 +55,8 @@ typedef enum fds_agg_type {
     FDS_AGG_CUMULATIVE_SUM, /* buckets at the final reduce (bp: their path) */
     FDS_AGG_SERIAL_DIFF,
     FDS_AGG_MOVING_FN, /* one of MovingFunctions over a window (mfn) */
+    FDS_AGG_RATE,      /* a sum or count per unit of its date_histogram
+                          bucket's length (unit_ms; 0: the bucket's) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -185,7 +187,8 @@ typedef struct fds_agg {
      * resolved against
      * the siblings to sub bp_sub's stat bp_stat (FDS_AGG_STAT_*) or, with
      * bp_count, the bucket's doc_count; the gap policy (FDS_GAP_*);
-     * derivative's unit in ms (0: none); serial_diff's lag (>= 1) */
+     * derivative's and rate's unit in ms (0: none); serial_diff's lag
+     * (>= 1); rate_count: rate's mode value_count */
     char *bp;
     unsigned bp_sub;
     int bp_stat;
@@ -193,6 +196,7 @@ typedef struct fds_agg {
     int gap;
     int64_t unit_ms;
     uint32_t lag;
+    bool rate_count;
     /* moving_fn: the MovingFunctions call its script is (FDS_MFN_*), the
      * window (>= 1) and shift */
     int mfn;

@@ -39,6 +39,7 @@ static const struct {
     [FDS_AGG_CUMULATIVE_SUM] = {"cumulative_sum", false},
     [FDS_AGG_SERIAL_DIFF] = {"serial_diff", false},
     [FDS_AGG_MOVING_FN] = {"moving_fn", false},
+    [FDS_AGG_RATE] = {"rate", true},
 };
 
 const char *fds_agg_type_name(int type)

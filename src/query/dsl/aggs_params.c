@@ -918,6 +918,65 @@ int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     return rc;
 }
 
+static int rate_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
+                      char **paths, void *st)
+{
+    (void)paths;
+    (void)st;
+    const char *k = e->string;
+    if (!strcmp(k, "unit")) {
+        /* DateHistogramAggregationBuilder.DATE_FIELD_UNITS */
+        static const struct { const char *name; int64_t ms; } UNITS[] = {
+            {"second", 1000}, {"1s", 1000}, {"minute", 60000}, {"1m", 60000},
+            {"hour", 3600000}, {"1h", 3600000}, {"day", 86400000},
+            {"1d", 86400000}, {"week", 604800000}, {"1w", 604800000},
+            {"month", 0}, {"1M", 0}, {"quarter", 0}, {"1q", 0}, {"year", 0},
+            {"1y", 0}};
+        for (size_t i = 0; cJSON_IsString(e) && i < sizeof UNITS / sizeof *UNITS; i++)
+            if (!strcmp(e->valuestring, UNITS[i].name)) {
+                if (!(a->unit_ms = UNITS[i].ms))
+                    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                        "[rate] unit [%s] of [%s] is not "
+                                        "supported by fieldstore: units up to "
+                                        "a week", e->valuestring, a->name);
+                return 0;
+            }
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Unsupported unit [%s] in [%s]",
+                            cJSON_IsString(e) ? e->valuestring : fds__dsl_jtype(e),
+                            a->name);
+    }
+    if (!strcmp(k, "mode")) {
+        bool sum = cJSON_IsString(e) && !strcmp(e->valuestring, "sum");
+        a->rate_count = cJSON_IsString(e) && !strcmp(e->valuestring, "value_count");
+        if (!sum && !a->rate_count)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Invalid rate mode [%s] in [%s]",
+                                cJSON_IsString(e) ? e->valuestring : fds__dsl_jtype(e),
+                                a->name);
+        if (!a->field)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "The mode parameter is only supported with field "
+                                "or script in [%s]", a->name);
+        return 0;
+    }
+    return fds__aggp_unknown_field(c, a, k);
+}
+
+/* rate (Elasticsearch's RateAggregationBuilder): the sum of `field` (or
+ * its count with mode value_count, or the bucket's docs without a field)
+ * per `unit` of its date_histogram's bucket length; the parent is checked
+ * with the siblings (aggs_parse.c) and the value computed at the final
+ * reduce. */
+int fds__agg_parse_rate(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                        char **paths)
+{
+    bool field = cJSON_IsObject(b) && cJSON_GetObjectItemCaseSensitive(b, "field");
+    unsigned vs = field ? 0 : FDS__VS_NO_FIELD;
+    int rc = fds__aggp_values_source(c, a, b, vs);
+    return rc ? rc : fds__aggp_each_param(c, a, b, vs, rate_param, paths, NULL);
+}
+
 /* Elasticsearch's index.top_metrics_max_size default. */
 #define FDS_TOP_METRICS_MAX_SIZE 10
 

@@ -27,7 +27,7 @@ static const char *const UNSUPPORTED[] = {
     "reverse_nested", "global", "sampler", "diversified_sampler",
     "adjacency_matrix", "ip_range", "median_absolute_deviation",
     "weighted_avg", "string_stats", "boxplot", "t_test",
-    "scripted_metric", "matrix_stats", "rate", "bucket_script",
+    "scripted_metric", "matrix_stats", "bucket_script",
     "bucket_selector", "bucket_sort", "avg_bucket", "sum_bucket",
     "max_bucket", "min_bucket", "stats_bucket", "extended_stats_bucket",
     "percentiles_bucket", "cumulative_cardinality", "moving_percentiles",
@@ -61,7 +61,8 @@ static int check_order(fds__dsl_ctx *c, fds_agg *a, char **paths)
         int stat = -1;
         bool multi = s && (s->type == FDS_AGG_STATS ||
                            s->type == FDS_AGG_EXTENDED_STATS);
-        if (s && fds_agg_is_metric(s->type) && s->type != FDS_AGG_PERCENTILES &&
+        if (s && fds_agg_is_metric(s->type) && s->type != FDS_AGG_RATE &&
+            s->type != FDS_AGG_PERCENTILES &&
             s->type != FDS_AGG_PERCENTILE_RANKS) {
             if (!dot && !multi)
                 stat = FDS_AGG_STAT_VALUE;
@@ -124,7 +125,9 @@ static int resolve_pipeline(fds__dsl_ctx *c, const fds_agg *parent, fds_agg *s)
                             "No aggregation found for path [%s]", s->bp);
     bool multi = m->type == FDS_AGG_STATS || m->type == FDS_AGG_EXTENDED_STATS;
     s->bp_stat = -1;
-    if (fds_agg_is_metric(m->type) && m->type != FDS_AGG_PERCENTILES &&
+    /* a rate's value comes at the final reduce too: not a path here */
+    if (fds_agg_is_metric(m->type) && m->type != FDS_AGG_RATE &&
+        m->type != FDS_AGG_PERCENTILES &&
         m->type != FDS_AGG_PERCENTILE_RANKS) {
         if (!dot && !multi)
             s->bp_stat = FDS_AGG_STAT_VALUE;
@@ -247,7 +250,17 @@ static int parse_level(fds__dsl_ctx *c, fds_agg *parent, const cJSON *obj,
             return rc;
     }
     for (size_t k = 0; k < parent->nsubs; k++) { /* the siblings all known */
-        int rc = parent->subs[k]->bp ? resolve_pipeline(c, parent, parent->subs[k]) : 0;
+        const fds_agg *s = parent->subs[k];
+        if (s->type == FDS_AGG_RATE && parent->type != FDS_AGG_DATE_HISTOGRAM)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "The rate aggregation can only be used inside a "
+                                "date histogram [%s]", s->name);
+        if (s->type == FDS_AGG_RATE && parent->cal >= FDS_CAL_MONTH)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[rate] of [%s] under a calendar_interval of a "
+                                "month or more is not supported by fieldstore",
+                                s->name);
+        int rc = s->bp ? resolve_pipeline(c, parent, parent->subs[k]) : 0;
         if (rc)
             return rc;
     }

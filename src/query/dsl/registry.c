@@ -67,6 +67,8 @@ static const fds__agg_kind KINDS[FDS_AGG_TYPE_COUNT_] = {
                              fds__aggs_collect_none, fds__aggs_reduce_metric},
     [FDS_AGG_MOVING_FN] = {FDS_AGG_MOVING_FN, fds__agg_parse_pipeline,
                            fds__aggs_collect_none, fds__aggs_reduce_metric},
+    [FDS_AGG_RATE] = {FDS_AGG_RATE, fds__agg_parse_rate, fds__aggs_collect_stats,
+                      fds__aggs_reduce_metric},
 };
 
 const fds__agg_kind *fds__agg_kind_of(int type)
