@@ -336,21 +336,17 @@ class Aggs(ServerTestCase):
                for b in a["h"]["buckets"][:3]]
         self.assertEqual(got, [(400 / 24, 2.0, 14.0, 400.0), (0.0, 0.0, 0.0, 0.0),
                                (404 / 24, 1.0, 7.0, 404.0)])
+        def daily(rate, interval=("fixed_interval", "1d")):
+            return {"m": {"date_histogram": dict([interval], field="t"),
+                          "aggs": {"r": {"rate": rate}}}}
         for aggs, part in (
                 ({"m": {"terms": {"field": "kw"}, "aggs": {"r": {"rate": {"unit": "day"}}}}},
                  "The rate aggregation can only be used inside a date histogram"),
-                ({"m": {"date_histogram": {"field": "t", "calendar_interval": "month"},
-                        "aggs": {"r": {"rate": {"unit": "day"}}}}},
+                (daily({"unit": "day"}, ("calendar_interval", "month")),
                  "calendar_interval of a month or more is not supported"),
-                ({"m": {"date_histogram": {"field": "t", "fixed_interval": "1d"},
-                        "aggs": {"r": {"rate": {"unit": "month"}}}}},
-                 "[rate] unit [month] of [r] is not supported"),
-                ({"m": {"date_histogram": {"field": "t", "fixed_interval": "1d"},
-                        "aggs": {"r": {"rate": {"unit": "5m"}}}}},
-                 "Unsupported unit [5m]"),
-                ({"m": {"date_histogram": {"field": "t", "fixed_interval": "1d"},
-                        "aggs": {"r": {"rate": {"mode": "sum"}}}}},
-                 "The mode parameter is only supported with field")):
+                (daily({"unit": "month"}), "[rate] unit [month] of [r] is not supported"),
+                (daily({"unit": "5m"}), "Unsupported unit [5m]"),
+                (daily({"mode": "sum"}), "The mode parameter is only supported with field")):
             out = self.aggs(aggs, status=400)
             self.assertIn(part, out["error"]["root_cause"][0]["reason"])
 
