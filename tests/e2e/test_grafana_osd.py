@@ -752,6 +752,23 @@ class OpenSearchDashboards(LogServer):
         lo, hi = self.frame()
         self.check_discover(r, self.in_range(lo, hi), None)
 
+    def test_discover_all_fields(self):
+        # search:includeAllFields set: search_source.ts flatten adds
+        # fields ["*"] beside the date docvalue_fields
+        body = dict(self.discover_body(), fields=["*"])
+        st, r, _ = self.req("POST", "/logs-*/_search?ignore_unavailable=true"
+                            "&track_total_hits=true&timeout=30000ms", body)
+        self.assertEqual(st, 200, r)
+        lo, hi = self.frame()
+        self.check_discover(r, self.in_range(lo, hi), None)
+        by_id = {x.id: x for x in self.rows}
+        for h in r["hits"]["hits"]:
+            x, f = by_id[int(h["_id"])], h["fields"]
+            self.assertEqual((f["method"], f["status"], f["body_bytes_sent"], f["url"]),
+                             ([x.method], [x.status], [x.bytes], [x.url]))
+            self.assertEqual(f.get("url.keyword"), [x.url] if len(x.url) <= 256 else None)
+            self.assertEqual(f.get("x_forwarded_for"), [x.xff] if x.xff else None)
+
     def test_discover_query_and_filter(self):
         # a DQL query `method:GET` (build_opensearch_query/from_kuery:
         # match in a should) and a phrase filter pill on status
