@@ -66,6 +66,7 @@ typedef struct fds__cli_opts {
     const char *sample;   /* synthlogs */
     uint64_t seed, docs;
     int no_ids, bulk;
+    int resample, stats;  /* synthlogs */
 } fds__cli_opts;
 
 /*
@@ -78,7 +79,8 @@ static inline int fds__cli_parse(int argc, char **argv, const char *tool,
                                  int synth, void (*usage)(FILE *),
                                  fds__cli_opts *o)
 {
-    enum { O_FORMAT = 256, O_INDEX, O_HOST, O_SEED, O_NOIDS, O_SAMPLE, O_DOCS };
+    enum { O_FORMAT = 256, O_INDEX, O_HOST, O_SEED, O_NOIDS, O_SAMPLE, O_DOCS,
+           O_RESAMPLE, O_STATS };
     static const struct option common[] = {
         {"help", no_argument, NULL, 'h'},
         {"format", required_argument, NULL, O_FORMAT},
@@ -88,6 +90,8 @@ static inline int fds__cli_parse(int argc, char **argv, const char *tool,
         {"no-ids", no_argument, NULL, O_NOIDS},
         {"sample", required_argument, NULL, O_SAMPLE},
         {"docs", required_argument, NULL, O_DOCS},
+        {"resample", no_argument, NULL, O_RESAMPLE},
+        {"stats", no_argument, NULL, O_STATS},
         {NULL, 0, NULL, 0}};
     int c;
     optind = 1;
@@ -107,6 +111,12 @@ static inline int fds__cli_parse(int argc, char **argv, const char *tool,
             if (!synth)
                 goto bad;
             o->sample = optarg;
+            break;
+        case O_RESAMPLE:
+        case O_STATS:
+            if (!synth)
+                goto bad;
+            *(c == O_STATS ? &o->stats : &o->resample) = 1;
             break;
         case O_DOCS:
             if (!synth)

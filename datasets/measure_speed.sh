@@ -2,7 +2,7 @@
 # measure_speed.sh: wall-clock speed of nginx2json and synthlogs, as quoted in
 # docs/datasets.md.  Usage: datasets/measure_speed.sh BUILD_DIR [TMPDIR]
 # Prints one line per case: case, documents, seconds (best of 3), docs/s, MB/s
-# of output.  Output files go to TMPDIR (default /tmp) and are removed.
+# of output; synthlogs cases in its default mode and with --resample.  Output files go to TMPDIR (default /tmp) and are removed.
 set -eu
 build=${1:?usage: measure_speed.sh BUILD_DIR [TMPDIR]}
 tmp=${2:-/tmp}
@@ -35,10 +35,14 @@ best_of3 "nginx2json bulk 10k (sample)" 10000 "$out" \
 for _ in $(seq 100); do cat "$sample"; done > "$big"
 best_of3 "nginx2json json 1M (sample x100)" 1000000 "$out" "$n2j" "$big"
 rm -f "$big"
-best_of3 "synthlogs json 1M -> /dev/null" 1000000 /dev/null \
-  "$syn" --docs 1000000 --seed 1
-best_of3 "synthlogs json 1M -> file" 1000000 "$out" \
-  "$syn" --docs 1000000 --seed 1
-best_of3 "synthlogs bulk 1M -> file" 1000000 "$out" \
-  "$syn" --docs 1000000 --seed 1 --format bulk --index synth
+for mode in "" --resample; do
+  best_of3 "synthlogs $mode json 1M -> /dev/null" 1000000 /dev/null \
+    "$syn" $mode --docs 1000000 --seed 1
+  best_of3 "synthlogs $mode json 1M -> file" 1000000 "$out" \
+    "$syn" $mode --docs 1000000 --seed 1
+  best_of3 "synthlogs $mode bulk 1M -> file" 1000000 "$out" \
+    "$syn" $mode --docs 1000000 --seed 1 --format bulk --index synth
+done
+best_of3 "synthlogs json 10M -> /dev/null" 10000000 /dev/null \
+  "$syn" --docs 10000000 --seed 1
 rm -f "$out"

@@ -13,8 +13,13 @@
 #   ROUNDS=4             rounds, direction alternating: A B C, C B A, ...
 #   DEMO_BACKGROUND=1    stress-ng during the test; 0 turns it off
 #   DEMO_BACKGROUND_SPEC=cpu=2,load=50   two workers, each busy 50% of a core
-#   DEMO_DOCS=N          N synthetic documents (synthlogs) instead of the log
+#   DEMO_DOCS=N          N synthetic documents (synthlogs) instead of the log:
+#                        vocabularies that grow as a real log's (the default)
+#   SYNTH_ARGS=--resample  extra synthlogs options; --resample: the earlier
+#                        corpus, whose vocabularies stay the sample's
 #   DEMO_BULK_DOCS=5000  documents per _bulk request
+#   DEMO_WORKLOAD=match  loadgen's workload: match (the article's queries) or
+#                        dashboard (Kibana/Grafana bodies, docs/loadgen.md)
 #   DATASET=PATH         the nginx log (default: the bundled 10k-line sample)
 #
 # Results: results/ab.md, results/ab.json, results/ab_*.svg
@@ -28,6 +33,7 @@ DEMO_BACKGROUND=${DEMO_BACKGROUND:-1}
 DEMO_BACKGROUND_SPEC=${DEMO_BACKGROUND_SPEC:-cpu=2,load=50}
 DEMO_DOCS=${DEMO_DOCS:-}
 DEMO_BULK_DOCS=${DEMO_BULK_DOCS:-5000}
+DEMO_WORKLOAD=${DEMO_WORKLOAD:-match}
 MAPPING=datasets/nginx-mapping.json
 # reference first: every ratio in the report is ZSTD / the other index
 SPECS=(logs-zstd:ZSTD logs-best_compression:best_compression
@@ -57,8 +63,10 @@ echo "demo: fieldstore pid $server_pid on $URL"
 
 if [[ -n "$DEMO_DOCS" ]]; then
   echo "demo: generating $DEMO_DOCS synthetic documents (synthlogs)"
-  "$BUILD_DIR/datasets/synthlogs" --docs "$DEMO_DOCS" --format json -o "$work/docs.json"
-  source_desc="$DEMO_DOCS synthetic documents (synthlogs, seed 1)"
+  read -r -a synth_args <<< "${SYNTH_ARGS:-}"
+  "$BUILD_DIR/datasets/synthlogs" ${synth_args[@]+"${synth_args[@]}"} --docs "$DEMO_DOCS" \
+    --format json -o "$work/docs.json"
+  source_desc="$DEMO_DOCS synthetic documents (synthlogs${SYNTH_ARGS:+ $SYNTH_ARGS}, seed 1)"
 else
   "$BUILD_DIR/datasets/nginx2json" --format json "$DATASET" > "$work/docs.json"
   source_desc="$(wc -l < "$work/docs.json") documents of $DATASET"
@@ -154,11 +162,13 @@ PY
 
 mkdir -p results
 round_s=$(( DEMO_SECONDS / (${#SPECS[@]} * ROUNDS) )); (( round_s >= 2 )) || round_s=2
+workload_args=(--fields service_name,method,error_code,url --size 10)
+[[ "$DEMO_WORKLOAD" == dashboard ]] && workload_args=()
 background=()
 [[ "$DEMO_BACKGROUND" != 0 ]] && background=(--background "$DEMO_BACKGROUND_SPEC")
 "$BUILD_DIR/tools/loadgen/loadgen" ab --host 127.0.0.1 --port "$PORT" "${indices[@]}" \
   --rounds "$ROUNDS" --round-duration "$round_s" --warmup 1 --clients 8 --threads 2 \
-  --fields service_name,method,error_code,url --size 10 \
+  --workload "$DEMO_WORKLOAD" "${workload_args[@]}" \
   --server-pid "$server_pid" "${background[@]}" \
   --json results/ab.json --md results/ab.md --svg-prefix results/ab
 

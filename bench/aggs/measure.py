@@ -13,6 +13,7 @@ import glob
 import hashlib
 import http.client
 import json
+import os
 import statistics
 import time
 
@@ -79,13 +80,15 @@ def main():
             round_medians[q["name"]].append(statistics.median(ts))
     print("# Aggregations at %s documents\n" % format(a.docs, ","))
     print("Command: `%s`  " % a.command)
-    print("Index: synthlogs --docs %d --seed %s, datasets/nginx-mapping.json, ZSTD, "
+    synth_args = os.environ.get("SYNTH_ARGS", "").strip()
+    print("Index: synthlogs %s--docs %d --seed %s, datasets/nginx-mapping.json, ZSTD, "
           "one segment.  One keep-alive connection, one request at a time; %d rounds "
           "x %d requests per body (after %d warm-up), bodies in alternating order.  "
           "Service time in ms: median of all requests, and the min-max of the "
           "rounds' medians; server CPU ms per request (thread schedstat), median "
           "over rounds.  The machine's 2 cores are shared with other work.\n"
-          % (a.docs, a.seed, a.repeats, a.requests, a.warmup))
+          % (synth_args + " " if synth_args else "", a.docs, a.seed, a.repeats,
+             a.requests, a.warmup))
     print("| body | median ms | rounds' medians min-max | server CPU ms | hits | "
           "answer bytes / sha1 |")
     print("|---|---:|---:|---:|---:|---|")

@@ -46,6 +46,8 @@ usage: bench/aggs/run.sh --data DIR [options]
   --warmup N      unmeasured requests per body per round (default $WARMUP)
   --build DIR     build directory with synthlogs (default $BUILD_DIR)
   --out FILE      Markdown output (default results/aggs.md)
+  SYNTH_ARGS=...  (environment) extra synthlogs options; --resample:
+                  the earlier corpus (default: vocabularies that grow)
   -h, --help      this text
 
 Units: service time in ms (request sent to last byte received, keep-alive

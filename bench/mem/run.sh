@@ -53,6 +53,8 @@ options:
   --build DIR        build directory (default \$BUILD_DIR or $ROOT/build)
   --out FILE         Markdown output (default results/mem.md)
   --quick            steps 100000,200000, 5 s of load
+  SYNTH_ARGS=...     (environment) extra synthlogs options; --resample:
+                     the earlier corpus (default: vocabularies that grow)
   -h, --help         this text
 
 time: ~35 s per 100k documents loaded on a 2-core machine (bulk + refresh +
@@ -78,6 +80,7 @@ done
 
 FIELDSTORE=$BUILD_DIR/fieldstore
 SYNTHLOGS=$BUILD_DIR/datasets/synthlogs
+. "$ROOT/bench/synth.sh" # synth (SYNTH_ARGS)
 LOADGEN=$BUILD_DIR/tools/loadgen/loadgen
 for b in "$FIELDSTORE" "$SYNTHLOGS" "$LOADGEN"; do
   [[ -x $b ]] || { echo "mem bench: $b missing; build first" >&2; exit 1; }
@@ -129,7 +132,7 @@ for step in "${steps[@]}"; do
   log "bulk: docs $((loaded + 1))..$step"
   : > "$work/bulk_errors"
   # synthlogs numbers documents from 1; later steps skip the earlier ones.
-  "$SYNTHLOGS" --docs "$step" --seed "$SEED" --format bulk --index "$IDX" \
+  synth --docs "$step" --seed "$SEED" --format bulk --index "$IDX" \
     | tail -n +$((2 * loaded + 1)) \
     | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
         curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \

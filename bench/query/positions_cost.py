@@ -90,7 +90,8 @@ class Server:
 
 def load_docs(args):
     tool = ("nginx2json", [args.log]) if args.log else \
-        ("synthlogs", ["--docs", str(args.synth), "--seed", str(args.seed)])
+        ("synthlogs", os.environ.get("SYNTH_ARGS", "").split() +
+         ["--docs", str(args.synth), "--seed", str(args.seed)])
     out = subprocess.run([os.path.join(args.build, "datasets", tool[0])] + tool[1],
                          check=True, stdout=subprocess.PIPE).stdout
     return out.splitlines()

@@ -36,6 +36,8 @@ usage: bench/scale/beside.sh --data DIR [options]
   --bulk-docs N     documents per _bulk request of the loop (default $BULK_DOCS)
   --build DIR       build directory with synthlogs, loadgen (default $BUILD_DIR)
   --out FILE        Markdown output (default results/scale-beside.md)
+  SYNTH_ARGS=...    (environment) extra synthlogs options; --resample:
+                    the earlier corpus (default: vocabularies that grow)
 
 Service times in ms (loadgen's service_time_ms: request sent to response
 read, one request at a time); ratio = beside / idle of the same pair.
@@ -93,7 +95,7 @@ pass "$work/warm.json"
 # killed; each answered request appends its document count to $F.
 bulk_loop() { # SEED
   set -m
-  ( "$SYNTHLOGS" --docs 100000000 --seed "$1" --format bulk --index "$IDX" --no-ids \
+  ( synth --docs 100000000 --seed "$1" --format bulk --index "$IDX" --no-ids \
       | split -l $((2 * BULK_DOCS)) --filter='
           curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
                --data-binary @- -o /dev/null -w "%{http_code}\n" \

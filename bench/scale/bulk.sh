@@ -42,6 +42,8 @@ usage: bench/scale/bulk.sh [options]
   --clients N      concurrent clients, one request at a time each (default $CLIENTS)
   --durability D   index.translog.durability, request or async (default $DURABILITY)
   --build DIR      build directory with synthlogs (default $BUILD_DIR)
+  SYNTH_ARGS=...   (environment) extra synthlogs options; --resample:
+                   the earlier corpus (default: vocabularies that grow)
   -h, --help       this text
 
 Output: one line per run and a median (min-max) line per server, docs/s
@@ -82,7 +84,7 @@ proc_cpu_us() {
 }
 trap 'stop_server; rm -rf "$work"' EXIT
 IDX=bulk-bench
-"$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
+synth --docs "$DOCS" --seed "$SEED" --format bulk --index "$IDX" \
   | split -l $((2 * BULK_DOCS)) - "$work/chunk."
 
 : > "$work/runs"

@@ -123,7 +123,8 @@ def main():
     servers = [s.split("=", 1) for s in a.server] or \
         [["current", os.path.join(a.build, "fieldstore")]]
     synth = os.path.join(a.build, "datasets", "synthlogs")
-    body = subprocess.run([synth, "--docs", str(a.docs), "--seed", str(a.seed),
+    body = subprocess.run([synth] + os.environ.get("SYNTH_ARGS", "").split() +
+                          ["--docs", str(a.docs), "--seed", str(a.seed),
                            "--format", "bulk", "--index", INDEX],
                           check=True, capture_output=True).stdout.splitlines(True)
     per = -(-len(body) // 2 // a.segments) * 2  # whole action + source pairs

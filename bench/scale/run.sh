@@ -81,6 +81,8 @@ options:
   --duration S      throughput seconds (default $DURATION)
   --build DIR       build directory with synthlogs, loadgen (default $BUILD_DIR)
   --out FILE        Markdown output (default results/scale-1m.md; JSON beside it)
+  SYNTH_ARGS=...    (environment) extra synthlogs options; --resample:
+                    the earlier corpus (default: vocabularies that grow)
   -h, --help        this text
 
 time: building 1M docs takes ~6 min on 2 cores; each repeat and server then

@@ -1,6 +1,9 @@
 # bench/scale/server.sh: helpers the bench/scale scripts source to stop the
 # fieldstore server they started ($server_pid, empty when none) and to read
-# its CPU time.
+# its CPU time, and to build a synthlogs index once (synth* from
+# bench/synth.sh: SYNTH_ARGS chooses the corpus).
+
+. "$(dirname "${BASH_SOURCE[0]}")/../synth.sh"
 
 server_pid=
 
@@ -34,21 +37,24 @@ cpu_us() {
 # Build index IDX from synthlogs, once: create it with the JSON body BODY
 # (settings, mappings), load DOCS documents of seed SEED in _bulk requests
 # of BULK_DOCS documents, refresh and force-merge it to one segment; nothing
-# when it already holds DOCS documents.  The caller defines URL, SYNTHLOGS,
-# work (a scratch directory), api METHOD PATH [JSON], doc_count and log;
+# when it already holds DOCS documents of this corpus (synth_matches).  The
+# caller defines URL, SYNTHLOGS, work (a scratch directory), api METHOD PATH
+# [JSON], doc_count and log;
 # NAME prefixes the error messages.  When BUILD_STATS names a file, a build
 # writes there (JSON): bulk, refresh and force-merge wall seconds, docs/s
 # through _bulk + refresh, the server's CPU seconds, and its VmHWM / VmRSS
 # (KiB) after the force-merge.
 build_synthlogs_index() { # NAME IDX DOCS SEED BULK_DOCS BODY
   local name=$1 idx=$2 docs=$3 seed=$4 bulk=$5 body=$6
-  [[ $(doc_count) != "$docs" ]] || return 0
+  if [[ $(doc_count) == "$docs" ]] && synth_matches "$URL" "$idx" "$docs" "$seed"; then
+    return 0
+  fi
   [[ -z $(doc_count) ]] || api DELETE "/$idx" >/dev/null
-  log "building $idx: $docs synthlogs docs (seed $seed)"
+  log "building $idx: $docs docs of $(synth_corpus) (seed $seed)"
   api PUT "/$idx" "$body" >/dev/null
   local t0 c0; t0=$(date +%s.%N); c0=$(cpu_us)
   : > "$work/bulk_errors"
-  "$SYNTHLOGS" --docs "$docs" --seed "$seed" --format bulk --index "$idx" \
+  synth --docs "$docs" --seed "$seed" --format bulk --index "$idx" \
     | URL=$URL ERR=$work/bulk_errors split -l $((2 * bulk)) --filter='
         curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
              --data-binary @- -o "$FILE.out" \

@@ -117,7 +117,9 @@ def main():
     md.append(f"Command: `{o.command}`  ")
     md.append(f"Machine: {os.cpu_count()} CPUs, {platform.platform()}; "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ")
-    md.append(f"Data: {o.docs:,} synthlogs documents (seed {o.seed}) per index, "
+    synth_args = os.environ.get("SYNTH_ARGS", "").strip()
+    md.append(f"Data: {o.docs:,} synthlogs{' ' + synth_args if synth_args else ''} "
+              f"documents (seed {o.seed}) per index, "
               f"1 segment each; loadgen closed loop, {o.clients} clients, "
               f"{o.threads} threads; {o.rounds} rounds x {o.round_seconds} s per "
               f"side after {o.warmup} s warm-up; order A B per round "

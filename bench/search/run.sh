@@ -75,6 +75,8 @@ options:
   --out DIR         where search_ab.json / search_ab.md go (default results/)
   --quick           ~2 minutes: 100000 docs, codecs ZSTD,best_compression,
                     lucene_best_compression, 3 rounds of 1.5 s (0.5 s warm-up)
+  SYNTH_ARGS=...    (environment) extra synthlogs options; --resample:
+                    the earlier corpus (default: vocabularies that grow)
   -h, --help        this text
 
 time: measuring takes about pairs * workloads * rounds * 2 * (warmup + round
@@ -112,6 +114,7 @@ done
 
 FIELDSTORE=$BUILD_DIR/fieldstore
 SYNTHLOGS=$BUILD_DIR/datasets/synthlogs
+. "$ROOT/bench/synth.sh" # synth, synth_matches, synth_corpus (SYNTH_ARGS)
 LOADGEN=$BUILD_DIR/tools/loadgen/loadgen
 for b in "$FIELDSTORE" "$SYNTHLOGS" "$LOADGEN"; do
   [[ -x $b ]] || { echo "search bench: $b missing; build first (cmake --build $BUILD_DIR)" >&2; exit 1; }
@@ -171,17 +174,17 @@ first=$(index_name "${codecs[0]}")
 build_s=()
 for codec in "${codecs[@]}"; do
   idx=$(index_name "$codec"); t0=$(date +%s)
-  if [[ $(doc_count "$idx") == "$DOCS" ]]; then
+  if [[ $(doc_count "$idx") == "$DOCS" ]] && synth_matches "$URL" "$idx" "$DOCS" "$SEED"; then
     log "$idx ($codec): reusing $DOCS docs"
     api POST "/$idx/_forcemerge?max_num_segments=1" >/dev/null
   else
     if [[ -n $(doc_count "$idx") ]]; then api DELETE "/$idx" >/dev/null; fi
     create_index "$idx" "$codec"
     if [[ $idx == "$first" ]]; then
-      log "$idx ($codec): bulk-indexing $DOCS synthlogs docs (seed $SEED)"
+      log "$idx ($codec): bulk-indexing $DOCS docs of $(synth_corpus) (seed $SEED)"
       : > "$work/bulk_errors"
       # split --filter streams each chunk of BULK_DOCS docs into one _bulk.
-      "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED" --format bulk --index "$idx" \
+      synth --docs "$DOCS" --seed "$SEED" --format bulk --index "$idx" \
         | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
             curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
                  --data-binary @- -o "$FILE.out" \

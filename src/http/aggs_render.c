@@ -484,7 +484,7 @@ static void render_filters(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
     render_buckets(b, r, rx, key_filters);
 }
 
-/* filter, missing: one bucket, its members in the aggregation's object. */
+/* filter, missing, sampler: one bucket, its members in the aggregation's object. */
 static void render_single(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
 {
     fds_strbuf_putc(b, '{');
@@ -548,6 +548,7 @@ static void (*const RENDER[FDS_AGG_TYPE_COUNT_])(fds_strbuf *b,
     [FDS_AGG_FILTER] = render_single,
     [FDS_AGG_FILTERS] = render_filters,
     [FDS_AGG_MISSING] = render_single,
+    [FDS_AGG_SAMPLER] = render_single,
     [FDS_AGG_COMPOSITE] = render_composite,
     [FDS_AGG_TOP_HITS] = render_top_hits,
     [FDS_AGG_TOP_METRICS] = render_top_metrics,

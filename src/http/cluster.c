@@ -26,7 +26,7 @@
 
 #define NODE_ID FDS__NODE_ID
 #define NODE_NAME FDS__NODE_NAME
-#define CLUSTER_NAME "fieldstore"
+#define CLUSTER_NAME FDS__CLUSTER_NAME
 #define FDS_VERSION "0.1.0"
 
 

@@ -14,8 +14,11 @@
  * `non_searchable_indices` / `non_aggregatable_indices` only when its
  * indices disagree.
  *
- * Not done: `index_filter` (a 400: every index would have to run the
- * query's can-match phase); `meta` of a field (not kept by mappings).
+ * `index_filter` leaves out an index none of whose documents match it, and
+ * `include_empty_fields=false` a field no document of its index has a
+ * value for (an object parent with none of its fields left); both ask the
+ * index with a search of its own (fc_probe).  Not done: `meta` of a field
+ * (not kept by mappings).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +31,10 @@
 #include "request.h"
 #include "response.h"
 #include "query.h"
+#include "fds_clock.h"
+#include "fds_strbuf.h"
 
-/* The URL parameters _field_caps reads.  include_empty_fields (8.13) only
- * at its default true (every mapped field is listed; false, which leaves
- * out fields without values, is refused); ignore_throttled has no frozen
+/* The URL parameters _field_caps reads; ignore_throttled has no frozen
  * index to act on. */
 static const char *const FIELD_CAPS_PARAMS[] = {
     FDS_INDEX_EXPR_PARAMS, "fields", "include_unmapped", "filters", "types",
@@ -391,7 +394,7 @@ static bool filters_read(fc_query *q, const char *s, fds_resp *o)
 /* The body (fields, index_filter, runtime_mappings) into q and *rt; false
  * with an error in `o`. */
 static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
-                      const cJSON **rt, fds_resp *o)
+                      const cJSON **rt, const cJSON **flt, fds_resp *o)
 {
     fds_err e;
     fds_err_clear(&e);
@@ -429,10 +432,13 @@ static bool body_read(fds_req *r, fc_query *q, bool url_fields, cJSON **body,
                     goto oom;
             }
         } else if (!strcmp(it->string, "index_filter")) {
-            fds__resp_errorf(o, 400, "illegal_argument_exception",
-                            "[index_filter] is not supported: every index is "
-                            "listed whatever its documents");
-            return false;
+            if (!cJSON_IsObject(it)) {
+                fds__resp_errorf(o, 400, "x_content_parse_exception",
+                                "[field_caps_request] failed to parse field "
+                                "[index_filter]");
+                return false;
+            }
+            *flt = it;
         } else if (!strcmp(it->string, "runtime_mappings") && cJSON_IsObject(it)) {
             *rt = it;
         } else {
@@ -471,15 +477,162 @@ static void index_records(fc_list *l, const fc_query *q, fds_index *ix, size_t i
     cJSON_Delete(m);
 }
 
+/* A search of index `index` with `body` (NUL-terminated), run as an
+ * _msearch item runs: its parsed answer, or NULL with its error (or out of
+ * memory) in `o`. */
+static cJSON *fc_probe(fds_req *r, const char *index, const char *body,
+                       fds_resp *o)
+{
+    char search[] = "_search";
+    char *name = strdup(index);
+    if (!name) {
+        fds__resp_errorf(o, 500, "exception", "out of memory");
+        return NULL;
+    }
+    fds_req sub = {.store = r->store, .method = "POST", .url = r->url,
+                   .body = body, .body_len = strlen(body),
+                   .start_us = (long long)fds_mono_us()};
+    sub.seg[0] = name;
+    sub.seg[1] = search;
+    sub.nseg = 2;
+    fds_resp so = {0};
+    fds__h_search(&sub, &so, false);
+    fds__req_sub_done(&sub);
+    free(name);
+    cJSON *j = so.status == 200 ? cJSON_ParseWithLength(so.body, so.len) : NULL;
+    if (so.status == 200) {
+        free(so.body);
+        if (!j)
+            fds__resp_errorf(o, 500, "exception", "out of memory");
+    } else {
+        free(o->body);
+        *o = so; /* the search's error, as it answered it */
+    }
+    return j;
+}
+
+/* index_filter: keep the indices with a document it matches (Elasticsearch
+ * keeps those its can-match phase cannot rule out, which is a best effort:
+ * this is the exact answer).  false with the error in `o`. */
+static bool filter_indices(fds_req *r, const cJSON *flt, fds_index **ixs,
+                           size_t *n, fds_resp *o)
+{
+    cJSON *b = cJSON_CreateObject();
+    cJSON *f = cJSON_Duplicate(flt, true);
+    char *text = NULL;
+    if (b && f && cJSON_AddNumberToObject(b, "size", 0) &&
+        cJSON_AddNumberToObject(b, "track_total_hits", 1)) {
+        cJSON_AddItemToObject(b, "query", f);
+        f = NULL;
+        text = cJSON_PrintUnformatted(b);
+    }
+    cJSON_Delete(f);
+    cJSON_Delete(b);
+    if (!text) {
+        fds__resp_errorf(o, 500, "exception", "out of memory");
+        return false;
+    }
+    size_t kept = 0, i = 0;
+    bool ok = true;
+    for (; i < *n; i++) {
+        cJSON *j = fc_probe(r, fds_index_name(ixs[i]), text, o);
+        if (!j) {
+            ok = false;
+            break;
+        }
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "hits"),
+                                             "total"), "value");
+        if (cJSON_IsNumber(v) && v->valuedouble > 0)
+            ixs[kept++] = ixs[i];
+        else
+            fds_index_release(ixs[i]);
+        cJSON_Delete(j);
+    }
+    /* after a failed probe the ones not looked at stay held, kept */
+    for (size_t k = i; k < *n; k++)
+        ixs[kept++] = ixs[k];
+    *n = kept;
+    free(text);
+    return ok;
+}
+
+/* include_empty_fields=false: of index `index`'s records l->r[from, l->n),
+ * drop each field no document has a value for (one `exists` filter
+ * aggregation per field, in one search) and each object parent left
+ * without fields; metadata fields stay.  false with the error in `o`. */
+static bool drop_empty(fds_req *r, const char *index, fc_list *l, size_t from,
+                       fds_resp *o)
+{
+    fds_strbuf b = FDS_STRBUF_INIT;
+    fds_strbuf_puts(&b, "{\"size\":0,\"track_total_hits\":false,\"aggs\":{");
+    size_t asked = 0;
+    for (size_t i = from; i < l->n; i++) {
+        const fc_rec *x = &l->r[i];
+        if (x->meta || x->parent)
+            continue;
+        fds_strbuf_printf(&b, "%s\"%zu\":{\"filter\":{\"exists\":{\"field\":",
+                          asked++ ? "," : "", i);
+        fds_strbuf_put_json_string(&b, x->name, strlen(x->name));
+        fds_strbuf_puts(&b, "}}}");
+    }
+    fds_strbuf_puts(&b, "}}");
+    if (b.oom) {
+        fds_strbuf_free(&b);
+        fds__resp_errorf(o, 500, "exception", "out of memory");
+        return false;
+    }
+    cJSON *j = asked ? fc_probe(r, index, b.p, o) : cJSON_CreateObject();
+    fds_strbuf_free(&b);
+    if (!j)
+        return false;
+    const cJSON *aggs = cJSON_GetObjectItemCaseSensitive(j, "aggregations");
+    bool *keep = calloc(l->n - from + 1, sizeof *keep);
+    if (!keep) {
+        cJSON_Delete(j);
+        fds__resp_errorf(o, 500, "exception", "out of memory");
+        return false;
+    }
+    char key[24];
+    for (size_t i = from; i < l->n; i++) {
+        const fc_rec *x = &l->r[i];
+        snprintf(key, sizeof key, "%zu", i);
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(aggs, key), "doc_count");
+        keep[i - from] = x->meta || (!x->parent && cJSON_IsNumber(c) && c->valuedouble > 0);
+    }
+    /* a parent stays with a field under it */
+    for (size_t i = from; i < l->n; i++) {
+        const fc_rec *x = &l->r[i];
+        size_t pl = strlen(x->name);
+        for (size_t k = from; x->parent && !keep[i - from] && k < l->n; k++)
+            keep[i - from] = keep[k - from] && !l->r[k].parent &&
+                             !strncmp(l->r[k].name, x->name, pl) &&
+                             l->r[k].name[pl] == '.';
+    }
+    size_t w = from;
+    for (size_t i = from; i < l->n; i++) {
+        if (keep[i - from]) {
+            l->r[w++] = l->r[i];
+        } else {
+            free(l->r[i].name);
+            free(l->r[i].type);
+        }
+    }
+    l->n = w;
+    free(keep);
+    cJSON_Delete(j);
+    return true;
+}
+
 void fds__h_field_caps(fds_req *r, fds_resp *o)
 {
-    if (!fds__req_check_params(r, o, FIELD_CAPS_PARAMS) ||
-        !fds__req_param_only(r, o, "include_empty_fields", true))
+    if (!fds__req_check_params(r, o, FIELD_CAPS_PARAMS))
         return;
     fc_query q = {0};
     fc_list l = {0};
     cJSON *body = NULL;
-    const cJSON *rt = NULL;
+    const cJSON *rt = NULL, *flt = NULL;
     fds_index **ixs = NULL;
     size_t n = 0;
     const char *fields = fds__req_param(r, "fields");
@@ -488,12 +641,13 @@ void fds__h_field_caps(fds_req *r, fds_resp *o)
     if (q.types && !*q.types)
         q.types = NULL;
     bool unmapped = fds__req_param_bool(r, "include_unmapped", false);
+    bool empty = fds__req_param_bool(r, "include_empty_fields", true);
     if (fields && !pats_add(&q, fields)) {
         fds__resp_errorf(o, 500, "exception", "out of memory");
         goto done;
     }
     if ((filters && !filters_read(&q, filters, o)) ||
-        !body_read(r, &q, fields != NULL, &body, &rt, o))
+        !body_read(r, &q, fields != NULL, &body, &rt, &flt, o))
         goto done;
     if (!q.npats) {
         fds__resp_errorf(o, 400, "action_request_validation_exception",
@@ -528,8 +682,14 @@ void fds__h_field_caps(fds_req *r, fds_resp *o)
         fds__resp_error(o, &e);
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
+    if (flt && !filter_indices(r, flt, ixs, &n, o))
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        size_t from = l.n;
         index_records(&l, &q, ixs[i], i);
+        if (!empty && !l.oom && !drop_empty(r, fds_index_name(ixs[i]), &l, from, o))
+            goto done;
+    }
     if (rt && !add_runtime(&l, &q, rt, n, o))
         goto done;
     if (l.oom) {

@@ -71,6 +71,8 @@ void fds__h_msearch(fds_req *r, fds_resp *o);
 void fds__h_search_shards(fds_req *r, fds_resp *o);
 /* _field_caps over an index expression. */
 void fds__h_field_caps(fds_req *r, fds_resp *o);
+void fds__h_resolve_index(fds_req *r, fds_resp *o); /* resolve_index.c */
+void fds__h_nodes_info(fds_req *r, fds_resp *o);    /* nodes_info.c */
 void fds__h_async_submit(fds_req *r, fds_resp *o);
 void fds__h_async_get(fds_req *r, fds_resp *o);
 void fds__h_async_status(fds_req *r, fds_resp *o);

@@ -370,9 +370,7 @@ void fds__h_cat_count(fds_req *r, fds_resp *o)
     }
     fds_resp c = {0};
     fds__h_search(&sub, &c, true);
-    for (unsigned i = 0; i < sub.nparams; i++)
-        free(sub.params[i]);
-    free(sub.params);
+    fds__req_sub_done(&sub);
     if (c.status != 200) /* its error, as _count answers it */
         return fds__resp_raw(o, c.status, c.body, c.len, c.content_type);
     cJSON *j = cJSON_ParseWithLength(c.body ? c.body : "", c.len);

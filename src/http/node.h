@@ -9,5 +9,6 @@
 #define FDS__ES_VERSION "8.11.0"
 #define FDS__NODE_ID "fds-node-0" /* the one node's id in stats and profiles */
 #define FDS__NODE_NAME "fieldstore-0" /* and its name */
+#define FDS__CLUSTER_NAME "fieldstore" /* its cluster's name */
 
 #endif

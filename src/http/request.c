@@ -129,6 +129,15 @@ bool fds__req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
     return false;
 }
 
+void fds__req_sub_done(fds_req *sub)
+{
+    for (unsigned i = 0; i < sub->nparams; i++)
+        free(sub->params[i]);
+    free(sub->params);
+    sub->params = NULL;
+    sub->nparams = sub->params_cap = 0;
+}
+
 bool fds__req_param_bool(fds_req *r, const char *key, bool dflt)
 {
     const char *v = fds__req_param(r, key);

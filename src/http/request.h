@@ -41,6 +41,10 @@ typedef struct fds_req {
  * valid until its answer is queued. */
 const char *fds__req_param(fds_req *r, const char *key);
 bool fds__req_param_bool(fds_req *r, const char *key, bool dflt);
+/* Free the parameter copies fds__req_param made for a request made inside
+ * another (an _msearch item, a probe search); its strings stay the
+ * caller's. */
+void fds__req_sub_done(fds_req *sub);
 /* A boolean URL parameter of which only the value `only` (0 false, 1
  * true; -1: both) is implemented: true when it is absent or has such a
  * value; otherwise false with a 400 in `o` (an unparsable value, or the

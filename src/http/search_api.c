@@ -347,9 +347,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
     body[bl] = 0;
     sub.body = body;
     fds__h_search(&sub, o, false);
-    for (unsigned i = 0; i < sub.nparams; i++)
-        free(sub.params[i]);
-    free(sub.params);
+    fds__req_sub_done(&sub);
     free(body);
     free(index);
 }

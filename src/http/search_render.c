@@ -11,6 +11,7 @@
  */
 #include "aggs/aggs.h"
 #include "fetch/highlight.h"
+#include "time/datemath.h"
 #include "search_render.h"
 
 #include <cJSON.h>
@@ -26,7 +27,10 @@
 #include "fds_strbuf.h"
 #include "fds_text.h"
 #include "fds_numfmt.h"
-#include "fds_time.h"
+
+/* Room for a date sort value printed in its sort's `format` (a pattern's
+ * text is copied, so a longer one is cut here). */
+#define SORT_DATE_TEXT_MAX 128
 
 /* One `fields` member: "name":[values]. */
 static void put_field(fds_strbuf *b, bool *open, const char *name,
@@ -314,11 +318,12 @@ static bool explain_printable(const fds_search_result *res)
     return true;
 }
 
-/* "sort":[...] of hit h sorted by req; dates as epoch ms, or with
- * `dates` as strict_date_optional_time text (top_metrics formats its sort
- * values with the field's format). */
+/* "sort":[...] of hit h sorted by req: a date key as epoch ms, or as its
+ * sort's `format` prints it when it has one (the search's `format`;
+ * top_metrics gives a date key its field's format, as Elasticsearch's
+ * SortValue prints it). */
 static void put_sort(fds_strbuf *b, const fds_search_request *req,
-                     const fds_hit *h, bool dates)
+                     const fds_hit *h)
 {
     fds_strbuf_puts(b, "\"sort\":[");
     for (uint32_t k = 0; k < h->nsort; k++) {
@@ -339,14 +344,12 @@ static void put_sort(fds_strbuf *b, const fds_search_request *req,
         } else if (s->kind == FDS_SORT_FIELD &&
                    s->ftype == FDS_FT_DOUBLE) {
             fds_strbuf_printf(b, "%.17g", h->sort_num[k]);
-        } else if (dates && s->kind == FDS_SORT_FIELD && s->ftype == FDS_FT_DATE) {
-            int64_t ms = h->sort_long[k], in_day, y;
-            unsigned mo, d;
-            fds_civil_from_days(fds_days_from_ms(ms, &in_day), &y, &mo, &d);
-            fds_strbuf_printf(b, "\"%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ\"",
-                              (long long)y, mo, d, (int)(in_day / 3600000),
-                              (int)(in_day / 60000 % 60), (int)(in_day / 1000 % 60),
-                              (int)(in_day % 1000));
+        } else if (s->format && s->ftype == FDS_FT_DATE) {
+            char d[SORT_DATE_TEXT_MAX];
+            size_t n = fds__date_print(h->sort_long[k], s->format, d, sizeof d);
+            if (n >= sizeof d)
+                n = sizeof d - 1;
+            fds_strbuf_put_json_string(b, d, n);
         } else { /* exact digits, past 2^53 too */
             fds_strbuf_printf(b, "%lld", (long long)h->sort_long[k]);
         }
@@ -411,7 +414,7 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
         b->oom = true;
     if (h->nsort) {
         fds_strbuf_puts(b, ",");
-        put_sort(b, req, h, false);
+        put_sort(b, req, h);
     }
     if (mq && mq->n) { /* Elasticsearch leaves it out when empty */
         /* a list of names, or with include_named_queries_score an object
@@ -610,7 +613,7 @@ int fds__agg_top_metrics_put(fds_strbuf *b, const fds_agg_result *r,
     for (size_t i = 0; !rc && i < r->nhits; i++) {
         const fds_search_request *q = r->hits[i].req;
         fds_strbuf_puts(b, i ? ",{" : "{");
-        put_sort(b, q, &hits[i], true);
+        put_sort(b, q, &hits[i]);
         fds_strbuf_puts(b, ",\"metrics\":{");
         for (size_t j = 0; j < r->agg->nmetrics; j++) {
             const char *name = r->agg->metrics[j];

@@ -143,11 +143,12 @@ static int splice_id(char **out, size_t *len, const char *key, const char *id)
 /* Parse the body for index `sh->ix` (with the URL parameters), or for no
  * index at all (`m` an empty mapping) when ix is NULL. */
 static int parse_for(fds_req *r, const fds_mapping *m,
-                     const fds_index_settings *set, bool count,
+                     const fds_index_settings *set, const char *index, bool count,
                      fds_search_request **req, fds_err *e)
 {
     fds_search_limits lim;
     fds_search_limits_default(&lim);
+    lim.index_name = index;
     if (set) {
         lim.max_result_window = set->max_result_window;
         lim.max_docvalue_fields = set->max_docvalue_fields_search;
@@ -186,7 +187,8 @@ static void prepare_shard(fds_req *r, fds_shard_run *sh, const fds_shard_run *ow
     } else {
         if (hk && hk->scroll)
             set.max_result_window = UINT32_MAX; /* a scroll pages through all */
-        sh->rc = parse_for(r, fds_index_mapping(sh->ix), &set, count, &sh->req,
+        sh->rc = parse_for(r, fds_index_mapping(sh->ix), &set, fds_index_name(sh->ix),
+                           count, &sh->req,
                            &sh->err);
         /* FetchSourcePhase: a filter needs a source to filter */
         if (!sh->rc && (sh->req->nincludes || sh->req->nexcludes) &&
@@ -317,7 +319,7 @@ static char *render(fds_req *r, fds_shard_search *s,
     const fds_search_request *page = s->nok ? s->sh[s->ok[0]].req : NULL;
     if (!page) { /* no index: the body is still checked */
         none = fds_mapping_create();
-        if (!none || parse_for(r, none, NULL, count, &empty, e)) {
+        if (!none || parse_for(r, none, NULL, NULL, count, &empty, e)) {
             fds_mapping_free(none);
             if (!e->code)
                 fds_err_setk(e, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");

@@ -311,6 +311,7 @@ static int slice_request(const fds_scan_spec *j, fds_search_request **out, fds_e
     lim.max_result_window = UINT32_MAX;
     lim.lookup = j->lookup;
     lim.lookup_arg = j->lookup_arg;
+    lim.index_name = fds_index_name(j->from);
     int rc = fds_search_parse_limits(j->query ? j->query : "",
                                      j->query ? strlen(j->query) : 0,
                                      fds_index_mapping(j->from), &lim, 0, &req, e);

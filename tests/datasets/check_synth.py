@@ -69,6 +69,17 @@ ids, bdocs = dsutil.check_bulk(bout, "synth", False, "bulk --no-ids")
 if rc != 0 or len(bdocs) != 10:
     fail("bulk --no-ids")
 
+# --resample: the earlier generator (vocabularies stay the sample's), also
+# deterministic, a prefix for fewer docs, and valid documents.
+rc, r1, _ = dsutil.run([exe, "--resample", "--docs", str(N), "--seed", "7"])
+rc2, r2, _ = dsutil.run([exe, "--resample", "--docs", "100", "--seed", "7"])
+if (rc, rc2) != (0, 0) or r1 == a or not r1.startswith(r2):
+    fail("--resample: exit code, same bytes as the default, or not a prefix")
+rdocs = [dsutil.check_doc(l, f"resample doc {i + 1}")
+         for i, l in enumerate(r1.decode("utf-8").split("\n")[:-1])]
+if len(rdocs) != N or len({d["url"] for d in rdocs if d}) > 7047:
+    fail("--resample: documents or url vocabulary beyond the sample's")
+
 rc, z, _ = dsutil.run([exe, "--docs", "0"])
 if rc != 0 or z != b"":
     fail("--docs 0 should write nothing")

@@ -567,6 +567,8 @@ class Aggs(ServerTestCase):
                  "parsing_exception", "Found two aggregation type definitions")
         self.err({"m": {"rare_terms": {"field": "kw"}}}, "illegal_argument_exception",
                  "not supported by fieldstore yet")
+        self.err({"m": {"top_metrics": {"size": 1}}}, "illegal_argument_exception",
+                 "Required [metrics]")
         self.err({"m": {"composite": {"sources": [{"a": {"terms": {
             "field": "kw", "missing_bucket": True}}}]}}},
             "illegal_argument_exception", "[missing_bucket] is not supported")

@@ -7,13 +7,12 @@ over `logs-*`, then one Grafana-style `_msearch` with a `date_histogram` of
 computes from the log file itself, with its own parser of the combined log
 format (not the project's converter).  Skipped without the client."""
 import bisect
-import datetime
 import json
 import os
-import re
 import unittest
 import warnings
 
+import rawlog
 from fdsserver import DATASET, ServerTestCase, convert
 
 try:
@@ -25,22 +24,12 @@ except ImportError:  # pragma: no cover
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOG = DATASET if os.path.isabs(DATASET) else os.path.join(ROOT, DATASET)
 MAPPING = os.path.join(ROOT, "datasets", "nginx-mapping.json")
-LINE = re.compile(r'^\S+ \S+ \S+ \[([^\]]+)\] "[^"]*" (\d{3}) (\d+|-) ')
 MINUTE_MS = 60000
 
 
 def parse_log():
     """(epoch ms, status, bytes) of every line, from the log text alone."""
-    out = []
-    with open(LOG, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            t = datetime.datetime.strptime(m.group(1), "%d/%b/%Y:%H:%M:%S %z")
-            b = 0 if m.group(3) == "-" else int(m.group(3))
-            out.append((int(t.timestamp() * 1000), int(m.group(2)), b))
-    return out
+    return [(d["t"], d["status"], d["bytes"]) for d in rawlog.parse(LOG)]
 
 
 def rank_of(sorted_vals, x):

@@ -1,12 +1,15 @@
 """datasets/nginx-mapping.json, the explicit mapping of the nginx documents
 (DESIGN.md §2 types): the mapping parser takes it as it is, the bundled log
 indexes under it without an error, and term counts on method, status and
-error_code match counts taken from the log file itself."""
+error_code match counts taken from the log file itself.  synthlogs' default
+output (vocabularies that grow: new addresses, URLs, agents) indexes under it
+too, and its distinct and per-value counts match the documents'."""
 import collections
 import datetime
 import json
 import os
 import re
+import subprocess
 import unittest
 
 from fdsserver import DATASET, Server, convert
@@ -23,6 +26,8 @@ ERROR_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden",
                499: "client_closed_request", 500: "internal_server_error",
                502: "bad_gateway", 503: "service_unavailable", 504: "gateway_timeout"}
 CUTOFF = "2019-01-22T04:00:00+03:30"
+SYNTHLOGS = os.environ.get("FDS_SYNTHLOGS", "synthlogs")
+SYNTH_DOCS = 20000
 
 
 def log_counts():
@@ -44,17 +49,18 @@ def log_counts():
     return n, methods, statuses, before
 
 
-class NginxMapping(unittest.TestCase):
+class IndexedUnderMapping(unittest.TestCase):
+    """A server with index `index` made under the mapping from `bulk` bytes."""
+    index = None
+
     @classmethod
-    def setUpClass(cls):
+    def load(cls, bulk):
         cls.srv = Server().start()
         with open(MAPPING) as f:
             cls.mapping = json.load(f)
-        cls.n, cls.methods, cls.statuses, cls.before = log_counts()
-        st, b, _ = cls.srv.request("PUT", "/nginx", {"mappings": cls.mapping})
+        st, b, _ = cls.srv.request("PUT", "/" + cls.index, {"mappings": cls.mapping})
         assert st == 200, b
-        st, b, _ = cls.srv.request("POST", "/_bulk?refresh=true",
-                                   convert("bulk", index="nginx"),
+        st, b, _ = cls.srv.request("POST", "/_bulk?refresh=true", bulk,
                                    headers={"Content-Type": "application/x-ndjson"})
         assert st == 200, b
         cls.bulk = b
@@ -64,9 +70,18 @@ class NginxMapping(unittest.TestCase):
         cls.srv.cleanup()
 
     def count(self, query):
-        st, b, _ = self.srv.request("POST", "/nginx/_count", {"query": query})
+        st, b, _ = self.srv.request("POST", "/%s/_count" % self.index, {"query": query})
         self.assertEqual(st, 200, b)
         return b["count"]
+
+
+class NginxMapping(IndexedUnderMapping):
+    index = "nginx"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.n, cls.methods, cls.statuses, cls.before = log_counts()
+        cls.load(convert("bulk", index="nginx"))
 
     def test_mapping_taken_as_is(self):
         st, b, _ = self.srv.request("GET", "/nginx/_mapping")
@@ -123,6 +138,43 @@ class NginxMapping(unittest.TestCase):
         self.assertGreater(self.before, 0)
         self.assertLess(self.before, self.n)
         self.assertEqual(self.count({"range": {"@timestamp": {"lt": CUTOFF}}}), self.before)
+
+
+class SynthUnderMapping(IndexedUnderMapping):
+    """20,000 synthlogs documents (the default, growing vocabularies)."""
+    index = "synth"
+
+    @classmethod
+    def setUpClass(cls):
+        out = subprocess.run([SYNTHLOGS, "--docs", str(SYNTH_DOCS), "--seed", "11",
+                              "--format", "bulk", "--index", "synth"],
+                             check=True, capture_output=True).stdout
+        cls.docs = [json.loads(l) for l in out.split(b"\n")[1::2] if l]
+        cls.load(out)
+
+    def test_indexes_without_errors(self):
+        self.assertFalse(self.bulk["errors"])
+        self.assertEqual(self.count({"match_all": {}}), SYNTH_DOCS)
+
+    def test_distinct_addresses_and_counts(self):
+        addrs = collections.Counter(d["remote_addr"] for d in self.docs)
+        st, b, _ = self.srv.request("POST", "/synth/_search", {
+            "size": 0, "aggs": {"a": {"terms": {"field": "remote_addr",
+                                                "size": len(addrs) + 10}}}})
+        self.assertEqual(st, 200, b)
+        got = {x["key"]: x["doc_count"] for x in b["aggregations"]["a"]["buckets"]}
+        self.assertEqual(got, dict(addrs))
+
+    def test_renewed_urls_and_agents_found(self):
+        urls = collections.Counter(d["url"] for d in self.docs)
+        agents = collections.Counter(d["user_agent"] for d in self.docs)
+        picked = [u for u, _ in urls.most_common()[-5:]] + [u for u, _ in urls.most_common(3)]
+        for u in picked:
+            if len(u) <= 256:
+                self.assertEqual(self.count({"term": {"url.keyword": u}}), urls[u], u)
+        for a, n in agents.most_common()[-3:]:
+            if len(a) <= 256:
+                self.assertEqual(self.count({"term": {"user_agent.keyword": a}}), n, a)
 
 
 if __name__ == "__main__":

@@ -125,8 +125,81 @@ static void test_report(void)
     cJSON_Delete(l);
 }
 
+/* A run result with two classes: class 0 with latencies 1..n0 ms, class 1
+ * with 10 ms each and `err1` errors. */
+static void classed_result(fds_lg_result *r, int n0, int n1, int err1)
+{
+    memset(r, 0, sizeof *r);
+    r->latency = fds_hist_create();
+    r->service = fds_hist_create();
+    r->nclasses = 2;
+    for (int k = 0; k < 2; k++)
+        r->classes[k].latency = fds_hist_create();
+    for (int i = 1; i <= n0; i++)
+        fds_hist_record(r->classes[0].latency, (uint64_t)i * 1000000u);
+    for (int i = 0; i < n1; i++)
+        fds_hist_record(r->classes[1].latency, 10000000u);
+    r->classes[0].ok = (uint64_t)n0;
+    r->classes[1].ok = (uint64_t)n1;
+    r->classes[1].errors = r->classes[1].err_status = (uint64_t)err1;
+    r->ok = (uint64_t)(n0 + n1);
+    r->errors = (uint64_t)err1;
+}
+
+/* Per-class rows: the JSON object, the run table, means over rounds (counts
+ * summed) and the A/B rows with a ratio. */
+static void test_classes(void)
+{
+    static const char *const names[] = {"discover", "match url.keyword"};
+    static const double share[] = {0.75, 0.25};
+    fds_lg_result r1, r2;
+    classed_result(&r1, 100, 20, 0);
+    classed_result(&r2, 50, 10, 2);
+    cJSON *rounds[2] = {fds_lgreport_side(&r1, "x"), fds_lgreport_side(&r2, "x")};
+    fds_lgreport_add_classes(rounds[0], &r1, names, share);
+    fds_lgreport_add_classes(rounds[1], &r2, names, share);
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(rounds[0], "classes");
+    ASSERT_EQ(cJSON_GetArraySize(cl), 2);
+    ASSERT_STR(cl->child->string, "discover");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(cl, "discover");
+    ASSERT(fabs(at(d, "latency_ms", "p50") - 50) < 0.1);
+    ASSERT(fabs(at(d, "latency_ms", "max") - 100) < 0.1);
+    char *t = fds_lgreport_single(rounds[0]);
+    ASSERT(t && strstr(t, "| discover | 0.750 | 100 | 0 |"));
+    ASSERT(strstr(t, "| match url.keyword | 0.250 | 20 | 0 | 10.0"));
+    free(t);
+
+    cJSON *m = fds_lgreport_mean(rounds, 2, "x");
+    const cJSON *mu = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(m, "classes"), "match url.keyword");
+    ASSERT(cJSON_GetObjectItemCaseSensitive(mu, "ok")->valuedouble == 30);
+    ASSERT(cJSON_GetObjectItemCaseSensitive(mu, "errors")->valuedouble == 2);
+    ASSERT(cJSON_GetObjectItemCaseSensitive(mu, "status_errors")->valuedouble == 2);
+    ASSERT(fabs(cJSON_GetObjectItemCaseSensitive(mu, "share")->valuedouble - 0.25) < 1e-12);
+
+    const cJSON *sides[2] = {rounds[0], rounds[1]};
+    const cJSON *spreads[2] = {NULL, NULL};
+    const char *titles[2] = {"A", "B"};
+    char *tn = fds_lgreport_table_n(sides, 2, 0, spreads, titles);
+    /* discover p50: 50 ms against 25 ms (histogram bucket midpoints), A / B 2 */
+    ASSERTF(tn && strstr(tn, "| discover: latency p50 (ms) | 49.988 | 24.994 | 2.000 |"), "%s",
+            tn);
+    ASSERT(strstr(tn, "| match url.keyword: errors | 0 | 2 | 0.000 |"));
+    free(tn);
+    char *tc = fds_lgreport_table(rounds[0], rounds[1], "A", "B");
+    ASSERT(tc && strstr(tc, "| match url.keyword: latency p99 (ms) |"));
+    free(tc);
+
+    cJSON_Delete(m);
+    cJSON_Delete(rounds[0]);
+    cJSON_Delete(rounds[1]);
+    fds_lg_result_free(&r1);
+    fds_lg_result_free(&r2);
+}
+
 int main(void)
 {
     RUN(test_report);
+    RUN(test_classes);
     TEST_DONE();
 }

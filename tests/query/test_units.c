@@ -730,10 +730,41 @@ static void test_impacts(void)
         ASSERT(out[2 * i] == 2 * i && out[2 * i + 1] == i + 1);
 }
 
+/* Call f(tf, norm, arg) for every impact pair of block b of term t, or
+ * its (max tf, min norm) when it has none. */
+static void each_impact(const fds_sterm *t, uint32_t b,
+                        void (*f)(uint32_t, uint8_t, void *), void *arg)
+{
+    const uint8_t *sk = t->skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+    uint32_t ilen = fds__skip_ilen(sk), tf;
+    const uint8_t *p = fds__skip_impacts(t, sk), *end = p + ilen;
+    uint8_t nb;
+    int r;
+    while ((r = fds__impact_next(&p, end, &nb, &tf)) > 0)
+        f(tf, nb, arg);
+    ASSERT(r == 0);
+    if (!ilen)
+        f(fds__get_u32(sk + 8), sk[12], arg);
+}
+
+/* Pairs of all blocks' impacts, for test_fronts. */
+typedef struct pair_list {
+    fds_spair p[1 << 14];
+    size_t n;
+} pair_list;
+
+static void pair_add(uint32_t tf, uint8_t nb, void *arg)
+{
+    pair_list *l = arg;
+    if (l->n < sizeof l->p / sizeof *l->p)
+        l->p[l->n++] = (fds_spair){tf, nb};
+}
+
 /* The frontier fds_sidx_open computes for a term of many blocks: exactly
- * the skip entries' (max tf, min norm) pairs no other block dominates, in
- * increasing norm and frequency; and top-k pages over such terms are the
- * exhaustive ones to the bit (term bounds come from it). */
+ * the pairs of its blocks' impacts that no other pair dominates, in
+ * increasing norm and frequency, its largest frequency the largest of any
+ * block; and top-k pages over such terms are the exhaustive ones to the
+ * bit (term bounds and the per-norm frequency caps come from it). */
 static void test_fronts(void)
 {
     fds_mapping *m = fds_mapping_create();
@@ -757,26 +788,31 @@ static void test_fronts(void)
     fds_sterm t;
     ASSERT(f && fds__sidx_term(s, f, "a", 1, &t) == 0);
     ASSERT(f && t.front && t.nfront > 0);
+    static pair_list all;
+    all.n = 0;
+    uint32_t tfmax = 0;
     for (uint32_t b = 0; f && t.front && b < t.nblocks; b++) {
-        const uint8_t *sk = t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
-        uint32_t tf = fds__get_u32(sk + 8);
-        bool covered = false, dominated = false;
+        each_impact(&t, b, pair_add, &all);
+        uint32_t tf = fds__get_u32(t.skip + (size_t)b * FDS_SIDX_SKIP_LEN + 8);
+        tfmax = tf > tfmax ? tf : tfmax;
+    }
+    ASSERT(all.n < sizeof all.p / sizeof *all.p);
+    for (uint32_t k = 0; f && t.front && k < t.nfront; k++)
+        if (k)
+            ASSERT(t.front[k].norm > t.front[k - 1].norm &&
+                   t.front[k].tf > t.front[k - 1].tf);
+    ASSERT(!t.front || t.front[t.nfront - 1].tf == tfmax);
+    for (size_t i = 0; f && t.front && i < all.n; i++) {
+        const fds_spair *a = &all.p[i];
+        bool covered = false, dominated = false, listed = false;
         for (uint32_t k = 0; k < t.nfront; k++) {
-            const fds_spair *p = &t.front[k];
-            covered |= p->tf >= tf && p->norm <= sk[12];
-            if (k)
-                ASSERT(p->norm > t.front[k - 1].norm &&
-                       p->tf > t.front[k - 1].tf);
+            covered |= t.front[k].tf >= a->tf && t.front[k].norm <= a->norm;
+            listed |= t.front[k].tf == a->tf && t.front[k].norm == a->norm;
         }
+        for (size_t j = 0; j < all.n; j++) /* a frontier pair? */
+            dominated |= (all.p[j].tf > a->tf && all.p[j].norm <= a->norm) ||
+                         (all.p[j].tf >= a->tf && all.p[j].norm < a->norm);
         ASSERT(covered);
-        for (uint32_t c = 0; c < t.nblocks; c++) { /* a frontier pair? */
-            const uint8_t *o = t.skip + (size_t)c * FDS_SIDX_SKIP_LEN;
-            dominated |= (fds__get_u32(o + 8) > tf && o[12] <= sk[12]) ||
-                         (fds__get_u32(o + 8) >= tf && o[12] < sk[12]);
-        }
-        bool listed = false;
-        for (uint32_t k = 0; k < t.nfront; k++)
-            listed |= t.front[k].tf == tf && t.front[k].norm == sk[12];
         ASSERT(listed == !dominated);
     }
     static const char *const q[] = {
@@ -1549,8 +1585,73 @@ static void test_term_pat(void)
     }
 }
 
+/* What Kibana's bodies add: runtime_mappings {}, a sort key's format,
+ * top_metrics and sampler, each accepted as sent and refused where its
+ * effect cannot be had. */
+static void test_dsl_kibana(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    const char *mj = "{\"properties\":{\"msg\":{\"type\":\"text\"},"
+                     "\"n\":{\"type\":\"long\"},\"k\":{\"type\":\"keyword\"},"
+                     "\"t\":{\"type\":\"date\"}}}";
+    ASSERT(fds_mapping_merge_json(m, mj, strlen(mj), &err) == 0);
+    ASSERT(parse_err(m, "{\"runtime_mappings\":{},\"script_fields\":{}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"runtime_mappings\":{\"h\":{\"type\":\"long\"}}}", &err) ==
+           FDS_EINVAL);
+    ASSERT(strstr(err.reason, "runtime field [h]") != NULL);
+    ASSERT(parse_err(m, "{\"runtime_mappings\":[]}", &err) == FDS_EPARSE);
+    fds_search_request *r = NULL;
+    const char *b = "{\"sort\":[{\"t\":{\"order\":\"desc\",\"format\":"
+                    "\"strict_date_optional_time\",\"unmapped_type\":\"boolean\"}},"
+                    "{\"_doc\":{\"order\":\"desc\",\"unmapped_type\":\"boolean\"}},"
+                    "{\"gone\":{\"format\":\"epoch_millis\",\"unmapped_type\":\"long\"}}]}";
+    fds_err_clear(&err);
+    ASSERT(fds_search_parse(b, strlen(b), m, 0, &r, &err) == 0);
+    ASSERT(r && r->nsort == 3 && r->sort[0].format &&
+           !strcmp(r->sort[0].format, "strict_date_optional_time") &&
+           !r->sort[1].format && !r->sort[2].format);
+    fds_search_request_free(r);
+    ASSERT(parse_err(m, "{\"sort\":[{\"k\":{\"format\":\"yyyy\"}}]}", &err) == FDS_EINVAL);
+    ASSERT_STR(err.reason, "Field [k] doesn't support formats.");
+    ASSERT(parse_err(m, "{\"sort\":[{\"n\":{\"format\":\"#.0\"}}]}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"sort\":[{\"t\":{\"format\":\"QQQ\"}}]}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"sort\":[{\"t\":{\"format\":7}}]}", &err) == FDS_EPARSE);
+    /* top_metrics */
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":{\"t\":\"desc\"}}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":[{\"field\":\"n\"},"
+                        "{\"field\":\"k\"}],\"size\":10,\"sort\":[{\"n\":\"asc\"}]}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"size\":11,\"sort\":{\"t\":\"desc\"}}}}}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"msg\"},"
+                        "\"sort\":{\"t\":\"desc\"}}}}}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":[{\"t\":\"desc\"},{\"n\":\"asc\"}]}}}}", &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"}}}}}",
+                     &err) == FDS_EINVAL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":{\"t\":\"desc\"},\"x\":1}}}}", &err) == FDS_EPARSE);
+    ASSERT(parse_err(m, "{\"aggs\":{\"l\":{\"top_metrics\":{\"metrics\":{\"field\":\"n\"},"
+                        "\"sort\":{\"t\":\"desc\"}},\"aggs\":{\"s\":{\"sum\":{\"field\":"
+                        "\"n\"}}}}}}", &err) != 0); /* no sub-aggregations */
+    /* sampler: under no query or filters only; not under a scoring one */
+    ASSERT(parse_err(m, "{\"aggs\":{\"s\":{\"sampler\":{\"shard_size\":5000},\"aggs\":{"
+                        "\"m\":{\"min\":{\"field\":\"n\"}}}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"query\":{\"bool\":{\"must\":[],\"filter\":[{\"match\":{"
+                        "\"msg\":\"a\"}}],\"should\":[],\"must_not\":[]}},\"aggs\":{\"s\":"
+                        "{\"sampler\":{}}}}", &err) == 0);
+    ASSERT(parse_err(m, "{\"query\":{\"match\":{\"msg\":\"a\"}},\"aggs\":{\"s\":"
+                        "{\"sampler\":{}}}}", &err) == FDS_EINVAL);
+    ASSERT(strstr(err.reason, "[sampler] [s]") != NULL);
+    ASSERT(parse_err(m, "{\"aggs\":{\"s\":{\"sampler\":{\"field\":\"n\"}}}}", &err) ==
+           FDS_EPARSE);
+    fds_mapping_free(m);
+}
+
 int main(void)
 {
+    test_dsl_kibana();
     test_term_pat();
     test_date_print();
     test_float_format();

@@ -76,6 +76,7 @@ typedef struct worker {
     uint64_t last_completion;
     uint64_t *buckets;
     int nbuckets;
+    fds_lg_class_result cls[FDS_LG_MAX_CLASSES]; /* per request class */
     _Atomic uint64_t a_sent, a_ok, a_err, a_inflight;
 } worker;
 
@@ -123,6 +124,15 @@ static int in_window(uint64_t t)
     return t >= g_m0 && t < g_m1;
 }
 
+/* The class counts of the request on `c`, or NULL without classes. */
+static inline fds_lg_class_result *class_of(worker *w, const conn *c)
+{
+    const fds_lg_config *cfg = w->cfg;
+    if (!cfg->request_classes)
+        return NULL;
+    return &w->cls[cfg->request_classes[c->req]];
+}
+
 /* The request on `c` ended with `o`; `c` becomes idle. */
 static void complete(worker *w, conn *c, enum outcome o, uint64_t now)
 {
@@ -133,6 +143,11 @@ static void complete(worker *w, conn *c, enum outcome o, uint64_t now)
             w->ok++;
             fds_hist_record(w->lat, now - c->t_intended);
             fds_hist_record(w->svc, now - c->t_sent);
+            fds_lg_class_result *k = class_of(w, c);
+            if (k) {
+                k->ok++;
+                fds_hist_record(k->latency, now - c->t_intended);
+            }
         }
         if (now >= g_m0) {
             w->completed_after_m0++;
@@ -147,8 +162,14 @@ static void complete(worker *w, conn *c, enum outcome o, uint64_t now)
         }
     } else {
         atomic_fetch_add_explicit(&w->a_err, 1, memory_order_relaxed);
-        if (in_window(c->t_intended))
+        if (in_window(c->t_intended)) {
             w->err[o]++;
+            fds_lg_class_result *k = class_of(w, c);
+            if (k) {
+                k->errors++;
+                k->err_status += o == O_STATUS;
+            }
+        }
         if (o != O_STATUS)
             conn_close(w, c);
         if (o == O_CONNECT)
@@ -579,6 +600,8 @@ static void free_workers(worker *ws, int n)
         free(w->buckets);
         fds_hist_free(w->lat);
         fds_hist_free(w->svc);
+        for (int k = 0; k < FDS_LG_MAX_CLASSES; k++)
+            fds_hist_free(w->cls[k].latency);
     }
     free(ws);
 }
@@ -604,6 +627,9 @@ static int init_worker(worker *w, const fds_lg_config *cfg, int i, int nt, int n
     w->seq = (size_t)i * (cfg->nrequests / (size_t)nt + 1);
     if (!w->conns || !w->idle || !w->scratch || !w->buf || !w->buckets || !w->lat || !w->svc)
         return FDS_ENOMEM;
+    for (int k = 0; k < cfg->nclasses; k++)
+        if (!(w->cls[k].latency = fds_hist_create()))
+            return FDS_ENOMEM;
     if (w->epfd < 0 || w->tfd < 0)
         return FDS_EIO;
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
@@ -722,6 +748,10 @@ static int merge_results(const fds_lg_config *cfg, worker *ws, int nt, int nb,
     res->buckets = calloc((size_t)nb, sizeof *res->buckets);
     if (!res->latency || !res->service || !res->buckets)
         return FDS_ENOMEM;
+    res->nclasses = cfg->nclasses;
+    for (int k = 0; k < cfg->nclasses; k++)
+        if (!(res->classes[k].latency = fds_hist_create()))
+            return FDS_ENOMEM;
     uint64_t last = 0, after_m0 = 0;
     for (int i = 0; i < nt; i++) {
         worker *w = &ws[i];
@@ -742,6 +772,12 @@ static int merge_results(const fds_lg_config *cfg, worker *ws, int nt, int nb,
             res->max_backlog = w->max_backlog;
         for (int b = 0; b < nb; b++)
             res->buckets[b] += w->buckets[b];
+        for (int k = 0; k < cfg->nclasses; k++) {
+            res->classes[k].ok += w->cls[k].ok;
+            res->classes[k].errors += w->cls[k].errors;
+            res->classes[k].err_status += w->cls[k].err_status;
+            fds_hist_merge(res->classes[k].latency, w->cls[k].latency);
+        }
     }
     res->errors = res->err_status + res->err_timeout + res->err_connect + res->err_short_read +
                   res->err_protocol;
@@ -787,8 +823,12 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
     memset(res, 0, sizeof *res);
     if (cfg->threads < 1 || cfg->threads > FDS_LG_MAX_THREADS || cfg->clients < 1 ||
         cfg->clients > FDS_LG_MAX_CLIENTS || cfg->duration_s <= 0 || cfg->warmup_s < 0 ||
-        cfg->timeout_s <= 0 || cfg->nrequests == 0 || cfg->rate < 0)
+        cfg->timeout_s <= 0 || cfg->nrequests == 0 || cfg->rate < 0 || cfg->nclasses < 0 ||
+        cfg->nclasses > FDS_LG_MAX_CLASSES || (cfg->nclasses > 0) != !!cfg->request_classes)
         return FDS_EINVAL;
+    for (size_t i = 0; cfg->request_classes && i < cfg->nrequests; i++)
+        if (cfg->request_classes[i] >= cfg->nclasses)
+            return FDS_EINVAL;
     int nt = cfg->threads < cfg->clients ? cfg->threads : cfg->clients;
     worker *ws = calloc((size_t)nt, sizeof *ws);
     if (!ws)
@@ -839,6 +879,10 @@ void fds_lg_result_free(fds_lg_result *res)
     fds_hist_free(res->latency);
     fds_hist_free(res->service);
     free(res->buckets);
+    for (int k = 0; k < FDS_LG_MAX_CLASSES; k++) {
+        fds_hist_free(res->classes[k].latency);
+        res->classes[k].latency = NULL;
+    }
     res->latency = res->service = NULL;
     res->buckets = NULL;
 }

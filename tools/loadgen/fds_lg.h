@@ -44,6 +44,7 @@
 #define FDS_LG_MAX_CLIENTS 10000
 #define FDS_LG_RECV_BUF (64 * 1024)       /* per-thread receive buffer, bytes */
 #define FDS_LG_CONNECT_BACKOFF_NS 10000000 /* wait after a failed connect: 10 ms */
+#define FDS_LG_MAX_CLASSES 16              /* request classes with their own counts */
 
 typedef struct fds_lg_config {
     struct sockaddr_storage addr; /* a loopback address (checked by the caller) */
@@ -60,11 +61,23 @@ typedef struct fds_lg_config {
     const char *const *requests;
     const size_t *request_lens;
     size_t nrequests;
+    /* The class (0..nclasses-1) of each request, counted apart in
+     * fds_lg_result.classes; NULL with nclasses 0: no classes. */
+    const unsigned char *request_classes;
+    int nclasses;                 /* 0..FDS_LG_MAX_CLASSES */
     pid_t server_pid;             /* 0: no server CPU measurement */
     fds_sysstat_bg *background;   /* NULL: none */
     int progress;                 /* 1: a progress line on stderr once a second */
     const char *label;            /* shown in the progress line */
 } fds_lg_config;
+
+/* One request class of a run: the same window rules as the totals. */
+typedef struct fds_lg_class_result {
+    uint64_t ok;                  /* successes due in the window */
+    uint64_t errors;              /* failures due in the window, every kind */
+    uint64_t err_status;          /* of which non-2xx */
+    fds_hist *latency;            /* ns, successes due in the window */
+} fds_lg_class_result;
 
 typedef struct fds_lg_result {
     int open_loop;
@@ -93,6 +106,8 @@ typedef struct fds_lg_result {
     double background_cpu_percent;
     double qps_per_server_cpu;    /* qps / server_cpu_percent; 0 if not measured */
     double qps_per_system_cpu;
+    int nclasses;                 /* cfg->nclasses */
+    fds_lg_class_result classes[FDS_LG_MAX_CLASSES];
 } fds_lg_result;
 
 /* Run one measurement.  Fills `res` (free its parts with fds_lg_result_free).

@@ -88,9 +88,35 @@ cJSON *fds_lgreport_side(const fds_lg_result *r, const char *index)
     return o;
 }
 
+void fds_lgreport_add_classes(cJSON *side, const fds_lg_result *r, const char *const *names,
+                              const double *share)
+{
+    if (r->nclasses <= 0)
+        return;
+    cJSON *cl = cJSON_AddObjectToObject(side, "classes");
+    for (int k = 0; k < r->nclasses; k++) {
+        const fds_lg_class_result *c = &r->classes[k];
+        cJSON *o = cJSON_AddObjectToObject(cl, names[k]);
+        cJSON_AddNumberToObject(o, "share", share[k]);
+        cJSON_AddNumberToObject(o, "ok", (double)c->ok);
+        cJSON_AddNumberToObject(o, "errors", (double)c->errors);
+        cJSON_AddNumberToObject(o, "status_errors", (double)c->err_status);
+        uint64_t all = c->ok + c->errors;
+        cJSON_AddNumberToObject(o, "error_rate", all ? (double)c->errors / (double)all : 0.0);
+        cJSON *l = cJSON_AddObjectToObject(o, "latency_ms");
+        cJSON_AddNumberToObject(l, "mean", ms(fds_hist_mean(c->latency)));
+        cJSON_AddNumberToObject(l, "p50", ms(fds_hist_percentile(c->latency, 50)));
+        cJSON_AddNumberToObject(l, "p90", ms(fds_hist_percentile(c->latency, 90)));
+        cJSON_AddNumberToObject(l, "p99", ms(fds_hist_percentile(c->latency, 99)));
+        cJSON_AddNumberToObject(l, "p99_9", ms(fds_hist_percentile(c->latency, 99.9)));
+        cJSON_AddNumberToObject(l, "max", ms((double)fds_hist_max(c->latency)));
+    }
+}
+
 static int is_count(const char *k)
 {
     return !strcmp(k, "ok") || !strcmp(k, "errors") || !strcmp(k, "sent") ||
+           !strcmp(k, "status_errors") ||
            !strcmp(k, "status") || !strcmp(k, "timeout") || !strcmp(k, "connect") ||
            !strcmp(k, "short_read") || !strcmp(k, "protocol");
 }
@@ -254,6 +280,46 @@ static void cell(fds_strbuf *s, double v, int digits)
         fds_strbuf_printf(s, " %.*f |", digits, v);
 }
 
+/* numeric value `key` (dotted) of class `name` of a side; NAN if absent */
+static double class_num(const cJSON *side, const char *name, const char *key)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(side, "classes"), name);
+    return c ? num_at(c, key) : NAN;
+}
+
+/* the per-class rows of a comparison: one row per class and metric, a
+ * value per side, then a ratio per side but the reference, value[ref] /
+ * value[i] (or, with ref < 0, value[1] / value[0]) */
+static const struct metric class_metrics[] = {
+    {"latency_ms.p50", "latency p50 (ms)", 3},
+    {"latency_ms.p99", "latency p99 (ms)", 3},
+    {"errors", "errors", 0},
+};
+
+static void class_rows(fds_strbuf *s, const cJSON *const *sides, int n, int ref)
+{
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(sides[ref < 0 ? 0 : ref], "classes");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cl)
+    {
+        for (size_t m = 0; m < sizeof class_metrics / sizeof *class_metrics; m++) {
+            fds_strbuf_printf(s, "| %s: %s |", c->string, class_metrics[m].label);
+            for (int i = 0; i < n; i++)
+                cell(s, class_num(sides[i], c->string, class_metrics[m].path),
+                     class_metrics[m].digits);
+            for (int i = 0; i < n; i++) {
+                if (i == ref || (ref < 0 && i == 0))
+                    continue;
+                double num = class_num(sides[ref < 0 ? i : ref], c->string, class_metrics[m].path);
+                double den = class_num(sides[ref < 0 ? 0 : i], c->string, class_metrics[m].path);
+                cell(s, !isnan(num) && !isnan(den) && den != 0 ? num / den : NAN, 3);
+            }
+            fds_strbuf_printf(s, "\n");
+        }
+    }
+}
+
 char *fds_lgreport_table(const cJSON *a, const cJSON *b, const char *title_a, const char *title_b)
 {
     fds_strbuf s = FDS_STRBUF_INIT;
@@ -268,6 +334,8 @@ char *fds_lgreport_table(const cJSON *a, const cJSON *b, const char *title_a, co
         cell(&s, (!isnan(va) && !isnan(vb) && va != 0) ? vb / va : NAN, 3);
         fds_strbuf_printf(&s, "\n");
     }
+    const cJSON *sides[2] = {a, b};
+    class_rows(&s, sides, 2, -1);
     return s.p;
 }
 
@@ -282,6 +350,31 @@ char *fds_lgreport_single(const cJSON *side)
         fds_strbuf_printf(&s, "| %s |", metrics[i].label);
         cell(&s, v, metrics[i].digits);
         fds_strbuf_printf(&s, "\n");
+    }
+    static const struct metric cols[] = {
+        {"share", "share of bodies", 3},      {"ok", "ok", 0},
+        {"errors", "errors", 0},              {"latency_ms.p50", "latency p50 (ms)", 3},
+        {"latency_ms.p90", "p90 (ms)", 3},    {"latency_ms.p99", "p99 (ms)", 3},
+        {"latency_ms.max", "max (ms)", 3},
+    };
+    const size_t ncols = sizeof cols / sizeof *cols;
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(side, "classes");
+    if (cl) {
+        fds_strbuf_printf(&s, "\n| class |");
+        for (size_t k = 0; k < ncols; k++)
+            fds_strbuf_printf(&s, " %s |", cols[k].label);
+        fds_strbuf_printf(&s, "\n|---|");
+        for (size_t k = 0; k < ncols; k++)
+            fds_strbuf_printf(&s, "---:|");
+        fds_strbuf_printf(&s, "\n");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cl)
+        {
+            fds_strbuf_printf(&s, "| %s |", c->string);
+            for (size_t k = 0; k < ncols; k++)
+                cell(&s, num_at(c, cols[k].path), cols[k].digits);
+            fds_strbuf_printf(&s, "\n");
+        }
     }
     return s.p;
 }
@@ -404,6 +497,7 @@ char *fds_lgreport_table_n(const cJSON *const *sides, int n, int ref,
                            num_at(sides[i], metrics[m].path));
         fds_strbuf_printf(&s, "\n");
     }
+    class_rows(&s, sides, n, ref);
     fds_strbuf_printf(&s, "| size on disk (_cat/indices store.size) |");
     for (int i = 0; i < n; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(sides[i], "cat_store_size");

@@ -19,6 +19,10 @@
  *   each round: fetch_share = dfetch_time / (dquery_time + dfetch_time);
  *   null when the server has no such timers), cat_store_size (ab: the
  *   store.size _cat/indices shows).
+ *   classes (with a classed workload: the dashboard's classes, or one
+ *   "match FIELD" per field): {NAME: {share (of the pool of bodies), ok,
+ *   errors, status_errors, error_rate, latency_ms {mean, p50, p90, p99,
+ *   p99_9, max}}} in the workload's order, same window rules as the totals.
  * An A/B side also has "rounds": [one such object per round].  In an A/B
  * file, the side values are the arithmetic means over rounds (errors and
  * ok: sums), and "ratio" holds B/A for every numeric metric.
@@ -32,6 +36,11 @@
 
 /* A side object for one run's result (new cJSON object, caller deletes). */
 cJSON *fds_lgreport_side(const fds_lg_result *r, const char *index);
+
+/* Add the "classes" object of r's r->nclasses classes to `side`, class k
+ * named names[k] with share[k] of the pool; nothing without classes. */
+void fds_lgreport_add_classes(cJSON *side, const fds_lg_result *r, const char *const *names,
+                              const double *share);
 
 /* Mean of several side objects (rounds), keeping them under "rounds". */
 cJSON *fds_lgreport_mean(cJSON *const *rounds, int n, const char *index);

@@ -4,6 +4,7 @@
 #include "fds_lgwork.h"
 
 #include "fds_error.h"
+#include "fds_lgworkint.h"
 #include "fds_httpc.h"
 
 #include <cjson/cJSON.h>
@@ -12,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FDS_LGWORK_SAMPLE_TIMEOUT_MS 30000
-
-static uint64_t splitmix64(uint64_t *s)
+uint64_t fds__lgwork_rand(uint64_t *s)
 {
     uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -22,8 +21,13 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static int add_msg(fds_lgwork *w, size_t *cap, const char *host, const char *method,
-                   const char *path, const char *body)
+double fds__lgwork_unit(uint64_t *s)
+{
+    return (double)(fds__lgwork_rand(s) >> 11) * 0x1.0p-53;
+}
+
+int fds__lgwork_add(fds_lgwork *w, size_t *cap, const char *host, const char *method,
+                    const char *path, const char *body, unsigned char cls)
 {
     if (w->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
@@ -35,6 +39,10 @@ static int add_msg(fds_lgwork *w, size_t *cap, const char *host, const char *met
         if (!l)
             return FDS_ENOMEM;
         w->lens = l;
+        unsigned char *c = realloc(w->classes, nc * sizeof *c);
+        if (!c)
+            return FDS_ENOMEM;
+        w->classes = c;
         *cap = nc;
     }
     size_t blen = body ? strlen(body) : 0;
@@ -52,8 +60,18 @@ static int add_msg(fds_lgwork *w, size_t *cap, const char *host, const char *met
         n = snprintf(m, cap2, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, path, host);
     w->msgs[w->n] = m;
     w->lens[w->n] = (size_t)n;
+    w->classes[w->n] = cls;
     w->n++;
     return 0;
+}
+
+void fds__lgwork_shares(fds_lgwork *w)
+{
+    size_t count[FDS_LGWORK_MAX_CLASSES] = {0};
+    for (size_t i = 0; i < w->n && w->nclasses > 0; i++)
+        count[w->classes[i]]++;
+    for (int k = 0; k < w->nclasses; k++)
+        w->class_share[k] = w->n ? (double)count[k] / (double)w->n : 0.0;
 }
 
 void fds_lgwork_free(fds_lgwork *w)
@@ -62,6 +80,7 @@ void fds_lgwork_free(fds_lgwork *w)
         free(w->msgs[i]);
     free(w->msgs);
     free(w->lens);
+    free(w->classes);
     memset(w, 0, sizeof *w);
 }
 
@@ -70,7 +89,7 @@ int fds_lgwork_fixed(fds_lgwork *w, const char *host_header, const char *method,
     memset(w, 0, sizeof *w);
     size_t cap = 0;
     snprintf(w->description, sizeof w->description, "%s %s", method, path);
-    return add_msg(w, &cap, host_header, method, path, NULL);
+    return fds__lgwork_add(w, &cap, host_header, method, path, NULL, 0);
 }
 
 int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, const char *file,
@@ -97,7 +116,7 @@ int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, 
             rc = FDS_ETOOBIG;
             break;
         }
-        if ((rc = add_msg(w, &cap, host_header, "POST", path, line)) != 0)
+        if ((rc = fds__lgwork_add(w, &cap, host_header, "POST", path, line, 0)) != 0)
             break;
     }
     free(line);
@@ -114,12 +133,7 @@ int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, 
     return rc;
 }
 
-typedef struct vlist {
-    char **v;
-    size_t n, cap;
-} vlist;
-
-static int vl_add(vlist *l, const char *s, size_t len)
+int fds__vl_add(fds__vlist *l, const char *s, size_t len)
 {
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 64;
@@ -138,7 +152,7 @@ static int vl_add(vlist *l, const char *s, size_t len)
     return 0;
 }
 
-static void vl_free(vlist *l)
+void fds__vl_free(fds__vlist *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
@@ -146,7 +160,7 @@ static void vl_free(vlist *l)
 }
 
 /* The alphanumeric runs of `s` of 2+ characters. */
-static int add_tokens(vlist *l, const char *s)
+static int add_tokens(fds__vlist *l, const char *s)
 {
     const char *p = s;
     while (*p) {
@@ -156,7 +170,7 @@ static int add_tokens(vlist *l, const char *s)
         while (*p && isalnum((unsigned char)*p))
             p++;
         if (p - b >= 2) {
-            int rc = vl_add(l, b, (size_t)(p - b));
+            int rc = fds__vl_add(l, b, (size_t)(p - b));
             if (rc)
                 return rc;
         }
@@ -177,6 +191,32 @@ static int split_fields(const char *fields, char *fbuf, size_t fbuflen,
     return nf;
 }
 
+int fds__lgwork_search(const struct sockaddr_storage *addr, socklen_t addrlen,
+                       const char *host_header, const char *path, const char *body,
+                       const char *what, cJSON **root, char *msg, size_t msglen)
+{
+    int status = 0;
+    char *resp = NULL;
+    int rc = fds_httpc_request(addr, addrlen, host_header, "POST", path, body,
+                               FDS_LGWORK_SAMPLE_TIMEOUT_MS, &status, &resp);
+    if (rc) {
+        snprintf(msg, msglen, "%s: POST %s failed: %s", what, path, fds_strerror(rc));
+        return rc;
+    }
+    if (status != 200) {
+        snprintf(msg, msglen, "%s: POST %s answered HTTP %d: %.200s", what, path, status, resp);
+        free(resp);
+        return FDS_ENOTFOUND;
+    }
+    *root = cJSON_Parse(resp);
+    free(resp);
+    if (!*root) {
+        snprintf(msg, msglen, "%s: POST %s answered with no JSON", what, path);
+        return FDS_EPARSE;
+    }
+    return 0;
+}
+
 /* The first `sample_docs` documents of `path` (POST /{index}/_search with
  * match_all): the parsed answer in *root (caller deletes) and its hits.hits
  * array in *hits.  0, or an FDS_E* code with a sentence in `msg`. */
@@ -187,22 +227,10 @@ static int sample_docs_fetch(const struct sockaddr_storage *addr, socklen_t addr
     char body[256];
     snprintf(body, sizeof body, "{\"query\":{\"match_all\":{}},\"size\":%d,\"from\":0}",
              sample_docs);
-    int status = 0;
-    char *resp = NULL;
-    int rc = fds_httpc_request(addr, addrlen, host_header, "POST", path, body,
-                               FDS_LGWORK_SAMPLE_TIMEOUT_MS, &status, &resp);
-    if (rc) {
-        snprintf(msg, msglen, "sampling values: POST %s failed: %s", path, fds_strerror(rc));
+    int rc = fds__lgwork_search(addr, addrlen, host_header, path, body, "sampling values", root,
+                                msg, msglen);
+    if (rc)
         return rc;
-    }
-    if (status != 200) {
-        snprintf(msg, msglen, "sampling values: POST %s answered HTTP %d: %.200s", path, status,
-                 resp);
-        free(resp);
-        return FDS_ENOTFOUND;
-    }
-    *root = cJSON_Parse(resp);
-    free(resp);
     *hits = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(*root, "hits"), "hits");
     if (!cJSON_IsArray(*hits)) {
@@ -213,11 +241,8 @@ static int sample_docs_fetch(const struct sockaddr_storage *addr, socklen_t addr
     return 0;
 }
 
-/* Every value of the nf fields in the hits' _source into vals[f] (numbers
- * as their decimal text, booleans as true/false), and for `url` also its
- * alphanumeric tokens into urltok[f].  0 or FDS_ENOMEM. */
-static int collect_values(const cJSON *hits, char *const *names, int nf, vlist *vals,
-                          vlist *urltok)
+int fds__lgwork_collect(const cJSON *hits, char *const *names, int nf, fds__vlist *vals,
+                        fds__vlist *urltok)
 {
     const cJSON *hit;
     cJSON_ArrayForEach(hit, hits)
@@ -240,8 +265,8 @@ static int collect_values(const cJSON *hits, char *const *names, int nf, vlist *
                 s = cJSON_IsTrue(v) ? "true" : "false";
             if (!s || !*s)
                 continue;
-            int rc = vl_add(&vals[f], s, strlen(s));
-            if (rc == 0 && strcmp(names[f], "url") == 0)
+            int rc = fds__vl_add(&vals[f], s, strlen(s));
+            if (rc == 0 && urltok && strcmp(names[f], "url") == 0)
                 rc = add_tokens(&urltok[f], s);
             if (rc)
                 return rc;
@@ -255,7 +280,7 @@ static int collect_values(const cJSON *hits, char *const *names, int nf, vlist *
  * a token or a whole value, all drawn with splitmix64 from `seed`.
  * 0 or FDS_ENOMEM. */
 static int make_queries(fds_lgwork *w, const char *host_header, const char *path,
-                        char *const *names, int nf, const vlist *vals, const vlist *urltok,
+                        char *const *names, int nf, const fds__vlist *vals, const fds__vlist *urltok,
                         size_t pool, uint64_t seed, int size)
 {
     uint64_t st = seed;
@@ -264,13 +289,13 @@ static int make_queries(fds_lgwork *w, const char *host_header, const char *path
     for (size_t i = 0; i < pool && rc == 0; i++) {
         int f;
         do
-            f = (int)(splitmix64(&st) % (uint64_t)nf);
+            f = (int)(fds__lgwork_rand(&st) % (uint64_t)nf);
         while (vals[f].n == 0);
         const char *v;
-        if (urltok[f].n > 0 && (splitmix64(&st) & 1))
-            v = urltok[f].v[splitmix64(&st) % urltok[f].n];
+        if (urltok[f].n > 0 && (fds__lgwork_rand(&st) & 1))
+            v = urltok[f].v[fds__lgwork_rand(&st) % urltok[f].n];
         else
-            v = vals[f].v[splitmix64(&st) % vals[f].n];
+            v = vals[f].v[fds__lgwork_rand(&st) % vals[f].n];
         cJSON *q = cJSON_CreateObject();
         cJSON *query = cJSON_AddObjectToObject(q, "query");
         cJSON *match = cJSON_AddObjectToObject(query, "match");
@@ -280,7 +305,7 @@ static int make_queries(fds_lgwork *w, const char *host_header, const char *path
         cJSON_Delete(q);
         if (!b)
             return FDS_ENOMEM;
-        rc = add_msg(w, &cap, host_header, "POST", path, b);
+        rc = fds__lgwork_add(w, &cap, host_header, "POST", path, b, (unsigned char)f);
         free(b);
     }
     return rc;
@@ -306,10 +331,10 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
                                msglen);
     if (rc)
         return rc;
-    vlist vals[FDS_LGWORK_MAX_FIELDS], urltok[FDS_LGWORK_MAX_FIELDS];
+    fds__vlist vals[FDS_LGWORK_MAX_FIELDS], urltok[FDS_LGWORK_MAX_FIELDS];
     memset(vals, 0, sizeof vals);
     memset(urltok, 0, sizeof urltok);
-    rc = collect_values(hits, names, nf, vals, urltok);
+    rc = fds__lgwork_collect(hits, names, nf, vals, urltok);
     cJSON_Delete(root);
     int usable = 0;
     for (int f = 0; f < nf; f++) {
@@ -325,9 +350,15 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
     }
     if (rc == 0)
         rc = make_queries(w, host_header, path, names, nf, vals, urltok, pool, seed, size);
+    if (rc == 0 && nf <= FDS_LGWORK_MAX_CLASSES) {
+        w->nclasses = nf;
+        for (int f = 0; f < nf; f++)
+            snprintf(w->class_names[f], sizeof w->class_names[f], "match %s", names[f]);
+        fds__lgwork_shares(w);
+    }
     for (int f = 0; f < nf; f++) {
-        vl_free(&vals[f]);
-        vl_free(&urltok[f]);
+        fds__vl_free(&vals[f]);
+        fds__vl_free(&urltok[f]);
     }
     if (rc) {
         if (rc == FDS_ENOMEM)

@@ -12,8 +12,17 @@
  * half one alphanumeric token of it (what the standard analyzer indexes).
  * The pool of queries is a pure function of the sampled documents and
  * `--seed` (splitmix64), so two runs with the same seed send the same
- * queries in the same order per thread.  Alternatives: a file with one JSON
- * request body per line, or a fixed method and path (trivial endpoints).
+ * queries in the same order per thread.  Each field is a request class of
+ * its own ("match FIELD"; with at most FDS_LGWORK_MAX_CLASSES fields), so
+ * the report has a latency row per field.
+ *
+ * The dashboard workload (fds_lgwork_dashboard) sends what Kibana's
+ * Discover and Lens and Grafana's Elasticsearch data source send when a
+ * user looks at logs, with time windows drawn over the index's time range;
+ * see fds_lgdash.c for its classes and weights.
+ *
+ * Alternatives: a file with one JSON request body per line, or a fixed
+ * method and path (trivial endpoints).
  */
 #ifndef FDS_LGWORK_H
 #define FDS_LGWORK_H
@@ -25,14 +34,23 @@
 #define FDS_LGWORK_MAX_FIELDS 32
 #define FDS_LGWORK_MAX_BODIES 1000000 /* lines read from --bodies */
 #define FDS_LGWORK_DEFAULT_FIELDS "service_name,method,error_code,url"
+#define FDS_LGWORK_MAX_CLASSES 16 /* = FDS_LG_MAX_CLASSES */
+#define FDS_LGWORK_CLASS_NAME 64  /* bytes of a class name, NUL included */
 
-/* A set of complete HTTP request messages (owned; free with fds_lgwork_free). */
+/* A set of complete HTTP request messages (owned; free with fds_lgwork_free).
+ * With nclasses > 0, classes[i] (0..nclasses-1) is the class of msgs[i],
+ * named class_names[k], with class_share[k] the share of
+ * the messages in class k; with nclasses 0 there are no classes. */
 typedef struct fds_lgwork {
     char **msgs;
     size_t *lens;
+    unsigned char *classes;
     size_t n;
-    size_t nvalues;      /* sampled values (match workload), for the report */
-    char description[256];
+    int nclasses;
+    char class_names[FDS_LGWORK_MAX_CLASSES][FDS_LGWORK_CLASS_NAME];
+    double class_share[FDS_LGWORK_MAX_CLASSES];
+    size_t nvalues;      /* sampled values, for the report */
+    char description[512];
 } fds_lgwork;
 
 /*
@@ -46,6 +64,17 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
                      const char *host_header, const char *index, const char *fields,
                      int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
                      size_t msglen);
+
+/*
+ * The dashboard workload on `index` (fds_lgdash.c): reads the index's
+ * @timestamp range (min/max aggregations) and `sample_docs` documents
+ * spread over it, then makes `pool` bodies of six classes by weight with
+ * `seed`; Discover asks for `hits` documents.  0 or an FDS_E* code with a
+ * sentence in `msg`.
+ */
+int fds_lgwork_dashboard(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
+                         const char *host_header, const char *index, int sample_docs,
+                         size_t pool, uint64_t seed, int hits, char *msg, size_t msglen);
 
 /* One POST `path` per non-empty line of `file` (each line a request body). */
 int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, const char *file,

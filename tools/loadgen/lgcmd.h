@@ -25,6 +25,7 @@
 #define LG_DEFAULT_AB_JSON "results/ab.json"
 #define LG_MAX_SIDES 8                 /* ab --index sides (FDS_SVG_MAX_SERIES) */
 #define LG_MAX_ROUNDS 32
+#define LG_DASHBOARD_HITS 500        /* Discover's default sample size */
 
 /* Everything the command line sets, and the loopback target derived from it. */
 typedef struct fds__lgcmd_opts {
@@ -39,6 +40,8 @@ typedef struct fds__lgcmd_opts {
     int sample_docs;
     long pool;
     int size;
+    int size_set;                      /* --size given (dashboard: else Discover's 500) */
+    const char *workload;              /* "match" or "dashboard" */
     const char *bodies, *method, *path;
     long server_pid;
     const char *background;
@@ -115,6 +118,9 @@ int fds__lgcmd_build_workload(const fds__lgcmd_opts *o, const char *index, fds_l
 /* The engine configuration of one measurement of `duration` seconds. */
 void fds__lgcmd_fill_cfg(const fds__lgcmd_opts *o, fds_lg_config *c, const fds_lgwork *w,
                          double duration, pid_t pid, fds_sysstat_bg *bg, const char *label);
+
+/* The per-class results of r under `side`, named as w names them. */
+void fds__lgcmd_add_classes(cJSON *side, const fds_lg_result *r, const fds_lgwork *w);
 
 /* The "config" object of a result document (new; caller owns). */
 cJSON *fds__lgcmd_config_json(const fds__lgcmd_opts *o, const char *mode);

@@ -87,6 +87,7 @@ static cJSON *ab_one(fds__lgcmd_opts *o, fds_lgwork *w, const char *name, pid_t 
         fds__lgcmd_print_summary(&res, label);
     *bg_cpu = res.background_cpu_percent;
     cJSON *side = fds_lgreport_side(&res, name);
+    fds__lgcmd_add_classes(side, &res, w);
     add_phase_shares(side, before, after);
     cJSON_AddItemToObject(side, "cat_nodes_before", cat);
     fds_lg_result_free(&res);

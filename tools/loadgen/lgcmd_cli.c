@@ -37,11 +37,15 @@ void fds__lgcmd_usage(FILE *f)
         "  --timeout S           per-request timeout in seconds (default 10)\n"
         "workload (default: random match queries, values sampled from the index):\n"
         "  --index I             index to query (run mode)\n"
-        "  --fields F1,F2        match fields (default " FDS_LGWORK_DEFAULT_FIELDS ")\n"
+        "  --workload W          match (default) or dashboard: Kibana Discover and Lens and\n"
+        "                        Grafana bodies in time windows over the index's @timestamp\n"
+        "                        range, one latency row per class (docs/loadgen.md)\n"
+        "  --fields F1,F2        match fields, match workload only\n"
+        "                        (default " FDS_LGWORK_DEFAULT_FIELDS ")\n"
         "  --seed N              query generator seed (default 1)\n"
         "  --sample-docs N       documents fetched to sample values (default 500)\n"
         "  --pool N              distinct query bodies generated (default 1000)\n"
-        "  --size N              hits per query (default 10)\n"
+        "  --size N              hits per query (default 10; dashboard: Discover's, default 500)\n"
         "  --bodies FILE         one request body per line, POSTed to /INDEX/_search (or --path)\n"
         "  --method M --path P   a fixed request without body (e.g. GET /) instead\n"
         "  --dump-queries FILE   also write the generated bodies, one per line (ab: FILE.INDEX)\n"
@@ -66,7 +70,7 @@ void fds__lgcmd_usage(FILE *f)
 enum {
     O_HOST = 1000, O_PORT, O_INDEX, O_THREADS, O_CLIENTS, O_RATE, O_DURATION, O_WARMUP, O_MAXREQ,
     O_TIMEOUT, O_FIELDS, O_SEED, O_SAMPLE, O_POOL, O_SIZE, O_BODIES, O_METHOD, O_PATH, O_PID,
-    O_BG, O_JSON, O_MD, O_SVG, O_QUIET, O_A, O_B, O_ROUNDS, O_RDUR, O_HELP, O_DUMP
+    O_BG, O_JSON, O_MD, O_SVG, O_QUIET, O_A, O_B, O_ROUNDS, O_RDUR, O_HELP, O_DUMP, O_WORKLOAD
 };
 
 static int num_arg(const char *name, const char *v, double lo, double hi, double *out)
@@ -88,7 +92,7 @@ static void set_defaults(fds__lgcmd_opts *o, int ab)
                            .duration = 10, .warmup = ab ? 1 : 2, .timeout = 10,
                            .fields = FDS_LGWORK_DEFAULT_FIELDS, .seed = 1,
                            .sample_docs = LG_DEFAULT_SAMPLE_DOCS, .pool = LG_DEFAULT_POOL,
-                           .size = 10, .rounds = 3, .round_duration = 10};
+                           .size = 10, .workload = "match", .rounds = 3, .round_duration = 10};
 }
 
 /* Apply option `c` (an O_* code from getopt_long) with argument `arg`:
@@ -131,7 +135,18 @@ static int apply_option(fds__lgcmd_opts *o, int c, const char *arg)
         o->sample_docs = (int)d;
         break;
     case O_POOL: bad = num_arg("pool", arg, 1, 1e6, &d); o->pool = (long)d; break;
-    case O_SIZE: bad = num_arg("size", arg, 0, 10000, &d); o->size = (int)d; break;
+    case O_SIZE:
+        bad = num_arg("size", arg, 0, 10000, &d);
+        o->size = (int)d;
+        o->size_set = 1;
+        break;
+    case O_WORKLOAD:
+        if (strcmp(arg, "match") && strcmp(arg, "dashboard")) {
+            fprintf(stderr, "loadgen: --workload is match or dashboard, got '%s'\n", arg);
+            return 2;
+        }
+        o->workload = arg;
+        break;
     case O_BODIES: o->bodies = arg; break;
     case O_METHOD: o->method = arg; break;
     case O_PATH: o->path = arg; break;
@@ -189,6 +204,7 @@ int fds__lgcmd_parse(fds__lgcmd_opts *o, int ab, int argc, char **argv)
         {"a", 1, 0, O_A},              {"b", 1, 0, O_B},
         {"rounds", 1, 0, O_ROUNDS},    {"round-duration", 1, 0, O_RDUR},
         {"help", 0, 0, O_HELP},        {"dump-queries", 1, 0, O_DUMP},
+        {"workload", 1, 0, O_WORKLOAD},
         {0, 0, 0, 0}};
     set_defaults(o, ab);
     int c;

@@ -37,6 +37,10 @@ int fds__lgcmd_build_workload(const fds__lgcmd_opts *o, const char *index, fds_l
 {
     char msg[600] = "";
     int rc;
+    if (!strcmp(o->workload, "dashboard") && (o->bodies || o->path)) {
+        fprintf(stderr, "loadgen: --workload dashboard makes its own bodies; drop --bodies/--path\n");
+        return FDS_EINVAL;
+    }
     if (o->bodies) {
         char path[512];
         if (o->path)
@@ -50,6 +54,10 @@ int fds__lgcmd_build_workload(const fds__lgcmd_opts *o, const char *index, fds_l
         rc = fds_lgwork_bodies(w, o->host_header, path, o->bodies, msg, sizeof msg);
     } else if (o->path) {
         rc = fds_lgwork_fixed(w, o->host_header, o->method ? o->method : "GET", o->path);
+    } else if (index && !strcmp(o->workload, "dashboard")) {
+        rc = fds_lgwork_dashboard(w, &o->addr, o->addrlen, o->host_header, index, o->sample_docs,
+                                  (size_t)o->pool, o->seed,
+                                  o->size_set ? o->size : LG_DASHBOARD_HITS, msg, sizeof msg);
     } else if (index) {
         rc = fds_lgwork_match(w, &o->addr, o->addrlen, o->host_header, index, o->fields,
                               o->sample_docs, (size_t)o->pool, o->seed, o->size, msg, sizeof msg);
@@ -99,10 +107,20 @@ void fds__lgcmd_fill_cfg(const fds__lgcmd_opts *o, fds_lg_config *c, const fds_l
     c->requests = (const char *const *)w->msgs;
     c->request_lens = w->lens;
     c->nrequests = w->n;
+    c->request_classes = w->nclasses ? w->classes : NULL;
+    c->nclasses = w->nclasses;
     c->server_pid = pid;
     c->background = bg;
     c->progress = !o->quiet;
     c->label = label;
+}
+
+void fds__lgcmd_add_classes(cJSON *side, const fds_lg_result *r, const fds_lgwork *w)
+{
+    const char *names[FDS_LGWORK_MAX_CLASSES];
+    for (int k = 0; k < w->nclasses; k++)
+        names[k] = w->class_names[k];
+    fds_lgreport_add_classes(side, r, names, w->class_share);
 }
 
 cJSON *fds__lgcmd_config_json(const fds__lgcmd_opts *o, const char *mode)
@@ -119,6 +137,7 @@ cJSON *fds__lgcmd_config_json(const fds__lgcmd_opts *o, const char *mode)
     cJSON_AddNumberToObject(c, "warmup_s", o->warmup);
     cJSON_AddNumberToObject(c, "max_requests", (double)o->max_requests);
     cJSON_AddNumberToObject(c, "timeout_s", o->timeout);
+    cJSON_AddStringToObject(c, "workload", o->workload);
     cJSON_AddStringToObject(c, "fields", o->fields);
     cJSON_AddNumberToObject(c, "seed", (double)o->seed);
     cJSON_AddNumberToObject(c, "size", o->size);

@@ -15,7 +15,7 @@
  * then the table.  0, or 1 when it could not be written. */
 static int run_write_md(const fds__lgcmd_opts *o, const char *workload, const char *table)
 {
-    char head[512];
+    char head[1024];
     snprintf(head, sizeof head, "# loadgen run\n\n%s; %s loop, %d clients, %d threads, %.1f s "
                                 "measured after %.1f s warm-up.\n\n",
              workload, o->rate > 0 ? "open" : "closed", o->clients, o->threads, o->duration,
@@ -67,6 +67,7 @@ int fds__lgcmd_run(fds__lgcmd_opts *o)
     if (!o->quiet)
         fds__lgcmd_print_summary(&r, NULL);
     cJSON *side = fds_lgreport_side(&r, o->index);
+    fds__lgcmd_add_classes(side, &r, &w);
     if (o->index)
         fds__lgcmd_add_index_info(o, side, o->index);
     cJSON *doc = fds__lgcmd_document("run", 1);

@@ -523,8 +523,8 @@ static void collect_date(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
     pass_down(r, n, m);
 }
 
-/* histogram, date_histogram, missing, filter over a batch: one bucket
- * per doc at most. */
+/* histogram, date_histogram, missing, filter, sampler over a batch: one
+ * bucket per doc at most. */
 void fds__aggs_collect_single(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
                               const uint32_t *own, size_t cnt)
 {
@@ -576,6 +576,21 @@ void fds__aggs_collect_single(fds__aggs_run *r, fds__anode *n, const uint32_t *d
             if (!fds__filter_match(n->flt[0], d))
                 continue;
             break;
+        case FDS_AGG_SAMPLER: {
+            /* Elasticsearch's SamplerAggregator keeps a shard's best
+             * shard_size docs by score per owning bucket; the query
+             * scoring none (dsl_parse.c checks), they tie and Lucene's
+             * TopScoreDocCollector keeps the first in doc order: the
+             * docs arrive in that order, segment after segment */
+            uint32_t b = bucket_at(n, o, 0);
+            if (b == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            if (n->b_count[b] >= a->shard_size)
+                continue;
+            break;
+        }
         default: /* missing */
             if (has_value(n, d))
                 continue;

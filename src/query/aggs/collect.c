@@ -111,7 +111,7 @@ static fds__anode *anode_new(fds__exec *x, const fds_agg *a)
 
 static bool need_score_tree(const fds_agg *a)
 {
-    if (a->th)
+    if (fds_agg_keeps_hits(a->type))
         return fds__aggs_th_needs_score(a->th);
     for (size_t k = 0; k < a->nsubs; k++)
         if (need_score_tree(a->subs[k]))
@@ -251,7 +251,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
  * into buckets.  0 or FDS_ENOMEM. */
 static int seg_end(fds__anode *n)
 {
-    if (n->a->th && fds__aggs_th_flush(n))
+    if (fds_agg_keeps_hits(n->a->type) && fds__aggs_th_flush(n))
         return FDS_ENOMEM;
     if (n->a->type == FDS_AGG_TERMS && !n->a->min_doc_count && n->sx &&
         fds__aggs_zero_keys(n))

@@ -319,7 +319,7 @@ fds_agg_result *fds__aggs_reduce_fixed(fds__aggs_red *R, fds_agg_result *r,
                          ? a->nranges
                    : a->type == FDS_AGG_FILTERS ? a->nfilters + a->other_bucket
                    : a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING ||
-                           a->type == FDS_AGG_ROOT ? 1 : 0;
+                           a->type == FDS_AGG_SAMPLER || a->type == FDS_AGG_ROOT ? 1 : 0;
     if (nstatic) {
         r->b = calloc(nstatic, sizeof *r->b);
         fds_agg_bucket **src = malloc((n + 1) * sizeof *src);
@@ -331,7 +331,7 @@ fds_agg_result *fds__aggs_reduce_fixed(fds__aggs_red *R, fds_agg_result *r,
         }
         r->nb = nstatic;
         if (a->type != FDS_AGG_ROOT && a->type != FDS_AGG_FILTER &&
-            a->type != FDS_AGG_MISSING)
+            a->type != FDS_AGG_MISSING && a->type != FDS_AGG_SAMPLER)
             count_buckets(R, nstatic);
         for (size_t b = 0; b < nstatic && !R->rc; b++) {
             r->b[b].key_l = (int64_t)b;

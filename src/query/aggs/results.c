@@ -315,7 +315,7 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
     if (!r)
         return NULL;
     r->nshards = 1;
-    if (a->th) /* top_hits, top_metrics */
+    if (fds_agg_keeps_hits(a->type))
         return build_top_hits(n, owner, r);
     if (fds_agg_is_metric(a->type)) {
         if (owner < n->mcap) {
@@ -339,7 +339,8 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
     size_t nstatic = a->type == FDS_AGG_RANGE || a->type == FDS_AGG_DATE_RANGE
                          ? a->nranges
                    : a->type == FDS_AGG_FILTERS ? a->nfilters + a->other_bucket
-                   : a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING ? 1
+                   : a->type == FDS_AGG_FILTER || a->type == FDS_AGG_MISSING ||
+                           a->type == FDS_AGG_SAMPLER ? 1
                    : a->type == FDS_AGG_ROOT ? 1 : 0;
     if (a->type == FDS_AGG_ROOT) {
         /* the root's one bucket holds the top-level results */

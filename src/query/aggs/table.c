@@ -189,7 +189,7 @@ int fds__aggs_metric_room(fds__anode *n, uint32_t owner)
         memset(d + n->mcap, 0, (nc - n->mcap) * sizeof *d);
         n->m_td = d;
     }
-    if (n->a->th) { /* top_hits, top_metrics */
+    if (fds_agg_keeps_hits(t)) {
         fds__heap *h = realloc(n->th_heap, nc * sizeof *h);
         if (h)
             n->th_heap = h;

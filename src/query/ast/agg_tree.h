@@ -50,7 +50,11 @@ typedef enum fds_agg_type {
     FDS_AGG_TOP_HITS,  /* the best hits of a bucket (th: their request) */
     FDS_AGG_TOP_METRICS, /* top_hits answered as metrics of the best docs
                             (th: their request, its docvalue_fields the
-                            metrics) */
+                            metrics; a date sort key in its field's
+                            format) */
+    FDS_AGG_SAMPLER,   /* one bucket: the first shard_size docs a shard
+                          matches (its best by score, the query scoring
+                          none) */
     FDS_AGG_DERIVATIVE,     /* parent pipelines: computed over a histogram's */
     FDS_AGG_CUMULATIVE_SUM, /* buckets at the final reduce (bp: their path) */
     FDS_AGG_SERIAL_DIFF,
@@ -66,6 +70,8 @@ typedef enum fds_agg_type {
 const char *fds_agg_type_name(int type);
 /* Is it a metric (no buckets)? */
 bool fds_agg_is_metric(int type);
+/* Does it keep whole hits (top_hits, top_metrics: `th`)? */
+bool fds_agg_keeps_hits(int type);
 /* The type named `name` ("terms"), or -1 when none is (the root has
  * no name). */
 int fds_agg_type_of(const char *name);

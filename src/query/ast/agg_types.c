@@ -35,6 +35,7 @@ static const struct {
     [FDS_AGG_COMPOSITE] = {"composite", false},
     [FDS_AGG_TOP_HITS] = {"top_hits", false},
     [FDS_AGG_TOP_METRICS] = {"top_metrics", false},
+    [FDS_AGG_SAMPLER] = {"sampler", false},
     [FDS_AGG_DERIVATIVE] = {"derivative", false},
     [FDS_AGG_CUMULATIVE_SUM] = {"cumulative_sum", false},
     [FDS_AGG_SERIAL_DIFF] = {"serial_diff", false},
@@ -50,6 +51,11 @@ const char *fds_agg_type_name(int type)
 bool fds_agg_is_metric(int type)
 {
     return type >= 0 && type < FDS_AGG_TYPE_COUNT_ && TYPES[type].metric;
+}
+
+bool fds_agg_keeps_hits(int type)
+{
+    return type == FDS_AGG_TOP_HITS || type == FDS_AGG_TOP_METRICS;
 }
 
 int fds_agg_type_of(const char *name)

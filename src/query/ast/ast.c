@@ -79,8 +79,10 @@ void fds_search_request_free(fds_search_request *r)
     fds__query_free(r->query);
     fds_agg_free(r->aggs);
     fds_highlight_free(r->hl);
-    for (unsigned k = 0; k < r->nsort; k++)
+    for (unsigned k = 0; k < r->nsort; k++) {
         free(r->sort[k].field);
+        free(r->sort[k].format);
+    }
     for (unsigned k = 0; k < r->nafter; k++)
         free(r->after[k].str);
     for (size_t i = 0; i < r->nincludes; i++)

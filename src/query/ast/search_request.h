@@ -104,6 +104,10 @@ typedef struct fds_sort_spec {
     int ftype;
     bool desc;
     bool missing_first;
+    /* a date key's `format` (malloc'd, NULL: epoch milliseconds): the
+     * hit's sort value is printed in it, as Elasticsearch's FieldSortBuilder
+     * formats it with the field's DocValueFormat */
+    char *format;
 } fds_sort_spec;
 
 /* search_after value for one sort key */
@@ -160,6 +164,10 @@ typedef struct fds_search_limits {
                   const char *routing, const char *path, struct cJSON **out,
                   fds_err *err);
     void *lookup_arg;
+    /* The name of the index the request is parsed for (NULL: none known),
+     * which `term` and `terms` on the `_index` metadata field compare
+     * their values with: all of its documents, or none. */
+    const char *index_name;
 } fds_search_limits;
 
 /* Elasticsearch's index.max_result_window, index.max_docvalue_fields_search,

@@ -989,6 +989,13 @@ static int top_metric_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *m,
                                        : NULL;
     if (!cJSON_IsString(f) || cJSON_GetArraySize(m) != 1 || strchr(f->valuestring, '*'))
         return fds__aggp_bad_value(c, a, "metrics");
+    fds_field_info fb;
+    const fds_field_info *fi = fds__dsl_field(c, f->valuestring, &fb);
+    if (fi && (fi->type == FDS_FT_TEXT || fi->type == FDS_FT_OBJECT))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field [%s] of type [%s] is not supported for "
+                            "aggregation [top_metrics]", f->valuestring,
+                            fi->type == FDS_FT_TEXT ? "text" : "object");
     if (a->nmetrics == FDS_AGG_LIST_MAX)
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[metrics] takes at most %d fields in [%s]",
@@ -1004,12 +1011,17 @@ static int top_metric_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *m,
                ? 0 : fds__aggp_oom(c);
 }
 
-/* top_metrics (Elasticsearch's TopMetricsAggregationBuilder): `metrics`
- * (one {"field": f} or a list of them, required), `sort` (one key; the
- * score by default), `size` (1, up to FDS_TOP_METRICS_MAX_SIZE; a number
- * or a numeric string: Grafana sends "1").  Read as the top_hits of that
- * sort and size without `_source` whose docvalue_fields are the metrics;
- * rendered as {"top": [{"sort", "metrics"}]}. */
+/*
+ * top_metrics (Elasticsearch's TopMetricsAggregationBuilder): `metrics`
+ * (one {"field": f} or a list of them, required; a text or object field
+ * refused), `sort` (required, one key), `size` (1, up to
+ * FDS_TOP_METRICS_MAX_SIZE; a number or a numeric string: Kibana's Lens
+ * "last value" sends 1, Grafana's Top Metrics "1").  Read as the top_hits
+ * of that sort and size without `_source` whose docvalue_fields are the
+ * metrics -- so it collects and reduces as top_hits does -- with a date
+ * sort key printed in its field's format, as Elasticsearch's SortValue
+ * prints it; rendered as {"top": [{"sort", "metrics"}]}.
+ */
 int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths)
 {
@@ -1036,15 +1048,18 @@ int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             else
                 rc = top_metric_field(c, a, e, dv);
         } else if (!strcmp(k, "sort")) {
-            if (cJSON_IsArray(e) && cJSON_GetArraySize(e) > 1)
+            if ((cJSON_IsArray(e) || cJSON_IsObject(e)) && cJSON_GetArraySize(e) > 1)
                 rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                   "[top_metrics] only supports sorting on a "
                                   "single field in [%s]", a->name);
             else if (!cJSON_AddItemToObject(th, "sort", cJSON_Duplicate(e, true)))
                 rc = fds__aggp_oom(c);
         } else if (!strcmp(k, "size")) {
-            if (!json_double(e, &size) || size != floor(size) || size < 1)
+            if (!json_double(e, &size) || size != floor(size))
                 rc = fds__aggp_bad_value(c, a, k);
+            else if (size < 1)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[size] must be more than 0 but was [%.0f]", size);
             else if (size > FDS_TOP_METRICS_MAX_SIZE)
                 rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                   "[top_metrics.size] must not be more than "
@@ -1057,13 +1072,57 @@ int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                               "[top_metrics] unknown field [%s]", k);
         }
     }
-    if (!rc && !a->nmetrics)
+    if (!rc && !a->nmetrics) /* ConstructingObjectParser's words */
         rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                          "[top_metrics] requires [metrics] in [%s]", a->name);
+                          "Required [metrics]");
+    if (!rc && !cJSON_GetObjectItemCaseSensitive(th, "sort"))
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[top_metrics] [%s] needs a [sort]", a->name);
     if (!rc && !cJSON_AddNumberToObject(th, "size", size))
         rc = fds__aggp_oom(c);
     if (!rc)
         rc = fds__dsl_top_hits(c, th, a->name, &a->th);
     cJSON_Delete(th);
+    /* a date key's value as its field's format prints it */
+    for (unsigned k = 0; !rc && k < a->th->nsort; k++) {
+        fds_sort_spec *s = &a->th->sort[k];
+        fds_field_info fb;
+        const fds_field_info *fi = s->kind == FDS_SORT_FIELD && !s->format &&
+                                           s->ftype == FDS_FT_DATE
+                                       ? fds__dsl_field(c, s->field, &fb)
+                                       : NULL;
+        if (!fi)
+            continue;
+        const char *fmt = fi->date_format ? fi->date_format->text : NULL;
+        s->format = strdup(fmt && fds__dsl_date_format_ok(fmt)
+                               ? fmt : "strict_date_optional_time");
+        if (!s->format)
+            rc = fds__aggp_oom(c);
+    }
     return rc;
+}
+
+/* Elasticsearch's SamplerAggregationBuilder default shard_size. */
+#define SAMPLER_SHARD_SIZE 100
+
+/* sampler (Kibana's field statistics send {"shard_size": 5000} around
+ * their min, max, value_count and terms): one bucket of the first
+ * shard_size documents each shard matches. */
+int fds__agg_parse_sampler(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                           char **paths)
+{
+    (void)paths;
+    if (!cJSON_IsObject(b))
+        return fds__dsl_err(c->err, "Expected [START_OBJECT] under [sampler], "
+                                    "but got a [%s] in [%s]",
+                            fds__dsl_jtype(b), a->name);
+    a->shard_size = SAMPLER_SHARD_SIZE;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, b) {
+        if (strcmp(it->string, "shard_size"))
+            return fds__dsl_err(c->err, "[sampler] unknown field [%s]", it->string);
+        if (fds__dsl_nonneg(it, "shard_size", &a->shard_size, c->err))
+            return c->err->code;
+    }
+    return 0;
 }

@@ -35,6 +35,9 @@ int fds__agg_parse_percentiles(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths);
 int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                             char **paths);
+/* sampler: shard_size */
+int fds__agg_parse_sampler(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                           char **paths);
 /* derivative, cumulative_sum, serial_diff, moving_fn: their own keys (buckets_path resolved with
  * the siblings, aggs_parse.c) */
 int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,

@@ -218,7 +218,7 @@ static int parse_one(fds__dsl_ctx *c, fds_agg *parent, const cJSON *def,
     for (size_t i = 0; i < a->nsrcs; i++) /* composite's sources */
         a->srcs[i]->kind = fds__agg_kind_of(a->srcs[i]->type);
     if (!rc && subs) {
-        if (fds_agg_is_metric(a->type) || a->th || a->bp)
+        if (fds_agg_is_metric(a->type) || fds_agg_keeps_hits(a->type) || a->bp)
             rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_QUERY_PARSE,
                               "Aggregator [%s] of type [%s] cannot accept "
                               "sub-aggregations", name,

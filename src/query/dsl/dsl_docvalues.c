@@ -34,7 +34,7 @@ static bool numeric_pattern_ok(const char *f)
 
 /* A date format we can print: a named format or letters y u M d H m s S
  * X x Z with quoted text and punctuation. */
-static bool date_pattern_ok(const char *f)
+bool fds__dsl_date_format_ok(const char *f)
 {
     size_t n = strcspn(f, "|");
     static const char *const named[] = {
@@ -88,7 +88,7 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "Field [%s] of type [%s] doesn't support formats.",
                             f->path, f->type_name);
-    if (fmt && f->type == FDS_FT_DATE && !date_pattern_ok(fmt))
+    if (fmt && f->type == FDS_FT_DATE && !fds__dsl_date_format_ok(fmt))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[docvalue_fields] date format [%s] is not "
                             "supported", fmt);
@@ -98,7 +98,7 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
                             "supported: only DecimalFormat patterns of #, 0, "
                             "'.' and ','", fmt);
     const char *dfmt = fmt;
-    if (!dfmt && f->type == FDS_FT_DATE && f->dfmt && date_pattern_ok(f->dfmt->text))
+    if (!dfmt && f->type == FDS_FT_DATE && f->dfmt && fds__dsl_date_format_ok(f->dfmt->text))
         dfmt = f->dfmt->text;
     /* a field asked for again: the later entry (its format) wins, and the
      * hit names it once */

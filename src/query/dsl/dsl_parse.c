@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ast/agg_tree.h"
 #include "time/datemath.h"
 #include "dsl/dsl_parse_int.h"
 #include "fds_time.h"
@@ -164,6 +165,22 @@ int fds__dsl_min_score(fds_search_request *r, const cJSON *v,
     return 0;
 }
 
+/* "runtime_mappings": none defined (Kibana sends {} with every search of
+ * a data view without runtime fields) costs nothing; a runtime field would
+ * need a script, which this store does not run, so one is refused. */
+static int runtime_mappings(const cJSON *it, fds_err *err)
+{
+    if (!cJSON_IsObject(it))
+        return fds__dsl_err(err, "Expected map for runtime_mappings, got a %s",
+                            fds__dsl_jtype(it));
+    if (it->child)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[runtime_mappings] is not supported: runtime "
+                            "field [%s] needs a script, and scripts are not "
+                            "run here", it->child->string);
+    return 0;
+}
+
 /* One top-level key `it` of a search body: query and min_score (the only
  * keys of a `_count` body), the keys that shape the hits (dsl_hits.c),
  * then those of a search alone.  0 or an FDS_E* code. */
@@ -202,8 +219,63 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
         return 0;
     if (!strcmp(k, "aggs") || !strcmp(k, "aggregations"))
         return fds__dsl_aggs(c, it, &r->aggs);
+    if (!strcmp(k, "runtime_mappings"))
+        return runtime_mappings(it, err);
     return fds__dsl_err(err, "Unknown key for a %s in [%s].",
                         fds__dsl_jtype(it), k);
+}
+
+/* Does q give every doc it matches the same score (no query: match_all)?
+ * Filters, and a bool whose scoring clauses are all such. */
+static bool constant_score(const fds_query *q)
+{
+    if (!q)
+        return true;
+    switch (q->type) {
+    case FDS_Q_MATCH_ALL: case FDS_Q_MATCH_NONE: case FDS_Q_TERMS:
+    case FDS_Q_RANGE: case FDS_Q_EXISTS: case FDS_Q_IDS: case FDS_Q_PATTERN:
+    case FDS_Q_CONST:
+        return true;
+    case FDS_Q_BOOL:
+        if (q->nshould)
+            return false; /* a doc scores more the more clauses it matches */
+        for (size_t i = 0; i < q->nmust; i++)
+            if (!constant_score(q->must[i]))
+                return false;
+        return q->nmust <= 1;
+    default:
+        return false;
+    }
+}
+
+static const fds_agg *find_sampler(const fds_agg *a)
+{
+    if (!a)
+        return NULL;
+    if (a->type == FDS_AGG_SAMPLER)
+        return a;
+    for (size_t k = 0; k < a->nsubs; k++) {
+        const fds_agg *s = find_sampler(a->subs[k]);
+        if (s)
+            return s;
+    }
+    return NULL;
+}
+
+/* A sampler takes a shard's best documents by score, and collects the
+ * first ones it matches (buckets.c): under a query whose scores differ
+ * those are not the same documents, so it is refused. */
+static int sampler_check(const fds_search_request *r, fds_err *err)
+{
+    const fds_agg *s = find_sampler(r->aggs);
+    if (!s || constant_score(r->query))
+        return 0;
+    return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "[sampler] [%s] under a scoring query is not "
+                        "supported: its sample is taken in document order, "
+                        "which is the order of the best scores only when "
+                        "every document scores the same (put the query in a "
+                        "bool filter)", s->name);
 }
 
 /* The parsed body (cJSON_Delete), or NULL with err filled. */
@@ -339,6 +411,7 @@ void fds_search_limits_default(fds_search_limits *l)
     l->max_rescore_window = FDS_MAX_RESCORE_WINDOW;
     l->lookup = NULL;
     l->lookup_arg = NULL;
+    l->index_name = NULL;
 }
 
 int fds_search_parse_window(const char *body, size_t len,
@@ -403,6 +476,8 @@ int fds_search_parse_limits(const char *body, size_t len,
         rc = fds__dsl_window_check(r, err);
     if (!rc)
         rc = fds__dsl_stored_check(r, err);
+    if (!rc)
+        rc = sampler_check(r, err);
     raw_free(&c);
     cJSON_Delete(root);
     free(quoted);

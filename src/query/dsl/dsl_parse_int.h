@@ -253,6 +253,9 @@ int fds__dsl_stored_check(const fds_search_request *r, fds_err *err);
 int fds__dsl_docvalue(fds_search_request *r, const cJSON *v, fds_err *err);
 /* fields (the fields API). */
 int fds__dsl_fields(fds_search_request *r, const cJSON *v, fds_err *err);
+/* Is `f` a date format fds__date_print can print (a named format, or a
+ * pattern of y u M d H m s S X x Z with quoted text)? */
+bool fds__dsl_date_format_ok(const char *f);
 /* Elasticsearch's "Trying to retrieve too many <what>" of index.<setting>;
  * returns FDS_EINVAL. */
 int fds__dsl_too_many(fds_err *err, const char *what, uint32_t max,

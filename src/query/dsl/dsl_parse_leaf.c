@@ -359,6 +359,16 @@ fds_query *fds__dsl_match(fds__dsl_ctx *c, const cJSON *body)
     return q;
 }
 
+/* `term` on the `_index` metadata field (Elasticsearch's IndexFieldMapper:
+ * a constant per index): every document of the index the request is
+ * parsed for when s[0..n) names it, else none. */
+static fds_query *index_query(fds__dsl_ctx *c, const char *s, size_t n)
+{
+    const char *ix = c->lim->index_name;
+    bool same = strlen(ix) == n && !memcmp(ix, s, n);
+    return fds__dsl_qnew(same ? FDS_Q_MATCH_ALL : FDS_Q_MATCH_NONE, NULL);
+}
+
 fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
 {
     const cJSON *fld;
@@ -393,7 +403,9 @@ fds_query *fds__dsl_term_q(fds__dsl_ctx *c, const cJSON *body)
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     fds_query *q;
-    if (!strcmp(fld->string, "_id")) {
+    if (!strcmp(fld->string, "_index") && c->lim->index_name) {
+        q = index_query(c, s, n);
+    } else if (!strcmp(fld->string, "_id")) {
         /* _id is not in the term dictionary: the _id table answers it, as
          * for an ids query (Elasticsearch accepts term on _id) */
         q = fds__dsl_qnew(FDS_Q_IDS, NULL);
@@ -523,6 +535,16 @@ static fds_query *terms_of(fds__dsl_ctx *c, const cJSON *body, const cJSON *fld)
     const fds_field_info *f = fds__dsl_field(c, fld->string, &fb);
     float boost = fds__dsl_boost(body);
     bool ids = !strcmp(fld->string, "_id"); /* answered by the _id table */
+    if (!strcmp(fld->string, "_index") && c->lim->index_name) {
+        bool any = false;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, fld)
+            any |= cJSON_IsString(v) && !strcmp(v->valuestring, c->lim->index_name);
+        fds_query *q = index_query(c, any ? c->lim->index_name : "", any ? strlen(c->lim->index_name) : 0);
+        if (q)
+            q->boost = boost;
+        return q;
+    }
     if (!ids && fds__dsl_not_searchable(c, f))
         return NULL;
     if (!ids && (!f || f->type == FDS_FT_OBJECT))

@@ -1,6 +1,7 @@
 /*
  * dsl_sort.c: the order of the hits -- `sort` (fields, _score, _doc,
- * _shard_doc, unmapped_type, order, missing), `search_after` read against
+ * _shard_doc, unmapped_type, order, missing, a date key's format),
+ * `search_after` read against
  * that sort, and the `_shard_doc` tiebreaker a point in time adds.
  */
 #include <math.h>
@@ -25,6 +26,36 @@ static int unmapped_ftype(const char *t)
         if (!strcmp(tab[i].name, t))
             return tab[i].type;
     return FDS_FT_NONE;
+}
+
+/* A sort key's `format` (Kibana's Discover sends strict_date_optional_time
+ * on its time field): a date key prints its sort value in it; a field of
+ * no value (unmapped, with unmapped_type) has nothing to print; other
+ * types are refused as Elasticsearch refuses a format on them, numbers
+ * (a DecimalFormat there) with a 400 saying so. */
+static int sort_format(fds__dsl_ctx *c, fds_sort_spec *s, const char *name,
+                       const cJSON *format)
+{
+    if (!cJSON_IsString(format))
+        return fds__dsl_err(c->err, "[field_sort] format doesn't support "
+                                    "values of type: %s", fds__dsl_jtype(format));
+    fds_field_info fb;
+    if (s->kind == FDS_SORT_FIELD && !fds__dsl_field(c, name, &fb))
+        return 0; /* unmapped: every value is missing */
+    if (s->kind != FDS_SORT_FIELD || s->ftype == FDS_FT_KEYWORD ||
+        s->ftype == FDS_FT_BOOLEAN)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field [%s] doesn't support formats.", name);
+    if (s->ftype != FDS_FT_DATE)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[format] in a sort is supported on date fields "
+                            "only, not on [%s]", name);
+    if (!fds__dsl_date_format_ok(format->valuestring))
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[format] in a sort: date format [%s] is not "
+                            "supported", format->valuestring);
+    s->format = strdup(format->valuestring);
+    return s->format ? 0 : FDS_ENOMEM;
 }
 
 static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
@@ -78,7 +109,7 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
         s->field_len = f->path_len;
         s->ftype = f->type;
     }
-    const cJSON *order = NULL, *missing = NULL;
+    const cJSON *order = NULL, *missing = NULL, *format = NULL;
     if (cJSON_IsString(opts))
         order = opts;
     else if (cJSON_IsObject(opts)) {
@@ -87,8 +118,8 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
             if (!strcmp(it->string, "order")) order = it;
             else if (!strcmp(it->string, "missing")) missing = it;
             else if (!strcmp(it->string, "unmapped_type")) continue;
+            else if (!strcmp(it->string, "format")) format = it;
             else if (!strcmp(it->string, "mode") ||
-                     !strcmp(it->string, "format") ||
                      !strcmp(it->string, "numeric_type") ||
                      !strcmp(it->string, "nested"))
                 return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -117,7 +148,7 @@ static int sort_one(fds__dsl_ctx *c, fds_search_request *r, const char *name,
                             "[_last] only");
     if (missing)
         s->missing_first = !strcmp(missing->valuestring, "_first");
-    return 0;
+    return format ? sort_format(c, s, name, format) : 0;
 }
 
 int fds__dsl_sort(fds__dsl_ctx *c, fds_search_request *r, const cJSON *v)

@@ -59,6 +59,8 @@ static const fds__agg_kind KINDS[FDS_AGG_TYPE_COUNT_] = {
                           fds__aggs_reduce_top_hits},
     [FDS_AGG_TOP_METRICS] = {FDS_AGG_TOP_METRICS, fds__agg_parse_top_metrics,
                              fds__aggs_collect_top_hits, fds__aggs_reduce_top_hits},
+    [FDS_AGG_SAMPLER] = {FDS_AGG_SAMPLER, fds__agg_parse_sampler, fds__aggs_collect_single,
+                         fds__aggs_reduce_fixed},
     [FDS_AGG_DERIVATIVE] = {FDS_AGG_DERIVATIVE, fds__agg_parse_pipeline,
                             fds__aggs_collect_none, fds__aggs_reduce_metric},
     [FDS_AGG_CUMULATIVE_SUM] = {FDS_AGG_CUMULATIVE_SUM, fds__agg_parse_pipeline,

@@ -158,7 +158,8 @@ int fds__norm_lims_init(fds__norm_lims *n, fds__term_it **ts, size_t nt)
  * accounted for.  A doc's term frequencies over distinct terms sum to at
  * most its length (every token is one posting of one term), so the
  * terms' scores are bounded by the r best marginal gains
- * score(tf) - score(tf - 1), tf <= tfmax, over ts[k..] -- a prefix of each
+ * score(tf) - score(tf - 1), tf <= its cap at the norm (fds__term_tf_at),
+ * over ts[k..] -- a prefix of each
  * term's gains is what a doc can take, and the r largest gains in the
  * union sum to no less than any such choice, concave or not.  As sums of
  * the floats that a doc adds, they need the same BOUND_SLACK as suf.
@@ -189,7 +190,8 @@ const double *fds__budget_row(fds__norm_lims *n, fds__term_it **ts, uint8_t nb)
         const fds__cnode *c = ts[k]->b.c;
         double prev = 0;
         size_t ng = 0;
-        uint32_t top = ts[k]->tfmax < cap ? ts[k]->tfmax : (uint32_t)cap;
+        uint32_t tk = fds__term_tf_at(ts[k], nb);
+        uint32_t top = tk < cap ? tk : (uint32_t)cap;
         for (uint32_t tf = 1; tf <= top; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
             prev = v;
@@ -291,7 +293,8 @@ static const double *budget_col(fds__norm_lims *n, fds__term_it **ts,
     col[nt] = 0;
     for (size_t k = nt; k-- > 0;) {
         const fds__cnode *c = ts[k]->b.c;
-        uint32_t top = ts[k]->tfmax < len ? ts[k]->tfmax : len;
+        uint32_t tk = fds__term_tf_at(ts[k], nb);
+        uint32_t top = tk < len ? tk : len;
         double prev = 0, tail = gain_tail(c->weight);
         for (uint32_t tf = 1; tf <= top; tf++) {
             double v = (double)fds__term_score_tf(c, tf, nb), g = v - prev;
@@ -358,7 +361,7 @@ static double budget_top(fds__norm_lims *n, fds__term_it **ts, uint8_t nb)
             sum += h[0].v;
             uint32_t tf = h[0].tf + 1;
             const fds__term_it *t = ts[h[0].k];
-            if (tf > t->tfmax) {
+            if (tf > fds__term_tf_at(t, nb)) {
                 h[0] = h[--nh];
             } else {
                 h[0].v = t->b.c->weight * m /
@@ -370,7 +373,7 @@ static double budget_top(fds__norm_lims *n, fds__term_it **ts, uint8_t nb)
         } else if (v1 >= 0) {
             sum += v1;
             uint32_t k = n->w1[p++].k;
-            if (ts[k]->tfmax > 1) { /* its second gain: sift up */
+            if (fds__term_tf_at(ts[k], nb) > 1) { /* its second gain */
                 top_head e = {ts[k]->b.c->weight * m /
                                   ((1 + 2 * m) * (1 + m)), k, 2};
                 size_t i = nh++;
@@ -410,11 +413,21 @@ float fds__gate_fill(fds__norm_gate *g, uint8_t nb, float th)
     return g->val[nb] = c < f ? c : f;
 }
 
-/* The chain bound of norm byte nb (fds__norm_chain over every term). */
+/* The chain bound of norm byte nb with every term at its largest
+ * frequency over the segment (not its cap at the norm, fds__term_tf_at,
+ * which may rise with the norm: a longer doc can hold a term more often),
+ * added as floats in the order of ts. */
 static float chain_at(fds__norm_gate *g, unsigned nb)
 {
-    (void)fds__norm_suf(g->nl, g->ts, (uint8_t)nb);
-    return fds__norm_chain(g->nl, (uint8_t)nb, 0, 0.0f);
+    float s = 0;
+    for (size_t k = 0; k < g->nl->nt; k++) {
+        fds__term_it *t = g->ts[k];
+        fds__term_ub(t); /* fills tfmax */
+        float u = t->tfmax ? fds__term_score_tf(t->b.c, t->tfmax, (uint8_t)nb)
+                           : 0;
+        s += u > 0 ? u : 0;
+    }
+    return s;
 }
 
 /*

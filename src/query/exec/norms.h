@@ -63,8 +63,9 @@ typedef struct fds__norm_lims {
     struct top_head *hd;
 } fds__norm_lims;
 
-/* The sum over every term of its score at its largest frequency, for a
- * doc of norm byte nb (suf's row nb of fds__norm_lims, filled on first use). */
+/* The sum over every term of its score at its largest frequency in a doc
+ * of norm byte nb (fds__term_tf_at), for a doc of that norm (suf's row nb
+ * of fds__norm_lims, filled on first use). */
 static inline const double *fds__norm_suf(fds__norm_lims *n,
                                           fds__term_it **ts, uint8_t nb)
 {
@@ -75,7 +76,8 @@ static inline const double *fds__norm_suf(fds__norm_lims *n,
         suf[nt] = 0;
         for (size_t k = nt; k-- > 0;) {
             fds__term_ub(ts[k]); /* fills tfmax */
-            float u = fds__term_score_tf(ts[k]->b.c, ts[k]->tfmax, nb);
+            uint32_t tf = fds__term_tf_at(ts[k], nb);
+            float u = tf ? fds__term_score_tf(ts[k]->b.c, tf, nb) : 0;
             uf[k] = u > 0 ? u : 0; /* a term not matched adds nothing */
             suf[k] = suf[k + 1] + uf[k];
         }

@@ -25,6 +25,23 @@ int fds__term_decode_block(fds__term_it *t, uint32_t b);
 /* Max over all blocks of the block bound, cached (term_it.c). */
 float fds__term_ub(fds__term_it *t);
 
+/* The most often t can occur in a doc of norm byte nb: from the term's
+ * frontier of its blocks' impacts when the segment has it (a doc of norm
+ * nb is covered by an impact of norm <= nb and frequency >= its own, so
+ * by a frontier pair of norm <= nb; 0: no doc of norm nb or shorter holds
+ * t), else its largest frequency over all blocks.  fds__term_ub first
+ * (fills tfmax).  Lucene's impacts (Impacts, ImpactsSource) bound a
+ * block's docs the same way. */
+static inline uint32_t fds__term_tf_at(const fds__term_it *t, uint8_t nb)
+{
+    if (!t->t.front)
+        return t->tfmax;
+    uint32_t tf = 0;
+    for (uint32_t k = 0; k < t->t.nfront && t->t.front[k].norm <= nb; k++)
+        tf = t->t.front[k].tf;
+    return tf < t->tfmax ? tf : t->tfmax;
+}
+
 /* The last doc of block b of t (its skip entry). */
 
 static inline uint32_t fds__term_blk_last(const fds__term_it *t, uint32_t b)

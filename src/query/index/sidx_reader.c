@@ -6,9 +6,8 @@
  * in the server only while searches touch them (RssFile, not RssAnon).
  * The heap holds only what open derives: numeric blocks' min and max, and
  * for each term of FDS_SFRONT_MIN_BLOCKS blocks or more the frontier of
- * its skip entries' (max tf, min norm) pairs (a few pairs a term, found
- * while the skip entries are checked; 40 KB for the 10M-doc index of
- * bench/scale, 1 pair each) and the frontiers of its blocks' impacts per
+ * all its blocks' impacts (a few pairs a term) and the frontiers of its
+ * blocks' impacts per
  * group of FDS_SGROUP_BLOCKS blocks (2 MB there: 110,978 groups of 2,012
  * terms, 192,521 pairs; reading the impacts adds about 100 ms to the
  * 1.1 s an open of that 2.1 GB file takes, most of it the checksum).  A file that fails any check gives
@@ -166,20 +165,7 @@ static void block_pairs(const uint8_t *sk, const uint8_t *data,
 static int add_front(fds_sfield *f, uint32_t ord, const uint8_t *sk,
                      const uint8_t *data, uint64_t nb, front_caps *c)
 {
-    uint32_t best[256] = {0};
-    for (uint64_t b = 0; b < nb; b++) {
-        const uint8_t *e = sk + b * FDS_SIDX_SKIP_LEN;
-        uint32_t tf = fds__get_u32(e + 8);
-        if (tf > best[e[12]])
-            best[e[12]] = tf;
-    }
-    uint32_t off = 0, n = 0;
-    if (f->nfronts)
-        off = f->fronts[f->nfronts - 1].off + f->fronts[f->nfronts - 1].n;
-    n = off;
-    if (put_frontier(best, &f->pairs, &n, &c->pairs))
-        return FDS_ENOMEM;
-    n -= off;
+    uint32_t best[256], all[256] = {0};
     uint32_t goff = c->ngidx;
     for (uint64_t g = 0; g < nb; g += FDS_SGROUP_BLOCKS) {
         if (fds__grow((void **)&f->gidx, &c->gidx, (size_t)c->ngidx + 1,
@@ -191,7 +177,19 @@ static int add_front(fds_sfield *f, uint32_t ord, const uint8_t *sk,
             block_pairs(sk + b * FDS_SIDX_SKIP_LEN, data, best);
         if (put_frontier(best, &f->gpairs, &c->ngpairs, &c->gpairs))
             return FDS_ENOMEM;
+        for (int k = 0; k < 256; k++)
+            all[k] = best[k] > all[k] ? best[k] : all[k];
     }
+    /* the term's frontier: of every block's impacts, so that it bounds the
+     * frequency of a doc of each norm (fds__term_tf_at), not only the
+     * term's best score */
+    uint32_t off = 0, n = 0;
+    if (f->nfronts)
+        off = f->fronts[f->nfronts - 1].off + f->fronts[f->nfronts - 1].n;
+    n = off;
+    if (put_frontier(all, &f->pairs, &n, &c->pairs))
+        return FDS_ENOMEM;
+    n -= off;
     if (fds__grow((void **)&f->gidx, &c->gidx, (size_t)c->ngidx + 1,
                   sizeof *f->gidx))
         return FDS_ENOMEM;
