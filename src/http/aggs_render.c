@@ -126,6 +126,9 @@ static void put_subs(fds_strbuf *b, const fds_agg *a, const fds_agg_bucket *bk,
                      rctx *rx)
 {
     for (size_t k = 0; bk->subs && k < a->nsubs; k++) {
+        /* a derivative has nothing in the first bucket: no key at all */
+        if (a->subs[k]->bp && !bk->subs[k]->count)
+            continue;
         fds_strbuf_putc(b, ',');
         render_one(b, bk->subs[k], rx);
     }
@@ -138,6 +141,9 @@ static const char *typed_name(const fds_agg_result *r)
         return "tdigest_percentiles";
     if (a->type == FDS_AGG_PERCENTILE_RANKS)
         return "tdigest_percentile_ranks";
+    if (a->type == FDS_AGG_CUMULATIVE_SUM || a->type == FDS_AGG_SERIAL_DIFF ||
+        a->type == FDS_AGG_MOVING_FN)
+        return "simple_value"; /* InternalSimpleValue */
     if (a->type != FDS_AGG_TERMS)
         return fds_agg_type_name(a->type);
     if (a->unmapped)
@@ -498,11 +504,24 @@ static void render_top_hits(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
         rx->rc = fds__agg_hits_put(b, r, rx->segs, rx->hs, rx->err);
 }
 
-static void render_top_metrics(fds_strbuf *b, const fds_agg_result *r,
-                               rctx *rx)
+/* derivative, cumulative_sum (InternalSimpleValue, Derivative): value
+ * (null when not finite), derivative's normalized_value with a `unit`. */
+static void render_pipeline(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
+{
+    (void)rx;
+    fds_strbuf_puts(b, "{\"value\":");
+    put_double(b, r->sum);
+    if (r->agg->type == FDS_AGG_DERIVATIVE && r->agg->unit_ms) {
+        fds_strbuf_puts(b, ",\"normalized_value\":");
+        put_double(b, r->max);
+    }
+    fds_strbuf_putc(b, '}');
+}
+
+static void render_top_metrics(fds_strbuf *b, const fds_agg_result *r, rctx *rx)
 {
     if (!rx->rc)
-        rx->rc = fds__agg_top_metrics_put(b, r, rx->segs, rx->hs, rx->err);
+        rx->rc = fds__agg_top_metrics_put(b, r, rx->hs, rx->err);
 }
 
 /* The render entry of each aggregation type (the registry's render
@@ -533,6 +552,11 @@ static void (*const RENDER[FDS_AGG_TYPE_COUNT_])(fds_strbuf *b,
     [FDS_AGG_COMPOSITE] = render_composite,
     [FDS_AGG_TOP_HITS] = render_top_hits,
     [FDS_AGG_TOP_METRICS] = render_top_metrics,
+    [FDS_AGG_DERIVATIVE] = render_pipeline,
+    [FDS_AGG_CUMULATIVE_SUM] = render_pipeline,
+    [FDS_AGG_SERIAL_DIFF] = render_pipeline,
+    [FDS_AGG_MOVING_FN] = render_pipeline,
+    [FDS_AGG_RATE] = render_pipeline,
 };
 
 static void render_one(fds_strbuf *b, const fds_agg_result *r, rctx *rx)

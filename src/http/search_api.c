@@ -28,7 +28,8 @@
  * routing narrows the shards searched; preference (one copy of each
  * shard), request_cache, search_type, batched_reduce_size and
  * ccs_minimize_roundtrips change nothing an answer shows; typed_keys names
- * the aggregations "type#name". */
+ * the aggregations "type#name"; ignore_throttled skips frozen indices, and
+ * no index here is frozen (OpenSearch Dashboards and Grafana send it). */
 static const char *const SEARCH_OK_PARAMS[] = {
     "scroll", "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
@@ -37,7 +38,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
     "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after",
     "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
-    "include_named_queries_score", NULL};
+    "include_named_queries_score", "ignore_throttled", NULL};
 const char *const *const fds__search_url_params = SEARCH_OK_PARAMS;
 static const char *req_param_cb(void *arg, const char *name)
 {
@@ -217,16 +218,20 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
 
 /* ---- _msearch ---------------------------------------------------------------- */
 
-/* URL parameters of _msearch; the search ones reach every item.
- * max_concurrent_searches and max_concurrent_shard_requests are bounds:
- * the items run one after another, within any bound. */
+/* URL parameters of _msearch; the search ones reach every item, as
+ * defaults a header line's keys override (RestMultiSearchAction: the URL's
+ * indices options are each item's default).  max_concurrent_searches and
+ * max_concurrent_shard_requests are bounds: the items run one after
+ * another, within any bound.  ignore_throttled: no index is frozen here. */
 static const char *const MSEARCH_PARAMS[] = {
     "rest_total_hits_as_int", "typed_keys", "search_type",
     "ccs_minimize_roundtrips", "max_concurrent_searches",
-    "max_concurrent_shard_requests", "pre_filter_shard_size", NULL};
+    "max_concurrent_shard_requests", "pre_filter_shard_size",
+    FDS_INDEX_EXPR_PARAMS, "routing", "ignore_throttled", NULL};
 static const char *const MSEARCH_PASSED[] = {"rest_total_hits_as_int",
                                              "typed_keys", "search_type",
-                                             "ccs_minimize_roundtrips"};
+                                             "ccs_minimize_roundtrips",
+                                             FDS_INDEX_EXPR_PARAMS, "routing"};
 
 /* Keys of a header line (Elasticsearch's MultiSearchRequest), each passed
  * to its search as the URL parameter of the same name. */
@@ -243,7 +248,7 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
                          fds_resp *o)
 {
     const char *kv[2 * MSEARCH_KV_MAX];
-    char vals[MSEARCH_KV_MAX][8];
+    char vals[MSEARCH_KV_MAX][24]; /* a boolean's or a number's text */
     unsigned nkv = 0;
     char *index = NULL;
     const cJSON *it;
@@ -287,6 +292,12 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
             break;
         if (cJSON_IsBool(it)) {
             snprintf(vals[nkv], sizeof vals[nkv], "%s", cJSON_IsTrue(it) ? "true" : "false");
+            kv[2 * nkv + 1] = vals[nkv];
+        } else if (cJSON_IsNumber(it) &&
+                   (!strcmp(k, "preference") || !strcmp(k, "routing"))) {
+            /* read with nodeStringValue: OpenSearch Dashboards sends its
+             * session id, a number, as the preference */
+            snprintf(vals[nkv], sizeof vals[nkv], "%.17g", it->valuedouble);
             kv[2 * nkv + 1] = vals[nkv];
         } else if (cJSON_IsString(it)) {
             kv[2 * nkv + 1] = it->valuestring;

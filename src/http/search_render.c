@@ -318,6 +318,45 @@ static bool explain_printable(const fds_search_result *res)
     return true;
 }
 
+/* "sort":[...] of hit h sorted by req: a date key as epoch ms, or as its
+ * sort's `format` prints it when it has one (the search's `format`;
+ * top_metrics gives a date key its field's format, as Elasticsearch's
+ * SortValue prints it). */
+static void put_sort(fds_strbuf *b, const fds_search_request *req,
+                     const fds_hit *h)
+{
+    fds_strbuf_puts(b, "\"sort\":[");
+    for (uint32_t k = 0; k < h->nsort; k++) {
+        if (k)
+            fds_strbuf_put(b, ",", 1);
+        const fds_sort_spec *s = &req->sort[k];
+        if (s->kind == FDS_SORT_SCORE) {
+            sb_float(b, (float)h->sort_num[k]);
+        } else if (s->kind == FDS_SORT_FIELD &&
+                   s->ftype == FDS_FT_KEYWORD) {
+            if (h->sort_str[k])
+                fds_strbuf_put_json_string(b, h->sort_str[k], h->sort_str_len[k]);
+            else
+                fds_strbuf_puts(b, "null");
+        } else if (isnan(h->sort_num[k])) {
+            /* ES prints the missing-value sentinel; null is clearer */
+            fds_strbuf_puts(b, "null");
+        } else if (s->kind == FDS_SORT_FIELD &&
+                   s->ftype == FDS_FT_DOUBLE) {
+            fds_strbuf_printf(b, "%.17g", h->sort_num[k]);
+        } else if (s->format && s->ftype == FDS_FT_DATE) {
+            char d[SORT_DATE_TEXT_MAX];
+            size_t n = fds__date_print(h->sort_long[k], s->format, d, sizeof d);
+            if (n >= sizeof d)
+                n = sizeof d - 1;
+            fds_strbuf_put_json_string(b, d, n);
+        } else { /* exact digits, past 2^53 too */
+            fds_strbuf_printf(b, "%lld", (long long)h->sort_long[k]);
+        }
+    }
+    fds_strbuf_puts(b, "]");
+}
+
 /* One hit object {"_index", "_id", ..., "sort", "_explanation"} of the
  * request `req` (the hit's shape: stored_fields, version, _source
  * filtering, sort keys, highlight), its `fields` from `dvr`'s
@@ -374,36 +413,8 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
         fds_highlight_put(req->hl, hlr->query, src, slen, b))
         b->oom = true;
     if (h->nsort) {
-        fds_strbuf_puts(b, ",\"sort\":[");
-        for (uint32_t k = 0; k < h->nsort; k++) {
-            if (k)
-                fds_strbuf_put(b, ",", 1);
-            const fds_sort_spec *s = &req->sort[k];
-            if (s->kind == FDS_SORT_SCORE) {
-                sb_float(b, (float)h->sort_num[k]);
-            } else if (s->kind == FDS_SORT_FIELD &&
-                       s->ftype == FDS_FT_KEYWORD) {
-                if (h->sort_str[k])
-                    fds_strbuf_put_json_string(b, h->sort_str[k], h->sort_str_len[k]);
-                else
-                    fds_strbuf_puts(b, "null");
-            } else if (isnan(h->sort_num[k])) {
-                /* ES prints the missing-value sentinel; null is clearer */
-                fds_strbuf_puts(b, "null");
-            } else if (s->kind == FDS_SORT_FIELD &&
-                       s->ftype == FDS_FT_DOUBLE) {
-                fds_strbuf_printf(b, "%.17g", h->sort_num[k]);
-            } else if (s->format && s->ftype == FDS_FT_DATE) {
-                char d[SORT_DATE_TEXT_MAX];
-                size_t n = fds__date_print(h->sort_long[k], s->format, d, sizeof d);
-                if (n >= sizeof d)
-                    n = sizeof d - 1;
-                fds_strbuf_put_json_string(b, d, n);
-            } else { /* exact digits, past 2^53 too */
-                fds_strbuf_printf(b, "%lld", (long long)h->sort_long[k]);
-            }
-        }
-        fds_strbuf_puts(b, "]");
+        fds_strbuf_puts(b, ",");
+        put_sort(b, req, h);
     }
     if (mq && mq->n) { /* Elasticsearch leaves it out when empty */
         /* a list of names, or with include_named_queries_score an object
@@ -524,17 +535,18 @@ static bool shows_source(const fds_search_request *req)
                            req->source_asked);
 }
 
-int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
-                      const fds_search_segment *segs, const fds_hit_source *hs,
-                      fds_err *err)
+/* The hits of top_hits/top_metrics result r, and the `_source` of each
+ * when its request shows anything read from it: hits[], src[], slen[]
+ * (caller frees the three).  0, FDS_ENOMEM or the fetch's error (err
+ * filled). */
+static int agg_hits_fetch(const fds_agg_result *r, const fds_hit_source *hs,
+                          fds_hit **hitsp, const uint8_t ***srcp, size_t **slenp,
+                          fds_err *err)
 {
-    static const fds_hit_source none;
-    if (!hs)
-        hs = &none;
     size_t n = r->nhits;
-    fds_hit *hits = malloc((n ? n : 1) * sizeof *hits);
-    const uint8_t **src = calloc(n ? n : 1, sizeof *src);
-    size_t *slen = calloc(n ? n : 1, sizeof *slen);
+    fds_hit *hits = *hitsp = malloc((n ? n : 1) * sizeof *hits);
+    const uint8_t **src = *srcp = calloc(n ? n : 1, sizeof *src);
+    size_t *slen = *slenp = calloc(n ? n : 1, sizeof *slen);
     int rc = hits && src && slen ? 0 : FDS_ENOMEM;
     bool fetch = false;
     for (size_t i = 0; !rc && i < n; i++) {
@@ -545,6 +557,23 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
     fetch &= hs->fetch != NULL;
     if (!rc && fetch && n && (rc = hs->fetch(hs->arg, hits, n, src, slen, err)))
         fds_err_setk(err, rc, FDS_KIND_INTERNAL, "fetching _source failed");
+    if (rc == FDS_ENOMEM)
+        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+    return rc;
+}
+
+int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
+                      const fds_search_segment *segs, const fds_hit_source *hs,
+                      fds_err *err)
+{
+    static const fds_hit_source none;
+    if (!hs)
+        hs = &none;
+    size_t n = r->nhits;
+    fds_hit *hits;
+    const uint8_t **src;
+    size_t *slen;
+    int rc = agg_hits_fetch(r, hs, &hits, &src, &slen, err);
     if (!rc) {
         fds_strbuf_printf(b, "{\"hits\":{\"total\":{\"value\":%llu,"
                              "\"relation\":\"eq\"},\"max_score\":",
@@ -564,87 +593,59 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
         }
         fds_strbuf_puts(b, "]}}");
     }
-    if (rc == FDS_ENOMEM)
-        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
     free(hits);
     free(src);
     free(slen);
     return rc;
 }
 
-/* One metric value of a hit: the first of its `fields` values, or null. */
-static void put_metric(fds_strbuf *b, const cJSON *fields, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(fields, name);
-    char *t = cJSON_IsArray(v) && v->child ? cJSON_PrintUnformatted(v->child)
-                                           : NULL;
-    fds_strbuf_puts(b, t ? t : "null");
-    if (v && v->child && !t)
-        b->oom = 1;
-    free(t);
-}
-
-/* Does a `fields` entry before k name q->dv[k]'s field (a metric is both
- * its include_unmapped entry and, when mapped, its field's)? */
-static bool named_before(const fds_search_request *q, size_t k)
-{
-    for (size_t i = 0; i < k; i++)
-        if (q->dv[i].fetch && !strcmp(q->dv[i].name, q->dv[k].name))
-            return true;
-    return false;
-}
-
-int fds__agg_top_metrics_put(fds_strbuf *b, const struct fds_agg_result *r,
-                             const fds_search_segment *segs,
+int fds__agg_top_metrics_put(fds_strbuf *b, const fds_agg_result *r,
                              const fds_hit_source *hs, fds_err *err)
 {
-    /* the hits as top_hits renders them, then reshaped: one rendering of
-     * a hit's fields and sort values for both */
-    fds_strbuf t = FDS_STRBUF_INIT;
-    int rc = fds__agg_hits_put(&t, r, segs, hs, err);
-    if (!rc && t.oom)
-        rc = FDS_ENOMEM;
-    cJSON *j = rc ? NULL : cJSON_ParseWithLength(t.p, t.len);
-    fds_strbuf_free(&t);
-    if (!rc && !j)
-        rc = FDS_ENOMEM;
-    const cJSON *hits = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(j, "hits"), "hits");
-    const fds_search_request *q = r->agg->th;
-    if (!rc) {
-        fds_strbuf_puts(b, "{\"top\":[");
-        const cJSON *h;
-        bool first = true;
-        cJSON_ArrayForEach(h, hits) {
-            if (!first)
-                fds_strbuf_putc(b, ',');
-            first = false;
-            char *s = cJSON_PrintUnformatted(
-                cJSON_GetObjectItemCaseSensitive(h, "sort"));
-            fds_strbuf_puts(b, "{\"sort\":");
-            fds_strbuf_puts(b, s ? s : "[]");
-            b->oom |= !s;
-            free(s);
-            fds_strbuf_puts(b, ",\"metrics\":{");
-            const cJSON *fields = cJSON_GetObjectItemCaseSensitive(h, "fields");
-            bool firstm = true;
-            for (size_t k = 0; k < q->ndv; k++) {
-                if (!q->dv[k].fetch || named_before(q, k))
-                    continue;
-                if (!firstm)
-                    fds_strbuf_putc(b, ',');
-                firstm = false;
-                fds_strbuf_put_json_string(b, q->dv[k].name, strlen(q->dv[k].name));
-                fds_strbuf_putc(b, ':');
-                put_metric(b, fields, q->dv[k].name);
+    static const fds_hit_source none;
+    if (!hs)
+        hs = &none;
+    fds_hit *hits;
+    const uint8_t **src;
+    size_t *slen;
+    int rc = agg_hits_fetch(r, hs, &hits, &src, &slen, err);
+    fds_strbuf_puts(b, "{\"top\":[");
+    for (size_t i = 0; !rc && i < r->nhits; i++) {
+        const fds_search_request *q = r->hits[i].req;
+        fds_strbuf_puts(b, i ? ",{" : "{");
+        put_sort(b, q, &hits[i]);
+        fds_strbuf_puts(b, ",\"metrics\":{");
+        for (size_t j = 0; j < r->agg->nmetrics; j++) {
+            const char *name = r->agg->metrics[j];
+            size_t k = 0; /* its docvalue entry; none when unmapped here */
+            while (k < q->ndv && strcmp(q->dv[k].name, name))
+                k++;
+            fds_dv_value *v = NULL;
+            size_t nv = 0;
+            if (k < q->ndv && src[i] &&
+                fds_docvalues_of(q, k, src[i], slen[i], &v, &nv)) {
+                rc = FDS_ENOMEM;
+                fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+                break;
             }
-            fds_strbuf_puts(b, "}}");
+            if (j)
+                fds_strbuf_putc(b, ',');
+            fds_strbuf_put_json_string(b, name, strlen(name));
+            fds_strbuf_putc(b, ':');
+            if (!nv) /* InternalTopMetrics: a doc without the value */
+                fds_strbuf_puts(b, "null");
+            else if (v[0].quoted)
+                fds_strbuf_put_json_string(b, v[0].text, v[0].len);
+            else
+                fds_strbuf_put(b, v[0].text, v[0].len);
+            fds_dv_values_free(v, nv);
         }
-        fds_strbuf_puts(b, "]}");
+        fds_strbuf_puts(b, "}}");
     }
-    cJSON_Delete(j);
-    if (rc == FDS_ENOMEM)
-        fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
+    fds_strbuf_puts(b, "]}");
+    free(hits);
+    free(src);
+    free(slen);
     return rc;
 }
 

@@ -100,16 +100,11 @@ struct fds_agg_result;
 int fds__agg_hits_put(fds_strbuf *b, const struct fds_agg_result *r,
                       const fds_search_segment *segs, const fds_hit_source *hs,
                       fds_err *err);
-
-/*
- * A top_metrics result `r` (its hits as fds__agg_hits_put gathers them) to
- * `b` as Elasticsearch's InternalTopMetrics prints it: {"top":[{"sort":
- * [v], "metrics":{"field": value, ...}}, ...]}, each metric the first value
- * of the hit's `fields` entry (null when the document has none), in the
- * order the request names them.  Returns as fds__agg_hits_put.
- */
+/* A top_metrics result as Elasticsearch's InternalTopMetrics: {"top":
+ * [{"sort": [value], "metrics": {field: value or null}}]}, best first,
+ * the metrics read from each doc's `_source` as docvalue_fields read
+ * them.  0, FDS_ENOMEM or the fetch's error (err filled). */
 int fds__agg_top_metrics_put(fds_strbuf *b, const struct fds_agg_result *r,
-                             const fds_search_segment *segs,
                              const fds_hit_source *hs, fds_err *err);
 
 /*

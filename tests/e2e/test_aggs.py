@@ -83,6 +83,40 @@ class Aggs(ServerTestCase):
                                        "include": ["NONE", "PUT"]}}})["m"]
         self.assertEqual(a["buckets"], [{"key": "NONE", "doc_count": 1},
                                         {"key": "PUT", "doc_count": 1}])
+        # min_doc_count 0: the values of the docs the query leaves out too,
+        # count 0 (key order among equal counts), `missing` for docs
+        # without one, include/exclude applied, under every parent bucket
+        q = {"term": {"kw": "POST"}}
+        a = self.aggs({"m": {"terms": {"field": "kw", "min_doc_count": 0}}}, query=q)["m"]
+        self.assertEqual(a["buckets"], [{"key": "POST", "doc_count": 1},
+                                        {"key": "GET", "doc_count": 0},
+                                        {"key": "PUT", "doc_count": 0}])
+        a = self.aggs({"m": {"terms": {"field": "n", "min_doc_count": 0, "exclude": [500],
+                                       "order": {"_key": "desc"}}}}, query=q)["m"]
+        self.assertEqual(a["buckets"], [{"key": 404, "doc_count": 1},
+                                        {"key": 200, "doc_count": 0}])
+        a = self.aggs({"m": {"terms": {"field": "kw", "min_doc_count": 0,
+                                       "missing": "NONE", "include": ["NONE", "POST"]}}},
+                      query=q)["m"]
+        self.assertEqual(a["buckets"], [{"key": "POST", "doc_count": 1},
+                                        {"key": "NONE", "doc_count": 0}])
+        a = self.aggs({"f": {"terms": {"field": "flag"},
+                             "aggs": {"m": {"terms": {"field": "kw", "min_doc_count": 0,
+                                                      "size": 2}}}}}, query=q)["f"]
+        self.assertEqual([(b["key_as_string"], b["m"]["buckets"]) for b in a["buckets"]],
+                         [("true", [{"key": "POST", "doc_count": 1},
+                                    {"key": "GET", "doc_count": 0}])])
+        a = self.aggs({"m": {"terms": {"field": "kw", "min_doc_count": 0},
+                             "aggs": {"s": {"sum": {"field": "n"}},
+                                      "h": {"histogram": {"field": "n", "interval": 300,
+                                                          "extended_bounds": {
+                                                              "min": 0, "max": 600}}}}}},
+                      query=q)["m"]
+        self.assertEqual(a["buckets"][2], {"key": "PUT", "doc_count": 0, "s": {"value": 0.0},
+                                           "h": {"buckets": [
+                                               {"key": 0.0, "doc_count": 0},
+                                               {"key": 300.0, "doc_count": 0},
+                                               {"key": 600.0, "doc_count": 0}]}})
         a = self.aggs({"m": {"terms": {"field": "kw", "exclude": ["GET"]}}})["m"]
         self.assertEqual([b["key"] for b in a["buckets"]], ["POST", "PUT"])
         # a query narrows the docs; the page does not
@@ -169,7 +203,9 @@ class Aggs(ServerTestCase):
                                               "tdigest": {"compression": 200}}},
                        "pr": {"percentile_ranks": {"field": "n", "values": [200, 1000]}},
                        "pe": {"percentiles": {"field": "unmapped", "percents": [50]}},
-                       "pd": {"percentiles": {"field": "t", "percents": [0]}}})
+                       "pd": {"percentiles": {"field": "t", "percents": [0]}},
+                       # a percent as a numeric string (Grafana's editor)
+                       "ps": {"percentiles": {"field": "n", "percents": ["99", 50]}}})
         self.assertEqual(a["c"], {"value": 3})
         self.assertEqual(a["cn"], {"value": 3})
         self.assertEqual(a["cm"], {"value": 4})
@@ -184,6 +220,8 @@ class Aggs(ServerTestCase):
         self.assertEqual(a["pr"]["values"]["1000.0"], 100.0)
         self.assertEqual(a["pe"], {"values": {"50.0": None}})
         self.assertEqual(a["pd"]["values"]["0.0_as_string"], "2026-01-01T10:00:00.000Z")
+        self.assertEqual(list(a["ps"]["values"]), ["50.0", "99.0"])
+        self.assertEqual(a["ps"]["values"]["50.0"], 200.0)
         # ordered by cardinality, typed
         st, out, _ = self.req("POST", "/a/_search?typed_keys", {"size": 0, "aggs": {
             "k": {"terms": {"field": "kw", "order": {"u": "desc"}},
@@ -199,9 +237,158 @@ class Aggs(ServerTestCase):
                  "illegal_argument_exception", "[values]")
         self.err({"p": {"percentiles": {"field": "n", "percents": [101]}}},
                  "illegal_argument_exception", "percent must be in [0,100]")
+        self.err({"p": {"percentiles": {"field": "n", "percents": ["101"]}}},
+                 "illegal_argument_exception", "percent must be in [0,100], got [101]")
+        for bad in ("5O", True):
+            out = self.err({"p": {"percentiles": {"field": "n", "percents": [bad]}}},
+                           "search_phase_execution_exception", "all shards failed")
+            self.assertEqual(out["error"]["root_cause"][0]["type"], "number_format_exception")
+            self.assertIn("For input string", out["error"]["root_cause"][0]["reason"])
         self.err({"m": {"terms": {"field": "kw", "order": {"q": "desc"}},
                         "aggs": {"q": {"percentiles": {"field": "n"}}}}},
                  "illegal_argument_exception", "Invalid aggregation order path")
+
+    # ---- parent pipelines ---------------------------------------------------------
+
+    def test_derivative_cumulative_sum(self):
+        # histogram of x by 2: buckets 0 (1.5, 0.5), 2 (2.5), 4 (4.0), 6 (none), 8 (8.0)
+        def run(**pipes):
+            return self.aggs({"h": {"histogram": {"field": "x", "interval": 2},
+                                    "aggs": dict({"s": {"sum": {"field": "x"}},
+                                                  "a": {"avg": {"field": "x"}},
+                                                  "st": {"stats": {"field": "x"}}},
+                                                 **pipes)}})["h"]["buckets"]
+
+        def col(buckets, name):
+            return [b[name]["value"] if name in b else "absent" for b in buckets]
+        b = run(d={"derivative": {"buckets_path": "s"}},
+                z={"derivative": {"buckets_path": "s", "gap_policy": "insert_zeros"}},
+                k={"derivative": {"buckets_path": "a", "gap_policy": "keep_values"}},
+                c={"cumulative_sum": {"buckets_path": "s"}},
+                cc={"cumulative_sum": {"buckets_path": "_count"}},
+                cm={"cumulative_sum": {"buckets_path": "st.max"}},
+                s1={"serial_diff": {"buckets_path": "s"}},
+                s2={"serial_diff": {"buckets_path": "s", "lag": 2}},
+                sz={"serial_diff": {"buckets_path": "s", "lag": "1",
+                                    "gap_policy": "insert_zeros"}},
+                m1={"moving_fn": {"buckets_path": "s", "window": 2,
+                                  "script": "MovingFunctions.unweightedAvg(values)"}},
+                m2={"moving_fn": {"buckets_path": "s", "window": "2", "shift": 1,
+                                  "script": {"source": "MovingFunctions.max(values)"}}},
+                m3={"moving_fn": {"buckets_path": "s", "window": 3,
+                                  "script": "MovingFunctions.sum(values)"}},
+                m4={"moving_fn": {"buckets_path": "s", "window": 3,
+                                  "script": "MovingFunctions.linearWeightedAvg(values)"}},
+                m5={"moving_fn": {"buckets_path": "s", "window": 2, "script":
+                                  "MovingFunctions.stdDev(values, "
+                                  "MovingFunctions.unweightedAvg(values))"}},
+                m6={"moving_fn": {"buckets_path": "s", "window": 2,
+                                  "script": {"inline": "MovingFunctions.min(values);",
+                                             "lang": "painless"}}})
+        self.assertEqual([x["key"] for x in b], [0.0, 2.0, 4.0, 6.0, 8.0])
+        self.assertEqual(col(b, "d"), ["absent", 0.5, 1.5, None, None])
+        self.assertEqual(col(b, "z"), ["absent", 0.5, 1.5, -4.0, 8.0])
+        self.assertEqual(col(b, "k"), ["absent", 1.5, 1.5, None, None])
+        self.assertEqual(col(b, "c"), [2.0, 4.5, 8.5, 8.5, 16.5])
+        self.assertEqual(col(b, "cc"), [2.0, 3.0, 4.0, 4.0, 5.0])
+        self.assertEqual(col(b, "cm"), [1.5, 4.0, 8.0, 8.0, 16.0])
+        # serial_diff: no entry until `lag` buckets back has a value too
+        self.assertEqual(col(b, "s1"), ["absent", 0.5, 1.5, "absent", "absent"])
+        self.assertEqual(col(b, "s2"), ["absent", "absent", 2.0, "absent", 4.0])
+        self.assertEqual(col(b, "sz"), ["absent", 0.5, 1.5, -4.0, 8.0])
+        # moving_fn over the values there are (2.0, 2.5, 4.0, 8.0): the
+        # window before each, shifted; the empty bucket has no entry
+        self.assertEqual(col(b, "m1"), [None, 2.0, 2.25, "absent", 3.25])
+        self.assertEqual(col(b, "m2"), [2.0, 2.5, 4.0, "absent", 8.0])
+        self.assertEqual(col(b, "m3"), [0.0, 2.0, 4.5, "absent", 8.5])
+        self.assertEqual(col(b, "m4")[4], (2.0 + 2.5 * 2 + 4.0 * 3) / 6)
+        self.assertEqual(col(b, "m5")[2], 0.25)
+        self.assertEqual(col(b, "m6"), [None, 2.0, 2.0, "absent", 2.5])
+        # a unit: the value per unit of the keys' distance
+        bounds = {"min": T0, "max": T0 + 2 * DAY}
+        a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                                 "extended_bounds": bounds},
+                             "aggs": {"d": {"derivative": {"buckets_path": "_count",
+                                                           "unit": "1h",
+                                                           "gap_policy": "insert_zeros"}},
+                                      "n": {"derivative": {"buckets_path": "_count",
+                                                           "unit": "hour"}}}}})
+        b = a["h"]["buckets"]
+        self.assertNotIn("d", b[0])
+        self.assertEqual(b[1]["d"], {"value": -2.0, "normalized_value": -2.0 / 24})
+        self.assertEqual(b[2]["d"], {"value": 1.0, "normalized_value": 1.0 / 24})
+        # skip: Jan 2 has no docs, so neither it nor Jan 3 has a value
+        self.assertEqual([x.get("n") for x in b[:3]], [
+            None, {"value": None, "normalized_value": None},
+            {"value": None, "normalized_value": None}])
+
+    def test_rate(self):
+        # per day: Jan 1 (n 200, 200), Jan 2 (none), Jan 3 (404)
+        a = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                                 "extended_bounds": {"min": T0,
+                                                                     "max": T0 + 2 * DAY}},
+                             "aggs": {"s": {"rate": {"field": "n", "unit": "hour"}},
+                                      "c": {"rate": {"field": "n", "unit": "1d",
+                                                     "mode": "value_count"}},
+                                      "d": {"rate": {"unit": "week"}},
+                                      "b": {"rate": {"field": "n"}}}}})
+        got = [(b["s"]["value"], b["c"]["value"], b["d"]["value"], b["b"]["value"])
+               for b in a["h"]["buckets"][:3]]
+        self.assertEqual(got, [(400 / 24, 2.0, 14.0, 400.0), (0.0, 0.0, 0.0, 0.0),
+                               (404 / 24, 1.0, 7.0, 404.0)])
+        def daily(rate, interval=("fixed_interval", "1d")):
+            return {"m": {"date_histogram": dict([interval], field="t"),
+                          "aggs": {"r": {"rate": rate}}}}
+        for aggs, part in (
+                ({"m": {"terms": {"field": "kw"}, "aggs": {"r": {"rate": {"unit": "day"}}}}},
+                 "The rate aggregation can only be used inside a date histogram"),
+                (daily({"unit": "day"}, ("calendar_interval", "month")),
+                 "calendar_interval of a month or more is not supported"),
+                (daily({"unit": "month"}), "[rate] unit [month] of [r] is not supported"),
+                (daily({"unit": "5m"}), "Unsupported unit [5m]"),
+                (daily({"mode": "sum"}), "The mode parameter is only supported with field")):
+            out = self.aggs(aggs, status=400)
+            self.assertIn(part, out["error"]["root_cause"][0]["reason"])
+
+    def test_pipeline_errors(self):
+        def under_h(pipe):
+            return {"h": {"histogram": {"field": "x", "interval": 2}, "aggs": {"d": pipe}}}
+        for aggs, etype, part in (
+                ({"d": {"derivative": {"buckets_path": "_count"}}},
+                 "action_request_validation_exception",
+                 "derivative aggregation [d] must have a histogram, date_histogram"),
+                ({"h": {"histogram": {"field": "x", "interval": 2, "min_doc_count": 1},
+                        "aggs": {"d": {"cumulative_sum": {"buckets_path": "_count"}}}}},
+                 "action_request_validation_exception",
+                 "parent histogram of cumulative_sum aggregation [d] must have "
+                 "min_doc_count of 0"),
+                (under_h({"derivative": {"buckets_path": "nope"}}),
+                 "illegal_argument_exception", "No aggregation found for path [nope]"),
+                ({"h": {"histogram": {"field": "x", "interval": 2},
+                        "aggs": {"p": {"percentiles": {"field": "x"}},
+                                 "d": {"derivative": {"buckets_path": "p"}}}}},
+                 "illegal_argument_exception", "buckets_path must reference"),
+                (under_h({"cumulative_sum": {"buckets_path": "_count",
+                                              "gap_policy": "skip"}}),
+                 "x_content_parse_exception", "[cumulative_sum] unknown field [gap_policy]"),
+                (under_h({"derivative": {"buckets_path": "_count", "gap_policy": "bogus"}}),
+                 "illegal_argument_exception", "Unknown gap policy [bogus]"),
+                (under_h({"serial_diff": {"buckets_path": "_count", "lag": 0}}),
+                 "illegal_argument_exception", "[lag] must be a positive integer"),
+                (under_h({"moving_fn": {"buckets_path": "_count", "window": 2,
+                                         "script": "params.x * 2"}}),
+                 "illegal_argument_exception", "script [params.x * 2] of [d] is not supported"),
+                (under_h({"moving_fn": {"buckets_path": "_count",
+                                         "script": "MovingFunctions.max(values)"}}),
+                 "illegal_argument_exception", "needs a [script] and a [window]"),
+                (under_h({"derivative": {}}),
+                 "illegal_argument_exception", "[buckets_path] must be set"),
+                (under_h({"derivative": {"buckets_path": "_count"},
+                          "aggs": {"s": {"sum": {"field": "x"}}}}),
+                 "parsing_exception", "cannot accept sub-aggregations")):
+            out = self.aggs(aggs, status=400)
+            self.assertEqual(out["error"]["root_cause"][0]["type"], etype, out)
+            self.assertIn(part, out["error"]["root_cause"][0]["reason"])
 
     # ---- date_histogram -----------------------------------------------------------
 
@@ -372,17 +559,15 @@ class Aggs(ServerTestCase):
                  "illegal_argument_exception", "regular expression")
         self.err({"m": {"terms": {"field": "kw", "shard_min_doc_count": 2}}},
                  "illegal_argument_exception", "[shard_min_doc_count] is not supported")
-        self.err({"m": {"terms": {"field": "kw", "min_doc_count": 0}}},
-                 "illegal_argument_exception", "[min_doc_count] 0")
         self.err({"m": {"avg": {"field": "kw"}}}, "illegal_argument_exception",
                  "[keyword] is not supported for aggregation [avg]")
         self.err({"m": {"avg": {"field": "n"}, "aggs": {"s": {"sum": {"field": "n"}}}}},
                  "parsing_exception", "cannot accept sub-aggregations")
         self.err({"m": {"terms": {"field": "kw"}, "avg": {"field": "n"}}},
                  "parsing_exception", "Found two aggregation type definitions")
-        self.err({"m": {"multi_terms": {"terms": [{"field": "kw"}, {"field": "n"}]}}},
-                 "illegal_argument_exception", "not supported by fieldstore yet")
-        self.err({"m": {"top_metrics": {"size": 1}}}, "parsing_exception",
+        self.err({"m": {"rare_terms": {"field": "kw"}}}, "illegal_argument_exception",
+                 "not supported by fieldstore yet")
+        self.err({"m": {"top_metrics": {"size": 1}}}, "illegal_argument_exception",
                  "Required [metrics]")
         self.err({"m": {"composite": {"sources": [{"a": {"terms": {
             "field": "kw", "missing_bucket": True}}}]}}},

@@ -1,9 +1,10 @@
 """top_hits as Elasticsearch 8 answers it: the best hits of each bucket (the
 "latest log line per host" dashboard panel), with size, from, sort,
 _source filtering, docvalue_fields, fields, version, seq_no_primary_term,
-stored_fields, track_scores, explain and highlight, merged over the segments and
-shards of an index and over several indices; and the 400s of what it does
-not take.  Expected hits are worked out by brute force over the documents
+stored_fields, track_scores, explain and highlight, merged over the
+segments and shards of an index and over several indices; top_metrics,
+answered from the same collection; and the 400s of what they do not
+take.  Expected hits are worked out by brute force over the documents
 (every sort key unique, so no tie decides an answer)."""
 import json
 import unittest
@@ -215,16 +216,53 @@ class TopHits(ServerTestCase):
             h, = b["top"]["hits"]["hits"]
             self.assertEqual((h["_id"], h["sort"]), (did, [None, d["t"]]))
 
+    def test_top_metrics(self):
+        # top_metrics: the metrics of the best docs by one sort key, merged
+        # over segments, shards and indices; date sort values as text
+        for indices in (["th-a"], ["th-a", "th-b"]):
+            out = self.search(",".join(indices), {"size": 0, "aggs": {"h": {
+                "terms": {"field": "host", "order": {"_key": "asc"}},
+                "aggs": {"m": {"top_metrics": {
+                    "metrics": [{"field": "n"}, {"field": "lvl"}, {"field": "t"}],
+                    "sort": {"t": "desc"}, "size": "2"}}}}}})
+            docs = self.all_docs(indices)
+            for b in out["aggregations"]["h"]["buckets"]:
+                mine = [e for e in docs if e[2]["host"] == b["key"]]
+                want = self.expect(mine, "t", True, 0, 2)
+                self.assertEqual(b["m"], {"top": [
+                    {"sort": [iso(d["t"])],
+                     "metrics": {"n": d["n"], "lvl": d["lvl"], "t": iso(d["t"])}}
+                    for _, _, d in want]})
+        out = self.search("th-b", {"size": 0, "aggs": {"m": {"top_metrics": {
+            "metrics": {"field": "missing_field"}, "sort": [{"n": {"order": "asc"}}]}}}})
+        d = min(self.docs["th-b"], key=lambda d: d["n"])
+        self.assertEqual(out["aggregations"]["m"],
+                         {"top": [{"sort": [d["n"]], "metrics": {"missing_field": None}}]})
+        st, out, _ = self.req("POST", "/th-a/_search?typed_keys", {"size": 0, "aggs": {
+            "m": {"top_metrics": {"metrics": {"field": "n"}, "sort": {"n": "asc"}}}}})
+        self.assertEqual(st, 200, out)
+        self.assertIn("top_metrics#m", out["aggregations"])
+
     def test_refused(self):
-        for th, etype, part in (
-                ({"script_fields": {"x": {"script": "1"}}}, "illegal_argument_exception",
-                 "script_fields"),
-                ({"query": {"match_all": {}}}, "x_content_parse_exception",
+        for kind, th, etype, part in (
+                ("top_hits", {"script_fields": {"x": {"script": "1"}}},
+                 "illegal_argument_exception", "script_fields"),
+                ("top_hits", {"query": {"match_all": {}}}, "x_content_parse_exception",
                  "[top_hits] unknown field [query]"),
-                ({"size": 90, "from": 11}, "illegal_argument_exception",
-                 "Top hits result window is too large")):
+                ("top_hits", {"size": 90, "from": 11}, "illegal_argument_exception",
+                 "Top hits result window is too large"),
+                ("top_metrics", {"metrics": {"field": "n"}, "size": 11},
+                 "illegal_argument_exception",
+                 "[top_metrics.size] must not be more than [10]"),
+                ("top_metrics", {"sort": {"n": "asc"}}, "illegal_argument_exception",
+                 "[metrics]"),
+                ("top_metrics", {"metrics": {"field": "n"},
+                                 "sort": [{"n": "asc"}, {"t": "asc"}]},
+                 "illegal_argument_exception", "single field"),
+                ("top_metrics", {"metrics": {"field": "n"}, "from": 1},
+                 "x_content_parse_exception", "[top_metrics] unknown field [from]")):
             st, out, _ = self.req("POST", "/th-a/_search", {"size": 0, "aggs": {
-                "top": {"top_hits": th}}})
+                "top": {kind: th}}})
             self.assertEqual(st, 400, out)
             self.assertEqual(out["error"]["type"], etype, out)
             self.assertIn(part, out["error"]["reason"])

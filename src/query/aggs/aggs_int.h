@@ -143,6 +143,11 @@ typedef struct fds__anode {
     /* the result being built: owners' first bucket (after grouping) */
     uint32_t *grp_start, *grp_ord;
     uint32_t ngrp;
+    /* terms with min_doc_count 0: the keys of every doc of the segments
+     * seen, matching or not, sorted and unique, opened with count 0 under
+     * every owner when the result is built (fds__aggs_zero_fill) */
+    uint64_t *zkeys;
+    size_t nzk, zkcap;
 } fds__anode;
 
 struct fds__aggs_run {
@@ -188,6 +193,15 @@ double fds__aggs_histo_key(const fds_agg *a, double v);
 
 /* ---- collection by type (buckets.c, metrics.c: registry entries) ---------- */
 
+/* min_doc_count 0 of a terms (Elasticsearch's
+ * TermsAggregator collectZeroDocEntriesIfNeeded): the keys of every doc of
+ * n's current segment added to n->zkeys, include/exclude applied (0 or
+ * FDS_ENOMEM); then, before the result is built, every key opened with
+ * count 0 under each of the owners of every such terms in the tree below
+ * n (n's kids have `nowners` owners; 0 or FDS_ENOMEM). */
+int fds__aggs_zero_keys(fds__anode *n);
+int fds__aggs_zero_fill(fds__anode *n, uint32_t nowners);
+
 void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n,
                              const uint32_t *docs, const uint32_t *own,
                              size_t cnt);
@@ -206,6 +220,10 @@ void fds__aggs_collect_cardinality(fds__aggs_run *r, fds__anode *n,
 void fds__aggs_collect_percentiles(fds__aggs_run *r, fds__anode *n,
                                    const uint32_t *docs, const uint32_t *own,
                                    size_t cnt);
+/* pipelines: nothing to collect (their values come at the final reduce) */
+void fds__aggs_collect_none(fds__aggs_run *r, fds__anode *n,
+                            const uint32_t *docs, const uint32_t *own,
+                            size_t cnt);
 void fds__aggs_collect_top_hits(fds__aggs_run *r, fds__anode *n,
                                 const uint32_t *docs, const uint32_t *own,
                                 size_t cnt);

@@ -303,6 +303,92 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
     pass_down(r, n, m);
 }
 
+/* ---- min_doc_count 0 of a terms ------------------------------------------ */
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* v[0..n) sorted and its duplicates dropped; returns the new length. */
+static size_t sort_unique(uint64_t *v, size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(v, n, sizeof *v, cmp_u64);
+    size_t m = 1;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] != v[m - 1])
+            v[m++] = v[i];
+    return m;
+}
+
+/* The terms key of doc d (any doc of the segment), include/exclude
+ * applied; false when it has none or is left out.  *oom on ENOMEM. */
+static bool zero_key(fds__anode *n, uint32_t d, uint64_t *key, bool *oom)
+{
+    const fds_agg *a = n->a;
+    if (a->ftype == FDS_FT_KEYWORD) {
+        uint32_t id = kw_value(n, d, oom);
+        if (id == UINT32_MAX)
+            return false;
+        *key = id;
+        return !(a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl,
+                                        n->arena + n->soff[id], n->slen[id])) &&
+               !kw_in_list(a->excl, a->excl_len, a->nexcl,
+                           n->arena + n->soff[id], n->slen[id]);
+    }
+    double v;
+    int64_t l;
+    if (!num_value(n, d, &v, &l) || (a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+        in_list(a->excl_d, a->nexcl, v))
+        return false;
+    *key = a->ftype == FDS_FT_DOUBLE ? dbits(v) : (uint64_t)l;
+    return true;
+}
+
+/* Every doc of the segment is read once: one key per doc at most, held
+ * sorted and unique with the keys of the segments before. */
+int fds__aggs_zero_keys(fds__anode *n)
+{
+    uint32_t maxdoc = fds_sidx_max_doc(n->sx);
+    size_t need = n->nzk + maxdoc;
+    if (need > n->zkcap) {
+        uint64_t *z = realloc(n->zkeys, need * sizeof *z);
+        if (!z)
+            return FDS_ENOMEM;
+        n->zkeys = z;
+        n->zkcap = need;
+    }
+    bool oom = false;
+    size_t m = n->nzk;
+    for (uint32_t d = 0; d < maxdoc && !oom; d++) {
+        uint64_t key;
+        if (zero_key(n, d, &key, &oom) && (m == n->nzk || n->zkeys[m - 1] != key))
+            n->zkeys[m++] = key;
+    }
+    if (oom)
+        return FDS_ENOMEM;
+    n->nzk = sort_unique(n->zkeys, m);
+    return 0;
+}
+
+int fds__aggs_zero_fill(fds__anode *n, uint32_t nowners)
+{
+    for (size_t k = 0; k < n->a->nsubs; k++) {
+        fds__anode *kid = n->kids[k];
+        for (uint32_t o = 0; kid->nzk && o < nowners; o++)
+            for (size_t i = 0; i < kid->nzk; i++)
+                if (fds__aggs_bucket_open(kid, o, kid->zkeys[i]) == UINT32_MAX)
+                    return FDS_ENOMEM;
+        int rc = fds__aggs_zero_fill(kid, kid->nb);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* The run of docs[i..cnt) whose values of the packed column (col, w
  * bits over base) lie in [lo, hi), each counted into row at its slot of
  * tc (lane (i % FLAT_LANES) * ls) when row is not NULL; returns the index

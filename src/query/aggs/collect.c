@@ -59,6 +59,7 @@ static void anode_free(fds__anode *n)
     free(n->lanes);
     free(n->bdoc);
     free(n->bown);
+    free(n->zkeys);
     free(n);
 }
 
@@ -252,6 +253,9 @@ static int seg_end(fds__anode *n)
 {
     if (fds_agg_keeps_hits(n->a->type) && fds__aggs_th_flush(n))
         return FDS_ENOMEM;
+    if (n->a->type == FDS_AGG_TERMS && !n->a->min_doc_count && n->sx &&
+        fds__aggs_zero_keys(n))
+        return FDS_ENOMEM;
     if (n->flat && n->dense) {
         int rc = fds__aggs_flat_fold(n);
         if (rc)
@@ -305,6 +309,8 @@ static int finish(fds__collector *c, fds_search_result *out)
     out->aggs = NULL;
     if (close_segment(r))
         return r->rc;
+    if (fds__aggs_zero_fill(r->top, 1))
+        return fds_err_setk(r->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
     out->aggs = fds__aggs_build(r->top, 0, 1);
     if (!out->aggs)
         return fds_err_setk(r->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");

@@ -288,6 +288,17 @@ void fds__aggs_collect_percentiles(fds__aggs_run *r, fds__anode *n,
         collect_digest(r, n, docs, own, cnt);
 }
 
+void fds__aggs_collect_none(fds__aggs_run *r, fds__anode *n,
+                            const uint32_t *docs, const uint32_t *own,
+                            size_t cnt)
+{
+    (void)r;
+    (void)n;
+    (void)docs;
+    (void)own;
+    (void)cnt;
+}
+
 void fds__aggs_collect_top_hits(fds__aggs_run *r, fds__anode *n,
                                 const uint32_t *docs, const uint32_t *own,
                                 size_t cnt)

@@ -530,12 +530,191 @@ void fds_aggs_rebase(fds_agg_result *r, uint32_t seg0)
             fds_aggs_rebase(r->b[i].subs[k], seg0);
 }
 
+/* ---- parent pipelines ------------------------------------------------------ */
+
+/* The value a pipeline's buckets_path names in bucket bk, as
+ * BucketHelpers.resolveBucketValue gives it under gap policy `gap`: a
+ * bucket without docs or without a finite value is NaN (skip), 0
+ * (insert_zeros) or keeps a finite value (keep_values). */
+static double path_value(const fds_agg *p, const fds_agg_bucket *bk, int gap)
+{
+    double v = p->bp_count ? (double)bk->doc_count
+                           : fds_agg_metric_value(bk->subs[p->bp_sub], p->bp_stat);
+    if (isfinite(v) && bk->doc_count)
+        return v;
+    if (gap == FDS_GAP_INSERT_ZEROS)
+        return 0;
+    return gap == FDS_GAP_KEEP_VALUES && isfinite(v) ? v : NAN;
+}
+
+/* MovingFunctions f over v[0..n) (all finite). */
+static double moving_function(int f, const double *v, size_t n)
+{
+    double acc = 0, w = 0;
+    switch (f) {
+    case FDS_MFN_MAX:
+    case FDS_MFN_MIN:
+        if (!n)
+            return NAN;
+        acc = v[0];
+        for (size_t i = 1; i < n; i++)
+            acc = f == FDS_MFN_MAX ? fmax(acc, v[i]) : fmin(acc, v[i]);
+        return acc;
+    case FDS_MFN_SUM:
+        for (size_t i = 0; i < n; i++)
+            acc += v[i];
+        return acc;
+    case FDS_MFN_LINEAR_WEIGHTED_AVG: /* weights 1, 2, .. n, oldest first */
+        for (size_t i = 0; i < n; i++) {
+            acc += v[i] * (double)(i + 1);
+            w += (double)(i + 1);
+        }
+        return n ? acc / w : NAN;
+    case FDS_MFN_STD_DEV: { /* stdDev(values, unweightedAvg(values)) */
+        double avg = moving_function(FDS_MFN_UNWEIGHTED_AVG, v, n);
+        for (size_t i = 0; i < n; i++)
+            acc += (v[i] - avg) * (v[i] - avg);
+        return n ? sqrt(acc / (double)n) : NAN;
+    }
+    default: /* FDS_MFN_UNWEIGHTED_AVG */
+        for (size_t i = 0; i < n; i++)
+            acc += v[i];
+        return n ? acc / (double)n : NAN;
+    }
+}
+
+/* moving_fn (MovFnPipelineAggregator): the values of the buckets that
+ * have one, in order; each such bucket gets f over the window
+ * [index - window + shift, index + shift) of that list, clamped.  0 or
+ * FDS_ENOMEM. */
+static int moving_fn_run(fds_agg_result *r, size_t k)
+{
+    const fds_agg *p = r->agg->subs[k];
+    double *vals = malloc((r->nb ? r->nb : 1) * sizeof *vals);
+    if (!vals)
+        return FDS_ENOMEM;
+    size_t nv = 0;
+    for (size_t i = 0; i < r->nb; i++) {
+        double v = path_value(p, &r->b[i], p->gap);
+        if (!isnan(v))
+            vals[nv++] = v;
+    }
+    size_t index = 0;
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_agg_result *out = r->b[i].subs ? r->b[i].subs[k] : NULL;
+        if (!out)
+            continue;
+        out->count = 0;
+        out->max = NAN;
+        if (isnan(path_value(p, &r->b[i], p->gap)))
+            continue;
+        int64_t lo = (int64_t)index - p->window + p->shift, hi = (int64_t)index + p->shift;
+        lo = lo < 0 ? 0 : lo > (int64_t)nv ? (int64_t)nv : lo;
+        hi = hi < 0 ? 0 : hi > (int64_t)nv ? (int64_t)nv : hi;
+        out->count = 1;
+        out->sum = moving_function(p->mfn, vals + lo, hi > lo ? (size_t)(hi - lo) : 0);
+        index++;
+    }
+    free(vals);
+    return 0;
+}
+
+/* Pipeline sub k of histogram result r computed over its buckets in key
+ * order (DerivativePipelineAggregator, CumulativeSumPipelineAggregator,
+ * SerialDiffPipelineAggregator):
+ * each bucket's result gets `count` 1 when it shows the value at all (not
+ * a derivative's first bucket), the value in `sum` (NaN: null) and a
+ * derivative's value per `unit` in `max`. */
+static void pipeline_run(fds_agg_result *r, size_t k)
+{
+    const fds_agg *p = r->agg->subs[k];
+    bool date = r->agg->type == FDS_AGG_DATE_HISTOGRAM;
+    double acc = 0, last = NAN, last_key = 0;
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_agg_bucket *bk = &r->b[i];
+        fds_agg_result *out = bk->subs ? bk->subs[k] : NULL;
+        double key = date ? (double)bk->key_l : bk->key_d;
+        if (!out)
+            continue;
+        out->count = 0;
+        out->max = NAN;
+        if (p->type == FDS_AGG_CUMULATIVE_SUM) {
+            double v = path_value(p, bk, FDS_GAP_INSERT_ZEROS);
+            if (isfinite(v))
+                acc += v;
+            out->count = 1;
+            out->sum = acc;
+            continue;
+        }
+        double v = path_value(p, bk, p->gap);
+        if (p->type == FDS_AGG_SERIAL_DIFF) {
+            /* SerialDiffPipelineAggregator: a value when this bucket's and
+             * the one `lag` before's are both there, else no entry */
+            double before = i >= p->lag ? path_value(p, &r->b[i - p->lag], p->gap) : NAN;
+            out->count = isfinite(v) && isfinite(before);
+            out->sum = v - before;
+            continue;
+        }
+        if (i) {
+            out->count = 1;
+            out->sum = v - last;
+            if (p->unit_ms)
+                out->max = out->sum / ((key - last_key) / (double)p->unit_ms);
+        }
+        last = v;
+        last_key = key;
+    }
+}
+
+/* rate sub k of date_histogram result r (RateAggregator): per bucket the
+ * field's sum (count with value_count; the docs without a field) over
+ * the bucket's length in units, into `sum`; `count` 1. */
+static void rate_run(fds_agg_result *r, size_t k)
+{
+    const fds_agg *p = r->agg->subs[k];
+    int64_t len = fds__aggs_date_len(r->agg);
+    double per = p->unit_ms && len ? (double)len / (double)p->unit_ms : 1;
+    for (size_t i = 0; i < r->nb; i++) {
+        fds_agg_result *out = r->b[i].subs ? r->b[i].subs[k] : NULL;
+        if (!out)
+            continue;
+        double v = !p->field ? (double)r->b[i].doc_count
+                 : p->rate_count ? (double)out->count : out->sum;
+        out->sum = v / per;
+        out->count = 1;
+    }
+}
+
+/* Every parent pipeline of the tree under r computed, deepest first.  0
+ * or FDS_ENOMEM. */
+static int pipelines(fds_agg_result *r)
+{
+    if (!r)
+        return 0;
+    for (size_t i = 0; i < r->nb; i++)
+        for (size_t k = 0; r->b[i].subs && k < r->agg->nsubs; k++)
+            if (pipelines(r->b[i].subs[k]))
+                return FDS_ENOMEM;
+    for (size_t k = 0; k < r->agg->nsubs; k++) {
+        const fds_agg *p = r->agg->subs[k];
+        if (p->type == FDS_AGG_MOVING_FN) {
+            if (moving_fn_run(r, k))
+                return FDS_ENOMEM;
+        } else if (p->type == FDS_AGG_RATE) {
+            rate_run(r, k);
+        } else if (p->bp) {
+            pipeline_run(r, k);
+        }
+    }
+    return 0;
+}
+
 int fds_aggs_reduce(const fds_agg *root, fds_agg_result *const *in, size_t n,
                     fds_agg_result **out, fds_err *err)
 {
     fds__aggs_red R = {.err = err};
     *out = reduce(&R, root, in, n);
-    if (!*out && !R.rc)
+    if ((!*out && !R.rc) || (!R.rc && pipelines(*out)))
         R.rc = FDS_ENOMEM;
     if (R.rc) {
         fds_agg_result_free(*out);

@@ -48,12 +48,19 @@ typedef enum fds_agg_type {
     FDS_AGG_COMPOSITE, /* top level only; srcs are its terms/histogram/
                           date_histogram sources */
     FDS_AGG_TOP_HITS,  /* the best hits of a bucket (th: their request) */
-    FDS_AGG_TOP_METRICS, /* top_hits of the metric fields alone (th: the
-                            request it reads as: size, one sort key, the
-                            metrics as `fields`), rendered as `top` */
+    FDS_AGG_TOP_METRICS, /* top_hits answered as metrics of the best docs
+                            (th: their request, its docvalue_fields the
+                            metrics; a date sort key in its field's
+                            format) */
     FDS_AGG_SAMPLER,   /* one bucket: the first shard_size docs a shard
                           matches (its best by score, the query scoring
                           none) */
+    FDS_AGG_DERIVATIVE,     /* parent pipelines: computed over a histogram's */
+    FDS_AGG_CUMULATIVE_SUM, /* buckets at the final reduce (bp: their path) */
+    FDS_AGG_SERIAL_DIFF,
+    FDS_AGG_MOVING_FN, /* one of MovingFunctions over a window (mfn) */
+    FDS_AGG_RATE,      /* a sum or count per unit of its date_histogram
+                          bucket's length (unit_ms; 0: the bucket's) */
     FDS_AGG_TYPE_COUNT_
 } fds_agg_type;
 
@@ -83,6 +90,16 @@ typedef struct fds_agg_order {
     unsigned sub; /* METRIC: index of the sub-aggregation */
     int stat;     /* METRIC: FDS_AGG_STAT_* */
 } fds_agg_order;
+
+/* gap_policy of a pipeline aggregation (Elasticsearch's BucketHelpers
+ * GapPolicy): a bucket without a value is skipped, counted as 0, or keeps
+ * the value it has. */
+enum { FDS_GAP_SKIP = 0, FDS_GAP_INSERT_ZEROS, FDS_GAP_KEEP_VALUES };
+
+/* The MovingFunctions a moving_fn script may call (Elasticsearch's
+ * MovingFunctions), over the window's values. */
+enum { FDS_MFN_MAX = 0, FDS_MFN_MIN, FDS_MFN_SUM, FDS_MFN_UNWEIGHTED_AVG,
+       FDS_MFN_LINEAR_WEIGHTED_AVG, FDS_MFN_STD_DEV };
 
 /* Calendar units of a date_histogram's calendar_interval. */
 enum {
@@ -168,6 +185,29 @@ typedef struct fds_agg {
     /* top_hits: from, size, sort, _source, docvalue_fields, ... as a
      * search request without a query (owned; dsl_parse.c) */
     struct fds_search_request *th;
+    /* top_metrics: the metrics' field names, in the request's order (th's
+     * docvalue_fields keep the mapped ones only) */
+    char **metrics;
+    size_t nmetrics;
+    /* derivative, cumulative_sum, serial_diff: buckets_path (owned),
+     * resolved against
+     * the siblings to sub bp_sub's stat bp_stat (FDS_AGG_STAT_*) or, with
+     * bp_count, the bucket's doc_count; the gap policy (FDS_GAP_*);
+     * derivative's and rate's unit in ms (0: none); serial_diff's lag
+     * (>= 1); rate_count: rate's mode value_count */
+    char *bp;
+    unsigned bp_sub;
+    int bp_stat;
+    bool bp_count;
+    int gap;
+    int64_t unit_ms;
+    uint32_t lag;
+    bool rate_count;
+    /* moving_fn: the MovingFunctions call its script is (FDS_MFN_*), the
+     * window (>= 1) and shift */
+    int mfn;
+    uint32_t window;
+    int32_t shift;
     struct fds_agg **subs;
     size_t nsubs;
 } fds_agg;

@@ -36,6 +36,11 @@ static const struct {
     [FDS_AGG_TOP_HITS] = {"top_hits", false},
     [FDS_AGG_TOP_METRICS] = {"top_metrics", false},
     [FDS_AGG_SAMPLER] = {"sampler", false},
+    [FDS_AGG_DERIVATIVE] = {"derivative", false},
+    [FDS_AGG_CUMULATIVE_SUM] = {"cumulative_sum", false},
+    [FDS_AGG_SERIAL_DIFF] = {"serial_diff", false},
+    [FDS_AGG_MOVING_FN] = {"moving_fn", false},
+    [FDS_AGG_RATE] = {"rate", true},
 };
 
 const char *fds_agg_type_name(int type)

@@ -137,6 +137,10 @@ void fds_agg_free(fds_agg *a)
     free(a->srcs);
     free(a->after);
     fds_search_request_free(a->th);
+    free(a->bp);
+    for (size_t i = 0; i < a->nmetrics; i++)
+        free(a->metrics[i]);
+    free(a->metrics);
     for (size_t i = 0; i < a->nsubs; i++)
         fds_agg_free(a->subs[i]);
     free(a->subs);

@@ -23,6 +23,7 @@
 #include "aggs/tdigest.h"
 #include "dsl/aggs_params.h"
 #include "dsl/aggs_values.h"
+#include "fds_time.h"
 
 /* ---- composite ------------------------------------------------------------- */
 
@@ -212,6 +213,27 @@ static int parse_composite(fds__dsl_ctx *c, fds_agg *a, const cJSON *b)
     return 0;
 }
 
+/* A double as Elasticsearch's parser reads one (XContentParser
+ * doubleValue, coercing): a number, or a string that is one whole number
+ * ("99", as Grafana's editor sends percents and sigma).  False for
+ * anything else; *v is 0 then. */
+static bool json_double(const cJSON *p, double *v)
+{
+    *v = 0;
+    if (cJSON_IsNumber(p)) {
+        *v = p->valuedouble;
+        return true;
+    }
+    if (!cJSON_IsString(p) || !*p->valuestring)
+        return false;
+    char *end;
+    double x = strtod(p->valuestring, &end);
+    if (*end)
+        return false;
+    *v = x;
+    return true;
+}
+
 /* `keyed` of a histogram, range or percentiles: a boolean. */
 static int keyed_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
 {
@@ -240,12 +262,8 @@ static int terms_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
             a->shard_size = (uint32_t)u;
         *have_shard_size = true;
     } else if (!strcmp(k, "min_doc_count")) {
+        /* 0: also the terms of the docs that do not match, count 0 */
         rc = fds__aggp_count(c, a, e, k, UINT64_MAX >> 12, &a->min_doc_count);
-        if (!rc && !a->min_doc_count)
-            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                              "[min_doc_count] 0 of [terms] (terms no "
-                              "matching doc has) is not supported by "
-                              "fieldstore");
     } else if (!strcmp(k, "order")) {
         rc = fds__aggp_order(c, a, e, paths);
     } else if (!strcmp(k, "include")) {
@@ -609,13 +627,14 @@ static int stats_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
     const char *k = e->string;
     if (a->type != FDS_AGG_EXTENDED_STATS || strcmp(k, "sigma"))
         return fds__aggp_unknown_field(c, a, k);
-    if (!cJSON_IsNumber(e))
+    double v;
+    if (!json_double(e, &v))
         return fds__aggp_bad_value(c, a, k);
-    if (e->valuedouble < 0)
+    if (!(v >= 0))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[sigma] must be greater than or equal to 0. "
-                            "Found [%g] in [%s]", e->valuedouble, a->name);
-    a->sigma = e->valuedouble;
+                            "Found [%g] in [%s]", v, a->name);
+    a->sigma = v;
     return 0;
 }
 
@@ -672,17 +691,19 @@ static int percent_list(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
         rc = fds__aggp_oom(c);
     for (const cJSON *p = rc ? NULL : e->child; p && !rc; p = p->next) {
         double v;
+        /* a percent is read as Elasticsearch's parser reads a double: a
+         * number or a string holding one (Grafana sends "99") */
         if (a->type == FDS_AGG_PERCENTILE_RANKS) {
             rc = fds__aggp_number(c, a, p, k, &v);
-        } else if (!cJSON_IsNumber(p) || !(p->valuedouble >= 0) ||
-                   p->valuedouble > 100) {
+        } else if (!json_double(p, &v)) {
+            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
+                              "For input string: \"%s\" in [%s] of [%s]",
+                              cJSON_IsString(p) ? p->valuestring : fds__dsl_jtype(p),
+                              k, a->name);
+        } else if (!(v >= 0) || v > 100) {
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                              "percent must be in [0,100], got [%s]: [%s]",
-                              cJSON_IsNumber(p) ? "a number" : fds__dsl_jtype(p),
+                              "percent must be in [0,100], got [%g]: [%s]", v,
                               a->name);
-            v = 0;
-        } else {
-            v = p->valuedouble;
         }
         a->pcts[a->npcts++] = v;
     }
@@ -763,21 +784,211 @@ int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
     return fds__dsl_top_hits(c, b, a->name, &a->th);
 }
 
-/* Elasticsearch's index.top_metrics_max_size default (no such setting
- * here: the bound is fixed). */
-#define TOP_METRICS_MAX_SIZE 10
+/* derivative's `unit`: a fixed length ("1s", "5m", "1d") or a calendar
+ * unit up to a week ("second" .. "week", "1w"), in ms; 0 when neither. */
+static int64_t pipeline_unit_ms(const char *s)
+{
+    static const struct { const char *name; int64_t ms; } UNITS[] = {
+        {"second", 1000}, {"minute", 60000}, {"hour", 3600000},
+        {"day", 86400000}, {"week", 604800000}, {"1w", 604800000}};
+    for (size_t i = 0; i < sizeof UNITS / sizeof *UNITS; i++)
+        if (!strcmp(s, UNITS[i].name))
+            return UNITS[i].ms;
+    int64_t ns;
+    return fds_time_value_ns(s, false, &ns) && ns >= 1000000 ? ns / 1000000 : 0;
+}
 
-/* A top_metrics `metrics` entry {"field": name} into `fields`, the
- * top_hits `fields` list it reads as (include_unmapped, so an unmapped
- * metric keeps its place and answers null).  0 or an FDS_E* code. */
-static int top_metric_add(fds__dsl_ctx *c, const char *agg, const cJSON *m,
-                          cJSON *fields)
+/* The scripts moving_fn runs: one MovingFunctions call over `values`
+ * (spaces aside), as Elasticsearch's documentation writes them. */
+static const char *const MFN_SCRIPTS[] = {
+    [FDS_MFN_MAX] = "MovingFunctions.max(values)",
+    [FDS_MFN_MIN] = "MovingFunctions.min(values)",
+    [FDS_MFN_SUM] = "MovingFunctions.sum(values)",
+    [FDS_MFN_UNWEIGHTED_AVG] = "MovingFunctions.unweightedAvg(values)",
+    [FDS_MFN_LINEAR_WEIGHTED_AVG] = "MovingFunctions.linearWeightedAvg(values)",
+    [FDS_MFN_STD_DEV] =
+        "MovingFunctions.stdDev(values,MovingFunctions.unweightedAvg(values))"};
+
+/* moving_fn's `script`: a string or {"source"|"inline": ..., "lang":
+ * "painless"}, one of MFN_SCRIPTS; 0 or the error. */
+static int mfn_script(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
+{
+    const cJSON *src = e;
+    if (cJSON_IsObject(e)) {
+        const cJSON *lang = cJSON_GetObjectItemCaseSensitive(e, "lang");
+        src = cJSON_GetObjectItemCaseSensitive(e, "source");
+        if (!src)
+            src = cJSON_GetObjectItemCaseSensitive(e, "inline");
+        if (lang && !(cJSON_IsString(lang) && !strcmp(lang->valuestring, "painless")))
+            src = NULL;
+    }
+    if (!cJSON_IsString(src))
+        return fds__aggp_bad_value(c, a, "script");
+    char norm[128];
+    size_t n = 0;
+    for (const char *p = src->valuestring; *p && n < sizeof norm - 1; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+            norm[n++] = *p;
+    norm[n] = 0;
+    if (n && norm[n - 1] == ';')
+        norm[--n] = 0;
+    for (size_t i = 0; i < sizeof MFN_SCRIPTS / sizeof *MFN_SCRIPTS; i++)
+        if (!strcmp(norm, MFN_SCRIPTS[i])) {
+            a->mfn = (int)i;
+            return 0;
+        }
+    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                        "[moving_fn] script [%s] of [%s] is not supported by "
+                        "fieldstore: it runs scripts that are one call of "
+                        "MovingFunctions max, min, sum, unweightedAvg, "
+                        "linearWeightedAvg or stdDev(values, "
+                        "MovingFunctions.unweightedAvg(values))",
+                        src->valuestring, a->name);
+}
+
+int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                            char **paths)
+{
+    (void)paths;
+    static const char *const GAPS[] = {"skip", "insert_zeros", "keep_values"};
+    if (!cJSON_IsObject(b))
+        return fds__aggp_bad_value(c, a, fds_agg_type_name(a->type));
+    int rc = 0;
+    bool have_script = false;
+    a->lag = 1;
+    for (const cJSON *e = b->child; e && !rc; e = e->next) {
+        const char *k = e->string;
+        double lag;
+        bool mf = a->type == FDS_AGG_MOVING_FN;
+        if (mf && !strcmp(k, "script")) {
+            rc = mfn_script(c, a, e);
+            have_script = true;
+        } else if (mf && (!strcmp(k, "window") || !strcmp(k, "shift"))) {
+            double v; /* ints as the parser reads them: 5, 5.0 or "5" */
+            bool w = k[0] == 'w';
+            if (!json_double(e, &v) || v != floor(v) || (w && (v < 1 || v > UINT32_MAX)) ||
+                (!w && fabs(v) > INT32_MAX))
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[%s] must be %s integer: [%s]", k,
+                                  w ? "a positive" : "an", a->name);
+            else if (w)
+                a->window = (uint32_t)v;
+            else
+                a->shift = (int32_t)v;
+        } else if (!strcmp(k, "lag") && a->type == FDS_AGG_SERIAL_DIFF) {
+            /* an int as the parser reads one: 5, 5.0 (Grafana) or "5" */
+            if (!json_double(e, &lag) || lag != floor(lag) || lag < 1 ||
+                lag > UINT32_MAX)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[lag] must be a positive integer: [%s]", a->name);
+            else
+                a->lag = (uint32_t)lag;
+        } else if (!strcmp(k, "buckets_path")) {
+            if (!cJSON_IsString(e) || !*e->valuestring)
+                rc = fds__aggp_bad_value(c, a, k);
+            else if (!(free(a->bp), a->bp = strdup(e->valuestring)))
+                rc = fds__aggp_oom(c);
+        } else if (!strcmp(k, "gap_policy") && a->type != FDS_AGG_CUMULATIVE_SUM) {
+            size_t g = 0;
+            while (g < 3 && !(cJSON_IsString(e) && !strcmp(e->valuestring, GAPS[g])))
+                g++;
+            if (g == 3)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "Unknown gap policy [%s] in [%s]",
+                                  cJSON_IsString(e) ? e->valuestring : fds__dsl_jtype(e),
+                                  a->name);
+            a->gap = (int)g;
+        } else if (!strcmp(k, "unit") && a->type == FDS_AGG_DERIVATIVE) {
+            if (!cJSON_IsString(e) || !(a->unit_ms = pipeline_unit_ms(e->valuestring)))
+                rc = fds__aggp_bad_value(c, a, k);
+        } else if (!strcmp(k, "format")) {
+            rc = fds__aggp_unsupported(c, a, k);
+        } else {
+            rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                              "[%s] unknown field [%s]", fds_agg_type_name(a->type), k);
+        }
+    }
+    if (!rc && !a->bp)
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[buckets_path] must be set for aggregation [%s]", a->name);
+    if (!rc && a->type == FDS_AGG_MOVING_FN && (!have_script || !a->window))
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[moving_fn] of [%s] needs a [script] and a [window]",
+                          a->name);
+    return rc;
+}
+
+static int rate_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
+                      char **paths, void *st)
+{
+    (void)paths;
+    (void)st;
+    const char *k = e->string;
+    if (!strcmp(k, "unit")) {
+        /* DateHistogramAggregationBuilder.DATE_FIELD_UNITS */
+        static const struct { const char *name; int64_t ms; } UNITS[] = {
+            {"second", 1000}, {"1s", 1000}, {"minute", 60000}, {"1m", 60000},
+            {"hour", 3600000}, {"1h", 3600000}, {"day", 86400000},
+            {"1d", 86400000}, {"week", 604800000}, {"1w", 604800000},
+            {"month", 0}, {"1M", 0}, {"quarter", 0}, {"1q", 0}, {"year", 0},
+            {"1y", 0}};
+        for (size_t i = 0; cJSON_IsString(e) && i < sizeof UNITS / sizeof *UNITS; i++)
+            if (!strcmp(e->valuestring, UNITS[i].name)) {
+                if (!(a->unit_ms = UNITS[i].ms))
+                    return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                        "[rate] unit [%s] of [%s] is not "
+                                        "supported by fieldstore: units up to "
+                                        "a week", e->valuestring, a->name);
+                return 0;
+            }
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Unsupported unit [%s] in [%s]",
+                            cJSON_IsString(e) ? e->valuestring : fds__dsl_jtype(e),
+                            a->name);
+    }
+    if (!strcmp(k, "mode")) {
+        bool sum = cJSON_IsString(e) && !strcmp(e->valuestring, "sum");
+        a->rate_count = cJSON_IsString(e) && !strcmp(e->valuestring, "value_count");
+        if (!sum && !a->rate_count)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "Invalid rate mode [%s] in [%s]",
+                                cJSON_IsString(e) ? e->valuestring : fds__dsl_jtype(e),
+                                a->name);
+        if (!a->field)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "The mode parameter is only supported with field "
+                                "or script in [%s]", a->name);
+        return 0;
+    }
+    return fds__aggp_unknown_field(c, a, k);
+}
+
+/* rate (Elasticsearch's RateAggregationBuilder): the sum of `field` (or
+ * its count with mode value_count, or the bucket's docs without a field)
+ * per `unit` of its date_histogram's bucket length; the parent is checked
+ * with the siblings (aggs_parse.c) and the value computed at the final
+ * reduce. */
+int fds__agg_parse_rate(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                        char **paths)
+{
+    bool field = cJSON_IsObject(b) && cJSON_GetObjectItemCaseSensitive(b, "field");
+    unsigned vs = field ? 0 : FDS__VS_NO_FIELD;
+    int rc = fds__aggp_values_source(c, a, b, vs);
+    return rc ? rc : fds__aggp_each_param(c, a, b, vs, rate_param, paths, NULL);
+}
+
+/* Elasticsearch's index.top_metrics_max_size default. */
+#define FDS_TOP_METRICS_MAX_SIZE 10
+
+/* One `metrics` entry {"field": name}: appended to docvalue list dv and
+ * to a->metrics. */
+static int top_metric_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *m,
+                            cJSON *dv)
 {
     const cJSON *f = cJSON_IsObject(m) ? cJSON_GetObjectItemCaseSensitive(m, "field")
                                        : NULL;
-    if (!cJSON_IsString(f) || cJSON_GetArraySize(m) != 1)
-        return fds__dsl_err(c->err, "[%s] [metrics] takes objects of one "
-                                    "[field] each", agg);
+    if (!cJSON_IsString(f) || cJSON_GetArraySize(m) != 1 || strchr(f->valuestring, '*'))
+        return fds__aggp_bad_value(c, a, "metrics");
     fds_field_info fb;
     const fds_field_info *fi = fds__dsl_field(c, f->valuestring, &fb);
     if (fi && (fi->type == FDS_FT_TEXT || fi->type == FDS_FT_OBJECT))
@@ -785,85 +996,90 @@ static int top_metric_add(fds__dsl_ctx *c, const char *agg, const cJSON *m,
                             "Field [%s] of type [%s] is not supported for "
                             "aggregation [top_metrics]", f->valuestring,
                             fi->type == FDS_FT_TEXT ? "text" : "object");
-    cJSON *e = cJSON_CreateObject();
-    if (!e || !cJSON_AddStringToObject(e, "field", f->valuestring) ||
-        !cJSON_AddTrueToObject(e, "include_unmapped")) {
-        cJSON_Delete(e);
+    if (a->nmetrics == FDS_AGG_LIST_MAX)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[metrics] takes at most %d fields in [%s]",
+                            FDS_AGG_LIST_MAX, a->name);
+    char **ms = realloc(a->metrics, (a->nmetrics + 1) * sizeof *ms);
+    if (!ms)
         return fds__aggp_oom(c);
-    }
-    cJSON_AddItemToArray(fields, e);
-    return 0;
+    a->metrics = ms;
+    if (!(ms[a->nmetrics] = strdup(f->valuestring)))
+        return fds__aggp_oom(c);
+    a->nmetrics++;
+    return cJSON_AddItemToArray(dv, cJSON_CreateString(f->valuestring))
+               ? 0 : fds__aggp_oom(c);
 }
 
 /*
- * top_metrics (Elasticsearch's TopMetricsAggregationBuilder; Kibana's Lens
- * "last value" sends {"metrics": {"field": F}, "size": 1, "sort":
- * {"@timestamp": "desc"}}): the top `size` documents by one sort key, each
- * with its metric fields' values.  It is read as the top_hits request
- * {"size", "sort", "_source": false, "fields": metrics} -- so it collects
- * and reduces as top_hits does -- with a date sort key printed as the
- * field's format prints it, as Elasticsearch's SortValue does.
+ * top_metrics (Elasticsearch's TopMetricsAggregationBuilder): `metrics`
+ * (one {"field": f} or a list of them, required; a text or object field
+ * refused), `sort` (required, one key), `size` (1, up to
+ * FDS_TOP_METRICS_MAX_SIZE; a number or a numeric string: Kibana's Lens
+ * "last value" sends 1, Grafana's Top Metrics "1").  Read as the top_hits
+ * of that sort and size without `_source` whose docvalue_fields are the
+ * metrics -- so it collects and reduces as top_hits does -- with a date
+ * sort key printed in its field's format, as Elasticsearch's SortValue
+ * prints it; rendered as {"top": [{"sort", "metrics"}]}.
  */
 int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths)
 {
     (void)paths;
-    if (!cJSON_IsObject(b))
-        return fds__dsl_err(c->err, "Expected [START_OBJECT] under "
-                                    "[top_metrics], but got a [%s] in [%s]",
-                            fds__dsl_jtype(b), a->name);
-    const cJSON *metrics = NULL, *size = NULL, *sort = NULL, *it;
-    cJSON_ArrayForEach(it, b) {
-        if (!strcmp(it->string, "metrics")) metrics = it;
-        else if (!strcmp(it->string, "size")) size = it;
-        else if (!strcmp(it->string, "sort")) sort = it;
-        else
-            return fds__dsl_err(c->err, "[top_metrics] unknown field [%s]",
-                                it->string);
-    }
-    if (!metrics)
-        return fds__dsl_err(c->err, "Required [metrics]");
-    if (!sort)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "[top_metrics] [%s] needs a [sort]", a->name);
-    if (cJSON_IsArray(sort) && cJSON_GetArraySize(sort) != 1)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "only one sort is supported but found [%d]",
-                            cJSON_GetArraySize(sort));
-    if (cJSON_IsObject(sort) && cJSON_GetArraySize(sort) != 1)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "only one sort is supported but found [%d]",
-                            cJSON_GetArraySize(sort));
-    uint32_t n = 1;
-    if (size && fds__dsl_nonneg(size, "size", &n, c->err))
-        return c->err->code;
-    if (n < 1 || n > TOP_METRICS_MAX_SIZE)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            n < 1 ? "[size] must be more than 0 but was [%u]"
-                                  : "[top_metrics.size] must not be more than "
-                                    "[10] but was [%u]. This limit can be set "
-                                    "by changing the [index.top_metrics_max_size] "
-                                    "index level setting.", n);
-    cJSON *th = cJSON_CreateObject();
-    cJSON *fields = th ? cJSON_AddArrayToObject(th, "fields") : NULL;
-    cJSON *sc = cJSON_Duplicate(sort, true);
-    if (!fields || !sc || !cJSON_AddNumberToObject(th, "size", n) ||
-        !cJSON_AddFalseToObject(th, "_source")) {
-        cJSON_Delete(sc);
+    cJSON *th = cJSON_CreateObject(), *dv = cJSON_CreateArray();
+    if (!th || !dv || !cJSON_AddFalseToObject(th, "_source")) {
         cJSON_Delete(th);
+        cJSON_Delete(dv);
         return fds__aggp_oom(c);
     }
-    cJSON_AddItemToObject(th, "sort", sc);
-    int rc = 0;
-    if (cJSON_IsArray(metrics)) {
-        cJSON_ArrayForEach(it, metrics)
-            if (!rc)
-                rc = top_metric_add(c, a->name, it, fields);
-    } else {
-        rc = top_metric_add(c, a->name, metrics, fields);
+    cJSON_AddItemToObject(th, "docvalue_fields", dv);
+    double size = 1;
+    int rc = cJSON_IsObject(b) ? 0 : fds__aggp_bad_value(c, a, "top_metrics");
+    const cJSON *e;
+    for (e = rc ? NULL : b->child; e && !rc; e = e->next) {
+        const char *k = e->string;
+        if (!strcmp(k, "metrics")) {
+            const cJSON *m;
+            if (cJSON_IsArray(e))
+                cJSON_ArrayForEach(m, e) {
+                    if ((rc = top_metric_field(c, a, m, dv)))
+                        break;
+                }
+            else
+                rc = top_metric_field(c, a, e, dv);
+        } else if (!strcmp(k, "sort")) {
+            if ((cJSON_IsArray(e) || cJSON_IsObject(e)) && cJSON_GetArraySize(e) > 1)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[top_metrics] only supports sorting on a "
+                                  "single field in [%s]", a->name);
+            else if (!cJSON_AddItemToObject(th, "sort", cJSON_Duplicate(e, true)))
+                rc = fds__aggp_oom(c);
+        } else if (!strcmp(k, "size")) {
+            if (!json_double(e, &size) || size != floor(size))
+                rc = fds__aggp_bad_value(c, a, k);
+            else if (size < 1)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[size] must be more than 0 but was [%.0f]", size);
+            else if (size > FDS_TOP_METRICS_MAX_SIZE)
+                rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[top_metrics.size] must not be more than "
+                                  "[%d] but was [%.0f]. This limit can be set "
+                                  "by changing the [index.top_metrics_max_size] "
+                                  "index level setting.",
+                                  FDS_TOP_METRICS_MAX_SIZE, size);
+        } else {
+            rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                              "[top_metrics] unknown field [%s]", k);
+        }
     }
-    if (!rc && !cJSON_GetArraySize(fields))
-        rc = fds__dsl_err(c->err, "[%s] [metrics] names no field", a->name);
+    if (!rc && !a->nmetrics) /* ConstructingObjectParser's words */
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "Required [metrics]");
+    if (!rc && !cJSON_GetObjectItemCaseSensitive(th, "sort"))
+        rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                          "[top_metrics] [%s] needs a [sort]", a->name);
+    if (!rc && !cJSON_AddNumberToObject(th, "size", size))
+        rc = fds__aggp_oom(c);
     if (!rc)
         rc = fds__dsl_top_hits(c, th, a->name, &a->th);
     cJSON_Delete(th);

@@ -38,7 +38,14 @@ int fds__agg_parse_top_hits(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
 /* sampler: shard_size */
 int fds__agg_parse_sampler(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                            char **paths);
-/* top_metrics (read as the top_hits it is: dsl_hits.c) */
+/* derivative, cumulative_sum, serial_diff, moving_fn: their own keys (buckets_path resolved with
+ * the siblings, aggs_parse.c) */
+int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                            char **paths);
+/* rate: `field` (optional: the bucket's docs), `unit`, `mode` */
+int fds__agg_parse_rate(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
+                        char **paths);
+/* top_metrics, read as the top_hits it answers from */
 int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                                char **paths);
 

@@ -26,12 +26,11 @@ static const char *const UNSUPPORTED[] = {
     "geo_bounds", "geo_centroid", "geohash_grid", "geotile_grid", "nested",
     "reverse_nested", "global", "sampler", "diversified_sampler",
     "adjacency_matrix", "ip_range", "median_absolute_deviation",
-    "weighted_avg", "string_stats", "boxplot", "t_test", "top_metrics",
-    "scripted_metric", "matrix_stats", "rate", "bucket_script",
+    "weighted_avg", "string_stats", "boxplot", "t_test",
+    "scripted_metric", "matrix_stats", "bucket_script",
     "bucket_selector", "bucket_sort", "avg_bucket", "sum_bucket",
     "max_bucket", "min_bucket", "stats_bucket", "extended_stats_bucket",
-    "percentiles_bucket", "derivative", "cumulative_sum", "moving_fn",
-    "serial_diff", "cumulative_cardinality", "moving_percentiles",
+    "percentiles_bucket", "cumulative_cardinality", "moving_percentiles",
     "normalize", "inference", "categorize_text", "frequent_item_sets",
     "random_sampler", "time_series", "children", "parent", NULL};
 
@@ -62,7 +61,8 @@ static int check_order(fds__dsl_ctx *c, fds_agg *a, char **paths)
         int stat = -1;
         bool multi = s && (s->type == FDS_AGG_STATS ||
                            s->type == FDS_AGG_EXTENDED_STATS);
-        if (s && fds_agg_is_metric(s->type) && s->type != FDS_AGG_PERCENTILES &&
+        if (s && fds_agg_is_metric(s->type) && s->type != FDS_AGG_RATE &&
+            s->type != FDS_AGG_PERCENTILES &&
             s->type != FDS_AGG_PERCENTILE_RANKS) {
             if (!dot && !multi)
                 stat = FDS_AGG_STAT_VALUE;
@@ -88,6 +88,60 @@ static int check_order(fds__dsl_ctx *c, fds_agg *a, char **paths)
 
 static int parse_level(fds__dsl_ctx *c, fds_agg *parent, const cJSON *obj,
                        int depth);
+
+/* The buckets_path of pipeline s, a sub of `parent`, resolved against its
+ * siblings (Elasticsearch's AggregationPath and the parent checks of
+ * validateParentAggSequentiallyOrdered): "_count", a single-value metric's
+ * name, or "<stats>.<stat>"; the parent a histogram or date_histogram with
+ * min_doc_count 0. */
+static int resolve_pipeline(fds__dsl_ctx *c, const fds_agg *parent, fds_agg *s)
+{
+    const char *type = fds_agg_type_name(s->type);
+    if (parent->type != FDS_AGG_HISTOGRAM && parent->type != FDS_AGG_DATE_HISTOGRAM)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                            "Validation Failed: 1: %s aggregation [%s] must "
+                            "have a histogram, date_histogram or "
+                            "auto_date_histogram as parent;", type, s->name);
+    if (parent->min_doc_count)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_VALIDATION,
+                            "Validation Failed: 1: parent histogram of %s "
+                            "aggregation [%s] must have min_doc_count of 0;",
+                            type, s->name);
+    if (!strcmp(s->bp, "_count")) {
+        s->bp_count = true;
+        return 0;
+    }
+    const char *dot = strchr(s->bp, '.');
+    size_t nl = dot ? (size_t)(dot - s->bp) : strlen(s->bp);
+    const fds_agg *m = NULL;
+    for (size_t k = 0; k < parent->nsubs && !m; k++)
+        if (strlen(parent->subs[k]->name) == nl &&
+            !memcmp(parent->subs[k]->name, s->bp, nl)) {
+            m = parent->subs[k];
+            s->bp_sub = (unsigned)k;
+        }
+    if (!m)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "No aggregation found for path [%s]", s->bp);
+    bool multi = m->type == FDS_AGG_STATS || m->type == FDS_AGG_EXTENDED_STATS;
+    s->bp_stat = -1;
+    /* a rate's value comes at the final reduce too: not a path here */
+    if (fds_agg_is_metric(m->type) && m->type != FDS_AGG_RATE &&
+        m->type != FDS_AGG_PERCENTILES &&
+        m->type != FDS_AGG_PERCENTILE_RANKS) {
+        if (!dot && !multi)
+            s->bp_stat = FDS_AGG_STAT_VALUE;
+        for (int k = 1; dot && multi && k < 6; k++)
+            if (!strcmp(dot + 1, STAT_NAMES[k]))
+                s->bp_stat = k;
+    }
+    if (s->bp_stat < 0)
+        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "buckets_path must reference either a number value "
+                            "or a single value numeric metric aggregation, got: "
+                            "[%s] at aggregation [%s]", s->bp, s->name);
+    return 0;
+}
 
 /* One aggregation definition {"<type>": {...}, "aggs": {...}} named `name`
  * under `parent`. */
@@ -164,7 +218,7 @@ static int parse_one(fds__dsl_ctx *c, fds_agg *parent, const cJSON *def,
     for (size_t i = 0; i < a->nsrcs; i++) /* composite's sources */
         a->srcs[i]->kind = fds__agg_kind_of(a->srcs[i]->type);
     if (!rc && subs) {
-        if (fds_agg_is_metric(a->type) || fds_agg_keeps_hits(a->type))
+        if (fds_agg_is_metric(a->type) || fds_agg_keeps_hits(a->type) || a->bp)
             rc = fds_err_setk(c->err, FDS_EPARSE, FDS_KIND_QUERY_PARSE,
                               "Aggregator [%s] of type [%s] cannot accept "
                               "sub-aggregations", name,
@@ -192,6 +246,21 @@ static int parse_level(fds__dsl_ctx *c, fds_agg *parent, const cJSON *obj,
                             FDS_AGG_DEPTH_MAX);
     for (const cJSON *e = obj->child; e; e = e->next) {
         int rc = parse_one(c, parent, e, depth);
+        if (rc)
+            return rc;
+    }
+    for (size_t k = 0; k < parent->nsubs; k++) { /* the siblings all known */
+        const fds_agg *s = parent->subs[k];
+        if (s->type == FDS_AGG_RATE && parent->type != FDS_AGG_DATE_HISTOGRAM)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "The rate aggregation can only be used inside a "
+                                "date histogram [%s]", s->name);
+        if (s->type == FDS_AGG_RATE && parent->cal >= FDS_CAL_MONTH)
+            return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                "[rate] of [%s] under a calendar_interval of a "
+                                "month or more is not supported by fieldstore",
+                                s->name);
+        int rc = s->bp ? resolve_pipeline(c, parent, parent->subs[k]) : 0;
         if (rc)
             return rc;
     }

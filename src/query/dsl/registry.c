@@ -61,6 +61,16 @@ static const fds__agg_kind KINDS[FDS_AGG_TYPE_COUNT_] = {
                              fds__aggs_collect_top_hits, fds__aggs_reduce_top_hits},
     [FDS_AGG_SAMPLER] = {FDS_AGG_SAMPLER, fds__agg_parse_sampler, fds__aggs_collect_single,
                          fds__aggs_reduce_fixed},
+    [FDS_AGG_DERIVATIVE] = {FDS_AGG_DERIVATIVE, fds__agg_parse_pipeline,
+                            fds__aggs_collect_none, fds__aggs_reduce_metric},
+    [FDS_AGG_CUMULATIVE_SUM] = {FDS_AGG_CUMULATIVE_SUM, fds__agg_parse_pipeline,
+                                fds__aggs_collect_none, fds__aggs_reduce_metric},
+    [FDS_AGG_SERIAL_DIFF] = {FDS_AGG_SERIAL_DIFF, fds__agg_parse_pipeline,
+                             fds__aggs_collect_none, fds__aggs_reduce_metric},
+    [FDS_AGG_MOVING_FN] = {FDS_AGG_MOVING_FN, fds__agg_parse_pipeline,
+                           fds__aggs_collect_none, fds__aggs_reduce_metric},
+    [FDS_AGG_RATE] = {FDS_AGG_RATE, fds__agg_parse_rate, fds__aggs_collect_stats,
+                      fds__aggs_reduce_metric},
 };
 
 const fds__agg_kind *fds__agg_kind_of(int type)
