@@ -16,7 +16,8 @@
  * of each body (the application that sends it in brackets):
  *
  *  discover (25)            [Kibana Discover, document table]
- *    size HITS (500), sort @timestamp desc (unmapped_type boolean),
+ *    size HITS (500), sort @timestamp desc (format
+ *    strict_date_optional_time, unmapped_type boolean), runtime_mappings {},
  *    track_total_hits, _source false + fields [{"field":"*",
  *    "include_unmapped":"true"}], bool.filter: a match on a sampled value of
  *    service_name/method/status/error_code and a range on @timestamp
@@ -40,10 +41,6 @@
  *  lens_metric (10)         [Kibana Lens, metric]
  *    size 0, track_total_hits, a one-hour window, cardinality of
  *    remote_addr or (every other body) avg of body_bytes_sent.
- *
- * Where today's server refuses a key these applications send, the body
- * uses the closest accepted form (see docs/loadgen.md): Discover's
- * "runtime_mappings":{} and the "format" inside its sort are left out.
  *
  * Every choice is drawn with splitmix64 from --seed: the same seed against
  * the same index gives the same bodies.
@@ -337,9 +334,10 @@ static int body_discover(const dash_material *m, uint64_t *st, int histogram, in
     if (!histogram) {
         snprintf(out, cap,
                  "{\"size\":%d,\"sort\":[{\"@timestamp\":{\"order\":\"desc\","
+                 "\"format\":\"strict_date_optional_time\","
                  "\"unmapped_type\":\"boolean\"}}],\"track_total_hits\":true,"
                  "\"_source\":false,\"fields\":[{\"field\":\"*\",\"include_unmapped\":\"true\"}],"
-                 "\"query\":%s}",
+                 "\"runtime_mappings\":{},\"query\":%s}",
                  hits, q);
         return 0;
     }
