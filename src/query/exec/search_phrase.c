@@ -80,6 +80,10 @@ typedef struct phrase_it {
     size_t ns;
     const uint8_t *norms;
     float freq;           /* of the current doc */
+    /* with `pruning`, the score a doc must beat to be worth its positions
+     * (fds__phrase_set_min_score) */
+    bool pruning;
+    float min_comp;
     int slop;
     bool has_rpts;
     /* sloppy matcher state, one per slot */
@@ -473,6 +477,60 @@ static float sloppy_freq(phrase_it *ph)
 
 /* ---- the iterator --------------------------------------------------------------- */
 
+/* BM25 of phrase c at phrase frequency freq and norm byte nb: BM25Scorer,
+ * normInverse in float as Lucene's cache holds it.  Non-decreasing in freq
+ * and non-increasing in nb (float rounding is monotonic), so a bound on
+ * freq and one on nb bound the score, to the bit. */
+static inline float phrase_bm25(const fds__cnode *c, float freq, uint8_t nb)
+{
+    float ninv = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
+                                        FDS_BM25_B * (float)fds__norm_decode(nb) /
+                                            c->avgdl));
+    return c->weight - c->weight / (1.0f + freq * ninv);
+}
+
+/* The best score a doc of the lead's current block can reach, or INFINITY
+ * when there is no bound: a phrase's frequency is at most the lead term's
+ * (exact phrases: every match takes one of its positions), whose block max
+ * is in its skip entry with the block's min norm byte. */
+static float lead_block_bound(const phrase_it *ph, const pslot *s0)
+{
+    if (ph->slop || s0->nalt != 1 || s0->alt[0]->blk == FDS__NO_MORE)
+        return INFINITY;
+    const pcur *p = s0->alt[0];
+    const uint8_t *sk = p->t.skip + (size_t)p->blk * FDS_SIDX_SKIP_LEN;
+    return phrase_bm25(ph->b.c, (float)fds__get_u32(sk + 8),
+                       ph->norms ? sk[12] : 1);
+}
+
+/* The best score doc d (every slot on it) can reach from its term
+ * frequencies alone: an exact phrase matches at most as often as its
+ * rarest slot's positions (ExactPhraseMatcher.maxFreq, the min), a sloppy
+ * one at most once per position of any slot (SloppyPhraseMatcher.maxFreq,
+ * the sum). */
+static float doc_bound(const phrase_it *ph, uint32_t d)
+{
+    uint64_t lo = UINT64_MAX, sum = 0;
+    for (size_t k = 0; k < ph->ns; k++) {
+        const pslot *s = &ph->s[k];
+        uint64_t tf = 0;
+        for (size_t a = 0; a < s->nalt; a++)
+            if (s->alt[a]->doc == d)
+                tf += s->alt[a]->tfs[s->alt[a]->i];
+        lo = tf < lo ? tf : lo;
+        sum += tf;
+    }
+    return phrase_bm25(ph->b.c, (float)(ph->slop && ph->ns > 1 ? sum : lo),
+                       ph->norms ? ph->norms[d] : 1);
+}
+
+void fds__phrase_set_min_score(fds__it *i, float s)
+{
+    phrase_it *ph = (phrase_it *)i;
+    ph->pruning = true;
+    ph->min_comp = s;
+}
+
 uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
 {
     phrase_it *ph = (phrase_it *)i;
@@ -482,6 +540,14 @@ uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
     pslot *s0 = &ph->s[ph->lead[0]];
     for (;;) {
         uint32_t d = slot_advance(s0, x, target);
+        if (ph->pruning && d != FDS__NO_MORE &&
+            lead_block_bound(ph, s0) <= ph->min_comp) {
+            /* no doc of the lead's block can enter the page: past it */
+            target = pc_last(s0->alt[0], s0->alt[0]->blk) + 1;
+            if (target == FDS__NO_MORE)
+                return i->doc = FDS__NO_MORE;
+            continue;
+        }
         for (size_t k = 1; k < ph->ns && d != FDS__NO_MORE;) {
             uint32_t e = slot_advance(&ph->s[ph->lead[k]], x, d);
             if (e == d) {
@@ -493,6 +559,12 @@ uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
         }
         if (d == FDS__NO_MORE)
             return i->doc = FDS__NO_MORE;
+        if (ph->pruning && doc_bound(ph, d) <= ph->min_comp) {
+            target = d + 1; /* cannot enter the page: positions unread */
+            if (target == FDS__NO_MORE)
+                return i->doc = FDS__NO_MORE;
+            continue;
+        }
         int rc = 0;
         for (size_t k = 0; k < ph->ns && !rc; k++)
             rc = slot_positions(&ph->s[k]);
@@ -519,12 +591,7 @@ static float phrase_score(fds__it *i)
     phrase_it *ph = (phrase_it *)i;
     const fds__cnode *c = i->c;
     i->x->scored++;
-    uint8_t nb = ph->norms ? ph->norms[i->doc] : 1;
-    /* BM25Scorer: normInverse in float, as Lucene's cache holds it */
-    float ninv = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
-                                        FDS_BM25_B * (float)fds__norm_decode(nb) /
-                                            c->avgdl));
-    return c->weight - c->weight / (1.0f + ph->freq * ninv);
+    return phrase_bm25(c, ph->freq, ph->norms ? ph->norms[i->doc] : 1);
 }
 
 static void phrase_destroy(fds__it *i)
