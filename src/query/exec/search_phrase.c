@@ -84,6 +84,13 @@ typedef struct phrase_it {
      * (fds__phrase_set_min_score) */
     bool pruning;
     float min_comp;
+    uint32_t bb_blk;      /* lead_block_bound's cache: lead block + 1 (0:
+                             none) and its bound */
+    float bb;
+    uint64_t have[4];     /* bit n set: ninv[n] and f1[n] computed */
+    float ninv[256];      /* BM25's normInverse by norm byte (lazy) */
+    float f1[256];        /* the score at frequency 1 by norm byte (lazy):
+                             most bounds of a doc, without a division */
     int slop;
     bool has_rpts;
     /* sloppy matcher state, one per slot */
@@ -481,26 +488,37 @@ static float sloppy_freq(phrase_it *ph)
  * normInverse in float as Lucene's cache holds it.  Non-decreasing in freq
  * and non-increasing in nb (float rounding is monotonic), so a bound on
  * freq and one on nb bound the score, to the bit. */
-static inline float phrase_bm25(const fds__cnode *c, float freq, uint8_t nb)
+static inline float phrase_bm25(phrase_it *ph, float freq, uint8_t nb)
 {
-    float ninv = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
-                                        FDS_BM25_B * (float)fds__norm_decode(nb) /
-                                            c->avgdl));
-    return c->weight - c->weight / (1.0f + freq * ninv);
+    const fds__cnode *c = ph->b.c;
+    if (!((ph->have[nb >> 6] >> (nb & 63)) & 1)) {
+        ph->ninv[nb] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
+                                              FDS_BM25_B * (float)fds__norm_decode(nb) /
+                                                  c->avgdl));
+        ph->f1[nb] = c->weight - c->weight / (1.0f + 1.0f * ph->ninv[nb]);
+        ph->have[nb >> 6] |= 1ull << (nb & 63);
+    }
+    if (freq == 1.0f)
+        return ph->f1[nb];
+    return c->weight - c->weight / (1.0f + freq * ph->ninv[nb]);
 }
 
 /* The best score a doc of the lead's current block can reach, or INFINITY
  * when there is no bound: a phrase's frequency is at most the lead term's
  * (exact phrases: every match takes one of its positions), whose block max
  * is in its skip entry with the block's min norm byte. */
-static float lead_block_bound(const phrase_it *ph, const pslot *s0)
+static float lead_block_bound(phrase_it *ph, const pslot *s0)
 {
     if (ph->slop || s0->nalt != 1 || s0->alt[0]->blk == FDS__NO_MORE)
         return INFINITY;
     const pcur *p = s0->alt[0];
-    const uint8_t *sk = p->t.skip + (size_t)p->blk * FDS_SIDX_SKIP_LEN;
-    return phrase_bm25(ph->b.c, (float)fds__get_u32(sk + 8),
-                       ph->norms ? sk[12] : 1);
+    if (ph->bb_blk != p->blk + 1) {
+        const uint8_t *sk = p->t.skip + (size_t)p->blk * FDS_SIDX_SKIP_LEN;
+        ph->bb = phrase_bm25(ph, (float)fds__get_u32(sk + 8),
+                             ph->norms ? sk[12] : 1);
+        ph->bb_blk = p->blk + 1;
+    }
+    return ph->bb;
 }
 
 /* The best score doc d (every slot on it) can reach from its term
@@ -508,7 +526,7 @@ static float lead_block_bound(const phrase_it *ph, const pslot *s0)
  * rarest slot's positions (ExactPhraseMatcher.maxFreq, the min), a sloppy
  * one at most once per position of any slot (SloppyPhraseMatcher.maxFreq,
  * the sum). */
-static float doc_bound(const phrase_it *ph, uint32_t d)
+static float doc_bound(phrase_it *ph, uint32_t d)
 {
     uint64_t lo = UINT64_MAX, sum = 0;
     for (size_t k = 0; k < ph->ns; k++) {
@@ -520,8 +538,39 @@ static float doc_bound(const phrase_it *ph, uint32_t d)
         lo = tf < lo ? tf : lo;
         sum += tf;
     }
-    return phrase_bm25(ph->b.c, (float)(ph->slop && ph->ns > 1 ? sum : lo),
+    return phrase_bm25(ph, (float)(ph->slop && ph->ns > 1 ? sum : lo),
                        ph->norms ? ph->norms[d] : 1);
+}
+
+/* The lead slot s0's first doc >= target that may beat the page's k-th
+ * score (any doc without pruning).  A lead block whose bound cannot is
+ * passed over whole; in an exact phrase of a single lead term, so is a
+ * doc whose own term frequency and norm cannot (the phrase matches at
+ * most as often as the lead term occurs), before the other slots move
+ * to it. */
+static uint32_t lead_advance(phrase_it *ph, pslot *s0, fds__exec *x,
+                             uint32_t target)
+{
+    for (;;) {
+        uint32_t d = slot_advance(s0, x, target);
+        if (!ph->pruning || d == FDS__NO_MORE)
+            return d;
+        pcur *p = s0->alt[0];
+        if (lead_block_bound(ph, s0) > ph->min_comp) {
+            if (ph->slop || s0->nalt != 1)
+                return d;
+            for (; p->i < p->n; p->i++) {
+                uint32_t e = p->docs[p->i];
+                if (phrase_bm25(ph, (float)p->tfs[p->i],
+                                ph->norms ? ph->norms[e] : 1) > ph->min_comp)
+                    return s0->doc = p->doc = e;
+            }
+        }
+        /* no doc left in the lead's block can enter the page: past it */
+        target = pc_last(p, p->blk) + 1;
+        if (target == FDS__NO_MORE)
+            return s0->doc = FDS__NO_MORE;
+    }
 }
 
 void fds__phrase_set_min_score(fds__it *i, float s)
@@ -539,22 +588,14 @@ uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
         return i->doc = FDS__NO_MORE;
     pslot *s0 = &ph->s[ph->lead[0]];
     for (;;) {
-        uint32_t d = slot_advance(s0, x, target);
-        if (ph->pruning && d != FDS__NO_MORE &&
-            lead_block_bound(ph, s0) <= ph->min_comp) {
-            /* no doc of the lead's block can enter the page: past it */
-            target = pc_last(s0->alt[0], s0->alt[0]->blk) + 1;
-            if (target == FDS__NO_MORE)
-                return i->doc = FDS__NO_MORE;
-            continue;
-        }
+        uint32_t d = lead_advance(ph, s0, x, target);
         for (size_t k = 1; k < ph->ns && d != FDS__NO_MORE;) {
             uint32_t e = slot_advance(&ph->s[ph->lead[k]], x, d);
             if (e == d) {
                 k++;
                 continue;
             }
-            d = e == FDS__NO_MORE ? FDS__NO_MORE : slot_advance(s0, x, e);
+            d = e == FDS__NO_MORE ? FDS__NO_MORE : lead_advance(ph, s0, x, e);
             k = 1;
         }
         if (d == FDS__NO_MORE)
@@ -589,9 +630,8 @@ float fds__phrase_freq(const fds__it *i)
 static float phrase_score(fds__it *i)
 {
     phrase_it *ph = (phrase_it *)i;
-    const fds__cnode *c = i->c;
     i->x->scored++;
-    return phrase_bm25(c, ph->freq, ph->norms ? ph->norms[i->doc] : 1);
+    return phrase_bm25(ph, ph->freq, ph->norms ? ph->norms[i->doc] : 1);
 }
 
 static void phrase_destroy(fds__it *i)
