@@ -79,6 +79,24 @@ static void test_codec(void)
     uint8_t bad[] = {0xff, 0xff, 0xff, 0xff, 0x7f};
     ASSERT(fds_positions_decode(bad, bad + 5, 1, out) < 0);
     ASSERT(fds_positions_decode(buf, buf, 0, out) == 0);
+    /* skipping: random runs of one- to five-byte gaps, every prefix of
+     * them passed over as decoding them would, a cut run refused */
+    for (int round = 0; round < 200; round++) {
+        uint32_t p[64], cur = 0, m = 1 + rnd(64);
+        for (uint32_t i = 0; i < m; i++) {
+            static const uint32_t span[] = {100, 1000, 100000, 10000000, 300000000};
+            cur += rnd(span[rnd(5)]);
+            p[i] = cur < FDS_POSITION_MAX ? cur : FDS_POSITION_MAX;
+        }
+        uint8_t b[FDS_POSITIONS_BOUND(64)];
+        size_t bl = fds_positions_encode(p, m, b);
+        for (uint32_t k = 0; k <= m; k++) {
+            long want = fds_positions_decode(b, b + bl, k, NULL);
+            ASSERT_EQ_U((uint64_t)fds_positions_skip(b, b + bl, k), (uint64_t)want);
+        }
+        ASSERT(fds_positions_skip(b, b + bl, m + 1) < 0);
+        ASSERT(fds_positions_skip(b, b + bl - 1, m) < 0);
+    }
 }
 
 /* ---- search helpers ------------------------------------------------------- */

@@ -291,8 +291,11 @@ static uint32_t pc_advance(pcur *p, fds__exec *x, uint32_t target)
  * FDS_ENOMEM. */
 static int pc_positions(pcur *p, pslot *s)
 {
-    for (; p->pi < p->i; p->pi++) {
-        long k = fds_positions_decode(p->pp, p->end, p->tfs[p->pi], NULL);
+    if (p->pi < p->i) { /* the docs passed over: their positions unread */
+        uint64_t n = 0;
+        for (; p->pi < p->i; p->pi++)
+            n += p->tfs[p->pi];
+        long k = fds_positions_skip(p->pp, p->end, n);
         if (k < 0)
             return FDS_ECORRUPT;
         p->pp += k;
