@@ -25,15 +25,18 @@ BULK_LINES=40000    # JSON lines per _bulk request
 REF=/work/main/build/fieldstore
 NEW=$ROOT/build/fieldstore
 OUT=$ROOT/results/discover.md
-DATA_DIR=""; FILE=""; IDX=discover
+DATA_DIR=""; FILE=""; IDX=discover; SYNTHLOGS=""; DOCS=1000000; SEED=1
 ORIG_ARGS="$*"
 
 usage() {
   cat <<EOF
-usage: bench/discover/run.sh --data DIR --file JSONL [options]
+usage: bench/discover/run.sh --data DIR (--file JSONL | --synthlogs BIN) [options]
 
   --data DIR     data directory to build the index into / reuse (required)
-  --file JSONL   nginx documents, one JSON object a line (required to build)
+  --file JSONL   nginx documents, one JSON object a line (to build)
+  --synthlogs B  or build from B --docs N --seed S (datasets/synthlogs)
+  --docs N       documents from synthlogs (default $DOCS)
+  --seed S       synthlogs seed (default $SEED)
   --index NAME   index name (default $IDX)
   --ref BIN      reference fieldstore (default $REF)
   --new BIN      fieldstore under test (default $NEW)
@@ -51,6 +54,9 @@ while (($#)); do
   case $1 in
     --data) DATA_DIR=$2; shift 2 ;;
     --file) FILE=$2; shift 2 ;;
+    --synthlogs) SYNTHLOGS=$2; shift 2 ;;
+    --docs) DOCS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
     --index) IDX=$2; shift 2 ;;
     --ref) REF=$2; shift 2 ;;
     --new) NEW=$2; shift 2 ;;
@@ -88,13 +94,18 @@ URL=http://127.0.0.1:$(cat "$work/build.port")
 docs() { curl -s "$URL/_cat/indices/$IDX?h=docs.count" 2>/dev/null | tr -d ' \n' | grep -E '^[0-9]+$' || true; }
 count=$(docs)
 if [[ -z $count ]]; then
-  [[ -n $FILE && -r $FILE ]] || { echo "discover bench: no index $IDX in $DATA_DIR and no --file" >&2; exit 2; }
-  log "building $IDX from $FILE"
+  if [[ -n $SYNTHLOGS ]]; then
+    docs_src() { "$SYNTHLOGS" --docs "$DOCS" --seed "$SEED"; }
+  else
+    [[ -n $FILE && -r $FILE ]] || { echo "discover bench: no index $IDX in $DATA_DIR and no --file" >&2; exit 2; }
+    docs_src() { cat "$FILE"; }
+  fi
+  log "building $IDX from ${SYNTHLOGS:+$SYNTHLOGS --docs $DOCS --seed $SEED}$FILE"
   mapping=$(cat "$ROOT/datasets/nginx-mapping.json")
   curl -sS -f -XPUT "$URL/$IDX" -H 'Content-Type: application/json' -d \
     "{\"settings\":{\"index\":{\"codec\":\"ZSTD\",\"refresh_interval\":\"-1\",\"translog\":{\"durability\":\"async\"}}},\"mappings\":$mapping}" > /dev/null
-  awk -v idx="$IDX" '{print "{\"index\":{\"_index\":\"" idx "\"}}"; print}' "$FILE" \
-    | URL=$URL split -l $((2 * BULK_LINES)) --filter='curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" --data-binary @- | head -c 200 | grep -q "\"errors\":false" || echo "discover bench: bulk errors" >&2' - "$work/chunk."
+  docs_src | awk -v idx="$IDX" '{print "{\"index\":{\"_index\":\"" idx "\"}}"; print}' \
+    | URL=$URL split -l $((2 * BULK_LINES)) --filter='curl -s -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" --data-binary @- | head -c 200 | grep -q "\"errors\":false" || echo "discover bench: bulk errors" >&2' - "$work/chunk."
   curl -sS -f -XPOST "$URL/$IDX/_refresh" > /dev/null
   curl -sS -f -XPOST "$URL/$IDX/_forcemerge?max_num_segments=1" > /dev/null
   count=$(docs)
