@@ -61,6 +61,8 @@ typedef struct pcur {
     const uint8_t *pp;    /* positions of docs[pi] */
     uint32_t pi;
     uint32_t doc;
+    uint32_t sblk;        /* shallow_bound: no block before it holds a doc
+                             at or after a target still to come */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
 } pcur;
 
@@ -545,6 +547,44 @@ static float doc_bound(phrase_it *ph, uint32_t d)
                        ph->norms ? ph->norms[d] : 1);
 }
 
+/* A bound on the score of the docs in [target, *upto], from the skip
+ * entries alone (Lucene's advanceShallow over the phrase's impacts): in
+ * each slot of one term the block that holds its first doc >= target;
+ * an exact phrase occurs at most min(max tf) times in a doc of all of
+ * them, whose norm is at least the largest of their min norms; *upto is
+ * the first of their ends.  -INFINITY (and *upto FDS__NO_MORE) when a
+ * slot has no doc left; INFINITY when there is no bound (a sloppy
+ * phrase, no slot of one term).  Targets must not decrease. */
+static float shallow_bound(phrase_it *ph, uint32_t target, uint32_t *upto)
+{
+    if (ph->slop)
+        return INFINITY;
+    uint32_t tf = UINT32_MAX, up = FDS__NO_MORE;
+    int nb = 0;
+    for (size_t k = 0; k < ph->ns; k++) {
+        if (ph->s[k].nalt != 1)
+            continue; /* a bound over the others still holds */
+        pcur *p = ph->s[k].alt[0];
+        uint32_t b = p->blk != FDS__NO_MORE && p->blk > p->sblk ? p->blk : p->sblk;
+        while (b < p->t.nblocks && pc_last(p, b) < target)
+            b++;
+        p->sblk = b;
+        if (b == p->t.nblocks) {
+            *upto = FDS__NO_MORE;
+            return -INFINITY;
+        }
+        const uint8_t *sk = p->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        uint32_t t = fds__get_u32(sk + 8), last = pc_last(p, b);
+        tf = t < tf ? t : tf;
+        nb = sk[12] > nb ? sk[12] : nb;
+        up = last < up ? last : up;
+    }
+    if (tf == UINT32_MAX)
+        return INFINITY;
+    *upto = up;
+    return phrase_bm25(ph, (float)tf, ph->norms ? (uint8_t)nb : 1);
+}
+
 /* The lead slot s0's first doc >= target that may beat the page's k-th
  * score (any doc without pruning).  A lead block whose bound cannot is
  * passed over whole; in an exact phrase of a single lead term, so is a
@@ -555,6 +595,14 @@ static uint32_t lead_advance(phrase_it *ph, pslot *s0, fds__exec *x,
                              uint32_t target)
 {
     for (;;) {
+        uint32_t up = FDS__NO_MORE;
+        if (ph->pruning && shallow_bound(ph, target, &up) <= ph->min_comp) {
+            /* no doc up to the first end of the slots' blocks can enter */
+            if (up >= FDS__NO_MORE - 1)
+                return s0->doc = FDS__NO_MORE;
+            target = up + 1;
+            continue;
+        }
         uint32_t d = slot_advance(s0, x, target);
         if (!ph->pruning || d == FDS__NO_MORE)
             return d;
