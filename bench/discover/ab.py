@@ -71,13 +71,22 @@ def main():
     ap.add_argument("--label-a", default="A")
     ap.add_argument("--label-b", default="B")
     args = ap.parse_args()
-    conns = [http.client.HTTPConnection("127.0.0.1", p, timeout=600) for p in (args.a, args.b)]
+    ports = (args.a, args.b)
+    conns = [http.client.HTTPConnection("127.0.0.1", p, timeout=600) for p in ports]
     path = "/%s/_search" % args.index
 
     def one(k, body):
         t0 = time.perf_counter_ns()
-        conns[k].request("POST", path, body, {"Content-Type": "application/json"})
-        r = conns[k].getresponse()
+        try:
+            conns[k].request("POST", path, body, {"Content-Type": "application/json"})
+            r = conns[k].getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # the server closed an idle keep-alive connection: a new one
+            conns[k].close()
+            conns[k] = http.client.HTTPConnection("127.0.0.1", ports[k], timeout=600)
+            t0 = time.perf_counter_ns()
+            conns[k].request("POST", path, body, {"Content-Type": "application/json"})
+            r = conns[k].getresponse()
         data = r.read()
         t1 = time.perf_counter_ns()
         if r.status != 200:
