@@ -14,7 +14,9 @@
  *     documents' own tokens, exact phrases with the BM25 score of their
  *     phrase frequency and summed idfs, in both views (unmerged, merged);
  *     so must exact match_phrase_prefix queries whose last word is cut to
- *     a prefix ("ab" expands to ab and abc).
+ *     a prefix ("ab" expands to ab and abc); and a page of a few hits
+ *     that counts none or two (pruned by the k-th score) is the head of
+ *     the exhaustive page, bit for bit.
  * Run: test_phrase GOLDEN_V4_SIDX [ROUNDS] [SEED].
  */
 #include <math.h>
@@ -77,6 +79,24 @@ static void test_codec(void)
     uint8_t bad[] = {0xff, 0xff, 0xff, 0xff, 0x7f};
     ASSERT(fds_positions_decode(bad, bad + 5, 1, out) < 0);
     ASSERT(fds_positions_decode(buf, buf, 0, out) == 0);
+    /* skipping: random runs of one- to five-byte gaps, every prefix of
+     * them passed over as decoding them would, a cut run refused */
+    for (int round = 0; round < 200; round++) {
+        uint32_t p[64], cur = 0, m = 1 + rnd(64);
+        for (uint32_t i = 0; i < m; i++) {
+            static const uint32_t span[] = {100, 1000, 100000, 10000000, 300000000};
+            cur += rnd(span[rnd(5)]);
+            p[i] = cur < FDS_POSITION_MAX ? cur : FDS_POSITION_MAX;
+        }
+        uint8_t b[FDS_POSITIONS_BOUND(64)];
+        size_t bl = fds_positions_encode(p, m, b);
+        for (uint32_t k = 0; k <= m; k++) {
+            long want = fds_positions_decode(b, b + bl, k, NULL);
+            ASSERT_EQ_U((uint64_t)fds_positions_skip(b, b + bl, k), (uint64_t)want);
+        }
+        ASSERT(fds_positions_skip(b, b + bl, m + 1) < 0);
+        ASSERT(fds_positions_skip(b, b + bl - 1, m) < 0);
+    }
 }
 
 /* ---- search helpers ------------------------------------------------------- */
@@ -291,6 +311,40 @@ static float ref_score(const view *v, const uint8_t *q, unsigned n, unsigned fre
     return w - w / (1.0f + (float)freq * ninv);
 }
 
+/* The top k of a page that counted nothing or a few hits (the phrase then
+ * passes over docs that cannot beat the k-th score, positions unread:
+ * fds__phrase_set_min_score) equals the first k hits, bit-identical
+ * scores included, of the exhaustive page `all` of the same query (`body`
+ * asks for 1000 hits, every one counted). */
+static void check_pruned(const view *v, const fds_mapping *m, const char *body,
+                         const fds_search_result *all)
+{
+    static const char *const HEAD = "{\"size\":1000,\"track_total_hits\":true,";
+    size_t hl = strlen(HEAD);
+    ASSERTF(!strncmp(body, HEAD, hl), "%s", body);
+    for (int t = 0; t < 2; t++) {
+        unsigned k = 1 + rnd(6);
+        char b2[600];
+        snprintf(b2, sizeof b2, "{\"size\":%u,\"track_total_hits\":%s,%s", k,
+                 t ? "2" : "false", body + hl);
+        fds_search_result r;
+        fds_err err;
+        ASSERTF(run(b2, m, (fds_search_segment *)v->seg, v->nseg, &r, &err) == 0,
+                "%s: %s", b2, err.reason);
+        size_t want = all->nhits < k ? all->nhits : k;
+        ASSERTF(r.nhits == want, "%s: %zu hits want %zu", b2, r.nhits, want);
+        for (size_t h = 0; h < r.nhits; h++)
+            ASSERTF(r.hits[h].seg == all->hits[h].seg &&
+                        r.hits[h].doc == all->hits[h].doc &&
+                        r.hits[h].score == all->hits[h].score,
+                    "%s: hit %zu is seg %u doc %u score %.9g, want seg %u doc "
+                    "%u score %.9g", b2, h, r.hits[h].seg, r.hits[h].doc,
+                    (double)r.hits[h].score, all->hits[h].seg,
+                    all->hits[h].doc, (double)all->hits[h].score);
+        fds_search_result_free(&r);
+    }
+}
+
 static void check_view(const view *v, const fds_mapping *m, const uint8_t *q,
                        unsigned n, unsigned slop)
 {
@@ -338,6 +392,7 @@ static void check_view(const view *v, const fds_mapping *m, const uint8_t *q,
         }
     ASSERTF(r.total == want, "%s: total %llu want %llu", body,
             (unsigned long long)r.total, (unsigned long long)want);
+    check_pruned(v, m, body, &r);
     fds_search_result_free(&r);
 }
 

@@ -604,6 +604,8 @@ static bq *gen(int depth)
             x = y;
             y = t;
         }
+        if (q->field == 2 && rnd(3) == 0) /* a dashboard's short window */
+            y = x + 60000ll * (1 + rnd(15));
         q->lo = x;
         q->hi = y;
         q->has_lo = rnd(4) != 0;

@@ -49,6 +49,12 @@ typedef struct col_it {
     const fds_sfield *f;
     uint32_t max_doc;
     const fds_query *q;
+    /* a numeric range over a column with block bounds (fds_sfield.blk_min,
+     * blk_max): the bounds of the range as doubles, to pass over a block
+     * of FDS_DV_BLOCK docs whose values all fall outside it */
+    bool blocks;
+    double lo, hi;
+    bool lo_incl, hi_incl;
 } col_it;
 
 static bool range_match(const col_it *r, uint32_t d)
@@ -95,12 +101,45 @@ static bool range_match(const col_it *r, uint32_t d)
     }
 }
 
+/* Can no doc of block b of r's column be in the range?  A block without
+ * values (NaN bounds) cannot; else its max below the range or its min
+ * above it.  For integer columns the bounds are the values rounded to
+ * doubles, and so is the range: rounding is monotonic, so a value v of
+ * the range has lo <= (double)v <= hi and its block's bounds reach the
+ * range (a tie is not outside).  Lucene's DocValuesSkipper-based
+ * DocValuesRangeIterator passes over such blocks the same way. */
+static bool range_block_out(const col_it *r, uint32_t b)
+{
+    double mn = r->f->blk_min[b], mx = r->f->blk_max[b];
+    if (isnan(mn) || isnan(mx))
+        return true;
+    return mx < r->lo || (mx == r->lo && !r->lo_incl) || mn > r->hi ||
+           (mn == r->hi && !r->hi_incl);
+}
+
+/* The first doc >= t in the range: a block whose bounds fall outside it is
+ * passed over whole, the others are checked doc by doc, so a narrow range
+ * over a column that is nearly sorted (a log's @timestamp) costs its
+ * blocks' bounds and the docs of the few blocks it touches. */
 static uint32_t range_adv(fds__it *i, uint32_t t)
 {
     col_it *r = (col_it *)i;
-    for (uint32_t d = t; d < r->max_doc; d++)
-        if (range_match(r, d))
-            return i->doc = d;
+    for (uint32_t d = t; d < r->max_doc;) {
+        uint32_t end = r->max_doc;
+        if (r->blocks) {
+            uint32_t b = d / FDS_DV_BLOCK;
+            end = (b + 1) * FDS_DV_BLOCK;
+            if (end > r->max_doc || end < d) /* (overflow: the last block) */
+                end = r->max_doc;
+            if (range_block_out(r, b)) {
+                d = end;
+                continue;
+            }
+        }
+        for (; d < end; d++)
+            if (range_match(r, d))
+                return i->doc = d;
+    }
     return i->doc = FDS__NO_MORE;
 }
 
@@ -437,6 +476,16 @@ static fds__it *build_column(fds__exec *x, const fds__cnode *c,
     r->q = q;
     r->max_doc = max_doc;
     r->b.advance = q->type == FDS_Q_RANGE ? range_adv : exists_adv;
+    if (q->type == FDS_Q_RANGE && f->blk_min && f->blk_max) {
+        bool dbl = f->kind == FDS_FT_DOUBLE;
+        bool lng = f->kind == FDS_FT_LONG || f->kind == FDS_FT_DATE ||
+                   f->kind == FDS_FT_BOOLEAN;
+        r->blocks = dbl || lng;
+        r->lo = dbl ? q->lo_d : (double)q->lo_l;
+        r->hi = dbl ? q->hi_d : (double)q->hi_l;
+        r->lo_incl = dbl ? q->lo_d_incl : true;
+        r->hi_incl = dbl ? q->hi_d_incl : true;
+    }
     return (fds__it *)r;
 }
 

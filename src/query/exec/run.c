@@ -299,6 +299,11 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
      * the segment cannot change the result */
     float maxs = r->by_score && !req->nafter && !r->ag ? fds__it_max(iter)
                                                       : INFINITY;
+    /* a phrase ranked by score: once the page is full and counted, it
+     * passes over the docs that cannot beat the k-th score, positions
+     * unread (fds__phrase_set_min_score) */
+    bool prune_phrase = r->by_score && !req->nafter && !r->ag &&
+                        isnan(req->min_score) && iter->advance == fds__phrase_adv;
     bool quick = !r->by_score && req->sort[0].kind == FDS_SORT_FIELD;
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
@@ -323,6 +328,9 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
             return 0;
         start = local > 0 ? (uint32_t)local : 0;
     }
+    if (prune_phrase && hp->cap && hp->n == hp->cap &&
+        (!r->counting || r->count > r->limit))
+        fds__phrase_set_min_score(iter, hp->h[0].score);
     for (uint32_t d = iter->advance(iter, start); d != FDS__NO_MORE;
          d = iter->advance(iter, d + 1)) {
         if (++visited % FDS__DEADLINE_EVERY == 0 && fds__past_deadline(&r->x))
@@ -365,6 +373,8 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
         if (hp->n == hp->cap && (!r->counting || r->count > r->limit)) {
             if (maxs <= hp->h[0].score)
                 break;
+            if (prune_phrase)
+                fds__phrase_set_min_score(iter, hp->h[0].score);
             if (blocks) {
                 resume = d + 1;
                 break;

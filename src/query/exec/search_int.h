@@ -232,6 +232,14 @@ int fds__phrase_build(fds__exec *x, const fds__cnode *c, const fds_sidx *sx, fds
 uint32_t fds__phrase_adv(fds__it *i, uint32_t target);
 /* The phrase frequency of a phrase iterator's current doc. */
 float fds__phrase_freq(const fds__it *i);
+/* From now on phrase iterator i may pass over docs whose score cannot
+ * beat s (Lucene's setMinCompetitiveScore, a score equal to s losing its
+ * tie): a block of the lead term whose (max tf, min norm) bounds its
+ * scores to s at most, and a doc whose term frequencies and norm do,
+ * without reading their positions.  For a page by score alone, full, whose
+ * hits are counted far enough; docs come in increasing order, so an equal
+ * score later loses the tie by doc. */
+void fds__phrase_set_min_score(fds__it *i, float s);
 
 /* ---- collection (search_collect.c) --------------------------------------- */
 

@@ -61,6 +61,8 @@ typedef struct pcur {
     const uint8_t *pp;    /* positions of docs[pi] */
     uint32_t pi;
     uint32_t doc;
+    uint32_t sblk;        /* shallow_bound: no block before it holds a doc
+                             at or after a target still to come */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
 } pcur;
 
@@ -80,6 +82,17 @@ typedef struct phrase_it {
     size_t ns;
     const uint8_t *norms;
     float freq;           /* of the current doc */
+    /* with `pruning`, the score a doc must beat to be worth its positions
+     * (fds__phrase_set_min_score) */
+    bool pruning;
+    float min_comp;
+    uint32_t bb_blk;      /* lead_block_bound's cache: lead block + 1 (0:
+                             none) and its bound */
+    float bb;
+    uint64_t have[4];     /* bit n set: ninv[n] and f1[n] computed */
+    float ninv[256];      /* BM25's normInverse by norm byte (lazy) */
+    float f1[256];        /* the score at frequency 1 by norm byte (lazy):
+                             most bounds of a doc, without a division */
     int slop;
     bool has_rpts;
     /* sloppy matcher state, one per slot */
@@ -280,8 +293,11 @@ static uint32_t pc_advance(pcur *p, fds__exec *x, uint32_t target)
  * FDS_ENOMEM. */
 static int pc_positions(pcur *p, pslot *s)
 {
-    for (; p->pi < p->i; p->pi++) {
-        long k = fds_positions_decode(p->pp, p->end, p->tfs[p->pi], NULL);
+    if (p->pi < p->i) { /* the docs passed over: their positions unread */
+        uint64_t n = 0;
+        for (; p->pi < p->i; p->pi++)
+            n += p->tfs[p->pi];
+        long k = fds_positions_skip(p->pp, p->end, n);
         if (k < 0)
             return FDS_ECORRUPT;
         p->pp += k;
@@ -473,6 +489,148 @@ static float sloppy_freq(phrase_it *ph)
 
 /* ---- the iterator --------------------------------------------------------------- */
 
+/* BM25 of phrase c at phrase frequency freq and norm byte nb: BM25Scorer,
+ * normInverse in float as Lucene's cache holds it.  Non-decreasing in freq
+ * and non-increasing in nb (float rounding is monotonic), so a bound on
+ * freq and one on nb bound the score, to the bit. */
+static inline float phrase_bm25(phrase_it *ph, float freq, uint8_t nb)
+{
+    const fds__cnode *c = ph->b.c;
+    if (!((ph->have[nb >> 6] >> (nb & 63)) & 1)) {
+        ph->ninv[nb] = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
+                                              FDS_BM25_B * (float)fds__norm_decode(nb) /
+                                                  c->avgdl));
+        ph->f1[nb] = c->weight - c->weight / (1.0f + 1.0f * ph->ninv[nb]);
+        ph->have[nb >> 6] |= 1ull << (nb & 63);
+    }
+    if (freq == 1.0f)
+        return ph->f1[nb];
+    return c->weight - c->weight / (1.0f + freq * ph->ninv[nb]);
+}
+
+/* The best score a doc of the lead's current block can reach, or INFINITY
+ * when there is no bound: a phrase's frequency is at most the lead term's
+ * (exact phrases: every match takes one of its positions), whose block max
+ * is in its skip entry with the block's min norm byte. */
+static float lead_block_bound(phrase_it *ph, const pslot *s0)
+{
+    if (ph->slop || s0->nalt != 1 || s0->alt[0]->blk == FDS__NO_MORE)
+        return INFINITY;
+    const pcur *p = s0->alt[0];
+    if (ph->bb_blk != p->blk + 1) {
+        const uint8_t *sk = p->t.skip + (size_t)p->blk * FDS_SIDX_SKIP_LEN;
+        ph->bb = phrase_bm25(ph, (float)fds__get_u32(sk + 8),
+                             ph->norms ? sk[12] : 1);
+        ph->bb_blk = p->blk + 1;
+    }
+    return ph->bb;
+}
+
+/* The best score doc d (every slot on it) can reach from its term
+ * frequencies alone: an exact phrase matches at most as often as its
+ * rarest slot's positions (ExactPhraseMatcher.maxFreq, the min), a sloppy
+ * one at most once per position of any slot (SloppyPhraseMatcher.maxFreq,
+ * the sum). */
+static float doc_bound(phrase_it *ph, uint32_t d)
+{
+    uint64_t lo = UINT64_MAX, sum = 0;
+    for (size_t k = 0; k < ph->ns; k++) {
+        const pslot *s = &ph->s[k];
+        uint64_t tf = 0;
+        for (size_t a = 0; a < s->nalt; a++)
+            if (s->alt[a]->doc == d)
+                tf += s->alt[a]->tfs[s->alt[a]->i];
+        lo = tf < lo ? tf : lo;
+        sum += tf;
+    }
+    return phrase_bm25(ph, (float)(ph->slop && ph->ns > 1 ? sum : lo),
+                       ph->norms ? ph->norms[d] : 1);
+}
+
+/* A bound on the score of the docs in [target, *upto], from the skip
+ * entries alone (Lucene's advanceShallow over the phrase's impacts): in
+ * each slot of one term the block that holds its first doc >= target;
+ * an exact phrase occurs at most min(max tf) times in a doc of all of
+ * them, whose norm is at least the largest of their min norms; *upto is
+ * the first of their ends.  -INFINITY (and *upto FDS__NO_MORE) when a
+ * slot has no doc left; INFINITY when there is no bound (a sloppy
+ * phrase, no slot of one term).  Targets must not decrease. */
+static float shallow_bound(phrase_it *ph, uint32_t target, uint32_t *upto)
+{
+    if (ph->slop)
+        return INFINITY;
+    uint32_t tf = UINT32_MAX, up = FDS__NO_MORE;
+    int nb = 0;
+    for (size_t k = 0; k < ph->ns; k++) {
+        if (ph->s[k].nalt != 1)
+            continue; /* a bound over the others still holds */
+        pcur *p = ph->s[k].alt[0];
+        uint32_t b = p->blk != FDS__NO_MORE && p->blk > p->sblk ? p->blk : p->sblk;
+        while (b < p->t.nblocks && pc_last(p, b) < target)
+            b++;
+        p->sblk = b;
+        if (b == p->t.nblocks) {
+            *upto = FDS__NO_MORE;
+            return -INFINITY;
+        }
+        const uint8_t *sk = p->t.skip + (size_t)b * FDS_SIDX_SKIP_LEN;
+        uint32_t t = fds__get_u32(sk + 8), last = pc_last(p, b);
+        tf = t < tf ? t : tf;
+        nb = sk[12] > nb ? sk[12] : nb;
+        up = last < up ? last : up;
+    }
+    if (tf == UINT32_MAX)
+        return INFINITY;
+    *upto = up;
+    return phrase_bm25(ph, (float)tf, ph->norms ? (uint8_t)nb : 1);
+}
+
+/* The lead slot s0's first doc >= target that may beat the page's k-th
+ * score (any doc without pruning).  A lead block whose bound cannot is
+ * passed over whole; in an exact phrase of a single lead term, so is a
+ * doc whose own term frequency and norm cannot (the phrase matches at
+ * most as often as the lead term occurs), before the other slots move
+ * to it. */
+static uint32_t lead_advance(phrase_it *ph, pslot *s0, fds__exec *x,
+                             uint32_t target)
+{
+    for (;;) {
+        uint32_t up = FDS__NO_MORE;
+        if (ph->pruning && shallow_bound(ph, target, &up) <= ph->min_comp) {
+            /* no doc up to the first end of the slots' blocks can enter */
+            if (up >= FDS__NO_MORE - 1)
+                return s0->doc = FDS__NO_MORE;
+            target = up + 1;
+            continue;
+        }
+        uint32_t d = slot_advance(s0, x, target);
+        if (!ph->pruning || d == FDS__NO_MORE)
+            return d;
+        pcur *p = s0->alt[0];
+        if (lead_block_bound(ph, s0) > ph->min_comp) {
+            if (ph->slop || s0->nalt != 1)
+                return d;
+            for (; p->i < p->n; p->i++) {
+                uint32_t e = p->docs[p->i];
+                if (phrase_bm25(ph, (float)p->tfs[p->i],
+                                ph->norms ? ph->norms[e] : 1) > ph->min_comp)
+                    return s0->doc = p->doc = e;
+            }
+        }
+        /* no doc left in the lead's block can enter the page: past it */
+        target = pc_last(p, p->blk) + 1;
+        if (target == FDS__NO_MORE)
+            return s0->doc = FDS__NO_MORE;
+    }
+}
+
+void fds__phrase_set_min_score(fds__it *i, float s)
+{
+    phrase_it *ph = (phrase_it *)i;
+    ph->pruning = true;
+    ph->min_comp = s;
+}
+
 uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
 {
     phrase_it *ph = (phrase_it *)i;
@@ -481,18 +639,24 @@ uint32_t fds__phrase_adv(fds__it *i, uint32_t target)
         return i->doc = FDS__NO_MORE;
     pslot *s0 = &ph->s[ph->lead[0]];
     for (;;) {
-        uint32_t d = slot_advance(s0, x, target);
+        uint32_t d = lead_advance(ph, s0, x, target);
         for (size_t k = 1; k < ph->ns && d != FDS__NO_MORE;) {
             uint32_t e = slot_advance(&ph->s[ph->lead[k]], x, d);
             if (e == d) {
                 k++;
                 continue;
             }
-            d = e == FDS__NO_MORE ? FDS__NO_MORE : slot_advance(s0, x, e);
+            d = e == FDS__NO_MORE ? FDS__NO_MORE : lead_advance(ph, s0, x, e);
             k = 1;
         }
         if (d == FDS__NO_MORE)
             return i->doc = FDS__NO_MORE;
+        if (ph->pruning && doc_bound(ph, d) <= ph->min_comp) {
+            target = d + 1; /* cannot enter the page: positions unread */
+            if (target == FDS__NO_MORE)
+                return i->doc = FDS__NO_MORE;
+            continue;
+        }
         int rc = 0;
         for (size_t k = 0; k < ph->ns && !rc; k++)
             rc = slot_positions(&ph->s[k]);
@@ -517,14 +681,8 @@ float fds__phrase_freq(const fds__it *i)
 static float phrase_score(fds__it *i)
 {
     phrase_it *ph = (phrase_it *)i;
-    const fds__cnode *c = i->c;
     i->x->scored++;
-    uint8_t nb = ph->norms ? ph->norms[i->doc] : 1;
-    /* BM25Scorer: normInverse in float, as Lucene's cache holds it */
-    float ninv = 1.0f / (FDS_BM25_K1 * ((1 - FDS_BM25_B) +
-                                        FDS_BM25_B * (float)fds__norm_decode(nb) /
-                                            c->avgdl));
-    return c->weight - c->weight / (1.0f + ph->freq * ninv);
+    return phrase_bm25(ph, ph->freq, ph->norms ? ph->norms[i->doc] : 1);
 }
 
 static void phrase_destroy(fds__it *i)

@@ -4,6 +4,8 @@
  */
 #include "index/positions.h"
 
+#include <string.h>
+
 #include "query_int.h"
 
 size_t fds_positions_encode(const uint32_t *pos, uint32_t n, uint8_t *out)
@@ -33,6 +35,32 @@ long fds_positions_decode(const uint8_t *p, const uint8_t *end, uint32_t n,
             return FDS_ECORRUPT;
         if (out)
             out[i] = (uint32_t)cur;
+    }
+    return (long)(p - s);
+}
+
+long fds_positions_skip(const uint8_t *p, const uint8_t *end, uint64_t n)
+{
+    const uint8_t *s = p;
+    while (n) {
+        if (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, sizeof w);
+            /* the varint ends among them: a 0 or 1 per byte, summed
+             * into the top byte by the multiply (at most 8, no carry) */
+            uint64_t ends = (~w & 0x8080808080808080ull) >> 7;
+            uint64_t c = (ends * 0x0101010101010101ull) >> 56;
+            if (c < n || (c == n && !(p[7] & 0x80))) {
+                /* the eight bytes end varints before the n-th's end */
+                n -= c;
+                p += 8;
+                continue;
+            }
+        }
+        for (; n && p < end; p++)
+            n -= !(*p & 0x80);
+        if (n)
+            return FDS_ECORRUPT;
     }
     return (long)(p - s);
 }

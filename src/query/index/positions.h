@@ -34,6 +34,16 @@ size_t fds_positions_encode(const uint32_t *pos, uint32_t n, uint8_t *out);
 long fds_positions_decode(const uint8_t *p, const uint8_t *end, uint32_t n,
                           uint32_t *out);
 
+/*
+ * Skip n encoded positions (of one or several documents) from [p, end)
+ * without decoding them: the bytes up to the n-th varint's last byte
+ * (one whose high bit is clear), eight at a time where it can.  Returns
+ * the bytes passed (0 for n = 0), or FDS_ECORRUPT (< 0) when [p, end)
+ * holds fewer than n varints.  The skipped values are not checked
+ * (fds_positions_decode checks the ones a query reads).
+ */
+long fds_positions_skip(const uint8_t *p, const uint8_t *end, uint64_t n);
+
 /* Largest token position: Lucene's IndexWriter.MAX_POSITION
  * (Integer.MAX_VALUE - 128); a document past it is refused at indexing. */
 #define FDS_POSITION_MAX 2147483519u
