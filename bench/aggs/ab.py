@@ -14,6 +14,7 @@ min-max -- and whether the two answers' `aggregations` are the same.
     OLD --data DATA --port 9301 & NEW --data /tmp/data-b --port 9302 &
     python3 bench/aggs/ab.py --a 9301:PID_OLD --b 9302:PID_NEW \\
         [--requests 10] [--rounds 10] [--names 'date_histogram 1h > terms status']
+        [--queries bench/aggs/dbbench.ndjson] [--index NAME]
 """
 import argparse
 import http.client
@@ -36,12 +37,14 @@ def main():
     ap.add_argument("--requests", type=int, default=10, help="per server per round")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--names", nargs="*", help="bodies of queries.ndjson (default all)")
+    ap.add_argument("--queries", default=os.path.join(HERE, "queries.ndjson"),
+                    help="file of bodies, one JSON object a line (name, body)")
     args = ap.parse_args()
     srv = []
     for spec in (args.a, args.b):
         port, pid = spec.split(":")
         srv.append((http.client.HTTPConnection("127.0.0.1", int(port)), int(pid)))
-    with open(os.path.join(HERE, "queries.ndjson")) as f:
+    with open(args.queries) as f:
         bodies = [json.loads(line) for line in f if line.strip()]
     path = "/%s/_search" % args.index
 

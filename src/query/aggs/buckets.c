@@ -71,6 +71,7 @@ static inline bool gather(fds__aggs_run *r, fds__anode *n, uint32_t o, uint64_t 
  * could alias the node's fields). */
 typedef struct flatcol {
     const uint8_t *col, *present;
+    const uint32_t *map; /* keyword: ordinal -> global ordinal (NULL: same) */
     unsigned w;       /* bits per packed ordinal or value */
     bool kw, allp;
 } flatcol;
@@ -78,8 +79,8 @@ typedef struct flatcol {
 static inline flatcol flat_col(const fds__anode *n)
 {
     bool kw = n->a->ftype == FDS_FT_KEYWORD;
-    return (flatcol){n->f->col, n->f->present, kw ? n->f->ord_bits : n->f->num_bits,
-                     kw, n->allp};
+    return (flatcol){n->f->col, n->f->present, n->seg2g,
+                     kw ? n->f->ord_bits : n->f->num_bits, kw, n->allp};
 }
 
 /* The slot of doc d in c (its ordinal, or its packed value); false when
@@ -88,7 +89,7 @@ static inline bool flat_slot(const flatcol *c, uint32_t d, uint32_t *slot)
 {
     uint32_t v = (uint32_t)fds__bits_get(c->col, (uint64_t)d * c->w, c->w);
     if (c->kw) { /* packed as ordinal + 1, 0 = none */
-        *slot = v - 1;
+        *slot = c->map && v ? c->map[v - 1] : v - 1;
         return v != 0;
     }
     *slot = v;
@@ -163,8 +164,14 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
             dense[(size_t)o * ns + slot]++;
             continue;
         }
+        if (n->gm && dense_fits(n, o)) { /* the row is the bucket's only home */
+            r->rc = FDS_ENOMEM;
+            return;
+        }
         uint64_t key;
-        if (kw) {
+        if (kw && n->gm) {
+            key = slot;
+        } else if (kw) {
             bool oom = false;
             uint32_t id = kw_value(n, d, &oom);
             if (oom || id == UINT32_MAX) {
@@ -198,7 +205,9 @@ int fds__aggs_flat_fold(fds__anode *n)
             if (!*c)
                 continue;
             uint64_t key;
-            if (kw) {
+            if (kw && n->gm) {
+                key = slot; /* the global ordinal: no include, exclude */
+            } else if (kw) {
                 uint32_t id = fds__aggs_ord_id(n, slot);
                 if (id == UINT32_MAX)
                     return FDS_ENOMEM;
@@ -220,7 +229,9 @@ int fds__aggs_flat_fold(fds__anode *n)
                     continue;
                 }
             }
-            uint32_t b = fds__aggs_bucket_open(n, o, key);
+            /* by global ordinals a row's (owner, key) has no other bucket */
+            uint32_t b = n->gm ? fds__aggs_bucket_append(n, o, key)
+                               : fds__aggs_bucket_open(n, o, key);
             if (b == UINT32_MAX)
                 return FDS_ENOMEM;
             n->b_count[b] += *c;
@@ -246,13 +257,29 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
         uint32_t d = docs[i], o = own ? own[i] : 0, b;
         /* a dense slot: the ordinal, or the packed integer */
         uint32_t slot = UINT32_MAX;
-        if (n->nslots && fds__bit(f->present, d))
+        if (n->nslots && f && f->col && fds__bit(f->present, d)) {
             slot = kw ? fds__col_ord(f, d)
                       : (uint32_t)fds__bits_get(f->col, (uint64_t)d * f->num_bits,
                                                 f->num_bits);
+            if (n->seg2g && slot != FDS_SIDX_NO_ORD)
+                slot = n->seg2g[slot];
+        }
         uint32_t *ds = slot < n->nslots ? dense_at(n, o, slot) : NULL;
         if (ds && *ds) {
             b = *ds - 1;
+        } else if (kw && n->gm) { /* the global ordinal is the key */
+            if (slot >= n->nslots)
+                continue;
+            /* a row of the dense table is the bucket's only home (no
+             * hash); a row it should have but could not get: ENOMEM */
+            b = ds ? fds__aggs_bucket_append(n, o, slot)
+              : dense_fits(n, o) ? UINT32_MAX : bucket_at(n, o, slot);
+            if (b == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            if (ds)
+                *ds = b + 1;
         } else {
             uint64_t key;
             if (kw) {

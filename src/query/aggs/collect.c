@@ -50,6 +50,10 @@ static void anode_free(fds__anode *n)
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
+    fds__ordmap_free(n->gm);
+    for (uint32_t i = 0; i < n->nobits; i++)
+        free(n->obits[i]);
+    free(n->obits);
     for (size_t i = 0; n->flt && i < n->a->nfilters; i++)
         fds__filter_free(n->flt[i]);
     free(n->flt);
@@ -93,6 +97,8 @@ static fds__anode *anode_new(fds__exec *x, const fds_agg *a)
         if (!(n->srcn[i] = anode_new(x, a->srcs[i]))) {
             anode_free(n);
             return NULL;
+        } else {
+            n->srcn[i]->is_src = true;
         }
     if (a->nfilters) {
         if (!(n->flt = calloc(a->nfilters, sizeof *n->flt))) {
@@ -161,14 +167,31 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
 {
     const fds_agg *a = n->a;
     const fds_sidx *sx = leaf->seg->sidx;
+    /* keyword terms by global ordinals: the map made at the first
+     * segment, the dense table kept for the whole search */
+    bool gord = a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD &&
+                a->field && !a->unmapped && !a->has_missing && !a->nincl &&
+                !a->nexcl && !n->is_src;
     free(n->ordmap);
     n->ordmap = NULL;
-    free(n->dense);
-    n->dense = NULL;
-    free(n->lanes);
-    n->lanes = NULL;
-    n->lane_owner = UINT32_MAX;
-    n->nslots = n->dense_owners = 0;
+    if (!gord) {
+        free(n->dense);
+        n->dense = NULL;
+        free(n->lanes);
+        n->lanes = NULL;
+        n->lane_owner = UINT32_MAX;
+        n->nslots = n->dense_owners = 0;
+        n->dense_max = FDS__AGG_DENSE_MAX;
+    } else if (!n->gm) {
+        int rc = fds__ordmap_build(r->x, a->field, &n->gm);
+        if (rc)
+            return rc;
+        n->lane_owner = UINT32_MAX;
+        n->nslots = n->gm->nglobal;
+        n->dense_max = n->nslots > FDS__AGG_DENSE_MAX && n->nslots <= FDS__AGG_GORD_DENSE_MAX
+                           ? n->nslots : FDS__AGG_DENSE_MAX;
+    }
+    n->seg2g = gord && n->gm->seg2g ? n->gm->seg2g[leaf->ord] : NULL;
     n->sx = sx;
     n->si = leaf->ord;
     n->docbase = leaf->docbase;
@@ -190,7 +213,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
                             "aggregation [%s] of type [%s] reads one value per "
                             "document and does not support multi-valued fields",
                             a->field, a->name, fds_agg_type_name(a->type));
-    if (f && f->kind == FDS_FT_KEYWORD && f->nterms &&
+    if (f && f->kind == FDS_FT_KEYWORD && f->nterms && !gord &&
         !(n->ordmap = calloc(f->nterms, sizeof *n->ordmap)))
         return FDS_ENOMEM;
     free(n->ordhash);
@@ -203,7 +226,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         return FDS_ENOMEM;
     /* terms keys as slots of this segment: its ordinals, or the packed
      * offsets of a narrow integer column of the aggregation's key type */
-    if (a->type == FDS_AGG_TERMS && f && f->col) {
+    if (a->type == FDS_AGG_TERMS && f && f->col && !gord) {
         if (f->kind == FDS_FT_KEYWORD && a->ftype == FDS_FT_KEYWORD &&
             f->nterms <= FDS__AGG_DENSE_MAX)
             n->nslots = f->nterms;
@@ -225,11 +248,22 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         if (n->dk_len > 0 && span <= FDS__AGG_DENSE_MAX)
             n->nslots = (uint32_t)span;
     }
-    n->flat = a->type == FDS_AGG_TERMS && n->nslots && !a->nsubs && !a->has_missing;
-    if (n->flat && n->nslots <= FLAT_LANES_MAX_SLOTS &&
+    n->flat = a->type == FDS_AGG_TERMS && n->nslots && !a->nsubs && !a->has_missing &&
+              f && f->col;
+    if (n->flat && !n->lanes && n->nslots <= FLAT_LANES_MAX_SLOTS &&
         !(n->lanes = calloc((size_t)FLAT_LANES * n->nslots, sizeof *n->lanes)))
         return FDS_ENOMEM;
     n->allp = f && f->col && all_present(f->present, fds_sidx_max_doc(sx));
+    n->int_exact = false;
+    if (fds_agg_is_metric(a->type) && f && f->col && f->kind != FDS_FT_KEYWORD &&
+        f->kind != FDS_FT_DOUBLE && f->num_bits < 53) {
+        double lo = fabs((double)f->num_min);
+        double hi = fabs((double)f->num_min + ldexp(1.0, (int)f->num_bits));
+        uint64_t docs = 0;
+        for (unsigned s = 0; s < r->x->nseg; s++)
+            docs += fds_sidx_max_doc(r->x->segs[s].sidx);
+        n->int_exact = (lo > hi ? lo : hi) * (double)docs < 0x1p53;
+    }
     for (size_t i = 0; i < a->nfilters; i++)
         if (fds__filter_segment(n->flt[i], sx))
             return FDS_ENOMEM;
@@ -246,19 +280,22 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
     return 0;
 }
 
-/* The end of the current segment for n's subtree: flat counts folded
- * into buckets.  0 or FDS_ENOMEM. */
-static int seg_end(fds__anode *n)
+/* The end of the current segment for n's subtree (`last`: of the
+ * search): flat counts folded into buckets (by global ordinals: at the
+ * last only).  0 or FDS_ENOMEM. */
+static int seg_end(fds__anode *n, bool last)
 {
     if (n->a->type == FDS_AGG_TOP_HITS && fds__aggs_th_flush(n))
         return FDS_ENOMEM;
-    if (n->flat && n->dense) {
+    if (n->obits_live && fds__aggs_card_flush(n))
+        return FDS_ENOMEM;
+    if (n->dense && (n->gm ? last && !n->a->nsubs : n->flat)) {
         int rc = fds__aggs_flat_fold(n);
         if (rc)
             return rc;
     }
     for (size_t k = 0; k < n->a->nsubs; k++) {
-        int rc = seg_end(n->kids[k]);
+        int rc = seg_end(n->kids[k], last);
         if (rc)
             return rc;
     }
@@ -277,10 +314,10 @@ static void set_query(fds__anode *n, const fds__cnode *query)
 
 /* The current segment's state closed (seg_end).  0 or the run's first
  * error (err filled for FDS_ENOMEM). */
-static int close_segment(fds__aggs_run *r)
+static int close_segment(fds__aggs_run *r, bool last)
 {
     if (!r->rc)
-        r->rc = seg_end(r->top);
+        r->rc = seg_end(r->top, last);
     if (r->rc == FDS_ENOMEM)
         fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
     return r->rc;
@@ -290,7 +327,7 @@ static int close_segment(fds__aggs_run *r)
 static int set_segment(fds__collector *c, const fds__leaf *leaf)
 {
     fds__aggs_run *r = (fds__aggs_run *)c;
-    if (close_segment(r))
+    if (close_segment(r, false))
         return r->rc;
     int rc = seg_begin(r, r->top, leaf);
     if (rc == FDS_ENOMEM)
@@ -303,7 +340,7 @@ static int finish(fds__collector *c, fds_search_result *out)
 {
     fds__aggs_run *r = (fds__aggs_run *)c;
     out->aggs = NULL;
-    if (close_segment(r))
+    if (close_segment(r, true))
         return r->rc;
     out->aggs = fds__aggs_build(r->top, 0, 1);
     if (!out->aggs)
