@@ -99,6 +99,16 @@ int fds__ordmap_build(const fds__exec *x, const char *field, fds__ordmap **out);
 const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len);
 void fds__ordmap_free(fds__ordmap *m);
 
+/* A fused terms' state of one slot: its docs, and the sum, min and max
+ * of its metric's exact integer values (n == 0: min, max unset). */
+typedef struct fds__macc {
+    uint64_t n;
+    int64_t sum, min, max;
+} fds__macc;
+
+/* Bytes a fused terms' slot states may take: 128 MiB. */
+#define FDS__AGG_MACC_MAX (128u << 20)
+
 typedef struct fds__anode {
     const fds_agg *a;
     struct fds__anode **kids;
@@ -128,6 +138,15 @@ typedef struct fds__anode {
      * whole search; a flat one folds its counts once, at the end */
     fds__ordmap *gm;
     bool is_src;            /* a composite's source (read by the composite) */
+    bool top;               /* a top-level aggregation (owner 0 only) */
+    /* fused: a top-level terms over slots whose one sub is a sum, avg,
+     * min, max or stats of an exact integer column every doc has: per
+     * slot (FLAT_LANES interleaved tables of them when few) the docs and
+     * the metric's state, folded into buckets and the metric's arrays at
+     * the segment's end (fds__aggs_fused_fold) -- no bucket per doc */
+    bool fused;
+    fds__macc *macc;
+    uint32_t macc_lanes, macc_slots;
     const uint32_t *seg2g;  /* this segment's ordinal -> global (NULL: same) */
     uint32_t dense_max;     /* entries the dense table may hold */
     /* cardinality of a keyword: per owner a bitset of the segment's
@@ -267,6 +286,9 @@ void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
                              size_t cnt);
 /* The flat counts of the segment into buckets.  0 or FDS_ENOMEM. */
 int fds__aggs_flat_fold(fds__anode *n);
+/* A fused terms' slot states into buckets and its metric's state, the
+ * states cleared.  0 or FDS_ENOMEM. */
+int fds__aggs_fused_fold(fds__anode *n);
 /* A keyword cardinality's bitsets of the segment's ordinals hashed into
  * their owners' sketches (each term once) and freed.  0 or FDS_ENOMEM. */
 int fds__aggs_card_flush(fds__anode *n);

@@ -191,13 +191,36 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
     }
 }
 
+/* The key of slot `slot` of terms n in this segment into *key: 1, or 0
+ * when include/exclude drop it, or FDS_ENOMEM. */
+static int slot_key(fds__anode *n, uint32_t slot, uint64_t *key)
+{
+    const fds_agg *a = n->a;
+    if (a->ftype == FDS_FT_KEYWORD && n->gm) {
+        *key = slot; /* the global ordinal: no include, exclude */
+        return 1;
+    }
+    if (a->ftype == FDS_FT_KEYWORD) {
+        uint32_t id = fds__aggs_ord_id(n, slot);
+        if (id == UINT32_MAX)
+            return FDS_ENOMEM;
+        const char *str = n->arena + n->soff[id];
+        size_t sl = n->slen[id];
+        *key = id;
+        return !((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
+                 kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl));
+    }
+    int64_t l = n->f->num_min + (int64_t)slot;
+    double v = (double)l;
+    *key = (uint64_t)l;
+    return !((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+             in_list(a->excl_d, a->nexcl, v));
+}
+
 /* The flat counts of the segment into buckets (include/exclude applied
  * here, as collect_terms applies them per doc), the table zeroed. */
 int fds__aggs_flat_fold(fds__anode *n)
 {
-    const fds_agg *a = n->a;
-    const fds_sfield *f = n->f;
-    bool kw = a->ftype == FDS_FT_KEYWORD;
     lanes_flush(n);
     for (uint32_t o = 0; o < n->dense_owners; o++)
         for (uint32_t slot = 0; slot < n->nslots; slot++) {
@@ -205,39 +228,103 @@ int fds__aggs_flat_fold(fds__anode *n)
             if (!*c)
                 continue;
             uint64_t key;
-            if (kw && n->gm) {
-                key = slot; /* the global ordinal: no include, exclude */
-            } else if (kw) {
-                uint32_t id = fds__aggs_ord_id(n, slot);
-                if (id == UINT32_MAX)
-                    return FDS_ENOMEM;
-                const char *str = n->arena + n->soff[id];
-                size_t sl = n->slen[id];
-                key = id;
-                if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
-                    kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl)) {
-                    *c = 0;
-                    continue;
-                }
-            } else {
-                int64_t l = f->num_min + (int64_t)slot;
-                double v = (double)l;
-                key = (uint64_t)l;
-                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
-                    in_list(a->excl_d, a->nexcl, v)) {
-                    *c = 0;
-                    continue;
-                }
-            }
+            int k = slot_key(n, slot, &key);
+            if (k < 0)
+                return k;
             /* by global ordinals a row's (owner, key) has no other bucket */
-            uint32_t b = n->gm ? fds__aggs_bucket_append(n, o, key)
+            uint32_t b = !k ? UINT32_MAX - 1
+                       : n->gm ? fds__aggs_bucket_append(n, o, key)
                                : fds__aggs_bucket_open(n, o, key);
             if (b == UINT32_MAX)
                 return FDS_ENOMEM;
-            n->b_count[b] += *c;
+            if (k)
+                n->b_count[b] += *c;
             *c = 0;
         }
     return 0;
+}
+
+/* The bucket of owner 0 and slot `slot` of a fused terms: by global
+ * ordinals through the dense table when it has the row (as the generic
+ * path finds it), else by key.  UINT32_MAX - 1 when include/exclude drop
+ * the slot; UINT32_MAX on ENOMEM. */
+static uint32_t fused_bucket(fds__anode *n, uint32_t slot)
+{
+    uint64_t key;
+    int k = slot_key(n, slot, &key);
+    if (k <= 0)
+        return k ? UINT32_MAX : UINT32_MAX - 1;
+    if (!n->gm)
+        return fds__aggs_bucket_open(n, 0, key);
+    uint32_t *ds = dense_at(n, 0, slot);
+    if (!ds)
+        return dense_fits(n, 0) ? UINT32_MAX : fds__aggs_bucket_open(n, 0, key);
+    if (!*ds) {
+        uint32_t b = fds__aggs_bucket_append(n, 0, key);
+        if (b == UINT32_MAX)
+            return UINT32_MAX;
+        *ds = b + 1;
+    }
+    return *ds - 1;
+}
+
+int fds__aggs_fused_fold(fds__anode *n)
+{
+    fds__anode *k = n->kids[0];
+    const uint32_t ns = n->macc_slots;
+    for (uint32_t slot = 0; slot < ns; slot++) {
+        fds__macc t = {0};
+        for (uint32_t l = 0; l < n->macc_lanes; l++) {
+            fds__macc *x = &n->macc[(size_t)l * ns + slot];
+            if (!x->n)
+                continue;
+            t.min = !t.n || x->min < t.min ? x->min : t.min;
+            t.max = !t.n || x->max > t.max ? x->max : t.max;
+            t.n += x->n;
+            t.sum += x->sum;
+            *x = (fds__macc){0};
+        }
+        if (!t.n)
+            continue;
+        uint32_t b = fused_bucket(n, slot);
+        if (b == UINT32_MAX - 1)
+            continue;
+        if (b == UINT32_MAX || fds__aggs_metric_room(k, b))
+            return FDS_ENOMEM;
+        /* exact: the column's sums stay below 2^53 (int_exact) */
+        double mn = (double)t.min, mx = (double)t.max;
+        n->b_count[b] += t.n;
+        k->m_count[b] += t.n;
+        k->m_sum[b] += (double)t.sum;
+        k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
+        k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
+    }
+    return 0;
+}
+
+/* A fused terms over a batch: each doc's slot state (its lane's when
+ * the slots are few), no bucket. */
+static void collect_terms_fused(fds__anode *n, const uint32_t *docs, size_t cnt)
+{
+    const flatcol c = flat_col(n);
+    const fds_sfield *vf = n->kids[0]->f;
+    fds__macc *const acc = n->macc;
+    const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], slot;
+        if (!flat_slot(&c, d, &slot))
+            continue;
+        int64_t v = fds__col_i64(vf, d);
+        fds__macc *x = &acc[(i % FLAT_LANES) * ls + slot];
+        if (!x->n) {
+            x->min = x->max = v;
+        } else {
+            x->min = v < x->min ? v : x->min;
+            x->max = v > x->max ? v : x->max;
+        }
+        x->n++;
+        x->sum += v;
+    }
 }
 
 /* terms over a batch. */
@@ -246,6 +333,10 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
 {
     if (n->flat) {
         collect_terms_flat(r, n, docs, own, cnt);
+        return;
+    }
+    if (n->fused && !own) {
+        collect_terms_fused(n, docs, cnt);
         return;
     }
     const fds_agg *a = n->a;

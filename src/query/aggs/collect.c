@@ -50,6 +50,7 @@ static void anode_free(fds__anode *n)
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
+    free(n->macc);
     fds__ordmap_free(n->gm);
     for (uint32_t i = 0; i < n->nobits; i++)
         free(n->obits[i]);
@@ -159,6 +160,29 @@ static bool all_present(const uint8_t *bits, uint32_t n)
         if (bits[i] != 0xff)
             return false;
     return n % 8 == 0 || (bits[n / 8] | (uint8_t)(0xffu << (n % 8))) == 0xff;
+}
+
+/* Is n, in this segment, a top-level terms over slots whose one sub is a
+ * sum-like metric of an exact integer column every doc has (its slot
+ * states then hold the metric too: fds__macc)?  Then its states are made
+ * (or kept: same size).  0 or FDS_ENOMEM. */
+static int fused_begin(fds__anode *n)
+{
+    const fds_agg *a = n->a;
+    const fds__anode *k = a->nsubs == 1 ? n->kids[0] : NULL;
+    n->fused = n->top && a->type == FDS_AGG_TERMS && n->nslots && n->f && n->f->col &&
+               !a->has_missing && k && k->a->type != FDS_AGG_EXTENDED_STATS &&
+               fds__aggs_run_metric(k) && k->int_exact;
+    uint32_t lanes = n->nslots <= FLAT_LANES_MAX_SLOTS ? FLAT_LANES : 1;
+    if (n->fused && (uint64_t)n->nslots * lanes * sizeof(fds__macc) > FDS__AGG_MACC_MAX)
+        n->fused = false;
+    if (!n->fused || (n->macc && n->macc_slots == n->nslots))
+        return 0;
+    free(n->macc);
+    n->macc_slots = n->nslots;
+    n->macc_lanes = lanes;
+    n->macc = calloc((size_t)n->nslots * lanes, sizeof *n->macc);
+    return n->macc ? 0 : FDS_ENOMEM;
 }
 
 /* Point n's subtree at segment si.  0, FDS_ENOMEM, FDS_EINVAL (a field with
@@ -277,7 +301,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         if (rc)
             return rc;
     }
-    return 0;
+    return fused_begin(n);
 }
 
 /* The end of the current segment for n's subtree (`last`: of the
@@ -288,6 +312,8 @@ static int seg_end(fds__anode *n, bool last)
     if (n->a->type == FDS_AGG_TOP_HITS && fds__aggs_th_flush(n))
         return FDS_ENOMEM;
     if (n->obits_live && fds__aggs_card_flush(n))
+        return FDS_ENOMEM;
+    if (n->fused && fds__aggs_fused_fold(n))
         return FDS_ENOMEM;
     if (n->dense && (n->gm ? last && !n->a->nsubs : n->flat)) {
         int rc = fds__aggs_flat_fold(n);
@@ -376,6 +402,8 @@ int fds__aggs_collector_new(fds__exec *x, const fds_agg *root,
         r->err = err;
         r->top = anode_new(x, root);
         set_query(r->top, query);
+        for (size_t k = 0; r->top && k < root->nsubs; k++)
+            r->top->kids[k]->top = true;
     }
     if (!r || !r->top) {
         free(r);
