@@ -36,6 +36,8 @@ def main():
     ap.add_argument("--index", default=INDEX)
     ap.add_argument("--requests", type=int, default=10, help="per server per round")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=WARMUP,
+                    help="unmeasured requests per server per body")
     ap.add_argument("--names", nargs="*", help="bodies of queries.ndjson (default all)")
     ap.add_argument("--queries", default=os.path.join(HERE, "queries.ndjson"),
                     help="file of bodies, one JSON object a line (name, body)")
@@ -65,7 +67,7 @@ def main():
         body = json.dumps(q["body"])
         ans = [None, None]
         for k in (0, 1):
-            for _ in range(WARMUP):
+            for _ in range(max(args.warmup, 1)):
                 ans[k] = json.loads(one(k, body)).get("aggregations")
         cpu, wall = [[], []], [[], []]
         for r in range(args.rounds):
