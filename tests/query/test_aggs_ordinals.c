@@ -158,10 +158,11 @@ static void make_body(fds_strbuf *b, int shape, int q, const char *opt, bool gen
                                 "[{\"_count\":\"desc\"},{\"_key\":\"desc\"}]",
                                 "{\"a\":\"desc\"}"};
     const char *mopt = generic && full_n ? ",\"missing\":0" : "";
-    char avg[96], sum[96];
-    snprintf(avg, sizeof avg, ",\"aggs\":{\"a\":{\"avg\":{\"field\":\"n\"%s}}}", mopt);
-    snprintf(sum, sizeof sum, ",\"aggs\":{\"a\":{\"sum\":{\"field\":\"n\"%s}}}", mopt);
-    const char *SUB[] = {"", avg, sum,
+    static const char *MET[] = {"avg", "sum", "max", "min"};
+    char met[96];
+    snprintf(met, sizeof met, ",\"aggs\":{\"a\":{\"%s\":{\"field\":\"n\"%s}}}",
+             MET[rnd(4)], mopt);
+    const char *SUB[] = {"", met, met,
                          ",\"aggs\":{\"a\":{\"cardinality\":{\"field\":\"url\"}}}"};
     unsigned size = 1 + rnd(40), mdc = 1 + rnd(3), sub = rnd(4);
     unsigned ord = rnd(sub ? 6 : 5);

@@ -99,12 +99,17 @@ int fds__ordmap_build(const fds__exec *x, const char *field, fds__ordmap **out);
 const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len);
 void fds__ordmap_free(fds__ordmap *m);
 
-/* A fused terms' state of one slot: its docs, and the sum, min and max
- * of its metric's exact integer values (n == 0: min, max unset). */
+/* A fused terms' state of one slot: its docs and the sum of its
+ * metric's exact integer values; min and max apart (fds__mmm), kept only
+ * for a metric that answers them. */
 typedef struct fds__macc {
     uint64_t n;
-    int64_t sum, min, max;
+    int64_t sum;
 } fds__macc;
+
+typedef struct fds__mmm {
+    int64_t min, max; /* unset while the slot's n is 0 */
+} fds__mmm;
 
 /* Bytes a fused terms' slot states may take: 128 MiB. */
 #define FDS__AGG_MACC_MAX (128u << 20)
@@ -146,6 +151,7 @@ typedef struct fds__anode {
      * the segment's end (fds__aggs_fused_fold) -- no bucket per doc */
     bool fused;
     fds__macc *macc;
+    fds__mmm *mmm; /* NULL: sum and avg only */
     uint32_t macc_lanes, macc_slots;
     const uint32_t *seg2g;  /* this segment's ordinal -> global (NULL: same) */
     uint32_t dense_max;     /* entries the dense table may hold */

@@ -274,12 +274,17 @@ int fds__aggs_fused_fold(fds__anode *n)
     const uint32_t ns = n->macc_slots;
     for (uint32_t slot = 0; slot < ns; slot++) {
         fds__macc t = {0};
+        fds__mmm tm = {0};
         for (uint32_t l = 0; l < n->macc_lanes; l++) {
-            fds__macc *x = &n->macc[(size_t)l * ns + slot];
+            size_t at = (size_t)l * ns + slot;
+            fds__macc *x = &n->macc[at];
             if (!x->n)
                 continue;
-            t.min = !t.n || x->min < t.min ? x->min : t.min;
-            t.max = !t.n || x->max > t.max ? x->max : t.max;
+            if (n->mmm) {
+                const fds__mmm *y = &n->mmm[at];
+                tm.min = !t.n || y->min < tm.min ? y->min : tm.min;
+                tm.max = !t.n || y->max > tm.max ? y->max : tm.max;
+            }
             t.n += x->n;
             t.sum += x->sum;
             *x = (fds__macc){0};
@@ -292,12 +297,14 @@ int fds__aggs_fused_fold(fds__anode *n)
         if (b == UINT32_MAX || fds__aggs_metric_room(k, b))
             return FDS_ENOMEM;
         /* exact: the column's sums stay below 2^53 (int_exact) */
-        double mn = (double)t.min, mx = (double)t.max;
         n->b_count[b] += t.n;
         k->m_count[b] += t.n;
         k->m_sum[b] += (double)t.sum;
-        k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
-        k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
+        if (n->mmm) {
+            double mn = (double)tm.min, mx = (double)tm.max;
+            k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
+            k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
+        }
     }
     return 0;
 }
@@ -309,18 +316,19 @@ static void collect_terms_fused(fds__anode *n, const uint32_t *docs, size_t cnt)
     const flatcol c = flat_col(n);
     const fds_sfield *vf = n->kids[0]->f;
     fds__macc *const acc = n->macc;
+    fds__mmm *const mmm = n->mmm;
     const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t d = docs[i], slot;
         if (!flat_slot(&c, d, &slot))
             continue;
         int64_t v = fds__col_i64(vf, d);
-        fds__macc *x = &acc[(i % FLAT_LANES) * ls + slot];
-        if (!x->n) {
-            x->min = x->max = v;
-        } else {
-            x->min = v < x->min ? v : x->min;
-            x->max = v > x->max ? v : x->max;
+        size_t at = (i % FLAT_LANES) * ls + slot;
+        fds__macc *x = &acc[at];
+        if (mmm) {
+            fds__mmm *y = &mmm[at];
+            y->min = !x->n || v < y->min ? v : y->min;
+            y->max = !x->n || v > y->max ? v : y->max;
         }
         x->n++;
         x->sum += v;

@@ -51,6 +51,7 @@ static void anode_free(fds__anode *n)
     free(n->ordhash_have);
     free(n->ordmap);
     free(n->macc);
+    free(n->mmm);
     fds__ordmap_free(n->gm);
     for (uint32_t i = 0; i < n->nobits; i++)
         free(n->obits[i]);
@@ -174,14 +175,22 @@ static int fused_begin(fds__anode *n)
                !a->has_missing && k && k->a->type != FDS_AGG_EXTENDED_STATS &&
                fds__aggs_run_metric(k) && k->int_exact;
     uint32_t lanes = n->nslots <= FLAT_LANES_MAX_SLOTS ? FLAT_LANES : 1;
-    if (n->fused && (uint64_t)n->nslots * lanes * sizeof(fds__macc) > FDS__AGG_MACC_MAX)
+    bool mm = k && k->a->type != FDS_AGG_SUM && k->a->type != FDS_AGG_AVG;
+    size_t per = sizeof(fds__macc) + (mm ? sizeof(fds__mmm) : 0);
+    if (n->fused && (uint64_t)n->nslots * lanes * per > FDS__AGG_MACC_MAX)
         n->fused = false;
     if (!n->fused || (n->macc && n->macc_slots == n->nslots))
         return 0;
     free(n->macc);
+    free(n->mmm);
+    n->mmm = NULL;
     n->macc_slots = n->nslots;
     n->macc_lanes = lanes;
     n->macc = calloc((size_t)n->nslots * lanes, sizeof *n->macc);
+    if (mm && n->macc && !(n->mmm = malloc((size_t)n->nslots * lanes * sizeof *n->mmm))) {
+        free(n->macc);
+        n->macc = NULL;
+    }
     return n->macc ? 0 : FDS_ENOMEM;
 }
 
