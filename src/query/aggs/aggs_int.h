@@ -92,8 +92,18 @@ typedef struct fds__ordmap {
     unsigned only;
 } fds__ordmap;
 
-/* The map of keyword field `field` over x's segments.  0 or FDS_ENOMEM. */
-int fds__ordmap_build(const fds__exec *x, const char *field, fds__ordmap **out);
+/* Terms of all segments a search merges into global ordinals at most:
+ * the map is made per search (not cached per reader as Lucene's is), so
+ * its cost must stay below a small aggregation's; a wider field with
+ * terms in several segments keeps the per-segment path (a force-merged
+ * index has one segment: the identity, at no cost). */
+#define FDS__AGG_GORD_MERGE_MAX (1u << 16)
+
+/* The map of keyword field `field` over x's segments into *out; NULL
+ * when several segments hold terms, more than max_merge in all.  0 or
+ * FDS_ENOMEM. */
+int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
+                      fds__ordmap **out);
 /* The term of global ordinal g (g < nglobal); its bytes stay the
  * segment's. */
 const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len);
@@ -143,6 +153,7 @@ typedef struct fds__anode {
      * whole search; a flat one folds its counts once, at the end */
     fds__ordmap *gm;
     bool is_src;            /* a composite's source (read by the composite) */
+    bool no_gord;           /* the field's map would be too wide to merge */
     bool top;               /* a top-level aggregation (owner 0 only) */
     /* fused: a top-level terms over slots whose one sub is a sum, avg,
      * min, max or stats of an exact integer column every doc has: per

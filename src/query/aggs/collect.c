@@ -204,7 +204,20 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
      * segment, the dense table kept for the whole search */
     bool gord = a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD &&
                 a->field && !a->unmapped && !a->has_missing && !a->nincl &&
-                !a->nexcl && !n->is_src;
+                !a->nexcl && !n->is_src && !n->no_gord;
+    if (gord && !n->gm) { /* at the first segment, for the whole search */
+        int rc = fds__ordmap_build(r->x, a->field, FDS__AGG_GORD_MERGE_MAX, &n->gm);
+        if (rc)
+            return rc;
+        gord = !(n->no_gord = !n->gm);
+        if (gord) {
+            n->lane_owner = UINT32_MAX;
+            n->nslots = n->gm->nglobal;
+            n->dense_max = n->nslots > FDS__AGG_DENSE_MAX &&
+                                   n->nslots <= FDS__AGG_GORD_DENSE_MAX
+                               ? n->nslots : FDS__AGG_DENSE_MAX;
+        }
+    }
     free(n->ordmap);
     n->ordmap = NULL;
     if (!gord) {
@@ -215,14 +228,6 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         n->lane_owner = UINT32_MAX;
         n->nslots = n->dense_owners = 0;
         n->dense_max = FDS__AGG_DENSE_MAX;
-    } else if (!n->gm) {
-        int rc = fds__ordmap_build(r->x, a->field, &n->gm);
-        if (rc)
-            return rc;
-        n->lane_owner = UINT32_MAX;
-        n->nslots = n->gm->nglobal;
-        n->dense_max = n->nslots > FDS__AGG_DENSE_MAX && n->nslots <= FDS__AGG_GORD_DENSE_MAX
-                           ? n->nslots : FDS__AGG_DENSE_MAX;
     }
     n->seg2g = gord && n->gm->seg2g ? n->gm->seg2g[leaf->ord] : NULL;
     n->sx = sx;

@@ -8,7 +8,9 @@
  * term strings of its best buckets only at the end (Elasticsearch's
  * GlobalOrdinalsStringTermsAggregator), instead of interning every
  * distinct term of every segment.  With one segment holding the field
- * (a force-merged index) the map is the identity and costs nothing.
+ * (a force-merged index) the map is the identity and costs nothing; a
+ * merge is made per search, so only for fields of few terms
+ * (FDS__AGG_GORD_MERGE_MAX).
  */
 #include "aggs/aggs_int.h"
 
@@ -99,7 +101,8 @@ static int merge(fds__ordmap *m, size_t total, unsigned k)
     return rc;
 }
 
-int fds__ordmap_build(const fds__exec *x, const char *field, fds__ordmap **out)
+int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
+                      fds__ordmap **out)
 {
     *out = NULL;
     fds__ordmap *m = calloc(1, sizeof *m);
@@ -118,6 +121,10 @@ int fds__ordmap_build(const fds__exec *x, const char *field, fds__ordmap **out)
         m->only = s;
         total += f->nterms;
         k++;
+    }
+    if (k > 1 && total > max_merge) {
+        fds__ordmap_free(m);
+        return 0;
     }
     if (k == 1) { /* the identity */
         m->nglobal = m->f[m->only]->nterms;
