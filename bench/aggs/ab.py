@@ -51,9 +51,19 @@ def main():
     path = "/%s/_search" % args.index
 
     def one(k, body):
-        srv[k][0].request("POST", path, body=body,
-                          headers={"Content-Type": "application/json"})
-        return srv[k][0].getresponse().read()
+        # a keep-alive connection left idle while the other server works
+        # (seconds, on a large index) may have been closed: open it again
+        for attempt in (0, 1):
+            try:
+                srv[k][0].request("POST", path, body=body,
+                                  headers={"Content-Type": "application/json"})
+                return srv[k][0].getresponse().read()
+            except (ConnectionError, http.client.HTTPException):
+                if attempt:
+                    raise
+                srv[k][0].close()
+                srv[k] = (http.client.HTTPConnection("127.0.0.1", srv[k][0].port),
+                          srv[k][1])
 
     def stat(v):
         v = sorted(v)

@@ -155,6 +155,13 @@ typedef struct fds__anode {
     bool is_src;            /* a composite's source (read by the composite) */
     bool no_gord;           /* the field's map would be too wide to merge */
     bool top;               /* a top-level aggregation (owner 0 only) */
+    /* a top-level terms of many slots (sparse) lists the slots it counts
+     * in (flat counts or fused states) as they turn non-zero, so that its
+     * fold visits those and not every term of the index: a small window's
+     * cost follows the window */
+    bool sparse;
+    uint32_t *touched;
+    size_t ntouched, touched_cap;
     /* fused: a top-level terms over slots whose one sub is a sum, avg,
      * min, max or stats of an exact integer column every doc has: per
      * slot (FLAT_LANES interleaved tables of them when few) the docs and
@@ -442,6 +449,21 @@ static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
         n->dense_owners = no;
     }
     return &n->dense[(size_t)owner * n->nslots + slot];
+}
+
+/* Slot `slot` of sparse node n turned non-zero: listed.  False on ENOMEM. */
+static inline bool touch(fds__anode *n, uint32_t slot)
+{
+    if (n->ntouched == n->touched_cap) {
+        size_t nc = n->touched_cap ? n->touched_cap * 2 : 1024;
+        uint32_t *t = realloc(n->touched, nc * sizeof *t);
+        if (!t)
+            return false;
+        n->touched = t;
+        n->touched_cap = nc;
+    }
+    n->touched[n->ntouched++] = slot;
+    return true;
 }
 
 /* Does owner o have a row in n's dense table by its size (a terms by

@@ -155,13 +155,23 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
         if (!flat_slot(&c, d, &slot))
             continue;
         if (o < owners) {
-            dense[(size_t)o * ns + slot]++;
+            uint32_t *c = &dense[(size_t)o * ns + slot];
+            if (!*c && n->sparse && !touch(n, slot)) { /* top level: o is 0 */
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            (*c)++;
             continue;
         }
         if (dense_at(n, o, 0)) {
             dense = n->dense;
             owners = n->dense_owners;
-            dense[(size_t)o * ns + slot]++;
+            uint32_t *c = &dense[(size_t)o * ns + slot];
+            if (!*c && n->sparse && !touch(n, slot)) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            (*c)++;
             continue;
         }
         if (n->gm && dense_fits(n, o)) { /* the row is the bucket's only home */
@@ -222,8 +232,12 @@ static int slot_key(fds__anode *n, uint32_t slot, uint64_t *key)
 int fds__aggs_flat_fold(fds__anode *n)
 {
     lanes_flush(n);
-    for (uint32_t o = 0; o < n->dense_owners; o++)
-        for (uint32_t slot = 0; slot < n->nslots; slot++) {
+    /* sparse: owner 0's listed slots only */
+    size_t nt = n->sparse ? n->ntouched : 0;
+    n->ntouched = 0;
+    for (uint32_t o = 0; o < (n->sparse ? 1u : n->dense_owners); o++)
+        for (size_t i = 0; i < (n->sparse ? nt : n->nslots); i++) {
+            uint32_t slot = n->sparse ? n->touched[i] : (uint32_t)i;
             uint32_t *c = &n->dense[(size_t)o * n->nslots + slot];
             if (!*c)
                 continue;
@@ -272,7 +286,11 @@ int fds__aggs_fused_fold(fds__anode *n)
 {
     fds__anode *k = n->kids[0];
     const uint32_t ns = n->macc_slots;
-    for (uint32_t slot = 0; slot < ns; slot++) {
+    /* sparse (one lane): the listed slots only */
+    size_t nt = n->sparse ? n->ntouched : ns;
+    n->ntouched = 0;
+    for (size_t i = 0; i < nt; i++) {
+        uint32_t slot = n->sparse ? n->touched[i] : (uint32_t)i;
         fds__macc t = {0};
         fds__mmm tm = {0};
         for (uint32_t l = 0; l < n->macc_lanes; l++) {
@@ -311,7 +329,8 @@ int fds__aggs_fused_fold(fds__anode *n)
 
 /* A fused terms over a batch: each doc's slot state (its lane's when
  * the slots are few), no bucket. */
-static void collect_terms_fused(fds__anode *n, const uint32_t *docs, size_t cnt)
+static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                                size_t cnt)
 {
     const flatcol c = flat_col(n);
     const fds_sfield *vf = n->kids[0]->f;
@@ -325,6 +344,10 @@ static void collect_terms_fused(fds__anode *n, const uint32_t *docs, size_t cnt)
         int64_t v = fds__col_i64(vf, d);
         size_t at = (i % FLAT_LANES) * ls + slot;
         fds__macc *x = &acc[at];
+        if (!x->n && n->sparse && !touch(n, slot)) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
         if (mmm) {
             fds__mmm *y = &mmm[at];
             y->min = !x->n || v < y->min ? v : y->min;
@@ -344,7 +367,7 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
         return;
     }
     if (n->fused && !own) {
-        collect_terms_fused(n, docs, cnt);
+        collect_terms_fused(r, n, docs, cnt);
         return;
     }
     const fds_agg *a = n->a;

@@ -52,6 +52,7 @@ static void anode_free(fds__anode *n)
     free(n->ordmap);
     free(n->macc);
     free(n->mmm);
+    free(n->touched);
     fds__ordmap_free(n->gm);
     for (uint32_t i = 0; i < n->nobits; i++)
         free(n->obits[i]);
@@ -315,6 +316,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         if (rc)
             return rc;
     }
+    n->sparse = n->top && a->type == FDS_AGG_TERMS && n->nslots > FLAT_LANES_MAX_SLOTS;
     return fused_begin(n);
 }
 
