@@ -105,6 +105,8 @@ static const char *QUERIES[] = {
     "{\"match_all\":{}}",
     "{\"term\":{\"st\":\"s0\"}}",
     "{\"range\":{\"n\":{\"gte\":0,\"lt\":50000}}}",
+    /* a short window: few slots of a top-level terms (its list) */
+    "{\"range\":{\"ts\":{\"gte\":1767312000000,\"lt\":1767316320000}}}",
 };
 
 static bool query_match(int q, const doc *d)
@@ -112,6 +114,7 @@ static bool query_match(int q, const doc *d)
     switch (q) {
     case 1: return d->st == 0;
     case 2: return d->has_n && d->n >= 0 && d->n < 50000;
+    case 3: return d->ts >= BASE_MS + DAY_MS && d->ts < BASE_MS + DAY_MS + DAY_MS / 20;
     default: return true;
     }
 }
@@ -201,7 +204,7 @@ static void make_body(fds_strbuf *b, int shape, int q, const char *opt, bool gen
  * refuse it: a multi-valued field). */
 static void check_terms(int round, qt_shard *sh, const fds_mapping *m, bool multi)
 {
-    int shape = (int)rnd(3), q = (int)rnd(3);
+    int shape = (int)rnd(3), q = (int)rnd(4);
     uint64_t save = rng;
     fds_strbuf a = FDS_STRBUF_INIT, b = FDS_STRBUF_INIT;
     make_body(&a, shape, q, "", false);
@@ -246,7 +249,7 @@ static uint64_t bf_card(int q, int st, uint32_t thr)
 /* cardinality of url, at the top and by st, against bf_card. */
 static void check_card(int round, qt_shard *sh, const fds_mapping *m)
 {
-    int q = (int)rnd(3);
+    int q = (int)rnd(4);
     uint32_t thr = (uint32_t[]){10, 100, 3000}[rnd(3)];
     fds_strbuf body = FDS_STRBUF_INIT, out = FDS_STRBUF_INIT;
     fds_strbuf_printf(&body, "{\"size\":0,\"query\":%s,\"aggs\":{\"c\":{\"cardinality\":"

@@ -159,7 +159,7 @@ typedef struct fds__anode {
      * in (flat counts or fused states) as they turn non-zero, so that its
      * fold visits those and not every term of the index: a small window's
      * cost follows the window */
-    bool sparse;
+    bool sparse, touched_over; /* over: too many listed, fold scans */
     uint32_t *touched;
     size_t ntouched, touched_cap;
     /* fused: a top-level terms over slots whose one sub is a sum, avg,
@@ -451,9 +451,20 @@ static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
     return &n->dense[(size_t)owner * n->nslots + slot];
 }
 
+/* A sparse terms lists at most nslots / FDS__AGG_TOUCHED_DIV slots; past
+ * that its fold scans every slot in order (sequential: faster than
+ * visiting a long list in random order). */
+#define FDS__AGG_TOUCHED_DIV 16u
+
 /* Slot `slot` of sparse node n turned non-zero: listed.  False on ENOMEM. */
 static inline bool touch(fds__anode *n, uint32_t slot)
 {
+    if (n->touched_over)
+        return true;
+    if (n->ntouched >= n->nslots / FDS__AGG_TOUCHED_DIV) {
+        n->touched_over = true;
+        return true;
+    }
     if (n->ntouched == n->touched_cap) {
         size_t nc = n->touched_cap ? n->touched_cap * 2 : 1024;
         uint32_t *t = realloc(n->touched, nc * sizeof *t);

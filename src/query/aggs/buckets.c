@@ -233,11 +233,13 @@ int fds__aggs_flat_fold(fds__anode *n)
 {
     lanes_flush(n);
     /* sparse: owner 0's listed slots only */
-    size_t nt = n->sparse ? n->ntouched : 0;
+    bool list = n->sparse && !n->touched_over;
+    size_t nt = list ? n->ntouched : 0;
     n->ntouched = 0;
-    for (uint32_t o = 0; o < (n->sparse ? 1u : n->dense_owners); o++)
-        for (size_t i = 0; i < (n->sparse ? nt : n->nslots); i++) {
-            uint32_t slot = n->sparse ? n->touched[i] : (uint32_t)i;
+    n->touched_over = false;
+    for (uint32_t o = 0; o < (list ? 1u : n->dense_owners); o++)
+        for (size_t i = 0; i < (list ? nt : n->nslots); i++) {
+            uint32_t slot = list ? n->touched[i] : (uint32_t)i;
             uint32_t *c = &n->dense[(size_t)o * n->nslots + slot];
             if (!*c)
                 continue;
@@ -287,10 +289,12 @@ int fds__aggs_fused_fold(fds__anode *n)
     fds__anode *k = n->kids[0];
     const uint32_t ns = n->macc_slots;
     /* sparse (one lane): the listed slots only */
-    size_t nt = n->sparse ? n->ntouched : ns;
+    bool list = n->sparse && !n->touched_over;
+    size_t nt = list ? n->ntouched : ns;
     n->ntouched = 0;
+    n->touched_over = false;
     for (size_t i = 0; i < nt; i++) {
-        uint32_t slot = n->sparse ? n->touched[i] : (uint32_t)i;
+        uint32_t slot = list ? n->touched[i] : (uint32_t)i;
         fds__macc t = {0};
         fds__mmm tm = {0};
         for (uint32_t l = 0; l < n->macc_lanes; l++) {
