@@ -14,6 +14,7 @@ min-max -- and whether the two answers' `aggregations` are the same.
     OLD --data DATA --port 9301 & NEW --data /tmp/data-b --port 9302 &
     python3 bench/aggs/ab.py --a 9301:PID_OLD --b 9302:PID_NEW \\
         [--requests 10] [--rounds 10] [--names 'date_histogram 1h > terms status']
+        [--queries bench/aggs/dbbench.ndjson] [--index NAME]
 """
 import argparse
 import http.client
@@ -35,20 +36,34 @@ def main():
     ap.add_argument("--index", default=INDEX)
     ap.add_argument("--requests", type=int, default=10, help="per server per round")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=WARMUP,
+                    help="unmeasured requests per server per body")
     ap.add_argument("--names", nargs="*", help="bodies of queries.ndjson (default all)")
+    ap.add_argument("--queries", default=os.path.join(HERE, "queries.ndjson"),
+                    help="file of bodies, one JSON object a line (name, body)")
     args = ap.parse_args()
     srv = []
     for spec in (args.a, args.b):
         port, pid = spec.split(":")
         srv.append((http.client.HTTPConnection("127.0.0.1", int(port)), int(pid)))
-    with open(os.path.join(HERE, "queries.ndjson")) as f:
+    with open(args.queries) as f:
         bodies = [json.loads(line) for line in f if line.strip()]
     path = "/%s/_search" % args.index
 
     def one(k, body):
-        srv[k][0].request("POST", path, body=body,
-                          headers={"Content-Type": "application/json"})
-        return srv[k][0].getresponse().read()
+        # a keep-alive connection left idle while the other server works
+        # (seconds, on a large index) may have been closed: open it again
+        for attempt in (0, 1):
+            try:
+                srv[k][0].request("POST", path, body=body,
+                                  headers={"Content-Type": "application/json"})
+                return srv[k][0].getresponse().read()
+            except (ConnectionError, http.client.HTTPException):
+                if attempt:
+                    raise
+                srv[k][0].close()
+                srv[k] = (http.client.HTTPConnection("127.0.0.1", srv[k][0].port),
+                          srv[k][1])
 
     def stat(v):
         v = sorted(v)
@@ -62,7 +77,7 @@ def main():
         body = json.dumps(q["body"])
         ans = [None, None]
         for k in (0, 1):
-            for _ in range(WARMUP):
+            for _ in range(max(args.warmup, 1)):
                 ans[k] = json.loads(one(k, body)).get("aggregations")
         cpu, wall = [[], []], [[], []]
         for r in range(args.rounds):

@@ -31,6 +31,8 @@ BUILD_DIR=${BUILD_DIR:-$ROOT/build}
 OUT=$ROOT/results/aggs.md
 DATA_DIR=""
 SERVER=""
+DOCS_FILE=""          # JSON lines to load instead of synthlogs output
+QUERIES=$here/queries.ndjson
 ORIG_ARGS="$*"
 
 usage() {
@@ -46,6 +48,12 @@ usage: bench/aggs/run.sh --data DIR [options]
   --warmup N      unmeasured requests per body per round (default $WARMUP)
   --build DIR     build directory with synthlogs (default $BUILD_DIR)
   --out FILE      Markdown output (default results/aggs.md)
+  --docs-file F   load the documents of F (JSON lines, e.g. a realistic
+                  corpus from synthlogs or nginx2json) instead of
+                  generating them; --docs is then F's line count
+  --queries F     bodies to measure (default bench/aggs/queries.ndjson;
+                  bench/aggs/dbbench.ndjson: db-benchmarks' logs10m
+                  shapes and Kibana Lens top values)
   SYNTH_ARGS=...  (environment) extra synthlogs options; --resample:
                   the earlier corpus (default: vocabularies that grow)
   -h, --help      this text
@@ -67,6 +75,8 @@ while (($#)); do
     --warmup) WARMUP=$2; shift 2 ;;
     --build) BUILD_DIR=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --docs-file) DOCS_FILE=$2; shift 2 ;;
+    --queries) QUERIES=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "aggs bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -78,7 +88,12 @@ for b in "$SYNTHLOGS" "$SERVER"; do
   [[ -x $b ]] || { echo "aggs bench: $b missing; build first" >&2; exit 1; }
 done
 
-IDX=aggs-nginx-d$DOCS-s$SEED
+if [[ -n $DOCS_FILE ]]; then
+  DOCS=$(wc -l < "$DOCS_FILE")
+  IDX=aggs-file-d$DOCS
+else
+  IDX=aggs-nginx-d$DOCS-s$SEED
+fi
 work=$(mktemp -d /tmp/fieldstore-aggs.XXXXXX)
 mkdir -p "$DATA_DIR" "$(dirname "$OUT")"
 . "$ROOT/bench/scale/server.sh" # stop_server, build_synthlogs_index
@@ -98,11 +113,32 @@ doc_count() {
 }
 
 mapping=$(cat "$ROOT/datasets/nginx-mapping.json")
-build_synthlogs_index "aggs bench" "$IDX" "$DOCS" "$SEED" "$BULK_DOCS" \
-  "{\"settings\":{\"index\":{\"codec\":\"ZSTD\",\"refresh_interval\":\"-1\",\"translog\":{\"durability\":\"async\"}}},\"mappings\":$mapping}"
+create="{\"settings\":{\"index\":{\"codec\":\"ZSTD\",\"refresh_interval\":\"-1\",\"translog\":{\"durability\":\"async\"}}},\"mappings\":$mapping}"
+if [[ -n $DOCS_FILE ]]; then
+  # the file's documents in _bulk requests of BULK_DOCS, once
+  if [[ $(doc_count) != "$DOCS" ]]; then
+    [[ -z $(doc_count) ]] || api DELETE "/$IDX" >/dev/null
+    log "building $IDX from $DOCS_FILE"
+    api PUT "/$IDX" "$create" >/dev/null
+    : > "$work/bulk_errors"
+    awk -v idx="$IDX" '{print "{\"index\":{\"_index\":\"" idx "\"}}"; print}' "$DOCS_FILE" \
+      | URL=$URL ERR=$work/bulk_errors split -l $((2 * BULK_DOCS)) --filter='
+          curl -sS -XPOST "$URL/_bulk" -H "Content-Type: application/x-ndjson" \
+               --data-binary @- -o "$FILE.out" \
+            && head -c 200 "$FILE.out" | grep -q "\"errors\":false" \
+            || echo "$FILE: $(head -c 300 "$FILE.out" 2>/dev/null)" >> "$ERR"
+          rm -f "$FILE.out"' - "$work/chunk."
+    [[ ! -s $work/bulk_errors ]] || { echo "aggs bench: bulk errors: $(cat "$work/bulk_errors")" >&2; exit 1; }
+    api POST "/$IDX/_refresh" >/dev/null
+    api POST "/$IDX/_forcemerge?max_num_segments=1" >/dev/null
+    [[ $(doc_count) == "$DOCS" ]] || { echo "aggs bench: $IDX holds $(doc_count) docs" >&2; exit 1; }
+  fi
+else
+  build_synthlogs_index "aggs bench" "$IDX" "$DOCS" "$SEED" "$BULK_DOCS" "$create"
+fi
 log "$IDX: $DOCS docs; measuring"
 python3 "$here/measure.py" --port "$PORT" --index "$IDX" --pid "$server_pid" \
-  --queries "$here/queries.ndjson" --repeats "$REPEATS" --requests "$REQUESTS" \
+  --queries "$QUERIES" --repeats "$REPEATS" --requests "$REQUESTS" \
   --warmup "$WARMUP" --docs "$DOCS" --seed "$SEED" \
   --command "bench/aggs/run.sh${ORIG_ARGS:+ $ORIG_ARGS}" > "$OUT"
 cat "$OUT"

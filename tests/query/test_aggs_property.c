@@ -31,24 +31,19 @@
 #include "aggs/aggs.h"
 #include "fds_strbuf.h"
 #include "qtest.h"
+#include "qtest_shard.h"
 #include "query.h"
 #include "ast/search_request.h"
 
 #define NDOCS 3000
 #define NROUNDS 40
 #define NTREES 25
-#define SEG_MAX 5
+#define SEG_MAX QT_SEG_MAX
 #define BASE_MS 1767225600000ll /* 2026-01-01T00:00:00Z */
 #define SPAN_MS (70ll * 86400000ll)
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint32_t rnd(uint32_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return n ? (uint32_t)(rng % n) : 0;
-}
+static uint32_t rnd(uint32_t n) { return qt_rnd(&rng, n); }
 
 /* ---- documents ---------------------------------------------------------------- */
 
@@ -744,12 +739,7 @@ static const char MAPPING[] =
     "\"num\":{\"type\":\"long\"},\"dbl\":{\"type\":\"double\"},"
     "\"ts\":{\"type\":\"date\"}}}";
 
-typedef struct shard {
-    fds_sidx *sx[SEG_MAX];
-    uint8_t *live[SEG_MAX];
-    fds_search_segment segs[SEG_MAX];
-    unsigned nseg;
-} shard;
+typedef qt_shard shard;
 
 /* docs [lo, hi) as a shard of random segments (deleting per D[].live) */
 static void build_shard(fds_mapping *m, int lo, int hi, shard *sh, const char *dir)
@@ -766,49 +756,7 @@ static void build_shard(fds_mapping *m, int lo, int hi, shard *sh, const char *d
             cuts[t] = cuts[t - 1];
             cuts[t - 1] = x;
         }
-    sh->nseg = 0;
-    for (unsigned s = 0; s < nseg; s++) {
-        int n = cuts[s + 1] - cuts[s];
-        if (n <= 0)
-            continue;
-        fds_sidx_writer *w = fds_sidx_writer_create(m);
-        uint8_t *live = calloc((size_t)(n + 7) / 8, 1);
-        bool dels = false;
-        for (int k = 0; k < n; k++) {
-            const doc *d = &D[cuts[s] + k];
-            char id[16];
-            fds_err err;
-            fds_err_clear(&err);
-            snprintf(id, sizeof id, "%d", cuts[s] + k);
-            ASSERTF(fds_sidx_writer_add(w, (uint32_t)k, id, strlen(id),
-                                        (const uint8_t *)d->json, strlen(d->json),
-                                        &err) == 0, "%s", err.reason);
-            if (d->live)
-                live[k / 8] |= (uint8_t)(1u << (k % 8));
-            else
-                dels = true;
-        }
-        char p[256];
-        snprintf(p, sizeof p, "%s/s%u.sidx", dir, sh->nseg);
-        fds_err err;
-        fds_err_clear(&err);
-        ASSERT(fds_sidx_writer_write(w, p, &err) == 0);
-        fds_sidx_writer_free(w);
-        unsigned i = sh->nseg++;
-        ASSERT(fds_sidx_open(p, &sh->sx[i], &err) == 0);
-        unlink(p);
-        sh->live[i] = live;
-        sh->segs[i].sidx = sh->sx[i];
-        sh->segs[i].live = dels ? live : NULL;
-    }
-}
-
-static void shard_free(shard *sh)
-{
-    for (unsigned i = 0; i < sh->nseg; i++) {
-        fds_sidx_close(sh->sx[i]);
-        free(sh->live[i]);
-    }
+    qt_shard_build(m, cuts, nseg, D[0].json, &D[0].live, sizeof D[0], sh, dir);
 }
 
 static const char *QUERIES[] = {
@@ -1005,10 +953,7 @@ int main(int argc, char **argv)
     int rounds = argc > 1 ? atoi(argv[1]) : NROUNDS;
     if (argc > 2)
         rng = strtoull(argv[2], NULL, 0) | 1;
-    fds_mapping *m = fds_mapping_create();
-    fds_err err;
-    fds_err_clear(&err);
-    ASSERT(fds_mapping_merge_json(m, MAPPING, strlen(MAPPING), &err) == 0);
+    fds_mapping *m = qt_mapping(MAPPING);
     char dir[] = "/tmp/fds-aggprop-XXXXXX";
     ASSERT(mkdtemp(dir) != NULL);
     int trees = 0;
@@ -1033,9 +978,9 @@ int main(int argc, char **argv)
         }
         check_composite(r, &one, 1, m);
         check_composite(r, two, 2, m);
-        shard_free(&one);
-        shard_free(&two[0]);
-        shard_free(&two[1]);
+        qt_shard_free(&one);
+        qt_shard_free(&two[0]);
+        qt_shard_free(&two[1]);
     }
     rmdir(dir);
     fds_mapping_free(m);

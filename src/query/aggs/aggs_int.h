@@ -69,6 +69,61 @@ static inline uint64_t fds__bmap_mix(uint64_t k, uint32_t o)
     return h ^ (h >> 29);
 }
 
+/* Entries of a keyword terms' dense table over global ordinals for its
+ * first owners (a top-level terms: one row of all the field's terms):
+ * 128 MiB. */
+#define FDS__AGG_GORD_DENSE_MAX (1u << 25)
+
+/* A cardinality's bitsets of ordinals (one per owner, OrdinalsCollector):
+ * most bytes for all owners of a segment, 32 MiB; owners past it hash
+ * each value. */
+#define FDS__AGG_ORDBITS_MAX (32u << 20)
+
+/* Global ordinals of a keyword field over a search's segments (ordmap.c,
+ * Lucene's OrdinalMap): the distinct terms of all segments numbered in
+ * byte order.  seg2g NULL: the identity (one segment `only` holds the
+ * field's terms). */
+typedef struct fds__ordmap {
+    unsigned nseg;
+    const fds_sfield **f;  /* per segment: the field, NULL without terms */
+    uint32_t **seg2g;      /* per segment: ordinal -> global ordinal */
+    uint32_t *g_seg, *g_ord; /* per global ordinal: a holder of the term */
+    uint32_t nglobal;
+    unsigned only;
+} fds__ordmap;
+
+/* Terms of all segments a search merges into global ordinals at most:
+ * the map is made per search (not cached per reader as Lucene's is), so
+ * its cost must stay below a small aggregation's; a wider field with
+ * terms in several segments keeps the per-segment path (a force-merged
+ * index has one segment: the identity, at no cost). */
+#define FDS__AGG_GORD_MERGE_MAX (1u << 16)
+
+/* The map of keyword field `field` over x's segments into *out; NULL
+ * when several segments hold terms, more than max_merge in all.  0 or
+ * FDS_ENOMEM. */
+int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
+                      fds__ordmap **out);
+/* The term of global ordinal g (g < nglobal); its bytes stay the
+ * segment's. */
+const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len);
+void fds__ordmap_free(fds__ordmap *m);
+
+/* A fused terms' state of one slot: its docs and the sum of its
+ * metric's exact integer values; min and max apart (fds__mmm), kept only
+ * for a metric that answers them. */
+typedef struct fds__macc {
+    uint64_t n;
+    int64_t sum;
+} fds__macc;
+
+typedef struct fds__mmm {
+    int64_t min, max; /* unset while the slot's n is 0 */
+} fds__mmm;
+
+/* Bytes a fused terms' slot states may take: 128 MiB. */
+#define FDS__AGG_MACC_MAX (128u << 20)
+
 typedef struct fds__anode {
     const fds_agg *a;
     struct fds__anode **kids;
@@ -93,6 +148,35 @@ typedef struct fds__anode {
     fds_tdigest **m_td;    /* percentiles, percentile_ranks */
     uint64_t *ordhash;     /* cardinality of a keyword: hash per ordinal */
     uint8_t *ordhash_have;
+    /* keyword terms by global ordinals (no `missing`, include, exclude):
+     * keys, slots and the dense table are global ordinals of gm for the
+     * whole search; a flat one folds its counts once, at the end */
+    fds__ordmap *gm;
+    bool is_src;            /* a composite's source (read by the composite) */
+    bool no_gord;           /* the field's map would be too wide to merge */
+    bool top;               /* a top-level aggregation (owner 0 only) */
+    /* a top-level terms of many slots (sparse) lists the slots it counts
+     * in (flat counts or fused states) as they turn non-zero, so that its
+     * fold visits those and not every term of the index: a small window's
+     * cost follows the window */
+    bool sparse, touched_over; /* over: too many listed, fold scans */
+    uint32_t *touched;
+    size_t ntouched, touched_cap;
+    /* fused: a top-level terms over slots whose one sub is a sum, avg,
+     * min, max or stats of an exact integer column every doc has: per
+     * slot (FLAT_LANES interleaved tables of them when few) the docs and
+     * the metric's state, folded into buckets and the metric's arrays at
+     * the segment's end (fds__aggs_fused_fold) -- no bucket per doc */
+    bool fused;
+    fds__macc *macc;
+    fds__mmm *mmm; /* NULL: sum and avg only */
+    uint32_t macc_lanes, macc_slots;
+    const uint32_t *seg2g;  /* this segment's ordinal -> global (NULL: same) */
+    uint32_t dense_max;     /* entries the dense table may hold */
+    /* cardinality of a keyword: per owner a bitset of the segment's
+     * ordinals (NULL: none yet), hashed into the sketch at its end */
+    uint64_t **obits;
+    uint32_t nobits, obits_live; /* owners with room; bitsets made */
     /* the current segment */
     const fds_sfield *f;
     uint32_t *ordmap;       /* segment ordinal -> string id + 1 (0: not yet) */
@@ -124,6 +208,9 @@ typedef struct fds__anode {
      * the dense table by lanes_flush */
     uint32_t *lanes, lane_owner;
     bool allp;      /* every doc of the segment has a value of f */
+    /* f is an integer column whose sums over all docs of the search stay
+     * below 2^53: every sum is exact, in any order */
+    bool int_exact;
     /* a batch's docs that reached a bucket, and the bucket */
     uint32_t *bdoc, *bown;
     /* top_hits: a heap of the best from + size hits per owner (m_count
@@ -168,6 +255,9 @@ struct fds__aggs_run {
 
 /* The bucket of (owner, key), opened if new; UINT32_MAX on ENOMEM. */
 uint32_t fds__aggs_bucket_open(fds__anode *n, uint32_t owner, uint64_t key);
+/* A new bucket of (owner, key) that the table does not hold (found again
+ * through a dense table only); UINT32_MAX on ENOMEM. */
+uint32_t fds__aggs_bucket_append(fds__anode *n, uint32_t owner, uint64_t key);
 /* Look a bucket up without opening it; UINT32_MAX when absent. */
 uint32_t fds__aggs_bucket_find(const fds__anode *n, uint32_t owner,
                                uint64_t key);
@@ -176,6 +266,9 @@ uint32_t fds__aggs_intern(fds__anode *n, const char *s, size_t len);
 /* The string id of ordinal o of the segment's field, interned on first
  * sight; UINT32_MAX on ENOMEM. */
 uint32_t fds__aggs_ord_id(fds__anode *n, uint32_t o);
+/* The key and count of bucket ordinal b into *bk without copying (a
+ * keyword's key_s points into n's strings or a segment's dictionary). */
+void fds__aggs_bucket_peek(const fds__anode *n, uint32_t b, fds_agg_bucket *bk);
 /* Metric arrays hold `owner`.  0 or FDS_ENOMEM. */
 int fds__aggs_metric_room(fds__anode *n, uint32_t owner);
 
@@ -235,6 +328,12 @@ void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
                              size_t cnt);
 /* The flat counts of the segment into buckets.  0 or FDS_ENOMEM. */
 int fds__aggs_flat_fold(fds__anode *n);
+/* A fused terms' slot states into buckets and its metric's state, the
+ * states cleared.  0 or FDS_ENOMEM. */
+int fds__aggs_fused_fold(fds__anode *n);
+/* A keyword cardinality's bitsets of the segment's ordinals hashed into
+ * their owners' sketches (each term once) and freed.  0 or FDS_ENOMEM. */
+int fds__aggs_card_flush(fds__anode *n);
 /* Does top_hits request q read scores (by _score, or track_scores)? */
 bool fds__aggs_th_needs_score(const fds_search_request *q);
 /* The segment's best doc of each owner of a one-key top_hits to the heaps.
@@ -352,12 +451,12 @@ static inline bool kw_in_list(char *const *v, const size_t *len, size_t n,
 static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
 {
     if (owner >= n->dense_owners) {
-        if (!n->nslots || (uint64_t)(owner + 1) * n->nslots > FDS__AGG_DENSE_MAX)
+        if (!n->nslots || (uint64_t)(owner + 1) * n->nslots > n->dense_max)
             return NULL;
         uint32_t no = n->dense_owners ? n->dense_owners : 1;
         while (no <= owner)
             no *= 2;
-        if ((uint64_t)no * n->nslots > FDS__AGG_DENSE_MAX)
+        if ((uint64_t)no * n->nslots > n->dense_max)
             no = owner + 1;
         uint32_t *t = realloc(n->dense, (size_t)no * n->nslots * sizeof *t);
         if (!t)
@@ -368,6 +467,39 @@ static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
         n->dense_owners = no;
     }
     return &n->dense[(size_t)owner * n->nslots + slot];
+}
+
+/* A sparse terms lists at most nslots / FDS__AGG_TOUCHED_DIV slots; past
+ * that its fold scans every slot in order (sequential: faster than
+ * visiting a long list in random order). */
+#define FDS__AGG_TOUCHED_DIV 16u
+
+/* Slot `slot` of sparse node n turned non-zero: listed.  False on ENOMEM. */
+static inline bool touch(fds__anode *n, uint32_t slot)
+{
+    if (n->touched_over)
+        return true;
+    if (n->ntouched >= n->nslots / FDS__AGG_TOUCHED_DIV) {
+        n->touched_over = true;
+        return true;
+    }
+    if (n->ntouched == n->touched_cap) {
+        size_t nc = n->touched_cap ? n->touched_cap * 2 : 1024;
+        uint32_t *t = realloc(n->touched, nc * sizeof *t);
+        if (!t)
+            return false;
+        n->touched = t;
+        n->touched_cap = nc;
+    }
+    n->touched[n->ntouched++] = slot;
+    return true;
+}
+
+/* Does owner o have a row in n's dense table by its size (a terms by
+ * global ordinals finds such buckets through the table alone)? */
+static inline bool dense_fits(const fds__anode *n, uint32_t o)
+{
+    return n->nslots && (uint64_t)(o + 1) * n->nslots <= n->dense_max;
 }
 
 /* Collect docs[0..cnt) (owners own[0..cnt), NULL: all 0) into node n by

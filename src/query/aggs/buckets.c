@@ -71,6 +71,7 @@ static inline bool gather(fds__aggs_run *r, fds__anode *n, uint32_t o, uint64_t 
  * could alias the node's fields). */
 typedef struct flatcol {
     const uint8_t *col, *present;
+    const uint32_t *map; /* keyword: ordinal -> global ordinal (NULL: same) */
     unsigned w;       /* bits per packed ordinal or value */
     bool kw, allp;
 } flatcol;
@@ -78,8 +79,8 @@ typedef struct flatcol {
 static inline flatcol flat_col(const fds__anode *n)
 {
     bool kw = n->a->ftype == FDS_FT_KEYWORD;
-    return (flatcol){n->f->col, n->f->present, kw ? n->f->ord_bits : n->f->num_bits,
-                     kw, n->allp};
+    return (flatcol){n->f->col, n->f->present, n->seg2g,
+                     kw ? n->f->ord_bits : n->f->num_bits, kw, n->allp};
 }
 
 /* The slot of doc d in c (its ordinal, or its packed value); false when
@@ -88,7 +89,7 @@ static inline bool flat_slot(const flatcol *c, uint32_t d, uint32_t *slot)
 {
     uint32_t v = (uint32_t)fds__bits_get(c->col, (uint64_t)d * c->w, c->w);
     if (c->kw) { /* packed as ordinal + 1, 0 = none */
-        *slot = v - 1;
+        *slot = c->map && v ? c->map[v - 1] : v - 1;
         return v != 0;
     }
     *slot = v;
@@ -154,17 +155,33 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
         if (!flat_slot(&c, d, &slot))
             continue;
         if (o < owners) {
-            dense[(size_t)o * ns + slot]++;
+            uint32_t *c = &dense[(size_t)o * ns + slot];
+            if (!*c && n->sparse && !touch(n, slot)) { /* top level: o is 0 */
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            (*c)++;
             continue;
         }
         if (dense_at(n, o, 0)) {
             dense = n->dense;
             owners = n->dense_owners;
-            dense[(size_t)o * ns + slot]++;
+            uint32_t *c = &dense[(size_t)o * ns + slot];
+            if (!*c && n->sparse && !touch(n, slot)) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            (*c)++;
             continue;
         }
+        if (n->gm && dense_fits(n, o)) { /* the row is the bucket's only home */
+            r->rc = FDS_ENOMEM;
+            return;
+        }
         uint64_t key;
-        if (kw) {
+        if (kw && n->gm) {
+            key = slot;
+        } else if (kw) {
             bool oom = false;
             uint32_t id = kw_value(n, d, &oom);
             if (oom || id == UINT32_MAX) {
@@ -184,49 +201,165 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
     }
 }
 
+/* The key of slot `slot` of terms n in this segment into *key: 1, or 0
+ * when include/exclude drop it, or FDS_ENOMEM. */
+static int slot_key(fds__anode *n, uint32_t slot, uint64_t *key)
+{
+    const fds_agg *a = n->a;
+    if (a->ftype == FDS_FT_KEYWORD && n->gm) {
+        *key = slot; /* the global ordinal: no include, exclude */
+        return 1;
+    }
+    if (a->ftype == FDS_FT_KEYWORD) {
+        uint32_t id = fds__aggs_ord_id(n, slot);
+        if (id == UINT32_MAX)
+            return FDS_ENOMEM;
+        const char *str = n->arena + n->soff[id];
+        size_t sl = n->slen[id];
+        *key = id;
+        return !((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
+                 kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl));
+    }
+    int64_t l = n->f->num_min + (int64_t)slot;
+    double v = (double)l;
+    *key = (uint64_t)l;
+    return !((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
+             in_list(a->excl_d, a->nexcl, v));
+}
+
 /* The flat counts of the segment into buckets (include/exclude applied
  * here, as collect_terms applies them per doc), the table zeroed. */
 int fds__aggs_flat_fold(fds__anode *n)
 {
-    const fds_agg *a = n->a;
-    const fds_sfield *f = n->f;
-    bool kw = a->ftype == FDS_FT_KEYWORD;
     lanes_flush(n);
-    for (uint32_t o = 0; o < n->dense_owners; o++)
-        for (uint32_t slot = 0; slot < n->nslots; slot++) {
+    /* sparse: owner 0's listed slots only */
+    bool list = n->sparse && !n->touched_over;
+    size_t nt = list ? n->ntouched : 0;
+    n->ntouched = 0;
+    n->touched_over = false;
+    for (uint32_t o = 0; o < (list ? 1u : n->dense_owners); o++)
+        for (size_t i = 0; i < (list ? nt : n->nslots); i++) {
+            uint32_t slot = list ? n->touched[i] : (uint32_t)i;
             uint32_t *c = &n->dense[(size_t)o * n->nslots + slot];
             if (!*c)
                 continue;
             uint64_t key;
-            if (kw) {
-                uint32_t id = fds__aggs_ord_id(n, slot);
-                if (id == UINT32_MAX)
-                    return FDS_ENOMEM;
-                const char *str = n->arena + n->soff[id];
-                size_t sl = n->slen[id];
-                key = id;
-                if ((a->nincl && !kw_in_list(a->incl, a->incl_len, a->nincl, str, sl)) ||
-                    kw_in_list(a->excl, a->excl_len, a->nexcl, str, sl)) {
-                    *c = 0;
-                    continue;
-                }
-            } else {
-                int64_t l = f->num_min + (int64_t)slot;
-                double v = (double)l;
-                key = (uint64_t)l;
-                if ((a->nincl && !in_list(a->incl_d, a->nincl, v)) ||
-                    in_list(a->excl_d, a->nexcl, v)) {
-                    *c = 0;
-                    continue;
-                }
-            }
-            uint32_t b = fds__aggs_bucket_open(n, o, key);
+            int k = slot_key(n, slot, &key);
+            if (k < 0)
+                return k;
+            /* by global ordinals a row's (owner, key) has no other bucket */
+            uint32_t b = !k ? UINT32_MAX - 1
+                       : n->gm ? fds__aggs_bucket_append(n, o, key)
+                               : fds__aggs_bucket_open(n, o, key);
             if (b == UINT32_MAX)
                 return FDS_ENOMEM;
-            n->b_count[b] += *c;
+            if (k)
+                n->b_count[b] += *c;
             *c = 0;
         }
     return 0;
+}
+
+/* The bucket of owner 0 and slot `slot` of a fused terms: by global
+ * ordinals through the dense table when it has the row (as the generic
+ * path finds it), else by key.  UINT32_MAX - 1 when include/exclude drop
+ * the slot; UINT32_MAX on ENOMEM. */
+static uint32_t fused_bucket(fds__anode *n, uint32_t slot)
+{
+    uint64_t key;
+    int k = slot_key(n, slot, &key);
+    if (k <= 0)
+        return k ? UINT32_MAX : UINT32_MAX - 1;
+    if (!n->gm)
+        return fds__aggs_bucket_open(n, 0, key);
+    uint32_t *ds = dense_at(n, 0, slot);
+    if (!ds)
+        return dense_fits(n, 0) ? UINT32_MAX : fds__aggs_bucket_open(n, 0, key);
+    if (!*ds) {
+        uint32_t b = fds__aggs_bucket_append(n, 0, key);
+        if (b == UINT32_MAX)
+            return UINT32_MAX;
+        *ds = b + 1;
+    }
+    return *ds - 1;
+}
+
+int fds__aggs_fused_fold(fds__anode *n)
+{
+    fds__anode *k = n->kids[0];
+    const uint32_t ns = n->macc_slots;
+    /* sparse (one lane): the listed slots only */
+    bool list = n->sparse && !n->touched_over;
+    size_t nt = list ? n->ntouched : ns;
+    n->ntouched = 0;
+    n->touched_over = false;
+    for (size_t i = 0; i < nt; i++) {
+        uint32_t slot = list ? n->touched[i] : (uint32_t)i;
+        fds__macc t = {0};
+        fds__mmm tm = {0};
+        for (uint32_t l = 0; l < n->macc_lanes; l++) {
+            size_t at = (size_t)l * ns + slot;
+            fds__macc *x = &n->macc[at];
+            if (!x->n)
+                continue;
+            if (n->mmm) {
+                const fds__mmm *y = &n->mmm[at];
+                tm.min = !t.n || y->min < tm.min ? y->min : tm.min;
+                tm.max = !t.n || y->max > tm.max ? y->max : tm.max;
+            }
+            t.n += x->n;
+            t.sum += x->sum;
+            *x = (fds__macc){0};
+        }
+        if (!t.n)
+            continue;
+        uint32_t b = fused_bucket(n, slot);
+        if (b == UINT32_MAX - 1)
+            continue;
+        if (b == UINT32_MAX || fds__aggs_metric_room(k, b))
+            return FDS_ENOMEM;
+        /* exact: the column's sums stay below 2^53 (int_exact) */
+        n->b_count[b] += t.n;
+        k->m_count[b] += t.n;
+        k->m_sum[b] += (double)t.sum;
+        if (n->mmm) {
+            double mn = (double)tm.min, mx = (double)tm.max;
+            k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
+            k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
+        }
+    }
+    return 0;
+}
+
+/* A fused terms over a batch: each doc's slot state (its lane's when
+ * the slots are few), no bucket. */
+static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                                size_t cnt)
+{
+    const flatcol c = flat_col(n);
+    const fds_sfield *vf = n->kids[0]->f;
+    fds__macc *const acc = n->macc;
+    fds__mmm *const mmm = n->mmm;
+    const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
+    for (size_t i = 0; i < cnt; i++) {
+        uint32_t d = docs[i], slot;
+        if (!flat_slot(&c, d, &slot))
+            continue;
+        int64_t v = fds__col_i64(vf, d);
+        size_t at = (i % FLAT_LANES) * ls + slot;
+        fds__macc *x = &acc[at];
+        if (!x->n && n->sparse && !touch(n, slot)) {
+            r->rc = FDS_ENOMEM;
+            return;
+        }
+        if (mmm) {
+            fds__mmm *y = &mmm[at];
+            y->min = !x->n || v < y->min ? v : y->min;
+            y->max = !x->n || v > y->max ? v : y->max;
+        }
+        x->n++;
+        x->sum += v;
+    }
 }
 
 /* terms over a batch. */
@@ -235,6 +368,10 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
 {
     if (n->flat) {
         collect_terms_flat(r, n, docs, own, cnt);
+        return;
+    }
+    if (n->fused && !own) {
+        collect_terms_fused(r, n, docs, cnt);
         return;
     }
     const fds_agg *a = n->a;
@@ -246,13 +383,29 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
         uint32_t d = docs[i], o = own ? own[i] : 0, b;
         /* a dense slot: the ordinal, or the packed integer */
         uint32_t slot = UINT32_MAX;
-        if (n->nslots && fds__bit(f->present, d))
+        if (n->nslots && f && f->col && fds__bit(f->present, d)) {
             slot = kw ? fds__col_ord(f, d)
                       : (uint32_t)fds__bits_get(f->col, (uint64_t)d * f->num_bits,
                                                 f->num_bits);
+            if (n->seg2g && slot != FDS_SIDX_NO_ORD)
+                slot = n->seg2g[slot];
+        }
         uint32_t *ds = slot < n->nslots ? dense_at(n, o, slot) : NULL;
         if (ds && *ds) {
             b = *ds - 1;
+        } else if (kw && n->gm) { /* the global ordinal is the key */
+            if (slot >= n->nslots)
+                continue;
+            /* a row of the dense table is the bucket's only home (no
+             * hash); a row it should have but could not get: ENOMEM */
+            b = ds ? fds__aggs_bucket_append(n, o, slot)
+              : dense_fits(n, o) ? UINT32_MAX : bucket_at(n, o, slot);
+            if (b == UINT32_MAX) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            if (ds)
+                *ds = b + 1;
         } else {
             uint64_t key;
             if (kw) {

@@ -50,6 +50,13 @@ static void anode_free(fds__anode *n)
     free(n->ordhash);
     free(n->ordhash_have);
     free(n->ordmap);
+    free(n->macc);
+    free(n->mmm);
+    free(n->touched);
+    fds__ordmap_free(n->gm);
+    for (uint32_t i = 0; i < n->nobits; i++)
+        free(n->obits[i]);
+    free(n->obits);
     for (size_t i = 0; n->flt && i < n->a->nfilters; i++)
         fds__filter_free(n->flt[i]);
     free(n->flt);
@@ -94,6 +101,8 @@ static fds__anode *anode_new(fds__exec *x, const fds_agg *a)
         if (!(n->srcn[i] = anode_new(x, a->srcs[i]))) {
             anode_free(n);
             return NULL;
+        } else {
+            n->srcn[i]->is_src = true;
         }
     if (a->nfilters) {
         if (!(n->flt = calloc(a->nfilters, sizeof *n->flt))) {
@@ -156,20 +165,73 @@ static bool all_present(const uint8_t *bits, uint32_t n)
     return n % 8 == 0 || (bits[n / 8] | (uint8_t)(0xffu << (n % 8))) == 0xff;
 }
 
+/* Is n, in this segment, a top-level terms over slots whose one sub is a
+ * sum-like metric of an exact integer column every doc has (its slot
+ * states then hold the metric too: fds__macc)?  Then its states are made
+ * (or kept: same size).  0 or FDS_ENOMEM. */
+static int fused_begin(fds__anode *n)
+{
+    const fds_agg *a = n->a;
+    const fds__anode *k = a->nsubs == 1 ? n->kids[0] : NULL;
+    n->fused = n->top && a->type == FDS_AGG_TERMS && n->nslots && n->f && n->f->col &&
+               !a->has_missing && k && k->a->type != FDS_AGG_EXTENDED_STATS &&
+               fds__aggs_run_metric(k) && k->int_exact;
+    uint32_t lanes = n->nslots <= FLAT_LANES_MAX_SLOTS ? FLAT_LANES : 1;
+    bool mm = k && k->a->type != FDS_AGG_SUM && k->a->type != FDS_AGG_AVG;
+    size_t per = sizeof(fds__macc) + (mm ? sizeof(fds__mmm) : 0);
+    if (n->fused && (uint64_t)n->nslots * lanes * per > FDS__AGG_MACC_MAX)
+        n->fused = false;
+    if (!n->fused || (n->macc && n->macc_slots == n->nslots))
+        return 0;
+    free(n->macc);
+    free(n->mmm);
+    n->mmm = NULL;
+    n->macc_slots = n->nslots;
+    n->macc_lanes = lanes;
+    n->macc = calloc((size_t)n->nslots * lanes, sizeof *n->macc);
+    if (mm && n->macc && !(n->mmm = malloc((size_t)n->nslots * lanes * sizeof *n->mmm))) {
+        free(n->macc);
+        n->macc = NULL;
+    }
+    return n->macc ? 0 : FDS_ENOMEM;
+}
+
 /* Point n's subtree at segment si.  0, FDS_ENOMEM, FDS_EINVAL (a field with
  * several values per doc in this segment). */
 static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
 {
     const fds_agg *a = n->a;
     const fds_sidx *sx = leaf->seg->sidx;
+    /* keyword terms by global ordinals: the map made at the first
+     * segment, the dense table kept for the whole search */
+    bool gord = a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD &&
+                a->field && !a->unmapped && !a->has_missing && !a->nincl &&
+                !a->nexcl && !n->is_src && !n->no_gord;
+    if (gord && !n->gm) { /* at the first segment, for the whole search */
+        int rc = fds__ordmap_build(r->x, a->field, FDS__AGG_GORD_MERGE_MAX, &n->gm);
+        if (rc)
+            return rc;
+        gord = !(n->no_gord = !n->gm);
+        if (gord) {
+            n->lane_owner = UINT32_MAX;
+            n->nslots = n->gm->nglobal;
+            n->dense_max = n->nslots > FDS__AGG_DENSE_MAX &&
+                                   n->nslots <= FDS__AGG_GORD_DENSE_MAX
+                               ? n->nslots : FDS__AGG_DENSE_MAX;
+        }
+    }
     free(n->ordmap);
     n->ordmap = NULL;
-    free(n->dense);
-    n->dense = NULL;
-    free(n->lanes);
-    n->lanes = NULL;
-    n->lane_owner = UINT32_MAX;
-    n->nslots = n->dense_owners = 0;
+    if (!gord) {
+        free(n->dense);
+        n->dense = NULL;
+        free(n->lanes);
+        n->lanes = NULL;
+        n->lane_owner = UINT32_MAX;
+        n->nslots = n->dense_owners = 0;
+        n->dense_max = FDS__AGG_DENSE_MAX;
+    }
+    n->seg2g = gord && n->gm->seg2g ? n->gm->seg2g[leaf->ord] : NULL;
     n->sx = sx;
     n->si = leaf->ord;
     n->docbase = leaf->docbase;
@@ -191,7 +253,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
                             "aggregation [%s] of type [%s] reads one value per "
                             "document and does not support multi-valued fields",
                             a->field, a->name, fds_agg_type_name(a->type));
-    if (f && f->kind == FDS_FT_KEYWORD && f->nterms &&
+    if (f && f->kind == FDS_FT_KEYWORD && f->nterms && !gord &&
         !(n->ordmap = calloc(f->nterms, sizeof *n->ordmap)))
         return FDS_ENOMEM;
     free(n->ordhash);
@@ -204,7 +266,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         return FDS_ENOMEM;
     /* terms keys as slots of this segment: its ordinals, or the packed
      * offsets of a narrow integer column of the aggregation's key type */
-    if (a->type == FDS_AGG_TERMS && f && f->col) {
+    if (a->type == FDS_AGG_TERMS && f && f->col && !gord) {
         if (f->kind == FDS_FT_KEYWORD && a->ftype == FDS_FT_KEYWORD &&
             f->nterms <= FDS__AGG_DENSE_MAX)
             n->nslots = f->nterms;
@@ -226,11 +288,22 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         if (n->dk_len > 0 && span <= FDS__AGG_DENSE_MAX)
             n->nslots = (uint32_t)span;
     }
-    n->flat = a->type == FDS_AGG_TERMS && n->nslots && !a->nsubs && !a->has_missing;
-    if (n->flat && n->nslots <= FLAT_LANES_MAX_SLOTS &&
+    n->flat = a->type == FDS_AGG_TERMS && n->nslots && !a->nsubs && !a->has_missing &&
+              f && f->col;
+    if (n->flat && !n->lanes && n->nslots <= FLAT_LANES_MAX_SLOTS &&
         !(n->lanes = calloc((size_t)FLAT_LANES * n->nslots, sizeof *n->lanes)))
         return FDS_ENOMEM;
     n->allp = f && f->col && all_present(f->present, fds_sidx_max_doc(sx));
+    n->int_exact = false;
+    if (fds_agg_is_metric(a->type) && f && f->col && f->kind != FDS_FT_KEYWORD &&
+        f->kind != FDS_FT_DOUBLE && f->num_bits < 53) {
+        double lo = fabs((double)f->num_min);
+        double hi = fabs((double)f->num_min + ldexp(1.0, (int)f->num_bits));
+        uint64_t docs = 0;
+        for (unsigned s = 0; s < r->x->nseg; s++)
+            docs += fds_sidx_max_doc(r->x->segs[s].sidx);
+        n->int_exact = (lo > hi ? lo : hi) * (double)docs < 0x1p53;
+    }
     for (size_t i = 0; i < a->nfilters; i++)
         if (fds__filter_segment(n->flt[i], sx))
             return FDS_ENOMEM;
@@ -244,25 +317,31 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
         if (rc)
             return rc;
     }
-    return 0;
+    n->sparse = n->top && a->type == FDS_AGG_TERMS && n->nslots > FLAT_LANES_MAX_SLOTS;
+    return fused_begin(n);
 }
 
-/* The end of the current segment for n's subtree: flat counts folded
- * into buckets.  0 or FDS_ENOMEM. */
-static int seg_end(fds__anode *n)
+/* The end of the current segment for n's subtree (`last`: of the
+ * search): flat counts folded into buckets (by global ordinals: at the
+ * last only).  0 or FDS_ENOMEM. */
+static int seg_end(fds__anode *n, bool last)
 {
     if (fds_agg_keeps_hits(n->a->type) && fds__aggs_th_flush(n))
         return FDS_ENOMEM;
     if (n->a->type == FDS_AGG_TERMS && !n->a->min_doc_count && n->sx &&
         fds__aggs_zero_keys(n))
         return FDS_ENOMEM;
-    if (n->flat && n->dense) {
+    if (n->obits_live && fds__aggs_card_flush(n))
+        return FDS_ENOMEM;
+    if (n->fused && fds__aggs_fused_fold(n))
+        return FDS_ENOMEM;
+    if (n->dense && (n->gm ? last && !n->a->nsubs : n->flat)) {
         int rc = fds__aggs_flat_fold(n);
         if (rc)
             return rc;
     }
     for (size_t k = 0; k < n->a->nsubs; k++) {
-        int rc = seg_end(n->kids[k]);
+        int rc = seg_end(n->kids[k], last);
         if (rc)
             return rc;
     }
@@ -281,10 +360,10 @@ static void set_query(fds__anode *n, const fds__cnode *query)
 
 /* The current segment's state closed (seg_end).  0 or the run's first
  * error (err filled for FDS_ENOMEM). */
-static int close_segment(fds__aggs_run *r)
+static int close_segment(fds__aggs_run *r, bool last)
 {
     if (!r->rc)
-        r->rc = seg_end(r->top);
+        r->rc = seg_end(r->top, last);
     if (r->rc == FDS_ENOMEM)
         fds_err_setk(r->err, r->rc, FDS_KIND_INTERNAL, "out of memory");
     return r->rc;
@@ -294,7 +373,7 @@ static int close_segment(fds__aggs_run *r)
 static int set_segment(fds__collector *c, const fds__leaf *leaf)
 {
     fds__aggs_run *r = (fds__aggs_run *)c;
-    if (close_segment(r))
+    if (close_segment(r, false))
         return r->rc;
     int rc = seg_begin(r, r->top, leaf);
     if (rc == FDS_ENOMEM)
@@ -307,7 +386,7 @@ static int finish(fds__collector *c, fds_search_result *out)
 {
     fds__aggs_run *r = (fds__aggs_run *)c;
     out->aggs = NULL;
-    if (close_segment(r))
+    if (close_segment(r, true))
         return r->rc;
     if (fds__aggs_zero_fill(r->top, 1))
         return fds_err_setk(r->err, FDS_ENOMEM, FDS_KIND_INTERNAL, "out of memory");
@@ -345,6 +424,8 @@ int fds__aggs_collector_new(fds__exec *x, const fds_agg *root,
         r->err = err;
         r->top = anode_new(x, root);
         set_query(r->top, query);
+        for (size_t k = 0; r->top && k < root->nsubs; k++)
+            r->top->kids[k]->top = true;
     }
     if (!r || !r->top) {
         free(r);

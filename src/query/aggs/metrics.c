@@ -8,9 +8,73 @@
  */
 #include "aggs/aggs_int.h"
 
+/* The hash of ordinal ord of the segment's keyword field, computed once
+ * per segment. */
+static inline uint64_t ord_hash(fds__anode *n, uint32_t ord)
+{
+    if (!n->ordhash_have[ord]) {
+        uint32_t len;
+        const char *s = fds__sidx_term_str(n->f, ord, &len);
+        n->ordhash[ord] = fds_hll_hash_bytes(s, len);
+        n->ordhash_have[ord] = 1;
+    }
+    return n->ordhash[ord];
+}
+
+/* The bitset of owner o's ordinals in this segment (Elasticsearch's
+ * CardinalityAggregator.OrdinalsCollector), made on first use while all
+ * of the node's bitsets stay within FDS__AGG_ORDBITS_MAX bytes; NULL
+ * past that (or on ENOMEM): hash each value. */
+static uint64_t *ord_bits(fds__anode *n, uint32_t o)
+{
+    if (o < n->nobits && n->obits[o])
+        return n->obits[o];
+    size_t words = ((size_t)n->f->nterms + 63) / 64;
+    if ((size_t)(n->obits_live + 1) * words * 8 > FDS__AGG_ORDBITS_MAX)
+        return NULL;
+    if (o >= n->nobits) {
+        uint32_t nc = n->nobits ? n->nobits : 16;
+        while (nc <= o)
+            nc *= 2;
+        uint64_t **t = realloc(n->obits, nc * sizeof *t);
+        if (!t)
+            return NULL;
+        memset(t + n->nobits, 0, (nc - n->nobits) * sizeof *t);
+        n->obits = t;
+        n->nobits = nc;
+    }
+    if ((n->obits[o] = calloc(words, 8)))
+        n->obits_live++;
+    return n->obits[o];
+}
+
+int fds__aggs_card_flush(fds__anode *n)
+{
+    int rc = 0;
+    for (uint32_t o = 0; o < n->nobits; o++) {
+        uint64_t *bits = n->obits[o];
+        if (!bits)
+            continue;
+        size_t words = ((size_t)n->f->nterms + 63) / 64;
+        for (size_t w = 0; w < words && !rc; w++)
+            for (uint64_t x = bits[w]; x && !rc; x &= x - 1) {
+                uint32_t ord = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
+                if (!n->m_hll[o] && !(n->m_hll[o] = fds_hll_create(n->a->precision_threshold)))
+                    rc = FDS_ENOMEM;
+                else
+                    rc = fds_hll_add(n->m_hll[o], ord_hash(n, ord));
+            }
+        free(bits);
+        n->obits[o] = NULL;
+    }
+    n->obits_live = 0;
+    return rc;
+}
+
 /* cardinality over a batch: each value's hash into its owner's sketch
  * (Elasticsearch's hashes: MurmurHash3 of a keyword's bytes, mix64 of a
- * long, of a double's bits). */
+ * long, of a double's bits); a keyword's ordinals into the owner's bitset
+ * first when it has one (hashed at the segment's end, each term once). */
 static void collect_cardinality(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
                                 const uint32_t *own, size_t cnt)
 {
@@ -23,13 +87,13 @@ static void collect_cardinality(fds__aggs_run *r, fds__anode *n, const uint32_t 
             uint32_t ord = f && f->col && fds__bit(f->present, d) ? fds__col_ord(f, d)
                                                                   : FDS_SIDX_NO_ORD;
             if (ord != FDS_SIDX_NO_ORD) {
-                if (!n->ordhash_have[ord]) {
-                    uint32_t len;
-                    const char *s = fds__sidx_term_str(f, ord, &len);
-                    n->ordhash[ord] = fds_hll_hash_bytes(s, len);
-                    n->ordhash_have[ord] = 1;
+                uint64_t *bits = ord_bits(n, o);
+                if (bits) {
+                    bits[ord / 64] |= 1ull << (ord % 64);
+                    n->m_count[o]++;
+                    continue;
                 }
-                h = n->ordhash[ord];
+                h = ord_hash(n, ord);
             } else if (a->has_missing) {
                 h = fds_hll_hash_bytes(a->missing_s, a->missing_len);
             } else {
@@ -327,6 +391,20 @@ void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
     if (!owners_room(r, n, own, cnt))
         return;
     bool sq = n->a->type == FDS_AGG_EXTENDED_STATS;
+    if (own && !sq && n->int_exact && fds__aggs_run_metric(n)) {
+        /* under a bucket aggregation owners change from doc to doc; exact
+         * integer sums need no compensation nor runs */
+        const fds_sfield *f = n->f;
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t o = own[i];
+            double v = (double)fds__col_i64(f, docs[i]);
+            n->m_count[o]++;
+            n->m_sum[o] += v;
+            n->m_min[o] = v < n->m_min[o] ? v : n->m_min[o];
+            n->m_max[o] = v > n->m_max[o] ? v : n->m_max[o];
+        }
+        return;
+    }
     if (fds__aggs_run_metric(n)) { /* a run per owner */
         for (size_t i = 0, j; i < cnt; i = j) {
             uint32_t o = own ? own[i] : 0;

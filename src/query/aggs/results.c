@@ -252,13 +252,33 @@ static int set_key(fds__anode *n, uint32_t b, fds_agg_bucket *bk)
         }
         return 0;
     }
-    if (a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD) {
-        bk->key_len = n->slen[key];
+    fds_agg_bucket peek;
+    fds__aggs_bucket_peek(n, b, &peek);
+    bk->key_l = peek.key_l;
+    bk->key_d = peek.key_d;
+    if (peek.key_s) {
+        bk->key_len = peek.key_len;
         bk->key_s = malloc(bk->key_len + 1);
         if (!bk->key_s)
             return FDS_ENOMEM;
-        memcpy(bk->key_s, n->arena + n->soff[key], bk->key_len);
+        memcpy(bk->key_s, peek.key_s, bk->key_len);
         bk->key_s[bk->key_len] = 0;
+    }
+    return 0;
+}
+
+void fds__aggs_bucket_peek(const fds__anode *n, uint32_t b, fds_agg_bucket *bk)
+{
+    const fds_agg *a = n->a;
+    uint64_t key = n->b_key[b];
+    memset(bk, 0, sizeof *bk);
+    bk->doc_count = n->b_count[b];
+    if (a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD) {
+        uint32_t len = n->gm ? 0 : n->slen[key];
+        const char *str = n->gm ? fds__ordmap_term(n->gm, (uint32_t)key, &len)
+                                : n->arena + n->soff[key];
+        bk->key_s = (char *)str; /* not owned: peek only */
+        bk->key_len = len;
     } else if (a->type == FDS_AGG_HISTOGRAM ||
                (a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_DOUBLE)) {
         bk->key_d = bitsd(key);
@@ -266,7 +286,66 @@ static int set_key(fds__anode *n, uint32_t b, fds_agg_bucket *bk)
         bk->key_l = (int64_t)key;
         bk->key_d = (double)bk->key_l;
     }
-    return 0;
+}
+
+/* Does bucket ordinal x sort after y in r's order (keys and counts
+ * only)? */
+static bool sorts_after(const fds__anode *n, const fds_agg_result *r,
+                        uint32_t x, uint32_t y)
+{
+    const fds_agg *a = n->a;
+    if (!a->norder || (a->norder == 1 && a->order[0].kind == FDS_AGG_ORD_COUNT)) {
+        uint64_t cx = n->b_count[x], cy = n->b_count[y];
+        if (cx != cy) /* by count: the keys only for ties */
+            return !a->norder || a->order[0].desc ? cx < cy : cx > cy;
+    }
+    fds_agg_bucket bx, by;
+    fds__aggs_bucket_peek(n, x, &bx);
+    fds__aggs_bucket_peek(n, y, &by);
+    return fds__aggs_order_cmp(&bx, &by, (void *)r) > 0;
+}
+
+/* Sift ord[j] down the heap ord[0..k) whose root sorts last. */
+static void worst_down(const fds__anode *n, const fds_agg_result *r, uint32_t *ord,
+                       uint32_t k, uint32_t j)
+{
+    for (;;) {
+        uint32_t l = 2 * j + 1, w = j;
+        if (l < k && sorts_after(n, r, ord[l], ord[w]))
+            w = l;
+        if (l + 1 < k && sorts_after(n, r, ord[l + 1], ord[w]))
+            w = l + 1;
+        if (w == j)
+            return;
+        uint32_t t = ord[j];
+        ord[j] = ord[w];
+        ord[w] = t;
+        j = w;
+    }
+}
+
+/* The k best of the m bucket ordinals ord[0..m) in r's order (by count
+ * and key: no metric) into ord[0..k), a heap selection that reads the
+ * keys of the few it compares instead of copying every key (a keyword
+ * terms over millions of terms keeps shard_size of them).  Returns the
+ * doc count of those left out. */
+static uint64_t select_best(const fds__anode *n, const fds_agg_result *r,
+                            uint32_t *ord, uint32_t m, uint32_t k)
+{
+    for (uint32_t i = k / 2; i-- > 0;) /* ord[0..k): the root the worst kept */
+        worst_down(n, r, ord, k, i);
+    uint64_t other = 0;
+    for (uint32_t i = k; i < m; i++) {
+        uint32_t c = ord[i];
+        if (!k || !sorts_after(n, r, ord[0], c)) {
+            other += n->b_count[c];
+            continue;
+        }
+        other += n->b_count[ord[0]];
+        ord[0] = c;
+        worst_down(n, r, ord, k, 0);
+    }
+    return other;
 }
 
 /* top_hits' result for `owner`: its heap's hits best first (with their
@@ -379,6 +458,15 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
         free(r);
         return NULL;
     }
+    bool by_metric = false;
+    for (unsigned i = 0; i < a->norder; i++)
+        by_metric |= a->order[i].kind == FDS_AGG_ORD_METRIC;
+    /* a terms of more buckets than it keeps: the best shard_size chosen
+     * first, by counts and keys, then only those built */
+    if (a->type == FDS_AGG_TERMS && !by_metric && e - s > a->shard_size) {
+        r->other_doc_count = select_best(n, r, n->grp_ord + s, e - s, a->shard_size);
+        e = s + a->shard_size;
+    }
     /* keys and counts first; terms keep their best shard_size only, so the
      * subs are built for those */
     for (uint32_t i = s; i < e; i++) {
@@ -391,9 +479,6 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
         }
         bk->err = n->grp_ord[i]; /* kept: the ordinal, restored below */
     }
-    bool by_metric = false;
-    for (unsigned i = 0; i < a->norder; i++)
-        by_metric |= a->order[i].kind == FDS_AGG_ORD_METRIC;
     /* sub results are needed to order by a metric: build them all first */
     for (size_t i = 0; by_metric && i < r->nb; i++)
         if (build_subs(n, (uint32_t)r->b[i].err, &r->b[i])) {

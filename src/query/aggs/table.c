@@ -42,6 +42,19 @@ uint32_t fds__aggs_bucket_open(fds__anode *n, uint32_t owner, uint64_t key)
             return s->ord;
         j = (j + 1) & (m->cap - 1);
     }
+    uint32_t ord = fds__aggs_bucket_append(n, owner, key);
+    if (ord == UINT32_MAX)
+        return UINT32_MAX;
+    m->s[j] = (fds__bslot){key, owner, ord};
+    m->n++;
+    return ord;
+}
+
+/* A new bucket of (owner, key) past the table (its caller finds it
+ * again by other means: a keyword terms' dense table of global
+ * ordinals); UINT32_MAX on ENOMEM. */
+uint32_t fds__aggs_bucket_append(fds__anode *n, uint32_t owner, uint64_t key)
+{
     if (n->nb == n->bcap) {
         uint32_t nc = n->bcap ? n->bcap * 2 : 16;
         uint32_t *o = realloc(n->b_owner, nc * sizeof *o);
@@ -60,8 +73,6 @@ uint32_t fds__aggs_bucket_open(fds__anode *n, uint32_t owner, uint64_t key)
     n->b_owner[ord] = owner;
     n->b_key[ord] = key;
     n->b_count[ord] = 0;
-    m->s[j] = (fds__bslot){key, owner, ord};
-    m->n++;
     return ord;
 }
 
