@@ -174,7 +174,8 @@ static int fused_begin(fds__anode *n)
     const fds_agg *a = n->a;
     const fds__anode *k = a->nsubs == 1 ? n->kids[0] : NULL;
     n->fused = n->top && a->type == FDS_AGG_TERMS && n->nslots && n->f && n->f->col &&
-               !a->has_missing && k && k->a->type != FDS_AGG_EXTENDED_STATS &&
+               !a->has_missing && a->min_doc_count && k &&
+               k->a->type != FDS_AGG_EXTENDED_STATS &&
                fds__aggs_run_metric(k) && k->int_exact;
     uint32_t lanes = n->nslots <= FLAT_LANES_MAX_SLOTS ? FLAT_LANES : 1;
     bool mm = k && k->a->type != FDS_AGG_SUM && k->a->type != FDS_AGG_AVG;
@@ -204,9 +205,11 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
     const fds_sidx *sx = leaf->seg->sidx;
     /* keyword terms by global ordinals: the map made at the first
      * segment, the dense table kept for the whole search */
+    /* min_doc_count 0 lists the segment's keys by their string ids
+     * (fds__aggs_zero_keys): the per-segment path */
     bool gord = a->type == FDS_AGG_TERMS && a->ftype == FDS_FT_KEYWORD &&
                 a->field && !a->unmapped && !a->has_missing && !a->nincl &&
-                !a->nexcl && !n->is_src && !n->no_gord;
+                !a->nexcl && a->min_doc_count && !n->is_src && !n->no_gord;
     if (gord && !n->gm) { /* at the first segment, for the whole search */
         int rc = fds__ordmap_build(r->x, a->field, FDS__AGG_GORD_MERGE_MAX, &n->gm);
         if (rc)
