@@ -68,12 +68,30 @@ static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
                          const uint8_t *src, size_t len)
 {
     bool open = false;
-    for (size_t k = 0; k < r->ndv; k++) {
+    /* the mapped fields' values from one scan of `_source` (a Discover
+     * `fields: [*]` asks for every field of the mapping: one scan each
+     * was most of its fetch) */
+    size_t *ks = r->ndv ? malloc(r->ndv * sizeof *ks) : NULL;
+    size_t *at = r->ndv ? malloc(r->ndv * sizeof *at) : NULL;
+    fds_dv_value **vs = r->ndv ? calloc(r->ndv, sizeof *vs) : NULL;
+    size_t *ns = r->ndv ? calloc(r->ndv, sizeof *ns) : NULL;
+    int rc = r->ndv && (!ks || !at || !vs || !ns) ? FDS_ENOMEM : 0;
+    size_t nk = 0;
+    for (size_t k = 0; !rc && k < r->ndv; k++)
+        if (!r->dv[k].unmapped) {
+            at[k] = nk;
+            ks[nk++] = k;
+        }
+    if (!rc && nk)
+        rc = fds_docvalues_many(r, ks, nk, src, len, vs, ns);
+    for (size_t k = 0; !rc && k < r->ndv; k++) {
         if (r->dv[k].unmapped) {
             fds_dv_group *g = NULL;
             size_t ng = 0;
-            if (fds_unmapped_values(r, k, src, len, &g, &ng))
-                return FDS_ENOMEM;
+            if (fds_unmapped_values(r, k, src, len, &g, &ng)) {
+                rc = FDS_ENOMEM;
+                break;
+            }
             for (size_t i = 0; i < ng; i++)
                 if (!unmapped_before(r, k, g[i].name))
                     put_field(b, &open, g[i].name, g[i].v, g[i].n);
@@ -87,17 +105,18 @@ static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
                     !strcmp(r->dv[j].name, r->dv[k].name);
         if (twice)
             continue;
-        fds_dv_value *v = NULL;
-        size_t n = 0;
-        if (fds_docvalues_of(r, k, src, len, &v, &n))
-            return FDS_ENOMEM;
-        if (n)
-            put_field(b, &open, r->dv[k].name, v, n);
-        fds_dv_values_free(v, n);
+        if (ns[at[k]])
+            put_field(b, &open, r->dv[k].name, vs[at[k]], ns[at[k]]);
     }
+    for (size_t i = 0; i < nk && vs; i++)
+        fds_dv_values_free(vs[i], ns[i]);
+    free(ks);
+    free(at);
+    free(vs);
+    free(ns);
     if (open)
         fds_strbuf_puts(b, "}");
-    return 0;
+    return rc;
 }
 
 /* Shortest decimal that reads back as the same float (like Java), with a

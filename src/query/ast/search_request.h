@@ -352,6 +352,13 @@ int fds_search_request_boost(fds_search_request *req, float factor,
 int fds_docvalues_of(const fds_search_request *req, size_t k,
                      const uint8_t *src, size_t len, fds_dv_value **out,
                      size_t *n);
+/* The values of docvalue fields ks[0..n) (each < req->ndv) of one hit,
+ * as fds_docvalues_of gives each, from one scan of its `_source`:
+ * outs[i], nouts[i] for field ks[i] (free each with fds_dv_values_free).
+ * 0, or FDS_ENOMEM with every outs[i] NULL. */
+int fds_docvalues_many(const fds_search_request *req, const size_t *ks,
+                       size_t n, const uint8_t *src, size_t len,
+                       fds_dv_value **outs, size_t *nouts);
 void fds_dv_values_free(fds_dv_value *v, size_t n); /* NULL is a no-op */
 
 /* The values of one unmapped `_source` path. */

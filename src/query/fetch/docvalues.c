@@ -49,6 +49,7 @@ typedef struct dv_raw {
 typedef struct dv_collect {
     const fds_dv_field *f;
     bool record;    /* reading an fds_doc_dv_record: keys are full paths */
+    size_t at_len;  /* strlen of the path it takes (dv_scan_doc) */
     dv_raw *v;
     size_t n, cap;
     bool oom;
@@ -63,18 +64,17 @@ static size_t chars(const char *s, size_t n)
     return k;
 }
 
-static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
+/* Keep v when it is a value of c's field. */
+static void dv_take(dv_collect *c, const fds_jval *v)
 {
-    (void)err;
-    dv_collect *c = arg;
     const fds_dv_field *f = c->f;
     const char *at = c->record ? f->name : f->src;
     if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
-        v->kind == FDS_JV_NULL || v->path_len != strlen(at) ||
+        v->kind == FDS_JV_NULL || v->path_len != c->at_len ||
         memcmp(v->path, at, v->path_len))
-        return 0;
+        return;
     if (v->from_null && strcmp(f->name, f->src))
-        return 0; /* a parent's null_value: a multi-field takes its own only */
+        return; /* a parent's null_value: a multi-field takes its own only */
     dv_raw r = {.kind = v->kind};
     const char *s = v->kind == FDS_JV_TRUE ? "true"
                   : v->kind == FDS_JV_FALSE ? "false" : v->str;
@@ -106,20 +106,37 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
         ok = false;
     }
     if (!ok)
-        return 0;
+        return;
     if (fds__grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v)) {
         c->oom = true;
-        return 0;
+        return;
     }
     r.s = malloc(n + 1);
     if (!r.s) {
         c->oom = true;
-        return 0;
+        return;
     }
     memcpy(r.s, s, n);
     r.s[n] = 0;
     r.n = n;
     c->v[c->n++] = r;
+}
+
+/* The collectors of one scan of a doc: every field asked for at once. */
+typedef struct dv_scan {
+    dv_collect *c;
+    size_t n;
+} dv_scan;
+
+static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
+{
+    (void)err;
+    dv_scan *sc = arg;
+    if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
+        v->kind == FDS_JV_NULL)
+        return 0;
+    for (size_t i = 0; i < sc->n; i++)
+        dv_take(&sc->c[i], v);
     return 0;
 }
 
@@ -199,29 +216,49 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
     return k;
 }
 
-int fds_docvalues_of(const fds_search_request *req, size_t k,
-                     const uint8_t *src, size_t len, fds_dv_value **out,
-                     size_t *nout)
+/* Scan the doc src[0..len) once for the fields of c[0..n) (each c[i].f
+ * set).  A stored doc parses; the mapping's view of it gives null_value
+ * and copy_to values and leaves disabled objects out.  Without `_source`
+ * the stored record holds the doc values; `fields`, read from `_source`,
+ * has none (Elasticsearch 8.3+ skips them). */
+static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
+                        size_t len, dv_collect *c, size_t n)
+{
+    fds_err e;
+    fds_err_clear(&e);
+    bool record = req->mapping && req->mapping->source_disabled;
+    for (size_t i = 0; i < n; i++)
+        c[i].at_len = strlen(record ? c[i].f->name : c[i].f->src);
+    if (record) {
+        size_t m = 0; /* the record's: docvalue_fields only */
+        for (size_t i = 0; i < n; i++) {
+            c[i].record = true;
+            if (!c[i].f->fetch) {
+                dv_collect t = c[m];
+                c[m++] = c[i];
+                c[i] = t;
+            }
+        }
+        dv_scan sc = {c, m};
+        if (m && len)
+            (void)fds__json_scan(src, len, dv_cb, &sc, &e);
+        return;
+    }
+    dv_scan sc = {c, n};
+    if (req->mapping)
+        (void)fds__doc_scan(req->mapping, false, src, len, dv_cb, &sc, &e);
+    else
+        (void)fds__json_scan(src, len, dv_cb, &sc, &e);
+}
+
+/* The values c collected, in doc-value order and format, into *out (*nout
+ * of them); frees what c holds.  0 or FDS_ENOMEM. */
+static int dv_values(dv_collect *c0, fds_dv_value **out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
-    const fds_dv_field *f = &req->dv[k];
-    dv_collect c = {.f = f};
-    fds_err e;
-    fds_err_clear(&e);
-    /* a stored doc parses; the mapping's view of it gives null_value and
-     * copy_to values and leaves disabled objects out.  Without `_source`
-     * the stored record holds the doc values; `fields`, read from
-     * `_source`, has none (Elasticsearch 8.3+ skips them) */
-    if (req->mapping && req->mapping->source_disabled) {
-        c.record = true;
-        if (!f->fetch && len)
-            (void)fds__json_scan(src, len, dv_cb, &c, &e);
-    } else if (req->mapping) {
-        (void)fds__doc_scan(req->mapping, false, src, len, dv_cb, &c, &e);
-    } else {
-        (void)fds__json_scan(src, len, dv_cb, &c, &e);
-    }
+    dv_collect c = *c0;
+    const fds_dv_field *f = c.f;
     int rc = c.oom ? FDS_ENOMEM : 0;
     int type = f->type;
     if (c.n > 1 && !f->fetch) /* doc-value order; `fields` keeps _source's */
@@ -279,6 +316,55 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
     *out = o;
     *nout = m;
     return 0;
+}
+
+int fds_docvalues_of(const fds_search_request *req, size_t k,
+                     const uint8_t *src, size_t len, fds_dv_value **out,
+                     size_t *nout)
+{
+    dv_collect c = {.f = &req->dv[k]};
+    dv_scan_doc(req, src, len, &c, 1);
+    return dv_values(&c, out, nout);
+}
+
+int fds_docvalues_many(const fds_search_request *req, const size_t *ks,
+                       size_t n, const uint8_t *src, size_t len,
+                       fds_dv_value **outs, size_t *nouts)
+{
+    for (size_t i = 0; i < n; i++) {
+        outs[i] = NULL;
+        nouts[i] = 0;
+    }
+    dv_collect *c = n ? calloc(n, sizeof *c) : NULL;
+    if (n && !c)
+        return FDS_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        c[i].f = &req->dv[ks[i]];
+    dv_scan_doc(req, src, len, c, n);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) { /* by field: dv_scan_doc may reorder c */
+        size_t j = 0;
+        while (c[j].f != &req->dv[ks[i]])
+            j++;
+        int r = dv_values(&c[j], &outs[i], &nouts[i]);
+        c[j].v = NULL; /* freed by dv_values */
+        c[j].n = 0;
+        if (r)
+            rc = r;
+    }
+    for (size_t j = 0; j < n; j++) { /* what dv_values did not take */
+        for (size_t i = 0; i < c[j].n; i++)
+            free(c[j].v[i].s);
+        free(c[j].v);
+    }
+    free(c);
+    if (rc)
+        for (size_t i = 0; i < n; i++) {
+            fds_dv_values_free(outs[i], nouts[i]);
+            outs[i] = NULL;
+            nouts[i] = 0;
+        }
+    return rc;
 }
 
 void fds_dv_values_free(fds_dv_value *v, size_t n)
