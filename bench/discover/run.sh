@@ -22,7 +22,7 @@ ROOT=$(cd "$here/../.." && pwd)
 ROUNDS=7
 REQUESTS=40
 BULK_LINES=40000    # JSON lines per _bulk request
-REF=/work/main/build/fieldstore
+REF=""              # empty: the --new binary (a build against itself)
 NEW=$ROOT/build/fieldstore
 OUT=$ROOT/results/discover.md
 DATA_DIR=""; FILE=""; IDX=discover; SYNTHLOGS=""; DOCS=1000000; SEED=1
@@ -38,7 +38,7 @@ usage: bench/discover/run.sh --data DIR (--file JSONL | --synthlogs BIN) [option
   --docs N       documents from synthlogs (default $DOCS)
   --seed S       synthlogs seed (default $SEED)
   --index NAME   index name (default $IDX)
-  --ref BIN      reference fieldstore (default $REF)
+  --ref BIN      reference fieldstore (default: the --new binary)
   --new BIN      fieldstore under test (default $NEW)
   --rounds N     rounds (default $ROUNDS)
   --requests N   measured requests per shape per server per round (default $REQUESTS)
@@ -68,6 +68,7 @@ while (($#)); do
   esac
 done
 [[ -n $DATA_DIR ]] || { echo "discover bench: --data DIR is required" >&2; exit 2; }
+[[ -n $REF ]] || REF=$NEW
 for b in "$REF" "$NEW"; do
   [[ -x $b ]] || { echo "discover bench: $b missing; build first" >&2; exit 1; }
 done
