@@ -218,8 +218,8 @@ typedef struct ord_memo {
 
 /* Docs per distinct key the segment must have on average for the memo to
  * be tried at all.  Each read is a random access into the key column; on
- * a log whose urls mostly differ (synthlogs' default corpus: 430,370
- * distinct urls in 1M docs, 2.3 docs per key) the reads cost more than
+ * a log whose urls mostly differ (synthlogs' default corpus: 488,050
+ * distinct urls in 1M docs, 2.0 docs per key) the reads cost more than
  * the probes the hits save (the url class of the default mix took 1.27 ms
  * of server CPU per query with the memo, 1.03 without), while on a log
  * that repeats its urls (synthlogs --resample: 7,047 urls in 1M docs) the
