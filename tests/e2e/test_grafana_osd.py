@@ -522,7 +522,10 @@ class Grafana(LogServer):
                      "6": {"serial_diff": {"buckets_path": "1", "lag": 2.0}},
                      # moving_fn with the editor's defaults (window a string)
                      "7": {"moving_fn": {"buckets_path": "1", "window": "5",
-                                         "script": "MovingFunctions.unweightedAvg(values)"}}},
+                                         "script": "MovingFunctions.unweightedAvg(values)"}},
+                     "8": {"serial_diff": {"buckets_path": "_count", "lag": 1}},
+                     "9": {"moving_fn": {"buckets_path": "_count", "window": 3,
+                                         "script": "MovingFunctions.sum(values)"}}},
             "date_histogram": {"extended_bounds": {"max": self.to, "min": self.frm},
                                "field": "@timestamp", "fixed_interval": "60000ms",
                                "format": "epoch_millis", "min_doc_count": 0}}},
@@ -565,9 +568,16 @@ class Grafana(LogServer):
             d = None if None in (vals[i], vals[i - 1]) else vals[i] - vals[i - 1]
             self.assertEqual(b["3"], {"value": d,
                                       "normalized_value": None if d is None else d / 60})
-            # an empty bucket has no value under skip, its count neither
+            # a count has no gaps (BucketHelpers.resolveBucketValue: "doc
+            # count never has missing values so gap policy doesn't apply
+            # here"): empty buckets count 0
             c = (b["doc_count"], got[i - 1]["doc_count"])
-            self.assertEqual(b["5"], {"value": float(c[0] - c[1]) if all(c) else None})
+            self.assertEqual(b["5"], {"value": float(c[0] - c[1])})
+            self.assertEqual(b["8"], {"value": float(c[0] - c[1])})
+        for i, b in enumerate(got):  # every bucket, the empty ones too
+            win = [float(x["doc_count"]) for x in got[max(0, i - 3):i]]
+            # MovingFunctions.sum of an empty window is 0.0
+            self.assertEqual(b["9"], {"value": sum(win)})
 
     def test_rate(self):
         # the "Rate" metric (client/models.go MetricAggregation: field left

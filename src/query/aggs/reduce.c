@@ -533,13 +533,16 @@ void fds_aggs_rebase(fds_agg_result *r, uint32_t seg0)
 /* ---- parent pipelines ------------------------------------------------------ */
 
 /* The value a pipeline's buckets_path names in bucket bk, as
- * BucketHelpers.resolveBucketValue gives it under gap policy `gap`: a
- * bucket without docs or without a finite value is NaN (skip), 0
+ * BucketHelpers.resolveBucketValue gives it under gap policy `gap`: the
+ * doc count (`_count`) is always the bucket's, 0 included ("doc count
+ * never has missing values so gap policy doesn't apply here"); a metric
+ * of a bucket without docs or without a finite value is NaN (skip), 0
  * (insert_zeros) or keeps a finite value (keep_values). */
 static double path_value(const fds_agg *p, const fds_agg_bucket *bk, int gap)
 {
-    double v = p->bp_count ? (double)bk->doc_count
-                           : fds_agg_metric_value(bk->subs[p->bp_sub], p->bp_stat);
+    if (p->bp_count)
+        return (double)bk->doc_count;
+    double v = fds_agg_metric_value(bk->subs[p->bp_sub], p->bp_stat);
     if (isfinite(v) && bk->doc_count)
         return v;
     if (gap == FDS_GAP_INSERT_ZEROS)
