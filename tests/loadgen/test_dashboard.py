@@ -156,6 +156,16 @@ class LoadgenDashboard(unittest.TestCase):
         for name in CLASSES:
             self.assertIn("| %s: latency p99 (ms) |" % name, md)
 
+    def test_match_options_refused(self):
+        # --fields and --bodies belong to the match workload: refused, not ignored
+        for extra in (["--fields", "url"], ["--bodies", os.devnull]):
+            cmd = [LOADGEN, "run", "--port", str(self.srv.port), "--quiet",
+                   "--index", "logs-zstd", "--workload", "dashboard",
+                   "--duration", "1", *extra]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(r.returncode, 0, (extra, r.stdout))
+            self.assertIn(extra[0], r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -41,6 +41,11 @@ int fds__lgcmd_build_workload(const fds__lgcmd_opts *o, const char *index, fds_l
         fprintf(stderr, "loadgen: --workload dashboard makes its own bodies; drop --bodies/--path\n");
         return FDS_EINVAL;
     }
+    if (!strcmp(o->workload, "dashboard") && strcmp(o->fields, FDS_LGWORK_DEFAULT_FIELDS)) {
+        fprintf(stderr, "loadgen: --fields is for the match workload; --workload dashboard "
+                        "queries fields of its own\n");
+        return FDS_EINVAL;
+    }
     if (o->bodies) {
         char path[512];
         if (o->path)
