@@ -112,6 +112,17 @@ void fds__req_path(fds_req *r, char *buf, size_t cap)
     }
 }
 
+/* The parameters handlers read as booleans (fds__req_param_bool): a value
+ * other than true, false or none is refused before the handler runs, as
+ * Elasticsearch's Booleans.parseBoolean refuses it, so that `?profile=yes`
+ * is an error rather than a silent false. */
+static const char *const BOOL_PARAMS[] = {
+    "create", "detailed", "flat_settings", "include_defaults",
+    "include_empty_fields", "include_unmapped", "keep_on_completion",
+    "preserve_existing", "profile", "reopen", "request_cache",
+    "require_alias", "rest_total_hits_as_int", "ts", "typed_keys", "v",
+    "wait_for_completion", "write_index_only", NULL};
+
 bool fds__req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
 {
     param_check pc = {allowed, ""};
@@ -119,8 +130,12 @@ bool fds__req_check_params(fds_req *r, fds_resp *o, const char *const *allowed)
         MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, check_param, &pc);
     for (unsigned i = 0; !r->conn && i < r->nkv && !pc.bad[0]; i++)
         check_param(&pc, MHD_GET_ARGUMENT_KIND, r->kv[2 * i], r->kv[2 * i + 1]);
-    if (!pc.bad[0])
+    if (!pc.bad[0]) {
+        for (const char *const *b = BOOL_PARAMS; *b; b++)
+            if (!fds__req_param_only(r, o, *b, -1))
+                return false;
         return true;
+    }
     char uri[FDS_REQ_PATH_MAX];
     fds__req_path(r, uri, sizeof uri);
     fds__resp_errorf(o, 400, "illegal_argument_exception",

@@ -40,6 +40,10 @@ typedef struct fds_req {
  * when absent (or out of memory).  The copy belongs to the request and stays
  * valid until its answer is queued. */
 const char *fds__req_param(fds_req *r, const char *key);
+/* A boolean parameter: dflt when absent, true for "" or "true", else
+ * false.  A parameter read this way must be listed in request.c's
+ * BOOL_PARAMS, so that fds__req_check_params refuses any other value with
+ * Elasticsearch's 400 before the handler runs. */
 bool fds__req_param_bool(fds_req *r, const char *key, bool dflt);
 /* Free the parameter copies fds__req_param made for a request made inside
  * another (an _msearch item, a probe search); its strings stay the

@@ -235,6 +235,21 @@ class Edge(unittest.TestCase):
         self.assertTrue(self.head_and_get("/nope")[0].startswith(b"HTTP/1.1 404"))
 
     # ---- 4. content type (CSRF) -------------------------------------------------
+    def test_boolean_parameters_take_true_or_false(self):
+        # Booleans.parseBoolean: anything but true, false or a bare flag
+        # is a 400, not a silent false
+        for path in ("/logs/_search?profile=yes", "/_cat/indices?v=maybe",
+                     "/logs/_search?request_cache=1",
+                     "/logs/_async_search?keep_on_completion=maybe"):
+            st, body, _ = self.srv.request("POST" if "search" in path else "GET", path)
+            self.assertEqual(st, 400, (path, body))
+            self.assertEqual(body["error"]["type"], "illegal_argument_exception")
+            self.assertIn("as only [true] or [false] are allowed", body["error"]["reason"])
+        for path in ("/logs/_search?profile=false", "/logs/_search?request_cache=true",
+                     "/_cat/indices?v", "/_cat/indices?v=true&format=json"):
+            st, body, _ = self.srv.request("POST" if "search" in path else "GET", path)
+            self.assertEqual(st, 200, (path, body))
+
     def test_text_plain_body_refused(self):
         st, body, _ = self.srv.request("PUT", "/logs/_doc/csrf", '{"a":1}',
                                        headers={"Content-Type": "text/plain"})
