@@ -250,6 +250,22 @@ class Aggs(ServerTestCase):
 
     # ---- parent pipelines ---------------------------------------------------------
 
+    def test_execution_hints(self):
+        # how to collect, not what: the names Elasticsearch knows are
+        # taken (same answer), others refused
+        want = self.aggs({"m": {"terms": {"field": "kw"}}})["m"]
+        for hint in ("map", "global_ordinals"):
+            self.assertEqual(self.aggs({"m": {"terms": {"field": "kw", "execution_hint": hint,
+                                                        "collect_mode": "breadth_first"}}})["m"],
+                             want)
+        self.assertIn("value", self.aggs({"c": {"cardinality": {
+            "field": "kw", "execution_hint": "direct"}}})["c"])
+        for agg in ({"terms": {"field": "kw", "execution_hint": "bogus"}},
+                    {"terms": {"field": "kw", "collect_mode": "bogus"}},
+                    {"cardinality": {"field": "kw", "execution_hint": "map"}}):
+            st, out, _ = self.req("POST", "/a/_search", {"size": 0, "aggs": {"m": agg}})
+            self.assertEqual(st, 400, (agg, out))
+
     def test_derivative_cumulative_sum(self):
         # histogram of x by 2: buckets 0 (1.5, 0.5), 2 (2.5), 4 (4.0), 6 (none), 8 (8.0)
         def run(**pipes):

@@ -272,10 +272,24 @@ static int terms_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
     } else if (!strcmp(k, "exclude")) {
         rc = fds__aggp_values(c, a, e, k, &a->excl, &a->excl_len, &a->excl_d,
                         &a->nexcl);
-    } else if (!strcmp(k, "execution_hint") || !strcmp(k, "collect_mode")) {
-        /* how to collect, not what: every hint gives the same answer */
+    } else if (!strcmp(k, "execution_hint")) {
+        /* how to collect, not what: every hint gives the same answer, but
+         * only the ones Elasticsearch knows (TermsAggregatorFactory's
+         * ExecutionMode) are taken */
         if (!cJSON_IsString(e))
             rc = fds__aggp_bad_value(c, a, k);
+        else if (strcmp(e->valuestring, "map") && strcmp(e->valuestring, "global_ordinals"))
+            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "Unknown `execution_hint`: [%s], expected any of "
+                              "[map, global_ordinals]", e->valuestring);
+    } else if (!strcmp(k, "collect_mode")) {
+        /* Aggregator.SubAggCollectionMode: the same answer either way */
+        if (!cJSON_IsString(e))
+            rc = fds__aggp_bad_value(c, a, k);
+        else if (strcmp(e->valuestring, "depth_first") &&
+                 strcmp(e->valuestring, "breadth_first"))
+            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "no [collect_mode] found for value [%s]", e->valuestring);
     } else if (!strcmp(k, "shard_min_doc_count") ||
                !strcmp(k, "show_term_doc_count_error")) {
         rc = fds__aggp_unsupported(c, a, k);
@@ -658,8 +672,20 @@ static int cardinality_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
         if (!(rc = fds__aggp_count(c, a, e, k, UINT32_MAX, &u)))
             a->precision_threshold = (uint32_t)u;
     } else if (!strcmp(k, "execution_hint")) {
-        if (!cJSON_IsString(e)) /* how to collect, not what */
+        /* how to collect, not what; CardinalityAggregatorFactory's
+         * ExecutionMode names only */
+        static const char *const HINTS[] = {"global_ordinals", "segment_ordinals",
+                                            "direct", "save_memory_heuristic",
+                                            "save_time_heuristic"};
+        bool known = false;
+        for (size_t i = 0; cJSON_IsString(e) && i < sizeof HINTS / sizeof *HINTS; i++)
+            known |= !strcmp(e->valuestring, HINTS[i]);
+        if (!cJSON_IsString(e))
             rc = fds__aggp_bad_value(c, a, k);
+        else if (!known)
+            rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                              "Invalid execution hint for cardinality aggregation. "
+                              "Got [%s]", e->valuestring);
     } else {
         rc = fds__aggp_unknown_field(c, a, k);
     }
