@@ -255,16 +255,29 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
     cJSON_ArrayForEach(it, h) {
         const char *k = it->string;
         if (!strcmp(k, "index") || !strcmp(k, "indices")) {
+            /* names as text (XContentMapValues.nodeStringArrayValue: a
+             * number is its digits); anything else is refused, never read
+             * as "every index" */
             fds_strbuf ib = {0};
-            const cJSON *x;
-            if (cJSON_IsString(it))
-                fds_strbuf_puts(&ib, it->valuestring);
-            else if (cJSON_IsArray(it))
-                cJSON_ArrayForEach(x, it) {
-                    if (!cJSON_IsString(x))
-                        break;
+            bool many = cJSON_IsArray(it), ok = true;
+            for (const cJSON *x = many ? it->child : it; x && ok;
+                 x = many ? x->next : NULL) {
+                if (cJSON_IsString(x))
                     fds_strbuf_printf(&ib, "%s%s", ib.len ? "," : "", x->valuestring);
-                }
+                else if (cJSON_IsNumber(x))
+                    fds_strbuf_printf(&ib, "%s%.17g", ib.len ? "," : "", x->valuedouble);
+                else
+                    ok = false;
+            }
+            if (!ok || ib.oom) {
+                fds_strbuf_free(&ib);
+                free(index);
+                if (ok)
+                    return fds__resp_errorf(o, 500, "exception", "out of memory");
+                return fds__resp_errorf(o, 400, "illegal_argument_exception",
+                                       "[%s] in an msearch header must be an index "
+                                       "name or a list of them", k);
+            }
             free(index);
             index = ib.p ? ib.p : strdup("");
             continue;

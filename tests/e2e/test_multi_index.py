@@ -167,6 +167,17 @@ class MultiIndex(ServerTestCase):
         self.assertEqual(st, 400)
         out = self.msearch([{"index": "logs-*", "allow_partial_search_results": False}, {}])
         self.assertEqual(out["responses"][0]["status"], 400)
+        # a header index is a name or a list of names: a number is its
+        # digits (no such index), anything else is refused, never "every index"
+        out = self.msearch([{"index": 5}, {}, {"index": None}, {}, {"index": {}}, {},
+                            {"index": [DAYS[0], 7]}, {}, {"index": [DAYS[0]]}, {"size": 0}],
+                           "/%s/_msearch" % DAYS[1])
+        r = out["responses"]
+        for x in (r[0], r[3]):  # index "5"; DAYS[0] and "7"
+            self.assertEqual((x["status"], x["error"]["type"]), (404, "index_not_found_exception"))
+        for x in r[1:3]:
+            self.assertEqual((x["status"], x["error"]["type"]), (400, "illegal_argument_exception"))
+        self.assertEqual(r[4]["hits"]["total"]["value"], PER_DAY[0])
 
     def test_no_match_and_missing(self):
         out = self.search("/nomatch-*/_search")
