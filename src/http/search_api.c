@@ -38,7 +38,8 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "expand_wildcards", "search_type", "rest_total_hits_as_int", "typed_keys",
     "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after",
     "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
-    "include_named_queries_score", "ignore_throttled", NULL};
+    "include_named_queries_score", "ignore_throttled",
+    "max_concurrent_shard_requests", "pre_filter_shard_size", NULL};
 const char *const *const fds__search_url_params = SEARCH_OK_PARAMS;
 static const char *req_param_cb(void *arg, const char *name)
 {
@@ -129,6 +130,22 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
             return fds__resp_errorf(o, 400, "action_request_validation_exception",
                                    "Validation Failed: 1: batchedReduceSize must "
                                    "be >= 2;");
+    }
+    /* max_concurrent_shard_requests bounds the shards queried at once (a
+     * search queries up to one per online core: fds_shard_search); Kibana
+     * sends it to _async_search.  pre_filter_shard_size: no search here
+     * pre-filters its shards, whatever the size.  The values must be ones
+     * Elasticsearch takes (SearchRequest.validate). */
+    static const struct { const char *name, *what; } bounds[] = {
+        {"max_concurrent_shard_requests", "maxConcurrentShardRequests"},
+        {"pre_filter_shard_size", "preFilterShardSize"}};
+    for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
+        const char *bv = fds__req_param(r, bounds[i].name);
+        char *end;
+        long v = bv ? strtol(bv, &end, 10) : 1;
+        if (bv && (end == bv || *end || v < 1))
+            return fds__resp_errorf(o, 400, "illegal_argument_exception",
+                                   "%s must be >= 1", bounds[i].what);
     }
     /* checked before the indices are resolved, as Elasticsearch validates
      * the request first */

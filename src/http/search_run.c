@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -488,6 +489,9 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
         if (!s.sh[k].rc)
             prepare_shard(r, &s.sh[k], &s.sh[s.sh[k].owner ? k : fds_shard_search_owner_of(&s, k)],
                           count, s.n > 1, hk, k);
+    const char *mcs = fds__req_param(r, "max_concurrent_shard_requests");
+    long mc = mcs ? strtol(mcs, NULL, 10) : 0; /* checked by the handler */
+    s.max_concurrent = mc > 0 && mc < (long)UINT_MAX ? (unsigned)mc : 0;
     fds_shard_search_query(&s);
     free(ixs);
     fds_index_expr_filters_free(filters, n);

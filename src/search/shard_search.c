@@ -204,6 +204,8 @@ static void run_query_phase(fds_shard_search *s)
         nthreads = s->n;
     if (nthreads > FDS_SEARCH_THREADS_MAX)
         nthreads = FDS_SEARCH_THREADS_MAX;
+    if (s->max_concurrent && nthreads > s->max_concurrent)
+        nthreads = s->max_concurrent;
     query_pool p = {.sh = s->sh, .n = s->n, .clock = s->clock};
     atomic_init(&p.next, 0);
     pthread_t th[FDS_SEARCH_THREADS_MAX];

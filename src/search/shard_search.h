@@ -74,6 +74,9 @@ typedef struct fds_shard_search {
     unsigned *ok;  /* indices into sh of the shards that answered */
     uint64_t fetch_ns;           /* the fetch phase (the caller's render) */
     uint64_t terminate_after;    /* _count: docs counted per shard at most; 0 = all */
+    unsigned max_concurrent;     /* shards queried at once at most
+                                    (max_concurrent_shard_requests); 0 = one
+                                    per online core */
     bool terminated_early;       /* a shard reached terminate_after */
     uint64_t load_ns, load_docs; /* what fetching `_source` cost */
     const fds_search_clock *clock; /* required */

@@ -250,6 +250,18 @@ class Edge(unittest.TestCase):
             st, body, _ = self.srv.request("POST" if "search" in path else "GET", path)
             self.assertEqual(st, 200, (path, body))
 
+    def test_shard_request_bounds(self):
+        # SearchRequest.validate: at least 1, on _search and _async_search
+        for q in ("max_concurrent_shard_requests=1", "max_concurrent_shard_requests=5",
+                  "pre_filter_shard_size=3"):
+            for ep in ("_search", "_async_search"):
+                st, body, _ = self.srv.request("POST", "/logs/%s?%s" % (ep, q), {"size": 0})
+                self.assertEqual(st, 200, (ep, q, body))
+        for q in ("max_concurrent_shard_requests=0", "max_concurrent_shard_requests=x",
+                  "pre_filter_shard_size=0"):
+            st, body, _ = self.srv.request("POST", "/logs/_search?" + q, {"size": 0})
+            self.assertEqual((st, body["error"]["type"]), (400, "illegal_argument_exception"), q)
+
     def test_text_plain_body_refused(self):
         st, body, _ = self.srv.request("PUT", "/logs/_doc/csrf", '{"a":1}',
                                        headers={"Content-Type": "text/plain"})
