@@ -483,14 +483,9 @@ static inline bool touch(fds__anode *n, uint32_t slot)
         n->touched_over = true;
         return true;
     }
-    if (n->ntouched == n->touched_cap) {
-        size_t nc = n->touched_cap ? n->touched_cap * 2 : 1024;
-        uint32_t *t = realloc(n->touched, nc * sizeof *t);
-        if (!t)
-            return false;
-        n->touched = t;
-        n->touched_cap = nc;
-    }
+    if (fds__grow((void **)&n->touched, &n->touched_cap, n->ntouched + 1,
+                  sizeof *n->touched))
+        return false;
     n->touched[n->ntouched++] = slot;
     return true;
 }

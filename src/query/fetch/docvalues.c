@@ -68,6 +68,8 @@ static size_t chars(const char *s, size_t n)
 static void dv_take(dv_collect *c, const fds_jval *v)
 {
     const fds_dv_field *f = c->f;
+    if (c->record && f->fetch)
+        return; /* the stored record holds doc values, not `fields` */
     const char *at = c->record ? f->name : f->src;
     if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
         v->kind == FDS_JV_NULL || v->path_len != c->at_len ||
@@ -227,28 +229,19 @@ static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
     fds_err e;
     fds_err_clear(&e);
     bool record = req->mapping && req->mapping->source_disabled;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        c[i].record = record;
         c[i].at_len = strlen(record ? c[i].f->name : c[i].f->src);
-    if (record) {
-        size_t m = 0; /* the record's: docvalue_fields only */
-        for (size_t i = 0; i < n; i++) {
-            c[i].record = true;
-            if (!c[i].f->fetch) {
-                dv_collect t = c[m];
-                c[m++] = c[i];
-                c[i] = t;
-            }
-        }
-        dv_scan sc = {c, m};
-        if (m && len)
-            (void)fds__json_scan(src, len, dv_cb, &sc, &e);
-        return;
     }
     dv_scan sc = {c, n};
-    if (req->mapping)
+    if (record) { /* `fields`, read from `_source`, has none (dv_take) */
+        if (len)
+            (void)fds__json_scan(src, len, dv_cb, &sc, &e);
+    } else if (req->mapping) {
         (void)fds__doc_scan(req->mapping, false, src, len, dv_cb, &sc, &e);
-    else
+    } else {
         (void)fds__json_scan(src, len, dv_cb, &sc, &e);
+    }
 }
 
 /* The values c collected, in doc-value order and format, into *out (*nout
@@ -342,20 +335,10 @@ int fds_docvalues_many(const fds_search_request *req, const size_t *ks,
         c[i].f = &req->dv[ks[i]];
     dv_scan_doc(req, src, len, c, n);
     int rc = 0;
-    for (size_t i = 0; i < n; i++) { /* by field: dv_scan_doc may reorder c */
-        size_t j = 0;
-        while (c[j].f != &req->dv[ks[i]])
-            j++;
-        int r = dv_values(&c[j], &outs[i], &nouts[i]);
-        c[j].v = NULL; /* freed by dv_values */
-        c[j].n = 0;
+    for (size_t i = 0; i < n; i++) { /* each frees what c[i] holds */
+        int r = dv_values(&c[i], &outs[i], &nouts[i]);
         if (r)
             rc = r;
-    }
-    for (size_t j = 0; j < n; j++) { /* what dv_values did not take */
-        for (size_t i = 0; i < c[j].n; i++)
-            free(c[j].v[i].s);
-        free(c[j].v);
     }
     free(c);
     if (rc)
