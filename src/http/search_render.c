@@ -71,11 +71,13 @@ static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
     /* the mapped fields' values from one scan of `_source` (a Discover
      * `fields: [*]` asks for every field of the mapping: one scan each
      * was most of its fetch) */
-    size_t *ks = r->ndv ? malloc(r->ndv * sizeof *ks) : NULL;
-    size_t *at = r->ndv ? malloc(r->ndv * sizeof *at) : NULL;
-    fds_dv_value **vs = r->ndv ? calloc(r->ndv, sizeof *vs) : NULL;
-    size_t *ns = r->ndv ? calloc(r->ndv, sizeof *ns) : NULL;
-    int rc = r->ndv && (!ks || !at || !vs || !ns) ? FDS_ENOMEM : 0;
+    /* per field: its index among the mapped ones (at), the mapped ones'
+     * request indices (ks), value lists (vs) and counts (ns): one block */
+    size_t *ks = r->ndv ? calloc(r->ndv, 3 * sizeof *ks + sizeof(fds_dv_value *))
+                        : NULL;
+    size_t *at = ks ? ks + r->ndv : NULL, *ns = ks ? ks + 2 * r->ndv : NULL;
+    fds_dv_value **vs = ks ? (fds_dv_value **)(ks + 3 * r->ndv) : NULL;
+    int rc = r->ndv && !ks ? FDS_ENOMEM : 0;
     size_t nk = 0;
     for (size_t k = 0; !rc && k < r->ndv; k++)
         if (!r->dv[k].unmapped) {
@@ -111,9 +113,6 @@ static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
     for (size_t i = 0; i < nk && vs; i++)
         fds_dv_values_free(vs[i], ns[i]);
     free(ks);
-    free(at);
-    free(vs);
-    free(ns);
     if (open)
         fds_strbuf_puts(b, "}");
     return rc;
