@@ -145,6 +145,11 @@ log "$IDX: $DOCS docs"
 api GET "/$IDX/_mapping" > "$work/mapping.json"
 python3 "$here/classify.py" "$work/mapping.json" "$work/pool.ndjson" "$work/class"
 cp "$work/pool.ndjson" "$work/class.all.ndjson" # the targets are over the whole pool
+# kept beside the data for bench/scale/topk_ab.sh (--bodies DIR/classes, --map)
+mkdir -p "$DATA_DIR/classes"
+cp "$work"/class.*.ndjson "$DATA_DIR/classes/"
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(json.dumps(next(iter(m.values()))["mappings"]))' \
+  "$work/mapping.json" > "$DATA_DIR/classes/mapping.json"
 stop_server
 # The catalogue pages the build's translog freed: a server gives them back
 # to the file system once writes pause for a sync interval (store.c), ~0.3

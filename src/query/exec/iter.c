@@ -18,6 +18,12 @@
 
 static void plain_destroy(fds__it *i) { free(i); }
 
+static void term_destroy(fds__it *i)
+{
+    free(((fds__term_it *)i)->tfk);
+    free(i);
+}
+
 /* --- none / all --- */
 static uint32_t none_adv(fds__it *i, uint32_t t) { (void)t; return i->doc = FDS__NO_MORE; }
 static float const_score(fds__it *i) { return i->c->boost; }
@@ -454,6 +460,7 @@ static fds__it *build_term(fds__exec *x, const fds__cnode *c,
     t->blk = FDS__NO_MORE;
     t->b.advance = fds__term_adv;
     t->b.score = term_score;
+    t->b.destroy = term_destroy;
     if (!x->no_stats)
         x->total_postings += st.df;
     t->ub = NAN; /* computed when first needed (fds__term_ub) */

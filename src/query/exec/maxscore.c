@@ -123,7 +123,7 @@ static uint64_t probe_term(fds__term_it *t, uint32_t lo, uint32_t hi,
                 fds__term_seek(t, d);
             if (t->b.doc == d) {
                 hits++;
-                cs[i] += fds__term_score_fast(t, t->tfs[t->i],
+                cs[i] += fds__term_score_any(t, t->tfs[t->i],
                                               norms ? norms[d] : 1);
                 if (ct)
                     ct[i] += t->tfs[t->i];
@@ -156,7 +156,7 @@ static uint64_t probe_term(fds__term_it *t, uint32_t lo, uint32_t hi,
         /* scores of the matches only: most candidates miss */
         for (size_t q = 0; q < h; q++) {
             uint32_t pj = mj[q];
-            cs[mi[q]] += fds__term_score_fast(t, tfs[pj],
+            cs[mi[q]] += fds__term_score_any(t, tfs[pj],
                                               norms ? norms[pd[pj]] : 1);
             if (ct)
                 ct[mi[q]] += tfs[pj];

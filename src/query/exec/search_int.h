@@ -137,6 +137,12 @@ typedef struct fds__term_it {
     uint32_t tfmax;      /* max term frequency over all blocks (with ub) */
     uint64_t have1[4];   /* bit n set: tf1[n] computed */
     bool tf1_all;        /* tf1 holds every norm byte the field's docs have */
+    /* with tf1_all, for terms of FDS__TFK_MIN_DF postings or more (else
+     * NULL; owned, freed by the iterator's destroy): the score at tf 1 ..
+     * FDS__TFK_N, row tf - 1, for the norm bytes tf1 holds; tfk_n rows
+     * (fewer when the term's largest frequency is lower; 0 without tfk) */
+    float *tfk;
+    uint32_t tfk_n;
     uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK]; /* df = 1 */
     /* from here on not zeroed when allocated (it_alloc_part): written
      * before read */

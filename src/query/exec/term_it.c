@@ -29,17 +29,34 @@ int fds__term_decode_block(fds__term_it *t, uint32_t b)
 
 /* Fill tf1 for every norm byte a doc of the field has (norm_seen; 1 for
  * a field without norms), so that a term-at-a-time loop reads it without
- * testing have1 per posting (fds__term_score_tf1). */
+ * testing have1 per posting (fds__term_score_tf1); and, for a term of
+ * FDS__TFK_MIN_DF postings or more, tfk (tf 1 .. FDS__TFK_N, up to the
+ * term's largest frequency when known).  Out of memory, tfk stays NULL:
+ * the scores are then computed, the same floats. */
 void fds__term_tf1_fill(fds__term_it *t)
 {
+    uint32_t rows = 0;
+    if (t->t.df >= FDS__TFK_MIN_DF) {
+        rows = FDS__TFK_N;
+        if (t->tfmax && t->tfmax < rows)
+            rows = t->tfmax; /* fds__term_ub ran: no tf above it */
+        if (!(t->tfk = malloc((size_t)rows * 256 * sizeof *t->tfk)))
+            rows = 0;
+    }
     if (!t->norms) { /* a keyword field: one entry */
         (void)fds__term_score_fast(t, 1, 1);
+        for (uint32_t r = 0; r < rows; r++)
+            t->tfk[r * 256 + 1] = fds__term_score_tf(t->b.c, r + 1, 1);
     } else { /* the set bits only: a short field has a few norm bytes */
         for (unsigned wd = 0; wd < 4; wd++)
-            for (uint64_t m = t->norm_seen[wd]; m; m &= m - 1)
-                (void)fds__term_score_fast(
-                    t, 1, (uint8_t)(wd * 64 + (unsigned)__builtin_ctzll(m)));
+            for (uint64_t m = t->norm_seen[wd]; m; m &= m - 1) {
+                uint8_t nb = (uint8_t)(wd * 64 + (unsigned)__builtin_ctzll(m));
+                (void)fds__term_score_fast(t, 1, nb);
+                for (uint32_t r = 0; r < rows; r++)
+                    t->tfk[r * 256 + nb] = fds__term_score_tf(t->b.c, r + 1, nb);
+            }
     }
+    t->tfk_n = rows;
     t->tf1_all = true;
 }
 

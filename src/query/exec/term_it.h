@@ -63,12 +63,36 @@ static inline float fds__term_score_fast(fds__term_it *t, uint32_t tf,
     return t->tf1[norm];
 }
 
+/* The frequencies whose scores fds__term_tf1_fill tabulates (t->tfk, tf
+ * 1 .. FDS__TFK_N), and the postings a term needs for it: a common term
+ * of a whole url (`d8`, `d9`: tf 2-16 in the docs of a Persian slug)
+ * otherwise divides once per posting and branches on tf, most of a
+ * term-at-a-time pass over such a url (perf, 1M growing corpus); the rows
+ * cost a division per row and norm byte the field has (~150), once per
+ * search, and rows past the term's largest frequency are not filled. */
+#define FDS__TFK_N 16u
+#define FDS__TFK_MIN_DF 4096u
+
 /* fds__term_score_fast after fds__term_tf1_fill: nb is a norm byte of a
- * doc's. */
+ * doc's.  The same float as fds__term_score_tf (tf1 and tfk hold its
+ * values). */
 static inline float fds__term_score_tf1(const fds__term_it *t, uint32_t tf,
                                         uint8_t nb)
 {
-    return tf == 1 ? t->tf1[nb] : fds__term_score_tf(t->b.c, tf, nb);
+    if (tf - 1 < t->tfk_n)
+        return t->tfk[(tf - 1) * 256 + nb];
+    if (tf == 1)
+        return t->tf1[nb];
+    return fds__term_score_tf(t->b.c, tf, nb);
+}
+
+/* fds__term_score_fast, or fds__term_score_tf1 once t's tables are
+ * filled: for loops that may run before or after fds__term_tf1_fill. */
+static inline float fds__term_score_any(fds__term_it *t, uint32_t tf,
+                                        uint8_t nb)
+{
+    return t->tf1_all ? fds__term_score_tf1(t, tf, nb)
+                      : fds__term_score_fast(t, tf, nb);
 }
 
 static inline float fds__term_blk_bound(const fds__term_it *t, uint32_t b)
