@@ -98,6 +98,29 @@ static inline void slice_publish(const fds__heap *hp, fds__slice_th *sh, int me)
  * seeks each candidate instead of merging the two lists. */
 #define PROBE_MERGE_MIN_DENSITY 8u
 
+/* t's postings expected in [lo, hi), by its density. */
+static inline double ms_expect(const fds__term_it *t, uint32_t lo, uint32_t hi)
+{
+    return (double)t->t.df * (hi - lo) / (t->max_doc ? t->max_doc : 1);
+}
+
+/* The work of a MaxScore window against a term-at-a-time one over every
+ * term, in postings: a seek costs about a block's decoding, a candidate's
+ * filter step and a merged posting one posting.  When a window's work
+ * (ms_pass.work) is more than MS_TAAT_RATIO times the postings of all its
+ * terms, the next MS_TAAT_RUN windows are scored term at a time, every
+ * term, without bounds (ms_taat_window), and MaxScore is tried again
+ * after them (twice as many after each try that again was not worth it).
+ * A whole url whose common terms' docs score near the k-th score (a
+ * Persian slug's hex pairs: ~120k candidates in 1M docs, each probed
+ * through most of 19 terms) cost MaxScore 2.4 times a plain
+ * term-at-a-time pass's CPU (bench/scale, 1M growing corpus); the
+ * threshold can rise and make MaxScore worth it again later.  Both passes
+ * sum a doc's scores in the order of ts: the page is the same. */
+#define MS_SEEK_POSTINGS 32.0
+#define MS_TAAT_RATIO 1.0
+#define MS_TAAT_RUN 4u
+
 /*
  * Add term t's score to the candidates of the window [lo, hi) that it
  * matches: cs[i] += its score at doc lo + cw[i] (cw ascending, n of them).
@@ -524,6 +547,10 @@ typedef struct ms_pass {
      * into cw, cs, ct (no bitset, no walk) */
     fds__lead_prune lp;
     fds__cand_list lead;
+    /* the last MaxScore window's work, in postings (ms_score_rest), and
+     * the term-at-a-time windows to run before MaxScore is tried again */
+    double work;
+    unsigned taat_left, taat_run;
 } ms_pass;
 
 /* Set up p for the terms ts[0..nt) (nt >= 2) of segment si: 0 or
@@ -767,7 +794,8 @@ static size_t ms_candidates(ms_pass *p, uint32_t lo, size_t e, float th)
  * score plus the bounds of ts[k..] cannot beat th -- the window bounds,
  * the per-norm bounds and the token budget of the doc's length -- (and,
  * with the memo, every doc of its value), and the survivors are merged
- * with term k's postings.  Returns the survivors, scored in full.
+ * with term k's postings.  Returns the survivors, scored in full; sets
+ * p->work to the window's work in postings (MS_SEEK_POSTINGS).
  */
 static size_t ms_score_rest(ms_pass *p, uint32_t lo, uint32_t hi, size_t e,
                             size_t en, float th, size_t n)
@@ -782,8 +810,12 @@ static size_t ms_score_rest(ms_pass *p, uint32_t lo, uint32_t hi, size_t e,
     uint8_t *cn = ws->cn;
     uint32_t *ct = ws->ct;
     uint64_t scored = 0;
+    double work = 0;
+    for (size_t k = 0; k < e; k++)
+        work += ms_expect(ts[k], lo, hi);
     for (size_t k = e; k < nt && n; k++) {
         size_t kept = 0;
+        work += (double)n; /* the filter's step per candidate */
         double lk = fds__probe_limit(ms_wsuf(p, en, k), k, nt, th);
         double slack = BOUND_SLACK(nt - k);
         const double *ln = nl->norms ? nl->lim + k * 256 : NULL;
@@ -816,10 +848,56 @@ static size_t ms_score_rest(ms_pass *p, uint32_t lo, uint32_t hi, size_t e,
             cs[kept++] = cs[i];
         }
         n = kept;
+        /* probe_term merges (its postings walked) or seeks (a block
+         * decoded per candidate, at worst) */
+        double ex = ms_expect(ts[k], lo, hi);
+        work += n * PROBE_MERGE_MIN_DENSITY >= ex
+                    ? ex + (double)n
+                    : (double)n * MS_SEEK_POSTINGS;
         scored += probe_term(ts[k], lo, hi, cw, cs, nl->bud ? ct : NULL, n);
     }
     p->x->scored += scored;
+    p->work = work;
     return n;
+}
+
+/* Did the window [lo, hi) cost MaxScore more than a term-at-a-time pass
+ * over all its terms would have (MS_TAAT_RATIO)? */
+static bool ms_taat_worth(const ms_pass *p, uint32_t lo, uint32_t hi)
+{
+    double all = 0;
+    for (size_t k = 0; k < p->nt; k++)
+        all += ms_expect(p->ts[k], lo, hi);
+    return p->work > all * MS_TAAT_RATIO;
+}
+
+/* Score [lo, hi) term at a time over every term, in windows of
+ * TAAT_WINDOW docs, without bounds, gate or memo (fds__run_taat's loop),
+ * and offer its live docs: the same scores, summed in the order of ts. */
+static void ms_taat_window(ms_pass *p, uint32_t lo, uint32_t hi)
+{
+    fds__win_scratch *ws = p->ws;
+    for (uint32_t a = lo, b; a < hi; a = b) {
+        b = hi - a > TAAT_WINDOW ? a + TAAT_WINDOW : hi;
+        bool any = false;
+        for (size_t k = 0; k < p->nt; k++) {
+            fds__term_it *t = p->ts[k];
+            if (t->b.doc < a)
+                t->b.advance(&t->b, a);
+            any |= t->b.doc < b;
+            fds__taat_term(p->x, t, k, a, b, ws->seen, ws->acc, NULL, true,
+                           NULL, NULL, NULL);
+        }
+        if (!any)
+            continue;
+        float th = slice_theta(p->hp, p->sh, p->me), s;
+        uint32_t wi = SEEN_START, w;
+        uint64_t m = 0;
+        while (fds__next_live_tok(ws->seen, &wi, &m, p->sg, a, ws->acc, NULL,
+                                  &w, &s, NULL))
+            fds__offer(p->hp, p->si, a + w, s, &th);
+        slice_publish(p->hp, p->sh, p->me);
+    }
 }
 
 /* Offer the window's n survivors and the docs the memo let in, in doc
@@ -871,8 +949,11 @@ static void ms_offer(ms_pass *p, uint32_t lo, size_t n, float th)
  * a block; its hits are offered at its end.  The terms essential by the
  * norms alone (fds__norm_essential) do not depend on the window: the next
  * window starts at the first of their next postings, so that the windows
- * follow a url's rare terms, not the doc space.  Scores are summed in the
- * order of `ts` whatever the split, the same floats as fds__run_taat's.
+ * follow a url's rare terms, not the doc space.  When a window's
+ * MaxScore work exceeds what scoring all its terms would cost, the next
+ * windows are scored term at a time (MS_TAAT_RATIO, ms_taat_window).
+ * Scores are summed in the order of `ts` whatever the split, the same
+ * floats as fds__run_taat's.
  * Docs [from, to) only; with `sh`, the k-th score is the better of the
  * page's and the other slice's (slice_theta).  0 or FDS_ENOMEM.
  */
@@ -897,11 +978,21 @@ run_terms(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
             continue;
         float th = slice_theta(hp, sh, me);
         size_t e = ms_partition(&p, en, th);
-        if (e > 0) { /* else no doc of the window can enter the page */
+        if (e > 0 && p.taat_left) { /* MaxScore was not worth it */
+            p.taat_left--;
+            ms_taat_window(&p, lo, hi);
+        } else if (e > 0) { /* else no doc of the window can enter the page */
             ms_score_essential(&p, lo, hi, e, en, th);
             size_t n = ms_candidates(&p, lo, e, th);
             n = ms_score_rest(&p, lo, hi, e, en, th, n);
             ms_offer(&p, lo, n, th);
+            if (e < nt && ms_taat_worth(&p, lo, hi)) {
+                /* again not worth it: twice as long before the next try */
+                p.taat_run = p.taat_run ? 2 * p.taat_run : MS_TAAT_RUN;
+                p.taat_left = p.taat_run;
+            } else {
+                p.taat_run = 0;
+            }
         }
         lo = hi;
     }
