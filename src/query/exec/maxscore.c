@@ -115,8 +115,12 @@ static inline double ms_expect(const fds__term_it *t, uint32_t lo, uint32_t hi)
  * Persian slug's hex pairs: ~120k candidates in 1M docs, each probed
  * through most of 19 terms) cost MaxScore 2.4 times a plain
  * term-at-a-time pass's CPU (bench/scale, 1M growing corpus); the
- * threshold can rise and make MaxScore worth it again later.  Both passes
- * sum a doc's scores in the order of ts: the page is the same. */
+ * threshold can rise and make MaxScore worth it again later.  Only full
+ * windows (TAAT_WINDOW docs or more) decide: the first, small ones run
+ * while the k-th score is still rising, and judged by them, the
+ * --resample corpus's whole urls (pruned to a few postings once the page
+ * fills) scored 13 times the postings.  Both passes sum a doc's scores in
+ * the order of ts: the page is the same. */
 #define MS_SEEK_POSTINGS 32.0
 #define MS_TAAT_RATIO 1.0
 #define MS_TAAT_RUN 4u
@@ -986,7 +990,8 @@ run_terms(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
             size_t n = ms_candidates(&p, lo, e, th);
             n = ms_score_rest(&p, lo, hi, e, en, th, n);
             ms_offer(&p, lo, n, th);
-            if (e < nt && ms_taat_worth(&p, lo, hi)) {
+            if (e < nt && hi - lo >= TAAT_WINDOW &&
+                ms_taat_worth(&p, lo, hi)) {
                 /* again not worth it: twice as long before the next try */
                 p.taat_run = p.taat_run ? 2 * p.taat_run : MS_TAAT_RUN;
                 p.taat_left = p.taat_run;
