@@ -127,7 +127,7 @@ static void test_analyzer(void)
 static void test_postings(void)
 {
     uint32_t docs[128], tfs[128], d2[128], t2[128];
-    uint8_t buf[FDS_POSTINGS_BLOCK_BOUND(128)];
+    uint8_t buf[FDS_POSTINGS_BLOCK_BOUND(128) + 64]; /* + room past a block */
     uint64_t r = 12345;
     for (int round = 0; round < 200; round++) {
         unsigned n = 1 + (unsigned)(r % 128);
@@ -170,6 +170,18 @@ static void test_postings(void)
         ASSERT(memcmp(docs, d2, sizeof docs) == 0 &&
                memcmp(tfs, t2, sizeof tfs) == 0);
         ASSERT(fds_postings_decode_block(buf, buf + len, 128, base,
+                                         docs[127], d2, t2) < 0);
+        /* with room past the block (a term's next blocks): the unpacking
+         * by 8-byte loads, the same docs (above, an all-tf-1 block ends
+         * with its gaps and takes the byte-at-a-time path) */
+        memset(buf + len, 0xA5, 64);
+        memset(d2, 0, sizeof d2);
+        got = fds_postings_decode_block(buf, buf + len + 64, 128, base,
+                                        UINT32_MAX, d2, t2);
+        ASSERT(got == (long)len);
+        ASSERT(memcmp(docs, d2, sizeof docs) == 0 &&
+               memcmp(tfs, t2, sizeof tfs) == 0);
+        ASSERT(fds_postings_decode_block(buf, buf + len + 64, 128, base,
                                          docs[127], d2, t2) < 0);
     }
     int64_t ms;
