@@ -14,6 +14,10 @@
 
 #include "query_int.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define HDR_WIDTH 0x3Fu
 #define HDR_ALL_TF1 0x40u
 
@@ -175,6 +179,24 @@ freqs:
         return (long)(p - s);
     }
     unsigned i = 0;
+#ifdef __SSE2__
+    /* 16 one-byte frequencies at a time (no continuation bit, no 0),
+     * widened to 32 bits in the vector: the byte-by-byte copy below was a
+     * third of a block's decoding on the whole-url bodies (perf, 1M) */
+    const __m128i zero = _mm_setzero_si128();
+    while (i + 16 <= n && end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        if (_mm_movemask_epi8(v) | _mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)))
+            break; /* a varint, or a 0 */
+        __m128i l = _mm_unpacklo_epi8(v, zero), h = _mm_unpackhi_epi8(v, zero);
+        _mm_storeu_si128((__m128i *)(tfs + i), _mm_unpacklo_epi16(l, zero));
+        _mm_storeu_si128((__m128i *)(tfs + i + 4), _mm_unpackhi_epi16(l, zero));
+        _mm_storeu_si128((__m128i *)(tfs + i + 8), _mm_unpacklo_epi16(h, zero));
+        _mm_storeu_si128((__m128i *)(tfs + i + 12), _mm_unpackhi_epi16(h, zero));
+        i += 16;
+        p += 16;
+    }
+#endif
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* 8 one-byte frequencies at a time (no continuation bit, no 0) */
     while (i + 8 <= n && end - p >= 8) {
