@@ -217,6 +217,19 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
             take_posting(seen, &sw, narrow, acc, tok, out, w,
                          score_taat(t, t->tfs[j], nb, filled), t->tfs[j]);
         }
+        if (score && !out && !tok && t->tfk_n && norms) {
+            /* the common case of a long pass, without its branches: every
+             * frequency up to tfk_n from the table */
+            const float *tk = t->tfk;
+            const uint32_t *docs = t->docs, *tfs = t->tfs;
+            uint32_t tn = t->tfk_n;
+            for (; j < end; j++) {
+                uint32_t d = docs[j], tf = tfs[j], w = d - lo;
+                acc[w] += tf - 1 < tn ? tk[(tf - 1) * 256 + norms[d]]
+                                      : fds__term_score_tf(t->b.c, tf, norms[d]);
+                seen_mark(seen, &sw, narrow, w);
+            }
+        }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j];
             take_posting(seen, &sw, narrow, acc, tok, out, d - lo,
