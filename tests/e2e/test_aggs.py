@@ -63,6 +63,52 @@ class Aggs(ServerTestCase):
         self.assertIn(reason_part, out["error"]["reason"])
         return out
 
+    def test_numeric_strings(self):
+        # Elasticsearch's parser coerces a string holding a number for a
+        # numeric parameter (AbstractXContentParser intValue / doubleValue):
+        # the same answers as the numbers; other strings are refused as its
+        # ObjectParser refuses them
+        pairs = (  # (with strings, with numbers)
+            ({"terms": {"field": "kw", "size": "1", "shard_size": "5",
+                        "min_doc_count": "2"}},
+             {"terms": {"field": "kw", "size": 1, "shard_size": 5,
+                        "min_doc_count": 2}}),
+            ({"histogram": {"field": "x", "interval": "2", "offset": "0.5",
+                            "min_doc_count": "1"}},
+             {"histogram": {"field": "x", "interval": 2, "offset": 0.5,
+                            "min_doc_count": 1}}),
+            ({"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                 "min_doc_count": "1"}},
+             {"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                 "min_doc_count": 1}}),
+            ({"cardinality": {"field": "kw", "precision_threshold": "100"}},
+             {"cardinality": {"field": "kw", "precision_threshold": 100}}),
+            ({"percentiles": {"field": "x", "percents": ["50"],
+                              "tdigest": {"compression": "200"}}},
+             {"percentiles": {"field": "x", "percents": [50],
+                              "tdigest": {"compression": 200}}}),
+            ({"composite": {"size": "2", "sources": [
+                {"h": {"histogram": {"field": "x", "interval": "2"}}}]}},
+             {"composite": {"size": 2, "sources": [
+                 {"h": {"histogram": {"field": "x", "interval": 2}}}]}}),
+        )
+        for strs, nums in pairs:
+            self.assertEqual(self.aggs({"m": strs})["m"], self.aggs({"m": nums})["m"], strs)
+        same = [p[0] for p in pairs]
+        self.assertEqual(self.aggs({"m": same[0]})["m"]["buckets"],
+                         [{"key": "GET", "doc_count": 3}])
+        for typ, key in (("terms", "size"), ("terms", "shard_size"),
+                         ("terms", "min_doc_count"),
+                         ("cardinality", "precision_threshold"),
+                         ("histogram", "interval")):
+            body = {"field": "x" if typ == "histogram" else "kw", key: "ten"}
+            if typ == "histogram":
+                body["interval"] = "ten"
+            self.err({"m": {typ: body}}, "x_content_parse_exception",
+                     "[%s] failed to parse field [%s]" % (typ, key))
+        self.err({"m": {"terms": {"field": "kw", "size": "-1"}}},
+                 "illegal_argument_exception", "[size] must be between")
+
     # ---- terms ---------------------------------------------------------------
 
     def test_terms_keyword(self):

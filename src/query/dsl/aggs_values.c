@@ -55,17 +55,39 @@ static int64_t now_ms(fds__dsl_ctx *c)
 
 /* ---- values ----------------------------------------------------------------- */
 
-/* A non-negative integer parameter. */
+/* A number parameter as Elasticsearch's parser reads one (XContentParser
+ * doubleValue, intValue, longValue with the default coercion): a JSON
+ * number, or a string holding one whole ("10", as Grafana's editor sends
+ * its settings).  False for anything else; *v is 0 then. */
+bool fds__aggp_double(const cJSON *p, double *v)
+{
+    *v = 0;
+    if (cJSON_IsNumber(p)) {
+        *v = p->valuedouble;
+        return true;
+    }
+    if (!cJSON_IsString(p) || !*p->valuestring)
+        return false;
+    char *end;
+    double x = strtod(p->valuestring, &end);
+    if (*end || isnan(x))
+        return false;
+    *v = x;
+    return true;
+}
+
+/* A non-negative integer parameter (a number or a string holding one). */
 int fds__aggp_count(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
                      const char *k, uint64_t max, uint64_t *out)
 {
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+    double d;
+    if (!fds__aggp_double(v, &d) || d != floor(d))
         return fds__aggp_bad_value(c, a, k);
-    if (v->valuedouble < 0 || v->valuedouble > (double)max)
+    if (d < 0 || d > (double)max)
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[%s] must be between 0 and %llu in [%s]", k,
                             (unsigned long long)max, a->name);
-    *out = (uint64_t)v->valuedouble;
+    *out = (uint64_t)d;
     return 0;
 }
 
