@@ -686,6 +686,64 @@ class MixedIndices(ServerTestCase):
         self.assertEqual(st, 400, out)
         self.assertEqual(out["error"]["type"], "illegal_argument_exception")
         self.assertIn("two different types", out["error"]["reason"])
+        self.check_unmapped_missing()
+
+    def search(self, path, aggs, status=200):
+        st, out, _ = self.req("POST", path, {"size": 0, "aggs": aggs})
+        self.assertEqual(st, status, out)
+        return out if status != 200 else out["aggregations"]
+
+    def check_unmapped_missing(self):
+        """`missing` on a field one index does not map: each of that index's
+        docs has the missing value, read as the aggregation's default type
+        (Elasticsearch's ValuesSourceConfig unmapped field case) -- Grafana's
+        logs volume splits by a level field with `missing: "unknown"` over
+        indices that may lack it; without `missing`, empty answers."""
+        # u-1 lacks f, u-2 maps it as keyword
+        a = self.search("/u-*/_search", {
+            "t": {"terms": {"field": "f", "missing": "unknown", "min_doc_count": 0}},
+            "m": {"missing": {"field": "f"}},
+            "c": {"cardinality": {"field": "f", "missing": "unknown"}},
+            "vc": {"value_count": {"field": "f", "missing": "unknown"}}})
+        self.assertEqual(a["t"]["buckets"], [{"key": "unknown", "doc_count": 1},
+                                             {"key": "x", "doc_count": 1}])
+        self.assertEqual((a["m"]["doc_count"], a["c"]["value"], a["vc"]["value"]),
+                         (1, 2, 2))
+        # one index, the field unmapped: every doc has the missing value
+        a = self.search("/u-1/_search", {
+            "t": {"terms": {"field": "f", "missing": "unknown"}},
+            "n": {"terms": {"field": "f", "missing": 5}},
+            "avg": {"avg": {"field": "f", "missing": 4}},
+            "h": {"histogram": {"field": "f", "interval": 10, "missing": 15}},
+            "d": {"date_histogram": {"field": "f", "calendar_interval": "1d",
+                                     "missing": "2026-01-02T03:00:00Z"}},
+            "r": {"range": {"field": "f", "missing": 5, "ranges": [{"to": 5}, {"from": 5}]}},
+            "m": {"missing": {"field": "f"}}})
+        self.assertEqual(a["t"]["buckets"], [{"key": "unknown", "doc_count": 1}])
+        self.assertEqual(a["n"]["buckets"], [{"key": "5", "doc_count": 1}])  # keyword
+        self.assertEqual(a["avg"], {"value": 4.0})
+        self.assertEqual(a["h"]["buckets"], [{"key": 10.0, "doc_count": 1}])
+        self.assertEqual(a["d"]["buckets"], [{"key_as_string": "2026-01-02T00:00:00.000Z",
+                                              "key": 1767312000000, "doc_count": 1}])
+        self.assertEqual([b["doc_count"] for b in a["r"]["buckets"]], [0, 1])
+        self.assertEqual(a["m"], {"doc_count": 1})
+        # without `missing`: empty buckets and null metrics, no failure
+        for path in ("/u-1/_search", "/u-*,v-1/_search"):
+            st, out, _ = self.req("POST", path, {"size": 0, "aggs": {
+                "t": {"terms": {"field": "nope"}}, "avg": {"avg": {"field": "nope"}},
+                "h": {"histogram": {"field": "nope", "interval": 1}},
+                "p": {"percentiles": {"field": "nope", "percents": [50]}},
+                "c": {"cardinality": {"field": "nope"}}}})
+            self.assertEqual((st, out["_shards"]["failed"]), (200, 0), out)
+            a = out["aggregations"]
+            self.assertEqual((a["t"]["buckets"], a["avg"]["value"], a["h"]["buckets"],
+                              a["p"]["values"], a["c"]["value"]),
+                             ([], None, [], {"50.0": None}, 0))
+        # a keyword missing value against a numeric field of another index:
+        # two key types, as Elasticsearch's reduce refuses them
+        out = self.search("/u-1,v-1/_search", {"t": {"terms": {"field": "f", "missing": 1}}},
+                          status=400)
+        self.assertIn("two different types", out["error"]["reason"])
 
 
 class MultiIndexTerms(ServerTestCase):

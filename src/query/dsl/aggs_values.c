@@ -153,12 +153,17 @@ int fds__aggp_number(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
                         k, a->name);
 }
 
-static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
+/* `missing`: the value of a doc without one.  On a field this index does
+ * not map every doc is without one, so each has the missing value, read as
+ * the aggregation's default values source type (Elasticsearch's
+ * ValuesSourceConfig "unmapped field case": keyword for terms, cardinality
+ * and value_count, date for date_histogram and date_range, numeric for
+ * the rest). */
+static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v, unsigned vs)
 {
     if (a->unmapped)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "[missing] on the unmapped field [%s] is not "
-                            "supported by fieldstore", a->field);
+        a->ftype = vs & FDS__VS_DATES ? FDS_FT_DATE
+                 : vs & FDS__VS_KEYWORD ? FDS_FT_KEYWORD : FDS_FT_DOUBLE;
     a->has_missing = true;
     if (a->ftype == FDS_FT_KEYWORD) {
         char buf[64];
@@ -423,7 +428,7 @@ int fds__aggp_each_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             !strcmp(k, "script_values"))
             rc = fds__aggp_unsupported(c, a, k);
         else if (!strcmp(k, "missing") && !(vs & FDS__VS_NO_MISSING))
-            rc = get_missing(c, a, e);
+            rc = get_missing(c, a, e, vs);
         else
             rc = fn(c, a, e, paths, st);
         if (rc)
