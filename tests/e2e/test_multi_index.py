@@ -4,6 +4,7 @@ allow_no_indices and expand_wildcards; hits, totals and pages merged across
 indices, each hit with its `_index`; a failing index as a shard failure.
 Daily indices (`logs-YYYY.MM.DD`, as rsyslog and syslog-ng write them) are
 the case it is for; the official Python client searches them too."""
+import collections
 import json
 import time
 import unittest
@@ -196,6 +197,44 @@ class MultiIndex(ServerTestCase):
         # a malformed body is refused even when no index matches
         out = self.search("/nomatch-*/_search", {"query": {"bogus": {}}}, status=400)
         self.assertEqual(out["error"]["type"], "parsing_exception")
+
+    def test_aggs_on_index_field(self):
+        # terms on the _index metadata field, as Kibana and Grafana split by
+        # index: one bucket per index, its docs the index's matches
+        # (Elasticsearch's ConstantIndexFieldData: every doc of an index has
+        # its name); cardinality and value_count read it too, `missing`
+        # finds no doc without it, a numeric aggregation refuses it
+        errors = collections.Counter(d[0] for d in self.docs if "error" in d[3])
+        errors["metrics"] = 1
+        out = self.search("/logs-*,metrics/_search?typed_keys", {
+            "size": 0, "query": {"match": {"msg": "error"}}, "aggs": {
+                "i": {"terms": {"field": "_index", "missing": "x"},
+                      "aggs": {"n": {"max": {"field": "n"}}}},
+                "all": {"terms": {"field": "_index", "min_doc_count": 0,
+                                  "order": {"_key": "desc"}, "size": 3}},
+                "c": {"cardinality": {"field": "_index"}},
+                "vc": {"value_count": {"field": "_index"}},
+                "m": {"missing": {"field": "_index"}},
+                "inc": {"terms": {"field": "_index", "include": ["metrics", DAYS[1]]}}}})
+        a = out["aggregations"]
+        want = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
+        self.assertEqual([(b["key"], b["doc_count"]) for b in a["sterms#i"]["buckets"]], want)
+        for b in a["sterms#i"]["buckets"]:
+            ns = [d[2] for d in self.docs if d[0] == b["key"] and "error" in d[3]]
+            self.assertEqual(b["max#n"]["value"], max(ns) if ns else None)
+        self.assertEqual([(b["key"], b["doc_count"]) for b in a["sterms#all"]["buckets"]],
+                         [("metrics", 1)] + [(d, errors[d]) for d in DAYS[::-1][:2]])
+        self.assertEqual(a["sterms#all"]["sum_other_doc_count"], errors[DAYS[0]])
+        self.assertEqual(a["cardinality#c"]["value"], len(errors))
+        self.assertEqual(a["value_count#vc"]["value"], sum(errors.values()))
+        self.assertEqual(a["missing#m"]["doc_count"], 0)
+        self.assertEqual([b["key"] for b in a["sterms#inc"]["buckets"]],
+                         sorted([DAYS[1], "metrics"], key=lambda k: (-errors[k], k)))
+        out = self.search("/logs-*/_search", {"size": 0, "aggs": {
+            "s": {"avg": {"field": "_index"}}}}, status=400)
+        self.assertEqual(out["error"]["reason"],
+                         "Field [_index] of type [_index] is not supported for "
+                         "aggregation [avg]")
 
     def test_count_is_exact_across_indices(self):
         # past the default track_total_hits (10,000): _count counts every match

@@ -161,6 +161,8 @@ int fds__aggp_number(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
  * the rest). */
 static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v, unsigned vs)
 {
+    if (a->index_field) /* every doc has a value: none is missing */
+        return 0;
     if (a->unmapped)
         a->ftype = vs & FDS__VS_DATES ? FDS_FT_DATE
                  : vs & FDS__VS_KEYWORD ? FDS_FT_KEYWORD : FDS_FT_DOUBLE;
@@ -181,7 +183,9 @@ static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v, unsigned vs)
     return rc;
 }
 
-/* The field of a values-source aggregation. */
+/* The field of a values-source aggregation.  `_index` (Kibana and
+ * Grafana split by index with terms on it) is a keyword whose one value in
+ * every doc of the index searched is its name. */
 int fds__aggp_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
 {
     if (!cJSON_IsString(v))
@@ -189,6 +193,13 @@ int fds__aggp_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
     a->field = strdup(v->valuestring);
     if (!a->field)
         return fds__aggp_oom(c);
+    if (!strcmp(a->field, "_index") && c->lim->index_name) {
+        a->index_field = a->has_missing = true;
+        a->ftype = FDS_FT_KEYWORD;
+        a->missing_len = strlen(c->lim->index_name);
+        a->missing_s = strdup(c->lim->index_name);
+        return a->missing_s ? 0 : fds__aggp_oom(c);
+    }
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, v->valuestring, &fb);
     if (!f) {
@@ -398,12 +409,14 @@ int fds__aggp_values_source(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "Field [%s] of type [%s] is not supported for "
                                 "aggregation [%s]", a->field,
-                                a->ftype == FDS_FT_KEYWORD ? "keyword" : "numeric",
+                                a->index_field ? "_index"
+                                : a->ftype == FDS_FT_KEYWORD ? "keyword" : "numeric",
                                 fds_agg_type_name(a->type));
     } else if (!(vs & FDS__VS_KEYWORD) && a->ftype == FDS_FT_KEYWORD) {
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "Field [%s] of type [keyword] is not supported for "
+                            "Field [%s] of type [%s] is not supported for "
                             "aggregation [%s]", a->field,
+                            a->index_field ? "_index" : "keyword",
                             fds_agg_type_name(a->type));
     }
     a->sigma = 2.0;
