@@ -151,11 +151,6 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
      * the request first */
     const char *ta = fds__req_param(r, "terminate_after");
     long long tav = 0;
-    if (ta && !count)
-        return fds__resp_errorf(o, 400, "illegal_argument_exception",
-                               "[terminate_after] is supported by _count only: "
-                               "a search would have to collect its hits from the "
-                               "first documents only");
     if (ta) {
         char *end;
         tav = strtoll(ta, &end, 10);

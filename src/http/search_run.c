@@ -176,8 +176,8 @@ static int parse_for(fds_req *r, const fds_mapping *m,
  * view a later one shares.  With several shards each keeps its best
  * from + size hits (the page is cut after the merge). */
 static void prepare_shard(fds_req *r, fds_shard_run *sh, const fds_shard_run *owner,
-                          bool count, bool several, const fds__search_hooks *hk,
-                          size_t k)
+                          bool count, uint64_t tav, bool several,
+                          const fds__search_hooks *hk, size_t k)
 {
     fds_err_clear(&sh->err);
     fds_index_settings set;
@@ -204,6 +204,14 @@ static void prepare_shard(fds_req *r, fds_shard_run *sh, const fds_shard_run *ow
                                                    &sh->err);
         if (!sh->rc && sh->index_boost != 1.0f)
             sh->rc = fds_search_request_boost(sh->req, sh->index_boost, &sh->err);
+        if (!sh->rc && tav) /* the URL's, over the body's */
+            sh->req->terminate_after = tav;
+        /* a scroll's later pages go on from a cursor the first page's
+         * collection would not have reached */
+        if (!sh->rc && hk && hk->scroll && sh->req->terminate_after)
+            sh->rc = fds_err_setk(&sh->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[terminate_after] is not supported in a "
+                                  "scroll context by fieldstore");
     }
     if (!sh->rc && hk && hk->prepare)
         sh->rc = hk->prepare(hk->arg, k, sh->ix, sh->req, &sh->err);
@@ -440,7 +448,7 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     fds_err e;
     fds_err_clear(&e);
     const char *st = fds__req_param(r, "search_type");
-    fds_shard_search s = {.terminate_after = tav, .clock = &SEARCH_CLOCK};
+    fds_shard_search s = {.clock = &SEARCH_CLOCK};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
     int prc = fds_shard_search_plan(routing, hk != NULL, ixs, n, &s);
     if (prc || !boosts) {
@@ -488,7 +496,7 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     for (size_t k = 0; k < s.n; k++)
         if (!s.sh[k].rc)
             prepare_shard(r, &s.sh[k], &s.sh[s.sh[k].owner ? k : fds_shard_search_owner_of(&s, k)],
-                          count, s.n > 1, hk, k);
+                          count, tav, s.n > 1, hk, k);
     const char *mcs = fds__req_param(r, "max_concurrent_shard_requests");
     long mc = mcs ? strtol(mcs, NULL, 10) : 0; /* checked by the handler */
     s.max_concurrent = mc > 0 && mc < (long)UINT_MAX ? (unsigned)mc : 0;
@@ -496,7 +504,7 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     free(ixs);
     fds_index_expr_filters_free(filters, n);
     free(boosts);
-    fds_shard_search_terminate_count(&s);
+    fds_shard_search_terminated(&s);
     size_t out_len = 0;
     char *out = NULL;
     bool wrapped = false;

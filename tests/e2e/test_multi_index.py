@@ -127,8 +127,43 @@ class MultiIndex(ServerTestCase):
         self.assertNotIn("terminated_early", self.search("/logs-*/_count"))
         out = self.search("/logs-*/_count?terminate_after=-1", status=400)
         self.assertIn("terminateAfter must be > 0", out["error"]["reason"])
-        out = self.search("/logs-*/_search?terminate_after=3", status=400)
-        self.assertIn("[terminate_after]", out["error"]["reason"])
+
+    def test_search_terminate_after(self):
+        # each index (shard) collects its first N matches in doc order --
+        # counted, aggregated, offered to the page -- and stops
+        # (Elasticsearch's QueryPhaseCollector); terminated_early when one
+        # did; the URL's value over the body's
+        def first(n, pred=lambda d: True):
+            out = []
+            for day in DAYS:
+                out += [d for d in self.docs if d[0] == day and pred(d)][:n]
+            return out
+
+        def check(out, docs, early):
+            self.assertEqual(out["terminated_early"], early)
+            self.assertEqual(out["hits"]["total"], {"value": len(docs), "relation": "eq"})
+            want = sorted(docs, key=lambda d: (-d[2], DAYS.index(d[0])))
+            self.assertEqual([h["_id"] for h in out["hits"]["hits"]], [d[1] for d in want])
+            self.assertEqual(out["aggregations"]["s"]["value"], float(sum(d[2] for d in docs)))
+
+        body = {"size": 50, "sort": [{"n": "desc"}], "aggs": {"s": {"sum": {"field": "n"}}}}
+        check(self.search("/logs-*/_search?terminate_after=4", body), first(4), True)
+        check(self.search("/logs-*/_search?terminate_after=2",
+                          dict(body, terminate_after=100)), first(2), True)
+        err = lambda d: "error" in d[3]
+        q = dict(body, query={"match": {"msg": "error"}})
+        check(self.search("/logs-*/_search", dict(q, terminate_after="2")), first(2, err), True)
+        check(self.search("/logs-*/_search", dict(q, terminate_after=100)), first(100, err),
+              False)
+        self.assertNotIn("terminated_early", self.search("/logs-*/_search", body))
+        # no shard has more than 11 docs
+        check(self.search("/logs-*/_search?terminate_after=11", body), first(11), False)
+        out = self.msearch([{"index": "logs-*"}, dict(body, terminate_after=1)])
+        check(out["responses"][0], first(1), True)
+        for bad, etype in ((-1, "illegal_argument_exception"),
+                           ("x", "x_content_parse_exception")):
+            out = self.search("/logs-*/_search", {"terminate_after": bad}, status=400)
+            self.assertEqual(out["error"]["type"], etype)
 
     def msearch(self, lines, path="/_msearch", status=200):
         body = "".join(json.dumps(l) + "\n" for l in lines)
