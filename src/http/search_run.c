@@ -250,41 +250,52 @@ static bool shard_level(const fds_err *e)
            e->kind == FDS_KIND_PARSE;
 }
 
-/* Every shard failed with a shard-level cause: 400
- * search_phase_execution_exception "all shards failed", root causes one
- * per distinct cause, failed_shards each shard's (grouped). */
-static void all_failed(fds_resp *o, const fds_shard_search *s)
+/* The failed shards of `s` as the search's failure (Elasticsearch's
+ * SearchPhaseExecutionException): search_phase_execution_exception with
+ * `reason` ("all shards failed" when every shard failed with a
+ * shard-level cause; "Partial shards failure" when some failed and
+ * allow_partial_search_results is false), root causes one per distinct
+ * cause, failed_shards each failed shard's (grouped); the status is the
+ * first failed shard's. */
+static void shards_failed(fds_resp *o, const fds_shard_search *s, const char *reason)
 {
     fds_strbuf b = {0};
     fds_strbuf_puts(&b, "{\"error\":{\"root_cause\":[");
+    const fds_shard_run *first = NULL;
     for (size_t i = 0; i < s->n; i++) {
-        bool seen = false;
+        bool seen = !s->sh[i].rc;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(s->sh[k].err.reason, s->sh[i].err.reason);
+            seen = s->sh[k].rc && !strcmp(s->sh[k].err.reason, s->sh[i].err.reason);
         if (seen)
             continue;
-        if (i)
+        if (first)
             fds_strbuf_puts(&b, ",");
+        first = first ? first : &s->sh[i];
         put_cause(&b, &s->sh[i]);
     }
-    fds_strbuf_puts(&b, "],\"type\":\"search_phase_execution_exception\","
-                        "\"reason\":\"all shards failed\",\"phase\":\"query\","
-                        "\"grouped\":true,\"failed_shards\":[");
+    fds_strbuf_puts(&b, "],\"type\":\"search_phase_execution_exception\",\"reason\":");
+    fds_strbuf_put_json_string(&b, reason, strlen(reason));
+    fds_strbuf_puts(&b, ",\"phase\":\"query\",\"grouped\":true,\"failed_shards\":[");
+    bool comma = false;
     for (size_t i = 0; i < s->n; i++) {
+        if (!s->sh[i].rc)
+            continue;
         const char *name = fds_index_name(s->sh[i].ix);
-        fds_strbuf_printf(&b, "%s{\"shard\":%u,\"index\":", i ? "," : "",
+        fds_strbuf_printf(&b, "%s{\"shard\":%u,\"index\":", comma ? "," : "",
                           s->sh[i].shard);
+        comma = true;
         fds_strbuf_put_json_string(&b, name, strlen(name));
         fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
         put_cause(&b, &s->sh[i]);
         fds_strbuf_puts(&b, "}");
     }
-    fds_strbuf_printf(&b, "]},\"status\":%d}", fds__http_status(&s->sh[0].err));
+    int status = first ? fds__http_status(&first->err) : 500;
+    fds_strbuf_printf(&b, "]},\"status\":%d}", status);
     if (b.oom) {
         free(b.p);
         return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds__resp_raw(o, fds__http_status(&s->sh[0].err), b.p, b.len, NULL);
+    fds__resp_raw(o, status, b.p, b.len, NULL);
 }
 
 /* `_shards.failures` of the shards that failed, as a JSON array text
@@ -511,9 +522,14 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     if (n && !s.nok) {
         e = s.sh[0].err; /* all shards failed: the first one's cause */
         if (shard_level(&e)) {
-            all_failed(o, &s);
+            shards_failed(o, &s, "all shards failed");
             wrapped = true;
         }
+    } else if (s.nok < s.n &&
+               !fds__req_param_bool(r, "allow_partial_search_results", true)) {
+        /* AbstractSearchAsyncAction: no partial answer asked for */
+        shards_failed(o, &s, "Partial shards failure");
+        wrapped = true;
     } else {
         out = render(r, &s, hk, count, t0, &out_len, &e);
     }

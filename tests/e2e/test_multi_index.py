@@ -201,8 +201,9 @@ class MultiIndex(ServerTestCase):
         self.assertIn("must be terminated by a newline", out["error"]["reason"])
         st, out, _ = self.req("POST", "/_msearch", '{}\n', {"Content-Type": "application/x-ndjson"})
         self.assertEqual(st, 400)
+        # allow_partial_search_results false with no failed shard: the answer
         out = self.msearch([{"index": "logs-*", "allow_partial_search_results": False}, {}])
-        self.assertEqual(out["responses"][0]["status"], 400)
+        self.assertEqual(out["responses"][0]["status"], 200)
         # a header index is a name or a list of names: a number is its
         # digits (no such index), anything else is refused, never "every index"
         out = self.msearch([{"index": 5}, {}, {"index": None}, {}, {"index": {}}, {},
@@ -338,6 +339,38 @@ class MultiIndex(ServerTestCase):
         out = self.search("/metrics,closed-1/_search?ignore_unavailable=true",
                           {"sort": [{"zz": "asc"}]}, status=400)
         self.assertEqual(len(out["error"]["root_cause"]), 1)
+
+    def test_allow_partial_search_results(self):
+        # false: a search with a failed shard fails whole, Elasticsearch's
+        # search_phase_execution_exception "Partial shards failure" with the
+        # failed shards only (AbstractSearchAsyncAction); true (the
+        # default) answers the others; the value is a boolean
+        body = {"sort": [{"n": "asc"}], "size": 1}
+        path = "/logs-*,metrics/_search"
+        for qs in ("", "?allow_partial_search_results=true"):
+            out = self.search(path + qs, body)
+            self.assertEqual(out["_shards"]["failed"], 1)
+        out = self.search(path + "?allow_partial_search_results=false", body, status=400)
+        err = out["error"]
+        self.assertEqual((err["type"], err["reason"], err["phase"], err["grouped"]),
+                         ("search_phase_execution_exception", "Partial shards failure",
+                          "query", True))
+        self.assertEqual([(f["index"], f["reason"]["type"]) for f in err["failed_shards"]],
+                         [("metrics", "query_shard_exception")])
+        self.assertEqual([c["index"] for c in err["root_cause"]], ["metrics"])
+        # no shard fails: the answer
+        out = self.search("/logs-*/_search?allow_partial_search_results=false", body)
+        self.assertEqual(out["hits"]["total"]["value"], sum(PER_DAY))
+        out = self.search(path + "?allow_partial_search_results=maybe", body, status=400)
+        self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+        # an _msearch header takes it too, item by item
+        out = self.msearch([{"index": "logs-*,metrics", "allow_partial_search_results": False},
+                            body, {"index": "logs-*,metrics"}, body])
+        r0, r1 = out["responses"]
+        self.assertEqual((r0["status"], r0["error"]["reason"]), (400, "Partial shards failure"))
+        self.assertEqual((r1["status"], r1["_shards"]["failed"]), (200, 1))
+        # _count does not take it, as Elasticsearch's RestCountAction
+        self.search("/logs-*/_count?allow_partial_search_results=false", status=400)
 
     def test_profile_one_index_only(self):
         self.search("/%s/_search" % DAYS[0], {"profile": True})
