@@ -247,7 +247,7 @@ static void put_cause(fds_strbuf *b, const fds_shard_run *sh)
 static bool shard_level(const fds_err *e)
 {
     return e->kind == FDS_KIND_QUERY_SHARD || e->kind == FDS_KIND_NUMBER_FORMAT ||
-           e->kind == FDS_KIND_PARSE;
+           e->kind == FDS_KIND_PARSE || e->kind == FDS_KIND_QUERY_PHASE;
 }
 
 /* The failed shards of `s` as the search's failure (Elasticsearch's
@@ -512,6 +512,9 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     long mc = mcs ? strtol(mcs, NULL, 10) : 0; /* checked by the handler */
     s.max_concurrent = mc > 0 && mc < (long)UINT_MAX ? (unsigned)mc : 0;
     fds_shard_search_query(&s);
+    bool partial = fds__req_param_bool(r, "allow_partial_search_results", true);
+    if (!partial)
+        fds_shard_search_no_partial(&s);
     free(ixs);
     fds_index_expr_filters_free(filters, n);
     free(boosts);
@@ -525,8 +528,7 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
             shards_failed(o, &s, "all shards failed");
             wrapped = true;
         }
-    } else if (s.nok < s.n &&
-               !fds__req_param_bool(r, "allow_partial_search_results", true)) {
+    } else if (s.nok < s.n && !partial) {
         /* AbstractSearchAsyncAction: no partial answer asked for */
         shards_failed(o, &s, "Partial shards failure");
         wrapped = true;

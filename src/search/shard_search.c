@@ -226,6 +226,23 @@ void fds_shard_search_query(fds_shard_search *s)
             s->ok[s->nok++] = (unsigned)i;
 }
 
+void fds_shard_search_no_partial(fds_shard_search *s)
+{
+    size_t w = 0;
+    for (size_t k = 0; k < s->nok; k++) {
+        fds_shard_run *sh = &s->sh[s->ok[k]];
+        if (!sh->res.timed_out) {
+            s->ok[w++] = s->ok[k];
+            continue;
+        }
+        fds_search_result_free(&sh->res);
+        sh->rc = fds_err_setk(&sh->err, FDS_ERANGE, FDS_KIND_QUERY_PHASE,
+                              "Time exceeded");
+        snprintf(sh->err.index, sizeof sh->err.index, "%s", fds_index_name(sh->ix));
+    }
+    s->nok = w;
+}
+
 void fds_shard_search_terminated(fds_shard_search *s)
 {
     for (size_t k = 0; k < s->nok; k++) {

@@ -118,6 +118,12 @@ void fds_shard_run_ready(fds_shard_run *sh, const fds_shard_run *owner,
  */
 void fds_shard_search_query(fds_shard_search *s);
 
+/* allow_partial_search_results false: a shard whose query phase its
+ * timeout stopped fails instead ("Time exceeded", kind QUERY_PHASE, as
+ * Elasticsearch's QueryPhase throws QueryPhaseExecutionException), and
+ * leaves s->ok. */
+void fds_shard_search_no_partial(fds_shard_search *s);
+
 /* After the query phase: s->terminate_after set when an answering shard's
  * request has one (the URL's, or else the body's), s->terminated_early when
  * it stopped a shard (each shard's run collects at most that many docs:

@@ -369,6 +369,20 @@ class MultiIndex(ServerTestCase):
         r0, r1 = out["responses"]
         self.assertEqual((r0["status"], r0["error"]["reason"]), (400, "Partial shards failure"))
         self.assertEqual((r1["status"], r1["_shards"]["failed"]), (200, 1))
+        # a shard its timeout stops fails instead of answering partially
+        # (QueryPhase's "Time exceeded"): every shard, so all failed
+        body = {"size": 0, "timeout": "1nanos"}
+        out = self.search("/logs-*/_search", body)
+        self.assertEqual((out["timed_out"], out["_shards"]["failed"]), (True, 0))
+        out = self.search("/logs-*/_search?allow_partial_search_results=false", body,
+                          status=500)
+        err = out["error"]
+        self.assertEqual((err["type"], err["reason"]),
+                         ("search_phase_execution_exception", "all shards failed"))
+        self.assertEqual({(f["index"], f["reason"]["type"], f["reason"]["reason"])
+                          for f in err["failed_shards"]},
+                         {(d, "query_phase_execution_exception", "Time exceeded")
+                          for d in DAYS})
         # _count does not take it, as Elasticsearch's RestCountAction
         self.search("/logs-*/_count?allow_partial_search_results=false", status=400)
 
