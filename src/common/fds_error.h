@@ -73,6 +73,8 @@ typedef enum fds_err_kind {
     FDS_KIND_TEMPLATE_MISSING, /* a legacy template named by get or delete */
     FDS_KIND_TOO_MANY_BUCKETS, /* aggregations past search.max_buckets */
     FDS_KIND_INDEX_BLOCK,      /* refused by an index.blocks.* setting (403) */
+    FDS_KIND_QUERY_PHASE,      /* a shard's query phase could not finish (its
+                                  timeout, partial results not allowed) */
     FDS_KIND_SOURCE_MISSING,   /* an update of a document kept without _source */
     FDS_KIND_COUNT_
 } fds_err_kind;

@@ -47,6 +47,7 @@ static const kind_row KIND_TABLE[FDS_KIND_COUNT_] = {
     [FDS_KIND_SOURCE_MISSING] = {400, "document_source_missing_exception"},
     [FDS_KIND_TOO_MANY_BUCKETS] = {400, "too_many_buckets_exception"},
     [FDS_KIND_INDEX_BLOCK] = {403, "cluster_block_exception"},
+    [FDS_KIND_QUERY_PHASE] = {500, "query_phase_execution_exception"},
 };
 
 static const kind_row *row_of(const fds_err *e)

@@ -117,7 +117,7 @@ void fds__req_path(fds_req *r, char *buf, size_t cap)
  * Elasticsearch's Booleans.parseBoolean refuses it, so that `?profile=yes`
  * is an error rather than a silent false. */
 static const char *const BOOL_PARAMS[] = {
-    "create", "detailed", "flat_settings", "include_defaults",
+    "allow_partial_search_results", "create", "detailed", "flat_settings", "include_defaults",
     "include_empty_fields", "include_unmapped", "keep_on_completion",
     "preserve_existing", "profile", "reopen", "request_cache",
     "require_alias", "rest_total_hits_as_int", "ts", "typed_keys", "v",

@@ -24,14 +24,16 @@
 #include "search_stats.h"
 #include "shard_search.h"
 
-/* "scroll" and "profile" first: `_count` takes the list without them.
+/* "scroll", "profile" and "allow_partial_search_results" (false: a search
+ * with a failed shard fails whole) first: `_count` takes the list without
+ * them, `_async_search` without "scroll".
  * routing narrows the shards searched; preference (one copy of each
  * shard), request_cache, search_type, batched_reduce_size and
  * ccs_minimize_roundtrips change nothing an answer shows; typed_keys names
  * the aggregations "type#name"; ignore_throttled skips frozen indices, and
  * no index here is frozen (OpenSearch Dashboards and Grafana send it). */
 static const char *const SEARCH_OK_PARAMS[] = {
-    "scroll", "profile", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
+    "scroll", "profile", "allow_partial_search_results", "size", "from", "df", "default_operator", "q", "track_total_hits", "_source",
     "_source_includes", "_source_excludes", "sort", "explain", "version",
     "seq_no_primary_term", "stored_fields", "track_scores", "routing",
     "preference", "request_cache", "allow_no_indices", "ignore_unavailable",
@@ -113,7 +115,7 @@ void fds__h_search_shards(fds_req *r, fds_resp *o)
 void fds__h_search(fds_req *r, fds_resp *o, bool count)
 {
     long long t0 = (long long)fds_mono_us();
-    if (!fds__req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 2 : 0)))
+    if (!fds__req_check_params(r, o, SEARCH_OK_PARAMS + (count ? 3 : 0)))
         return;
     /* the parameters that change nothing an answer shows still take only
      * the values Elasticsearch takes (RestSearchAction parses them) */
@@ -151,11 +153,6 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
      * the request first */
     const char *ta = fds__req_param(r, "terminate_after");
     long long tav = 0;
-    if (ta && !count)
-        return fds__resp_errorf(o, 400, "illegal_argument_exception",
-                               "[terminate_after] is supported by _count only: "
-                               "a search would have to collect its hits from the "
-                               "first documents only");
     if (ta) {
         char *end;
         tav = strtoll(ta, &end, 10);
@@ -255,7 +252,7 @@ static const char *const MSEARCH_PASSED[] = {"rest_total_hits_as_int",
 static const char *const MSEARCH_HEADER_KEYS[] = {
     "search_type", "preference", "routing", "request_cache",
     "ignore_unavailable", "allow_no_indices", "expand_wildcards",
-    "ccs_minimize_roundtrips", "ignore_throttled"};
+    "ccs_minimize_roundtrips", "ignore_throttled", "allow_partial_search_results"};
 
 #define MSEARCH_KV_MAX 16 /* parameters of one item */
 
@@ -297,17 +294,6 @@ static void msearch_item(fds_req *r, const cJSON *h, const char *b, size_t bl,
             }
             free(index);
             index = ib.p ? ib.p : strdup("");
-            continue;
-        }
-        if (!strcmp(k, "allow_partial_search_results")) {
-            if (cJSON_IsFalse(it) ||
-                (cJSON_IsString(it) && !strcmp(it->valuestring, "false"))) {
-                free(index);
-                return fds__resp_errorf(o, 400, "illegal_argument_exception",
-                                       "[allow_partial_search_results] false is "
-                                       "not supported: a failed index is reported "
-                                       "in _shards.failures");
-            }
             continue;
         }
         size_t j = 0;
@@ -390,8 +376,7 @@ static bool msearch_header_ok(const cJSON *h, fds_resp *o)
     const cJSON *it;
     cJSON_ArrayForEach(it, h) {
         const char *k = it->string;
-        bool known = !strcmp(k, "index") || !strcmp(k, "indices") ||
-                     !strcmp(k, "allow_partial_search_results");
+        bool known = !strcmp(k, "index") || !strcmp(k, "indices");
         for (size_t j = 0; !known && j < sizeof MSEARCH_HEADER_KEYS /
                                               sizeof *MSEARCH_HEADER_KEYS; j++)
             known = !strcmp(k, MSEARCH_HEADER_KEYS[j]);

@@ -507,6 +507,9 @@ char *fds_search_render(const fds_search_request *req,
     bool expl = explain_printable(res);
     fds_strbuf_printf(&b, "{\"took\":%ld,\"timed_out\":%s,", took_ms,
                       res->timed_out ? "true" : "false");
+    if (hs->shards && hs->shards->terminated_early >= 0)
+        fds_strbuf_printf(&b, "\"terminated_early\":%s,",
+                          hs->shards->terminated_early ? "true" : "false");
     sb_shards(&b, hs->shards);
     fds_strbuf_puts(&b, ",\"hits\":{");
     if (req->track_total != FDS_TRACK_TOTAL_NONE && req->total_as_int)

@@ -51,8 +51,8 @@ typedef const fds_search_request *(*fds__req_of_fn)(void *arg, uint32_t seg);
 typedef struct fds_shards_info {
     unsigned total, failed;
     const char *failures;
-    /* `_count` with terminate_after: -1 not asked, else whether a shard
-     * stopped counting at it (printed as "terminated_early") */
+    /* terminate_after (`_search`, `_count`): -1 not asked, else whether a
+     * shard stopped collecting at it (printed as "terminated_early") */
     int terminated_early;
 } fds_shards_info;
 

@@ -176,8 +176,8 @@ static int parse_for(fds_req *r, const fds_mapping *m,
  * view a later one shares.  With several shards each keeps its best
  * from + size hits (the page is cut after the merge). */
 static void prepare_shard(fds_req *r, fds_shard_run *sh, const fds_shard_run *owner,
-                          bool count, bool several, const fds__search_hooks *hk,
-                          size_t k)
+                          bool count, uint64_t tav, bool several,
+                          const fds__search_hooks *hk, size_t k)
 {
     fds_err_clear(&sh->err);
     fds_index_settings set;
@@ -204,6 +204,14 @@ static void prepare_shard(fds_req *r, fds_shard_run *sh, const fds_shard_run *ow
                                                    &sh->err);
         if (!sh->rc && sh->index_boost != 1.0f)
             sh->rc = fds_search_request_boost(sh->req, sh->index_boost, &sh->err);
+        if (!sh->rc && tav) /* the URL's, over the body's */
+            sh->req->terminate_after = tav;
+        /* a scroll's later pages go on from a cursor the first page's
+         * collection would not have reached */
+        if (!sh->rc && hk && hk->scroll && sh->req->terminate_after)
+            sh->rc = fds_err_setk(&sh->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                                  "[terminate_after] is not supported in a "
+                                  "scroll context by fieldstore");
     }
     if (!sh->rc && hk && hk->prepare)
         sh->rc = hk->prepare(hk->arg, k, sh->ix, sh->req, &sh->err);
@@ -239,44 +247,55 @@ static void put_cause(fds_strbuf *b, const fds_shard_run *sh)
 static bool shard_level(const fds_err *e)
 {
     return e->kind == FDS_KIND_QUERY_SHARD || e->kind == FDS_KIND_NUMBER_FORMAT ||
-           e->kind == FDS_KIND_PARSE;
+           e->kind == FDS_KIND_PARSE || e->kind == FDS_KIND_QUERY_PHASE;
 }
 
-/* Every shard failed with a shard-level cause: 400
- * search_phase_execution_exception "all shards failed", root causes one
- * per distinct cause, failed_shards each shard's (grouped). */
-static void all_failed(fds_resp *o, const fds_shard_search *s)
+/* The failed shards of `s` as the search's failure (Elasticsearch's
+ * SearchPhaseExecutionException): search_phase_execution_exception with
+ * `reason` ("all shards failed" when every shard failed with a
+ * shard-level cause; "Partial shards failure" when some failed and
+ * allow_partial_search_results is false), root causes one per distinct
+ * cause, failed_shards each failed shard's (grouped); the status is the
+ * first failed shard's. */
+static void shards_failed(fds_resp *o, const fds_shard_search *s, const char *reason)
 {
     fds_strbuf b = {0};
     fds_strbuf_puts(&b, "{\"error\":{\"root_cause\":[");
+    const fds_shard_run *first = NULL;
     for (size_t i = 0; i < s->n; i++) {
-        bool seen = false;
+        bool seen = !s->sh[i].rc;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(s->sh[k].err.reason, s->sh[i].err.reason);
+            seen = s->sh[k].rc && !strcmp(s->sh[k].err.reason, s->sh[i].err.reason);
         if (seen)
             continue;
-        if (i)
+        if (first)
             fds_strbuf_puts(&b, ",");
+        first = first ? first : &s->sh[i];
         put_cause(&b, &s->sh[i]);
     }
-    fds_strbuf_puts(&b, "],\"type\":\"search_phase_execution_exception\","
-                        "\"reason\":\"all shards failed\",\"phase\":\"query\","
-                        "\"grouped\":true,\"failed_shards\":[");
+    fds_strbuf_puts(&b, "],\"type\":\"search_phase_execution_exception\",\"reason\":");
+    fds_strbuf_put_json_string(&b, reason, strlen(reason));
+    fds_strbuf_puts(&b, ",\"phase\":\"query\",\"grouped\":true,\"failed_shards\":[");
+    bool comma = false;
     for (size_t i = 0; i < s->n; i++) {
+        if (!s->sh[i].rc)
+            continue;
         const char *name = fds_index_name(s->sh[i].ix);
-        fds_strbuf_printf(&b, "%s{\"shard\":%u,\"index\":", i ? "," : "",
+        fds_strbuf_printf(&b, "%s{\"shard\":%u,\"index\":", comma ? "," : "",
                           s->sh[i].shard);
+        comma = true;
         fds_strbuf_put_json_string(&b, name, strlen(name));
         fds_strbuf_puts(&b, ",\"node\":\"" FDS__NODE_ID "\",\"reason\":");
         put_cause(&b, &s->sh[i]);
         fds_strbuf_puts(&b, "}");
     }
-    fds_strbuf_printf(&b, "]},\"status\":%d}", fds__http_status(&s->sh[0].err));
+    int status = first ? fds__http_status(&first->err) : 500;
+    fds_strbuf_printf(&b, "]},\"status\":%d}", status);
     if (b.oom) {
         free(b.p);
         return fds__resp_errorf(o, 500, "exception", "out of memory");
     }
-    fds__resp_raw(o, fds__http_status(&s->sh[0].err), b.p, b.len, NULL);
+    fds__resp_raw(o, status, b.p, b.len, NULL);
 }
 
 /* `_shards.failures` of the shards that failed, as a JSON array text
@@ -440,7 +459,7 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     fds_err e;
     fds_err_clear(&e);
     const char *st = fds__req_param(r, "search_type");
-    fds_shard_search s = {.terminate_after = tav, .clock = &SEARCH_CLOCK};
+    fds_shard_search s = {.clock = &SEARCH_CLOCK};
     float *boosts = calloc(n ? n : 1, sizeof *boosts);
     int prc = fds_shard_search_plan(routing, hk != NULL, ixs, n, &s);
     if (prc || !boosts) {
@@ -488,24 +507,31 @@ void fds__search_shards(fds_req *r, fds_resp *o, fds_index **ixs,
     for (size_t k = 0; k < s.n; k++)
         if (!s.sh[k].rc)
             prepare_shard(r, &s.sh[k], &s.sh[s.sh[k].owner ? k : fds_shard_search_owner_of(&s, k)],
-                          count, s.n > 1, hk, k);
+                          count, tav, s.n > 1, hk, k);
     const char *mcs = fds__req_param(r, "max_concurrent_shard_requests");
     long mc = mcs ? strtol(mcs, NULL, 10) : 0; /* checked by the handler */
     s.max_concurrent = mc > 0 && mc < (long)UINT_MAX ? (unsigned)mc : 0;
     fds_shard_search_query(&s);
+    bool partial = fds__req_param_bool(r, "allow_partial_search_results", true);
+    if (!partial)
+        fds_shard_search_no_partial(&s);
     free(ixs);
     fds_index_expr_filters_free(filters, n);
     free(boosts);
-    fds_shard_search_terminate_count(&s);
+    fds_shard_search_terminated(&s);
     size_t out_len = 0;
     char *out = NULL;
     bool wrapped = false;
     if (n && !s.nok) {
         e = s.sh[0].err; /* all shards failed: the first one's cause */
         if (shard_level(&e)) {
-            all_failed(o, &s);
+            shards_failed(o, &s, "all shards failed");
             wrapped = true;
         }
+    } else if (s.nok < s.n && !partial) {
+        /* AbstractSearchAsyncAction: no partial answer asked for */
+        shards_failed(o, &s, "Partial shards failure");
+        wrapped = true;
     } else {
         out = render(r, &s, hk, count, t0, &out_len, &e);
     }

@@ -306,6 +306,8 @@ typedef struct fds_search_result {
                                     matches (nhits entries), NULL unless
                                     the query names some */
     bool timed_out;        /* the request's timeout stopped it: partial */
+    bool terminated_early; /* terminate_after stopped it (Lucene's
+                              EarlyTerminatingCollector) */
     /* the request's aggregations over every matching doc, this shard's
      * partial form (aggs.h: fds_aggs_reduce finishes it); NULL without */
     struct fds_agg_result *aggs;

@@ -226,16 +226,30 @@ void fds_shard_search_query(fds_shard_search *s)
             s->ok[s->nok++] = (unsigned)i;
 }
 
-/* terminate_after on `_count`: each shard stops at that many documents, so
- * its count is the smaller of the two (exact: counting visits every match). */
-void fds_shard_search_terminate_count(fds_shard_search *s)
+void fds_shard_search_no_partial(fds_shard_search *s)
 {
-    for (size_t k = 0; s->terminate_after && k < s->nok; k++) {
-        fds_search_result *res = &s->sh[s->ok[k]].res;
-        if (res->total >= s->terminate_after) {
-            res->total = s->terminate_after;
-            s->terminated_early = true;
+    size_t w = 0;
+    for (size_t k = 0; k < s->nok; k++) {
+        fds_shard_run *sh = &s->sh[s->ok[k]];
+        if (!sh->res.timed_out) {
+            s->ok[w++] = s->ok[k];
+            continue;
         }
+        fds_search_result_free(&sh->res);
+        sh->rc = fds_err_setk(&sh->err, FDS_ERANGE, FDS_KIND_QUERY_PHASE,
+                              "Time exceeded");
+        snprintf(sh->err.index, sizeof sh->err.index, "%s", fds_index_name(sh->ix));
+    }
+    s->nok = w;
+}
+
+void fds_shard_search_terminated(fds_shard_search *s)
+{
+    for (size_t k = 0; k < s->nok; k++) {
+        const fds_shard_run *sh = &s->sh[s->ok[k]];
+        if (sh->req && sh->req->terminate_after)
+            s->terminate_after = sh->req->terminate_after;
+        s->terminated_early |= sh->res.terminated_early;
     }
 }
 

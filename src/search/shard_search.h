@@ -73,7 +73,7 @@ typedef struct fds_shard_search {
     size_t nok;
     unsigned *ok;  /* indices into sh of the shards that answered */
     uint64_t fetch_ns;           /* the fetch phase (the caller's render) */
-    uint64_t terminate_after;    /* _count: docs counted per shard at most; 0 = all */
+    uint64_t terminate_after;    /* docs collected per shard at most; 0 = all */
     unsigned max_concurrent;     /* shards queried at once at most
                                     (max_concurrent_shard_requests); 0 = one
                                     per online core */
@@ -118,9 +118,17 @@ void fds_shard_run_ready(fds_shard_run *sh, const fds_shard_run *owner,
  */
 void fds_shard_search_query(fds_shard_search *s);
 
-/* terminate_after on `_count`: each shard stops at that many documents, so
- * its count is the smaller of the two (exact: counting visits every match). */
-void fds_shard_search_terminate_count(fds_shard_search *s);
+/* allow_partial_search_results false: a shard whose query phase its
+ * timeout stopped fails instead ("Time exceeded", kind QUERY_PHASE, as
+ * Elasticsearch's QueryPhase throws QueryPhaseExecutionException), and
+ * leaves s->ok. */
+void fds_shard_search_no_partial(fds_shard_search *s);
+
+/* After the query phase: s->terminate_after set when an answering shard's
+ * request has one (the URL's, or else the body's), s->terminated_early when
+ * it stopped a shard (each shard's run collects at most that many docs:
+ * fds_search_request.terminate_after). */
+void fds_shard_search_terminated(fds_shard_search *s);
 
 /*
  * The answering shards' hits merged into `out` (hits and explanations

@@ -63,6 +63,52 @@ class Aggs(ServerTestCase):
         self.assertIn(reason_part, out["error"]["reason"])
         return out
 
+    def test_numeric_strings(self):
+        # Elasticsearch's parser coerces a string holding a number for a
+        # numeric parameter (AbstractXContentParser intValue / doubleValue):
+        # the same answers as the numbers; other strings are refused as its
+        # ObjectParser refuses them
+        pairs = (  # (with strings, with numbers)
+            ({"terms": {"field": "kw", "size": "1", "shard_size": "5",
+                        "min_doc_count": "2"}},
+             {"terms": {"field": "kw", "size": 1, "shard_size": 5,
+                        "min_doc_count": 2}}),
+            ({"histogram": {"field": "x", "interval": "2", "offset": "0.5",
+                            "min_doc_count": "1"}},
+             {"histogram": {"field": "x", "interval": 2, "offset": 0.5,
+                            "min_doc_count": 1}}),
+            ({"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                 "min_doc_count": "1"}},
+             {"date_histogram": {"field": "t", "fixed_interval": "1d",
+                                 "min_doc_count": 1}}),
+            ({"cardinality": {"field": "kw", "precision_threshold": "100"}},
+             {"cardinality": {"field": "kw", "precision_threshold": 100}}),
+            ({"percentiles": {"field": "x", "percents": ["50"],
+                              "tdigest": {"compression": "200"}}},
+             {"percentiles": {"field": "x", "percents": [50],
+                              "tdigest": {"compression": 200}}}),
+            ({"composite": {"size": "2", "sources": [
+                {"h": {"histogram": {"field": "x", "interval": "2"}}}]}},
+             {"composite": {"size": 2, "sources": [
+                 {"h": {"histogram": {"field": "x", "interval": 2}}}]}}),
+        )
+        for strs, nums in pairs:
+            self.assertEqual(self.aggs({"m": strs})["m"], self.aggs({"m": nums})["m"], strs)
+        same = [p[0] for p in pairs]
+        self.assertEqual(self.aggs({"m": same[0]})["m"]["buckets"],
+                         [{"key": "GET", "doc_count": 3}])
+        for typ, key in (("terms", "size"), ("terms", "shard_size"),
+                         ("terms", "min_doc_count"),
+                         ("cardinality", "precision_threshold"),
+                         ("histogram", "interval")):
+            body = {"field": "x" if typ == "histogram" else "kw", key: "ten"}
+            if typ == "histogram":
+                body["interval"] = "ten"
+            self.err({"m": {typ: body}}, "x_content_parse_exception",
+                     "[%s] failed to parse field [%s]" % (typ, key))
+        self.err({"m": {"terms": {"field": "kw", "size": "-1"}}},
+                 "illegal_argument_exception", "[size] must be between")
+
     # ---- terms ---------------------------------------------------------------
 
     def test_terms_keyword(self):
@@ -639,6 +685,64 @@ class MixedIndices(ServerTestCase):
             "t": {"terms": {"field": "f"}}}})
         self.assertEqual(st, 400, out)
         self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+        self.assertIn("two different types", out["error"]["reason"])
+        self.check_unmapped_missing()
+
+    def search(self, path, aggs, status=200):
+        st, out, _ = self.req("POST", path, {"size": 0, "aggs": aggs})
+        self.assertEqual(st, status, out)
+        return out if status != 200 else out["aggregations"]
+
+    def check_unmapped_missing(self):
+        """`missing` on a field one index does not map: each of that index's
+        docs has the missing value, read as the aggregation's default type
+        (Elasticsearch's ValuesSourceConfig unmapped field case) -- Grafana's
+        logs volume splits by a level field with `missing: "unknown"` over
+        indices that may lack it; without `missing`, empty answers."""
+        # u-1 lacks f, u-2 maps it as keyword
+        a = self.search("/u-*/_search", {
+            "t": {"terms": {"field": "f", "missing": "unknown", "min_doc_count": 0}},
+            "m": {"missing": {"field": "f"}},
+            "c": {"cardinality": {"field": "f", "missing": "unknown"}},
+            "vc": {"value_count": {"field": "f", "missing": "unknown"}}})
+        self.assertEqual(a["t"]["buckets"], [{"key": "unknown", "doc_count": 1},
+                                             {"key": "x", "doc_count": 1}])
+        self.assertEqual((a["m"]["doc_count"], a["c"]["value"], a["vc"]["value"]),
+                         (1, 2, 2))
+        # one index, the field unmapped: every doc has the missing value
+        a = self.search("/u-1/_search", {
+            "t": {"terms": {"field": "f", "missing": "unknown"}},
+            "n": {"terms": {"field": "f", "missing": 5}},
+            "avg": {"avg": {"field": "f", "missing": 4}},
+            "h": {"histogram": {"field": "f", "interval": 10, "missing": 15}},
+            "d": {"date_histogram": {"field": "f", "calendar_interval": "1d",
+                                     "missing": "2026-01-02T03:00:00Z"}},
+            "r": {"range": {"field": "f", "missing": 5, "ranges": [{"to": 5}, {"from": 5}]}},
+            "m": {"missing": {"field": "f"}}})
+        self.assertEqual(a["t"]["buckets"], [{"key": "unknown", "doc_count": 1}])
+        self.assertEqual(a["n"]["buckets"], [{"key": "5", "doc_count": 1}])  # keyword
+        self.assertEqual(a["avg"], {"value": 4.0})
+        self.assertEqual(a["h"]["buckets"], [{"key": 10.0, "doc_count": 1}])
+        self.assertEqual(a["d"]["buckets"], [{"key_as_string": "2026-01-02T00:00:00.000Z",
+                                              "key": 1767312000000, "doc_count": 1}])
+        self.assertEqual([b["doc_count"] for b in a["r"]["buckets"]], [0, 1])
+        self.assertEqual(a["m"], {"doc_count": 1})
+        # without `missing`: empty buckets and null metrics, no failure
+        for path in ("/u-1/_search", "/u-*,v-1/_search"):
+            st, out, _ = self.req("POST", path, {"size": 0, "aggs": {
+                "t": {"terms": {"field": "nope"}}, "avg": {"avg": {"field": "nope"}},
+                "h": {"histogram": {"field": "nope", "interval": 1}},
+                "p": {"percentiles": {"field": "nope", "percents": [50]}},
+                "c": {"cardinality": {"field": "nope"}}}})
+            self.assertEqual((st, out["_shards"]["failed"]), (200, 0), out)
+            a = out["aggregations"]
+            self.assertEqual((a["t"]["buckets"], a["avg"]["value"], a["h"]["buckets"],
+                              a["p"]["values"], a["c"]["value"]),
+                             ([], None, [], {"50.0": None}, 0))
+        # a keyword missing value against a numeric field of another index:
+        # two key types, as Elasticsearch's reduce refuses them
+        out = self.search("/u-1,v-1/_search", {"t": {"terms": {"field": "f", "missing": 1}}},
+                          status=400)
         self.assertIn("two different types", out["error"]["reason"])
 
 

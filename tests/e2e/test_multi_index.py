@@ -4,6 +4,7 @@ allow_no_indices and expand_wildcards; hits, totals and pages merged across
 indices, each hit with its `_index`; a failing index as a shard failure.
 Daily indices (`logs-YYYY.MM.DD`, as rsyslog and syslog-ng write them) are
 the case it is for; the official Python client searches them too."""
+import collections
 import json
 import time
 import unittest
@@ -126,8 +127,43 @@ class MultiIndex(ServerTestCase):
         self.assertNotIn("terminated_early", self.search("/logs-*/_count"))
         out = self.search("/logs-*/_count?terminate_after=-1", status=400)
         self.assertIn("terminateAfter must be > 0", out["error"]["reason"])
-        out = self.search("/logs-*/_search?terminate_after=3", status=400)
-        self.assertIn("[terminate_after]", out["error"]["reason"])
+
+    def test_search_terminate_after(self):
+        # each index (shard) collects its first N matches in doc order --
+        # counted, aggregated, offered to the page -- and stops
+        # (Elasticsearch's QueryPhaseCollector); terminated_early when one
+        # did; the URL's value over the body's
+        def first(n, pred=lambda d: True):
+            out = []
+            for day in DAYS:
+                out += [d for d in self.docs if d[0] == day and pred(d)][:n]
+            return out
+
+        def check(out, docs, early):
+            self.assertEqual(out["terminated_early"], early)
+            self.assertEqual(out["hits"]["total"], {"value": len(docs), "relation": "eq"})
+            want = sorted(docs, key=lambda d: (-d[2], DAYS.index(d[0])))
+            self.assertEqual([h["_id"] for h in out["hits"]["hits"]], [d[1] for d in want])
+            self.assertEqual(out["aggregations"]["s"]["value"], float(sum(d[2] for d in docs)))
+
+        body = {"size": 50, "sort": [{"n": "desc"}], "aggs": {"s": {"sum": {"field": "n"}}}}
+        check(self.search("/logs-*/_search?terminate_after=4", body), first(4), True)
+        check(self.search("/logs-*/_search?terminate_after=2",
+                          dict(body, terminate_after=100)), first(2), True)
+        err = lambda d: "error" in d[3]
+        q = dict(body, query={"match": {"msg": "error"}})
+        check(self.search("/logs-*/_search", dict(q, terminate_after="2")), first(2, err), True)
+        check(self.search("/logs-*/_search", dict(q, terminate_after=100)), first(100, err),
+              False)
+        self.assertNotIn("terminated_early", self.search("/logs-*/_search", body))
+        # no shard has more than 11 docs
+        check(self.search("/logs-*/_search?terminate_after=11", body), first(11), False)
+        out = self.msearch([{"index": "logs-*"}, dict(body, terminate_after=1)])
+        check(out["responses"][0], first(1), True)
+        for bad, etype in ((-1, "illegal_argument_exception"),
+                           ("x", "x_content_parse_exception")):
+            out = self.search("/logs-*/_search", {"terminate_after": bad}, status=400)
+            self.assertEqual(out["error"]["type"], etype)
 
     def msearch(self, lines, path="/_msearch", status=200):
         body = "".join(json.dumps(l) + "\n" for l in lines)
@@ -165,8 +201,9 @@ class MultiIndex(ServerTestCase):
         self.assertIn("must be terminated by a newline", out["error"]["reason"])
         st, out, _ = self.req("POST", "/_msearch", '{}\n', {"Content-Type": "application/x-ndjson"})
         self.assertEqual(st, 400)
+        # allow_partial_search_results false with no failed shard: the answer
         out = self.msearch([{"index": "logs-*", "allow_partial_search_results": False}, {}])
-        self.assertEqual(out["responses"][0]["status"], 400)
+        self.assertEqual(out["responses"][0]["status"], 200)
         # a header index is a name or a list of names: a number is its
         # digits (no such index), anything else is refused, never "every index"
         out = self.msearch([{"index": 5}, {}, {"index": None}, {}, {"index": {}}, {},
@@ -196,6 +233,44 @@ class MultiIndex(ServerTestCase):
         # a malformed body is refused even when no index matches
         out = self.search("/nomatch-*/_search", {"query": {"bogus": {}}}, status=400)
         self.assertEqual(out["error"]["type"], "parsing_exception")
+
+    def test_aggs_on_index_field(self):
+        # terms on the _index metadata field, as Kibana and Grafana split by
+        # index: one bucket per index, its docs the index's matches
+        # (Elasticsearch's ConstantIndexFieldData: every doc of an index has
+        # its name); cardinality and value_count read it too, `missing`
+        # finds no doc without it, a numeric aggregation refuses it
+        errors = collections.Counter(d[0] for d in self.docs if "error" in d[3])
+        errors["metrics"] = 1
+        out = self.search("/logs-*,metrics/_search?typed_keys", {
+            "size": 0, "query": {"match": {"msg": "error"}}, "aggs": {
+                "i": {"terms": {"field": "_index", "missing": "x"},
+                      "aggs": {"n": {"max": {"field": "n"}}}},
+                "all": {"terms": {"field": "_index", "min_doc_count": 0,
+                                  "order": {"_key": "desc"}, "size": 3}},
+                "c": {"cardinality": {"field": "_index"}},
+                "vc": {"value_count": {"field": "_index"}},
+                "m": {"missing": {"field": "_index"}},
+                "inc": {"terms": {"field": "_index", "include": ["metrics", DAYS[1]]}}}})
+        a = out["aggregations"]
+        want = sorted(errors.items(), key=lambda kv: (-kv[1], kv[0]))
+        self.assertEqual([(b["key"], b["doc_count"]) for b in a["sterms#i"]["buckets"]], want)
+        for b in a["sterms#i"]["buckets"]:
+            ns = [d[2] for d in self.docs if d[0] == b["key"] and "error" in d[3]]
+            self.assertEqual(b["max#n"]["value"], max(ns) if ns else None)
+        self.assertEqual([(b["key"], b["doc_count"]) for b in a["sterms#all"]["buckets"]],
+                         [("metrics", 1)] + [(d, errors[d]) for d in DAYS[::-1][:2]])
+        self.assertEqual(a["sterms#all"]["sum_other_doc_count"], errors[DAYS[0]])
+        self.assertEqual(a["cardinality#c"]["value"], len(errors))
+        self.assertEqual(a["value_count#vc"]["value"], sum(errors.values()))
+        self.assertEqual(a["missing#m"]["doc_count"], 0)
+        self.assertEqual([b["key"] for b in a["sterms#inc"]["buckets"]],
+                         sorted([DAYS[1], "metrics"], key=lambda k: (-errors[k], k)))
+        out = self.search("/logs-*/_search", {"size": 0, "aggs": {
+            "s": {"avg": {"field": "_index"}}}}, status=400)
+        self.assertEqual(out["error"]["reason"],
+                         "Field [_index] of type [_index] is not supported for "
+                         "aggregation [avg]")
 
     def test_count_is_exact_across_indices(self):
         # past the default track_total_hits (10,000): _count counts every match
@@ -264,6 +339,52 @@ class MultiIndex(ServerTestCase):
         out = self.search("/metrics,closed-1/_search?ignore_unavailable=true",
                           {"sort": [{"zz": "asc"}]}, status=400)
         self.assertEqual(len(out["error"]["root_cause"]), 1)
+
+    def test_allow_partial_search_results(self):
+        # false: a search with a failed shard fails whole, Elasticsearch's
+        # search_phase_execution_exception "Partial shards failure" with the
+        # failed shards only (AbstractSearchAsyncAction); true (the
+        # default) answers the others; the value is a boolean
+        body = {"sort": [{"n": "asc"}], "size": 1}
+        path = "/logs-*,metrics/_search"
+        for qs in ("", "?allow_partial_search_results=true"):
+            out = self.search(path + qs, body)
+            self.assertEqual(out["_shards"]["failed"], 1)
+        out = self.search(path + "?allow_partial_search_results=false", body, status=400)
+        err = out["error"]
+        self.assertEqual((err["type"], err["reason"], err["phase"], err["grouped"]),
+                         ("search_phase_execution_exception", "Partial shards failure",
+                          "query", True))
+        self.assertEqual([(f["index"], f["reason"]["type"]) for f in err["failed_shards"]],
+                         [("metrics", "query_shard_exception")])
+        self.assertEqual([c["index"] for c in err["root_cause"]], ["metrics"])
+        # no shard fails: the answer
+        out = self.search("/logs-*/_search?allow_partial_search_results=false", body)
+        self.assertEqual(out["hits"]["total"]["value"], sum(PER_DAY))
+        out = self.search(path + "?allow_partial_search_results=maybe", body, status=400)
+        self.assertEqual(out["error"]["type"], "illegal_argument_exception")
+        # an _msearch header takes it too, item by item
+        out = self.msearch([{"index": "logs-*,metrics", "allow_partial_search_results": False},
+                            body, {"index": "logs-*,metrics"}, body])
+        r0, r1 = out["responses"]
+        self.assertEqual((r0["status"], r0["error"]["reason"]), (400, "Partial shards failure"))
+        self.assertEqual((r1["status"], r1["_shards"]["failed"]), (200, 1))
+        # a shard its timeout stops fails instead of answering partially
+        # (QueryPhase's "Time exceeded"): every shard, so all failed
+        body = {"size": 0, "timeout": "1nanos"}
+        out = self.search("/logs-*/_search", body)
+        self.assertEqual((out["timed_out"], out["_shards"]["failed"]), (True, 0))
+        out = self.search("/logs-*/_search?allow_partial_search_results=false", body,
+                          status=500)
+        err = out["error"]
+        self.assertEqual((err["type"], err["reason"]),
+                         ("search_phase_execution_exception", "all shards failed"))
+        self.assertEqual({(f["index"], f["reason"]["type"], f["reason"]["reason"])
+                          for f in err["failed_shards"]},
+                         {(d, "query_phase_execution_exception", "Time exceeded")
+                          for d in DAYS})
+        # _count does not take it, as Elasticsearch's RestCountAction
+        self.search("/logs-*/_count?allow_partial_search_results=false", status=400)
 
     def test_profile_one_index_only(self):
         self.search("/%s/_search" % DAYS[0], {"profile": True})

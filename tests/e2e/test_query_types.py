@@ -867,6 +867,25 @@ class DocvalueFields(ServerTestCase):
                              "ts": ["1571646604828"], "t.raw": ["Hello World"]})
         self.assertNotIn("_source", out["hits"]["hits"][0])
 
+    def test_fields_api_formats(self):
+        # the fields API formats dates only: every other type's value
+        # fetcher refuses a format (Elasticsearch's NumberFieldType,
+        # KeywordFieldType, BooleanFieldType valueFetcher), where before it
+        # was taken and not applied; docvalue_fields keep number formats
+        for name, typ in (("n", "integer"), ("d", "double"), ("k", "keyword"),
+                          ("b", "boolean")):
+            st, out, _ = self.req("POST", "/dv/_search", {
+                "fields": [{"field": name, "format": "0.00"}]})
+            self.assertEqual(st, 400, out)
+            self.assertEqual(out["error"]["root_cause"][0]["reason"],
+                             "Field [%s] of type [%s] doesn't support formats." % (name, typ))
+        st, out, _ = self.req("POST", "/dv/_search", {
+            "fields": [{"field": "ts", "format": "yyyy-MM-dd"}, "n"],
+            "docvalue_fields": [{"field": "d", "format": "0.00"}]})
+        self.assertEqual(st, 200, out)
+        f = out["hits"]["hits"][0]["fields"]
+        self.assertEqual((f["ts"], f["n"], f["d"]), (["2019-10-21"], [3, 1, 3], ["2.50"]))
+
     def test_fields_include_unmapped(self):
         st, out, _ = self.req("PUT", "/um", {"mappings": {"dynamic": False, "properties": {
             "k": {"type": "keyword"}}}})

@@ -744,8 +744,8 @@ void fds__aggs_collect_single(fds__aggs_run *r, fds__anode *n, const uint32_t *d
                 continue;
             break;
         }
-        default: /* missing */
-            if (has_value(n, d))
+        default: /* missing (`_index`: every doc has its value) */
+            if (a->index_field || has_value(n, d))
                 continue;
             break;
         }

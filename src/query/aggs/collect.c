@@ -243,8 +243,8 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
                           ? fds__sidx_field(sx, a->th->sort[k].field,
                                             a->th->sort[k].field_len)
                           : NULL;
-    n->f = a->field && !a->unmapped ? fds__sidx_field(sx, a->field, strlen(a->field))
-                                    : NULL;
+    n->f = a->field && !a->unmapped && !a->index_field
+               ? fds__sidx_field(sx, a->field, strlen(a->field)) : NULL;
     const fds_sfield *f = n->f;
     if (f && f->kind == FDS_FT_TEXT)
         n->f = f = NULL; /* the mapping said otherwise: no doc values here */

@@ -353,7 +353,7 @@ fds_agg_result *fds__aggs_reduce_fixed(fds__aggs_red *R, fds_agg_result *r,
 }
 
 /* The key type of a terms answer: that of an index where the field is
- * mapped, set on r.  0, or FDS_EINVAL when two indices' key types differ
+ * mapped or has a `missing` value (its default type, keyword), set on r.  0, or FDS_EINVAL when two indices' key types differ
  * (R->rc set). */
 static int terms_key_type(fds__aggs_red *R, fds_agg_result *r,
                           fds_agg_result *const *in, size_t n)
@@ -362,7 +362,7 @@ static int terms_key_type(fds__aggs_red *R, fds_agg_result *r,
     const fds_agg *ka = NULL;
     for (size_t i = 0; i < n; i++) {
         const fds_agg *ia = in[i]->agg;
-        if (!in[i]->nb || ia->unmapped)
+        if (!in[i]->nb || (ia->unmapped && !ia->has_missing))
             continue;
         if (ka && fds__aggs_key_class(ka) != fds__aggs_key_class(ia))
             return R->rc = fds_err_setk(R->err, FDS_EINVAL,

@@ -131,6 +131,10 @@ typedef struct fds_agg {
     char *field;
     int ftype;         /* fds_ftype of the field in the mapping */
     bool unmapped;     /* the field is not mapped: no doc has a value */
+    /* the `_index` metadata field: every doc of the index has one value,
+     * the index name, held as missing_s with has_missing set (no column is
+     * read; Elasticsearch's ConstantIndexFieldData) */
+    bool index_field;
     /* `format` of dates (the aggregation's, else the field's mapping) */
     fds_date_format fmt;
     bool has_fmt;

@@ -247,6 +247,11 @@ struct fds_search_request {
     /* `timeout` (Elasticsearch's search timeout): past it the query phase
      * stops and answers what it has, with timed_out; 0 = none */
     int64_t timeout_ns;
+    /* `terminate_after` (Elasticsearch's SearchSourceBuilder): the docs a
+     * run of the segments (one shard) collects at most, in doc order --
+     * counted, aggregated and offered to the page -- before it stops; 0 =
+     * all */
+    uint64_t terminate_after;
     /* q= URL query: its default field (df; "" = every text field) and
      * operator (default_operator=AND: every word must match) */
     char q_df[FDS_FIELD_PATH_MAX];

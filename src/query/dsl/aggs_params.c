@@ -89,11 +89,14 @@ static int parse_source(fds__dsl_ctx *c, fds_agg *a, const cJSON *o)
             if (cJSON_IsTrue(e))
                 return fds__aggp_unsupported(c, a, "missing_bucket");
         } else if (s->type == FDS_AGG_HISTOGRAM && !strcmp(k, "interval")) {
-            if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) || !isfinite(e->valuedouble))
+            double v;
+            if (!fds__aggp_double(e, &v))
+                return fds__aggp_bad_value(c, a, k);
+            if (!(v > 0) || !isfinite(v))
                 return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                     "[interval] must be > 0 for the histogram "
                                     "source [%s]", s->name);
-            s->interval = e->valuedouble;
+            s->interval = v;
         } else if (s->type == FDS_AGG_DATE_HISTOGRAM &&
                    !strcmp(k, "calendar_interval")) {
             int cal = cJSON_IsString(e) ? fds__aggp_calendar(e->valuestring) : 0;
@@ -211,27 +214,6 @@ static int parse_composite(fds__dsl_ctx *c, fds_agg *a, const cJSON *b)
     }
     a->has_after = true;
     return 0;
-}
-
-/* A double as Elasticsearch's parser reads one (XContentParser
- * doubleValue, coercing): a number, or a string that is one whole number
- * ("99", as Grafana's editor sends percents and sigma).  False for
- * anything else; *v is 0 then. */
-static bool json_double(const cJSON *p, double *v)
-{
-    *v = 0;
-    if (cJSON_IsNumber(p)) {
-        *v = p->valuedouble;
-        return true;
-    }
-    if (!cJSON_IsString(p) || !*p->valuestring)
-        return false;
-    char *end;
-    double x = strtod(p->valuestring, &end);
-    if (*end)
-        return false;
-    *v = x;
-    return true;
 }
 
 /* `keyed` of a histogram, range or percentiles: a boolean. */
@@ -389,19 +371,19 @@ static int histogram_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
                         !strcmp(k, "fixed_interval") || !strcmp(k, "offset"))) {
         rc = date_interval_param(c, a, e, have_interval);
     } else if (!date && !strcmp(k, "interval")) {
-        if (!cJSON_IsNumber(e) || !(e->valuedouble > 0) ||
-            !isfinite(e->valuedouble))
+        double v;
+        if (!fds__aggp_double(e, &v))
+            rc = fds__aggp_bad_value(c, a, k);
+        else if (!(v > 0) || !isfinite(v))
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                               "[interval] must be >0 for histogram "
                               "aggregation [%s]", a->name);
         else
-            a->interval = e->valuedouble;
+            a->interval = v;
         *have_interval = true;
     } else if (!date && !strcmp(k, "offset")) {
-        if (!cJSON_IsNumber(e))
+        if (!fds__aggp_double(e, &a->offset) || !isfinite(a->offset))
             rc = fds__aggp_bad_value(c, a, k);
-        else
-            a->offset = e->valuedouble;
     } else if (!strcmp(k, "extended_bounds")) {
         rc = fds__aggp_bounds(c, a, e, k, &a->ext_min, &a->ext_max);
         a->has_ext = true;
@@ -642,7 +624,7 @@ static int stats_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
     if (a->type != FDS_AGG_EXTENDED_STATS || strcmp(k, "sigma"))
         return fds__aggp_unknown_field(c, a, k);
     double v;
-    if (!json_double(e, &v))
+    if (!fds__aggp_double(e, &v))
         return fds__aggp_bad_value(c, a, k);
     if (!(v >= 0))
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
@@ -721,7 +703,7 @@ static int percent_list(fds__dsl_ctx *c, fds_agg *a, const cJSON *e)
          * number or a string holding one (Grafana sends "99") */
         if (a->type == FDS_AGG_PERCENTILE_RANKS) {
             rc = fds__aggp_number(c, a, p, k, &v);
-        } else if (!json_double(p, &v)) {
+        } else if (!fds__aggp_double(p, &v)) {
             rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_NUMBER_FORMAT,
                               "For input string: \"%s\" in [%s] of [%s]",
                               cJSON_IsString(p) ? p->valuestring : fds__dsl_jtype(p),
@@ -758,10 +740,12 @@ static int percentiles_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *e,
     } else if (!strcmp(k, "tdigest")) {
         for (const cJSON *p = cJSON_IsObject(e) ? e->child : NULL; p && !rc;
              p = p->next) {
-            if (!strcmp(p->string, "compression") && cJSON_IsNumber(p) &&
-                p->valuedouble > 0 &&
-                p->valuedouble <= FDS_TDIGEST_MAX_COMPRESSION)
-                a->compression = p->valuedouble;
+            double v;
+            if (!strcmp(p->string, "compression") && !fds__aggp_double(p, &v))
+                rc = fds__aggp_bad_value(c, a, p->string);
+            else if (!strcmp(p->string, "compression") && v > 0 &&
+                     v <= FDS_TDIGEST_MAX_COMPRESSION)
+                a->compression = v;
             else if (!strcmp(p->string, "compression"))
                 rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                   "[compression] must be in (0, %g] in [%s]",
@@ -892,7 +876,7 @@ int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
         } else if (mf && (!strcmp(k, "window") || !strcmp(k, "shift"))) {
             double v; /* ints as the parser reads them: 5, 5.0 or "5" */
             bool w = k[0] == 'w';
-            if (!json_double(e, &v) || v != floor(v) || (w && (v < 1 || v > UINT32_MAX)) ||
+            if (!fds__aggp_double(e, &v) || v != floor(v) || (w && (v < 1 || v > UINT32_MAX)) ||
                 (!w && fabs(v) > INT32_MAX))
                 rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                   "[%s] must be %s integer: [%s]", k,
@@ -903,7 +887,7 @@ int fds__agg_parse_pipeline(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
                 a->shift = (int32_t)v;
         } else if (!strcmp(k, "lag") && a->type == FDS_AGG_SERIAL_DIFF) {
             /* an int as the parser reads one: 5, 5.0 (Grafana) or "5" */
-            if (!json_double(e, &lag) || lag != floor(lag) || lag < 1 ||
+            if (!fds__aggp_double(e, &lag) || lag != floor(lag) || lag < 1 ||
                 lag > UINT32_MAX)
                 rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                   "[lag] must be a positive integer: [%s]", a->name);
@@ -1081,7 +1065,7 @@ int fds__agg_parse_top_metrics(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             else if (!cJSON_AddItemToObject(th, "sort", cJSON_Duplicate(e, true)))
                 rc = fds__aggp_oom(c);
         } else if (!strcmp(k, "size")) {
-            if (!json_double(e, &size) || size != floor(size))
+            if (!fds__aggp_double(e, &size) || size != floor(size))
                 rc = fds__aggp_bad_value(c, a, k);
             else if (size < 1)
                 rc = fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,

@@ -55,17 +55,39 @@ static int64_t now_ms(fds__dsl_ctx *c)
 
 /* ---- values ----------------------------------------------------------------- */
 
-/* A non-negative integer parameter. */
+/* A number parameter as Elasticsearch's parser reads one (XContentParser
+ * doubleValue, intValue, longValue with the default coercion): a JSON
+ * number, or a string holding one whole ("10", as Grafana's editor sends
+ * its settings).  False for anything else; *v is 0 then. */
+bool fds__aggp_double(const cJSON *p, double *v)
+{
+    *v = 0;
+    if (cJSON_IsNumber(p)) {
+        *v = p->valuedouble;
+        return true;
+    }
+    if (!cJSON_IsString(p) || !*p->valuestring)
+        return false;
+    char *end;
+    double x = strtod(p->valuestring, &end);
+    if (*end || isnan(x))
+        return false;
+    *v = x;
+    return true;
+}
+
+/* A non-negative integer parameter (a number or a string holding one). */
 int fds__aggp_count(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
                      const char *k, uint64_t max, uint64_t *out)
 {
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+    double d;
+    if (!fds__aggp_double(v, &d) || d != floor(d))
         return fds__aggp_bad_value(c, a, k);
-    if (v->valuedouble < 0 || v->valuedouble > (double)max)
+    if (d < 0 || d > (double)max)
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "[%s] must be between 0 and %llu in [%s]", k,
                             (unsigned long long)max, a->name);
-    *out = (uint64_t)v->valuedouble;
+    *out = (uint64_t)d;
     return 0;
 }
 
@@ -131,12 +153,19 @@ int fds__aggp_number(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
                         k, a->name);
 }
 
-static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
+/* `missing`: the value of a doc without one.  On a field this index does
+ * not map every doc is without one, so each has the missing value, read as
+ * the aggregation's default values source type (Elasticsearch's
+ * ValuesSourceConfig "unmapped field case": keyword for terms, cardinality
+ * and value_count, date for date_histogram and date_range, numeric for
+ * the rest). */
+static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v, unsigned vs)
 {
+    if (a->index_field) /* every doc has a value: none is missing */
+        return 0;
     if (a->unmapped)
-        return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "[missing] on the unmapped field [%s] is not "
-                            "supported by fieldstore", a->field);
+        a->ftype = vs & FDS__VS_DATES ? FDS_FT_DATE
+                 : vs & FDS__VS_KEYWORD ? FDS_FT_KEYWORD : FDS_FT_DOUBLE;
     a->has_missing = true;
     if (a->ftype == FDS_FT_KEYWORD) {
         char buf[64];
@@ -154,7 +183,9 @@ static int get_missing(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
     return rc;
 }
 
-/* The field of a values-source aggregation. */
+/* The field of a values-source aggregation.  `_index` (Kibana and
+ * Grafana split by index with terms on it) is a keyword whose one value in
+ * every doc of the index searched is its name. */
 int fds__aggp_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
 {
     if (!cJSON_IsString(v))
@@ -162,6 +193,13 @@ int fds__aggp_field(fds__dsl_ctx *c, fds_agg *a, const cJSON *v)
     a->field = strdup(v->valuestring);
     if (!a->field)
         return fds__aggp_oom(c);
+    if (!strcmp(a->field, "_index") && c->lim->index_name) {
+        a->index_field = a->has_missing = true;
+        a->ftype = FDS_FT_KEYWORD;
+        a->missing_len = strlen(c->lim->index_name);
+        a->missing_s = strdup(c->lim->index_name);
+        return a->missing_s ? 0 : fds__aggp_oom(c);
+    }
     fds_field_info fb;
     const fds_field_info *f = fds__dsl_field(c, v->valuestring, &fb);
     if (!f) {
@@ -371,12 +409,14 @@ int fds__aggp_values_source(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "Field [%s] of type [%s] is not supported for "
                                 "aggregation [%s]", a->field,
-                                a->ftype == FDS_FT_KEYWORD ? "keyword" : "numeric",
+                                a->index_field ? "_index"
+                                : a->ftype == FDS_FT_KEYWORD ? "keyword" : "numeric",
                                 fds_agg_type_name(a->type));
     } else if (!(vs & FDS__VS_KEYWORD) && a->ftype == FDS_FT_KEYWORD) {
         return fds_err_setk(c->err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
-                            "Field [%s] of type [keyword] is not supported for "
+                            "Field [%s] of type [%s] is not supported for "
                             "aggregation [%s]", a->field,
+                            a->index_field ? "_index" : "keyword",
                             fds_agg_type_name(a->type));
     }
     a->sigma = 2.0;
@@ -401,7 +441,7 @@ int fds__aggp_each_param(fds__dsl_ctx *c, fds_agg *a, const cJSON *b,
             !strcmp(k, "script_values"))
             rc = fds__aggp_unsupported(c, a, k);
         else if (!strcmp(k, "missing") && !(vs & FDS__VS_NO_MISSING))
-            rc = get_missing(c, a, e);
+            rc = get_missing(c, a, e, vs);
         else
             rc = fn(c, a, e, paths, st);
         if (rc)

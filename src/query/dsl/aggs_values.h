@@ -34,7 +34,14 @@ int fds__aggp_bad_value(fds__dsl_ctx *c, const fds_agg *a, const char *k);
 
 int fds__aggp_oom(fds__dsl_ctx *c);
 
-/* A non-negative integer parameter. */
+/* A number parameter as Elasticsearch's parser reads one (coercing): a
+ * JSON number, or a string that holds one whole ("10").  False for
+ * anything else (*v 0); no error is set. */
+bool fds__aggp_double(const cJSON *p, double *v);
+
+/* A non-negative integer parameter: a number or a string holding one
+ * (Elasticsearch coerces "10"); anything else is x_content_parse_exception
+ * "[type] failed to parse field [k]". */
 int fds__aggp_count(fds__dsl_ctx *c, const fds_agg *a, const cJSON *v,
                      const char *k, uint64_t max, uint64_t *out);
 

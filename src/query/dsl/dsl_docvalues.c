@@ -81,10 +81,12 @@ static int dv_add(fds_search_request *r, const fds_mfield *f,
 {
     if (fmt && !strcmp(fmt, "use_field_mapping"))
         fmt = NULL;
-    if (fmt && fetch && f->type != FDS_FT_DATE)
-        fmt = NULL; /* the fields API formats dates only */
+    /* the fields API formats dates only: every other type's value
+     * fetcher refuses a format (Elasticsearch's NumberFieldType,
+     * KeywordFieldType ... valueFetcher); docvalue_fields format numbers
+     * too (DocValueFormat.Decimal) */
     if (fmt && (f->type == FDS_FT_KEYWORD || f->type == FDS_FT_BOOLEAN ||
-                f->type == FDS_FT_TEXT))
+                f->type == FDS_FT_TEXT || (fetch && f->type != FDS_FT_DATE)))
         return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                             "Field [%s] of type [%s] doesn't support formats.",
                             f->path, f->type_name);

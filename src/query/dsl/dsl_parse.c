@@ -5,7 +5,8 @@
  *
  * This file holds the entry points, the reading of the body (big integers
  * quoted, strings holding a NUL) and the keys of a search alone (query,
- * min_score, track_total_hits, search_after, timeout, pit, aggs); the keys
+ * min_score, track_total_hits, search_after, timeout, terminate_after, pit,
+ * aggs); the keys
  * that shape the hits are dsl_hits.c, the query object dsl_parse_query.c,
  * the URL parameters dsl_url.c.
  *
@@ -59,6 +60,31 @@ static int parse_track(fds_search_request *r, const cJSON *v, fds_err *err)
     }
     return fds__dsl_err(err,
                         "[track_total_hits] must be a boolean or a number");
+}
+
+/* `terminate_after` (SearchSourceBuilder: an int, a numeric string
+ * coerced, 0 = none, negative refused as terminateAfter(int) refuses it). */
+static int parse_terminate_after(fds_search_request *r, const cJSON *v,
+                                 fds_err *err)
+{
+    double d = NAN;
+    if (cJSON_IsNumber(v)) {
+        d = v->valuedouble;
+    } else if (cJSON_IsString(v) && *v->valuestring) {
+        char *end;
+        d = strtod(v->valuestring, &end);
+        if (*end)
+            d = NAN;
+    }
+    if (!(d == floor(d)) || d > INT32_MAX)
+        return fds_err_setk(err, FDS_EPARSE, FDS_KIND_CONTENT_PARSE,
+                            "[terminate_after] failed to parse field value [%s]",
+                            cJSON_IsString(v) ? v->valuestring : fds__dsl_jtype(v));
+    if (d < 0)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "terminateAfter must be > 0");
+    r->terminate_after = (uint64_t)d;
+    return 0;
 }
 
 /* Digits beyond which a JSON integer may not survive a double. */
@@ -211,6 +237,8 @@ static int body_key(fds__dsl_ctx *c, fds_search_request *r, const cJSON *it,
                                      "such as \"30s\"");
         return fds__dsl_timeout(r, it->valuestring, err);
     }
+    if (!strcmp(k, "terminate_after"))
+        return parse_terminate_after(r, it, err);
     if (!strcmp(k, "pit")) { /* its id and keep_alive are read by src/http */
         r->pit = true;
         return 0;

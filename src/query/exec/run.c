@@ -297,19 +297,22 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
     /* the best score any doc can reach: once the page is full, hits are
      * counted far enough and nothing can beat the k-th score, the rest of
      * the segment cannot change the result */
-    float maxs = r->by_score && !req->nafter && !r->ag ? fds__it_max(iter)
-                                                      : INFINITY;
+    /* terminate_after collects the first matches in doc order, every one
+     * of them: no shortcut below may pass over a match */
+    uint64_t ta = req->terminate_after;
+    float maxs = r->by_score && !req->nafter && !r->ag && !ta ? fds__it_max(iter)
+                                                             : INFINITY;
     /* a phrase ranked by score: once the page is full and counted, it
      * passes over the docs that cannot beat the k-th score, positions
      * unread (fds__phrase_set_min_score) */
-    bool prune_phrase = r->by_score && !req->nafter && !r->ag &&
+    bool prune_phrase = r->by_score && !req->nafter && !r->ag && !ta &&
                         isnan(req->min_score) && iter->advance == fds__phrase_adv;
     bool quick = !r->by_score && req->sort[0].kind == FDS_SORT_FIELD;
     /* numeric first sort key: once counting is over, visit the rest of the
      * segment block by block, best block first */
     bool min_score = !isnan(req->min_score);
     bool ag_score = r->ag && r->ag->needs_scores;
-    bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag;
+    bool blocks = quick && sf[0] && sf[0]->blk_max && !min_score && !r->ag && !ta;
     uint32_t resume = FDS__NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t visited = 0;
@@ -317,7 +320,7 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
      * so the walk starts after search_after's doc and a full page is final
      * (a scan in batches -- _reindex -- stays linear) */
     bool by_doc = req->nsort >= 1 && req->sort[0].kind == FDS_SORT_DOC &&
-                  !req->sort[0].desc && !r->counting && r->k && !r->ag;
+                  !req->sort[0].desc && !r->counting && r->k && !r->ag && !ta;
     uint32_t start = 0;
     if (by_doc && req->nafter && !req->after[0].is_null) {
         /* a later key (_shard_doc of another shard) may put the doc with
@@ -340,6 +343,10 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
         float sc = NAN;
         if (min_score && (sc = iter->score(iter)) < req->min_score)
             continue; /* neither a hit nor counted */
+        if (ta && r->collected++ == ta) { /* a match past the limit */
+            r->terminated = true;
+            break;
+        }
         r->count++;
         if (r->ag) {
             if (ag_score && isnan(sc))
@@ -347,7 +354,7 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
             fds__collector_add(r->ag, d, sc);
         }
         if (!r->k) {
-            if (r->counting && r->count > r->limit && !r->ag)
+            if (r->counting && r->count > r->limit && !r->ag && !ta)
                 break;
             continue;
         }
@@ -394,6 +401,12 @@ int fds__run_segments(fds__run *r, fds__collector *ag, fds_err *err)
     for (unsigned si = 0; si < r->x.nseg && !fds__past_deadline(&r->x); si++) {
         r->x.cur_seg = si;
         const fds_sidx *sx = r->x.segs[si].sidx;
+        /* Elasticsearch's QueryPhaseCollector stops at the next segment
+         * once terminate_after docs are collected */
+        if (req->terminate_after && r->collected >= req->terminate_after) {
+            r->terminated = true;
+            break;
+        }
         fds__it *iter = fds__build(&r->x, r->root, sx);
         if (!iter)
             return FDS_ENOMEM;
@@ -406,10 +419,10 @@ int fds__run_segments(fds__run *r, fds__collector *ag, fds_err *err)
             fds__it_free(iter);
             return rc;
         }
-        if (all_docs(r)) {
+        if (all_docs(r) && !req->terminate_after) {
             rc = segment_all(r, si);
         } else if (r->by_score && !req->nafter && isnan(req->min_score) && !r->ag &&
-            fds__disjunction_terms(iter, &ts, &nt)) {
+                   !req->terminate_after && fds__disjunction_terms(iter, &ts, &nt)) {
             rc = segment_terms(r, si, ts, nt);
             free(ts);
         } else {
@@ -477,6 +490,7 @@ void fds__run_finish(fds__run *r, fds_search_result *out)
         }
     }
     out->timed_out = r->x.timed_out;
+    out->terminated_early = r->terminated;
     if (r->x.timed_out) /* counted only as far as it got */
         out->total_is_lower_bound = true;
     out->postings_scored = r->x.scored;

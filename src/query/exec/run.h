@@ -28,6 +28,10 @@ typedef struct fds__run {
     /* the collector of the aggregations: every live match goes to it, so
      * nothing stops a segment early (NULL without aggregations) */
     fds__collector *ag;
+    /* terminate_after: the docs collected so far (counted, aggregated,
+     * offered to the page), and whether the limit stopped the run */
+    uint64_t collected;
+    bool terminated;
 } fds__run;
 
 /* Open `r` for `req` over `segs[0..nseg)` (borrowed until close): the
