@@ -227,9 +227,109 @@ static int slot_key(fds__anode *n, uint32_t slot, uint64_t *key)
              in_list(a->excl_d, a->nexcl, v));
 }
 
+/* ---- a top-level terms by global ordinals: its best slots only ---------- */
+
+/* A slot of a terms by global ordinals and its doc count. */
+typedef struct slotc {
+    uint64_t c;
+    uint32_t s;
+} slotc;
+
+/* The best `cap` slots offered so far in a heap whose root sorts last,
+ * and the docs of those left out. */
+typedef struct slotsel {
+    const fds_agg *a;
+    slotc *h;
+    size_t k, cap;
+    uint64_t other;
+} slotsel;
+
+/* Does slot x sort after slot y in a's order?  The order reads counts
+ * and keys only (fold_selects); a global ordinal's order is its term's
+ * byte order, the key order of fds__aggs_key_cmp, which ends every
+ * order as in fds__aggs_order_cmp. */
+static bool slot_after(const fds_agg *a, slotc x, slotc y)
+{
+    for (unsigned i = 0; i < a->norder; i++) {
+        const fds_agg_order *o = &a->order[i];
+        int c = o->kind == FDS_AGG_ORD_COUNT ? (x.c < y.c ? -1 : x.c > y.c)
+                                            : (x.s < y.s ? -1 : x.s > y.s);
+        if (c)
+            return (o->desc ? -c : c) > 0;
+    }
+    if (!a->norder && x.c != y.c) /* _count desc */
+        return x.c < y.c;
+    return x.s > y.s;
+}
+
+static void slotsel_down(slotsel *q, size_t j)
+{
+    for (;;) {
+        size_t l = 2 * j + 1, w = j;
+        if (l < q->k && slot_after(q->a, q->h[l], q->h[w]))
+            w = l;
+        if (l + 1 < q->k && slot_after(q->a, q->h[l + 1], q->h[w]))
+            w = l + 1;
+        if (w == j)
+            return;
+        slotc t = q->h[j];
+        q->h[j] = q->h[w];
+        q->h[w] = t;
+        j = w;
+    }
+}
+
+/* Slot s of c docs (c > 0) offered to q. */
+static void slotsel_offer(slotsel *q, uint32_t s, uint64_t c)
+{
+    slotc x = {c, s};
+    if (q->k < q->cap) { /* sift up */
+        size_t j = q->k++;
+        while (j && slot_after(q->a, x, q->h[(j - 1) / 2])) {
+            q->h[j] = q->h[(j - 1) / 2];
+            j = (j - 1) / 2;
+        }
+        q->h[j] = x;
+        return;
+    }
+    if (!q->cap || !slot_after(q->a, q->h[0], x)) {
+        q->other += c;
+        return;
+    }
+    q->other += q->h[0].c;
+    q->h[0] = x;
+    slotsel_down(q, 0);
+}
+
+/* Does top-level terms n keep, at its last fold, the buckets of its best
+ * shard_size slots only?  Yes when its keys are global ordinals, it has
+ * no bucket yet (all its docs are in the fold's counts) and its order
+ * reads counts and keys alone: its result keeps those and no others
+ * (results.c select_best), so the rest need no bucket nor metric state;
+ * their docs go to n->fold_other (sum_other_doc_count). */
+static bool fold_selects(const fds__anode *n)
+{
+    const fds_agg *a = n->a;
+    if (!n->gm || !n->top || n->nb || a->type != FDS_AGG_TERMS)
+        return false;
+    for (unsigned i = 0; i < a->norder; i++)
+        if (a->order[i].kind == FDS_AGG_ORD_METRIC)
+            return false;
+    return true;
+}
+
+/* A selection of n's best shard_size slots of at most `slots`.  False on
+ * ENOMEM. */
+static bool slotsel_init(slotsel *q, const fds__anode *n, size_t slots)
+{
+    size_t cap = n->a->shard_size < slots ? n->a->shard_size : slots;
+    *q = (slotsel){.a = n->a, .cap = cap};
+    return !cap || (q->h = malloc(cap * sizeof *q->h));
+}
+
 /* The flat counts of the segment into buckets (include/exclude applied
  * here, as collect_terms applies them per doc), the table zeroed. */
-int fds__aggs_flat_fold(fds__anode *n)
+int fds__aggs_flat_fold(fds__anode *n, bool last)
 {
     lanes_flush(n);
     /* sparse: owner 0's listed slots only */
@@ -237,6 +337,29 @@ int fds__aggs_flat_fold(fds__anode *n)
     size_t nt = list ? n->ntouched : 0;
     n->ntouched = 0;
     n->touched_over = false;
+    if (last && fold_selects(n)) { /* one owner: the best slots only */
+        size_t m = list ? nt : n->nslots;
+        slotsel q;
+        if (!slotsel_init(&q, n, m))
+            return FDS_ENOMEM;
+        for (size_t i = 0; i < m; i++) {
+            uint32_t slot = list ? n->touched[i] : (uint32_t)i;
+            if (n->dense[slot])
+                slotsel_offer(&q, slot, n->dense[slot]);
+            n->dense[slot] = 0;
+        }
+        for (size_t i = 0; i < q.k; i++) {
+            uint32_t b = fds__aggs_bucket_append(n, 0, q.h[i].s);
+            if (b == UINT32_MAX) {
+                free(q.h);
+                return FDS_ENOMEM;
+            }
+            n->b_count[b] += q.h[i].c;
+        }
+        n->fold_other += q.other;
+        free(q.h);
+        return 0;
+    }
     for (uint32_t o = 0; o < (list ? 1u : n->dense_owners); o++)
         for (size_t i = 0; i < (list ? nt : n->nslots); i++) {
             uint32_t slot = list ? n->touched[i] : (uint32_t)i;
@@ -284,51 +407,105 @@ static uint32_t fused_bucket(fds__anode *n, uint32_t slot)
     return *ds - 1;
 }
 
-int fds__aggs_fused_fold(fds__anode *n)
+/* The state of slot `slot` of fused terms n over its lanes into *t, *tm
+ * (t->n 0: no docs), the lanes cleared. */
+static void fused_take(fds__anode *n, uint32_t slot, fds__macc *t, fds__mmm *tm)
+{
+    const uint32_t ns = n->macc_slots;
+    *t = (fds__macc){0};
+    *tm = (fds__mmm){0};
+    for (uint32_t l = 0; l < n->macc_lanes; l++) {
+        size_t at = (size_t)l * ns + slot;
+        fds__macc *x = &n->macc[at];
+        if (!x->n)
+            continue;
+        if (n->mmm) {
+            const fds__mmm *y = &n->mmm[at];
+            tm->min = !t->n || y->min < tm->min ? y->min : tm->min;
+            tm->max = !t->n || y->max > tm->max ? y->max : tm->max;
+        }
+        t->n += x->n;
+        t->sum += x->sum;
+        *x = (fds__macc){0};
+    }
+}
+
+/* Slot state t, tm into bucket b of fused terms n and its metric.  0 or
+ * FDS_ENOMEM. */
+static int fused_add(fds__anode *n, uint32_t b, fds__macc t, fds__mmm tm)
 {
     fds__anode *k = n->kids[0];
+    if (fds__aggs_metric_room(k, b))
+        return FDS_ENOMEM;
+    /* exact: the column's sums stay below 2^53 (int_exact) */
+    n->b_count[b] += t.n;
+    k->m_count[b] += t.n;
+    k->m_sum[b] += (double)t.sum;
+    if (n->mmm) {
+        double mn = (double)tm.min, mx = (double)tm.max;
+        k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
+        k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
+    }
+    return 0;
+}
+
+/* The best slots of fused terms n chosen by q (fold_selects; lane 0
+ * holds their totals) into buckets, the others' docs into
+ * n->fold_other; the states freed (the last fold).  0 or FDS_ENOMEM. */
+static int fused_keep_best(fds__anode *n, slotsel *q)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < q->k; i++) {
+        uint32_t slot = q->h[i].s;
+        uint32_t b = fds__aggs_bucket_append(n, 0, slot);
+        rc = b == UINT32_MAX ? FDS_ENOMEM
+                             : fused_add(n, b, n->macc[slot],
+                                         n->mmm ? n->mmm[slot] : (fds__mmm){0});
+    }
+    free(q->h);
+    n->fold_other += q->other;
+    free(n->macc);
+    free(n->mmm);
+    n->macc = NULL;
+    n->mmm = NULL;
+    n->macc_slots = 0;
+    return rc;
+}
+
+int fds__aggs_fused_fold(fds__anode *n, bool last)
+{
     const uint32_t ns = n->macc_slots;
     /* sparse (one lane): the listed slots only */
     bool list = n->sparse && !n->touched_over;
     size_t nt = list ? n->ntouched : ns;
     n->ntouched = 0;
     n->touched_over = false;
+    n->macc_held = false;
+    slotsel q = {0};
+    bool best = last && fold_selects(n); /* buckets for the best only */
+    if (best && !slotsel_init(&q, n, nt))
+        return FDS_ENOMEM;
     for (size_t i = 0; i < nt; i++) {
         uint32_t slot = list ? n->touched[i] : (uint32_t)i;
-        fds__macc t = {0};
-        fds__mmm tm = {0};
-        for (uint32_t l = 0; l < n->macc_lanes; l++) {
-            size_t at = (size_t)l * ns + slot;
-            fds__macc *x = &n->macc[at];
-            if (!x->n)
-                continue;
-            if (n->mmm) {
-                const fds__mmm *y = &n->mmm[at];
-                tm.min = !t.n || y->min < tm.min ? y->min : tm.min;
-                tm.max = !t.n || y->max > tm.max ? y->max : tm.max;
-            }
-            t.n += x->n;
-            t.sum += x->sum;
-            *x = (fds__macc){0};
-        }
+        fds__macc t;
+        fds__mmm tm;
+        fused_take(n, slot, &t, &tm);
         if (!t.n)
             continue;
+        if (best) { /* the slot's total into lane 0 */
+            n->macc[slot] = t;
+            if (n->mmm)
+                n->mmm[slot] = tm;
+            slotsel_offer(&q, slot, t.n);
+            continue;
+        }
         uint32_t b = fused_bucket(n, slot);
         if (b == UINT32_MAX - 1)
             continue;
-        if (b == UINT32_MAX || fds__aggs_metric_room(k, b))
+        if (b == UINT32_MAX || fused_add(n, b, t, tm))
             return FDS_ENOMEM;
-        /* exact: the column's sums stay below 2^53 (int_exact) */
-        n->b_count[b] += t.n;
-        k->m_count[b] += t.n;
-        k->m_sum[b] += (double)t.sum;
-        if (n->mmm) {
-            double mn = (double)tm.min, mx = (double)tm.max;
-            k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
-            k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
-        }
     }
-    return 0;
+    return best ? fused_keep_best(n, &q) : 0;
 }
 
 /* A fused terms over a batch: each doc's slot state (its lane's when
