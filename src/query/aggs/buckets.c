@@ -130,6 +130,11 @@ static uint32_t *lanes_for(fds__anode *n, uint32_t o)
     return n->lanes;
 }
 
+/* Slot states a fused or flat terms' loop asks the memory for ahead of
+ * the one it updates: a terms over millions of slots misses the cache on
+ * almost every doc, and misses asked for together overlap. */
+#define SLOT_PREFETCH 12u
+
 /* terms with flat counts over a batch: one count per (owner, slot) in
  * the dense table; a doc whose owner is past it goes the bucket way.  The
  * column's reads are hoisted: the counts' stores could alias them. */
@@ -146,6 +151,27 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
             uint32_t slot;
             if (flat_slot(&c, docs[i], &slot))
                 lanes[(i % FLAT_LANES) * ns + slot]++;
+        }
+        return;
+    }
+    uint32_t *row = !own && n->sparse ? dense_at(n, 0, 0) : NULL;
+    if (row) { /* top level over many slots: the batch's slots, then the
+                * counts with the next ones prefetched */
+        uint32_t sl[FDS__COLLECT_BATCH];
+        for (size_t i0 = 0; i0 < cnt; i0 += FDS__COLLECT_BATCH) {
+            size_t m = 0, end = cnt - i0 < FDS__COLLECT_BATCH ? cnt : i0 + FDS__COLLECT_BATCH;
+            for (size_t i = i0; i < end; i++)
+                m += flat_slot(&c, docs[i], &sl[m]);
+            for (size_t j = 0; j < m; j++) {
+                if (j + SLOT_PREFETCH < m)
+                    __builtin_prefetch(&row[sl[j + SLOT_PREFETCH]], 1);
+                uint32_t *k = &row[sl[j]];
+                if (!*k && !touch(n, sl[j])) {
+                    r->rc = FDS_ENOMEM;
+                    return;
+                }
+                (*k)++;
+            }
         }
         return;
     }
@@ -509,7 +535,9 @@ int fds__aggs_fused_fold(fds__anode *n, bool last)
 }
 
 /* A fused terms over a batch: each doc's slot state (its lane's when
- * the slots are few), no bucket. */
+ * the slots are few), no bucket.  The batch's slots and values are read
+ * first (the columns in order), then the states are updated with the
+ * next ones prefetched. */
 static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
                                 size_t cnt)
 {
@@ -518,24 +546,39 @@ static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t 
     fds__macc *const acc = n->macc;
     fds__mmm *const mmm = n->mmm;
     const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
-    for (size_t i = 0; i < cnt; i++) {
-        uint32_t d = docs[i], slot;
-        if (!flat_slot(&c, d, &slot))
-            continue;
-        int64_t v = fds__col_i64(vf, d);
-        size_t at = (i % FLAT_LANES) * ls + slot;
-        fds__macc *x = &acc[at];
-        if (!x->n && n->sparse && !touch(n, slot)) {
-            r->rc = FDS_ENOMEM;
-            return;
+    uint32_t ats[FDS__COLLECT_BATCH];
+    int64_t val[FDS__COLLECT_BATCH];
+    for (size_t i0 = 0; i0 < cnt; i0 += FDS__COLLECT_BATCH) {
+        size_t m = 0, end = cnt - i0 < FDS__COLLECT_BATCH ? cnt : i0 + FDS__COLLECT_BATCH;
+        for (size_t i = i0; i < end; i++) {
+            uint32_t d = docs[i], slot;
+            if (!flat_slot(&c, d, &slot))
+                continue;
+            ats[m] = (uint32_t)((i % FLAT_LANES) * ls + slot);
+            val[m++] = fds__col_i64(vf, d);
         }
-        if (mmm) {
-            fds__mmm *y = &mmm[at];
-            y->min = !x->n || v < y->min ? v : y->min;
-            y->max = !x->n || v > y->max ? v : y->max;
+        for (size_t j = 0; j < m; j++) {
+            if (j + SLOT_PREFETCH < m) {
+                __builtin_prefetch(&acc[ats[j + SLOT_PREFETCH]], 1);
+                if (mmm)
+                    __builtin_prefetch(&mmm[ats[j + SLOT_PREFETCH]], 1);
+            }
+            uint32_t at = ats[j];
+            int64_t v = val[j];
+            fds__macc *x = &acc[at];
+            /* sparse: one lane, the state's index is the slot */
+            if (!x->n && n->sparse && !touch(n, at)) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+            if (mmm) {
+                fds__mmm *y = &mmm[at];
+                y->min = !x->n || v < y->min ? v : y->min;
+                y->max = !x->n || v > y->max ? v : y->max;
+            }
+            x->n++;
+            x->sum += v;
         }
-        x->n++;
-        x->sum += v;
     }
 }
 
