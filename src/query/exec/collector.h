@@ -96,8 +96,13 @@ static inline void fds__collector_add_range(fds__collector *c, uint32_t lo,
         size_t k = FDS__COLLECT_BATCH - c->n;
         if (k > hi - lo)
             k = hi - lo;
-        for (size_t i = 0; i < k; i++)
-            c->doc[c->n + i] = lo + (uint32_t)i;
+        uint32_t *p = c->doc + c->n;
+        size_t i = 0;
+        for (; i + 8 <= k; i += 8) /* blocks of 8: stored as vectors */
+            for (unsigned j = 0; j < 8; j++)
+                p[i + j] = lo + (uint32_t)(i + j);
+        for (; i < k; i++)
+            p[i] = lo + (uint32_t)i;
         c->n += k;
         lo += (uint32_t)k;
         if (c->n == FDS__COLLECT_BATCH)
