@@ -409,6 +409,33 @@ class Aggs(ServerTestCase):
 
     # ---- date_histogram -----------------------------------------------------------
 
+    def test_date_histogram_terms_on_interval_edges(self):
+        """A date_histogram with a terms of an integer field below, over
+        docs in time order half of which fall exactly on an interval's
+        start: each joins the interval it starts, never the one before
+        (the collector counts runs of one interval in a loop of its
+        own)."""
+        st, body, _ = self.srv.request("PUT", "/edges", {"mappings": {"properties": {
+            "t": {"type": "date"}, "st": {"type": "integer"}}}})
+        self.assertEqual(st, 200, body)
+        lines, want = [], {}
+        for i in range(40):  # every 30 minutes from T0; st 200..202
+            t, code = T0 + i * 1800000, 200 + i % 3
+            lines.append(json.dumps({"index": {}}))
+            lines.append(json.dumps({"t": t, "st": code}))
+            hour = want.setdefault(t - t % 3600000, {})
+            hour[code] = hour.get(code, 0) + 1
+        st, body, _ = self.srv.request("POST", "/edges/_bulk?refresh=true",
+                                       "\n".join(lines) + "\n",
+                                       {"Content-Type": "application/x-ndjson"})
+        self.assertTrue(st == 200 and not body["errors"], body)
+        out = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1h"},
+                               "aggs": {"s": {"terms": {"field": "st"}}}}},
+                        index="edges")
+        got = {b["key"]: {s["key"]: s["doc_count"] for s in b["s"]["buckets"]}
+               for b in out["h"]["buckets"]}
+        self.assertEqual(got, want)
+
     def test_date_histogram_calendar(self):
         a = self.aggs({"m": {"date_histogram": {"field": "t", "calendar_interval": "month"}}})
         self.assertEqual(a["m"]["buckets"], [

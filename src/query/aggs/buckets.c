@@ -534,10 +534,29 @@ int fds__aggs_fused_fold(fds__anode *n, bool last)
     return best ? fused_keep_best(n, &q) : 0;
 }
 
+/* The state of fused terms n's slot `at` (of its lanes' tables) updated
+ * by value v of one more doc.  False on ENOMEM. */
+static inline bool fused_one(fds__anode *n, fds__macc *acc, fds__mmm *mmm, size_t at,
+                             int64_t v)
+{
+    fds__macc *x = &acc[at];
+    /* sparse: one lane, the state's index is the slot */
+    if (!x->n && n->sparse && !touch(n, (uint32_t)at))
+        return false;
+    if (mmm) {
+        fds__mmm *y = &mmm[at];
+        y->min = !x->n || v < y->min ? v : y->min;
+        y->max = !x->n || v > y->max ? v : y->max;
+    }
+    x->n++;
+    x->sum += v;
+    return true;
+}
+
 /* A fused terms over a batch: each doc's slot state (its lane's when
- * the slots are few), no bucket.  The batch's slots and values are read
- * first (the columns in order), then the states are updated with the
- * next ones prefetched. */
+ * the slots are few), no bucket.  Over many slots the batch's slots and
+ * values are read first (the columns in order), then the states are
+ * updated with the next ones prefetched. */
 static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
                                 size_t cnt)
 {
@@ -546,38 +565,36 @@ static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t 
     fds__macc *const acc = n->macc;
     fds__mmm *const mmm = n->mmm;
     const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
-    uint32_t ats[FDS__COLLECT_BATCH];
+    if (!n->sparse) {
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t d = docs[i], slot;
+            if (flat_slot(&c, d, &slot) &&
+                !fused_one(n, acc, mmm, (i % FLAT_LANES) * ls + slot, fds__col_i64(vf, d))) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+        }
+        return;
+    }
+    uint32_t sl[FDS__COLLECT_BATCH];
     int64_t val[FDS__COLLECT_BATCH];
     for (size_t i0 = 0; i0 < cnt; i0 += FDS__COLLECT_BATCH) {
         size_t m = 0, end = cnt - i0 < FDS__COLLECT_BATCH ? cnt : i0 + FDS__COLLECT_BATCH;
         for (size_t i = i0; i < end; i++) {
-            uint32_t d = docs[i], slot;
-            if (!flat_slot(&c, d, &slot))
-                continue;
-            ats[m] = (uint32_t)((i % FLAT_LANES) * ls + slot);
-            val[m++] = fds__col_i64(vf, d);
+            uint32_t d = docs[i];
+            if (flat_slot(&c, d, &sl[m]))
+                val[m++] = fds__col_i64(vf, d);
         }
         for (size_t j = 0; j < m; j++) {
             if (j + SLOT_PREFETCH < m) {
-                __builtin_prefetch(&acc[ats[j + SLOT_PREFETCH]], 1);
+                __builtin_prefetch(&acc[sl[j + SLOT_PREFETCH]], 1);
                 if (mmm)
-                    __builtin_prefetch(&mmm[ats[j + SLOT_PREFETCH]], 1);
+                    __builtin_prefetch(&mmm[sl[j + SLOT_PREFETCH]], 1);
             }
-            uint32_t at = ats[j];
-            int64_t v = val[j];
-            fds__macc *x = &acc[at];
-            /* sparse: one lane, the state's index is the slot */
-            if (!x->n && n->sparse && !touch(n, at)) {
+            if (!fused_one(n, acc, mmm, sl[j], val[j])) {
                 r->rc = FDS_ENOMEM;
                 return;
             }
-            if (mmm) {
-                fds__mmm *y = &mmm[at];
-                y->min = !x->n || v < y->min ? v : y->min;
-                y->max = !x->n || v > y->max ? v : y->max;
-            }
-            x->n++;
-            x->sum += v;
         }
     }
 }
@@ -762,6 +779,38 @@ int fds__aggs_zero_fill(fds__anode *n, uint32_t nowners)
     return 0;
 }
 
+/* date_run of a flat terms over a packed integer column (tcol, tw bits)
+ * that every doc has: its slot is the packed value.  One unsigned
+ * comparison tests the interval, and when docs[i..cnt) are consecutive
+ * (a match_all hands whole runs) the bit offsets grow by the widths
+ * instead of being multiplied out. */
+static size_t date_run_ints(const uint8_t *col, unsigned w, uint64_t base, int64_t lo,
+                            int64_t hi, const uint32_t *docs, size_t i, size_t cnt,
+                            const uint8_t *tcol, unsigned tw, uint32_t *row, size_t ls)
+{
+    if (hi <= lo) /* the empty interval */
+        return i;
+    /* value - lo, modulo 2^64, is packed + off: below span in [lo, hi) */
+    const uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    const uint64_t off = base - (uint64_t)lo;
+    if (i < cnt && docs[cnt - 1] - docs[i] == cnt - 1 - i) { /* consecutive */
+        uint64_t b = (uint64_t)docs[i] * w, tb = (uint64_t)docs[i] * tw;
+        for (; i < cnt; i++, b += w, tb += tw) {
+            if (fds__bits_get(col, b, w) + off >= span)
+                break;
+            row[(i % FLAT_LANES) * ls + fds__bits_get(tcol, tb, tw)]++;
+        }
+        return i;
+    }
+    for (; i < cnt; i++) {
+        uint32_t d = docs[i];
+        if (fds__bits_get(col, (uint64_t)d * w, w) + off >= span)
+            break;
+        row[(i % FLAT_LANES) * ls + fds__bits_get(tcol, (uint64_t)d * tw, tw)]++;
+    }
+    return i;
+}
+
 /* The run of docs[i..cnt) whose values of the packed column (col, w
  * bits over base) lie in [lo, hi), each counted into row at its slot of
  * tc (lane (i % FLAT_LANES) * ls) when row is not NULL; returns the index
@@ -781,6 +830,8 @@ date_run(const uint8_t *col, unsigned w, uint64_t base, int64_t lo, int64_t hi,
         return i;
     }
     const flatcol c = *tc;
+    if (!c.kw && c.allp && w && c.w) /* packed integers every doc has */
+        return date_run_ints(col, w, base, lo, hi, docs, i, cnt, c.col, c.w, row, ls);
     for (; i < cnt; i++) {
         uint32_t d = docs[i], slot;
         int64_t l = (int64_t)(base + fds__bits_get(col, (uint64_t)d * w, w));
