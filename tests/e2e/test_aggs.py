@@ -436,6 +436,40 @@ class Aggs(ServerTestCase):
                for b in out["h"]["buckets"]}
         self.assertEqual(got, want)
 
+    def test_disjunction_of_terms_feeding_aggregations(self):
+        """A match of several terms whose docs only feed aggregations
+        (size 0, no scores): the count and the metrics are over the docs
+        any term matches, deleted docs left out (the terms' postings are
+        gathered into a bitset of the segment's docs)."""
+        st, body, _ = self.srv.request("PUT", "/disj", {"mappings": {"properties": {
+            "msg": {"type": "text"}, "n": {"type": "long"}}}})
+        self.assertEqual(st, 200, body)
+        lines = []
+        for i in range(300):
+            words = ["alpha"] * (i % 3 == 0) + ["beta"] * (i % 5 == 0) or ["gamma"]
+            lines.append(json.dumps({"index": {"_id": str(i)}}))
+            lines.append(json.dumps({"msg": " ".join(words), "n": i}))
+        st, body, _ = self.srv.request("POST", "/disj/_bulk?refresh=true",
+                                       "\n".join(lines) + "\n",
+                                       {"Content-Type": "application/x-ndjson"})
+        self.assertTrue(st == 200 and not body["errors"], body)
+        for i in range(0, 300, 7):
+            st, body, _ = self.srv.request("DELETE", "/disj/_doc/%d" % i)
+            self.assertEqual(st, 200, body)
+        st, body, _ = self.srv.request("POST", "/disj/_refresh")
+        self.assertEqual(st, 200, body)
+        want = [i for i in range(300) if (i % 3 == 0 or i % 5 == 0) and i % 7]
+        st, out, _ = self.req("POST", "/disj/_search", {
+            "size": 0, "track_total_hits": True,
+            "query": {"match": {"msg": "alpha beta"}},
+            "aggs": {"a": {"avg": {"field": "n"}}, "s": {"sum": {"field": "n"}},
+                     "c": {"value_count": {"field": "n"}}}})
+        self.assertEqual(st, 200, out)
+        self.assertEqual(out["hits"]["total"], {"value": len(want), "relation": "eq"})
+        self.assertEqual(out["aggregations"]["c"]["value"], len(want))
+        self.assertEqual(out["aggregations"]["s"]["value"], float(sum(want)))
+        self.assertAlmostEqual(out["aggregations"]["a"]["value"], sum(want) / len(want))
+
     def test_date_histogram_calendar(self):
         a = self.aggs({"m": {"date_histogram": {"field": "t", "calendar_interval": "month"}}})
         self.assertEqual(a["m"]["buckets"], [
