@@ -279,7 +279,7 @@ static void collect_top_hits(fds__aggs_run *r, fds__anode *n, const uint32_t *do
 
 /* Docs ahead of the one read whose value an exact integer run asks the
  * memory for (a query's docs lie far apart in the column). */
-#define METRIC_PREFETCH 16u
+#define METRIC_PREFETCH 32u
 
 /* sum/avg/min/max/stats/extended_stats of the k docs `docs` (all of one
  * owner o, every doc valued: n->allp, no `missing`) into o's state. */

@@ -110,6 +110,26 @@ static inline void fds__collector_add_range(fds__collector *c, uint32_t lo,
     }
 }
 
+/* fds__collector_add of the docs base + i of each bit i set in `word`
+ * (all live and matching), for a collector that does not need scores:
+ * the set bits are written four at a time whatever their number, so that
+ * the loop's branches follow the popcount, not each bit (a bitset of a
+ * query's matches; Lemire's decoding of bitmaps). */
+static inline void fds__collector_add_word(fds__collector *c, uint32_t base,
+                                           uint64_t word)
+{
+    if (c->n + 64 + 3 > FDS__COLLECT_BATCH) /* room for every bit + 3 */
+        fds__collector_flush(c);
+    uint32_t *p = c->doc + c->n;
+    size_t n = (size_t)__builtin_popcountll(word);
+    for (size_t i = 0; i < n; i += 4) /* bit 63 stands in past the last */
+        for (unsigned j = 0; j < 4; j++) {
+            p[i + j] = base + (uint32_t)__builtin_ctzll(word | 1ull << 63);
+            word &= word - 1;
+        }
+    c->n += n;
+}
+
 /* Segment `leaf` starts: the previous one's buffered docs are collected
  * first.  0 or the collector's error. */
 static inline int fds__collector_set_segment(fds__collector *c,

@@ -310,6 +310,12 @@ static int segment_bits(fds__run *r, unsigned si, fds__term_it **ts, size_t nt,
     for (size_t w = 0; w < nw; w++) {
         if ((w + 1) % (FDS__DEADLINE_EVERY / 64) == 0 && fds__past_deadline(&r->x))
             break;
+        if (!sg->live) { /* no deletions: a word's docs at once */
+            r->count += (uint64_t)__builtin_popcountll(bits[w]);
+            if (bits[w])
+                fds__collector_add_word(r->ag, (uint32_t)(w * 64), bits[w]);
+            continue;
+        }
         for (uint64_t cur = bits[w]; cur; cur &= cur - 1) {
             uint32_t d = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(cur));
             if (!fds__is_live(sg, d))
