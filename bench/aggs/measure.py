@@ -64,18 +64,23 @@ def main():
         order = queries if r % 2 == 0 else list(reversed(queries))
         for q in order:
             body = json.dumps(q["body"])
+            data = None
             for _ in range(a.warmup):
                 _, data = once(body)
-            if q["name"] not in digest:
+            c0 = cpu_ns(a.pid)
+            ts = []
+            for _ in range(a.requests):
+                ms, data = once(body)
+                ts.append(ms)
+            cpu[q["name"]].append((cpu_ns(a.pid) - c0) / 1e6 / a.requests)
+            if q["name"] not in digest and data is not None:
+                # the answer of a warm-up or, with --warmup 0, of a measured request
                 ans = json.loads(data)
                 digest[q["name"]] = (ans["hits"]["total"]["value"],
                                      len(json.dumps(ans.get("aggregations", {}))),
                                      hashlib.sha1(json.dumps(ans.get("aggregations", {}),
                                                              sort_keys=True).encode())
                                      .hexdigest()[:10])
-            c0 = cpu_ns(a.pid)
-            ts = [once(body)[0] for _ in range(a.requests)]
-            cpu[q["name"]].append((cpu_ns(a.pid) - c0) / 1e6 / a.requests)
             times[q["name"]] += ts
             round_medians[q["name"]].append(statistics.median(ts))
     print("# Aggregations at %s documents\n" % format(a.docs, ","))

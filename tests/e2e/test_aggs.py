@@ -455,6 +455,71 @@ class Aggs(ServerTestCase):
 
     # ---- date_histogram -----------------------------------------------------------
 
+    def test_date_histogram_terms_on_interval_edges(self):
+        """A date_histogram with a terms of an integer field below, over
+        docs in time order half of which fall exactly on an interval's
+        start: each joins the interval it starts, never the one before
+        (the collector counts runs of one interval in a loop of its
+        own)."""
+        st, body, _ = self.srv.request("PUT", "/edges", {"mappings": {"properties": {
+            "t": {"type": "date"}, "st": {"type": "integer"}}}})
+        self.assertEqual(st, 200, body)
+        lines, want = [], {}
+        for i in range(40):  # every 30 minutes from T0; st 200..202
+            t, code = T0 + i * 1800000, 200 + i % 3
+            lines.append(json.dumps({"index": {}}))
+            lines.append(json.dumps({"t": t, "st": code}))
+            hour = want.setdefault(t - t % 3600000, {})
+            hour[code] = hour.get(code, 0) + 1
+        st, body, _ = self.srv.request("POST", "/edges/_bulk?refresh=true",
+                                       "\n".join(lines) + "\n",
+                                       {"Content-Type": "application/x-ndjson"})
+        self.assertTrue(st == 200 and not body["errors"], body)
+        out = self.aggs({"h": {"date_histogram": {"field": "t", "fixed_interval": "1h"},
+                               "aggs": {"s": {"terms": {"field": "st"}}}}},
+                        index="edges")
+        got = {b["key"]: {s["key"]: s["doc_count"] for s in b["s"]["buckets"]}
+               for b in out["h"]["buckets"]}
+        self.assertEqual(got, want)
+
+    def test_disjunction_of_terms_feeding_aggregations(self):
+        """A match of several terms whose docs only feed aggregations
+        (size 0, no scores): the count and the metrics are over the docs
+        any term matches, deleted docs left out (the terms' postings are
+        gathered into a bitset of the segment's docs)."""
+        st, body, _ = self.srv.request("PUT", "/disj", {"mappings": {"properties": {
+            "msg": {"type": "text"}, "n": {"type": "long"}}}})
+        self.assertEqual(st, 200, body)
+        lines = []
+        for i in range(300):
+            words = ["alpha"] * (i % 3 == 0) + ["beta"] * (i % 5 == 0) or ["gamma"]
+            lines.append(json.dumps({"index": {"_id": str(i)}}))
+            lines.append(json.dumps({"msg": " ".join(words), "n": i}))
+        st, body, _ = self.srv.request("POST", "/disj/_bulk?refresh=true",
+                                       "\n".join(lines) + "\n",
+                                       {"Content-Type": "application/x-ndjson"})
+        self.assertTrue(st == 200 and not body["errors"], body)
+
+        def check(want):
+            st, out, _ = self.req("POST", "/disj/_search", {
+                "size": 0, "track_total_hits": True,
+                "query": {"match": {"msg": "alpha beta"}},
+                "aggs": {"a": {"avg": {"field": "n"}}, "s": {"sum": {"field": "n"}},
+                         "c": {"value_count": {"field": "n"}}}})
+            self.assertEqual(st, 200, out)
+            self.assertEqual(out["hits"]["total"], {"value": len(want), "relation": "eq"})
+            self.assertEqual(out["aggregations"]["c"]["value"], len(want))
+            self.assertEqual(out["aggregations"]["s"]["value"], float(sum(want)))
+            self.assertAlmostEqual(out["aggregations"]["a"]["value"],
+                                   sum(want) / len(want))
+        check([i for i in range(300) if i % 3 == 0 or i % 5 == 0])
+        for i in range(0, 300, 7):
+            st, body, _ = self.srv.request("DELETE", "/disj/_doc/%d" % i)
+            self.assertEqual(st, 200, body)
+        st, body, _ = self.srv.request("POST", "/disj/_refresh")
+        self.assertEqual(st, 200, body)
+        check([i for i in range(300) if (i % 3 == 0 or i % 5 == 0) and i % 7])
+
     def test_date_histogram_calendar(self):
         a = self.aggs({"m": {"date_histogram": {"field": "t", "calendar_interval": "month"}}})
         self.assertEqual(a["m"]["buckets"], [

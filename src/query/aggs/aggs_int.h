@@ -171,6 +171,12 @@ typedef struct fds__anode {
     fds__macc *macc;
     fds__mmm *mmm; /* NULL: sum and avg only */
     uint32_t macc_lanes, macc_slots;
+    /* by global ordinals the slot states hold over segments: folded at
+     * the last one (or when a segment cannot fuse) */
+    bool macc_held;
+    /* docs of the slots a top-level terms by global ordinals left without
+     * a bucket at its last fold (sum_other_doc_count of owner 0) */
+    uint64_t fold_other;
     const uint32_t *seg2g;  /* this segment's ordinal -> global (NULL: same) */
     uint32_t dense_max;     /* entries the dense table may hold */
     /* cardinality of a keyword: per owner a bitset of the segment's
@@ -326,11 +332,13 @@ void fds__aggs_collect_value_count(fds__aggs_run *r, fds__anode *n,
 void fds__aggs_collect_stats(fds__aggs_run *r, fds__anode *n,
                              const uint32_t *docs, const uint32_t *own,
                              size_t cnt);
-/* The flat counts of the segment into buckets.  0 or FDS_ENOMEM. */
-int fds__aggs_flat_fold(fds__anode *n);
+/* The flat counts of the segment into buckets (`last`: of the search; a
+ * top-level terms by global ordinals then opens its best shard_size
+ * slots' buckets only).  0 or FDS_ENOMEM. */
+int fds__aggs_flat_fold(fds__anode *n, bool last);
 /* A fused terms' slot states into buckets and its metric's state, the
- * states cleared.  0 or FDS_ENOMEM. */
-int fds__aggs_fused_fold(fds__anode *n);
+ * states cleared (`last`: as fds__aggs_flat_fold).  0 or FDS_ENOMEM. */
+int fds__aggs_fused_fold(fds__anode *n, bool last);
 /* A keyword cardinality's bitsets of the segment's ordinals hashed into
  * their owners' sketches (each term once) and freed.  0 or FDS_ENOMEM. */
 int fds__aggs_card_flush(fds__anode *n);

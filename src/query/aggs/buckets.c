@@ -130,6 +130,11 @@ static uint32_t *lanes_for(fds__anode *n, uint32_t o)
     return n->lanes;
 }
 
+/* Slot states a fused or flat terms' loop asks the memory for ahead of
+ * the one it updates: a terms over millions of slots misses the cache on
+ * almost every doc, and misses asked for together overlap. */
+#define SLOT_PREFETCH 12u
+
 /* terms with flat counts over a batch: one count per (owner, slot) in
  * the dense table; a doc whose owner is past it goes the bucket way.  The
  * column's reads are hoisted: the counts' stores could alias them. */
@@ -146,6 +151,27 @@ static void collect_terms_flat(fds__aggs_run *r, fds__anode *n, const uint32_t *
             uint32_t slot;
             if (flat_slot(&c, docs[i], &slot))
                 lanes[(i % FLAT_LANES) * ns + slot]++;
+        }
+        return;
+    }
+    uint32_t *row = !own && n->sparse ? dense_at(n, 0, 0) : NULL;
+    if (row) { /* top level over many slots: the batch's slots, then the
+                * counts with the next ones prefetched */
+        uint32_t sl[FDS__COLLECT_BATCH];
+        for (size_t i0 = 0; i0 < cnt; i0 += FDS__COLLECT_BATCH) {
+            size_t m = 0, end = cnt - i0 < FDS__COLLECT_BATCH ? cnt : i0 + FDS__COLLECT_BATCH;
+            for (size_t i = i0; i < end; i++)
+                m += flat_slot(&c, docs[i], &sl[m]);
+            for (size_t j = 0; j < m; j++) {
+                if (j + SLOT_PREFETCH < m)
+                    __builtin_prefetch(&row[sl[j + SLOT_PREFETCH]], 1);
+                uint32_t *k = &row[sl[j]];
+                if (!*k && !touch(n, sl[j])) {
+                    r->rc = FDS_ENOMEM;
+                    return;
+                }
+                (*k)++;
+            }
         }
         return;
     }
@@ -227,9 +253,109 @@ static int slot_key(fds__anode *n, uint32_t slot, uint64_t *key)
              in_list(a->excl_d, a->nexcl, v));
 }
 
+/* ---- a top-level terms by global ordinals: its best slots only ---------- */
+
+/* A slot of a terms by global ordinals and its doc count. */
+typedef struct slotc {
+    uint64_t c;
+    uint32_t s;
+} slotc;
+
+/* The best `cap` slots offered so far in a heap whose root sorts last,
+ * and the docs of those left out. */
+typedef struct slotsel {
+    const fds_agg *a;
+    slotc *h;
+    size_t k, cap;
+    uint64_t other;
+} slotsel;
+
+/* Does slot x sort after slot y in a's order?  The order reads counts
+ * and keys only (fold_selects); a global ordinal's order is its term's
+ * byte order, the key order of fds__aggs_key_cmp, which ends every
+ * order as in fds__aggs_order_cmp. */
+static bool slot_after(const fds_agg *a, slotc x, slotc y)
+{
+    for (unsigned i = 0; i < a->norder; i++) {
+        const fds_agg_order *o = &a->order[i];
+        int c = o->kind == FDS_AGG_ORD_COUNT ? (x.c < y.c ? -1 : x.c > y.c)
+                                            : (x.s < y.s ? -1 : x.s > y.s);
+        if (c)
+            return (o->desc ? -c : c) > 0;
+    }
+    if (!a->norder && x.c != y.c) /* _count desc */
+        return x.c < y.c;
+    return x.s > y.s;
+}
+
+static void slotsel_down(slotsel *q, size_t j)
+{
+    for (;;) {
+        size_t l = 2 * j + 1, w = j;
+        if (l < q->k && slot_after(q->a, q->h[l], q->h[w]))
+            w = l;
+        if (l + 1 < q->k && slot_after(q->a, q->h[l + 1], q->h[w]))
+            w = l + 1;
+        if (w == j)
+            return;
+        slotc t = q->h[j];
+        q->h[j] = q->h[w];
+        q->h[w] = t;
+        j = w;
+    }
+}
+
+/* Slot s of c docs (c > 0) offered to q. */
+static void slotsel_offer(slotsel *q, uint32_t s, uint64_t c)
+{
+    slotc x = {c, s};
+    if (q->k < q->cap) { /* sift up */
+        size_t j = q->k++;
+        while (j && slot_after(q->a, x, q->h[(j - 1) / 2])) {
+            q->h[j] = q->h[(j - 1) / 2];
+            j = (j - 1) / 2;
+        }
+        q->h[j] = x;
+        return;
+    }
+    if (!q->cap || !slot_after(q->a, q->h[0], x)) {
+        q->other += c;
+        return;
+    }
+    q->other += q->h[0].c;
+    q->h[0] = x;
+    slotsel_down(q, 0);
+}
+
+/* Does top-level terms n keep, at its last fold, the buckets of its best
+ * shard_size slots only?  Yes when its keys are global ordinals, it has
+ * no bucket yet (all its docs are in the fold's counts) and its order
+ * reads counts and keys alone: its result keeps those and no others
+ * (results.c select_best), so the rest need no bucket nor metric state;
+ * their docs go to n->fold_other (sum_other_doc_count). */
+static bool fold_selects(const fds__anode *n)
+{
+    const fds_agg *a = n->a;
+    if (!n->gm || !n->top || n->nb || a->type != FDS_AGG_TERMS)
+        return false;
+    for (unsigned i = 0; i < a->norder; i++)
+        if (a->order[i].kind == FDS_AGG_ORD_METRIC)
+            return false;
+    return true;
+}
+
+/* A selection of n's best shard_size slots of at most `slots`.  False on
+ * ENOMEM. */
+static bool slotsel_init(slotsel *q, const fds__anode *n, size_t slots)
+{
+    size_t cap = n->a->shard_size < slots ? n->a->shard_size : slots;
+    *q = (slotsel){.a = n->a, .cap = cap};
+    return !cap || (q->h = malloc(cap * sizeof *q->h));
+}
+
 /* The flat counts of the segment into buckets (include/exclude applied
  * here, as collect_terms applies them per doc), the table zeroed. */
-int fds__aggs_flat_fold(fds__anode *n)
+int fds__aggs_flat_fold(fds__anode *n, bool last)
 {
     lanes_flush(n);
     /* sparse: owner 0's listed slots only */
@@ -237,6 +363,29 @@ int fds__aggs_flat_fold(fds__anode *n)
     size_t nt = list ? n->ntouched : 0;
     n->ntouched = 0;
     n->touched_over = false;
+    if (last && fold_selects(n)) { /* one owner: the best slots only */
+        size_t m = list ? nt : n->nslots;
+        slotsel q;
+        if (!slotsel_init(&q, n, m))
+            return FDS_ENOMEM;
+        for (size_t i = 0; i < m; i++) {
+            uint32_t slot = list ? n->touched[i] : (uint32_t)i;
+            if (n->dense[slot])
+                slotsel_offer(&q, slot, n->dense[slot]);
+            n->dense[slot] = 0;
+        }
+        for (size_t i = 0; i < q.k; i++) {
+            uint32_t b = fds__aggs_bucket_append(n, 0, q.h[i].s);
+            if (b == UINT32_MAX) {
+                free(q.h);
+                return FDS_ENOMEM;
+            }
+            n->b_count[b] += q.h[i].c;
+        }
+        n->fold_other += q.other;
+        free(q.h);
+        return 0;
+    }
     for (uint32_t o = 0; o < (list ? 1u : n->dense_owners); o++)
         for (size_t i = 0; i < (list ? nt : n->nslots); i++) {
             uint32_t slot = list ? n->touched[i] : (uint32_t)i;
@@ -284,55 +433,130 @@ static uint32_t fused_bucket(fds__anode *n, uint32_t slot)
     return *ds - 1;
 }
 
-int fds__aggs_fused_fold(fds__anode *n)
+/* The state of slot `slot` of fused terms n over its lanes into *t, *tm
+ * (t->n 0: no docs), the lanes cleared. */
+static void fused_take(fds__anode *n, uint32_t slot, fds__macc *t, fds__mmm *tm)
+{
+    const uint32_t ns = n->macc_slots;
+    *t = (fds__macc){0};
+    *tm = (fds__mmm){0};
+    for (uint32_t l = 0; l < n->macc_lanes; l++) {
+        size_t at = (size_t)l * ns + slot;
+        fds__macc *x = &n->macc[at];
+        if (!x->n)
+            continue;
+        if (n->mmm) {
+            const fds__mmm *y = &n->mmm[at];
+            tm->min = !t->n || y->min < tm->min ? y->min : tm->min;
+            tm->max = !t->n || y->max > tm->max ? y->max : tm->max;
+        }
+        t->n += x->n;
+        t->sum += x->sum;
+        *x = (fds__macc){0};
+    }
+}
+
+/* Slot state t, tm into bucket b of fused terms n and its metric.  0 or
+ * FDS_ENOMEM. */
+static int fused_add(fds__anode *n, uint32_t b, fds__macc t, fds__mmm tm)
 {
     fds__anode *k = n->kids[0];
+    if (fds__aggs_metric_room(k, b))
+        return FDS_ENOMEM;
+    /* exact: the column's sums stay below 2^53 (int_exact) */
+    n->b_count[b] += t.n;
+    k->m_count[b] += t.n;
+    k->m_sum[b] += (double)t.sum;
+    if (n->mmm) {
+        double mn = (double)tm.min, mx = (double)tm.max;
+        k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
+        k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
+    }
+    return 0;
+}
+
+/* The best slots of fused terms n chosen by q (fold_selects; lane 0
+ * holds their totals) into buckets, the others' docs into
+ * n->fold_other; the states freed (the last fold).  0 or FDS_ENOMEM. */
+static int fused_keep_best(fds__anode *n, slotsel *q)
+{
+    int rc = 0;
+    for (size_t i = 0; !rc && i < q->k; i++) {
+        uint32_t slot = q->h[i].s;
+        uint32_t b = fds__aggs_bucket_append(n, 0, slot);
+        rc = b == UINT32_MAX ? FDS_ENOMEM
+                             : fused_add(n, b, n->macc[slot],
+                                         n->mmm ? n->mmm[slot] : (fds__mmm){0});
+    }
+    free(q->h);
+    n->fold_other += q->other;
+    free(n->macc);
+    free(n->mmm);
+    n->macc = NULL;
+    n->mmm = NULL;
+    n->macc_slots = 0;
+    return rc;
+}
+
+int fds__aggs_fused_fold(fds__anode *n, bool last)
+{
     const uint32_t ns = n->macc_slots;
     /* sparse (one lane): the listed slots only */
     bool list = n->sparse && !n->touched_over;
     size_t nt = list ? n->ntouched : ns;
     n->ntouched = 0;
     n->touched_over = false;
+    n->macc_held = false;
+    slotsel q = {0};
+    bool best = last && fold_selects(n); /* buckets for the best only */
+    if (best && !slotsel_init(&q, n, nt))
+        return FDS_ENOMEM;
     for (size_t i = 0; i < nt; i++) {
         uint32_t slot = list ? n->touched[i] : (uint32_t)i;
-        fds__macc t = {0};
-        fds__mmm tm = {0};
-        for (uint32_t l = 0; l < n->macc_lanes; l++) {
-            size_t at = (size_t)l * ns + slot;
-            fds__macc *x = &n->macc[at];
-            if (!x->n)
-                continue;
-            if (n->mmm) {
-                const fds__mmm *y = &n->mmm[at];
-                tm.min = !t.n || y->min < tm.min ? y->min : tm.min;
-                tm.max = !t.n || y->max > tm.max ? y->max : tm.max;
-            }
-            t.n += x->n;
-            t.sum += x->sum;
-            *x = (fds__macc){0};
-        }
+        fds__macc t;
+        fds__mmm tm;
+        fused_take(n, slot, &t, &tm);
         if (!t.n)
             continue;
+        if (best) { /* the slot's total into lane 0 */
+            n->macc[slot] = t;
+            if (n->mmm)
+                n->mmm[slot] = tm;
+            slotsel_offer(&q, slot, t.n);
+            continue;
+        }
         uint32_t b = fused_bucket(n, slot);
         if (b == UINT32_MAX - 1)
             continue;
-        if (b == UINT32_MAX || fds__aggs_metric_room(k, b))
+        if (b == UINT32_MAX || fused_add(n, b, t, tm))
             return FDS_ENOMEM;
-        /* exact: the column's sums stay below 2^53 (int_exact) */
-        n->b_count[b] += t.n;
-        k->m_count[b] += t.n;
-        k->m_sum[b] += (double)t.sum;
-        if (n->mmm) {
-            double mn = (double)tm.min, mx = (double)tm.max;
-            k->m_min[b] = mn < k->m_min[b] ? mn : k->m_min[b];
-            k->m_max[b] = mx > k->m_max[b] ? mx : k->m_max[b];
-        }
     }
-    return 0;
+    return best ? fused_keep_best(n, &q) : 0;
+}
+
+/* The state of fused terms n's slot `at` (of its lanes' tables) updated
+ * by value v of one more doc.  False on ENOMEM. */
+static inline bool fused_one(fds__anode *n, fds__macc *acc, fds__mmm *mmm, size_t at,
+                             int64_t v)
+{
+    fds__macc *x = &acc[at];
+    /* sparse: one lane, the state's index is the slot */
+    if (!x->n && n->sparse && !touch(n, (uint32_t)at))
+        return false;
+    if (mmm) {
+        fds__mmm *y = &mmm[at];
+        y->min = !x->n || v < y->min ? v : y->min;
+        y->max = !x->n || v > y->max ? v : y->max;
+    }
+    x->n++;
+    x->sum += v;
+    return true;
 }
 
 /* A fused terms over a batch: each doc's slot state (its lane's when
- * the slots are few), no bucket. */
+ * the slots are few), no bucket.  Over many slots the batch's slots and
+ * values are read first (the columns in order), then the states are
+ * updated with the next ones prefetched. */
 static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
                                 size_t cnt)
 {
@@ -341,24 +565,37 @@ static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t 
     fds__macc *const acc = n->macc;
     fds__mmm *const mmm = n->mmm;
     const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
-    for (size_t i = 0; i < cnt; i++) {
-        uint32_t d = docs[i], slot;
-        if (!flat_slot(&c, d, &slot))
-            continue;
-        int64_t v = fds__col_i64(vf, d);
-        size_t at = (i % FLAT_LANES) * ls + slot;
-        fds__macc *x = &acc[at];
-        if (!x->n && n->sparse && !touch(n, slot)) {
-            r->rc = FDS_ENOMEM;
-            return;
+    if (!n->sparse) {
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t d = docs[i], slot;
+            if (flat_slot(&c, d, &slot) &&
+                !fused_one(n, acc, mmm, (i % FLAT_LANES) * ls + slot, fds__col_i64(vf, d))) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
         }
-        if (mmm) {
-            fds__mmm *y = &mmm[at];
-            y->min = !x->n || v < y->min ? v : y->min;
-            y->max = !x->n || v > y->max ? v : y->max;
+        return;
+    }
+    uint32_t sl[FDS__COLLECT_BATCH];
+    int64_t val[FDS__COLLECT_BATCH];
+    for (size_t i0 = 0; i0 < cnt; i0 += FDS__COLLECT_BATCH) {
+        size_t m = 0, end = cnt - i0 < FDS__COLLECT_BATCH ? cnt : i0 + FDS__COLLECT_BATCH;
+        for (size_t i = i0; i < end; i++) {
+            uint32_t d = docs[i];
+            if (flat_slot(&c, d, &sl[m]))
+                val[m++] = fds__col_i64(vf, d);
         }
-        x->n++;
-        x->sum += v;
+        for (size_t j = 0; j < m; j++) {
+            if (j + SLOT_PREFETCH < m) {
+                __builtin_prefetch(&acc[sl[j + SLOT_PREFETCH]], 1);
+                if (mmm)
+                    __builtin_prefetch(&mmm[sl[j + SLOT_PREFETCH]], 1);
+            }
+            if (!fused_one(n, acc, mmm, sl[j], val[j])) {
+                r->rc = FDS_ENOMEM;
+                return;
+            }
+        }
     }
 }
 
@@ -542,6 +779,38 @@ int fds__aggs_zero_fill(fds__anode *n, uint32_t nowners)
     return 0;
 }
 
+/* date_run of a flat terms over a packed integer column (tcol, tw bits)
+ * that every doc has: its slot is the packed value.  One unsigned
+ * comparison tests the interval, and when docs[i..cnt) are consecutive
+ * (a match_all hands whole runs) the bit offsets grow by the widths
+ * instead of being multiplied out. */
+static size_t date_run_ints(const uint8_t *col, unsigned w, uint64_t base, int64_t lo,
+                            int64_t hi, const uint32_t *docs, size_t i, size_t cnt,
+                            const uint8_t *tcol, unsigned tw, uint32_t *row, size_t ls)
+{
+    if (hi <= lo) /* the empty interval */
+        return i;
+    /* value - lo, modulo 2^64, is packed + off: below span in [lo, hi) */
+    const uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    const uint64_t off = base - (uint64_t)lo;
+    if (i < cnt && docs[cnt - 1] - docs[i] == cnt - 1 - i) { /* consecutive */
+        uint64_t b = (uint64_t)docs[i] * w, tb = (uint64_t)docs[i] * tw;
+        for (; i < cnt; i++, b += w, tb += tw) {
+            if (fds__bits_get(col, b, w) + off >= span)
+                break;
+            row[(i % FLAT_LANES) * ls + fds__bits_get(tcol, tb, tw)]++;
+        }
+        return i;
+    }
+    for (; i < cnt; i++) {
+        uint32_t d = docs[i];
+        if (fds__bits_get(col, (uint64_t)d * w, w) + off >= span)
+            break;
+        row[(i % FLAT_LANES) * ls + fds__bits_get(tcol, (uint64_t)d * tw, tw)]++;
+    }
+    return i;
+}
+
 /* The run of docs[i..cnt) whose values of the packed column (col, w
  * bits over base) lie in [lo, hi), each counted into row at its slot of
  * tc (lane (i % FLAT_LANES) * ls) when row is not NULL; returns the index
@@ -561,6 +830,8 @@ date_run(const uint8_t *col, unsigned w, uint64_t base, int64_t lo, int64_t hi,
         return i;
     }
     const flatcol c = *tc;
+    if (!c.kw && c.allp && w && c.w) /* packed integers every doc has */
+        return date_run_ints(col, w, base, lo, hi, docs, i, cnt, c.col, c.w, row, ls);
     for (; i < cnt; i++) {
         uint32_t d = docs[i], slot;
         int64_t l = (int64_t)(base + fds__bits_get(col, (uint64_t)d * w, w));

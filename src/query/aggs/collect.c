@@ -182,6 +182,11 @@ static int fused_begin(fds__anode *n)
     size_t per = sizeof(fds__macc) + (mm ? sizeof(fds__mmm) : 0);
     if (n->fused && (uint64_t)n->nslots * lanes * per > FDS__AGG_MACC_MAX)
         n->fused = false;
+    if (n->macc_held && !n->fused) { /* earlier segments' states first */
+        int rc = fds__aggs_fused_fold(n, false);
+        if (rc)
+            return rc;
+    }
     if (!n->fused || (n->macc && n->macc_slots == n->nslots))
         return 0;
     free(n->macc);
@@ -336,10 +341,12 @@ static int seg_end(fds__anode *n, bool last)
         return FDS_ENOMEM;
     if (n->obits_live && fds__aggs_card_flush(n))
         return FDS_ENOMEM;
-    if (n->fused && fds__aggs_fused_fold(n))
+    if (n->fused && n->gm && !last) /* global slots: kept for the next */
+        n->macc_held = true;
+    else if (n->fused && fds__aggs_fused_fold(n, last))
         return FDS_ENOMEM;
     if (n->dense && (n->gm ? last && !n->a->nsubs : n->flat)) {
-        int rc = fds__aggs_flat_fold(n);
+        int rc = fds__aggs_flat_fold(n, last);
         if (rc)
             return rc;
     }

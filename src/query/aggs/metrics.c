@@ -277,6 +277,10 @@ static void collect_top_hits(fds__aggs_run *r, fds__anode *n, const uint32_t *do
  * dependent additions; the lanes are then added into the owner's sum. */
 #define METRIC_LANES 4u
 
+/* Docs ahead of the one read whose value an exact integer run asks the
+ * memory for (a query's docs lie far apart in the column). */
+#define METRIC_PREFETCH 32u
+
 /* sum/avg/min/max/stats/extended_stats of the k docs `docs` (all of one
  * owner o, every doc valued: n->allp, no `missing`) into o's state. */
 void fds__aggs_metric_run(fds__anode *n, const uint32_t *docs, size_t k, uint32_t o,
@@ -284,6 +288,27 @@ void fds__aggs_metric_run(fds__anode *n, const uint32_t *docs, size_t k, uint32_
 {
     const fds_sfield *f = n->f;
     const bool dbl = f->kind == FDS_FT_DOUBLE;
+    if (!dbl && !sq && n->int_exact && k) {
+        /* every sum of the search's values is an exact double
+         * (int_exact): summed as integers, the run's total is what the
+         * compensated sum of its values would be */
+        int64_t is = 0, imn = INT64_MAX, imx = INT64_MIN;
+        const unsigned w = f->num_bits == FDS_SIDX_NUM_RAW ? 64 : f->num_bits;
+        for (size_t i = 0; i < k; i++) {
+            /* docs of a query lie apart: their values' reads overlap */
+            if (i + METRIC_PREFETCH < k)
+                __builtin_prefetch(f->col + ((uint64_t)docs[i + METRIC_PREFETCH] * w >> 3));
+            int64_t v = fds__col_i64(f, docs[i]);
+            is += v;
+            imn = v < imn ? v : imn;
+            imx = v > imx ? v : imx;
+        }
+        kahan(&n->m_sum[o], &n->m_sumc[o], (double)is);
+        n->m_count[o] += k;
+        n->m_min[o] = (double)imn < n->m_min[o] ? (double)imn : n->m_min[o];
+        n->m_max[o] = (double)imx > n->m_max[o] ? (double)imx : n->m_max[o];
+        return;
+    }
     double s[METRIC_LANES] = {0}, sc[METRIC_LANES] = {0};
     double q[METRIC_LANES] = {0}, qc[METRIC_LANES] = {0};
     double mn = n->m_min[o], mx = n->m_max[o];

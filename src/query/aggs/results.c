@@ -453,19 +453,21 @@ fds_agg_result *fds__aggs_build(fds__anode *n, uint32_t owner, uint32_t nowners)
         return owner == UINT32_MAX ? r : (fds_agg_result_free(r), NULL);
     uint32_t s = owner < n->ngrp ? n->grp_start[owner] : 0;
     uint32_t e = owner < n->ngrp ? n->grp_start[owner + 1] : 0;
-    r->b = calloc((size_t)(e - s) + 1, sizeof *r->b);
-    if (!r->b) {
-        free(r);
-        return NULL;
-    }
     bool by_metric = false;
     for (unsigned i = 0; i < a->norder; i++)
         by_metric |= a->order[i].kind == FDS_AGG_ORD_METRIC;
     /* a terms of more buckets than it keeps: the best shard_size chosen
-     * first, by counts and keys, then only those built */
+     * first, by counts and keys, then only those built (and allocated:
+     * a keyword terms may hold millions of buckets) */
+    r->other_doc_count = owner == 0 ? n->fold_other : 0;
     if (a->type == FDS_AGG_TERMS && !by_metric && e - s > a->shard_size) {
-        r->other_doc_count = select_best(n, r, n->grp_ord + s, e - s, a->shard_size);
+        r->other_doc_count += select_best(n, r, n->grp_ord + s, e - s, a->shard_size);
         e = s + a->shard_size;
+    }
+    r->b = calloc((size_t)(e - s) + 1, sizeof *r->b);
+    if (!r->b) {
+        free(r);
+        return NULL;
     }
     /* keys and counts first; terms keep their best shard_size only, so the
      * subs are built for those */

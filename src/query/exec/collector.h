@@ -96,13 +96,38 @@ static inline void fds__collector_add_range(fds__collector *c, uint32_t lo,
         size_t k = FDS__COLLECT_BATCH - c->n;
         if (k > hi - lo)
             k = hi - lo;
-        for (size_t i = 0; i < k; i++)
-            c->doc[c->n + i] = lo + (uint32_t)i;
+        uint32_t *p = c->doc + c->n;
+        size_t i = 0;
+        for (; i + 8 <= k; i += 8) /* blocks of 8: stored as vectors */
+            for (unsigned j = 0; j < 8; j++)
+                p[i + j] = lo + (uint32_t)(i + j);
+        for (; i < k; i++)
+            p[i] = lo + (uint32_t)i;
         c->n += k;
         lo += (uint32_t)k;
         if (c->n == FDS__COLLECT_BATCH)
             fds__collector_flush(c);
     }
+}
+
+/* fds__collector_add of the docs base + i of each bit i set in `word`
+ * (all live and matching), for a collector that does not need scores:
+ * the set bits are written four at a time whatever their number, so that
+ * the loop's branches follow the popcount, not each bit (a bitset of a
+ * query's matches; Lemire's decoding of bitmaps). */
+static inline void fds__collector_add_word(fds__collector *c, uint32_t base,
+                                           uint64_t word)
+{
+    if (c->n + 64 + 3 > FDS__COLLECT_BATCH) /* room for every bit + 3 */
+        fds__collector_flush(c);
+    uint32_t *p = c->doc + c->n;
+    size_t n = (size_t)__builtin_popcountll(word);
+    for (size_t i = 0; i < n; i += 4) /* bit 63 stands in past the last */
+        for (unsigned j = 0; j < 4; j++) {
+            p[i + j] = base + (uint32_t)__builtin_ctzll(word | 1ull << 63);
+            word &= word - 1;
+        }
+    c->n += n;
 }
 
 /* Segment `leaf` starts: the previous one's buffered docs are collected

@@ -328,27 +328,33 @@ static void *it_alloc(size_t sz, fds__exec *x, const fds__cnode *c)
 
 /* The docs of term t (of field f) into s's bitset.  0, or -1 when a block
  * does not decode (x->corrupt set). */
-static int bits_add_sterm(bits_it *s, const fds_sfield *f,
-                          const fds_sterm *term, fds__exec *x)
+int fds__sterm_or_bits(const fds_sterm *t, uint64_t *bits, uint32_t max_doc,
+                       fds__exec *x)
 {
-    fds_sterm tt = *term, *t = &tt; /* inlined into this frame's buffers */
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
-    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
-    fds__sterm_inline(t, f->norms, skip1, blk1);
     uint32_t base = 0;
     for (uint32_t b = 0; b < t->nblocks; b++) {
         const uint8_t *sk = t->skip + (size_t)b * FDS_SIDX_SKIP_LEN;
         unsigned n = sk[13] + 1u;
         if (fds_postings_decode_block(fds__skip_block(t, sk), t->end, n,
-                                      base, s->max_doc, docs, tfs) < 0) {
+                                      base, max_doc, docs, tfs) < 0) {
             x->corrupt = 1;
             return -1;
         }
         for (unsigned k = 0; k < n; k++)
-            s->bits[docs[k] / 64] |= 1ull << (docs[k] % 64);
+            bits[docs[k] / 64] |= 1ull << (docs[k] % 64);
         base = docs[n - 1] + 1;
     }
     return 0;
+}
+
+static int bits_add_sterm(bits_it *s, const fds_sfield *f,
+                          const fds_sterm *term, fds__exec *x)
+{
+    fds_sterm tt = *term, *t = &tt; /* inlined into this frame's buffers */
+    uint8_t skip1[FDS_SIDX_SKIP_LEN], blk1[FDS_STERM_INLINE_BLK];
+    fds__sterm_inline(t, f->norms, skip1, blk1);
+    return fds__sterm_or_bits(t, s->bits, s->max_doc, x);
 }
 
 static int bits_add_term(bits_it *s, const fds_sidx *sx, const fds_sfield *f,

@@ -220,6 +220,11 @@ uint32_t fds__term_adv(fds__it *i, uint32_t target);
 /* Is `root` a disjunction of scored terms (MaxScore-able)?  Then *out is a
  * malloc'd array of its *n term iterators (caller frees the array). */
 bool fds__disjunction_terms(fds__it *root, fds__term_it ***out, size_t *n);
+/* The docs of term t (inlined: fds__sterm_inline; a term iterator's t is)
+ * set in bits, a bitset of max_doc docs.  0, or -1 when a postings block
+ * does not decode (x->corrupt set). */
+int fds__sterm_or_bits(const fds_sterm *t, uint64_t *bits, uint32_t max_doc,
+                       fds__exec *x);
 
 /* ---- phrases (search_phrase.c) --------------------------------------------- */
 
