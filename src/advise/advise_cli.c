@@ -100,7 +100,7 @@ int fds_advise_main(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'h': usage(stdout); return 0;

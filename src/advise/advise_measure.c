@@ -15,10 +15,15 @@
  * Units: MB/s = 10^6 raw (uncompressed) bytes per second of this thread's
  * CPU time (CLOCK_THREAD_CPUTIME_ID, so other load on the machine does not
  * count); compress CPU per document = CPU time of encoding / documents
- * encoded; fetch latency = wall time of fds_block_decode_doc (one document)
- * or of ten of them (ten random hits), per call, p50 and p99 over random
- * documents (fixed seed).  Contexts and dictionaries are built once and
- * reused, as the server's are (warm dictionary).
+ * encoded; fetch latency = thread CPU time of fds_block_decode_doc (one
+ * document) or of ten of them (ten random hits) per call, less the clock's
+ * own cost (the median of ADV_CLOCK_CALIBRATE empty readings), p50 and
+ * p99 over random documents (fixed seed): CPU time, so that a shared
+ * machine's scheduler does not fill the p99 with preemptions.  Contexts and dictionaries are built once and
+ * reused, as the server's are (warm dictionary).  How long each
+ * measurement repeats is set by the wall clock (a share of the row's slice
+ * of --time, at least one pass), so that --time holds on a busy machine;
+ * the rates divide by CPU time.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +42,7 @@
 #define ADV_SLICE_MIN 0.02
 #define ADV_SLICE_MAX 3.0
 #define ADV_SEED 42u
+#define ADV_CLOCK_CALIBRATE 1001
 
 static double mono(void)
 {
@@ -119,6 +125,19 @@ void fds__adv_grid_init(fds__adv_grid *g)
     static const int levels[] = {1, 6, 9, 19};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
         add(g, FDS_CODEC_ZSTD, levels[i]);
+    /* zstd sub-blocks per block: a codec parameter no setting reaches */
+    static const uint32_t subs[] = {1, 2, 4};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        fds__adv_row *r = add(g, FDS_CODEC_ZSTD, FDS_ZSTD_LEVEL_DEFAULT);
+        r->p.sub_blocks = subs[i];
+        r->settable = false;
+        r->settings[0] = 0;
+        snprintf(r->name, sizeof r->name, "ZSTD level 3, %u sub-block%s", subs[i],
+                 subs[i] > 1 ? "s" : "");
+        snprintf(r->variant, sizeof r->variant,
+                 "16 KiB blocks, 64 KiB dictionary, %u sub-block%s (not settable per index)",
+                 subs[i], subs[i] > 1 ? "s" : "");
+    }
     /* block sizes (index.codec.block_size, max docs scaled alike) */
     static const uint32_t blocks[] = {8, 32, 64};
     for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
@@ -146,19 +165,6 @@ void fds__adv_grid_init(fds__adv_grid *g)
         snprintf(r->settings, sizeof r->settings,
                  "{\"settings\":{\"index.codec\":\"ZSTD\",\"index.compression.zstd.level\":3,"
                  "\"index.codec.dict_size\":\"%ukb\"}}", dicts[i]);
-    }
-    /* zstd sub-blocks per block: a codec parameter no setting reaches */
-    static const uint32_t subs[] = {1, 2, 4};
-    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        fds__adv_row *r = add(g, FDS_CODEC_ZSTD, FDS_ZSTD_LEVEL_DEFAULT);
-        r->p.sub_blocks = subs[i];
-        r->settable = false;
-        r->settings[0] = 0;
-        snprintf(r->name, sizeof r->name, "ZSTD level 3, %u sub-block%s", subs[i],
-                 subs[i] > 1 ? "s" : "");
-        snprintf(r->variant, sizeof r->variant,
-                 "16 KiB blocks, 64 KiB dictionary, %u sub-block%s (not settable per index)",
-                 subs[i], subs[i] > 1 ? "s" : "");
     }
 }
 
@@ -263,13 +269,26 @@ static size_t block_of(const blocks *b, size_t doc)
     return lo;
 }
 
+/* The cost of one cpu() reading pair, µs: the median of
+ * ADV_CLOCK_CALIBRATE back-to-back pairs. */
+static double clock_cost(void)
+{
+    double v[ADV_CLOCK_CALIBRATE];
+    for (size_t i = 0; i < ADV_CLOCK_CALIBRATE; i++) {
+        double t0 = cpu();
+        v[i] = (cpu() - t0) * 1e6;
+    }
+    return pct(v, ADV_CLOCK_CALIBRATE, 0.5);
+}
+
 /* Fetch `hits` random docs per call, each checked against its bytes;
- * fills p50 / p99 of the per-call wall time in µs.  Calls: until `secs`
+ * fills p50 / p99 of the per-call CPU time in µs.  Calls: until `secs`
  * of wall time, within FDS_ADVISE_FETCH_MIN..MAX. */
 static int fetch_run(fds_codec_ctx *ctx, const blocks *b, const fds_dict *dict,
                      const fds__adv_docs *d, int hits, double secs, uint64_t *seed,
                      double *p50, double *p99, size_t *calls)
 {
+    double cost = clock_cost();
     double *lat = malloc(FDS_ADVISE_FETCH_MAX * sizeof *lat);
     if (!lat) return FDS_ENOMEM;
     size_t n = 0;
@@ -278,7 +297,7 @@ static int fetch_run(fds_codec_ctx *ctx, const blocks *b, const fds_dict *dict,
     while (n < FDS_ADVISE_FETCH_MAX && (n < FDS_ADVISE_FETCH_MIN || mono() - start < secs)) {
         size_t doc[FDS_ADVISE_HITS];
         for (int h = 0; h < hits; h++) doc[h] = rnd(seed) % d->n;
-        double t0 = mono();
+        double t0 = cpu();
         for (int h = 0; h < hits && !rc; h++) {
             size_t bi = block_of(b, doc[h]);
             uint32_t in = (uint32_t)(doc[h] - b->first[bi]);
@@ -290,7 +309,7 @@ static int fetch_run(fds_codec_ctx *ctx, const blocks *b, const fds_dict *dict,
                                d->lens[doc[h]])))
                 rc = FDS_ECORRUPT;
         }
-        lat[n++] = (mono() - t0) * 1e6;
+        lat[n++] = fmax(0, (cpu() - t0) * 1e6 - cost);
         if (rc) break;
     }
     if (!rc) {
@@ -330,7 +349,7 @@ static int measure_row(fds__adv_row *r, dict_cache *dc, const fds__adv_docs *d,
     }
     /* encode: the first pass keeps the blocks, later passes (until the
      * compress share of the slice) time the same work again */
-    double cpu_c = 0;
+    double cpu_c = 0, w0 = mono();
     size_t passes = 0;
     do {
         double t0 = cpu();
@@ -366,7 +385,7 @@ static int measure_row(fds__adv_row *r, dict_cache *dc, const fds__adv_docs *d,
         }
         cpu_c += cpu() - t0;
         passes++;
-    } while (cpu_c < slice * ADV_SHARE_COMPRESS);
+    } while (mono() - w0 < slice * ADV_SHARE_COMPRESS);
     b.first[b.n] = d->n;
     r->nblocks = b.n;
     r->raw_bytes = d->len;
@@ -379,6 +398,7 @@ static int measure_row(fds__adv_row *r, dict_cache *dc, const fds__adv_docs *d,
     /* decode whole blocks: checked once, then timed */
     double cpu_d = 0;
     passes = 0;
+    w0 = mono();
     do {
         double t0 = cpu();
         for (size_t i = 0; i < b.n; i++) {
@@ -393,7 +413,7 @@ static int measure_row(fds__adv_row *r, dict_cache *dc, const fds__adv_docs *d,
         }
         cpu_d += cpu() - t0;
         passes++;
-    } while (cpu_d < slice * ADV_SHARE_DECODE);
+    } while (mono() - w0 < slice * ADV_SHARE_DECODE);
     r->decode_mb_s = (double)d->len * (double)passes / cpu_d / 1e6;
 
     size_t calls10 = 0;

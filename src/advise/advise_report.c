@@ -13,8 +13,9 @@
  *      one document in at most ADV_FETCH_LIMIT times its p50;
  *   3. recommend the smallest of them (the default when none is smaller).
  * The sentence compares it with best_compression (the DEFLATE baseline in
- * the same blocks) and names the row that would store less still, with the
- * compress CPU it costs.
+ * the same blocks) and names the rows that would store less still (the
+ * cheapest to compress and the smallest), with the compress CPU and the
+ * fetch time they cost.
  */
 #include <math.h>
 #include <stdio.h>
@@ -107,24 +108,29 @@ int fds__adv_recommend(const fds__adv_grid *g, char *why, size_t why_cap)
                               sz, b->name, r->bytes_per_doc, b->bytes_per_doc, sp, r->fetch1_p50,
                               b->fetch1_p50);
     }
-    /* the smallest settable row, when smaller still */
-    int alt = -1;
-    for (size_t i = 0; i < g->nrows; i++)
-        if (g->rows[i].measured && g->rows[i].settable &&
-            g->rows[i].bytes_per_doc < r->bytes_per_doc &&
-            (alt < 0 || g->rows[i].bytes_per_doc < g->rows[alt].bytes_per_doc))
-            alt = (int)i;
-    if (alt >= 0 && n < why_cap) {
-        const fds__adv_row *a = &g->rows[alt];
+    /* what storing less would cost: among the settable rows smaller than
+     * the recommendation, the one with the least compress CPU per
+     * document and the smallest */
+    int cheap = -1, small = -1;
+    for (size_t i = 0; i < g->nrows; i++) {
+        const fds__adv_row *a = &g->rows[i];
+        if (!a->measured || !a->settable || a->bytes_per_doc >= r->bytes_per_doc) continue;
+        if (cheap < 0 || a->compress_cpu_us_per_doc < g->rows[cheap].compress_cpu_us_per_doc)
+            cheap = (int)i;
+        if (small < 0 || a->bytes_per_doc < g->rows[small].bytes_per_doc) small = (int)i;
+    }
+    int alts[2] = {cheap, small != cheap ? small : -1};
+    for (int k = 0; k < 2 && alts[k] >= 0 && n < why_cap; k++) {
+        const fds__adv_row *a = &g->rows[alts[k]];
         speed_words(sp, sizeof sp, a->fetch1_p50, r->fetch1_p50);
         n += (size_t)snprintf(why + n, why_cap - n,
                               "; %s would save %.0f%% more at %.1fx the compress CPU "
                               "per document, one-doc fetch %s",
                               a->name, (1 - a->bytes_per_doc / r->bytes_per_doc) * 100,
                               a->compress_cpu_us_per_doc / r->compress_cpu_us_per_doc, sp);
-    } else if (n < why_cap) {
-        n += (size_t)snprintf(why + n, why_cap - n, "; no configuration measured stores less");
     }
+    if (cheap < 0 && n < why_cap)
+        n += (size_t)snprintf(why + n, why_cap - n, "; no configuration measured stores less");
     if (n < why_cap) snprintf(why + n, why_cap - n, ".");
     return best;
 }
@@ -289,7 +295,7 @@ int fds__adv_write_json(const char *path, const fds__adv_report *rep)
     cJSON_AddStringToObject(u, "bytes_per_doc", "(stored_bytes + 16 * blocks) / sample_docs");
     cJSON_AddStringToObject(u, "projected", "bytes_per_doc * docs + dict_bytes");
     cJSON_AddStringToObject(u, "mb_s", "1e6 raw bytes per second of thread CPU time");
-    cJSON_AddStringToObject(u, "fetch_us", "wall microseconds per call: one document, or ten random documents");
+    cJSON_AddStringToObject(u, "fetch_us", "thread CPU microseconds per call (less the clock reading cost): one document, or ten random documents");
     cJSON_AddNumberToObject(root, "time_budget_s", rep->time_budget);
     cJSON_AddNumberToObject(root, "seconds", g->seconds);
     cJSON_AddBoolToObject(root, "stopped_early", g->stopped_early);
