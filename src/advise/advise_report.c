@@ -5,13 +5,13 @@
  *
  * The recommendation rule (fds__adv_recommend), on measured rows that a
  * `PUT /{index}` can select:
- *   1. keep the rows no other such row dominates (at most as many stored
- *      bytes per document and at most the one-doc fetch p50, one of the
- *      two strictly less);
- *   2. keep those that index at most ADV_CPU_LIMIT times the compress CPU
+ *   1. keep those that index at most ADV_CPU_LIMIT times the compress CPU
  *      per document of the default (index.codec ZSTD, level 3) and fetch
  *      one document in at most ADV_FETCH_LIMIT times its p50;
- *   3. recommend the smallest of them (the default when none is smaller).
+ *   2. recommend the one with the fewest stored bytes per document (the
+ *      faster one-doc fetch on a tie), the default when none is smaller.
+ * The smallest row that passes is on the Pareto front of the rows that
+ * pass: none of them is smaller, and a tie goes to the faster.
  * The sentence compares it with best_compression (the DEFLATE baseline in
  * the same blocks) and names the rows that would store less still (the
  * cheapest to compress and the smallest), with the compress CPU and the
@@ -33,12 +33,6 @@
 double fds__adv_project(const fds__adv_row *r, uint64_t ndocs)
 {
     return r->bytes_per_doc * (double)ndocs + (double)r->dict_bytes;
-}
-
-static bool dominates(const fds__adv_row *o, const fds__adv_row *a)
-{
-    return o->bytes_per_doc <= a->bytes_per_doc && o->fetch1_p50 <= a->fetch1_p50 &&
-           (o->bytes_per_doc < a->bytes_per_doc || o->fetch1_p50 < a->fetch1_p50);
 }
 
 static int find(const fds__adv_grid *g, fds_codec_id c, bool is_default)
@@ -81,16 +75,14 @@ int fds__adv_recommend(const fds__adv_grid *g, char *why, size_t why_cap)
     const fds__adv_row *d = &g->rows[def];
     int best = def;
     for (size_t i = 0; i < g->nrows; i++) {
-        const fds__adv_row *a = &g->rows[i];
-        if (!a->measured || !a->settable) continue;
-        bool dominated = false;
-        for (size_t j = 0; j < g->nrows && !dominated; j++)
-            dominated = j != i && g->rows[j].measured && g->rows[j].settable &&
-                        dominates(&g->rows[j], a);
-        if (dominated || a->compress_cpu_us_per_doc > ADV_CPU_LIMIT * d->compress_cpu_us_per_doc ||
+        const fds__adv_row *a = &g->rows[i], *b = &g->rows[best];
+        if (!a->measured || !a->settable ||
+            a->compress_cpu_us_per_doc > ADV_CPU_LIMIT * d->compress_cpu_us_per_doc ||
             a->fetch1_p50 > ADV_FETCH_LIMIT * d->fetch1_p50)
             continue;
-        if (a->bytes_per_doc < g->rows[best].bytes_per_doc) best = (int)i;
+        if (a->bytes_per_doc < b->bytes_per_doc ||
+            (a->bytes_per_doc == b->bytes_per_doc && a->fetch1_p50 < b->fetch1_p50))
+            best = (int)i;
     }
     const fds__adv_row *r = &g->rows[best];
     size_t n = 0;
@@ -107,6 +99,12 @@ int fds__adv_recommend(const fds__adv_grid *g, char *why, size_t why_cap)
                               "one-doc fetch %s (p50 %.1f against %.1f us)",
                               sz, b->name, r->bytes_per_doc, b->bytes_per_doc, sp, r->fetch1_p50,
                               b->fetch1_p50);
+    }
+    if (best != def && base != def && n < why_cap) {
+        size_words(sz, sizeof sz, r->bytes_per_doc, d->bytes_per_doc);
+        speed_words(sp, sizeof sp, r->fetch1_p50, d->fetch1_p50);
+        n += (size_t)snprintf(why + n, why_cap - n, ", %s the default %s with fetch %s", sz,
+                              d->name, sp);
     }
     /* what storing less would cost: among the settable rows smaller than
      * the recommendation, the one with the least compress CPU per
@@ -371,14 +369,13 @@ static int cmp_pt(const void *a, const void *b)
 int fds__adv_write_svg(const char *path, const fds__adv_report *rep)
 {
     const fds__adv_grid *g = rep->g;
-    uint64_t nd = rep->projections[rep->nproj - 1];
     pt pts[FDS_ADVISE_MAX_ROWS];
     size_t n = 0;
     double x1 = 0, y0 = INFINITY, y1 = 0;
     for (size_t i = 0; i < g->nrows; i++) {
         const fds__adv_row *r = &g->rows[i];
         if (!r->measured) continue;
-        pts[n] = (pt){r->fetch1_p50, fds__adv_project(r, nd) / 1e6, i};
+        pts[n] = (pt){r->fetch1_p50, r->bytes_per_doc, i};
         x1 = fmax(x1, pts[n].x);
         y0 = fmin(y0, pts[n].y);
         y1 = fmax(y1, pts[n].y);
@@ -391,9 +388,9 @@ int fds__adv_write_svg(const char *path, const fds__adv_report *rep)
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-               "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Stored fields at "
-               "%llu documents against one-doc fetch time (Pareto front in blue)</text>\n",
-            SVG_W, SVG_H, SVG_W, SVG_H, SVG_L, (unsigned long long)nd);
+               "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Stored fields "
+               "per document against one-doc fetch time (Pareto front in blue)</text>\n",
+            SVG_W, SVG_H, SVG_W, SVG_H, SVG_L);
     if (n == 0) {
         fprintf(f, "<text x=\"%d\" y=\"%d\">no configuration measured</text>\n", SVG_L, SVG_H / 2);
     } else {
@@ -423,7 +420,7 @@ int fds__adv_write_svg(const char *path, const fds__adv_report *rep)
                     PY(v) + 4, v);
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">one-doc fetch p50 (us)</text>\n"
                    "<text transform=\"translate(20 %d) rotate(-90)\" text-anchor=\"middle\">stored "
-                   "fields (MB)</text>\n</g>\n",
+                   "fields (bytes per document)</text>\n</g>\n",
                 SVG_L + pw / 2, SVG_H - 18, SVG_T + ph / 2);
         qsort(pts, n, sizeof *pts, cmp_pt);
         fprintf(f, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"");

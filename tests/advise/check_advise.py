@@ -6,8 +6,8 @@
           stored bytes, bytes per doc and projections from the stored
           bytes, p50 <= p99, every measured row checked against the codec
           it names); the Pareto rows are exactly the non-dominated ones;
-          the recommendation is a settable measured row whose body is the
-          row's settings; the table on stdout names it; the SVG is
+          the recommendation is the settable measured row the documented
+          rule picks, and its body is the row's settings; the table on stdout names it; the SVG is
           well-formed XML with one point per measured row.
   ndjson  the same log as nginx2json-style NDJSON documents and as _bulk
           NDJSON: read as documents (not as a log), same document count.
@@ -127,6 +127,15 @@ def check_doc(doc, stdout, svg_path, want_kind):
         fail("the sentence does not name the row")
     if not rec["loadgen"].startswith("loadgen ab ") or "--index logs-advised" not in rec["loadgen"]:
         fail("loadgen line: " + rec["loadgen"])
+    # the rule: settable, compress CPU <= 2x and one-doc fetch p50 <= 1.25x
+    # the default's (ZSTD level 3), fewest bytes per doc, faster on a tie
+    d = [r for r in measured if r["name"] == "ZSTD level 3"][0]
+    ok = [r for r in measured if r["settable"] and
+          r["compress_cpu_us_per_doc"] <= 2 * d["compress_cpu_us_per_doc"] and
+          r["fetch_one_us"]["p50"] <= 1.25 * d["fetch_one_us"]["p50"]]
+    want = min(ok, key=lambda r: (r["bytes_per_doc"], r["fetch_one_us"]["p50"]))
+    if want["name"] != rec["row"]:
+        fail("recommended %s, the rule gives %s" % (rec["row"], want["name"]))
     body = json.dumps(rec["body"], separators=(",", ":"))
     if "Recommendation: PUT /{index} " + body not in stdout:
         fail("stdout does not give the body " + body)
