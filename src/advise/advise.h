@@ -100,6 +100,7 @@ typedef struct fds__adv_grid {
     fds__adv_row rows[FDS_ADVISE_MAX_ROWS];
     size_t nrows, nmeasured;
     bool stopped_early;     /* --time ran out before the last row */
+    unsigned rounds;        /* visits of every row (the first builds it) */
     double seconds;         /* wall time of the measurement */
     uint64_t seed;
 } fds__adv_grid;
@@ -108,9 +109,11 @@ typedef struct fds__adv_grid {
 void fds__adv_grid_init(fds__adv_grid *g);
 
 /*
- * Measure every row of `g` on docs in order until `deadline` (CLOCK_MONOTONIC
- * seconds); rows not reached stay measured = false and g->stopped_early is
- * set.  Progress lines go to stderr unless quiet.  Each encoded block is
+ * Measure every row of `g` on docs until `deadline` (CLOCK_MONOTONIC
+ * seconds): a first round row by row (rows not reached stay measured =
+ * false and g->stopped_early is set), then rounds over every row while
+ * time is left; rates are the fastest pass of all rounds, fetch
+ * percentiles are over the samples of all rounds.  Progress lines go to stderr unless quiet.  Each encoded block is
  * decoded and compared with its documents, and each fetched document with
  * its bytes.  Returns 0, or the codec's error code (message on stderr).
  */

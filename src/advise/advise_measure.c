@@ -38,9 +38,12 @@
 #define ADV_SHARE_DECODE 0.25
 #define ADV_SHARE_FETCH1 0.2
 #define ADV_SHARE_FETCH10 0.2
-/* A row's time slice is the time left over the rows left, within: */
+/* A row's slice of a round is the time left over the rows and the
+ * rounds aimed at, within: */
 #define ADV_SLICE_MIN 0.02
 #define ADV_SLICE_MAX 3.0
+/* Rounds the time left is planned for (each row is visited once a round) */
+#define ADV_ROUNDS_AIM 3
 #define ADV_SEED 42u
 #define ADV_CLOCK_CALIBRATE 1001
 
@@ -281,186 +284,257 @@ static double clock_cost(void)
     return pct(v, ADV_CLOCK_CALIBRATE, 0.5);
 }
 
-/* Fetch `hits` random docs per call, each checked against its bytes;
- * fills p50 / p99 of the per-call CPU time in µs.  Calls: until `secs`
- * of wall time, within FDS_ADVISE_FETCH_MIN..MAX. */
-static int fetch_run(fds_codec_ctx *ctx, const blocks *b, const fds_dict *dict,
-                     const fds__adv_docs *d, int hits, double secs, uint64_t *seed,
-                     double *p50, double *p99, size_t *calls)
+/* A row's state between rounds: its encoded blocks and dictionary, the
+ * fastest compress and decode pass so far, and every fetch sample. */
+typedef struct row_state {
+    blocks b;
+    fds_dict *dict;
+    double best_c, best_d;  /* CPU seconds of the fastest whole pass */
+    double *lat[2];         /* one-doc, ten-hit samples, µs */
+    size_t nlat[2];
+    uint8_t *scratch;       /* output of the timed encode passes */
+    size_t scap;
+} row_state;
+
+static void state_free(row_state *st)
 {
-    double cost = clock_cost();
-    double *lat = malloc(FDS_ADVISE_FETCH_MAX * sizeof *lat);
-    if (!lat) return FDS_ENOMEM;
-    size_t n = 0;
-    double start = mono();
-    int rc = 0;
-    while (n < FDS_ADVISE_FETCH_MAX && (n < FDS_ADVISE_FETCH_MIN || mono() - start < secs)) {
+    blocks_free(&st->b);
+    fds_dict_free(st->dict);
+    free(st->lat[0]);
+    free(st->lat[1]);
+    free(st->scratch);
+    memset(st, 0, sizeof *st);
+}
+
+/* Encode every block of d once into st->b (keep = true) or into
+ * st->scratch; returns the CPU seconds taken in *secs. */
+static int encode_pass(fds_codec_ctx *ctx, const fds__adv_row *r, row_state *st,
+                       const fds__adv_docs *d, bool keep, double *secs)
+{
+    blocks *b = &st->b;
+    const fds_dict *dict = st->dict;
+    double t0 = cpu();
+    size_t f = 0, nb = 0;
+    while (f < d->n) {
+        size_t e = cut(d, f, &r->p);
+        size_t raw = d->offs[e] - d->offs[f];
+        size_t bound = fds_block_bound(&r->p, raw, (uint32_t)(e - f));
+        uint8_t *out;
+        if (keep) {
+            if (!(out = malloc(bound))) return FDS_ENOMEM;
+            b->blk[nb] = out;
+        } else {
+            if (bound > st->scap) {
+                uint8_t *ns = realloc(st->scratch, bound);
+                if (!ns) return FDS_ENOMEM;
+                st->scratch = ns;
+                st->scap = bound;
+            }
+            out = st->scratch;
+        }
+        size_t len = 0;
+        int rc = fds_block_encode(ctx, &r->p, dict, f, d->bytes + d->offs[f], d->lens + f,
+                                  (uint32_t)(e - f), out, bound, &len);
+        if (rc) return rc;
+        if (keep) {
+            b->first[nb] = f;
+            b->len[nb] = len;
+            b->n = nb + 1;
+        }
+        nb++;
+        f = e;
+    }
+    if (keep) b->first[b->n] = d->n;
+    *secs = cpu() - t0;
+    return 0;
+}
+
+/* Decode every block whole; check them against the documents when
+ * `check`.  The CPU seconds in *secs. */
+static int decode_pass(fds_codec_ctx *ctx, const blocks *b, const fds_dict *dict,
+                       const fds__adv_docs *d, bool check, double *secs)
+{
+    double t0 = cpu();
+    for (size_t i = 0; i < b->n; i++) {
+        fds_block_view v;
+        int rc = fds_block_decode(ctx, b->blk[i], b->len[i], dict, UINT32_MAX, &v);
+        if (rc) return rc;
+        if (check && (v.raw_len != d->offs[b->first[i + 1]] - d->offs[b->first[i]] ||
+                      memcmp(v.raw, d->bytes + d->offs[b->first[i]], v.raw_len)))
+            return FDS_ECORRUPT;
+    }
+    *secs = cpu() - t0;
+    return 0;
+}
+
+/* Fetch `hits` random docs per call, each checked against its bytes;
+ * appends the per-call CPU time in µs to lat[*n..] (capacity
+ * FDS_ADVISE_FETCH_MAX).  Calls: until `secs` of wall time and at least
+ * `min_calls`, within the capacity. */
+static int fetch_run(fds_codec_ctx *ctx, const blocks *b, const fds_dict *dict,
+                     const fds__adv_docs *d, int hits, double secs, size_t min_calls,
+                     uint64_t *seed, double *lat, size_t *n)
+{
+    double cost = clock_cost(), start = mono();
+    size_t calls = 0;
+    while (*n < FDS_ADVISE_FETCH_MAX && (calls < min_calls || mono() - start < secs)) {
         size_t doc[FDS_ADVISE_HITS];
         for (int h = 0; h < hits; h++) doc[h] = rnd(seed) % d->n;
         double t0 = cpu();
-        for (int h = 0; h < hits && !rc; h++) {
+        for (int h = 0; h < hits; h++) {
             size_t bi = block_of(b, doc[h]);
             uint32_t in = (uint32_t)(doc[h] - b->first[bi]);
             fds_block_view v;
-            rc = fds_block_decode_doc(ctx, b->blk[bi], b->len[bi], dict, in, &v);
-            if (!rc && (v.first_doc > in || v.decoded_docs <= in ||
-                        v.offsets[in + 1] - v.offsets[in] != d->lens[doc[h]] ||
-                        memcmp(v.raw + v.offsets[in], d->bytes + d->offs[doc[h]],
-                               d->lens[doc[h]])))
-                rc = FDS_ECORRUPT;
+            int rc = fds_block_decode_doc(ctx, b->blk[bi], b->len[bi], dict, in, &v);
+            if (rc) return rc;
+            if (v.first_doc > in || v.decoded_docs <= in ||
+                v.offsets[in + 1] - v.offsets[in] != d->lens[doc[h]] ||
+                memcmp(v.raw + v.offsets[in], d->bytes + d->offs[doc[h]], d->lens[doc[h]]))
+                return FDS_ECORRUPT;
         }
-        lat[n++] = fmax(0, (cpu() - t0) * 1e6 - cost);
-        if (rc) break;
+        lat[(*n)++] = fmax(0, (cpu() - t0) * 1e6 - cost);
+        calls++;
     }
-    if (!rc) {
-        *p50 = pct(lat, n, 0.5);
-        *p99 = pct(lat, n, 0.99);
-        *calls = n;
-    }
-    free(lat);
-    return rc;
+    return 0;
 }
 
-static int measure_row(fds__adv_row *r, dict_cache *dc, const fds__adv_docs *d,
-                       double slice, uint64_t *seed)
+/* First visit of a row: train (or reuse) its dictionary, encode the
+ * blocks it keeps, check every block decodes to its documents; sizes. */
+static int row_build(fds__adv_row *r, row_state *st, dict_cache *dc, const fds__adv_docs *d)
 {
     fds_codec_ctx *ctx = fds_codec_ctx_thread();
     if (!ctx) return FDS_ENOMEM;
-    fds_dict *dict = NULL;
-    int rc = 0;
+    int rc;
     if (fds_codec_uses_dict(r->p.codec)) {
         const uint8_t *db;
         size_t dl;
         if ((rc = dict_get(dc, d, r->p.codec, r->dict_size, &db, &dl, &r->dict_train_ms)) ||
-            (rc = fds_dict_create(1, r->p.codec, r->p.level, db, dl, &dict)))
+            (rc = fds_dict_create(1, r->p.codec, r->p.level, db, dl, &st->dict)))
             return rc;
         r->dict_bytes = dl;
     }
-    blocks b = {0};
-    b.cap = d->n + 1;
-    b.first = malloc(b.cap * sizeof *b.first);
-    b.blk = calloc(b.cap, sizeof *b.blk);
-    b.len = malloc(b.cap * sizeof *b.len);
-    size_t scap = 0;
-    uint8_t *scratch = NULL;
-    if (!b.first || !b.blk || !b.len) {
-        rc = FDS_ENOMEM;
-        goto out;
-    }
-    /* encode: the first pass keeps the blocks, later passes (until the
-     * compress share of the slice) time the same work again */
-    double cpu_c = 0, w0 = mono();
-    size_t passes = 0;
-    do {
-        double t0 = cpu();
-        size_t f = 0, nb = 0;
-        while (f < d->n) {
-            size_t e = cut(d, f, &r->p);
-            size_t raw = d->offs[e] - d->offs[f];
-            size_t bound = fds_block_bound(&r->p, raw, (uint32_t)(e - f));
-            uint8_t *out;
-            if (!passes) {
-                if (!(out = malloc(bound))) { rc = FDS_ENOMEM; goto out; }
-                b.blk[nb] = out;
-            } else {
-                if (bound > scap) {
-                    free(scratch);
-                    if (!(scratch = malloc(bound))) { rc = FDS_ENOMEM; goto out; }
-                    scap = bound;
-                }
-                out = scratch;
-            }
-            size_t len = 0;
-            rc = fds_block_encode(ctx, &r->p, dict, f, d->bytes + d->offs[f], d->lens + f,
-                                  (uint32_t)(e - f), out, bound, &len);
-            if (rc) goto out;
-            if (!passes) {
-                b.first[nb] = f;
-                b.len[nb] = len;
-                r->stored_bytes += len;
-                b.n = nb + 1;
-            }
-            nb++;
-            f = e;
-        }
-        cpu_c += cpu() - t0;
-        passes++;
-    } while (mono() - w0 < slice * ADV_SHARE_COMPRESS);
-    b.first[b.n] = d->n;
-    r->nblocks = b.n;
+    blocks *b = &st->b;
+    b->cap = d->n + 1;
+    b->first = malloc(b->cap * sizeof *b->first);
+    b->blk = calloc(b->cap, sizeof *b->blk);
+    b->len = malloc(b->cap * sizeof *b->len);
+    st->lat[0] = malloc(FDS_ADVISE_FETCH_MAX * sizeof *st->lat[0]);
+    st->lat[1] = malloc(FDS_ADVISE_FETCH_MAX * sizeof *st->lat[1]);
+    if (!b->first || !b->blk || !b->len || !st->lat[0] || !st->lat[1]) return FDS_ENOMEM;
+    double secs;
+    if ((rc = encode_pass(ctx, r, st, d, true, &secs)) ||
+        (rc = decode_pass(ctx, b, st->dict, d, true, &st->best_d)))
+        return rc;
+    st->best_c = secs;
+    r->nblocks = b->n;
     r->raw_bytes = d->len;
+    r->stored_bytes = 0;
+    for (size_t i = 0; i < b->n; i++) r->stored_bytes += b->len[i];
     r->ratio = (double)r->raw_bytes / (double)r->stored_bytes;
     r->bytes_per_doc = (double)(r->stored_bytes + FDS_ADVISE_BLOCK_INDEX_ENTRY * r->nblocks) /
                        (double)d->n;
-    r->compress_mb_s = (double)d->len * (double)passes / cpu_c / 1e6;
-    r->compress_cpu_us_per_doc = cpu_c * 1e6 / ((double)d->n * (double)passes);
+    return 0;
+}
 
-    /* decode whole blocks: checked once, then timed */
-    double cpu_d = 0;
-    passes = 0;
+/* One round of a row: compress and decode passes for their share of
+ * `slice` (at least one each; the fastest pass of all rounds counts),
+ * then one-doc and ten-hit fetches for theirs. */
+static int row_round(row_state *st, const fds__adv_row *r, const fds__adv_docs *d,
+                     double slice, size_t min_fetches, uint64_t *seed)
+{
+    fds_codec_ctx *ctx = fds_codec_ctx_thread();
+    double secs, w0 = mono();
+    int rc;
+    do {
+        if ((rc = encode_pass(ctx, r, st, d, false, &secs))) return rc;
+        st->best_c = fmin(st->best_c, secs);
+    } while (mono() - w0 < slice * ADV_SHARE_COMPRESS);
     w0 = mono();
     do {
-        double t0 = cpu();
-        for (size_t i = 0; i < b.n; i++) {
-            fds_block_view v;
-            if ((rc = fds_block_decode(ctx, b.blk[i], b.len[i], dict, UINT32_MAX, &v)))
-                goto out;
-            if (!passes && (v.raw_len != d->offs[b.first[i + 1]] - d->offs[b.first[i]] ||
-                            memcmp(v.raw, d->bytes + d->offs[b.first[i]], v.raw_len))) {
-                rc = FDS_ECORRUPT;
-                goto out;
-            }
-        }
-        cpu_d += cpu() - t0;
-        passes++;
+        if ((rc = decode_pass(ctx, &st->b, st->dict, d, false, &secs))) return rc;
+        st->best_d = fmin(st->best_d, secs);
     } while (mono() - w0 < slice * ADV_SHARE_DECODE);
-    r->decode_mb_s = (double)d->len * (double)passes / cpu_d / 1e6;
+    if ((rc = fetch_run(ctx, &st->b, st->dict, d, 1, slice * ADV_SHARE_FETCH1, min_fetches,
+                        seed, st->lat[0], &st->nlat[0])))
+        return rc;
+    return fetch_run(ctx, &st->b, st->dict, d, FDS_ADVISE_HITS, slice * ADV_SHARE_FETCH10,
+                     min_fetches / FDS_ADVISE_HITS, seed, st->lat[1], &st->nlat[1]);
+}
 
-    size_t calls10 = 0;
-    if ((rc = fetch_run(ctx, &b, dict, d, 1, slice * ADV_SHARE_FETCH1, seed, &r->fetch1_p50,
-                        &r->fetch1_p99, &r->fetches)) ||
-        (rc = fetch_run(ctx, &b, dict, d, FDS_ADVISE_HITS, slice * ADV_SHARE_FETCH10, seed,
-                        &r->fetch10_p50, &r->fetch10_p99, &calls10)))
-        goto out;
+/* The row's figures from its state. */
+static void row_figures(fds__adv_row *r, row_state *st, const fds__adv_docs *d)
+{
+    r->compress_mb_s = (double)d->len / st->best_c / 1e6;
+    r->compress_cpu_us_per_doc = st->best_c * 1e6 / (double)d->n;
+    r->decode_mb_s = (double)d->len / st->best_d / 1e6;
+    r->fetch1_p50 = pct(st->lat[0], st->nlat[0], 0.5);
+    r->fetch1_p99 = pct(st->lat[0], st->nlat[0], 0.99);
+    r->fetch10_p50 = pct(st->lat[1], st->nlat[1], 0.5);
+    r->fetch10_p99 = pct(st->lat[1], st->nlat[1], 0.99);
+    r->fetches = st->nlat[0];
     r->measured = true;
-out:
-    free(scratch);
-    blocks_free(&b);
-    fds_dict_free(dict);
-    return rc;
+}
+
+static void progress(const fds__adv_grid *g, size_t i, double deadline)
+{
+    const fds__adv_row *r = &g->rows[i];
+    fprintf(stderr, "advise: [%zu/%zu] %-34s ratio %6.2f  %7.1f B/doc  compress %6.1f MB/s"
+                    "  decode %7.1f MB/s  fetch p50 %6.1f us  (%.0f s left)\n",
+            i + 1, g->nrows, r->name, r->ratio, r->bytes_per_doc, r->compress_mb_s,
+            r->decode_mb_s, r->fetch1_p50, fmax(0, deadline - mono()));
 }
 
 int fds__adv_measure(fds__adv_grid *g, const fds__adv_docs *docs, double deadline,
                      bool quiet)
 {
     dict_cache dc = {0};
+    row_state *st = calloc(g->nrows, sizeof *st);
+    if (!st) return FDS_ENOMEM;
     double start = mono();
     uint64_t seed = g->seed;
     int rc = 0;
-    for (size_t i = 0; i < g->nrows; i++) {
-        double left = deadline - mono();
-        if (left <= 0) {
+    size_t i = 0;
+    /* round 1, row by row: build, check, a first short measurement */
+    for (; i < g->nrows; i++) {
+        fds__adv_row *r = &g->rows[i];
+        if (mono() >= deadline) {
             g->stopped_early = true;
             if (!quiet)
                 fprintf(stderr, "advise: time is up (--time): %zu of %zu configurations "
                                 "not measured\n", g->nrows - i, g->nrows);
             break;
         }
-        double slice = left / (double)(g->nrows - i);
-        slice = slice < ADV_SLICE_MIN ? ADV_SLICE_MIN : slice > ADV_SLICE_MAX ? ADV_SLICE_MAX : slice;
-        fds__adv_row *r = &g->rows[i];
-        if ((rc = measure_row(r, &dc, docs, slice, &seed))) {
+        if ((rc = row_build(r, &st[i], &dc, docs)) ||
+            (rc = row_round(&st[i], r, docs, ADV_SLICE_MIN, FDS_ADVISE_FETCH_MIN, &seed))) {
             fprintf(stderr, "advise: %s: the codec failed: %s\n", r->name, fds_strerror(rc));
-            break;
+            goto out;
         }
+        row_figures(r, &st[i], docs);
         g->nmeasured++;
-        if (!quiet)
-            fprintf(stderr, "advise: [%zu/%zu] %-34s ratio %6.2f  %7.1f B/doc  compress %6.1f MB/s"
-                            "  decode %7.1f MB/s  fetch p50 %6.1f us  (%.0f s left)\n",
-                    i + 1, g->nrows, r->name, r->ratio, r->bytes_per_doc, r->compress_mb_s,
-                    r->decode_mb_s, r->fetch1_p50, fmax(0, deadline - mono()));
+        g->rounds = 1;
+        if (!quiet) progress(g, i, deadline);
     }
-    for (size_t i = 0; i < dc.n; i++) free(dc.e[i].bytes);
+    /* more rounds over every row while time is left: a shared machine's
+     * drift then weighs on every row alike */
+    while (!g->stopped_early && mono() < deadline) {
+        double slice = (deadline - mono()) / (double)(g->nrows * ADV_ROUNDS_AIM);
+        slice = fmin(ADV_SLICE_MAX, fmax(ADV_SLICE_MIN, slice));
+        for (size_t k = 0; k < g->nrows && mono() < deadline; k++)
+            if ((rc = row_round(&st[k], &g->rows[k], docs, slice, 0, &seed))) {
+                fprintf(stderr, "advise: %s: the codec failed: %s\n", g->rows[k].name,
+                        fds_strerror(rc));
+                goto out;
+            }
+        g->rounds++;
+        if (!quiet)
+            fprintf(stderr, "advise: round %u over all %zu configurations done (%.0f s left)\n",
+                    g->rounds, g->nrows, fmax(0, deadline - mono()));
+    }
+    for (size_t k = 0; k < g->nmeasured; k++) row_figures(&g->rows[k], &st[k], docs);
+out:
+    for (size_t k = 0; k < g->nrows; k++) state_free(&st[k]);
+    free(st);
+    for (size_t k = 0; k < dc.n; k++) free(dc.e[k].bytes);
     g->seconds = mono() - start;
     return rc;
 }

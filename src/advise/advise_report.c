@@ -196,7 +196,8 @@ void fds__adv_print(FILE *f, const fds__adv_report *rep)
                 r->compress_cpu_us_per_doc, r->decode_mb_s, r->fetch1_p50, r->fetch1_p99,
                 r->fetch10_p50, r->fetch10_p99, r->pareto ? "yes" : "");
     }
-    fprintf(f, "\nMeasured in %.1f s of a %.0f s budget%s.\n", g->seconds, rep->time_budget,
+    fprintf(f, "\nMeasured in %.1f s of a %.0f s budget, %u round%s over the configurations%s.\n",
+            g->seconds, rep->time_budget, g->rounds, g->rounds == 1 ? "" : "s",
             g->stopped_early ? "; time ran out: the rows marked not measured were skipped "
                                "(a larger --time measures them)"
                              : "");
@@ -292,11 +293,12 @@ int fds__adv_write_json(const char *path, const fds__adv_report *rep)
     cJSON_AddStringToObject(u, "ratio", "raw_bytes / stored_bytes (blocks as fds_block_encode writes them)");
     cJSON_AddStringToObject(u, "bytes_per_doc", "(stored_bytes + 16 * blocks) / sample_docs");
     cJSON_AddStringToObject(u, "projected", "bytes_per_doc * docs + dict_bytes");
-    cJSON_AddStringToObject(u, "mb_s", "1e6 raw bytes per second of thread CPU time");
+    cJSON_AddStringToObject(u, "mb_s", "1e6 raw bytes per second of thread CPU time, the fastest whole pass over the sample of all rounds");
     cJSON_AddStringToObject(u, "fetch_us", "thread CPU microseconds per call (less the clock reading cost): one document, or ten random documents");
     cJSON_AddNumberToObject(root, "time_budget_s", rep->time_budget);
     cJSON_AddNumberToObject(root, "seconds", g->seconds);
     cJSON_AddBoolToObject(root, "stopped_early", g->stopped_early);
+    cJSON_AddNumberToObject(root, "rounds", g->rounds);
     cJSON_AddNumberToObject(root, "seed", (double)g->seed);
     cJSON *pd = cJSON_AddArrayToObject(root, "projection_docs");
     for (size_t k = 0; k < rep->nproj; k++)
