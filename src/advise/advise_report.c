@@ -342,11 +342,25 @@ int fds__adv_write_json(const char *path, const fds__adv_report *rep)
 #define SVG_T 50
 #define SVG_B 60
 
-/* A "nice" tick step (1, 2 or 5 x 10^k) for about `n` ticks over span. */
-static double nice_step(double span, int n)
+/* Log-scale axis bounds: the 1-2-5 values at or below lo and at or above
+ * hi (lo, hi > 0). */
+static double tick_floor(double v)
 {
-    double raw = span / n, p = pow(10, floor(log10(raw))), m = raw / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+    double p = pow(10, floor(log10(v)));
+    return v >= 5 * p ? 5 * p : v >= 2 * p ? 2 * p : p;
+}
+
+static double tick_ceil(double v)
+{
+    double p = pow(10, floor(log10(v)));
+    return v <= p ? p : v <= 2 * p ? 2 * p : v <= 5 * p ? 5 * p : 10 * p;
+}
+
+/* The next 1-2-5 value above v (v itself a 1-2-5 value). */
+static double tick_next(double v)
+{
+    double p = pow(10, floor(log10(v) + 1e-9)), m = v / p;
+    return (m < 1.5 ? 2 : m < 3.5 ? 5 : 10) * p;
 }
 
 static void xml_text(FILE *f, const char *s)
@@ -373,11 +387,12 @@ int fds__adv_write_svg(const char *path, const fds__adv_report *rep)
     const fds__adv_grid *g = rep->g;
     pt pts[FDS_ADVISE_MAX_ROWS];
     size_t n = 0;
-    double x1 = 0, y0 = INFINITY, y1 = 0;
+    double x0 = INFINITY, x1 = 0, y0 = INFINITY, y1 = 0;
     for (size_t i = 0; i < g->nrows; i++) {
         const fds__adv_row *r = &g->rows[i];
         if (!r->measured) continue;
         pts[n] = (pt){r->fetch1_p50, r->bytes_per_doc, i};
+        x0 = fmin(x0, pts[n].x);
         x1 = fmax(x1, pts[n].x);
         y0 = fmin(y0, pts[n].y);
         y1 = fmax(y1, pts[n].y);
@@ -396,33 +411,31 @@ int fds__adv_write_svg(const char *path, const fds__adv_report *rep)
     if (n == 0) {
         fprintf(f, "<text x=\"%d\" y=\"%d\">no configuration measured</text>\n", SVG_L, SVG_H / 2);
     } else {
-        double xs = nice_step(x1 > 0 ? x1 : 1, 6);
-        double xmax = ceil(x1 / xs) * xs;
-        if (xmax <= 0) xmax = xs;
-        double span = y1 - y0 > 0 ? y1 - y0 : fmax(y1, 1) * 0.1;
-        double ys = nice_step(span * 1.2, 6);
-        double ymin = floor((y0 - span * 0.1) / ys) * ys, ymax = ceil((y1 + span * 0.1) / ys) * ys;
-        if (ymin < 0) ymin = 0;
-        if (ymax <= ymin) ymax = ymin + ys;
-#define PX(v) (SVG_L + (v) / xmax * pw)
-#define PY(v) (SVG_T + ph - ((v) - ymin) / (ymax - ymin) * ph)
+        /* log scales: fetch times and sizes span more than a decade */
+        double xmin = tick_floor(fmax(x0, 0.01)), xmax = tick_ceil(fmax(x1, 0.01));
+        double ymin = tick_floor(fmax(y0, 0.01)), ymax = tick_ceil(fmax(y1, 0.01));
+        if (xmax <= xmin) xmax = tick_next(xmin);
+        if (ymax <= ymin) ymax = tick_next(ymin);
+#define PX(v) (SVG_L + log(fmax(v, xmin) / xmin) / log(xmax / xmin) * pw)
+#define PY(v) (SVG_T + ph - log(fmax(v, ymin) / ymin) / log(ymax / ymin) * ph)
         fprintf(f, "<g stroke=\"#ddd\">\n");
-        for (double v = 0; v <= xmax + xs / 2; v += xs)
+        for (double v = xmin; v <= xmax * 1.001; v = tick_next(v))
             fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", PX(v), SVG_T, PX(v),
                     SVG_T + ph);
-        for (double v = ymin; v <= ymax + ys / 2; v += ys)
+        for (double v = ymin; v <= ymax * 1.001; v = tick_next(v))
             fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", SVG_L, PY(v),
                     SVG_L + pw, PY(v));
         fprintf(f, "</g>\n<g fill=\"#333\">\n");
-        for (double v = 0; v <= xmax + xs / 2; v += xs)
+        for (double v = xmin; v <= xmax * 1.001; v = tick_next(v))
             fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", PX(v),
                     SVG_T + ph + 18, v);
-        for (double v = ymin; v <= ymax + ys / 2; v += ys)
+        for (double v = ymin; v <= ymax * 1.001; v = tick_next(v))
             fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", SVG_L - 6,
                     PY(v) + 4, v);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">one-doc fetch p50 (us)</text>\n"
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">one-doc fetch p50 (us, log "
+                   "scale)</text>\n"
                    "<text transform=\"translate(20 %d) rotate(-90)\" text-anchor=\"middle\">stored "
-                   "fields (bytes per document)</text>\n</g>\n",
+                   "fields (bytes per document, log scale)</text>\n</g>\n",
                 SVG_L + pw / 2, SVG_H - 18, SVG_T + ph / 2);
         qsort(pts, n, sizeof *pts, cmp_pt);
         fprintf(f, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"");
