@@ -44,6 +44,9 @@
 #define ADV_SLICE_MAX 3.0
 /* Rounds the time left is planned for (each row is visited once a round) */
 #define ADV_ROUNDS_AIM 3
+/* Wall time of a pass, planned as this many times its CPU time (a busy
+ * machine shares the core) */
+#define ADV_PASS_WALL 2.0
 #define ADV_SEED 42u
 #define ADV_CLOCK_CALIBRATE 1001
 
@@ -519,12 +522,20 @@ int fds__adv_measure(fds__adv_grid *g, const fds__adv_docs *docs, double deadlin
     while (!g->stopped_early && mono() < deadline) {
         double slice = (deadline - mono()) / (double)(g->nrows * ADV_ROUNDS_AIM);
         slice = fmin(ADV_SLICE_MAX, fmax(ADV_SLICE_MIN, slice));
-        for (size_t k = 0; k < g->nrows && mono() < deadline; k++)
+        bool full = true;
+        for (size_t k = 0; k < g->nrows && full; k++) {
+            /* a row whose passes would outlast --time ends the rounds */
+            if (mono() + ADV_PASS_WALL * (st[k].best_c + st[k].best_d) + slice > deadline) {
+                full = false;
+                break;
+            }
             if ((rc = row_round(&st[k], &g->rows[k], docs, slice, 0, &seed))) {
                 fprintf(stderr, "advise: %s: the codec failed: %s\n", g->rows[k].name,
                         fds_strerror(rc));
                 goto out;
             }
+        }
+        if (!full) break;
         g->rounds++;
         if (!quiet)
             fprintf(stderr, "advise: round %u over all %zu configurations done (%.0f s left)\n",

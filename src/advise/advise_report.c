@@ -28,6 +28,7 @@
 
 #define ADV_CPU_LIMIT 2.0    /* compress CPU per doc, times the default's */
 #define ADV_FETCH_LIMIT 1.25 /* one-doc fetch p50, times the default's */
+#define ADV_SAME_SPEED 1.15  /* fetch times this close are "about as fast" */
 #define ADV_LOADGEN_FIELDS "service_name,method,error_code,url"
 
 double fds__adv_project(const fds__adv_row *r, uint64_t ndocs)
@@ -60,10 +61,13 @@ static void size_words(char *s, size_t cap, double a, double b)
     else snprintf(s, cap, "%.0f%% %s than", fabs(d), d < 0 ? "smaller" : "larger");
 }
 
-/* "3.2x faster" / "1.4x slower" */
+/* "3.2x faster" / "1.4x slower" / "about as fast": fetch times within
+ * ADV_SAME_SPEED of each other are not told apart (on a shared machine
+ * rows of one layout differ by that much). */
 static void speed_words(char *s, size_t cap, double t, double ref)
 {
-    if (t <= ref) snprintf(s, cap, "%.1fx faster", ref / t);
+    if (t <= ref * ADV_SAME_SPEED && ref <= t * ADV_SAME_SPEED) snprintf(s, cap, "about as fast");
+    else if (t <= ref) snprintf(s, cap, "%.1fx faster", ref / t);
     else snprintf(s, cap, "%.1fx slower", t / ref);
 }
 
@@ -103,7 +107,7 @@ int fds__adv_recommend(const fds__adv_grid *g, char *why, size_t why_cap)
     if (best != def && base != def && n < why_cap) {
         size_words(sz, sizeof sz, r->bytes_per_doc, d->bytes_per_doc);
         speed_words(sp, sizeof sp, r->fetch1_p50, d->fetch1_p50);
-        n += (size_t)snprintf(why + n, why_cap - n, ", %s the default %s with fetch %s", sz,
+        n += (size_t)snprintf(why + n, why_cap - n, ", %s the default %s, one-doc fetch %s", sz,
                               d->name, sp);
     }
     /* what storing less would cost: among the settable rows smaller than
