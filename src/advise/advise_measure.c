@@ -89,6 +89,9 @@ static fds__adv_row *add(fds__adv_grid *g, fds_codec_id c, int level)
         snprintf(r->settings, sizeof r->settings,
                  "{\"settings\":{\"index.codec\":\"%s\",\"index.compression.zstd.level\":%d}}",
                  fds_codec_name(c), level);
+    } else if (c == FDS_CODEC_LZ4) {
+        snprintf(r->name, sizeof r->name, "default (LZ4)");
+        snprintf(r->settings, sizeof r->settings, "{\"settings\":{\"index.codec\":\"default\"}}");
     } else {
         snprintf(r->name, sizeof r->name, "%s", fds_codec_name(c));
         snprintf(r->settings, sizeof r->settings, "{\"settings\":{\"index.codec\":\"%s\"}}",

@@ -68,7 +68,8 @@ class Advise(ServerTestCase):
         rows = {r["name"]: r for r in self.advice["rows"] if r["measured"]}
         bulk = "".join('{"index":{"_id":"%d"}}\n%s\n' % (i + 1, d)
                        for i, d in enumerate(self.docs))
-        for name in ("ZSTD level 3", "best_compression", "lucene_best_compression", "default"):
+        for name in ("ZSTD level 3", "best_compression", "lucene_best_compression",
+                     "default (LZ4)"):
             r = rows[name]
             index = "adv-" + r["codec"].lower()
             body = dict(r["settings"])
