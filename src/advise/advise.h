@@ -29,6 +29,7 @@
 /* Named limits and defaults. */
 #define FDS_ADVISE_TIME_DEFAULT 60.0          /* seconds for the whole grid */
 #define FDS_ADVISE_SAMPLE_DEFAULT (8u << 20)  /* bytes of documents measured */
+#define FDS_ADVISE_SAMPLE_CHUNKS 8            /* runs of documents the sample is cut in */
 #define FDS_ADVISE_DOCS_BIG 10000000ull       /* the second projection */
 #define FDS_ADVISE_MAX_ROWS 32
 #define FDS_ADVISE_FETCH_MIN 200              /* one-doc fetches per row, at least */
@@ -57,6 +58,7 @@ typedef struct fds__adv_input {
     uint64_t lines_read;        /* non-empty lines examined for the sample */
     uint64_t unparsable;        /* of those, lines that gave no document */
     uint64_t docs_total;        /* documents of the whole input (see estimated) */
+    uint64_t last_sampled_line; /* 1-based line number of the sample's last line */
     bool estimated;             /* docs_total extrapolated past the sample */
     uint64_t file_bytes;
 } fds__adv_input;
@@ -65,8 +67,9 @@ typedef struct fds__adv_input {
  * Read `path`: the kind by content (first non-empty line starts with '{':
  * NDJSON, and _bulk NDJSON when that line is an action such as
  * {"index":{...}}; otherwise an access log, each line converted by
- * fds_logparse with nginx2json's defaults), documents up to `sample_bytes`,
- * then the remaining lines only counted.  Returns 0, or FDS_EIO (cannot
+ * fds_logparse with nginx2json's defaults), documents up to `sample_bytes`
+ * in FDS_ADVISE_SAMPLE_CHUNKS runs spread over the file, the other lines
+ * only counted.  Returns 0, or FDS_EIO (cannot
  * open/read), FDS_EINVAL (empty, or no line gave a document) with the
  * reason in `why` (why_cap bytes), FDS_ENOMEM.
  */

@@ -11,9 +11,16 @@
  * line's 1-based number), so the documents are byte for byte those
  * `nginx2json FILE` gives.  A line that gives no document (an unparsable
  * log line, an NDJSON line that is not a JSON object) is counted and
- * skipped.  Documents are taken in order until the sample holds
- * `sample_bytes`; past that, lines are only counted, and the input's
- * document count is extrapolated with the sample's documents per line.
+ * skipped.
+ *
+ * The sample is FDS_ADVISE_SAMPLE_CHUNKS runs of consecutive documents,
+ * each of up to sample_bytes / chunks bytes, starting at evenly spaced
+ * offsets of the file (a log's vocabulary grows: its first megabytes are
+ * not its last), so a file whose documents fit in sample_bytes is taken
+ * whole.  Every line is read (line numbers stay exact); lines outside the
+ * runs are only counted, and the input's document count is extrapolated
+ * with the sample's documents per line.  A file of unknown size (a pipe)
+ * gives its first sample_bytes.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -99,7 +106,8 @@ int fds__adv_read(const char *path, size_t sample_bytes, fds__adv_input *in,
     if (!f)
         return fail(why, why_cap, FDS_EIO, "cannot open %s: %s", path, strerror(errno));
     struct stat st;
-    if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+    if (fstat(fileno(f), &st)) memset(&st, 0, sizeof st); /* size unknown: one run */
+    if (S_ISDIR(st.st_mode)) {
         fclose(f);
         return fail(why, why_cap, FDS_EIO, "cannot read %s: it is a directory", path);
     }
@@ -107,13 +115,24 @@ int fds__adv_read(const char *path, size_t sample_bytes, fds__adv_input *in,
     char *line = NULL, *json = NULL;
     size_t lcap = 0, jcap = 0;
     ssize_t n;
-    uint64_t line_no = 0, rest_lines = 0, first_bad = 0;
+    uint64_t line_no = 0, rest_lines = 0, first_bad = 0, offset = 0;
+    size_t chunks = S_ISREG(st.st_mode) && st.st_size > 0 ? FDS_ADVISE_SAMPLE_CHUNKS : 1;
+    size_t chunk = 0, chunk_quota = sample_bytes / chunks, chunk_start_len = 0;
     char first_why[128] = "";
     bool sampling = true, after_action = false;
     int rc = 0;
     while ((n = getline(&line, &lcap, f)) >= 0) {
         line_no++;
+        uint64_t at = offset;
+        offset += (uint64_t)n;
         size_t len = (size_t)n;
+        /* the next run starts at its offset */
+        if (!sampling && chunk + 1 < chunks &&
+            at >= (uint64_t)st.st_size / chunks * (chunk + 1)) {
+            chunk++;
+            chunk_start_len = in->docs.len;
+            sampling = true;
+        }
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
         if (blank(line, len)) continue;
         if (!in->kind) {
@@ -175,7 +194,8 @@ int fds__adv_read(const char *path, size_t sample_bytes, fds__adv_input *in,
             }
             if ((rc = docs_push(&in->docs, line, len))) break;
         }
-        if (in->docs.len >= sample_bytes) sampling = false;
+        in->last_sampled_line = line_no;
+        if (in->docs.len - chunk_start_len >= chunk_quota) sampling = false;
     }
     bool rerr = ferror(f);
     fclose(f);

@@ -172,9 +172,16 @@ void fds__adv_print(FILE *f, const fds__adv_report *rep)
 {
     const fds__adv_grid *g = rep->g;
     const fds__adv_input *in = rep->in;
-    fprintf(f, "Input: %s (%s), %s%llu documents; measured on the first %zu (%.1f MB of JSON)\n\n",
-            rep->input_path, kind_name(in->kind), in->estimated ? "about " : "",
-            (unsigned long long)in->docs_total, in->docs.n, (double)in->docs.len / 1e6);
+    if (in->estimated)
+        fprintf(f, "Input: %s (%s), about %llu documents; measured on %zu of them (%.1f MB of "
+                   "JSON, runs spread over the file up to line %llu)\n\n",
+                rep->input_path, kind_name(in->kind), (unsigned long long)in->docs_total,
+                in->docs.n, (double)in->docs.len / 1e6,
+                (unsigned long long)in->last_sampled_line);
+    else
+        fprintf(f, "Input: %s (%s), %llu documents, all measured (%.1f MB of JSON)\n\n",
+                rep->input_path, kind_name(in->kind), (unsigned long long)in->docs_total,
+                (double)in->docs.len / 1e6);
     fprintf(f, "| configuration | settable | ratio | B/doc |");
     for (size_t k = 0; k < rep->nproj; k++)
         fprintf(f, " stored at %llu docs |", (unsigned long long)rep->projections[k]);
@@ -291,6 +298,7 @@ int fds__adv_write_json(const char *path, const fds__adv_report *rep)
     cJSON_AddNumberToObject(ji, "unparsable_lines", (double)in->unparsable);
     cJSON_AddNumberToObject(ji, "sample_docs", (double)in->docs.n);
     cJSON_AddNumberToObject(ji, "sample_raw_bytes", (double)in->docs.len);
+    cJSON_AddNumberToObject(ji, "last_sampled_line", (double)in->last_sampled_line);
     cJSON_AddNumberToObject(ji, "docs_total", (double)in->docs_total);
     cJSON_AddBoolToObject(ji, "docs_total_estimated", in->estimated);
     cJSON *u = cJSON_AddObjectToObject(root, "units");

@@ -6,6 +6,8 @@
           stored bytes, bytes per doc and projections from the stored
           bytes, p50 <= p99, every measured row checked against the codec
           it names); the Pareto rows are exactly the non-dominated ones;
+          a 1 MB sample is spread over the file (its runs reach past 80%
+          of the lines), the whole file is the sample when it fits;
           the recommendation is the settable measured row the documented
           rule picks, and its body is the row's settings; the table on stdout names it; the SVG is
           well-formed XML with one point per measured row.
@@ -183,6 +185,11 @@ if mode == "sample":
         fail("a 1 MB sample is not a part of the input: %r" % si)
     if abs(si["docs_total"] - inp["docs_total"]) > inp["docs_total"] * 0.02:
         fail("estimated count %d far from %d" % (si["docs_total"], inp["docs_total"]))
+    # the sample is spread over the file, not its first megabyte
+    if si["last_sampled_line"] < lines * 0.8:
+        fail("a 1 MB sample ends at line %d of %d" % (si["last_sampled_line"], lines))
+    if inp["last_sampled_line"] != lines:
+        fail("the whole file is not the sample: %r" % inp)
     if small["projection_docs"] != [12345]:
         fail("--docs 12345 gave %r" % small["projection_docs"])
     print("ok: %d rows measured, recommended %s" %
