@@ -1,6 +1,8 @@
 /*
- * main.c: the `fieldstore` server.
+ * main.c: the `fieldstore` server, and its `advise` subcommand.
  *
+ *   fieldstore advise [options] FILE   (src/advise: the stored-fields codec
+ *                                       measured on FILE, a recommendation)
  *   fieldstore [--data DIR] [--bind ADDR] [--port N] [--threads N]
  *              [--max-body BYTES] [--port-file FILE] [--tls-cert FILE
  *              --tls-key FILE] [--users FILE] [--head-timeout S]
@@ -30,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "advise.h"
 #include "http.h"
 #include "store.h"
 
@@ -127,6 +130,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: fieldstore [options]\n"
+            "       fieldstore advise [options] FILE   (codec advice; advise --help)\n"
             "  --data DIR         data directory (default ./data)\n"
             "  --bind ADDR        IPv4 address to listen on (default 127.0.0.1)\n"
             "  --port N           TCP port (default 9200; 0 = any free port)\n"
@@ -268,6 +272,9 @@ static int parse_args(int argc, char **argv, cli *cl)
 
 int main(int argc, char **argv)
 {
+    /* `fieldstore advise ...`: the codec measured on a log (src/advise) */
+    if (argc > 1 && !strcmp(argv[1], "advise"))
+        return fds_advise_main(argc - 1, argv + 1);
     mallopt(M_MMAP_THRESHOLD, FDS_MALLOC_MMAP_THRESHOLD);
     mallopt(M_TRIM_THRESHOLD, FDS_MALLOC_TRIM_THRESHOLD);
     cli cl = {.data = "./data",
