@@ -38,10 +38,11 @@
 #define DV_TEXT_MAX 64
 
 
+/* One value taken from `_source`: its text at arena[off..off+n) and the
+ * number it reads as (long, date, boolean: l; double: d). */
 typedef struct dv_raw {
     int kind;       /* FDS_JV_* */
-    char *s;
-    size_t n;
+    size_t off, n;
     int64_t l;
     double d;
 } dv_raw;
@@ -49,9 +50,11 @@ typedef struct dv_raw {
 typedef struct dv_collect {
     const fds_dv_field *f;
     bool record;    /* reading an fds_doc_dv_record: keys are full paths */
+    bool took;      /* the last value scanned was taken (by path) */
     size_t at_len;  /* strlen of the path it takes (dv_scan_doc) */
-    dv_raw *v;
+    dv_raw *v;      /* the values of the current doc; capacity kept */
     size_t n, cap;
+    fds_strbuf *arena; /* the values' text */
     bool oom;
 } dv_collect;
 
@@ -75,6 +78,7 @@ static void dv_take(dv_collect *c, const fds_jval *v)
         v->kind == FDS_JV_NULL || v->path_len != c->at_len ||
         memcmp(v->path, at, v->path_len))
         return;
+    c->took = true;
     if (v->from_null && strcmp(f->name, f->src))
         return; /* a parent's null_value: a multi-field takes its own only */
     dv_raw r = {.kind = v->kind};
@@ -113,21 +117,34 @@ static void dv_take(dv_collect *c, const fds_jval *v)
         c->oom = true;
         return;
     }
-    r.s = malloc(n + 1);
-    if (!r.s) {
+    r.off = c->arena->len;
+    r.n = n;
+    if (fds_strbuf_put(c->arena, s, n)) {
         c->oom = true;
         return;
     }
-    memcpy(r.s, s, n);
-    r.s[n] = 0;
-    r.n = n;
     c->v[c->n++] = r;
 }
 
-/* The collectors of one scan of a doc: every field asked for at once. */
+/* What an include_unmapped entry collects: the `_source` paths its
+ * pattern matches that the mapping lacks, each with its values. */
+typedef struct um_collect {
+    const fds_search_request *req;
+    const char *pat;
+    fds_dv_group *g;
+    size_t n, cap;
+    bool oom;
+} um_collect;
+
+static void um_take(um_collect *c, const fds_jval *v);
+
+/* The collectors of one scan of a doc: every field asked for at once, and
+ * the include_unmapped entries u[0..nu) (NULL when they scan apart). */
 typedef struct dv_scan {
     dv_collect *c;
     size_t n;
+    um_collect *u;
+    size_t nu;
 } dv_scan;
 
 static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
@@ -137,24 +154,36 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
     if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
         v->kind == FDS_JV_NULL)
         return 0;
-    for (size_t i = 0; i < sc->n; i++)
+    bool mapped = false;
+    for (size_t i = 0; i < sc->n; i++) {
+        sc->c[i].took = false;
         dv_take(&sc->c[i], v);
+        mapped |= sc->c[i].took && !sc->c[i].record;
+    }
+    /* the raw document's values only (no null_value, no copy_to), and
+     * none at a path a mapped field reads: that path is mapped */
+    for (size_t i = 0; i < sc->nu && !mapped && !v->from_null && !v->copied; i++)
+        um_take(&sc->u[i], v);
     return 0;
 }
+
+typedef struct raw_order {
+    int type;
+    const char *arena;
+} raw_order;
 
 static int raw_cmp(const void *a, const void *b, void *arg)
 {
     const dv_raw *x = a, *y = b;
-    int type = *(const int *)arg;
-    if (type == FDS_FT_KEYWORD) {
-        int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    const raw_order *o = arg;
+    if (o->type == FDS_FT_KEYWORD) {
+        int c = memcmp(o->arena + x->off, o->arena + y->off, x->n < y->n ? x->n : y->n);
         return c ? c : (x->n > y->n) - (x->n < y->n);
     }
-    if (type == FDS_FT_DOUBLE)
+    if (o->type == FDS_FT_DOUBLE)
         return (x->d > y->d) - (x->d < y->d);
     return (x->l > y->l) - (x->l < y->l);
 }
-
 /* The shortest text strtod reads back as d, with ".0" when integral (Java's
  * Double.toString as Elasticsearch prints a double). */
 static size_t double_text(double d, char *out, size_t cap)
@@ -218,13 +247,16 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
     return k;
 }
 
-/* Scan the doc src[0..len) once for the fields of c[0..n) (each c[i].f
- * set).  A stored doc parses; the mapping's view of it gives null_value
- * and copy_to values and leaves disabled objects out.  Without `_source`
- * the stored record holds the doc values; `fields`, read from `_source`,
- * has none (Elasticsearch 8.3+ skips them). */
+/* Scan the doc src[0..len) once for the fields of c[0..n) (each c[i].f and
+ * arena set) and the include_unmapped entries u[0..nu).  A stored doc
+ * parses; the mapping's view of it gives null_value and copy_to values and
+ * leaves disabled objects out (the unmapped values, which include what a
+ * disabled object holds, then come from a second, raw scan).  Without
+ * `_source` the stored record holds the doc values; `fields`, read from
+ * `_source`, has none (Elasticsearch 8.3+ skips them). */
 static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
-                        size_t len, dv_collect *c, size_t n)
+                        size_t len, dv_collect *c, size_t n, um_collect *u,
+                        size_t nu)
 {
     fds_err e;
     fds_err_clear(&e);
@@ -232,8 +264,13 @@ static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
     for (size_t i = 0; i < n; i++) {
         c[i].record = record;
         c[i].at_len = strlen(record ? c[i].f->name : c[i].f->src);
+        c[i].n = 0;
+        c[i].oom = false;
     }
-    dv_scan sc = {c, n};
+    if (!req->mapping || record)
+        nu = 0; /* unmapped paths: none without a mapping or `_source` */
+    bool apart = nu && (req->mapping->root_disabled || req->mapping->ndisabled);
+    dv_scan sc = {c, n, apart ? NULL : u, apart ? 0 : nu};
     if (record) { /* `fields`, read from `_source`, has none (dv_take) */
         if (len)
             (void)fds__json_scan(src, len, dv_cb, &sc, &e);
@@ -242,72 +279,126 @@ static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
     } else {
         (void)fds__json_scan(src, len, dv_cb, &sc, &e);
     }
+    if (apart) {
+        dv_scan raw = {NULL, 0, u, nu};
+        fds_err_clear(&e);
+        (void)fds__json_scan(src, len, dv_cb, &raw, &e);
+    }
+}
+
+/* Value r of field f as JSON text: *t[0..*n), a string to quote when
+ * *quoted (keyword and text values point into `arena`, the rest into
+ * buf). */
+static void dv_text(const fds_dv_field *f, const dv_raw *r, const char *arena,
+                    char buf[DV_TEXT_MAX], const char **t, size_t *n,
+                    bool *quoted)
+{
+    int type = f->type;
+    *t = buf;
+    *quoted = false;
+    if (type == FDS_FT_KEYWORD || type == FDS_FT_TEXT) {
+        *t = arena + r->off;
+        *n = r->n;
+        *quoted = true;
+    } else if (type == FDS_FT_DATE) {
+        *n = fds__date_print(r->l, f->format, buf, DV_TEXT_MAX);
+        *quoted = true;
+    } else if (type == FDS_FT_BOOLEAN) {
+        *n = (size_t)snprintf(buf, DV_TEXT_MAX, "%s", r->l ? "true" : "false");
+    } else if (f->format) {
+        *n = decimal_text(type == FDS_FT_DOUBLE ? r->d : (double)r->l,
+                          f->format, buf, DV_TEXT_MAX);
+        *quoted = true;
+    } else if (type == FDS_FT_DOUBLE && f->fetch && f->float32) {
+        *n = fds_float_format((float)r->d, buf); /* the float, as parsed */
+    } else if (type == FDS_FT_DOUBLE) {
+        *n = double_text(r->d, buf, DV_TEXT_MAX);
+    } else {
+        char tmp[24], *p = tmp + sizeof tmp;
+        uint64_t u = r->l < 0 ? 0 - (uint64_t)r->l : (uint64_t)r->l;
+        do
+            *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (r->l < 0)
+            *--p = '-';
+        *n = (size_t)(tmp + sizeof tmp - p);
+        memcpy(buf, p, *n);
+    }
+}
+
+/* c's values in doc-value order (`fields` keeps _source's). */
+static void dv_order(dv_collect *c)
+{
+    raw_order o = {c->f->type, c->arena->p};
+    if (c->n > 1 && !c->f->fetch)
+        qsort_r(c->v, c->n, sizeof *c->v, raw_cmp, &o);
+}
+
+/* Is value i of c (ordered) a repeat of the one before it?  Keywords'
+ * doc values are a set: each term once. */
+static bool dv_repeat(const dv_collect *c, size_t i)
+{
+    const dv_raw *r = &c->v[i], *q = &c->v[i - (i > 0)];
+    return i && c->f->type == FDS_FT_KEYWORD && !c->f->fetch && q->n == r->n &&
+           !memcmp(c->arena->p + q->off, c->arena->p + r->off, r->n);
+}
+
+/* Call fn on each of c's values in doc-value order and format: its JSON
+ * text t[0..n), a string to quote when `quoted` (t lives until the next
+ * call); stops at fn's nonzero code and returns it. */
+typedef int (*dv_value_fn)(void *arg, const char *t, size_t n, bool quoted);
+
+static int dv_each(dv_collect *c, dv_value_fn fn, void *arg)
+{
+    dv_order(c);
+    int rc = 0;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        if (dv_repeat(c, i))
+            continue;
+        char buf[DV_TEXT_MAX];
+        const char *t;
+        size_t n;
+        bool quoted;
+        dv_text(c->f, &c->v[i], c->arena->p, buf, &t, &n, &quoted);
+        rc = fn(arg, t, n, quoted);
+    }
+    return rc;
+}
+
+typedef struct dv_list {
+    fds_dv_value *o;
+    size_t m;
+} dv_list;
+
+static int list_add(void *arg, const char *t, size_t n, bool quoted)
+{
+    dv_list *l = arg;
+    if (!(l->o[l->m].text = malloc(n + 1)))
+        return FDS_ENOMEM;
+    memcpy(l->o[l->m].text, t, n);
+    l->o[l->m].text[n] = 0;
+    l->o[l->m].len = n;
+    l->o[l->m++].quoted = quoted;
+    return 0;
 }
 
 /* The values c collected, in doc-value order and format, into *out (*nout
- * of them); frees what c holds.  0 or FDS_ENOMEM. */
-static int dv_values(dv_collect *c0, fds_dv_value **out, size_t *nout)
+ * of them, malloc'd).  0 or FDS_ENOMEM. */
+static int dv_values(dv_collect *c, fds_dv_value **out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
-    dv_collect c = *c0;
-    const fds_dv_field *f = c.f;
-    int rc = c.oom ? FDS_ENOMEM : 0;
-    int type = f->type;
-    if (c.n > 1 && !f->fetch) /* doc-value order; `fields` keeps _source's */
-        qsort_r(c.v, c.n, sizeof *c.v, raw_cmp, &type);
-    fds_dv_value *o = !rc && c.n ? calloc(c.n, sizeof *o) : NULL;
-    if (!rc && c.n && !o)
-        rc = FDS_ENOMEM;
-    size_t m = 0;
-    for (size_t i = 0; !rc && i < c.n; i++) {
-        const dv_raw *r = &c.v[i];
-        if (type == FDS_FT_KEYWORD && !f->fetch && m && o[m - 1].len == r->n &&
-            !memcmp(o[m - 1].text, r->s, r->n))
-            continue; /* a set: each term once */
-        char buf[DV_TEXT_MAX];
-        const char *t = buf;
-        size_t n;
-        bool quoted = false;
-        if (type == FDS_FT_KEYWORD || type == FDS_FT_TEXT) {
-            t = r->s;
-            n = r->n;
-            quoted = true;
-        } else if (type == FDS_FT_DATE) {
-            n = fds__date_print(r->l, f->format, buf, sizeof buf);
-            quoted = true;
-        } else if (type == FDS_FT_BOOLEAN) {
-            n = (size_t)snprintf(buf, sizeof buf, "%s", r->l ? "true" : "false");
-        } else if (f->format) {
-            n = decimal_text(type == FDS_FT_DOUBLE ? r->d : (double)r->l,
-                             f->format, buf, sizeof buf);
-            quoted = true;
-        } else if (type == FDS_FT_DOUBLE && f->fetch && f->float32) {
-            n = fds_float_format((float)r->d, buf); /* the float, as parsed */
-        } else if (type == FDS_FT_DOUBLE) {
-            n = double_text(r->d, buf, sizeof buf);
-        } else {
-            n = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)r->l);
-        }
-        o[m].text = malloc(n + 1);
-        if (!o[m].text) {
-            rc = FDS_ENOMEM;
-            break;
-        }
-        memcpy(o[m].text, t, n);
-        o[m].text[n] = 0;
-        o[m].len = n;
-        o[m++].quoted = quoted;
+    if (c->oom || c->arena->oom)
+        return FDS_ENOMEM;
+    dv_list l = {c->n ? calloc(c->n, sizeof *l.o) : NULL, 0};
+    if (c->n && !l.o)
+        return FDS_ENOMEM;
+    if (dv_each(c, list_add, &l)) {
+        fds_dv_values_free(l.o, l.m);
+        return FDS_ENOMEM;
     }
-    for (size_t i = 0; i < c.n; i++)
-        free(c.v[i].s);
-    free(c.v);
-    if (rc) {
-        fds_dv_values_free(o, m);
-        return rc;
-    }
-    *out = o;
-    *nout = m;
+    *out = l.o;
+    *nout = l.m;
     return 0;
 }
 
@@ -315,38 +406,12 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
                      const uint8_t *src, size_t len, fds_dv_value **out,
                      size_t *nout)
 {
-    dv_collect c = {.f = &req->dv[k]};
-    dv_scan_doc(req, src, len, &c, 1);
-    return dv_values(&c, out, nout);
-}
-
-int fds_docvalues_many(const fds_search_request *req, const size_t *ks,
-                       size_t n, const uint8_t *src, size_t len,
-                       fds_dv_value **outs, size_t *nouts)
-{
-    for (size_t i = 0; i < n; i++) {
-        outs[i] = NULL;
-        nouts[i] = 0;
-    }
-    dv_collect *c = n ? calloc(n, sizeof *c) : NULL;
-    if (n && !c)
-        return FDS_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        c[i].f = &req->dv[ks[i]];
-    dv_scan_doc(req, src, len, c, n);
-    int rc = 0;
-    for (size_t i = 0; i < n; i++) { /* each frees what c[i] holds */
-        int r = dv_values(&c[i], &outs[i], &nouts[i]);
-        if (r)
-            rc = r;
-    }
-    free(c);
-    if (rc)
-        for (size_t i = 0; i < n; i++) {
-            fds_dv_values_free(outs[i], nouts[i]);
-            outs[i] = NULL;
-            nouts[i] = 0;
-        }
+    fds_strbuf arena = {0};
+    dv_collect c = {.f = &req->dv[k], .arena = &arena};
+    dv_scan_doc(req, src, len, &c, 1, NULL, 0);
+    int rc = dv_values(&c, out, nout);
+    free(c.v);
+    fds_strbuf_free(&arena);
     return rc;
 }
 
@@ -359,27 +424,17 @@ void fds_dv_values_free(fds_dv_value *v, size_t n)
 
 /* ---- include_unmapped ---------------------------------------------------- */
 
-typedef struct um_collect {
-    const fds_search_request *req;
-    const char *pat;
-    fds_dv_group *g;
-    size_t n, cap;
-    bool oom;
-} um_collect;
-
-static int um_cb(void *arg, const fds_jval *v, fds_err *err)
+static void um_take(um_collect *c, const fds_jval *v)
 {
-    (void)err;
-    um_collect *c = arg;
     if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
         v->kind == FDS_JV_NULL || !fds_glob_match(c->pat, v->path, v->path_len))
-        return 0;
+        return;
     const fds_mfield *mf = fds__mapping_find_locked(c->req->mapping, v->path,
                                                     v->path_len);
     if (mf && mf->type != FDS_FT_NONE && mf->type != FDS_FT_OBJECT &&
         !fds__path_disabled(c->req->mapping, v->path, v->path_len))
-        return 0; /* mapped: the mapped entries answer it (not under a
-                     disabled object, whose contents are unmapped) */
+        return; /* mapped: the mapped entries answer it (not under a
+                   disabled object, whose contents are unmapped) */
     fds_dv_group *g = NULL;
     for (size_t i = 0; i < c->n && !g; i++)
         if (strlen(c->g[i].name) == v->path_len &&
@@ -388,13 +443,13 @@ static int um_cb(void *arg, const fds_jval *v, fds_err *err)
     if (!g) {
         if (fds__grow((void **)&c->g, &c->cap, c->n + 1, sizeof *c->g)) {
             c->oom = true;
-            return 0;
+            return;
         }
         g = &c->g[c->n];
         memset(g, 0, sizeof *g);
         if (!(g->name = strndup(v->path, v->path_len))) {
             c->oom = true;
-            return 0;
+            return;
         }
         c->n++;
     }
@@ -407,41 +462,178 @@ static int um_cb(void *arg, const fds_jval *v, fds_err *err)
         g->v = nv;
     if (!t) {
         c->oom = true;
-        return 0;
+        return;
     }
     memcpy(t, s, n);
     t[n] = 0;
     g->v[g->n++] = (fds_dv_value){t, n, v->kind == FDS_JV_STRING};
-    return 0;
 }
 
-int fds_unmapped_values(const fds_search_request *req, size_t k,
-                        const uint8_t *src, size_t len, fds_dv_group **out,
-                        size_t *n)
-{
-    um_collect c = {.req = req, .pat = req->dv[k].name};
-    fds_err e;
-    fds_err_clear(&e);
-    *out = NULL;
-    *n = 0;
-    if (req->mapping && !req->mapping->source_disabled)
-        (void)fds__json_scan(src, len, um_cb, &c, &e);
-    if (c.oom) {
-        fds_dv_groups_free(c.g, c.n);
-        return FDS_ENOMEM;
-    }
-    *out = c.g;
-    *n = c.n;
-    return 0;
-}
-
-void fds_dv_groups_free(fds_dv_group *g, size_t n)
+static void dv_groups_free(fds_dv_group *g, size_t n)
 {
     for (size_t i = 0; g && i < n; i++) {
         free(g[i].name);
         fds_dv_values_free(g[i].v, g[i].n);
     }
     free(g);
+}
+
+/* ---- a hit's `fields`, written into the response ------------------------- */
+
+struct fds_dv_scratch {
+    fds_strbuf arena;     /* the current doc's values */
+    dv_collect *c;        /* the mapped entries (ks), capacity kept */
+    size_t *ks, *at;      /* collector i's entry; entry k's collector */
+    um_collect *u;        /* the include_unmapped entries */
+    size_t *uk;           /* their request indices */
+    size_t cap;           /* entries the arrays hold */
+};
+
+void fds_dv_scratch_free(fds_dv_scratch *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->c[i].v);
+    free(s->c);
+    free(s->ks);
+    free(s->at);
+    free(s->u);
+    free(s->uk);
+    fds_strbuf_free(&s->arena);
+    free(s);
+}
+
+/* *sp with room for n entries; NULL when out of memory. */
+static fds_dv_scratch *scratch_for(fds_dv_scratch **sp, size_t n)
+{
+    fds_dv_scratch *s = *sp;
+    if (!s && !(s = *sp = calloc(1, sizeof *s)))
+        return NULL;
+    if (n <= s->cap)
+        return s;
+    dv_collect *c = realloc(s->c, n * sizeof *c);
+    if (c)
+        s->c = c;
+    size_t *ks = realloc(s->ks, n * sizeof *ks), *at = ks ? realloc(s->at, n * sizeof *at) : NULL;
+    if (ks)
+        s->ks = ks;
+    if (at)
+        s->at = at;
+    um_collect *u = realloc(s->u, n * sizeof *u);
+    if (u)
+        s->u = u;
+    size_t *uk = realloc(s->uk, n * sizeof *uk);
+    if (uk)
+        s->uk = uk;
+    if (!c || !ks || !at || !u || !uk)
+        return NULL;
+    memset(s->c + s->cap, 0, (n - s->cap) * sizeof *c);
+    s->cap = n;
+    return s;
+}
+
+/* "name":[values] as a member of the hit's `fields` (opened by the first). */
+static void put_name(fds_strbuf *b, bool *open, const char *name)
+{
+    fds_strbuf_puts(b, *open ? "," : ",\"fields\":{");
+    *open = true;
+    fds_strbuf_put_json_string(b, name, strlen(name));
+    fds_strbuf_put(b, ":[", 2);
+}
+
+/* Has an earlier include_unmapped entry than k given path `name`? */
+static bool unmapped_before(const fds_search_request *r, size_t k,
+                            const char *name)
+{
+    for (size_t j = 0; j < k; j++)
+        if (r->dv[j].unmapped && fds_glob_match(r->dv[j].name, name, strlen(name)))
+            return true;
+    return false;
+}
+
+/* One value into the response (dv_each; arg: the fds_strbuf), a comma
+ * before all but the first. */
+static int put_value(void *arg, const char *t, size_t n, bool quoted)
+{
+    fds_strbuf *b = arg;
+    if (b->len && b->p[b->len - 1] != '[')
+        fds_strbuf_put(b, ",", 1);
+    if (quoted)
+        fds_strbuf_put_json_string(b, t, n);
+    else
+        fds_strbuf_put(b, t, n);
+    return 0;
+}
+
+int fds_docvalues_put(const fds_search_request *r, const uint8_t *src,
+                      size_t len, fds_dv_scratch **sp, fds_strbuf *b)
+{
+    if (!r->ndv)
+        return 0;
+    fds_dv_scratch *s = scratch_for(sp, r->ndv);
+    if (!s)
+        return FDS_ENOMEM;
+    size_t nk = 0, nu = 0;
+    s->arena.len = 0;
+    for (size_t k = 0; k < r->ndv; k++) {
+        if (r->dv[k].unmapped) {
+            s->uk[nu] = k;
+            s->u[nu++] = (um_collect){.req = r, .pat = r->dv[k].name};
+            continue;
+        }
+        s->at[k] = nk;
+        s->ks[nk] = k;
+        s->c[nk].f = &r->dv[k];
+        s->c[nk++].arena = &s->arena;
+    }
+    dv_scan_doc(r, src, len, s->c, nk, s->u, nu);
+    int rc = s->arena.oom ? FDS_ENOMEM : 0;
+    for (size_t i = 0; i < nk; i++)
+        if (s->c[i].oom)
+            rc = FDS_ENOMEM;
+    for (size_t i = 0; i < nu; i++)
+        if (s->u[i].oom)
+            rc = FDS_ENOMEM;
+    /* without `_source`, `fields` has no values to show instead */
+    bool open = false, nosrc = r->mapping && !fds_mapping_source_enabled(r->mapping);
+    for (size_t k = 0, ui = 0; !rc && k < r->ndv; k++) {
+        if (r->dv[k].unmapped) {
+            const um_collect *u = &s->u[ui++];
+            for (size_t i = 0; i < u->n; i++) {
+                const fds_dv_group *g = &u->g[i];
+                if (unmapped_before(r, k, g->name))
+                    continue;
+                put_name(b, &open, g->name);
+                for (size_t j = 0; j < g->n; j++) {
+                    if (j)
+                        fds_strbuf_put(b, ",", 1);
+                    if (g->v[j].quoted)
+                        fds_strbuf_put_json_string(b, g->v[j].text, g->v[j].len);
+                    else
+                        fds_strbuf_put(b, g->v[j].text, g->v[j].len);
+                }
+                fds_strbuf_put(b, "]", 1);
+            }
+            continue;
+        }
+        /* a field asked for both ways shows its `fields` values */
+        bool twice = false;
+        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice && !nosrc; j++)
+            twice = r->dv[j].fetch && !r->dv[j].unmapped &&
+                    !strcmp(r->dv[j].name, r->dv[k].name);
+        dv_collect *c = &s->c[s->at[k]];
+        if (twice || !c->n)
+            continue;
+        put_name(b, &open, r->dv[k].name);
+        (void)dv_each(c, put_value, b);
+        fds_strbuf_put(b, "]", 1);
+    }
+    for (size_t i = 0; i < nu; i++)
+        dv_groups_free(s->u[i].g, s->u[i].n);
+    if (open)
+        fds_strbuf_put(b, "}", 1);
+    return rc;
 }
 
 /* ---- the stored record of a document without _source ---------------------- */
