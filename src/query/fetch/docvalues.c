@@ -30,6 +30,7 @@
 #include "time/datemath.h"
 #include "query_int.h"
 #include "exec/search_int.h"
+#include "fds_hash.h"
 #include "fds_strbuf.h"
 #include "fds_text.h"
 #include "fds_numfmt.h"
@@ -51,7 +52,9 @@ typedef struct dv_collect {
     const fds_dv_field *f;
     bool record;    /* reading an fds_doc_dv_record: keys are full paths */
     bool took;      /* the last value scanned was taken (by path) */
-    size_t at_len;  /* strlen of the path it takes (dv_scan_doc) */
+    const char *at; /* the path it takes (dv_collect_init) */
+    size_t at_len;
+    size_t next;    /* 1 + the next collector of the same path; 0: none */
     dv_raw *v;      /* the values of the current doc; capacity kept */
     size_t n, cap;
     fds_strbuf *arena; /* the values' text */
@@ -73,10 +76,9 @@ static void dv_take(dv_collect *c, const fds_jval *v)
     const fds_dv_field *f = c->f;
     if (c->record && f->fetch)
         return; /* the stored record holds doc values, not `fields` */
-    const char *at = c->record ? f->name : f->src;
     if (v->kind == FDS_JV_OBJECT || v->kind == FDS_JV_ARRAY ||
         v->kind == FDS_JV_NULL || v->path_len != c->at_len ||
-        memcmp(v->path, at, v->path_len))
+        memcmp(v->path, c->at, v->path_len))
         return;
     c->took = true;
     if (v->from_null && strcmp(f->name, f->src))
@@ -139,13 +141,31 @@ typedef struct um_collect {
 static void um_take(um_collect *c, const fds_jval *v);
 
 /* The collectors of one scan of a doc: every field asked for at once, and
- * the include_unmapped entries u[0..nu) (NULL when they scan apart). */
+ * the include_unmapped entries u[0..nu) (NULL when they scan apart).  With
+ * `tab` (mask + 1 slots, a power of two), the collectors by path: slot
+ * fnv1a(path) & mask, or the next one along, holds 1 + the first collector
+ * of that path (0: an empty slot), the others follow its `next`. */
 typedef struct dv_scan {
     dv_collect *c;
     size_t n;
     um_collect *u;
     size_t nu;
+    const uint32_t *tab;
+    size_t mask;
 } dv_scan;
+
+/* The first collector of sc reading path v->path, or NULL. */
+static dv_collect *dv_first(const dv_scan *sc, const fds_jval *v)
+{
+    for (size_t i = fds_fnv1a64(v->path, v->path_len) & sc->mask;; i = (i + 1) & sc->mask) {
+        uint32_t e = sc->tab[i];
+        if (!e)
+            return NULL;
+        dv_collect *c = &sc->c[e - 1];
+        if (c->at_len == v->path_len && !memcmp(c->at, v->path, v->path_len))
+            return c;
+    }
+}
 
 static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
 {
@@ -155,16 +175,32 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
         v->kind == FDS_JV_NULL)
         return 0;
     bool mapped = false;
-    for (size_t i = 0; i < sc->n; i++) {
-        sc->c[i].took = false;
-        dv_take(&sc->c[i], v);
-        mapped |= sc->c[i].took && !sc->c[i].record;
+    if (sc->tab) {
+        for (dv_collect *c = dv_first(sc, v); c; c = c->next ? &sc->c[c->next - 1] : NULL) {
+            dv_take(c, v);
+            mapped |= !c->record;
+        }
+    } else {
+        for (size_t i = 0; i < sc->n; i++) {
+            sc->c[i].took = false;
+            dv_take(&sc->c[i], v);
+            mapped |= sc->c[i].took && !sc->c[i].record;
+        }
     }
     /* the raw document's values only (no null_value, no copy_to), and
      * none at a path a mapped field reads: that path is mapped */
     for (size_t i = 0; i < sc->nu && !mapped && !v->from_null && !v->copied; i++)
         um_take(&sc->u[i], v);
     return 0;
+}
+
+/* Set up c (its f set) for the docs of req. */
+static void dv_collect_init(const fds_search_request *req, dv_collect *c)
+{
+    c->record = req->mapping && req->mapping->source_disabled;
+    c->at = c->record ? c->f->name : c->f->src;
+    c->at_len = strlen(c->at);
+    c->next = 0;
 }
 
 typedef struct raw_order {
@@ -248,7 +284,8 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
 }
 
 /* Scan the doc src[0..len) once for the fields of c[0..n) (each c[i].f and
- * arena set) and the include_unmapped entries u[0..nu).  A stored doc
+ * arena set, dv_collect_init), with the path table `tab` (dv_scan; NULL:
+ * none) and the include_unmapped entries u[0..nu).  A stored doc
  * parses; the mapping's view of it gives null_value and copy_to values and
  * leaves disabled objects out (the unmapped values, which include what a
  * disabled object holds, then come from a second, raw scan).  Without
@@ -256,21 +293,19 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
  * `_source`, has none (Elasticsearch 8.3+ skips them). */
 static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
                         size_t len, dv_collect *c, size_t n, um_collect *u,
-                        size_t nu)
+                        size_t nu, const uint32_t *tab, size_t mask)
 {
     fds_err e;
     fds_err_clear(&e);
     bool record = req->mapping && req->mapping->source_disabled;
     for (size_t i = 0; i < n; i++) {
-        c[i].record = record;
-        c[i].at_len = strlen(record ? c[i].f->name : c[i].f->src);
         c[i].n = 0;
         c[i].oom = false;
     }
     if (!req->mapping || record)
         nu = 0; /* unmapped paths: none without a mapping or `_source` */
     bool apart = nu && (req->mapping->root_disabled || req->mapping->ndisabled);
-    dv_scan sc = {c, n, apart ? NULL : u, apart ? 0 : nu};
+    dv_scan sc = {c, n, apart ? NULL : u, apart ? 0 : nu, tab, mask};
     if (record) { /* `fields`, read from `_source`, has none (dv_take) */
         if (len)
             (void)fds__json_scan(src, len, dv_cb, &sc, &e);
@@ -280,7 +315,7 @@ static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
         (void)fds__json_scan(src, len, dv_cb, &sc, &e);
     }
     if (apart) {
-        dv_scan raw = {NULL, 0, u, nu};
+        dv_scan raw = {NULL, 0, u, nu, NULL, 0};
         fds_err_clear(&e);
         (void)fds__json_scan(src, len, dv_cb, &raw, &e);
     }
@@ -408,7 +443,8 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
 {
     fds_strbuf arena = {0};
     dv_collect c = {.f = &req->dv[k], .arena = &arena};
-    dv_scan_doc(req, src, len, &c, 1, NULL, 0);
+    dv_collect_init(req, &c);
+    dv_scan_doc(req, src, len, &c, 1, NULL, 0, NULL, 0);
     int rc = dv_values(&c, out, nout);
     free(c.v);
     fds_strbuf_free(&arena);
@@ -481,11 +517,17 @@ static void dv_groups_free(fds_dv_group *g, size_t n)
 /* ---- a hit's `fields`, written into the response ------------------------- */
 
 struct fds_dv_scratch {
+    const fds_search_request *req; /* what the arrays below are set for */
     fds_strbuf arena;     /* the current doc's values */
-    dv_collect *c;        /* the mapped entries (ks), capacity kept */
-    size_t *ks, *at;      /* collector i's entry; entry k's collector */
+    dv_collect *c;        /* the mapped entries, capacity kept */
+    size_t *at;           /* entry k's collector */
     um_collect *u;        /* the include_unmapped entries */
-    size_t *uk;           /* their request indices */
+    bool *twice;          /* entry k is also asked for as a `fields` entry */
+    size_t *name_off;     /* entry k's `"name":[` at names.p + name_off[k] */
+    fds_strbuf names;
+    uint32_t *tab;        /* the collectors by path (dv_scan) */
+    size_t mask;
+    size_t nk, nu;        /* collectors, include_unmapped entries */
     size_t cap;           /* entries the arrays hold */
 };
 
@@ -496,10 +538,12 @@ void fds_dv_scratch_free(fds_dv_scratch *s)
     for (size_t i = 0; i < s->cap; i++)
         free(s->c[i].v);
     free(s->c);
-    free(s->ks);
     free(s->at);
     free(s->u);
-    free(s->uk);
+    free(s->twice);
+    free(s->name_off);
+    free(s->tab);
+    fds_strbuf_free(&s->names);
     fds_strbuf_free(&s->arena);
     free(s);
 }
@@ -512,34 +556,98 @@ static fds_dv_scratch *scratch_for(fds_dv_scratch **sp, size_t n)
         return NULL;
     if (n <= s->cap)
         return s;
+    s->req = NULL;
     dv_collect *c = realloc(s->c, n * sizeof *c);
-    if (c)
+    if (c) {
+        memset(c + s->cap, 0, (n - s->cap) * sizeof *c);
         s->c = c;
-    size_t *ks = realloc(s->ks, n * sizeof *ks), *at = ks ? realloc(s->at, n * sizeof *at) : NULL;
-    if (ks)
-        s->ks = ks;
+        s->cap = n;
+    }
+    size_t *at = realloc(s->at, n * sizeof *at);
     if (at)
         s->at = at;
     um_collect *u = realloc(s->u, n * sizeof *u);
     if (u)
         s->u = u;
-    size_t *uk = realloc(s->uk, n * sizeof *uk);
-    if (uk)
-        s->uk = uk;
-    if (!c || !ks || !at || !u || !uk)
-        return NULL;
-    memset(s->c + s->cap, 0, (n - s->cap) * sizeof *c);
-    s->cap = n;
-    return s;
+    bool *tw = realloc(s->twice, n * sizeof *tw);
+    if (tw)
+        s->twice = tw;
+    size_t *no = realloc(s->name_off, n * sizeof *no);
+    if (no)
+        s->name_off = no;
+    uint32_t *tab = realloc(s->tab, 4 * n * sizeof *tab);
+    if (tab)
+        s->tab = tab;
+    return c && at && u && tw && no && tab ? s : NULL;
 }
 
-/* "name":[values] as a member of the hit's `fields` (opened by the first). */
-static void put_name(fds_strbuf *b, bool *open, const char *name)
+/* Set s up for the hits of r (room for r->ndv entries): the collectors,
+ * their path table, the entries' names as JSON and which ones a `fields`
+ * entry overrides.  0 or FDS_ENOMEM. */
+static int scratch_prepare(fds_dv_scratch *s, const fds_search_request *r)
 {
-    fds_strbuf_puts(b, *open ? "," : ",\"fields\":{");
+    if (s->req == r)
+        return 0;
+    size_t slots = 4;
+    while (slots < 2 * r->ndv)
+        slots *= 2; /* at most 4 * ndv: scratch_for's room */
+    s->mask = slots - 1;
+    memset(s->tab, 0, slots * sizeof *s->tab);
+    s->names.len = 0;
+    s->nk = s->nu = 0;
+    /* without `_source`, `fields` has no values to show instead */
+    bool nosrc = r->mapping && !fds_mapping_source_enabled(r->mapping);
+    for (size_t k = 0; k < r->ndv; k++) {
+        s->name_off[k] = s->names.len;
+        fds_strbuf_puts(&s->names, ",");
+        fds_strbuf_put_json_string(&s->names, r->dv[k].name, strlen(r->dv[k].name));
+        fds_strbuf_puts(&s->names, ":[");
+        if (r->dv[k].unmapped) {
+            s->u[s->nu++] = (um_collect){.req = r, .pat = r->dv[k].name};
+            continue;
+        }
+        /* a field asked for both ways shows its `fields` values */
+        bool twice = false;
+        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice && !nosrc; j++)
+            twice = r->dv[j].fetch && !r->dv[j].unmapped &&
+                    !strcmp(r->dv[j].name, r->dv[k].name);
+        s->twice[k] = twice;
+        s->at[k] = s->nk;
+        dv_collect *c = &s->c[s->nk++];
+        c->f = &r->dv[k];
+        c->arena = &s->arena;
+        dv_collect_init(r, c);
+        /* into the table, or behind the last collector of its path */
+        size_t i = fds_fnv1a64(c->at, c->at_len) & s->mask;
+        dv_collect *q = NULL;
+        for (; s->tab[i]; i = (i + 1) & s->mask) {
+            q = &s->c[s->tab[i] - 1];
+            if (q->at_len == c->at_len && !memcmp(q->at, c->at, c->at_len))
+                break;
+            q = NULL;
+        }
+        if (!q) {
+            s->tab[i] = (uint32_t)s->nk;
+            continue;
+        }
+        while (q->next)
+            q = &s->c[q->next - 1];
+        q->next = s->nk;
+    }
+    if (s->names.oom)
+        return FDS_ENOMEM;
+    s->req = r;
+    return 0;
+}
+
+/* `"name":[` (the JSON text t[0..n), its leading comma included) as a
+ * member of the hit's `fields`, opened by the first. */
+static void put_name(fds_strbuf *b, bool *open, const char *t, size_t n)
+{
+    if (!*open)
+        fds_strbuf_put(b, ",\"fields\":{", 11);
+    fds_strbuf_put(b, t + !*open, n - !*open);
     *open = true;
-    fds_strbuf_put_json_string(b, name, strlen(name));
-    fds_strbuf_put(b, ":[", 2);
 }
 
 /* Has an earlier include_unmapped entry than k given path `name`? */
@@ -572,31 +680,21 @@ int fds_docvalues_put(const fds_search_request *r, const uint8_t *src,
     if (!r->ndv)
         return 0;
     fds_dv_scratch *s = scratch_for(sp, r->ndv);
-    if (!s)
+    if (!s || scratch_prepare(s, r))
         return FDS_ENOMEM;
-    size_t nk = 0, nu = 0;
     s->arena.len = 0;
-    for (size_t k = 0; k < r->ndv; k++) {
-        if (r->dv[k].unmapped) {
-            s->uk[nu] = k;
-            s->u[nu++] = (um_collect){.req = r, .pat = r->dv[k].name};
-            continue;
-        }
-        s->at[k] = nk;
-        s->ks[nk] = k;
-        s->c[nk].f = &r->dv[k];
-        s->c[nk++].arena = &s->arena;
-    }
-    dv_scan_doc(r, src, len, s->c, nk, s->u, nu);
+    for (size_t i = 0; i < s->nu; i++)
+        s->u[i].n = 0;
+    dv_scan_doc(r, src, len, s->c, s->nk, s->u, s->nu, s->tab, s->mask);
     int rc = s->arena.oom ? FDS_ENOMEM : 0;
-    for (size_t i = 0; i < nk; i++)
+    for (size_t i = 0; i < s->nk; i++)
         if (s->c[i].oom)
             rc = FDS_ENOMEM;
-    for (size_t i = 0; i < nu; i++)
+    for (size_t i = 0; i < s->nu; i++)
         if (s->u[i].oom)
             rc = FDS_ENOMEM;
-    /* without `_source`, `fields` has no values to show instead */
-    bool open = false, nosrc = r->mapping && !fds_mapping_source_enabled(r->mapping);
+    bool open = false;
+    fds_strbuf name = {0};
     for (size_t k = 0, ui = 0; !rc && k < r->ndv; k++) {
         if (r->dv[k].unmapped) {
             const um_collect *u = &s->u[ui++];
@@ -604,7 +702,15 @@ int fds_docvalues_put(const fds_search_request *r, const uint8_t *src,
                 const fds_dv_group *g = &u->g[i];
                 if (unmapped_before(r, k, g->name))
                     continue;
-                put_name(b, &open, g->name);
+                name.len = 0;
+                fds_strbuf_putc(&name, ',');
+                fds_strbuf_put_json_string(&name, g->name, strlen(g->name));
+                fds_strbuf_put(&name, ":[", 2);
+                if (name.oom) {
+                    rc = FDS_ENOMEM;
+                    break;
+                }
+                put_name(b, &open, name.p, name.len);
                 for (size_t j = 0; j < g->n; j++) {
                     if (j)
                         fds_strbuf_put(b, ",", 1);
@@ -617,20 +723,20 @@ int fds_docvalues_put(const fds_search_request *r, const uint8_t *src,
             }
             continue;
         }
-        /* a field asked for both ways shows its `fields` values */
-        bool twice = false;
-        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice && !nosrc; j++)
-            twice = r->dv[j].fetch && !r->dv[j].unmapped &&
-                    !strcmp(r->dv[j].name, r->dv[k].name);
         dv_collect *c = &s->c[s->at[k]];
-        if (twice || !c->n)
+        if (s->twice[k] || !c->n)
             continue;
-        put_name(b, &open, r->dv[k].name);
+        size_t end = k + 1 < r->ndv ? s->name_off[k + 1] : s->names.len;
+        put_name(b, &open, s->names.p + s->name_off[k], end - s->name_off[k]);
         (void)dv_each(c, put_value, b);
         fds_strbuf_put(b, "]", 1);
     }
-    for (size_t i = 0; i < nu; i++)
+    fds_strbuf_free(&name);
+    for (size_t i = 0; i < s->nu; i++) {
         dv_groups_free(s->u[i].g, s->u[i].n);
+        s->u[i].g = NULL;
+        s->u[i].n = s->u[i].cap = 0;
+    }
     if (open)
         fds_strbuf_put(b, "}", 1);
     return rc;
