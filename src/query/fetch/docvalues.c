@@ -529,13 +529,14 @@ struct fds_dv_scratch {
     size_t mask;
     size_t nk, nu;        /* collectors, include_unmapped entries */
     size_t cap;           /* entries the arrays hold */
+    size_t ccap;          /* collectors set up (their `v` owned) */
 };
 
 void fds_dv_scratch_free(fds_dv_scratch *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->cap; i++)
+    for (size_t i = 0; i < s->ccap; i++)
         free(s->c[i].v);
     free(s->c);
     free(s->at);
@@ -548,6 +549,16 @@ void fds_dv_scratch_free(fds_dv_scratch *s)
     free(s);
 }
 
+/* *p (an array) resized to n elements of `size` bytes; false when out of
+ * memory (*p unchanged). */
+static bool resize(void *p, size_t n, size_t size)
+{
+    void *q = realloc(*(void **)p, n * size);
+    if (q)
+        *(void **)p = q;
+    return q != NULL;
+}
+
 /* *sp with room for n entries; NULL when out of memory. */
 static fds_dv_scratch *scratch_for(fds_dv_scratch **sp, size_t n)
 {
@@ -557,28 +568,19 @@ static fds_dv_scratch *scratch_for(fds_dv_scratch **sp, size_t n)
     if (n <= s->cap)
         return s;
     s->req = NULL;
-    dv_collect *c = realloc(s->c, n * sizeof *c);
-    if (c) {
-        memset(c + s->cap, 0, (n - s->cap) * sizeof *c);
-        s->c = c;
-        s->cap = n;
+    if (n > s->ccap) {
+        if (!resize(&s->c, n, sizeof *s->c))
+            return NULL;
+        memset(s->c + s->ccap, 0, (n - s->ccap) * sizeof *s->c);
+        s->ccap = n;
     }
-    size_t *at = realloc(s->at, n * sizeof *at);
-    if (at)
-        s->at = at;
-    um_collect *u = realloc(s->u, n * sizeof *u);
-    if (u)
-        s->u = u;
-    bool *tw = realloc(s->twice, n * sizeof *tw);
-    if (tw)
-        s->twice = tw;
-    size_t *no = realloc(s->name_off, n * sizeof *no);
-    if (no)
-        s->name_off = no;
-    uint32_t *tab = realloc(s->tab, 4 * n * sizeof *tab);
-    if (tab)
-        s->tab = tab;
-    return c && at && u && tw && no && tab ? s : NULL;
+    if (!resize(&s->at, n, sizeof *s->at) || !resize(&s->u, n, sizeof *s->u) ||
+        !resize(&s->twice, n, sizeof *s->twice) ||
+        !resize(&s->name_off, n, sizeof *s->name_off) ||
+        !resize(&s->tab, 4 * n, sizeof *s->tab))
+        return NULL;
+    s->cap = n;
+    return s;
 }
 
 /* Set s up for the hits of r (room for r->ndv entries): the collectors,
