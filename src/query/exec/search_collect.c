@@ -100,6 +100,28 @@ static void replace_top(fds__heap *hp, const fds_hit *hit)
 {
     size_t i = 0, n = hp->n;
     fds_hit *h = hp->h;
+    bool total = hp->req && hp->req->nsort;
+    for (unsigned k = 0; total && k < hp->req->nsort; k++)
+        total = hp->req->sort[k].kind != FDS_SORT_SCORE; /* NaN scores tie */
+    if (total) {
+        /* sort keys, then segment and doc: a total order, so the heap's
+         * hits are the same however it is laid out.  Floyd's variant: the
+         * hole goes down to a leaf along the worse children (one
+         * comparison a level), and the hit, usually among the best (a
+         * sort that follows the doc order), climbs back at most a level
+         * or two. */
+        for (size_t c; (c = 2 * i + 1) < n; i = c) {
+            if (c + 1 < n && fds__hit_cmp(hp->req, &h[c + 1], &h[c]) > 0)
+                c++;
+            h[i] = h[c];
+        }
+        while (i > 0 && fds__hit_cmp(hp->req, hit, &h[(i - 1) / 2]) > 0) {
+            h[i] = h[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        h[i] = *hit;
+        return;
+    }
     for (;;) {
         /* the worst of the hit and its two children, compared as a swap
          * would compare them */
