@@ -152,6 +152,11 @@ typedef struct dv_scan {
     size_t nu;
     const uint32_t *tab;
     size_t mask;
+    /* the docs of an index list their fields alike: pred[j] remembers the
+     * table entry of the j-th value of the last doc, tried before the
+     * hash (npred slots; j counts this doc's values) */
+    uint32_t *pred;
+    size_t npred, j;
 } dv_scan;
 
 /* The first collector of sc reading path v->path, or NULL. */
@@ -176,7 +181,16 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
         return 0;
     bool mapped = false;
     if (sc->tab) {
-        for (dv_collect *c = dv_first(sc, v); c; c = c->next ? &sc->c[c->next - 1] : NULL) {
+        size_t j = sc->j++;
+        uint32_t e = j < sc->npred ? sc->pred[j] : 0;
+        dv_collect *first = e ? &sc->c[e - 1] : NULL;
+        if (!first || first->at_len != v->path_len ||
+            memcmp(first->at, v->path, v->path_len)) {
+            first = dv_first(sc, v);
+            if (j < sc->npred)
+                sc->pred[j] = first ? (uint32_t)(first - sc->c) + 1 : 0;
+        }
+        for (dv_collect *c = first; c; c = c->next ? &sc->c[c->next - 1] : NULL) {
             dv_take(c, v);
             mapped |= !c->record;
         }
@@ -284,8 +298,9 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
 }
 
 /* Scan the doc src[0..len) once for the fields of c[0..n) (each c[i].f and
- * arena set, dv_collect_init), with the path table `tab` (dv_scan; NULL:
- * none) and the include_unmapped entries u[0..nu).  A stored doc
+ * arena set, dv_collect_init), with the path table `tab` and its guesses
+ * pred[0..npred) (dv_scan; NULL: none) and the include_unmapped entries
+ * u[0..nu).  A stored doc
  * parses; the mapping's view of it gives null_value and copy_to values and
  * leaves disabled objects out (the unmapped values, which include what a
  * disabled object holds, then come from a second, raw scan).  Without
@@ -293,7 +308,8 @@ static size_t decimal_text(double d, const char *pat, char *out, size_t cap)
  * `_source`, has none (Elasticsearch 8.3+ skips them). */
 static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
                         size_t len, dv_collect *c, size_t n, um_collect *u,
-                        size_t nu, const uint32_t *tab, size_t mask)
+                        size_t nu, const uint32_t *tab, size_t mask,
+                        uint32_t *pred, size_t npred)
 {
     fds_err e;
     fds_err_clear(&e);
@@ -305,7 +321,7 @@ static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
     if (!req->mapping || record)
         nu = 0; /* unmapped paths: none without a mapping or `_source` */
     bool apart = nu && (req->mapping->root_disabled || req->mapping->ndisabled);
-    dv_scan sc = {c, n, apart ? NULL : u, apart ? 0 : nu, tab, mask};
+    dv_scan sc = {c, n, apart ? NULL : u, apart ? 0 : nu, tab, mask, pred, npred, 0};
     if (record) { /* `fields`, read from `_source`, has none (dv_take) */
         if (len)
             (void)fds__json_scan(src, len, dv_cb, &sc, &e);
@@ -315,7 +331,7 @@ static void dv_scan_doc(const fds_search_request *req, const uint8_t *src,
         (void)fds__json_scan(src, len, dv_cb, &sc, &e);
     }
     if (apart) {
-        dv_scan raw = {NULL, 0, u, nu, NULL, 0};
+        dv_scan raw = {NULL, 0, u, nu, NULL, 0, NULL, 0, 0};
         fds_err_clear(&e);
         (void)fds__json_scan(src, len, dv_cb, &raw, &e);
     }
@@ -444,7 +460,7 @@ int fds_docvalues_of(const fds_search_request *req, size_t k,
     fds_strbuf arena = {0};
     dv_collect c = {.f = &req->dv[k], .arena = &arena};
     dv_collect_init(req, &c);
-    dv_scan_doc(req, src, len, &c, 1, NULL, 0, NULL, 0);
+    dv_scan_doc(req, src, len, &c, 1, NULL, 0, NULL, 0, NULL, 0);
     int rc = dv_values(&c, out, nout);
     free(c.v);
     fds_strbuf_free(&arena);
@@ -528,6 +544,7 @@ struct fds_dv_scratch {
     uint32_t *tab;        /* the collectors by path (dv_scan) */
     size_t mask;
     size_t nk, nu;        /* collectors, include_unmapped entries */
+    uint32_t pred[256];   /* dv_scan's guesses (0: none) */
     size_t cap;           /* entries the arrays hold */
     size_t ccap;          /* collectors set up (their `v` owned) */
 };
@@ -595,6 +612,7 @@ static int scratch_prepare(fds_dv_scratch *s, const fds_search_request *r)
         slots *= 2; /* at most 4 * ndv: scratch_for's room */
     s->mask = slots - 1;
     memset(s->tab, 0, slots * sizeof *s->tab);
+    memset(s->pred, 0, sizeof s->pred);
     s->names.len = 0;
     s->nk = s->nu = 0;
     /* without `_source`, `fields` has no values to show instead */
@@ -687,7 +705,8 @@ int fds_docvalues_put(const fds_search_request *r, const uint8_t *src,
     s->arena.len = 0;
     for (size_t i = 0; i < s->nu; i++)
         s->u[i].n = 0;
-    dv_scan_doc(r, src, len, s->c, s->nk, s->u, s->nu, s->tab, s->mask);
+    dv_scan_doc(r, src, len, s->c, s->nk, s->u, s->nu, s->tab, s->mask, s->pred,
+                sizeof s->pred / sizeof *s->pred);
     int rc = s->arena.oom ? FDS_ENOMEM : 0;
     for (size_t i = 0; i < s->nk; i++)
         if (s->c[i].oom)
