@@ -256,6 +256,20 @@ class UnmappedFields(ServerTestCase):
         self.assertEqual(hit["fields"]["extra.p"], [1, "two", True])
 
 
+    def test_fields_ignore_above_counts_characters(self):
+        # a keyword's value longer than ignore_above characters has no doc
+        # value; bytes are not characters ("\u00e9\u00e9\u00e9" is 6 bytes)
+        self.assertEqual(self.req("PUT", "/ia", {"mappings": {"properties": {
+            "t": {"type": "text", "fields": {"k": {"type": "keyword", "ignore_above": 3}}}}}})[0], 200)
+        for i, v in enumerate(["\u00e9\u00e9\u00e9", "abcd", ["ab", "\u00e9\u00e9\u00e9\u00e9", "xyz"]]):
+            self.assertEqual(self.req("PUT", "/ia/_doc/%d?refresh=true" % i, {"t": v})[0], 201)
+        out = self.req("POST", "/ia/_search", {"sort": ["_doc"], "_source": False,
+                                               "fields": ["t", "t.k"]})[1]
+        self.assertEqual([h["fields"] for h in out["hits"]["hits"]], [
+            {"t": ["\u00e9\u00e9\u00e9"], "t.k": ["\u00e9\u00e9\u00e9"]},
+            {"t": ["abcd"]},
+            {"t": ["ab", "\u00e9\u00e9\u00e9\u00e9", "xyz"], "t.k": ["ab", "xyz"]}])
+
 class NullValue(ServerTestCase):
     def test_null_value_by_type(self):
         st, out, _ = self.req("PUT", "/nv", {"mappings": {"properties": {

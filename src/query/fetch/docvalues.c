@@ -70,8 +70,10 @@ static size_t chars(const char *s, size_t n)
     return k;
 }
 
-/* Keep v when it is a value of c's field. */
-static void dv_take(dv_collect *c, const fds_jval *v)
+/* Keep v when it is a value of c's field.  *copied: 1 + where v's text
+ * already is in the arena (the fields of one path share it), 0 before the
+ * first copy. */
+static void dv_take(dv_collect *c, const fds_jval *v, size_t *copied)
 {
     const fds_dv_field *f = c->f;
     if (c->record && f->fetch)
@@ -92,7 +94,9 @@ static void dv_take(dv_collect *c, const fds_jval *v)
     case FDS_FT_TEXT:
         break;
     case FDS_FT_KEYWORD:
-        ok = !f->ignore_above || chars(s, n) <= (size_t)f->ignore_above;
+        /* (bytes bound the characters: most values need no count) */
+        ok = !f->ignore_above || n <= (size_t)f->ignore_above ||
+             chars(s, n) <= (size_t)f->ignore_above;
         break;
     case FDS_FT_LONG:
         ok = fds__parse_long(s, n, true, &r.l) == 0;
@@ -119,11 +123,16 @@ static void dv_take(dv_collect *c, const fds_jval *v)
         c->oom = true;
         return;
     }
-    r.off = c->arena->len;
     r.n = n;
-    if (fds_strbuf_put(c->arena, s, n)) {
-        c->oom = true;
-        return;
+    if (*copied) {
+        r.off = *copied - 1;
+    } else {
+        r.off = c->arena->len;
+        if (fds_strbuf_put(c->arena, s, n)) {
+            c->oom = true;
+            return;
+        }
+        *copied = r.off + 1;
     }
     c->v[c->n++] = r;
 }
@@ -190,14 +199,16 @@ static int dv_cb(void *arg, const fds_jval *v, fds_err *err)
             if (j < sc->npred)
                 sc->pred[j] = first ? (uint32_t)(first - sc->c) + 1 : 0;
         }
+        size_t copied = 0;
         for (dv_collect *c = first; c; c = c->next ? &sc->c[c->next - 1] : NULL) {
-            dv_take(c, v);
+            dv_take(c, v, &copied);
             mapped |= !c->record;
         }
     } else {
+        size_t copied = 0;
         for (size_t i = 0; i < sc->n; i++) {
             sc->c[i].took = false;
-            dv_take(&sc->c[i], v);
+            dv_take(&sc->c[i], v, &copied);
             mapped |= sc->c[i].took && !sc->c[i].record;
         }
     }
