@@ -36,7 +36,7 @@ int fds_strbuf_reserve(fds_strbuf *b, size_t n)
     return 0;
 }
 
-int fds_strbuf_put(fds_strbuf *b, const void *p, size_t n)
+int fds__strbuf_put_grow(fds_strbuf *b, const void *p, size_t n)
 {
     if (fds_strbuf_reserve(b, n))
         return FDS_ENOMEM;
@@ -45,16 +45,6 @@ int fds_strbuf_put(fds_strbuf *b, const void *p, size_t n)
     b->len += n;
     b->p[b->len] = 0;
     return 0;
-}
-
-int fds_strbuf_puts(fds_strbuf *b, const char *s)
-{
-    return fds_strbuf_put(b, s, strlen(s));
-}
-
-int fds_strbuf_putc(fds_strbuf *b, char c)
-{
-    return fds_strbuf_put(b, &c, 1);
 }
 
 int fds_strbuf_printf(fds_strbuf *b, const char *fmt, ...)

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct fds_strbuf {
     char *p;    /* heap bytes, owned by the buffer; NULL while empty */
@@ -34,14 +35,33 @@ typedef struct fds_strbuf {
  * (and sets b->oom) when allocation fails or the size would overflow. */
 int fds_strbuf_reserve(fds_strbuf *b, size_t n);
 
-/* Append p[0..n) (any bytes).  Returns 0 or FDS_ENOMEM. */
-int fds_strbuf_put(fds_strbuf *b, const void *p, size_t n);
+/* fds_strbuf_put when the bytes may not fit (grows the buffer). */
+int fds__strbuf_put_grow(fds_strbuf *b, const void *p, size_t n);
+
+/* Append p[0..n) (any bytes).  Returns 0 or FDS_ENOMEM.  Inline: a
+ * response is written a few bytes at a time, nearly always into room
+ * already there. */
+static inline int fds_strbuf_put(fds_strbuf *b, const void *p, size_t n)
+{
+    if (b->oom || n >= b->cap - b->len) /* no room for n + the NUL */
+        return fds__strbuf_put_grow(b, p, n);
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+}
 
 /* Append a NUL-terminated string.  Returns 0 or FDS_ENOMEM. */
-int fds_strbuf_puts(fds_strbuf *b, const char *s);
+static inline int fds_strbuf_puts(fds_strbuf *b, const char *s)
+{
+    return fds_strbuf_put(b, s, strlen(s));
+}
 
 /* Append one byte.  Returns 0 or FDS_ENOMEM. */
-int fds_strbuf_putc(fds_strbuf *b, char c);
+static inline int fds_strbuf_putc(fds_strbuf *b, char c)
+{
+    return fds_strbuf_put(b, &c, 1);
+}
 
 /* Append printf-formatted text.  Returns 0, FDS_ENOMEM, or FDS_EINVAL when
  * the format fails (vsnprintf < 0; nothing appended). */

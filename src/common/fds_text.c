@@ -4,6 +4,7 @@
  */
 #include "fds_text.h"
 
+#include <stdint.h>
 #include <string.h>
 
 size_t fds_utf8_seq_len(const uint8_t *s, size_t n)
@@ -71,21 +72,52 @@ static int json_plain(uint8_t c)
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap)
+/* The JSON text of byte c outside a run of plain bytes, when it is not the
+ * start of a well-formed UTF-8 sequence: the two-character escapes of RFC
+ * 8259 section 7 as Jackson (and so Elasticsearch) writes them, else
+ * \u00XX (control bytes and bytes that are not UTF-8).  Writes to p (room
+ * for 6), returns the bytes written. */
+static size_t escape_byte(uint8_t c, char *p)
 {
     static const char hex[] = "0123456789abcdef";
+    static const char two[256] = {['"'] = '"', ['\\'] = '\\', ['\n'] = 'n',
+                                  ['\r'] = 'r', ['\t'] = 't', ['\b'] = 'b',
+                                  ['\f'] = 'f'};
+    if (two[c]) {
+        p[0] = '\\';
+        p[1] = two[c];
+        return 2;
+    }
+    memcpy(p, "\\u00", 4);
+    p[4] = hex[c >> 4];
+    p[5] = hex[c & 0xf];
+    return 6;
+}
+
+/* Does any of the eight bytes of w need more than a copy: '"', '\\', a
+ * control byte or a byte >= 0x80?  (The "has a zero byte" and "has a byte
+ * less than n" tests of Anderson's Bit Twiddling Hacks; a borrow can flag
+ * a plain byte above a flagged one, which only ends a run early.) */
+static inline bool word_special(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    return (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & highs;
+}
+
+/* fds_json_escape when cap may be short: every write checked. */
+static size_t escape_checked(const char *src, size_t len, char *dst, size_t cap)
+{
     const uint8_t *s = (const uint8_t *)src;
     char *p = dst, *end = dst + cap;
     if (cap < 2)
         return 0;
     *p++ = '"';
     for (size_t i = 0; i < len;) {
-        uint8_t ch = s[i];
-        if (json_plain(ch)) {
-            /* Copy a run of plain ASCII at once. */
-            size_t j = i + 1;
-            while (j < len && json_plain(s[j]))
-                j++;
+        size_t j = i;
+        while (j < len && json_plain(s[j]))
+            j++;
+        if (j > i) { /* a run of plain ASCII at once */
             if ((size_t)(end - p) < j - i)
                 return 0;
             memcpy(p, s + i, j - i);
@@ -93,15 +125,7 @@ size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap)
             i = j;
             continue;
         }
-        if (ch == '"' || ch == '\\') {
-            if (end - p < 2)
-                return 0;
-            *p++ = '\\';
-            *p++ = (char)ch;
-            i++;
-            continue;
-        }
-        size_t u = ch >= 0x80 ? fds_utf8_seq_len(s + i, len - i) : 0;
+        size_t u = s[i] >= 0x80 ? fds_utf8_seq_len(s + i, len - i) : 0;
         if (u) {
             if ((size_t)(end - p) < u)
                 return 0;
@@ -110,29 +134,49 @@ size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap)
             i += u;
             continue;
         }
-        /* The two-character escapes of RFC 8259 section 7, as Jackson (and
-         * so Elasticsearch) writes them. */
-        const char *esc = ch == '\n' ? "\\n" : ch == '\r' ? "\\r" : ch == '\t' ? "\\t"
-                        : ch == '\b' ? "\\b" : ch == '\f' ? "\\f" : NULL;
-        if (esc) {
-            if (end - p < 2)
-                return 0;
-            memcpy(p, esc, 2);
-            p += 2;
-            i++;
-            continue;
-        }
-        /* Another control byte or a byte that is not valid UTF-8. */
-        if (end - p < 6)
+        char e[6];
+        size_t k = escape_byte(s[i++], e);
+        if ((size_t)(end - p) < k)
             return 0;
-        memcpy(p, "\\u00", 4);
-        p[4] = hex[ch >> 4];
-        p[5] = hex[ch & 0xf];
-        p += 6;
-        i++;
+        memcpy(p, e, k);
+        p += k;
     }
     if (end - p < 1)
         return 0;
+    *p++ = '"';
+    return (size_t)(p - dst);
+}
+
+size_t fds_json_escape(const char *src, size_t len, char *dst, size_t cap)
+{
+    if (len > (SIZE_MAX - 2) / 6 || cap < FDS_JSON_ESCAPE_BOUND(len))
+        return escape_checked(src, len, dst, cap);
+    /* room for the worst case: runs of plain bytes copied eight at a time,
+     * no check per write */
+    const uint8_t *s = (const uint8_t *)src;
+    char *p = dst;
+    *p++ = '"';
+    size_t i = 0;
+    while (i < len) {
+        uint64_t w;
+        while (len - i >= 8 && (memcpy(&w, s + i, 8), !word_special(w))) {
+            memcpy(p, &w, 8);
+            p += 8;
+            i += 8;
+        }
+        while (i < len && json_plain(s[i]))
+            *p++ = (char)s[i++];
+        if (i == len)
+            break;
+        size_t u = s[i] >= 0x80 ? fds_utf8_seq_len(s + i, len - i) : 0;
+        if (u) {
+            memcpy(p, s + i, u);
+            p += u;
+            i += u;
+        } else {
+            p += escape_byte(s[i++], p);
+        }
+    }
     *p++ = '"';
     return (size_t)(p - dst);
 }

@@ -6,6 +6,7 @@
  * InternalStats, InternalExtendedStats).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,32 @@
 #include "aggs_render.h"
 #include "query.h"
 #include "aggs/tdigest.h"
+
+/* fds__shortest_e: aggs_render.h.  %.16e always reads back.  Unless d is
+ * a power of two (its neighbours not equally far), a precision that reads
+ * back stays so with one more digit (that rounding is at least as near d),
+ * so the least one is found by bisection; a power of two tries each in
+ * turn. */
+void fds__shortest_e(double d, char *e, size_t cap)
+{
+    int lo = 0, hi = 16;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    if (!(bits & 0xfffffffffffffu)) {
+        while (lo < hi && (snprintf(e, cap, "%.*e", lo, d), strtod(e, NULL) != d))
+            lo++;
+        hi = lo;
+    }
+    while (lo < hi) { /* the answer is in [lo, hi] */
+        int mid = lo + (hi - lo) / 2;
+        snprintf(e, cap, "%.*e", mid, d);
+        if (strtod(e, NULL) == d)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    snprintf(e, cap, "%.*e", lo, d);
+}
 
 size_t fds__java_double(double d, char *out)
 {
@@ -22,11 +49,7 @@ size_t fds__java_double(double d, char *out)
         return (size_t)snprintf(out, FDS_AGG_DOUBLE_STR, signbit(d) ? "-0.0" : "0.0");
     /* the shortest digits that read back as d (Java 19+ Double.toString) */
     char e[FDS_AGG_DOUBLE_STR];
-    for (int p = 0; p < 17; p++) {
-        snprintf(e, sizeof e, "%.*e", p, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
+    fds__shortest_e(d, e, sizeof e);
     /* e: [-]D[.DDD]e[+-]XX */
     const char *s = e;
     bool neg = *s == '-';

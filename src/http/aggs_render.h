@@ -30,5 +30,8 @@ int fds__aggs_render(fds_strbuf *b, const fds_agg_result *root, bool typed_keys,
  * for NaN and infinities (not JSON numbers).  Returns the length. */
 #define FDS_AGG_DOUBLE_STR 40
 size_t fds__java_double(double d, char *out);
+/* "%.{p}e" of finite d with the least p (0..16) that strtod reads back
+ * as d, into e[0..cap) (cap >= 32): the digits fds__java_double lays out. */
+void fds__shortest_e(double d, char *e, size_t cap);
 
 #endif

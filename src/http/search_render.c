@@ -32,92 +32,6 @@
  * text is copied, so a longer one is cut here). */
 #define SORT_DATE_TEXT_MAX 128
 
-/* One `fields` member: "name":[values]. */
-static void put_field(fds_strbuf *b, bool *open, const char *name,
-                      const fds_dv_value *v, size_t n)
-{
-    fds_strbuf_puts(b, *open ? "," : ",\"fields\":{");
-    *open = true;
-    fds_strbuf_put_json_string(b, name, strlen(name));
-    fds_strbuf_puts(b, ":[");
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            fds_strbuf_put(b, ",", 1);
-        if (v[i].quoted)
-            fds_strbuf_put_json_string(b, v[i].text, v[i].len);
-        else
-            fds_strbuf_put(b, v[i].text, v[i].len);
-    }
-    fds_strbuf_puts(b, "]");
-}
-
-/* Has an earlier include_unmapped entry than k given path `name`? */
-static bool unmapped_before(const fds_search_request *r, size_t k,
-                            const char *name)
-{
-    for (size_t j = 0; j < k; j++)
-        if (r->dv[j].unmapped && fds_glob_match(r->dv[j].name, name, strlen(name)))
-            return true;
-    return false;
-}
-
-/* The hit's `fields` from docvalue_fields and `fields` (fields without
- * values are left out, and so is `fields` when none has one; a field asked
- * for both ways shows its `fields` values).  0 or FDS_ENOMEM. */
-static int put_docvalues(fds_strbuf *b, const fds_search_request *r,
-                         const uint8_t *src, size_t len)
-{
-    bool open = false;
-    /* the mapped fields' values from one scan of `_source` (a Discover
-     * `fields: [*]` asks for every field of the mapping: one scan each
-     * was most of its fetch) */
-    /* per field: its index among the mapped ones (at), the mapped ones'
-     * request indices (ks), value lists (vs) and counts (ns): one block */
-    size_t *ks = r->ndv ? calloc(r->ndv, 3 * sizeof *ks + sizeof(fds_dv_value *))
-                        : NULL;
-    size_t *at = ks ? ks + r->ndv : NULL, *ns = ks ? ks + 2 * r->ndv : NULL;
-    fds_dv_value **vs = ks ? (fds_dv_value **)(ks + 3 * r->ndv) : NULL;
-    int rc = r->ndv && !ks ? FDS_ENOMEM : 0;
-    size_t nk = 0;
-    for (size_t k = 0; !rc && k < r->ndv; k++)
-        if (!r->dv[k].unmapped) {
-            at[k] = nk;
-            ks[nk++] = k;
-        }
-    if (!rc && nk)
-        rc = fds_docvalues_many(r, ks, nk, src, len, vs, ns);
-    for (size_t k = 0; !rc && k < r->ndv; k++) {
-        if (r->dv[k].unmapped) {
-            fds_dv_group *g = NULL;
-            size_t ng = 0;
-            if (fds_unmapped_values(r, k, src, len, &g, &ng)) {
-                rc = FDS_ENOMEM;
-                break;
-            }
-            for (size_t i = 0; i < ng; i++)
-                if (!unmapped_before(r, k, g[i].name))
-                    put_field(b, &open, g[i].name, g[i].v, g[i].n);
-            fds_dv_groups_free(g, ng);
-            continue;
-        }
-        /* without `_source`, `fields` has no values to show instead */
-        bool twice = false, nosrc = r->mapping && !fds_mapping_source_enabled(r->mapping);
-        for (size_t j = 0; j < r->ndv && !r->dv[k].fetch && !twice && !nosrc; j++)
-            twice = r->dv[j].fetch && !r->dv[j].unmapped &&
-                    !strcmp(r->dv[j].name, r->dv[k].name);
-        if (twice)
-            continue;
-        if (ns[at[k]])
-            put_field(b, &open, r->dv[k].name, vs[at[k]], ns[at[k]]);
-    }
-    for (size_t i = 0; i < nk && vs; i++)
-        fds_dv_values_free(vs[i], ns[i]);
-    free(ks);
-    if (open)
-        fds_strbuf_puts(b, "}");
-    return rc;
-}
-
 /* Shortest decimal that reads back as the same float (like Java), with a
  * decimal point as ES prints scores (numfmt.h). */
 static void sb_float(fds_strbuf *b, float f)
@@ -386,7 +300,8 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
                     const fds_hit *h, bool want_source, const uint8_t *src,
                     size_t slen, const fds_search_segment *segs,
                     const char *index_name, const fds_hit_source *hs,
-                    const char *es, const fds_matched *mq)
+                    const char *es, const fds_matched *mq,
+                    fds_dv_scratch **dvs)
 {
     const char *ixn = hs->index_of ? hs->index_of(hs->arg, h->seg) : NULL;
     if (!ixn)
@@ -425,7 +340,7 @@ static void put_hit(fds_strbuf *b, const fds_search_request *req,
         fds_strbuf_puts(b, ",\"_source\":");
         put_source(b, req, src, slen);
     }
-    if (src && put_docvalues(b, dvr, src, slen))
+    if (src && fds_docvalues_put(dvr, src, slen, dvs, b))
         b->oom = true;
     if (src && has_src && req->hl &&
         fds_highlight_put(req->hl, hlr->query, src, slen, b))
@@ -523,6 +438,7 @@ char *fds_search_render(const fds_search_request *req,
     fds_strbuf_puts(&b, "\"max_score\":");
     sb_float(&b, res->max_score);
     fds_strbuf_puts(&b, ",\"hits\":[");
+    fds_dv_scratch *dvs = NULL; /* the hits' `fields`, one doc at a time */
     for (size_t i = 0; i < res->nhits; i++) {
         if (i)
             fds_strbuf_put(&b, ",", 1);
@@ -531,9 +447,11 @@ char *fds_search_render(const fds_search_request *req,
             hs->req_of ? hs->req_of(hs->arg, res->hits[i].seg) : NULL;
         put_hit(&b, req, hr ? hr : req, hr ? hr : req, &res->hits[i],
                 want_source, fetch ? src[i] : NULL, fetch ? slen[i] : 0,
-                segs, index_name, hs, es, res->matched ? &res->matched[i] : NULL);
+                segs, index_name, hs, es, res->matched ? &res->matched[i] : NULL,
+                &dvs);
         free(es);
     }
+    fds_dv_scratch_free(dvs);
     fds_strbuf_puts(&b, "]}}");
     free(src);
     free(slen);
@@ -601,6 +519,7 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
                           (unsigned long long)r->count);
         sb_float(b, r->max_score);
         fds_strbuf_puts(b, ",\"hits\":[");
+        fds_dv_scratch *dvs = NULL;
         for (size_t i = 0; i < n; i++) {
             const fds_search_request *q = r->hits[i].req;
             const fds_search_request *page =
@@ -609,9 +528,10 @@ int fds__agg_hits_put(fds_strbuf *b, const fds_agg_result *r,
                 fds_strbuf_putc(b, ',');
             char *es = explain_text(r->hits[i].x);
             put_hit(b, q, q, page ? page : q, &hits[i], shows_source(q),
-                    src[i], slen[i], segs, "", hs, es, NULL);
+                    src[i], slen[i], segs, "", hs, es, NULL, &dvs);
             free(es);
         }
+        fds_dv_scratch_free(dvs);
         fds_strbuf_puts(b, "]}}");
     }
     free(hits);

@@ -5,6 +5,7 @@
  * contract), the string buffer (growth, printf, JSON strings, take/free) and
  * the calendar conversions (known dates, a round trip over 800 years).
  */
+#include <cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -119,6 +120,67 @@ static void test_json_escape(void)
     ASSERT(FDS_JSON_ESCAPE_BOUND(sizeof in - 1) >= sizeof want - 1);
 }
 
+/* A random byte string of n bytes: plain ASCII, quotes, backslashes,
+ * control bytes, well-formed UTF-8 of 2..4 bytes and (when `invalid`)
+ * stray bytes >= 0x80, in runs so that the eight-byte steps meet every
+ * alignment. */
+static size_t random_text(uint64_t *st, char *out, size_t n, bool invalid)
+{
+    static const char *const utf8[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
+                                       "\xed\x9f\xbf", "\xef\xbf\xbd", "\xf4\x8f\xbf\xbf"};
+    size_t k = 0;
+    while (k < n) {
+        *st = *st * 6364136223846793005u + 1442695040888963407u;
+        unsigned r = (unsigned)(*st >> 33);
+        size_t run = 1 + (r >> 8) % 12;
+        for (size_t j = 0; j < run && k < n; j++) {
+            switch (r % (invalid ? 6 : 5)) {
+            case 0: case 1: out[k++] = (char)(0x20 + (r >> 12) % 0x60); break;
+            case 2: out[k++] = "\"\\/\x7f"[(r >> 12) % 4]; break;
+            case 3: out[k++] = (char)(1 + (r >> 12) % 0x1f); break; /* no NUL: cJSON ends there */
+            case 4: {
+                const char *u = utf8[(r >> 12) % 6];
+                size_t ul = strlen(u);
+                if (k + ul > n)
+                    u = "x", ul = 1;
+                memcpy(out + k, u, ul);
+                k += ul;
+                break;
+            }
+            default: out[k++] = (char)(0x80 + (r >> 12) % 0x80); break;
+            }
+            r = r * 2654435761u + 1;
+        }
+    }
+    return k;
+}
+
+/* The escaper with room to spare (runs copied eight bytes at a time) gives
+ * what it gives with exactly the room needed (every write checked), and on
+ * well-formed UTF-8 what cJSON prints for the same string. */
+static void test_json_escape_random(void)
+{
+    uint64_t st = 42;
+    char in[300], a[FDS_JSON_ESCAPE_BOUND(300)], b[FDS_JSON_ESCAPE_BOUND(300)];
+    for (int round = 0; round < 4000; round++) {
+        bool invalid = round % 2;
+        size_t n = random_text(&st, in, (size_t)(round % 300), invalid);
+        size_t na = fds_json_escape(in, n, a, sizeof a);
+        ASSERT(na >= 2);
+        ASSERTF(fds_json_escape(in, n, b, na) == na && !memcmp(a, b, na), "round %d", round);
+        ASSERT_EQ(fds_json_escape(in, n, b, na - 1), 0);
+        if (invalid)
+            continue;
+        in[n] = 0;
+        cJSON *j = cJSON_CreateString(in);
+        char *c = j ? cJSON_PrintUnformatted(j) : NULL;
+        ASSERT(c != NULL);
+        ASSERTF(strlen(c) == na && !memcmp(c, a, na), "round %d: %s", round, c);
+        free(c);
+        cJSON_Delete(j);
+    }
+}
+
 static void test_strbuf(void)
 {
     fds_strbuf b = FDS_STRBUF_INIT;
@@ -192,6 +254,7 @@ int main(void)
     RUN(test_utf8_cut);
     RUN(test_err_cut);
     RUN(test_json_escape);
+    RUN(test_json_escape_random);
     RUN(test_strbuf);
     RUN(test_calendar);
     TEST_DONE();

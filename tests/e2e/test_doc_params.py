@@ -228,6 +228,48 @@ class DisabledObjects(ServerTestCase):
                          {"a": "x", "b": {"c": 1}})
 
 
+class UnmappedFields(ServerTestCase):
+    def test_include_unmapped_with_copy_to_and_null_value(self):
+        # the raw `_source` paths the mapping lacks, beside the mapped
+        # fields' values (null_value, copy_to, multi-fields) of the same doc;
+        # a copy_to target the mapping lacks is no `_source` path
+        st, out, _ = self.req("PUT", "/um", {"mappings": {"dynamic": False, "properties": {
+            "a": {"type": "keyword", "copy_to": "all"}, "all": {"type": "text"},
+            "n": {"type": "keyword", "null_value": "NONE"},
+            "t": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+            "c": {"type": "keyword", "copy_to": "other"}}}})
+        self.assertEqual(st, 200, out)
+        doc = {"a": "x", "n": None, "t": "Hello World", "c": "cv",
+               "extra": {"p": [1, "two", True], "q": None}, "zz": "\u00e9\u0001"}
+        self.assertEqual(self.req("PUT", "/um/_doc/1?refresh=true", doc)[0], 201)
+        hit = self.req("POST", "/um/_search", {"_source": False, "fields": [
+            "n", {"field": "*", "include_unmapped": True}, "other"]})[1]["hits"]["hits"][0]
+        self.assertEqual(list(hit["fields"].items()), [
+            ("n", ["NONE"]), ("extra.p", [1, "two", True]), ("zz", ["\u00e9\u0001"]),
+            ("a", ["x"]), ("all", ["x"]), ("t", ["Hello World"]),
+            ("t.raw", ["Hello World"]), ("c", ["cv"])])
+        hit = self.req("POST", "/um/_search", {"_source": False, "fields": [
+            {"field": "ext*", "include_unmapped": True},
+            {"field": "*", "include_unmapped": True}],
+            "docvalue_fields": ["a", "t.raw"]})[1]["hits"]["hits"][0]
+        self.assertEqual(list(hit["fields"])[:3], ["extra.p", "zz", "a"])
+        self.assertEqual(hit["fields"]["extra.p"], [1, "two", True])
+
+
+    def test_fields_ignore_above_counts_characters(self):
+        # a keyword's value longer than ignore_above characters has no doc
+        # value; bytes are not characters ("\u00e9\u00e9\u00e9" is 6 bytes)
+        self.assertEqual(self.req("PUT", "/ia", {"mappings": {"properties": {
+            "t": {"type": "text", "fields": {"k": {"type": "keyword", "ignore_above": 3}}}}}})[0], 200)
+        for i, v in enumerate(["\u00e9\u00e9\u00e9", "abcd", ["ab", "\u00e9\u00e9\u00e9\u00e9", "xyz"]]):
+            self.assertEqual(self.req("PUT", "/ia/_doc/%d?refresh=true" % i, {"t": v})[0], 201)
+        out = self.req("POST", "/ia/_search", {"sort": ["_doc"], "_source": False,
+                                               "fields": ["t", "t.k"]})[1]
+        self.assertEqual([h["fields"] for h in out["hits"]["hits"]], [
+            {"t": ["\u00e9\u00e9\u00e9"], "t.k": ["\u00e9\u00e9\u00e9"]},
+            {"t": ["abcd"]},
+            {"t": ["ab", "\u00e9\u00e9\u00e9\u00e9", "xyz"], "t.k": ["ab", "xyz"]}])
+
 class NullValue(ServerTestCase):
     def test_null_value_by_type(self):
         st, out, _ = self.req("PUT", "/nv", {"mappings": {"properties": {

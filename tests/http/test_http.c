@@ -5,9 +5,13 @@
  * needs a server, a socket or a store.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggs_render.h"
 #include "cat.h"
 #include "fds_test.h"
 #include "request.h"
@@ -428,6 +432,52 @@ static void test_route_writes(void)
                 "%s %s", cases[i].method, cases[i].path);
 }
 
+/* The shortest "%.{p}e" (p = 0..16) that strtod reads back as d, one
+ * precision at a time. */
+static void shortest_e_ref(double d, char *e, size_t cap)
+{
+    for (int p = 0; p <= 16; p++) {
+        snprintf(e, cap, "%.*e", p, d);
+        if (strtod(e, NULL) == d)
+            return;
+    }
+}
+
+/* fds__shortest_e (by bisection) against the search one precision at a
+ * time, on random bit patterns, powers of two, short decimals and their
+ * neighbours; and fds__java_double's layouts of Java's Double.toString. */
+static void test_java_double(void)
+{
+    char out[FDS_AGG_DOUBLE_STR], e[FDS_AGG_DOUBLE_STR], want[FDS_AGG_DOUBLE_STR];
+    static const struct { double d; const char *s; } known[] = {
+        {1.0, "1.0"}, {0.011, "0.011"}, {1e7, "1.0E7"}, {1234567.5, "1234567.5"},
+        {1e-3, "0.001"}, {9.999e-4, "9.999E-4"}, {-2.5, "-2.5"}, {0.1 + 0.2, "0.30000000000000004"},
+        {1.7976931348623157e308, "1.7976931348623157E308"},
+        {-0.0, "-0.0"}, {NAN, "null"}};
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+        fds__java_double(known[i].d, out);
+        ASSERT_STR(out, known[i].s);
+    }
+    uint64_t st = 9;
+    for (int i = 0; i < 100000; i++) {
+        st = st * 6364136223846793005u + 1442695040888963407u;
+        double d;
+        uint64_t bits = st;
+        if (i % 4 == 1) /* a power of two */
+            bits &= 0xfff0000000000000u;
+        memcpy(&d, &bits, sizeof d);
+        if (i % 4 == 2) /* a short decimal, or (i % 8 == 6) a neighbour */
+            d = (double)(int64_t)(st >> 40) / 1000.0;
+        if (i % 8 == 6)
+            d = nextafter(d, INFINITY);
+        if (!isfinite(d))
+            continue;
+        fds__shortest_e(d, e, sizeof e);
+        shortest_e_ref(d, want, sizeof want);
+        ASSERTF(!strcmp(e, want), "%s for %.17g, want %s", e, d, want);
+    }
+}
+
 int main(void)
 {
     RUN(test_param_decode);
@@ -441,5 +491,6 @@ int main(void)
     RUN(test_cat_text);
     RUN(test_cat_json_and_errors);
     RUN(test_route_writes);
+    RUN(test_java_double);
     TEST_DONE();
 }

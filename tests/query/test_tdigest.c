@@ -71,6 +71,35 @@ static void test_exact_small(void)
     fds_tdigest_free(t);
 }
 
+/* While values are kept, each quantile at i / (n - 1) is the i-th value in
+ * order, for sizes around the sort's runs of 16 and its merge widths, with
+ * repeats. */
+static void test_sorted_values(void)
+{
+    static const size_t sizes[] = {1, 2, 15, 16, 17, 31, 33, 100, 257, 1000};
+    uint64_t st = 3;
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        size_t n = sizes[z];
+        fds_tdigest *t = fds_tdigest_create(FDS_TDIGEST_DEFAULT_COMPRESSION);
+        REQUIRE(t);
+        double *v = malloc(n * sizeof *v);
+        REQUIRE(v);
+        for (size_t i = 0; i < n; i++) {
+            st = st * 6364136223846793005u + 1442695040888963407u;
+            v[i] = (double)((int64_t)(st >> 33) % 200 - 100) / 8;
+            ASSERT_EQ(fds_tdigest_add(t, v[i], 1), 0);
+        }
+        ASSERT(fds_tdigest_is_exact(t));
+        qsort(v, n, sizeof *v, sk_cmp_double);
+        for (size_t i = 0; i < n; i++) {
+            double q = n > 1 ? (double)i / (double)(n - 1) : 0.5;
+            ASSERTF(near(fds_tdigest_quantile(t, q), v[i]), "n=%zu i=%zu", n, i);
+        }
+        free(v);
+        fds_tdigest_free(t);
+    }
+}
+
 static void test_errors(void)
 {
     ASSERT(fds_tdigest_create(0) == NULL);
@@ -269,6 +298,7 @@ static void test_order(void)
 int main(void)
 {
     RUN(test_exact_small);
+    RUN(test_sorted_values);
     RUN(test_errors);
     RUN(test_merge_small);
     RUN(test_weights);

@@ -1456,6 +1456,24 @@ static void test_date_print(void)
     ASSERT_STR(b, "2019/10/21 08:30:04.828 at Z");
     fds__date_print(-1, "strict_date_optional_time", b, sizeof b);
     ASSERT_STR(b, "1969-12-31T23:59:59.999Z");
+    fds__date_print(-62167219200000, NULL, b, sizeof b); /* year 0 */
+    ASSERT_STR(b, "0000-01-01T00:00:00.000Z");
+    fds__date_print(253402300799999, "date_time", b, sizeof b);
+    ASSERT_STR(b, "9999-12-31T23:59:59.999Z");
+    fds__date_print(253402300800000, NULL, b, sizeof b); /* five digits */
+    ASSERT_STR(b, "10000-01-01T00:00:00.000Z");
+    ASSERT_EQ(fds__date_print(ms, NULL, b, 24), 24); /* no room: cut, counted */
+    ASSERT_STR(b, "2019-10-21T08:30:04.828");
+    /* the named ISO format against the same pattern spelt out, years 0..9999 */
+    uint64_t st = 7;
+    for (int i = 0; i < 20000; i++) {
+        st = st * 6364136223846793005u + 1442695040888963407u;
+        int64_t t = -62167219200000 + (int64_t)((st >> 11) % 315537897600000u);
+        char want[128];
+        fds__date_print(t, "yyyy-MM-dd'T'HH:mm:ss.SSSX", want, sizeof want);
+        fds__date_print(t, "strict_date_optional_time", b, sizeof b);
+        ASSERT_STR(b, want);
+    }
     ASSERT(fds_date_math_index_name("logstash-{now/M}", 16, ms, b, sizeof b) == 0);
     ASSERT_STR(b, "logstash-2019.10.01");
     const char *e = "l-{now-1d/d{yyyy-MM-dd|+12:00}}\\{x\\}";

@@ -357,32 +357,36 @@ int fds_search_request_boost(fds_search_request *req, float factor,
 int fds_docvalues_of(const fds_search_request *req, size_t k,
                      const uint8_t *src, size_t len, fds_dv_value **out,
                      size_t *n);
-/* The values of docvalue fields ks[0..n) (each < req->ndv) of one hit,
- * as fds_docvalues_of gives each, from one scan of its `_source`:
- * outs[i], nouts[i] for field ks[i] (free each with fds_dv_values_free).
- * 0, or FDS_ENOMEM with every outs[i] NULL. */
-int fds_docvalues_many(const fds_search_request *req, const size_t *ks,
-                       size_t n, const uint8_t *src, size_t len,
-                       fds_dv_value **outs, size_t *nouts);
 void fds_dv_values_free(fds_dv_value *v, size_t n); /* NULL is a no-op */
 
-/* The values of one unmapped `_source` path. */
+/* The values of one unmapped `_source` path (an include_unmapped entry's). */
 typedef struct fds_dv_group {
     char *name;
     fds_dv_value *v;
     size_t n;
 } fds_dv_group;
 
+/* Reusable memory of fds_docvalues_put (the values of one doc at a time):
+ * NULL to start, kept across the hits of a response, freed with
+ * fds_dv_scratch_free. */
+typedef struct fds_dv_scratch fds_dv_scratch;
+struct fds_strbuf;
+
 /*
- * For an include_unmapped entry k (req->dv[k].unmapped): every scalar
- * `_source` path the entry's pattern matches that the mapping does not
- * map, with its values as given (strings, numbers as written, booleans),
- * in `_source` order, into *out (n groups; free with fds_dv_groups_free).
- * 0 or FDS_ENOMEM.
+ * A hit's `fields` member, `,"fields":{...}`, from its docvalue_fields and
+ * `fields` entries (req->dv) written into b, from one scan of its
+ * `_source` src[0..len) (docvalues.c): each entry's values in doc-value
+ * order and format (fds_docvalues_of), in request order; an
+ * include_unmapped entry gives every scalar `_source` path its pattern
+ * matches that the mapping does not map, values as written, in `_source`
+ * order, unless an earlier such entry gave it; a field asked for both ways
+ * shows its `fields` values; fields without values are left out, and so is
+ * the member when none has one.  *scratch is allocated on first use.
+ * 0 or FDS_ENOMEM (b may hold part of the member).
  */
-int fds_unmapped_values(const fds_search_request *req, size_t k,
-                        const uint8_t *src, size_t len, fds_dv_group **out,
-                        size_t *n);
-void fds_dv_groups_free(fds_dv_group *g, size_t n); /* NULL is a no-op */
+int fds_docvalues_put(const fds_search_request *req, const uint8_t *src,
+                      size_t len, fds_dv_scratch **scratch,
+                      struct fds_strbuf *b);
+void fds_dv_scratch_free(fds_dv_scratch *s); /* NULL is a no-op */
 
 #endif

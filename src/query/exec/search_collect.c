@@ -13,8 +13,9 @@
 #include "index/postings.h"
 #include "exec/search_int.h"
 
-int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
-                   const fds_hit *b)
+/* fds__key_cmp, inlined into the hits' order (the top-k heap's hot path) */
+static inline int key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
+                          const fds_hit *b)
 {
     const fds_sort_spec *s = &req->sort[k];
     int c = 0;
@@ -61,6 +62,12 @@ int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
     return s->desc ? -c : c;
 }
 
+int fds__key_cmp(const fds_search_request *req, unsigned k, const fds_hit *a,
+                   const fds_hit *b)
+{
+    return key_cmp(req, k, a, b);
+}
+
 int fds_hit_cmp(const fds_search_request *req, const fds_hit *a,
                 const fds_hit *b)
 {
@@ -76,7 +83,7 @@ int fds__hit_cmp(const fds_search_request *req, const fds_hit *a,
             return a->score > b->score ? -1 : 1;
     } else {
         for (unsigned k = 0; k < req->nsort; k++) {
-            int c = fds__key_cmp(req, k, a, b);
+            int c = key_cmp(req, k, a, b);
             if (c)
                 return c;
         }
@@ -86,22 +93,49 @@ int fds__hit_cmp(const fds_search_request *req, const fds_hit *a,
     return a->doc < b->doc ? -1 : a->doc > b->doc;
 }
 
-static void sift_down(fds__heap *hp, size_t i)
+/* Put `hit` at the top of the full heap hp (max-heap on "worse": the top
+ * is the worst hit) and sift it down: the worse child moves up into the
+ * hole, one copy of a hit per level instead of a swap's three. */
+static void replace_top(fds__heap *hp, const fds_hit *hit)
 {
-    /* max-heap on "worse": the top is the worst hit */
+    size_t i = 0, n = hp->n;
+    fds_hit *h = hp->h;
+    bool total = hp->req && hp->req->nsort;
+    for (unsigned k = 0; total && k < hp->req->nsort; k++)
+        total = hp->req->sort[k].kind != FDS_SORT_SCORE; /* NaN scores tie */
+    if (total) {
+        /* sort keys, then segment and doc: a total order, so the heap's
+         * hits are the same however it is laid out.  Floyd's variant: the
+         * hole goes down to a leaf along the worse children (one
+         * comparison a level), and the hit, usually among the best (a
+         * sort that follows the doc order), climbs back at most a level
+         * or two. */
+        for (size_t c; (c = 2 * i + 1) < n; i = c) {
+            if (c + 1 < n && fds__hit_cmp(hp->req, &h[c + 1], &h[c]) > 0)
+                c++;
+            h[i] = h[c];
+        }
+        while (i > 0 && fds__hit_cmp(hp->req, hit, &h[(i - 1) / 2]) > 0) {
+            h[i] = h[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        h[i] = *hit;
+        return;
+    }
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, w = i;
-        if (l < hp->n && fds__hit_cmp(hp->req, &hp->h[l], &hp->h[w]) > 0)
+        /* the worst of the hit and its two children, compared as a swap
+         * would compare them */
+        size_t l = 2 * i + 1, r = l + 1, w = SIZE_MAX;
+        if (l < n && fds__hit_cmp(hp->req, &h[l], hit) > 0)
             w = l;
-        if (r < hp->n && fds__hit_cmp(hp->req, &hp->h[r], &hp->h[w]) > 0)
+        if (r < n && fds__hit_cmp(hp->req, &h[r], w == l ? &h[l] : hit) > 0)
             w = r;
-        if (w == i)
-            return;
-        fds_hit t = hp->h[i];
-        hp->h[i] = hp->h[w];
-        hp->h[w] = t;
+        if (w == SIZE_MAX)
+            break;
+        h[i] = h[w];
         i = w;
     }
+    h[i] = *hit;
 }
 
 void fds__heap_offer(fds__heap *hp, const fds_hit *hit)
@@ -110,22 +144,19 @@ void fds__heap_offer(fds__heap *hp, const fds_hit *hit)
         return;
     if (hp->n < hp->cap) {
         size_t i = hp->n++;
-        hp->h[i] = *hit;
-        while (i > 0) {
+        while (i > 0) { /* the hole moves up past better parents */
             size_t p = (i - 1) / 2;
-            if (fds__hit_cmp(hp->req, &hp->h[i], &hp->h[p]) <= 0)
+            if (fds__hit_cmp(hp->req, hit, &hp->h[p]) <= 0)
                 break;
-            fds_hit t = hp->h[i];
             hp->h[i] = hp->h[p];
-            hp->h[p] = t;
             i = p;
         }
+        hp->h[i] = *hit;
         return;
     }
     if (fds__hit_cmp(hp->req, hit, &hp->h[0]) >= 0)
         return;
-    hp->h[0] = *hit;
-    sift_down(hp, 0);
+    replace_top(hp, hit);
 }
 
 

@@ -459,9 +459,24 @@ size_t fds__date_print(int64_t ms, const char *fmt, char *out, size_t cap)
 #define NAMED(s) (n == strlen(s) && !strncmp(fmt, s, n))
     if (!fmt || NAMED("strict_date_optional_time") || NAMED("date_optional_time") ||
         NAMED("strict_date_time") || NAMED("date_time") ||
-        NAMED("strict_date_optional_time_nanos"))
+        NAMED("strict_date_optional_time_nanos")) {
+        if (y >= 0 && y <= 9999 && cap > 24) { /* the common case, by hand */
+            unsigned f[7] = {(unsigned)y, mo, d, H, M, S, ms3};
+            static const unsigned char w[7] = {4, 2, 2, 2, 2, 2, 3};
+            static const char sep[7] = "--T::.Z";
+            char *p = out;
+            for (int i = 0; i < 7; i++) {
+                for (int j = w[i] - 1; j >= 0; j--, f[i] /= 10)
+                    p[j] = (char)('0' + f[i] % 10);
+                p += w[i];
+                *p++ = sep[i];
+            }
+            *p = 0;
+            return 24;
+        }
         return (size_t)snprintf(out, cap, "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ",
                                 (long long)y, mo, d, H, M, S, ms3);
+    }
     if (NAMED("epoch_millis"))
         return (size_t)snprintf(out, cap, "%lld", (long long)ms);
     if (NAMED("epoch_second"))
