@@ -316,6 +316,14 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "No enum constant org.elasticsearch.index."
                                 "translog.Translog.Durability.%s", value);
+    } else if (!strcmp(key, "index.mapping.depth.limit") &&
+               !parse_long(value, &x) && x > FDS_DOC_DEPTH_MAX) {
+        /* documents are scanned FDS_DOC_DEPTH_MAX levels deep at most: a
+         * higher limit could not have its effect */
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[index.mapping.depth.limit] above [%d] is not "
+                            "supported: documents nest at most %d levels",
+                            FDS_DOC_DEPTH_MAX, FDS_DOC_DEPTH_MAX);
     } else if (limit_of(key) >= 0) {
         size_t k = (size_t)limit_of(key);
         if (parse_long(value, &x) || x < LIMITS[k].min || x > 2147483647)
