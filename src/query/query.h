@@ -144,6 +144,38 @@ int fds_doc_validate(const fds_mapping *m, const uint8_t *src, size_t len,
 int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err);
 
 /*
+ * Elasticsearch's mapping limit settings (MapperService's
+ * INDEX_MAPPING_*_LIMIT_SETTING): index.mapping.total_fields.limit (fields
+ * counted as MappingLookup.checkFieldLimit counts them: objects, fields and
+ * multi-fields), index.mapping.depth.limit (the depth of an object field:
+ * "a" is 1, "a.b" 2) and index.mapping.field_name_length.limit (bytes of a
+ * field's last name; 0 = unlimited, Elasticsearch's Long.MAX_VALUE).
+ */
+typedef struct fds_mapping_limits {
+    uint64_t total_fields;
+    uint64_t depth;
+    uint64_t field_name_length;
+} fds_mapping_limits;
+#define FDS_MAPPING_TOTAL_FIELDS_DEFAULT 1000
+#define FDS_MAPPING_DEPTH_DEFAULT 20
+
+/* fds_doc_map with the index's limits (NULL: the defaults): a document
+ * whose new fields would pass one is refused (FDS_EINVAL,
+ * FDS_KIND_INVALID_ARGUMENT, Elasticsearch's text) as soon as the scan
+ * reaches the first field beyond it, adding none. */
+int fds_doc_map_limited(fds_mapping *m, const uint8_t *src, size_t len,
+                        const fds_mapping_limits *lim, fds_err *err);
+
+/* Does the mapping keep within `lim` (explicit mappings: PUT _mapping,
+ * index creation)?  0, or FDS_EINVAL with err filled as above. */
+int fds_mapping_check_limits(const fds_mapping *m,
+                             const fds_mapping_limits *lim, fds_err *err);
+
+/* A counter that changes whenever a field is added to or dropped from
+ * the mapping (a refresh saves the mapping only when it moved). */
+uint64_t fds_mapping_generation(const fds_mapping *m);
+
+/*
  * The field mapped at `path` (`len` bytes, exact dotted path) into *out.
  * Returns 0, or FDS_ENOTFOUND when the path is not mapped.  Thread-safe
  * against concurrent dynamic updates (takes the mapping's read lock).

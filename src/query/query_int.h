@@ -113,6 +113,7 @@ struct fds_mapping {
      * ndisabled 0: fds__doc_scan reports values as fds__json_scan does,
      * without a lookup) */
     unsigned ndisabled, nvalue_params;
+    uint64_t gen;        /* fds_mapping_generation */
 };
 /* Most formats in a root "dynamic_date_formats" list. */
 #define FDS_DYNAMIC_DATE_FORMATS_MAX 8

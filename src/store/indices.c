@@ -47,9 +47,12 @@ int fds_store_create_index_aliased(fds_store *s, const char *name,
     fds__index_shards_set(ix);
     ix->created_ms = fds__now_ms();
     ix->next_gen = 1;
+    fds_mapping_limits lim;
+    fds_settings_mapping_limits(settings, &lim);
     if (mapping_json &&
-        (rc = fds_mapping_merge_json(ix->mapping, mapping_json,
-                                     strlen(mapping_json), err)))
+        ((rc = fds_mapping_merge_json(ix->mapping, mapping_json,
+                                      strlen(mapping_json), err)) ||
+         (rc = fds_mapping_check_limits(ix->mapping, &lim, err))))
         goto fail;
     if (fds__mkdir_p(ix->dir)) {
         rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
@@ -221,6 +224,13 @@ int fds_index_check_mapping(fds_index *ix, const char *json, size_t len,
     if (!rc) {
         fds_mapping_seal(copy); /* an update of an existing index */
         rc = fds_mapping_merge_json(copy, json, len, err);
+    }
+    if (!rc) {
+        fds_index_settings set;
+        fds_mapping_limits lim;
+        fds_index_get_settings(ix, &set);
+        fds_settings_mapping_limits(&set, &lim);
+        rc = fds_mapping_check_limits(copy, &lim, err);
     }
     free(cur);
     fds_mapping_free(copy);

@@ -208,6 +208,11 @@ static int refresh_commit(fds_index *ix, fds__seg **sgs, unsigned nsg,
                           fds_err *err)
 {
     sqlite3 *db = ix->st->db;
+    /* the mapping's JSON is rebuilt only when a field came or went since
+     * the last save: an index at its field limit would otherwise print
+     * its whole mapping at every refresh */
+    uint64_t gen = fds_mapping_generation(ix->mapping);
+    bool save_mapping = nsg && gen != ix->mapping_saved_gen;
     pthread_mutex_lock(&ix->st->db_mu);
     int rc = fds__cat_begin(db, true, err);
     for (unsigned k = 0; k < nsg && !rc; k++)
@@ -216,10 +221,12 @@ static int refresh_commit(fds_index *ix, fds__seg **sgs, unsigned nsg,
         rc = fds__lives_save(ix, newlive, upto, err);
     if (!rc)
         rc = fds__translog_trim(ix, max_seq, err);
-    if (!rc && nsg)
+    if (!rc && save_mapping)
         rc = fds__mapping_save(ix, err);
     rc = fds__cat_end(db, rc, NULL, err);
     pthread_mutex_unlock(&ix->st->db_mu);
+    if (!rc && save_mapping)
+        ix->mapping_saved_gen = gen;
     return rc;
 }
 

@@ -32,6 +32,9 @@ void fds_index_settings_default(fds_index_settings *s)
     s->max_terms_count = FDS_MAX_TERMS_COUNT;
     s->max_regex_length = FDS_MAX_REGEX_LENGTH;
     s->max_rescore_window = FDS_MAX_RESCORE_WINDOW;
+    s->mapping_total_fields = FDS_MAPPING_TOTAL_FIELDS_DEFAULT;
+    s->mapping_depth = FDS_MAPPING_DEPTH_DEFAULT;
+    s->mapping_field_name_length = INT64_MAX;
 }
 
 /* The search limits: a uint32 member of fds_index_settings each, all
@@ -49,6 +52,9 @@ static const struct {
     {"index.max_terms_count", offsetof(fds_index_settings, max_terms_count), 1},
     {"index.max_regex_length", offsetof(fds_index_settings, max_regex_length), 1},
     {"index.max_rescore_window", offsetof(fds_index_settings, max_rescore_window), 1},
+    {"index.mapping.total_fields.limit",
+     offsetof(fds_index_settings, mapping_total_fields), 0},
+    {"index.mapping.depth.limit", offsetof(fds_index_settings, mapping_depth), 1},
 };
 
 static const struct {
@@ -75,6 +81,9 @@ static const struct {
     {"index.max_terms_count", FDS_SETTING_DYNAMIC},
     {"index.max_regex_length", FDS_SETTING_DYNAMIC},
     {"index.max_rescore_window", FDS_SETTING_DYNAMIC},
+    {"index.mapping.total_fields.limit", FDS_SETTING_DYNAMIC},
+    {"index.mapping.depth.limit", FDS_SETTING_DYNAMIC},
+    {"index.mapping.field_name_length.limit", FDS_SETTING_DYNAMIC},
     {"index.hidden", FDS_SETTING_DYNAMIC},
     {"index.blocks.read_only", FDS_SETTING_DYNAMIC},
     {"index.blocks.read", FDS_SETTING_DYNAMIC},
@@ -307,11 +316,23 @@ int fds_settings_set(fds_index_settings *s, const char *key, const char *value,
             return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
                                 "No enum constant org.elasticsearch.index."
                                 "translog.Translog.Durability.%s", value);
+    } else if (!strcmp(key, "index.mapping.depth.limit") &&
+               !parse_long(value, &x) && x > FDS_DOC_DEPTH_MAX) {
+        /* documents are scanned FDS_DOC_DEPTH_MAX levels deep at most: a
+         * higher limit could not have its effect */
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "[index.mapping.depth.limit] above [%d] is not "
+                            "supported: documents nest at most %d levels",
+                            FDS_DOC_DEPTH_MAX, FDS_DOC_DEPTH_MAX);
     } else if (limit_of(key) >= 0) {
         size_t k = (size_t)limit_of(key);
         if (parse_long(value, &x) || x < LIMITS[k].min || x > 2147483647)
             return bad_value(err, key, value);
         *(uint32_t *)((char *)s + LIMITS[k].off) = (uint32_t)x;
+    } else if (!strcmp(key, "index.mapping.field_name_length.limit")) {
+        if (parse_long(value, &x) || x < 1)
+            return bad_value(err, key, value);
+        s->mapping_field_name_length = x;
     } else if (!strcmp(key, "index.hidden")) {
         return parse_bool(value, &s->hidden, err);
     } else if (!strcmp(key, "index.routing.rebalance.enable")) {
@@ -377,6 +398,8 @@ size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
     for (size_t i = 0; i < sizeof LIMITS / sizeof *LIMITS; i++)
         KV(LIMITS[i].key, "%u",
            *(const uint32_t *)((const char *)s + LIMITS[i].off));
+    KV("index.mapping.field_name_length.limit", "%lld",
+       (long long)s->mapping_field_name_length);
     KV("index.hidden", "%s", s->hidden ? "true" : "false");
     KV("index.routing.rebalance.enable", "%s", REBALANCE[s->rebalance]);
     static const char *const BLOCK_KEYS[FDS_BLOCK_COUNT] = {
@@ -441,4 +464,13 @@ int fds_settings_check_final(const fds_index_settings *cur,
                                 b[j].key);
     }
     return 0;
+}
+
+void fds_settings_mapping_limits(const fds_index_settings *s,
+                                 fds_mapping_limits *lim)
+{
+    lim->total_fields = s->mapping_total_fields;
+    lim->depth = s->mapping_depth;
+    lim->field_name_length = s->mapping_field_name_length == INT64_MAX
+                                 ? 0 : (uint64_t)s->mapping_field_name_length;
 }

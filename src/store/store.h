@@ -89,6 +89,11 @@ typedef struct fds_index_settings {
     /* dynamic search limits, checked by src/query (fds_search_limits) */
     uint32_t max_docvalue_fields_search, max_script_fields, max_terms_count,
         max_regex_length, max_rescore_window;
+    /* dynamic mapping limits (fds_mapping_limits): index.mapping.
+     * total_fields.limit, .depth.limit and .field_name_length.limit
+     * (INT64_MAX, Elasticsearch's Long.MAX_VALUE, when not set) */
+    uint32_t mapping_total_fields, mapping_depth;
+    int64_t mapping_field_name_length;
     bool hidden;                 /* dynamic: index.hidden, left out of
                                     wildcards unless expand_wildcards=hidden */
     unsigned blocks;             /* dynamic: index.blocks.*, FDS_BLOCK_* bits */
@@ -176,6 +181,9 @@ typedef struct fds_setting_kv {
  * up entry by entry; index.number_of_routing_shards comes last and only
  * when given (a list may be one longer than another).  Returns the count
  * written (at most `cap`). */
+/* The index.mapping.*.limit settings of s as the mapping checks them. */
+void fds_settings_mapping_limits(const fds_index_settings *s,
+                                 fds_mapping_limits *lim);
 size_t fds_settings_to_kv(const fds_index_settings *s, fds_setting_kv *kv,
                           size_t cap);
 

@@ -138,6 +138,9 @@ struct fds_index {
     char *dir;
     int64_t created_ms;
     fds_mapping *mapping;
+    /* fds_mapping_generation of the mapping the last refresh saved (0:
+     * none yet); under refresh_mu */
+    uint64_t mapping_saved_gen;
 
     char *failure;              /* why the index could not be loaded, or NULL:
                                    a failed index answers every request with

@@ -233,13 +233,17 @@ static bool op_maps(const fds_write_op *op)
 static void premap_batch(fds_index *ix, const fds_write_op *ops, size_t n,
                          fds_write_result *res, int *mapped)
 {
+    fds_index_settings set;
+    fds_mapping_limits lim;
+    fds_index_get_settings(ix, &set);
+    fds_settings_mapping_limits(&set, &lim);
     for (size_t i = 0; i < n; i++) {
         mapped[i] = 0;
         if (!op_maps(&ops[i]))
             continue;
         fds_err_clear(&res[i].err);
-        mapped[i] = fds_doc_map(ix->mapping, ops[i].src, ops[i].src_len,
-                                &res[i].err);
+        mapped[i] = fds_doc_map_limited(ix->mapping, ops[i].src, ops[i].src_len,
+                                        &lim, &res[i].err);
     }
 }
 
@@ -278,9 +282,13 @@ static int op_decide(fds_index *ix, const fds_write_op *ops,
         r->err = merr;
         return r->code = mrc;
     }
-    if (!mapped && op->type != FDS_OP_DELETE &&
-        (r->code = fds_doc_map(ix->mapping, op->src, op->src_len, &r->err)))
-        return r->code;
+    if (!mapped && op->type != FDS_OP_DELETE) {
+        fds_mapping_limits lim; /* writers hold wmu: settings are stable */
+        fds_settings_mapping_limits(&ix->settings, &lim);
+        if ((r->code = fds_doc_map_limited(ix->mapping, op->src, op->src_len,
+                                           &lim, &r->err)))
+            return r->code;
+    }
     int64_t ver = 0, cur_seq = -1;
     int state = op_prior_state(ix, ops, res, seen, i, idl, &ver, &cur_seq);
     if ((r->code = op_check_version(op, r, state, ver, cur_seq)))

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mapping/analysis.h"
@@ -1407,6 +1408,49 @@ static void test_float_format(void)
     ASSERT_STR(a, "1e+08");
 }
 
+/* index.mapping.total_fields.limit: a document of 100,000 new names is
+ * refused at the 1001st field with Elasticsearch's text, adding none (the
+ * CPU time it took is printed, not asserted); the mapping prints its
+ * objects whole when a sibling's name sorts between the object and its
+ * children ("a-b" between "a" and "a.c"). */
+static void test_doc_map_field_limit(void)
+{
+    fds_mapping *m = fds_mapping_create();
+    fds_err err;
+    fds_err_clear(&err);
+    size_t n = 100000, cap = n * 16 + 2, len = 0;
+    char *doc = malloc(cap);
+    ASSERT(doc != NULL);
+    doc[len++] = '{';
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(doc + len, cap - len, "%s\"f%zu\":%zu",
+                                i ? "," : "", i, i);
+    doc[len++] = '}';
+    uint64_t gen = fds_mapping_generation(m);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    int rc = fds_doc_map(m, (const uint8_t *)doc, len, &err);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    fprintf(stderr, "100000-field document refused in %.2f ms CPU\n",
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+    ASSERT(rc == FDS_EINVAL);
+    ASSERT(err.kind == FDS_KIND_INVALID_ARGUMENT);
+    ASSERT_STR(err.reason, "Limit of total fields [1000] has been exceeded");
+    ASSERT(m->nfields == 0);
+    ASSERT(fds_mapping_generation(m) != gen); /* added, then dropped */
+    free(doc);
+    fds_err_clear(&err);
+    const char *d2 = "{\"a\":{\"c\":1},\"a-b\":true,\"a0\":{\"x\":{\"y\":2}}}";
+    ASSERT(fds_doc_map(m, (const uint8_t *)d2, strlen(d2), &err) == 0);
+    char *j = fds_mapping_to_json(m);
+    ASSERT_STR(j, "{\"properties\":{\"a\":{\"properties\":{\"c\":{\"type\":"
+                  "\"long\"}}},\"a-b\":{\"type\":\"boolean\"},\"a0\":{\"properties"
+                  "\":{\"x\":{\"properties\":{\"y\":{\"type\":\"long\"}}}}}}}");
+    free(j);
+    fds_mapping_free(m);
+}
+
 /* A refused document maps nothing; an overflowing double says why. */
 static void test_doc_map_refused(void)
 {
@@ -1743,6 +1787,7 @@ int main(void)
     test_date_print();
     test_float_format();
     test_doc_map_refused();
+    test_doc_map_field_limit();
     test_doc_params();
     test_dv_record();
     test_golden();

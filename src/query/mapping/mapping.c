@@ -203,6 +203,7 @@ fds_mfield *fds__mapping_add(fds_mapping *m, const char *path, size_t len,
     if (f->parent && f->parent->type != FDS_FT_OBJECT)
         f->is_subfield = f->parent->has_subs = true;
     m->fields[m->nfields++] = f;
+    m->gen++;
     if (m->nfields * 2 > m->hash_cap &&
         rehash(m, m->hash_cap ? m->hash_cap * 2 : 64)) {
         m->nfields--;
@@ -244,6 +245,7 @@ void fds__mapping_truncate(fds_mapping *m, size_t keep)
     for (size_t k = keep; k < m->nfields; k++)
         mfield_free(m->fields[k]);
     m->nfields = keep;
+    m->gen++;
     memset(m->hash, 0, m->hash_cap * sizeof *m->hash);
     for (size_t k = 0; k < m->nfields; k++) {
         fds_mfield *f = m->fields[k];
@@ -252,4 +254,55 @@ void fds__mapping_truncate(fds_mapping *m, size_t keep)
             i = (i + 1) & (m->hash_cap - 1);
         m->hash[i] = (uint32_t)k + 1;
     }
+}
+
+uint64_t fds_mapping_generation(const fds_mapping *m)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    pthread_rwlock_rdlock(&mm->lock);
+    uint64_t g = m->gen;
+    pthread_rwlock_unlock(&mm->lock);
+    return g;
+}
+
+/* The limits Elasticsearch applies to field f of a mapping holding
+ * `total` fields (MappingLookup.checkFieldLimit, checkObjectDepthLimit,
+ * checkFieldNameLengthLimit, with their texts).  0 or FDS_EINVAL. */
+int fds__field_limit_error(const fds_mfield *f, size_t total,
+                           const fds_mapping_limits *lim, fds_err *err)
+{
+    if (total > lim->total_fields)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Limit of total fields [%llu] has been exceeded",
+                            (unsigned long long)lim->total_fields);
+    size_t k = f->path_len, dots = 0;
+    while (k > 0 && f->path[k - 1] != '.')
+        k--;
+    if (lim->field_name_length && f->path_len - k > lim->field_name_length)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Field name [%s] is longer than the limit of "
+                            "[%llu] characters", f->path + k,
+                            (unsigned long long)lim->field_name_length);
+    if (f->type != FDS_FT_OBJECT)
+        return 0;
+    for (size_t i = 0; i < f->path_len; i++)
+        dots += f->path[i] == '.';
+    if (dots + 1 > lim->depth)
+        return fds_err_setk(err, FDS_EINVAL, FDS_KIND_INVALID_ARGUMENT,
+                            "Limit of mapping depth [%llu] has been exceeded "
+                            "due to object field [%s]",
+                            (unsigned long long)lim->depth, f->path);
+    return 0;
+}
+
+int fds_mapping_check_limits(const fds_mapping *m,
+                             const fds_mapping_limits *lim, fds_err *err)
+{
+    fds_mapping *mm = (fds_mapping *)m;
+    int rc = 0;
+    pthread_rwlock_rdlock(&mm->lock);
+    for (size_t i = 0; i < m->nfields && !rc; i++)
+        rc = fds__field_limit_error(m->fields[i], m->nfields, lim, err);
+    pthread_rwlock_unlock(&mm->lock);
+    return rc;
 }

@@ -126,6 +126,7 @@ typedef struct mapctx {
     fds_mapping *m;
     const uint8_t *src;
     size_t len;
+    const fds_mapping_limits *lim;
 } mapctx;
 
 /* "dynamic": "strict" refuses a document with an unmapped field (not a
@@ -152,9 +153,15 @@ static int map_cb(void *arg, const fds_jval *v, fds_err *err)
     int src = strict_check(c->m, v, err);
     if (src)
         return src;
+    size_t before = c->m->nfields;
     fds_mfield *f = fds__mapping_dynamic(c->m, v, &enomem);
     if (enomem)
         return FDS_ENOMEM;
+    /* the new fields (a text's keyword, an object's parents) checked as
+     * they come: a document of 100,000 new names stops at the limit */
+    for (size_t i = before; i < c->m->nfields; i++)
+        if (fds__field_limit_error(c->m->fields[i], c->m->nfields, c->lim, err))
+            return FDS_EINVAL;
     if (fds__subfield_error(f, v, c->src, c->len, err))
         return FDS_EINVAL;
     if (f && fds__value_check(f, v, NULL))
@@ -191,7 +198,15 @@ static int map_check_cb(void *arg, const fds_jval *v, fds_err *err)
 
 int fds_doc_map(fds_mapping *m, const uint8_t *src, size_t len, fds_err *err)
 {
-    mapctx c = {m, src, len};
+    return fds_doc_map_limited(m, src, len, NULL, err);
+}
+
+int fds_doc_map_limited(fds_mapping *m, const uint8_t *src, size_t len,
+                        const fds_mapping_limits *lim, fds_err *err)
+{
+    static const fds_mapping_limits dflt = {FDS_MAPPING_TOTAL_FIELDS_DEFAULT,
+                                            FDS_MAPPING_DEPTH_DEFAULT, 0};
+    mapctx c = {m, src, len, lim ? lim : &dflt};
     /* most documents add no field: checked under the read lock, so that
      * concurrent writers and refreshes do not wait for each other; up to
      * the first value that would add one, both passes see the same

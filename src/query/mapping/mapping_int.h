@@ -29,4 +29,9 @@ int fds__subfield_error(const fds_mfield *f, const fds_jval *v,
  * (mapping.c). */
 void fds__mapping_truncate(fds_mapping *m, size_t keep);
 
+/* The limits of `lim` that field f breaks in a mapping of `total` fields
+ * (Elasticsearch's texts): 0, or FDS_EINVAL with err filled (mapping.c). */
+int fds__field_limit_error(const fds_mfield *f, size_t total,
+                           const fds_mapping_limits *lim, fds_err *err);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fds_hash.h"
 #include "index/positions.h" /* FDS_POSITION_INCREMENT_GAP */
 #include "time/datemath.h"
 #include "query_int.h"
@@ -18,32 +19,91 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
-                         const fds_mfield *f);
+/* The mapping as a tree, built once per print so that printing is linear
+ * in the field count (plus the sort): the children of field k (its index
+ * in m->fields; m->nfields for the root) are kids[first[k] ..
+ * first[k + 1]), by name. */
+typedef struct ftree {
+    const fds_mapping *m;
+    size_t *first;
+    size_t *kids;
+} ftree;
 
-static void add_children(const fds_mapping *m, fds_mfield **sorted, size_t n,
-                         const fds_mfield *parent, bool sub, cJSON *into)
+/* Index of field f in m->fields, from the hash (which holds index + 1). */
+static size_t field_index(const fds_mapping *m, const fds_mfield *f)
 {
-    for (size_t i = 0; i < n; i++) {
-        fds_mfield *c = sorted[i];
-        if (c->parent != parent || c->is_subfield != sub)
+    size_t mask = m->hash_cap - 1;
+    for (size_t i = fds_fnv1a64(f->path, f->path_len) & mask;; i = (i + 1) & mask)
+        if (m->fields[m->hash[i] - 1] == f)
+            return m->hash[i] - 1;
+}
+
+/* Fill t for m (n fields, at least one); 0 or FDS_ENOMEM. */
+static int ftree_build(ftree *t, const fds_mapping *m, size_t n)
+{
+    t->m = m;
+    t->first = calloc(n + 2, sizeof *t->first);
+    t->kids = malloc(n * sizeof *t->kids);
+    fds_mfield **sorted = malloc(n * sizeof *sorted);
+    size_t *pidx = malloc(n * sizeof *pidx), *at = malloc((n + 1) * sizeof *at);
+    int rc = t->first && t->kids && sorted && pidx && at ? 0 : FDS_ENOMEM;
+    if (!rc) {
+        memcpy(sorted, m->fields, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, name_cmp);
+        for (size_t i = 0; i < n; i++) {
+            const fds_mfield *f = m->fields[i];
+            pidx[i] = f->parent ? field_index(m, f->parent) : n;
+            t->first[pidx[i] + 1]++;
+        }
+        for (size_t k = 0; k <= n; k++) {
+            t->first[k + 1] += t->first[k];
+            at[k] = t->first[k];
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t k = field_index(m, sorted[i]);
+            t->kids[at[pidx[k]]++] = k;
+        }
+    }
+    free(sorted);
+    free(pidx);
+    free(at);
+    return rc;
+}
+
+static cJSON *field_json(const ftree *t, size_t k);
+
+/* Does field k have children of kind `sub` (multi-fields, else
+ * properties)? */
+static bool has_children(const ftree *t, size_t k, bool sub)
+{
+    for (size_t i = t->first[k]; i < t->first[k + 1]; i++)
+        if (t->m->fields[t->kids[i]]->is_subfield == sub)
+            return true;
+    return false;
+}
+
+static void add_children(const ftree *t, size_t k, bool sub, cJSON *into)
+{
+    const fds_mapping *m = t->m;
+    const fds_mfield *parent = k < m->nfields ? m->fields[k] : NULL;
+    for (size_t i = t->first[k]; i < t->first[k + 1]; i++) {
+        fds_mfield *c = m->fields[t->kids[i]];
+        if (c->is_subfield != sub)
             continue;
         const char *name = parent ? c->path + parent->path_len + 1 : c->path;
-        cJSON *j = field_json(m, sorted, n, c);
+        cJSON *j = field_json(t, t->kids[i]);
         if (j)
             cJSON_AddItemToObject(into, name, j);
     }
 }
 
-static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
-                         const fds_mfield *f)
+static cJSON *field_json(const ftree *t, size_t k)
 {
+    const fds_mfield *f = t->m->fields[k];
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    bool kids = false;
-    for (size_t i = 0; i < n && !kids; i++)
-        kids = sorted[i]->parent == f && !sorted[i]->is_subfield;
+    bool kids = has_children(t, k, false);
     if (f->type == FDS_FT_OBJECT) {
         /* Elasticsearch's ObjectMapper names the type of an object
          * without properties only */
@@ -53,7 +113,7 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
             cJSON_AddFalseToObject(o, "enabled");
         if (!f->disabled || kids) {
             cJSON *p = cJSON_AddObjectToObject(o, "properties");
-            add_children(m, sorted, n, f, false, p);
+            add_children(t, k, false, p);
         }
         return o;
     }
@@ -80,13 +140,9 @@ static cJSON *field_json(const fds_mapping *m, fds_mfield **sorted, size_t n,
                                 fds__index_options[f->index_options]);
     if (f->type == FDS_FT_TEXT && f->pos_gap != FDS_POSITION_INCREMENT_GAP)
         cJSON_AddNumberToObject(o, "position_increment_gap", f->pos_gap);
-    bool any = false;
-    for (size_t i = 0; i < n; i++)
-        if (sorted[i]->parent == f && sorted[i]->is_subfield)
-            any = true;
-    if (any) {
+    if (has_children(t, k, true)) {
         cJSON *fs = cJSON_AddObjectToObject(o, "fields");
-        add_children(m, sorted, n, f, true, fs);
+        add_children(t, k, true, fs);
     }
     return o;
 }
@@ -96,12 +152,9 @@ char *fds_mapping_to_json(const fds_mapping *m)
     fds_mapping *mm = (fds_mapping *)m;
     pthread_rwlock_rdlock(&mm->lock);
     size_t n = m->nfields;
-    fds_mfield **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    ftree t = {0};
     char *out = NULL;
-    if (sorted) {
-        if (n)
-            memcpy(sorted, m->fields, n * sizeof *sorted);
-        qsort(sorted, n, sizeof *sorted, name_cmp);
+    if (!n || !ftree_build(&t, m, n)) {
         cJSON *root = cJSON_CreateObject();
         if (root) {
             if (m->dynamic != FDS_DYNAMIC_TRUE)
@@ -123,13 +176,14 @@ char *fds_mapping_to_json(const fds_mapping *m)
             }
             if (n) {
                 cJSON *p = cJSON_AddObjectToObject(root, "properties");
-                add_children(m, sorted, n, NULL, false, p);
+                add_children(&t, n, false, p);
             }
             out = cJSON_PrintUnformatted(root);
             cJSON_Delete(root);
         }
-        free(sorted);
     }
+    free(t.first);
+    free(t.kids);
     pthread_rwlock_unlock(&mm->lock);
     return out;
 }
