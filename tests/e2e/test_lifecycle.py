@@ -323,6 +323,24 @@ class Lifecycle(unittest.TestCase):
         finally:
             srv.cleanup()
 
+    def test_write_error_names_file_relative_to_data_dir(self):
+        """A segment file that cannot be created (a folder stands in its
+        way): the refresh's io_exception names it relative to the data
+        directory, never with the server's absolute path."""
+        srv = Server().start()
+        try:
+            srv.request("PUT", "/w", {})
+            srv.request("PUT", "/w/_doc/1", {"x": 1})
+            uuid = srv.request("GET", "/w/_settings?flat_settings=true")[1][
+                "w"]["settings"]["index.uuid"]
+            os.mkdir(os.path.join(srv.data, "indices", uuid, "seg_1.fdt"))
+            st, b, _ = srv.request("POST", "/w/_refresh")
+            self.assertEqual((st, b["error"]["type"]), (500, "io_exception"))
+            self.assertIn("[indices/%s/seg_1.fdt]" % uuid, b["error"]["reason"])
+            self.assertNotIn(srv.data, json.dumps(b))
+        finally:
+            srv.cleanup()
+
     def test_search_during_indexing_and_merge(self):
         self.req("PUT", "/cc2", {"settings": {"index.codec": "ZSTD",
                                                "index.refresh_interval": "100ms"}})
