@@ -671,10 +671,8 @@ void fds__h_field_caps(fds_req *r, fds_resp *o)
             ixs[kept++] = ixs[i];
             continue;
         }
-        if (!opts.ignore_unavailable && !e.code) {
-            fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
-            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
-        }
+        if (!opts.ignore_unavailable && !e.code)
+            fds_index_unavailable(ixs[i], &e);
         fds_index_release(ixs[i]);
     }
     n = kept;

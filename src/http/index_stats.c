@@ -193,8 +193,7 @@ void fds__h_stats(fds_req *r, fds_resp *o)
         cJSON *x = cJSON_AddObjectToObject(ind, fds_index_name(ix));
         cJSON_AddStringToObject(x, "uuid", fds_index_uuid(ix));
         cJSON_AddStringToObject(x, "health", "green");
-        cJSON_AddStringToObject(x, "status",
-                                fds_index_is_open(ix) ? "open" : "close");
+        cJSON_AddStringToObject(x, "status", fds_index_state(ix));
         cJSON_AddItemToObject(x, "primaries", fds__index_stats_json(&st, &ss, metrics));
         cJSON_AddItemToObject(x, "total", fds__index_stats_json(&st, &ss, metrics));
         fds_index_release(ix);
@@ -305,7 +304,7 @@ void fds__h_cat_indices(fds_req *r, fds_resp *o)
         if (!row)
             break;
         row[0] = strdup(h);
-        row[1] = strdup(open ? "open" : "close");
+        row[1] = strdup(fds_index_state(ix));
         row[2] = strdup(fds_index_name(ix));
         row[3] = strdup(fds_index_uuid(ix));
         row[4] = fds__fmt_u64(fds_index_nshards(ix));

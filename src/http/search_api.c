@@ -181,7 +181,8 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
         return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "No search type for [%s]", st);
     }
-    /* a closed index among them: Elasticsearch's index_closed_exception,
+    /* a closed or failed index among them: Elasticsearch's
+     * index_closed_exception or corrupt_index_exception,
      * unless ignore_unavailable leaves it out; a read block refuses */
     for (size_t i = 0; i < n; i++) {
         if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_READ, &e)) {
@@ -193,8 +194,7 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
             continue;
         if (!opts.ignore_unavailable) {
             fds_err_clear(&e);
-            fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
-            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[i]));
+            fds_index_unavailable(ixs[i], &e);
             fds_index_expr_free(ixs, n);
             fds_index_expr_filters_free(filters, n);
             return fds__resp_error(o, &e);

@@ -325,11 +325,8 @@ void fds__h_pit_open(fds_req *r, fds_resp *o)
         fds_err_setk(&e, rc, FDS_KIND_INTERNAL, "out of memory");
     size_t k = 0;
     for (; !rc && k < n; k++) {
-        if (!fds_index_is_open(ixs[k])) {
-            rc = fds_err_setk(&e, FDS_ECLOSED, FDS_KIND_INDEX_CLOSED, "closed");
-            snprintf(e.index, sizeof e.index, "%s", fds_index_name(ixs[k]));
+        if ((rc = fds_index_unavailable(ixs[k], &e)))
             break;
-        }
         if ((rc = fds_index_view_acquire(ixs[k], &c->sh[k].v, &e)))
             break;
         c->sh[k].ix = ixs[k];

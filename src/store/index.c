@@ -153,6 +153,19 @@ bool fds_index_is_open(fds_index *ix)
     return o;
 }
 
+const char *fds_index_state(fds_index *ix)
+{
+    pthread_mutex_lock(&ix->meta_mu);
+    bool o = ix->open;
+    pthread_mutex_unlock(&ix->meta_mu);
+    return o ? "open" : "close";
+}
+
+int fds_index_unavailable(fds_index *ix, fds_err *err)
+{
+    return fds_index_is_open(ix) ? 0 : fds__index_closed(ix, err);
+}
+
 /* ix->nshards and ix->routing_shards from ix->settings. */
 void fds__index_shards_set(fds_index *ix)
 {

@@ -119,8 +119,10 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
                         err);
     stored_free(stored, n);
     fds_dict_free(relevel);
-    if (rc)
+    if (rc) {
+        fds__err_relative(ix->st, err);
         return rc;
+    }
     char *tim = fds__seg_path(ix, gen, "tim");
     fds_sidx_writer *w = tim_from ? NULL : fds_sidx_writer_create(ix->mapping);
     if (!tim || (!w && !tim_from))
@@ -158,6 +160,7 @@ int fds__build_segment(fds_index *ix, const fds__bufdoc *docs, size_t n,
     if (!rc)
         rc = fds__seg_open(ix, 0, gen, out, err);
     if (rc) {
+        fds__err_relative(ix->st, err); /* no absolute path in answers */
         char *fdt = fds__seg_path(ix, gen, "fdt");
         if (fdt)
             unlink(fdt);

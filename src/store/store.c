@@ -133,6 +133,7 @@ static int index_row_open(void *ctx, const fds__cat_index_row *r, fds_err *err)
     } else if (lrc) {
         /* serve the other indices; this one reports why it failed and
          * keeps its files untouched for inspection or repair */
+        fds__err_relative(s, &lerr);
         ix->failure = strdup(lerr.reason[0] ? lerr.reason
                                             : fds_strerror(lerr.code));
         fprintf(stderr, "fieldstore: index [%s] failed to load: %s\n",

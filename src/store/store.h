@@ -434,7 +434,19 @@ const char *fds_index_name(const fds_index *ix);
 const char *fds_index_uuid(const fds_index *ix);
 void fds_index_get_settings(fds_index *ix, fds_index_settings *out);
 int64_t fds_index_creation_ms(const fds_index *ix);
+/* True when the index serves reads and writes: open and not failed. */
 bool fds_index_is_open(fds_index *ix);
+/* The index's state as Elasticsearch's IndexMetadata.State names it:
+ * "close" once an operator closed it, else "open" (a failed index is
+ * open, its health red: Elasticsearch's red index of a corrupted shard). */
+const char *fds_index_state(fds_index *ix);
+/* 0 when the index serves reads (fds_index_is_open); else fills err
+ * (err->index the index name) and returns FDS_ECLOSED for a closed index
+ * (index_closed_exception) or FDS_ECORRUPT for a failed one
+ * (corrupt_index_exception naming the damaged file relative to the data
+ * directory), as Elasticsearch answers a search on a closed index or on a
+ * shard that failed with a CorruptIndexException. */
+int fds_index_unavailable(fds_index *ix, fds_err *err);
 /* Why the index failed to load at start-up (a damaged segment file or
  * dictionary), or NULL when it is healthy.  Other indices are served as
  * usual; a failed index refuses reads and writes with this reason. */

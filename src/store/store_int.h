@@ -406,6 +406,11 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
 /* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
  * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
 int fds__parse_bytes(const char *v, long long *out);
+/* segment.c: rewrite err's reason and cause so that they name files relative
+ * to the data directory s->dir ("indices/<uuid>/seg_1.tim"): every
+ * "<s->dir>/" in them is removed, so no answer carries the server's
+ * absolute paths.  Bounded by the texts' sizes. */
+void fds__err_relative(const fds_store *s, fds_err *err);
 /* segment.c: the start-up load of the segments rows (see above). */
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 

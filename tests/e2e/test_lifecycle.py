@@ -273,6 +273,74 @@ class Lifecycle(unittest.TestCase):
         finally:
             srv.cleanup()
 
+    def test_damaged_term_dictionary_is_red_not_closed(self):
+        """A flipped bit in one segment's term dictionary: the index stays
+        open with health red, as Elasticsearch shows an index whose shard
+        failed with a CorruptIndexException; searches, counts and gets
+        answer 500 corrupt_index_exception naming the file relative to the
+        data directory; the other index keeps serving."""
+        srv = Server().start()
+        try:
+            for name in ("fine", "hurt"):
+                srv.request("PUT", "/" + name, {})
+                for part in range(2):  # two segments
+                    body = "".join(
+                        '{"index":{"_id":"%d"}}\n{"msg":"hello %d"}\n' % (part * 300 + i, i)
+                        for i in range(300))
+                    st = srv.request("POST", "/%s/_bulk?refresh=true" % name, body.encode(),
+                                     {"Content-Type": "application/x-ndjson"})[0]
+                    self.assertEqual(st, 200)
+            uuid = srv.request("GET", "/hurt/_settings?flat_settings=true")[1][
+                "hurt"]["settings"]["index.uuid"]
+            srv.stop()
+            folder = os.path.join(srv.data, "indices", uuid)
+            tim = sorted(f for f in os.listdir(folder) if f.endswith(".tim"))[0]
+            path = os.path.join(folder, tim)
+            with open(path, "r+b") as f:
+                at = os.path.getsize(path) // 2
+                f.seek(at)
+                b = f.read(1)
+                f.seek(at)
+                f.write(bytes([b[0] ^ 0x10]))
+            srv.start()
+            self.assertEqual(srv.request("GET", "/_cluster/health")[1]["status"], "red")
+            rows = {r["index"]: r for r in
+                    srv.request("GET", "/_cat/indices?format=json")[1]}
+            self.assertEqual((rows["hurt"]["health"], rows["hurt"]["status"]), ("red", "open"))
+            self.assertEqual((rows["fine"]["health"], rows["fine"]["status"]), ("green", "open"))
+            rel = "indices/%s/%s" % (uuid, tim)
+            for method, url, body in (("GET", "/hurt/_search", {"query": {"match": {"msg": "hello"}}}),
+                                      ("GET", "/hurt/_count", None),
+                                      ("GET", "/hurt/_doc/1", None)):
+                st, b, _ = srv.request(method, url, body)
+                self.assertEqual((st, b["error"]["type"], b["status"]),
+                                 (500, "corrupt_index_exception", 500), url)
+                self.assertIn(rel, b["error"]["reason"], url)
+                self.assertNotIn(srv.data, json.dumps(b), url)
+            self.assertEqual(srv.request("GET", "/fine/_count")[1]["count"], 600)
+            st, b, _ = srv.request("GET", "/fine/_search", {"query": {"match": {"msg": "hello"}}})
+            self.assertEqual((st, b["hits"]["total"]["value"]), (200, 600))
+        finally:
+            srv.cleanup()
+
+    def test_write_error_names_file_relative_to_data_dir(self):
+        """A segment file that cannot be created (a folder stands in its
+        way): the refresh's io_exception names it relative to the data
+        directory, never with the server's absolute path."""
+        srv = Server().start()
+        try:
+            srv.request("PUT", "/w", {})
+            srv.request("PUT", "/w/_doc/1", {"x": 1})
+            uuid = srv.request("GET", "/w/_settings?flat_settings=true")[1][
+                "w"]["settings"]["index.uuid"]
+            os.mkdir(os.path.join(srv.data, "indices", uuid, "seg_1.fdt"))
+            st, b, _ = srv.request("POST", "/w/_refresh")
+            self.assertEqual((st, b["error"]["type"]), (500, "io_exception"))
+            self.assertIn("[indices/%s/seg_1.fdt]" % uuid, b["error"]["reason"])
+            self.assertNotIn(srv.data, json.dumps(b))
+        finally:
+            srv.cleanup()
+
     def test_search_during_indexing_and_merge(self):
         self.req("PUT", "/cc2", {"settings": {"index.codec": "ZSTD",
                                                "index.refresh_interval": "100ms"}})
