@@ -45,7 +45,8 @@ static inline int fds_strbuf_put(fds_strbuf *b, const void *p, size_t n)
 {
     if (b->oom || n >= b->cap - b->len) /* no room for n + the NUL */
         return fds__strbuf_put_grow(b, p, n);
-    memcpy(b->p + b->len, p, n);
+    if (n) /* p may be NULL when n is 0 */
+        memcpy(b->p + b->len, p, n);
     b->len += n;
     b->p[b->len] = 0;
     return 0;
