@@ -41,7 +41,7 @@ static const char *const SEARCH_OK_PARAMS[] = {
     "batched_reduce_size", "ccs_minimize_roundtrips", "terminate_after",
     "analyzer", "analyze_wildcard", "lenient", "docvalue_fields", "min_score",
     "include_named_queries_score", "ignore_throttled",
-    "max_concurrent_shard_requests", "pre_filter_shard_size", NULL};
+    "max_concurrent_shard_requests", NULL};
 const char *const *const fds__search_url_params = SEARCH_OK_PARAMS;
 static const char *req_param_cb(void *arg, const char *name)
 {
@@ -135,12 +135,11 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
     }
     /* max_concurrent_shard_requests bounds the shards queried at once (a
      * search queries up to one per online core: fds_shard_search); Kibana
-     * sends it to _async_search.  pre_filter_shard_size: no search here
-     * pre-filters its shards, whatever the size.  The values must be ones
-     * Elasticsearch takes (SearchRequest.validate). */
+     * sends it to _async_search.  The value must be one Elasticsearch takes
+     * (SearchRequest.validate).  pre_filter_shard_size is not taken: no
+     * search here has a pre-filter (can_match) phase for it to start. */
     static const struct { const char *name, *what; } bounds[] = {
-        {"max_concurrent_shard_requests", "maxConcurrentShardRequests"},
-        {"pre_filter_shard_size", "preFilterShardSize"}};
+        {"max_concurrent_shard_requests", "maxConcurrentShardRequests"}};
     for (size_t i = 0; i < sizeof bounds / sizeof *bounds; i++) {
         const char *bv = fds__req_param(r, bounds[i].name);
         char *end;
@@ -240,7 +239,7 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
 static const char *const MSEARCH_PARAMS[] = {
     "rest_total_hits_as_int", "typed_keys", "search_type",
     "ccs_minimize_roundtrips", "max_concurrent_searches",
-    "max_concurrent_shard_requests", "pre_filter_shard_size",
+    "max_concurrent_shard_requests",
     FDS_INDEX_EXPR_PARAMS, "routing", "ignore_throttled", NULL};
 static const char *const MSEARCH_PASSED[] = {"rest_total_hits_as_int",
                                              "typed_keys", "search_type",
