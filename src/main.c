@@ -1,8 +1,12 @@
 /*
- * main.c: the `fieldstore` server, and its `advise` subcommand.
+ * main.c: the `fieldstore` server, and its `advise` and `check-index`
+ * subcommands.
  *
  *   fieldstore advise [options] FILE   (src/advise: the stored-fields codec
  *                                       measured on FILE, a recommendation)
+ *   fieldstore check-index [--data DIR] [--exorcise] [INDEX...]
+ *                                      (check_index.c: verify segments of a
+ *                                       stopped node, drop damaged ones)
  *   fieldstore [--data DIR] [--bind ADDR] [--port N] [--threads N]
  *              [--max-body BYTES] [--port-file FILE] [--tls-cert FILE
  *              --tls-key FILE] [--users FILE] [--head-timeout S]
@@ -33,6 +37,7 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "cli.h"
 #include "http.h"
 #include "store.h"
 
@@ -64,7 +69,7 @@
  * with the process, even on SIGKILL).  The file records the holder's pid
  * for the message a second server prints.  Returns 0, or 1 after printing
  * why. */
-static int lock_data_dir(const char *data)
+int fds_cli_lock_data_dir(const char *data)
 {
     if (mkdir(data, 0755) && errno != EEXIST) {
         fprintf(stderr, "fieldstore: cannot create data directory [%s]: %s\n", data,
@@ -131,6 +136,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: fieldstore [options]\n"
             "       fieldstore advise [options] FILE   (codec advice; advise --help)\n"
+            "       fieldstore check-index [--data DIR] [--exorcise] [INDEX...]\n"
+            "                          (verify segments of a stopped node; --help)\n"
             "  --data DIR         data directory (default ./data)\n"
             "  --bind ADDR        IPv4 address to listen on (default 127.0.0.1)\n"
             "  --port N           TCP port (default 9200; 0 = any free port)\n"
@@ -275,6 +282,9 @@ int main(int argc, char **argv)
     /* `fieldstore advise ...`: the codec measured on a log (src/advise) */
     if (argc > 1 && !strcmp(argv[1], "advise"))
         return fds_advise_main(argc - 1, argv + 1);
+    /* `fieldstore check-index ...`: damaged segments found and dropped */
+    if (argc > 1 && !strcmp(argv[1], "check-index"))
+        return fds_check_index_main(argc - 1, argv + 1);
     mallopt(M_MMAP_THRESHOLD, FDS_MALLOC_MMAP_THRESHOLD);
     mallopt(M_TRIM_THRESHOLD, FDS_MALLOC_TRIM_THRESHOLD);
     cli cl = {.data = "./data",
@@ -299,7 +309,7 @@ int main(int argc, char **argv)
                         "who can reach this address can read, change and delete every "
                         "index (no authentication)%s\n", cl.opt.bind,
                 cl.opt.tls_cert ? "" : ", over plain HTTP");
-    if (lock_data_dir(cl.data))
+    if (fds_cli_lock_data_dir(cl.data))
         return 1;
     raise_nofile();
 
