@@ -1,8 +1,7 @@
 /*
  * check.c: damaged segments found, reported and dropped -- Lucene's
  * CheckIndex (with -exorcise) and Elasticsearch's `elasticsearch-shard
- * remove-corrupted-data`, for an index of this store -- and the run-time
- * side of a damaged index: the corruption marker.
+ * remove-corrupted-data`, for an index of this store.
  *
  * Why: a flipped bit in one segment file fails its whole index (red,
  * corrupt_index_exception; store.c at start-up, fds__index_corrupted when
@@ -22,13 +21,8 @@
  * deletes the translog rows it wrote into a segment in the same
  * transaction that registers the segment (docs/store.md, "Write path").
  * So no dropped segment's documents can be restored from it; what it holds
- * is kept and replayed at the next start, as always.
- *
- * On disk: DATA/indices/<uuid>/corrupted (FDS__CORRUPT_MARKER), the reason
- * the index failed at run time as text, one line; Elasticsearch's
- * `corrupted_<uuid>` marker in a shard's index folder plays the same part
- * (Store.markStoreCorrupted).  While it exists the index fails at
- * start-up with that reason.
+ * is kept and replayed at the next start, as always.  The corruption
+ * marker a run-time failure left (corrupt.c) goes with the repair.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,78 +34,6 @@
 #include "catalog.h"
 #include "index.h"
 #include "store_int.h"
-
-/* ---- the marker ---------------------------------------------------------- */
-
-static char *marker_path(const fds_index *ix)
-{
-    size_t n = strlen(ix->dir) + sizeof FDS__CORRUPT_MARKER + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", ix->dir, FDS__CORRUPT_MARKER);
-    return p;
-}
-
-/* Write the marker of ix holding `why` (fsync'd, then the folder), so a
- * crash right after still finds it.  Errors are logged: the index is
- * failed in memory either way. */
-static void marker_write(fds_index *ix, const char *why)
-{
-    char *p = marker_path(ix);
-    int fd = p ? open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-    size_t n = strlen(why);
-    bool ok = fd >= 0 && write(fd, why, n) == (ssize_t)n &&
-              write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    if (fd >= 0)
-        close(fd);
-    int dfd = ok ? open(ix->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (dfd >= 0) {
-        ok = fsync(dfd) == 0;
-        close(dfd);
-    }
-    if (!ok)
-        fprintf(stderr, "fieldstore: [%s] cannot write the corruption marker "
-                        "(the index stays failed until the next start): %s\n",
-                ix->name, strerror(errno));
-    free(p);
-}
-
-char *fds__corrupt_marker_read(const fds_index *ix)
-{
-    char *p = marker_path(ix);
-    FILE *f = p ? fopen(p, "re") : NULL;
-    free(p);
-    if (!f)
-        return NULL;
-    char line[FDS_ERR_REASON_MAX];
-    if (!fgets(line, sizeof line, f))
-        line[0] = 0;
-    fclose(f);
-    line[strcspn(line, "\n")] = 0;
-    return strdup(line);
-}
-
-void fds_index_fail_corrupt(fds_index *ix, fds_err *cause)
-{
-    fds__err_relative(ix->st, cause);
-    fds__index_corrupted(ix, cause);
-}
-
-void fds__index_corrupted(fds_index *ix, const fds_err *cause)
-{
-    fds_err e = *cause;
-    fds__err_relative(ix->st, &e);
-    char *why = strdup(e.reason[0] ? e.reason : fds_strerror(e.code));
-    char *none = NULL;
-    if (!why || !atomic_compare_exchange_strong(&ix->failure, &none, why)) {
-        free(why); /* failed before: the first reason stays */
-        return;
-    }
-    fprintf(stderr, "fieldstore: index [%s] failed: %s (run `fieldstore "
-                    "check-index` on the stopped node to repair it)\n",
-            ix->name, why);
-    marker_write(ix, why);
-}
 
 /* ---- the check ------------------------------------------------------------ */
 
@@ -222,12 +144,10 @@ static int exorcise(fds_store *s, check_walk *w, fds_err *err)
             free(p);
         }
     }
-    char *m = marker_path(w->ix);
-    if (m && unlink(m) && errno != ENOENT)
+    if (fds__corrupt_marker_remove(w->ix))
         rc = fds_err_setk(err, FDS_EIO, FDS_KIND_IO,
                           "cannot remove the corruption marker of [%s]: %s",
                           w->ix->name, strerror(errno));
-    free(m);
     int dfd = open(w->ix->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         (void)fsync(dfd);

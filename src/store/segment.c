@@ -908,34 +908,6 @@ int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
 
 /* ---- loading the published set at start-up ---- */
 
-/* Remove every "<dir>/" from the NUL-terminated text t, in place. */
-static void strip_dir(char *t, const char *dir, size_t dl)
-{
-    char *w = t;
-    for (const char *p = t; *p;) {
-        if (!strncmp(p, dir, dl) && p[dl] == '/') {
-            p += dl + 1;
-            continue;
-        }
-        *w++ = *p++;
-    }
-    *w = 0;
-}
-
-void fds__err_relative(const fds_store *s, fds_err *err)
-{
-    if (!err || !s->dir)
-        return;
-    size_t dl = strlen(s->dir);
-    while (dl > 1 && s->dir[dl - 1] == '/')
-        dl--; /* "--data /x/" names files "/x/indices/..." */
-    if (!dl)
-        return;
-    strip_dir(err->reason, s->dir, dl);
-    strip_dir(err->cause, s->dir, dl);
-}
-
-
 /* Open the segment of one segments row of ix with its live docs and
  * append both to ix->segs / ix->lives (fds__cat_seg_each; ctx: ix). */
 static int segment_load(void *ctx, const fds__cat_seg_row *r, fds_err *err)

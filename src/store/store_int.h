@@ -409,12 +409,12 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
 /* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
  * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
 int fds__parse_bytes(const char *v, long long *out);
-/* segment.c: rewrite err's reason and cause so that they name files relative
+/* corrupt.c: rewrite err's reason and cause so that they name files relative
  * to the data directory s->dir ("indices/<uuid>/seg_1.tim"): every
  * "<s->dir>/" in them is removed, so no answer carries the server's
  * absolute paths.  Bounded by the texts' sizes. */
 void fds__err_relative(const fds_store *s, fds_err *err);
-/* check.c: fail ix at run time for the damage `cause` describes (a block
+/* corrupt.c: fail ix at run time for the damage `cause` describes (a block
  * or postings block that failed its checksum after the index was opened),
  * as Elasticsearch fails a shard on a CorruptIndexException: the first
  * call sets ix->failure (its reason, paths relative to the data
@@ -425,9 +425,12 @@ void fds__err_relative(const fds_store *s, fds_err *err);
  * under any of them). */
 void fds__index_corrupted(fds_index *ix, const fds_err *cause);
 #define FDS__CORRUPT_MARKER "corrupted"
-/* check.c: the reason a marker file of ix holds, malloc'd ("" when the
+/* corrupt.c: the reason a marker file of ix holds, malloc'd ("" when the
  * file is empty), or NULL when ix has none. */
 char *fds__corrupt_marker_read(const fds_index *ix);
+/* corrupt.c: remove the marker of ix (none is no error): 0, or -1 with
+ * errno set. */
+int fds__corrupt_marker_remove(const fds_index *ix);
 /* segment.c: verify every block of sg (layout, contiguity, doc bases,
  * checksum, a full decode with its dictionary) without failing the index:
  * 0, or FDS_ECORRUPT / FDS_EDICT (a dictionary missing from the
