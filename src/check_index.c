@@ -9,10 +9,12 @@
  * server holds it.  It opens the data directory as the server does
  * (fds_store_open: translogs replayed into memory, nothing written) and
  * runs fds_index_check on each INDEX (default: every index), printing
- * every segment's verdict and, per index, the documents dropping its
- * damaged segments loses.  With --exorcise it drops them (one catalogue
- * transaction, then the files and the corruption marker) and prints the
- * documents lost; the index is green at the next start.
+ * every segment's verdict and, per index, the documents the repair of
+ * its damage loses.  With --exorcise it repairs (one catalogue
+ * transaction: the documents of damaged stored-fields blocks marked
+ * deleted, segments damaged elsewhere dropped; then the dropped files and
+ * the corruption marker go) and prints the documents lost; the index is
+ * green at the next start.
  *
  * Exit status: 0 every index checked is whole (or was repaired), 1 damage
  * remains (found without --exorcise, or not repairable by dropping
@@ -35,17 +37,31 @@ static void usage(FILE *f)
             "  stopped node: catalogue row checksums, the .fdt and .tim checksums\n"
             "  and layouts, and every stored-fields block decoded in full.\n"
             "  --data DIR   data directory (default ./data)\n"
-            "  --exorcise   drop the damaged segments, losing their documents\n"
-            "               (the count is printed); the index is green at the\n"
-            "               next start.  Back up DIR first.\n"
+            "  --exorcise   repair: delete the documents of damaged stored-fields\n"
+            "               blocks, drop segments damaged elsewhere (the documents\n"
+            "               lost are counted and printed); the index is green at\n"
+            "               the next start.  Back up DIR first.\n"
             "  --help       this text\n"
             "exit status: 0 whole or repaired, 1 damage remains, 2 error\n");
+}
+
+/* The repair of c as the report names it. */
+static const char *repair_name(const fds_check_segment *c, bool done)
+{
+    switch (c->repair) {
+    case FDS_CHECK_DROP: return done ? "dropped" : "drop the segment";
+    case FDS_CHECK_DELETE_DOCS:
+        return done ? "the damaged blocks' documents deleted"
+                    : "delete the damaged blocks' documents";
+    default: return "not repairable here (a dictionary the catalogue lacks)";
+    }
 }
 
 /* Print the verdicts of one index's report; true when damage remains. */
 static bool print_report(const fds_check_report *rep, bool exorcise)
 {
     printf("index [%s] (indices/%s):\n", rep->index, rep->uuid);
+    size_t unrepairable = 0;
     for (size_t i = 0; i < rep->nsegs; i++) {
         const fds_check_segment *c = &rep->segs[i];
         char live[32];
@@ -53,24 +69,33 @@ static bool print_report(const fds_check_report *rep, bool exorcise)
             snprintf(live, sizeof live, "%lld", (long long)c->live_docs);
         else
             snprintf(live, sizeof live, "unknown");
-        printf("  seg_%llu shard %lld: %lld docs, %s live: %s%s%s\n",
+        printf("  seg_%llu shard %lld: %lld docs, %s live: ",
                (unsigned long long)c->gen, (long long)c->shard,
-               (long long)c->max_doc, live,
-               c->damaged ? (c->droppable ? "DAMAGED: " : "NOT REPAIRABLE HERE: ")
-                          : "ok",
-               c->damaged ? c->reason : "",
-               c->damaged && c->droppable && rep->exorcised ? " (dropped)" : "");
+               (long long)c->max_doc, live);
+        if (!c->damaged)
+            printf("ok");
+        else
+            printf("DAMAGED: %s", c->reason);
+        if (c->bad_blocks)
+            printf(" [%u damaged stored-fields block(s)%s]", c->bad_blocks,
+                   c->dead_blocks == c->bad_blocks ? ", holding only deleted "
+                                                     "documents" : "");
+        if (c->damaged && c->docs_lost >= 0)
+            printf("; repair: %s, %lld documents lost", repair_name(c, rep->exorcised),
+                   (long long)c->docs_lost);
+        else if (c->damaged)
+            printf("; repair: %s, up to %lld documents lost",
+                   repair_name(c, rep->exorcised), (long long)c->max_doc);
+        printf("\n");
+        unrepairable += c->damaged && c->repair == FDS_CHECK_KEEP;
     }
     if (rep->marker)
         printf("  corruption marker: %s\n", rep->marker);
-    size_t unrepairable = 0;
-    for (size_t i = 0; i < rep->nsegs; i++)
-        unrepairable += rep->segs[i].damaged && !rep->segs[i].droppable;
     bool other = rep->failure && !rep->ndamaged && !rep->marker;
     if (other) /* failed for what no segment shows: a catalogue row */
         printf("  failed at start-up: %s\n"
-               "  (no segment is damaged; this is not repaired by dropping "
-               "segments)\n", rep->failure);
+               "  (no segment is damaged; this is not repaired here)\n",
+               rep->failure);
     if (unrepairable)
         printf("  %zu segment(s) need a dictionary the catalogue lacks; "
                "dropping them would lose whole documents, so they are kept\n",
@@ -84,22 +109,21 @@ static bool print_report(const fds_check_report *rep, bool exorcise)
     if (rep->docs_lost_unknown)
         snprintf(unknown, sizeof unknown, " (and up to %llu more whose live "
                  "docs are unknown)", (unsigned long long)rep->docs_lost_unknown);
-    size_t dropped = rep->ndamaged - unrepairable;
     if (rep->exorcised) {
-        printf("  dropped %zu damaged segment(s): documents lost: %llu%s, "
-               "documents kept: %llu\n", dropped,
+        printf("  repaired %zu damaged segment(s): documents lost: %llu%s, "
+               "documents kept: %llu\n", rep->ndamaged - unrepairable,
                (unsigned long long)rep->docs_lost, unknown,
                (unsigned long long)rep->live_kept);
         printf("  the translog (operations not yet in any segment) is kept and "
-               "replayed at the next start; no dropped document was in it\n");
+               "replayed at the next start; no lost document was in it\n");
         return unrepairable > 0 || other;
     }
-    printf("  %zu of %zu segment(s) damaged: dropping them loses documents: "
+    printf("  %zu of %zu segment(s) damaged: the repair loses documents: "
            "%llu%s, keeps %llu\n", rep->ndamaged, rep->nsegs,
            (unsigned long long)rep->docs_lost, unknown,
            (unsigned long long)rep->live_kept);
     if (!exorcise)
-        printf("  run again with --exorcise on the stopped node to drop them "
+        printf("  run again with --exorcise on the stopped node to repair "
                "(back up the data directory first)\n");
     return true;
 }

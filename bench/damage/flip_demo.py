@@ -106,7 +106,8 @@ def repair(binary, data, docs, step):
         p = subprocess.run([binary, "check-index", "--data", data, "logs"] + args,
                            capture_output=True, text=True)
         lines = [ln.strip() for ln in (p.stdout + p.stderr).splitlines()
-                 if "documents" in ln or "usage" in ln or "unrecognized" in ln]
+                 if ln.strip().startswith(("repaired", "usage")) or "the repair loses" in ln
+                 or "unrecognized" in ln]
         show(step + " check-index " + " ".join(args), exit=p.returncode,
              summary=lines[:2])
     srv = fdsserver.Server(data).start()

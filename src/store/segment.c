@@ -697,7 +697,8 @@ static int seg_decode_ctx(fds_index *ix, fds_codec_ctx *ctx,
     return rc;
 }
 
-int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds_err *err)
+int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds__bad_block_fn bad,
+                    void *arg, fds_err *err)
 {
     fds_codec_ctx *ctx = fds_codec_ctx_thread();
     if (!ctx)
@@ -725,6 +726,12 @@ int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds_err *err)
                               "[indices/%s/%s.fdt] holds %u docs, its index "
                               "says %u", ix->name, sg->name, b, ix->uuid,
                               sg->name, v.decoded_docs, next - base);
+        /* a damaged block where the (checksummed) block index says it
+         * is: its docs are known, the walk goes on */
+        if (rc == FDS_ECORRUPT && bad && off == at && next > base) {
+            bad(arg, base, next, err);
+            rc = 0;
+        }
         if (rc)
             return rc;
         at = off + len;

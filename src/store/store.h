@@ -466,20 +466,32 @@ void fds_index_fail_corrupt(fds_index *ix, fds_err *cause);
 
 /* ---- check-index (Lucene's CheckIndex, check.c) -------------------------- */
 
-/* One segment's verdict. */
+/* One segment's verdict, and its repair. */
+typedef enum fds_check_repair {
+    FDS_CHECK_KEEP = 0,     /* whole, or damaged where dropping it would
+                               not help (a dictionary the catalogue lacks) */
+    FDS_CHECK_DROP,         /* the segment goes (its .tim, the .fdt tail or
+                               its catalogue row is damaged) */
+    FDS_CHECK_DELETE_DOCS   /* only stored-fields blocks are damaged: their
+                               docs are marked deleted, the rest stays */
+} fds_check_repair;
+
 typedef struct fds_check_segment {
     uint64_t gen;        /* the segment is seg_<gen> */
     int64_t shard;
     int64_t max_doc;     /* docs it holds, deleted ones included (its row) */
-    int64_t live_docs;   /* docs not deleted: what dropping it loses; -1
-                            when its catalogue row is damaged (unknown,
-                            at most max_doc) */
-    bool damaged;
-    bool droppable;      /* damaged in its own files or row, so dropping it
-                            is the repair (false: a dictionary missing from
-                            the catalogue, a damage elsewhere) */
-    char reason[FDS_ERR_REASON_MAX]; /* why damaged; files relative to the
-                                        data directory */
+    int64_t live_docs;   /* docs not deleted; -1 when its catalogue row is
+                            damaged (unknown, at most max_doc) */
+    bool damaged;        /* live documents are unreadable */
+    fds_check_repair repair;
+    uint32_t bad_blocks; /* stored-fields blocks failing their checks */
+    uint32_t dead_blocks; /* of them, those holding only deleted docs: no
+                             damage (a force-merge rewrites them away) */
+    int64_t docs_lost;   /* live docs the repair loses (-1: unknown, at
+                            most max_doc) */
+    char reason[FDS_ERR_REASON_MAX]; /* why damaged (the first damage);
+                                        files relative to the data
+                                        directory */
 } fds_check_segment;
 
 /* What fds_index_check found (and did).  Owned by the caller:
@@ -489,9 +501,9 @@ typedef struct fds_check_report {
     fds_check_segment *segs; /* every segment the catalogue lists, by
                                 shard then generation */
     size_t nsegs, ndamaged;
-    uint64_t live_kept;      /* live docs of the whole segments */
-    uint64_t docs_lost;      /* live docs of the damaged, droppable ones */
-    uint64_t docs_lost_unknown; /* docs of droppable segments whose live
+    uint64_t live_kept;      /* live docs the repairs keep */
+    uint64_t docs_lost;      /* live docs the repairs lose */
+    uint64_t docs_lost_unknown; /* docs of dropped segments whose live
                                    docs are unknown (at most this many
                                    more are lost) */
     char *marker;            /* the corruption marker's reason, or NULL */
@@ -505,10 +517,14 @@ typedef struct fds_check_report {
  * Lucene's CheckIndex does: its catalogue row's checksum, the .fdt tail
  * and .tim checksums and layouts, the doc counts of row, .fdt and .tim,
  * and every stored-fields block decoded in full (checksum, dictionary,
- * doc count).  With `exorcise` (CheckIndex -exorcise), the damaged
- * droppable segments' rows are deleted in one durable catalogue
- * transaction, then their files and the index's corruption marker, so the
- * index loads green at the next start, short of rep->docs_lost documents.
+ * doc count).  With `exorcise` (CheckIndex -exorcise) the damage goes in
+ * one durable catalogue transaction: a segment whose only damage is in
+ * stored-fields blocks keeps its other documents, those of the damaged
+ * blocks marked deleted (they are never read again; a force-merge
+ * rewrites them away), and a segment damaged elsewhere is dropped
+ * (CheckIndex's whole-segment exorcism); then the dropped files and the
+ * index's corruption marker go, so the index loads green at the next
+ * start, short of rep->docs_lost documents.
  * The translog is left as it is (it holds no segment's documents; what it
  * holds is replayed at the next start).  Meant for a stopped node: `s`
  * must be a store no server serves (fieldstore check-index holds

@@ -434,8 +434,14 @@ int fds__corrupt_marker_remove(const fds_index *ix);
 /* segment.c: verify every block of sg (layout, contiguity, doc bases,
  * checksum, a full decode with its dictionary) without failing the index:
  * 0, or FDS_ECORRUPT / FDS_EDICT (a dictionary missing from the
- * catalogue) / FDS_ENOMEM with err naming segment, block and file. */
-int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds_err *err);
+ * catalogue) / FDS_ENOMEM with err naming segment, block and file.  With
+ * `bad`, a block that fails its checksum or decode where the block index
+ * places it is handed to bad(arg, first doc, end doc, why) and the walk
+ * goes on (0 when nothing else is wrong). */
+typedef void (*fds__bad_block_fn)(void *arg, uint32_t first, uint32_t end,
+                                  const fds_err *why);
+int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds__bad_block_fn bad,
+                    void *arg, fds_err *err);
 /* segment.c: the start-up load of the segments rows (see above). */
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 

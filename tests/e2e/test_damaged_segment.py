@@ -3,9 +3,11 @@ stored-fields .fdt: header, a block, the block index, the version and
 seq_no columns, the footer; the inverted index .tim: head, middle, end)
 turns its index red with corrupt_index_exception (at start-up, or at the
 first read of a damaged block), never into a wrong answer; the rest of the
-node keeps serving; `fieldstore check-index --exorcise` drops the damaged
-segment, printing exactly the documents lost, and the index is green at
-the next start with every other document intact.  Also: damage met at run
+node keeps serving; `fieldstore check-index --exorcise` repairs it,
+printing exactly the documents lost (a damaged stored-fields block loses
+its own documents, damage elsewhere the segment), and the index is green at
+the next start with every other document intact, also after a
+force-merge.  Also: damage met at run
 time stays reported across a restart (the corruption marker), wildcard
 searches report the damaged index in _shards.failures, _cat/shards and
 _cluster/allocation/explain say why, and check-index refuses a running
@@ -50,6 +52,18 @@ def flip(path, at):
         f.write(bytes([b[0] ^ 0x08]))
 
 
+def first_block_docs(path):
+    """Doc ids of the first block of a .fdt: [0, doc base of block 1)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        f.seek(size - 64)
+        index_off, nblocks, max_doc = struct.unpack_from("<QII", f.read(16), 0)
+        if nblocks < 2:
+            return range(max_doc)
+        f.seek(index_off + 16 + 8)
+        return range(struct.unpack("<I", f.read(4))[0])
+
+
 def fdt_regions(path):
     """Offsets in one byte of each part of a .fdt (layout at the top of
     src/store/segment.c)."""
@@ -90,6 +104,10 @@ class DamagedSegment(unittest.TestCase):
         gens = sorted(int(f[4:-4]) for f in os.listdir(folder) if f.endswith(".fdt"))
         assert len(gens) == PARTS, gens
         cls.first = "seg_%d" % gens[0]  # holds ids 0..199, 195 of them live
+        cls.live = [i for i in range(PARTS * PER_PART)
+                    if not (i < 3 * DELETED and i % 3 == 0)]
+        # doc ids of the first segment are its ids in bulk order
+        cls.block0 = first_block_docs(os.path.join(folder, cls.first + ".fdt"))
 
     @classmethod
     def tearDownClass(cls):
@@ -133,31 +151,40 @@ class DamagedSegment(unittest.TestCase):
         # the rest of the node keeps serving
         self.assertEqual(srv.request("GET", "/fine/_count")[1]["count"], FINE_DOCS)
 
-    def repair_and_verify(self, data, rel):
+    def repair_and_verify(self, data, rel, lost_ids):
+        """check-index reports the damage and the exact loss, --exorcise
+        repairs it, and the next start is green with every other live
+        document, exact."""
+        lost_ids = set(lost_ids) & set(self.live)
         rc, out = self.check_index(data)
         self.assertEqual(rc, 1, out)
         self.assertIn("DAMAGED", out)
         self.assertIn(rel.split("/")[-1].split(".")[0], out)
-        self.assertIn("documents: %d," % (PER_PART - DELETED), out)
+        self.assertIn("the repair loses documents: %d," % len(lost_ids), out)
         rc, out = self.check_index(data, "--exorcise")
         self.assertEqual(rc, 0, out)
         lost = int(re.search(r"documents lost: (\d+)", out).group(1))
-        self.assertEqual(lost, PER_PART - DELETED, out)
+        self.assertEqual(lost, len(lost_ids), out)
         rc, out = self.check_index(data)
         self.assertEqual(rc, 0, out)
         srv = Server(data).start()
         try:
             self.assertEqual(srv.request("GET", "/_cluster/health")[1]["status"], "green")
-            kept = range(PER_PART, PARTS * PER_PART)
+            kept = [i for i in self.live if i not in lost_ids]
             self.assertEqual(srv.request("GET", "/hurt/_count")[1]["count"], len(kept))
             st, b, _ = self.search_all(srv)
             self.assertTrue(self.assert_answer_right_or_corrupt(st, b, kept))
             self.assertEqual(srv.request("GET", "/fine/_count")[1]["count"], FINE_DOCS)
-            # writable again
+            # writable again, and a force-merge rewrites the segment
             bulk(srv, "hurt", [5])
             self.assertEqual(srv.request("GET", "/hurt/_doc/5")[1]["_source"], source(5))
+            self.assertEqual(srv.request("POST", "/hurt/_forcemerge?max_num_segments=1")[0], 200)
+            st, b, _ = self.search_all(srv)
+            self.assertTrue(self.assert_answer_right_or_corrupt(st, b, sorted(set(kept) | {5})))
         finally:
             srv.stop()
+        rc, out = self.check_index(data)
+        self.assertEqual(rc, 0, out)
 
     def test_flip_in_every_segment_file_part(self):
         folder = os.path.join("indices", self.uuid)
@@ -166,8 +193,7 @@ class DamagedSegment(unittest.TestCase):
         cases = [(self.first + ".fdt", what, at) for what, at in fdt_regions(fdt).items()]
         cases += [(self.first + ".tim", "tim " + what, at) for what, at in
                   (("head", 2), ("middle", tim_size // 2), ("end", tim_size - 1))]
-        live = [i for i in range(PARTS * PER_PART)
-                if not (i < 3 * DELETED and i % 3 == 0)]
+        live = self.live
         for n, (fname, what, at) in enumerate(cases):
             with self.subTest(part=what):
                 data = self.copy("case%d" % n)
@@ -181,7 +207,10 @@ class DamagedSegment(unittest.TestCase):
                     self.assert_red(srv, rel)
                 finally:
                     srv.stop()
-                self.repair_and_verify(data, rel)
+                # a damaged block loses its own documents only; damage
+                # anywhere else loses the segment
+                self.repair_and_verify(data, rel, self.block0 if what == "fdt block"
+                                       else range(PER_PART))
                 shutil.rmtree(data)
 
     def test_damage_at_run_time_fails_the_index_and_stays_reported(self):
@@ -238,7 +267,7 @@ class DamagedSegment(unittest.TestCase):
             self.assert_red(srv, rel)
         finally:
             srv.stop()
-        self.repair_and_verify(data, rel)
+        self.repair_and_verify(data, rel, self.block0)
         srv = Server(data).start()
         try:
             st, b, _ = srv.request("GET", "/_cluster/allocation/explain")
