@@ -240,6 +240,13 @@ class DamagedSegment(unittest.TestCase):
             self.assertIn(rel, f["reason"]["reason"])
             self.assertEqual(b["hits"]["total"]["value"], FINE_DOCS)
             self.assertTrue(all(h["_index"] == "fine" for h in b["hits"]["hits"]))
+            # so does a list of names; without partial results it is an error
+            st, b, _ = srv.request("GET", "/fine,hurt/_count")
+            self.assertEqual((st, b["count"], b["_shards"]["failed"]), (200, FINE_DOCS, 1))
+            st, b, _ = srv.request("GET", "/*/_search?allow_partial_search_results=false")
+            self.assertEqual((st, b["error"]["type"]), (500, "search_phase_execution_exception"))
+            self.assertEqual(b["error"]["failed_shards"][0]["reason"]["type"],
+                             "corrupt_index_exception")
             # _cat/shards and the allocation explanation say why
             rows = {r["index"]: r for r in srv.request(
                 "GET", "/_cat/shards?format=json&h=index,state,ur,ud")[1]}
@@ -275,6 +282,41 @@ class DamagedSegment(unittest.TestCase):
             self.assertIn("there are no unassigned shards", b["error"]["reason"])
         finally:
             srv.stop()
+
+    def test_allocation_explain_of_a_healthy_node(self):
+        srv = Server().start()
+        try:
+            st, b, _ = srv.request("GET", "/_cluster/allocation/explain")
+            self.assertEqual((st, b["error"]["type"]), (400, "illegal_argument_exception"))
+            self.assertTrue(b["error"]["reason"].startswith(
+                "No shard was specified in the request which means the response "
+                "should explain a randomly-chosen unassigned shard, but there are "
+                "no unassigned shards in this cluster."), b)
+            srv.request("PUT", "/two", {"settings": {"number_of_shards": 2,
+                                                     "number_of_replicas": 1}})
+            st, b, _ = srv.request("GET", "/_cluster/allocation/explain")
+            self.assertEqual((st, b["index"], b["primary"], b["current_state"],
+                              b["can_allocate"], b["unassigned_info"]["reason"]),
+                             (200, "two", False, "unassigned", "no", "INDEX_CREATED"))
+            self.assertEqual(b["node_allocation_decisions"][0]["deciders"][0]["decider"],
+                             "same_shard")
+            st, b, _ = srv.request("POST", "/_cluster/allocation/explain",
+                                   {"index": "two", "shard": 1, "primary": True})
+            self.assertEqual((st, b["shard"], b["current_state"]), (200, 1, "started"))
+            for body, etype in (({"index": "two", "shard": 2, "primary": True},
+                                 "illegal_argument_exception"),
+                                ({"index": "two"}, "action_request_validation_exception"),
+                                ({"index": "two", "shard": 0, "primary": True, "x": 1},
+                                 "x_content_parse_exception")):
+                st, b, _ = srv.request("POST", "/_cluster/allocation/explain", body)
+                self.assertEqual((st, b["error"]["type"]), (400, etype), body)
+            st, b, _ = srv.request("POST", "/_cluster/allocation/explain",
+                                   {"index": "nope", "shard": 0, "primary": True})
+            self.assertEqual((st, b["error"]["type"]), (404, "index_not_found_exception"))
+            st, b, _ = srv.request("GET", "/_cluster/allocation/explain?include_disk_info=true")
+            self.assertEqual(st, 400)
+        finally:
+            srv.cleanup()
 
 
 if __name__ == "__main__":
