@@ -53,7 +53,9 @@ static const char *repair_name(const fds_check_segment *c, bool done)
     case FDS_CHECK_DELETE_DOCS:
         return done ? "the damaged blocks' documents deleted"
                     : "delete the damaged blocks' documents";
-    default: return "not repairable here (a dictionary the catalogue lacks)";
+    default:
+        return "none here (a dictionary the catalogue lacks, or a file that "
+               "cannot be read: see the reason)";
     }
 }
 
@@ -97,9 +99,9 @@ static bool print_report(const fds_check_report *rep, bool exorcise)
                "  (no segment is damaged; this is not repaired here)\n",
                rep->failure);
     if (unrepairable)
-        printf("  %zu segment(s) need a dictionary the catalogue lacks; "
-               "dropping them would lose whole documents, so they are kept\n",
-               unrepairable);
+        printf("  %zu segment(s) need a dictionary the catalogue lacks or a "
+               "file that cannot be read; dropping them could lose whole "
+               "documents, so they are kept\n", unrepairable);
     if (!rep->ndamaged && !rep->marker) {
         printf("  %zu segment(s), no damage: %llu live documents\n", rep->nsegs,
                (unsigned long long)rep->live_kept);

@@ -205,9 +205,10 @@ static int check_row(void *ctx, const fds__cat_seg_row *r, fds_err *err)
     snprintf(c->reason, sizeof c->reason, "%s",
              e.reason[0] ? e.reason : fds_strerror(rc));
     rep->ndamaged++;
-    /* a dictionary the catalogue lacks is the catalogue's damage: the
-     * segment is whole and dropping it would lose good documents */
-    if (rc == FDS_EDICT)
+    /* a dictionary the catalogue lacks is the catalogue's damage, and a
+     * file that cannot be read (permissions, the disk) may be whole:
+     * dropping the segment would lose good documents */
+    if (rc == FDS_EDICT || rc == FDS_EIO)
         return 0;
     c->repair = FDS_CHECK_DROP;
     c->docs_lost = c->live_docs;

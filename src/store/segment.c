@@ -417,7 +417,11 @@ int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
     else if (rc)
         rc = fds_err_setk(err, rc, rc == FDS_ENOMEM ? FDS_KIND_INTERNAL : FDS_KIND_CORRUPT,
                           "[%s] segment [%s]: %s", to->name, in->name,
-                          rc == FDS_ENOMEM ? "out of memory" : "damaged block index");
+                          rc == FDS_ENOMEM ? "out of memory"
+                                           : "damaged block or block index (a "
+                                             "block of deleted documents that "
+                                             "check-index left: force-merge "
+                                             "the source first)");
     close(fd);
     if (rc)
         unlink(path);

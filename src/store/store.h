@@ -469,7 +469,8 @@ void fds_index_fail_corrupt(fds_index *ix, fds_err *cause);
 /* One segment's verdict, and its repair. */
 typedef enum fds_check_repair {
     FDS_CHECK_KEEP = 0,     /* whole, or damaged where dropping it would
-                               not help (a dictionary the catalogue lacks) */
+                               not help (a dictionary the catalogue lacks,
+                               a file that cannot be read: FDS_EIO) */
     FDS_CHECK_DROP,         /* the segment goes (its .tim, the .fdt tail or
                                its catalogue row is damaged) */
     FDS_CHECK_DELETE_DOCS   /* only stored-fields blocks are damaged: their

@@ -178,9 +178,21 @@ class DamagedSegment(unittest.TestCase):
             # writable again, and a force-merge rewrites the segment
             bulk(srv, "hurt", [5])
             self.assertEqual(srv.request("GET", "/hurt/_doc/5")[1]["_source"], source(5))
+            # a clone copies every block with a new dictionary id: it
+            # refuses a damaged block left with deleted documents until a
+            # force-merge rewrote the segment, and the source stays green
+            clone = lambda: srv.request("POST", "/hurt/_clone/copy")
+            srv.request("PUT", "/hurt/_settings", {"index.blocks.write": True})
+            if lost_ids == set(self.block0) & set(self.live):
+                st, b, _ = clone()
+                self.assertEqual((st, b["error"]["type"]), (500, "corrupt_index_exception"))
+                self.assertEqual(srv.request("GET", "/_cluster/health")[1]["status"], "green")
             self.assertEqual(srv.request("POST", "/hurt/_forcemerge?max_num_segments=1")[0], 200)
             st, b, _ = self.search_all(srv)
             self.assertTrue(self.assert_answer_right_or_corrupt(st, b, sorted(set(kept) | {5})))
+            st, b, _ = clone()
+            self.assertEqual(st, 200, b)
+            self.assertEqual(srv.request("GET", "/copy/_count")[1]["count"], len(kept) + 1)
         finally:
             srv.stop()
         rc, out = self.check_index(data)
