@@ -461,7 +461,7 @@ void fds_httpc_io_close(fds_httpc_io *io)
 
 /* ---- targets --------------------------------------------------------------- */
 
-int fds_httpc_target_parse(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+int fds_httpc_target_split(fds_httpc_target *t, const char *spec, int default_port, char *msg,
                            size_t msglen)
 {
     memset(t, 0, sizeof *t);
@@ -523,12 +523,21 @@ int fds_httpc_target_parse(fds_httpc_target *t, const char *spec, int default_po
         snprintf(msg, msglen, "invalid port %d", t->port);
         return FDS_EINVAL;
     }
+    return 0;
+}
+
+int fds_httpc_target_parse(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+                           size_t msglen)
+{
+    int rc = fds_httpc_target_split(t, spec, default_port, msg, msglen);
+    if (rc)
+        return rc;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
     char portstr[16];
     snprintf(portstr, sizeof portstr, "%d", t->port);
-    int rc = getaddrinfo(t->host, portstr, &hints, &res);
+    rc = getaddrinfo(t->host, portstr, &hints, &res);
     if (rc != 0 || !res) {
         snprintf(msg, msglen, "host '%s': cannot resolve '%s': %s", spec, t->host,
                  gai_strerror(rc));

@@ -129,6 +129,11 @@ typedef struct fds_httpc_target {
 int fds_httpc_target_parse(fds_httpc_target *t, const char *spec, int default_port, char *msg,
                            size_t msglen);
 
+/* fds_httpc_target_parse() without the resolution: fills t->https, t->host
+ * and t->port only (no look-up, no packet).  0, or FDS_EINVAL with `msg`. */
+int fds_httpc_target_split(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+                           size_t msglen);
+
 /*
  * The transport of one connection: the plain socket, or a GnuTLS session
  * over it.  For the engine's non-blocking sockets: fds_httpc_io_open()
