@@ -29,6 +29,16 @@ import unittest
 from lgcluster import USER, start_cluster, stop_cluster
 
 LOADGEN = os.environ.get("FDS_LOADGEN", "loadgen")
+
+
+def load_strict(path):
+    """The JSON at path; a key twice in one object fails."""
+    def pairs(kv):
+        keys = [k for k, _ in kv]
+        assert len(keys) == len(set(keys)), "duplicate keys in %s: %s" % (path, keys)
+        return dict(kv)
+    with open(path) as f:
+        return json.load(f, object_pairs_hook=pairs)
 SHORT = ["--a", "logs-deflate", "--b", "logs-zstd", "--rounds", "2", "--round-duration", "1",
          "--warmup", "0.3", "--clients", "6", "--threads", "2", "--pool", "200",
          "--sample-docs", "100"]
@@ -69,8 +79,7 @@ class LoadgenCluster(unittest.TestCase):
         r = self.loadgen("ab", "--host", self.three, "--cacert", self.cert, "--user", USER,
                          "--password-file", self.pwfile, *SHORT, "--json", js, "--md", md,
                          "--quiet")
-        with open(js) as f:
-            d = json.load(f)
+        d = load_strict(js)
         cl = d["cluster"]
         self.assertEqual(cl["name"], "fieldstore")
         self.assertEqual([n["url"] for n in cl["nodes"]], [n.url for n in self.nodes[:3]])
@@ -152,6 +161,10 @@ class LoadgenCluster(unittest.TestCase):
                          "--json", self.out("insecure.json"))
         self.assertIn("WARNING: --insecure", r.stderr)
 
+    def test_every_node_needs_a_connection(self):
+        r = self.loadgen("ab", "--host", self.three, *SHORT, "--clients", "2", expect=2)
+        self.assertIn("fewer than the 3 nodes", r.stderr)
+
     def test_secrets_never_on_the_command_line(self):
         r = self.loadgen("ab", "--host", self.nodes[1].url, "--user", USER, "--password", "x",
                          *SHORT, expect=2)
@@ -182,13 +195,15 @@ class LoadgenCluster(unittest.TestCase):
         out = p.stdout.read()
         rc = p.wait(timeout=300)
         t.join()
+        p.stdout.close()
+        p.stderr.close()
         stderr = "".join(err)
         self.assertEqual(rc, 3, stderr[-3000:])
         self.assertIn("marked, not averaged in", stderr)
         self.assertIn("node %s failed" % victim.url, stderr)
-        with open(js) as f:
-            d = json.load(f)
+        d = load_strict(js)
         self.assertEqual(d["config"]["rounds"], 1)  # round 1 only
+        self.assertEqual([r["round"] for r in d["sides"][0]["rounds"]], [1])
         self.assertEqual([m["round"] for m in d["marked_rounds"]], [2, 3])
         self.assertIn(victim.url, d["marked_rounds"][0]["sides"][0]["reason"])
         self.assertIn("Marked rounds", out)

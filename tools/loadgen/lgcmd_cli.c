@@ -348,6 +348,25 @@ static int set_tls(fds__lgcmd_opts *o)
     return 0;
 }
 
+/* Every node needs a connection of its own; an uneven spread gets a note.
+ * 0, or 2 after a message. */
+static int check_spread(const fds__lgcmd_opts *o)
+{
+    if (o->ntargets == 1)
+        return 0;
+    if (o->clients < o->ntargets) {
+        fprintf(stderr, "loadgen: --clients %d is fewer than the %d nodes: every node needs a "
+                        "connection of its own\n", o->clients, o->ntargets);
+        return 2;
+    }
+    if (o->clients % o->ntargets)
+        fprintf(stderr, "loadgen: note: %d connections over %d nodes: the first %d nodes get "
+                        "%d, the others %d (a multiple of %d spreads them evenly)\n",
+                o->clients, o->ntargets, o->clients % o->ntargets,
+                o->clients / o->ntargets + 1, o->clients / o->ntargets, o->ntargets);
+    return 0;
+}
+
 void fds__lgcmd_opts_free(fds__lgcmd_opts *o)
 {
     fds_httpc_tls_free(o->tls);
@@ -389,7 +408,7 @@ int fds__lgcmd_parse(fds__lgcmd_opts *o, int ab, int argc, char **argv)
         fprintf(stderr, "loadgen: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (set_targets(o) || set_credentials(o) || set_tls(o)) {
+    if (set_targets(o) || set_credentials(o) || set_tls(o) || check_spread(o)) {
         fds__lgcmd_opts_free(o);
         return 2;
     }

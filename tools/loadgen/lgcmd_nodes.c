@@ -432,6 +432,10 @@ void fds__lgcmd_nodes_mean(cJSON *side, cJSON *const *rounds, int n)
     const cJSON *first = cJSON_GetObjectItemCaseSensitive(rounds[0], "nodes");
     if (!first)
         return;
+    /* replace what a generic mean over rounds may have made of them */
+    cJSON_DeleteItemFromObjectCaseSensitive(side, "nodes");
+    cJSON_DeleteItemFromObjectCaseSensitive(side, "nodes_cpu");
+    cJSON_DeleteItemFromObjectCaseSensitive(side, "targets");
     cJSON *arr = cJSON_AddArrayToObject(side, "nodes");
     for (int i = 0; i < cJSON_GetArraySize(first); i++) {
         const cJSON *f = cJSON_GetArrayItem(first, i);
