@@ -154,6 +154,9 @@ int main(void)
     ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:0", 9200, msg, sizeof msg) != 0);
     ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:70000", 9200, msg, sizeof msg) != 0);
     ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:12x", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:+80", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1: 80", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "[::1]:", 9200, msg, sizeof msg) != 0);
     ASSERT(fds_httpc_target_parse(&t, "::1", 9200, msg, sizeof msg) != 0);
     ASSERT(strstr(msg, "[ADDR]") != NULL);
     ASSERT(fds_httpc_target_parse(&t, "[::1", 9200, msg, sizeof msg) != 0);

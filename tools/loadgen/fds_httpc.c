@@ -511,9 +511,9 @@ int fds_httpc_target_split(fds_httpc_target *t, const char *spec, int default_po
     t->host[hl] = '\0';
     t->port = default_port;
     if (port) {
-        char *end;
-        long v = strtol(port, &end, 10);
-        if (end == port || end != p + len || v < 1 || v > 65535) {
+        char *end = NULL;
+        long v = *port >= '0' && *port <= '9' ? strtol(port, &end, 10) : 0;
+        if (v < 1 || v > 65535 || end != p + len) {
             snprintf(msg, msglen, "host '%s': bad port", spec);
             return FDS_EINVAL;
         }
