@@ -5,6 +5,7 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config python3 curl zstd
       libzstd-dev zlib1g-dev liblz4-dev libsqlite3-dev libcjson-dev
       libmicrohttpd-dev libutf8proc-dev stress-ng wrk
+      libgnutls28-dev        # tools/loadgen: https:// targets, with the TLS library libmicrohttpd serves with
       libcrypt-dev openssl whois
       libmurmurhash-dev      # MurmurHash3 for the cardinality sketch (src/query/aggs/hll.c)
       libicu-dev             # time zone rules for named zones (src/query/time/tz.c)

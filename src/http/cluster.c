@@ -431,8 +431,8 @@ static void meminfo(uint64_t *total, uint64_t *avail)
 }
 
 /* Process CPU time in ms and the server's CPU% since the previous call
- * (100% = one core), as Elasticsearch's process.cpu.percent. */
-static void process_cpu(uint64_t *total_ms, int *percent)
+ * (100% = one core, top(1)'s scale, as _cat/nodes shows it). */
+static void process_cpu(uint64_t *total_ms, double *percent)
 {
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static uint64_t last_cpu_ms, last_wall_ms;
@@ -444,11 +444,48 @@ static void process_cpu(uint64_t *total_ms, int *percent)
     pthread_mutex_lock(&mu);
     *percent = 0;
     if (last_wall_ms && wall > last_wall_ms)
-        *percent = (int)(100.0 * (double)(cpu - last_cpu_ms) / (double)(wall - last_wall_ms) + 0.5);
+        *percent = 100.0 * (double)(cpu - last_cpu_ms) / (double)(wall - last_wall_ms);
     last_cpu_ms = cpu;
     last_wall_ms = wall;
     pthread_mutex_unlock(&mu);
     *total_ms = cpu;
+}
+
+/* The machine's busy share of all CPUs since the previous call, 0..100, as
+ * Elasticsearch's os.cpu.percent (OsProbe.getSystemCpuPercent: the recent
+ * system CPU load of the whole machine, 100 = every core busy).  From the
+ * `cpu` line of /proc/stat: busy = user + nice + system + irq + softirq +
+ * steal over those plus idle + iowait; 0 on the first call. */
+static int os_cpu_percent(void)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static unsigned long long last_busy, last_all;
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return 0;
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                   &v[3], &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 4)
+        return 0;
+    unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    unsigned long long all = busy + v[3] + v[4];
+    int pct = 0;
+    pthread_mutex_lock(&mu);
+    if (last_all && all > last_all && busy >= last_busy)
+        pct = (int)(100.0 * (double)(busy - last_busy) / (double)(all - last_all) + 0.5);
+    last_busy = busy;
+    last_all = all;
+    pthread_mutex_unlock(&mu);
+    return pct;
+}
+
+/* The CPUs this process may use (os.available_processors), at least 1. */
+static long ncpu(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }
 
 /* Node stats metrics Elasticsearch knows; we fill os, process and indices. */
@@ -502,7 +539,7 @@ void fds__h_nodes_stats(fds_req *r, fds_resp *o)
     loadavg(la);
     uint64_t total, avail, cpu_ms;
     meminfo(&total, &avail);
-    int pct;
+    double pct;
     process_cpu(&cpu_ms, &pct);
     cJSON *j = cJSON_CreateObject();
     cJSON *nn = cJSON_AddObjectToObject(j, "_nodes");
@@ -521,6 +558,7 @@ void fds__h_nodes_stats(fds_req *r, fds_resp *o)
     if (fds__metric_on(metrics, "os")) {
         cJSON *os = cJSON_AddObjectToObject(n, "os");
         cJSON *oc = cJSON_AddObjectToObject(os, "cpu");
+        cJSON_AddNumberToObject(oc, "percent", os_cpu_percent());
         cJSON *l = cJSON_AddObjectToObject(oc, "load_average");
         cJSON_AddNumberToObject(l, "1m", la[0]);
         cJSON_AddNumberToObject(l, "5m", la[1]);
@@ -537,7 +575,9 @@ void fds__h_nodes_stats(fds_req *r, fds_resp *o)
         cJSON_AddNumberToObject(p, "timestamp", (double)time(NULL) * 1000);
         cJSON_AddNumberToObject(p, "id", (double)getpid());
         cJSON *pc = cJSON_AddObjectToObject(p, "cpu");
-        cJSON_AddNumberToObject(pc, "percent", pct);
+        /* Elasticsearch's scale (ProcessProbe.getProcessCpuPercent: the
+         * process's recent share of every core, 100 = all busy) */
+        cJSON_AddNumberToObject(pc, "percent", (int)(pct / (double)ncpu() + 0.5));
         cJSON_AddNumberToObject(pc, "total_in_millis", (double)cpu_ms);
     }
     fds__resp_json(o, 200, j);
@@ -553,14 +593,14 @@ void fds__h_cat_nodes(fds_req *r, fds_resp *o)
     loadavg(la);
     uint64_t total, avail, cpu_ms;
     meminfo(&total, &avail);
-    int pct;
+    double pct;
     process_cpu(&cpu_ms, &pct);
     char *row[11];
     char buf[11][32];
     snprintf(buf[0], 32, "127.0.0.1");
     snprintf(buf[1], 32, "0");
     snprintf(buf[2], 32, "%d", total ? (int)(100.0 * (double)(total - avail) / (double)total) : 0);
-    snprintf(buf[3], 32, "%d", pct);
+    snprintf(buf[3], 32, "%d", (int)(pct + 0.5));
     snprintf(buf[4], 32, "%.2f", la[0]);
     snprintf(buf[5], 32, "%.2f", la[1]);
     snprintf(buf[6], 32, "%.2f", la[2]);

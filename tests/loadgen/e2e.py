@@ -61,7 +61,9 @@ def run_json(port, name, *args):
 
 
 def t_closed_5ms():
+    s_port = []
     with Server("--mode", "delay", "--delay-ms", "5") as s:
+        s_port.append(s.port)
         d = run_json(s.port, "closed_5ms", "--index", "logs", "--clients", 4, "--threads", 2,
                      "--duration", 3, "--warmup", 1)
     r = d["result"]
@@ -73,6 +75,13 @@ def t_closed_5ms():
     # 4 clients x 1 request per ~5 ms: about 800 req/s
     check(500 < r["qps"] < 900, "qps %.1f implausible for 4 clients x 5 ms" % r["qps"])
     check(r["cpu_percent"] is not None, "server CPU not measured via /_nodes/stats")
+    # that CPU is the node's, from its process.cpu.total_in_millis, named per node
+    nodes = r["nodes"]
+    check(len(nodes) == 1 and nodes[0]["cpu_percent"] == r["cpu_percent"]
+          and nodes[0]["samples"] >= 1, "per-node CPU %r" % nodes)
+    check(r["nodes_cpu"]["cpu_percent"] == r["cpu_percent"], "summed node CPU")
+    check(d["cluster"]["nodes"][0]["available_processors"] == 1 and d["cluster"]["index_codec"]["logs"]
+          == {"http://127.0.0.1:%d" % s_port[0]: "best_compression"}, "cluster %r" % d["cluster"])
     check(r["codec"] == "best_compression", "codec %r" % r["codec"])
     check(r["store_bytes"] == 1000000, "store_bytes %r" % r["store_bytes"])
     check(d["system"]["cat_nodes_before"][0]["ram.percent"] == "42", "cat nodes not read")
@@ -180,6 +189,10 @@ def t_connection_refused():
     r = d["result"]
     check(r["ok"] == 0 and r["qps"] == 0, "successes without a server")
     check(r["errors_by_kind"]["connect"] > 0, "connect errors not counted")
+    # the node is named, with the reason, and the result is marked
+    t = r["targets"][0]
+    check(t["connect"] > 0 and "refused" in t.get("first_error", ""), "per-node errors %r" % t)
+    check("marked" in r and "127.0.0.1:%d" % port in r["marked"], "result not marked")
 
 
 def t_chunked_and_bounds():
@@ -195,8 +208,13 @@ def t_chunked_and_bounds():
         check(r["sent"] <= 200, "sent %s > --max-requests 200" % r["sent"])
         check(r["ok"] + r["errors"] == r["sent"], "requests unaccounted: %s" % r)
         check(r["elapsed_s"] < 10, "max-requests did not end the run")
-        r = loadgen("run", "--port", s.port, "--host", "192.0.2.7", "--path", "/", expect_rc=2)
-        check("loopback" in r.stderr, "non-loopback refusal message")
+        # a bad target or a secret on the command line ends before any packet
+        r = loadgen("run", "--port", s.port, "--host", "ftp://127.0.0.1", "--path", "/",
+                    expect_rc=2)
+        check("http://" in r.stderr, "bad scheme message: %r" % r.stderr[-300:])
+        r = loadgen("run", "--port", s.port, "--user", "u", "--password", "x", "--path", "/",
+                    expect_rc=2)
+        check("ps(1)" in r.stderr, "password on the command line not refused")
 
 
 def fresh(*names):

@@ -7,6 +7,9 @@
  *    the body that was framed, consuming exactly the response's bytes.
  * 2. Garbage: mutated and random inputs must never crash, never consume more
  *    than given, and never report more body than input.
+ * 3. --host elements: the same inputs as a target (fds_httpc_target_split,
+ *    which looks nothing up) never crash, and an accepted one has a host
+ *    that fits and a port in 1..65535.
  * Fixed seed, so a failure is reproducible; run under FDS_ASAN to catch
  * memory errors.  Built with -DFDS_LIBFUZZER it is a libFuzzer target
  * instead (LLVMFuzzerTestOneInput).
@@ -55,8 +58,25 @@ static size_t feed_random(const char *msg, size_t n)
     return used;
 }
 
+static void target_garbage(const uint8_t *data, size_t n)
+{
+    char spec[512], msg[256];
+    if (n >= sizeof spec)
+        n = sizeof spec - 1;
+    memcpy(spec, data, n);
+    spec[n] = '\0';
+    fds_httpc_target t;
+    if (fds_httpc_target_split(&t, spec, 9200, msg, sizeof msg) == 0) {
+        ASSERT(t.port >= 1 && t.port <= 65535);
+        ASSERT(t.host[0] != '\0' && strlen(t.host) < sizeof t.host);
+    } else {
+        ASSERT(msg[0] != '\0');
+    }
+}
+
 static void garbage(const uint8_t *data, size_t n)
 {
+    target_garbage(data, n);
     memset(&R, 0, sizeof R);
     fds_httpc_resp_reset(&R, 1);
     size_t u = fds_httpc_resp_feed(&R, (const char *)data, n);

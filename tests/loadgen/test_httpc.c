@@ -126,19 +126,40 @@ int main(void)
     ASSERT(fds_httpc_resp_feed(&R, head, strlen(head)) == strlen(head));
     ASSERT(R.state == FDS_HTTPC_DONE);
 
-    /* loopback only */
-    struct sockaddr_storage a;
-    socklen_t al;
+    /* targets: scheme, host, port, IPv6 brackets; literal addresses only
+     * (these tests never look a name up) */
+    fds_httpc_target t;
     char msg[256];
-    ASSERT(fds_httpc_resolve_loopback("127.0.0.1", 9200, &a, &al, msg, sizeof msg) == 0);
-    ASSERT(fds_httpc_resolve_loopback("127.1.2.3", 9200, &a, &al, msg, sizeof msg) == 0);
-    ASSERT(fds_httpc_resolve_loopback("::1", 9200, &a, &al, msg, sizeof msg) == 0);
-    ASSERT(fds_httpc_resolve_loopback("localhost", 9200, &a, &al, msg, sizeof msg) == 0);
-    ASSERT(fds_httpc_resolve_loopback("10.0.0.1", 9200, &a, &al, msg, sizeof msg) != 0);
-    ASSERT(strstr(msg, "loopback") != NULL);
-    ASSERT(fds_httpc_resolve_loopback("192.168.1.1", 80, &a, &al, msg, sizeof msg) != 0);
-    ASSERT(fds_httpc_resolve_loopback("::ffff:10.1.1.1", 80, &a, &al, msg, sizeof msg) != 0);
-    ASSERT(fds_httpc_resolve_loopback("example.com", 80, &a, &al, msg, sizeof msg) != 0);
-    ASSERT(fds_httpc_resolve_loopback("0.0.0.0", 80, &a, &al, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1", 9200, msg, sizeof msg) == 0);
+    ASSERT(t.port == 9200 && !t.https && !strcmp(t.host, "127.0.0.1"));
+    ASSERT(!strcmp(t.url, "http://127.0.0.1:9200") && !strcmp(t.host_header, "127.0.0.1:9200"));
+    ASSERT(fds_httpc_addr_is_loopback((const struct sockaddr *)&t.addr));
+    ASSERT(fds_httpc_target_parse(&t, "https://127.0.0.3:9443/", 9200, msg, sizeof msg) == 0);
+    ASSERT(t.https && t.port == 9443 && !strcmp(t.url, "https://127.0.0.3:9443"));
+    ASSERT(fds_httpc_target_parse(&t, "http://[::1]:9201", 9200, msg, sizeof msg) == 0);
+    ASSERT(t.port == 9201 && !strcmp(t.host, "::1") && !strcmp(t.host_header, "[::1]:9201"));
+    ASSERT(fds_httpc_addr_is_loopback((const struct sockaddr *)&t.addr));
+    ASSERT(fds_httpc_target_parse(&t, "127.1.2.3:1", 9200, msg, sizeof msg) == 0);
+    ASSERT(fds_httpc_addr_is_loopback((const struct sockaddr *)&t.addr));
+    /* any host is a valid target now; parsing a literal sends nothing */
+    ASSERT(fds_httpc_target_parse(&t, "10.0.0.1:9200", 9200, msg, sizeof msg) == 0);
+    ASSERT(!fds_httpc_addr_is_loopback((const struct sockaddr *)&t.addr));
+    ASSERT(fds_httpc_target_parse(&t, "[::ffff:10.1.1.1]:80", 9200, msg, sizeof msg) == 0);
+    ASSERT(!fds_httpc_addr_is_loopback((const struct sockaddr *)&t.addr));
+    ASSERT(fds_httpc_target_parse(&t, "[::ffff:127.0.0.1]:80", 9200, msg, sizeof msg) == 0);
+    ASSERT(fds_httpc_addr_is_loopback((const struct sockaddr *)&t.addr));
+    /* malformed */
+    ASSERT(fds_httpc_target_parse(&t, "ftp://127.0.0.1", 9200, msg, sizeof msg) != 0);
+    ASSERT(strstr(msg, "http") != NULL);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:0", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:70000", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:12x", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1:+80", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "127.0.0.1: 80", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "[::1]:", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "::1", 9200, msg, sizeof msg) != 0);
+    ASSERT(strstr(msg, "[ADDR]") != NULL);
+    ASSERT(fds_httpc_target_parse(&t, "[::1", 9200, msg, sizeof msg) != 0);
+    ASSERT(fds_httpc_target_parse(&t, "https://", 9200, msg, sizeof msg) != 0);
     TEST_DONE();
 }

@@ -34,7 +34,11 @@
  *                            fetch_time_in_micros = 300 per load search so
  *                            far (a fetch share of exactly 0.3)
  *   GET /_cat/indices/{index}  [{"store.size": the size above in kb}]
- *   GET /_nodes/stats        nodes.test-node.process.id = this process's pid
+ *   GET /_nodes/stats, /_nodes/_local/stats/os,process
+ *                            nodes.test-node.process.id = this process's pid,
+ *                            process.cpu.total_in_millis its getrusage() time,
+ *                            process.cpu.percent and os.cpu.percent 0
+ *   GET /_nodes/_local/os    nodes.test-node.os.available_processors = 1
  *   GET /_cat/nodes          one row of load_1m, load_5m, load_15m, ram.percent
  *   GET /                    "ok"
  */
@@ -47,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -253,13 +258,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                      0);
     char buf[512];
     const char *us;
-    if (!strcmp(url, "/_nodes/stats")) {
+    if (!strcmp(url, "/_nodes/stats") || !strcmp(url, "/_nodes/_local/stats/os,process")) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        long long ms = (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
         snprintf(buf, sizeof buf,
                  "{\"cluster_name\":\"test\",\"nodes\":{\"test-node\":{\"name\":\"test\","
-                 "\"process\":{\"id\":%d,\"cpu\":{\"percent\":0}}}}}",
-                 (int)getpid());
+                 "\"os\":{\"cpu\":{\"percent\":0}},"
+                 "\"process\":{\"id\":%d,\"cpu\":{\"percent\":0,\"total_in_millis\":%lld}}}}}",
+                 (int)getpid(), ms);
         return reply(c, 200, buf, 0);
     }
+    if (!strcmp(url, "/_nodes/_local/os"))
+        return reply(c, 200,
+                     "{\"nodes\":{\"test-node\":{\"name\":\"test\","
+                     "\"os\":{\"available_processors\":1}}}}",
+                     0);
     if (!strcmp(url, "/_cat/nodes"))
         return reply(c, 200,
                      "[{\"load_1m\":\"0.10\",\"load_5m\":\"0.20\",\"load_15m\":\"0.30\","

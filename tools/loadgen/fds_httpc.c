@@ -1,10 +1,13 @@
 /*
- * fds_httpc.c: incremental HTTP/1.1 response parser, loopback check and a
- * blocking one-shot client (see fds_httpc.h).
+ * fds_httpc.c: incremental HTTP/1.1 response parser, targets, the plain or
+ * TLS (GnuTLS) transport of a connection and a blocking one-shot client
+ * (see fds_httpc.h).
  */
 #include "fds_httpc.h"
 
 #include "fds_error.h"
+
+#include <gnutls/gnutls.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -295,7 +298,7 @@ int fds_httpc_resp_eof(fds_httpc_resp *r)
     return r->state == FDS_HTTPC_DONE;
 }
 
-static int addr_is_loopback(const struct sockaddr *sa)
+int fds_httpc_addr_is_loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
@@ -311,45 +314,247 @@ static int addr_is_loopback(const struct sockaddr *sa)
     return 0;
 }
 
-int fds_httpc_resolve_loopback(const char *host, int port, struct sockaddr_storage *addr,
-                               socklen_t *addrlen, char *msg, size_t msglen)
+/* ---- TLS (GnuTLS) ---------------------------------------------------------- */
+
+struct fds_httpc_tls {
+    gnutls_certificate_credentials_t cred;
+    int insecure;
+};
+
+int fds_httpc_tls_new(const char *cacert, int insecure, fds_httpc_tls **out, char *msg,
+                      size_t msglen)
 {
+    *out = NULL;
+    fds_httpc_tls *t = calloc(1, sizeof *t);
+    if (!t || gnutls_certificate_allocate_credentials(&t->cred) < 0) {
+        free(t);
+        snprintf(msg, msglen, "out of memory setting up TLS");
+        return FDS_ENOMEM;
+    }
+    t->insecure = insecure;
+    if (cacert) {
+        int n = gnutls_certificate_set_x509_trust_file(t->cred, cacert, GNUTLS_X509_FMT_PEM);
+        if (n <= 0) {
+            snprintf(msg, msglen, "--cacert %s: no PEM certificate could be read (%s)", cacert,
+                     n < 0 ? gnutls_strerror(n) : "the file holds none");
+            fds_httpc_tls_free(t);
+            return FDS_EINVAL;
+        }
+    } else if (!insecure) {
+        /* no --cacert: the system's trust store, as curl does */
+        gnutls_certificate_set_x509_system_trust(t->cred);
+    }
+    *out = t;
+    return 0;
+}
+
+void fds_httpc_tls_free(fds_httpc_tls *t)
+{
+    if (!t)
+        return;
+    gnutls_certificate_free_credentials(t->cred);
+    free(t);
+}
+
+int fds_httpc_io_open(fds_httpc_io *io, const fds_httpc_target *t, char *msg, size_t msglen)
+{
+    io->ses = NULL;
+    if (!t->https)
+        return 0;
+    if (!t->tls) {
+        snprintf(msg, msglen, "%s: https without TLS settings", t->url);
+        return FDS_EIO;
+    }
+    gnutls_session_t ses;
+    if (gnutls_init(&ses, GNUTLS_CLIENT | GNUTLS_NONBLOCK) < 0) {
+        snprintf(msg, msglen, "out of memory starting TLS");
+        return FDS_ENOMEM;
+    }
+    if (gnutls_set_default_priority(ses) < 0 ||
+        gnutls_credentials_set(ses, GNUTLS_CRD_CERTIFICATE, t->tls->cred) < 0) {
+        gnutls_deinit(ses);
+        snprintf(msg, msglen, "%s: TLS set-up failed", t->url);
+        return FDS_EIO;
+    }
+    struct in6_addr a6;
+    struct in_addr a4;
+    int is_ip = inet_pton(AF_INET, t->host, &a4) == 1 || inet_pton(AF_INET6, t->host, &a6) == 1;
+    if (!is_ip) /* RFC 6066: server_name carries host names only */
+        gnutls_server_name_set(ses, GNUTLS_NAME_DNS, t->host, strlen(t->host));
+    if (!t->tls->insecure) /* the chain and the name (an IP literal: an IP SAN) */
+        gnutls_session_set_verify_cert(ses, t->host, 0);
+    gnutls_transport_set_int(ses, io->fd);
+    gnutls_handshake_set_timeout(ses, 0);
+    io->ses = ses;
+    return 0;
+}
+
+int fds_httpc_io_handshake(fds_httpc_io *io, int *want_write, char *msg, size_t msglen)
+{
+    *want_write = 0;
+    if (!io->ses)
+        return 0;
+    gnutls_session_t ses = io->ses;
+    int rc = gnutls_handshake(ses);
+    if (rc == GNUTLS_E_SUCCESS)
+        return 0;
+    if (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) {
+        *want_write = gnutls_record_get_direction(ses);
+        return 1;
+    }
+    if (rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
+        unsigned st = gnutls_session_get_verify_cert_status(ses);
+        gnutls_datum_t d = {0};
+        if (gnutls_certificate_verification_status_print(st, GNUTLS_CRT_X509, &d, 0) == 0) {
+            snprintf(msg, msglen,
+                     "TLS: the server's certificate does not verify: %s (give --cacert FILE "
+                     "with the CA that signed it, or --insecure)",
+                     (const char *)d.data);
+            gnutls_free(d.data);
+        } else {
+            snprintf(msg, msglen, "TLS: the server's certificate does not verify");
+        }
+    } else {
+        snprintf(msg, msglen, "TLS handshake failed: %s", gnutls_strerror(rc));
+    }
+    return FDS_EIO;
+}
+
+ssize_t fds_httpc_io_send(fds_httpc_io *io, const void *buf, size_t n)
+{
+    if (!io->ses)
+        return send(io->fd, buf, n, MSG_NOSIGNAL);
+    ssize_t r = gnutls_record_send(io->ses, buf, n);
+    if (r >= 0)
+        return r;
+    errno = r == GNUTLS_E_AGAIN ? EAGAIN : r == GNUTLS_E_INTERRUPTED ? EINTR : ECONNRESET;
+    return -1;
+}
+
+ssize_t fds_httpc_io_recv(fds_httpc_io *io, void *buf, size_t n)
+{
+    if (!io->ses)
+        return recv(io->fd, buf, n, 0);
+    ssize_t r = gnutls_record_recv(io->ses, buf, n);
+    if (r >= 0)
+        return r;
+    if (r == GNUTLS_E_PREMATURE_TERMINATION)
+        return 0; /* closed without close_notify: the parser decides if that was early */
+    errno = r == GNUTLS_E_AGAIN ? EAGAIN : r == GNUTLS_E_INTERRUPTED ? EINTR : ECONNRESET;
+    return -1;
+}
+
+size_t fds_httpc_io_pending(const fds_httpc_io *io)
+{
+    return io->ses ? gnutls_record_check_pending(io->ses) : 0;
+}
+
+void fds_httpc_io_close(fds_httpc_io *io)
+{
+    if (io->ses)
+        gnutls_deinit(io->ses);
+    io->ses = NULL;
+    if (io->fd >= 0)
+        close(io->fd);
+    io->fd = -1;
+}
+
+/* ---- targets --------------------------------------------------------------- */
+
+int fds_httpc_target_split(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+                           size_t msglen)
+{
+    memset(t, 0, sizeof *t);
+    const char *p = spec;
+    if (!strncasecmp(p, "https://", 8)) {
+        t->https = 1;
+        p += 8;
+    } else if (!strncasecmp(p, "http://", 7)) {
+        p += 7;
+    } else if (strstr(p, "://")) {
+        snprintf(msg, msglen, "host '%s': only http:// and https:// are spoken", spec);
+        return FDS_EINVAL;
+    }
+    size_t len = strlen(p);
+    if (len && p[len - 1] == '/')
+        len--;
+    const char *hs = p, *he, *port = NULL;
+    if (*p == '[') {
+        hs = p + 1;
+        he = memchr(hs, ']', len - 1);
+        if (!he) {
+            snprintf(msg, msglen, "host '%s': unclosed '['", spec);
+            return FDS_EINVAL;
+        }
+        if (he + 1 < p + len) {
+            if (he[1] != ':') {
+                snprintf(msg, msglen, "host '%s': junk after ']'", spec);
+                return FDS_EINVAL;
+            }
+            port = he + 2;
+        }
+    } else {
+        const char *colon = memchr(p, ':', len);
+        he = colon ? colon : p + len;
+        if (colon && memchr(colon + 1, ':', (size_t)(p + len - colon - 1))) {
+            snprintf(msg, msglen, "host '%s': write an IPv6 address as [ADDR]:PORT", spec);
+            return FDS_EINVAL;
+        }
+        port = colon ? colon + 1 : NULL;
+    }
+    size_t hl = (size_t)(he - hs);
+    if (hl == 0 || hl >= sizeof t->host) {
+        snprintf(msg, msglen, "host '%s': no host name", spec);
+        return FDS_EINVAL;
+    }
+    memcpy(t->host, hs, hl);
+    t->host[hl] = '\0';
+    t->port = default_port;
+    if (port) {
+        char *end = NULL;
+        long v = *port >= '0' && *port <= '9' ? strtol(port, &end, 10) : 0;
+        if (v < 1 || v > 65535 || end != p + len) {
+            snprintf(msg, msglen, "host '%s': bad port", spec);
+            return FDS_EINVAL;
+        }
+        t->port = (int)v;
+    }
+    if (t->port < 1 || t->port > 65535) {
+        snprintf(msg, msglen, "invalid port %d", t->port);
+        return FDS_EINVAL;
+    }
+    return 0;
+}
+
+int fds_httpc_target_parse(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+                           size_t msglen)
+{
+    int rc = fds_httpc_target_split(t, spec, default_port, msg, msglen);
+    if (rc)
+        return rc;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_socktype = SOCK_STREAM;
-    /* Only literal addresses and "localhost" are looked up: a name that needs
-     * DNS is not a loopback target by construction. */
-    if (strcasecmp(host, "localhost") != 0)
-        hints.ai_flags = AI_NUMERICHOST;
     char portstr[16];
-    snprintf(portstr, sizeof portstr, "%d", port);
-    if (port <= 0 || port > 65535) {
-        snprintf(msg, msglen, "invalid port %d", port);
-        return FDS_EINVAL;
-    }
-    int rc = getaddrinfo(host, portstr, &hints, &res);
+    snprintf(portstr, sizeof portstr, "%d", t->port);
+    rc = getaddrinfo(t->host, portstr, &hints, &res);
     if (rc != 0 || !res) {
-        snprintf(msg, msglen,
-                 "refusing target '%s': loadgen only talks to loopback targets "
-                 "(127.0.0.0/8, ::1 or localhost)",
-                 host);
+        snprintf(msg, msglen, "host '%s': cannot resolve '%s': %s", spec, t->host,
+                 gai_strerror(rc));
+        if (res)
+            freeaddrinfo(res);
         return FDS_EINVAL;
     }
-    for (struct addrinfo *a = res; a; a = a->ai_next) {
-        if (!addr_is_loopback(a->ai_addr)) {
-            snprintf(msg, msglen,
-                     "refusing target '%s': not a loopback address; loadgen only talks to "
-                     "127.0.0.0/8, ::1 or localhost",
-                     host);
-            freeaddrinfo(res);
-            return FDS_EINVAL;
-        }
-    }
-    memcpy(addr, res->ai_addr, res->ai_addrlen);
-    *addrlen = res->ai_addrlen;
+    memcpy(&t->addr, res->ai_addr, res->ai_addrlen);
+    t->addrlen = res->ai_addrlen;
     freeaddrinfo(res);
+    int v6 = strchr(t->host, ':') != NULL;
+    snprintf(t->host_header, sizeof t->host_header, v6 ? "[%s]:%d" : "%s:%d", t->host, t->port);
+    snprintf(t->url, sizeof t->url, "%s://%s", t->https ? "https" : "http", t->host_header);
     return 0;
 }
+
+/* ---- the blocking client --------------------------------------------------- */
 
 static int64_t now_ms(void)
 {
@@ -373,75 +578,129 @@ static int wait_fd(int fd, short ev, int64_t deadline)
     }
 }
 
-int fds_httpc_request(const struct sockaddr_storage *addr, socklen_t addrlen, const char *host,
-                      const char *method, const char *path, const char *body, int timeout_ms,
-                      int *status, char **out)
+static void say(char *why, size_t whylen, const char *fmt, const char *a, const char *b)
+{
+    if (why && whylen)
+        snprintf(why, whylen, fmt, a, b);
+}
+
+/* Connect `io` to t (TCP, then TLS) by `deadline`; 0, or FDS_E* with `why`. */
+static int blocking_connect(fds_httpc_io *io, const fds_httpc_target *t, int64_t deadline,
+                            char *why, size_t whylen)
+{
+    io->ses = NULL;
+    io->fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (io->fd < 0) {
+        say(why, whylen, "%s: socket: %s", t->url, strerror(errno));
+        return FDS_EIO;
+    }
+    if (connect(io->fd, (const struct sockaddr *)&t->addr, t->addrlen) != 0 &&
+        errno != EINPROGRESS) {
+        say(why, whylen, "%s: connect: %s", t->url, strerror(errno));
+        return FDS_EIO;
+    }
+    if (wait_fd(io->fd, POLLOUT, deadline) != 0) {
+        say(why, whylen, "%s: connect: %s", t->url, "timed out");
+        return FDS_EIO;
+    }
+    int soerr = 0;
+    socklen_t sl = sizeof soerr;
+    if (getsockopt(io->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr != 0) {
+        say(why, whylen, "%s: connect: %s", t->url, strerror(soerr ? soerr : errno));
+        return FDS_EIO;
+    }
+    char msg[512] = "";
+    int rc = fds_httpc_io_open(io, t, msg, sizeof msg);
+    for (int ww = 0; rc == 0;) {
+        rc = fds_httpc_io_handshake(io, &ww, msg, sizeof msg);
+        if (rc == 1 && wait_fd(io->fd, ww ? POLLOUT : POLLIN, deadline) != 0) {
+            snprintf(msg, sizeof msg, "TLS handshake timed out");
+            rc = FDS_EIO;
+        }
+        if (rc != 1)
+            break;
+        rc = 0;
+    }
+    if (rc)
+        say(why, whylen, "%s: %s", t->url, msg);
+    return rc;
+}
+
+int fds_httpc_request_why(const fds_httpc_target *t, const char *method, const char *path,
+                          const char *body, int timeout_ms, int *status, char **out, char *why,
+                          size_t whylen)
 {
     *out = NULL;
     *status = 0;
+    if (why && whylen)
+        why[0] = '\0';
     int64_t deadline = now_ms() + timeout_ms;
     size_t blen = body ? strlen(body) : 0;
-    size_t hcap = strlen(path) + strlen(host) + 256;
+    const char *auth = t->auth ? t->auth : "";
+    size_t hcap = strlen(path) + strlen(t->host_header) + strlen(auth) + 256;
     char *req = malloc(hcap + blen);
     if (!req)
         return FDS_ENOMEM;
     int hl = snprintf(req, hcap,
-                      "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: fieldstore-loadgen\r\n"
+                      "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: fieldstore-loadgen\r\n%s"
                       "Accept: application/json\r\nConnection: close\r\n%s"
                       "Content-Length: %zu\r\n\r\n",
-                      method, path, host, body ? "Content-Type: application/json\r\n" : "", blen);
+                      method, path, t->host_header, auth,
+                      body ? "Content-Type: application/json\r\n" : "", blen);
     if (body)
         memcpy(req + hl, body, blen);
     size_t total = (size_t)hl + blen;
 
-    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        free(req);
-        return FDS_EIO;
-    }
-    int rc = FDS_EIO;
+    fds_httpc_io io = {.fd = -1};
     fds_httpc_resp r;
     memset(&r, 0, sizeof r);
     r.head_request = strcmp(method, "HEAD") == 0;
     fds_httpc_resp_reset(&r, 1);
-    if (connect(fd, (const struct sockaddr *)addr, addrlen) != 0 && errno != EINPROGRESS)
+    int rc = blocking_connect(&io, t, deadline, why, whylen);
+    if (rc)
         goto done;
-    if (wait_fd(fd, POLLOUT, deadline) != 0)
-        goto done;
-    int soerr = 0;
-    socklen_t sl = sizeof soerr;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr != 0)
-        goto done;
+    rc = FDS_EIO;
     for (size_t off = 0; off < total;) {
-        ssize_t w = send(fd, req + off, total - off, MSG_NOSIGNAL);
+        ssize_t w = fds_httpc_io_send(&io, req + off, total - off);
         if (w > 0) {
             off += (size_t)w;
         } else if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if (wait_fd(fd, POLLOUT, deadline) != 0)
+            if (wait_fd(io.fd, POLLOUT, deadline) != 0) {
+                say(why, whylen, "%s: %s", t->url, "sending the request timed out");
                 goto done;
+            }
         } else {
+            say(why, whylen, "%s: %s", t->url, "the connection failed while sending");
             goto done;
         }
     }
     char buf[65536];
     for (;;) {
-        ssize_t n = recv(fd, buf, sizeof buf, 0);
+        ssize_t n = fds_httpc_io_recv(&io, buf, sizeof buf);
         if (n > 0) {
             fds_httpc_resp_feed(&r, buf, (size_t)n);
             if (r.state == FDS_HTTPC_ERROR) {
+                say(why, whylen, "%s: malformed response: %s", t->url, r.error);
                 rc = FDS_EPARSE;
                 goto done;
             }
             if (r.state == FDS_HTTPC_DONE)
                 break;
         } else if (n == 0) {
-            if (!fds_httpc_resp_eof(&r))
+            if (!fds_httpc_resp_eof(&r)) {
+                say(why, whylen, "%s: %s", t->url, "the connection closed before the response ended");
                 goto done;
+            }
             break;
         } else if (errno == EAGAIN || errno == EINTR) {
-            if (wait_fd(fd, POLLIN, deadline) != 0)
+            if (fds_httpc_io_pending(&io))
+                continue;
+            if (wait_fd(io.fd, POLLIN, deadline) != 0) {
+                say(why, whylen, "%s: %s", t->url, "no response in time");
                 goto done;
+            }
         } else {
+            say(why, whylen, "%s: %s", t->url, "the connection failed while reading");
             goto done;
         }
     }
@@ -458,7 +717,13 @@ int fds_httpc_request(const struct sockaddr_storage *addr, socklen_t addrlen, co
     rc = 0;
 done:
     fds_httpc_resp_clear(&r);
-    close(fd);
+    fds_httpc_io_close(&io);
     free(req);
     return rc;
+}
+
+int fds_httpc_request(const fds_httpc_target *t, const char *method, const char *path,
+                      const char *body, int timeout_ms, int *status, char **out)
+{
+    return fds_httpc_request_why(t, method, path, body, timeout_ms, status, out, NULL, 0);
 }

@@ -14,9 +14,11 @@
  * unless a body buffer is requested (start-up sampling reads bodies; the load
  * loop does not).
  *
- * Also here: the loopback-only target check and a small blocking client for
- * the few start-up and report requests (_search sampling, _settings, _stats,
- * _nodes/stats, _cat/nodes).
+ * Also here: targets (`https://host:port` parsed and resolved), the
+ * transport of a connection (plain, or TLS through GnuTLS: the library
+ * libmicrohttpd serves fieldstore's HTTPS with) and a small blocking client
+ * for the few start-up and report requests (_search sampling, _settings,
+ * _stats, _nodes/stats, _cat/nodes).
  */
 #ifndef FDS_HTTPC_H
 #define FDS_HTTPC_H
@@ -24,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #define FDS_HTTPC_MAX_HEADER_LINE 8192     /* longest status/header/chunk-size line, bytes */
 #define FDS_HTTPC_MAX_BODY (256u << 20)    /* largest body the blocking client keeps, bytes */
@@ -81,25 +84,101 @@ size_t fds_httpc_resp_feed(fds_httpc_resp *r, const char *buf, size_t n);
  */
 int fds_httpc_resp_eof(fds_httpc_resp *r);
 
-/*
- * Resolve `host`:`port` and accept it only if every address is loopback
- * (127.0.0.0/8, ::1; "localhost" resolves to those).  On success fills
- * `addr`/`addrlen` with the first address and returns 0; otherwise returns
- * FDS_EINVAL with a user-facing sentence in `msg` (size `msglen`).
- */
-int fds_httpc_resolve_loopback(const char *host, int port, struct sockaddr_storage *addr,
-                               socklen_t *addrlen, char *msg, size_t msglen);
+/* 1 if `sa` is a loopback address (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104). */
+int fds_httpc_addr_is_loopback(const struct sockaddr *sa);
+
+#define FDS_HTTPC_MAX_HOST 256 /* bytes of a host name or address, NUL included */
+#define FDS_HTTPC_MAX_AUTH 1024 /* bytes of the Authorization line, CRLF and NUL included */
 
 /*
- * One blocking request on a fresh connection (Connection: close) with a
- * timeout in milliseconds for the whole exchange.  `body` may be NULL.  On
- * return 0, *status is the HTTP status and *out a malloc'ed NUL-terminated
- * body (caller frees).  Errors: FDS_EIO (connect/send/recv failed or timed
- * out, or the response was cut short), FDS_EPARSE (malformed response),
- * FDS_ENOMEM.
+ * TLS settings shared by every connection of a run: the trust anchors
+ * (`cacert`, a PEM file; NULL: the system's trust store) and whether the
+ * peer's certificate is verified (`insecure` 1: not at all).  Built once,
+ * used read-only by every thread (GnuTLS certificate credentials).
+ * Returns 0 with *out (free with fds_httpc_tls_free, NULL-safe), or
+ * FDS_EINVAL / FDS_ENOMEM with a sentence in `msg`.
  */
-int fds_httpc_request(const struct sockaddr_storage *addr, socklen_t addrlen, const char *host,
-                      const char *method, const char *path, const char *body, int timeout_ms,
-                      int *status, char **out);
+typedef struct fds_httpc_tls fds_httpc_tls;
+int fds_httpc_tls_new(const char *cacert, int insecure, fds_httpc_tls **out, char *msg,
+                      size_t msglen);
+void fds_httpc_tls_free(fds_httpc_tls *t);
+
+/*
+ * One server to talk to: what `[http://|https://]HOST[:PORT]` names, its
+ * resolved address, the Host header, and the credentials and TLS settings
+ * every request to it carries.  `auth` and `tls` are not owned.
+ */
+typedef struct fds_httpc_target {
+    char url[FDS_HTTPC_MAX_HOST + 24]; /* "http://127.0.0.2:9200", as reports name it */
+    char host[FDS_HTTPC_MAX_HOST];     /* name or address, without brackets */
+    int port;
+    int https;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    char host_header[FDS_HTTPC_MAX_HOST + 16];
+    const char *auth;                  /* "Authorization: ...\r\n", or NULL */
+    const fds_httpc_tls *tls;          /* required with https */
+} fds_httpc_target;
+
+/*
+ * Parse `spec` ("h", "h:p", "[v6]:p", "http://h:p", "https://h:p"; a
+ * trailing '/' is allowed) into `t`, `default_port` when none is given, and
+ * resolve it (getaddrinfo; a name is looked up, the first address used).
+ * Any host is accepted.  Returns 0, or FDS_EINVAL with a sentence in `msg`.
+ */
+int fds_httpc_target_parse(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+                           size_t msglen);
+
+/* fds_httpc_target_parse() without the resolution: fills t->https, t->host
+ * and t->port only (no look-up, no packet).  0, or FDS_EINVAL with `msg`. */
+int fds_httpc_target_split(fds_httpc_target *t, const char *spec, int default_port, char *msg,
+                           size_t msglen);
+
+/*
+ * The transport of one connection: the plain socket, or a GnuTLS session
+ * over it.  For the engine's non-blocking sockets: fds_httpc_io_open()
+ * after the TCP connect completed, then fds_httpc_io_handshake() until it
+ * returns 0; fds_httpc_io_send/recv return bytes, 0 at the peer's close
+ * (recv), or -1 with errno EAGAIN (wait: *want_write says for which
+ * direction), EINTR, or ECONNRESET for any other failure.
+ */
+typedef struct fds_httpc_io {
+    int fd;
+    void *ses;  /* gnutls_session_t with https, else NULL */
+} fds_httpc_io;
+
+/* Start TLS on io->fd when t->https.  0, or FDS_ENOMEM / FDS_EIO with `msg`. */
+int fds_httpc_io_open(fds_httpc_io *io, const fds_httpc_target *t, char *msg, size_t msglen);
+
+/* Advance the TLS handshake: 0 done (or plain), 1 again (*want_write: 1 to
+ * wait for POLLOUT, 0 for POLLIN), FDS_EIO failed with a sentence in `msg`
+ * (a certificate that does not verify names its reason). */
+int fds_httpc_io_handshake(fds_httpc_io *io, int *want_write, char *msg, size_t msglen);
+
+ssize_t fds_httpc_io_send(fds_httpc_io *io, const void *buf, size_t n);
+ssize_t fds_httpc_io_recv(fds_httpc_io *io, void *buf, size_t n);
+
+/* Bytes already decrypted and waiting in the TLS layer (0 for plain). */
+size_t fds_httpc_io_pending(const fds_httpc_io *io);
+
+/* End the TLS session (no close_notify) and close the socket; io->fd = -1. */
+void fds_httpc_io_close(fds_httpc_io *io);
+
+/*
+ * One blocking request to `t` on a fresh connection (Connection: close),
+ * TLS and credentials as `t` says, with a timeout in milliseconds for the
+ * whole exchange.  `body` may be NULL.  On return 0, *status is the HTTP
+ * status and *out a malloc'ed NUL-terminated body (caller frees).  Errors:
+ * FDS_EIO (connect, TLS handshake, send or recv failed or timed out, or the
+ * response was cut short), FDS_EPARSE (malformed response), FDS_ENOMEM;
+ * `why` (may be NULL) gets a sentence saying which.
+ */
+int fds_httpc_request_why(const fds_httpc_target *t, const char *method, const char *path,
+                          const char *body, int timeout_ms, int *status, char **out, char *why,
+                          size_t whylen);
+
+/* fds_httpc_request_why() without the sentence. */
+int fds_httpc_request(const fds_httpc_target *t, const char *method, const char *path,
+                      const char *body, int timeout_ms, int *status, char **out);
 
 #endif

@@ -35,12 +35,13 @@
 #define FDS_LG_MAX_EVENTS 256
 #define FDS_LG_MAIN_POLL_NS 100000000u /* main thread checks for an early end every 100 ms */
 
-enum conn_state { C_IDLE = 0, C_CONNECTING, C_WRITING, C_READING };
+enum conn_state { C_IDLE = 0, C_CONNECTING, C_HANDSHAKE, C_WRITING, C_READING };
 
 enum outcome { O_OK = 0, O_STATUS, O_TIMEOUT, O_CONNECT, O_SHORT, O_PROTOCOL };
 
 typedef struct conn {
-    int fd;                /* -1 when not connected */
+    fds_httpc_io io;       /* io.fd -1 when not connected; io.ses with TLS */
+    int target;            /* index into cfg->targets: connections go round robin */
     int state;
     int out_armed;         /* EPOLLOUT registered */
     uint64_t t_intended;   /* ns */
@@ -77,6 +78,7 @@ typedef struct worker {
     uint64_t *buckets;
     int nbuckets;
     fds_lg_class_result cls[FDS_LG_MAX_CLASSES]; /* per request class */
+    fds_lg_target_result tgt[FDS_LG_MAX_TARGETS]; /* per target */
     _Atomic uint64_t a_sent, a_ok, a_err, a_inflight;
 } worker;
 
@@ -105,17 +107,15 @@ static void ep_set(worker *w, conn *c, int out)
 {
     struct epoll_event ev = {.events = EPOLLIN | (out ? EPOLLOUT : 0),
                              .data.u32 = (uint32_t)(c - w->conns)};
-    epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    epoll_ctl(w->epfd, EPOLL_CTL_MOD, c->io.fd, &ev);
     c->out_armed = out;
 }
 
 static void conn_close(worker *w, conn *c)
 {
-    if (c->fd >= 0) {
-        epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        close(c->fd);
-    }
-    c->fd = -1;
+    if (c->io.fd >= 0)
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, c->io.fd, NULL);
+    fds_httpc_io_close(&c->io);
     c->out_armed = 0;
 }
 
@@ -133,10 +133,40 @@ static inline fds_lg_class_result *class_of(worker *w, const conn *c)
     return &w->cls[cfg->request_classes[c->req]];
 }
 
+/* The first reason a connection to c's target failed, kept for the report. */
+static void note_failure(worker *w, const conn *c, const char *why)
+{
+    char *m = w->tgt[c->target].first_error;
+    if (!m[0])
+        snprintf(m, FDS_LG_ERROR_TEXT, "%s", why);
+}
+
+/* The counts of c's target for outcome o of a request due in the window. */
+static void count_target(worker *w, const conn *c, enum outcome o)
+{
+    fds_lg_target_result *t = &w->tgt[c->target];
+    switch (o) {
+    case O_OK: t->ok++; break;
+    case O_STATUS: t->err_status++; break;
+    case O_TIMEOUT: t->err_timeout++; break;
+    case O_CONNECT: t->err_connect++; break;
+    case O_SHORT: t->err_short_read++; break;
+    case O_PROTOCOL: t->err_protocol++; break;
+    }
+    if (o == O_STATUS && !t->last_status)
+        t->last_status = c->resp.status;
+}
+
 /* The request on `c` ended with `o`; `c` becomes idle. */
 static void complete(worker *w, conn *c, enum outcome o, uint64_t now)
 {
     atomic_fetch_sub_explicit(&w->a_inflight, 1, memory_order_relaxed);
+    if (in_window(c->t_intended))
+        count_target(w, c, o);
+    if (o == O_SHORT)
+        note_failure(w, c, "the connection closed or failed before the response ended");
+    else if (o == O_TIMEOUT)
+        note_failure(w, c, "no response within --timeout");
     if (o == O_OK) {
         atomic_fetch_add_explicit(&w->a_ok, 1, memory_order_relaxed);
         if (in_window(c->t_intended)) {
@@ -181,10 +211,11 @@ static void complete(worker *w, conn *c, enum outcome o, uint64_t now)
 
 static void try_write(worker *w, conn *c)
 {
-    const char *req = w->cfg->requests[c->req];
-    size_t len = w->cfg->request_lens[c->req];
+    size_t at = (size_t)c->target * w->cfg->nrequests + c->req;
+    const char *req = w->cfg->requests[at];
+    size_t len = w->cfg->request_lens[at];
     while (c->woff < len) {
-        ssize_t n = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
+        ssize_t n = fds_httpc_io_send(&c->io, req + c->woff, len - c->woff);
         if (n > 0) {
             c->woff += (size_t)n;
         } else if (n < 0 && errno == EINTR) {
@@ -205,22 +236,24 @@ static void try_write(worker *w, conn *c)
 
 static int start_connect(worker *w, conn *c)
 {
-    const fds_lg_config *cfg = w->cfg;
-    int fd = socket(cfg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const fds_httpc_target *tg = &w->cfg->targets[c->target];
+    int fd = socket(tg->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (const struct sockaddr *)&cfg->addr, cfg->addrlen) != 0 &&
+    if (connect(fd, (const struct sockaddr *)&tg->addr, tg->addrlen) != 0 &&
         errno != EINPROGRESS) {
+        note_failure(w, c, strerror(errno));
         close(fd);
         return -1;
     }
-    c->fd = fd;
+    c->io.fd = fd;
+    c->io.ses = NULL;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.u32 = (uint32_t)(c - w->conns)};
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
         close(fd);
-        c->fd = -1;
+        c->io.fd = -1;
         return -1;
     }
     c->out_armed = 1;
@@ -237,7 +270,7 @@ static void issue(worker *w, conn *c, uint64_t intended, uint64_t now)
     fds_httpc_resp_reset(&c->resp, 0);
     atomic_fetch_add_explicit(&w->a_sent, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&w->a_inflight, 1, memory_order_relaxed);
-    if (c->fd < 0) {
+    if (c->io.fd < 0) {
         c->state = C_CONNECTING;
         if (start_connect(w, c) != 0)
             complete(w, c, O_CONNECT, now);
@@ -251,7 +284,7 @@ static void issue(worker *w, conn *c, uint64_t intended, uint64_t now)
 static void on_readable(worker *w, conn *c)
 {
     for (;;) {
-        ssize_t n = recv(c->fd, w->buf, FDS_LG_RECV_BUF, 0);
+        ssize_t n = fds_httpc_io_recv(&c->io, w->buf, FDS_LG_RECV_BUF);
         if (n > 0) {
             if (c->state != C_READING && c->state != C_WRITING) {
                 /* bytes nobody asked for */
@@ -277,8 +310,8 @@ static void on_readable(worker *w, conn *c)
                     conn_close(w, c);
                 return;
             }
-            if ((size_t)n < FDS_LG_RECV_BUF)
-                return;
+            if ((size_t)n < FDS_LG_RECV_BUF && !c->io.ses)
+                return; /* plain: the socket is drained (TLS reads a record a call) */
         } else if (n == 0) {
             if (c->state == C_READING || c->state == C_WRITING) {
                 if (fds_httpc_resp_eof(&c->resp)) {
@@ -304,28 +337,61 @@ static void on_readable(worker *w, conn *c)
     }
 }
 
+/* Advance the TLS handshake of `c`; once done, the request goes out (the
+ * handshake is part of latency, not of service time).  A failed handshake
+ * (a certificate that does not verify) counts as a failed connect. */
+static void step_handshake(worker *w, conn *c)
+{
+    char msg[FDS_LG_ERROR_TEXT];
+    int want_write = 0;
+    int rc = fds_httpc_io_handshake(&c->io, &want_write, msg, sizeof msg);
+    if (rc == 1) {
+        if (want_write != c->out_armed)
+            ep_set(w, c, want_write);
+        return;
+    }
+    if (rc != 0) {
+        note_failure(w, c, msg);
+        complete(w, c, O_CONNECT, now_ns());
+        return;
+    }
+    c->state = C_WRITING;
+    c->t_sent = now_ns();
+    try_write(w, c);
+}
+
 static void on_event(worker *w, conn *c, uint32_t ev)
 {
-    if (c->fd < 0)
+    if (c->io.fd < 0)
         return;
     if (c->state == C_CONNECTING) {
         int err = 0;
         socklen_t sl = sizeof err;
-        if ((ev & (EPOLLERR | EPOLLHUP)) ||
-            getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0 || err != 0) {
+        int gs = getsockopt(c->io.fd, SOL_SOCKET, SO_ERROR, &err, &sl);
+        if ((ev & (EPOLLERR | EPOLLHUP)) || gs != 0 || err != 0) {
+            note_failure(w, c, err ? strerror(err) : "connection failed");
             complete(w, c, O_CONNECT, now_ns());
             return;
         }
         if (!(ev & EPOLLOUT))
             return;
-        c->state = C_WRITING;
-        c->t_sent = now_ns();
-        try_write(w, c);
+        char msg[FDS_LG_ERROR_TEXT];
+        if (fds_httpc_io_open(&c->io, &w->cfg->targets[c->target], msg, sizeof msg) != 0) {
+            note_failure(w, c, msg);
+            complete(w, c, O_CONNECT, now_ns());
+            return;
+        }
+        c->state = C_HANDSHAKE;
+        step_handshake(w, c);
+        return;
+    }
+    if (c->state == C_HANDSHAKE) {
+        step_handshake(w, c);
         return;
     }
     if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
         on_readable(w, c);
-    if (c->fd >= 0 && c->state == C_WRITING && (ev & EPOLLOUT))
+    if (c->io.fd >= 0 && c->state == C_WRITING && (ev & EPOLLOUT))
         try_write(w, c);
 }
 
@@ -611,6 +677,7 @@ static void free_workers(worker *ws, int n)
  * Returns 0, FDS_ENOMEM or FDS_EIO (free_workers() frees a partial one). */
 static int init_worker(worker *w, const fds_lg_config *cfg, int i, int nt, int nb)
 {
+    int first_conn = i * (cfg->clients / nt) + (i < cfg->clients % nt ? i : cfg->clients % nt);
     w->id = i;
     w->cfg = cfg;
     w->nconns = cfg->clients / nt + (i < cfg->clients % nt);
@@ -635,7 +702,8 @@ static int init_worker(worker *w, const fds_lg_config *cfg, int i, int nt, int n
     struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->tfd, &ev);
     for (int k = 0; k < w->nconns; k++) {
-        w->conns[k].fd = -1;
+        w->conns[k].io.fd = -1;
+        w->conns[k].target = (first_conn + k) % cfg->ntargets; /* round robin */
         w->idle[w->nidle++] = w->nconns - 1 - k;
     }
     if (cfg->rate > 0) {
@@ -749,6 +817,7 @@ static int merge_results(const fds_lg_config *cfg, worker *ws, int nt, int nb,
     if (!res->latency || !res->service || !res->buckets)
         return FDS_ENOMEM;
     res->nclasses = cfg->nclasses;
+    res->ntargets = cfg->ntargets;
     for (int k = 0; k < cfg->nclasses; k++)
         if (!(res->classes[k].latency = fds_hist_create()))
             return FDS_ENOMEM;
@@ -772,6 +841,19 @@ static int merge_results(const fds_lg_config *cfg, worker *ws, int nt, int nb,
             res->max_backlog = w->max_backlog;
         for (int b = 0; b < nb; b++)
             res->buckets[b] += w->buckets[b];
+        for (int t = 0; t < cfg->ntargets; t++) {
+            fds_lg_target_result *d = &res->targets[t], *src = &w->tgt[t];
+            d->ok += src->ok;
+            d->err_status += src->err_status;
+            d->err_timeout += src->err_timeout;
+            d->err_connect += src->err_connect;
+            d->err_short_read += src->err_short_read;
+            d->err_protocol += src->err_protocol;
+            if (!d->last_status)
+                d->last_status = src->last_status;
+            if (!d->first_error[0])
+                memcpy(d->first_error, src->first_error, sizeof d->first_error);
+        }
         for (int k = 0; k < cfg->nclasses; k++) {
             res->classes[k].ok += w->cls[k].ok;
             res->classes[k].errors += w->cls[k].errors;
@@ -824,7 +906,8 @@ int fds_lg_run(const fds_lg_config *cfg, fds_lg_result *res)
     if (cfg->threads < 1 || cfg->threads > FDS_LG_MAX_THREADS || cfg->clients < 1 ||
         cfg->clients > FDS_LG_MAX_CLIENTS || cfg->duration_s <= 0 || cfg->warmup_s < 0 ||
         cfg->timeout_s <= 0 || cfg->nrequests == 0 || cfg->rate < 0 || cfg->nclasses < 0 ||
-        cfg->nclasses > FDS_LG_MAX_CLASSES || (cfg->nclasses > 0) != !!cfg->request_classes)
+        cfg->nclasses > FDS_LG_MAX_CLASSES || (cfg->nclasses > 0) != !!cfg->request_classes ||
+        cfg->ntargets < 1 || cfg->ntargets > FDS_LG_MAX_TARGETS || !cfg->targets)
         return FDS_EINVAL;
     for (size_t i = 0; cfg->request_classes && i < cfg->nrequests; i++)
         if (cfg->request_classes[i] >= cfg->nclasses)

@@ -26,8 +26,9 @@
  * timeout error.
  *
  * Errors, never successes: a status outside 200..299, a timeout, a failed
- * connect, a connection closed or reset before the response ended ("short
- * read") and a malformed response.
+ * connect (or TLS handshake), a connection closed or reset before the
+ * response ended ("short read") and a malformed response.  Each is also
+ * counted per target, so a node that fails is named.
  */
 #ifndef FDS_LG_H
 #define FDS_LG_H
@@ -38,6 +39,7 @@
 #include <sys/types.h>
 
 #include "fds_hist.h"
+#include "fds_httpc.h"
 #include "fds_sysstat.h"
 
 #define FDS_LG_MAX_THREADS 64
@@ -45,10 +47,15 @@
 #define FDS_LG_RECV_BUF (64 * 1024)       /* per-thread receive buffer, bytes */
 #define FDS_LG_CONNECT_BACKOFF_NS 10000000 /* wait after a failed connect: 10 ms */
 #define FDS_LG_MAX_CLASSES 16              /* request classes with their own counts */
+#define FDS_LG_MAX_TARGETS 16              /* servers of one run (--host h1,h2,...) */
+#define FDS_LG_ERROR_TEXT 256              /* bytes of a target's first failure reason */
 
 typedef struct fds_lg_config {
-    struct sockaddr_storage addr; /* a loopback address (checked by the caller) */
-    socklen_t addrlen;
+    /* The servers: connection k (over all threads) goes to targets[k %
+     * ntargets] and stays there (keep-alive); 1..FDS_LG_MAX_TARGETS.  The
+     * caller owns them, and the TLS settings they point to, for the run. */
+    const fds_httpc_target *targets;
+    int ntargets;
     int threads;                  /* event-loop threads, 1..FDS_LG_MAX_THREADS */
     int clients;                  /* connections in total (closed loop: clients) */
     double rate;                  /* open loop: requests/s in total; 0 = closed loop */
@@ -56,11 +63,12 @@ typedef struct fds_lg_config {
     double warmup_s;              /* excluded lead-in, seconds (>= 0) */
     uint64_t max_requests;        /* cap on requests sent, warm-up included; 0 = none */
     double timeout_s;             /* per request, from the moment it is issued */
-    /* Complete request messages (request line, headers, body), sent verbatim;
-     * the caller owns them for the duration of the run. */
+    /* Complete request messages (request line, headers, body), sent verbatim:
+     * requests[t * nrequests + i] is message i as sent to target t (its Host
+     * and Authorization headers); the caller owns them for the run. */
     const char *const *requests;
     const size_t *request_lens;
-    size_t nrequests;
+    size_t nrequests;             /* messages per target */
     /* The class (0..nclasses-1) of each request, counted apart in
      * fds_lg_result.classes; NULL with nclasses 0: no classes. */
     const unsigned char *request_classes;
@@ -78,6 +86,14 @@ typedef struct fds_lg_class_result {
     uint64_t err_status;          /* of which non-2xx */
     fds_hist *latency;            /* ns, successes due in the window */
 } fds_lg_class_result;
+
+/* One target of a run: its requests due in the window by outcome, and the
+ * first failure seen on a connection to it (any time in the run). */
+typedef struct fds_lg_target_result {
+    uint64_t ok, err_status, err_timeout, err_connect, err_short_read, err_protocol;
+    int last_status;              /* the first non-2xx status seen, 0 if none */
+    char first_error[FDS_LG_ERROR_TEXT]; /* "" if none */
+} fds_lg_target_result;
 
 typedef struct fds_lg_result {
     int open_loop;
@@ -108,6 +124,8 @@ typedef struct fds_lg_result {
     double qps_per_system_cpu;
     int nclasses;                 /* cfg->nclasses */
     fds_lg_class_result classes[FDS_LG_MAX_CLASSES];
+    int ntargets;                 /* cfg->ntargets */
+    fds_lg_target_result targets[FDS_LG_MAX_TARGETS];
 } fds_lg_result;
 
 /* Run one measurement.  Fills `res` (free its parts with fds_lg_result_free).

@@ -102,14 +102,14 @@ typedef struct dash_material {
 
 /* The @timestamp range of the index from min/max aggregations; 0, or an
  * FDS_E* code with a sentence in `msg` (no @timestamp values: FDS_ENOTFOUND). */
-static int time_range(const struct sockaddr_storage *addr, socklen_t addrlen, const char *host,
+static int time_range(const fds_httpc_target *t,
                       const char *path, dash_material *m, char *msg, size_t msglen)
 {
     static const char body[] = "{\"size\":0,\"track_total_hits\":false,\"aggs\":{"
                                "\"min_ts\":{\"min\":{\"field\":\"@timestamp\"}},"
                                "\"max_ts\":{\"max\":{\"field\":\"@timestamp\"}}}}";
     cJSON *root;
-    int rc = fds__lgwork_search(addr, addrlen, host, path, body, "reading the time range",
+    int rc = fds__lgwork_search(t, path, body, "reading the time range",
                                 &root, msg, msglen);
     if (rc)
         return rc;
@@ -180,7 +180,7 @@ static int add_phrases(fds__vlist *out, const char *ua, uint64_t *st)
 
 /* One slice [a, b) of the time range: its documents' filter values,
  * service names and user-agent phrases into m.  0 or an FDS_E* code. */
-static int sample_slice(const struct sockaddr_storage *addr, socklen_t addrlen, const char *host,
+static int sample_slice(const fds_httpc_target *t,
                         const char *path, double a, double b, int size, uint64_t *st,
                         dash_material *m, char *msg, size_t msglen)
 {
@@ -190,7 +190,7 @@ static int sample_slice(const struct sockaddr_storage *addr, socklen_t addrlen, 
              "\"format\":\"epoch_millis\"}}}}",
              size, a, b);
     cJSON *root;
-    int rc = fds__lgwork_search(addr, addrlen, host, path, body, "sampling values", &root, msg,
+    int rc = fds__lgwork_search(t, path, body, "sampling values", &root, msg,
                                 msglen);
     if (rc)
         return rc;
@@ -221,7 +221,7 @@ static void material_free(dash_material *m)
 
 /* The time range and the sampled values; 0 or an FDS_E* code with a
  * sentence in `msg`. */
-static int material_read(const struct sockaddr_storage *addr, socklen_t addrlen, const char *host,
+static int material_read(const fds_httpc_target *t,
                          const char *path, int sample_docs, uint64_t *st, dash_material *m,
                          char *fbuf, size_t fbuflen, char *msg, size_t msglen)
 {
@@ -229,11 +229,11 @@ static int material_read(const struct sockaddr_storage *addr, socklen_t addrlen,
     int nf = 0;
     for (char *t = strtok(fbuf, ","); t && nf < FDS_LGDASH_NFILTER; t = strtok(NULL, ","))
         m->filter_names[nf++] = t;
-    int rc = time_range(addr, addrlen, host, path, m, msg, msglen);
+    int rc = time_range(t, path, m, msg, msglen);
     double span = m->max_ms + 1 - m->min_ms;
     int per = (sample_docs + FDS_LGDASH_SLICES - 1) / FDS_LGDASH_SLICES;
     for (int s = 0; rc == 0 && s < FDS_LGDASH_SLICES; s++)
-        rc = sample_slice(addr, addrlen, host, path, m->min_ms + floor(span * s / FDS_LGDASH_SLICES),
+        rc = sample_slice(t, path, m->min_ms + floor(span * s / FDS_LGDASH_SLICES),
                           m->min_ms + floor(span * (s + 1) / FDS_LGDASH_SLICES), per, st, m, msg,
                           msglen);
     if (rc)
@@ -460,8 +460,7 @@ static int make_bodies(fds_lgwork *w, const char *host, const char *path, const 
     return rc;
 }
 
-int fds_lgwork_dashboard(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
-                         const char *host_header, const char *index, int sample_docs,
+int fds_lgwork_dashboard(fds_lgwork *w, const fds_httpc_target *t, const char *index, int sample_docs,
                          size_t pool, uint64_t seed, int hits, char *msg, size_t msglen)
 {
     memset(w, 0, sizeof *w);
@@ -470,10 +469,10 @@ int fds_lgwork_dashboard(fds_lgwork *w, const struct sockaddr_storage *addr, soc
     dash_material m;
     memset(&m, 0, sizeof m);
     uint64_t st = seed;
-    int rc = material_read(addr, addrlen, host_header, path, sample_docs, &st, &m, fbuf,
+    int rc = material_read(t, path, sample_docs, &st, &m, fbuf,
                            sizeof fbuf, msg, msglen);
     if (rc == 0)
-        rc = make_bodies(w, host_header, path, &m, pool, &st, hits);
+        rc = make_bodies(w, t->host_header, path, &m, pool, &st, hits);
     if (rc == 0) {
         w->nclasses = DASH_NCLASSES;
         for (int k = 0; k < DASH_NCLASSES; k++)

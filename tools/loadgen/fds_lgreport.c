@@ -528,14 +528,18 @@ char *fds_lgreport_rounds_table(const cJSON *const *sides, int n)
         int m = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sides[i], "rounds"));
         nr = m > nr ? m : nr;
     }
-    for (int r = 0; r < nr; r++)
+    for (int r = 0; r < nr; r++) {
+        /* the round's own number and order: rounds left out (marked) leave gaps */
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sides[0], "rounds"), r), "round");
+        int rn = cJSON_IsNumber(rv) && rv->valuedouble >= 1 ? (int)rv->valuedouble : r + 1;
         for (int k = 0; k < n; k++) {
-            int i = fds_lgreport_order(r, n, k);
+            int i = fds_lgreport_order(rn - 1, n, k);
             const cJSON *o =
                 cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sides[i], "rounds"), r);
             if (!o)
                 continue;
-            fds_strbuf_printf(&s, "| %d | %c |", r + 1, 'A' + i);
+            fds_strbuf_printf(&s, "| %d | %c |", rn, 'A' + i);
             cell(&s, num_at(o, "qps"), 1);
             cell(&s, num_at(o, "latency_ms.mean"), 3);
             cell(&s, num_at(o, "latency_ms.p99"), 3);
@@ -548,6 +552,7 @@ char *fds_lgreport_rounds_table(const cJSON *const *sides, int n)
             fds_strbuf_printf(&s, " %s / %s |\n", cat_value(cat, "load_1m"),
                               cat_value(cat, "ram.percent"));
         }
+    }
     return s.p;
 }
 

@@ -74,6 +74,48 @@ void fds__lgwork_shares(fds_lgwork *w)
         w->class_share[k] = w->n ? (double)count[k] / (double)w->n : 0.0;
 }
 
+/* Message m (len bytes) with its Host header replaced by `host_header` and
+ * the line `auth` added after it, malloc'ed into *out / *outlen.
+ * 0, FDS_ENOMEM, or FDS_EINVAL without a Host header. */
+static int retarget_one(const char *m, size_t len, const char *host_header, const char *auth,
+                        char **out, size_t *outlen)
+{
+    const char *h = strstr(m, "\r\nHost: ");
+    const char *he = h ? strstr(h + 2, "\r\n") : NULL;
+    if (!h || !he)
+        return FDS_EINVAL;
+    size_t head = (size_t)(h - m) + 2, rest = len - (size_t)(he + 2 - m);
+    size_t n = head + 6 + strlen(host_header) + 2 + strlen(auth) + rest;
+    char *o = malloc(n + 1);
+    if (!o)
+        return FDS_ENOMEM;
+    int k = snprintf(o, n + 1, "%.*sHost: %s\r\n%s", (int)head, m, host_header, auth);
+    memcpy(o + k, he + 2, rest);
+    o[n] = '\0';
+    *out = o;
+    *outlen = n;
+    return 0;
+}
+
+int fds_lgwork_for_targets(fds_lgwork *w, const fds_httpc_target *t, int nt)
+{
+    size_t total = (size_t)nt * w->n;
+    w->tmsgs = calloc(total ? total : 1, sizeof *w->tmsgs);
+    w->tlens = calloc(total ? total : 1, sizeof *w->tlens);
+    if (!w->tmsgs || !w->tlens)
+        return FDS_ENOMEM;
+    w->ntargets = nt;
+    for (int k = 0; k < nt; k++)
+        for (size_t i = 0; i < w->n; i++) {
+            size_t at = (size_t)k * w->n + i;
+            int rc = retarget_one(w->msgs[i], w->lens[i], t[k].host_header,
+                                  t[k].auth ? t[k].auth : "", &w->tmsgs[at], &w->tlens[at]);
+            if (rc)
+                return rc; /* fds_lgwork_free frees what was made */
+        }
+    return 0;
+}
+
 void fds_lgwork_free(fds_lgwork *w)
 {
     for (size_t i = 0; i < w->n; i++)
@@ -81,6 +123,10 @@ void fds_lgwork_free(fds_lgwork *w)
     free(w->msgs);
     free(w->lens);
     free(w->classes);
+    for (size_t i = 0; w->tmsgs && i < (size_t)w->ntargets * w->n; i++)
+        free(w->tmsgs[i]);
+    free(w->tmsgs);
+    free(w->tlens);
     memset(w, 0, sizeof *w);
 }
 
@@ -191,16 +237,17 @@ static int split_fields(const char *fields, char *fbuf, size_t fbuflen,
     return nf;
 }
 
-int fds__lgwork_search(const struct sockaddr_storage *addr, socklen_t addrlen,
-                       const char *host_header, const char *path, const char *body,
+int fds__lgwork_search(const fds_httpc_target *t, const char *path, const char *body,
                        const char *what, cJSON **root, char *msg, size_t msglen)
 {
     int status = 0;
     char *resp = NULL;
-    int rc = fds_httpc_request(addr, addrlen, host_header, "POST", path, body,
-                               FDS_LGWORK_SAMPLE_TIMEOUT_MS, &status, &resp);
+    char why[512];
+    int rc = fds_httpc_request_why(t, "POST", path, body, FDS_LGWORK_SAMPLE_TIMEOUT_MS, &status,
+                                   &resp, why, sizeof why);
     if (rc) {
-        snprintf(msg, msglen, "%s: POST %s failed: %s", what, path, fds_strerror(rc));
+        snprintf(msg, msglen, "%s: POST %s failed: %s", what, path,
+                 why[0] ? why : fds_strerror(rc));
         return rc;
     }
     if (status != 200) {
@@ -220,14 +267,13 @@ int fds__lgwork_search(const struct sockaddr_storage *addr, socklen_t addrlen,
 /* The first `sample_docs` documents of `path` (POST /{index}/_search with
  * match_all): the parsed answer in *root (caller deletes) and its hits.hits
  * array in *hits.  0, or an FDS_E* code with a sentence in `msg`. */
-static int sample_docs_fetch(const struct sockaddr_storage *addr, socklen_t addrlen,
-                             const char *host_header, const char *path, int sample_docs,
+static int sample_docs_fetch(const fds_httpc_target *t, const char *path, int sample_docs,
                              cJSON **root, cJSON **hits, char *msg, size_t msglen)
 {
     char body[256];
     snprintf(body, sizeof body, "{\"query\":{\"match_all\":{}},\"size\":%d,\"from\":0}",
              sample_docs);
-    int rc = fds__lgwork_search(addr, addrlen, host_header, path, body, "sampling values", root,
+    int rc = fds__lgwork_search(t, path, body, "sampling values", root,
                                 msg, msglen);
     if (rc)
         return rc;
@@ -311,8 +357,7 @@ static int make_queries(fds_lgwork *w, const char *host_header, const char *path
     return rc;
 }
 
-int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
-                     const char *host_header, const char *index, const char *fields,
+int fds_lgwork_match(fds_lgwork *w, const fds_httpc_target *t, const char *index, const char *fields,
                      int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
                      size_t msglen)
 {
@@ -327,7 +372,7 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
     char path[512];
     snprintf(path, sizeof path, "/%s/_search", index);
     cJSON *root, *hits;
-    int rc = sample_docs_fetch(addr, addrlen, host_header, path, sample_docs, &root, &hits, msg,
+    int rc = sample_docs_fetch(t, path, sample_docs, &root, &hits, msg,
                                msglen);
     if (rc)
         return rc;
@@ -349,7 +394,7 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
         rc = FDS_ENOTFOUND;
     }
     if (rc == 0)
-        rc = make_queries(w, host_header, path, names, nf, vals, urltok, pool, seed, size);
+        rc = make_queries(w, t->host_header, path, names, nf, vals, urltok, pool, seed, size);
     if (rc == 0 && nf <= FDS_LGWORK_MAX_CLASSES) {
         w->nclasses = nf;
         for (int f = 0; f < nf; f++)

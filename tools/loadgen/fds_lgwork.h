@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "fds_httpc.h"
+
 #define FDS_LGWORK_MAX_FIELDS 32
 #define FDS_LGWORK_MAX_BODIES 1000000 /* lines read from --bodies */
 #define FDS_LGWORK_DEFAULT_FIELDS "service_name,method,error_code,url"
@@ -50,18 +52,20 @@ typedef struct fds_lgwork {
     char class_names[FDS_LGWORK_MAX_CLASSES][FDS_LGWORK_CLASS_NAME];
     double class_share[FDS_LGWORK_MAX_CLASSES];
     size_t nvalues;      /* sampled values, for the report */
+    char **tmsgs;        /* fds_lgwork_for_targets: ntargets x n messages, or NULL */
+    size_t *tlens;
+    int ntargets;
     char description[512];
 } fds_lgwork;
 
 /*
  * Random match queries on `index`.  `fields` is comma-separated; `sample_docs`
- * documents are fetched from the server at `addr` (a loopback address) to
+ * documents are fetched from the server `t` (fds_httpc.h) to
  * sample values; `pool` query bodies are generated with `seed`; each asks for
- * `size` hits.  `host_header` is sent as Host.  0 or an FDS_E* code with a
+ * `size` hits.  The server is `t` (its Host header goes in the messages). 0 or an FDS_E* code with a
  * sentence in `msg`.
  */
-int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
-                     const char *host_header, const char *index, const char *fields,
+int fds_lgwork_match(fds_lgwork *w, const fds_httpc_target *t, const char *index, const char *fields,
                      int sample_docs, size_t pool, uint64_t seed, int size, char *msg,
                      size_t msglen);
 
@@ -72,8 +76,7 @@ int fds_lgwork_match(fds_lgwork *w, const struct sockaddr_storage *addr, socklen
  * `seed`; Discover asks for `hits` documents.  0 or an FDS_E* code with a
  * sentence in `msg`.
  */
-int fds_lgwork_dashboard(fds_lgwork *w, const struct sockaddr_storage *addr, socklen_t addrlen,
-                         const char *host_header, const char *index, int sample_docs,
+int fds_lgwork_dashboard(fds_lgwork *w, const fds_httpc_target *t, const char *index, int sample_docs,
                          size_t pool, uint64_t seed, int hits, char *msg, size_t msglen);
 
 /* One POST `path` per non-empty line of `file` (each line a request body). */
@@ -82,6 +85,15 @@ int fds_lgwork_bodies(fds_lgwork *w, const char *host_header, const char *path, 
 
 /* A single fixed request without body (e.g. "GET /"). */
 int fds_lgwork_fixed(fds_lgwork *w, const char *host_header, const char *method, const char *path);
+
+/*
+ * The messages of `w` as sent to each of the `nt` servers `t` of a cluster:
+ * w->tmsgs[k * w->n + i] is message i with its Host header replaced by
+ * t[k].host_header and t[k].auth (the Authorization line, if any) added
+ * after it; w->tlens likewise.  Owned by w (fds_lgwork_free).  0,
+ * FDS_ENOMEM, or FDS_EINVAL for a message without a Host header.
+ */
+int fds_lgwork_for_targets(fds_lgwork *w, const fds_httpc_target *t, int nt);
 
 void fds_lgwork_free(fds_lgwork *w);
 

@@ -31,8 +31,7 @@ int fds__lgwork_add(fds_lgwork *w, size_t *cap, const char *host, const char *me
 /* POST `body` to `path` and parse the 200 answer into *root (caller
  * deletes).  `what` names the step in messages.  0, or an FDS_E* code
  * with a sentence in `msg`. */
-int fds__lgwork_search(const struct sockaddr_storage *addr, socklen_t addrlen,
-                       const char *host_header, const char *path, const char *body,
+int fds__lgwork_search(const fds_httpc_target *t, const char *path, const char *body,
                        const char *what, cJSON **root, char *msg, size_t msglen);
 
 /* A growable list of owned strings. */

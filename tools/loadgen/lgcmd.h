@@ -27,10 +27,26 @@
 #define LG_MAX_ROUNDS 32
 #define LG_DASHBOARD_HITS 500        /* Discover's default sample size */
 
-/* Everything the command line sets, and the loopback target derived from it. */
+#define LG_PROBE_TIMEOUT_MS 5000        /* GET / of each node before the run */
+#define LG_NODE_SAMPLE_S 1.0           /* _nodes/stats of each node once a second */
+#define LG_PASSWORD_ENV "LOADGEN_PASSWORD" /* --user's password, else FIELDSTORE_PASSWORD */
+#define LG_PASSWORD_ENV2 "FIELDSTORE_PASSWORD"
+#define LG_API_KEY_ENV "LOADGEN_API_KEY"   /* --api-key without --api-key-file */
+#define LG_SECRET_MAX 512              /* bytes of a password or API key */
+
+/* Exit status of ab when the report was written but some rounds were
+ * marked (a node failed during them) and left out of the means. */
+#define LG_EXIT_MARKED 3
+
+/* Everything the command line sets, and the targets derived from it. */
 typedef struct fds__lgcmd_opts {
-    const char *host;
-    int port;
+    const char *host;                  /* --host: one, or a list h1:p,h2:p,... */
+    int port;                          /* for an element without its own port */
+    const char *cacert;
+    int insecure;
+    const char *user, *password_file;
+    int api_key;                       /* --api-key given */
+    const char *api_key_file;
     const char *index;
     int threads, clients;
     double rate, duration, warmup, timeout;
@@ -55,10 +71,22 @@ typedef struct fds__lgcmd_opts {
     int rounds;
     double round_duration;
     /* derived */
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    char host_header[300];
+    fds_httpc_target targets[FDS_LG_MAX_TARGETS]; /* --host's, in order */
+    int ntargets;
+    fds_httpc_tls *tls;                /* with an https:// target, else NULL */
+    char auth[FDS_HTTPC_MAX_AUTH];     /* "Authorization: ...\r\n" or "" */
 } fds__lgcmd_opts;
+
+/* What loadgen knows of one node of the cluster (lgcmd_nodes.c). */
+typedef struct fds__lgcmd_node {
+    char name[128];                    /* GET /: name */
+    char cluster[128];                 /* GET /: cluster_name */
+    char version[64];                  /* GET /: version.number */
+    double processors;                 /* GET /_nodes/_local: os.available_processors; 0 unknown */
+} fds__lgcmd_node;
+
+/* A sampler of every node's _nodes/stats during one measurement. */
+typedef struct fds__lgcmd_sampler fds__lgcmd_sampler;
 
 /* The sides of an ab run: names, the reference side (every ratio is
  * reference / side) and the pair kept as "a"/"b" (ratio b/a): --a/--b
@@ -77,16 +105,68 @@ void fds__lgcmd_usage(FILE *f);
 /* fds__lgcmd_parse() found nothing that ends the process */
 #define LGCMD_GO (-1)
 
-/* Parse the options after the command word (`ab`: ab defaults) into `o`
- * and resolve the loopback target; `o` keeps pointers into argv.  Returns
- * LGCMD_GO, or the process exit status: 0 after --help, 2 after a message
- * on stderr. */
+/* Parse the options after the command word (`ab`: ab defaults) into `o`,
+ * resolve the targets and read the credentials (file or environment);
+ * `o` keeps pointers into argv.  Returns LGCMD_GO, or the process exit
+ * status: 0 after --help, 2 after a message on stderr. */
 int fds__lgcmd_parse(fds__lgcmd_opts *o, int ab, int argc, char **argv);
+
+/* Free what fds__lgcmd_parse() made (the TLS settings). */
+void fds__lgcmd_opts_free(fds__lgcmd_opts *o);
+
+/* --- lgcmd_nodes.c: the nodes of a cluster --- */
+
+/* GET / of every target: each answers 2xx, else a message naming the node
+ * and what went wrong (refused, a 401, a certificate that does not
+ * verify); fills nodes[] (name, cluster, version, processors; empty for a
+ * node that failed).  0, or 1 after a message for each failed node. */
+int fds__lgcmd_probe(const fds__lgcmd_opts *o, fds__lgcmd_node *nodes);
+
+/* The "cluster" object of a result: its name (the first node's; a warning
+ * if nodes disagree), the nodes (url, name, cluster, version, processors)
+ * and, for each of the `n` indices, index.codec as each node reports it
+ * (GET /{index}/_settings).  New; caller owns. */
+cJSON *fds__lgcmd_cluster_json(const fds__lgcmd_opts *o, const fds__lgcmd_node *nodes,
+                               const char *const *indices, int n);
+
+/* Start sampling GET /_nodes/_local/stats/os,process of every node once a
+ * LG_NODE_SAMPLE_S from `warmup` seconds on for `duration` seconds (the
+ * measured window).  NULL when it cannot start (then no node CPU). */
+fds__lgcmd_sampler *fds__lgcmd_sampler_start(const fds__lgcmd_opts *o,
+                                             const fds__lgcmd_node *nodes, double warmup,
+                                             double duration);
+
+/* Stop the sampler and add to `side`: "nodes" (per node: url, name,
+ * process_cpu_percent and os_cpu_percent as the node reports them, means
+ * of the samples; cpu_percent from process.cpu.total_in_millis over the
+ * window, 100 = one core; samples) and "nodes_cpu" (the sums).  Without
+ * --server-pid, cpu_percent and qps_per_cpu_percent of the side become the
+ * nodes' summed cpu_percent.  Frees s (NULL-safe: adds nothing). */
+void fds__lgcmd_sampler_finish(fds__lgcmd_sampler *s, const fds__lgcmd_opts *o, cJSON *side);
+
+/* Why a measurement must not be averaged in: a node with failed connects
+ * (or TLS handshakes), connections closed mid-response, timeouts,
+ * malformed answers, or not one success.  A new string naming each such
+ * node and what happened, or NULL when every node answered. */
+char *fds__lgcmd_mark_reason(const fds__lgcmd_opts *o, const fds_lg_result *r);
+
+/* The means over the n rounds of each node's CPU ("nodes") and of their
+ * sums ("nodes_cpu"), added to `side`. */
+void fds__lgcmd_nodes_mean(cJSON *side, cJSON *const *rounds, int n);
+
+/* The report's cluster section as Markdown from an ab document: the
+ * cluster's name, its nodes with index.codec per index, the server CPU
+ * per node and summed for each side, and the marked rounds.  New string
+ * (caller frees), or NULL on no memory. */
+char *fds__lgcmd_cluster_md(const cJSON *doc);
+
+/* The per-target counts of r as a JSON array (new; caller owns). */
+cJSON *fds__lgcmd_targets_json(const fds__lgcmd_opts *o, const fds_lg_result *r);
 
 /* --- lgcmd_server.c: what loadgen reads from the server --- */
 
-/* --server-pid, else nodes.*.process.id of GET /_nodes/stats when /proc
- * shows it; 0 (CPU not measured) after a message. */
+/* --server-pid, else 0: the server CPU then comes from every node's
+ * _nodes/stats (fds__lgcmd_sampler_start). */
 pid_t fds__lgcmd_resolve_pid(const fds__lgcmd_opts *o);
 
 /* Add codec, settings, store_bytes, stored_fields_bytes and cat_store_size
@@ -124,6 +204,9 @@ void fds__lgcmd_add_classes(cJSON *side, const fds_lg_result *r, const fds_lgwor
 
 /* The "config" object of a result document (new; caller owns). */
 cJSON *fds__lgcmd_config_json(const fds__lgcmd_opts *o, const char *mode);
+
+/* o.k = v, or null when v is NAN. */
+void fds__lgcmd_num_or_null(cJSON *o, const char *k, double v);
 
 /* The 1, 5 and 15 minute load averages, or null (new; caller owns). */
 cJSON *fds__lgcmd_loadavg_json(void);

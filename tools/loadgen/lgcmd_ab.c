@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fds_error.h"
@@ -45,30 +46,23 @@ static int ab_plan_make(const fds__lgcmd_opts *o, fds__lgcmd_abplan *p)
     return 0;
 }
 
-static void add_num_or_null(cJSON *o, const char *k, double v)
-{
-    if (isnan(v))
-        cJSON_AddNullToObject(o, k);
-    else
-        cJSON_AddNumberToObject(o, k, v);
-}
-
 /* The phase timers' deltas over one measured side and the shares they give:
  * query_share = dq / (dq + df), fetch_share = df / (dq + df). */
 static void add_phase_shares(cJSON *side, const double before[2], const double after[2])
 {
     double dq = after[0] - before[0], df = after[1] - before[1];
     int ok = !isnan(dq) && !isnan(df) && dq >= 0 && df >= 0 && dq + df > 0;
-    add_num_or_null(side, "query_time_us", ok ? dq : NAN);
-    add_num_or_null(side, "fetch_time_us", ok ? df : NAN);
-    add_num_or_null(side, "query_share", ok ? dq / (dq + df) : NAN);
-    add_num_or_null(side, "fetch_share", ok ? df / (dq + df) : NAN);
+    fds__lgcmd_num_or_null(side, "query_time_us", ok ? dq : NAN);
+    fds__lgcmd_num_or_null(side, "fetch_time_us", ok ? df : NAN);
+    fds__lgcmd_num_or_null(side, "query_share", ok ? dq / (dq + df) : NAN);
+    fds__lgcmd_num_or_null(side, "fetch_share", ok ? df / (dq + df) : NAN);
 }
 
 /* One measured side of one round: _cat/nodes and the phase timers read
  * before, the run, the timers after.  The side object, or NULL on failure. */
-static cJSON *ab_one(fds__lgcmd_opts *o, fds_lgwork *w, const char *name, pid_t pid,
-                     fds_sysstat_bg *bg, const char *label, double *bg_cpu)
+static cJSON *ab_one(fds__lgcmd_opts *o, const fds__lgcmd_node *nodes, fds_lgwork *w,
+                     const char *name, pid_t pid, fds_sysstat_bg *bg, const char *label,
+                     double *bg_cpu)
 {
     cJSON *cat = fds__lgcmd_cat_nodes(o);
     double before[2], after[2];
@@ -76,8 +70,12 @@ static cJSON *ab_one(fds__lgcmd_opts *o, fds_lgwork *w, const char *name, pid_t 
     fds_lg_config cfg;
     fds__lgcmd_fill_cfg(o, &cfg, w, o->round_duration, pid, bg, label);
     fds_lg_result res;
+    fds__lgcmd_sampler *smp = fds__lgcmd_sampler_start(o, nodes, o->warmup, o->round_duration);
     int rc = fds_lg_run(&cfg, &res);
     if (rc) {
+        cJSON *none = cJSON_CreateObject();
+        fds__lgcmd_sampler_finish(smp, o, none);
+        cJSON_Delete(none);
         fprintf(stderr, "loadgen ab: run failed: %s\n", fds_strerror(rc));
         cJSON_Delete(cat);
         return NULL;
@@ -88,6 +86,13 @@ static cJSON *ab_one(fds__lgcmd_opts *o, fds_lgwork *w, const char *name, pid_t 
     *bg_cpu = res.background_cpu_percent;
     cJSON *side = fds_lgreport_side(&res, name);
     fds__lgcmd_add_classes(side, &res, w);
+    fds__lgcmd_sampler_finish(smp, o, side);
+    cJSON_AddItemToObject(side, "targets", fds__lgcmd_targets_json(o, &res));
+    char *why = fds__lgcmd_mark_reason(o, &res);
+    if (why) {
+        cJSON_AddStringToObject(side, "marked", why);
+        free(why);
+    }
     add_phase_shares(side, before, after);
     cJSON_AddItemToObject(side, "cat_nodes_before", cat);
     fds_lg_result_free(&res);
@@ -95,13 +100,15 @@ static cJSON *ab_one(fds__lgcmd_opts *o, fds_lgwork *w, const char *name, pid_t 
 }
 
 /* The A/B rounds over n sides in the order fds_lgreport_order() gives
- * (A B C, C B A, ...), each side's result as JSON in rounds[side][round].
- * An incomplete or cut-short round is dropped, earlier ones kept.
- * *bg_mean: mean background CPU %% (-1: none).  Returns the count of
- * complete rounds. */
-static int ab_rounds(fds__lgcmd_opts *o, int n, fds_lgwork *w, const char *const *names,
-                     pid_t pid, fds_sysstat_bg *bg, cJSON *rounds[][LG_MAX_ROUNDS],
-                     double *bg_mean)
+ * (A B C, C B A, ...), each complete round's sides as JSON in
+ * rounds[side][0..done).  A round in which a node failed (any side
+ * marked, fds__lgcmd_mark_reason) is not kept: its number and reasons go
+ * to `marked` instead.  An interrupted or failed round is dropped, earlier
+ * ones kept.  *bg_mean: mean background CPU %% (-1: none).  Returns the
+ * count of complete, unmarked rounds. */
+static int ab_rounds(fds__lgcmd_opts *o, const fds__lgcmd_node *nodes, int n, fds_lgwork *w,
+                     const char *const *names, pid_t pid, fds_sysstat_bg *bg,
+                     cJSON *rounds[][LG_MAX_ROUNDS], cJSON *marked, double *bg_mean)
 {
     int done = 0, failed = 0;
     double bg_sum = 0;
@@ -113,8 +120,8 @@ static int ab_rounds(fds__lgcmd_opts *o, int n, fds_lgwork *w, const char *const
             char label[64];
             snprintf(label, sizeof label, "round %d/%d %c", r + 1, o->rounds, 'A' + s);
             double bgc;
-            rounds[s][r] = ab_one(o, &w[s], names[s], pid, bg, label, &bgc);
-            if (!rounds[s][r]) {
+            rounds[s][done] = ab_one(o, nodes, &w[s], names[s], pid, bg, label, &bgc);
+            if (!rounds[s][done]) {
                 failed = 1;
                 break;
             }
@@ -122,18 +129,41 @@ static int ab_rounds(fds__lgcmd_opts *o, int n, fds_lgwork *w, const char *const
                 bg_sum += bgc;
                 bg_n++;
             }
-            cJSON_AddNumberToObject(rounds[s][r], "round", r + 1);
-            cJSON_AddNumberToObject(rounds[s][r], "position", k + 1);
+            cJSON_AddNumberToObject(rounds[s][done], "round", r + 1);
+            cJSON_AddNumberToObject(rounds[s][done], "position", k + 1);
             made++;
         }
-        if (failed || fds__lgcmd_interrupted) {
+        cJSON *why = NULL;
+        for (int k = 0; k < made && !failed && !fds__lgcmd_interrupted; k++) {
+            int s = fds_lgreport_order(r, n, k);
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(rounds[s][done], "marked");
+            if (!cJSON_IsString(m))
+                continue;
+            if (!why) {
+                why = cJSON_CreateObject();
+                cJSON_AddNumberToObject(why, "round", r + 1);
+                cJSON_AddArrayToObject(why, "sides");
+            }
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "index", names[s]);
+            cJSON_AddStringToObject(e, "side", (char[]){(char)('A' + s), 0});
+            cJSON_AddStringToObject(e, "reason", m->valuestring);
+            cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(why, "sides"), e);
+            fprintf(stderr, "loadgen ab: round %d %c (%s) marked, not averaged in: %s\n", r + 1,
+                    'A' + s, names[s], m->valuestring);
+        }
+        if (failed || fds__lgcmd_interrupted || why) {
             for (int k = 0; k < made; k++)
-                cJSON_Delete(rounds[fds_lgreport_order(r, n, k)][r]);
+                cJSON_Delete(rounds[fds_lgreport_order(r, n, k)][done]);
+            if (why)
+                cJSON_AddItemToArray(marked, why);
             if (fds__lgcmd_interrupted)
                 fprintf(stderr, "loadgen ab: interrupted; reporting %d complete round(s)\n", done);
-            break;
+            if (failed || fds__lgcmd_interrupted)
+                break;
+            continue;
         }
-        done = r + 1;
+        done++;
     }
     *bg_mean = bg_n ? bg_sum / bg_n : -1;
     return done;
@@ -147,6 +177,11 @@ int fds__lgcmd_ab(fds__lgcmd_opts *o)
     if (o->rounds < 1 || o->rounds > LG_MAX_ROUNDS) {
         fprintf(stderr, "loadgen ab: --rounds must be 1..%d\n", LG_MAX_ROUNDS);
         return 2;
+    }
+    fds__lgcmd_node nodes[FDS_LG_MAX_TARGETS];
+    if (fds__lgcmd_probe(o, nodes) != 0) {
+        fprintf(stderr, "loadgen ab: every node must answer before the rounds start\n");
+        return 1;
     }
     fds_lgwork w[LG_MAX_SIDES];
     for (int s = 0; s < p.n; s++) {
@@ -178,22 +213,27 @@ int fds__lgcmd_ab(fds__lgcmd_opts *o)
     }
     cJSON *rounds[LG_MAX_SIDES][LG_MAX_ROUNDS];
     double bg_mean;
-    int done = ab_rounds(o, p.n, w, p.names, pid, bg, rounds, &bg_mean);
+    cJSON *marked = cJSON_CreateArray();
+    int done = ab_rounds(o, nodes, p.n, w, p.names, pid, bg, rounds, marked, &bg_mean);
     sys[1] = fds__lgcmd_loadavg_json();
     sys[3] = fds__lgcmd_cat_nodes(o);
     sys[4] = fds__lgcmd_background_json(bg, bg_mean);
     fds_sysstat_bg_stop(bg);
     for (int s = 0; s < p.n; s++)
         fds_lgwork_free(&w[s]);
+    int nmarked = cJSON_GetArraySize(marked);
     if (done == 0) {
-        fprintf(stderr, "loadgen ab: no complete round\n");
+        fprintf(stderr, "loadgen ab: no complete round%s\n",
+                nmarked ? " in which every node answered" : "");
         for (int k = 0; k < LGCMD_SYS_ITEMS; k++)
             cJSON_Delete(sys[k]);
+        cJSON_Delete(marked);
         return 1;
     }
     cJSON *side[LG_MAX_SIDES], *spread[LG_MAX_SIDES] = {0};
     for (int s = 0; s < p.n; s++) {
         side[s] = fds_lgreport_mean(rounds[s], done, p.names[s]);
+        fds__lgcmd_nodes_mean(side[s], rounds[s], done);
         fds__lgcmd_add_index_info(o, side[s], p.names[s]);
         for (int r = 0; r < done; r++)
             cJSON_Delete(rounds[s][r]);
@@ -202,7 +242,12 @@ int fds__lgcmd_ab(fds__lgcmd_opts *o)
         if (s != p.ref)
             spread[s] = fds_lgreport_spread(side[p.ref], side[s]);
     cJSON *doc = fds__lgcmd_ab_document(o, &p, side, spread, done, sys, pid);
+    cJSON_AddItemToObject(doc, "cluster", fds__lgcmd_cluster_json(o, nodes, p.names, p.n));
+    cJSON_AddItemToObject(doc, "marked_rounds", marked);
     int out = fds__lgcmd_ab_report(o, &p, doc, done);
     cJSON_Delete(doc);
-    return out;
+    if (!out && nmarked)
+        fprintf(stderr, "loadgen ab: %d round(s) marked and left out of the means (exit "
+                        "status %d)\n", nmarked, LG_EXIT_MARKED);
+    return out ? out : nmarked ? LG_EXIT_MARKED : 0;
 }

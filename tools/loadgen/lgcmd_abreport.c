@@ -78,7 +78,8 @@ static const char *pair_sentence(const cJSON *doc, const fds__lgcmd_abplan *p)
 
 /* The A/B Markdown report at o->md: header, sentence, tables, charts. */
 static int ab_write_md(const fds__lgcmd_opts *o, const fds__lgcmd_abplan *p, const cJSON *doc,
-                       const char *table, const char *per_round, const char *prefix, int done)
+                       const char *table, const char *per_round, const char *cluster,
+                       const char *prefix, int done)
 {
     fds_strbuf s = FDS_STRBUF_INIT;
     const char *base = strrchr(prefix, '/');
@@ -106,6 +107,7 @@ static int ab_write_md(const fds__lgcmd_opts *o, const fds__lgcmd_abplan *p, con
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "ratios"))
         fds_strbuf_printf(&s, "- %s\n",
                           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sentence")));
+    fds_strbuf_printf(&s, "\n%s\n", cluster ? cluster : "");
     fds_strbuf_printf(&s, "\n## Rounds\n\n%s\n", per_round ? per_round : "");
     fds_strbuf_printf(&s,
                       "![QPS per round](%s_qps_rounds.svg)\n"
@@ -145,12 +147,14 @@ int fds__lgcmd_ab_report(const fds__lgcmd_opts *o, const fds__lgcmd_abplan *p, c
     }
     char *table = fds_lgreport_table_n(sides, p->n, p->ref, spreads, tp);
     char *per_round = fds_lgreport_rounds_table(sides, p->n);
+    char *cluster = fds__lgcmd_cluster_md(doc);
     printf("A/B: %d rounds of %.1f s per side (after %.1f s warm-up each), order %s, %s loop, "
            "%d clients, %d threads; values are means over rounds, ratio = %c / side "
            "(min-max over rounds)\n\n%s\n%s\n\n%s",
            done, o->round_duration, o->warmup, ab_order_text(p->n),
            o->rate > 0 ? "open" : "closed", o->clients, o->threads, 'A' + p->ref,
            table ? table : "", pair_sentence(doc, p), per_round ? per_round : "");
+    printf("\n%s", cluster ? cluster : "");
     int out = 0;
     const char *json = o->json ? o->json : LG_DEFAULT_AB_JSON;
     if (fds_lgreport_write_json(json, doc) != 0) {
@@ -170,8 +174,9 @@ int fds__lgcmd_ab_report(const fds__lgcmd_opts *o, const fds__lgcmd_abplan *p, c
         fprintf(stderr, "loadgen: cannot write the SVG charts %s_*.svg\n", prefix);
         out = 1;
     }
-    if (o->md && ab_write_md(o, p, doc, table, per_round, prefix, done))
+    if (o->md && ab_write_md(o, p, doc, table, per_round, cluster, prefix, done))
         out = 1;
+    free(cluster);
     free(table);
     free(per_round);
     return out;

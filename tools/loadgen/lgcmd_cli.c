@@ -1,9 +1,15 @@
 /*
  * lgcmd_cli.c: loadgen's command line -- the help text, the options with
- * their defaults and bounds, and the loopback target they name (anything
- * but 127.0.0.0/8, ::1 and localhost is refused before a packet is sent).
+ * their defaults and bounds, the targets they name (one server or the
+ * nodes of a cluster, http:// or https://) and the credentials, which come
+ * from a file or the environment and never from the command line, where
+ * ps(1) would show them to every user of the machine.
+ *
+ * loadgen talks to whatever host it is given; its own tests and
+ * benchmarks only ever give it loopback addresses (127.0.0.0/8).
  */
 #include <getopt.h>
+#include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +29,20 @@ void fds__lgcmd_usage(FILE *f)
         "                                            I1 / each other index\n"
         "  loadgen compare A.json B.json             compare two earlier result files\n"
         "\n"
-        "target (loopback only: 127.0.0.0/8, ::1, localhost):\n"
-        "  --host H              default 127.0.0.1\n"
-        "  --port P              default 9200\n"
+        "target:\n"
+        "  --host H[,H2,...]     one server, or the nodes of a cluster, spread round robin\n"
+        "                        over the keep-alive connections; each [http://|https://]\n"
+        "                        HOST[:PORT] (default 127.0.0.1)\n"
+        "  --port P              port of a host given without one (default 9200)\n"
+        "  --cacert FILE         PEM CA certificate(s) that https:// servers are verified\n"
+        "                        against (default: the system's trust store)\n"
+        "  --insecure            do not verify https:// certificates (prints a warning)\n"
+        "  --user NAME           basic auth; the password from --password-file or\n"
+        "                        $" LG_PASSWORD_ENV " (else $" LG_PASSWORD_ENV2 ")\n"
+        "  --password-file FILE  the password (first line), never on the command line\n"
+        "  --api-key             send \"Authorization: ApiKey KEY\", KEY (base64 id:key, as\n"
+        "                        Elasticsearch's create API key answers it) from\n"
+        "                        --api-key-file FILE or $" LG_API_KEY_ENV "\n"
         "load:\n"
         "  --threads N           event-loop threads (default 2)\n"
         "  --clients N           keep-alive connections; closed loop: concurrent clients (default 8)\n"
@@ -50,7 +67,8 @@ void fds__lgcmd_usage(FILE *f)
         "  --method M --path P   a fixed request without body (e.g. GET /) instead\n"
         "  --dump-queries FILE   also write the generated bodies, one per line (ab: FILE.INDEX)\n"
         "measurement:\n"
-        "  --server-pid PID      server process for CPU%; default: from GET /_nodes/stats\n"
+        "  --server-pid PID      server process for CPU% (local, from /proc); default: every\n"
+        "                        node's GET /_nodes/_local/stats, sampled during the run\n"
         "  --background SPEC     cpu=N,load=P[,tool=builtin]: stress-ng (or built-in burners)\n"
         "                        running during the run; its actual CPU is reported\n"
         "output:\n"
@@ -70,7 +88,8 @@ void fds__lgcmd_usage(FILE *f)
 enum {
     O_HOST = 1000, O_PORT, O_INDEX, O_THREADS, O_CLIENTS, O_RATE, O_DURATION, O_WARMUP, O_MAXREQ,
     O_TIMEOUT, O_FIELDS, O_SEED, O_SAMPLE, O_POOL, O_SIZE, O_BODIES, O_METHOD, O_PATH, O_PID,
-    O_BG, O_JSON, O_MD, O_SVG, O_QUIET, O_A, O_B, O_ROUNDS, O_RDUR, O_HELP, O_DUMP, O_WORKLOAD
+    O_BG, O_JSON, O_MD, O_SVG, O_QUIET, O_A, O_B, O_ROUNDS, O_RDUR, O_HELP, O_DUMP, O_WORKLOAD,
+    O_CACERT, O_INSECURE, O_USER, O_PWFILE, O_APIKEY, O_APIKEYFILE, O_PASSWORD
 };
 
 static int num_arg(const char *name, const char *v, double lo, double hi, double *out)
@@ -104,6 +123,16 @@ static int apply_option(fds__lgcmd_opts *o, int c, const char *arg)
     switch (c) {
     case O_HOST: o->host = arg; break;
     case O_PORT: bad = num_arg("port", arg, 1, 65535, &d); o->port = (int)d; break;
+    case O_CACERT: o->cacert = arg; break;
+    case O_INSECURE: o->insecure = 1; break;
+    case O_USER: o->user = arg; break;
+    case O_PWFILE: o->password_file = arg; break;
+    case O_APIKEY: o->api_key = 1; break;
+    case O_APIKEYFILE: o->api_key = 1; o->api_key_file = arg; break;
+    case O_PASSWORD:
+        fprintf(stderr, "loadgen: a password on the command line is visible to every user "
+                        "in ps(1); use --password-file FILE or $" LG_PASSWORD_ENV "\n");
+        return 2;
     case O_INDEX:
         o->index = arg;
         if (o->nindices == LG_MAX_SIDES) {
@@ -169,21 +198,180 @@ static int apply_option(fds__lgcmd_opts *o, int c, const char *arg)
     return bad ? 2 : LGCMD_GO;
 }
 
-/* The loopback address of --host/--port and the Host header naming it;
- * 0, or 2 after a message. */
-static int set_target(fds__lgcmd_opts *o)
+/* Every element of --host into o->targets; 0, or 2 after a message. */
+static int set_targets(fds__lgcmd_opts *o)
 {
-    char msg[300];
-    if (fds_httpc_resolve_loopback(o->host, o->port, &o->addr, &o->addrlen, msg, sizeof msg) !=
-        0) {
+    char msg[512];
+    const char *p = o->host;
+    o->ntargets = 0;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        char one[FDS_HTTPC_MAX_HOST + 32];
+        if (n == 0 || n >= sizeof one) {
+            fprintf(stderr, "loadgen: --host '%s': an empty or overlong element\n", o->host);
+            return 2;
+        }
+        if (o->ntargets == FDS_LG_MAX_TARGETS) {
+            fprintf(stderr, "loadgen: --host names more than %d servers\n", FDS_LG_MAX_TARGETS);
+            return 2;
+        }
+        memcpy(one, p, n);
+        one[n] = '\0';
+        fds_httpc_target *t = &o->targets[o->ntargets];
+        if (fds_httpc_target_parse(t, one, o->port, msg, sizeof msg) != 0) {
+            fprintf(stderr, "loadgen: %s\n", msg);
+            return 2;
+        }
+        for (int k = 0; k < o->ntargets; k++)
+            if (!strcmp(o->targets[k].url, t->url)) {
+                fprintf(stderr, "loadgen: --host names %s twice\n", t->url);
+                return 2;
+            }
+        o->ntargets++;
+        p += n + (e != NULL);
+    }
+    if (o->ntargets == 0) {
+        fprintf(stderr, "loadgen: --host is empty\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* The first line of `path` (without its newline) into buf; 0, or 2 after
+ * a message. */
+static int read_secret_file(const char *what, const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "loadgen: %s %s: cannot read it\n", what, path);
+        return 2;
+    }
+    buf[0] = '\0';
+    if (!fgets(buf, (int)cap, f) && ferror(f)) {
+        fclose(f);
+        fprintf(stderr, "loadgen: %s %s: read error\n", what, path);
+        return 2;
+    }
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return 0;
+}
+
+/* The Authorization line of --user or --api-key into o->auth; 0, or 2
+ * after a message. */
+static int set_credentials(fds__lgcmd_opts *o)
+{
+    char secret[LG_SECRET_MAX];
+    o->auth[0] = '\0';
+    if (o->user && o->api_key) {
+        fprintf(stderr, "loadgen: give --user or --api-key, not both\n");
+        return 2;
+    }
+    if ((o->password_file && !o->user)) {
+        fprintf(stderr, "loadgen: --password-file needs --user\n");
+        return 2;
+    }
+    if (o->user) {
+        const char *env = NULL;
+        if (o->password_file) {
+            if (read_secret_file("--password-file", o->password_file, secret, sizeof secret))
+                return 2;
+        } else if ((env = getenv(LG_PASSWORD_ENV)) || (env = getenv(LG_PASSWORD_ENV2))) {
+            snprintf(secret, sizeof secret, "%s", env);
+        } else {
+            fprintf(stderr, "loadgen: --user %s: no password: give --password-file FILE or set "
+                            "$" LG_PASSWORD_ENV "\n", o->user);
+            return 2;
+        }
+        if (strchr(o->user, ':')) {
+            fprintf(stderr, "loadgen: --user: a user name cannot hold ':' (RFC 7617)\n");
+            return 2;
+        }
+        char pair[LG_SECRET_MAX + 256];
+        int n = snprintf(pair, sizeof pair, "%s:%s", o->user, secret);
+        gnutls_datum_t in = {(unsigned char *)pair, (unsigned)n}, b64 = {0};
+        if (n < 0 || (size_t)n >= sizeof pair || gnutls_base64_encode2(&in, &b64) < 0) {
+            fprintf(stderr, "loadgen: --user: user name and password too long\n");
+            return 2;
+        }
+        snprintf(o->auth, sizeof o->auth, "Authorization: Basic %.*s\r\n", (int)b64.size,
+                 (const char *)b64.data);
+        gnutls_free(b64.data);
+        memset(pair, 0, sizeof pair);
+    } else if (o->api_key) {
+        const char *env = getenv(LG_API_KEY_ENV);
+        if (o->api_key_file) {
+            if (read_secret_file("--api-key-file", o->api_key_file, secret, sizeof secret))
+                return 2;
+        } else if (env) {
+            snprintf(secret, sizeof secret, "%s", env);
+        } else {
+            fprintf(stderr, "loadgen: --api-key: give --api-key-file FILE or set "
+                            "$" LG_API_KEY_ENV "\n");
+            return 2;
+        }
+        if (!secret[0] || strpbrk(secret, " \t\r\n")) {
+            fprintf(stderr, "loadgen: --api-key: the key is empty or holds white space\n");
+            return 2;
+        }
+        snprintf(o->auth, sizeof o->auth, "Authorization: ApiKey %s\r\n", secret);
+    }
+    memset(secret, 0, sizeof secret);
+    for (int k = 0; k < o->ntargets; k++)
+        o->targets[k].auth = o->auth[0] ? o->auth : NULL;
+    return 0;
+}
+
+/* TLS settings when a target is https://; 0, or 2 after a message. */
+static int set_tls(fds__lgcmd_opts *o)
+{
+    int https = 0;
+    for (int k = 0; k < o->ntargets; k++)
+        https |= o->targets[k].https;
+    if (!https) {
+        if (o->cacert || o->insecure)
+            fprintf(stderr, "loadgen: note: --cacert/--insecure have no effect without an "
+                            "https:// host\n");
+        return 0;
+    }
+    if (o->insecure)
+        fprintf(stderr, "loadgen: WARNING: --insecure: https certificates are not verified; "
+                        "anyone on the path can read the traffic and the credentials\n");
+    char msg[512];
+    if (fds_httpc_tls_new(o->cacert, o->insecure, &o->tls, msg, sizeof msg) != 0) {
         fprintf(stderr, "loadgen: %s\n", msg);
         return 2;
     }
-    if (strchr(o->host, ':'))
-        snprintf(o->host_header, sizeof o->host_header, "[%s]:%d", o->host, o->port);
-    else
-        snprintf(o->host_header, sizeof o->host_header, "%s:%d", o->host, o->port);
+    for (int k = 0; k < o->ntargets; k++)
+        o->targets[k].tls = o->tls;
     return 0;
+}
+
+/* Every node needs a connection of its own; an uneven spread gets a note.
+ * 0, or 2 after a message. */
+static int check_spread(const fds__lgcmd_opts *o)
+{
+    if (o->ntargets == 1)
+        return 0;
+    if (o->clients < o->ntargets) {
+        fprintf(stderr, "loadgen: --clients %d is fewer than the %d nodes: every node needs a "
+                        "connection of its own\n", o->clients, o->ntargets);
+        return 2;
+    }
+    if (o->clients % o->ntargets)
+        fprintf(stderr, "loadgen: note: %d connections over %d nodes: the first %d nodes get "
+                        "%d, the others %d (a multiple of %d spreads them evenly)\n",
+                o->clients, o->ntargets, o->clients % o->ntargets,
+                o->clients / o->ntargets + 1, o->clients / o->ntargets, o->ntargets);
+    return 0;
+}
+
+void fds__lgcmd_opts_free(fds__lgcmd_opts *o)
+{
+    fds_httpc_tls_free(o->tls);
+    o->tls = NULL;
+    memset(o->auth, 0, sizeof o->auth);
 }
 
 int fds__lgcmd_parse(fds__lgcmd_opts *o, int ab, int argc, char **argv)
@@ -204,7 +392,10 @@ int fds__lgcmd_parse(fds__lgcmd_opts *o, int ab, int argc, char **argv)
         {"a", 1, 0, O_A},              {"b", 1, 0, O_B},
         {"rounds", 1, 0, O_ROUNDS},    {"round-duration", 1, 0, O_RDUR},
         {"help", 0, 0, O_HELP},        {"dump-queries", 1, 0, O_DUMP},
-        {"workload", 1, 0, O_WORKLOAD},
+        {"workload", 1, 0, O_WORKLOAD}, {"cacert", 1, 0, O_CACERT},
+        {"insecure", 0, 0, O_INSECURE}, {"user", 1, 0, O_USER},
+        {"password-file", 1, 0, O_PWFILE}, {"api-key", 0, 0, O_APIKEY},
+        {"api-key-file", 1, 0, O_APIKEYFILE}, {"password", 1, 0, O_PASSWORD},
         {0, 0, 0, 0}};
     set_defaults(o, ab);
     int c;
@@ -217,5 +408,9 @@ int fds__lgcmd_parse(fds__lgcmd_opts *o, int ab, int argc, char **argv)
         fprintf(stderr, "loadgen: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    return set_target(o) ? 2 : LGCMD_GO;
+    if (set_targets(o) || set_credentials(o) || set_tls(o) || check_spread(o)) {
+        fds__lgcmd_opts_free(o);
+        return 2;
+    }
+    return LGCMD_GO;
 }

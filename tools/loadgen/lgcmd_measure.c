@@ -6,6 +6,7 @@
  * load and the summary line on stderr.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,19 +57,25 @@ int fds__lgcmd_build_workload(const fds__lgcmd_opts *o, const char *index, fds_l
             fprintf(stderr, "loadgen: --bodies needs --index or --path\n");
             return FDS_EINVAL;
         }
-        rc = fds_lgwork_bodies(w, o->host_header, path, o->bodies, msg, sizeof msg);
+        rc = fds_lgwork_bodies(w, o->targets[0].host_header, path, o->bodies, msg, sizeof msg);
     } else if (o->path) {
-        rc = fds_lgwork_fixed(w, o->host_header, o->method ? o->method : "GET", o->path);
+        rc = fds_lgwork_fixed(w, o->targets[0].host_header, o->method ? o->method : "GET",
+                              o->path);
     } else if (index && !strcmp(o->workload, "dashboard")) {
-        rc = fds_lgwork_dashboard(w, &o->addr, o->addrlen, o->host_header, index, o->sample_docs,
+        /* values come from the first node: every node serves the same index */
+        rc = fds_lgwork_dashboard(w, &o->targets[0], index, o->sample_docs,
                                   (size_t)o->pool, o->seed,
                                   o->size_set ? o->size : LG_DASHBOARD_HITS, msg, sizeof msg);
     } else if (index) {
-        rc = fds_lgwork_match(w, &o->addr, o->addrlen, o->host_header, index, o->fields,
+        rc = fds_lgwork_match(w, &o->targets[0], index, o->fields,
                               o->sample_docs, (size_t)o->pool, o->seed, o->size, msg, sizeof msg);
     } else {
         fprintf(stderr, "loadgen: say what to send: --index, --bodies or --path\n");
         return FDS_EINVAL;
+    }
+    if (!rc && (rc = fds_lgwork_for_targets(w, o->targets, o->ntargets)) != 0) {
+        fds_lgwork_free(w);
+        snprintf(msg, sizeof msg, "building the requests of each node: %s", fds_strerror(rc));
     }
     if (rc) {
         fprintf(stderr, "loadgen: %s\n", msg[0] ? msg : fds_strerror(rc));
@@ -100,8 +107,8 @@ void fds__lgcmd_fill_cfg(const fds__lgcmd_opts *o, fds_lg_config *c, const fds_l
                          double duration, pid_t pid, fds_sysstat_bg *bg, const char *label)
 {
     memset(c, 0, sizeof *c);
-    c->addr = o->addr;
-    c->addrlen = o->addrlen;
+    c->targets = o->targets;
+    c->ntargets = o->ntargets;
     c->threads = o->threads;
     c->clients = o->clients;
     c->rate = o->rate;
@@ -109,8 +116,8 @@ void fds__lgcmd_fill_cfg(const fds__lgcmd_opts *o, fds_lg_config *c, const fds_l
     c->warmup_s = o->warmup;
     c->max_requests = o->max_requests;
     c->timeout_s = o->timeout;
-    c->requests = (const char *const *)w->msgs;
-    c->request_lens = w->lens;
+    c->requests = (const char *const *)w->tmsgs;
+    c->request_lens = w->tlens;
     c->nrequests = w->n;
     c->request_classes = w->nclasses ? w->classes : NULL;
     c->nclasses = w->nclasses;
@@ -134,6 +141,13 @@ cJSON *fds__lgcmd_config_json(const fds__lgcmd_opts *o, const char *mode)
     cJSON_AddStringToObject(c, "mode", mode);
     cJSON_AddStringToObject(c, "host", o->host);
     cJSON_AddNumberToObject(c, "port", o->port);
+    cJSON *hosts = cJSON_AddArrayToObject(c, "hosts");
+    for (int k = 0; k < o->ntargets; k++)
+        cJSON_AddItemToArray(hosts, cJSON_CreateString(o->targets[k].url));
+    cJSON_AddStringToObject(c, "auth", o->user ? "basic" : o->api_key ? "api_key" : "none");
+    if (o->cacert)
+        cJSON_AddStringToObject(c, "cacert", o->cacert);
+    cJSON_AddBoolToObject(c, "insecure", o->insecure);
     cJSON_AddNumberToObject(c, "threads", o->threads);
     cJSON_AddNumberToObject(c, "clients", o->clients);
     cJSON_AddStringToObject(c, "loop", o->rate > 0 ? "open" : "closed");
@@ -155,6 +169,14 @@ cJSON *fds__lgcmd_config_json(const fds__lgcmd_opts *o, const char *mode)
     cJSON_AddNumberToObject(c, "ncpu", fds_sysstat_ncpu());
     cJSON_AddStringToObject(c, "cpu_percent_scale", "100 = one core");
     return c;
+}
+
+void fds__lgcmd_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (isnan(v))
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, v);
 }
 
 cJSON *fds__lgcmd_loadavg_json(void)

@@ -32,6 +32,9 @@ static int run_write_md(const fds__lgcmd_opts *o, const char *workload, const ch
 
 int fds__lgcmd_run(fds__lgcmd_opts *o)
 {
+    fds__lgcmd_node nodes[FDS_LG_MAX_TARGETS];
+    /* a node that fails here still gets the run: its errors are the result */
+    fds__lgcmd_probe(o, nodes);
     fds_lgwork w;
     if (fds__lgcmd_build_workload(o, o->index, &w) != 0)
         return 1;
@@ -54,12 +57,16 @@ int fds__lgcmd_run(fds__lgcmd_opts *o)
     fds_lg_config cfg;
     fds__lgcmd_fill_cfg(o, &cfg, &w, o->duration, pid, bg, NULL);
     fds_lg_result r;
+    fds__lgcmd_sampler *smp = fds__lgcmd_sampler_start(o, nodes, o->warmup, o->duration);
     int rc = fds_lg_run(&cfg, &r);
     cJSON *la_after = fds__lgcmd_loadavg_json();
     cJSON *cat_after = fds__lgcmd_cat_nodes(o);
     cJSON *bgj = fds__lgcmd_background_json(bg, r.background_cpu_percent);
     fds_sysstat_bg_stop(bg);
     if (rc) {
+        cJSON *none = cJSON_CreateObject();
+        fds__lgcmd_sampler_finish(smp, o, none);
+        cJSON_Delete(none);
         fprintf(stderr, "loadgen: run failed: %s\n", fds_strerror(rc));
         fds_lgwork_free(&w);
         return 1;
@@ -68,10 +75,20 @@ int fds__lgcmd_run(fds__lgcmd_opts *o)
         fds__lgcmd_print_summary(&r, NULL);
     cJSON *side = fds_lgreport_side(&r, o->index);
     fds__lgcmd_add_classes(side, &r, &w);
+    fds__lgcmd_sampler_finish(smp, o, side);
+    cJSON_AddItemToObject(side, "targets", fds__lgcmd_targets_json(o, &r));
+    char *why = fds__lgcmd_mark_reason(o, &r);
+    if (why) {
+        fprintf(stderr, "loadgen: marked: %s\n", why);
+        cJSON_AddStringToObject(side, "marked", why);
+        free(why);
+    }
     if (o->index)
         fds__lgcmd_add_index_info(o, side, o->index);
     cJSON *doc = fds__lgcmd_document("run", 1);
     cJSON_AddItemToObject(doc, "config", fds__lgcmd_config_json(o, "run"));
+    const char *idx[1] = {o->index};
+    cJSON_AddItemToObject(doc, "cluster", fds__lgcmd_cluster_json(o, nodes, idx, 1));
     cJSON_AddStringToObject(doc, "workload", w.description);
     cJSON_AddItemToObject(doc, "result", side);
     cJSON *sys[LGCMD_SYS_ITEMS] = {la_before, la_after, cat_before, cat_after, bgj};

@@ -1,6 +1,6 @@
 /*
  * lgcmd_server.c: what loadgen reads from the server around its measured
- * requests -- the server's pid (GET /_nodes/stats), an index's codec,
+ * requests (the first node of a cluster) -- an index's codec,
  * settings and sizes (_settings, _stats/store, _cat/indices), the node's
  * load (_cat/nodes) and the query/fetch phase timers (_stats/search).
  * Every read is best effort: a server without an endpoint gives null or NAN
@@ -20,7 +20,7 @@ static cJSON *get_json(const fds__lgcmd_opts *o, const char *path)
 {
     int status = 0;
     char *body = NULL;
-    if (fds_httpc_request(&o->addr, o->addrlen, o->host_header, "GET", path, NULL,
+    if (fds_httpc_request(&o->targets[0], "GET", path, NULL,
                           LG_INFO_TIMEOUT_MS, &status, &body) != 0)
         return NULL;
     cJSON *doc = status >= 200 && status <= 299 ? cJSON_Parse(body) : NULL;
@@ -28,44 +28,15 @@ static cJSON *get_json(const fds__lgcmd_opts *o, const char *path)
     return doc;
 }
 
-/* nodes.<any>.process.id of GET /_nodes/stats, or 0 */
-static long pid_from_nodes(const fds__lgcmd_opts *o)
-{
-    cJSON *doc = get_json(o, "/_nodes/stats");
-    long pid = 0;
-    cJSON *nodes = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
-    cJSON *node;
-    cJSON_ArrayForEach(node, nodes)
-    {
-        cJSON *id = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(node, "process"), "id");
-        if (cJSON_IsNumber(id) && id->valuedouble > 0 && id->valuedouble < 4194304.0 * 1024) {
-            pid = (long)id->valuedouble;
-            break;
-        }
-    }
-    cJSON_Delete(doc);
-    return pid;
-}
-
 pid_t fds__lgcmd_resolve_pid(const fds__lgcmd_opts *o)
 {
-    if (o->server_pid > 0)
-        return (pid_t)o->server_pid;
-    long pid = pid_from_nodes(o);
-    if (pid <= 0) {
-        fprintf(stderr, "loadgen: server CPU not measured (no --server-pid and no "
-                        "nodes.*.process.id in GET /_nodes/stats)\n");
+    if (o->server_pid <= 0)
         return 0;
-    }
-    double s;
-    if (fds_sysstat_proc_cpu((pid_t)pid, &s) != 0) {
-        fprintf(stderr, "loadgen: server pid %ld from /_nodes/stats is not visible in /proc; "
-                        "server CPU not measured\n",
-                pid);
-        return 0;
-    }
-    return (pid_t)pid;
+    double cpu;
+    if (fds_sysstat_proc_cpu((pid_t)o->server_pid, &cpu) != 0)
+        fprintf(stderr, "loadgen: --server-pid %ld is not visible in /proc; server CPU not "
+                        "measured\n", o->server_pid);
+    return (pid_t)o->server_pid;
 }
 
 /* obj.k1.k2... (NULL-terminated keys), or NULL */
@@ -150,7 +121,7 @@ cJSON *fds__lgcmd_cat_nodes(const fds__lgcmd_opts *o)
 {
     int status = 0;
     char *body = NULL;
-    if (fds_httpc_request(&o->addr, o->addrlen, o->host_header, "GET",
+    if (fds_httpc_request(&o->targets[0], "GET",
                           "/_cat/nodes?h=load_1m,load_5m,load_15m,ram.percent&format=json", NULL,
                           LG_INFO_TIMEOUT_MS, &status, &body) != 0)
         return cJSON_CreateNull();

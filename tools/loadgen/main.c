@@ -10,8 +10,10 @@
  *   loadgen ab --index I1 --index I2 ...     rounds A B C, C B A, ...
  *   loadgen compare A.json B.json            two earlier result files
  *
- * Only loopback targets are accepted: this is a tool for measuring a server
- * on the same machine, never a traffic generator for other hosts.
+ * The target is one server or the nodes of a cluster (--host h1,h2,...),
+ * over http or https, with basic auth or an API key.  loadgen talks to any
+ * host it is given; the project's tests and benchmarks give it loopback
+ * addresses only.
  *
  * This file picks the command; the options are in lgcmd_cli.c, the
  * commands in lgcmd_run.c and lgcmd_ab.c (lgcmd.h lists every part).
@@ -52,5 +54,7 @@ int main(int argc, char **argv)
     if (status != LGCMD_GO)
         return status;
     fds__lgcmd_catch_signals();
-    return ab ? fds__lgcmd_ab(&o) : fds__lgcmd_run(&o);
+    int rc = ab ? fds__lgcmd_ab(&o) : fds__lgcmd_run(&o);
+    fds__lgcmd_opts_free(&o);
+    return rc;
 }
