@@ -15,8 +15,8 @@
  *          fdsc_ctx_create() per thread, then per block of documents
  *          fdsc_block_bound() + fdsc_block_encode();
  *   read:  fdsc_dict_create() once from the stored dictionary bytes,
- *          fdsc_block_info() to learn the block's doc count, size and dict
- *          id, then fdsc_doc_decode() per document.
+ *          fdsc_block_info_read() to learn the block's doc count, size
+ *          and dict id, then fdsc_doc_decode() per document.
  *
  * Conventions of every function below:
  *   - Errors: functions return an int, FDSC_OK (0) or a negative FDSC_E*
@@ -250,7 +250,8 @@ typedef struct fdsc_params {
     uint32_t sub_blocks; /* ZSTD / ZSTD_NO_DICT: zstd blocks a block is cut
                             into at doc boundaries, 1..FDSC_SUB_BLOCKS_MAX
                             (1 = one zstd block, like the zstd CLI); 0 = the
-                            server's default; ignored by other codecs */
+                            server's default (6); must be 0 for the other
+                            codecs */
 } fdsc_params;
 
 /* Fill *p with the defaults for `codec` (level 0, sub_blocks 0: defaults).
@@ -274,8 +275,9 @@ FDSC_API size_t fdsc_block_bound(const fdsc_params *p, size_t raw_len,
  * dictionary's level (p->level must be 0 or that level).
  * Writes the block to the caller's `dst` (capacity dst_cap; at least
  * fdsc_block_bound() bytes always fits) and its size to *written.
- * Returns FDSC_OK; FDSC_EINVAL (NULL, ndocs 0, bad params, dict given for
- * a codec without one); FDSC_EDICT (dict missing or of another codec);
+ * Returns FDSC_OK; FDSC_EINVAL (NULL, ndocs 0, a p->size this library does
+ * not know, a field of *p out of its range, dict given for a codec without
+ * one); FDSC_EDICT (dict missing or of another codec);
  * FDSC_ETOOBIG (more than FDSC_BLOCK_RAW_LIMIT bytes or
  * FDSC_BLOCK_DOCS_LIMIT docs); FDSC_ERANGE (dst_cap too small);
  * FDSC_ENOMEM.
@@ -320,13 +322,13 @@ typedef struct fdsc_block_info {
  * within `len`.  Does not verify the checksum (see fdsc_block_verify).
  * Returns FDSC_OK and fills *out, or FDSC_ECORRUPT; FDSC_EINVAL (NULL).
  */
-FDSC_API int fdsc_block_info(const uint8_t *blk, size_t len,
-                             fdsc_block_info *out);
+FDSC_API int fdsc_block_info_read(const uint8_t *blk, size_t len,
+                                  fdsc_block_info *out);
 
 /*
- * The checksum check without decoding: the header as fdsc_block_info()
- * checks it, and the CRC-32C (Castagnoli) of the block's bytes before its
- * last 4 against those 4 bytes.  For copying blocks unchanged (merges) and
+ * The checksum check without decoding: the header as
+ * fdsc_block_info_read() checks it, and the CRC-32C (Castagnoli) of the
+ * block's bytes before its last 4 against those 4 bytes.  For copying blocks unchanged (merges) and
  * for integrity checks (Lucene's CheckIndex, CodecUtil.checksumEntireFile).
  * Returns FDSC_OK, FDSC_ECORRUPT, FDSC_EINVAL (blk NULL).
  */
@@ -340,8 +342,8 @@ FDSC_API int fdsc_block_verify(const uint8_t *blk, size_t len);
  * sub-blocks the document overlaps (Lucene's
  * DeflateWithPresetDictCompressionMode.decompress(offset, length)).  The
  * checksum of the whole block is verified first.  `dict` is the
- * dictionary the block names (fdsc_block_info's dict_id; NULL for codecs
- * without one).
+ * dictionary the block names (fdsc_block_info_read's dict_id); it is not
+ * used, and may be NULL, for blocks of codecs without one.
  * Sets *doc_len to the document's size; writes it to dst when dst_cap is
  * large enough (info.raw_len always is).
  * Returns FDSC_OK; FDSC_ERANGE (dst_cap < *doc_len: *doc_len is set,
