@@ -92,14 +92,14 @@ FDSC_API unsigned fdsc_version(void) { return FDSC_VERSION_NUMBER; }
 FDSC_API const char *fdsc_strerror(int code)
 {
     switch (code) {
-    case FDSC_OK:
-    case FDSC_ENOMEM:
-    case FDSC_ECORRUPT:
-    case FDSC_EDICT:
-    case FDSC_EINVAL:
-    case FDSC_ERANGE:
-    case FDSC_EUNSUPPORTED:
-    case FDSC_ETOOBIG: return fds_strerror(code);
+    case FDSC_OK: return "ok";
+    case FDSC_ENOMEM: return "out of memory";
+    case FDSC_ECORRUPT: return "corrupt block (checksum, header or payload)";
+    case FDSC_EDICT: return "dictionary missing, or not the block's";
+    case FDSC_EINVAL: return "invalid argument";
+    case FDSC_ERANGE: return "output buffer too small";
+    case FDSC_EUNSUPPORTED: return "not supported by this build";
+    case FDSC_ETOOBIG: return "block past its size or document limit";
     }
     return "unknown error";
 }
