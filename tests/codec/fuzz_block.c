@@ -78,16 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_init();
     if (size > FDS_FUZZ_MAX_INPUT)
         return 0;
-    fz_decode(data, size);
-    /* Again with the checksum fixed up where the header says it is. */
     fds_block_info bi;
-    if (fds_block_info_read(data, size, &bi) == 0) {
-        uint8_t *copy = fz_crc_repaired(data, bi.encoded_len);
-        if (!copy)
-            return 0;
-        fz_decode(copy, bi.encoded_len);
-        free(copy);
-    }
+    size_t enc = fds_block_info_read(data, size, &bi) == 0 ? bi.encoded_len : 0;
+    fz_decode_twice(data, size, enc, fz_decode);
     return 0;
 }
 

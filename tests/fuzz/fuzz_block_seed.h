@@ -62,4 +62,21 @@ static inline uint8_t *fz_crc_repaired(const uint8_t *data, size_t encoded_len)
     return copy;
 }
 
+/* Feed `decode` the input as it is, then, when its header gave the block's
+ * encoded_len (0: the header did not pass), a copy with the checksum
+ * repaired, so that the decoders behind the checksum see the mutation. */
+static inline void fz_decode_twice(const uint8_t *data, size_t size,
+                                   size_t encoded_len,
+                                   void (*decode)(const uint8_t *, size_t))
+{
+    decode(data, size);
+    if (encoded_len <= FZ_BLOCK_CRC_LEN || encoded_len > size)
+        return;
+    uint8_t *copy = fz_crc_repaired(data, encoded_len);
+    if (!copy)
+        return;
+    decode(copy, encoded_len);
+    free(copy);
+}
+
 #endif

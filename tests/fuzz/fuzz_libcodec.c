@@ -8,7 +8,8 @@
  * Each input is read as a block twice: as it is, and with its checksum
  * recomputed where its header says the block ends, so that the decoders
  * behind the checksum (zstd, inflate, LZ4, the Lucene layout, the varint
- * lengths) see the mutated bytes.  Any call may refuse a block
+ * lengths) see the mutated bytes.  fdsc_block_verify must agree with a
+ * CRC-32C computed by the target.  Any call may refuse a block
  * (FDSC_ECORRUPT, FDSC_EDICT); none may crash, read out of bounds, return a
  * code its docs do not list, or give a document whose bytes differ from the
  * same document in the whole-block decode.
@@ -69,11 +70,20 @@ static void fz_decode(const uint8_t *data, size_t size)
                                              : NULL;
     else if (ri != FDSC_ECORRUPT)
         abort();
+    /* The checksum check against a CRC-32C computed here: it passes
+     * exactly when the header does and the block's last 4 bytes match. */
     int rv = fdsc_block_verify(data, size);
-    if (rv != FDSC_OK && rv != FDSC_ECORRUPT)
+    int crc_ok = 0;
+    if (ri == FDSC_OK) {
+        size_t body = bi.encoded_len - FZ_BLOCK_CRC_LEN;
+        uint32_t c = fds_crc32c(0, data, body);
+        crc_ok = memcmp(data + body, (uint8_t[4]){(uint8_t)c, (uint8_t)(c >> 8),
+                                                  (uint8_t)(c >> 16),
+                                                  (uint8_t)(c >> 24)},
+                        FZ_BLOCK_CRC_LEN) == 0;
+    }
+    if (rv != (crc_ok ? FDSC_OK : FDSC_ECORRUPT))
         abort();
-    if (rv == FDSC_OK && ri != FDSC_OK)
-        abort(); /* the checksum check includes the header check */
 
     uint32_t offs[64 + 1], *po = NULL, ocap = 0;
     if (ri == FDSC_OK && bi.ndocs <= 64) {
@@ -122,18 +132,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_init();
     if (size > FDS_FUZZ_MAX_INPUT)
         return 0;
-    fz_decode(data, size);
-    /* Again with the checksum fixed up where the header says it is. */
     fdsc_block_info bi;
-    if (fdsc_block_info_read(data, size, &bi) == FDSC_OK) {
-        uint8_t *copy = fz_crc_repaired(data, bi.encoded_len);
-        if (!copy)
-            return 0;
-        if (fdsc_block_verify(copy, bi.encoded_len) != FDSC_OK)
-            abort(); /* the header check passed and the CRC is right */
-        fz_decode(copy, bi.encoded_len);
-        free(copy);
-    }
+    size_t enc = fdsc_block_info_read(data, size, &bi) == FDSC_OK
+                     ? bi.encoded_len
+                     : 0;
+    fz_decode_twice(data, size, enc, fz_decode);
     return 0;
 }
 
