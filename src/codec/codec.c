@@ -1011,3 +1011,9 @@ int fds_block_decode_doc(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
         return FDS_EINVAL;
     return block_decode(ctx, blk, len, dict, doc, true, out);
 }
+
+int fds_block_verify(const uint8_t *blk, size_t len)
+{
+    fds_block_info bi;
+    return block_check(blk, len, &bi);
+}

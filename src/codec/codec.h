@@ -236,4 +236,8 @@ int fds_block_decode_doc(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
 fds_codec_id fds_dict_codec(const fds_dict *d);
 const uint8_t *fds_dict_bytes(const fds_dict *d, size_t *len);
 
+/* The header check of fds_block_info_read() and the block's checksum,
+ * without decoding.  Returns 0 or FDS_ECORRUPT. */
+int fds_block_verify(const uint8_t *blk, size_t len);
+
 #endif
