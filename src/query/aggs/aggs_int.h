@@ -92,22 +92,34 @@ typedef struct fds__ordmap {
     unsigned only;
 } fds__ordmap;
 
-/* Terms of all segments a search merges into global ordinals at most:
- * the map is made per search (not cached per reader as Lucene's is), so
- * its cost must stay below a small aggregation's; a wider field with
- * terms in several segments keeps the per-segment path (a force-merged
- * index has one segment: the identity, at no cost). */
+/* Terms of all segments a search merges into global ordinals at most
+ * when it has no reader cache (the map is then made per search, so its
+ * cost must stay below a small aggregation's; a wider field with terms in
+ * several segments keeps the per-segment path), and with one (the map is
+ * made once per refresh or merge and kept: at most 2^25 terms, ~400 MiB
+ * of merge state less what the cache's byte budget refuses). */
 #define FDS__AGG_GORD_MERGE_MAX (1u << 16)
+#define FDS__AGG_GORD_CACHED_MAX (1u << 25)
 
-/* The map of keyword field `field` over x's segments into *out; NULL
- * when several segments hold terms, more than max_merge in all.  0 or
- * FDS_ENOMEM. */
-int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
-                      fds__ordmap **out);
+/* The map of keyword field `field` over x's segments into *out: from the
+ * segments' reader cache (made there on first use; *owned false, the
+ * cache's, read-only) or made for this search (*owned true: the caller
+ * frees it with fds__ordmap_free).  *out NULL when several segments hold
+ * terms, more than the limit above in all.  0 or FDS_ENOMEM. */
+int fds__ordmap_get(const fds__exec *x, const char *field, fds__ordmap **out,
+                    bool *owned);
 /* The term of global ordinal g (g < nglobal); its bytes stay the
  * segment's. */
 const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len);
 void fds__ordmap_free(fds__ordmap *m);
+
+/* The term hashes of keyword field f of segment seg (nterms entries, 0:
+ * not computed yet) into *out, from seg's reader cache (*owned false:
+ * shared, written only by fds__aggs_ord_hash) or for this search (*owned
+ * true: free() it).  0 or FDS_ENOMEM. */
+int fds__aggs_term_hashes(const fds_search_segment *seg, const char *field,
+                          const fds_sfield *f, _Atomic uint64_t **out,
+                          bool *owned);
 
 /* A fused terms' state of one slot: its docs and the sum of its
  * metric's exact integer values; min and max apart (fds__mmm), kept only
@@ -146,12 +158,17 @@ typedef struct fds__anode {
     double *m_sum, *m_sumc, *m_sq, *m_sqc, *m_min, *m_max;
     fds_hll **m_hll;       /* cardinality */
     fds_tdigest **m_td;    /* percentiles, percentile_ranks */
-    uint64_t *ordhash;     /* cardinality of a keyword: hash per ordinal */
-    uint8_t *ordhash_have;
+    /* cardinality of a keyword: the hash of each ordinal of the segment's
+     * field (0: not computed yet), filled as ordinals turn up; the reader
+     * cache's, shared by the searches of the segment set (ordhash_owned
+     * false), or this search's */
+    _Atomic uint64_t *ordhash;
+    bool ordhash_owned;
     /* keyword terms by global ordinals (no `missing`, include, exclude):
      * keys, slots and the dense table are global ordinals of gm for the
      * whole search; a flat one folds its counts once, at the end */
     fds__ordmap *gm;
+    bool gm_owned;          /* gm is this search's, not the reader cache's */
     bool is_src;            /* a composite's source (read by the composite) */
     bool no_gord;           /* the field's map would be too wide to merge */
     bool top;               /* a top-level aggregation (owner 0 only) */

@@ -7,18 +7,46 @@
  * orders its page (Elasticsearch's TopHitsAggregator).
  */
 #include "aggs/aggs_int.h"
+#include "exec/reader_cache.h"
 
 /* The hash of ordinal ord of the segment's keyword field, computed once
- * per segment. */
+ * per segment set (or search): a term whose hash is 0 is hashed every
+ * time, which changes nothing but its cost.  Searches on other threads
+ * may fill the same entry, with the same value: relaxed atomics. */
 static inline uint64_t ord_hash(fds__anode *n, uint32_t ord)
 {
-    if (!n->ordhash_have[ord]) {
+    uint64_t h = atomic_load_explicit(&n->ordhash[ord], memory_order_relaxed);
+    if (!h) {
         uint32_t len;
         const char *s = fds__sidx_term_str(n->f, ord, &len);
-        n->ordhash[ord] = fds_hll_hash_bytes(s, len);
-        n->ordhash_have[ord] = 1;
+        h = fds_hll_hash_bytes(s, len);
+        atomic_store_explicit(&n->ordhash[ord], h, memory_order_relaxed);
     }
-    return n->ordhash[ord];
+    return h;
+}
+
+typedef struct hashes_arg {
+    uint32_t nterms;
+} hashes_arg;
+
+static int hashes_build(void *arg, void **val, size_t *bytes)
+{
+    const hashes_arg *b = arg;
+    *bytes = (size_t)b->nterms * sizeof(uint64_t);
+    *val = calloc(b->nterms, sizeof(uint64_t)); /* zero pages until used */
+    return *val ? 0 : FDS_ENOMEM;
+}
+
+int fds__aggs_term_hashes(const fds_search_segment *seg, const char *field,
+                          const fds_sfield *f, _Atomic uint64_t **out,
+                          bool *owned)
+{
+    hashes_arg b = {f->nterms};
+    void *v;
+    int rc = fds__rcache_get(seg->cache, "term hashes", field, seg, 1, hashes_build,
+                             free, &b, &v, owned);
+    *out = v;
+    return rc;
 }
 
 /* The bitset of owner o's ordinals in this segment (Elasticsearch's
