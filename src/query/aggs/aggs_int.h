@@ -121,6 +121,18 @@ int fds__aggs_term_hashes(const fds_search_segment *seg, const char *field,
                           const fds_sfield *f, _Atomic uint64_t **out,
                           bool *owned);
 
+/* Blocks of zeros kept between searches (zpool.c): at most
+ * FDS__ZPOOL_BLOCKS of them, FDS__ZPOOL_BYTES in all. */
+#define FDS__ZPOOL_BLOCKS 8u
+#define FDS__ZPOOL_BYTES (64u << 20)
+/* `bytes` zero bytes: a kept block of that size, or calloc'd; NULL out
+ * of memory.  The caller gives it back (fds__zpool_give) only all zero,
+ * else free()s it. */
+void *fds__zpool_take(size_t bytes);
+/* Block p of `bytes` bytes, all zero, kept for a later take (or freed
+ * when the pool is full).  NULL is a no-op. */
+void fds__zpool_give(void *p, size_t bytes);
+
 /* A fused terms' state of one slot: its docs and the sum of its
  * metric's exact integer values; min and max apart (fds__mmm), kept only
  * for a metric that answers them. */
@@ -186,6 +198,7 @@ typedef struct fds__anode {
      * the segment's end (fds__aggs_fused_fold) -- no bucket per doc */
     bool fused;
     fds__macc *macc;
+    bool macc_clean; /* every state of macc is zero (a fold cleared them) */
     fds__mmm *mmm; /* NULL: sum and avg only */
     uint32_t macc_lanes, macc_slots;
     /* by global ordinals the slot states hold over segments: folded at
@@ -356,6 +369,9 @@ int fds__aggs_flat_fold(fds__anode *n, bool last);
 /* A fused terms' slot states into buckets and its metric's state, the
  * states cleared (`last`: as fds__aggs_flat_fold).  0 or FDS_ENOMEM. */
 int fds__aggs_fused_fold(fds__anode *n, bool last);
+/* n's slot states freed, or kept for a later search when a fold left
+ * them all zero (zpool.c); n->macc NULL after. */
+void fds__aggs_macc_release(fds__anode *n);
 /* A keyword cardinality's bitsets of the segment's ordinals hashed into
  * their owners' sketches (each term once) and freed.  0 or FDS_ENOMEM. */
 int fds__aggs_card_flush(fds__anode *n);

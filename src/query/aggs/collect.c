@@ -50,7 +50,7 @@ static void anode_free(fds__anode *n)
     if (n->ordhash_owned)
         free((void *)n->ordhash);
     free(n->ordmap);
-    free(n->macc);
+    fds__aggs_macc_release(n);
     free(n->mmm);
     free(n->touched);
     if (n->gm_owned)
@@ -190,16 +190,18 @@ static int fused_begin(fds__anode *n)
     }
     if (!n->fused || (n->macc && n->macc_slots == n->nslots))
         return 0;
-    free(n->macc);
+    fds__aggs_macc_release(n);
     free(n->mmm);
     n->mmm = NULL;
     n->macc_slots = n->nslots;
     n->macc_lanes = lanes;
-    n->macc = calloc((size_t)n->nslots * lanes, sizeof *n->macc);
-    if (mm && n->macc && !(n->mmm = malloc((size_t)n->nslots * lanes * sizeof *n->mmm))) {
-        free(n->macc);
-        n->macc = NULL;
-    }
+    /* zero states from an earlier search over the same field if one left
+     * them (zpool.c): clearing a wide field's states cost more than a
+     * small window's whole aggregation */
+    n->macc = fds__zpool_take((size_t)n->nslots * lanes * sizeof *n->macc);
+    n->macc_clean = true;
+    if (mm && n->macc && !(n->mmm = malloc((size_t)n->nslots * lanes * sizeof *n->mmm)))
+        fds__aggs_macc_release(n);
     return n->macc ? 0 : FDS_ENOMEM;
 }
 
