@@ -248,6 +248,7 @@ int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
             out->other_bytes += ix->dicts[i].len;
     }
     pthread_mutex_unlock(&ix->dict_mu);
+    out->fielddata_bytes = fds_reader_cache_bytes(ix->rcache);
     pthread_rwlock_unlock(&ix->segs_lock);
     pthread_mutex_lock(&ix->buf_mu);
     out->buffered_docs = ix->buf.n + ix->frozen.n;
