@@ -499,11 +499,14 @@ static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
             no *= 2;
         if ((uint64_t)no * n->nslots > n->dense_max)
             no = owner + 1;
-        uint32_t *t = realloc(n->dense, (size_t)no * n->nslots * sizeof *t);
+        /* a first table: zeros an earlier fold left, if any (zpool.c) */
+        uint32_t *t = n->dense ? realloc(n->dense, (size_t)no * n->nslots * sizeof *t)
+                               : fds__zpool_take((size_t)no * n->nslots * sizeof *t);
         if (!t)
             return NULL;
-        memset(t + (size_t)n->dense_owners * n->nslots, 0,
-               (size_t)(no - n->dense_owners) * n->nslots * sizeof *t);
+        if (n->dense_owners)
+            memset(t + (size_t)n->dense_owners * n->nslots, 0,
+                   (size_t)(no - n->dense_owners) * n->nslots * sizeof *t);
         n->dense = t;
         n->dense_owners = no;
     }

@@ -353,6 +353,17 @@ static bool slotsel_init(slotsel *q, const fds__anode *n, size_t slots)
     return !cap || (q->h = malloc(cap * sizeof *q->h));
 }
 
+/* A flat fold is over: every count it read is zero again, so the whole
+ * table is, and goes to the pool of zeroed blocks for the next search
+ * over the same field (zpool.c: a top-level terms over url.keyword
+ * cleared 4 bytes per term of the field for each request). */
+static void flat_done(fds__anode *n)
+{
+    fds__zpool_give(n->dense, (size_t)n->dense_owners * n->nslots * sizeof *n->dense);
+    n->dense = NULL;
+    n->dense_owners = 0;
+}
+
 /* The flat counts of the segment into buckets (include/exclude applied
  * here, as collect_terms applies them per doc), the table zeroed. */
 int fds__aggs_flat_fold(fds__anode *n, bool last)
@@ -384,6 +395,7 @@ int fds__aggs_flat_fold(fds__anode *n, bool last)
         }
         n->fold_other += q.other;
         free(q.h);
+        flat_done(n);
         return 0;
     }
     for (uint32_t o = 0; o < (list ? 1u : n->dense_owners); o++)
@@ -406,6 +418,7 @@ int fds__aggs_flat_fold(fds__anode *n, bool last)
                 n->b_count[b] += *c;
             *c = 0;
         }
+    flat_done(n);
     return 0;
 }
 
