@@ -311,8 +311,9 @@ typedef struct fds_search_segment {
  * until the next refresh) and the cardinality hashes of a segment's
  * terms.  Entries are made on first use by a search (Elasticsearch's
  * default, eager_global_ordinals false) and freed with the cache.
- * Memory: at most FDS_READER_CACHE_MAX_BYTES per cache; a value that
- * would pass it is built for its search only.  Thread-safe: searches on
+ * Memory: at most FDS_READER_CACHE_MAX_BYTES per cache and
+ * FDS_READER_CACHE_TOTAL_MAX_BYTES for the process; a value that would
+ * pass either is built for its search only.  Thread-safe: searches on
  * several threads look up and fill one cache (a value being built is
  * waited for, not built twice).
  *
@@ -320,6 +321,9 @@ typedef struct fds_search_segment {
  * (fds_reader_cache_ref); the last unref frees it and its values.
  */
 #define FDS_READER_CACHE_MAX_BYTES ((size_t)256 << 20)
+/* Bytes all caches of the process hold at most (old sets' caches stay
+ * while a view, a scroll or a point in time holds them). */
+#define FDS_READER_CACHE_TOTAL_MAX_BYTES ((size_t)512 << 20)
 /* A new, empty cache with one reference; NULL out of memory. */
 fds_reader_cache *fds_reader_cache_new(void);
 void fds_reader_cache_ref(fds_reader_cache *c);   /* NULL is a no-op */

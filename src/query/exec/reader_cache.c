@@ -13,7 +13,8 @@
  * done (or dropped after an error), so no value is built twice.  Bytes
  * are counted per cache and for the process (fds_reader_cache_bytes,
  * fds_reader_cache_total_bytes); a value that would take the cache past
- * FDS_READER_CACHE_MAX_BYTES is handed to its search alone.  Freed by the
+ * FDS_READER_CACHE_MAX_BYTES, or the process past
+ * FDS_READER_CACHE_TOTAL_MAX_BYTES, is handed to its search alone.  Freed by the
  * last unref: the store's published set and every view of it hold one.
  */
 #include <pthread.h>
@@ -183,7 +184,8 @@ int fds__rcache_get(fds_reader_cache *c, const char *kind, const char *field,
     }
     pthread_mutex_lock(&c->mu);
     e->building = false;
-    if (rc || c->bytes + bytes > FDS_READER_CACHE_MAX_BYTES) {
+    if (rc || c->bytes + bytes > FDS_READER_CACHE_MAX_BYTES ||
+        atomic_load(&total_bytes) + bytes > FDS_READER_CACHE_TOTAL_MAX_BYTES) {
         entry_unlink(c, e); /* the value, if any, stays this search's */
         entry_free(e);
         *out = val;

@@ -26,7 +26,8 @@ typedef int (*fds__rcache_build_fn)(void *arg, void **val, size_t *bytes);
  * cached one, or one `build` makes now (under no lock; a search asking
  * for the same entry meanwhile waits for it).  *owned false: the value
  * belongs to c, read-only, valid while the caller's view holds c.
- * *owned true: c had no room (FDS_READER_CACHE_MAX_BYTES) or c is NULL,
+ * *owned true: c had no room (FDS_READER_CACHE_MAX_BYTES, or the
+ * process FDS_READER_CACHE_TOTAL_MAX_BYTES) or c is NULL,
  * so the caller frees the value (free_fn) after its search.  0 or the
  * builder's error (nothing cached: a later search tries again).
  */
