@@ -137,6 +137,11 @@ cJSON *fds__index_stats_json(const fds_index_stats *st, const fds__search_sum *s
             cJSON_DeleteItemFromObjectCaseSensitive(p, own[i]);
     if (fds__metric_on(metrics, "search"))
         cJSON_AddItemToObject(p, "search", fds__search_sum_json(ss));
+    if (fds__metric_on(metrics, "fielddata")) { /* global ordinals' heap */
+        cJSON *fd = cJSON_AddObjectToObject(p, "fielddata");
+        cJSON_AddNumberToObject(fd, "memory_size_in_bytes", (double)st->fielddata_bytes);
+        cJSON_AddNumberToObject(fd, "evictions", 0);
+    }
     return p;
 }
 
@@ -152,6 +157,7 @@ static void index_stats_add(fds_index_stats *acc, const fds_index_stats *st)
     acc->postings_bytes += st->postings_bytes;
     acc->other_bytes += st->other_bytes;
     acc->raw_source_bytes += st->raw_source_bytes;
+    acc->fielddata_bytes += st->fielddata_bytes;
 }
 
 /* GET /_stats[/{metric}] and /{index}/_stats[/{metric}]: the indices of

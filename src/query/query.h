@@ -290,11 +290,49 @@ void fds_search_request_free(fds_search_request *r); /* NULL is a no-op */
  * `live`), as Lucene's LeafReader.numDeletedDocs: whoever sets `live`
  * sets it (the index view from the store's count).  A search takes a
  * term's doc count less `deleted` as live matches it is sure of. */
+typedef struct fds_reader_cache fds_reader_cache;
 typedef struct fds_search_segment {
     const fds_sidx *sidx;
     const uint8_t *live;
     uint32_t deleted;
+    /* the cache of the published segment set this segment was read from
+     * (NULL: none, each search builds what it needs); every segment of
+     * one fds_search_execute names the same one, pinned by the caller
+     * for the whole search */
+    fds_reader_cache *cache;
 } fds_search_segment;
+
+/*
+ * What the searches of one published segment set (a reader generation:
+ * the set a refresh, merge or delete publishes) build once and share
+ * read-only: the global ordinals of keyword fields over the segments
+ * (Lucene's OrdinalMap, kept per field and reader as Elasticsearch's
+ * GlobalOrdinalsIndexFieldData / IndexOrdinalsFieldData.loadGlobal does
+ * until the next refresh) and the cardinality hashes of a segment's
+ * terms.  Entries are made on first use by a search (Elasticsearch's
+ * default, eager_global_ordinals false) and freed with the cache.
+ * Memory: at most FDS_READER_CACHE_MAX_BYTES per cache and
+ * FDS_READER_CACHE_TOTAL_MAX_BYTES for the process; a value that would
+ * pass either is built for its search only.  Thread-safe: searches on
+ * several threads look up and fill one cache (a value being built is
+ * waited for, not built twice).
+ *
+ * The store makes one per published set and each view takes a reference
+ * (fds_reader_cache_ref); the last unref frees it and its values.
+ */
+#define FDS_READER_CACHE_MAX_BYTES ((size_t)256 << 20)
+/* Bytes all caches of the process hold at most (old sets' caches stay
+ * while a view, a scroll or a point in time holds them). */
+#define FDS_READER_CACHE_TOTAL_MAX_BYTES ((size_t)512 << 20)
+/* A new, empty cache with one reference; NULL out of memory. */
+fds_reader_cache *fds_reader_cache_new(void);
+void fds_reader_cache_ref(fds_reader_cache *c);   /* NULL is a no-op */
+void fds_reader_cache_unref(fds_reader_cache *c); /* NULL is a no-op */
+/* Bytes the cache's values hold now (Elasticsearch's fielddata
+ * memory_size_in_bytes, where global ordinals are counted); 0 for NULL. */
+size_t fds_reader_cache_bytes(const fds_reader_cache *c);
+/* Bytes held by every live cache of the process. */
+size_t fds_reader_cache_total_bytes(void);
 
 #define FDS_SORT_VALUES_MAX 4
 

@@ -91,7 +91,9 @@ fds_index *fds__index_alloc(fds_store *s, int64_t id, const char *name,
     ix->frozen.max_seq = -1;
     ix->open = true;
     ix->last_refresh_ms = fds__now_ms();
-    if (!ix->dir || !ix->mapping) {
+    ix->rcache = fds_reader_cache_new();
+    if (!ix->dir || !ix->mapping || !ix->rcache) {
+        fds_reader_cache_unref(ix->rcache);
         free(ix->dir);
         fds_mapping_free(ix->mapping);
         free(ix);
@@ -108,6 +110,7 @@ static void index_free(fds_index *ix)
     }
     free(ix->segs);
     free(ix->lives);
+    fds_reader_cache_unref(ix->rcache);
     fds__buf_free(&ix->buf);
     fds__buf_free(&ix->frozen);
     fds__buf_account(ix);

@@ -242,6 +242,10 @@ int fds__publish(fds_index *ix, fds__live **newlive, unsigned upto,
     ix->segs = segs;
     ix->lives = lives;
     ix->nsegs = k;
+    /* a new reader generation: what its searches share starts empty (the
+     * old set's cache goes with its last view) */
+    fds_reader_cache_unref(ix->rcache);
+    ix->rcache = fds_reader_cache_new();
     pthread_rwlock_unlock(&ix->segs_lock);
     return 0;
 }

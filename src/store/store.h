@@ -750,6 +750,11 @@ typedef struct fds_index_stats {
     uint64_t postings_bytes;
     uint64_t other_bytes;     /* dictionaries, catalogue rows */
     uint64_t raw_source_bytes; /* uncompressed _source of segment docs */
+    /* heap bytes of what searches of the published set share (global
+     * ordinals, term hashes: fds_reader_cache_bytes), Elasticsearch's
+     * fielddata memory_size_in_bytes; the index's, in fds_index_stats_get
+     * only */
+    uint64_t fielddata_bytes;
 } fds_index_stats;
 
 /* The counts and sizes of shard `shard` alone (docs, deletes, buffered,

@@ -190,6 +190,10 @@ struct fds_index {
     fds__seg **segs;
     fds__live **lives;          /* parallel to segs; NULL = all live */
     unsigned nsegs;
+    /* what searches of the published set share (global ordinals), one
+     * reference; replaced by fds__publish, each view holds a reference
+     * (NULL: out of memory, searches build their own) */
+    fds_reader_cache *rcache;
 
     pthread_mutex_t dict_mu;
     fds__dictent *dicts;
@@ -255,6 +259,7 @@ struct fds_index_view {
     fds__seg **segs;
     fds__live **lives;
     fds_search_segment *ss;
+    fds_reader_cache *rcache;   /* the set's, referenced (may be NULL) */
     uint8_t *arena;             /* fetched sources */
     size_t arena_len, arena_cap;
 };

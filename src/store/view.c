@@ -138,7 +138,10 @@ int fds_index_view_acquire(fds_index *ix, fds_index_view **out, fds_err *err)
         v->ss[i].sidx = v->segs[i]->sidx;
         v->ss[i].live = v->lives[i] ? v->lives[i]->bits : NULL;
         v->ss[i].deleted = v->lives[i] ? v->lives[i]->del_count : 0;
+        v->ss[i].cache = ix->rcache;
     }
+    v->rcache = ix->rcache;
+    fds_reader_cache_ref(v->rcache);
     pthread_rwlock_unlock(&ix->segs_lock);
     v->nsegs = n;
     atomic_fetch_add(&ix->refs, 1);
@@ -159,6 +162,7 @@ void fds_index_view_release(fds_index_view *v)
     free(v->lives);
     free(v->ss);
     free(v->arena);
+    fds_reader_cache_unref(v->rcache);
     fds_index_release(v->ix);
     free(v);
 }
@@ -244,6 +248,7 @@ int fds_index_stats_get(fds_index *ix, fds_index_stats *out)
             out->other_bytes += ix->dicts[i].len;
     }
     pthread_mutex_unlock(&ix->dict_mu);
+    out->fielddata_bytes = fds_reader_cache_bytes(ix->rcache);
     pthread_rwlock_unlock(&ix->segs_lock);
     pthread_mutex_lock(&ix->buf_mu);
     out->buffered_docs = ix->buf.n + ix->frozen.n;

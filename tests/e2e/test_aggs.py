@@ -63,6 +63,50 @@ class Aggs(ServerTestCase):
         self.assertIn(reason_part, out["error"]["reason"])
         return out
 
+    def test_global_ordinals_per_refresh(self):
+        """A keyword terms over several segments keeps its global ordinals
+        for the published set: counted in `_stats` fielddata, the same
+        answer every time, dropped by the refresh that publishes a new
+        set (whose first terms builds them again)."""
+        st, body, _ = self.req("PUT", "/go", {"mappings": {"properties": {
+            "k": {"type": "keyword"}, "n": {"type": "long"}}}})
+        self.assertEqual(st, 200, body)
+        want = {}
+        for seg in range(3):  # three refreshes: three segments
+            lines = []
+            for i in range(40):
+                k = "k%02d" % ((i * 7 + seg * 5) % 23)
+                want[k] = want.get(k, 0) + 1
+                lines.append(json.dumps({"index": {}}))
+                lines.append(json.dumps({"k": k, "n": i}))
+            st, out, _ = self.srv.request("POST", "/go/_bulk?refresh=true",
+                                          "\n".join(lines) + "\n",
+                                          {"Content-Type": "application/x-ndjson"})
+            self.assertTrue(st == 200 and not out["errors"], out)
+
+        def fielddata():
+            st, out, _ = self.req("GET", "/go/_stats/fielddata")
+            self.assertEqual(st, 200, out)
+            self.assertNotIn("docs", out["_all"]["primaries"])
+            return out["indices"]["go"]["primaries"]["fielddata"]["memory_size_in_bytes"]
+
+        self.assertEqual(fielddata(), 0)
+        body = {"k": {"terms": {"field": "k", "size": 30}}}
+        first = self.aggs(body, index="go")
+        got = {b["key"]: b["doc_count"] for b in first["k"]["buckets"]}
+        self.assertEqual(got, want)
+        held = fielddata()
+        self.assertGreater(held, 0)
+        self.assertEqual(self.aggs(body, index="go"), first)
+        self.assertEqual(fielddata(), held)  # looked up, not built again
+        st, out, _ = self.req("POST", "/go/_doc?refresh=true", {"k": "k99", "n": 1})
+        self.assertEqual(st, 201, out)
+        self.assertEqual(fielddata(), 0)  # a new set: a new, empty cache
+        want["k99"] = 1
+        again = self.aggs(body, index="go")
+        self.assertEqual({b["key"]: b["doc_count"] for b in again["k"]["buckets"]}, want)
+        self.assertGreater(fielddata(), 0)
+
     def test_numeric_strings(self):
         # Elasticsearch's parser coerces a string holding a number for a
         # numeric parameter (AbstractXContentParser intValue / doubleValue):

@@ -111,7 +111,8 @@ class SearchStats(unittest.TestCase):
     def test_stats_metrics(self):
         st, b, _ = self.req("GET", "/ss/_stats")
         self.assertEqual(st, 200)
-        self.assertEqual(set(b["_all"]["primaries"]), {"docs", "store", "segments", "search"})
+        self.assertEqual(set(b["_all"]["primaries"]),
+                         {"docs", "store", "segments", "search", "fielddata"})
         self.assertEqual(b["_all"]["primaries"]["docs"]["count"], 50)
         self.check_consistent(b["_all"]["primaries"]["search"])
         st, b, _ = self.req("GET", "/ss/_stats/search")

@@ -82,8 +82,7 @@ qt_shard_build(fds_mapping *m, const int *cuts, unsigned nseg, const char *json,
         ASSERT(fds_sidx_open(p, &sh->sx[i], &err) == 0);
         unlink(p);
         sh->live[i] = lv;
-        sh->segs[i].sidx = sh->sx[i];
-        sh->segs[i].live = dels ? lv : NULL;
+        sh->segs[i] = (fds_search_segment){.sidx = sh->sx[i], .live = dels ? lv : NULL};
     }
 }
 

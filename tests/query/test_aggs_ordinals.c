@@ -15,7 +15,11 @@
  * by both paths.  cardinality (per-owner bitsets of ordinals, metrics.c)
  * is checked against a sketch fed with the hashes of the distinct urls of
  * each bucket, computed here.  In rounds where some docs hold several urls
- * both paths must refuse the request.
+ * both paths must refuse the request.  Every other round the segments
+ * share a reader cache (query.h): the global ordinals and term hashes are
+ * then made by the first request and read by the next ones, each request
+ * runs twice and must render the same bytes both times, the cache counts
+ * the bytes it holds, and freeing it gives them all back.
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -212,6 +216,15 @@ static void check_terms(int round, qt_shard *sh, const fds_mapping *m, bool mult
     make_body(&b, shape, q, "\"exclude\":[\"\\u0001none\"],", true);
     fds_strbuf ra = FDS_STRBUF_INIT, rb = FDS_STRBUF_INIT;
     bool oka = run(a.p, sh, m, &ra, NULL, NULL), okb = run(b.p, sh, m, &rb, NULL, NULL);
+    if (sh->segs[0].cache) { /* again, from what the first run cached */
+        fds_strbuf rc = FDS_STRBUF_INIT;
+        ASSERTF(run(a.p, sh, m, &rc, NULL, NULL) == oka, "round %d: cached run\n%s",
+                round, a.p);
+        ASSERTF(rc.len == ra.len && !memcmp(rc.p, ra.p, ra.len),
+                "round %d: cached run differs\n%s\nfirst  %s\ncached %s", round, a.p,
+                ra.p, rc.p);
+        fds_strbuf_free(&rc);
+    }
     ASSERTF(oka == okb, "round %d: ordinals %s, generic %s\n%s", round,
             oka ? "ran" : "refused", okb ? "ran" : "refused", a.p);
     ASSERTF(oka || multi, "round %d: refused without several values\n%s", round, a.p);
@@ -295,10 +308,23 @@ int main(int argc, char **argv)
             D[i].live = r % 3 == 0 || rnd(12) != 0;
         qt_shard sh;
         build_shard(m, &sh, dir);
+        size_t held = fds_reader_cache_total_bytes();
+        fds_reader_cache *rc = r % 2 ? fds_reader_cache_new() : NULL;
+        for (unsigned s = 0; s < sh.nseg; s++)
+            sh.segs[s].cache = rc;
         for (int t = 0; t < NREQS && fds_test_failures < 10; t++, reqs++)
             check_terms(r, &sh, m, multi);
-        if (!multi)
+        if (!multi) {
             check_card(r, &sh, m);
+            if (rc)
+                check_card(r, &sh, m);
+        }
+        ASSERTF(!rc || multi || fds_reader_cache_bytes(rc) > 0,
+                "round %d: the cache holds no bytes", r);
+        ASSERT(fds_reader_cache_total_bytes() == held + fds_reader_cache_bytes(rc));
+        fds_reader_cache_unref(rc);
+        ASSERTF(fds_reader_cache_total_bytes() == held, "round %d: %zu bytes left", r,
+                fds_reader_cache_total_bytes() - held);
         qt_shard_free(&sh);
     }
     rmdir(dir);

@@ -92,22 +92,46 @@ typedef struct fds__ordmap {
     unsigned only;
 } fds__ordmap;
 
-/* Terms of all segments a search merges into global ordinals at most:
- * the map is made per search (not cached per reader as Lucene's is), so
- * its cost must stay below a small aggregation's; a wider field with
- * terms in several segments keeps the per-segment path (a force-merged
- * index has one segment: the identity, at no cost). */
+/* Terms of all segments a search merges into global ordinals at most
+ * when it has no reader cache (the map is then made per search, so its
+ * cost must stay below a small aggregation's; a wider field with terms in
+ * several segments keeps the per-segment path), and with one (the map is
+ * made once per refresh or merge and kept: at most 2^25 terms, ~400 MiB
+ * of merge state less what the cache's byte budget refuses). */
 #define FDS__AGG_GORD_MERGE_MAX (1u << 16)
+#define FDS__AGG_GORD_CACHED_MAX (1u << 25)
 
-/* The map of keyword field `field` over x's segments into *out; NULL
- * when several segments hold terms, more than max_merge in all.  0 or
- * FDS_ENOMEM. */
-int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
-                      fds__ordmap **out);
+/* The map of keyword field `field` over x's segments into *out: from the
+ * segments' reader cache (made there on first use; *owned false, the
+ * cache's, read-only) or made for this search (*owned true: the caller
+ * frees it with fds__ordmap_free).  *out NULL when several segments hold
+ * terms, more than the limit above in all.  0 or FDS_ENOMEM. */
+int fds__ordmap_get(const fds__exec *x, const char *field, fds__ordmap **out,
+                    bool *owned);
 /* The term of global ordinal g (g < nglobal); its bytes stay the
  * segment's. */
 const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len);
 void fds__ordmap_free(fds__ordmap *m);
+
+/* The term hashes of keyword field f of segment seg (nterms entries, 0:
+ * not computed yet) into *out, from seg's reader cache (*owned false:
+ * shared, written only by fds__aggs_ord_hash) or for this search (*owned
+ * true: free() it).  0 or FDS_ENOMEM. */
+int fds__aggs_term_hashes(const fds_search_segment *seg, const char *field,
+                          const fds_sfield *f, _Atomic uint64_t **out,
+                          bool *owned);
+
+/* Blocks of zeros kept between searches (zpool.c): at most
+ * FDS__ZPOOL_BLOCKS of them, FDS__ZPOOL_BYTES in all. */
+#define FDS__ZPOOL_BLOCKS 8u
+#define FDS__ZPOOL_BYTES (64u << 20)
+/* `bytes` zero bytes: a kept block of that size, or calloc'd; NULL out
+ * of memory.  The caller gives it back (fds__zpool_give) only all zero,
+ * else free()s it. */
+void *fds__zpool_take(size_t bytes);
+/* Block p of `bytes` bytes, all zero, kept for a later take (or freed
+ * when the pool is full).  NULL is a no-op. */
+void fds__zpool_give(void *p, size_t bytes);
 
 /* A fused terms' state of one slot: its docs and the sum of its
  * metric's exact integer values; min and max apart (fds__mmm), kept only
@@ -146,12 +170,17 @@ typedef struct fds__anode {
     double *m_sum, *m_sumc, *m_sq, *m_sqc, *m_min, *m_max;
     fds_hll **m_hll;       /* cardinality */
     fds_tdigest **m_td;    /* percentiles, percentile_ranks */
-    uint64_t *ordhash;     /* cardinality of a keyword: hash per ordinal */
-    uint8_t *ordhash_have;
+    /* cardinality of a keyword: the hash of each ordinal of the segment's
+     * field (0: not computed yet), filled as ordinals turn up; the reader
+     * cache's, shared by the searches of the segment set (ordhash_owned
+     * false), or this search's */
+    _Atomic uint64_t *ordhash;
+    bool ordhash_owned;
     /* keyword terms by global ordinals (no `missing`, include, exclude):
      * keys, slots and the dense table are global ordinals of gm for the
      * whole search; a flat one folds its counts once, at the end */
     fds__ordmap *gm;
+    bool gm_owned;          /* gm is this search's, not the reader cache's */
     bool is_src;            /* a composite's source (read by the composite) */
     bool no_gord;           /* the field's map would be too wide to merge */
     bool top;               /* a top-level aggregation (owner 0 only) */
@@ -169,6 +198,7 @@ typedef struct fds__anode {
      * the segment's end (fds__aggs_fused_fold) -- no bucket per doc */
     bool fused;
     fds__macc *macc;
+    bool macc_clean; /* every state of macc is zero (a fold cleared them) */
     fds__mmm *mmm; /* NULL: sum and avg only */
     uint32_t macc_lanes, macc_slots;
     /* by global ordinals the slot states hold over segments: folded at
@@ -339,6 +369,9 @@ int fds__aggs_flat_fold(fds__anode *n, bool last);
 /* A fused terms' slot states into buckets and its metric's state, the
  * states cleared (`last`: as fds__aggs_flat_fold).  0 or FDS_ENOMEM. */
 int fds__aggs_fused_fold(fds__anode *n, bool last);
+/* n's slot states freed, or kept for a later search when a fold left
+ * them all zero (zpool.c); n->macc NULL after. */
+void fds__aggs_macc_release(fds__anode *n);
 /* A keyword cardinality's bitsets of the segment's ordinals hashed into
  * their owners' sketches (each term once) and freed.  0 or FDS_ENOMEM. */
 int fds__aggs_card_flush(fds__anode *n);
@@ -466,11 +499,14 @@ static inline uint32_t *dense_at(fds__anode *n, uint32_t owner, uint32_t slot)
             no *= 2;
         if ((uint64_t)no * n->nslots > n->dense_max)
             no = owner + 1;
-        uint32_t *t = realloc(n->dense, (size_t)no * n->nslots * sizeof *t);
+        /* a first table: zeros an earlier fold left, if any (zpool.c) */
+        uint32_t *t = n->dense ? realloc(n->dense, (size_t)no * n->nslots * sizeof *t)
+                               : fds__zpool_take((size_t)no * n->nslots * sizeof *t);
         if (!t)
             return NULL;
-        memset(t + (size_t)n->dense_owners * n->nslots, 0,
-               (size_t)(no - n->dense_owners) * n->nslots * sizeof *t);
+        if (n->dense_owners)
+            memset(t + (size_t)n->dense_owners * n->nslots, 0,
+                   (size_t)(no - n->dense_owners) * n->nslots * sizeof *t);
         n->dense = t;
         n->dense_owners = no;
     }

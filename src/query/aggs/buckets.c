@@ -353,6 +353,17 @@ static bool slotsel_init(slotsel *q, const fds__anode *n, size_t slots)
     return !cap || (q->h = malloc(cap * sizeof *q->h));
 }
 
+/* A flat fold is over: every count it read is zero again, so the whole
+ * table is, and goes to the pool of zeroed blocks for the next search
+ * over the same field (zpool.c: a top-level terms over url.keyword
+ * cleared 4 bytes per term of the field for each request). */
+static void flat_done(fds__anode *n)
+{
+    fds__zpool_give(n->dense, (size_t)n->dense_owners * n->nslots * sizeof *n->dense);
+    n->dense = NULL;
+    n->dense_owners = 0;
+}
+
 /* The flat counts of the segment into buckets (include/exclude applied
  * here, as collect_terms applies them per doc), the table zeroed. */
 int fds__aggs_flat_fold(fds__anode *n, bool last)
@@ -384,6 +395,7 @@ int fds__aggs_flat_fold(fds__anode *n, bool last)
         }
         n->fold_other += q.other;
         free(q.h);
+        flat_done(n);
         return 0;
     }
     for (uint32_t o = 0; o < (list ? 1u : n->dense_owners); o++)
@@ -406,6 +418,7 @@ int fds__aggs_flat_fold(fds__anode *n, bool last)
                 n->b_count[b] += *c;
             *c = 0;
         }
+    flat_done(n);
     return 0;
 }
 
@@ -490,12 +503,18 @@ static int fused_keep_best(fds__anode *n, slotsel *q)
     }
     free(q->h);
     n->fold_other += q->other;
-    free(n->macc);
-    free(n->mmm);
-    n->macc = NULL;
-    n->mmm = NULL;
-    n->macc_slots = 0;
     return rc;
+}
+
+void fds__aggs_macc_release(fds__anode *n)
+{
+    size_t bytes = (size_t)n->macc_slots * n->macc_lanes * sizeof *n->macc;
+    if (n->macc_clean)
+        fds__zpool_give(n->macc, bytes);
+    else
+        free(n->macc);
+    n->macc = NULL;
+    n->macc_clean = false;
 }
 
 int fds__aggs_fused_fold(fds__anode *n, bool last)
@@ -531,7 +550,15 @@ int fds__aggs_fused_fold(fds__anode *n, bool last)
         if (b == UINT32_MAX || fused_add(n, b, t, tm))
             return FDS_ENOMEM;
     }
-    return best ? fused_keep_best(n, &q) : 0;
+    if (best) { /* the totals written back into lane 0 cleared too */
+        int rc = fused_keep_best(n, &q);
+        for (size_t i = 0; i < nt; i++)
+            n->macc[list ? n->touched[i] : i] = (fds__macc){0};
+        if (rc)
+            return rc;
+    }
+    n->macc_clean = true;
+    return 0;
 }
 
 /* The state of fused terms n's slot `at` (of its lanes' tables) updated
@@ -563,6 +590,7 @@ static void collect_terms_fused(fds__aggs_run *r, fds__anode *n, const uint32_t 
     const flatcol c = flat_col(n);
     const fds_sfield *vf = n->kids[0]->f;
     fds__macc *const acc = n->macc;
+    n->macc_clean = false;
     fds__mmm *const mmm = n->mmm;
     const size_t ls = n->macc_lanes > 1 ? n->macc_slots : 0;
     if (!n->sparse) {
@@ -616,6 +644,11 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
     bool kw = a->ftype == FDS_FT_KEYWORD;
     bool filt = a->nincl || a->nexcl;
     size_t m = 0;
+    /* the docs of a run of one bucket counted in a register: one key
+     * holds most docs of a log (status 200), and an increment per doc in
+     * memory waits on the one before it */
+    uint32_t run_b = 0;
+    uint64_t run_n = 0;
     for (size_t i = 0; i < cnt; i++) {
         uint32_t d = docs[i], o = own ? own[i] : 0, b;
         /* a dense slot: the ordinal, or the packed integer */
@@ -686,10 +719,18 @@ void fds__aggs_collect_terms(fds__aggs_run *r, fds__anode *n, const uint32_t *do
         }
         if (b == UINT32_MAX - 1) /* the filtered-out mark */
             continue;
-        n->b_count[b]++;
+        if (b != run_b) {
+            if (run_n)
+                n->b_count[run_b] += run_n;
+            run_b = b;
+            run_n = 0;
+        }
+        run_n++;
         n->bdoc[m] = d;
         n->bown[m++] = b;
     }
+    if (run_n)
+        n->b_count[run_b] += run_n;
     pass_down(r, n, m);
 }
 

@@ -47,13 +47,14 @@ static void anode_free(fds__anode *n)
     free(n->th_max);
     free(n->th_bv);
     free(n->th_bd);
-    free(n->ordhash);
-    free(n->ordhash_have);
+    if (n->ordhash_owned)
+        free((void *)n->ordhash);
     free(n->ordmap);
-    free(n->macc);
+    fds__aggs_macc_release(n);
     free(n->mmm);
     free(n->touched);
-    fds__ordmap_free(n->gm);
+    if (n->gm_owned)
+        fds__ordmap_free(n->gm);
     for (uint32_t i = 0; i < n->nobits; i++)
         free(n->obits[i]);
     free(n->obits);
@@ -189,16 +190,18 @@ static int fused_begin(fds__anode *n)
     }
     if (!n->fused || (n->macc && n->macc_slots == n->nslots))
         return 0;
-    free(n->macc);
+    fds__aggs_macc_release(n);
     free(n->mmm);
     n->mmm = NULL;
     n->macc_slots = n->nslots;
     n->macc_lanes = lanes;
-    n->macc = calloc((size_t)n->nslots * lanes, sizeof *n->macc);
-    if (mm && n->macc && !(n->mmm = malloc((size_t)n->nslots * lanes * sizeof *n->mmm))) {
-        free(n->macc);
-        n->macc = NULL;
-    }
+    /* zero states from an earlier search over the same field if one left
+     * them (zpool.c): clearing a wide field's states cost more than a
+     * small window's whole aggregation */
+    n->macc = fds__zpool_take((size_t)n->nslots * lanes * sizeof *n->macc);
+    n->macc_clean = true;
+    if (mm && n->macc && !(n->mmm = malloc((size_t)n->nslots * lanes * sizeof *n->mmm)))
+        fds__aggs_macc_release(n);
     return n->macc ? 0 : FDS_ENOMEM;
 }
 
@@ -216,7 +219,7 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
                 a->field && !a->unmapped && !a->has_missing && !a->nincl &&
                 !a->nexcl && a->min_doc_count && !n->is_src && !n->no_gord;
     if (gord && !n->gm) { /* at the first segment, for the whole search */
-        int rc = fds__ordmap_build(r->x, a->field, FDS__AGG_GORD_MERGE_MAX, &n->gm);
+        int rc = fds__ordmap_get(r->x, a->field, &n->gm, &n->gm_owned);
         if (rc)
             return rc;
         gord = !(n->no_gord = !n->gm);
@@ -264,14 +267,17 @@ static int seg_begin(fds__aggs_run *r, fds__anode *n, const fds__leaf *leaf)
     if (f && f->kind == FDS_FT_KEYWORD && f->nterms && !gord &&
         !(n->ordmap = calloc(f->nterms, sizeof *n->ordmap)))
         return FDS_ENOMEM;
-    free(n->ordhash);
-    free(n->ordhash_have);
+    if (n->ordhash_owned)
+        free((void *)n->ordhash);
     n->ordhash = NULL;
-    n->ordhash_have = NULL;
+    n->ordhash_owned = false;
     if (a->type == FDS_AGG_CARDINALITY && f && f->kind == FDS_FT_KEYWORD &&
-        f->nterms && (!(n->ordhash = malloc(f->nterms * sizeof *n->ordhash)) ||
-                      !(n->ordhash_have = calloc(f->nterms, 1))))
-        return FDS_ENOMEM;
+        f->nterms) {
+        int rc = fds__aggs_term_hashes(leaf->seg, a->field, f, &n->ordhash,
+                                       &n->ordhash_owned);
+        if (rc)
+            return rc;
+    }
     /* terms keys as slots of this segment: its ordinals, or the packed
      * offsets of a narrow integer column of the aggregation's key type */
     if (a->type == FDS_AGG_TERMS && f && f->col && !gord) {

@@ -7,18 +7,46 @@
  * orders its page (Elasticsearch's TopHitsAggregator).
  */
 #include "aggs/aggs_int.h"
+#include "exec/reader_cache.h"
 
 /* The hash of ordinal ord of the segment's keyword field, computed once
- * per segment. */
+ * per segment set (or search): a term whose hash is 0 is hashed every
+ * time, which changes nothing but its cost.  Searches on other threads
+ * may fill the same entry, with the same value: relaxed atomics. */
 static inline uint64_t ord_hash(fds__anode *n, uint32_t ord)
 {
-    if (!n->ordhash_have[ord]) {
+    uint64_t h = atomic_load_explicit(&n->ordhash[ord], memory_order_relaxed);
+    if (!h) {
         uint32_t len;
         const char *s = fds__sidx_term_str(n->f, ord, &len);
-        n->ordhash[ord] = fds_hll_hash_bytes(s, len);
-        n->ordhash_have[ord] = 1;
+        h = fds_hll_hash_bytes(s, len);
+        atomic_store_explicit(&n->ordhash[ord], h, memory_order_relaxed);
     }
-    return n->ordhash[ord];
+    return h;
+}
+
+typedef struct hashes_arg {
+    uint32_t nterms;
+} hashes_arg;
+
+static int hashes_build(void *arg, void **val, size_t *bytes)
+{
+    const hashes_arg *b = arg;
+    *bytes = (size_t)b->nterms * sizeof(uint64_t);
+    *val = calloc(b->nterms, sizeof(uint64_t)); /* zero pages until used */
+    return *val ? 0 : FDS_ENOMEM;
+}
+
+int fds__aggs_term_hashes(const fds_search_segment *seg, const char *field,
+                          const fds_sfield *f, _Atomic uint64_t **out,
+                          bool *owned)
+{
+    hashes_arg b = {f->nterms};
+    void *v;
+    int rc = fds__rcache_get(seg->cache, "term hashes", field, seg, 1, hashes_build,
+                             free, &b, &v, owned);
+    *out = v;
+    return rc;
 }
 
 /* The bitset of owner o's ordinals in this segment (Elasticsearch's
@@ -71,6 +99,79 @@ int fds__aggs_card_flush(fds__anode *n)
     return rc;
 }
 
+/* The ordinal of keyword doc d of the segment into its owner's bitset, or
+ * (no room for one) its term's hash into the owner's sketch. */
+static inline void card_ord_slow(fds__aggs_run *r, fds__anode *n, uint32_t o,
+                                 uint32_t ord)
+{
+    uint64_t *bits = ord_bits(n, o);
+    if (bits) {
+        bits[ord / 64] |= 1ull << (ord % 64);
+    } else if (!n->m_hll[o] && !(n->m_hll[o] = fds_hll_create(n->a->precision_threshold))) {
+        r->rc = FDS_ENOMEM;
+        return;
+    } else if (fds_hll_add(n->m_hll[o], ord_hash(n, ord))) {
+        r->rc = FDS_ENOMEM;
+        return;
+    }
+    n->m_count[o]++;
+}
+
+/* Docs ahead whose bitset word card_ords asks for. */
+#define CARD_PREFETCH 8
+
+/* cardinality of a keyword column without `missing` over a batch: the
+ * batch's ordinals read first (the column in order), then each set in
+ * its owner's bitset with the word of a later doc asked for ahead (an
+ * owner's bitset of a wide field outgrows the caches: 500 KiB for the
+ * urls of 10M docs); runs of docs of one owner (most of a log's docs
+ * fall in one bucket of a terms on status) keep their count in a
+ * register until the run ends. */
+static void card_ords(fds__aggs_run *r, fds__anode *n, const uint32_t *docs,
+                      const uint32_t *own, size_t cnt)
+{
+    const fds_sfield *f = n->f;
+    const bool allp = n->allp;
+    uint32_t ords[FDS__COLLECT_BATCH], owner[FDS__COLLECT_BATCH];
+    for (size_t i0 = 0; i0 < cnt && !r->rc; i0 += FDS__COLLECT_BATCH) {
+        size_t m = 0, end = cnt - i0 < FDS__COLLECT_BATCH ? cnt : i0 + FDS__COLLECT_BATCH;
+        for (size_t i = i0; i < end; i++) {
+            uint32_t d = docs[i];
+            uint32_t ord = allp || fds__bit(f->present, d) ? fds__col_ord(f, d)
+                                                            : FDS_SIDX_NO_ORD;
+            ords[m] = ord;
+            owner[m] = own ? own[i] : 0;
+            m += ord != FDS_SIDX_NO_ORD;
+        }
+        uint32_t cur = UINT32_MAX;
+        uint64_t *bits = NULL, run = 0;
+        for (size_t j = 0; j < m && !r->rc; j++) {
+            uint32_t o = owner[j], ord = ords[j];
+            if (j + CARD_PREFETCH < m) {
+                uint32_t po = owner[j + CARD_PREFETCH];
+                const uint64_t *pb = po == cur ? bits : po < n->nobits ? n->obits[po] : NULL;
+                if (pb)
+                    __builtin_prefetch(&pb[ords[j + CARD_PREFETCH] / 64], 1);
+            }
+            if (o != cur) {
+                if (run)
+                    n->m_count[cur] += run;
+                run = 0;
+                cur = o;
+                bits = ord_bits(n, o);
+            }
+            if (!bits) {
+                card_ord_slow(r, n, o, ord);
+                continue;
+            }
+            bits[ord / 64] |= 1ull << (ord % 64);
+            run++;
+        }
+        if (run)
+            n->m_count[cur] += run;
+    }
+}
+
 /* cardinality over a batch: each value's hash into its owner's sketch
  * (Elasticsearch's hashes: MurmurHash3 of a keyword's bytes, mix64 of a
  * long, of a double's bits); a keyword's ordinals into the owner's bitset
@@ -80,6 +181,10 @@ static void collect_cardinality(fds__aggs_run *r, fds__anode *n, const uint32_t 
 {
     const fds_agg *a = n->a;
     const fds_sfield *f = n->f;
+    if (a->ftype == FDS_FT_KEYWORD && f && f->col && !a->has_missing) {
+        card_ords(r, n, docs, own, cnt);
+        return;
+    }
     for (size_t i = 0; i < cnt && !r->rc; i++) {
         uint32_t d = docs[i], o = own ? own[i] : 0;
         uint64_t h;

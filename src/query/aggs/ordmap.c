@@ -8,11 +8,15 @@
  * term strings of its best buckets only at the end (Elasticsearch's
  * GlobalOrdinalsStringTermsAggregator), instead of interning every
  * distinct term of every segment.  With one segment holding the field
- * (a force-merged index) the map is the identity and costs nothing; a
- * merge is made per search, so only for fields of few terms
- * (FDS__AGG_GORD_MERGE_MAX).
+ * (a force-merged index) the map is the identity and costs nothing.
+ * The map of several segments is kept in the view's reader cache
+ * (exec/reader_cache.h), made by the first search after a refresh or
+ * merge and shared by the later ones (Elasticsearch's global ordinals,
+ * loaded per field and reader); without a cache it is made per search,
+ * and then only for fields of few terms (FDS__AGG_GORD_MERGE_MAX).
  */
 #include "aggs/aggs_int.h"
+#include "exec/reader_cache.h"
 
 /* A cursor of the merge: segment s at ordinal o. */
 typedef struct cursor {
@@ -101,20 +105,24 @@ static int merge(fds__ordmap *m, size_t total, unsigned k)
     return rc;
 }
 
-int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
-                      fds__ordmap **out)
+/* The map of `field` over segs[0, nseg) into *out (NULL when several
+ * segments hold terms, more than max_merge in all) and its heap bytes. */
+static int ordmap_make(const fds_search_segment *segs, unsigned nseg,
+                       const char *field, size_t max_merge, fds__ordmap **out,
+                       size_t *bytes)
 {
     *out = NULL;
+    *bytes = 0;
     fds__ordmap *m = calloc(1, sizeof *m);
-    if (!m || !(m->f = calloc(x->nseg + 1, sizeof *m->f))) {
+    if (!m || !(m->f = calloc(nseg + 1, sizeof *m->f))) {
         free(m);
         return FDS_ENOMEM;
     }
-    m->nseg = x->nseg;
+    m->nseg = nseg;
     size_t total = 0;
     unsigned k = 0;
-    for (unsigned s = 0; s < x->nseg; s++) {
-        const fds_sfield *f = fds__sidx_field(x->segs[s].sidx, field, strlen(field));
+    for (unsigned s = 0; s < nseg; s++) {
+        const fds_sfield *f = fds__sidx_field(segs[s].sidx, field, strlen(field));
         if (!f || f->kind != FDS_FT_KEYWORD || !f->nterms)
             continue;
         m->f[s] = f;
@@ -126,6 +134,7 @@ int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
         fds__ordmap_free(m);
         return 0;
     }
+    *bytes = sizeof *m + (nseg + 1) * sizeof *m->f;
     if (k == 1) { /* the identity */
         m->nglobal = m->f[m->only]->nterms;
     } else if (k > 1) {
@@ -134,9 +143,45 @@ int fds__ordmap_build(const fds__exec *x, const char *field, size_t max_merge,
             fds__ordmap_free(m);
             return rc;
         }
+        *bytes += nseg * sizeof *m->seg2g + total * sizeof **m->seg2g +
+                  (size_t)m->nglobal * (sizeof *m->g_seg + sizeof *m->g_ord);
     }
     *out = m;
     return 0;
+}
+
+typedef struct build_arg {
+    const fds_search_segment *segs;
+    unsigned nseg;
+    const char *field;
+    size_t max_merge;
+} build_arg;
+
+static int build_cached(void *arg, void **val, size_t *bytes)
+{
+    build_arg *b = arg;
+    fds__ordmap *m;
+    int rc = ordmap_make(b->segs, b->nseg, b->field, b->max_merge, &m, bytes);
+    *val = m;
+    return rc;
+}
+
+static void free_cached(void *m)
+{
+    fds__ordmap_free(m);
+}
+
+int fds__ordmap_get(const fds__exec *x, const char *field, fds__ordmap **out,
+                    bool *owned)
+{
+    fds_reader_cache *c = x->nseg ? x->segs[0].cache : NULL;
+    build_arg b = {x->segs, x->nseg, field,
+                   c ? FDS__AGG_GORD_CACHED_MAX : FDS__AGG_GORD_MERGE_MAX};
+    void *v;
+    int rc = fds__rcache_get(c, "ordinals", field, x->segs, x->nseg, build_cached,
+                             free_cached, &b, &v, owned);
+    *out = v;
+    return rc;
 }
 
 const char *fds__ordmap_term(const fds__ordmap *m, uint32_t g, uint32_t *len)

@@ -337,6 +337,46 @@ static bool all_docs(const fds__run *r)
            !(r->ag && r->ag->needs_scores);
 }
 
+/* Matches a sorted page that counts every one holds back at most before
+ * offering them to the heap (segment_daat): 256 KiB of doc ids. */
+#define DEFER_MAX (1u << 16)
+
+/* Doc d of segment si to the page of a run sorted on one field key
+ * (sf[0]), no search_after, no scores: turned away on its key when the
+ * page is full and it cannot enter, else offered. */
+static void offer_sorted(fds__run *r, unsigned si, const fds_sfield *const *sf,
+                         uint32_t d)
+{
+    const fds_search_request *req = r->x.req;
+    fds__heap *hp = &r->hp;
+    fds_hit h = {.seg = si, .doc = d, .score = NAN};
+    if (hp->n == hp->cap) {
+        fds__sort_value(req, 0, sf[0], r->docbase, &h);
+        if (fds__key_cmp(req, 0, &h, &hp->h[0]) > 0)
+            return;
+        h.nsort = 1;
+    } else if (!fds__sort_values(&r->x, sf, r->docbase, &h)) {
+        return;
+    }
+    fds__heap_offer(hp, &h);
+}
+
+/* The held-back matches docs[0, n) to the page: in reverse doc order when
+ * the page sorts descending.  On docs in the sort's order (a log arrives
+ * oldest first; Discover sorts by @timestamp desc) the best then come
+ * first, and once the page is full the rest are turned away by one
+ * comparison of their key with the page's worst, where offered in doc
+ * order each would replace it and sift down the heap.  The heap's order
+ * is total (sort key, segment, doc), so the page is the same whatever
+ * the order of the offers. */
+static void offer_held(fds__run *r, unsigned si, const fds_sfield *const *sf,
+                       const uint32_t *docs, size_t n)
+{
+    bool desc = r->x.req->sort[0].desc;
+    for (size_t i = 0; i < n; i++)
+        offer_sorted(r, si, sf, docs[desc ? n - 1 - i : i]);
+}
+
 /* Segment si document at a time with iterator `iter`.  0 or FDS_ENOMEM. */
 static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
 {
@@ -370,6 +410,14 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
     uint32_t resume = FDS__NO_MORE;
     const fds_search_segment *sg = &r->x.segs[si];
     uint32_t visited = 0;
+    /* a page on one field key that counts every match (Discover's
+     * track_total_hits: true) never stops a segment early: its matches
+     * are held back, up to DEFER_MAX at a time, and offered best-first
+     * (offer_held); without room to hold them, offered one by one */
+    bool defer = quick && req->nsort == 1 && !req->nafter && !r->need_score &&
+                 r->counting && r->limit == UINT64_MAX && !ta && r->k;
+    uint32_t *held = NULL;
+    size_t nheld = 0, held_cap = 0;
     /* sorted by _doc ascending and not counting: docs arrive in page order,
      * so the walk starts after search_after's doc and a full page is final
      * (a scan in batches -- _reindex -- stays linear) */
@@ -412,6 +460,21 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
                 break;
             continue;
         }
+        if (defer && nheld == held_cap) {
+            size_t nc = held_cap ? 2 * held_cap : 4096;
+            uint32_t *t = held_cap < DEFER_MAX ? realloc(held, nc * sizeof *t) : NULL;
+            if (t) {
+                held = t;
+                held_cap = nc;
+            } else { /* full: offer what is held, hold again */
+                offer_held(r, si, sf, held, nheld);
+                nheld = 0;
+            }
+        }
+        if (defer && nheld < held_cap) {
+            held[nheld++] = d;
+            continue;
+        }
         fds_hit h = {.seg = si, .doc = d, .score = NAN};
         if (quick && hp->n == hp->cap) {
             /* reject on the first key before anything else */
@@ -442,6 +505,8 @@ static int segment_daat(fds__run *r, unsigned si, fds__it *iter)
             }
         }
     }
+    offer_held(r, si, sf, held, nheld);
+    free(held);
     if (resume != FDS__NO_MORE)
         return fds__sorted_blocks(&r->x, r->root, si, sf, r->docbase, resume,
                                   hp);
