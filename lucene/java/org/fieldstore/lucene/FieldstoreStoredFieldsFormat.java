@@ -198,8 +198,8 @@ public final class FieldstoreStoredFieldsFormat extends StoredFieldsFormat {
 
     /**
      * ZSTD mode's defaults.  Measured on the nginx sample (docs/lucene.md):
-     * against the server's level 3 / 16 KiB, level 9 / 32 KiB stores ~14%
-     * fewer bytes for the same indexing CPU (zstd levels up to ~12 cost
+     * against the server's level 3 / 16 KiB, level 9 / 32 KiB stores 11-14%
+     * fewer bytes for about the same indexing CPU (zstd levels up to ~12 cost
      * little on 32 KiB inputs), and a fetch stays > 10x Lucene's DEFLATE.
      */
     public static final int LEVEL_DEFAULT = 9;

@@ -119,6 +119,17 @@ final class StoredRecord {
      */
     static void visit(byte[] rec, int off, int len, FieldInfos infos, StoredFieldVisitor visitor,
                       String resource) throws IOException {
+        try {
+            walk(rec, off, len, infos, visitor, resource);
+        } catch (IndexOutOfBoundsException e) {
+            // a varint or fixed-size value running past the buffer
+            throw new CorruptIndexException("stored record truncated (resource=" + resource + ")",
+                    e);
+        }
+    }
+
+    private static void walk(byte[] rec, int off, int len, FieldInfos infos,
+                             StoredFieldVisitor visitor, String resource) throws IOException {
         ByteArrayDataInput in = new ByteArrayDataInput(rec, off, len);
         int end = off + len;
         while (in.getPosition() < end) {
