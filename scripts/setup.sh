@@ -9,6 +9,7 @@ PKGS=(build-essential cmake pkg-config python3 curl zstd
       libmurmurhash-dev      # MurmurHash3 for the cardinality sketch (src/query/aggs/hll.c)
       libicu-dev             # time zone rules for named zones (src/query/time/tz.c)
       python3-elasticsearch  # the official client, in the e2e tests
+      abigail-tools          # abidw/abidiff: the ABI check of libfieldstore-codec (tests/abi)
       clang libclang-rt-dev   # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes
       openjdk-17-jdk-headless liblucene4.10-java)  # lucene/: the Lucene stored-fields codec, its test and bench
 missing=()

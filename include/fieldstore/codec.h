@@ -20,14 +20,16 @@
  *
  * Conventions of every function below:
  *   - Errors: functions return an int, FDSC_OK (0) or a negative FDSC_E*
- *     code; fdsc_strerror() names a code.  On error no output is written
- *     except where the function says so.
+ *     code; fdsc_strerror() names a code.  On error, out-parameters are
+ *     not set and an output buffer may hold partial bytes, except where a
+ *     function says otherwise.
  *   - Buffers are caller-owned: the library never keeps a pointer to an input
  *     after the call returns (fdsc_dict_create copies the dictionary bytes),
  *     and writes only to output buffers the caller passes with their
  *     capacity.  Sizes are in bytes unless named otherwise.
  *   - No global state: everything lives in the handles below, created and
- *     freed by the caller.  An fdsc_dict is immutable once created and may be
+ *     freed by the caller (the one process-wide datum is the CRC-32C lookup
+ *     table, constant, built once on first use under pthread_once).  An fdsc_dict is immutable once created and may be
  *     shared by any number of threads; an fdsc_ctx (scratch buffers and
  *     zstd/zlib/LZ4 contexts) is used by one thread at a time.
  *   - Handles are opaque; *_free(NULL) is a no-op.
@@ -196,7 +198,8 @@ typedef struct fdsc_dict fdsc_dict;
  * Create a digested dictionary from `len` bytes at `bytes` (copied; the
  * caller's buffer may be freed after the call).  `codec` is ZSTD or
  * DEFLATE; `level` is the zstd level blocks are compressed at with this
- * dictionary (FDSC_ZSTD_LEVEL_MIN..MAX; ignored for DEFLATE).  `dict_id`
+ * dictionary (FDSC_ZSTD_LEVEL_MIN..MAX) for ZSTD, and 0 for DEFLATE (whose
+ * blocks are always zlib level 6, the format's).  `dict_id`
  * (>= 1) is the caller's name for the dictionary (e.g. one per segment):
  * every block encoded with it records the id and a CRC-32C of the bytes,
  * and decoding with a dictionary of another id or other bytes is

@@ -19,7 +19,6 @@
 #include "codec.h"
 
 #include <fieldstore/codec.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,14 +91,14 @@ FDSC_API unsigned fdsc_version(void) { return FDSC_VERSION_NUMBER; }
 FDSC_API const char *fdsc_strerror(int code)
 {
     switch (code) {
-    case FDSC_OK:
-    case FDSC_ENOMEM:
-    case FDSC_ECORRUPT:
-    case FDSC_EDICT:
-    case FDSC_EINVAL:
-    case FDSC_ERANGE:
-    case FDSC_EUNSUPPORTED:
-    case FDSC_ETOOBIG: return fds_strerror(code);
+    case FDSC_OK: return "ok";
+    case FDSC_ENOMEM: return "out of memory";
+    case FDSC_ECORRUPT: return "corrupt block (checksum, header or payload)";
+    case FDSC_EDICT: return "dictionary missing, or not the block's";
+    case FDSC_EINVAL: return "invalid argument";
+    case FDSC_ERANGE: return "output buffer too small";
+    case FDSC_EUNSUPPORTED: return "not supported by this build";
+    case FDSC_ETOOBIG: return "block past its size or document limit";
     }
     return "unknown error";
 }
@@ -156,7 +155,7 @@ FDSC_API int fdsc_dict_train(int codec, const uint8_t *samples,
                              size_t dict_capacity, uint8_t *dict_out,
                              size_t *dict_len)
 {
-    if (!fdsc_codec_uses_dict(codec) || nsamples > UINT_MAX)
+    if (!fdsc_codec_uses_dict(codec))
         return FDSC_EINVAL;
     return fdsc__code(fds_dict_train((fds_codec_id)codec, samples, sample_lens,
                                      (unsigned)nsamples, dict_capacity,
@@ -166,10 +165,9 @@ FDSC_API int fdsc_dict_train(int codec, const uint8_t *samples,
 FDSC_API int fdsc_dict_create(int codec, int level, uint32_t dict_id,
                               const uint8_t *bytes, size_t len, fdsc_dict **out)
 {
-    if (!out || !fdsc_codec_uses_dict(codec))
+    if (!out || !fdsc_codec_uses_dict(codec) ||
+        (codec == FDSC_CODEC_DEFLATE && level != 0))
         return FDSC_EINVAL;
-    if (codec == FDSC_CODEC_DEFLATE)
-        level = 0; /* zlib level 6 is the format's; the argument is unused */
     fdsc_dict *d = calloc(1, sizeof *d);
     if (!d)
         return FDSC_ENOMEM;

@@ -27,15 +27,9 @@
 #define FDS_FUZZ_MAX_INPUT (1u << 20)
 #define FDS_FUZZ_SEED_EXT ".blk"
 #include "../fuzz/fuzz_driver.h"
+#include "../fuzz/fuzz_block_seed.h"
 
 static fds_dict *fz_zdict, *fz_ddict;
-
-static const char fz_text[] =
-    "{\"@timestamp\":\"2019-01-22T03:56:16+03:30\",\"remote_addr\":\"31.56.96.51\","
-    "\"method\":\"GET\",\"url\":\"/image/60844/productModel/200x200\",\"status\":200,"
-    "\"body_bytes_sent\":5667,\"referrer\":\"https://www.zanbil.ir/m/filter/b113\","
-    "\"user_agent\":\"Mozilla/5.0 (Linux; Android 6.0; ALE-L21 Build/HuaweiALE-L21) "
-    "AppleWebKit/537.36 (KHTML, like Gecko) Chrome/66.0.3359.158 Mobile Safari/537.36\"}";
 
 static void fz_init(void)
 {
@@ -84,20 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_init();
     if (size > FDS_FUZZ_MAX_INPUT)
         return 0;
-    fz_decode(data, size);
-    /* Again with the checksum fixed up where the header says it is. */
     fds_block_info bi;
-    if (fds_block_info_read(data, size, &bi) == 0) {
-        uint8_t *copy = malloc(bi.encoded_len);
-        if (!copy)
-            return 0;
-        memcpy(copy, data, bi.encoded_len);
-        uint32_t c = fds_crc32c(0, copy, bi.encoded_len - 4);
-        for (int i = 0; i < 4; i++)
-            copy[bi.encoded_len - 4 + i] = (uint8_t)(c >> (8 * i));
-        fz_decode(copy, bi.encoded_len);
-        free(copy);
-    }
+    size_t enc = fds_block_info_read(data, size, &bi) == 0 ? bi.encoded_len : 0;
+    fz_decode_twice(data, size, enc, fz_decode);
     return 0;
 }
 
@@ -108,19 +91,12 @@ int fds_fuzz_builtin_seeds(fds_fuzz_seeds *s)
     static const fds_codec_id codecs[] = {
         FDS_CODEC_LZ4, FDS_CODEC_ZSTD, FDS_CODEC_ZSTD_NO_DICT,
         FDS_CODEC_DEFLATE, FDS_CODEC_LUCENE_DEFLATE};
-    uint8_t raw[8192];
-    uint32_t lens[24];
-    size_t len = 0;
+    uint8_t raw[FZ_SEED_RAW_MAX];
+    uint32_t lens[FZ_SEED_DOCS];
     fz_init();
-    for (int i = 0; i < 24; i++) {
-        size_t l = (i % 5 == 3) ? 0 : 120 + (size_t)(i * 37) % 200;
-        for (size_t k = 0; k < l; k++)
-            raw[len + k] = (uint8_t)fz_text[(k * (size_t)(i + 1)) % (sizeof fz_text - 1)];
-        lens[i] = (uint32_t)l;
-        len += l;
-    }
+    size_t len = fz_seed_docs(raw, lens);
     for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
-        for (uint32_t nd = 1; nd <= 24; nd += 23) {
+        for (uint32_t nd = 1; nd <= FZ_SEED_DOCS; nd += FZ_SEED_DOCS - 1) {
             fds_codec_params p;
             fds_codec_params_default(codecs[c], &p);
             size_t cap = fds_block_bound(&p, len, nd), out;

@@ -395,6 +395,18 @@ static void names_and_errors(void)
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         ASSERT(strcmp(fdsc_strerror(codes[i]), "unknown error") != 0);
     ASSERT_EQ(fdsc_dict_size_default(FDSC_CODEC_LZ4), 0);
+    static const uint8_t bytes[] = "{\"status\":200,\"method\":\"GET\"}";
+    fdsc_dict *d = NULL;
+    ASSERT_EQ(fdsc_dict_create(FDSC_CODEC_DEFLATE, 6, 1, bytes, sizeof bytes,
+                               &d),
+              FDSC_EINVAL); /* DEFLATE blocks have no level to choose */
+    ASSERT_EQ(fdsc_dict_create(FDSC_CODEC_ZSTD, 0, 1, bytes, sizeof bytes, &d),
+              FDSC_EINVAL);
+    ASSERT_EQ(fdsc_dict_create(FDSC_CODEC_ZSTD, 3, 0, bytes, sizeof bytes, &d),
+              FDSC_EINVAL);
+    ASSERT_EQ(fdsc_dict_create(FDSC_CODEC_LZ4, 0, 1, bytes, sizeof bytes, &d),
+              FDSC_EINVAL);
+    ASSERT(d == NULL);
     uint32_t b = 0, m = 0;
     ASSERT_EQ(fdsc_block_size_default(FDSC_CODEC_LUCENE_DEFLATE, &b, &m), 0);
     ASSERT(b > 16384 && m > 128);

@@ -131,6 +131,9 @@ def main():
     os.makedirs(os.path.join(corpus, "fuzz_block"))
     subprocess.run([os.path.join(build, "tests/codec/fuzz_block"), "--seconds", "0",
                     "--write-seeds", os.path.join(corpus, "fuzz_block")], check=True)
+    os.makedirs(os.path.join(corpus, "fuzz_libcodec"))
+    subprocess.run([os.path.join(build, "tests/fuzz/fuzz_libcodec"), "--seconds", "0",
+                    "--write-seeds", os.path.join(corpus, "fuzz_libcodec")], check=True)
     os.makedirs(os.path.join(corpus, "fuzz_sidx"))
     subprocess.run([os.path.join(build, "tests/query/fuzz_sidx"), "--write-seeds",
                     os.path.join(corpus, "fuzz_sidx")], check=True)
