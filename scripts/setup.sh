@@ -11,7 +11,8 @@ PKGS=(build-essential cmake pkg-config python3 curl zstd
       libicu-dev             # time zone rules for named zones (src/query/time/tz.c)
       python3-elasticsearch  # the official client, in the e2e tests
       abigail-tools          # abidw/abidiff: the ABI check of libfieldstore-codec (tests/abi)
-      clang libclang-rt-dev)  # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes
+      clang libclang-rt-dev   # scripts/fuzz.sh: clang and its libFuzzer/sanitizer runtimes
+      openjdk-17-jdk-headless liblucene4.10-java)  # lucene/: the Lucene stored-fields codec, its test and bench
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
