@@ -1,5 +1,5 @@
 """The disk watermarks on a real small disk: a 60 MiB tmpfs holds the data
-directory, a 12 MiB ballast file and, later, a filler that takes the last
+directory, a 28 MiB ballast file and, later, a filler that takes the last
 byte.  With Elasticsearch's default watermarks (85/90/95%):
 
 - a `_bulk` load is refused at the flood stage, before the disk is full,
@@ -10,7 +10,8 @@ byte.  With Elasticsearch's default watermarks (85/90/95%):
 - once the filler and the ballast go, the block is released by itself,
   every acknowledged document is searchable (the exact count) and writes
   resume, with no restart;
-- the catalogue file shrinks after the last index is deleted.
+- the catalogue file shrinks when an index whose documents it holds (in
+  the translog) is deleted.
 
 Needs root for mount(8); when mount is not permitted the module exits with
 SKIP_CODE (ctest's SKIP_RETURN_CODE) and says why.  Also the unit checks of
@@ -29,7 +30,7 @@ from fdsserver import Server
 MIB = 1 << 20
 SKIP_CODE = 77
 TMPFS_SIZE = "60m"
-BALLAST = 12 * MIB
+BALLAST = 28 * MIB  # leaves ~30 MiB: a load of a few seconds fills it
 DOCS_PER_BULK = 500
 MAX_BULKS = 1000  # ~90 MiB of documents: more than the disk holds
 WAIT_S = 20       # for a block to come or go (a sample at most every 1 s)
@@ -219,9 +220,21 @@ class DiskWatermarks(unittest.TestCase):
         self.assertEqual((st, b["result"]), (201, "created"))
         self.assertEqual(self.req("GET", "/logs/_count")[1]["count"], len(acked) + 1)
 
-        # the catalogue gives the index's pages back
+        # the catalogue gives an index's pages back: one whose documents
+        # are all in the translog (no refresh), deleted
+        st, _, _ = self.req("PUT", "/tl", {"settings": {"number_of_replicas": 0,
+                                                       "refresh_interval": "-1"}})
+        self.assertEqual(st, 200)
+        rng = random.Random(8)
+        for k in range(8):
+            body = "".join('{"index":{}}\n%s\n' % json.dumps(doc(rng, i))
+                           for i in range(DOCS_PER_BULK))
+            st, b, _ = self.req("POST", "/tl/_bulk", body,
+                                headers={"Content-Type": "application/x-ndjson"})
+            self.assertEqual((st, b["errors"]), (200, False))
         before = catalogue_bytes(self.mnt)
-        self.assertEqual(self.req("DELETE", "/logs")[0], 200)
+        self.assertGreater(before, 1 * MIB)
+        self.assertEqual(self.req("DELETE", "/tl")[0], 200)
         after = catalogue_bytes(self.mnt)
         self.assertLess(after, before / 4, (before, after))
 
