@@ -316,6 +316,18 @@ uint64_t fds_disk_free_threshold(const fds_disk_watermark *w, uint64_t total)
     return f;
 }
 
+void fds_disk_thresholds(const fds_disk_settings *d, uint64_t total,
+                         uint64_t free[3])
+{
+    free[2] = fds_disk_free_threshold(&d->flood, total);
+    free[1] = fds_disk_free_threshold(&d->high, total);
+    free[0] = fds_disk_free_threshold(&d->low, total);
+    if (free[1] < free[2])
+        free[1] = free[2];
+    if (free[0] < free[1])
+        free[0] = free[1];
+}
+
 /* ---- the node's state -------------------------------------------------- */
 
 static void reserve_path(const fds_store *s, int slot, char *buf, size_t cap)
@@ -354,8 +366,9 @@ static void sample_locked(fds_store *s)
     uint64_t total = (uint64_t)v.f_blocks * v.f_frsize;
     uint64_t real = (uint64_t)v.f_bavail * v.f_frsize;
     uint64_t avail = real + reserve_held(d);
-    uint64_t flood = fds_disk_free_threshold(&d->set.flood, total);
-    uint64_t high = fds_disk_free_threshold(&d->set.high, total);
+    uint64_t thr[3];
+    fds_disk_thresholds(&d->set, total, thr);
+    uint64_t flood = thr[2], high = thr[1];
     uint64_t floor = atomic_load(&s->min_free);
     bool at_flood = (d->set.enabled && avail < flood) || real < floor;
     d->total = total;

@@ -95,6 +95,13 @@ int fds_disk_settings_parse(const char *const values[FDS_DISK_NSETTINGS],
  * `total` bytes. */
 uint64_t fds_disk_free_threshold(const fds_disk_watermark *w, uint64_t total);
 
+/* The free space below which low, high and flood stage are passed on a
+ * disk of `total` bytes, into free[0..3): each at least the next, so that
+ * headroom caps of different stages never put high below the flood stage
+ * (a block released while the flood stage holds). */
+void fds_disk_thresholds(const fds_disk_settings *d, uint64_t total,
+                         uint64_t free[3]);
+
 /* Apply settings to the node (takes effect at once: the disk is sampled
  * again and blocks put or released by the next monitor pass). */
 void fds_store_set_disk_settings(fds_store *s, const fds_disk_settings *d);
