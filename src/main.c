@@ -1,8 +1,12 @@
 /*
- * main.c: the `fieldstore` server, and its `advise` subcommand.
+ * main.c: the `fieldstore` server, and its `advise` and `check-index`
+ * subcommands.
  *
  *   fieldstore advise [options] FILE   (src/advise: the stored-fields codec
  *                                       measured on FILE, a recommendation)
+ *   fieldstore check-index [--data DIR] [--exorcise] [INDEX...]
+ *                                      (check_index.c: verify segments of a
+ *                                       stopped node, drop damaged ones)
  *   fieldstore [--data DIR] [--bind ADDR] [--port N] [--threads N]
  *              [--max-body BYTES] [--port-file FILE] [--tls-cert FILE
  *              --tls-key FILE] [--users FILE] [--head-timeout S]
@@ -10,8 +14,9 @@
  *              [--max-connections-per-ip N] [--min-free-disk BYTES]
  *              [--index-buffer-size BYTES|PERCENT%]
  *
- * Takes DATA/node.lock (one server per data directory), raises the soft
- * RLIMIT_NOFILE to the hard limit (every connection is a descriptor),
+ * Takes DATA/node.lock (one server per data directory, node_lock.c),
+ * raises the soft RLIMIT_NOFILE to the hard limit (every connection is a
+ * descriptor),
  * opens (or creates) the data directory, replays every index's translog,
  * serves the REST API until SIGINT/SIGTERM, then stops cleanly.  With
  * --port 0 the kernel picks a free port; --port-file writes the port bound
@@ -27,17 +32,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "advise.h"
+#include "cli.h"
 #include "http.h"
 #include "store.h"
 
-
-#define FDS_LOCK_FILE "node.lock"
 
 /*
  * glibc malloc's thresholds, fixed with mallopt before any thread starts
@@ -58,42 +61,6 @@
  */
 #define FDS_MALLOC_MMAP_THRESHOLD (32 << 20)
 #define FDS_MALLOC_TRIM_THRESHOLD (16 << 20)
-
-/* Hold an exclusive lock on DATA/node.lock for the life of the process, so
- * that a second server cannot open the same data directory (the lock goes
- * with the process, even on SIGKILL).  The file records the holder's pid
- * for the message a second server prints.  Returns 0, or 1 after printing
- * why. */
-static int lock_data_dir(const char *data)
-{
-    if (mkdir(data, 0755) && errno != EEXIST) {
-        fprintf(stderr, "fieldstore: cannot create data directory [%s]: %s\n", data,
-                strerror(errno));
-        return 1;
-    }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", data, FDS_LOCK_FILE);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "fieldstore: cannot open [%s]: %s\n", path, strerror(errno));
-        return 1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        char pid[32] = "";
-        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-        pid[n > 0 ? n : 0] = 0;
-        pid[strcspn(pid, "\n")] = 0;
-        fprintf(stderr, "fieldstore: data directory %s is in use by pid %s\n", data,
-                pid[0] ? pid : "(unknown)");
-        close(fd);
-        return 1;
-    }
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
-        fprintf(stderr, "fieldstore: warning: cannot write pid to [%s]\n", path);
-    return 0; /* fd stays open: the lock lasts as long as the process */
-}
 
 /* Every connection is a descriptor: use all the hard limit allows. */
 static void raise_nofile(void)
@@ -131,6 +98,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: fieldstore [options]\n"
             "       fieldstore advise [options] FILE   (codec advice; advise --help)\n"
+            "       fieldstore check-index [--data DIR] [--exorcise] [INDEX...]\n"
+            "                          (verify segments of a stopped node; --help)\n"
             "  --data DIR         data directory (default ./data)\n"
             "  --bind ADDR        IPv4 address to listen on (default 127.0.0.1)\n"
             "  --port N           TCP port (default 9200; 0 = any free port)\n"
@@ -277,6 +246,9 @@ int main(int argc, char **argv)
     /* `fieldstore advise ...`: the codec measured on a log (src/advise) */
     if (argc > 1 && !strcmp(argv[1], "advise"))
         return fds_advise_main(argc - 1, argv + 1);
+    /* `fieldstore check-index ...`: damaged segments found and dropped */
+    if (argc > 1 && !strcmp(argv[1], "check-index"))
+        return fds_check_index_main(argc - 1, argv + 1);
     mallopt(M_MMAP_THRESHOLD, FDS_MALLOC_MMAP_THRESHOLD);
     mallopt(M_TRIM_THRESHOLD, FDS_MALLOC_TRIM_THRESHOLD);
     cli cl = {.data = "./data",
@@ -301,7 +273,7 @@ int main(int argc, char **argv)
                         "who can reach this address can read, change and delete every "
                         "index (no authentication)%s\n", cl.opt.bind,
                 cl.opt.tls_cert ? "" : ", over plain HTTP");
-    if (lock_data_dir(cl.data))
+    if (fds_cli_lock_data_dir(cl.data))
         return 1;
     raise_nofile();
 

@@ -15,6 +15,7 @@
 /* ---- node and cluster ------------------------------------------------------ */
 void fds__h_root(fds_req *r, fds_resp *o);
 void fds__h_cluster_health(fds_req *r, fds_resp *o);
+void fds__h_allocation_explain(fds_req *r, fds_resp *o); /* allocation_explain.c */
 void fds__h_cluster_settings_get(fds_req *r, fds_resp *o);
 void fds__h_cluster_settings_put(fds_req *r, fds_resp *o);
 void fds__h_nodes_stats(fds_req *r, fds_resp *o);

@@ -447,7 +447,7 @@ void fds__h_cat_shards(fds_req *r, fds_resp *o)
         "index|i|idx", "shard|s|sh", "prirep|p|pr|primaryOrReplica",
         "state|st", "docs|d|dc", "store|sto", "dataset|ds", "ip", "id",
         "node|n", "*segments.count|sc|segmentsCount",
-        "*unassigned.reason|ur"};
+        "*unassigned.reason|ur", "*unassigned.details|ud"};
     const size_t ncol = sizeof cols / sizeof cols[0];
     fds_index **ixs = NULL;
     size_t n = 0;
@@ -488,6 +488,8 @@ void fds__h_cat_shards(fds_req *r, fds_resp *o)
                 row[11] = assigned ? NULL
                                    : strdup(failed ? "ALLOCATION_FAILED"
                                                    : "INDEX_CREATED");
+                /* why the primary failed: the damaged file, relative */
+                row[12] = failed && c == 0 ? strdup(fds_index_failure(ix)) : NULL;
                 rows[nr++] = row;
             }
         }

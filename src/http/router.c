@@ -107,6 +107,7 @@ static const route_def ROUTES[] = {
     {"_cluster/health/{}", M_GET, fds__h_cluster_health, NULL},
     {"_cluster/settings", M_GET, fds__h_cluster_settings_get, NULL},
     {"_cluster/settings", M_PUT, fds__h_cluster_settings_put, NULL},
+    {"_cluster/allocation/explain", M_GET | M_POST, fds__h_allocation_explain, NULL},
     {"_cat", M_GET, fds__h_cat_help, P_NONE},
     {"_cat/indices", M_GET, fds__h_cat_indices, P_CAT_INDICES},
     {"_cat/indices/{}", M_GET, fds__h_cat_indices, P_CAT_INDICES},

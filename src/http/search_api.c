@@ -169,8 +169,10 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
     size_t n = 0;
     /* /_search and /_count have no expression: every index */
     const char *expr = r->seg[0][0] == '_' && r->nseg == 1 ? NULL : r->seg[0];
-    if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e) ||
-        fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n,
+    if (fds_index_expr_opts_read(req_param_cb, r, &opts, &e))
+        return fds__resp_error(o, &e);
+    opts.take_failed = true; /* a red index's shards fail in _shards */
+    if (fds_index_expr_resolve_filtered(r->store, expr, &opts, &ixs, &n,
                                         &filters, &e))
         return fds__resp_error(o, &e);
     const char *st = fds__req_param(r, "search_type");
@@ -180,16 +182,20 @@ void fds__h_search(fds_req *r, fds_resp *o, bool count)
         return fds__resp_errorf(o, 400, "illegal_argument_exception",
                                "No search type for [%s]", st);
     }
-    /* a closed or failed index among them: Elasticsearch's
-     * index_closed_exception or corrupt_index_exception,
-     * unless ignore_unavailable leaves it out; a read block refuses */
+    /* a closed index among them: Elasticsearch's index_closed_exception,
+     * unless ignore_unavailable leaves it out; a failed (red) one stays,
+     * its shards failed with corrupt_index_exception in _shards.failures
+     * (the answer itself when every shard searched is one of them), unless
+     * ignore_unavailable leaves it out; a read block refuses */
     for (size_t i = 0; i < n; i++) {
         if (fds_index_check_block(ixs[i], FDS_BLOCK_LEVEL_READ, &e)) {
             fds_index_expr_free(ixs, n);
             fds_index_expr_filters_free(filters, n);
             return fds__resp_error(o, &e);
         }
-        if (fds_index_is_open(ixs[i]))
+        if (fds_index_is_open(ixs[i]) ||
+            (fds_index_failure(ixs[i]) && !opts.ignore_unavailable &&
+             !strcmp(fds_index_state(ixs[i]), "open")))
             continue;
         if (!opts.ignore_unavailable) {
             fds_err_clear(&e);

@@ -165,6 +165,11 @@ static void query_shard(const fds_search_clock *c, fds_shard_run *sh)
     uint64_t q0 = c->query_begin(ss);
     sh->rc = fds_search_execute(sh->req, sh->segs, sh->nseg, &sh->res, &sh->err);
     sh->query_ns = c->query_end(ss, q0, !sh->rc);
+    /* a postings block that fails its check fails the index, not only
+     * this search (its reason then names the file relative to the data
+     * directory, as every answer does) */
+    if (sh->rc && sh->err.kind == FDS_KIND_CORRUPT)
+        fds_index_fail_corrupt(sh->ix, &sh->err);
     if (sh->rc && !sh->err.index[0])
         snprintf(sh->err.index, sizeof sh->err.index, "%s",
                  fds_index_name(sh->ix));

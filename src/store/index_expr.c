@@ -97,6 +97,16 @@ int fds_index_expr_opts_read(const char *(*param)(void *arg, const char *name),
     return 0;
 }
 
+/* Is ix open as expand_wildcards sees it (o->take_failed: a failed index
+ * an operator did not close is open)? */
+static bool taken_open(fds_index *ix, const fds_index_expr_opts *o)
+{
+    if (fds_index_is_open(ix))
+        return true;
+    return o->take_failed && fds_index_failure(ix) &&
+           !strcmp(fds_index_state(ix), "open");
+}
+
 /* Does wildcard item `pat` (NUL-terminated) take index `name`? */
 static bool wild_takes(const char *pat, fds_index *ix, const char *name,
                        const fds_index_expr_opts *o)
@@ -111,7 +121,7 @@ static bool wild_takes(const char *pat, fds_index *ix, const char *name,
     bool dot = name[0] == '.' && pat[0] == '.';
     if (!o->expand_hidden && ((name[0] == '.' && !dot) || (set.hidden && !dot)))
         return false;
-    return fds_index_is_open(ix) ? o->expand_open : o->expand_closed;
+    return taken_open(ix, o) ? o->expand_open : o->expand_closed;
 }
 
 void fds_index_expr_free(fds_index **ixs, size_t n)
@@ -239,7 +249,7 @@ static int apply_alias(node_set *s, const char *name, bool *take, bool minus,
         size_t i = node_find(s, s->al[k].index);
         if (i == s->n || !s->all[i])
             continue;
-        bool open = fds_index_is_open(s->all[i]);
+        bool open = taken_open(s->all[i], o);
         if (wild ? !(open ? o->expand_open : o->expand_closed)
                  : !open && o->ignore_unavailable)
             continue;

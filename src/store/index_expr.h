@@ -23,6 +23,11 @@ typedef struct fds_index_expr_opts {
     bool expand_open;        /* expand_wildcards: open */
     bool expand_closed;      /* expand_wildcards: closed */
     bool expand_hidden;      /* expand_wildcards: hidden (dot names) */
+    bool take_failed;        /* a failed (red, fds_index_failure) index
+                                that is open counts as open, so wildcards
+                                take it (search: its shards are reported
+                                failed, as Elasticsearch reports a
+                                corrupted shard's) rather than as closed */
 } fds_index_expr_opts;
 
 /* Elasticsearch's defaults for search (IndicesOptions.strictExpandOpen...

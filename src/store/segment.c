@@ -417,7 +417,11 @@ int fds__seg_copy_redict(fds_index *to, const fds__seg *in, uint64_t gen,
     else if (rc)
         rc = fds_err_setk(err, rc, rc == FDS_ENOMEM ? FDS_KIND_INTERNAL : FDS_KIND_CORRUPT,
                           "[%s] segment [%s]: %s", to->name, in->name,
-                          rc == FDS_ENOMEM ? "out of memory" : "damaged block index");
+                          rc == FDS_ENOMEM ? "out of memory"
+                                           : "damaged block or block index (a "
+                                             "block of deleted documents that "
+                                             "check-index left: force-merge "
+                                             "the source first)");
     close(fd);
     if (rc)
         unlink(path);
@@ -643,9 +647,10 @@ int64_t fds__seg_seqno(const fds__seg *sg, uint32_t doc)
     return packed_get(sg->seqnos, doc);
 }
 
-/* Decode one block of `sg` up to in-block doc `upto` with the thread's
- * context; errors name index, segment and block. */
-static int seg_decode_ctx(fds_index *ix, fds_codec_ctx *ctx,
+/* Decode one block of `sg` up to in-block doc `upto` with context ctx;
+ * errors name index, segment, block and the file relative to the data
+ * directory.  The index is left as it is (fds__seg_verify). */
+static int seg_decode_raw(fds_index *ix, fds_codec_ctx *ctx,
                           const fds__seg *sg, uint32_t block, uint64_t off,
                           uint32_t len, uint32_t upto, fds_block_view *view,
                           fds_err *err)
@@ -658,21 +663,91 @@ static int seg_decode_ctx(fds_index *ix, fds_codec_ctx *ctx,
         dict = fds__index_dict(ix, info.dict_id);
         if (!dict)
             return fds_err_setk(err, FDS_EDICT, FDS_KIND_CORRUPT,
-                                "[%s] segment [%s] block [%u]: dictionary [%u] "
-                                "is missing from the catalogue",
-                                ix->name, sg->name, block, info.dict_id);
+                                "[%s] segment [%s] block [%u] of "
+                                "[indices/%s/%s.fdt]: dictionary [%u] is "
+                                "missing from the catalogue", ix->name,
+                                sg->name, block, ix->uuid, sg->name,
+                                info.dict_id);
     }
     if (rc == 0)
         rc = upto == UINT32_MAX
                  ? fds_block_decode(ctx, blk, len, dict, upto, view)
                  : fds_block_decode_doc(ctx, blk, len, dict, upto, view);
+    if (rc == FDS_ENOMEM)
+        return fds_err_setk(err, rc, FDS_KIND_INTERNAL, "out of memory");
     if (rc)
         return fds_err_setk(err, rc, FDS_KIND_CORRUPT,
-                            "[%s] segment [%s] block [%u]: %s", ix->name,
-                            sg->name, block,
+                            "[%s] segment [%s] block [%u] of "
+                            "[indices/%s/%s.fdt] is corrupt: %s", ix->name,
+                            sg->name, block, ix->uuid, sg->name,
                             rc == FDS_EDICT ? "block was written with another "
                                               "dictionary than the one found"
-                                            : fds_strerror(rc));
+                                            : "checksum mismatch or bad "
+                                              "block");
+    return 0;
+}
+
+/* seg_decode_raw, and a damaged block fails the index (it stays failed
+ * across restarts until repaired: fds__index_corrupted), as a
+ * CorruptIndexException met by a search fails an Elasticsearch shard. */
+static int seg_decode_ctx(fds_index *ix, fds_codec_ctx *ctx,
+                          const fds__seg *sg, uint32_t block, uint64_t off,
+                          uint32_t len, uint32_t upto, fds_block_view *view,
+                          fds_err *err)
+{
+    int rc = seg_decode_raw(ix, ctx, sg, block, off, len, upto, view, err);
+    if (rc && rc != FDS_ENOMEM && err)
+        fds__index_corrupted(ix, err);
+    return rc;
+}
+
+int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds__bad_block_fn bad,
+                    void *arg, fds_err *err)
+{
+    fds_codec_ctx *ctx = fds_codec_ctx_thread();
+    if (!ctx)
+        return FDS_ENOMEM;
+    uint64_t at = FDT_HEADER;
+    const uint64_t index_off = (uint64_t)(sg->blk_index - sg->map);
+    for (uint32_t b = 0; b < sg->nblocks; b++) {
+        const uint8_t *e = sg->blk_index + (size_t)b * FDT_BLKIDX_ENTRY;
+        uint64_t off = fds__get_u64(e);
+        uint32_t base = fds__get_u32(e + 8), len = fds__get_u32(e + 12);
+        uint32_t next = b + 1 < sg->nblocks
+                            ? fds__get_u32(e + FDT_BLKIDX_ENTRY + 8)
+                            : sg->max_doc;
+        fds_block_view v;
+        int rc = off == at && next > base
+                     ? seg_decode_raw(ix, ctx, sg, b, off, len, UINT32_MAX, &v, err)
+                     : fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                                    "[%s] segment [%s]: block index of "
+                                    "[indices/%s/%s.fdt] is inconsistent at "
+                                    "block [%u]", ix->name, sg->name,
+                                    ix->uuid, sg->name, b);
+        if (!rc && v.decoded_docs != next - base)
+            rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                              "[%s] segment [%s] block [%u] of "
+                              "[indices/%s/%s.fdt] holds %u docs, its index "
+                              "says %u", ix->name, sg->name, b, ix->uuid,
+                              sg->name, v.decoded_docs, next - base);
+        /* a damaged block where the (checksummed) block index says it
+         * is: its docs are known, the walk goes on */
+        if (rc == FDS_ECORRUPT && bad && off == at && next > base) {
+            bad(arg, base, next, err);
+            rc = 0;
+        }
+        if (rc)
+            return rc;
+        at = off + len;
+        if (off >= FDS__DROP_CHUNK && b % 64 == 0)
+            fds__drop_pages(sg->map, 0, off);
+    }
+    fds__drop_pages(sg->map, 0, sg->map_len);
+    if (at != index_off || (sg->nblocks == 0) != (sg->max_doc == 0))
+        return fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                            "[%s] segment [%s]: blocks of [indices/%s/%s.fdt] "
+                            "do not cover the file", ix->name, sg->name,
+                            ix->uuid, sg->name);
     return 0;
 }
 
@@ -843,34 +918,6 @@ int fds_index_view_fetch(fds_index_view *v, const fds_hit *hits, size_t n,
 }
 
 /* ---- loading the published set at start-up ---- */
-
-/* Remove every "<dir>/" from the NUL-terminated text t, in place. */
-static void strip_dir(char *t, const char *dir, size_t dl)
-{
-    char *w = t;
-    for (const char *p = t; *p;) {
-        if (!strncmp(p, dir, dl) && p[dl] == '/') {
-            p += dl + 1;
-            continue;
-        }
-        *w++ = *p++;
-    }
-    *w = 0;
-}
-
-void fds__err_relative(const fds_store *s, fds_err *err)
-{
-    if (!err || !s->dir)
-        return;
-    size_t dl = strlen(s->dir);
-    while (dl > 1 && s->dir[dl - 1] == '/')
-        dl--; /* "--data /x/" names files "/x/indices/..." */
-    if (!dl)
-        return;
-    strip_dir(err->reason, s->dir, dl);
-    strip_dir(err->cause, s->dir, dl);
-}
-
 
 /* Open the segment of one segments row of ix with its live docs and
  * append both to ix->segs / ix->lives (fds__cat_seg_each; ctx: ix). */

@@ -35,6 +35,13 @@ static int index_load(fds_store *s, fds_index *ix, fds_err *err, bool *fatal)
         rc = fds__mapping_load(s, ix, err);
     if (!rc)
         rc = fds__dict_load(s, ix, err);
+    /* failed at run time before: failed until check-index repairs it */
+    char *marked = rc ? NULL : fds__corrupt_marker_read(ix);
+    if (marked)
+        rc = fds_err_setk(err, FDS_ECORRUPT, FDS_KIND_CORRUPT,
+                          "%s (marked corrupt; `fieldstore check-index` "
+                          "verifies and repairs it)", marked);
+    free(marked);
     if (!rc)
         rc = fds__segments_load(s, ix, err);
     *fatal = rc == FDS_ESQL || rc == FDS_ENOMEM;

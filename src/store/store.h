@@ -448,10 +448,96 @@ const char *fds_index_state(fds_index *ix);
  * directory), as Elasticsearch answers a search on a closed index or on a
  * shard that failed with a CorruptIndexException. */
 int fds_index_unavailable(fds_index *ix, fds_err *err);
-/* Why the index failed to load at start-up (a damaged segment file or
- * dictionary), or NULL when it is healthy.  Other indices are served as
- * usual; a failed index refuses reads and writes with this reason. */
+/* Why the index failed: at start-up (a damaged segment file or
+ * dictionary, or the corruption marker a run-time failure left), or since
+ * (a damaged block met by a search, get or merge), or NULL when it is
+ * healthy.  Other indices are served as usual; a failed index refuses
+ * reads and writes with this reason.  Once set it stays for the life of
+ * the index object (the pointer stays valid while a reference is held). */
 const char *fds_index_failure(const fds_index *ix);
+/* Fail ix at run time for the damage `cause` describes (kind
+ * FDS_KIND_CORRUPT: a checksum that failed after the index was opened),
+ * as Elasticsearch fails a shard on a CorruptIndexException: from then
+ * on it answers corrupt_index_exception with that reason (paths relative
+ * to the data directory), health red, and stays failed across restarts
+ * (a marker file in its folder) until `fieldstore check-index --exorcise`
+ * repairs it.  Only the first call changes the index; every call
+ * rewrites cause's texts to name files relative to the data directory. */
+void fds_index_fail_corrupt(fds_index *ix, fds_err *cause);
+
+/* ---- check-index (Lucene's CheckIndex, check.c) -------------------------- */
+
+/* One segment's verdict, and its repair. */
+typedef enum fds_check_repair {
+    FDS_CHECK_KEEP = 0,     /* whole, or damaged where dropping it would
+                               not help (a dictionary the catalogue lacks,
+                               a file that cannot be read: FDS_EIO) */
+    FDS_CHECK_DROP,         /* the segment goes (its .tim, the .fdt tail or
+                               its catalogue row is damaged) */
+    FDS_CHECK_DELETE_DOCS   /* only stored-fields blocks are damaged: their
+                               docs are marked deleted, the rest stays */
+} fds_check_repair;
+
+typedef struct fds_check_segment {
+    uint64_t gen;        /* the segment is seg_<gen> */
+    int64_t shard;
+    int64_t max_doc;     /* docs it holds, deleted ones included (its row) */
+    int64_t live_docs;   /* docs not deleted; -1 when its catalogue row is
+                            damaged (unknown, at most max_doc) */
+    bool damaged;        /* live documents are unreadable */
+    fds_check_repair repair;
+    uint32_t bad_blocks; /* stored-fields blocks failing their checks */
+    uint32_t dead_blocks; /* of them, those holding only deleted docs: no
+                             damage (a force-merge rewrites them away) */
+    int64_t docs_lost;   /* live docs the repair loses (-1: unknown, at
+                            most max_doc) */
+    char reason[FDS_ERR_REASON_MAX]; /* why damaged (the first damage);
+                                        files relative to the data
+                                        directory */
+} fds_check_segment;
+
+/* What fds_index_check found (and did).  Owned by the caller:
+ * fds_check_report_free. */
+typedef struct fds_check_report {
+    char index[256], uuid[33];
+    fds_check_segment *segs; /* every segment the catalogue lists, by
+                                shard then generation */
+    size_t nsegs, ndamaged;
+    uint64_t live_kept;      /* live docs the repairs keep */
+    uint64_t docs_lost;      /* live docs the repairs lose */
+    uint64_t docs_lost_unknown; /* docs of dropped segments whose live
+                                   docs are unknown (at most this many
+                                   more are lost) */
+    char *marker;            /* the corruption marker's reason, or NULL */
+    char *failure;           /* why the index failed at start-up when that
+                                is not the marker's reason, or NULL */
+    bool exorcised;          /* the damaged segments and marker are gone */
+} fds_check_report;
+
+/*
+ * Verify every segment of index `name` (any state, failed included) as
+ * Lucene's CheckIndex does: its catalogue row's checksum, the .fdt tail
+ * and .tim checksums and layouts, the doc counts of row, .fdt and .tim,
+ * and every stored-fields block decoded in full (checksum, dictionary,
+ * doc count).  With `exorcise` (CheckIndex -exorcise) the damage goes in
+ * one durable catalogue transaction: a segment whose only damage is in
+ * stored-fields blocks keeps its other documents, those of the damaged
+ * blocks marked deleted (they are never read again; a force-merge
+ * rewrites them away), and a segment damaged elsewhere is dropped
+ * (CheckIndex's whole-segment exorcism); then the dropped files and the
+ * index's corruption marker go, so the index loads green at the next
+ * start, short of rep->docs_lost documents.
+ * The translog is left as it is (it holds no segment's documents; what it
+ * holds is replayed at the next start).  Meant for a stopped node: `s`
+ * must be a store no server serves (fieldstore check-index holds
+ * node.lock).  Returns 0 (rep filled), FDS_ENOTFOUND, FDS_ESQL, FDS_EIO
+ * (the marker could not be removed; the segments were dropped),
+ * FDS_ENOMEM.  Source: Lucene's CheckIndex, Elasticsearch's
+ * RemoveCorruptedShardDataCommand.
+ */
+int fds_index_check(fds_store *s, const char *name, bool exorcise,
+                    fds_check_report *rep, fds_err *err);
+void fds_check_report_free(fds_check_report *rep); /* NULL is a no-op */
 /* Open / close, persisted in the catalogue (a closed index refuses reads and
  * writes with FDS_ECLOSED).  Returns 0, FDS_ESQL, FDS_ECORRUPT (a failed
  * index). */

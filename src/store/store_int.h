@@ -143,9 +143,12 @@ struct fds_index {
      * none yet); under refresh_mu */
     uint64_t mapping_saved_gen;
 
-    char *failure;              /* why the index could not be loaded, or NULL:
-                                   a failed index answers every request with
-                                   this error (its shard is "red") */
+    _Atomic(char *) failure;    /* why the index could not be loaded, or
+                                   failed since (a damaged block read,
+                                   fds__index_corrupted), or NULL: a failed
+                                   index answers every request with this
+                                   error (its shard is "red").  Set once,
+                                   freed with the index */
     pthread_mutex_t wmu;        /* buffer, seq numbers; held by a write
                                    across its validation and its fsync'd
                                    translog commit */
@@ -459,11 +462,40 @@ void fds__disk_wrote(fds_store *s, uint64_t bytes);
 void fds__disk_full(fds_store *s);
 bool fds__disk_give_reserve(fds_store *s, int slot, bool full);
 bool fds__disk_tick(fds_store *s, bool *flood, bool *above_high);
-/* segment.c: rewrite err's reason and cause so that they name files relative
+
+/* corrupt.c: rewrite err's reason and cause so that they name files relative
  * to the data directory s->dir ("indices/<uuid>/seg_1.tim"): every
  * "<s->dir>/" in them is removed, so no answer carries the server's
  * absolute paths.  Bounded by the texts' sizes. */
 void fds__err_relative(const fds_store *s, fds_err *err);
+/* corrupt.c: fail ix at run time for the damage `cause` describes (a block
+ * or postings block that failed its checksum after the index was opened),
+ * as Elasticsearch fails a shard on a CorruptIndexException: the first
+ * call sets ix->failure (its reason, paths relative to the data
+ * directory), writes the marker file DATA/indices/<uuid>/corrupted
+ * (FDS__CORRUPT_MARKER) holding it, so that the index stays failed after
+ * a restart until `fieldstore check-index` repairs it, and logs a line on
+ * stderr; later calls change nothing.  Takes no index lock (it may run
+ * under any of them). */
+void fds__index_corrupted(fds_index *ix, const fds_err *cause);
+#define FDS__CORRUPT_MARKER "corrupted"
+/* corrupt.c: the reason a marker file of ix holds, malloc'd ("" when the
+ * file is empty), or NULL when ix has none. */
+char *fds__corrupt_marker_read(const fds_index *ix);
+/* corrupt.c: remove the marker of ix (none is no error): 0, or -1 with
+ * errno set. */
+int fds__corrupt_marker_remove(const fds_index *ix);
+/* segment.c: verify every block of sg (layout, contiguity, doc bases,
+ * checksum, a full decode with its dictionary) without failing the index:
+ * 0, or FDS_ECORRUPT / FDS_EDICT (a dictionary missing from the
+ * catalogue) / FDS_ENOMEM with err naming segment, block and file.  With
+ * `bad`, a block that fails its checksum or decode where the block index
+ * places it is handed to bad(arg, first doc, end doc, why) and the walk
+ * goes on (0 when nothing else is wrong). */
+typedef void (*fds__bad_block_fn)(void *arg, uint32_t first, uint32_t end,
+                                  const fds_err *why);
+int fds__seg_verify(fds_index *ix, const fds__seg *sg, fds__bad_block_fn bad,
+                    void *arg, fds_err *err);
 /* segment.c: the start-up load of the segments rows (see above). */
 int fds__segments_load(fds_store *s, fds_index *ix, fds_err *err);
 

@@ -590,6 +590,56 @@ static void test_timeout(void)
     seg_free();
 }
 
+/* A disjunction whose terms are in most docs is scored term at a time
+ * without a bitset, a non-zero sum marking a match (taat.c,
+ * fds__taat_dense_worth): a boost of 0 scores every match 0, and each must
+ * still count and be a hit; hits are only the docs with a term, whatever
+ * the page's room. */
+static void test_dense_windows(void)
+{
+    static const char *docs[] = {
+        "{\"msg\":\"a b\"}", "{\"msg\":\"a\"}", "{\"msg\":\"c\"}",
+        "{\"msg\":\"b b b\"}", "{\"msg\":\"c d\"}", "{\"msg\":\"a c\"}",
+        "{\"msg\":\"b\"}",
+    };
+    seg_build(docs, sizeof docs / sizeof *docs);
+    static const struct {
+        const char *body;
+        uint64_t want;
+    } cases[] = {
+        {"{\"query\":{\"match\":{\"msg\":\"a b\"}},\"size\":10}", 5},
+        {"{\"query\":{\"match\":{\"msg\":{\"query\":\"a b\",\"boost\":0}}},"
+         "\"size\":10}", 5},
+        {"{\"query\":{\"match\":{\"msg\":{\"query\":\"a b\",\"boost\":0}}},"
+         "\"size\":10,\"track_total_hits\":true}", 5},
+        {"{\"query\":{\"match\":{\"msg\":\"a b d\"}},\"size\":3}", 6},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        fds_err err;
+        fds_search_request *r;
+        ASSERT(parse(cases[i].body, &r, &err) == 0);
+        fds_search_result res;
+        ASSERT(fds_search_execute(r, &seg, 1, &res, &err) == 0);
+        size_t page = cases[i].want < 10 ? cases[i].want : 10;
+        if (strstr(cases[i].body, "\"size\":3"))
+            page = 3;
+        if (res.total != cases[i].want || res.nhits != page) {
+            fprintf(stderr, "%s: total %llu, %zu hits; want %llu, %zu\n",
+                    cases[i].body, (unsigned long long)res.total, res.nhits,
+                    (unsigned long long)cases[i].want, page);
+            fds_test_failures++;
+        }
+        for (size_t h = 0; h < res.nhits; h++)
+            if (res.hits[h].doc == 2) { /* "c" alone: no term of the query */
+                fprintf(stderr, "%s: doc 2 is a hit\n", cases[i].body);
+                fds_test_failures++;
+            }
+        fds_search_result_free(&res);
+        fds_search_request_free(r);
+    }
+    seg_free();
+}
+
 int main(void)
 {
     mapping = fds_mapping_create();
@@ -606,6 +656,7 @@ int main(void)
     test_result_window();
     test_exact_long_sort();
     test_msm_extremes();
+    test_dense_windows();
     test_timeout();
     fds_mapping_free(mapping);
     if (fds_test_failures)

@@ -1842,6 +1842,85 @@ static void test_merge_policy(void)
     ASSERT(u500 >= 0 && u500 < 6);
 }
 
+/* check-index (check.c): a damaged stored-fields block met by a get
+ * fails the index and leaves the marker, so a reopen is still failed;
+ * fds_index_check finds the block without failing anything, counts the
+ * live documents its repair loses, and with exorcise deletes exactly
+ * those: the index opens healthy, the rest of its documents exact, and a
+ * second check finds no damage (the block holds only deleted docs). */
+static void test_check_index(void)
+{
+    char data[1024];
+    fds_store *s;
+    fds_index *ix;
+    REQUIRE_EQ(store_with_index("chk", data, "c", NULL, NULL, &s, &ix), 0);
+    REQUIRE_EQ(put_docs(ix, 0, 300, true), 0);
+    REQUIRE_EQ(put_docs(ix, 300, 600, true), 0);
+    fds_segment_info *si;
+    size_t ns;
+    REQUIRE_EQ(fds_index_segments(ix, &si, &ns), 0);
+    REQUIRE_EQ(ns, 2u);
+    char fdt[2048];
+    snprintf(fdt, sizeof fdt, "%s/indices/%s/%s.fdt", data, fds_index_uuid(ix), si[0].name);
+    free(si);
+    fds_index_release(ix);
+    fds_store_close(s);
+    FILE *f = fopen(fdt, "r+b");
+    REQUIRE(f != NULL);
+    fseek(f, 8 + 50, SEEK_SET); /* inside block 0 */
+    int ch = fgetc(f);
+    fseek(f, 8 + 50, SEEK_SET);
+    fputc(ch ^ 0x20, f);
+    fclose(f);
+
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) == NULL); /* blocks are checked when read */
+    fds_doc d;
+    fds_err e;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_index_get(ix, "0", 1, &d, &e), FDS_ECORRUPT);
+    REQUIRE(fds_index_failure(ix) && strstr(fds_index_failure(ix), ".fdt"));
+    REQUIRE(!strstr(fds_index_failure(ix), dir)); /* relative */
+    fds_index_release(ix);
+    fds_store_close(s);
+
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) && strstr(fds_index_failure(ix), "marked corrupt"));
+    fds_index_release(ix);
+    fds_check_report rep;
+    fds_err_clear(&e);
+    REQUIRE_EQ(fds_index_check(s, "c", false, &rep, &e), 0);
+    REQUIRE_EQ(rep.nsegs, 2u);
+    REQUIRE_EQ(rep.ndamaged, 1u);
+    REQUIRE(rep.marker != NULL && !rep.exorcised);
+    REQUIRE_EQ(rep.segs[0].repair, FDS_CHECK_DELETE_DOCS);
+    REQUIRE_EQ(rep.segs[0].bad_blocks, 1u);
+    uint64_t lost = rep.docs_lost;
+    REQUIRE(lost >= 1 && lost <= 128 && lost == (uint64_t)rep.segs[0].docs_lost);
+    REQUIRE_EQ(rep.live_kept, 600 - lost);
+    REQUIRE_EQ(rep.segs[1].repair, FDS_CHECK_KEEP);
+    fds_check_report_free(&rep);
+    REQUIRE_EQ(fds_index_check(s, "c", true, &rep, &e), 0);
+    REQUIRE(rep.exorcised && rep.docs_lost == lost);
+    fds_check_report_free(&rep);
+    fds_store_close(s);
+
+    REQUIRE_EQ(reopen(data, "c", &s, &ix), 0);
+    REQUIRE(fds_index_failure(ix) == NULL);
+    fds_index_stats st;
+    fds_index_stats_get(ix, &st);
+    REQUIRE_EQ(st.docs_count, 600 - lost);
+    for (int i = 0; i < 600; i++)
+        REQUIRE((uint64_t)i < lost ? !doc_is(ix, i) : doc_is(ix, i));
+    fds_index_release(ix);
+    REQUIRE_EQ(fds_index_check(s, "c", false, &rep, &e), 0);
+    REQUIRE(rep.ndamaged == 0 && rep.marker == NULL);
+    REQUIRE_EQ(rep.segs[0].dead_blocks, 1u);
+    REQUIRE_EQ(rep.live_kept, 600 - lost);
+    fds_check_report_free(&rep);
+    fds_store_close(s);
+}
+
 int main(void)
 {
     dir = mkdtemp(tmpl);
@@ -1870,6 +1949,7 @@ int main(void)
     test_min_free_disk();
     test_background_threads_niced();
     test_aliases_templates();
+    test_check_index();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

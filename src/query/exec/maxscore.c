@@ -881,6 +881,7 @@ static bool ms_taat_worth(const ms_pass *p, uint32_t lo, uint32_t hi)
 static void ms_taat_window(ms_pass *p, uint32_t lo, uint32_t hi)
 {
     fds__win_scratch *ws = p->ws;
+    bool dense = fds__taat_dense_worth(p->ts, p->nt, true);
     for (uint32_t a = lo, b; a < hi; a = b) {
         b = hi - a > TAAT_WINDOW ? a + TAAT_WINDOW : hi;
         bool any = false;
@@ -889,11 +890,20 @@ static void ms_taat_window(ms_pass *p, uint32_t lo, uint32_t hi)
             if (t->b.doc < a)
                 t->b.advance(&t->b, a);
             any |= t->b.doc < b;
-            fds__taat_term(p->x, t, k, a, b, ws->seen, ws->acc, NULL, true,
-                           NULL, NULL, NULL);
+            if (dense)
+                fds__taat_term_dense(p->x, t, a, b, ws->acc);
+            else
+                fds__taat_term(p->x, t, k, a, b, ws->seen, ws->acc, NULL,
+                               true, NULL, NULL, NULL);
         }
         if (!any)
             continue;
+        if (dense) {
+            fds__taat_dense_walk(ws->acc, b - a, p->sg, a, p->hp, p->si,
+                                 slice_theta(p->hp, p->sh, p->me));
+            slice_publish(p->hp, p->sh, p->me);
+            continue;
+        }
         float th = slice_theta(p->hp, p->sh, p->me), s;
         uint32_t wi = SEEN_START, w;
         uint64_t m = 0;

@@ -15,6 +15,10 @@
 
 #include "exec/norms.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Terms with fewer postings than this are scored through fds__term_score_fast
  * (a have1 test per posting) rather than filling tf1 for every norm byte
  * of the field first: a whole url's rare terms, each in a few hundred
@@ -115,8 +119,9 @@ void fds__win_put(fds__win_scratch *w)
  * accumulator and bitset, or onto `out` when the term is the window's
  * only essential one (its postings are then the candidates, in order). */
 static inline void take_posting(uint64_t *seen, uint64_t *sw, bool narrow,
-                                float *acc, uint32_t *tok, fds__cand_list *out,
-                                uint32_t w, float s, uint32_t tf)
+                                bool mark, float *acc, uint32_t *tok,
+                                fds__cand_list *out, uint32_t w, float s,
+                                uint32_t tf)
 {
     if (out) {
         out->cw[out->n] = (uint16_t)w;
@@ -125,7 +130,8 @@ static inline void take_posting(uint64_t *seen, uint64_t *sw, bool narrow,
         return;
     }
     acc[w] += s;
-    seen_mark(seen, sw, narrow, w);
+    if (mark)
+        seen_mark(seen, sw, narrow, w);
     if (tok)
         tok[w] += tf;
 }
@@ -153,7 +159,7 @@ static inline __attribute__((always_inline)) void
 taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
              uint64_t *seen, float *acc, uint32_t *tok, bool score,
              const fds__lead_prune *prune, fds__norm_gate *gate,
-             fds__cand_list *out, bool narrow)
+             fds__cand_list *out, bool narrow, bool mark)
 {
     if (score && !t->tf1_all && t->t.df >= TF1_FILL_MIN_DF)
         fds__term_tf1_fill(t);
@@ -214,7 +220,7 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
             }
             fds__packed_prefetch(kcol, kbits, d);
             fds__packed_prefetch(vcol, vbits, d);
-            take_posting(seen, &sw, narrow, acc, tok, out, w,
+            take_posting(seen, &sw, narrow, mark, acc, tok, out, w,
                          score_taat(t, t->tfs[j], nb, filled), t->tfs[j]);
         }
         if (score && !out && !tok && t->tfk_n && norms) {
@@ -223,16 +229,29 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
             const float *tk = t->tfk;
             const uint32_t *docs = t->docs, *tfs = t->tfs;
             uint32_t tn = t->tfk_n;
+            /* a block whose frequencies are all in the table (its skip
+             * entry's largest, an upper bound: most blocks) goes without
+             * the test */
+            if (fds__get_u32(t->t.skip + (size_t)t->blk * FDS_SIDX_SKIP_LEN +
+                             8) <= tn) {
+                for (; j < end; j++) {
+                    uint32_t d = docs[j], w = d - lo;
+                    acc[w] += tk[(tfs[j] - 1) * 256 + norms[d]];
+                    if (mark)
+                        seen_mark(seen, &sw, narrow, w);
+                }
+            }
             for (; j < end; j++) {
                 uint32_t d = docs[j], tf = tfs[j], w = d - lo;
                 acc[w] += tf - 1 < tn ? tk[(tf - 1) * 256 + norms[d]]
                                       : fds__term_score_tf(t->b.c, tf, norms[d]);
-                seen_mark(seen, &sw, narrow, w);
+                if (mark)
+                    seen_mark(seen, &sw, narrow, w);
             }
         }
         for (; j < end; j++) { /* acc is 0 where seen is clear */
             uint32_t d = t->docs[j];
-            take_posting(seen, &sw, narrow, acc, tok, out, d - lo,
+            take_posting(seen, &sw, narrow, mark, acc, tok, out, d - lo,
                          score_taat(t, t->tfs[j], norms ? norms[d] : 1, filled),
                          t->tfs[j]);
         }
@@ -250,7 +269,8 @@ taat_term_at(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo, uint32_t hi,
         }
         t->b.doc = t->docs[0];
     }
-    seen[SEEN_SUM] |= sw;
+    if (mark)
+        seen[SEEN_SUM] |= sw;
 }
 
 /* taat_term_at, its loops compiled apart for a lone essential term's
@@ -264,13 +284,123 @@ void fds__taat_term(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo,
 {
     if (out)
         taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
-                     out, true);
+                     out, true, true);
     else if (hi - lo <= 64 * 64)
         taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
-                     NULL, true);
+                     NULL, true, true);
     else
         taat_term_at(x, t, k, lo, hi, seen, acc, tok, score, prune, gate,
-                     NULL, false);
+                     NULL, false, true);
+}
+
+void fds__taat_term_dense(fds__exec *x, fds__term_it *t, uint32_t lo,
+                          uint32_t hi, float *acc)
+{
+    taat_term_at(x, t, 0, lo, hi, NULL, acc, NULL, true, NULL, NULL, NULL,
+                 true, false);
+}
+
+bool fds__taat_dense_worth(fds__term_it *const *ts, size_t nt, bool score)
+{
+    if (!score || !nt)
+        return false;
+    double df = 0;
+    for (size_t k = 0; k < nt; k++) {
+        fds__term_it *t = ts[k];
+        /* every posting must score above 0 for a non-zero sum to mean a
+         * match: the least score is at tf 1 and the longest norm the
+         * field has (norm byte 255, ~2^31 tokens, scores 0 in float) */
+        uint8_t nb = 1; /* a keyword field's one norm */
+        if (t->norms && !t->norm_seen)
+            nb = 255;
+        else if (t->norms) {
+            nb = 0;
+            for (unsigned wd = 4; wd-- > 0;)
+                if (t->norm_seen[wd]) {
+                    nb = (uint8_t)(wd * 64 + 63 -
+                                   (unsigned)__builtin_clzll(t->norm_seen[wd]));
+                    break;
+                }
+        }
+        if (!(t->b.c && fds__term_score_tf(t->b.c, 1, nb) > 0))
+            return false;
+        df += t->t.df;
+    }
+    uint32_t max_doc = ts[0]->max_doc ? ts[0]->max_doc : 1;
+    return df * TAAT_WINDOW >= (double)TAAT_DENSE_MIN * max_doc;
+}
+
+uint64_t fds__taat_dense_walk(float *acc, uint32_t n,
+                              const fds_search_segment *sg, uint32_t lo,
+                              fds__heap *hp, unsigned si, float th)
+{
+    uint64_t count = 0;
+#ifdef __SSE2__
+    if (!sg->live) { /* no deletions: counted 4 lanes at a time */
+        __m128i cnt = _mm_setzero_si128();
+        __m128 z = _mm_setzero_ps();
+        for (uint32_t w = 0; w < n; w += 4) {
+            __m128 v = _mm_loadu_ps(acc + w), nz = _mm_cmpneq_ps(v, z);
+            cnt = _mm_sub_epi32(cnt, _mm_castps_si128(nz));
+            _mm_storeu_ps(acc + w, z);
+            /* th is -INFINITY while the page has room: 0 is no hit */
+            unsigned gt = (unsigned)_mm_movemask_ps(
+                _mm_and_ps(nz, _mm_cmpgt_ps(v, _mm_set1_ps(th))));
+            if (gt) {
+                float vs[4];
+                _mm_storeu_ps(vs, v);
+                for (; gt; gt &= gt - 1) {
+                    unsigned i = (unsigned)__builtin_ctz(gt);
+                    fds__offer(hp, si, lo + w + i, vs[i], &th);
+                }
+            }
+        }
+        uint32_t c[4];
+        _mm_storeu_si128((__m128i *)c, cnt);
+        return (uint64_t)c[0] + c[1] + c[2] + c[3];
+    }
+#endif
+    for (uint32_t w = 0; w < n; w += 4) {
+        unsigned nz, gt;
+#ifdef __SSE2__
+        __m128 v = _mm_loadu_ps(acc + w);
+        nz = (unsigned)_mm_movemask_ps(_mm_cmpneq_ps(v, _mm_setzero_ps()));
+        if (!nz)
+            continue;
+        _mm_storeu_ps(acc + w, _mm_setzero_ps());
+        gt = nz & (unsigned)_mm_movemask_ps(_mm_cmpgt_ps(v, _mm_set1_ps(th)));
+#else
+        float v[4];
+        memcpy(v, acc + w, sizeof v);
+        nz = gt = 0;
+        for (unsigned i = 0; i < 4; i++) {
+            nz |= (unsigned)(v[i] != 0) << i;
+            gt |= (unsigned)(v[i] != 0 && v[i] > th) << i;
+        }
+        if (!nz)
+            continue;
+        memset(acc + w, 0, sizeof v);
+#endif
+        if (!sg->live && !gt) { /* popcount of the 4 bits, by nibble */
+            count += (0x4332322132212110ull >> (nz * 4)) & 7;
+            continue;
+        }
+        float vs[4];
+#ifdef __SSE2__
+        _mm_storeu_ps(vs, v);
+#else
+        memcpy(vs, v, sizeof vs);
+#endif
+        for (; nz; nz &= nz - 1) {
+            unsigned i = (unsigned)__builtin_ctz(nz);
+            if (!fds__is_live(sg, lo + w + i))
+                continue;
+            count++;
+            if ((gt >> i) & 1)
+                fds__offer(hp, si, lo + w + i, vs[i], &th);
+        }
+    }
+    return count;
 }
 
 static inline bool next_live(uint64_t *seen, uint32_t *wi,
@@ -309,6 +439,7 @@ uint32_t fds__run_taat(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
         memset(acc_own, 0, sizeof acc_own);
     }
     uint32_t next = FDS__NO_MORE;
+    bool dense = fds__taat_dense_worth(ts, nt, hp->cap != 0);
     for (uint32_t lo = 0; lo < max_doc; lo += TAAT_WINDOW) {
         if (*count > limit) {
             next = lo;
@@ -320,11 +451,19 @@ uint32_t fds__run_taat(fds__exec *x, unsigned si, fds__term_it **ts, size_t nt,
         bool any = false;
         for (size_t k = 0; k < nt; k++) {
             any |= ts[k]->b.doc < hi;
-            fds__taat_term(x, ts[k], k, lo, hi, seen, acc, NULL, hp->cap != 0,
-                      NULL, NULL, NULL);
+            if (dense)
+                fds__taat_term_dense(x, ts[k], lo, hi, acc);
+            else
+                fds__taat_term(x, ts[k], k, lo, hi, seen, acc, NULL,
+                               hp->cap != 0, NULL, NULL, NULL);
         }
         if (!any)
             continue;
+        if (dense) {
+            *count += fds__taat_dense_walk(acc, hi - lo, sg, lo, hp, si,
+                                           fds__theta(hp));
+            continue;
+        }
         float th = fds__theta(hp);
         uint32_t wi = SEEN_START, w;
         uint64_t m = 0;

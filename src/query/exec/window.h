@@ -194,6 +194,38 @@ void fds__taat_term(fds__exec *x, fds__term_it *t, size_t k, uint32_t lo,
                     bool score, const fds__lead_prune *prune,
                     fds__norm_gate *gate, fds__cand_list *out);
 
+/* Expected postings per TAAT_WINDOW docs, over all the terms of a pass,
+ * from which a window is scored without its bitset (fds__taat_term_dense):
+ * marking a doc's bit and its summary word cost 11 instructions a posting,
+ * more than a third of a tabled term's, and walking the bits 10 a doc;
+ * a scan of the window's 4096 accumulators, 4 at a time, costs ~5,000 in
+ * all (callgrind, the 20 costliest url-n bodies of bench/scale, 1M growing
+ * corpus). */
+#define TAAT_DENSE_MIN 512u
+
+/* Whether a term-at-a-time pass over ts[0..nt) scores its windows dense
+ * (fds__taat_term_dense + fds__taat_dense_walk): when it scores (`score`),
+ * every posting of every term scores above 0 (so that a non-zero
+ * accumulator is a match: a boost of 0 scores 0), and the terms' postings
+ * average TAAT_DENSE_MIN or more per window. */
+bool fds__taat_dense_worth(fds__term_it *const *ts, size_t nt, bool score);
+
+/* fds__taat_term's plain scoring, without marking the bitset: acc[d - lo]
+ * += score for t's postings in [lo, hi), hi - lo <= TAAT_WINDOW.  For a
+ * window that fds__taat_dense_walk reads back. */
+void fds__taat_term_dense(fds__exec *x, fds__term_it *t, uint32_t lo,
+                          uint32_t hi, float *acc);
+
+/* Read back a dense window of n docs from lo: every non-zero accumulator
+ * is a hit (fds__taat_dense_worth); counts the live ones, offers to hp
+ * (segment si) those that beat th (which follows hp's k-th score after
+ * each offer, as fds__offer's; INFINITY: offer none), and zeroes
+ * acc[0..n).  Returns the live hits.  acc past n up to a multiple of 4
+ * must be 0 (a window scratch's is). */
+uint64_t fds__taat_dense_walk(float *acc, uint32_t n,
+                              const fds_search_segment *sg, uint32_t lo,
+                              fds__heap *hp, unsigned si, float th);
+
 /* The counting pass of a disjunction (taat.c): counts hits into *count,
  * offering them to hp, until *count > limit; the first doc not yet
  * visited (FDS__NO_MORE when the segment is done). */
