@@ -33,9 +33,10 @@ declare -A BIN=(
   [fuzz_json_merge]=tests/fuzz/fuzz_json_merge
   [fuzz_analyze]=tests/fuzz/fuzz_analyze
   [fuzz_libcodec]=tests/fuzz/fuzz_libcodec
+  [fuzz_disk_settings]=tests/fuzz/fuzz_disk_settings
 )
 ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_bulk fuzz_url
-       fuzz_catalog fuzz_json_merge fuzz_analyze fuzz_libcodec)
+       fuzz_catalog fuzz_json_merge fuzz_analyze fuzz_libcodec fuzz_disk_settings)
 # Targets with a known, not yet fixed finding: skipped, with the reason.
 # Delete the line once the fix is in (FUZZ_NO_SKIP=1 runs them anyway).
 declare -A SKIP=(

@@ -113,9 +113,13 @@ def pick_phrases(docs, n, seed):
 
 
 def du(path, suffix=None):
+    """Bytes of the files under path (ending in suffix), the disk
+    watermarks' reserve files (disk.reserve*, space kept free) left out."""
     total = 0
     for dp, _, fs in os.walk(path):
         for f in fs:
+            if f.startswith("disk.reserve"):
+                continue
             if suffix is None or f.endswith(suffix):
                 total += os.path.getsize(os.path.join(dp, f))
     return total

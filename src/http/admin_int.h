@@ -1,7 +1,7 @@
 /*
  * admin_int.h: what the index and cluster administration files of
  * src/http share (index_lifecycle.c, index_settings.c, index_stats.c,
- * cluster.c): answers, settings and stats as JSON, and the cells of the
+ * cluster.c, disk_stats.c): answers, settings and stats as JSON, and the cells of the
  * _cat tables.
  * Each group names the file that defines it.
  */
@@ -50,9 +50,19 @@ cJSON *fds__index_stats_json(const fds_index_stats *st, const fds__search_sum *s
 /* Cell texts (malloc'd, NULL on no memory): a number; the epoch seconds
  * and HH:MM:SS of now. */
 char *fds__fmt_u64(uint64_t v);
+/* Elasticsearch's human sizes ("1.2mb"), or plain bytes with ?bytes=b
+ * (kb with ?bytes=kb). */
+char *fds__human_bytes(fds_req *r, uint64_t b);
 void fds__cat_time(char **epoch, char **stamp);
 /* An index's health on this one node ("green", "yellow", "red"), and its
  * unassigned shard copies into *unassigned. */
 const char *fds__index_health(fds_index *ix, unsigned *unassigned);
+
+/* ---- disk_stats.c --------------------------------------------------------- */
+
+/* A node's "fs" stats (Elasticsearch's FsInfo): timestamp, total
+ * {total,free,available}_in_bytes and data[] with the data directory's
+ * path, mount, type and the same sizes.  Caller frees. */
+cJSON *fds__node_fs_json(fds_store *store);
 
 #endif

@@ -488,7 +488,8 @@ static long ncpu(void)
     return n > 0 ? n : 1;
 }
 
-/* Node stats metrics Elasticsearch knows; we fill os, process and indices. */
+/* Node stats metrics Elasticsearch knows; we fill os, process, fs and
+ * indices. */
 static const char *const NODE_METRICS[] = {
     "adaptive_selection", "allocations", "breaker", "discovery", "fs", "http",
     "indexing_pressure", "indices", "ingest", "jvm", "os", "process",
@@ -570,6 +571,8 @@ void fds__h_nodes_stats(fds_req *r, fds_resp *o)
         cJSON_AddNumberToObject(mem, "used_percent",
                                 total ? (int)(100.0 * (double)(total - avail) / (double)total) : 0);
     }
+    if (fds__metric_on(metrics, "fs"))
+        cJSON_AddItemToObject(n, "fs", fds__node_fs_json(r->store));
     if (fds__metric_on(metrics, "process")) {
         cJSON *p = cJSON_AddObjectToObject(n, "process");
         cJSON_AddNumberToObject(p, "timestamp", (double)time(NULL) * 1000);
@@ -622,6 +625,6 @@ void fds__h_cat_help(fds_req *r, fds_resp *o)
                                "/_cat/segments\n/_cat/segments/{index}\n"
                                "/_cat/shards\n/_cat/shards/{index}\n"
                                "/_cat/count\n/_cat/count/{index}\n/_cat/health\n"
-                               "/_cat/nodes\n";
+                               "/_cat/nodes\n/_cat/allocation\n";
     fds__resp_raw(o, 200, strdup(text), sizeof text - 1, "text/plain; charset=UTF-8");
 }

@@ -91,6 +91,7 @@ void fds__h_cat_indices(fds_req *r, fds_resp *o);
 void fds__h_cat_segments(fds_req *r, fds_resp *o);
 void fds__h_cat_shards(fds_req *r, fds_resp *o);
 void fds__h_cat_nodes(fds_req *r, fds_resp *o);
+void fds__h_cat_allocation(fds_req *r, fds_resp *o); /* disk_stats.c */
 void fds__h_cat_count(fds_req *r, fds_resp *o);
 void fds__h_cat_health(fds_req *r, fds_resp *o);
 void fds__h_cat_aliases(fds_req *r, fds_resp *o);

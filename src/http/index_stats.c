@@ -211,7 +211,7 @@ void fds__h_stats(fds_req *r, fds_resp *o)
 }
 
 /* Elasticsearch's human sizes ("1.2mb"), or plain bytes with ?bytes=b. */
-static char *human_bytes(fds_req *r, uint64_t b)
+char *fds__human_bytes(fds_req *r, uint64_t b)
 {
     char buf[32];
     const char *unit = fds__req_param(r, "bytes");
@@ -317,9 +317,9 @@ void fds__h_cat_indices(fds_req *r, fds_resp *o)
         row[5] = fds__fmt_u64(set.number_of_replicas);
         row[6] = open ? fds__fmt_u64(st.docs_count) : NULL;
         row[7] = open ? fds__fmt_u64(st.docs_deleted) : NULL;
-        row[8] = open ? human_bytes(r, st.store_bytes) : NULL;
-        row[9] = open ? human_bytes(r, st.store_bytes) : NULL;
-        row[10] = open ? human_bytes(r, st.store_bytes) : NULL;
+        row[8] = open ? fds__human_bytes(r, st.store_bytes) : NULL;
+        row[9] = open ? fds__human_bytes(r, st.store_bytes) : NULL;
+        row[10] = open ? fds__human_bytes(r, st.store_bytes) : NULL;
         row[11] = fds__fmt_u64((uint64_t)fds_index_creation_ms(ix));
         row[12] = iso_ms(fds_index_creation_ms(ix));
         row[13] = strdup(fds_codec_name(set.codec.codec));
@@ -423,7 +423,7 @@ void fds__h_cat_segments(fds_req *r, fds_resp *o)
                         row[5] = fds__fmt_u64(si[k].generation);
                         row[6] = fds__fmt_u64(si[k].docs_count);
                         row[7] = fds__fmt_u64(si[k].docs_deleted);
-                        row[8] = human_bytes(r, si[k].size_bytes);
+                        row[8] = fds__human_bytes(r, si[k].size_bytes);
                         row[9] = strdup("true");
                         row[10] = strdup("true");
                         row[11] = strdup(fds_codec_name(si[k].codec));
@@ -485,8 +485,8 @@ void fds__h_cat_shards(fds_req *r, fds_resp *o)
                 row[2] = strdup(c ? "r" : "p");
                 row[3] = strdup(assigned ? "STARTED" : "UNASSIGNED");
                 row[4] = assigned && open ? fds__fmt_u64(st.docs_count) : NULL;
-                row[5] = assigned && open ? human_bytes(r, st.store_bytes) : NULL;
-                row[6] = assigned && open ? human_bytes(r, st.store_bytes) : NULL;
+                row[5] = assigned && open ? fds__human_bytes(r, st.store_bytes) : NULL;
+                row[6] = assigned && open ? fds__human_bytes(r, st.store_bytes) : NULL;
                 row[7] = assigned ? strdup("127.0.0.1") : NULL;
                 row[8] = assigned ? strdup(FDS__NODE_ID) : NULL;
                 row[9] = assigned ? strdup(NODE_NAME) : NULL;

@@ -70,6 +70,7 @@ static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
 static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
 static const char *const P_RESIZE[] = {"copy_settings", NULL};
+static const char *const P_CAT_ALLOCATION[] = {CAT_PARAMS, "bytes", "local", NULL};
 static const char *const P_CAT_SEGMENTS[] = {CAT_PARAMS, "bytes", NULL};
 static const char *const P_CAT_SHARDS[] = {CAT_PARAMS, EXPR_PARAMS, "bytes", NULL};
 static const char *const P_CAT_INDICES[] = {CAT_PARAMS, EXPR_PARAMS, "bytes",
@@ -115,6 +116,8 @@ static const route_def ROUTES[] = {
     {"_cat/shards", M_GET, fds__h_cat_shards, P_CAT_SHARDS},
     {"_cat/shards/{}", M_GET, fds__h_cat_shards, P_CAT_SHARDS},
     {"_cat/nodes", M_GET, fds__h_cat_nodes, P_CAT},
+    {"_cat/allocation", M_GET, fds__h_cat_allocation, P_CAT_ALLOCATION},
+    {"_cat/allocation/{}", M_GET, fds__h_cat_allocation, P_CAT_ALLOCATION},
     {"_cat/count", M_GET, fds__h_cat_count, NULL},
     {"_cat/count/{}", M_GET, fds__h_cat_count, NULL},
     {"_cat/health", M_GET, fds__h_cat_health, NULL},

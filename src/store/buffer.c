@@ -175,7 +175,9 @@ bool fds__buf_over(fds_store *s)
      * freed, which the next check sees right */
     uint64_t fz = atomic_load(&s->frozen_mem);
     uint64_t mem = atomic_load(&s->buf_mem);
-    return mem > fz && mem - fz > atomic_load(&s->buf_limit);
+    uint64_t lim = atomic_load(&s->buf_limit);
+    uint64_t disk = atomic_load(&s->disk.buf_cap); /* disk.c */
+    return mem > fz && mem - fz > (disk < lim ? disk : lim);
 }
 
 void fds__buf_lost(fds_index *ix)

@@ -336,6 +336,38 @@ static int schema_version(sqlite3 *db)
     return v;
 }
 
+/* Bytes a checkpointed WAL keeps at most (PRAGMA journal_size_limit). */
+#define WAL_LIMIT_TEXT "4194304"
+
+/* A catalogue made before auto_vacuum=INCREMENTAL was in SCHEMA keeps its
+ * free pages forever: switching it takes one VACUUM (a copy of the file),
+ * done once here.  On failure (a full disk) it stays as it was, and the
+ * next start tries again. */
+static void auto_vacuum_on(sqlite3 *db, const char *path)
+{
+    sqlite3_stmt *st;
+    int mode = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA auto_vacuum", -1, &st, NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        mode = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (mode != 0)
+        return; /* 2: incremental already (1, full, is never set here) */
+    char *msg = NULL;
+    if (sqlite3_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", NULL,
+                     NULL, &msg) == SQLITE_OK)
+        fprintf(stderr, "fieldstore: catalogue [%s] now gives freed pages "
+                        "back to the file system (auto_vacuum=INCREMENTAL, "
+                        "one VACUUM)\n", path);
+    else
+        fprintf(stderr, "fieldstore: catalogue [%s]: cannot switch to "
+                        "auto_vacuum=INCREMENTAL (%s); it keeps its free "
+                        "pages until a start that can\n", path,
+                msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+}
+
 int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
 {
     sqlite3 *db = NULL;
@@ -375,6 +407,11 @@ int fds__cat_open(const char *path, sqlite3 **out, fds_err *err)
         return FDS_ESQL;
     }
     sqlite3_exec(db, "PRAGMA synchronous=FULL;", NULL, NULL, NULL);
+    /* a checkpointed WAL is cut back to this size (else it keeps its
+     * high-water mark, and a catalogue holds its translog twice on disk) */
+    sqlite3_exec(db, "PRAGMA journal_size_limit=" WAL_LIMIT_TEXT ";", NULL,
+                 NULL, NULL);
+    auto_vacuum_on(db, path);
     *out = db;
     return 0;
 fail:
@@ -423,6 +460,12 @@ int fds__cat_end(sqlite3 *db, int rc, bool *full, fds_err *err)
     if (rc)
         cat_rollback(db);
     return rc;
+}
+
+void fds__cat_shrink(sqlite3 *db)
+{
+    sqlite3_exec(db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 }
 
 void fds__cat_upkeep(sqlite3 *db, bool vacuum)

@@ -36,6 +36,11 @@ int fds__cat_end(sqlite3 *db, int rc, bool *full, fds_err *err);
  * system (PRAGMA incremental_vacuum); then a passive WAL checkpoint.
  * Errors are ignored: the next tick tries again. */
 void fds__cat_upkeep(sqlite3 *db, bool vacuum);
+/* After an index deletion (caller holds db_mu): every free page back to
+ * the file system (PRAGMA incremental_vacuum) and the WAL checkpointed and
+ * truncated to 0 bytes, so the catalogue file shrinks at once.  Errors are
+ * ignored (a full disk: the background upkeep tries again). */
+void fds__cat_shrink(sqlite3 *db);
 int fds__cat_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st,
                      fds_err *err);
 /* One step of a row loop over `st`: 1 when a row is ready, 0 when the loop

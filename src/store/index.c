@@ -2,9 +2,9 @@
  * index.c: the index object (struct fds_index in store_int.h) and the
  * helpers every file of src/store shares about one: its allocation,
  * references and teardown, its accessors and shard arithmetic, the errors
- * an index operation gives (not found, closed, failed, blocked, the disk
- * floor), the node's pinned list of indices and the priority of the
- * node's background threads.  Everything here reads or changes one index
+ * an index operation gives (not found, closed, failed, blocked), the
+ * node's pinned list of indices and the priority of the node's background
+ * threads.  Everything here reads or changes one index
  * or the node's list; nothing calls up into refresh, merge or metadata.
  * Declarations: index.h.
  */
@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -247,20 +246,6 @@ int fds__index_closed(fds_index *ix, fds_err *err)
     if (err && !err->index[0])
         snprintf(err->index, sizeof err->index, "%s", ix->name);
     return rc;
-}
-
-void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes)
-{
-    atomic_store(&s->min_free, bytes);
-}
-
-bool fds__disk_low(fds_store *s)
-{
-    uint64_t floor = atomic_load(&s->min_free);
-    struct statvfs v;
-    if (!floor || statvfs(s->dir, &v) != 0)
-        return false;
-    return (uint64_t)v.f_bavail * v.f_frsize < floor;
 }
 
 int fds__index_blocked(fds_index *ix, fds_err *err)

@@ -62,11 +62,8 @@ int fds__index_failed(fds_index *ix, fds_err *err);
  * Caller holds wmu or refresh_mu, which a delete takes before it marks
  * the index deleted, so the answer holds until the caller lets go. */
 int fds__index_usable(fds_index *ix, fds_err *err);
-/* index.c: the free-space floor.  fds__disk_low: the data directory's file
- * system has less free than s->min_free (false when unset or statvfs
- * fails).  fds__index_blocked fills err (replacing what it held) with the
- * cluster-block error of ix and returns FDS_EIO. */
-bool fds__disk_low(fds_store *s);
+/* index.c: fds__index_blocked fills err (replacing what it held) with the
+ * flood-stage cluster-block error of ix and returns FDS_EIO. */
 int fds__index_blocked(fds_index *ix, fds_err *err);
 
 /* The shard of a routing value of ix (NULL: of the id); index.c. */

@@ -128,10 +128,25 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
      * new index can get (SQLite reuses the largest rowid) */
     pthread_mutex_lock(&ix->wmu);
     pthread_mutex_lock(&s->db_mu);
+    bool full = false;
     int rc = fds__cat_begin(s->db, true, err);
     if (!rc)
         rc = fds__cat_index_delete(s->db, ix->id, err);
-    rc = fds__cat_end(s->db, rc, NULL, err);
+    rc = fds__cat_end(s->db, rc, &full, err);
+    /* a full disk: the catalogue's WAL had no room for the freed pages;
+     * the reserve files (disk.c), the deletions' own first, give it some,
+     * so that deleting is always a way out */
+    static const int slots[] = {FDS__RESERVE_DELETE, FDS__RESERVE_WORK};
+    for (size_t k = 0; rc && full && k < sizeof slots / sizeof *slots; k++) {
+        if (!fds__disk_give_reserve(s, slots[k], true))
+            continue;
+        if (err)
+            fds_err_clear(err);
+        rc = fds__cat_begin(s->db, true, err);
+        if (!rc)
+            rc = fds__cat_index_delete(s->db, ix->id, err);
+        rc = fds__cat_end(s->db, rc, &full, err);
+    }
     if (!rc) /* under db_mu: a merge's dictionary sees it (dict_train.c) */
         atomic_store(&ix->deleted, true);
     pthread_mutex_unlock(&s->db_mu);
@@ -139,6 +154,12 @@ int fds_store_delete_index(fds_store *s, const char *name, fds_err *err)
     if (!rc) {
         fds__aliases_forget_index(s, ix->name);
         fds__index_unlink(s, ix);
+        /* the index's pages go back to the file system now, not when
+         * writes next pause */
+        pthread_mutex_lock(&s->db_mu);
+        fds__cat_shrink(s->db);
+        pthread_mutex_unlock(&s->db_mu);
+        fds__disk_full(s); /* sample again: space came back */
     }
     pthread_mutex_unlock(&ix->refresh_mu);
     pthread_mutex_unlock(&s->mu);

@@ -319,10 +319,28 @@ done:
     return rc;
 }
 
+/* The refresh, tried once more when it failed for an I/O or catalogue
+ * error on a (nearly) full disk and the reserve file could be given back
+ * (disk.c): the documents it holds are acknowledged, and the reserve is
+ * kept for them.  Caller holds refresh_mu. */
+static int refresh_reserved(fds_index *ix, fds_err *err)
+{
+    int rc = refresh_locked(ix, err);
+    if ((rc == FDS_EIO || rc == FDS_ESQL) &&
+        fds__disk_give_reserve(ix->st, FDS__RESERVE_WORK, false)) {
+        if (err)
+            fds_err_clear(err);
+        rc = refresh_locked(ix, err);
+    }
+    if (rc == FDS_EIO || rc == FDS_ESQL)
+        fds__disk_full(ix->st);
+    return rc;
+}
+
 int fds_index_refresh(fds_index *ix, fds_err *err)
 {
     pthread_mutex_lock(&ix->refresh_mu);
-    int rc = refresh_locked(ix, err);
+    int rc = refresh_reserved(ix, err);
     pthread_mutex_unlock(&ix->refresh_mu);
     return rc;
 }
@@ -368,7 +386,7 @@ void fds__index_buffer_flush(fds_index *ix)
     pthread_mutex_unlock(&ix->wmu);
     fds_err err;
     fds_err_clear(&err);
-    if (go && refresh_locked(ix, &err))
+    if (go && refresh_reserved(ix, &err))
         fprintf(stderr, "fieldstore: [%s] writing the full write buffer as a "
                         "segment failed (the writes stay in the translog): "
                         "%s\n", ix->name, err.reason);

@@ -7,7 +7,8 @@
  * crash-safety argument, docs/store.md for the files.
  *
  * On disk: DATA/catalog.sqlite (catalog.c) and DATA/indices/<uuid>/, one
- * folder per index holding its seg_<gen>.fdt and seg_<gen>.tim files.
+ * folder per index holding its seg_<gen>.fdt and seg_<gen>.tim files, and
+ * DATA/disk.reserve*, the reserve files of the disk watermarks (disk.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -198,6 +199,7 @@ static int store_alloc(const char *dir, fds_store **out)
     pthread_mutex_init(&s->mu, NULL);
     atomic_init(&s->stop, false);
     atomic_init(&s->min_free, 0);
+    fds__disk_init(s);
     atomic_init(&s->buf_mem, 0);
     atomic_init(&s->buf_limit, fds_index_buffer_default());
     atomic_init(&s->frozen_mem, 0);
@@ -255,6 +257,7 @@ int fds_store_open(const char *dir, fds_store **out, fds_err *err)
         if (!s->indices[i]->failure)
             index_remove_orphans(s->indices[i]);
     remove_unknown_folders(s, scan.names_damaged);
+    fds__disk_load(s);
     *out = s;
     return 0;
 }
@@ -268,6 +271,8 @@ void fds_store_close(fds_store *s)
         pthread_join(s->bg, NULL);
     if (s->merger_started)
         pthread_join(s->merger, NULL);
+    if (s->disk_monitor_started)
+        pthread_join(s->disk_monitor, NULL);
     pthread_mutex_lock(&s->flush_mu);
     pthread_cond_broadcast(&s->flush_cv);
     pthread_cond_broadcast(&s->flushed_cv);
@@ -285,6 +290,7 @@ void fds_store_close(fds_store *s)
     pthread_mutex_destroy(&s->flush_mu);
     pthread_cond_destroy(&s->flush_cv);
     pthread_cond_destroy(&s->flushed_cv);
+    fds__disk_destroy(s);
     free(s->dir);
     free(s);
 }

@@ -245,17 +245,18 @@ int fds_store_meta_put(fds_store *s, const char *key, const char *value,
 void fds_store_close(fds_store *s);
 
 /*
- * The free-space floor: fds_index_write refuses every batch (FDS_EIO, kind
- * FDS_KIND_CLUSTER_BLOCK, Elasticsearch's "index [x] blocked by:
+ * The free-space floor: below `bytes` bytes free for unprivileged use
+ * (statvfs f_bavail) the node is at the flood stage whatever the disk
+ * watermarks say (disk.h): fds_index_write refuses every batch (FDS_EIO,
+ * kind FDS_KIND_CLUSTER_BLOCK, Elasticsearch's "index [x] blocked by:
  * [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index
- * has read-only-allow-delete block];") while the file system holding the
- * data directory has fewer than `bytes` bytes free for unprivileged use
- * (statvfs f_bavail), and the background thread neither refreshes nor
- * merges.  0 (the default) sets no floor; a translog commit that SQLite
- * finds the disk full for (SQLITE_FULL) gives the same error either way.
- * Checked at every write batch: writes resume by themselves once space is
- * freed.  Searches, gets and index deletion are never refused.
- * Elasticsearch's flood stage defaults to 95% of the disk used.
+ * has read-only-allow-delete block];") and the background threads put the
+ * read_only_allow_delete block.  0 (the default) sets no floor; a
+ * translog commit that SQLite finds the disk full for (SQLITE_FULL) gives
+ * the same error either way.  The disk is sampled again at the next write
+ * batch, then as disk.c says (at most every second before a batch): writes
+ * resume by themselves once space is freed.  Searches, gets and index
+ * deletion are never refused.
  */
 void fds_store_set_min_free_disk(fds_store *s, uint64_t bytes);
 

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 
+#include "disk.h"
 #include "fds_bytes.h"
 #include "store.h"
 
@@ -209,6 +210,32 @@ typedef struct fds__tmpl {
     char *json;
 } fds__tmpl;
 
+/* The reserve files (disk.c): for refreshes and blocks, for deletions. */
+enum { FDS__RESERVE_WORK = 0, FDS__RESERVE_DELETE, FDS__RESERVES };
+
+/* The disk watermark monitor's state (disk.c). */
+typedef struct fds__disk {
+    pthread_mutex_t mu;         /* all below but the atomics */
+    fds_disk_settings set;      /* fds_store_set_disk_settings */
+    int64_t sampled_ms;         /* the last statvfs */
+    uint64_t gen;               /* samples taken */
+    uint64_t acted_gen;         /* the sample the block pass last saw */
+    uint64_t total;             /* bytes, at the last sample */
+    uint64_t avail;             /* free for unprivileged use, the reserve
+                                   counted as free */
+    uint64_t real_avail;        /* the same without the reserve */
+    uint64_t headroom;          /* avail above the flood stage then;
+                                   UINT64_MAX: none applies */
+    bool reserve_held[FDS__RESERVES];      /* the reserve file exists */
+    uint64_t reserve_bytes[FDS__RESERVES]; /* its size */
+    _Atomic uint64_t written;   /* translog bytes since the sample */
+    atomic_bool flood;          /* at the flood stage (or below the floor) */
+    atomic_bool above_high;     /* above the high watermark */
+    atomic_bool resample;       /* sample at the next check */
+    _Atomic uint64_t buf_cap;   /* write buffers' bytes at most, for the
+                                   headroom left (fds__buf_over) */
+} fds__disk;
+
 struct fds_store {
     char *dir;
     sqlite3 *db;
@@ -223,8 +250,11 @@ struct fds_store {
     bool bg_started;
     pthread_t merger;           /* background merges (background.c) */
     bool merger_started;
+    pthread_t disk_monitor;     /* the watermarks' blocks (background.c) */
+    bool disk_monitor_started;
     atomic_bool stop;
     _Atomic uint64_t min_free;  /* bytes; fds_store_set_min_free_disk */
+    fds__disk disk;             /* the watermarks (disk.c) */
     _Atomic uint64_t buf_mem;   /* write buffers of every index, bytes */
     _Atomic uint64_t buf_limit; /* fds_store_set_index_buffer_size */
     _Atomic uint64_t frozen_mem; /* the part of buf_mem in frozen buffers
@@ -414,6 +444,30 @@ int fds__mapping_load(fds_store *s, fds_index *ix, fds_err *err);
 /* settings.c: "16kb", "1mb", "16384" -> bytes (Elasticsearch
  * ByteSizeValue units b, kb, mb, gb, powers of 1024).  0 or -1. */
 int fds__parse_bytes(const char *v, long long *out);
+
+/*
+ * disk.c: the watermarks' state (disk.h).  init/destroy at the store's
+ * allocation and close; load applies the persistent settings of the
+ * catalogue.  fds__disk_flood: is the node at the flood stage (samples
+ * first when due); the write path asks it before each batch and reports
+ * the translog bytes it wrote (fds__disk_wrote) or a full disk
+ * (fds__disk_full: sample at the next check).  fds__disk_give_reserve
+ * unlinks reserve file `slot` (FDS__RESERVE_*) when `full` (the caller saw ENOSPC or
+ * SQLITE_FULL) or, sampling first, when the disk is at the flood stage or
+ * has less free than the reserve: true when it was held and so given back
+ * (the caller may retry what failed).  fds__disk_tick, for the background
+ * thread: samples when due, keeps the reserve, and gives the state; true
+ * when a sample came since the last call and watermarks apply.
+ */
+void fds__disk_init(fds_store *s);
+void fds__disk_destroy(fds_store *s);
+void fds__disk_load(fds_store *s);
+bool fds__disk_flood(fds_store *s);
+void fds__disk_wrote(fds_store *s, uint64_t bytes);
+void fds__disk_full(fds_store *s);
+bool fds__disk_give_reserve(fds_store *s, int slot, bool full);
+bool fds__disk_tick(fds_store *s, bool *flood, bool *above_high);
+
 /* corrupt.c: rewrite err's reason and cause so that they name files relative
  * to the data directory s->dir ("indices/<uuid>/seg_1.tim"): every
  * "<s->dir>/" in them is removed, so no answer carries the server's

@@ -398,18 +398,20 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
         return urc;
     }
     fds_store *s = ix->st;
+    /* the flood stage first: it samples the disk when due, also while the
+     * index's read_only_allow_delete block waits to be released */
+    if (fds__disk_flood(s)) {
+        pthread_mutex_unlock(&ix->wmu);
+        free(seen.slots);
+        free(mapped);
+        return fds__index_blocked(ix, err);
+    }
     int brc = fds_index_check_block(ix, FDS_BLOCK_LEVEL_WRITE, err);
     if (brc) {
         pthread_mutex_unlock(&ix->wmu);
         free(seen.slots);
         free(mapped);
         return brc;
-    }
-    if (fds__disk_low(s)) {
-        pthread_mutex_unlock(&ix->wmu);
-        free(seen.slots);
-        free(mapped);
-        return fds__index_blocked(ix, err);
     }
     bool durable = ix->settings.durability == FDS_DURABILITY_REQUEST;
     /* decide every op first (wmu keeps the index's writes one at a time);
@@ -465,8 +467,12 @@ int fds_index_write(fds_index *ix, const fds_write_op *ops, size_t n,
     if (!rc && seq != seq0)
         s->tl_batches++;
     pthread_mutex_unlock(&s->db_mu);
-    if (full)
+    if (!rc)
+        fds__disk_wrote(s, tl_len);
+    if (full) {
+        fds__disk_full(s);
         rc = fds__index_blocked(ix, err);
+    }
     bool over = false;
     if (!rc) {
         ix->next_seq = seq;

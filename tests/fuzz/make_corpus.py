@@ -124,6 +124,18 @@ ANALYZE = [
 ]
 
 
+# fuzz_disk_settings: one value per line, in disk.h's setting order
+DISK = ["true\n85%\n200GB\n90%\n150GB\n95%\n100GB\n30s",
+        "false\n0.5\n\n0.6\n\n0.99\n1mb\n1m",
+        "\n3gb\n\n2gb\n\n1gb\n",
+        "\n10gb\n\n90%\n",
+        "\n92%",
+        "\n\n1gb\n\n2gb",
+        "\n\n\n\n\n\n\n9s",
+        "\n0\n\n0\n\n0",
+        "\n101%\n-1\n1.5\nlots\n-5%\n\n10 s"]
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
     corpus = os.path.join(HERE, "corpus")
@@ -157,6 +169,8 @@ def main():
         write("fuzz_json_merge", "merge-%02d" % i, m)
     for i, t in enumerate(ANALYZE):
         write("fuzz_analyze", "text-%02d" % i, t)
+    for i, t in enumerate(DISK):
+        write("fuzz_disk_settings", "values-%02d" % i, t)
     # the catalogue rows of the target's template store (run over any seeds)
     os.makedirs(os.path.join(corpus, "fuzz_catalog"))
     subprocess.run([os.path.join(build, "tests/fuzz/fuzz_catalog"), "0",
