@@ -247,6 +247,7 @@ enum {
     BV_REF_COMPRESS2,  /* ZSTD_CCtx_refCDict + ZSTD_compress2 */
     BV_FORCE_ATTACH,   /* the same + ZSTD_c_forceAttachDict */
     BV_SIZED_CDICT,    /* ZSTD_compress_usingCDict, CDict made for blocks */
+    BV_SIZED_ATTACH,   /* that CDict, ZSTD_c_forceAttachDict + ZSTD_compress2 */
     BV_NDICT
 };
 enum { BV_CCTX, BV_COMPRESS2, BV_NNODICT }; /* without a dictionary */
@@ -255,7 +256,8 @@ static const char *const bv_names[BV_NDICT] = {
     "`ZSTD_compress_usingCDict`, `ZSTD_createCDict(dict, level)`",
     "`ZSTD_CCtx_refCDict` + `ZSTD_compress2`, same CDict",
     "`ZSTD_CCtx_refCDict` + `ZSTD_c_forceAttachDict` + `ZSTD_compress2`, same CDict",
-    "`ZSTD_compress_usingCDict`, `ZSTD_createCDict_advanced` with `ZSTD_getCParams(level, block size, dict size)`"};
+    "`ZSTD_compress_usingCDict`, `ZSTD_createCDict_advanced` with `ZSTD_getCParams(level, block size, dict size)`",
+    "`ZSTD_CCtx_refCDict` + `ZSTD_c_forceAttachDict` + `ZSTD_compress2`, that CDict"};
 static const char *const bv_nodict_names[BV_NNODICT] = {
     "`ZSTD_compressCCtx(level)`",
     "`ZSTD_compress2`, level set once on the context"};
@@ -421,6 +423,9 @@ static ab_result run_ab(const blockset *b, const td_docs *d,
         ZSTD_CCtx_refCDict(j.vcc[BV_REF_COMPRESS2], j.cdict);
         ZSTD_CCtx_refCDict(j.vcc[BV_FORCE_ATTACH], j.cdict);
         ZSTD_CCtx_setParameter(j.vcc[BV_FORCE_ATTACH], ZSTD_c_forceAttachDict,
+                               ZSTD_dictForceAttach);
+        ZSTD_CCtx_refCDict(j.vcc[BV_SIZED_ATTACH], j.cdict_sized);
+        ZSTD_CCtx_setParameter(j.vcc[BV_SIZED_ATTACH], ZSTD_c_forceAttachDict,
                                ZSTD_dictForceAttach);
     } else {
         ZSTD_CCtx_setParameter(j.vcc[BV_COMPRESS2], ZSTD_c_compressionLevel, level);
@@ -806,13 +811,18 @@ static void run_modes(const td_docs *d, const char *label, const char *zstd,
     double dr = (double)dfl->bs.raw / (double)dfl->bs.enc;
     double tdec = z->ab.ours_d.med / z->ab.base_d.med;
     double tcom = z->ab.ours_c.med / z->ab.base_c.med;
-    fprintf(js, "    },\n    \"targets\": {\"zstd_decode_vs_baseline\": %.4f, \"zstd_compress_vs_baseline\": %.4f, "
-                "\"zstd_fetch_decoded_fraction\": %.4f, \"zstd_ratio_vs_best_compression\": %.4f}\n  }",
-            tdec, tcom, z->ab.ours_fetch_fraction, zr / dr);
-    fprintf(md, "\nTargets: ZSTD decode / in-process baseline = %.2f (>= 0.95: %s), compress / baseline = %.2f (>= 0.90: %s), "
-                "fetch decodes %.0f%% of a block (<= 60%%), ratio ZSTD / best_compression = %.3f (>= 1).\n",
-            tdec, tdec >= 0.95 ? "met" : "NOT met", tcom, tcom >= 0.90 ? "met" : "NOT met",
-            100 * z->ab.ours_fetch_fraction, zr / dr);
+    double tfetch = z->ab.ours_f.med / z->ab.base_f.med;
+    double tbytes = dr / zr; /* ZSTD bytes / best_compression bytes */
+    fprintf(js, "    },\n    \"targets\": {\"zstd_bytes_vs_best_compression\": %.4f, \"zstd_decode_vs_baseline\": %.4f, "
+                "\"zstd_fetch_vs_baseline\": %.4f, \"zstd_compress_vs_baseline\": %.4f, "
+                "\"zstd_fetch_decoded_fraction\": %.4f}\n  }",
+            tbytes, tdec, tfetch, tcom, z->ab.ours_fetch_fraction);
+    fprintf(md, "\nTargets: ZSTD stored bytes / best_compression = %.3f (<= 0.95: %s); "
+                "decode / in-process baseline = %.2f (>= 0.95: %s); one-doc fetch / baseline = %.2f (>= 1.2: %s); "
+                "compress / baseline = %.2f (>= 0.90: %s); a fetch decodes %.0f%% of a block (<= 60%%: %s).\n",
+            tbytes, tbytes <= 0.95 ? "met" : "NOT met", tdec, tdec >= 0.95 ? "met" : "NOT met",
+            tfetch, tfetch >= 1.2 ? "met" : "NOT met", tcom, tcom >= 0.90 ? "met" : "NOT met",
+            100 * z->ab.ours_fetch_fraction, z->ab.ours_fetch_fraction <= 0.60 ? "met" : "NOT met");
     for (int k = 0; k < 5; k++)
         bs_free(&res[k].bs);
     fds_dict_free(zd);
@@ -822,11 +832,12 @@ static void run_modes(const td_docs *d, const char *label, const char *zstd,
 
 static void run_dict_sizes(const td_docs *d, int level)
 {
-    static const size_t sizes[] = {16, 32, 64, 112};
-    fprintf(md, "\n### Dictionary size (real data, 16 KiB blocks, zstd level %d; DEFLATE presets are capped at 32 KiB)\n\n", level);
+    static const size_t sizes[] = {16, 32, 64, 112, 256};
+    const size_t nsizes = sizeof sizes / sizeof sizes[0];
+    fprintf(md, "\n### Dictionary size (16 KiB blocks, zstd level %d; DEFLATE presets are capped at 32 KiB)\n\n", level);
     fprintf(md, "| dict KiB | ZSTD ratio | ZSTD compress MB/s | ZSTD decode MB/s | best_compression ratio | best_compression decode MB/s |\n|---|---|---|---|---|---|\n");
     fprintf(js, ",\n  \"dict_sizes\": [\n");
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < nsizes; i++) {
         fds_codec_params p;
         fds_codec_params_default(FDS_CODEC_ZSTD, &p);
         p.level = level;
@@ -854,7 +865,7 @@ static void run_dict_sizes(const td_docs *d, int level)
                     z.compress_mb_s, z.decode_mb_s);
         fprintf(js, "    {\"dict_kib\": %zu, \"zstd_ratio\": %.4f, \"zstd_compress_mb_s\": %.2f, "
                     "\"zstd_decode_mb_s\": %.2f, \"deflate_ratio\": %.4f}%s\n",
-                sizes[i], zr, z.compress_mb_s, z.decode_mb_s, dr, i < 3 ? "," : "");
+                sizes[i], zr, z.compress_mb_s, z.decode_mb_s, dr, i + 1 < nsizes ? "," : "");
         if (verbose)
             fprintf(stderr, "  dict %3zu KiB: zstd ratio %.3f c %.1f d %.1f; deflate ratio %.3f\n",
                     sizes[i], zr, z.compress_mb_s, z.decode_mb_s, dr);
@@ -868,7 +879,7 @@ static void run_sub_blocks(const td_docs *d, int level, size_t dict_size)
 {
     static const uint32_t subs[] = {1, 2, 4, 6, 8};
     fds_dict *zd = train(d, FDS_CODEC_ZSTD, dict_size, dict_sample, 1, level, NULL, NULL);
-    fprintf(md, "\n### ZSTD sub-blocks per 16 KiB block (real data, level %d, %zu KiB dictionary)\n\n", level, dict_size / 1024);
+    fprintf(md, "\n### ZSTD sub-blocks per 16 KiB block (level %d, %zu KiB dictionary)\n\n", level, dict_size / 1024);
     fprintf(md, "| sub-blocks | ratio | compress MB/s | decode MB/s | fetch: decoded fraction | fetch docs/s |\n|---|---|---|---|---|---|\n");
     fprintf(js, ",\n  \"zstd_sub_blocks\": [\n");
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {

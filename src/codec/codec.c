@@ -67,7 +67,7 @@
  *                  dictionary's ZSTD_CDict (buffer-less API, dictionary
  *                  attached); version 2: magicless (RFC 8878 frame less its
  *                  4 magic bytes, ZSTD_f_zstd1_magicless) and without
- *                  dictionary id; the frame is cut into up to `sub_blocks` (4)
+ *                  dictionary id; the frame is cut into up to `sub_blocks` (2)
  *                  zstd blocks ending at the doc boundaries at or after
  *                  raw_len*k/sub_blocks, so a one-doc fetch decodes
  *                  (buffer-less API) only the zstd blocks up to its doc.

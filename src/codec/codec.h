@@ -54,7 +54,11 @@ typedef enum fds_codec_id {
 #define FDS_ZSTD_LEVEL_MAX 19
 #define FDS_DEFLATE_LEVEL 6
 #define FDS_DEFLATE_DICT_MAX (32u * 1024u)         /* zlib window */
-#define FDS_DICT_SIZE_DEFAULT (64u * 1024u)        /* trained zstd dictionary */
+/* Trained zstd dictionary: 256 KiB, the smallest of the sizes `fieldstore
+ * advise` measures (16-256 KiB) that keeps ZSTD stored fields at most 0.95x
+ * of best_compression's on both the bundled sample and a log whose
+ * vocabularies grow (docs/codec.md, "Tuning"). */
+#define FDS_DICT_SIZE_DEFAULT (256u * 1024u)
 #define FDS_DICT_SAMPLE_DEFAULT (4u * 1024u * 1024u) /* bytes of docs sampled */
 #define FDS_BLOCK_SIZE_MIN 1024u
 #define FDS_BLOCK_SIZE_MAX (4u * 1024u * 1024u)
@@ -104,8 +108,9 @@ typedef struct fds_codec_params {
 
 /* Default zstd sub-blocks per block (measured in docs/codec.md: each extra
  * sub-block costs a zstd block header and its entropy tables, and lets a
- * one-doc fetch stop earlier). */
-#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 4u
+ * one-doc fetch stop earlier; 2 keeps the full decode within 0.95x of
+ * plain libzstd and a one-doc fetch 1.2x faster than it). */
+#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 2u
 #define FDS_ZSTD_SUB_BLOCKS_MAX 64u
 /* Lucene DeflateWithPresetDictCompressionMode constants. */
 #define FDS_LUCENE_NUM_SUB_BLOCKS 10u
