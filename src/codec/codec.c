@@ -1122,6 +1122,14 @@ static int block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
     if (upto_doc >= nd)
         upto_doc = nd - 1;
     size_t need = off[upto_doc + 1];
+    /* zstd: a doc that starts at or after the last sub-block's nominal
+     * start (raw_len * (nsub - 1) / nsub; the cut is the first doc
+     * boundary there) needs the whole frame, which the one-shot call
+     * decodes faster than block by block.  Only speed depends on it. */
+    unsigned nsub = blk[6];
+    if ((bi.codec == FDS_CODEC_ZSTD || bi.codec == FDS_CODEC_ZSTD_NO_DICT) &&
+        nsub > 0 && off[upto_doc] >= (uint64_t)n * (nsub - 1) / nsub)
+        need = n;
     const uint8_t *pay = le;
     size_t pay_len = h.pay_len;
     uint8_t *dst = ctx->raw;
