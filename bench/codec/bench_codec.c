@@ -559,8 +559,17 @@ static cli_result run_cli(const char *zstd, int level, const char *dict,
     FILE *f = popen(cmd, "r");
     if (!f)
         return c;
+    /* Keep the output's last bytes: with many files the CLI first prints a
+     * "Loading" line for each. */
     static char out[1 << 16];
-    size_t n = fread(out, 1, sizeof out - 1, f);
+    size_t n = 0, got;
+    while ((got = fread(out + n, 1, sizeof out - 1 - n, f)) > 0) {
+        n += got;
+        if (n == sizeof out - 1) {
+            memmove(out, out + n / 2, n - n / 2);
+            n -= n / 2;
+        }
+    }
     out[n] = 0;
     pclose(f);
     /* Last "IN -> OUT (xR), C MB/s, D MB/s" record (progress lines use \r). */
