@@ -884,6 +884,52 @@ static void run_dict_sizes(const td_docs *d, int level)
     fprintf(js, "  ]");
 }
 
+/* Sizes only, every document encoded once and nothing timed (cheap on a
+ * large corpus): ZSTD and best_compression as written today, and as the
+ * previous defaults wrote them (block format version 1, 6 zstd sub-blocks,
+ * a 64 KiB dictionary) and today's settings in format 1 (what the format
+ * alone saves), with ZSTD's bytes over best_compression's. */
+static void run_sizes(const td_docs *d, int level, size_t dict_size)
+{
+    static const struct { const char *what; uint32_t ver, sub; size_t dict; } cf[] = {
+        {"today", FDS_BLOCK_FORMAT_VERSION, 0, 0},
+        {"today's sub-blocks and dictionary in format 1", FDS_BLOCK_FORMAT_V1, 0, 0},
+        {"previous defaults: format 1, 6 sub-blocks, 64 KiB dictionary",
+         FDS_BLOCK_FORMAT_V1, 6, 64 * 1024}};
+    fds_dict *dd = train(d, FDS_CODEC_DEFLATE, FDS_DEFLATE_DICT_MAX, dict_sample, 2, level, NULL, NULL);
+    fprintf(md, "\n### Stored bytes (%zu docs, %.1f MB raw; zstd level %d; dictionaries trained on the first %u MiB)\n\n",
+            d->n, (double)d->len / MB, level, (unsigned)(dict_sample >> 20));
+    fprintf(md, "| layout | ZSTD ratio | ZSTD B/doc | best_compression ratio | best_compression B/doc | ZSTD / best_compression bytes |\n|---|---|---|---|---|---|\n");
+    fprintf(js, ",\n  \"sizes\": [\n");
+    for (size_t i = 0; i < sizeof cf / sizeof cf[0]; i++) {
+        fds_dict *zd = train(d, FDS_CODEC_ZSTD, cf[i].dict ? cf[i].dict : dict_size,
+                             dict_sample, 1, level, NULL, NULL);
+        fds_codec_params pz, pd;
+        fds_codec_params_default(FDS_CODEC_ZSTD, &pz);
+        pz.level = level;
+        pz.format_version = cf[i].ver;
+        pz.sub_blocks = cf[i].sub;
+        fds_codec_params_default(FDS_CODEC_DEFLATE, &pd);
+        pd.format_version = cf[i].ver;
+        blockset z, df;
+        bs_build(&z, d, &pz, zd, 0);
+        bs_build(&df, d, &pd, dd, 0);
+        double zr = (double)z.raw / (double)z.enc, dr = (double)df.raw / (double)df.enc;
+        fprintf(md, "| %s | %.3f | %.1f | %.3f | %.1f | %.3f |\n", cf[i].what, zr,
+                (double)z.enc / (double)d->n, dr, (double)df.enc / (double)d->n, dr / zr);
+        fprintf(js, "    {\"layout\": \"%s\", \"zstd_ratio\": %.4f, \"zstd_bytes\": %zu, "
+                    "\"best_compression_ratio\": %.4f, \"best_compression_bytes\": %zu}%s\n",
+                cf[i].what, zr, z.enc, dr, df.enc, i + 1 < sizeof cf / sizeof cf[0] ? "," : "");
+        if (verbose)
+            fprintf(stderr, "  sizes, %s: zstd %.3f deflate %.3f bytes %.3f\n", cf[i].what, zr, dr, dr / zr);
+        bs_free(&z);
+        bs_free(&df);
+        fds_dict_free(zd);
+    }
+    fprintf(js, "  ]");
+    fds_dict_free(dd);
+}
+
 static void run_sub_blocks(const td_docs *d, int level, size_t dict_size)
 {
     static const uint32_t subs[] = {1, 2, 4, 6, 8};
@@ -1084,7 +1130,9 @@ static void usage(void)
 "                     documents (one `_source` per line, as synthlogs writes\n"
 "                     them; then no --synthetic set)\n"
 "  --name BASE        output files BASE.json and BASE.md (default codec)\n"
-"  --sections LIST    comma list of modes,dict,sub,payload (default all)\n"
+"  --sections LIST    comma list of sizes,modes,dict,sub,payload (default\n"
+"                     all; sizes: bytes only, today's layout and the\n"
+"                     previous defaults', nothing timed)\n"
 "  --out DIR          where codec.json and codec.md go (default: results)\n"
 "  --zstd PATH        zstd CLI (default: zstd)\n"
 "  --level L          zstd level (default 3)\n"
@@ -1108,7 +1156,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *data = FDS_BENCH_DATASET, *outdir = "results", *zstd = "zstd";
-    const char *name = "codec", *sections = "modes,dict,sub,payload";
+    const char *name = "codec", *sections = "sizes,modes,dict,sub,payload";
     int level = FDS_ZSTD_LEVEL_DEFAULT, quick = 0;
     size_t dict_size = FDS_DICT_SIZE_DEFAULT, synthetic = 1000000;
     for (int i = 1; i < argc; i++) {
@@ -1166,6 +1214,8 @@ int main(int argc, char **argv)
             strrchr(data, '/') ? strrchr(data, '/') + 1 : data,
             ndjson ? " (NDJSON, one document per line)" : " converted to JSON docs",
             ZSTD_versionString(), zlibVersion());
+    if (strstr(sections, "sizes"))
+        run_sizes(&d, level, dict_size);
     if (strstr(sections, "modes")) {
         run_modes(&d, "real", zstd, tmpdir, level, dict_size, 1);
     }
