@@ -134,9 +134,12 @@ void fds__adv_grid_init(fds__adv_grid *g)
     static const int levels[] = {1, 6, 9, 19};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
         add(g, FDS_CODEC_ZSTD, levels[i]);
-    /* zstd sub-blocks per block: a codec parameter no setting reaches */
-    static const uint32_t subs[] = {1, 2, 4};
+    /* zstd sub-blocks per block: a codec parameter no setting reaches
+     * (the default's row is the first one) */
+    static const uint32_t subs[] = {1, 2, 4, 6};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (subs[i] == FDS_ZSTD_SUB_BLOCKS_DEFAULT)
+            continue;
         fds__adv_row *r = add(g, FDS_CODEC_ZSTD, FDS_ZSTD_LEVEL_DEFAULT);
         r->p.sub_blocks = subs[i];
         r->settable = false;
@@ -144,8 +147,8 @@ void fds__adv_grid_init(fds__adv_grid *g)
         snprintf(r->name, sizeof r->name, "ZSTD level 3, %u sub-block%s", subs[i],
                  subs[i] > 1 ? "s" : "");
         snprintf(r->variant, sizeof r->variant,
-                 "16 KiB blocks, 64 KiB dictionary, %u sub-block%s (not settable per index)",
-                 subs[i], subs[i] > 1 ? "s" : "");
+                 "16 KiB blocks, %u KiB dictionary, %u sub-block%s (not settable per index)",
+                 FDS_DICT_SIZE_DEFAULT / 1024, subs[i], subs[i] > 1 ? "s" : "");
     }
     /* block sizes (index.codec.block_size, max docs scaled alike) */
     static const uint32_t blocks[] = {8, 32, 64};
@@ -156,21 +159,25 @@ void fds__adv_grid_init(fds__adv_grid *g)
                                   (FDS_BLOCK_SIZE_DEFAULT / 1024);
         snprintf(r->name, sizeof r->name, "ZSTD level 3, %u KiB blocks", blocks[i]);
         snprintf(r->variant, sizeof r->variant,
-                 "%u KiB blocks or %u docs, 64 KiB dictionary, 6 sub-blocks", blocks[i],
-                 r->p.max_docs_per_block);
+                 "%u KiB blocks or %u docs, %u KiB dictionary, %u sub-blocks", blocks[i],
+                 r->p.max_docs_per_block, FDS_DICT_SIZE_DEFAULT / 1024,
+                 FDS_ZSTD_SUB_BLOCKS_DEFAULT);
         snprintf(r->settings, sizeof r->settings,
                  "{\"settings\":{\"index.codec\":\"ZSTD\",\"index.compression.zstd.level\":3,"
                  "\"index.codec.block_size\":\"%ukb\",\"index.codec.max_docs_per_block\":%u}}",
                  blocks[i], r->p.max_docs_per_block);
     }
-    /* dictionary sizes (index.codec.dict_size) */
-    static const uint32_t dicts[] = {16, 32, 112};
+    /* dictionary sizes (index.codec.dict_size; the default's row is the
+     * first one) */
+    static const uint32_t dicts[] = {16, 32, 64, 112, 256};
     for (size_t i = 0; i < sizeof dicts / sizeof dicts[0]; i++) {
+        if (dicts[i] * 1024 == FDS_DICT_SIZE_DEFAULT)
+            continue;
         fds__adv_row *r = add(g, FDS_CODEC_ZSTD, FDS_ZSTD_LEVEL_DEFAULT);
         r->dict_size = dicts[i] * 1024;
         snprintf(r->name, sizeof r->name, "ZSTD level 3, %u KiB dictionary", dicts[i]);
-        snprintf(r->variant, sizeof r->variant, "16 KiB blocks, %u KiB dictionary, 6 sub-blocks",
-                 dicts[i]);
+        snprintf(r->variant, sizeof r->variant, "16 KiB blocks, %u KiB dictionary, %u sub-blocks",
+                 dicts[i], FDS_ZSTD_SUB_BLOCKS_DEFAULT);
         snprintf(r->settings, sizeof r->settings,
                  "{\"settings\":{\"index.codec\":\"ZSTD\",\"index.compression.zstd.level\":3,"
                  "\"index.codec.dict_size\":\"%ukb\"}}", dicts[i]);

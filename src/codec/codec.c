@@ -9,7 +9,34 @@
  * the dictionary, so damage or a wrong dictionary is an error, never wrong
  * bytes.
  *
- * BLOCK LAYOUT (format version 1; all integers little-endian)
+ * BLOCK LAYOUT, format version 2 (written today; all integers little-endian)
+ *
+ *   offset  size       field
+ *   0       4          magic "FDSB" (46 44 53 42)
+ *   4       1          format version = 2
+ *   5       1          codec id (as in version 1 below)
+ *   6       1          sub-blocks (as in version 1; info only)
+ *   7       1          flags, 0 (reserved)
+ *   8       4          dict id (0 when the codec has none)
+ *   12      4          dict hash: CRC-32C of the dictionary bytes (0 if none)
+ *   16      4          doc base (u32: segments number docs in 32 bits)
+ *   20      ...        varints (unsigned LEB128): ndocs (>= 1), raw_len,
+ *                      lens_len, payload_len; H = 20 + their bytes
+ *   H       lens_len   doc lengths, bit-packed: varint min, 1 byte width w
+ *                      (0..32), then ndocs values (length - min) of w bits
+ *                      each, least significant bit first, in
+ *                      ceil(ndocs * w / 8) bytes (sum of lengths = raw_len)
+ *   H+L     payload_len codec payload (below; ZSTD* frames in version 2
+ *                      have no magic number and no dictionary id)
+ *   end-4   4          CRC-32C of bytes [0, end-4)
+ *
+ *   Version 2 saves per block: 20 - varint bytes of the header (about 14),
+ *   about 6 of every 16 bits of the doc lengths, and 8 bytes of every zstd
+ *   frame (ZSTD_f_zstd1_magicless, no dictionary id: the header names the
+ *   dictionary and its hash).
+ *
+ * BLOCK LAYOUT, format version 1 (read, and written only on request:
+ * fds_codec_params.format_version = FDS_BLOCK_FORMAT_V1)
  *
  *   offset  size       field
  *   0       4          magic "FDSB" (46 44 53 42)
@@ -38,7 +65,9 @@
  *   ZSTD           one zstd frame without content size or zstd checksum
  *                  (the header above carries both), compressed with the
  *                  dictionary's ZSTD_CDict (buffer-less API, dictionary
- *                  attached); the frame is cut into up to `sub_blocks` (6)
+ *                  attached); version 2: magicless (RFC 8878 frame less its
+ *                  4 magic bytes, ZSTD_f_zstd1_magicless) and without
+ *                  dictionary id; the frame is cut into up to `sub_blocks` (2)
  *                  zstd blocks ending at the doc boundaries at or after
  *                  raw_len*k/sub_blocks, so a one-doc fetch decodes
  *                  (buffer-less API) only the zstd blocks up to its doc.
@@ -73,6 +102,9 @@
  * statically (src/codec/CMakeLists.txt) and fds_codec_zstd_check() compares
  * the two versions.  docs/codec.md gives the measurements behind this. */
 #define ZSTD_STATIC_LINKING_ONLY
+/* ZSTD_compressBegin_usingCDict_advanced is marked deprecated from 1.5.5
+ * on (the buffer-less API); the version check above pins the library. */
+#define ZSTD_DISABLE_DEPRECATE_WARNINGS
 #include <lz4.h>
 #include <zdict.h>
 #include <zlib.h>
@@ -80,10 +112,14 @@
 #include <zstd_errors.h>
 
 #define FDS__MAGIC 0x42534446u /* "FDSB" read little-endian */
-#define FDS__VERSION 1u
-#define FDS__HDR_FIXED 40u
+#define FDS__HDR_FIXED 40u     /* version 1 header */
+#define FDS__V2_FIXED 20u      /* version 2 fixed part; then 4 varints */
 #define FDS__CRC_LEN 4u
 #define FDS__VARINT_MAX 5u
+#define FDS__V2_HDR_MAX (FDS__V2_FIXED + 4u * FDS__VARINT_MAX)
+#define FDS__ZSTD_MAGIC_LEN 4u /* bytes of ZSTD_MAGICNUMBER a frame starts with */
+/* Most bytes of version 2 doc lengths: varint min, width, 32 bits a doc. */
+#define FDS__V2_LENS_MAX(nd) (FDS__VARINT_MAX + 1u + (size_t)(nd) * 4u)
 #define FDS__ZLIB_WINDOW_BITS (-15) /* raw DEFLATE, 32 KiB window */
 #define FDS__ZLIB_MEMLEVEL 8
 #define FDS__SCRATCH_SLACK 64u /* extra bytes after decoded raw data */
@@ -309,6 +345,7 @@ const uint8_t *fds_dict_bytes(const fds_dict *d, size_t *len)
 struct fds_codec_ctx {
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
+    ZSTD_format_e dfmt; /* the frame format dctx is set to */
     z_stream def;
     bool def_ready;
     z_stream inf;
@@ -449,8 +486,9 @@ size_t fds_block_bound(const fds_codec_params *p, size_t raw_len,
 {
     if (!p || !codec_valid(p->codec))
         return 0;
+    /* The larger of the two versions' headers and doc lengths. */
     return FDS__HDR_FIXED + (size_t)ndocs * FDS__VARINT_MAX +
-           payload_bound(p, raw_len) + FDS__CRC_LEN;
+           FDS__VARINT_MAX + 1u + payload_bound(p, raw_len) + FDS__CRC_LEN;
 }
 
 static int enc_lz4(fds_codec_ctx *c, const uint8_t *raw, size_t n,
@@ -503,19 +541,37 @@ static int zstd_err(size_t r)
                                                                : FDS_EINVAL;
 }
 
+/* Version 2 frames are magicless: the buffer-less API always writes the
+ * magic number, so drop it (the rest is the ZSTD_f_zstd1_magicless frame). */
+static int zstd_drop_magic(uint8_t *dst, size_t *len)
+{
+    if (*len < FDS__ZSTD_MAGIC_LEN || get_u32(dst) != ZSTD_MAGICNUMBER)
+        return FDS_EINVAL;
+    memmove(dst, dst + FDS__ZSTD_MAGIC_LEN, *len - FDS__ZSTD_MAGIC_LEN);
+    *len -= FDS__ZSTD_MAGIC_LEN;
+    return 0;
+}
+
 static int enc_zstd(fds_codec_ctx *c, const fds_codec_params *p,
                     const fds_dict *dict, const uint8_t *raw,
                     const uint32_t *doc_lens, uint32_t ndocs, size_t n,
-                    uint8_t *dst, size_t cap, size_t *out, unsigned *nsub_out)
+                    unsigned ver, uint8_t *dst, size_t cap, size_t *out,
+                    unsigned *nsub_out)
 {
     ZSTD_CCtx *z = c->cctx;
     size_t cuts[FDS_ZSTD_SUB_BLOCKS_MAX];
     unsigned nsub = zstd_cuts(p, doc_lens, ndocs, n, cuts);
+    bool v2 = ver >= FDS_BLOCK_FORMAT_V2;
     if (dict) {
         /* Buffer-less: each ZSTD_compressContinue() call ends in complete
          * zstd blocks, so every cut is a block boundary; the digested
-         * dictionary is attached, never copied. */
-        size_t r = ZSTD_compressBegin_usingCDict(z, dict->cdict);
+         * dictionary is attached, never copied (no pledged size).  Frame
+         * parameters: no content size, no checksum; version 2 also no
+         * dictionary id. */
+        ZSTD_frameParameters fp = {.contentSizeFlag = 0, .checksumFlag = 0,
+                                   .noDictIDFlag = v2};
+        size_t r = ZSTD_compressBegin_usingCDict_advanced(
+            z, dict->cdict, fp, ZSTD_CONTENTSIZE_UNKNOWN);
         if (ZSTD_isError(r))
             return FDS_EINVAL;
         size_t pos = 0, prev = 0;
@@ -530,6 +586,8 @@ static int enc_zstd(fds_codec_ctx *c, const fds_codec_params *p,
             pos += r;
             prev = cuts[k];
         }
+        if (v2 && zstd_drop_magic(dst, &pos))
+            return FDS_EINVAL;
         *out = pos;
         *nsub_out = nsub;
         return 0;
@@ -540,6 +598,8 @@ static int enc_zstd(fds_codec_ctx *c, const fds_codec_params *p,
     e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 0));
     e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 0));
     e |= ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_dictIDFlag, 0));
+    e |= ZSTD_isError(ZSTD_CCtx_setParameter(
+        z, ZSTD_c_format, v2 ? ZSTD_f_zstd1_magicless : ZSTD_f_zstd1));
     e |= ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(z, n));
     if (e)
         return FDS_EINVAL;
@@ -628,6 +688,33 @@ static int enc_lucene(fds_codec_ctx *c, const uint8_t *raw, size_t n,
     return 0;
 }
 
+/* Version 2 doc lengths (layout above); returns the bytes written, at
+ * most FDS__V2_LENS_MAX(nd). */
+static size_t lens_pack(uint8_t *dst, const uint32_t *lens, uint32_t nd)
+{
+    uint32_t mn = UINT32_MAX, mx = 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        if (lens[i] < mn) mn = lens[i];
+        if (lens[i] > mx) mx = lens[i];
+    }
+    unsigned w = 0;
+    while (w < 32 && ((uint64_t)(mx - mn) >> w) != 0)
+        w++;
+    size_t pos = put_varint(dst, mn);
+    dst[pos++] = (uint8_t)w;
+    uint64_t acc = 0;
+    unsigned bits = 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        acc |= (uint64_t)(lens[i] - mn) << bits;
+        bits += w;
+        for (; bits >= 8; bits -= 8, acc >>= 8)
+            dst[pos++] = (uint8_t)acc;
+    }
+    if (bits)
+        dst[pos++] = (uint8_t)acc;
+    return pos;
+}
+
 int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
                      const fds_dict *dict, uint64_t doc_base,
                      const uint8_t *raw, const uint32_t *doc_lens,
@@ -652,14 +739,28 @@ int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
         (p->level < FDS_ZSTD_LEVEL_MIN || p->level > FDS_ZSTD_LEVEL_MAX))
         return FDS_EINVAL;
 
-    size_t lens_max = (size_t)ndocs * FDS__VARINT_MAX;
-    if (dst_cap < FDS__HDR_FIXED + FDS__CRC_LEN + lens_max)
+    unsigned ver = p->format_version ? p->format_version : FDS_BLOCK_FORMAT_VERSION;
+    if (ver != FDS_BLOCK_FORMAT_V1 && ver != FDS_BLOCK_FORMAT_V2)
+        return FDS_EINVAL;
+    if (ver == FDS_BLOCK_FORMAT_V2 && doc_base > UINT32_MAX)
+        return FDS_EINVAL;
+    /* Lengths and payload go after the largest header the version can
+     * have; a version 2 header shorter than that moves them down after. */
+    size_t hdr_max = ver == FDS_BLOCK_FORMAT_V1 ? FDS__HDR_FIXED : FDS__V2_HDR_MAX;
+    size_t lens_max = ver == FDS_BLOCK_FORMAT_V1
+                          ? (size_t)ndocs * FDS__VARINT_MAX
+                          : FDS__V2_LENS_MAX(ndocs);
+    if (dst_cap < hdr_max + FDS__CRC_LEN + lens_max)
         return FDS_ERANGE;
+    uint8_t *lens_at = dst + hdr_max;
     size_t lens_len = 0;
-    for (uint32_t i = 0; i < ndocs; i++)
-        lens_len += put_varint(dst + FDS__HDR_FIXED + lens_len, doc_lens[i]);
-    uint8_t *pay = dst + FDS__HDR_FIXED + lens_len;
-    size_t pay_cap = dst_cap - FDS__HDR_FIXED - lens_len - FDS__CRC_LEN;
+    if (ver == FDS_BLOCK_FORMAT_V1)
+        for (uint32_t i = 0; i < ndocs; i++)
+            lens_len += put_varint(lens_at + lens_len, doc_lens[i]);
+    else
+        lens_len = lens_pack(lens_at, doc_lens, ndocs);
+    uint8_t *pay = lens_at + lens_len;
+    size_t pay_cap = dst_cap - hdr_max - lens_len - FDS__CRC_LEN;
     size_t pay_len = 0;
     unsigned nsub = 0;
     int r;
@@ -669,7 +770,7 @@ int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
         break;
     case FDS_CODEC_ZSTD:
     case FDS_CODEC_ZSTD_NO_DICT:
-        r = enc_zstd(ctx, p, dict, raw, doc_lens, ndocs, n, pay, pay_cap,
+        r = enc_zstd(ctx, p, dict, raw, doc_lens, ndocs, n, ver, pay, pay_cap,
                      &pay_len, &nsub);
         break;
     case FDS_CODEC_DEFLATE:
@@ -684,18 +785,30 @@ int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
     if (r)
         return r;
     put_u32(dst, FDS__MAGIC);
-    dst[4] = FDS__VERSION;
+    dst[4] = (uint8_t)ver;
     dst[5] = (uint8_t)p->codec;
     dst[6] = (uint8_t)nsub;
     dst[7] = 0;
     put_u32(dst + 8, dict ? dict->id : 0);
     put_u32(dst + 12, dict ? dict->hash : 0);
-    put_u64(dst + 16, doc_base);
-    put_u32(dst + 24, ndocs);
-    put_u32(dst + 28, (uint32_t)n);
-    put_u32(dst + 32, (uint32_t)pay_len);
-    put_u32(dst + 36, (uint32_t)lens_len);
-    size_t body = FDS__HDR_FIXED + lens_len + pay_len;
+    size_t h;
+    if (ver == FDS_BLOCK_FORMAT_V1) {
+        put_u64(dst + 16, doc_base);
+        put_u32(dst + 24, ndocs);
+        put_u32(dst + 28, (uint32_t)n);
+        put_u32(dst + 32, (uint32_t)pay_len);
+        put_u32(dst + 36, (uint32_t)lens_len);
+        h = FDS__HDR_FIXED;
+    } else {
+        put_u32(dst + 16, (uint32_t)doc_base);
+        h = FDS__V2_FIXED;
+        h += put_varint(dst + h, ndocs);
+        h += put_varint(dst + h, (uint32_t)n);
+        h += put_varint(dst + h, (uint32_t)lens_len);
+        h += put_varint(dst + h, (uint32_t)pay_len);
+        memmove(dst + h, lens_at, lens_len + pay_len);
+    }
+    size_t body = h + lens_len + pay_len;
     put_u32(dst + body, fds_crc32c(0, dst, body));
     *out_len = body + FDS__CRC_LEN;
     return 0;
@@ -703,41 +816,81 @@ int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
 
 /* ---- decode ----------------------------------------------------------- */
 
-int fds_block_info_read(const uint8_t *blk, size_t len, fds_block_info *out)
+/* A block header of either version, read and checked. */
+typedef struct blk_hdr {
+    fds_block_info bi;
+    uint32_t dict_hash;
+    uint32_t lens_len, pay_len;
+    size_t lens_off; /* where the doc lengths start */
+} blk_hdr;
+
+static int hdr_read(const uint8_t *blk, size_t len, blk_hdr *h)
 {
-    if (!blk || !out || len < FDS__HDR_FIXED + FDS__CRC_LEN)
+    if (!blk || !h || len < FDS__V2_FIXED + FDS__CRC_LEN)
         return FDS_ECORRUPT;
-    if (get_u32(blk) != FDS__MAGIC || blk[4] != FDS__VERSION ||
-        !codec_valid(blk[5]) || blk[7] != 0)
+    if (get_u32(blk) != FDS__MAGIC || !codec_valid(blk[5]) || blk[7] != 0)
         return FDS_ECORRUPT;
-    uint32_t ndocs = get_u32(blk + 24), raw_len = get_u32(blk + 28);
-    uint32_t pay = get_u32(blk + 32), lens = get_u32(blk + 36);
-    if (ndocs == 0 || ndocs > FDS_BLOCK_DOCS_LIMIT ||
-        raw_len > FDS_BLOCK_RAW_LIMIT || lens < ndocs ||
-        lens > (uint64_t)ndocs * FDS__VARINT_MAX)
+    fds_block_info *bi = &h->bi;
+    bi->format_version = blk[4];
+    bi->codec = (fds_codec_id)blk[5];
+    bi->dict_id = get_u32(blk + 8);
+    h->dict_hash = get_u32(blk + 12);
+    uint32_t lens_max;
+    if (bi->format_version == FDS_BLOCK_FORMAT_V1) {
+        if (len < FDS__HDR_FIXED + FDS__CRC_LEN)
+            return FDS_ECORRUPT;
+        bi->doc_base = get_u64(blk + 16);
+        bi->ndocs = get_u32(blk + 24);
+        bi->raw_len = get_u32(blk + 28);
+        h->pay_len = get_u32(blk + 32);
+        h->lens_len = get_u32(blk + 36);
+        h->lens_off = FDS__HDR_FIXED;
+        if (h->lens_len < bi->ndocs)
+            return FDS_ECORRUPT;
+        lens_max = FDS__VARINT_MAX;
+    } else if (bi->format_version == FDS_BLOCK_FORMAT_V2) {
+        bi->doc_base = get_u32(blk + 16);
+        const uint8_t *q = blk + FDS__V2_FIXED, *end = blk + len;
+        if (get_varint(&q, end, &bi->ndocs) || get_varint(&q, end, &bi->raw_len) ||
+            get_varint(&q, end, &h->lens_len) || get_varint(&q, end, &h->pay_len))
+            return FDS_ECORRUPT;
+        h->lens_off = (size_t)(q - blk);
+        if (h->lens_len < 2)
+            return FDS_ECORRUPT;
+        lens_max = 4;
+    } else {
         return FDS_ECORRUPT;
-    uint64_t total = (uint64_t)FDS__HDR_FIXED + lens + pay + FDS__CRC_LEN;
+    }
+    if (bi->ndocs == 0 || bi->ndocs > FDS_BLOCK_DOCS_LIMIT ||
+        bi->raw_len > FDS_BLOCK_RAW_LIMIT ||
+        h->lens_len > (uint64_t)bi->ndocs * lens_max + FDS__VARINT_MAX + 1)
+        return FDS_ECORRUPT;
+    uint64_t total = (uint64_t)h->lens_off + h->lens_len + h->pay_len + FDS__CRC_LEN;
     if (total > len)
         return FDS_ECORRUPT;
-    fds_codec_id codec = (fds_codec_id)blk[5];
-    uint32_t dict_id = get_u32(blk + 8);
-    if (fds_codec_uses_dict(codec) != (dict_id != 0))
+    if (fds_codec_uses_dict(bi->codec) != (bi->dict_id != 0))
         return FDS_ECORRUPT;
-    out->codec = codec;
-    out->dict_id = dict_id;
-    out->doc_base = get_u64(blk + 16);
-    out->ndocs = ndocs;
-    out->raw_len = raw_len;
-    out->encoded_len = (uint32_t)total;
+    bi->encoded_len = (uint32_t)total;
     return 0;
 }
 
-static int block_check(const uint8_t *blk, size_t len, fds_block_info *bi)
+int fds_block_info_read(const uint8_t *blk, size_t len, fds_block_info *out)
 {
-    int r = fds_block_info_read(blk, len, bi);
+    blk_hdr h;
+    if (!out)
+        return FDS_ECORRUPT;
+    int r = hdr_read(blk, len, &h);
+    if (!r)
+        *out = h.bi;
+    return r;
+}
+
+static int block_check(const uint8_t *blk, size_t len, blk_hdr *h)
+{
+    int r = hdr_read(blk, len, h);
     if (r)
         return r;
-    size_t body = bi->encoded_len - FDS__CRC_LEN;
+    size_t body = h->bi.encoded_len - FDS__CRC_LEN;
     if (fds_crc32c(0, blk, body) != get_u32(blk + body))
         return FDS_ECORRUPT;
     return 0;
@@ -745,37 +898,92 @@ static int block_check(const uint8_t *blk, size_t len, fds_block_info *bi)
 
 int fds_block_rebase(uint8_t *blk, size_t len, uint64_t new_doc_base)
 {
-    fds_block_info bi;
-    int r = block_check(blk, len, &bi);
+    blk_hdr h;
+    int r = block_check(blk, len, &h);
     if (r)
         return r;
-    size_t body = bi.encoded_len - FDS__CRC_LEN;
-    put_u64(blk + 16, new_doc_base);
+    size_t body = h.bi.encoded_len - FDS__CRC_LEN;
+    if (h.bi.format_version == FDS_BLOCK_FORMAT_V1) {
+        put_u64(blk + 16, new_doc_base);
+    } else {
+        if (new_doc_base > UINT32_MAX)
+            return FDS_EINVAL;
+        put_u32(blk + 16, (uint32_t)new_doc_base);
+    }
     put_u32(blk + body, fds_crc32c(0, blk, body));
     return 0;
 }
 
 int fds_block_set_dict(uint8_t *blk, size_t len, uint32_t dict_id)
 {
-    fds_block_info bi;
-    int r = block_check(blk, len, &bi);
+    blk_hdr h;
+    int r = block_check(blk, len, &h);
     if (r)
         return r;
-    if (fds_codec_uses_dict(bi.codec) != (dict_id != 0))
+    if (fds_codec_uses_dict(h.bi.codec) != (dict_id != 0))
         return FDS_EINVAL;
-    size_t body = bi.encoded_len - FDS__CRC_LEN;
+    size_t body = h.bi.encoded_len - FDS__CRC_LEN;
     put_u32(blk + 8, dict_id);
     put_u32(blk + body, fds_crc32c(0, blk, body));
     return 0;
 }
 
+/* Doc lengths of either version into off[0..nd] (prefix sums, ending at
+ * n exactly); the bytes [p, end) must be exactly the lengths. */
+static int lens_read(unsigned ver, const uint8_t *p, const uint8_t *end,
+                     uint32_t nd, size_t n, uint32_t *off)
+{
+    uint64_t acc = 0;
+    off[0] = 0;
+    if (ver == FDS_BLOCK_FORMAT_V1) {
+        for (uint32_t i = 0; i < nd; i++) {
+            uint32_t l;
+            if (get_varint(&p, end, &l))
+                return FDS_ECORRUPT;
+            acc += l;
+            if (acc > n)
+                return FDS_ECORRUPT;
+            off[i + 1] = (uint32_t)acc;
+        }
+        return acc == n && p == end ? 0 : FDS_ECORRUPT;
+    }
+    uint32_t mn;
+    if (get_varint(&p, end, &mn) || p >= end || *p > 32)
+        return FDS_ECORRUPT;
+    unsigned w = *p++;
+    if ((uint64_t)(end - p) != ((uint64_t)nd * w + 7) / 8)
+        return FDS_ECORRUPT;
+    uint64_t mask = (1ull << w) - 1, bitbuf = 0;
+    unsigned bits = 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        while (bits < w) {
+            bitbuf |= (uint64_t)*p++ << bits;
+            bits += 8;
+        }
+        acc += mn + (bitbuf & mask);
+        bitbuf = w < 64 ? bitbuf >> w : 0;
+        bits -= w;
+        if (acc > n)
+            return FDS_ECORRUPT;
+        off[i + 1] = (uint32_t)acc;
+    }
+    return acc == n ? 0 : FDS_ECORRUPT;
+}
+
 /* zstd: decode whole zstd blocks until at least `need` bytes are out.
  * Full decodes (need == n) use the one-shot API and must end the frame. */
-static int dec_zstd(fds_codec_ctx *c, const fds_dict *dict, const uint8_t *src,
-                    size_t slen, uint8_t *dst, size_t n, size_t need,
-                    size_t *done)
+static int dec_zstd(fds_codec_ctx *c, const fds_dict *dict, unsigned ver,
+                    const uint8_t *src, size_t slen, uint8_t *dst, size_t n,
+                    size_t need, size_t *done)
 {
     ZSTD_DCtx *z = c->dctx;
+    ZSTD_format_e fmt = ver >= FDS_BLOCK_FORMAT_V2 ? ZSTD_f_zstd1_magicless
+                                                   : ZSTD_f_zstd1;
+    if (fmt != c->dfmt) {
+        if (ZSTD_isError(ZSTD_DCtx_setParameter(z, ZSTD_d_format, fmt)))
+            return FDS_ENOMEM;
+        c->dfmt = fmt;
+    }
     if (need >= n) {
         size_t r = dict ? ZSTD_decompress_usingDDict(z, dst, n, src, slen,
                                                      dict->ddict)
@@ -890,13 +1098,14 @@ static int block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
 {
     if (!ctx || !blk || !out)
         return FDS_EINVAL;
-    fds_block_info bi;
-    int r = block_check(blk, len, &bi);
+    blk_hdr h;
+    int r = block_check(blk, len, &h);
     if (r)
         return r;
+    const fds_block_info bi = h.bi;
     if (fds_codec_uses_dict(bi.codec)) {
         if (!dict || dict->codec != bi.codec || dict->id != bi.dict_id ||
-            dict->hash != get_u32(blk + 12))
+            dict->hash != h.dict_hash)
             return FDS_EDICT;
     } else {
         dict = NULL;
@@ -905,28 +1114,24 @@ static int block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
     size_t n = bi.raw_len;
     if ((r = ctx_reserve(ctx, n, (size_t)nd + 1)) != 0)
         return r;
-    uint32_t lens_len = get_u32(blk + 36);
-    const uint8_t *lp = blk + FDS__HDR_FIXED, *le = lp + lens_len;
+    const uint8_t *lp = blk + h.lens_off, *le = lp + h.lens_len;
     uint32_t *off = ctx->offsets;
-    uint64_t acc = 0;
-    off[0] = 0;
-    for (uint32_t i = 0; i < nd; i++) {
-        uint32_t l;
-        if (get_varint(&lp, le, &l))
-            return FDS_ECORRUPT;
-        acc += l;
-        if (acc > n)
-            return FDS_ECORRUPT;
-        off[i + 1] = (uint32_t)acc;
-    }
-    if (acc != n || lp != le)
-        return FDS_ECORRUPT;
+    if ((r = lens_read(bi.format_version, lp, le, nd, n, off)) != 0)
+        return r;
 
     if (upto_doc >= nd)
         upto_doc = nd - 1;
     size_t need = off[upto_doc + 1];
+    /* zstd: a doc that starts at or after the last sub-block's nominal
+     * start (raw_len * (nsub - 1) / nsub; the cut is the first doc
+     * boundary there) needs the whole frame, which the one-shot call
+     * decodes faster than block by block.  Only speed depends on it. */
+    unsigned nsub = blk[6];
+    if ((bi.codec == FDS_CODEC_ZSTD || bi.codec == FDS_CODEC_ZSTD_NO_DICT) &&
+        nsub > 0 && off[upto_doc] >= (uint64_t)n * (nsub - 1) / nsub)
+        need = n;
     const uint8_t *pay = le;
-    size_t pay_len = get_u32(blk + 32);
+    size_t pay_len = h.pay_len;
     uint8_t *dst = ctx->raw;
     size_t done = 0, wlo = 0, whi = 0;
     switch (bi.codec) {
@@ -951,7 +1156,8 @@ static int block_decode(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
         break;
     case FDS_CODEC_ZSTD:
     case FDS_CODEC_ZSTD_NO_DICT:
-        r = dec_zstd(ctx, dict, pay, pay_len, dst, n, need, &done);
+        r = dec_zstd(ctx, dict, bi.format_version, pay, pay_len, dst, n, need,
+                     &done);
         whi = done;
         break;
     case FDS_CODEC_DEFLATE:

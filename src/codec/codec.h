@@ -15,6 +15,12 @@
  *       DeflateWithPresetDictCompressionMode layout: 480 KiB chunks of at
  *       most 4096 docs, dictionary = first len/60 bytes, 10 sub-blocks.
  *
+ * Block format versions (the stored-fields format; FDS_BLOCK_FORMAT_VERSION
+ * is written, every version is read): 1, a fixed 40-byte header, LEB128 doc
+ * lengths and standard zstd frames; 2, a 20-byte fixed header and varints,
+ * bit-packed doc lengths and zstd frames without magic number or
+ * dictionary id (docs/codec.md gives both layouts and the measurements).
+ *
  * Threading (STYLE.md §6): an fds_dict is immutable once created and shared
  * by all threads; an fds_codec_ctx holds scratch buffers and zstd/zlib/LZ4
  * contexts and must be used by one thread at a time (fds_codec_ctx_thread()
@@ -48,7 +54,11 @@ typedef enum fds_codec_id {
 #define FDS_ZSTD_LEVEL_MAX 19
 #define FDS_DEFLATE_LEVEL 6
 #define FDS_DEFLATE_DICT_MAX (32u * 1024u)         /* zlib window */
-#define FDS_DICT_SIZE_DEFAULT (64u * 1024u)        /* trained zstd dictionary */
+/* Trained zstd dictionary: 256 KiB, the smallest of the sizes `fieldstore
+ * advise` measures (16-256 KiB) that keeps ZSTD stored fields at most 0.95x
+ * of best_compression's on both the bundled sample and a log whose
+ * vocabularies grow (docs/codec.md, "Tuning"). */
+#define FDS_DICT_SIZE_DEFAULT (256u * 1024u)
 #define FDS_DICT_SAMPLE_DEFAULT (4u * 1024u * 1024u) /* bytes of docs sampled */
 #define FDS_BLOCK_SIZE_MIN 1024u
 #define FDS_BLOCK_SIZE_MAX (4u * 1024u * 1024u)
@@ -84,11 +94,23 @@ typedef struct fds_codec_params {
      * (FDS_ZSTD_SUB_BLOCKS_DEFAULT); 1 = one zstd block, like the zstd CLI.
      * Ignored by the other codecs. */
     uint32_t sub_blocks;
+    /* Block format version written: 0 = FDS_BLOCK_FORMAT_VERSION (the
+     * current one); FDS_BLOCK_FORMAT_V1 writes the version 1 layout, for
+     * tests that need blocks of an older segment.  Other values make
+     * fds_block_encode() fail with FDS_EINVAL. */
+    uint32_t format_version;
 } fds_codec_params;
 
+/* Block format versions (layouts at the top of codec.c). */
+#define FDS_BLOCK_FORMAT_V1 1u
+#define FDS_BLOCK_FORMAT_V2 2u
+#define FDS_BLOCK_FORMAT_VERSION FDS_BLOCK_FORMAT_V2 /* written today */
+
 /* Default zstd sub-blocks per block (measured in docs/codec.md: each extra
- * sub-block costs a zstd block header and its entropy tables). */
-#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 6u
+ * sub-block costs a zstd block header and its entropy tables, and lets a
+ * one-doc fetch stop earlier; 2 keeps the full decode within 0.95x of
+ * plain libzstd and a one-doc fetch 1.2x faster than it). */
+#define FDS_ZSTD_SUB_BLOCKS_DEFAULT 2u
 #define FDS_ZSTD_SUB_BLOCKS_MAX 64u
 /* Lucene DeflateWithPresetDictCompressionMode constants. */
 #define FDS_LUCENE_NUM_SUB_BLOCKS 10u
@@ -151,8 +173,9 @@ size_t fds_block_bound(const fds_codec_params *p, size_t raw_len,
  * Encode one block: the docs laid end to end in `raw` (sum of doc_lens
  * bytes), `ndocs` >= 1 of them, first doc id `doc_base`.  `dict` must be
  * non-NULL for codecs that use one.  Writes *out_len bytes to `dst` (at least
- * fds_block_bound() bytes).  Returns 0, FDS_EINVAL, FDS_ERANGE (dst too
- * small), FDS_EDICT (dict missing or for another codec), FDS_ENOMEM.
+ * fds_block_bound() bytes) in format p->format_version.  Returns 0,
+ * FDS_EINVAL (also: doc_base above UINT32_MAX in format 2), FDS_ERANGE (dst
+ * too small), FDS_EDICT (dict missing or for another codec), FDS_ENOMEM.
  */
 int fds_block_encode(fds_codec_ctx *ctx, const fds_codec_params *p,
                      const fds_dict *dict, uint64_t doc_base,
@@ -169,6 +192,7 @@ typedef struct fds_block_info {
     uint32_t ndocs;
     uint32_t raw_len;      /* bytes of all docs, uncompressed */
     uint32_t encoded_len;  /* bytes of the whole block, header to checksum */
+    uint32_t format_version; /* FDS_BLOCK_FORMAT_V1 or _V2 */
 } fds_block_info;
 
 /* Read and check a block header (magic, version, sizes within `len`).
@@ -177,7 +201,9 @@ int fds_block_info_read(const uint8_t *blk, size_t len, fds_block_info *out);
 
 /*
  * Rewrite the doc base of an encoded block in place (merges that copy blocks
- * unchanged); keeps the block valid.  Returns 0 or FDS_ECORRUPT.
+ * unchanged); keeps the block valid.  Returns 0, FDS_ECORRUPT, or
+ * FDS_EINVAL when new_doc_base does not fit the block's format (version 2
+ * holds 32-bit doc bases, as segments do).
  */
 int fds_block_rebase(uint8_t *blk, size_t len, uint64_t new_doc_base);
 

@@ -192,8 +192,9 @@ static int carry_deletes(const fds_index *ix, const fds_index_view *v,
 }
 
 /* Whether a merge of v->segs[from, from + count) copies their blocks
- * unchanged: clean inputs written with today's settings (`set`), not too
- * dirty, and no new dictionary to train. */
+ * unchanged: clean inputs written with today's settings (`set`) in today's
+ * block format (FDS_BLOCK_FORMAT_VERSION), not too dirty, and no new
+ * dictionary to train. */
 static bool merge_can_copy(fds_index *ix, const fds_index_view *v,
                            unsigned from, unsigned count,
                            const fds_index_settings *set, bool retrain)
@@ -204,6 +205,7 @@ static bool merge_can_copy(fds_index *ix, const fds_index_view *v,
     for (unsigned i = from; i < from + count && copy; i++) {
         const fds__seg *sg = v->segs[i];
         copy = !v->lives[i] && sg->codec == (uint32_t)set->codec.codec &&
+               sg->block_format == FDS_BLOCK_FORMAT_VERSION &&
                sg->dict_id == (cur ? fds_dict_id(cur) : 0) &&
                sg->block_size == set->codec.block_size &&
                sg->max_docs_per_block == set->codec.max_docs_per_block &&
@@ -389,13 +391,17 @@ static int merge_range(fds_index *ix, unsigned from, unsigned count,
 
 /* Should _forcemerge rewrite published segment i on its own: it has
  * deletes to expunge, was written with other codec settings (a codec
- * change applies to old segments here) or an under-trained dictionary.
+ * change applies to old segments here), blocks of an older format version
+ * (0: unknown, a damaged first block, is left to the reads that fail) or
+ * an under-trained dictionary.
  * Caller holds refresh_mu. */
 static bool wants_rewrite(fds_index *ix, const fds_index_settings *set,
                           unsigned i)
 {
     const fds__seg *sg = ix->segs[i];
     bool stale = sg->codec != (uint32_t)set->codec.codec ||
+                 (sg->block_format != 0 &&
+                  sg->block_format != FDS_BLOCK_FORMAT_VERSION) ||
                  sg->block_size != set->codec.block_size ||
                  sg->max_docs_per_block != set->codec.max_docs_per_block ||
                  ((set->codec.codec == FDS_CODEC_ZSTD ||

@@ -41,6 +41,11 @@
  *                         +52 u32 reserved, 0
  *                         +56 magic "FDSEND01"
  *
+ * Each block names its own format version (codec.c: version 2 is written,
+ * version 1 blocks of older segments are read); the segment's is that of
+ * its first block, and a merge copies only blocks of the version written
+ * today, so a force-merge rewrites older segments in the current format.
+ *
  * The block index is read into nothing: doc id -> block is a binary search
  * over the mapped entries, like Lucene's FieldsIndexReader.  A merge whose
  * inputs have no deleted docs and were written with the current codec,
@@ -512,6 +517,19 @@ int fds__seg_open(fds_index *ix, int64_t row_id, uint64_t gen, fds__seg **out,
         if (boff < FDT_HEADER || boff > index_off ||
             fds__get_u32(e + 12) > index_off - boff)
             goto corrupt;
+    }
+    /* The blocks' format version, from the first block's header; a damaged
+     * first block leaves it 0 (never copied by a merge) and fails only the
+     * reads that touch it. */
+    sg->block_format = 0;
+    if (sg->nblocks > 0) {
+        fds_block_info bi;
+        const uint8_t *e = sg->blk_index;
+        if (fds_block_info_read(sg->map + fds__get_u64(e), fds__get_u32(e + 12),
+                                &bi) == 0)
+            sg->block_format = bi.format_version;
+    } else {
+        sg->block_format = FDS_BLOCK_FORMAT_VERSION;
     }
     rc = fds_sidx_open(sg->tim_path, &sg->sidx, err);
     if (rc)

@@ -59,6 +59,9 @@ typedef struct fds__seg {
     uint32_t block_size;
     uint32_t max_docs_per_block;
     uint32_t copied_blocks;  /* blocks a merge copied unchanged */
+    uint32_t block_format;   /* stored-fields block format of its blocks
+                                (codec.h FDS_BLOCK_FORMAT_*, read from its
+                                first block; 0 when unreadable or none) */
     uint64_t tim_bytes;
     int64_t max_seq;         /* highest seq_no of its docs (catalogue row) */
     uint32_t shard;          /* the shard it belongs to (catalogue row) */

@@ -73,7 +73,9 @@ static inline size_t td_line_to_json(const char *line, size_t n, uint64_t seq,
 }
 
 /* Load up to max_docs lines of `path`; as_json converts them, else the raw
- * lines (without newline) are the docs.  Returns 0 or -1. */
+ * lines (without newline) are the docs.  With as_json, a line that starts
+ * with '{' is taken as a document already (NDJSON, one `_source` per line,
+ * as synthlogs writes them).  Returns 0 or -1. */
 static inline int td_load(const char *path, int as_json, size_t max_docs, td_docs *d)
 {
     memset(d, 0, sizeof *d);
@@ -86,7 +88,10 @@ static inline int td_load(const char *path, int as_json, size_t max_docs, td_doc
     while (d->n < max_docs && (n = getline(&line, &lcap, f)) > 0) {
         line_no++;
         if (line[n - 1] == '\n') n--;
-        if (!as_json) { td_push(d, line, (size_t)n); continue; }
+        if (!as_json || (n > 0 && line[0] == '{')) {
+            td_push(d, line, (size_t)n);
+            continue;
+        }
         size_t o = fds_test_log_json(line, (size_t)n, line_no, &out, &ocap);
         if (o) td_push(d, out, o);
     }

@@ -10,7 +10,8 @@
  *
  * Run by the shared driver (tests/fuzz/fuzz_driver.h): under libFuzzer in
  * the fuzzing build, or as ctest's plain driver, which starts from seed
- * blocks of every codec built from embedded log lines and runs random
+ * blocks of every codec and block format version (2, written today, and
+ * 1, which old segments hold) built from embedded log lines and runs random
  * mutations of them (flips, overwrites, inserts, deletes, truncations,
  * splices, 32-bit header values) for a number of seconds with a fixed seed:
  *   fuzz_block [--seconds S] [--seed N] [--write-seeds DIR] [FILE...]
@@ -85,7 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifndef FDS_LIBFUZZER
-/* Seeds: a block of 1 and one of 24 documents of every codec. */
+/* Seeds: a block of 1 and one of 24 documents of every codec, in every
+ * block format version. */
 int fds_fuzz_builtin_seeds(fds_fuzz_seeds *s)
 {
     static const fds_codec_id codecs[] = {
@@ -95,10 +97,13 @@ int fds_fuzz_builtin_seeds(fds_fuzz_seeds *s)
     uint32_t lens[FZ_SEED_DOCS];
     fz_init();
     size_t len = fz_seed_docs(raw, lens);
+    static const uint32_t versions[] = {FDS_BLOCK_FORMAT_V2, FDS_BLOCK_FORMAT_V1};
+    for (size_t ver = 0; ver < sizeof versions / sizeof versions[0]; ver++)
     for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
         for (uint32_t nd = 1; nd <= FZ_SEED_DOCS; nd += FZ_SEED_DOCS - 1) {
             fds_codec_params p;
             fds_codec_params_default(codecs[c], &p);
+            p.format_version = versions[ver];
             size_t cap = fds_block_bound(&p, len, nd), out;
             uint8_t *b = malloc(cap);
             const fds_dict *d = codecs[c] == FDS_CODEC_ZSTD ? fz_zdict

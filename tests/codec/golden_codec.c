@@ -2,22 +2,28 @@
  * golden_codec.c: golden files of the block format (zstd tests/golden-*
  * style), so every later version is held to read blocks written today.
  *
- *   golden_codec gen   NGINX_LOG DIR   write DIR/{lz4,zstd,zstd_no_dict,
+ *   golden_codec gen   NGINX_LOG DIR [VERSION]
+ *                                      write DIR/{lz4,zstd,zstd_no_dict,
  *                                      best_compression,lucene_best_compression}.blk,
  *                                      DIR/zstd.dict, DIR/deflate.dict and
- *                                      DIR/docs.ndjson (the expected docs)
- *   golden_codec check DIR             decode every .blk with the stored
+ *                                      DIR/docs.ndjson (the expected docs), in
+ *                                      block format VERSION (default: the
+ *                                      current one)
+ *   golden_codec check DIR [VERSION]   decode every .blk with the stored
  *                                      dictionaries (fully and per doc) and
  *                                      compare with docs.ndjson; exit 1 on any
- *                                      difference
+ *                                      difference; with VERSION, also when a
+ *                                      block is not of that format
  *
  * The docs are the first GOLDEN_DOCS documents of the real sample converted
  * to JSON (the committed files were made by an earlier local converter;
  * `gen` now uses fds_logparse through codec_testdata.h, and `check` reads
  * only the committed files, so they stay valid); doc base GOLDEN_DOC_BASE; dictionary ids 1 (zstd,
  * trained from the first GOLDEN_TRAIN_DOCS docs, 16 KiB) and 2 (DEFLATE
- * preset, 16 KiB); zstd level 3.  Run `gen` only when the format version
- * changes (then keep the old files too).
+ * preset, 16 KiB); zstd level 3; ZSTD sub-blocks: the default (4 when the
+ * version 1 files were written).  tests/golden/codec holds
+ * version 1, tests/golden/codec/v2 version 2.  Run `gen` only when the
+ * format version changes (then keep the old files too).
  */
 #include "codec.h"
 #include "codec_testdata.h"
@@ -67,7 +73,7 @@ static uint8_t *read_file(const char *dir, const char *name, size_t *n)
     return p;
 }
 
-static int gen(const char *log, const char *dir)
+static int gen(const char *log, const char *dir, unsigned version)
 {
     td_docs d;
     if (td_load(log, 1, GOLDEN_TRAIN_DOCS, &d))
@@ -100,6 +106,7 @@ static int gen(const char *log, const char *dir)
     for (size_t k = 0; k < NGOLDEN; k++) {
         fds_codec_params p;
         fds_codec_params_default(golden_codecs[k], &p);
+        p.format_version = version;
         size_t cap = fds_block_bound(&p, d.offs[GOLDEN_DOCS], GOLDEN_DOCS), len;
         uint8_t *b = malloc(cap);
         const fds_dict *dic = golden_codecs[k] == FDS_CODEC_ZSTD ? zdict
@@ -121,7 +128,7 @@ static int gen(const char *log, const char *dir)
     return 0;
 }
 
-static int check(const char *dir)
+static int check(const char *dir, unsigned version)
 {
     size_t zl, dl, nl;
     uint8_t *zd = read_file(dir, "zstd.dict", &zl);
@@ -165,6 +172,8 @@ static int check(const char *dir)
         ASSERT_EQ(bi.ndocs, GOLDEN_DOCS);
         ASSERT_EQ(bi.raw_len, rl);
         ASSERT_EQ(bi.encoded_len, bl);
+        if (version)
+            ASSERT_EQ(bi.format_version, version);
         fds_block_view v;
         ASSERT_EQ(fds_block_decode(ctx, b, bl, dic, UINT32_MAX, &v), 0);
         ASSERT_EQ(v.decoded_docs, GOLDEN_DOCS);
@@ -189,10 +198,12 @@ static int check(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && !strcmp(argv[1], "gen"))
-        return gen(argv[2], argv[3]);
-    if (argc == 3 && !strcmp(argv[1], "check"))
-        return check(argv[2]);
-    fprintf(stderr, "usage: golden_codec gen NGINX_LOG DIR | golden_codec check DIR\n");
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "gen"))
+        return gen(argv[2], argv[3],
+                   argc == 5 ? (unsigned)atoi(argv[4]) : FDS_BLOCK_FORMAT_VERSION);
+    if ((argc == 3 || argc == 4) && !strcmp(argv[1], "check"))
+        return check(argv[2], argc == 4 ? (unsigned)atoi(argv[3]) : 0);
+    fprintf(stderr, "usage: golden_codec gen NGINX_LOG DIR [VERSION] | "
+                    "golden_codec check DIR [VERSION]\n");
     return 2;
 }

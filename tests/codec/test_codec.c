@@ -4,6 +4,8 @@
  * the right bytes, any flipped byte or truncation is FDS_ECORRUPT, a missing
  * / wrong-id / same-id-different-content dictionary is FDS_EDICT, edge cases
  * (empty docs, a doc bigger than the block size), rebase, names, threads.
+ * The block tests run once per block format version (FDS_BLOCK_FORMAT_V2,
+ * written today, and FDS_BLOCK_FORMAT_V1, which old segments hold).
  */
 #include "codec.h"
 #include "codec_testdata.h"
@@ -19,6 +21,14 @@ static const fds_codec_id all_codecs[] = {
     FDS_CODEC_LZ4, FDS_CODEC_ZSTD, FDS_CODEC_ZSTD_NO_DICT, FDS_CODEC_DEFLATE,
     FDS_CODEC_LUCENE_DEFLATE};
 #define NCODECS (sizeof all_codecs / sizeof all_codecs[0])
+/* The block format version the tests write (fds_codec_params). */
+static uint32_t fmt_version = FDS_BLOCK_FORMAT_VERSION;
+
+/* A doc base above most bases: 64 bits in version 1, 32 in version 2. */
+static uint64_t big_base(void)
+{
+    return fmt_version == FDS_BLOCK_FORMAT_V1 ? 123456789012ull : 4000000000ull;
+}
 
 static const fds_dict *dict_for(fds_codec_id c)
 {
@@ -31,6 +41,7 @@ static uint8_t *encode(fds_codec_id c, const fds_dict *d, const uint8_t *raw,
 {
     fds_codec_params p;
     fds_codec_params_default(c, &p);
+    p.format_version = fmt_version;
     if (sub)
         p.sub_blocks = sub;
     size_t raw_len = 0;
@@ -57,6 +68,7 @@ static void check_block(fds_codec_id c, const fds_dict *d, const uint8_t *b,
     ASSERT_EQ(bi.doc_base, base);
     ASSERT_EQ(bi.encoded_len, len);
     ASSERT_EQ(bi.dict_id, d ? fds_dict_id(d) : 0);
+    ASSERT_EQ(bi.format_version, fmt_version);
     fds_block_view v;
     ASSERT_EQ(fds_block_decode(ctx, b, len, d, UINT32_MAX, &v), 0);
     size_t raw_len = 0;
@@ -221,9 +233,9 @@ static void test_edge_docs(void)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             size_t len;
             uint8_t *b = encode(all_codecs[k], dict_for(all_codecs[k]), raw,
-                                cases[i].l, cases[i].n, 1ull << 40, &len, 0);
+                                cases[i].l, cases[i].n, big_base(), &len, 0);
             check_block(all_codecs[k], dict_for(all_codecs[k]), b, len, raw,
-                        cases[i].l, cases[i].n, 1ull << 40);
+                        cases[i].l, cases[i].n, big_base());
             free(b);
         }
     free(raw);
@@ -261,12 +273,12 @@ static void test_corruption(void)
         }
         ASSERT_EQ(bad, 0);
         /* Rebase keeps the block valid, and the checksum covers doc_base. */
-        ASSERT_EQ(fds_block_rebase(b, len, 123456789012ull), 0);
+        ASSERT_EQ(fds_block_rebase(b, len, big_base()), 0);
         fds_block_info bi;
         ASSERT_EQ(fds_block_info_read(b, len, &bi), 0);
-        ASSERT_EQ(bi.doc_base, 123456789012ull);
+        ASSERT_EQ(bi.doc_base, big_base());
         check_block(c, d, b, len, docs.bytes + docs.offs[300], docs.lens + 300,
-                    n, 123456789012ull);
+                    n, big_base());
         /* A new dictionary id keeps the block valid for a dictionary of
          * the same bytes under that id, and only for it. */
         if (d) {
@@ -278,7 +290,7 @@ static void test_corruption(void)
             ASSERT_EQ(fds_block_info_read(b, len, &bi), 0);
             ASSERT_EQ(bi.dict_id, fds_dict_id(d) + 1000);
             check_block(c, same, b, len, docs.bytes + docs.offs[300], docs.lens + 300,
-                        n, 123456789012ull);
+                        n, big_base());
             fds_block_view v;
             ASSERT_EQ(fds_block_decode(ctx, b, len, d, UINT32_MAX, &v), FDS_EDICT);
             ASSERT_EQ(fds_block_set_dict(b, len, 0), FDS_EINVAL);
@@ -289,7 +301,7 @@ static void test_corruption(void)
             ASSERT_EQ(fds_block_set_dict(b, len, 0), 0);
         }
         check_block(c, d, b, len, docs.bytes + docs.offs[300], docs.lens + 300,
-                    n, 123456789012ull);
+                    n, big_base());
         b[20] ^= 1;
         ASSERT_EQ(fds_block_rebase(b, len, 5), FDS_ECORRUPT);
         ASSERT_EQ(fds_block_set_dict(b, len, 0), FDS_ECORRUPT);
@@ -375,6 +387,58 @@ static void test_encode_errors(void)
     ASSERT_EQ(fds_dict_create(1, FDS_CODEC_ZSTD, 0, docs.bytes, 100, &dd), FDS_EINVAL);
 }
 
+/* Version 2 against version 1: smaller blocks of the same docs, both
+ * decoded by one context in turn (its zstd frame format switches), 32-bit
+ * doc bases only, unknown versions refused. */
+static void test_versions(void)
+{
+    fds_codec_ctx *ctx = fds_codec_ctx_thread();
+    size_t end = td_cut(&docs, 1000, 16384, 128);
+    uint32_t n = (uint32_t)(end - 1000);
+    const uint8_t *raw = docs.bytes + docs.offs[1000];
+    const uint32_t *lens = docs.lens + 1000;
+    uint32_t keep = fmt_version;
+    for (size_t k = 0; k < NCODECS; k++) {
+        fds_codec_id c = all_codecs[k];
+        const fds_dict *d = dict_for(c);
+        size_t l1, l2;
+        fmt_version = FDS_BLOCK_FORMAT_V1;
+        uint8_t *b1 = encode(c, d, raw, lens, n, 1000, &l1, 0);
+        fmt_version = FDS_BLOCK_FORMAT_V2;
+        uint8_t *b2 = encode(c, d, raw, lens, n, 1000, &l2, 0);
+        ASSERT(l2 < l1);
+        fds_block_info bi;
+        for (int rep = 0; rep < 2; rep++) {
+            fmt_version = FDS_BLOCK_FORMAT_V1;
+            check_block(c, d, b1, l1, raw, lens, n, 1000);
+            fmt_version = FDS_BLOCK_FORMAT_V2;
+            check_block(c, d, b2, l2, raw, lens, n, 1000);
+        }
+        ASSERT_EQ(fds_block_rebase(b2, l2, 1ull << 32), FDS_EINVAL);
+        ASSERT_EQ(fds_block_rebase(b2, l2, UINT32_MAX), 0);
+        ASSERT_EQ(fds_block_info_read(b2, l2, &bi), 0);
+        ASSERT_EQ(bi.doc_base, UINT32_MAX);
+        ASSERT_EQ(fds_block_rebase(b1, l1, 1ull << 32), 0);
+        fds_codec_params p;
+        fds_codec_params_default(c, &p);
+        size_t cap = fds_block_bound(&p, docs.offs[end] - docs.offs[1000], n), len;
+        uint8_t *tmp = malloc(cap);
+        ASSERT_EQ(fds_block_encode(ctx, &p, d, 1ull << 32, raw, lens, n, tmp,
+                                   cap, &len), FDS_EINVAL);
+        p.format_version = 3;
+        ASSERT_EQ(fds_block_encode(ctx, &p, d, 0, raw, lens, n, tmp, cap, &len),
+                  FDS_EINVAL);
+        /* A version byte changed to an unknown one is a damaged block. */
+        b2[4] = 3;
+        fds_block_view v;
+        ASSERT_EQ(fds_block_decode(ctx, b2, l2, d, UINT32_MAX, &v), FDS_ECORRUPT);
+        free(tmp);
+        free(b1);
+        free(b2);
+    }
+    fmt_version = keep;
+}
+
 static void *thread_main(void *arg)
 {
     (void)arg;
@@ -432,15 +496,20 @@ int main(int argc, char **argv)
     zdict_sameid = train(FDS_CODEC_ZSTD, 7, 5000, 2000, FDS_DICT_SIZE_DEFAULT);
     ddict_sameid = train(FDS_CODEC_DEFLATE, 8, 5000, 2000, FDS_DICT_SIZE_DEFAULT);
     RUN(test_names);
-    RUN(test_round_trip_json);
-    RUN(test_round_trip_lines);
-    RUN(test_sub_blocks);
-    RUN(test_partial_then_other_codec);
-    RUN(test_edge_docs);
-    RUN(test_corruption);
-    RUN(test_wrong_dict);
-    RUN(test_encode_errors);
-    RUN(test_threads);
+    RUN(test_versions);
+    for (int k = 0; k < 2; k++) {
+        fmt_version = k ? FDS_BLOCK_FORMAT_V1 : FDS_BLOCK_FORMAT_V2;
+        fprintf(stderr, "-- block format version %u\n", fmt_version);
+        RUN(test_round_trip_json);
+        RUN(test_round_trip_lines);
+        RUN(test_sub_blocks);
+        RUN(test_partial_then_other_codec);
+        RUN(test_edge_docs);
+        RUN(test_corruption);
+        RUN(test_wrong_dict);
+        RUN(test_encode_errors);
+        RUN(test_threads);
+    }
     fds_dict_free(zdict);
     fds_dict_free(ddict);
     fds_dict_free(zdict_other);

@@ -1141,6 +1141,84 @@ static void test_dirty_blocks_reencoded(void)
     fds_store_close(s);
 }
 
+/* The smallest and largest block format version of ix's segments. */
+static void seg_formats(fds_index *ix, uint32_t *lo, uint32_t *hi, unsigned *nsegs)
+{
+    pthread_mutex_lock(&ix->refresh_mu);
+    *lo = UINT32_MAX;
+    *hi = 0;
+    for (unsigned i = 0; i < ix->nsegs; i++) {
+        uint32_t f = ix->segs[i]->block_format;
+        *lo = f < *lo ? f : *lo;
+        *hi = f > *hi ? f : *hi;
+    }
+    *nsegs = ix->nsegs;
+    pthread_mutex_unlock(&ix->refresh_mu);
+}
+
+/* Segments of block format version 1 (written here by asking the codec for
+ * that version, as older builds wrote them) stay readable, also after a
+ * restart; a force-merge rewrites them in the current version, both when
+ * it merges several and when one segment is left alone. */
+static void test_old_block_format(void)
+{
+    char data[1024];
+    snprintf(data, sizeof data, "%.900s/oldfmt", dir);
+    static const char *const codecs[] = {"ZSTD", "best_compression", "default"};
+    for (int k = 0; k < 3; k++) {
+        fds_store *s;
+        fds_err e;
+        fds_err_clear(&e);
+        REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+        char name[32];
+        snprintf(name, sizeof name, "old-%d", k);
+        fds_index_settings set;
+        fds_index_settings_default(&set);
+        REQUIRE_EQ(fds_settings_set(&set, "index.codec", codecs[k], NULL), 0);
+        fds_index *ix;
+        REQUIRE_EQ(fds_store_create_index(s, name, &set, NULL, &e), 0);
+        REQUIRE_EQ(fds_store_get_index(s, name, &ix, NULL), 0);
+        pthread_mutex_lock(&ix->meta_mu);
+        ix->settings.codec.format_version = FDS_BLOCK_FORMAT_V1;
+        pthread_mutex_unlock(&ix->meta_mu);
+        int batches = k == 2 ? 1 : 3; /* "default": one segment alone */
+        for (int b = 0; b < batches; b++)
+            REQUIRE_EQ(put_docs(ix, b * 200, (b + 1) * 200, true), 0);
+        uint32_t lo, hi;
+        unsigned nsegs;
+        seg_formats(ix, &lo, &hi, &nsegs);
+        ASSERT_EQ(nsegs, (unsigned)batches);
+        ASSERT_EQ(lo, FDS_BLOCK_FORMAT_V1);
+        ASSERT_EQ(hi, FDS_BLOCK_FORMAT_V1);
+        fds_index_stats st;
+        fds_index_stats_get(ix, &st);
+        uint64_t v1_bytes = st.stored_fields_bytes;
+        fds_index_release(ix);
+        fds_store_close(s);
+        /* Reopened by today's code, which writes the current version. */
+        REQUIRE_EQ(fds_store_open(data, &s, &e), 0);
+        REQUIRE_EQ(fds_store_get_index(s, name, &ix, NULL), 0);
+        seg_formats(ix, &lo, &hi, &nsegs);
+        ASSERT_EQ(lo, FDS_BLOCK_FORMAT_V1);
+        for (int i = 0; i < batches * 200; i += 7)
+            ASSERT(doc_is(ix, i));
+        REQUIRE_EQ(fds_index_forcemerge(ix, 1, &e), 0);
+        seg_formats(ix, &lo, &hi, &nsegs);
+        ASSERT_EQ(nsegs, 1u);
+        ASSERT_EQ(lo, FDS_BLOCK_FORMAT_VERSION);
+        ASSERT_EQ(hi, FDS_BLOCK_FORMAT_VERSION);
+        for (int i = 0; i < batches * 200; i++)
+            ASSERT(doc_is(ix, i));
+        fds_index_stats_get(ix, &st);
+        ASSERT_EQ(st.docs_count, (uint64_t)batches * 200);
+        /* version 2 blocks are smaller (one segment against several is
+         * only fewer, fuller blocks on top) */
+        ASSERT(st.stored_fields_bytes < v1_bytes);
+        fds_index_release(ix);
+        fds_store_close(s);
+    }
+}
+
 /* Below the free-space floor writes are refused with Elasticsearch's
  * flood-stage block and nothing of them is kept; gets keep serving; once
  * the floor is met again writes go through by themselves. */
@@ -1946,6 +2024,7 @@ int main(void)
     test_block_offset_wrap();
     test_delete_missing_and_limits();
     test_dirty_blocks_reencoded();
+    test_old_block_format();
     test_min_free_disk();
     test_background_threads_niced();
     test_aliases_templates();
