@@ -2,7 +2,10 @@
  * sidx_breakdown: where the bytes of a segment index file (.sidx, stored by
  * the server as seg_N.tim) go, per field and per part.
  *
- *   sidx_breakdown FILE [--fields]
+ *   sidx_breakdown FILE... [--fields] [--per-doc]
+ *
+ * Several files (a shard's segments) are summed, fields matched by name;
+ * --per-doc divides every figure by the files' documents (max_doc).
  *
  * Parts (bytes): term dictionary (bit-packed entries), term bytes (strings
  * first written for the field; strings shared with an earlier field are
@@ -72,38 +75,40 @@ static int first_use(oset *o, uint64_t off)
     return 1;
 }
 
-int main(int argc, char **argv)
+/* Totals of one field over the files (matched by name). */
+typedef struct ftot {
+    char name[128];
+    uint64_t terms, single, p[P_N];
+} ftot;
+
+static ftot *field_tot(ftot *ft, size_t *n, const char *name, uint32_t len)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: sidx_breakdown FILE [--fields]\n");
-        return 2;
-    }
-    int per_field = argc > 2 && !strcmp(argv[2], "--fields");
-    fds_sidx *s;
-    fds_err err;
-    if (fds_sidx_open(argv[1], &s, &err)) {
-        fprintf(stderr, "sidx_breakdown: cannot open %s\n", argv[1]);
-        return 1;
-    }
-    uint64_t tot[P_N] = {0};
+    for (size_t i = 0; i < *n; i++)
+        if (strlen(ft[i].name) == len && !memcmp(ft[i].name, name, len))
+            return &ft[i];
+    ftot *t = &ft[(*n)++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%.*s", (int)len, name);
+    return t;
+}
+
+/* Add the parts of file s to tot, and per field to ft. */
+static void breakdown(const fds_sidx *s, oset *seen, uint64_t *tot, ftot *ft,
+                      size_t *nft)
+{
     uint32_t md = s->max_doc;
     uint32_t docs[FDS_POSTINGS_BLOCK], tfs[FDS_POSTINGS_BLOCK];
-    oset seen = {0};
-    if (per_field)
-        printf("%-28s %7s %7s %9s %9s %9s %9s %9s %7s %9s\n", "field", "terms",
-               "single", "entries", "tbytes", "skip", "postings", "positions",
-               "norms", "docvalues");
     for (uint32_t i = 0; i < s->nfields; i++) {
         const fds_sfield *f = &s->fields[i];
         uint64_t p[P_N] = {0}, single = 0;
-        
+
         p[P_ENTRIES] = FDS_SIDX_DICT_BYTES(f->nterms, f->wentry);
         if (f->pos)
             p[P_POS] = FDS_SIDX_POS_TABLE_BYTES(f->nterms, f->wpos);
         for (uint32_t o = 0; o < f->nterms; o++) {
             uint32_t len;
             const char *str = fds__sidx_term_str(f, o, &len);
-            if (first_use(&seen, (uint64_t)((const uint8_t *)str - s->map)))
+            if (first_use(seen, (uint64_t)((const uint8_t *)str - s->map)))
                 p[P_TBYTES] += len;
             fds_sterm t;
             fds__sidx_term_at(s, f, o, &t);
@@ -129,29 +134,86 @@ int main(int argc, char **argv)
         else if (f->flags & FDS_SIDX_F_NUMCOL)
             p[P_DV] += f->num_bits == FDS_SIDX_NUM_RAW
                            ? (uint64_t)md * 8
-                           : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
-        for (int k = 0; k < P_N; k++)
+                           : (f->kind == FDS_FT_DOUBLE ? 16 : 8) + /* + scale */
+                                 FDS_SIDX_ORD_BYTES(md, f->num_bits);
+        ftot *t = field_tot(ft, nft, f->name, f->name_len);
+        t->terms += f->nterms;
+        t->single += single;
+        for (int k = 0; k < P_N; k++) {
             tot[k] += p[k];
-        if (per_field)
-            printf("%-28.*s %7u %7llu %9llu %9llu %9llu %9llu %9llu %7llu %9llu\n",
-                   (int)f->name_len, f->name, f->nterms,
-                   (unsigned long long)single,
-                   (unsigned long long)p[P_ENTRIES],
-                   (unsigned long long)p[P_TBYTES],
-                   (unsigned long long)p[P_SKIP], (unsigned long long)p[P_POST],
-                   (unsigned long long)p[P_POS], (unsigned long long)p[P_NORMS], (unsigned long long)p[P_DV]);
+            t->p[k] += p[k];
+        }
     }
-    tot[P_IDS] = ((uint64_t)md + 1) * 4 + (uint64_t)md * 4 + s->idbytes_len;
-    uint64_t file = fds_sidx_file_bytes(s), sum = 0;
-    printf("%-16s %10s %6s\n", "part", "bytes", "%");
+    tot[P_IDS] += ((uint64_t)md + 1) * 4 + (uint64_t)md * 4 + s->idbytes_len;
+}
+
+int main(int argc, char **argv)
+{
+    int per_field = 0, per_doc = 0, nfiles = 0;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--fields"))
+            per_field = 1;
+        else if (!strcmp(argv[a], "--per-doc"))
+            per_doc = 1;
+        else
+            nfiles++;
+    }
+    if (!nfiles) {
+        fprintf(stderr, "usage: sidx_breakdown FILE... [--fields] [--per-doc]\n");
+        return 2;
+    }
+    uint64_t tot[P_N] = {0}, file = 0, ndocs = 0;
+    static ftot ft[1024];
+    size_t nft = 0;
+    for (int a = 1; a < argc; a++) {
+        if (argv[a][0] == '-' && argv[a][1] == '-')
+            continue;
+        fds_sidx *s;
+        fds_err err;
+        if (fds_sidx_open(argv[a], &s, &err)) {
+            fprintf(stderr, "sidx_breakdown: cannot open %s\n", argv[a]);
+            return 1;
+        }
+        if (s->nfields > 1024 - nft) {
+            fprintf(stderr, "sidx_breakdown: too many fields\n");
+            return 1;
+        }
+        oset seen = {0}; /* term strings are shared within one file */
+        breakdown(s, &seen, tot, ft, &nft);
+        free(seen.v);
+        file += fds_sidx_file_bytes(s);
+        ndocs += s->max_doc;
+        fds_sidx_close(s);
+    }
+    /* bytes, or bytes per doc with --per-doc */
+    double div = per_doc && ndocs ? (double)ndocs : 1.0;
+    const char *fmt = per_doc ? " %9.2f" : " %9.0f";
+    if (per_field) {
+        printf("%-28s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "field", "terms",
+               "single", "entries", "tbytes", "skip", "postings", "positions",
+               "norms", "docvalues");
+        for (size_t i = 0; i < nft; i++) {
+            printf("%-28s %9llu %9llu", ft[i].name,
+                   (unsigned long long)ft[i].terms,
+                   (unsigned long long)ft[i].single);
+            for (int k = P_ENTRIES; k <= P_DV; k++)
+                printf(fmt, (double)ft[i].p[k] / div);
+            printf("\n");
+        }
+    }
+    uint64_t sum = 0;
+    printf("%-16s %10s %6s\n", "part", per_doc ? "B/doc" : "bytes", "%");
     for (int k = 0; k < P_N; k++) {
         sum += tot[k];
-        printf("%-16s %10llu %6.1f\n", pname[k], (unsigned long long)tot[k],
-               100.0 * (double)tot[k] / (double)file);
+        printf("%-16s", pname[k]);
+        printf(per_doc ? " %10.2f" : " %10.0f", (double)tot[k] / div);
+        printf(" %6.1f\n", 100.0 * (double)tot[k] / (double)file);
     }
-    printf("%-16s %10llu %6.1f\n", "other", (unsigned long long)(file - sum),
-           100.0 * (double)(file - sum) / (double)file);
-    printf("%-16s %10llu (%u docs)\n", "file", (unsigned long long)file, md);
-    fds_sidx_close(s);
+    printf("%-16s", "other");
+    printf(per_doc ? " %10.2f" : " %10.0f", (double)(file - sum) / div);
+    printf(" %6.1f\n", 100.0 * (double)(file - sum) / (double)file);
+    printf("%-16s", "file");
+    printf(per_doc ? " %10.2f" : " %10.0f", (double)file / div);
+    printf(" (%llu docs, %d files)\n", (unsigned long long)ndocs, nfiles);
     return 0;
 }
