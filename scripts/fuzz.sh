@@ -27,13 +27,14 @@ declare -A BIN=(
   [fuzz_httpc]=tests/loadgen/fuzz_httpc
   [fuzz_dsl]=tests/query/fuzz_dsl
   [fuzz_sidx]=tests/query/fuzz_sidx
+  [fuzz_postings]=tests/query/fuzz_postings
   [fuzz_bulk]=tests/fuzz/fuzz_bulk
   [fuzz_url]=tests/fuzz/fuzz_url
   [fuzz_catalog]=tests/fuzz/fuzz_catalog
   [fuzz_json_merge]=tests/fuzz/fuzz_json_merge
   [fuzz_analyze]=tests/fuzz/fuzz_analyze
 )
-ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_bulk fuzz_url
+ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_postings fuzz_bulk fuzz_url
        fuzz_catalog fuzz_json_merge fuzz_analyze)
 # Targets with a known, not yet fixed finding: skipped, with the reason.
 # Delete the line once the fix is in (FUZZ_NO_SKIP=1 runs them anyway).

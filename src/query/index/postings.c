@@ -3,12 +3,20 @@
  * layout in sidx_format.h).
  *
  * Block = 1 header byte (bits 0-5: gap width w in bits, 0..32; bit 6: every
- * frequency is 1), then the n doc-id gaps bit-packed with w bits each (least
- * significant bit first, ceil(n * w / 8) bytes), then -- unless bit 6 is
- * set -- n frequencies as LEB128 varints.  This is frame-of-reference
- * packing as in Lucene's ForUtil (without the exceptions of PFOR): a block
- * of a frequent term, gaps 0-3, takes 2 bits per doc, and keyword fields and
- * most text terms (every tf 1) store no frequencies at all.
+ * frequency is 1; bit 7: frequencies bit-packed), then the n doc-id gaps
+ * bit-packed with w bits each (least significant bit first, ceil(n * w / 8)
+ * bytes), then -- unless bit 6 is set -- the n frequencies: with bit 7, a
+ * byte tw (1..32) and n values tf - 1 of tw bits each (ceil(n * tw / 8)
+ * bytes, LSB first as the gaps); without it, n LEB128 varints.  This is
+ * frame-of-reference packing as in Lucene's ForUtil (without the
+ * exceptions of PFOR) for both, as Lucene90PostingsWriter packs doc deltas
+ * and freqs alike: a block of a frequent term, gaps 0-3, takes 2 bits per
+ * doc, keyword fields and most text terms (every tf 1) store no
+ * frequencies at all, and the frequencies of a text term's block, most 1
+ * or 2, take 1 or 2 bits each where a varint took 8.  The writer packs the
+ * frequencies unless their varints are smaller (one large frequency among
+ * small ones); segment format 8 and later (sidx_format.h), while blocks of
+ * older files, bit 7 clear, decode as before.
  */
 #include "index/postings.h"
 
@@ -20,29 +28,18 @@
 
 #define HDR_WIDTH 0x3Fu
 #define HDR_ALL_TF1 0x40u
+#define HDR_TF_PACKED 0x80u
 
-size_t fds_postings_encode_block(const uint32_t *docs, const uint32_t *tfs,
-                                 unsigned n, uint32_t base, uint8_t *out)
+/* Append n values of v[i] - sub, w bits each (LSB first), at out; returns
+ * the bytes written, ceil(n * w / 8). */
+static size_t pack_bits(const uint32_t *v, unsigned n, uint32_t sub,
+                        unsigned w, uint8_t *out)
 {
-    uint32_t next = base, maxg = 0;
-    int all1 = 1;
-    for (unsigned i = 0; i < n; i++) {
-        uint32_t g = docs[i] - next;
-        maxg |= g;
-        next = docs[i] + 1;
-        all1 &= tfs[i] == 1;
-    }
-    unsigned w = 0;
-    while (w < 32 && (maxg >> w))
-        w++;
-    out[0] = (uint8_t)(w | (all1 ? HDR_ALL_TF1 : 0));
-    size_t o = 1;
+    size_t o = 0;
     uint64_t acc = 0;
     unsigned nb = 0;
-    next = base;
     for (unsigned i = 0; i < n && w; i++) {
-        acc |= (uint64_t)(docs[i] - next) << nb;
-        next = docs[i] + 1;
+        acc |= (uint64_t)(v[i] - sub) << nb;
         nb += w;
         while (nb >= 8) {
             out[o++] = (uint8_t)acc;
@@ -52,18 +49,45 @@ size_t fds_postings_encode_block(const uint32_t *docs, const uint32_t *tfs,
     }
     if (nb)
         out[o++] = (uint8_t)acc;
-    if (!all1)
-        for (unsigned i = 0; i < n; i++)
-            o += fds__varint_put(out + o, tfs[i]);
     return o;
 }
 
-/* The doc ids of a full block of gaps of width W (a constant in each
- * caller below, so that the shifts and offsets of the 8 values of every
- * W-byte group fold away); `next` is the block's base.  Reads up to 8
- * bytes past the 16 * W bytes of gaps.  Returns the last doc + 1. */
+size_t fds_postings_encode_block(const uint32_t *docs, const uint32_t *tfs,
+                                 unsigned n, uint32_t base, uint8_t *out)
+{
+    uint32_t gaps[FDS_POSTINGS_BLOCK], next = base, maxg = 0, maxt = 0;
+    size_t vbytes = 0; /* the frequencies as varints */
+    for (unsigned i = 0; i < n; i++) {
+        gaps[i] = docs[i] - next;
+        maxg |= gaps[i];
+        next = docs[i] + 1;
+        maxt |= tfs[i] - 1;
+        vbytes += 1 + (tfs[i] >= 1u << 7) + (tfs[i] >= 1u << 14) +
+                  (tfs[i] >= 1u << 21) + (tfs[i] >= 1u << 28);
+    }
+    unsigned w = fds__bit_width(maxg), tw = fds__bit_width(maxt);
+    bool all1 = tw == 0;
+    bool packed = !all1 && 1 + ((size_t)n * tw + 7) / 8 <= vbytes;
+    out[0] = (uint8_t)(w | (all1 ? HDR_ALL_TF1 : 0) | (packed ? HDR_TF_PACKED : 0));
+    size_t o = 1 + pack_bits(gaps, n, 0, w, out + 1);
+    if (packed) {
+        out[o++] = (uint8_t)tw;
+        o += pack_bits(tfs, n, 1, tw, out + o);
+    } else if (!all1) {
+        for (unsigned i = 0; i < n; i++)
+            o += fds__varint_put(out + o, tfs[i]);
+    }
+    return o;
+}
+
+/* A full block's 128 values of width W (a constant in each caller below,
+ * so that the shifts and offsets of the 8 values of every W-byte group fold
+ * away): with `gaps`, doc-id gaps summed from `next`, the block's base,
+ * into doc ids (returns the last doc + 1); without, frequencies tf - 1
+ * (returns `next`).  Reads up to 8 bytes past the 16 * W bytes. */
 static inline __attribute__((always_inline)) uint64_t
-unpack_full(const uint8_t *p, unsigned W, uint64_t next, uint32_t *docs)
+unpack_full(const uint8_t *p, unsigned W, uint64_t next, uint32_t *out,
+            bool gaps)
 {
     const uint64_t mask = W == 32 ? 0xFFFFFFFFull : (1ull << W) - 1;
     for (unsigned g = 0; g < FDS_POSTINGS_BLOCK / 8; g++) {
@@ -72,16 +96,21 @@ unpack_full(const uint8_t *p, unsigned W, uint64_t next, uint32_t *docs)
         for (unsigned j = 0; j < 8; j++) {
             uint64_t v;
             __builtin_memcpy(&v, q + ((j * W) >> 3), 8);
-            uint64_t d = next + ((v >> ((j * W) & 7)) & mask);
-            docs[g * 8 + j] = (uint32_t)d;
-            next = d + 1;
+            v = (v >> ((j * W) & 7)) & mask;
+            if (gaps) {
+                uint64_t d = next + v;
+                out[g * 8 + j] = (uint32_t)d;
+                next = d + 1;
+            } else {
+                out[g * 8 + j] = (uint32_t)v + 1;
+            }
         }
     }
     return next;
 }
 
 #define UNPACK_CASE(W) \
-    case W: return unpack_full(p, W, next, docs);
+    case W: return unpack_full(p, W, next, docs, true);
 
 /* unpack_full for a width w of 1..32 known only at run time. */
 static uint64_t unpack_full_w(const uint8_t *p, unsigned w, uint64_t next,
@@ -103,15 +132,60 @@ static uint64_t unpack_full_w(const uint8_t *p, unsigned w, uint64_t next,
     }
 }
 
+#define UNPACK_TF_CASE(W) \
+    case W: unpack_full(p, W, 0, tfs, false); break;
+
+/* Frequencies of a block with HDR_TF_PACKED at p (the width byte, then
+ * the values): the bytes they take, or FDS_ECORRUPT.  Full blocks of the
+ * usual widths (1-8 bits: frequencies up to 256) unpack with the width a
+ * constant; the others one value at a time. */
+static long unpack_tfs(const uint8_t *p, const uint8_t *end, unsigned n,
+                       uint32_t *tfs)
+{
+    if (p >= end || *p == 0 || *p > 32)
+        return FDS_ECORRUPT;
+    unsigned tw = *p++;
+    size_t nbytes = ((size_t)n * tw + 7) / 8;
+    if ((size_t)(end - p) < nbytes)
+        return FDS_ECORRUPT;
+    const uint64_t mask = tw == 32 ? 0xFFFFFFFFull : (1ull << tw) - 1;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n == FDS_POSTINGS_BLOCK && tw <= 8 && (size_t)(end - p) >= nbytes + 8) {
+        switch (tw) {
+        UNPACK_TF_CASE(1) UNPACK_TF_CASE(2) UNPACK_TF_CASE(3)
+        UNPACK_TF_CASE(4) UNPACK_TF_CASE(5) UNPACK_TF_CASE(6)
+        UNPACK_TF_CASE(7) UNPACK_TF_CASE(8)
+        }
+        return (long)(1 + nbytes);
+    }
+#endif
+    uint64_t acc = 0;
+    unsigned have = 0;
+    const uint8_t *q = p;
+    for (unsigned i = 0; i < n; i++) {
+        while (have < tw) {
+            acc |= (uint64_t)*q++ << have;
+            have += 8;
+        }
+        uint64_t t = (acc & mask) + 1;
+        acc >>= tw;
+        have -= tw;
+        if (t > UINT32_MAX)
+            return FDS_ECORRUPT;
+        tfs[i] = (uint32_t)t;
+    }
+    return (long)(1 + nbytes);
+}
+
 long fds_postings_decode_block(const uint8_t *p, const uint8_t *end,
                                unsigned n, uint32_t base, uint32_t max_doc,
                                uint32_t *docs, uint32_t *tfs)
 {
     const uint8_t *s = p;
-    if (p >= end || (*p & ~(HDR_WIDTH | HDR_ALL_TF1)))
+    if (p >= end || ((*p & HDR_ALL_TF1) && (*p & HDR_TF_PACKED)))
         return FDS_ECORRUPT;
     unsigned w = *p & HDR_WIDTH;
-    int all1 = (*p & HDR_ALL_TF1) != 0;
+    int all1 = (*p & HDR_ALL_TF1) != 0, packed = (*p & HDR_TF_PACKED) != 0;
     p++;
     if (w > 32)
         return FDS_ECORRUPT;
@@ -177,6 +251,10 @@ freqs:
             for (unsigned i = 0; i < n; i++)
                 tfs[i] = 1;
         return (long)(p - s);
+    }
+    if (packed) {
+        long k = unpack_tfs(p, end, n, tfs);
+        return k < 0 ? k : (long)(p + k - s);
     }
     unsigned i = 0;
 #ifdef __SSE2__
