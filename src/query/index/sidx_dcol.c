@@ -8,7 +8,8 @@
  * does, mapping/values.c fds__round_ftype).  Such a column is stored as
  * integers m = value * 10^k, packed as the integer columns are (the
  * smallest m subtracted, the fewest bits that hold the rest), and read as
- * m / 10^k, then rounded to float32 for a float column.  The writer keeps
+ * m / 10^k, or for a float column as m * (1 / 10^k) rounded to float32
+ * (fds__dcol_decode).  The writer keeps
  * this layout only when that read gives every value back to the bit
  * (otherwise, or past 2^53 or FDS_SIDX_DCOL_DIGITS digits, the column
  * stays raw), so a search, sort or aggregation sees the doubles it saw
@@ -24,9 +25,19 @@
 static const double dcol_pow10[FDS_SIDX_DCOL_DIGITS + 1] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
 
+/* 1 / 10^k, rounded as the division at run time is (IEEE 754) */
+static const double dcol_inv10[FDS_SIDX_DCOL_DIGITS + 1] = {
+    1 / 1e0, 1 / 1e1, 1 / 1e2, 1 / 1e3, 1 / 1e4,
+    1 / 1e5, 1 / 1e6, 1 / 1e7, 1 / 1e8, 1 / 1e9};
+
 double fds__dcol_div(unsigned digits)
 {
     return dcol_pow10[digits <= FDS_SIDX_DCOL_DIGITS ? digits : 0];
+}
+
+double fds__dcol_mul(unsigned digits)
+{
+    return dcol_inv10[digits <= FDS_SIDX_DCOL_DIGITS ? digits : 0];
 }
 
 /* m for value v at `digits` decimal digits, when the column's read of m
@@ -37,7 +48,7 @@ static bool dcol_int(double v, unsigned digits, bool flt, int64_t *m)
     if (!(fabs(x) < 9007199254740992.0)) /* 2^53: m exact; NaN fails too */
         return false;
     *m = llround(x);
-    double back = fds__dcol_decode(*m, dcol_pow10[digits], flt);
+    double back = fds__dcol_decode(*m, dcol_pow10[digits], dcol_inv10[digits], flt);
     uint64_t a, b;
     __builtin_memcpy(&a, &v, 8);
     __builtin_memcpy(&b, &back, 8);

@@ -89,10 +89,10 @@
  *              u64 scale (bits 0-3: digits k, 0..FDS_SIDX_DCOL_DIGITS;
  *              FDS_SIDX_DCOL_FLOAT: round to float32; no other bit), then
  *              max_doc values of num_bits bits, m - min, then 8 zero
- *              bytes; a doc's value is m / 10^k (as a double division),
- *              then (double)(float) of it with FDS_SIDX_DCOL_FLOAT: the
- *              writer packs a column only when that gives every value
- *              back to the bit;
+ *              bytes; a doc's value is m / 10^k (a double division), or
+ *              with FDS_SIDX_DCOL_FLOAT (double)(float)(m * (1 / 10^k))
+ *              (1 / 10^k the double nearest): the writer packs a column
+ *              only when that gives every value back to the bit;
  *            TEXT with flag 64: u64 vals_off, the offset of the value
  *              table (below), then max_doc values of ord_bits bits, the
  *              value id + 1 of the doc's value (0 = none), then 8 zero
@@ -169,8 +169,9 @@
  *   is the last doc of the block before, -1 for the first block), then,
  *   unless bit 6 is set, the n term frequencies: with bit 7, a u8 tw
  *   (1..32) then n values tf - 1 of tw bits each (ceil(n * tw / 8) bytes,
- *   LSB first); without it, n LEB128 varints (version 8 writers choose
- *   varints only when they take fewer bytes).
+ *   LSB first); without it, n LEB128 varints (version 8 writers pack
+ *   widths 1, 2 and 4 only, 3 as 4, and when that is no larger than the
+ *   varints; readers take any width).
  *   The per-block (max tf, min norm) pair bounds every BM25 score in the
  *   block, which is what block-max WAND needs to skip a block.
  *

@@ -359,7 +359,9 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
             if ((scale & ~(uint64_t)(FDS_SIDX_DCOL_DIGITS_MASK | FDS_SIDX_DCOL_FLOAT)) ||
                 (scale & FDS_SIDX_DCOL_DIGITS_MASK) > FDS_SIDX_DCOL_DIGITS)
                 return corrupt(err, path, "bad double column scale");
-            f->num_div = fds__dcol_div((unsigned)(scale & FDS_SIDX_DCOL_DIGITS_MASK));
+            unsigned digits = (unsigned)(scale & FDS_SIDX_DCOL_DIGITS_MASK);
+            f->num_div = fds__dcol_div(digits);
+            f->num_mul = fds__dcol_mul(digits);
             f->num_float = (scale & FDS_SIDX_DCOL_FLOAT) != 0;
             f->col += 8;
         }
