@@ -32,7 +32,7 @@
  * Version 8 bit-packs the term frequencies of a postings block (header bit
  * 7, below) as its doc-id gaps are, where varints took a byte each: on 1M
  * synthlogs documents (growing vocabularies, the nginx mapping) the
- * postings (skip entries, impacts, blocks) shrink from 57.93 to 47.85
+ * postings (skip entries, impacts, blocks) shrink from 57.93 to 48.31
  * B/doc (bench/query/index_size.sh).  A block of a version 3 to 7 file has bit 7
  * clear and decodes as before; a merge rewrites it packed.  Version 8
  * also packs a double column whose values are decimals of a few digits
