@@ -27,6 +27,7 @@ declare -A BIN=(
   [fuzz_httpc]=tests/loadgen/fuzz_httpc
   [fuzz_dsl]=tests/query/fuzz_dsl
   [fuzz_sidx]=tests/query/fuzz_sidx
+  [fuzz_postings]=tests/query/fuzz_postings
   [fuzz_bulk]=tests/fuzz/fuzz_bulk
   [fuzz_url]=tests/fuzz/fuzz_url
   [fuzz_catalog]=tests/fuzz/fuzz_catalog
@@ -42,6 +43,7 @@ ORDER=(fuzz_block fuzz_logparse fuzz_httpc fuzz_dsl fuzz_sidx fuzz_bulk fuzz_url
 declare -A SKIP=(
 )
 [[ -n ${FUZZ_NO_SKIP:-} ]] && SKIP=()
+ORDER+=(fuzz_postings) # the postings block decoder (tests/query/fuzz)
 
 CC=${FUZZ_CC:-clang} cmake -S . -B "$BUILD" -DFDS_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -38,6 +38,7 @@ void fds__h_refresh(fds_req *r, fds_resp *o);
 void fds__h_flush(fds_req *r, fds_resp *o);
 void fds__h_forcemerge(fds_req *r, fds_resp *o);
 void fds__h_stats(fds_req *r, fds_resp *o);
+void fds__h_disk_usage(fds_req *r, fds_resp *o); /* disk_usage.c */
 enum { FDS_RESIZE_CLONE, FDS_RESIZE_SHRINK, FDS_RESIZE_SPLIT };
 /* POST|PUT /{index}/_clone|_shrink|_split/{target}: `type` FDS_RESIZE_*. */
 void fds__h_resize(fds_req *r, fds_resp *o, int type);

@@ -68,6 +68,7 @@ static const char *const P_EXPR[] = {EXPR_PARAMS, NULL};
 /* "local": one node, so its own state is the master's */
 static const char *const P_EXPR_LOCAL[] = {EXPR_PARAMS, "local", NULL};
 static const char *const P_FORCEMERGE[] = {EXPR_PARAMS, "max_num_segments", NULL};
+static const char *const P_DISK_USAGE[] = {EXPR_PARAMS, "run_expensive_tasks", "flush", NULL};
 static const char *const P_CAT[] = {CAT_PARAMS, "local", NULL};
 static const char *const P_RESIZE[] = {"copy_settings", NULL};
 static const char *const P_CAT_ALLOCATION[] = {CAT_PARAMS, "bytes", "local", NULL};
@@ -182,6 +183,7 @@ static const route_def ROUTES[] = {
     {"{}/_refresh", M_POST | M_GET | R_WRITES, fds__h_refresh, P_EXPR},
     {"{}/_flush", M_POST | M_GET | R_WRITES, fds__h_flush, P_EXPR},
     {"{}/_forcemerge", M_POST | R_WRITES, fds__h_forcemerge, P_FORCEMERGE},
+    {"{}/_disk_usage", M_POST | R_WRITES, fds__h_disk_usage, P_DISK_USAGE},
     {"{}/_open", M_POST, h_open, P_NONE},
     {"{}/_close", M_POST, h_close, P_NONE},
     {"{}/_stats", M_GET, fds__h_stats, P_EXPR},

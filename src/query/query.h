@@ -279,6 +279,27 @@ int fds_sidx_find_id(const fds_sidx *s, const char *id, size_t id_len,
 /* The _id of `doc` (not NUL-terminated; *len set), NULL if out of range. */
 const char *fds_sidx_doc_id(const fds_sidx *s, uint32_t doc, size_t *len);
 
+/* Bytes of one field of a segment index file by part (the _disk_usage
+ * API, Elasticsearch's IndexDiskUsageAnalyzer; src/query/index/sidx_usage.c
+ * says what each counts). */
+typedef struct fds_sidx_usage {
+    uint64_t terms;      /* term dictionary entries and term bytes */
+    uint64_t postings;   /* skip entries, impacts, postings blocks */
+    uint64_t positions;  /* positions tables, block offsets, positions */
+    uint64_t norms;
+    uint64_t doc_values; /* presence bitset, column, value table */
+} fds_sidx_usage;
+
+/* Fill u[i] for each of the file's fields (fds_sidx_nfields(s) of them,
+ * in fds_sidx_field_name order) and *id for its _id table (in `terms`).
+ * Walks every posting: the cost of a scan of the file.  0 or FDS_ENOMEM. */
+int fds_sidx_disk_usage(const fds_sidx *s, fds_sidx_usage *u,
+                        fds_sidx_usage *id);
+uint32_t fds_sidx_nfields(const fds_sidx *s);
+/* Field i's dotted path (not NUL-terminated; *len set), NULL past the
+ * last.  Valid while s is open. */
+const char *fds_sidx_field_name(const fds_sidx *s, uint32_t i, size_t *len);
+
 /* ---- search ------------------------------------------------------------- */
 
 typedef struct fds_search_request fds_search_request; /* search_request.h */

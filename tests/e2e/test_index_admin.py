@@ -4,7 +4,7 @@ committed before the answer), GET .../_mapping/field/{fields}, the
 index.blocks.* settings with their effects and PUT /{index}/_block/{block},
 DELETE /{index} under action.destructive_requires_name, writes under
 action.auto_create_index and the /_cluster/settings that holds them, HEAD
-over several indices."""
+over several indices, POST /{index}/_disk_usage."""
 import unittest
 
 from fdsserver import Server, ServerTestCase
@@ -369,6 +369,89 @@ class DestructiveRequiresName(ServerTestCase):
         self.assertEqual(self.req("HEAD", "/dr-1,dr-2")[0], 200)
         self.assertEqual(self.req("HEAD", "/dr-1,missing")[0], 404)
         self.assertEqual(self.req("HEAD", "/missing")[0], 404)
+
+
+class DiskUsage(ServerTestCase):
+    """POST /{index}/_disk_usage: Elasticsearch's shape, per-field parts
+    that add up, the flush it does first, and its refusals."""
+    PARTS = ("stored_fields", "doc_values", "points", "norms", "term_vectors",
+             "knn_vectors")
+
+    def setUp(self):
+        self.req("DELETE", "/du")
+        st, b, _ = self.req("PUT", "/du", {"mappings": {"properties": {
+            "msg": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
+            "rt": {"type": "float"}, "n": {"type": "long"},
+            "k": {"type": "keyword"}}}})
+        self.assertEqual(st, 200, b)
+        lines = []
+        for i in range(600):
+            lines.append('{"index":{"_index":"du","_id":"%d"}}' % i)
+            lines.append('{"msg":"get the page %d of the shop %d","rt":%.3f,"n":%d,"k":"k%d"}'
+                         % (i, i % 7, (i % 97) / 1000.0, i, i % 13))
+        st, b, _ = self.req("POST", "/_bulk", "\n".join(lines) + "\n")
+        self.assertEqual(st, 200)
+        self.assertFalse(b["errors"])
+
+    def test_shape_and_sums(self):
+        # no _refresh: the default flush writes the buffered docs first
+        st, b, _ = self.req("POST", "/du/_disk_usage?run_expensive_tasks=true")
+        self.assertEqual(st, 200, b)
+        self.assertEqual(b["_shards"], {"total": 1, "successful": 1, "failed": 0})
+        du = b["du"]
+        fields = du["fields"]
+        for f in ("_id", "_source", "msg", "msg.raw", "rt", "n", "k"):
+            self.assertIn(f, fields)
+        for name, f in list(fields.items()) + [("all_fields", du["all_fields"])]:
+            total = f["inverted_index"]["total_in_bytes"] + sum(
+                f[p + "_in_bytes"] for p in self.PARTS)
+            self.assertEqual(f["total_in_bytes"], total, name)
+            ii = f["inverted_index"]
+            self.assertEqual(ii["total_in_bytes"], ii["terms_in_bytes"] +
+                             ii["postings_in_bytes"] + ii["proximity_in_bytes"], name)
+            for p in ("total", "stored_fields", "doc_values", "norms"):
+                self.assertIsInstance(f[p], str)
+        for p in ("total_in_bytes", "stored_fields_in_bytes", "doc_values_in_bytes",
+                  "norms_in_bytes"):
+            self.assertEqual(du["all_fields"][p], sum(f[p] for f in fields.values()), p)
+        # what each part holds: the text field has positions and norms
+        # (600 docs, 1 byte each), the keyword none; numbers doc values only
+        self.assertGreater(fields["msg"]["inverted_index"]["proximity_in_bytes"], 0)
+        self.assertEqual(fields["msg"]["norms_in_bytes"], 600)
+        self.assertEqual(fields["msg.raw"]["inverted_index"]["proximity_in_bytes"], 0)
+        self.assertEqual(fields["k"]["norms_in_bytes"], 0)
+        # a number has no terms: its empty dictionary's header and padding
+        self.assertEqual(fields["n"]["inverted_index"]["total_in_bytes"], 16)
+        self.assertGreater(fields["n"]["doc_values_in_bytes"], 0)
+        st, stats, _ = self.req("GET", "/du/_stats/store")
+        store = stats["indices"]["du"]["primaries"]["store"]
+        self.assertEqual(fields["_source"]["stored_fields_in_bytes"],
+                         store["stored_fields_in_bytes"])
+        self.assertGreater(store["stored_fields_in_bytes"], 0)
+        self.assertEqual(du["store_size_in_bytes"], store["size_in_bytes"])
+        # every byte of the index file but its header, descriptors and
+        # footer is some field's
+        inv = du["all_fields"]["total_in_bytes"] - store["stored_fields_in_bytes"]
+        self.assertLessEqual(inv, store["postings_in_bytes"])
+        self.assertGreater(inv, store["postings_in_bytes"] * 0.95)
+
+    def test_flush_false_and_refusals(self):
+        st, b, _ = self.req("POST", "/du/_disk_usage?run_expensive_tasks=true&flush=false")
+        self.assertEqual(st, 200, b)
+        self.assertEqual(b["du"]["all_fields"]["total_in_bytes"], 0)  # nothing flushed
+        self.assertError(self.req("POST", "/du/_disk_usage"), 400,
+                         "illegal_argument_exception",
+                         "analyzing the disk usage of an index is expensive and "
+                         "resource-intensive, the parameter [run_expensive_tasks] "
+                         "must be set to [true] in order for the task to be performed.")
+        self.assertError(self.req("POST", "/du/_disk_usage?run_expensive_tasks=false"),
+                         400, "illegal_argument_exception")
+        self.assertError(self.req("POST", "/du/_disk_usage?run_expensive_tasks=true&flush=x"),
+                         400, "illegal_argument_exception")
+        self.assertError(self.req("POST", "/du/_disk_usage?run_expensive_tasks=true&pretend=1"),
+                         400, "illegal_argument_exception")
+        self.assertError(self.req("POST", "/nope/_disk_usage?run_expensive_tasks=true"),
+                         404, "index_not_found_exception")
 
 
 class Restart(unittest.TestCase):

@@ -149,6 +149,9 @@ def main():
     os.makedirs(os.path.join(corpus, "fuzz_sidx"))
     subprocess.run([os.path.join(build, "tests/query/fuzz_sidx"), "--write-seeds",
                     os.path.join(corpus, "fuzz_sidx")], check=True)
+    os.makedirs(os.path.join(corpus, "fuzz_postings"))
+    subprocess.run([os.path.join(build, "tests/query/fuzz_postings"), "--write-seeds",
+                    os.path.join(corpus, "fuzz_postings")], check=True)
     lines = log_lines()
     for i, line in enumerate(lines):
         write("fuzz_logparse", "line-%02d" % i, line)

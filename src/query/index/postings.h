@@ -3,10 +3,12 @@
  * tests and the fuzz target; layout in sidx_format.h).
  *
  * A block holds up to FDS_POSTINGS_BLOCK (128) doc ids in increasing order
- * with their term frequencies: doc-id gaps then frequencies, each a LEB128
- * varint.  Lucene uses the same block size (with PFOR bit packing); varints
- * keep the decoder short and bounds-checkable, and a block of a frequent term
- * (gaps of 0-2) costs about 2 bytes per posting.
+ * with their term frequencies: the doc-id gaps bit-packed in the fewest
+ * bits that hold the block's largest, then the frequencies, none when all
+ * are 1, else bit-packed the same way (format 8) or as LEB128 varints
+ * (format 7 and older, and format 8 blocks where varints are smaller).
+ * Lucene uses the same block size (Lucene90PostingsFormat, with PFOR
+ * exceptions); the layout is in postings.c and sidx_format.h.
  */
 #ifndef FDS_POSTINGS_H
 #define FDS_POSTINGS_H
@@ -14,7 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Worst-case encoded size of a block of n postings, in bytes. */
+/* Worst-case encoded size of a block of n postings, in bytes (the writer
+ * packs frequencies only when that is no larger than their varints). */
 #define FDS_POSTINGS_BLOCK_BOUND(n) ((size_t)(n) * 10u)
 
 /*
@@ -27,8 +30,9 @@ size_t fds_postings_encode_block(const uint32_t *docs, const uint32_t *tfs,
                                  unsigned n, uint32_t base, uint8_t *out);
 
 /*
- * Decode n postings from [p, end) written with `base`.  Checks that every
- * doc id is < max_doc and increasing and every tf >= 1.  Returns the bytes
+ * Decode n postings from [p, end) written with `base`, in any format from
+ * 3 on (varint or bit-packed frequencies, told by the header byte).
+ * Checks that every doc id is < max_doc and increasing and every tf >= 1.  Returns the bytes
  * consumed (> 0), or FDS_ECORRUPT (< 0) on truncated or bad input.
  */
 long fds_postings_decode_block(const uint8_t *p, const uint8_t *end,

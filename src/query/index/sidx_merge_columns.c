@@ -154,6 +154,25 @@ static int write_values(merger *g, size_t k, unsigned *bits)
     return rc;
 }
 
+/* The packed layout of double field mf's merged column: the plan of its
+ * live values, as the writer makes it for the same docs.  0 or
+ * FDS_ENOMEM. */
+static int dbl_plan(merger *g, const mfield *mf, fds__dcol *plan)
+{
+    double *v = malloc(((size_t)g->max_doc + 1) * sizeof *v);
+    if (!v)
+        return FDS_ENOMEM;
+    size_t n = 0;
+    for (mit it = {0}; mit_next(g, &it);) {
+        const fds_sfield *f = mf->in[it.i];
+        if (f && fds__bit(f->present, it.d))
+            v[n++] = fds__col_f64(f, it.d);
+    }
+    fds__dcol_plan(v, n, plan);
+    free(v);
+    return 0;
+}
+
 /* Norms (text), presence bitset and column of field k, in output doc
  * order; counts the docs with terms into *doc_count. */
 int fds__merge_write_columns(merger *g, size_t k, uint32_t *const *ordmap,
@@ -219,28 +238,45 @@ int fds__merge_write_columns(merger *g, size_t k, uint32_t *const *ordmap,
                               *ord_bits, (uint64_t)ordmap[it.i][o] + 1);
         }
     } else if (mf->kind != FDS_FT_TEXT) {
+        bool dbl = mf->kind == FDS_FT_DOUBLE;
         uint64_t span = (uint64_t)hi - (uint64_t)lo;
-        *num_bits = mf->kind == FDS_FT_DOUBLE ? FDS_SIDX_NUM_RAW : fds__bit_width(span);
+        fds__dcol plan = {.bits = FDS_SIDX_NUM_RAW};
+        if (dbl) /* the writer's plan for the live values (sidx_dcol.c) */
+            rc = dbl_plan(g, mf, &plan);
+        *num_bits = dbl ? plan.bits : fds__bit_width(span);
         if (*num_bits > FDS_SIDX_NUM_PACK_MAX)
             *num_bits = FDS_SIDX_NUM_RAW;
         bool raw = *num_bits == FDS_SIDX_NUM_RAW;
-        cl = raw ? (size_t)md * 8 : 8 + (size_t)FDS_SIDX_ORD_BYTES(md, *num_bits);
-        if (!(col = calloc(cl, 1)))
+        size_t hdr = raw ? 0 : dbl ? 16 : 8; /* min, and a double's scale */
+        cl = raw ? (size_t)md * 8 : hdr + (size_t)FDS_SIDX_ORD_BYTES(md, *num_bits);
+        if (!rc && !(col = calloc(cl, 1)))
             rc = FDS_ENOMEM;
+        if (dbl)
+            lo = plan.min;
         if (!rc && !raw)
             fds__put_u64(col, (uint64_t)lo);
+        if (!rc && !raw && dbl)
+            fds__put_u64(col + 8, plan.scale);
         for (mit it = {0}; !rc && mit_next(g, &it);) {
             const fds_sfield *f = mf->in[it.i];
             if (!f || !fds__bit(f->present, it.d))
                 continue;
             uint32_t o = in_doc(&g->in[it.i], it.d);
-            uint64_t v = mf->kind == FDS_FT_DOUBLE
-                             ? fds__get_u64(f->col + (size_t)it.d * 8)
-                             : (uint64_t)fds__col_i64(f, it.d);
+            uint64_t v = (uint64_t)fds__col_i64(f, it.d);
+            if (dbl) { /* the double, raw or as its m */
+                double x = fds__col_f64(f, it.d);
+                int64_t m = lo;
+                if (raw) {
+                    memcpy(&v, &x, 8);
+                } else {
+                    fds__dcol_int(x, plan.scale, &m);
+                    v = (uint64_t)m;
+                }
+            }
             if (raw)
                 fds__put_u64(col + (size_t)o * 8, v);
             else if (*num_bits)
-                fds__bits_put(col + 8, (uint64_t)o * *num_bits, *num_bits,
+                fds__bits_put(col + hdr, (uint64_t)o * *num_bits, *num_bits,
                               v - (uint64_t)lo);
         }
     }

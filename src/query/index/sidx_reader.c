@@ -330,9 +330,12 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
     if (f->ord_bits > 32 || (f->ord_bits && !(f->flags & FDS_SIDX_F_ORDCOL)))
         return corrupt(err, path, "bad ordinal width");
     f->num_bits = d[15];
+    /* a packed double column has a scale word after its min (version 8) */
+    bool dcol = f->kind == FDS_FT_DOUBLE && f->num_bits != FDS_SIDX_NUM_RAW;
     if ((f->flags & FDS_SIDX_F_NUMCOL)
             ? (f->num_bits != FDS_SIDX_NUM_RAW &&
-               (f->num_bits > FDS_SIDX_NUM_PACK_MAX || f->kind == FDS_FT_DOUBLE))
+               (f->num_bits > FDS_SIDX_NUM_PACK_MAX ||
+                (dcol && s->version < FDS_SIDX_VERSION_DCOL)))
             : f->num_bits != 0)
         return corrupt(err, path, "bad numeric column width");
     bool has_col = (f->flags & (FDS_SIDX_F_ORDCOL | FDS_SIDX_F_NUMCOL)) != 0;
@@ -342,7 +345,7 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
                        : !(f->flags & FDS_SIDX_F_NUMCOL) ? 0
                        : f->num_bits == FDS_SIDX_NUM_RAW
                            ? md * 8
-                           : 8 + FDS_SIDX_ORD_BYTES(md, f->num_bits);
+                           : (dcol ? 16 : 8) + FDS_SIDX_ORD_BYTES(md, f->num_bits);
     if (!in_file(body, col_off, words * 8 + col_len))
         return corrupt(err, path, "column out of bounds");
     f->present = m + col_off;
@@ -351,6 +354,17 @@ static int validate_columns(const fds_sidx *s, fds_sfield *f, const uint8_t *d,
         f->num_bits != FDS_SIDX_NUM_RAW) {
         f->num_min = (int64_t)fds__get_u64(f->col);
         f->col += 8;
+        if (dcol) {
+            uint64_t scale = fds__get_u64(f->col);
+            if ((scale & ~(uint64_t)(FDS_SIDX_DCOL_DIGITS_MASK | FDS_SIDX_DCOL_FLOAT)) ||
+                (scale & FDS_SIDX_DCOL_DIGITS_MASK) > FDS_SIDX_DCOL_DIGITS)
+                return corrupt(err, path, "bad double column scale");
+            unsigned digits = (unsigned)(scale & FDS_SIDX_DCOL_DIGITS_MASK);
+            f->num_div = fds__dcol_div(digits);
+            f->num_mul = fds__dcol_mul(digits);
+            f->num_float = (scale & FDS_SIDX_DCOL_FLOAT) != 0;
+            f->col += 8;
+        }
     }
     if ((f->kind == FDS_FT_KEYWORD) != ((f->flags & FDS_SIDX_F_ORDCOL) != 0) ||
         (fds__ftype_numeric(f->kind) != ((f->flags & FDS_SIDX_F_NUMCOL) != 0)) ||

@@ -16,6 +16,7 @@
 #include "index/positions.h"
 #include "index/postings.h"
 #include "index/sidx_format.h"
+#include "index/sidx_int.h" /* fds__dcol_plan */
 #include "index/sidx_writer_int.h"
 
 #define grow fds__grow
@@ -435,11 +436,57 @@ static unsigned write_ord_column(obuf *b, const wfield *f,
     return ord_bits;
 }
 
+/* Raw column: max_doc 8-byte values (integers, or double bit patterns);
+ * returns FDS_SIDX_NUM_RAW. */
+static unsigned write_raw_column(obuf *b, const wfield *f, uint32_t max_doc)
+{
+    size_t at = ob_reserve(b, (size_t)max_doc * 8);
+    for (uint32_t d = 0; d < max_doc && !b->oom; d++)
+        fds__put_u64(b->p + at + (size_t)d * 8, (uint64_t)f->col[d]);
+    return FDS_SIDX_NUM_RAW;
+}
+
+/* Packed double column (sidx_dcol.c): the plan's min and scale word, then
+ * each value's m - min; FDS_SIDX_NUM_RAW when no plan fits (raw values,
+ * as every double column before format 8).  Returns the width. */
+static unsigned write_dbl_column(obuf *b, const wfield *f, uint32_t max_doc)
+{
+    double *v = malloc(((size_t)max_doc + 1) * sizeof *v);
+    fds__dcol plan = {.bits = FDS_SIDX_NUM_RAW};
+    size_t n = 0;
+    for (uint32_t d = 0; v && d < max_doc; d++)
+        if ((f->present[d / 64] >> (d % 64)) & 1)
+            memcpy(&v[n++], &f->col[d], 8);
+    if (v)
+        fds__dcol_plan(v, n, &plan);
+    free(v);
+    if (plan.bits == FDS_SIDX_NUM_RAW)
+        return write_raw_column(b, f, max_doc);
+    size_t at = ob_reserve(b, 16 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, plan.bits));
+    if (b->oom)
+        return plan.bits;
+    fds__put_u64(b->p + at, (uint64_t)plan.min);
+    fds__put_u64(b->p + at + 8, plan.scale);
+    for (uint32_t d = 0; d < max_doc && plan.bits; d++)
+        if ((f->present[d / 64] >> (d % 64)) & 1) {
+            double x;
+            int64_t m = plan.min;
+            memcpy(&x, &f->col[d], 8);
+            fds__dcol_int(x, plan.scale, &m);
+            fds__bits_put(b->p + at + 16, (uint64_t)d * plan.bits, plan.bits,
+                          (uint64_t)m - (uint64_t)plan.min);
+        }
+    return plan.bits;
+}
+
 /* Numeric column: integers as min + (value - min) in the fewest bits,
- * unless the range needs more than FDS_SIDX_NUM_PACK_MAX bits; doubles raw.
- * Returns the width (FDS_SIDX_NUM_RAW: raw 8-byte values). */
+ * unless the range needs more than FDS_SIDX_NUM_PACK_MAX bits; doubles by
+ * write_dbl_column.  Returns the width (FDS_SIDX_NUM_RAW: raw 8-byte
+ * values). */
 static unsigned write_num_column(obuf *b, const wfield *f, uint32_t max_doc)
 {
+    if (f->kind == FDS_FT_DOUBLE)
+        return write_dbl_column(b, f, max_doc);
     int64_t lo = 0, hi = 0;
     bool first = true;
     for (uint32_t d = 0; d < max_doc; d++)
@@ -451,16 +498,11 @@ static unsigned write_num_column(obuf *b, const wfield *f, uint32_t max_doc)
             first = false;
         }
     uint64_t span = (uint64_t)hi - (uint64_t)lo;
-    unsigned num_bits = f->kind == FDS_FT_DOUBLE ? FDS_SIDX_NUM_RAW
-                                                 : fds__bit_width(span);
+    unsigned num_bits = fds__bit_width(span);
     if (num_bits > FDS_SIDX_NUM_PACK_MAX)
         num_bits = FDS_SIDX_NUM_RAW;
-    if (num_bits == FDS_SIDX_NUM_RAW) {
-        size_t at = ob_reserve(b, (size_t)max_doc * 8);
-        for (uint32_t d = 0; d < max_doc && !b->oom; d++)
-            fds__put_u64(b->p + at + (size_t)d * 8, (uint64_t)f->col[d]);
-        return num_bits;
-    }
+    if (num_bits == FDS_SIDX_NUM_RAW)
+        return write_raw_column(b, f, max_doc);
     size_t at = ob_reserve(b, 8 + (size_t)FDS_SIDX_ORD_BYTES(max_doc, num_bits));
     if (b->oom)
         return num_bits;
