@@ -1220,6 +1220,6 @@ int fds_block_decode_doc(fds_codec_ctx *ctx, const uint8_t *blk, size_t len,
 
 int fds_block_verify(const uint8_t *blk, size_t len)
 {
-    fds_block_info bi;
-    return block_check(blk, len, &bi);
+    blk_hdr h;
+    return block_check(blk, len, &h);
 }
