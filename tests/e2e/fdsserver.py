@@ -125,21 +125,28 @@ class Server:
     def request(self, method, path, body=None, headers=None, timeout=120):
         """Returns (status, parsed JSON or raw text, raw bytes)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        if isinstance(body, (dict, list)):
-            body = json.dumps(body)
-        if isinstance(body, str):
-            body = body.encode()
-        h = {"Content-Type": "application/json"}
-        h.update(headers or {})
-        conn.request(method, path, body=body, headers=h)
-        resp = conn.getresponse()
-        raw = resp.read()
-        conn.close()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return resp.status, parsed, raw
+        return exchange(conn, method, path, body, headers)
+
+
+def exchange(conn, method, path, body=None, headers=None):
+    """One request on `conn` (an http.client connection, closed after):
+    body a dict/list (sent as JSON), str or bytes; JSON content type plus
+    `headers`.  Returns (status, parsed JSON or raw text, raw bytes)."""
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body)
+    if isinstance(body, str):
+        body = body.encode()
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    conn.request(method, path, body=body, headers=h)
+    resp = conn.getresponse()
+    raw = resp.read()
+    conn.close()
+    try:
+        parsed = json.loads(raw) if raw else None
+    except ValueError:
+        parsed = raw.decode(errors="replace")
+    return resp.status, parsed, raw
 
 
 def convert(fmt, index=None, src=None):

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from fdsserver import Server, convert  # noqa: E402
+from fdsserver import Server, convert, exchange  # noqa: E402
 
 MAPPING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                        "datasets", "nginx-mapping.json")
@@ -55,24 +55,12 @@ class Node(Server):
                                                timeout=timeout)
         else:
             conn = http.client.HTTPConnection(self.addr, self.port, timeout=timeout)
-        if isinstance(body, (dict, list)):
-            body = json.dumps(body)
-        if isinstance(body, str):
-            body = body.encode()
-        h = {"Content-Type": "application/json"}
+        h = {}
         if self.password is not None:
             h["Authorization"] = "Basic " + base64.b64encode(
                 ("%s:%s" % (USER, self.password)).encode()).decode()
         h.update(headers or {})
-        conn.request(method, path, body=body, headers=h)
-        resp = conn.getresponse()
-        raw = resp.read()
-        conn.close()
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return resp.status, parsed, raw
+        return exchange(conn, method, path, body, h)
 
     def load(self, bulk):
         """The A/B indices with the sample's documents, refreshed."""
